@@ -1,0 +1,102 @@
+// Package lock holds the Redisson lock family and the two narrow interfaces
+// every lock algorithm is written against: Conn, a connection to one Redis
+// node, and Runtime, the clock and scheduler the algorithm lives in.
+//
+// Lock code is plain sequential Go. It never reads the wall clock, sleeps,
+// starts goroutines or selects on channels itself; it asks its Runtime. That
+// is what lets the same code run on a real Redis through go-redis (NewRedisConn
+// and WallRuntime) and inside locksim's deterministic simulation (package sim),
+// where every blocking call hands control back to a virtual-time scheduler.
+package lock
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Conn is one client's connection to one Redis deployment (a single node, or
+// whatever node currently serves as master for it).
+//
+// A reply is normalised to nil (Redis nil), int64, string (bulk or status),
+// or []any of those. A Redis error reply is returned as a ReplyError. Any
+// other error means the outcome is unknown: the command may or may not have
+// been applied (IsUnknown reports true for it).
+type Conn interface {
+	// Eval runs script with KEYS and ARGV, by SHA first and by source when the
+	// node answers NOSCRIPT, as Redisson and go-redis do.
+	Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error)
+	// Do runs one command, for example WAIT or PTTL.
+	Do(ctx context.Context, args ...any) (any, error)
+	// Subscribe subscribes to a pub/sub channel. The returned Subscription
+	// buffers messages from the moment the node confirmed the subscription.
+	Subscribe(ctx context.Context, channel string) (Subscription, error)
+}
+
+// Subscription is a pub/sub subscription to one channel.
+type Subscription interface {
+	// Next waits up to timeout for the next message. ok is false when the
+	// timeout passed first; that is not an error.
+	Next(ctx context.Context, timeout time.Duration) (msg string, ok bool, err error)
+	// Close unsubscribes.
+	Close() error
+}
+
+// Runtime is the world a lock algorithm runs in: a clock, sleeping, timers,
+// tasks and identifiers. Durations are measured by this runtime's own clock,
+// which in the simulation may drift and jump relative to world time.
+type Runtime interface {
+	// Now is the local wall clock (it may jump in the simulation).
+	Now() time.Time
+	// Sleep blocks for d of local monotonic time, or until ctx is done.
+	Sleep(ctx context.Context, d time.Duration) error
+	// AfterFunc runs f as a new task after d; Stop cancels it if it has not
+	// started.
+	AfterFunc(d time.Duration, f func()) Timer
+	// Go runs f as a new task. name labels it in traces.
+	Go(name string, f func())
+	// NewID returns an identifier unique to this runtime's process, used for
+	// client ids and request ids.
+	NewID() string
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface {
+	// Stop prevents the function from running; it reports whether it did.
+	Stop() bool
+}
+
+// Script is a Lua script with its SHA1, the unit Conn.Eval runs.
+type Script struct {
+	// Name labels the script in histories and traces.
+	Name string
+	// Src is the Lua source.
+	Src string
+	// SHA is the hex SHA1 of Src, as EVALSHA wants it.
+	SHA string
+}
+
+// NewScript returns a Script for src named name.
+func NewScript(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Name: name, Src: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+// ReplyError is an error reply from Redis, such as "NOSCRIPT No matching
+// script" or "WRONGTYPE ...". The command was executed and refused: unlike a
+// transport error, its outcome is known.
+type ReplyError string
+
+func (e ReplyError) Error() string { return string(e) }
+
+// IsUnknown reports whether err leaves the outcome of a command unknown: any
+// error other than a Redis error reply or a cancelled context before sending.
+func IsUnknown(err error) bool {
+	if err == nil {
+		return false
+	}
+	var re ReplyError
+	return !errors.As(err, &re)
+}

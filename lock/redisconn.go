@@ -1,0 +1,105 @@
+package lock
+
+//detlint:file-allow wallclock,select production implementation of Conn over go-redis: real network, real time.
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisConn is the production Conn: it talks to a real Redis through any
+// go-redis UniversalClient (single node, Sentinel failover client, Cluster).
+// Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout).
+type RedisConn struct {
+	c redis.UniversalClient
+}
+
+// NewRedisConn wraps c. The client is not closed by RedisConn.
+func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
+
+// Eval implements Conn: EVALSHA, then EVAL when the node does not know the
+// script (after a restart, or a failover to a node that never saw it).
+func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+	v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		v, err = r.c.Eval(ctx, s.Src, keys, args...).Result()
+	}
+	return normaliseRedis(v, err)
+}
+
+// Do implements Conn.
+func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
+	return normaliseRedis(r.c.Do(ctx, args...).Result())
+}
+
+// Subscribe implements Conn. It waits for the subscription's confirmation so
+// that a message published after Subscribe returns is never missed.
+func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+	ps := r.c.Subscribe(ctx, channel)
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return &redisSub{ps: ps}, nil
+}
+
+type redisSub struct{ ps *redis.PubSub }
+
+func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return "", false, nil
+		}
+		m, err := s.ps.ReceiveTimeout(ctx, left)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return "", false, nil
+			}
+			return "", false, err
+		}
+		if msg, ok := m.(*redis.Message); ok {
+			return msg.Payload, true, nil
+		}
+		// Subscription confirmations and pongs are not messages.
+	}
+}
+
+func (s *redisSub) Close() error { return s.ps.Close() }
+
+// normaliseRedis maps go-redis results onto Conn's reply conventions.
+func normaliseRedis(v any, err error) (any, error) {
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, ReplyError(re.Error())
+		}
+		return nil, err
+	}
+	return normaliseValue(v), nil
+}
+
+func normaliseValue(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normaliseValue(e)
+		}
+		return out
+	default:
+		return v
+	}
+}

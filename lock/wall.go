@@ -1,0 +1,42 @@
+package lock
+
+//detlint:file-allow wallclock,goroutine,select production Runtime: the real clock and real goroutines.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// WallRuntime is the production Runtime: the machine's clock, real timers and
+// goroutines, and 128-bit random identifiers from crypto/rand.
+type WallRuntime struct{}
+
+// Now implements Runtime.
+func (WallRuntime) Now() time.Time { return time.Now() }
+
+// Sleep implements Runtime.
+func (WallRuntime) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// AfterFunc implements Runtime.
+func (WallRuntime) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Go implements Runtime.
+func (WallRuntime) Go(_ string, f func()) { go f() }
+
+// NewID implements Runtime.
+func (WallRuntime) NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,519 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// RetryPolicy is what a client library does when a request times out: it
+// sends the same command again, up to MaxRetries more times, after a backoff.
+// Because the first attempt may have been applied with its reply lost, a
+// retry can run a command twice on the server.
+type RetryPolicy struct {
+	// MaxRetries is the number of re-sends after the first attempt; 0 means
+	// no retries.
+	MaxRetries int
+	// MinBackoff and MaxBackoff bound the pause before retry i (from 1): a
+	// uniform draw in [MinBackoff, min(MaxBackoff, MinBackoff<<(i-1))].
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Retry policies of the client libraries locksim models.
+var (
+	// NoRetry gives up after one attempt.
+	NoRetry = RetryPolicy{}
+	// GoRedisRetry is go-redis v9's default: MaxRetries 3, backoff 8-512 ms.
+	GoRedisRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 8 * time.Millisecond, MaxBackoff: 512 * time.Millisecond}
+	// RedissonRetry is Redisson's default: retryAttempts 3, retryInterval 1.5 s.
+	RedissonRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 1500 * time.Millisecond}
+)
+
+func (p RetryPolicy) validate() error {
+	if p.MaxRetries < 0 || p.MinBackoff < 0 || p.MaxBackoff < 0 {
+		return fmt.Errorf("negative value in retry policy %+v", p)
+	}
+	if p.MaxBackoff < p.MinBackoff {
+		return fmt.Errorf("retry max backoff %v below min backoff %v", p.MaxBackoff, p.MinBackoff)
+	}
+	return nil
+}
+
+func (p RetryPolicy) backoff(retry int, r *rand.Rand) time.Duration {
+	if p.MaxBackoff == 0 {
+		return 0
+	}
+	hi := p.MinBackoff << min(retry-1, 30)
+	if hi > p.MaxBackoff || hi < p.MinBackoff {
+		hi = p.MaxBackoff
+	}
+	return p.MinBackoff + time.Duration(r.Int64N(int64(hi-p.MinBackoff)+1))
+}
+
+// ClientConfig describes one simulated client process.
+type ClientConfig struct {
+	// Name identifies the client in the history.
+	Name string
+	// DriftPPM is the client clock's rate error; its sleeps, timers and
+	// timeouts run by that clock. Default 0.
+	DriftPPM int64
+	// Latency is the one-way network latency to every node, drawn per
+	// message. Default: uniform 100-500 µs.
+	Latency Dist
+	// Timeout is how long one attempt waits for a reply (go-redis's
+	// ReadTimeout, Redisson's timeout). Default 3 s.
+	Timeout time.Duration
+	// Retry is the retry policy after a timeout. Default NoRetry.
+	Retry RetryPolicy
+}
+
+// Client is a simulated client process: its clock, network links, pauses,
+// and the tasks (processes) it runs. Lock code uses it through Conn and
+// Runtime.
+type Client struct {
+	w           *World
+	name        string
+	cfg         ClientConfig
+	clock       Clock
+	pausedUntil time.Duration
+	latRNG      *rand.Rand
+	retryRNG    *rand.Rand
+	idRNG       *rand.Rand
+}
+
+// AddClient adds a client.
+func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
+	if err := w.checkName("client", cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Latency == (Dist{}) {
+		cfg.Latency = Uniform(100*time.Microsecond, 500*time.Microsecond)
+	}
+	if err := cfg.Latency.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: client %q: latency: %w", cfg.Name, err)
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("sim: client %q: negative timeout %v", cfg.Name, cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 3 * time.Second
+	}
+	if err := cfg.Retry.validate(); err != nil {
+		return nil, fmt.Errorf("sim: client %q: %w", cfg.Name, err)
+	}
+	clk, err := NewClock(cfg.DriftPPM)
+	if err != nil {
+		return nil, fmt.Errorf("sim: client %q: %w", cfg.Name, err)
+	}
+	c := &Client{
+		w: w, name: cfg.Name, cfg: cfg, clock: clk,
+		latRNG:   w.Rand("net-lat/" + cfg.Name),
+		retryRNG: w.Rand("retry/" + cfg.Name),
+		idRNG:    w.Rand("ids/" + cfg.Name),
+	}
+	w.clients[cfg.Name] = c
+	w.order = append(w.order, cfg.Name)
+	return c, nil
+}
+
+// Client returns the named client.
+func (w *World) Client(name string) (*Client, error) {
+	c, ok := w.clients[name]
+	if !ok {
+		return nil, fmt.Errorf("sim: unknown client %q", name)
+	}
+	return c, nil
+}
+
+// Clients lists client names in creation order.
+func (w *World) Clients() []string {
+	var out []string
+	for _, n := range w.order {
+		if _, ok := w.clients[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Name is the client's name.
+func (c *Client) Name() string { return c.name }
+
+// Go starts a process of this client running f. Processes run one at a
+// time; f may block only through the client's Conn and Runtime.
+func (c *Client) Go(name string, f func()) { c.w.spawn(c, c.name+"/"+name, f) }
+
+// Pause stops the whole client for d from now (a GC or VM pause): none of
+// its processes runs, and replies and timers that come due wait for the end.
+func (c *Client) Pause(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("sim: pause %s: negative duration %v", c.name, d)
+	}
+	c.w.recordFault("pause", "", c.name, d.String())
+	c.pausedUntil = max(c.pausedUntil, c.w.now+d)
+	return nil
+}
+
+// JumpClock moves the client's wall clock (Runtime.Now) by d. Sleeps and
+// timers follow the monotonic clock and are not affected.
+func (c *Client) JumpClock(d time.Duration) {
+	c.w.recordFault("clock-jump", "", c.name, d.String())
+	c.clock.Jump(d)
+}
+
+// SetDrift changes the client clock's rate from now on.
+func (c *Client) SetDrift(ppm int64) error {
+	if err := c.clock.SetDrift(c.w.now, ppm); err != nil {
+		return fmt.Errorf("sim: client %s: %w", c.name, err)
+	}
+	c.w.recordFault("clock-drift", "", c.name, fmt.Sprintf("%d ppm", ppm))
+	return nil
+}
+
+// Runtime is the lock.Runtime of this client.
+func (c *Client) Runtime() lock.Runtime { return clientRuntime{c} }
+
+// Conn is a lock.Conn from this client to group (a master's name). Each
+// request goes to the group's master at the moment it is sent.
+func (c *Client) Conn(group string) (lock.Conn, error) {
+	g, err := c.w.Group(group)
+	if err != nil {
+		return nil, err
+	}
+	return &simConn{c: c, g: g}, nil
+}
+
+// TimeoutError is returned when no attempt of a request got a reply: the
+// command may or may not have run.
+type TimeoutError struct {
+	Client, Group string
+	Attempts      int
+	PerAttempt    time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("sim: %s -> %s: no reply after %d attempt(s) of %v", e.Client, e.Group, e.Attempts, e.PerAttempt)
+}
+
+// Timeout marks the error as a timeout, as net.Error does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// ErrSubscriptionLost is returned by Subscription.Next after the node that
+// held the subscription crashed.
+var ErrSubscriptionLost = errors.New("sim: subscription lost: node crashed")
+
+type timeoutMark struct{}
+type replyMsg struct {
+	v   any
+	err error
+}
+
+// roundTrip sends a request handled at the node by handle, with the
+// client's timeout and retry policy, from the running process.
+func (c *Client) roundTrip(ctx context.Context, g *Group, what string, handle func(n *Node, reply func(any, error))) (any, error) {
+	w := c.w
+	attempts := c.cfg.Retry.MaxRetries + 1
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
+				w.sleepWorld("retry backoff", c.clock.WorldSpan(d))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		wt := w.newWaiter("Conn")
+		node := g.master
+		c.send(msgRequest, node, what, func() {
+			if !node.up {
+				return
+			}
+			handle(node, func(v any, err error) {
+				c.send(msgReply, node, what, func() { wt.wake(replyMsg{v, err}) })
+			})
+		})
+		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
+		res := wt.wait()
+		tm.Cancel()
+		if r, ok := res.(replyMsg); ok {
+			return r.v, r.err
+		}
+	}
+	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
+}
+
+func (c *Client) send(kind msgKind, node *Node, what string, deliver func()) {
+	c.w.net.send(kind, c.name, node.name, c.cfg.Latency.Sample(c.latRNG), what, deliver)
+}
+
+// handleCommand runs a client command at the node.
+func (n *Node) handleCommand(client string, args []string, reply func(any, error)) {
+	if strings.EqualFold(args[0], "WAIT") {
+		n.wait(client, args, reply)
+		return
+	}
+	reply(n.exec(client, args))
+}
+
+// simConn is the simulation's lock.Conn.
+type simConn struct {
+	c *Client
+	g *Group
+}
+
+func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
+	argv, err := toStrings(args)
+	if err != nil {
+		return nil, err
+	}
+	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
+	cmd = append(cmd, argv...)
+	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	v, err := s.command(ctx, cmd)
+	var re lock.ReplyError
+	if errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT") {
+		cmd[0], cmd[1] = "EVAL", sc.Src
+		v, err = s.command(ctx, cmd)
+	}
+	h.endReq(v, err)
+	return v, err
+}
+
+func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
+	argv, err := toStrings(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sim: Do: empty command")
+	}
+	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
+	v, err := s.command(ctx, argv)
+	h.endReq(v, err)
+	return v, err
+}
+
+func (s *simConn) command(ctx context.Context, args []string) (any, error) {
+	what := strings.ToLower(args[0])
+	return s.c.roundTrip(ctx, s.g, what, func(n *Node, reply func(any, error)) {
+		n.handleCommand(s.c.name, args, reply)
+	})
+}
+
+func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
+	sub := &simSub{c: s.c, channel: channel}
+	_, err := s.c.roundTrip(ctx, s.g, "subscribe", func(n *Node, reply func(any, error)) {
+		n.subscribe(sub)
+		reply("subscribe", nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// toStrings renders command arguments as go-redis would.
+func toStrings(args []any) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			out[i] = v
+		case []byte:
+			out[i] = string(v)
+		case int:
+			out[i] = strconv.Itoa(v)
+		case int64:
+			out[i] = strconv.FormatInt(v, 10)
+		case uint64:
+			out[i] = strconv.FormatUint(v, 10)
+		case int32:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case float64:
+			out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+		case bool:
+			if v {
+				out[i] = "1"
+			} else {
+				out[i] = "0"
+			}
+		default:
+			return nil, fmt.Errorf("sim: unsupported argument type %T", a)
+		}
+	}
+	return out, nil
+}
+
+// reqHandle is an open req record.
+type reqHandle struct {
+	w   *World
+	idx int
+}
+
+func (c *Client) beginReq(group, op string, args []string) reqHandle {
+	idx := c.w.hist.add(Record{Kind: KindReq, T: int64(c.w.now), Client: c.name, Node: group, Op: op, Args: args, Outcome: OutcomeUnknown})
+	return reqHandle{w: c.w, idx: idx}
+}
+
+func (h reqHandle) endReq(v any, err error) {
+	r := &h.w.hist.recs[h.idx]
+	var re lock.ReplyError
+	switch {
+	case err == nil:
+		r.Outcome, r.Result = OutcomeOK, FormatReply(v)
+	case errors.As(err, &re):
+		r.Outcome, r.Result = OutcomeError, string(re)
+	default:
+		r.Outcome, r.Detail = OutcomeUnknown, err.Error()
+		return
+	}
+	end := int64(h.w.now)
+	r.End = &end
+}
+
+// FormatReply renders a normalised reply for histories: nil, 12, "s", [a b].
+func FormatReply(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nil"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = FormatReply(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// simSub is the simulation's lock.Subscription.
+type simSub struct {
+	c       *Client
+	channel string
+	node    *Node
+	queue   []string
+	waiter  *waiter
+	closed  bool
+	broken  bool
+}
+
+func (n *Node) subscribe(s *simSub) {
+	s.node = n
+	if !slices.Contains(n.subs[s.channel], s) {
+		n.subs[s.channel] = append(n.subs[s.channel], s)
+	}
+}
+
+// publish sends msg to the channel's subscribers as network messages.
+func (n *Node) publish(channel, msg string) {
+	for _, s := range n.subs[channel] {
+		s.c.send(msgPush, n, "message "+channel, func() { s.deliver(msg) })
+	}
+}
+
+func (s *simSub) deliver(msg string) {
+	if s.closed {
+		return
+	}
+	s.queue = append(s.queue, msg)
+	if s.waiter != nil {
+		s.waiter.wake(nil)
+	}
+}
+
+// lost tells the subscriber its node crashed (a connection reset, which can
+// itself be lost in a partition).
+func (s *simSub) lost(n *Node) {
+	s.c.send(msgPush, n, "connection reset "+s.channel, func() {
+		s.broken = true
+		if s.waiter != nil {
+			s.waiter.wake(nil)
+		}
+	})
+}
+
+func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
+	w := s.c.w
+	if s.closed {
+		return "", false, errors.New("sim: Next on a closed subscription")
+	}
+	if len(s.queue) == 0 && !s.broken {
+		if err := ctx.Err(); err != nil {
+			return "", false, err
+		}
+		wt := w.newWaiter("Subscription.Next")
+		s.waiter = wt
+		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
+		wt.wait()
+		tm.Cancel()
+		s.waiter = nil
+	}
+	if len(s.queue) > 0 {
+		m := s.queue[0]
+		s.queue = s.queue[1:]
+		return m, true, nil
+	}
+	if s.broken {
+		return "", false, ErrSubscriptionLost
+	}
+	return "", false, ctx.Err()
+}
+
+func (s *simSub) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if n := s.node; n != nil && !s.broken {
+		s.c.send(msgRequest, n, "unsubscribe "+s.channel, func() {
+			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
+		})
+	}
+	return nil
+}
+
+// clientRuntime is the simulation's lock.Runtime for one client.
+type clientRuntime struct{ c *Client }
+
+func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Local(r.c.w.now)) }
+
+func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.c.w.sleepWorld("Sleep", r.c.clock.WorldSpan(d))
+	return ctx.Err()
+}
+
+func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
+	t := &simTimer{}
+	t.ev = r.c.w.after(r.c.clock.WorldSpan(d), func() { r.c.w.spawn(r.c, r.c.name+"/timer", f) })
+	return t
+}
+
+func (r clientRuntime) Go(name string, f func()) { r.c.Go(name, f) }
+
+func (r clientRuntime) NewID() string {
+	return fmt.Sprintf("%s-%08x", r.c.name, r.c.idRNG.Uint32())
+}
+
+type simTimer struct{ ev *event }
+
+func (t *simTimer) Stop() bool {
+	if t.ev.pending() {
+		t.ev.Cancel()
+		return true
+	}
+	return false
+}

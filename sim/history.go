@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// Record kinds in a History.
+const (
+	// KindOp is a client-visible lock operation (acquire, release, ...) as the
+	// workload saw it: call, return and outcome.
+	KindOp = "op"
+	// KindReq is one Redis command a client sent through a Conn, after all
+	// retries: call, return, reply or "unknown".
+	KindReq = "req"
+	// KindFault is a fault acting on the world, or a message the network lost.
+	KindFault = "fault"
+	// KindTruth is node-side ground truth: a key's value on one node changed
+	// (written, expired, lost in a crash or failover).
+	KindTruth = "truth"
+)
+
+// Outcomes of op and req records.
+const (
+	OutcomeOK      = "ok"      // succeeded
+	OutcomeFail    = "fail"    // completed and refused (e.g. lock held by another)
+	OutcomeError   = "error"   // completed with an error reply
+	OutcomeUnknown = "unknown" // the caller never learned what happened
+)
+
+// Record is one line of a history. Fields are in a fixed order and empty ones
+// are omitted, so the JSON lines are byte-stable. Times are world time in
+// nanoseconds.
+type Record struct {
+	Seq  int    `json:"seq"`
+	Kind string `json:"kind"`
+	// T is when it happened; for op and req records, the call.
+	T int64 `json:"t"`
+	// End is the return of an op or req; nil while open or unknown (the
+	// return is then "infinitely late", as in Porcupine histories).
+	End    *int64 `json:"end,omitempty"`
+	Client string `json:"client,omitempty"`
+	Node   string `json:"node,omitempty"`
+	Lock   string `json:"lock,omitempty"`
+	Key    string `json:"key,omitempty"`
+	// Op is the operation, command or fault name.
+	Op      string   `json:"op,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Outcome string   `json:"outcome,omitempty"`
+	Result  string   `json:"result,omitempty"`
+	// Value is a string key's value, for truth records.
+	Value string `json:"value,omitempty"`
+	// Fields is a hash key's fields, for truth records (JSON sorts the keys).
+	Fields map[string]string `json:"fields,omitempty"`
+	// Gone marks a truth record for a key that no longer exists.
+	Gone   bool   `json:"gone,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Duration helpers for readers of records.
+
+// At is T as a duration.
+func (r *Record) At() time.Duration { return time.Duration(r.T) }
+
+// Returned reports the return time, and false if the outcome stayed unknown.
+func (r *Record) Returned() (time.Duration, bool) {
+	if r.End == nil {
+		return 0, false
+	}
+	return time.Duration(*r.End), true
+}
+
+// History is the append-only record of a run.
+type History struct {
+	recs []Record
+}
+
+// Records returns the records in order. The slice must not be modified.
+func (h *History) Records() []Record { return h.recs }
+
+// Len is the number of records.
+func (h *History) Len() int { return len(h.recs) }
+
+func (h *History) add(r Record) int {
+	r.Seq = len(h.recs)
+	h.recs = append(h.recs, r)
+	return r.Seq
+}
+
+// WriteJSONL writes the history as JSON lines.
+func (h *History) WriteJSONL(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := range h.recs {
+		if err := enc.Encode(&h.recs[i]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// OpHandle is an operation that has been called and not yet returned.
+type OpHandle struct {
+	w   *World
+	idx int
+}
+
+// BeginOp records the call of a client-visible operation on lock by client c
+// and returns the handle to record its return with. Records stay in call
+// order; an operation never ended is left open (outcome unknown).
+func (c *Client) BeginOp(lock, op string, args ...string) OpHandle {
+	idx := c.w.hist.add(Record{Kind: KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: OutcomeUnknown})
+	return OpHandle{w: c.w, idx: idx}
+}
+
+// End records the return of the operation with its outcome and result.
+// OutcomeUnknown leaves the return open.
+func (h OpHandle) End(outcome, result string) {
+	r := &h.w.hist.recs[h.idx]
+	r.Outcome = outcome
+	r.Result = result
+	if outcome != OutcomeUnknown {
+		end := int64(h.w.now)
+		r.End = &end
+	}
+}
+
+// recordFault adds a fault record.
+func (w *World) recordFault(op, node, client, detail string) {
+	w.hist.add(Record{Kind: KindFault, T: int64(w.now), Op: op, Node: node, Client: client, Detail: detail})
+}
+
+// RecordFault lets a fault that acts through several primitives note itself
+// once in the history, with a human description.
+func (w *World) RecordFault(op, target, detail string) {
+	w.hist.add(Record{Kind: KindFault, T: int64(w.now), Op: op, Node: target, Detail: detail})
+}

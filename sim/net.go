@@ -1,0 +1,347 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Dist is a distribution of durations: latencies, lags, extra delays.
+// The zero Dist is always 0.
+type Dist struct {
+	// Kind is "fixed" (always Min), "uniform" (between Min and Max), or
+	// "exp" (Min plus an exponential with mean Mean, capped at Max when Max
+	// is set). Empty means fixed.
+	Kind string
+	Min  time.Duration
+	Max  time.Duration
+	Mean time.Duration
+}
+
+// Fixed is always d.
+func Fixed(d time.Duration) Dist { return Dist{Kind: "fixed", Min: d} }
+
+// Uniform is uniform in [min, max].
+func Uniform(min, max time.Duration) Dist { return Dist{Kind: "uniform", Min: min, Max: max} }
+
+// Exp is min plus an exponential tail of mean mean, capped at max (0: no cap).
+func Exp(min, mean, max time.Duration) Dist { return Dist{Kind: "exp", Min: min, Mean: mean, Max: max} }
+
+// Validate reports a malformed distribution.
+func (d Dist) Validate() error {
+	if d.Min < 0 || d.Max < 0 || d.Mean < 0 {
+		return fmt.Errorf("negative duration in %v", d)
+	}
+	switch d.Kind {
+	case "", "fixed":
+	case "uniform":
+		if d.Max < d.Min {
+			return fmt.Errorf("uniform max %v below min %v", d.Max, d.Min)
+		}
+	case "exp":
+		if d.Max != 0 && d.Max < d.Min {
+			return fmt.Errorf("exp max %v below min %v", d.Max, d.Min)
+		}
+	default:
+		return fmt.Errorf("unknown distribution kind %q (want fixed, uniform or exp)", d.Kind)
+	}
+	return nil
+}
+
+// Sample draws one duration. It always draws exactly one number from r for
+// a non-fixed kind, so a stream's later draws do not depend on the values.
+func (d Dist) Sample(r *rand.Rand) time.Duration {
+	switch d.Kind {
+	case "uniform":
+		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
+	case "exp":
+		v := d.Min + time.Duration(r.ExpFloat64()*float64(d.Mean))
+		if d.Max != 0 && v > d.Max {
+			v = d.Max
+		}
+		return v
+	}
+	return d.Min
+}
+
+func (d Dist) String() string {
+	switch d.Kind {
+	case "uniform":
+		return fmt.Sprintf("uniform(%v,%v)", d.Min, d.Max)
+	case "exp":
+		return fmt.Sprintf("exp(min=%v,mean=%v,max=%v)", d.Min, d.Mean, d.Max)
+	}
+	return d.Min.String()
+}
+
+// Rule is a network fault active for a window of world time on the links
+// between matching clients and nodes. Probabilities are in [0, 1].
+type Rule struct {
+	// Name labels the rule in fault records.
+	Name string
+	// From and Until bound the window [From, Until); Until 0 means forever.
+	From, Until time.Duration
+	// Client and Node select links; empty matches every client or node.
+	Client, Node string
+	// DropRequest loses a request before the node sees it.
+	DropRequest float64
+	// DropReply loses a reply after the node applied the command.
+	DropReply float64
+	// DropPush loses a pub/sub message on its way to a subscriber.
+	DropPush float64
+	// Duplicate delivers a request twice (a retransmission or retry the
+	// client never knew about).
+	Duplicate float64
+	// DelayP delays a message by a draw from Delay, with probability DelayP.
+	DelayP float64
+	Delay  Dist
+}
+
+func (r Rule) validate() error {
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"drop_request", r.DropRequest}, {"drop_reply", r.DropReply}, {"drop_push", r.DropPush}, {"duplicate", r.Duplicate}, {"delay_p", r.DelayP}} {
+		if math.IsNaN(p.v) || p.v < 0 || p.v > 1 {
+			return fmt.Errorf("sim: rule %q: %s = %v is not a probability in [0,1]", r.Name, p.name, p.v)
+		}
+	}
+	if r.From < 0 || r.Until < 0 || (r.Until != 0 && r.Until < r.From) {
+		return fmt.Errorf("sim: rule %q: bad window [%v, %v)", r.Name, r.From, r.Until)
+	}
+	if err := r.Delay.Validate(); err != nil {
+		return fmt.Errorf("sim: rule %q: delay: %w", r.Name, err)
+	}
+	return nil
+}
+
+func (r *Rule) active(now time.Duration) bool {
+	return now >= r.From && (r.Until == 0 || now < r.Until)
+}
+
+// partition cuts every link between a member of a and a member of b.
+type partition struct {
+	name        string
+	a, b        []string
+	from, until time.Duration
+}
+
+func (p *partition) active(now time.Duration) bool {
+	return now >= p.from && (p.until == 0 || now < p.until)
+}
+
+// msgKind is the direction and nature of a message.
+type msgKind int
+
+const (
+	msgRequest msgKind = iota // client -> node
+	msgReply                  // node -> client
+	msgPush                   // node -> client, pub/sub
+)
+
+// Network carries messages between clients and nodes, and the replication
+// streams between nodes. Each directional link is FIFO, like the TCP
+// connection it models: a delayed message delays those behind it.
+type Network struct {
+	w          *World
+	rules      []*Rule
+	partitions []*partition
+	lastDue    map[string]time.Duration
+	faultRNG   map[string]*rand.Rand
+}
+
+func newNetwork(w *World) *Network {
+	return &Network{w: w, lastDue: map[string]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
+}
+
+// AddRule adds a network fault rule.
+func (n *Network) AddRule(r Rule) error {
+	if err := r.validate(); err != nil {
+		return err
+	}
+	if err := n.w.checkTargets(r.Client, r.Node); err != nil {
+		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
+	}
+	n.rules = append(n.rules, &r)
+	n.w.schedule(r.From, func() {
+		n.w.recordFault("net-rule", r.Node, r.Client, describeRule(r))
+	})
+	return nil
+}
+
+func describeRule(r Rule) string {
+	s := fmt.Sprintf("%s until %v:", r.Name, r.Until)
+	if r.DropRequest > 0 {
+		s += fmt.Sprintf(" drop_request=%g", r.DropRequest)
+	}
+	if r.DropReply > 0 {
+		s += fmt.Sprintf(" drop_reply=%g", r.DropReply)
+	}
+	if r.DropPush > 0 {
+		s += fmt.Sprintf(" drop_push=%g", r.DropPush)
+	}
+	if r.Duplicate > 0 {
+		s += fmt.Sprintf(" duplicate=%g", r.Duplicate)
+	}
+	if r.DelayP > 0 {
+		s += fmt.Sprintf(" delay=%g*%v", r.DelayP, r.Delay)
+	}
+	return s
+}
+
+// Partition cuts all links between the endpoints (node or client names) in
+// a and those in b during [from, until); until 0 means forever. Messages in
+// flight on a cut link are lost; replication waits and resumes on heal.
+func (n *Network) Partition(name string, a, b []string, from, until time.Duration) error {
+	if len(a) == 0 || len(b) == 0 {
+		return fmt.Errorf("sim: partition %q: both sides need a member", name)
+	}
+	if from < 0 || until < 0 || (until != 0 && until < from) {
+		return fmt.Errorf("sim: partition %q: bad window [%v, %v)", name, from, until)
+	}
+	for _, e := range append(slices.Clone(a), b...) {
+		if !n.w.isEndpoint(e) {
+			return fmt.Errorf("sim: partition %q: unknown node or client %q", name, e)
+		}
+		if slices.Contains(a, e) && slices.Contains(b, e) {
+			return fmt.Errorf("sim: partition %q: %q is on both sides", name, e)
+		}
+	}
+	p := &partition{name: name, a: slices.Clone(a), b: slices.Clone(b), from: from, until: until}
+	n.partitions = append(n.partitions, p)
+	n.w.schedule(from, func() {
+		n.w.recordFault("partition", "", "", fmt.Sprintf("%s: %v | %v until %v", name, a, b, until))
+	})
+	if until != 0 {
+		n.w.schedule(until, func() {
+			n.w.recordFault("heal", "", "", name)
+			n.w.kickReplication()
+		})
+	}
+	return nil
+}
+
+// cut reports whether the link between x and y is partitioned now.
+func (n *Network) cut(x, y string) bool {
+	for _, p := range n.partitions {
+		if !p.active(n.w.now) {
+			continue
+		}
+		if (slices.Contains(p.a, x) && slices.Contains(p.b, y)) || (slices.Contains(p.a, y) && slices.Contains(p.b, x)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Network) rng(link string) *rand.Rand {
+	r, ok := n.faultRNG[link]
+	if !ok {
+		r = n.w.Rand("net-fault/" + link)
+		n.faultRNG[link] = r
+	}
+	return r
+}
+
+// send carries one message from -> to after latency lat, applying active
+// rules; deliver runs at the receiver. A dropped message is recorded as a
+// fault event.
+func (n *Network) send(kind msgKind, client, node string, lat time.Duration, what string, deliver func()) {
+	from, to := client, node
+	if kind != msgRequest {
+		from, to = node, client
+	}
+	link := from + ">" + to
+	if n.cut(from, to) {
+		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
+		return
+	}
+	dup := false
+	for _, r := range n.rules {
+		if !r.active(n.w.now) || (r.Client != "" && r.Client != client) || (r.Node != "" && r.Node != node) {
+			continue
+		}
+		rng := n.rng(link)
+		var p float64
+		switch kind {
+		case msgRequest:
+			p = r.DropRequest
+		case msgReply:
+			p = r.DropReply
+		case msgPush:
+			p = r.DropPush
+		}
+		if p > 0 && rng.Float64() < p {
+			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
+			return
+		}
+		if r.DelayP > 0 && rng.Float64() < r.DelayP {
+			extra := r.Delay.Sample(rng)
+			lat += extra
+			n.w.recordFault("delay-"+kindName(kind), node, client, fmt.Sprintf("%s: +%v %s", r.Name, extra, what))
+		}
+		if kind == msgRequest && r.Duplicate > 0 && rng.Float64() < r.Duplicate {
+			dup = true
+		}
+	}
+	deliverAt := func(lat time.Duration) {
+		due := max(n.w.now+lat, n.lastDue[link])
+		n.lastDue[link] = due
+		n.w.schedule(due, func() {
+			if n.cut(from, to) {
+				n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
+				return
+			}
+			deliver()
+		})
+	}
+	deliverAt(lat)
+	if dup {
+		n.w.recordFault("duplicate-request", node, client, what)
+		deliverAt(lat)
+	}
+}
+
+func kindName(k msgKind) string {
+	switch k {
+	case msgRequest:
+		return "request"
+	case msgReply:
+		return "reply"
+	}
+	return "push"
+}
+
+// kickReplication resumes every replication stream after a heal.
+func (w *World) kickReplication() {
+	for _, name := range w.order {
+		if n, ok := w.nodes[name]; ok {
+			for _, l := range n.links {
+				l.kick()
+			}
+		}
+	}
+}
+
+func (w *World) isEndpoint(name string) bool {
+	_, n := w.nodes[name]
+	_, c := w.clients[name]
+	return n || c
+}
+
+// checkTargets validates optional client and node (or group) names.
+func (w *World) checkTargets(client, node string) error {
+	if client != "" {
+		if _, ok := w.clients[client]; !ok {
+			return fmt.Errorf("unknown client %q", client)
+		}
+	}
+	if node != "" {
+		if _, ok := w.nodes[node]; !ok {
+			return fmt.Errorf("unknown node %q", node)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package sim
+
+//detlint:file-allow goroutine the baton: each simulated process is a goroutine that runs only while the scheduler has handed it control, one at a time.
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// proc is a cooperative process: a goroutine that runs only while it holds
+// the world's baton. The scheduler hands the baton over in switchTo and gets
+// it back when the process parks (blocks) or ends, so exactly one of the
+// scheduler and the processes runs at any moment and the interleaving is
+// decided by the event queue alone.
+type proc struct {
+	w      *World
+	name   string
+	client *Client // owner; its pauses stop this process
+	wake   chan struct{}
+	killed bool
+	done   bool
+}
+
+// errKilled unwinds a process's stack when the world closes.
+type errKilled struct{}
+
+// spawn creates a process for f owned by c and schedules its start at the
+// current time (after the running process, if any, parks).
+func (w *World) spawn(c *Client, name string, f func()) *proc {
+	p := &proc{w: w, name: name, client: c, wake: make(chan struct{})}
+	w.procs = append(w.procs, p)
+	go func() {
+		<-p.wake
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(errKilled); !ok {
+					w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
+				}
+			}
+			p.done = true
+			w.parked <- struct{}{}
+		}()
+		if !p.killed {
+			f()
+		}
+	}()
+	w.schedule(w.now, func() { w.resume(p) })
+	return p
+}
+
+// switchTo hands the baton to p and waits until p parks or ends.
+func (w *World) switchTo(p *proc) {
+	prev := w.current
+	w.current = p
+	p.wake <- struct{}{}
+	<-w.parked
+	w.current = prev
+}
+
+// resume runs p now, or when its client's pause ends.
+func (w *World) resume(p *proc) {
+	if p.done {
+		return
+	}
+	if c := p.client; c != nil && c.pausedUntil > w.now {
+		w.schedule(c.pausedUntil, func() { w.resume(p) })
+		return
+	}
+	w.switchTo(p)
+}
+
+// park hands the baton back and waits to be resumed. A killed process never
+// parks again: it unwinds.
+func (p *proc) park() {
+	if p.killed {
+		panic(errKilled{})
+	}
+	p.w.parked <- struct{}{}
+	<-p.wake
+	if p.killed {
+		panic(errKilled{})
+	}
+}
+
+// self is the running process; blocking calls made outside one are a bug in
+// the caller, reported by panic with an explanation.
+func (w *World) self(op string) *proc {
+	if w.current == nil {
+		panic(fmt.Sprintf("sim: %s called outside a simulated process (use Client.Go)", op))
+	}
+	return w.current
+}
+
+// waiter is one blocking wait that several events race to end: a reply and a
+// timeout, a message and a timeout. The first to call wake decides the
+// outcome; later calls are ignored.
+type waiter struct {
+	p     *proc
+	fired bool
+	val   any
+}
+
+func (w *World) newWaiter(op string) *waiter { return &waiter{p: w.self(op)} }
+
+// wake ends the wait with v, if it has not ended yet.
+func (wt *waiter) wake(v any) {
+	if wt.fired {
+		return
+	}
+	wt.fired = true
+	wt.val = v
+	wt.p.w.resume(wt.p)
+}
+
+// wait parks until wake and returns its value.
+func (wt *waiter) wait() any {
+	for !wt.fired {
+		wt.p.park()
+	}
+	return wt.val
+}
+
+// sleepWorld blocks the running process for d of world time.
+func (w *World) sleepWorld(op string, d time.Duration) {
+	wt := w.newWaiter(op)
+	w.after(d, func() { wt.wake(nil) })
+	wt.wait()
+}

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// replLink is the replication stream from a master to one replica: FIFO,
+// delayed by the replica's lag, held while the two are partitioned, and lost
+// when either side crashes.
+type replLink struct {
+	master, replica *Node
+	rng             *rand.Rand
+	queue           []replEntry
+	lastDue         time.Duration
+	acked           uint64 // highest offset the replica applied
+	pumpAt          *event
+}
+
+type replEntry struct {
+	due    time.Duration
+	offset uint64
+	states []keyEffect
+	full   map[string]KeyState // a full resync instead of states
+}
+
+// attach makes r a replica of n and starts a full resync.
+func (n *Node) attach(r *Node) {
+	l := &replLink{master: n, replica: r, rng: n.w.Rand("repl/" + n.name + ">" + r.name)}
+	n.links = append(n.links, l)
+	r.master = n
+	r.upLink = l
+	l.fullSync()
+}
+
+// fullSync ships the master's whole dataset, replacing the replica's.
+func (l *replLink) fullSync() {
+	if !l.master.up {
+		return
+	}
+	l.send(replEntry{offset: l.master.offset, full: l.master.snapshot()})
+}
+
+func (l *replLink) send(e replEntry) {
+	e.due = max(l.master.w.now+l.replica.replCfg.Lag.Sample(l.rng), l.lastDue)
+	l.lastDue = e.due
+	l.queue = append(l.queue, e)
+	l.schedulePump(e.due)
+}
+
+func (l *replLink) schedulePump(at time.Duration) {
+	if l.pumpAt != nil && l.pumpAt.pending() && l.pumpAt.at <= at {
+		return
+	}
+	if l.pumpAt != nil {
+		l.pumpAt.Cancel()
+	}
+	l.pumpAt = l.master.w.schedule(at, l.pump)
+}
+
+// pump applies every entry that is due, unless the link is cut or the
+// replica is down (then entries wait for the heal; a restarted replica does a
+// full resync instead).
+func (l *replLink) pump() {
+	w := l.master.w
+	l.pumpAt = nil
+	if !l.replica.up || !l.master.up || w.net.cut(l.master.name, l.replica.name) {
+		return
+	}
+	r := l.replica
+	applied := false
+	for len(l.queue) > 0 && l.queue[0].due <= w.now {
+		e := l.queue[0]
+		l.queue = l.queue[1:]
+		r.sync()
+		if e.full != nil {
+			for _, k := range r.m.Keys() {
+				if _, ok := e.full[k]; !ok {
+					r.setKey(k, KeyState{})
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(e.full)) {
+				r.setKey(k, e.full[k])
+			}
+			r.log(fullEffects(e.full))
+		} else {
+			for _, s := range e.states {
+				r.setKey(s.key, s.st)
+			}
+			r.log(e.states)
+		}
+		r.offset = e.offset
+		l.acked = e.offset
+		applied = true
+	}
+	if applied {
+		r.armTruth()
+		l.master.checkWaits()
+	}
+	if len(l.queue) > 0 {
+		l.schedulePump(l.queue[0].due)
+	}
+}
+
+func fullEffects(full map[string]KeyState) []keyEffect {
+	out := make([]keyEffect, 0, len(full))
+	for _, k := range slices.Sorted(maps.Keys(full)) {
+		out = append(out, keyEffect{key: k, st: full[k]})
+	}
+	return out
+}
+
+// reset drops everything in flight.
+func (l *replLink) reset() {
+	l.queue = nil
+	l.lastDue = l.master.w.now
+	if l.pumpAt != nil {
+		l.pumpAt.Cancel()
+		l.pumpAt = nil
+	}
+}
+
+// kick delivers what is due after a partition heals.
+func (l *replLink) kick() {
+	if len(l.queue) > 0 {
+		l.schedulePump(max(l.queue[0].due, l.master.w.now))
+	}
+}
+
+// pendingWait is a blocked WAIT.
+type pendingWait struct {
+	target  uint64
+	want    int
+	reply   func(any, error)
+	timeout *event
+	done    bool
+}
+
+// wait implements WAIT numreplicas timeout: it answers with the number of
+// replicas that acknowledged the client's last write, as soon as that reaches
+// numreplicas or when the timeout (ms of node time; 0 = forever) passes.
+func (n *Node) wait(client string, args []string, reply func(any, error)) {
+	if len(args) != 3 {
+		reply(nil, lock.ReplyError("ERR wrong number of arguments for 'wait' command"))
+		return
+	}
+	want, err1 := strconv.Atoi(args[1])
+	ms, err2 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil || ms < 0 {
+		reply(nil, lock.ReplyError("ERR value is not an integer or out of range"))
+		return
+	}
+	if n.master != nil {
+		reply(nil, lock.ReplyError("ERR WAIT cannot be used with replica instances."))
+		return
+	}
+	pw := &pendingWait{target: n.clientOffset[client], want: want, reply: reply}
+	if got := n.acks(pw.target); got >= want {
+		reply(int64(got), nil)
+		return
+	}
+	if ms > 0 {
+		pw.timeout = n.w.after(n.clock.WorldSpan(time.Duration(ms)*time.Millisecond), func() {
+			if !pw.done && n.up {
+				pw.done = true
+				pw.reply(int64(n.acks(pw.target)), nil)
+			}
+		})
+	}
+	n.waits = append(n.waits, pw)
+}
+
+// acks counts replicas that applied everything up to offset.
+func (n *Node) acks(offset uint64) int {
+	c := 0
+	for _, l := range n.links {
+		if l.replica.up && l.acked >= offset {
+			c++
+		}
+	}
+	return c
+}
+
+func (n *Node) checkWaits() {
+	keep := n.waits[:0]
+	for _, pw := range n.waits {
+		if pw.done {
+			continue
+		}
+		if got := n.acks(pw.target); got >= pw.want {
+			pw.done = true
+			if pw.timeout != nil {
+				pw.timeout.Cancel()
+			}
+			pw.reply(int64(got), nil)
+			continue
+		}
+		keep = append(keep, pw)
+	}
+	n.waits = keep
+}
+
+// String describes a link for messages.
+func (l *replLink) String() string { return fmt.Sprintf("%s>%s", l.master.name, l.replica.name) }

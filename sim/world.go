@@ -1,0 +1,211 @@
+// Package sim is locksim's deterministic world: virtual time, an event queue,
+// seeded randomness split per component, cooperative processes, simulated
+// Redis nodes (miniredis in-process) with replication, failover, crashes and
+// per-node clocks, a lossy network, and the recorded history.
+//
+// One seed gives one history. Nothing here reads the wall clock or lets
+// goroutine scheduling or map order decide anything: exactly one simulated
+// process runs at a time, and it runs only while it holds the world's baton.
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+)
+
+// Epoch is the wall-clock instant at world time zero. Node and client clocks
+// are this plus their own view of elapsed time; it is fixed so that histories
+// do not depend on when a run happens.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// World is one simulation run. Build it (AddNode, AddReplica, AddClient),
+// start processes (Client.Go), schedule faults, then Run and Close.
+//
+// A World is not safe for use by several goroutines, except that the
+// processes it runs may call into it while they hold the baton.
+type World struct {
+	seed  uint64
+	now   time.Duration
+	queue eventQueue
+	seq   uint64
+
+	parked  chan struct{} // a process hands the baton back here
+	current *proc
+	procs   []*proc
+	err     error
+	closed  bool
+
+	nodes   map[string]*Node
+	groups  map[string]*Group
+	clients map[string]*Client
+	order   []string // node and client names in creation order
+	net     *Network
+	hist    *History
+}
+
+// New returns an empty world whose randomness all derives from seed.
+func New(seed uint64) *World {
+	w := &World{
+		seed:    seed,
+		parked:  make(chan struct{}),
+		nodes:   map[string]*Node{},
+		groups:  map[string]*Group{},
+		clients: map[string]*Client{},
+	}
+	w.net = newNetwork(w)
+	w.hist = &History{}
+	return w
+}
+
+// Seed is the world's seed.
+func (w *World) Seed() uint64 { return w.seed }
+
+// Now is the current world time: virtual time since the start of the run.
+func (w *World) Now() time.Duration { return w.now }
+
+// History is the run's recorded history.
+func (w *World) History() *History { return w.hist }
+
+// Net is the world's network.
+func (w *World) Net() *Network { return w.net }
+
+// Rand returns a PRNG stream for the named component. Streams are derived
+// from the seed and the name only, so a component's draws do not change when
+// other components are added, removed or draw more.
+func (w *World) Rand(component string) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(component))
+	return rand.New(rand.NewPCG(w.seed, h.Sum64()))
+}
+
+// event is one entry of the queue. Events at the same time run in the order
+// they were scheduled (seq), which is what makes a run reproducible.
+type event struct {
+	at       time.Duration
+	seq      uint64
+	fn       func()
+	canceled bool
+	index    int
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int)  { q[i], q[j] = q[j], q[i]; q[i].index = i; q[j].index = j }
+func (q *eventQueue) Push(x any)    { e := x.(*event); e.index = len(*q); *q = append(*q, e) }
+func (q *eventQueue) Pop() any      { old := *q; e := old[len(old)-1]; *q = old[:len(old)-1]; return e }
+func (q eventQueue) peek() *event   { return q[0] }
+func (q eventQueue) empty() bool    { return len(q) == 0 }
+func (e *event) Cancel()            { e.canceled = true }
+func (e *event) pending() bool      { return !e.canceled && e.index >= 0 }
+func (w *World) popEvent() *event   { e := heap.Pop(&w.queue).(*event); e.index = -1; return e }
+func (w *World) pushEvent(e *event) { heap.Push(&w.queue, e) }
+
+// schedule runs fn at world time at (never earlier than now). fn runs in the
+// scheduler, not in a process: it must not block.
+func (w *World) schedule(at time.Duration, fn func()) *event {
+	if at < w.now {
+		at = w.now
+	}
+	w.seq++
+	e := &event{at: at, seq: w.seq, fn: fn}
+	w.pushEvent(e)
+	return e
+}
+
+// after runs fn after d of world time.
+func (w *World) after(d time.Duration, fn func()) *event { return w.schedule(w.now+d, fn) }
+
+// At schedules fn to run at world time t in the scheduler (not in a process).
+// Faults use it to act on the world at a given instant. fn must not block.
+func (w *World) At(t time.Duration, fn func()) error {
+	if t < 0 {
+		return fmt.Errorf("sim: At: negative time %v", t)
+	}
+	if w.closed {
+		return errors.New("sim: At: world is closed")
+	}
+	w.schedule(t, fn)
+	return nil
+}
+
+// Run advances the world until time until, or until nothing is left to do,
+// or until a process panics (returned as an error naming the process).
+func (w *World) Run(until time.Duration) error {
+	if w.closed {
+		return errors.New("sim: Run: world is closed")
+	}
+	if until < w.now {
+		return fmt.Errorf("sim: Run: until %v is before now %v", until, w.now)
+	}
+	for w.err == nil && !w.queue.empty() {
+		e := w.queue.peek()
+		if e.at > until {
+			break
+		}
+		w.popEvent()
+		if e.canceled {
+			continue
+		}
+		w.now = e.at
+		e.fn()
+	}
+	if w.err == nil {
+		w.now = until
+	}
+	return w.err
+}
+
+// fail stops the run with err (the first failure wins).
+func (w *World) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// Close ends every process still parked (their deferred functions run, and
+// any blocking call they make returns at once), stops the Redis nodes, and
+// completes the history: operations still in flight are recorded as unknown.
+// It is safe to call more than once.
+func (w *World) Close() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	for _, p := range w.procs {
+		if !p.done {
+			p.killed = true
+			w.switchTo(p)
+		}
+	}
+	for _, name := range w.order {
+		if n, ok := w.nodes[name]; ok && n.m != nil {
+			n.m.Close()
+			n.m = nil
+		}
+	}
+}
+
+// checkName validates a node or client name and that it is unused.
+func (w *World) checkName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("sim: %s name is empty", kind)
+	}
+	if _, ok := w.nodes[name]; ok {
+		return fmt.Errorf("sim: %s %q: name already used by a node", kind, name)
+	}
+	if _, ok := w.clients[name]; ok {
+		return fmt.Errorf("sim: %s %q: name already used by a client", kind, name)
+	}
+	return nil
+}
