@@ -91,10 +91,12 @@ type ReplyError string
 
 func (e ReplyError) Error() string { return string(e) }
 
-// IsUnknown reports whether err leaves the outcome of a command unknown: any
-// error other than a Redis error reply or a cancelled context before sending.
+// IsUnknown reports whether err leaves the outcome of an operation unknown:
+// any error other than a Redis error reply or one of this package's verdicts
+// (ErrNotAcquired, ErrNotHeld), such as a timeout after which the command may
+// or may not have run.
 func IsUnknown(err error) bool {
-	if err == nil {
+	if err == nil || errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNotHeld) {
 		return false
 	}
 	var re ReplyError

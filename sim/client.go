@@ -146,6 +146,9 @@ func (w *World) Clients() []string {
 // Name is the client's name.
 func (c *Client) Name() string { return c.name }
 
+// Rand is a PRNG stream of this client's, for workloads (think times, choices).
+func (c *Client) Rand(component string) *rand.Rand { return c.w.Rand("client/" + c.name + "/" + component) }
+
 // Go starts a process of this client running f. Processes run one at a
 // time; f may block only through the client's Conn and Runtime.
 func (c *Client) Go(name string, f func()) { c.w.spawn(c, c.name+"/"+name, f) }

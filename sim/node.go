@@ -367,15 +367,20 @@ func (n *Node) exec(client string, args []string) (any, error) {
 	return v, err
 }
 
-// effects snapshots every key the last command touched, once each, in the
-// order first touched.
+// effects snapshots every key the last command touched and changed, once
+// each, in the order first touched. The node's truth map holds every key's
+// last known value and expiry, which is what "changed" is measured against.
 func (n *Node) effects() []keyEffect {
 	var out []keyEffect
 	for i, k := range n.touched {
 		if slices.Contains(n.touched[:i], k) {
 			continue
 		}
-		out = append(out, keyEffect{key: k, st: n.keyState(k)})
+		st := n.keyState(k)
+		if canonical(st) == n.truth[k] && st.ExpireAt == n.expiry[k] {
+			continue // unchanged (a SET NX that lost): Redis propagates nothing
+		}
+		out = append(out, keyEffect{key: k, st: st})
 	}
 	return out
 }
@@ -736,3 +741,6 @@ func (w *World) Failover(group, to string) error {
 }
 
 var errNodeDown = errors.New("node down")
+
+// Size is the number of nodes in the group (master and replicas).
+func (g *Group) Size() int { return len(g.nodes) }

@@ -1,0 +1,89 @@
+// Package traffic holds workloads: client loops that drive a lock in a
+// simulated world and record each operation in the history, as the checkers
+// expect (op records "acquire" and "release").
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// SimpleConfig is a SimpleLock workload for one client.
+type SimpleConfig struct {
+	// Group is the Redis group (master name) the lock lives on.
+	Group string
+	// Key is the lock key.
+	Key string
+	// TTL is the lock's lease.
+	TTL time.Duration
+	// Hold is how long the client keeps the lock once acquired.
+	Hold time.Duration
+	// Think is the mean pause between attempts (after a release or a
+	// refusal); each pause is drawn uniformly from [Think/2, 3*Think/2] so
+	// that clients do not fall into lockstep.
+	Think time.Duration
+	// UnsafeDelRelease releases with plain DEL (the known-bad control).
+	UnsafeDelRelease bool
+}
+
+// SimpleLock starts a process on c that loops forever: try the lock, hold it
+// for Hold, release it, think for Think.
+func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
+	if cfg.Hold < 0 || cfg.Think < 0 {
+		return fmt.Errorf("traffic: client %s: negative hold or think time", c.Name())
+	}
+	conn, err := c.Conn(cfg.Group)
+	if err != nil {
+		return err
+	}
+	rt := c.Runtime()
+	l, err := lock.NewSimpleLock(conn, rt, cfg.Key, lock.SimpleOptions{TTL: cfg.TTL, UnsafeDelRelease: cfg.UnsafeDelRelease})
+	if err != nil {
+		return err
+	}
+	rng := c.Rand("traffic")
+	think := func() time.Duration {
+		if cfg.Think == 0 {
+			return 0
+		}
+		return cfg.Think/2 + time.Duration(rng.Int64N(int64(cfg.Think)+1))
+	}
+	c.Go("simple-lock", func() {
+		ctx := context.Background()
+		for {
+			op := c.BeginOp(cfg.Key, "acquire")
+			lease, err := l.TryLock(ctx)
+			switch {
+			case err == nil:
+				op.End(sim.OutcomeOK, lease.Token)
+				_ = rt.Sleep(ctx, cfg.Hold)
+				rel := c.BeginOp(cfg.Key, "release", lease.Token)
+				rel.End(outcome(l.Unlock(ctx, lease)))
+			case errors.Is(err, lock.ErrNotAcquired):
+				op.End(sim.OutcomeFail, "")
+			default:
+				op.End(outcome(err))
+			}
+			_ = rt.Sleep(ctx, think())
+		}
+	})
+	return nil
+}
+
+// outcome classifies an error for an op record.
+func outcome(err error) (string, string) {
+	switch {
+	case err == nil:
+		return sim.OutcomeOK, ""
+	case errors.Is(err, lock.ErrNotHeld), errors.Is(err, lock.ErrNotAcquired):
+		return sim.OutcomeFail, err.Error()
+	case lock.IsUnknown(err):
+		return sim.OutcomeUnknown, ""
+	}
+	return sim.OutcomeError, err.Error()
+}
