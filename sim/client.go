@@ -147,7 +147,9 @@ func (w *World) Clients() []string {
 func (c *Client) Name() string { return c.name }
 
 // Rand is a PRNG stream of this client's, for workloads (think times, choices).
-func (c *Client) Rand(component string) *rand.Rand { return c.w.Rand("client/" + c.name + "/" + component) }
+func (c *Client) Rand(component string) *rand.Rand {
+	return c.w.Rand("client/" + c.name + "/" + component)
+}
 
 // Go starts a process of this client running f. Processes run one at a
 // time; f may block only through the client's Conn and Runtime.

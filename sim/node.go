@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -130,6 +131,7 @@ type Node struct {
 	truth      map[string]string        // key -> canonical value last recorded
 	expiry     map[string]time.Duration // key -> node-local expiry, for truth
 	truthTimer *event
+	truthLocal time.Duration // node-local time truthTimer looks at
 }
 
 type logEntry struct {
@@ -359,7 +361,6 @@ func (n *Node) exec(client string, args []string) (any, error) {
 		for _, e := range effects {
 			n.noteTruth(e.key, e.st)
 		}
-		n.armTruth()
 	}
 	for _, p := range pubs {
 		n.publish(p[0], p[1])
@@ -483,7 +484,10 @@ func canonical(st KeyState) string {
 		var b strings.Builder
 		b.WriteString("h:")
 		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
-			fmt.Fprintf(&b, "%q=%q,", f, st.Hash[f])
+			b.WriteString(strconv.Quote(f))
+			b.WriteByte('=')
+			b.WriteString(strconv.Quote(st.Hash[f]))
+			b.WriteByte(',')
 		}
 		return b.String()
 	}
@@ -496,6 +500,7 @@ func (n *Node) noteTruth(k string, st KeyState) {
 	old, had := n.truth[k]
 	if st.ExpireAt != 0 {
 		n.expiry[k] = st.ExpireAt
+		n.noteExpiry(st.ExpireAt)
 	} else {
 		delete(n.expiry, k)
 	}
@@ -524,17 +529,36 @@ func (n *Node) armTruth() {
 		n.truthTimer.Cancel()
 		n.truthTimer = nil
 	}
-	if !n.up || len(n.expiry) == 0 {
+	if !n.up {
 		return
 	}
 	next := time.Duration(-1)
-	for _, k := range slices.Sorted(maps.Keys(n.expiry)) {
-		if at := n.expiry[k]; next < 0 || at < next {
+	//detlint:allow maprange computes a minimum, which does not depend on the order
+	for _, at := range n.expiry {
+		if next < 0 || at < next {
 			next = at
 		}
 	}
-	d := n.clock.WorldSpan(next - n.clock.Local(n.w.now))
-	n.truthTimer = n.w.after(d, n.refreshTruth)
+	if next >= 0 {
+		n.armTruthAt(next)
+	}
+}
+
+// armTruthAt points the truth timer at node-local time at.
+func (n *Node) armTruthAt(at time.Duration) {
+	if n.truthTimer != nil {
+		n.truthTimer.Cancel()
+	}
+	n.truthLocal = at
+	n.truthTimer = n.w.after(n.clock.WorldSpan(at-n.clock.Local(n.w.now)), n.refreshTruth)
+}
+
+// noteExpiry keeps the truth timer at or before the earliest expiry; a timer
+// that fires for a key whose expiry was pushed back just re-arms.
+func (n *Node) noteExpiry(at time.Duration) {
+	if n.up && (n.truthTimer == nil || !n.truthTimer.pending() || at < n.truthLocal) {
+		n.armTruthAt(at)
+	}
 }
 
 // refreshTruth re-reads every key the truth knows about.

@@ -100,7 +100,6 @@ func (l *replLink) pump() {
 		applied = true
 	}
 	if applied {
-		r.armTruth()
 		l.master.checkWaits()
 	}
 	if len(l.queue) > 0 {

@@ -1,0 +1,34 @@
+# locksim — see README.md.
+GO ?= go
+
+.PHONY: demo test lint vet race bench soak
+
+# demo runs the built-in demonstration on the embedded miniredis nodes.
+demo:
+	$(GO) run ./cmd/simulate demo
+
+# test is what CI runs: vet, the determinism lint, and every test under the
+# race detector.
+test: vet lint race
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+
+# lint fails if simulated code paths read the wall clock, sleep, use the
+# global math/rand, start goroutines, select, or range over maps.
+lint:
+	$(GO) run ./internal/detlint/cmd/detlint
+
+race:
+	$(GO) test -race -count=1 ./...
+
+# bench measures the simulator against the raw miniredis baseline in one run;
+# compare runs with benchstat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3s -count 5 ./sim/ | tee bench.txt
+
+# soak runs the long determinism sweep (not needed by CI).
+soak:
+	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/

@@ -1,0 +1,91 @@
+package sim_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+// BenchmarkScriptRaw is the baseline: the reentrant acquire script run by
+// EVALSHA straight through miniredis's Dispatch, reply parsed, nothing else.
+// Both script benchmarks cycle over 4 lock keys, a lock workload's size.
+func BenchmarkScriptRaw(b *testing.B) {
+	m := miniredis.NewMiniRedis()
+	c, err := m.Dial()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = c.Close()
+	defer m.Close()
+	var buf bytes.Buffer
+	peer := server.NewPeer(bufio.NewWriter(&buf))
+	sc := lock.ReentrantAcquire
+	m.Server().Dispatch(peer, []string{"SCRIPT", "LOAD", sc.Src})
+	peer.Flush()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf.Reset()
+		m.Server().Dispatch(peer, []string{"EVALSHA", sc.SHA, "1", fmt.Sprintf("lk%d", i%4), "30000", "c1:1"})
+		peer.Flush()
+		if _, err := server.ParseReply(bufio.NewReader(&buf)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scripts/s")
+}
+
+// BenchmarkScriptSim runs the same script through the whole simulation: a
+// client process's Conn.Eval, the network, the node (clock sync, effect
+// capture, replication to one replica, truth records) and the reply.
+func BenchmarkScriptSim(b *testing.B) {
+	w := sim.New(1)
+	defer w.Close()
+	must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
+	must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})))
+	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
+	must(b, err)
+	conn, err := c.Conn("m1")
+	must(b, err)
+	n := b.N
+	c.Go("bench", func() {
+		ctx := context.Background()
+		for i := 0; i < n; i++ {
+			if _, err := conn.Eval(ctx, lock.ReentrantAcquire, []string{fmt.Sprintf("lk%d", i%4)}, 30000, "c1:1"); err != nil {
+				panic(err)
+			}
+		}
+	})
+	b.ResetTimer()
+	must(b, w.Run(24*time.Hour))
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scripts/s")
+}
+
+// BenchmarkTenMinutes simulates 10 virtual minutes of 5 clients contending
+// for a SimpleLock on a replicated master, and reports virtual seconds per
+// wall second.
+func BenchmarkTenMinutes(b *testing.B) {
+	const virtual = 10 * time.Minute
+	for i := 0; i < b.N; i++ {
+		w := sim.New(uint64(i + 1))
+		must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
+		must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(5 * time.Millisecond)})))
+		for j := 1; j <= 5; j++ {
+			c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", j), Retry: sim.GoRedisRetry})
+			must(b, err)
+			must(b, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 50 * time.Millisecond, Think: 20 * time.Millisecond}))
+		}
+		must(b, w.Run(virtual))
+		w.Close()
+	}
+	b.ReportMetric(virtual.Seconds()*float64(b.N)/b.Elapsed().Seconds(), "virt-s/s")
+}
