@@ -69,6 +69,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 			delete(open, k)
 		}
 	}
+	//detlint:allow maprange collected, then sorted by (lock, from, client) below, a total order on open holdings
 	for _, hd := range open {
 		hd.To = end
 		out = append(out, *hd)

@@ -57,8 +57,8 @@ func (r Rates) validate() error {
 		{"drop_request", r.DropRequest, true}, {"drop_reply", r.DropReply, true},
 		{"drop_push", r.DropPush, true}, {"duplicate", r.Duplicate, true}, {"delay_p", r.DelayP, true},
 	} {
-		if math.IsNaN(v.v) || v.v < 0 || (v.prob && v.v > 1) {
-			kind := "rate"
+		if math.IsNaN(v.v) || v.v < 0 || (v.prob && v.v > 1) || (!v.prob && v.v > MaxRate) {
+			kind := fmt.Sprintf("rate per minute in [0,%g]", float64(MaxRate))
 			if v.prob {
 				kind = "probability in [0,1]"
 			}
@@ -78,6 +78,10 @@ func (r Rates) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// MaxRate bounds event rates (per minute): beyond it a run is all faults and
+// arrival gaps approach the clock's resolution.
+const MaxRate = 60_000
 
 func orDefault(d, def sim.Dist) sim.Dist {
 	if d == (sim.Dist{}) {
@@ -112,7 +116,7 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 			return out
 		}
 		mean := float64(time.Minute) / perMinute
-		for t := time.Duration(rng.ExpFloat64() * mean); t < dur; t += time.Duration(rng.ExpFloat64() * mean) {
+		for t := time.Duration(rng.ExpFloat64() * mean); t < dur; t += max(time.Duration(rng.ExpFloat64()*mean), 1) {
 			out = append(out, t)
 		}
 		return out

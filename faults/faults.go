@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/locksim/locksim/sim"
@@ -289,6 +290,11 @@ func (f Partition) Validate(w *sim.World) error {
 	}
 	if len(f.A) == 0 || len(f.B) == 0 {
 		return errors.New("both sides need a member")
+	}
+	for _, e := range f.A {
+		if slices.Contains(f.B, e) {
+			return fmt.Errorf("%q is on both sides", e)
+		}
 	}
 	return window(f.From, f.Until)
 }

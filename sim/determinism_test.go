@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -55,6 +56,9 @@ func TestDeterminism(t *testing.T) {
 	dur := 10 * time.Second
 	if testing.Short() {
 		seeds = 20
+	}
+	if os.Getenv("LOCKSIM_SOAK") != "" { // make soak
+		seeds, dur = 5000, time.Minute
 	}
 	seen := map[string]uint64{}
 	kinds := map[string]bool{}

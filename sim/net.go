@@ -29,10 +29,17 @@ func Uniform(min, max time.Duration) Dist { return Dist{Kind: "uniform", Min: mi
 // Exp is min plus an exponential tail of mean mean, capped at max (0: no cap).
 func Exp(min, mean, max time.Duration) Dist { return Dist{Kind: "exp", Min: min, Mean: mean, Max: max} }
 
+// MaxDuration bounds every duration a Dist may hold: a year is longer than
+// any run, and keeps every sample far from overflowing.
+const MaxDuration = 365 * 24 * time.Hour
+
 // Validate reports a malformed distribution.
 func (d Dist) Validate() error {
 	if d.Min < 0 || d.Max < 0 || d.Mean < 0 {
 		return fmt.Errorf("negative duration in %v", d)
+	}
+	if d.Min > MaxDuration || d.Max > MaxDuration || d.Mean > MaxDuration {
+		return fmt.Errorf("duration above %v in %v", MaxDuration, d)
 	}
 	switch d.Kind {
 	case "", "fixed":
@@ -57,7 +64,9 @@ func (d Dist) Sample(r *rand.Rand) time.Duration {
 	case "uniform":
 		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
 	case "exp":
-		v := d.Min + time.Duration(r.ExpFloat64()*float64(d.Mean))
+		// ExpFloat64 is below 50 in practice; the cap keeps even the
+		// theoretical tail (and Mean up to MaxDuration) inside int64.
+		v := d.Min + time.Duration(min(r.ExpFloat64(), 200)*float64(d.Mean))
 		if d.Max != 0 && v > d.Max {
 			v = d.Max
 		}

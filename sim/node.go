@@ -597,6 +597,12 @@ func (n *Node) Crash() error {
 	if n.upLink != nil {
 		n.upLink.reset()
 	}
+	for _, pw := range n.waits { // a crashed node answers no WAIT, ever
+		pw.done = true
+		if pw.timeout != nil {
+			pw.timeout.Cancel()
+		}
+	}
 	n.waits = nil
 	for _, ch := range slices.Sorted(maps.Keys(n.subs)) {
 		for _, s := range n.subs[ch] {
@@ -756,7 +762,7 @@ func (w *World) Failover(group, to string) error {
 	nm.master = nil
 	g.master = nm
 	for _, l := range others {
-		if l != best && l.replica.up {
+		if l != best && l.replica != nm && l.replica.up {
 			l.reset()
 			nm.attach(l.replica)
 		}

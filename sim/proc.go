@@ -27,8 +27,13 @@ type errKilled struct{}
 
 // spawn creates a process for f owned by c and schedules its start at the
 // current time (after the running process, if any, parks).
+// A closed world starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
 	p := &proc{w: w, name: name, client: c, wake: make(chan struct{})}
+	if w.closed {
+		p.done = true
+		return p
+	}
 	w.procs = append(w.procs, p)
 	go func() {
 		<-p.wake

@@ -30,8 +30,19 @@ type replEntry struct {
 	full   map[string]KeyState // a full resync instead of states
 }
 
-// attach makes r a replica of n and starts a full resync.
+// attach makes r a replica of n and starts a full resync. Any link r had
+// from any node of the group (say, from before it crashed) is dropped first,
+// so a replica is counted once by WAIT and never replicates from two masters.
 func (n *Node) attach(r *Node) {
+	for _, g := range n.group.nodes {
+		g.links = slices.DeleteFunc(g.links, func(l *replLink) bool {
+			if l.replica == r {
+				l.reset()
+				return true
+			}
+			return false
+		})
+	}
 	l := &replLink{master: n, replica: r, rng: n.w.Rand("repl/" + n.name + ">" + r.name)}
 	n.links = append(n.links, l)
 	r.master = n
@@ -80,15 +91,19 @@ func (l *replLink) pump() {
 		l.queue = l.queue[1:]
 		r.sync()
 		if e.full != nil {
+			var effects []keyEffect
 			for _, k := range r.m.Keys() {
 				if _, ok := e.full[k]; !ok {
 					r.setKey(k, KeyState{})
+					effects = append(effects, keyEffect{key: k})
 				}
 			}
 			for _, k := range slices.Sorted(maps.Keys(e.full)) {
 				r.setKey(k, e.full[k])
 			}
-			r.log(fullEffects(e.full))
+			// The log gets the deletions too, or a persisted replica would
+			// bring back at its next restart keys the resync removed.
+			r.log(append(effects, fullEffects(e.full)...))
 		} else {
 			for _, s := range e.states {
 				r.setKey(s.key, s.st)
@@ -166,7 +181,7 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 	}
 	if ms > 0 {
 		pw.timeout = n.w.after(n.clock.WorldSpan(time.Duration(ms)*time.Millisecond), func() {
-			if !pw.done && n.up {
+			if !pw.done {
 				pw.done = true
 				pw.reply(int64(n.acks(pw.target)), nil)
 			}
