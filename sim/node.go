@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +127,7 @@ type Node struct {
 
 	subs map[string][]*simSub
 
-	truth      map[string]string        // key -> canonical value last recorded
+	truth      map[string]KeyState      // key -> value last recorded (never mutated)
 	expiry     map[string]time.Duration // key -> node-local expiry, for truth
 	truthTimer *event
 	truthLocal time.Duration // node-local time truthTimer looks at
@@ -197,7 +196,7 @@ func (w *World) newNode(cfg NodeConfig) (*Node, error) {
 		w: w, name: cfg.Name, cfg: cfg, clock: clk,
 		clientOffset: map[string]uint64{},
 		subs:         map[string][]*simSub{},
-		truth:        map[string]string{},
+		truth:        map[string]KeyState{},
 		expiry:       map[string]time.Duration{},
 		durable:      map[string]KeyState{},
 	}
@@ -378,7 +377,7 @@ func (n *Node) effects() []keyEffect {
 			continue
 		}
 		st := n.keyState(k)
-		if canonical(st) == n.truth[k] && st.ExpireAt == n.expiry[k] {
+		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.ExpireAt == n.expiry[k] {
 			continue // unchanged (a SET NX that lost): Redis propagates nothing
 		}
 		out = append(out, keyEffect{key: k, st: st})
@@ -475,28 +474,24 @@ func (n *Node) fsync() {
 	n.pending = n.pending[i:]
 }
 
-// canonical renders a key state for truth records and comparison.
-func canonical(st KeyState) string {
-	switch st.Type {
-	case "string":
-		return "s:" + st.Str
-	case "hash":
-		var b strings.Builder
-		b.WriteString("h:")
-		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
-			b.WriteString(strconv.Quote(f))
-			b.WriteByte('=')
-			b.WriteString(strconv.Quote(st.Hash[f]))
-			b.WriteByte(',')
-		}
-		return b.String()
+// sameValue reports whether two key states hold the same value (expiry
+// aside). Key states are never mutated once built, so the truth can keep
+// them and records can share their hash maps.
+func sameValue(a, b KeyState) bool {
+	if a.Type != b.Type || a.Str != b.Str || len(a.Hash) != len(b.Hash) {
+		return false
 	}
-	return ""
+	//detlint:allow maprange an equality test, whose result does not depend on the order
+	for f, v := range a.Hash {
+		if w, ok := b.Hash[f]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // noteTruth records a change of a key's value on this node.
 func (n *Node) noteTruth(k string, st KeyState) {
-	c := canonical(st)
 	old, had := n.truth[k]
 	if st.ExpireAt != 0 {
 		n.expiry[k] = st.ExpireAt
@@ -504,7 +499,7 @@ func (n *Node) noteTruth(k string, st KeyState) {
 	} else {
 		delete(n.expiry, k)
 	}
-	if (had && old == c) || (!had && c == "") {
+	if (had && sameValue(old, st)) || (!had && st.Type == "") {
 		return
 	}
 	rec := Record{Kind: KindTruth, T: int64(n.w.now), Node: n.name, Key: k}
@@ -514,10 +509,10 @@ func (n *Node) noteTruth(k string, st KeyState) {
 		delete(n.truth, k)
 	case "string":
 		rec.Value = st.Str
-		n.truth[k] = c
+		n.truth[k] = st
 	case "hash":
-		rec.Fields = maps.Clone(st.Hash)
-		n.truth[k] = c
+		rec.Fields = st.Hash
+		n.truth[k] = st
 	}
 	n.w.hist.add(rec)
 }

@@ -1,0 +1,62 @@
+package checker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+func op(seq int, client, name string, call, ret time.Duration, outcome, result string) sim.Record {
+	r := sim.Record{Seq: seq, Kind: sim.KindOp, T: int64(call), Client: client, Lock: "lk", Op: name, Outcome: outcome, Result: result}
+	if ret >= 0 {
+		end := int64(ret)
+		r.End = &end
+	}
+	return r
+}
+
+const open = -1
+
+// TestOverlapsCatchesPlantedViolation is the control that must fail: c2
+// acquires while c1 has not released.
+func TestOverlapsCatchesPlantedViolation(t *testing.T) {
+	h := []sim.Record{
+		op(0, "c1", "acquire", 0, 1*time.Millisecond, sim.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, sim.OutcomeOK, "t2"),
+		op(2, "c1", "release", 3*time.Second, 3*time.Second+time.Millisecond, sim.OutcomeOK, ""),
+		op(3, "c2", "release", 4*time.Second, 4*time.Second+time.Millisecond, sim.OutcomeOK, ""),
+	}
+	ov := checker.Overlaps(checker.Holdings(h, 10*time.Second))
+	if len(ov) != 1 {
+		t.Fatalf("got %d overlaps, want 1: %v", len(ov), ov)
+	}
+	o := ov[0]
+	if o.From != 2*time.Second+time.Millisecond || o.To != 3*time.Second || o.A.Token != "t1" || o.B.Token != "t2" {
+		t.Fatalf("overlap %v (tokens %s %s)", o, o.A.Token, o.B.Token)
+	}
+}
+
+// TestOverlapsPassesCorrectRun is the control that must pass: hand-offs,
+// refused and unknown acquires, and a release that returned late.
+func TestOverlapsPassesCorrectRun(t *testing.T) {
+	h := []sim.Record{
+		op(0, "c1", "acquire", 0, time.Millisecond, sim.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 500*time.Millisecond, 501*time.Millisecond, sim.OutcomeFail, ""),
+		// c3 never learned the outcome: no belief, whatever the server did.
+		op(2, "c3", "acquire", 600*time.Millisecond, open, sim.OutcomeUnknown, ""),
+		op(3, "c1", "release", time.Second, 5*time.Second, sim.OutcomeOK, ""),
+		op(4, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, sim.OutcomeOK, "t2"),
+	}
+	hs := checker.Holdings(h, 10*time.Second)
+	if len(hs) != 2 {
+		t.Fatalf("holdings %v, want c1 then c2", hs)
+	}
+	if hs[1].Client != "c2" || hs[1].To != 10*time.Second {
+		t.Fatalf("c2's unreleased holding should run to the end: %+v", hs[1])
+	}
+	if ov := checker.Overlaps(hs); len(ov) != 0 {
+		t.Fatalf("false violation: %v", ov)
+	}
+}
