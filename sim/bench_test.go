@@ -46,12 +46,20 @@ func BenchmarkScriptRaw(b *testing.B) {
 
 // BenchmarkScriptSim runs the same script through the whole simulation: a
 // client process's Conn.Eval, the network, the node (clock sync, effect
-// capture, replication to one replica, truth records) and the reply.
-func BenchmarkScriptSim(b *testing.B) {
+// capture, replication to one replica, truth records) and the reply, with
+// the default fast script runner (one Lua state per node).
+func BenchmarkScriptSim(b *testing.B) { benchScriptSim(b, sim.LuaFast) }
+
+// BenchmarkScriptSimMiniredisEval is BenchmarkScriptSim with miniredis's own
+// EVAL (a new Lua state per call, as in the baseline): it isolates what the
+// simulation itself costs.
+func BenchmarkScriptSimMiniredisEval(b *testing.B) { benchScriptSim(b, sim.LuaMiniredis) }
+
+func benchScriptSim(b *testing.B, mode sim.LuaMode) {
 	w := sim.New(1)
 	defer w.Close()
-	must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})))
+	must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})))
+	must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1", Lua: mode}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})))
 	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
 	must(b, err)
 	conn, err := c.Conn("m1")

@@ -57,6 +57,8 @@ type NodeConfig struct {
 	// DriftPPM is the node clock's rate error in parts per million; TTLs on
 	// this node run by that clock. Default 0.
 	DriftPPM int64
+	// Lua chooses the script runner. Default LuaFast.
+	Lua LuaMode
 }
 
 // ReplicaConfig describes how a replica follows its master.
@@ -102,8 +104,10 @@ type Node struct {
 	group *Group
 
 	m      *miniredis.Miniredis
+	lua    *luaEngine // nil in LuaMiniredis mode
 	peer   *server.Peer
 	buf    bytes.Buffer
+	rd     *bufio.Reader
 	clock  Clock
 	synced time.Duration // node-local time miniredis's TTLs reflect
 	up     bool
@@ -188,6 +192,9 @@ func (w *World) newNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Persistence < PersistNone || cfg.Persistence > PersistAlways {
 		return nil, fmt.Errorf("sim: node %q: unknown persistence %d", cfg.Name, cfg.Persistence)
 	}
+	if cfg.Lua != LuaFast && cfg.Lua != LuaMiniredis {
+		return nil, fmt.Errorf("sim: node %q: unknown Lua mode %d", cfg.Name, cfg.Lua)
+	}
 	clk, err := NewClock(cfg.DriftPPM)
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %q: %w", cfg.Name, err)
@@ -223,11 +230,32 @@ func (n *Node) boot(data map[string]KeyState) error {
 	m.Server().SetPreHook(n.hook)
 	n.m = m
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
+	n.rd = bufio.NewReader(&n.buf)
+	if n.cfg.Lua == LuaFast {
+		e, err := newLuaEngine(n) // a restart loses the script cache, as in Redis
+		if err != nil {
+			m.Close()
+			return err
+		}
+		n.lua = e
+	}
 	n.up = true
 	for _, k := range slices.Sorted(maps.Keys(data)) {
 		n.setKey(k, data[k])
 	}
 	return nil
+}
+
+// stop closes miniredis and the Lua state.
+func (n *Node) stop() {
+	if n.lua != nil {
+		n.lua.close()
+		n.lua = nil
+	}
+	if n.m != nil {
+		n.m.Close()
+		n.m = nil
+	}
 }
 
 // Name is the node's name.
@@ -309,14 +337,20 @@ func isWrite(cmd string) bool {
 
 // dispatch runs one command on miniredis and returns its parsed reply.
 func (n *Node) dispatch(args []string) (any, error) {
-	n.buf.Reset()
 	n.touched = n.touched[:0]
 	n.published = n.published[:0]
+	if cmd := strings.ToUpper(args[0]); n.lua != nil && n.lua.handles(cmd) {
+		n.capturing = true
+		defer func() { n.capturing = false }()
+		return n.lua.exec(cmd, args)
+	}
+	n.buf.Reset()
 	n.capturing = true
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
 	n.peer.Flush()
-	v, err := server.ParseReply(bufio.NewReader(&n.buf))
+	n.rd.Reset(&n.buf)
+	v, err := server.ParseReply(n.rd)
 	if err != nil {
 		return nil, lock.ReplyError(err.Error())
 	}
@@ -605,8 +639,7 @@ func (n *Node) Crash() error {
 		}
 	}
 	n.subs = map[string][]*simSub{}
-	n.m.Close()
-	n.m = nil
+	n.stop()
 	if n.truthTimer != nil {
 		n.truthTimer.Cancel()
 		n.truthTimer = nil

@@ -189,9 +189,8 @@ func (w *World) Close() {
 		}
 	}
 	for _, name := range w.order {
-		if n, ok := w.nodes[name]; ok && n.m != nil {
-			n.m.Close()
-			n.m = nil
+		if n, ok := w.nodes[name]; ok {
+			n.stop()
 		}
 	}
 }

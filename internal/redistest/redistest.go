@@ -7,7 +7,6 @@ package redistest
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -39,8 +38,14 @@ func Start(t testing.TB, extra ...string) *Server {
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--daemonize", "no", "--loglevel", "warning"}, extra...)
 	cmd := exec.Command(bin, args...)
-	var log bytes.Buffer // shown only if the server does not come up
-	cmd.Stdout, cmd.Stderr = &log, &log
+	// The log goes to a file, not a buffer: an *os.File needs no copying
+	// goroutine, which goleak would report in the caller's test.
+	log, err := os.CreateTemp(t.TempDir(), "redis-log-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -56,8 +61,9 @@ func Start(t testing.TB, extra ...string) *Server {
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			_ = cmd.Wait() // the log is complete and no longer written
-			t.Fatalf("redis-server on %s did not answer PING within 10s; its log:\n%s", s.Addr, log.String())
+			_ = cmd.Wait()
+			out, _ := os.ReadFile(log.Name())
+			t.Fatalf("redis-server on %s did not answer PING within 10s; its log:\n%s", s.Addr, out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,0 +1,400 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/alicebob/miniredis/v2/server"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// LuaMode chooses how a node runs EVAL and EVALSHA.
+type LuaMode int
+
+const (
+	// LuaFast keeps one Lua state per node and compiles each script once,
+	// as Redis does. redis.call still goes through miniredis's own commands,
+	// so the data semantics are miniredis's; only the script runner is
+	// locksim's. About an order of magnitude faster than LuaMiniredis,
+	// because miniredis builds a new Lua state for every EVAL. Equality with
+	// LuaMiniredis is pinned by differential tests (lua_test.go).
+	LuaFast LuaMode = iota
+	// LuaMiniredis runs scripts with miniredis's own EVAL.
+	LuaMiniredis
+)
+
+func (m LuaMode) String() string {
+	switch m {
+	case LuaFast:
+		return "fast"
+	case LuaMiniredis:
+		return "miniredis"
+	}
+	return fmt.Sprintf("LuaMode(%d)", int(m))
+}
+
+// luaEngine is a node's script runner in LuaFast mode: one Lua state, the
+// node's script cache (lost on restart, as in Redis), and the peer through
+// which redis.call reaches miniredis.
+type luaEngine struct {
+	n       *Node
+	L       *lua.LState
+	scripts map[string]*lua.FunctionProto // sha -> compiled script
+	peer    *server.Peer
+	buf     bytes.Buffer
+	rd      *bufio.Reader
+	keys    *lua.LTable
+	argv    *lua.LTable
+}
+
+// protectGlobals makes reading an unknown global or creating one an error,
+// as Redis 7 does, so that one script cannot leave state for the next in the
+// shared Lua state.
+const protectGlobals = `
+local mt = {}
+mt.__newindex = function(t, n, v)
+  error("Script attempted to create global variable '" .. tostring(n) .. "'", 2)
+end
+mt.__index = function(t, n)
+  error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
+end
+setmetatable(_G, mt)
+`
+
+func newLuaEngine(n *Node) (*luaEngine, error) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+		if err := L.CallByParam(lua.P{Fn: L.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
+			L.Close()
+			return nil, fmt.Errorf("sim: node %s: open Lua library %s: %w", n.name, lib.name, err)
+		}
+	}
+	// Redis removes these from its scripting environment.
+	for _, name := range []string{"dofile", "loadfile", "print"} {
+		L.SetGlobal(name, lua.LNil)
+	}
+	e := &luaEngine{n: n, L: L, scripts: map[string]*lua.FunctionProto{}}
+	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
+	e.rd = bufio.NewReader(&e.buf)
+	mod := L.NewTable()
+	for _, f := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{"call", func(L *lua.LState) int { return e.call(L, true) }},
+		{"pcall", func(L *lua.LState) int { return e.call(L, false) }},
+		{"error_reply", luaErrorReply},
+		{"status_reply", luaStatusReply},
+		{"sha1hex", luaSHA1Hex},
+		{"log", func(*lua.LState) int { return 0 }},
+		{"replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }},
+		{"set_repl", func(*lua.LState) int { return 0 }},
+	} {
+		mod.RawSetString(f.name, L.NewFunction(f.fn))
+	}
+	for i, name := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
+		mod.RawSetString(name, lua.LNumber(i))
+	}
+	L.SetGlobal("redis", mod)
+	L.SetGlobal("server", mod)
+	e.keys, e.argv = L.NewTable(), L.NewTable()
+	L.SetGlobal("KEYS", e.keys)
+	L.SetGlobal("ARGV", e.argv)
+	if err := L.DoString(protectGlobals); err != nil {
+		L.Close()
+		return nil, fmt.Errorf("sim: node %s: %w", n.name, err)
+	}
+	return e, nil
+}
+
+func (e *luaEngine) close() { e.L.Close() }
+
+// handles reports whether the engine runs this command itself.
+func (e *luaEngine) handles(cmd string) bool {
+	return cmd == "EVAL" || cmd == "EVALSHA" || cmd == "SCRIPT"
+}
+
+// exec runs EVAL, EVALSHA or SCRIPT (LOAD, EXISTS, FLUSH) with args (the
+// command name first) and returns the normalised reply.
+func (e *luaEngine) exec(cmd string, args []string) (any, error) {
+	switch cmd {
+	case "SCRIPT":
+		return e.script(args[1:])
+	case "EVAL", "EVALSHA":
+		if len(args) < 3 {
+			return nil, lock.ReplyError("ERR wrong number of arguments for '" + strings.ToLower(cmd) + "' command")
+		}
+		var proto *lua.FunctionProto
+		if cmd == "EVAL" {
+			p, err := e.compile(args[1])
+			if err != nil {
+				return nil, err
+			}
+			proto = p
+		} else {
+			p, ok := e.scripts[strings.ToLower(args[1])]
+			if !ok {
+				return nil, lock.ReplyError("NOSCRIPT No matching script. Please use EVAL.")
+			}
+			proto = p
+		}
+		nkeys, err := strconv.Atoi(args[2])
+		if err != nil {
+			return nil, lock.ReplyError("ERR value is not an integer or out of range")
+		}
+		rest := args[3:]
+		if nkeys < 0 {
+			return nil, lock.ReplyError("ERR Number of keys can't be negative")
+		}
+		if nkeys > len(rest) {
+			return nil, lock.ReplyError("ERR Number of keys can't be greater than number of args")
+		}
+		return e.run(proto, rest[:nkeys], rest[nkeys:])
+	}
+	return nil, lock.ReplyError("ERR unknown command '" + cmd + "'")
+}
+
+func (e *luaEngine) script(args []string) (any, error) {
+	if len(args) == 0 {
+		return nil, lock.ReplyError("ERR wrong number of arguments for 'script' command")
+	}
+	switch strings.ToUpper(args[0]) {
+	case "LOAD":
+		if len(args) != 2 {
+			return nil, lock.ReplyError("ERR wrong number of arguments for 'script|load' command")
+		}
+		if _, err := e.compile(args[1]); err != nil {
+			return nil, err
+		}
+		return sha1Hex(args[1]), nil
+	case "EXISTS":
+		out := make([]any, 0, len(args)-1)
+		for _, sha := range args[1:] {
+			_, ok := e.scripts[strings.ToLower(sha)]
+			out = append(out, map[bool]int64{false: 0, true: 1}[ok])
+		}
+		return out, nil
+	case "FLUSH":
+		e.scripts = map[string]*lua.FunctionProto{}
+		return "OK", nil
+	}
+	return nil, lock.ReplyError("ERR unknown subcommand '" + args[0] + "'")
+}
+
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD do.
+func (e *luaEngine) compile(src string) (*lua.FunctionProto, error) {
+	sha := sha1Hex(src)
+	if p, ok := e.scripts[sha]; ok {
+		return p, nil
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), "@user_script")
+	if err != nil {
+		return nil, lock.ReplyError("ERR Error compiling script (new function): " + oneLine(err.Error()))
+	}
+	p, err := lua.Compile(chunk, "@user_script")
+	if err != nil {
+		return nil, lock.ReplyError("ERR Error compiling script (new function): " + oneLine(err.Error()))
+	}
+	e.scripts[sha] = p
+	return p, nil
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// run executes a compiled script with KEYS and ARGV.
+func (e *luaEngine) run(p *lua.FunctionProto, keys, argv []string) (any, error) {
+	L := e.L
+	fill := func(t *lua.LTable, vals []string) {
+		for i := t.Len(); i > len(vals); i-- {
+			t.RawSetInt(i, lua.LNil)
+		}
+		for i, v := range vals {
+			t.RawSetInt(i+1, lua.LString(v))
+		}
+	}
+	fill(e.keys, keys)
+	fill(e.argv, argv)
+	L.SetTop(0)
+	L.Push(L.NewFunctionFromProto(p))
+	err := L.PCall(0, 1, nil)
+	defer L.SetTop(0)
+	if err != nil {
+		if ae, ok := err.(*lua.ApiError); ok {
+			if t, ok := ae.Object.(*lua.LTable); ok {
+				if msg, ok := t.RawGetString("err").(lua.LString); ok {
+					return nil, lock.ReplyError(string(msg))
+				}
+			}
+			return nil, lock.ReplyError("ERR user_script: " + oneLine(ae.Object.String()))
+		}
+		return nil, lock.ReplyError("ERR user_script: " + oneLine(err.Error()))
+	}
+	return luaToReply(L.Get(1))
+}
+
+// luaToReply converts a script's return value as Redis does: numbers are
+// truncated to integers, true is 1, false and nil are a nil reply, a table
+// with err or ok is an error or status reply, any other table is an array
+// up to its first nil.
+func luaToReply(v lua.LValue) (any, error) {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return int64(x), nil
+	case lua.LString:
+		return string(x), nil
+	case lua.LBool:
+		if x {
+			return int64(1), nil
+		}
+		return nil, nil
+	case *lua.LTable:
+		if s, ok := x.RawGetString("err").(lua.LString); ok {
+			return nil, lock.ReplyError(string(s))
+		}
+		if s, ok := x.RawGetString("ok").(lua.LString); ok {
+			return string(s), nil
+		}
+		var out []any
+		for i := 1; ; i++ {
+			el := x.RawGetInt(i)
+			if el == lua.LNil {
+				break
+			}
+			r, err := luaToReply(el)
+			if err != nil {
+				r = err // an error inside an array stays an element
+			}
+			out = append(out, r)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// call implements redis.call (raise=true) and redis.pcall: it runs the
+// command through miniredis (the node's hook sees it, as for any command)
+// and converts the reply to Lua as Redis does.
+func (e *luaEngine) call(L *lua.LState, raise bool) int {
+	top := L.GetTop()
+	if top == 0 {
+		L.RaiseError("Please specify at least one argument for this redis lib call")
+		return 0
+	}
+	args := make([]string, top)
+	for i := 1; i <= top; i++ {
+		switch a := L.Get(i).(type) {
+		case lua.LNumber:
+			args[i-1] = strconv.FormatFloat(float64(a), 'g', 17, 64)
+		case lua.LString:
+			args[i-1] = string(a)
+		default:
+			L.RaiseError("Lua redis lib command arguments must be strings or integers")
+			return 0
+		}
+	}
+	fail := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		if raise {
+			L.Error(t, 1)
+			return 0
+		}
+		L.Push(t)
+		return 1
+	}
+	switch strings.ToUpper(args[0]) {
+	case "EVAL", "EVALSHA", "SCRIPT", "WAIT", "SUBSCRIBE", "MULTI", "EXEC":
+		return fail("ERR This Redis command is not allowed from script")
+	}
+	e.buf.Reset()
+	e.n.m.Server().Dispatch(e.peer, args)
+	e.peer.Flush()
+	e.rd.Reset(&e.buf)
+	v, err := server.ParseReply(e.rd)
+	if err != nil {
+		return fail(err.Error())
+	}
+	L.Push(respToLua(L, v))
+	return 1
+}
+
+// respToLua converts a parsed reply to Lua as Redis does: integers are
+// numbers, bulk strings strings, a nil reply false, a status reply a table
+// {ok=...}, an array a table (with false for nil elements).
+func respToLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case nil:
+		return lua.LFalse
+	case int:
+		return lua.LNumber(x)
+	case string:
+		return lua.LString(x)
+	case server.Simple:
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(string(x)))
+		return t
+	case []any:
+		t := L.CreateTable(len(x), 0)
+		for i, el := range x {
+			t.RawSetInt(i+1, respToLua(L, el))
+		}
+		return t
+	}
+	return lua.LFalse
+}
+
+func luaErrorReply(L *lua.LState) int {
+	msg, ok := L.Get(1).(lua.LString)
+	if !ok {
+		L.RaiseError("wrong number or type of arguments")
+		return 0
+	}
+	s := strings.TrimPrefix(string(msg), "-")
+	if !strings.Contains(s, " ") {
+		s = "ERR " + s
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(s))
+	L.Push(t)
+	return 1
+}
+
+func luaStatusReply(L *lua.LState) int {
+	msg, ok := L.Get(1).(lua.LString)
+	if !ok {
+		L.RaiseError("wrong number or type of arguments")
+		return 0
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", msg)
+	L.Push(t)
+	return 1
+}
+
+func luaSHA1Hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.RaiseError("wrong number of arguments")
+		return 0
+	}
+	L.Push(lua.LString(sha1Hex(lua.LVAsString(L.Get(1)))))
+	return 1
+}
