@@ -27,7 +27,7 @@ race:
 # bench measures the simulator against the raw miniredis baseline in one run;
 # compare runs with benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 5 ./sim/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ | tee bench.txt
 
 # soak runs the long determinism sweep (not needed by CI).
 soak:
