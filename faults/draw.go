@@ -11,28 +11,29 @@ import (
 )
 
 // Rates describes random faults. Event rates are per minute of world time
-// (Poisson arrivals); link-fault probabilities hold for the whole run. Every
-// kind draws from its own stream of the world's seed, so raising one rate
-// does not move the faults drawn for the others.
+// and per target (Poisson arrivals); link-fault probabilities hold for the
+// whole run. Every kind and every target draws from its own stream of the
+// world's seed, so raising one rate, or adding a node or a client, does not
+// move the faults drawn for the others.
 type Rates struct {
-	// Failover is failovers per minute, over groups that have replicas.
+	// Failover is failovers per minute of each group that has replicas.
 	Failover float64
-	// Crash is node crashes per minute; each restarts after a draw from
-	// CrashDown (default fixed 1 s).
+	// Crash is crashes per minute of each node; each restarts after a draw
+	// from CrashDown (default fixed 1 s).
 	Crash     float64
 	CrashDown sim.Dist
-	// Pause is client pauses per minute, each lasting a draw from PauseFor
-	// (default uniform 0.5-5 s).
+	// Pause is pauses per minute of each client, each lasting a draw from
+	// PauseFor (default uniform 0.5-5 s).
 	Pause    float64
 	PauseFor sim.Dist
-	// ClockJump is clock jumps per minute on a random node or client, by a
+	// ClockJump is clock jumps per minute of each node and each client, by a
 	// draw from JumpBy (default uniform 1-10 s), forward or backward with
 	// equal odds.
 	ClockJump float64
 	JumpBy    sim.Dist
-	// Partition is partitions per minute isolating one random node or client
-	// from everything else for a draw from PartitionFor (default uniform
-	// 0.5-5 s).
+	// Partition is partitions per minute of each node and each client that
+	// isolate it from everything else for a draw from PartitionFor (default
+	// uniform 0.5-5 s).
 	Partition    float64
 	PartitionFor sim.Dist
 	// DriftPPM bounds a constant drift drawn uniformly in [-DriftPPM,
@@ -100,15 +101,13 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 		return nil, fmt.Errorf("faults: Draw: duration %v must be positive", dur)
 	}
 	nodes, clients := w.Nodes(), w.Clients()
-	var replicated []string
-	for _, g := range w.Groups() {
-		grp, _ := w.Group(g)
-		if grp.Size() > 1 {
-			replicated = append(replicated, g)
-		}
-	}
+	all := append(append([]string{}, nodes...), clients...)
+	isNode := func(name string) bool { _, err := w.Node(name); return err == nil }
 	var s Schedule
 
+	// Every target draws from its own stream per kind ("faults/crash/m1"), so
+	// adding a node or a client adds its faults and moves nobody else's.
+	stream := func(kind, target string) *rand.Rand { return w.Rand("faults/" + kind + "/" + target) }
 	// arrivals returns Poisson arrival times in [0, dur) for a per-minute rate.
 	arrivals := func(rng *rand.Rand, perMinute float64) []time.Duration {
 		var out []time.Duration
@@ -121,73 +120,68 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 		}
 		return out
 	}
-	pick := func(rng *rand.Rand, from []string) string { return from[rng.IntN(len(from))] }
 
-	if len(replicated) > 0 {
-		rng := w.Rand("faults/failover")
+	for _, g := range w.Groups() {
+		if grp, _ := w.Group(g); grp.Size() < 2 {
+			continue
+		}
+		rng := stream("failover", g)
 		for _, t := range arrivals(rng, r.Failover) {
-			s = append(s, Failover{At: t, Group: pick(rng, replicated)})
+			s = append(s, Failover{At: t, Group: g})
 		}
 	}
-	if len(nodes) > 0 {
-		rng := w.Rand("faults/crash")
-		down := orDefault(r.CrashDown, sim.Fixed(time.Second))
+	down := orDefault(r.CrashDown, sim.Fixed(time.Second))
+	for _, n := range nodes {
+		rng := stream("crash", n)
 		for _, t := range arrivals(rng, r.Crash) {
-			s = append(s, Crash{At: t, Node: pick(rng, nodes), Down: down.Sample(rng)})
+			s = append(s, Crash{At: t, Node: n, Down: down.Sample(rng)})
 		}
 	}
-	if len(clients) > 0 {
-		rng := w.Rand("faults/pause")
-		d := orDefault(r.PauseFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	pauseFor := orDefault(r.PauseFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	for _, c := range clients {
+		rng := stream("pause", c)
 		for _, t := range arrivals(rng, r.Pause) {
-			s = append(s, Pause{At: t, Client: pick(rng, clients), For: d.Sample(rng)})
+			s = append(s, Pause{At: t, Client: c, For: pauseFor.Sample(rng)})
 		}
 	}
-	all := append(append([]string{}, nodes...), clients...)
-	isNode := func(name string) bool { _, err := w.Node(name); return err == nil }
-	if len(all) > 0 {
-		rng := w.Rand("faults/clock-jump")
-		d := orDefault(r.JumpBy, sim.Uniform(time.Second, 10*time.Second))
+	jumpBy := orDefault(r.JumpBy, sim.Uniform(time.Second, 10*time.Second))
+	partFor := orDefault(r.PartitionFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	for _, e := range all {
+		rng := stream("clock-jump", e)
 		for _, t := range arrivals(rng, r.ClockJump) {
-			target, by := pick(rng, all), d.Sample(rng)
+			by := jumpBy.Sample(rng)
 			if rng.IntN(2) == 0 {
 				by = -by
 			}
 			f := ClockJump{At: t, By: by}
-			if isNode(target) {
-				f.Node = target
+			if isNode(e) {
+				f.Node = e
 			} else {
-				f.Client = target
+				f.Client = e
 			}
 			s = append(s, f)
 		}
-		rng = w.Rand("faults/partition")
-		d = orDefault(r.PartitionFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
-		for _, t := range arrivals(rng, r.Partition) {
-			victim := pick(rng, all)
-			var rest []string
-			for _, e := range all {
-				if e != victim {
-					rest = append(rest, e)
+		if len(all) > 1 {
+			rng = stream("partition", e)
+			for _, t := range arrivals(rng, r.Partition) {
+				var rest []string
+				for _, o := range all {
+					if o != e {
+						rest = append(rest, o)
+					}
 				}
+				s = append(s, Partition{From: t, Until: t + max(partFor.Sample(rng), 1), A: []string{e}, B: rest})
 			}
-			if len(rest) == 0 {
-				continue
-			}
-			s = append(s, Partition{From: t, Until: t + max(d.Sample(rng), 1), A: []string{victim}, B: rest})
 		}
 		if r.DriftPPM > 0 {
-			rng = w.Rand("faults/drift")
-			for _, e := range all {
-				ppm := rng.Int64N(2*r.DriftPPM+1) - r.DriftPPM
-				f := ClockDrift{PPM: ppm}
-				if isNode(e) {
-					f.Node = e
-				} else {
-					f.Client = e
-				}
-				s = append(s, f)
+			ppm := stream("drift", e).Int64N(2*r.DriftPPM+1) - r.DriftPPM
+			f := ClockDrift{PPM: ppm}
+			if isNode(e) {
+				f.Node = e
+			} else {
+				f.Client = e
 			}
+			s = append(s, f)
 		}
 	}
 	for _, lf := range []LinkFault{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -381,5 +382,36 @@ func TestScheduleWithAOneSidedPartitionMemberDoesNotHalfApply(t *testing.T) {
 	check(t, w.Run(2*time.Second))
 	if !node(t, w, "m1").Up() {
 		t.Errorf("the schedule was rejected, yet its first fault crashed m1")
+	}
+}
+
+// TestDrawKeepsEachTargetOnItsOwnStream: adding a client (and a node) adds
+// their faults and leaves every fault drawn for the existing targets as it
+// was, because each target draws from its own stream.
+func TestDrawKeepsEachTargetOnItsOwnStream(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rates := faults.Rates{Crash: 2, Pause: 2, ClockJump: 2, Failover: 1, DriftPPM: 100}
+	w1 := topology(t, 5)
+	defer w1.Close()
+	s1, err := faults.Draw(w1, rates, 10*time.Minute)
+	check(t, err)
+	w2 := topology(t, 5)
+	defer w2.Close()
+	check(t, err1(w2.AddClient(sim.ClientConfig{Name: "c3"})))
+	check(t, err1(w2.AddNode(sim.NodeConfig{Name: "m3"})))
+	s2, err := faults.Draw(w2, rates, 10*time.Minute)
+	check(t, err)
+	var kept []string
+	isNew := regexp.MustCompile(`\b(c3|m3)\b`) // "1m30s" is not m3
+	for _, n := range names(s2) {
+		if !isNew.MatchString(n) {
+			kept = append(kept, n)
+		}
+	}
+	if !slices.Equal(names(s1), kept) {
+		t.Errorf("adding c3 and m3 moved other targets' faults:\n%s\n---\n%s", strings.Join(names(s1), "\n"), strings.Join(kept, "\n"))
+	}
+	if len(kept) == len(names(s2)) {
+		t.Error("the new client and node drew no faults at all")
 	}
 }
