@@ -57,6 +57,11 @@ type Runtime interface {
 	AfterFunc(d time.Duration, f func()) Timer
 	// Go runs f as a new task. name labels it in traces.
 	Go(name string, f func())
+	// Parallel runs every f as its own task and returns when all have
+	// returned: a fork and join, for algorithms that talk to several nodes at
+	// once (RedLock). Lock code has no other way to wait for tasks, since it
+	// may not use channels or select.
+	Parallel(fs ...func())
 	// NewID returns an identifier unique to this runtime's process, used for
 	// client ids and request ids.
 	NewID() string

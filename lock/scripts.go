@@ -21,7 +21,3 @@ func mustScript(name string) *Script {
 var (
 	simpleRelease = mustScript("simple_release")
 )
-
-// ReentrantAcquire is the reentrant lock's acquire script (Redisson's
-// tryLockInner semantics): KEYS[1] lock, ARGV[1] lease ms, ARGV[2] holder.
-var ReentrantAcquire = mustScript("reentrant_acquire")

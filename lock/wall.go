@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 	"time"
 )
 
@@ -33,6 +34,19 @@ func (WallRuntime) AfterFunc(d time.Duration, f func()) Timer { return time.Afte
 
 // Go implements Runtime.
 func (WallRuntime) Go(_ string, f func()) { go f() }
+
+// Parallel implements Runtime.
+func (WallRuntime) Parallel(fs ...func()) {
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	wg.Wait()
+}
 
 // NewID implements Runtime.
 func (WallRuntime) NewID() string {

@@ -509,6 +509,28 @@ func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
 
 func (r clientRuntime) Go(name string, f func()) { r.c.Go(name, f) }
 
+// Parallel runs each f as a process of the client and parks the caller
+// until the last one returns (it wakes the caller).
+func (r clientRuntime) Parallel(fs ...func()) {
+	if len(fs) == 0 {
+		return
+	}
+	w := r.c.w
+	wt := w.newWaiter("Parallel")
+	left := len(fs)
+	for i, f := range fs {
+		r.c.Go(fmt.Sprintf("parallel-%d", i), func() {
+			defer func() {
+				if left--; left == 0 {
+					wt.wake(nil)
+				}
+			}()
+			f()
+		})
+	}
+	wt.wait()
+}
+
 func (r clientRuntime) NewID() string {
 	return fmt.Sprintf("%s-%08x", r.c.name, r.c.idRNG.Uint32())
 }

@@ -1,0 +1,475 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// More errors of the reentrant locks. Compare with errors.Is.
+var (
+	// ErrWaitTimeout: the wait time passed before the lock could be taken.
+	ErrWaitTimeout = errors.New("lock: wait timed out")
+	// ErrNotLocked: the lock does not exist (for TTL).
+	ErrNotLocked = errors.New("lock: not locked")
+	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
+	// lock was released again rather than trusted.
+	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
+	// ErrLockLost: the watchdog found the lock gone or held by someone else;
+	// it is passed to Options.OnLost.
+	ErrLockLost = errors.New("lock: lock lost")
+)
+
+// Messages published on a lock's channel, as Redisson publishes them.
+const (
+	unlockMessage     = "0"
+	readUnlockMessage = "1"
+)
+
+// Scripts of the reentrant and fenced locks.
+var (
+	// ReentrantAcquire is the reentrant lock's acquire script: KEYS[1] lock,
+	// ARGV[1] lease ms, ARGV[2] holder field (and optionally KEYS[2] latch,
+	// ARGV[3] request id, ARGV[4] latch TTL ms for an idempotent acquire).
+	ReentrantAcquire = mustScript("reentrant_acquire")
+	// ReentrantUnlock is the reentrant lock's unlock script.
+	ReentrantUnlock = mustScript("reentrant_unlock")
+	// ReentrantRenew is the watchdog's renewal script.
+	ReentrantRenew = mustScript("reentrant_renew")
+	// ReentrantForceUnlock deletes a lock whoever holds it.
+	ReentrantForceUnlock = mustScript("reentrant_force_unlock")
+	// FencedAcquire is the fenced lock's acquire script.
+	FencedAcquire = mustScript("fenced_acquire")
+)
+
+// Options configures a Client. The zero value is Redisson's defaults with
+// the unlock latch on.
+type Options struct {
+	// ID names this client in lock fields ("<ID>:<owner>"), as Redisson's
+	// connection manager id does. Default: a fresh id from the Runtime.
+	ID string
+	// WatchdogTimeout is the lease of a lock taken without an explicit lease;
+	// the watchdog renews it every third of it while held. Default 30 s
+	// (Redisson's lockWatchdogTimeout).
+	WatchdogTimeout time.Duration
+	// DisableUnlockLatch turns the unlock latch off: a retried unlock whose
+	// first attempt was applied then answers "not held", as before Redisson
+	// 3.24.1 (issue 4871).
+	DisableUnlockLatch bool
+	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
+	// must cover the connection's whole retry window (go-redis defaults:
+	// 4 attempts of 3 s plus backoff). Default 30 s.
+	LatchTTL time.Duration
+	// IdempotentAcquire makes a retried acquire request count once, so that
+	// a client library's automatic retry cannot raise the hold count to 2.
+	// Redisson has no such option.
+	IdempotentAcquire bool
+	// SyncReplicas, when positive, makes every first acquisition issue
+	// WAIT SyncReplicas SyncTimeout and release the lock again, failing with
+	// ErrNotSynced, when no replica acknowledged (Redisson's
+	// checkLockSyncedSlaves). Default 0: off.
+	SyncReplicas int
+	// SyncTimeout bounds the WAIT. Default 1 s.
+	SyncTimeout time.Duration
+	// OnLost is called (from the watchdog's task) when renewal finds that a
+	// holder no longer holds its lock: it expired, was force-unlocked, or
+	// was lost in a failover. Unlike Redisson, which stops renewing silently.
+	OnLost func(name, owner string)
+	// OnRenewError is called when a renewal fails without an answer (the
+	// watchdog keeps renewing). Redisson logs such errors and stops.
+	OnRenewError func(name, owner string, err error)
+}
+
+// Client is one process's handle on the reentrant lock family. Its id, with
+// an owner name, identifies a holder: reentrancy is per owner.
+//
+// Go has no thread ids, so where Redisson uses the calling thread, every
+// call here takes an explicit owner: any string that names the unit of work
+// that holds the lock within this client (a goroutine, a request, a job id).
+// Acquires by the same owner nest and need as many unlocks; a different
+// owner of the same client is a different holder.
+type Client struct {
+	conn Conn
+	rt   Runtime
+	opts Options
+
+	mu       sync.Mutex // guards renewals and leases; never held across a Redis call
+	renewals map[string]*renewal
+	leases   map[string]int64
+}
+
+// New returns a Client that reaches Redis through conn and lives in rt.
+func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
+	if conn == nil || rt == nil {
+		return nil, errors.New("lock: New: nil conn or runtime")
+	}
+	if opts.WatchdogTimeout < 0 || opts.LatchTTL < 0 || opts.SyncTimeout < 0 || opts.SyncReplicas < 0 {
+		return nil, fmt.Errorf("lock: New: negative duration or count in options %+v", opts)
+	}
+	if opts.WatchdogTimeout == 0 {
+		opts.WatchdogTimeout = 30 * time.Second
+	}
+	if opts.WatchdogTimeout < 3*time.Millisecond {
+		return nil, fmt.Errorf("lock: New: watchdog timeout %v below 3ms", opts.WatchdogTimeout)
+	}
+	if opts.LatchTTL == 0 {
+		opts.LatchTTL = 30 * time.Second
+	}
+	if opts.SyncTimeout == 0 {
+		opts.SyncTimeout = time.Second
+	}
+	if opts.ID == "" {
+		opts.ID = rt.NewID()
+	}
+	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}}, nil
+}
+
+// ID is the client's id, the first half of its holder fields.
+func (c *Client) ID() string { return c.opts.ID }
+
+// Lock returns the reentrant lock named name (RedissonLock).
+func (c *Client) Lock(name string) *Lock { return &Lock{c: c, name: name} }
+
+// FencedLock returns the fenced lock named name (RedissonFencedLock).
+func (c *Client) FencedLock(name string) *FencedLock {
+	return &FencedLock{l: Lock{c: c, name: name, fenced: true}}
+}
+
+// Lock is a reentrant lease lock: a Redis hash named after the lock, one
+// field per holder with its hold count, and the lease as the key's TTL.
+// Waiters block on the lock's pub/sub channel, not by polling.
+type Lock struct {
+	c      *Client
+	name   string
+	fenced bool
+}
+
+// Name is the lock's Redis key.
+func (l *Lock) Name() string { return l.name }
+
+// Channel is the pub/sub channel on which releases are announced.
+func (l *Lock) Channel() string { return "redisson_lock__channel:{" + l.name + "}" }
+
+func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
+
+func (l *Lock) tokenKey() string { return "{" + l.name + "}:token" }
+
+func (l *Lock) latchKey(kind, req string) string {
+	return "redisson_" + kind + "_latch:{" + l.name + "}:" + req
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// Lock blocks until owner holds the lock, with the watchdog keeping it.
+func (l *Lock) Lock(ctx context.Context, owner string) error {
+	_, err := l.acquire(ctx, owner, -1, 0)
+	return err
+}
+
+// LockWithLease blocks until owner holds the lock for lease (no watchdog:
+// the lock expires after lease unless unlocked).
+func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", l.name, lease)
+	}
+	_, err := l.acquire(ctx, owner, -1, lease)
+	return err
+}
+
+// TryLock tries once; the watchdog keeps the lock. It returns ErrNotAcquired
+// when another holder has it.
+func (l *Lock) TryLock(ctx context.Context, owner string) error {
+	_, err := l.acquire(ctx, owner, 0, 0)
+	return err
+}
+
+// TryLockFor tries for up to wait, then holds the lock for lease (0: the
+// watchdog keeps it). It returns ErrWaitTimeout when wait passed first.
+func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
+	if wait < 0 || lease < 0 {
+		return fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", l.name, wait, lease)
+	}
+	_, err := l.acquire(ctx, owner, wait, lease)
+	if errors.Is(err, ErrNotAcquired) {
+		return ErrWaitTimeout
+	}
+	return err
+}
+
+// acquire is the common path: try, and while wait allows, wait on the
+// lock's channel (or the holder's TTL) and try again. wait < 0 is forever,
+// 0 is a single try. lease 0 means the watchdog. It returns the fencing
+// token for a fenced lock.
+func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
+	return l.c.acquireWaiting(ctx, l.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+		return l.try(ctx, owner, lease)
+	})
+}
+
+// acquireWaiting runs try, and while wait allows (< 0: forever, 0: one try)
+// waits for a message on channel or for the TTL try returned, whichever comes
+// first, and tries again. try returns ttl < 0 when it acquired, with a
+// token for fenced locks. The subscription is made only after a failed try,
+// as Redisson does, and closed on return.
+func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
+	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
+	start := c.rt.Now()
+	ttl, token, err := try(ctx)
+	if err != nil || ttl < 0 {
+		return token, err
+	}
+	if wait == 0 {
+		return 0, ErrNotAcquired
+	}
+	sub, err := c.conn.Subscribe(ctx, channel)
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Close()
+	for {
+		ttl, token, err = try(ctx)
+		if err != nil || ttl < 0 {
+			return token, err
+		}
+		d := ttl
+		if wait > 0 {
+			left := wait - c.rt.Now().Sub(start)
+			if left <= 0 {
+				return 0, ErrNotAcquired
+			}
+			d = min(d, left)
+		}
+		if _, _, err := sub.Next(ctx, d); err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			// The subscription broke (its node went away): fall back to
+			// waiting out the holder's TTL.
+			if err := c.rt.Sleep(ctx, d); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+// try runs the acquire script once. ttl < 0 means acquired; otherwise it is
+// the other holder's remaining lease.
+func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+	c := l.c
+	leaseMs := ms(lease)
+	if lease == 0 {
+		leaseMs = ms(c.opts.WatchdogTimeout)
+	}
+	keys := []string{l.name}
+	if l.fenced {
+		keys = append(keys, l.tokenKey())
+	}
+	args := []any{leaseMs, l.field(owner)}
+	if c.opts.IdempotentAcquire {
+		keys = append(keys, l.latchKey("acquire", c.rt.NewID()))
+		args = append(args, "1", ms(c.opts.LatchTTL))
+	}
+	script := ReentrantAcquire
+	if l.fenced {
+		script = FencedAcquire
+	}
+	v, err := c.conn.Eval(ctx, script, keys, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	ttlMs, acquired := int64(-1), v == nil
+	if l.fenced {
+		pair, ok := v.([]any)
+		if !ok || len(pair) != 2 {
+			return 0, 0, fmt.Errorf("lock: %s: unexpected fenced acquire reply %v", l.name, v)
+		}
+		ttlMs, _ = pair[0].(int64)
+		token, _ = pair[1].(int64)
+		acquired = ttlMs == -1
+	} else if !acquired {
+		ttlMs, _ = v.(int64)
+	}
+	if !acquired {
+		if ttlMs < 0 { // a key without TTL (set by hand): retry after a beat
+			ttlMs = 100
+		}
+		return time.Duration(ttlMs) * time.Millisecond, 0, nil
+	}
+	if c.opts.SyncReplicas > 0 {
+		if err := l.checkSynced(ctx, owner, leaseMs); err != nil {
+			return 0, 0, err
+		}
+	}
+	if lease == 0 {
+		c.startRenewal(l, owner)
+	}
+	c.setLease(l, owner, leaseMs)
+	return -1, token, nil
+}
+
+// checkSynced waits for replicas to acknowledge the acquire, and releases
+// the hold it just took when none did.
+func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs int64) error {
+	c := l.c
+	v, err := c.conn.Do(ctx, "WAIT", c.opts.SyncReplicas, ms(c.opts.SyncTimeout))
+	if n, ok := v.(int64); err == nil && ok && n > 0 {
+		return nil
+	}
+	_, _ = c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), ""}, unlockMessage, leaseMs, l.field(owner), 0, "0")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotSynced, err)
+	}
+	return ErrNotSynced
+}
+
+// Unlock releases one hold of owner's. It returns ErrNotHeld when owner
+// does not hold the lock (it expired, was never taken, or another holder has
+// it), and an error for which IsUnknown is true when the outcome is unknown.
+func (l *Lock) Unlock(ctx context.Context, owner string) error {
+	c := l.c
+	latch := "1"
+	if c.opts.DisableUnlockLatch {
+		latch = "0"
+	}
+	v, err := c.conn.Eval(ctx, ReentrantUnlock,
+		[]string{l.name, l.Channel(), l.latchKey("unlock", c.rt.NewID())},
+		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), latch)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		c.stopRenewal(l, owner)
+		return ErrNotHeld
+	}
+	if n, _ := v.(int64); n == 1 {
+		c.stopRenewal(l, owner)
+	}
+	return nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
+// reports whether there was a lock to delete.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	v, err := l.c.conn.Eval(ctx, ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
+}
+
+// IsLocked reports whether anyone holds the lock.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	v, err := l.c.conn.Do(ctx, "EXISTS", l.name)
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// IsHeldBy reports whether owner (of this client) holds the lock.
+func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	v, err := l.c.conn.Do(ctx, "HEXISTS", l.name, l.field(owner))
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// HoldCount is how many holds owner has (0 when it holds none).
+func (l *Lock) HoldCount(ctx context.Context, owner string) (int, error) {
+	v, err := l.c.conn.Do(ctx, "HGET", l.name, l.field(owner))
+	if err != nil || v == nil {
+		return 0, err
+	}
+	s, _ := v.(string)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("lock: %s: hold count %q: %w", l.name, s, err)
+	}
+	return n, nil
+}
+
+// TTL is the lock's remaining lease as the node sees it; ErrNotLocked when
+// nobody holds it.
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	v, err := l.c.conn.Do(ctx, "PTTL", l.name)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := v.(int64)
+	if n == -2 {
+		return 0, ErrNotLocked
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// FencedLock is a reentrant lock whose every acquisition also returns a
+// fencing token from a counter that only grows (RedissonFencedLock). A
+// resource that rejects tokens lower than the highest it has seen is safe
+// from a holder that lost the lock without knowing.
+type FencedLock struct{ l Lock }
+
+// Lock blocks until owner holds the lock (watchdog) and returns its token.
+func (f *FencedLock) Lock(ctx context.Context, owner string) (int64, error) {
+	return f.l.acquire(ctx, owner, -1, 0)
+}
+
+// LockWithLease blocks until owner holds the lock for lease; returns the token.
+func (f *FencedLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) (int64, error) {
+	if lease <= 0 {
+		return 0, fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", f.l.name, lease)
+	}
+	return f.l.acquire(ctx, owner, -1, lease)
+}
+
+// TryLock tries once (watchdog); ErrNotAcquired when held by another.
+func (f *FencedLock) TryLock(ctx context.Context, owner string) (int64, error) {
+	return f.l.acquire(ctx, owner, 0, 0)
+}
+
+// TryLockFor tries for up to wait and holds for lease (0: watchdog).
+func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
+	if wait < 0 || lease < 0 {
+		return 0, fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", f.l.name, wait, lease)
+	}
+	t, err := f.l.acquire(ctx, owner, wait, lease)
+	if errors.Is(err, ErrNotAcquired) {
+		return 0, ErrWaitTimeout
+	}
+	return t, err
+}
+
+// Token is the highest token issued so far (0 before the first).
+func (f *FencedLock) Token(ctx context.Context) (int64, error) {
+	v, err := f.l.c.conn.Do(ctx, "GET", f.l.tokenKey())
+	if err != nil || v == nil {
+		return 0, err
+	}
+	s, _ := v.(string)
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// Name is the lock's Redis key.
+func (f *FencedLock) Name() string { return f.l.name }
+
+// Unlock releases one hold of owner's; see Lock.Unlock.
+func (f *FencedLock) Unlock(ctx context.Context, owner string) error { return f.l.Unlock(ctx, owner) }
+
+// ForceUnlock deletes the lock whoever holds it; see Lock.ForceUnlock.
+func (f *FencedLock) ForceUnlock(ctx context.Context) (bool, error) { return f.l.ForceUnlock(ctx) }
+
+// IsLocked reports whether anyone holds the lock.
+func (f *FencedLock) IsLocked(ctx context.Context) (bool, error) { return f.l.IsLocked(ctx) }
+
+// IsHeldBy reports whether owner holds the lock.
+func (f *FencedLock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	return f.l.IsHeldBy(ctx, owner)
+}
+
+// HoldCount is how many holds owner has.
+func (f *FencedLock) HoldCount(ctx context.Context, owner string) (int, error) {
+	return f.l.HoldCount(ctx, owner)
+}
+
+// TTL is the lock's remaining lease; see Lock.TTL.
+func (f *FencedLock) TTL(ctx context.Context) (time.Duration, error) { return f.l.TTL(ctx) }

@@ -1,0 +1,117 @@
+package lock
+
+import "context"
+
+// renewal is the watchdog of one holder (a lock key and an owner, or any
+// other holder key) that took a lock without a lease: every
+// WatchdogTimeout/3 it runs renew, until the final unlock stops it, or until
+// renew reports the lock no longer held.
+type renewal struct {
+	key, name, owner string
+	renew            func(ctx context.Context) (held bool, err error)
+	timer            Timer
+	stopped          bool
+}
+
+func holderKey(l *Lock, owner string) string { return l.name + "\x00" + owner }
+
+// startRenewal starts the watchdog for a holder unless it runs already
+// (a reentrant acquire).
+func (c *Client) startRenewal(l *Lock, owner string) {
+	field := l.field(owner)
+	c.StartWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
+		v, err := c.conn.Eval(ctx, ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
+		n, _ := v.(int64)
+		return n == 1, err
+	})
+}
+
+// StartWatchdog starts renewing the holder identified by key (unique per
+// lock and owner) with renew, unless a watchdog for key runs already. For
+// lock kinds built on this Client (read-write locks, RedLock); OnLost and
+// OnRenewError report with name and owner.
+func (c *Client) StartWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
+	c.mu.Lock()
+	if _, ok := c.renewals[key]; ok {
+		c.mu.Unlock()
+		return
+	}
+	r := &renewal{key: key, name: name, owner: owner, renew: renew}
+	c.renewals[key] = r
+	c.mu.Unlock()
+	c.scheduleRenewal(r)
+}
+
+func (c *Client) scheduleRenewal(r *renewal) {
+	t := c.rt.AfterFunc(c.opts.WatchdogTimeout/3, func() { c.renewOnce(r) })
+	c.mu.Lock()
+	r.timer = t
+	c.mu.Unlock()
+}
+
+func (c *Client) renewOnce(r *renewal) {
+	c.mu.Lock()
+	stopped := r.stopped
+	c.mu.Unlock()
+	if stopped {
+		return
+	}
+	held, err := r.renew(context.Background())
+	c.mu.Lock()
+	stopped = r.stopped
+	c.mu.Unlock()
+	if stopped {
+		return // unlocked while the renewal was in flight
+	}
+	switch {
+	case err != nil:
+		if c.opts.OnRenewError != nil {
+			c.opts.OnRenewError(r.name, r.owner, err)
+		}
+		c.scheduleRenewal(r)
+	case held:
+		c.scheduleRenewal(r)
+	default:
+		c.StopWatchdog(r.key)
+		if c.opts.OnLost != nil {
+			c.opts.OnLost(r.name, r.owner)
+		}
+	}
+}
+
+// stopRenewal ends a holder's watchdog, if any.
+func (c *Client) stopRenewal(l *Lock, owner string) { c.StopWatchdog(holderKey(l, owner)) }
+
+// StopWatchdog ends the watchdog started under key, if any.
+func (c *Client) StopWatchdog(k string) {
+	c.mu.Lock()
+	r, ok := c.renewals[k]
+	if ok {
+		delete(c.renewals, k)
+		r.stopped = true
+	}
+	c.mu.Unlock()
+	if ok && r.timer != nil {
+		r.timer.Stop()
+	}
+}
+
+// setLease remembers the lease of a holder's last acquire: unlocks that
+// leave holds re-apply it, as Redisson's internalLockLeaseTime.
+func (c *Client) setLease(l *Lock, owner string, leaseMs int64) {
+	c.mu.Lock()
+	if c.leases == nil {
+		c.leases = map[string]int64{}
+	}
+	c.leases[holderKey(l, owner)] = leaseMs
+	c.mu.Unlock()
+}
+
+func (c *Client) lease(l *Lock, owner string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.leases[holderKey(l, owner)]; ok {
+		return v
+	}
+	return ms(c.opts.WatchdogTimeout)
+}
