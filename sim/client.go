@@ -85,6 +85,7 @@ type Client struct {
 	pausedUntil time.Duration
 	latRNG      *rand.Rand
 	retryRNG    *rand.Rand
+	conns       map[string]int // node -> current connection number
 	idRNG       *rand.Rand
 }
 
@@ -117,6 +118,7 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 		latRNG:   w.Rand("net-lat/" + cfg.Name),
 		retryRNG: w.Rand("retry/" + cfg.Name),
 		idRNG:    w.Rand("ids/" + cfg.Name),
+		conns:    map[string]int{},
 	}
 	w.clients[cfg.Name] = c
 	w.order = append(w.order, cfg.Name)
@@ -236,12 +238,13 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, handle fu
 		}
 		wt := w.newWaiter("Conn")
 		node := g.master
-		c.send(msgRequest, node, what, func() {
+		conn := c.conns[node.name]
+		c.sendOn(msgRequest, node, conn, what, func() {
 			if !node.up {
 				return
 			}
 			handle(node, func(v any, err error) {
-				c.send(msgReply, node, what, func() { wt.wake(replyMsg{v, err}) })
+				c.sendOn(msgReply, node, conn, what, func() { wt.wake(replyMsg{v, err}) })
 			})
 		})
 		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
@@ -250,12 +253,20 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, handle fu
 		if r, ok := res.(replyMsg); ok {
 			return r.v, r.err
 		}
+		// The connection is abandoned, as go-redis discards one whose read
+		// timed out; the request may still be applied, its reply is lost.
+		c.conns[node.name]++
 	}
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
 }
 
 func (c *Client) send(kind msgKind, node *Node, what string, deliver func()) {
-	c.w.net.send(kind, c.name, node.name, c.cfg.Latency.Sample(c.latRNG), what, deliver)
+	c.sendOn(kind, node, c.conns[node.name], what, deliver)
+}
+
+// sendOn sends on connection number conn to node.
+func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, deliver func()) {
+	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, deliver)
 }
 
 // handleCommand runs a client command at the node.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -151,8 +152,11 @@ const (
 )
 
 // Network carries messages between clients and nodes, and the replication
-// streams between nodes. Each directional link is FIFO, like the TCP
-// connection it models: a delayed message delays those behind it.
+// streams between nodes. Each connection is FIFO in each direction, like
+// the TCP connection it models: a delayed message delays those behind it.
+// A client opens a new connection after a timeout (go-redis discards a
+// connection whose read timed out), so a retry is not queued behind the
+// request it replaces and may overtake it.
 type Network struct {
 	w          *World
 	rules      []*Rule
@@ -255,14 +259,16 @@ func (n *Network) rng(link string) *rand.Rand {
 }
 
 // send carries one message from -> to after latency lat, applying active
-// rules; deliver runs at the receiver. A dropped message is recorded as a
-// fault event.
-func (n *Network) send(kind msgKind, client, node string, lat time.Duration, what string, deliver func()) {
+// rules; deliver runs at the receiver. conn numbers the client's connection
+// to the node: each connection is FIFO on its own. A dropped message is
+// recorded as a fault event.
+func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, deliver func()) {
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
 	}
 	link := from + ">" + to
+	fifo := link + "#" + strconv.Itoa(conn)
 	if n.cut(from, to) {
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
@@ -296,8 +302,8 @@ func (n *Network) send(kind msgKind, client, node string, lat time.Duration, wha
 		}
 	}
 	deliverAt := func(lat time.Duration) {
-		due := max(n.w.now+lat, n.lastDue[link])
-		n.lastDue[link] = due
+		due := max(n.w.now+lat, n.lastDue[fifo])
+		n.lastDue[fifo] = due
 		n.w.schedule(due, func() {
 			if n.cut(from, to) {
 				n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
