@@ -1,0 +1,89 @@
+package lock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/lock"
+)
+
+// benchClient connects to the named backend; ok is false when it is not
+// available (redis-server not installed).
+func benchClient(b *testing.B, backend string) *redis.Client {
+	var addr string
+	switch backend {
+	case "miniredis":
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(m.Close)
+		addr = m.Addr()
+	default:
+		addr = redistest.Start(b).Addr
+	}
+	rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+	b.Cleanup(func() { _ = rc.Close() })
+	return rc
+}
+
+// BenchmarkPairs measures lock+unlock pairs, one goroutine, on miniredis and
+// on a real redis-server: the ceiling (raw EVALSHA of the acquire and
+// unlock scripts through go-redis) next to Lock and SimpleLock.
+func BenchmarkPairs(b *testing.B) {
+	for _, backend := range []string{"miniredis", "redis-server"} {
+		b.Run(backend+"/raw-evalsha", func(b *testing.B) {
+			rc := benchClient(b, backend)
+			ctx := context.Background()
+			acq, unl := redis.NewScript(lock.ReentrantAcquire.Src), redis.NewScript(lock.ReentrantUnlock.Src)
+			for i := 0; i < b.N; i++ {
+				if err := acq.Run(ctx, rc, []string{"lk"}, 30000, "c:o").Err(); err != nil && err != redis.Nil {
+					b.Fatal(err)
+				}
+				if err := unl.Run(ctx, rc, []string{"lk", "ch", fmt.Sprintf("latch:%d", i)}, "0", 30000, "c:o", 30000, "1").Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(backend+"/Lock", func(b *testing.B) {
+			rc := benchClient(b, backend)
+			ctx := context.Background()
+			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := lc.Lock("lk")
+			for i := 0; i < b.N; i++ {
+				if err := l.LockWithLease(ctx, "o", 30*time.Second); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Unlock(ctx, "o"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(backend+"/SimpleLock", func(b *testing.B) {
+			rc := benchClient(b, backend)
+			ctx := context.Background()
+			l, err := lock.NewSimpleLock(lock.NewRedisConn(rc), lock.WallRuntime{}, "slk", lock.SimpleOptions{TTL: 30 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				le, err := l.TryLock(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Unlock(ctx, le); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
