@@ -408,3 +408,49 @@ func TestBadOptions(t *testing.T) {
 		t.Error("nil conn accepted")
 	}
 }
+
+// TestSimpleLockReleaseAfterExpiry: c1's lease expires while it works, c2
+// takes the lock, then c1 releases. A plain DEL deletes c2's lock (the
+// known-bad control); compare-and-delete refuses with ErrNotHeld and c2's
+// lock survives.
+func TestSimpleLockReleaseAfterExpiry(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, unsafe := range []bool{true, false} {
+		wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+		simple := func(name string) *lock.SimpleLock {
+			conn, _ := wd.cs[name].Conn("m1")
+			l, err := lock.NewSimpleLock(conn, wd.cs[name].Runtime(), "slk", lock.SimpleOptions{TTL: time.Second, UnsafeDelRelease: unsafe})
+			must(t, err)
+			return l
+		}
+		l1, l2 := simple("c1"), simple("c2")
+		var releaseErr error
+		var c2Token, keyAfter string
+		wd.cs["c1"].Go("holder", func() {
+			ctx := context.Background()
+			le, err := l1.TryLock(ctx)
+			must(t, err)
+			_ = wd.cs["c1"].Runtime().Sleep(ctx, 2*time.Second) // works past its 1 s lease
+			releaseErr = l1.Unlock(ctx, le)
+		})
+		wd.cs["c2"].Go("next", func() {
+			ctx := context.Background()
+			_ = wd.cs["c2"].Runtime().Sleep(ctx, 1500*time.Millisecond)
+			le, err := l2.TryLock(ctx)
+			must(t, err)
+			c2Token = le.Token
+			_ = wd.cs["c2"].Runtime().Sleep(ctx, time.Second)
+			conn, _ := wd.cs["c2"].Conn("m1")
+			v, _ := conn.Do(ctx, "GET", "slk")
+			keyAfter, _ = v.(string)
+		})
+		wd.run(time.Minute)
+		if unsafe {
+			if releaseErr != nil || keyAfter != "" {
+				t.Errorf("plain DEL: release err %v, key after %q; want c2's lock deleted", releaseErr, keyAfter)
+			}
+		} else if !errors.Is(releaseErr, lock.ErrNotHeld) || keyAfter != c2Token {
+			t.Errorf("compare-and-delete: release err %v, key after %q (c2's token %q); want ErrNotHeld and c2's lock intact", releaseErr, keyAfter, c2Token)
+		}
+	}
+}
