@@ -439,7 +439,7 @@ func TestSimpleLockReleaseAfterExpiry(t *testing.T) {
 			le, err := l2.TryLock(ctx)
 			must(t, err)
 			c2Token = le.Token
-			_ = wd.cs["c2"].Runtime().Sleep(ctx, time.Second)
+			_ = wd.cs["c2"].Runtime().Sleep(ctx, 700*time.Millisecond) // after c1's release at ~2 s, before c2's lease ends at 2.5 s
 			conn, _ := wd.cs["c2"].Conn("m1")
 			v, _ := conn.Do(ctx, "GET", "slk")
 			keyAfter, _ = v.(string)
