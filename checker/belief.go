@@ -11,31 +11,48 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// Holding is an interval of world time during which Client believed it held
-// Lock: from the return of a successful acquire to the call of its next
-// release (or the end of the run). An acquire whose outcome the client never
-// learned does not start a belief: the client does not act on it.
+// Holding is an interval of world time during which a holder believed it
+// held Lock: from the return of its first successful acquire to the call of
+// the release that gave back its last hold, or to the moment its own
+// validity estimate ran out (an "expire" record), or to the end of the run.
+// An acquire whose outcome the holder never learned does not start a belief:
+// it does not act on it.
 type Holding struct {
+	// Client is the holder: the client's name, and "/owner" when the
+	// operations name an owner (reentrant locks: two owners of one client
+	// are two holders).
 	Client, Lock string
 	From, To     time.Duration
-	// Token is the acquire's result (the lease token), for reports.
+	// Token is the first acquire's result (lease token, fencing token).
 	Token string
 }
 
-// Holdings extracts every believed holding from h's op records. Acquires and
-// releases are op records with Op "acquire" and "release". end closes
-// holdings never released.
+// Op records the belief oracle reads (kind "op"):
+//
+//   - "acquire": Args[0], if present, is the owner; a successful acquire
+//     adds a hold (reentrant acquires nest); Result is a token, if any.
+//   - "release": Args[0] is the owner; its call gives back one hold, and the
+//     belief ends at the call that gives back the last.
+//   - "expire": the holder's own estimate of its validity ran out (its lease
+//     timer fired, or the watchdog told it the lock was lost); the belief ends
+//     there whatever the depth.
+
+// Holdings extracts every believed holding from h's op records; end closes
+// holdings still open.
 func Holdings(h []sim.Record, end time.Duration) []Holding {
-	type key struct{ client, lock string }
-	open := map[key]*Holding{}
+	type key struct{ holder, lock string }
+	type state struct {
+		h     Holding
+		depth int
+	}
+	open := map[key]*state{}
 	var out []Holding
-	// Process acquires at their return and releases at their call, in time
-	// order, so that each release closes the holding open at its call.
+	// Acquires count at their return, releases and expiries at their call,
+	// in time order (then record order).
 	type step struct {
-		t       time.Duration
-		seq     int
-		acquire bool
-		r       *sim.Record
+		t  time.Duration
+		r  *sim.Record
+		op string
 	}
 	var steps []step
 	for i := range h {
@@ -46,33 +63,50 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		switch r.Op {
 		case "acquire":
 			if ret, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK {
-				steps = append(steps, step{ret, r.Seq, true, r})
+				steps = append(steps, step{ret, r, r.Op})
 			}
-		case "release":
-			steps = append(steps, step{r.At(), r.Seq, false, r})
+		case "release", "expire":
+			steps = append(steps, step{r.At(), r, r.Op})
 		}
 	}
 	slices.SortStableFunc(steps, func(a, b step) int {
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq))
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.r.Seq, b.r.Seq))
 	})
-	for _, s := range steps {
-		k := key{s.r.Client, s.r.Lock}
-		if s.acquire {
-			if _, held := open[k]; !held { // a reentrant acquire extends the holding
-				open[k] = &Holding{Client: k.client, Lock: k.lock, From: s.t, Token: s.r.Result}
-			}
-			continue
-		}
-		if hd, ok := open[k]; ok {
-			hd.To = s.t
-			out = append(out, *hd)
+	closeAt := func(k key, t time.Duration) {
+		if st, ok := open[k]; ok {
+			st.h.To = t
+			out = append(out, st.h)
 			delete(open, k)
 		}
 	}
+	for _, s := range steps {
+		holder := s.r.Client
+		if len(s.r.Args) > 0 && s.r.Args[0] != "" {
+			holder += "/" + s.r.Args[0]
+		}
+		k := key{holder, s.r.Lock}
+		switch s.op {
+		case "acquire":
+			st, ok := open[k]
+			if !ok {
+				st = &state{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result}}
+				open[k] = st
+			}
+			st.depth++
+		case "release":
+			if st, ok := open[k]; ok {
+				if st.depth--; st.depth <= 0 {
+					closeAt(k, s.t)
+				}
+			}
+		case "expire":
+			closeAt(k, s.t)
+		}
+	}
 	//detlint:allow maprange collected, then sorted by (lock, from, client) below, a total order on open holdings
-	for _, hd := range open {
-		hd.To = end
-		out = append(out, *hd)
+	for _, st := range open {
+		st.h.To = end
+		out = append(out, st.h)
 	}
 	slices.SortFunc(out, func(a, b Holding) int {
 		return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From), cmp.Compare(a.Client, b.Client))

@@ -60,3 +60,38 @@ func TestOverlapsPassesCorrectRun(t *testing.T) {
 		t.Fatalf("false violation: %v", ov)
 	}
 }
+
+func ownerOp(seq int, client, owner, name string, call, ret time.Duration) sim.Record {
+	r := op(seq, client, name, call, ret, sim.OutcomeOK, "")
+	r.Args = []string{owner}
+	return r
+}
+
+// TestHoldingsNestAndExpire: reentrant holds nest per owner, two owners of
+// one client are two holders, and an "expire" ends a belief at any depth.
+func TestHoldingsNestAndExpire(t *testing.T) {
+	s := time.Second
+	h := []sim.Record{
+		ownerOp(0, "c1", "a", "acquire", 0, 1),
+		ownerOp(1, "c1", "a", "acquire", 1*s, 1*s+1),
+		ownerOp(2, "c1", "a", "release", 2*s, 2*s+1), // depth 2 -> 1: still held
+		ownerOp(3, "c1", "b", "acquire", 3*s, 3*s+1), // another owner: overlap
+		ownerOp(4, "c1", "a", "release", 4*s, 4*s+1), // depth 0: ends at 4s
+		ownerOp(5, "c1", "b", "expire", 5*s, -1),     // b's validity ran out
+		ownerOp(6, "c2", "x", "acquire", 5*s, 5*s+1),
+	}
+	hs := checker.Holdings(h, 10*s)
+	want := []string{"c1/a 1ns-4s", "c1/b 3.000000001s-5s", "c2/x 5.000000001s-10s"}
+	if len(hs) != len(want) {
+		t.Fatalf("holdings %v", hs)
+	}
+	for i, hd := range hs {
+		if got := hd.Client + " " + hd.From.String() + "-" + hd.To.String(); got != want[i] {
+			t.Errorf("holding %d = %s, want %s", i, got, want[i])
+		}
+	}
+	ov := checker.Overlaps(hs)
+	if len(ov) != 1 || ov[0].From != 3*s+1 || ov[0].To != 4*s {
+		t.Fatalf("overlaps %v, want c1/a and c1/b from 3s to 4s", ov)
+	}
+}

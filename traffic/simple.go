@@ -62,7 +62,7 @@ func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
 			case err == nil:
 				op.End(sim.OutcomeOK, lease.Token)
 				_ = rt.Sleep(ctx, cfg.Hold)
-				rel := c.BeginOp(cfg.Key, "release", lease.Token)
+				rel := c.BeginOp(cfg.Key, "release")
 				rel.End(outcome(l.Unlock(ctx, lease)))
 			case errors.Is(err, lock.ErrNotAcquired):
 				op.End(sim.OutcomeFail, "")
