@@ -98,12 +98,21 @@ func (e ReplyError) Error() string { return string(e) }
 
 // IsUnknown reports whether err leaves the outcome of an operation unknown:
 // any error other than a Redis error reply or one of this package's verdicts
-// (ErrNotAcquired, ErrNotHeld), such as a timeout after which the command may
-// or may not have run.
+// (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked,
+// ErrLockLost), such as a timeout after which the command may or may not
+// have run.
 func IsUnknown(err error) bool {
-	if err == nil || errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNotHeld) {
+	if err == nil {
 		return false
+	}
+	for _, known := range verdicts {
+		if errors.Is(err, known) {
+			return false
+		}
 	}
 	var re ReplyError
 	return !errors.As(err, &re)
 }
+
+// verdicts are the errors that report a known outcome.
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost}

@@ -318,7 +318,9 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs int64) err
 	if n, ok := v.(int64); err == nil && ok && n > 0 {
 		return nil
 	}
-	_, _ = c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), ""}, unlockMessage, leaseMs, l.field(owner), 0, "0")
+	// The latch key is unused ('0') but named in the lock's slot, so that the
+	// script stays valid on Redis Cluster.
+	_, _ = c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")}, unlockMessage, leaseMs, l.field(owner), 0, "0")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotSynced, err)
 	}
@@ -341,11 +343,11 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		return err
 	}
 	if v == nil {
-		c.stopRenewal(l, owner)
+		c.forget(l, owner)
 		return ErrNotHeld
 	}
 	if n, _ := v.(int64); n == 1 {
-		c.stopRenewal(l, owner)
+		c.forget(l, owner)
 	}
 	return nil
 }

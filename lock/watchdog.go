@@ -11,9 +11,12 @@ type renewal struct {
 	renew            func(ctx context.Context) (held bool, err error)
 	timer            Timer
 	stopped          bool
+	// gen counts acquisitions while this watchdog runs: a renewal that was
+	// sent before a re-acquire and answers "not held" is stale, not a loss.
+	gen int
 }
 
-func holderKey(l *Lock, owner string) string { return l.name + "\x00" + owner }
+func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x00" + owner }
 
 // startRenewal starts the watchdog for a holder unless it runs already
 // (a reentrant acquire).
@@ -32,7 +35,8 @@ func (c *Client) startRenewal(l *Lock, owner string) {
 // OnRenewError report with name and owner.
 func (c *Client) StartWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
 	c.mu.Lock()
-	if _, ok := c.renewals[key]; ok {
+	if r, ok := c.renewals[key]; ok {
+		r.gen++
 		c.mu.Unlock()
 		return
 	}
@@ -51,19 +55,21 @@ func (c *Client) scheduleRenewal(r *renewal) {
 
 func (c *Client) renewOnce(r *renewal) {
 	c.mu.Lock()
-	stopped := r.stopped
+	stopped, gen := r.stopped, r.gen
 	c.mu.Unlock()
 	if stopped {
 		return
 	}
 	held, err := r.renew(context.Background())
 	c.mu.Lock()
-	stopped = r.stopped
+	stopped, reacquired := r.stopped, r.gen != gen
 	c.mu.Unlock()
 	if stopped {
 		return // unlocked while the renewal was in flight
 	}
 	switch {
+	case !held && err == nil && reacquired:
+		c.scheduleRenewal(r) // the answer predates a re-acquire; ask again
 	case err != nil:
 		if c.opts.OnRenewError != nil {
 			c.opts.OnRenewError(r.name, r.owner, err)
@@ -79,8 +85,15 @@ func (c *Client) renewOnce(r *renewal) {
 	}
 }
 
-// stopRenewal ends a holder's watchdog, if any.
-func (c *Client) stopRenewal(l *Lock, owner string) { c.StopWatchdog(holderKey(l, owner)) }
+// forget ends a holder's watchdog and drops its remembered lease: it holds
+// nothing any more.
+func (c *Client) forget(l *Lock, owner string) {
+	k := holderKey(l, owner)
+	c.StopWatchdog(k)
+	c.mu.Lock()
+	delete(c.leases, k)
+	c.mu.Unlock()
+}
 
 // StopWatchdog ends the watchdog started under key, if any.
 func (c *Client) StopWatchdog(k string) {

@@ -108,9 +108,11 @@ type waiter struct {
 
 func (w *World) newWaiter(op string) *waiter { return &waiter{p: w.self(op)} }
 
-// wake ends the wait with v, if it has not ended yet.
+// wake ends the wait with v, if it has not ended yet. Once the world is
+// closing nothing is woken: a process unwinding there (say, the last task of
+// a Runtime.Parallel) must not resume another, which will be unwound in turn.
 func (wt *waiter) wake(v any) {
-	if wt.fired {
+	if wt.fired || wt.p.w.closed {
 		return
 	}
 	wt.fired = true

@@ -1,0 +1,365 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Scripts of the read-write lock.
+var (
+	// RWReadAcquire takes or re-enters a read hold: KEYS[1] lock, KEYS[2]
+	// the holder's timeout key prefix; ARGV[1] lease ms, ARGV[2] read field,
+	// ARGV[3] the holder's write field. nil when acquired, else the TTL.
+	RWReadAcquire = mustScript("rw_read_acquire")
+	// RWReadUnlock releases a read hold: KEYS[1] lock, KEYS[2] channel,
+	// KEYS[3] timeout key prefix, KEYS[4] key prefix; ARGV[1] message,
+	// ARGV[2] read field. nil when not held, else {released, holds left}.
+	RWReadUnlock = mustScript("rw_read_unlock")
+	// RWReadRenew is the read holder's watchdog renewal: KEYS[1] lock,
+	// KEYS[2] key prefix; ARGV[1] lease ms, ARGV[2] read field.
+	RWReadRenew = mustScript("rw_read_renew")
+	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
+	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
+	RWWriteAcquire = mustScript("rw_write_acquire")
+	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel;
+	// ARGV[1] message, ARGV[2] lease ms, ARGV[3] write field. 1 released,
+	// 0 holds remain, nil not held.
+	RWWriteUnlock = mustScript("rw_write_unlock")
+	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
+	// lease ms, ARGV[2] write field.
+	RWWriteRenew = mustScript("rw_write_renew")
+	// RWForceUnlock deletes a read-write lock in either mode: KEYS[1] lock,
+	// KEYS[2] channel, KEYS[3] key prefix; ARGV[1] message.
+	RWForceUnlock = mustScript("rw_force_unlock")
+)
+
+// Modes of a read-write lock, as stored in its "mode" field.
+const (
+	ModeRead  = "read"
+	ModeWrite = "write"
+)
+
+// ReadWriteLock is Redisson's RedissonReadWriteLock: any number of readers,
+// or one writer, who may also take read holds (a downgrade). Both halves are
+// reentrant per owner and live in one Redis hash named after the lock:
+//
+//	mode                       "read" or "write"
+//	<client id>:<owner>        read hold count of a reader
+//	<client id>:<owner>:write  write hold count of the writer
+//
+// Each read acquisition n of a holder also has a key
+// "{<name>}:<client id>:<owner>:rwlock_timeout:<n>" whose TTL is that
+// acquisition's lease; the hash lives as long as the longest of them (a read
+// unlock shortens it to the longest remaining one). A writer's lease is the
+// hash's TTL. Waiters of both halves block on one channel, woken by any
+// release.
+//
+// As in Redisson, and unlike the reentrant Lock, the unlocks have no unlock
+// latch: an unlock retried after its reply was lost releases a second hold,
+// or answers ErrNotHeld. And a reader cannot upgrade: its own read holds
+// block its write acquire.
+type ReadWriteLock struct {
+	c     *Client
+	name  string
+	read  RWHalf
+	write RWHalf
+}
+
+// RWHalf is one half of a ReadWriteLock: its read lock (RedissonReadLock) or
+// its write lock (RedissonWriteLock). Holds are per owner of the Client, as
+// for Lock.
+type RWHalf struct {
+	rw    *ReadWriteLock
+	write bool
+
+	mu     sync.Mutex       // guards leases; never held across a Redis call
+	leases map[string]int64 // owner -> lease ms of its last write acquire
+}
+
+// ReadWriteLock returns the read-write lock named name.
+//
+// Like Redisson's internalLockLeaseTime, the lease a write unlock re-applies
+// while write holds remain is remembered by the handle: unlock through the
+// handle that acquired (another handle re-applies the watchdog timeout).
+func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
+	rw := &ReadWriteLock{c: c, name: name}
+	rw.read = RWHalf{rw: rw}
+	rw.write = RWHalf{rw: rw, write: true}
+	return rw
+}
+
+// Name is the lock's Redis key.
+func (rw *ReadWriteLock) Name() string { return rw.name }
+
+// Channel is the pub/sub channel on which both halves announce releases.
+func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:{" + rw.name + "}" }
+
+// ReadLock is the read half.
+func (rw *ReadWriteLock) ReadLock() *RWHalf { return &rw.read }
+
+// WriteLock is the write half.
+func (rw *ReadWriteLock) WriteLock() *RWHalf { return &rw.write }
+
+// keyPrefix is the prefix of the lock's timeout keys; the hash tag keeps
+// them in the lock's cluster slot.
+func (rw *ReadWriteLock) keyPrefix() string { return "{" + rw.name + "}" }
+
+func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
+
+func (rw *ReadWriteLock) writeField(owner string) string { return rw.readField(owner) + ":write" }
+
+// timeoutPrefix is the prefix of owner's read acquisitions' timeout keys.
+func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
+	return rw.keyPrefix() + ":" + rw.readField(owner) + ":rwlock_timeout"
+}
+
+// IsLocked reports whether anyone holds either half.
+func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
+	v, err := rw.c.conn.Do(ctx, "EXISTS", rw.name)
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// Mode is ModeRead or ModeWrite, or "" when the lock is free.
+func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
+	v, err := rw.c.conn.Do(ctx, "HGET", rw.name, "mode")
+	s, _ := v.(string)
+	return s, err
+}
+
+// TTL is the lock's remaining lease as the node sees it; ErrNotLocked when
+// it is free.
+func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
+	v, err := rw.c.conn.Do(ctx, "PTTL", rw.name)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := v.(int64)
+	if n == -2 {
+		return 0, ErrNotLocked
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// ForceUnlock deletes the lock in either mode, whoever holds it, and wakes
+// the waiters. It reports whether there was a lock to delete. The holders'
+// watchdogs stop at their next renewal (and report the lock lost).
+func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
+}
+
+// Kind is ModeRead for the read half, ModeWrite for the write half.
+func (h *RWHalf) Kind() string {
+	if h.write {
+		return ModeWrite
+	}
+	return ModeRead
+}
+
+// Lock blocks until owner holds this half, with the watchdog keeping it.
+func (h *RWHalf) Lock(ctx context.Context, owner string) error {
+	return h.acquire(ctx, owner, -1, 0)
+}
+
+// LockWithLease blocks until owner holds this half for lease (no watchdog).
+func (h *RWHalf) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("lock: LockWithLease %s (%s): lease %v must be positive", h.rw.name, h.Kind(), lease)
+	}
+	return h.acquire(ctx, owner, -1, lease)
+}
+
+// TryLock tries once; the watchdog keeps the hold. It returns ErrNotAcquired
+// when the other mode, or another writer, holds the lock.
+func (h *RWHalf) TryLock(ctx context.Context, owner string) error {
+	return h.acquire(ctx, owner, 0, 0)
+}
+
+// TryLockFor tries for up to wait, then holds for lease (0: the watchdog
+// keeps it). It returns ErrWaitTimeout when wait passed first.
+func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
+	if wait < 0 || lease < 0 {
+		return fmt.Errorf("lock: TryLockFor %s (%s): negative wait %v or lease %v", h.rw.name, h.Kind(), wait, lease)
+	}
+	err := h.acquire(ctx, owner, wait, lease)
+	if errors.Is(err, ErrNotAcquired) {
+		return ErrWaitTimeout
+	}
+	return err
+}
+
+func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
+	_, err := h.rw.c.acquireWaiting(ctx, h.rw.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+		return h.try(ctx, owner, lease)
+	})
+	return err
+}
+
+// try runs the acquire script once: ttl < 0 when acquired, else the
+// remaining TTL of the lock that blocks it.
+func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+	rw, c := h.rw, h.rw.c
+	leaseMs := ms(lease)
+	if lease == 0 {
+		leaseMs = ms(c.opts.WatchdogTimeout)
+	}
+	var v any
+	var err error
+	if h.write {
+		v, err = c.conn.Eval(ctx, RWWriteAcquire, []string{rw.name}, leaseMs, rw.writeField(owner))
+	} else {
+		v, err = c.conn.Eval(ctx, RWReadAcquire, []string{rw.name, rw.timeoutPrefix(owner)},
+			leaseMs, rw.readField(owner), rw.writeField(owner))
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if v != nil {
+		ttlMs, ok := v.(int64)
+		if !ok {
+			return 0, 0, fmt.Errorf("lock: %s (%s): unexpected acquire reply %v", rw.name, h.Kind(), v)
+		}
+		if ttlMs < 0 { // a key without TTL (set by hand): retry after a beat
+			ttlMs = 100
+		}
+		return time.Duration(ttlMs) * time.Millisecond, 0, nil
+	}
+	if lease == 0 {
+		h.startWatchdog(owner)
+	}
+	if h.write {
+		h.mu.Lock()
+		if h.leases == nil {
+			h.leases = map[string]int64{}
+		}
+		h.leases[owner] = leaseMs
+		h.mu.Unlock()
+	}
+	return -1, 0, nil
+}
+
+// watchdogKey names owner's watchdog of this half among all the Client's
+// watchdogs (those of reentrant locks are "<name>\x00<owner>").
+func (h *RWHalf) watchdogKey(owner string) string {
+	return "rwlock\x00" + h.rw.name + "\x00" + h.Kind() + "\x00" + owner
+}
+
+func (h *RWHalf) startWatchdog(owner string) {
+	rw, c := h.rw, h.rw.c
+	lease := ms(c.opts.WatchdogTimeout)
+	renew := func(ctx context.Context) (bool, error) {
+		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.keyPrefix()}, lease, rw.readField(owner))
+		n, _ := v.(int64)
+		return n == 1, err
+	}
+	if h.write {
+		renew = func(ctx context.Context) (bool, error) {
+			v, err := c.conn.Eval(ctx, RWWriteRenew, []string{rw.name}, lease, rw.writeField(owner))
+			n, _ := v.(int64)
+			return n == 1, err
+		}
+	}
+	c.StartWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
+}
+
+// released ends owner's watchdog of this half and forgets its lease.
+func (h *RWHalf) released(owner string) {
+	h.rw.c.StopWatchdog(h.watchdogKey(owner))
+	h.mu.Lock()
+	delete(h.leases, owner)
+	h.mu.Unlock()
+}
+
+func (h *RWHalf) lease(owner string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v, ok := h.leases[owner]; ok {
+		return v
+	}
+	return ms(h.rw.c.opts.WatchdogTimeout)
+}
+
+// Unlock releases one of owner's holds of this half. It returns ErrNotHeld
+// when owner holds none (another holder has the lock, or owner holds only
+// the other half), and an error for which IsUnknown is true when the
+// outcome is unknown.
+//
+// As in Redisson, an unlock of a lock that does not exist at all (it
+// expired, or was force-unlocked) succeeds: it publishes a release message
+// and returns nil. Unlike the reentrant Lock there is no unlock latch, so an
+// unlock retried after a lost reply may release a second hold.
+func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
+	rw, c := h.rw, h.rw.c
+	if h.write {
+		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel()},
+			unlockMessage, h.lease(owner), rw.writeField(owner))
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			h.released(owner)
+			return ErrNotHeld
+		}
+		if n, _ := v.(int64); n == 1 {
+			h.released(owner)
+		}
+		return nil
+	}
+	v, err := c.conn.Eval(ctx, RWReadUnlock, []string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix()},
+		readUnlockMessage, rw.readField(owner))
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		h.released(owner)
+		return ErrNotHeld
+	}
+	pair, ok := v.([]any)
+	if !ok || len(pair) != 2 {
+		return fmt.Errorf("lock: %s (read): unexpected unlock reply %v", rw.name, v)
+	}
+	gone, _ := pair[0].(int64)
+	left, _ := pair[1].(int64)
+	if gone == 1 || left == 0 {
+		h.released(owner)
+	}
+	return nil
+}
+
+// field is owner's field of this half in the lock's hash.
+func (h *RWHalf) field(owner string) string {
+	if h.write {
+		return h.rw.writeField(owner)
+	}
+	return h.rw.readField(owner)
+}
+
+// IsHeldBy reports whether owner (of this client) holds this half.
+func (h *RWHalf) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	v, err := h.rw.c.conn.Do(ctx, "HEXISTS", h.rw.name, h.field(owner))
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// HoldCount is how many holds of this half owner has (0 when none).
+func (h *RWHalf) HoldCount(ctx context.Context, owner string) (int, error) {
+	v, err := h.rw.c.conn.Do(ctx, "HGET", h.rw.name, h.field(owner))
+	if err != nil || v == nil {
+		return 0, err
+	}
+	s, _ := v.(string)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("lock: %s (%s): hold count %q: %w", h.rw.name, h.Kind(), s, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,50 @@
+-- rw_read_unlock: release one read hold of a read-write lock.
+-- KEYS[1] lock hash; KEYS[2] the lock's pub/sub channel; KEYS[3] this
+-- holder's timeout key prefix ("{<lock>}:<client id>:<owner>:rwlock_timeout");
+-- KEYS[4] the lock's key prefix ("{<lock>}").
+-- ARGV[1] message to publish on release ('1'); ARGV[2] read holder field.
+-- Returns nil when this holder holds no read lock. Otherwise a pair
+-- {released, left}: released is 1 when the lock is gone (deleted, or found
+-- absent) and waiters were told, 0 while other holds keep it; left is this
+-- holder's remaining read holds. Redisson's script returns only the first
+-- element; the second lets the caller stop its watchdog atomically.
+-- There is no unlock latch, as in Redisson: an unlock retried after a lost
+-- reply releases a second hold, or answers nil.
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+  redis.call('publish', KEYS[2], ARGV[1])
+  return {1, 0}
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if left == 0 then
+  redis.call('hdel', KEYS[1], ARGV[2])
+end
+redis.call('del', KEYS[3] .. ':' .. (left + 1))
+if redis.call('hlen', KEYS[1]) > 1 then
+  -- The lock lives on as long as the longest remaining read acquisition.
+  local longest = -3
+  for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+    local count = tonumber(redis.call('hget', KEYS[1], field))
+    if count ~= nil then
+      for i = count, 1, -1 do
+        local ttl = redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i)
+        if ttl > longest then
+          longest = ttl
+        end
+      end
+    end
+  end
+  if longest > 0 then
+    redis.call('pexpire', KEYS[1], longest)
+    return {0, left}
+  end
+  if mode == 'write' then
+    return {0, left}
+  end
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], ARGV[1])
+return {1, left}

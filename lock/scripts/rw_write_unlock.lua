@@ -1,0 +1,32 @@
+-- rw_write_unlock: release one write hold of a read-write lock.
+-- KEYS[1] lock hash; KEYS[2] the lock's pub/sub channel.
+-- ARGV[1] message to publish on release ('0'); ARGV[2] lease in ms,
+-- re-applied while write holds remain; ARGV[3] write holder field.
+-- Returns 1 when the last write hold was released, 0 while write holds
+-- remain, nil when this holder does not hold the write lock. On the last
+-- write hold the lock is deleted and waiters told, unless the writer also
+-- holds read locks (it downgraded): then the lock stays, in read mode, and
+-- no message is published, so waiters learn of it only when their wait for
+-- the TTL ends. Unlocking a lock that does not exist returns 1, as in
+-- Redisson. There is no unlock latch, as in Redisson.
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+  redis.call('publish', KEYS[2], ARGV[1])
+  return 1
+end
+if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if left > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('hdel', KEYS[1], ARGV[3])
+if redis.call('hlen', KEYS[1]) == 1 then
+  redis.call('del', KEYS[1])
+  redis.call('publish', KEYS[2], ARGV[1])
+else
+  redis.call('hset', KEYS[1], 'mode', 'read')
+end
+return 1
