@@ -339,15 +339,19 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	v, err := c.conn.Eval(ctx, ReentrantUnlock,
 		[]string{l.name, l.Channel(), l.latchKey("unlock", c.rt.NewID())},
 		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), latch)
-	if err != nil {
+	switch n, _ := v.(int64); {
+	case err != nil:
+		// Unknown outcome: count the hold as given back, as Redisson does,
+		// so a holder that cannot reach Redis does not keep renewing forever.
+		c.releaseOne(l, owner)
 		return err
-	}
-	if v == nil {
+	case v == nil:
 		c.forget(l, owner)
 		return ErrNotHeld
-	}
-	if n, _ := v.(int64); n == 1 {
+	case n == 1:
 		c.forget(l, owner)
+	default:
+		c.releaseOne(l, owner)
 	}
 	return nil
 }

@@ -14,6 +14,10 @@ type renewal struct {
 	// gen counts acquisitions while this watchdog runs: a renewal that was
 	// sent before a re-acquire and answers "not held" is stale, not a loss.
 	gen int
+	// depth is the client's own count of the holder's holds, as Redisson's
+	// renewal entry counts a thread's: an unlock whose outcome is unknown
+	// still gives one back, and the watchdog stops at zero.
+	depth int
 }
 
 func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x00" + owner }
@@ -37,10 +41,11 @@ func (c *Client) StartWatchdog(key, name, owner string, renew func(ctx context.C
 	c.mu.Lock()
 	if r, ok := c.renewals[key]; ok {
 		r.gen++
+		r.depth++
 		c.mu.Unlock()
 		return
 	}
-	r := &renewal{key: key, name: name, owner: owner, renew: renew}
+	r := &renewal{key: key, name: name, owner: owner, renew: renew, depth: 1}
 	c.renewals[key] = r
 	c.mu.Unlock()
 	c.scheduleRenewal(r)
@@ -82,6 +87,22 @@ func (c *Client) renewOnce(r *renewal) {
 		if c.opts.OnLost != nil {
 			c.opts.OnLost(r.name, r.owner)
 		}
+	}
+}
+
+// releaseOne gives back one of a holder's holds on the client's side after
+// an unlock whose outcome is unknown; the watchdog stops with the last.
+func (c *Client) releaseOne(l *Lock, owner string) {
+	k := holderKey(l, owner)
+	c.mu.Lock()
+	r, ok := c.renewals[k]
+	last := ok && r.depth <= 1
+	if ok && !last {
+		r.depth--
+	}
+	c.mu.Unlock()
+	if last {
+		c.forget(l, owner)
 	}
 }
 

@@ -4,6 +4,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"runtime/debug"
 	"time"
 )
@@ -33,6 +34,10 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 	if w.closed {
 		p.done = true
 		return p
+	}
+	if len(w.procs) >= 1024 && len(w.procs)&(len(w.procs)-1) == 0 {
+		// Forget finished processes now and then, so long runs stay small.
+		w.procs = slices.DeleteFunc(w.procs, func(q *proc) bool { return q.done })
 	}
 	w.procs = append(w.procs, p)
 	go func() {
@@ -111,13 +116,23 @@ func (w *World) newWaiter(op string) *waiter { return &waiter{p: w.self(op)} }
 // wake ends the wait with v, if it has not ended yet. Once the world is
 // closing nothing is woken: a process unwinding there (say, the last task of
 // a Runtime.Parallel) must not resume another, which will be unwound in turn.
+//
+// Called from a process (a task ending wakes its Parallel caller), the
+// resume is scheduled rather than done at once: switching from one process
+// straight to another would leave two goroutines waiting for the baton's
+// return, and which got it would be up to the Go scheduler.
 func (wt *waiter) wake(v any) {
-	if wt.fired || wt.p.w.closed {
+	w := wt.p.w
+	if wt.fired || w.closed {
 		return
 	}
 	wt.fired = true
 	wt.val = v
-	wt.p.w.resume(wt.p)
+	if w.current != nil {
+		w.schedule(w.now, func() { w.resume(wt.p) })
+		return
+	}
+	w.resume(wt.p)
 }
 
 // wait parks until wake and returns its value.

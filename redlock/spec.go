@@ -1,0 +1,337 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// Defaults of SpecOptions, those of the Redis distributed-lock page and of
+// redsync.
+const (
+	// DefaultDriftFactor is the spec's clock drift factor, 1%.
+	DefaultDriftFactor = 0.01
+	// DefaultTries is redsync's number of acquisition attempts.
+	DefaultTries = 32
+	// DefaultRetryDelayMin and DefaultRetryDelayMax bound redsync's retry
+	// delay.
+	DefaultRetryDelayMin = 50 * time.Millisecond
+	DefaultRetryDelayMax = 250 * time.Millisecond
+	// DriftConstant is added to TTL × DriftFactor: the spec's "+ 2
+	// milliseconds" for the precision of Redis's expiry.
+	DriftConstant = 2 * time.Millisecond
+)
+
+// SpecOptions configures a Spec lock.
+type SpecOptions struct {
+	// TTL is the lease every node gives the key (SET ... PX TTL). Required:
+	// positive and a whole number of milliseconds, since PX counts
+	// milliseconds and the validity must not assume more than the nodes
+	// grant.
+	TTL time.Duration
+	// DriftFactor is the assumed relative clock drift between the client and
+	// the nodes; the validity subtracts TTL × DriftFactor + DriftConstant.
+	// Must be in [0, 1); 0 means DefaultDriftFactor (0.01).
+	DriftFactor float64
+	// Tries is how many acquisition attempts Lock makes. Must not be
+	// negative; 0 means DefaultTries (32).
+	Tries int
+	// RetryDelayMin and RetryDelayMax bound the pause before each retry of
+	// Lock: uniform in [RetryDelayMin, RetryDelayMax], so that contending
+	// clients desynchronise. Both 0 means the defaults (50 ms, 250 ms);
+	// otherwise neither may be negative and Max may not be below Min.
+	RetryDelayMin, RetryDelayMax time.Duration
+	// Rand draws retry delays and the random half of tokens. Default: a PCG
+	// seeded from the Runtime's NewID, so that in the simulation the draws
+	// follow the world's seed. Shared by the lock's calls under a mutex.
+	Rand *rand.Rand
+}
+
+// Spec is the RedLock algorithm of the Redis distributed-lock page over N
+// independent masters: a lock is held when a majority (N/2+1) of them store
+// the holder's random token under the key, and only for the validity the
+// holder computed, ttl - elapsed - (ttl × drift factor + 2 ms), by its own
+// clock, from the moment it sent the SETs.
+//
+// Per-node timeouts: the spec wants each node's reply awaited only briefly,
+// so that a dead node does not eat the validity. A context deadline cannot
+// express that in the simulation (contexts carry no virtual time), so the
+// per-node timeout is the Conn's own: sim.ClientConfig.Timeout (and its
+// Retry policy) in the simulation, go-redis's ReadTimeout/WriteTimeout and
+// MaxRetries in production. Keep it well below TTL; the elapsed time it
+// costs is subtracted from the validity anyway.
+//
+// Elapsed times are differences of Runtime.Now. In production that is
+// time.Now, whose Sub uses the monotonic clock; the simulation's Now is the
+// client's wall clock with its jumps, so there a client clock jump during an
+// acquisition skews the validity.
+//
+// A Spec is safe for concurrent use; a Lease is not (Extend updates it).
+type Spec struct {
+	conns []lock.Conn
+	rt    lock.Runtime
+	key   string
+	opts  SpecOptions
+	rnd   *lockedRand
+}
+
+// NewSpec returns the lock named key on conns, one Conn per independent
+// master. Bad options are reported, not corrected.
+func NewSpec(rt lock.Runtime, conns []lock.Conn, key string, opts SpecOptions) (*Spec, error) {
+	if rt == nil {
+		return nil, errors.New("redlock: NewSpec: nil runtime")
+	}
+	if len(conns) == 0 {
+		return nil, errors.New("redlock: NewSpec: no conns (need at least one master)")
+	}
+	for i, c := range conns {
+		if c == nil {
+			return nil, fmt.Errorf("redlock: NewSpec: conn %d is nil", i)
+		}
+	}
+	if key == "" {
+		return nil, errors.New("redlock: NewSpec: empty key")
+	}
+	if opts.TTL < time.Millisecond || opts.TTL%time.Millisecond != 0 {
+		return nil, fmt.Errorf("redlock: NewSpec %q: TTL %v must be a positive whole number of milliseconds", key, opts.TTL)
+	}
+	if math.IsNaN(opts.DriftFactor) || opts.DriftFactor < 0 || opts.DriftFactor >= 1 {
+		return nil, fmt.Errorf("redlock: NewSpec %q: drift factor %v outside [0, 1)", key, opts.DriftFactor)
+	}
+	if opts.DriftFactor == 0 {
+		opts.DriftFactor = DefaultDriftFactor
+	}
+	if opts.Tries < 0 {
+		return nil, fmt.Errorf("redlock: NewSpec %q: negative tries %d", key, opts.Tries)
+	}
+	if opts.Tries == 0 {
+		opts.Tries = DefaultTries
+	}
+	if opts.RetryDelayMin < 0 || opts.RetryDelayMax < 0 {
+		return nil, fmt.Errorf("redlock: NewSpec %q: negative retry delay [%v, %v]", key, opts.RetryDelayMin, opts.RetryDelayMax)
+	}
+	if opts.RetryDelayMin == 0 && opts.RetryDelayMax == 0 {
+		opts.RetryDelayMin, opts.RetryDelayMax = DefaultRetryDelayMin, DefaultRetryDelayMax
+	}
+	if opts.RetryDelayMax < opts.RetryDelayMin {
+		return nil, fmt.Errorf("redlock: NewSpec %q: retry delay max %v below min %v", key, opts.RetryDelayMax, opts.RetryDelayMin)
+	}
+	if d := opts.drift(); d >= opts.TTL {
+		return nil, fmt.Errorf("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, opts.TTL)
+	}
+	return &Spec{conns: append([]lock.Conn(nil), conns...), rt: rt, key: key, opts: opts, rnd: newLockedRand(opts.Rand, rt)}, nil
+}
+
+// drift is the clock-drift allowance subtracted from every validity.
+func (o SpecOptions) drift() time.Duration {
+	return time.Duration(float64(o.TTL)*o.DriftFactor) + DriftConstant
+}
+
+// Key is the lock's key on every node.
+func (s *Spec) Key() string { return s.key }
+
+// Quorum is the majority of nodes a holder needs: N/2+1.
+func (s *Spec) Quorum() int { return len(s.conns)/2 + 1 }
+
+// Drift is the allowance TTL × DriftFactor + 2 ms subtracted from every
+// validity.
+func (s *Spec) Drift() time.Duration { return s.opts.drift() }
+
+// Options returns the options with defaults filled in.
+func (s *Spec) Options() SpecOptions { return s.opts }
+
+// Lease is one successful acquisition of a Spec lock. Its validity is by the
+// holder's clock (Runtime.Now): the holder may rely on the lock only while
+// Valid(now), and even that assumes clocks drift by less than DriftFactor
+// and the holder is not paused.
+type Lease struct {
+	// Key is the lock's key.
+	Key string
+	// Token is the random value this acquisition stored on the nodes; only
+	// it can extend or release them.
+	Token string
+	// Start is when the SETs (or, after Extend, the extension) were sent,
+	// by the holder's clock.
+	Start time.Time
+	// Granted is how many nodes granted the last acquisition or extension.
+	Granted int
+	// Validity is TTL - elapsed - drift as computed when the acquisition
+	// (or the last extension) completed: positive on every Lease.
+	Validity time.Duration
+	// ValidUntil is Start + TTL - drift, the instant (by the holder's clock)
+	// after which the holder must assume the lock is gone.
+	ValidUntil time.Time
+}
+
+// Valid reports whether the lease is still valid at now (the holder's
+// clock).
+func (l *Lease) Valid(now time.Time) bool { return now.Before(l.ValidUntil) }
+
+// Remaining is how much validity is left at now; negative after it ran out.
+func (l *Lease) Remaining(now time.Time) time.Duration { return l.ValidUntil.Sub(now) }
+
+// Lock tries up to Tries times to acquire the lock, pausing a random delay in
+// [RetryDelayMin, RetryDelayMax] between tries (and stopping when ctx is
+// done). It returns the last try's error after the last try.
+func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
+	var last error
+	for i := 0; i < s.opts.Tries; i++ {
+		if i > 0 {
+			if err := s.rt.Sleep(ctx, s.retryDelay()); err != nil {
+				return nil, err
+			}
+		}
+		l, err := s.TryLock(ctx)
+		if err == nil {
+			return l, nil
+		}
+		last = err
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("redlock: %s: %d tries failed; last: %w", s.key, s.opts.Tries, last)
+}
+
+// retryDelay draws the pause before a retry.
+func (s *Spec) retryDelay() time.Duration {
+	lo, hi := s.opts.RetryDelayMin, s.opts.RetryDelayMax
+	return lo + time.Duration(s.rnd.int64N(int64(hi-lo)+1))
+}
+
+// newToken returns a value unique to one acquisition: a fresh Runtime id
+// (in the simulation it names the client) and 64 random bits.
+func (s *Spec) newToken() string {
+	return s.rt.NewID() + "." + strconv.FormatUint(s.rnd.uint64(), 36)
+}
+
+// TryLock makes one acquisition attempt: SET key token NX PX ttl on every
+// node in parallel, then success iff a majority granted and the validity
+// ttl - elapsed - drift is still positive. On failure it releases the token
+// on every node (compare-and-delete, in parallel, errors ignored: a node
+// that did not answer may have applied the SET) and returns an error
+// matching lock.ErrNotAcquired and ErrNoQuorum or ErrExpired, joined with
+// the nodes' errors.
+func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
+	token := s.newToken()
+	ttlMs := s.opts.TTL.Milliseconds()
+	start := s.rt.Now()
+	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
+		v, err := c.Do(ctx, "SET", s.key, token, "NX", "PX", ttlMs)
+		return err == nil && v == "OK", err
+	})
+	now := s.rt.Now()
+	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
+	var why error
+	switch {
+	case granted < s.Quorum():
+		why = fmt.Errorf("%w: %d of %d nodes granted, need %d", ErrNoQuorum, granted, len(s.conns), s.Quorum())
+	case validity <= 0:
+		why = fmt.Errorf("%w: validity %v after %v elapsed (ttl %v, drift %v)", ErrExpired, validity, now.Sub(start), s.opts.TTL, s.opts.drift())
+	}
+	if why != nil {
+		_, _ = s.release(context.WithoutCancel(ctx), token)
+		return nil, errors.Join(notAcquiredError{fmt.Errorf("redlock: %s: %w", s.key, why)}, nodeErr)
+	}
+	return &Lease{
+		Key: s.key, Token: token, Start: start, Granted: granted,
+		Validity: validity, ValidUntil: start.Add(s.opts.TTL - s.opts.drift()),
+	}, nil
+}
+
+// Extend resets the TTL of the lease's keys to TTL on every node that still
+// holds its token (compare-and-PEXPIRE, in parallel). It succeeds when a
+// majority did so and the new validity ttl - elapsed - drift, counted from
+// the start of the extension, is positive; it then updates l (Start,
+// Granted, Validity, ValidUntil) and returns the new validity.
+//
+// A lease already past its validity is not extended (ErrExpired, no node
+// contacted): once the holder's validity ran out another client may hold
+// the lock, and compare-and-PEXPIRE on a node whose clock runs slow would
+// revive a key the others already dropped. On failure l is unchanged; keys
+// extended on a minority just live longer.
+func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
+	if l == nil || l.Key != s.key {
+		return 0, errors.New("redlock: Extend: nil lease or lease of another key")
+	}
+	start := s.rt.Now()
+	if !l.Valid(start) {
+		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w", s.key, start.Sub(l.ValidUntil), ErrExpired)
+	}
+	ttlMs := s.opts.TTL.Milliseconds()
+	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
+		v, err := c.Eval(ctx, ExtendScript, []string{s.key}, l.Token, ttlMs)
+		n, _ := v.(int64)
+		return err == nil && n == 1, err
+	})
+	now := s.rt.Now()
+	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
+	switch {
+	case granted < s.Quorum():
+		return 0, errors.Join(fmt.Errorf("redlock: %s: extend: %w: %d of %d nodes extended, need %d",
+			s.key, ErrNoQuorum, granted, len(s.conns), s.Quorum()), nodeErr)
+	case validity <= 0:
+		return 0, errors.Join(fmt.Errorf("redlock: %s: extend: %w: validity %v after %v elapsed",
+			s.key, ErrExpired, validity, now.Sub(start)), nodeErr)
+	}
+	l.Start, l.Granted, l.Validity = start, granted, validity
+	l.ValidUntil = start.Add(s.opts.TTL - s.opts.drift())
+	return validity, nil
+}
+
+// Unlock releases the lease on every node (compare-and-delete, in parallel)
+// and reports on how many nodes it deleted the key. The error joins the
+// nodes' errors (whose outcome is unknown: the key there expires after its
+// TTL); when every node answered and none held the token it is
+// lock.ErrNotHeld.
+func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
+	if l == nil || l.Key != s.key {
+		return 0, errors.New("redlock: Unlock: nil lease or lease of another key")
+	}
+	released, err := s.release(ctx, l.Token)
+	if released == 0 && err == nil {
+		return 0, fmt.Errorf("redlock: %s: unlock: no node holds the token: %w", s.key, lock.ErrNotHeld)
+	}
+	return released, err
+}
+
+// release runs compare-and-delete of token on every node in parallel.
+func (s *Spec) release(ctx context.Context, token string) (int, error) {
+	return s.onAll(func(c lock.Conn) (bool, error) {
+		v, err := c.Eval(ctx, ReleaseScript, []string{s.key}, token)
+		n, _ := v.(int64)
+		return err == nil && n == 1, err
+	})
+}
+
+// onAll runs f against every node in parallel (one task per node, joined by
+// Runtime.Parallel) and returns how many returned true, with the nodes'
+// errors joined, each naming its node index.
+func (s *Spec) onAll(f func(c lock.Conn) (bool, error)) (int, error) {
+	oks := make([]bool, len(s.conns))
+	errs := make([]error, len(s.conns))
+	fs := make([]func(), len(s.conns))
+	for i, c := range s.conns {
+		fs[i] = func() {
+			ok, err := f(c)
+			oks[i] = ok
+			if err != nil {
+				errs[i] = fmt.Errorf("node %d: %w", i, err)
+			}
+		}
+	}
+	s.rt.Parallel(fs...)
+	n := 0
+	for _, ok := range oks {
+		if ok {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
