@@ -4,8 +4,8 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
