@@ -24,10 +24,13 @@ lint:
 race:
 	$(GO) test -race -count=1 ./...
 
-# bench measures the simulator against the raw miniredis baseline in one run;
-# compare runs with benchstat.
+# bench measures, in one run, the simulator against the raw miniredis
+# baseline, and the locks' lock+unlock pairs against raw EVALSHA of the same
+# scripts on miniredis and redis-server (the real-server cases need
+# redis-server on the PATH). Summarise bench.txt with benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ | tee bench.txt
+	{ $(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ && \
+	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 6 ./lock/ ./redlock/ ; } | tee bench.txt
 
 # soak runs the long determinism sweep (not needed by CI).
 soak:

@@ -1,0 +1,105 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/redlock"
+)
+
+// benchNodes starts n independent servers of the backend and returns a
+// go-redis client for each.
+func benchNodes(b *testing.B, backend string, n int) []*redis.Client {
+	var out []*redis.Client
+	for i := 0; i < n; i++ {
+		var addr string
+		if backend == "miniredis" {
+			m := miniredis.NewMiniRedis()
+			if err := m.Start(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(m.Close)
+			addr = m.Addr()
+		} else {
+			addr = redistest.Start(b).Addr
+		}
+		rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+		b.Cleanup(func() { _ = rc.Close() })
+		out = append(out, rc)
+	}
+	return out
+}
+
+func conns(rcs []*redis.Client) []lock.Conn {
+	out := make([]lock.Conn, len(rcs))
+	for i, rc := range rcs {
+		out[i] = lock.NewRedisConn(rc)
+	}
+	return out
+}
+
+// BenchmarkRedLockPairs measures lock+unlock pairs of RedLock on 3 and 5
+// nodes, one goroutine: the ceiling (raw SET NX PX to all nodes in parallel,
+// then raw EVALSHA of the release script in parallel), the spec's algorithm,
+// and Redisson's (sequential by design).
+func BenchmarkRedLockPairs(b *testing.B) {
+	ctx := context.Background()
+	for _, backend := range []string{"miniredis", "redis-server"} {
+		for _, n := range []int{3, 5} {
+			b.Run(fmt.Sprintf("%s/N=%d/raw-parallel", backend, n), func(b *testing.B) {
+				rcs := benchNodes(b, backend, n)
+				release := redis.NewScript(redlock.ReleaseScript.Src)
+				onAll := func(f func(rc *redis.Client)) {
+					var wg sync.WaitGroup
+					for _, rc := range rcs {
+						wg.Add(1)
+						go func() { defer wg.Done(); f(rc) }()
+					}
+					wg.Wait()
+				}
+				for i := 0; i < b.N; i++ {
+					tok := fmt.Sprint(i)
+					onAll(func(rc *redis.Client) { rc.SetNX(ctx, "rl", tok, 10*time.Second) })
+					onAll(func(rc *redis.Client) { release.Run(ctx, rc, []string{"rl"}, tok) })
+				}
+			})
+			b.Run(fmt.Sprintf("%s/N=%d/spec", backend, n), func(b *testing.B) {
+				s, err := redlock.NewSpec(lock.WallRuntime{}, conns(benchNodes(b, backend, n)), "rl", redlock.SpecOptions{TTL: 10 * time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < b.N; i++ {
+					le, err := s.TryLock(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.Unlock(ctx, le); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/N=%d/redisson", backend, n), func(b *testing.B) {
+				r, _, err := redlock.NewRedissonOnConns(lock.WallRuntime{}, "rl", conns(benchNodes(b, backend, n)), lock.Options{}, redlock.RedissonOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < b.N; i++ {
+					if err := r.TryLock(ctx, "o", 0, 10*time.Second); err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Unlock(ctx, "o"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
