@@ -1,5 +1,5 @@
-// Package checker turns a recorded history into verdicts. This file holds
-// the mutual-exclusion oracle on belief: what each client believed it held.
+// The mutual-exclusion oracle on belief: what each holder believed it held.
+
 package checker
 
 import (
