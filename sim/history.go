@@ -20,6 +20,10 @@ const (
 	// KindTruth is node-side ground truth: a key's value on one node changed
 	// (written, expired, lost in a crash or failover).
 	KindTruth = "truth"
+	// KindNode describes the topology: a node was added, as "master" or
+	// "replica" (Op) of a group (Value). Checkers use it to find a key's
+	// authority from the history alone.
+	KindNode = "node"
 )
 
 // Outcomes of op and req records.

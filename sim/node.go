@@ -156,6 +156,7 @@ func (w *World) AddNode(cfg NodeConfig) (*Node, error) {
 	g := &Group{name: cfg.Name, master: n, nodes: []*Node{n}}
 	n.group = g
 	w.groups[cfg.Name] = g
+	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "master", Value: g.name})
 	return n, nil
 }
 
@@ -181,6 +182,7 @@ func (w *World) AddReplica(master string, cfg NodeConfig, rc ReplicaConfig) (*No
 	n.replCfg = rc
 	n.group = m.group
 	m.group.nodes = append(m.group.nodes, n)
+	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "replica", Value: m.group.name})
 	m.attach(n)
 	return n, nil
 }
@@ -777,7 +779,8 @@ func (w *World) Failover(group, to string) error {
 		return fmt.Errorf("sim: failover %s: no running replica to promote", group)
 	}
 	nm := best.replica
-	w.recordFault("failover", group, "", fmt.Sprintf("%s -> %s, replica had offset %d of %d", old.name, nm.name, best.acked, old.offset))
+	w.hist.add(Record{Kind: KindFault, T: int64(w.now), Op: "failover", Node: group, Value: nm.name,
+		Detail: fmt.Sprintf("%s -> %s, replica had offset %d of %d", old.name, nm.name, best.acked, old.offset)})
 	if old.up {
 		if err := old.Crash(); err != nil {
 			return err
