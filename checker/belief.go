@@ -25,6 +25,9 @@ type Holding struct {
 	From, To     time.Duration
 	// Token is the first acquire's result (lease token, fencing token).
 	Token string
+	// Shared marks a read hold ("acquire-read"): shared holds of different
+	// holders may overlap.
+	Shared bool
 }
 
 // Op records the belief oracle reads (kind "op"):
@@ -40,7 +43,10 @@ type Holding struct {
 // Holdings extracts every believed holding from h's op records; end closes
 // holdings still open.
 func Holdings(h []sim.Record, end time.Duration) []Holding {
-	type key struct{ holder, lock string }
+	type key struct {
+		holder, lock string
+		shared       bool
+	}
 	type state struct {
 		h     Holding
 		depth int
@@ -61,11 +67,11 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 			continue
 		}
 		switch r.Op {
-		case "acquire":
+		case "acquire", "acquire-read":
 			if ret, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK {
 				steps = append(steps, step{ret, r, r.Op})
 			}
-		case "release", "expire":
+		case "release", "release-read", "expire":
 			steps = append(steps, step{r.At(), r, r.Op})
 		}
 	}
@@ -84,16 +90,17 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		if len(s.r.Args) > 0 && s.r.Args[0] != "" {
 			holder += "/" + s.r.Args[0]
 		}
-		k := key{holder, s.r.Lock}
+		shared := s.op == "acquire-read" || s.op == "release-read"
+		k := key{holder, s.r.Lock, shared}
 		switch s.op {
-		case "acquire":
+		case "acquire", "acquire-read":
 			st, ok := open[k]
 			if !ok {
-				st = &state{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result}}
+				st = &state{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result, Shared: shared}}
 				open[k] = st
 			}
 			st.depth++
-		case "release":
+		case "release", "release-read":
 			if st, ok := open[k]; ok {
 				if st.depth--; st.depth <= 0 {
 					closeAt(k, s.t)
@@ -101,6 +108,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 			}
 		case "expire":
 			closeAt(k, s.t)
+			closeAt(key{holder, s.r.Lock, !shared}, s.t)
 		}
 	}
 	//detlint:allow maprange collected, then sorted by (lock, from, client) below, a total order on open holdings
@@ -109,8 +117,33 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		out = append(out, st.h)
 	}
 	slices.SortFunc(out, func(a, b Holding) int {
-		return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From), cmp.Compare(a.Client, b.Client))
+		return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From), cmp.Compare(a.Client, b.Client), boolCmp(a.Shared, b.Shared))
 	})
+	return out
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// MutualExclusionViolations reports every overlap of h's holdings as a
+// violation, with the faults that preceded it.
+func MutualExclusionViolations(h []sim.Record, end time.Duration) []Violation {
+	var out []Violation
+	for _, o := range Overlaps(Holdings(h, end)) {
+		out = append(out, Violation{
+			Kind: MutualExclusion, Lock: o.Lock, Holders: []string{o.A.Client, o.B.Client},
+			From: o.From, To: o.To,
+			Detail: fmt.Sprintf("%s (token %s) and %s (token %s) both believed they held it", o.A.Client, o.A.Token, o.B.Client, o.B.Token),
+			Faults: FaultsBefore(h, o.From, 5),
+		})
+	}
 	return out
 }
 
@@ -127,14 +160,15 @@ func (o Overlap) String() string {
 		o.Lock, o.A.Client, o.B.Client, o.From, o.To, o.To-o.From)
 }
 
-// Overlaps returns every pair of holdings of one lock by different clients
-// that intersect in a non-empty interval.
+// Overlaps returns every pair of holdings of one lock by different holders
+// that intersect in a non-empty interval, unless both are shared (read)
+// holds.
 func Overlaps(hs []Holding) []Overlap {
 	var out []Overlap
 	for i := range hs {
 		for j := i + 1; j < len(hs); j++ {
 			a, b := hs[i], hs[j]
-			if a.Lock != b.Lock || a.Client == b.Client {
+			if a.Lock != b.Lock || a.Client == b.Client || (a.Shared && b.Shared) {
 				continue
 			}
 			from, to := max(a.From, b.From), min(a.To, b.To)

@@ -1,0 +1,389 @@
+// The ground-truth oracles: what the nodes said, against what the holders
+// believed and did.
+
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Truth indexes a history's node-side records: the topology, failovers, and
+// every change of every key on every node, so that checkers can ask what a
+// group's master said about a key at any instant.
+type Truth struct {
+	groupOf  map[string]string          // node -> group
+	masters  map[string][]masterSpan    // group -> masters over time
+	changes  map[string][]truthChange   // node + "\x00" + key -> changes in order
+	keyNodes map[string][]string        // key -> nodes that ever had it (sorted)
+	keyTimes map[string][]time.Duration // key -> every change or failover time (sorted)
+	failAt   map[string][]time.Duration // group -> failover times
+	recs     []sim.Record
+}
+
+type masterSpan struct {
+	from time.Duration
+	node string
+}
+
+type truthChange struct {
+	t   time.Duration
+	rec *sim.Record // nil for "gone"
+}
+
+// NewTruth indexes h.
+func NewTruth(h []sim.Record) *Truth {
+	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
+		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h}
+	for i := range h {
+		r := &h[i]
+		switch {
+		case r.Kind == sim.KindNode:
+			tr.groupOf[r.Node] = r.Value
+			if r.Op == "master" {
+				tr.masters[r.Value] = append(tr.masters[r.Value], masterSpan{r.At(), r.Node})
+			}
+		case r.Kind == sim.KindFault && r.Op == "failover" && r.Value != "":
+			tr.masters[r.Node] = append(tr.masters[r.Node], masterSpan{r.At(), r.Value})
+			tr.failAt[r.Node] = append(tr.failAt[r.Node], r.At())
+		case r.Kind == sim.KindTruth:
+			k := r.Node + "\x00" + r.Key
+			c := truthChange{t: r.At(), rec: r}
+			if r.Gone {
+				c.rec = nil
+			}
+			tr.changes[k] = append(tr.changes[k], c)
+			if !slices.Contains(tr.keyNodes[r.Key], r.Node) {
+				tr.keyNodes[r.Key] = append(tr.keyNodes[r.Key], r.Node)
+			}
+			tr.keyTimes[r.Key] = append(tr.keyTimes[r.Key], r.At())
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(tr.keyNodes)) {
+		slices.Sort(tr.keyNodes[k])
+	}
+	return tr
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		//detlint:allow maprange only fed to slices.Sorted
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Groups lists the groups in which key ever existed, sorted.
+func (tr *Truth) Groups(key string) []string {
+	var out []string
+	for _, n := range tr.keyNodes[key] {
+		g := tr.groupOf[n]
+		if g == "" {
+			g = n
+		}
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Master is the node serving group at t.
+func (tr *Truth) Master(group string, t time.Duration) string {
+	m := group
+	for _, s := range tr.masters[group] {
+		if s.from <= t {
+			m = s.node
+		}
+	}
+	return m
+}
+
+// State is key's record on node at t (after every change at t), or nil
+// when the key did not exist.
+func (tr *Truth) State(node, key string, t time.Duration) *sim.Record {
+	cs := tr.changes[node+"\x00"+key]
+	i, _ := slices.BinarySearchFunc(cs, t, func(c truthChange, t time.Duration) int {
+		if c.t <= t {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return nil
+	}
+	return cs[i-1].rec
+}
+
+// holderField is the hash field of a holder "client/owner": lock.Client ids
+// are the client names in locksim's workloads, so the field is
+// "client:owner".
+func holderField(holder string) string { return strings.Replace(holder, "/", ":", 1) }
+
+// Names reports whether a key state names the holding's holder: a string
+// key holding its token, or a hash with its field (or its write field).
+func Names(st *sim.Record, h Holding) bool {
+	if st == nil {
+		return false
+	}
+	if st.Fields == nil {
+		return h.Token != "" && st.Value == h.Token
+	}
+	f := holderField(h.Client)
+	_, ok := st.Fields[f]
+	_, okw := st.Fields[f+":write"]
+	return ok || okw
+}
+
+// namedBy counts the groups whose master names h at t.
+func (tr *Truth) namedBy(h Holding, groups []string, t time.Duration) int {
+	n := 0
+	for _, g := range groups {
+		if Names(tr.State(tr.Master(g, t), h.Lock, t), h) {
+			n++
+		}
+	}
+	return n
+}
+
+// SilentLosses reports, for every holding, the spans of its belief during
+// which the nodes no longer gave the lock to its holder: the group's master,
+// or for a lock kept on several groups (RedLock) a majority of them.
+//
+// The groups of a lock are those where its key ever appeared, so a RedLock
+// node that never received the key (down from the start) is not counted:
+// this errs towards reporting less loss, never more.
+func (tr *Truth) SilentLosses(hs []Holding) []Violation {
+	var out []Violation
+	for _, h := range hs {
+		groups := tr.Groups(h.Lock)
+		if len(groups) == 0 || h.To <= h.From {
+			continue
+		}
+		quorum := len(groups)/2 + 1
+		times := []time.Duration{h.From}
+		for _, t := range tr.keyTimes[h.Lock] {
+			if t > h.From && t < h.To {
+				times = append(times, t)
+			}
+		}
+		for _, g := range groups {
+			for _, t := range tr.failAt[g] {
+				if t > h.From && t < h.To {
+					times = append(times, t)
+				}
+			}
+		}
+		slices.Sort(times)
+		times = slices.Compact(times)
+		lostFrom := time.Duration(-1)
+		flush := func(until time.Duration) {
+			if lostFrom >= 0 && until > lostFrom {
+				out = append(out, Violation{
+					Kind: SilentLoss, Lock: h.Lock, Holders: []string{h.Client}, From: lostFrom, To: until,
+					Detail: fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, lostFrom)),
+					Faults: FaultsBefore(tr.recs, lostFrom, 5),
+				})
+			}
+			lostFrom = -1
+		}
+		for _, t := range times {
+			named := tr.namedBy(h, groups, t) >= quorum
+			switch {
+			case !named && lostFrom < 0:
+				lostFrom = t
+			case named && lostFrom >= 0:
+				flush(t)
+			}
+		}
+		flush(h.To)
+	}
+	return out
+}
+
+func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
+	if len(groups) == 1 {
+		m := tr.Master(groups[0], t)
+		st := tr.State(m, h.Lock, t)
+		switch {
+		case st == nil:
+			return fmt.Sprintf("the master %s had no key", m)
+		case st.Fields != nil:
+			return fmt.Sprintf("the master %s named %v", m, slices.Sorted(mapKeys(st.Fields)))
+		}
+		return fmt.Sprintf("the master %s held %q", m, st.Value)
+	}
+	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
+}
+
+// holdCount is the holder's count in a hash state (0 when absent).
+func holdCount(st *sim.Record, holder string) int {
+	if st == nil || st.Fields == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(st.Fields[holderField(holder)])
+	return n
+}
+
+// ReentrancyViolations compares, for reentrant locks (op records with an
+// owner) on a single group, the hold count the master shows with the
+// holder's unmatched successful acquires, at every change of the key while
+// the holder has no operation in flight and none of unknown outcome; and
+// reports a release that removed the lock while its owner still held levels.
+// Expiry and loss are silent losses, not reentrancy errors: a holder whose
+// field is gone is not compared.
+func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
+	type holderLock struct{ holder, lock string }
+	ops := map[holderLock][]*sim.Record{}
+	var order []holderLock
+	for i := range h {
+		r := &h[i]
+		if r.Kind != sim.KindOp || len(r.Args) == 0 || r.Args[0] == "" {
+			continue
+		}
+		if r.Op != "acquire" && r.Op != "release" {
+			continue
+		}
+		k := holderLock{r.Client + "/" + r.Args[0], r.Lock}
+		if _, ok := ops[k]; !ok {
+			order = append(order, k)
+		}
+		ops[k] = append(ops[k], r)
+	}
+	var out []Violation
+	for _, k := range order {
+		groups := tr.Groups(k.lock)
+		if len(groups) != 1 {
+			continue
+		}
+		rs := ops[k]
+		// unmatched(t): successful acquires returned by t minus successful
+		// releases called by t; busy(t): an op in flight or unknown.
+		unmatched := func(t time.Duration) int {
+			n := 0
+			for _, r := range rs {
+				end, done := r.Returned()
+				switch {
+				case r.Op == "acquire" && r.Outcome == sim.OutcomeOK && done && end <= t:
+					n++
+				case r.Op == "release" && r.Outcome == sim.OutcomeOK && r.At() <= t:
+					n--
+				}
+			}
+			return n
+		}
+		busy := func(t time.Duration) bool {
+			for _, r := range rs {
+				end, done := r.Returned()
+				if r.At() <= t && (!done || end >= t) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, t := range tr.keyTimes[k.lock] {
+			if busy(t) {
+				continue
+			}
+			st := tr.State(tr.Master(groups[0], t), k.lock, t)
+			got, want := holdCount(st, k.holder), unmatched(t)
+			if got == 0 || got == want {
+				continue
+			}
+			out = append(out, Violation{
+				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+				Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+				Faults: FaultsBefore(tr.recs, t, 5),
+			})
+			break // one report per holder: later counts follow from it
+		}
+		for _, r := range rs {
+			if r.Op == "release" && r.Outcome == sim.OutcomeOK && r.Result == "1" {
+				if before := unmatched(r.At() - 1); before > 1 {
+					out = append(out, Violation{
+						Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
+						Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
+						Faults: FaultsBefore(tr.recs, r.At(), 5),
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// IdempotencyViolations reports, on single-group locks, an owner's release
+// answered "not held" although the master named the owner just before the
+// release was sent (the symptom of an unlock retried after its reply was
+// lost), and a release that succeeded although the master did not name the
+// releasing holder (a non-owner releasing another's lock, as a plain DEL
+// does). The holding's token comes from the holder's last acquire.
+func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
+	var out []Violation
+	lastToken := map[string]string{}
+	for i := range h {
+		r := &h[i]
+		if r.Kind != sim.KindOp {
+			continue
+		}
+		holder := r.Client
+		if len(r.Args) > 0 && r.Args[0] != "" {
+			holder += "/" + r.Args[0]
+		}
+		if r.Op == "acquire" && r.Outcome == sim.OutcomeOK {
+			lastToken[holder+"\x00"+r.Lock] = r.Result
+		}
+		if r.Op != "release" || (r.Outcome != sim.OutcomeOK && r.Outcome != sim.OutcomeFail) {
+			continue
+		}
+		groups := tr.Groups(r.Lock)
+		if len(groups) != 1 {
+			continue
+		}
+		t := r.At()
+		st := tr.State(tr.Master(groups[0], t), r.Lock, t)
+		held := Names(st, Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]})
+		switch {
+		case r.Outcome == sim.OutcomeFail && held:
+			out = append(out, Violation{
+				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+				Detail: fmt.Sprintf("%s's unlock answered %q although the master named it when the unlock was sent", holder, r.Result),
+				Faults: FaultsBefore(tr.recs, t, 5),
+			})
+		case r.Outcome == sim.OutcomeOK && !held && st != nil:
+			out = append(out, Violation{
+				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+				Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
+				Faults: FaultsBefore(tr.recs, t, 5),
+			})
+		}
+	}
+	return out
+}
+
+// Check runs the belief and ground-truth oracles over h (end closes open
+// holdings) and returns the verdict, violations in time order.
+func Check(h []sim.Record, end time.Duration) Verdict {
+	var v Verdict
+	tr := NewTruth(h)
+	hs := Holdings(h, end)
+	all := MutualExclusionViolations(h, end)
+	all = append(all, tr.SilentLosses(hs)...)
+	all = append(all, tr.ReentrancyViolations(h)...)
+	all = append(all, tr.IdempotencyViolations(h)...)
+	slices.SortStableFunc(all, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
+	})
+	v.Add(all...)
+	return v
+}
