@@ -82,22 +82,26 @@ func demo(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		w.Close()
-		hs := checker.Holdings(w.History().Records(), w.Now())
-		ov := checker.Overlaps(hs)
-		verdict := "ok"
-		if len(ov) > 0 {
-			verdict = "VIOLATED mutual exclusion"
-		}
+		recs := w.History().Records()
+		v := checker.Check(recs, w.Now())
 		mark := "as expected"
-		if (len(ov) > 0) != r.wantUnsafe {
+		if (v.Status == checker.Violated) != r.wantUnsafe {
 			mark = "NOT AS EXPECTED"
 			status = 1
 		}
-		fmt.Fprintf(stdout, "%-42s seed=%d  %d holdings  %-26s (%s)\n", r.name, *seed, len(hs), verdict, mark)
-		for _, o := range ov {
-			fmt.Fprintf(stdout, "    %v\n", o)
+		verdict := v.Status.String()
+		for i, k := range v.Kinds() {
+			sep := " "
+			if i > 0 {
+				sep = ", "
+			}
+			verdict += sep + string(k)
 		}
-		if len(ov) > 0 {
+		fmt.Fprintf(stdout, "%-42s seed=%d  %3d holdings  %-36s (%s)\n", r.name, *seed, len(checker.Holdings(recs, w.Now())), verdict, mark)
+		for _, x := range v.Violations {
+			fmt.Fprintf(stdout, "    %v\n", x)
+		}
+		if v.Status == checker.Violated {
 			fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate demo -seed %d -history out/\n", *seed)
 		}
 		if *histDir != "" {

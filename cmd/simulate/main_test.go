@@ -26,7 +26,7 @@ func TestDemoIsDeterministic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d; stdout:\n%s\nstderr:\n%s", code, out1, errs)
 	}
-	for _, want := range []string{"no-faults", "ok", "F0-failover-lagging-replica", "VIOLATED mutual exclusion", "held by", "replay: go run ./cmd/simulate demo -seed 1"} {
+	for _, want := range []string{"no-faults", "ok", "F0-failover-lagging-replica", "violated mutual-exclusion, silent-loss", "both believed they held it", "had no key", "replay: go run ./cmd/simulate demo -seed 1"} {
 		if !strings.Contains(out1, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out1)
 		}
