@@ -371,8 +371,10 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 	return out
 }
 
-// Check runs the belief and ground-truth oracles over h (end closes open
-// holdings) and returns the verdict, violations in time order.
+// Check runs the belief, ground-truth and fencing oracles over h (end
+// closes open holdings) and returns the verdict, violations in time order.
+// Liveness needs a bound from the caller (LivenessViolations) and
+// linearizability a model (Linearizable).
 func Check(h []sim.Record, end time.Duration) Verdict {
 	var v Verdict
 	tr := NewTruth(h)
@@ -381,6 +383,8 @@ func Check(h []sim.Record, end time.Duration) Verdict {
 	all = append(all, tr.SilentLosses(hs)...)
 	all = append(all, tr.ReentrancyViolations(h)...)
 	all = append(all, tr.IdempotencyViolations(h)...)
+	_, fenced := Fencing(h)
+	all = append(all, fenced...)
 	slices.SortStableFunc(all, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
 	})
