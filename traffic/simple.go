@@ -57,11 +57,24 @@ func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
 		ctx := context.Background()
 		for {
 			op := c.BeginOp(cfg.Key, "acquire")
+			// The holder's own validity estimate: the TTL from when it sent
+			// the acquire, by its own clock. If it is still holding when
+			// that runs out, its belief ends there.
+			holding := false
+			timer := rt.AfterFunc(cfg.TTL, func() {
+				if holding {
+					holding = false
+					c.BeginOp(cfg.Key, "expire").End(sim.OutcomeOK, "")
+				}
+			})
 			lease, err := l.TryLock(ctx)
 			switch {
 			case err == nil:
+				holding = true
 				op.End(sim.OutcomeOK, lease.Token)
 				_ = rt.Sleep(ctx, cfg.Hold)
+				timer.Stop()
+				holding = false
 				rel := c.BeginOp(cfg.Key, "release")
 				rel.End(outcome(l.Unlock(ctx, lease)))
 			case errors.Is(err, lock.ErrNotAcquired):
@@ -69,6 +82,7 @@ func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
 			default:
 				op.End(outcome(err))
 			}
+			timer.Stop()
 			_ = rt.Sleep(ctx, think())
 		}
 	})

@@ -1,0 +1,180 @@
+package props_test
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// A setup builds the world of one run: topology and workload, no faults.
+type setup struct {
+	name string
+	// build returns the world: topology and workload.
+	build func(seed uint64) (*sim.World, error)
+	// kinds are the fault kinds the search may draw.
+	kinds []string
+	// dur is the run's length.
+	dur time.Duration
+	// judge turns the history into the verdict the search looks at.
+	judge func(h []sim.Record, end time.Duration) checker.Verdict
+}
+
+// drawFault draws one fault of the allowed kinds against w's topology. The
+// draws are small integers and durations, so rapid shrinks them to the
+// simplest schedule that still breaks the lock.
+func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i int) faults.Fault {
+	at := func(label string) time.Duration {
+		return time.Duration(rapid.IntRange(0, int(dur/(100*time.Millisecond))).Draw(t, fmt.Sprintf("%s%d", label, i))) * 100 * time.Millisecond
+	}
+	ms := func(label string, lo, hi int) time.Duration {
+		return time.Duration(rapid.IntRange(lo, hi).Draw(t, fmt.Sprintf("%s%d", label, i))) * time.Millisecond
+	}
+	pick := func(label string, from []string) string {
+		return rapid.SampledFrom(from).Draw(t, fmt.Sprintf("%s%d", label, i))
+	}
+	kind := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
+	switch kind {
+	case "failover":
+		var replicated []string
+		for _, g := range w.Groups() {
+			if grp, _ := w.Group(g); grp.Size() > 1 {
+				replicated = append(replicated, g)
+			}
+		}
+		return faults.Failover{At: at("at"), Group: pick("group", replicated)}
+	case "crash":
+		return faults.Crash{At: at("at"), Node: pick("node", w.Nodes()), Down: ms("down", 0, 10000)}
+	case "pause":
+		return faults.Pause{At: at("at"), Client: pick("client", w.Clients()), For: ms("for", 0, 20000)}
+	case "clock-jump":
+		return faults.ClockJump{At: at("at"), Node: pick("node", w.Nodes()), By: ms("by", -20000, 20000)}
+	case "drop-replies", "drop-requests", "delay", "duplicate":
+		from := at("from")
+		f := faults.LinkFault{Kind: faults.LinkKind(kind), From: from, Until: from + ms("len", 1, 2000),
+			Client: pick("client", w.Clients()), P: float64(rapid.IntRange(1, 10).Draw(t, fmt.Sprintf("p%d", i))) / 10}
+		if kind == "drop-replies" || kind == "drop-requests" {
+			f.Node = pick("node", w.Nodes())
+		}
+		if kind == "delay" {
+			f.Delay = sim.Fixed(ms("delay", 1, 5000))
+		}
+		return f
+	}
+	panic("unknown fault kind " + kind)
+}
+
+// runDrawn draws a seed and a schedule of up to maxFaults faults, runs the
+// setup, and returns the verdict with a replayable description.
+func runDrawn(t *rapid.T, s setup, maxFaults int) (checker.Verdict, string) {
+	seed := rapid.Uint64Range(1, 1<<20).Draw(t, "seed")
+	w, err := s.build(seed)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	defer w.Close()
+	n := rapid.IntRange(0, maxFaults).Draw(t, "faults")
+	var sched faults.Schedule
+	for i := 0; i < n; i++ {
+		sched = append(sched, drawFault(t, w, s.kinds, s.dur, i))
+	}
+	if err := sched.Apply(w); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if err := w.Run(s.dur); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	w.Close()
+	var names []string
+	for _, f := range sched {
+		names = append(names, f.Name())
+	}
+	return s.judge(w.History().Records(), w.Now()), fmt.Sprintf("%s seed=%d faults=[%s]", s.name, seed, strings.Join(names, "; "))
+}
+
+// finder is a rapid.TB that records a failure instead of failing the test:
+// the fault searches expect rapid to find (and shrink) a counterexample.
+type finder struct {
+	testing.TB
+	failed bool
+	logs   []string
+}
+
+func (f *finder) Errorf(format string, args ...any) { f.failed = true; f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *finder) Error(args ...any)                 { f.failed = true; f.logs = append(f.logs, fmt.Sprint(args...)) }
+func (f *finder) Fatalf(format string, args ...any) { f.Errorf(format, args...) }
+func (f *finder) Fatal(args ...any)                 { f.Error(args...) }
+func (f *finder) Fail()                             { f.failed = true }
+func (f *finder) FailNow()                          { f.failed = true }
+func (f *finder) Failed() bool                      { return f.failed }
+func (f *finder) Logf(format string, args ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *finder) Log(args ...any)                   { f.logs = append(f.logs, fmt.Sprint(args...)) }
+
+// withChecks runs f with rapid's check count set to n, and no fail files:
+// an expected counterexample is not a regression to replay.
+func withChecks(t *testing.T, n int, f func()) {
+	t.Helper()
+	old := flag.Lookup("rapid.checks").Value.String()
+	oldNF := flag.Lookup("rapid.nofailfile").Value.String()
+	must(t, flag.Set("rapid.checks", fmt.Sprint(n)))
+	must(t, flag.Set("rapid.nofailfile", "true"))
+	defer func() {
+		_ = flag.Set("rapid.checks", old)
+		_ = flag.Set("rapid.nofailfile", oldNF)
+	}()
+	f()
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustFind runs a search that is expected to find a violation of one of the
+// wanted kinds within checks runs, and logs the shrunk counterexample.
+func mustFind(t *testing.T, s setup, maxFaults, checks int, want ...checker.Kind) {
+	t.Helper()
+	f := &finder{TB: t}
+	withChecks(t, checks, func() {
+		rapid.Check(f, func(rt *rapid.T) {
+			v, replay := runDrawn(rt, s, maxFaults)
+			for _, k := range v.Kinds() {
+				for _, w := range want {
+					if k == w {
+						rt.Fatalf("%s\n%s", replay, v)
+					}
+				}
+			}
+		})
+	})
+	if !f.failed {
+		t.Fatalf("%s: no %v violation within %d checks", s.name, want, checks)
+	}
+	t.Logf("found and shrunk:\n%s", strings.Join(f.logs, "\n"))
+}
+
+// neverFinds runs a search that must find no violation of the given kinds.
+func neverFinds(t *testing.T, s setup, maxFaults, checks int, kinds ...checker.Kind) {
+	t.Helper()
+	withChecks(t, checks, func() {
+		rapid.Check(t, func(rt *rapid.T) {
+			v, replay := runDrawn(rt, s, maxFaults)
+			for _, k := range v.Kinds() {
+				for _, w := range kinds {
+					if k == w {
+						rt.Fatalf("unexpected %s: %s\n%s", k, replay, v)
+					}
+				}
+			}
+		})
+	})
+}
