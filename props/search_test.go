@@ -107,15 +107,20 @@ type finder struct {
 	logs   []string
 }
 
-func (f *finder) Errorf(format string, args ...any) { f.failed = true; f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *finder) Errorf(format string, args ...any) {
+	f.failed = true
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
 func (f *finder) Error(args ...any)                 { f.failed = true; f.logs = append(f.logs, fmt.Sprint(args...)) }
 func (f *finder) Fatalf(format string, args ...any) { f.Errorf(format, args...) }
 func (f *finder) Fatal(args ...any)                 { f.Error(args...) }
 func (f *finder) Fail()                             { f.failed = true }
 func (f *finder) FailNow()                          { f.failed = true }
 func (f *finder) Failed() bool                      { return f.failed }
-func (f *finder) Logf(format string, args ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
-func (f *finder) Log(args ...any)                   { f.logs = append(f.logs, fmt.Sprint(args...)) }
+func (f *finder) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *finder) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
 
 // withChecks runs f with rapid's check count set to n, and no fail files:
 // an expected counterexample is not a regression to replay.
