@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -40,7 +38,6 @@ func simpleOnReplicated(lag time.Duration, unsafeDel bool, ttl time.Duration) fu
 // lock on a master with a lagging replica loses mutual exclusion under
 // failover. rapid finds it and shrinks it to one failover.
 func TestFactSimpleLockFailoverLosesExclusion(t *testing.T) {
-	defer goleak.VerifyNone(t)
 	mustFind(t, setup{
 		name:  "simple-lock/lagging-replica",
 		build: simpleOnReplicated(3*time.Second, false, 10*time.Second),
@@ -54,7 +51,6 @@ func TestFactSimpleLockFailoverLosesExclusion(t *testing.T) {
 // TTL (1 s) and a plain DEL release, a holder deletes the next holder's
 // lock; compare-and-delete never releases a lock that is not its own.
 func TestFactPlainDelDeletesNextHoldersLock(t *testing.T) {
-	defer goleak.VerifyNone(t)
 	s := setup{
 		name:  "simple-lock/plain-del",
 		build: simpleOnReplicated(10*time.Millisecond, true, time.Second),

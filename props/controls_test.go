@@ -1,0 +1,88 @@
+package props_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// mutexWorld has three clients sharing a lock that is either a correct
+// in-process mutex (the world runs one process at a time, so a variable is a
+// perfect lock: no lease, no network) or no lock at all (each client just
+// says it acquired). The ops are recorded as for any lock.
+func mutexWorld(seed uint64, noLock bool, rates faults.Rates) (*sim.World, error) {
+	w := sim.New(seed) // no Redis node: the lock lives in the world
+	holder := ""
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("c%d", i)
+		c, err := w.AddClient(sim.ClientConfig{Name: name})
+		if err != nil {
+			return nil, err
+		}
+		rng := c.Rand("control")
+		rt := c.Runtime()
+		c.Go("mutex", func() {
+			ctx := context.Background()
+			for {
+				op := c.BeginOp("mx", "acquire")
+				for !noLock && holder != "" {
+					_ = rt.Sleep(ctx, 10*time.Millisecond)
+				}
+				holder = name
+				op.End(sim.OutcomeOK, name)
+				_ = rt.Sleep(ctx, time.Duration(50+rng.IntN(200))*time.Millisecond)
+				c.BeginOp("mx", "release").End(sim.OutcomeOK, "")
+				holder = ""
+				_ = rt.Sleep(ctx, time.Duration(rng.IntN(100))*time.Millisecond)
+			}
+		})
+	}
+	s, err := faults.Draw(w, rates, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return w, s.Apply(w)
+}
+
+// TestControlNoLockIsFlagged: clients that take no lock at all must be
+// flagged within a few checks.
+func TestControlNoLockIsFlagged(t *testing.T) {
+	mustFind(t, setup{
+		name:  "control/no-lock",
+		build: func(seed uint64) (*sim.World, error) { return mutexWorld(seed, true, faults.Rates{}) },
+		kinds: []string{"pause"},
+		dur:   5 * time.Second,
+		judge: checker.Check,
+	}, 0, 3, checker.MutualExclusion)
+}
+
+// TestControlCorrectMutexNeverFlagged: a correct mutex, with client pauses
+// and clock jumps drawn from each seed, is never flagged: 10,000 seeds
+// (1,000 with -short).
+func TestControlCorrectMutexNeverFlagged(t *testing.T) {
+	seeds := 10_000
+	if testing.Short() {
+		seeds = 1_000
+	}
+	rates := faults.Rates{Pause: 6, ClockJump: 6, DriftPPM: 100_000}
+	const parts = 2 // one per core
+	for part := 0; part < parts; part++ {
+		t.Run(fmt.Sprintf("part%d", part), func(t *testing.T) {
+			t.Parallel()
+			for seed := uint64(1 + part); seed <= uint64(seeds); seed += parts {
+				w, err := mutexWorld(seed, false, rates)
+				must(t, err)
+				must(t, w.Run(10*time.Second))
+				w.Close()
+				if v := checker.Check(w.History().Records(), w.Now()); v.Status != checker.OK {
+					t.Fatalf("seed %d: a correct mutex was flagged: %v", seed, v)
+				}
+			}
+		})
+	}
+}
