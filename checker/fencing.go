@@ -4,6 +4,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,8 +34,14 @@ func Fencing(h []sim.Record) (FencingReport, []Violation) {
 	var rep FencingReport
 	var out []Violation
 	highest := map[string]int64{} // resource -> highest accepted token
-	lastToken := map[string]int64{}
-	lastHolder := map[string]string{}
+	type acq struct {
+		end    time.Duration
+		seq    int
+		token  int64
+		client string
+		lock   string
+	}
+	var acqs []acq
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp || r.Outcome == sim.OutcomeUnknown {
@@ -63,17 +70,25 @@ func Fencing(h []sim.Record) (FencingReport, []Violation) {
 			}
 			highest[r.Lock] = max(highest[r.Lock], tok)
 		case "acquire":
-			if r.Outcome != sim.OutcomeOK {
-				continue
+			if r.Outcome == sim.OutcomeOK {
+				end, _ := r.Returned()
+				acqs = append(acqs, acq{end, r.Seq, tok, r.Client, r.Lock})
 			}
-			end, _ := r.Returned()
-			if prev, ok := lastToken[r.Lock]; ok && tok < prev {
-				out = append(out, Violation{Kind: TokenRegression, Lock: r.Lock, Holders: []string{lastHolder[r.Lock], r.Client}, From: end, To: end,
-					Detail: fmt.Sprintf("token %d issued after %d", tok, prev), Faults: FaultsBefore(h, end, 5)})
-			}
-			lastToken[r.Lock], lastHolder[r.Lock] = tok, r.Client
 		}
 	}
+	// Tokens are issued in the order the acquires took effect, which their
+	// returns follow (an acquire that waited was called early and returns
+	// late): compare in return order.
+	slices.SortStableFunc(acqs, func(a, b acq) int { return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.seq, b.seq)) })
+	last := map[string]acq{}
+	for _, a := range acqs {
+		if prev, ok := last[a.lock]; ok && a.token < prev.token {
+			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.client, a.client}, From: a.end, To: a.end,
+				Detail: fmt.Sprintf("token %d issued after %d", a.token, prev.token), Faults: FaultsBefore(h, a.end, 5)})
+		}
+		last[a.lock] = a
+	}
+	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.From, b.From) })
 	return rep, out
 }
 

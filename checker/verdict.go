@@ -138,7 +138,8 @@ func (v Verdict) String() string {
 	for _, x := range v.Violations {
 		b.WriteString("  " + x.String() + "\n")
 		for _, f := range x.Faults {
-			fmt.Fprintf(&b, "    after %v %s %s%s %s\n", f.At(), f.Op, f.Node, f.Client, f.Detail)
+			target := strings.TrimSpace(f.Node + " " + f.Client)
+			fmt.Fprintf(&b, "    after %v %s %s: %s\n", f.At(), f.Op, target, f.Detail)
 		}
 	}
 	for _, n := range v.Notes {

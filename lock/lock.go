@@ -305,6 +305,8 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	}
 	if lease == 0 {
 		c.startRenewal(l, owner)
+	} else {
+		c.holdMore(holderKey(l, owner)) // a leased hold still counts while a watchdog runs
 	}
 	c.setLease(l, owner, leaseMs)
 	return -1, token, nil

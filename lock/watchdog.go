@@ -90,6 +90,17 @@ func (c *Client) renewOnce(r *renewal) {
 	}
 }
 
+// holdMore counts one more hold of the holder's, if its watchdog runs:
+// every hold is given back by an unlock, so every hold must be counted, or
+// mixing leased and watchdog acquires would stop the watchdog early.
+func (c *Client) holdMore(key string) {
+	c.mu.Lock()
+	if r, ok := c.renewals[key]; ok {
+		r.depth++
+	}
+	c.mu.Unlock()
+}
+
 // releaseOne gives back one of a holder's holds on the client's side after
 // an unlock whose outcome is unknown; the watchdog stops with the last.
 func (c *Client) releaseOne(l *Lock, owner string) {

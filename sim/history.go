@@ -120,6 +120,9 @@ func (c *Client) BeginOp(lock, op string, args ...string) OpHandle {
 	return OpHandle{w: c.w, idx: idx}
 }
 
+// SetDetail sets the operation's Detail (for example "lease=10s").
+func (h OpHandle) SetDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
+
 // End records the return of the operation with its outcome and result.
 // OutcomeUnknown leaves the return open.
 func (h OpHandle) End(outcome, result string) {

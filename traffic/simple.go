@@ -57,6 +57,7 @@ func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
 		ctx := context.Background()
 		for {
 			op := c.BeginOp(cfg.Key, "acquire")
+			op.SetDetail("lease=" + cfg.TTL.String())
 			// The holder's own validity estimate: the TTL from when it sent
 			// the acquire, by its own clock. If it is still holding when
 			// that runs out, its belief ends there.

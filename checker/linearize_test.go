@@ -1,0 +1,536 @@
+package checker_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+const (
+	lnMs = time.Millisecond
+	lnS  = time.Second
+	// lnOpen marks an op whose outcome stayed unknown (no End).
+	lnOpen = time.Duration(-1)
+)
+
+// linHist builds histories of op records for the linearizability tests.
+type linHist struct{ recs []sim.Record }
+
+// add appends an op record: holder is "client" or "client/owner", ret
+// unknownRet for an open return; detail e.g. "lease=10s".
+func (b *linHist) add(holder, lock, op string, call, ret time.Duration, outcome, result, detail string) *linHist {
+	client, owner, _ := strings.Cut(holder, "/")
+	r := sim.Record{Seq: len(b.recs), Kind: sim.KindOp, T: int64(call), Client: client, Lock: lock, Op: op,
+		Outcome: outcome, Result: result, Detail: detail}
+	if owner != "" {
+		r.Args = []string{owner}
+	}
+	if ret != lnOpen {
+		end := int64(ret)
+		r.End = &end
+	}
+	b.recs = append(b.recs, r)
+	return b
+}
+
+// acq and rel are shorthands on lock "lk".
+func (b *linHist) acq(holder string, call, ret time.Duration, outcome, detail string) *linHist {
+	return b.add(holder, "lk", "acquire", call, ret, outcome, "", detail)
+}
+
+func (b *linHist) rel(holder string, call, ret time.Duration, outcome, result string) *linHist {
+	return b.add(holder, "lk", "release", call, ret, outcome, result, "")
+}
+
+func (b *linHist) fault(at time.Duration, op, node, detail string) *linHist {
+	b.recs = append(b.recs, sim.Record{Seq: len(b.recs), Kind: sim.KindFault, T: int64(at), Op: op, Node: node, Detail: detail})
+	return b
+}
+
+const (
+	lnOK      = sim.OutcomeOK
+	lnFail    = sim.OutcomeFail
+	lnUnknown = sim.OutcomeUnknown
+	lnL10     = "lease=10s"
+	lnMinute  = time.Minute
+)
+
+func linWantStatus(t *testing.T, v checker.Verdict, want checker.Status) {
+	t.Helper()
+	if v.Status != want {
+		t.Fatalf("status %v, want %v; verdict:\n%s", v.Status, want, v)
+	}
+}
+
+// TestLinearizableSimpleOverlapViolated is the control that must fail: c2
+// acquires while c1's 10 s lease has 8 s to run.
+func TestLinearizableSimpleOverlapViolated(t *testing.T) {
+	h := (&linHist{}).
+		acq("c1", 0, 1*lnMs, lnOK, lnL10).
+		acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, lnL10).
+		rel("c1", 3*lnS, 3*lnS+1*lnMs, lnOK, "").
+		rel("c2", 4*lnS, 4*lnS+1*lnMs, lnOK, "").
+		fault(1500*lnMs, "failover", "m1", "promoted r1").recs
+	v := checker.Linearizable(h, checker.LockSimple, lnMinute)
+	linWantStatus(t, v, checker.Violated)
+	if len(v.Violations) != 1 {
+		t.Fatalf("want one violation, got %v", v)
+	}
+	x := v.Violations[0]
+	if x.Kind != checker.Linearizability || x.Lock != "lk" {
+		t.Fatalf("violation %v", x)
+	}
+	if strings.Join(x.Holders, ",") != "c1,c2" {
+		t.Fatalf("holders %v, want c1 and c2", x.Holders)
+	}
+	// The culprit is c2's acquire: the history is fine up to its return.
+	if x.From != 2*lnS || x.To != 2*lnS+1*lnMs {
+		t.Fatalf("interval %v-%v, want c2's acquire [2s, 2.001s]", x.From, x.To)
+	}
+	if !strings.Contains(x.Detail, "c1 until≥10s") || !strings.Contains(x.Detail, "c2 acquire → ok") {
+		t.Fatalf("detail does not name the state and culprit: %s", x.Detail)
+	}
+	if len(x.Faults) != 1 || x.Faults[0].Op != "failover" {
+		t.Fatalf("faults %v, want the failover before it", x.Faults)
+	}
+}
+
+// TestLinearizableSimpleLegal holds the controls that must pass.
+func TestLinearizableSimpleLegal(t *testing.T) {
+	cases := map[string]*linHist{
+		"sequential hand-offs with refusals": (&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, lnL10).
+			acq("c2", 100*lnMs, 101*lnMs, lnFail, lnL10). // held by c1
+			acq("c1", 200*lnMs, 201*lnMs, lnFail, lnL10). // not reentrant: c1's own key refuses it
+			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, "").
+			acq("c2", 1*lnS, 2*lnS, lnOK, lnL10). // concurrent with the release: may follow it
+			acq("c3", 3*lnS, 3*lnS+1*lnMs, lnFail, lnL10).
+			rel("c3", 3*lnS+2*lnMs, 3*lnS+3*lnMs, lnFail, ""). // not the holder
+			rel("c2", 4*lnS, 4*lnS+1*lnMs, lnOK, "").
+			acq("c3", 5*lnS, 5*lnS+1*lnMs, lnOK, lnL10).
+			rel("c3", 6*lnS, 6*lnS+1*lnMs, lnOK, ""),
+		"acquire after the lease expired": (&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c2", 1500*lnMs, 1501*lnMs, lnOK, "lease=1s").
+			rel("c1", 2*lnS, 2*lnS+1*lnMs, lnFail, ""). // expired, and c2 holds
+			rel("c2", 2100*lnMs, 2101*lnMs, lnOK, ""),
+		"acquire returning exactly at the expiry": (&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c2", 999*lnMs, 1000*lnMs, lnOK, "lease=1s"),
+		"holder's release fails after its expiry, with nobody else": (&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
+			rel("c1", 5*lnS, 5*lnS+1*lnMs, lnFail, "").
+			acq("c2", 6*lnS, 6*lnS+1*lnMs, lnOK, "lease=1s"),
+		"lock outlives its lease (slow node clock)": (&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c2", 2*lnS, 2*lnS+1*lnMs, lnFail, "lease=1s").
+			rel("c1", 3*lnS, 3*lnS+1*lnMs, lnOK, ""),
+		"unknown outcomes interleaved": (&linHist{}).
+			acq("c1", 0, lnOpen, lnUnknown, lnL10).        // may have taken the lock...
+			acq("c2", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10). // ...which explains this refusal
+			acq("c3", 20*lnS, 20*lnS+1*lnMs, lnOK, lnL10). // after c1's lease
+			rel("c3", 21*lnS, lnOpen, lnUnknown, "").
+			acq("c2", 22*lnS, 22*lnS+1*lnMs, lnFail, lnL10). // c3's release did not apply...
+			acq("c1", 40*lnS, 40*lnS+1*lnMs, lnOK, lnL10).   // ...and its lease ran out
+			rel("c1", 41*lnS, 41*lnS+1*lnMs, lnOK, "").
+			acq("c2", 42*lnS, lnOpen, lnUnknown, lnL10).
+			rel("c2", 43*lnS, lnOpen, lnUnknown, "").
+			acq("c3", 44*lnS, 44*lnS+1*lnMs, lnOK, lnL10), // c2's release applied, or its acquire did not
+		"error reply is an unknown outcome before its return": (&linHist{}).
+			acq("c1", 0, 1*lnMs, sim.OutcomeError, lnL10).
+			acq("c2", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(b.recs, checker.LockSimple, lnMinute), checker.OK)
+		})
+	}
+}
+
+// TestLinearizableSimpleIllegal: each history breaks the simple lock's model
+// in one way, uncertainty around it notwithstanding.
+func TestLinearizableSimpleIllegal(t *testing.T) {
+	cases := map[string]struct {
+		b        *linHist
+		from, to time.Duration
+	}{
+		"acquire returning 1ns before the expiry": {(&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c2", 998*lnMs, 1000*lnMs-1, lnOK, "lease=1s"), 998 * lnMs, 1000*lnMs - 1},
+		"refused while free": {(&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, lnL10).
+			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, "").
+			acq("c2", 2*lnS, 2*lnS+1*lnMs, lnFail, lnL10), 2 * lnS, 2*lnS + 1*lnMs},
+		"release by a non-holder succeeds (plain DEL)": {(&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, lnL10).
+			rel("c2", 1*lnS, 1*lnS+1*lnMs, lnOK, ""), 1 * lnS, 1*lnS + 1*lnMs},
+		"holder's release refused before its lease ends": {(&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, lnL10).
+			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnFail, ""), 1 * lnS, 1*lnS + 1*lnMs},
+		"overlap despite unknown outcomes around it": {(&linHist{}).
+			acq("c3", 0, lnOpen, lnUnknown, lnL10).
+			acq("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			rel("c3", 2*lnS, lnOpen, lnUnknown, "").
+			acq("c2", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10), 3 * lnS, 3*lnS + 1*lnMs},
+		"watchdog hold taken over": {(&linHist{}).
+			acq("c1", 0, 1*lnMs, lnOK, "watchdog").
+			acq("c2", 10*lnMinute, 10*lnMinute+1*lnMs, lnOK, lnL10), 10 * lnMinute, 10*lnMinute + 1*lnMs},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			v := checker.Linearizable(c.b.recs, checker.LockSimple, lnMinute)
+			linWantStatus(t, v, checker.Violated)
+			if x := v.Violations[0]; x.From != c.from || x.To != c.to {
+				t.Fatalf("interval [%v, %v], want [%v, %v]: %v", x.From, x.To, c.from, c.to, x)
+			}
+		})
+	}
+}
+
+// TestLinearizableIgnoresOtherOps: expire and write records are not lock
+// operations, and locks are checked apart.
+func TestLinearizableIgnoresOtherOps(t *testing.T) {
+	b := (&linHist{}).
+		acq("c1", 0, 1*lnMs, lnOK, lnL10).
+		add("c1", "lk", "expire", 5*lnS, lnOpen, lnUnknown, "", "").
+		add("c1", "lk", "write", 6*lnS, 6*lnS+1*lnMs, lnOK, "7", "").
+		add("c2", "other", "acquire", 2*lnS, 2*lnS+1*lnMs, lnOK, "", lnL10). // another lock: no conflict
+		rel("c1", 7*lnS, 7*lnS+1*lnMs, lnOK, "")
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockSimple, lnMinute), checker.OK)
+	// The same on one lock is a violation, on "other" only.
+	b.add("c3", "other", "acquire", 3*lnS, 3*lnS+1*lnMs, lnOK, "", lnL10)
+	v := checker.Linearizable(b.recs, checker.LockSimple, lnMinute)
+	linWantStatus(t, v, checker.Violated)
+	if len(v.Violations) != 1 || v.Violations[0].Lock != "other" {
+		t.Fatalf("want one violation on other: %v", v)
+	}
+}
+
+// TestLinearizableNoLeaseNote: an acquire without a lease may expire at
+// once, so no overlap is provable, and the verdict says so.
+func TestLinearizableNoLeaseNote(t *testing.T) {
+	h := (&linHist{}).acq("c1", 0, 1*lnMs, lnOK, "").acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, "").recs
+	v := checker.Linearizable(h, checker.LockSimple, lnMinute)
+	linWantStatus(t, v, checker.OK)
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "2 acquires name no lease") {
+		t.Fatalf("notes %q", v.Notes)
+	}
+}
+
+func TestLinearizableReentrant(t *testing.T) {
+	legal := map[string]*linHist{
+		"nesting": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			acq("c2/x", 2*lnS, 2*lnS+1*lnMs, lnFail, lnL10). // another holder
+			rel("c2/x", 2500*lnMs, 2501*lnMs, lnFail, "").   // not held by c2/x
+			rel("c1/a", 3*lnS, 3*lnS+1*lnMs, lnOK, "0").
+			acq("c1/b", 3500*lnMs, 3501*lnMs, lnFail, lnL10). // another owner of c1 is another holder
+			rel("c1/a", 4*lnS, 4*lnS+1*lnMs, lnOK, "1").
+			acq("c2/x", 5*lnS, 5*lnS+1*lnMs, lnOK, "watchdog").
+			rel("c2/x", 6*lnS, 6*lnS+1*lnMs, lnOK, ""),
+		"re-acquire resets the lease": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c1/a", 900*lnMs, 901*lnMs, lnOK, "lease=1s"). // until ≥1.9s
+			acq("c2/x", 1500*lnMs, 1901*lnMs, lnOK, lnL10),
+		"unknown acquire applied twice by a retry": (&linHist{}).
+			acq("c1/a", 0, lnOpen, lnUnknown, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
+			rel("c1/a", 3*lnS, 3*lnS+1*lnMs, lnOK, "0").
+			rel("c1/a", 4*lnS, 4*lnS+1*lnMs, lnOK, "1"),
+		"unknown release then not held": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			rel("c1/a", 1*lnS, lnOpen, lnUnknown, "").
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnFail, "").
+			acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10),
+		"expired hold re-acquired afresh": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s").
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "lease=1s"). // may be a new hold...
+			rel("c1/a", 1500*lnMs, 1501*lnMs, lnOK, "1"),       // ...so a count of 1 is possible
+	}
+	for name, b := range legal {
+		t.Run(name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(b.recs, checker.LockReentrant, lnMinute), checker.OK)
+		})
+	}
+	illegal := map[string]*linHist{
+		"released to 0 with a hold left": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "1"),
+		"holds remain after the only hold": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			rel("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "0"),
+		"two holders at once": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/b", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10),
+		"release by a non-holder succeeds": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			rel("c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK, "1"),
+		"own acquire refused": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10),
+		"retried unlock released twice (issue 4871)": (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
+			acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10), // c1/a should still hold one
+	}
+	for name, b := range illegal {
+		t.Run(name, func(t *testing.T) {
+			v := checker.Linearizable(b.recs, checker.LockReentrant, lnMinute)
+			linWantStatus(t, v, checker.Violated)
+		})
+	}
+}
+
+func TestLinearizableReadWrite(t *testing.T) {
+	rd := func(b *linHist, holder string, call, ret time.Duration, outcome string) *linHist {
+		return b.add(holder, "lk", "acquire-read", call, ret, outcome, "", lnL10)
+	}
+	rrel := func(b *linHist, holder string, call, ret time.Duration, outcome string) *linHist {
+		return b.add(holder, "lk", "release-read", call, ret, outcome, "", "")
+	}
+	// Two readers overlap: legal; a writer waits for both.
+	b := &linHist{}
+	rd(b, "c1/a", 0, 1*lnMs, lnOK)
+	rd(b, "c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK)
+	b.acq("c3/w", 1500*lnMs, 1501*lnMs, lnFail, lnL10)
+	rrel(b, "c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK)
+	b.acq("c3/w", 2500*lnMs, 2501*lnMs, lnFail, lnL10) // c2/x still reads
+	rrel(b, "c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK)
+	b.acq("c3/w", 4*lnS, 4*lnS+1*lnMs, lnOK, lnL10)
+	rd(b, "c1/a", 4500*lnMs, 4501*lnMs, lnFail)
+	rd(b, "c3/w", 5*lnS, 5*lnS+1*lnMs, lnOK) // the writer may read: downgrade
+	b.rel("c3/w", 6*lnS, 6*lnS+1*lnMs, lnOK, "")
+	rd(b, "c1/a", 6500*lnMs, 6501*lnMs, lnOK)         // read mode now, c3/w's read hold left
+	b.acq("c3/w", 7*lnS, 7*lnS+1*lnMs, lnFail, lnL10) // no upgrade
+	rrel(b, "c3/w", 8*lnS, 8*lnS+1*lnMs, lnOK)
+	rrel(b, "c1/a", 9*lnS, 9*lnS+1*lnMs, lnOK)
+	b.rel("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, "") // unlocking a lock that does not exist succeeds
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
+
+	// A reader and a writer overlap: illegal.
+	b = &linHist{}
+	rd(b, "c1/a", 0, 1*lnMs, lnOK)
+	b.acq("c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10)
+	v := checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute)
+	linWantStatus(t, v, checker.Violated)
+	if x := v.Violations[0]; strings.Join(x.Holders, ",") != "c1/a,c2/x" || x.From != 1*lnS {
+		t.Fatalf("violation %v", x)
+	}
+
+	// A writer, then a reader: illegal too; after the writer's lease: legal.
+	b = &linHist{}
+	b.acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s")
+	rd(b, "c2/x", 500*lnMs, 501*lnMs, lnOK)
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.Violated)
+	b.recs[1].T, *b.recs[1].End = int64(1500*lnMs), int64(1501*lnMs)
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
+	writerThenReader := b
+
+	// Unknown outcomes: c1/a's read may have been taken (explaining the
+	// writer's refusal) and its release may have applied (letting the
+	// writer in long before the read lease ends).
+	b = &linHist{}
+	b.add("c1/a", "lk", "acquire-read", 0, lnOpen, lnUnknown, "", lnL10)
+	b.acq("c2/x", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10)
+	b.add("c1/a", "lk", "release-read", 2*lnS, lnOpen, lnUnknown, "", "")
+	b.acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10)
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
+	// But the writer, once its acquire returned ok, blocks a reader until
+	// its lease ends, whatever unknown operations came before.
+	rd(b, "c3/r", 4*lnS, 4*lnS+1*lnMs, lnOK)
+	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.Violated)
+
+	// Read operations mean nothing to the simple model: ignored, with a note.
+	v = checker.Linearizable(writerThenReader.recs, checker.LockSimple, lnMinute)
+	linWantStatus(t, v, checker.OK)
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "1 read-lock operations ignored") {
+		t.Fatalf("notes %q", v.Notes)
+	}
+}
+
+// TestLinearizableTimeoutIsUnknown: a history whose search space explodes
+// (25 clients each acquire and release, all at once, and one more release by
+// a client that never acquired: illegal, but only after trying every subset
+// of the others) is undecided when the timeout runs out.
+func TestLinearizableTimeoutIsUnknown(t *testing.T) {
+	b := &linHist{}
+	for i := range 25 {
+		c := "c" + string(rune('a'+i))
+		b.acq(c, 0, 10*lnS, lnOK, lnL10)
+		b.rel(c, 0, 10*lnS, lnOK, "")
+	}
+	b.rel("z", 0, 10*lnS, lnOK, "")
+	v := checker.Linearizable(b.recs, checker.LockSimple, 50*lnMs)
+	linWantStatus(t, v, checker.Unknown)
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "timed out after 50ms") {
+		t.Fatalf("notes %q", v.Notes)
+	}
+}
+
+func TestWriteVisualization(t *testing.T) {
+	h := (&linHist{}).
+		acq("c1", 0, 1*lnMs, lnOK, lnL10).
+		fault(1500*lnMs, "failover", "m1", "promoted r1, lost 1 write").
+		acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, lnL10).
+		add("c1", "lk", "expire", 2500*lnMs, lnOpen, lnUnknown, "", "lost").
+		rel("c2", 3*lnS, lnOpen, lnUnknown, "").recs
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lin.html")
+	if err := checker.WriteVisualization(path, h, checker.LockSimple, lnMinute); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{"<html", "failover m1", "promoted r1, lost 1 write", `"Tag":"faults"`, "violated: lk", "c2 acquire"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("visualization lacks %q", want)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "lin.html" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("directory holds %v, want only lin.html (no temporary file left)", names)
+	}
+	// A path that cannot be written leaves nothing behind.
+	bad := filepath.Join(dir, "missing", "lin.html")
+	if err := checker.WriteVisualization(bad, h, checker.LockSimple, lnMinute); err == nil {
+		t.Fatal("writing into a missing directory succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("a failed write left %d entries", len(entries))
+	}
+}
+
+// linSimpleWorld is sim/e2e_test.go's world: master m1 with replica r1
+// (replication lag lag), three clients looping on SimpleLock "lk" (10 s TTL)
+// with go-redis's retries.
+func linSimpleWorld(t *testing.T, seed uint64, lag time.Duration) *sim.World {
+	return linSimpleWorldRetry(t, seed, lag, sim.GoRedisRetry)
+}
+
+func linSimpleWorldRetry(t *testing.T, seed uint64, lag time.Duration, retry sim.RetryPolicy) *sim.World {
+	t.Helper()
+	w := sim.New(seed)
+	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"c1", "c2", "c3"} {
+		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: retry, Timeout: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := traffic.SimpleLock(c, traffic.SimpleConfig{
+			Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 2 * time.Second, Think: 100 * time.Millisecond,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+// TestLinearizableSimulatedSimpleLock runs the model on real simulated
+// histories: without faults every seed is linearizable (and the workload did
+// contend); with a failover to a replica 10 s behind, the new master lets a
+// second client in while the first holds: a violation after the failover.
+// With 5% of requests and replies lost and no retries, outcomes are often
+// unknown, yet never wrong: linearizable. The workload records no lease, so
+// the checker reads it from the SET.
+func TestLinearizableSimulatedSimpleLock(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		w := linSimpleWorld(t, seed, 10*time.Millisecond)
+		if err := w.Run(60 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		recs := w.History().Records()
+		refused := 0
+		for _, r := range recs {
+			if r.Kind == sim.KindOp && r.Op == "acquire" && r.Outcome == sim.OutcomeFail {
+				refused++
+			}
+		}
+		if refused == 0 {
+			t.Fatalf("seed %d: no refused acquire: the clients did not contend", seed)
+		}
+		v := checker.Linearizable(recs, checker.LockSimple, time.Minute)
+		if v.Status != checker.OK || len(v.Notes) != 0 {
+			t.Fatalf("seed %d: no faults, yet:\n%s", seed, v)
+		}
+	}
+	// Lost requests and replies without retries: many outcomes stay unknown
+	// but none is applied twice, so the lock still behaves as its model says.
+	for seed := uint64(1); seed <= 3; seed++ {
+		w := linSimpleWorldRetry(t, seed, 10*time.Millisecond, sim.NoRetry)
+		sched, err := faults.Draw(w, faults.Rates{DropRequest: 0.05, DropReply: 0.05}, 60*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sched.Apply(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(60 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		recs := w.History().Records()
+		lnUnknown := 0
+		for _, r := range recs {
+			if r.Kind == sim.KindOp && r.Outcome == sim.OutcomeUnknown {
+				lnUnknown++
+			}
+		}
+		if lnUnknown < 5 {
+			t.Fatalf("seed %d: only %d operations of unknown outcome", seed, lnUnknown)
+		}
+		if v := checker.Linearizable(recs, checker.LockSimple, time.Minute); v.Status != checker.OK {
+			t.Fatalf("seed %d: lost messages without retries, yet:\n%s", seed, v)
+		}
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		w := linSimpleWorld(t, seed, 10*time.Second)
+		if err := (faults.Schedule{faults.Failover{At: 5 * time.Second, Group: "m1"}}).Apply(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(20 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		v := checker.Linearizable(w.History().Records(), checker.LockSimple, time.Minute)
+		if again := checker.Linearizable(w.History().Records(), checker.LockSimple, time.Minute); again.String() != v.String() {
+			t.Fatalf("seed %d: two checks of one history differ:\n%s\n%s", seed, v, again)
+		}
+		if v.Status != checker.Violated {
+			t.Fatalf("seed %d: failover with a lagging replica, yet:\n%s", seed, v)
+		}
+		x := v.Violations[0]
+		if x.Kind != checker.Linearizability || x.Lock != "lk" || len(x.Holders) < 2 || x.From < 5*time.Second {
+			t.Fatalf("seed %d: violation %v", seed, x)
+		}
+		if len(x.Faults) == 0 {
+			t.Fatalf("seed %d: the violation names no fault before it: %v", seed, x)
+		}
+	}
+}

@@ -1,0 +1,386 @@
+package traffic
+
+// The machinery the owner-based workloads share: configuration checks,
+// think times, owner choice, outcome classification, and the holder's own
+// belief (its lease timer and the "expire" records).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// Op names of the records the workloads write (see package checker).
+const (
+	opAcquire     = "acquire"
+	opRelease     = "release"
+	opAcquireRead = "acquire-read"
+	opReleaseRead = "release-read"
+	opExpire      = "expire"
+	opWrite       = "write"
+)
+
+// dur names a configured duration, for checkDurations.
+type dur struct {
+	name string
+	d    time.Duration
+}
+
+// checkDurations rejects negative durations, naming the first.
+func checkDurations(kind, client string, ds ...dur) error {
+	for _, x := range ds {
+		if x.d < 0 {
+			return fmt.Errorf("traffic: %s on client %s: negative %s %v", kind, client, x.name, x.d)
+		}
+	}
+	return nil
+}
+
+// thinker draws think times uniformly from [Think/2, 3*Think/2], as
+// SimpleLock does, so that clients do not fall into lockstep.
+func thinker(rng *rand.Rand, think time.Duration) func() time.Duration {
+	return func() time.Duration {
+		if think <= 0 {
+			return 0
+		}
+		return think/2 + time.Duration(rng.Int64N(int64(think)+1))
+	}
+}
+
+// ownerPicker chooses the owner of each holding: in turn, or at random.
+type ownerPicker struct {
+	owners []string
+	random bool
+	rng    *rand.Rand
+	next   int
+}
+
+func (p *ownerPicker) pick() string {
+	if p.random {
+		return p.owners[p.rng.IntN(len(p.owners))]
+	}
+	o := p.owners[p.next%len(p.owners)]
+	p.next++
+	return o
+}
+
+// checkOwners validates owner names, defaulting to one owner "main".
+func checkOwners(kind, client string, owners []string) ([]string, error) {
+	if len(owners) == 0 {
+		return []string{"main"}, nil
+	}
+	seen := map[string]bool{}
+	for _, o := range owners {
+		if o == "" {
+			return nil, fmt.Errorf("traffic: %s on client %s: empty owner name in %q", kind, client, owners)
+		}
+		if seen[o] {
+			return nil, fmt.Errorf("traffic: %s on client %s: owner %q listed twice", kind, client, o)
+		}
+		seen[o] = true
+	}
+	return append([]string(nil), owners...), nil
+}
+
+// checkDepth validates a reentrancy depth, defaulting 0 to 1.
+func checkDepth(kind, client string, depth int) (int, error) {
+	switch {
+	case depth < 0:
+		return 0, fmt.Errorf("traffic: %s on client %s: negative depth %d", kind, client, depth)
+	case depth == 0:
+		return 1, nil
+	}
+	return depth, nil
+}
+
+func checkRatio(kind, client string, r float64) error {
+	if math.IsNaN(r) || r < 0 || r > 1 {
+		return fmt.Errorf("traffic: %s on client %s: read ratio %v outside [0, 1]", kind, client, r)
+	}
+	return nil
+}
+
+// acquireOutcome classifies an acquire's error for its op record: ok, fail
+// (refused, or wait timed out), unknown (the client cannot tell whether it
+// was applied), or error (an error reply; and an unsynced acquire, which
+// took the lock and tried to give it back: checkers must not read it as
+// "refused while free").
+func acquireOutcome(err error) (string, string) {
+	switch {
+	case err == nil:
+		return sim.OutcomeOK, ""
+	case errors.Is(err, lock.ErrNotSynced):
+		return sim.OutcomeError, err.Error()
+	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout):
+		return sim.OutcomeFail, ""
+	case lock.IsUnknown(err):
+		return sim.OutcomeUnknown, ""
+	}
+	return sim.OutcomeError, err.Error()
+}
+
+// releaseOutcome classifies a release's error: ok (Result "", the locks do
+// not say whether holds remain), fail (not held), unknown, or error.
+func releaseOutcome(err error) (string, string) {
+	switch {
+	case err == nil:
+		return sim.OutcomeOK, ""
+	case errors.Is(err, lock.ErrNotHeld):
+		return sim.OutcomeFail, ""
+	case lock.IsUnknown(err):
+		return sim.OutcomeUnknown, ""
+	}
+	return sim.OutcomeError, err.Error()
+}
+
+// setDetail sets an op record's Detail ("lease=2s", "watchdog", "lost").
+func setDetail(op sim.OpHandle, detail string) {
+	if detail != "" {
+		op.SetDetail(detail)
+	}
+}
+
+// leaseDetail is an acquire's Detail: its explicit lease, or "watchdog".
+func leaseDetail(lease time.Duration) string {
+	if lease > 0 {
+		return "lease=" + lease.String()
+	}
+	return "watchdog"
+}
+
+// belief is what one holder (a client's owner, on one lock) believes it
+// holds during one holding, and its own estimate of how long that stays
+// valid. It records "expire" when the estimate runs out before the release.
+type belief struct {
+	c     *sim.Client
+	rt    lock.Runtime
+	lock  string
+	owner string // "" for locks without owners
+	held  bool   // between a successful acquire and the final release call or an expiry
+	cur   *leaseTimer
+}
+
+// leaseTimer is one acquire's validity estimate: it runs from the acquire's
+// call for the lease, by the client's clock.
+type leaseTimer struct {
+	b     *belief
+	t     lock.Timer
+	fired bool
+}
+
+func newBelief(c *sim.Client, rt lock.Runtime, lockName, owner string) *belief {
+	return &belief{c: c, rt: rt, lock: lockName, owner: owner}
+}
+
+func (b *belief) args() []string {
+	if b.owner == "" {
+		return nil
+	}
+	return []string{b.owner}
+}
+
+// startTimer starts the validity estimate of an acquire about to be sent.
+// It takes effect only when that acquire succeeds (acquired); until then the
+// previous estimate, if any, stands.
+func (b *belief) startTimer(d time.Duration) *leaseTimer {
+	lt := &leaseTimer{b: b}
+	lt.t = b.rt.AfterFunc(d, func() {
+		lt.fired = true
+		if b.cur == lt && b.held {
+			b.expire("")
+		}
+	})
+	return lt
+}
+
+// acquired notes a successful acquire whose validity estimate is lt (nil:
+// none, the watchdog keeps the lock). A reentrant acquire's estimate
+// replaces the previous one, since the lock's lease restarted with it.
+func (b *belief) acquired(lt *leaseTimer) {
+	if lt != nil {
+		if b.cur != nil && b.cur != lt {
+			b.cur.t.Stop()
+		}
+		b.cur = lt
+	}
+	b.held = true
+	if lt != nil && lt.fired {
+		// The estimate ran out before the reply came: the holder knows at
+		// once that it cannot rely on the lock.
+		b.expire("")
+	}
+}
+
+// failed drops the estimate of an acquire that did not succeed.
+func (b *belief) failed(lt *leaseTimer) {
+	if lt != nil && lt != b.cur {
+		lt.t.Stop()
+	}
+}
+
+// releasing ends the belief at the call of the release that gives back the
+// last hold.
+func (b *belief) releasing() {
+	b.held = false
+	if b.cur != nil {
+		b.cur.t.Stop()
+		b.cur = nil
+	}
+}
+
+// expire records that the holder's validity ran out (detail "") or that it
+// was told the lock was lost (detail "lost"), and ends the belief.
+func (b *belief) expire(detail string) {
+	op := b.c.BeginOp(b.lock, opExpire, b.args()...)
+	setDetail(op, detail)
+	op.End(sim.OutcomeOK, "")
+	b.held = false
+	if b.cur != nil {
+		b.cur.t.Stop()
+		b.cur = nil
+	}
+}
+
+// heldLock is what the owner-based loop needs of a lock: acquire one hold
+// (read or exclusive) and give one back. token is the fencing token, or 0.
+type heldLock interface {
+	acquire(ctx context.Context, owner string, read bool) (token int64, fenced bool, err error)
+	release(ctx context.Context, owner string, read bool) error
+}
+
+// ownerLoop is the loop of Reentrant, ReadWrite, FencedWrites and
+// RedissonRedLock: pick an owner (and a mode), acquire Depth times, hold
+// (writing to a fenced resource if configured), release as many times as
+// acquires succeeded, think.
+type ownerLoop struct {
+	c         *sim.Client
+	rt        lock.Runtime
+	lockName  string
+	l         heldLock
+	owners    ownerPicker
+	depth     int
+	lease     time.Duration // 0: the watchdog, no lease timer
+	hold      time.Duration
+	think     func() time.Duration
+	readRatio float64 // 0: exclusive only
+	rng       *rand.Rand
+
+	// writes, when res is set: Writes writes to res per hold.
+	res          *Resource
+	writes       int
+	writeLatency time.Duration
+
+	// active is the current holding's belief (nil between holdings), for
+	// the watchdog's OnLost callback.
+	active *belief
+	// onAcquire, when set, runs before each acquire (depth is the number of
+	// holds already taken in this holding).
+	onAcquire func(depth int)
+}
+
+// lost is the watchdog's report that owner no longer holds lockName: it ends
+// the belief with an "expire" record, detail "lost".
+func (lp *ownerLoop) lost(name, owner string) {
+	if b := lp.active; b != nil && b.owner == owner && b.lock == name {
+		b.expire("lost")
+		return
+	}
+	// A report about no current holding (the holding ended while the renewal
+	// was in flight): still a fact the history keeps.
+	newBelief(lp.c, lp.rt, name, owner).expire("lost")
+}
+
+func (lp *ownerLoop) run() {
+	ctx := context.Background()
+	for {
+		owner := lp.owners.pick()
+		read := lp.readRatio > 0 && lp.rng.Float64() < lp.readRatio
+		acqOp, relOp := opAcquire, opRelease
+		if read {
+			acqOp, relOp = opAcquireRead, opReleaseRead
+		}
+		b := newBelief(lp.c, lp.rt, lp.lockName, owner)
+		lp.active = b
+		held := 0
+		var token int64
+		for held < lp.depth {
+			if lp.onAcquire != nil {
+				lp.onAcquire(held)
+			}
+			var lt *leaseTimer
+			if lp.lease > 0 {
+				lt = b.startTimer(lp.lease)
+			}
+			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
+			setDetail(op, leaseDetail(lp.lease))
+			tok, fenced, err := lp.l.acquire(ctx, owner, read)
+			outcome, result := acquireOutcome(err)
+			if outcome != sim.OutcomeOK {
+				op.End(outcome, result)
+				b.failed(lt)
+				break
+			}
+			if fenced {
+				result = strconv.FormatInt(tok, 10)
+				token = tok
+			}
+			op.End(sim.OutcomeOK, result)
+			b.acquired(lt)
+			held++
+		}
+		if held > 0 {
+			lp.holdFor(ctx, owner, token)
+			// Let timers that came due at this instant run first (after a
+			// pause, the lease timer and the end of the hold come due
+			// together): the holder looks at its validity before it
+			// releases.
+			_ = lp.rt.Sleep(ctx, 0)
+			for k := 0; k < held; k++ {
+				if k == held-1 {
+					b.releasing()
+				}
+				op := lp.c.BeginOp(lp.lockName, relOp, owner)
+				op.End(releaseOutcome(lp.l.release(ctx, owner, read)))
+			}
+		}
+		lp.active = nil
+		_ = lp.rt.Sleep(ctx, lp.think())
+	}
+}
+
+// holdFor holds the lock for the hold time; with a fenced resource, the
+// hold is split into Writes slices, each starting with a write that takes
+// WriteLatency to land.
+func (lp *ownerLoop) holdFor(ctx context.Context, owner string, token int64) {
+	if lp.res == nil || lp.writes == 0 {
+		_ = lp.rt.Sleep(ctx, lp.hold)
+		return
+	}
+	slice := lp.hold / time.Duration(lp.writes)
+	for i := 0; i < lp.writes; i++ {
+		lp.write(ctx, owner, token)
+		if rest := slice - lp.writeLatency; rest > 0 {
+			_ = lp.rt.Sleep(ctx, rest)
+		}
+	}
+}
+
+// write sends one write carrying token to the resource: it takes effect
+// WriteLatency after the call (so a pause can fall between the acquire and
+// the write), and the resource accepts or rejects it then.
+func (lp *ownerLoop) write(ctx context.Context, owner string, token int64) {
+	op := lp.c.BeginOp(lp.res.Name(), opWrite, owner)
+	_ = lp.rt.Sleep(ctx, lp.writeLatency)
+	outcome := sim.OutcomeFail
+	if lp.res.Write(token) {
+		outcome = sim.OutcomeOK
+	}
+	op.End(outcome, strconv.FormatInt(token, 10))
+}

@@ -1,0 +1,97 @@
+package traffic
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Resource is a fenced resource in the simulated world (a storage service
+// that checks fencing tokens): it accepts a write whose token is at least
+// the highest it has seen (an equal token is the same holder writing again)
+// and rejects a lower one as stale.
+//
+// Create one per resource name and world, and give the same *Resource to
+// every client's workload. It starts no processes and has no lock: every
+// call happens inside a simulated process, one at a time.
+type Resource struct {
+	name               string
+	highest            int64
+	accepted, rejected int
+}
+
+// NewResource returns an empty resource named name.
+func NewResource(name string) *Resource { return &Resource{name: name} }
+
+// Name is the resource's name: the Lock of its "write" records.
+func (r *Resource) Name() string { return r.name }
+
+// Write applies a write carrying token and reports whether it was accepted.
+func (r *Resource) Write(token int64) bool {
+	if token < r.highest {
+		r.rejected++
+		return false
+	}
+	r.highest = token
+	r.accepted++
+	return true
+}
+
+// Highest is the highest token accepted so far (0 before the first write).
+func (r *Resource) Highest() int64 { return r.highest }
+
+// Accepted and Rejected count the writes taken and refused so far.
+func (r *Resource) Accepted() int { return r.accepted }
+
+// Rejected counts the writes refused as stale so far.
+func (r *Resource) Rejected() int { return r.rejected }
+
+// FencedWritesConfig is a workload of one client on a FencedLock that
+// writes to a fenced resource while it holds the lock.
+type FencedWritesConfig struct {
+	// ReentrantConfig is the lock workload; Fenced is implied.
+	ReentrantConfig
+	// Resource receives the writes; shared by the clients of one world.
+	Resource *Resource
+	// Writes is how many writes each holding makes. Default 1. The hold is
+	// split into Writes equal slices, each starting with a write.
+	Writes int
+	// WriteLatency is how long after its call a write takes effect at the
+	// resource (a pause of the writer during it delays it further).
+	WriteLatency time.Duration
+}
+
+// FencedWrites starts a process on c that loops as Reentrant does, with a
+// FencedLock, and during each holding makes Writes writes to the resource
+// carrying the holding's latest fencing token. Each is a "write" op record
+// (Lock the resource's name, Args [owner], Result the token, Outcome ok when
+// accepted, fail when rejected as stale). The writer does not check its own
+// validity before writing: the resource's check is what protects it.
+func FencedWrites(c *sim.Client, cfg FencedWritesConfig) error {
+	const kind = "fenced-writes"
+	if c == nil {
+		return fmt.Errorf("traffic: %s: nil client", kind)
+	}
+	if cfg.Resource == nil {
+		return fmt.Errorf("traffic: %s on client %s: nil resource", kind, c.Name())
+	}
+	if cfg.Resource.Name() == "" {
+		return fmt.Errorf("traffic: %s on client %s: resource has an empty name", kind, c.Name())
+	}
+	if cfg.Writes < 0 {
+		return fmt.Errorf("traffic: %s on client %s: negative writes %d", kind, c.Name(), cfg.Writes)
+	}
+	if err := checkDurations(kind, c.Name(), dur{"write latency", cfg.WriteLatency}); err != nil {
+		return err
+	}
+	cfg.Fenced = true
+	lp, lc, err := newOwnerLoop(c, kind, cfg.ReentrantConfig)
+	if err != nil {
+		return err
+	}
+	lp.l = reentrantLock(lc, cfg.ReentrantConfig)
+	lp.res, lp.writes, lp.writeLatency = cfg.Resource, max(cfg.Writes, 1), cfg.WriteLatency
+	c.Go(kind+":"+cfg.Lock, lp.run)
+	return nil
+}

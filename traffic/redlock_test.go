@@ -1,0 +1,156 @@
+package traffic_test
+
+import (
+	"testing"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+var groups3 = []string{"n1", "n2", "n3"}
+
+// TestSpecRedLockNoFaults: three clients on three masters for a minute.
+func TestSpecRedLockNoFaults(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		e := newEnv(t, 2, groups3...)
+		cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 2 * sec}, Retry: retry,
+			Hold: 100 * ms, Think: 200 * ms}
+		e.clientsWith(3, func(c *sim.Client) error { return traffic.SpecRedLock(c, cfg) })
+		e.run(minute)
+		recs := e.records()
+		hs := checkExclusion(t, e, "lk", minute)
+		if len(hs) < 30 {
+			t.Errorf("retry=%v: only %d holdings in a minute", retry, len(hs))
+		}
+		checkConventions(t, recs, conventions{lock: "lk", ops: reentrantOps, noExpire: true, noUnknown: true, end: minute})
+		checkBalanced(t, recs, "acquire", "release")
+		for _, r := range recs {
+			if r.Kind == sim.KindOp && r.Op == "acquire" && r.Outcome == sim.OutcomeOK && r.Result == "" {
+				t.Errorf("record %d: acquire without its token", r.Seq)
+			}
+		}
+		if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
+			t.Errorf("retry=%v: %d releases refused without faults", retry, n)
+		}
+		if t.Failed() {
+			t.Log(e.dump())
+		}
+	}
+}
+
+// TestSpecRedLockPause (K1 for RedLock): the holder is paused past the
+// TTL; another client takes the lock on a majority while it still believes
+// it holds, and its validity timer records "expire" when it wakes.
+func TestSpecRedLockPause(t *testing.T) {
+	e := newEnv(t, 2, groups3...)
+	cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 2 * sec}, Hold: 500 * ms, Think: 100 * ms}
+	e.clientsWith(2, func(c *sim.Client) error { return traffic.SpecRedLock(c, cfg) })
+	paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
+	e.run(30 * sec)
+	recs := e.records()
+	checkConventions(t, recs, conventions{lock: "lk", ops: reentrantOps})
+	var expires []sim.Record
+	for _, r := range recs {
+		if r.Kind == sim.KindOp && r.Op == "expire" {
+			expires = append(expires, r)
+		}
+	}
+	if len(expires) != 1 || expires[0].Client != paused || expires[0].At() != woke {
+		t.Errorf("expire records %v, want one by %s at %v", expires, paused, woke)
+	}
+	if ov := checker.Overlaps(checker.Holdings(recs, 30*sec)); !overlapsWith(ov, paused) {
+		t.Errorf("no overlap with the paused holder %s", paused)
+	}
+	if t.Failed() {
+		t.Log(e.dump())
+	}
+}
+
+// TestRedissonRedLockNoFaults: three clients, two owners each, depth 2, on
+// three masters, with the watchdog and with a lease, and as a MultiLock.
+func TestRedissonRedLockNoFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  traffic.RedissonConfig
+	}{
+		{"watchdog", traffic.RedissonConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms}},
+		{"lease", traffic.RedissonConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms, Lease: 3 * sec}},
+		{"multilock", traffic.RedissonConfig{Owners: []string{"a"}, Wait: 500 * ms, Options: redlock.RedissonOptions{MultiLock: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, 6, groups3...)
+			cfg := tc.cfg
+			// Fewer, longer holdings than the single-node tests: each costs
+			// Redisson several round trips per member.
+			cfg.Groups, cfg.Lock, cfg.Hold, cfg.Think = groups3, "lk", 200*ms, sec
+			var events int
+			cfg.Options.OnEvent = func(redlock.Event) { events++ }
+			e.clientsWith(3, func(c *sim.Client) error { return traffic.RedissonRedLock(c, cfg) })
+			e.run(minute)
+			recs := e.records()
+			hs := checkExclusion(t, e, "lk", minute)
+			if len(hs) < 15 {
+				t.Errorf("only %d holdings in a minute", len(hs))
+			}
+			if events == 0 {
+				t.Error("the caller's OnEvent was never called")
+			}
+			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps, noExpire: true, noUnknown: true, end: minute})
+			checkBalanced(t, recs, "acquire", "release")
+			if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
+				t.Errorf("%d releases refused without faults", n)
+			}
+			if t.Failed() {
+				t.Log(e.dump())
+			}
+		})
+	}
+}
+
+// TestRedissonRedLockPause: with a lease, the paused holder's lease timer
+// records "expire" and another client overlaps it; with the watchdog, the
+// members' watchdogs find the lock gone when it wakes (still in its hold)
+// and the workload records one "expire" (lost) once fewer than a quorum of
+// members remain.
+func TestRedissonRedLockPause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  traffic.RedissonConfig
+	}{
+		{"lease", traffic.RedissonConfig{Wait: sec, Lease: 2 * sec, Hold: 500 * ms}},
+		{"watchdog", traffic.RedissonConfig{Wait: sec, ClientOptions: lock.Options{WatchdogTimeout: 3 * sec}, Hold: 10 * sec}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 6, groups3...)
+			cfg := tc.cfg
+			cfg.Groups, cfg.Lock, cfg.Owners, cfg.Think = groups3, "lk", []string{"a"}, 100*ms
+			e.clientsWith(2, func(c *sim.Client) error { return traffic.RedissonRedLock(c, cfg) })
+			paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
+			e.run(40 * sec)
+			recs := e.records()
+			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps})
+			var expires []sim.Record
+			for _, r := range recs {
+				if r.Kind == sim.KindOp && r.Op == "expire" {
+					expires = append(expires, r)
+				}
+			}
+			if len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke {
+				t.Errorf("expire records %v, want one by %s from %v", expires, paused, woke)
+			}
+			if hasDetail() && len(expires) == 1 && (expires[0].Detail == "lost") != (cfg.Lease == 0) {
+				t.Errorf("expire detail %q", expires[0].Detail)
+			}
+			if ov := checker.Overlaps(checker.Holdings(recs, 40*sec)); !overlapsWith(ov, paused) {
+				t.Errorf("no overlap with the paused holder %s", paused)
+			}
+			if t.Failed() {
+				t.Log(e.dump())
+			}
+		})
+	}
+}

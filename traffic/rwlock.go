@@ -1,0 +1,78 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// ReadWriteConfig is a workload of one client on a read-write lock
+// (lock.ReadWriteLock, RedissonReadWriteLock).
+type ReadWriteConfig struct {
+	// Group is the Redis group (master name) the lock lives on.
+	Group string
+	// Lock is the lock's name (its Redis key).
+	Lock string
+	// Options configure the client's lock.Client, as in ReentrantConfig.
+	Options lock.Options
+	// ReadRatio is the probability, drawn per holding from the client's PRNG,
+	// that the holding takes the read half; otherwise the write half.
+	ReadRatio float64
+	// Owners, RandomOwners, Depth, Wait, Lease, Hold and Think are as in
+	// ReentrantConfig; a holding takes one half Depth times.
+	Owners       []string
+	RandomOwners bool
+	Depth        int
+	Wait, Lease  time.Duration
+	Hold, Think  time.Duration
+}
+
+// ReadWrite starts a process on c that loops forever: pick an owner and a
+// half (read with probability ReadRatio), acquire it Depth times with
+// TryLockFor(Wait, Lease), hold, release as many times, think. Reads are
+// recorded as "acquire-read" and "release-read", writes as "acquire" and
+// "release"; "expire" as in Reentrant.
+func ReadWrite(c *sim.Client, cfg ReadWriteConfig) error {
+	const kind = "read-write"
+	if c == nil {
+		return fmt.Errorf("traffic: %s: nil client", kind)
+	}
+	if err := checkRatio(kind, c.Name(), cfg.ReadRatio); err != nil {
+		return err
+	}
+	lp, lc, err := newOwnerLoop(c, kind, ReentrantConfig{
+		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options,
+		Owners: cfg.Owners, RandomOwners: cfg.RandomOwners, Depth: cfg.Depth,
+		Wait: cfg.Wait, Lease: cfg.Lease, Hold: cfg.Hold, Think: cfg.Think,
+	})
+	if err != nil {
+		return err
+	}
+	lp.l = rwHeld{rw: lc.ReadWriteLock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
+	lp.readRatio = cfg.ReadRatio
+	c.Go(kind+":"+cfg.Lock, lp.run)
+	return nil
+}
+
+type rwHeld struct {
+	rw          *lock.ReadWriteLock
+	wait, lease time.Duration
+}
+
+func (h rwHeld) half(read bool) *lock.RWHalf {
+	if read {
+		return h.rw.ReadLock()
+	}
+	return h.rw.WriteLock()
+}
+
+func (h rwHeld) acquire(ctx context.Context, owner string, read bool) (int64, bool, error) {
+	return 0, false, h.half(read).TryLockFor(ctx, owner, h.wait, h.lease)
+}
+
+func (h rwHeld) release(ctx context.Context, owner string, read bool) error {
+	return h.half(read).Unlock(ctx, owner)
+}
