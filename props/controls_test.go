@@ -52,13 +52,14 @@ func mutexWorld(seed uint64, noLock bool, rates faults.Rates) (*sim.World, error
 // TestControlNoLockIsFlagged: clients that take no lock at all must be
 // flagged within a few checks.
 func TestControlNoLockIsFlagged(t *testing.T) {
+	rapidFlags(t, 3)
 	mustFind(t, setup{
 		name:  "control/no-lock",
 		build: func(seed uint64) (*sim.World, error) { return mutexWorld(seed, true, faults.Rates{}) },
 		kinds: []string{"pause"},
 		dur:   5 * time.Second,
 		judge: checker.Check,
-	}, 0, 3, checker.MutualExclusion)
+	}, 0, checker.MutualExclusion)
 }
 
 // TestControlCorrectMutexNeverFlagged: a correct mutex, with client pauses

@@ -1,10 +1,13 @@
 package props_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -38,13 +41,14 @@ func simpleOnReplicated(lag time.Duration, unsafeDel bool, ttl time.Duration) fu
 // lock on a master with a lagging replica loses mutual exclusion under
 // failover. rapid finds it and shrinks it to one failover.
 func TestFactSimpleLockFailoverLosesExclusion(t *testing.T) {
+	rapidFlags(t, 50)
 	mustFind(t, setup{
 		name:  "simple-lock/lagging-replica",
 		build: simpleOnReplicated(3*time.Second, false, 10*time.Second),
 		kinds: []string{"failover"},
 		dur:   15 * time.Second,
 		judge: checker.Check,
-	}, 2, 50, checker.MutualExclusion)
+	}, 2, checker.MutualExclusion)
 }
 
 // TestFactPlainDelDeletesNextHoldersLock: with holds (2 s) longer than the
@@ -58,7 +62,186 @@ func TestFactPlainDelDeletesNextHoldersLock(t *testing.T) {
 		dur:   10 * time.Second,
 		judge: checker.Check,
 	}
-	mustFind(t, s, 1, 20, checker.UnlockIdempotency)
+	rapidFlags(t, 20)
+	mustFind(t, s, 1, checker.UnlockIdempotency)
 	s.name, s.build = "simple-lock/compare-and-delete", simpleOnReplicated(10*time.Millisecond, false, time.Second)
-	neverFinds(t, s, 2, 20, checker.UnlockIdempotency)
+	rapidFlags(t, 20)
+	neverFinds(t, s, 2, checker.UnlockIdempotency)
+}
+
+// reentrantOnReplicated: clients (c1, c2, ...) on a reentrant Lock, two
+// owners each, depth 2, explicit lease or watchdog, on m1 with replica r1
+// lagging lag; opts go to every client. wait is each acquire's wait time.
+func reentrantOnReplicated(clients int, lag, lease, wait time.Duration, opts lock.Options, cc sim.ClientConfig) func(seed uint64) (*sim.World, error) {
+	return func(seed uint64) (*sim.World, error) {
+		w := sim.New(seed)
+		if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+			return nil, err
+		}
+		if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+			return nil, err
+		}
+		for i := 1; i <= clients; i++ {
+			cfg := cc
+			cfg.Name = fmt.Sprintf("c%d", i)
+			c, err := w.AddClient(cfg)
+			if err != nil {
+				return nil, err
+			}
+			if err := traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk", Options: opts, Owners: []string{"a", "b"},
+				Depth: 2, Wait: wait, Lease: lease, Hold: 1 * time.Second, Think: 100 * time.Millisecond}); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
+	}
+}
+
+var goRedisClient = sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond}
+
+// TestFactReentrantLockFailoverLosesExclusion: the reentrant lock, too,
+// loses mutual exclusion under failover when the replica lags.
+//
+// Found on the way: clients that wait for the lock (TryLockFor with a wait)
+// mask the failover. Their subscription died with the old master, so they
+// sleep out the TTL they last saw, and by then the holder has finished; a
+// stale key on the promoted replica blocks them too. The violation needs a
+// client that tries afresh during the holder's hold, as these (wait 0) do.
+func TestFactReentrantLockFailoverLosesExclusion(t *testing.T) {
+	rapidFlags(t, 50)
+	mustFind(t, setup{
+		name:  "reentrant-lock/lagging-replica",
+		build: reentrantOnReplicated(3, 10*time.Second, 10*time.Second, 0, lock.Options{}, goRedisClient),
+		kinds: []string{"failover"},
+		dur:   15 * time.Second,
+		judge: checker.Check,
+	}, 2, checker.MutualExclusion)
+}
+
+// TestFactUnlockLatch: without the unlock latch, a dropped unlock reply and
+// go-redis's retry make the owner's unlock answer "not held"; with the
+// latch, never.
+func TestFactUnlockLatch(t *testing.T) {
+	s := setup{
+		name:  "reentrant-lock/no-latch",
+		build: reentrantOnReplicated(3, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{DisableUnlockLatch: true}, goRedisClient),
+		kinds: []string{"drop-replies"},
+		dur:   10 * time.Second,
+		judge: checker.Check,
+	}
+	rapidFlags(t, 100)
+	mustFind(t, s, 2, checker.UnlockIdempotency)
+	s.name, s.build = "reentrant-lock/latch", reentrantOnReplicated(3, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{}, goRedisClient)
+	rapidFlags(t, 30)
+	neverFinds(t, s, 3, checker.UnlockIdempotency)
+}
+
+// TestFactRetriedAcquireHoldCount: a go-redis retry of a delayed acquire
+// raises the hold count above the owner's acquires; an idempotent acquire
+// never does. One client, so that every acquire succeeds and any delayed
+// one is retried into a double hold.
+func TestFactRetriedAcquireHoldCount(t *testing.T) {
+	s := setup{
+		name:  "reentrant-lock/retried-acquire",
+		build: reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{}, goRedisClient),
+		kinds: []string{"delay"},
+		dur:   10 * time.Second,
+		judge: checker.Check,
+	}
+	rapidFlags(t, 100)
+	mustFind(t, s, 2, checker.Reentrancy)
+	s.name, s.build = "reentrant-lock/idempotent-acquire", reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{IdempotentAcquire: true}, goRedisClient)
+	rapidFlags(t, 30)
+	neverFinds(t, s, 3, checker.Reentrancy)
+}
+
+// specOnFive: three clients on the spec's RedLock over five independent
+// masters with the given persistence, TTL 5 s, holds 1 s.
+func specOnFive(p sim.Persistence) func(seed uint64) (*sim.World, error) {
+	return func(seed uint64) (*sim.World, error) {
+		w := sim.New(seed)
+		var groups []string
+		for i := 1; i <= 5; i++ {
+			name := fmt.Sprintf("n%d", i)
+			if _, err := w.AddNode(sim.NodeConfig{Name: name, Persistence: p}); err != nil {
+				return nil, err
+			}
+			groups = append(groups, name)
+		}
+		for _, name := range []string{"c1", "c2", "c3"} {
+			c, err := w.AddClient(sim.ClientConfig{Name: name, Timeout: 200 * time.Millisecond})
+			if err != nil {
+				return nil, err
+			}
+			if err := traffic.SpecRedLock(c, traffic.SpecConfig{Groups: groups, Key: "rl", Options: redlock.SpecOptions{TTL: 5 * time.Second},
+				Hold: time.Second, Think: 100 * time.Millisecond}); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
+	}
+}
+
+// TestFactRedLockSafeUnderMinorityCrashesWithAlways: with persistence
+// `always`, crashes (two at most, so a minority), lost replies and delays
+// never break the spec's RedLock.
+func TestFactRedLockSafeUnderMinorityCrashesWithAlways(t *testing.T) {
+	rapidFlags(t, 40)
+	neverFinds(t, setup{
+		name:  "redlock-spec/always",
+		build: specOnFive(sim.PersistAlways),
+		kinds: []string{"crash", "drop-replies", "delay"},
+		dur:   10 * time.Second,
+		judge: checker.Check,
+	}, 2, checker.MutualExclusion)
+}
+
+// TestFactRedLockBreaks: restarts without persistence, clock jumps, and
+// pauses longer than the validity each break the spec's RedLock.
+func TestFactRedLockBreaks(t *testing.T) {
+	rapidFlags(t, 150) // shared by the parallel subtests, restored after them
+	for _, kind := range []string{"crash", "clock-jump", "pause"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			mustFind(t, setup{
+				name:  "redlock-spec/" + kind,
+				build: specOnFive(sim.PersistNone),
+				kinds: []string{kind},
+				dur:   10 * time.Second,
+				judge: checker.Check,
+			}, 3, checker.MutualExclusion)
+		})
+	}
+}
+
+// TestFactFencingRejectsStaleWrites: pauses longer than the lease make
+// holders overlap, and fencing turns every such overlap into rejected
+// writes: zero stale writes accepted.
+func TestFactFencingRejectsStaleWrites(t *testing.T) {
+	build := func(seed uint64) (*sim.World, error) {
+		w := sim.New(seed)
+		if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+			return nil, err
+		}
+		res := traffic.NewResource("db")
+		for _, name := range []string{"c1", "c2", "c3"} {
+			c, err := w.AddClient(sim.ClientConfig{Name: name})
+			if err != nil {
+				return nil, err
+			}
+			if err := traffic.FencedWrites(c, traffic.FencedWritesConfig{
+				ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "fl", Wait: 10 * time.Second, Lease: 2 * time.Second,
+					Hold: time.Second, Think: 100 * time.Millisecond},
+				Resource: res, Writes: 2, WriteLatency: 10 * time.Millisecond,
+			}); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
+	}
+	s := setup{name: "fenced-lock/pauses", build: build, kinds: []string{"pause"}, dur: 15 * time.Second, judge: checker.Check}
+	rapidFlags(t, 50)
+	mustFind(t, s, 2, checker.MutualExclusion) // the pauses do break exclusion...
+	rapidFlags(t, 50)
+	neverFinds(t, s, 3, checker.StaleWrite) // ...and fencing catches every stale write
 }

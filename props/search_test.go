@@ -3,6 +3,7 @@ package props_test
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -122,19 +123,26 @@ func (f *finder) Logf(format string, args ...any) {
 }
 func (f *finder) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
 
-// withChecks runs f with rapid's check count set to n, and no fail files:
-// an expected counterexample is not a regression to replay.
-func withChecks(t *testing.T, n int, f func()) {
+// rapidFlags sets, until t's end, rapid's check count to n, a fixed base
+// seed (so that a search finds the same counterexample on every run, as CI
+// needs; LOCKSIM_SOAK=1 draws a fresh one, and -rapid.seed still wins), a
+// bound on shrinking, and no fail files (an expected counterexample is not a
+// regression to replay). Rapid reads its flags as globals: parallel
+// subtests share the values their parent set before they start.
+func rapidFlags(t *testing.T, n int) {
 	t.Helper()
-	old := flag.Lookup("rapid.checks").Value.String()
-	oldNF := flag.Lookup("rapid.nofailfile").Value.String()
-	must(t, flag.Set("rapid.checks", fmt.Sprint(n)))
-	must(t, flag.Set("rapid.nofailfile", "true"))
-	defer func() {
-		_ = flag.Set("rapid.checks", old)
-		_ = flag.Set("rapid.nofailfile", oldNF)
-	}()
-	f()
+	set := func(name, value string) {
+		fl := flag.Lookup(name)
+		old := fl.Value.String()
+		must(t, flag.Set(name, value))
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+	set("rapid.checks", fmt.Sprint(n))
+	set("rapid.nofailfile", "true")
+	set("rapid.shrinktime", "10s")
+	if os.Getenv("LOCKSIM_SOAK") == "" && flag.Lookup("rapid.seed").Value.String() == "0" {
+		set("rapid.seed", "1")
+	}
 }
 
 func must(t testing.TB, err error) {
@@ -145,11 +153,12 @@ func must(t testing.TB, err error) {
 }
 
 // mustFind runs a search that is expected to find a violation of one of the
-// wanted kinds within checks runs, and logs the shrunk counterexample.
-func mustFind(t *testing.T, s setup, maxFaults, checks int, want ...checker.Kind) {
+// wanted kinds within the checks rapidFlags allowed, and logs the shrunk
+// counterexample.
+func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 	t.Helper()
 	f := &finder{TB: t}
-	withChecks(t, checks, func() {
+	{
 		rapid.Check(f, func(rt *rapid.T) {
 			v, replay := runDrawn(rt, s, maxFaults)
 			for _, k := range v.Kinds() {
@@ -160,17 +169,17 @@ func mustFind(t *testing.T, s setup, maxFaults, checks int, want ...checker.Kind
 				}
 			}
 		})
-	})
+	}
 	if !f.failed {
-		t.Fatalf("%s: no %v violation within %d checks", s.name, want, checks)
+		t.Fatalf("%s: no %v violation within %s checks", s.name, want, flag.Lookup("rapid.checks").Value)
 	}
 	t.Logf("found and shrunk:\n%s", strings.Join(f.logs, "\n"))
 }
 
 // neverFinds runs a search that must find no violation of the given kinds.
-func neverFinds(t *testing.T, s setup, maxFaults, checks int, kinds ...checker.Kind) {
+func neverFinds(t *testing.T, s setup, maxFaults int, kinds ...checker.Kind) {
 	t.Helper()
-	withChecks(t, checks, func() {
+	{
 		rapid.Check(t, func(rt *rapid.T) {
 			v, replay := runDrawn(rt, s, maxFaults)
 			for _, k := range v.Kinds() {
@@ -181,5 +190,5 @@ func neverFinds(t *testing.T, s setup, maxFaults, checks int, kinds ...checker.K
 				}
 			}
 		})
-	})
+	}
 }
