@@ -163,12 +163,21 @@ func (o Overlap) String() string {
 // Overlaps returns every pair of holdings of one lock by different holders
 // that intersect in a non-empty interval, unless both are shared (read)
 // holds.
+//
+// Holdings are swept in (lock, start) order, as Holdings returns them (a
+// copy is sorted otherwise): each is compared only with those that start
+// before it ends.
 func Overlaps(hs []Holding) []Overlap {
+	byStart := func(a, b Holding) int { return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From)) }
+	if !slices.IsSortedFunc(hs, byStart) {
+		hs = slices.Clone(hs)
+		slices.SortStableFunc(hs, byStart)
+	}
 	var out []Overlap
 	for i := range hs {
-		for j := i + 1; j < len(hs); j++ {
+		for j := i + 1; j < len(hs) && hs[j].Lock == hs[i].Lock && hs[j].From < hs[i].To; j++ {
 			a, b := hs[i], hs[j]
-			if a.Lock != b.Lock || a.Client == b.Client || (a.Shared && b.Shared) {
+			if a.Client == b.Client || (a.Shared && b.Shared) {
 				continue
 			}
 			from, to := max(a.From, b.From), min(a.To, b.To)

@@ -144,3 +144,26 @@ func BenchmarkLinearizable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOracles times Check (belief, ground truth, reentrancy,
+// idempotency, fencing) on the same generated histories, which carry no
+// truth records: the ground-truth oracles then only index an empty truth,
+// so this measures the belief side; the truth side is linear in the truth
+// records a real run adds.
+func BenchmarkOracles(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		for _, nLocks := range []int{1, 100} {
+			b.Run(fmt.Sprintf("ops=%d/locks=%d", n, nLocks), func(b *testing.B) {
+				h := linGenHistory(1, n, nLocks, checker.LockReentrant)
+				end := time.Duration(h[len(h)-1].T) + time.Hour
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if v := checker.Check(h, end); v.Status != checker.OK {
+						b.Fatalf("not OK:\n%s", v)
+					}
+				}
+			})
+		}
+	}
+}
