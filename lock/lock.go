@@ -399,8 +399,11 @@ func (l *Lock) HoldCount(ctx context.Context, owner string) (int, error) {
 
 // TTL is the lock's remaining lease as the node sees it; ErrNotLocked when
 // nobody holds it.
-func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	v, err := l.c.conn.Do(ctx, "PTTL", l.name)
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) { return l.c.ttl(ctx, l.name) }
+
+// ttl is key's PTTL as a duration, ErrNotLocked when the key is absent.
+func (c *Client) ttl(ctx context.Context, key string) (time.Duration, error) {
+	v, err := c.conn.Do(ctx, "PTTL", key)
 	if err != nil {
 		return 0, err
 	}

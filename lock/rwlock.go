@@ -133,17 +133,7 @@ func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
 
 // TTL is the lock's remaining lease as the node sees it; ErrNotLocked when
 // it is free.
-func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
-	v, err := rw.c.conn.Do(ctx, "PTTL", rw.name)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := v.(int64)
-	if n == -2 {
-		return 0, ErrNotLocked
-	}
-	return time.Duration(n) * time.Millisecond, nil
-}
+func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) { return rw.c.ttl(ctx, rw.name) }
 
 // ForceUnlock deletes the lock in either mode, whoever holds it, and wakes
 // the waiters. It reports whether there was a lock to delete. The holders'
