@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/sim"
@@ -104,29 +105,46 @@ type WaitStats struct {
 	LongestFrom        time.Duration
 }
 
-// Waits computes wait-latency percentiles over the acquires that returned,
-// and the longest span a lock stayed free while a client waited, which a
-// lost unlock or a crashed holder causes: the waiters sit out the lease.
+// Waits computes wait-latency percentiles over the acquire attempts that
+// returned, and the longest span a lock stayed free while a client wanted
+// it (from its first attempt to the return of the one that succeeded),
+// which a lost unlock, a crashed holder or too many nodes down cause.
 func Waits(h []sim.Record, end time.Duration) WaitStats {
 	var ws WaitStats
 	var lat []time.Duration
 	type span struct{ from, to time.Duration }
 	waiting := map[string][]span{}
 	var locks []string
+	// A client wants a lock from the call of its first attempt after its
+	// last success until the return of the attempt that succeeds: retry
+	// loops that think between attempts still count as waiting.
+	wantSince := map[string]time.Duration{} // client + lock -> first attempt's call
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp || (r.Op != "acquire" && r.Op != "acquire-read") {
 			continue
+		}
+		if !slices.Contains(locks, r.Lock) {
+			locks = append(locks, r.Lock)
+		}
+		k := r.Client + "\x00" + r.Lock
+		if _, ok := wantSince[k]; !ok {
+			wantSince[k] = r.At()
 		}
 		ret, ok := r.Returned()
 		if !ok {
 			continue
 		}
 		lat = append(lat, ret-r.At())
-		if !slices.Contains(locks, r.Lock) {
-			locks = append(locks, r.Lock)
+		if r.Outcome == sim.OutcomeOK {
+			waiting[r.Lock] = append(waiting[r.Lock], span{wantSince[k], ret})
+			delete(wantSince, k)
 		}
-		waiting[r.Lock] = append(waiting[r.Lock], span{r.At(), ret})
+	}
+	// Wants still open at the end wait until the end.
+	for _, k := range slices.Sorted(mapKeys(wantSince)) {
+		l := k[strings.IndexByte(k, 0)+1:]
+		waiting[l] = append(waiting[l], span{wantSince[k], end})
 	}
 	if len(lat) == 0 {
 		return ws

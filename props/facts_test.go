@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -264,4 +265,41 @@ func TestFactLivenessBoundedByLeasePlusWait(t *testing.T) {
 			return v
 		},
 	}, 3, checker.Liveness)
+}
+
+// TestFactRedLockAvailableWithMajority: while a majority of its five nodes
+// is up (at most two crashes), the spec's RedLock keeps granting the lock:
+// it is never free for longer than a lease while clients wait for it.
+func TestFactRedLockAvailableWithMajority(t *testing.T) {
+	rapidFlags(t, 30)
+	neverFinds(t, setup{
+		name:  "redlock-spec/availability",
+		build: specOnFive(sim.PersistAlways),
+		kinds: []string{"crash"},
+		dur:   15 * time.Second,
+		judge: func(h []sim.Record, end time.Duration) checker.Verdict {
+			var v checker.Verdict
+			v.Add(checker.LivenessViolations(h, end, 5*time.Second)...)
+			return v
+		},
+	}, 2, checker.Liveness)
+}
+
+// TestControlRedLockUnavailableWithoutMajority is the availability check's
+// control that must fail: three of five nodes down for 8 s leave the lock
+// unobtainable that long.
+func TestControlRedLockUnavailableWithoutMajority(t *testing.T) {
+	w, err := specOnFive(sim.PersistAlways)(1)
+	must(t, err)
+	var s faults.Schedule
+	for _, n := range []string{"n1", "n2", "n3"} {
+		s = append(s, faults.Crash{At: time.Second, Node: n, Down: 8 * time.Second})
+	}
+	must(t, s.Apply(w))
+	must(t, w.Run(15*time.Second))
+	w.Close()
+	v := checker.LivenessViolations(w.History().Records(), w.Now(), 5*time.Second)
+	if len(v) != 1 || v[0].Duration() < 7*time.Second {
+		t.Fatalf("majority down for 8 s: %v", v)
+	}
 }
