@@ -226,12 +226,12 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
 }
 
-// holdCount is the holder's count in a hash state (0 when absent).
-func holdCount(st *sim.Record, holder string) int {
+// holdCount is a hash field's count in a key state (0 when absent).
+func holdCount(st *sim.Record, field string) int {
 	if st == nil || st.Fields == nil {
 		return 0
 	}
-	n, _ := strconv.Atoi(st.Fields[holderField(holder)])
+	n, _ := strconv.Atoi(st.Fields[field])
 	return n
 }
 
@@ -240,14 +240,17 @@ func holdCount(st *sim.Record, holder string) int {
 // holder's unmatched successful acquires, at every change of the key while
 // the holder has no operation in flight and none of unknown outcome; and
 // reports a release that removed the lock while its owner still held levels.
-// Read-write locks (any "acquire-read" on the lock) are not compared yet.
+// A read-write lock's halves are compared each on its own field.
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
 func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
-	type holderLock struct{ holder, lock string }
+	// A holder's hold count lives in its hash field: "client:owner", or for
+	// a read-write lock's write half "client:owner:write". Each half is
+	// compared on its own.
+	type holderLock struct{ holder, lock, field string }
 	ops := map[holderLock][]*sim.Record{}
 	var order []holderLock
-	rw := map[string]bool{} // read-write locks: their fields differ by half, not compared here
+	rw := map[string]bool{}
 	for i := range h {
 		if r := &h[i]; r.Kind == sim.KindOp && (r.Op == "acquire-read" || r.Op == "release-read") {
 			rw[r.Lock] = true
@@ -255,16 +258,21 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 	}
 	for i := range h {
 		r := &h[i]
-		if rw[r.Lock] {
-			continue
-		}
 		if r.Kind != sim.KindOp || len(r.Args) == 0 || r.Args[0] == "" {
 			continue
 		}
-		if r.Op != "acquire" && r.Op != "release" {
+		holder := r.Client + "/" + r.Args[0]
+		field := holderField(holder)
+		switch r.Op {
+		case "acquire", "release":
+			if rw[r.Lock] {
+				field += ":write"
+			}
+		case "acquire-read", "release-read":
+		default:
 			continue
 		}
-		k := holderLock{r.Client + "/" + r.Args[0], r.Lock}
+		k := holderLock{holder, r.Lock, field}
 		if _, ok := ops[k]; !ok {
 			order = append(order, k)
 		}
@@ -284,9 +292,9 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			for _, r := range rs {
 				end, done := r.Returned()
 				switch {
-				case r.Op == "acquire" && r.Outcome == sim.OutcomeOK && done && end <= t:
+				case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done && end <= t:
 					n++
-				case r.Op == "release" && r.Outcome == sim.OutcomeOK && r.At() <= t:
+				case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.At() <= t:
 					n--
 				}
 			}
@@ -306,7 +314,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 				continue
 			}
 			st := tr.State(tr.Master(groups[0], t), k.lock, t)
-			got, want := holdCount(st, k.holder), unmatched(t)
+			got, want := holdCount(st, k.field), unmatched(t)
 			if got == 0 || got == want {
 				continue
 			}
@@ -318,7 +326,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			break // one report per holder: later counts follow from it
 		}
 		for _, r := range rs {
-			if r.Op == "release" && r.Outcome == sim.OutcomeOK && r.Result == "1" {
+			if strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.Result == "1" {
 				if before := unmatched(r.At() - 1); before > 1 {
 					out = append(out, Violation{
 						Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),

@@ -3,12 +3,16 @@ package props_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
 )
 
 // mutexWorld has three clients sharing a lock that is either a correct
@@ -85,5 +89,46 @@ func TestControlCorrectMutexNeverFlagged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestControlCleanRunsOfEveryLock is the control that must pass for each
+// lock family: without faults, every oracle is silent (seeds 1-5).
+func TestControlCleanRunsOfEveryLock(t *testing.T) {
+	builds := map[string]func(seed uint64) (*sim.World, error){
+		"simple":    simpleOnReplicated(10*time.Millisecond, false, 10*time.Second),
+		"reentrant": reentrantOnReplicated(3, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{}, goRedisClient),
+		"watchdog":  reentrantOnReplicated(3, 10*time.Millisecond, 0, 5*time.Second, lock.Options{}, goRedisClient),
+		"spec":      specOnFive(sim.PersistNone),
+		"read-write": func(seed uint64) (*sim.World, error) {
+			w := sim.New(seed)
+			if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+				return nil, err
+			}
+			for i := 1; i <= 3; i++ {
+				c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", i)})
+				if err != nil {
+					return nil, err
+				}
+				if err := traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "m1", Lock: "rw", ReadRatio: 0.6, Owners: []string{"a", "b"},
+					Depth: 2, Wait: 5 * time.Second, Lease: 10 * time.Second, Hold: 500 * time.Millisecond, Think: 100 * time.Millisecond}); err != nil {
+					return nil, err
+				}
+			}
+			return w, nil
+		},
+	}
+	for _, name := range slices.Sorted(maps.Keys(builds)) {
+		for seed := uint64(1); seed <= 5; seed++ {
+			w, err := builds[name](seed)
+			must(t, err)
+			must(t, w.Run(20*time.Second))
+			w.Close()
+			v := checker.Check(w.History().Records(), w.Now())
+			v.Add(checker.LivenessViolations(w.History().Records(), w.Now(), 20*time.Second)...)
+			if v.Status != checker.OK || len(checker.Holdings(w.History().Records(), w.Now())) < 5 {
+				t.Errorf("%s seed %d: %v (%d holdings)", name, seed, v, len(checker.Holdings(w.History().Records(), w.Now())))
+			}
+		}
 	}
 }
