@@ -3,7 +3,6 @@ package sim
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -801,7 +800,6 @@ func (w *World) Failover(group, to string) error {
 	return nil
 }
 
-var errNodeDown = errors.New("node down")
 
 // Size is the number of nodes in the group (master and replicas).
 func (g *Group) Size() int { return len(g.nodes) }
