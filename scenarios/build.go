@@ -1,0 +1,210 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+// Build returns the scenario's world for seed (0: the file's seed): its
+// nodes, replicas and clients, each client running the algorithm's
+// workload. It applies no faults: Schedule returns them.
+func (s *Scenario) Build(seed uint64) (*sim.World, error) {
+	if seed == 0 {
+		seed = s.Seed
+	}
+	w := sim.New(seed)
+	for _, n := range s.Nodes {
+		if _, err := w.AddNode(n.Config); err != nil {
+			return nil, s.errLine(n.Line, "topology.nodes", err)
+		}
+		for _, r := range n.Replicas {
+			if _, err := w.AddReplica(n.Config.Name, r.Config, r.Repl); err != nil {
+				return nil, s.errLine(r.Line, "topology.nodes.replicas", err)
+			}
+		}
+	}
+	// One fenced resource per world, shared by every client.
+	var res *traffic.Resource
+	if s.Algorithm.Kind == AlgFenced {
+		res = traffic.NewResource(s.Algorithm.ResourceName)
+	}
+	for _, cl := range s.Clients {
+		c, err := w.AddClient(cl.Config)
+		if err != nil {
+			return nil, s.errLine(cl.Line, "clients", err)
+		}
+		a := s.Algorithm
+		switch a.Kind {
+		case AlgSimple:
+			err = traffic.SimpleLock(c, a.Simple)
+		case AlgReentrant:
+			err = traffic.Reentrant(c, a.Reentrant)
+		case AlgFenced:
+			err = traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: a.Reentrant,
+				Resource: res, Writes: a.Writes, WriteLatency: a.WriteLatency})
+		case AlgRWLock:
+			err = traffic.ReadWrite(c, a.ReadWrite)
+		case AlgRedLockSpec:
+			err = traffic.SpecRedLock(c, a.Spec)
+		case AlgRedLockRedisson:
+			err = traffic.RedissonRedLock(c, a.Redisson)
+		default:
+			err = fmt.Errorf("unknown algorithm kind %q", a.Kind)
+		}
+		if err != nil {
+			w.Close()
+			return nil, s.errLine(a.Line, "algorithm", err)
+		}
+	}
+	return w, nil
+}
+
+// Schedule returns the faults to apply to w, a world Build returned: the
+// scripted faults in file order, then those drawn from the rates by w's
+// seed for the scenario's duration.
+func (s *Scenario) Schedule(w *sim.World) (faults.Schedule, error) {
+	var sched faults.Schedule
+	for _, f := range s.Faults {
+		sched = append(sched, f.Fault)
+	}
+	if s.HasRates {
+		drawn, err := faults.Draw(w, s.Rates, s.Duration)
+		if err != nil {
+			return nil, &Error{File: s.File, Field: "rates", Msg: err.Error()}
+		}
+		sched = append(sched, drawn...)
+	}
+	return sched, nil
+}
+
+// Result is one run of a scenario.
+type Result struct {
+	Scenario *Scenario
+	Seed     uint64
+	// History is the run's recorded history; End is the world time the run
+	// stopped at.
+	History *sim.History
+	End     time.Duration
+	// Verdict is checker.Check's, plus liveness when the expectation sets a
+	// bound.
+	Verdict checker.Verdict
+	// Match reports whether the verdict is the expected one; Why says how
+	// it differs when it is not.
+	Match bool
+	Why   string
+	// Faults names the faults applied, scripted then drawn.
+	Faults []string
+}
+
+// Run builds the world for seed (0: the file's seed), applies the faults,
+// runs it for the duration, closes it, checks the history and compares the
+// verdict with the expectation.
+func (s *Scenario) Run(seed uint64) (Result, error) {
+	if seed == 0 {
+		seed = s.Seed
+	}
+	r := Result{Scenario: s, Seed: seed}
+	w, err := s.Build(seed)
+	if err != nil {
+		return r, err
+	}
+	defer w.Close()
+	sched, err := s.Schedule(w)
+	if err != nil {
+		return r, err
+	}
+	for i, f := range sched {
+		if err := f.Validate(w); err != nil {
+			return r, s.faultErr(i, f, err)
+		}
+	}
+	for i, f := range sched {
+		if err := f.Apply(w); err != nil {
+			return r, s.faultErr(i, f, err)
+		}
+		r.Faults = append(r.Faults, f.Name())
+	}
+	if err := w.Run(s.Duration); err != nil {
+		return r, fmt.Errorf("%s: run with seed %d: %w", s.File, seed, err)
+	}
+	w.Close()
+	recs := w.History().Records()
+	r.History, r.End = w.History(), w.Now()
+	r.Verdict = checker.Check(recs, w.Now())
+	if b := s.Expect.Liveness; b > 0 {
+		r.Verdict.Add(checker.LivenessViolations(recs, w.Now(), b)...)
+	}
+	r.Match, r.Why = s.Expect.Matches(r.Verdict)
+	return r, nil
+}
+
+func (s *Scenario) faultErr(i int, f faults.Fault, err error) error {
+	if i < len(s.Faults) {
+		return &Error{File: s.File, Line: s.Faults[i].Line, Field: fmt.Sprintf("faults[%d]", i), Msg: err.Error()}
+	}
+	return &Error{File: s.File, Field: "rates", Msg: fmt.Sprintf("%s: %v", f.Name(), err)}
+}
+
+// Matches reports whether v is the expected verdict, and if not, why.
+func (e Expect) Matches(v checker.Verdict) (bool, string) {
+	got := v.Kinds()
+	if len(e.Violated) == 0 {
+		if v.Status == checker.OK {
+			return true, ""
+		}
+		return false, fmt.Sprintf("expected ok, got %s %s", v.Status, kindList(got))
+	}
+	var missing, extra []string
+	for _, k := range e.Violated {
+		if !slices.Contains(got, k) {
+			missing = append(missing, string(k))
+		}
+	}
+	for _, k := range e.Absent {
+		if slices.Contains(got, k) {
+			extra = append(extra, string(k))
+		}
+	}
+	var why []string
+	if len(missing) > 0 {
+		why = append(why, "missing "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		why = append(why, "unexpected "+strings.Join(extra, ", "))
+	}
+	if len(why) > 0 {
+		return false, fmt.Sprintf("expected violated %s, got %s %s: %s", kindList(e.Violated), v.Status, kindList(got), strings.Join(why, "; "))
+	}
+	return true, ""
+}
+
+func kindList(ks []checker.Kind) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = string(k)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// String describes the expectation: "ok", or "violated [a, b]" with
+// "absent [...]" and the liveness bound.
+func (e Expect) String() string {
+	s := "ok"
+	if len(e.Violated) > 0 {
+		s = "violated " + kindList(e.Violated)
+		if len(e.Absent) > 0 {
+			s += " absent " + kindList(e.Absent)
+		}
+	}
+	if e.Liveness > 0 {
+		s += fmt.Sprintf(" liveness<=%v", e.Liveness)
+	}
+	return s
+}

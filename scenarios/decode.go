@@ -1,0 +1,388 @@
+package scenarios
+
+// A small typed reader over yaml.v3 nodes: every value is read through a
+// field path, so that every error names the file, the line and the field,
+// and every mapping rejects keys it does not know.
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Error is a bad scenario file: the file, the line (and column) of the
+// offending value, the field's path (e.g. "faults[0].group") and what is
+// wrong with it.
+type Error struct {
+	File         string
+	Line, Column int
+	Field        string
+	Msg          string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// decoder reads one file. The first error sticks: later reads return zero
+// values, and the caller checks err once per section.
+type decoder struct {
+	file string
+	err  *Error
+}
+
+func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
+	if d.err != nil {
+		return
+	}
+	e := &Error{File: d.file, Field: field, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	d.err = e
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns a yaml.v3 parse error into an Error with its line.
+func (d *decoder) syntaxError(err error) *Error {
+	msg := strings.TrimSpace(err.Error())
+	e := &Error{File: d.file, Field: "yaml", Msg: msg}
+	first, _, _ := strings.Cut(msg, "\n")
+	if m := yamlLine.FindStringSubmatch(first); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = m[2]
+	}
+	return e
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// obj is one mapping whose keys were checked against the allowed ones.
+type obj struct {
+	d    *decoder
+	path string
+	node *yaml.Node
+	vals map[string]*yaml.Node
+	keys map[string]*yaml.Node
+}
+
+// mapping reads n as a mapping with only the allowed keys. A nil or
+// missing n gives an empty mapping.
+func (d *decoder) mapping(path string, n *yaml.Node, allowed ...string) *obj {
+	o := &obj{d: d, path: path, node: n, vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
+	n = resolve(n)
+	if n == nil || d.err != nil {
+		return o
+	}
+	if n.Kind != yaml.MappingNode {
+		d.failf(n, path, "want a mapping, got %s", describe(n))
+		return o
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.failf(k, path, "want a field name, got %s", describe(k))
+			return o
+		}
+		known := false
+		for _, a := range allowed {
+			if a == k.Value {
+				known = true
+				break
+			}
+		}
+		if !known {
+			d.failf(k, join(path, k.Value), "unknown field (want one of %s)", strings.Join(allowed, ", "))
+			return o
+		}
+		if _, dup := o.vals[k.Value]; dup {
+			d.failf(k, join(path, k.Value), "field given twice")
+			return o
+		}
+		o.vals[k.Value], o.keys[k.Value] = v, k
+	}
+	return o
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+func (o *obj) has(k string) bool { _, ok := o.vals[k]; return ok }
+
+// get returns k's value node and its field path; nil when absent or after
+// an error.
+func (o *obj) get(k string) (*yaml.Node, string) {
+	if o.d.err != nil {
+		return nil, ""
+	}
+	n := resolve(o.vals[k])
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, join(o.path, k)
+	}
+	return n, join(o.path, k)
+}
+
+// line is the line of k's value, or of the mapping itself when k is absent.
+func (o *obj) at(k string) *yaml.Node {
+	if n := resolve(o.vals[k]); n != nil {
+		return n
+	}
+	return o.node
+}
+
+func (o *obj) scalar(k string) (*yaml.Node, string, bool) {
+	n, f := o.get(k)
+	if n == nil {
+		return nil, f, false
+	}
+	if n.Kind != yaml.ScalarNode {
+		o.d.failf(n, f, "want a single value, got %s", describe(n))
+		return nil, f, false
+	}
+	return n, f, true
+}
+
+func (o *obj) str(k, def string) string {
+	n, _, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	return n.Value
+}
+
+func (o *obj) required(k string) bool {
+	if o.d.err != nil {
+		return false
+	}
+	if n, _ := o.get(k); n == nil {
+		o.d.failf(o.node, join(o.path, k), "required field is missing")
+		return false
+	}
+	return true
+}
+
+func (o *obj) dur(k string, def time.Duration) time.Duration {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	return o.d.duration(n, f)
+}
+
+func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.failf(n, f, "bad duration %q (want a Go duration such as 250ms or 5s)", n.Value)
+		return 0
+	}
+	if v < 0 {
+		d.failf(n, f, "negative duration %v", v)
+		return 0
+	}
+	if v > sim.MaxDuration {
+		d.failf(n, f, "duration %v above %v", v, sim.MaxDuration)
+		return 0
+	}
+	return v
+}
+
+// signedDur allows a negative duration (clock jumps backward).
+func (o *obj) signedDur(k string) time.Duration {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return 0
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		o.d.failf(n, f, "bad duration %q (want a Go duration such as -2s or 250ms)", n.Value)
+		return 0
+	}
+	if v > sim.MaxDuration || v < -sim.MaxDuration {
+		o.d.failf(n, f, "duration %v beyond ±%v", v, sim.MaxDuration)
+	}
+	return v
+}
+
+func (o *obj) int(k string, def, lo, hi int64) int64 {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil || n.Tag != "!!int" {
+		o.d.failf(n, f, "want an integer, got %q", n.Value)
+		return def
+	}
+	if v < lo || v > hi {
+		o.d.failf(n, f, "%d out of range [%d, %d]", v, lo, hi)
+		return def
+	}
+	return v
+}
+
+func (o *obj) uint(k string, def uint64) uint64 {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	v, err := strconv.ParseUint(n.Value, 0, 64)
+	if err != nil || n.Tag != "!!int" {
+		o.d.failf(n, f, "want a non-negative integer, got %q", n.Value)
+		return def
+	}
+	return v
+}
+
+func (o *obj) float(k string, def, lo, hi float64) float64 {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	var v float64
+	if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&v) != nil {
+		o.d.failf(n, f, "want a number, got %q", n.Value)
+		return def
+	}
+	if math.IsNaN(v) || v < lo || v > hi {
+		o.d.failf(n, f, "%v out of range [%g, %g]", v, lo, hi)
+		return def
+	}
+	return v
+}
+
+func (o *obj) prob(k string, def float64) float64 {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	var v float64
+	if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&v) != nil {
+		o.d.failf(n, f, "want a probability, got %q", n.Value)
+		return def
+	}
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		o.d.failf(n, f, "probability %v outside [0, 1]", v)
+		return def
+	}
+	return v
+}
+
+func (o *obj) bool(k string, def bool) bool {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	var v bool
+	if n.Tag != "!!bool" || n.Decode(&v) != nil {
+		o.d.failf(n, f, "want true or false, got %q", n.Value)
+		return def
+	}
+	return v
+}
+
+// oneOf reads a string that must be one of choices.
+func (o *obj) oneOf(k, def string, choices ...string) string {
+	n, f, ok := o.scalar(k)
+	if !ok {
+		return def
+	}
+	for _, c := range choices {
+		if n.Value == c {
+			return c
+		}
+	}
+	o.d.failf(n, f, "unknown value %q (want one of %s)", n.Value, strings.Join(choices, ", "))
+	return def
+}
+
+// list reads k as a list; a scalar is not a list.
+func (o *obj) list(k string) ([]*yaml.Node, string) {
+	n, f := o.get(k)
+	if n == nil {
+		return nil, f
+	}
+	if n.Kind != yaml.SequenceNode {
+		o.d.failf(n, f, "want a list, got %s", describe(n))
+		return nil, f
+	}
+	return n.Content, f
+}
+
+// strs reads a list of non-empty strings.
+func (o *obj) strs(k string) []string {
+	items, f := o.list(k)
+	var out []string
+	for i, it := range items {
+		it = resolve(it)
+		if it.Kind != yaml.ScalarNode || it.Value == "" {
+			o.d.failf(it, index(f, i), "want a name, got %s", describe(it))
+			return nil
+		}
+		out = append(out, it.Value)
+	}
+	return out
+}
+
+// dist reads a duration distribution: a duration (fixed), or a mapping
+// {kind: fixed|uniform|exp, min, max, mean}.
+func (o *obj) dist(k string, def sim.Dist) sim.Dist {
+	n, f := o.get(k)
+	if n == nil {
+		return def
+	}
+	if n.Kind == yaml.ScalarNode {
+		return sim.Fixed(o.d.duration(n, f))
+	}
+	m := o.d.mapping(f, n, "kind", "min", "max", "mean")
+	d := sim.Dist{
+		Kind: m.oneOf("kind", "fixed", "fixed", "uniform", "exp"),
+		Min:  m.dur("min", 0), Max: m.dur("max", 0), Mean: m.dur("mean", 0),
+	}
+	if o.d.err == nil {
+		if err := d.Validate(); err != nil {
+			o.d.failf(n, f, "%v", err)
+		}
+	}
+	return d
+}

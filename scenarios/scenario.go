@@ -1,0 +1,752 @@
+// Package scenarios reads locksim's scenario files (YAML, documented in
+// README.md beside this file), builds the simulated world each describes,
+// runs it, and checks its history against the verdict the file expects.
+//
+// Load and LoadDir validate a file completely: every name a fault or the
+// algorithm refers to exists, every duration and probability is in range.
+// Errors name the file, the line and the field, e.g.
+//
+//	scenarios/f0.yaml:12: faults[0].group: unknown group "m2"
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+// Scenario is one loaded scenario file.
+type Scenario struct {
+	// File is the path it was loaded from.
+	File string
+	// Name defaults to the file's base name without its extension.
+	Name        string
+	Description string
+	// Seed is the default seed (default 1).
+	Seed uint64
+	// Duration is how long the world runs (virtual time).
+	Duration time.Duration
+	// Nodes are the masters with their replicas, in file order.
+	Nodes []Node
+	// Clients are the clients, expanded (a count of 3 named c gives c1, c2, c3).
+	Clients []Client
+	// Algorithm is the lock workload every client runs.
+	Algorithm Algorithm
+	// Faults are the scripted faults, in file order.
+	Faults []Fault
+	// Rates, when HasRates, draws random faults from the seed.
+	Rates    faults.Rates
+	HasRates bool
+	// Expect is the verdict the run must give.
+	Expect Expect
+}
+
+// Node is a master (a group of its name) and its replicas.
+type Node struct {
+	Config   sim.NodeConfig
+	Replicas []Replica
+	Line     int
+}
+
+// Replica follows its master with a replication lag.
+type Replica struct {
+	Config sim.NodeConfig
+	Repl   sim.ReplicaConfig
+	Line   int
+}
+
+// Client is one simulated client.
+type Client struct {
+	Config sim.ClientConfig
+	Line   int
+}
+
+// Algorithm kinds.
+const (
+	AlgSimple          = "simple"
+	AlgReentrant       = "reentrant"
+	AlgFenced          = "fenced"
+	AlgRWLock          = "rwlock"
+	AlgRedLockSpec     = "redlock-spec"
+	AlgRedLockRedisson = "redlock-redisson"
+)
+
+// Algorithm is the workload; exactly the config of Kind is set.
+type Algorithm struct {
+	Kind      string
+	Simple    traffic.SimpleConfig
+	Reentrant traffic.ReentrantConfig // reentrant, and the lock part of fenced
+	// ResourceName, Writes and WriteLatency configure fenced's writes.
+	ResourceName string
+	Writes       int
+	WriteLatency time.Duration
+	ReadWrite    traffic.ReadWriteConfig
+	Spec         traffic.SpecConfig
+	Redisson     traffic.RedissonConfig
+	Line         int
+}
+
+// Fault is one scripted fault and the line it came from.
+type Fault struct {
+	Fault faults.Fault
+	Line  int
+}
+
+// Expect is the verdict a run must give.
+type Expect struct {
+	// Violated lists kinds that must all appear; empty means the verdict
+	// must be ok (no violation at all).
+	Violated []checker.Kind
+	// Absent lists kinds that must not appear (with Violated).
+	Absent []checker.Kind
+	// Liveness, when positive, adds checker.LivenessViolations with this
+	// bound to the verdict.
+	Liveness time.Duration
+}
+
+// Load reads and validates one scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// LoadDir loads every *.yaml file of dir, sorted by file name. It stops at
+// the first bad file.
+func LoadDir(dir string) ([]*Scenario, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	out := make([]*Scenario, 0, len(paths))
+	for _, p := range paths {
+		s, err := Load(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Parse reads a scenario from data; file names it in errors.
+func Parse(file string, data []byte) (s *Scenario, err error) {
+	d := &decoder{file: file}
+	defer func() {
+		// The loader must never panic on bad input; a panic here is a bug,
+		// reported as an error about the file.
+		if r := recover(); r != nil {
+			s, err = nil, &Error{File: file, Msg: fmt.Sprintf("internal error reading the file: %v", r)}
+		}
+	}()
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, d.syntaxError(err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, &Error{File: file, Line: 1, Msg: "empty scenario file"}
+	}
+	s = &Scenario{File: file}
+	d.scenario(s, root.Content[0])
+	if d.err != nil {
+		return nil, d.err
+	}
+	return s, nil
+}
+
+func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
+	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect")
+	base := filepath.Base(s.File)
+	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
+	s.Description = top.str("description", "")
+	s.Seed = top.uint("seed", 1)
+	if top.required("duration") {
+		s.Duration = top.dur("duration", 0)
+		if d.err == nil && s.Duration <= 0 {
+			d.failf(top.at("duration"), "duration", "must be positive")
+		}
+	}
+	if top.required("topology") {
+		tn, f := top.get("topology")
+		d.topology(s, d.mapping(f, tn, "nodes"))
+	}
+	if top.required("clients") {
+		d.clients(s, top)
+	}
+	if top.required("algorithm") {
+		an, f := top.get("algorithm")
+		d.algorithm(s, an, f)
+	}
+	items, f := top.list("faults")
+	for i, it := range items {
+		d.fault(s, it, index(f, i))
+	}
+	if top.has("rates") {
+		rn, f := top.get("rates")
+		d.rates(s, rn, f)
+	}
+	if top.required("expect") {
+		en, f := top.get("expect")
+		d.expect(s, en, f)
+	}
+}
+
+var persistences = []string{"none", "everysec", "always"}
+
+func (d *decoder) nodeConfig(o *obj, name string) sim.NodeConfig {
+	p, _ := sim.ParsePersistence(o.oneOf("persistence", "none", persistences...))
+	cfg := sim.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999)}
+	if o.oneOf("lua", "fast", "fast", "miniredis") == "miniredis" {
+		cfg.Lua = sim.LuaMiniredis
+	}
+	return cfg
+}
+
+// names holds every node and client name, to reject duplicates and
+// resolve references.
+func (s *Scenario) isNode(name string) bool {
+	for _, n := range s.Nodes {
+		if n.Config.Name == name {
+			return true
+		}
+		for _, r := range n.Replicas {
+			if r.Config.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Scenario) isClient(name string) bool {
+	for _, c := range s.Clients {
+		if c.Config.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scenario) group(name string) (Node, bool) {
+	for _, n := range s.Nodes {
+		if n.Config.Name == name {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+func (s *Scenario) masters() []string {
+	out := make([]string, len(s.Nodes))
+	for i, n := range s.Nodes {
+		out[i] = n.Config.Name
+	}
+	return out
+}
+
+func (d *decoder) newName(s *Scenario, n *yaml.Node, f, name string) bool {
+	switch {
+	case name == "":
+		d.failf(n, f, "empty name")
+	case s.isNode(name):
+		d.failf(n, f, "name %q already used by a node", name)
+	case s.isClient(name):
+		d.failf(n, f, "name %q already used by a client", name)
+	default:
+		return true
+	}
+	return false
+}
+
+func (d *decoder) topology(s *Scenario, top *obj) {
+	if !top.required("nodes") {
+		return
+	}
+	items, f := top.list("nodes")
+	if d.err == nil && len(items) == 0 {
+		d.failf(top.at("nodes"), f, "at least one node is needed")
+	}
+	for i, it := range items {
+		nf := index(f, i)
+		o := d.mapping(nf, it, "name", "persistence", "drift_ppm", "lua", "replicas")
+		if !o.required("name") {
+			return
+		}
+		name := o.str("name", "")
+		if !d.newName(s, o.at("name"), join(nf, "name"), name) {
+			return
+		}
+		node := Node{Config: d.nodeConfig(o, name), Line: resolve(it).Line}
+		s.Nodes = append(s.Nodes, node)
+		reps, rf := o.list("replicas")
+		for j, rt := range reps {
+			rpath := index(rf, j)
+			ro := d.mapping(rpath, rt, "name", "persistence", "drift_ppm", "lua", "lag")
+			if !ro.required("name") {
+				return
+			}
+			rname := ro.str("name", "")
+			if !d.newName(s, ro.at("name"), join(rpath, "name"), rname) {
+				return
+			}
+			r := Replica{Config: d.nodeConfig(ro, rname), Repl: sim.ReplicaConfig{Lag: ro.dist("lag", sim.Dist{})}, Line: resolve(rt).Line}
+			last := &s.Nodes[len(s.Nodes)-1]
+			last.Replicas = append(last.Replicas, r)
+		}
+	}
+}
+
+var retries = []string{"none", "go-redis", "redisson"}
+
+func (d *decoder) clients(s *Scenario, top *obj) {
+	items, f := top.list("clients")
+	if d.err == nil && len(items) == 0 {
+		d.failf(top.at("clients"), f, "at least one client is needed")
+	}
+	for i, it := range items {
+		cf := index(f, i)
+		o := d.mapping(cf, it, "name", "count", "latency", "timeout", "retry", "drift_ppm")
+		cfg := sim.ClientConfig{
+			Latency:  o.dist("latency", sim.Dist{}),
+			Timeout:  o.dur("timeout", 0),
+			DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999),
+		}
+		if o.has("timeout") && d.err == nil && cfg.Timeout == 0 {
+			d.failf(o.at("timeout"), join(cf, "timeout"), "must be positive")
+		}
+		switch o.oneOf("retry", "none", retries...) {
+		case "go-redis":
+			cfg.Retry = sim.GoRedisRetry
+		case "redisson":
+			cfg.Retry = sim.RedissonRetry
+		}
+		if !o.has("count") {
+			if !o.required("name") {
+				return
+			}
+			cfg.Name = o.str("name", "")
+			if !d.newName(s, o.at("name"), join(cf, "name"), cfg.Name) {
+				return
+			}
+			s.Clients = append(s.Clients, Client{Config: cfg, Line: resolve(it).Line})
+			continue
+		}
+		count := o.int("count", 1, 1, 1000)
+		prefix := o.str("name", "c")
+		for k := int64(1); k <= count && d.err == nil; k++ {
+			c := cfg
+			c.Name = fmt.Sprintf("%s%d", prefix, k)
+			if d.newName(s, o.at("name"), join(cf, "name"), c.Name) {
+				s.Clients = append(s.Clients, Client{Config: c, Line: resolve(it).Line})
+			}
+		}
+	}
+}
+
+var algKinds = []string{AlgSimple, AlgReentrant, AlgFenced, AlgRWLock, AlgRedLockSpec, AlgRedLockRedisson}
+
+// Fields of each algorithm kind, beyond "kind".
+var (
+	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options"}
+	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del"}
+	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think"}
+)
+
+func fieldsOf(kind string) []string {
+	switch kind {
+	case AlgSimple:
+		return simpleFields
+	case AlgReentrant:
+		return append([]string{"kind"}, ownerFields...)
+	case AlgFenced:
+		return append([]string{"kind", "resource", "writes", "write_latency"}, ownerFields...)
+	case AlgRWLock:
+		return append([]string{"kind", "read_ratio"}, ownerFields...)
+	case AlgRedLockSpec:
+		return specFields
+	case AlgRedLockRedisson:
+		return append([]string{"kind", "groups", "multi_lock"}, ownerFields...)
+	}
+	return []string{"kind"}
+}
+
+func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
+	// Read the kind first, then check the fields against that kind's.
+	pre := d.mapping(f, n, append(append(append(append([]string{"kind", "resource", "writes", "write_latency", "read_ratio", "groups", "multi_lock"},
+		ownerFields...), simpleFields...), specFields...), "unsafe_del")...)
+	if !pre.required("kind") {
+		return
+	}
+	a := &s.Algorithm
+	a.Kind = pre.oneOf("kind", "", algKinds...)
+	a.Line = resolve(n).Line
+	if d.err != nil {
+		return
+	}
+	o := d.mapping(f, n, fieldsOf(a.Kind)...)
+	if d.err != nil {
+		// Name the kind: the field may be valid for another one.
+		d.err.Msg = fmt.Sprintf("not a field of algorithm %s (its fields: %s)", a.Kind, strings.Join(fieldsOf(a.Kind)[1:], ", "))
+		return
+	}
+	masters := s.masters()
+	group := func() string {
+		g := o.str("group", masters[0])
+		if _, ok := s.group(g); !ok && d.err == nil {
+			d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
+		}
+		return g
+	}
+	groups := func() []string {
+		if !o.has("groups") {
+			return masters
+		}
+		gs := o.strs("groups")
+		_, gf := o.get("groups")
+		for i, g := range gs {
+			if _, ok := s.group(g); !ok {
+				items, _ := o.list("groups")
+				d.failf(items[i], index(gf, i), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
+			}
+			if slices.Index(gs, g) != i {
+				d.failf(o.at("groups"), index(gf, i), "group %q listed twice", g)
+			}
+		}
+		if len(gs) == 0 {
+			d.failf(o.at("groups"), gf, "at least one group is needed")
+		}
+		return gs
+	}
+	switch a.Kind {
+	case AlgSimple:
+		a.Simple = traffic.SimpleConfig{
+			Group: group(), Key: o.str("key", "lk"),
+			TTL: o.dur("ttl", 10*time.Second), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
+			UnsafeDelRelease: o.bool("unsafe_del", false),
+		}
+		if d.err == nil && a.Simple.TTL < time.Millisecond {
+			d.failf(o.at("ttl"), join(f, "ttl"), "must be at least 1ms")
+		}
+	case AlgReentrant, AlgFenced, AlgRWLock:
+		a.Reentrant = d.owner(o, f, group())
+		switch a.Kind {
+		case AlgFenced:
+			a.Reentrant.Fenced = true
+			a.ResourceName = o.str("resource", "db")
+			a.Writes = int(o.int("writes", 1, 1, 1000))
+			a.WriteLatency = o.dur("write_latency", 10*time.Millisecond)
+		case AlgRWLock:
+			r := a.Reentrant
+			a.ReadWrite = traffic.ReadWriteConfig{
+				Group: r.Group, Lock: r.Lock, Options: r.Options, ReadRatio: o.prob("read_ratio", 0.5),
+				Owners: r.Owners, RandomOwners: r.RandomOwners, Depth: r.Depth, Wait: r.Wait, Lease: r.Lease, Hold: r.Hold, Think: r.Think,
+			}
+		}
+	case AlgRedLockSpec:
+		a.Spec = traffic.SpecConfig{
+			Groups: groups(), Key: o.str("key", "lk"),
+			Options: redlock.SpecOptions{
+				TTL: o.dur("ttl", 10*time.Second), DriftFactor: o.float("drift_factor", 0, 0, math.Nextafter(1, 0)),
+				Tries:         int(o.int("tries", 0, 0, 1000)),
+				RetryDelayMin: o.dur("retry_delay_min", 0), RetryDelayMax: o.dur("retry_delay_max", 0),
+			},
+			Retry: o.bool("retry", false), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
+		}
+		if ttl := a.Spec.Options.TTL; d.err == nil && (ttl < time.Millisecond || ttl%time.Millisecond != 0) {
+			d.failf(o.at("ttl"), join(f, "ttl"), "must be a positive whole number of milliseconds")
+		}
+		if sp := a.Spec.Options; d.err == nil && sp.RetryDelayMax < sp.RetryDelayMin {
+			d.failf(o.at("retry_delay_max"), join(f, "retry_delay_max"), "below retry_delay_min")
+		}
+	case AlgRedLockRedisson:
+		gs := groups()
+		r := d.owner(o, f, "")
+		a.Redisson = traffic.RedissonConfig{
+			Groups: gs, Lock: r.Lock, ClientOptions: r.Options,
+			Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)},
+			Owners:  r.Owners, RandomOwners: r.RandomOwners, Depth: r.Depth, Wait: r.Wait, Lease: r.Lease, Hold: r.Hold, Think: r.Think,
+		}
+	}
+}
+
+// owner reads the fields the owner-based workloads share.
+func (d *decoder) owner(o *obj, f, group string) traffic.ReentrantConfig {
+	cfg := traffic.ReentrantConfig{
+		Group: group, Lock: o.str("lock", "lk"),
+		RandomOwners: o.bool("random_owners", false),
+		Depth:        int(o.int("depth", 1, 1, 100)),
+		Wait:         o.dur("wait", 0),
+		Hold:         o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
+	}
+	if o.has("owners") {
+		cfg.Owners = o.strs("owners")
+		_, of := o.get("owners")
+		for i, w := range cfg.Owners {
+			if slices.Index(cfg.Owners, w) != i {
+				d.failf(o.at("owners"), index(of, i), "owner %q listed twice", w)
+			}
+		}
+	}
+	if n, lf, ok := o.scalar("lease"); ok && n.Value != "watchdog" {
+		cfg.Lease = d.duration(n, lf)
+		if d.err == nil && cfg.Lease == 0 {
+			d.failf(n, lf, "must be positive (or \"watchdog\")")
+		}
+	}
+	on, of := o.get("options")
+	opts := d.mapping(of, on, "latch", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	cfg.Options = lock.Options{
+		DisableUnlockLatch: !opts.bool("latch", true),
+		LatchTTL:           opts.dur("latch_ttl", 0),
+		IdempotentAcquire:  opts.bool("idempotent", false),
+		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
+		SyncTimeout:        opts.dur("sync_timeout", 0),
+		WatchdogTimeout:    opts.dur("watchdog_timeout", 0),
+	}
+	return cfg
+}
+
+var faultKinds = []string{"failover", "crash", "restart", "pause", "clock-jump", "clock-drift", "partition",
+	string(faults.DropRequests), string(faults.DropReplies), string(faults.DropPushes), string(faults.Duplicate), string(faults.Delay)}
+
+func faultFields(kind string) []string {
+	switch kind {
+	case "failover":
+		return []string{"kind", "at", "group", "to"}
+	case "crash":
+		return []string{"kind", "at", "node", "down", "stay"}
+	case "restart":
+		return []string{"kind", "at", "node"}
+	case "pause":
+		return []string{"kind", "at", "client", "for"}
+	case "clock-jump":
+		return []string{"kind", "at", "node", "client", "by"}
+	case "clock-drift":
+		return []string{"kind", "at", "node", "client", "ppm"}
+	case "partition":
+		return []string{"kind", "from", "until", "a", "b"}
+	case "delay":
+		return []string{"kind", "from", "until", "client", "node", "p", "delay"}
+	}
+	return []string{"kind", "from", "until", "client", "node", "p"}
+}
+
+func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
+	all := []string{"kind", "at", "group", "to", "node", "down", "stay", "client", "for", "by", "ppm", "from", "until", "a", "b", "p", "delay"}
+	pre := d.mapping(f, n, all...)
+	if !pre.required("kind") {
+		return
+	}
+	kind := pre.oneOf("kind", "", faultKinds...)
+	if d.err != nil {
+		return
+	}
+	o := d.mapping(f, n, faultFields(kind)...)
+	if d.err != nil {
+		d.err.Msg = fmt.Sprintf("not a field of a %s fault (its fields: %s)", kind, strings.Join(faultFields(kind)[1:], ", "))
+		return
+	}
+	node := func(required bool) string {
+		if required && !o.required("node") {
+			return ""
+		}
+		name := o.str("node", "")
+		if name != "" && !s.isNode(name) && d.err == nil {
+			d.failf(o.at("node"), join(f, "node"), "unknown node %q", name)
+		}
+		return name
+	}
+	client := func(required bool) string {
+		if required && !o.required("client") {
+			return ""
+		}
+		name := o.str("client", "")
+		if name != "" && !s.isClient(name) && d.err == nil {
+			d.failf(o.at("client"), join(f, "client"), "unknown client %q", name)
+		}
+		return name
+	}
+	at := func() time.Duration {
+		o.required("at")
+		return o.dur("at", 0)
+	}
+	oneTarget := func() (string, string) {
+		nd, cl := node(false), client(false)
+		if d.err == nil && (nd == "") == (cl == "") {
+			d.failf(o.node, f, "give exactly one of node and client")
+		}
+		return nd, cl
+	}
+	window := func() (time.Duration, time.Duration) {
+		from, until := o.dur("from", 0), o.dur("until", 0)
+		if d.err == nil && until != 0 && until <= from {
+			d.failf(o.at("until"), join(f, "until"), "%v is not after from %v", until, from)
+		}
+		return from, until
+	}
+	var flt faults.Fault
+	switch kind {
+	case "failover":
+		t := at()
+		o.required("group")
+		g := o.str("group", "")
+		grp, ok := s.group(g)
+		switch {
+		case d.err != nil:
+		case !ok:
+			d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, strings.Join(s.masters(), ", "))
+		case len(grp.Replicas) == 0:
+			d.failf(o.at("group"), join(f, "group"), "group %q has no replica to promote", g)
+		}
+		to := o.str("to", "")
+		if to != "" && d.err == nil && !slices.ContainsFunc(grp.Replicas, func(r Replica) bool { return r.Config.Name == to }) {
+			d.failf(o.at("to"), join(f, "to"), "%q is not a replica of %q", to, g)
+		}
+		flt = faults.Failover{At: t, Group: g, To: to}
+	case "crash":
+		t, nd := at(), node(true)
+		stay := o.bool("stay", false)
+		if stay && o.has("down") {
+			d.failf(o.at("down"), join(f, "down"), "give down or stay, not both")
+		}
+		flt = faults.Crash{At: t, Node: nd, Down: o.dur("down", time.Second), Stay: stay}
+	case "restart":
+		flt = faults.Restart{At: at(), Node: node(true)}
+	case "pause":
+		t, c := at(), client(true)
+		o.required("for")
+		flt = faults.Pause{At: t, Client: c, For: o.dur("for", 0)}
+	case "clock-jump":
+		t := at()
+		nd, cl := oneTarget()
+		o.required("by")
+		flt = faults.ClockJump{At: t, Node: nd, Client: cl, By: o.signedDur("by")}
+	case "clock-drift":
+		t := at()
+		nd, cl := oneTarget()
+		o.required("ppm")
+		flt = faults.ClockDrift{At: t, Node: nd, Client: cl, PPM: o.int("ppm", 0, -999_999, 999_999)}
+	case "partition":
+		from, until := window()
+		p := faults.Partition{From: from, Until: until}
+		for _, side := range []string{"a", "b"} {
+			if !o.required(side) {
+				return
+			}
+			names := o.strs(side)
+			items, sf := o.list(side)
+			if d.err == nil && len(names) == 0 {
+				d.failf(o.at(side), join(f, side), "needs at least one member")
+			}
+			for i, name := range names {
+				if d.err == nil && !s.isNode(name) && !s.isClient(name) {
+					d.failf(items[i], index(sf, i), "unknown node or client %q", name)
+				}
+				if d.err == nil && (slices.Contains(p.A, name) || slices.Index(names, name) != i) {
+					d.failf(items[i], index(sf, i), "%q is listed twice", name)
+				}
+			}
+			if side == "a" {
+				p.A = names
+			} else {
+				p.B = names
+			}
+		}
+		flt = p
+	default:
+		from, until := window()
+		lf := faults.LinkFault{Kind: faults.LinkKind(kind), From: from, Until: until,
+			Client: client(false), Node: node(false), P: o.prob("p", 1)}
+		if kind == string(faults.Delay) {
+			o.required("delay")
+			lf.Delay = o.dist("delay", sim.Dist{})
+		}
+		flt = lf
+	}
+	if d.err == nil {
+		s.Faults = append(s.Faults, Fault{Fault: flt, Line: resolve(n).Line})
+	}
+}
+
+func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
+	o := d.mapping(f, n, "failover", "crash", "crash_down", "pause", "pause_for", "clock_jump", "jump_by",
+		"partition", "partition_for", "drift_ppm", "drop_request", "drop_reply", "drop_push", "duplicate", "delay_p", "delay")
+	rate := func(k string) float64 { return o.float(k, 0, 0, faults.MaxRate) }
+	s.Rates = faults.Rates{
+		Failover: rate("failover"), Crash: rate("crash"), CrashDown: o.dist("crash_down", sim.Dist{}),
+		Pause: rate("pause"), PauseFor: o.dist("pause_for", sim.Dist{}),
+		ClockJump: rate("clock_jump"), JumpBy: o.dist("jump_by", sim.Dist{}),
+		Partition: rate("partition"), PartitionFor: o.dist("partition_for", sim.Dist{}),
+		DriftPPM:    o.int("drift_ppm", 0, 0, 999_999),
+		DropRequest: o.prob("drop_request", 0), DropReply: o.prob("drop_reply", 0), DropPush: o.prob("drop_push", 0),
+		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", sim.Dist{}),
+	}
+	s.HasRates = true
+}
+
+var kinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
+	checker.Reentrancy, checker.UnlockIdempotency, checker.Liveness, checker.Linearizability}
+
+func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "ok" {
+			d.failf(n, f, "want ok or a mapping {violated: [...], absent: [...], liveness: ...}, got %q", n.Value)
+		}
+		return
+	}
+	o := d.mapping(f, n, "violated", "absent", "liveness")
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	read := func(k string) []checker.Kind {
+		items, lf := o.list(k)
+		var out []checker.Kind
+		for i, it := range items {
+			it = resolve(it)
+			if d.err == nil && (it.Kind != yaml.ScalarNode || !slices.Contains(names, it.Value)) {
+				d.failf(it, index(lf, i), "unknown violation kind %s (want one of %s)", describe(it), strings.Join(names, ", "))
+			}
+			out = append(out, checker.Kind(it.Value))
+		}
+		return out
+	}
+	s.Expect.Violated = read("violated")
+	s.Expect.Absent = read("absent")
+	for i, k := range s.Expect.Absent {
+		if d.err == nil && slices.Contains(s.Expect.Violated, k) {
+			items, lf := o.list("absent")
+			d.failf(items[i], index(lf, i), "%s is both violated and absent", k)
+		}
+	}
+	if d.err == nil && len(s.Expect.Absent) > 0 && len(s.Expect.Violated) == 0 {
+		d.failf(o.at("absent"), join(f, "absent"), "absent needs violated (expect ok already excludes every kind)")
+	}
+	s.Expect.Liveness = o.dur("liveness", 0)
+}
+
+// errLine wraps err as an Error at line of the file.
+func (s *Scenario) errLine(line int, field string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{File: s.File, Line: line, Field: field, Msg: err.Error()}
+}

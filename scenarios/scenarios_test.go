@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScenarios replays every scenario file with its own seed and asserts
+// the verdict it expects.
+func TestScenarios(t *testing.T) {
+	all, err := LoadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 20 {
+		t.Fatalf("only %d scenario files", len(all))
+	}
+	for _, s := range all {
+		t.Run(filepath.Base(s.File), func(t *testing.T) {
+			t.Parallel()
+			r, err := s.Run(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s seed=%d expect %s: %s", s.Name, r.Seed, s.Expect, r.Verdict.String())
+			if !r.Match {
+				t.Errorf("%s: %s\n%s", s.File, r.Why, r.Verdict)
+			}
+		})
+	}
+}
+
+// TestDeterministicHistory: the same scenario and seed give byte-identical
+// history JSON lines; another seed gives another history.
+func TestDeterministicHistory(t *testing.T) {
+	for _, f := range []string{"f0-failover-lagging-replica.yaml", "k2-fencing-pause.yaml", "r0-redlock-restart-no-persistence.yaml"} {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonl := func(seed uint64) []byte {
+			r, err := s.Run(seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := r.History.WriteJSONL(&b); err != nil {
+				t.Fatal(err)
+			}
+			return b.Bytes()
+		}
+		a, b := jsonl(0), jsonl(s.Seed)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: two runs with seed %d differ", f, s.Seed)
+		}
+		if len(a) == 0 {
+			t.Errorf("%s: empty history", f)
+		}
+		if c := jsonl(s.Seed + 1); bytes.Equal(a, c) {
+			t.Errorf("%s: seeds %d and %d give the same history", f, s.Seed, s.Seed+1)
+		}
+	}
+}
+
+const good = `name: t
+seed: 3
+duration: 2s
+topology:
+  nodes:
+    - name: m1
+      replicas:
+        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}
+clients:
+  - {count: 2, retry: go-redis, timeout: 500ms}
+algorithm:
+  kind: simple
+  ttl: 1s
+faults:
+  - {at: 1s, kind: failover, group: m1}
+rates:
+  drop_reply: 0.01
+expect: ok
+`
+
+func TestParseGood(t *testing.T) {
+	s, err := Parse("good.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Seed != 3 || len(s.Clients) != 2 || s.Clients[1].Config.Name != "c2" || len(s.Faults) != 1 || !s.HasRates {
+		t.Fatalf("parsed %+v", s)
+	}
+	if _, err := s.Run(0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadFiles: every error names the file, the line and the field.
+func TestBadFiles(t *testing.T) {
+	for _, c := range []struct {
+		name, old, new, want string
+	}{
+		{"unknown top field", "seed: 3", "sed: 3", "bad.yaml:2: sed: unknown field"},
+		{"unknown algorithm field", "  ttl: 1s", "  ttl: 1s\n  lease: 2s", "bad.yaml:14: algorithm.lease: not a field of algorithm simple"},
+		{"unknown fault field", "group: m1}", "group: m1, node: m1}", "bad.yaml:15: faults[0].node: not a field of a failover fault"},
+		{"bad duration", "duration: 2s", "duration: 2 seconds", "bad.yaml:3: duration: bad duration \"2 seconds\""},
+		{"duration without unit", "ttl: 1s", "ttl: 1000", "bad.yaml:13: algorithm.ttl: bad duration \"1000\""},
+		{"negative duration", "timeout: 500ms", "timeout: -5ms", "bad.yaml:10: clients[0].timeout: negative duration"},
+		{"bad lag", "max: 5ms", "max: 5xs", "bad.yaml:8: topology.nodes[0].replicas[0].lag.max: bad duration"},
+		{"unknown group", "group: m1}", "group: m2}", "bad.yaml:15: faults[0].group: unknown group \"m2\""},
+		{"unknown node", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: crash, node: m9}", "bad.yaml:15: faults[0].node: unknown node \"m9\""},
+		{"unknown client", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: pause, client: c7, for: 1s}", "bad.yaml:15: faults[0].client: unknown client \"c7\""},
+		{"probability above 1", "drop_reply: 0.01", "drop_reply: 1.5", "bad.yaml:17: rates.drop_reply: probability 1.5 outside [0, 1]"},
+		{"fault probability above 1", "{at: 1s, kind: failover, group: m1}", "{kind: drop-replies, p: 2}", "bad.yaml:15: faults[0].p: probability 2 outside [0, 1]"},
+		{"unknown fault kind", "kind: failover", "kind: meteor", "bad.yaml:15: faults[0].kind: unknown value \"meteor\""},
+		{"unknown retry", "retry: go-redis", "retry: jedis", "bad.yaml:10: clients[0].retry: unknown value \"jedis\""},
+		{"unknown persistence", "    - name: m1", "    - name: m1\n      persistence: sometimes", "bad.yaml:7: topology.nodes[0].persistence: unknown value \"sometimes\""},
+		{"missing duration", "duration: 2s\n", "", "bad.yaml:1: duration: required field is missing"},
+		{"bad expect", "expect: ok", "expect: fine", "bad.yaml:18: expect: want ok or a mapping"},
+		{"unknown violation kind", "expect: ok", "expect: {violated: [deadlock]}", "bad.yaml:18: expect.violated[0]: unknown violation kind \"deadlock\""},
+		{"failover without replica", "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", "", "bad.yaml:14: faults[0].group: group \"m1\" has no replica"},
+		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},
+		{"duplicate field", "seed: 3", "seed: 3\nseed: 4", "bad.yaml:3: seed: field given twice"},
+		{"syntax error", "  kind: simple", "  kind: [simple", "bad.yaml:"},
+		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:12: yaml: found a tab character"},
+		{"seed not a number", "seed: 3", "seed: three", "bad.yaml:2: seed: want a non-negative integer"},
+		{"partition unknown member", "{at: 1s, kind: failover, group: m1}", "{kind: partition, a: [m1], b: [zz]}", "bad.yaml:15: faults[0].b[0]: unknown node or client \"zz\""},
+		{"until before from", "{at: 1s, kind: failover, group: m1}", "{kind: delay, from: 2s, until: 1s, delay: 1s}", "bad.yaml:15: faults[0].until: 1s is not after from 2s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(good, c.old) {
+				t.Fatalf("test bug: %q not in the good file", c.old)
+			}
+			src := strings.Replace(good, c.old, c.new, 1)
+			_, err := Parse("bad.yaml", []byte(src))
+			if err == nil {
+				t.Fatalf("no error for\n%s", src)
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v is not an *Error", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error\n  %v\nwant prefix\n  %s", err, c.want)
+			}
+			if e.Line == 0 {
+				t.Errorf("error %v has no line", err)
+			}
+		})
+	}
+}
+
+func TestLoadNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.yaml")
+	if err := os.WriteFile(p, []byte(strings.Replace(good, "group: m1}", "group: m2}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	if want := fmt.Sprintf("%s:15: faults[0].group: unknown group \"m2\"", p); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	if _, err := LoadDir(dir); err == nil {
+		t.Fatal("LoadDir accepted a bad file")
+	}
+	if _, err := Parse("empty.yaml", nil); err == nil || !strings.HasPrefix(err.Error(), "empty.yaml:1:") {
+		t.Fatalf("empty file: %v", err)
+	}
+}
+
+// FuzzParse: the loader never panics, and every error is an *Error naming
+// the file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(good))
+	for _, p := range []string{"f0-failover-lagging-replica.yaml", "k2-fencing-pause.yaml", "baseline-redlock-redisson.yaml"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("a: &x [*x]"))
+	f.Add([]byte("expect: {violated: 3}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Parse("fuzz.yaml", data)
+		if err != nil && !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
