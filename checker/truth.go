@@ -226,6 +226,16 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
 }
 
+// releaseEndingAt is the successful release of rs that returned at t, if any.
+func releaseEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
+	for _, r := range rs {
+		if end, ok := r.Returned(); ok && end == t && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK {
+			return r
+		}
+	}
+	return nil
+}
+
 // holdCount is a hash field's count in a key state (0 when absent).
 func holdCount(st *sim.Record, field string) int {
 	if st == nil || st.Fields == nil {
@@ -286,7 +296,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 		}
 		rs := ops[k]
 		// unmatched(t): successful acquires returned by t minus successful
-		// releases called by t; busy(t): an op in flight or unknown.
+		// releases called by t; busyBut(t, r): an op other than r in flight or unknown.
 		unmatched := func(t time.Duration) int {
 			n := 0
 			for _, r := range rs {
@@ -300,17 +310,29 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			}
 			return n
 		}
-		busy := func(t time.Duration) bool {
+		busyBut := func(t time.Duration, self *sim.Record) bool {
 			for _, r := range rs {
 				end, done := r.Returned()
-				if r.At() <= t && (!done || end >= t) {
+				if r != self && r.At() <= t && (!done || end >= t) {
 					return true
 				}
 			}
 			return false
 		}
-		for _, t := range tr.keyTimes[k.lock] {
-			if busy(t) {
+		// Compare at every change of the key, and when each release returns:
+		// a double-applied acquire whose copies landed during the holder's
+		// own operations shows only there, as a hold left after the last
+		// release.
+		var checks []time.Duration
+		checks = append(checks, tr.keyTimes[k.lock]...)
+		for _, r := range rs {
+			if end, ok := r.Returned(); ok && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
+				checks = append(checks, end)
+			}
+		}
+		slices.Sort(checks)
+		for _, t := range slices.Compact(checks) {
+			if busyBut(t, releaseEndingAt(rs, t)) {
 				continue
 			}
 			st := tr.State(tr.Master(groups[0], t), k.lock, t)
