@@ -122,6 +122,13 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 	return out
 }
 
+func tokenNote(tok string) string {
+	if tok == "" {
+		return ""
+	}
+	return " (token " + tok + ")"
+}
+
 func boolCmp(a, b bool) int {
 	switch {
 	case a == b:
@@ -140,7 +147,7 @@ func MutualExclusionViolations(h []sim.Record, end time.Duration) []Violation {
 		out = append(out, Violation{
 			Kind: MutualExclusion, Lock: o.Lock, Holders: []string{o.A.Client, o.B.Client},
 			From: o.From, To: o.To,
-			Detail: fmt.Sprintf("%s (token %s) and %s (token %s) both believed they held it", o.A.Client, o.A.Token, o.B.Client, o.B.Token),
+			Detail: fmt.Sprintf("%s%s and %s%s both believed they held it", o.A.Client, tokenNote(o.A.Token), o.B.Client, tokenNote(o.B.Token)),
 			Faults: FaultsBefore(h, o.From, 5),
 		})
 	}

@@ -1,8 +1,15 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [demo] [-seed N] [-history DIR]
+//	simulate [run] [-seed N] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate demo [-seed N] [-history DIR]
 //
-// demo (the default) runs the built-in demonstration: three clients contend
+// run replays scenario files (package scenarios) and prints one verdict line
+// per scenario, with each violation explained for the runs that have them,
+// and the command that replays it. Exit status: 0 when every verdict is the
+// expected one, 1 when one is not, 2 for bad input (a bad scenario file is
+// named with its line and field).
+//
+// demo runs the built-in demonstration: three clients contend
 // for a SET NX PX lock on a master with a replica, once with no faults and
 // once with a failover while the replica lags (DESIGN.md's F0). It prints a
 // verdict line per run, the overlap that broke mutual exclusion, and the
@@ -21,26 +28,110 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+const usage = `usage:
+  simulate [run] [-seed N] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
+  simulate demo [-seed N] [-history DIR]               the built-in demonstration`
+
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := "demo"
+	cmd := "run"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+		switch args[0] {
+		case "run", "demo", "help":
+			cmd, args = args[0], args[1:]
+		}
 	}
 	switch cmd {
+	case "run":
+		return runScenarios(args, stdout, stderr)
 	case "demo":
 		return demo(args, stdout, stderr)
-	case "help":
-		fmt.Fprintln(stdout, "usage: simulate [demo] [-seed N] [-history DIR]")
-		return 0
 	}
-	fmt.Fprintf(stderr, "simulate: unknown command %q (want demo)\n", cmd)
-	return 2
+	fmt.Fprintln(stdout, usage)
+	return 0
+}
+
+// runScenarios replays scenario files and directories.
+func runScenarios(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
+	out := fs.String("out", "", "write each run's history as JSON lines into this directory")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"scenarios"}
+	}
+	var all []*scenarios.Scenario
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 2
+		}
+		if st.IsDir() {
+			ss, err := scenarios.LoadDir(p)
+			if err != nil {
+				fmt.Fprintf(stderr, "simulate: %v\n", err)
+				return 2
+			}
+			all = append(all, ss...)
+			continue
+		}
+		s, err := scenarios.Load(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 2
+		}
+		all = append(all, s)
+	}
+	status := 0
+	for _, s := range all {
+		r, err := s.Run(*seed)
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
+			return 2
+		}
+		mark := "as expected"
+		if !r.Match {
+			mark, status = "NOT AS EXPECTED: "+r.Why, 1
+		}
+		fmt.Fprintf(stdout, "%-40s seed=%-4d %-45s (%s)\n", s.Name, r.Seed, verdictLine(r.Verdict), mark)
+		for _, x := range r.Verdict.Violations {
+			fmt.Fprintf(stdout, "    %v\n", x)
+		}
+		if r.Verdict.Status == checker.Violated {
+			fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate run -seed %d -out out/ %s\n", r.Seed, s.File)
+		}
+		if *out != "" {
+			if err := writeHistory(filepath.Join(*out, sanitize(s.Name)+".jsonl"), r.History); err != nil {
+				fmt.Fprintf(stderr, "simulate: %v\n", err)
+				return 2
+			}
+		}
+	}
+	return status
+}
+
+// verdictLine is "ok", or "violated" and the kinds found.
+func verdictLine(v checker.Verdict) string {
+	line := v.Status.String()
+	for i, k := range v.Kinds() {
+		sep := " "
+		if i > 0 {
+			sep = ", "
+		}
+		line += sep + string(k)
+	}
+	return line
 }
 
 // demoRun is one run of the demo and the verdict it must give.
@@ -89,14 +180,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 			mark = "NOT AS EXPECTED"
 			status = 1
 		}
-		verdict := v.Status.String()
-		for i, k := range v.Kinds() {
-			sep := " "
-			if i > 0 {
-				sep = ", "
-			}
-			verdict += sep + string(k)
-		}
+		verdict := verdictLine(v)
 		fmt.Fprintf(stdout, "%-42s seed=%d  %3d holdings  %-36s (%s)\n", r.name, *seed, len(checker.Holdings(recs, w.Now())), verdict, mark)
 		for _, x := range v.Violations {
 			fmt.Fprintf(stdout, "    %v\n", x)

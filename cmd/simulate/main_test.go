@@ -22,7 +22,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // bytes; another seed prints other bytes.
 func TestDemoIsDeterministic(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	code, out1, errs := runCLI(t)
+	code, out1, errs := runCLI(t, "demo")
 	if code != 0 {
 		t.Fatalf("demo exit %d; stdout:\n%s\nstderr:\n%s", code, out1, errs)
 	}
@@ -46,7 +46,7 @@ func TestDemoIsDeterministic(t *testing.T) {
 
 func TestDemoWritesHistoriesAtomically(t *testing.T) {
 	dir := t.TempDir()
-	if code, out, errs := runCLI(t, "-history", dir); code != 0 {
+	if code, out, errs := runCLI(t, "demo", "-history", dir); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	entries, err := os.ReadDir(dir)
@@ -78,7 +78,62 @@ func TestBadInputExitsTwo(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := runCLI(t, "-history", filepath.Join(file, "sub")); code != 2 || errs == "" {
+	if code, _, errs := runCLI(t, "demo", "-history", filepath.Join(file, "sub")); code != 2 || errs == "" {
 		t.Errorf("unwritable history dir: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestRunScenarios replays every scenario file: all verdicts as expected
+// (exit 0), one line per scenario, a replay command for the violated ones,
+// histories written when asked.
+func TestRunScenarios(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "run", "-out", dir, "../../scenarios")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if !strings.Contains(out, name+" ") {
+			t.Errorf("no line for %s", name)
+		}
+	}
+	if !strings.Contains(out, "replay: go run ./cmd/simulate run -seed 1") || strings.Contains(out, "NOT AS EXPECTED") {
+		t.Fatalf("output:\n%s", out)
+	}
+	written, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(written) != len(files) {
+		t.Fatalf("%d histories for %d scenarios", len(written), len(files))
+	}
+}
+
+// TestRunBadScenarioExitsTwo: a bad file is named with its line and field.
+func TestRunBadScenarioExitsTwo(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nduration: 10s\nbogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "run", bad)
+	if code != 2 || !strings.Contains(errs, "bad.yaml:3") || !strings.Contains(errs, "bogus") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestRunUnexpectedVerdictExitsOne: a scenario whose expectation is wrong
+// makes the run exit 1.
+func TestRunUnexpectedVerdictExitsOne(t *testing.T) {
+	src, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(src), "expect:")
+	wrong := filepath.Join(t.TempDir(), "wrong.yaml")
+	if err := os.WriteFile(wrong, append(src[:i:i], []byte("expect: ok\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI(t, "run", wrong); code != 1 || !strings.Contains(out, "NOT AS EXPECTED") {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
