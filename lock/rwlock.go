@@ -133,7 +133,9 @@ func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
 
 // TTL is the lock's remaining lease as the node sees it; ErrNotLocked when
 // it is free.
-func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) { return rw.c.ttl(ctx, rw.name) }
+func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
+	return rw.c.ttl(ctx, rw.name)
+}
 
 // ForceUnlock deletes the lock in either mode, whoever holds it, and wakes
 // the waiters. It reports whether there was a lock to delete. The holders'

@@ -800,6 +800,5 @@ func (w *World) Failover(group, to string) error {
 	return nil
 }
 
-
 // Size is the number of nodes in the group (master and replicas).
 func (g *Group) Size() int { return len(g.nodes) }
