@@ -18,12 +18,16 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -36,20 +40,23 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 const usage = `usage:
-  simulate [run] [-seed N] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
-  simulate demo [-seed N] [-history DIR]               the built-in demonstration`
+  simulate [run] [-seed N] [-seeds N] [-json] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
+  simulate list [-json] [FILE|DIR ...]                                    list scenarios and their algorithms
+  simulate demo [-seed N] [-history DIR]                                  the built-in demonstration`
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		switch args[0] {
-		case "run", "demo", "help":
+		case "run", "demo", "list", "help":
 			cmd, args = args[0], args[1:]
 		}
 	}
 	switch cmd {
 	case "run":
 		return runScenarios(args, stdout, stderr)
+	case "list":
+		return listScenarios(args, stdout, stderr)
 	case "demo":
 		return demo(args, stdout, stderr)
 	}
@@ -57,16 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runScenarios replays scenario files and directories.
-func runScenarios(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
-	out := fs.String("out", "", "write each run's history as JSON lines into this directory")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	paths := fs.Args()
+// loadAll loads the scenario files and directories named by paths
+// (default: scenarios/).
+func loadAll(paths []string) ([]*scenarios.Scenario, error) {
 	if len(paths) == 0 {
 		paths = []string{"scenarios"}
 	}
@@ -74,42 +74,153 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "simulate: %v\n", err)
-			return 2
+			return nil, err
 		}
 		if st.IsDir() {
 			ss, err := scenarios.LoadDir(p)
 			if err != nil {
-				fmt.Fprintf(stderr, "simulate: %v\n", err)
-				return 2
+				return nil, err
 			}
 			all = append(all, ss...)
 			continue
 		}
 		s, err := scenarios.Load(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "simulate: %v\n", err)
-			return 2
+			return nil, err
 		}
 		all = append(all, s)
 	}
+	return all, nil
+}
+
+// listScenarios prints each scenario's name, algorithm, expectation and
+// description.
+func listScenarios(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON lines")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	all, err := loadAll(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	for _, s := range all {
+		if *asJSON {
+			_ = enc.Encode(struct {
+				Name        string `json:"name"`
+				File        string `json:"file"`
+				Algorithm   string `json:"algorithm"`
+				Seed        uint64 `json:"seed"`
+				Expect      string `json:"expect"`
+				Description string `json:"description,omitempty"`
+			}{s.Name, s.File, s.Algorithm.Kind, s.Seed, s.Expect.String(), strings.TrimSpace(s.Description)})
+			continue
+		}
+		fmt.Fprintf(stdout, "%-40s %-17s expect %s\n", s.Name, s.Algorithm.Kind, s.Expect)
+	}
+	return 0
+}
+
+// runResult is one scenario's line of `run -json`.
+type runResult struct {
+	Name       string   `json:"name"`
+	Seed       uint64   `json:"seed,omitempty"`
+	Seeds      int      `json:"seeds,omitempty"`
+	Verdict    string   `json:"verdict,omitempty"`
+	Kinds      []string `json:"kinds,omitempty"`
+	Expected   bool     `json:"expected"`
+	Why        string   `json:"why,omitempty"`
+	Violated   int      `json:"violated_runs,omitempty"`
+	Rate       float64  `json:"violation_rate"`
+	Violations []string `json:"violations,omitempty"`
+}
+
+// runScenarios replays scenario files and directories: once each at its
+// seed (or -seed), or over -seeds N seeds (seed, seed+1, ...) in parallel,
+// reporting the violation rate. Output is in scenario and seed order
+// whatever the scheduling, so it is the same on every run.
+func runScenarios(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
+	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate")
+	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
+	out := fs.String("out", "", "write each run's history as JSON lines into this directory")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *seeds < 0 {
+		fmt.Fprintf(stderr, "simulate: -seeds %d is negative\n", *seeds)
+		return 2
+	}
+	all, err := loadAll(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
 	status := 0
 	for _, s := range all {
+		if *seeds > 0 {
+			first := *seed
+			if first == 0 {
+				first = s.Seed
+			}
+			results, err := sweep(s, first, *seeds)
+			if err != nil {
+				fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
+				return 2
+			}
+			violated := 0
+			for _, r := range results {
+				if r.Verdict.Status == checker.Violated {
+					violated++
+				}
+			}
+			rate := float64(violated) / float64(len(results))
+			if *asJSON {
+				_ = enc.Encode(runResult{Name: s.Name, Seed: first, Seeds: len(results), Violated: violated, Rate: rate, Expected: true})
+				continue
+			}
+			fmt.Fprintf(stdout, "%-40s seeds %d-%d  violated in %d of %d (%.1f%%)\n", s.Name, first, first+uint64(len(results))-1, violated, len(results), 100*rate)
+			continue
+		}
 		r, err := s.Run(*seed)
 		if err != nil {
 			fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
 			return 2
 		}
-		mark := "as expected"
 		if !r.Match {
-			mark, status = "NOT AS EXPECTED: "+r.Why, 1
+			status = 1
 		}
-		fmt.Fprintf(stdout, "%-40s seed=%-4d %-45s (%s)\n", s.Name, r.Seed, verdictLine(r.Verdict), mark)
-		for _, x := range r.Verdict.Violations {
-			fmt.Fprintf(stdout, "    %v\n", x)
-		}
-		if r.Verdict.Status == checker.Violated {
-			fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate run -seed %d -out out/ %s\n", r.Seed, s.File)
+		if *asJSON {
+			rr := runResult{Name: s.Name, Seed: r.Seed, Verdict: r.Verdict.Status.String(), Expected: r.Match, Why: r.Why}
+			for _, k := range r.Verdict.Kinds() {
+				rr.Kinds = append(rr.Kinds, string(k))
+			}
+			for _, x := range r.Verdict.Violations {
+				rr.Violations = append(rr.Violations, x.String())
+			}
+			if r.Verdict.Status == checker.Violated {
+				rr.Rate = 1
+			}
+			_ = enc.Encode(rr)
+		} else {
+			mark := "as expected"
+			if !r.Match {
+				mark = "NOT AS EXPECTED: " + r.Why
+			}
+			fmt.Fprintf(stdout, "%-40s seed=%-4d %-45s (%s)\n", s.Name, r.Seed, verdictLine(r.Verdict), mark)
+			for _, x := range r.Verdict.Violations {
+				fmt.Fprintf(stdout, "    %v\n", x)
+			}
+			if r.Verdict.Status == checker.Violated {
+				fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate run -seed %d -out out/ %s\n", r.Seed, s.File)
+			}
 		}
 		if *out != "" {
 			if err := writeHistory(filepath.Join(*out, sanitize(s.Name)+".jsonl"), r.History); err != nil {
@@ -119,6 +230,33 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// sweep runs s for n seeds from first on all cores. Each world is
+// independent and deterministic, so the results (indexed by seed) do not
+// depend on the scheduling.
+func sweep(s *scenarios.Scenario, first uint64, n int) ([]scenarios.Result, error) {
+	results := make([]scenarios.Result, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := s.Run(first + uint64(i))
+				r.History = nil // only the verdicts are kept
+				results[i], errs[i] = r, err
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results, errors.Join(errs...)
 }
 
 // verdictLine is "ok", or "violated" and the kinds found.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,43 @@ func TestRunUnexpectedVerdictExitsOne(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "run", wrong); code != 1 || !strings.Contains(out, "NOT AS EXPECTED") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestListAndJSON: list names every scenario with its algorithm; run -json
+// prints one parseable object per scenario.
+func TestListAndJSON(t *testing.T) {
+	code, out, errs := runCLI(t, "list", "../../scenarios")
+	if code != 0 || !strings.Contains(out, "f0-failover-lagging-replica") || !strings.Contains(out, "redlock-spec") {
+		t.Fatalf("list: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "run", "-json", "../../scenarios/f0-failover-lagging-replica.yaml")
+	var r struct {
+		Name     string   `json:"name"`
+		Verdict  string   `json:"verdict"`
+		Kinds    []string `json:"kinds"`
+		Expected bool     `json:"expected"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Verdict != "violated" || !r.Expected || len(r.Kinds) == 0 {
+		t.Fatalf("run -json: exit %d, %v, %+v\n%s", code, err, r, errs)
+	}
+}
+
+// TestSweepIsDeterministic: a sweep runs seeds in parallel, yet prints the
+// same rates every time; the F0 scenario is violated on every seed and its
+// baseline on none.
+func TestSweepIsDeterministic(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	args := []string{"run", "-seeds", "6", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}
+	code, a, errs := runCLI(t, args...)
+	_, b, _ := runCLI(t, args...)
+	if code != 0 || a != b {
+		t.Fatalf("exit %d, outputs differ or failed:\n%s\n---\n%s\n%s", code, a, b, errs)
+	}
+	if !strings.Contains(a, "violated in 6 of 6") || !strings.Contains(a, "violated in 0 of 6") {
+		t.Fatalf("rates:\n%s", a)
+	}
+	if code, _, errs := runCLI(t, "run", "-seeds", "-1"); code != 2 || errs == "" {
+		t.Fatalf("negative seeds: exit %d", code)
 	}
 }
