@@ -100,7 +100,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	all, err := loadAll(fs.Args())
 	if err != nil {
@@ -151,7 +151,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
 	out := fs.String("out", "", "write each run's history as JSON lines into this directory")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	if *seeds < 0 {
 		fmt.Fprintf(stderr, "simulate: -seeds %d is negative\n", *seeds)
@@ -259,6 +259,15 @@ func sweep(s *scenarios.Scenario, first uint64, n int) ([]scenarios.Result, erro
 	return results, errors.Join(errs...)
 }
 
+// parseStatus is the exit status after a flag error: 0 for -h/-help (the
+// flag package printed the command's usage), 2 for bad input.
+func parseStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
+
 // verdictLine is "ok", or "violated" and the kinds found.
 func verdictLine(v checker.Verdict) string {
 	line := v.Status.String()
@@ -286,7 +295,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the runs")
 	histDir := fs.String("history", "", "write each run's history as JSON lines into this directory")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", fs.Arg(0))

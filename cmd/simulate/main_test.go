@@ -176,3 +176,16 @@ func TestSweepIsDeterministic(t *testing.T) {
 		t.Fatalf("negative seeds: exit %d", code)
 	}
 }
+
+// TestHelpExitsZero: -h on every command prints its flags and exits 0.
+func TestHelpExitsZero(t *testing.T) {
+	for _, cmd := range []string{"run", "list", "demo"} {
+		code, _, errs := runCLI(t, cmd, "-h")
+		if code != 0 || !strings.Contains(errs, "-") {
+			t.Errorf("%s -h: exit %d, usage %q", cmd, code, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "simulate list") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
