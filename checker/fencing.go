@@ -6,6 +6,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,7 +143,7 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 		}
 	}
 	// Wants still open at the end wait until the end.
-	for _, k := range slices.Sorted(mapKeys(wantSince)) {
+	for _, k := range slices.Sorted(maps.Keys(wantSince)) {
 		l := k[strings.IndexByte(k, 0)+1:]
 		waiting[l] = append(waiting[l], span{wantSince[k], end})
 	}

@@ -6,6 +6,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,21 +66,10 @@ func NewTruth(h []sim.Record) *Truth {
 			tr.keyTimes[r.Key] = append(tr.keyTimes[r.Key], r.At())
 		}
 	}
-	for _, k := range slices.Sorted(mapKeys(tr.keyNodes)) {
+	for _, k := range slices.Sorted(maps.Keys(tr.keyNodes)) {
 		slices.Sort(tr.keyNodes[k])
 	}
 	return tr
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		//detlint:allow maprange only fed to slices.Sorted
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Groups lists the groups in which key ever existed, sorted.
@@ -219,7 +209,7 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 		case st == nil:
 			return fmt.Sprintf("the master %s had no key", m)
 		case st.Fields != nil:
-			return fmt.Sprintf("the master %s named %v", m, slices.Sorted(mapKeys(st.Fields)))
+			return fmt.Sprintf("the master %s named %v", m, slices.Sorted(maps.Keys(st.Fields)))
 		}
 		return fmt.Sprintf("the master %s held %q", m, st.Value)
 	}

@@ -199,7 +199,7 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 				t.Errorf("record %d: expire should be a zero-length ok op", r.Seq)
 			}
 		}
-		if (r.Op == "acquire" || r.Op == "acquire-read") && hasDetail() {
+		if r.Op == "acquire" || r.Op == "acquire-read" {
 			if r.Detail != "watchdog" && !strings.HasPrefix(r.Detail, "lease=") {
 				t.Errorf("record %d: acquire detail %q, want lease=<d> or watchdog", r.Seq, r.Detail)
 			}
@@ -223,11 +223,15 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 	}
 }
 
-// hasDetail reports whether op records can carry a Detail yet (see the
-// traffic package's setDetail).
-func hasDetail() bool {
-	_, ok := any(sim.OpHandle{}).(interface{ SetDetail(string) })
-	return ok
+// opsNamed returns the op records of recs with the given Op.
+func opsNamed(recs []sim.Record, op string) []sim.Record {
+	var out []sim.Record
+	for _, r := range recs {
+		if r.Kind == sim.KindOp && r.Op == op {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkExclusion fails on any overlap and unless every client held lk.

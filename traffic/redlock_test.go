@@ -52,12 +52,7 @@ func TestSpecRedLockPause(t *testing.T) {
 	e.run(30 * sec)
 	recs := e.records()
 	checkConventions(t, recs, conventions{lock: "lk", ops: reentrantOps})
-	var expires []sim.Record
-	for _, r := range recs {
-		if r.Kind == sim.KindOp && r.Op == "expire" {
-			expires = append(expires, r)
-		}
-	}
+	expires := opsNamed(recs, "expire")
 	if len(expires) != 1 || expires[0].Client != paused || expires[0].At() != woke {
 		t.Errorf("expire records %v, want one by %s at %v", expires, paused, woke)
 	}
@@ -133,16 +128,11 @@ func TestRedissonRedLockPause(t *testing.T) {
 			e.run(40 * sec)
 			recs := e.records()
 			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps})
-			var expires []sim.Record
-			for _, r := range recs {
-				if r.Kind == sim.KindOp && r.Op == "expire" {
-					expires = append(expires, r)
-				}
-			}
+			expires := opsNamed(recs, "expire")
 			if len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke {
 				t.Errorf("expire records %v, want one by %s from %v", expires, paused, woke)
 			}
-			if hasDetail() && len(expires) == 1 && (expires[0].Detail == "lost") != (cfg.Lease == 0) {
+			if len(expires) == 1 && (expires[0].Detail == "lost") != (cfg.Lease == 0) {
 				t.Errorf("expire detail %q", expires[0].Detail)
 			}
 			if ov := checker.Overlaps(checker.Holdings(recs, 40*sec)); !overlapsWith(ov, paused) {

@@ -174,16 +174,11 @@ func TestReentrantPauseWithWatchdog(t *testing.T) {
 		e.run(40 * sec)
 		recs := e.records()
 		checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps})
-		var expires []sim.Record
-		for _, r := range recs {
-			if r.Kind == sim.KindOp && r.Op == "expire" {
-				expires = append(expires, r)
-			}
-		}
+		expires := opsNamed(recs, "expire")
 		if len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke {
 			t.Errorf("hold %v: expire records %v, want one by %s after the pause", hold, expires, paused)
 		}
-		if hasDetail() && len(expires) == 1 && expires[0].Detail != "lost" {
+		if len(expires) == 1 && expires[0].Detail != "lost" {
 			t.Errorf("expire detail %q, want lost", expires[0].Detail)
 		}
 		if len(lost) != 1 || lost[0] != "lk/a" {
