@@ -116,6 +116,9 @@ type Expect struct {
 	// Liveness, when positive, adds checker.LivenessViolations with this
 	// bound to the verdict.
 	Liveness time.Duration
+	// Any ("expect: any") accepts every verdict: the scenario explores
+	// (the comparison matrix's cells measure a rate, not one outcome).
+	Any bool
 }
 
 // Load reads and validates one scenario file.
@@ -706,8 +709,12 @@ var kinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.
 
 func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
 	if n.Kind == yaml.ScalarNode {
-		if n.Value != "ok" {
-			d.failf(n, f, "want ok or a mapping {violated: [...], absent: [...], liveness: ...}, got %q", n.Value)
+		switch n.Value {
+		case "ok":
+		case "any":
+			s.Expect.Any = true
+		default:
+			d.failf(n, f, "want ok, any, or a mapping {violated: [...], absent: [...], liveness: ...}, got %q", n.Value)
 		}
 		return
 	}

@@ -121,7 +121,7 @@ func TestBadFiles(t *testing.T) {
 		{"unknown retry", "retry: go-redis", "retry: jedis", "bad.yaml:10: clients[0].retry: unknown value \"jedis\""},
 		{"unknown persistence", "    - name: m1", "    - name: m1\n      persistence: sometimes", "bad.yaml:7: topology.nodes[0].persistence: unknown value \"sometimes\""},
 		{"missing duration", "duration: 2s\n", "", "bad.yaml:1: duration: required field is missing"},
-		{"bad expect", "expect: ok", "expect: fine", "bad.yaml:18: expect: want ok or a mapping"},
+		{"bad expect", "expect: ok", "expect: fine", "bad.yaml:18: expect: want ok, any, or a mapping"},
 		{"unknown violation kind", "expect: ok", "expect: {violated: [deadlock]}", "bad.yaml:18: expect.violated[0]: unknown violation kind \"deadlock\""},
 		{"failover without replica", "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", "", "bad.yaml:14: faults[0].group: group \"m1\" has no replica"},
 		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},

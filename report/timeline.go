@@ -1,0 +1,374 @@
+// Package report turns checked histories into what a person reads: a text
+// timeline of the events around a violation, timing plots (gonum/plot) of
+// who believed it held a lock against what the nodes said, violation-rate
+// curves with confidence intervals, and a heatmap.
+//
+// Everything here is a pure function of its inputs: the same history gives
+// the same timeline, the same text and the same image bytes.
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// RowKind says what a timeline row shows.
+type RowKind int
+
+const (
+	// Belief rows show when a holder believed it held a lock (checker.Holdings).
+	Belief RowKind = iota
+	// Truth rows show what one node's copy of a lock key said (truth records).
+	Truth
+	// Faults is the row of faults that name no node or client row.
+	Faults
+)
+
+// Span is an interval on a row. Holder names who the span is about (the
+// belief's holder, or the holder the node's key named), so that a plot
+// colours a holder's belief and the nodes' agreement with it alike.
+type Span struct {
+	From, To time.Duration
+	Label    string
+	Holder   string
+	// Fault marks a fault span (a pause, a partition) rather than a holding.
+	Fault bool
+}
+
+// Mark is an instant on a row: a fault event.
+type Mark struct {
+	At    time.Duration
+	Label string
+}
+
+// Row is one line of a timeline.
+type Row struct {
+	Name  string
+	Kind  RowKind
+	Spans []Span
+	Marks []Mark
+}
+
+// Timeline is the picture of one run: a row per holder (belief), a row per
+// node and lock key (truth), a row of other faults, and the intervals in
+// which two holders believed they held one lock at once (Overlaps).
+type Timeline struct {
+	Title string
+	End   time.Duration
+	Rows  []Row
+	// Overlaps are the mutual-exclusion violations' intervals: shaded red.
+	Overlaps []Span
+	// Violations are the verdict's violations, for the caption.
+	Violations []checker.Violation
+}
+
+// NewTimeline builds the timeline of h, a history checked as v, that ran
+// until end.
+func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verdict) Timeline {
+	tl := Timeline{Title: title, End: end, Violations: v.Violations}
+	holdings := checker.Holdings(h, end)
+	// Belief rows, one per holder, in order of first holding.
+	rowOf := map[string]int{}
+	locks := map[string]bool{}
+	for _, hd := range holdings {
+		locks[hd.Lock] = true
+		i, ok := rowOf[hd.Client]
+		if !ok {
+			i = len(tl.Rows)
+			rowOf[hd.Client] = i
+			tl.Rows = append(tl.Rows, Row{Name: hd.Client, Kind: Belief})
+		}
+		label := hd.Lock
+		if hd.Shared {
+			label += " (read)"
+		}
+		tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: hd.From, To: hd.To, Label: label, Holder: hd.Client})
+	}
+	// Truth rows: every node (in topology order) and lock key it ever had.
+	var nodes []string
+	for _, r := range h {
+		if r.Kind == sim.KindNode && !slices.Contains(nodes, r.Node) {
+			nodes = append(nodes, r.Node)
+		}
+	}
+	tokens := map[string]string{} // a holding's token -> its holder
+	for _, hd := range holdings {
+		if hd.Token != "" {
+			tokens[hd.Token] = hd.Client
+		}
+	}
+	nodeRow := map[string]int{}
+	for _, n := range nodes {
+		for _, lk := range slices.Sorted(maps.Keys(locks)) {
+			spans := truthSpans(h, n, lk, end, tokens)
+			if len(spans) == 0 {
+				continue
+			}
+			name := n
+			if len(locks) > 1 {
+				name = n + " " + lk
+			}
+			if _, ok := nodeRow[n]; !ok {
+				nodeRow[n] = len(tl.Rows)
+			}
+			tl.Rows = append(tl.Rows, Row{Name: name, Kind: Truth, Spans: spans})
+		}
+	}
+	// Faults: on the row of the node or client they act on when there is
+	// one, else on the faults row.
+	faultRow := Row{Name: "faults", Kind: Faults}
+	var open []int // indexes into faultRow.Spans of partitions not healed
+	for _, r := range h {
+		if r.Kind != sim.KindFault {
+			continue
+		}
+		switch r.Op {
+		case "pause":
+			d, err := time.ParseDuration(r.Detail)
+			if err != nil {
+				d = 0
+			}
+			s := Span{From: r.At(), To: min(r.At()+d, end), Label: "pause " + r.Client, Fault: true}
+			if i, ok := rowOf[r.Client]; ok {
+				tl.Rows[i].Spans = append(tl.Rows[i].Spans, s)
+			} else {
+				faultRow.Spans = append(faultRow.Spans, s)
+			}
+			continue
+		case "partition":
+			open = append(open, len(faultRow.Spans))
+			faultRow.Spans = append(faultRow.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
+			continue
+		case "heal":
+			for k, i := range open {
+				if strings.HasPrefix(partitionDetail(h, faultRow.Spans[i].From), r.Detail) {
+					faultRow.Spans[i].To = r.At()
+					open = slices.Delete(open, k, k+1)
+					break
+				}
+			}
+			continue
+		}
+		m := Mark{At: r.At(), Label: faultLabel(r)}
+		if i, ok := nodeRow[r.Node]; ok && r.Client == "" {
+			tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
+		} else if i, ok := rowOf[r.Client]; ok && r.Node == "" {
+			tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
+		} else {
+			faultRow.Marks = addMark(faultRow.Marks, m)
+		}
+	}
+	if len(faultRow.Spans)+len(faultRow.Marks) > 0 {
+		tl.Rows = append(tl.Rows, faultRow)
+	}
+	for _, x := range v.Violations {
+		if x.Kind == checker.MutualExclusion {
+			tl.Overlaps = append(tl.Overlaps, Span{From: x.From, To: x.To, Label: strings.Join(x.Holders, " & ")})
+		}
+	}
+	return tl
+}
+
+// addMark adds m to marks, merging it into a mark at the same instant
+// (a failover is a crash and a promotion at once) so labels do not overprint.
+func addMark(marks []Mark, m Mark) []Mark {
+	if n := len(marks); n > 0 && marks[n-1].At == m.At {
+		if !strings.Contains(marks[n-1].Label, m.Label) {
+			marks[n-1].Label += ", " + m.Label
+		}
+		return marks
+	}
+	return append(marks, m)
+}
+
+// partitionDetail is the detail of the partition record at t (heal records
+// repeat its prefix).
+func partitionDetail(h []sim.Record, t time.Duration) string {
+	for _, r := range h {
+		if r.Kind == sim.KindFault && r.Op == "partition" && r.At() == t {
+			return r.Detail
+		}
+	}
+	return ""
+}
+
+// faultLabel is the short name of a fault event for a mark.
+func faultLabel(r sim.Record) string {
+	switch r.Op {
+	case "failover":
+		return "failover→" + r.Value
+	case "clock-jump":
+		return "jump " + r.Detail
+	case "lost-request", "lost-reply", "lost-push":
+		return strings.TrimPrefix(r.Op, "lost-") + " lost"
+	}
+	return r.Op
+}
+
+// truthSpans are the intervals in which node's copy of key existed, each
+// labelled with the holder it named (a token's holder, or a hash's fields),
+// consecutive spans naming the same holder merged.
+func truthSpans(h []sim.Record, node, key string, end time.Duration, tokens map[string]string) []Span {
+	var out []Span
+	var cur *Span
+	closeAt := func(t time.Duration) {
+		if cur != nil {
+			cur.To = t
+			if cur.To > cur.From {
+				out = append(out, *cur)
+			}
+			cur = nil
+		}
+	}
+	for _, r := range h {
+		if r.Kind == sim.KindFault && r.Op == "crash" && r.Node == node {
+			// A crashed node says nothing until it restarts (and then its
+			// persistence decides what it says, in truth records).
+			closeAt(r.At())
+			continue
+		}
+		if r.Kind != sim.KindTruth || r.Node != node || r.Key != key {
+			continue
+		}
+		if r.Gone {
+			closeAt(r.At())
+			continue
+		}
+		holder := namedHolder(r, tokens)
+		if cur != nil && cur.Holder == holder {
+			continue
+		}
+		closeAt(r.At())
+		cur = &Span{From: r.At(), Label: holder, Holder: holder}
+	}
+	closeAt(end)
+	return out
+}
+
+// namedHolder is the holder a lock key's state names: for a string, the
+// holder whose token it is (or the value); for a hash, its holder fields
+// ("client:owner" becomes "client/owner"; a read-write lock's "mode" and
+// write suffixes are dropped).
+func namedHolder(r sim.Record, tokens map[string]string) string {
+	if r.Fields == nil {
+		if who, ok := tokens[r.Value]; ok {
+			return who
+		}
+		return r.Value
+	}
+	var names []string
+	for _, f := range slices.Sorted(maps.Keys(r.Fields)) {
+		if f == "mode" || strings.Contains(f, ":rwlock_timeout") {
+			continue
+		}
+		f = strings.TrimSuffix(f, ":write")
+		f = strings.Replace(f, ":", "/", 1)
+		if !slices.Contains(names, f) {
+			names = append(names, f)
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// Text writes the events of h around the first violation of v, a few lines
+// a reader follows to see why: the op records (call, return, outcome,
+// result), the faults and what the nodes' lock keys said, from lead before
+// the violation started until it ended, at most max lines (the first and
+// last halves are kept when there are more). It returns "" when v has no
+// violation.
+func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string {
+	if len(v.Violations) == 0 {
+		return ""
+	}
+	x := v.Violations[0]
+	from, to := max0(x.From-lead), x.To
+	keys := map[string]bool{}
+	for _, y := range v.Violations {
+		keys[y.Lock] = true
+	}
+	var lines []string
+	for _, r := range h {
+		t := r.At()
+		inWindow := t >= from && t <= to
+		if r.Kind == sim.KindOp {
+			// An op is shown if it was in flight at some point of the window.
+			e, ok := r.Returned()
+			if !ok {
+				e = to
+			}
+			inWindow = t <= to && e >= from
+		}
+		if !inWindow {
+			continue
+		}
+		switch r.Kind {
+		case sim.KindOp:
+			lines = append(lines, opLine(r))
+		case sim.KindFault:
+			target := strings.TrimSpace(r.Client + " " + r.Node)
+			lines = append(lines, fmt.Sprintf("%12s  %-8s FAULT %s %s", fmtT(t), target, r.Op, r.Detail))
+		case sim.KindTruth:
+			if !keys[r.Key] {
+				continue
+			}
+			state := "gone"
+			if !r.Gone {
+				state = truthState(r)
+			}
+			lines = append(lines, fmt.Sprintf("%12s  %-8s %s = %s", fmtT(t), r.Node, r.Key, state))
+		}
+	}
+	if len(lines) > max {
+		half := max / 2
+		skipped := len(lines) - 2*half
+		lines = append(append(lines[:half:half], fmt.Sprintf("%12s  (%d more events)", "...", skipped)), lines[len(lines)-half:]...)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(from), fmtT(to), x.Kind, x.Lock)
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+func opLine(r sim.Record) string {
+	who := r.Client
+	if len(r.Args) > 0 && r.Args[0] != "" {
+		who += "/" + r.Args[0]
+	}
+	ret := "…never returned"
+	if e, ok := r.Returned(); ok {
+		ret = "→ " + fmtT(e)
+	}
+	s := fmt.Sprintf("%12s  %-8s %s %s %s %s", fmtT(r.At()), who, r.Op, r.Lock, ret, r.Outcome)
+	if r.Result != "" {
+		s += " " + r.Result
+	}
+	if r.Detail != "" {
+		s += " (" + r.Detail + ")"
+	}
+	return s
+}
+
+func truthState(r sim.Record) string {
+	if r.Fields == nil {
+		return r.Value
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
+		parts = append(parts, k+":"+r.Fields[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func max0(d time.Duration) time.Duration { return max(d, 0) }
+
+// fmtT formats a world time in seconds with millisecond precision, so that
+// columns line up.
+func fmtT(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
