@@ -1,31 +1,135 @@
 // Package redistest starts real redis-server processes for tests.
 //
-// Tests that need a real Redis call Start. When redis-server is not installed
+// Tests that need a real Redis call Start (one standalone server),
+// StartMasters (N independent masters, as RedLock wants) or StartReplicated
+// (a master and its replicas, links up). When redis-server is not installed
 // the test is skipped, unless LOCKSIM_REQUIRE_REDIS is set (as CI sets it),
 // in which case it fails: CI must never pass by skipping the real-Redis tests.
+//
+// A Server can be paused (SIGSTOP), resumed (SIGCONT), killed (SIGKILL),
+// restarted on the same port and directory (so that its persistence mode
+// decides what it remembers) and promoted (REPLICAOF NO ONE). Every server a
+// test starts is killed when the test ends. Proxy (proxy.go) sits between a
+// client and a server to drop, delay or hold replies and to cut connections.
+//
+// The core, Launch and the Server methods, takes no testing.TB, so that a
+// command (a future `simulate run --backend redis`) can use it too; it must
+// then call Stop itself.
 package redistest
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// Server is a running redis-server.
-type Server struct {
-	Addr string
-	cmd  *exec.Cmd
+// Persistence is what a server writes to disk, and so what a restart after
+// SIGKILL remembers.
+type Persistence int
+
+const (
+	// PersistNone: no RDB snapshots, no AOF; a restart comes back empty.
+	PersistNone Persistence = iota
+	// PersistEverySec: AOF with appendfsync everysec; a restart may lose
+	// the last second of writes (on loopback with a SIGKILL, the page cache
+	// survives, so in practice it loses only what was not yet written).
+	PersistEverySec
+	// PersistAlways: AOF with appendfsync always; a restart remembers every
+	// acknowledged write.
+	PersistAlways
+)
+
+func (p Persistence) String() string {
+	switch p {
+	case PersistNone:
+		return "none"
+	case PersistEverySec:
+		return "everysec"
+	case PersistAlways:
+		return "always"
+	}
+	return "persistence(" + strconv.Itoa(int(p)) + ")"
 }
 
-// Start starts a redis-server on a free loopback port with no persistence,
-// and stops it when the test ends.
-func Start(t testing.TB, extra ...string) *Server {
+// args are redis-server's options for p.
+func (p Persistence) args() []string {
+	switch p {
+	case PersistEverySec:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"}
+	case PersistAlways:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	}
+	return []string{"--save", "", "--appendonly", "no"}
+}
+
+// Config describes one server to launch.
+type Config struct {
+	// Bin is the redis-server binary; default: redis-server on the PATH.
+	Bin string
+	// Port is the loopback port; 0 picks a free one.
+	Port int
+	// Dir is the working directory (AOF, RDB, log). Required: it must
+	// outlive restarts, which is why Launch does not make a temporary one.
+	Dir string
+	// Persistence is the persistence mode (default none).
+	Persistence Persistence
+	// ReplicaOf, when set, is the address ("host:port") of the master this
+	// server replicates from at start (it may be a Proxy's address).
+	ReplicaOf string
+	// Extra are more redis-server options, appended last (they win).
+	Extra []string
+	// StartTimeout bounds the wait for the first PONG; default 10 s.
+	StartTimeout time.Duration
+}
+
+// Server is a running (or paused, or killed) redis-server. Its methods are
+// safe for concurrent use.
+type Server struct {
+	// Addr is "127.0.0.1:<port>"; it stays the same across restarts.
+	Addr string
+	// Port is Addr's port.
+	Port int
+	// Dir is the server's directory; its log is Dir/redis.log.
+	Dir string
+
+	mu        sync.Mutex
+	cfg       Config
+	replicaOf string // the current master, "" for a master
+	cmd       *exec.Cmd
+	state     State
+}
+
+// State is a server's process state as the harness left it.
+type State int
+
+const (
+	Running State = iota // answering
+	Paused               // SIGSTOP'd: connections stay open, nothing is processed
+	Down                 // killed or stopped
+)
+
+func (s State) String() string {
+	switch s {
+	case Running:
+		return "running"
+	case Paused:
+		return "paused"
+	}
+	return "down"
+}
+
+// Binary returns the redis-server binary, or skips t when there is none
+// (fails it when LOCKSIM_REQUIRE_REDIS is set).
+func Binary(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -34,67 +138,341 @@ func Start(t testing.TB, extra ...string) *Server {
 		}
 		t.Skip("redis-server not installed (apt-get install redis-server); set LOCKSIM_REQUIRE_REDIS=1 to make this a failure")
 	}
-	port := freePort(t)
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no", "--loglevel", "warning"}, extra...)
-	cmd := exec.Command(bin, args...)
-	// The log goes to a file, not a buffer: an *os.File needs no copying
-	// goroutine, which goleak would report in the caller's test.
-	log, err := os.CreateTemp(t.TempDir(), "redis-log-*")
+	return bin
+}
+
+// Start starts a standalone redis-server on a free loopback port with no
+// persistence, and stops it when the test ends. extra are more
+// redis-server options.
+func Start(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	return StartConfig(t, Config{Extra: extra})
+}
+
+// StartConfig launches a server as cfg says (Bin and Dir default to the
+// PATH's redis-server and a temporary directory) and kills it when the test
+// ends. It fails the test when the server does not come up.
+func StartConfig(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	if cfg.Bin == "" {
+		cfg.Bin = Binary(t)
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	s, err := Launch(cfg)
+	if s != nil {
+		t.Cleanup(func() { _ = s.Stop() })
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer log.Close()
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
+	return s
+}
+
+// StartMasters starts n independent masters with persistence p.
+func StartMasters(t testing.TB, n int, p Persistence) []*Server {
+	t.Helper()
+	out := make([]*Server, n)
+	for i := range out {
+		out[i] = StartConfig(t, Config{Persistence: p})
 	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
+	return out
+}
+
+// StartReplicated starts a master and n replicas of it, all with
+// persistence p, and waits until every replica's link is up and the master
+// counts it.
+func StartReplicated(t testing.TB, n int, p Persistence) (master *Server, replicas []*Server) {
+	t.Helper()
+	master = StartConfig(t, Config{Persistence: p})
+	for range n {
+		replicas = append(replicas, StartConfig(t, Config{Persistence: p, ReplicaOf: master.Addr}))
+	}
+	for _, r := range replicas {
+		if err := r.WaitLinkUp(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := master.WaitReplicas(n, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return master, replicas
+}
+
+// Launch starts a server as cfg says and waits until it answers PING. On an
+// error after the process started, the returned Server is not nil and must
+// still be stopped.
+func Launch(cfg Config) (*Server, error) {
+	if cfg.Bin == "" {
+		bin, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Bin = bin
+	}
+	if cfg.Dir == "" {
+		return nil, errors.New("redistest: Launch: Config.Dir is required")
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if cfg.Port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Port = p
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), Port: cfg.Port, Dir: cfg.Dir,
+		cfg: cfg, replicaOf: cfg.ReplicaOf, state: Down}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s, s.startLocked()
+}
+
+// args are the server's command line for its current role.
+func (s *Server) args() []string {
+	a := []string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
+		"--daemonize", "no", "--loglevel", "warning", "--logfile", "",
+		// A replica attaching must not wait 5 s for a diskless sync.
+		"--repl-diskless-sync-delay", "0"}
+	a = append(a, s.cfg.Persistence.args()...)
+	if s.replicaOf != "" {
+		host, port, _ := net.SplitHostPort(s.replicaOf)
+		a = append(a, "--replicaof", host, port)
+	}
+	return append(a, s.cfg.Extra...)
+}
+
+// startLocked starts the process and waits for PONG. s.mu is held.
+func (s *Server) startLocked() error {
+	// The log goes to a file, not a buffer: an *os.File needs no copying
+	// goroutine, which goleak would report in the caller's test.
+	log, err := os.OpenFile(s.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(s.cfg.Bin, s.args()...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redistest: start redis-server: %w", err)
+	}
+	s.cmd, s.state = cmd, Running
+	deadline := time.Now().Add(s.cfg.StartTimeout)
 	for {
 		if ping(s.Addr) == nil {
-			return s
+			return nil
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			out, _ := os.ReadFile(log.Name())
-			t.Fatalf("redis-server on %s did not answer PING within 10s; its log:\n%s", s.Addr, out)
+			s.killLocked()
+			out, _ := os.ReadFile(s.LogPath())
+			return fmt.Errorf("redistest: redis-server on %s did not answer PING within %v; its log:\n%s", s.Addr, s.cfg.StartTimeout, out)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
+// LogPath is the server's log file (kept across restarts).
+func (s *Server) LogPath() string { return filepath.Join(s.Dir, "redis.log") }
+
+// Persistence is the server's persistence mode.
+func (s *Server) Persistence() Persistence { return s.cfg.Persistence }
+
+// State is the server's process state.
+func (s *Server) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Pid is the current process's id, 0 when down.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == Down {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) signal(sig syscall.Signal, from, to State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != from {
+		return fmt.Errorf("redistest: %s: signal %v: server is %v, not %v", s.Addr, sig, s.state, from)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("redistest: %s: signal %v: %w", s.Addr, sig, err)
+	}
+	s.state = to
+	return nil
+}
+
+// Pause freezes the server with SIGSTOP: its sockets stay open (the kernel
+// still accepts and buffers what peers send), it processes nothing and
+// answers nothing until Resume.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP, Running, Paused) }
+
+// Resume thaws a paused server with SIGCONT. It then first processes what
+// the kernel buffered for it meanwhile.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT, Paused, Running) }
+
+// Kill kills the server with SIGKILL (running or paused) and reaps it: no
+// shutdown save, no goodbye to replicas; what survives is what its
+// persistence mode had written.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == Down {
+		return fmt.Errorf("redistest: %s: kill: server is down", s.Addr)
+	}
+	s.killLocked()
+	return nil
+}
+
+func (s *Server) killLocked() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.state = Down
+}
+
+// Restart starts a killed server again on the same port and directory, in
+// its current role (a promoted replica comes back as a master). It loads
+// what its persistence kept.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != Down {
+		return fmt.Errorf("redistest: %s: restart: server is %v; kill it first", s.Addr, s.state)
+	}
+	return s.startLocked()
+}
+
+// Stop kills the server if it is not down already. It is what the test
+// cleanup calls.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != Down {
+		s.killLocked()
+	}
+	return nil
+}
+
+// ReplicaOf makes the server a replica of master ("host:port", maybe a
+// Proxy's address); "" makes it a master (Promote). Later restarts keep the
+// role.
+func (s *Server) ReplicaOf(master string) error {
+	args := []string{"REPLICAOF", "NO", "ONE"}
+	if master != "" {
+		host, port, err := net.SplitHostPort(master)
+		if err != nil {
+			return fmt.Errorf("redistest: %s: REPLICAOF %q: %w", s.Addr, master, err)
+		}
+		args = []string{"REPLICAOF", host, port}
+	}
+	if _, err := s.Do(args...); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.replicaOf = master
+	s.mu.Unlock()
+	return nil
+}
+
+// Promote turns a replica into a master: REPLICAOF NO ONE. It keeps the
+// data it had received, and nothing it had not.
+func (s *Server) Promote() error { return s.ReplicaOf("") }
+
+// Do sends one command to the server on a fresh connection (with a 5 s
+// deadline) and returns its reply: a string for simple, bulk and integer
+// replies (nil bulk as ""), a []any for arrays; a Redis error reply is an
+// error. It is for administration (INFO, REPLICAOF, DBSIZE), not for the
+// code under test.
+func (s *Server) Do(args ...string) (any, error) { return Do(s.Addr, 5*time.Second, args...) }
+
+// DoAll sends commands one after another on one fresh connection; see
+// the package function DoAll.
+func (s *Server) DoAll(cmds ...[]string) ([]any, error) { return DoAll(s.Addr, 5*time.Second, cmds...) }
+
+// Info returns INFO section as a map of its fields.
+func (s *Server) Info(section string) (map[string]string, error) {
+	v, err := s.Do("INFO", section)
+	if err != nil {
+		return nil, err
+	}
+	str, _ := v.(string)
+	out := map[string]string{}
+	for _, line := range strings.Split(str, "\r\n") {
+		if k, val, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(k, "#") {
+			out[k] = val
+		}
+	}
+	return out, nil
+}
+
+// WaitLinkUp waits until the replica reports master_link_status:up.
+func (s *Server) WaitLinkUp(timeout time.Duration) error {
+	return waitFor(timeout, func() (bool, string) {
+		info, err := s.Info("replication")
+		if err != nil {
+			return false, err.Error()
+		}
+		return info["role"] == "slave" && info["master_link_status"] == "up",
+			fmt.Sprintf("role %s, link %s", info["role"], info["master_link_status"])
+	}, "redistest: replica %s: link not up", s.Addr)
+}
+
+// WaitReplicas waits until the master counts at least n online replicas.
+func (s *Server) WaitReplicas(n int, timeout time.Duration) error {
+	return waitFor(timeout, func() (bool, string) {
+		info, err := s.Info("replication")
+		if err != nil {
+			return false, err.Error()
+		}
+		online := 0
+		for k, v := range info {
+			if strings.HasPrefix(k, "slave") && strings.Contains(v, "state=online") {
+				online++
+			}
+		}
+		return online >= n, fmt.Sprintf("%d of %d replicas online", online, n)
+	}, "redistest: master %s: replicas", s.Addr)
+}
+
+func waitFor(timeout time.Duration, f func() (bool, string), format string, args ...any) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := f()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf(format+" after %v: %s", append(args, timeout, why)...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("free port: %v", err)
+		return 0, fmt.Errorf("redistest: free port: %w", err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	v, err := Do(addr, time.Second, "PING")
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("unexpected reply %q", line)
+	if v != "PONG" {
+		return fmt.Errorf("unexpected reply %q", v)
 	}
 	return nil
 }

@@ -1,0 +1,397 @@
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Proxy is a loopback TCP proxy in front of one server. Clients (go-redis,
+// or a replica's replication link) connect to Proxy.Addr; each connection is
+// relayed to the target over a connection of its own. It parses the
+// requests (RESP arrays or inline commands), counts them, and applies rules
+// to the replies:
+//
+//   - DropReply: the reply to the next matching command never reaches the
+//     client (the server did run the command). The connection then stays
+//     mute until the client closes it, which go-redis does after its read
+//     timeout, and then retries the command on a fresh connection.
+//   - DelayReply: the reply to the next matching command, and everything
+//     after it on that connection, is held back for a while.
+//   - Hold: every byte from the server to the clients is held (buffered)
+//     until Release; if the server side closes meanwhile, the held bytes are
+//     dropped and the client's connection closed. On a replication link this is a replica lagging behind, whose
+//     missing writes die with its master.
+//   - Cut: every connection is closed and new ones are closed at once
+//     (a partition that answers with EOF), until Heal.
+//
+// Rules act on replies, which presumes that a client waits for each reply
+// before sending its next command on a connection (no pipelining), as
+// go-redis does for single commands.
+//
+// A Proxy's methods are safe for concurrent use; Close stops every goroutine
+// it started.
+type Proxy struct {
+	// Addr is the address clients connect to.
+	Addr   string
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	cut    bool
+	hold   bool
+	conns  map[*proxyConn]struct{}
+	rules  []*rule
+	seen   [][]string // every request's name and first arguments, in arrival order
+	onRule func(op, detail string)
+}
+
+// Match selects commands by their arguments (args[0] is the command name as
+// the client sent it).
+type Match func(args []string) bool
+
+// Command matches the command name (case-insensitive) and, when given,
+// the first arguments after it exactly (for example an EVALSHA's SHA).
+func Command(name string, firstArgs ...string) Match {
+	return func(args []string) bool {
+		if len(args) == 0 || !strings.EqualFold(args[0], name) || len(args) < 1+len(firstArgs) {
+			return false
+		}
+		for i, a := range firstArgs {
+			if args[1+i] != a {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+type ruleKind int
+
+const (
+	ruleDrop ruleKind = iota
+	ruleDelay
+)
+
+type rule struct {
+	kind  ruleKind
+	match Match
+	delay time.Duration
+	left  int
+}
+
+// proxyConn is one relayed connection.
+type proxyConn struct {
+	client, server net.Conn
+	mu             sync.Mutex
+	cond           *sync.Cond // signalled on release, close and held-until changes
+	mute           bool       // drop every reply from now on
+	until          time.Time  // hold replies until then
+	queue          []byte     // read from the server, not yet sent to the client
+	serverDone     bool       // the server side closed or failed
+	closed         bool
+}
+
+// NewProxy starts a proxy in front of target and closes it when the test
+// ends.
+func NewProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	p, err := ListenProxy(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// ListenProxy starts a proxy in front of target on a free loopback port.
+func ListenProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: proxy listen: %w", err)
+	}
+	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[*proxyConn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// OnRule sets a function called (from the proxy's goroutines) whenever a
+// rule fires, with "drop-reply" or "delay-reply" and the command, so that a
+// history can note the fault when it happens.
+func (p *Proxy) OnRule(f func(op, detail string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onRule = f
+}
+
+// DropReply drops the replies to the next n commands that match m.
+func (p *Proxy) DropReply(m Match, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, &rule{kind: ruleDrop, match: m, left: n})
+}
+
+// DelayReply delays by d the replies to the next n commands that match m
+// (and what follows them on the same connection).
+func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, &rule{kind: ruleDelay, match: m, delay: d, left: n})
+}
+
+// ClearRules removes the rules that have not fired yet.
+func (p *Proxy) ClearRules() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = nil
+}
+
+// Seen counts the requests that matched m so far (arrived at the proxy,
+// each forwarded to the server). Only the command name and its first three
+// arguments are kept for matching.
+func (p *Proxy) Seen(m Match) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, a := range p.seen {
+		if m(a) {
+			n++
+		}
+	}
+	return n
+}
+
+// Hold holds every reply (every byte from the server) on every connection
+// until Release.
+func (p *Proxy) Hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hold = true
+}
+
+// Release delivers what Hold held back and stops holding.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	p.hold = false
+	conns := p.connList()
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.wake()
+	}
+}
+
+// Cut closes every connection and closes new ones at once, until Heal.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	p.cut = true
+	conns := p.connList()
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// Heal ends a Cut: new connections are relayed again.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
+
+// Close stops the proxy: the listener and every connection, and waits for
+// its goroutines.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	conns := p.connList()
+	p.mu.Unlock()
+	_ = p.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	p.wg.Wait()
+}
+
+func (p *Proxy) connList() []*proxyConn {
+	out := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		cc, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.cut || p.closed
+		p.mu.Unlock()
+		if refuse {
+			_ = cc.Close()
+			continue
+		}
+		sc, err := net.DialTimeout("tcp", p.target, 2*time.Second)
+		if err != nil {
+			_ = cc.Close()
+			continue
+		}
+		c := &proxyConn{client: cc, server: sc}
+		c.cond = sync.NewCond(&c.mu)
+		p.mu.Lock()
+		if p.cut || p.closed {
+			p.mu.Unlock()
+			c.close()
+			continue
+		}
+		p.conns[c] = struct{}{}
+		p.wg.Add(3)
+		p.mu.Unlock()
+		go p.requests(c)
+		go p.serverReads(c)
+		go p.clientWrites(c)
+	}
+}
+
+func (p *Proxy) forget(c *proxyConn) {
+	c.close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// requests relays client to server, command by command, applying the rules
+// before a command is forwarded (so before its reply can exist).
+func (p *Proxy) requests(c *proxyConn) {
+	defer p.wg.Done()
+	defer p.forget(c)
+	r := bufio.NewReader(c.client)
+	for {
+		args, raw, err := readCommand(r)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		p.seen = append(p.seen, args[:min(len(args), 4)])
+		var fired *rule
+		for _, ru := range p.rules {
+			if ru.left > 0 && ru.match(args) {
+				ru.left--
+				fired = ru
+				break
+			}
+		}
+		onRule := p.onRule
+		p.mu.Unlock()
+		if fired != nil {
+			what := strings.Join(args[:min(len(args), 2)], " ")
+			c.mu.Lock()
+			switch fired.kind {
+			case ruleDrop:
+				c.mute = true
+				c.queue = nil
+			case ruleDelay:
+				c.until = time.Now().Add(fired.delay)
+			}
+			c.mu.Unlock()
+			if onRule != nil {
+				if fired.kind == ruleDrop {
+					onRule("drop-reply", what)
+				} else {
+					onRule("delay-reply", fmt.Sprintf("%s by %v", what, fired.delay))
+				}
+			}
+		}
+		if _, err := c.server.Write(raw); err != nil {
+			return
+		}
+	}
+}
+
+// serverReads reads the server's bytes into the connection's queue as they
+// come, so that a server that dies is noticed at once (see clientWrites).
+func (p *Proxy) serverReads(c *proxyConn) {
+	defer p.wg.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.server.Read(buf)
+		c.mu.Lock()
+		if n > 0 && !c.mute {
+			c.queue = append(c.queue, buf[:n]...)
+		}
+		if err != nil {
+			c.serverDone = true
+		}
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// clientWrites sends the queued bytes to the client when neither Hold nor
+// a delay holds them back. When the server side has closed, it delivers
+// what is queued and closes, unless Hold is on: held bytes die with the
+// connection, as a lagging replica's missing writes die with its master.
+func (p *Proxy) clientWrites(c *proxyConn) {
+	defer p.wg.Done()
+	defer p.forget(c)
+	for {
+		p.mu.Lock()
+		hold := p.hold
+		p.mu.Unlock()
+		c.mu.Lock()
+		if c.closed || (c.serverDone && (hold || len(c.queue) == 0)) {
+			c.mu.Unlock()
+			return
+		}
+		wait := time.Until(c.until)
+		if hold || wait > 0 || len(c.queue) == 0 {
+			var t *time.Timer
+			if !hold && wait > 0 {
+				t = time.AfterFunc(wait, c.wake)
+			}
+			c.cond.Wait()
+			c.mu.Unlock()
+			if t != nil {
+				t.Stop()
+			}
+			continue
+		}
+		out := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		if _, err := c.client.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+func (c *proxyConn) wake() {
+	c.mu.Lock()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+func (c *proxyConn) close() {
+	c.mu.Lock()
+	already := c.closed
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if !already {
+		_ = c.client.Close()
+		_ = c.server.Close()
+	}
+}

@@ -1,0 +1,232 @@
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mustDo(t *testing.T, s *Server, want any, args ...string) {
+	t.Helper()
+	v, err := s.Do(args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v", s.Addr, args, err)
+	}
+	if want != nil && v != want {
+		t.Fatalf("%s %v = %#v, want %#v", s.Addr, args, v, want)
+	}
+}
+
+func mustDoAll(t *testing.T, s *Server, want []any, cmds ...[]string) {
+	t.Helper()
+	got, err := s.DoAll(cmds...)
+	if err != nil {
+		t.Fatalf("%s %v: %v", s.Addr, cmds, err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s %v = %#v, want %#v", s.Addr, cmds, got, want)
+		}
+	}
+}
+
+func TestStartStandalone(t *testing.T) {
+	s := Start(t, "--maxmemory", "64mb")
+	mustDo(t, s, "OK", "SET", "k", "v")
+	mustDo(t, s, "v", "GET", "k")
+	mustDo(t, s, "", "GET", "missing")
+	if _, err := s.Do("HSET", "k", "f", "v"); err == nil {
+		t.Fatal("HSET on a string did not fail")
+	}
+	v, err := s.Do("CONFIG", "GET", "maxmemory")
+	if err != nil || len(v.([]any)) != 2 || v.([]any)[1] != "67108864" {
+		t.Fatalf("extra options not applied: %#v, %v", v, err)
+	}
+	if s.State() != Running || s.Pid() == 0 {
+		t.Fatalf("state %v pid %d", s.State(), s.Pid())
+	}
+}
+
+// TestPauseKillRestart: a paused server answers nothing until resumed; a
+// restart keeps the port and, by persistence mode, the data.
+func TestPauseKillRestart(t *testing.T) {
+	for _, p := range []Persistence{PersistNone, PersistEverySec, PersistAlways} {
+		t.Run(p.String(), func(t *testing.T) {
+			s := StartConfig(t, Config{Persistence: p})
+			mustDo(t, s, "OK", "SET", "k", "v", "PX", "60000")
+			if err := s.Pause(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Do(s.Addr, 100*time.Millisecond, "PING"); err == nil {
+				t.Fatal("a paused server answered")
+			}
+			if err := s.Pause(); err == nil {
+				t.Fatal("pausing a paused server did not fail")
+			}
+			if err := s.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, s, "v", "GET", "k")
+			if p == PersistEverySec {
+				time.Sleep(1100 * time.Millisecond) // let the fsync second pass
+			}
+			pid := s.Pid()
+			if err := s.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := ping(s.Addr); err == nil {
+				t.Fatal("a killed server answered")
+			}
+			if err := s.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			if s.Pid() == pid {
+				t.Fatal("restart kept the pid")
+			}
+			want := "v"
+			if p == PersistNone {
+				want = ""
+			}
+			mustDo(t, s, want, "GET", "k")
+		})
+	}
+}
+
+// TestReplication: replicas attach, replicate, can be promoted, and a
+// promoted replica keeps its role across a restart.
+func TestReplication(t *testing.T) {
+	m, rs := StartReplicated(t, 2, PersistNone)
+	mustDoAll(t, m, []any{"OK", "2"}, []string{"SET", "k", "v"}, []string{"WAIT", "2", "2000"})
+	for _, r := range rs {
+		mustDo(t, r, "v", "GET", "k")
+	}
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs[0].Promote(); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, rs[0], "OK", "SET", "k2", "v2")
+	mustDo(t, rs[0], "OK", "SET", "k3", "v3")
+	if err := rs[1].ReplicaOf(rs[0].Addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs[1].WaitLinkUp(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mustDoAll(t, rs[0], []any{"OK", "1"}, []string{"SET", "k4", "v4"}, []string{"WAIT", "1", "2000"})
+	mustDo(t, rs[1], "v2", "GET", "k2")
+	mustDo(t, rs[1], "v4", "GET", "k4")
+	if err := rs[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs[0].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := rs[0].Info("replication")
+	if err != nil || info["role"] != "master" {
+		t.Fatalf("promoted replica restarted as %q (%v)", info["role"], err)
+	}
+}
+
+// TestProxyDropAndDelay: a dropped reply leaves the command applied and
+// the connection mute; a delayed reply arrives late; Seen counts requests.
+func TestProxyDropAndDelay(t *testing.T) {
+	s := Start(t)
+	p := NewProxy(t, s.Addr)
+	var mu sync.Mutex
+	var fired []string
+	p.OnRule(func(op, detail string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fired = append(fired, op+" "+detail)
+	})
+	p.DropReply(Command("INCR"), 1)
+	if _, err := Do(p.Addr, 200*time.Millisecond, "INCR", "n"); !isTimeout(err) {
+		t.Fatalf("dropped reply: err %v, want a timeout", err)
+	}
+	mustDo(t, s, "1", "GET", "n") // applied
+	if v, err := Do(p.Addr, time.Second, "INCR", "n"); err != nil || v != "2" {
+		t.Fatalf("second INCR through the proxy: %v, %v", v, err)
+	}
+	if n := p.Seen(Command("incr")); n != 2 {
+		t.Fatalf("Seen(INCR) = %d, want 2", n)
+	}
+	p.DelayReply(Command("GET", "n"), 300*time.Millisecond, 1)
+	start := time.Now()
+	if v, err := Do(p.Addr, 2*time.Second, "GET", "n"); err != nil || v != "2" {
+		t.Fatalf("delayed GET: %v, %v", v, err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Fatalf("delayed reply came after %v", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(fired) != 2 || fired[0] != "drop-reply INCR n" {
+		t.Fatalf("OnRule saw %q", fired)
+	}
+}
+
+// TestProxyCut: a cut proxy closes connections; healed, it relays again.
+func TestProxyCut(t *testing.T) {
+	s := Start(t)
+	p := NewProxy(t, s.Addr)
+	c, err := net.Dial("tcp", p.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.Cut()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := bufio.NewReader(c).ReadByte(); err == nil {
+		t.Fatal("a cut connection delivered a byte")
+	}
+	if _, err := Do(p.Addr, time.Second, "PING"); err == nil || isTimeout(err) {
+		t.Fatalf("PING through a cut proxy: %v, want an EOF or reset", err)
+	}
+	p.Heal()
+	if err := ping(p.Addr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProxyHoldReplication: with the replication link held, a write does
+// not reach the replica, even after it is resumed; when the master dies the
+// held bytes die with it. Without the proxy (see the F0 tests in
+// internal/realrun) a SIGSTOP'd replica still receives the stream into its
+// kernel buffer and applies it on SIGCONT.
+func TestProxyHoldReplication(t *testing.T) {
+	m := StartConfig(t, Config{})
+	p := NewProxy(t, m.Addr)
+	r := StartConfig(t, Config{ReplicaOf: p.Addr})
+	if err := r.WaitLinkUp(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mustDoAll(t, m, []any{"OK", "1"}, []string{"SET", "before", "1"}, []string{"WAIT", "1", "2000"})
+	p.Hold()
+	mustDoAll(t, m, []any{"OK", "0"}, []string{"SET", "k", "v"}, []string{"WAIT", "1", "200"})
+	mustDo(t, r, "", "GET", "k")
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	p.Release()
+	if err := r.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, r, "1", "GET", "before")
+	mustDo(t, r, "", "GET", "k")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
+}
