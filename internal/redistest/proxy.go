@@ -348,10 +348,10 @@ func (p *Proxy) clientWrites(c *proxyConn) {
 	defer p.wg.Done()
 	defer p.forget(c)
 	for {
-		p.mu.Lock()
+		c.mu.Lock()
+		p.mu.Lock() // lock order: a connection's, then the proxy's
 		hold := p.hold
 		p.mu.Unlock()
-		c.mu.Lock()
 		if c.closed || (c.serverDone && (hold || len(c.queue) == 0)) {
 			c.mu.Unlock()
 			return

@@ -1,0 +1,455 @@
+package realrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newRedis is a go-redis client on addr with go-redis's default retries
+// (MaxRetries 3, read timeouts retried) and the given read timeout (0: the
+// default 3 s), closed when the test ends.
+func newRedis(t *testing.T, addr string, readTimeout time.Duration) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: readTimeout})
+	t.Cleanup(func() { _ = rc.Close() })
+	return rc
+}
+
+// loadScripts loads scripts on s, so that the first EVALSHA of each is
+// executed (not answered NOSCRIPT) and a rule on it hits a real execution.
+func loadScripts(t *testing.T, s *redistest.Server, scripts ...*lock.Script) {
+	t.Helper()
+	for _, sc := range scripts {
+		if v, err := s.Do("SCRIPT", "LOAD", sc.Src); err != nil || v != sc.SHA {
+			t.Fatalf("SCRIPT LOAD %s: %v, %v", sc.Name, v, err)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectKinds fails unless the verdict is Violated with exactly kinds (or
+// OK when kinds is empty).
+func expectKinds(t *testing.T, rec *Recorder, v checker.Verdict, kinds ...checker.Kind) {
+	t.Helper()
+	got := v.Kinds()
+	want := slices.Clone(kinds)
+	slices.Sort(want)
+	if (len(want) == 0 && v.Status != checker.OK) || (len(want) > 0 && v.Status != checker.Violated) || !slices.Equal(got, want) {
+		var b strings.Builder
+		_ = rec.WriteJSONL(&b)
+		t.Fatalf("verdict %v, want kinds %v; history:\n%s", v, want, b.String())
+	}
+	t.Logf("verdict: %v", v)
+}
+
+// TestRecorderConcurrent: op, fault and truth records from many goroutines
+// come out in time order, numbered, with the checker's conventions.
+func TestRecorderConcurrent(t *testing.T) {
+	rec := NewRecorder()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := fmt.Sprintf("c%d", i)
+			for j := range 50 {
+				o := rec.Begin(client, "lk", "acquire", "o")
+				o.SetDetail("lease=1s")
+				if j%2 == 0 {
+					o.End(sim.OutcomeOK, "tok")
+				} else {
+					o.Finish("", context.DeadlineExceeded)
+				}
+				rec.Fault("pause", "n1", client, "")
+				rec.Truth(rec.Since(), client, "lk", KeyState{Type: "string", Value: fmt.Sprint(j / 3)})
+			}
+		}()
+	}
+	wg.Wait()
+	recs := rec.Records()
+	// 8 × 50 ops and faults; truth only on change: values 0..16 → 17 each.
+	if want := 8*50*2 + 8*17; len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+	unknown := 0
+	for i, r := range recs {
+		if r.Seq != i || (i > 0 && recs[i-1].T > r.T) {
+			t.Fatalf("record %d out of order: %+v after %+v", i, r, recs[i-1])
+		}
+		if r.Kind == sim.KindOp && r.Outcome == sim.OutcomeUnknown {
+			unknown++
+			if r.End != nil {
+				t.Fatalf("unknown op with a return: %+v", r)
+			}
+		}
+	}
+	if unknown != 8*25 {
+		t.Fatalf("%d unknown ops, want %d", unknown, 8*25)
+	}
+	if !rec.Truth(rec.Since(), "c0", "lk", KeyState{}) || rec.Truth(rec.Since(), "c0", "lk", KeyState{}) {
+		t.Fatal("a key's disappearance must be recorded once")
+	}
+	if got := Outcome(lock.ErrNotHeld); got != sim.OutcomeFail {
+		t.Fatalf("Outcome(ErrNotHeld) = %s", got)
+	}
+	for _, err := range []error{lock.ReplyError("ERR x"), lock.ErrNotSynced} {
+		if got := Outcome(err); got != sim.OutcomeError {
+			t.Fatalf("Outcome(%v) = %s, want error", err, got)
+		}
+	}
+	if got := Outcome(fmt.Errorf("redlock: %w", lock.ErrNotAcquired)); got != sim.OutcomeFail {
+		t.Fatalf("Outcome(wrapped ErrNotAcquired) = %s", got)
+	}
+}
+
+// f0Lock is how one F0 case takes the lock for a client.
+type f0Lock struct {
+	name   string
+	args   []string // the op's args: the owner, for the reentrant lock
+	synced bool
+}
+
+// acquire returns client's acquire; synced turns on the WAIT after it
+// (reentrant lock only).
+func (f f0Lock) acquire(t *testing.T, client string, rc *redis.Client, synced bool) func(context.Context) (string, error) {
+	conn, rt := lock.NewRedisConn(rc), lock.WallRuntime{}
+	if f.name == "simple" {
+		sl, err := lock.NewSimpleLock(conn, rt, "lk", lock.SimpleOptions{TTL: 10 * time.Second})
+		must(t, err)
+		return func(ctx context.Context) (string, error) {
+			l, err := sl.TryLock(ctx)
+			if err != nil {
+				return "", err
+			}
+			return l.Token, nil
+		}
+	}
+	opts := lock.Options{ID: client}
+	if synced {
+		opts.SyncReplicas, opts.SyncTimeout = 1, 300*time.Millisecond
+	}
+	c, err := lock.New(conn, rt, opts)
+	must(t, err)
+	l := c.Lock("lk")
+	return func(ctx context.Context) (string, error) {
+		// An explicit lease: no watchdog outlives the test.
+		return "", l.TryLockFor(ctx, "o1", 0, 10*time.Second)
+	}
+}
+
+// TestF0Failover is DESIGN's F0 on real servers: a master m1 and its
+// replica r1, whose replication link runs through a proxy. The replica is
+// frozen (SIGSTOP) and its link held (the master's stream stays in the
+// proxy: a replica lagging behind); c1 takes the lock on m1; m1 is killed
+// (SIGKILL), which drops the held stream; r1 is thawed (SIGCONT) and
+// promoted (REPLICAOF NO ONE) without the lock; c2 takes the lock from r1.
+// The checker, fed the real-time history, reports that both held it
+// (mutual exclusion) and that c1 held a lock the master no longer had
+// (silent loss). The control: a synced acquire (WAIT 1 300 after the
+// acquire) is refused, since the frozen replica never acknowledges, and the
+// same failover then breaks nothing.
+//
+// The hold is what makes the loss certain: SIGSTOP alone does not stop the
+// kernel from buffering the stream for the frozen replica, which then
+// applies it on SIGCONT; on this machine that happened in about a third of
+// the runs of the same sequence without the proxy.
+func TestF0Failover(t *testing.T) {
+	for _, tc := range []struct {
+		lock  f0Lock
+		kinds []checker.Kind
+	}{
+		{f0Lock{name: "simple"}, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
+		{f0Lock{name: "reentrant", args: []string{"o1"}}, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
+		{f0Lock{name: "reentrant", args: []string{"o1"}, synced: true}, nil},
+	} {
+		name := tc.lock.name
+		if tc.lock.synced {
+			name += "-synced"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			m := redistest.StartConfig(t, redistest.Config{})
+			link := redistest.NewProxy(t, m.Addr)
+			r := redistest.StartConfig(t, redistest.Config{ReplicaOf: link.Addr})
+			must(t, r.WaitLinkUp(10*time.Second))
+			must(t, m.WaitReplicas(1, 10*time.Second))
+
+			rec := NewRecorder()
+			cl := NewCluster(rec)
+			cl.AddMaster("m1", m)
+			cl.AddReplica("r1", "m1", r)
+			cl.Watch("lk")
+			c1 := tc.lock.acquire(t, "c1", newRedis(t, m.Addr, 0), tc.lock.synced)
+			// c2 does not sync: the promoted replica has no replica of its own.
+			c2 := tc.lock.acquire(t, "c2", newRedis(t, r.Addr, 0), false)
+
+			must(t, cl.Pause("r1"))
+			link.Hold()
+			rec.Fault("hold-replication", "r1", "", "m1's stream to r1 held in the proxy")
+			start := time.Now()
+			_, err1 := cl.Do(ctx, "c1", "lk", "acquire", tc.lock.args, c1)
+			took := time.Since(start)
+			must(t, cl.Kill("m1"))
+			must(t, cl.Resume("r1"))
+			must(t, cl.Promote(ctx, "r1"))
+			_, err2 := cl.Do(ctx, "c2", "lk", "acquire", tc.lock.args, c2)
+			if err2 != nil {
+				t.Fatalf("c2's acquire on the promoted replica: %v", err2)
+			}
+			time.Sleep(50 * time.Millisecond) // both go on working
+			v := rec.Check()
+			if tc.lock.synced {
+				if !errors.Is(err1, lock.ErrNotSynced) {
+					t.Fatalf("synced acquire with a frozen replica: %v, want ErrNotSynced", err1)
+				}
+				if took < 300*time.Millisecond {
+					t.Fatalf("synced acquire refused after %v: WAIT did not wait for its 300ms timeout", took)
+				}
+			} else if err1 != nil {
+				t.Fatalf("c1's acquire on m1: %v", err1)
+			}
+			expectKinds(t, rec, v, tc.kinds...)
+			for _, x := range v.Violations {
+				if x.Kind == checker.MutualExclusion && !(strings.HasPrefix(x.Holders[0], "c1") && strings.HasPrefix(x.Holders[1], "c2") ||
+					strings.HasPrefix(x.Holders[0], "c2") && strings.HasPrefix(x.Holders[1], "c1")) {
+					t.Fatalf("mutual exclusion between %v, want c1 and c2", x.Holders)
+				}
+			}
+		})
+	}
+}
+
+// TestUnlockRetriedAfterLostReply is Redisson issue 4871 on a real server:
+// the reply to the owner's unlock (EVALSHA of the unlock script) is dropped
+// by a proxy; go-redis times out (ReadTimeout 500ms) and, with its default
+// retries, sends the EVALSHA again. Without the unlock latch the retry finds
+// the lock gone and the owner is told "not held" (lock.ErrNotHeld) for an
+// unlock that worked; the checker reports it (unlock idempotency). With the
+// latch, the retry returns the first attempt's answer: success.
+func TestUnlockRetriedAfterLostReply(t *testing.T) {
+	for _, latch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("latch=%v", latch), func(t *testing.T) {
+			ctx := context.Background()
+			s := redistest.Start(t)
+			loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
+			p := redistest.NewProxy(t, s.Addr)
+			rec := NewRecorder()
+			p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
+			cl := NewCluster(rec)
+			cl.AddMaster("n1", s)
+			cl.Watch("lk")
+			c, err := lock.New(lock.NewRedisConn(newRedis(t, p.Addr, 500*time.Millisecond)), lock.WallRuntime{},
+				lock.Options{ID: "c1", DisableUnlockLatch: !latch})
+			must(t, err)
+			l := c.Lock("lk")
+			owner := []string{"o1"}
+			_, err = cl.Do(ctx, "c1", "lk", "acquire", owner, func(ctx context.Context) (string, error) {
+				return "", l.TryLockFor(ctx, "o1", 0, 10*time.Second)
+			})
+			must(t, err)
+
+			unlock := redistest.Command("EVALSHA", lock.ReentrantUnlock.SHA)
+			p.DropReply(unlock, 1)
+			_, err = cl.Do(ctx, "c1", "lk", "release", owner, func(ctx context.Context) (string, error) {
+				return "", l.Unlock(ctx, "o1")
+			})
+			if n := p.Seen(unlock); n != 2 {
+				t.Fatalf("the unlock reached the server %d times, want 2 (go-redis's retry after the lost reply)", n)
+			}
+			if ex, _ := s.Do("EXISTS", "lk"); ex != "0" {
+				t.Fatalf("the lock still exists after the unlock (EXISTS %v)", ex)
+			}
+			if latch {
+				if err != nil {
+					t.Fatalf("unlock with the latch: %v, want success", err)
+				}
+				expectKinds(t, rec, rec.Check())
+				return
+			}
+			if !errors.Is(err, lock.ErrNotHeld) {
+				t.Fatalf("unlock without the latch: %v, want lock.ErrNotHeld", err)
+			}
+			expectKinds(t, rec, rec.Check(), checker.UnlockIdempotency)
+		})
+	}
+}
+
+// TestAcquireRetriedAfterLostReply: the reply to the owner's acquire is
+// dropped; go-redis retries the EVALSHA, and the script runs twice: the
+// master counts 2 holds for one successful Lock. After the owner's single
+// Unlock the lock is still held (its count is 1), which the checker reports
+// (reentrancy). With IdempotentAcquire the retry finds its request's latch
+// and counts once: 1 hold, and the unlock frees the lock.
+func TestAcquireRetriedAfterLostReply(t *testing.T) {
+	for _, idem := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idempotent=%v", idem), func(t *testing.T) {
+			ctx := context.Background()
+			s := redistest.Start(t)
+			loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
+			p := redistest.NewProxy(t, s.Addr)
+			rec := NewRecorder()
+			p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
+			cl := NewCluster(rec)
+			cl.AddMaster("n1", s)
+			cl.Watch("lk")
+			c, err := lock.New(lock.NewRedisConn(newRedis(t, p.Addr, 500*time.Millisecond)), lock.WallRuntime{},
+				lock.Options{ID: "c1", IdempotentAcquire: idem})
+			must(t, err)
+			l := c.Lock("lk")
+			owner := []string{"o1"}
+
+			acquire := redistest.Command("EVALSHA", lock.ReentrantAcquire.SHA)
+			p.DropReply(acquire, 1)
+			_, err = cl.Do(ctx, "c1", "lk", "acquire", owner, func(ctx context.Context) (string, error) {
+				return "", l.TryLockFor(ctx, "o1", 0, 10*time.Second)
+			})
+			must(t, err)
+			if n := p.Seen(acquire); n != 2 {
+				t.Fatalf("the acquire reached the server %d times, want 2 (go-redis's retry after the lost reply)", n)
+			}
+			want := 2
+			if idem {
+				want = 1
+			}
+			if v, err := s.Do("HGET", "lk", "c1:o1"); err != nil || v != fmt.Sprint(want) {
+				t.Fatalf("hold count after one Lock: %v (%v), want %d", v, err, want)
+			}
+			if n, err := l.HoldCount(ctx, "o1"); err != nil || n != want {
+				t.Fatalf("HoldCount = %d, %v; want %d", n, err, want)
+			}
+			_, err = cl.Do(ctx, "c1", "lk", "release", owner, func(ctx context.Context) (string, error) {
+				return "", l.Unlock(ctx, "o1")
+			})
+			must(t, err)
+			locked, err := l.IsLocked(ctx)
+			must(t, err)
+			if locked != !idem {
+				t.Fatalf("after one Lock and one Unlock, IsLocked = %v", locked)
+			}
+			if idem {
+				expectKinds(t, rec, rec.Check())
+			} else {
+				expectKinds(t, rec, rec.Check(), checker.Reentrancy)
+			}
+		})
+	}
+}
+
+// r0Lock is how one R0 case takes the RedLock for a client over conns.
+type r0Lock struct {
+	name string
+	args []string
+}
+
+func (f r0Lock) acquire(t *testing.T, client string, conns []lock.Conn) func(context.Context) (string, error) {
+	rt := lock.WallRuntime{}
+	if f.name == "spec" {
+		s, err := redlock.NewSpec(rt, conns, "lk", redlock.SpecOptions{TTL: 10 * time.Second, Tries: 1})
+		must(t, err)
+		return func(ctx context.Context) (string, error) {
+			l, err := s.TryLock(ctx)
+			if err != nil {
+				return "", err
+			}
+			if l.Granted != 3 {
+				return "", fmt.Errorf("granted by %d nodes, want a bare majority of 3", l.Granted)
+			}
+			return l.Token, nil
+		}
+	}
+	r, _, err := redlock.NewRedissonOnConns(rt, "lk", conns, lock.Options{ID: client}, redlock.RedissonOptions{})
+	must(t, err)
+	return func(ctx context.Context) (string, error) {
+		return "", r.TryLock(ctx, "o1", 0, 10*time.Second)
+	}
+}
+
+// TestR0RestartWithoutPersistence is DESIGN's R0 on five real masters. c1
+// is cut off from n4 and n5 (proxies that close every connection) and takes
+// the lock on a bare majority n1, n2, n3. n3 is killed and restarted: with
+// no persistence it comes back empty, and c2 takes n3, n4, n5, a majority,
+// while c1 still believes it holds the lock: the checker reports mutual
+// exclusion and silent loss (only 2 of 5 nodes name c1). The control: with
+// appendfsync always, n3 comes back with c1's key and c2 is refused.
+func TestR0RestartWithoutPersistence(t *testing.T) {
+	for _, alg := range []r0Lock{{name: "spec"}, {name: "redisson", args: []string{"o1"}}} {
+		for _, p := range []redistest.Persistence{redistest.PersistNone, redistest.PersistAlways} {
+			t.Run(alg.name+"/"+p.String(), func(t *testing.T) {
+				ctx := context.Background()
+				servers := redistest.StartMasters(t, 5, p)
+				rec := NewRecorder()
+				cl := NewCluster(rec)
+				cl.Watch("lk")
+				var c1Conns, c2Conns []lock.Conn
+				for i, s := range servers {
+					cl.AddMaster(fmt.Sprintf("n%d", i+1), s)
+					c2Conns = append(c2Conns, lock.NewRedisConn(newRedis(t, s.Addr, 0)))
+					addr := s.Addr
+					if i >= 3 {
+						px := redistest.NewProxy(t, s.Addr)
+						px.Cut()
+						addr = px.Addr
+					}
+					c1Conns = append(c1Conns, lock.NewRedisConn(newRedis(t, addr, 0)))
+				}
+				rec.Fault("partition", "", "c1", "c1 | n4, n5")
+				c1 := alg.acquire(t, "c1", c1Conns)
+				c2 := alg.acquire(t, "c2", c2Conns)
+
+				_, err := cl.Do(ctx, "c1", "lk", "acquire", alg.args, c1)
+				must(t, err)
+				for i, s := range servers {
+					if ex, _ := s.Do("EXISTS", "lk"); ex != map[bool]string{true: "1", false: "0"}[i < 3] {
+						t.Fatalf("n%d: EXISTS lk = %v after c1's acquire", i+1, ex)
+					}
+				}
+				must(t, cl.Kill("n3"))
+				must(t, cl.Restart(ctx, "n3"))
+				ex, _ := servers[2].Do("EXISTS", "lk")
+				_, err2 := cl.Do(ctx, "c2", "lk", "acquire", alg.args, c2)
+				time.Sleep(50 * time.Millisecond) // both go on working
+				v := rec.Check()
+				if p == redistest.PersistNone {
+					if ex != "0" {
+						t.Fatalf("n3 restarted without persistence still has the key")
+					}
+					if err2 != nil {
+						t.Fatalf("c2's acquire: %v, want a quorum of n3, n4, n5", err2)
+					}
+					expectKinds(t, rec, v, checker.MutualExclusion, checker.SilentLoss)
+					return
+				}
+				if ex != "1" {
+					t.Fatalf("n3 restarted with appendfsync always lost the key")
+				}
+				if !errors.Is(err2, lock.ErrNotAcquired) {
+					t.Fatalf("c2's acquire: %v, want refused (lock.ErrNotAcquired)", err2)
+				}
+				expectKinds(t, rec, v)
+			})
+		}
+	}
+}

@@ -1,0 +1,241 @@
+// Package realrun records histories of lock operations on real Redis
+// servers in real time, in the simulation's record format (sim.Record), so
+// that the same checkers (package checker) judge real runs.
+//
+// A Recorder is the history: op records (the conventions of checker/doc.go),
+// fault records, node (topology) records and truth records, with T and End in
+// nanoseconds of real time since the recorder was made (the monotonic
+// clock). A Cluster ties a Recorder to real servers (internal/redistest): it
+// injects faults (SIGSTOP, SIGKILL, restart, promotion) and records them, and
+// reads what the servers hold under the watched keys (the ground truth the
+// silent-loss, reentrancy and unlock-idempotency checks need).
+//
+// This is the production path, not the simulation: it uses real time and
+// real goroutines, and everything in it is safe for concurrent use. It is
+// deliberately outside internal/detlint's patterns.
+package realrun
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// Recorder is a history of a real run. It is safe for concurrent use.
+type Recorder struct {
+	start time.Time
+
+	mu    sync.Mutex
+	recs  []sim.Record
+	truth map[string]KeyState // node + "\x00" + key -> last recorded state
+}
+
+// NewRecorder starts a history; its time zero is now.
+func NewRecorder() *Recorder {
+	return &Recorder{start: time.Now(), truth: map[string]KeyState{}}
+}
+
+// Since is the real time elapsed since the recorder started: the clock of
+// every record's T and End.
+func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+
+// add appends rec, stamping T with the current time when stamp is set; it
+// returns the record's index.
+func (r *Recorder) add(rec sim.Record, stamp bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stamp {
+		rec.T = int64(r.Since())
+	}
+	r.recs = append(r.recs, rec)
+	return len(r.recs) - 1
+}
+
+// Op is an operation that has been called and has not yet returned.
+type Op struct {
+	r   *Recorder
+	idx int
+}
+
+// Begin records the call of operation op ("acquire", "release",
+// "acquire-read", ...) on lock by client, with args (args[0], when not empty,
+// is the owner within the client, for reentrant locks). Until End, its
+// outcome is unknown.
+func (r *Recorder) Begin(client, lockName, op string, args ...string) *Op {
+	idx := r.add(sim.Record{Kind: sim.KindOp, Client: client, Lock: lockName, Op: op,
+		Args: slices.Clone(args), Outcome: sim.OutcomeUnknown}, true)
+	return &Op{r: r, idx: idx}
+}
+
+// SetDetail sets the operation's Detail (for example "lease=10s").
+func (o *Op) SetDetail(detail string) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	o.r.recs[o.idx].Detail = detail
+}
+
+// End records the return now, with outcome and result (a token, or "1"/"0"
+// for a release). sim.OutcomeUnknown leaves the return open, as the
+// checkers expect of an operation whose effect the caller never learned.
+func (o *Op) End(outcome, result string) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	rec := &o.r.recs[o.idx]
+	rec.Outcome, rec.Result = outcome, result
+	if outcome != sim.OutcomeUnknown {
+		end := int64(o.r.Since())
+		rec.End = &end
+	}
+}
+
+// Finish ends the operation with the outcome err implies (Outcome) and
+// returns that outcome. result is kept for ok; an error outcome carries
+// the error's text, fail and unknown an empty result.
+func (o *Op) Finish(result string, err error) string {
+	out := Outcome(err)
+	switch out {
+	case sim.OutcomeError:
+		result = err.Error()
+	case sim.OutcomeFail, sim.OutcomeUnknown:
+		result = ""
+	}
+	o.End(out, result)
+	return out
+}
+
+// Outcome classifies a lock call's error as package traffic's workloads do
+// in the simulation: nil is ok; refused, wait timed out or not held
+// (lock.ErrNotAcquired, lock.ErrWaitTimeout, lock.ErrNotHeld) is fail; an
+// unsynced acquire (lock.ErrNotSynced: it took the lock and tried to give
+// it back, so it must not read as "refused while free"), a Redis error
+// reply and the lock's other verdicts are error; anything else (timeouts,
+// broken connections: lock.IsUnknown) leaves the outcome unknown.
+func Outcome(err error) string {
+	switch {
+	case err == nil:
+		return sim.OutcomeOK
+	case errors.Is(err, lock.ErrNotSynced):
+		return sim.OutcomeError
+	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout), errors.Is(err, lock.ErrNotHeld):
+		return sim.OutcomeFail
+	case lock.IsUnknown(err):
+		return sim.OutcomeUnknown
+	}
+	return sim.OutcomeError
+}
+
+// Fault records a fault acting on node or client now (op as the
+// simulation names them: "pause", "resume", "crash", "restart",
+// "partition", "drop-reply", ...).
+func (r *Recorder) Fault(op, node, client, detail string) {
+	r.add(sim.Record{Kind: sim.KindFault, Op: op, Node: node, Client: client, Detail: detail}, true)
+}
+
+// Failover records that group's master is now node to (the checkers move
+// the group's authority to it from now on).
+func (r *Recorder) Failover(group, to, detail string) {
+	r.add(sim.Record{Kind: sim.KindFault, Op: "failover", Node: group, Value: to, Detail: detail}, true)
+}
+
+// Node records a node of the topology: role "master" (of group, usually its
+// own name) or "replica" (of group).
+func (r *Recorder) Node(name, role, group string) {
+	r.add(sim.Record{Kind: sim.KindNode, Node: name, Op: role, Value: group}, true)
+}
+
+// KeyState is what a node holds under a key: a string's value or a hash's
+// fields; Type "" when the key does not exist.
+type KeyState struct {
+	Type   string // "", "string", "hash" (other types are recorded by type only)
+	Value  string
+	Fields map[string]string
+}
+
+func (a KeyState) equal(b KeyState) bool {
+	return a.Type == b.Type && a.Value == b.Value && maps.Equal(a.Fields, b.Fields)
+}
+
+// Truth records what node held under key as read at t (a time from Since,
+// taken before the read was sent), if it differs from what was last
+// recorded for them; it reports whether it recorded. A key never seen and
+// absent is not recorded.
+func (r *Recorder) Truth(t time.Duration, node, key string, st KeyState) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := node + "\x00" + key
+	old, had := r.truth[k]
+	if (had && old.equal(st)) || (!had && st.Type == "") {
+		return false
+	}
+	rec := sim.Record{Kind: sim.KindTruth, T: int64(t), Node: node, Key: key}
+	switch st.Type {
+	case "":
+		rec.Gone = true
+		delete(r.truth, k)
+	case "hash":
+		rec.Fields = maps.Clone(st.Fields)
+		r.truth[k] = st
+	default:
+		rec.Value = st.Value
+		if st.Type != "string" {
+			rec.Detail = "type " + st.Type
+		}
+		r.truth[k] = st
+	}
+	r.recs = append(r.recs, rec)
+	return true
+}
+
+// Records returns a copy of the history in time order (records with equal
+// times in the order they were added), numbered by Seq as the checkers
+// expect. Operations still open are returned open.
+func (r *Recorder) Records() []sim.Record {
+	r.mu.Lock()
+	out := make([]sim.Record, len(r.recs))
+	copy(out, r.recs)
+	r.mu.Unlock()
+	for i := range out {
+		out[i].Seq = i
+		out[i].Args = slices.Clone(out[i].Args)
+		out[i].Fields = maps.Clone(out[i].Fields)
+		if out[i].End != nil {
+			e := *out[i].End
+			out[i].End = &e
+		}
+	}
+	slices.SortStableFunc(out, func(a, b sim.Record) int { return cmp.Compare(a.T, b.T) })
+	for i := range out {
+		out[i].Seq = i
+	}
+	return out
+}
+
+// Check runs checker.Check over the history, with now closing the holdings
+// still open.
+func (r *Recorder) Check() checker.Verdict {
+	return checker.Check(r.Records(), r.Since())
+}
+
+// WriteJSONL writes the history as JSON lines, in the format of
+// sim.History.WriteJSONL, so that the same tools read both.
+func (r *Recorder) WriteJSONL(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, rec := range r.Records() {
+		if err := enc.Encode(&rec); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
