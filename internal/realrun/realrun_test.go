@@ -298,63 +298,96 @@ func TestUnlockRetriedAfterLostReply(t *testing.T) {
 }
 
 // TestAcquireRetriedAfterLostReply: the reply to the owner's acquire is
-// dropped; go-redis retries the EVALSHA, and the script runs twice: the
-// master counts 2 holds for one successful Lock. After the owner's single
-// Unlock the lock is still held (its count is 1), which the checker reports
-// (reentrancy). With IdempotentAcquire the retry finds its request's latch
-// and counts once: 1 hold, and the unlock frees the lock.
+// lost (dropped by a proxy, or delayed past go-redis's 500ms read timeout);
+// go-redis retries the EVALSHA, and the script runs twice: the master counts
+// 2 holds for one successful Lock. After the owner's single Unlock the lock
+// is still held (its count is 1), which the checker reports (reentrancy).
+// With IdempotentAcquire the retry finds its request's latch and counts
+// once: 1 hold, and the unlock frees the lock.
 func TestAcquireRetriedAfterLostReply(t *testing.T) {
-	for _, idem := range []bool{false, true} {
-		t.Run(fmt.Sprintf("idempotent=%v", idem), func(t *testing.T) {
-			ctx := context.Background()
-			s := redistest.Start(t)
-			loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
-			p := redistest.NewProxy(t, s.Addr)
-			rec := NewRecorder()
-			p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
-			cl := NewCluster(rec)
-			cl.AddMaster("n1", s)
-			cl.Watch("lk")
-			c, err := lock.New(lock.NewRedisConn(newRedis(t, p.Addr, 500*time.Millisecond)), lock.WallRuntime{},
-				lock.Options{ID: "c1", IdempotentAcquire: idem})
-			must(t, err)
-			l := c.Lock("lk")
-			owner := []string{"o1"}
+	for _, fault := range []string{"drop", "delay"} {
+		for _, idem := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/idempotent=%v", fault, idem), func(t *testing.T) {
+				testAcquireRetried(t, fault, idem)
+			})
+		}
+	}
+}
 
-			acquire := redistest.Command("EVALSHA", lock.ReentrantAcquire.SHA)
-			p.DropReply(acquire, 1)
-			_, err = cl.Do(ctx, "c1", "lk", "acquire", owner, func(ctx context.Context) (string, error) {
-				return "", l.TryLockFor(ctx, "o1", 0, 10*time.Second)
-			})
-			must(t, err)
-			if n := p.Seen(acquire); n != 2 {
-				t.Fatalf("the acquire reached the server %d times, want 2 (go-redis's retry after the lost reply)", n)
+func testAcquireRetried(t *testing.T, fault string, idem bool) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
+	p := redistest.NewProxy(t, s.Addr)
+	rec := NewRecorder()
+	p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
+	cl := NewCluster(rec)
+	cl.AddMaster("n1", s)
+	cl.Watch("lk")
+	c, err := lock.New(lock.NewRedisConn(newRedis(t, p.Addr, 500*time.Millisecond)), lock.WallRuntime{},
+		lock.Options{ID: "c1", IdempotentAcquire: idem})
+	must(t, err)
+	l := c.Lock("lk")
+	owner := []string{"o1"}
+
+	acquire := redistest.Command("EVALSHA", lock.ReentrantAcquire.SHA)
+	if fault == "drop" {
+		p.DropReply(acquire, 1)
+	} else {
+		p.DelayReply(acquire, time.Second, 1)
+	}
+	_, err = cl.Do(ctx, "c1", "lk", "acquire", owner, func(ctx context.Context) (string, error) {
+		return "", l.TryLockFor(ctx, "o1", 0, 10*time.Second)
+	})
+	must(t, err)
+	if n := p.Seen(acquire); n != 2 {
+		t.Fatalf("the acquire reached the server %d times, want 2 (go-redis's retry after the lost reply)", n)
+	}
+	want := 2
+	if idem {
+		want = 1
+	}
+	if v, err := s.Do("HGET", "lk", "c1:o1"); err != nil || v != fmt.Sprint(want) {
+		t.Fatalf("hold count after one Lock: %v (%v), want %d", v, err, want)
+	}
+	if n, err := l.HoldCount(ctx, "o1"); err != nil || n != want {
+		t.Fatalf("HoldCount = %d, %v; want %d", n, err, want)
+	}
+	_, err = cl.Do(ctx, "c1", "lk", "release", owner, func(ctx context.Context) (string, error) {
+		return "", l.Unlock(ctx, "o1")
+	})
+	must(t, err)
+	locked, err := l.IsLocked(ctx)
+	must(t, err)
+	if locked != !idem {
+		t.Fatalf("after one Lock and one Unlock, IsLocked = %v", locked)
+	}
+	if idem {
+		expectKinds(t, rec, rec.Check())
+	} else {
+		expectKinds(t, rec, rec.Check(), checker.Reentrancy)
+	}
+}
+
+// TestReadKey: the truth read sees strings, hashes, absence and other
+// types, on a master and on a replica.
+func TestReadKey(t *testing.T) {
+	m, rs := redistest.StartReplicated(t, 1, redistest.PersistNone)
+	got, err := m.DoAll([]string{"SET", "s", "v"}, []string{"HSET", "h", "a", "1", "b", "2"},
+		[]string{"LPUSH", "l", "x"}, []string{"WAIT", "1", "2000"})
+	if err != nil || got[3] != "1" {
+		t.Fatalf("setup: %v, %v", got, err)
+	}
+	for _, s := range []*redistest.Server{m, rs[0]} {
+		for key, want := range map[string]KeyState{
+			"s": {Type: "string", Value: "v"}, "h": {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
+			"l": {Type: "list"}, "none": {},
+		} {
+			st, err := ReadKey(s.Addr, key, time.Second)
+			if err != nil || !st.equal(want) {
+				t.Errorf("%s: ReadKey(%s) = %+v, %v; want %+v", s.Addr, key, st, err, want)
 			}
-			want := 2
-			if idem {
-				want = 1
-			}
-			if v, err := s.Do("HGET", "lk", "c1:o1"); err != nil || v != fmt.Sprint(want) {
-				t.Fatalf("hold count after one Lock: %v (%v), want %d", v, err, want)
-			}
-			if n, err := l.HoldCount(ctx, "o1"); err != nil || n != want {
-				t.Fatalf("HoldCount = %d, %v; want %d", n, err, want)
-			}
-			_, err = cl.Do(ctx, "c1", "lk", "release", owner, func(ctx context.Context) (string, error) {
-				return "", l.Unlock(ctx, "o1")
-			})
-			must(t, err)
-			locked, err := l.IsLocked(ctx)
-			must(t, err)
-			if locked != !idem {
-				t.Fatalf("after one Lock and one Unlock, IsLocked = %v", locked)
-			}
-			if idem {
-				expectKinds(t, rec, rec.Check())
-			} else {
-				expectKinds(t, rec, rec.Check(), checker.Reentrancy)
-			}
-		})
+		}
 	}
 }
 
@@ -452,4 +485,110 @@ func TestR0RestartWithoutPersistence(t *testing.T) {
 			})
 		}
 	}
+}
+
+// connThief is a go-redis hook that, right after the first script that
+// runs (EVAL or EVALSHA answered, not NOSCRIPT), lets another goroutine take the connection it
+// ran on (a BLPOP blocking 200ms on a key that never comes) and waits until it
+// has: the interleaving any other user of the client can produce.
+type connThief struct {
+	rc   *redis.Client
+	once sync.Once
+	wg   sync.WaitGroup
+}
+
+func (h *connThief) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *connThief) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *connThief) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		// The acquire script answers nil (redis.Nil) when it acquired.
+		if name := cmd.Name(); (err == nil || errors.Is(err, redis.Nil)) && (name == "eval" || name == "evalsha") {
+			h.once.Do(func() {
+				idle := h.rc.PoolStats().IdleConns
+				h.wg.Add(1)
+				go func() {
+					defer h.wg.Done()
+					h.rc.Do(context.Background(), "BLPOP", "never", "0.2")
+				}()
+				for deadline := time.Now().Add(time.Second); h.rc.PoolStats().IdleConns >= idle && time.Now().Before(deadline); {
+					time.Sleep(100 * time.Microsecond)
+				}
+			})
+		}
+		return err
+	}
+}
+
+// TestSyncedAcquireWaitOnAnotherConnection pins a weakness of
+// lock.Options.SyncReplicas over go-redis. WAIT counts the replicas that
+// acknowledged the replication offset its own connection had reached with
+// its last command, and lock.RedisConn sends the acquire script (Eval) and
+// the WAIT (Do) as two commands through the client's pool. When another
+// goroutine takes the acquire's connection in between, the WAIT goes out on
+// another pooled connection, idle since before the acquire, whose offset the
+// replica acknowledged long ago: it answers 1 at once and the synced acquire
+// is trusted although no replica has the lock. F0 then breaks mutual
+// exclusion exactly as without SyncReplicas. The control is
+// TestF0Failover/reentrant-synced: the same run without the interleaving is
+// refused.
+//
+// (A connection dialled after the write does not show it: its HELLO already
+// moves its offset past the write, so its WAIT waits.)
+func TestSyncedAcquireWaitOnAnotherConnection(t *testing.T) {
+	ctx := context.Background()
+	m := redistest.StartConfig(t, redistest.Config{})
+	link := redistest.NewProxy(t, m.Addr)
+	r := redistest.StartConfig(t, redistest.Config{ReplicaOf: link.Addr})
+	must(t, r.WaitLinkUp(10*time.Second))
+	must(t, m.WaitReplicas(1, 10*time.Second))
+
+	rec := NewRecorder()
+	cl := NewCluster(rec)
+	cl.AddMaster("m1", m)
+	cl.AddReplica("r1", "m1", r)
+	cl.Watch("lk")
+	rc1 := newRedis(t, m.Addr, 0)
+	// Two pooled connections, A on top of the idle stack (go-redis's pool is
+	// LIFO), and a write on A that the replica acknowledged: both
+	// connections' offsets are acknowledged.
+	a := rc1.Conn()
+	must(t, a.Ping(ctx).Err())
+	must(t, rc1.Ping(ctx).Err()) // dials B, since A is taken
+	must(t, a.Close())           // A back on top
+	must(t, rc1.Set(ctx, "warm", "1", 0).Err())
+	if n, err := rc1.Do(ctx, "WAIT", 1, 2000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT before the fault: %d, %v", n, err)
+	}
+	if st := rc1.PoolStats(); st.TotalConns != 2 || st.IdleConns != 2 {
+		t.Fatalf("pool %+v, want 2 idle connections", st)
+	}
+	thief := &connThief{rc: rc1}
+	rc1.AddHook(thief)
+	t.Cleanup(thief.wg.Wait) // before rc1's Close, should the test stop early
+	c1 := f0Lock{name: "reentrant", args: []string{"o1"}}.acquire(t, "c1", rc1, true)
+	c2 := f0Lock{name: "reentrant", args: []string{"o1"}}.acquire(t, "c2", newRedis(t, r.Addr, 0), false)
+
+	must(t, cl.Pause("r1"))
+	link.Hold()
+	rec.Fault("hold-replication", "r1", "", "m1's stream to r1 held in the proxy")
+	start := time.Now()
+	_, err1 := cl.Do(ctx, "c1", "lk", "acquire", []string{"o1"}, c1)
+	took := time.Since(start)
+	if err1 != nil {
+		t.Fatalf("synced acquire with the WAIT on another connection: %v; want it trusted (the pinned weakness)", err1)
+	}
+	if took >= 300*time.Millisecond {
+		t.Fatalf("the WAIT took %v: it waited for the frozen replica", took)
+	}
+	thief.wg.Wait() // the BLPOP is over
+	must(t, cl.Kill("m1"))
+	must(t, cl.Resume("r1"))
+	must(t, cl.Promote(ctx, "r1"))
+	_, err2 := cl.Do(ctx, "c2", "lk", "acquire", []string{"o1"}, c2)
+	must(t, err2)
+	time.Sleep(50 * time.Millisecond)
+	expectKinds(t, rec, rec.Check(), checker.MutualExclusion, checker.SilentLoss)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,8 @@ import (
 //     until Release; if the server side closes meanwhile, the held bytes are
 //     dropped and the client's connection closed. On a replication link this is a replica lagging behind, whose
 //     missing writes die with its master.
+//   - Lag: every byte from the server reaches the client a fixed time after
+//     the proxy read it; bytes not yet delivered die with the server.
 //   - Cut: every connection is closed and new ones are closed at once
 //     (a partition that answers with EOF), until Heal.
 //
@@ -46,6 +49,7 @@ type Proxy struct {
 	closed bool
 	cut    bool
 	hold   bool
+	lag    time.Duration
 	conns  map[*proxyConn]struct{}
 	rules  []*rule
 	seen   [][]string // every request's name and first arguments, in arrival order
@@ -86,6 +90,12 @@ type rule struct {
 	left  int
 }
 
+// chunk is what one read from the server returned, and when.
+type chunk struct {
+	at time.Time
+	b  []byte
+}
+
 // proxyConn is one relayed connection.
 type proxyConn struct {
 	client, server net.Conn
@@ -93,7 +103,7 @@ type proxyConn struct {
 	cond           *sync.Cond // signalled on release, close and held-until changes
 	mute           bool       // drop every reply from now on
 	until          time.Time  // hold replies until then
-	queue          []byte     // read from the server, not yet sent to the client
+	queue          []chunk    // read from the server, not yet sent to the client
 	serverDone     bool       // the server side closed or failed
 	closed         bool
 }
@@ -180,6 +190,19 @@ func (p *Proxy) Hold() {
 func (p *Proxy) Release() {
 	p.mu.Lock()
 	p.hold = false
+	conns := p.connList()
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.wake()
+	}
+}
+
+// Lag delivers every byte from the server d after the proxy read it (0:
+// at once). On a replication link this is a replica lagging d behind its
+// master: if the master dies, what it sent in its last d never arrives.
+func (p *Proxy) Lag(d time.Duration) {
+	p.mu.Lock()
+	p.lag = d
 	conns := p.connList()
 	p.mu.Unlock()
 	for _, c := range conns {
@@ -319,7 +342,8 @@ func (p *Proxy) requests(c *proxyConn) {
 }
 
 // serverReads reads the server's bytes into the connection's queue as they
-// come, so that a server that dies is noticed at once (see clientWrites).
+// come, stamped with the time they were read, so that a server that dies is
+// noticed at once (see clientWrites).
 func (p *Proxy) serverReads(c *proxyConn) {
 	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
@@ -327,7 +351,7 @@ func (p *Proxy) serverReads(c *proxyConn) {
 		n, err := c.server.Read(buf)
 		c.mu.Lock()
 		if n > 0 && !c.mute {
-			c.queue = append(c.queue, buf[:n]...)
+			c.queue = append(c.queue, chunk{at: time.Now(), b: slices.Clone(buf[:n])})
 		}
 		if err != nil {
 			c.serverDone = true
@@ -340,26 +364,39 @@ func (p *Proxy) serverReads(c *proxyConn) {
 	}
 }
 
-// clientWrites sends the queued bytes to the client when neither Hold nor
-// a delay holds them back. When the server side has closed, it delivers
-// what is queued and closes, unless Hold is on: held bytes die with the
-// connection, as a lagging replica's missing writes die with its master.
+// clientWrites sends the queued bytes to the client once neither Hold, nor
+// a delay rule, nor Lag holds them back. When the server side has closed,
+// it delivers what is queued and closes, unless Hold or Lag is on: bytes
+// still held then die with the connection, as a lagging replica's missing
+// writes die with its master.
 func (p *Proxy) clientWrites(c *proxyConn) {
 	defer p.wg.Done()
 	defer p.forget(c)
 	for {
 		c.mu.Lock()
 		p.mu.Lock() // lock order: a connection's, then the proxy's
-		hold := p.hold
+		hold, lag := p.hold, p.lag
 		p.mu.Unlock()
-		if c.closed || (c.serverDone && (hold || len(c.queue) == 0)) {
+		if c.closed || (c.serverDone && (hold || lag > 0 || len(c.queue) == 0)) {
 			c.mu.Unlock()
 			return
 		}
-		wait := time.Until(c.until)
-		if hold || wait > 0 || len(c.queue) == 0 {
+		now := time.Now()
+		var out []byte
+		due := c.until
+		if !hold && !now.Before(c.until) {
+			i := 0
+			for ; i < len(c.queue) && !now.Before(c.queue[i].at.Add(lag)); i++ {
+				out = append(out, c.queue[i].b...)
+			}
+			c.queue = c.queue[i:]
+			if len(c.queue) > 0 {
+				due = c.queue[0].at.Add(lag)
+			}
+		}
+		if len(out) == 0 {
 			var t *time.Timer
-			if !hold && wait > 0 {
+			if wait := time.Until(due); !hold && len(c.queue) > 0 && wait > 0 {
 				t = time.AfterFunc(wait, c.wake)
 			}
 			c.cond.Wait()
@@ -369,8 +406,6 @@ func (p *Proxy) clientWrites(c *proxyConn) {
 			}
 			continue
 		}
-		out := c.queue
-		c.queue = nil
 		c.mu.Unlock()
 		if _, err := c.client.Write(out); err != nil {
 			return

@@ -217,8 +217,6 @@ func TestProxyHoldReplication(t *testing.T) {
 	if err := m.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	p.Release()
 	if err := r.Promote(); err != nil {
 		t.Fatal(err)
 	}
@@ -229,4 +227,33 @@ func TestProxyHoldReplication(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// TestProxyLagReplication: a replication link lagging 300ms delivers
+// writes 300ms late (WAIT waits for them); a write whose lag had not passed
+// when the master died never reaches the replica.
+func TestProxyLagReplication(t *testing.T) {
+	m := StartConfig(t, Config{})
+	p := NewProxy(t, m.Addr)
+	r := StartConfig(t, Config{ReplicaOf: p.Addr})
+	if err := r.WaitLinkUp(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.Lag(300 * time.Millisecond)
+	start := time.Now()
+	mustDoAll(t, m, []any{"OK", "1"}, []string{"SET", "a", "1"}, []string{"WAIT", "1", "5000"})
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Fatalf("a write lagging 300ms was acknowledged after %v", d)
+	}
+	mustDo(t, r, "1", "GET", "a")
+	mustDo(t, m, "OK", "SET", "b", "1")
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // past the lag: b would have arrived by now
+	if err := r.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, r, "1", "GET", "a")
+	mustDo(t, r, "", "GET", "b")
 }
