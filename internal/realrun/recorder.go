@@ -183,7 +183,8 @@ func (r *Recorder) Truth(t time.Duration, node, key string, st KeyState) bool {
 		rec.Gone = true
 		delete(r.truth, k)
 	case "hash":
-		rec.Fields = maps.Clone(st.Fields)
+		st.Fields = maps.Clone(st.Fields) // the caller's map may change
+		rec.Fields = st.Fields
 		r.truth[k] = st
 	default:
 		rec.Value = st.Value

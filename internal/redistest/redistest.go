@@ -18,6 +18,7 @@
 package redistest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -217,19 +218,31 @@ func Launch(cfg Config) (*Server, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
-	if cfg.Port == 0 {
-		p, err := freePort()
-		if err != nil {
-			return nil, err
+	pick := cfg.Port == 0
+	for attempt := 0; ; attempt++ {
+		if pick {
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			cfg.Port = p
 		}
-		cfg.Port = p
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), Port: cfg.Port, Dir: cfg.Dir,
+			cfg: cfg, replicaOf: cfg.ReplicaOf, state: Down}
+		s.mu.Lock()
+		err := s.startLocked()
+		s.mu.Unlock()
+		// Another process may take the free port before the server binds it
+		// (the machine is shared): pick another.
+		if err != nil && pick && attempt < 3 && errors.Is(err, errAddrInUse) {
+			continue
+		}
+		return s, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), Port: cfg.Port, Dir: cfg.Dir,
-		cfg: cfg, replicaOf: cfg.ReplicaOf, state: Down}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s, s.startLocked()
 }
+
+// errAddrInUse: the server could not bind its port.
+var errAddrInUse = errors.New("address already in use")
 
 // args are the server's command line for its current role.
 func (s *Server) args() []string {
@@ -254,6 +267,10 @@ func (s *Server) startLocked() error {
 		return err
 	}
 	defer log.Close()
+	var from int64 // this start's part of the log
+	if fi, err := log.Stat(); err == nil {
+		from = fi.Size()
+	}
 	cmd := exec.Command(s.cfg.Bin, s.args()...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr()
@@ -263,15 +280,24 @@ func (s *Server) startLocked() error {
 	s.cmd, s.state = cmd, Running
 	deadline := time.Now().Add(s.cfg.StartTimeout)
 	for {
-		if ping(s.Addr) == nil {
+		if ping(s.Addr, 200*time.Millisecond) == nil {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		if dead := exited(cmd.Process.Pid); dead || time.Now().After(deadline) {
 			s.killLocked()
 			out, _ := os.ReadFile(s.LogPath())
-			return fmt.Errorf("redistest: redis-server on %s did not answer PING within %v; its log:\n%s", s.Addr, s.cfg.StartTimeout, out)
+			out = out[min(from, int64(len(out))):]
+			why := fmt.Sprintf("did not answer PING within %v", s.cfg.StartTimeout)
+			if dead {
+				why = "exited at start"
+			}
+			err := fmt.Errorf("redistest: redis-server on %s %s; its log:\n%s", s.Addr, why, out)
+			if bytes.Contains(out, []byte("Address already in use")) {
+				err = fmt.Errorf("%w (%w)", err, errAddrInUse)
+			}
+			return err
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -466,8 +492,8 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func ping(addr string) error {
-	v, err := Do(addr, time.Second, "PING")
+func ping(addr string, timeout time.Duration) error {
+	v, err := Do(addr, timeout, "PING")
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func TestPauseKillRestart(t *testing.T) {
 			if err := s.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			if err := ping(s.Addr); err == nil {
+			if err := ping(s.Addr, time.Second); err == nil {
 				t.Fatal("a killed server answered")
 			}
 			if err := s.Restart(); err != nil {
@@ -193,7 +193,7 @@ func TestProxyCut(t *testing.T) {
 		t.Fatalf("PING through a cut proxy: %v, want an EOF or reset", err)
 	}
 	p.Heal()
-	if err := ping(p.Addr); err != nil {
+	if err := ping(p.Addr, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -256,4 +256,23 @@ func TestProxyLagReplication(t *testing.T) {
 	}
 	mustDo(t, r, "1", "GET", "a")
 	mustDo(t, r, "", "GET", "b")
+}
+
+// TestLaunchPortInUse: a server that cannot bind its port is reported at
+// once, with its log, not after the start timeout.
+func TestLaunchPortInUse(t *testing.T) {
+	bin := Binary(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	s, err := Launch(Config{Bin: bin, Dir: t.TempDir(), Port: l.Addr().(*net.TCPAddr).Port})
+	if s != nil {
+		defer s.Stop()
+	}
+	if err == nil || !errors.Is(err, errAddrInUse) || time.Since(start) > time.Second {
+		t.Fatalf("Launch on a taken port: %v after %v", err, time.Since(start))
+	}
 }
