@@ -114,6 +114,9 @@ func (a *timelineArt) Plot(c draw.Canvas, p *plot.Plot) {
 		for _, s := range r.Spans {
 			if s.Fault {
 				rect(s.From.Seconds(), s.To.Seconds(), y-0.42, y+0.42, faultFill)
+				if trX(s.To.Seconds())-trX(s.From.Seconds()) > vg.Points(30) {
+					c.FillText(small, vg.Point{X: trX(s.From.Seconds()) + 2, Y: trY(y - 0.38)}, s.Label)
+				}
 				continue
 			}
 			h := 0.3

@@ -123,6 +123,16 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 	// Faults: on the row of the node or client they act on when there is
 	// one, else on the faults row.
 	faultRow := Row{Name: "faults", Kind: Faults}
+	// clientRows are the belief rows of a client's holders ("c1", "c1/a").
+	clientRows := func(client string) []int {
+		var out []int
+		for i, r := range tl.Rows {
+			if r.Kind == Belief && client != "" && (r.Name == client || strings.HasPrefix(r.Name, client+"/")) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
 	var open []int // indexes into faultRow.Spans of partitions not healed
 	for _, r := range h {
 		if r.Kind != sim.KindFault {
@@ -135,9 +145,11 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 				d = 0
 			}
 			s := Span{From: r.At(), To: min(r.At()+d, end), Label: "pause " + r.Client, Fault: true}
-			if i, ok := rowOf[r.Client]; ok {
+			rows := clientRows(r.Client)
+			for _, i := range rows {
 				tl.Rows[i].Spans = append(tl.Rows[i].Spans, s)
-			} else {
+			}
+			if len(rows) == 0 {
 				faultRow.Spans = append(faultRow.Spans, s)
 			}
 			continue
@@ -158,8 +170,10 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 		m := Mark{At: r.At(), Label: faultLabel(r)}
 		if i, ok := nodeRow[r.Node]; ok && r.Client == "" {
 			tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
-		} else if i, ok := rowOf[r.Client]; ok && r.Node == "" {
-			tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
+		} else if rows := clientRows(r.Client); len(rows) > 0 && r.Node == "" {
+			for _, i := range rows {
+				tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
+			}
 		} else {
 			faultRow.Marks = addMark(faultRow.Marks, m)
 		}
@@ -279,20 +293,29 @@ func namedHolder(r sim.Record, tokens map[string]string) string {
 // Text writes the events of h around the first violation of v, a few lines
 // a reader follows to see why: the op records (call, return, outcome,
 // result), the faults and what the nodes' lock keys said, from lead before
-// the violation started until it ended, at most max lines (the first and
-// last halves are kept when there are more). It returns "" when v has no
-// violation.
+// the violation started (or the involved holders' holdings began) until it
+// ended, at most max lines (the first and
+// last halves are kept when there are more). Refused acquires (contenders
+// polling a held lock) are counted, not listed: they are most of a busy
+// history and change nothing. It returns "" when v has no violation.
 func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string {
 	if len(v.Violations) == 0 {
 		return ""
 	}
 	x := v.Violations[0]
 	from, to := max0(x.From-lead), x.To
+	// Start early enough to show how the holders involved came to hold.
+	for _, hd := range checker.Holdings(h, x.To) {
+		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
+			from = min(from, max0(hd.From-5*time.Millisecond))
+		}
+	}
 	keys := map[string]bool{}
 	for _, y := range v.Violations {
 		keys[y.Lock] = true
 	}
 	var lines []string
+	refused := 0
 	for _, r := range h {
 		t := r.At()
 		inWindow := t >= from && t <= to
@@ -309,6 +332,10 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 		}
 		switch r.Kind {
 		case sim.KindOp:
+			if (r.Op == "acquire" || r.Op == "acquire-read") && r.Outcome == sim.OutcomeFail {
+				refused++
+				continue
+			}
 			lines = append(lines, opLine(r))
 		case sim.KindFault:
 			target := strings.TrimSpace(r.Client + " " + r.Node)
@@ -333,6 +360,9 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(from), fmtT(to), x.Kind, x.Lock)
 	for _, l := range lines {
 		b.WriteString("  " + l + "\n")
+	}
+	if refused > 0 {
+		fmt.Fprintf(&b, "  (and %d refused acquires)\n", refused)
 	}
 	return b.String()
 }

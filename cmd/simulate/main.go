@@ -1,13 +1,19 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [run] [-seed N] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate [run] [-seed N] [-seeds N] [-json] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate list [-json] [FILE|DIR ...]
+//	simulate compare [-seeds N] [-out DIR] [-table]
 //	simulate demo [-seed N] [-history DIR]
 //
 // run replays scenario files (package scenarios) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
-// and the command that replays it. Exit status: 0 when every verdict is the
-// expected one, 1 when one is not, 2 for bad input (a bad scenario file is
-// named with its line and field).
+// a text timeline of the events around the first, and the command that
+// replays it. Exit status: 0 when every verdict is the expected one, 1 when
+// one is not, 2 for bad input (a bad scenario file is named with its line
+// and field).
+//
+// compare runs the comparison matrix (package compare) and writes the
+// report comparing RedissonLock and RedLock failure modes.
 //
 // demo runs the built-in demonstration: three clients contend
 // for a SET NX PX lock on a master with a replica, once with no faults and
@@ -32,6 +38,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -42,13 +49,14 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const usage = `usage:
   simulate [run] [-seed N] [-seeds N] [-json] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
   simulate list [-json] [FILE|DIR ...]                                    list scenarios and their algorithms
+  simulate compare [-seeds N] [-out DIR] [-table] [-quiet]                run the comparison matrix, write the report (default: reports/)
   simulate demo [-seed N] [-history DIR]                                  the built-in demonstration`
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		switch args[0] {
-		case "run", "demo", "list", "help":
+		case "run", "demo", "list", "compare", "help":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -57,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runScenarios(args, stdout, stderr)
 	case "list":
 		return listScenarios(args, stdout, stderr)
+	case "compare":
+		return compareCmd(args, stdout, stderr)
 	case "demo":
 		return demo(args, stdout, stderr)
 	}
@@ -136,7 +146,10 @@ type runResult struct {
 	Why        string   `json:"why,omitempty"`
 	Violated   int      `json:"violated_runs,omitempty"`
 	Rate       float64  `json:"violation_rate"`
+	RateLow    float64  `json:"rate_ci_low,omitempty"`
+	RateHigh   float64  `json:"rate_ci_high,omitempty"`
 	Violations []string `json:"violations,omitempty"`
+	Timeline   string   `json:"timeline,omitempty"`
 }
 
 // runScenarios replays scenario files and directories: once each at its
@@ -149,7 +162,8 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
 	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate")
 	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
-	out := fs.String("out", "", "write each run's history as JSON lines into this directory")
+	out := fs.String("out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
+	quiet := fs.Bool("quiet", false, "no progress on stderr during -seeds sweeps")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
@@ -170,7 +184,9 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 			if first == 0 {
 				first = s.Seed
 			}
-			results, err := sweep(s, first, *seeds)
+			pr := newProgress(stderr, s.Name, *quiet || *seeds < 1000)
+			results, err := sweep(s, first, *seeds, pr.update)
+			pr.finish()
 			if err != nil {
 				fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
 				return 2
@@ -182,11 +198,14 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 			rate := float64(violated) / float64(len(results))
+			lo, hi := report.Wilson(violated, len(results))
 			if *asJSON {
-				_ = enc.Encode(runResult{Name: s.Name, Seed: first, Seeds: len(results), Violated: violated, Rate: rate, Expected: true})
+				_ = enc.Encode(runResult{Name: s.Name, Seed: first, Seeds: len(results), Violated: violated, Rate: rate,
+					RateLow: lo, RateHigh: hi, Expected: true})
 				continue
 			}
-			fmt.Fprintf(stdout, "%-40s seeds %d-%d  violated in %d of %d (%.1f%%)\n", s.Name, first, first+uint64(len(results))-1, violated, len(results), 100*rate)
+			fmt.Fprintf(stdout, "%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)\n", s.Name, first,
+				first+uint64(len(results))-1, violated, len(results), 100*rate, 100*lo, 100*hi)
 			continue
 		}
 		r, err := s.Run(*seed)
@@ -197,6 +216,8 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		if !r.Match {
 			status = 1
 		}
+		recs := r.History.Records()
+		timeline := report.Text(recs, r.Verdict, 500*time.Millisecond, 24)
 		if *asJSON {
 			rr := runResult{Name: s.Name, Seed: r.Seed, Verdict: r.Verdict.Status.String(), Expected: r.Match, Why: r.Why}
 			for _, k := range r.Verdict.Kinds() {
@@ -208,6 +229,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 			if r.Verdict.Status == checker.Violated {
 				rr.Rate = 1
 			}
+			rr.Timeline = timeline
 			_ = enc.Encode(rr)
 		} else {
 			mark := "as expected"
@@ -218,12 +240,18 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 			for _, x := range r.Verdict.Violations {
 				fmt.Fprintf(stdout, "    %v\n", x)
 			}
+			if timeline != "" {
+				for _, line := range strings.SplitAfter(strings.TrimSuffix(timeline, "\n"), "\n") {
+					fmt.Fprintf(stdout, "    %s", line)
+				}
+				fmt.Fprintln(stdout)
+			}
 			if r.Verdict.Status == checker.Violated {
 				fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate run -seed %d -out out/ %s\n", r.Seed, s.File)
 			}
 		}
 		if *out != "" {
-			if err := writeHistory(filepath.Join(*out, sanitize(s.Name)+".jsonl"), r.History); err != nil {
+			if err := writeRun(*out, s, r); err != nil {
 				fmt.Fprintf(stderr, "simulate: %v\n", err)
 				return 2
 			}
@@ -232,13 +260,15 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// sweep runs s for n seeds from first on all cores. Each world is
-// independent and deterministic, so the results (indexed by seed) do not
-// depend on the scheduling.
-func sweep(s *scenarios.Scenario, first uint64, n int) ([]scenarios.Result, error) {
+// sweep runs s for n seeds from first on all cores, calling progress (if
+// not nil) after each run from this goroutine. Each world is independent
+// and deterministic, so the results (indexed by seed) do not depend on the
+// scheduling.
+func sweep(s *scenarios.Scenario, first uint64, n int, progress func(done, total int)) ([]scenarios.Result, error) {
 	results := make([]scenarios.Result, n)
 	errs := make([]error, n)
 	next := make(chan int)
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
@@ -248,14 +278,25 @@ func sweep(s *scenarios.Scenario, first uint64, n int) ([]scenarios.Result, erro
 				r, err := s.Run(first + uint64(i))
 				r.History = nil // only the verdicts are kept
 				results[i], errs[i] = r, err
+				done <- struct{}{}
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
-		next <- i
+	go func() {
+		for i := 0; i < n; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(done)
+	}()
+	count := 0
+	for range done {
+		count++
+		if progress != nil {
+			progress(count, n)
+		}
 	}
-	close(next)
-	wg.Wait()
 	return results, errors.Join(errs...)
 }
 

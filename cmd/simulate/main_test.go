@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +189,128 @@ func TestHelpExitsZero(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "simulate list") {
 		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// TestGolden: the CLI's output for a few scenarios, byte for byte, against
+// the files in testdata/golden (regenerate with go test -run Golden -update
+// after checking the difference is intended).
+func TestGolden(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"run-f0", []string{"run", "../../scenarios/f0-failover-lagging-replica.yaml"}, 0},
+		{"run-unlock-retry", []string{"run", "../../scenarios/unlock-retry-no-latch.yaml", "../../scenarios/unlock-retry-latch.yaml"}, 0},
+		{"run-k2-fencing", []string{"run", "../../scenarios/k2-fencing-pause.yaml"}, 0},
+		{"run-baselines-json", []string{"run", "-json", "../../scenarios/baseline-simple.yaml", "../../scenarios/baseline-redlock-spec.yaml"}, 0},
+		{"run-sweep", []string{"run", "-seeds", "20", "../../scenarios/f0-reentrant-failover.yaml", "../../scenarios/baseline-fenced.yaml"}, 0},
+		{"run-other-seed", []string{"run", "-seed", "7", "../../scenarios/unlock-retry-no-latch.yaml"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, errs)
+			}
+			path := filepath.Join("testdata", "golden", c.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if out != string(want) {
+				t.Errorf("output differs from %s (run with -update if intended):\n--- got\n%s\n--- want\n%s", path, out, want)
+			}
+		})
+	}
+}
+
+// TestRunOut: -out writes the history, the verdict, Porcupine's HTML and
+// the timeline plot (PNG and SVG), and nothing else (no temporaries).
+func TestRunOut(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "run", "-out", dir, "../../scenarios/k1-pause-longer-than-lease.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{"k1-pause-longer-than-lease.jsonl", "k1-pause-longer-than-lease.porcupine.html",
+		"k1-pause-longer-than-lease.timeline.png", "k1-pause-longer-than-lease.timeline.svg", "k1-pause-longer-than-lease.verdict.txt"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("wrote %v, want %v", names, want)
+	}
+	verdict, err := os.ReadFile(filepath.Join(dir, want[4]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"verdict: violated", "as expected", "linearizability", "timeline", "FAULT pause"} {
+		if !strings.Contains(string(verdict), w) {
+			t.Errorf("verdict file lacks %q:\n%s", w, verdict)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, want[1]))
+	if err != nil || !strings.Contains(string(html), "<html") {
+		t.Errorf("porcupine html: %v", err)
+	}
+	img, err := os.ReadFile(filepath.Join(dir, want[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(bytes.NewReader(img)); err != nil {
+		t.Errorf("timeline png: %v", err)
+	}
+}
+
+func TestCompareFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"compare", "-h"}, 0, "usage: simulate compare"},
+		{[]string{"compare", "-seeds", "0"}, 2, "need at least 1"},
+		{[]string{"compare", "extra"}, 2, "unexpected argument"},
+		{[]string{"compare", "-bogus"}, 2, "flag provided but not defined"},
+	} {
+		code, _, errs := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.err) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.err)
+		}
+	}
+}
+
+// TestProgressLines: off a terminal, progress is a plain line per tenth.
+func TestProgressLines(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, "sweep", false)
+	for i := 1; i <= 200; i++ {
+		p.update(i, 200)
+	}
+	p.finish()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 10 || lines[9] != "sweep: 200/200 runs (100%)" {
+		t.Fatalf("progress lines:\n%s", b.String())
+	}
+	if newProgress(&b, "x", true) != nil {
+		t.Fatal("quiet progress is not nil")
 	}
 }
