@@ -35,6 +35,22 @@ type Conn interface {
 	Subscribe(ctx context.Context, channel string) (Subscription, error)
 }
 
+// EvalWaiter is implemented by a Conn whose successive commands may go out
+// on different network connections (a pool, as go-redis has). WAIT counts
+// the replicas that acknowledged the writes of its own connection only, so
+// a synced acquire (Options.SyncReplicas) must send its script and its WAIT
+// on one connection: otherwise the WAIT can run on an idle connection whose
+// writes were acknowledged long ago and answer at once, although no
+// replica has the lock. A Conn with one connection per node (the
+// simulation's) need not implement it: Eval then Do is already right.
+type EvalWaiter interface {
+	// EvalWait runs script as Eval does and then WAIT replicas timeout on
+	// the same connection, returning the script's reply and the number of
+	// replicas WAIT counted. A script error is returned as Eval returns it
+	// (and WAIT's count is then meaningless).
+	EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (reply any, acked int64, err error)
+}
+
 // Subscription is a pub/sub subscription to one channel.
 type Subscription interface {
 	// Next waits up to timeout for the next message. ok is false when the

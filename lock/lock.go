@@ -276,7 +276,17 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	if l.fenced {
 		script = FencedAcquire
 	}
-	v, err := c.conn.Eval(ctx, script, keys, args...)
+	var v any
+	var acked int64 = -1 // -1: the WAIT is still to be sent (checkSynced)
+	if ew, ok := c.conn.(EvalWaiter); ok && c.opts.SyncReplicas > 0 {
+		v, acked, err = ew.EvalWait(ctx, script, keys, c.opts.SyncReplicas, c.opts.SyncTimeout, args...)
+		if err != nil && v != nil {
+			// The script ran but the WAIT failed: the acquire is not synced.
+			acked, err = 0, nil
+		}
+	} else {
+		v, err = c.conn.Eval(ctx, script, keys, args...)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -299,7 +309,7 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
 	if c.opts.SyncReplicas > 0 {
-		if err := l.checkSynced(ctx, owner, leaseMs); err != nil {
+		if err := l.checkSynced(ctx, owner, leaseMs, acked); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -312,12 +322,18 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	return -1, token, nil
 }
 
-// checkSynced waits for replicas to acknowledge the acquire, and releases
+// checkSynced waits for replicas to acknowledge the acquire (unless the
+// Conn already sent the WAIT with it and acked is its count), and releases
 // the hold it just took when none did.
-func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs int64) error {
+func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int64) error {
 	c := l.c
-	v, err := c.conn.Do(ctx, "WAIT", c.opts.SyncReplicas, ms(c.opts.SyncTimeout))
-	if n, ok := v.(int64); err == nil && ok && n > 0 {
+	var err error
+	if acked < 0 {
+		var v any
+		v, err = c.conn.Do(ctx, "WAIT", c.opts.SyncReplicas, ms(c.opts.SyncTimeout))
+		acked, _ = v.(int64)
+	}
+	if err == nil && acked > 0 {
 		return nil
 	}
 	// The latch key is unused ('0') but named in the lock's slot, so that the

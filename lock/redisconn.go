@@ -32,6 +32,53 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 	return normaliseRedis(v, err)
 }
 
+// EvalWait implements EvalWaiter: the script and the WAIT go out in one
+// pipeline, which go-redis sends on one connection (on a Cluster, on the
+// connection to the master of the first key's slot).
+func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
+	var pipe func(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) = r.c.Pipelined
+	if cc, ok := r.c.(*redis.ClusterClient); ok && len(keys) > 0 {
+		// A cluster pipeline routes a command without keys (WAIT) to any
+		// node: pipeline on the key's master itself.
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		pipe = node.Pipelined
+	}
+	run := func(bySHA bool) (*redis.Cmd, *redis.IntCmd, error) {
+		var ev *redis.Cmd
+		var wait *redis.IntCmd
+		_, err := pipe(ctx, func(p redis.Pipeliner) error {
+			if bySHA {
+				ev = p.EvalSha(ctx, s.SHA, keys, args...)
+			} else {
+				ev = p.Eval(ctx, s.Src, keys, args...)
+			}
+			wait = redis.NewIntCmd(ctx, "wait", replicas, timeout.Milliseconds())
+			return p.Process(ctx, wait)
+		})
+		return ev, wait, err
+	}
+	ev, wait, err := run(true)
+	if ev != nil && ev.Err() != nil && strings.HasPrefix(ev.Err().Error(), "NOSCRIPT") {
+		ev, wait, err = run(false)
+	}
+	if ev == nil || wait == nil {
+		return nil, 0, err
+	}
+	v, everr := normaliseRedis(ev.Result())
+	if everr != nil {
+		return nil, 0, everr
+	}
+	n, werr := wait.Result()
+	if werr != nil {
+		_, werr = normaliseRedis(nil, werr)
+		return v, 0, werr
+	}
+	return v, n, nil
+}
+
 // Do implements Conn.
 func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
 	return normaliseRedis(r.c.Do(ctx, args...).Result())
