@@ -620,6 +620,15 @@ func (n *Node) Crash() error {
 	default:
 		n.saved = nil
 	}
+	// What the crash destroys is gone from this instant, not from the
+	// restart: a holder that believes in a key the crash lost has lost its
+	// lock now, however long the node stays down. (A key the persistence
+	// kept stays in the truth: the node is down, but will say it again.)
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		if _, ok := n.saved[k]; !ok {
+			n.noteTruth(k, KeyState{})
+		}
+	}
 	n.up = false
 	for _, l := range n.links {
 		l.reset()
@@ -665,7 +674,8 @@ func (n *Node) Restart() error {
 	if err := n.boot(n.saved); err != nil {
 		return err
 	}
-	// Keys the crash lost show as gone in the truth.
+	// Keys the crash lost were marked gone at the crash; any key the truth
+	// still names that the node did not load is gone too.
 	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
 		if _, ok := n.saved[k]; !ok {
 			n.noteTruth(k, KeyState{})
