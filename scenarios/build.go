@@ -31,39 +31,76 @@ func (s *Scenario) Build(seed uint64) (*sim.World, error) {
 		}
 	}
 	// One fenced resource per world, shared by every client.
-	var res *traffic.Resource
-	if s.Algorithm.Kind == AlgFenced {
-		res = traffic.NewResource(s.Algorithm.ResourceName)
-	}
+	res := s.NewResource()
 	for _, cl := range s.Clients {
 		c, err := w.AddClient(cl.Config)
 		if err != nil {
 			return nil, s.errLine(cl.Line, "clients", err)
 		}
-		a := s.Algorithm
-		switch a.Kind {
-		case AlgSimple:
-			err = traffic.SimpleLock(c, a.Simple)
-		case AlgReentrant:
-			err = traffic.Reentrant(c, a.Reentrant)
-		case AlgFenced:
-			err = traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: a.Reentrant,
-				Resource: res, Writes: a.Writes, WriteLatency: a.WriteLatency})
-		case AlgRWLock:
-			err = traffic.ReadWrite(c, a.ReadWrite)
-		case AlgRedLockSpec:
-			err = traffic.SpecRedLock(c, a.Spec)
-		case AlgRedLockRedisson:
-			err = traffic.RedissonRedLock(c, a.Redisson)
-		default:
-			err = fmt.Errorf("unknown algorithm kind %q", a.Kind)
-		}
-		if err != nil {
+		if err := s.StartWorkload(c, res); err != nil {
 			w.Close()
-			return nil, s.errLine(a.Line, "algorithm", err)
+			return nil, err
 		}
 	}
 	return w, nil
+}
+
+// NewResource returns the fenced resource the clients of one run share (a
+// fenced algorithm's), or nil.
+func (s *Scenario) NewResource() *traffic.Resource {
+	if s.Algorithm.Kind == AlgFenced {
+		return traffic.NewResource(s.Algorithm.ResourceName)
+	}
+	return nil
+}
+
+// StartWorkload starts the algorithm's workload on c, writing to res (from
+// NewResource, shared by the run's clients). Build calls it for every
+// simulated client; a backend on real servers calls it with its own
+// traffic.Client.
+func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
+	var err error
+	a := s.Algorithm
+	switch a.Kind {
+	case AlgSimple:
+		err = traffic.SimpleLock(c, a.Simple)
+	case AlgReentrant:
+		err = traffic.Reentrant(c, a.Reentrant)
+	case AlgFenced:
+		err = traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: a.Reentrant,
+			Resource: res, Writes: a.Writes, WriteLatency: a.WriteLatency})
+	case AlgRWLock:
+		err = traffic.ReadWrite(c, a.ReadWrite)
+	case AlgRedLockSpec:
+		err = traffic.SpecRedLock(c, a.Spec)
+	case AlgRedLockRedisson:
+		err = traffic.RedissonRedLock(c, a.Redisson)
+	default:
+		err = fmt.Errorf("unknown algorithm kind %q", a.Kind)
+	}
+	if err != nil {
+		return s.errLine(a.Line, "algorithm", err)
+	}
+	return nil
+}
+
+// LockKey is the Redis key of the algorithm's lock (the key its truth
+// records are about).
+func (s *Scenario) LockKey() string {
+	a := s.Algorithm
+	switch a.Kind {
+	case AlgSimple:
+		return a.Simple.Key
+	case AlgReentrant, AlgFenced:
+		return a.Reentrant.Lock
+	case AlgRWLock:
+		return a.ReadWrite.Lock
+	case AlgRedLockSpec:
+		return a.Spec.Key
+	case AlgRedLockRedisson:
+		return a.Redisson.Lock
+	}
+	return ""
 }
 
 // Schedule returns the faults to apply to w, a world Build returned: the

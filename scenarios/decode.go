@@ -46,6 +46,19 @@ func (e *Error) Error() string {
 type decoder struct {
 	file string
 	err  *Error
+	// scale multiplies every duration read (and every default duration the
+	// reader supplies); 0 means 1. See LoadScaled.
+	scale float64
+}
+
+// scaled is d multiplied by the decoder's scale, rounded to the
+// microsecond (so that a millisecond-whole duration stays whole at scales
+// such as 0.2).
+func (d *decoder) scaled(v time.Duration) time.Duration {
+	if d.scale == 0 || d.scale == 1 || v == 0 {
+		return v
+	}
+	return time.Duration(math.Round(float64(v)*d.scale/float64(time.Microsecond))) * time.Microsecond
 }
 
 func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
@@ -205,7 +218,7 @@ func (o *obj) required(k string) bool {
 func (o *obj) dur(k string, def time.Duration) time.Duration {
 	n, f, ok := o.scalar(k)
 	if !ok {
-		return def
+		return o.d.scaled(def)
 	}
 	return o.d.duration(n, f)
 }
@@ -224,7 +237,7 @@ func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
 		d.failf(n, f, "duration %v above %v", v, sim.MaxDuration)
 		return 0
 	}
-	return v
+	return d.scaled(v)
 }
 
 // signedDur allows a negative duration (clock jumps backward).
@@ -241,7 +254,10 @@ func (o *obj) signedDur(k string) time.Duration {
 	if v > sim.MaxDuration || v < -sim.MaxDuration {
 		o.d.failf(n, f, "duration %v beyond ±%v", v, sim.MaxDuration)
 	}
-	return v
+	if v < 0 {
+		return -o.d.scaled(-v)
+	}
+	return o.d.scaled(v)
 }
 
 func (o *obj) int(k string, def, lo, hi int64) int64 {

@@ -48,9 +48,14 @@ type Scenario struct {
 	Algorithm Algorithm
 	// Faults are the scripted faults, in file order.
 	Faults []Fault
-	// Rates, when HasRates, draws random faults from the seed.
-	Rates    faults.Rates
-	HasRates bool
+	// Rates, when HasRates, draws random faults from the seed; RatesLine
+	// is the line of the rates mapping.
+	Rates     faults.Rates
+	HasRates  bool
+	RatesLine int
+	// Scale is the factor every duration was multiplied by (1 unless
+	// loaded with LoadScaled or ParseScaled).
+	Scale float64
 	// Expect is the verdict the run must give.
 	Expect Expect
 }
@@ -149,9 +154,42 @@ func LoadDir(dir string) ([]*Scenario, error) {
 	return out, nil
 }
 
+// LoadScaled reads and validates one scenario file with every duration in
+// it multiplied by scale (> 0): the run's duration, the fault times and
+// durations, the algorithm's leases, holds and think times, the clients'
+// timeouts, distributions, and the defaults the loader fills in for fields
+// the file leaves out. Durations the lock library defaults itself (the
+// watchdog's 30 s, the latch's 30 s, the WAIT's 1 s) are not scaled unless
+// the file sets them. Validation (a TTL of at least 1ms, ...) applies to
+// the scaled values; an error then says the durations were scaled. It is
+// for replaying a scenario in real time (internal/realrun).
+func LoadScaled(path string, scale float64) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScaled(path, data, scale)
+}
+
+// ParseScaled is Parse with every duration multiplied by scale (see
+// LoadScaled).
+func ParseScaled(file string, data []byte, scale float64) (*Scenario, error) {
+	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("scale %v: want a positive number", scale)}
+	}
+	s, err := parse(file, data, scale)
+	var e *Error
+	if err != nil && scale != 1 && errors.As(err, &e) {
+		e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
+	}
+	return s, err
+}
+
 // Parse reads a scenario from data; file names it in errors.
-func Parse(file string, data []byte) (s *Scenario, err error) {
-	d := &decoder{file: file}
+func Parse(file string, data []byte) (s *Scenario, err error) { return parse(file, data, 1) }
+
+func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
+	d := &decoder{file: file, scale: scale}
 	defer func() {
 		// The loader must never panic on bad input; a panic here is a bug,
 		// reported as an error about the file.
@@ -166,7 +204,7 @@ func Parse(file string, data []byte) (s *Scenario, err error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty scenario file"}
 	}
-	s = &Scenario{File: file}
+	s = &Scenario{File: file, Scale: scale}
 	d.scenario(s, root.Content[0])
 	if d.err != nil {
 		return nil, d.err
@@ -702,6 +740,9 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", sim.Dist{}),
 	}
 	s.HasRates = true
+	if rn := resolve(n); rn != nil {
+		s.RatesLine = rn.Line
+	}
 }
 
 var kinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,

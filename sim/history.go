@@ -110,6 +110,20 @@ func (h *History) WriteJSONL(w io.Writer) error {
 type OpHandle struct {
 	w   *World
 	idx int
+	ext *externalOp // set by ExternalOp: a history kept outside the simulation
+}
+
+// externalOp is an OpHandle's record kept by another recorder.
+type externalOp struct {
+	setDetail func(string)
+	end       func(outcome, result string)
+}
+
+// ExternalOp returns an OpHandle whose SetDetail and End call setDetail and
+// end: for backends that keep their history outside a World (package
+// traffic's workloads on real servers record through it).
+func ExternalOp(setDetail func(detail string), end func(outcome, result string)) OpHandle {
+	return OpHandle{ext: &externalOp{setDetail: setDetail, end: end}}
 }
 
 // BeginOp records the call of a client-visible operation on lock by client c
@@ -121,11 +135,21 @@ func (c *Client) BeginOp(lock, op string, args ...string) OpHandle {
 }
 
 // SetDetail sets the operation's Detail (for example "lease=10s").
-func (h OpHandle) SetDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
+func (h OpHandle) SetDetail(detail string) {
+	if h.ext != nil {
+		h.ext.setDetail(detail)
+		return
+	}
+	h.w.hist.recs[h.idx].Detail = detail
+}
 
 // End records the return of the operation with its outcome and result.
 // OutcomeUnknown leaves the return open.
 func (h OpHandle) End(outcome, result string) {
+	if h.ext != nil {
+		h.ext.end(outcome, result)
+		return
+	}
 	r := &h.w.hist.recs[h.idx]
 	r.Outcome = outcome
 	r.Result = result

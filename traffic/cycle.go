@@ -159,7 +159,7 @@ func leaseDetail(lease time.Duration) string {
 // holds during one holding, and its own estimate of how long that stays
 // valid. It records "expire" when the estimate runs out before the release.
 type belief struct {
-	c     *sim.Client
+	c     Client
 	rt    lock.Runtime
 	lock  string
 	owner string // "" for locks without owners
@@ -175,7 +175,7 @@ type leaseTimer struct {
 	fired bool
 }
 
-func newBelief(c *sim.Client, rt lock.Runtime, lockName, owner string) *belief {
+func newBelief(c Client, rt lock.Runtime, lockName, owner string) *belief {
 	return &belief{c: c, rt: rt, lock: lockName, owner: owner}
 }
 
@@ -260,7 +260,7 @@ type heldLock interface {
 // (writing to a fenced resource if configured), release as many times as
 // acquires succeeded, think.
 type ownerLoop struct {
-	c         *sim.Client
+	c         Client
 	rt        lock.Runtime
 	lockName  string
 	l         heldLock

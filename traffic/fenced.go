@@ -2,9 +2,8 @@ package traffic
 
 import (
 	"fmt"
+	"sync"
 	"time"
-
-	"github.com/locksim/locksim/sim"
 )
 
 // Resource is a fenced resource in the simulated world (a storage service
@@ -13,10 +12,12 @@ import (
 // and rejects a lower one as stale.
 //
 // Create one per resource name and world, and give the same *Resource to
-// every client's workload. It starts no processes and has no lock: every
-// call happens inside a simulated process, one at a time.
+// every client's workload. It starts no processes. In the simulation every
+// call happens inside a simulated process, one at a time; a mutex makes it
+// safe for the real-server backend too, whose clients run concurrently.
 type Resource struct {
 	name               string
+	mu                 sync.Mutex
 	highest            int64
 	accepted, rejected int
 }
@@ -29,6 +30,8 @@ func (r *Resource) Name() string { return r.name }
 
 // Write applies a write carrying token and reports whether it was accepted.
 func (r *Resource) Write(token int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if token < r.highest {
 		r.rejected++
 		return false
@@ -39,13 +42,25 @@ func (r *Resource) Write(token int64) bool {
 }
 
 // Highest is the highest token accepted so far (0 before the first write).
-func (r *Resource) Highest() int64 { return r.highest }
+func (r *Resource) Highest() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.highest
+}
 
 // Accepted and Rejected count the writes taken and refused so far.
-func (r *Resource) Accepted() int { return r.accepted }
+func (r *Resource) Accepted() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.accepted
+}
 
 // Rejected counts the writes refused as stale so far.
-func (r *Resource) Rejected() int { return r.rejected }
+func (r *Resource) Rejected() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rejected
+}
 
 // FencedWritesConfig is a workload of one client on a FencedLock that
 // writes to a fenced resource while it holds the lock.
@@ -68,7 +83,7 @@ type FencedWritesConfig struct {
 // (Lock the resource's name, Args [owner], Result the token, Outcome ok when
 // accepted, fail when rejected as stale). The writer does not check its own
 // validity before writing: the resource's check is what protects it.
-func FencedWrites(c *sim.Client, cfg FencedWritesConfig) error {
+func FencedWrites(c Client, cfg FencedWritesConfig) error {
 	const kind = "fenced-writes"
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
-	"github.com/locksim/locksim/sim"
 )
 
 // RedissonConfig is a workload of one client on Redisson's RedLock (or
@@ -38,7 +37,7 @@ type RedissonConfig struct {
 
 // RedissonRedLock starts a process on c that loops as Reentrant does, on a
 // Redisson RedLock over Groups; op records are those of Reentrant.
-func RedissonRedLock(c *sim.Client, cfg RedissonConfig) error {
+func RedissonRedLock(c Client, cfg RedissonConfig) error {
 	const kind = "redisson-redlock"
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // ReentrantConfig is a workload of one client on a reentrant lock
@@ -51,7 +50,7 @@ type ReentrantConfig struct {
 // release it as many times as it acquired, think. It records "acquire"
 // (Args [owner], Result the fencing token for a FencedLock), "release",
 // and "expire" op records as package checker describes them.
-func Reentrant(c *sim.Client, cfg ReentrantConfig) error {
+func Reentrant(c Client, cfg ReentrantConfig) error {
 	lp, lc, err := newOwnerLoop(c, "reentrant", cfg)
 	if err != nil {
 		return err
@@ -63,7 +62,7 @@ func Reentrant(c *sim.Client, cfg ReentrantConfig) error {
 
 // newOwnerLoop validates cfg and builds the loop and its lock.Client (whose
 // OnLost reports to the loop), without a lock and without starting it.
-func newOwnerLoop(c *sim.Client, kind string, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
+func newOwnerLoop(c Client, kind string, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
 	if c == nil {
 		return nil, nil, fmt.Errorf("traffic: %s: nil client", kind)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // ReadWriteConfig is a workload of one client on a read-write lock
@@ -35,7 +34,7 @@ type ReadWriteConfig struct {
 // TryLockFor(Wait, Lease), hold, release as many times, think. Reads are
 // recorded as "acquire-read" and "release-read", writes as "acquire" and
 // "release"; "expire" as in Reentrant.
-func ReadWrite(c *sim.Client, cfg ReadWriteConfig) error {
+func ReadWrite(c Client, cfg ReadWriteConfig) error {
 	const kind = "read-write"
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)

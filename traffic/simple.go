@@ -33,7 +33,7 @@ type SimpleConfig struct {
 
 // SimpleLock starts a process on c that loops forever: try the lock, hold it
 // for Hold, release it, think for Think.
-func SimpleLock(c *sim.Client, cfg SimpleConfig) error {
+func SimpleLock(c Client, cfg SimpleConfig) error {
 	if cfg.Hold < 0 || cfg.Think < 0 {
 		return fmt.Errorf("traffic: client %s: negative hold or think time", c.Name())
 	}

@@ -33,7 +33,7 @@ type SpecConfig struct {
 // Hold, release, think. It records "acquire" (no owner; Result the lease's
 // token), "release", and "expire" when the lease's validity by the client's
 // own clock (Lease.ValidUntil) runs out before the release.
-func SpecRedLock(c *sim.Client, cfg SpecConfig) error {
+func SpecRedLock(c Client, cfg SpecConfig) error {
 	const kind = "spec-redlock"
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
@@ -90,7 +90,7 @@ func SpecRedLock(c *sim.Client, cfg SpecConfig) error {
 }
 
 // groupConns returns c's Conns to groups: at least one, no repeats.
-func groupConns(c *sim.Client, kind string, groups []string) ([]lock.Conn, error) {
+func groupConns(c Client, kind string, groups []string) ([]lock.Conn, error) {
 	if len(groups) == 0 {
 		return nil, fmt.Errorf("traffic: %s on client %s: no groups", kind, c.Name())
 	}
