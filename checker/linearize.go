@@ -48,6 +48,21 @@ func (k LockKind) String() string {
 	return "LockKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// LinOption adjusts the model Linearizable checks against.
+type LinOption int
+
+const (
+	// AcquireMayFail makes a refused acquire legal at any moment, even when
+	// the lock was free: for algorithms whose try can fail without anyone
+	// holding the lock. The spec's RedLock refuses when contenders split
+	// the nodes between them, Redisson's when a member is slow, a synced
+	// acquire when no replica acknowledged in time. Without it such a
+	// refusal reads as a linearizability violation, which it is of the
+	// strict model but not of the lock's promise (only a successful acquire
+	// promises anything).
+	AcquireMayFail LinOption = iota + 1
+)
+
 // Linearizable checks that the lock operations of h (op records "acquire",
 // "release" and, for LockReadWrite, "acquire-read" and "release-read"; other
 // op records such as "expire" and "write" are not lock operations and are
@@ -73,9 +88,9 @@ func (k LockKind) String() string {
 // How the models treat time and uncertainty, and why every choice errs
 // towards "legal" when the history cannot tell, is described in the models'
 // rules below.
-func Linearizable(h []sim.Record, kind LockKind, timeout time.Duration) Verdict {
+func Linearizable(h []sim.Record, kind LockKind, timeout time.Duration, opts ...LinOption) Verdict {
 	var v Verdict
-	lh, err := buildLin(h, kind)
+	lh, err := buildLin(h, kind, opts)
 	if err != nil {
 		v.Undecided("linearizability: " + err.Error())
 		return v
@@ -115,8 +130,8 @@ func Linearizable(h []sim.Record, kind LockKind, timeout time.Duration) Verdict 
 // Porcupine orders the partial linearizations it shows by length only, so
 // two renderings of one illegal history may list equally long ones in a
 // different order; the verdict does not depend on it.
-func WriteVisualization(path string, h []sim.Record, kind LockKind, timeout time.Duration) error {
-	lh, err := buildLin(h, kind)
+func WriteVisualization(path string, h []sim.Record, kind LockKind, timeout time.Duration, opts ...LinOption) error {
+	lh, err := buildLin(h, kind, opts)
 	if err != nil {
 		return fmt.Errorf("checker: WriteVisualization: %w", err)
 	}
@@ -242,6 +257,8 @@ type linOp struct {
 	relLease int64
 	rec      int    // index of the op record in the history
 	result   string // the record's Result, for descriptions
+	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
+	mayFail bool
 }
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -256,7 +273,8 @@ type linHistory struct {
 }
 
 // buildLin extracts kind's lock operations from h.
-func buildLin(h []sim.Record, kind LockKind) (*linHistory, error) {
+func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
+	mayFail := slices.Contains(opts, AcquireMayFail)
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
@@ -314,7 +332,8 @@ func buildLin(h []sim.Record, kind LockKind) (*linHistory, error) {
 			holderIdx[holder] = hi
 			lh.holders = append(lh.holders, holder)
 		}
-		o := linOp{kind: k, lock: lockIdx[r.Lock], holder: hi, call: r.T, ret: farReturn, rec: i, result: r.Result}
+		o := linOp{kind: k, lock: lockIdx[r.Lock], holder: hi, call: r.T, ret: farReturn, rec: i, result: r.Result,
+			mayFail: mayFail && (k == linAcquire || k == linAcquireRead)}
 		switch {
 		case r.Outcome == sim.OutcomeOK && r.End != nil:
 			o.out, o.ret = outOK, *r.End
@@ -816,7 +835,7 @@ func (s simpleState) step(o *linOp) []lockState {
 	switch {
 	case o.kind == linAcquire && o.out == outOK:
 		return s.take(o, o.ret)
-	case o.kind == linAcquire && s.holder >= 0: // refused
+	case o.kind == linAcquire && (s.holder >= 0 || o.mayFail): // refused
 		return []lockState{s}
 	case o.kind == linRelease && o.out == outOK && mine:
 		return []lockState{simpleState{holder: -1, at: s.at}}
@@ -941,7 +960,7 @@ func (s reentState) step(o *linOp) []lockState {
 	case o.kind == linAcquire && o.out == outOK:
 		return s.acquire(o, o.ret, false)
 	case o.kind == linAcquire: // refused
-		if s.holder >= 0 && !mine {
+		if (s.holder >= 0 && !mine) || o.mayFail {
 			out = append(out, s)
 		}
 	case o.out == outOK:
@@ -1188,7 +1207,7 @@ func (s rwState) step(o *linOp) []lockState {
 	case acquire && o.out == outOK:
 		return s.acquire(o, o.ret, false)
 	case acquire:
-		if s.refused(o) {
+		if s.refused(o) || o.mayFail {
 			return []lockState{s}
 		}
 	case o.out == outOK:

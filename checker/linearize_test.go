@@ -534,3 +534,29 @@ func TestLinearizableSimulatedSimpleLock(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearizableAcquireMayFail: a refusal while the lock is free (a
+// RedLock split vote) breaks the strict model and is legal with
+// AcquireMayFail, for every model; a double grant stays illegal with it.
+func TestLinearizableAcquireMayFail(t *testing.T) {
+	for _, kind := range []checker.LockKind{checker.LockSimple, checker.LockReentrant, checker.LockReadWrite} {
+		holder := "c1"
+		if kind != checker.LockSimple {
+			holder = "c1/a"
+		}
+		spurious := (&linHist{}).
+			acq(holder, 0, 1*lnMs, lnFail, lnL10). // nobody holds it
+			acq(holder, 1*lnS, 1*lnS+lnMs, lnOK, lnL10).
+			rel(holder, 2*lnS, 2*lnS+lnMs, lnOK, "").recs
+		linWantStatus(t, checker.Linearizable(spurious, kind, 0), checker.Violated)
+		linWantStatus(t, checker.Linearizable(spurious, kind, 0, checker.AcquireMayFail), checker.OK)
+		other := "c2"
+		if kind != checker.LockSimple {
+			other = "c2/a"
+		}
+		double := (&linHist{}).
+			acq(holder, 0, 1*lnMs, lnOK, lnL10).
+			acq(other, 1*lnS, 1*lnS+lnMs, lnOK, lnL10).recs
+		linWantStatus(t, checker.Linearizable(double, kind, 0, checker.AcquireMayFail), checker.Violated)
+	}
+}
