@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet race bench soak
+.PHONY: demo test lint vet race bench soak bench-peers
 
 # demo runs the built-in demonstration on the embedded miniredis nodes.
 demo:
@@ -31,6 +31,14 @@ race:
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ && \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 6 ./lock/ ./redlock/ ; } | tee bench.txt
+
+# bench-peers compares the locks with redsync, redislock and raw EVALSHA of
+# the same scripts on real redis-servers (needs redis-server on the PATH),
+# 6 runs of each, and prints the ratios to the ceiling. bench/ is a module of
+# its own, so make test never runs it; see bench/README.md.
+bench-peers:
+	cd bench && $(GO) test -run '^$$' -bench . -count 6 -timeout 60m | tee bench.txt
+	cd bench && $(GO) run ./cmd/ratios bench.txt
 
 # soak runs the long determinism sweep (not needed by CI).
 soak:
