@@ -84,11 +84,12 @@ func TestSimpleLockFailoverLosesExclusion(t *testing.T) {
 		if o.From < 5*time.Second {
 			t.Fatalf("seed %d: overlap %v starts before the failover", seed, o)
 		}
-		// Ground truth: at the failover m1 named the first holder; afterwards
-		// r1 names the second while the first's holding is open.
-		owner := map[string]string{} // node -> value, replayed up to o.From
+		// Ground truth: until the failover m1 named the first holder (the
+		// crash then lost it); afterwards r1 names the second while the
+		// first's holding is open.
+		owner := map[string]string{} // node -> last value named, up to o.From
 		for _, r := range recs {
-			if r.Kind == sim.KindTruth && r.Key == "lk" && r.At() <= o.From {
+			if r.Kind == sim.KindTruth && r.Key == "lk" && r.At() <= o.From && !r.Gone {
 				owner[r.Node] = r.Value
 			}
 		}
