@@ -64,7 +64,10 @@ type Subscription interface {
 // tasks and identifiers. Durations are measured by this runtime's own clock,
 // which in the simulation may drift and jump relative to world time.
 type Runtime interface {
-	// Now is the local wall clock (it may jump in the simulation).
+	// Now is the local clock, with the semantics of Go's monotonic reading:
+	// the difference of two readings is the local time elapsed (a drifting
+	// clock's rate included), never a wall-clock jump. Lock code uses it only
+	// for elapsed times and deadlines.
 	Now() time.Time
 	// Sleep blocks for d of local monotonic time, or until ctx is done.
 	Sleep(ctx context.Context, d time.Duration) error

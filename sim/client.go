@@ -168,8 +168,10 @@ func (c *Client) Pause(d time.Duration) error {
 	return nil
 }
 
-// JumpClock moves the client's wall clock (Runtime.Now) by d. Sleeps and
-// timers follow the monotonic clock and are not affected.
+// JumpClock moves the client's wall clock by d. Lock code does not see it:
+// Runtime.Now, sleeps and timers follow the monotonic clock, as Go's do
+// (a Java client measuring with System.currentTimeMillis would). The
+// fault is recorded, so a scenario shows that the jump changed nothing.
 func (c *Client) JumpClock(d time.Duration) {
 	c.w.recordFault("clock-jump", "", c.name, d.String())
 	c.clock.Jump(d)
@@ -502,7 +504,11 @@ func (s *simSub) Close() error {
 // clientRuntime is the simulation's lock.Runtime for one client.
 type clientRuntime struct{ c *Client }
 
-func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Local(r.c.w.now)) }
+// Now reads the client's monotonic clock (its drift included, its jumps
+// not): lock code in Go measures elapsed time with time.Now().Sub, which
+// uses the monotonic reading, so a wall-clock jump never reaches it in
+// production and must not here.
+func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Mono(r.c.w.now)) }
 
 func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
