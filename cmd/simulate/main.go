@@ -1,6 +1,7 @@
 // Command simulate runs locksim's simulations.
 //
 //	simulate [run] [-seed N] [-seeds N] [-json] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
 //	simulate list [-json] [FILE|DIR ...]
 //	simulate compare [-seeds N] [-out DIR] [-table]
 //	simulate demo [-seed N] [-history DIR]
@@ -11,6 +12,11 @@
 // replays it. Exit status: 0 when every verdict is the expected one, 1 when
 // one is not, 2 for bad input (a bad scenario file is named with its line
 // and field).
+//
+// run -backend redis replays the files on real redis-server processes in
+// real time (package internal/realrun), every duration multiplied by
+// -scale, and prints the same verdict lines; a file using a feature the
+// real backend cannot reproduce (pauses, clock faults, ...) is bad input.
 //
 // compare runs the comparison matrix (package compare) and writes the
 // report comparing RedissonLock and RedLock failure modes.
@@ -48,6 +54,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 const usage = `usage:
   simulate [run] [-seed N] [-seeds N] [-json] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
+  simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...   replay scenarios on real redis-server processes
   simulate list [-json] [FILE|DIR ...]                                    list scenarios and their algorithms
   simulate compare [-seeds N] [-out DIR] [-table] [-quiet]                run the comparison matrix, write the report (default: reports/)
   simulate demo [-seed N] [-history DIR]                                  the built-in demonstration`
@@ -164,8 +171,22 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
 	out := fs.String("out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr during -seeds sweeps")
+	backend := fs.String("backend", "sim", "sim (the simulation) or redis (real redis-server processes, in real time)")
+	scale := fs.Float64("scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
+	}
+	switch *backend {
+	case "sim":
+		if *scale != 1 {
+			fmt.Fprintf(stderr, "simulate: -scale is for -backend redis (the simulation runs in virtual time)\n")
+			return 2
+		}
+	case "redis":
+		return runReal(realArgs{paths: fs.Args(), seed: *seed, seeds: *seeds, scale: *scale, asJSON: *asJSON, out: *out}, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "simulate: unknown -backend %q (want sim or redis)\n", *backend)
+		return 2
 	}
 	if *seeds < 0 {
 		fmt.Fprintf(stderr, "simulate: -seeds %d is negative\n", *seeds)

@@ -82,8 +82,14 @@ func (c *Cluster) Watch(keys ...string) {
 }
 
 // Snapshot reads every watched key on every running node and records the
-// changes as truth, each stamped with the time its read was sent (the state
-// read held at some instant between that and the reply). Paused and killed
+// changes as truth, each stamped with the time its reply arrived (the state
+// read held at some instant between the read's sending and that). The
+// reply's time is the one that never invents a loss: a key a holder's own
+// release deletes while the read is in flight, or a key the next holder
+// writes then, was read after the release's call, and a truth stamped
+// before that call would show the holder believing in a lock the master
+// no longer had. An operation's effect still shows before its return (Do
+// snapshots before it stamps the return). Paused and killed
 // nodes are skipped: they keep their last recorded state, as in the
 // simulation, until a restart shows what they lost. The error joins the
 // nodes that did not answer.
@@ -103,13 +109,12 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			t := c.Rec.Since()
 			st, err := ReadKey(n.Server.Addr, k, timeout)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err))
 				continue
 			}
-			c.Rec.Truth(t, n.Name, k, st)
+			c.Rec.Truth(c.Rec.Since(), n.Name, k, st)
 		}
 	}
 	return errors.Join(errs...)

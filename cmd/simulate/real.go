@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/report"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// realArgs are run's flags for -backend redis.
+type realArgs struct {
+	paths  []string
+	seed   uint64
+	seeds  int
+	scale  float64
+	asJSON bool
+	out    string
+}
+
+// loadScaled loads the files and directories named by paths (default:
+// scenarios/) with every duration multiplied by scale.
+func loadScaled(paths []string, scale float64) ([]*scenarios.Scenario, error) {
+	if len(paths) == 0 {
+		paths = []string{"scenarios"}
+	}
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		ms, err := filepath.Glob(filepath.Join(p, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ms...) // Glob sorts
+	}
+	var all []*scenarios.Scenario
+	for _, f := range files {
+		s, err := scenarios.LoadScaled(f, scale)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, s)
+	}
+	return all, nil
+}
+
+// runReal is `run -backend redis`: every file is checked for features the
+// real backend cannot reproduce before any runs; then each runs on its own
+// servers, one after another.
+func runReal(a realArgs, stdout, stderr io.Writer) int {
+	if a.seeds != 0 {
+		fmt.Fprintln(stderr, "simulate: -seeds is for the simulation (a real run is not a function of its seed)")
+		return 2
+	}
+	all, err := loadScaled(a.paths, a.scale)
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return 2
+	}
+	bad := 0
+	for _, s := range all {
+		if err := realrun.Check(s); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			bad++
+		}
+	}
+	if bad > 0 {
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	status := 0
+	for _, s := range all {
+		if a.seed != 0 {
+			s.Seed = a.seed
+		}
+		r, err := realrun.Run(s, realrun.Options{})
+		if errors.Is(err, realrun.ErrNoServer) {
+			fmt.Fprintf(stderr, "simulate: -backend redis: %v (install redis-server, e.g. apt-get install redis-server)\n", err)
+			return 2
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
+			return 2
+		}
+		if !r.Match {
+			status = 1
+		}
+		timeline := report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)
+		if a.asJSON {
+			rr := runResult{Name: s.Name, Verdict: r.Verdict.Status.String(), Expected: r.Match, Why: r.Why, Timeline: timeline}
+			for _, k := range r.Verdict.Kinds() {
+				rr.Kinds = append(rr.Kinds, string(k))
+			}
+			for _, x := range r.Verdict.Violations {
+				rr.Violations = append(rr.Violations, x.String())
+			}
+			if r.Verdict.Status == checker.Violated {
+				rr.Rate = 1
+			}
+			_ = enc.Encode(rr)
+		} else {
+			mark := "as expected"
+			if !r.Match {
+				mark = "NOT AS EXPECTED: " + r.Why
+			}
+			fmt.Fprintf(stdout, "%-40s redis x%-4g %-45s (%s)\n", s.Name, a.scale, verdictLine(r.Verdict), mark)
+			for _, x := range r.Verdict.Violations {
+				fmt.Fprintf(stdout, "    %v\n", x)
+			}
+			if timeline != "" {
+				for _, line := range strings.SplitAfter(strings.TrimSuffix(timeline, "\n"), "\n") {
+					fmt.Fprintf(stdout, "    %s", line)
+				}
+				fmt.Fprintln(stdout)
+			}
+		}
+		if a.out != "" {
+			if err := writeRecords(filepath.Join(a.out, sanitize(s.Name)+".redis.jsonl"), r.Records); err != nil {
+				fmt.Fprintf(stderr, "simulate: %v\n", err)
+				return 2
+			}
+		}
+	}
+	return status
+}
+
+// writeRecords writes a real run's history as JSON lines (the format of
+// sim.History.WriteJSONL), through a temporary file and a rename.
+func writeRecords(path string, recs []sim.Record) (err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".history-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
+}

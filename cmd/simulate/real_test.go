@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/internal/redistest"
+)
+
+// TestRealBackendBadInput: an unknown backend, -scale without the real
+// backend, -seeds with it, and a scenario the real backend cannot
+// reproduce are bad input (exit 2), the last named by file, line and field;
+// no server is started for them.
+func TestRealBackendBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-backend", "nosuch", "../../scenarios/baseline-simple.yaml"}, `unknown -backend "nosuch"`},
+		{[]string{"run", "-scale", "0.5", "../../scenarios/baseline-simple.yaml"}, "-scale is for -backend redis"},
+		{[]string{"run", "-backend", "redis", "-seeds", "3", "../../scenarios/baseline-simple.yaml"}, "-seeds is for the simulation"},
+		{[]string{"run", "-backend", "redis", "-scale", "0", "../../scenarios/baseline-simple.yaml"}, "scale 0: want a positive number"},
+		{[]string{"run", "-backend", "redis", "../../scenarios/baseline-simple.yaml", "../../scenarios/k1-pause-longer-than-lease.yaml"},
+			"k1-pause-longer-than-lease.yaml:22: faults[0].kind: pause"},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
+		}
+	}
+}
+
+// TestRealBackendRun: a baseline replayed on real servers, five times
+// shorter, gives its verdict line (exit 0) and leaves nothing running.
+func TestRealBackendRun(t *testing.T) {
+	redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", "../../scenarios/baseline-simple.yaml")
+	if code != 0 || !strings.HasPrefix(out, "baseline-simple ") || !strings.Contains(out, "redis x0.2") || !strings.Contains(out, "(as expected)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}

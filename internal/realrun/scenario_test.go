@@ -1,0 +1,122 @@
+package realrun
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestScenarioReplay replays canonical scenarios (scenarios/*.yaml) on real
+// servers with every duration scaled down, and asserts the verdict the file
+// expects, as the simulation gives it (scenarios/README.md, "On real
+// servers", says which scenarios and why).
+//
+// A scenario expecting ok runs once and must be ok. A failover's violation
+// depends on where the failover falls in a holding, which real time decides
+// (in the simulation, the seed): about one run in seven the holder is
+// between holdings, or about to release, so that no second holder
+// overlaps it; those get up to four attempts, and the test fails only if
+// none shows the violation.
+func TestScenarioReplay(t *testing.T) {
+	bin := redistest.Binary(t)
+	for _, tc := range []struct {
+		file     string
+		scale    float64
+		attempts int
+	}{
+		{"baseline-simple.yaml", 0.2, 1},
+		{"baseline-fenced.yaml", 0.2, 1},
+		{"baseline-redlock-spec.yaml", 0.2, 1},
+		{"plain-del-after-expiry.yaml", 0.2, 1},
+		{"r0-redlock-restart-no-persistence.yaml", 0.2, 1},
+		{"r0-redlock-delayed-restart.yaml", 0.2, 1},
+		{"f0-synced-acquire-wait.yaml", 0.2, 1},
+		{"f0-failover-lagging-replica.yaml", 0.2, 4},
+	} {
+		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			s, err := scenarios.LoadScaled("../../scenarios/"+tc.file, tc.scale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; ; i++ {
+				start := time.Now()
+				r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
+				if r.Match {
+					return
+				}
+				if i >= tc.attempts {
+					var b strings.Builder
+					for _, rec := range r.Records {
+						b.WriteString(recordLine(rec))
+					}
+					t.Fatalf("%s: %s\nhistory:\n%s", s.Name, r.Why, b.String())
+				}
+			}
+		})
+	}
+}
+
+// TestScenarioUnsupported: features the real backend cannot reproduce are
+// named with the file, the line and the field.
+func TestScenarioUnsupported(t *testing.T) {
+	for file, want := range map[string]string{
+		"k1-pause-longer-than-lease.yaml":        "k1-pause-longer-than-lease.yaml:22: faults[0].kind: pause",
+		"k3-redlock-clock-jump.yaml":             "k3-redlock-clock-jump.yaml:27: faults[2].kind: clock-jump",
+		"k4-pause-replies-in-flight.yaml":        "k4-pause-replies-in-flight.yaml:19: clients.latency",
+		"goredis-retry-acquire.yaml":             "goredis-retry-acquire.yaml:28: faults[0].kind: delay",
+		"baseline-simple.yaml":                   "",
+		"unlock-retry-no-latch.yaml":             "",
+		"r0-redlock-restart-no-persistence.yaml": "",
+	} {
+		s, err := scenarios.Load("../../scenarios/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Check(s)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+			}
+			continue
+		}
+		var e *scenarios.Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not supported by -backend redis") {
+			t.Errorf("%s: error %v, want it to contain %q", file, err, want)
+		}
+	}
+	data := []byte("duration: 1s\ntopology: {nodes: [{name: n1}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nrates: {crash: 1}\nexpect: ok\n")
+	s, err := scenarios.Parse("x.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(s); err == nil || !strings.HasPrefix(err.Error(), "x.yaml:5: rates:") {
+		t.Fatalf("rates: %v", err)
+	}
+}
+
+func TestScenarioNoServer(t *testing.T) {
+	s, err := scenarios.Load("../../scenarios/baseline-simple.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := Run(s, Options{}); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("error %v, want ErrNoServer", err)
+	}
+}
+
+// recordLine renders a record as a JSON line for failure messages.
+func recordLine(r sim.Record) string {
+	b, _ := json.Marshal(r)
+	return string(b) + "\n"
+}
