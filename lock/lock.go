@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -151,17 +152,42 @@ type Lock struct {
 func (l *Lock) Name() string { return l.name }
 
 // Channel is the pub/sub channel on which releases are announced.
-func (l *Lock) Channel() string { return "redisson_lock__channel:{" + l.name + "}" }
+func (l *Lock) Channel() string { return "redisson_lock__channel:" + tagged(l.name) }
 
 func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
 
-func (l *Lock) tokenKey() string { return "{" + l.name + "}:token" }
+func (l *Lock) tokenKey() string { return tagged(l.name) + ":token" }
 
 func (l *Lock) latchKey(kind, req string) string {
-	return "redisson_" + kind + "_latch:{" + l.name + "}:" + req
+	return "redisson_" + kind + "_latch:" + tagged(l.name) + ":" + req
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// tagged is name as a hash tag for the keys a lock derives from its name
+// (channel, latches, token), so that on Redis Cluster they live in the lock
+// key's slot. A name without a hash tag is wrapped in braces: Redis hashes
+// "{orders}" as it hashes "orders". A name that already has one
+// ("{orders}", "user:{42}:lock") is used as it is, since wrapping it would
+// hash by the wrong substring; its derived keys then hash by its own tag,
+// as the lock key does. (Redisson does the same.)
+func tagged(name string) string {
+	if hasHashTag(name) {
+		return name
+	}
+	return "{" + name + "}"
+}
+
+// hasHashTag reports whether Redis Cluster hashes key by a tag: a "{"
+// followed, later, by a "}" with at least one byte between.
+func hasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return false
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	return end > 0
+}
 
 // Lock blocks until owner holds the lock, with the watchdog keeping it.
 func (l *Lock) Lock(ctx context.Context, owner string) error {

@@ -96,7 +96,7 @@ func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 func (rw *ReadWriteLock) Name() string { return rw.name }
 
 // Channel is the pub/sub channel on which both halves announce releases.
-func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:{" + rw.name + "}" }
+func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:" + tagged(rw.name) }
 
 // ReadLock is the read half.
 func (rw *ReadWriteLock) ReadLock() *RWHalf { return &rw.read }
@@ -106,7 +106,7 @@ func (rw *ReadWriteLock) WriteLock() *RWHalf { return &rw.write }
 
 // keyPrefix is the prefix of the lock's timeout keys; the hash tag keeps
 // them in the lock's cluster slot.
-func (rw *ReadWriteLock) keyPrefix() string { return "{" + rw.name + "}" }
+func (rw *ReadWriteLock) keyPrefix() string { return tagged(rw.name) }
 
 func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
 

@@ -127,65 +127,69 @@ func TestCluster(t *testing.T) {
 }
 
 // TestClusterKeysShareSlot backs the README's hash-tag rule: for a lock
-// name without braces, every script of every lock kind (whose keys are the
-// name, its channel, latch keys, the token key and the read-write timeout
-// keys) runs on a Redis Cluster without a CROSSSLOT error.
+// name without braces, and for one that is or holds a hash tag, every
+// script of every lock kind (whose keys are the name, its channel, latch
+// keys, the token key and the read-write timeout keys) runs on a Redis
+// Cluster without a CROSSSLOT error; so does a synced acquire's pipelined
+// WAIT.
 func TestClusterKeysShareSlot(t *testing.T) {
 	addr := startCluster(t)
 	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
 	defer rc.Close()
 	ctx := context.Background()
-	for i, opts := range []lock.Options{{}, {IdempotentAcquire: true}, {DisableUnlockLatch: true}} {
-		c, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := "orders:" + strconv.Itoa(i)
-		check := func(what string, err error) {
-			t.Helper()
+	for j, base := range []string{"orders", "{orders}", "user:{42}:lock"} {
+		for i, opts := range []lock.Options{{}, {IdempotentAcquire: true}, {DisableUnlockLatch: true}} {
+			c, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
 			if err != nil {
-				t.Fatalf("%s on %q with %+v: %v", what, name, opts, err)
+				t.Fatal(err)
 			}
-		}
-		l := c.Lock(name)
-		check("Lock", l.Lock(ctx, "a"))
-		check("re-Lock", l.Lock(ctx, "a"))
-		check("Unlock", l.Unlock(ctx, "a"))
-		check("Unlock", l.Unlock(ctx, "a"))
-		check("LockWithLease", l.LockWithLease(ctx, "a", time.Minute))
-		_, err = l.ForceUnlock(ctx)
-		check("ForceUnlock", err)
+			name := base + ":" + strconv.Itoa(3*j+i)
+			check := func(what string, err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s on %q with %+v: %v", what, name, opts, err)
+				}
+			}
+			l := c.Lock(name)
+			check("Lock", l.Lock(ctx, "a"))
+			check("re-Lock", l.Lock(ctx, "a"))
+			check("Unlock", l.Unlock(ctx, "a"))
+			check("Unlock", l.Unlock(ctx, "a"))
+			check("LockWithLease", l.LockWithLease(ctx, "a", time.Minute))
+			_, err = l.ForceUnlock(ctx)
+			check("ForceUnlock", err)
 
-		f := c.FencedLock(name + ":fenced")
-		_, err = f.Lock(ctx, "a")
-		check("FencedLock.Lock", err)
-		check("FencedLock.Unlock", f.Unlock(ctx, "a"))
+			f := c.FencedLock(name + ":fenced")
+			_, err = f.Lock(ctx, "a")
+			check("FencedLock.Lock", err)
+			check("FencedLock.Unlock", f.Unlock(ctx, "a"))
 
-		rw := c.ReadWriteLock(name + ":rw")
-		check("WriteLock", rw.WriteLock().Lock(ctx, "a"))
-		check("ReadLock by the writer", rw.ReadLock().Lock(ctx, "a"))
-		check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "a"))
-		check("WriteLock.Unlock", rw.WriteLock().Unlock(ctx, "a"))
-		check("ReadLock", rw.ReadLock().Lock(ctx, "a"))
-		check("ReadLock", rw.ReadLock().Lock(ctx, "b"))
-		check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "a"))
-		check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "b"))
-		check("ReadLock", rw.ReadLock().Lock(ctx, "a"))
-		_, err = rw.ForceUnlock(ctx)
-		check("ReadWriteLock.ForceUnlock", err)
+			rw := c.ReadWriteLock(name + ":rw")
+			check("WriteLock", rw.WriteLock().Lock(ctx, "a"))
+			check("ReadLock by the writer", rw.ReadLock().Lock(ctx, "a"))
+			check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "a"))
+			check("WriteLock.Unlock", rw.WriteLock().Unlock(ctx, "a"))
+			check("ReadLock", rw.ReadLock().Lock(ctx, "a"))
+			check("ReadLock", rw.ReadLock().Lock(ctx, "b"))
+			check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "a"))
+			check("ReadLock.Unlock", rw.ReadLock().Unlock(ctx, "b"))
+			check("ReadLock", rw.ReadLock().Lock(ctx, "a"))
+			_, err = rw.ForceUnlock(ctx)
+			check("ReadWriteLock.ForceUnlock", err)
 
-		// SyncReplicas: no replica acknowledges on this node, so the
-		// acquire is given back by the unlock script (with its unused latch
-		// key in the lock's slot), and only ErrNotSynced may come out.
-		sc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{SyncReplicas: 1, SyncTimeout: 10 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.Lock(name+":synced").TryLock(ctx, "a"); !errors.Is(err, lock.ErrNotSynced) {
-			t.Fatalf("synced TryLock on %q: %v, want ErrNotSynced", name, err)
-		}
-		if n := rc.Exists(ctx, name+":synced").Val(); n != 0 {
-			t.Fatalf("the unsynced acquire of %q was not given back", name)
+			// SyncReplicas: no replica acknowledges on this node, so the
+			// acquire is given back by the unlock script (with its unused latch
+			// key in the lock's slot), and only ErrNotSynced may come out.
+			sc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{SyncReplicas: 1, SyncTimeout: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.Lock(name+":synced").TryLock(ctx, "a"); !errors.Is(err, lock.ErrNotSynced) {
+				t.Fatalf("synced TryLock on %q: %v, want ErrNotSynced", name, err)
+			}
+			if n := rc.Exists(ctx, name+":synced").Val(); n != 0 {
+				t.Fatalf("the unsynced acquire of %q was not given back", name)
+			}
 		}
 	}
 }
