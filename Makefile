@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet race bench soak bench-peers
+.PHONY: demo test lint vet race bench soak bench-peers report
 
 # demo runs the built-in demonstration on the embedded miniredis nodes.
 demo:
@@ -39,6 +39,13 @@ bench:
 bench-peers:
 	cd bench && $(GO) test -run '^$$' -bench . -count 6 -timeout 60m | tee bench.txt
 	cd bench && $(GO) run ./cmd/ratios bench.txt
+
+# report regenerates the reference comparison report in reports/ (README.md,
+# the cells' scenario files, the plots): every algorithm under every failure
+# mode, 100 seeds per cell. Same seeds, same numbers. Takes about a quarter
+# of an hour on 2 cores; CI does not run it.
+report:
+	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
 # soak runs the long determinism sweep (not needed by CI).
 soak:
