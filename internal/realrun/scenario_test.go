@@ -37,7 +37,11 @@ func TestScenarioReplay(t *testing.T) {
 		{"r0-redlock-restart-no-persistence.yaml", 0.2, 1},
 		{"r0-redlock-delayed-restart.yaml", 0.2, 1},
 		{"f0-synced-acquire-wait.yaml", 0.2, 1},
+		{"baseline-reentrant.yaml", 0.2, 1},
 		{"f0-failover-lagging-replica.yaml", 0.2, 4},
+		// The failover at 100ms must come after the first acquire, which
+		// takes a few milliseconds of dialling: at 0.5, 50ms.
+		{"f0-reentrant-failover.yaml", 0.5, 3},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
 			s, err := scenarios.LoadScaled("../../scenarios/"+tc.file, tc.scale)
