@@ -511,8 +511,8 @@ func (r *run) failover(group, to string) {
 			}
 		}
 	}
-	if to == "" {
-		r.fail(fmt.Errorf("failover %s: no running replica to promote", group))
+	if !slices.Contains(reps, to) {
+		r.fail(fmt.Errorf("failover %s: no running replica %q to promote", group, to))
 		return
 	}
 	if r.servers[old].State() != redistest.Down {
@@ -774,7 +774,10 @@ func (c *client) Go(_ string, f func()) { c.r.spawn(c, f, nil) }
 // Conn returns a connection to group through a go-redis client whose
 // dialer reaches the group's current master through this client's proxy.
 func (c *client) Conn(group string) (lock.Conn, error) {
-	if _, ok := c.r.current[group]; !ok {
+	c.r.mu.Lock()
+	_, ok := c.r.current[group]
+	c.r.mu.Unlock()
+	if !ok {
 		return nil, fmt.Errorf("realrun: unknown group %q", group)
 	}
 	c.mu.Lock()
