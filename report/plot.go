@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -175,27 +176,47 @@ func (r ratePoints) YError(i int) (float64, float64) {
 }
 
 // RatePlot draws each series' violation rate against the fault intensity
-// (xLabel), with 95% Wilson confidence intervals as error bars. Series are
-// offset by a hair along x so that equal rates stay visible.
+// (xLabel), with 95% Wilson confidence intervals as error bars. Intensities
+// spanning a decade or more get a logarithmic axis. Series are offset by a
+// hair along x so that equal rates stay visible, and the y axis leaves room
+// above 1 for the legend.
 func RatePlot(title, xLabel string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = "violated runs (fraction, 95% CI)"
-	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Min, p.Y.Max = 0, 1.6
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}})
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
-	var span float64
+	lo, hi := math.Inf(1), 0.0
 	for _, s := range series {
 		for _, pt := range s.Points {
-			span = math.Max(span, pt.X)
+			lo, hi = math.Min(lo, pt.X), math.Max(hi, pt.X)
 		}
+	}
+	logX := lo > 0 && hi/lo >= 10
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		var ticks []plot.Tick
+		for _, s := range series[:1] {
+			for _, pt := range s.Points {
+				ticks = append(ticks, plot.Tick{Value: pt.X, Label: strconv.FormatFloat(pt.X, 'g', -1, 64)})
+			}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = lo/1.3, hi*1.3
 	}
 	for i, s := range series {
 		pts := make(ratePoints, len(s.Points))
+		shift := float64(i - len(series)/2)
 		for j, pt := range s.Points {
-			pt.X += span * 0.006 * float64(i-len(series)/2)
+			if logX {
+				pt.X *= 1 + 0.02*shift
+			} else {
+				pt.X += (hi - lo) * 0.006 * shift
+			}
 			pts[j] = pt
 		}
 		line, err := plotter.NewLine(pts)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
@@ -232,5 +233,27 @@ func TestRatePlotAndHeatmap(t *testing.T) {
 	}
 	if _, err := report.Heatmap("x", "a", "b", report.Grid{}); err == nil {
 		t.Error("an empty grid plotted")
+	}
+}
+
+// TestRatePlotLogAxis: intensities over decades get a log axis (the plot
+// renders; a linear one would crowd them at 0).
+func TestRatePlotLogAxis(t *testing.T) {
+	p, err := report.RatePlot("lag", "replication lag (s)", []report.Series{
+		{Name: "a", Points: []report.Point{{X: 0.001, Runs: 10}, {X: 0.1, Violated: 3, Runs: 10}, {X: 5, Violated: 9, Runs: 10}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Scale.(plot.LogScale); !ok {
+		t.Fatalf("x scale %T, want plot.LogScale", p.X.Scale)
+	}
+	path := filepath.Join(t.TempDir(), "lag.png")
+	if err := report.Save(p, 6*vg.Inch, 4*vg.Inch, path); err != nil {
+		t.Fatal(err)
+	}
+	wantImage(t, path, 6*96, 4*96, 0.02)
+	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
+		_ = report.Save(p, 8*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, "lag.png"))
 	}
 }
