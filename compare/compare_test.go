@@ -5,7 +5,9 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +189,34 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 func TestBadOptions(t *testing.T) {
 	if _, err := compare.Run(compare.Options{Seeds: 0}); err == nil {
 		t.Fatal("0 seeds accepted")
+	}
+}
+
+// TestReferenceReportReplays keeps the committed report honest: every
+// replay command in reports/README.md names a scenario file that exists
+// and, run at that seed, violates the property the report says it does.
+func TestReferenceReportReplays(t *testing.T) {
+	data, err := os.ReadFile("../reports/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("<summary>[^:]+: seed (\\d+), ([a-z-]+)</summary>[\\s\\S]*?go run ./cmd/simulate run -seed (\\d+) (reports/scenarios/[^ \\n`]+\\.yaml)")
+	ms := re.FindAllStringSubmatch(string(data), -1)
+	if len(ms) < 10 {
+		t.Fatalf("found %d counterexamples in the report, want at least 10", len(ms))
+	}
+	for _, m := range ms {
+		seed, _ := strconv.ParseUint(m[3], 10, 64)
+		s, err := scenarios.Load(filepath.Join("..", m[4]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Run(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict.Status != checker.Violated || string(r.Verdict.Violations[0].Kind) != m[2] || m[1] != m[3] {
+			t.Errorf("%s seed %s: %v; the report says %s", m[4], m[3], r.Verdict.Kinds(), m[2])
+		}
 	}
 }
