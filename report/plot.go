@@ -64,6 +64,9 @@ func TimelinePlot(tl Timeline) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = tl.Title
 	p.X.Label.Text = "virtual time (s)"
+	if tl.XLabel != "" {
+		p.X.Label.Text = tl.XLabel
+	}
 	hc := holderColors{}
 	for _, r := range tl.Rows {
 		if r.Kind == Belief {

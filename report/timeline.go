@@ -60,8 +60,10 @@ type Row struct {
 // which two holders believed they held one lock at once (Overlaps).
 type Timeline struct {
 	Title string
-	End   time.Duration
-	Rows  []Row
+	// XLabel names the time axis (default "virtual time (s)").
+	XLabel string
+	End    time.Duration
+	Rows   []Row
 	// Overlaps are the mutual-exclusion violations' intervals: shaded red.
 	Overlaps []Span
 	// Violations are the verdict's violations, for the caption.

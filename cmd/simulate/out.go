@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // linTimeout bounds each Porcupine search of `run -out`.
@@ -42,35 +43,58 @@ func linOptions(s *scenarios.Scenario) []checker.LinOption {
 	return nil
 }
 
-// writeRun writes one run's files into dir, each through a temporary file
-// and a rename: NAME.jsonl (the history), NAME.verdict.txt (the verdict,
-// the expectation, the linearizability check and the timeline text),
-// NAME.porcupine.html (Porcupine's visualization) and NAME.timeline.png
-// and .svg (the timeline plot).
+// runFiles is what writeFiles needs of a run, simulated or real.
+type runFiles struct {
+	s *scenarios.Scenario
+	// base is the path prefix of the files (dir/NAME, or dir/NAME.redis).
+	base    string
+	title   string
+	xLabel  string // the plot's time axis; "" for virtual time
+	seed    uint64
+	recs    []sim.Record
+	end     time.Duration
+	verdict checker.Verdict
+	match   bool
+	why     string
+	faults  []string
+	// history writes the history as JSON lines to a path.
+	history func(path string) error
+}
+
+// writeRun writes one simulated run's files into dir, each through a
+// temporary file and a rename: NAME.jsonl (the history), NAME.verdict.txt
+// (the verdict, the expectation, the linearizability check and the
+// timeline text), NAME.porcupine.html (Porcupine's visualization) and
+// NAME.timeline.png and .svg (the timeline plot).
 func writeRun(dir string, s *scenarios.Scenario, r scenarios.Result) error {
-	base := filepath.Join(dir, sanitize(s.Name))
-	if err := writeHistory(base+".jsonl", r.History); err != nil {
+	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
+		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults,
+		history: func(path string) error { return writeHistory(path, r.History) }})
+}
+
+func writeFiles(r runFiles) error {
+	s, base, recs := r.s, r.base, r.recs
+	if err := r.history(base + ".jsonl"); err != nil {
 		return err
 	}
-	recs := r.History.Records()
 	kind := lockKind(s.Algorithm.Kind)
 	lin := checker.Linearizable(recs, kind, linTimeout, linOptions(s)...)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "scenario: %s (%s)\nseed: %d\nexpect: %s\nverdict: %s", s.Name, s.File, r.Seed, s.Expect, r.Verdict)
-	if r.Match {
+	fmt.Fprintf(&b, "scenario: %s (%s)\nseed: %d\nexpect: %s\nverdict: %s", s.Name, s.File, r.seed, s.Expect, r.verdict)
+	if r.match {
 		b.WriteString("as expected\n")
 	} else {
-		fmt.Fprintf(&b, "NOT AS EXPECTED: %s\n", r.Why)
+		fmt.Fprintf(&b, "NOT AS EXPECTED: %s\n", r.why)
 	}
 	model := kind.String() + " model"
 	if len(linOptions(s)) > 0 {
 		model += ", acquires may fail spuriously"
 	}
 	fmt.Fprintf(&b, "\nlinearizability (%s; not part of the verdict): %s", model, lin)
-	if len(r.Faults) > 0 {
-		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.Faults, "; "))
+	if len(r.faults) > 0 {
+		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.faults, "; "))
 	}
-	if t := report.Text(recs, r.Verdict, time.Second, 200); t != "" {
+	if t := report.Text(recs, r.verdict, time.Second, 200); t != "" {
 		b.WriteString("\n" + t)
 	}
 	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
@@ -79,6 +103,7 @@ func writeRun(dir string, s *scenarios.Scenario, r scenarios.Result) error {
 	if err := checker.WriteVisualization(base+".porcupine.html", recs, kind, linTimeout, linOptions(s)...); err != nil {
 		return err
 	}
-	tl := report.NewTimeline(fmt.Sprintf("%s, seed %d", s.Name, r.Seed), recs, r.End, r.Verdict)
+	tl := report.NewTimeline(r.title, recs, r.end, r.verdict)
+	tl.XLabel = r.xLabel
 	return report.Save(report.TimelinePlot(tl), 8*vg.Inch, 4.5*vg.Inch, base+".timeline.png", base+".timeline.svg")
 }

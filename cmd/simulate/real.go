@@ -131,7 +131,11 @@ func runReal(a realArgs, stdout, stderr io.Writer) int {
 			}
 		}
 		if a.out != "" {
-			if err := writeRecords(filepath.Join(a.out, sanitize(s.Name)+".redis.jsonl"), r.Records); err != nil {
+			recs := r.Records
+			if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
+				title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: recs, end: r.End,
+				verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults,
+				history: func(path string) error { return writeRecords(path, recs) }}); err != nil {
 				fmt.Fprintf(stderr, "simulate: %v\n", err)
 				return 2
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,8 +39,15 @@ func TestRealBackendBadInput(t *testing.T) {
 func TestRealBackendRun(t *testing.T) {
 	redistest.Binary(t)
 	defer goleak.VerifyNone(t)
-	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", "../../scenarios/baseline-simple.yaml")
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", "-out", dir, "../../scenarios/baseline-simple.yaml")
 	if code != 0 || !strings.HasPrefix(out, "baseline-simple ") || !strings.Contains(out, "redis x0.2") || !strings.Contains(out, "(as expected)") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	// -out writes the same files as for a simulated run, named NAME.redis.*.
+	for _, f := range []string{"jsonl", "verdict.txt", "porcupine.html", "timeline.png", "timeline.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, "baseline-simple.redis."+f)); err != nil || st.Size() == 0 {
+			t.Errorf("-out: %s: %v", f, err)
+		}
 	}
 }
