@@ -80,8 +80,46 @@ func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, repl
 }
 
 // Do implements Conn.
+//
+// A SET ... NX goes through go-redis's typed boolean command, which reads
+// a refusal (a nil reply) as false. Through the generic command a refusal
+// is the error redis.Nil, which go-redis's error path makes several times
+// dearer, and a refusal is the commonest reply a contended lock gets.
 func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
+	if isSetNX(args) {
+		cmd := redis.NewBoolCmd(ctx, args...)
+		if err := r.c.Process(ctx, cmd); err != nil {
+			return normaliseRedis(nil, err)
+		}
+		if cmd.Val() {
+			return "OK", nil
+		}
+		return nil, nil
+	}
 	return normaliseRedis(r.c.Do(ctx, args...).Result())
+}
+
+// isSetNX reports whether args are a SET with NX and without GET (whose
+// reply is the old value, not OK or nil).
+func isSetNX(args []any) bool {
+	if len(args) < 4 {
+		return false
+	}
+	if c, ok := args[0].(string); !ok || !strings.EqualFold(c, "set") {
+		return false
+	}
+	nx := false
+	for _, a := range args[3:] {
+		if s, ok := a.(string); ok {
+			switch {
+			case strings.EqualFold(s, "nx"):
+				nx = true
+			case strings.EqualFold(s, "get"):
+				return false
+			}
+		}
+	}
+	return nx
 }
 
 // Subscribe implements Conn. It waits for the subscription's confirmation so
