@@ -67,7 +67,7 @@ func (r *Results) writeInto(dir, command string) error {
 	w("(a TTL, or the watchdog's timeout). The single-instance locks run on a master with one replica; ")
 	w("RedLock on independent masters (each with its own replica in the failover modes). ")
 	w("A run is *violated* when any checker fires (mutual exclusion, silent loss, stale write, token regression, ")
-	w("reentrancy, unlock idempotency); the rate is per 1,000 runs with a 95%% Wilson interval.\n\n")
+	w("reentrancy, unlock idempotency, linearizability against the lock's model); the rate is per 1,000 runs with a 95%% Wilson interval.\n\n")
 
 	w("## Violated runs per 1,000\n\n")
 	w("| failure mode |")

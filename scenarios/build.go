@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,8 +130,9 @@ type Result struct {
 	// stopped at.
 	History *sim.History
 	End     time.Duration
-	// Verdict is checker.Check's, plus liveness when the expectation sets a
-	// bound.
+	// Verdict is Scenario.Check's: checker.Check's oracles, linearizability
+	// against the algorithm's model, and liveness when the expectation sets
+	// a bound.
 	Verdict checker.Verdict
 	// Match reports whether the verdict is the expected one; Why says how
 	// it differs when it is not.
@@ -138,6 +140,56 @@ type Result struct {
 	Why   string
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
+}
+
+// LinTimeout bounds each Porcupine search of Check.
+const LinTimeout = 5 * time.Second
+
+// Check is the scenario's verdict on a history that ran until end:
+// checker.Check's oracles (belief, ground truth, reentrancy, unlock
+// idempotency, fencing), linearizability against the algorithm's model
+// (LockKind, LinOptions), and liveness when the expectation sets a bound,
+// violations in time order.
+func (s *Scenario) Check(recs []sim.Record, end time.Duration) checker.Verdict {
+	v := checker.Check(recs, end)
+	lin := checker.Linearizable(recs, s.Algorithm.LockKind(), LinTimeout, s.Algorithm.LinOptions()...)
+	v.Add(lin.Violations...)
+	if lin.Status == checker.Unknown {
+		for _, n := range lin.Notes {
+			v.Undecided(n)
+		}
+	}
+	if b := s.Expect.Liveness; b > 0 {
+		v.Add(checker.LivenessViolations(recs, end, b)...)
+	}
+	slices.SortStableFunc(v.Violations, func(a, b checker.Violation) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
+	})
+	return v
+}
+
+// LockKind is the Porcupine model of the algorithm's operations.
+func (a Algorithm) LockKind() checker.LockKind {
+	switch a.Kind {
+	case AlgSimple, AlgRedLockSpec:
+		return checker.LockSimple
+	case AlgRWLock:
+		return checker.LockReadWrite
+	}
+	return checker.LockReentrant
+}
+
+// LinOptions are the model adjustments the algorithm needs: RedLock and a
+// synced acquire can refuse while nobody holds the lock (a split vote, a
+// slow member, no replica acknowledgement), which the strict models call
+// illegal although the lock promised nothing by refusing.
+func (a Algorithm) LinOptions() []checker.LinOption {
+	switch {
+	case a.Kind == AlgRedLockSpec, a.Kind == AlgRedLockRedisson,
+		a.Reentrant.Options.SyncReplicas > 0, a.Redisson.ClientOptions.SyncReplicas > 0:
+		return []checker.LinOption{checker.AcquireMayFail}
+	}
+	return nil
 }
 
 // Run builds the world for seed (0: the file's seed), applies the faults,
@@ -174,10 +226,7 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	w.Close()
 	recs := w.History().Records()
 	r.History, r.End = w.History(), w.Now()
-	r.Verdict = checker.Check(recs, w.Now())
-	if b := s.Expect.Liveness; b > 0 {
-		r.Verdict.Add(checker.LivenessViolations(recs, w.Now(), b)...)
-	}
+	r.Verdict = s.Check(recs, w.Now())
 	r.Match, r.Why = s.Expect.Matches(r.Verdict)
 	return r, nil
 }

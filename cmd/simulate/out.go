@@ -15,34 +15,6 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// linTimeout bounds each Porcupine search of `run -out`.
-const linTimeout = 10 * time.Second
-
-// lockKind is the Porcupine model of an algorithm's operations.
-func lockKind(alg string) checker.LockKind {
-	switch alg {
-	case scenarios.AlgSimple, scenarios.AlgRedLockSpec:
-		return checker.LockSimple
-	case scenarios.AlgRWLock:
-		return checker.LockReadWrite
-	}
-	return checker.LockReentrant
-}
-
-// linOptions are the model adjustments an algorithm needs: RedLock and a
-// synced acquire can refuse while nobody holds the lock (a split vote, a
-// slow member, no replica acknowledgement), which the strict models call
-// illegal although the lock promised nothing by refusing.
-func linOptions(s *scenarios.Scenario) []checker.LinOption {
-	a := s.Algorithm
-	switch {
-	case a.Kind == scenarios.AlgRedLockSpec, a.Kind == scenarios.AlgRedLockRedisson,
-		a.Reentrant.Options.SyncReplicas > 0, a.Redisson.ClientOptions.SyncReplicas > 0:
-		return []checker.LinOption{checker.AcquireMayFail}
-	}
-	return nil
-}
-
 // runFiles is what writeFiles needs of a run, simulated or real.
 type runFiles struct {
 	s *scenarios.Scenario
@@ -77,8 +49,7 @@ func writeFiles(r runFiles) error {
 	if err := r.history(base + ".jsonl"); err != nil {
 		return err
 	}
-	kind := lockKind(s.Algorithm.Kind)
-	lin := checker.Linearizable(recs, kind, linTimeout, linOptions(s)...)
+	kind, opts := s.Algorithm.LockKind(), s.Algorithm.LinOptions()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "scenario: %s (%s)\nseed: %d\nexpect: %s\nverdict: %s", s.Name, s.File, r.seed, s.Expect, r.verdict)
 	if r.match {
@@ -87,10 +58,10 @@ func writeFiles(r runFiles) error {
 		fmt.Fprintf(&b, "NOT AS EXPECTED: %s\n", r.why)
 	}
 	model := kind.String() + " model"
-	if len(linOptions(s)) > 0 {
+	if len(opts) > 0 {
 		model += ", acquires may fail spuriously"
 	}
-	fmt.Fprintf(&b, "\nlinearizability (%s; not part of the verdict): %s", model, lin)
+	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine, %v per search)\n", model, scenarios.LinTimeout)
 	if len(r.faults) > 0 {
 		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.faults, "; "))
 	}
@@ -100,7 +71,7 @@ func writeFiles(r runFiles) error {
 	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
 		return err
 	}
-	if err := checker.WriteVisualization(base+".porcupine.html", recs, kind, linTimeout, linOptions(s)...); err != nil {
+	if err := checker.WriteVisualization(base+".porcupine.html", recs, kind, scenarios.LinTimeout, opts...); err != nil {
 		return err
 	}
 	tl := report.NewTimeline(r.title, recs, r.end, r.verdict)

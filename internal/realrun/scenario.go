@@ -195,10 +195,7 @@ func Run(s *scenarios.Scenario, opts Options) (res Result, err error) {
 		recs[i].Seq = i
 	}
 	res.Records = recs
-	res.Verdict = checker.Check(recs, end)
-	if b := s.Expect.Liveness; b > 0 {
-		res.Verdict.Add(checker.LivenessViolations(recs, end, b)...)
-	}
+	res.Verdict = s.Check(recs, end)
 	res.Match, res.Why = s.Expect.Matches(res.Verdict)
 	if serr != nil {
 		return res, serr
