@@ -47,6 +47,8 @@ bench-peers:
 report:
 	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
-# soak runs the long determinism sweep (not needed by CI).
+# soak runs the long determinism sweep and the fault searches with fresh
+# seeds (not needed by CI).
 soak:
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
+	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/
