@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,37 @@ type SimpleOptions struct {
 	// UnsafeDelRelease releases with a plain DEL instead of compare-and-delete.
 	// It exists as a known-bad control; never use it.
 	UnsafeDelRelease bool
+	// PlainSetNX acquires with SET NX PX alone, for Redis before 7.0, which
+	// refuses NX with GET. A retried acquire (go-redis retries one whose
+	// reply was lost) is then refused by the key its own first attempt set:
+	// the caller gives up a lock it holds and nobody can take it until the
+	// TTL runs out. By default the acquire sends SET NX PX GET and counts
+	// its own token as acquired (see SetNX).
+	PlainSetNX bool
+}
+
+// SetNX sets key to token for ttl unless the key exists, and reports
+// whether token holds the key afterwards: true when this call set it, and
+// also when the key already held token, which only a retry of this very
+// call can have put there (tokens are unique per acquisition). It sends
+// SET key token NX PX ttl GET (Redis 7.0 and later: the reply is the old
+// value, or nil when the SET happened), so that a retry after a lost reply
+// recognises its own key instead of refusing itself. With plain it sends
+// SET NX PX alone, for older servers, and a retry can refuse itself.
+func SetNX(ctx context.Context, conn Conn, key, token string, ttlMs int64, plain bool) (bool, error) {
+	if plain {
+		v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs)
+		return err == nil && v == "OK", err
+	}
+	v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs, "GET")
+	if err != nil {
+		var re ReplyError
+		if errors.As(err, &re) && strings.Contains(strings.ToLower(string(re)), "syntax") {
+			return false, fmt.Errorf("%w (Redis before 7.0 refuses SET NX GET: set PlainSetNX)", err)
+		}
+		return false, err
+	}
+	return v == nil || v == token, nil
 }
 
 // SimpleLease is one successful acquisition of a SimpleLock.
@@ -66,11 +98,11 @@ func (l *SimpleLock) Key() string { return l.key }
 func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
 	token := l.rt.NewID()
 	start := l.rt.Now()
-	v, err := l.conn.Do(ctx, "SET", l.key, token, "NX", "PX", l.opts.TTL.Milliseconds())
+	ok, err := SetNX(ctx, l.conn, l.key, token, l.opts.TTL.Milliseconds(), l.opts.PlainSetNX)
 	if err != nil {
 		return nil, err
 	}
-	if v == nil {
+	if !ok {
 		return nil, ErrNotAcquired
 	}
 	return &SimpleLease{Token: token, Acquired: start, ValidUntil: start.Add(l.opts.TTL)}, nil

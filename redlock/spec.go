@@ -47,6 +47,9 @@ type SpecOptions struct {
 	// clients desynchronise. Both 0 means the defaults (50 ms, 250 ms);
 	// otherwise neither may be negative and Max may not be below Min.
 	RetryDelayMin, RetryDelayMax time.Duration
+	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0 (see
+	// lock.SetNX): a node whose reply was lost then refuses the retry.
+	PlainSetNX bool
 	// Rand draws retry delays and the random half of tokens. Default: a PCG
 	// seeded from the Runtime's NewID, so that in the simulation the draws
 	// follow the world's seed. Shared by the lock's calls under a mutex.
@@ -223,8 +226,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	ttlMs := s.opts.TTL.Milliseconds()
 	start := s.rt.Now()
 	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Do(ctx, "SET", s.key, token, "NX", "PX", ttlMs)
-		return err == nil && v == "OK", err
+		return lock.SetNX(ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
 	})
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()

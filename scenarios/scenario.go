@@ -406,8 +406,8 @@ var algKinds = []string{AlgSimple, AlgReentrant, AlgFenced, AlgRWLock, AlgRedLoc
 // Fields of each algorithm kind, beyond "kind".
 var (
 	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options"}
-	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del"}
-	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think"}
+	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx"}
+	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think", "plain_setnx"}
 )
 
 func fieldsOf(kind string) []string {
@@ -481,6 +481,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 			Group: group(), Key: o.str("key", "lk"),
 			TTL: o.dur("ttl", 10*time.Second), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
 			UnsafeDelRelease: o.bool("unsafe_del", false),
+			PlainSetNX:       o.bool("plain_setnx", false),
 		}
 		if d.err == nil && a.Simple.TTL < time.Millisecond {
 			d.failf(o.at("ttl"), join(f, "ttl"), "must be at least 1ms")
@@ -507,6 +508,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 				TTL: o.dur("ttl", 10*time.Second), DriftFactor: o.float("drift_factor", 0, 0, math.Nextafter(1, 0)),
 				Tries:         int(o.int("tries", 0, 0, 1000)),
 				RetryDelayMin: o.dur("retry_delay_min", 0), RetryDelayMax: o.dur("retry_delay_max", 0),
+				PlainSetNX: o.bool("plain_setnx", false),
 			},
 			Retry: o.bool("retry", false), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
 		}

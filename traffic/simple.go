@@ -29,6 +29,8 @@ type SimpleConfig struct {
 	Think time.Duration
 	// UnsafeDelRelease releases with plain DEL (the known-bad control).
 	UnsafeDelRelease bool
+	// PlainSetNX acquires with SET NX PX without GET (lock.SimpleOptions).
+	PlainSetNX bool
 }
 
 // SimpleLock starts a process on c that loops forever: try the lock, hold it
@@ -42,7 +44,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 		return err
 	}
 	rt := c.Runtime()
-	l, err := lock.NewSimpleLock(conn, rt, cfg.Key, lock.SimpleOptions{TTL: cfg.TTL, UnsafeDelRelease: cfg.UnsafeDelRelease})
+	l, err := lock.NewSimpleLock(conn, rt, cfg.Key, lock.SimpleOptions{TTL: cfg.TTL, UnsafeDelRelease: cfg.UnsafeDelRelease, PlainSetNX: cfg.PlainSetNX})
 	if err != nil {
 		return err
 	}
