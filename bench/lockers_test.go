@@ -188,9 +188,15 @@ type rawSimple struct {
 	token string
 }
 
+// acquire sends what lock.SimpleLock sends: SET NX PX GET (the reply is
+// the old value, nil when the SET happened; its own token counts too).
 func (r *rawSimple) acquire(ctx context.Context) (bool, error) {
 	r.token = r.ids.next()
-	return r.rc.SetNX(ctx, r.key, r.token, lease).Result()
+	old, err := r.rc.SetArgs(ctx, r.key, r.token, redis.SetArgs{Mode: "NX", TTL: lease, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return true, nil
+	}
+	return err == nil && old == r.token, err
 }
 
 func (r *rawSimple) release(ctx context.Context) error {
