@@ -500,6 +500,40 @@ func TestClockJumpBackwardLengthensTTL(t *testing.T) {
 	}
 }
 
+// TestExpiryAtNegativeLocalTime pins a determinism bug: a node clock set
+// back past its zero runs at negative local times, so key expiries are
+// negative; the truth timer took -1 as "no expiry yet", so after the first
+// negative expiry every later one won and the timer followed the map's
+// iteration order. Keys then showed as gone late, and differently from run
+// to run. Five keys expiring 100 ms apart must each be gone on time, in
+// every one of several runs.
+func TestExpiryAtNegativeLocalTime(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for run := range 8 {
+		w := newFWorld(t, 1)
+		n := w.master("jumped", sim.PersistNone)
+		c1 := w.client("c1", 0, sim.NoRetry)
+		conn := w.conn(c1, "jumped")
+		w.at(time.Second, "jump", func() error { n.JumpClock(-10 * time.Second); return nil })
+		keys := []string{"a", "b", "c", "d", "e"}
+		c1.Go("main", func() {
+			w.sleepUntil(c1, 1100*ms)
+			for i, k := range keys {
+				w.do(conn, "SET", k, "v", "PX", 100*(i+1)) // applied at 1.101 s + 2 ms per key
+			}
+		})
+		w.run(3 * time.Second)
+		for i, k := range keys {
+			tr := w.truth("jumped", k)
+			set := 1101*ms + time.Duration(2*i)*ms
+			if len(tr) != 2 || !tr[1].Gone || tr[1].At() != set+time.Duration(100*(i+1))*ms {
+				t.Fatalf("run %d: truth for %s: %+v; want set at %v and gone %dms later", run, k, tr, set, 100*(i+1))
+			}
+		}
+		w.Close()
+	}
+}
+
 // 5. Pauses.
 
 func TestPausedClientsTimersAndRepliesWaitForTheEnd(t *testing.T) {

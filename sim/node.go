@@ -562,14 +562,19 @@ func (n *Node) armTruth() {
 	if !n.up {
 		return
 	}
-	next := time.Duration(-1)
+	// A node clock set back far enough runs at negative local times, so
+	// expiries can be negative: no sentinel value, a flag. (With -1 as the
+	// sentinel, a negative expiry made every later one win, and the timer
+	// followed the map's iteration order: nondeterministic, and late.)
+	var next time.Duration
+	found := false
 	//detlint:allow maprange computes a minimum, which does not depend on the order
 	for _, at := range n.expiry {
-		if next < 0 || at < next {
-			next = at
+		if !found || at < next {
+			next, found = at, true
 		}
 	}
-	if next >= 0 {
+	if found {
 		n.armTruthAt(next)
 	}
 }
