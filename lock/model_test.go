@@ -556,13 +556,17 @@ type skResult struct {
 	ttl      int64
 }
 
-// skModel is SET NX PX with compare-and-delete (or plain DEL).
+// skModel is SET NX PX with compare-and-delete (or plain DEL), and the
+// release latch: a release that deleted its lease's key leaves a latch for
+// ttl, and a later release of the same lease answers ok while it lives.
 type skModel struct {
 	ttl      int64
 	unsafe   bool
+	noLatch  bool
 	holder   int // acquisition in the key, -1 when absent
 	expireAt int64
-	leases   []int // client of each successful acquisition
+	leases   []int         // client of each successful acquisition
+	latches  map[int]int64 // lease -> when its release latch expires
 }
 
 func (m *skModel) gc(t int64) {
@@ -589,6 +593,11 @@ func (m *skModel) apply(a skAction) skResult {
 	case m.holder == a.lease:
 		m.holder = -1
 		res.err = "ok"
+		if !m.noLatch {
+			m.latches[a.lease] = e + m.ttl
+		}
+	case e < m.latches[a.lease]:
+		res.err = "ok" // released before: the latch answers as the release did
 	default:
 		res.err = "not-held"
 	}
@@ -607,9 +616,11 @@ func TestSimpleLockModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		clients := rapid.IntRange(1, 3).Draw(t, "clients")
 		m := &skModel{
-			ttl:    msOf(rapid.SampledFrom([]time.Duration{150 * time.Millisecond, 350 * time.Millisecond, 700 * time.Millisecond, 2 * time.Second}).Draw(t, "ttl")),
-			unsafe: rapid.Bool().Draw(t, "unsafe"),
-			holder: -1,
+			ttl:     msOf(rapid.SampledFrom([]time.Duration{150 * time.Millisecond, 350 * time.Millisecond, 700 * time.Millisecond, 2 * time.Second}).Draw(t, "ttl")),
+			unsafe:  rapid.Bool().Draw(t, "unsafe"),
+			noLatch: rapid.Bool().Draw(t, "noLatch"),
+			holder:  -1,
+			latches: map[int]int64{},
 		}
 		var acts []skAction
 		var want []skResult
@@ -640,7 +651,7 @@ func TestSimpleLockModel(t *testing.T) {
 		end := acts[len(acts)-1].at + mTail
 
 		mw := newMWorld(t, clients, nil)
-		opts := lock.SimpleOptions{TTL: time.Duration(m.ttl) * time.Millisecond, UnsafeDelRelease: m.unsafe}
+		opts := lock.SimpleOptions{TTL: time.Duration(m.ttl) * time.Millisecond, UnsafeDelRelease: m.unsafe, NoReleaseLatch: m.noLatch}
 		sls := make([]*lock.SimpleLock, clients)
 		for i, c := range mw.cs {
 			conn, err := c.Conn("m1")
@@ -704,7 +715,7 @@ func TestSimpleLockModel(t *testing.T) {
 		}, end)
 		for i := range acts {
 			if got[i] != want[i] {
-				t.Fatalf("action %d of %d: %v\n got  %+v\n want %+v\nTTL %dms unsafe %v; actions:\n%s", i, len(acts), acts[i], got[i], want[i], m.ttl, m.unsafe, listActions(acts))
+				t.Fatalf("action %d of %d: %v\n got  %+v\n want %+v\nTTL %dms unsafe %v noLatch %v; actions:\n%s", i, len(acts), acts[i], got[i], want[i], m.ttl, m.unsafe, m.noLatch, listActions(acts))
 			}
 		}
 	})

@@ -37,6 +37,12 @@ type SimpleOptions struct {
 	// TTL runs out. By default the acquire sends SET NX PX GET and counts
 	// its own token as acquired (see SetNX).
 	PlainSetNX bool
+	// NoReleaseLatch releases without the latch: a retried release whose
+	// first attempt deleted the lock (go-redis resends it when the reply
+	// was lost) then answers ErrNotHeld to the owner that released. By
+	// default the release leaves a latch key for the lease's token
+	// (simple_unlock_latch:{key}:<token>, living TTL) that the retry finds.
+	NoReleaseLatch bool
 }
 
 // SetNX sets key to token for ttl unless the key exists, and reports
@@ -120,7 +126,12 @@ func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
 		_, err := l.conn.Do(ctx, "DEL", l.key)
 		return err
 	}
-	v, err := l.conn.Eval(ctx, simpleRelease, []string{l.key}, lease.Token)
+	keys, args := []string{l.key}, []any{lease.Token}
+	if !l.opts.NoReleaseLatch {
+		keys = append(keys, "simple_unlock_latch:"+tagged(l.key)+":"+lease.Token)
+		args = append(args, l.opts.TTL.Milliseconds())
+	}
+	v, err := l.conn.Eval(ctx, simpleRelease, keys, args...)
 	if err != nil {
 		return err
 	}

@@ -406,7 +406,7 @@ var algKinds = []string{AlgSimple, AlgReentrant, AlgFenced, AlgRWLock, AlgRedLoc
 // Fields of each algorithm kind, beyond "kind".
 var (
 	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options"}
-	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx"}
+	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx", "release_latch"}
 	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think", "plain_setnx"}
 )
 
@@ -482,6 +482,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 			TTL: o.dur("ttl", 10*time.Second), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
 			UnsafeDelRelease: o.bool("unsafe_del", false),
 			PlainSetNX:       o.bool("plain_setnx", false),
+			NoReleaseLatch:   !o.bool("release_latch", true),
 		}
 		if d.err == nil && a.Simple.TTL < time.Millisecond {
 			d.failf(o.at("ttl"), join(f, "ttl"), "must be at least 1ms")

@@ -31,6 +31,8 @@ type SimpleConfig struct {
 	UnsafeDelRelease bool
 	// PlainSetNX acquires with SET NX PX without GET (lock.SimpleOptions).
 	PlainSetNX bool
+	// NoReleaseLatch releases without the latch (lock.SimpleOptions).
+	NoReleaseLatch bool
 }
 
 // SimpleLock starts a process on c that loops forever: try the lock, hold it
@@ -44,7 +46,8 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 		return err
 	}
 	rt := c.Runtime()
-	l, err := lock.NewSimpleLock(conn, rt, cfg.Key, lock.SimpleOptions{TTL: cfg.TTL, UnsafeDelRelease: cfg.UnsafeDelRelease, PlainSetNX: cfg.PlainSetNX})
+	l, err := lock.NewSimpleLock(conn, rt, cfg.Key, lock.SimpleOptions{TTL: cfg.TTL, UnsafeDelRelease: cfg.UnsafeDelRelease, PlainSetNX: cfg.PlainSetNX,
+		NoReleaseLatch: cfg.NoReleaseLatch})
 	if err != nil {
 		return err
 	}
