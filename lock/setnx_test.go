@@ -2,7 +2,9 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/lock"
 )
@@ -34,6 +36,39 @@ func TestSetNX(t *testing.T) {
 			}
 			if v, err := conn.Do(ctx, "GET", "k"); err != nil || v != "t1" {
 				t.Fatalf("k = %v, %v; the refused SETs must not have written", v, err)
+			}
+		})
+	}
+}
+
+// TestSimpleReleaseLatch: a release repeated after it succeeded (what a
+// retry after a lost reply does) answers as the first did with the latch,
+// and ErrNotHeld without it; a stale lease is refused either way.
+func TestSimpleReleaseLatch(t *testing.T) {
+	for name, start := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			conn := lock.NewRedisConn(start(t))
+			ctx := context.Background()
+			for _, noLatch := range []bool{false, true} {
+				l, err := lock.NewSimpleLock(conn, lock.WallRuntime{}, "rl", lock.SimpleOptions{TTL: 10 * time.Second, NoReleaseLatch: noLatch})
+				if err != nil {
+					t.Fatal(err)
+				}
+				le, err := l.TryLock(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := l.Unlock(ctx, le); err != nil {
+					t.Fatalf("noLatch=%v: first release: %v", noLatch, err)
+				}
+				err = l.Unlock(ctx, le)
+				if noLatch && !errors.Is(err, lock.ErrNotHeld) || !noLatch && err != nil {
+					t.Fatalf("noLatch=%v: repeated release: %v", noLatch, err)
+				}
+				stale := &lock.SimpleLease{Token: "someone-else"}
+				if err := l.Unlock(ctx, stale); !errors.Is(err, lock.ErrNotHeld) {
+					t.Fatalf("noLatch=%v: release of a lease never held: %v", noLatch, err)
+				}
 			}
 		})
 	}
