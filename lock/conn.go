@@ -47,9 +47,18 @@ type EvalWaiter interface {
 	// EvalWait runs script as Eval does and then WAIT replicas timeout on
 	// the same connection, returning the script's reply and the number of
 	// replicas WAIT counted. A script error is returned as Eval returns it
-	// (and WAIT's count is then meaningless).
+	// (and WAIT's count is then meaningless). When the script ran but the
+	// WAIT failed, the reply comes with a *WaitError: the caller holds what
+	// the script took, unsynced.
 	EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (reply any, acked int64, err error)
 }
+
+// WaitError is EvalWait's error when the script ran (its reply is valid)
+// and only the WAIT after it failed.
+type WaitError struct{ Err error }
+
+func (e *WaitError) Error() string { return "WAIT after the script: " + e.Err.Error() }
+func (e *WaitError) Unwrap() error { return e.Err }
 
 // Subscription is a pub/sub subscription to one channel.
 type Subscription interface {

@@ -2,8 +2,11 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
@@ -47,5 +50,30 @@ func TestEvalWait(t *testing.T) {
 	}
 	if _, _, err := ew.EvalWait(ctx, lock.ReentrantAcquire, []string{"ew"}, 1, 10*time.Millisecond, 10000, "c:o"); err == nil {
 		t.Fatal("acquire on a string key: no error")
+	}
+}
+
+// TestSyncedAcquireWaitTimesOutOnClient: when the WAIT outlives the
+// client's read timeout, the acquire script has run and holds the lock, so
+// the synced acquire must give it back and say ErrNotSynced, not leave the
+// lock held behind an i/o error (found in review: an acquire replies nil,
+// which hid the WAIT's error from the give-back).
+func TestSyncedAcquireWaitTimesOutOnClient(t *testing.T) {
+	ctx := context.Background()
+	addr := redistest.Start(t).Addr
+	rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = rc.Close() })
+	c, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{SyncReplicas: 1, SyncTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Lock("lk").LockWithLease(ctx, "o", 10*time.Second)
+	if !errors.Is(err, lock.ErrNotSynced) {
+		t.Fatalf("LockWithLease: %v; want ErrNotSynced", err)
+	}
+	// A fresh connection: the one the WAIT timed out on was discarded.
+	check := newClient(t, addr)
+	if n, err := check.Exists(ctx, "lk").Result(); err != nil || n != 0 {
+		t.Fatalf("the unsynced acquire was not given back: EXISTS lk = %d, %v", n, err)
 	}
 }

@@ -73,7 +73,11 @@ type Options struct {
 	// ErrNotSynced, when no replica acknowledged (Redisson's
 	// checkLockSyncedSlaves). Default 0: off.
 	SyncReplicas int
-	// SyncTimeout bounds the WAIT. Default 1 s.
+	// SyncTimeout bounds the WAIT. Default 1 s. Keep it below the
+	// connection's read timeout: a WAIT that times out on the client looks
+	// like a failed request, and go-redis then resends the acquire script
+	// with it, which counts again unless IdempotentAcquire is set (set it
+	// with SyncReplicas).
 	SyncTimeout time.Duration
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
@@ -306,8 +310,10 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	var acked int64 = -1 // -1: the WAIT is still to be sent (checkSynced)
 	if ew, ok := c.conn.(EvalWaiter); ok && c.opts.SyncReplicas > 0 {
 		v, acked, err = ew.EvalWait(ctx, script, keys, c.opts.SyncReplicas, c.opts.SyncTimeout, args...)
-		if err != nil && v != nil {
-			// The script ran but the WAIT failed: the acquire is not synced.
+		var we *WaitError
+		if errors.As(err, &we) {
+			// The script ran (an acquire replies nil) but the WAIT failed:
+			// whatever it took is not synced, and checkSynced gives it back.
 			acked, err = 0, nil
 		}
 	} else {

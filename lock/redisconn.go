@@ -74,7 +74,7 @@ func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, repl
 	n, werr := wait.Result()
 	if werr != nil {
 		_, werr = normaliseRedis(nil, werr)
-		return v, 0, werr
+		return v, 0, &WaitError{Err: werr}
 	}
 	return v, n, nil
 }
