@@ -86,7 +86,15 @@ func TestSmallMatrix(t *testing.T) {
 	// that the matrix finds what it should.
 	for _, c := range pause {
 		if c.Violated == 0 || c.Shortest == nil {
-			t.Errorf("6 s pauses, %s: no violation in %d runs", c.Algorithm.Name, c.Runs)
+			t.Fatalf("6 s pauses, %s: no violation in %d runs", c.Algorithm.Name, c.Runs)
+		}
+		if c.Unsafe == 0 || c.Unsafe > c.Violated {
+			t.Errorf("6 s pauses, %s: %d unsafe runs of %d violated", c.Algorithm.Name, c.Unsafe, c.Violated)
+		}
+		// The counterexample names the pause that caused it, and only
+		// fault events up to its violation.
+		if f := c.Shortest.Faults; len(f) == 0 || !strings.HasPrefix(f[0], "pause ") {
+			t.Errorf("6 s pauses, %s: counterexample faults %v, want a pause first", c.Algorithm.Name, f)
 		}
 	}
 	// The fenced column really wrote to its resource.
@@ -103,7 +111,7 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| failure mode |", "SimpleLock (SET NX PX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
+	for _, want := range []string{"| failure mode |", "SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}

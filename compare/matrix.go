@@ -4,9 +4,11 @@
 // intervals, silent-loss time, fencing, the shortest counterexample of
 // each cell with the command that replays it, and the plots).
 //
-// Each cell of the matrix is an ordinary scenario (package scenarios),
-// written out as YAML beside the report, so every number in the report can
-// be replayed by seed with `simulate run`.
+// Each cell of the matrix is an ordinary scenario (package scenarios); the
+// table's cells are written out as YAML beside the report, so every
+// counterexample and every table rate can be replayed by seed with
+// `simulate run` (the curves' and the heatmap's cells come from the same
+// templates, ScenarioYAML and HeatYAML).
 package compare
 
 import (
@@ -93,7 +95,7 @@ var Algorithms = []Algorithm{
   options: {watchdog_timeout: %s}
 `, dur(lease))
 	}},
-	{Name: "simple", Title: "SimpleLock (SET NX PX)", yaml: func(lease time.Duration) string {
+	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration) string {
 		return fmt.Sprintf(`  kind: simple
   ttl: %s
   hold: 1s

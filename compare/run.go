@@ -7,11 +7,13 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // Options say how much of the matrix to run.
@@ -40,10 +42,12 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Counterexample is a cell's shortest violating run: fewest faults, then
-// earliest violation, then lowest seed.
+// Counterexample is a cell's shortest violating run: fewest fault events
+// before its first violation, then earliest violation, then lowest seed.
 type Counterexample struct {
-	Seed      uint64
+	Seed uint64
+	// Faults are the fault events at or before the first violation's end,
+	// in time order.
 	Faults    []string
 	Violation checker.Violation
 }
@@ -63,6 +67,10 @@ type Cell struct {
 	YAML string
 
 	Runs, Violated int
+	// Unsafe counts the runs with mutual exclusion or silent loss (the lock
+	// itself failed, whatever the models say); Unknown those a Porcupine
+	// search ran out of time on (counted as not violated).
+	Unsafe, Unknown int
 	// Kinds counts the runs that violated each property.
 	Kinds map[checker.Kind]int
 	// SilentLoss sums, over all runs, the time holders believed they held
@@ -187,6 +195,8 @@ func (c *Cell) name() string {
 // runSummary is what one run contributes to its cell.
 type runSummary struct {
 	violated   bool
+	unknown    bool // Porcupine ran out of time: neither cleared nor condemned
+	unsafe     bool // mutual exclusion or silent loss: the lock itself failed
 	kinds      []checker.Kind
 	silentLoss time.Duration
 	fencing    checker.FencingReport
@@ -261,22 +271,52 @@ func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
 		return runSummary{}, err
 	}
 	recs := r.History.Records()
-	sum := runSummary{violated: r.Verdict.Status == checker.Violated, kinds: r.Verdict.Kinds(), faults: r.Faults}
+	sum := runSummary{violated: r.Verdict.Status == checker.Violated, kinds: r.Verdict.Kinds(),
+		unknown: r.Verdict.Status == checker.Unknown}
 	for _, v := range r.Verdict.Violations {
 		if v.Kind == checker.SilentLoss {
 			sum.silentLoss += v.Duration()
+		}
+		if v.Kind == checker.MutualExclusion || v.Kind == checker.SilentLoss {
+			sum.unsafe = true
 		}
 	}
 	if sum.violated {
 		sum.first = r.Verdict.Violations[0]
 		sum.first.Faults = nil // the counterexample names its faults itself
+		sum.faults = faultsBefore(recs, sum.first.To)
 	}
 	sum.fencing, _ = checker.Fencing(recs)
 	return sum, nil
 }
 
+// faultsBefore describes the fault events at or before t, in time order:
+// what a reader needs to reproduce the violation. A network rule counts by
+// the messages it actually dropped, delayed or duplicated; messages lost
+// to a partition and heals are not counted (the partition is).
+func faultsBefore(recs []sim.Record, t time.Duration) []string {
+	var out []string
+	for _, r := range recs {
+		if r.Kind != sim.KindFault || r.At() > t || r.Op == "heal" || r.Op == "net-rule" || strings.HasPrefix(r.Op, "lost-") {
+			continue
+		}
+		target := strings.TrimSpace(r.Node + " " + r.Client)
+		if r.Op == "failover" {
+			target = r.Node + " -> " + r.Value
+		}
+		out = append(out, fmt.Sprintf("%s %s at %v", r.Op, target, r.At().Round(time.Millisecond)))
+	}
+	return out
+}
+
 func (c *Cell) add(seed uint64, s runSummary) {
 	c.Runs++
+	if s.unsafe {
+		c.Unsafe++
+	}
+	if s.unknown {
+		c.Unknown++
+	}
 	c.SilentLoss += s.silentLoss
 	c.Fencing.Accepted += s.fencing.Accepted
 	c.Fencing.Rejected += s.fencing.Rejected
