@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // run replays one of the project's scenario files.
@@ -255,5 +257,30 @@ func TestRatePlotLogAxis(t *testing.T) {
 	wantImage(t, path, 6*96, 4*96, 0.02)
 	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
 		_ = report.Save(p, 8*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, "lag.png"))
+	}
+}
+
+// TestTimelinePartitionsHealApart: two partitions starting at the same
+// instant end at their own heals.
+func TestTimelinePartitionsHealApart(t *testing.T) {
+	f := func(at time.Duration, op, detail string) sim.Record {
+		return sim.Record{Kind: sim.KindFault, T: int64(at), Op: op, Detail: detail}
+	}
+	a, b := "partition [c1] | [m1] from 1s until 2s", "partition [c2] | [m1] from 1s until 3s"
+	h := []sim.Record{
+		f(time.Second, "partition", a+": [c1] | [m1] until 2s"),
+		f(time.Second, "partition", b+": [c2] | [m1] until 3s"),
+		f(2*time.Second, "heal", a),
+		f(3*time.Second, "heal", b),
+	}
+	tl := report.NewTimeline("p", h, 5*time.Second, checker.Verdict{})
+	var spans []string
+	for _, r := range tl.Rows {
+		for _, s := range r.Spans {
+			spans = append(spans, fmt.Sprintf("%v-%v", s.From, s.To))
+		}
+	}
+	if got := strings.Join(spans, " "); got != "1s-2s 1s-3s" {
+		t.Fatalf("partition spans %s, want 1s-2s 1s-3s", got)
 	}
 }

@@ -135,7 +135,11 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 		}
 		return out
 	}
-	var open []int // indexes into faultRow.Spans of partitions not healed
+	type openPartition struct {
+		span   int    // index into faultRow.Spans
+		detail string // the partition record's detail, which its heal's repeats as a prefix
+	}
+	var open []openPartition
 	for _, r := range h {
 		if r.Kind != sim.KindFault {
 			continue
@@ -156,13 +160,13 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 			}
 			continue
 		case "partition":
-			open = append(open, len(faultRow.Spans))
+			open = append(open, openPartition{len(faultRow.Spans), r.Detail})
 			faultRow.Spans = append(faultRow.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
 			continue
 		case "heal":
-			for k, i := range open {
-				if strings.HasPrefix(partitionDetail(h, faultRow.Spans[i].From), r.Detail) {
-					faultRow.Spans[i].To = r.At()
+			for k, p := range open {
+				if strings.HasPrefix(p.detail, r.Detail) {
+					faultRow.Spans[p.span].To = r.At()
 					open = slices.Delete(open, k, k+1)
 					break
 				}
@@ -201,17 +205,6 @@ func addMark(marks []Mark, m Mark) []Mark {
 		return marks
 	}
 	return append(marks, m)
-}
-
-// partitionDetail is the detail of the partition record at t (heal records
-// repeat its prefix).
-func partitionDetail(h []sim.Record, t time.Duration) string {
-	for _, r := range h {
-		if r.Kind == sim.KindFault && r.Op == "partition" && r.At() == t {
-			return r.Detail
-		}
-	}
-	return ""
 }
 
 // faultLabel is the short name of a fault event for a mark.
