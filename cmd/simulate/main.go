@@ -157,6 +157,9 @@ type runResult struct {
 	RateHigh   float64  `json:"rate_ci_high,omitempty"`
 	Violations []string `json:"violations,omitempty"`
 	Timeline   string   `json:"timeline,omitempty"`
+	// Skipped says why -backend redis did not run a scenario found in a
+	// directory.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // runScenarios replays scenario files and directories: once each at its

@@ -51,3 +51,33 @@ func TestRealBackendRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRealBackendDirectorySkips: in a directory, a scenario the real
+// backend cannot reproduce is listed as skipped, with its reason, and the
+// others run; a directory with nothing runnable is bad input.
+func TestRealBackendDirectorySkips(t *testing.T) {
+	redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	for _, f := range []string{"baseline-simple.yaml", "k1-pause-longer-than-lease.yaml"} {
+		data, err := os.ReadFile(filepath.Join("../../scenarios", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", dir)
+	if code != 0 || !strings.Contains(out, "k1-pause-longer-than-lease") || !strings.Contains(out, "skipped:") ||
+		!strings.Contains(out, "faults[0].kind: pause") || !strings.Contains(out, "baseline-simple ") || !strings.Contains(out, "(as expected)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if err := os.Remove(filepath.Join(dir, "baseline-simple.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "run", "-backend", "redis", "-scale", "0.2", dir)
+	if code != 2 || !strings.Contains(errs, "no scenario here can run") {
+		t.Fatalf("only unsupported files: exit %d, stderr %q; want 2", code, errs)
+	}
+}
