@@ -94,12 +94,16 @@ func (h *History) add(r Record) int {
 }
 
 // WriteJSONL writes the history as JSON lines.
-func (h *History) WriteJSONL(w io.Writer) error {
+func (h *History) WriteJSONL(w io.Writer) error { return WriteJSONL(w, h.recs) }
+
+// WriteJSONL writes records as JSON lines, the format of History.WriteJSONL,
+// for histories kept outside a World (a real-server run's).
+func WriteJSONL(w io.Writer, recs []Record) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	for i := range h.recs {
-		if err := enc.Encode(&h.recs[i]); err != nil {
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
 			return err
 		}
 	}

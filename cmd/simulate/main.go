@@ -30,6 +30,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -240,40 +241,12 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		if !r.Match {
 			status = 1
 		}
-		recs := r.History.Records()
-		timeline := report.Text(recs, r.Verdict, 500*time.Millisecond, 24)
-		if *asJSON {
-			rr := runResult{Name: s.Name, Seed: r.Seed, Verdict: r.Verdict.Status.String(), Expected: r.Match, Why: r.Why}
-			for _, k := range r.Verdict.Kinds() {
-				rr.Kinds = append(rr.Kinds, string(k))
-			}
-			for _, x := range r.Verdict.Violations {
-				rr.Violations = append(rr.Violations, x.String())
-			}
-			if r.Verdict.Status == checker.Violated {
-				rr.Rate = 1
-			}
-			rr.Timeline = timeline
-			_ = enc.Encode(rr)
-		} else {
-			mark := "as expected"
-			if !r.Match {
-				mark = "NOT AS EXPECTED: " + r.Why
-			}
-			fmt.Fprintf(stdout, "%-40s seed=%-4d %-45s (%s)\n", s.Name, r.Seed, verdictLine(r.Verdict), mark)
-			for _, x := range r.Verdict.Violations {
-				fmt.Fprintf(stdout, "    %v\n", x)
-			}
-			if timeline != "" {
-				for _, line := range strings.SplitAfter(strings.TrimSuffix(timeline, "\n"), "\n") {
-					fmt.Fprintf(stdout, "    %s", line)
-				}
-				fmt.Fprintln(stdout)
-			}
-			if r.Verdict.Status == checker.Violated {
-				fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate run -seed %d -out out/ %s\n", r.Seed, s.File)
-			}
+		vo := verdictOut{name: s.Name, head: fmt.Sprintf("seed=%-4d", r.Seed), seed: r.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
+			timeline: report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 24)}
+		if r.Verdict.Status == checker.Violated {
+			vo.replay = fmt.Sprintf("go run ./cmd/simulate run -seed %d -out out/ %s", r.Seed, s.File)
 		}
+		vo.write(stdout, enc, *asJSON)
 		if *out != "" {
 			if err := writeRun(*out, s, r); err != nil {
 				fmt.Fprintf(stderr, "simulate: %v\n", err)
@@ -282,6 +255,53 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// verdictOut is one scenario's verdict as run prints it, for a simulated or
+// a real run: a line (or a JSON object), the violations, the events around
+// the first, and the command that replays it.
+type verdictOut struct {
+	name          string
+	head          string // what identifies the run: "seed=N" or "redis xF"
+	seed          uint64 // 0: none (a real run)
+	verdict       checker.Verdict
+	match         bool
+	why, timeline string
+	replay        string // "" when there is nothing to replay
+}
+
+func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
+	if asJSON {
+		rr := runResult{Name: o.name, Seed: o.seed, Verdict: o.verdict.Status.String(), Expected: o.match, Why: o.why, Timeline: o.timeline}
+		for _, k := range o.verdict.Kinds() {
+			rr.Kinds = append(rr.Kinds, string(k))
+		}
+		for _, x := range o.verdict.Violations {
+			rr.Violations = append(rr.Violations, x.String())
+		}
+		if o.verdict.Status == checker.Violated {
+			rr.Rate = 1
+		}
+		_ = enc.Encode(rr)
+		return
+	}
+	mark := "as expected"
+	if !o.match {
+		mark = "NOT AS EXPECTED: " + o.why
+	}
+	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.name, o.head, verdictLine(o.verdict), mark)
+	for _, x := range o.verdict.Violations {
+		fmt.Fprintf(w, "    %v\n", x)
+	}
+	if o.timeline != "" {
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(o.timeline, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s", line)
+		}
+		fmt.Fprintln(w)
+	}
+	if o.replay != "" {
+		fmt.Fprintf(w, "    replay: %s\n", o.replay)
+	}
 }
 
 // sweep runs s for n seeds from first on all cores, calling progress (if
@@ -401,7 +421,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate demo -seed %d -history out/\n", *seed)
 		}
 		if *histDir != "" {
-			if err := writeHistory(filepath.Join(*histDir, sanitize(r.name)+".jsonl"), w.History()); err != nil {
+			if err := writeJSONL(filepath.Join(*histDir, sanitize(r.name)+".jsonl"), w.History().Records()); err != nil {
 				fmt.Fprintf(stderr, "simulate: %v\n", err)
 				return 2
 			}
@@ -441,33 +461,13 @@ func sanitize(name string) string {
 	return string(b)
 }
 
-// writeHistory writes the history to path through a temporary file and a
-// rename, so a failed write never leaves a half-written history behind.
-func writeHistory(path string, h *sim.History) (err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".history-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := h.WriteJSONL(f); err != nil {
+// writeJSONL writes records to path as JSON lines, through a temporary
+// file and a rename (report.WriteFile), so a failed write never leaves a
+// half-written history behind.
+func writeJSONL(path string, recs []sim.Record) error {
+	var b bytes.Buffer
+	if err := sim.WriteJSONL(&b, recs); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return errors.Join(fmt.Errorf("write %s", path), err)
-	}
-	return nil
+	return report.WriteFile(path, b.Bytes())
 }

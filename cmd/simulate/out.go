@@ -29,8 +29,6 @@ type runFiles struct {
 	match   bool
 	why     string
 	faults  []string
-	// history writes the history as JSON lines to a path.
-	history func(path string) error
 }
 
 // writeRun writes one simulated run's files into dir, each through a
@@ -40,13 +38,12 @@ type runFiles struct {
 // NAME.timeline.png and .svg (the timeline plot).
 func writeRun(dir string, s *scenarios.Scenario, r scenarios.Result) error {
 	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
-		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults,
-		history: func(path string) error { return writeHistory(path, r.History) }})
+		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults})
 }
 
 func writeFiles(r runFiles) error {
 	s, base, recs := r.s, r.base, r.recs
-	if err := r.history(base + ".jsonl"); err != nil {
+	if err := writeJSONL(base+".jsonl", recs); err != nil {
 		return err
 	}
 	kind, opts := s.Algorithm.LockKind(), s.Algorithm.LinOptions()

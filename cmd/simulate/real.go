@@ -7,14 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 // realArgs are run's flags for -backend redis.
@@ -130,74 +127,16 @@ func runReal(a realArgs, stdout, stderr io.Writer) int {
 		if !r.Match {
 			status = 1
 		}
-		timeline := report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)
-		if a.asJSON {
-			rr := runResult{Name: s.Name, Verdict: r.Verdict.Status.String(), Expected: r.Match, Why: r.Why, Timeline: timeline}
-			for _, k := range r.Verdict.Kinds() {
-				rr.Kinds = append(rr.Kinds, string(k))
-			}
-			for _, x := range r.Verdict.Violations {
-				rr.Violations = append(rr.Violations, x.String())
-			}
-			if r.Verdict.Status == checker.Violated {
-				rr.Rate = 1
-			}
-			_ = enc.Encode(rr)
-		} else {
-			mark := "as expected"
-			if !r.Match {
-				mark = "NOT AS EXPECTED: " + r.Why
-			}
-			fmt.Fprintf(stdout, "%-40s redis x%-4g %-45s (%s)\n", s.Name, a.scale, verdictLine(r.Verdict), mark)
-			for _, x := range r.Verdict.Violations {
-				fmt.Fprintf(stdout, "    %v\n", x)
-			}
-			if timeline != "" {
-				for _, line := range strings.SplitAfter(strings.TrimSuffix(timeline, "\n"), "\n") {
-					fmt.Fprintf(stdout, "    %s", line)
-				}
-				fmt.Fprintln(stdout)
-			}
-		}
+		verdictOut{name: s.Name, head: fmt.Sprintf("redis x%-4g", a.scale), verdict: r.Verdict, match: r.Match, why: r.Why,
+			timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
 		if a.out != "" {
-			recs := r.Records
 			if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
-				title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: recs, end: r.End,
-				verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults,
-				history: func(path string) error { return writeRecords(path, recs) }}); err != nil {
+				title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,
+				verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults}); err != nil {
 				fmt.Fprintf(stderr, "simulate: %v\n", err)
 				return 2
 			}
 		}
 	}
 	return status
-}
-
-// writeRecords writes a real run's history as JSON lines (the format of
-// sim.History.WriteJSONL), through a temporary file and a rename.
-func writeRecords(path string, recs []sim.Record) (err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".history-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	enc := json.NewEncoder(f)
-	enc.SetEscapeHTML(false)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
 }

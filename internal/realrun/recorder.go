@@ -16,9 +16,7 @@
 package realrun
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -229,14 +227,4 @@ func (r *Recorder) Check() checker.Verdict {
 
 // WriteJSONL writes the history as JSON lines, in the format of
 // sim.History.WriteJSONL, so that the same tools read both.
-func (r *Recorder) WriteJSONL(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	for _, rec := range r.Records() {
-		if err := enc.Encode(&rec); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
+func (r *Recorder) WriteJSONL(w io.Writer) error { return sim.WriteJSONL(w, r.Records()) }
