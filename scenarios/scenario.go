@@ -325,33 +325,34 @@ func (d *decoder) topology(s *Scenario, top *obj) {
 		d.failf(top.at("nodes"), f, "at least one node is needed")
 	}
 	for i, it := range items {
-		nf := index(f, i)
-		o := d.mapping(nf, it, "name", "persistence", "drift_ppm", "lua", "replicas")
-		if !o.required("name") {
+		o, name, ok := d.namedNode(s, index(f, i), it, "replicas")
+		if !ok {
 			return
 		}
-		name := o.str("name", "")
-		if !d.newName(s, o.at("name"), join(nf, "name"), name) {
-			return
-		}
-		node := Node{Config: d.nodeConfig(o, name), Line: resolve(it).Line}
-		s.Nodes = append(s.Nodes, node)
+		// Appended before its replicas are read, so that newName sees it.
+		s.Nodes = append(s.Nodes, Node{Config: d.nodeConfig(o, name), Line: resolve(it).Line})
+		node := &s.Nodes[len(s.Nodes)-1]
 		reps, rf := o.list("replicas")
 		for j, rt := range reps {
-			rpath := index(rf, j)
-			ro := d.mapping(rpath, rt, "name", "persistence", "drift_ppm", "lua", "lag")
-			if !ro.required("name") {
+			ro, rname, ok := d.namedNode(s, index(rf, j), rt, "lag")
+			if !ok {
 				return
 			}
-			rname := ro.str("name", "")
-			if !d.newName(s, ro.at("name"), join(rpath, "name"), rname) {
-				return
-			}
-			r := Replica{Config: d.nodeConfig(ro, rname), Repl: sim.ReplicaConfig{Lag: ro.dist("lag", sim.Dist{})}, Line: resolve(rt).Line}
-			last := &s.Nodes[len(s.Nodes)-1]
-			last.Replicas = append(last.Replicas, r)
+			node.Replicas = append(node.Replicas, Replica{Config: d.nodeConfig(ro, rname),
+				Repl: sim.ReplicaConfig{Lag: ro.dist("lag", sim.Dist{})}, Line: resolve(rt).Line})
 		}
 	}
+}
+
+// namedNode reads a node or replica mapping at path: its fields are the
+// node fields and extra, and its name is required and new.
+func (d *decoder) namedNode(s *Scenario, path string, n *yaml.Node, extra string) (*obj, string, bool) {
+	o := d.mapping(path, n, "name", "persistence", "drift_ppm", "lua", extra)
+	if !o.required("name") {
+		return nil, "", false
+	}
+	name := o.str("name", "")
+	return o, name, d.newName(s, o.at("name"), join(path, "name"), name)
 }
 
 var retries = []string{"none", "go-redis", "redisson"}
