@@ -246,9 +246,10 @@ func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.D
 // failure. (Redisson's synchronous tryLock does so only for a response
 // timeout; its asynchronous one for any error.)
 //
-// The wait is measured with Runtime.Now, a wall clock, as Redisson measures
-// it with System.currentTimeMillis: a jump of the client's clock lengthens or
-// shortens it.
+// The wait is measured with Runtime.Now, which is monotonic (drift, not
+// jumps). Redisson measures it with System.currentTimeMillis, a wall clock,
+// so in Java a jump of the client's clock lengthens or shortens it; in Go it
+// does not.
 func (r *Redisson) TryLock(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if wait < 0 || lease < 0 {
 		return fmt.Errorf("redlock: TryLock: negative wait %v or lease %v", wait, lease)

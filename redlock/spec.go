@@ -70,10 +70,9 @@ type SpecOptions struct {
 // MaxRetries in production. Keep it well below TTL; the elapsed time it
 // costs is subtracted from the validity anyway.
 //
-// Elapsed times are differences of Runtime.Now. In production that is
-// time.Now, whose Sub uses the monotonic clock; the simulation's Now is the
-// client's wall clock with its jumps, so there a client clock jump during an
-// acquisition skews the validity.
+// Elapsed times are differences of Runtime.Now: monotonic in production
+// (time.Now's Sub) and in the simulation (the client's clock, drift
+// included, jumps not), so a client clock jump never skews the validity.
 //
 // A Spec is safe for concurrent use; a Lease is not (Extend updates it).
 type Spec struct {

@@ -12,8 +12,8 @@ import (
 // the same on every platform (floating point could be fused differently).
 //
 // A machine has two readings: Local (wall clock, jumps included), which Redis
-// uses for key expiry and a client uses for Now, and Mono (monotonic, drift
-// only), which a client's sleeps and timers follow.
+// uses for key expiry, and Mono (monotonic, drift only), which a client's
+// Now, sleeps and timers follow (Go measures elapsed time monotonically).
 type Clock struct {
 	ppm         int64         // drift, parts per million
 	anchorWorld time.Duration // world time of the last re-anchoring
