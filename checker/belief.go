@@ -86,10 +86,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		}
 	}
 	for _, s := range steps {
-		holder := s.r.Client
-		if len(s.r.Args) > 0 && s.r.Args[0] != "" {
-			holder += "/" + s.r.Args[0]
-		}
+		holder := holderName(s.r)
 		shared := s.op == "acquire-read" || s.op == "release-read"
 		k := key{holder, s.r.Lock, shared}
 		switch s.op {
@@ -142,8 +139,14 @@ func boolCmp(a, b bool) int {
 // MutualExclusionViolations reports every overlap of h's holdings as a
 // violation, with the faults that preceded it.
 func MutualExclusionViolations(h []sim.Record, end time.Duration) []Violation {
+	return overlapViolations(h, Holdings(h, end))
+}
+
+// overlapViolations turns the overlaps of hs, the holdings of h, into
+// violations.
+func overlapViolations(h []sim.Record, hs []Holding) []Violation {
 	var out []Violation
-	for _, o := range Overlaps(Holdings(h, end)) {
+	for _, o := range Overlaps(hs) {
 		out = append(out, Violation{
 			Kind: MutualExclusion, Lock: o.Lock, Holders: []string{o.A.Client, o.B.Client},
 			From: o.From, To: o.To,

@@ -366,10 +366,7 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 		if r.Kind != sim.KindOp {
 			continue
 		}
-		holder := r.Client
-		if len(r.Args) > 0 && r.Args[0] != "" {
-			holder += "/" + r.Args[0]
-		}
+		holder := holderName(r)
 		if r.Op == "acquire" && r.Outcome == sim.OutcomeOK {
 			lastToken[holder+"\x00"+r.Lock] = r.Result
 		}
@@ -409,7 +406,7 @@ func Check(h []sim.Record, end time.Duration) Verdict {
 	var v Verdict
 	tr := NewTruth(h)
 	hs := Holdings(h, end)
-	all := MutualExclusionViolations(h, end)
+	all := overlapViolations(h, hs)
 	all = append(all, tr.SilentLosses(hs)...)
 	all = append(all, tr.ReentrancyViolations(h)...)
 	all = append(all, tr.IdempotencyViolations(h)...)

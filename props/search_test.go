@@ -39,6 +39,9 @@ func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i in
 		return time.Duration(rapid.IntRange(lo, hi).Draw(t, fmt.Sprintf("%s%d", label, i))) * time.Millisecond
 	}
 	pick := func(label string, from []string) string {
+		if len(from) == 0 { // a setup error, not a finding: mustFind tells them apart
+			t.Fatalf("setup: nothing to draw a %s from", label)
+		}
 		return rapid.SampledFrom(from).Draw(t, fmt.Sprintf("%s%d", label, i))
 	}
 	kind := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
@@ -152,26 +155,32 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// found marks the failure a search reports when it finds a wanted
+// violation, so that a failure for any other reason (a setup error, a
+// panic) is not taken for a finding.
+const found = "FOUND "
+
 // mustFind runs a search that is expected to find a violation of one of the
 // wanted kinds within the checks rapidFlags allowed, and logs the shrunk
 // counterexample.
 func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 	t.Helper()
 	f := &finder{TB: t}
-	{
-		rapid.Check(f, func(rt *rapid.T) {
-			v, replay := runDrawn(rt, s, maxFaults)
-			for _, k := range v.Kinds() {
-				for _, w := range want {
-					if k == w {
-						rt.Fatalf("%s\n%s", replay, v)
-					}
+	rapid.Check(f, func(rt *rapid.T) {
+		v, replay := runDrawn(rt, s, maxFaults)
+		for _, k := range v.Kinds() {
+			for _, w := range want {
+				if k == w {
+					rt.Fatalf("%s%s\n%s", found, replay, v)
 				}
 			}
-		})
-	}
+		}
+	})
 	if !f.failed {
 		t.Fatalf("%s: no %v violation within %s checks", s.name, want, flag.Lookup("rapid.checks").Value)
+	}
+	if logs := strings.Join(f.logs, "\n"); !strings.Contains(logs, found) {
+		t.Fatalf("%s: the search failed without finding a %v violation:\n%s", s.name, want, logs)
 	}
 	t.Logf("found and shrunk:\n%s", strings.Join(f.logs, "\n"))
 }
@@ -179,16 +188,14 @@ func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 // neverFinds runs a search that must find no violation of the given kinds.
 func neverFinds(t *testing.T, s setup, maxFaults int, kinds ...checker.Kind) {
 	t.Helper()
-	{
-		rapid.Check(t, func(rt *rapid.T) {
-			v, replay := runDrawn(rt, s, maxFaults)
-			for _, k := range v.Kinds() {
-				for _, w := range kinds {
-					if k == w {
-						rt.Fatalf("unexpected %s: %s\n%s", k, replay, v)
-					}
+	rapid.Check(t, func(rt *rapid.T) {
+		v, replay := runDrawn(rt, s, maxFaults)
+		for _, k := range v.Kinds() {
+			for _, w := range kinds {
+				if k == w {
+					rt.Fatalf("unexpected %s: %s\n%s", k, replay, v)
 				}
 			}
-		})
-	}
+		}
+	})
 }

@@ -124,6 +124,10 @@ func NewSpec(rt lock.Runtime, conns []lock.Conn, key string, opts SpecOptions) (
 	if opts.RetryDelayMax < opts.RetryDelayMin {
 		return nil, fmt.Errorf("redlock: NewSpec %q: retry delay max %v below min %v", key, opts.RetryDelayMax, opts.RetryDelayMin)
 	}
+	if opts.RetryDelayMax-opts.RetryDelayMin == math.MaxInt64 {
+		// retryDelay draws from hi-lo+1 values, which must fit an int64.
+		return nil, fmt.Errorf("redlock: NewSpec %q: retry delay range [%v, %v] too wide", key, opts.RetryDelayMin, opts.RetryDelayMax)
+	}
 	if d := opts.drift(); d >= opts.TTL {
 		return nil, fmt.Errorf("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, opts.TTL)
 	}

@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -316,6 +317,7 @@ func TestBadInput(t *testing.T) {
 		{"negative tries", redlock.SpecOptions{TTL: time.Second, Tries: -1}, 3, "lk", "tries"},
 		{"negative delay", redlock.SpecOptions{TTL: time.Second, RetryDelayMin: -ms}, 3, "lk", "negative retry delay"},
 		{"max below min", redlock.SpecOptions{TTL: time.Second, RetryDelayMin: 2 * ms, RetryDelayMax: ms}, 3, "lk", "below min"},
+		{"range too wide", redlock.SpecOptions{TTL: time.Second, RetryDelayMax: time.Duration(math.MaxInt64)}, 3, "lk", "too wide"},
 	} {
 		_, err := redlock.NewSpec(rt, conns[:tc.n], tc.key, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

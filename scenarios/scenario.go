@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -212,10 +213,18 @@ func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
 	return s, nil
 }
 
+// validName is what a scenario's name may be.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
+
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect")
 	base := filepath.Base(s.File)
 	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
+	if d.err == nil && !validName.MatchString(s.Name) {
+		// The name becomes file names (simulate run -out): no separators, no
+		// "..", nothing empty.
+		d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+	}
 	s.Description = top.str("description", "")
 	s.Seed = top.uint("seed", 1)
 	if top.required("duration") {

@@ -126,6 +126,7 @@ func TestBadFiles(t *testing.T) {
 		{"failover without replica", "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", "", "bad.yaml:14: faults[0].group: group \"m1\" has no replica"},
 		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},
 		{"replica named like its master", "{name: r1,", "{name: m1,", "bad.yaml:8: topology.nodes[0].replicas[0].name: name \"m1\" already used"},
+		{"name with a path", "name: t", "name: ../x", "bad.yaml:1: name: \"../x\": want letters"},
 		{"duplicate field", "seed: 3", "seed: 3\nseed: 4", "bad.yaml:3: seed: field given twice"},
 		{"syntax error", "  kind: simple", "  kind: [simple", "bad.yaml:"},
 		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:12: yaml: found a tab character"},

@@ -82,35 +82,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// loadAll loads the scenario files and directories named by paths
-// (default: scenarios/).
-func loadAll(paths []string) ([]*scenarios.Scenario, error) {
-	if len(paths) == 0 {
-		paths = []string{"scenarios"}
-	}
-	var all []*scenarios.Scenario
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if st.IsDir() {
-			ss, err := scenarios.LoadDir(p)
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, ss...)
-			continue
-		}
-		s, err := scenarios.Load(p)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, s)
-	}
-	return all, nil
-}
-
 // listScenarios prints each scenario's name, algorithm, expectation and
 // description.
 func listScenarios(args []string, stdout, stderr io.Writer) int {
@@ -120,7 +91,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
-	all, err := loadAll(fs.Args())
+	all, _, err := loadScaled(fs.Args(), 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
@@ -196,7 +167,11 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: -seeds %d is negative\n", *seeds)
 		return 2
 	}
-	all, err := loadAll(fs.Args())
+	if *seeds > 0 && *out != "" {
+		fmt.Fprintln(stderr, "simulate: -out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)")
+		return 2
+	}
+	all, _, err := loadScaled(fs.Args(), 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2

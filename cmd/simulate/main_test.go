@@ -174,6 +174,12 @@ func TestSweepIsDeterministic(t *testing.T) {
 	if !strings.Contains(a, "violated in 6 of 6") || !strings.Contains(a, "violated in 0 of 6") {
 		t.Fatalf("rates:\n%s", a)
 	}
+	if code, _, errs := runCLI(t, "run", "-seeds", "3", "-out", t.TempDir(), "../../scenarios/baseline-simple.yaml"); code != 2 || !strings.Contains(errs, "-out writes single runs") {
+		t.Fatalf("-seeds with -out: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, "run", t.TempDir()); code != 2 || !strings.Contains(errs, "no *.yaml scenario files") {
+		t.Fatalf("empty directory: exit %d, %q", code, errs)
+	}
 	if code, _, errs := runCLI(t, "run", "-seeds", "-1"); code != 2 || errs == "" {
 		t.Fatalf("negative seeds: exit %d", code)
 	}

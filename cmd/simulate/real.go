@@ -25,8 +25,10 @@ type realArgs struct {
 }
 
 // loadScaled loads the files and directories named by paths (default:
-// scenarios/) with every duration multiplied by scale. fromDir holds the
-// files found in a directory rather than named.
+// scenarios/) with every duration multiplied by scale (1 for the
+// simulation: the files as written). fromDir holds the files found in a
+// directory rather than named. A directory without scenario files is an
+// error.
 func loadScaled(paths []string, scale float64) (all []*scenarios.Scenario, fromDir map[string]bool, err error) {
 	if len(paths) == 0 {
 		paths = []string{"scenarios"}
@@ -45,6 +47,9 @@ func loadScaled(paths []string, scale float64) (all []*scenarios.Scenario, fromD
 		ms, err := filepath.Glob(filepath.Join(p, "*.yaml"))
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(ms) == 0 {
+			return nil, nil, fmt.Errorf("%s: no *.yaml scenario files", p)
 		}
 		for _, m := range ms {
 			fromDir[m] = true
