@@ -1,14 +1,41 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/locksim/locksim/compare"
 )
+
+// replaceable checks, before the matrix runs, that the report may replace
+// dir: not the root, the working directory or a parent, and, if it exists,
+// holding nothing but a report (README.md, plots/, scenarios/).
+func replaceable(dir string) error {
+	switch filepath.Base(filepath.Clean(dir)) {
+	case "/", ".", "..":
+		return errors.New("not a directory the report may replace")
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case "README.md", "plots", "scenarios":
+		default:
+			return fmt.Errorf("holds %s, which is not part of a report; the report replaces the whole directory", e.Name())
+		}
+	}
+	return nil
+}
 
 // compareCmd runs the comparison matrix and writes the report.
 func compareCmd(args []string, stdout, stderr io.Writer) int {
@@ -34,6 +61,10 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *seeds < 1 {
 		fmt.Fprintf(stderr, "simulate compare: -seeds %d: need at least 1\n", *seeds)
+		return 2
+	}
+	if err := replaceable(*out); err != nil {
+		fmt.Fprintf(stderr, "simulate compare: -out %s: %v\n", *out, err)
 		return 2
 	}
 	pr := newProgress(stderr, "compare", *quiet)

@@ -296,6 +296,8 @@ func TestCompareFlags(t *testing.T) {
 		{[]string{"compare", "-seeds", "0"}, 2, "need at least 1"},
 		{[]string{"compare", "extra"}, 2, "unexpected argument"},
 		{[]string{"compare", "-bogus"}, 2, "flag provided but not defined"},
+		{[]string{"compare", "-out", "."}, 2, "not a directory the report may replace"},
+		{[]string{"compare", "-out", "testdata"}, 2, "holds golden, which is not part of a report"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) {
