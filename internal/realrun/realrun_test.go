@@ -130,12 +130,20 @@ type f0Lock struct {
 	name   string
 	args   []string // the op's args: the owner, for the reentrant lock
 	synced bool
+	// twoCommands hides RedisConn's EvalWait, so that a synced acquire
+	// sends its script and its WAIT as two pooled commands, as it did
+	// before EvalWaiter.
+	twoCommands bool
 }
 
 // acquire returns client's acquire; synced turns on the WAIT after it
 // (reentrant lock only).
 func (f f0Lock) acquire(t *testing.T, client string, rc *redis.Client, synced bool) func(context.Context) (string, error) {
-	conn, rt := lock.NewRedisConn(rc), lock.WallRuntime{}
+	var conn lock.Conn = lock.NewRedisConn(rc)
+	if f.twoCommands {
+		conn = struct{ lock.Conn }{conn}
+	}
+	rt := lock.WallRuntime{}
 	if f.name == "simple" {
 		sl, err := lock.NewSimpleLock(conn, rt, "lk", lock.SimpleOptions{TTL: 10 * time.Second})
 		must(t, err)
@@ -540,6 +548,14 @@ func (h *connThief) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // (A connection dialled after the write does not show it: its HELLO already
 // moves its offset past the write, so its WAIT waits.)
 func TestSyncedAcquireWaitOnAnotherConnection(t *testing.T) {
+	// The control that must fail: script and WAIT as two pooled commands,
+	// the WAIT stolen onto an idle connection, the acquire trusted at once,
+	// and F0 breaks exclusion.
+	t.Run("two-commands", func(t *testing.T) { syncedAcquireUnderThief(t, true) })
+	t.Run("pipelined", func(t *testing.T) { syncedAcquireUnderThief(t, false) })
+}
+
+func syncedAcquireUnderThief(t *testing.T, twoCommands bool) {
 	ctx := context.Background()
 	m := redistest.StartConfig(t, redistest.Config{})
 	link := redistest.NewProxy(t, m.Addr)
@@ -570,7 +586,7 @@ func TestSyncedAcquireWaitOnAnotherConnection(t *testing.T) {
 	thief := &connThief{rc: rc1}
 	rc1.AddHook(thief)
 	t.Cleanup(thief.wg.Wait) // before rc1's Close, should the test stop early
-	c1 := f0Lock{name: "reentrant", args: []string{"o1"}}.acquire(t, "c1", rc1, true)
+	c1 := f0Lock{name: "reentrant", args: []string{"o1"}, twoCommands: twoCommands}.acquire(t, "c1", rc1, true)
 	c2 := f0Lock{name: "reentrant", args: []string{"o1"}}.acquire(t, "c2", newRedis(t, r.Addr, 0), false)
 
 	must(t, cl.Pause("r1"))
@@ -579,6 +595,20 @@ func TestSyncedAcquireWaitOnAnotherConnection(t *testing.T) {
 	start := time.Now()
 	_, err1 := cl.Do(ctx, "c1", "lk", "acquire", []string{"o1"}, c1)
 	took := time.Since(start)
+	if twoCommands {
+		if err1 != nil || took >= 300*time.Millisecond {
+			t.Fatalf("two commands: synced acquire %v after %v; want it trusted at once (the WAIT on the thief's idle connection)", err1, took)
+		}
+		thief.wg.Wait()
+		must(t, cl.Kill("m1"))
+		must(t, cl.Resume("r1"))
+		must(t, cl.Promote(ctx, "r1"))
+		_, err2 := cl.Do(ctx, "c2", "lk", "acquire", []string{"o1"}, c2)
+		must(t, err2)
+		time.Sleep(50 * time.Millisecond)
+		expectKinds(t, rec, rec.Check(), checker.MutualExclusion, checker.SilentLoss)
+		return
+	}
 	if !errors.Is(err1, lock.ErrNotSynced) {
 		t.Fatalf("synced acquire with a frozen replica: %v; want ErrNotSynced", err1)
 	}
