@@ -47,14 +47,12 @@ func NewRecorder() *Recorder {
 // every record's T and End.
 func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
 
-// add appends rec, stamping T with the current time when stamp is set; it
-// returns the record's index.
-func (r *Recorder) add(rec sim.Record, stamp bool) int {
+// add appends rec, stamping T with the current time; it returns the
+// record's index.
+func (r *Recorder) add(rec sim.Record) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if stamp {
-		rec.T = int64(r.Since())
-	}
+	rec.T = int64(r.Since())
 	r.recs = append(r.recs, rec)
 	return len(r.recs) - 1
 }
@@ -71,7 +69,7 @@ type Op struct {
 // outcome is unknown.
 func (r *Recorder) Begin(client, lockName, op string, args ...string) *Op {
 	idx := r.add(sim.Record{Kind: sim.KindOp, Client: client, Lock: lockName, Op: op,
-		Args: slices.Clone(args), Outcome: sim.OutcomeUnknown}, true)
+		Args: slices.Clone(args), Outcome: sim.OutcomeUnknown})
 	return &Op{r: r, idx: idx}
 }
 
@@ -136,19 +134,19 @@ func Outcome(err error) string {
 // simulation names them: "pause", "resume", "crash", "restart",
 // "partition", "drop-reply", ...).
 func (r *Recorder) Fault(op, node, client, detail string) {
-	r.add(sim.Record{Kind: sim.KindFault, Op: op, Node: node, Client: client, Detail: detail}, true)
+	r.add(sim.Record{Kind: sim.KindFault, Op: op, Node: node, Client: client, Detail: detail})
 }
 
 // Failover records that group's master is now node to (the checkers move
 // the group's authority to it from now on).
 func (r *Recorder) Failover(group, to, detail string) {
-	r.add(sim.Record{Kind: sim.KindFault, Op: "failover", Node: group, Value: to, Detail: detail}, true)
+	r.add(sim.Record{Kind: sim.KindFault, Op: "failover", Node: group, Value: to, Detail: detail})
 }
 
 // Node records a node of the topology: role "master" (of group, usually its
 // own name) or "replica" (of group).
 func (r *Recorder) Node(name, role, group string) {
-	r.add(sim.Record{Kind: sim.KindNode, Node: name, Op: role, Value: group}, true)
+	r.add(sim.Record{Kind: sim.KindNode, Node: name, Op: role, Value: group})
 }
 
 // KeyState is what a node holds under a key: a string's value or a hash's
@@ -163,8 +161,8 @@ func (a KeyState) equal(b KeyState) bool {
 	return a.Type == b.Type && a.Value == b.Value && maps.Equal(a.Fields, b.Fields)
 }
 
-// Truth records what node held under key as read at t (a time from Since,
-// taken before the read was sent), if it differs from what was last
+// Truth records what node held under key as read at t (a time from Since:
+// Cluster.Snapshot stamps the reply's arrival), if it differs from what was last
 // recorded for them; it reports whether it recorded. A key never seen and
 // absent is not recorded.
 func (r *Recorder) Truth(t time.Duration, node, key string, st KeyState) bool {
@@ -204,7 +202,6 @@ func (r *Recorder) Records() []sim.Record {
 	copy(out, r.recs)
 	r.mu.Unlock()
 	for i := range out {
-		out[i].Seq = i
 		out[i].Args = slices.Clone(out[i].Args)
 		out[i].Fields = maps.Clone(out[i].Fields)
 		if out[i].End != nil {
