@@ -240,7 +240,7 @@ func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ti
 }
 
 // watchdogKey names owner's watchdog of this half among all the Client's
-// watchdogs (those of reentrant locks are "<name>\x00<owner>").
+// watchdogs (those of reentrant locks are holderKey's "lock\x00<name>\x00<owner>").
 func (h *RWHalf) watchdogKey(owner string) string {
 	return "rwlock\x00" + h.rw.name + "\x00" + h.Kind() + "\x00" + owner
 }

@@ -47,7 +47,7 @@ func TestReentrantNoFaults(t *testing.T) {
 			if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
 				t.Errorf("%d releases refused without faults", n)
 			}
-			// Reentrancy: the holding's Depth acquires all succeed.
+			// Every holding is an owner's (client/owner), not a client's.
 			for _, h := range hs {
 				if h.To < minute && !strings.Contains(h.Client, "/") {
 					t.Errorf("holding without an owner: %+v", h)
