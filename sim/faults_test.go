@@ -534,6 +534,28 @@ func TestExpiryAtNegativeLocalTime(t *testing.T) {
 	}
 }
 
+// TestExpiryAtLocalTimeZero: "never expires" used to be an expiry of 0,
+// which a clock set back past zero makes a real expiry: a key expiring at
+// local time 0 was never seen to go. The node's clock jumps back 10 s at
+// 1 s (local -9 s); a key set at 1.1 s with PX 8899 expires at local 0.
+func TestExpiryAtLocalTimeZero(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	n := w.master("jumped", sim.PersistNone)
+	c1 := w.client("c1", 0, sim.NoRetry)
+	conn := w.conn(c1, "jumped")
+	w.at(time.Second, "jump", func() error { n.JumpClock(-10 * time.Second); return nil })
+	c1.Go("main", func() {
+		w.sleepUntil(c1, 1100*ms)
+		w.do(conn, "SET", "a", "v", "PX", 8899) // applied at 1.101 s, local -8.899 s
+	})
+	w.run(12 * time.Second)
+	if tr := w.truth("jumped", "a"); len(tr) != 2 || !tr[1].Gone || tr[1].At() != 10*time.Second {
+		t.Fatalf("truth for a: %+v; want set, then gone at 10s (local 0)", tr)
+	}
+}
+
 // 5. Pauses.
 
 func TestPausedClientsTimersAndRepliesWaitForTheEnd(t *testing.T) {

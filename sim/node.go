@@ -76,8 +76,11 @@ type KeyState struct {
 	Type string
 	Str  string
 	Hash map[string]string
-	// ExpireAt is the node-local wall-clock time the key expires; 0 = never.
+	// ExpireAt is the node-local wall-clock time the key expires, when
+	// Expires. (Not 0 for "never": a clock set back past zero makes 0, and
+	// negative times, real expiries.)
 	ExpireAt time.Duration
+	Expires  bool
 }
 
 // Group is a replicated Redis deployment addressed by name, like a Sentinel
@@ -412,7 +415,8 @@ func (n *Node) effects() []keyEffect {
 			continue
 		}
 		st := n.keyState(k)
-		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.ExpireAt == n.expiry[k] {
+		exp, expires := n.expiry[k]
+		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.Expires == expires && st.ExpireAt == exp {
 			continue // unchanged (a SET NX that lost): Redis propagates nothing
 		}
 		out = append(out, keyEffect{key: k, st: st})
@@ -441,7 +445,7 @@ func (n *Node) keyState(k string) KeyState {
 		return st
 	}
 	if ttl := n.m.TTL(k); ttl > 0 {
-		st.ExpireAt = n.synced + ttl
+		st.ExpireAt, st.Expires = n.synced+ttl, true
 	}
 	return st
 }
@@ -450,7 +454,7 @@ func (n *Node) keyState(k string) KeyState {
 // stream or a restart loading its data does. An expiry already past deletes.
 func (n *Node) setKey(k string, st KeyState) {
 	n.m.Del(k)
-	if st.Type == "" || (st.ExpireAt != 0 && st.ExpireAt <= n.synced) {
+	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
 		n.noteTruth(k, KeyState{})
 		return
 	}
@@ -464,7 +468,7 @@ func (n *Node) setKey(k string, st KeyState) {
 		}
 		n.m.HSet(k, fv...)
 	}
-	if st.ExpireAt != 0 {
+	if st.Expires {
 		n.m.SetTTL(k, st.ExpireAt-n.synced)
 	}
 	n.noteTruth(k, st)
@@ -528,7 +532,7 @@ func sameValue(a, b KeyState) bool {
 // noteTruth records a change of a key's value on this node.
 func (n *Node) noteTruth(k string, st KeyState) {
 	old, had := n.truth[k]
-	if st.ExpireAt != 0 {
+	if st.Expires {
 		n.expiry[k] = st.ExpireAt
 		n.noteExpiry(st.ExpireAt)
 	} else {
