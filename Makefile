@@ -47,8 +47,10 @@ bench-peers:
 report:
 	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
-# soak runs the long determinism sweep and the fault searches with fresh
-# seeds (not needed by CI).
+# soak runs the long determinism sweep, 2,000 fault-free seeds of every
+# baseline scenario (zero false positives), and the fault searches with
+# fresh seeds (not needed by CI).
 soak:
+	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenarios/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/

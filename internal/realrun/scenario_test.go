@@ -35,7 +35,10 @@ func TestScenarioReplay(t *testing.T) {
 		{"baseline-redlock-spec.yaml", 0.2, 1},
 		{"plain-del-after-expiry.yaml", 0.2, 1},
 		{"r0-redlock-restart-no-persistence.yaml", 0.2, 1},
-		{"r0-redlock-delayed-restart.yaml", 0.2, 1},
+		// The lease is 200ms at this scale: on a loaded machine the first
+		// acquire can take most of it and the spec's validity check then
+		// refuses it, so that nothing is held to lose.
+		{"r0-redlock-delayed-restart.yaml", 0.2, 3},
 		{"f0-synced-acquire-wait.yaml", 0.2, 1},
 		{"baseline-reentrant.yaml", 0.2, 1},
 		{"f0-failover-lagging-replica.yaml", 0.2, 4},
