@@ -112,7 +112,7 @@ func (d *decoder) clientSettings(s *Scenario) {
 			cs.Belief = &b
 		}
 		if o.has("lease") {
-			v := d.lease(o, p.path)
+			v := d.lease(o)
 			cs.Lease = &v
 		}
 		if o.has("ttl") {
@@ -128,7 +128,7 @@ func (d *decoder) clientSettings(s *Scenario) {
 
 // lease reads an owner-based kind's lease: a positive duration, or
 // "watchdog" (0).
-func (d *decoder) lease(o *obj, path string) time.Duration {
+func (d *decoder) lease(o *obj) time.Duration {
 	n, lf, ok := o.scalar("lease")
 	if !ok || n.Value == "watchdog" {
 		return 0

@@ -21,7 +21,7 @@ topology:
 clients:
   - {name: holder, holds: 1, hold: 2s, lease: 5s, belief: careful}
   - {name: late, start: 1500ms, wait: 3s, think: 20ms, holds: 2}
-  - {name: c, count: 2}
+  - {name: c, count: 2, holds: 3}
 algorithm:
   kind: reentrant
   lease: 1s
@@ -43,7 +43,7 @@ func TestClientSettings(t *testing.T) {
 	if l.Start != 1500*time.Millisecond || l.Wait != 3*time.Second || l.Think != 20*time.Millisecond || l.Holds != 2 || l.Lease != time.Second || l.Belief != "" {
 		t.Errorf("late: %+v", l)
 	}
-	if c.Start != 100*time.Millisecond || c.Holds != 0 || c.Lease != time.Second || c.Hold != 100*time.Millisecond {
+	if c.Start != 100*time.Millisecond || c.Holds != 3 || c.Lease != time.Second || c.Hold != 100*time.Millisecond {
 		t.Errorf("c2: %+v", c)
 	}
 	if s.Algorithm.Belief() != traffic.BeliefTrusting {
@@ -59,8 +59,8 @@ func TestClientSettings(t *testing.T) {
 		client, _, _ := strings.Cut(x.Client, "/")
 		by[client] = append(by[client], x)
 	}
-	if len(by["holder"]) != 1 || len(by["late"]) != 2 || len(by["c1"]) < 2 {
-		t.Errorf("holdings by client: holder %d, late %d, c1 %d", len(by["holder"]), len(by["late"]), len(by["c1"]))
+	if len(by["holder"]) != 1 || len(by["late"]) != 2 || len(by["c1"]) != 3 || len(by["c2"]) != 3 {
+		t.Errorf("holdings by client: holder %d, late %d, c1 %d, c2 %d", len(by["holder"]), len(by["late"]), len(by["c1"]), len(by["c2"]))
 	}
 	for _, rec := range r.History.Records() {
 		if rec.Kind != sim.KindOp {
@@ -170,5 +170,21 @@ func TestClientSettingsErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s %s: error\n  %v\nwant prefix\n  %s", c.kind, c.field, err, c.want)
 		}
+	}
+}
+
+// TestClientSettingsScaled: per-client durations scale with the file
+// (LoadScaled, for real servers) like the algorithm's.
+func TestClientSettingsScaled(t *testing.T) {
+	s, err := LoadScaled("redlock-extend-partition.yaml", 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := s.ForClient("c1").Spec, s.ForClient("c2").Spec
+	if c1.Hold != 2500*time.Millisecond || c1.ExtendEvery != 150*time.Millisecond || c1.Holds != 1 || c1.Options.TTL != 500*time.Millisecond {
+		t.Errorf("c1: hold %v, extend every %v, holds %d, ttl %v", c1.Hold, c1.ExtendEvery, c1.Holds, c1.Options.TTL)
+	}
+	if c2.Start != 250*time.Millisecond || c2.Think != 10*time.Millisecond || c2.Hold != 250*time.Millisecond {
+		t.Errorf("c2: start %v, think %v, hold %v", c2.Start, c2.Think, c2.Hold)
 	}
 }
