@@ -55,13 +55,14 @@ func (s *Scenario) NewResource() *traffic.Resource {
 	return nil
 }
 
-// StartWorkload starts the algorithm's workload on c, writing to res (from
+// StartWorkload starts the algorithm's workload on c, with the settings of
+// c's client entry (ForClient), writing to res (from
 // NewResource, shared by the run's clients). Build calls it for every
 // simulated client; a backend on real servers calls it with its own
 // traffic.Client.
 func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
 	var err error
-	a := s.Algorithm
+	a := s.ForClient(c.Name())
 	switch a.Kind {
 	case AlgSimple:
 		err = traffic.SimpleLock(c, a.Simple)

@@ -49,6 +49,9 @@ type decoder struct {
 	// scale multiplies every duration read (and every default duration the
 	// reader supplies); 0 means 1. See LoadScaled.
 	scale float64
+	// pendingClients are client entries with workload fields, read once
+	// the algorithm's kind is known (clients.go).
+	pendingClients []pendingClient
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the

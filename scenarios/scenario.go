@@ -78,7 +78,10 @@ type Replica struct {
 // Client is one simulated client.
 type Client struct {
 	Config sim.ClientConfig
-	Line   int
+	// Settings are the entry's own workload settings (start, holds, hold,
+	// ...), overriding the algorithm section's for this client.
+	Settings ClientSettings
+	Line     int
 }
 
 // Algorithm kinds.
@@ -243,6 +246,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	if top.required("algorithm") {
 		an, f := top.get("algorithm")
 		d.algorithm(s, an, f)
+		d.clientSettings(s)
 	}
 	items, f := top.list("faults")
 	for i, it := range items {
@@ -373,7 +377,8 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 	}
 	for i, it := range items {
 		cf := index(f, i)
-		o := d.mapping(cf, it, "name", "count", "latency", "timeout", "retry", "drift_ppm")
+		o := d.mapping(cf, it, append([]string{"name", "count", "latency", "timeout", "retry", "drift_ppm"}, clientWorkloadFields...)...)
+		first := len(s.Clients)
 		cfg := sim.ClientConfig{
 			Latency:  o.dist("latency", sim.Dist{}),
 			Timeout:  o.dur("timeout", 0),
@@ -397,6 +402,7 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 				return
 			}
 			s.Clients = append(s.Clients, Client{Config: cfg, Line: resolve(it).Line})
+			d.stashClientSettings(o, cf, first, len(s.Clients))
 			continue
 		}
 		count := o.int("count", 1, 1, 1000)
@@ -408,6 +414,7 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 				s.Clients = append(s.Clients, Client{Config: c, Line: resolve(it).Line})
 			}
 		}
+		d.stashClientSettings(o, cf, first, len(s.Clients))
 	}
 }
 
@@ -415,9 +422,10 @@ var algKinds = []string{AlgSimple, AlgReentrant, AlgFenced, AlgRWLock, AlgRedLoc
 
 // Fields of each algorithm kind, beyond "kind".
 var (
-	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options"}
-	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx", "release_latch"}
-	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think", "plain_setnx"}
+	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options", "start", "holds", "belief"}
+	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx", "release_latch", "start", "holds", "belief"}
+	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think", "plain_setnx",
+		"start", "holds", "belief", "extend_every"}
 )
 
 func fieldsOf(kind string) []string {
@@ -538,6 +546,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 			Owners:  r.Owners, RandomOwners: r.RandomOwners, Depth: r.Depth, Wait: r.Wait, Lease: r.Lease, Hold: r.Hold, Think: r.Think,
 		}
 	}
+	d.algorithmShared(a, o)
 }
 
 // owner reads the fields the owner-based workloads share.

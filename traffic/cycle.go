@@ -163,20 +163,22 @@ type belief struct {
 	rt    lock.Runtime
 	lock  string
 	owner string // "" for locks without owners
+	model Belief // BeliefCareful or BeliefTrusting (resolved)
 	held  bool   // between a successful acquire and the final release call or an expiry
 	cur   *leaseTimer
 }
 
-// leaseTimer is one acquire's validity estimate: it runs from the acquire's
-// call for the lease, by the client's clock.
+// leaseTimer is one acquire's validity estimate, by the client's clock: it
+// runs from the acquire's call for the lease (careful model) or from its
+// reply (trusting model).
 type leaseTimer struct {
 	b     *belief
 	t     lock.Timer
 	fired bool
 }
 
-func newBelief(c Client, rt lock.Runtime, lockName, owner string) *belief {
-	return &belief{c: c, rt: rt, lock: lockName, owner: owner}
+func newBelief(c Client, rt lock.Runtime, lockName, owner string, model Belief) *belief {
+	return &belief{c: c, rt: rt, lock: lockName, owner: owner, model: model}
 }
 
 func (b *belief) args() []string {
@@ -271,6 +273,9 @@ type ownerLoop struct {
 	think     func() time.Duration
 	readRatio float64 // 0: exclusive only
 	rng       *rand.Rand
+	model     Belief        // the holders' belief model (resolved)
+	start     time.Duration // the pause before the first attempt
+	holds     int           // holdings before the loop stops; 0: no limit
 
 	// writes, when res is set: Writes writes to res per hold.
 	res          *Resource
@@ -285,28 +290,36 @@ type ownerLoop struct {
 	onAcquire func(depth int)
 }
 
-// lost is the watchdog's report that owner no longer holds lockName: it ends
-// the belief with an "expire" record, detail "lost".
+// lost is the watchdog's report that owner no longer holds lockName: under
+// the careful model it ends the belief with an "expire" record, detail
+// "lost"; the trusting model's holder does not learn of it (Redisson has no
+// such callback), so nothing is recorded.
 func (lp *ownerLoop) lost(name, owner string) {
+	if lp.model != BeliefCareful {
+		return
+	}
 	if b := lp.active; b != nil && b.owner == owner && b.lock == name {
 		b.expire("lost")
 		return
 	}
 	// A report about no current holding (the holding ended while the renewal
 	// was in flight): still a fact the history keeps.
-	newBelief(lp.c, lp.rt, name, owner).expire("lost")
+	newBelief(lp.c, lp.rt, name, owner, lp.model).expire("lost")
 }
 
 func (lp *ownerLoop) run() {
 	ctx := context.Background()
-	for {
+	if lp.start > 0 {
+		_ = lp.rt.Sleep(ctx, lp.start)
+	}
+	for done := 0; lp.holds == 0 || done < lp.holds; {
 		owner := lp.owners.pick()
 		read := lp.readRatio > 0 && lp.rng.Float64() < lp.readRatio
 		acqOp, relOp := opAcquire, opRelease
 		if read {
 			acqOp, relOp = opAcquireRead, opReleaseRead
 		}
-		b := newBelief(lp.c, lp.rt, lp.lockName, owner)
+		b := newBelief(lp.c, lp.rt, lp.lockName, owner, lp.model)
 		lp.active = b
 		held := 0
 		var token int64
@@ -314,10 +327,7 @@ func (lp *ownerLoop) run() {
 			if lp.onAcquire != nil {
 				lp.onAcquire(held)
 			}
-			var lt *leaseTimer
-			if lp.lease > 0 {
-				lt = b.startTimer(lp.lease)
-			}
+			lt := b.calling(lp.lease)
 			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
 			setDetail(op, leaseDetail(lp.lease))
 			tok, fenced, err := lp.l.acquire(ctx, owner, read)
@@ -332,10 +342,11 @@ func (lp *ownerLoop) run() {
 				token = tok
 			}
 			op.End(sim.OutcomeOK, result)
-			b.acquired(lt)
+			b.granted(lt, lp.lease)
 			held++
 		}
 		if held > 0 {
+			done++
 			lp.holdFor(ctx, owner, token)
 			// Let timers that came due at this instant run first (after a
 			// pause, the lease timer and the end of the hold come due
@@ -351,6 +362,9 @@ func (lp *ownerLoop) run() {
 			}
 		}
 		lp.active = nil
+		if lp.holds > 0 && done >= lp.holds {
+			return
+		}
 		_ = lp.rt.Sleep(ctx, lp.think())
 	}
 }

@@ -101,7 +101,7 @@ func FencedWrites(c Client, cfg FencedWritesConfig) error {
 		return err
 	}
 	cfg.Fenced = true
-	lp, lc, err := newOwnerLoop(c, kind, cfg.ReentrantConfig)
+	lp, lc, err := newOwnerLoop(c, kind, KindFenced, cfg.ReentrantConfig)
 	if err != nil {
 		return err
 	}

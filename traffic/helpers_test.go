@@ -307,3 +307,23 @@ func overlapsWith(ov []checker.Overlap, client string) bool {
 	}
 	return false
 }
+
+// checkHeldUntilRelease checks that holder's holding that spans woke (the
+// end of its pause) ends at the call of one of its releases, after woke: a
+// trusting watchdog user's belief, which nothing but the release ends.
+func checkHeldUntilRelease(t *testing.T, recs []sim.Record, holder string, woke, end time.Duration) {
+	t.Helper()
+	for _, h := range checker.Holdings(recs, end) {
+		if c, _, _ := strings.Cut(h.Client, "/"); c != holder || h.From >= woke || h.To < woke {
+			continue
+		}
+		for _, r := range opsNamed(recs, "release") {
+			if r.Client == holder && r.At() == h.To {
+				return
+			}
+		}
+		t.Errorf("%s's holding %v–%v across the pause does not end at a release", holder, h.From, h.To)
+		return
+	}
+	t.Errorf("%s has no holding across the end of its pause (%v)", holder, woke)
+}

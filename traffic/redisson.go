@@ -23,16 +23,20 @@ type RedissonConfig struct {
 	// Options configure the RedLock (MultiLock for all members); OnEvent,
 	// if set, is called after the workload's own bookkeeping.
 	Options redlock.RedissonOptions
-	// Owners, RandomOwners, Depth, Wait, Lease, Hold and Think are as in
-	// ReentrantConfig, with Wait and Lease those of Redisson.TryLock. With
-	// the watchdog (Lease 0), the belief ends ("expire", "lost") when the
-	// members' watchdogs have reported so many of the holding's members lost
-	// that fewer than the quorum remain.
+	// Owners, RandomOwners, Depth, Wait, Lease, Hold, Think, Start, Holds
+	// and Belief are as in ReentrantConfig, with Wait and Lease those of
+	// Redisson.TryLock. With the watchdog (Lease 0), under the careful model
+	// the belief ends ("expire", "lost") when the members' watchdogs have
+	// reported so many of the holding's members lost that fewer than the
+	// quorum remain. Belief's default is DefaultBelief(KindRedLockRedisson).
 	Owners       []string
 	RandomOwners bool
 	Depth        int
 	Wait, Lease  time.Duration
 	Hold, Think  time.Duration
+	Start        time.Duration
+	Holds        int
+	Belief       Belief
 }
 
 // RedissonRedLock starts a process on c that loops as Reentrant does, on a
@@ -47,7 +51,14 @@ func RedissonRedLock(c Client, cfg RedissonConfig) error {
 		return fmt.Errorf("traffic: %s on client %s: empty lock name", kind, name)
 	}
 	if err := checkDurations(kind, name, dur{"wait", cfg.Wait}, dur{"lease", cfg.Lease},
-		dur{"hold", cfg.Hold}, dur{"think", cfg.Think}); err != nil {
+		dur{"hold", cfg.Hold}, dur{"think", cfg.Think}, dur{"start", cfg.Start}); err != nil {
+		return err
+	}
+	if err := checkHolds(kind, name, cfg.Holds); err != nil {
+		return err
+	}
+	model, err := cfg.Belief.resolve(KindRedLockRedisson, name)
+	if err != nil {
 		return err
 	}
 	owners, err := checkOwners(kind, name, cfg.Owners)
@@ -68,6 +79,7 @@ func RedissonRedLock(c Client, cfg RedissonConfig) error {
 		c: c, rt: rt, lockName: cfg.Lock,
 		owners: ownerPicker{owners: owners, random: cfg.RandomOwners, rng: rng},
 		depth:  depth, lease: cfg.Lease, hold: cfg.Hold, think: thinker(rng, cfg.Think), rng: rng,
+		model: model, start: cfg.Start, holds: cfg.Holds,
 	}
 	mt := &memberTrack{lp: lp, held: make([]bool, len(conns))}
 	members := make([]redlock.Member, len(conns))
@@ -129,13 +141,14 @@ func (m *memberTrack) event(ev redlock.Event) {
 	}
 }
 
-// lost is member i's watchdog reporting owner's hold gone: the holding's
-// belief ends when fewer than the quorum of its members remain. The loss is
-// recorded once per holding, even when it arrives after the release call
-// (the renewal was in flight), as Reentrant records every loss report.
+// lost is member i's watchdog reporting owner's hold gone: under the
+// careful model the holding's belief ends when fewer than the quorum of its
+// members remain (the trusting model's holder does not learn of it). The
+// loss is recorded once per holding, even when it arrives after the release
+// call (the renewal was in flight), as Reentrant records every loss report.
 func (m *memberTrack) lost(i int, owner string) {
 	b := m.lp.active
-	if b == nil || b.owner != owner || !m.held[i] {
+	if b == nil || b.owner != owner || !m.held[i] || !b.observesLoss() {
 		return
 	}
 	m.held[i] = false

@@ -33,25 +33,41 @@ type ReentrantConfig struct {
 	// 0 tries once).
 	Wait time.Duration
 	// Lease is each acquire's lease; 0 means the watchdog keeps the lock.
-	// With a lease, the holder's validity estimate is the lease from the
-	// acquire's call, by its own clock: when it runs out before the release,
-	// an "expire" record ends the holder's belief. With the watchdog, the
-	// watchdog's report that the lock was lost does ("expire", "lost").
+	// With a lease, the holder's validity estimate is the lease, by its own
+	// clock, from the acquire's call or its reply (Belief): when it runs out
+	// before the release, an "expire" record ends the holder's belief. With
+	// the watchdog, under the careful model the watchdog's report that the
+	// lock was lost does ("expire", "lost").
 	Lease time.Duration
 	// Hold is how long the client keeps the lock once it has all Depth holds.
 	Hold time.Duration
 	// Think is the mean pause between holdings (after the releases, or after
 	// a refused acquire), drawn uniformly from [Think/2, 3*Think/2].
 	Think time.Duration
+	// Start is how long the client waits, by its own clock, before its first
+	// acquire (a late contender); 0 starts at once.
+	Start time.Duration
+	// Holds is how many holdings (successful first acquires) the client makes
+	// before its workload stops, after the last one's releases (a holder
+	// that holds once); 0 means no limit. Refused acquires do not count.
+	Holds int
+	// Belief is the holders' belief model; empty means
+	// DefaultBelief(KindReentrant), or KindFenced's when Fenced.
+	Belief Belief
 }
 
-// Reentrant starts a process on c that loops forever: pick an owner, acquire
+// Reentrant starts a process on c that, after Start, loops (forever, or
+// until Holds holdings are done): pick an owner, acquire
 // the lock Depth times with TryLockFor(Wait, Lease), hold it for Hold,
 // release it as many times as it acquired, think. It records "acquire"
 // (Args [owner], Result the fencing token for a FencedLock), "release",
 // and "expire" op records as package checker describes them.
 func Reentrant(c Client, cfg ReentrantConfig) error {
-	lp, lc, err := newOwnerLoop(c, "reentrant", cfg)
+	kind := KindReentrant
+	if cfg.Fenced {
+		kind = KindFenced
+	}
+	lp, lc, err := newOwnerLoop(c, "reentrant", kind, cfg)
 	if err != nil {
 		return err
 	}
@@ -61,8 +77,9 @@ func Reentrant(c Client, cfg ReentrantConfig) error {
 }
 
 // newOwnerLoop validates cfg and builds the loop and its lock.Client (whose
-// OnLost reports to the loop), without a lock and without starting it.
-func newOwnerLoop(c Client, kind string, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
+// OnLost reports to the loop), without a lock and without starting it. kind
+// names the workload in errors; beliefKind chooses the default belief model.
+func newOwnerLoop(c Client, kind, beliefKind string, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
 	if c == nil {
 		return nil, nil, fmt.Errorf("traffic: %s: nil client", kind)
 	}
@@ -71,7 +88,14 @@ func newOwnerLoop(c Client, kind string, cfg ReentrantConfig) (*ownerLoop, *lock
 		return nil, nil, fmt.Errorf("traffic: %s on client %s: empty lock name", kind, name)
 	}
 	if err := checkDurations(kind, name, dur{"wait", cfg.Wait}, dur{"lease", cfg.Lease},
-		dur{"hold", cfg.Hold}, dur{"think", cfg.Think}); err != nil {
+		dur{"hold", cfg.Hold}, dur{"think", cfg.Think}, dur{"start", cfg.Start}); err != nil {
+		return nil, nil, err
+	}
+	if err := checkHolds(kind, name, cfg.Holds); err != nil {
+		return nil, nil, err
+	}
+	model, err := cfg.Belief.resolve(beliefKind, name)
+	if err != nil {
 		return nil, nil, err
 	}
 	owners, err := checkOwners(kind, name, cfg.Owners)
@@ -92,6 +116,7 @@ func newOwnerLoop(c Client, kind string, cfg ReentrantConfig) (*ownerLoop, *lock
 		c: c, rt: rt, lockName: cfg.Lock,
 		owners: ownerPicker{owners: owners, random: cfg.RandomOwners, rng: rng},
 		depth:  depth, lease: cfg.Lease, hold: cfg.Hold, think: thinker(rng, cfg.Think), rng: rng,
+		model: model, start: cfg.Start, holds: cfg.Holds,
 	}
 	lc, err := lock.New(conn, rt, lostOptions(cfg.Options, name, lp.lost))
 	if err != nil {

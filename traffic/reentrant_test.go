@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/lock"
@@ -156,36 +155,46 @@ func TestReentrantPauseWithLease(t *testing.T) {
 }
 
 // TestReentrantPauseWithWatchdog (K1, watchdog): the holder is paused past
-// the watchdog timeout; the lock expires, another client takes it, and when
-// the paused client wakes (still within its hold) its watchdog finds the
-// lock gone and the workload records "expire" (lost). (Had the hold ended
-// during the pause too, the release might answer "not held" before the
-// renewal does: then the release ends the belief, and the loss report comes
-// from the release alone.)
+// the watchdog timeout; the lock expires, another client takes it. A careful
+// holder: when the paused client wakes (still within its hold) its watchdog
+// finds the lock gone and the workload records "expire" (lost). (Had the
+// hold ended during the pause too, the release might answer "not held"
+// before the renewal does: then the release ends the belief, and the loss
+// report comes from the release alone.) A trusting holder (the default) is
+// not told: no expire, its belief lasts until its release. The caller's
+// OnLost sees the loss either way.
 func TestReentrantPauseWithWatchdog(t *testing.T) {
-	for _, hold := range []time.Duration{10 * sec} {
+	for _, belief := range []traffic.Belief{traffic.BeliefCareful, traffic.BeliefDefault} {
+		const hold = 10 * sec
 		e := newEnv(t, 5, "m1")
 		var lost []string
 		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a"},
 			Options: lock.Options{WatchdogTimeout: 3 * sec, OnLost: func(name, owner string) { lost = append(lost, name+"/"+owner) }},
-			Wait:    sec, Hold: hold, Think: 100 * ms}
+			Wait:    sec, Hold: hold, Think: 100 * ms, Belief: belief}
 		e.clientsWith(2, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 		paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
 		e.run(40 * sec)
 		recs := e.records()
 		checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps})
 		expires := opsNamed(recs, "expire")
-		if len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke {
-			t.Errorf("hold %v: expire records %v, want one by %s after the pause", hold, expires, paused)
-		}
-		if len(expires) == 1 && expires[0].Detail != "lost" {
-			t.Errorf("expire detail %q, want lost", expires[0].Detail)
+		if belief == traffic.BeliefCareful {
+			if len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke {
+				t.Errorf("careful: expire records %v, want one by %s after the pause", expires, paused)
+			}
+			if len(expires) == 1 && expires[0].Detail != "lost" {
+				t.Errorf("expire detail %q, want lost", expires[0].Detail)
+			}
+		} else {
+			if len(expires) != 0 {
+				t.Errorf("trusting: expire records %v, want none", expires)
+			}
+			checkHeldUntilRelease(t, recs, paused, woke, 40*sec)
 		}
 		if len(lost) != 1 || lost[0] != "lk/a" {
-			t.Errorf("the caller's OnLost saw %v, want [lk/a]", lost)
+			t.Errorf("belief %q: the caller's OnLost saw %v, want [lk/a]", belief, lost)
 		}
 		if ov := checker.Overlaps(checker.Holdings(recs, 40*sec)); !overlapsWith(ov, paused) {
-			t.Errorf("hold %v: no overlap with the paused holder %s", hold, paused)
+			t.Errorf("belief %q: no overlap with the paused holder %s", belief, paused)
 		}
 		if t.Failed() {
 			t.Log(e.dump())

@@ -20,16 +20,21 @@ type ReadWriteConfig struct {
 	// ReadRatio is the probability, drawn per holding from the client's PRNG,
 	// that the holding takes the read half; otherwise the write half.
 	ReadRatio float64
-	// Owners, RandomOwners, Depth, Wait, Lease, Hold and Think are as in
-	// ReentrantConfig; a holding takes one half Depth times.
+	// Owners, RandomOwners, Depth, Wait, Lease, Hold, Think, Start, Holds
+	// and Belief are as in ReentrantConfig; a holding takes one half Depth
+	// times. Belief's default is DefaultBelief(KindReadWrite).
 	Owners       []string
 	RandomOwners bool
 	Depth        int
 	Wait, Lease  time.Duration
 	Hold, Think  time.Duration
+	Start        time.Duration
+	Holds        int
+	Belief       Belief
 }
 
-// ReadWrite starts a process on c that loops forever: pick an owner and a
+// ReadWrite starts a process on c that, after Start, loops (forever, or
+// until Holds holdings are done): pick an owner and a
 // half (read with probability ReadRatio), acquire it Depth times with
 // TryLockFor(Wait, Lease), hold, release as many times, think. Reads are
 // recorded as "acquire-read" and "release-read", writes as "acquire" and
@@ -42,10 +47,11 @@ func ReadWrite(c Client, cfg ReadWriteConfig) error {
 	if err := checkRatio(kind, c.Name(), cfg.ReadRatio); err != nil {
 		return err
 	}
-	lp, lc, err := newOwnerLoop(c, kind, ReentrantConfig{
+	lp, lc, err := newOwnerLoop(c, kind, KindReadWrite, ReentrantConfig{
 		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options,
 		Owners: cfg.Owners, RandomOwners: cfg.RandomOwners, Depth: cfg.Depth,
 		Wait: cfg.Wait, Lease: cfg.Lease, Hold: cfg.Hold, Think: cfg.Think,
+		Start: cfg.Start, Holds: cfg.Holds, Belief: cfg.Belief,
 	})
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ package traffic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,13 +32,39 @@ type SimpleConfig struct {
 	PlainSetNX bool
 	// NoReleaseLatch releases without the latch (lock.SimpleOptions).
 	NoReleaseLatch bool
+	// Start is how long the client waits, by its own clock, before its first
+	// acquire; 0 starts at once.
+	Start time.Duration
+	// Holds is how many holdings the client makes before its workload stops
+	// (after the last release); 0 means no limit.
+	Holds int
+	// Belief is the holder's belief model; empty means
+	// DefaultBelief(KindSimple), careful: the TTL from the acquire's call
+	// (lock.SimpleLease.ValidUntil). Trusting counts it from the reply.
+	Belief Belief
 }
 
-// SimpleLock starts a process on c that loops forever: try the lock, hold it
-// for Hold, release it, think for Think.
+// SimpleLock starts a process on c that, after Start, loops (forever, or
+// until Holds holdings are done): try the lock, hold it for Hold, release
+// it, think for Think. It records "acquire" (no owner; Result the lease's
+// token; Detail the TTL), "release", and "expire" when the holder's
+// validity estimate (Belief) runs out before the release, with the belief
+// machinery the other workloads use.
 func SimpleLock(c Client, cfg SimpleConfig) error {
-	if cfg.Hold < 0 || cfg.Think < 0 {
-		return fmt.Errorf("traffic: client %s: negative hold or think time", c.Name())
+	const kind = "simple"
+	if c == nil {
+		return fmt.Errorf("traffic: %s: nil client", kind)
+	}
+	name := c.Name()
+	if err := checkDurations(kind, name, dur{"hold", cfg.Hold}, dur{"think", cfg.Think}, dur{"start", cfg.Start}); err != nil {
+		return err
+	}
+	if err := checkHolds(kind, name, cfg.Holds); err != nil {
+		return err
+	}
+	model, err := cfg.Belief.resolve(KindSimple, name)
+	if err != nil {
+		return err
 	}
 	conn, err := c.Conn(cfg.Group)
 	if err != nil {
@@ -51,59 +76,39 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 	if err != nil {
 		return err
 	}
-	rng := c.Rand("traffic")
-	think := func() time.Duration {
-		if cfg.Think == 0 {
-			return 0
-		}
-		return cfg.Think/2 + time.Duration(rng.Int64N(int64(cfg.Think)+1))
-	}
+	think := thinker(c.Rand("traffic"), cfg.Think)
+	detail := leaseDetail(cfg.TTL)
 	c.Go("simple-lock", func() {
 		ctx := context.Background()
-		for {
-			op := c.BeginOp(cfg.Key, "acquire")
-			op.SetDetail("lease=" + cfg.TTL.String())
-			// The holder's own validity estimate: the TTL from when it sent
-			// the acquire, by its own clock. If it is still holding when
-			// that runs out, its belief ends there.
-			holding := false
-			timer := rt.AfterFunc(cfg.TTL, func() {
-				if holding {
-					holding = false
-					c.BeginOp(cfg.Key, "expire").End(sim.OutcomeOK, "")
-				}
-			})
+		if cfg.Start > 0 {
+			_ = rt.Sleep(ctx, cfg.Start)
+		}
+		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
+			b := newBelief(c, rt, cfg.Key, "", model)
+			lt := b.calling(cfg.TTL)
+			op := c.BeginOp(cfg.Key, opAcquire)
+			setDetail(op, detail)
 			lease, err := l.TryLock(ctx)
-			switch {
-			case err == nil:
-				holding = true
-				op.End(sim.OutcomeOK, lease.Token)
-				_ = rt.Sleep(ctx, cfg.Hold)
-				timer.Stop()
-				holding = false
-				rel := c.BeginOp(cfg.Key, "release")
-				rel.End(outcome(l.Unlock(ctx, lease)))
-			case errors.Is(err, lock.ErrNotAcquired):
-				op.End(sim.OutcomeFail, "")
-			default:
-				op.End(outcome(err))
+			outcome, result := acquireOutcome(err)
+			if outcome != sim.OutcomeOK {
+				op.End(outcome, result)
+				b.failed(lt)
+				_ = rt.Sleep(ctx, think())
+				continue
 			}
-			timer.Stop()
+			op.End(sim.OutcomeOK, lease.Token)
+			done++
+			b.granted(lt, cfg.TTL)
+			_ = rt.Sleep(ctx, cfg.Hold)
+			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
+			b.releasing()
+			rel := c.BeginOp(cfg.Key, opRelease)
+			rel.End(releaseOutcome(l.Unlock(ctx, lease)))
+			if cfg.Holds > 0 && done >= cfg.Holds {
+				return
+			}
 			_ = rt.Sleep(ctx, think())
 		}
 	})
 	return nil
-}
-
-// outcome classifies an error for an op record.
-func outcome(err error) (string, string) {
-	switch {
-	case err == nil:
-		return sim.OutcomeOK, ""
-	case errors.Is(err, lock.ErrNotHeld), errors.Is(err, lock.ErrNotAcquired):
-		return sim.OutcomeFail, err.Error()
-	case lock.IsUnknown(err):
-		return sim.OutcomeUnknown, ""
-	}
-	return sim.OutcomeError, err.Error()
 }

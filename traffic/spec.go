@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,19 +28,51 @@ type SpecConfig struct {
 	// Think is the mean pause between attempts, drawn uniformly from
 	// [Think/2, 3*Think/2].
 	Think time.Duration
+	// ExtendEvery, when positive, makes the holder extend its lease
+	// (Spec.Extend) every ExtendEvery of its hold, by its own clock, for as
+	// long as it holds: a hold longer than the TTL lives on extensions. Each
+	// is an "extend" record. A successful one restarts the holder's
+	// validity estimate from the extension (Belief); a failed one, or an
+	// estimate that ran out meanwhile, ends the holding: "expire" (Detail
+	// "extend-failed" for the former), then the release. 0: no extensions.
+	ExtendEvery time.Duration
+	// Start is how long the client waits, by its own clock, before its first
+	// acquire; 0 starts at once.
+	Start time.Duration
+	// Holds is how many holdings the client makes before its workload stops
+	// (after the last release); 0 means no limit.
+	Holds int
+	// Belief is the holder's belief model; empty means
+	// DefaultBelief(KindRedLockSpec), careful: the lease's own validity,
+	// TTL − elapsed − drift, counted from the acquire's call
+	// (redlock.Lease.ValidUntil). Trusting counts the TTL from the reply.
+	Belief Belief
 }
 
-// SpecRedLock starts a process on c that loops forever: acquire, hold for
-// Hold, release, think. It records "acquire" (no owner; Result the lease's
-// token), "release", and "expire" when the lease's validity by the client's
-// own clock (Lease.ValidUntil) runs out before the release.
+// opExtend is the op record of an extension of a held lease.
+const opExtend = "extend"
+
+// SpecRedLock starts a process on c that, after Start, loops (forever, or
+// until Holds holdings are done): acquire, hold for Hold (extending every
+// ExtendEvery, if set), release, think. It records "acquire" (no owner;
+// Result the lease's token), "extend" (Result the token; Detail
+// "validity=<d>" when it succeeded), "release", and "expire" when the
+// holder's validity estimate (Belief) runs out before the release.
 func SpecRedLock(c Client, cfg SpecConfig) error {
 	const kind = "spec-redlock"
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	name := c.Name()
-	if err := checkDurations(kind, name, dur{"hold", cfg.Hold}, dur{"think", cfg.Think}); err != nil {
+	if err := checkDurations(kind, name, dur{"hold", cfg.Hold}, dur{"think", cfg.Think},
+		dur{"start", cfg.Start}, dur{"extend interval", cfg.ExtendEvery}); err != nil {
+		return err
+	}
+	if err := checkHolds(kind, name, cfg.Holds); err != nil {
+		return err
+	}
+	model, err := cfg.Belief.resolve(KindRedLockSpec, name)
+	if err != nil {
 		return err
 	}
 	conns, err := groupConns(c, kind, cfg.Groups)
@@ -53,11 +86,24 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	}
 	rng := c.Rand("traffic/" + kind + "/" + cfg.Key)
 	think := thinker(rng, cfg.Think)
-	detail := leaseDetail(s.Options().TTL)
+	ttl := s.Options().TTL
+	detail := leaseDetail(ttl)
+	// validity is the holder's estimate after an acquire or extension that
+	// returned now: careful, what is left of the lease's own validity
+	// (positive on every lease Spec returns); trusting, the whole TTL.
+	validity := func(lease *redlock.Lease) time.Duration {
+		if model == BeliefTrusting {
+			return ttl
+		}
+		return max(lease.Remaining(rt.Now()), 0)
+	}
 	c.Go(kind+":"+cfg.Key, func() {
 		ctx := context.Background()
-		for {
-			b := newBelief(c, rt, cfg.Key, "")
+		if cfg.Start > 0 {
+			_ = rt.Sleep(ctx, cfg.Start)
+		}
+		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
+			b := newBelief(c, rt, cfg.Key, "", model)
 			op := c.BeginOp(cfg.Key, opAcquire)
 			setDetail(op, detail)
 			var lease *redlock.Lease
@@ -74,19 +120,81 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 				continue
 			}
 			op.End(sim.OutcomeOK, lease.Token)
-			// The validity left by the client's clock; it is positive on
-			// every lease Spec returns.
-			b.acquired(b.startTimer(max(lease.Remaining(rt.Now()), 0)))
-			_ = rt.Sleep(ctx, cfg.Hold)
+			done++
+			b.acquired(b.startTimer(validity(lease)))
+			if cfg.ExtendEvery > 0 {
+				holdExtending(ctx, c, rt, s, b, lease, cfg.Hold, cfg.ExtendEvery, validity)
+			} else {
+				_ = rt.Sleep(ctx, cfg.Hold)
+			}
 			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
 			b.releasing()
 			rel := c.BeginOp(cfg.Key, opRelease)
 			_, err = s.Unlock(ctx, lease)
 			rel.End(releaseOutcome(err))
+			if cfg.Holds > 0 && done >= cfg.Holds {
+				return
+			}
 			_ = rt.Sleep(ctx, think())
 		}
 	})
 	return nil
+}
+
+// holdExtending holds lease for hold, by the client's clock, extending it
+// every `every`: each extension is an "extend" record, and a successful one
+// restarts b's estimate at validity(lease). It returns early, for the
+// release, when b's estimate ran out (during a sleep or an extension) or an
+// extension failed (recorded as "expire", Detail "extend-failed", if the
+// belief had not ended already). A holder whose belief ended does not extend
+// again: its holding is over, even if a late extension succeeded.
+func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Spec, b *belief, lease *redlock.Lease,
+	hold, every time.Duration, validity func(*redlock.Lease) time.Duration) {
+	until := rt.Now().Add(hold)
+	for {
+		left := until.Sub(rt.Now())
+		if left <= 0 {
+			return
+		}
+		_ = rt.Sleep(ctx, min(left, every))
+		_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
+		if !b.held || !rt.Now().Before(until) {
+			return
+		}
+		op := c.BeginOp(s.Key(), opExtend)
+		v, err := s.Extend(ctx, lease)
+		outcome, result := extendOutcome(err)
+		if outcome == sim.OutcomeOK {
+			setDetail(op, "validity="+v.String())
+			result = lease.Token
+		}
+		op.End(outcome, result)
+		if outcome != sim.OutcomeOK {
+			if b.held {
+				b.expire("extend-failed")
+			}
+			return
+		}
+		if !b.held {
+			return
+		}
+		b.acquired(b.startTimer(validity(lease)))
+	}
+}
+
+// extendOutcome classifies an extension's error: ok; fail when the holder
+// knows it did not extend (no majority, or its validity had run out, before
+// or during the extension); error otherwise.
+func extendOutcome(err error) (string, string) {
+	switch {
+	case err == nil:
+		return sim.OutcomeOK, ""
+	case errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrExpired):
+		return sim.OutcomeFail, ""
+	case lock.IsUnknown(err):
+		return sim.OutcomeUnknown, ""
+	}
+	return sim.OutcomeError, err.Error()
 }
 
 // groupConns returns c's Conns to groups: at least one, no repeats.

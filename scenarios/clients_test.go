@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
+)
+
+// perClient is a file whose clients have their own roles: a holder that
+// holds once, a late contender, and two default clients.
+const perClient = `name: roles
+duration: 6s
+topology:
+  nodes:
+    - name: m1
+clients:
+  - {name: holder, holds: 1, hold: 2s, lease: 5s, belief: careful}
+  - {name: late, start: 1500ms, wait: 3s, think: 20ms, holds: 2}
+  - {name: c, count: 2, holds: 3}
+algorithm:
+  kind: reentrant
+  lease: 1s
+  hold: 100ms
+  think: 300ms
+  start: 100ms
+expect: ok
+`
+
+func TestClientSettings(t *testing.T) {
+	s, err := Parse("roles.yaml", []byte(perClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, l, c := s.ForClient("holder").Reentrant, s.ForClient("late").Reentrant, s.ForClient("c2").Reentrant
+	if h.Holds != 1 || h.Hold != 2*time.Second || h.Lease != 5*time.Second || h.Belief != traffic.BeliefCareful || h.Start != 100*time.Millisecond {
+		t.Errorf("holder: %+v", h)
+	}
+	if l.Start != 1500*time.Millisecond || l.Wait != 3*time.Second || l.Think != 20*time.Millisecond || l.Holds != 2 || l.Lease != time.Second || l.Belief != "" {
+		t.Errorf("late: %+v", l)
+	}
+	if c.Start != 100*time.Millisecond || c.Holds != 3 || c.Lease != time.Second || c.Hold != 100*time.Millisecond {
+		t.Errorf("c2: %+v", c)
+	}
+	if s.Algorithm.Belief() != traffic.BeliefTrusting {
+		t.Errorf("reentrant's default belief %q", s.Algorithm.Belief())
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := checker.Holdings(r.History.Records(), r.End)
+	by := map[string][]checker.Holding{}
+	for _, x := range hs {
+		client, _, _ := strings.Cut(x.Client, "/")
+		by[client] = append(by[client], x)
+	}
+	if len(by["holder"]) != 1 || len(by["late"]) != 2 || len(by["c1"]) != 3 || len(by["c2"]) != 3 {
+		t.Errorf("holdings by client: holder %d, late %d, c1 %d, c2 %d", len(by["holder"]), len(by["late"]), len(by["c1"]), len(by["c2"]))
+	}
+	for _, rec := range r.History.Records() {
+		if rec.Kind != sim.KindOp {
+			continue
+		}
+		if rec.At() < 100*time.Millisecond || (rec.Client == "late" && rec.At() < 1500*time.Millisecond) {
+			t.Errorf("%s's %s at %v, before its start", rec.Client, rec.Op, rec.At())
+		}
+		if rec.Client == "holder" && rec.Op == "acquire" && rec.Detail != "lease=5s" {
+			t.Errorf("holder's acquire with %s, want its own lease 5s", rec.Detail)
+		}
+	}
+	if !r.Match {
+		t.Errorf("verdict %v", r.Verdict)
+	}
+}
+
+// TestClientSettingsEveryKind: every kind accepts its per-client fields and
+// applies them.
+func TestClientSettingsEveryKind(t *testing.T) {
+	for _, c := range []struct {
+		kind, client string
+		check        func(a Algorithm) bool
+	}{
+		{"simple", "{name: x, ttl: 2s, hold: 3s, think: 1s, start: 1s, holds: 3, belief: trusting}", func(a Algorithm) bool {
+			x := a.Simple
+			return x.TTL == 2*time.Second && x.Hold == 3*time.Second && x.Think == time.Second && x.Start == time.Second && x.Holds == 3 && x.Belief == traffic.BeliefTrusting
+		}},
+		{"reentrant", "{name: x, lease: watchdog, wait: 2s}", func(a Algorithm) bool { return a.Reentrant.Lease == 0 && a.Reentrant.Wait == 2*time.Second }},
+		{"fenced", "{name: x, lease: 4s, holds: 1}", func(a Algorithm) bool { return a.Reentrant.Lease == 4*time.Second && a.Reentrant.Holds == 1 }},
+		{"rwlock", "{name: x, wait: 1s, belief: careful}", func(a Algorithm) bool {
+			return a.ReadWrite.Wait == time.Second && a.ReadWrite.Belief == traffic.BeliefCareful
+		}},
+		{"redlock-spec", "{name: x, ttl: 3s, extend_every: 1s, start: 2s}", func(a Algorithm) bool {
+			return a.Spec.Options.TTL == 3*time.Second && a.Spec.ExtendEvery == time.Second && a.Spec.Start == 2*time.Second
+		}},
+		{"redlock-redisson", "{name: x, lease: 2s, wait: 1s, hold: 50ms}", func(a Algorithm) bool {
+			return a.Redisson.Lease == 2*time.Second && a.Redisson.Wait == time.Second && a.Redisson.Hold == 50*time.Millisecond
+		}},
+	} {
+		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - " + c.client + "\n  - {name: y}\nalgorithm: {kind: " + c.kind + "}\nexpect: any\n"
+		s, err := Parse("k.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", c.kind, err)
+			continue
+		}
+		if !c.check(s.ForClient("x")) {
+			t.Errorf("%s: settings not applied: %+v", c.kind, s.ForClient("x"))
+		}
+		if c.check(s.ForClient("y")) {
+			t.Errorf("%s: client y got x's settings", c.kind)
+		}
+		if _, err := s.Run(0); err != nil {
+			t.Errorf("%s: %v", c.kind, err)
+		}
+	}
+}
+
+// TestClientSettingsErrors: per-client fields that the algorithm does not
+// have, and bad values, are errors naming the file, the line and the field.
+func TestClientSettingsErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, old, new, want string
+	}{
+		{"wait on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, wait: 1s}",
+			"bad.yaml:10: clients[0].wait: not a field of a client under algorithm simple (its per-client fields: start, holds, hold, think, belief, ttl)"},
+		{"lease on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2,\n      lease: 1s}", "bad.yaml:11: clients[0].lease: not a field of a client under algorithm simple"},
+		{"extend_every on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, extend_every: 1s}", "bad.yaml:10: clients[0].extend_every: not a field"},
+		{"unknown client field", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, depth: 2}", "bad.yaml:10: clients[0].depth: unknown field"},
+		{"bad belief", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, belief: naive}", "bad.yaml:10: clients[0].belief: unknown value \"naive\" (want one of careful, trusting)"},
+		{"negative holds", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: -1}", "bad.yaml:10: clients[0].holds: -1 out of range"},
+		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer"},
+		{"bad start", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, start: soon}", "bad.yaml:10: clients[0].start: bad duration \"soon\""},
+		{"negative hold", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, hold: -1s}", "bad.yaml:10: clients[0].hold: negative duration"},
+		{"ttl too short", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 100us}", "bad.yaml:10: clients[0].ttl: must be at least 1ms"},
+		{"algorithm belief", "  ttl: 1s", "  ttl: 1s\n  belief: sometimes", "bad.yaml:14: algorithm.belief: unknown value \"sometimes\""},
+		{"algorithm holds", "  ttl: 1s", "  ttl: 1s\n  holds: 1.5", "bad.yaml:14: algorithm.holds: want an integer"},
+		{"algorithm extend_every on simple", "  ttl: 1s", "  ttl: 1s\n  extend_every: 1s", "bad.yaml:14: algorithm.extend_every: not a field of algorithm simple"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(good, c.old) {
+				t.Fatalf("test bug: %q not in the good file", c.old)
+			}
+			src := strings.Replace(good, c.old, c.new, 1)
+			_, err := Parse("bad.yaml", []byte(src))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v is not an *Error", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error\n  %v\nwant prefix\n  %s", err, c.want)
+			}
+		})
+	}
+	// Kind-specific: the owner kinds have no ttl, the spec no lease or wait.
+	for _, c := range []struct{ kind, field, want string }{
+		{"reentrant", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm reentrant (its per-client fields: start, holds, hold, think, belief, wait, lease)"},
+		{"redlock-spec", "lease: 1s", "k.yaml:4: clients[0].lease: not a field of a client under algorithm redlock-spec (its per-client fields: start, holds, hold, think, belief, ttl, extend_every)"},
+		{"redlock-spec", "wait: 1s", "k.yaml:4: clients[0].wait: not a field"},
+		{"redlock-redisson", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
+		{"redlock-spec", "ttl: 1500us", "k.yaml:4: clients[0].ttl: must be a positive whole number of milliseconds"},
+		{"reentrant", "lease: 0s", "k.yaml:4: clients[0].lease: must be positive (or \"watchdog\")"},
+		{"rwlock", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
+	} {
+		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - {name: x, " + c.field + "}\nalgorithm: {kind: " + c.kind + "}\nexpect: ok\n"
+		_, err := Parse("k.yaml", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s %s: error\n  %v\nwant prefix\n  %s", c.kind, c.field, err, c.want)
+		}
+	}
+}
+
+// TestClientSettingsScaled: per-client durations scale with the file
+// (LoadScaled, for real servers) like the algorithm's.
+func TestClientSettingsScaled(t *testing.T) {
+	s, err := LoadScaled("redlock-extend-partition.yaml", 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := s.ForClient("c1").Spec, s.ForClient("c2").Spec
+	if c1.Hold != 2500*time.Millisecond || c1.ExtendEvery != 150*time.Millisecond || c1.Holds != 1 || c1.Options.TTL != 500*time.Millisecond {
+		t.Errorf("c1: hold %v, extend every %v, holds %d, ttl %v", c1.Hold, c1.ExtendEvery, c1.Holds, c1.Options.TTL)
+	}
+	if c2.Start != 250*time.Millisecond || c2.Think != 10*time.Millisecond || c2.Hold != 250*time.Millisecond {
+		t.Errorf("c2: start %v, think %v, hold %v", c2.Start, c2.Think, c2.Hold)
+	}
+}

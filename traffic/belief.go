@@ -1,0 +1,118 @@
+package traffic
+
+import (
+	"fmt"
+	"time"
+)
+
+// Belief is the model of how a holder judges, after a successful acquire,
+// how long it may rely on the lock: what the checkers' mutual-exclusion and
+// silent-loss oracles take as its belief (package checker's Holdings end at
+// an "expire" record). The model is the user's, not the lock's: two users
+// of one lock API may use it differently, and the verdict depends on which.
+type Belief string
+
+// Belief models. The zero value, BeliefDefault, is each workload's default:
+// the model that matches how its lock's API is documented to be used (see
+// DefaultBelief).
+const (
+	// BeliefDefault is the algorithm's default model (DefaultBelief).
+	BeliefDefault Belief = ""
+	// BeliefCareful: with an explicit lease, the holder's validity estimate
+	// runs from the acquire's call for the lease (for the spec's RedLock,
+	// the lease's own validity: TTL minus the drift allowance, from the
+	// call), by its own clock; an acquire whose reply comes after that
+	// estimate ran out is not relied on at all. With the watchdog, the
+	// holder believes until its release or until the watchdog reports the
+	// lock lost (lock.Options.OnLost), whichever comes first: a user who
+	// watches for the loss.
+	BeliefCareful Belief = "careful"
+	// BeliefTrusting: with an explicit lease, the holder counts the lease
+	// from the acquire's reply (the moment it learns it holds the lock),
+	// however long the reply took. With the watchdog, it believes until its
+	// release: Redisson has no callback for a lock its watchdog failed to
+	// renew, so a user of its API does not learn of the loss, and the
+	// watchdog's report is not recorded as the end of its belief.
+	BeliefTrusting Belief = "trusting"
+)
+
+// Workload kinds, as DefaultBelief names them.
+const (
+	KindSimple          = "simple"
+	KindReentrant       = "reentrant"
+	KindFenced          = "fenced"
+	KindReadWrite       = "rwlock"
+	KindRedLockSpec     = "redlock-spec"
+	KindRedLockRedisson = "redlock-redisson"
+)
+
+// DefaultBelief is the belief model of a workload kind when its config
+// leaves Belief empty: the model that matches how the lock's API is
+// documented to be used.
+//
+//   - simple: careful. lock.SimpleLock.TryLock returns a SimpleLease whose
+//     ValidUntil is the call plus the TTL, documented as the instant after
+//     which the holder must assume the lock is gone.
+//   - redlock-spec: careful. The spec's acquire returns a validity (TTL
+//     minus the elapsed time minus the drift allowance) that the user is
+//     told to respect; redlock.Lease.ValidUntil is that instant.
+//   - reentrant, fenced, rwlock, redlock-redisson: trusting. Redisson's
+//     tryLock(wait, lease) returns only true or false, its lock(lease)
+//     nothing; nothing in the API measures the time the acquire took, and
+//     Redisson itself never checks it (its RedLock's tryLock includes no
+//     elapsed-time check either), so a user does the work once it returns
+//     true. With the watchdog, Redisson offers no notification that a
+//     renewal found the lock gone.
+func DefaultBelief(kind string) Belief {
+	switch kind {
+	case KindReentrant, KindFenced, KindReadWrite, KindRedLockRedisson:
+		return BeliefTrusting
+	}
+	return BeliefCareful
+}
+
+// resolve returns the model to use: b, or kind's default when b is empty;
+// an unknown model is an error.
+func (b Belief) resolve(kind, client string) (Belief, error) {
+	switch b {
+	case BeliefDefault:
+		return DefaultBelief(kind), nil
+	case BeliefCareful, BeliefTrusting:
+		return b, nil
+	}
+	return "", fmt.Errorf("traffic: %s on client %s: unknown belief model %q (want %q or %q)", kind, client, string(b), BeliefCareful, BeliefTrusting)
+}
+
+// checkHolds rejects a negative number of holdings.
+func checkHolds(kind, client string, holds int) error {
+	if holds < 0 {
+		return fmt.Errorf("traffic: %s on client %s: negative holds %d", kind, client, holds)
+	}
+	return nil
+}
+
+// calling returns the validity estimate to start at the call of an acquire
+// with the given lease (0: the watchdog, none): the careful model's, which
+// runs from the call. The trusting model starts its own at the reply
+// (granted).
+func (b *belief) calling(lease time.Duration) *leaseTimer {
+	if b.model == BeliefCareful && lease > 0 {
+		return b.startTimer(lease)
+	}
+	return nil
+}
+
+// granted notes a successful acquire whose call started lt (calling's,
+// possibly nil): under the trusting model the estimate starts now, at the
+// reply, for the lease.
+func (b *belief) granted(lt *leaseTimer, lease time.Duration) {
+	if b.model == BeliefTrusting && lease > 0 {
+		lt = b.startTimer(lease)
+	}
+	b.acquired(lt)
+}
+
+// observesLoss reports whether the holder learns of the watchdog's report
+// that its lock was lost: the careful model's user does; the trusting
+// model's (Redisson's API) does not.
+func (b *belief) observesLoss() bool { return b.model == BeliefCareful }
