@@ -352,15 +352,64 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 	return out
 }
 
+// isReleaseReq reports whether a req record's command is one that gives a
+// lock back: an unlock or release script ("eval:reentrant_unlock",
+// "eval:rw_write_unlock", "eval:simple_release", ...) or a plain DEL.
+// Renewals, acquires and reads are not.
+func isReleaseReq(op string) bool {
+	return op == "del" || strings.HasPrefix(op, "eval:") && (strings.HasSuffix(op, "unlock") || strings.HasSuffix(op, "release"))
+}
+
+// releaseRuns is when a release op took effect: the times a node ran the
+// release commands its client sent on its lock between its call and its
+// return (req records' Applied, sorted), or nil when the history does not
+// say (a real server's history records no runs).
+func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
+	var out []time.Duration
+	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
+	for ; j < len(reqs); j++ {
+		r := &h[reqs[j]]
+		if op.End != nil && r.T > *op.End {
+			break
+		}
+		if r.Args[0] != op.Lock || !isReleaseReq(r.Op) {
+			continue
+		}
+		for _, t := range r.Applied {
+			out = append(out, time.Duration(t))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // IdempotencyViolations reports, on single-group locks, an owner's release
-// answered "not held" although the master named the owner just before the
-// release was sent (the symptom of an unlock retried after its reply was
-// lost), and a release that succeeded although the master did not name the
-// releasing holder (a non-owner releasing another's lock, as a plain DEL
-// does). The holding's token comes from the holder's last acquire.
+// whose answer contradicts what the master held when the release took
+// effect (when a node ran its command, from the req records' Applied):
+//
+//   - "not held" although the master named the owner just before the
+//     release's first run: its own first run gave the hold back (the
+//     symptom of an unlock retried after its reply was lost), or it refused
+//     a hold that was there;
+//   - success for a run that changed the lock while the master named
+//     someone else (a non-owner releasing another's lock, as a plain DEL
+//     landing after the lease does).
+//
+// A release delayed in flight past its lease that lands while another
+// client holds the lock truthfully answers "not held": that is no
+// violation, although the master named the owner when it was sent. Only
+// when the history records no run (real servers) is the release judged at
+// its call, which may then flag such a delayed release. The holding's
+// token comes from the holder's last acquire.
 func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
+	reqs := map[string][]int{} // client -> its req records on a key, in call order
+	for i := range h {
+		if r := &h[i]; r.Kind == sim.KindReq && len(r.Args) > 0 {
+			reqs[r.Client] = append(reqs[r.Client], i)
+		}
+	}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp {
@@ -377,22 +426,56 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 		if len(groups) != 1 {
 			continue
 		}
-		t := r.At()
-		st := tr.State(tr.Master(groups[0], t), r.Lock, t)
-		held := Names(st, Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]})
-		switch {
-		case r.Outcome == sim.OutcomeFail && held:
-			out = append(out, Violation{
-				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-				Detail: fmt.Sprintf("%s's unlock answered %q although the master named it when the unlock was sent", holder, r.Result),
-				Faults: FaultsBefore(tr.recs, t, 5),
-			})
-		case r.Outcome == sim.OutcomeOK && !held && st != nil:
-			out = append(out, Violation{
-				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-				Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
-				Faults: FaultsBefore(tr.recs, t, 5),
-			})
+		hd := Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}
+		// before(t) is the master's state just before a run at t, and
+		// after(t) just after it.
+		before := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t-1) }
+		after := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t) }
+		runs := releaseRuns(h, reqs[r.Client], r)
+		if len(runs) == 0 {
+			// No recorded run: judge at the call, the best a real
+			// server's history allows.
+			t := r.At()
+			st := after(t)
+			held := Names(st, hd)
+			switch {
+			case r.Outcome == sim.OutcomeFail && held:
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock was sent", holder),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			case r.Outcome == sim.OutcomeOK && !held && st != nil:
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			}
+			continue
+		}
+		if r.Outcome == sim.OutcomeFail {
+			if t := runs[0]; Names(before(t), hd) {
+				detail := fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock took effect", holder)
+				if len(runs) > 1 {
+					detail = fmt.Sprintf("%s's unlock ran %d times and answered \"not held\", although the master named it when the first run took effect", holder, len(runs))
+				}
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: detail, Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			}
+			continue
+		}
+		for _, t := range runs {
+			if st := before(t); st != nil && !Names(st, hd) && after(t) != st {
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock succeeded, and one of its runs changed the lock while %s", holder, tr.describe(hd, groups, t-1)),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+				break
+			}
 		}
 	}
 	return out
