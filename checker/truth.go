@@ -493,7 +493,7 @@ func Check(h []sim.Record, end time.Duration) Verdict {
 	all = append(all, tr.SilentLosses(hs)...)
 	all = append(all, tr.ReentrancyViolations(h)...)
 	all = append(all, tr.IdempotencyViolations(h)...)
-	_, fenced := Fencing(h)
+	_, fenced := fencing(h, hs)
 	all = append(all, fenced...)
 	slices.SortStableFunc(all, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))

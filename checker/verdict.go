@@ -16,8 +16,8 @@ type Kind string
 const (
 	MutualExclusion   Kind = "mutual-exclusion"   // two holders believed they held one lock at once
 	SilentLoss        Kind = "silent-loss"        // a holder believed it held a lock the nodes no longer gave it
-	StaleWrite        Kind = "stale-write"        // a fenced resource accepted a write with a token below one it had seen
-	TokenRegression   Kind = "token-regression"   // a fencing token went backwards
+	StaleWrite        Kind = "stale-write"        // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
+	TokenRegression   Kind = "token-regression"   // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
 	Reentrancy        Kind = "reentrancy"         // the nodes' hold count disagrees with the owner's unmatched acquires
 	UnlockIdempotency Kind = "unlock-idempotency" // a retried or an owner's unlock answered wrongly, or a non-owner's released
 	Liveness          Kind = "liveness"           // a lock stayed unavailable longer than lease plus wait
