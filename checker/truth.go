@@ -216,14 +216,23 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
 }
 
-// releaseEndingAt is the successful release of rs that returned at t, if any.
-func releaseEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
+// opEndingAt is the successful operation of rs that returned at t, if any.
+func opEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
 	for _, r := range rs {
-		if end, ok := r.Returned(); ok && end == t && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK {
+		if end, ok := r.Returned(); ok && end == t && r.Outcome == sim.OutcomeOK {
 			return r
 		}
 	}
 	return nil
+}
+
+// broughtBack names the failover of group at t, if there was one, as the
+// cause of a hold the master shows at t.
+func (tr *Truth) broughtBack(group string, t time.Duration) string {
+	if slices.Contains(tr.failAt[group], t) {
+		return fmt.Sprintf(", brought back by the failover to %s", tr.Master(group, t))
+	}
+	return ""
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).
@@ -237,10 +246,21 @@ func holdCount(st *sim.Record, field string) int {
 
 // ReentrancyViolations compares, for reentrant locks (op records with an
 // owner) on a single group, the hold count the master shows with the
-// holder's unmatched successful acquires, at every change of the key while
-// the holder has no operation in flight and none of unknown outcome; and
-// reports a release that removed the lock while its owner still held levels.
-// A read-write lock's halves are compared each on its own field.
+// holder's unmatched successful acquires, at every change of the key, every
+// failover of its group, and every return of the holder's successful
+// acquires and releases, while the holder has no other operation in flight
+// and none of unknown outcome; and reports a release that removed the lock
+// while its owner still held levels. A read-write lock's halves are
+// compared each on its own field.
+//
+// A count that disagrees with a living owner's acquires (it has unmatched
+// acquires: a retried acquire counted twice, a failover that brought back a
+// count its releases had lowered) is Reentrancy. A count for an owner with
+// no unmatched acquire is Resurrected: nobody holds the lock by belief, yet
+// the master names a holder and everyone waits until its TTL (a release
+// lost in a failover, the promoted replica never got it). One violation is
+// reported per episode: later counts follow from it until the master's
+// count agrees with the holder's acquires again.
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
 func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
@@ -285,17 +305,41 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			continue
 		}
 		rs := ops[k]
-		// unmatched(t): successful acquires returned by t minus successful
-		// releases called by t; busyBut(t, r): an op other than r in flight or unknown.
+		// unmatched(t) is the count the master should show at t: successful
+		// acquires returned by t minus successful releases called by t, back
+		// to 0 at a release answered "not held" (the node had no hold for
+		// the owner, whatever the owner believed, and the lock forgets its
+		// holds). An "expire" changes nothing: the owner's own estimate ran
+		// out, the master keeps the count until the key's TTL, and the
+		// workload still releases. busyBut(t, r): an op other than r in
+		// flight or unknown.
+		type step struct {
+			t     time.Duration
+			delta int // +1, -1, or 0 for a reset
+		}
+		var steps []step
+		for _, r := range rs {
+			end, done := r.Returned()
+			switch {
+			case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done:
+				steps = append(steps, step{end, 1})
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK:
+				steps = append(steps, step{r.At(), -1})
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeFail:
+				steps = append(steps, step{r.At(), 0})
+			}
+		}
+		slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.t, b.t) })
 		unmatched := func(t time.Duration) int {
 			n := 0
-			for _, r := range rs {
-				end, done := r.Returned()
+			for _, s := range steps {
 				switch {
-				case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done && end <= t:
-					n++
-				case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.At() <= t:
-					n--
+				case s.t > t:
+					return n
+				case s.delta == 0:
+					n = 0
+				default:
+					n += s.delta
 				}
 			}
 			return n
@@ -309,33 +353,49 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			}
 			return false
 		}
-		// Compare at every change of the key, and when each release returns:
-		// a double-applied acquire whose copies landed during the holder's
-		// own operations shows only there, as a hold left after the last
-		// release.
+		// Compare at every change of the key and failover of its group, and
+		// when each successful acquire and release returns: a double-applied
+		// acquire whose copies landed during the holder's own operations
+		// shows only there, as a hold above its acquires once the acquire
+		// returns, or a hold left after the last release.
 		var checks []time.Duration
 		checks = append(checks, tr.keyTimes[k.lock]...)
+		checks = append(checks, tr.failAt[groups[0]]...)
 		for _, r := range rs {
-			if end, ok := r.Returned(); ok && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
+			if end, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
 				checks = append(checks, end)
 			}
 		}
 		slices.Sort(checks)
+		reported := false
 		for _, t := range slices.Compact(checks) {
-			if busyBut(t, releaseEndingAt(rs, t)) {
+			if busyBut(t, opEndingAt(rs, t)) {
 				continue
 			}
 			st := tr.State(tr.Master(groups[0], t), k.lock, t)
 			got, want := holdCount(st, k.field), unmatched(t)
-			if got == 0 || got == want {
+			if got == want || (got == 0 && want <= 0) {
+				reported = false // agreement again: a later disagreement is a new episode
+				continue
+			}
+			if got == 0 || reported {
+				continue
+			}
+			reported = true
+			if want > 0 {
+				out = append(out, Violation{
+					Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
 				continue
 			}
 			out = append(out, Violation{
-				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+				Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+				Detail: fmt.Sprintf("the master %s shows %d holds for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+					tr.Master(groups[0], t), got, k.holder, tr.broughtBack(groups[0], t)),
 				Faults: FaultsBefore(tr.recs, t, 5),
 			})
-			break // one report per holder: later counts follow from it
 		}
 		for _, r := range rs {
 			if strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.Result == "1" {
