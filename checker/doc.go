@@ -1,6 +1,11 @@
 // Package checker turns a recorded history (sim.History) into verdicts:
 // mutual exclusion on belief, ground truth, fencing, reentrancy, unlock
-// idempotency, liveness, and linearizability against Porcupine models.
+// idempotency, resurrected locks, liveness, and linearizability against
+// Porcupine models. Kinds lists every kind of violation; Kind.Safety
+// separates safety violations (two holders, a holder without the lock,
+// stale writes, wrong hold counts or unlock answers) from availability
+// ones (liveness, a resurrected lock that everyone waits out), so that
+// reports can count them apart.
 //
 // # Op records
 //
@@ -36,4 +41,12 @@
 //     as possibly, never certainly, gone.
 //   - "write": a write to a fenced resource, Result the token it carried,
 //     Outcome ok (accepted) or fail (rejected as stale).
+//
+// # Req records
+//
+// The ground-truth oracles judge an unlock's answer against the master's
+// state when the unlock took effect: the Applied times of the release
+// command's req records (kind "req", one per Redis command a client sent,
+// Args[0] the key). A history without them (a real server's) is judged at
+// the unlock's call.
 package checker

@@ -20,7 +20,8 @@ type FencingReport struct {
 	// Accepted and Rejected count the writes the resources took and refused.
 	Accepted, Rejected int
 	// StaleAccepted counts accepted writes whose token was below one the
-	// same resource had already accepted: data corrupted despite fencing.
+	// same resource had already accepted, or equal to one it had accepted
+	// from another holder: data corrupted despite fencing.
 	StaleAccepted int
 	// Prevented counts rejected writes: each would have corrupted data
 	// without fencing (a holder that lost the lock writing after the next).
@@ -28,20 +29,79 @@ type FencingReport struct {
 }
 
 // Fencing checks the "write" op records (Lock is the resource, Result the
-// token) and the fencing tokens acquires returned: an accepted write with a
-// token below the highest accepted before it is a stale write; a token that
-// goes backwards between successive acquires of one lock is a regression
-// (for example a failover that lost the counter's last increments).
-func Fencing(h []sim.Record) (FencingReport, []Violation) {
+// token) and the fencing tokens acquires returned.
+//
+// An accepted write is stale when its token is below the highest the
+// resource accepted before it, or equal to it and that token was written by
+// another holder: a resource that takes equal tokens (the same holder
+// writing again) cannot tell two holders given one token apart.
+//
+// A token is a regression when an acquisition of a lock gets one that is not
+// strictly above every token issued for the lock before (for example a
+// failover that lost the counter's last increments hands a second holder the
+// token the first already has). The one exception is a re-acquire by the
+// holder of the highest token within the same holding (Holdings): it may
+// repeat its own token without harm to fencing, which orders holders, not
+// one holder's nested acquires. (FencedLock in package lock increments the
+// counter on every acquisition, reentrant ones included, so it never
+// repeats a token even there; the exception keeps the oracle right for
+// locks that return the current token to a reentrant acquire.)
+func Fencing(h []sim.Record) (FencingReport, []Violation) { return fencing(h, nil) }
+
+// historyEnd is an instant after every call and return in h.
+func historyEnd(h []sim.Record) time.Duration {
+	var last time.Duration
+	for i := range h {
+		last = max(last, h[i].At())
+		if end, ok := h[i].Returned(); ok {
+			last = max(last, end)
+		}
+	}
+	return last + 1
+}
+
+// fencing is Fencing with h's holdings, when the caller has them (nil: it
+// computes them if it needs them). Only which holding an acquire belongs to
+// is read, so any end after the last record serves.
+func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 	var rep FencingReport
 	var out []Violation
-	highest := map[string]int64{} // resource -> highest accepted token
+	type written struct {
+		token  int64
+		holder string
+	}
+	highest := map[string]written{} // resource -> highest accepted token and who wrote it first
 	type acq struct {
 		end    time.Duration
 		seq    int
 		token  int64
-		client string
+		holder string
 		lock   string
+		from   time.Duration // start of the holding it belongs to
+	}
+	// Holdings place each acquire in its holder's holding; built on the
+	// first acquire with a token (most locks have none).
+	var byHolder map[string][]Holding
+	holdingStart := func(holder, lock string, t time.Duration) time.Duration {
+		if byHolder == nil {
+			if hs == nil {
+				hs = Holdings(h, historyEnd(h))
+			}
+			byHolder = map[string][]Holding{}
+			for _, hd := range hs {
+				if !hd.Shared {
+					k := hd.Client + "\x00" + hd.Lock
+					byHolder[k] = append(byHolder[k], hd)
+				}
+			}
+		}
+		from := time.Duration(-1)
+		for _, hd := range byHolder[holder+"\x00"+lock] {
+			if hd.From <= t && t <= hd.To {
+				from = max(from, hd.From)
+			}
+		}
+		return from
 	}
 	var acqs []acq
 	for i := range h {
@@ -65,30 +125,47 @@ func Fencing(h []sim.Record) (FencingReport, []Violation) {
 				continue
 			}
 			rep.Accepted++
-			if tok < highest[r.Lock] {
+			holder := holderName(r)
+			top, seen := highest[r.Lock]
+			switch {
+			case seen && tok < top.token:
 				rep.StaleAccepted++
-				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{r.Client}, From: t, To: t,
-					Detail: fmt.Sprintf("accepted token %d after %d", tok, highest[r.Lock]), Faults: FaultsBefore(h, t, 5)})
+				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: FaultsBefore(h, t, 5)})
+			case seen && tok == top.token && holder != top.holder:
+				rep.StaleAccepted++
+				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{top.holder, holder}, From: t, To: t,
+					Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", tok, holder, top.holder), Faults: FaultsBefore(h, t, 5)})
+			case !seen || tok > top.token:
+				highest[r.Lock] = written{tok, holder}
 			}
-			highest[r.Lock] = max(highest[r.Lock], tok)
 		case "acquire":
 			if r.Outcome == sim.OutcomeOK {
 				end, _ := r.Returned()
-				acqs = append(acqs, acq{end, r.Seq, tok, r.Client, r.Lock})
+				holder := holderName(r)
+				acqs = append(acqs, acq{end, r.Seq, tok, holder, r.Lock, holdingStart(holder, r.Lock, end)})
 			}
 		}
 	}
 	// Tokens are issued in the order the acquires took effect, which their
 	// returns follow (an acquire that waited was called early and returns
-	// late): compare in return order.
+	// late): compare in return order, each with the highest issued before.
 	slices.SortStableFunc(acqs, func(a, b acq) int { return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.seq, b.seq)) })
-	last := map[string]acq{}
+	top := map[string]acq{}
 	for _, a := range acqs {
-		if prev, ok := last[a.lock]; ok && a.token < prev.token {
-			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.client, a.client}, From: a.end, To: a.end,
+		prev, ok := top[a.lock]
+		switch {
+		case !ok || a.token > prev.token:
+			top[a.lock] = a
+		case a.token == prev.token && a.holder == prev.holder && a.from >= 0 && a.from == prev.from:
+			// A re-acquire within the holding that got the token.
+		case a.token == prev.token:
+			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.end, To: a.end,
+				Detail: fmt.Sprintf("token %d issued again, after %s got it", a.token, prev.holder), Faults: FaultsBefore(h, a.end, 5)})
+		default:
+			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.end, To: a.end,
 				Detail: fmt.Sprintf("token %d issued after %d", a.token, prev.token), Faults: FaultsBefore(h, a.end, 5)})
 		}
-		last[a.lock] = a
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.From, b.From) })
 	return rep, out

@@ -216,14 +216,23 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
 }
 
-// releaseEndingAt is the successful release of rs that returned at t, if any.
-func releaseEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
+// opEndingAt is the successful operation of rs that returned at t, if any.
+func opEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
 	for _, r := range rs {
-		if end, ok := r.Returned(); ok && end == t && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK {
+		if end, ok := r.Returned(); ok && end == t && r.Outcome == sim.OutcomeOK {
 			return r
 		}
 	}
 	return nil
+}
+
+// broughtBack names the failover of group at t, if there was one, as the
+// cause of a hold the master shows at t.
+func (tr *Truth) broughtBack(group string, t time.Duration) string {
+	if slices.Contains(tr.failAt[group], t) {
+		return fmt.Sprintf(", brought back by the failover to %s", tr.Master(group, t))
+	}
+	return ""
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).
@@ -237,10 +246,21 @@ func holdCount(st *sim.Record, field string) int {
 
 // ReentrancyViolations compares, for reentrant locks (op records with an
 // owner) on a single group, the hold count the master shows with the
-// holder's unmatched successful acquires, at every change of the key while
-// the holder has no operation in flight and none of unknown outcome; and
-// reports a release that removed the lock while its owner still held levels.
-// A read-write lock's halves are compared each on its own field.
+// holder's unmatched successful acquires, at every change of the key, every
+// failover of its group, and every return of the holder's successful
+// acquires and releases, while the holder has no other operation in flight
+// and none of unknown outcome; and reports a release that removed the lock
+// while its owner still held levels. A read-write lock's halves are
+// compared each on its own field.
+//
+// A count that disagrees with a living owner's acquires (it has unmatched
+// acquires: a retried acquire counted twice, a failover that brought back a
+// count its releases had lowered) is Reentrancy. A count for an owner with
+// no unmatched acquire is Resurrected: nobody holds the lock by belief, yet
+// the master names a holder and everyone waits until its TTL (a release
+// lost in a failover, the promoted replica never got it). One violation is
+// reported per episode: later counts follow from it until the master's
+// count agrees with the holder's acquires again.
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
 func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
@@ -285,17 +305,41 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			continue
 		}
 		rs := ops[k]
-		// unmatched(t): successful acquires returned by t minus successful
-		// releases called by t; busyBut(t, r): an op other than r in flight or unknown.
+		// unmatched(t) is the count the master should show at t: successful
+		// acquires returned by t minus successful releases called by t, back
+		// to 0 at a release answered "not held" (the node had no hold for
+		// the owner, whatever the owner believed, and the lock forgets its
+		// holds). An "expire" changes nothing: the owner's own estimate ran
+		// out, the master keeps the count until the key's TTL, and the
+		// workload still releases. busyBut(t, r): an op other than r in
+		// flight or unknown.
+		type step struct {
+			t     time.Duration
+			delta int // +1, -1, or 0 for a reset
+		}
+		var steps []step
+		for _, r := range rs {
+			end, done := r.Returned()
+			switch {
+			case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done:
+				steps = append(steps, step{end, 1})
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK:
+				steps = append(steps, step{r.At(), -1})
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeFail:
+				steps = append(steps, step{r.At(), 0})
+			}
+		}
+		slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.t, b.t) })
 		unmatched := func(t time.Duration) int {
 			n := 0
-			for _, r := range rs {
-				end, done := r.Returned()
+			for _, s := range steps {
 				switch {
-				case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done && end <= t:
-					n++
-				case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.At() <= t:
-					n--
+				case s.t > t:
+					return n
+				case s.delta == 0:
+					n = 0
+				default:
+					n += s.delta
 				}
 			}
 			return n
@@ -309,33 +353,49 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			}
 			return false
 		}
-		// Compare at every change of the key, and when each release returns:
-		// a double-applied acquire whose copies landed during the holder's
-		// own operations shows only there, as a hold left after the last
-		// release.
+		// Compare at every change of the key and failover of its group, and
+		// when each successful acquire and release returns: a double-applied
+		// acquire whose copies landed during the holder's own operations
+		// shows only there, as a hold above its acquires once the acquire
+		// returns, or a hold left after the last release.
 		var checks []time.Duration
 		checks = append(checks, tr.keyTimes[k.lock]...)
+		checks = append(checks, tr.failAt[groups[0]]...)
 		for _, r := range rs {
-			if end, ok := r.Returned(); ok && strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
+			if end, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
 				checks = append(checks, end)
 			}
 		}
 		slices.Sort(checks)
+		reported := false
 		for _, t := range slices.Compact(checks) {
-			if busyBut(t, releaseEndingAt(rs, t)) {
+			if busyBut(t, opEndingAt(rs, t)) {
 				continue
 			}
 			st := tr.State(tr.Master(groups[0], t), k.lock, t)
 			got, want := holdCount(st, k.field), unmatched(t)
-			if got == 0 || got == want {
+			if got == want || (got == 0 && want <= 0) {
+				reported = false // agreement again: a later disagreement is a new episode
+				continue
+			}
+			if got == 0 || reported {
+				continue
+			}
+			reported = true
+			if want > 0 {
+				out = append(out, Violation{
+					Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
 				continue
 			}
 			out = append(out, Violation{
-				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+				Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+				Detail: fmt.Sprintf("the master %s shows %d holds for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+					tr.Master(groups[0], t), got, k.holder, tr.broughtBack(groups[0], t)),
 				Faults: FaultsBefore(tr.recs, t, 5),
 			})
-			break // one report per holder: later counts follow from it
 		}
 		for _, r := range rs {
 			if strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.Result == "1" {
@@ -352,15 +412,64 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 	return out
 }
 
+// isReleaseReq reports whether a req record's command is one that gives a
+// lock back: an unlock or release script ("eval:reentrant_unlock",
+// "eval:rw_write_unlock", "eval:simple_release", ...) or a plain DEL.
+// Renewals, acquires and reads are not.
+func isReleaseReq(op string) bool {
+	return op == "del" || strings.HasPrefix(op, "eval:") && (strings.HasSuffix(op, "unlock") || strings.HasSuffix(op, "release"))
+}
+
+// releaseRuns is when a release op took effect: the times a node ran the
+// release commands its client sent on its lock between its call and its
+// return (req records' Applied, sorted), or nil when the history does not
+// say (a real server's history records no runs).
+func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
+	var out []time.Duration
+	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
+	for ; j < len(reqs); j++ {
+		r := &h[reqs[j]]
+		if op.End != nil && r.T > *op.End {
+			break
+		}
+		if r.Args[0] != op.Lock || !isReleaseReq(r.Op) {
+			continue
+		}
+		for _, t := range r.Applied {
+			out = append(out, time.Duration(t))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // IdempotencyViolations reports, on single-group locks, an owner's release
-// answered "not held" although the master named the owner just before the
-// release was sent (the symptom of an unlock retried after its reply was
-// lost), and a release that succeeded although the master did not name the
-// releasing holder (a non-owner releasing another's lock, as a plain DEL
-// does). The holding's token comes from the holder's last acquire.
+// whose answer contradicts what the master held when the release took
+// effect (when a node ran its command, from the req records' Applied):
+//
+//   - "not held" although the master named the owner just before the
+//     release's first run: its own first run gave the hold back (the
+//     symptom of an unlock retried after its reply was lost), or it refused
+//     a hold that was there;
+//   - success for a run that changed the lock while the master named
+//     someone else (a non-owner releasing another's lock, as a plain DEL
+//     landing after the lease does).
+//
+// A release delayed in flight past its lease that lands while another
+// client holds the lock truthfully answers "not held": that is no
+// violation, although the master named the owner when it was sent. Only
+// when the history records no run (real servers) is the release judged at
+// its call, which may then flag such a delayed release. The holding's
+// token comes from the holder's last acquire.
 func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
+	reqs := map[string][]int{} // client -> its req records on a key, in call order
+	for i := range h {
+		if r := &h[i]; r.Kind == sim.KindReq && len(r.Args) > 0 {
+			reqs[r.Client] = append(reqs[r.Client], i)
+		}
+	}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp {
@@ -377,22 +486,56 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 		if len(groups) != 1 {
 			continue
 		}
-		t := r.At()
-		st := tr.State(tr.Master(groups[0], t), r.Lock, t)
-		held := Names(st, Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]})
-		switch {
-		case r.Outcome == sim.OutcomeFail && held:
-			out = append(out, Violation{
-				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-				Detail: fmt.Sprintf("%s's unlock answered %q although the master named it when the unlock was sent", holder, r.Result),
-				Faults: FaultsBefore(tr.recs, t, 5),
-			})
-		case r.Outcome == sim.OutcomeOK && !held && st != nil:
-			out = append(out, Violation{
-				Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-				Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
-				Faults: FaultsBefore(tr.recs, t, 5),
-			})
+		hd := Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}
+		// before(t) is the master's state just before a run at t, and
+		// after(t) just after it.
+		before := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t-1) }
+		after := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t) }
+		runs := releaseRuns(h, reqs[r.Client], r)
+		if len(runs) == 0 {
+			// No recorded run: judge at the call, the best a real
+			// server's history allows.
+			t := r.At()
+			st := after(t)
+			held := Names(st, hd)
+			switch {
+			case r.Outcome == sim.OutcomeFail && held:
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock was sent", holder),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			case r.Outcome == sim.OutcomeOK && !held && st != nil:
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			}
+			continue
+		}
+		if r.Outcome == sim.OutcomeFail {
+			if t := runs[0]; Names(before(t), hd) {
+				detail := fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock took effect", holder)
+				if len(runs) > 1 {
+					detail = fmt.Sprintf("%s's unlock ran %d times and answered \"not held\", although the master named it when the first run took effect", holder, len(runs))
+				}
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: detail, Faults: FaultsBefore(tr.recs, t, 5),
+				})
+			}
+			continue
+		}
+		for _, t := range runs {
+			if st := before(t); st != nil && !Names(st, hd) && after(t) != st {
+				out = append(out, Violation{
+					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+					Detail: fmt.Sprintf("%s's unlock succeeded, and one of its runs changed the lock while %s", holder, tr.describe(hd, groups, t-1)),
+					Faults: FaultsBefore(tr.recs, t, 5),
+				})
+				break
+			}
 		}
 	}
 	return out
@@ -410,7 +553,7 @@ func Check(h []sim.Record, end time.Duration) Verdict {
 	all = append(all, tr.SilentLosses(hs)...)
 	all = append(all, tr.ReentrancyViolations(h)...)
 	all = append(all, tr.IdempotencyViolations(h)...)
-	_, fenced := Fencing(h)
+	_, fenced := fencing(h, hs)
 	all = append(all, fenced...)
 	slices.SortStableFunc(all, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))

@@ -767,9 +767,6 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 	}
 }
 
-var kinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
-	checker.Reentrancy, checker.UnlockIdempotency, checker.Liveness, checker.Linearizability}
-
 func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
 	if n.Kind == yaml.ScalarNode {
 		switch n.Value {
@@ -782,6 +779,7 @@ func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
 		return
 	}
 	o := d.mapping(f, n, "violated", "absent", "liveness")
+	kinds := checker.Kinds()
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = string(k)

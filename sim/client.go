@@ -225,8 +225,9 @@ type replyMsg struct {
 }
 
 // roundTrip sends a request handled at the node by handle, with the
-// client's timeout and retry policy, from the running process.
-func (c *Client) roundTrip(ctx context.Context, g *Group, what string, handle func(n *Node, reply func(any, error))) (any, error) {
+// client's timeout and retry policy, from the running process. req, when
+// not nil, is the req record that notes every time a node ran an attempt.
+func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, handle func(n *Node, reply func(any, error))) (any, error) {
 	w := c.w
 	attempts := c.cfg.Retry.MaxRetries + 1
 	for i := 0; i < attempts; i++ {
@@ -245,7 +246,9 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, handle fu
 			if !node.up {
 				return
 			}
+			ran := w.now
 			handle(node, func(v any, err error) {
+				req.applied(ran, err)
 				c.sendOn(msgReply, node, conn, what, func() { wt.wake(replyMsg{v, err}) })
 			})
 		})
@@ -294,11 +297,11 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
 	cmd = append(cmd, argv...)
 	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
-	v, err := s.command(ctx, cmd)
+	v, err := s.command(ctx, &h, cmd)
 	var re lock.ReplyError
 	if errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
-		v, err = s.command(ctx, cmd)
+		v, err = s.command(ctx, &h, cmd)
 	}
 	h.endReq(v, err)
 	return v, err
@@ -313,21 +316,21 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 		return nil, errors.New("sim: Do: empty command")
 	}
 	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
-	v, err := s.command(ctx, argv)
+	v, err := s.command(ctx, &h, argv)
 	h.endReq(v, err)
 	return v, err
 }
 
-func (s *simConn) command(ctx context.Context, args []string) (any, error) {
+func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (any, error) {
 	what := strings.ToLower(args[0])
-	return s.c.roundTrip(ctx, s.g, what, func(n *Node, reply func(any, error)) {
+	return s.c.roundTrip(ctx, s.g, what, req, func(n *Node, reply func(any, error)) {
 		n.handleCommand(s.c.name, args, reply)
 	})
 }
 
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel}
-	_, err := s.c.roundTrip(ctx, s.g, "subscribe", func(n *Node, reply func(any, error)) {
+	_, err := s.c.roundTrip(ctx, s.g, "subscribe", nil, func(n *Node, reply func(any, error)) {
 		n.subscribe(sub)
 		reply("subscribe", nil)
 	})
@@ -378,6 +381,23 @@ type reqHandle struct {
 func (c *Client) beginReq(group, op string, args []string) reqHandle {
 	idx := c.w.hist.add(Record{Kind: KindReq, T: int64(c.w.now), Client: c.name, Node: group, Op: op, Args: args, Outcome: OutcomeUnknown})
 	return reqHandle{w: c.w, idx: idx}
+}
+
+// applied notes on the req record that a node ran an attempt at world time
+// t, unless the node refused it before running it (err NOSCRIPT or
+// READONLY: nothing was executed). A nil handle notes nothing. Times stay
+// sorted: a WAIT replies after later attempts may have run.
+func (h *reqHandle) applied(t time.Duration, err error) {
+	if h == nil {
+		return
+	}
+	var re lock.ReplyError
+	if errors.As(err, &re) && (strings.HasPrefix(string(re), "NOSCRIPT") || strings.HasPrefix(string(re), "READONLY")) {
+		return
+	}
+	r := &h.w.hist.recs[h.idx]
+	i, _ := slices.BinarySearch(r.Applied, int64(t))
+	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
 
 func (h reqHandle) endReq(v any, err error) {

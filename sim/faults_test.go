@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -278,6 +279,11 @@ func TestDropReplyLeavesTheScriptApplied(t *testing.T) {
 	if len(reqs) != 2 || reqs[1].Outcome != sim.OutcomeUnknown || reqs[1].End != nil {
 		t.Errorf("req records %+v; want the second open with outcome unknown", reqs)
 	}
+	// The first Eval's EVALSHA was refused (NOSCRIPT) and its EVAL ran at
+	// 3 ms; the second ran at 1.001 s although its reply was lost.
+	if len(reqs) == 2 && (!slices.Equal(reqs[0].Applied, []int64{int64(3 * ms)}) || !slices.Equal(reqs[1].Applied, []int64{int64(time.Second + ms)})) {
+		t.Errorf("applied %v and %v; want [3ms] and [1.001s]", reqs[0].Applied, reqs[1].Applied)
+	}
 }
 
 // A surprising but faithful consequence of EVALSHA-then-EVAL: when the first
@@ -322,6 +328,9 @@ func TestDropRequestLeavesNothingApplied(t *testing.T) {
 	w.wantAbsent("m1", "k")
 	if rec := w.wantFault("drop-request", "m1", "c1"); rec.At() != 0 {
 		t.Errorf("drop-request recorded at %v; want 0 (when sent)", rec.At())
+	}
+	if reqs := w.reqs("c1"); len(reqs) != 1 || reqs[0].Applied != nil {
+		t.Errorf("req records %+v; want one that never ran", reqs)
 	}
 	w.noFault("drop-reply")
 }
@@ -707,8 +716,8 @@ func TestDuplicateRequestRunsTheCommandTwice(t *testing.T) {
 	w.wantReply("INCR", incr, int64(1)) // the client sees the first reply
 	w.wantValue("m1", "n", "2")
 	w.wantFault("duplicate-request", "m1", "c1")
-	if n := len(w.reqs("c1")); n != 1 {
-		t.Errorf("%d req records; want 1 (the duplicate is the network's)", n)
+	if reqs := w.reqs("c1"); len(reqs) != 1 || len(reqs[0].Applied) != 2 {
+		t.Errorf("req records %+v; want 1 (the duplicate is the network's) that ran twice", reqs)
 	}
 }
 
@@ -737,6 +746,9 @@ func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
 	w.wantValue("m1", "n", "4")
 	if n := len(w.records(sim.KindFault, "delay-request")); n != 4 {
 		t.Errorf("%d delay-request records; want 4", n)
+	}
+	if reqs := w.reqs("c1"); len(reqs) != 1 || len(reqs[0].Applied) != 4 || reqs[0].Applied[0] != int64(2*time.Second+ms) {
+		t.Errorf("req records %+v; want one that ran four times, first at 2.001s", reqs)
 	}
 }
 

@@ -13,7 +13,8 @@ const (
 	// workload saw it: call, return and outcome.
 	KindOp = "op"
 	// KindReq is one Redis command a client sent through a Conn, after all
-	// retries: call, return, reply or "unknown".
+	// retries: call, return, reply or "unknown", and (Applied) when a node
+	// ran it.
 	KindReq = "req"
 	// KindFault is a fault acting on the world, or a message the network lost.
 	KindFault = "fault"
@@ -61,6 +62,15 @@ type Record struct {
 	// Gone marks a truth record for a key that no longer exists.
 	Gone   bool   `json:"gone,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Applied lists, for a req record of the simulation, the world times
+	// at which a node ran the command, in order: one per execution, so a
+	// request retried or duplicated after its first run shows each run, and
+	// one lost on the way, or refused before running (NOSCRIPT, READONLY),
+	// shows none. It is when the command took effect, which the call and
+	// return only bound: checkers judge a reply against the node's state
+	// then. Histories from real servers leave it empty (a client cannot see
+	// it). It is last so that the other fields' JSON stays as it was.
+	Applied []int64 `json:"applied,omitempty"`
 }
 
 // Duration helpers for readers of records.
