@@ -43,6 +43,8 @@ type Expect struct {
 	Rates []RateBound
 	// Seeds is the default size of a sweep (set with Rates, and only then).
 	Seeds int
+	// RatesLine is the line of the rates mapping.
+	RatesLine int
 	// Any ("expect: any") accepts every verdict: the scenario explores
 	// (the comparison matrix's cells measure a rate, not one outcome).
 	Any bool
@@ -264,6 +266,7 @@ func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
 		d.failf(n, f, "give at least one kind")
 		return
 	}
+	s.Expect.RatesLine = n.Line
 	for i := 0; i < len(n.Content); i += 2 {
 		k := resolve(n.Content[i]).Value
 		v, kf := o.get(k)
