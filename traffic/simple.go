@@ -82,7 +82,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 				timer.Stop()
 				holding = false
 				rel := c.BeginOp(cfg.Key, "release")
-				rel.End(outcome(l.Unlock(ctx, lease)))
+				rel.End(releaseOutcome(l.Unlock(ctx, lease)))
 			case errors.Is(err, lock.ErrNotAcquired):
 				op.End(sim.OutcomeFail, "")
 			default:
