@@ -18,8 +18,11 @@ import (
 // run when none did. Retry loops that think between attempts still count
 // as waiting, as in Waits: the client wanted the lock all along.
 type ClientWait struct {
+	// Client waited for Lock.
 	Client, Lock string
-	From, To     time.Duration
+	// From is the call of the wait's first attempt; To the return of the
+	// attempt that succeeded, or the end of the run.
+	From, To time.Duration
 	// Acquired is false when the wait lasted until the end of the run.
 	Acquired bool
 }

@@ -54,6 +54,7 @@ type Expect struct {
 // acquire attempt to the return of the one that succeeded (or the end of
 // the run when none did): checker.ClientWaits.
 type ClientBound struct {
+	// Client is the client's name (one of the scenario's clients).
 	Client string
 	// Min, when positive, is the least the longest wait must last (Judge
 	// fails the run otherwise): a story in which the client must wait.
@@ -74,9 +75,11 @@ var fencingCounts = []string{FencingAccepted, FencingRejected, FencingStaleAccep
 
 // CountBound bounds one count of the fencing report: Min ≤ count ≤ Max.
 type CountBound struct {
+	// Count is FencingAccepted, FencingRejected or FencingStaleAccepted.
 	Count string
-	Min   int
-	// Max < 0 means no upper bound.
+	// Min is the least the count may be (0: no lower bound).
+	Min int
+	// Max is the most the count may be; < 0 means no upper bound.
 	Max int
 }
 
@@ -85,9 +88,11 @@ type CountBound struct {
 const AnyViolation checker.Kind = "violated"
 
 // RateBound bounds the fraction of a sweep's seeds whose verdict has Kind:
-// Min ≤ rate ≤ Max, both in [0, 1].
+// Min ≤ rate ≤ Max.
 type RateBound struct {
-	Kind     checker.Kind
+	// Kind is a violation kind, or AnyViolation.
+	Kind checker.Kind
+	// Min and Max are in [0, 1], Min ≤ Max (defaults 0 and 1: unbounded).
 	Min, Max float64
 }
 
@@ -440,6 +445,7 @@ func (b CountBound) of(rep checker.FencingReport) int {
 
 // RateOutcome is one kind's rate over a sweep.
 type RateOutcome struct {
+	// Kind is the violation kind (or AnyViolation).
 	Kind checker.Kind
 	// Runs of Seeds had the kind (for AnyViolation: were violated).
 	Runs, Seeds int
@@ -460,12 +466,15 @@ func (r RateOutcome) Rate() float64 {
 
 // SweepOutcome is a sweep judged against a rate expectation.
 type SweepOutcome struct {
+	// Seeds is the number of verdicts judged.
 	Seeds int
 	// Violated counts the seeds with a violated verdict, Undecided those
 	// whose verdict is Unknown (counted as not having any kind).
 	Violated, Undecided int
 	// Rates are AnyViolation's, then every kind bounded or seen, sorted.
 	Rates []RateOutcome
+	// Match is false when a bounded rate is outside its bounds; Why then
+	// names each.
 	Match bool
 	Why   string
 }

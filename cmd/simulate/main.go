@@ -15,13 +15,13 @@
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
 // the violation rate with its Wilson 95% interval. A file whose expectation
-// is a rate (expect: {rates: ..., seeds: N}) is judged over a sweep: by
-// default over its own seeds: count, -seeds N overriding it. The line
-// then lists every kind's rate with its interval, and the run exits 1 when
-// an observed rate lies outside its bounds (the point estimate is judged;
-// the interval is for the reader). -seed S alone runs such a file once at
-// S and does not judge it. Other files' expectations are about one run: a
-// sweep reports their rates and does not judge them.
+// is a rate (expect: {rates: ..., seeds: N}) is judged over a sweep of N
+// seeds unless -seeds says otherwise. The line then lists every kind's
+// rate with its interval, and the run exits 1 when an observed rate lies
+// outside its bounds (the point estimate is judged; the interval is for
+// the reader). -seed S alone runs such a file once at S and does not judge
+// it. Other files' expectations are about one run: a sweep reports their
+// violation rate and does not judge them.
 //
 // run -backend redis replays the files on real redis-server processes in
 // real time (package internal/realrun), every duration multiplied by
