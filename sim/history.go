@@ -14,7 +14,11 @@ const (
 	// workload saw it: call, return and outcome.
 	KindOp = "op"
 	// KindReq is one Redis command a client sent through a Conn, after all
-	// retries: call, return, reply or "unknown".
+	// retries: call, return, reply or "unknown". A WAIT's Detail says how
+	// many replicas acknowledged (WaitDetail); a pub/sub subscription is
+	// recorded as "subscribe" and "unsubscribe" (Args the channel, Detail
+	// the node it was on; an unsubscribe awaits no reply and returns at
+	// once).
 	KindReq = "req"
 	// KindFault is a fault acting on the world, or a message the network lost.
 	KindFault = "fault"
