@@ -40,7 +40,8 @@ func TestTopologyDriftIsRecorded(t *testing.T) {
 }
 
 // TestWaitRecordsHowManyReplicasAcknowledged: the WAIT's req record says k
-// of n, n counting the replica that is cut off.
+// of n, n counting the replica that is cut off; the partition and a net
+// rule without an end say they last until the end (not "until 0s").
 func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
@@ -49,6 +50,7 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	w.replica("m1", "r1", 10*ms)
 	w.replica("m1", "r2", 10*ms)
 	must(t, w.Net().Partition("cut r2", []string{"m1"}, []string{"r2"}, 0, 0))
+	w.rule(sim.Rule{Name: "pushes", Node: "m1", DropPush: 1})
 	c1 := w.client("c1", time.Second, sim.NoRetry)
 	conn := w.conn(c1, "m1")
 	var wait reply
@@ -64,6 +66,9 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	}
 	if p := w.wantFault("partition", "", ""); !strings.HasSuffix(p.Detail, "[m1] | [r2] until the end") {
 		t.Errorf("partition record %q; want it to last until the end", p.Detail)
+	}
+	if r := w.wantFault("net-rule", "m1", ""); r.Detail != "pushes until the end: drop_push=1" {
+		t.Errorf("net rule record %q; want it to last until the end", r.Detail)
 	}
 	if w.records(sim.KindFault, "heal") != nil {
 		t.Error("a partition until the end healed")
