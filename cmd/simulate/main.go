@@ -168,15 +168,15 @@ type kindRate struct {
 
 // runScenarios replays scenario files and directories: once each at its
 // seed (or -seed), or over -seeds N seeds (seed, seed+1, ...) in parallel,
-// reporting the violation rate. A file with a rate expectation sweeps its
-// own seeds: count unless -seeds or -seed is given, and is judged by its
-// rates (writeSweep). Output is in scenario and seed order whatever the
+// reporting the violation rate. A file with a rate expectation sweeps as
+// many seeds as its expect.seeds says unless -seeds or -seed is given, and
+// is judged by its rates (writeSweep). Output is in scenario and seed order whatever the
 // scheduling, so it is the same on every run.
 func runScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
-	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate (a rate expectation's file: its seeds: count by default)")
+	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
 	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
 	out := fs.String("out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr during -seeds sweeps")
