@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -92,8 +93,10 @@ type Violation struct {
 	From, To time.Duration
 	// Detail says what happened, in a sentence.
 	Detail string
-	// Faults are the fault records at or before To (the most recent last),
-	// which a reader looks at first to see why.
+	// Faults are the records a reader looks at first to see why
+	// (FaultsBefore): the fault records at or before To (the most recent
+	// last), with the topology's clock drifts and WAITs that not every
+	// replica acknowledged.
 	Faults []sim.Record
 }
 
@@ -172,8 +175,7 @@ func (v Verdict) String() string {
 	for _, x := range v.Violations {
 		b.WriteString("  " + x.String() + "\n")
 		for _, f := range x.Faults {
-			target := strings.TrimSpace(f.Node + " " + f.Client)
-			fmt.Fprintf(&b, "    after %v %s %s: %s\n", f.At(), f.Op, target, f.Detail)
+			b.WriteString("    " + DescribeCause(f) + "\n")
 		}
 	}
 	for _, n := range v.Notes {
@@ -182,17 +184,62 @@ func (v Verdict) String() string {
 	return b.String()
 }
 
-// FaultsBefore returns the fault records of h at or before t, at most max
-// of them (the latest), oldest first.
+// FaultsBefore returns what a reader looks at first to see why something
+// went wrong at t, in history order: the fault records of h at or before
+// t, at most max of them (the latest); and the records that set the stage
+// without being faults, which max does not crowd out: the node and client
+// records of the topology's clock drifts (a drift configured from the
+// start is as much a cause as a clock-drift fault), and each client's
+// latest WAIT at or before t that fewer replicas acknowledged than the
+// master had (what a failover can lose).
 func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
-	var out []sim.Record
-	for _, r := range h {
-		if r.Kind == sim.KindFault && r.At() <= t {
-			out = append(out, r)
+	var faults []int
+	stage := map[int]bool{}
+	lastWait := map[string]int{} // client -> its latest partly acknowledged WAIT
+	for i := range h {
+		r := &h[i]
+		if r.At() > t {
+			continue
+		}
+		switch {
+		case r.Kind == sim.KindFault:
+			faults = append(faults, i)
+		case (r.Kind == sim.KindNode || r.Kind == sim.KindClient) && r.Detail != "":
+			stage[i] = true
+		case r.Kind == sim.KindReq && r.Op == "wait" && r.Outcome == sim.OutcomeOK:
+			if k, n, ok := sim.ParseWaitDetail(r.Detail); ok && k < n {
+				lastWait[r.Client] = i
+			}
 		}
 	}
-	if len(out) > max {
-		out = out[len(out)-max:]
+	if len(faults) > max {
+		faults = faults[len(faults)-max:]
+	}
+	for _, i := range faults {
+		stage[i] = true
+	}
+	for _, c := range slices.Sorted(maps.Keys(lastWait)) {
+		stage[lastWait[c]] = true
+	}
+	var out []sim.Record
+	for _, i := range slices.Sorted(maps.Keys(stage)) {
+		out = append(out, h[i])
 	}
 	return out
+}
+
+// DescribeCause is one line about a record FaultsBefore returns: "after
+// 5s failover m1: ..." for a fault, "m1's clock drifts +2000 ppm (from the
+// topology)" for a drifting node or client, "after 1.2s c1's WAIT on m1: 1
+// of 2 replicas acknowledged" for a WAIT.
+func DescribeCause(r sim.Record) string {
+	switch r.Kind {
+	case sim.KindNode, sim.KindClient:
+		who := r.Node + r.Client
+		return fmt.Sprintf("%s's clock: %s (from the topology)", who, r.Detail)
+	case sim.KindReq:
+		return fmt.Sprintf("after %v %s's %s on %s: %s", r.At(), r.Client, strings.ToUpper(r.Op), r.Node, r.Detail)
+	}
+	target := strings.TrimSpace(r.Node + " " + r.Client)
+	return fmt.Sprintf("after %v %s %s: %s", r.At(), r.Op, target, r.Detail)
 }

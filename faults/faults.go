@@ -278,6 +278,9 @@ type Partition struct {
 }
 
 func (f Partition) Name() string {
+	if f.Until == 0 {
+		return fmt.Sprintf("partition %v | %v from %v until the end", f.A, f.B, f.From)
+	}
 	return fmt.Sprintf("partition %v | %v from %v until %v", f.A, f.B, f.From, f.Until)
 }
 func (f Partition) Validate(w *sim.World) error {

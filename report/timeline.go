@@ -287,12 +287,17 @@ func namedHolder(r sim.Record, tokens map[string]string) string {
 
 // Text writes the events of h around the first violation of v, a few lines
 // a reader follows to see why: the op records (call, return, outcome,
-// result), the faults and what the nodes' lock keys said, from lead before
-// the violation started (or the involved holders' holdings began) until it
-// ended, at most max lines (the first and
-// last halves are kept when there are more). Refused acquires (contenders
-// polling a held lock) are counted, not listed: they are most of a busy
-// history and change nothing. It returns "" when v has no violation.
+// result), the faults, what the nodes' lock keys said, the WAITs (how many
+// replicas acknowledged) and, for a violation about waiting (liveness), the
+// pub/sub subscriptions (on which node), from lead before the violation started (or the involved holders'
+// holdings began) until it ended, at most max lines (the first and last
+// halves are kept when there are more). Ahead of them, and not counted in
+// max, come the causes the violation names (checker.FaultsBefore) that
+// precede the window: the topology's clock drifts, earlier faults (a
+// partition that lasts to the end), the last WAIT not every replica
+// acknowledged. Refused acquires (contenders polling a held lock) are
+// counted, not listed: they are most of a busy history and change nothing.
+// It returns "" when v has no violation.
 func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string {
 	if len(v.Violations) == 0 {
 		return ""
@@ -309,12 +314,22 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 	for _, y := range v.Violations {
 		keys[y.Lock] = true
 	}
-	var lines []string
+	// Subscriptions matter when the violation is about waiting: a waiter
+	// hears of a release only from the node it subscribed on.
+	// "resurrected-lock" is the availability kind of a lock a failover
+	// brought back, which everyone waits out.
+	waiting := x.Kind == checker.Liveness || x.Kind == checker.Resurrected
+	var lines, before []string
+	for _, r := range x.Faults {
+		if r.At() < from {
+			before = append(before, eventLine(r))
+		}
+	}
 	refused := 0
 	for _, r := range h {
 		t := r.At()
 		inWindow := t >= from && t <= to
-		if r.Kind == sim.KindOp {
+		if r.Kind == sim.KindOp || r.Kind == sim.KindReq {
 			// An op is shown if it was in flight at some point of the window.
 			e, ok := r.Returned()
 			if !ok {
@@ -332,9 +347,14 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 				continue
 			}
 			lines = append(lines, opLine(r))
-		case sim.KindFault:
-			target := strings.TrimSpace(r.Client + " " + r.Node)
-			lines = append(lines, fmt.Sprintf("%12s  %-8s FAULT %s %s", fmtT(t), target, r.Op, r.Detail))
+		case sim.KindFault, sim.KindNode, sim.KindClient:
+			if l := eventLine(r); l != "" {
+				lines = append(lines, l)
+			}
+		case sim.KindReq:
+			if r.Op == "wait" || (waiting && (r.Op == "subscribe" || r.Op == "unsubscribe")) {
+				lines = append(lines, eventLine(r))
+			}
 		case sim.KindTruth:
 			if !keys[r.Key] {
 				continue
@@ -353,6 +373,12 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(from), fmtT(to), x.Kind, x.Lock)
+	for _, l := range before {
+		b.WriteString("  " + l + "\n")
+	}
+	if len(before) > 0 {
+		fmt.Fprintf(&b, "  %12s\n", "...")
+	}
 	for _, l := range lines {
 		b.WriteString("  " + l + "\n")
 	}
@@ -360,6 +386,42 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 		fmt.Fprintf(&b, "  (and %d refused acquires)\n", refused)
 	}
 	return b.String()
+}
+
+// eventLine is the timeline's line for a fault, a drifting node or client
+// of the topology, or a req record (a WAIT, a subscription); "" for a node
+// record without drift.
+func eventLine(r sim.Record) string {
+	t := fmtT(r.At())
+	switch r.Kind {
+	case sim.KindFault:
+		target := strings.TrimSpace(r.Client + " " + r.Node)
+		return fmt.Sprintf("%12s  %-8s FAULT %s %s", t, target, r.Op, r.Detail)
+	case sim.KindNode, sim.KindClient:
+		if r.Detail == "" {
+			return ""
+		}
+		return fmt.Sprintf("%12s  %-8s clock %s (topology)", t, r.Node+r.Client, r.Detail)
+	case sim.KindReq:
+		s := fmt.Sprintf("%12s  %-8s %s %s", t, r.Client, strings.ToUpper(r.Op), strings.Join(r.Args, " "))
+		if r.Op == "wait" {
+			s += " on " + r.Node // the group: which node answered is its master's business
+		}
+		switch e, ok := r.Returned(); {
+		case ok && r.Op == "unsubscribe": // sent, no reply awaited
+		case ok && r.Outcome == sim.OutcomeOK:
+			s += " → " + fmtT(e)
+		case ok:
+			s += " → " + fmtT(e) + " " + r.Outcome + " " + r.Result
+		default:
+			s += " …never returned"
+		}
+		if r.Detail != "" {
+			s += ": " + r.Detail
+		}
+		return s
+	}
+	return ""
 }
 
 func opLine(r sim.Record) string {

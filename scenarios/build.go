@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -133,12 +132,15 @@ type Result struct {
 	End     time.Duration
 	// Verdict is Scenario.Check's: checker.Check's oracles, linearizability
 	// against the algorithm's model, and liveness when the expectation sets
-	// a bound.
+	// a bound (for the lock or for a client).
 	Verdict checker.Verdict
-	// Match reports whether the verdict is the expected one; Why says how
-	// it differs when it is not.
+	// Match reports whether the run is the expected one (Expect.Judge);
+	// Why says how it differs when it is not.
 	Match bool
 	Why   string
+	// Judged is false when the expectation is about rates over a sweep of
+	// seeds (Expect.HasRates): one run is not judged, and Match is true.
+	Judged bool
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
 }
@@ -149,8 +151,8 @@ const LinTimeout = 5 * time.Second
 // Check is the scenario's verdict on a history that ran until end:
 // checker.Check's oracles (belief, ground truth, reentrancy, unlock
 // idempotency, fencing), linearizability against the algorithm's model
-// (LockKind, LinOptions), and liveness when the expectation sets a bound,
-// violations in time order.
+// (LockKind, LinOptions), and liveness when the expectation sets a bound
+// (for the lock, or for a client's longest wait), violations in time order.
 func (s *Scenario) Check(recs []sim.Record, end time.Duration) checker.Verdict {
 	v := checker.Check(recs, end)
 	lin := checker.Linearizable(recs, s.Algorithm.LockKind(), LinTimeout, s.Algorithm.LinOptions()...)
@@ -160,9 +162,7 @@ func (s *Scenario) Check(recs []sim.Record, end time.Duration) checker.Verdict {
 			v.Undecided(n)
 		}
 	}
-	if b := s.Expect.Liveness; b > 0 {
-		v.Add(checker.LivenessViolations(recs, end, b)...)
-	}
+	v.Add(s.Expect.livenessViolations(recs, end)...)
 	slices.SortStableFunc(v.Violations, func(a, b checker.Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
 	})
@@ -194,8 +194,9 @@ func (a Algorithm) LinOptions() []checker.LinOption {
 }
 
 // Run builds the world for seed (0: the file's seed), applies the faults,
-// runs it for the duration, closes it, checks the history and compares the
-// verdict with the expectation.
+// runs it for the duration, closes it, checks the history and judges the
+// run against the expectation (not when the expectation is about rates:
+// JudgeSweep judges a sweep of seeds).
 func (s *Scenario) Run(seed uint64) (Result, error) {
 	if seed == 0 {
 		seed = s.Seed
@@ -228,7 +229,12 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	recs := w.History().Records()
 	r.History, r.End = w.History(), w.Now()
 	r.Verdict = s.Check(recs, w.Now())
-	r.Match, r.Why = s.Expect.Matches(r.Verdict)
+	if s.Expect.HasRates() {
+		r.Match = true
+	} else {
+		r.Judged = true
+		r.Match, r.Why = s.Expect.Judge(recs, w.Now(), r.Verdict)
+	}
 	return r, nil
 }
 
@@ -237,67 +243,4 @@ func (s *Scenario) faultErr(i int, f faults.Fault, err error) error {
 		return &Error{File: s.File, Line: s.Faults[i].Line, Field: fmt.Sprintf("faults[%d]", i), Msg: err.Error()}
 	}
 	return &Error{File: s.File, Field: "rates", Msg: fmt.Sprintf("%s: %v", f.Name(), err)}
-}
-
-// Matches reports whether v is the expected verdict, and if not, why.
-func (e Expect) Matches(v checker.Verdict) (bool, string) {
-	if e.Any {
-		return true, ""
-	}
-	got := v.Kinds()
-	if len(e.Violated) == 0 {
-		if v.Status == checker.OK {
-			return true, ""
-		}
-		return false, fmt.Sprintf("expected ok, got %s %s", v.Status, kindList(got))
-	}
-	var missing, extra []string
-	for _, k := range e.Violated {
-		if !slices.Contains(got, k) {
-			missing = append(missing, string(k))
-		}
-	}
-	for _, k := range e.Absent {
-		if slices.Contains(got, k) {
-			extra = append(extra, string(k))
-		}
-	}
-	var why []string
-	if len(missing) > 0 {
-		why = append(why, "missing "+strings.Join(missing, ", "))
-	}
-	if len(extra) > 0 {
-		why = append(why, "unexpected "+strings.Join(extra, ", "))
-	}
-	if len(why) > 0 {
-		return false, fmt.Sprintf("expected violated %s, got %s %s: %s", kindList(e.Violated), v.Status, kindList(got), strings.Join(why, "; "))
-	}
-	return true, ""
-}
-
-func kindList(ks []checker.Kind) string {
-	parts := make([]string, len(ks))
-	for i, k := range ks {
-		parts[i] = string(k)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// String describes the expectation: "ok", or "violated [a, b]" with
-// "absent [...]" and the liveness bound.
-func (e Expect) String() string {
-	if e.Any {
-		return "any"
-	}
-	s := "ok"
-	if len(e.Violated) > 0 {
-		s = "violated " + kindList(e.Violated)
-		if len(e.Absent) > 0 {
-			s += " absent " + kindList(e.Absent)
-		}
-	}
-	if e.Liveness > 0 {
-		s += fmt.Sprintf(" liveness<=%v", e.Liveness)
-	}
-	return s
 }

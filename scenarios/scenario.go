@@ -22,7 +22,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
@@ -113,21 +112,6 @@ type Algorithm struct {
 type Fault struct {
 	Fault faults.Fault
 	Line  int
-}
-
-// Expect is the verdict a run must give.
-type Expect struct {
-	// Violated lists kinds that must all appear; empty means the verdict
-	// must be ok (no violation at all).
-	Violated []checker.Kind
-	// Absent lists kinds that must not appear (with Violated).
-	Absent []checker.Kind
-	// Liveness, when positive, adds checker.LivenessViolations with this
-	// bound to the verdict.
-	Liveness time.Duration
-	// Any ("expect: any") accepts every verdict: the scenario explores
-	// (the comparison matrix's cells measure a rate, not one outcome).
-	Any bool
 }
 
 // Load reads and validates one scenario file.
@@ -765,49 +749,6 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 	if rn := resolve(n); rn != nil {
 		s.RatesLine = rn.Line
 	}
-}
-
-func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
-	if n.Kind == yaml.ScalarNode {
-		switch n.Value {
-		case "ok":
-		case "any":
-			s.Expect.Any = true
-		default:
-			d.failf(n, f, "want ok, any, or a mapping {violated: [...], absent: [...], liveness: ...}, got %q", n.Value)
-		}
-		return
-	}
-	o := d.mapping(f, n, "violated", "absent", "liveness")
-	kinds := checker.Kinds()
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = string(k)
-	}
-	read := func(k string) []checker.Kind {
-		items, lf := o.list(k)
-		var out []checker.Kind
-		for i, it := range items {
-			it = resolve(it)
-			if d.err == nil && (it.Kind != yaml.ScalarNode || !slices.Contains(names, it.Value)) {
-				d.failf(it, index(lf, i), "unknown violation kind %s (want one of %s)", describe(it), strings.Join(names, ", "))
-			}
-			out = append(out, checker.Kind(it.Value))
-		}
-		return out
-	}
-	s.Expect.Violated = read("violated")
-	s.Expect.Absent = read("absent")
-	for i, k := range s.Expect.Absent {
-		if d.err == nil && slices.Contains(s.Expect.Violated, k) {
-			items, lf := o.list("absent")
-			d.failf(items[i], index(lf, i), "%s is both violated and absent", k)
-		}
-	}
-	if d.err == nil && len(s.Expect.Absent) > 0 && len(s.Expect.Violated) == 0 {
-		d.failf(o.at("absent"), join(f, "absent"), "absent needs violated (expect ok already excludes every kind)")
-	}
-	s.Expect.Liveness = o.dur("liveness", 0)
 }
 
 // errLine wraps err as an Error at line of the file.

@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // TestScenarios replays every scenario file with its own seed and asserts
-// the verdict it expects.
+// the verdict it expects; a file whose expectation is a rate is swept over
+// its seeds and judged by its rates.
 func TestScenarios(t *testing.T) {
 	all, err := LoadDir(".")
 	if err != nil {
@@ -23,6 +26,30 @@ func TestScenarios(t *testing.T) {
 	for _, s := range all {
 		t.Run(filepath.Base(s.File), func(t *testing.T) {
 			t.Parallel()
+			if s.Expect.HasRates() {
+				verdicts := make([]checker.Verdict, s.Expect.Seeds)
+				t.Run("seeds", func(t *testing.T) { // returns when every seed has run
+					for i := range verdicts {
+						t.Run(fmt.Sprint(s.Seed+uint64(i)), func(t *testing.T) {
+							t.Parallel()
+							r, err := s.Run(s.Seed + uint64(i))
+							if err != nil {
+								t.Fatal(err)
+							}
+							if r.Judged || !r.Match {
+								t.Errorf("seed %d of a rate expectation judged alone: %v %q", r.Seed, r.Match, r.Why)
+							}
+							verdicts[i] = r.Verdict
+						})
+					}
+				})
+				j := s.Expect.JudgeSweep(verdicts)
+				t.Logf("%s seeds %d-%d expect %s: violated in %d", s.Name, s.Seed, s.Seed+uint64(len(verdicts))-1, s.Expect, j.Violated)
+				if !j.Match {
+					t.Errorf("%s: %s", s.File, j.Why)
+				}
+				return
+			}
 			r, err := s.Run(0)
 			if err != nil {
 				t.Fatal(err)

@@ -122,6 +122,9 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 	}
 	w.clients[cfg.Name] = c
 	w.order = append(w.order, cfg.Name)
+	if cfg.DriftPPM != 0 {
+		w.hist.add(Record{Kind: KindClient, T: int64(w.now), Client: cfg.Name, Detail: DriftDetail(cfg.DriftPPM)})
+	}
 	return c, nil
 }
 
@@ -274,14 +277,46 @@ func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, deliver
 	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, deliver)
 }
 
-// handleCommand runs a client command at the node.
+// handleCommand runs a client command at the node. WAIT's count comes
+// back as a waitReply, which names how many replicas the master had.
 func (n *Node) handleCommand(client string, args []string, reply func(any, error)) {
 	if strings.EqualFold(args[0], "WAIT") {
-		n.wait(client, args, reply)
+		n.wait(client, args, func(v any, err error) {
+			if k, ok := v.(int64); ok {
+				v = waitReply{acked: k, replicas: len(n.links)}
+			}
+			reply(v, err)
+		})
 		return
 	}
 	reply(n.exec(client, args))
 }
+
+// waitReply is WAIT's answer on its way to the client: the count of
+// replicas that acknowledged (the reply the caller sees) and how many the
+// master had then, for the req record ("1 of 2 replicas acknowledged").
+type waitReply struct {
+	acked    int64
+	replicas int
+}
+
+// WaitDetail is the Detail of a WAIT's req record: how many replicas
+// acknowledged of how many the master had ("1 of 2 replicas
+// acknowledged").
+func WaitDetail(acked int64, replicas int) string {
+	return fmt.Sprintf("%d of %d replicas acknowledged", acked, replicas)
+}
+
+// ParseWaitDetail reads WaitDetail's text back; ok is false for any other.
+func ParseWaitDetail(detail string) (acked, replicas int, ok bool) {
+	var rest string
+	n, _ := fmt.Sscanf(detail, "%d of %d replicas %s", &acked, &replicas, &rest)
+	return acked, replicas, n == 3 && rest == "acknowledged"
+}
+
+// subscribedOn is SUBSCRIBE's answer on its way to the client: the node
+// that took the subscription, for the req record.
+type subscribedOn string
 
 // simConn is the simulation's lock.Conn.
 type simConn struct {
@@ -317,6 +352,10 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	}
 	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
 	v, err := s.command(ctx, &h, argv)
+	if wr, ok := v.(waitReply); ok {
+		v = wr.acked
+		h.setDetail(WaitDetail(wr.acked, wr.replicas))
+	}
 	h.endReq(v, err)
 	return v, err
 }
@@ -328,12 +367,21 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (a
 	})
 }
 
+// Subscribe records a "subscribe" req record (Args the channel), whose
+// Detail names the node that took the subscription ("on m1"): a waiter
+// hears of a release only from that node.
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel}
-	_, err := s.c.roundTrip(ctx, s.g, "subscribe", nil, func(n *Node, reply func(any, error)) {
+	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
+	v, err := s.c.roundTrip(ctx, s.g, "subscribe", nil, func(n *Node, reply func(any, error)) {
 		n.subscribe(sub)
-		reply("subscribe", nil)
+		reply(subscribedOn(n.name), nil)
 	})
+	if on, ok := v.(subscribedOn); ok {
+		v = "subscribe"
+		h.setDetail("on " + string(on))
+	}
+	h.endReq(v, err)
 	if err != nil {
 		return nil, err
 	}
@@ -399,6 +447,10 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 	i, _ := slices.BinarySearch(r.Applied, int64(t))
 	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
+
+// setDetail sets the req record's Detail (an unknown outcome's endReq
+// replaces it with the error).
+func (h reqHandle) setDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
 
 func (h reqHandle) endReq(v any, err error) {
 	r := &h.w.hist.recs[h.idx]
@@ -514,6 +566,14 @@ func (s *simSub) Close() error {
 	}
 	s.closed = true
 	if n := s.node; n != nil && !s.broken {
+		// Sent without waiting for a reply: the record returns at once,
+		// naming the node the subscription was on. A process unwinding
+		// at World.Close is not the client unsubscribing: no record.
+		if !s.c.w.closed {
+			h := s.c.beginReq(n.group.name, "unsubscribe", []string{s.channel})
+			h.setDetail("on " + n.name + ", no reply awaited")
+			h.endReq("unsubscribe", nil)
+		}
 		s.c.send(msgRequest, n, "unsubscribe "+s.channel, func() {
 			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
 		})

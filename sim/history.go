@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 )
@@ -14,7 +15,11 @@ const (
 	KindOp = "op"
 	// KindReq is one Redis command a client sent through a Conn, after all
 	// retries: call, return, reply or "unknown", and (Applied) when a node
-	// ran it.
+	// ran it. A WAIT's Detail says how
+	// many replicas acknowledged (WaitDetail); a pub/sub subscription is
+	// recorded as "subscribe" and "unsubscribe" (Args the channel, Detail
+	// the node it was on; an unsubscribe awaits no reply and returns at
+	// once).
 	KindReq = "req"
 	// KindFault is a fault acting on the world, or a message the network lost.
 	KindFault = "fault"
@@ -22,10 +27,25 @@ const (
 	// (written, expired, lost in a crash or failover).
 	KindTruth = "truth"
 	// KindNode describes the topology: a node was added, as "master" or
-	// "replica" (Op) of a group (Value). Checkers use it to find a key's
-	// authority from the history alone.
+	// "replica" (Op) of a group (Value), with its clock's configured drift
+	// in Detail ("drift +1000 ppm") when it has one. Checkers use it to
+	// find a key's authority from the history alone.
 	KindNode = "node"
+	// KindClient describes a client added with a configured clock drift
+	// (Detail "drift -500 ppm"), so that an explanation can name the drift
+	// as a cause. Clients without one are not recorded: worlds without
+	// drift keep the histories they had.
+	KindClient = "client"
 )
+
+// DriftDetail is the Detail of a node or client record whose clock was
+// configured to drift by ppm ("drift +1000 ppm"); "" without drift.
+func DriftDetail(ppm int64) string {
+	if ppm == 0 {
+		return ""
+	}
+	return fmt.Sprintf("drift %+d ppm", ppm)
+}
 
 // Outcomes of op and req records.
 const (

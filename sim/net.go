@@ -185,7 +185,7 @@ func (n *Network) AddRule(r Rule) error {
 }
 
 func describeRule(r Rule) string {
-	s := fmt.Sprintf("%s until %v:", r.Name, r.Until)
+	s := fmt.Sprintf("%s %s:", r.Name, untilText(r.Until))
 	if r.DropRequest > 0 {
 		s += fmt.Sprintf(" drop_request=%g", r.DropRequest)
 	}
@@ -202,6 +202,15 @@ func describeRule(r Rule) string {
 		s += fmt.Sprintf(" delay=%g*%v", r.DelayP, r.Delay)
 	}
 	return s
+}
+
+// untilText describes the end of a window: "until 3s", or "until the end"
+// for 0 (a fault that lasts the whole run).
+func untilText(until time.Duration) string {
+	if until == 0 {
+		return "until the end"
+	}
+	return fmt.Sprintf("until %v", until)
 }
 
 // Partition cuts all links between the endpoints (node or client names) in
@@ -225,7 +234,7 @@ func (n *Network) Partition(name string, a, b []string, from, until time.Duratio
 	p := &partition{name: name, a: slices.Clone(a), b: slices.Clone(b), from: from, until: until}
 	n.partitions = append(n.partitions, p)
 	n.w.schedule(from, func() {
-		n.w.recordFault("partition", "", "", fmt.Sprintf("%s: %v | %v until %v", name, a, b, until))
+		n.w.recordFault("partition", "", "", fmt.Sprintf("%s: %v | %v %s", name, a, b, untilText(until)))
 	})
 	if until != 0 {
 		n.w.schedule(until, func() {

@@ -158,7 +158,7 @@ func (w *World) AddNode(cfg NodeConfig) (*Node, error) {
 	g := &Group{name: cfg.Name, master: n, nodes: []*Node{n}}
 	n.group = g
 	w.groups[cfg.Name] = g
-	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "master", Value: g.name})
+	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "master", Value: g.name, Detail: DriftDetail(cfg.DriftPPM)})
 	return n, nil
 }
 
@@ -184,7 +184,7 @@ func (w *World) AddReplica(master string, cfg NodeConfig, rc ReplicaConfig) (*No
 	n.replCfg = rc
 	n.group = m.group
 	m.group.nodes = append(m.group.nodes, n)
-	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "replica", Value: m.group.name})
+	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "replica", Value: m.group.name, Detail: DriftDetail(cfg.DriftPPM)})
 	m.attach(n)
 	return n, nil
 }

@@ -127,13 +127,14 @@ func acquireOutcome(err error) (string, string) {
 }
 
 // releaseOutcome classifies a release's error: ok (Result "", the locks do
-// not say whether holds remain), fail (not held), unknown, or error.
+// not say whether holds remain), fail (Result "not held", the lock's
+// answer), unknown, or error.
 func releaseOutcome(err error) (string, string) {
 	switch {
 	case err == nil:
 		return sim.OutcomeOK, ""
 	case errors.Is(err, lock.ErrNotHeld):
-		return sim.OutcomeFail, ""
+		return sim.OutcomeFail, "not held"
 	case lock.IsUnknown(err):
 		return sim.OutcomeUnknown, ""
 	}

@@ -13,6 +13,16 @@
 // one is not, 2 for bad input (a bad scenario file is named with its line
 // and field).
 //
+// run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
+// the violation rate with its Wilson 95% interval. A file whose expectation
+// is a rate (expect: {rates: ..., seeds: N}) is judged over a sweep of N
+// seeds unless -seeds says otherwise. The line then lists every kind's
+// rate with its interval, and the run exits 1 when an observed rate lies
+// outside its bounds (the point estimate is judged; the interval is for
+// the reader). -seed S alone runs such a file once at S and does not judge
+// it. Other files' expectations are about one run: a sweep reports their
+// violation rate and does not judge them.
+//
 // run -backend redis replays the files on real redis-server processes in
 // real time (package internal/realrun), every duration multiplied by
 // -scale, and prints the same verdict lines; a file using a feature the
@@ -132,17 +142,41 @@ type runResult struct {
 	// Skipped says why -backend redis did not run a scenario found in a
 	// directory.
 	Skipped string `json:"skipped,omitempty"`
+	// Undecided counts a sweep's runs whose verdict is unknown (a check ran
+	// out of time), which count as not violated.
+	Undecided int `json:"undecided_runs,omitempty"`
+	// Rates are a rate expectation's sweep: the rate of every kind seen or
+	// bounded.
+	Rates []kindRate `json:"rates,omitempty"`
+	// NotJudged says why a single run was not judged (one seed of a rate
+	// expectation).
+	NotJudged string `json:"not_judged,omitempty"`
+}
+
+// kindRate is one kind's rate in a sweep of a rate expectation.
+type kindRate struct {
+	Kind     string  `json:"kind"`
+	Runs     int     `json:"runs"`
+	Rate     float64 `json:"rate"`
+	RateLow  float64 `json:"rate_ci_low"`
+	RateHigh float64 `json:"rate_ci_high"`
+	// Min, Max and OK are set when the expectation bounds the kind.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	OK  *bool    `json:"ok,omitempty"`
 }
 
 // runScenarios replays scenario files and directories: once each at its
 // seed (or -seed), or over -seeds N seeds (seed, seed+1, ...) in parallel,
-// reporting the violation rate. Output is in scenario and seed order
-// whatever the scheduling, so it is the same on every run.
+// reporting the violation rate. A file with a rate expectation sweeps as
+// many seeds as its expect.seeds says unless -seeds or -seed is given, and
+// is judged by its rates (writeSweep). Output is in scenario and seed order whatever the
+// scheduling, so it is the same on every run.
 func runScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", 0, "seed for every scenario (0: each file's own)")
-	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate")
+	seeds := fs.Int("seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
 	asJSON := fs.Bool("json", false, "print one JSON object per scenario")
 	out := fs.String("out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	quiet := fs.Bool("quiet", false, "no progress on stderr during -seeds sweeps")
@@ -179,33 +213,29 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	status := 0
 	for _, s := range all {
-		if *seeds > 0 {
+		n := *seeds
+		if n == 0 && *seed == 0 && s.Expect.HasRates() {
+			// A rate expectation is judged over its own sweep by default.
+			n = s.Expect.Seeds
+			if *out != "" {
+				fmt.Fprintf(stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it (replay one seed with -seed N -out DIR)\n", s.Name, n)
+			}
+		}
+		if n > 0 {
 			first := *seed
 			if first == 0 {
 				first = s.Seed
 			}
-			pr := newProgress(stderr, s.Name, *quiet || *seeds < 1000)
-			results, err := sweep(s, first, *seeds, pr.update)
+			pr := newProgress(stderr, s.Name, *quiet || n < 1000)
+			results, err := sweep(s, first, n, pr.update)
 			pr.finish()
 			if err != nil {
 				fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
 				return 2
 			}
-			violated := 0
-			for _, r := range results {
-				if r.Verdict.Status == checker.Violated {
-					violated++
-				}
+			if !writeSweep(stdout, enc, *asJSON, s, first, results) {
+				status = 1
 			}
-			rate := float64(violated) / float64(len(results))
-			lo, hi := report.Wilson(violated, len(results))
-			if *asJSON {
-				_ = enc.Encode(runResult{Name: s.Name, Seed: first, Seeds: len(results), Violated: violated, Rate: rate,
-					RateLow: lo, RateHigh: hi, Expected: true})
-				continue
-			}
-			fmt.Fprintf(stdout, "%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)\n", s.Name, first,
-				first+uint64(len(results))-1, violated, len(results), 100*rate, 100*lo, 100*hi)
 			continue
 		}
 		r, err := s.Run(*seed)
@@ -218,6 +248,9 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		}
 		vo := verdictOut{name: s.Name, head: fmt.Sprintf("seed=%-4d", r.Seed), seed: r.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
 			timeline: report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 24)}
+		if !r.Judged {
+			vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
+		}
 		if r.Verdict.Status == checker.Violated {
 			vo.replay = fmt.Sprintf("go run ./cmd/simulate run -seed %d -out out/ %s", r.Seed, s.File)
 		}
@@ -232,6 +265,73 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
+// writeSweep prints a sweep's line (or JSON object): the violation rate
+// with its Wilson 95% interval. For a file whose expectation is a rate
+// (scenarios.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
+// observed rate of each bounded kind must lie within its bounds) and
+// prints every kind's rate, seen or bounded, with its interval; it returns
+// false when a rate is outside. Any other file's expectation is about one
+// run and a sweep does not judge it: the line is the rate alone, as
+// expected.
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenarios.Scenario, first uint64, results []scenarios.Result) bool {
+	verdicts := make([]checker.Verdict, len(results))
+	for i, r := range results {
+		verdicts[i] = r.Verdict
+	}
+	j := s.Expect.JudgeSweep(verdicts)
+	n := len(results)
+	rate := float64(j.Violated) / float64(n)
+	lo, hi := report.Wilson(j.Violated, n)
+	if !s.Expect.HasRates() {
+		j.Match, j.Rates, j.Why, j.Undecided = true, nil, "", 0
+	}
+	if asJSON {
+		rr := runResult{Name: s.Name, Seed: first, Seeds: n, Violated: j.Violated, Rate: rate, RateLow: lo, RateHigh: hi,
+			Expected: j.Match, Why: j.Why, Undecided: j.Undecided}
+		for _, r := range j.Rates {
+			kr := kindRate{Kind: string(r.Kind), Runs: r.Runs, Rate: r.Rate()}
+			kr.RateLow, kr.RateHigh = report.Wilson(r.Runs, n)
+			if r.Bounded {
+				b, ok := r.Bound, r.OK
+				kr.Min, kr.Max, kr.OK = &b.Min, &b.Max, &ok
+			}
+			rr.Rates = append(rr.Rates, kr)
+		}
+		_ = enc.Encode(rr)
+		return j.Match
+	}
+	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
+		first+uint64(n)-1, j.Violated, n, 100*rate, 100*lo, 100*hi)
+	if !s.Expect.HasRates() {
+		fmt.Fprintln(w, line)
+		return true
+	}
+	mark := "as expected"
+	if !j.Match {
+		mark = "NOT AS EXPECTED: " + j.Why
+	}
+	fmt.Fprintf(w, "%s  (%s)\n", line, mark)
+	for _, r := range j.Rates {
+		if r.Kind == scenarios.AnyViolation && !r.Bounded {
+			continue // the line above
+		}
+		klo, khi := report.Wilson(r.Runs, n)
+		fmt.Fprintf(w, "    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)", r.Kind, r.Runs, n, 100*r.Rate(), 100*klo, 100*khi)
+		if r.Bounded {
+			verdict := "ok"
+			if !r.OK {
+				verdict = "OUTSIDE"
+			}
+			fmt.Fprintf(w, "  expect %s: %s", r.Bound, verdict)
+		}
+		fmt.Fprintln(w)
+	}
+	if j.Undecided > 0 {
+		fmt.Fprintf(w, "    (%d of %d undecided: a check ran out of time; counted as having no kind)\n", j.Undecided, n)
+	}
+	return j.Match
+}
+
 // verdictOut is one scenario's verdict as run prints it, for a simulated or
 // a real run: a line (or a JSON object), the violations, the events around
 // the first, and the command that replays it.
@@ -243,11 +343,15 @@ type verdictOut struct {
 	match         bool
 	why, timeline string
 	replay        string // "" when there is nothing to replay
+	// notJudged says why the run was not judged (one seed of a rate
+	// expectation); "" when it was.
+	notJudged string
 }
 
 func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
-		rr := runResult{Name: o.name, Seed: o.seed, Verdict: o.verdict.Status.String(), Expected: o.match, Why: o.why, Timeline: o.timeline}
+		rr := runResult{Name: o.name, Seed: o.seed, Verdict: o.verdict.Status.String(), Expected: o.match, Why: o.why, Timeline: o.timeline,
+			NotJudged: o.notJudged}
 		for _, k := range o.verdict.Kinds() {
 			rr.Kinds = append(rr.Kinds, string(k))
 		}
@@ -261,7 +365,10 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 		return
 	}
 	mark := "as expected"
-	if !o.match {
+	switch {
+	case o.notJudged != "":
+		mark = o.notJudged
+	case !o.match:
 		mark = "NOT AS EXPECTED: " + o.why
 	}
 	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.name, o.head, verdictLine(o.verdict), mark)

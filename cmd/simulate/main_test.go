@@ -106,9 +106,19 @@ func TestRunScenarios(t *testing.T) {
 	if !strings.Contains(out, "replay: go run ./cmd/simulate run -seed 1") || strings.Contains(out, "NOT AS EXPECTED") {
 		t.Fatalf("output:\n%s", out)
 	}
+	// A rate expectation's sweep writes no files; every other one does.
+	single := 0
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && !strings.Contains(string(b), "\n  rates:") {
+			single++
+		}
+	}
 	written, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if len(written) != len(files) {
-		t.Fatalf("%d histories for %d scenarios", len(written), len(files))
+	if len(written) != single || single == len(files) {
+		t.Fatalf("%d histories for %d single-run scenarios of %d", len(written), single, len(files))
+	}
+	if !strings.Contains(errs, "a rate expectation sweeps") {
+		t.Fatalf("no note about the sweeps written nothing: %q", errs)
 	}
 }
 
@@ -185,6 +195,44 @@ func TestSweepIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestRateSweeps: a file with a rate expectation sweeps its own seeds by
+// default and is judged on them (exit 1 when a rate is outside its
+// bounds); -seeds changes the size, -seed alone runs one seed without
+// judging it; -out writes nothing for a sweep and says so; the real
+// backend refuses the file.
+func TestRateSweeps(t *testing.T) {
+	const pass, refuted = "testdata/scenarios/rate-failover.yaml", "testdata/scenarios/rate-failover-claimed-safe.yaml"
+	code, out, errs := runCLI(t, "run", pass, refuted)
+	if code != 1 || !strings.Contains(out, "rate-failover                            seeds 1-30 ") ||
+		!strings.Contains(out, "(as expected)") || !strings.Contains(out, "NOT AS EXPECTED: violated in 50.0% of seeds, above the maximum 5.0%") ||
+		!strings.Contains(out, "expect <= 10.0%: OUTSIDE") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	// -seeds 3: the first three seeds keep every rate within the claim.
+	if code, out, errs := runCLI(t, "run", "-seeds", "3", refuted); code != 0 || !strings.Contains(out, "seeds 1-3  violated in 0 of 3") {
+		t.Fatalf("-seeds 3: exit %d\n%s\n%s", code, out, errs)
+	}
+	// One seed of a refuted claim is not judged by the single-run rules.
+	if code, out, errs := runCLI(t, "run", "-seed", "4", refuted); code != 0 || !strings.Contains(out, "violated silent-loss") ||
+		!strings.Contains(out, "not judged: the expectation is a rate over 30 seeds") {
+		t.Fatalf("-seed 4: exit %d\n%s\n%s", code, out, errs)
+	}
+	dir := t.TempDir()
+	code, _, errs = runCLI(t, "run", "-out", dir, pass)
+	if entries, _ := os.ReadDir(dir); code != 0 || len(entries) != 0 || !strings.Contains(errs, "-out writes single runs: nothing written") {
+		t.Fatalf("-out on a rate file: exit %d, %d files, stderr %q", code, len(entries), errs)
+	}
+	if code, out, _ := runCLI(t, "run", "-seed", "4", "-out", dir, pass); code != 0 || !strings.Contains(out, "not judged") {
+		t.Fatalf("-seed 4 -out: exit %d\n%s", code, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 5 {
+		t.Fatalf("-seed 4 -out wrote %d files, want 5", len(entries))
+	}
+	if code, _, errs := runCLI(t, "run", "-backend", "redis", pass); code != 2 || !strings.Contains(errs, "rate-failover.yaml:23: expect.rates: a rate over a sweep of 30 seeds") {
+		t.Fatalf("-backend redis: exit %d, %q", code, errs)
+	}
+}
+
 // TestHelpExitsZero: -h on every command prints its flags and exits 0.
 func TestHelpExitsZero(t *testing.T) {
 	for _, cmd := range []string{"run", "list", "demo"} {
@@ -216,6 +264,10 @@ func TestGolden(t *testing.T) {
 		{"run-baselines-json", []string{"run", "-json", "../../scenarios/baseline-simple.yaml", "../../scenarios/baseline-redlock-spec.yaml"}, 0},
 		{"run-sweep", []string{"run", "-seeds", "20", "../../scenarios/f0-reentrant-failover.yaml", "../../scenarios/baseline-fenced.yaml"}, 0},
 		{"run-other-seed", []string{"run", "-seed", "7", "../../scenarios/unlock-retry-no-latch.yaml"}, 1},
+		{"run-rates", []string{"run", "testdata/scenarios/rate-failover.yaml"}, 0},
+		{"run-rates-refuted", []string{"run", "testdata/scenarios/rate-failover-claimed-safe.yaml"}, 1},
+		{"run-rates-one-seed", []string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, 0},
+		{"run-rates-json", []string{"run", "-json", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "testdata/scenarios/rate-failover.yaml"}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, c.args...)

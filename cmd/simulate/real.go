@@ -86,7 +86,7 @@ func runReal(a realArgs, stdout, stderr io.Writer) int {
 	var all []*scenarios.Scenario
 	var skipped []string
 	for _, s := range loaded {
-		err := realrun.Check(s)
+		err := realCheck(s)
 		switch {
 		case err == nil:
 			all = append(all, s)
@@ -144,4 +144,14 @@ func runReal(a realArgs, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// realCheck is realrun.Check, and refuses a rate expectation: its rates
+// are over a sweep of seeds, and a real run is not a function of its seed.
+func realCheck(s *scenarios.Scenario) error {
+	if s.Expect.HasRates() {
+		return &scenarios.Error{File: s.File, Line: s.Expect.RatesLine, Field: "expect.rates",
+			Msg: fmt.Sprintf("a rate over a sweep of %d seeds (a real run is not a function of its seed; not supported by -backend redis)", s.Expect.Seeds)}
+	}
+	return realrun.Check(s)
 }

@@ -1,0 +1,55 @@
+package checker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestClientWaits: a wait runs from the first attempt after the last
+// success to the return of the attempt that succeeds, across refused
+// attempts and the think time between them; an unknown outcome does not end
+// it; one still open runs to the end. Each client's longest is reported.
+func TestClientWaits(t *testing.T) {
+	s := time.Second
+	h := []sim.Record{
+		op(0, "c1", "acquire", 0, 10*time.Millisecond, sim.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 100*time.Millisecond, 110*time.Millisecond, sim.OutcomeFail, ""),
+		op(2, "c2", "acquire", 1*s, 1*s+10*time.Millisecond, sim.OutcomeFail, ""),
+		op(3, "c1", "release", 2*s, 2*s+time.Millisecond, sim.OutcomeOK, ""),
+		// c2 never learns this one took the lock: it keeps waiting.
+		op(4, "c2", "acquire", 3*s, open, sim.OutcomeUnknown, ""),
+		op(5, "c2", "acquire", 6*s, 6*s+10*time.Millisecond, sim.OutcomeOK, "t2"),
+		op(6, "c1", "acquire", 7*s, 7*s+10*time.Millisecond, sim.OutcomeFail, ""),
+		op(7, "c3", "acquire-read", 8*s, 8*s+10*time.Millisecond, sim.OutcomeOK, ""),
+		op(8, "c2", "release", 8*s, 8*s+time.Millisecond, sim.OutcomeOK, ""),
+	}
+	ws := checker.ClientWaits(h, 10*s)
+	var got []string
+	for _, w := range ws {
+		got = append(got, w.String())
+	}
+	want := []string{
+		"c1 waited 3s for lk, from its first attempt at 7s until the end at 10s without acquiring it",
+		"c2 waited 5.91s for lk, from its first attempt at 100ms until its acquire returned at 6.01s",
+		"c3 waited 10ms for lk, from its first attempt at 8s until its acquire returned at 8.01s",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("waits:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if ws[0].Acquired || !ws[1].Acquired {
+		t.Fatalf("acquired flags: %+v", ws)
+	}
+
+	vs := checker.ClientLivenessViolations(h, 10*s, map[string]time.Duration{"c1": 5 * s, "c2": 5 * s, "c4": time.Millisecond})
+	if len(vs) != 1 || vs[0].Kind != checker.Liveness || vs[0].Holders[0] != "c2" || vs[0].From != 100*time.Millisecond ||
+		vs[0].To != 6*s+10*time.Millisecond || !strings.HasSuffix(vs[0].Detail, "longer than its bound 5s") {
+		t.Fatalf("violations %v", vs)
+	}
+	if vs := checker.ClientLivenessViolations(h, 10*s, map[string]time.Duration{"c2": 6 * s}); len(vs) != 0 {
+		t.Fatalf("within the bound: %v", vs)
+	}
+}

@@ -1,0 +1,237 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/checker"
+)
+
+// withExpect loads the scenario file with its expect section replaced by
+// expect (every file here ends with it).
+func withExpect(t *testing.T, file, expect string) (*Scenario, error) {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(src), "\nexpect:")
+	if i < 0 {
+		t.Fatalf("test bug: %s has no expect section", file)
+	}
+	return Parse(file, append(src[:i+1:i+1], []byte(expect+"\n")...))
+}
+
+// runWith runs file with its expect section replaced; the file must load.
+func runWith(t *testing.T, file, expect string) Result {
+	t.Helper()
+	s, err := withExpect(t, file, expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestExpectAbsentOnly: absent without violated forbids those kinds and
+// allows the others (the loader used to refuse it). F0 breaks mutual
+// exclusion and loses the holder's lock silently.
+func TestExpectAbsentOnly(t *testing.T) {
+	const f0 = "f0-failover-lagging-replica.yaml"
+	r := runWith(t, f0, "expect: {absent: [stale-write, reentrancy]}")
+	if !r.Judged || !r.Match || r.Verdict.Status != checker.Violated {
+		t.Fatalf("absent kinds missing, others present: match %v (%s), verdict %s", r.Match, r.Why, r.Verdict)
+	}
+	r = runWith(t, f0, "expect: {absent: [stale-write, mutual-exclusion]}")
+	if r.Match || !strings.Contains(r.Why, "unexpected mutual-exclusion") || !strings.Contains(r.Why, "expected absent [stale-write, mutual-exclusion]") {
+		t.Fatalf("an absent kind present: match %v, why %q", r.Match, r.Why)
+	}
+	// Without any kind listed, the verdict must still be ok.
+	if r := runWith(t, f0, "expect: {}"); r.Match || !strings.Contains(r.Why, "expected ok") {
+		t.Fatalf("empty mapping: match %v, why %q", r.Match, r.Why)
+	}
+}
+
+// TestMatchesUndecided: an Unknown verdict (Porcupine gave up) cannot show
+// that linearizability is absent, but does not hide other kinds.
+func TestMatchesUndecided(t *testing.T) {
+	var v checker.Verdict
+	v.Undecided("search timed out")
+	if ok, why := (Expect{Absent: []checker.Kind{checker.Linearizability}}).Matches(v); ok || !strings.Contains(why, "linearizability undecided: search timed out") {
+		t.Errorf("absent linearizability on an unknown verdict: %v %q", ok, why)
+	}
+	if ok, why := (Expect{Absent: []checker.Kind{checker.MutualExclusion}}).Matches(v); !ok {
+		t.Errorf("absent mutual-exclusion on an unknown verdict: %q", why)
+	}
+	if ok, _ := (Expect{}).Matches(v); ok {
+		t.Error("expect ok matched an unknown verdict")
+	}
+	if ok, why := (Expect{Rates: []RateBound{{Kind: checker.MutualExclusion, Max: 1}}, Seeds: 50}).Matches(checker.Verdict{}); ok || !strings.Contains(why, "sweep of seeds (50 by default)") {
+		t.Errorf("a rate expectation matched one verdict: %q", why)
+	}
+}
+
+// TestExpectFencing: K2's resource rejects the paused holder's one stale
+// write and accepts no stale write; bounds on the counts pass or fail by
+// them.
+func TestExpectFencing(t *testing.T) {
+	const k2 = "k2-fencing-pause.yaml"
+	pre := "expect:\n  violated: [mutual-exclusion]\n  fencing: "
+	rep, _ := checker.Fencing(runWith(t, k2, "expect: any").History.Records())
+	if rep.Rejected != 1 || rep.StaleAccepted != 0 || rep.Accepted < 2 {
+		t.Fatalf("K2's fencing report changed: %+v (the cases below assume 1 rejected, 0 stale accepted)", rep)
+	}
+	for _, c := range []struct {
+		fencing, why string
+	}{
+		{"{rejected: {min: 1}, stale_accepted: {max: 0}}", ""},
+		{"{rejected: 1, stale_accepted: 0, accepted: {min: 2}}", ""},
+		{"{rejected: {min: 2}}", "fencing rejected 1, expected at least 2"},
+		{"{rejected: 0}", "fencing rejected 1, expected 0"},
+		{"{accepted: {max: 1}}", "expected at most 1"},
+		{"{rejected: {min: 1, max: 3}, stale_accepted: {min: 1}}", "fencing stale_accepted 0, expected at least 1"},
+	} {
+		r := runWith(t, k2, pre+c.fencing)
+		if r.Match != (c.why == "") || !strings.Contains(r.Why, c.why) {
+			t.Errorf("fencing %s: match %v, why %q; want %q", c.fencing, r.Match, r.Why, c.why)
+		}
+	}
+	// The verdict rules still apply next to the counts.
+	r := runWith(t, k2, "expect:\n  fencing: {rejected: 1}")
+	if r.Match || !strings.Contains(r.Why, "expected ok, got violated [mutual-exclusion") {
+		t.Errorf("fencing without violated: match %v, why %q", r.Match, r.Why)
+	}
+}
+
+// TestExpectClientLiveness: in the synced F0 no acquire is ever kept, so
+// every client waits the whole 10 s run; a client's max turns that into a
+// liveness violation naming it, a min is a claim about the wait.
+func TestExpectClientLiveness(t *testing.T) {
+	const synced = "f0-synced-acquire-wait.yaml"
+	r := runWith(t, synced, "expect:\n  liveness: {c1: 5s}")
+	if r.Match || len(r.Verdict.Violations) != 1 {
+		t.Fatalf("c1 bounded by 5s: match %v, verdict %s", r.Match, r.Verdict)
+	}
+	x := r.Verdict.Violations[0]
+	want := "c1 waited 10s for lk, from its first attempt at 0s until the end at 10s without acquiring it, longer than its bound 5s"
+	if x.Kind != checker.Liveness || strings.Join(x.Holders, ",") != "c1" || x.Detail != want {
+		t.Fatalf("violation %v\nwant detail %q", x, want)
+	}
+	for _, c := range []struct {
+		expect, why string
+	}{
+		{"expect:\n  violated: [liveness]\n  liveness: {c1: 5s, c3: 9s}", ""},
+		{"expect:\n  liveness: {c2: {min: 9s, max: 12s}}", ""},
+		{"expect:\n  liveness: {c2: {min: 11s}}", "c2's longest wait was 10s (0s to 10s), expected at least 11s"},
+		{"expect:\n  liveness: {c1: 12s, c2: 10s}", ""},
+	} {
+		r := runWith(t, synced, c.expect)
+		if r.Match != (c.why == "") || !strings.Contains(r.Why, c.why) {
+			t.Errorf("%s: match %v, why %q; want %q", c.expect, r.Match, r.Why, c.why)
+		}
+	}
+	// Two violations, one per client over its bound, in client order.
+	r = runWith(t, synced, "expect:\n  violated: [liveness]\n  liveness: {c3: 5s, c2: 5s}")
+	if !r.Match || len(r.Verdict.Violations) != 2 || r.Verdict.Violations[0].Holders[0] != "c2" {
+		t.Errorf("two clients over: %s", r.Verdict)
+	}
+}
+
+// TestJudgeSweep: rates are fractions of the seeds whose verdict has the
+// kind, judged on the observed rate.
+func TestJudgeSweep(t *testing.T) {
+	viol := func(ks ...checker.Kind) checker.Verdict {
+		var v checker.Verdict
+		for _, k := range ks {
+			v.Add(checker.Violation{Kind: k})
+		}
+		return v
+	}
+	var unknown checker.Verdict
+	unknown.Undecided("timeout")
+	vs := []checker.Verdict{viol(checker.MutualExclusion, checker.SilentLoss), viol(checker.MutualExclusion), {}, unknown}
+	e := Expect{Seeds: 4, Rates: []RateBound{{Kind: checker.MutualExclusion, Min: 0.5, Max: 1}, {Kind: checker.StaleWrite, Max: 0}}}
+	out := e.JudgeSweep(vs)
+	if !out.Match || out.Seeds != 4 || out.Violated != 2 || out.Undecided != 1 {
+		t.Fatalf("sweep %+v", out)
+	}
+	var got []string
+	for _, r := range out.Rates {
+		got = append(got, string(r.Kind)+"="+pct(r.Rate()))
+	}
+	if want := "violated=50.0% mutual-exclusion=50.0% silent-loss=25.0% stale-write=0.0%"; strings.Join(got, " ") != want {
+		t.Fatalf("rates %s, want %s", strings.Join(got, " "), want)
+	}
+	e.Rates[0].Min = 0.75
+	if out := e.JudgeSweep(vs); out.Match || out.Why != "mutual-exclusion in 50.0% of seeds, below the minimum 75.0%" || out.Rates[1].OK {
+		t.Fatalf("min not reached: %+v", out)
+	}
+	e = Expect{Seeds: 4, Rates: []RateBound{{Kind: AnyViolation, Max: 0.25}}}
+	if out := e.JudgeSweep(vs); out.Match || out.Why != "violated in 50.0% of seeds, above the maximum 25.0%" {
+		t.Fatalf("max exceeded: %+v", out)
+	}
+}
+
+// TestParseExpect: the forms of expect, and String's rendering of each.
+func TestParseExpect(t *testing.T) {
+	for _, c := range []struct{ expect, str string }{
+		{"expect: ok", "ok"},
+		{"expect: any", "any"},
+		{"expect: {absent: [silent-loss]}", "absent [silent-loss]"},
+		{"expect: {violated: [mutual-exclusion], absent: [stale-write], liveness: 15s}", "violated [mutual-exclusion] absent [stale-write] liveness<=15s"},
+		{"expect: {liveness: {c2: {min: 1s}, c1: {min: 1s, max: 2s}}}", "ok c2 waits>=1s c1 waits 1s-2s"},
+		{"expect: {violated: [liveness], liveness: {c1: 5s}}", "violated [liveness] c1 waits<=5s"},
+		{"expect: {fencing: {rejected: {min: 1}, stale_accepted: 0, accepted: {max: 9}}}", "ok fencing accepted<=9 rejected>=1 stale_accepted=0"},
+		{"expect: {rates: {mutual-exclusion: {min: 0.5}, violated: {max: 0.9}, silent-loss: 0}, seeds: 200}",
+			"rates [mutual-exclusion >= 50.0%, violated <= 90.0%, silent-loss = 0.0%] over 200 seeds"},
+		{"expect: {rates: {liveness: {min: 0.1, max: 0.2}}, seeds: 10, liveness: {c1: 3s}}", "rates [liveness 10.0%-20.0%] over 10 seeds c1 waits<=3s"},
+	} {
+		s, err := Parse("e.yaml", []byte(strings.Replace(good, "expect: ok", c.expect, 1)))
+		if err != nil {
+			t.Errorf("%s: %v", c.expect, err)
+			continue
+		}
+		if got := s.Expect.String(); got != c.str {
+			t.Errorf("%s: String %q, want %q", c.expect, got, c.str)
+		}
+	}
+}
+
+// TestBadExpect: every bad expectation names the file, line and field.
+func TestBadExpect(t *testing.T) {
+	for _, c := range []struct{ expect, want string }{
+		{"expect: {rates: {mutual-exclusion: {min: 0.5}}}", "bad.yaml:18: expect.seeds: required with rates"},
+		{"expect: {seeds: 10}", "bad.yaml:18: expect.seeds: seeds is the size of the sweep that judges rates"},
+		{"expect: {rates: {mutual-exclusion: 0.5}, seeds: 10, violated: [silent-loss]}", "bad.yaml:18: expect.violated: judges one run, rates judge a sweep"},
+		{"expect: {rates: {mutual-exclusion: 0.5}, seeds: 10, fencing: {rejected: 1}}", "bad.yaml:18: expect.fencing: judges one run"},
+		{"expect: {rates: {mutual-exclusion: 0.5}, seeds: 10, liveness: {c1: {min: 1s}}}", "bad.yaml:18: expect.liveness.c1: min judges one run"},
+		{"expect: {rates: {deadlock: 0.5}, seeds: 10}", "bad.yaml:18: expect.rates.deadlock: unknown violation kind"},
+		{"expect: {rates: {silent-loss: 1.5}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss: 1.5 out of range [0, 1]"},
+		{"expect: {rates: {silent-loss: {min: 0.6, max: 0.5}}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss.min: 0.6 is above max 0.5"},
+		{"expect: {rates: {silent-loss: {}}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss: give min, max or both"},
+		{"expect: {rates: {}, seeds: 10}", "bad.yaml:18: expect.rates: give at least one kind"},
+		{"expect: {rates: {silent-loss: 0.1}, seeds: 0}", "bad.yaml:18: expect.seeds: 0 out of range"},
+		{"expect: {liveness: 0s}", "bad.yaml:18: expect.liveness: must be positive"},
+		{"expect: {liveness: {c9: 1s}}", "bad.yaml:18: expect.liveness.c9: unknown client \"c9\" (the clients are c1, c2)"},
+		{"expect: {liveness: {c1: {min: 3s, max: 2s}}}", "bad.yaml:18: expect.liveness.c1.min: 3s is above max 2s"},
+		{"expect: {liveness: {c1: {}}}", "bad.yaml:18: expect.liveness.c1: give min, max or both"},
+		{"expect: {liveness: {c1: 0s}}", "bad.yaml:18: expect.liveness.c1: a bound must be positive"},
+		{"expect: {fencing: {stale: 1}}", "bad.yaml:18: expect.fencing.stale: unknown field (want one of accepted, rejected, stale_accepted)"},
+		{"expect: {fencing: {rejected: -1}}", "bad.yaml:18: expect.fencing.rejected: -1 out of range"},
+		{"expect: {fencing: {rejected: {min: 3, max: 2}}}", "bad.yaml:18: expect.fencing.rejected.min: 3 is above max 2"},
+		{"expect: {fencing: {}}", "bad.yaml:18: expect.fencing: give at least one of accepted, rejected, stale_accepted"},
+		{"expect: {absent: [silent-loss, silent-loss]}", "bad.yaml:18: expect.absent[1]: silent-loss listed twice"},
+		{"expect: {violated: [silent-loss], absent: [silent-loss]}", "bad.yaml:18: expect.absent[0]: silent-loss is both violated and absent"},
+	} {
+		_, err := Parse("bad.yaml", []byte(strings.Replace(good, "expect: ok", c.expect, 1)))
+		var e *Error
+		if err == nil || !errors.As(err, &e) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s:\n  got  %v\n  want %s", c.expect, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package sim_test
+
+// The records explanations name causes from: a drifting clock from the
+// topology, how many replicas acknowledged a WAIT, which node a pub/sub
+// waiter listened on, a partition that lasts to the end.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// TestTopologyDriftIsRecorded: a node's configured drift is in its node
+// record, a drifting client gets a client record; nodes and clients without
+// drift keep the records they had (none for a client).
+func TestTopologyDriftIsRecorded(t *testing.T) {
+	w := sim.New(1)
+	defer w.Close()
+	_, err := w.AddNode(sim.NodeConfig{Name: "m1", DriftPPM: 2000})
+	must(t, err)
+	_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{})
+	must(t, err)
+	_, err = w.AddClient(sim.ClientConfig{Name: "c1"})
+	must(t, err)
+	_, err = w.AddClient(sim.ClientConfig{Name: "c2", DriftPPM: -500})
+	must(t, err)
+	var got []string
+	for _, r := range w.History().Records() {
+		got = append(got, strings.Join([]string{r.Kind, r.Op, r.Node, r.Client, r.Detail}, "|"))
+	}
+	want := []string{"node|master|m1||drift +2000 ppm", "node|replica|r1||", "client|||c2|drift -500 ppm"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestWaitRecordsHowManyReplicasAcknowledged: the WAIT's req record says k
+// of n, n counting the replica that is cut off; the partition and a net
+// rule without an end say they last until the end (not "until 0s").
+func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	w.replica("m1", "r1", 10*ms)
+	w.replica("m1", "r2", 10*ms)
+	must(t, w.Net().Partition("cut r2", []string{"m1"}, []string{"r2"}, 0, 0))
+	w.rule(sim.Rule{Name: "pushes", Node: "m1", DropPush: 1})
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+	var wait reply
+	c1.Go("main", func() {
+		w.do(conn, "SET", "k", "v")
+		wait = w.do(conn, "WAIT", 2, 100)
+	})
+	w.run(time.Second)
+	w.wantReply("WAIT 2 100", wait, int64(1))
+	rs := w.reqs("c1")
+	if len(rs) != 2 || rs[1].Op != "wait" || rs[1].Result != "1" || rs[1].Detail != "1 of 2 replicas acknowledged" {
+		t.Fatalf("req records %+v", rs)
+	}
+	if p := w.wantFault("partition", "", ""); !strings.HasSuffix(p.Detail, "[m1] | [r2] until the end") {
+		t.Errorf("partition record %q; want it to last until the end", p.Detail)
+	}
+	if r := w.wantFault("net-rule", "m1", ""); r.Detail != "pushes until the end: drop_push=1" {
+		t.Errorf("net rule record %q; want it to last until the end", r.Detail)
+	}
+	if w.records(sim.KindFault, "heal") != nil {
+		t.Error("a partition until the end healed")
+	}
+}
+
+// TestSubscriptionsAreRecorded: SUBSCRIBE's req record names the node that
+// took it (after a failover, the promoted replica); closing the
+// subscription records an unsubscribe on that node.
+func TestSubscriptionsAreRecorded(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	w.replica("m1", "r1", 10*ms)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+	w.at(time.Second, "failover", func() error { return w.Failover("m1", "r1") })
+	c1.Go("main", func() {
+		for _, at := range []time.Duration{0, 2 * time.Second} {
+			w.sleepUntil(c1, at)
+			sub, err := conn.Subscribe(context.Background(), "ch")
+			if err != nil {
+				t.Errorf("subscribe at %v: %v", at, err)
+				return
+			}
+			_ = sub.Close()
+		}
+		// Still listening when the world closes: the unwinding close is
+		// not recorded.
+		sub, err := conn.Subscribe(context.Background(), "ch")
+		if err != nil {
+			t.Errorf("last subscribe: %v", err)
+			return
+		}
+		defer sub.Close()
+		_, _, _ = sub.Next(context.Background(), time.Minute)
+	})
+	w.run(3 * time.Second)
+	w.Close()
+	var got []string
+	for _, r := range w.reqs("c1") {
+		got = append(got, strings.Join([]string{r.Op, r.Node, strings.Join(r.Args, ","), r.Outcome, r.Result, r.Detail}, " "))
+	}
+	want := []string{
+		`subscribe m1 ch ok "subscribe" on m1`,
+		`unsubscribe m1 ch ok "unsubscribe" on m1, no reply awaited`,
+		`subscribe m1 ch ok "subscribe" on r1`,
+		`unsubscribe m1 ch ok "unsubscribe" on r1, no reply awaited`,
+		`subscribe m1 ch ok "subscribe" on r1`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("req records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
