@@ -140,6 +140,10 @@ type Result struct {
 	Why   string
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
+	// Unfired describes the faults bound to an operation that never acted
+	// (Unfired). A run with any does not match its expectation, unless
+	// that is "any": it did not show what the scenario says.
+	Unfired []string
 }
 
 // LinTimeout bounds each Porcupine search of Check.
@@ -228,6 +232,9 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	r.History, r.End = w.History(), w.Now()
 	r.Verdict = s.Check(recs, w.Now())
 	r.Match, r.Why = s.Expect.Matches(r.Verdict)
+	if r.Unfired = Unfired(recs); len(r.Unfired) > 0 && !s.Expect.Any {
+		r.Match, r.Why = false, strings.TrimPrefix(r.Why+"; "+unfiredWhy(r.Unfired), "; ")
+	}
 	return r, nil
 }
 

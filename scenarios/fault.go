@@ -14,33 +14,37 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-var faultKinds = []string{"failover", "crash", "restart", "pause", "clock-jump", "clock-drift", "partition",
+var faultKinds = []string{"failover", "crash", "restart", "pause", "client-crash", "clock-jump", "clock-drift", "partition",
 	string(faults.DropRequests), string(faults.DropReplies), string(faults.DropPushes), string(faults.Duplicate), string(faults.Delay)}
 
+// faultFields are the fields of a fault of kind; every kind may be bound to
+// an operation with "on" (trigger.go).
 func faultFields(kind string) []string {
 	switch kind {
 	case "failover":
-		return []string{"kind", "at", "group", "to"}
+		return []string{"kind", "at", "on", "group", "to"}
 	case "crash":
-		return []string{"kind", "at", "node", "down", "stay"}
+		return []string{"kind", "at", "on", "node", "down", "stay"}
 	case "restart":
-		return []string{"kind", "at", "node"}
+		return []string{"kind", "at", "on", "node"}
 	case "pause":
-		return []string{"kind", "at", "client", "for"}
+		return []string{"kind", "at", "on", "client", "for"}
+	case "client-crash":
+		return []string{"kind", "at", "on", "client"}
 	case "clock-jump":
-		return []string{"kind", "at", "node", "client", "by"}
+		return []string{"kind", "at", "on", "node", "client", "by"}
 	case "clock-drift":
-		return []string{"kind", "at", "node", "client", "ppm"}
+		return []string{"kind", "at", "on", "node", "client", "ppm"}
 	case "partition":
-		return []string{"kind", "from", "until", "a", "b"}
+		return []string{"kind", "from", "until", "on", "for", "a", "b"}
 	case "delay":
-		return []string{"kind", "from", "until", "client", "node", "p", "delay"}
+		return []string{"kind", "from", "until", "on", "client", "node", "p", "delay", "direction"}
 	}
-	return []string{"kind", "from", "until", "client", "node", "p"}
+	return []string{"kind", "from", "until", "on", "client", "node", "p"}
 }
 
 func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
-	all := []string{"kind", "at", "group", "to", "node", "down", "stay", "client", "for", "by", "ppm", "from", "until", "a", "b", "p", "delay"}
+	all := []string{"kind", "at", "on", "group", "to", "node", "down", "stay", "client", "for", "by", "ppm", "from", "until", "a", "b", "p", "delay", "direction"}
 	pre := d.mapping(f, n, all...)
 	if !pre.required("kind") {
 		return
@@ -74,8 +78,18 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 		}
 		return name
 	}
+	// A fault bound to an operation (on) has no time of its own.
+	triggered := o.has("on")
 	at := func() time.Duration {
-		o.required("at")
+		if triggered {
+			if o.has("at") && d.err == nil {
+				d.failf(o.at("at"), join(f, "at"), "give at or on, not both")
+			}
+			return 0
+		}
+		if d.err == nil && !o.has("at") {
+			d.failf(o.node, join(f, "at"), "required field is missing (or bind the fault to an operation with on)")
+		}
 		return o.dur("at", 0)
 	}
 	oneTarget := func() (string, string) {
@@ -86,6 +100,14 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 		return nd, cl
 	}
 	window := func() (time.Duration, time.Duration) {
+		if triggered {
+			for _, k := range []string{"from", "until"} {
+				if o.has(k) && d.err == nil {
+					d.failf(o.at(k), join(f, k), "a fault bound to an operation (on) takes no %s: the operation decides", k)
+				}
+			}
+			return 0, 0
+		}
 		from, until := o.dur("from", 0), o.dur("until", 0)
 		if d.err == nil && until != 0 && until <= from {
 			d.failf(o.at("until"), join(f, "until"), "%v is not after from %v", until, from)
@@ -124,6 +146,8 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 		t, c := at(), client(true)
 		o.required("for")
 		flt = faults.Pause{At: t, Client: c, For: o.dur("for", 0)}
+	case "client-crash":
+		flt = faults.ClientCrash{At: at(), Client: client(true)}
 	case "clock-jump":
 		t := at()
 		nd, cl := oneTarget()
@@ -137,6 +161,15 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 	case "partition":
 		from, until := window()
 		p := faults.Partition{From: from, Until: until}
+		if o.has("for") {
+			if !triggered && d.err == nil {
+				d.failf(o.at("for"), join(f, "for"), "for is the length of a partition bound to an operation (on); give until")
+			}
+			p.For = o.dur("for", 0)
+			if d.err == nil && p.For == 0 {
+				d.failf(o.at("for"), join(f, "for"), "must be positive (leave it out: to the end of the run)")
+			}
+		}
 		for _, side := range []string{"a", "b"} {
 			if !o.required(side) {
 				return
@@ -168,8 +201,16 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 		if kind == string(faults.Delay) {
 			o.required("delay")
 			lf.Delay = o.dist("delay", sim.Dist{})
+			dirs := make([]string, len(faults.Directions))
+			for i, dir := range faults.Directions {
+				dirs[i] = string(dir)
+			}
+			lf.Direction = faults.Direction(o.oneOf("direction", "", dirs...))
 		}
 		flt = lf
+	}
+	if triggered && d.err == nil {
+		flt = d.trigger(s, o, f, flt)
 	}
 	if d.err == nil {
 		s.Faults = append(s.Faults, Fault{Fault: flt, Line: resolve(n).Line})
