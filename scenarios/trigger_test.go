@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,68 @@ func TestUnfiredTriggerFailsTheRun(t *testing.T) {
 	s.Expect = Expect{Violated: []checker.Kind{checker.MutualExclusion}}
 	if r, err := s.Run(0); err != nil || r.Match || !strings.HasPrefix(r.Why, "expected violated [mutual-exclusion], got ok []: missing mutual-exclusion; 1 fault(s) bound") {
 		t.Errorf("violated expected: match %v, why %q, %v", r.Match, r.Why, err)
+	}
+}
+
+// TestCrashedHolderLockTakenAfterTheLease: client-crash-watchdog-holder.yaml
+// in detail. c1 dies holding a watchdog lock (3 s lease, renewed every 1 s):
+// it sends nothing more, its renewals stop, the key expires at most 3 s
+// after its last renewal, and the waiter c2 takes the lock once it is gone;
+// c1's belief ends at the crash, so nobody holds twice. A liveness bound
+// below the lease the waiter has to sit out fails (the crash costs
+// availability, not safety).
+func TestCrashedHolderLockTakenAfterTheLease(t *testing.T) {
+	s, err := Load("client-crash-watchdog-holder.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Match || r.Verdict.Status != checker.OK {
+		t.Fatalf("verdict %s (%s); want ok", r.Verdict, r.Why)
+	}
+	recs := r.History.Records()
+	var crash, c1Acquired, gone, c2Acquired time.Duration = -1, -1, -1, -1
+	for _, rec := range recs {
+		if rec.Kind == sim.KindFault && rec.Op == "client-crash" && rec.Client == "c1" {
+			crash = rec.At()
+		}
+	}
+	for _, rec := range recs {
+		switch {
+		case rec.At() < crash && rec.Kind == sim.KindOp && rec.Client == "c1" && rec.Op == "acquire" && rec.Outcome == sim.OutcomeOK:
+			c1Acquired, _ = rec.Returned()
+		case rec.At() >= crash && rec.Client == "c1" && (rec.Kind == sim.KindOp || rec.Kind == sim.KindReq):
+			t.Errorf("c1 recorded %s %s at %v, after its crash at %v", rec.Kind, rec.Op, rec.At(), crash)
+		case rec.At() >= crash && gone < 0 && rec.Kind == sim.KindTruth && rec.Gone:
+			gone = rec.At()
+		}
+		// c2's acquire was called while c1 held the lock (records are in
+		// call order): the one that returns after the crash.
+		if ret, ok := rec.Returned(); ok && ret > crash && c2Acquired < 0 && rec.Kind == sim.KindOp && rec.Client == "c2" && rec.Op == "acquire" && rec.Outcome == sim.OutcomeOK {
+			c2Acquired = ret
+		}
+	}
+	if crash < 0 || c1Acquired < 0 || crash != c1Acquired+1500*time.Millisecond {
+		t.Fatalf("c1 acquired at %v, crashed at %v; want the crash 1.5s after", c1Acquired, crash)
+	}
+	// The last renewal is at most 1 s (a third of the lease) before the
+	// crash, so the key lives 2 to 3 s past it.
+	if gone < crash+2*time.Second || gone > crash+3*time.Second {
+		t.Errorf("key gone at %v; want 2-3s after the crash at %v", gone, crash)
+	}
+	if c2Acquired < gone || c2Acquired > gone+10*time.Millisecond {
+		t.Errorf("c2 acquired at %v; want just after the key went at %v", c2Acquired, gone)
+	}
+	for _, h := range checker.Holdings(recs, r.End) {
+		if h.Client == "c1/main" && h.From == c1Acquired && h.To != crash {
+			t.Errorf("c1's holding %v-%v; want it to end at the crash", h.From, h.To)
+		}
+	}
+	s.Expect.Liveness = 2 * time.Second
+	if r, err := s.Run(0); err != nil || r.Match || !slices.Contains(r.Verdict.Kinds(), checker.Liveness) {
+		t.Errorf("liveness bound 2s: match %v, verdict %s, %v; want a liveness violation", r.Match, r.Verdict, err)
 	}
 }
