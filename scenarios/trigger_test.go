@@ -238,3 +238,18 @@ func TestCrashedHolderLockTakenAfterTheLease(t *testing.T) {
 		t.Errorf("liveness bound 2s: match %v, verdict %s, %v; want a liveness violation", r.Match, r.Verdict, err)
 	}
 }
+
+// FuzzParseTriggers: the loader never panics on faults bound to operations,
+// and every error is an *Error naming the file.
+func FuzzParseTriggers(f *testing.F) {
+	f.Add([]byte(triggered))
+	f.Add([]byte(unfiredControl))
+	f.Add([]byte(strings.Replace(triggered, "messages: all", "messages: 0", 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Parse("fuzz.yaml", data)
+		var e *Error
+		if err != nil && (!errors.As(err, &e) || !strings.HasPrefix(err.Error(), "fuzz.yaml")) {
+			t.Fatalf("error %T does not name the file: %v", err, err)
+		}
+	})
+}

@@ -371,6 +371,8 @@ func TestClientCrash(t *testing.T) {
 	conn1 := w.conn(c1, "m1")
 	rt := c1.Runtime()
 	var renewed, returned bool
+	var onReturn fired
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpReturn, 0, &onReturn)
 	c1.Go("main", func() {
 		rt.AfterFunc(100*ms, func() { renewed = true; w.do(conn1, "SET", "renewal", "1") })
 		h := c1.BeginOp("lk", "acquire")
@@ -411,6 +413,11 @@ func TestClientCrash(t *testing.T) {
 	// Unwinding at Close records nothing for c1.
 	if n := len(w.records(sim.KindOp, "")); n != 1 {
 		t.Errorf("%d op records after Close; want 1", n)
+	}
+	// The acquire never returned: its trigger is reported, with the reason.
+	if un := w.wantFault(sim.FaultTriggerUnfired, "", "c1"); len(onReturn.at) != 0 ||
+		!strings.HasSuffix(un.Detail, "c1's 1st acquire (called at 0s) was never returned: the client crashed first") {
+		t.Errorf("return trigger fired at %v, unfired record %q", onReturn.at, un.Detail)
 	}
 }
 
