@@ -186,7 +186,7 @@ func (c *Client) Crash() error {
 	if p := c.w.current; p != nil && p.client == c {
 		return fmt.Errorf("sim: crash %s: called from the client's own process %s", c.name, p.name)
 	}
-	c.w.recordFault("client-crash", "", c.name, "")
+	c.w.recordFault("client-crash", "", c.name, "process killed: no more requests, renewals or operations")
 	c.crashed = true
 	return nil
 }
