@@ -20,8 +20,8 @@ type Trigger struct {
 	// node executes one of its requests, or its return (sim.OpEvent). A
 	// link fault takes none: it acts on the op's messages.
 	Event sim.OpEvent
-	// After delays an instant fault past Event (0: at once, right after
-	// the step that caused the event).
+	// After delays an instant fault past Event, in world time (0: at once,
+	// right after the step that caused the event; see sim.World.OnOp).
 	After time.Duration
 	// Messages is how many of the op's messages a link fault acts on: the
 	// first Messages of those it considers (of its kind, on its links); 0

@@ -131,13 +131,15 @@ type trigger struct {
 }
 
 // OnOp arranges for fn to run in the scheduler (not in a process: it must
-// not block) after the event ev of the op sel selects, once. At after 0 it
-// runs at the instant of the event, right after the step that caused it:
-// the process that called or returned has parked, the node has executed
-// the command (its reply is on its way). name describes the fault for the
-// history. If fn never runs (the op never began or never reached ev, or it
-// was due after the run ended), Close records a FaultTriggerUnfired fault
-// naming name and why.
+// not block) after (world time) the event ev of the op sel selects, once.
+// At after 0 it runs at the instant of the event, right after the step that
+// caused it, behind whatever was already due at that instant: the process
+// that called or returned has parked (a request it sent itself is on its
+// way; tasks it started at that instant, such as Runtime.Parallel's, have
+// not run yet), or the node has executed the command (its reply is on its
+// way). name describes the fault for the history. If fn never runs (the op
+// never began or never reached ev, or it was due after the run ended),
+// Close records a FaultTriggerUnfired fault naming name and why.
 func (w *World) OnOp(sel OpSelector, ev OpEvent, after time.Duration, name string, fn func()) error {
 	if w.closed {
 		return fmt.Errorf("sim: OnOp: world is closed")
