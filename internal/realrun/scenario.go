@@ -447,8 +447,12 @@ func (r *run) actions() []action {
 			acts = append(acts, action{ft.At, func() { r.restart(ft.Node) }})
 		case faults.Partition:
 			acts = append(acts, action{ft.From, func() { r.partition(ft, true) }})
-			if ft.Until > 0 {
-				acts = append(acts, action{ft.Until, func() { r.partition(ft, false) }})
+			until := ft.Until
+			if ft.For > 0 {
+				until = ft.From + ft.For
+			}
+			if until > 0 {
+				acts = append(acts, action{until, func() { r.partition(ft, false) }})
 			}
 		case faults.LinkFault: // drop-replies, p 1 (Check)
 			acts = append(acts, action{ft.From, func() { r.dropReplies(ft, true) }})
