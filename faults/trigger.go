@@ -70,8 +70,11 @@ var (
 // matched) is recorded at the end of the run as a sim.FaultTriggerUnfired
 // fault, so that a scenario depending on it cannot pass unnoticed.
 type OnOp struct {
+	// Trigger is the operation and, for an instant fault, its event.
 	Trigger Trigger
-	Fault   Fault
+	// Fault is what to do: an instant fault with its time left 0, or a
+	// LinkFault without a window.
+	Fault Fault
 }
 
 // Name reads "failover m1 when c1's 1st acquire is applied" or

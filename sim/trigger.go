@@ -32,10 +32,15 @@ const FaultTriggerUnfired = "trigger-unfired"
 // workloads write ("acquire", "release", "acquire-read", "release-read",
 // "write", "expire").
 type OpSelector struct {
+	// Client is the client that begins the op.
 	Client string
-	Op     string
-	Owner  string
-	Nth    int
+	// Op is the op's name (Record.Op).
+	Op string
+	// Owner, when set, counts only ops whose Args[0] is Owner (the owner of
+	// a reentrant lock's hold).
+	Owner string
+	// Nth is which matching op, from 1, in call order.
+	Nth int
 }
 
 func (s OpSelector) validate(w *World) error {
