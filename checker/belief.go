@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/sim"
@@ -14,7 +15,9 @@ import (
 // Holding is an interval of world time during which a holder believed it
 // held Lock: from the return of its first successful acquire to the call of
 // the release that gave back its last hold, or to the moment its own
-// validity estimate ran out (an "expire" record), or to the end of the run.
+// validity estimate ran out (an "expire" record), or to its client's crash
+// (a "client-crash" fault record: a dead process believes nothing), or to
+// the end of the run.
 // An acquire whose outcome the holder never learned does not start a belief:
 // it does not act on it.
 type Holding struct {
@@ -39,6 +42,9 @@ type Holding struct {
 //   - "expire": the holder's own estimate of its validity ran out (its lease
 //     timer fired, or the watchdog told it the lock was lost); the belief ends
 //     there whatever the depth.
+//
+// and one fault record: "client-crash" ends every belief of the client (all
+// its owners, every lock) at the crash.
 
 // Holdings extracts every believed holding from h's op records; end closes
 // holdings still open.
@@ -63,6 +69,10 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 	var steps []step
 	for i := range h {
 		r := &h[i]
+		if r.Kind == sim.KindFault && r.Op == "client-crash" {
+			steps = append(steps, step{r.At(), r, r.Op})
+			continue
+		}
 		if r.Kind != sim.KindOp {
 			continue
 		}
@@ -86,6 +96,22 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		}
 	}
 	for _, s := range steps {
+		if s.op == "client-crash" {
+			var ks []key
+			//detlint:allow maprange collected, then sorted by (holder, lock, shared) below
+			for k := range open {
+				if k.holder == s.r.Client || strings.HasPrefix(k.holder, s.r.Client+"/") {
+					ks = append(ks, k)
+				}
+			}
+			slices.SortFunc(ks, func(a, b key) int {
+				return cmp.Or(cmp.Compare(a.holder, b.holder), cmp.Compare(a.lock, b.lock), boolCmp(a.shared, b.shared))
+			})
+			for _, k := range ks {
+				closeAt(k, s.t)
+			}
+			continue
+		}
 		holder := holderName(s.r)
 		shared := s.op == "acquire-read" || s.op == "release-read"
 		k := key{holder, s.r.Lock, shared}

@@ -1,6 +1,8 @@
 package checker_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +145,51 @@ func TestWaitsAndLiveness(t *testing.T) {
 	}
 	if v := checker.LivenessViolations(h, time.Minute, 20*s); len(v) != 1 || v[0].Kind != checker.Liveness {
 		t.Fatalf("beyond the bound: %v", v)
+	}
+}
+
+// TestHoldingsEndAtAClientCrash: a crashed client believes nothing: every
+// holding of it (each owner, each lock) ends at its "client-crash" record,
+// so a waiter that takes the lock after the lease expired does not overlap
+// it; another client's holding, and a holding that began after a crash of
+// another client, are untouched. Without the crash record the same history
+// is a mutual-exclusion violation (the control).
+func TestHoldingsEndAtAClientCrash(t *testing.T) {
+	s := time.Second
+	crash := sim.Record{Seq: 4, Kind: sim.KindFault, T: int64(3 * s), Op: "client-crash", Client: "c1"}
+	h := []sim.Record{
+		ownerOp(0, "c1", "a", "acquire", 0, 1),
+		ownerOp(1, "c1", "b", "acquire", 1*s, 1*s+1), // c1/b: another holder of c1
+		ownerOp(2, "c10", "a", "acquire", 2*s, 2*s+1),
+		ownerOp(3, "c2", "a", "acquire", 2*s, open), // waiting
+		crash,
+		ownerOp(5, "c2", "a", "acquire", 6*s, 6*s+1), // after the lease
+	}
+	h[2].Lock = "other" // c10 is not c1: its holding runs to the end
+	h[3].Outcome = sim.OutcomeUnknown
+	hs := checker.Holdings(h, 10*s)
+	var got []string
+	for _, hd := range hs {
+		got = append(got, fmt.Sprintf("%s %s %v-%v", hd.Client, hd.Lock, hd.From, hd.To))
+	}
+	want := []string{"c1/a lk 1ns-3s", "c1/b lk 1.000000001s-3s", "c2/a lk 6.000000001s-10s", "c10/a other 2.000000001s-10s"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("holdings\n  %s\nwant\n  %s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+	// c1/a and c1/b overlap each other (two owners of one client are two
+	// holders); nothing overlaps c2.
+	if ov := checker.Overlaps(hs); len(ov) != 1 || ov[0].A.Client != "c1/a" || ov[0].B.Client != "c1/b" {
+		t.Errorf("overlaps %v; want only c1/a with c1/b", ov)
+	}
+	// The control: without the crash record c1's holdings run to the end.
+	noCrash := append(append([]sim.Record{}, h[:4]...), h[5])
+	var withC2 int
+	for _, o := range checker.Overlaps(checker.Holdings(noCrash, 10*s)) {
+		if o.A.Client == "c2/a" || o.B.Client == "c2/a" {
+			withC2++
+		}
+	}
+	if withC2 != 2 {
+		t.Errorf("without the crash record, %d overlaps with c2; want 2 (c1/a and c1/b)", withC2)
 	}
 }

@@ -315,6 +315,14 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 	}
 	lastLease := map[half]int64{}
 	reqs := indexLeaseReqs(h)
+	crashed := map[string]int64{} // client -> its crash
+	for i := range h {
+		if r := &h[i]; r.Kind == sim.KindFault && r.Op == "client-crash" {
+			if _, ok := crashed[r.Client]; !ok {
+				crashed[r.Client] = r.T
+			}
+		}
+	}
 	for i := range h {
 		r := &h[i]
 		k, ok := opKind(r)
@@ -369,6 +377,15 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 				lease = lastLease[key]
 			}
 			o.relLease = lease
+		}
+		if ct, ok := crashed[r.Client]; ok && r.T <= ct {
+			// Nobody renews a crashed client's watchdog holds.
+			if o.lease == never {
+				o.lease = ct - r.T
+			}
+			if o.relLease == never {
+				o.relLease = ct - r.T
+			}
 		}
 		lh.ops = append(lh.ops, o)
 	}
@@ -561,7 +578,10 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //   - A watchdog hold ("watchdog" in the acquire's Detail) never expires: the
 //     watchdog renews it for as long as it is held. A holder whose renewals
 //     stop (a pause or partition longer than the watchdog timeout) and whose
-//     lock another then takes is reported: exclusion was lost.
+//     lock another then takes is reported: exclusion was lost. A crashed
+//     client's watchdog is gone with it: its holds may have expired from the
+//     crash on (a "client-crash" fault record), as their leases run out
+//     unrenewed; that is what the watchdog is for.
 //   - Each operation takes effect at one point between its call and its
 //     return, the points in linearization order. A transition that needs a
 //     hold to have expired (another's acquire, the holder's failed release)

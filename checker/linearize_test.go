@@ -560,3 +560,41 @@ func TestLinearizableAcquireMayFail(t *testing.T) {
 		linWantStatus(t, checker.Linearizable(double, kind, 0, checker.AcquireMayFail), checker.Violated)
 	}
 }
+
+// TestLinearizableCrashedWatchdogHolder: a crashed client's watchdog is gone
+// with it, so its watchdog holds may expire from the crash on and a waiter
+// may then take the lock (reentrant holds included); before the crash, or
+// without it (the control: the same history less the crash record), that
+// takeover is a violation.
+func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
+	crash := func(b *linHist, at time.Duration, client string) *linHist {
+		b.recs = append(b.recs, sim.Record{Seq: len(b.recs), Kind: sim.KindFault, T: int64(at), Op: "client-crash", Client: client})
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		b    *linHist
+		want checker.Status
+	}{
+		{"taken after the crash", crash((&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "watchdog").
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0"), 3*lnS, "c1").
+			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.OK},
+		{"taken before the crash", crash((&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
+			acq("c2/x", 1*lnS, 2*lnS, lnOK, "watchdog"), 3*lnS, "c1"), checker.Violated},
+		{"another client's crash", crash((&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog"), 3*lnS, "c3").
+			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.Violated},
+		{"no crash (control)", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "watchdog").
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
+			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
+		})
+	}
+}

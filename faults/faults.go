@@ -1,6 +1,9 @@
 // Package faults holds failures as values. A Fault has a name and, applied to
 // a world, schedules what it does to it; a Schedule is a list of faults,
 // either scripted ("at 3s fail over m1") or drawn from rates by the seed.
+// A scripted fault may also be bound to an operation instead of an instant
+// (OnOp: "fail over m1 right after c1's acquire is applied", "drop the reply
+// to c1's 2nd release").
 //
 // Applying validates everything first (unknown node, negative duration,
 // probability outside [0,1]) and returns an error naming the fault, so a bad
@@ -73,7 +76,10 @@ type Failover struct {
 	To string
 }
 
-func (f Failover) Name() string { return fmt.Sprintf("failover %s at %v", f.Group, f.At) }
+func (f Failover) Name() string           { return fmt.Sprintf("%s at %v", f.what(), f.At) }
+func (f Failover) what() string           { return "failover " + f.Group }
+func (f Failover) timed() bool            { return f.At != 0 }
+func (f Failover) now(w *sim.World) error { return w.Failover(f.Group, f.To) }
 func (f Failover) Validate(w *sim.World) error {
 	if _, err := w.Group(f.Group); err != nil {
 		return err
@@ -103,6 +109,29 @@ func (f Crash) Name() string {
 		return fmt.Sprintf("crash %s at %v", f.Node, f.At)
 	}
 	return fmt.Sprintf("crash %s at %v, restart after %v", f.Node, f.At, f.Down)
+}
+func (f Crash) what() string {
+	if f.Stay {
+		return "crash " + f.Node
+	}
+	return fmt.Sprintf("crash %s (restart after %v)", f.Node, f.Down)
+}
+func (f Crash) timed() bool { return f.At != 0 }
+
+// now crashes the node now and, unless Stay, schedules its restart Down
+// later (a crash that could not happen restarts nothing).
+func (f Crash) now(w *sim.World) error {
+	n, err := w.Node(f.Node)
+	if err != nil {
+		return err
+	}
+	if err := n.Crash(); err != nil {
+		return err
+	}
+	if f.Stay {
+		return nil
+	}
+	return at(w, w.Now()+f.Down, f.what(), n.Restart)
 }
 func (f Crash) Validate(w *sim.World) error {
 	if _, err := w.Node(f.Node); err != nil {
@@ -140,7 +169,16 @@ type Restart struct {
 	Node string
 }
 
-func (f Restart) Name() string { return fmt.Sprintf("restart %s at %v", f.Node, f.At) }
+func (f Restart) Name() string { return fmt.Sprintf("%s at %v", f.what(), f.At) }
+func (f Restart) what() string { return "restart " + f.Node }
+func (f Restart) timed() bool  { return f.At != 0 }
+func (f Restart) now(w *sim.World) error {
+	n, err := w.Node(f.Node)
+	if err != nil {
+		return err
+	}
+	return n.Restart()
+}
 func (f Restart) Validate(w *sim.World) error {
 	if _, err := w.Node(f.Node); err != nil {
 		return err
@@ -165,6 +203,15 @@ type Pause struct {
 }
 
 func (f Pause) Name() string { return fmt.Sprintf("pause %s at %v for %v", f.Client, f.At, f.For) }
+func (f Pause) what() string { return fmt.Sprintf("pause %s for %v", f.Client, f.For) }
+func (f Pause) timed() bool  { return f.At != 0 }
+func (f Pause) now(w *sim.World) error {
+	c, err := w.Client(f.Client)
+	if err != nil {
+		return err
+	}
+	return c.Pause(f.For)
+}
 func (f Pause) Validate(w *sim.World) error {
 	if _, err := w.Client(f.Client); err != nil {
 		return err
@@ -177,6 +224,38 @@ func (f Pause) Apply(w *sim.World) error {
 		return err
 	}
 	return at(w, f.At, f.Name(), func() error { return c.Pause(f.For) })
+}
+
+// ClientCrash kills Client at At (sim.Client.Crash): its processes never
+// run again (no requests, no watchdog renewals, no op records), its open
+// operations stay unknown, and its belief ends at the crash. Unlike a Pause
+// that never ends, the history knows it happened.
+type ClientCrash struct {
+	At     time.Duration
+	Client string
+}
+
+func (f ClientCrash) Name() string { return fmt.Sprintf("%s at %v", f.what(), f.At) }
+func (f ClientCrash) what() string { return "client-crash " + f.Client }
+func (f ClientCrash) timed() bool  { return f.At != 0 }
+func (f ClientCrash) Validate(w *sim.World) error {
+	if _, err := w.Client(f.Client); err != nil {
+		return err
+	}
+	return checkTime("at", f.At)
+}
+func (f ClientCrash) Apply(w *sim.World) error {
+	if _, err := w.Client(f.Client); err != nil {
+		return err
+	}
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
+}
+func (f ClientCrash) now(w *sim.World) error {
+	c, err := w.Client(f.Client)
+	if err != nil {
+		return err
+	}
+	return c.Crash()
 }
 
 // ClockJump moves the wall clock of one node or one client by By (negative
@@ -193,6 +272,8 @@ func (f ClockJump) target() string { return f.Node + f.Client }
 func (f ClockJump) Name() string {
 	return fmt.Sprintf("clock-jump %s by %v at %v", f.target(), f.By, f.At)
 }
+func (f ClockJump) what() string { return fmt.Sprintf("clock-jump %s by %v", f.target(), f.By) }
+func (f ClockJump) timed() bool  { return f.At != 0 }
 func (f ClockJump) Validate(w *sim.World) error {
 	if err := oneTarget(w, f.Node, f.Client); err != nil {
 		return err
@@ -200,22 +281,23 @@ func (f ClockJump) Validate(w *sim.World) error {
 	return checkTime("at", f.At)
 }
 func (f ClockJump) Apply(w *sim.World) error {
-	return at(w, f.At, f.Name(), func() error {
-		if f.Node != "" {
-			n, err := w.Node(f.Node)
-			if err != nil {
-				return err
-			}
-			n.JumpClock(f.By)
-			return nil
-		}
-		c, err := w.Client(f.Client)
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
+}
+func (f ClockJump) now(w *sim.World) error {
+	if f.Node != "" {
+		n, err := w.Node(f.Node)
 		if err != nil {
 			return err
 		}
-		c.JumpClock(f.By)
+		n.JumpClock(f.By)
 		return nil
-	})
+	}
+	c, err := w.Client(f.Client)
+	if err != nil {
+		return err
+	}
+	c.JumpClock(f.By)
+	return nil
 }
 
 // ClockDrift sets the clock rate of one node or one client from At on.
@@ -230,6 +312,10 @@ type ClockDrift struct {
 func (f ClockDrift) Name() string {
 	return fmt.Sprintf("clock-drift %s%s %+d ppm at %v", f.Node, f.Client, f.PPM, f.At)
 }
+func (f ClockDrift) what() string {
+	return fmt.Sprintf("clock-drift %s%s %+d ppm", f.Node, f.Client, f.PPM)
+}
+func (f ClockDrift) timed() bool { return f.At != 0 }
 func (f ClockDrift) Validate(w *sim.World) error {
 	if err := oneTarget(w, f.Node, f.Client); err != nil {
 		return err
@@ -240,20 +326,21 @@ func (f ClockDrift) Validate(w *sim.World) error {
 	return checkTime("at", f.At)
 }
 func (f ClockDrift) Apply(w *sim.World) error {
-	return at(w, f.At, f.Name(), func() error {
-		if f.Node != "" {
-			n, err := w.Node(f.Node)
-			if err != nil {
-				return err
-			}
-			return n.SetDrift(f.PPM)
-		}
-		c, err := w.Client(f.Client)
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
+}
+func (f ClockDrift) now(w *sim.World) error {
+	if f.Node != "" {
+		n, err := w.Node(f.Node)
 		if err != nil {
 			return err
 		}
-		return c.SetDrift(f.PPM)
-	})
+		return n.SetDrift(f.PPM)
+	}
+	c, err := w.Client(f.Client)
+	if err != nil {
+		return err
+	}
+	return c.SetDrift(f.PPM)
 }
 
 func oneTarget(w *sim.World, node, client string) error {
@@ -271,17 +358,39 @@ func oneTarget(w *sim.World, node, client string) error {
 }
 
 // Partition cuts every link between the endpoints in A and those in B
-// during [From, Until); Until 0 means until the end of the run.
+// during [From, Until); Until 0 means until the end of the run. For, when
+// set instead of Until, is the partition's length from its start (From, or
+// the instant an OnOp trigger starts it).
 type Partition struct {
 	From, Until time.Duration
+	For         time.Duration
 	A, B        []string
 }
 
 func (f Partition) Name() string {
+	if f.For > 0 {
+		return fmt.Sprintf("partition %v | %v from %v for %v", f.A, f.B, f.From, f.For)
+	}
 	if f.Until == 0 {
 		return fmt.Sprintf("partition %v | %v from %v until the end", f.A, f.B, f.From)
 	}
 	return fmt.Sprintf("partition %v | %v from %v until %v", f.A, f.B, f.From, f.Until)
+}
+func (f Partition) what() string {
+	if f.For > 0 {
+		return fmt.Sprintf("partition %v | %v for %v", f.A, f.B, f.For)
+	}
+	return fmt.Sprintf("partition %v | %v", f.A, f.B)
+}
+func (f Partition) timed() bool { return f.From != 0 || f.Until != 0 }
+
+// now starts the partition now, for For (0: until the end of the run).
+func (f Partition) now(w *sim.World) error {
+	until := time.Duration(0)
+	if f.For > 0 {
+		until = w.Now() + f.For
+	}
+	return w.Net().Partition(f.Name(), f.A, f.B, w.Now(), until)
 }
 func (f Partition) Validate(w *sim.World) error {
 	for _, e := range append(append([]string{}, f.A...), f.B...) {
@@ -299,10 +408,20 @@ func (f Partition) Validate(w *sim.World) error {
 			return fmt.Errorf("%q is on both sides", e)
 		}
 	}
+	if err := checkTime("for", f.For); err != nil {
+		return err
+	}
+	if f.For != 0 && f.Until != 0 {
+		return fmt.Errorf("give until or for, not both (until %v, for %v)", f.Until, f.For)
+	}
 	return window(f.From, f.Until)
 }
 func (f Partition) Apply(w *sim.World) error {
-	return w.Net().Partition(f.Name(), f.A, f.B, f.From, f.Until)
+	until := f.Until
+	if f.For > 0 {
+		until = f.From + f.For
+	}
+	return w.Net().Partition(f.Name(), f.A, f.B, f.From, until)
 }
 
 func window(from, until time.Duration) error {
@@ -327,6 +446,36 @@ const (
 	Delay        LinkKind = "delay"         // messages delayed by a draw from Delay
 )
 
+// Direction is which messages a Delay link fault delays.
+type Direction string
+
+// Directions of a delay.
+const (
+	// Both delays every message: requests, replies and pub/sub messages
+	// (the default; "" means Both).
+	Both Direction = "both"
+	// Requests delays the messages from the client to the node.
+	Requests Direction = "requests"
+	// Replies delays the messages from the node to the client: command
+	// replies and pub/sub messages.
+	Replies Direction = "replies"
+)
+
+// Directions lists the directions.
+var Directions = []Direction{Requests, Replies, Both}
+
+func (d Direction) msgs() (sim.MsgSet, error) {
+	switch d {
+	case "", Both:
+		return sim.AllMessages, nil
+	case Requests:
+		return sim.Requests, nil
+	case Replies:
+		return sim.Replies | sim.Pushes, nil
+	}
+	return 0, fmt.Errorf("unknown direction %q (want requests, replies or both)", d)
+}
+
 // LinkFault acts on the messages between matching clients and nodes during
 // [From, Until), each with probability P.
 type LinkFault struct {
@@ -337,18 +486,31 @@ type LinkFault struct {
 	P            float64
 	// Delay is the extra delay, for Kind Delay.
 	Delay sim.Dist
+	// Direction is which messages Kind Delay delays; "" is Both. Other
+	// kinds have their direction in their kind and take none.
+	Direction Direction
 }
 
 func (f LinkFault) Name() string {
-	link := orAny(f.Client) + "<->" + orAny(f.Node)
-	s := fmt.Sprintf("%s %s p=%g from %v", f.Kind, link, f.P, f.From)
+	s := f.what() + fmt.Sprintf(" from %v", f.From)
 	if f.Until != 0 {
 		s += fmt.Sprintf(" until %v", f.Until)
+	} else {
+		s += " until the end"
 	}
 	if f.Kind == Delay {
 		s += " by " + f.Delay.String()
 	}
 	return s
+}
+
+// what is the fault without its window: kind, direction, links, p.
+func (f LinkFault) what() string {
+	kind := string(f.Kind)
+	if f.Kind == Delay && f.Direction != "" && f.Direction != Both {
+		kind += "-" + string(f.Direction)
+	}
+	return fmt.Sprintf("%s %s p=%g", kind, orAny(f.Client)+"<->"+orAny(f.Node), f.P)
 }
 
 func orAny(s string) string {
@@ -371,8 +533,18 @@ func (f LinkFault) rule() (sim.Rule, error) {
 		r.Duplicate = f.P
 	case Delay:
 		r.DelayP, r.Delay = f.P, f.Delay
+		on, err := f.Direction.msgs()
+		if err != nil {
+			return r, err
+		}
+		if on != sim.AllMessages {
+			r.DelayOn = on
+		}
 	default:
 		return r, fmt.Errorf("unknown link fault kind %q", f.Kind)
+	}
+	if f.Kind != Delay && f.Direction != "" {
+		return r, fmt.Errorf("a %s fault takes no direction (its kind is its direction)", f.Kind)
 	}
 	return r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -143,6 +144,10 @@ type Result struct {
 	Judged bool
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
+	// Unfired describes the faults bound to an operation that never acted
+	// (Unfired). A run with any does not match its expectation, unless
+	// that is "any": it did not show what the scenario says.
+	Unfired []string
 }
 
 // LinTimeout bounds each Porcupine search of Check.
@@ -234,6 +239,9 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	} else {
 		r.Judged = true
 		r.Match, r.Why = s.Expect.Judge(recs, w.Now(), r.Verdict)
+	}
+	if r.Unfired = Unfired(recs); len(r.Unfired) > 0 && !s.Expect.Any {
+		r.Match, r.Why = false, strings.TrimPrefix(r.Why+"; "+unfiredWhy(r.Unfired), "; ")
 	}
 	return r, nil
 }

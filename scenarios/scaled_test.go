@@ -32,14 +32,15 @@ func TestLoadScaled(t *testing.T) {
 	if s.Scale != 0.2 {
 		t.Fatalf("scale %v", s.Scale)
 	}
-	// A clock jump backward scales too; the spec TTL's whole milliseconds
-	// are checked after scaling.
+	// A clock jump scales too, and so does its trigger's delay; the spec
+	// TTL's whole milliseconds are checked after scaling.
 	k3, err := scenarios.LoadScaled("k3-redlock-clock-jump.yaml", 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := k3.Faults[2].Fault.(faults.ClockJump); j.By != 5*time.Second {
-		t.Fatalf("jump %v", j.By)
+	on := k3.Faults[2].Fault.(faults.OnOp)
+	if j := on.Fault.(faults.ClockJump); j.By != 5*time.Second || on.Trigger.After != 500*time.Millisecond {
+		t.Fatalf("jump %v, %v after the trigger", j.By, on.Trigger.After)
 	}
 	data := []byte("duration: 1s\ntopology: {nodes: [{name: n1}]}\nclients: [{name: c1}]\nalgorithm: {kind: redlock-spec, ttl: 1ms}\nexpect: ok\n")
 	_, err = scenarios.ParseScaled("x.yaml", data, 0.5)

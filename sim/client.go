@@ -87,6 +87,7 @@ type Client struct {
 	retryRNG    *rand.Rand
 	conns       map[string]int // node -> current connection number
 	idRNG       *rand.Rand
+	crashed     bool // see Crash
 }
 
 // AddClient adds a client.
@@ -171,6 +172,31 @@ func (c *Client) Pause(d time.Duration) error {
 	return nil
 }
 
+// Crash kills the client process at once (kill -9, an OOM kill, a lost
+// machine): none of its processes runs again, so it sends no more requests,
+// renews nothing (a watchdog's renewals stop) and records no more
+// operations; the ops it has open stay open, their outcome unknown, and its
+// belief ends here (checker.Holdings ends its holdings at the
+// "client-crash" record). Requests already on the wire may still land;
+// replies and pub/sub messages that reach it are discarded. Unlike a pause
+// that never ends, a crash is known to the history, so that the holder's
+// belief is not counted past it. Call it from the scheduler (a fault's
+// action), not from one of the client's processes.
+func (c *Client) Crash() error {
+	if c.crashed {
+		return fmt.Errorf("sim: crash %s: client has already crashed", c.name)
+	}
+	if p := c.w.current; p != nil && p.client == c {
+		return fmt.Errorf("sim: crash %s: called from the client's own process %s", c.name, p.name)
+	}
+	c.w.recordFault("client-crash", "", c.name, "process killed: no more requests, renewals or operations")
+	c.crashed = true
+	return nil
+}
+
+// Crashed reports whether the client has crashed.
+func (c *Client) Crashed() bool { return c.crashed }
+
 // JumpClock moves the client's wall clock by d. Lock code does not see it:
 // Runtime.Now, sleeps and timers follow the monotonic clock, as Go's do
 // (a Java client measuring with System.currentTimeMillis would). The
@@ -232,6 +258,7 @@ type replyMsg struct {
 // not nil, is the req record that notes every time a node ran an attempt.
 func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, handle func(n *Node, reply func(any, error))) (any, error) {
 	w := c.w
+	op := w.curOp()
 	attempts := c.cfg.Retry.MaxRetries + 1
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
@@ -245,15 +272,16 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		wt := w.newWaiter("Conn")
 		node := g.master
 		conn := c.conns[node.name]
-		c.sendOn(msgRequest, node, conn, what, func() {
+		c.sendOn(msgRequest, node, conn, what, op, func() {
 			if !node.up {
 				return
 			}
 			ran := w.now
 			handle(node, func(v any, err error) {
 				req.applied(ran, err)
-				c.sendOn(msgReply, node, conn, what, func() { wt.wake(replyMsg{v, err}) })
+				c.sendOn(msgReply, node, conn, what, op, func() { wt.wake(replyMsg{v, err}) })
 			})
+			w.opApplied(op)
 		})
 		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
 		res := wt.wait()
@@ -268,13 +296,17 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
 }
 
-func (c *Client) send(kind msgKind, node *Node, what string, deliver func()) {
-	c.sendOn(kind, node, c.conns[node.name], what, deliver)
+func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
+	c.sendOn(kind, node, c.conns[node.name], what, op, deliver)
 }
 
-// sendOn sends on connection number conn to node.
-func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, deliver func()) {
-	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, deliver)
+// sendOn sends on connection number conn to node a message that belongs to
+// op (nil: to none). A crashed client sends nothing.
+func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver func()) {
+	if c.crashed && kind == msgRequest {
+		return
+	}
+	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
 }
 
 // handleCommand runs a client command at the node. WAIT's count comes
@@ -371,7 +403,7 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (a
 // Detail names the node that took the subscription ("on m1"): a waiter
 // hears of a release only from that node.
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
-	sub := &simSub{c: s.c, channel: channel}
+	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
 	v, err := s.c.roundTrip(ctx, s.g, "subscribe", nil, func(n *Node, reply func(any, error)) {
 		n.subscribe(sub)
@@ -496,6 +528,7 @@ type simSub struct {
 	waiter  *waiter
 	closed  bool
 	broken  bool
+	op      *opRun // the op that subscribed: its pushes belong to it
 }
 
 func (n *Node) subscribe(s *simSub) {
@@ -508,7 +541,7 @@ func (n *Node) subscribe(s *simSub) {
 // publish sends msg to the channel's subscribers as network messages.
 func (n *Node) publish(channel, msg string) {
 	for _, s := range n.subs[channel] {
-		s.c.send(msgPush, n, "message "+channel, func() { s.deliver(msg) })
+		s.c.send(msgPush, n, "message "+channel, s.op, func() { s.deliver(msg) })
 	}
 }
 
@@ -525,7 +558,7 @@ func (s *simSub) deliver(msg string) {
 // lost tells the subscriber its node crashed (a connection reset, which can
 // itself be lost in a partition).
 func (s *simSub) lost(n *Node) {
-	s.c.send(msgPush, n, "connection reset "+s.channel, func() {
+	s.c.send(msgPush, n, "connection reset "+s.channel, s.op, func() {
 		s.broken = true
 		if s.waiter != nil {
 			s.waiter.wake(nil)
@@ -574,7 +607,7 @@ func (s *simSub) Close() error {
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}
-		s.c.send(msgRequest, n, "unsubscribe "+s.channel, func() {
+		s.c.send(msgRequest, n, "unsubscribe "+s.channel, s.c.w.curOp(), func() {
 			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
 		})
 	}
@@ -615,8 +648,10 @@ func (r clientRuntime) Parallel(fs ...func()) {
 	w := r.c.w
 	wt := w.newWaiter("Parallel")
 	left := len(fs)
+	// The tasks are part of the caller's op: their requests are its.
+	op := w.curOp()
 	for i, f := range fs {
-		r.c.Go(fmt.Sprintf("parallel-%d", i), func() {
+		p := w.spawn(r.c, fmt.Sprintf("%s/parallel-%d", r.c.name, i), func() {
 			defer func() {
 				if left--; left == 0 {
 					wt.wake(nil)
@@ -624,6 +659,7 @@ func (r clientRuntime) Parallel(fs ...func()) {
 			}()
 			f()
 		})
+		p.partOf = op
 	}
 	wt.wait()
 }

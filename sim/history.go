@@ -145,6 +145,7 @@ type OpHandle struct {
 	w   *World
 	idx int
 	ext *externalOp // set by ExternalOp: a history kept outside the simulation
+	run *opRun      // the op as it runs, for triggers; nil: a crashed client's, recording nothing
 }
 
 // externalOp is an OpHandle's record kept by another recorder.
@@ -162,16 +163,24 @@ func ExternalOp(setDetail func(detail string), end func(outcome, result string))
 
 // BeginOp records the call of a client-visible operation on lock by client c
 // and returns the handle to record its return with. Records stay in call
-// order; an operation never ended is left open (outcome unknown).
+// order; an operation never ended is left open (outcome unknown). Until it
+// ends, the requests the calling process sends belong to it (see OnOp).
+// A crashed client records nothing more: the handle does nothing.
 func (c *Client) BeginOp(lock, op string, args ...string) OpHandle {
+	if c.crashed {
+		return OpHandle{}
+	}
 	idx := c.w.hist.add(Record{Kind: KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: OutcomeUnknown})
-	return OpHandle{w: c.w, idx: idx}
+	return OpHandle{w: c.w, idx: idx, run: c.w.opBegun(c, op, args)}
 }
 
 // SetDetail sets the operation's Detail (for example "lease=10s").
 func (h OpHandle) SetDetail(detail string) {
 	if h.ext != nil {
 		h.ext.setDetail(detail)
+		return
+	}
+	if h.run == nil || h.run.c.crashed {
 		return
 	}
 	h.w.hist.recs[h.idx].Detail = detail
@@ -184,6 +193,12 @@ func (h OpHandle) End(outcome, result string) {
 		h.ext.end(outcome, result)
 		return
 	}
+	if h.run == nil || h.run.c.crashed {
+		// A crashed client's open ops stay open: it never learned their
+		// outcome (a process unwinding at Close may still call End).
+		return
+	}
+	h.w.opEnded(h.run)
 	r := &h.w.hist.recs[h.idx]
 	r.Outcome = outcome
 	r.Result = result

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -107,6 +109,20 @@ type Rule struct {
 	// DelayP delays a message by a draw from Delay, with probability DelayP.
 	DelayP float64
 	Delay  Dist
+	// DelayOn is the kinds of message DelayP delays; 0 means every kind
+	// (requests, replies and pub/sub pushes).
+	DelayOn MsgSet
+	// Op, when set, binds the rule to one operation instead of a window
+	// (From and Until must be 0): it acts only on that op's messages (its
+	// requests, the replies to them, the pushes of a subscription it made),
+	// and only on the first Messages of them that it considers (those of
+	// the kinds its probabilities name, on its links), or on all when
+	// Messages is 0. If it acts on none, Close records a
+	// FaultTriggerUnfired fault.
+	Op       *OpSelector
+	Messages int
+
+	trig *trigger // the op binding, when Op is set
 }
 
 func (r Rule) validate() error {
@@ -123,6 +139,18 @@ func (r Rule) validate() error {
 	}
 	if err := r.Delay.Validate(); err != nil {
 		return fmt.Errorf("sim: rule %q: delay: %w", r.Name, err)
+	}
+	if r.DelayOn&^AllMessages != 0 {
+		return fmt.Errorf("sim: rule %q: delay_on %d names no message kind", r.Name, r.DelayOn)
+	}
+	if r.Messages < 0 {
+		return fmt.Errorf("sim: rule %q: negative message count %d", r.Name, r.Messages)
+	}
+	if r.Op == nil && r.Messages != 0 {
+		return fmt.Errorf("sim: rule %q: a message count without an op", r.Name)
+	}
+	if r.Op != nil && (r.From != 0 || r.Until != 0) {
+		return fmt.Errorf("sim: rule %q: bound to an op, it takes no window [%v, %v)", r.Name, r.From, r.Until)
 	}
 	return nil
 }
@@ -177,6 +205,26 @@ func (n *Network) AddRule(r Rule) error {
 	if err := n.w.checkTargets(r.Client, r.Node); err != nil {
 		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
 	}
+	if r.Op != nil {
+		if err := r.Op.validate(n.w); err != nil {
+			return fmt.Errorf("sim: rule %q: %w", r.Name, err)
+		}
+		if r.considers() == 0 {
+			return fmt.Errorf("sim: rule %q: bound to an op, it acts on no message (every probability is 0)", r.Name)
+		}
+		// The op's messages are its client's: a rule on another client's
+		// links would never see one.
+		if r.Client != "" && r.Client != r.Op.Client {
+			return fmt.Errorf("sim: rule %q: on client %q's links, it cannot see %s's messages", r.Name, r.Client, r.Op)
+		}
+		if n.w.closed {
+			return errors.New("sim: AddRule: world is closed")
+		}
+		r.trig = &trigger{sel: *r.Op, name: r.Name, rule: &r}
+		n.w.triggers = append(n.w.triggers, r.trig)
+		n.rules = append(n.rules, &r)
+		return nil
+	}
 	n.rules = append(n.rules, &r)
 	n.w.schedule(r.From, func() {
 		n.w.recordFault("net-rule", r.Node, r.Client, describeRule(r))
@@ -185,7 +233,12 @@ func (n *Network) AddRule(r Rule) error {
 }
 
 func describeRule(r Rule) string {
-	s := fmt.Sprintf("%s %s:", r.Name, untilText(r.Until))
+	// A rule named by its fault (faults.LinkFault.Name) already says how
+	// long it lasts; say it once.
+	s := r.Name + ":"
+	if !strings.Contains(r.Name, " until ") {
+		s = fmt.Sprintf("%s %s:", r.Name, untilText(r.Until))
+	}
 	if r.DropRequest > 0 {
 		s += fmt.Sprintf(" drop_request=%g", r.DropRequest)
 	}
@@ -200,6 +253,9 @@ func describeRule(r Rule) string {
 	}
 	if r.DelayP > 0 {
 		s += fmt.Sprintf(" delay=%g*%v", r.DelayP, r.Delay)
+		if r.DelayOn != 0 && r.DelayOn != AllMessages {
+			s += " on " + r.DelayOn.String()
+		}
 	}
 	return s
 }
@@ -271,7 +327,7 @@ func (n *Network) rng(link string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, deliver func()) {
+func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver func()) {
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
@@ -284,7 +340,7 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 	}
 	dup := false
 	for _, r := range n.rules {
-		if !r.active(n.w.now) || (r.Client != "" && r.Client != client) || (r.Node != "" && r.Node != node) {
+		if !r.active(n.w.now) || (r.Client != "" && r.Client != client) || (r.Node != "" && r.Node != node) || !r.opScope(kind, op) {
 			continue
 		}
 		rng := n.rng(link)
@@ -298,15 +354,18 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 			p = r.DropPush
 		}
 		if p > 0 && rng.Float64() < p {
+			r.ruleHit()
 			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
 			return
 		}
-		if r.DelayP > 0 && rng.Float64() < r.DelayP {
+		if r.DelayP > 0 && r.delayOn().has(kind) && rng.Float64() < r.DelayP {
+			r.ruleHit()
 			extra := r.Delay.Sample(rng)
 			lat += extra
 			n.w.recordFault("delay-"+kindName(kind), node, client, fmt.Sprintf("%s: +%v %s", r.Name, extra, what))
 		}
 		if kind == msgRequest && r.Duplicate > 0 && rng.Float64() < r.Duplicate {
+			r.ruleHit()
 			dup = true
 		}
 	}

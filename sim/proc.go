@@ -21,6 +21,12 @@ type proc struct {
 	wake   chan struct{}
 	killed bool
 	done   bool
+	// ops are the operations this process has begun and not yet ended,
+	// innermost last; partOf is the op of the call this process is a task
+	// of (Runtime.Parallel). The requests it sends belong to the innermost
+	// (World.curOp).
+	ops    []*opRun
+	partOf *opRun
 }
 
 // errKilled unwinds a process's stack when the world closes.
@@ -28,10 +34,10 @@ type errKilled struct{}
 
 // spawn creates a process for f owned by c and schedules its start at the
 // current time (after the running process, if any, parks).
-// A closed world starts nothing.
+// A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
 	p := &proc{w: w, name: name, client: c, wake: make(chan struct{})}
-	if w.closed {
+	if w.closed || (c != nil && c.crashed) {
 		p.done = true
 		return p
 	}
@@ -68,9 +74,13 @@ func (w *World) switchTo(p *proc) {
 	w.current = prev
 }
 
-// resume runs p now, or when its client's pause ends.
+// resume runs p now, or when its client's pause ends; never, once its
+// client has crashed (Close unwinds it).
 func (w *World) resume(p *proc) {
 	if p.done {
+		return
+	}
+	if c := p.client; c != nil && c.crashed {
 		return
 	}
 	if c := p.client; c != nil && c.pausedUntil > w.now {

@@ -45,6 +45,10 @@ type World struct {
 	order   []string // node and client names in creation order
 	net     *Network
 	hist    *History
+
+	// triggers are the faults bound to operations (OnOp, Rule.Op), in the
+	// order they were added.
+	triggers []*trigger
 }
 
 // New returns an empty world whose randomness all derives from seed.
@@ -175,13 +179,15 @@ func (w *World) fail(err error) {
 
 // Close ends every process still parked (their deferred functions run, and
 // any blocking call they make returns at once), stops the Redis nodes, and
-// completes the history: operations still in flight are recorded as unknown.
-// It is safe to call more than once.
+// completes the history: operations still in flight are recorded as unknown,
+// and every operation trigger that never acted gets a FaultTriggerUnfired
+// record (at the time the world stopped). It is safe to call more than once.
 func (w *World) Close() {
 	if w.closed {
 		return
 	}
 	w.closed = true
+	w.recordUnfired()
 	for _, p := range w.procs {
 		if !p.done {
 			p.killed = true

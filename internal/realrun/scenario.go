@@ -115,6 +115,10 @@ func Check(s *scenarios.Scenario) error {
 			return bad(f.Line, field, "clock-jump: redis-server and the clients use the machine's clock")
 		case faults.ClockDrift:
 			return bad(f.Line, field, "clock-drift: redis-server and the clients use the machine's clock")
+		case faults.OnOp:
+			return bad(f.Line, fmt.Sprintf("faults[%d].on", i), "a fault bound to an operation: faults are scheduled by the clock here")
+		case faults.ClientCrash:
+			return bad(f.Line, field, "client-crash: a client's goroutines cannot be killed")
 		case faults.LinkFault:
 			if ft.Kind != faults.DropReplies {
 				return bad(f.Line, field, "%s: the proxy only drops replies", ft.Kind)
@@ -443,8 +447,12 @@ func (r *run) actions() []action {
 			acts = append(acts, action{ft.At, func() { r.restart(ft.Node) }})
 		case faults.Partition:
 			acts = append(acts, action{ft.From, func() { r.partition(ft, true) }})
-			if ft.Until > 0 {
-				acts = append(acts, action{ft.Until, func() { r.partition(ft, false) }})
+			until := ft.Until
+			if ft.For > 0 {
+				until = ft.From + ft.For
+			}
+			if until > 0 {
+				acts = append(acts, action{until, func() { r.partition(ft, false) }})
 			}
 		case faults.LinkFault: // drop-replies, p 1 (Check)
 			acts = append(acts, action{ft.From, func() { r.dropReplies(ft, true) }})

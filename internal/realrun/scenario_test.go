@@ -78,11 +78,12 @@ func TestScenarioReplay(t *testing.T) {
 func TestScenarioUnsupported(t *testing.T) {
 	for file, want := range map[string]string{
 		"k1-pause-longer-than-lease.yaml":        "k1-pause-longer-than-lease.yaml:22: faults[0].kind: pause",
-		"k3-redlock-clock-jump.yaml":             "k3-redlock-clock-jump.yaml:27: faults[2].kind: clock-jump",
+		"k3-redlock-clock-jump.yaml":             "k3-redlock-clock-jump.yaml:29: faults[2].on: a fault bound to an operation",
 		"k4-pause-replies-in-flight.yaml":        "k4-pause-replies-in-flight.yaml:19: clients.latency",
-		"goredis-retry-acquire.yaml":             "goredis-retry-acquire.yaml:28: faults[0].kind: delay",
+		"goredis-retry-acquire.yaml":             "goredis-retry-acquire.yaml:28: faults[0].on: a fault bound to an operation",
+		"unlock-retry-no-latch.yaml":             "unlock-retry-no-latch.yaml:27: faults[0].on: a fault bound to an operation",
+		"client-crash-watchdog-holder.yaml":      "client-crash-watchdog-holder.yaml:25: faults[0].on: a fault bound to an operation",
 		"baseline-simple.yaml":                   "",
-		"unlock-retry-no-latch.yaml":             "",
 		"r0-redlock-restart-no-persistence.yaml": "",
 	} {
 		s, err := scenarios.Load("../../scenarios/" + file)

@@ -1,0 +1,439 @@
+package sim_test
+
+// Operation triggers (World.OnOp, Rule.Op), delays with a direction
+// (Rule.DelayOn) and client crashes (Client.Crash). Clients have a fixed
+// 1 ms one-way latency, so every instant below is exact.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// opDo records an op named op (owner as its Args[0] when set) around one SET
+// through conn, and returns when the op returned.
+func (w *fworld) opDo(c *sim.Client, conn lock.Conn, op, owner string) reply {
+	var args []string
+	if owner != "" {
+		args = []string{owner}
+	}
+	h := c.BeginOp("lk", op, args...)
+	r := w.do(conn, "SET", "k", op+owner)
+	if r.err != nil {
+		h.End(sim.OutcomeUnknown, "")
+	} else {
+		h.End(sim.OutcomeOK, "")
+	}
+	return r
+}
+
+// at records the instant a trigger's action ran.
+type fired struct{ at []time.Duration }
+
+func (f *fired) fn(w *fworld) func() { return func() { f.at = append(f.at, w.Now()) } }
+
+func (w *fworld) onOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, f *fired) {
+	w.t.Helper()
+	must(w.t, w.OnOp(sel, ev, after, "test action on "+sel.String(), f.fn(w)))
+}
+
+// TestOnOpEvents: each event fires once, at its instant, for the Nth op of
+// the selected name (and owner), counted in call order.
+func TestOnOpEvents(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+
+	var call, applied, ret, retLater, owned fired
+	second := sim.OpSelector{Client: "c1", Op: "acquire", Nth: 2}
+	w.onOp(second, sim.OpCall, 0, &call)
+	w.onOp(second, sim.OpApplied, 0, &applied)
+	w.onOp(second, sim.OpReturn, 0, &ret)
+	w.onOp(second, sim.OpReturn, 500*ms, &retLater)
+	// The 1st acquire of owner b is the 3rd acquire overall.
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Owner: "b", Nth: 1}, sim.OpCall, 0, &owned)
+
+	c1.Go("main", func() {
+		w.opDo(c1, conn, "acquire", "a") // 0 -> 2ms
+		w.opDo(c1, conn, "release", "a") // 2 -> 4ms: another op name, not counted
+		w.sleepUntil(c1, 10*ms)
+		w.opDo(c1, conn, "acquire", "a") // 10 -> 12ms: the 2nd acquire
+		w.sleepUntil(c1, 20*ms)
+		w.opDo(c1, conn, "acquire", "b") // 20 -> 22ms
+	})
+	w.run(time.Second)
+
+	for _, c := range []struct {
+		name string
+		f    fired
+		want time.Duration
+	}{
+		{"call", call, 10 * ms}, {"applied", applied, 11 * ms}, {"return", ret, 12 * ms},
+		{"return + 500ms", retLater, 512 * ms}, {"owner b's 1st call", owned, 20 * ms},
+	} {
+		if len(c.f.at) != 1 || c.f.at[0] != c.want {
+			t.Errorf("%s fired at %v; want once at %v", c.name, c.f.at, c.want)
+		}
+	}
+	w.Close()
+	w.noFault(sim.FaultTriggerUnfired)
+}
+
+// TestOnOpActsAfterTheStep: an action at an op's call runs after the
+// process has parked (its first request is on the wire); at "applied",
+// after the node ran the command (the reply is on its way): a failover
+// there loses nothing the old master already answered... but a crash of the
+// node right after it applied a SET without persistence loses the key,
+// although the client gets its reply.
+func TestOnOpActsAfterTheStep(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	m1 := w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+	must(t, w.OnOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, "crash m1", func() {
+		must(t, m1.Crash())
+	}))
+	var r reply
+	c1.Go("main", func() { r = w.opDo(c1, conn, "acquire", "") })
+	w.run(time.Second)
+
+	w.wantReply("SET applied just before the crash", r, "OK")
+	if rec := w.wantFault("crash", "m1", ""); rec.At() != ms {
+		t.Errorf("crash at %v; want 1ms, when m1 applied the SET", rec.At())
+	}
+	var seen bool
+	for _, tr := range w.truth("m1", "k") {
+		if tr.At() == ms && !tr.Gone {
+			seen = true
+		}
+	}
+	if !seen {
+		t.Errorf("m1 never held k before the crash: the action ran before the command")
+	}
+}
+
+// TestOnOpCountsParallelTasksNotTimers: the requests of the tasks an op runs
+// with Runtime.Parallel belong to it (RedLock's acquire); a timer's process
+// (a watchdog renewal) belongs to no op, even while one is open.
+func TestOnOpCountsParallelTasksNotTimers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	w.master("m2", sim.PersistNone)
+	c1 := w.client("c1", 100*ms, sim.NoRetry)
+	conn1, conn2 := w.conn(c1, "m1"), w.conn(c1, "m2")
+	rt := c1.Runtime()
+
+	// A timer fires at 5ms while the acquire is open and sends a request
+	// on m1; the rule bound to the acquire must not see it.
+	w.rule(sim.Rule{Name: "drop-acquire-requests", Op: &sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, DropRequest: 1, Messages: 0})
+	var applied fired
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, &applied)
+
+	var timerReply, a1, a2 reply
+	c1.Go("main", func() {
+		rt.AfterFunc(5*ms, func() { timerReply = w.do(conn1, "SET", "renewal", "1") })
+		h := c1.BeginOp("lk", "acquire")
+		w.sleepUntil(c1, 10*ms)
+		rt.Parallel(
+			func() { a1 = w.do(conn1, "SET", "k1", "v") },
+			func() { a2 = w.do(conn2, "SET", "k2", "v") },
+		)
+		h.End(sim.OutcomeFail, "")
+	})
+	w.run(time.Second)
+
+	w.wantReply("the timer's request", timerReply, "OK")
+	wantUnknown(t, "a parallel task's request (dropped)", a1.err)
+	wantUnknown(t, "the other parallel task's request (dropped)", a2.err)
+	if n := len(w.records(sim.KindFault, "drop-request")); n != 2 {
+		t.Errorf("%d drop-request records; want 2 (both tasks' requests):\n%s", n, w.faultSummary())
+	}
+	w.wantAbsent("m1", "k1")
+	w.wantAbsent("m2", "k2")
+	w.Close()
+	// No request of the acquire was applied: the applied trigger never fired.
+	if len(applied.at) != 0 {
+		t.Errorf("applied fired at %v; want never", applied.at)
+	}
+	rec := w.wantFault(sim.FaultTriggerUnfired, "", "c1")
+	if !strings.Contains(rec.Detail, "c1's 1st acquire (called at 0s) was never applied by a node") {
+		t.Errorf("unfired record %q; want it to say the acquire was never applied", rec.Detail)
+	}
+}
+
+// TestOpRuleDropsOnlyTheFirstReplyOfTheOp: a drop-replies rule bound to an op
+// loses the reply to the op's first request only, so a retry gets through;
+// the same client's other ops are untouched.
+func TestOpRuleDropsOnlyTheFirstReplyOfTheOp(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", 100*ms, sim.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
+	conn := w.conn(c1, "m1")
+	w.rule(sim.Rule{Name: "lose c1's 2nd release reply", Op: &sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropReply: 1, Messages: 1})
+
+	var rs []reply
+	c1.Go("main", func() {
+		for _, op := range []string{"release", "acquire", "release", "release"} {
+			rs = append(rs, w.opDo(c1, conn, op, ""))
+		}
+	})
+	w.run(time.Second)
+
+	for i, r := range rs {
+		w.wantReply("op "+string(rune('1'+i)), r, "OK")
+	}
+	// The 2nd release: sent at 4ms, reply lost at 5ms, timeout at 104ms,
+	// backoff 10ms, retry 114ms -> 116ms.
+	if rs[2].at != 116*ms {
+		t.Errorf("2nd release returned at %v; want 116ms (after one timeout and a retry)", rs[2].at)
+	}
+	drops := w.records(sim.KindFault, "drop-reply")
+	if len(drops) != 1 || drops[0].At() != 5*ms || !strings.Contains(drops[0].Detail, "lose c1's 2nd release reply") {
+		t.Errorf("drop-reply records %+v; want one at 5ms naming the rule", drops)
+	}
+	if rs[3].at != 118*ms {
+		t.Errorf("3rd release returned at %v; want 118ms (untouched)", rs[3].at)
+	}
+	w.Close()
+	w.noFault(sim.FaultTriggerUnfired)
+}
+
+// TestOpRuleDelaysEveryMessageOrTheFirstN: Messages counts the messages of
+// the rule's kinds on its links; 0 acts on every one.
+func TestOpRuleDelaysEveryMessageOrTheFirstN(t *testing.T) {
+	for _, c := range []struct {
+		messages int
+		want     []time.Duration // the returns of the op's three SETs
+	}{
+		{1, []time.Duration{52 * ms, 54 * ms, 56 * ms}},
+		{2, []time.Duration{52 * ms, 104 * ms, 106 * ms}},
+		{0, []time.Duration{52 * ms, 104 * ms, 156 * ms}},
+	} {
+		t.Run(fmt.Sprintf("messages=%d", c.messages), func(t *testing.T) {
+			w := newFWorld(t, 1)
+			defer w.Close()
+			w.master("m1", sim.PersistNone)
+			c1 := w.client("c1", time.Second, sim.NoRetry)
+			conn := w.conn(c1, "m1")
+			w.rule(sim.Rule{Name: "slow", Op: &sim.OpSelector{Client: "c1", Op: "write", Nth: 1}, DelayP: 1,
+				Delay: sim.Fixed(50 * ms), DelayOn: sim.Requests, Messages: c.messages})
+			var got []time.Duration
+			c1.Go("main", func() {
+				h := c1.BeginOp("db", "write")
+				for i := 0; i < 3; i++ {
+					got = append(got, w.do(conn, "SET", "k", "v").at)
+				}
+				h.End(sim.OutcomeOK, "")
+			})
+			w.run(time.Second)
+			if !equalDurations(got, c.want) {
+				t.Errorf("returns %v; want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDelayDirection: a delay on requests only, or replies only; the
+// default (DelayOn 0) delays both, as before directions existed.
+func TestDelayDirection(t *testing.T) {
+	for _, c := range []struct {
+		on               sim.MsgSet
+		applied, replied time.Duration
+	}{
+		{0, 101 * ms, 202 * ms},
+		{sim.AllMessages, 101 * ms, 202 * ms},
+		{sim.Requests, 101 * ms, 102 * ms},
+		{sim.Replies | sim.Pushes, 1 * ms, 102 * ms},
+	} {
+		t.Run(fmt.Sprintf("on=%q", c.on), func(t *testing.T) {
+			w := newFWorld(t, 1)
+			defer w.Close()
+			w.master("m1", sim.PersistNone)
+			c1 := w.client("c1", time.Second, sim.NoRetry)
+			conn := w.conn(c1, "m1")
+			w.rule(sim.Rule{Name: "slow", Client: "c1", DelayP: 1, Delay: sim.Fixed(100 * ms), DelayOn: c.on})
+			var r reply
+			c1.Go("main", func() { r = w.do(conn, "SET", "k", "v") })
+			w.run(time.Second)
+			w.wantReply("SET", r, "OK")
+			if r.at != c.replied {
+				t.Errorf("reply at %v; want %v", r.at, c.replied)
+			}
+			if tr := w.truth("m1", "k"); len(tr) == 0 || tr[0].At() != c.applied {
+				t.Errorf("truth %+v; want k set at %v", tr, c.applied)
+			}
+		})
+	}
+}
+
+// TestUnfiredTriggersAreRecorded: a trigger that never acts leaves a
+// FaultTriggerUnfired record at Close saying why: the op never began, it
+// never reached the event, its action was due after the end, or the rule
+// found none of its messages.
+func TestUnfiredTriggersAreRecorded(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", 100*ms, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+	var f fired
+	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 3}, sim.OpCall, 0, &f)   // only 2 releases
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpReturn, 0, &f) // never returns
+	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 1}, sim.OpReturn, 2*time.Second, &f)
+	w.rule(sim.Rule{Name: "drop pushes of the 2nd release", Op: &sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropPush: 1})
+	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, sim.OpReturn, 0, &f) // fires: no record
+
+	c1.Go("main", func() {
+		w.opDo(c1, conn, "release", "")
+		w.opDo(c1, conn, "release", "")
+		c1.BeginOp("lk", "acquire") // left open
+		w.sleepUntil(c1, 500*ms)
+	})
+	w.run(time.Second)
+	w.Close()
+
+	if len(f.at) != 1 || f.at[0] != 4*ms {
+		t.Errorf("actions ran at %v; want only the 2nd release's return, at 4ms", f.at)
+	}
+	recs := w.records(sim.KindFault, sim.FaultTriggerUnfired)
+	want := []string{
+		"c1's 3rd release never began (c1 began 2 release op(s) that match)",
+		"c1's 1st acquire (called at 4ms) was never returned",
+		"c1's 1st release (called at 0s) reached return, but the action was due at 2.002s, after the run ended at 1s",
+		"c1's 2nd release (called at 2ms) had no pushes on the rule's links",
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d unfired records; want %d:\n%s", len(recs), len(want), w.faultSummary())
+	}
+	for i, r := range recs {
+		if r.At() != time.Second || r.Client != "c1" || !strings.Contains(r.Detail, want[i]) {
+			t.Errorf("unfired record %d: %v %s %q; want at 1s on c1 containing %q", i, r.At(), r.Client, r.Detail, want[i])
+		}
+	}
+}
+
+// TestOpRuleCannotBeMisused: an op rule takes no window, names ops that
+// can exist, and must act on some message kind.
+func TestOpRuleCannotBeMisused(t *testing.T) {
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	w.client("c1", 0, sim.NoRetry)
+	w.client("c2", 0, sim.NoRetry)
+	sel := &sim.OpSelector{Client: "c1", Op: "release", Nth: 1}
+	for _, c := range []struct {
+		what  string
+		r     sim.Rule
+		words []string
+	}{
+		{"window", sim.Rule{Name: "r", Op: sel, DropReply: 1, From: time.Second}, []string{"no window"}},
+		{"no kind", sim.Rule{Name: "r", Op: sel}, []string{"acts on no message"}},
+		{"unknown client", sim.Rule{Name: "r", Op: &sim.OpSelector{Client: "c9", Op: "release", Nth: 1}, DropReply: 1}, []string{`"c9"`}},
+		{"nth 0", sim.Rule{Name: "r", Op: &sim.OpSelector{Client: "c1", Op: "release"}, DropReply: 1}, []string{"nth 0"}},
+		{"other client's links", sim.Rule{Name: "r", Op: sel, Client: "c2", DropReply: 1}, []string{"c2", "c1's 1st release"}},
+		{"count without op", sim.Rule{Name: "r", DropReply: 1, Messages: 2}, []string{"without an op"}},
+		{"bad direction", sim.Rule{Name: "r", DelayP: 1, DelayOn: 8}, []string{"delay_on"}},
+	} {
+		wantErrMentions(t, c.what, w.Net().AddRule(c.r), c.words...)
+	}
+	wantErrMentions(t, "OnOp event", w.OnOp(*sel, "sent", 0, "x", func() {}), "unknown event")
+	wantErrMentions(t, "OnOp after", w.OnOp(*sel, sim.OpCall, -time.Second, "x", func() {}), "after")
+}
+
+// TestClientCrash: a crashed client runs nothing more: its open op stays
+// unknown, its timers (a watchdog's renewal) never run, it sends nothing and
+// records nothing; a request it had already sent still lands, and the
+// reply is discarded.
+func TestClientCrash(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	c2 := w.client("c2", time.Second, sim.NoRetry)
+	conn1 := w.conn(c1, "m1")
+	rt := c1.Runtime()
+	var renewed, returned bool
+	var onReturn fired
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpReturn, 0, &onReturn)
+	c1.Go("main", func() {
+		rt.AfterFunc(100*ms, func() { renewed = true; w.do(conn1, "SET", "renewal", "1") })
+		h := c1.BeginOp("lk", "acquire")
+		w.do(conn1, "SET", "k", "v") // sent at 0, lands at 1ms; crash at 0.5ms
+		returned = true
+		h.End(sim.OutcomeOK, "")
+		c1.BeginOp("lk", "release")
+	})
+	c2.Go("main", func() {}) // another client is untouched
+	w.at(500*time.Microsecond, "crash c1", c1.Crash)
+	w.at(600*time.Microsecond, "pause c1", func() error { return c1.Pause(time.Second) })
+	w.run(time.Second)
+
+	if err := c1.Crash(); err == nil || !strings.Contains(err.Error(), "already crashed") {
+		t.Errorf("second crash: %v; want already crashed", err)
+	}
+	if !c1.Crashed() || c2.Crashed() {
+		t.Errorf("Crashed: c1 %v, c2 %v; want true, false", c1.Crashed(), c2.Crashed())
+	}
+	w.wantValue("m1", "k", "v") // the request in flight landed
+	w.wantAbsent("m1", "renewal")
+	if renewed || returned {
+		t.Errorf("after the crash the timer ran (%v) or the process went on (%v)", renewed, returned)
+	}
+	rec := w.wantFault("client-crash", "", "c1")
+	if rec.At() != 500*time.Microsecond {
+		t.Errorf("client-crash at %v; want 500µs", rec.At())
+	}
+	ops := w.records(sim.KindOp, "")
+	if len(ops) != 1 || ops[0].Op != "acquire" || ops[0].End != nil || ops[0].Outcome != sim.OutcomeUnknown {
+		t.Errorf("op records %+v; want only the acquire, open and unknown", ops)
+	}
+	reqs := w.reqs("c1")
+	if len(reqs) != 1 || reqs[0].End != nil {
+		t.Errorf("req records %+v; want the one SET, open", reqs)
+	}
+	w.Close()
+	// Unwinding at Close records nothing for c1.
+	if n := len(w.records(sim.KindOp, "")); n != 1 {
+		t.Errorf("%d op records after Close; want 1", n)
+	}
+	// The acquire never returned: its trigger is reported, with the reason.
+	if un := w.wantFault(sim.FaultTriggerUnfired, "", "c1"); len(onReturn.at) != 0 ||
+		!strings.HasSuffix(un.Detail, "c1's 1st acquire (called at 0s) was never returned: the client crashed first") {
+		t.Errorf("return trigger fired at %v, unfired record %q", onReturn.at, un.Detail)
+	}
+}
+
+// TestClientCrashFromItsOwnProcessIsRefused: Crash is the scheduler's to
+// call; from the client's own process it would leave that process running.
+func TestClientCrashFromItsOwnProcessIsRefused(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	var err error
+	c1.Go("main", func() { err = c1.Crash(); _ = c1.Runtime().Sleep(context.Background(), ms) })
+	w.run(time.Second)
+	wantErrMentions(t, "Crash from c1/main", err, "own process", "c1/main")
+	if c1.Crashed() {
+		t.Error("c1 crashed from its own process")
+	}
+}
