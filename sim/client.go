@@ -277,11 +277,18 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 				return
 			}
 			ran := w.now
+			refused := false
 			handle(node, func(v any, err error) {
+				refused = refusedUnrun(err)
 				req.applied(ran, err)
 				c.sendOn(msgReply, node, conn, what, op, func() { wt.wake(replyMsg{v, err}) })
 			})
-			w.opApplied(op)
+			// A request the node refused without running it (NOSCRIPT,
+			// READONLY) changed nothing: the op is not applied yet. A
+			// reply that comes later (WAIT) was run on arrival.
+			if !refused {
+				w.opApplied(op)
+			}
 		})
 		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
 		res := wt.wait()
@@ -471,8 +478,7 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 	if h == nil {
 		return
 	}
-	var re lock.ReplyError
-	if errors.As(err, &re) && (strings.HasPrefix(string(re), "NOSCRIPT") || strings.HasPrefix(string(re), "READONLY")) {
+	if refusedUnrun(err) {
 		return
 	}
 	r := &h.w.hist.recs[h.idx]
@@ -676,4 +682,13 @@ func (t *simTimer) Stop() bool {
 		return true
 	}
 	return false
+}
+
+// refusedUnrun reports whether err is a reply by which a node refused a
+// command before running any of it: NOSCRIPT (an EVALSHA of a script it
+// has not cached; the client sends EVAL next) or READONLY (a write sent to
+// a replica). Such an attempt changed nothing.
+func refusedUnrun(err error) bool {
+	var re lock.ReplyError
+	return errors.As(err, &re) && (strings.HasPrefix(string(re), "NOSCRIPT") || strings.HasPrefix(string(re), "READONLY"))
 }

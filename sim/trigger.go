@@ -89,9 +89,12 @@ const (
 	// OpCall is the op's call (Client.BeginOp).
 	OpCall OpEvent = "call"
 	// OpApplied is the first time a node executes one of the op's requests
-	// (whatever it answers: a refusal, a NOSCRIPT error and a retry's copy
-	// all count; a request lost on the way or sent to a node that is down
-	// does not).
+	// (whatever it answers: a lock's refusal and a retry's copy count; a
+	// NOSCRIPT or READONLY error, by which the node refused to run the
+	// command at all, does not, so that "right after c1's acquire is
+	// applied" means after its script ran, not after the EVALSHA probe that
+	// precedes the first EVAL; a request lost on the way or sent to a node
+	// that is down does not either).
 	OpApplied OpEvent = "applied"
 	// OpReturn is the op's return to the workload (OpHandle.End), whatever
 	// its outcome, "unknown" included: the call returned, the client just

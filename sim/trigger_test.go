@@ -437,3 +437,32 @@ func TestClientCrashFromItsOwnProcessIsRefused(t *testing.T) {
 		t.Error("c1 crashed from its own process")
 	}
 }
+
+// TestOnOpAppliedSkipsTheNoScriptProbe: "applied" is when the node ran the
+// op's command, not when it refused the EVALSHA probe of a script it had
+// not cached (NOSCRIPT, which runs nothing): a failover "right after c1's
+// acquire is applied" must come after the script ran. With 1 ms latency the
+// EVALSHA arrives at 1ms and is refused, the EVAL arrives at 3ms and runs.
+// The old trigger fired at 1ms, before anything had changed.
+func TestOnOpAppliedSkipsTheNoScriptProbe(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	c1 := w.client("c1", time.Second, sim.NoRetry)
+	conn := w.conn(c1, "m1")
+	var applied fired
+	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, &applied)
+	var r reply
+	c1.Go("main", func() {
+		h := c1.BeginOp("lk", "acquire")
+		v, err := conn.Eval(context.Background(), incrScript, []string{"n"})
+		r = reply{v, err, w.Now()}
+		h.End(sim.OutcomeOK, "")
+	})
+	w.run(time.Second)
+	w.wantReply("the script's INCR", r, int64(1))
+	if len(applied.at) != 1 || applied.at[0] != 3*ms {
+		t.Errorf("applied fired at %v; want once at 3ms, when the EVAL ran (the EVALSHA at 1ms was refused NOSCRIPT)", applied.at)
+	}
+}
