@@ -258,8 +258,8 @@ func (m *specModel) apply(a specAction) specResult {
 			}
 		}
 		res.err, res.took = "ok", 2*L
-		if res.n == 0 {
-			res.err = "not-held"
+		if res.n < m.quorum() {
+			res.err = "not-held" // fewer than a majority released: as redsync v4
 		}
 		l := m.leases[a.lease]
 		res.start, res.end = l.start, l.end

@@ -102,8 +102,10 @@ func TestSpecTwoOfFiveDown(t *testing.T) {
 	r.wantKeys("lk", "n2", "n3", "n5")
 	r.run(2 * time.Second)
 	r.wantKeys("lk")
-	if released != 3 || !lock.IsUnknown(unlockErr) {
-		t.Errorf("Unlock: released %d, err %v; want 3 and the dead nodes' timeouts", released, unlockErr)
+	// A majority released: the lock is free (as redsync's UnlockContext
+	// answers true); the dead nodes' keys expire with their TTL.
+	if released != 3 || unlockErr != nil {
+		t.Errorf("Unlock: released %d, err %v; want 3 and no error (a majority released)", released, unlockErr)
 	}
 }
 

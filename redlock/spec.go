@@ -291,17 +291,25 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 }
 
 // Unlock releases the lease on every node (compare-and-delete, in parallel)
-// and reports on how many nodes it deleted the key. The error joins the
+// and reports on how many nodes it deleted the key. It succeeds only when a
+// majority (Quorum) did, as redsync v4's UnlockContext (v4.18.1) does: a
+// release that deleted the key on fewer nodes did not release a lock the
+// caller held; at best it held a minority, which another client may have
+// taken meanwhile (a late SET of this holder's outlived its validity on one
+// node while another client held the majority). The error then joins the
 // nodes' errors (whose outcome is unknown: the key there expires after its
-// TTL); when every node answered and none held the token it is
-// lock.ErrNotHeld.
+// TTL); when every node answered it is lock.ErrNotHeld.
 func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 	if l == nil || l.Key != s.key {
 		return 0, errors.New("redlock: Unlock: nil lease or lease of another key")
 	}
 	released, err := s.release(ctx, l.Token)
-	if released == 0 && err == nil {
-		return 0, fmt.Errorf("redlock: %s: unlock: no node holds the token: %w", s.key, lock.ErrNotHeld)
+	switch {
+	case released >= s.Quorum():
+		return released, nil
+	case err == nil:
+		return released, fmt.Errorf("redlock: %s: unlock: %d of %d nodes held the token, fewer than a majority: %w",
+			s.key, released, len(s.conns), lock.ErrNotHeld)
 	}
 	return released, err
 }
