@@ -64,8 +64,8 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	if len(rs) != 2 || rs[1].Op != "wait" || rs[1].Result != "1" || rs[1].Detail != "1 of 2 replicas acknowledged" {
 		t.Fatalf("req records %+v", rs)
 	}
-	if p := w.wantFault("partition", "", ""); !strings.HasSuffix(p.Detail, "[m1] | [r2] until the end") {
-		t.Errorf("partition record %q; want it to last until the end", p.Detail)
+	if p := w.wantFault("partition", "", ""); p.Detail != "cut r2: [m1] | [r2] from 0s until the end" {
+		t.Errorf("partition record %q; want its name, sides and window once, lasting until the end", p.Detail)
 	}
 	if r := w.wantFault("net-rule", "m1", ""); r.Detail != "pushes until the end: drop_push=1" {
 		t.Errorf("net rule record %q; want it to last until the end", r.Detail)
