@@ -20,8 +20,9 @@ type FencingReport struct {
 	// Accepted and Rejected count the writes the resources took and refused.
 	Accepted, Rejected int
 	// StaleAccepted counts accepted writes whose token was below one the
-	// same resource had already accepted, or equal to one it had accepted
-	// from another holder: data corrupted despite fencing.
+	// same resource had already accepted, or equal to one it had already
+	// accepted from another holder: data corrupted despite fencing. Each
+	// is one StaleWrite violation.
 	StaleAccepted int
 	// Prevented counts rejected writes: each would have corrupted data
 	// without fencing (a holder that lost the lock writing after the next).
@@ -32,9 +33,17 @@ type FencingReport struct {
 // token) and the fencing tokens acquires returned.
 //
 // An accepted write is stale when its token is below the highest the
-// resource accepted before it, or equal to it and that token was written by
-// another holder: a resource that takes equal tokens (the same holder
-// writing again) cannot tell two holders given one token apart.
+// resource accepted before it, or equal to it and another holder had a
+// write with that token accepted before it. A resource takes equal tokens
+// (so that one holder can write again), and so cannot tell two holders given
+// one token apart: once two holders have written with it, neither's writes
+// are fenced off from the other's, whichever wrote first. So every write with
+// the token after another holder's is stale, in either order: the second
+// holder's writes after the first's, and the first holder's own writes after
+// the second has written (the first holder's writes before any other
+// holder's are not). Each stale write counts once in StaleAccepted and is
+// one StaleWrite violation, naming the other holder that wrote the token
+// first and the writer.
 //
 // A token is a regression when an acquisition of a lock gets one that is not
 // strictly above every token issued for the lock before (for example a
@@ -67,10 +76,10 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 	var rep FencingReport
 	var out []Violation
 	type written struct {
-		token  int64
-		holder string
+		token   int64
+		writers []string // holders with a write of token accepted, in the order of their first
 	}
-	highest := map[string]written{} // resource -> highest accepted token and who wrote it first
+	highest := map[string]written{} // resource -> highest accepted token and who wrote with it
 	type acq struct {
 		end    time.Duration
 		seq    int
@@ -132,12 +141,19 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 				rep.StaleAccepted++
 				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
 					Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: FaultsBefore(h, t, 5)})
-			case seen && tok == top.token && holder != top.holder:
-				rep.StaleAccepted++
-				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{top.holder, holder}, From: t, To: t,
-					Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", tok, holder, top.holder), Faults: FaultsBefore(h, t, 5)})
-			case !seen || tok > top.token:
-				highest[r.Lock] = written{tok, holder}
+			case seen && tok == top.token:
+				if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 {
+					other := top.writers[i]
+					rep.StaleAccepted++
+					out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
+						Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", tok, holder, other), Faults: FaultsBefore(h, t, 5)})
+				}
+				if !slices.Contains(top.writers, holder) {
+					top.writers = append(top.writers, holder)
+					highest[r.Lock] = top
+				}
+			default: // the first write, or a higher token
+				highest[r.Lock] = written{tok, []string{holder}}
 			}
 		case "acquire":
 			if r.Outcome == sim.OutcomeOK {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,47 @@ func TestFencingTokenIssuedTwice(t *testing.T) {
 	rep, vs := checker.Fencing(h)
 	if len(vs) != 2 || vs[0].Kind != checker.TokenRegression || vs[0].From != 3*s+1 || vs[1].Kind != checker.StaleWrite || vs[1].From != 4*s+1 || rep.StaleAccepted != 1 {
 		t.Fatalf("report %+v, violations %v; want the regression at 3s and the stale write at 4s", rep, vs)
+	}
+}
+
+// TestFencingStaleEitherOrder: c1 and c2 both hold token 5. c1 writes
+// first (not stale: nobody else had written 5), then c2 twice, then c1
+// again, then c1 once more, then c2 with 6 and c1 with 5. Once both have
+// written 5, the resource cannot tell them apart, so every later write with
+// 5 is stale whoever wrote first: c2's two, and c1's two after c2's (the old
+// oracle counted only the holder that was not first to write the token);
+// c1's last write with 5 is below 6. The count and the violations agree.
+func TestFencingStaleEitherOrder(t *testing.T) {
+	s := time.Second
+	h := []sim.Record{
+		owned(0, "c1", "a", "write", 1*s, 1*s+1, sim.OutcomeOK, "5"),
+		owned(1, "c2", "a", "write", 2*s, 2*s+1, sim.OutcomeOK, "5"),
+		owned(2, "c2", "a", "write", 3*s, 3*s+1, sim.OutcomeOK, "5"),
+		owned(3, "c1", "a", "write", 4*s, 4*s+1, sim.OutcomeOK, "5"),
+		owned(4, "c1", "a", "write", 5*s, 5*s+1, sim.OutcomeOK, "5"),
+		owned(5, "c2", "a", "write", 6*s, 6*s+1, sim.OutcomeOK, "6"),
+		owned(6, "c1", "a", "write", 7*s, 7*s+1, sim.OutcomeOK, "5"),
+	}
+	rep, vs := checker.Fencing(h)
+	want := []struct {
+		at      time.Duration
+		holders string
+		detail  string
+	}{
+		{2*s + 1, "c1/a c2/a", "accepted token 5 from c2/a after c1/a had written with it"},
+		{3*s + 1, "c1/a c2/a", "accepted token 5 from c2/a after c1/a had written with it"},
+		{4*s + 1, "c2/a c1/a", "accepted token 5 from c1/a after c2/a had written with it"},
+		{5*s + 1, "c2/a c1/a", "accepted token 5 from c1/a after c2/a had written with it"},
+		{7*s + 1, "c1/a", "accepted token 5 after 6"},
+	}
+	if rep.Accepted != 7 || rep.StaleAccepted != len(want) || len(vs) != len(want) {
+		t.Fatalf("report %+v, violations %v; want %d stale writes of 7", rep, vs, len(want))
+	}
+	for i, w := range want {
+		v := vs[i]
+		if v.Kind != checker.StaleWrite || v.From != w.at || strings.Join(v.Holders, " ") != w.holders || v.Detail != w.detail {
+			t.Errorf("violation %d: %v (holders %v); want at %v by %s: %s", i, v, v.Holders, w.at, w.holders, w.detail)
+		}
 	}
 }
 

@@ -385,12 +385,15 @@ func (f Partition) what() string {
 func (f Partition) timed() bool { return f.From != 0 || f.Until != 0 }
 
 // now starts the partition now, for For (0: until the end of the run).
+// Its record (sim.PartitionDetail) names the sides and the window it
+// actually has, not Name's, whose From is 0 for a partition a trigger
+// starts.
 func (f Partition) now(w *sim.World) error {
 	until := time.Duration(0)
 	if f.For > 0 {
 		until = w.Now() + f.For
 	}
-	return w.Net().Partition(f.Name(), f.A, f.B, w.Now(), until)
+	return w.Net().Partition("", f.A, f.B, w.Now(), until)
 }
 func (f Partition) Validate(w *sim.World) error {
 	for _, e := range append(append([]string{}, f.A...), f.B...) {
@@ -421,7 +424,7 @@ func (f Partition) Apply(w *sim.World) error {
 	if f.For > 0 {
 		until = f.From + f.For
 	}
-	return w.Net().Partition(f.Name(), f.A, f.B, f.From, until)
+	return w.Net().Partition("", f.A, f.B, f.From, until)
 }
 
 func window(from, until time.Duration) error {

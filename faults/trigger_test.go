@@ -135,6 +135,39 @@ func TestTriggeredCrashRestartsAndPartitionHeals(t *testing.T) {
 			t.Errorf("%s %s at %v; want %v", c.op, c.node, got, c.want)
 		}
 	}
+	// The partition's record says once what was cut, from when its trigger
+	// started it, and for how long (it said "partition [c2] | [m1] from 0s
+	// for 30ms: [c2] | [m1] until 55ms"); its heal names it the same way.
+	const detail = "[c2] | [m1] from 25ms for 30ms"
+	for _, op := range []string{"partition", "heal"} {
+		if rs := faultRecords(w, op); len(rs) != 1 || rs[0].Detail != detail {
+			t.Errorf("%s records %+v; want one with detail %q", op, rs, detail)
+		}
+	}
+}
+
+// TestInstantPartitionSaysItOnce: a partition at a time, with Until or
+// For, or to the end, is recorded with its sides and window once.
+func TestInstantPartitionSaysItOnce(t *testing.T) {
+	for _, tc := range []struct {
+		f    faults.Partition
+		want string
+	}{
+		{faults.Partition{From: 10 * ms, Until: 40 * ms, A: []string{"c2"}, B: []string{"m1", "m2"}}, "[c2] | [m1 m2] from 10ms for 30ms"},
+		{faults.Partition{From: 10 * ms, For: 20 * ms, A: []string{"m1"}, B: []string{"m2"}}, "[m1] | [m2] from 10ms for 20ms"},
+		{faults.Partition{A: []string{"m1"}, B: []string{"m2"}}, "[m1] | [m2] from 0s until the end"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := topology(t, 1)
+			defer w.Close()
+			check(t, faults.Schedule{tc.f}.Apply(w))
+			check(t, w.Run(time.Second))
+			if rs := faultRecords(w, "partition"); len(rs) != 1 || rs[0].Detail != tc.want {
+				t.Errorf("partition records %+v; want one with detail %q", rs, tc.want)
+			}
+		})
+	}
 }
 
 // TestTriggeredLinkFaultHitsOnlyItsOp: drop-replies bound to c1's 2nd

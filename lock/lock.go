@@ -244,6 +244,19 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 // first, and tries again. try returns ttl < 0 when it acquired, with a
 // token for fenced locks. The subscription is made only after a failed try,
 // as Redisson does, and closed on return.
+//
+// A TTL is a deadline counted from when try returned it (when the waiter
+// learned it), never from a later instant: when the subscription breaks
+// mid-wait (its node crashed, the group failed over), the waiter sleeps
+// only what is left of that TTL (and of its wait), not the whole TTL again
+// from the break, which would leave it waiting after the lock it waits for
+// has expired. After the break it subscribes again once its next try has
+// reached the group's (possibly new) master, so a release published there
+// wakes it again; until then it can hear of no release and waits by the
+// TTL alone. Redisson (4.7.0, RedissonLock.tryLock) does the same: its
+// latch wait is bounded by the TTL from the try's return, and its pub/sub
+// service re-attaches the channel's listeners to the new master in the
+// background.
 func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
 	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
 	start := c.rt.Now()
@@ -258,27 +271,53 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	if err != nil {
 		return 0, err
 	}
-	defer sub.Close()
+	defer func() {
+		if sub != nil {
+			_ = sub.Close()
+		}
+	}()
 	for {
 		ttl, token, err = try(ctx)
 		if err != nil || ttl < 0 {
 			return token, err
 		}
+		told := c.rt.Now()
 		d := ttl
 		if wait > 0 {
-			left := wait - c.rt.Now().Sub(start)
+			left := wait - told.Sub(start)
 			if left <= 0 {
 				return 0, ErrNotAcquired
 			}
 			d = min(d, left)
 		}
-		if _, _, err := sub.Next(ctx, d); err != nil {
+		if sub == nil {
+			// The last subscription broke and try has just reached the
+			// group's master: subscribe there again, then try once more
+			// before waiting, so that a release between this try and the
+			// subscription is not missed. If the subscription cannot be
+			// made, wait by the TTL alone and subscribe after the next try.
+			if sub, err = c.conn.Subscribe(ctx, channel); err == nil {
+				continue
+			}
+			sub = nil
 			if ctx.Err() != nil {
 				return 0, ctx.Err()
 			}
-			// The subscription broke (its node went away): fall back to
-			// waiting out the holder's TTL.
-			if err := c.rt.Sleep(ctx, d); err != nil {
+		} else {
+			_, _, err := sub.Next(ctx, d)
+			if err == nil {
+				continue // a release message, or the TTL ran out: try again
+			}
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			// The subscription broke (its node went away): it hears no
+			// more releases. Fall back to what is left of the TTL.
+			_ = sub.Close()
+			sub = nil
+		}
+		if rest := d - c.rt.Now().Sub(told); rest > 0 {
+			if err := c.rt.Sleep(ctx, rest); err != nil {
 				return 0, err
 			}
 		}

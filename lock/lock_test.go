@@ -166,6 +166,73 @@ func TestTryLockForTimesOut(t *testing.T) {
 	}
 }
 
+// TestBrokenSubscriptionKeepsTheTTLsDeadline: c2 waits on c1's lock (lease
+// 5 s, taken at 0) from 1 s and is told the TTL, about 4 s; m1 fails over to
+// r1 at 1.5 s, which breaks c2's subscription. The TTL is a deadline from
+// when c2 learned it: c2 tries again when the key expires on r1, at about
+// 5 s, not 4 s after the break (5.5 s); and with a wait of 2 s it gives up
+// at 3 s, when its wait ends, not 2 s after the break.
+func TestBrokenSubscriptionKeepsTheTTLsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		wait     time.Duration
+		want     error
+		from, to time.Duration // when c2's TryLockFor must return
+	}{
+		{"acquires when the TTL runs out", 10 * time.Second, nil, 5000 * time.Millisecond, 5050 * time.Millisecond},
+		{"gives up when the wait ends", 2 * time.Second, lock.ErrWaitTimeout, 3000 * time.Millisecond, 3010 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			wd := newWorld(t, 10*time.Millisecond, lock.Options{}, "c1", "c2")
+			wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+				wantErr(t, lc.Lock("lk").LockWithLease(ctx, "a", 5*time.Second), nil, "LockWithLease")
+			})
+			var returned time.Duration
+			wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				_ = rt.Sleep(ctx, time.Second)
+				wantErr(t, lc.Lock("lk").TryLockFor(ctx, "b", tc.wait, time.Second), tc.want, "TryLockFor")
+				returned = wd.w.Now()
+			})
+			must(t, wd.w.At(1500*time.Millisecond, func() { must(t, wd.w.Failover("m1", "r1")) }))
+			wd.run(time.Minute)
+			if returned < tc.from || returned > tc.to {
+				t.Errorf("c2's TryLockFor returned at %v, want in [%v, %v]", returned, tc.from, tc.to)
+			}
+		})
+	}
+}
+
+// TestWaiterSubscribesAgainAfterFailover: c1 holds lk with the watchdog
+// (renewed on r1 after m1 fails over to it at 1.5 s, which breaks c2's
+// subscription) and releases it at 35 s. c2, waiting since 1 s, tries again
+// when the TTL it was told runs out (about 30 s), is told the renewed TTL by
+// r1 and subscribes there again, so c1's release wakes it at once, as
+// Redisson's re-attached listeners would, instead of at the renewed TTL's
+// end (50 s).
+func TestWaiterSubscribesAgainAfterFailover(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, 10*time.Millisecond, lock.Options{}, "c1", "c2")
+	var released, acquired time.Duration
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l := lc.Lock("lk")
+		wantErr(t, l.Lock(ctx, "a"), nil, "Lock")
+		_ = rt.Sleep(ctx, 35*time.Second)
+		released = wd.w.Now()
+		wantErr(t, l.Unlock(ctx, "a"), nil, "Unlock on the promoted replica")
+	})
+	wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		_ = rt.Sleep(ctx, time.Second)
+		wantErr(t, lc.Lock("lk").TryLockFor(ctx, "b", time.Minute, time.Second), nil, "TryLockFor")
+		acquired = wd.w.Now()
+	})
+	must(t, wd.w.At(1500*time.Millisecond, func() { must(t, wd.w.Failover("m1", "r1")) }))
+	wd.run(2 * time.Minute)
+	if acquired == 0 || acquired < released || acquired-released > 10*time.Millisecond {
+		t.Fatalf("c1 released at %v, c2 acquired at %v: the release on r1 did not wake it", released, acquired)
+	}
+}
+
 // TestWatchdogKeepsLockForTenMinutes: without a lease, a held lock outlives
 // its 30 s lease for as long as it is held.
 func TestWatchdogKeepsLockForTenMinutes(t *testing.T) {

@@ -85,11 +85,11 @@ faults:
 expect: {violated: [mutual-exclusion]}
 `)
 	v := r.Verdict.String()
-	if !strings.Contains(v, "'s WAIT on m1: 1 of 2 replicas acknowledged\n") || !strings.Contains(v, "[m1] | [r2] until the end\n") {
+	if !strings.Contains(v, "'s WAIT on m1: 1 of 2 replicas acknowledged\n") || !strings.Contains(v, "after 0s partition [m1] | [r2] from 0s until the end\n") {
 		t.Fatalf("verdict does not name the partial WAIT and the endless partition:\n%s", v)
 	}
 	text := report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 60)
-	wantLines(t, text, "FAULT partition partition [m1] | [r2] from 0s until the end: [m1] | [r2] until the end\n",
+	wantLines(t, text, "FAULT partition [m1] | [r2] from 0s until the end\n",
 		"WAIT 1 100 on m1 → ", ": 1 of 2 replicas acknowledged\n", "FAULT failover m1 -> r2")
 	if strings.Contains(text, "until 0s") {
 		t.Fatalf("a partition until the end shown as until 0s:\n%s", text)

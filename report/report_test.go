@@ -266,10 +266,10 @@ func TestTimelinePartitionsHealApart(t *testing.T) {
 	f := func(at time.Duration, op, detail string) sim.Record {
 		return sim.Record{Kind: sim.KindFault, T: int64(at), Op: op, Detail: detail}
 	}
-	a, b := "partition [c1] | [m1] from 1s until 2s", "partition [c2] | [m1] from 1s until 3s"
+	a, b := "[c1] | [m1] from 1s for 1s", "[c2] | [m1] from 1s for 2s"
 	h := []sim.Record{
-		f(time.Second, "partition", a+": [c1] | [m1] until 2s"),
-		f(time.Second, "partition", b+": [c2] | [m1] until 3s"),
+		f(time.Second, "partition", a),
+		f(time.Second, "partition", b),
 		f(2*time.Second, "heal", a),
 		f(3*time.Second, "heal", b),
 	}

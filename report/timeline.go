@@ -405,7 +405,7 @@ func eventLine(r sim.Record) string {
 	case sim.KindReq:
 		s := fmt.Sprintf("%12s  %-8s %s %s", t, r.Client, strings.ToUpper(r.Op), strings.Join(r.Args, " "))
 		if r.Op == "wait" {
-			s += " on " + r.Node // the group: which node answered is its master's business
+			s += " on " + r.Node // the node that answered (after a failover, the promoted one)
 		}
 		switch e, ok := r.Returned(); {
 		case ok && r.Op == "unsubscribe": // sent, no reply awaited

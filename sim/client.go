@@ -271,6 +271,7 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		}
 		wt := w.newWaiter("Conn")
 		node := g.master
+		req.sentTo(node)
 		conn := c.conns[node.name]
 		c.sendOn(msgRequest, node, conn, what, op, func() {
 			if !node.up {
@@ -412,7 +413,8 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (a
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
-	v, err := s.c.roundTrip(ctx, s.g, "subscribe", nil, func(n *Node, reply func(any, error)) {
+	h.noRuns = true
+	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, func(n *Node, reply func(any, error)) {
 		n.subscribe(sub)
 		reply(subscribedOn(n.name), nil)
 	})
@@ -463,19 +465,40 @@ func toStrings(args []any) ([]string, error) {
 type reqHandle struct {
 	w   *World
 	idx int
+	// noRuns: the record notes no runs (Applied), as a subscription's does.
+	noRuns bool
 }
 
+// beginReq opens a req record for a request to group. Its Node is the
+// group's master at the call until an attempt is sent (sentTo).
 func (c *Client) beginReq(group, op string, args []string) reqHandle {
-	idx := c.w.hist.add(Record{Kind: KindReq, T: int64(c.w.now), Client: c.name, Node: group, Op: op, Args: args, Outcome: OutcomeUnknown})
+	node := group
+	if g, ok := c.w.groups[group]; ok {
+		node = g.master.name
+	}
+	idx := c.w.hist.add(Record{Kind: KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: OutcomeUnknown})
 	return reqHandle{w: c.w, idx: idx}
+}
+
+// sentTo notes that an attempt went to node (the group's master when it
+// was sent): the req record's Node is the node of its last attempt, the one
+// whose reply the client got (earlier attempts' connections are abandoned,
+// and their replies with them), so after a failover it names the promoted
+// replica, not the group. A nil handle notes nothing.
+func (h *reqHandle) sentTo(n *Node) {
+	if h == nil {
+		return
+	}
+	h.w.hist.recs[h.idx].Node = n.name
 }
 
 // applied notes on the req record that a node ran an attempt at world time
 // t, unless the node refused it before running it (err NOSCRIPT or
-// READONLY: nothing was executed). A nil handle notes nothing. Times stay
-// sorted: a WAIT replies after later attempts may have run.
+// READONLY: nothing was executed). A nil handle, or one that notes no runs,
+// notes nothing. Times stay sorted: a WAIT replies after later attempts may
+// have run.
 func (h *reqHandle) applied(t time.Duration, err error) {
-	if h == nil {
+	if h == nil || h.noRuns {
 		return
 	}
 	if refusedUnrun(err) {
@@ -610,6 +633,7 @@ func (s *simSub) Close() error {
 		// at World.Close is not the client unsubscribing: no record.
 		if !s.c.w.closed {
 			h := s.c.beginReq(n.group.name, "unsubscribe", []string{s.channel})
+			h.sentTo(n)
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}

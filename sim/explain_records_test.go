@@ -64,8 +64,8 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	if len(rs) != 2 || rs[1].Op != "wait" || rs[1].Result != "1" || rs[1].Detail != "1 of 2 replicas acknowledged" {
 		t.Fatalf("req records %+v", rs)
 	}
-	if p := w.wantFault("partition", "", ""); !strings.HasSuffix(p.Detail, "[m1] | [r2] until the end") {
-		t.Errorf("partition record %q; want it to last until the end", p.Detail)
+	if p := w.wantFault("partition", "", ""); p.Detail != "cut r2: [m1] | [r2] from 0s until the end" {
+		t.Errorf("partition record %q; want its name, sides and window once, lasting until the end", p.Detail)
 	}
 	if r := w.wantFault("net-rule", "m1", ""); r.Detail != "pushes until the end: drop_push=1" {
 		t.Errorf("net rule record %q; want it to last until the end", r.Detail)
@@ -76,8 +76,8 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 }
 
 // TestSubscriptionsAreRecorded: SUBSCRIBE's req record names the node that
-// took it (after a failover, the promoted replica); closing the
-// subscription records an unsubscribe on that node.
+// took it (after a failover, the promoted replica), in its Node and its
+// Detail; closing the subscription records an unsubscribe on that node.
 func TestSubscriptionsAreRecorded(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
@@ -116,11 +116,49 @@ func TestSubscriptionsAreRecorded(t *testing.T) {
 	want := []string{
 		`subscribe m1 ch ok "subscribe" on m1`,
 		`unsubscribe m1 ch ok "unsubscribe" on m1, no reply awaited`,
-		`subscribe m1 ch ok "subscribe" on r1`,
-		`unsubscribe m1 ch ok "unsubscribe" on r1, no reply awaited`,
-		`subscribe m1 ch ok "subscribe" on r1`,
+		`subscribe r1 ch ok "subscribe" on r1`,
+		`unsubscribe r1 ch ok "unsubscribe" on r1, no reply awaited`,
+		`subscribe r1 ch ok "subscribe" on r1`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("req records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestReqRecordsNameTheNodeThatServed: a req record's Node is the node that
+// served the request, not its group: m1 before the failover, the promoted
+// r1 after it, including a request whose first attempt went to m1 as it
+// crashed and whose retry r1 answered, and a WAIT (whose explanation and
+// timeline line read "on" its Node). It named the group (m1) throughout.
+func TestReqRecordsNameTheNodeThatServed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", sim.PersistNone)
+	w.replica("m1", "r1", 10*ms)
+	w.replica("m1", "r2", 10*ms)
+	c1 := w.client("c1", 200*ms, sim.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
+	conn := w.conn(c1, "m1")
+	w.at(time.Second, "failover", func() error { return w.Failover("m1", "r1") })
+	c1.Go("main", func() {
+		w.do(conn, "SET", "a", "1")
+		w.sleepUntil(c1, time.Second-ms/2) // sent to m1 just before it goes, retried on r1
+		w.do(conn, "SET", "b", "2")
+		w.sleepUntil(c1, 2*time.Second)
+		w.do(conn, "SET", "c", "3")
+		w.do(conn, "WAIT", 1, 100)
+	})
+	w.run(3 * time.Second)
+	var got []string
+	for _, r := range w.reqs("c1") {
+		got = append(got, r.Op+" "+strings.Join(r.Args, " ")+" on "+r.Node+" "+r.Outcome)
+	}
+	want := []string{"set a 1 on m1 ok", "set b 2 on r1 ok", "set c 3 on r1 ok", "wait 1 100 on r1 ok"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("req records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// SET b's first attempt was lost with m1; only its retry, on r1, ran.
+	if b := w.reqs("c1")[1]; len(b.Applied) != 1 || time.Duration(b.Applied[0]) < 1200*ms {
+		t.Errorf("SET b ran at %v; want once, on r1 after the 200 ms timeout", b.Applied)
 	}
 }

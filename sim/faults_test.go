@@ -653,14 +653,15 @@ func TestPartitionBetweenClientAndNodeTimesOutOnlyInsideTheWindow(t *testing.T) 
 	w.wantValue("m1", "a", "1")
 	w.wantAbsent("m1", "b")
 	w.wantValue("m1", "c", "3")
-	if f := w.wantFault("partition", "", ""); f.At() != time.Second {
-		t.Errorf("partition recorded at %v; want 1s", f.At())
+	const detail = "cut: [c1] | [m1] from 1s for 1s" // said once (it was "cut: [c1] | [m1] until 2s")
+	if f := w.wantFault("partition", "", ""); f.At() != time.Second || f.Detail != detail {
+		t.Errorf("partition recorded at %v as %q; want 1s, %q", f.At(), f.Detail, detail)
 	}
 	if f := w.wantFault("lost-request", "m1", "c1"); f.At() != 1200*ms {
 		t.Errorf("lost-request recorded at %v; want 1.2s", f.At())
 	}
-	if f := w.wantFault("heal", "", ""); f.At() != 2*time.Second {
-		t.Errorf("heal recorded at %v; want 2s", f.At())
+	if f := w.wantFault("heal", "", ""); f.At() != 2*time.Second || f.Detail != detail {
+		t.Errorf("heal recorded at %v as %q; want 2s, %q (the partition it ends)", f.At(), f.Detail, detail)
 	}
 }
 

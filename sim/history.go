@@ -15,7 +15,10 @@ const (
 	KindOp = "op"
 	// KindReq is one Redis command a client sent through a Conn, after all
 	// retries: call, return, reply or "unknown", and (Applied) when a node
-	// ran it. A WAIT's Detail says how
+	// ran it. Its Node is the node that served it: the one its last attempt
+	// was sent to (its group's master then), whose reply it is; after a
+	// failover, the promoted replica, not the group's name (node records
+	// give a node's group). A WAIT's Detail says how
 	// many replicas acknowledged (WaitDetail); a pub/sub subscription is
 	// recorded as "subscribe" and "unsubscribe" (Args the channel, Detail
 	// the node it was on; an unsubscribe awaits no reply and returns at

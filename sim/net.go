@@ -269,32 +269,57 @@ func untilText(until time.Duration) string {
 	return fmt.Sprintf("until %v", until)
 }
 
+// PartitionDetail is the Detail of a partition's fault record, and of its
+// heal's: what was cut and for how long, said once ("[m1] | [r2] from 1.1s
+// for 2s", "[m1] | [r2] from 0s until the end"), after the partition's name
+// when it has one ("cut r2: [m1] | [r2] from 0s until the end").
+func PartitionDetail(name string, a, b []string, from, until time.Duration) string {
+	s := fmt.Sprintf("%v | %v from %v ", a, b, from)
+	if until == 0 {
+		s += "until the end"
+	} else {
+		s += fmt.Sprintf("for %v", until-from)
+	}
+	if name != "" {
+		s = name + ": " + s
+	}
+	return s
+}
+
 // Partition cuts all links between the endpoints (node or client names) in
 // a and those in b during [from, until); until 0 means forever. Messages in
 // flight on a cut link are lost; replication waits and resumes on heal.
+// name, which may be empty, labels it in the history (PartitionDetail): a
+// fault that names a partition by its sides and window passes "", so that
+// the record says them once.
 func (n *Network) Partition(name string, a, b []string, from, until time.Duration) error {
+	detail := PartitionDetail(name, a, b, from, until)
+	label := fmt.Sprintf("%v | %v", a, b) // how errors name it
+	if name != "" {
+		label = strconv.Quote(name)
+	}
 	if len(a) == 0 || len(b) == 0 {
-		return fmt.Errorf("sim: partition %q: both sides need a member", name)
+		return fmt.Errorf("sim: partition %s: both sides need a member", label)
 	}
 	if from < 0 || until < 0 || (until != 0 && until < from) {
-		return fmt.Errorf("sim: partition %q: bad window [%v, %v)", name, from, until)
+		return fmt.Errorf("sim: partition %s: bad window [%v, %v)", label, from, until)
 	}
 	for _, e := range append(slices.Clone(a), b...) {
 		if !n.w.isEndpoint(e) {
-			return fmt.Errorf("sim: partition %q: unknown node or client %q", name, e)
+			return fmt.Errorf("sim: partition %s: unknown node or client %q", label, e)
 		}
 		if slices.Contains(a, e) && slices.Contains(b, e) {
-			return fmt.Errorf("sim: partition %q: %q is on both sides", name, e)
+			return fmt.Errorf("sim: partition %s: %q is on both sides", label, e)
 		}
 	}
 	p := &partition{name: name, a: slices.Clone(a), b: slices.Clone(b), from: from, until: until}
 	n.partitions = append(n.partitions, p)
 	n.w.schedule(from, func() {
-		n.w.recordFault("partition", "", "", fmt.Sprintf("%s: %v | %v %s", name, a, b, untilText(until)))
+		n.w.recordFault("partition", "", "", detail)
 	})
 	if until != 0 {
 		n.w.schedule(until, func() {
-			n.w.recordFault("heal", "", "", name)
+			n.w.recordFault("heal", "", "", detail)
 			n.w.kickReplication()
 		})
 	}
