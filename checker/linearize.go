@@ -79,6 +79,15 @@ const (
 // the lock's history as it stood at each return) to find where it first
 // went wrong.
 //
+// A failed release whose Detail says it deleted the holder's key on some
+// nodes (sim.ReleasedDetail, "released=k/n" with k >= 1: the spec's
+// RedLock answers "not held" when fewer than a majority released) may, in
+// the simple lock model, have freed the lock anywhere in its interval,
+// provided the hold may have expired by its return; without the Detail, or
+// with k = 0, a failed release took no effect. The other models read no
+// such Detail (Redisson's RedLock answers "not held" only when no member
+// released).
+//
 // An acquire's lease is read from its Detail ("lease=<duration>", or
 // "watchdog" for a hold that never expires); failing that, from the lease
 // argument of the SET ... NX PX or acquire script the client sent during
@@ -259,6 +268,14 @@ type linOp struct {
 	result   string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
 	mayFail bool
+	// partial (failed releases): the release answered "not held" but says
+	// (Detail sim.ReleasedDetail, "released=k/n" with k >= 1) that it
+	// deleted the holder's key on k of its n nodes, too few for the
+	// majority its answer counts: a multi-node release (the spec's RedLock)
+	// that took effect in part. released and nodes are k and n, for
+	// descriptions.
+	partial         bool
+	released, nodes int32
 }
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -360,6 +377,11 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			o.res = resReleased
 		case "0":
 			o.res = resRemain
+		}
+		if k == linRelease && o.out == outFail {
+			if n, of, ok := sim.ParseReleasedDetail(r.Detail); ok && n >= 1 {
+				o.partial, o.released, o.nodes = true, int32(n), int32(of)
+			}
 		}
 		key := half{o.lock, o.holder, k == linAcquireRead || k == linReleaseRead}
 		lease, ok := leaseOf(r.Detail)
@@ -600,7 +622,12 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //     same semantics; the search becomes a closure over a small set.
 //   - Known outcomes are taken at their word: an acquire that returned ok
 //     added one hold. An acquire applied twice by a retry (hold count 2 where
-//     the client counts 1) shows up when the releases disagree with it.
+//     the client counts 1) shows up when the releases disagree with it. A
+//     failed release took no effect, except a partial one (Detail
+//     "released=k/n", k >= 1: a multi-node release that answered "not
+//     held" by its count, with some deletes landed): the simple model lets
+//     it free the lock at any point of its interval once the hold may have
+//     expired by its return (see simpleState).
 //
 // A state covers another when every continuation legal from the other is
 // legal from it (same holders, hold-count ranges that contain the other's,
@@ -827,7 +854,15 @@ func (lh *linHistory) model(partitioned bool) porcupine.Model {
 // it, the acquirer included (a simple lock is not reentrant).
 // Compare-and-delete succeeds for the holder only; it fails for anyone else,
 // and for the holder once its hold may have expired (which then frees the
-// lock).
+// lock). A partial release (linOp.partial: the spec's RedLock deleted the
+// holder's key on some nodes, too few for the majority its "not held"
+// counts) may have freed the lock at any point of its interval, as a
+// successful release does, provided its return is at or after exp: the
+// deletes that landed took the holder below a majority (so another may
+// take the lock while the holder's lease runs), those that found no key
+// landed after it ran out, and "not held" is then true when it is said.
+// Returning before exp, it says "not held" of a hold still certainly live,
+// and stays a violation, as does a failed release that deleted nothing.
 type simpleState struct {
 	holder int32 // -1: free
 	exp    int64
@@ -861,6 +896,11 @@ func (s simpleState) step(o *linOp) []lockState {
 		return []lockState{simpleState{holder: -1, at: s.at}}
 	case o.kind == linRelease && o.out == outFail && !mine:
 		return []lockState{s}
+	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= s.exp:
+		// Its deletes freed the lock at some point of its interval, as
+		// early as its call; its answer, at the return, is true once the
+		// hold may have run out.
+		return []lockState{simpleState{holder: -1, at: s.at}}
 	case o.kind == linRelease && o.out == outFail && o.ret >= s.exp:
 		return []lockState{simpleState{holder: -1, at: max(s.at, s.exp)}}
 	}
@@ -1334,6 +1374,9 @@ func (lh *linHistory) describeOp(o *linOp) string {
 	}
 	if o.out == outUnknown {
 		b.WriteString(" (armed: may take effect any number of times from its call on)")
+	}
+	if o.partial {
+		b.WriteString(fmt.Sprintf(" (released on %d of %d nodes)", o.released, o.nodes))
 	}
 	if o.kind == linAcquire || o.kind == linAcquireRead {
 		if o.lease == never {
