@@ -61,6 +61,19 @@ const (
 	// strict model but not of the lock's promise (only a successful acquire
 	// promises anything).
 	AcquireMayFail LinOption = iota + 1
+	// LeaseFromCall counts an acquire's lease from its call even where the
+	// acquire can only have taken effect later (after another's hold may
+	// have expired): for locks kept on several nodes, whose keys are set
+	// at different moments, the spec's RedLock. Its SET may land at once
+	// on a node the previous holder no longer kept and a majority form
+	// only later, when another node's key expires; the majority then ends
+	// with the first key, one lease after the call, which is why the spec
+	// counts its validity from the call. Without it a lease counts from
+	// the acquire's earliest possible point, as a single node's SET NX
+	// starts its key's TTL when it runs, after any expiry it waited for.
+	// Redisson's RedLock does not need it: given a lease, it re-applies it
+	// to every member (PEXPIRE) once it has them, after it took effect.
+	LeaseFromCall
 )
 
 // Linearizable checks that the lock operations of h (op records "acquire",
@@ -244,11 +257,13 @@ const (
 // linOp is one lock operation as the models read it (Porcupine's input; the
 // output is the outcome, which the input repeats).
 //
-// Times are world nanoseconds. A lease counts from the operation's call, the
-// earliest moment it can have taken effect, so call+lease is the earliest
-// moment the hold can have expired: an acquire by another holder is legal if
-// its return is at or after that (the latest point at which it can have taken
-// effect), and a lock that legitimately expired is never called a violation.
+// Times are world nanoseconds. A lease counts from the earliest moment the
+// acquire can have taken effect (its call, or a previous hold's earliest
+// expiry that it had to wait for; always the call with LeaseFromCall), so
+// that plus the lease is the earliest moment the hold can have expired: an
+// acquire by another holder is legal if its return is at or after that (the
+// latest point at which it can have taken effect), and a lock that
+// legitimately expired is never called a violation.
 type linOp struct {
 	kind   linKind
 	out    linOutcome
@@ -268,6 +283,9 @@ type linOp struct {
 	result   string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
 	mayFail bool
+	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
+	// wherever the acquire takes effect.
+	fromCall bool
 	// partial (failed releases): the release answered "not held" but says
 	// (Detail sim.ReleasedDetail, "released=k/n" with k >= 1) that it
 	// deleted the holder's key on k of its n nodes, too few for the
@@ -276,6 +294,16 @@ type linOp struct {
 	// descriptions.
 	partial         bool
 	released, nodes int32
+}
+
+// leaseEnd is the earliest expiry of the hold o's acquire gives when it
+// takes effect at a point no earlier than at: that point (at least the
+// call) plus the lease, or with LeaseFromCall the call plus the lease.
+func (o *linOp) leaseEnd(at int64) int64 {
+	if o.fromCall {
+		return addSat(o.call, o.lease)
+	}
+	return addSat(max(at, o.call), o.lease)
 }
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -292,6 +320,7 @@ type linHistory struct {
 // buildLin extracts kind's lock operations from h.
 func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
 	mayFail := slices.Contains(opts, AcquireMayFail)
+	fromCall := slices.Contains(opts, LeaseFromCall)
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
@@ -358,7 +387,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			lh.holders = append(lh.holders, holder)
 		}
 		o := linOp{kind: k, lock: lockIdx[r.Lock], holder: hi, call: r.T, ret: farReturn, rec: i, result: r.Result,
-			mayFail: mayFail && (k == linAcquire || k == linAcquireRead)}
+			mayFail: mayFail && (k == linAcquire || k == linAcquireRead), fromCall: fromCall && (k == linAcquire || k == linAcquireRead)}
 		switch {
 		case r.Outcome == sim.OutcomeOK && r.End != nil:
 			o.out, o.ret = outOK, *r.End
@@ -591,7 +620,10 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //     acquire that set its lease can have taken effect) + lease on; before
 //     exp it certainly holds (node clocks are assumed not to run fast, and
 //     the key's TTL starts when the node applies the acquire, after its
-//     call). Leases are truncated to milliseconds, as Redis keeps them.
+//     call and after any expiry it waited for). With LeaseFromCall exp is
+//     the acquire's call + lease: a multi-node acquire's first keys may be
+//     set at its call, before the point at which it holds a majority.
+//     Leases are truncated to milliseconds, as Redis keeps them.
 //   - After exp the hold is *possibly* gone, never certainly: a node clock
 //     that runs slow or jumps back keeps a key past its lease in world time,
 //     so a refused acquire is legal whenever another holder is in the state,
@@ -873,11 +905,11 @@ type simpleState struct {
 // ret, if it can have.
 func (s simpleState) take(o *linOp, ret int64) []lockState {
 	if s.holder < 0 {
-		return []lockState{simpleState{holder: o.holder, exp: addSat(max(s.at, o.call), o.lease), at: s.at}}
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(s.at), at: s.at}}
 	}
 	if ret >= s.exp {
 		at := max(s.at, s.exp)
-		return []lockState{simpleState{holder: o.holder, exp: addSat(max(at, o.call), o.lease), at: at}}
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(at), at: at}}
 	}
 	return nil
 }
@@ -979,7 +1011,7 @@ func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
 	}
 	switch {
 	case s.holder < 0:
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: addSat(max(s.at, o.call), o.lease), at: s.at}}
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(s.at), at: s.at}}
 	case s.holder == o.holder:
 		// Nested; or, once the hold may have expired, a fresh hold of one:
 		// the union of the two, at the earlier point.
@@ -987,14 +1019,14 @@ func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
 		if ret >= s.exp {
 			lo = 1
 		}
-		exp := addSat(max(s.at, o.call), o.lease)
+		exp := o.leaseEnd(s.at)
 		if s.exp == never {
 			exp = never
 		}
 		return []lockState{reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at}}
 	case ret >= s.exp:
 		at := max(s.at, s.exp)
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: addSat(max(at, o.call), o.lease), at: at}}
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(at), at: at}}
 	}
 	return nil
 }
@@ -1151,7 +1183,7 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		one = manyHolds
 	}
 	fresh := func(at int64) rwState {
-		exp := addSat(max(at, o.call), o.lease)
+		exp := o.leaseEnd(at)
 		if o.kind == linAcquireRead {
 			return rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
 		}
@@ -1167,7 +1199,7 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		if i := s.reader(o.holder); i >= 0 {
 			lo, hi = s.readers[i].lo+1, incHolds(s.readers[i].hi, many)
 		}
-		exp := addSat(max(s.at, o.call), o.lease)
+		exp := o.leaseEnd(s.at)
 		n := s.withReader(o.holder, lo, hi)
 		n.exp, n.rmin = max(s.exp, exp), min(s.rmin, exp)
 		out = append(out, n)

@@ -654,3 +654,33 @@ func TestLinearizablePartialRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestLinearizableLeaseFromCall is seed 560 of
+// redlock-spec-delayed-replies-rate, by hand: c2 holds from 0 s (lease 1 s);
+// c3's acquire [0.220 s, 1.204 s] set its key on n2 at its call and got n3
+// only at 1.204 s, after c2's key there expired, so its majority ends with
+// the n2 key at 1.220 s; c2 takes the lock again at 1.272 s. Counting c3's
+// lease from the earliest point its acquire can have taken effect (1 s,
+// c2's expiry) puts its end at 2 s and calls c2's acquire a violation;
+// LeaseFromCall counts it from the call, which the spec's RedLock does. An
+// acquire before that (at 1.210 s) stays a violation, for every model.
+func TestLinearizableLeaseFromCall(t *testing.T) {
+	const lease1 = "lease=1s"
+	for _, kind := range []checker.LockKind{checker.LockSimple, checker.LockReentrant, checker.LockReadWrite} {
+		c2, c3 := "c2", "c3"
+		if kind != checker.LockSimple {
+			c2, c3 = "c2/a", "c3/a"
+		}
+		hist := func(again time.Duration) []sim.Record {
+			return (&linHist{}).
+				acq(c2, 0, 1*lnMs, lnOK, lease1).
+				acq(c3, 220*lnMs, 1204*lnMs, lnOK, lease1).
+				acq(c2, again, again+lnMs, lnOK, lease1).recs
+		}
+		t.Run(kind.String(), func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail), checker.Violated)
+			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.OK)
+			linWantStatus(t, checker.Linearizable(hist(1210*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.Violated)
+		})
+	}
+}
