@@ -61,6 +61,19 @@ const (
 	// strict model but not of the lock's promise (only a successful acquire
 	// promises anything).
 	AcquireMayFail LinOption = iota + 1
+	// LeaseFromCall counts an acquire's lease from its call even where the
+	// acquire can only have taken effect later (after another's hold may
+	// have expired): for locks kept on several nodes, whose keys are set
+	// at different moments, the spec's RedLock. Its SET may land at once
+	// on a node the previous holder no longer kept and a majority form
+	// only later, when another node's key expires; the majority then ends
+	// with the first key, one lease after the call, which is why the spec
+	// counts its validity from the call. Without it a lease counts from
+	// the acquire's earliest possible point, as a single node's SET NX
+	// starts its key's TTL when it runs, after any expiry it waited for.
+	// Redisson's RedLock does not need it: given a lease, it re-applies it
+	// to every member (PEXPIRE) once it has them, after it took effect.
+	LeaseFromCall
 )
 
 // Linearizable checks that the lock operations of h (op records "acquire",
@@ -78,6 +91,15 @@ const (
 // per lock and, for each illegal lock, about log2(n) more (a bisection over
 // the lock's history as it stood at each return) to find where it first
 // went wrong.
+//
+// A failed release whose Detail says it deleted the holder's key on some
+// nodes (sim.ReleasedDetail, "released=k/n" with k >= 1: the spec's
+// RedLock answers "not held" when fewer than a majority released) may, in
+// the simple lock model, have freed the lock anywhere in its interval,
+// provided the hold may have expired by its return; without the Detail, or
+// with k = 0, a failed release took no effect. The other models read no
+// such Detail (Redisson's RedLock answers "not held" only when no member
+// released).
 //
 // An acquire's lease is read from its Detail ("lease=<duration>", or
 // "watchdog" for a hold that never expires); failing that, from the lease
@@ -235,11 +257,13 @@ const (
 // linOp is one lock operation as the models read it (Porcupine's input; the
 // output is the outcome, which the input repeats).
 //
-// Times are world nanoseconds. A lease counts from the operation's call, the
-// earliest moment it can have taken effect, so call+lease is the earliest
-// moment the hold can have expired: an acquire by another holder is legal if
-// its return is at or after that (the latest point at which it can have taken
-// effect), and a lock that legitimately expired is never called a violation.
+// Times are world nanoseconds. A lease counts from the earliest moment the
+// acquire can have taken effect (its call, or a previous hold's earliest
+// expiry that it had to wait for; always the call with LeaseFromCall), so
+// that plus the lease is the earliest moment the hold can have expired: an
+// acquire by another holder is legal if its return is at or after that (the
+// latest point at which it can have taken effect), and a lock that
+// legitimately expired is never called a violation.
 type linOp struct {
 	kind   linKind
 	out    linOutcome
@@ -259,6 +283,27 @@ type linOp struct {
 	result   string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
 	mayFail bool
+	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
+	// wherever the acquire takes effect.
+	fromCall bool
+	// partial (failed releases): the release answered "not held" but says
+	// (Detail sim.ReleasedDetail, "released=k/n" with k >= 1) that it
+	// deleted the holder's key on k of its n nodes, too few for the
+	// majority its answer counts: a multi-node release (the spec's RedLock)
+	// that took effect in part. released and nodes are k and n, for
+	// descriptions.
+	partial         bool
+	released, nodes int32
+}
+
+// leaseEnd is the earliest expiry of the hold o's acquire gives when it
+// takes effect at a point no earlier than at: that point (at least the
+// call) plus the lease, or with LeaseFromCall the call plus the lease.
+func (o *linOp) leaseEnd(at int64) int64 {
+	if o.fromCall {
+		return addSat(o.call, o.lease)
+	}
+	return addSat(max(at, o.call), o.lease)
 }
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -275,6 +320,7 @@ type linHistory struct {
 // buildLin extracts kind's lock operations from h.
 func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
 	mayFail := slices.Contains(opts, AcquireMayFail)
+	fromCall := slices.Contains(opts, LeaseFromCall)
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
@@ -341,7 +387,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			lh.holders = append(lh.holders, holder)
 		}
 		o := linOp{kind: k, lock: lockIdx[r.Lock], holder: hi, call: r.T, ret: farReturn, rec: i, result: r.Result,
-			mayFail: mayFail && (k == linAcquire || k == linAcquireRead)}
+			mayFail: mayFail && (k == linAcquire || k == linAcquireRead), fromCall: fromCall && (k == linAcquire || k == linAcquireRead)}
 		switch {
 		case r.Outcome == sim.OutcomeOK && r.End != nil:
 			o.out, o.ret = outOK, *r.End
@@ -360,6 +406,11 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			o.res = resReleased
 		case "0":
 			o.res = resRemain
+		}
+		if k == linRelease && o.out == outFail {
+			if n, of, ok := sim.ParseReleasedDetail(r.Detail); ok && n >= 1 {
+				o.partial, o.released, o.nodes = true, int32(n), int32(of)
+			}
 		}
 		key := half{o.lock, o.holder, k == linAcquireRead || k == linReleaseRead}
 		lease, ok := leaseOf(r.Detail)
@@ -569,7 +620,10 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //     acquire that set its lease can have taken effect) + lease on; before
 //     exp it certainly holds (node clocks are assumed not to run fast, and
 //     the key's TTL starts when the node applies the acquire, after its
-//     call). Leases are truncated to milliseconds, as Redis keeps them.
+//     call and after any expiry it waited for). With LeaseFromCall exp is
+//     the acquire's call + lease: a multi-node acquire's first keys may be
+//     set at its call, before the point at which it holds a majority.
+//     Leases are truncated to milliseconds, as Redis keeps them.
 //   - After exp the hold is *possibly* gone, never certainly: a node clock
 //     that runs slow or jumps back keeps a key past its lease in world time,
 //     so a refused acquire is legal whenever another holder is in the state,
@@ -600,7 +654,12 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //     same semantics; the search becomes a closure over a small set.
 //   - Known outcomes are taken at their word: an acquire that returned ok
 //     added one hold. An acquire applied twice by a retry (hold count 2 where
-//     the client counts 1) shows up when the releases disagree with it.
+//     the client counts 1) shows up when the releases disagree with it. A
+//     failed release took no effect, except a partial one (Detail
+//     "released=k/n", k >= 1: a multi-node release that answered "not
+//     held" by its count, with some deletes landed): the simple model lets
+//     it free the lock at any point of its interval once the hold may have
+//     expired by its return (see simpleState).
 //
 // A state covers another when every continuation legal from the other is
 // legal from it (same holders, hold-count ranges that contain the other's,
@@ -827,7 +886,15 @@ func (lh *linHistory) model(partitioned bool) porcupine.Model {
 // it, the acquirer included (a simple lock is not reentrant).
 // Compare-and-delete succeeds for the holder only; it fails for anyone else,
 // and for the holder once its hold may have expired (which then frees the
-// lock).
+// lock). A partial release (linOp.partial: the spec's RedLock deleted the
+// holder's key on some nodes, too few for the majority its "not held"
+// counts) may have freed the lock at any point of its interval, as a
+// successful release does, provided its return is at or after exp: the
+// deletes that landed took the holder below a majority (so another may
+// take the lock while the holder's lease runs), those that found no key
+// landed after it ran out, and "not held" is then true when it is said.
+// Returning before exp, it says "not held" of a hold still certainly live,
+// and stays a violation, as does a failed release that deleted nothing.
 type simpleState struct {
 	holder int32 // -1: free
 	exp    int64
@@ -838,11 +905,11 @@ type simpleState struct {
 // ret, if it can have.
 func (s simpleState) take(o *linOp, ret int64) []lockState {
 	if s.holder < 0 {
-		return []lockState{simpleState{holder: o.holder, exp: addSat(max(s.at, o.call), o.lease), at: s.at}}
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(s.at), at: s.at}}
 	}
 	if ret >= s.exp {
 		at := max(s.at, s.exp)
-		return []lockState{simpleState{holder: o.holder, exp: addSat(max(at, o.call), o.lease), at: at}}
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(at), at: at}}
 	}
 	return nil
 }
@@ -861,6 +928,11 @@ func (s simpleState) step(o *linOp) []lockState {
 		return []lockState{simpleState{holder: -1, at: s.at}}
 	case o.kind == linRelease && o.out == outFail && !mine:
 		return []lockState{s}
+	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= s.exp:
+		// Its deletes freed the lock at some point of its interval, as
+		// early as its call; its answer, at the return, is true once the
+		// hold may have run out.
+		return []lockState{simpleState{holder: -1, at: s.at}}
 	case o.kind == linRelease && o.out == outFail && o.ret >= s.exp:
 		return []lockState{simpleState{holder: -1, at: max(s.at, s.exp)}}
 	}
@@ -939,7 +1011,7 @@ func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
 	}
 	switch {
 	case s.holder < 0:
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: addSat(max(s.at, o.call), o.lease), at: s.at}}
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(s.at), at: s.at}}
 	case s.holder == o.holder:
 		// Nested; or, once the hold may have expired, a fresh hold of one:
 		// the union of the two, at the earlier point.
@@ -947,14 +1019,14 @@ func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
 		if ret >= s.exp {
 			lo = 1
 		}
-		exp := addSat(max(s.at, o.call), o.lease)
+		exp := o.leaseEnd(s.at)
 		if s.exp == never {
 			exp = never
 		}
 		return []lockState{reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at}}
 	case ret >= s.exp:
 		at := max(s.at, s.exp)
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: addSat(max(at, o.call), o.lease), at: at}}
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(at), at: at}}
 	}
 	return nil
 }
@@ -1111,7 +1183,7 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		one = manyHolds
 	}
 	fresh := func(at int64) rwState {
-		exp := addSat(max(at, o.call), o.lease)
+		exp := o.leaseEnd(at)
 		if o.kind == linAcquireRead {
 			return rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
 		}
@@ -1127,7 +1199,7 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		if i := s.reader(o.holder); i >= 0 {
 			lo, hi = s.readers[i].lo+1, incHolds(s.readers[i].hi, many)
 		}
-		exp := addSat(max(s.at, o.call), o.lease)
+		exp := o.leaseEnd(s.at)
 		n := s.withReader(o.holder, lo, hi)
 		n.exp, n.rmin = max(s.exp, exp), min(s.rmin, exp)
 		out = append(out, n)
@@ -1334,6 +1406,9 @@ func (lh *linHistory) describeOp(o *linOp) string {
 	}
 	if o.out == outUnknown {
 		b.WriteString(" (armed: may take effect any number of times from its call on)")
+	}
+	if o.partial {
+		b.WriteString(fmt.Sprintf(" (released on %d of %d nodes)", o.released, o.nodes))
 	}
 	if o.kind == linAcquire || o.kind == linAcquireRead {
 		if o.lease == never {

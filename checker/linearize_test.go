@@ -598,3 +598,89 @@ func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 		})
 	}
 }
+
+// TestLinearizablePartialRelease is seed 3 of
+// redlock-spec-delayed-replies-rate, by hand: c2 holds the spec's RedLock
+// (keys on n1 and n2, TTL 1 s from 0.544 s) and releases at 1.045 s; n1
+// deletes at once, the delete for n2 lands after the key expired there, so
+// only 1 of 3 released and Spec.Unlock answers "not held" at 2.643 s.
+// Meanwhile c1 took n1 and n3, a majority, at 1.286-1.388 s, before c2's
+// lease ran out: legal only if c2's release freed the lock by then. With
+// "released=1/3" it may have (its answer, at 2.643 s, is after the lease
+// ran out); the old model, which took every failed release to have had no
+// effect, called it a violation (and still does without the Detail, or
+// with "released=0/3": a release that deleted nothing cannot have made way
+// for c1). A partial release that says "not held" while the lease is
+// certainly live, with or without another's acquire meanwhile, stays a
+// violation.
+func TestLinearizablePartialRelease(t *testing.T) {
+	const lease1 = "lease=1s"
+	hist := func(relRet time.Duration, relDetail string, contender bool) []sim.Record {
+		b := (&linHist{}).
+			acq("c2", 544*lnMs, 545*lnMs, lnOK, lease1).
+			add("c2", "lk", "release", 1045*lnMs, relRet, lnFail, "not held", relDetail)
+		if contender {
+			b.acq("c1", 1286*lnMs, 1388*lnMs, lnOK, lease1).
+				rel("c1", 1888*lnMs, 1889*lnMs, lnOK, "").
+				acq("c1", 1981*lnMs, 1982*lnMs, lnOK, lease1)
+		}
+		return b.recs
+	}
+	for _, c := range []struct {
+		name      string
+		relRet    time.Duration
+		detail    string
+		contender bool
+		want      checker.Status
+	}{
+		{"partial, answered after the lease ran out", 2643 * lnMs, sim.ReleasedDetail(1, 3), true, checker.OK},
+		{"no detail", 2643 * lnMs, "", true, checker.Violated},
+		{"deleted nothing", 2643 * lnMs, sim.ReleasedDetail(0, 3), true, checker.Violated},
+		{"partial, answered while the lease was live", 1400 * lnMs, sim.ReleasedDetail(1, 3), true, checker.Violated},
+		{"partial, alone, answered while the lease was live", 1400 * lnMs, sim.ReleasedDetail(1, 3), false, checker.Violated},
+		{"partial, alone, answered after the lease ran out", 2643 * lnMs, sim.ReleasedDetail(1, 3), false, checker.OK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := checker.Linearizable(hist(c.relRet, c.detail, c.contender), checker.LockSimple, 0, checker.AcquireMayFail)
+			linWantStatus(t, v, c.want)
+			if c.want == checker.Violated {
+				if len(v.Violations) != 1 || v.Violations[0].Kind != checker.Linearizability {
+					t.Fatalf("violations %v, want one linearizability", v.Violations)
+				}
+				if c.detail == sim.ReleasedDetail(1, 3) && !strings.Contains(v.Violations[0].Detail, "released on 1 of 3 nodes") {
+					t.Errorf("detail %q does not say the release was partial", v.Violations[0].Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestLinearizableLeaseFromCall is seed 560 of
+// redlock-spec-delayed-replies-rate, by hand: c2 holds from 0 s (lease 1 s);
+// c3's acquire [0.220 s, 1.204 s] set its key on n2 at its call and got n3
+// only at 1.204 s, after c2's key there expired, so its majority ends with
+// the n2 key at 1.220 s; c2 takes the lock again at 1.272 s. Counting c3's
+// lease from the earliest point its acquire can have taken effect (1 s,
+// c2's expiry) puts its end at 2 s and calls c2's acquire a violation;
+// LeaseFromCall counts it from the call, which the spec's RedLock does. An
+// acquire before that (at 1.210 s) stays a violation, for every model.
+func TestLinearizableLeaseFromCall(t *testing.T) {
+	const lease1 = "lease=1s"
+	for _, kind := range []checker.LockKind{checker.LockSimple, checker.LockReentrant, checker.LockReadWrite} {
+		c2, c3 := "c2", "c3"
+		if kind != checker.LockSimple {
+			c2, c3 = "c2/a", "c3/a"
+		}
+		hist := func(again time.Duration) []sim.Record {
+			return (&linHist{}).
+				acq(c2, 0, 1*lnMs, lnOK, lease1).
+				acq(c3, 220*lnMs, 1204*lnMs, lnOK, lease1).
+				acq(c2, again, again+lnMs, lnOK, lease1).recs
+		}
+		t.Run(kind.String(), func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail), checker.Violated)
+			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.OK)
+			linWantStatus(t, checker.Linearizable(hist(1210*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.Violated)
+		})
+	}
+}

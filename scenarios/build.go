@@ -188,10 +188,14 @@ func (a Algorithm) LockKind() checker.LockKind {
 // LinOptions are the model adjustments the algorithm needs: RedLock and a
 // synced acquire can refuse while nobody holds the lock (a split vote, a
 // slow member, no replica acknowledgement), which the strict models call
-// illegal although the lock promised nothing by refusing.
+// illegal although the lock promised nothing by refusing; the spec's
+// RedLock also counts its lease from the call (checker.LeaseFromCall), as
+// its keys may be set there, before the majority forms.
 func (a Algorithm) LinOptions() []checker.LinOption {
 	switch {
-	case a.Kind == AlgRedLockSpec, a.Kind == AlgRedLockRedisson,
+	case a.Kind == AlgRedLockSpec:
+		return []checker.LinOption{checker.AcquireMayFail, checker.LeaseFromCall}
+	case a.Kind == AlgRedLockRedisson,
 		a.Reentrant.Options.SyncReplicas > 0, a.Redisson.ClientOptions.SyncReplicas > 0:
 		return []checker.LinOption{checker.AcquireMayFail}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,6 +50,36 @@ func DriftDetail(ppm int64) string {
 		return ""
 	}
 	return fmt.Sprintf("drift %+d ppm", ppm)
+}
+
+// ReleasedDetail is the Detail of a release op record of a lock kept on
+// several nodes (the spec's RedLock): on how many of its nodes the release
+// is known to have deleted the holder's key ("released=1/3"; a node whose
+// reply never came is not counted, though it may have deleted it). The
+// count says what the answer does not: a release that answered "not held"
+// for want of a majority still took effect on the nodes it counts.
+// ParseReleasedDetail reads it back.
+func ReleasedDetail(released, nodes int) string {
+	return "released=" + strconv.Itoa(released) + "/" + strconv.Itoa(nodes)
+}
+
+// ParseReleasedDetail finds ReleasedDetail's field among detail's fields
+// (separated by spaces, commas or semicolons); ok is false when there is
+// none or it is malformed (negative, or more released than nodes).
+func ParseReleasedDetail(detail string) (released, nodes int, ok bool) {
+	for _, f := range strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }) {
+		s, found := strings.CutPrefix(f, "released=")
+		if !found {
+			continue
+		}
+		a, b, found := strings.Cut(s, "/")
+		k, err1 := strconv.Atoi(a)
+		n, err2 := strconv.Atoi(b)
+		if found && err1 == nil && err2 == nil && k >= 0 && n >= 1 && k <= n {
+			return k, n, true
+		}
+	}
+	return 0, 0, false
 }
 
 // Outcomes of op and req records.

@@ -31,6 +31,11 @@ func TestSpecRedLockNoFaults(t *testing.T) {
 			if r.Kind == sim.KindOp && r.Op == "acquire" && r.Outcome == sim.OutcomeOK && r.Result == "" {
 				t.Errorf("record %d: acquire without its token", r.Seq)
 			}
+			// Each release deleted the key on the majority (at least) that
+			// its acquire took.
+			if k, n, ok := sim.ParseReleasedDetail(r.Detail); r.Kind == sim.KindOp && r.Op == "release" && (!ok || n != 3 || k < 2) {
+				t.Errorf("record %d: release detail %q, want released=2/3 or 3/3", r.Seq, r.Detail)
+			}
 		}
 		if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
 			t.Errorf("retry=%v: %d releases refused without faults", retry, n)
@@ -58,6 +63,18 @@ func TestSpecRedLockPause(t *testing.T) {
 	}
 	if ov := checker.Overlaps(checker.Holdings(recs, 30*sec)); !overlapsWith(ov, paused) {
 		t.Errorf("no overlap with the paused holder %s", paused)
+	}
+	// The paused holder's release, after the wake, finds its keys expired
+	// (or another's): it deleted none, and says so.
+	var late []sim.Record
+	for _, r := range opsNamed(recs, "release") {
+		if r.Client == paused && r.T >= int64(woke) {
+			late = append(late, r)
+			break
+		}
+	}
+	if len(late) != 1 || late[0].Outcome != sim.OutcomeFail || late[0].Detail != sim.ReleasedDetail(0, 3) {
+		t.Errorf("the paused holder's first release after the wake: %v, want fail with %q", late, sim.ReleasedDetail(0, 3))
 	}
 	if t.Failed() {
 		t.Log(e.dump())

@@ -56,8 +56,10 @@ const opExtend = "extend"
 // until Holds holdings are done): acquire, hold for Hold (extending every
 // ExtendEvery, if set), release, think. It records "acquire" (no owner;
 // Result the lease's token), "extend" (Result the token; Detail
-// "validity=<d>" when it succeeded), "release", and "expire" when the
-// holder's validity estimate (Belief) runs out before the release.
+// "validity=<d>" when it succeeded), "release" (Detail sim.ReleasedDetail:
+// on how many nodes it deleted the key, since a release answering "not
+// held" for want of a majority may still have deleted some), and "expire"
+// when the holder's validity estimate (Belief) runs out before the release.
 func SpecRedLock(c Client, cfg SpecConfig) error {
 	const kind = "spec-redlock"
 	if c == nil {
@@ -130,7 +132,8 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
 			b.releasing()
 			rel := c.BeginOp(cfg.Key, opRelease)
-			_, err = s.Unlock(ctx, lease)
+			released, err := s.Unlock(ctx, lease)
+			rel.SetDetail(sim.ReleasedDetail(released, len(conns)))
 			rel.End(releaseOutcome(err))
 			if cfg.Holds > 0 && done >= cfg.Holds {
 				return
