@@ -119,13 +119,12 @@ type Results struct {
 	// Curves[m][l][a] is Modes[m] at Levels[l] for Algorithms[a] (nil with
 	// TableOnly); the Ref level's cells are the Table's.
 	Curves [][][]*Cell
-	// BeliefModes are the modes of Modes named in BeliefModes (in its
-	// order), and
-	// BeliefAlgorithms the Leased Algorithms; Belief[m][a][b] is
-	// BeliefModes[m] at its Ref for BeliefAlgorithms[a] with its holders
-	// on Beliefs[b] (nil with TableOnly). A cell identical to a table
-	// cell (an algorithm without a watchdog on its default model) is that
-	// table cell.
+	// BeliefModes are the modes run that BeliefModes names (in its order)
+	// and BeliefAlgorithms the Leased Algorithms; Belief[m][a][b] is
+	// BeliefModes[m] at its Ref for BeliefAlgorithms[a] with its holders on
+	// Beliefs[b] (nil with TableOnly). A cell identical to a table cell (an
+	// algorithm without a watchdog, on its default model) is that table
+	// cell, run once.
 	BeliefModes      []Mode
 	BeliefAlgorithms []Algorithm
 	Belief           [][][]*Cell
@@ -216,7 +215,7 @@ func Run(opts Options) (*Results, error) {
 				la := Leased(a)
 				var pair []*Cell
 				for _, b := range Beliefs {
-					if !a.Watchdog && b == traffic.DefaultBelief(res.Table[mi][ai].Scenario.Algorithm.Kind) {
+					if !a.Watchdog && b == res.Table[mi][ai].Belief {
 						pair = append(pair, res.Table[mi][ai])
 						continue
 					}
