@@ -332,6 +332,10 @@ func (r *Results) details(dir string, w func(string, ...any), c *Cell, ce *Count
 		title = fmt.Sprintf("%s under %s, %s", title, c.Mode.Name, c.Belief)
 	}
 	w("<details><summary>%s: seed %d, %s</summary>\n\n", title, ce.Seed, ce.Violation.Kind)
+	if c.BeliefSet {
+		// The belief table gives only rates: say here what went wrong.
+		w("Safety properties violated in this cell (runs of %d): %s.\n\n", c.Runs, kindList(c, true))
+	}
 	w("%s\n\nFault events before it: %s\n\n", ce.Violation.String(), faultList(ce.Faults))
 	w("![timeline of %s seed %d](plots/%s.png)\n\n", c.name(), ce.Seed, plot)
 	w("```sh\n%s\n```\n\n</details>\n\n", r.replay(c, ce))
