@@ -1,8 +1,13 @@
 // Package compare runs the comparison matrix: every algorithm under every
 // failure mode, at several fault intensities, over many seeds, and writes
-// the report that compares their failure modes (rates with confidence
-// intervals, silent-loss time, fencing, the shortest counterexample of
-// each cell with the command that replays it, and the plots).
+// the report that compares their failure modes. Safety and availability are
+// counted apart (checker.Kind.Safety): unsafe runs with confidence
+// intervals, silent-loss time and fencing on one side; resurrected locks
+// and the longest time the lock stayed free while clients waited on the
+// other; the shortest counterexample of each class in each cell with the
+// command that replays it, and the plots. A belief section runs the
+// algorithms with an explicit lease under both belief models (careful,
+// trusting) where late replies make them differ.
 //
 // Each cell of the matrix is an ordinary scenario (package scenarios); the
 // table's cells are written out as YAML beside the report, so every
