@@ -53,6 +53,28 @@ func TestEveryCellParses(t *testing.T) {
 			t.Errorf("%s: reference level %v is not one of its levels %v", m.Name, m.Ref, m.Levels)
 		}
 	}
+	// The belief section's cells: a known mode, an explicit lease, and the
+	// model the scenario file sets.
+	for _, name := range compare.BeliefModes {
+		ms := pick(compare.Modes, func(m compare.Mode) string { return m.Name }, name)
+		if len(ms) != 1 {
+			t.Fatalf("belief mode %s is not a mode", name)
+		}
+		for _, a := range compare.Algorithms {
+			la := compare.Leased(a)
+			for _, b := range compare.Beliefs {
+				y := compare.BeliefYAML(ms[0], la, b)
+				s, err := scenarios.Parse("belief.yaml", []byte(y))
+				if err != nil {
+					t.Errorf("belief %s, %s, %s: %v", name, la.Name, b, err)
+					continue
+				}
+				if s.Algorithm.Belief() != b || la.Watchdog || strings.Contains(y, "lease: watchdog") {
+					t.Errorf("belief %s, %s, %s: the scenario's belief is %s, watchdog %v", name, la.Name, b, s.Algorithm.Belief(), la.Watchdog)
+				}
+			}
+		}
+	}
 	for _, l := range compare.HeatLeases {
 		for _, d := range compare.HeatDrifts {
 			if _, err := scenarios.Parse("heat.yaml", []byte(compare.HeatYAML(l, d))); err != nil {
@@ -72,8 +94,11 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 algorithms x (1 level of "none" + 5 levels of "pause") x 4 seeds.
-	if want := 2 * 6 * 4; calls != want || last != want {
+	// 2 algorithms x (1 level of "none" + 5 levels of "pause") x 4 seeds,
+	// and the belief section under pause: the fenced lock with a lease,
+	// careful and trusting, and SimpleLock trusting (careful, its default,
+	// is the table's cell).
+	if want := (2*6 + 3) * 4; calls != want || last != want {
 		t.Fatalf("progress called %d times, last %d; want %d", calls, last, want)
 	}
 	none, pause := res.Table[0], res.Table[1]
@@ -97,12 +122,36 @@ func TestSmallMatrix(t *testing.T) {
 			t.Errorf("6 s pauses, %s: counterexample faults %v, want a pause first", c.Algorithm.Name, f)
 		}
 	}
+	for _, row := range res.Table {
+		for _, c := range row {
+			checkClasses(t, c)
+		}
+	}
 	// The fenced column really wrote to its resource.
 	if res.Algorithms[0].Name != "fenced" {
 		t.Fatalf("columns %v", res.Algorithms)
 	}
 	if f := pause[0].Fencing; f.Accepted == 0 {
 		t.Errorf("fenced: no writes accepted: %+v", f)
+	}
+	// The belief section: pause only (the modes run), each algorithm with
+	// an explicit lease under both models.
+	if len(res.BeliefModes) != 1 || res.BeliefModes[0].Name != "pause" || len(res.Belief) != 1 || len(res.Belief[0]) != 2 {
+		t.Fatalf("belief section: modes %v, %d rows", res.BeliefModes, len(res.Belief))
+	}
+	for ai, a := range res.BeliefAlgorithms {
+		for bi, c := range res.Belief[0][ai] {
+			if c.Belief != compare.Beliefs[bi] || c.Runs != 4 || c.Algorithm.Watchdog {
+				t.Errorf("belief cell %s/%s: belief %s, %d runs, watchdog %v", a.Name, compare.Beliefs[bi], c.Belief, c.Runs, c.Algorithm.Watchdog)
+			}
+			checkClasses(t, c)
+		}
+	}
+	if c := res.Belief[0][1][0]; c != pause[1] {
+		t.Errorf("SimpleLock careful under pause is not the table's cell")
+	}
+	if c := res.Belief[0][0][1]; !c.BeliefSet || c.Algorithm.Name != "fenced-lease" || c.Unsafe == 0 {
+		t.Errorf("fenced lock with a lease, trusting, under pause: %s, belief set %v, %d unsafe of %d", c.Algorithm.Name, c.BeliefSet, c.Unsafe, c.Runs)
 	}
 	if err := res.Write(dir, "simulate compare (test)"); err != nil {
 		t.Fatal(err)
@@ -111,12 +160,16 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| failure mode |", "SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
+	for _, want := range []string{"## Safety: unsafe runs per 1,000", "## Availability", "Runs with a resurrected lock per 1,000",
+		"## Belief models", "| FencedLock + fenced resource (lease 5s) |", "### Safety", "### Availability",
+		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	for _, f := range []string{"plots/rate-pause.png", "plots/rate-pause.svg", "plots/timeline-pause--simple.png", "scenarios/pause--simple.yaml"} {
+	for _, f := range []string{"plots/rate-pause.png", "plots/rate-pause.svg", "plots/timeline-pause--simple.png", "scenarios/pause--simple.yaml",
+		"scenarios/pause--fenced-lease--careful.yaml", "scenarios/pause--fenced-lease--trusting.yaml", "scenarios/pause--simple--trusting.yaml",
+		"plots/timeline-pause--fenced-lease--trusting.png"} {
 		data, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -127,19 +180,10 @@ func TestSmallMatrix(t *testing.T) {
 			}
 		}
 	}
-	// The counterexample replays from the written scenario file: same seed,
-	// same first violation.
-	c := pause[0]
-	s, err := scenarios.Load(c.Scenario.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Run(c.Shortest.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Verdict.Status != checker.Violated || r.Verdict.Violations[0].String() != c.Shortest.Violation.String() {
-		t.Fatalf("replay of seed %d: %v, want first violation %v", c.Shortest.Seed, r.Verdict, c.Shortest.Violation)
+	// Every counterexample the report names replays from its written
+	// scenario file: same seed, the same first violation of its class.
+	if n := checkReplays(t, readme, func(f string) string { return f }); n < 3 {
+		t.Errorf("%d counterexamples in the report, want at least the 2 pause cells' and a belief cell's", n)
 	}
 
 	// Same seeds, same report; and the rewrite replaces the directory
@@ -169,6 +213,67 @@ func TestSmallMatrix(t *testing.T) {
 		}
 		t.Errorf("beside the report: %v, want only reports", names)
 	}
+}
+
+// checkClasses checks that c's counts and counterexamples keep safety and
+// availability apart: the safety counterexample is a safety kind and the
+// availability one is not; Unsafe counts at least the runs of its most
+// frequent safety kind and is nil-counterexample exactly when zero;
+// Resurrected is the resurrected-lock kind's count.
+func checkClasses(t *testing.T, c *compare.Cell) {
+	t.Helper()
+	if c.Unsafe > c.Violated || c.Resurrected != c.Kinds[checker.Resurrected] || len(c.Unavailable) != c.Runs {
+		t.Errorf("%s: %d unsafe, %d resurrected (kind count %d), %d violated, %d unavailability values of %d runs",
+			c.Scenario.Name, c.Unsafe, c.Resurrected, c.Kinds[checker.Resurrected], c.Violated, len(c.Unavailable), c.Runs)
+	}
+	for k, n := range c.Kinds {
+		if k.Safety() && n > c.Unsafe {
+			t.Errorf("%s: %d runs with %s but %d unsafe", c.Scenario.Name, n, k, c.Unsafe)
+		}
+	}
+	if (c.Shortest != nil) != (c.Unsafe > 0) || (c.Shortest != nil && !c.Shortest.Violation.Kind.Safety()) {
+		t.Errorf("%s: %d unsafe runs, safety counterexample %+v", c.Scenario.Name, c.Unsafe, c.Shortest)
+	}
+	if ce := c.ShortestAvailability; ce != nil && ce.Violation.Kind.Safety() {
+		t.Errorf("%s: availability counterexample is %s", c.Scenario.Name, ce.Violation.Kind)
+	}
+}
+
+// counterexampleRE matches a counterexample block of a report: its summary
+// (title, seed, kind) and, further on, the command that replays it.
+var counterexampleRE = regexp.MustCompile("<summary>[^:<]+: seed (\\d+), ([a-z-]+)</summary>[\\s\\S]*?go run ./cmd/simulate run -seed (\\d+) ([^ \\n`]+\\.yaml)")
+
+// checkReplays replays every counterexample of the report text, loading
+// each scenario file at path(its name in the report): the seed in the
+// summary and in the command agree, and the run's first violation of the
+// stated kind's class (safety or availability) is of that kind. It returns
+// the number of counterexamples.
+func checkReplays(t *testing.T, readme []byte, path func(string) string) int {
+	t.Helper()
+	ms := counterexampleRE.FindAllStringSubmatch(string(readme), -1)
+	for _, m := range ms {
+		seed, _ := strconv.ParseUint(m[3], 10, 64)
+		s, err := scenarios.Load(path(m[4]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Run(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := checker.Kind(m[2])
+		var got checker.Kind
+		for _, v := range r.Verdict.Violations {
+			if v.Kind.Safety() == want.Safety() {
+				got = v.Kind
+				break
+			}
+		}
+		if got != want || m[1] != m[3] {
+			t.Errorf("%s seed %s (summary seed %s): %v, first of its class %q; the report says %s", m[4], m[3], m[1], r.Verdict.Kinds(), got, want)
+		}
+	}
+	return len(ms)
 }
 
 func TestWorkersDoNotChangeResults(t *testing.T) {
@@ -202,29 +307,24 @@ func TestBadOptions(t *testing.T) {
 
 // TestReferenceReportReplays keeps the committed report honest: every
 // replay command in reports/README.md names a scenario file that exists
-// and, run at that seed, violates the property the report says it does.
+// and, run at that seed, gives as its first violation of the class (safety
+// or availability) the kind the report says. The report separates the two
+// classes and has the belief section.
 func TestReferenceReportReplays(t *testing.T) {
 	data, err := os.ReadFile("../reports/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile("<summary>[^:]+: seed (\\d+), ([a-z-]+)</summary>[\\s\\S]*?go run ./cmd/simulate run -seed (\\d+) (reports/scenarios/[^ \\n`]+\\.yaml)")
-	ms := re.FindAllStringSubmatch(string(data), -1)
-	if len(ms) < 10 {
-		t.Fatalf("found %d counterexamples in the report, want at least 10", len(ms))
+	for _, want := range []string{"## Safety: unsafe runs per 1,000", "## Availability", "## Belief models"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("reports/README.md lacks %q: regenerate it (make report)", want)
+		}
 	}
-	for _, m := range ms {
-		seed, _ := strconv.ParseUint(m[3], 10, 64)
-		s, err := scenarios.Load(filepath.Join("..", m[4]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := s.Run(seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Verdict.Status != checker.Violated || string(r.Verdict.Violations[0].Kind) != m[2] || m[1] != m[3] {
-			t.Errorf("%s seed %s: %v; the report says %s", m[4], m[3], r.Verdict.Kinds(), m[2])
-		}
+	n := checkReplays(t, data, func(f string) string { return filepath.Join("..", f) })
+	if n < 10 {
+		t.Fatalf("found %d counterexamples in the report, want at least 10", n)
+	}
+	if !bytes.Contains(data, []byte("--trusting.yaml")) {
+		t.Errorf("the report names no belief-section counterexample")
 	}
 }

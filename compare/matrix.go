@@ -1,8 +1,13 @@
 // Package compare runs the comparison matrix: every algorithm under every
 // failure mode, at several fault intensities, over many seeds, and writes
-// the report that compares their failure modes (rates with confidence
-// intervals, silent-loss time, fencing, the shortest counterexample of
-// each cell with the command that replays it, and the plots).
+// the report that compares their failure modes. Safety and availability are
+// counted apart (checker.Kind.Safety): unsafe runs with confidence
+// intervals, silent-loss time and fencing on one side; resurrected locks
+// and the longest time the lock stayed free while clients waited on the
+// other; the shortest counterexample of each class in each cell with the
+// command that replays it, and the plots. A belief section runs the
+// algorithms with an explicit lease under both belief models (careful,
+// trusting) where late replies make them differ.
 //
 // Each cell of the matrix is an ordinary scenario (package scenarios); the
 // table's cells are written out as YAML beside the report, so every
@@ -15,6 +20,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/traffic"
 )
 
 // Algorithm is a column of the matrix: a lock and how it is deployed.
@@ -26,9 +33,14 @@ type Algorithm struct {
 	// one master with a replica.
 	RedLock bool
 	Nodes   int
+	// Watchdog columns hold with Redisson's watchdog (lease: watchdog, its
+	// timeout the lease); the others take an explicit lease.
+	Watchdog bool
 	// yaml is the algorithm mapping of the scenario file (lease: the lock's
-	// validity, the same for every column so that they compare).
-	yaml func(lease time.Duration) string
+	// validity, the same for every column so that they compare; watchdog:
+	// hold with the watchdog instead of an explicit lease, for the kinds
+	// that have one).
+	yaml func(lease time.Duration, watchdog bool) string
 }
 
 // Mode is a row of the matrix: a failure mode whose intensity varies along
@@ -43,8 +55,15 @@ type Mode struct {
 	Ref    float64
 	// Replicated modes give every RedLock node a replica too.
 	Replicated bool
+	// ClientTimeout is how long a client waits for one reply before it
+	// gives up (and go-redis retries); 0 is the matrix's 500 ms. A mode
+	// about late replies raises it, or they would be lost replies.
+	ClientTimeout time.Duration
 	// Format shows a level in the report.
 	Format func(x float64) string
+	// Note, if set, is a sentence or two of the report on what the mode
+	// shows.
+	Note string
 	// faults returns the scenario's lag (the replicas' replication lag, a
 	// distribution) and its rates or faults section at intensity x.
 	faults func(x float64) (lag, section string)
@@ -59,19 +78,34 @@ const Duration = 30 * time.Second
 
 func dur(d time.Duration) string { return d.String() }
 
-func redisson(extra string) func(time.Duration) string {
-	return func(lease time.Duration) string {
-		return fmt.Sprintf(`  kind: reentrant
-  lease: watchdog
-  wait: 2s
-  hold: 1s
-  think: 100ms
-  options: {watchdog_timeout: %s%s}
-`, dur(lease), extra)
+// redissonFields are a Redisson-family algorithm's lease field (the
+// watchdog, its timeout the lease, or the explicit lease) and its options
+// line (the watchdog's timeout and extra, comma-separated options; none
+// without either).
+func redissonFields(lease time.Duration, watchdog bool, extra string) (leaseLine, options string) {
+	var opts []string
+	leaseLine = "  lease: " + dur(lease) + "\n"
+	if watchdog {
+		leaseLine = "  lease: watchdog\n"
+		opts = append(opts, "watchdog_timeout: "+dur(lease))
+	}
+	if extra != "" {
+		opts = append(opts, extra)
+	}
+	if len(opts) > 0 {
+		options = "  options: {" + strings.Join(opts, ", ") + "}\n"
+	}
+	return leaseLine, options
+}
+
+func redisson(extra string) func(time.Duration, bool) string {
+	return func(lease time.Duration, watchdog bool) string {
+		l, o := redissonFields(lease, watchdog, extra)
+		return "  kind: reentrant\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}
 }
 
-func spec(lease time.Duration) string {
+func spec(lease time.Duration, _ bool) string {
 	return fmt.Sprintf(`  kind: redlock-spec
   ttl: %s
   hold: 1s
@@ -81,38 +115,39 @@ func spec(lease time.Duration) string {
 
 // Algorithms are the columns, in the report's order.
 var Algorithms = []Algorithm{
-	{Name: "redisson", Title: "RedissonLock", yaml: redisson("")},
-	{Name: "redisson-synced", Title: "RedissonLock + synced acquire", yaml: redisson(", sync_replicas: 1, sync_timeout: 200ms")},
-	{Name: "fenced", Title: "FencedLock + fenced resource", yaml: func(lease time.Duration) string {
-		return fmt.Sprintf(`  kind: fenced
-  resource: db
-  writes: 2
-  write_latency: 10ms
-  lease: watchdog
-  wait: 2s
-  hold: 1s
-  think: 100ms
-  options: {watchdog_timeout: %s}
-`, dur(lease))
+	{Name: "redisson", Title: "RedissonLock", Watchdog: true, yaml: redisson("")},
+	{Name: "redisson-synced", Title: "RedissonLock + synced acquire", Watchdog: true, yaml: redisson("sync_replicas: 1, sync_timeout: 200ms")},
+	{Name: "fenced", Title: "FencedLock + fenced resource", Watchdog: true, yaml: func(lease time.Duration, watchdog bool) string {
+		l, o := redissonFields(lease, watchdog, "")
+		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
-	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration) string {
+	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration, _ bool) string {
 		return fmt.Sprintf(`  kind: simple
   ttl: %s
   hold: 1s
   think: 100ms
 `, dur(lease))
 	}},
-	{Name: "redlock-redisson", Title: "RedLock, Redisson-style, N=5", RedLock: true, Nodes: 5, yaml: func(lease time.Duration) string {
-		return fmt.Sprintf(`  kind: redlock-redisson
-  lease: watchdog
-  wait: 2s
-  hold: 1s
-  think: 100ms
-  options: {watchdog_timeout: %s}
-`, dur(lease))
+	{Name: "redlock-redisson", Title: "RedLock, Redisson-style, N=5", RedLock: true, Nodes: 5, Watchdog: true, yaml: func(lease time.Duration, watchdog bool) string {
+		l, o := redissonFields(lease, watchdog, "")
+		return "  kind: redlock-redisson\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
 	{Name: "redlock-spec-3", Title: "RedLock, spec, N=3", RedLock: true, Nodes: 3, yaml: spec},
 	{Name: "redlock-spec-5", Title: "RedLock, spec, N=5", RedLock: true, Nodes: 5, yaml: spec},
+}
+
+// Leased is a's variant with an explicit lease of Lease instead of the
+// watchdog (a itself if it has none): the belief section's row. Redisson's
+// tryLock(wait, lease) is where the belief models part (with the watchdog
+// they differ only in whether the watchdog's loss report ends belief).
+func Leased(a Algorithm) Algorithm {
+	if !a.Watchdog {
+		return a
+	}
+	a.Watchdog = false
+	a.Name += "-lease"
+	a.Title += fmt.Sprintf(" (lease %v)", Lease)
+	return a
 }
 
 func secs(x float64) string { return time.Duration(x * float64(time.Second)).String() }
@@ -153,12 +188,35 @@ var Modes = []Mode{
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {clock_jump: 1, jump_by: %s}\n", secs(x))
 		}},
+	{Name: "delay", Title: "delayed messages (" + pct(DelayP) + " of requests and replies; clients wait for late replies)", Axis: "longest delay (s)",
+		Levels: []float64{0.5, 2, 5, 10, 20}, Ref: 10, Format: secs, ClientTimeout: Duration,
+		Note: "Kleppmann's network-delay timeline: a request or a reply held in the network for a draw uniform in 0 to the longest delay, " +
+			"which can exceed the lease, so that a reply granting a lease arrives after the lease ran out. " +
+			"What a holder does with such a reply is its belief model (see [Belief models](#belief)).",
+		faults: func(x float64) (string, string) {
+			return "10ms", fmt.Sprintf("rates: {delay_p: %g, delay: {kind: uniform, min: 0s, max: %s}}\n", DelayP, secs(x))
+		}},
 	{Name: "lost-replies", Title: "lost replies, retried by go-redis", Axis: "probability a reply is lost",
 		Levels: []float64{0.001, 0.01, 0.02, 0.05, 0.1}, Ref: 0.02, Format: pct,
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {drop_reply: %g}\n", x)
 		}},
 }
+
+// DelayP is the probability that the delay mode delays a message (a
+// request or a reply), by a draw uniform in 0 to the mode's level: at the
+// table's 10 s, half the delayed messages arrive after a whole lease.
+// Kleppmann's network-delay timeline: a reply that comes after the lease it
+// grants ran out.
+const DelayP = 0.01
+
+// BeliefModes names the modes the belief section runs under both belief
+// models: the one where replies come late (delay), and, for contrast, the
+// process pauses and clock jumps that also attack a lease.
+var BeliefModes = []string{"delay", "pause", "clock-jump"}
+
+// Beliefs are the belief section's two models, in its columns' order.
+var Beliefs = []traffic.Belief{traffic.BeliefCareful, traffic.BeliefTrusting}
 
 // HeatLeases and HeatDrifts are the heatmap's axes: the spec RedLock (N=5)
 // with this TTL, every node and client clock drifting by a constant drawn
@@ -173,22 +231,41 @@ var (
 // every few tens of milliseconds, which makes these runs the costliest.
 const HeatDuration = 20 * time.Second
 
-// cellName is a cell's scenario name.
-func cellName(m Mode, x float64, a Algorithm) string {
-	if len(m.Levels) == 1 || x == m.Ref {
-		return m.Name + "--" + a.Name
+// cellName is a cell's scenario name; belief, when set, is the model the
+// cell's holders use instead of the algorithm's default.
+func cellName(m Mode, x float64, a Algorithm, belief traffic.Belief) string {
+	name := m.Name + "--" + a.Name
+	if len(m.Levels) > 1 && x != m.Ref {
+		name = fmt.Sprintf("%s@%s--%s", m.Name, strings.NewReplacer("/", "per", "%", "pct").Replace(m.Format(x)), a.Name)
 	}
-	return fmt.Sprintf("%s@%s--%s", m.Name, strings.NewReplacer("/", "per", "%", "pct").Replace(m.Format(x)), a.Name)
+	if belief != traffic.BeliefDefault {
+		name += "--" + string(belief)
+	}
+	return name
 }
 
-// ScenarioYAML is the scenario file of the cell (m at intensity x, a).
+// ScenarioYAML is the scenario file of the cell (m at intensity x, a), its
+// holders on the algorithm's default belief model.
 func ScenarioYAML(m Mode, x float64, a Algorithm) string {
+	return scenarioYAML(m, x, a, traffic.BeliefDefault)
+}
+
+// BeliefYAML is the scenario file of the belief section's cell: m at its
+// table intensity, a (a Leased row), its holders on the belief model b.
+func BeliefYAML(m Mode, a Algorithm, b traffic.Belief) string {
+	return scenarioYAML(m, m.Ref, a, b)
+}
+
+func scenarioYAML(m Mode, x float64, a Algorithm, belief traffic.Belief) string {
 	lag, section := m.faults(x)
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\n", cellName(m, x, a))
+	fmt.Fprintf(&b, "name: %s\n", cellName(m, x, a, belief))
 	fmt.Fprintf(&b, "description: >\n  Comparison matrix cell: %s under %s", a.Title, m.Title)
 	if len(m.Levels) > 1 {
 		fmt.Fprintf(&b, " (%s = %s)", m.Axis, m.Format(x))
+	}
+	if belief != traffic.BeliefDefault {
+		fmt.Fprintf(&b, ", holders on the %s belief model", belief)
 	}
 	b.WriteString(". Generated by `simulate compare`.\n")
 	fmt.Fprintf(&b, "seed: 1\nduration: %s\ntopology:\n  nodes:\n", dur(Duration))
@@ -203,8 +280,15 @@ func ScenarioYAML(m Mode, x float64, a Algorithm) string {
 	} else {
 		fmt.Fprintf(&b, "    - {name: m1, replicas: [{name: r1, lag: %s}]}\n", lag)
 	}
-	b.WriteString("clients:\n  - {count: 3, retry: go-redis, timeout: 500ms}\nalgorithm:\n")
-	b.WriteString(a.yaml(Lease))
+	timeout := m.ClientTimeout
+	if timeout == 0 {
+		timeout = 500 * time.Millisecond
+	}
+	fmt.Fprintf(&b, "clients:\n  - {count: 3, retry: go-redis, timeout: %s}\nalgorithm:\n", dur(timeout))
+	b.WriteString(a.yaml(Lease, a.Watchdog))
+	if belief != traffic.BeliefDefault {
+		fmt.Fprintf(&b, "  belief: %s\n", belief)
+	}
 	b.WriteString(section)
 	b.WriteString("expect: any\n")
 	return b.String()

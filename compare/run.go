@@ -14,6 +14,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
 )
 
 // Options say how much of the matrix to run.
@@ -26,7 +27,8 @@ type Options struct {
 	// Workers run cells' seeds in parallel (0: GOMAXPROCS). Results do not
 	// depend on it.
 	Workers int
-	// TableOnly skips the curves' other intensities and the heatmap.
+	// TableOnly skips the curves' other intensities, the belief section
+	// and the heatmap.
 	TableOnly bool
 	// NoHeat skips the heatmap.
 	NoHeat bool
@@ -42,13 +44,16 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Counterexample is a cell's shortest violating run: fewest fault events
-// before its first violation, then earliest violation, then lowest seed.
+// Counterexample is one class of a cell's shortest violating run (safety
+// or availability, see checker.Kind.Safety): fewest fault events before the
+// run's first violation of that class, then earliest such violation, then
+// lowest seed.
 type Counterexample struct {
 	Seed uint64
-	// Faults are the fault events at or before the first violation's end,
-	// in time order.
-	Faults    []string
+	// Faults are the fault events at or before the violation's end, in
+	// time order.
+	Faults []string
+	// Violation is the run's first violation of the class.
 	Violation checker.Violation
 }
 
@@ -60,17 +65,36 @@ type Cell struct {
 	X         float64
 	HeatLease time.Duration
 	HeatDrift int64
+	// Belief is the model the cell's holders use (resolved: the
+	// algorithm's default unless the cell sets one); BeliefSet says the
+	// cell's scenario sets it (a belief section cell).
+	Belief    traffic.Belief
+	BeliefSet bool
 	Scenario  *scenarios.Scenario
 	// seeds is how many runs the cell gets.
 	seeds int
 	// YAML is the scenario file's text.
 	YAML string
 
+	// Runs counts the runs; Violated those with any violation, safety or
+	// availability.
 	Runs, Violated int
-	// Unsafe counts the runs with mutual exclusion or silent loss (the lock
-	// itself failed, whatever the models say); Unknown those a Porcupine
-	// search ran out of time on (counted as not violated).
-	Unsafe, Unknown int
+	// Unsafe counts the runs with a safety violation (Kind.Safety: two
+	// holders, a holder without the lock, a stale write accepted, a wrong
+	// answer about the lock): the rate the tables and curves give.
+	// LockFailed counts those with mutual exclusion or silent loss (the
+	// lock itself failed, whatever the models say: the heatmap's rate).
+	// Unknown counts those a Porcupine search ran out of time on (counted
+	// as not violated).
+	Unsafe, LockFailed, Unknown int
+	// Resurrected counts the runs in which a released lock came back held
+	// by nobody (checker.Resurrected): an availability finding, every
+	// client waits for its TTL.
+	Resurrected int
+	// Unavailable is, per run in seed order, the longest span during which
+	// the lock was free (held by nobody, by belief) while a client waited
+	// for it (checker.Waits' LongestUnavailable).
+	Unavailable []time.Duration
 	// Kinds counts the runs that violated each property.
 	Kinds map[checker.Kind]int
 	// SilentLoss sums, over all runs, the time holders believed they held
@@ -78,8 +102,10 @@ type Cell struct {
 	SilentLoss time.Duration
 	// Fencing sums the fenced resources' writes over all runs.
 	Fencing checker.FencingReport
-	// Shortest is the shortest counterexample, nil if no run violated.
-	Shortest *Counterexample
+	// Shortest is the shortest safety counterexample, nil if no run was
+	// unsafe; ShortestAvailability the shortest availability one (a run
+	// whose first availability violation comes soonest), nil if none.
+	Shortest, ShortestAvailability *Counterexample
 }
 
 // Results is the whole matrix.
@@ -93,6 +119,15 @@ type Results struct {
 	// Curves[m][l][a] is Modes[m] at Levels[l] for Algorithms[a] (nil with
 	// TableOnly); the Ref level's cells are the Table's.
 	Curves [][][]*Cell
+	// BeliefModes are the modes run that BeliefModes names (in its order)
+	// and BeliefAlgorithms the Leased Algorithms; Belief[m][a][b] is
+	// BeliefModes[m] at its Ref for BeliefAlgorithms[a] with its holders on
+	// Beliefs[b] (nil with TableOnly). A cell identical to a table cell (an
+	// algorithm without a watchdog, on its default model) is that table
+	// cell, run once.
+	BeliefModes      []Mode
+	BeliefAlgorithms []Algorithm
+	Belief           [][][]*Cell
 	// Heat[l][d] is the heatmap cell for HeatLeases[l], HeatDrifts[d].
 	Heat        [][]*Cell
 	HeatSeeds   int
@@ -125,6 +160,10 @@ func Run(opts Options) (*Results, error) {
 			return nil, fmt.Errorf("compare: generated scenario: %w", err)
 		}
 		c.Scenario, c.Kinds = s, map[checker.Kind]int{}
+		if c.BeliefSet && c.Belief != s.Algorithm.Belief() {
+			return nil, fmt.Errorf("compare: %s: belief %s, the scenario's %s", c.name(), c.Belief, s.Algorithm.Belief())
+		}
+		c.Belief = s.Algorithm.Belief()
 		c.seeds = opts.Seeds
 		if c.HeatLease > 0 {
 			c.seeds = opts.HeatSeeds
@@ -164,6 +203,37 @@ func Run(opts Options) (*Results, error) {
 			res.Curves = append(res.Curves, levels)
 		}
 	}
+	if !opts.TableOnly {
+		for _, name := range BeliefModes {
+			mi := slices.IndexFunc(res.Modes, func(m Mode) bool { return m.Name == name })
+			if mi < 0 {
+				continue
+			}
+			m := res.Modes[mi]
+			var rows [][]*Cell
+			for ai, a := range res.Algorithms {
+				la := Leased(a)
+				var pair []*Cell
+				for _, b := range Beliefs {
+					if !a.Watchdog && b == res.Table[mi][ai].Belief {
+						pair = append(pair, res.Table[mi][ai])
+						continue
+					}
+					c, err := add(&Cell{Mode: m, Algorithm: la, X: m.Ref, Belief: b, BeliefSet: true, YAML: BeliefYAML(m, la, b)})
+					if err != nil {
+						return nil, err
+					}
+					pair = append(pair, c)
+				}
+				rows = append(rows, pair)
+			}
+			res.BeliefModes = append(res.BeliefModes, m)
+			res.Belief = append(res.Belief, rows)
+		}
+		for _, a := range res.Algorithms {
+			res.BeliefAlgorithms = append(res.BeliefAlgorithms, Leased(a))
+		}
+	}
 	if !opts.TableOnly && !opts.NoHeat {
 		spec5 := Algorithms[len(Algorithms)-1]
 		for _, lease := range HeatLeases {
@@ -189,19 +259,27 @@ func (c *Cell) name() string {
 	if c.HeatLease > 0 {
 		return fmt.Sprintf("heat-lease%s-drift%dppm--redlock-spec-5", c.HeatLease, c.HeatDrift)
 	}
-	return cellName(c.Mode, c.X, c.Algorithm)
+	b := traffic.BeliefDefault
+	if c.BeliefSet {
+		b = c.Belief
+	}
+	return cellName(c.Mode, c.X, c.Algorithm, b)
 }
 
 // runSummary is what one run contributes to its cell.
 type runSummary struct {
-	violated   bool
-	unknown    bool // Porcupine ran out of time: neither cleared nor condemned
-	unsafe     bool // mutual exclusion or silent loss: the lock itself failed
-	kinds      []checker.Kind
-	silentLoss time.Duration
-	fencing    checker.FencingReport
-	faults     []string
-	first      checker.Violation
+	violated    bool
+	unknown     bool // Porcupine ran out of time: neither cleared nor condemned
+	unsafe      bool // a safety violation (Kind.Safety)
+	lockFailed  bool // mutual exclusion or silent loss: the lock itself failed
+	resurrected bool
+	kinds       []checker.Kind
+	silentLoss  time.Duration
+	unavailable time.Duration
+	fencing     checker.FencingReport
+	// safety and availability are the run's first violation of each
+	// class with the fault events before it (nil: none of that class).
+	safety, availability *Counterexample
 }
 
 // runCells runs every cell's seeds on opts.Workers goroutines. Each run is
@@ -258,8 +336,8 @@ func runCells(cells []*Cell, opts Options) error {
 		return err
 	}
 	for ci, c := range cells {
-		for si, s := range sums[ci] {
-			c.add(uint64(si+1), s)
+		for _, s := range sums[ci] {
+			c.add(s)
 		}
 	}
 	return nil
@@ -270,24 +348,42 @@ func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
 	if err != nil {
 		return runSummary{}, err
 	}
-	recs := r.History.Records()
-	sum := runSummary{violated: r.Verdict.Status == checker.Violated, kinds: r.Verdict.Kinds(),
-		unknown: r.Verdict.Status == checker.Unknown}
-	for _, v := range r.Verdict.Violations {
-		if v.Kind == checker.SilentLoss {
-			sum.silentLoss += v.Duration()
+	return summary(seed, r.Verdict, r.History.Records(), r.End), nil
+}
+
+// summary sums up the run of seed whose history recs ended at end and
+// whose verdict is v: a safety kind (Kind.Safety) makes it unsafe and its
+// first safety violation is its safety counterexample, whatever
+// availability findings came before; its first other violation is its
+// availability counterexample.
+func summary(seed uint64, v checker.Verdict, recs []sim.Record, end time.Duration) runSummary {
+	sum := runSummary{violated: v.Status == checker.Violated, kinds: v.Kinds(), unknown: v.Status == checker.Unknown}
+	first := func(x checker.Violation) *Counterexample {
+		x.Faults = nil // the counterexample names its faults itself
+		return &Counterexample{Seed: seed, Faults: faultsBefore(recs, x.To), Violation: x}
+	}
+	for _, x := range v.Violations {
+		switch x.Kind {
+		case checker.SilentLoss:
+			sum.silentLoss += x.Duration()
+			sum.lockFailed = true
+		case checker.MutualExclusion:
+			sum.lockFailed = true
+		case checker.Resurrected:
+			sum.resurrected = true
 		}
-		if v.Kind == checker.MutualExclusion || v.Kind == checker.SilentLoss {
+		if x.Kind.Safety() {
 			sum.unsafe = true
+			if sum.safety == nil {
+				sum.safety = first(x)
+			}
+		} else if sum.availability == nil {
+			sum.availability = first(x)
 		}
 	}
-	if sum.violated {
-		sum.first = r.Verdict.Violations[0]
-		sum.first.Faults = nil // the counterexample names its faults itself
-		sum.faults = faultsBefore(recs, sum.first.To)
-	}
+	sum.unavailable = checker.Waits(recs, end).LongestUnavailable
 	sum.fencing, _ = checker.Fencing(recs)
-	return sum, nil
+	return sum
 }
 
 // faultsBefore describes the fault events at or before t, in time order:
@@ -309,19 +405,28 @@ func faultsBefore(recs []sim.Record, t time.Duration) []string {
 	return out
 }
 
-func (c *Cell) add(seed uint64, s runSummary) {
+func (c *Cell) add(s runSummary) {
 	c.Runs++
 	if s.unsafe {
 		c.Unsafe++
 	}
+	if s.lockFailed {
+		c.LockFailed++
+	}
+	if s.resurrected {
+		c.Resurrected++
+	}
 	if s.unknown {
 		c.Unknown++
 	}
+	c.Unavailable = append(c.Unavailable, s.unavailable)
 	c.SilentLoss += s.silentLoss
 	c.Fencing.Accepted += s.fencing.Accepted
 	c.Fencing.Rejected += s.fencing.Rejected
 	c.Fencing.StaleAccepted += s.fencing.StaleAccepted
 	c.Fencing.Prevented += s.fencing.Prevented
+	c.Shortest = shorter(c.Shortest, s.safety)
+	c.ShortestAvailability = shorter(c.ShortestAvailability, s.availability)
 	if !s.violated {
 		return
 	}
@@ -329,19 +434,40 @@ func (c *Cell) add(seed uint64, s runSummary) {
 	for _, k := range s.kinds {
 		c.Kinds[k]++
 	}
-	ce := &Counterexample{Seed: seed, Faults: s.faults, Violation: s.first}
-	if c.Shortest == nil || cmp.Or(cmp.Compare(len(ce.Faults), len(c.Shortest.Faults)),
-		cmp.Compare(ce.Violation.From, c.Shortest.Violation.From)) < 0 {
-		c.Shortest = ce
-	}
 }
 
-// KindList is the cell's violated kinds with their run counts, in kind
-// order.
-func (c *Cell) KindList() []string {
+// shorter is the shorter of two counterexamples of one class: fewer fault
+// events, then an earlier violation; on a tie the one already held (runs
+// are added in seed order, so the lower seed).
+func shorter(held, ce *Counterexample) *Counterexample {
+	if ce == nil {
+		return held
+	}
+	if held == nil || cmp.Or(cmp.Compare(len(ce.Faults), len(held.Faults)),
+		cmp.Compare(ce.Violation.From, held.Violation.From)) < 0 {
+		return ce
+	}
+	return held
+}
+
+// Unavailability is the median and the maximum over the cell's runs of
+// each run's longest unavailability (Unavailable).
+func (c *Cell) Unavailability() (median, worst time.Duration) {
+	if len(c.Unavailable) == 0 {
+		return 0, 0
+	}
+	u := slices.Sorted(slices.Values(c.Unavailable))
+	return u[(len(u)-1)/2], u[len(u)-1]
+}
+
+// KindList is the cell's violated kinds of one class (safety when safety
+// is true, availability otherwise) with their run counts, in kind order.
+func (c *Cell) KindList(safety bool) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
-		out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
+		if k.Safety() == safety {
+			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
+		}
 	}
 	return out
 }
