@@ -80,11 +80,11 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "README.md"))
+	fmt.Fprintf(stdout, "wrote %s\nunsafe runs (a safety property violated) per cell:\n", filepath.Join(*out, "README.md"))
 	for mi, m := range compare.Modes {
 		fmt.Fprintf(stdout, "%-18s", m.Name)
 		for _, c := range res.Table[mi] {
-			fmt.Fprintf(stdout, " %s %4d/%d", c.Algorithm.Name, c.Violated, c.Runs)
+			fmt.Fprintf(stdout, " %s %4d/%d", c.Algorithm.Name, c.Unsafe, c.Runs)
 		}
 		fmt.Fprintln(stdout)
 	}
