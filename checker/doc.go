@@ -48,5 +48,7 @@
 // state when the unlock took effect: the Applied times of the release
 // command's req records (kind "req", one per Redis command a client sent,
 // Args[0] the key). A history without them (a real server's) is judged at
-// the unlock's call.
+// the unlock's call. Fencing orders tokens the same way: by when the node
+// ran the acquire request that returned the token (a history without runs
+// falls back on the acquires' returns).
 package checker

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -55,7 +56,25 @@ type FencingReport struct {
 // counter on every acquisition, reentrant ones included, so it never
 // repeats a token even there; the exception keeps the oracle right for
 // locks that return the current token to a reentrant acquire.)
+//
+// Tokens are ordered by when they were issued: when the node ran the
+// acquire's request that returned the token (the req record of FencedLock's
+// acquire script, among those the acquire sent, whose reply carries the
+// token; its Applied). Not by the acquires' returns: a reply delayed in the
+// network returns after acquires that came later, and the token it carries,
+// issued first, is smaller than theirs without any regression. A request
+// that ran more than once (retried after a lost reply, or duplicated)
+// issued its token at one of its runs: the token counts as issued before
+// another only when its last run came before the other's first, so that a
+// regression is reported only when the order is certain. A history without
+// runs (a real server's, from internal/realrun, records none) falls back on
+// the returns, which a late reply can misorder: there a regression may be a
+// delayed reply's.
 func Fencing(h []sim.Record) (FencingReport, []Violation) { return fencing(h, nil) }
+
+// fencedAcquireReq is the req record's command of FencedLock's acquire
+// script, whose reply carries the token it issued.
+var fencedAcquireReq = "eval:" + lock.FencedAcquire.Name
 
 // historyEnd is an instant after every call and return in h.
 func historyEnd(h []sim.Record) time.Duration {
@@ -81,12 +100,15 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 	}
 	highest := map[string]written{} // resource -> highest accepted token and who wrote with it
 	type acq struct {
-		end    time.Duration
-		seq    int
-		token  int64
-		holder string
-		lock   string
-		from   time.Duration // start of the holding it belongs to
+		// first and last bound when the token was issued: the first and
+		// last run of the request that returned it, or the acquire's
+		// return when the history records no runs.
+		first, last time.Duration
+		seq         int
+		token       int64
+		holder      string
+		lock        string
+		from        time.Duration // start of the holding it belongs to
 	}
 	// Holdings place each acquire in its holder's holding; built on the
 	// first acquire with a token (most locks have none).
@@ -113,6 +135,7 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 		return from
 	}
 	var acqs []acq
+	var reqs map[string][]int // client -> req records, built on the first acquire with a token
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp || r.Outcome == sim.OutcomeUnknown {
@@ -159,28 +182,53 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 			if r.Outcome == sim.OutcomeOK {
 				end, _ := r.Returned()
 				holder := holderName(r)
-				acqs = append(acqs, acq{end, r.Seq, tok, holder, r.Lock, holdingStart(holder, r.Lock, end)})
+				a := acq{end, end, r.Seq, tok, holder, r.Lock, holdingStart(holder, r.Lock, end)}
+				if reqs == nil {
+					reqs = clientReqs(h)
+				}
+				reply := "[-1 " + strconv.FormatInt(tok, 10) + "]" // the script's "acquired" reply with the token
+				ix := opReqs(h, reqs[r.Client], r, func(q *sim.Record) bool {
+					return q.Op == fencedAcquireReq && q.Outcome == sim.OutcomeOK && q.Result == reply
+				})
+				if len(ix) > 0 {
+					if runs := h[ix[len(ix)-1]].Applied; len(runs) > 0 {
+						a.first, a.last = time.Duration(runs[0]), time.Duration(runs[len(runs)-1])
+					}
+				}
+				acqs = append(acqs, a)
 			}
 		}
 	}
-	// Tokens are issued in the order the acquires took effect, which their
-	// returns follow (an acquire that waited was called early and returns
-	// late): compare in return order, each with the highest issued before.
-	slices.SortStableFunc(acqs, func(a, b acq) int { return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.seq, b.seq)) })
+	// Walk the acquires in the order their tokens could first have been
+	// issued, each compared with the highest token issued certainly before
+	// it: by an acquire whose last run (byLast) came before its first. Ties
+	// go by record order, so that with one run each (or none) this is the
+	// issue (or return) order.
+	before := func(at time.Duration, seq int, than acq) bool {
+		return cmp.Or(cmp.Compare(at, than.first), cmp.Compare(seq, than.seq)) < 0
+	}
+	slices.SortStableFunc(acqs, func(a, b acq) int { return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.seq, b.seq)) })
+	byLast := slices.Clone(acqs)
+	slices.SortStableFunc(byLast, func(a, b acq) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) })
 	top := map[string]acq{}
+	j := 0
 	for _, a := range acqs {
+		for ; j < len(byLast) && before(byLast[j].last, byLast[j].seq, a); j++ {
+			if prev, ok := top[byLast[j].lock]; !ok || byLast[j].token > prev.token {
+				top[byLast[j].lock] = byLast[j]
+			}
+		}
 		prev, ok := top[a.lock]
 		switch {
 		case !ok || a.token > prev.token:
-			top[a.lock] = a
 		case a.token == prev.token && a.holder == prev.holder && a.from >= 0 && a.from == prev.from:
 			// A re-acquire within the holding that got the token.
 		case a.token == prev.token:
-			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.end, To: a.end,
-				Detail: fmt.Sprintf("token %d issued again, after %s got it", a.token, prev.holder), Faults: FaultsBefore(h, a.end, 5)})
+			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
+				Detail: fmt.Sprintf("token %d issued again, after %s got it", a.token, prev.holder), Faults: FaultsBefore(h, a.first, 5)})
 		default:
-			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.end, To: a.end,
-				Detail: fmt.Sprintf("token %d issued after %d", a.token, prev.token), Faults: FaultsBefore(h, a.end, 5)})
+			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
+				Detail: fmt.Sprintf("token %d issued after %d", a.token, prev.token), Faults: FaultsBefore(h, a.first, 5)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.From, b.From) })

@@ -184,3 +184,74 @@ func TestFencingTokenReusedAfterFailover(t *testing.T) {
 		}
 	}
 }
+
+// fencedReq is a hand-built req record of client's FencedLock acquire
+// script on lk that m1 ran at runs and that returned token (the script's
+// "acquired" reply).
+func fencedReq(client string, call, ret time.Duration, token int64, runs ...time.Duration) sim.Record {
+	r := reqRec(client, "eval:"+lock.FencedAcquire.Name, call, ret, runs...)
+	r.Args = []string{"lk", "{lk}:token", "5000", client + ":a"}
+	r.Result = "[-1 " + strconv.FormatInt(token, 10) + "]"
+	return r
+}
+
+// TestFencingOrdersTokensByIssue: tokens are ordered by when m1 ran the
+// acquire that issued them, not by when the replies came back.
+//
+//   - delayed: c1's acquire ran at 1 s (token 5) but its reply was held in
+//     the network until 9 s; c1's lease ran out meanwhile and c2 was issued
+//     token 6 at 7 s. Tokens rose on the node: no regression. (Ordered by
+//     return, 5 came after 6: the old oracle's false alarm.)
+//   - failover: c1 was issued 5 at 1 s; after a failover that lost the
+//     counter c2 was issued 3 at 5 s. A regression, at its issue.
+//   - hidden: c2's request, sent at 0.5 s, was held in the network and ran
+//     at 2 s (token 3, after a failover), c1's ran at 1 s (token 5) and its
+//     reply came at 3 s. Ordered by return 5 followed 3; on the node 3 came
+//     after 5: a regression the return order hid.
+//   - retried: c1's request ran at 1 s (token 5) and its retry at 8 s
+//     returned the same token; c2 was issued 6 at 7 s. Token 5 was issued at
+//     one of the runs, and 6 after the first: no order is certain, so no
+//     regression is reported.
+func TestFencingOrdersTokensByIssue(t *testing.T) {
+	s, ms := time.Second, time.Millisecond
+	cases := []struct {
+		name string
+		h    []sim.Record
+		want string // "" or the regression's detail
+		at   time.Duration
+	}{
+		{"delayed", []sim.Record{
+			owned(0, "c1", "a", "acquire", s, 9*s, sim.OutcomeOK, "5"),
+			fencedReq("c1", s, 9*s, 5, s+ms),
+			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, sim.OutcomeOK, "6"),
+			fencedReq("c2", 7*s, 7*s+2*ms, 6, 7*s+ms),
+		}, "", 0},
+		{"failover", []sim.Record{
+			owned(0, "c1", "a", "acquire", s, s+2*ms, sim.OutcomeOK, "5"),
+			fencedReq("c1", s, s+2*ms, 5, s+ms),
+			owned(2, "c2", "a", "acquire", 5*s, 5*s+2*ms, sim.OutcomeOK, "3"),
+			fencedReq("c2", 5*s, 5*s+2*ms, 3, 5*s+ms),
+		}, "token 3 issued after 5", 5*s + ms},
+		{"hidden", []sim.Record{
+			owned(0, "c2", "a", "acquire", s/2, 2*s+ms, sim.OutcomeOK, "3"),
+			fencedReq("c2", s/2, 2*s+ms, 3, 2*s),
+			owned(2, "c1", "a", "acquire", s-ms, 3*s, sim.OutcomeOK, "5"),
+			fencedReq("c1", s-ms, 3*s, 5, s),
+		}, "token 3 issued after 5", 2 * s},
+		{"retried", []sim.Record{
+			owned(0, "c1", "a", "acquire", s, 8*s+ms, sim.OutcomeOK, "5"),
+			fencedReq("c1", s, 8*s+ms, 5, s+ms, 8*s),
+			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, sim.OutcomeOK, "6"),
+			fencedReq("c2", 7*s, 7*s+2*ms, 6, 7*s+ms),
+		}, "", 0},
+	}
+	for _, c := range cases {
+		_, vs := checker.Fencing(c.h)
+		switch {
+		case c.want == "" && len(vs) != 0:
+			t.Errorf("%s: violations %v; want none", c.name, vs)
+		case c.want != "" && (len(vs) != 1 || vs[0].Kind != checker.TokenRegression || vs[0].Detail != c.want || vs[0].From != c.at):
+			t.Errorf("%s: violations %v; want the regression %q at %v", c.name, vs, c.want, c.at)
+		}
+	}
+}

@@ -420,22 +420,46 @@ func isReleaseReq(op string) bool {
 	return op == "del" || strings.HasPrefix(op, "eval:") && (strings.HasSuffix(op, "unlock") || strings.HasSuffix(op, "release"))
 }
 
-// releaseRuns is when a release op took effect: the times a node ran the
-// release commands its client sent on its lock between its call and its
-// return (req records' Applied, sorted), or nil when the history does not
-// say (a real server's history records no runs).
-func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
-	var out []time.Duration
+// clientReqs indexes h's req records that name a key (Args[0]) by client:
+// each client's indices into h, in call order, for opReqs.
+func clientReqs(h []sim.Record) map[string][]int {
+	reqs := map[string][]int{}
+	for i := range h {
+		if r := &h[i]; r.Kind == sim.KindReq && len(r.Args) > 0 {
+			reqs[r.Client] = append(reqs[r.Client], i)
+		}
+	}
+	return reqs
+}
+
+// opReqs is the req records op sent: of its client's req records (reqs,
+// from clientReqs), those on op's lock (first argument) called between op's
+// call and its return (or after its call, when it never returned) that keep
+// accepts, as indices into h in call order. A client's commands are sent by
+// its ops, so these are the commands that made op's answer.
+func opReqs(h []sim.Record, reqs []int, op *sim.Record, keep func(*sim.Record) bool) []int {
+	var out []int
 	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
 	for ; j < len(reqs); j++ {
 		r := &h[reqs[j]]
 		if op.End != nil && r.T > *op.End {
 			break
 		}
-		if r.Args[0] != op.Lock || !isReleaseReq(r.Op) {
-			continue
+		if r.Args[0] == op.Lock && keep(r) {
+			out = append(out, reqs[j])
 		}
-		for _, t := range r.Applied {
+	}
+	return out
+}
+
+// releaseRuns is when a release op took effect: the times a node ran the
+// release commands its client sent on its lock between its call and its
+// return (req records' Applied, sorted), or nil when the history does not
+// say (a real server's history records no runs).
+func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
+	var out []time.Duration
+	for _, i := range opReqs(h, reqs, op, func(r *sim.Record) bool { return isReleaseReq(r.Op) }) {
+		for _, t := range h[i].Applied {
 			out = append(out, time.Duration(t))
 		}
 	}
@@ -464,12 +488,7 @@ func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
 func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
-	reqs := map[string][]int{} // client -> its req records on a key, in call order
-	for i := range h {
-		if r := &h[i]; r.Kind == sim.KindReq && len(r.Args) > 0 {
-			reqs[r.Client] = append(reqs[r.Client], i)
-		}
-	}
+	reqs := clientReqs(h) // client -> its req records on a key, in call order
 	for i := range h {
 		r := &h[i]
 		if r.Kind != sim.KindOp {
