@@ -20,7 +20,8 @@
 //     read-write lock's read half). Outcome ok, fail (refused, or wait timed
 //     out) or unknown (open return). Result is the token, if the lock gives
 //     one (lease token, fencing token). Detail may carry "lease=<duration>"
-//     (explicit lease) or "watchdog".
+//     (explicit lease) or "watchdog=<timeout>" (the watchdog keeps the hold,
+//     its renewals giving the key that TTL; plain "watchdog" when unknown).
 //   - "release" and "release-read" give back one hold of the same kind; the
 //     call time counts. Outcome ok (Result "1" when the lock was released,
 //     "0" when holds remain, "" when the lock does not say), fail (not held),

@@ -102,7 +102,8 @@ const (
 // released).
 //
 // An acquire's lease is read from its Detail ("lease=<duration>", or
-// "watchdog" for a hold that never expires); failing that, from the lease
+// "watchdog=<timeout>" / "watchdog" for a hold its watchdog renews);
+// failing that, from the lease
 // argument of the SET ... NX PX or acquire script the client sent during
 // the acquire (req records); failing that, it is taken to expire at once
 // and the verdict notes how many such acquires there were.
@@ -279,8 +280,17 @@ type linOp struct {
 	// relLease (releases): the lease a release re-applies while holds
 	// remain, the holder's last acquire's of the same kind on this lock.
 	relLease int64
-	rec      int    // index of the op record in the history
-	result   string // the record's Result, for descriptions
+	// wdTimeout (watchdog acquires, and releases re-applying a watchdog
+	// lease): the watchdog timeout, the TTL every renewal gives the key
+	// (Detail "watchdog=<d>"); 0 when the Detail does not say.
+	wdTimeout int64
+	// wdStop (the same ops): from when nobody need be renewing the hold,
+	// never while the holder may still be in it: its client's crash, or
+	// the call of the holder's release that may give back its last hold
+	// (see stopWatchdogs).
+	wdStop int64
+	rec    int    // index of the op record in the history
+	result string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
 	mayFail bool
 	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
@@ -298,12 +308,43 @@ type linOp struct {
 
 // leaseEnd is the earliest expiry of the hold o's acquire gives when it
 // takes effect at a point no earlier than at: that point (at least the
-// call) plus the lease, or with LeaseFromCall the call plus the lease.
+// call) plus the lease, or with LeaseFromCall the call plus the lease. A
+// watchdog hold's is watchdogEnd's.
 func (o *linOp) leaseEnd(at int64) int64 {
+	start := max(at, o.call)
 	if o.fromCall {
-		return addSat(o.call, o.lease)
+		start = o.call
 	}
-	return addSat(max(at, o.call), o.lease)
+	if o.lease == never {
+		return o.watchdogEnd(start)
+	}
+	return addSat(start, o.lease)
+}
+
+// relEnd is the earliest expiry of the holds left by o's release when it
+// takes effect at a point no earlier than at: the lease it re-applies
+// counts from that point (at least the call).
+func (o *linOp) relEnd(at int64) int64 {
+	start := max(at, o.call)
+	if o.relLease == never {
+		return o.watchdogEnd(start)
+	}
+	return addSat(start, o.relLease)
+}
+
+// watchdogEnd is the earliest expiry of a watchdog hold whose key was set
+// (by its acquire, or re-set by a release that left holds) at start: never
+// while the watchdog may be renewing it; once it may have stopped
+// (wdStop), no earlier than wdStop, nor than start plus the TTL the key
+// was set with (the watchdog timeout, when known). Nothing later than
+// wdStop is certain: a renewal, like any request, may be held in the
+// network (behind the release itself on the holder's connection), so the
+// key may have been renewed last long before wdStop and expire right after.
+func (o *linOp) watchdogEnd(start int64) int64 {
+	if o.wdStop == never {
+		return never
+	}
+	return max(o.wdStop, addSat(start, o.wdTimeout))
 }
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -359,7 +400,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 		lock, holder int32
 		read         bool
 	}
-	lastLease := map[half]int64{}
+	lastLease := map[half][2]int64{} // lease, watchdog timeout
 	reqs := indexLeaseReqs(h)
 	crashed := map[string]int64{} // client -> its crash
 	for i := range h {
@@ -413,7 +454,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			}
 		}
 		key := half{o.lock, o.holder, k == linAcquireRead || k == linReleaseRead}
-		lease, ok := leaseOf(r.Detail)
+		lease, wd, ok := leaseOf(r.Detail)
 		switch k {
 		case linAcquire, linAcquireRead:
 			if !ok {
@@ -421,26 +462,87 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 					lh.noLease++
 				}
 			}
-			o.lease = lease
-			lastLease[key] = lease
+			o.lease, o.wdTimeout = lease, wd
+			lastLease[key] = [2]int64{lease, wd}
 		default:
 			if !ok {
-				lease = lastLease[key]
+				lease, wd = lastLease[key][0], lastLease[key][1]
 			}
-			o.relLease = lease
+			o.relLease, o.wdTimeout = lease, wd
 		}
+		o.wdStop = never
 		if ct, ok := crashed[r.Client]; ok && r.T <= ct {
 			// Nobody renews a crashed client's watchdog holds.
-			if o.lease == never {
-				o.lease = ct - r.T
-			}
-			if o.relLease == never {
-				o.relLease = ct - r.T
-			}
+			o.wdStop = ct
 		}
 		lh.ops = append(lh.ops, o)
 	}
+	stopWatchdogs(lh.ops)
 	return lh, nil
+}
+
+// stopWatchdogs sets, for each holding of a watchdog lock, the point from
+// which its watchdog need no longer keep it (linOp.wdStop) to the call of
+// the first release that may give back the holding's last hold, unless the
+// client's crash came first. From that call on the holder is out of its
+// critical section, and the lock client stops renewing by the release's
+// return at the latest; a renewal sent before it may be held in the network
+// (behind the release on the same connection, say), so the key may run out
+// before the release reaches the node, which then truthfully answers "not
+// held" (or another takes the lock first). Before the call, the watchdog
+// keeps the hold: a lapse there is exclusion lost while held, and reported.
+//
+// The holder's ops on one lock and half are sequential, in record order. A
+// release may give back the last hold when the count before it may be one
+// or less (a lower bound, counting known outcomes only: an acquire of
+// unknown outcome may have added none) and it did not answer that holds
+// remain (Result "0"); a failed one may (it found none left). Counting low
+// only makes the stop earlier, the model more lenient.
+func stopWatchdogs(ops []linOp) {
+	type half struct {
+		lock, holder int32
+		read         bool
+	}
+	type holding struct {
+		lo      int32 // holds certainly held
+		pending []int // watchdog ops of the holding not yet stopped
+	}
+	hs := map[half]*holding{}
+	for i := range ops {
+		o := &ops[i]
+		key := half{o.lock, o.holder, o.kind == linAcquireRead || o.kind == linReleaseRead}
+		g := hs[key]
+		if g == nil {
+			g = &holding{}
+			hs[key] = g
+		}
+		if o.kind == linAcquire || o.kind == linAcquireRead {
+			if o.out == outOK {
+				g.lo++
+			}
+			if o.lease == never && o.out != outFail {
+				g.pending = append(g.pending, i)
+			}
+			continue
+		}
+		if o.relLease == never {
+			g.pending = append(g.pending, i)
+		}
+		if g.lo <= 1 && o.res != resRemain {
+			for _, j := range g.pending {
+				ops[j].wdStop = min(ops[j].wdStop, o.call)
+			}
+			g.pending = g.pending[:0]
+		}
+		switch {
+		case o.out == outFail || o.res == resReleased:
+			g.lo = 0
+		case o.res == resRemain:
+			g.lo = max(g.lo-1, 1)
+		default:
+			g.lo = max(g.lo-1, 0)
+		}
+	}
 }
 
 // holderName is the record's holder: the client, and "/owner" when the
@@ -452,19 +554,26 @@ func holderName(r *sim.Record) string {
 	return r.Client
 }
 
-// leaseOf reads "lease=<duration>" or "watchdog" from an op's Detail.
-func leaseOf(detail string) (int64, bool) {
+// leaseOf reads "lease=<duration>", "watchdog" or "watchdog=<timeout>"
+// from an op's Detail: the lease (never for the watchdog) and the watchdog
+// timeout (0 when not given).
+func leaseOf(detail string) (lease, watchdog int64, ok bool) {
 	for _, f := range strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }) {
 		if f == "watchdog" {
-			return never, true
+			return never, 0, true
+		}
+		if s, ok := strings.CutPrefix(f, "watchdog="); ok {
+			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+				return never, int64(d.Truncate(time.Millisecond)), true
+			}
 		}
 		if s, ok := strings.CutPrefix(f, "lease="); ok {
 			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-				return int64(d.Truncate(time.Millisecond)), true
+				return int64(d.Truncate(time.Millisecond)), 0, true
 			}
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // leaseReqs indexes, per client, the req records that carry a lease: SET
@@ -629,13 +738,19 @@ func partitionByLock(history []porcupine.Operation) [][]porcupine.Operation {
 //     so a refused acquire is legal whenever another holder is in the state,
 //     however late, and the holder's release may still succeed. A lock that
 //     outlives its lease is a liveness matter, not a linearizability one.
-//   - A watchdog hold ("watchdog" in the acquire's Detail) never expires: the
-//     watchdog renews it for as long as it is held. A holder whose renewals
-//     stop (a pause or partition longer than the watchdog timeout) and whose
-//     lock another then takes is reported: exclusion was lost. A crashed
-//     client's watchdog is gone with it: its holds may have expired from the
-//     crash on (a "client-crash" fault record), as their leases run out
-//     unrenewed; that is what the watchdog is for.
+//   - A watchdog hold ("watchdog=<timeout>" or "watchdog" in the acquire's
+//     Detail) does not expire while the holder is in it: the watchdog renews
+//     it. A holder whose renewals stop (a pause or partition longer than the
+//     watchdog timeout) and whose lock another then takes is reported:
+//     exclusion was lost. Once nobody need renew it, it may expire
+//     (linOp.watchdogEnd): from the crash of its client (a "client-crash"
+//     fault record), as its lease runs out unrenewed, which is what the
+//     watchdog is for; and from the call of the holder's release that may
+//     give back its last hold (stopWatchdogs), as the holder has left it
+//     and a renewal may be held in the network as long as the release is,
+//     so a release that reaches the node late may find the key gone. Either
+//     way not before the timeout, when the Detail gives it, has run from
+//     the acquire: the key was set with that TTL.
 //   - Each operation takes effect at one point between its call and its
 //     return, the points in linearization order. A transition that needs a
 //     hold to have expired (another's acquire, the holder's failed release)
@@ -740,7 +855,8 @@ func addState(set []lockState, x lockState) ([]lockState, bool) {
 // armedCovers: firing a gives, from any state, states covering those firing
 // b gives: same holder and kind, called no later, lease no longer.
 func armedCovers(a, b *linOp) bool {
-	return a.holder == b.holder && a.kind == b.kind && a.call <= b.call && a.lease <= b.lease && a.relLease <= b.relLease
+	return a.holder == b.holder && a.kind == b.kind && a.call <= b.call && a.lease <= b.lease && a.relLease <= b.relLease &&
+		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop
 }
 
 func (st *linState) arm(u *linOp) *linState {
@@ -1038,7 +1154,7 @@ func (s reentState) remain(o *linOp, many bool) reentState {
 	if many {
 		lo = 1
 	}
-	return reentState{holder: s.holder, lo: lo, hi: decHolds(s.hi), exp: min(s.exp, addSat(max(s.at, o.call), o.relLease)), at: s.at}
+	return reentState{holder: s.holder, lo: lo, hi: decHolds(s.hi), exp: min(s.exp, o.relEnd(s.at)), at: s.at}
 }
 
 func (s reentState) step(o *linOp) []lockState {
@@ -1207,6 +1323,9 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		n := s
 		n.wlo, n.whi = s.wlo+1, incHolds(s.whi, many)
 		n.exp = addSat(s.exp, o.lease)
+		if o.lease == never {
+			n.exp = max(s.exp, o.leaseEnd(s.at))
+		}
 		out = append(out, n)
 	}
 	if ret >= s.exp {
@@ -1286,7 +1405,7 @@ func (s rwState) less(o *linOp, lo, hi int32) rwState {
 	}
 	n := s
 	n.wlo, n.whi = lo, hi
-	n.exp = min(s.exp, addSat(max(s.at, o.call), o.relLease))
+	n.exp = min(s.exp, o.relEnd(s.at))
 	return n
 }
 
@@ -1412,7 +1531,11 @@ func (lh *linHistory) describeOp(o *linOp) string {
 	}
 	if o.kind == linAcquire || o.kind == linAcquireRead {
 		if o.lease == never {
-			b.WriteString(" (watchdog)")
+			b.WriteString(" (watchdog")
+			if o.wdStop != never {
+				b.WriteString(", unrenewed from " + fmtTime(o.wdStop))
+			}
+			b.WriteString(")")
 		} else {
 			b.WriteString(" (lease " + time.Duration(o.lease).String() + ")")
 		}

@@ -561,6 +561,57 @@ func TestLinearizableAcquireMayFail(t *testing.T) {
 	}
 }
 
+// TestLinearizableWatchdogAfterReleaseCall: from the call of the release
+// that gives back a holding's last hold, nobody need renew a watchdog hold
+// (the holder has left it, and a renewal may be held in the network behind
+// the release), so a release held in flight longer than the key's TTL may
+// truthfully answer "not held", and another may take the lock first. The
+// hold still lasts its TTL (the watchdog timeout of Detail "watchdog=<d>")
+// from its acquire, and it is certain while the holder is in it: a prompt
+// "not held" of a live hold, a takeover before the release call, and one
+// while a reentrant hold remains stay violations.
+func TestLinearizableWatchdogAfterReleaseCall(t *testing.T) {
+	const wd = "watchdog=5s"
+	for _, c := range []struct {
+		name string
+		b    *linHist
+		want checker.Status
+	}{
+		// The delay cell's shape (seed 41): c3's release is delayed 4.26 s
+		// in flight, its key runs out at 5.0 s unrenewed, c2 takes it.
+		{"release delayed past the TTL, taken meanwhile", (&linHist{}).
+			acq("c3/main", 0, 1*lnMs, lnOK, wd).
+			rel("c3/main", 1001*lnMs, 5259*lnMs, lnFail, "not held").
+			acq("c2/main", 4149*lnMs, 5002*lnMs, lnOK, wd), checker.OK},
+		{"release delayed past the TTL, nobody took it", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			rel("c1/a", 20*lnS, 20*lnS+1*lnMs, lnOK, "1").
+			acq("c1/a", 30*lnS, 30*lnS+1*lnMs, lnOK, wd).
+			rel("c1/a", 31*lnS, 40*lnS, lnFail, "not held"), checker.OK},
+		{"prompt not-held release of a live hold", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			rel("c1/a", 1*lnS, 1*lnS+1*lnMs, lnFail, "not held"), checker.Violated},
+		{"taken before the key's TTL from the acquire ran out", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			rel("c1/a", 1*lnS, 6*lnS, lnFail, "not held").
+			acq("c2/x", 3*lnS, 3500*lnMs, lnOK, wd), checker.Violated},
+		{"taken before the release call", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			acq("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, wd).
+			rel("c1/a", 20*lnS, 30*lnS, lnFail, "not held"), checker.Violated},
+		{"taken while a reentrant hold remains", (&linHist{}).
+			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, wd).
+			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
+			acq("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, wd).
+			rel("c1/a", 20*lnS, 30*lnS, lnFail, "not held"), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
+		})
+	}
+}
+
 // TestLinearizableCrashedWatchdogHolder: a crashed client's watchdog is gone
 // with it, so its watchdog holds may expire from the crash on and a waiter
 // may then take the lock (reentrant holds included); before the crash, or

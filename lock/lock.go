@@ -135,6 +135,10 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 // ID is the client's id, the first half of its holder fields.
 func (c *Client) ID() string { return c.opts.ID }
 
+// WatchdogTimeout is the TTL a hold without a lease gets from its acquire
+// and from every renewal (Options.WatchdogTimeout, its default applied).
+func (c *Client) WatchdogTimeout() time.Duration { return c.opts.WatchdogTimeout }
+
 // Lock returns the reentrant lock named name (RedissonLock).
 func (c *Client) Lock(name string) *Lock { return &Lock{c: c, name: name} }
 

@@ -141,19 +141,22 @@ func releaseOutcome(err error) (string, string) {
 	return sim.OutcomeError, err.Error()
 }
 
-// setDetail sets an op record's Detail ("lease=2s", "watchdog", "lost").
+// setDetail sets an op record's Detail ("lease=2s", "watchdog=30s", "lost").
 func setDetail(op sim.OpHandle, detail string) {
 	if detail != "" {
 		op.SetDetail(detail)
 	}
 }
 
-// leaseDetail is an acquire's Detail: its explicit lease, or "watchdog".
-func leaseDetail(lease time.Duration) string {
+// leaseDetail is an acquire's Detail: its explicit lease, or
+// "watchdog=<timeout>" (the TTL the watchdog's renewals give the key: the
+// checker needs it to know how long a hold lasts once the watchdog may
+// have stopped).
+func leaseDetail(lease, watchdog time.Duration) string {
 	if lease > 0 {
 		return "lease=" + lease.String()
 	}
-	return "watchdog"
+	return "watchdog=" + watchdog.String()
 }
 
 // belief is what one holder (a client's owner, on one lock) believes it
@@ -270,6 +273,7 @@ type ownerLoop struct {
 	owners    ownerPicker
 	depth     int
 	lease     time.Duration // 0: the watchdog, no lease timer
+	watchdog  time.Duration // the lock client's watchdog timeout, for acquires' Detail
 	hold      time.Duration
 	think     func() time.Duration
 	readRatio float64 // 0: exclusive only
@@ -330,7 +334,7 @@ func (lp *ownerLoop) run() {
 			}
 			lt := b.calling(lp.lease)
 			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
-			setDetail(op, leaseDetail(lp.lease))
+			setDetail(op, leaseDetail(lp.lease, lp.watchdog))
 			tok, fenced, err := lp.l.acquire(ctx, owner, read)
 			outcome, result := acquireOutcome(err)
 			if outcome != sim.OutcomeOK {

@@ -200,8 +200,9 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 			}
 		}
 		if r.Op == "acquire" || r.Op == "acquire-read" {
-			if r.Detail != "watchdog" && !strings.HasPrefix(r.Detail, "lease=") {
-				t.Errorf("record %d: acquire detail %q, want lease=<d> or watchdog", r.Seq, r.Detail)
+			wd, isWD := strings.CutPrefix(r.Detail, "watchdog=")
+			if d, err := time.ParseDuration(wd); isWD && (err != nil || d <= 0) || !isWD && !strings.HasPrefix(r.Detail, "lease=") {
+				t.Errorf("record %d: acquire detail %q, want lease=<d> or watchdog=<timeout>", r.Seq, r.Detail)
 			}
 		}
 		if r.Op == "acquire" && r.Outcome == sim.OutcomeOK && cv.fenced {

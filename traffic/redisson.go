@@ -89,6 +89,7 @@ func RedissonRedLock(c Client, cfg RedissonConfig) error {
 			return fmt.Errorf("traffic: %s on client %s: member %d: %w", kind, name, i, err)
 		}
 		members[i] = redlock.Member{Lock: lc.Lock(cfg.Lock), Conn: conn}
+		lp.watchdog = lc.WatchdogTimeout() // the same options on every member
 	}
 	opts := cfg.Options
 	user := opts.OnEvent

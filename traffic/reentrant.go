@@ -122,6 +122,7 @@ func newOwnerLoop(c Client, kind, beliefKind string, cfg ReentrantConfig) (*owne
 	if err != nil {
 		return nil, nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
 	}
+	lp.watchdog = lc.WatchdogTimeout()
 	return lp, lc, nil
 }
 
