@@ -15,16 +15,20 @@ import (
 // ClientWait is one client's longest wait for a lock: from the call of its
 // first acquire attempt after its last successful one (or after the start)
 // until the return of the attempt that succeeded, or until the end of the
-// run when none did. Retry loops that think between attempts still count
+// run (or the client's crash) when none did. Retry loops that think between attempts still count
 // as waiting, as in Waits: the client wanted the lock all along.
 type ClientWait struct {
 	// Client waited for Lock.
 	Client, Lock string
 	// From is the call of the wait's first attempt; To the return of the
-	// attempt that succeeded, or the end of the run.
+	// attempt that succeeded, the end of the run, or the client's crash.
 	From, To time.Duration
-	// Acquired is false when the wait lasted until the end of the run.
+	// Acquired is false when the wait lasted until the end of the run or
+	// the crash.
 	Acquired bool
+	// Crashed is set when the wait ended with the client's crash: a dead
+	// client waits for nothing.
+	Crashed bool
 }
 
 // Duration is how long the wait lasted.
@@ -32,7 +36,10 @@ func (w ClientWait) Duration() time.Duration { return w.To - w.From }
 
 func (w ClientWait) String() string {
 	how := fmt.Sprintf("until its acquire returned at %v", w.To)
-	if !w.Acquired {
+	switch {
+	case w.Crashed:
+		how = fmt.Sprintf("until it crashed at %v without acquiring it", w.To)
+	case !w.Acquired:
 		how = fmt.Sprintf("until the end at %v without acquiring it", w.To)
 	}
 	return fmt.Sprintf("%s waited %v for %s, from its first attempt at %v %s", w.Client, w.Duration(), w.Lock, w.From, how)
@@ -57,6 +64,16 @@ func ClientWaits(h []sim.Record, end time.Duration) []ClientWait {
 	}
 	for i := range h {
 		r := &h[i]
+		if crashed(r) {
+			// A dead client's wait ends at its crash, unanswered.
+			for _, k := range slices.Sorted(maps.Keys(open)) {
+				if w := open[k]; w.client == r.Client {
+					note(ClientWait{Client: w.client, Lock: w.lock, From: w.from, To: max(r.At(), w.from), Crashed: true})
+					delete(open, k)
+				}
+			}
+			continue
+		}
 		if r.Kind != sim.KindOp || (r.Op != "acquire" && r.Op != "acquire-read") {
 			continue
 		}

@@ -53,3 +53,33 @@ func TestClientWaits(t *testing.T) {
 		t.Fatalf("within the bound: %v", vs)
 	}
 }
+
+// TestWaitsEndAtAClientCrash: a client that crashes while it waits wants
+// nothing from its crash on. c2 waits from 1s and crashes at 2s; the run
+// ends at 60s. The old code counted c2 waiting (and the lock unavailable)
+// until the end: a liveness violation against any bound under 59 s.
+func TestWaitsEndAtAClientCrash(t *testing.T) {
+	const s = time.Second
+	end := func(d time.Duration) *int64 { v := int64(d); return &v }
+	h := []sim.Record{
+		{Seq: 0, Kind: sim.KindOp, T: int64(1 * s), End: end(1*s + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: sim.OutcomeFail},
+		{Seq: 1, Kind: sim.KindOp, T: int64(1500 * time.Millisecond), End: end(1500*time.Millisecond + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: sim.OutcomeFail},
+		{Seq: 2, Kind: sim.KindFault, T: int64(2 * s), Client: "c2", Op: "client-crash"},
+	}
+	ws := checker.ClientWaits(h, 60*s)
+	if len(ws) != 1 || ws[0].To != 2*s || !ws[0].Crashed || ws[0].Acquired {
+		t.Fatalf("ClientWaits = %+v; want c2's wait from 1s to its crash at 2s", ws)
+	}
+	if !strings.Contains(ws[0].String(), "until it crashed at 2s") {
+		t.Errorf("String() = %q; want it to name the crash", ws[0])
+	}
+	if v := checker.ClientLivenessViolations(h, 60*s, map[string]time.Duration{"c2": 5 * s}); len(v) != 0 {
+		t.Errorf("a crashed waiter flagged: %v", v)
+	}
+	if w := checker.Waits(h, 60*s); w.LongestUnavailable != s {
+		t.Errorf("longest unavailable %v; want 1s (c2 wanted the lock from 1s to its crash)", w.LongestUnavailable)
+	}
+	if v := checker.LivenessViolations(h, 60*s, 5*s); len(v) != 0 {
+		t.Errorf("a crashed waiter made the lock unavailable to the end: %v", v)
+	}
+}

@@ -247,6 +247,10 @@ type WaitStats struct {
 	LongestFrom        time.Duration
 }
 
+// crashed reports whether r is a client's crash (a "client-crash" fault
+// record): the client stops wanting anything there.
+func crashed(r *sim.Record) bool { return r.Kind == sim.KindFault && r.Op == "client-crash" }
+
 // Waits computes wait-latency percentiles over the acquire attempts that
 // returned, and the longest span a lock stayed free while a client wanted
 // it (from its first attempt to the return of the one that succeeded),
@@ -263,6 +267,17 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 	wantSince := map[string]time.Duration{} // client + lock -> first attempt's call
 	for i := range h {
 		r := &h[i]
+		if crashed(r) {
+			// A dead client wants nothing from its crash on.
+			for _, k := range slices.Sorted(maps.Keys(wantSince)) {
+				if strings.HasPrefix(k, r.Client+"\x00") {
+					l := k[strings.IndexByte(k, 0)+1:]
+					waiting[l] = append(waiting[l], span{wantSince[k], r.At()})
+					delete(wantSince, k)
+				}
+			}
+			continue
+		}
 		if r.Kind != sim.KindOp || (r.Op != "acquire" && r.Op != "acquire-read") {
 			continue
 		}
