@@ -128,10 +128,10 @@ func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
 	}
 	keys, args := []string{l.key}, []any{lease.Token}
 	if !l.opts.NoReleaseLatch {
-		keys = append(keys, "simple_unlock_latch:"+tagged(l.key)+":"+lease.Token)
+		keys = append(keys, ReleaseLatchKey(l.key, lease.Token))
 		args = append(args, l.opts.TTL.Milliseconds())
 	}
-	v, err := l.conn.Eval(ctx, simpleRelease, keys, args...)
+	v, err := l.conn.Eval(ctx, SimpleRelease, keys, args...)
 	if err != nil {
 		return err
 	}

@@ -59,9 +59,11 @@ func mustScript(name string) *lock.Script {
 
 // Scripts of the spec's algorithm.
 var (
-	// ReleaseScript is compare-and-delete: KEYS[1] key, ARGV[1] token;
-	// returns 1 when it deleted the key.
-	ReleaseScript = mustScript("release")
+	// ReleaseScript is SimpleLock's compare-and-delete (lock.SimpleRelease):
+	// KEYS[1] key, KEYS[2] (optional) its release latch, ARGV[1] token,
+	// ARGV[2] the latch's TTL ms; returns 1 when it deleted the key (or an
+	// earlier run of the same release did, by the latch).
+	ReleaseScript = lock.SimpleRelease
 	// ExtendScript is compare-and-PEXPIRE: KEYS[1] key, ARGV[1] token,
 	// ARGV[2] TTL ms; returns 1 when it reset the TTL.
 	ExtendScript = mustScript("extend")

@@ -50,6 +50,15 @@ type SpecOptions struct {
 	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0 (see
 	// lock.SetNX): a node whose reply was lost then refuses the retry.
 	PlainSetNX bool
+	// NoReleaseLatch releases without a release latch. With the latch (the
+	// default) each node's release leaves a key (lock.ReleaseLatchKey of
+	// the token and the Unlock call's id) for the TTL, so that go-redis's
+	// retry of a release whose reply was lost answers as the first run
+	// did; without
+	// it the retry finds no key, that node counts as not released, and
+	// when that leaves fewer than a majority Unlock answers ErrNotHeld to
+	// the holder that did release.
+	NoReleaseLatch bool
 	// Rand draws retry delays and the random half of tokens. Default: a PCG
 	// seeded from the Runtime's NewID, so that in the simulation the draws
 	// follow the world's seed. Shared by the lock's calls under a mutex.
@@ -314,10 +323,20 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 	return released, err
 }
 
-// release runs compare-and-delete of token on every node in parallel.
+// release runs compare-and-delete of token on every node in parallel,
+// leaving the release latch unless NoReleaseLatch. The latch is this call's
+// (the token and a fresh id), as Redisson's unlock latch is its unlock
+// request's: go-redis's retry of the same request finds it, another
+// Unlock of the same lease does not and answers as a release of a lock no
+// longer held does.
 func (s *Spec) release(ctx context.Context, token string) (int, error) {
+	keys, args := []string{s.key}, []any{token}
+	if !s.opts.NoReleaseLatch {
+		keys = append(keys, lock.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
+		args = append(args, s.opts.TTL.Milliseconds())
+	}
 	return s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, ReleaseScript, []string{s.key}, token)
+		v, err := c.Eval(ctx, ReleaseScript, keys, args...)
 		n, _ := v.(int64)
 		return err == nil && n == 1, err
 	})

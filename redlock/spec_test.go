@@ -105,7 +105,7 @@ func TestSpecValidityArithmetic(t *testing.T) {
 			}
 			released := 0
 			for _, rec := range r.History().Records() {
-				if rec.Kind == sim.KindReq && rec.Op == "eval:redlock_release" && rec.At() >= start && rec.Result == "1" {
+				if rec.Kind == sim.KindReq && rec.Op == "eval:"+redlock.ReleaseScript.Name && rec.At() >= start && rec.Result == "1" {
 					released++
 				}
 			}
