@@ -43,7 +43,8 @@ bench-peers:
 # report regenerates the reference comparison report in reports/ (README.md,
 # the cells' scenario files, the plots): every algorithm under every failure
 # mode, 100 seeds per cell, and the belief section. Same seeds, same
-# numbers. Takes about 9 minutes on 2 cores; CI does not run it.
+# numbers. Takes about 16 minutes on 2 cores (measured 2026-11-23: the
+# delay mode and the belief section made it longer); CI does not run it.
 report:
 	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
