@@ -355,3 +355,52 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("%d results, want 3", len(errs))
 	}
 }
+
+// TestSpecReleaseLatch: the replies to c1's release on n1 and n2 are lost
+// and go-redis retries both. With the release latch (the default) each
+// retry finds the latch its first run left and answers as that run did:
+// Unlock reports 3 of 3 released. Without it the retries find no key, only
+// n3 counts, and Unlock answers ErrNotHeld to the holder that released
+// (the majority rule). A first holding warms the script cache, so that the
+// lost replies are the script's, not the NOSCRIPT probe's.
+func TestSpecReleaseLatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		name     string
+		noLatch  bool
+		released int
+		notHeld  bool
+	}{{"latch", false, 3, false}, {"no-latch", true, 1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, 3)
+			defer r.Close()
+			c, err := r.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(ms), Timeout: 50 * ms, Retry: sim.GoRedisRetry})
+			must(t, err)
+			s := r.spec(c, redlock.SpecOptions{TTL: time.Second, NoReleaseLatch: tc.noLatch})
+			for _, n := range []string{"n1", "n2"} {
+				// The release is sent at 200ms, runs at 201ms; its
+				// replies leave then and are lost.
+				must(t, r.Net().AddRule(sim.Rule{Name: "lose the release's reply from " + n, From: 201 * ms, Until: 202 * ms, Node: n, DropReply: 1}))
+			}
+			var released int
+			var unlockErr error
+			c.Go("test", func() {
+				sleepUntil(r.World, c, 100*ms)
+				warm, err := s.TryLock(bg)
+				must(t, err)
+				_, err = s.Unlock(bg, warm)
+				must(t, err)
+				sleepUntil(r.World, c, 150*ms)
+				lease, err := s.TryLock(bg)
+				must(t, err)
+				sleepUntil(r.World, c, 200*ms)
+				released, unlockErr = s.Unlock(bg, lease)
+			})
+			r.run(2 * time.Second)
+			if released != tc.released || errors.Is(unlockErr, lock.ErrNotHeld) != tc.notHeld {
+				t.Errorf("Unlock: released %d, err %v; want %d released, not held %v", released, unlockErr, tc.released, tc.notHeld)
+			}
+			r.wantKeys("lk")
+		})
+	}
+}
