@@ -224,56 +224,42 @@ func (a Algorithm) With(cs ClientSettings) Algorithm {
 			*dst = *v
 		}
 	}
-	setBelief := func(dst *traffic.Belief) {
+	// Every kind has the holding settings; the rest are the kind's own.
+	holding := func(start *time.Duration, holds *int, hold, think *time.Duration, belief *traffic.Belief) {
+		set(start, cs.Start)
+		setInt(holds, cs.Holds)
+		set(hold, cs.Hold)
+		set(think, cs.Think)
 		if cs.Belief != nil {
-			*dst = *cs.Belief
+			*belief = *cs.Belief
 		}
+	}
+	waitLease := func(wait, lease *time.Duration) {
+		set(wait, cs.Wait)
+		set(lease, cs.Lease)
 	}
 	switch a.Kind {
 	case AlgSimple:
 		c := &a.Simple
-		set(&c.Start, cs.Start)
-		setInt(&c.Holds, cs.Holds)
-		set(&c.Hold, cs.Hold)
-		set(&c.Think, cs.Think)
+		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
 		set(&c.TTL, cs.TTL)
-		setBelief(&c.Belief)
 	case AlgReentrant, AlgFenced:
 		c := &a.Reentrant
-		set(&c.Start, cs.Start)
-		setInt(&c.Holds, cs.Holds)
-		set(&c.Hold, cs.Hold)
-		set(&c.Think, cs.Think)
-		set(&c.Wait, cs.Wait)
-		set(&c.Lease, cs.Lease)
-		setBelief(&c.Belief)
+		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
+		waitLease(&c.Wait, &c.Lease)
 	case AlgRWLock:
 		c := &a.ReadWrite
-		set(&c.Start, cs.Start)
-		setInt(&c.Holds, cs.Holds)
-		set(&c.Hold, cs.Hold)
-		set(&c.Think, cs.Think)
-		set(&c.Wait, cs.Wait)
-		set(&c.Lease, cs.Lease)
-		setBelief(&c.Belief)
+		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
+		waitLease(&c.Wait, &c.Lease)
 	case AlgRedLockSpec:
 		c := &a.Spec
-		set(&c.Start, cs.Start)
-		setInt(&c.Holds, cs.Holds)
-		set(&c.Hold, cs.Hold)
-		set(&c.Think, cs.Think)
+		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
 		set(&c.Options.TTL, cs.TTL)
 		set(&c.ExtendEvery, cs.ExtendEvery)
-		setBelief(&c.Belief)
 	case AlgRedLockRedisson:
 		c := &a.Redisson
-		set(&c.Start, cs.Start)
-		setInt(&c.Holds, cs.Holds)
-		set(&c.Hold, cs.Hold)
-		set(&c.Think, cs.Think)
-		set(&c.Wait, cs.Wait)
-		set(&c.Lease, cs.Lease)
-		setBelief(&c.Belief)
+		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
+		waitLease(&c.Wait, &c.Lease)
 	}
 	return a
 }
