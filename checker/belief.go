@@ -69,7 +69,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 	var steps []step
 	for i := range h {
 		r := &h[i]
-		if r.Kind == sim.KindFault && r.Op == "client-crash" {
+		if crashed(r) {
 			steps = append(steps, step{r.At(), r, r.Op})
 			continue
 		}
@@ -224,3 +224,7 @@ func Overlaps(hs []Holding) []Overlap {
 	}
 	return out
 }
+
+// crashed reports whether r is a client's crash (a "client-crash" fault
+// record): a dead client believes, wants and renews nothing from there on.
+func crashed(r *sim.Record) bool { return r.Kind == sim.KindFault && r.Op == "client-crash" }

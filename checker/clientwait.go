@@ -15,8 +15,9 @@ import (
 // ClientWait is one client's longest wait for a lock: from the call of its
 // first acquire attempt after its last successful one (or after the start)
 // until the return of the attempt that succeeded, or until the end of the
-// run (or the client's crash) when none did. Retry loops that think between attempts still count
-// as waiting, as in Waits: the client wanted the lock all along.
+// run (or the client's crash) when none did. Retry loops that think
+// between attempts still count as waiting, as in Waits: the client wanted
+// the lock all along.
 type ClientWait struct {
 	// Client waited for Lock.
 	Client, Lock string

@@ -186,7 +186,7 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 				if reqs == nil {
 					reqs = clientReqs(h)
 				}
-				reply := "[-1 " + strconv.FormatInt(tok, 10) + "]" // the script's "acquired" reply with the token
+				reply := sim.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
 				ix := opReqs(h, reqs[r.Client], r, func(q *sim.Record) bool {
 					return q.Op == fencedAcquireReq && q.Outcome == sim.OutcomeOK && q.Result == reply
 				})
@@ -247,10 +247,6 @@ type WaitStats struct {
 	LongestFrom        time.Duration
 }
 
-// crashed reports whether r is a client's crash (a "client-crash" fault
-// record): the client stops wanting anything there.
-func crashed(r *sim.Record) bool { return r.Kind == sim.KindFault && r.Op == "client-crash" }
-
 // Waits computes wait-latency percentiles over the acquire attempts that
 // returned, and the longest span a lock stayed free while a client wanted
 // it (from its first attempt to the return of the one that succeeded),
@@ -272,7 +268,7 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 			for _, k := range slices.Sorted(maps.Keys(wantSince)) {
 				if strings.HasPrefix(k, r.Client+"\x00") {
 					l := k[strings.IndexByte(k, 0)+1:]
-					waiting[l] = append(waiting[l], span{wantSince[k], r.At()})
+					waiting[l] = append(waiting[l], span{wantSince[k], max(r.At(), wantSince[k])})
 					delete(wantSince, k)
 				}
 			}

@@ -402,11 +402,11 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 	}
 	lastLease := map[half][2]int64{} // lease, watchdog timeout
 	reqs := indexLeaseReqs(h)
-	crashed := map[string]int64{} // client -> its crash
+	crashAt := map[string]int64{} // client -> its crash
 	for i := range h {
-		if r := &h[i]; r.Kind == sim.KindFault && r.Op == "client-crash" {
-			if _, ok := crashed[r.Client]; !ok {
-				crashed[r.Client] = r.T
+		if r := &h[i]; crashed(r) {
+			if _, ok := crashAt[r.Client]; !ok {
+				crashAt[r.Client] = r.T
 			}
 		}
 	}
@@ -471,7 +471,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			o.relLease, o.wdTimeout = lease, wd
 		}
 		o.wdStop = never
-		if ct, ok := crashed[r.Client]; ok && r.T <= ct {
+		if ct, ok := crashAt[r.Client]; ok && r.T <= ct {
 			// Nobody renews a crashed client's watchdog holds.
 			o.wdStop = ct
 		}

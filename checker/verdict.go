@@ -230,8 +230,8 @@ func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
 
 // DescribeCause is one line about a record FaultsBefore returns: "after
 // 5s failover m1: ..." for a fault ("after 1s partition [m1] | [r2] from
-// 1s for 2s" for one on no single node or client), "m1's clock drifts +2000 ppm (from the
-// topology)" for a drifting node or client, "after 1.2s c1's WAIT on m1: 1
+// 1s for 2s" for one on no single node or client), "m1's clock: drift
+// +2000 ppm (from the topology)" for a drifting node or client, "after 1.2s c1's WAIT on m1: 1
 // of 2 replicas acknowledged" for a WAIT.
 func DescribeCause(r sim.Record) string {
 	switch r.Kind {
