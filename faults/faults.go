@@ -92,7 +92,7 @@ func (f Failover) Validate(w *sim.World) error {
 	return checkTime("at", f.At)
 }
 func (f Failover) Apply(w *sim.World) error {
-	return at(w, f.At, f.Name(), func() error { return w.Failover(f.Group, f.To) })
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
 }
 
 // Crash crashes Node at At and restarts it Down later, with what its
@@ -186,11 +186,7 @@ func (f Restart) Validate(w *sim.World) error {
 	return checkTime("at", f.At)
 }
 func (f Restart) Apply(w *sim.World) error {
-	n, err := w.Node(f.Node)
-	if err != nil {
-		return err
-	}
-	return at(w, f.At, f.Name(), n.Restart)
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
 }
 
 // Pause stops Client for For from At (stop-the-world GC, VM migration): its
@@ -219,11 +215,7 @@ func (f Pause) Validate(w *sim.World) error {
 	return errors.Join(checkTime("at", f.At), checkTime("for", f.For))
 }
 func (f Pause) Apply(w *sim.World) error {
-	c, err := w.Client(f.Client)
-	if err != nil {
-		return err
-	}
-	return at(w, f.At, f.Name(), func() error { return c.Pause(f.For) })
+	return at(w, f.At, f.Name(), func() error { return f.now(w) })
 }
 
 // ClientCrash kills Client at At (sim.Client.Crash): its processes never
