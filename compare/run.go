@@ -268,7 +268,6 @@ func (c *Cell) name() string {
 
 // runSummary is what one run contributes to its cell.
 type runSummary struct {
-	violated    bool
 	unknown     bool // Porcupine ran out of time: neither cleared nor condemned
 	unsafe      bool // a safety violation (Kind.Safety)
 	lockFailed  bool // mutual exclusion or silent loss: the lock itself failed
@@ -357,7 +356,7 @@ func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
 // availability findings came before; its first other violation is its
 // availability counterexample.
 func summary(seed uint64, v checker.Verdict, recs []sim.Record, end time.Duration) runSummary {
-	sum := runSummary{violated: v.Status == checker.Violated, kinds: v.Kinds(), unknown: v.Status == checker.Unknown}
+	sum := runSummary{kinds: v.Kinds(), unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
 		x.Faults = nil // the counterexample names its faults itself
 		return &Counterexample{Seed: seed, Faults: faultsBefore(recs, x.To), Violation: x}
@@ -427,7 +426,7 @@ func (c *Cell) add(s runSummary) {
 	c.Fencing.Prevented += s.fencing.Prevented
 	c.Shortest = shorter(c.Shortest, s.safety)
 	c.ShortestAvailability = shorter(c.ShortestAvailability, s.availability)
-	if !s.violated {
+	if len(s.kinds) == 0 { // not violated: a verdict is violated exactly when it has a kind
 		return
 	}
 	c.Violated++

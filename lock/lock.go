@@ -303,7 +303,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			if sub, err = c.conn.Subscribe(ctx, channel); err == nil {
 				continue
 			}
-			sub = nil
+			sub = nil // a Conn may return a typed nil with its error
 			if ctx.Err() != nil {
 				return 0, ctx.Err()
 			}
