@@ -123,6 +123,11 @@ func (s *Scenario) Schedule(w *sim.World) (faults.Schedule, error) {
 	return sched, nil
 }
 
+// Judged reports whether the run was judged on its own: false when the
+// expectation is about rates over a sweep of seeds (Expect.HasRates), and
+// Match is then true.
+func (r Result) Judged() bool { return !r.Scenario.Expect.HasRates() }
+
 // Result is one run of a scenario.
 type Result struct {
 	Scenario *Scenario
@@ -139,9 +144,6 @@ type Result struct {
 	// Why says how it differs when it is not.
 	Match bool
 	Why   string
-	// Judged is false when the expectation is about rates over a sweep of
-	// seeds (Expect.HasRates): one run is not judged, and Match is true.
-	Judged bool
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
 	// Unfired describes the faults bound to an operation that never acted
@@ -239,9 +241,8 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	r.History, r.End = w.History(), w.Now()
 	r.Verdict = s.Check(recs, w.Now())
 	if s.Expect.HasRates() {
-		r.Match = true
+		r.Match = true // one run of a rate expectation is not judged (Judged)
 	} else {
-		r.Judged = true
 		r.Match, r.Why = s.Expect.Judge(recs, w.Now(), r.Verdict)
 	}
 	if r.Unfired = Unfired(recs); len(r.Unfired) > 0 && !s.Expect.Any {

@@ -44,7 +44,7 @@ func runWith(t *testing.T, file, expect string) Result {
 func TestExpectAbsentOnly(t *testing.T) {
 	const f0 = "f0-failover-lagging-replica.yaml"
 	r := runWith(t, f0, "expect: {absent: [stale-write, reentrancy]}")
-	if !r.Judged || !r.Match || r.Verdict.Status != checker.Violated {
+	if !r.Judged() || !r.Match || r.Verdict.Status != checker.Violated {
 		t.Fatalf("absent kinds missing, others present: match %v (%s), verdict %s", r.Match, r.Why, r.Verdict)
 	}
 	r = runWith(t, f0, "expect: {absent: [stale-write, mutual-exclusion]}")

@@ -36,7 +36,7 @@ func TestScenarios(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							if r.Judged || !r.Match {
+							if r.Judged() || !r.Match {
 								t.Errorf("seed %d of a rate expectation judged alone: %v %q", r.Seed, r.Match, r.Why)
 							}
 							verdicts[i] = r.Verdict

@@ -248,7 +248,7 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 		}
 		vo := verdictOut{name: s.Name, head: fmt.Sprintf("seed=%-4d", r.Seed), seed: r.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
 			timeline: report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 24)}
-		if !r.Judged {
+		if !r.Judged() {
 			vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
 		}
 		if r.Verdict.Status == checker.Violated {
