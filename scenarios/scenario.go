@@ -486,9 +486,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 			PlainSetNX:       o.bool("plain_setnx", false),
 			NoReleaseLatch:   !o.bool("release_latch", true),
 		}
-		if d.err == nil && a.Simple.TTL < time.Millisecond {
-			d.failf(o.at("ttl"), join(f, "ttl"), "must be at least 1ms")
-		}
+		d.checkTTL(AlgSimple, o, join(f, "ttl"), a.Simple.TTL)
 	case AlgReentrant, AlgFenced, AlgRWLock:
 		a.Reentrant = d.owner(o, f, group())
 		switch a.Kind {
@@ -515,9 +513,7 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 			},
 			Retry: o.bool("retry", false), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
 		}
-		if ttl := a.Spec.Options.TTL; d.err == nil && (ttl < time.Millisecond || ttl%time.Millisecond != 0) {
-			d.failf(o.at("ttl"), join(f, "ttl"), "must be a positive whole number of milliseconds")
-		}
+		d.checkTTL(AlgRedLockSpec, o, join(f, "ttl"), a.Spec.Options.TTL)
 		if sp := a.Spec.Options; d.err == nil && sp.RetryDelayMax < sp.RetryDelayMin {
 			d.failf(o.at("retry_delay_max"), join(f, "retry_delay_max"), "below retry_delay_min")
 		}
@@ -551,12 +547,7 @@ func (d *decoder) owner(o *obj, f, group string) traffic.ReentrantConfig {
 			}
 		}
 	}
-	if n, lf, ok := o.scalar("lease"); ok && n.Value != "watchdog" {
-		cfg.Lease = d.duration(n, lf)
-		if d.err == nil && cfg.Lease == 0 {
-			d.failf(n, lf, "must be positive (or \"watchdog\")")
-		}
-	}
+	cfg.Lease = d.lease(o)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "latch", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
 	cfg.Options = lock.Options{
