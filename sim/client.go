@@ -373,8 +373,7 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd = append(cmd, argv...)
 	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
 	v, err := s.command(ctx, &h, cmd)
-	var re lock.ReplyError
-	if errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT") {
+	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
 		v, err = s.command(ctx, &h, cmd)
 	}
@@ -712,7 +711,11 @@ func (t *simTimer) Stop() bool {
 // command before running any of it: NOSCRIPT (an EVALSHA of a script it
 // has not cached; the client sends EVAL next) or READONLY (a write sent to
 // a replica). Such an attempt changed nothing.
-func refusedUnrun(err error) bool {
+func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(err, "READONLY") }
+
+// replyIs reports whether err is an error reply of the given kind (its
+// first word, as Redis writes it: NOSCRIPT, READONLY, ...).
+func replyIs(err error, kind string) bool {
 	var re lock.ReplyError
-	return errors.As(err, &re) && (strings.HasPrefix(string(re), "NOSCRIPT") || strings.HasPrefix(string(re), "READONLY"))
+	return errors.As(err, &re) && strings.HasPrefix(string(re), kind)
 }
