@@ -112,7 +112,7 @@ func (b *belief) granted(lt *leaseTimer, lease time.Duration) {
 	b.acquired(lt)
 }
 
-// observesLoss reports whether the holder learns of the watchdog's report
-// that its lock was lost: the careful model's user does; the trusting
-// model's (Redisson's API) does not.
-func (b *belief) observesLoss() bool { return b.model == BeliefCareful }
+// observesLoss reports whether a holder under model m learns of the
+// watchdog's report that its lock was lost: the careful model's user does;
+// the trusting model's (Redisson's API) does not.
+func (m Belief) observesLoss() bool { return m == BeliefCareful }

@@ -300,7 +300,7 @@ type ownerLoop struct {
 // "lost"; the trusting model's holder does not learn of it (Redisson has no
 // such callback), so nothing is recorded.
 func (lp *ownerLoop) lost(name, owner string) {
-	if lp.model != BeliefCareful {
+	if !lp.model.observesLoss() {
 		return
 	}
 	if b := lp.active; b != nil && b.owner == owner && b.lock == name {

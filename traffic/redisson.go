@@ -149,7 +149,7 @@ func (m *memberTrack) event(ev redlock.Event) {
 // call (the renewal was in flight), as Reentrant records every loss report.
 func (m *memberTrack) lost(i int, owner string) {
 	b := m.lp.active
-	if b == nil || b.owner != owner || !m.held[i] || !b.observesLoss() {
+	if b == nil || b.owner != owner || !m.held[i] || !b.model.observesLoss() {
 		return
 	}
 	m.held[i] = false
