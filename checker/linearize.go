@@ -599,16 +599,8 @@ func indexLeaseReqs(h []sim.Record) leaseReqs {
 // lease finds the lease of the first lease-carrying request op sent on its
 // lock between its call and its return.
 func (ix leaseReqs) lease(h []sim.Record, op *sim.Record) (int64, bool) {
-	idx := ix[op.Client]
-	j, _ := slices.BinarySearchFunc(idx, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
-	for ; j < len(idx); j++ {
-		r := &h[idx[j]]
-		if op.End != nil && r.T > *op.End {
-			break
-		}
-		if r.Args[0] != op.Lock {
-			continue
-		}
+	for _, i := range opReqs(h, ix[op.Client], op, func(*sim.Record) bool { return true }) {
+		r := &h[i]
 		if r.Op == "set" {
 			if d, ok := setLease(r.Args); ok {
 				return d, true
