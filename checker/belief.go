@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // Holding is an interval of world time during which a holder believed it
@@ -48,7 +48,7 @@ type Holding struct {
 
 // Holdings extracts every believed holding from h's op records; end closes
 // holdings still open.
-func Holdings(h []sim.Record, end time.Duration) []Holding {
+func Holdings(h []history.Record, end time.Duration) []Holding {
 	type key struct {
 		holder, lock string
 		shared       bool
@@ -63,7 +63,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 	// in time order (then record order).
 	type step struct {
 		t  time.Duration
-		r  *sim.Record
+		r  *history.Record
 		op string
 	}
 	var steps []step
@@ -73,15 +73,15 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 			steps = append(steps, step{r.At(), r, r.Op})
 			continue
 		}
-		if r.Kind != sim.KindOp {
+		if r.Kind != history.KindOp {
 			continue
 		}
 		switch r.Op {
-		case "acquire", "acquire-read":
-			if ret, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK {
+		case history.OpAcquire, history.OpAcquireRead:
+			if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
 				steps = append(steps, step{ret, r, r.Op})
 			}
-		case "release", "release-read", "expire":
+		case history.OpRelease, history.OpReleaseRead, history.OpExpire:
 			steps = append(steps, step{r.At(), r, r.Op})
 		}
 	}
@@ -96,7 +96,7 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 		}
 	}
 	for _, s := range steps {
-		if s.op == "client-crash" {
+		if s.op == history.FaultClientCrash {
 			var ks []key
 			//detlint:allow maprange collected, then sorted by (holder, lock, shared) below
 			for k := range open {
@@ -113,23 +113,23 @@ func Holdings(h []sim.Record, end time.Duration) []Holding {
 			continue
 		}
 		holder := holderName(s.r)
-		shared := s.op == "acquire-read" || s.op == "release-read"
+		shared := s.op == history.OpAcquireRead || s.op == history.OpReleaseRead
 		k := key{holder, s.r.Lock, shared}
 		switch s.op {
-		case "acquire", "acquire-read":
+		case history.OpAcquire, history.OpAcquireRead:
 			st, ok := open[k]
 			if !ok {
 				st = &state{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result, Shared: shared}}
 				open[k] = st
 			}
 			st.depth++
-		case "release", "release-read":
+		case history.OpRelease, history.OpReleaseRead:
 			if st, ok := open[k]; ok {
 				if st.depth--; st.depth <= 0 {
 					closeAt(k, s.t)
 				}
 			}
-		case "expire":
+		case history.OpExpire:
 			closeAt(k, s.t)
 			closeAt(key{holder, s.r.Lock, !shared}, s.t)
 		}
@@ -164,13 +164,13 @@ func boolCmp(a, b bool) int {
 
 // MutualExclusionViolations reports every overlap of h's holdings as a
 // violation, with the faults that preceded it.
-func MutualExclusionViolations(h []sim.Record, end time.Duration) []Violation {
+func MutualExclusionViolations(h []history.Record, end time.Duration) []Violation {
 	return overlapViolations(h, Holdings(h, end))
 }
 
 // overlapViolations turns the overlaps of hs, the holdings of h, into
 // violations.
-func overlapViolations(h []sim.Record, hs []Holding) []Violation {
+func overlapViolations(h []history.Record, hs []Holding) []Violation {
 	var out []Violation
 	for _, o := range Overlaps(hs) {
 		out = append(out, Violation{
@@ -227,4 +227,6 @@ func Overlaps(hs []Holding) []Overlap {
 
 // crashed reports whether r is a client's crash (a "client-crash" fault
 // record): a dead client believes, wants and renews nothing from there on.
-func crashed(r *sim.Record) bool { return r.Kind == sim.KindFault && r.Op == "client-crash" }
+func crashed(r *history.Record) bool {
+	return r.Kind == history.KindFault && r.Op == history.FaultClientCrash
+}

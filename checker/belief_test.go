@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
-func op(seq int, client, name string, call, ret time.Duration, outcome, result string) sim.Record {
-	r := sim.Record{Seq: seq, Kind: sim.KindOp, T: int64(call), Client: client, Lock: "lk", Op: name, Outcome: outcome, Result: result}
+func op(seq int, client, name string, call, ret time.Duration, outcome history.Outcome, result string) history.Record {
+	r := history.Record{Seq: seq, Kind: history.KindOp, T: int64(call), Client: client, Lock: "lk", Op: name, Outcome: outcome, Result: result}
 	if ret >= 0 {
 		end := int64(ret)
 		r.End = &end
@@ -24,11 +24,11 @@ const open = -1
 // TestOverlapsCatchesPlantedViolation is the control that must fail: c2
 // acquires while c1 has not released.
 func TestOverlapsCatchesPlantedViolation(t *testing.T) {
-	h := []sim.Record{
-		op(0, "c1", "acquire", 0, 1*time.Millisecond, sim.OutcomeOK, "t1"),
-		op(1, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, sim.OutcomeOK, "t2"),
-		op(2, "c1", "release", 3*time.Second, 3*time.Second+time.Millisecond, sim.OutcomeOK, ""),
-		op(3, "c2", "release", 4*time.Second, 4*time.Second+time.Millisecond, sim.OutcomeOK, ""),
+	h := []history.Record{
+		op(0, "c1", "acquire", 0, 1*time.Millisecond, history.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, history.OutcomeOK, "t2"),
+		op(2, "c1", "release", 3*time.Second, 3*time.Second+time.Millisecond, history.OutcomeOK, ""),
+		op(3, "c2", "release", 4*time.Second, 4*time.Second+time.Millisecond, history.OutcomeOK, ""),
 	}
 	ov := checker.Overlaps(checker.Holdings(h, 10*time.Second))
 	if len(ov) != 1 {
@@ -43,13 +43,13 @@ func TestOverlapsCatchesPlantedViolation(t *testing.T) {
 // TestOverlapsPassesCorrectRun is the control that must pass: hand-offs,
 // refused and unknown acquires, and a release that returned late.
 func TestOverlapsPassesCorrectRun(t *testing.T) {
-	h := []sim.Record{
-		op(0, "c1", "acquire", 0, time.Millisecond, sim.OutcomeOK, "t1"),
-		op(1, "c2", "acquire", 500*time.Millisecond, 501*time.Millisecond, sim.OutcomeFail, ""),
+	h := []history.Record{
+		op(0, "c1", "acquire", 0, time.Millisecond, history.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 500*time.Millisecond, 501*time.Millisecond, history.OutcomeFail, ""),
 		// c3 never learned the outcome: no belief, whatever the server did.
-		op(2, "c3", "acquire", 600*time.Millisecond, open, sim.OutcomeUnknown, ""),
-		op(3, "c1", "release", time.Second, 5*time.Second, sim.OutcomeOK, ""),
-		op(4, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, sim.OutcomeOK, "t2"),
+		op(2, "c3", "acquire", 600*time.Millisecond, open, history.OutcomeUnknown, ""),
+		op(3, "c1", "release", time.Second, 5*time.Second, history.OutcomeOK, ""),
+		op(4, "c2", "acquire", 2*time.Second, 2*time.Second+time.Millisecond, history.OutcomeOK, "t2"),
 	}
 	hs := checker.Holdings(h, 10*time.Second)
 	if len(hs) != 2 {
@@ -63,8 +63,8 @@ func TestOverlapsPassesCorrectRun(t *testing.T) {
 	}
 }
 
-func ownerOp(seq int, client, owner, name string, call, ret time.Duration) sim.Record {
-	r := op(seq, client, name, call, ret, sim.OutcomeOK, "")
+func ownerOp(seq int, client, owner, name string, call, ret time.Duration) history.Record {
+	r := op(seq, client, name, call, ret, history.OutcomeOK, "")
 	r.Args = []string{owner}
 	return r
 }
@@ -73,7 +73,7 @@ func ownerOp(seq int, client, owner, name string, call, ret time.Duration) sim.R
 // one client are two holders, and an "expire" ends a belief at any depth.
 func TestHoldingsNestAndExpire(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
+	h := []history.Record{
 		ownerOp(0, "c1", "a", "acquire", 0, 1),
 		ownerOp(1, "c1", "a", "acquire", 1*s, 1*s+1),
 		ownerOp(2, "c1", "a", "release", 2*s, 2*s+1), // depth 2 -> 1: still held
@@ -98,7 +98,7 @@ func TestHoldingsNestAndExpire(t *testing.T) {
 	}
 }
 
-func rec(seq int, client, name string, call, ret time.Duration, outcome, result string) sim.Record {
+func rec(seq int, client, name string, call, ret time.Duration, outcome history.Outcome, result string) history.Record {
 	return op(seq, client, name, call, ret, outcome, result)
 }
 
@@ -107,19 +107,19 @@ func rec(seq int, client, name string, call, ret time.Duration, outcome, result 
 // previous one) and one that must pass (rejections only).
 func TestFencingCatchesStaleWritesAndRegressions(t *testing.T) {
 	s := time.Second
-	bad := []sim.Record{
-		rec(0, "c1", "acquire", 0, 1, sim.OutcomeOK, "5"),
-		rec(1, "c2", "acquire", 2*s, 2*s+1, sim.OutcomeOK, "4"), // regression
-		rec(2, "c2", "write", 3*s, 3*s+1, sim.OutcomeOK, "6"),
-		rec(3, "c1", "write", 4*s, 4*s+1, sim.OutcomeOK, "5"), // stale, accepted
+	bad := []history.Record{
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "5"),
+		rec(1, "c2", "acquire", 2*s, 2*s+1, history.OutcomeOK, "4"), // regression
+		rec(2, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
+		rec(3, "c1", "write", 4*s, 4*s+1, history.OutcomeOK, "5"), // stale, accepted
 	}
 	rep, vs := checker.Fencing(bad)
 	if rep.StaleAccepted != 1 || rep.Accepted != 2 || len(vs) != 2 || vs[0].Kind != checker.TokenRegression || vs[1].Kind != checker.StaleWrite {
 		t.Fatalf("report %+v, violations %v", rep, vs)
 	}
-	good := []sim.Record{
-		rec(0, "c2", "write", 3*s, 3*s+1, sim.OutcomeOK, "6"),
-		rec(1, "c1", "write", 4*s, 4*s+1, sim.OutcomeFail, "5"),
+	good := []history.Record{
+		rec(0, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
+		rec(1, "c1", "write", 4*s, 4*s+1, history.OutcomeFail, "5"),
 	}
 	rep, vs = checker.Fencing(good)
 	if len(vs) != 0 || rep.Prevented != 1 || rep.StaleAccepted != 0 {
@@ -131,10 +131,10 @@ func TestFencingCatchesStaleWritesAndRegressions(t *testing.T) {
 // after 1 s (c1's unlock was lost; its lease runs out at 31 s).
 func TestWaitsAndLiveness(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
-		rec(0, "c1", "acquire", 0, 1, sim.OutcomeOK, "t1"),
-		rec(1, "c1", "release", s, open, sim.OutcomeUnknown, ""),
-		rec(2, "c2", "acquire", s, 31*s, sim.OutcomeOK, "t2"),
+	h := []history.Record{
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "t1"),
+		rec(1, "c1", "release", s, open, history.OutcomeUnknown, ""),
+		rec(2, "c2", "acquire", s, 31*s, history.OutcomeOK, "t2"),
 	}
 	ws := checker.Waits(h, time.Minute)
 	if ws.Count != 2 || ws.Max != 30*s || ws.LongestUnavailable != 30*s || ws.LongestFrom != s {
@@ -156,8 +156,8 @@ func TestWaitsAndLiveness(t *testing.T) {
 // is a mutual-exclusion violation (the control).
 func TestHoldingsEndAtAClientCrash(t *testing.T) {
 	s := time.Second
-	crash := sim.Record{Seq: 4, Kind: sim.KindFault, T: int64(3 * s), Op: "client-crash", Client: "c1"}
-	h := []sim.Record{
+	crash := history.Record{Seq: 4, Kind: history.KindFault, T: int64(3 * s), Op: "client-crash", Client: "c1"}
+	h := []history.Record{
 		ownerOp(0, "c1", "a", "acquire", 0, 1),
 		ownerOp(1, "c1", "b", "acquire", 1*s, 1*s+1), // c1/b: another holder of c1
 		ownerOp(2, "c10", "a", "acquire", 2*s, 2*s+1),
@@ -166,7 +166,7 @@ func TestHoldingsEndAtAClientCrash(t *testing.T) {
 		ownerOp(5, "c2", "a", "acquire", 6*s, 6*s+1), // after the lease
 	}
 	h[2].Lock = "other" // c10 is not c1: its holding runs to the end
-	h[3].Outcome = sim.OutcomeUnknown
+	h[3].Outcome = history.OutcomeUnknown
 	hs := checker.Holdings(h, 10*s)
 	var got []string
 	for _, hd := range hs {
@@ -182,7 +182,7 @@ func TestHoldingsEndAtAClientCrash(t *testing.T) {
 		t.Errorf("overlaps %v; want only c1/a with c1/b", ov)
 	}
 	// The control: without the crash record c1's holdings run to the end.
-	noCrash := append(append([]sim.Record{}, h[:4]...), h[5])
+	noCrash := append(append([]history.Record{}, h[:4]...), h[5])
 	var withC2 int
 	for _, o := range checker.Overlaps(checker.Holdings(noCrash, 10*s)) {
 		if o.A.Client == "c2/a" || o.B.Client == "c2/a" {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // ClientWait is one client's longest wait for a lock: from the call of its
@@ -51,7 +51,7 @@ func (w ClientWait) String() string {
 // until end, sorted by client name. Of equal waits the earliest is kept.
 // An attempt whose outcome stayed unknown does not end a wait: the client
 // never learned it held the lock.
-func ClientWaits(h []sim.Record, end time.Duration) []ClientWait {
+func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
 	type want struct {
 		client, lock string
 		from         time.Duration
@@ -75,14 +75,14 @@ func ClientWaits(h []sim.Record, end time.Duration) []ClientWait {
 			}
 			continue
 		}
-		if r.Kind != sim.KindOp || (r.Op != "acquire" && r.Op != "acquire-read") {
+		if r.Kind != history.KindOp || (r.Op != history.OpAcquire && r.Op != history.OpAcquireRead) {
 			continue
 		}
 		k := r.Client + "\x00" + r.Lock
 		if _, ok := open[k]; !ok {
 			open[k] = want{r.Client, r.Lock, r.At()}
 		}
-		if ret, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK {
+		if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
 			w := open[k]
 			note(ClientWait{Client: w.client, Lock: w.lock, From: w.from, To: ret, Acquired: true})
 			delete(open, k)
@@ -103,7 +103,7 @@ func ClientWaits(h []sim.Record, end time.Duration) []ClientWait {
 // stories in which one client's wait is the point (a waiter behind a
 // crashed holder needs the lease to run out, not more). A client that
 // never attempted an acquire waited for nothing and is not reported.
-func ClientLivenessViolations(h []sim.Record, end time.Duration, bounds map[string]time.Duration) []Violation {
+func ClientLivenessViolations(h []history.Record, end time.Duration, bounds map[string]time.Duration) []Violation {
 	var out []Violation
 	for _, w := range ClientWaits(h, end) {
 		b, ok := bounds[w.Client]

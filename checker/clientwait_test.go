@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // TestClientWaits: a wait runs from the first attempt after the last
@@ -15,17 +15,17 @@ import (
 // it; one still open runs to the end. Each client's longest is reported.
 func TestClientWaits(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
-		op(0, "c1", "acquire", 0, 10*time.Millisecond, sim.OutcomeOK, "t1"),
-		op(1, "c2", "acquire", 100*time.Millisecond, 110*time.Millisecond, sim.OutcomeFail, ""),
-		op(2, "c2", "acquire", 1*s, 1*s+10*time.Millisecond, sim.OutcomeFail, ""),
-		op(3, "c1", "release", 2*s, 2*s+time.Millisecond, sim.OutcomeOK, ""),
+	h := []history.Record{
+		op(0, "c1", "acquire", 0, 10*time.Millisecond, history.OutcomeOK, "t1"),
+		op(1, "c2", "acquire", 100*time.Millisecond, 110*time.Millisecond, history.OutcomeFail, ""),
+		op(2, "c2", "acquire", 1*s, 1*s+10*time.Millisecond, history.OutcomeFail, ""),
+		op(3, "c1", "release", 2*s, 2*s+time.Millisecond, history.OutcomeOK, ""),
 		// c2 never learns this one took the lock: it keeps waiting.
-		op(4, "c2", "acquire", 3*s, open, sim.OutcomeUnknown, ""),
-		op(5, "c2", "acquire", 6*s, 6*s+10*time.Millisecond, sim.OutcomeOK, "t2"),
-		op(6, "c1", "acquire", 7*s, 7*s+10*time.Millisecond, sim.OutcomeFail, ""),
-		op(7, "c3", "acquire-read", 8*s, 8*s+10*time.Millisecond, sim.OutcomeOK, ""),
-		op(8, "c2", "release", 8*s, 8*s+time.Millisecond, sim.OutcomeOK, ""),
+		op(4, "c2", "acquire", 3*s, open, history.OutcomeUnknown, ""),
+		op(5, "c2", "acquire", 6*s, 6*s+10*time.Millisecond, history.OutcomeOK, "t2"),
+		op(6, "c1", "acquire", 7*s, 7*s+10*time.Millisecond, history.OutcomeFail, ""),
+		op(7, "c3", "acquire-read", 8*s, 8*s+10*time.Millisecond, history.OutcomeOK, ""),
+		op(8, "c2", "release", 8*s, 8*s+time.Millisecond, history.OutcomeOK, ""),
 	}
 	ws := checker.ClientWaits(h, 10*s)
 	var got []string
@@ -61,10 +61,10 @@ func TestClientWaits(t *testing.T) {
 func TestWaitsEndAtAClientCrash(t *testing.T) {
 	const s = time.Second
 	end := func(d time.Duration) *int64 { v := int64(d); return &v }
-	h := []sim.Record{
-		{Seq: 0, Kind: sim.KindOp, T: int64(1 * s), End: end(1*s + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: sim.OutcomeFail},
-		{Seq: 1, Kind: sim.KindOp, T: int64(1500 * time.Millisecond), End: end(1500*time.Millisecond + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: sim.OutcomeFail},
-		{Seq: 2, Kind: sim.KindFault, T: int64(2 * s), Client: "c2", Op: "client-crash"},
+	h := []history.Record{
+		{Seq: 0, Kind: history.KindOp, T: int64(1 * s), End: end(1*s + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: history.OutcomeFail},
+		{Seq: 1, Kind: history.KindOp, T: int64(1500 * time.Millisecond), End: end(1500*time.Millisecond + 1), Client: "c2", Lock: "lk", Op: "acquire", Outcome: history.OutcomeFail},
+		{Seq: 2, Kind: history.KindFault, T: int64(2 * s), Client: "c2", Op: "client-crash"},
 	}
 	ws := checker.ClientWaits(h, 60*s)
 	if len(ws) != 1 || ws[0].To != 2*s || !ws[0].Crashed || ws[0].Acquired {

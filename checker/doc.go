@@ -1,5 +1,5 @@
-// Package checker turns a recorded history (sim.History) into verdicts:
-// mutual exclusion on belief, ground truth, fencing, reentrancy, unlock
+// Package checker turns a recorded history (package history: the
+// simulation's or a real run's) into verdicts: mutual exclusion on belief, ground truth, fencing, reentrancy, unlock
 // idempotency, resurrected locks, liveness, and linearizability against
 // Porcupine models. Kinds lists every kind of violation; Kind.Safety
 // separates safety violations (two holders, a holder without the lock,
@@ -10,7 +10,7 @@
 // # Op records
 //
 // Checkers read the op records (kind "op") that workloads (package traffic)
-// write with sim.Client.BeginOp, in these conventions:
+// record through traffic.Client.BeginOp (a history.Op), in these conventions:
 //
 //   - Client is the client's name and Lock the lock's name.
 //   - Args[0], when present and not empty, is the owner within the client

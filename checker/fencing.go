@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // FencingReport sums up the writes to fenced resources.
@@ -70,14 +70,14 @@ type FencingReport struct {
 // runs (a real server's, from internal/realrun, records none) falls back on
 // the returns, which a late reply can misorder: there a regression may be a
 // delayed reply's.
-func Fencing(h []sim.Record) (FencingReport, []Violation) { return fencing(h, nil) }
+func Fencing(h []history.Record) (FencingReport, []Violation) { return fencing(h, nil) }
 
 // fencedAcquireReq is the req record's command of FencedLock's acquire
 // script, whose reply carries the token it issued.
 var fencedAcquireReq = "eval:" + lock.FencedAcquire.Name
 
 // historyEnd is an instant after every call and return in h.
-func historyEnd(h []sim.Record) time.Duration {
+func historyEnd(h []history.Record) time.Duration {
 	var last time.Duration
 	for i := range h {
 		last = max(last, h[i].At())
@@ -91,7 +91,7 @@ func historyEnd(h []sim.Record) time.Duration {
 // fencing is Fencing with h's holdings, when the caller has them (nil: it
 // computes them if it needs them). Only which holding an acquire belongs to
 // is read, so any end after the last record serves.
-func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
+func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
 	var rep FencingReport
 	var out []Violation
 	type written struct {
@@ -138,7 +138,7 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 	var reqs map[string][]int // client -> req records, built on the first acquire with a token
 	for i := range h {
 		r := &h[i]
-		if r.Kind != sim.KindOp || r.Outcome == sim.OutcomeUnknown {
+		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
 			continue
 		}
 		tok, err := strconv.ParseInt(r.Result, 10, 64)
@@ -146,12 +146,12 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 			continue
 		}
 		switch r.Op {
-		case "write":
+		case history.OpWrite:
 			t := r.At()
 			if end, ok := r.Returned(); ok {
 				t = end
 			}
-			if r.Outcome != sim.OutcomeOK {
+			if r.Outcome != history.OutcomeOK {
 				rep.Rejected++
 				rep.Prevented++
 				continue
@@ -178,17 +178,17 @@ func fencing(h []sim.Record, hs []Holding) (FencingReport, []Violation) {
 			default: // the first write, or a higher token
 				highest[r.Lock] = written{tok, []string{holder}}
 			}
-		case "acquire":
-			if r.Outcome == sim.OutcomeOK {
+		case history.OpAcquire:
+			if r.Outcome == history.OutcomeOK {
 				end, _ := r.Returned()
 				holder := holderName(r)
 				a := acq{end, end, r.Seq, tok, holder, r.Lock, holdingStart(holder, r.Lock, end)}
 				if reqs == nil {
 					reqs = clientReqs(h)
 				}
-				reply := sim.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
-				ix := opReqs(h, reqs[r.Client], r, func(q *sim.Record) bool {
-					return q.Op == fencedAcquireReq && q.Outcome == sim.OutcomeOK && q.Result == reply
+				reply := history.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
+				ix := opReqs(h, reqs[r.Client], r, func(q *history.Record) bool {
+					return q.Op == fencedAcquireReq && q.Outcome == history.OutcomeOK && q.Result == reply
 				})
 				if len(ix) > 0 {
 					if runs := h[ix[len(ix)-1]].Applied; len(runs) > 0 {
@@ -251,7 +251,7 @@ type WaitStats struct {
 // returned, and the longest span a lock stayed free while a client wanted
 // it (from its first attempt to the return of the one that succeeded),
 // which a lost unlock, a crashed holder or too many nodes down cause.
-func Waits(h []sim.Record, end time.Duration) WaitStats {
+func Waits(h []history.Record, end time.Duration) WaitStats {
 	var ws WaitStats
 	var lat []time.Duration
 	type span struct{ from, to time.Duration }
@@ -274,7 +274,7 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 			}
 			continue
 		}
-		if r.Kind != sim.KindOp || (r.Op != "acquire" && r.Op != "acquire-read") {
+		if r.Kind != history.KindOp || (r.Op != history.OpAcquire && r.Op != history.OpAcquireRead) {
 			continue
 		}
 		if !slices.Contains(locks, r.Lock) {
@@ -289,7 +289,7 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 			continue
 		}
 		lat = append(lat, ret-r.At())
-		if r.Outcome == sim.OutcomeOK {
+		if r.Outcome == history.OutcomeOK {
 			waiting[r.Lock] = append(waiting[r.Lock], span{wantSince[k], ret})
 			delete(wantSince, k)
 		}
@@ -351,7 +351,7 @@ func Waits(h []sim.Record, end time.Duration) WaitStats {
 // LivenessViolations reports, given the longest acceptable unavailability
 // (the lease plus the wait, for the algorithm under test), the spans longer
 // than it: a deadlock, or a lock that stayed unobtainable.
-func LivenessViolations(h []sim.Record, end, bound time.Duration) []Violation {
+func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
 	ws := Waits(h, end)
 	if ws.LongestUnavailable <= bound {
 		return nil

@@ -12,13 +12,14 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
 
 // owned is op with an owner (Args[0]), as the fenced workload records.
-func owned(seq int, client, owner, name string, call, ret time.Duration, outcome, result string) sim.Record {
+func owned(seq int, client, owner, name string, call, ret time.Duration, outcome history.Outcome, result string) history.Record {
 	r := op(seq, client, name, call, ret, outcome, result)
 	r.Args = []string{owner}
 	return r
@@ -33,15 +34,15 @@ func owned(seq int, client, owner, name string, call, ret time.Duration, outcome
 // own token, and c1 writing twice with it, are neither.
 func TestFencingTokenIssuedTwice(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
-		owned(0, "c1", "a", "acquire", 0, 1, sim.OutcomeOK, "5"),
-		owned(1, "c1", "a", "acquire", s, s+1, sim.OutcomeOK, "5"), // reentrant, same holding
-		owned(2, "c1", "a", "write", s, s+1, sim.OutcomeOK, "5"),
-		owned(3, "c1", "a", "write", 2*s, 2*s+1, sim.OutcomeOK, "5"),   // the same holder again
-		owned(4, "c2", "a", "acquire", 3*s, 3*s+1, sim.OutcomeOK, "5"), // issued twice
-		owned(5, "c2", "a", "write", 4*s, 4*s+1, sim.OutcomeOK, "5"),   // accepted from a second holder
-		owned(6, "c1", "a", "release", 5*s, 5*s+1, sim.OutcomeOK, "0"),
-		owned(7, "c1", "a", "release", 5*s+2, 5*s+3, sim.OutcomeOK, "1"),
+	h := []history.Record{
+		owned(0, "c1", "a", "acquire", 0, 1, history.OutcomeOK, "5"),
+		owned(1, "c1", "a", "acquire", s, s+1, history.OutcomeOK, "5"), // reentrant, same holding
+		owned(2, "c1", "a", "write", s, s+1, history.OutcomeOK, "5"),
+		owned(3, "c1", "a", "write", 2*s, 2*s+1, history.OutcomeOK, "5"),   // the same holder again
+		owned(4, "c2", "a", "acquire", 3*s, 3*s+1, history.OutcomeOK, "5"), // issued twice
+		owned(5, "c2", "a", "write", 4*s, 4*s+1, history.OutcomeOK, "5"),   // accepted from a second holder
+		owned(6, "c1", "a", "release", 5*s, 5*s+1, history.OutcomeOK, "0"),
+		owned(7, "c1", "a", "release", 5*s+2, 5*s+3, history.OutcomeOK, "1"),
 	}
 	rep, vs := checker.Fencing(h)
 	if len(vs) != 2 || vs[0].Kind != checker.TokenRegression || vs[0].From != 3*s+1 || vs[1].Kind != checker.StaleWrite || vs[1].From != 4*s+1 || rep.StaleAccepted != 1 {
@@ -58,14 +59,14 @@ func TestFencingTokenIssuedTwice(t *testing.T) {
 // c1's last write with 5 is below 6. The count and the violations agree.
 func TestFencingStaleEitherOrder(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
-		owned(0, "c1", "a", "write", 1*s, 1*s+1, sim.OutcomeOK, "5"),
-		owned(1, "c2", "a", "write", 2*s, 2*s+1, sim.OutcomeOK, "5"),
-		owned(2, "c2", "a", "write", 3*s, 3*s+1, sim.OutcomeOK, "5"),
-		owned(3, "c1", "a", "write", 4*s, 4*s+1, sim.OutcomeOK, "5"),
-		owned(4, "c1", "a", "write", 5*s, 5*s+1, sim.OutcomeOK, "5"),
-		owned(5, "c2", "a", "write", 6*s, 6*s+1, sim.OutcomeOK, "6"),
-		owned(6, "c1", "a", "write", 7*s, 7*s+1, sim.OutcomeOK, "5"),
+	h := []history.Record{
+		owned(0, "c1", "a", "write", 1*s, 1*s+1, history.OutcomeOK, "5"),
+		owned(1, "c2", "a", "write", 2*s, 2*s+1, history.OutcomeOK, "5"),
+		owned(2, "c2", "a", "write", 3*s, 3*s+1, history.OutcomeOK, "5"),
+		owned(3, "c1", "a", "write", 4*s, 4*s+1, history.OutcomeOK, "5"),
+		owned(4, "c1", "a", "write", 5*s, 5*s+1, history.OutcomeOK, "5"),
+		owned(5, "c2", "a", "write", 6*s, 6*s+1, history.OutcomeOK, "6"),
+		owned(6, "c1", "a", "write", 7*s, 7*s+1, history.OutcomeOK, "5"),
 	}
 	rep, vs := checker.Fencing(h)
 	want := []struct {
@@ -97,16 +98,16 @@ func TestFencingStaleEitherOrder(t *testing.T) {
 // a second acquisition: only a re-acquire within one holding may repeat.
 func TestFencingComparesWithEveryTokenIssued(t *testing.T) {
 	s := time.Second
-	h := []sim.Record{
-		rec(0, "c1", "acquire", 0, 1, sim.OutcomeOK, "5"),
-		rec(1, "c1", "release", s, s+1, sim.OutcomeOK, ""),
-		rec(2, "c2", "acquire", 2*s, 2*s+1, sim.OutcomeOK, "7"),
-		rec(3, "c2", "release", 3*s, 3*s+1, sim.OutcomeOK, ""),
-		rec(4, "c3", "acquire", 4*s, 4*s+1, sim.OutcomeOK, "6"),
-		rec(5, "c3", "release", 5*s, 5*s+1, sim.OutcomeOK, ""),
-		rec(6, "c4", "acquire", 6*s, 6*s+1, sim.OutcomeOK, "8"),
-		rec(7, "c4", "release", 7*s, 7*s+1, sim.OutcomeOK, ""),
-		rec(8, "c4", "acquire", 8*s, 8*s+1, sim.OutcomeOK, "8"), // a new holding, the same token
+	h := []history.Record{
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "5"),
+		rec(1, "c1", "release", s, s+1, history.OutcomeOK, ""),
+		rec(2, "c2", "acquire", 2*s, 2*s+1, history.OutcomeOK, "7"),
+		rec(3, "c2", "release", 3*s, 3*s+1, history.OutcomeOK, ""),
+		rec(4, "c3", "acquire", 4*s, 4*s+1, history.OutcomeOK, "6"),
+		rec(5, "c3", "release", 5*s, 5*s+1, history.OutcomeOK, ""),
+		rec(6, "c4", "acquire", 6*s, 6*s+1, history.OutcomeOK, "8"),
+		rec(7, "c4", "release", 7*s, 7*s+1, history.OutcomeOK, ""),
+		rec(8, "c4", "acquire", 8*s, 8*s+1, history.OutcomeOK, "8"), // a new holding, the same token
 	}
 	_, vs := checker.Fencing(h)
 	if len(vs) != 2 || vs[0].From != 4*s+1 || vs[1].From != 8*s+1 {
@@ -153,13 +154,13 @@ func TestFencingTokenReusedAfterFailover(t *testing.T) {
 					return
 				}
 				tokens[name] = tok
-				op.End(sim.OutcomeOK, strconv.FormatInt(tok, 10))
+				op.End(history.OutcomeOK, strconv.FormatInt(tok, 10))
 				_ = c.Runtime().Sleep(ctx, 100*time.Millisecond)
 				wr := c.BeginOp("db", "write", "a")
 				if res.Write(tok) {
-					wr.End(sim.OutcomeOK, strconv.FormatInt(tok, 10))
+					wr.End(history.OutcomeOK, strconv.FormatInt(tok, 10))
 				} else {
-					wr.End(sim.OutcomeFail, strconv.FormatInt(tok, 10))
+					wr.End(history.OutcomeFail, strconv.FormatInt(tok, 10))
 				}
 				_ = c.Runtime().Sleep(ctx, 3*time.Second)
 				op = c.BeginOp("lk", "release", "a")
@@ -188,7 +189,7 @@ func TestFencingTokenReusedAfterFailover(t *testing.T) {
 // fencedReq is a hand-built req record of client's FencedLock acquire
 // script on lk that m1 ran at runs and that returned token (the script's
 // "acquired" reply).
-func fencedReq(client string, call, ret time.Duration, token int64, runs ...time.Duration) sim.Record {
+func fencedReq(client string, call, ret time.Duration, token int64, runs ...time.Duration) history.Record {
 	r := reqRec(client, "eval:"+lock.FencedAcquire.Name, call, ret, runs...)
 	r.Args = []string{"lk", "{lk}:token", "5000", client + ":a"}
 	r.Result = "[-1 " + strconv.FormatInt(token, 10) + "]"
@@ -216,32 +217,32 @@ func TestFencingOrdersTokensByIssue(t *testing.T) {
 	s, ms := time.Second, time.Millisecond
 	cases := []struct {
 		name string
-		h    []sim.Record
+		h    []history.Record
 		want string // "" or the regression's detail
 		at   time.Duration
 	}{
-		{"delayed", []sim.Record{
-			owned(0, "c1", "a", "acquire", s, 9*s, sim.OutcomeOK, "5"),
+		{"delayed", []history.Record{
+			owned(0, "c1", "a", "acquire", s, 9*s, history.OutcomeOK, "5"),
 			fencedReq("c1", s, 9*s, 5, s+ms),
-			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, sim.OutcomeOK, "6"),
+			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, history.OutcomeOK, "6"),
 			fencedReq("c2", 7*s, 7*s+2*ms, 6, 7*s+ms),
 		}, "", 0},
-		{"failover", []sim.Record{
-			owned(0, "c1", "a", "acquire", s, s+2*ms, sim.OutcomeOK, "5"),
+		{"failover", []history.Record{
+			owned(0, "c1", "a", "acquire", s, s+2*ms, history.OutcomeOK, "5"),
 			fencedReq("c1", s, s+2*ms, 5, s+ms),
-			owned(2, "c2", "a", "acquire", 5*s, 5*s+2*ms, sim.OutcomeOK, "3"),
+			owned(2, "c2", "a", "acquire", 5*s, 5*s+2*ms, history.OutcomeOK, "3"),
 			fencedReq("c2", 5*s, 5*s+2*ms, 3, 5*s+ms),
 		}, "token 3 issued after 5", 5*s + ms},
-		{"hidden", []sim.Record{
-			owned(0, "c2", "a", "acquire", s/2, 2*s+ms, sim.OutcomeOK, "3"),
+		{"hidden", []history.Record{
+			owned(0, "c2", "a", "acquire", s/2, 2*s+ms, history.OutcomeOK, "3"),
 			fencedReq("c2", s/2, 2*s+ms, 3, 2*s),
-			owned(2, "c1", "a", "acquire", s-ms, 3*s, sim.OutcomeOK, "5"),
+			owned(2, "c1", "a", "acquire", s-ms, 3*s, history.OutcomeOK, "5"),
 			fencedReq("c1", s-ms, 3*s, 5, s),
 		}, "token 3 issued after 5", 2 * s},
-		{"retried", []sim.Record{
-			owned(0, "c1", "a", "acquire", s, 8*s+ms, sim.OutcomeOK, "5"),
+		{"retried", []history.Record{
+			owned(0, "c1", "a", "acquire", s, 8*s+ms, history.OutcomeOK, "5"),
 			fencedReq("c1", s, 8*s+ms, 5, s+ms, 8*s),
-			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, sim.OutcomeOK, "6"),
+			owned(2, "c2", "a", "acquire", 7*s, 7*s+2*ms, history.OutcomeOK, "6"),
 			fencedReq("c2", 7*s, 7*s+2*ms, 6, 7*s+ms),
 		}, "", 0},
 	}

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // LockKind selects the sequential specification (Porcupine model) a lock's
@@ -93,7 +92,7 @@ const (
 // went wrong.
 //
 // A failed release whose Detail says it deleted the holder's key on some
-// nodes (sim.ReleasedDetail, "released=k/n" with k >= 1: the spec's
+// nodes (history.ReleasedDetail, "released=k/n" with k >= 1: the spec's
 // RedLock answers "not held" when fewer than a majority released) may, in
 // the simple lock model, have freed the lock anywhere in its interval,
 // provided the hold may have expired by its return; without the Detail, or
@@ -111,7 +110,7 @@ const (
 // How the models treat time and uncertainty, and why every choice errs
 // towards "legal" when the history cannot tell, is described in the models'
 // rules below.
-func Linearizable(h []sim.Record, kind LockKind, timeout time.Duration, opts ...LinOption) Verdict {
+func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts ...LinOption) Verdict {
 	var v Verdict
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
@@ -153,7 +152,7 @@ func Linearizable(h []sim.Record, kind LockKind, timeout time.Duration, opts ...
 // Porcupine orders the partial linearizations it shows by length only, so
 // two renderings of one illegal history may list equally long ones in a
 // different order; the verdict does not depend on it.
-func WriteVisualization(path string, h []sim.Record, kind LockKind, timeout time.Duration, opts ...LinOption) error {
+func WriteVisualization(path string, h []history.Record, kind LockKind, timeout time.Duration, opts ...LinOption) error {
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
 		return fmt.Errorf("checker: WriteVisualization: %w", err)
@@ -239,11 +238,11 @@ const (
 func (o linOutcome) String() string {
 	switch o {
 	case outOK:
-		return sim.OutcomeOK
+		return string(history.OutcomeOK)
 	case outFail:
-		return sim.OutcomeFail
+		return string(history.OutcomeFail)
 	}
-	return sim.OutcomeUnknown
+	return string(history.OutcomeUnknown)
 }
 
 // linResult is what a successful release said about the holder's holds.
@@ -297,7 +296,7 @@ type linOp struct {
 	// wherever the acquire takes effect.
 	fromCall bool
 	// partial (failed releases): the release answered "not held" but says
-	// (Detail sim.ReleasedDetail, "released=k/n" with k >= 1) that it
+	// (Detail history.ReleasedDetail, "released=k/n" with k >= 1) that it
 	// deleted the holder's key on k of its n nodes, too few for the
 	// majority its answer counts: a multi-node release (the spec's RedLock)
 	// that took effect in part. released and nodes are k and n, for
@@ -359,15 +358,15 @@ type linHistory struct {
 }
 
 // buildLin extracts kind's lock operations from h.
-func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
+func buildLin(h []history.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
 	mayFail := slices.Contains(opts, AcquireMayFail)
 	fromCall := slices.Contains(opts, LeaseFromCall)
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
 	lh := &linHistory{kind: kind}
-	opKind := func(r *sim.Record) (linKind, bool) {
-		if r.Kind != sim.KindOp {
+	opKind := func(r *history.Record) (linKind, bool) {
+		if r.Kind != history.KindOp {
 			return 0, false
 		}
 		for k, name := range linKindNames {
@@ -430,9 +429,9 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 		o := linOp{kind: k, lock: lockIdx[r.Lock], holder: hi, call: r.T, ret: farReturn, rec: i, result: r.Result,
 			mayFail: mayFail && (k == linAcquire || k == linAcquireRead), fromCall: fromCall && (k == linAcquire || k == linAcquireRead)}
 		switch {
-		case r.Outcome == sim.OutcomeOK && r.End != nil:
+		case r.Outcome == history.OutcomeOK && r.End != nil:
 			o.out, o.ret = outOK, *r.End
-		case r.Outcome == sim.OutcomeFail && r.End != nil:
+		case r.Outcome == history.OutcomeFail && r.End != nil:
 			o.out, o.ret = outFail, *r.End
 		default:
 			// unknown, or an error reply: whatever happened happened
@@ -449,7 +448,7 @@ func buildLin(h []sim.Record, kind LockKind, opts []LinOption) (*linHistory, err
 			o.res = resRemain
 		}
 		if k == linRelease && o.out == outFail {
-			if n, of, ok := sim.ParseReleasedDetail(r.Detail); ok && n >= 1 {
+			if n, of, ok := history.ParseReleasedDetail(r.Detail); ok && n >= 1 {
 				o.partial, o.released, o.nodes = true, int32(n), int32(of)
 			}
 		}
@@ -547,7 +546,7 @@ func stopWatchdogs(ops []linOp) {
 
 // holderName is the record's holder: the client, and "/owner" when the
 // operation names an owner.
-func holderName(r *sim.Record) string {
+func holderName(r *history.Record) string {
 	if len(r.Args) > 0 && r.Args[0] != "" {
 		return r.Client + "/" + r.Args[0]
 	}
@@ -585,11 +584,11 @@ func leaseOf(detail string) (lease, watchdog int64, ok bool) {
 // legal.
 type leaseReqs map[string][]int
 
-func indexLeaseReqs(h []sim.Record) leaseReqs {
+func indexLeaseReqs(h []history.Record) leaseReqs {
 	ix := leaseReqs{}
 	for i := range h {
 		r := &h[i]
-		if r.Kind == sim.KindReq && len(r.Args) > 1 && (r.Op == "set" || strings.HasPrefix(r.Op, "eval:") && strings.HasSuffix(r.Op, "acquire")) {
+		if r.Kind == history.KindReq && len(r.Args) > 1 && (r.Op == "set" || strings.HasPrefix(r.Op, "eval:") && strings.HasSuffix(r.Op, "acquire")) {
 			ix[r.Client] = append(ix[r.Client], i)
 		}
 	}
@@ -598,8 +597,8 @@ func indexLeaseReqs(h []sim.Record) leaseReqs {
 
 // lease finds the lease of the first lease-carrying request op sent on its
 // lock between its call and its return.
-func (ix leaseReqs) lease(h []sim.Record, op *sim.Record) (int64, bool) {
-	for _, i := range opReqs(h, ix[op.Client], op, func(*sim.Record) bool { return true }) {
+func (ix leaseReqs) lease(h []history.Record, op *history.Record) (int64, bool) {
+	for _, i := range opReqs(h, ix[op.Client], op, func(*history.Record) bool { return true }) {
 		r := &h[i]
 		if r.Op == "set" {
 			if d, ok := setLease(r.Args); ok {
@@ -1540,7 +1539,7 @@ func (lh *linHistory) describeOp(o *linOp) string {
 
 // violations re-checks each lock on its own and explains the illegal ones;
 // undecided lists the locks whose own check timed out.
-func (lh *linHistory) violations(h []sim.Record, timeout time.Duration) (vs []Violation, undecided []string) {
+func (lh *linHistory) violations(h []history.Record, timeout time.Duration) (vs []Violation, undecided []string) {
 	single := lh.model(false)
 	for l := range lh.locks {
 		ops := lh.opsOf(int32(l))
@@ -1578,7 +1577,7 @@ func prefix(ops []linOp, t int64) []linOp {
 // operations returning at t are the culprits; the states the model allows
 // just before them (from a linearization of the history with their outcomes
 // made unknown) name the holders they collide with.
-func (lh *linHistory) explain(h []sim.Record, model porcupine.Model, ops []linOp, timeout time.Duration) Violation {
+func (lh *linHistory) explain(h []history.Record, model porcupine.Model, ops []linOp, timeout time.Duration) Violation {
 	var rets []int64
 	for _, o := range ops {
 		if o.out != outUnknown {
@@ -1677,7 +1676,7 @@ func stateBefore(model porcupine.Model, info porcupine.LinearizationInfo, culpri
 
 // unattributed is the violation reported when Porcupine proved the history
 // illegal but could not, in time, say which lock.
-func (lh *linHistory) unattributed(h []sim.Record, locks []string) Violation {
+func (lh *linHistory) unattributed(h []history.Record, locks []string) Violation {
 	var from, to int64 = math.MaxInt64, 0
 	for _, o := range lh.ops {
 		if slices.Contains(locks, lh.locks[o.lock]) {
@@ -1699,7 +1698,7 @@ func (lh *linHistory) unattributed(h []sim.Record, locks []string) Violation {
 }
 
 // annotations for the visualization: faults, expiries, violations.
-func (lh *linHistory) annotations(h []sim.Record, res porcupine.CheckResult, vs []Violation, timeout time.Duration) []porcupine.Annotation {
+func (lh *linHistory) annotations(h []history.Record, res porcupine.CheckResult, vs []Violation, timeout time.Duration) []porcupine.Annotation {
 	var out []porcupine.Annotation
 	holderIdx := map[string]int{}
 	for i, x := range lh.holders {
@@ -1708,7 +1707,7 @@ func (lh *linHistory) annotations(h []sim.Record, res porcupine.CheckResult, vs 
 	for i := range h {
 		r := &h[i]
 		switch {
-		case r.Kind == sim.KindFault:
+		case r.Kind == history.KindFault:
 			desc := r.Op
 			for _, s := range []string{r.Node, r.Client} {
 				if s != "" {
@@ -1717,7 +1716,7 @@ func (lh *linHistory) annotations(h []sim.Record, res porcupine.CheckResult, vs 
 			}
 			out = append(out, porcupine.Annotation{Tag: "faults", Start: r.T, End: r.T, Description: desc,
 				Details: strings.TrimSpace(desc + " at " + r.At().String() + ": " + r.Detail), BackgroundColor: "#ffd6a5"})
-		case r.Kind == sim.KindOp && r.Op == "expire":
+		case r.Kind == history.KindOp && r.Op == history.OpExpire:
 			if c, ok := holderIdx[holderName(r)]; ok {
 				out = append(out, porcupine.Annotation{ClientId: c, Start: r.T, End: r.T, Description: "expire " + r.Lock,
 					Details:         strings.TrimSpace(holderName(r) + "'s belief in " + r.Lock + " ended at " + r.At().String() + " " + r.Detail),

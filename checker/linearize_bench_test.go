@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // linGenHistory generates a valid history of about n lock operations over
@@ -19,7 +19,7 @@ import (
 // acquire's outcome stays unknown, then the release; the next holder's
 // acquire is often called before the release returns. For LockReentrant the
 // holder also nests a second hold and the releases say "0" then "1".
-func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []sim.Record {
+func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []history.Record {
 	rng := rand.New(rand.NewPCG(seed, uint64(n*1000+nLocks)))
 	clients := make([]string, 10)
 	for i := range clients {
@@ -30,13 +30,13 @@ func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []sim.Reco
 		locks[i] = "lock-" + strconv.Itoa(i)
 	}
 	now := make([]time.Duration, nLocks)
-	var recs []sim.Record
-	add := func(holder, lock, op string, call, ret time.Duration, outcome, result, detail string) {
-		r := sim.Record{Kind: sim.KindOp, T: int64(call), Client: holder, Lock: lock, Op: op, Outcome: outcome, Result: result, Detail: detail}
+	var recs []history.Record
+	add := func(holder, lock, op string, call, ret time.Duration, outcome history.Outcome, result, detail string) {
+		r := history.Record{Kind: history.KindOp, T: int64(call), Client: holder, Lock: lock, Op: op, Outcome: outcome, Result: result, Detail: detail}
 		if kind == checker.LockReentrant {
 			r.Args = []string{"main"}
 		}
-		if outcome != sim.OutcomeUnknown {
+		if outcome != history.OutcomeUnknown {
 			end := int64(ret)
 			r.End = &end
 		}
@@ -49,14 +49,14 @@ func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []sim.Reco
 		lock, t := locks[l], now[l]
 		holder := clients[rng.IntN(len(clients))]
 		acqRet := t + rtt()
-		add(holder, lock, "acquire", t, acqRet, sim.OutcomeOK, "tok", lease)
+		add(holder, lock, "acquire", t, acqRet, history.OutcomeOK, "tok", lease)
 		hold := time.Duration(50+rng.IntN(1950)) * time.Millisecond
 		relCall := acqRet + hold
 		if kind == checker.LockReentrant {
 			c := acqRet + hold/4
-			add(holder, lock, "acquire", c, c+rtt(), sim.OutcomeOK, "", lease)
+			add(holder, lock, "acquire", c, c+rtt(), history.OutcomeOK, "", lease)
 			c = acqRet + hold/2
-			add(holder, lock, "release", c, c+rtt(), sim.OutcomeOK, "0", "")
+			add(holder, lock, "release", c, c+rtt(), history.OutcomeOK, "0", "")
 		}
 		for range rng.IntN(4) {
 			other := clients[rng.IntN(len(clients))]
@@ -65,9 +65,9 @@ func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []sim.Reco
 			}
 			c := acqRet + time.Duration(rng.Int64N(int64(hold-2*time.Millisecond)))
 			if rng.IntN(50) == 0 {
-				add(other, lock, "acquire", c, 0, sim.OutcomeUnknown, "", lease)
+				add(other, lock, "acquire", c, 0, history.OutcomeUnknown, "", lease)
 			} else {
-				add(other, lock, "acquire", c, c+rtt(), sim.OutcomeFail, "", lease)
+				add(other, lock, "acquire", c, c+rtt(), history.OutcomeFail, "", lease)
 			}
 		}
 		relRet := relCall + rtt()
@@ -75,12 +75,12 @@ func linGenHistory(seed uint64, n, nLocks int, kind checker.LockKind) []sim.Reco
 		if kind == checker.LockReentrant {
 			res = "1"
 		}
-		add(holder, lock, "release", relCall, relRet, sim.OutcomeOK, res, "")
+		add(holder, lock, "release", relCall, relRet, history.OutcomeOK, res, "")
 		// The next acquire is called up to 1 ms after the release's call:
 		// often while it is still in flight.
 		now[l] = relCall + time.Duration(rng.IntN(1000))*time.Microsecond
 	}
-	slices.SortStableFunc(recs, func(a, b sim.Record) int { return int(a.T - b.T) })
+	slices.SortStableFunc(recs, func(a, b history.Record) int { return int(a.T - b.T) })
 	for i := range recs {
 		recs[i].Seq = i
 	}
@@ -100,10 +100,10 @@ func TestLinearizableGenHistoryIsLegal(t *testing.T) {
 		}
 		unknown, last := 0, -1
 		for i, r := range h {
-			if r.Outcome == sim.OutcomeUnknown {
+			if r.Outcome == history.OutcomeUnknown {
 				unknown++
 			}
-			if r.Op == "acquire" && r.Outcome == sim.OutcomeOK && r.Lock == "lock-0" && r.Client != "c9" {
+			if r.Op == "acquire" && r.Outcome == history.OutcomeOK && r.Lock == "lock-0" && r.Client != "c9" {
 				last = i
 			}
 		}
@@ -113,8 +113,8 @@ func TestLinearizableGenHistoryIsLegal(t *testing.T) {
 		bad := slices.Clone(h)
 		call := *h[last].End + int64(time.Millisecond)
 		end := call + int64(time.Millisecond)
-		bad = append(bad, sim.Record{Seq: len(bad), Kind: sim.KindOp, T: call, End: &end, Client: "c9", Lock: "lock-0",
-			Op: "acquire", Outcome: sim.OutcomeOK, Detail: "lease=10s", Args: h[last].Args})
+		bad = append(bad, history.Record{Seq: len(bad), Kind: history.KindOp, T: call, End: &end, Client: "c9", Lock: "lock-0",
+			Op: "acquire", Outcome: history.OutcomeOK, Detail: "lease=10s", Args: h[last].Args})
 		v := checker.Linearizable(bad, kind, 20*time.Second)
 		if v.Status != checker.Violated || v.Violations[0].Lock != "lock-0" || v.Violations[0].From != time.Duration(call) {
 			t.Fatalf("%v: planted overlap at %v not found:\n%s", kind, time.Duration(call), v)

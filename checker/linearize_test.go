@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -21,13 +22,13 @@ const (
 )
 
 // linHist builds histories of op records for the linearizability tests.
-type linHist struct{ recs []sim.Record }
+type linHist struct{ recs []history.Record }
 
 // add appends an op record: holder is "client" or "client/owner", ret
 // unknownRet for an open return; detail e.g. "lease=10s".
-func (b *linHist) add(holder, lock, op string, call, ret time.Duration, outcome, result, detail string) *linHist {
+func (b *linHist) add(holder, lock, op string, call, ret time.Duration, outcome history.Outcome, result, detail string) *linHist {
 	client, owner, _ := strings.Cut(holder, "/")
-	r := sim.Record{Seq: len(b.recs), Kind: sim.KindOp, T: int64(call), Client: client, Lock: lock, Op: op,
+	r := history.Record{Seq: len(b.recs), Kind: history.KindOp, T: int64(call), Client: client, Lock: lock, Op: op,
 		Outcome: outcome, Result: result, Detail: detail}
 	if owner != "" {
 		r.Args = []string{owner}
@@ -41,23 +42,23 @@ func (b *linHist) add(holder, lock, op string, call, ret time.Duration, outcome,
 }
 
 // acq and rel are shorthands on lock "lk".
-func (b *linHist) acq(holder string, call, ret time.Duration, outcome, detail string) *linHist {
+func (b *linHist) acq(holder string, call, ret time.Duration, outcome history.Outcome, detail string) *linHist {
 	return b.add(holder, "lk", "acquire", call, ret, outcome, "", detail)
 }
 
-func (b *linHist) rel(holder string, call, ret time.Duration, outcome, result string) *linHist {
+func (b *linHist) rel(holder string, call, ret time.Duration, outcome history.Outcome, result string) *linHist {
 	return b.add(holder, "lk", "release", call, ret, outcome, result, "")
 }
 
 func (b *linHist) fault(at time.Duration, op, node, detail string) *linHist {
-	b.recs = append(b.recs, sim.Record{Seq: len(b.recs), Kind: sim.KindFault, T: int64(at), Op: op, Node: node, Detail: detail})
+	b.recs = append(b.recs, history.Record{Seq: len(b.recs), Kind: history.KindFault, T: int64(at), Op: op, Node: node, Detail: detail})
 	return b
 }
 
 const (
-	lnOK      = sim.OutcomeOK
-	lnFail    = sim.OutcomeFail
-	lnUnknown = sim.OutcomeUnknown
+	lnOK      = history.OutcomeOK
+	lnFail    = history.OutcomeFail
+	lnUnknown = history.OutcomeUnknown
 	lnL10     = "lease=10s"
 	lnMinute  = time.Minute
 )
@@ -144,7 +145,7 @@ func TestLinearizableSimpleLegal(t *testing.T) {
 			rel("c2", 43*lnS, lnOpen, lnUnknown, "").
 			acq("c3", 44*lnS, 44*lnS+1*lnMs, lnOK, lnL10), // c2's release applied, or its acquire did not
 		"error reply is an unknown outcome before its return": (&linHist{}).
-			acq("c1", 0, 1*lnMs, sim.OutcomeError, lnL10).
+			acq("c1", 0, 1*lnMs, history.OutcomeError, lnL10).
 			acq("c2", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10),
 	}
 	for name, b := range cases {
@@ -293,10 +294,10 @@ func TestLinearizableReentrant(t *testing.T) {
 }
 
 func TestLinearizableReadWrite(t *testing.T) {
-	rd := func(b *linHist, holder string, call, ret time.Duration, outcome string) *linHist {
+	rd := func(b *linHist, holder string, call, ret time.Duration, outcome history.Outcome) *linHist {
 		return b.add(holder, "lk", "acquire-read", call, ret, outcome, "", lnL10)
 	}
-	rrel := func(b *linHist, holder string, call, ret time.Duration, outcome string) *linHist {
+	rrel := func(b *linHist, holder string, call, ret time.Duration, outcome history.Outcome) *linHist {
 		return b.add(holder, "lk", "release-read", call, ret, outcome, "", "")
 	}
 	// Two readers overlap: legal; a writer waits for both.
@@ -468,7 +469,7 @@ func TestLinearizableSimulatedSimpleLock(t *testing.T) {
 		recs := w.History().Records()
 		refused := 0
 		for _, r := range recs {
-			if r.Kind == sim.KindOp && r.Op == "acquire" && r.Outcome == sim.OutcomeFail {
+			if r.Kind == history.KindOp && r.Op == "acquire" && r.Outcome == history.OutcomeFail {
 				refused++
 			}
 		}
@@ -498,7 +499,7 @@ func TestLinearizableSimulatedSimpleLock(t *testing.T) {
 		recs := w.History().Records()
 		lnUnknown := 0
 		for _, r := range recs {
-			if r.Kind == sim.KindOp && r.Outcome == sim.OutcomeUnknown {
+			if r.Kind == history.KindOp && r.Outcome == history.OutcomeUnknown {
 				lnUnknown++
 			}
 		}
@@ -619,7 +620,7 @@ func TestLinearizableWatchdogAfterReleaseCall(t *testing.T) {
 // takeover is a violation.
 func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 	crash := func(b *linHist, at time.Duration, client string) *linHist {
-		b.recs = append(b.recs, sim.Record{Seq: len(b.recs), Kind: sim.KindFault, T: int64(at), Op: "client-crash", Client: client})
+		b.recs = append(b.recs, history.Record{Seq: len(b.recs), Kind: history.KindFault, T: int64(at), Op: "client-crash", Client: client})
 		return b
 	}
 	for _, c := range []struct {
@@ -666,7 +667,7 @@ func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 // violation.
 func TestLinearizablePartialRelease(t *testing.T) {
 	const lease1 = "lease=1s"
-	hist := func(relRet time.Duration, relDetail string, contender bool) []sim.Record {
+	hist := func(relRet time.Duration, relDetail string, contender bool) []history.Record {
 		b := (&linHist{}).
 			acq("c2", 544*lnMs, 545*lnMs, lnOK, lease1).
 			add("c2", "lk", "release", 1045*lnMs, relRet, lnFail, "not held", relDetail)
@@ -684,12 +685,12 @@ func TestLinearizablePartialRelease(t *testing.T) {
 		contender bool
 		want      checker.Status
 	}{
-		{"partial, answered after the lease ran out", 2643 * lnMs, sim.ReleasedDetail(1, 3), true, checker.OK},
+		{"partial, answered after the lease ran out", 2643 * lnMs, history.ReleasedDetail(1, 3), true, checker.OK},
 		{"no detail", 2643 * lnMs, "", true, checker.Violated},
-		{"deleted nothing", 2643 * lnMs, sim.ReleasedDetail(0, 3), true, checker.Violated},
-		{"partial, answered while the lease was live", 1400 * lnMs, sim.ReleasedDetail(1, 3), true, checker.Violated},
-		{"partial, alone, answered while the lease was live", 1400 * lnMs, sim.ReleasedDetail(1, 3), false, checker.Violated},
-		{"partial, alone, answered after the lease ran out", 2643 * lnMs, sim.ReleasedDetail(1, 3), false, checker.OK},
+		{"deleted nothing", 2643 * lnMs, history.ReleasedDetail(0, 3), true, checker.Violated},
+		{"partial, answered while the lease was live", 1400 * lnMs, history.ReleasedDetail(1, 3), true, checker.Violated},
+		{"partial, alone, answered while the lease was live", 1400 * lnMs, history.ReleasedDetail(1, 3), false, checker.Violated},
+		{"partial, alone, answered after the lease ran out", 2643 * lnMs, history.ReleasedDetail(1, 3), false, checker.OK},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := checker.Linearizable(hist(c.relRet, c.detail, c.contender), checker.LockSimple, 0, checker.AcquireMayFail)
@@ -698,7 +699,7 @@ func TestLinearizablePartialRelease(t *testing.T) {
 				if len(v.Violations) != 1 || v.Violations[0].Kind != checker.Linearizability {
 					t.Fatalf("violations %v, want one linearizability", v.Violations)
 				}
-				if c.detail == sim.ReleasedDetail(1, 3) && !strings.Contains(v.Violations[0].Detail, "released on 1 of 3 nodes") {
+				if c.detail == history.ReleasedDetail(1, 3) && !strings.Contains(v.Violations[0].Detail, "released on 1 of 3 nodes") {
 					t.Errorf("detail %q does not say the release was partial", v.Violations[0].Detail)
 				}
 			}
@@ -722,7 +723,7 @@ func TestLinearizableLeaseFromCall(t *testing.T) {
 		if kind != checker.LockSimple {
 			c2, c3 = "c2/a", "c3/a"
 		}
-		hist := func(again time.Duration) []sim.Record {
+		hist := func(again time.Duration) []history.Record {
 			return (&linHist{}).
 				acq(c2, 0, 1*lnMs, lnOK, lease1).
 				acq(c3, 220*lnMs, 1204*lnMs, lnOK, lease1).

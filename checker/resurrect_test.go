@@ -10,30 +10,31 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
 
 // hashRec is a hand-built truth record of key lk on node: the hash fields,
 // or gone when there are none.
-func hashRec(at time.Duration, node string, fields map[string]string) sim.Record {
-	return sim.Record{Kind: sim.KindTruth, T: int64(at), Node: node, Key: "lk", Fields: fields, Gone: fields == nil}
+func hashRec(at time.Duration, node string, fields map[string]string) history.Record {
+	return history.Record{Kind: history.KindTruth, T: int64(at), Node: node, Key: "lk", Fields: fields, Gone: fields == nil}
 }
 
 // failoverHistory is m1 with replica r1: c2/main acquires (depth times,
 // replicated), gives back gave of its holds on m1 only (the replica never
 // receives them), and m1 fails over to r1 at 10.37 s, crashing (its key
 // gone).
-func failoverHistory(depth, gave int) []sim.Record {
+func failoverHistory(depth, gave int) []history.Record {
 	ms := time.Millisecond
-	h := []sim.Record{
-		{Kind: sim.KindNode, Node: "m1", Op: "master", Value: "m1"},
-		{Kind: sim.KindNode, Node: "r1", Op: "replica", Value: "m1"},
+	h := []history.Record{
+		{Kind: history.KindNode, Node: "m1", Op: "master", Value: "m1"},
+		{Kind: history.KindNode, Node: "r1", Op: "replica", Value: "m1"},
 	}
 	t := time.Duration(0)
 	for i := 1; i <= depth; i++ {
 		n := map[string]string{"c2:main": string(rune('0' + i))}
-		h = append(h, owned(0, "c2", "main", "acquire", t, t+2*ms, sim.OutcomeOK, ""), hashRec(t+ms, "m1", n), hashRec(t+ms+ms/2, "r1", n))
+		h = append(h, owned(0, "c2", "main", "acquire", t, t+2*ms, history.OutcomeOK, ""), hashRec(t+ms, "m1", n), hashRec(t+ms+ms/2, "r1", n))
 		t += 10 * ms
 	}
 	t = 10322 * ms
@@ -43,12 +44,12 @@ func failoverHistory(depth, gave int) []sim.Record {
 		if left := depth - i; left > 0 {
 			n, result = map[string]string{"c2:main": string(rune('0' + left))}, "0"
 		}
-		h = append(h, owned(0, "c2", "main", "release", t, t+ms, sim.OutcomeOK, result), hashRec(t+ms/2, "m1", n))
+		h = append(h, owned(0, "c2", "main", "release", t, t+ms, history.OutcomeOK, result), hashRec(t+ms/2, "m1", n))
 		t += 2 * ms
 	}
 	h = append(h,
-		sim.Record{Kind: sim.KindFault, T: int64(10370 * ms), Op: "failover", Node: "m1", Value: "r1"},
-		sim.Record{Kind: sim.KindFault, T: int64(10370 * ms), Op: "crash", Node: "m1"},
+		history.Record{Kind: history.KindFault, T: int64(10370 * ms), Op: "failover", Node: "m1", Value: "r1"},
+		history.Record{Kind: history.KindFault, T: int64(10370 * ms), Op: "crash", Node: "m1"},
 		hashRec(10370*ms, "m1", nil),
 	)
 	for i := range h {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // Truth indexes a history's node-side records: the topology, failovers, and
@@ -25,7 +25,7 @@ type Truth struct {
 	keyNodes map[string][]string        // key -> nodes that ever had it (sorted)
 	keyTimes map[string][]time.Duration // key -> every change or failover time (sorted)
 	failAt   map[string][]time.Duration // group -> failover times
-	recs     []sim.Record
+	recs     []history.Record
 }
 
 type masterSpan struct {
@@ -35,25 +35,25 @@ type masterSpan struct {
 
 type truthChange struct {
 	t   time.Duration
-	rec *sim.Record // nil for "gone"
+	rec *history.Record // nil for "gone"
 }
 
 // NewTruth indexes h.
-func NewTruth(h []sim.Record) *Truth {
+func NewTruth(h []history.Record) *Truth {
 	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
 		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h}
 	for i := range h {
 		r := &h[i]
 		switch {
-		case r.Kind == sim.KindNode:
+		case r.Kind == history.KindNode:
 			tr.groupOf[r.Node] = r.Value
-			if r.Op == "master" {
+			if r.Op == history.RoleMaster {
 				tr.masters[r.Value] = append(tr.masters[r.Value], masterSpan{r.At(), r.Node})
 			}
-		case r.Kind == sim.KindFault && r.Op == "failover" && r.Value != "":
+		case r.Kind == history.KindFault && r.Op == history.FaultFailover && r.Value != "":
 			tr.masters[r.Node] = append(tr.masters[r.Node], masterSpan{r.At(), r.Value})
 			tr.failAt[r.Node] = append(tr.failAt[r.Node], r.At())
-		case r.Kind == sim.KindTruth:
+		case r.Kind == history.KindTruth:
 			k := r.Node + "\x00" + r.Key
 			c := truthChange{t: r.At(), rec: r}
 			if r.Gone {
@@ -101,7 +101,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 
 // State is key's record on node at t (after every change at t), or nil
 // when the key did not exist.
-func (tr *Truth) State(node, key string, t time.Duration) *sim.Record {
+func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
 	cs := tr.changes[node+"\x00"+key]
 	i, _ := slices.BinarySearchFunc(cs, t, func(c truthChange, t time.Duration) int {
 		if c.t <= t {
@@ -122,7 +122,7 @@ func holderField(holder string) string { return strings.Replace(holder, "/", ":"
 
 // Names reports whether a key state names the holding's holder: a string
 // key holding its token, or a hash with its field (or its write field).
-func Names(st *sim.Record, h Holding) bool {
+func Names(st *history.Record, h Holding) bool {
 	if st == nil {
 		return false
 	}
@@ -217,9 +217,9 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 }
 
 // opEndingAt is the successful operation of rs that returned at t, if any.
-func opEndingAt(rs []*sim.Record, t time.Duration) *sim.Record {
+func opEndingAt(rs []*history.Record, t time.Duration) *history.Record {
 	for _, r := range rs {
-		if end, ok := r.Returned(); ok && end == t && r.Outcome == sim.OutcomeOK {
+		if end, ok := r.Returned(); ok && end == t && r.Outcome == history.OutcomeOK {
 			return r
 		}
 	}
@@ -236,7 +236,7 @@ func (tr *Truth) broughtBack(group string, t time.Duration) string {
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).
-func holdCount(st *sim.Record, field string) int {
+func holdCount(st *history.Record, field string) int {
 	if st == nil || st.Fields == nil {
 		return 0
 	}
@@ -263,32 +263,32 @@ func holdCount(st *sim.Record, field string) int {
 // count agrees with the holder's acquires again.
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
-func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
+func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
 	// A holder's hold count lives in its hash field: "client:owner", or for
 	// a read-write lock's write half "client:owner:write". Each half is
 	// compared on its own.
 	type holderLock struct{ holder, lock, field string }
-	ops := map[holderLock][]*sim.Record{}
+	ops := map[holderLock][]*history.Record{}
 	var order []holderLock
 	rw := map[string]bool{}
 	for i := range h {
-		if r := &h[i]; r.Kind == sim.KindOp && (r.Op == "acquire-read" || r.Op == "release-read") {
+		if r := &h[i]; r.Kind == history.KindOp && (r.Op == history.OpAcquireRead || r.Op == history.OpReleaseRead) {
 			rw[r.Lock] = true
 		}
 	}
 	for i := range h {
 		r := &h[i]
-		if r.Kind != sim.KindOp || len(r.Args) == 0 || r.Args[0] == "" {
+		if r.Kind != history.KindOp || len(r.Args) == 0 || r.Args[0] == "" {
 			continue
 		}
 		holder := r.Client + "/" + r.Args[0]
 		field := holderField(holder)
 		switch r.Op {
-		case "acquire", "release":
+		case history.OpAcquire, history.OpRelease:
 			if rw[r.Lock] {
 				field += ":write"
 			}
-		case "acquire-read", "release-read":
+		case history.OpAcquireRead, history.OpReleaseRead:
 		default:
 			continue
 		}
@@ -321,11 +321,11 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 		for _, r := range rs {
 			end, done := r.Returned()
 			switch {
-			case strings.HasPrefix(r.Op, "acquire") && r.Outcome == sim.OutcomeOK && done:
+			case strings.HasPrefix(r.Op, "acquire") && r.Outcome == history.OutcomeOK && done:
 				steps = append(steps, step{end, 1})
-			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK:
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == history.OutcomeOK:
 				steps = append(steps, step{r.At(), -1})
-			case strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeFail:
+			case strings.HasPrefix(r.Op, "release") && r.Outcome == history.OutcomeFail:
 				steps = append(steps, step{r.At(), 0})
 			}
 		}
@@ -344,7 +344,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			}
 			return n
 		}
-		busyBut := func(t time.Duration, self *sim.Record) bool {
+		busyBut := func(t time.Duration, self *history.Record) bool {
 			for _, r := range rs {
 				end, done := r.Returned()
 				if r != self && r.At() <= t && (!done || end >= t) {
@@ -362,7 +362,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 		checks = append(checks, tr.keyTimes[k.lock]...)
 		checks = append(checks, tr.failAt[groups[0]]...)
 		for _, r := range rs {
-			if end, ok := r.Returned(); ok && r.Outcome == sim.OutcomeOK && !busyBut(end, r) {
+			if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !busyBut(end, r) {
 				checks = append(checks, end)
 			}
 		}
@@ -398,7 +398,7 @@ func (tr *Truth) ReentrancyViolations(h []sim.Record) []Violation {
 			})
 		}
 		for _, r := range rs {
-			if strings.HasPrefix(r.Op, "release") && r.Outcome == sim.OutcomeOK && r.Result == "1" {
+			if strings.HasPrefix(r.Op, "release") && r.Outcome == history.OutcomeOK && r.Result == "1" {
 				if before := unmatched(r.At() - 1); before > 1 {
 					out = append(out, Violation{
 						Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
@@ -422,10 +422,10 @@ func isReleaseReq(op string) bool {
 
 // clientReqs indexes h's req records that name a key (Args[0]) by client:
 // each client's indices into h, in call order, for opReqs.
-func clientReqs(h []sim.Record) map[string][]int {
+func clientReqs(h []history.Record) map[string][]int {
 	reqs := map[string][]int{}
 	for i := range h {
-		if r := &h[i]; r.Kind == sim.KindReq && len(r.Args) > 0 {
+		if r := &h[i]; r.Kind == history.KindReq && len(r.Args) > 0 {
 			reqs[r.Client] = append(reqs[r.Client], i)
 		}
 	}
@@ -437,7 +437,7 @@ func clientReqs(h []sim.Record) map[string][]int {
 // call and its return (or after its call, when it never returned) that keep
 // accepts, as indices into h in call order. A client's commands are sent by
 // its ops, so these are the commands that made op's answer.
-func opReqs(h []sim.Record, reqs []int, op *sim.Record, keep func(*sim.Record) bool) []int {
+func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
 	var out []int
 	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
 	for ; j < len(reqs); j++ {
@@ -456,9 +456,9 @@ func opReqs(h []sim.Record, reqs []int, op *sim.Record, keep func(*sim.Record) b
 // release commands its client sent on its lock between its call and its
 // return (req records' Applied, sorted), or nil when the history does not
 // say (a real server's history records no runs).
-func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
+func releaseRuns(h []history.Record, reqs []int, op *history.Record) []time.Duration {
 	var out []time.Duration
-	for _, i := range opReqs(h, reqs, op, func(r *sim.Record) bool { return isReleaseReq(r.Op) }) {
+	for _, i := range opReqs(h, reqs, op, func(r *history.Record) bool { return isReleaseReq(r.Op) }) {
 		for _, t := range h[i].Applied {
 			out = append(out, time.Duration(t))
 		}
@@ -485,20 +485,20 @@ func releaseRuns(h []sim.Record, reqs []int, op *sim.Record) []time.Duration {
 // when the history records no run (real servers) is the release judged at
 // its call, which may then flag such a delayed release. The holding's
 // token comes from the holder's last acquire.
-func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
+func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
 	reqs := clientReqs(h) // client -> its req records on a key, in call order
 	for i := range h {
 		r := &h[i]
-		if r.Kind != sim.KindOp {
+		if r.Kind != history.KindOp {
 			continue
 		}
 		holder := holderName(r)
-		if r.Op == "acquire" && r.Outcome == sim.OutcomeOK {
+		if r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK {
 			lastToken[holder+"\x00"+r.Lock] = r.Result
 		}
-		if r.Op != "release" || (r.Outcome != sim.OutcomeOK && r.Outcome != sim.OutcomeFail) {
+		if r.Op != history.OpRelease || (r.Outcome != history.OutcomeOK && r.Outcome != history.OutcomeFail) {
 			continue
 		}
 		groups := tr.Groups(r.Lock)
@@ -508,8 +508,8 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 		hd := Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}
 		// before(t) is the master's state just before a run at t, and
 		// after(t) just after it.
-		before := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t-1) }
-		after := func(t time.Duration) *sim.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t) }
+		before := func(t time.Duration) *history.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t-1) }
+		after := func(t time.Duration) *history.Record { return tr.State(tr.Master(groups[0], t), r.Lock, t) }
 		runs := releaseRuns(h, reqs[r.Client], r)
 		if len(runs) == 0 {
 			// No recorded run: judge at the call, the best a real
@@ -518,13 +518,13 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 			st := after(t)
 			held := Names(st, hd)
 			switch {
-			case r.Outcome == sim.OutcomeFail && held:
+			case r.Outcome == history.OutcomeFail && held:
 				out = append(out, Violation{
 					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
 					Detail: fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock was sent", holder),
 					Faults: FaultsBefore(tr.recs, t, 5),
 				})
-			case r.Outcome == sim.OutcomeOK && !held && st != nil:
+			case r.Outcome == history.OutcomeOK && !held && st != nil:
 				out = append(out, Violation{
 					Kind: UnlockIdempotency, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
 					Detail: fmt.Sprintf("%s's unlock succeeded while the lock belonged to someone else", holder),
@@ -533,7 +533,7 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 			}
 			continue
 		}
-		if r.Outcome == sim.OutcomeFail {
+		if r.Outcome == history.OutcomeFail {
 			if t := runs[0]; Names(before(t), hd) {
 				detail := fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock took effect", holder)
 				if len(runs) > 1 {
@@ -564,7 +564,7 @@ func (tr *Truth) IdempotencyViolations(h []sim.Record) []Violation {
 // closes open holdings) and returns the verdict, violations in time order.
 // Liveness needs a bound from the caller (LivenessViolations) and
 // linearizability a model (Linearizable).
-func Check(h []sim.Record, end time.Duration) Verdict {
+func Check(h []history.Record, end time.Duration) Verdict {
 	var v Verdict
 	tr := NewTruth(h)
 	hs := Holdings(h, end)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -94,14 +95,14 @@ func lockWorld(t *testing.T, opts lock.Options, body func(ctx context.Context, c
 	return w
 }
 
-func outcomeOf(err error) string {
+func outcomeOf(err error) history.Outcome {
 	switch {
 	case err == nil:
-		return sim.OutcomeOK
+		return history.OutcomeOK
 	case errors.Is(err, lock.ErrNotHeld), errors.Is(err, lock.ErrNotAcquired):
-		return sim.OutcomeFail
+		return history.OutcomeFail
 	}
-	return sim.OutcomeUnknown
+	return history.OutcomeUnknown
 }
 
 // TestCheckUnlockIdempotency: with the latch off, the unlock whose reply was
@@ -176,10 +177,10 @@ func TestCheckPlainDelRelease(t *testing.T) {
 				op := c.BeginOp("lk", "acquire")
 				le, err := l.TryLock(ctx)
 				if err != nil {
-					op.End(sim.OutcomeFail, "")
+					op.End(history.OutcomeFail, "")
 					return
 				}
-				op.End(sim.OutcomeOK, le.Token)
+				op.End(history.OutcomeOK, le.Token)
 				_ = c.Runtime().Sleep(ctx, 2*time.Second-start/2) // c1 works past its lease
 				op = c.BeginOp("lk", "release")
 				op.End(outcomeOf(l.Unlock(ctx, le)), "")
@@ -215,7 +216,7 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 		w := sim.New(1)
 		_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
 		must(t, err)
-		var released string
+		var released history.Outcome
 		for i, name := range []string{"c1", "c2"} {
 			c, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond), Timeout: 300 * time.Millisecond, Retry: sim.GoRedisRetry})
 			must(t, err)
@@ -241,10 +242,10 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 				op := c.BeginOp("lk", "acquire")
 				le, err := l.TryLock(ctx)
 				if err != nil {
-					op.End(sim.OutcomeFail, "")
+					op.End(history.OutcomeFail, "")
 					return
 				}
-				op.End(sim.OutcomeOK, le.Token)
+				op.End(history.OutcomeOK, le.Token)
 				_ = c.Runtime().Sleep(ctx, 900*time.Millisecond)
 				op = c.BeginOp("lk", "release")
 				err = l.Unlock(ctx, le)
@@ -262,7 +263,7 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 		must(t, w.Run(time.Minute))
 		v := checker.Check(w.History().Records(), w.Now())
 		w.Close()
-		if released != sim.OutcomeFail {
+		if released != history.OutcomeFail {
 			t.Fatalf("%s (script loaded %v): c1's release answered %q; the case needs \"not held\"", tc.fault, tc.warm, released)
 		}
 		if has := slices.Contains(kinds(v), checker.UnlockIdempotency); has != tc.wantIU {
@@ -273,13 +274,13 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 
 // truthRec is a hand-built truth record of m1's key lk: value, or gone
 // when value is "".
-func truthRec(at time.Duration, value string) sim.Record {
-	return sim.Record{Kind: sim.KindTruth, T: int64(at), Node: "m1", Key: "lk", Value: value, Gone: value == ""}
+func truthRec(at time.Duration, value string) history.Record {
+	return history.Record{Kind: history.KindTruth, T: int64(at), Node: "m1", Key: "lk", Value: value, Gone: value == ""}
 }
 
 // reqRec is a hand-built req record of client on lk with the times m1 ran it.
-func reqRec(client, cmd string, call, ret time.Duration, runs ...time.Duration) sim.Record {
-	r := sim.Record{Kind: sim.KindReq, T: int64(call), Client: client, Node: "m1", Op: cmd, Args: []string{"lk"}, Outcome: sim.OutcomeOK}
+func reqRec(client, cmd string, call, ret time.Duration, runs ...time.Duration) history.Record {
+	r := history.Record{Kind: history.KindReq, T: int64(call), Client: client, Node: "m1", Op: cmd, Args: []string{"lk"}, Outcome: history.OutcomeOK}
 	end := int64(ret)
 	r.End = &end
 	for _, t := range runs {
@@ -292,68 +293,68 @@ func reqRec(client, cmd string, call, ret time.Duration, runs ...time.Duration) 
 // its key (token t1), c2 taking the lock (token t2) after c1's expired.
 func TestIdempotencyJudgesEachRun(t *testing.T) {
 	ms := time.Millisecond
-	base := []sim.Record{
-		{Kind: sim.KindNode, Node: "m1", Op: "master", Value: "m1"},
-		op(0, "c1", "acquire", 0, ms, sim.OutcomeOK, "t1"),
+	base := []history.Record{
+		{Kind: history.KindNode, Node: "m1", Op: "master", Value: "m1"},
+		op(0, "c1", "acquire", 0, ms, history.OutcomeOK, "t1"),
 		truthRec(ms, "t1"),
 	}
-	c2 := []sim.Record{
+	c2 := []history.Record{
 		truthRec(1000*ms, ""),
-		op(0, "c2", "acquire", 1100*ms, 1102*ms, sim.OutcomeOK, "t2"),
+		op(0, "c2", "acquire", 1100*ms, 1102*ms, history.OutcomeOK, "t2"),
 		truthRec(1101*ms, "t2"),
 	}
 	for _, tc := range []struct {
 		name string
-		recs []sim.Record
+		recs []history.Record
 		want bool
 	}{
 		// A plain DEL duplicated by the network: the first run deleted
 		// c1's key and answered; the duplicate, run at 1.2 s, deleted c2's.
-		{"duplicated DEL deletes c2's key", slices.Concat(base, []sim.Record{
-			op(0, "c1", "release", 900*ms, 902*ms, sim.OutcomeOK, ""),
+		{"duplicated DEL deletes c2's key", slices.Concat(base, []history.Record{
+			op(0, "c1", "release", 900*ms, 902*ms, history.OutcomeOK, ""),
 			reqRec("c1", "del", 900*ms, 902*ms, 901*ms, 1200*ms),
 			truthRec(901*ms, ""),
-		}, c2[1:], []sim.Record{truthRec(1200*ms, "")}), true},
+		}, c2[1:], []history.Record{truthRec(1200*ms, "")}), true},
 		// The same duplicate of a compare-and-delete finds c2's token and
 		// changes nothing.
-		{"duplicated compare-and-delete", slices.Concat(base, []sim.Record{
-			op(0, "c1", "release", 900*ms, 902*ms, sim.OutcomeOK, ""),
+		{"duplicated compare-and-delete", slices.Concat(base, []history.Record{
+			op(0, "c1", "release", 900*ms, 902*ms, history.OutcomeOK, ""),
 			reqRec("c1", "eval:simple_release", 900*ms, 902*ms, 901*ms, 1200*ms),
 			truthRec(901*ms, ""),
 		}, c2[1:]), false},
 		// A plain DEL delayed past the lease lands on c2's key.
-		{"delayed DEL", slices.Concat(base, c2, []sim.Record{
-			op(0, "c1", "release", 900*ms, 1300*ms, sim.OutcomeOK, ""),
+		{"delayed DEL", slices.Concat(base, c2, []history.Record{
+			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeOK, ""),
 			reqRec("c1", "del", 900*ms, 1300*ms, 1200*ms),
 			truthRec(1200*ms, ""),
 		}), true},
 		// A compare-and-delete delayed past the lease answers "not held".
-		{"delayed compare-and-delete", slices.Concat(base, c2, []sim.Record{
-			op(0, "c1", "release", 900*ms, 1300*ms, sim.OutcomeFail, ""),
+		{"delayed compare-and-delete", slices.Concat(base, c2, []history.Record{
+			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
 			reqRec("c1", "eval:simple_release", 900*ms, 1300*ms, 1200*ms),
 		}), false},
 		// The same without the run (a real server's history): judged at
 		// the call, when the master named c1.
-		{"delayed compare-and-delete, runs unknown", slices.Concat(base, c2, []sim.Record{
-			op(0, "c1", "release", 900*ms, 1300*ms, sim.OutcomeFail, ""),
+		{"delayed compare-and-delete, runs unknown", slices.Concat(base, c2, []history.Record{
+			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
 		}), true},
 		// Retried after its first run deleted the key: the second run's
 		// "not held" is the answer the client got.
-		{"retried compare-and-delete", slices.Concat(base, []sim.Record{
-			op(0, "c1", "release", 900*ms, 1300*ms, sim.OutcomeFail, ""),
+		{"retried compare-and-delete", slices.Concat(base, []history.Record{
+			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
 			reqRec("c1", "eval:simple_release", 900*ms, 1300*ms, 901*ms, 1200*ms),
 			truthRec(901*ms, ""),
 		}, c2[1:]), true},
 		// A renewal running on c1's key during the release is not the
 		// release: the release's own run found c2's key.
-		{"renewal in flight", slices.Concat(base, c2, []sim.Record{
-			op(0, "c1", "release", 900*ms, 1300*ms, sim.OutcomeFail, ""),
+		{"renewal in flight", slices.Concat(base, c2, []history.Record{
+			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
 			reqRec("c1", "eval:reentrant_renew", 901*ms, 903*ms, 902*ms),
 			reqRec("c1", "eval:simple_release", 900*ms, 1300*ms, 1200*ms),
 		}), false},
 	} {
 		recs := slices.Clone(tc.recs)
-		slices.SortStableFunc(recs, func(a, b sim.Record) int { return cmp.Compare(a.T, b.T) })
+		slices.SortStableFunc(recs, func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
 		for i := range recs {
 			recs[i].Seq = i
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // Kind names a property a history can violate.
@@ -97,7 +97,7 @@ type Violation struct {
 	// (FaultsBefore): the fault records at or before To (the most recent
 	// last), with the topology's clock drifts and WAITs that not every
 	// replica acknowledged.
-	Faults []sim.Record
+	Faults []history.Record
 }
 
 // Duration is how long the violation lasted.
@@ -192,7 +192,7 @@ func (v Verdict) String() string {
 // start is as much a cause as a clock-drift fault), and each client's
 // latest WAIT at or before t that fewer replicas acknowledged than the
 // master had (what a failover can lose).
-func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
+func FaultsBefore(h []history.Record, t time.Duration, max int) []history.Record {
 	var faults []int
 	stage := map[int]bool{}
 	lastWait := map[string]int{} // client -> its latest partly acknowledged WAIT
@@ -202,12 +202,12 @@ func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
 			continue
 		}
 		switch {
-		case r.Kind == sim.KindFault:
+		case r.Kind == history.KindFault:
 			faults = append(faults, i)
-		case (r.Kind == sim.KindNode || r.Kind == sim.KindClient) && r.Detail != "":
+		case (r.Kind == history.KindNode || r.Kind == history.KindClient) && r.Detail != "":
 			stage[i] = true
-		case r.Kind == sim.KindReq && r.Op == "wait" && r.Outcome == sim.OutcomeOK:
-			if k, n, ok := sim.ParseWaitDetail(r.Detail); ok && k < n {
+		case r.Kind == history.KindReq && r.Op == history.ReqWait && r.Outcome == history.OutcomeOK:
+			if k, n, ok := history.ParseWaitDetail(r.Detail); ok && k < n {
 				lastWait[r.Client] = i
 			}
 		}
@@ -221,7 +221,7 @@ func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
 	for _, c := range slices.Sorted(maps.Keys(lastWait)) {
 		stage[lastWait[c]] = true
 	}
-	var out []sim.Record
+	var out []history.Record
 	for _, i := range slices.Sorted(maps.Keys(stage)) {
 		out = append(out, h[i])
 	}
@@ -233,12 +233,12 @@ func FaultsBefore(h []sim.Record, t time.Duration, max int) []sim.Record {
 // 1s for 2s" for one on no single node or client), "m1's clock: drift
 // +2000 ppm (from the topology)" for a drifting node or client, "after 1.2s c1's WAIT on m1: 1
 // of 2 replicas acknowledged" for a WAIT.
-func DescribeCause(r sim.Record) string {
+func DescribeCause(r history.Record) string {
 	switch r.Kind {
-	case sim.KindNode, sim.KindClient:
+	case history.KindNode, history.KindClient:
 		who := r.Node + r.Client
 		return fmt.Sprintf("%s's clock: %s (from the topology)", who, r.Detail)
-	case sim.KindReq:
+	case history.KindReq:
 		return fmt.Sprintf("after %v %s's %s on %s: %s", r.At(), r.Client, strings.ToUpper(r.Op), r.Node, r.Detail)
 	}
 	target := strings.TrimSpace(r.Node + " " + r.Client)

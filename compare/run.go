@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -355,7 +355,7 @@ func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
 // first safety violation is its safety counterexample, whatever
 // availability findings came before; its first other violation is its
 // availability counterexample.
-func summary(seed uint64, v checker.Verdict, recs []sim.Record, end time.Duration) runSummary {
+func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) runSummary {
 	sum := runSummary{kinds: v.Kinds(), unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
 		x.Faults = nil // the counterexample names its faults itself
@@ -389,14 +389,14 @@ func summary(seed uint64, v checker.Verdict, recs []sim.Record, end time.Duratio
 // what a reader needs to reproduce the violation. A network rule counts by
 // the messages it actually dropped, delayed or duplicated; messages lost
 // to a partition and heals are not counted (the partition is).
-func faultsBefore(recs []sim.Record, t time.Duration) []string {
+func faultsBefore(recs []history.Record, t time.Duration) []string {
 	var out []string
 	for _, r := range recs {
-		if r.Kind != sim.KindFault || r.At() > t || r.Op == "heal" || r.Op == "net-rule" || strings.HasPrefix(r.Op, "lost-") {
+		if r.Kind != history.KindFault || r.At() > t || r.Op == history.FaultHeal || r.Op == history.FaultNetRule || strings.HasPrefix(r.Op, "lost-") {
 			continue
 		}
 		target := strings.TrimSpace(r.Node + " " + r.Client)
-		if r.Op == "failover" {
+		if r.Op == history.FaultFailover {
 			target = r.Node + " -> " + r.Value
 		}
 		out = append(out, fmt.Sprintf("%s %s at %v", r.Op, target, r.At().Round(time.Millisecond)))

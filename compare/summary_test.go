@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // verdict is a violated verdict of vs, in order.
@@ -16,8 +16,8 @@ func verdict(vs ...checker.Violation) checker.Verdict {
 }
 
 // faultAt is a fault record (a pause of c1) at t.
-func faultAt(seq int, t time.Duration) sim.Record {
-	return sim.Record{Seq: seq, Kind: sim.KindFault, T: int64(t), Op: "pause", Client: "c1"}
+func faultAt(seq int, t time.Duration) history.Record {
+	return history.Record{Seq: seq, Kind: history.KindFault, T: int64(t), Op: "pause", Client: "c1"}
 }
 
 // TestResurrectedOnlyIsNotUnsafe: a run whose only finding is a resurrected
@@ -30,7 +30,7 @@ func TestResurrectedOnlyIsNotUnsafe(t *testing.T) {
 	res := checker.Violation{Kind: checker.Resurrected, Lock: "lk", Holders: []string{"c2/main"}, From: s, To: s}
 	loss := checker.Violation{Kind: checker.SilentLoss, Lock: "lk", Holders: []string{"c1/main"}, From: 2 * s, To: 3 * s}
 	mx := checker.Violation{Kind: checker.MutualExclusion, Lock: "lk", Holders: []string{"c1/main", "c3/main"}, From: 2500 * time.Millisecond, To: 3 * s}
-	recs := []sim.Record{faultAt(0, s/2), faultAt(1, 2*s), faultAt(2, 4*s)}
+	recs := []history.Record{faultAt(0, s/2), faultAt(1, 2*s), faultAt(2, 4*s)}
 
 	only := summary(1, verdict(res), recs, 10*s)
 	if only.unsafe || only.lockFailed || !only.resurrected || only.safety != nil {

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -54,7 +55,7 @@ func (s Schedule) Apply(w *sim.World) error {
 func at(w *sim.World, t time.Duration, name string, act func() error) error {
 	return w.At(t, func() {
 		if err := act(); err != nil {
-			w.RecordFault("skipped", "", name+": "+err.Error())
+			w.RecordFault(history.FaultSkipped, "", name+": "+err.Error())
 		}
 	})
 }

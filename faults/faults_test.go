@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -38,10 +39,10 @@ func check(t *testing.T, err error) {
 
 func err1[T any](_ T, err error) error { return err }
 
-func faultRecords(w *sim.World, op string) []sim.Record {
-	var out []sim.Record
+func faultRecords(w *sim.World, op string) []history.Record {
+	var out []history.Record
 	for _, r := range w.History().Records() {
-		if r.Kind == sim.KindFault && r.Op == op {
+		if r.Kind == history.KindFault && r.Op == op {
 			out = append(out, r)
 		}
 	}
@@ -106,7 +107,7 @@ func TestScheduleApplyRejectsBadFaultsBeforeApplyingAny(t *testing.T) {
 			// Nothing was applied: no crash, no network rule.
 			check(t, w.Run(3*time.Second))
 			for _, r := range w.History().Records() {
-				if r.Kind != sim.KindNode { // the topology records are the world's own
+				if r.Kind != history.KindNode { // the topology records are the world's own
 					t.Errorf("a rejected schedule left a record: %+v", r)
 				}
 			}

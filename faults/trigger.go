@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -67,7 +68,7 @@ var (
 //
 // A trigger that never acts (the op never began, never reached the event,
 // the action fell after the end of the run, or no message of the op
-// matched) is recorded at the end of the run as a sim.FaultTriggerUnfired
+// matched) is recorded at the end of the run as a history.FaultTriggerUnfired
 // fault, so that a scenario depending on it cannot pass unnoticed.
 type OnOp struct {
 	// Trigger is the operation and, for an instant fault, its event.
@@ -174,7 +175,7 @@ func (f OnOp) Apply(w *sim.World) error {
 		name := f.Name()
 		return w.OnOp(t.Op, t.Event, t.After, name, func() {
 			if err := in.now(w); err != nil {
-				w.RecordFault("skipped", "", name+": "+err.Error())
+				w.RecordFault(history.FaultSkipped, "", name+": "+err.Error())
 			}
 		})
 	case LinkFault:

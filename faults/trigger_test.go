@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -36,9 +37,9 @@ func opLoop(t *testing.T, w *sim.World, n int) {
 					_, err = conn.Do(ctx, "DEL", "lk")
 				}
 				if err != nil {
-					h.End(sim.OutcomeUnknown, "")
+					h.End(history.OutcomeUnknown, "")
 				} else {
-					h.End(sim.OutcomeOK, "")
+					h.End(history.OutcomeOK, "")
 				}
 				_ = rt.Sleep(ctx, 10*ms)
 			}
@@ -92,7 +93,7 @@ func TestEveryInstantFaultActsAtItsTrigger(t *testing.T) {
 			if len(recs) != 1 || recs[0].At() != tc.want {
 				t.Fatalf("%s records %+v; want one at %v", tc.record, recs, tc.want)
 			}
-			if un := faultRecords(w, sim.FaultTriggerUnfired); len(un) > 0 {
+			if un := faultRecords(w, history.FaultTriggerUnfired); len(un) > 0 {
 				t.Errorf("unfired: %+v", un)
 			}
 			if sk := faultRecords(w, "skipped"); len(sk) > 0 {
@@ -192,19 +193,19 @@ func TestTriggeredLinkFaultHitsOnlyItsOp(t *testing.T) {
 	if len(drops) != 1 || drops[0].At() != 37*ms {
 		t.Fatalf("drop-reply records %+v; want one at 37ms (the 2nd release applied at 37ms)", drops)
 	}
-	var releases []sim.Record
+	var releases []history.Record
 	for _, r := range w.History().Records() {
-		if r.Kind == sim.KindOp && r.Op == "release" {
+		if r.Kind == history.KindOp && r.Op == "release" {
 			releases = append(releases, r)
 		}
 	}
 	if len(releases) != 3 {
 		t.Fatalf("%d releases; want 3", len(releases))
 	}
-	if end, ok := releases[1].Returned(); !ok || releases[1].Outcome != sim.OutcomeOK || end != 36*ms+100*ms+8*ms+2*ms {
+	if end, ok := releases[1].Returned(); !ok || releases[1].Outcome != history.OutcomeOK || end != 36*ms+100*ms+8*ms+2*ms {
 		t.Errorf("2nd release %+v; want ok at 146ms (timeout, backoff, retry)", releases[1])
 	}
-	if un := faultRecords(w, sim.FaultTriggerUnfired); len(un) > 0 {
+	if un := faultRecords(w, history.FaultTriggerUnfired); len(un) > 0 {
 		t.Errorf("unfired: %+v", un)
 	}
 }
@@ -229,7 +230,7 @@ func TestDelayDirectionAndUnfiredTrigger(t *testing.T) {
 	if d := faultRecords(w, "delay-reply"); len(d) != 0 {
 		t.Errorf("delay-reply records %+v; want none (requests only)", d)
 	}
-	un := faultRecords(w, sim.FaultTriggerUnfired)
+	un := faultRecords(w, history.FaultTriggerUnfired)
 	if len(un) != 1 || un[0].Detail != "failover m1 when c1's 2nd acquire is applied: c1's 2nd acquire never began (c1 began 1 acquire op(s) that match)" {
 		t.Errorf("unfired records %+v; want the failover's", un)
 	}
@@ -293,8 +294,8 @@ func TestClientCrashStopsTheClient(t *testing.T) {
 	w.Close()
 	var ops []string
 	for _, r := range w.History().Records() {
-		if r.Kind == sim.KindOp {
-			ops = append(ops, r.Op+":"+r.Outcome)
+		if r.Kind == history.KindOp {
+			ops = append(ops, r.Op+":"+string(r.Outcome))
 		}
 	}
 	// acquire 0-2ms, release 12-14ms, acquire at 24ms: open at the crash.

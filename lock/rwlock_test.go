@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
@@ -551,7 +552,7 @@ func (w *rwWorld) wantNoLoss() {
 func (w *rwWorld) reqCount(client, op string, from, to time.Duration) int {
 	n := 0
 	for _, r := range w.History().Records() {
-		if r.Kind == sim.KindReq && r.Client == client && r.Op == op && r.At() >= from && r.At() < to {
+		if r.Kind == history.KindReq && r.Client == client && r.Op == op && r.At() >= from && r.At() < to {
 			n++
 		}
 	}

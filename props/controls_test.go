@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -38,9 +39,9 @@ func mutexWorld(seed uint64, noLock bool, rates faults.Rates) (*sim.World, error
 					_ = rt.Sleep(ctx, 10*time.Millisecond)
 				}
 				holder = name
-				op.End(sim.OutcomeOK, name)
+				op.End(history.OutcomeOK, name)
 				_ = rt.Sleep(ctx, time.Duration(50+rng.IntN(200))*time.Millisecond)
-				c.BeginOp("mx", "release").End(sim.OutcomeOK, "")
+				c.BeginOp("mx", "release").End(history.OutcomeOK, "")
 				holder = ""
 				_ = rt.Sleep(ctx, time.Duration(rng.IntN(100))*time.Millisecond)
 			}

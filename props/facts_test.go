@@ -7,6 +7,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -259,7 +260,7 @@ func TestFactLivenessBoundedByLeasePlusWait(t *testing.T) {
 		build: reentrantOnReplicated(3, 10*time.Millisecond, lease, wait, lock.Options{}, goRedisClient),
 		kinds: []string{"drop-replies", "drop-requests", "pause"},
 		dur:   20 * time.Second,
-		judge: func(h []sim.Record, end time.Duration) checker.Verdict {
+		judge: func(h []history.Record, end time.Duration) checker.Verdict {
 			var v checker.Verdict
 			v.Add(checker.LivenessViolations(h, end, lease+wait)...)
 			return v
@@ -277,7 +278,7 @@ func TestFactRedLockAvailableWithMajority(t *testing.T) {
 		build: specOnFive(sim.PersistAlways),
 		kinds: []string{"crash"},
 		dur:   15 * time.Second,
-		judge: func(h []sim.Record, end time.Duration) checker.Verdict {
+		judge: func(h []history.Record, end time.Duration) checker.Verdict {
 			var v checker.Verdict
 			v.Add(checker.LivenessViolations(h, end, 5*time.Second)...)
 			return v

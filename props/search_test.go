@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -25,7 +26,7 @@ type setup struct {
 	// dur is the run's length.
 	dur time.Duration
 	// judge turns the history into the verdict the search looks at.
-	judge func(h []sim.Record, end time.Duration) checker.Verdict
+	judge func(h []history.Record, end time.Duration) checker.Verdict
 }
 
 // drawFault draws one fault of the allowed kinds against w's topology. The

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -34,18 +35,18 @@ func loop(c *sim.Client, w workload, hold, think time.Duration) {
 			token, err := w.acquire()
 			switch {
 			case err == nil:
-				op.End(sim.OutcomeOK, token)
+				op.End(history.OutcomeOK, token)
 				_ = rt.Sleep(bg, hold)
 				rel := c.BeginOp("lk", "release")
 				if err := w.release(); err != nil {
-					rel.End(sim.OutcomeError, err.Error())
+					rel.End(history.OutcomeError, err.Error())
 				} else {
-					rel.End(sim.OutcomeOK, "")
+					rel.End(history.OutcomeOK, "")
 				}
 			case errors.Is(err, lock.ErrNotAcquired) || errors.Is(err, lock.ErrWaitTimeout):
-				op.End(sim.OutcomeFail, "")
+				op.End(history.OutcomeFail, "")
 			default:
-				op.End(sim.OutcomeUnknown, err.Error())
+				op.End(history.OutcomeUnknown, err.Error())
 			}
 			_ = rt.Sleep(bg, think/2+time.Duration(rng.Int64N(int64(think)+1)))
 		}
@@ -116,7 +117,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 			}
 			for _, rec := range r.History().Records() {
 				// Only the operations in flight when the run stopped are open.
-				if rec.Kind == sim.KindOp && rec.Outcome == sim.OutcomeUnknown && rec.At() < r.Now()-5*time.Second {
+				if rec.Kind == history.KindOp && rec.Outcome == history.OutcomeUnknown && rec.At() < r.Now()-5*time.Second {
 					t.Fatalf("an operation failed with an unknown outcome without faults: %+v", rec)
 				}
 			}

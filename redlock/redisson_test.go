@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -42,7 +43,7 @@ func (r *rig) holdOthers(lease time.Duration, nodes ...string) *sim.Client {
 // key names field) / "other" / "gone", with their times.
 func (r *rig) truthOf(node, key, field string) (kinds []string, at []time.Duration) {
 	for _, rec := range r.History().Records() {
-		if rec.Kind != sim.KindTruth || rec.Node != node || rec.Key != key {
+		if rec.Kind != history.KindTruth || rec.Node != node || rec.Key != key {
 			continue
 		}
 		k := "other"
@@ -207,7 +208,7 @@ func TestRedissonLease(t *testing.T) {
 		}
 		acquires, expires := 0, 0
 		for _, rec := range r.History().Records() {
-			if rec.Kind != sim.KindReq || rec.Client != "c1" {
+			if rec.Kind != history.KindReq || rec.Client != "c1" {
 				continue
 			}
 			switch rec.Op {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -105,7 +106,7 @@ func TestSpecValidityArithmetic(t *testing.T) {
 			}
 			released := 0
 			for _, rec := range r.History().Records() {
-				if rec.Kind == sim.KindReq && rec.Op == "eval:"+redlock.ReleaseScript.Name && rec.At() >= start && rec.Result == "1" {
+				if rec.Kind == history.KindReq && rec.Op == "eval:"+redlock.ReleaseScript.Name && rec.At() >= start && rec.Result == "1" {
 					released++
 				}
 			}
@@ -185,7 +186,7 @@ func TestSpecExtend(t *testing.T) {
 			}
 		}
 		for _, rec := range r.History().Records() {
-			if rec.Kind == sim.KindReq && rec.Client == "c1" && rec.At() >= 2300*ms {
+			if rec.Kind == history.KindReq && rec.Client == "c1" && rec.At() >= 2300*ms {
 				t.Errorf("an extension past the validity contacted a node: %+v", rec)
 			}
 		}
@@ -278,7 +279,7 @@ func TestSpecLockRetries(t *testing.T) {
 	}
 	tries := 0
 	for _, rec := range r.History().Records() {
-		if rec.Kind == sim.KindReq && rec.Client == "b" && rec.Node == "n1" && rec.Op == "set" {
+		if rec.Kind == history.KindReq && rec.Client == "b" && rec.Node == "n1" && rec.Op == "set" {
 			want := 10 * ms
 			if tries > 0 {
 				want = 116*ms + time.Duration(tries-1)*104*ms

@@ -15,9 +15,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 // run replays one of the project's scenario files.
@@ -263,11 +263,11 @@ func TestRatePlotLogAxis(t *testing.T) {
 // TestTimelinePartitionsHealApart: two partitions starting at the same
 // instant end at their own heals.
 func TestTimelinePartitionsHealApart(t *testing.T) {
-	f := func(at time.Duration, op, detail string) sim.Record {
-		return sim.Record{Kind: sim.KindFault, T: int64(at), Op: op, Detail: detail}
+	f := func(at time.Duration, op, detail string) history.Record {
+		return history.Record{Kind: history.KindFault, T: int64(at), Op: op, Detail: detail}
 	}
 	a, b := "[c1] | [m1] from 1s for 1s", "[c2] | [m1] from 1s for 2s"
-	h := []sim.Record{
+	h := []history.Record{
 		f(time.Second, "partition", a),
 		f(time.Second, "partition", b),
 		f(2*time.Second, "heal", a),

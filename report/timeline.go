@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // RowKind says what a timeline row shows.
@@ -72,7 +72,7 @@ type Timeline struct {
 
 // NewTimeline builds the timeline of h, a history checked as v, that ran
 // until end.
-func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verdict) Timeline {
+func NewTimeline(title string, h []history.Record, end time.Duration, v checker.Verdict) Timeline {
 	tl := Timeline{Title: title, End: end, Violations: v.Violations}
 	holdings := checker.Holdings(h, end)
 	// Belief rows, one per holder, in order of first holding.
@@ -95,7 +95,7 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 	// Truth rows: every node (in topology order) and lock key it ever had.
 	var nodes []string
 	for _, r := range h {
-		if r.Kind == sim.KindNode && !slices.Contains(nodes, r.Node) {
+		if r.Kind == history.KindNode && !slices.Contains(nodes, r.Node) {
 			nodes = append(nodes, r.Node)
 		}
 	}
@@ -141,11 +141,11 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 	}
 	var open []openPartition
 	for _, r := range h {
-		if r.Kind != sim.KindFault {
+		if r.Kind != history.KindFault {
 			continue
 		}
 		switch r.Op {
-		case "pause":
+		case history.FaultPause:
 			d, err := time.ParseDuration(r.Detail)
 			if err != nil {
 				d = 0
@@ -159,11 +159,11 @@ func NewTimeline(title string, h []sim.Record, end time.Duration, v checker.Verd
 				faultRow.Spans = append(faultRow.Spans, s)
 			}
 			continue
-		case "partition":
+		case history.FaultPartition:
 			open = append(open, openPartition{len(faultRow.Spans), r.Detail})
 			faultRow.Spans = append(faultRow.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
 			continue
-		case "heal":
+		case history.FaultHeal:
 			for k, p := range open {
 				if strings.HasPrefix(p.detail, r.Detail) {
 					faultRow.Spans[p.span].To = r.At()
@@ -208,11 +208,11 @@ func addMark(marks []Mark, m Mark) []Mark {
 }
 
 // faultLabel is the short name of a fault event for a mark.
-func faultLabel(r sim.Record) string {
+func faultLabel(r history.Record) string {
 	switch r.Op {
-	case "failover":
+	case history.FaultFailover:
 		return "failover→" + r.Value
-	case "clock-jump":
+	case history.FaultClockJump:
 		return "jump " + r.Detail
 	case "lost-request", "lost-reply", "lost-push":
 		return strings.TrimPrefix(r.Op, "lost-") + " lost"
@@ -223,7 +223,7 @@ func faultLabel(r sim.Record) string {
 // truthSpans are the intervals in which node's copy of key existed, each
 // labelled with the holder it named (a token's holder, or a hash's fields),
 // consecutive spans naming the same holder merged.
-func truthSpans(h []sim.Record, node, key string, end time.Duration, tokens map[string]string) []Span {
+func truthSpans(h []history.Record, node, key string, end time.Duration, tokens map[string]string) []Span {
 	var out []Span
 	var cur *Span
 	closeAt := func(t time.Duration) {
@@ -236,13 +236,13 @@ func truthSpans(h []sim.Record, node, key string, end time.Duration, tokens map[
 		}
 	}
 	for _, r := range h {
-		if r.Kind == sim.KindFault && r.Op == "crash" && r.Node == node {
+		if r.Kind == history.KindFault && r.Op == history.FaultCrash && r.Node == node {
 			// A crashed node says nothing until it restarts (and then its
 			// persistence decides what it says, in truth records).
 			closeAt(r.At())
 			continue
 		}
-		if r.Kind != sim.KindTruth || r.Node != node || r.Key != key {
+		if r.Kind != history.KindTruth || r.Node != node || r.Key != key {
 			continue
 		}
 		if r.Gone {
@@ -264,7 +264,7 @@ func truthSpans(h []sim.Record, node, key string, end time.Duration, tokens map[
 // holder whose token it is (or the value); for a hash, its holder fields
 // ("client:owner" becomes "client/owner"; a read-write lock's "mode" and
 // write suffixes are dropped).
-func namedHolder(r sim.Record, tokens map[string]string) string {
+func namedHolder(r history.Record, tokens map[string]string) string {
 	if r.Fields == nil {
 		if who, ok := tokens[r.Value]; ok {
 			return who
@@ -298,7 +298,7 @@ func namedHolder(r sim.Record, tokens map[string]string) string {
 // acknowledged. Refused acquires (contenders polling a held lock) are
 // counted, not listed: they are most of a busy history and change nothing.
 // It returns "" when v has no violation.
-func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string {
+func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) string {
 	if len(v.Violations) == 0 {
 		return ""
 	}
@@ -329,7 +329,7 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 	for _, r := range h {
 		t := r.At()
 		inWindow := t >= from && t <= to
-		if r.Kind == sim.KindOp || r.Kind == sim.KindReq {
+		if r.Kind == history.KindOp || r.Kind == history.KindReq {
 			// An op is shown if it was in flight at some point of the window.
 			e, ok := r.Returned()
 			if !ok {
@@ -341,21 +341,21 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 			continue
 		}
 		switch r.Kind {
-		case sim.KindOp:
-			if (r.Op == "acquire" || r.Op == "acquire-read") && r.Outcome == sim.OutcomeFail {
+		case history.KindOp:
+			if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome == history.OutcomeFail {
 				refused++
 				continue
 			}
 			lines = append(lines, opLine(r))
-		case sim.KindFault, sim.KindNode, sim.KindClient:
+		case history.KindFault, history.KindNode, history.KindClient:
 			if l := eventLine(r); l != "" {
 				lines = append(lines, l)
 			}
-		case sim.KindReq:
-			if r.Op == "wait" || (waiting && (r.Op == "subscribe" || r.Op == "unsubscribe")) {
+		case history.KindReq:
+			if r.Op == history.ReqWait || (waiting && (r.Op == history.ReqSubscribe || r.Op == history.ReqUnsubscribe)) {
 				lines = append(lines, eventLine(r))
 			}
-		case sim.KindTruth:
+		case history.KindTruth:
 			if !keys[r.Key] {
 				continue
 			}
@@ -391,28 +391,28 @@ func Text(h []sim.Record, v checker.Verdict, lead time.Duration, max int) string
 // eventLine is the timeline's line for a fault, a drifting node or client
 // of the topology, or a req record (a WAIT, a subscription); "" for a node
 // record without drift.
-func eventLine(r sim.Record) string {
+func eventLine(r history.Record) string {
 	t := fmtT(r.At())
 	switch r.Kind {
-	case sim.KindFault:
+	case history.KindFault:
 		target := strings.TrimSpace(r.Client + " " + r.Node)
 		return fmt.Sprintf("%12s  %-8s FAULT %s %s", t, target, r.Op, r.Detail)
-	case sim.KindNode, sim.KindClient:
+	case history.KindNode, history.KindClient:
 		if r.Detail == "" {
 			return ""
 		}
 		return fmt.Sprintf("%12s  %-8s clock %s (topology)", t, r.Node+r.Client, r.Detail)
-	case sim.KindReq:
+	case history.KindReq:
 		s := fmt.Sprintf("%12s  %-8s %s %s", t, r.Client, strings.ToUpper(r.Op), strings.Join(r.Args, " "))
-		if r.Op == "wait" {
+		if r.Op == history.ReqWait {
 			s += " on " + r.Node // the node that answered (after a failover, the promoted one)
 		}
 		switch e, ok := r.Returned(); {
-		case ok && r.Op == "unsubscribe": // sent, no reply awaited
-		case ok && r.Outcome == sim.OutcomeOK:
+		case ok && r.Op == history.ReqUnsubscribe: // sent, no reply awaited
+		case ok && r.Outcome == history.OutcomeOK:
 			s += " → " + fmtT(e)
 		case ok:
-			s += " → " + fmtT(e) + " " + r.Outcome + " " + r.Result
+			s += " → " + fmtT(e) + " " + string(r.Outcome) + " " + r.Result
 		default:
 			s += " …never returned"
 		}
@@ -424,7 +424,7 @@ func eventLine(r sim.Record) string {
 	return ""
 }
 
-func opLine(r sim.Record) string {
+func opLine(r history.Record) string {
 	who := r.Client
 	if len(r.Args) > 0 && r.Args[0] != "" {
 		who += "/" + r.Args[0]
@@ -443,7 +443,7 @@ func opLine(r sim.Record) string {
 	return s
 }
 
-func truthState(r sim.Record) string {
+func truthState(r history.Record) string {
 	if r.Fields == nil {
 		return r.Value
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -160,7 +161,7 @@ const LinTimeout = 5 * time.Second
 // idempotency, fencing), linearizability against the algorithm's model
 // (LockKind, LinOptions), and liveness when the expectation sets a bound
 // (for the lock, or for a client's longest wait), violations in time order.
-func (s *Scenario) Check(recs []sim.Record, end time.Duration) checker.Verdict {
+func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdict {
 	v := checker.Check(recs, end)
 	lin := checker.Linearizable(recs, s.Algorithm.LockKind(), LinTimeout, s.Algorithm.LinOptions()...)
 	v.Add(lin.Violations...)

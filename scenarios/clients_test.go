@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -63,7 +63,7 @@ func TestClientSettings(t *testing.T) {
 		t.Errorf("holdings by client: holder %d, late %d, c1 %d, c2 %d", len(by["holder"]), len(by["late"]), len(by["c1"]), len(by["c2"]))
 	}
 	for _, rec := range r.History.Records() {
-		if rec.Kind != sim.KindOp {
+		if rec.Kind != history.KindOp {
 			continue
 		}
 		if rec.At() < 100*time.Millisecond || (rec.Client == "late" && rec.At() < 1500*time.Millisecond) {

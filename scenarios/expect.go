@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // Expect is the verdict a run must give, or (with Rates) the rates a sweep
@@ -314,7 +314,7 @@ func (e Expect) HasRates() bool { return len(e.Rates) > 0 }
 // define on a history that ran until end: the global bound's
 // (checker.LivenessViolations) and the clients' maxima
 // (checker.ClientLivenessViolations).
-func (e Expect) livenessViolations(recs []sim.Record, end time.Duration) []checker.Violation {
+func (e Expect) livenessViolations(recs []history.Record, end time.Duration) []checker.Violation {
 	var out []checker.Violation
 	if e.Liveness > 0 {
 		out = append(out, checker.LivenessViolations(recs, end, e.Liveness)...)
@@ -384,7 +384,7 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 // v, Scenario.Check's verdict on it) is the expected one, and if not, why:
 // Matches's verdict rules, then the fencing counts (checker.Fencing) and
 // the clients' least waits (checker.ClientWaits).
-func (e Expect) Judge(recs []sim.Record, end time.Duration, v checker.Verdict) (bool, string) {
+func (e Expect) Judge(recs []history.Record, end time.Duration, v checker.Verdict) (bool, string) {
 	ok, why := e.Matches(v)
 	if e.Any || e.HasRates() {
 		return ok, why

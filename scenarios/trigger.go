@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -136,11 +137,11 @@ func (d *decoder) messages(t *obj) int {
 }
 
 // Unfired lists the details of the trigger-unfired records of a history:
-// faults bound to operations that never acted (sim.FaultTriggerUnfired).
-func Unfired(recs []sim.Record) []string {
+// faults bound to operations that never acted (history.FaultTriggerUnfired).
+func Unfired(recs []history.Record) []string {
 	var out []string
 	for i := range recs {
-		if r := &recs[i]; r.Kind == sim.KindFault && r.Op == sim.FaultTriggerUnfired {
+		if r := &recs[i]; r.Kind == history.KindFault && r.Op == history.FaultTriggerUnfired {
 			out = append(out, r.Detail)
 		}
 	}

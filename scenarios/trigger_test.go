@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -198,22 +199,22 @@ func TestCrashedHolderLockTakenAfterTheLease(t *testing.T) {
 	recs := r.History.Records()
 	var crash, c1Acquired, gone, c2Acquired time.Duration = -1, -1, -1, -1
 	for _, rec := range recs {
-		if rec.Kind == sim.KindFault && rec.Op == "client-crash" && rec.Client == "c1" {
+		if rec.Kind == history.KindFault && rec.Op == "client-crash" && rec.Client == "c1" {
 			crash = rec.At()
 		}
 	}
 	for _, rec := range recs {
 		switch {
-		case rec.At() < crash && rec.Kind == sim.KindOp && rec.Client == "c1" && rec.Op == "acquire" && rec.Outcome == sim.OutcomeOK:
+		case rec.At() < crash && rec.Kind == history.KindOp && rec.Client == "c1" && rec.Op == "acquire" && rec.Outcome == history.OutcomeOK:
 			c1Acquired, _ = rec.Returned()
-		case rec.At() >= crash && rec.Client == "c1" && (rec.Kind == sim.KindOp || rec.Kind == sim.KindReq):
+		case rec.At() >= crash && rec.Client == "c1" && (rec.Kind == history.KindOp || rec.Kind == history.KindReq):
 			t.Errorf("c1 recorded %s %s at %v, after its crash at %v", rec.Kind, rec.Op, rec.At(), crash)
-		case rec.At() >= crash && gone < 0 && rec.Kind == sim.KindTruth && rec.Gone:
+		case rec.At() >= crash && gone < 0 && rec.Kind == history.KindTruth && rec.Gone:
 			gone = rec.At()
 		}
 		// c2's acquire was called while c1 held the lock (records are in
 		// call order): the one that returns after the crash.
-		if ret, ok := rec.Returned(); ok && ret > crash && c2Acquired < 0 && rec.Kind == sim.KindOp && rec.Client == "c2" && rec.Op == "acquire" && rec.Outcome == sim.OutcomeOK {
+		if ret, ok := rec.Returned(); ok && ret > crash && c2Acquired < 0 && rec.Kind == history.KindOp && rec.Client == "c2" && rec.Op == "acquire" && rec.Outcome == history.OutcomeOK {
 			c2Acquired = ret
 		}
 	}

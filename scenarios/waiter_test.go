@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/history"
 )
 
 // TestWaiterAfterBrokenSubscription: in resurrected-lock-after-failover
@@ -32,12 +32,12 @@ func TestWaiterAfterBrokenSubscription(t *testing.T) {
 		t.Errorf("%s: %s (%s)", s.Name, r.Verdict, r.Why)
 	}
 	broke := time.Duration(-1)
-	var after []sim.Record // c2's acquire requests after the break
+	var after []history.Record // c2's acquire requests after the break
 	for _, rec := range r.History.Records() {
-		if rec.Kind == sim.KindFault && rec.Op == "crash" && broke < 0 {
+		if rec.Kind == history.KindFault && rec.Op == "crash" && broke < 0 {
 			broke = rec.At()
 		}
-		if rec.Kind == sim.KindReq && rec.Client == "c2" && rec.Op == "eval:reentrant_acquire" && broke >= 0 && rec.At() > broke {
+		if rec.Kind == history.KindReq && rec.Client == "c2" && rec.Op == "eval:reentrant_acquire" && broke >= 0 && rec.At() > broke {
 			after = append(after, rec)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -124,7 +125,7 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 	w.clients[cfg.Name] = c
 	w.order = append(w.order, cfg.Name)
 	if cfg.DriftPPM != 0 {
-		w.hist.add(Record{Kind: KindClient, T: int64(w.now), Client: cfg.Name, Detail: DriftDetail(cfg.DriftPPM)})
+		w.hist.add(history.Record{Kind: history.KindClient, T: int64(w.now), Client: cfg.Name, Detail: history.DriftDetail(cfg.DriftPPM)})
 	}
 	return c, nil
 }
@@ -167,7 +168,7 @@ func (c *Client) Pause(d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("sim: pause %s: negative duration %v", c.name, d)
 	}
-	c.w.recordFault("pause", "", c.name, d.String())
+	c.w.recordFault(history.FaultPause, "", c.name, d.String())
 	c.pausedUntil = max(c.pausedUntil, c.w.now+d)
 	return nil
 }
@@ -189,7 +190,7 @@ func (c *Client) Crash() error {
 	if p := c.w.current; p != nil && p.client == c {
 		return fmt.Errorf("sim: crash %s: called from the client's own process %s", c.name, p.name)
 	}
-	c.w.recordFault("client-crash", "", c.name, "process killed: no more requests, renewals or operations")
+	c.w.recordFault(history.FaultClientCrash, "", c.name, "process killed: no more requests, renewals or operations")
 	c.crashed = true
 	return nil
 }
@@ -202,7 +203,7 @@ func (c *Client) Crashed() bool { return c.crashed }
 // (a Java client measuring with System.currentTimeMillis would). The
 // fault is recorded, so a scenario shows that the jump changed nothing.
 func (c *Client) JumpClock(d time.Duration) {
-	c.w.recordFault("clock-jump", "", c.name, d.String())
+	c.w.recordFault(history.FaultClockJump, "", c.name, d.String())
 	c.clock.Jump(d)
 }
 
@@ -211,7 +212,7 @@ func (c *Client) SetDrift(ppm int64) error {
 	if err := c.clock.SetDrift(c.w.now, ppm); err != nil {
 		return fmt.Errorf("sim: client %s: %w", c.name, err)
 	}
-	c.w.recordFault("clock-drift", "", c.name, fmt.Sprintf("%d ppm", ppm))
+	c.w.recordFault(history.FaultClockDrift, "", c.name, fmt.Sprintf("%d ppm", ppm))
 	return nil
 }
 
@@ -340,20 +341,6 @@ type waitReply struct {
 	replicas int
 }
 
-// WaitDetail is the Detail of a WAIT's req record: how many replicas
-// acknowledged of how many the master had ("1 of 2 replicas
-// acknowledged").
-func WaitDetail(acked int64, replicas int) string {
-	return fmt.Sprintf("%d of %d replicas acknowledged", acked, replicas)
-}
-
-// ParseWaitDetail reads WaitDetail's text back; ok is false for any other.
-func ParseWaitDetail(detail string) (acked, replicas int, ok bool) {
-	var rest string
-	n, _ := fmt.Sscanf(detail, "%d of %d replicas %s", &acked, &replicas, &rest)
-	return acked, replicas, n == 3 && rest == "acknowledged"
-}
-
 // subscribedOn is SUBSCRIBE's answer on its way to the client: the node
 // that took the subscription, for the req record.
 type subscribedOn string
@@ -393,7 +380,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	v, err := s.command(ctx, &h, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
-		h.setDetail(WaitDetail(wr.acked, wr.replicas))
+		h.setDetail(history.WaitDetail(wr.acked, wr.replicas))
 	}
 	h.endReq(v, err)
 	return v, err
@@ -475,7 +462,7 @@ func (c *Client) beginReq(group, op string, args []string) reqHandle {
 	if g, ok := c.w.groups[group]; ok {
 		node = g.master.name
 	}
-	idx := c.w.hist.add(Record{Kind: KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: OutcomeUnknown})
+	idx := c.w.hist.add(history.Record{Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
 	return reqHandle{w: c.w, idx: idx}
 }
 
@@ -517,34 +504,15 @@ func (h reqHandle) endReq(v any, err error) {
 	var re lock.ReplyError
 	switch {
 	case err == nil:
-		r.Outcome, r.Result = OutcomeOK, FormatReply(v)
+		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
 	case errors.As(err, &re):
-		r.Outcome, r.Result = OutcomeError, string(re)
+		r.Outcome, r.Result = history.OutcomeError, string(re)
 	default:
-		r.Outcome, r.Detail = OutcomeUnknown, err.Error()
+		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
 		return
 	}
 	end := int64(h.w.now)
 	r.End = &end
-}
-
-// FormatReply renders a normalised reply for histories: nil, 12, "s", [a b].
-func FormatReply(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "nil"
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case string:
-		return strconv.Quote(x)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = FormatReply(e)
-		}
-		return "[" + strings.Join(parts, " ") + "]"
-	}
-	return fmt.Sprint(v)
 }
 
 // simSub is the simulation's lock.Subscription.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -89,7 +90,7 @@ func TestSimpleLockFailoverLosesExclusion(t *testing.T) {
 		// first's holding is open.
 		owner := map[string]string{} // node -> last value named, up to o.From
 		for _, r := range recs {
-			if r.Kind == sim.KindTruth && r.Key == "lk" && r.At() <= o.From && !r.Gone {
+			if r.Kind == history.KindTruth && r.Key == "lk" && r.At() <= o.From && !r.Gone {
 				owner[r.Node] = r.Value
 			}
 		}

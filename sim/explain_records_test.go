@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,7 +32,7 @@ func TestTopologyDriftIsRecorded(t *testing.T) {
 	must(t, err)
 	var got []string
 	for _, r := range w.History().Records() {
-		got = append(got, strings.Join([]string{r.Kind, r.Op, r.Node, r.Client, r.Detail}, "|"))
+		got = append(got, strings.Join([]string{string(r.Kind), r.Op, r.Node, r.Client, r.Detail}, "|"))
 	}
 	want := []string{"node|master|m1||drift +2000 ppm", "node|replica|r1||", "client|||c2|drift -500 ppm"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -70,7 +71,7 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	if r := w.wantFault("net-rule", "m1", ""); r.Detail != "pushes until the end: drop_push=1" {
 		t.Errorf("net rule record %q; want it to last until the end", r.Detail)
 	}
-	if w.records(sim.KindFault, "heal") != nil {
+	if w.records(history.KindFault, "heal") != nil {
 		t.Error("a partition until the end healed")
 	}
 }
@@ -111,7 +112,7 @@ func TestSubscriptionsAreRecorded(t *testing.T) {
 	w.Close()
 	var got []string
 	for _, r := range w.reqs("c1") {
-		got = append(got, strings.Join([]string{r.Op, r.Node, strings.Join(r.Args, ","), r.Outcome, r.Result, r.Detail}, " "))
+		got = append(got, strings.Join([]string{r.Op, r.Node, strings.Join(r.Args, ","), string(r.Outcome), r.Result, r.Detail}, " "))
 	}
 	want := []string{
 		`subscribe m1 ch ok "subscribe" on m1`,
@@ -151,7 +152,7 @@ func TestReqRecordsNameTheNodeThatServed(t *testing.T) {
 	w.run(3 * time.Second)
 	var got []string
 	for _, r := range w.reqs("c1") {
-		got = append(got, r.Op+" "+strings.Join(r.Args, " ")+" on "+r.Node+" "+r.Outcome)
+		got = append(got, r.Op+" "+strings.Join(r.Args, " ")+" on "+r.Node+" "+string(r.Outcome))
 	}
 	want := []string{"set a 1 on m1 ok", "set b 2 on r1 ok", "set c 3 on r1 ok", "wait 1 100 on r1 ok"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

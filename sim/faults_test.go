@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -134,8 +135,8 @@ func (w *fworld) wantAbsent(node, key string) {
 }
 
 // records lists the history's records of kind (and op, when not empty).
-func (w *fworld) records(kind, op string) []sim.Record {
-	var out []sim.Record
+func (w *fworld) records(kind history.Kind, op string) []history.Record {
+	var out []history.Record
 	for _, r := range w.History().Records() {
 		if r.Kind == kind && (op == "" || r.Op == op) {
 			out = append(out, r)
@@ -146,36 +147,36 @@ func (w *fworld) records(kind, op string) []sim.Record {
 
 // wantFault returns the first fault record op on node and client (empty
 // matches any), failing when there is none.
-func (w *fworld) wantFault(op, node, client string) sim.Record {
+func (w *fworld) wantFault(op, node, client string) history.Record {
 	w.t.Helper()
-	for _, r := range w.records(sim.KindFault, op) {
+	for _, r := range w.records(history.KindFault, op) {
 		if (node == "" || r.Node == node) && (client == "" || r.Client == client) {
 			return r
 		}
 	}
 	w.t.Fatalf("no %q fault record for node %q client %q in:\n%s", op, node, client, w.faultSummary())
-	return sim.Record{}
+	return history.Record{}
 }
 
 func (w *fworld) noFault(op string) {
 	w.t.Helper()
-	if rs := w.records(sim.KindFault, op); len(rs) > 0 {
+	if rs := w.records(history.KindFault, op); len(rs) > 0 {
 		w.t.Errorf("unexpected %q fault record at %v: %+v", op, rs[0].At(), rs[0])
 	}
 }
 
 func (w *fworld) faultSummary() string {
 	var b strings.Builder
-	for _, r := range w.records(sim.KindFault, "") {
+	for _, r := range w.records(history.KindFault, "") {
 		b.WriteString("  " + r.At().String() + " " + r.Op + " node=" + r.Node + " client=" + r.Client + " " + r.Detail + "\n")
 	}
 	return b.String()
 }
 
 // truth returns the truth records of key on node.
-func (w *fworld) truth(node, key string) []sim.Record {
-	var out []sim.Record
-	for _, r := range w.records(sim.KindTruth, "") {
+func (w *fworld) truth(node, key string) []history.Record {
+	var out []history.Record
+	for _, r := range w.records(history.KindTruth, "") {
 		if r.Node == node && r.Key == key {
 			out = append(out, r)
 		}
@@ -184,9 +185,9 @@ func (w *fworld) truth(node, key string) []sim.Record {
 }
 
 // reqs returns the req records of client, in call order.
-func (w *fworld) reqs(client string) []sim.Record {
-	var out []sim.Record
-	for _, r := range w.records(sim.KindReq, "") {
+func (w *fworld) reqs(client string) []history.Record {
+	var out []history.Record
+	for _, r := range w.records(history.KindReq, "") {
 		if r.Client == client {
 			out = append(out, r)
 		}
@@ -276,7 +277,7 @@ func TestDropReplyLeavesTheScriptApplied(t *testing.T) {
 		t.Errorf("drop-reply recorded at %v; want 1.001s, when the node answered", r.At())
 	}
 	reqs := w.reqs("c1")
-	if len(reqs) != 2 || reqs[1].Outcome != sim.OutcomeUnknown || reqs[1].End != nil {
+	if len(reqs) != 2 || reqs[1].Outcome != history.OutcomeUnknown || reqs[1].End != nil {
 		t.Errorf("req records %+v; want the second open with outcome unknown", reqs)
 	}
 	// The first Eval's EVALSHA was refused (NOSCRIPT) and its EVAL ran at
@@ -745,7 +746,7 @@ func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
 	// Every attempt reached the node 2 s late, after the client had given
 	// up on it: one call, four increments.
 	w.wantValue("m1", "n", "4")
-	if n := len(w.records(sim.KindFault, "delay-request")); n != 4 {
+	if n := len(w.records(history.KindFault, "delay-request")); n != 4 {
 		t.Errorf("%d delay-request records; want 4", n)
 	}
 	if reqs := w.reqs("c1"); len(reqs) != 1 || len(reqs[0].Applied) != 4 || reqs[0].Applied[0] != int64(2*time.Second+ms) {

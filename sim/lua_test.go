@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
@@ -55,7 +56,7 @@ func render(v any, err error, anyErr bool) string {
 	var re lock.ReplyError
 	switch {
 	case err == nil:
-		return sim.FormatReply(v)
+		return history.FormatReply(v)
 	case errors.As(err, &re) && anyErr:
 		return "(error)"
 	case errors.As(err, &re):

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/history"
 )
 
 // Dist is a distribution of durations: latencies, lags, extra delays.
@@ -227,7 +229,7 @@ func (n *Network) AddRule(r Rule) error {
 	}
 	n.rules = append(n.rules, &r)
 	n.w.schedule(r.From, func() {
-		n.w.recordFault("net-rule", r.Node, r.Client, describeRule(r))
+		n.w.recordFault(history.FaultNetRule, r.Node, r.Client, describeRule(r))
 	})
 	return nil
 }
@@ -315,11 +317,11 @@ func (n *Network) Partition(name string, a, b []string, from, until time.Duratio
 	p := &partition{name: name, a: slices.Clone(a), b: slices.Clone(b), from: from, until: until}
 	n.partitions = append(n.partitions, p)
 	n.w.schedule(from, func() {
-		n.w.recordFault("partition", "", "", detail)
+		n.w.recordFault(history.FaultPartition, "", "", detail)
 	})
 	if until != 0 {
 		n.w.schedule(until, func() {
-			n.w.recordFault("heal", "", "", detail)
+			n.w.recordFault(history.FaultHeal, "", "", detail)
 			n.w.kickReplication()
 		})
 	}
@@ -407,7 +409,7 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 	}
 	deliverAt(lat)
 	if dup {
-		n.w.recordFault("duplicate-request", node, client, what)
+		n.w.recordFault(history.FaultDuplicate, node, client, what)
 		deliverAt(lat)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -158,7 +159,7 @@ func (w *World) AddNode(cfg NodeConfig) (*Node, error) {
 	g := &Group{name: cfg.Name, master: n, nodes: []*Node{n}}
 	n.group = g
 	w.groups[cfg.Name] = g
-	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "master", Value: g.name, Detail: DriftDetail(cfg.DriftPPM)})
+	w.hist.add(history.Record{Kind: history.KindNode, T: int64(w.now), Node: n.name, Op: history.RoleMaster, Value: g.name, Detail: history.DriftDetail(cfg.DriftPPM)})
 	return n, nil
 }
 
@@ -184,7 +185,7 @@ func (w *World) AddReplica(master string, cfg NodeConfig, rc ReplicaConfig) (*No
 	n.replCfg = rc
 	n.group = m.group
 	m.group.nodes = append(m.group.nodes, n)
-	w.hist.add(Record{Kind: KindNode, T: int64(w.now), Node: n.name, Op: "replica", Value: m.group.name, Detail: DriftDetail(cfg.DriftPPM)})
+	w.hist.add(history.Record{Kind: history.KindNode, T: int64(w.now), Node: n.name, Op: history.RoleReplica, Value: m.group.name, Detail: history.DriftDetail(cfg.DriftPPM)})
 	m.attach(n)
 	return n, nil
 }
@@ -541,7 +542,7 @@ func (n *Node) noteTruth(k string, st KeyState) {
 	if (had && sameValue(old, st)) || (!had && st.Type == "") {
 		return
 	}
-	rec := Record{Kind: KindTruth, T: int64(n.w.now), Node: n.name, Key: k}
+	rec := history.Record{Kind: history.KindTruth, T: int64(n.w.now), Node: n.name, Key: k}
 	switch st.Type {
 	case "":
 		rec.Gone = true
@@ -619,7 +620,7 @@ func (n *Node) Crash() error {
 	if !n.up {
 		return fmt.Errorf("sim: crash %s: node is already down", n.name)
 	}
-	n.w.recordFault("crash", n.name, "", "persistence "+n.cfg.Persistence.String())
+	n.w.recordFault(history.FaultCrash, n.name, "", "persistence "+n.cfg.Persistence.String())
 	switch n.cfg.Persistence {
 	case PersistAlways:
 		n.saved = n.snapshot()
@@ -674,7 +675,7 @@ func (n *Node) Restart() error {
 	if n.up {
 		return fmt.Errorf("sim: restart %s: node is up", n.name)
 	}
-	n.w.recordFault("restart", n.name, "", fmt.Sprintf("loaded %d keys", len(n.saved)))
+	n.w.recordFault(history.FaultRestart, n.name, "", fmt.Sprintf("loaded %d keys", len(n.saved)))
 	n.durable = maps.Clone(n.saved)
 	if n.durable == nil {
 		n.durable = map[string]KeyState{}
@@ -708,7 +709,7 @@ func (n *Node) Restart() error {
 // JumpClock moves the node's wall clock by d. Keys expire early after a
 // forward jump and late after a backward one, on this node only.
 func (n *Node) JumpClock(d time.Duration) {
-	n.w.recordFault("clock-jump", n.name, "", d.String())
+	n.w.recordFault(history.FaultClockJump, n.name, "", d.String())
 	n.sync()
 	n.clock.Jump(d)
 	n.refreshTruth()
@@ -720,7 +721,7 @@ func (n *Node) SetDrift(ppm int64) error {
 	if err := n.clock.SetDrift(n.w.now, ppm); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.name, err)
 	}
-	n.w.recordFault("clock-drift", n.name, "", fmt.Sprintf("%d ppm", ppm))
+	n.w.recordFault(history.FaultClockDrift, n.name, "", fmt.Sprintf("%d ppm", ppm))
 	n.armTruth()
 	return nil
 }
@@ -797,7 +798,7 @@ func (w *World) Failover(group, to string) error {
 		return fmt.Errorf("sim: failover %s: no running replica to promote", group)
 	}
 	nm := best.replica
-	w.hist.add(Record{Kind: KindFault, T: int64(w.now), Op: "failover", Node: group, Value: nm.name,
+	w.hist.add(history.Record{Kind: history.KindFault, T: int64(w.now), Op: history.FaultFailover, Node: group, Value: nm.name,
 		Detail: fmt.Sprintf("%s -> %s, replica had offset %d of %d", old.name, nm.name, best.acked, old.offset)})
 	if old.up {
 		if err := old.Crash(); err != nil {

@@ -17,14 +17,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// FaultTriggerUnfired is the Op of the fault record Close writes for every
-// trigger that never acted: its Detail names the fault and says why (the
-// op never began, or never reached the event, or the action fell after the
-// end of the run, or none of the op's messages matched). A run whose
-// meaning depends on the fault must not pass on such a history.
-const FaultTriggerUnfired = "trigger-unfired"
+	"github.com/locksim/locksim/history"
+)
 
 // OpSelector picks one operation of a run: the Nth (from 1) op named Op
 // that Client begins, counting in call order only ops whose owner (Args[0])
@@ -96,7 +91,7 @@ const (
 	// precedes the first EVAL; a request lost on the way or sent to a node
 	// that is down does not either).
 	OpApplied OpEvent = "applied"
-	// OpReturn is the op's return to the workload (OpHandle.End), whatever
+	// OpReturn is the op's return to the workload (the history.Op's End), whatever
 	// its outcome, "unknown" included: the call returned, the client just
 	// does not know what happened.
 	OpReturn OpEvent = "return"
@@ -354,7 +349,7 @@ func (r *Rule) ruleHit() {
 func (w *World) recordUnfired() {
 	for _, t := range w.triggers {
 		if why := t.unfired(w); why != "" {
-			w.recordFault(FaultTriggerUnfired, "", t.sel.Client, t.name+": "+why)
+			w.recordFault(history.FaultTriggerUnfired, "", t.sel.Client, t.name+": "+why)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -27,9 +28,9 @@ func (w *fworld) opDo(c *sim.Client, conn lock.Conn, op, owner string) reply {
 	h := c.BeginOp("lk", op, args...)
 	r := w.do(conn, "SET", "k", op+owner)
 	if r.err != nil {
-		h.End(sim.OutcomeUnknown, "")
+		h.End(history.OutcomeUnknown, "")
 	} else {
-		h.End(sim.OutcomeOK, "")
+		h.End(history.OutcomeOK, "")
 	}
 	return r
 }
@@ -86,7 +87,7 @@ func TestOnOpEvents(t *testing.T) {
 		}
 	}
 	w.Close()
-	w.noFault(sim.FaultTriggerUnfired)
+	w.noFault(history.FaultTriggerUnfired)
 }
 
 // TestOnOpActsAfterTheStep: an action at an op's call runs after the
@@ -152,14 +153,14 @@ func TestOnOpCountsParallelTasksNotTimers(t *testing.T) {
 			func() { a1 = w.do(conn1, "SET", "k1", "v") },
 			func() { a2 = w.do(conn2, "SET", "k2", "v") },
 		)
-		h.End(sim.OutcomeFail, "")
+		h.End(history.OutcomeFail, "")
 	})
 	w.run(time.Second)
 
 	w.wantReply("the timer's request", timerReply, "OK")
 	wantUnknown(t, "a parallel task's request (dropped)", a1.err)
 	wantUnknown(t, "the other parallel task's request (dropped)", a2.err)
-	if n := len(w.records(sim.KindFault, "drop-request")); n != 2 {
+	if n := len(w.records(history.KindFault, "drop-request")); n != 2 {
 		t.Errorf("%d drop-request records; want 2 (both tasks' requests):\n%s", n, w.faultSummary())
 	}
 	w.wantAbsent("m1", "k1")
@@ -169,7 +170,7 @@ func TestOnOpCountsParallelTasksNotTimers(t *testing.T) {
 	if len(applied.at) != 0 {
 		t.Errorf("applied fired at %v; want never", applied.at)
 	}
-	rec := w.wantFault(sim.FaultTriggerUnfired, "", "c1")
+	rec := w.wantFault(history.FaultTriggerUnfired, "", "c1")
 	if !strings.Contains(rec.Detail, "c1's 1st acquire (called at 0s) was never applied by a node") {
 		t.Errorf("unfired record %q; want it to say the acquire was never applied", rec.Detail)
 	}
@@ -203,7 +204,7 @@ func TestOpRuleDropsOnlyTheFirstReplyOfTheOp(t *testing.T) {
 	if rs[2].at != 116*ms {
 		t.Errorf("2nd release returned at %v; want 116ms (after one timeout and a retry)", rs[2].at)
 	}
-	drops := w.records(sim.KindFault, "drop-reply")
+	drops := w.records(history.KindFault, "drop-reply")
 	if len(drops) != 1 || drops[0].At() != 5*ms || !strings.Contains(drops[0].Detail, "lose c1's 2nd release reply") {
 		t.Errorf("drop-reply records %+v; want one at 5ms naming the rule", drops)
 	}
@@ -211,7 +212,7 @@ func TestOpRuleDropsOnlyTheFirstReplyOfTheOp(t *testing.T) {
 		t.Errorf("3rd release returned at %v; want 118ms (untouched)", rs[3].at)
 	}
 	w.Close()
-	w.noFault(sim.FaultTriggerUnfired)
+	w.noFault(history.FaultTriggerUnfired)
 }
 
 // TestOpRuleDelaysEveryMessageOrTheFirstN: Messages counts the messages of
@@ -239,7 +240,7 @@ func TestOpRuleDelaysEveryMessageOrTheFirstN(t *testing.T) {
 				for i := 0; i < 3; i++ {
 					got = append(got, w.do(conn, "SET", "k", "v").at)
 				}
-				h.End(sim.OutcomeOK, "")
+				h.End(history.OutcomeOK, "")
 			})
 			w.run(time.Second)
 			if !equalDurations(got, c.want) {
@@ -312,7 +313,7 @@ func TestUnfiredTriggersAreRecorded(t *testing.T) {
 	if len(f.at) != 1 || f.at[0] != 4*ms {
 		t.Errorf("actions ran at %v; want only the 2nd release's return, at 4ms", f.at)
 	}
-	recs := w.records(sim.KindFault, sim.FaultTriggerUnfired)
+	recs := w.records(history.KindFault, history.FaultTriggerUnfired)
 	want := []string{
 		"c1's 3rd release never began (c1 began 2 release op(s) that match)",
 		"c1's 1st acquire (called at 4ms) was never returned",
@@ -378,7 +379,7 @@ func TestClientCrash(t *testing.T) {
 		h := c1.BeginOp("lk", "acquire")
 		w.do(conn1, "SET", "k", "v") // sent at 0, lands at 1ms; crash at 0.5ms
 		returned = true
-		h.End(sim.OutcomeOK, "")
+		h.End(history.OutcomeOK, "")
 		c1.BeginOp("lk", "release")
 	})
 	c2.Go("main", func() {}) // another client is untouched
@@ -401,8 +402,8 @@ func TestClientCrash(t *testing.T) {
 	if rec.At() != 500*time.Microsecond {
 		t.Errorf("client-crash at %v; want 500µs", rec.At())
 	}
-	ops := w.records(sim.KindOp, "")
-	if len(ops) != 1 || ops[0].Op != "acquire" || ops[0].End != nil || ops[0].Outcome != sim.OutcomeUnknown {
+	ops := w.records(history.KindOp, "")
+	if len(ops) != 1 || ops[0].Op != "acquire" || ops[0].End != nil || ops[0].Outcome != history.OutcomeUnknown {
 		t.Errorf("op records %+v; want only the acquire, open and unknown", ops)
 	}
 	reqs := w.reqs("c1")
@@ -411,11 +412,11 @@ func TestClientCrash(t *testing.T) {
 	}
 	w.Close()
 	// Unwinding at Close records nothing for c1.
-	if n := len(w.records(sim.KindOp, "")); n != 1 {
+	if n := len(w.records(history.KindOp, "")); n != 1 {
 		t.Errorf("%d op records after Close; want 1", n)
 	}
 	// The acquire never returned: its trigger is reported, with the reason.
-	if un := w.wantFault(sim.FaultTriggerUnfired, "", "c1"); len(onReturn.at) != 0 ||
+	if un := w.wantFault(history.FaultTriggerUnfired, "", "c1"); len(onReturn.at) != 0 ||
 		!strings.HasSuffix(un.Detail, "c1's 1st acquire (called at 0s) was never returned: the client crashed first") {
 		t.Errorf("return trigger fired at %v, unfired record %q", onReturn.at, un.Detail)
 	}
@@ -458,7 +459,7 @@ func TestOnOpAppliedSkipsTheNoScriptProbe(t *testing.T) {
 		h := c1.BeginOp("lk", "acquire")
 		v, err := conn.Eval(context.Background(), incrScript, []string{"n"})
 		r = reply{v, err, w.Now()}
-		h.End(sim.OutcomeOK, "")
+		h.End(history.OutcomeOK, "")
 	})
 	w.run(time.Second)
 	w.wantReply("the script's INCR", r, int64(1))

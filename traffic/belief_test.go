@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -25,10 +26,10 @@ func (e *env) delayClient(client string, d, until time.Duration) {
 
 // opsWithout is recs' op records but those named op, as comparable strings
 // (without their Seq, which the dropped records shift).
-func opsWithout(recs []sim.Record, op string) []string {
+func opsWithout(recs []history.Record, op string) []string {
 	var out []string
 	for _, r := range recs {
-		if r.Kind == sim.KindOp && r.Op != op {
+		if r.Kind == history.KindOp && r.Op != op {
 			end, _ := r.Returned()
 			out = append(out, fmt.Sprintf("%v-%v %s %s %q %s %q %q", r.At(), end, r.Client, r.Op, r.Args, r.Outcome, r.Result, r.Detail))
 		}
@@ -70,7 +71,7 @@ func TestBeliefModelsDelayedReply(t *testing.T) {
 	}
 	for _, name := range []string{"simple", "reentrant"} {
 		t.Run(name, func(t *testing.T) {
-			run := func(b traffic.Belief) ([]sim.Record, []checker.Overlap) {
+			run := func(b traffic.Belief) ([]history.Record, []checker.Overlap) {
 				e := newEnv(t, 3, "m1")
 				if err := starts[name](e.client("c1"), b, true); err != nil {
 					t.Fatal(err)
@@ -93,7 +94,7 @@ func TestBeliefModelsDelayedReply(t *testing.T) {
 			}
 			exp := opsNamed(careful, "expire")
 			acq := opsNamed(careful, "acquire")
-			if len(acq) == 0 || acq[0].Client != "c1" || acq[0].Outcome != sim.OutcomeOK {
+			if len(acq) == 0 || acq[0].Client != "c1" || acq[0].Outcome != history.OutcomeOK {
 				t.Fatalf("careful: the first acquire is not c1's successful one: %d acquires", len(acq))
 			}
 			if len(exp) != 1 {
@@ -180,9 +181,9 @@ func TestStartAndHolds(t *testing.T) {
 			}
 			e.run(20 * sec)
 			recs := e.records()
-			var ops []sim.Record
+			var ops []history.Record
 			for _, r := range recs {
-				if r.Kind == sim.KindOp && r.Client == "late" && r.Op != "write" {
+				if r.Kind == history.KindOp && r.Client == "late" && r.Op != "write" {
 					ops = append(ops, r)
 				}
 			}
@@ -197,7 +198,7 @@ func TestStartAndHolds(t *testing.T) {
 				t.Errorf("%d holdings, want 2: %v", len(hs), hs)
 			}
 			last := ops[len(ops)-1]
-			if !strings.HasPrefix(last.Op, "release") || last.Outcome != sim.OutcomeOK {
+			if !strings.HasPrefix(last.Op, "release") || last.Outcome != history.OutcomeOK {
 				t.Errorf("last operation %+v, want a successful release", last)
 			}
 			if end, _ := last.Returned(); end > 5*sec {
@@ -208,7 +209,7 @@ func TestStartAndHolds(t *testing.T) {
 			// watchdog's last renewals in flight.
 			lastEnd, _ := last.Returned()
 			for _, r := range recs {
-				if r.Kind == sim.KindReq && r.Client == "late" && r.At() > lastEnd+time.Second {
+				if r.Kind == history.KindReq && r.Client == "late" && r.At() > lastEnd+time.Second {
 					t.Errorf("request %s at %v after the workload stopped", r.Op, r.At())
 					break
 				}
@@ -259,7 +260,7 @@ func TestSpecExtend(t *testing.T) {
 			t.Fatalf("cut=%v: holdings %v", cut, hs)
 		}
 		ext := opsNamed(recs, "extend")
-		okExt := count(recs, "extend", "c1", sim.OutcomeOK)
+		okExt := count(recs, "extend", "c1", history.OutcomeOK)
 		exp := opsNamed(recs, "expire")
 		if !cut {
 			if c1h[0].To-c1h[0].From < 4*sec || len(ext) < 10 || okExt != len(ext) || len(exp) != 0 {
@@ -272,7 +273,7 @@ func TestSpecExtend(t *testing.T) {
 		}
 		lastExt := ext[len(ext)-1]
 		end, _ := lastExt.Returned()
-		if lastExt.Outcome != sim.OutcomeFail || lastExt.At() < 2*sec {
+		if lastExt.Outcome != history.OutcomeFail || lastExt.At() < 2*sec {
 			t.Errorf("last extension %+v, want a failed one after the cut", lastExt)
 		}
 		if len(exp) != 1 || exp[0].Detail != "extend-failed" || exp[0].At() != end || c1h[0].To != end {

@@ -3,6 +3,7 @@ package traffic
 import (
 	"math/rand/v2"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -24,7 +25,7 @@ type Client interface {
 	// Go starts a process of the client running f.
 	Go(name string, f func())
 	// BeginOp records the call of an operation and returns its handle.
-	BeginOp(lock, op string, args ...string) sim.OpHandle
+	BeginOp(lock, op string, args ...string) history.Op
 }
 
 var _ Client = (*sim.Client)(nil)

@@ -13,18 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
-)
-
-// Op names of the records the workloads write (see package checker).
-const (
-	opAcquire     = "acquire"
-	opRelease     = "release"
-	opAcquireRead = "acquire-read"
-	opReleaseRead = "release-read"
-	opExpire      = "expire"
-	opWrite       = "write"
 )
 
 // dur names a configured duration, for checkDurations.
@@ -112,37 +102,37 @@ func checkRatio(kind, client string, r float64) error {
 // was applied), or error (an error reply; and an unsynced acquire, which
 // took the lock and tried to give it back: checkers must not read it as
 // "refused while free").
-func acquireOutcome(err error) (string, string) {
+func acquireOutcome(err error) (history.Outcome, string) {
 	switch {
 	case err == nil:
-		return sim.OutcomeOK, ""
+		return history.OutcomeOK, ""
 	case errors.Is(err, lock.ErrNotSynced):
-		return sim.OutcomeError, err.Error()
+		return history.OutcomeError, err.Error()
 	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout):
-		return sim.OutcomeFail, ""
+		return history.OutcomeFail, ""
 	case lock.IsUnknown(err):
-		return sim.OutcomeUnknown, ""
+		return history.OutcomeUnknown, ""
 	}
-	return sim.OutcomeError, err.Error()
+	return history.OutcomeError, err.Error()
 }
 
 // releaseOutcome classifies a release's error: ok (Result "", the locks do
 // not say whether holds remain), fail (Result "not held", the lock's
 // answer), unknown, or error.
-func releaseOutcome(err error) (string, string) {
+func releaseOutcome(err error) (history.Outcome, string) {
 	switch {
 	case err == nil:
-		return sim.OutcomeOK, ""
+		return history.OutcomeOK, ""
 	case errors.Is(err, lock.ErrNotHeld):
-		return sim.OutcomeFail, "not held"
+		return history.OutcomeFail, "not held"
 	case lock.IsUnknown(err):
-		return sim.OutcomeUnknown, ""
+		return history.OutcomeUnknown, ""
 	}
-	return sim.OutcomeError, err.Error()
+	return history.OutcomeError, err.Error()
 }
 
 // setDetail sets an op record's Detail ("lease=2s", "watchdog=30s", "lost").
-func setDetail(op sim.OpHandle, detail string) {
+func setDetail(op history.Op, detail string) {
 	if detail != "" {
 		op.SetDetail(detail)
 	}
@@ -244,9 +234,9 @@ func (b *belief) releasing() {
 // expire records that the holder's validity ran out (detail "") or that it
 // was told the lock was lost (detail "lost"), and ends the belief.
 func (b *belief) expire(detail string) {
-	op := b.c.BeginOp(b.lock, opExpire, b.args()...)
+	op := b.c.BeginOp(b.lock, history.OpExpire, b.args()...)
 	setDetail(op, detail)
-	op.End(sim.OutcomeOK, "")
+	op.End(history.OutcomeOK, "")
 	b.held = false
 	if b.cur != nil {
 		b.cur.t.Stop()
@@ -320,9 +310,9 @@ func (lp *ownerLoop) run() {
 	for done := 0; lp.holds == 0 || done < lp.holds; {
 		owner := lp.owners.pick()
 		read := lp.readRatio > 0 && lp.rng.Float64() < lp.readRatio
-		acqOp, relOp := opAcquire, opRelease
+		acqOp, relOp := history.OpAcquire, history.OpRelease
 		if read {
-			acqOp, relOp = opAcquireRead, opReleaseRead
+			acqOp, relOp = history.OpAcquireRead, history.OpReleaseRead
 		}
 		b := newBelief(lp.c, lp.rt, lp.lockName, owner, lp.model)
 		lp.active = b
@@ -337,7 +327,7 @@ func (lp *ownerLoop) run() {
 			setDetail(op, leaseDetail(lp.lease, lp.watchdog))
 			tok, fenced, err := lp.l.acquire(ctx, owner, read)
 			outcome, result := acquireOutcome(err)
-			if outcome != sim.OutcomeOK {
+			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				b.failed(lt)
 				break
@@ -346,7 +336,7 @@ func (lp *ownerLoop) run() {
 				result = strconv.FormatInt(tok, 10)
 				token = tok
 			}
-			op.End(sim.OutcomeOK, result)
+			op.End(history.OutcomeOK, result)
 			b.granted(lt, lp.lease)
 			held++
 		}
@@ -395,11 +385,11 @@ func (lp *ownerLoop) holdFor(ctx context.Context, owner string, token int64) {
 // WriteLatency after the call (so a pause can fall between the acquire and
 // the write), and the resource accepts or rejects it then.
 func (lp *ownerLoop) write(ctx context.Context, owner string, token int64) {
-	op := lp.c.BeginOp(lp.res.Name(), opWrite, owner)
+	op := lp.c.BeginOp(lp.res.Name(), history.OpWrite, owner)
 	_ = lp.rt.Sleep(ctx, lp.writeLatency)
-	outcome := sim.OutcomeFail
+	outcome := history.OutcomeFail
 	if lp.res.Write(token) {
-		outcome = sim.OutcomeOK
+		outcome = history.OutcomeOK
 	}
 	op.End(outcome, strconv.FormatInt(token, 10))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -67,11 +68,11 @@ func TestFencedWritesNoFaults(t *testing.T) {
 	// Each write carries the token of its writer's last acquire.
 	last := map[string]string{}
 	for _, r := range recs {
-		if r.Kind != sim.KindOp {
+		if r.Kind != history.KindOp {
 			continue
 		}
 		switch {
-		case r.Op == "acquire" && r.Outcome == sim.OutcomeOK:
+		case r.Op == "acquire" && r.Outcome == history.OutcomeOK:
 			last[r.Client] = r.Result
 		case r.Op == "write" && r.Result != last[r.Client]:
 			t.Errorf("record %d: write with token %s, its holding's is %s", r.Seq, r.Result, last[r.Client])
@@ -96,7 +97,7 @@ func TestFencedWritesPause(t *testing.T) {
 	for at := 3 * sec; paused == "" && at < 10*sec; at += 5 * ms {
 		e.run(at)
 		for _, r := range e.records() {
-			if r.Kind == sim.KindOp && r.Op == "write" && r.Outcome == sim.OutcomeUnknown {
+			if r.Kind == history.KindOp && r.Op == "write" && r.Outcome == history.OutcomeUnknown {
 				paused = r.Client
 			}
 		}
@@ -125,7 +126,7 @@ func TestFencedWritesPause(t *testing.T) {
 	}
 	rejectedBy := map[string]int{}
 	for _, r := range recs {
-		if r.Kind == sim.KindOp && r.Op == "write" && r.Outcome == sim.OutcomeFail {
+		if r.Kind == history.KindOp && r.Op == "write" && r.Outcome == history.OutcomeFail {
 			rejectedBy[r.Client]++
 			if tok, _ := strconv.ParseInt(r.Result, 10, 64); tok >= res.Highest() {
 				t.Errorf("record %d: rejected token %d is not below the highest %d", r.Seq, tok, res.Highest())
@@ -135,7 +136,7 @@ func TestFencedWritesPause(t *testing.T) {
 	if rejectedBy[paused] == 0 || len(rejectedBy) != 1 {
 		t.Errorf("rejected writes by client %v, want only by the paused %s", rejectedBy, paused)
 	}
-	if count(recs, "expire", paused, sim.OutcomeOK) == 0 {
+	if count(recs, "expire", paused, history.OutcomeOK) == 0 {
 		t.Errorf("no expire record for the paused %s", paused)
 	}
 	if ov := checker.Overlaps(checker.Holdings(recs, 30*sec)); !overlapsWith(ov, paused) {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -79,13 +80,13 @@ func (e *env) run(until time.Duration) {
 	}
 }
 
-func (e *env) records() []sim.Record { return e.w.History().Records() }
+func (e *env) records() []history.Record { return e.w.History().Records() }
 
 // ops are the op records.
-func (e *env) ops() []sim.Record {
-	var out []sim.Record
+func (e *env) ops() []history.Record {
+	var out []history.Record
 	for _, r := range e.records() {
-		if r.Kind == sim.KindOp {
+		if r.Kind == history.KindOp {
 			out = append(out, r)
 		}
 	}
@@ -148,7 +149,7 @@ type conventions struct {
 }
 
 // checkConventions checks op records against checker/doc.go's conventions.
-func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
+func checkConventions(t *testing.T, recs []history.Record, cv conventions) {
 	t.Helper()
 	type token struct {
 		end time.Duration
@@ -156,7 +157,7 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 	}
 	var tokens []token
 	for _, r := range recs {
-		if r.Kind != sim.KindOp {
+		if r.Kind != history.KindOp {
 			continue
 		}
 		if !slices.Contains(cv.ops, r.Op) {
@@ -180,11 +181,11 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 			t.Errorf("record %d (%s): args %q, want [owner] with owner one of %v", r.Seq, r.Op, r.Args, cv.owners)
 		}
 		switch r.Outcome {
-		case sim.OutcomeOK, sim.OutcomeFail:
+		case history.OutcomeOK, history.OutcomeFail:
 			if _, ok := r.Returned(); !ok {
 				t.Errorf("record %d (%s): outcome %s without a return", r.Seq, r.Op, r.Outcome)
 			}
-		case sim.OutcomeUnknown:
+		case history.OutcomeUnknown:
 			if cv.noUnknown && r.At() < cv.end-5*sec {
 				t.Errorf("record %d (%s): unknown outcome without faults", r.Seq, r.Op)
 			}
@@ -195,7 +196,7 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 			if cv.noExpire {
 				t.Errorf("record %d: expire at %v without faults", r.Seq, r.At())
 			}
-			if end, ok := r.Returned(); !ok || end != r.At() || r.Outcome != sim.OutcomeOK {
+			if end, ok := r.Returned(); !ok || end != r.At() || r.Outcome != history.OutcomeOK {
 				t.Errorf("record %d: expire should be a zero-length ok op", r.Seq)
 			}
 		}
@@ -205,7 +206,7 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 				t.Errorf("record %d: acquire detail %q, want lease=<d> or watchdog=<timeout>", r.Seq, r.Detail)
 			}
 		}
-		if r.Op == "acquire" && r.Outcome == sim.OutcomeOK && cv.fenced {
+		if r.Op == "acquire" && r.Outcome == history.OutcomeOK && cv.fenced {
 			tok, err := strconv.ParseInt(r.Result, 10, 64)
 			end, _ := r.Returned()
 			if err != nil || tok <= 0 {
@@ -225,10 +226,10 @@ func checkConventions(t *testing.T, recs []sim.Record, cv conventions) {
 }
 
 // opsNamed returns the op records of recs with the given Op.
-func opsNamed(recs []sim.Record, op string) []sim.Record {
-	var out []sim.Record
+func opsNamed(recs []history.Record, op string) []history.Record {
+	var out []history.Record
 	for _, r := range recs {
-		if r.Kind == sim.KindOp && r.Op == op {
+		if r.Kind == history.KindOp && r.Op == op {
 			out = append(out, r)
 		}
 	}
@@ -259,12 +260,12 @@ func checkExclusion(t *testing.T, e *env, lk string, end time.Duration) []checke
 // checkBalanced checks that each holder gives back as many holds as it
 // took: in every client's sequence of acquires and releases of one kind,
 // the releases of a holding follow its acquires and match their number.
-func checkBalanced(t *testing.T, recs []sim.Record, acq, rel string) {
+func checkBalanced(t *testing.T, recs []history.Record, acq, rel string) {
 	t.Helper()
 	depth := map[string]int{} // client -> holds taken, not yet given back
 	releasing := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind != sim.KindOp {
+		if r.Kind != history.KindOp {
 			continue
 		}
 		switch r.Op {
@@ -272,7 +273,7 @@ func checkBalanced(t *testing.T, recs []sim.Record, acq, rel string) {
 			if releasing[r.Client] {
 				t.Errorf("record %d: %s by %s before its previous holding was given back (%d left)", r.Seq, acq, r.Client, depth[r.Client])
 			}
-			if r.Outcome == sim.OutcomeOK {
+			if r.Outcome == history.OutcomeOK {
 				depth[r.Client]++
 			}
 		case rel:
@@ -287,10 +288,10 @@ func checkBalanced(t *testing.T, recs []sim.Record, acq, rel string) {
 }
 
 // count counts op records by op name, client ("" any) and outcome ("" any).
-func count(recs []sim.Record, op, client, outcome string) int {
+func count(recs []history.Record, op, client string, outcome history.Outcome) int {
 	n := 0
 	for _, r := range recs {
-		if r.Kind == sim.KindOp && r.Op == op && (client == "" || r.Client == client) && (outcome == "" || r.Outcome == outcome) {
+		if r.Kind == history.KindOp && r.Op == op && (client == "" || r.Client == client) && (outcome == "" || r.Outcome == outcome) {
 			n++
 		}
 	}
@@ -312,7 +313,7 @@ func overlapsWith(ov []checker.Overlap, client string) bool {
 // checkHeldUntilRelease checks that holder's holding that spans woke (the
 // end of its pause) ends at the call of one of its releases, after woke: a
 // trusting watchdog user's belief, which nothing but the release ends.
-func checkHeldUntilRelease(t *testing.T, recs []sim.Record, holder string, woke, end time.Duration) {
+func checkHeldUntilRelease(t *testing.T, recs []history.Record, holder string, woke, end time.Duration) {
 	t.Helper()
 	for _, h := range checker.Holdings(recs, end) {
 		if c, _, _ := strings.Cut(h.Client, "/"); c != holder || h.From >= woke || h.To < woke {

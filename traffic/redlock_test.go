@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -28,16 +29,16 @@ func TestSpecRedLockNoFaults(t *testing.T) {
 		checkConventions(t, recs, conventions{lock: "lk", ops: reentrantOps, noExpire: true, noUnknown: true, end: minute})
 		checkBalanced(t, recs, "acquire", "release")
 		for _, r := range recs {
-			if r.Kind == sim.KindOp && r.Op == "acquire" && r.Outcome == sim.OutcomeOK && r.Result == "" {
+			if r.Kind == history.KindOp && r.Op == "acquire" && r.Outcome == history.OutcomeOK && r.Result == "" {
 				t.Errorf("record %d: acquire without its token", r.Seq)
 			}
 			// Each release deleted the key on the majority (at least) that
 			// its acquire took.
-			if k, n, ok := sim.ParseReleasedDetail(r.Detail); r.Kind == sim.KindOp && r.Op == "release" && (!ok || n != 3 || k < 2) {
+			if k, n, ok := history.ParseReleasedDetail(r.Detail); r.Kind == history.KindOp && r.Op == "release" && (!ok || n != 3 || k < 2) {
 				t.Errorf("record %d: release detail %q, want released=2/3 or 3/3", r.Seq, r.Detail)
 			}
 		}
-		if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
+		if n := count(recs, "release", "", history.OutcomeFail); n > 0 {
 			t.Errorf("retry=%v: %d releases refused without faults", retry, n)
 		}
 		if t.Failed() {
@@ -66,15 +67,15 @@ func TestSpecRedLockPause(t *testing.T) {
 	}
 	// The paused holder's release, after the wake, finds its keys expired
 	// (or another's): it deleted none, and says so.
-	var late []sim.Record
+	var late []history.Record
 	for _, r := range opsNamed(recs, "release") {
 		if r.Client == paused && r.T >= int64(woke) {
 			late = append(late, r)
 			break
 		}
 	}
-	if len(late) != 1 || late[0].Outcome != sim.OutcomeFail || late[0].Detail != sim.ReleasedDetail(0, 3) {
-		t.Errorf("the paused holder's first release after the wake: %v, want fail with %q", late, sim.ReleasedDetail(0, 3))
+	if len(late) != 1 || late[0].Outcome != history.OutcomeFail || late[0].Detail != history.ReleasedDetail(0, 3) {
+		t.Errorf("the paused holder's first release after the wake: %v, want fail with %q", late, history.ReleasedDetail(0, 3))
 	}
 	if t.Failed() {
 		t.Log(e.dump())
@@ -113,7 +114,7 @@ func TestRedissonRedLockNoFaults(t *testing.T) {
 			}
 			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps, noExpire: true, noUnknown: true, end: minute})
 			checkBalanced(t, recs, "acquire", "release")
-			if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
+			if n := count(recs, "release", "", history.OutcomeFail); n > 0 {
 				t.Errorf("%d releases refused without faults", n)
 			}
 			if t.Failed() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -43,7 +44,7 @@ func TestReentrantNoFaults(t *testing.T) {
 			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps,
 				fenced: cfg.Fenced, noExpire: true, noUnknown: true, end: minute})
 			checkBalanced(t, recs, "acquire", "release")
-			if n := count(recs, "release", "", sim.OutcomeFail); n > 0 {
+			if n := count(recs, "release", "", history.OutcomeFail); n > 0 {
 				t.Errorf("%d releases refused without faults", n)
 			}
 			// Every holding is an owner's (client/owner), not a client's.
@@ -69,7 +70,7 @@ func TestReentrantDepth(t *testing.T) {
 	e.run(20 * sec)
 	// In each client's sequence, a successful first acquire is followed by
 	// two more successful ones, then three releases that succeed.
-	byClient := map[string][]sim.Record{}
+	byClient := map[string][]history.Record{}
 	for _, r := range e.ops() {
 		byClient[r.Client] = append(byClient[r.Client], r)
 	}
@@ -77,7 +78,7 @@ func TestReentrantDepth(t *testing.T) {
 		rs := byClient[name]
 		for i := 0; i < len(rs); {
 			r := rs[i]
-			if r.Op != "acquire" || r.Outcome != sim.OutcomeOK {
+			if r.Op != "acquire" || r.Outcome != history.OutcomeOK {
 				i++
 				continue
 			}
@@ -86,7 +87,7 @@ func TestReentrantDepth(t *testing.T) {
 			}
 			var got []string
 			for _, x := range rs[i : i+6] {
-				got = append(got, x.Op+"/"+x.Outcome+"/"+x.Args[0])
+				got = append(got, x.Op+"/"+string(x.Outcome)+"/"+x.Args[0])
 			}
 			o := r.Args[0]
 			want := []string{"acquire/ok/" + o, "acquire/ok/" + o, "acquire/ok/" + o, "release/ok/" + o, "release/ok/" + o, "release/ok/" + o}
@@ -130,7 +131,7 @@ func TestReentrantPauseWithLease(t *testing.T) {
 		e.run(30 * sec)
 		recs := e.records()
 		checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps, fenced: fenced})
-		if n := count(recs, "expire", paused, sim.OutcomeOK); n != 1 {
+		if n := count(recs, "expire", paused, history.OutcomeOK); n != 1 {
 			t.Errorf("fenced=%v: %d expire records for %s, want 1", fenced, n, paused)
 		}
 		ov := checker.Overlaps(checker.Holdings(recs, 30*sec))
@@ -144,7 +145,7 @@ func TestReentrantPauseWithLease(t *testing.T) {
 			}
 		}
 		for _, r := range recs {
-			if r.Kind == sim.KindOp && r.Op == "expire" && r.At() != woke {
+			if r.Kind == history.KindOp && r.Op == "expire" && r.At() != woke {
 				t.Errorf("fenced=%v: expire at %v, want when the pause ended (%v)", fenced, r.At(), woke)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -15,10 +16,10 @@ var rwOps = []string{"acquire", "release", "acquire-read", "release-read", "expi
 // lk) and read holdings (lock lk+"#read"), by renaming the read records for
 // checker.Holdings, which reads exclusive holds only. An "expire" ends
 // whichever of the holder's holdings is open.
-func rwHoldings(recs []sim.Record, lk string, end time.Duration) (writes, reads []checker.Holding) {
-	var rs []sim.Record
+func rwHoldings(recs []history.Record, lk string, end time.Duration) (writes, reads []checker.Holding) {
+	var rs []history.Record
 	for _, r := range recs {
-		if r.Kind != sim.KindOp || r.Lock != lk {
+		if r.Kind != history.KindOp || r.Lock != lk {
 			continue
 		}
 		switch r.Op {
@@ -90,11 +91,11 @@ func TestReadWriteNoFaults(t *testing.T) {
 				t.Error("readers never shared the lock")
 			}
 			for _, c := range e.clients {
-				if count(recs, "acquire", c.Name(), sim.OutcomeOK) == 0 || count(recs, "acquire-read", c.Name(), sim.OutcomeOK) == 0 {
+				if count(recs, "acquire", c.Name(), history.OutcomeOK) == 0 || count(recs, "acquire-read", c.Name(), history.OutcomeOK) == 0 {
 					t.Errorf("client %s did not hold both halves", c.Name())
 				}
 			}
-			if n := count(recs, "release", "", sim.OutcomeFail) + count(recs, "release-read", "", sim.OutcomeFail); n > 0 {
+			if n := count(recs, "release", "", history.OutcomeFail) + count(recs, "release-read", "", history.OutcomeFail); n > 0 {
 				t.Errorf("%d releases refused without faults", n)
 			}
 			if t.Failed() {
@@ -133,7 +134,7 @@ func TestReadWritePause(t *testing.T) {
 	e.run(30 * sec)
 	recs := e.records()
 	checkConventions(t, recs, conventions{lock: "rw", owners: cfg.Owners, ops: rwOps})
-	if n := count(recs, "expire", paused, sim.OutcomeOK); n != 1 {
+	if n := count(recs, "expire", paused, history.OutcomeOK); n != 1 {
 		t.Errorf("%d expire records for %s, want 1", n, paused)
 	}
 	writes, reads = rwHoldings(recs, "rw", 30*sec)

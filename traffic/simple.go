@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // SimpleConfig is a SimpleLock workload for one client.
@@ -86,23 +86,23 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
 			b := newBelief(c, rt, cfg.Key, "", model)
 			lt := b.calling(cfg.TTL)
-			op := c.BeginOp(cfg.Key, opAcquire)
+			op := c.BeginOp(cfg.Key, history.OpAcquire)
 			setDetail(op, detail)
 			lease, err := l.TryLock(ctx)
 			outcome, result := acquireOutcome(err)
-			if outcome != sim.OutcomeOK {
+			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				b.failed(lt)
 				_ = rt.Sleep(ctx, think())
 				continue
 			}
-			op.End(sim.OutcomeOK, lease.Token)
+			op.End(history.OutcomeOK, lease.Token)
 			done++
 			b.granted(lt, cfg.TTL)
 			_ = rt.Sleep(ctx, cfg.Hold)
 			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
 			b.releasing()
-			rel := c.BeginOp(cfg.Key, opRelease)
+			rel := c.BeginOp(cfg.Key, history.OpRelease)
 			rel.End(releaseOutcome(l.Unlock(ctx, lease)))
 			if cfg.Holds > 0 && done >= cfg.Holds {
 				return

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
-	"github.com/locksim/locksim/sim"
 )
 
 // SpecConfig is a workload of one client on the spec's RedLock
@@ -49,14 +49,11 @@ type SpecConfig struct {
 	Belief Belief
 }
 
-// opExtend is the op record of an extension of a held lease.
-const opExtend = "extend"
-
 // SpecRedLock starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): acquire, hold for Hold (extending every
 // ExtendEvery, if set), release, think. It records "acquire" (no owner;
 // Result the lease's token), "extend" (Result the token; Detail
-// "validity=<d>" when it succeeded), "release" (Detail sim.ReleasedDetail:
+// "validity=<d>" when it succeeded), "release" (Detail history.ReleasedDetail:
 // on how many nodes it deleted the key, since a release answering "not
 // held" for want of a majority may still have deleted some), and "expire"
 // when the holder's validity estimate (Belief) runs out before the release.
@@ -106,7 +103,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 		}
 		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
 			b := newBelief(c, rt, cfg.Key, "", model)
-			op := c.BeginOp(cfg.Key, opAcquire)
+			op := c.BeginOp(cfg.Key, history.OpAcquire)
 			setDetail(op, detail)
 			var lease *redlock.Lease
 			var err error
@@ -116,12 +113,12 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 				lease, err = s.TryLock(ctx)
 			}
 			outcome, result := acquireOutcome(err)
-			if outcome != sim.OutcomeOK {
+			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				_ = rt.Sleep(ctx, think())
 				continue
 			}
-			op.End(sim.OutcomeOK, lease.Token)
+			op.End(history.OutcomeOK, lease.Token)
 			done++
 			b.acquired(b.startTimer(validity(lease)))
 			if cfg.ExtendEvery > 0 {
@@ -131,9 +128,9 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			}
 			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
 			b.releasing()
-			rel := c.BeginOp(cfg.Key, opRelease)
+			rel := c.BeginOp(cfg.Key, history.OpRelease)
 			released, err := s.Unlock(ctx, lease)
-			rel.SetDetail(sim.ReleasedDetail(released, len(conns)))
+			rel.SetDetail(history.ReleasedDetail(released, len(conns)))
 			rel.End(releaseOutcome(err))
 			if cfg.Holds > 0 && done >= cfg.Holds {
 				return
@@ -164,15 +161,15 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 		if !b.held || !rt.Now().Before(until) {
 			return
 		}
-		op := c.BeginOp(s.Key(), opExtend)
+		op := c.BeginOp(s.Key(), history.OpExtend)
 		v, err := s.Extend(ctx, lease)
 		outcome, result := extendOutcome(err)
-		if outcome == sim.OutcomeOK {
+		if outcome == history.OutcomeOK {
 			setDetail(op, "validity="+v.String())
 			result = lease.Token
 		}
 		op.End(outcome, result)
-		if outcome != sim.OutcomeOK {
+		if outcome != history.OutcomeOK {
 			if b.held {
 				b.expire("extend-failed")
 			}
@@ -188,16 +185,16 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 // extendOutcome classifies an extension's error: ok; fail when the holder
 // knows it did not extend (no majority, or its validity had run out, before
 // or during the extension); error otherwise.
-func extendOutcome(err error) (string, string) {
+func extendOutcome(err error) (history.Outcome, string) {
 	switch {
 	case err == nil:
-		return sim.OutcomeOK, ""
+		return history.OutcomeOK, ""
 	case errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrExpired):
-		return sim.OutcomeFail, ""
+		return history.OutcomeFail, ""
 	case lock.IsUnknown(err):
-		return sim.OutcomeUnknown, ""
+		return history.OutcomeUnknown, ""
 	}
-	return sim.OutcomeError, err.Error()
+	return history.OutcomeError, err.Error()
 }
 
 // groupConns returns c's Conns to groups: at least one, no repeats.

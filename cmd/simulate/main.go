@@ -55,6 +55,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -546,9 +547,9 @@ func sanitize(name string) string {
 // writeJSONL writes records to path as JSON lines, through a temporary
 // file and a rename (report.WriteFile), so a failed write never leaves a
 // half-written history behind.
-func writeJSONL(path string, recs []sim.Record) error {
+func writeJSONL(path string, recs []history.Record) error {
 	var b bytes.Buffer
-	if err := sim.WriteJSONL(&b, recs); err != nil {
+	if err := history.WriteJSONL(&b, recs); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return report.WriteFile(path, b.Bytes())

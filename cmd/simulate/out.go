@@ -10,9 +10,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 // runFiles is what writeFiles needs of a run, simulated or real.
@@ -23,7 +23,7 @@ type runFiles struct {
 	title   string
 	xLabel  string // the plot's time axis; "" for virtual time
 	seed    uint64
-	recs    []sim.Record
+	recs    []history.Record
 	end     time.Duration
 	verdict checker.Verdict
 	match   bool

@@ -10,6 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
@@ -39,7 +40,7 @@ func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ..
 		case err != nil:
 			t.Fatalf("%s: %v", s.Name, err)
 		}
-		return sim.FormatReply(v)
+		return history.FormatReply(v)
 	}
 	onConn := func(conn lock.Conn) string {
 		for _, cmd := range setup {

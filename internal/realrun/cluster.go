@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 )
 
@@ -124,23 +125,23 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 // MULTI/EXEC of TYPE, GET and HGETALL: the reads that do not fit the type
 // fail inside the transaction and are ignored). It works on replicas, needs
 // no script, and leaves no connection behind.
-func ReadKey(addr, key string, timeout time.Duration) (KeyState, error) {
+func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) {
 	rs, err := redistest.DoAll(addr, timeout, []string{"MULTI"}, []string{"TYPE", key}, []string{"GET", key},
 		[]string{"HGETALL", key}, []string{"EXEC"})
 	if err != nil {
-		return KeyState{}, err
+		return history.KeyState{}, err
 	}
 	exec, ok := rs[4].([]any)
 	if !ok || len(exec) != 3 {
-		return KeyState{}, fmt.Errorf("unexpected EXEC reply %#v", rs[4])
+		return history.KeyState{}, fmt.Errorf("unexpected EXEC reply %#v", rs[4])
 	}
 	typ, _ := exec[0].(string)
 	switch typ {
 	case "none":
-		return KeyState{}, nil
+		return history.KeyState{}, nil
 	case "string":
 		v, _ := exec[1].(string)
-		return KeyState{Type: typ, Value: v}, nil
+		return history.KeyState{Type: typ, Value: v}, nil
 	case "hash":
 		flat, _ := exec[2].([]any)
 		fields := make(map[string]string, len(flat)/2)
@@ -149,9 +150,9 @@ func ReadKey(addr, key string, timeout time.Duration) (KeyState, error) {
 			v, _ := flat[i+1].(string)
 			fields[f] = v
 		}
-		return KeyState{Type: typ, Fields: fields}, nil
+		return history.KeyState{Type: typ, Fields: fields}, nil
 	}
-	return KeyState{Type: typ}, nil
+	return history.KeyState{Type: typ}, nil
 }
 
 // Do records the operation op on lock by client around f: the call, then
@@ -183,7 +184,7 @@ func (c *Cluster) Pause(name string) error {
 	if err != nil {
 		return err
 	}
-	c.Rec.Fault("pause", name, "", "SIGSTOP")
+	c.Rec.Fault(history.FaultPause, name, "", "SIGSTOP")
 	return n.Server.Pause()
 }
 
@@ -196,7 +197,7 @@ func (c *Cluster) Resume(name string) error {
 	if err := n.Server.Resume(); err != nil {
 		return err
 	}
-	c.Rec.Fault("resume", name, "", "SIGCONT")
+	c.Rec.Fault(history.FaultResume, name, "", "SIGCONT")
 	return nil
 }
 
@@ -206,7 +207,7 @@ func (c *Cluster) Kill(name string) error {
 	if err != nil {
 		return err
 	}
-	c.Rec.Fault("crash", name, "", "SIGKILL, persistence "+n.Server.Persistence().String())
+	c.Rec.Fault(history.FaultCrash, name, "", "SIGKILL, persistence "+n.Server.Persistence().String())
 	return n.Server.Kill()
 }
 
@@ -222,7 +223,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return err
 	}
 	size, _ := n.Server.Do("DBSIZE")
-	c.Rec.Fault("restart", name, "", fmt.Sprintf("loaded %v keys", size))
+	c.Rec.Fault(history.FaultRestart, name, "", fmt.Sprintf("loaded %v keys", size))
 	return c.Snapshot(ctx)
 }
 

@@ -14,10 +14,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
-	"github.com/locksim/locksim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -79,12 +79,12 @@ func TestRecorderConcurrent(t *testing.T) {
 				o := rec.Begin(client, "lk", "acquire", "o")
 				o.SetDetail("lease=1s")
 				if j%2 == 0 {
-					o.End(sim.OutcomeOK, "tok")
+					o.End(history.OutcomeOK, "tok")
 				} else {
 					o.Finish("", context.DeadlineExceeded)
 				}
 				rec.Fault("pause", "n1", client, "")
-				rec.Truth(rec.Since(), client, "lk", KeyState{Type: "string", Value: fmt.Sprint(j / 3)})
+				rec.Truth(rec.Since(), client, "lk", history.KeyState{Type: "string", Value: fmt.Sprint(j / 3)})
 			}
 		}()
 	}
@@ -99,7 +99,7 @@ func TestRecorderConcurrent(t *testing.T) {
 		if r.Seq != i || (i > 0 && recs[i-1].T > r.T) {
 			t.Fatalf("record %d out of order: %+v after %+v", i, r, recs[i-1])
 		}
-		if r.Kind == sim.KindOp && r.Outcome == sim.OutcomeUnknown {
+		if r.Kind == history.KindOp && r.Outcome == history.OutcomeUnknown {
 			unknown++
 			if r.End != nil {
 				t.Fatalf("unknown op with a return: %+v", r)
@@ -109,18 +109,18 @@ func TestRecorderConcurrent(t *testing.T) {
 	if unknown != 8*25 {
 		t.Fatalf("%d unknown ops, want %d", unknown, 8*25)
 	}
-	if !rec.Truth(rec.Since(), "c0", "lk", KeyState{}) || rec.Truth(rec.Since(), "c0", "lk", KeyState{}) {
+	if !rec.Truth(rec.Since(), "c0", "lk", history.KeyState{}) || rec.Truth(rec.Since(), "c0", "lk", history.KeyState{}) {
 		t.Fatal("a key's disappearance must be recorded once")
 	}
-	if got := Outcome(lock.ErrNotHeld); got != sim.OutcomeFail {
+	if got := Outcome(lock.ErrNotHeld); got != history.OutcomeFail {
 		t.Fatalf("Outcome(ErrNotHeld) = %s", got)
 	}
 	for _, err := range []error{lock.ReplyError("ERR x"), lock.ErrNotSynced} {
-		if got := Outcome(err); got != sim.OutcomeError {
+		if got := Outcome(err); got != history.OutcomeError {
 			t.Fatalf("Outcome(%v) = %s, want error", err, got)
 		}
 	}
-	if got := Outcome(fmt.Errorf("redlock: %w", lock.ErrNotAcquired)); got != sim.OutcomeFail {
+	if got := Outcome(fmt.Errorf("redlock: %w", lock.ErrNotAcquired)); got != history.OutcomeFail {
 		t.Fatalf("Outcome(wrapped ErrNotAcquired) = %s", got)
 	}
 }
@@ -387,12 +387,12 @@ func TestReadKey(t *testing.T) {
 		t.Fatalf("setup: %v, %v", got, err)
 	}
 	for _, s := range []*redistest.Server{m, rs[0]} {
-		for key, want := range map[string]KeyState{
+		for key, want := range map[string]history.KeyState{
 			"s": {Type: "string", Value: "v"}, "h": {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
 			"l": {Type: "list"}, "none": {},
 		} {
 			st, err := ReadKey(s.Addr, key, time.Second)
-			if err != nil || !st.equal(want) {
+			if err != nil || !sameState(st, want) {
 				t.Errorf("%s: ReadKey(%s) = %+v, %v; want %+v", s.Addr, key, st, err, want)
 			}
 		}

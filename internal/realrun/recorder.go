@@ -1,5 +1,5 @@
 // Package realrun records histories of lock operations on real Redis
-// servers in real time, in the simulation's record format (sim.Record), so
+// servers in real time, in the simulation's record format (history.Record), so
 // that the same checkers (package checker) judge real runs.
 //
 // A Recorder is the history: op records (the conventions of checker/doc.go),
@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // Recorder is a history of a real run. It is safe for concurrent use.
@@ -34,13 +34,13 @@ type Recorder struct {
 	start time.Time
 
 	mu    sync.Mutex
-	recs  []sim.Record
-	truth map[string]KeyState // node + "\x00" + key -> last recorded state
+	recs  []history.Record
+	truth map[string]history.KeyState // node + "\x00" + key -> last recorded state
 }
 
 // NewRecorder starts a history; its time zero is now.
 func NewRecorder() *Recorder {
-	return &Recorder{start: time.Now(), truth: map[string]KeyState{}}
+	return &Recorder{start: time.Now(), truth: map[string]history.KeyState{}}
 }
 
 // Since is the real time elapsed since the recorder started: the clock of
@@ -49,7 +49,7 @@ func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
 
 // add appends rec, stamping T with the current time; it returns the
 // record's index.
-func (r *Recorder) add(rec sim.Record) int {
+func (r *Recorder) add(rec history.Record) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec.T = int64(r.Since())
@@ -68,8 +68,8 @@ type Op struct {
 // is the owner within the client, for reentrant locks). Until End, its
 // outcome is unknown.
 func (r *Recorder) Begin(client, lockName, op string, args ...string) *Op {
-	idx := r.add(sim.Record{Kind: sim.KindOp, Client: client, Lock: lockName, Op: op,
-		Args: slices.Clone(args), Outcome: sim.OutcomeUnknown})
+	idx := r.add(history.Record{Kind: history.KindOp, Client: client, Lock: lockName, Op: op,
+		Args: slices.Clone(args), Outcome: history.OutcomeUnknown})
 	return &Op{r: r, idx: idx}
 }
 
@@ -81,14 +81,14 @@ func (o *Op) SetDetail(detail string) {
 }
 
 // End records the return now, with outcome and result (a token, or "1"/"0"
-// for a release). sim.OutcomeUnknown leaves the return open, as the
+// for a release). history.OutcomeUnknown leaves the return open, as the
 // checkers expect of an operation whose effect the caller never learned.
-func (o *Op) End(outcome, result string) {
+func (o *Op) End(outcome history.Outcome, result string) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	rec := &o.r.recs[o.idx]
 	rec.Outcome, rec.Result = outcome, result
-	if outcome != sim.OutcomeUnknown {
+	if outcome != history.OutcomeUnknown {
 		end := int64(o.r.Since())
 		rec.End = &end
 	}
@@ -97,12 +97,12 @@ func (o *Op) End(outcome, result string) {
 // Finish ends the operation with the outcome err implies (Outcome) and
 // returns that outcome. result is kept for ok; an error outcome carries
 // the error's text, fail and unknown an empty result.
-func (o *Op) Finish(result string, err error) string {
+func (o *Op) Finish(result string, err error) history.Outcome {
 	out := Outcome(err)
 	switch out {
-	case sim.OutcomeError:
+	case history.OutcomeError:
 		result = err.Error()
-	case sim.OutcomeFail, sim.OutcomeUnknown:
+	case history.OutcomeFail, history.OutcomeUnknown:
 		result = ""
 	}
 	o.End(out, result)
@@ -116,48 +116,41 @@ func (o *Op) Finish(result string, err error) string {
 // it back, so it must not read as "refused while free"), a Redis error
 // reply and the lock's other verdicts are error; anything else (timeouts,
 // broken connections: lock.IsUnknown) leaves the outcome unknown.
-func Outcome(err error) string {
+func Outcome(err error) history.Outcome {
 	switch {
 	case err == nil:
-		return sim.OutcomeOK
+		return history.OutcomeOK
 	case errors.Is(err, lock.ErrNotSynced):
-		return sim.OutcomeError
+		return history.OutcomeError
 	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout), errors.Is(err, lock.ErrNotHeld):
-		return sim.OutcomeFail
+		return history.OutcomeFail
 	case lock.IsUnknown(err):
-		return sim.OutcomeUnknown
+		return history.OutcomeUnknown
 	}
-	return sim.OutcomeError
+	return history.OutcomeError
 }
 
 // Fault records a fault acting on node or client now (op as the
 // simulation names them: "pause", "resume", "crash", "restart",
 // "partition", "drop-reply", ...).
 func (r *Recorder) Fault(op, node, client, detail string) {
-	r.add(sim.Record{Kind: sim.KindFault, Op: op, Node: node, Client: client, Detail: detail})
+	r.add(history.Record{Kind: history.KindFault, Op: op, Node: node, Client: client, Detail: detail})
 }
 
 // Failover records that group's master is now node to (the checkers move
 // the group's authority to it from now on).
 func (r *Recorder) Failover(group, to, detail string) {
-	r.add(sim.Record{Kind: sim.KindFault, Op: "failover", Node: group, Value: to, Detail: detail})
+	r.add(history.Record{Kind: history.KindFault, Op: history.FaultFailover, Node: group, Value: to, Detail: detail})
 }
 
 // Node records a node of the topology: role "master" (of group, usually its
 // own name) or "replica" (of group).
 func (r *Recorder) Node(name, role, group string) {
-	r.add(sim.Record{Kind: sim.KindNode, Node: name, Op: role, Value: group})
+	r.add(history.Record{Kind: history.KindNode, Node: name, Op: role, Value: group})
 }
 
-// KeyState is what a node holds under a key: a string's value or a hash's
-// fields; Type "" when the key does not exist.
-type KeyState struct {
-	Type   string // "", "string", "hash" (other types are recorded by type only)
-	Value  string
-	Fields map[string]string
-}
-
-func (a KeyState) equal(b KeyState) bool {
+// sameState reports whether a and b are the same key state.
+func sameState(a, b history.KeyState) bool {
 	return a.Type == b.Type && a.Value == b.Value && maps.Equal(a.Fields, b.Fields)
 }
 
@@ -165,15 +158,15 @@ func (a KeyState) equal(b KeyState) bool {
 // Cluster.Snapshot stamps the reply's arrival), if it differs from what was last
 // recorded for them; it reports whether it recorded. A key never seen and
 // absent is not recorded.
-func (r *Recorder) Truth(t time.Duration, node, key string, st KeyState) bool {
+func (r *Recorder) Truth(t time.Duration, node, key string, st history.KeyState) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := node + "\x00" + key
 	old, had := r.truth[k]
-	if (had && old.equal(st)) || (!had && st.Type == "") {
+	if (had && sameState(old, st)) || (!had && st.Type == "") {
 		return false
 	}
-	rec := sim.Record{Kind: sim.KindTruth, T: int64(t), Node: node, Key: key}
+	rec := history.Record{Kind: history.KindTruth, T: int64(t), Node: node, Key: key}
 	switch st.Type {
 	case "":
 		rec.Gone = true
@@ -196,9 +189,9 @@ func (r *Recorder) Truth(t time.Duration, node, key string, st KeyState) bool {
 // Records returns a copy of the history in time order (records with equal
 // times in the order they were added), numbered by Seq as the checkers
 // expect. Operations still open are returned open.
-func (r *Recorder) Records() []sim.Record {
+func (r *Recorder) Records() []history.Record {
 	r.mu.Lock()
-	out := make([]sim.Record, len(r.recs))
+	out := make([]history.Record, len(r.recs))
 	copy(out, r.recs)
 	r.mu.Unlock()
 	for i := range out {
@@ -209,7 +202,7 @@ func (r *Recorder) Records() []sim.Record {
 			out[i].End = &e
 		}
 	}
-	slices.SortStableFunc(out, func(a, b sim.Record) int { return cmp.Compare(a.T, b.T) })
+	slices.SortStableFunc(out, func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
 	for i := range out {
 		out[i].Seq = i
 	}
@@ -224,4 +217,4 @@ func (r *Recorder) Check() checker.Verdict {
 
 // WriteJSONL writes the history as JSON lines, in the format of
 // sim.History.WriteJSONL, so that the same tools read both.
-func (r *Recorder) WriteJSONL(w io.Writer) error { return sim.WriteJSONL(w, r.Records()) }
+func (r *Recorder) WriteJSONL(w io.Writer) error { return history.WriteJSONL(w, r.Records()) }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/scenarios"
@@ -54,7 +55,7 @@ type Result struct {
 	Scenario *scenarios.Scenario
 	// Records is the history, in the simulation's record format; End is the
 	// real time (since the history's zero) at which the run was stopped.
-	Records []sim.Record
+	Records []history.Record
 	End     time.Duration
 	// Verdict, Match and Why are as in scenarios.Result.
 	Verdict checker.Verdict
@@ -194,7 +195,7 @@ func Run(s *scenarios.Scenario, opts Options) (res Result, err error) {
 	recs := r.rec.Records()
 	// Only what happened before the stop counts (truth read during the
 	// shutdown is dropped).
-	recs = slices.DeleteFunc(recs, func(x sim.Record) bool { return x.T > int64(end) })
+	recs = slices.DeleteFunc(recs, func(x history.Record) bool { return x.T > int64(end) })
 	for i := range recs {
 		recs[i].Seq = i
 	}
@@ -477,7 +478,7 @@ func (r *run) kill(node string) {
 		return
 	}
 	if r.servers[node].Persistence() == redistest.PersistNone {
-		r.rec.Truth(r.rec.Since(), node, r.s.LockKey(), KeyState{})
+		r.rec.Truth(r.rec.Since(), node, r.s.LockKey(), history.KeyState{})
 	}
 }
 
@@ -825,25 +826,40 @@ func (c *client) closeRedis() {
 // stamped after a truth snapshot (as Cluster.Do does), and not at all once
 // the run is over: operations in flight at the end stay open (unknown), as
 // the simulation's do when its world closes.
-func (c *client) BeginOp(lockName, op string, args ...string) sim.OpHandle {
-	r := c.r
-	if r.isStopped() {
-		return sim.ExternalOp(func(string) {}, func(string, string) {})
+func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
+	if c.r.isStopped() {
+		return stoppedOp{}
 	}
-	o := r.rec.Begin(c.name, lockName, op, args...)
-	return sim.ExternalOp(o.SetDetail, func(outcome, result string) {
-		if r.isStopped() {
-			return
-		}
-		if outcome != sim.OutcomeUnknown {
-			_ = r.cl.Snapshot(r.stopCtx)
-		}
-		if r.isStopped() {
-			return
-		}
-		o.End(outcome, result)
-	})
+	return &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
 }
+
+// runOp is an op of a running scenario: its return is stamped after a
+// truth snapshot, and dropped once the run is over.
+type runOp struct {
+	r *run
+	o *Op
+}
+
+func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
+
+func (o *runOp) End(outcome history.Outcome, result string) {
+	if o.r.isStopped() {
+		return
+	}
+	if outcome != history.OutcomeUnknown {
+		_ = o.r.cl.Snapshot(o.r.stopCtx)
+	}
+	if o.r.isStopped() {
+		return
+	}
+	o.o.End(outcome, result)
+}
+
+// stoppedOp is an op begun after the run ended: it records nothing.
+type stoppedOp struct{}
+
+func (stoppedOp) SetDetail(string)            {}
+func (stoppedOp) End(history.Outcome, string) {}
 
 // clientRuntime is WallRuntime for one client's tasks: real time, with the
 // baton given up while a task sleeps or waits, and every task ending at its

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 // TestScenarioReplay replays canonical scenarios (scenarios/*.yaml) on real
@@ -124,7 +124,7 @@ func TestScenarioNoServer(t *testing.T) {
 }
 
 // recordLine renders a record as a JSON line for failure messages.
-func recordLine(r sim.Record) string {
+func recordLine(r history.Record) string {
 	b, _ := json.Marshal(r)
 	return string(b) + "\n"
 }

@@ -1,0 +1,83 @@
+package history
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The Detail texts below carry facts that checkers read back, so each has
+// its writer and its parser side by side: the format is stated once.
+
+// DriftDetail is the Detail of a node or client record whose clock was
+// configured to drift by ppm ("drift +1000 ppm"); "" without drift.
+func DriftDetail(ppm int64) string {
+	if ppm == 0 {
+		return ""
+	}
+	return fmt.Sprintf("drift %+d ppm", ppm)
+}
+
+// ReleasedDetail is the Detail of a release op record of a lock kept on
+// several nodes (the spec's RedLock): on how many of its nodes the release
+// is known to have deleted the holder's key ("released=1/3"; a node whose
+// reply never came is not counted, though it may have deleted it). The
+// count says what the answer does not: a release that answered "not held"
+// for want of a majority still took effect on the nodes it counts.
+// ParseReleasedDetail reads it back.
+func ReleasedDetail(released, nodes int) string {
+	return "released=" + strconv.Itoa(released) + "/" + strconv.Itoa(nodes)
+}
+
+// ParseReleasedDetail finds ReleasedDetail's field among detail's fields
+// (separated by spaces, commas or semicolons); ok is false when there is
+// none or it is malformed (negative, or more released than nodes).
+func ParseReleasedDetail(detail string) (released, nodes int, ok bool) {
+	for _, f := range strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }) {
+		s, found := strings.CutPrefix(f, "released=")
+		if !found {
+			continue
+		}
+		a, b, found := strings.Cut(s, "/")
+		k, err1 := strconv.Atoi(a)
+		n, err2 := strconv.Atoi(b)
+		if found && err1 == nil && err2 == nil && k >= 0 && n >= 1 && k <= n {
+			return k, n, true
+		}
+	}
+	return 0, 0, false
+}
+
+// WaitDetail is the Detail of a WAIT's req record: how many replicas
+// acknowledged of how many the master had ("1 of 2 replicas
+// acknowledged").
+func WaitDetail(acked int64, replicas int) string {
+	return fmt.Sprintf("%d of %d replicas acknowledged", acked, replicas)
+}
+
+// ParseWaitDetail reads WaitDetail's text back; ok is false for any other.
+func ParseWaitDetail(detail string) (acked, replicas int, ok bool) {
+	var rest string
+	n, _ := fmt.Sscanf(detail, "%d of %d replicas %s", &acked, &replicas, &rest)
+	return acked, replicas, n == 3 && rest == "acknowledged"
+}
+
+// FormatReply renders a Redis reply, normalised to nil, int64, string or
+// []any, as a req record's Result: nil, 12, "s", [a b].
+func FormatReply(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nil"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = FormatReply(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprint(v)
+}
