@@ -1,5 +1,10 @@
 package sim
 
+// Replication: a master's FIFO stream to each replica (delayed by the
+// replica's lag, held by a partition, lost in a crash), the acknowledgements
+// WAIT counts, and Failover, which promotes the replica that acknowledged
+// the most.
+
 import (
 	"fmt"
 	"maps"
@@ -8,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -27,7 +33,7 @@ type replEntry struct {
 	due    time.Duration
 	offset uint64
 	states []keyEffect
-	full   map[string]KeyState // a full resync instead of states
+	full   map[string]keyState // a full resync instead of states
 }
 
 // attach makes r a replica of n and starts a full resync. Any link r had
@@ -94,7 +100,7 @@ func (l *replLink) pump() {
 			var effects []keyEffect
 			for _, k := range r.m.Keys() {
 				if _, ok := e.full[k]; !ok {
-					r.setKey(k, KeyState{})
+					r.setKey(k, keyState{})
 					effects = append(effects, keyEffect{key: k})
 				}
 			}
@@ -122,7 +128,7 @@ func (l *replLink) pump() {
 	}
 }
 
-func fullEffects(full map[string]KeyState) []keyEffect {
+func fullEffects(full map[string]keyState) []keyEffect {
 	out := make([]keyEffect, 0, len(full))
 	for _, k := range slices.Sorted(maps.Keys(full)) {
 		out = append(out, keyEffect{key: k, st: full[k]})
@@ -222,3 +228,57 @@ func (n *Node) checkWaits() {
 
 // String describes a link for messages.
 func (l *replLink) String() string { return fmt.Sprintf("%s>%s", l.master.name, l.replica.name) }
+
+// Failover promotes replica to (or, if to is empty, the replica that has
+// acknowledged the most) to master of group. The old master is crashed if it
+// is still up; writes the new master had not received are lost; the other
+// replicas resync from the new master; clients' next requests go to it.
+func (w *World) Failover(group, to string) error {
+	g, err := w.Group(group)
+	if err != nil {
+		return err
+	}
+	old := g.master
+	var best *replLink
+	for _, l := range old.links {
+		if !l.replica.up {
+			continue
+		}
+		if to != "" {
+			if l.replica.name == to {
+				best = l
+			}
+			continue
+		}
+		if best == nil || l.acked > best.acked {
+			best = l
+		}
+	}
+	if best == nil {
+		if to != "" {
+			return fmt.Errorf("sim: failover %s: %q is not a running replica of %s", group, to, old.name)
+		}
+		return fmt.Errorf("sim: failover %s: no running replica to promote", group)
+	}
+	nm := best.replica
+	w.hist.add(history.Record{Kind: history.KindFault, T: int64(w.now), Op: history.FaultFailover, Node: group, Value: nm.name,
+		Detail: fmt.Sprintf("%s -> %s, replica had offset %d of %d", old.name, nm.name, best.acked, old.offset)})
+	if old.up {
+		if err := old.Crash(); err != nil {
+			return err
+		}
+	}
+	others := slices.Clone(old.links)
+	old.links = nil
+	best.reset()
+	nm.upLink = nil
+	nm.master = nil
+	g.master = nm
+	for _, l := range others {
+		if l != best && l.replica != nm && l.replica.up {
+			l.reset()
+			nm.attach(l.replica)
+		}
+	}
+	return nil
+}

@@ -1,11 +1,3 @@
-// Package sim is locksim's deterministic world: virtual time, an event queue,
-// seeded randomness split per component, cooperative processes, simulated
-// Redis nodes (miniredis in-process) with replication, failover, crashes and
-// per-node clocks, a lossy network, and the recorded history.
-//
-// One seed gives one history. Nothing here reads the wall clock or lets
-// goroutine scheduling or map order decide anything: exactly one simulated
-// process runs at a time, and it runs only while it holds the world's baton.
 package sim
 
 import (

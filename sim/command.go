@@ -1,0 +1,142 @@
+package sim
+
+// A client command at a node: it runs on miniredis (or the Lua engine of
+// lua.go), a hook notes which keys it wrote and what it published, and exec
+// then does what Redis does after a command: propagates the changed keys to
+// the replicas and the log, records them in the ground truth, and publishes.
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/alicebob/miniredis/v2/server"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// writeKeys lists, for each write command the lock scripts may run, which
+// arguments are keys: -1 means all of them.
+var writeKeys = map[string]int{
+	"SET": 0, "SETNX": 0, "SETEX": 0, "PSETEX": 0, "GETSET": 0, "GETDEL": 0,
+	"INCR": 0, "INCRBY": 0, "DECR": 0, "DECRBY": 0, "APPEND": 0,
+	"DEL": -1, "UNLINK": -1,
+	"EXPIRE": 0, "PEXPIRE": 0, "EXPIREAT": 0, "PEXPIREAT": 0, "PERSIST": 0,
+	"HSET": 0, "HSETNX": 0, "HMSET": 0, "HDEL": 0, "HINCRBY": 0, "HINCRBYFLOAT": 0,
+}
+
+// hook sees every command miniredis runs, including those a script runs, in
+// order. It only records (it runs under miniredis's lock).
+func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
+	if !n.capturing {
+		return false
+	}
+	if cmd == "PUBLISH" && len(args) == 2 {
+		n.published = append(n.published, [2]string{args[0], args[1]})
+		return false
+	}
+	pos, ok := writeKeys[cmd]
+	if !ok || len(args) == 0 {
+		return false
+	}
+	if pos < 0 {
+		n.touched = append(n.touched, args...)
+	} else {
+		n.touched = append(n.touched, args[pos])
+	}
+	return false
+}
+
+// isWrite reports whether a client command may write (refused on replicas).
+func isWrite(cmd string) bool {
+	_, ok := writeKeys[cmd]
+	return ok || cmd == "EVAL" || cmd == "EVALSHA"
+}
+
+// dispatch runs one command on miniredis and returns its parsed reply.
+func (n *Node) dispatch(args []string) (any, error) {
+	n.touched = n.touched[:0]
+	n.published = n.published[:0]
+	if cmd := strings.ToUpper(args[0]); n.lua != nil && n.lua.handles(cmd) {
+		n.capturing = true
+		defer func() { n.capturing = false }()
+		return n.lua.exec(cmd, args)
+	}
+	n.buf.Reset()
+	n.capturing = true
+	n.m.Server().Dispatch(n.peer, args)
+	n.capturing = false
+	n.peer.Flush()
+	n.rd.Reset(&n.buf)
+	v, err := server.ParseReply(n.rd)
+	if err != nil {
+		return nil, lock.ReplyError(err.Error())
+	}
+	return normalise(v), nil
+}
+
+func normalise(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case server.Simple:
+		return string(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalise(e)
+		}
+		return out
+	}
+	return v
+}
+
+// exec runs a client's command and then does what Redis does after it:
+// propagates the effects to replicas and the log, and publishes messages.
+func (n *Node) exec(client string, args []string) (any, error) {
+	n.sync()
+	cmd := strings.ToUpper(args[0])
+	if n.master != nil && isWrite(cmd) {
+		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")
+	}
+	v, err := n.dispatch(args)
+	effects := n.effects()
+	pubs := slices.Clone(n.published)
+	if len(effects) > 0 {
+		n.offset++
+		n.clientOffset[client] = n.offset
+		for _, l := range n.links {
+			l.send(replEntry{offset: n.offset, states: effects})
+		}
+		n.log(effects)
+		for _, e := range effects {
+			n.noteTruth(e.key, e.st)
+		}
+	}
+	for _, p := range pubs {
+		n.publish(p[0], p[1])
+	}
+	return v, err
+}
+
+// handleCommand runs a client command at the node. WAIT's count comes
+// back as a waitReply, which names how many replicas the master had.
+func (n *Node) handleCommand(client string, args []string, reply func(any, error)) {
+	if strings.EqualFold(args[0], "WAIT") {
+		n.wait(client, args, func(v any, err error) {
+			if k, ok := v.(int64); ok {
+				v = waitReply{acked: k, replicas: len(n.links)}
+			}
+			reply(v, err)
+		})
+		return
+	}
+	reply(n.exec(client, args))
+}
+
+// waitReply is WAIT's answer on its way to the client: the count of
+// replicas that acknowledged (the reply the caller sees) and how many the
+// master had then, for the req record ("1 of 2 replicas acknowledged").
+type waitReply struct {
+	acked    int64
+	replicas int
+}

@@ -1,0 +1,320 @@
+package sim
+
+// A client's lock.Conn to a group: each request goes to the group's master
+// over the network (net.go), waits for its reply up to the client's timeout
+// and is retried by its RetryPolicy; each leaves a req record in the history
+// naming the node that served it and when a node ran it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/lock"
+)
+
+// RetryPolicy is what a client library does when a request times out: it
+// sends the same command again, up to MaxRetries more times, after a backoff.
+// Because the first attempt may have been applied with its reply lost, a
+// retry can run a command twice on the server.
+type RetryPolicy struct {
+	// MaxRetries is the number of re-sends after the first attempt; 0 means
+	// no retries.
+	MaxRetries int
+	// MinBackoff and MaxBackoff bound the pause before retry i (from 1): a
+	// uniform draw in [MinBackoff, min(MaxBackoff, MinBackoff<<(i-1))].
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Retry policies of the client libraries locksim models.
+var (
+	// NoRetry gives up after one attempt.
+	NoRetry = RetryPolicy{}
+	// GoRedisRetry is go-redis v9's default: MaxRetries 3, backoff 8-512 ms.
+	GoRedisRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 8 * time.Millisecond, MaxBackoff: 512 * time.Millisecond}
+	// RedissonRetry is Redisson's default: retryAttempts 3, retryInterval 1.5 s.
+	RedissonRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 1500 * time.Millisecond}
+)
+
+func (p RetryPolicy) validate() error {
+	if p.MaxRetries < 0 || p.MinBackoff < 0 || p.MaxBackoff < 0 {
+		return fmt.Errorf("negative value in retry policy %+v", p)
+	}
+	if p.MaxBackoff < p.MinBackoff {
+		return fmt.Errorf("retry max backoff %v below min backoff %v", p.MaxBackoff, p.MinBackoff)
+	}
+	return nil
+}
+
+func (p RetryPolicy) backoff(retry int, r *rand.Rand) time.Duration {
+	if p.MaxBackoff == 0 {
+		return 0
+	}
+	hi := p.MinBackoff << min(retry-1, 30)
+	if hi > p.MaxBackoff || hi < p.MinBackoff {
+		hi = p.MaxBackoff
+	}
+	return p.MinBackoff + time.Duration(r.Int64N(int64(hi-p.MinBackoff)+1))
+}
+
+// Conn is a lock.Conn from this client to group (a master's name). Each
+// request goes to the group's master at the moment it is sent.
+func (c *Client) Conn(group string) (lock.Conn, error) {
+	g, err := c.w.Group(group)
+	if err != nil {
+		return nil, err
+	}
+	return &simConn{c: c, g: g}, nil
+}
+
+// TimeoutError is returned when no attempt of a request got a reply: the
+// command may or may not have run.
+type TimeoutError struct {
+	Client, Group string
+	Attempts      int
+	PerAttempt    time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("sim: %s -> %s: no reply after %d attempt(s) of %v", e.Client, e.Group, e.Attempts, e.PerAttempt)
+}
+
+// Timeout marks the error as a timeout, as net.Error does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+type timeoutMark struct{}
+type replyMsg struct {
+	v   any
+	err error
+}
+
+// roundTrip sends a request handled at the node by handle, with the
+// client's timeout and retry policy, from the running process. req, when
+// not nil, is the req record that notes every time a node ran an attempt.
+func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, handle func(n *Node, reply func(any, error))) (any, error) {
+	w := c.w
+	op := w.curOp()
+	attempts := c.cfg.Retry.MaxRetries + 1
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
+				w.sleepWorld("retry backoff", c.clock.WorldSpan(d))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		wt := w.newWaiter("Conn")
+		node := g.master
+		req.sentTo(node)
+		conn := c.conns[node.name]
+		c.sendOn(msgRequest, node, conn, what, op, func() {
+			if !node.up {
+				return
+			}
+			ran := w.now
+			refused := false
+			handle(node, func(v any, err error) {
+				refused = refusedUnrun(err)
+				req.applied(ran, err)
+				c.sendOn(msgReply, node, conn, what, op, func() { wt.wake(replyMsg{v, err}) })
+			})
+			// A request the node refused without running it (NOSCRIPT,
+			// READONLY) changed nothing: the op is not applied yet. A
+			// reply that comes later (WAIT) was run on arrival.
+			if !refused {
+				w.opApplied(op)
+			}
+		})
+		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
+		res := wt.wait()
+		tm.Cancel()
+		if r, ok := res.(replyMsg); ok {
+			return r.v, r.err
+		}
+		// The connection is abandoned, as go-redis discards one whose read
+		// timed out; the request may still be applied, its reply is lost.
+		c.conns[node.name]++
+	}
+	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
+}
+
+func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
+	c.sendOn(kind, node, c.conns[node.name], what, op, deliver)
+}
+
+// sendOn sends on connection number conn to node a message that belongs to
+// op (nil: to none). A crashed client sends nothing.
+func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver func()) {
+	if c.crashed && kind == msgRequest {
+		return
+	}
+	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+}
+
+// simConn is the simulation's lock.Conn.
+type simConn struct {
+	c *Client
+	g *Group
+}
+
+func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
+	argv, err := toStrings(args)
+	if err != nil {
+		return nil, err
+	}
+	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
+	cmd = append(cmd, argv...)
+	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	v, err := s.command(ctx, &h, cmd)
+	if replyIs(err, "NOSCRIPT") {
+		cmd[0], cmd[1] = "EVAL", sc.Src
+		v, err = s.command(ctx, &h, cmd)
+	}
+	h.endReq(v, err)
+	return v, err
+}
+
+func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
+	argv, err := toStrings(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sim: Do: empty command")
+	}
+	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
+	v, err := s.command(ctx, &h, argv)
+	if wr, ok := v.(waitReply); ok {
+		v = wr.acked
+		h.setDetail(history.WaitDetail(wr.acked, wr.replicas))
+	}
+	h.endReq(v, err)
+	return v, err
+}
+
+func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (any, error) {
+	what := strings.ToLower(args[0])
+	return s.c.roundTrip(ctx, s.g, what, req, func(n *Node, reply func(any, error)) {
+		n.handleCommand(s.c.name, args, reply)
+	})
+}
+
+// toStrings renders command arguments as go-redis would.
+func toStrings(args []any) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			out[i] = v
+		case []byte:
+			out[i] = string(v)
+		case int:
+			out[i] = strconv.Itoa(v)
+		case int64:
+			out[i] = strconv.FormatInt(v, 10)
+		case uint64:
+			out[i] = strconv.FormatUint(v, 10)
+		case int32:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case float64:
+			out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+		case bool:
+			if v {
+				out[i] = "1"
+			} else {
+				out[i] = "0"
+			}
+		default:
+			return nil, fmt.Errorf("sim: unsupported argument type %T", a)
+		}
+	}
+	return out, nil
+}
+
+// reqHandle is an open req record.
+type reqHandle struct {
+	w   *World
+	idx int
+	// noRuns: the record notes no runs (Applied), as a subscription's does.
+	noRuns bool
+}
+
+// beginReq opens a req record for a request to group. Its Node is the
+// group's master at the call until an attempt is sent (sentTo).
+func (c *Client) beginReq(group, op string, args []string) reqHandle {
+	node := group
+	if g, ok := c.w.groups[group]; ok {
+		node = g.master.name
+	}
+	idx := c.w.hist.add(history.Record{Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
+	return reqHandle{w: c.w, idx: idx}
+}
+
+// sentTo notes that an attempt went to node (the group's master when it
+// was sent): the req record's Node is the node of its last attempt, the one
+// whose reply the client got (earlier attempts' connections are abandoned,
+// and their replies with them), so after a failover it names the promoted
+// replica, not the group. A nil handle notes nothing.
+func (h *reqHandle) sentTo(n *Node) {
+	if h == nil {
+		return
+	}
+	h.w.hist.recs[h.idx].Node = n.name
+}
+
+// applied notes on the req record that a node ran an attempt at world time
+// t, unless the node refused it before running it (err NOSCRIPT or
+// READONLY: nothing was executed). A nil handle, or one that notes no runs,
+// notes nothing. Times stay sorted: a WAIT replies after later attempts may
+// have run.
+func (h *reqHandle) applied(t time.Duration, err error) {
+	if h == nil || h.noRuns {
+		return
+	}
+	if refusedUnrun(err) {
+		return
+	}
+	r := &h.w.hist.recs[h.idx]
+	i, _ := slices.BinarySearch(r.Applied, int64(t))
+	r.Applied = slices.Insert(r.Applied, i, int64(t))
+}
+
+// setDetail sets the req record's Detail (an unknown outcome's endReq
+// replaces it with the error).
+func (h reqHandle) setDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
+
+func (h reqHandle) endReq(v any, err error) {
+	r := &h.w.hist.recs[h.idx]
+	var re lock.ReplyError
+	switch {
+	case err == nil:
+		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
+	case errors.As(err, &re):
+		r.Outcome, r.Result = history.OutcomeError, string(re)
+	default:
+		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
+		return
+	}
+	end := int64(h.w.now)
+	r.End = &end
+}
+
+// refusedUnrun reports whether err is a reply by which a node refused a
+// command before running any of it: NOSCRIPT (an EVALSHA of a script it
+// has not cached; the client sends EVAL next) or READONLY (a write sent to
+// a replica). Such an attempt changed nothing.
+func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(err, "READONLY") }
+
+// replyIs reports whether err is an error reply of the given kind (its
+// first word, as Redis writes it: NOSCRIPT, READONLY, ...).
+func replyIs(err error, kind string) bool {
+	var re lock.ReplyError
+	return errors.As(err, &re) && strings.HasPrefix(string(re), kind)
+}

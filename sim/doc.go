@@ -1,0 +1,40 @@
+// Package sim is locksim's deterministic world: virtual time, an event queue,
+// seeded randomness split per component, cooperative processes, simulated
+// Redis nodes (miniredis in-process) with replication, failover, crashes and
+// per-node clocks, a lossy network, and the recorded history.
+//
+// One seed gives one history. Nothing here reads the wall clock or lets
+// goroutine scheduling or map order decide anything: exactly one simulated
+// process runs at a time, and it runs only while it holds the world's baton.
+//
+// Where things are:
+//
+//   - world.go: the World, its event queue and scheduler (At, Run, Close),
+//     and the per-component random streams.
+//   - proc.go: cooperative processes and the baton; waiters and sleeps.
+//   - clock.go: a machine's clock (drift, jumps), for nodes and clients.
+//   - net.go: the network between clients and nodes: latency
+//     distributions (Dist), link-fault rules (Rule), partitions, per
+//     connection FIFO delivery.
+//   - node.go: a node and its group (AddNode, AddReplica), booting
+//     miniredis, the node's clock faults, looking nodes and groups up.
+//   - command.go: a client command at a node: dispatch to miniredis or Lua,
+//     the write hook, and what follows a write (replicate, log, truth,
+//     publish).
+//   - keystate.go: a key's whole state (keyState), reading and setting it on
+//     miniredis, and the ground truth (truth records, expiry timers).
+//   - persist.go: persistence modes (none, everysec, always), node crash and
+//     restart.
+//   - repl.go: replication streams to replicas, WAIT, and Failover.
+//   - lua.go: the fast Lua engine for EVAL and EVALSHA (LuaMode).
+//   - client.go: a client process (AddClient), its pause, crash and clock
+//     faults, and its lock.Runtime (time, sleeps, timers, Parallel).
+//   - conn.go: a client's lock.Conn: round trips with timeouts and the
+//     RetryPolicy, argument rendering, req records.
+//   - pubsub.go: subscriptions, publishing to subscribers, and their loss
+//     when the node crashes.
+//   - history.go: the run's History, op records (Client.BeginOp) and fault
+//     records.
+//   - trigger.go: faults bound to an operation (OnOp, Rule.Op) instead of an
+//     instant.
+package sim

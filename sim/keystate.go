@@ -1,0 +1,222 @@
+package sim
+
+// A key's whole state (keyState), read from and written to miniredis, and
+// the node's ground truth: every key's last value, recorded in the history
+// (truth records) when a command, the replication stream, a restart or an
+// expiry changes it.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// keyState is the whole value of one key, with its expiry as an absolute
+// reading of the owning node's wall clock, as Redis replicates and persists
+// it (relative expirations made absolute). It is what the replication
+// stream carries, what persistence keeps and what the truth compares. It is
+// not history.KeyState, which is what a truth record states (the value
+// only: an expiry read on one node's clock means nothing to the checkers).
+// Once built it is never mutated, so maps and records may share its Hash.
+type keyState struct {
+	// Type is "string", "hash", or "" when the key does not exist.
+	Type string
+	Str  string
+	Hash map[string]string
+	// ExpireAt is the node-local wall-clock time the key expires, when
+	// Expires. (Not 0 for "never": a clock set back past zero makes 0, and
+	// negative times, real expiries.)
+	ExpireAt time.Duration
+	Expires  bool
+}
+
+// keyEffect is one key's state after a write: the unit of the replication
+// stream and of the persistence log.
+type keyEffect struct {
+	key string
+	st  keyState
+}
+
+// effects snapshots every key the last command touched and changed, once
+// each, in the order first touched. The node's truth map holds every key's
+// last known value and expiry, which is what "changed" is measured against.
+func (n *Node) effects() []keyEffect {
+	var out []keyEffect
+	for i, k := range n.touched {
+		if slices.Contains(n.touched[:i], k) {
+			continue
+		}
+		st := n.readKey(k)
+		exp, expires := n.expiry[k]
+		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.Expires == expires && st.ExpireAt == exp {
+			continue // unchanged (a SET NX that lost): Redis propagates nothing
+		}
+		out = append(out, keyEffect{key: k, st: st})
+	}
+	return out
+}
+
+// readKey reads a key's whole state from miniredis (after sync).
+func (n *Node) readKey(k string) keyState {
+	var st keyState
+	switch t := n.m.Type(k); t {
+	case "":
+		return st
+	case "string":
+		st.Type = t
+		st.Str, _ = n.m.Get(k)
+	case "hash":
+		st.Type = t
+		fields, _ := n.m.HKeys(k)
+		st.Hash = make(map[string]string, len(fields))
+		for _, f := range fields {
+			st.Hash[f] = n.m.HGet(k, f)
+		}
+	default:
+		n.w.fail(fmt.Errorf("sim: node %s: key %q has type %s, which the simulation does not replicate", n.name, k, t))
+		return st
+	}
+	if ttl := n.m.TTL(k); ttl > 0 {
+		st.ExpireAt, st.Expires = n.synced+ttl, true
+	}
+	return st
+}
+
+// setKey replaces a key's state (after sync), as a replica applying the
+// stream or a restart loading its data does. An expiry already past deletes.
+func (n *Node) setKey(k string, st keyState) {
+	n.m.Del(k)
+	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
+		n.noteTruth(k, keyState{})
+		return
+	}
+	switch st.Type {
+	case "string":
+		_ = n.m.Set(k, st.Str)
+	case "hash":
+		fv := make([]string, 0, 2*len(st.Hash))
+		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
+			fv = append(fv, f, st.Hash[f])
+		}
+		n.m.HSet(k, fv...)
+	}
+	if st.Expires {
+		n.m.SetTTL(k, st.ExpireAt-n.synced)
+	}
+	n.noteTruth(k, st)
+}
+
+// snapshot is the node's whole dataset.
+func (n *Node) snapshot() map[string]keyState {
+	out := map[string]keyState{}
+	if n.m == nil {
+		return out
+	}
+	n.sync()
+	for _, k := range n.m.Keys() {
+		out[k] = n.readKey(k)
+	}
+	return out
+}
+
+// sameValue reports whether two key states hold the same value (expiry
+// aside). Key states are never mutated once built, so the truth can keep
+// them and records can share their hash maps.
+func sameValue(a, b keyState) bool {
+	if a.Type != b.Type || a.Str != b.Str || len(a.Hash) != len(b.Hash) {
+		return false
+	}
+	//detlint:allow maprange an equality test, whose result does not depend on the order
+	for f, v := range a.Hash {
+		if w, ok := b.Hash[f]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// noteTruth records a change of a key's value on this node.
+func (n *Node) noteTruth(k string, st keyState) {
+	old, had := n.truth[k]
+	if st.Expires {
+		n.expiry[k] = st.ExpireAt
+		n.noteExpiry(st.ExpireAt)
+	} else {
+		delete(n.expiry, k)
+	}
+	if (had && sameValue(old, st)) || (!had && st.Type == "") {
+		return
+	}
+	rec := history.Record{Kind: history.KindTruth, T: int64(n.w.now), Node: n.name, Key: k}
+	switch st.Type {
+	case "":
+		rec.Gone = true
+		delete(n.truth, k)
+	case "string":
+		rec.Value = st.Str
+		n.truth[k] = st
+	case "hash":
+		rec.Fields = st.Hash
+		n.truth[k] = st
+	}
+	n.w.hist.add(rec)
+}
+
+// armTruth schedules a look at the node when the next key expires, so that
+// expiry shows in the ground truth when it happens, not when next touched.
+func (n *Node) armTruth() {
+	if n.truthTimer != nil {
+		n.truthTimer.Cancel()
+		n.truthTimer = nil
+	}
+	if !n.up {
+		return
+	}
+	// A node clock set back far enough runs at negative local times, so
+	// expiries can be negative: no sentinel value, a flag. (With -1 as the
+	// sentinel, a negative expiry made every later one win, and the timer
+	// followed the map's iteration order: nondeterministic, and late.)
+	var next time.Duration
+	found := false
+	//detlint:allow maprange computes a minimum, which does not depend on the order
+	for _, at := range n.expiry {
+		if !found || at < next {
+			next, found = at, true
+		}
+	}
+	if found {
+		n.armTruthAt(next)
+	}
+}
+
+// armTruthAt points the truth timer at node-local time at.
+func (n *Node) armTruthAt(at time.Duration) {
+	if n.truthTimer != nil {
+		n.truthTimer.Cancel()
+	}
+	n.truthLocal = at
+	n.truthTimer = n.w.after(n.clock.WorldSpan(at-n.clock.Local(n.w.now)), n.refreshTruth)
+}
+
+// noteExpiry keeps the truth timer at or before the earliest expiry; a timer
+// that fires for a key whose expiry was pushed back just re-arms.
+func (n *Node) noteExpiry(at time.Duration) {
+	if n.up && (n.truthTimer == nil || !n.truthTimer.pending() || at < n.truthLocal) {
+		n.armTruthAt(at)
+	}
+}
+
+// refreshTruth re-reads every key the truth knows about.
+func (n *Node) refreshTruth() {
+	if !n.up {
+		return
+	}
+	n.sync()
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		n.noteTruth(k, n.readKey(k))
+	}
+	n.armTruth()
+}

@@ -1,0 +1,169 @@
+package sim
+
+// What a node keeps across a crash (Persistence: appendfsync always,
+// everysec, or nothing), and the crash and restart that use it.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// Persistence is what a node keeps across a crash.
+type Persistence int
+
+const (
+	// PersistNone restarts empty (no RDB, no AOF).
+	PersistNone Persistence = iota
+	// PersistEverySec keeps writes made before the last whole-second fsync
+	// (appendfsync everysec): up to a second of writes is lost.
+	PersistEverySec
+	// PersistAlways keeps every write the node applied (appendfsync always).
+	PersistAlways
+)
+
+var persistenceNames = []string{"none", "everysec", "always"}
+
+func (p Persistence) String() string {
+	if int(p) >= 0 && int(p) < len(persistenceNames) {
+		return persistenceNames[p]
+	}
+	return fmt.Sprintf("Persistence(%d)", int(p))
+}
+
+// ParsePersistence parses "none", "everysec" or "always".
+func ParsePersistence(s string) (Persistence, error) {
+	for i, n := range persistenceNames {
+		if s == n {
+			return Persistence(i), nil
+		}
+	}
+	return 0, fmt.Errorf("sim: unknown persistence %q (want none, everysec or always)", s)
+}
+
+type logEntry struct {
+	t      time.Duration
+	states []keyEffect
+}
+
+// log makes effects durable according to the persistence mode.
+func (n *Node) log(effects []keyEffect) {
+	switch n.cfg.Persistence {
+	case PersistAlways:
+		for _, e := range effects {
+			n.durable[e.key] = e.st
+		}
+	case PersistEverySec:
+		n.fsync()
+		n.pending = append(n.pending, logEntry{t: n.w.now, states: effects})
+	}
+}
+
+// fsync moves into the durable state every logged write made before the last
+// whole-second fsync instant (appendfsync everysec).
+func (n *Node) fsync() {
+	last := n.w.now - n.w.now%time.Second
+	i := 0
+	for ; i < len(n.pending) && n.pending[i].t < last; i++ {
+		for _, e := range n.pending[i].states {
+			n.durable[e.key] = e.st
+		}
+	}
+	n.pending = n.pending[i:]
+}
+
+// Crash stops the node at once. In-flight replication from it is lost,
+// blocked WAITs never answer, subscriptions end, and what a restart will load
+// is fixed by the persistence mode.
+func (n *Node) Crash() error {
+	if !n.up {
+		return fmt.Errorf("sim: crash %s: node is already down", n.name)
+	}
+	n.w.recordFault(history.FaultCrash, n.name, "", "persistence "+n.cfg.Persistence.String())
+	switch n.cfg.Persistence {
+	case PersistAlways:
+		n.saved = n.snapshot()
+	case PersistEverySec:
+		n.fsync()
+		n.saved = maps.Clone(n.durable)
+	default:
+		n.saved = nil
+	}
+	// What the crash destroys is gone from this instant, not from the
+	// restart: a holder that believes in a key the crash lost has lost its
+	// lock now, however long the node stays down. (A key the persistence
+	// kept stays in the truth: the node is down, but will say it again.)
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		if _, ok := n.saved[k]; !ok {
+			n.noteTruth(k, keyState{})
+		}
+	}
+	n.up = false
+	for _, l := range n.links {
+		l.reset()
+	}
+	if n.upLink != nil {
+		n.upLink.reset()
+	}
+	for _, pw := range n.waits { // a crashed node answers no WAIT, ever
+		pw.done = true
+		if pw.timeout != nil {
+			pw.timeout.Cancel()
+		}
+	}
+	n.waits = nil
+	for _, ch := range slices.Sorted(maps.Keys(n.subs)) {
+		for _, s := range n.subs[ch] {
+			s.lost(n)
+		}
+	}
+	n.subs = map[string][]*simSub{}
+	n.stop()
+	if n.truthTimer != nil {
+		n.truthTimer.Cancel()
+		n.truthTimer = nil
+	}
+	return nil
+}
+
+// Restart starts a crashed node with what its persistence kept. If its group
+// failed over meanwhile it comes back as a replica of the new master (as
+// Sentinel reconfigures it); if it is still the master, its replicas resync
+// from it, so a master restarted empty empties its replicas too, as in Redis.
+func (n *Node) Restart() error {
+	if n.up {
+		return fmt.Errorf("sim: restart %s: node is up", n.name)
+	}
+	n.w.recordFault(history.FaultRestart, n.name, "", fmt.Sprintf("loaded %d keys", len(n.saved)))
+	n.durable = maps.Clone(n.saved)
+	if n.durable == nil {
+		n.durable = map[string]keyState{}
+	}
+	n.pending = nil
+	if err := n.boot(n.saved); err != nil {
+		return err
+	}
+	// Keys the crash lost were marked gone at the crash; any key the truth
+	// still names that the node did not load is gone too.
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		if _, ok := n.saved[k]; !ok {
+			n.noteTruth(k, keyState{})
+		}
+	}
+	n.saved = nil
+	g := n.group
+	if g.master == n {
+		for _, l := range n.links {
+			l.fullSync()
+		}
+	} else {
+		n.master = nil
+		n.links = nil
+		g.master.attach(n)
+	}
+	n.armTruth()
+	return nil
+}

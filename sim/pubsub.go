@@ -1,0 +1,140 @@
+package sim
+
+// Pub/sub: a client's subscription to a channel, held by the node that was
+// its group's master when it subscribed; what that node publishes reaches
+// the subscriber as network pushes, and its crash ends the subscription.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// ErrSubscriptionLost is returned by Subscription.Next after the node that
+// held the subscription crashed.
+var ErrSubscriptionLost = errors.New("sim: subscription lost: node crashed")
+
+// subscribedOn is SUBSCRIBE's answer on its way to the client: the node
+// that took the subscription, for the req record.
+type subscribedOn string
+
+// Subscribe records a "subscribe" req record (Args the channel), whose
+// Detail names the node that took the subscription ("on m1"): a waiter
+// hears of a release only from that node.
+func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
+	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
+	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
+	h.noRuns = true
+	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, func(n *Node, reply func(any, error)) {
+		n.subscribe(sub)
+		reply(subscribedOn(n.name), nil)
+	})
+	if on, ok := v.(subscribedOn); ok {
+		v = "subscribe"
+		h.setDetail("on " + string(on))
+	}
+	h.endReq(v, err)
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// simSub is the simulation's lock.Subscription.
+type simSub struct {
+	c       *Client
+	channel string
+	node    *Node
+	queue   []string
+	waiter  *waiter
+	closed  bool
+	broken  bool
+	op      *opRun // the op that subscribed: its pushes belong to it
+}
+
+func (n *Node) subscribe(s *simSub) {
+	s.node = n
+	if !slices.Contains(n.subs[s.channel], s) {
+		n.subs[s.channel] = append(n.subs[s.channel], s)
+	}
+}
+
+// publish sends msg to the channel's subscribers as network messages.
+func (n *Node) publish(channel, msg string) {
+	for _, s := range n.subs[channel] {
+		s.c.send(msgPush, n, "message "+channel, s.op, func() { s.deliver(msg) })
+	}
+}
+
+func (s *simSub) deliver(msg string) {
+	if s.closed {
+		return
+	}
+	s.queue = append(s.queue, msg)
+	if s.waiter != nil {
+		s.waiter.wake(nil)
+	}
+}
+
+// lost tells the subscriber its node crashed (a connection reset, which can
+// itself be lost in a partition).
+func (s *simSub) lost(n *Node) {
+	s.c.send(msgPush, n, "connection reset "+s.channel, s.op, func() {
+		s.broken = true
+		if s.waiter != nil {
+			s.waiter.wake(nil)
+		}
+	})
+}
+
+func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
+	w := s.c.w
+	if s.closed {
+		return "", false, errors.New("sim: Next on a closed subscription")
+	}
+	if len(s.queue) == 0 && !s.broken {
+		if err := ctx.Err(); err != nil {
+			return "", false, err
+		}
+		wt := w.newWaiter("Subscription.Next")
+		s.waiter = wt
+		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
+		wt.wait()
+		tm.Cancel()
+		s.waiter = nil
+	}
+	if len(s.queue) > 0 {
+		m := s.queue[0]
+		s.queue = s.queue[1:]
+		return m, true, nil
+	}
+	if s.broken {
+		return "", false, ErrSubscriptionLost
+	}
+	return "", false, ctx.Err()
+}
+
+func (s *simSub) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if n := s.node; n != nil && !s.broken {
+		// Sent without waiting for a reply: the record returns at once,
+		// naming the node the subscription was on. A process unwinding
+		// at World.Close is not the client unsubscribing: no record.
+		if !s.c.w.closed {
+			h := s.c.beginReq(n.group.name, "unsubscribe", []string{s.channel})
+			h.sentTo(n)
+			h.setDetail("on " + n.name + ", no reply awaited")
+			h.endReq("unsubscribe", nil)
+		}
+		s.c.send(msgRequest, n, "unsubscribe "+s.channel, s.c.w.curOp(), func() {
+			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
+		})
+	}
+	return nil
+}
