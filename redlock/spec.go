@@ -95,52 +95,95 @@ type Spec struct {
 // NewSpec returns the lock named key on conns, one Conn per independent
 // master. Bad options are reported, not corrected.
 func NewSpec(rt lock.Runtime, conns []lock.Conn, key string, opts SpecOptions) (*Spec, error) {
+	if err := checkSpecTargets(rt, conns, key); err != nil {
+		return nil, err
+	}
+	opts, err := opts.withDefaults(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Spec{conns: append([]lock.Conn(nil), conns...), rt: rt, key: key, opts: opts, rnd: newLockedRand(opts.Rand, rt)}, nil
+}
+
+// checkSpecTargets decides whether NewSpec has something to lock: a
+// runtime, at least one master (none nil), and a key.
+func checkSpecTargets(rt lock.Runtime, conns []lock.Conn, key string) error {
 	if rt == nil {
-		return nil, errors.New("redlock: NewSpec: nil runtime")
+		return errors.New("redlock: NewSpec: nil runtime")
 	}
 	if len(conns) == 0 {
-		return nil, errors.New("redlock: NewSpec: no conns (need at least one master)")
+		return errors.New("redlock: NewSpec: no conns (need at least one master)")
 	}
 	for i, c := range conns {
 		if c == nil {
-			return nil, fmt.Errorf("redlock: NewSpec: conn %d is nil", i)
+			return fmt.Errorf("redlock: NewSpec: conn %d is nil", i)
 		}
 	}
 	if key == "" {
-		return nil, errors.New("redlock: NewSpec: empty key")
+		return errors.New("redlock: NewSpec: empty key")
 	}
-	if opts.TTL < time.Millisecond || opts.TTL%time.Millisecond != 0 {
-		return nil, fmt.Errorf("redlock: NewSpec %q: TTL %v must be a positive whole number of milliseconds", key, opts.TTL)
+	return nil
+}
+
+// withDefaults checks the options of the lock named key and fills in the
+// defaults of those left 0. The lease (TTL and drift factor) is checked
+// first, then the retries, then whether the drift allowance leaves the
+// lease any validity, so that options with several faults always report
+// the same one.
+func (o SpecOptions) withDefaults(key string) (SpecOptions, error) {
+	if err := o.leaseDefaults(key); err != nil {
+		return o, err
 	}
-	if math.IsNaN(opts.DriftFactor) || opts.DriftFactor < 0 || opts.DriftFactor >= 1 {
-		return nil, fmt.Errorf("redlock: NewSpec %q: drift factor %v outside [0, 1)", key, opts.DriftFactor)
+	if err := o.retryDefaults(key); err != nil {
+		return o, err
 	}
-	if opts.DriftFactor == 0 {
-		opts.DriftFactor = DefaultDriftFactor
+	if d := o.drift(); d >= o.TTL {
+		return o, fmt.Errorf("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, o.TTL)
 	}
-	if opts.Tries < 0 {
-		return nil, fmt.Errorf("redlock: NewSpec %q: negative tries %d", key, opts.Tries)
+	return o, nil
+}
+
+// leaseDefaults decides the lease: TTL must be a positive whole number of
+// milliseconds (what PX can grant), the drift factor a fraction in [0, 1),
+// 0 meaning DefaultDriftFactor.
+func (o *SpecOptions) leaseDefaults(key string) error {
+	if o.TTL < time.Millisecond || o.TTL%time.Millisecond != 0 {
+		return fmt.Errorf("redlock: NewSpec %q: TTL %v must be a positive whole number of milliseconds", key, o.TTL)
 	}
-	if opts.Tries == 0 {
-		opts.Tries = DefaultTries
+	if math.IsNaN(o.DriftFactor) || o.DriftFactor < 0 || o.DriftFactor >= 1 {
+		return fmt.Errorf("redlock: NewSpec %q: drift factor %v outside [0, 1)", key, o.DriftFactor)
 	}
-	if opts.RetryDelayMin < 0 || opts.RetryDelayMax < 0 {
-		return nil, fmt.Errorf("redlock: NewSpec %q: negative retry delay [%v, %v]", key, opts.RetryDelayMin, opts.RetryDelayMax)
+	if o.DriftFactor == 0 {
+		o.DriftFactor = DefaultDriftFactor
 	}
-	if opts.RetryDelayMin == 0 && opts.RetryDelayMax == 0 {
-		opts.RetryDelayMin, opts.RetryDelayMax = DefaultRetryDelayMin, DefaultRetryDelayMax
+	return nil
+}
+
+// retryDefaults decides how Lock retries: how many tries (0 meaning
+// DefaultTries) and the range of the pause between them (both 0 meaning
+// the defaults), which must be ordered and narrow enough for retryDelay to
+// draw from.
+func (o *SpecOptions) retryDefaults(key string) error {
+	if o.Tries < 0 {
+		return fmt.Errorf("redlock: NewSpec %q: negative tries %d", key, o.Tries)
 	}
-	if opts.RetryDelayMax < opts.RetryDelayMin {
-		return nil, fmt.Errorf("redlock: NewSpec %q: retry delay max %v below min %v", key, opts.RetryDelayMax, opts.RetryDelayMin)
+	if o.Tries == 0 {
+		o.Tries = DefaultTries
 	}
-	if opts.RetryDelayMax-opts.RetryDelayMin == math.MaxInt64 {
+	if o.RetryDelayMin < 0 || o.RetryDelayMax < 0 {
+		return fmt.Errorf("redlock: NewSpec %q: negative retry delay [%v, %v]", key, o.RetryDelayMin, o.RetryDelayMax)
+	}
+	if o.RetryDelayMin == 0 && o.RetryDelayMax == 0 {
+		o.RetryDelayMin, o.RetryDelayMax = DefaultRetryDelayMin, DefaultRetryDelayMax
+	}
+	if o.RetryDelayMax < o.RetryDelayMin {
+		return fmt.Errorf("redlock: NewSpec %q: retry delay max %v below min %v", key, o.RetryDelayMax, o.RetryDelayMin)
+	}
+	if o.RetryDelayMax-o.RetryDelayMin == math.MaxInt64 {
 		// retryDelay draws from hi-lo+1 values, which must fit an int64.
-		return nil, fmt.Errorf("redlock: NewSpec %q: retry delay range [%v, %v] too wide", key, opts.RetryDelayMin, opts.RetryDelayMax)
+		return fmt.Errorf("redlock: NewSpec %q: retry delay range [%v, %v] too wide", key, o.RetryDelayMin, o.RetryDelayMax)
 	}
-	if d := opts.drift(); d >= opts.TTL {
-		return nil, fmt.Errorf("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, opts.TTL)
-	}
-	return &Spec{conns: append([]lock.Conn(nil), conns...), rt: rt, key: key, opts: opts, rnd: newLockedRand(opts.Rand, rt)}, nil
+	return nil
 }
 
 // drift is the clock-drift allowance subtracted from every validity.

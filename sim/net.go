@@ -365,37 +365,11 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
 	}
-	dup := false
-	for _, r := range n.rules {
-		if !r.active(n.w.now) || (r.Client != "" && r.Client != client) || (r.Node != "" && r.Node != node) || !r.opScope(kind, op) {
-			continue
-		}
-		rng := n.rng(link)
-		var p float64
-		switch kind {
-		case msgRequest:
-			p = r.DropRequest
-		case msgReply:
-			p = r.DropReply
-		case msgPush:
-			p = r.DropPush
-		}
-		if p > 0 && rng.Float64() < p {
-			r.ruleHit()
-			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
-			return
-		}
-		if r.DelayP > 0 && r.delayOn().has(kind) && rng.Float64() < r.DelayP {
-			r.ruleHit()
-			extra := r.Delay.Sample(rng)
-			lat += extra
-			n.w.recordFault("delay-"+kindName(kind), node, client, fmt.Sprintf("%s: +%v %s", r.Name, extra, what))
-		}
-		if kind == msgRequest && r.Duplicate > 0 && rng.Float64() < r.Duplicate {
-			r.ruleHit()
-			dup = true
-		}
+	f := n.fate(kind, client, node, link, what, op)
+	if f.dropped {
+		return
 	}
+	lat += f.extra
 	deliverAt := func(lat time.Duration) {
 		due := max(n.w.now+lat, n.lastDue[fifo])
 		n.lastDue[fifo] = due
@@ -408,10 +382,73 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 		})
 	}
 	deliverAt(lat)
-	if dup {
+	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
 		deliverAt(lat)
 	}
+}
+
+// msgFate is what the link-fault rules decided for one message.
+type msgFate struct {
+	// dropped: a rule lost the message (the rules after it were not asked).
+	dropped bool
+	// extra is the delay the rules added, on top of the latency.
+	extra time.Duration
+	// duplicated: a rule delivers the request twice.
+	duplicated bool
+}
+
+// fate asks every rule that acts on this message, in the order they were
+// added, whether it drops, delays or duplicates it, and records each drop
+// and delay. The rules share the link's fault stream (rng), and a rule draws
+// from it only for a probability it sets above 0, in the order drop, delay,
+// duplicate: that order is what pins a seed's faults, so it must not change.
+func (n *Network) fate(kind msgKind, client, node, link, what string, op *opRun) msgFate {
+	var f msgFate
+	for _, r := range n.rules {
+		if !r.actsOn(n.w.now, kind, client, node, op) {
+			continue
+		}
+		rng := n.rng(link)
+		if p := r.dropP(kind); p > 0 && rng.Float64() < p {
+			r.ruleHit()
+			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
+			f.dropped = true
+			return f
+		}
+		if r.DelayP > 0 && r.delayOn().has(kind) && rng.Float64() < r.DelayP {
+			r.ruleHit()
+			extra := r.Delay.Sample(rng)
+			f.extra += extra
+			n.w.recordFault("delay-"+kindName(kind), node, client, fmt.Sprintf("%s: +%v %s", r.Name, extra, what))
+		}
+		if kind == msgRequest && r.Duplicate > 0 && rng.Float64() < r.Duplicate {
+			r.ruleHit()
+			f.duplicated = true
+		}
+	}
+	return f
+}
+
+// actsOn reports whether the rule acts on a message of kind between client
+// and node, belonging to op, at world time now: inside its window, on its
+// links, and (for a rule bound to an op) one of that op's messages it still
+// considers.
+func (r *Rule) actsOn(now time.Duration, kind msgKind, client, node string, op *opRun) bool {
+	return r.active(now) && (r.Client == "" || r.Client == client) && (r.Node == "" || r.Node == node) && r.opScope(kind, op)
+}
+
+// dropP is the rule's probability of losing a message of kind.
+func (r *Rule) dropP(kind msgKind) float64 {
+	switch kind {
+	case msgRequest:
+		return r.DropRequest
+	case msgReply:
+		return r.DropReply
+	case msgPush:
+		return r.DropPush
+	}
+	return 0
 }
 
 func kindName(k msgKind) string {
