@@ -1,4 +1,4 @@
-package sim_test
+package history_test
 
 import (
 	"testing"
