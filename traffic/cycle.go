@@ -105,23 +105,23 @@ func checkRatio(kind, client string, r float64) error {
 // "refused while free"). The real backend (internal/realrun) records by it
 // too, so that both backends' histories say the same of the same error.
 func AcquireOutcome(err error) (history.Outcome, string) {
-	return outcome(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout)
+	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout)
 }
 
 // ReleaseOutcome classifies a release's error: ok (Result "", the locks do
 // not say whether holds remain), fail (Result "not held", the lock's
 // answer), unknown, or error. The real backend records by it too.
 func ReleaseOutcome(err error) (history.Outcome, string) {
-	return outcome(err, "not held", lock.ErrNotHeld)
+	return classify(err, "not held", lock.ErrNotHeld)
 }
 
-// outcome is the rule every op record follows, with the errors that mean
+// classify is the rule every op record follows, with the errors that mean
 // the op did not happen (fails, recorded as fail with failResult): ok for
 // nil; error, with the error's text, for an unsynced acquire (it took the
 // lock, whatever else the error wraps), an error reply and the lock's other
 // verdicts; unknown when the client cannot tell what happened
 // (lock.IsUnknown: timeouts, broken connections).
-func outcome(err error, failResult string, fails ...error) (history.Outcome, string) {
+func classify(err error, failResult string, fails ...error) (history.Outcome, string) {
 	switch {
 	case err == nil:
 		return history.OutcomeOK, ""

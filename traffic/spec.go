@@ -183,9 +183,9 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 
 // extendOutcome classifies an extension's error: ok; fail when the holder
 // knows it did not extend (no majority, or its validity had run out, before
-// or during the extension); unknown or error as any op (outcome).
+// or during the extension); unknown or error as any op (classify).
 func extendOutcome(err error) (history.Outcome, string) {
-	return outcome(err, "", redlock.ErrNoQuorum, redlock.ErrExpired)
+	return classify(err, "", redlock.ErrNoQuorum, redlock.ErrExpired)
 }
 
 // groupConns returns c's Conns to groups: at least one, no repeats.
