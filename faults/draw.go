@@ -92,7 +92,9 @@ func orDefault(d, def sim.Dist) sim.Dist {
 }
 
 // Draw draws a schedule for a run of length dur on w's topology from the
-// world's seed.
+// world's seed: failovers, crashes, pauses, then each endpoint's clock
+// jumps, partitions and drift, then the link faults, in that order (the
+// order faults are applied in, which the histories keep).
 func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 	if err := r.validate(); err != nil {
 		return nil, fmt.Errorf("faults: rates: %w", err)
@@ -100,90 +102,147 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 	if dur <= 0 {
 		return nil, fmt.Errorf("faults: Draw: duration %v must be positive", dur)
 	}
-	nodes, clients := w.Nodes(), w.Clients()
-	all := append(append([]string{}, nodes...), clients...)
-	isNode := func(name string) bool { _, err := w.Node(name); return err == nil }
-	var s Schedule
+	d := drawer{w: w, r: r, dur: dur}
+	s := d.failovers()
+	s = append(s, d.crashes()...)
+	s = append(s, d.pauses()...)
+	all := append(w.Nodes(), w.Clients()...)
+	for _, e := range all {
+		s = append(s, d.clockJumps(e)...)
+		s = append(s, d.partitions(e, all)...)
+		s = append(s, d.drift(e)...)
+	}
+	return append(s, d.linkFaults()...), nil
+}
 
-	// Every target draws from its own stream per kind ("faults/crash/m1"), so
-	// adding a node or a client adds its faults and moves nobody else's.
-	stream := func(kind, target string) *rand.Rand { return w.Rand("faults/" + kind + "/" + target) }
-	// arrivals returns Poisson arrival times in [0, dur) for a per-minute rate.
-	arrivals := func(rng *rand.Rand, perMinute float64) []time.Duration {
-		var out []time.Duration
-		if perMinute <= 0 {
-			return out
-		}
-		mean := float64(time.Minute) / perMinute
-		for t := time.Duration(rng.ExpFloat64() * mean); t < dur; t += max(time.Duration(rng.ExpFloat64()*mean), 1) {
-			out = append(out, t)
-		}
+// drawer draws the faults of one schedule.
+type drawer struct {
+	w   *sim.World
+	r   Rates
+	dur time.Duration
+}
+
+// stream is the PRNG of one kind on one target ("faults/crash/m1"): every
+// target draws from its own stream per kind, so that adding a node or a
+// client adds its faults and moves nobody else's.
+func (d drawer) stream(kind, target string) *rand.Rand {
+	return d.w.Rand("faults/" + kind + "/" + target)
+}
+
+// arrivals returns Poisson arrival times in [0, dur) for a per-minute rate.
+func (d drawer) arrivals(rng *rand.Rand, perMinute float64) []time.Duration {
+	var out []time.Duration
+	if perMinute <= 0 {
 		return out
 	}
+	mean := float64(time.Minute) / perMinute
+	for t := time.Duration(rng.ExpFloat64() * mean); t < d.dur; t += max(time.Duration(rng.ExpFloat64()*mean), 1) {
+		out = append(out, t)
+	}
+	return out
+}
 
-	for _, g := range w.Groups() {
-		if grp, _ := w.Group(g); grp.Size() < 2 {
+// isNode reports whether endpoint e is a node (else it is a client).
+func (d drawer) isNode(e string) bool { return d.w.CheckNode(e) == nil }
+
+func (d drawer) failovers() Schedule {
+	var s Schedule
+	for _, g := range d.w.Groups() {
+		if grp, _ := d.w.Group(g); grp.Size() < 2 {
 			continue
 		}
-		rng := stream("failover", g)
-		for _, t := range arrivals(rng, r.Failover) {
+		for _, t := range d.arrivals(d.stream("failover", g), d.r.Failover) {
 			s = append(s, Failover{At: t, Group: g})
 		}
 	}
-	down := orDefault(r.CrashDown, sim.Fixed(time.Second))
-	for _, n := range nodes {
-		rng := stream("crash", n)
-		for _, t := range arrivals(rng, r.Crash) {
+	return s
+}
+
+func (d drawer) crashes() Schedule {
+	var s Schedule
+	down := orDefault(d.r.CrashDown, sim.Fixed(time.Second))
+	for _, n := range d.w.Nodes() {
+		rng := d.stream("crash", n)
+		for _, t := range d.arrivals(rng, d.r.Crash) {
 			s = append(s, Crash{At: t, Node: n, Down: down.Sample(rng)})
 		}
 	}
-	pauseFor := orDefault(r.PauseFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
-	for _, c := range clients {
-		rng := stream("pause", c)
-		for _, t := range arrivals(rng, r.Pause) {
+	return s
+}
+
+func (d drawer) pauses() Schedule {
+	var s Schedule
+	pauseFor := orDefault(d.r.PauseFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	for _, c := range d.w.Clients() {
+		rng := d.stream("pause", c)
+		for _, t := range d.arrivals(rng, d.r.Pause) {
 			s = append(s, Pause{At: t, Client: c, For: pauseFor.Sample(rng)})
 		}
 	}
-	jumpBy := orDefault(r.JumpBy, sim.Uniform(time.Second, 10*time.Second))
-	partFor := orDefault(r.PartitionFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
-	for _, e := range all {
-		rng := stream("clock-jump", e)
-		for _, t := range arrivals(rng, r.ClockJump) {
-			by := jumpBy.Sample(rng)
-			if rng.IntN(2) == 0 {
-				by = -by
-			}
-			f := ClockJump{At: t, By: by}
-			if isNode(e) {
-				f.Node = e
-			} else {
-				f.Client = e
-			}
-			s = append(s, f)
+	return s
+}
+
+// clockJumps are endpoint e's clock jumps, forward or backward with equal
+// odds.
+func (d drawer) clockJumps(e string) Schedule {
+	var s Schedule
+	jumpBy := orDefault(d.r.JumpBy, sim.Uniform(time.Second, 10*time.Second))
+	rng := d.stream("clock-jump", e)
+	for _, t := range d.arrivals(rng, d.r.ClockJump) {
+		by := jumpBy.Sample(rng)
+		if rng.IntN(2) == 0 {
+			by = -by
 		}
-		if len(all) > 1 {
-			rng = stream("partition", e)
-			for _, t := range arrivals(rng, r.Partition) {
-				var rest []string
-				for _, o := range all {
-					if o != e {
-						rest = append(rest, o)
-					}
-				}
-				s = append(s, Partition{From: t, Until: t + max(partFor.Sample(rng), 1), A: []string{e}, B: rest})
-			}
+		f := ClockJump{At: t, By: by}
+		if d.isNode(e) {
+			f.Node = e
+		} else {
+			f.Client = e
 		}
-		if r.DriftPPM > 0 {
-			ppm := stream("drift", e).Int64N(2*r.DriftPPM+1) - r.DriftPPM
-			f := ClockDrift{PPM: ppm}
-			if isNode(e) {
-				f.Node = e
-			} else {
-				f.Client = e
-			}
-			s = append(s, f)
-		}
+		s = append(s, f)
 	}
+	return s
+}
+
+// partitions are the partitions that isolate endpoint e from the rest of
+// all (none when e is alone).
+func (d drawer) partitions(e string, all []string) Schedule {
+	if len(all) < 2 {
+		return nil
+	}
+	var s Schedule
+	partFor := orDefault(d.r.PartitionFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	rng := d.stream("partition", e)
+	for _, t := range d.arrivals(rng, d.r.Partition) {
+		var rest []string
+		for _, o := range all {
+			if o != e {
+				rest = append(rest, o)
+			}
+		}
+		s = append(s, Partition{From: t, Until: t + max(partFor.Sample(rng), 1), A: []string{e}, B: rest})
+	}
+	return s
+}
+
+// drift is endpoint e's constant drift from time zero, if DriftPPM is set.
+func (d drawer) drift(e string) Schedule {
+	if d.r.DriftPPM <= 0 {
+		return nil
+	}
+	f := ClockDrift{PPM: d.stream("drift", e).Int64N(2*d.r.DriftPPM+1) - d.r.DriftPPM}
+	if d.isNode(e) {
+		f.Node = e
+	} else {
+		f.Client = e
+	}
+	return Schedule{f}
+}
+
+// linkFaults are the link faults on every link for the whole run.
+func (d drawer) linkFaults() Schedule {
+	var s Schedule
+	r := d.r
 	for _, lf := range []LinkFault{
 		{Kind: DropRequests, P: r.DropRequest},
 		{Kind: DropReplies, P: r.DropReply},
@@ -195,5 +254,5 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 			s = append(s, lf)
 		}
 	}
-	return s, nil
+	return s
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -33,30 +32,6 @@ type Trigger struct {
 // EveryMessage, as Trigger.Messages, makes a link fault act on every message
 // of the op.
 const EveryMessage = -1
-
-// instant is a fault that acts at one instant (and may schedule more from
-// there): every scripted kind but the link faults.
-type instant interface {
-	Fault
-	// what describes the fault without its time: "failover m1".
-	what() string
-	// timed reports whether its time (At, or From and Until) is set,
-	// which a fault bound to an op must leave at 0.
-	timed() bool
-	// now does the fault at the current instant, in the scheduler.
-	now(w *sim.World) error
-}
-
-var (
-	_ instant = Failover{}
-	_ instant = Crash{}
-	_ instant = Restart{}
-	_ instant = Pause{}
-	_ instant = ClientCrash{}
-	_ instant = ClockJump{}
-	_ instant = ClockDrift{}
-	_ instant = Partition{}
-)
 
 // OnOp is Fault bound to an operation (Trigger). An instant fault
 // (Failover, Crash, Restart, Pause, ClientCrash, ClockJump, ClockDrift,
@@ -118,83 +93,111 @@ func eventPhrase(ev sim.OpEvent) string {
 	return string(ev)
 }
 
-func (f OnOp) Validate(w *sim.World) error {
-	t := f.Trigger
-	if _, err := w.Client(t.Op.Client); err != nil {
-		return fmt.Errorf("trigger: %w", err)
+// Available needs a target that sees operations (OpBinder); the real
+// backend has none: it schedules its faults by the clock. On such a target
+// the bound fault must be available too.
+func (f OnOp) Available(t Target) error {
+	if _, ok := t.(OpBinder); !ok {
+		return unavailable("on", "a fault bound to an operation: faults are scheduled by the clock here")
 	}
-	if t.Op.Op == "" {
-		return errors.New("trigger: no op named")
+	if f.Fault == nil {
+		return nil // Validate says so
 	}
-	if t.Op.Nth < 1 {
-		return fmt.Errorf("trigger: nth %d: want 1 or more", t.Op.Nth)
+	return f.Fault.Available(t)
+}
+
+// Validate checks what is particular to binding the fault to an op (an
+// instant fault needs an event and no time of its own, a link fault no
+// event), and asks the target for the rest: what its OnOp accepts (the
+// selector, the event, the delay), what its AddRule accepts (the op's rule),
+// and the fault itself.
+func (f OnOp) Validate(t Target) error {
+	b, ok := t.(OpBinder)
+	if !ok {
+		return f.Available(t)
 	}
+	tr := f.Trigger
 	switch in := f.Fault.(type) {
 	case instant:
-		switch t.Event {
-		case sim.OpCall, sim.OpApplied, sim.OpReturn:
-		case "":
+		if tr.Event == "" {
 			return fmt.Errorf("trigger: %s needs an event (call, applied or return)", in.what())
-		default:
-			return fmt.Errorf("trigger: unknown event %q (want call, applied or return)", t.Event)
 		}
-		if err := checkTime("after", t.After); err != nil {
+		if err := b.CheckOnOp(tr.Op, tr.Event, tr.After); err != nil {
 			return fmt.Errorf("trigger: %w", err)
 		}
-		if t.Messages != 0 {
+		if tr.Messages != 0 {
 			return fmt.Errorf("trigger: messages is for link faults; %s acts at an instant", in.what())
 		}
 		if in.timed() {
 			return fmt.Errorf("%s is bound to an op: its time must be left 0", in.what())
 		}
-		return in.Validate(w)
+		return in.Validate(t)
 	case LinkFault:
-		if t.Event != "" || t.After != 0 {
+		if tr.Event != "" || tr.After != 0 {
 			return fmt.Errorf("trigger: a link fault acts on the op's messages: it takes no event or after")
 		}
-		if t.Messages < EveryMessage {
-			return fmt.Errorf("trigger: messages %d: want a count of at least 1, or every message", t.Messages)
+		if tr.Messages < EveryMessage {
+			return fmt.Errorf("trigger: messages %d: want a count of at least 1, or every message", tr.Messages)
 		}
-		if in.From != 0 || in.Until != 0 {
-			return fmt.Errorf("%s is bound to an op: it takes no window", in.what())
+		if err := in.Validate(t); err != nil {
+			return err
 		}
-		if in.Client != "" && in.Client != t.Op.Client {
-			return fmt.Errorf("%s is on client %s's links: it cannot see %s's messages", in.what(), in.Client, t.Op)
-		}
-		return in.Validate(w)
-	case nil:
-		return errors.New("no fault to bind")
-	}
-	return fmt.Errorf("%s cannot be bound to an op", f.Fault.Name())
-}
-
-func (f OnOp) Apply(w *sim.World) error {
-	t := f.Trigger
-	switch in := f.Fault.(type) {
-	case instant:
-		name := f.Name()
-		return w.OnOp(t.Op, t.Event, t.After, name, func() {
-			if err := in.now(w); err != nil {
-				w.RecordFault(history.FaultSkipped, "", name+": "+err.Error())
-			}
-		})
-	case LinkFault:
-		r, err := in.rule()
+		r, err := f.opRule(in)
 		if err != nil {
 			return err
 		}
-		r.Name = f.Name()
-		op := t.Op
-		r.Op = &op
-		switch {
-		case t.Messages == EveryMessage:
-			r.Messages = 0
-		case t.Messages == 0:
-			r.Messages = 1
-		default:
-			r.Messages = t.Messages
-		}
-		return w.Net().AddRule(r)
+		return b.CheckRule(r)
 	}
-	return f.Validate(w)
+	return notBindable(f.Fault)
+}
+
+func (f OnOp) Apply(t Target) error {
+	if err := f.Available(t); err != nil {
+		return err
+	}
+	b := t.(OpBinder)
+	tr := f.Trigger
+	switch in := f.Fault.(type) {
+	case instant:
+		return b.ActOnOp(tr.Op, tr.Event, tr.After, f.Name(), func() error { return in.now(t) })
+	case LinkFault:
+		r, err := f.opRule(in)
+		if err != nil {
+			return err
+		}
+		return b.AddRule(r)
+	}
+	return notBindable(f.Fault)
+}
+
+// opRule is the link rule of link fault in bound to the op: named by the
+// binding, acting on the op's messages only, the first Trigger.Messages of
+// them (sim.Rule.Messages counts 0 as every message, Trigger.Messages as
+// the first one).
+func (f OnOp) opRule(in LinkFault) (sim.Rule, error) {
+	r, err := in.rule()
+	if err != nil {
+		return r, err
+	}
+	r.Name = f.Name()
+	op := f.Trigger.Op
+	r.Op = &op
+	switch m := f.Trigger.Messages; m {
+	case EveryMessage:
+		r.Messages = 0
+	case 0:
+		r.Messages = 1
+	default:
+		r.Messages = m
+	}
+	return r, nil
+}
+
+// notBindable is the error for a fault OnOp cannot bind: none, or one that
+// is neither an instant nor a link fault (an OnOp itself).
+func notBindable(f Fault) error {
+	if f == nil {
+		return errors.New("no fault to bind")
+	}
+	return fmt.Errorf("%s cannot be bound to an op", f.Name())
 }

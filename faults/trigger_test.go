@@ -255,7 +255,7 @@ func TestOnOpRejectsMisuse(t *testing.T) {
 		{"bad event", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: "sent"}, Fault: faults.Failover{Group: "m1"}}, []string{"unknown event", "sent"}},
 		{"timed instant", faults.OnOp{Trigger: instantOp, Fault: faults.Failover{At: time.Second, Group: "m1"}}, []string{"time must be left 0"}},
 		{"messages on an instant", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, Messages: 2}, Fault: faults.Failover{Group: "m1"}}, []string{"messages is for link faults"}},
-		{"negative after", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, After: -ms}, Fault: faults.Failover{Group: "m1"}}, []string{"after", "negative"}},
+		{"negative after", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, After: -ms}, Fault: faults.Failover{Group: "m1"}}, []string{"after", "out of range"}},
 		{"event on a link fault", faults.OnOp{Trigger: instantOp, Fault: drop}, []string{"no event or after"}},
 		{"window on a link fault", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Until: time.Second}}, []string{"no window"}},
 		{"another client's links", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Client: "c2"}}, []string{"c2", "c1's 1st acquire"}},
@@ -279,6 +279,33 @@ func TestOnOpRejectsMisuse(t *testing.T) {
 	w.Close()
 	if n := len(w.History().Records()); n != before {
 		t.Errorf("rejected schedules left %d records: %+v", n-before, w.History().Records()[before:])
+	}
+}
+
+// TestOnOpRejectedBeforeAnyFaultApplies: what the simulation would refuse
+// when the binding is made (a link fault bound to an op that acts on no
+// message, an after beyond any run) is found by Validate, so that the
+// schedule is refused whole: the failover before it never happens.
+func TestOnOpRejectedBeforeAnyFaultApplies(t *testing.T) {
+	for _, tc := range []struct {
+		what  string
+		f     faults.Fault
+		words []string
+	}{
+		{"p 0", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1)}, Fault: faults.LinkFault{Kind: faults.DropReplies}}, []string{"acts on no message"}},
+		{"after a year", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, After: 400 * 24 * time.Hour},
+			Fault: faults.Failover{Group: "m1"}}, []string{"after", "out of range"}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			w := topology(t, 1)
+			defer w.Close()
+			err := faults.Schedule{faults.Failover{At: ms, Group: "m1"}, tc.f}.Apply(w)
+			wantErrMentioning(t, err, tc.words...)
+			check(t, w.Run(time.Second))
+			if f := faultRecords(w, history.FaultFailover); len(f) != 0 {
+				t.Errorf("the schedule was half applied: %+v", f)
+			}
+		})
 	}
 }
 

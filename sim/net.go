@@ -201,24 +201,10 @@ func newNetwork(w *World) *Network {
 
 // AddRule adds a network fault rule.
 func (n *Network) AddRule(r Rule) error {
-	if err := r.validate(); err != nil {
+	if err := n.checkRule(r); err != nil {
 		return err
 	}
-	if err := n.w.checkTargets(r.Client, r.Node); err != nil {
-		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
-	}
 	if r.Op != nil {
-		if err := r.Op.validate(n.w); err != nil {
-			return fmt.Errorf("sim: rule %q: %w", r.Name, err)
-		}
-		if r.considers() == 0 {
-			return fmt.Errorf("sim: rule %q: bound to an op, it acts on no message (every probability is 0)", r.Name)
-		}
-		// The op's messages are its client's: a rule on another client's
-		// links would never see one.
-		if r.Client != "" && r.Client != r.Op.Client {
-			return fmt.Errorf("sim: rule %q: on client %q's links, it cannot see %s's messages", r.Name, r.Client, r.Op)
-		}
 		if n.w.closed {
 			return errors.New("sim: AddRule: world is closed")
 		}
@@ -231,6 +217,31 @@ func (n *Network) AddRule(r Rule) error {
 	n.w.schedule(r.From, func() {
 		n.w.recordFault(history.FaultNetRule, r.Node, r.Client, describeRule(r))
 	})
+	return nil
+}
+
+// checkRule returns what AddRule rejects in r, adding nothing.
+func (n *Network) checkRule(r Rule) error {
+	if err := r.validate(); err != nil {
+		return err
+	}
+	if err := n.w.checkTargets(r.Client, r.Node); err != nil {
+		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
+	}
+	if r.Op == nil {
+		return nil
+	}
+	if err := r.Op.validate(n.w); err != nil {
+		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
+	}
+	if r.considers() == 0 {
+		return fmt.Errorf("sim: rule %q: bound to an op, it acts on no message (every probability is 0)", r.Name)
+	}
+	// The op's messages are its client's: a rule on another client's
+	// links would never see one.
+	if r.Client != "" && r.Client != r.Op.Client {
+		return fmt.Errorf("sim: rule %q: on client %q's links, it cannot see %s's messages", r.Name, r.Client, r.Op)
+	}
 	return nil
 }
 

@@ -147,18 +147,29 @@ func (w *World) OnOp(sel OpSelector, ev OpEvent, after time.Duration, name strin
 	if w.closed {
 		return fmt.Errorf("sim: OnOp: world is closed")
 	}
-	if err := sel.validate(w); err != nil {
+	if err := w.CheckOnOp(sel, ev, after); err != nil {
 		return fmt.Errorf("sim: trigger %q: %w", name, err)
+	}
+	w.triggers = append(w.triggers, &trigger{sel: sel, name: name, ev: ev, after: after, fn: fn})
+	return nil
+}
+
+// CheckOnOp returns what OnOp would reject in sel, ev and after (an unknown
+// client, no op named, nth below 1, an unknown event, after out of range),
+// binding nothing: package faults checks a whole schedule with it before it
+// applies any fault, so that a bad one never half-applies.
+func (w *World) CheckOnOp(sel OpSelector, ev OpEvent, after time.Duration) error {
+	if err := sel.validate(w); err != nil {
+		return err
 	}
 	switch ev {
 	case OpCall, OpApplied, OpReturn:
 	default:
-		return fmt.Errorf("sim: trigger %q: unknown event %q (want call, applied or return)", name, ev)
+		return fmt.Errorf("unknown event %q (want call, applied or return)", ev)
 	}
 	if after < 0 || after > MaxDuration {
-		return fmt.Errorf("sim: trigger %q: after %v out of range [0, %v]", name, after, MaxDuration)
+		return fmt.Errorf("after %v out of range [0, %v]", after, MaxDuration)
 	}
-	w.triggers = append(w.triggers, &trigger{sel: sel, name: name, ev: ev, after: after, fn: fn})
 	return nil
 }
 

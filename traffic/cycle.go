@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,34 +98,37 @@ func checkRatio(kind, client string, r float64) error {
 	return nil
 }
 
-// acquireOutcome classifies an acquire's error for its op record: ok, fail
+// AcquireOutcome classifies an acquire's error for its op record: ok, fail
 // (refused, or wait timed out), unknown (the client cannot tell whether it
 // was applied), or error (an error reply; and an unsynced acquire, which
 // took the lock and tried to give it back: checkers must not read it as
-// "refused while free").
-func acquireOutcome(err error) (history.Outcome, string) {
+// "refused while free"). The real backend (internal/realrun) records by it
+// too, so that both backends' histories say the same of the same error.
+func AcquireOutcome(err error) (history.Outcome, string) {
+	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout)
+}
+
+// ReleaseOutcome classifies a release's error: ok (Result "", the locks do
+// not say whether holds remain), fail (Result "not held", the lock's
+// answer), unknown, or error. The real backend records by it too.
+func ReleaseOutcome(err error) (history.Outcome, string) {
+	return classify(err, "not held", lock.ErrNotHeld)
+}
+
+// classify is the rule every op record follows, with the errors that mean
+// the op did not happen (fails, recorded as fail with failResult): ok for
+// nil; error, with the error's text, for an unsynced acquire (it took the
+// lock, whatever else the error wraps), an error reply and the lock's other
+// verdicts; unknown when the client cannot tell what happened
+// (lock.IsUnknown: timeouts, broken connections).
+func classify(err error, failResult string, fails ...error) (history.Outcome, string) {
 	switch {
 	case err == nil:
 		return history.OutcomeOK, ""
 	case errors.Is(err, lock.ErrNotSynced):
 		return history.OutcomeError, err.Error()
-	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout):
-		return history.OutcomeFail, ""
-	case lock.IsUnknown(err):
-		return history.OutcomeUnknown, ""
-	}
-	return history.OutcomeError, err.Error()
-}
-
-// releaseOutcome classifies a release's error: ok (Result "", the locks do
-// not say whether holds remain), fail (Result "not held", the lock's
-// answer), unknown, or error.
-func releaseOutcome(err error) (history.Outcome, string) {
-	switch {
-	case err == nil:
-		return history.OutcomeOK, ""
-	case errors.Is(err, lock.ErrNotHeld):
-		return history.OutcomeFail, "not held"
+	case slices.ContainsFunc(fails, func(f error) bool { return errors.Is(err, f) }):
+		return history.OutcomeFail, failResult
 	case lock.IsUnknown(err):
 		return history.OutcomeUnknown, ""
 	}
@@ -326,7 +330,7 @@ func (lp *ownerLoop) run() {
 			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
 			setDetail(op, leaseDetail(lp.lease, lp.watchdog))
 			tok, fenced, err := lp.l.acquire(ctx, owner, read)
-			outcome, result := acquireOutcome(err)
+			outcome, result := AcquireOutcome(err)
 			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				b.failed(lt)
@@ -353,7 +357,7 @@ func (lp *ownerLoop) run() {
 					b.releasing()
 				}
 				op := lp.c.BeginOp(lp.lockName, relOp, owner)
-				op.End(releaseOutcome(lp.l.release(ctx, owner, read)))
+				op.End(ReleaseOutcome(lp.l.release(ctx, owner, read)))
 			}
 		}
 		lp.active = nil

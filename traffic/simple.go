@@ -89,7 +89,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 			op := c.BeginOp(cfg.Key, history.OpAcquire)
 			setDetail(op, detail)
 			lease, err := l.TryLock(ctx)
-			outcome, result := acquireOutcome(err)
+			outcome, result := AcquireOutcome(err)
 			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				b.failed(lt)
@@ -103,7 +103,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 			_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
 			b.releasing()
 			rel := c.BeginOp(cfg.Key, history.OpRelease)
-			rel.End(releaseOutcome(l.Unlock(ctx, lease)))
+			rel.End(ReleaseOutcome(l.Unlock(ctx, lease)))
 			if cfg.Holds > 0 && done >= cfg.Holds {
 				return
 			}

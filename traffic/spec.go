@@ -2,7 +2,6 @@ package traffic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -112,7 +111,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			} else {
 				lease, err = s.TryLock(ctx)
 			}
-			outcome, result := acquireOutcome(err)
+			outcome, result := AcquireOutcome(err)
 			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				_ = rt.Sleep(ctx, think())
@@ -131,7 +130,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			rel := c.BeginOp(cfg.Key, history.OpRelease)
 			released, err := s.Unlock(ctx, lease)
 			rel.SetDetail(history.ReleasedDetail(released, len(conns)))
-			rel.End(releaseOutcome(err))
+			rel.End(ReleaseOutcome(err))
 			if cfg.Holds > 0 && done >= cfg.Holds {
 				return
 			}
@@ -184,17 +183,9 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 
 // extendOutcome classifies an extension's error: ok; fail when the holder
 // knows it did not extend (no majority, or its validity had run out, before
-// or during the extension); error otherwise.
+// or during the extension); unknown or error as any op (classify).
 func extendOutcome(err error) (history.Outcome, string) {
-	switch {
-	case err == nil:
-		return history.OutcomeOK, ""
-	case errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrExpired):
-		return history.OutcomeFail, ""
-	case lock.IsUnknown(err):
-		return history.OutcomeUnknown, ""
-	}
-	return history.OutcomeError, err.Error()
+	return classify(err, "", redlock.ErrNoQuorum, redlock.ErrExpired)
 }
 
 // groupConns returns c's Conns to groups: at least one, no repeats.

@@ -157,7 +157,7 @@ func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) 
 
 // Do records the operation op on lock by client around f: the call, then
 // f, then a truth snapshot, then the return with f's result and the outcome
-// its error implies (Outcome). The snapshot comes before the return is
+// its error implies (Op.Finish). The snapshot comes before the return is
 // stamped so that what the operation did is in the truth before the caller's
 // belief starts: the recorded return is later than the real one by one
 // snapshot, which shortens the holder's belief and never invents an overlap.

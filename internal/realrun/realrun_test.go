@@ -112,16 +112,36 @@ func TestRecorderConcurrent(t *testing.T) {
 	if !rec.Truth(rec.Since(), "c0", "lk", history.KeyState{}) || rec.Truth(rec.Since(), "c0", "lk", history.KeyState{}) {
 		t.Fatal("a key's disappearance must be recorded once")
 	}
-	if got := Outcome(lock.ErrNotHeld); got != history.OutcomeFail {
-		t.Fatalf("Outcome(ErrNotHeld) = %s", got)
-	}
-	for _, err := range []error{lock.ReplyError("ERR x"), lock.ErrNotSynced} {
-		if got := Outcome(err); got != history.OutcomeError {
-			t.Fatalf("Outcome(%v) = %s, want error", err, got)
+}
+
+// TestFinishClassifiesAsTraffic: Finish records an op's error as a
+// scenario's workloads do (traffic's rules for its op), with the results
+// Cluster.Do's records have always had.
+func TestFinishClassifiesAsTraffic(t *testing.T) {
+	for _, tc := range []struct {
+		op      string
+		err     error
+		outcome history.Outcome
+		result  string
+	}{
+		{history.OpAcquire, nil, history.OutcomeOK, "tok"},
+		{history.OpAcquire, fmt.Errorf("redlock: %w", lock.ErrNotAcquired), history.OutcomeFail, ""},
+		{history.OpAcquire, lock.ErrWaitTimeout, history.OutcomeFail, ""},
+		{history.OpAcquire, lock.ErrNotSynced, history.OutcomeError, lock.ErrNotSynced.Error()},
+		{history.OpAcquire, lock.ReplyError("ERR x"), history.OutcomeError, "ERR x"},
+		{history.OpAcquire, context.DeadlineExceeded, history.OutcomeUnknown, ""},
+		{history.OpRelease, lock.ErrNotHeld, history.OutcomeFail, ""},
+		{history.OpReleaseRead, lock.ErrNotHeld, history.OutcomeFail, ""},
+		{history.OpRelease, lock.ReplyError("ERR x"), history.OutcomeError, "ERR x"},
+		{history.OpRelease, context.DeadlineExceeded, history.OutcomeUnknown, ""},
+	} {
+		rec := NewRecorder()
+		if got := rec.Begin("c1", "lk", tc.op).Finish("tok", tc.err); got != tc.outcome {
+			t.Errorf("%s, %v: Finish = %s, want %s", tc.op, tc.err, got, tc.outcome)
 		}
-	}
-	if got := Outcome(fmt.Errorf("redlock: %w", lock.ErrNotAcquired)); got != history.OutcomeFail {
-		t.Fatalf("Outcome(wrapped ErrNotAcquired) = %s", got)
+		if r := rec.Records()[0]; r.Outcome != tc.outcome || r.Result != tc.result || (r.End == nil) != (tc.outcome == history.OutcomeUnknown) {
+			t.Errorf("%s, %v: record %+v, want outcome %s, result %q", tc.op, tc.err, r, tc.outcome, tc.result)
+		}
 	}
 }
 

@@ -17,7 +17,6 @@ package realrun
 
 import (
 	"cmp"
-	"errors"
 	"io"
 	"maps"
 	"slices"
@@ -26,7 +25,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/traffic"
 )
 
 // Recorder is a history of a real run. It is safe for concurrent use.
@@ -61,6 +60,7 @@ func (r *Recorder) add(rec history.Record) int {
 type Op struct {
 	r   *Recorder
 	idx int
+	op  string // its name (history.OpAcquire, ...), for Finish
 }
 
 // Begin records the call of operation op ("acquire", "release",
@@ -70,7 +70,7 @@ type Op struct {
 func (r *Recorder) Begin(client, lockName, op string, args ...string) *Op {
 	idx := r.add(history.Record{Kind: history.KindOp, Client: client, Lock: lockName, Op: op,
 		Args: slices.Clone(args), Outcome: history.OutcomeUnknown})
-	return &Op{r: r, idx: idx}
+	return &Op{r: r, idx: idx, op: op}
 }
 
 // SetDetail sets the operation's Detail (for example "lease=10s").
@@ -94,40 +94,27 @@ func (o *Op) End(outcome history.Outcome, result string) {
 	}
 }
 
-// Finish ends the operation with the outcome err implies (Outcome) and
-// returns that outcome. result is kept for ok; an error outcome carries
-// the error's text, fail and unknown an empty result.
+// Finish ends the operation with the outcome package traffic's rules give
+// err for its op (traffic.ReleaseOutcome for a release, AcquireOutcome for
+// anything else), as a scenario's workloads record it, and returns that
+// outcome. result is kept for ok; an error carries the error's text,
+// unknown an empty result, and so does fail: traffic gives a refused
+// release the result "not held", which no checker reads, and Finish keeps
+// the empty result its records have always had.
 func (o *Op) Finish(result string, err error) history.Outcome {
-	out := Outcome(err)
+	classify := traffic.AcquireOutcome
+	if o.op == history.OpRelease || o.op == history.OpReleaseRead {
+		classify = traffic.ReleaseOutcome
+	}
+	out, text := classify(err)
 	switch out {
-	case history.OutcomeError:
-		result = err.Error()
-	case history.OutcomeFail, history.OutcomeUnknown:
-		result = ""
+	case history.OutcomeOK:
+		text = result
+	case history.OutcomeFail:
+		text = ""
 	}
-	o.End(out, result)
+	o.End(out, text)
 	return out
-}
-
-// Outcome classifies a lock call's error as package traffic's workloads do
-// in the simulation: nil is ok; refused, wait timed out or not held
-// (lock.ErrNotAcquired, lock.ErrWaitTimeout, lock.ErrNotHeld) is fail; an
-// unsynced acquire (lock.ErrNotSynced: it took the lock and tried to give
-// it back, so it must not read as "refused while free"), a Redis error
-// reply and the lock's other verdicts are error; anything else (timeouts,
-// broken connections: lock.IsUnknown) leaves the outcome unknown.
-func Outcome(err error) history.Outcome {
-	switch {
-	case err == nil:
-		return history.OutcomeOK
-	case errors.Is(err, lock.ErrNotSynced):
-		return history.OutcomeError
-	case errors.Is(err, lock.ErrNotAcquired), errors.Is(err, lock.ErrWaitTimeout), errors.Is(err, lock.ErrNotHeld):
-		return history.OutcomeFail
-	case lock.IsUnknown(err):
-		return history.OutcomeUnknown
-	}
-	return history.OutcomeError
 }
 
 // Fault records a fault acting on node or client now (op as the

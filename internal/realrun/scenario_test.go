@@ -3,6 +3,7 @@ package realrun
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +128,76 @@ func TestScenarioNoServer(t *testing.T) {
 func recordLine(r history.Record) string {
 	b, _ := json.Marshal(r)
 	return string(b) + "\n"
+}
+
+// TestRealFaultSteps: the run, as the target of faults, takes each step at
+// its time and records it: a reply drop and its end, a partition and its
+// heal, a crash that stays and the restart that ends it, and a failover
+// (whose old master crashes first).
+func TestRealFaultSteps(t *testing.T) {
+	bin := redistest.Binary(t)
+	data := []byte(`duration: 1200ms
+topology:
+  nodes:
+    - name: m1
+      replicas: [{name: r1}]
+    - name: m2
+clients: [{name: c1, timeout: 100ms}]
+algorithm: {kind: simple, ttl: 1s, hold: 20ms, think: 20ms}
+expect: any
+faults:
+  - {kind: drop-replies, from: 100ms, until: 300ms, client: c1, node: m1}
+  - {kind: partition, from: 350ms, until: 500ms, a: [c1], b: [m1]}
+  - {kind: crash, at: 550ms, node: m2, stay: true}
+  - {kind: restart, at: 650ms, node: m2}
+  - {kind: failover, at: 800ms, group: m1}
+`)
+	s, err := scenarios.Parse("steps.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct{ op, node, client, detail string }
+	want := []step{
+		{"drop-replies", "m1", "c1", "drop-replies c1<->m1 p=1 from 100ms until 300ms"},
+		{"drop-replies-end", "m1", "c1", "drop-replies c1<->m1 p=1 from 100ms until 300ms"},
+		{history.FaultPartition, "", "", "[c1] | [m1]"},
+		{history.FaultHeal, "", "", "[c1] | [m1]"},
+		{history.FaultCrash, "m2", "", ""},
+		{history.FaultRestart, "m2", "", ""},
+		{history.FaultCrash, "m1", "", ""},
+		{history.FaultFailover, "m1", "", ""},
+	}
+	var got []step
+	var at []time.Duration
+	dropped := 0
+	for _, rec := range r.Records {
+		if rec.Kind != history.KindFault {
+			continue
+		}
+		if rec.Op == "drop-reply" { // the proxy's record of one reply it dropped
+			dropped++
+			continue
+		}
+		st := step{rec.Op, rec.Node, rec.Client, rec.Detail}
+		if rec.Op == history.FaultCrash || rec.Op == history.FaultRestart || rec.Op == history.FaultFailover {
+			st.detail = "" // the server's own words
+		}
+		got = append(got, st)
+		at = append(at, time.Duration(rec.T))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("fault records %v\nwant %v", got, want)
+	}
+	if dropped == 0 {
+		t.Errorf("no reply dropped in the window")
+	}
+	for i, min := range []time.Duration{100, 300, 350, 500, 550, 650, 800, 800} {
+		if at[i] < min*time.Millisecond {
+			t.Errorf("%s at %v, before its time %v", got[i].op, at[i], min*time.Millisecond)
+		}
+	}
 }

@@ -1,0 +1,47 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Pause stops Client for For from At (stop-the-world GC, VM migration): its
+// processes stand still at whatever they were awaiting, and its timers and
+// replies wait.
+type Pause struct {
+	At     time.Duration
+	Client string
+	For    time.Duration
+}
+
+func (f Pause) Name() string { return fmt.Sprintf("pause %s at %v for %v", f.Client, f.At, f.For) }
+func (f Pause) what() string { return fmt.Sprintf("pause %s for %v", f.Client, f.For) }
+func (f Pause) timed() bool  { return f.At != 0 }
+
+// Available needs a target that freezes clients (ClientPauser). The real
+// backend cannot: a client there is goroutines, which cannot be frozen
+// while the others run, and whose timers (WallRuntime's) fire on time.
+func (f Pause) Available(t Target) error {
+	if _, ok := t.(ClientPauser); ok {
+		return nil
+	}
+	return unavailable("kind", "pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running)")
+}
+
+func (f Pause) Validate(t Target) error {
+	if err := t.CheckClient(f.Client); err != nil {
+		return err
+	}
+	return errors.Join(checkTime("at", f.At), checkTime("for", f.For))
+}
+
+func (f Pause) Apply(t Target) error { return atItsTime(t, f, f.At) }
+
+func (f Pause) now(t Target) error {
+	p, ok := t.(ClientPauser)
+	if !ok {
+		return f.Available(t)
+	}
+	return p.PauseClient(f.Client, f.For)
+}

@@ -1,0 +1,121 @@
+package faults
+
+import (
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Target is what a fault acts on: the simulation (*sim.World) or real
+// redis-server processes (internal/realrun). It holds what every fault kind
+// both backends run needs; what only some targets can do is a capability
+// interface below (ClientPauser, ClientCrasher, ClockSetter, RuleAdder,
+// ReplyDropper, OpBinder), and each fault kind says in its Available which
+// ones it needs, so that whether a target can run a fault has one answer,
+// in the fault's own file.
+type Target interface {
+	// Now is the current time of the run (world time in the simulation,
+	// real time since the history's zero on real servers).
+	Now() time.Duration
+	// ActAt runs act at time t of the run. What an error from act means is
+	// the target's to say: the simulation records it as a
+	// history.FaultSkipped fault naming name and goes on (a crash of a
+	// node already down is a fact of the run), the real backend fails the
+	// run with it (a server that does not restart is a broken harness).
+	ActAt(t time.Duration, name string, act func() error) error
+
+	// CheckNode, CheckClient and CheckGroup return an error naming name
+	// when the target has no such node, client or replication group, so
+	// that Validate can reject a fault before anything is applied.
+	CheckNode(name string) error
+	CheckClient(name string) error
+	CheckGroup(name string) error
+
+	// Failover promotes replica to (empty: the most up-to-date replica)
+	// to master of group, crashing the old master if it is still up.
+	Failover(group, to string) error
+	// CrashNode crashes node name; it keeps what its persistence kept.
+	CrashNode(name string) error
+	// RestartNode starts a crashed node again.
+	RestartNode(name string) error
+	// Partition cuts every link between a member of a and a member of b
+	// during [from, until) (until 0: to the end of the run), and records
+	// the partition and its heal.
+	Partition(a, b []string, from, until time.Duration) error
+}
+
+// ClientPauser is a target that can freeze a client (its processes, timers
+// and replies) for a while: the simulation.
+type ClientPauser interface {
+	PauseClient(name string, d time.Duration) error
+}
+
+// ClientCrasher is a target that can kill a client for good: the
+// simulation.
+type ClientCrasher interface {
+	CrashClient(name string) error
+}
+
+// ClockSetter is a target whose node and client clocks are its own to move:
+// the simulation. name is a node's or a client's (their names are unique
+// across both).
+type ClockSetter interface {
+	// JumpClock moves name's wall clock by by (negative: backward).
+	JumpClock(name string, by time.Duration) error
+	// SetDrift sets name's clock rate error, in parts per million.
+	SetDrift(name string, ppm int64) error
+}
+
+// RuleAdder is a target whose network takes any link rule (sim.Rule): the
+// simulation.
+type RuleAdder interface {
+	AddRule(r sim.Rule) error
+}
+
+// ReplyDropper is a target that can drop every reply on a client's links to
+// a node (empty client or node: all) during [from, until) (until 0: to the
+// end), and nothing finer: the real backend, whose proxies do that. name is
+// the fault's, for its records.
+type ReplyDropper interface {
+	DropReplies(client, node string, from, until time.Duration, name string) error
+}
+
+// OpBinder is a target that can bind a fault to an operation instead of an
+// instant (OnOp): the simulation, which sees every operation's call,
+// application and return.
+type OpBinder interface {
+	RuleAdder
+	// ActOnOp runs act after the event ev of the op sel selects, after
+	// later, once (sim.World.OnOp); an error from act is handled as
+	// ActAt's.
+	ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error
+	// CheckOnOp returns what ActOnOp would reject in sel, ev and after.
+	CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error
+	// CheckRule returns what AddRule would reject in r (a rule bound to
+	// an op included).
+	CheckRule(r sim.Rule) error
+}
+
+// Unavailable is a fault's answer to a target that cannot run it (the
+// error of Fault.Available). Field is the fault's field that decides, as a
+// scenario file names it ("kind" for the kind itself, "on" for a binding
+// to an operation, "p" for a probability), so that the refusal can point at
+// the line that asks for it; Reason says what cannot be done and why.
+type Unavailable struct {
+	Field  string
+	Reason string
+}
+
+func (u *Unavailable) Error() string { return u.Reason }
+
+// unavailable is the *Unavailable for field and reason, as an error.
+func unavailable(field, reason string) error { return &Unavailable{Field: field, Reason: reason} }
+
+// The simulation offers every capability: each fault kind runs on it.
+var _ interface {
+	Target
+	ClientPauser
+	ClientCrasher
+	ClockSetter
+	OpBinder
+} = (*sim.World)(nil)

@@ -1,0 +1,90 @@
+package realrun
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Check reports the first feature of s the real backend cannot reproduce,
+// as a *scenarios.Error naming the file, line and field; nil when every
+// feature is supported.
+//
+// Unsupported: random faults (rates); clock drift in the topology
+// (redis-server and the clients use the machine's clock); client latency
+// and non-fixed replication lag (the proxy delays by a fixed time only);
+// and the fault kinds whose Available refuses the real target (package
+// faults says which, each in its own file: pauses, client crashes, clock
+// jumps and drift, faults bound to an operation, and every link fault but
+// drop-replies with p 1).
+func Check(s *scenarios.Scenario) error {
+	if s.HasRates {
+		return unsupported(s, s.RatesLine, "rates", "random faults")
+	}
+	for _, check := range []func(*scenarios.Scenario) error{checkTopology, checkClients, checkFaults} {
+		if err := check(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unsupported is the error for a feature of s at line, field.
+func unsupported(s *scenarios.Scenario, line int, field, format string, args ...any) error {
+	return &scenarios.Error{File: s.File, Line: line, Field: field,
+		Msg: fmt.Sprintf(format, args...) + " (not supported by -backend redis)"}
+}
+
+func checkTopology(s *scenarios.Scenario) error {
+	for i, n := range s.Nodes {
+		if n.Config.DriftPPM != 0 {
+			return unsupported(s, n.Line, fmt.Sprintf("topology.nodes[%d].drift_ppm", i), "clock drift %d ppm", n.Config.DriftPPM)
+		}
+		for j, r := range n.Replicas {
+			f := fmt.Sprintf("topology.nodes[%d].replicas[%d]", i, j)
+			if r.Config.DriftPPM != 0 {
+				return unsupported(s, r.Line, f+".drift_ppm", "clock drift %d ppm", r.Config.DriftPPM)
+			}
+			if l := r.Repl.Lag; l.Kind != "" && l.Kind != "fixed" {
+				return unsupported(s, r.Line, f+".lag", "a %s lag (only a fixed lag)", l.Kind)
+			}
+		}
+	}
+	return nil
+}
+
+func checkClients(s *scenarios.Scenario) error {
+	for _, c := range s.Clients {
+		if c.Config.DriftPPM != 0 {
+			return unsupported(s, c.Line, "clients.drift_ppm", "clock drift %d ppm on client %s", c.Config.DriftPPM, c.Config.Name)
+		}
+		if c.Config.Latency != (sim.Dist{}) {
+			return unsupported(s, c.Line, "clients.latency", "a network latency on client %s (loopback has its own)", c.Config.Name)
+		}
+	}
+	return nil
+}
+
+// checkFaults asks each scripted fault whether the real target can run it.
+func checkFaults(s *scenarios.Scenario) error {
+	for i, f := range s.Faults {
+		err := f.Fault.Available(realTarget)
+		var u *faults.Unavailable
+		switch {
+		case err == nil:
+		case errors.As(err, &u):
+			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].%s", i, u.Field), "%s", u.Reason)
+		default:
+			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].kind", i), "fault %s: %v", f.Fault.Name(), err)
+		}
+	}
+	return nil
+}
+
+// realTarget is the real backend as faults see it, for Available, which
+// asks what a target is (its capabilities), never its state: the type of
+// a run, with no run behind it.
+var realTarget faults.Target = (*run)(nil)

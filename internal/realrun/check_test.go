@@ -1,0 +1,109 @@
+package realrun
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// realCapabilities pins which fault kinds the real backend runs: for each
+// kind, the scenario line asking for it and what Check answers (the
+// messages Check's own type switch over fault kinds gave before the kinds
+// said it themselves, faults.Fault.Available; "" for a supported kind).
+var realCapabilities = []struct {
+	fault string
+	want  string
+}{
+	{"{kind: failover, at: 1s, group: m1}", ""},
+	{"{kind: crash, at: 1s, node: m1, down: 1s}", ""},
+	{"{kind: crash, at: 1s, node: r1, stay: true}", ""},
+	{"{kind: restart, at: 1s, node: r1}", ""},
+	{"{kind: partition, from: 1s, until: 2s, a: [c1], b: [m1]}", ""},
+	{"{kind: drop-replies, from: 1s, until: 2s, client: c1, node: m1}", ""},
+	{"{kind: pause, at: 1s, client: c1, for: 1s}",
+		"x.yaml:12: faults[0].kind: pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running) (not supported by -backend redis)"},
+	{"{kind: client-crash, at: 1s, client: c1}",
+		"x.yaml:12: faults[0].kind: client-crash: a client's goroutines cannot be killed (not supported by -backend redis)"},
+	{"{kind: clock-jump, at: 1s, node: m1, by: 1s}",
+		"x.yaml:12: faults[0].kind: clock-jump: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+	{"{kind: clock-drift, at: 1s, client: c1, ppm: 100}",
+		"x.yaml:12: faults[0].kind: clock-drift: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+	{"{kind: drop-requests, from: 1s, until: 2s}",
+		"x.yaml:12: faults[0].kind: drop-requests: the proxy only drops replies (not supported by -backend redis)"},
+	{"{kind: drop-pushes, from: 1s, until: 2s}",
+		"x.yaml:12: faults[0].kind: drop-pushes: the proxy only drops replies (not supported by -backend redis)"},
+	{"{kind: duplicate, from: 1s, until: 2s}",
+		"x.yaml:12: faults[0].kind: duplicate: the proxy only drops replies (not supported by -backend redis)"},
+	{"{kind: delay, from: 1s, until: 2s, delay: 10ms}",
+		"x.yaml:12: faults[0].kind: delay: the proxy only drops replies (not supported by -backend redis)"},
+	{"{kind: drop-replies, from: 1s, until: 2s, p: 0.5}",
+		"x.yaml:12: faults[0].p: drop-replies with p 0.5 (only p 1: every reply in the window) (not supported by -backend redis)"},
+	{"{kind: failover, group: m1, on: {client: c1, op: acquire, event: return}}",
+		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
+	{"{kind: drop-replies, client: c1, on: {client: c1, op: release}}",
+		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
+}
+
+// TestCheckFaultKinds: whether the real backend can run each fault kind has
+// one answer, the kind's Available, and Check reports it as it always has.
+func TestCheckFaultKinds(t *testing.T) {
+	for _, tc := range realCapabilities {
+		data := fmt.Sprintf(`duration: 5s
+topology:
+  nodes:
+    - name: m1
+      replicas: [{name: r1}]
+clients: [{name: c1}]
+algorithm: {kind: simple}
+expect: any
+faults:
+  # one fault, on line 12
+  #
+  - %s
+`, tc.fault)
+		s, err := scenarios.Parse("x.yaml", []byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fault, err)
+		}
+		err = Check(s)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: Check = %v, want it supported", tc.fault, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: Check = %v\nwant %s", tc.fault, err, tc.want)
+		}
+		var se *scenarios.Error
+		if err != nil && !errors.As(err, &se) {
+			t.Errorf("%s: Check's error %T is not a *scenarios.Error", tc.fault, err)
+		}
+		// The same answer from the fault itself.
+		avail := s.Faults[0].Fault.Available(realTarget)
+		var u *faults.Unavailable
+		if (avail == nil) != (tc.want == "") || (avail != nil && !errors.As(avail, &u)) {
+			t.Errorf("%s: Available(real) = %v", tc.fault, avail)
+		}
+	}
+}
+
+// TestSimulationRunsEveryKind: the simulation is a target every kind of
+// realCapabilities is available on.
+func TestSimulationRunsEveryKind(t *testing.T) {
+	for _, tc := range realCapabilities {
+		s, err := scenarios.Parse("x.yaml", []byte(fmt.Sprintf(
+			"duration: 5s\ntopology: {nodes: [{name: m1, replicas: [{name: r1}]}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nexpect: any\nfaults:\n  - %s\n", tc.fault)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fault, err)
+		}
+		w, err := s.Build(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Faults[0].Fault.Available(w); err != nil {
+			t.Errorf("%s: not available on the simulation: %v", tc.fault, err)
+		}
+		w.Close()
+	}
+}
