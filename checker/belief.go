@@ -259,3 +259,12 @@ func Overlaps(hs []Holding) []Overlap {
 func crashed(r *history.Record) bool {
 	return r.Kind == history.KindFault && r.Op == history.FaultClientCrash
 }
+
+// holderName is the record's holder: the client, and "/owner" when the
+// operation names an owner.
+func holderName(r *history.Record) string {
+	if len(r.Args) > 0 && r.Args[0] != "" {
+		return r.Client + "/" + r.Args[0]
+	}
+	return r.Client
+}

@@ -63,4 +63,3 @@ func (k Kind) Safety() bool {
 	}
 	return false
 }
-

@@ -3,6 +3,7 @@ package history_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/history"
 )
@@ -37,6 +38,26 @@ func TestDetailsRoundTrip(t *testing.T) {
 	for _, bad := range []string{"", "released=4/3", "released=-1/3", "released=1/0", "released=x/3", "released=1"} {
 		if _, _, ok := history.ParseReleasedDetail(bad); ok {
 			t.Errorf("ParseReleasedDetail(%q) accepted", bad)
+		}
+	}
+	leases := []struct {
+		detail   string
+		d        time.Duration
+		watchdog bool
+	}{
+		{history.LeaseDetail(2500*time.Millisecond, 0), 2500 * time.Millisecond, false},
+		{history.LeaseDetail(0, 30*time.Second), 30 * time.Second, true},
+		{"lost, watchdog", 0, true},
+		{"lease=-1s lease=x watchdog=5s", 5 * time.Second, true},
+	}
+	for _, c := range leases {
+		if d, wd, ok := history.ParseLeaseDetail(c.detail); !ok || d != c.d || wd != c.watchdog {
+			t.Errorf("ParseLeaseDetail(%q) = %v, %v, %v; want %v, %v, true", c.detail, d, wd, ok, c.d, c.watchdog)
+		}
+	}
+	for _, bad := range []string{"", "lost", "lease=", "lease=-2s", "watchdog=x", "leases=1s"} {
+		if _, _, ok := history.ParseLeaseDetail(bad); ok {
+			t.Errorf("ParseLeaseDetail(%q) accepted", bad)
 		}
 	}
 	if a, r, ok := history.ParseWaitDetail(history.WaitDetail(1, 2)); !ok || a != 1 || r != 2 {
