@@ -174,6 +174,7 @@ func (b *beliefs) crash(client string, t time.Duration) {
 	}
 }
 
+// tokenNote names a holding's token in a violation's Detail, if it has one.
 func tokenNote(tok string) string {
 	if tok == "" {
 		return ""
@@ -181,6 +182,7 @@ func tokenNote(tok string) string {
 	return " (token " + tok + ")"
 }
 
+// boolCmp orders false before true, to sort by a flag.
 func boolCmp(a, b bool) int {
 	switch {
 	case a == b:

@@ -214,6 +214,7 @@ func (ti *tokenIssues) add(r *history.Record, tok int64) {
 	ti.issues = append(ti.issues, a)
 }
 
+// index builds byHolder (from the caller's holdings, or h's own) and reqs.
 func (ti *tokenIssues) index() {
 	if ti.hs == nil {
 		ti.hs = Holdings(ti.h, historyEnd(ti.h))

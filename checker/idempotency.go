@@ -140,6 +140,7 @@ func (tr *Truth) releasedAnothers(u unlock) (Violation, bool) {
 	return Violation{}, false
 }
 
+// unlockViolation is the UnlockIdempotency violation of u at t.
 func (tr *Truth) unlockViolation(u unlock, t time.Duration, detail string) Violation {
 	return Violation{
 		Kind: UnlockIdempotency, Lock: u.r.Lock, Holders: []string{u.hd.Client}, From: t, To: t,

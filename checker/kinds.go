@@ -28,8 +28,8 @@ var kinds = []Kind{MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Ree
 
 // Kinds lists every kind of violation the checkers report, once each, in a
 // fixed order (a fresh slice each call, so callers may keep or change it).
-// Packages that validate kind names (scenario expectations) use it, so a
-// new kind is known everywhere at once.
+// Packages that validate kind names (scenario expectations, through
+// KindNames) use it, so a new kind is known everywhere at once.
 func Kinds() []Kind { return slices.Clone(kinds) }
 
 // KindNames is Kinds as strings, in the same order (a fresh slice each

@@ -116,6 +116,7 @@ type holdStep struct {
 	delta int // +1, -1, or 0 for a reset
 }
 
+// newOwnerHolds reads the steps off one count's operations.
 func newOwnerHolds(ops []*history.Record) ownerHolds {
 	var steps []holdStep
 	for _, r := range ops {

@@ -200,6 +200,8 @@ func (tr *Truth) SilentLosses(hs []Holding) []Violation {
 	return out
 }
 
+// describe says what the nodes held of h's lock at t, for a violation's
+// Detail: the single group's master's key, or how many groups named h.
 func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 	if len(groups) == 1 {
 		m := tr.Master(groups[0], t)
