@@ -49,102 +49,132 @@ type Holding struct {
 // Holdings extracts every believed holding from h's op records; end closes
 // holdings still open.
 func Holdings(h []history.Record, end time.Duration) []Holding {
-	type key struct {
-		holder, lock string
-		shared       bool
-	}
-	type state struct {
-		h     Holding
-		depth int
-	}
-	open := map[key]*state{}
-	var out []Holding
-	// Acquires count at their return, releases and expiries at their call,
-	// in time order (then record order).
-	type step struct {
-		t  time.Duration
-		r  *history.Record
-		op string
-	}
-	var steps []step
-	for i := range h {
-		r := &h[i]
-		if crashed(r) {
-			steps = append(steps, step{r.At(), r, r.Op})
-			continue
-		}
-		if r.Kind != history.KindOp {
-			continue
-		}
-		switch r.Op {
-		case history.OpAcquire, history.OpAcquireRead:
-			if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
-				steps = append(steps, step{ret, r, r.Op})
-			}
-		case history.OpRelease, history.OpReleaseRead, history.OpExpire:
-			steps = append(steps, step{r.At(), r, r.Op})
-		}
-	}
-	slices.SortStableFunc(steps, func(a, b step) int {
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.r.Seq, b.r.Seq))
-	})
-	closeAt := func(k key, t time.Duration) {
-		if st, ok := open[k]; ok {
-			st.h.To = t
-			out = append(out, st.h)
-			delete(open, k)
-		}
-	}
-	for _, s := range steps {
-		if s.op == history.FaultClientCrash {
-			var ks []key
-			//detlint:allow maprange collected, then sorted by (holder, lock, shared) below
-			for k := range open {
-				if k.holder == s.r.Client || strings.HasPrefix(k.holder, s.r.Client+"/") {
-					ks = append(ks, k)
-				}
-			}
-			slices.SortFunc(ks, func(a, b key) int {
-				return cmp.Or(cmp.Compare(a.holder, b.holder), cmp.Compare(a.lock, b.lock), boolCmp(a.shared, b.shared))
-			})
-			for _, k := range ks {
-				closeAt(k, s.t)
-			}
-			continue
-		}
-		holder := holderName(s.r)
-		shared := s.op == history.OpAcquireRead || s.op == history.OpReleaseRead
-		k := key{holder, s.r.Lock, shared}
-		switch s.op {
-		case history.OpAcquire, history.OpAcquireRead:
-			st, ok := open[k]
-			if !ok {
-				st = &state{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result, Shared: shared}}
-				open[k] = st
-			}
-			st.depth++
-		case history.OpRelease, history.OpReleaseRead:
-			if st, ok := open[k]; ok {
-				if st.depth--; st.depth <= 0 {
-					closeAt(k, s.t)
-				}
-			}
-		case history.OpExpire:
-			closeAt(k, s.t)
-			closeAt(key{holder, s.r.Lock, !shared}, s.t)
-		}
+	b := beliefs{open: map[beliefKey]*openHolding{}}
+	for _, s := range beliefSteps(h) {
+		b.apply(s)
 	}
 	//detlint:allow maprange collected, then sorted by (lock, from, client) below, a total order on open holdings
-	for _, st := range open {
+	for _, st := range b.open {
 		st.h.To = end
-		out = append(out, st.h)
+		b.out = append(b.out, st.h)
 	}
-	slices.SortFunc(out, func(a, b Holding) int {
+	slices.SortFunc(b.out, func(a, b Holding) int {
 		return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From), cmp.Compare(a.Client, b.Client), boolCmp(a.Shared, b.Shared))
 	})
-	return out
+	return b.out
 }
 
+// beliefStep is a record that changes a belief, at the time it counts.
+type beliefStep struct {
+	t time.Duration
+	r *history.Record
+}
+
+// beliefSteps lists the records that change beliefs in the order they
+// count: acquires at their return (only successful ones: an acquire whose
+// outcome the holder never learned starts no belief), releases, expiries
+// and client crashes at their call, in time order, then record order.
+func beliefSteps(h []history.Record) []beliefStep {
+	var steps []beliefStep
+	for i := range h {
+		r := &h[i]
+		switch {
+		case crashed(r):
+			steps = append(steps, beliefStep{r.At(), r})
+		case r.Kind != history.KindOp:
+		case r.Op == history.OpAcquire || r.Op == history.OpAcquireRead:
+			if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
+				steps = append(steps, beliefStep{ret, r})
+			}
+		case r.Op == history.OpRelease || r.Op == history.OpReleaseRead || r.Op == history.OpExpire:
+			steps = append(steps, beliefStep{r.At(), r})
+		}
+	}
+	slices.SortStableFunc(steps, func(a, b beliefStep) int {
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.r.Seq, b.r.Seq))
+	})
+	return steps
+}
+
+// beliefKey names one belief: a holder's exclusive or shared hold of a lock.
+type beliefKey struct {
+	holder, lock string
+	shared       bool
+}
+
+// openHolding is a belief not yet ended, with its depth (nested holds).
+type openHolding struct {
+	h     Holding
+	depth int
+}
+
+// beliefs is the state of every holder's belief as beliefSteps unfold:
+// the open ones, and the holdings already ended.
+type beliefs struct {
+	open map[beliefKey]*openHolding
+	out  []Holding
+}
+
+// apply changes the beliefs by one step: a crash ends every belief of its
+// client; an acquire adds a hold (opening the belief); a release gives one
+// back (ending the belief at the last); an expiry ends both of the
+// holder's beliefs in the lock, whatever the depth.
+func (b *beliefs) apply(s beliefStep) {
+	if crashed(s.r) {
+		b.crash(s.r.Client, s.t)
+		return
+	}
+	holder := holderName(s.r)
+	shared := s.r.Op == history.OpAcquireRead || s.r.Op == history.OpReleaseRead
+	k := beliefKey{holder, s.r.Lock, shared}
+	switch s.r.Op {
+	case history.OpAcquire, history.OpAcquireRead:
+		st, ok := b.open[k]
+		if !ok {
+			st = &openHolding{h: Holding{Client: holder, Lock: k.lock, From: s.t, Token: s.r.Result, Shared: shared}}
+			b.open[k] = st
+		}
+		st.depth++
+	case history.OpRelease, history.OpReleaseRead:
+		if st, ok := b.open[k]; ok {
+			if st.depth--; st.depth <= 0 {
+				b.end(k, s.t)
+			}
+		}
+	case history.OpExpire:
+		b.end(k, s.t)
+		b.end(beliefKey{holder, s.r.Lock, !shared}, s.t)
+	}
+}
+
+// end closes k's belief at t, if it is open.
+func (b *beliefs) end(k beliefKey, t time.Duration) {
+	if st, ok := b.open[k]; ok {
+		st.h.To = t
+		b.out = append(b.out, st.h)
+		delete(b.open, k)
+	}
+}
+
+// crash ends, at t, every belief of client's holders (all its owners, every
+// lock): a dead process believes nothing.
+func (b *beliefs) crash(client string, t time.Duration) {
+	var ks []beliefKey
+	//detlint:allow maprange collected, then sorted by (holder, lock, shared) below
+	for k := range b.open {
+		if k.holder == client || strings.HasPrefix(k.holder, client+"/") {
+			ks = append(ks, k)
+		}
+	}
+	slices.SortFunc(ks, func(a, b beliefKey) int {
+		return cmp.Or(cmp.Compare(a.holder, b.holder), cmp.Compare(a.lock, b.lock), boolCmp(a.shared, b.shared))
+	})
+	for _, k := range ks {
+		b.end(k, t)
+	}
+}
+
+// tokenNote names a holding's token in a violation's Detail, if it has one.
 func tokenNote(tok string) string {
 	if tok == "" {
 		return ""
@@ -152,6 +182,7 @@ func tokenNote(tok string) string {
 	return " (token " + tok + ")"
 }
 
+// boolCmp orders false before true, to sort by a flag.
 func boolCmp(a, b bool) int {
 	switch {
 	case a == b:
@@ -229,4 +260,13 @@ func Overlaps(hs []Holding) []Overlap {
 // record): a dead client believes, wants and renews nothing from there on.
 func crashed(r *history.Record) bool {
 	return r.Kind == history.KindFault && r.Op == history.FaultClientCrash
+}
+
+// holderName is the record's holder: the client, and "/owner" when the
+// operation names an owner.
+func holderName(r *history.Record) string {
+	if len(r.Args) > 0 && r.Args[0] != "" {
+		return r.Client + "/" + r.Args[0]
+	}
+	return r.Client
 }

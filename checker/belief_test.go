@@ -98,56 +98,6 @@ func TestHoldingsNestAndExpire(t *testing.T) {
 	}
 }
 
-func rec(seq int, client, name string, call, ret time.Duration, outcome history.Outcome, result string) history.Record {
-	return op(seq, client, name, call, ret, outcome, result)
-}
-
-// TestFencingCatchesStaleWritesAndRegressions: a control that must fail (an
-// accepted write below the highest token, a token issued lower than the
-// previous one) and one that must pass (rejections only).
-func TestFencingCatchesStaleWritesAndRegressions(t *testing.T) {
-	s := time.Second
-	bad := []history.Record{
-		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "5"),
-		rec(1, "c2", "acquire", 2*s, 2*s+1, history.OutcomeOK, "4"), // regression
-		rec(2, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
-		rec(3, "c1", "write", 4*s, 4*s+1, history.OutcomeOK, "5"), // stale, accepted
-	}
-	rep, vs := checker.Fencing(bad)
-	if rep.StaleAccepted != 1 || rep.Accepted != 2 || len(vs) != 2 || vs[0].Kind != checker.TokenRegression || vs[1].Kind != checker.StaleWrite {
-		t.Fatalf("report %+v, violations %v", rep, vs)
-	}
-	good := []history.Record{
-		rec(0, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
-		rec(1, "c1", "write", 4*s, 4*s+1, history.OutcomeFail, "5"),
-	}
-	rep, vs = checker.Fencing(good)
-	if len(vs) != 0 || rep.Prevented != 1 || rep.StaleAccepted != 0 {
-		t.Fatalf("report %+v, violations %v", rep, vs)
-	}
-}
-
-// TestWaitsAndLiveness: c2 waits from 1 s to 31 s while nobody holds the lock
-// after 1 s (c1's unlock was lost; its lease runs out at 31 s).
-func TestWaitsAndLiveness(t *testing.T) {
-	s := time.Second
-	h := []history.Record{
-		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "t1"),
-		rec(1, "c1", "release", s, open, history.OutcomeUnknown, ""),
-		rec(2, "c2", "acquire", s, 31*s, history.OutcomeOK, "t2"),
-	}
-	ws := checker.Waits(h, time.Minute)
-	if ws.Count != 2 || ws.Max != 30*s || ws.LongestUnavailable != 30*s || ws.LongestFrom != s {
-		t.Fatalf("wait stats %+v", ws)
-	}
-	if v := checker.LivenessViolations(h, time.Minute, 40*s); len(v) != 0 {
-		t.Fatalf("within the bound, yet %v", v)
-	}
-	if v := checker.LivenessViolations(h, time.Minute, 20*s); len(v) != 1 || v[0].Kind != checker.Liveness {
-		t.Fatalf("beyond the bound: %v", v)
-	}
-}
-
 // TestHoldingsEndAtAClientCrash: a crashed client believes nothing: every
 // holding of it (each owner, each lock) ends at its "client-crash" record,
 // so a waiter that takes the lock after the lease expired does not overlap

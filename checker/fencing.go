@@ -1,15 +1,13 @@
-// Fencing and liveness: what the protected resource accepted, and how long
-// clients waited.
+// The fencing oracle: what the protected resources accepted, and whether
+// the tokens acquires got only ever grew.
 
 package checker
 
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -90,52 +88,12 @@ func historyEnd(h []history.Record) time.Duration {
 
 // fencing is Fencing with h's holdings, when the caller has them (nil: it
 // computes them if it needs them). Only which holding an acquire belongs to
-// is read, so any end after the last record serves.
+// is read, so any end after the last record serves. The stale writes come
+// before the regressions, each in record order, then all by time (a stable
+// sort), as the verdict lists them.
 func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
-	var rep FencingReport
-	var out []Violation
-	type written struct {
-		token   int64
-		writers []string // holders with a write of token accepted, in the order of their first
-	}
-	highest := map[string]written{} // resource -> highest accepted token and who wrote with it
-	type acq struct {
-		// first and last bound when the token was issued: the first and
-		// last run of the request that returned it, or the acquire's
-		// return when the history records no runs.
-		first, last time.Duration
-		seq         int
-		token       int64
-		holder      string
-		lock        string
-		from        time.Duration // start of the holding it belongs to
-	}
-	// Holdings place each acquire in its holder's holding; built on the
-	// first acquire with a token (most locks have none).
-	var byHolder map[string][]Holding
-	holdingStart := func(holder, lock string, t time.Duration) time.Duration {
-		if byHolder == nil {
-			if hs == nil {
-				hs = Holdings(h, historyEnd(h))
-			}
-			byHolder = map[string][]Holding{}
-			for _, hd := range hs {
-				if !hd.Shared {
-					k := hd.Client + "\x00" + hd.Lock
-					byHolder[k] = append(byHolder[k], hd)
-				}
-			}
-		}
-		from := time.Duration(-1)
-		for _, hd := range byHolder[holder+"\x00"+lock] {
-			if hd.From <= t && t <= hd.To {
-				from = max(from, hd.From)
-			}
-		}
-		return from
-	}
-	var acqs []acq
-	var reqs map[string][]int // client -> req records, built on the first acquire with a token
+	fw := fencedWrites{highest: map[string]written{}}
+	ti := tokenIssues{h: h, hs: hs}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
@@ -145,72 +103,177 @@ func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
 		if err != nil {
 			continue
 		}
-		switch r.Op {
-		case history.OpWrite:
-			t := r.At()
-			if end, ok := r.Returned(); ok {
-				t = end
-			}
-			if r.Outcome != history.OutcomeOK {
-				rep.Rejected++
-				rep.Prevented++
-				continue
-			}
-			rep.Accepted++
-			holder := holderName(r)
-			top, seen := highest[r.Lock]
-			switch {
-			case seen && tok < top.token:
-				rep.StaleAccepted++
-				out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-					Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: FaultsBefore(h, t, 5)})
-			case seen && tok == top.token:
-				if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 {
-					other := top.writers[i]
-					rep.StaleAccepted++
-					out = append(out, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
-						Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", tok, holder, other), Faults: FaultsBefore(h, t, 5)})
-				}
-				if !slices.Contains(top.writers, holder) {
-					top.writers = append(top.writers, holder)
-					highest[r.Lock] = top
-				}
-			default: // the first write, or a higher token
-				highest[r.Lock] = written{tok, []string{holder}}
-			}
-		case history.OpAcquire:
-			if r.Outcome == history.OutcomeOK {
-				end, _ := r.Returned()
-				holder := holderName(r)
-				a := acq{end, end, r.Seq, tok, holder, r.Lock, holdingStart(holder, r.Lock, end)}
-				if reqs == nil {
-					reqs = clientReqs(h)
-				}
-				reply := history.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
-				ix := opReqs(h, reqs[r.Client], r, func(q *history.Record) bool {
-					return q.Op == fencedAcquireReq && q.Outcome == history.OutcomeOK && q.Result == reply
-				})
-				if len(ix) > 0 {
-					if runs := h[ix[len(ix)-1]].Applied; len(runs) > 0 {
-						a.first, a.last = time.Duration(runs[0]), time.Duration(runs[len(runs)-1])
-					}
-				}
-				acqs = append(acqs, a)
-			}
+		switch {
+		case r.Op == history.OpWrite:
+			fw.write(h, r, tok)
+		case r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK:
+			ti.add(r, tok)
 		}
 	}
-	// Walk the acquires in the order their tokens could first have been
-	// issued, each compared with the highest token issued certainly before
-	// it: by an acquire whose last run (byLast) came before its first. Ties
-	// go by record order, so that with one run each (or none) this is the
-	// issue (or return) order.
-	before := func(at time.Duration, seq int, than acq) bool {
+	out := append(fw.stale, ti.regressions()...)
+	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.From, b.From) })
+	return fw.rep, out
+}
+
+// written is the highest token a resource accepted, and the holders with a
+// write of it accepted, in the order of their first.
+type written struct {
+	token   int64
+	writers []string
+}
+
+// fencedWrites judges the writes to fenced resources in record order, as
+// the resources took them.
+type fencedWrites struct {
+	rep     FencingReport
+	highest map[string]written // resource -> its highest accepted token
+	stale   []Violation
+}
+
+// write judges r, a write of h with token tok: a rejected one was
+// prevented; an accepted one is stale below the resource's highest token,
+// or at it after another holder's write (staleAtSameToken).
+func (fw *fencedWrites) write(h []history.Record, r *history.Record, tok int64) {
+	t := r.At()
+	if end, ok := r.Returned(); ok {
+		t = end
+	}
+	if r.Outcome != history.OutcomeOK {
+		fw.rep.Rejected++
+		fw.rep.Prevented++
+		return
+	}
+	fw.rep.Accepted++
+	holder := holderName(r)
+	top, seen := fw.highest[r.Lock]
+	switch {
+	case seen && tok < top.token:
+		fw.rep.StaleAccepted++
+		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
+			Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: FaultsBefore(h, t, 5)})
+	case seen && tok == top.token:
+		fw.staleAtSameToken(h, r, holder, top, t)
+	default: // the first write, or a higher token
+		fw.highest[r.Lock] = written{tok, []string{holder}}
+	}
+}
+
+// staleAtSameToken judges an accepted write of the resource's highest
+// token top by holder at t: stale when another holder wrote with it
+// before (the resource cannot tell the two apart), and holder joins the
+// token's writers.
+func (fw *fencedWrites) staleAtSameToken(h []history.Record, r *history.Record, holder string, top written, t time.Duration) {
+	if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 {
+		other := top.writers[i]
+		fw.rep.StaleAccepted++
+		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
+			Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", top.token, holder, other), Faults: FaultsBefore(h, t, 5)})
+	}
+	if !slices.Contains(top.writers, holder) {
+		top.writers = append(top.writers, holder)
+		fw.highest[r.Lock] = top
+	}
+}
+
+// issue is one token an acquire got.
+type issue struct {
+	// first and last bound when the token was issued: the first and last
+	// run of the request that returned it, or the acquire's return when
+	// the history records no runs.
+	first, last time.Duration
+	seq         int
+	token       int64
+	holder      string
+	lock        string
+	from        time.Duration // start of the holding it belongs to (-1: none)
+}
+
+// tokenIssues collects the tokens successful acquires got, to find the
+// regressions among them.
+type tokenIssues struct {
+	h  []history.Record
+	hs []Holding // h's holdings; nil until needed, when the caller had none
+	// byHolder and reqs index h, built on the first acquire with a token
+	// (most locks have none).
+	byHolder map[string][]Holding // holder + "\x00" + lock -> its exclusive holdings
+	reqs     map[string][]int     // client -> its req records (clientReqs)
+	issues   []issue
+}
+
+// add records the token tok that r, a successful acquire, got.
+func (ti *tokenIssues) add(r *history.Record, tok int64) {
+	if ti.reqs == nil {
+		ti.index()
+	}
+	end, _ := r.Returned()
+	holder := holderName(r)
+	a := issue{end, end, r.Seq, tok, holder, r.Lock, ti.holdingStart(holder, r.Lock, end)}
+	if first, last, ok := ti.issueRuns(r, tok); ok {
+		a.first, a.last = first, last
+	}
+	ti.issues = append(ti.issues, a)
+}
+
+// index builds byHolder (from the caller's holdings, or h's own) and reqs.
+func (ti *tokenIssues) index() {
+	if ti.hs == nil {
+		ti.hs = Holdings(ti.h, historyEnd(ti.h))
+	}
+	ti.byHolder = map[string][]Holding{}
+	for _, hd := range ti.hs {
+		if !hd.Shared {
+			k := hd.Client + "\x00" + hd.Lock
+			ti.byHolder[k] = append(ti.byHolder[k], hd)
+		}
+	}
+	ti.reqs = clientReqs(ti.h)
+}
+
+// holdingStart is the start of holder's latest exclusive holding of lock
+// that spans t, or -1 when none does.
+func (ti *tokenIssues) holdingStart(holder, lock string, t time.Duration) time.Duration {
+	from := time.Duration(-1)
+	for _, hd := range ti.byHolder[holder+"\x00"+lock] {
+		if hd.From <= t && t <= hd.To {
+			from = max(from, hd.From)
+		}
+	}
+	return from
+}
+
+// issueRuns is when the node issued tok to r: the first and last run of
+// the last of r's requests whose reply carried it (FencedLock's acquire
+// script); ok is false when the history records no such run.
+func (ti *tokenIssues) issueRuns(r *history.Record, tok int64) (first, last time.Duration, ok bool) {
+	reply := history.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
+	ix := opReqs(ti.h, ti.reqs[r.Client], r, func(q *history.Record) bool {
+		return q.Op == fencedAcquireReq && q.Outcome == history.OutcomeOK && q.Result == reply
+	})
+	if len(ix) == 0 {
+		return 0, 0, false
+	}
+	runs := ti.h[ix[len(ix)-1]].Applied
+	if len(runs) == 0 {
+		return 0, 0, false
+	}
+	return time.Duration(runs[0]), time.Duration(runs[len(runs)-1]), true
+}
+
+// regressions walks the issues in the order their tokens could first have
+// been issued, each compared with the highest token issued certainly
+// before it: by an issue whose last run (byLast) came before its first.
+// Ties go by record order, so that with one run each (or none) this is the
+// issue (or return) order.
+func (ti *tokenIssues) regressions() []Violation {
+	acqs := ti.issues
+	before := func(at time.Duration, seq int, than issue) bool {
 		return cmp.Or(cmp.Compare(at, than.first), cmp.Compare(seq, than.seq)) < 0
 	}
-	slices.SortStableFunc(acqs, func(a, b acq) int { return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.seq, b.seq)) })
+	slices.SortStableFunc(acqs, func(a, b issue) int { return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.seq, b.seq)) })
 	byLast := slices.Clone(acqs)
-	slices.SortStableFunc(byLast, func(a, b acq) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) })
-	top := map[string]acq{}
+	slices.SortStableFunc(byLast, func(a, b issue) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) })
+	var out []Violation
+	top := map[string]issue{} // lock -> the highest token issued certainly before
 	j := 0
 	for _, a := range acqs {
 		for ; j < len(byLast) && before(byLast[j].last, byLast[j].seq, a); j++ {
@@ -218,145 +281,30 @@ func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
 				top[byLast[j].lock] = byLast[j]
 			}
 		}
-		prev, ok := top[a.lock]
-		switch {
-		case !ok || a.token > prev.token:
-		case a.token == prev.token && a.holder == prev.holder && a.from >= 0 && a.from == prev.from:
-			// A re-acquire within the holding that got the token.
-		case a.token == prev.token:
-			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
-				Detail: fmt.Sprintf("token %d issued again, after %s got it", a.token, prev.holder), Faults: FaultsBefore(h, a.first, 5)})
-		default:
-			out = append(out, Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
-				Detail: fmt.Sprintf("token %d issued after %d", a.token, prev.token), Faults: FaultsBefore(h, a.first, 5)})
+		if prev, ok := top[a.lock]; ok {
+			if v, bad := ti.regression(prev, a); bad {
+				out = append(out, v)
+			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.From, b.From) })
-	return rep, out
+	return out
 }
 
-// WaitStats sums up how long acquires took, successful or not.
-type WaitStats struct {
-	Count              int
-	P50, P90, P99, Max time.Duration
-	// LongestUnavailable is the longest span during which a lock was held
-	// by nobody (by belief) while some client was waiting for it, and
-	// LongestLock names the lock.
-	LongestUnavailable time.Duration
-	LongestLock        string
-	LongestFrom        time.Duration
-}
-
-// Waits computes wait-latency percentiles over the acquire attempts that
-// returned, and the longest span a lock stayed free while a client wanted
-// it (from its first attempt to the return of the one that succeeded),
-// which a lost unlock, a crashed holder or too many nodes down cause.
-func Waits(h []history.Record, end time.Duration) WaitStats {
-	var ws WaitStats
-	var lat []time.Duration
-	type span struct{ from, to time.Duration }
-	waiting := map[string][]span{}
-	var locks []string
-	// A client wants a lock from the call of its first attempt after its
-	// last success until the return of the attempt that succeeds: retry
-	// loops that think between attempts still count as waiting.
-	wantSince := map[string]time.Duration{} // client + lock -> first attempt's call
-	for i := range h {
-		r := &h[i]
-		if crashed(r) {
-			// A dead client wants nothing from its crash on.
-			for _, k := range slices.Sorted(maps.Keys(wantSince)) {
-				if strings.HasPrefix(k, r.Client+"\x00") {
-					l := k[strings.IndexByte(k, 0)+1:]
-					waiting[l] = append(waiting[l], span{wantSince[k], max(r.At(), wantSince[k])})
-					delete(wantSince, k)
-				}
-			}
-			continue
-		}
-		if r.Kind != history.KindOp || (r.Op != history.OpAcquire && r.Op != history.OpAcquireRead) {
-			continue
-		}
-		if !slices.Contains(locks, r.Lock) {
-			locks = append(locks, r.Lock)
-		}
-		k := r.Client + "\x00" + r.Lock
-		if _, ok := wantSince[k]; !ok {
-			wantSince[k] = r.At()
-		}
-		ret, ok := r.Returned()
-		if !ok {
-			continue
-		}
-		lat = append(lat, ret-r.At())
-		if r.Outcome == history.OutcomeOK {
-			waiting[r.Lock] = append(waiting[r.Lock], span{wantSince[k], ret})
-			delete(wantSince, k)
-		}
+// regression judges a's token against prev's, the highest issued
+// certainly before it: a regression unless above it, or the same token
+// re-acquired by its holder within the holding that got it.
+func (ti *tokenIssues) regression(prev, a issue) (Violation, bool) {
+	var detail string
+	switch {
+	case a.token > prev.token:
+		return Violation{}, false
+	case a.token == prev.token && a.holder == prev.holder && a.from >= 0 && a.from == prev.from:
+		return Violation{}, false // a re-acquire within the holding that got the token
+	case a.token == prev.token:
+		detail = fmt.Sprintf("token %d issued again, after %s got it", a.token, prev.holder)
+	default:
+		detail = fmt.Sprintf("token %d issued after %d", a.token, prev.token)
 	}
-	// Wants still open at the end wait until the end.
-	for _, k := range slices.Sorted(maps.Keys(wantSince)) {
-		l := k[strings.IndexByte(k, 0)+1:]
-		waiting[l] = append(waiting[l], span{wantSince[k], end})
-	}
-	if len(lat) == 0 {
-		return ws
-	}
-	slices.Sort(lat)
-	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
-	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
-
-	hs := Holdings(h, end)
-	for _, l := range locks {
-		// Walk time: a span is unavailable while someone waits and nobody
-		// holds. Event points are the waits' and holdings' boundaries.
-		var pts []time.Duration
-		for _, s := range waiting[l] {
-			pts = append(pts, s.from, s.to)
-		}
-		var held []span
-		for _, hd := range hs {
-			if hd.Lock == l {
-				held = append(held, span{hd.From, hd.To})
-				pts = append(pts, hd.From, hd.To)
-			}
-		}
-		slices.Sort(pts)
-		pts = slices.Compact(pts)
-		in := func(ss []span, t time.Duration) bool {
-			for _, s := range ss {
-				if s.from <= t && t < s.to {
-					return true
-				}
-			}
-			return false
-		}
-		start := time.Duration(-1)
-		for _, t := range pts {
-			bad := in(waiting[l], t) && !in(held, t)
-			switch {
-			case bad && start < 0:
-				start = t
-			case !bad && start >= 0:
-				if d := t - start; d > ws.LongestUnavailable {
-					ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = d, l, start
-				}
-				start = -1
-			}
-		}
-	}
-	return ws
-}
-
-// LivenessViolations reports, given the longest acceptable unavailability
-// (the lease plus the wait, for the algorithm under test), the spans longer
-// than it: a deadlock, or a lock that stayed unobtainable.
-func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
-	ws := Waits(h, end)
-	if ws.LongestUnavailable <= bound {
-		return nil
-	}
-	return []Violation{{Kind: Liveness, Lock: ws.LongestLock, From: ws.LongestFrom, To: ws.LongestFrom + ws.LongestUnavailable,
-		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", ws.LongestUnavailable, bound),
-		Faults: FaultsBefore(h, ws.LongestFrom, 5)}}
+	return Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
+		Detail: detail, Faults: FaultsBefore(ti.h, a.first, 5)}, true
 }

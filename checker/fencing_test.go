@@ -256,3 +256,32 @@ func TestFencingOrdersTokensByIssue(t *testing.T) {
 		}
 	}
 }
+
+func rec(seq int, client, name string, call, ret time.Duration, outcome history.Outcome, result string) history.Record {
+	return op(seq, client, name, call, ret, outcome, result)
+}
+
+// TestFencingCatchesStaleWritesAndRegressions: a control that must fail (an
+// accepted write below the highest token, a token issued lower than the
+// previous one) and one that must pass (rejections only).
+func TestFencingCatchesStaleWritesAndRegressions(t *testing.T) {
+	s := time.Second
+	bad := []history.Record{
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "5"),
+		rec(1, "c2", "acquire", 2*s, 2*s+1, history.OutcomeOK, "4"), // regression
+		rec(2, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
+		rec(3, "c1", "write", 4*s, 4*s+1, history.OutcomeOK, "5"), // stale, accepted
+	}
+	rep, vs := checker.Fencing(bad)
+	if rep.StaleAccepted != 1 || rep.Accepted != 2 || len(vs) != 2 || vs[0].Kind != checker.TokenRegression || vs[1].Kind != checker.StaleWrite {
+		t.Fatalf("report %+v, violations %v", rep, vs)
+	}
+	good := []history.Record{
+		rec(0, "c2", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
+		rec(1, "c1", "write", 4*s, 4*s+1, history.OutcomeFail, "5"),
+	}
+	rep, vs = checker.Fencing(good)
+	if len(vs) != 0 || rep.Prevented != 1 || rep.StaleAccepted != 0 {
+		t.Fatalf("report %+v, violations %v", rep, vs)
+	}
+}

@@ -126,32 +126,3 @@ func TestResurrectedLockSimulated(t *testing.T) {
 		}
 	}
 }
-
-// TestKindsAndSafety: Kinds lists each kind once; Safety puts liveness and
-// resurrected locks (waits) apart from the rest (work gone wrong).
-func TestKindsAndSafety(t *testing.T) {
-	ks := checker.Kinds()
-	availability := []checker.Kind{checker.Liveness, checker.Resurrected}
-	safety := []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
-		checker.Reentrancy, checker.UnlockIdempotency, checker.Linearizability}
-	if len(ks) != len(availability)+len(safety) {
-		t.Fatalf("Kinds() = %v", ks)
-	}
-	for _, k := range safety {
-		if !slices.Contains(ks, k) || !k.Safety() {
-			t.Errorf("%s: listed %v, safety %v; want listed safety", k, slices.Contains(ks, k), k.Safety())
-		}
-	}
-	for _, k := range availability {
-		if !slices.Contains(ks, k) || k.Safety() {
-			t.Errorf("%s: listed %v, safety %v; want listed availability", k, slices.Contains(ks, k), k.Safety())
-		}
-	}
-	if checker.Kind("deadlock").Safety() {
-		t.Errorf("an unknown kind counts as safety")
-	}
-	ks[0] = "changed"
-	if checker.Kinds()[0] != checker.MutualExclusion {
-		t.Errorf("Kinds shares its slice with callers")
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The Detail texts below carry facts that checkers read back, so each has
@@ -30,10 +31,10 @@ func ReleasedDetail(released, nodes int) string {
 }
 
 // ParseReleasedDetail finds ReleasedDetail's field among detail's fields
-// (separated by spaces, commas or semicolons); ok is false when there is
-// none or it is malformed (negative, or more released than nodes).
+// (detailFields); ok is false when there is none or it is malformed
+// (negative, or more released than nodes).
 func ParseReleasedDetail(detail string) (released, nodes int, ok bool) {
-	for _, f := range strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }) {
+	for _, f := range detailFields(detail) {
 		s, found := strings.CutPrefix(f, "released=")
 		if !found {
 			continue
@@ -46,6 +47,50 @@ func ParseReleasedDetail(detail string) (released, nodes int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// LeaseDetail is the Detail of an acquire op record: how long the hold
+// lasts on the nodes, which a checker needs to know when it may have
+// expired. An explicit lease gives "lease=<lease>"; a hold the watchdog
+// keeps (lease 0) gives "watchdog=<timeout>", the TTL each renewal gives
+// the key, which is how long the hold lasts once the watchdog may have
+// stopped. ParseLeaseDetail reads it back.
+func LeaseDetail(lease, watchdog time.Duration) string {
+	if lease > 0 {
+		return "lease=" + lease.String()
+	}
+	return "watchdog=" + watchdog.String()
+}
+
+// ParseLeaseDetail finds LeaseDetail's field among detail's fields
+// (detailFields), the first well-formed one: the lease (watchdog false),
+// or for a watchdog hold (watchdog true) the watchdog timeout, 0 for the
+// plain field "watchdog", which does not say it. ok is false when there is
+// none (a malformed or negative duration does not count).
+func ParseLeaseDetail(detail string) (d time.Duration, watchdog, ok bool) {
+	for _, f := range detailFields(detail) {
+		if f == "watchdog" {
+			return 0, true, true
+		}
+		if s, found := strings.CutPrefix(f, "watchdog="); found {
+			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+				return d, true, true
+			}
+		}
+		if s, found := strings.CutPrefix(f, "lease="); found {
+			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+				return d, false, true
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// detailFields splits a Detail into the fields the parsers look among:
+// a Detail may carry several facts, separated by spaces, commas or
+// semicolons ("lost; released=1/3").
+func detailFields(detail string) []string {
+	return strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' })
 }
 
 // WaitDetail is the Detail of a WAIT's req record: how many replicas

@@ -3,6 +3,7 @@ package history_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/history"
 )
@@ -31,6 +32,26 @@ func TestWriteJSONLIsByteStable(t *testing.T) {
 }
 
 func TestDetailsRoundTrip(t *testing.T) {
+	leases := []struct {
+		detail   string
+		d        time.Duration
+		watchdog bool
+	}{
+		{history.LeaseDetail(2500*time.Millisecond, 0), 2500 * time.Millisecond, false},
+		{history.LeaseDetail(0, 30*time.Second), 30 * time.Second, true},
+		{"lost, watchdog", 0, true},
+		{"lease=-1s lease=x watchdog=5s", 5 * time.Second, true},
+	}
+	for _, c := range leases {
+		if d, wd, ok := history.ParseLeaseDetail(c.detail); !ok || d != c.d || wd != c.watchdog {
+			t.Errorf("ParseLeaseDetail(%q) = %v, %v, %v; want %v, %v, true", c.detail, d, wd, ok, c.d, c.watchdog)
+		}
+	}
+	for _, bad := range []string{"", "lost", "lease=", "lease=-2s", "watchdog=x", "leases=1s"} {
+		if _, _, ok := history.ParseLeaseDetail(bad); ok {
+			t.Errorf("ParseLeaseDetail(%q) accepted", bad)
+		}
+	}
 	if a, r, ok := history.ParseWaitDetail(history.WaitDetail(1, 2)); !ok || a != 1 || r != 2 {
 		t.Errorf("ParseWaitDetail = %d, %d, %v; want 1, 2, true", a, r, ok)
 	}

@@ -96,17 +96,6 @@ type RateBound struct {
 	Min, Max float64
 }
 
-// kindNames are the violation kinds an expectation may name: every kind
-// the checkers report (checker.Kinds).
-func kindNames() []string {
-	kinds := checker.Kinds()
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = string(k)
-	}
-	return names
-}
-
 func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
 	n = resolve(n)
 	if n.Kind == yaml.ScalarNode {
@@ -121,7 +110,7 @@ func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
 	}
 	o := d.mapping(f, n, "violated", "absent", "liveness", "fencing", "rates", "seeds")
 	e := &s.Expect
-	names := kindNames()
+	names := checker.KindNames()
 	read := func(k string) []checker.Kind {
 		items, lf := o.list(k)
 		var out []checker.Kind
@@ -260,10 +249,10 @@ func (d *decoder) fencing(s *Scenario, n *yaml.Node, f string) {
 // rateBounds reads rates: kind (or violated) -> a fraction (exactly) or
 // {min, max}, in file order.
 func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
-	names := append(kindNames(), string(AnyViolation))
+	names := append(checker.KindNames(), string(AnyViolation))
 	o := d.mapping(f, n, names...)
 	if d.err != nil {
-		d.err.Msg = fmt.Sprintf("unknown violation kind (want one of %s, or violated for any kind)", strings.Join(kindNames(), ", "))
+		d.err.Msg = fmt.Sprintf("unknown violation kind (want one of %s, or violated for any kind)", strings.Join(checker.KindNames(), ", "))
 		return
 	}
 	if len(o.vals) == 0 {

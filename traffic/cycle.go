@@ -142,17 +142,6 @@ func setDetail(op history.Op, detail string) {
 	}
 }
 
-// leaseDetail is an acquire's Detail: its explicit lease, or
-// "watchdog=<timeout>" (the TTL the watchdog's renewals give the key: the
-// checker needs it to know how long a hold lasts once the watchdog may
-// have stopped).
-func leaseDetail(lease, watchdog time.Duration) string {
-	if lease > 0 {
-		return "lease=" + lease.String()
-	}
-	return "watchdog=" + watchdog.String()
-}
-
 // belief is what one holder (a client's owner, on one lock) believes it
 // holds during one holding, and its own estimate of how long that stays
 // valid. It records "expire" when the estimate runs out before the release.
@@ -328,7 +317,7 @@ func (lp *ownerLoop) run() {
 			}
 			lt := b.calling(lp.lease)
 			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
-			setDetail(op, leaseDetail(lp.lease, lp.watchdog))
+			setDetail(op, history.LeaseDetail(lp.lease, lp.watchdog))
 			tok, fenced, err := lp.l.acquire(ctx, owner, read)
 			outcome, result := AcquireOutcome(err)
 			if outcome != history.OutcomeOK {

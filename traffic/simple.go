@@ -77,7 +77,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 		return err
 	}
 	think := thinker(c.Rand("traffic"), cfg.Think)
-	detail := leaseDetail(cfg.TTL, 0)
+	detail := history.LeaseDetail(cfg.TTL, 0)
 	c.Go("simple-lock", func() {
 		ctx := context.Background()
 		if cfg.Start > 0 {

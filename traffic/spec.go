@@ -85,7 +85,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	rng := c.Rand("traffic/" + kind + "/" + cfg.Key)
 	think := thinker(rng, cfg.Think)
 	ttl := s.Options().TTL
-	detail := leaseDetail(ttl, 0)
+	detail := history.LeaseDetail(ttl, 0)
 	// validity is the holder's estimate after an acquire or extension that
 	// returned now: careful, what is left of the lease's own validity
 	// (positive on every lease Spec returns); trusting, the whole TTL.

@@ -68,7 +68,11 @@ func writeFiles(r runFiles) error {
 	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
 		return err
 	}
-	if err := checker.WriteVisualization(base+".porcupine.html", recs, kind, scenarios.LinTimeout, opts...); err != nil {
+	vis, err := checker.Visualize(recs, kind, scenarios.LinTimeout, opts...)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteLinearizationHTML(base+".porcupine.html", vis); err != nil {
 		return err
 	}
 	tl := report.NewTimeline(r.title, recs, r.end, r.verdict)

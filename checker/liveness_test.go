@@ -83,3 +83,24 @@ func TestWaitsEndAtAClientCrash(t *testing.T) {
 		t.Errorf("a crashed waiter made the lock unavailable to the end: %v", v)
 	}
 }
+
+// TestWaitsAndLiveness: c2 waits from 1 s to 31 s while nobody holds the lock
+// after 1 s (c1's unlock was lost; its lease runs out at 31 s).
+func TestWaitsAndLiveness(t *testing.T) {
+	s := time.Second
+	h := []history.Record{
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "t1"),
+		rec(1, "c1", "release", s, open, history.OutcomeUnknown, ""),
+		rec(2, "c2", "acquire", s, 31*s, history.OutcomeOK, "t2"),
+	}
+	ws := checker.Waits(h, time.Minute)
+	if ws.Count != 2 || ws.Max != 30*s || ws.LongestUnavailable != 30*s || ws.LongestFrom != s {
+		t.Fatalf("wait stats %+v", ws)
+	}
+	if v := checker.LivenessViolations(h, time.Minute, 40*s); len(v) != 0 {
+		t.Fatalf("within the bound, yet %v", v)
+	}
+	if v := checker.LivenessViolations(h, time.Minute, 20*s); len(v) != 1 || v[0].Kind != checker.Liveness {
+		t.Fatalf("beyond the bound: %v", v)
+	}
+}

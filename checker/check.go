@@ -1,0 +1,160 @@
+// The orchestrator: Check runs the oracles that need no bound or model, and
+// Verdict collects what any oracle found.
+
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// Check runs the belief, ground-truth and fencing oracles over h (end
+// closes open holdings) and returns the verdict, violations in time order.
+// Liveness needs a bound from the caller (LivenessViolations) and
+// linearizability a model (Linearizable).
+func Check(h []history.Record, end time.Duration) Verdict {
+	var v Verdict
+	tr := NewTruth(h)
+	hs := Holdings(h, end)
+	all := overlapViolations(h, hs)
+	all = append(all, tr.SilentLosses(hs)...)
+	all = append(all, tr.ReentrancyViolations(h)...)
+	all = append(all, tr.IdempotencyViolations(h)...)
+	_, fenced := fencing(h, hs)
+	all = append(all, fenced...)
+	slices.SortStableFunc(all, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
+	})
+	v.Add(all...)
+	return v
+}
+
+// Status is the overall outcome of checking a history.
+type Status int
+
+const (
+	// OK: every check passed.
+	OK Status = iota
+	// Violated: at least one violation was found.
+	Violated
+	// Unknown: a check ran out of time before deciding (and none found a
+	// violation): the history is neither cleared nor condemned.
+	Unknown
+)
+
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Violated:
+		return "violated"
+	}
+	return "unknown"
+}
+
+// Violation is one thing that went wrong, explained: which property, which
+// lock and holders, when, and the fault events that preceded it.
+type Violation struct {
+	Kind    Kind
+	Lock    string
+	Holders []string
+	// From and To bound the interval of world time the violation spans
+	// (From == To for an instant).
+	From, To time.Duration
+	// Detail says what happened, in a sentence.
+	Detail string
+	// Faults are the records a reader looks at first to see why
+	// (FaultsBefore): the fault records at or before To (the most recent
+	// last), with the topology's clock drifts and WAITs that not every
+	// replica acknowledged.
+	Faults []history.Record
+}
+
+// Duration is how long the violation lasted.
+func (v Violation) Duration() time.Duration { return v.To - v.From }
+
+func (v Violation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s", v.Kind, v.Lock)
+	if len(v.Holders) > 0 {
+		fmt.Fprintf(&b, " by %s", strings.Join(v.Holders, " and "))
+	}
+	if v.From == v.To {
+		fmt.Fprintf(&b, " at %v", v.From)
+	} else {
+		fmt.Fprintf(&b, " from %v to %v (%v)", v.From, v.To, v.Duration())
+	}
+	if v.Detail != "" {
+		b.WriteString(": " + v.Detail)
+	}
+	return b.String()
+}
+
+// Verdict is the result of checking one history.
+type Verdict struct {
+	Status     Status
+	Violations []Violation
+	// Notes explain an Unknown status or anything a reader should know
+	// (for example that a check was skipped).
+	Notes []string
+}
+
+// Add records violations, making the verdict Violated if there are any.
+func (v *Verdict) Add(vs ...Violation) {
+	if len(vs) == 0 {
+		return
+	}
+	v.Violations = append(v.Violations, vs...)
+	v.Status = Violated
+}
+
+// Undecided notes that a check could not decide; the verdict becomes
+// Unknown unless a violation was found.
+func (v *Verdict) Undecided(note string) {
+	v.Notes = append(v.Notes, note)
+	if v.Status == OK {
+		v.Status = Unknown
+	}
+}
+
+// Kinds lists the kinds of the violations found, sorted, once each.
+func (v Verdict) Kinds() []Kind {
+	var ks []Kind
+	for _, x := range v.Violations {
+		if !slices.Contains(ks, x.Kind) {
+			ks = append(ks, x.Kind)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// String explains the verdict: the status, then one line per violation with
+// the faults that preceded it, then the notes.
+func (v Verdict) String() string {
+	var b strings.Builder
+	b.WriteString(v.Status.String())
+	if ks := v.Kinds(); len(ks) > 0 {
+		parts := make([]string, len(ks))
+		for i, k := range ks {
+			parts[i] = string(k)
+		}
+		b.WriteString(" (" + strings.Join(parts, ", ") + ")")
+	}
+	b.WriteByte('\n')
+	for _, x := range v.Violations {
+		b.WriteString("  " + x.String() + "\n")
+		for _, f := range x.Faults {
+			b.WriteString("    " + DescribeCause(f) + "\n")
+		}
+	}
+	for _, n := range v.Notes {
+		b.WriteString("  note: " + n + "\n")
+	}
+	return b.String()
+}

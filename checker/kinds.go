@@ -1,0 +1,65 @@
+// The kinds of violation: the one list of what the oracles can report.
+
+package checker
+
+import "slices"
+
+// Kind names a property a history can violate.
+type Kind string
+
+// The kinds of violation the checkers report.
+const (
+	MutualExclusion   Kind = "mutual-exclusion"   // two holders believed they held one lock at once
+	SilentLoss        Kind = "silent-loss"        // a holder believed it held a lock the nodes no longer gave it
+	StaleWrite        Kind = "stale-write"        // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
+	TokenRegression   Kind = "token-regression"   // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
+	Reentrancy        Kind = "reentrancy"         // the nodes' hold count disagrees with a living owner's unmatched acquires
+	UnlockIdempotency Kind = "unlock-idempotency" // a retried or an owner's unlock answered wrongly, or a non-owner's released
+	Liveness          Kind = "liveness"           // a lock stayed unavailable longer than lease plus wait
+	Linearizability   Kind = "linearizability"    // no order of the operations fits the lock's model
+	// Resurrected: nobody holds the lock by belief, yet the master shows a
+	// holder (a release lost in a failover, the promoted replica never got
+	// it): everyone waits until its TTL runs out.
+	Resurrected Kind = "resurrected-lock"
+)
+
+// kinds is every Kind, in the order Kinds lists them.
+var kinds = []Kind{MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected}
+
+// Kinds lists every kind of violation the checkers report, once each, in a
+// fixed order (a fresh slice each call, so callers may keep or change it).
+// Packages that validate kind names (scenario expectations, through
+// KindNames) use it, so a new kind is known everywhere at once.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// KindNames is Kinds as strings, in the same order (a fresh slice each
+// call): the names a scenario file may give in its expectations, so that
+// the loader validates them against this one list and never keeps its own.
+func KindNames() []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return names
+}
+
+// Safety reports whether the kind is a safety violation, one that lets work
+// go wrong (two holders, a holder without the lock, a write from a stale
+// holder, a wrong answer about who holds the lock), as opposed to an
+// availability one, where the lock is only unobtainable for a while
+// (Liveness, Resurrected). Reports count the two separately: a lock that
+// keeps everyone waiting until a TTL is not a lock that lets two in.
+//
+// UnlockIdempotency is safety: it covers a release that deleted another
+// holder's lock, which lets a third client in while that holder works, and
+// an unlock that answers "not held" to the owner it released, a wrong
+// answer about the lock's state on which the owner acts (it must assume its
+// critical section was unprotected). Neither is a mere wait. An unknown
+// kind is not safety.
+func (k Kind) Safety() bool {
+	switch k {
+	case MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Linearizability:
+		return true
+	}
+	return false
+}

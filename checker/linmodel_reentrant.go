@@ -1,0 +1,129 @@
+// The reentrant lock's model: holds by one holder nest.
+
+package checker
+
+// reentState is the reentrant lock's hash: its holder, the holder's hold
+// count (a range when unknown outcomes leave it uncertain), from when the
+// whole lock may have expired, and a lower bound on the current
+// linearization point.
+//
+// The holder's own acquire nests and resets the lease to its own (pexpire),
+// unless a watchdog is renewing the hold; another's acquire is legal only on
+// a free lock or one that may have expired, and a refused acquire needs
+// another holder. A successful release by the holder gives back one hold:
+// Result "1" needs a count that can be 1 (the lock is then free), "0" one
+// that can be 2 or more, and the lease it re-applies (the holder's last
+// acquire's) ends no earlier than the release's point plus that lease. A
+// release by anyone else fails (not held); the holder's fails only once the
+// hold may have expired.
+type reentState struct {
+	holder int32 // -1: free
+	lo, hi int32 // 1 <= lo <= hi; hi == manyHolds: unbounded
+	exp    int64
+	at     int64
+}
+
+// acquire applies o's acquire once (many: one or more times) at a point no
+// later than ret.
+func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
+	one := int32(1)
+	if many {
+		one = manyHolds
+	}
+	switch {
+	case s.holder < 0:
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(s.at), at: s.at}}
+	case s.holder == o.holder:
+		// Nested; or, once the hold may have expired, a fresh hold of one:
+		// the union of the two, at the earlier point.
+		lo := s.lo + 1
+		if ret >= s.exp {
+			lo = 1
+		}
+		exp := o.leaseEnd(s.at)
+		if s.exp == never {
+			exp = never
+		}
+		return []lockState{reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at}}
+	case ret >= s.exp:
+		at := max(s.at, s.exp)
+		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(at), at: at}}
+	}
+	return nil
+}
+
+// remain is the lock after one of the holder's holds (many: one or more)
+// was given back and at least one remains.
+func (s reentState) remain(o *linOp, many bool) reentState {
+	lo := max(s.lo, 2) - 1
+	if many {
+		lo = 1
+	}
+	return reentState{holder: s.holder, lo: lo, hi: decHolds(s.hi), exp: min(s.exp, o.relEnd(s.at)), at: s.at}
+}
+
+func (s reentState) step(o *linOp) []lockState {
+	if o.ret < s.at {
+		return nil
+	}
+	mine := s.holder >= 0 && s.holder == o.holder
+	free := reentState{holder: -1, at: s.at}
+	var out []lockState
+	switch {
+	case o.kind == linAcquire && o.out == outOK:
+		return s.acquire(o, o.ret, false)
+	case o.kind == linAcquire: // refused
+		if (s.holder >= 0 && !mine) || o.mayFail {
+			out = append(out, s)
+		}
+	case o.out == outOK:
+		if mine && o.res != resRemain && s.lo <= 1 {
+			out = append(out, free)
+		}
+		if mine && o.res != resReleased && s.hi >= 2 {
+			out = append(out, s.remain(o, false))
+		}
+	case !mine:
+		out = append(out, s)
+	case o.ret >= s.exp:
+		out = append(out, reentState{holder: -1, at: max(s.at, s.exp)})
+	}
+	return out
+}
+
+func (s reentState) fire(u *linOp, bound int64) []lockState {
+	if u.kind == linAcquire {
+		return s.acquire(u, bound, true)
+	}
+	if s.holder < 0 || s.holder != u.holder {
+		return nil
+	}
+	out := []lockState{reentState{holder: -1, at: s.at}}
+	if s.hi >= 2 {
+		out = append(out, s.remain(u, true))
+	}
+	return out
+}
+
+func (s reentState) covers(b lockState) bool {
+	t := b.(reentState)
+	return s.holder == t.holder && s.lo <= t.lo && s.hi >= t.hi && s.exp <= t.exp && s.at <= t.at
+}
+
+func (s reentState) hash() uint64 {
+	return mix(mix(mix(mix(uint64(s.holder), uint64(s.lo)), uint64(s.hi)), uint64(s.exp)), uint64(s.at))
+}
+
+func (s reentState) holders() []int32 {
+	if s.holder < 0 {
+		return nil
+	}
+	return []int32{s.holder}
+}
+
+func (s reentState) describe(names []string) string {
+	if s.holder < 0 {
+		return describeFree(s.at)
+	}
+	return names[s.holder] + fmtHolds(s.lo, s.hi) + " until≥" + fmtTime(s.exp)
+}

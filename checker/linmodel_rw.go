@@ -1,0 +1,278 @@
+// The read-write lock's model: many readers or one writer.
+
+package checker
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// rwHold is one holder's hold count (range) of one half.
+type rwHold struct {
+	holder int32
+	lo, hi int32
+}
+
+// rwState is the read-write lock's hash: its writer and write count, its
+// readers and read counts (sorted by holder; in write mode only the
+// writer's own), from when the whole lock may have expired, the earliest
+// lease end of the read acquisitions since the lock was created (a read
+// release shortens the lock to its longest remaining read acquisition, which
+// ends no earlier than that), and a lower bound on the current linearization
+// point.
+//
+// A read acquire is legal with no writer or with the acquirer as writer
+// (downgrade), and extends the lock to its own lease if that ends later; it
+// is refused only by another writer. A write acquire is legal on a free lock
+// or by the writer (nesting adds the lease to the remaining TTL, as Redisson
+// does), refused by readers (its own read holds included: no upgrade) or
+// another writer. Any acquire may also find the lock expired, once its
+// return is at or after exp. Releasing a lock that does not exist succeeds
+// (as in Redisson), so does releasing one that may have expired; releasing
+// a half one does not hold in a lock that exists fails.
+type rwState struct {
+	writer   int32 // -1: none
+	wlo, whi int32
+	readers  []rwHold
+	exp      int64
+	rmin     int64
+	at       int64
+}
+
+func (s rwState) free() bool { return s.writer < 0 && len(s.readers) == 0 }
+
+// freed is the free lock at linearization point at.
+func freed(at int64) rwState { return rwState{writer: -1, rmin: never, at: at} }
+
+func (s rwState) reader(h int32) int {
+	for i, r := range s.readers {
+		if r.holder == h {
+			return i
+		}
+	}
+	return -1
+}
+
+// withReader returns s with h's read hold set to [lo, hi] (removed when
+// hi == 0), normalised to the free lock when nothing is held.
+func (s rwState) withReader(h, lo, hi int32) rwState {
+	rs := make([]rwHold, 0, len(s.readers)+1)
+	for _, r := range s.readers {
+		if r.holder != h {
+			rs = append(rs, r)
+		}
+	}
+	if hi > 0 {
+		rs = append(rs, rwHold{holder: h, lo: lo, hi: hi})
+		slices.SortFunc(rs, func(a, b rwHold) int { return cmp.Compare(a.holder, b.holder) })
+	}
+	s.readers = rs
+	if s.free() {
+		return freed(s.at)
+	}
+	return s
+}
+
+// acquire applies o's read or write acquire once (many: one or more times)
+// at a point no later than ret.
+func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
+	one := int32(1)
+	if many {
+		one = manyHolds
+	}
+	fresh := func(at int64) rwState {
+		exp := o.leaseEnd(at)
+		if o.kind == linAcquireRead {
+			return rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
+		}
+		return rwState{writer: o.holder, wlo: 1, whi: one, exp: exp, rmin: never, at: at}
+	}
+	if s.free() {
+		return []lockState{fresh(s.at)}
+	}
+	var out []lockState
+	switch {
+	case o.kind == linAcquireRead && (s.writer < 0 || s.writer == o.holder):
+		lo, hi := int32(1), one
+		if i := s.reader(o.holder); i >= 0 {
+			lo, hi = s.readers[i].lo+1, incHolds(s.readers[i].hi, many)
+		}
+		exp := o.leaseEnd(s.at)
+		n := s.withReader(o.holder, lo, hi)
+		n.exp, n.rmin = max(s.exp, exp), min(s.rmin, exp)
+		out = append(out, n)
+	case o.kind == linAcquire && s.writer == o.holder:
+		n := s
+		n.wlo, n.whi = s.wlo+1, incHolds(s.whi, many)
+		n.exp = addSat(s.exp, o.lease)
+		if o.lease == never {
+			n.exp = max(s.exp, o.leaseEnd(s.at))
+		}
+		out = append(out, n)
+	}
+	if ret >= s.exp {
+		out = append(out, fresh(max(s.at, s.exp)))
+	}
+	return out
+}
+
+// refused says whether o's acquire can be refused.
+func (s rwState) refused(o *linOp) bool {
+	if o.kind == linAcquireRead {
+		return s.writer >= 0 && s.writer != o.holder
+	}
+	return !s.free() && s.writer != o.holder
+}
+
+// release applies o's successful read or write release with result res
+// (many: one or more times) at a point no later than ret.
+func (s rwState) release(o *linOp, ret int64, res linResult, many bool) []lockState {
+	if s.free() {
+		if res != resRemain {
+			return []lockState{s}
+		}
+		return nil
+	}
+	var out []lockState
+	var lo, hi int32
+	if o.kind == linReleaseRead {
+		if i := s.reader(o.holder); i >= 0 {
+			lo, hi = s.readers[i].lo, s.readers[i].hi
+		}
+	} else if s.writer == o.holder {
+		lo, hi = s.wlo, s.whi
+	}
+	if hi > 0 {
+		if many {
+			lo = 1
+		}
+		if res != resRemain && lo <= 1 {
+			out = append(out, s.without(o))
+		}
+		if res != resReleased && hi >= 2 {
+			out = append(out, s.less(o, max(lo, 2)-1, decHolds(hi)))
+		}
+	}
+	if res != resRemain && ret >= s.exp {
+		out = append(out, freed(max(s.at, s.exp)))
+	}
+	return out
+}
+
+// without is s after o.holder's last hold of o's half is given back.
+func (s rwState) without(o *linOp) rwState {
+	if o.kind == linReleaseRead {
+		n := s.withReader(o.holder, 0, 0)
+		if !n.free() {
+			n.exp = min(s.exp, s.rmin)
+		}
+		return n
+	}
+	// The last write hold: the lock goes, or stays in read mode for the
+	// writer's own read holds, its TTL untouched.
+	n := s
+	n.writer, n.wlo, n.whi = -1, 0, 0
+	if n.free() {
+		return freed(s.at)
+	}
+	return n
+}
+
+// less is s with o.holder's holds of o's half set to [lo, hi] (hi >= 1).
+func (s rwState) less(o *linOp, lo, hi int32) rwState {
+	if o.kind == linReleaseRead {
+		n := s.withReader(o.holder, lo, hi)
+		n.exp = min(s.exp, s.rmin)
+		return n
+	}
+	n := s
+	n.wlo, n.whi = lo, hi
+	n.exp = min(s.exp, o.relEnd(s.at))
+	return n
+}
+
+func (s rwState) step(o *linOp) []lockState {
+	if o.ret < s.at {
+		return nil
+	}
+	acquire := o.kind == linAcquire || o.kind == linAcquireRead
+	switch {
+	case acquire && o.out == outOK:
+		return s.acquire(o, o.ret, false)
+	case acquire:
+		if s.refused(o) || o.mayFail {
+			return []lockState{s}
+		}
+	case o.out == outOK:
+		return s.release(o, o.ret, o.res, false)
+	default:
+		holds := s.writer == o.holder
+		if o.kind == linReleaseRead {
+			holds = s.reader(o.holder) >= 0
+		}
+		if !s.free() && !holds {
+			return []lockState{s}
+		}
+	}
+	return nil
+}
+
+func (s rwState) fire(u *linOp, bound int64) []lockState {
+	if u.kind == linAcquire || u.kind == linAcquireRead {
+		return s.acquire(u, bound, true)
+	}
+	return s.release(u, bound, resEither, true)
+}
+
+func (s rwState) covers(b lockState) bool {
+	t := b.(rwState)
+	if s.writer != t.writer || s.wlo > t.wlo || s.whi < t.whi || s.exp > t.exp || s.rmin > t.rmin || s.at > t.at ||
+		len(s.readers) != len(t.readers) {
+		return false
+	}
+	for i, r := range s.readers {
+		q := t.readers[i]
+		if r.holder != q.holder || r.lo > q.lo || r.hi < q.hi {
+			return false
+		}
+	}
+	return true
+}
+
+func (s rwState) hash() uint64 {
+	h := mix(mix(mix(mix(mix(uint64(s.writer), uint64(s.wlo)), uint64(s.whi)), uint64(s.exp)), uint64(s.rmin)), uint64(s.at))
+	for _, r := range s.readers {
+		h = mix(mix(mix(h, uint64(r.holder)), uint64(r.lo)), uint64(r.hi))
+	}
+	return h
+}
+
+func (s rwState) holders() []int32 {
+	var out []int32
+	if s.writer >= 0 {
+		out = append(out, s.writer)
+	}
+	for _, r := range s.readers {
+		out = append(out, r.holder)
+	}
+	return out
+}
+
+func (s rwState) describe(names []string) string {
+	if s.free() {
+		return describeFree(s.at)
+	}
+	var parts []string
+	if s.writer >= 0 {
+		parts = append(parts, "W:"+names[s.writer]+fmtHolds(s.wlo, s.whi))
+	}
+	if len(s.readers) > 0 {
+		rs := make([]string, len(s.readers))
+		for i, r := range s.readers {
+			rs[i] = names[r.holder] + fmtHolds(r.lo, r.hi)
+		}
+		parts = append(parts, "R:"+strings.Join(rs, "+"))
+	}
+	return strings.Join(parts, " ") + " until≥" + fmtTime(s.exp)
+}

@@ -1,0 +1,98 @@
+// The simple lock's model: SET NX PX, released by compare-and-delete.
+
+package checker
+
+// simpleState is SimpleLock's key: who holds it (the token is the holder's,
+// and a holder holds at most one), from when it may have expired, and a
+// lower bound on the current linearization point.
+//
+// SET NX succeeds when the key is absent (free, or expired: the acquire's
+// return is at or after exp) and is refused while it exists, whoever holds
+// it, the acquirer included (a simple lock is not reentrant).
+// Compare-and-delete succeeds for the holder only; it fails for anyone else,
+// and for the holder once its hold may have expired (which then frees the
+// lock). A partial release (linOp.partial: the spec's RedLock deleted the
+// holder's key on some nodes, too few for the majority its "not held"
+// counts) may have freed the lock at any point of its interval, as a
+// successful release does, provided its return is at or after exp: the
+// deletes that landed took the holder below a majority (so another may
+// take the lock while the holder's lease runs), those that found no key
+// landed after it ran out, and "not held" is then true when it is said.
+// Returning before exp, it says "not held" of a hold still certainly live,
+// and stays a violation, as does a failed release that deleted nothing.
+type simpleState struct {
+	holder int32 // -1: free
+	exp    int64
+	at     int64
+}
+
+// take is the lock after o's acquire took effect at a point no later than
+// ret, if it can have.
+func (s simpleState) take(o *linOp, ret int64) []lockState {
+	if s.holder < 0 {
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(s.at), at: s.at}}
+	}
+	if ret >= s.exp {
+		at := max(s.at, s.exp)
+		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(at), at: at}}
+	}
+	return nil
+}
+
+func (s simpleState) step(o *linOp) []lockState {
+	if o.ret < s.at {
+		return nil
+	}
+	mine := s.holder == o.holder
+	switch {
+	case o.kind == linAcquire && o.out == outOK:
+		return s.take(o, o.ret)
+	case o.kind == linAcquire && (s.holder >= 0 || o.mayFail): // refused
+		return []lockState{s}
+	case o.kind == linRelease && o.out == outOK && mine:
+		return []lockState{simpleState{holder: -1, at: s.at}}
+	case o.kind == linRelease && o.out == outFail && !mine:
+		return []lockState{s}
+	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= s.exp:
+		// Its deletes freed the lock at some point of its interval, as
+		// early as its call; its answer, at the return, is true once the
+		// hold may have run out.
+		return []lockState{simpleState{holder: -1, at: s.at}}
+	case o.kind == linRelease && o.out == outFail && o.ret >= s.exp:
+		return []lockState{simpleState{holder: -1, at: max(s.at, s.exp)}}
+	}
+	return nil
+}
+
+func (s simpleState) fire(u *linOp, bound int64) []lockState {
+	switch {
+	case u.kind == linAcquire:
+		return s.take(u, bound)
+	case u.kind == linRelease && s.holder == u.holder:
+		return []lockState{simpleState{holder: -1, at: s.at}}
+	}
+	return nil
+}
+
+func (s simpleState) covers(b lockState) bool {
+	t := b.(simpleState)
+	return s.holder == t.holder && s.exp <= t.exp && s.at <= t.at
+}
+
+func (s simpleState) hash() uint64 {
+	return mix(mix(uint64(s.holder), uint64(s.exp)), uint64(s.at))
+}
+
+func (s simpleState) holders() []int32 {
+	if s.holder < 0 {
+		return nil
+	}
+	return []int32{s.holder}
+}
+
+func (s simpleState) describe(names []string) string {
+	if s.holder < 0 {
+		return describeFree(s.at)
+	}
+	return names[s.holder] + " until≥" + fmtTime(s.exp)
+}

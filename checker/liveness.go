@@ -1,0 +1,258 @@
+// Liveness: how long clients waited for locks, over all clients (Waits) and
+// per client (ClientWaits), and the violations of a bound on either.
+
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// WaitStats sums up how long acquires took, successful or not.
+type WaitStats struct {
+	Count              int
+	P50, P90, P99, Max time.Duration
+	// LongestUnavailable is the longest span during which a lock was held
+	// by nobody (by belief) while some client was waiting for it, and
+	// LongestLock names the lock.
+	LongestUnavailable time.Duration
+	LongestLock        string
+	LongestFrom        time.Duration
+}
+
+// Waits computes wait-latency percentiles over the acquire attempts that
+// returned, and the longest span a lock stayed free while a client wanted
+// it (from its first attempt to the return of the one that succeeded, as
+// wantSpans gives them), which a lost unlock, a crashed holder or too many
+// nodes down cause.
+func Waits(h []history.Record, end time.Duration) WaitStats {
+	var ws WaitStats
+	lat, locks := acquireLatencies(h)
+	if len(lat) == 0 {
+		return ws
+	}
+	slices.Sort(lat)
+	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
+	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
+
+	waiting := map[string][]span{}
+	for _, w := range wantSpans(h, end) {
+		waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To})
+	}
+	held := map[string][]span{}
+	for _, hd := range Holdings(h, end) {
+		held[hd.Lock] = append(held[hd.Lock], span{hd.From, hd.To})
+	}
+	// Locks in the order of their first attempt: of equally long spans, the
+	// first lock's is reported.
+	for _, l := range locks {
+		if d, from := longestUnavailable(waiting[l], held[l]); d > ws.LongestUnavailable {
+			ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = d, l, from
+		}
+	}
+	return ws
+}
+
+// span is an interval [from, to) of world time.
+type span struct{ from, to time.Duration }
+
+// inAny reports whether t falls in one of ss.
+func inAny(ss []span, t time.Duration) bool {
+	for _, s := range ss {
+		if s.from <= t && t < s.to {
+			return true
+		}
+	}
+	return false
+}
+
+// isAttempt reports whether r is an acquire attempt (exclusive or shared).
+func isAttempt(r *history.Record) bool {
+	return r.Kind == history.KindOp && (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead)
+}
+
+// acquireLatencies is how long each acquire attempt of h that returned
+// took, in record order, and the locks attempted, in the order of their
+// first attempt.
+func acquireLatencies(h []history.Record) ([]time.Duration, []string) {
+	var lat []time.Duration
+	var locks []string
+	for i := range h {
+		r := &h[i]
+		if !isAttempt(r) {
+			continue
+		}
+		if !slices.Contains(locks, r.Lock) {
+			locks = append(locks, r.Lock)
+		}
+		if ret, ok := r.Returned(); ok {
+			lat = append(lat, ret-r.At())
+		}
+	}
+	return lat, locks
+}
+
+// longestUnavailable walks one lock's time: it is unavailable while someone
+// waits (waiting) and nobody holds it (held). The event points are the
+// spans' boundaries, between which nothing changes. It returns the longest
+// unavailable span's length and start (the first of equally long ones).
+func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
+	var pts []time.Duration
+	for _, s := range waiting {
+		pts = append(pts, s.from, s.to)
+	}
+	for _, s := range held {
+		pts = append(pts, s.from, s.to)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	start := time.Duration(-1)
+	for _, t := range pts {
+		bad := inAny(waiting, t) && !inAny(held, t)
+		switch {
+		case bad && start < 0:
+			start = t
+		case !bad && start >= 0:
+			if d := t - start; d > longest {
+				longest, from = d, start
+			}
+			start = -1
+		}
+	}
+	return longest, from
+}
+
+// wantSpans is every span during which a client wanted a lock, in the
+// order the spans ended: a client wants a lock from the call of its first
+// attempt after its last success (or after the start) until the return of
+// the attempt that succeeds (Acquired), its crash (Crashed: a dead client
+// wants nothing), or end. Retry loops that think between attempts still
+// count as waiting: the client wanted the lock all along. An attempt whose
+// outcome stayed unknown does not end a want: the client never learned it
+// held the lock. Waits and ClientWaits both measure these spans, so that
+// the two agree on what a wait is.
+func wantSpans(h []history.Record, end time.Duration) []ClientWait {
+	var out []ClientWait
+	open := map[string]ClientWait{} // client + "\x00" + lock -> the open want
+	// closeAll ends, at at, the open wants of client (of every client when
+	// all is set), in key order.
+	closeAll := func(client string, all bool, at time.Duration, crashed bool) {
+		for _, k := range slices.Sorted(maps.Keys(open)) {
+			if w := open[k]; all || w.Client == client {
+				w.To, w.Crashed = max(at, w.From), crashed
+				out = append(out, w)
+				delete(open, k)
+			}
+		}
+	}
+	for i := range h {
+		r := &h[i]
+		if crashed(r) {
+			closeAll(r.Client, false, r.At(), true)
+			continue
+		}
+		if !isAttempt(r) {
+			continue
+		}
+		k := r.Client + "\x00" + r.Lock
+		if _, ok := open[k]; !ok {
+			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
+		}
+		if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
+			w := open[k]
+			w.To, w.Acquired = ret, true
+			out = append(out, w)
+			delete(open, k)
+		}
+	}
+	closeAll("", true, end, false) // wants still open at the end wait until the end
+	return out
+}
+
+// LivenessViolations reports, given the longest acceptable unavailability
+// (the lease plus the wait, for the algorithm under test), the spans longer
+// than it: a deadlock, or a lock that stayed unobtainable.
+func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
+	ws := Waits(h, end)
+	if ws.LongestUnavailable <= bound {
+		return nil
+	}
+	return []Violation{{Kind: Liveness, Lock: ws.LongestLock, From: ws.LongestFrom, To: ws.LongestFrom + ws.LongestUnavailable,
+		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", ws.LongestUnavailable, bound),
+		Faults: FaultsBefore(h, ws.LongestFrom, 5)}}
+}
+
+// ClientWait is one client's longest wait for a lock: from the call of its
+// first acquire attempt after its last successful one (or after the start)
+// until the return of the attempt that succeeded, or until the end of the
+// run (or the client's crash) when none did. Retry loops that think
+// between attempts still count as waiting, as in Waits: the client wanted
+// the lock all along.
+type ClientWait struct {
+	// Client waited for Lock.
+	Client, Lock string
+	// From is the call of the wait's first attempt; To the return of the
+	// attempt that succeeded, the end of the run, or the client's crash.
+	From, To time.Duration
+	// Acquired is false when the wait lasted until the end of the run or
+	// the crash.
+	Acquired bool
+	// Crashed is set when the wait ended with the client's crash: a dead
+	// client waits for nothing.
+	Crashed bool
+}
+
+// Duration is how long the wait lasted.
+func (w ClientWait) Duration() time.Duration { return w.To - w.From }
+
+func (w ClientWait) String() string {
+	how := fmt.Sprintf("until its acquire returned at %v", w.To)
+	switch {
+	case w.Crashed:
+		how = fmt.Sprintf("until it crashed at %v without acquiring it", w.To)
+	case !w.Acquired:
+		how = fmt.Sprintf("until the end at %v without acquiring it", w.To)
+	}
+	return fmt.Sprintf("%s waited %v for %s, from its first attempt at %v %s", w.Client, w.Duration(), w.Lock, w.From, how)
+}
+
+// ClientWaits returns the longest wait of every client that attempted an
+// acquire ("acquire" or "acquire-read" op records) in h, a history that ran
+// until end, sorted by client name. Of equal waits the earliest is kept.
+// An attempt whose outcome stayed unknown does not end a wait: the client
+// never learned it held the lock.
+func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
+	longest := map[string]ClientWait{}
+	for _, w := range wantSpans(h, end) {
+		if cur, ok := longest[w.Client]; !ok || w.Duration() > cur.Duration() {
+			longest[w.Client] = w
+		}
+	}
+	out := slices.Collect(maps.Values(longest))
+	slices.SortFunc(out, func(a, b ClientWait) int { return cmp.Compare(a.Client, b.Client) })
+	return out
+}
+
+// ClientLivenessViolations reports every client of bounds (client name ->
+// the longest it may wait) whose longest wait (ClientWaits) exceeded its
+// bound, in client order: a liveness violation naming the client, for
+// stories in which one client's wait is the point (a waiter behind a
+// crashed holder needs the lease to run out, not more). A client that
+// never attempted an acquire waited for nothing and is not reported.
+func ClientLivenessViolations(h []history.Record, end time.Duration, bounds map[string]time.Duration) []Violation {
+	var out []Violation
+	for _, w := range ClientWaits(h, end) {
+		b, ok := bounds[w.Client]
+		if !ok || w.Duration() <= b {
+			continue
+		}
+		out = append(out, Violation{Kind: Liveness, Lock: w.Lock, Holders: []string{w.Client}, From: w.From, To: w.To,
+			Detail: fmt.Sprintf("%s, longer than its bound %v", w, b), Faults: FaultsBefore(h, w.To, 5)})
+	}
+	return out
+}

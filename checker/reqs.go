@@ -1,0 +1,44 @@
+// The req records an op sent: the commands behind its answer, which the
+// ground-truth, fencing and linearizability oracles read (when a release
+// ran, which token an acquire was issued, which lease it set).
+
+package checker
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/locksim/locksim/history"
+)
+
+// clientReqs indexes h's req records that name a key (Args[0]) by client:
+// each client's indices into h, in call order, for opReqs.
+func clientReqs(h []history.Record) map[string][]int {
+	reqs := map[string][]int{}
+	for i := range h {
+		if r := &h[i]; r.Kind == history.KindReq && len(r.Args) > 0 {
+			reqs[r.Client] = append(reqs[r.Client], i)
+		}
+	}
+	return reqs
+}
+
+// opReqs is the req records op sent: of its client's req records (reqs,
+// from clientReqs), those on op's lock (first argument) called between op's
+// call and its return (or after its call, when it never returned) that keep
+// accepts, as indices into h in call order. A client's commands are sent by
+// its ops, so these are the commands that made op's answer.
+func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
+	var out []int
+	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
+	for ; j < len(reqs); j++ {
+		r := &h[reqs[j]]
+		if op.End != nil && r.T > *op.End {
+			break
+		}
+		if r.Args[0] == op.Lock && keep(r) {
+			out = append(out, reqs[j])
+		}
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package report_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/report"
+)
+
+// TestWriteLinearizationHTML: the visualization of an illegal history (two
+// acquires of one lock within the first's lease, a failover between them)
+// lands at the path whole, with its fault and violation, and no temporary
+// file stays behind, neither after a write nor after a failed one.
+func TestWriteLinearizationHTML(t *testing.T) {
+	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	h := []history.Record{
+		{Seq: 0, Kind: history.KindOp, T: 0, End: end(time.Millisecond), Client: "c1", Lock: "lk", Op: history.OpAcquire,
+			Outcome: history.OutcomeOK, Detail: history.LeaseDetail(10*time.Second, 0)},
+		{Seq: 1, Kind: history.KindFault, T: int64(1500 * time.Millisecond), Node: "m1", Op: history.FaultFailover, Detail: "promoted r1"},
+		{Seq: 2, Kind: history.KindOp, T: int64(2 * time.Second), End: end(2*time.Second + time.Millisecond), Client: "c2", Lock: "lk",
+			Op: history.OpAcquire, Outcome: history.OutcomeOK, Detail: history.LeaseDetail(10*time.Second, 0)},
+	}
+	vis, err := checker.Visualize(h, checker.LockSimple, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lin.html")
+	if err := report.WriteLinearizationHTML(path, vis); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{"<html", "failover m1", "promoted r1", "violated: lk", "c2 acquire"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("visualization lacks %q", want)
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(html), "</html>") {
+		t.Error("the visualization is not whole")
+	}
+	wantOnly := func(when string) {
+		t.Helper()
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Name() != "lin.html" {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("%s, the directory holds %v, want only lin.html (no temporary file left)", when, names)
+		}
+	}
+	wantOnly("after the write")
+	// A path under a file cannot be written, and leaves nothing behind.
+	if err := report.WriteLinearizationHTML(filepath.Join(path, "x.html"), vis); err == nil {
+		t.Fatal("writing under a file succeeded")
+	}
+	wantOnly("after a failed write")
+}
