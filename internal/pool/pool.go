@@ -12,6 +12,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 
@@ -88,4 +89,10 @@ func Run(ctx context.Context, n, workers int, job func(i int) error, progress fu
 		return claimed, ctx.Err()
 	}
 	return claimed, nil
+}
+
+// Interrupted reports whether err is, or wraps, ctx's own error: Run
+// stopped because ctx was cancelled, not because a job failed.
+func Interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
