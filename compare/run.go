@@ -39,7 +39,7 @@ type Options struct {
 	// replay commands name files there (default "reports/scenarios").
 	ScenarioDir string
 	// Progress, if set, is called after each run with the runs done and
-	// the total, from one goroutine at a time.
+	// the total, one call at a time (from the worker that finished it).
 	Progress func(done, total int)
 }
 

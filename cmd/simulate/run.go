@@ -132,7 +132,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return status
 	}
 	if f.backend == "redis" {
-		return runReal(realArgs{paths: f.paths, seed: f.seed, seeds: f.seeds, scale: f.scale, asJSON: f.asJSON, out: f.out}, stdout, stderr)
+		return runReal(ctx, realArgs{paths: f.paths, seed: f.seed, seeds: f.seeds, scale: f.scale, asJSON: f.asJSON, out: f.out}, stdout, stderr)
 	}
 	all, _, err := loadScaled(f.paths, 1)
 	if err != nil {
