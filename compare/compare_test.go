@@ -2,6 +2,9 @@ package compare_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -90,7 +93,7 @@ func TestSmallMatrix(t *testing.T) {
 	opts.ScenarioDir = filepath.Join(dir, "scenarios")
 	var calls, last int
 	opts.Progress = func(done, total int) { calls, last = calls+1, done }
-	res, err := compare.Run(opts)
+	res, err := compare.Run(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +156,7 @@ func TestSmallMatrix(t *testing.T) {
 	if c := res.Belief[0][0][1]; !c.BeliefSet || c.Algorithm.Name != "fenced-lease" || c.Unsafe == 0 {
 		t.Errorf("fenced lock with a lease, trusting, under pause: %s, belief set %v, %d unsafe of %d", c.Algorithm.Name, c.BeliefSet, c.Unsafe, c.Runs)
 	}
-	if err := res.Write(dir, "simulate compare (test)"); err != nil {
+	if err := res.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
 		t.Fatal(err)
 	}
 	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -188,11 +191,11 @@ func TestSmallMatrix(t *testing.T) {
 
 	// Same seeds, same report; and the rewrite replaces the directory
 	// without leaving temporaries behind.
-	res2, err := compare.Run(opts)
+	res2, err := compare.Run(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res2.Write(dir, "simulate compare (test)"); err != nil {
+	if err := res2.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
 		t.Fatal(err)
 	}
 	readme2, err := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -276,31 +279,106 @@ func checkReplays(t *testing.T, readme []byte, path func(string) string) int {
 	return len(ms)
 }
 
+// TestWorkersDoNotChangeResults: the report written from a small matrix
+// run on one worker and on four is the same, file for file, byte for byte
+// (README, scenario files, plots).
 func TestWorkersDoNotChangeResults(t *testing.T) {
-	opts := small(t, true)
-	opts.Workers = 1
-	a, err := compare.Run(opts)
-	if err != nil {
-		t.Fatal(err)
+	var trees []map[string][]byte
+	for _, workers := range []int{1, 4} {
+		opts := small(t, false)
+		opts.Workers = workers
+		dir := filepath.Join(t.TempDir(), "reports")
+		opts.ScenarioDir = filepath.Join("reports", "scenarios")
+		res, err := compare.Run(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
+			t.Fatal(err)
+		}
+		trees = append(trees, readTree(t, dir))
 	}
-	opts.Workers = 3
-	b, err := compare.Run(opts)
-	if err != nil {
-		t.Fatal(err)
+	a, b := trees[0], trees[1]
+	if len(a) < 10 || len(a) != len(b) {
+		t.Fatalf("1 worker wrote %d files, 4 workers %d", len(a), len(b))
 	}
-	for i := range a.Table {
-		for j := range a.Table[i] {
-			x, y := a.Table[i][j], b.Table[i][j]
-			if x.Violated != y.Violated || x.SilentLoss != y.SilentLoss || (x.Shortest == nil) != (y.Shortest == nil) ||
-				(x.Shortest != nil && x.Shortest.Seed != y.Shortest.Seed) {
-				t.Errorf("%s/%s differs with 1 and 3 workers", x.Mode.Name, x.Algorithm.Name)
-			}
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs between 1 and 4 workers", name)
 		}
 	}
 }
 
+// readTree is every file under dir by its path relative to dir.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[rel] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestInterrupted: cancelling Run stops it after the runs under way (one
+// worker: exactly the runs done when it was cancelled), returns the counts
+// of the runs done, in cell order, with the cancellation; cancelling Write
+// leaves the old report whole and no temporary directory beside it.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	opts := small(t, true)
+	opts.Workers = 1
+	opts.Progress = func(done, total int) {
+		if done == 6 {
+			cancel()
+		}
+	}
+	res, err := compare.Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) || res == nil || !strings.Contains(err.Error(), "interrupted after 6 of 16 runs") {
+		t.Fatalf("Run cancelled after 6 runs: %v", err)
+	}
+	var runs []int
+	for _, row := range res.Table {
+		for _, c := range row {
+			runs = append(runs, c.Runs)
+		}
+	}
+	if fmt.Sprint(runs) != "[4 2 0 0]" {
+		t.Fatalf("runs per cell after 6 of 16: %v, want the first cell's 4 and the second's first 2", runs)
+	}
+
+	dir := filepath.Join(t.TempDir(), "reports")
+	full, err := compare.Run(t.Context(), small(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Write(t.Context(), dir, "first"); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, dir)
+	if err := full.Write(ctx, dir, "second"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write with a cancelled context: %v", err)
+	}
+	after := readTree(t, dir)
+	if len(after) != len(before) || !bytes.Equal(after["README.md"], before["README.md"]) {
+		t.Errorf("an interrupted Write changed the report")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("beside the report after an interrupted Write: %d entries, want only reports", len(entries))
+	}
+}
+
 func TestBadOptions(t *testing.T) {
-	if _, err := compare.Run(compare.Options{Seeds: 0}); err == nil {
+	if _, err := compare.Run(t.Context(), compare.Options{Seeds: 0}); err == nil {
 		t.Fatal("0 seeds accepted")
 	}
 }

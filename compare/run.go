@@ -2,17 +2,16 @@ package compare
 
 import (
 	"cmp"
-	"errors"
+	"context"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/traffic"
 )
@@ -40,7 +39,7 @@ type Options struct {
 	// replay commands name files there (default "reports/scenarios").
 	ScenarioDir string
 	// Progress, if set, is called after each run with the runs done and
-	// the total, from one goroutine at a time.
+	// the total, one call at a time (from the worker that finished it).
 	Progress func(done, total int)
 }
 
@@ -134,124 +133,183 @@ type Results struct {
 	ScenarioDir string
 }
 
-// Run runs the matrix.
-func Run(opts Options) (*Results, error) {
+// Run runs the matrix: the table's cells, then (unless TableOnly) the
+// curves' other levels, the belief section and (unless NoHeat) the
+// heatmap, every cell over its seeds on opts.Workers goroutines.
+//
+// When ctx is cancelled (Ctrl-C) no new run starts, and Run returns the
+// results of the runs done with an error wrapping ctx's: those runs are a
+// prefix of the cells in that order, each over its first seeds, so a
+// cell's counts are those of its first Runs seeds.
+func Run(ctx context.Context, opts Options) (*Results, error) {
 	if opts.Seeds <= 0 {
 		return nil, fmt.Errorf("compare: %d seeds: need at least 1", opts.Seeds)
 	}
-	if opts.ScenarioDir == "" {
-		opts.ScenarioDir = "reports/scenarios"
-	}
-	if opts.HeatSeeds <= 0 {
-		opts.HeatSeeds = max(1, opts.Seeds/2)
-	}
-	if opts.Modes == nil {
-		opts.Modes = Modes
-	}
-	if opts.Algorithms == nil {
-		opts.Algorithms = Algorithms
-	}
-	res := &Results{Seeds: opts.Seeds, HeatSeeds: opts.HeatSeeds, ScenarioDir: opts.ScenarioDir,
-		Modes: opts.Modes, Algorithms: opts.Algorithms}
-	var cells []*Cell
-	add := func(c *Cell) (*Cell, error) {
-		s, err := scenarios.Parse(opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
-		if err != nil {
-			return nil, fmt.Errorf("compare: generated scenario: %w", err)
-		}
-		c.Scenario, c.Kinds = s, map[checker.Kind]int{}
-		if c.BeliefSet && c.Belief != s.Algorithm.Belief() {
-			return nil, fmt.Errorf("compare: %s: belief %s, the scenario's %s", c.name(), c.Belief, s.Algorithm.Belief())
-		}
-		c.Belief = s.Algorithm.Belief()
-		c.seeds = opts.Seeds
-		if c.HeatLease > 0 {
-			c.seeds = opts.HeatSeeds
-		}
-		cells = append(cells, c)
-		return c, nil
-	}
-	for _, m := range res.Modes {
-		row := make([]*Cell, len(res.Algorithms))
-		for ai, a := range res.Algorithms {
-			c, err := add(&Cell{Mode: m, Algorithm: a, X: m.Ref, YAML: ScenarioYAML(m, m.Ref, a)})
-			if err != nil {
-				return nil, err
-			}
-			row[ai] = c
-		}
-		res.Table = append(res.Table, row)
-	}
+	opts = opts.withDefaults()
+	m := &matrix{opts: opts, res: &Results{Seeds: opts.Seeds, HeatSeeds: opts.HeatSeeds, ScenarioDir: opts.ScenarioDir,
+		Modes: opts.Modes, Algorithms: opts.Algorithms}}
+	parts := []func() error{m.table}
 	if !opts.TableOnly {
-		for mi, m := range res.Modes {
-			var levels [][]*Cell
-			for _, x := range m.Levels {
-				if x == m.Ref {
-					levels = append(levels, res.Table[mi])
-					continue
-				}
-				row := make([]*Cell, len(res.Algorithms))
-				for ai, a := range res.Algorithms {
-					c, err := add(&Cell{Mode: m, Algorithm: a, X: x, YAML: ScenarioYAML(m, x, a)})
-					if err != nil {
-						return nil, err
-					}
-					row[ai] = c
-				}
-				levels = append(levels, row)
-			}
-			res.Curves = append(res.Curves, levels)
+		parts = append(parts, m.curves, m.belief)
+		if !opts.NoHeat {
+			parts = append(parts, m.heat)
 		}
 	}
-	if !opts.TableOnly {
-		for _, name := range BeliefModes {
-			mi := slices.IndexFunc(res.Modes, func(m Mode) bool { return m.Name == name })
-			if mi < 0 {
-				continue
-			}
-			m := res.Modes[mi]
-			var rows [][]*Cell
-			for ai, a := range res.Algorithms {
-				la := Leased(a)
-				var pair []*Cell
-				for _, b := range Beliefs {
-					if !a.Watchdog && b == res.Table[mi][ai].Belief {
-						pair = append(pair, res.Table[mi][ai])
-						continue
-					}
-					c, err := add(&Cell{Mode: m, Algorithm: la, X: m.Ref, Belief: b, BeliefSet: true, YAML: BeliefYAML(m, la, b)})
-					if err != nil {
-						return nil, err
-					}
-					pair = append(pair, c)
-				}
-				rows = append(rows, pair)
-			}
-			res.BeliefModes = append(res.BeliefModes, m)
-			res.Belief = append(res.Belief, rows)
-		}
-		for _, a := range res.Algorithms {
-			res.BeliefAlgorithms = append(res.BeliefAlgorithms, Leased(a))
+	for _, part := range parts {
+		if err := part(); err != nil {
+			return nil, err
 		}
 	}
-	if !opts.TableOnly && !opts.NoHeat {
-		spec5 := Algorithms[len(Algorithms)-1]
-		for _, lease := range HeatLeases {
-			var row []*Cell
-			for _, drift := range HeatDrifts {
-				c, err := add(&Cell{Algorithm: spec5, HeatLease: lease, HeatDrift: drift, YAML: HeatYAML(lease, drift)})
-				if err != nil {
-					return nil, err
-				}
-				row = append(row, c)
-			}
-			res.Heat = append(res.Heat, row)
+	if err := runCells(ctx, m.cells, opts); err != nil {
+		if pool.Interrupted(ctx, err) {
+			return m.res, err
 		}
-	}
-	if err := runCells(cells, opts); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return m.res, nil
+}
+
+// withDefaults fills in the options left zero.
+func (o Options) withDefaults() Options {
+	if o.ScenarioDir == "" {
+		o.ScenarioDir = "reports/scenarios"
+	}
+	if o.HeatSeeds <= 0 {
+		o.HeatSeeds = max(1, o.Seeds/2)
+	}
+	if o.Modes == nil {
+		o.Modes = Modes
+	}
+	if o.Algorithms == nil {
+		o.Algorithms = Algorithms
+	}
+	return o
+}
+
+// matrix builds the cells of a Run into res, and lists them in cells in
+// the order they were added, which is the order their runs start.
+type matrix struct {
+	opts  Options
+	res   *Results
+	cells []*Cell
+}
+
+// add parses c's scenario, fills in what follows from it, and lists c.
+func (m *matrix) add(c *Cell) (*Cell, error) {
+	s, err := scenarios.Parse(m.opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
+	if err != nil {
+		return nil, fmt.Errorf("compare: generated scenario: %w", err)
+	}
+	c.Scenario, c.Kinds = s, map[checker.Kind]int{}
+	if c.BeliefSet && c.Belief != s.Algorithm.Belief() {
+		return nil, fmt.Errorf("compare: %s: belief %s, the scenario's %s", c.name(), c.Belief, s.Algorithm.Belief())
+	}
+	c.Belief = s.Algorithm.Belief()
+	c.seeds = m.opts.Seeds
+	if c.HeatLease > 0 {
+		c.seeds = m.opts.HeatSeeds
+	}
+	m.cells = append(m.cells, c)
+	return c, nil
+}
+
+// row adds a cell per algorithm for mode md at level x.
+func (m *matrix) row(md Mode, x float64) ([]*Cell, error) {
+	row := make([]*Cell, len(m.res.Algorithms))
+	for ai, a := range m.res.Algorithms {
+		c, err := m.add(&Cell{Mode: md, Algorithm: a, X: x, YAML: ScenarioYAML(md, x, a)})
+		if err != nil {
+			return nil, err
+		}
+		row[ai] = c
+	}
+	return row, nil
+}
+
+// table adds the Table: every mode at its Ref.
+func (m *matrix) table() error {
+	for _, md := range m.res.Modes {
+		row, err := m.row(md, md.Ref)
+		if err != nil {
+			return err
+		}
+		m.res.Table = append(m.res.Table, row)
+	}
+	return nil
+}
+
+// curves adds the Curves: every mode at each of its levels, the Ref
+// level's row being the table's.
+func (m *matrix) curves() error {
+	for mi, md := range m.res.Modes {
+		var levels [][]*Cell
+		for _, x := range md.Levels {
+			row := m.res.Table[mi]
+			if x != md.Ref {
+				var err error
+				if row, err = m.row(md, x); err != nil {
+					return err
+				}
+			}
+			levels = append(levels, row)
+		}
+		m.res.Curves = append(m.res.Curves, levels)
+	}
+	return nil
+}
+
+// belief adds the belief section: each BeliefModes mode run, at its Ref,
+// for each algorithm Leased under each belief; a cell identical to a table
+// cell (no watchdog, its default model) is that cell.
+func (m *matrix) belief() error {
+	for _, name := range BeliefModes {
+		mi := slices.IndexFunc(m.res.Modes, func(md Mode) bool { return md.Name == name })
+		if mi < 0 {
+			continue
+		}
+		md := m.res.Modes[mi]
+		var rows [][]*Cell
+		for ai, a := range m.res.Algorithms {
+			la := Leased(a)
+			var pair []*Cell
+			for _, b := range Beliefs {
+				if !a.Watchdog && b == m.res.Table[mi][ai].Belief {
+					pair = append(pair, m.res.Table[mi][ai])
+					continue
+				}
+				c, err := m.add(&Cell{Mode: md, Algorithm: la, X: md.Ref, Belief: b, BeliefSet: true, YAML: BeliefYAML(md, la, b)})
+				if err != nil {
+					return err
+				}
+				pair = append(pair, c)
+			}
+			rows = append(rows, pair)
+		}
+		m.res.BeliefModes = append(m.res.BeliefModes, md)
+		m.res.Belief = append(m.res.Belief, rows)
+	}
+	for _, a := range m.res.Algorithms {
+		m.res.BeliefAlgorithms = append(m.res.BeliefAlgorithms, Leased(a))
+	}
+	return nil
+}
+
+// heat adds the heatmap: the spec's RedLock on five nodes for each lease
+// and clock drift.
+func (m *matrix) heat() error {
+	spec5 := Algorithms[len(Algorithms)-1]
+	for _, lease := range HeatLeases {
+		var row []*Cell
+		for _, drift := range HeatDrifts {
+			c, err := m.add(&Cell{Algorithm: spec5, HeatLease: lease, HeatDrift: drift, YAML: HeatYAML(lease, drift)})
+			if err != nil {
+				return err
+			}
+			row = append(row, c)
+		}
+		m.res.Heat = append(m.res.Heat, row)
+	}
+	return nil
 }
 
 // name is the cell's scenario name.
@@ -281,63 +339,37 @@ type runSummary struct {
 	safety, availability *Counterexample
 }
 
-// runCells runs every cell's seeds on opts.Workers goroutines. Each run is
-// an independent deterministic world and results are stored by (cell,
-// seed), then summed in that order: the totals do not depend on scheduling.
-func runCells(cells []*Cell, opts Options) error {
-	type job struct{ cell, seed int }
-	sums := make([][]runSummary, len(cells))
-	total := 0
-	for i, c := range cells {
-		sums[i] = make([]runSummary, c.seeds)
-		total += c.seeds
+// runCells runs every cell's seeds, cell after cell, on opts.Workers
+// goroutines (package pool). Each run is an independent deterministic
+// world, its summary is stored by (cell, seed), and the summaries are
+// added to their cells in that order: the totals do not depend on the
+// scheduling. When ctx is cancelled the runs done (a prefix in that order)
+// are added and the error wraps ctx's.
+func runCells(ctx context.Context, cells []*Cell, opts Options) error {
+	type job struct {
+		cell *Cell
+		seed uint64
 	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan job)
-	done := make(chan error)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				s, err := summarise(cells[j.cell].Scenario, uint64(j.seed+1))
-				sums[j.cell][j.seed] = s
-				done <- err
-			}
-		}()
-	}
-	go func() {
-		for ci, c := range cells {
-			for s := range c.seeds {
-				jobs <- job{ci, s}
-			}
-		}
-		close(jobs)
-		wg.Wait()
-		close(done)
-	}()
-	var errs []error
-	count := 0
-	for err := range done {
-		count++
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if opts.Progress != nil {
-			opts.Progress(count, total)
+	var jobs []job
+	for _, c := range cells {
+		for s := range c.seeds {
+			jobs = append(jobs, job{c, uint64(s + 1)})
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	sums := make([]runSummary, len(jobs))
+	done, err := pool.Run(ctx, len(jobs), opts.Workers, func(i int) error {
+		var err error
+		sums[i], err = summarise(jobs[i].cell.Scenario, jobs[i].seed)
+		return err
+	}, opts.Progress)
+	if err != nil && !pool.Interrupted(ctx, err) {
 		return err
 	}
-	for ci, c := range cells {
-		for _, s := range sums[ci] {
-			c.add(s)
-		}
+	for i, j := range jobs[:done] {
+		j.cell.add(sums[i])
+	}
+	if err != nil {
+		return fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
 	}
 	return nil
 }

@@ -95,9 +95,6 @@ func NewSimpleLock(conn Conn, rt Runtime, key string, opts SimpleOptions) (*Simp
 	return &SimpleLock{conn: conn, rt: rt, key: key, opts: opts}, nil
 }
 
-// Key is the Redis key of the lock.
-func (l *SimpleLock) Key() string { return l.key }
-
 // TryLock tries once. It returns ErrNotAcquired when another owner holds the
 // lock, and an error for which IsUnknown is true when the outcome is unknown
 // (the key may have been set: it then expires after the TTL).

@@ -75,7 +75,20 @@ type Timeline struct {
 func NewTimeline(title string, h []history.Record, end time.Duration, v checker.Verdict) Timeline {
 	tl := Timeline{Title: title, End: end, Violations: v.Violations}
 	holdings := checker.Holdings(h, end)
-	// Belief rows, one per holder, in order of first holding.
+	locks := tl.addBeliefRows(holdings)
+	nodeRow := tl.addTruthRows(h, holdings, locks, end)
+	tl.addFaults(h, end, nodeRow)
+	for _, x := range v.Violations {
+		if x.Kind == checker.MutualExclusion {
+			tl.Overlaps = append(tl.Overlaps, Span{From: x.From, To: x.To, Label: strings.Join(x.Holders, " & ")})
+		}
+	}
+	return tl
+}
+
+// addBeliefRows adds a belief row per holder, in order of first holding,
+// and returns the locks held.
+func (tl *Timeline) addBeliefRows(holdings []checker.Holding) map[string]bool {
 	rowOf := map[string]int{}
 	locks := map[string]bool{}
 	for _, hd := range holdings {
@@ -92,7 +105,13 @@ func NewTimeline(title string, h []history.Record, end time.Duration, v checker.
 		}
 		tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: hd.From, To: hd.To, Label: label, Holder: hd.Client})
 	}
-	// Truth rows: every node (in topology order) and lock key it ever had.
+	return locks
+}
+
+// addTruthRows adds a truth row for every node (in topology order) and
+// lock key it ever had, and returns each node's first row, where the
+// faults acting on the node go.
+func (tl *Timeline) addTruthRows(h []history.Record, holdings []checker.Holding, locks map[string]bool, end time.Duration) map[string]int {
 	var nodes []string
 	for _, r := range h {
 		if r.Kind == history.KindNode && !slices.Contains(nodes, r.Node) {
@@ -122,77 +141,102 @@ func NewTimeline(title string, h []history.Record, end time.Duration, v checker.
 			tl.Rows = append(tl.Rows, Row{Name: name, Kind: Truth, Spans: spans})
 		}
 	}
-	// Faults: on the row of the node or client they act on when there is
-	// one, else on the faults row.
-	faultRow := Row{Name: "faults", Kind: Faults}
-	// clientRows are the belief rows of a client's holders ("c1", "c1/a").
-	clientRows := func(client string) []int {
-		var out []int
-		for i, r := range tl.Rows {
-			if r.Kind == Belief && client != "" && (r.Name == client || strings.HasPrefix(r.Name, client+"/")) {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
-	type openPartition struct {
-		span   int    // index into faultRow.Spans
-		detail string // the partition record's detail, which its heal's repeats as a prefix
-	}
-	var open []openPartition
+	return nodeRow
+}
+
+// addFaults puts h's faults on the row of the node or client they act on
+// when there is one, else on a faults row, added last if it has any.
+func (tl *Timeline) addFaults(h []history.Record, end time.Duration, nodeRow map[string]int) {
+	p := faultPlacer{tl: tl, end: end, nodeRow: nodeRow, row: Row{Name: "faults", Kind: Faults}}
 	for _, r := range h {
 		if r.Kind != history.KindFault {
 			continue
 		}
 		switch r.Op {
 		case history.FaultPause:
-			d, err := time.ParseDuration(r.Detail)
-			if err != nil {
-				d = 0
-			}
-			s := Span{From: r.At(), To: min(r.At()+d, end), Label: "pause " + r.Client, Fault: true}
-			rows := clientRows(r.Client)
-			for _, i := range rows {
-				tl.Rows[i].Spans = append(tl.Rows[i].Spans, s)
-			}
-			if len(rows) == 0 {
-				faultRow.Spans = append(faultRow.Spans, s)
-			}
-			continue
+			p.pause(r)
 		case history.FaultPartition:
-			open = append(open, openPartition{len(faultRow.Spans), r.Detail})
-			faultRow.Spans = append(faultRow.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
-			continue
+			p.open = append(p.open, openPartition{len(p.row.Spans), r.Detail})
+			p.row.Spans = append(p.row.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
 		case history.FaultHeal:
-			for k, p := range open {
-				if strings.HasPrefix(p.detail, r.Detail) {
-					faultRow.Spans[p.span].To = r.At()
-					open = slices.Delete(open, k, k+1)
-					break
-				}
-			}
-			continue
-		}
-		m := Mark{At: r.At(), Label: faultLabel(r)}
-		if i, ok := nodeRow[r.Node]; ok && r.Client == "" {
-			tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
-		} else if rows := clientRows(r.Client); len(rows) > 0 && r.Node == "" {
-			for _, i := range rows {
-				tl.Rows[i].Marks = addMark(tl.Rows[i].Marks, m)
-			}
-		} else {
-			faultRow.Marks = addMark(faultRow.Marks, m)
+			p.heal(r)
+		default:
+			p.mark(r)
 		}
 	}
-	if len(faultRow.Spans)+len(faultRow.Marks) > 0 {
-		tl.Rows = append(tl.Rows, faultRow)
+	if len(p.row.Spans)+len(p.row.Marks) > 0 {
+		tl.Rows = append(tl.Rows, p.row)
 	}
-	for _, x := range v.Violations {
-		if x.Kind == checker.MutualExclusion {
-			tl.Overlaps = append(tl.Overlaps, Span{From: x.From, To: x.To, Label: strings.Join(x.Holders, " & ")})
+}
+
+// faultPlacer places one timeline's faults: row is the faults row being
+// built, open the partitions not yet healed.
+type faultPlacer struct {
+	tl      *Timeline
+	end     time.Duration
+	nodeRow map[string]int
+	row     Row
+	open    []openPartition
+}
+
+// openPartition is a partition span of the faults row not yet healed.
+type openPartition struct {
+	span   int    // index into the faults row's Spans
+	detail string // the partition record's detail, which its heal's repeats as a prefix
+}
+
+// clientRows are the belief rows of a client's holders ("c1", "c1/a").
+func (p *faultPlacer) clientRows(client string) []int {
+	var out []int
+	for i, r := range p.tl.Rows {
+		if r.Kind == Belief && client != "" && (r.Name == client || strings.HasPrefix(r.Name, client+"/")) {
+			out = append(out, i)
 		}
 	}
-	return tl
+	return out
+}
+
+// pause is a span on the paused client's holders' rows, or on the faults
+// row if it has none.
+func (p *faultPlacer) pause(r history.Record) {
+	d, err := time.ParseDuration(r.Detail)
+	if err != nil {
+		d = 0
+	}
+	s := Span{From: r.At(), To: min(r.At()+d, p.end), Label: "pause " + r.Client, Fault: true}
+	rows := p.clientRows(r.Client)
+	for _, i := range rows {
+		p.tl.Rows[i].Spans = append(p.tl.Rows[i].Spans, s)
+	}
+	if len(rows) == 0 {
+		p.row.Spans = append(p.row.Spans, s)
+	}
+}
+
+// heal ends the first open partition whose detail starts with the heal's.
+func (p *faultPlacer) heal(r history.Record) {
+	for k, o := range p.open {
+		if strings.HasPrefix(o.detail, r.Detail) {
+			p.row.Spans[o.span].To = r.At()
+			p.open = slices.Delete(p.open, k, k+1)
+			return
+		}
+	}
+}
+
+// mark is an instant fault: on its node's row, or its client's holders'
+// rows, or the faults row.
+func (p *faultPlacer) mark(r history.Record) {
+	m := Mark{At: r.At(), Label: faultLabel(r)}
+	if i, ok := p.nodeRow[r.Node]; ok && r.Client == "" {
+		p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
+	} else if rows := p.clientRows(r.Client); len(rows) > 0 && r.Node == "" {
+		for _, i := range rows {
+			p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
+		}
+	} else {
+		p.row.Marks = addMark(p.row.Marks, m)
+	}
 }
 
 // addMark adds m to marks, merging it into a mark at the same instant
@@ -303,67 +347,25 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 		return ""
 	}
 	x := v.Violations[0]
-	from, to := max0(x.From-lead), x.To
-	// Start early enough to show how the holders involved came to hold.
-	for _, hd := range checker.Holdings(h, x.To) {
-		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
-			from = min(from, max0(hd.From-5*time.Millisecond))
-		}
-	}
-	keys := map[string]bool{}
+	sel := textWindow(h, x, lead)
 	for _, y := range v.Violations {
-		keys[y.Lock] = true
+		sel.keys[y.Lock] = true
 	}
-	// Subscriptions matter when the violation is about waiting: a waiter
-	// hears of a release only from the node it subscribed on.
-	// "resurrected-lock" is the availability kind of a lock a failover
-	// brought back, which everyone waits out.
-	waiting := x.Kind == checker.Liveness || x.Kind == checker.Resurrected
-	var lines, before []string
+	var before []string
 	for _, r := range x.Faults {
-		if r.At() < from {
+		if r.At() < sel.from {
 			before = append(before, eventLine(r))
 		}
 	}
+	var lines []string
 	refused := 0
 	for _, r := range h {
-		t := r.At()
-		inWindow := t >= from && t <= to
-		if r.Kind == history.KindOp || r.Kind == history.KindReq {
-			// An op is shown if it was in flight at some point of the window.
-			e, ok := r.Returned()
-			if !ok {
-				e = to
-			}
-			inWindow = t <= to && e >= from
-		}
-		if !inWindow {
-			continue
-		}
-		switch r.Kind {
-		case history.KindOp:
-			if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome == history.OutcomeFail {
-				refused++
-				continue
-			}
-			lines = append(lines, opLine(r))
-		case history.KindFault, history.KindNode, history.KindClient:
-			if l := eventLine(r); l != "" {
-				lines = append(lines, l)
-			}
-		case history.KindReq:
-			if r.Op == history.ReqWait || (waiting && (r.Op == history.ReqSubscribe || r.Op == history.ReqUnsubscribe)) {
-				lines = append(lines, eventLine(r))
-			}
-		case history.KindTruth:
-			if !keys[r.Key] {
-				continue
-			}
-			state := "gone"
-			if !r.Gone {
-				state = truthState(r)
-			}
-			lines = append(lines, fmt.Sprintf("%12s  %-8s %s = %s", fmtT(t), r.Node, r.Key, state))
+		line, refusal := sel.line(r)
+		switch {
+		case refusal:
+			refused++
+		case line != "":
+			lines = append(lines, line)
 		}
 	}
 	if len(lines) > max {
@@ -372,7 +374,7 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 		lines = append(append(lines[:half:half], fmt.Sprintf("%12s  (%d more events)", "...", skipped)), lines[len(lines)-half:]...)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(from), fmtT(to), x.Kind, x.Lock)
+	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(sel.from), fmtT(sel.to), x.Kind, x.Lock)
 	for _, l := range before {
 		b.WriteString("  " + l + "\n")
 	}
@@ -386,6 +388,76 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 		fmt.Fprintf(&b, "  (and %d refused acquires)\n", refused)
 	}
 	return b.String()
+}
+
+// textSelection says which records Text shows: those in [from, to], of
+// the violations' lock keys, and the subscriptions when waiting.
+type textSelection struct {
+	from, to time.Duration
+	keys     map[string]bool
+	// waiting says the violation is about waiting (liveness, or a
+	// resurrected lock, which everyone waits out): a waiter hears of a
+	// release only from the node it subscribed on, so subscriptions
+	// matter.
+	waiting bool
+}
+
+// textWindow is the selection around x: from lead before it started, or
+// earlier to show how the holders involved came to hold, until it ended.
+func textWindow(h []history.Record, x checker.Violation, lead time.Duration) textSelection {
+	sel := textSelection{from: max0(x.From - lead), to: x.To, keys: map[string]bool{},
+		waiting: x.Kind == checker.Liveness || x.Kind == checker.Resurrected}
+	for _, hd := range checker.Holdings(h, x.To) {
+		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
+			sel.from = min(sel.from, max0(hd.From-5*time.Millisecond))
+		}
+	}
+	return sel
+}
+
+// line is r's line of the text, "" if it is not shown; refused says r is
+// a refused acquire in the window, counted rather than shown.
+func (sel textSelection) line(r history.Record) (line string, refused bool) {
+	if !sel.inWindow(r) {
+		return "", false
+	}
+	switch r.Kind {
+	case history.KindOp:
+		if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome == history.OutcomeFail {
+			return "", true
+		}
+		return opLine(r), false
+	case history.KindFault, history.KindNode, history.KindClient:
+		return eventLine(r), false
+	case history.KindReq:
+		if r.Op == history.ReqWait || (sel.waiting && (r.Op == history.ReqSubscribe || r.Op == history.ReqUnsubscribe)) {
+			return eventLine(r), false
+		}
+	case history.KindTruth:
+		if !sel.keys[r.Key] {
+			return "", false
+		}
+		state := "gone"
+		if !r.Gone {
+			state = truthState(r)
+		}
+		return fmt.Sprintf("%12s  %-8s %s = %s", fmtT(r.At()), r.Node, r.Key, state), false
+	}
+	return "", false
+}
+
+// inWindow says whether r falls in the window: an op or a request if it
+// was in flight at some point of it, anything else if it happened in it.
+func (sel textSelection) inWindow(r history.Record) bool {
+	t := r.At()
+	if r.Kind == history.KindOp || r.Kind == history.KindReq {
+		e, ok := r.Returned()
+		if !ok {
+			e = sel.to
+		}
+		return t <= sel.to && e >= sel.from
+	}
+	return t >= sel.from && t <= sel.to
 }
 
 // eventLine is the timeline's line for a fault, a drifting node or client

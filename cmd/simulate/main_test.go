@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"image/png"
 	"os"
@@ -11,12 +13,14 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/scenarios"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := run(t.Context(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -192,6 +196,110 @@ func TestSweepIsDeterministic(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "run", "-seeds", "-1"); code != 2 || errs == "" {
 		t.Fatalf("negative seeds: exit %d", code)
+	}
+}
+
+// TestWorkersDoNotChangeOutput: a sweep prints the same bytes on one
+// worker and on four, and they are the golden file's; likewise a rate
+// sweep's JSON.
+func TestWorkersDoNotChangeOutput(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"run-sweep", []string{"run", "-seeds", "20", "../../scenarios/f0-reentrant-failover.yaml", "../../scenarios/baseline-fenced.yaml"}, 0},
+		{"run-rates-json", []string{"run", "-json", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "testdata/scenarios/rate-failover.yaml"}, 1},
+	} {
+		want, err := os.ReadFile(filepath.Join("testdata", "golden", c.golden+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []string{"1", "4"} {
+			args := append([]string{c.args[0], "-workers", workers}, c.args[1:]...)
+			code, out, errs := runCLI(t, args...)
+			if code != c.code || out != string(want) {
+				t.Errorf("%v: exit %d (want %d), output differs from %s:\n%s\n%s", args, code, c.code, c.golden, out, errs)
+			}
+		}
+	}
+	for _, args := range [][]string{{"run", "-workers", "0"}, {"compare", "-workers", "-1"}} {
+		if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, "need at least 1") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}
+
+// cancelOnWrite is a writer that cancels a context on its first write:
+// an interruption that comes at a known point of the output.
+type cancelOnWrite struct {
+	bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.cancel()
+	return w.Buffer.Write(p)
+}
+
+// TestInterruptedRun: an interruption (here, as the first scenario's line
+// is printed) starts nothing more: the lines printed are those of the
+// scenarios that completed, stderr says so, and the exit status is 130.
+// An interrupted sweep keeps the seeds that ran, in seed order, and they
+// are the first seeds of an uninterrupted sweep.
+func TestInterruptedRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stdout := &cancelOnWrite{cancel: cancel}
+	var stderr bytes.Buffer
+	code := run(ctx, []string{"run", "-seeds", "3", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}, stdout, &stderr)
+	out := stdout.String()
+	if code != exitInterrupted || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "f0-failover-lagging-replica ") ||
+		!strings.Contains(stderr.String(), "interrupted: 1 of 2 scenarios run") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
+	}
+
+	s, err := scenarios.Load("../../scenarios/f0-reentrant-failover.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := sweep(t.Context(), s, 1, 10, 1, nil)
+	if err != nil || len(all) != 10 {
+		t.Fatalf("sweep: %d results, %v", len(all), err)
+	}
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	part, err := sweep(ctx, s, 1, 10, 1, func(done, _ int) {
+		if done == 4 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || len(part) != 4 {
+		t.Fatalf("cancelled after 4 runs: %d results, %v", len(part), err)
+	}
+	for i, r := range part {
+		if r.Seed != all[i].Seed || r.Verdict.String() != all[i].Verdict.String() {
+			t.Errorf("seed %d: interrupted sweep has %d %v, whole sweep %d %v", i+1, r.Seed, r.Verdict, all[i].Seed, all[i].Verdict)
+		}
+	}
+}
+
+// TestInterruptedCompare: compare interrupted (here, at its first
+// progress line) prints the counts of the runs done, writes no report and
+// leaves nothing behind, and exits 130.
+func TestInterruptedCompare(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	parent := t.TempDir()
+	var stdout bytes.Buffer
+	stderr := &cancelOnWrite{cancel: cancel}
+	code := run(ctx, []string{"compare", "-table", "-seeds", "1", "-workers", "2", "-out", filepath.Join(parent, "reports")}, &stdout, stderr)
+	if code != exitInterrupted || !strings.HasPrefix(stdout.String(), "interrupted: unsafe runs") || !strings.Contains(stdout.String(), "none ") ||
+		!strings.Contains(stderr.String(), "no report written") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("an interrupted compare left %d entries in the report's parent", len(entries))
 	}
 }
 

@@ -34,8 +34,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// update is called with the runs done out of total, from one goroutine at
-// a time. A nil progress does nothing.
+// update is called with the runs done out of total, one call at a time
+// (from the worker that finished the run, package pool). A nil progress
+// does nothing.
 func (p *progress) update(done, total int) {
 	if p == nil {
 		return

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,16 +72,42 @@ func loadScaled(paths []string, scale float64) (all []*scenarios.Scenario, fromD
 // command line that uses one is bad input (exit 2, naming its line and
 // field); one found in a directory is listed as skipped, with the same
 // reason, so that `-backend redis scenarios/` runs what can run. Then each
-// runs on its own servers, one after another.
-func runReal(a realArgs, stdout, stderr io.Writer) int {
+// runs on its own servers, one after another, until ctx is cancelled
+// (exitInterrupted, once the run under way has ended).
+func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 	if a.seeds != 0 {
 		fmt.Fprintln(stderr, "simulate: -seeds is for the simulation (a real run is not a function of its seed)")
 		return 2
 	}
+	all, status := realRunnable(a, stdout, stderr)
+	if all == nil {
+		return status
+	}
+	enc := json.NewEncoder(stdout)
+	for i, s := range all {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
+			return exitInterrupted
+		}
+		switch code := realOne(ctx, a, s, stdout, stderr, enc); code {
+		case 0:
+		case 1:
+			status = 1
+		default:
+			return code
+		}
+	}
+	return status
+}
+
+// realRunnable loads a's files and returns those the real backend can
+// run, after printing the skipped ones; nil and the exit status when
+// there is nothing to run or a file named is bad input.
+func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenarios.Scenario, int) {
 	loaded, fromDir, err := loadScaled(a.paths, a.scale)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return nil, 2
 	}
 	bad := 0
 	var all []*scenarios.Scenario
@@ -102,48 +129,55 @@ func runReal(a realArgs, stdout, stderr io.Writer) int {
 		}
 	}
 	if bad > 0 {
-		return 2
+		return nil, 2
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(stderr, "simulate: -backend redis: no scenario here can run on real servers")
 		for _, line := range skipped {
 			fmt.Fprintln(stderr, "  "+line)
 		}
-		return 2
+		return nil, 2
 	}
 	for _, line := range skipped {
 		fmt.Fprintln(stdout, line)
 	}
-	enc := json.NewEncoder(stdout)
-	status := 0
-	for _, s := range all {
-		if a.seed != 0 {
-			s.Seed = a.seed
-		}
-		r, err := realrun.Run(s, realrun.Options{})
-		if errors.Is(err, realrun.ErrNoServer) {
-			fmt.Fprintf(stderr, "simulate: -backend redis: %v (install redis-server, e.g. apt-get install redis-server)\n", err)
+	return all, 0
+}
+
+// realOne runs s on real servers, prints its verdict and, with -out,
+// writes its files; it returns the exit status it calls for. A run that
+// fails once ctx is cancelled was interrupted (a terminal's Ctrl-C reaches
+// the servers too).
+func realOne(ctx context.Context, a realArgs, s *scenarios.Scenario, stdout, stderr io.Writer, enc *json.Encoder) int {
+	if a.seed != 0 {
+		s.Seed = a.seed
+	}
+	r, err := realrun.Run(s, realrun.Options{})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "simulate: interrupted: %s: %v\n", s.Name, err)
+		return exitInterrupted
+	case errors.Is(err, realrun.ErrNoServer):
+		fmt.Fprintf(stderr, "simulate: -backend redis: %v (install redis-server, e.g. apt-get install redis-server)\n", err)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
+		return 2
+	}
+	verdictOut{name: s.Name, head: fmt.Sprintf("redis x%-4g", a.scale), verdict: r.Verdict, match: r.Match, why: r.Why,
+		timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
+	if a.out != "" {
+		if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
+			title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,
+			verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults}); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
 			return 2
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
-			return 2
-		}
-		if !r.Match {
-			status = 1
-		}
-		verdictOut{name: s.Name, head: fmt.Sprintf("redis x%-4g", a.scale), verdict: r.Verdict, match: r.Match, why: r.Why,
-			timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
-		if a.out != "" {
-			if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
-				title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,
-				verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults}); err != nil {
-				fmt.Fprintf(stderr, "simulate: %v\n", err)
-				return 2
-			}
 		}
 	}
-	return status
+	if !r.Match {
+		return 1
+	}
+	return 0
 }
 
 // realCheck is realrun.Check, and refuses a rate expectation: its rates

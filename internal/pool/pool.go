@@ -1,0 +1,98 @@
+// Package pool runs numbered, independent jobs on a bounded number of
+// goroutines: the one worker pool of the commands that run many whole
+// simulated worlds (simulate run -seeds, and the comparison matrix of
+// package compare).
+//
+// The simulation itself never starts a goroutine (the determinism lint
+// forbids it): a job here is a whole world, run from its seed to its end on
+// one goroutine, sharing nothing with the others. Which worker runs which
+// job, and in what order they finish, therefore changes nothing a job
+// computes; Run makes sure it does not change which jobs ran either.
+package pool
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Run calls job(i) for i = 0, 1, ..., n-1 on at most workers goroutines at
+// once (workers < 1: GOMAXPROCS) and returns done, how many jobs ran.
+//
+// Jobs are claimed in index order and a claimed job always runs to its
+// end, so the jobs that ran are exactly 0..done-1, whatever the number of
+// workers and the scheduling: a caller that stores job i's result at index
+// i and reads the first done of them gets the same results in the same
+// order every time. That is what keeps the commands' output byte-identical
+// for any -workers.
+//
+// When ctx is cancelled (Ctrl-C), no job is claimed after that; the ones
+// running finish (a world cannot be stopped half way, and its result is
+// whole); Run returns done < n and ctx's error. When a job fails, no job is
+// claimed after that either, and Run returns the error of the lowest
+// failed index: every lower job had been claimed before the failure and
+// runs to its end, so that is the same error whatever the scheduling. When
+// every job ran and none failed, the error is nil even if ctx was
+// cancelled meanwhile.
+//
+// progress, if not nil, is called after each job with the number of jobs
+// finished and n, one call at a time.
+func Run(ctx context.Context, n, workers int, job func(i int) error, progress func(done, total int)) (done int, err error) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	g, gctx := errgroup.WithContext(ctx) // a failed job cancels gctx: no more claims
+	g.SetLimit(workers)
+	errs := make([]error, n)
+	var mu sync.Mutex // guards claimed and finished, and serialises progress
+	claimed, finished := 0, 0
+	// claim hands out the next index, or false once gctx is done: the
+	// claimed indices are always a prefix of 0..n-1.
+	claim := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if gctx.Err() != nil || claimed == n {
+			return 0, false
+		}
+		claimed++
+		return claimed - 1, true
+	}
+	for range n {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { // blocks while workers jobs are running
+			i, ok := claim()
+			if !ok {
+				return nil
+			}
+			errs[i] = job(i)
+			mu.Lock()
+			finished++
+			if progress != nil {
+				progress(finished, n)
+			}
+			mu.Unlock()
+			return errs[i]
+		})
+	}
+	_ = g.Wait() // the first error in time; errs has the lowest index's
+	for _, e := range errs[:claimed] {
+		if e != nil {
+			return claimed, e
+		}
+	}
+	if claimed < n {
+		return claimed, ctx.Err()
+	}
+	return claimed, nil
+}
+
+// Interrupted reports whether err is, or wraps, ctx's own error: Run
+// stopped because ctx was cancelled, not because a job failed.
+func Interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
