@@ -1,7 +1,8 @@
 package scenarios
 
-// Per-client workload settings and the algorithm fields every kind shares
-// (start, holds, belief), kept apart from decode.go and scenario.go.
+// Per-client workload settings: read once the algorithm's kind is known,
+// and applied to the kind's config through its descriptor's settings
+// (algorithm.go), the holding settings once for every kind.
 
 import (
 	"slices"
@@ -33,26 +34,30 @@ type ClientSettings struct {
 	Belief *traffic.Belief
 }
 
-// Fields a client entry may set, by algorithm kind, beyond its own (name,
-// count, latency, timeout, retry, drift_ppm).
+// clientCommonFields are the per-client fields of every kind (its
+// traffic.Holding), and clientWorkloadFields every per-client field of any
+// kind, beyond the entry's own (name, count, latency, timeout, retry,
+// drift_ppm): ClientSettings's.
 var (
 	clientCommonFields   = []string{"start", "holds", "hold", "think", "belief"}
-	clientSimpleFields   = append(slices.Clone(clientCommonFields), "ttl")
-	clientSpecFields     = append(slices.Clone(clientCommonFields), "ttl", "extend_every")
-	clientOwnerFields    = append(slices.Clone(clientCommonFields), "wait", "lease")
 	clientWorkloadFields = append(slices.Clone(clientCommonFields), "ttl", "extend_every", "wait", "lease")
 )
 
-// clientFieldsOf are the workload fields a client entry may set under an
-// algorithm kind.
-func clientFieldsOf(kind string) []string {
-	switch kind {
-	case AlgSimple:
-		return clientSimpleFields
-	case AlgRedLockSpec:
-		return clientSpecFields
+// clientFields are the workload fields a client entry may set under kind
+// k: the holding fields, and those of the settings k has (k.settings).
+func (k *algDesc) clientFields() []string {
+	st := k.settings(&Algorithm{})
+	out := slices.Clone(clientCommonFields)
+	if st.ttl != nil {
+		out = append(out, "ttl")
 	}
-	return clientOwnerFields
+	if st.extendEvery != nil {
+		out = append(out, "extend_every")
+	}
+	if st.owner != nil {
+		out = append(out, "wait", "lease")
+	}
+	return out
 }
 
 var beliefs = []string{string(traffic.BeliefCareful), string(traffic.BeliefTrusting)}
@@ -80,50 +85,60 @@ func (d *decoder) stashClientSettings(o *obj, path string, from, to int) {
 // algorithm's kind: a field the kind does not have is an error naming the
 // kind's per-client fields.
 func (d *decoder) clientSettings(s *Scenario) {
-	kind := s.Algorithm.Kind
-	allowed := clientFieldsOf(kind)
+	if d.err != nil {
+		return
+	}
+	k := s.Algorithm.desc()
+	allowed := k.clientFields()
 	for _, p := range d.pendingClients {
 		if d.err != nil {
 			return
 		}
 		o := p.o
-		for _, k := range clientWorkloadFields {
-			if o.has(k) && !slices.Contains(allowed, k) {
-				d.failf(o.keys[k], join(p.path, k), "not a field of a client under algorithm %s (its per-client fields: %s)",
-					kind, strings.Join(allowed, ", "))
+		for _, f := range clientWorkloadFields {
+			if o.has(f) && !slices.Contains(allowed, f) {
+				d.failf(o.keys[f], join(p.path, f), "not a field of a client under algorithm %s (its per-client fields: %s)",
+					k.name, strings.Join(allowed, ", "))
 				return
 			}
 		}
-		var cs ClientSettings
-		durp := func(k string) *time.Duration {
-			if !o.has(k) {
-				return nil
-			}
-			v := o.dur(k, 0)
-			return &v
-		}
-		cs.Start, cs.Hold, cs.Think, cs.Wait, cs.ExtendEvery = durp("start"), durp("hold"), durp("think"), durp("wait"), durp("extend_every")
-		if o.has("holds") {
-			n := int(o.int("holds", 0, 0, 1_000_000))
-			cs.Holds = &n
-		}
-		if o.has("belief") {
-			b := traffic.Belief(o.oneOf("belief", "", beliefs...))
-			cs.Belief = &b
-		}
-		if o.has("lease") {
-			v := d.lease(o)
-			cs.Lease = &v
-		}
-		if o.has("ttl") {
-			v := o.dur("ttl", 0)
-			d.checkTTL(kind, o, join(p.path, "ttl"), v)
-			cs.TTL = &v
-		}
+		cs := d.readClientSettings(k, o, p.path)
 		for i := p.from; i < p.to && d.err == nil; i++ {
 			s.Clients[i].Settings = cs
 		}
 	}
+}
+
+// readClientSettings reads the workload fields of client entry o (at
+// path), which kind k has.
+func (d *decoder) readClientSettings(k *algDesc, o *obj, path string) ClientSettings {
+	var cs ClientSettings
+	durp := func(f string) *time.Duration {
+		if !o.has(f) {
+			return nil
+		}
+		v := o.dur(f, 0)
+		return &v
+	}
+	cs.Start, cs.Hold, cs.Think, cs.Wait, cs.ExtendEvery = durp("start"), durp("hold"), durp("think"), durp("wait"), durp("extend_every")
+	if o.has("holds") {
+		n := int(o.int("holds", 0, 0, 1_000_000))
+		cs.Holds = &n
+	}
+	if o.has("belief") {
+		b := traffic.Belief(o.oneOf("belief", "", beliefs...))
+		cs.Belief = &b
+	}
+	if o.has("lease") {
+		v := d.lease(o)
+		cs.Lease = &v
+	}
+	if o.has("ttl") {
+		v := o.dur("ttl", 0)
+		d.checkTTL(k, o, join(path, "ttl"), v)
+		cs.TTL = &v
+	}
+	return cs
 }
 
 // lease reads an owner-based kind's lease: a positive duration, or
@@ -140,65 +155,6 @@ func (d *decoder) lease(o *obj) time.Duration {
 	return v
 }
 
-// checkTTL applies the algorithm's rule to a TTL read at field f of o.
-func (d *decoder) checkTTL(kind string, o *obj, f string, ttl time.Duration) {
-	if d.err != nil {
-		return
-	}
-	switch {
-	case kind == AlgSimple && ttl < time.Millisecond:
-		d.failf(o.at("ttl"), f, "must be at least 1ms")
-	case kind == AlgRedLockSpec && (ttl < time.Millisecond || ttl%time.Millisecond != 0):
-		d.failf(o.at("ttl"), f, "must be a positive whole number of milliseconds")
-	}
-}
-
-// algorithmShared reads the fields every algorithm kind has (start, holds,
-// belief) and redlock-spec's extend_every into the kind's config.
-func (d *decoder) algorithmShared(a *Algorithm, o *obj) {
-	start := o.dur("start", 0)
-	holds := int(o.int("holds", 0, 0, 1_000_000))
-	belief := traffic.Belief(o.oneOf("belief", "", beliefs...))
-	if d.err != nil {
-		return
-	}
-	switch a.Kind {
-	case AlgSimple:
-		a.Simple.Start, a.Simple.Holds, a.Simple.Belief = start, holds, belief
-	case AlgReentrant, AlgFenced:
-		a.Reentrant.Start, a.Reentrant.Holds, a.Reentrant.Belief = start, holds, belief
-	case AlgRWLock:
-		a.ReadWrite.Start, a.ReadWrite.Holds, a.ReadWrite.Belief = start, holds, belief
-	case AlgRedLockSpec:
-		a.Spec.Start, a.Spec.Holds, a.Spec.Belief = start, holds, belief
-		a.Spec.ExtendEvery = o.dur("extend_every", 0)
-	case AlgRedLockRedisson:
-		a.Redisson.Start, a.Redisson.Holds, a.Redisson.Belief = start, holds, belief
-	}
-}
-
-// Belief is the belief model the algorithm's holders use when no client
-// overrides it: the file's, or the kind's default (traffic.DefaultBelief).
-func (a Algorithm) Belief() traffic.Belief {
-	var b traffic.Belief
-	switch a.Kind {
-	case AlgSimple:
-		b = a.Simple.Belief
-	case AlgReentrant, AlgFenced:
-		b = a.Reentrant.Belief
-	case AlgRWLock:
-		b = a.ReadWrite.Belief
-	case AlgRedLockSpec:
-		b = a.Spec.Belief
-	case AlgRedLockRedisson:
-		b = a.Redisson.Belief
-	}
-	if b == traffic.BeliefDefault {
-		b = traffic.DefaultBelief(a.Kind)
-	}
-	return b
-}
-
 // ForClient is the algorithm as the client named name runs it: the
 // algorithm section with the client entry's settings applied.
 func (s *Scenario) ForClient(name string) Algorithm {
@@ -211,55 +167,42 @@ func (s *Scenario) ForClient(name string) Algorithm {
 	return a
 }
 
-// With returns a with cs's set fields overriding its own. Slices (owners,
-// groups) stay shared with a: only scalar fields change.
+// With returns a with cs's set fields overriding its own: the holding
+// settings every kind has, then those only some kinds have (wait and lease,
+// ttl, extend_every; the loader rejects a client field its kind lacks).
+// Slices (owners, groups) stay shared with a: only scalar fields change.
 func (a Algorithm) With(cs ClientSettings) Algorithm {
-	set := func(dst *time.Duration, v *time.Duration) {
-		if v != nil {
-			*dst = *v
-		}
+	k := a.desc()
+	if k == nil {
+		return a
 	}
-	setInt := func(dst *int, v *int) {
-		if v != nil {
-			*dst = *v
-		}
+	st := k.settings(&a)
+	cs.applyHolding(st.holding)
+	if st.owner != nil {
+		set(&st.owner.Wait, cs.Wait)
+		set(&st.owner.Lease, cs.Lease)
 	}
-	// Every kind has the holding settings; the rest are the kind's own.
-	holding := func(start *time.Duration, holds *int, hold, think *time.Duration, belief *traffic.Belief) {
-		set(start, cs.Start)
-		setInt(holds, cs.Holds)
-		set(hold, cs.Hold)
-		set(think, cs.Think)
-		if cs.Belief != nil {
-			*belief = *cs.Belief
-		}
+	if st.ttl != nil {
+		set(st.ttl, cs.TTL)
 	}
-	waitLease := func(wait, lease *time.Duration) {
-		set(wait, cs.Wait)
-		set(lease, cs.Lease)
-	}
-	switch a.Kind {
-	case AlgSimple:
-		c := &a.Simple
-		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
-		set(&c.TTL, cs.TTL)
-	case AlgReentrant, AlgFenced:
-		c := &a.Reentrant
-		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
-		waitLease(&c.Wait, &c.Lease)
-	case AlgRWLock:
-		c := &a.ReadWrite
-		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
-		waitLease(&c.Wait, &c.Lease)
-	case AlgRedLockSpec:
-		c := &a.Spec
-		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
-		set(&c.Options.TTL, cs.TTL)
-		set(&c.ExtendEvery, cs.ExtendEvery)
-	case AlgRedLockRedisson:
-		c := &a.Redisson
-		holding(&c.Start, &c.Holds, &c.Hold, &c.Think, &c.Belief)
-		waitLease(&c.Wait, &c.Lease)
+	if st.extendEvery != nil {
+		set(st.extendEvery, cs.ExtendEvery)
 	}
 	return a
+}
+
+// applyHolding overrides h's fields with cs's set ones.
+func (cs ClientSettings) applyHolding(h *traffic.Holding) {
+	set(&h.Start, cs.Start)
+	set(&h.Holds, cs.Holds)
+	set(&h.Hold, cs.Hold)
+	set(&h.Think, cs.Think)
+	set(&h.Belief, cs.Belief)
+}
+
+// set overwrites *dst with *v when v is set.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }

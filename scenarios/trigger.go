@@ -10,112 +10,108 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
-// opsOf lists the op records the algorithm's workload writes (package
-// traffic), which a trigger may name; keep it in step with the workloads.
-func opsOf(kind string) []string {
-	switch kind {
-	case AlgFenced:
-		return []string{"acquire", "release", "write", "expire"}
-	case AlgRWLock:
-		return []string{"acquire", "release", "acquire-read", "release-read", "expire"}
-	}
-	return []string{"acquire", "release", "expire"}
-}
-
-// ownersOf lists the algorithm's owners, and false when its ops name none.
-func ownersOf(a Algorithm) ([]string, bool) {
-	var owners []string
-	switch a.Kind {
-	case AlgReentrant, AlgFenced:
-		owners = a.Reentrant.Owners
-	case AlgRWLock:
-		owners = a.ReadWrite.Owners
-	case AlgRedLockRedisson:
-		owners = a.Redisson.Owners
-	default:
-		return nil, false
-	}
-	if len(owners) == 0 {
-		owners = []string{"main"} // traffic's default owner
-	}
-	return owners, true
-}
-
-var linkKinds = []string{string(faults.DropRequests), string(faults.DropReplies), string(faults.DropPushes), string(faults.Duplicate), string(faults.Delay)}
+// triggerFields are the fields of an "on" mapping: the operation, then
+// for an instant fault its event, for a link fault its messages.
+var (
+	instantTriggerFields = []string{"client", "op", "nth", "owner", "event", "after"}
+	linkTriggerFields    = []string{"client", "op", "nth", "owner", "messages"}
+)
 
 // trigger reads the "on" mapping of fault o (at path f) and binds flt to the
-// operation it names.
+// operation it names. A link fault (faults.LinkFault) acts on the
+// operation's messages; any other acts at an instant of it.
 func (d *decoder) trigger(s *Scenario, o *obj, f string, flt faults.Fault) faults.Fault {
 	n, tf := o.get("on")
-	kind := o.str("kind", "")
-	link := slices.Contains(linkKinds, kind)
-	fields := []string{"client", "op", "nth", "owner", "event", "after"}
-	if link {
-		fields = []string{"client", "op", "nth", "owner", "messages"}
-	}
 	if n == nil {
 		d.failf(o.at("on"), tf, "want a mapping {client, op, nth, ...}, got nothing")
 		return flt
 	}
-	t := d.mapping(tf, n, fields...)
+	lf, link := flt.(faults.LinkFault)
+	t := d.triggerMapping(tf, n, o.str("kind", ""), link)
 	if d.err != nil {
-		switch {
-		case !strings.HasPrefix(d.err.Msg, "unknown field"):
-		case link:
-			d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
-		default:
-			d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages is for link faults)", kind, strings.Join(fields, ", "))
-		}
 		return flt
 	}
-	var tr faults.Trigger
-	if t.required("client") {
-		tr.Op.Client = t.str("client", "")
-		if d.err == nil && !s.isClient(tr.Op.Client) {
-			d.failf(t.at("client"), join(tf, "client"), "unknown client %q", tr.Op.Client)
-		}
-	}
-	if t.required("op") {
-		ops := opsOf(s.Algorithm.Kind)
-		tr.Op.Op = t.str("op", "")
-		if d.err == nil && !slices.Contains(ops, tr.Op.Op) {
-			d.failf(t.at("op"), join(tf, "op"), "unknown op %q (algorithm %s records %s)", tr.Op.Op, s.Algorithm.Kind, strings.Join(ops, ", "))
-		}
-	}
-	tr.Op.Nth = int(t.int("nth", 1, 1, 1_000_000))
-	if t.has("owner") {
-		tr.Op.Owner = t.str("owner", "")
-		owners, named := ownersOf(s.Algorithm)
-		switch {
-		case d.err != nil:
-		case !named:
-			d.failf(t.at("owner"), join(tf, "owner"), "algorithm %s has no owners", s.Algorithm.Kind)
-		case !slices.Contains(owners, tr.Op.Owner):
-			d.failf(t.at("owner"), join(tf, "owner"), "unknown owner %q (the owners are %s)", tr.Op.Owner, strings.Join(owners, ", "))
-		}
-	}
+	tr := faults.Trigger{Op: d.opSelector(s, t, tf)}
 	if link {
 		tr.Messages = d.messages(t)
-		lf, _ := flt.(faults.LinkFault)
 		if d.err == nil && lf.Client != "" && lf.Client != tr.Op.Client {
 			d.failf(o.at("client"), join(f, "client"), "the fault is on %s's links, but %s's messages go on %s's", lf.Client, tr.Op, tr.Op.Client)
 		}
 	} else {
-		events := make([]string, len(sim.OpEvents))
-		for i, e := range sim.OpEvents {
-			events[i] = string(e)
-		}
 		if t.required("event") {
-			tr.Event = sim.OpEvent(t.oneOf("event", "", events...))
+			tr.Event = sim.OpEvent(t.oneOf("event", "", opEvents()...))
 		}
 		tr.After = t.dur("after", 0)
 	}
 	return faults.OnOp{Trigger: tr, Fault: flt}
+}
+
+// triggerMapping reads n, the "on" mapping (at path tf) of a fault of
+// kind, with the fields of a link or an instant fault's trigger; a field
+// of the other is an error that says why it does not apply.
+func (d *decoder) triggerMapping(tf string, n *yaml.Node, kind string, link bool) *obj {
+	fields := instantTriggerFields
+	if link {
+		fields = linkTriggerFields
+	}
+	t := d.mapping(tf, n, fields...)
+	switch {
+	case d.err == nil, !strings.HasPrefix(d.err.Msg, "unknown field"):
+	case link:
+		d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
+	default:
+		d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages is for link faults)", kind, strings.Join(fields, ", "))
+	}
+	return t
+}
+
+// opSelector reads the operation a trigger t (at path tf) names: a client
+// of s, an op the algorithm records, the nth of them, of an owner.
+func (d *decoder) opSelector(s *Scenario, t *obj, tf string) sim.OpSelector {
+	var sel sim.OpSelector
+	if t.required("client") {
+		sel.Client = t.str("client", "")
+		if d.err == nil && !s.isClient(sel.Client) {
+			d.failf(t.at("client"), join(tf, "client"), "unknown client %q", sel.Client)
+		}
+	}
+	a := s.Algorithm
+	if t.required("op") {
+		ops := a.desc().ops
+		sel.Op = t.str("op", "")
+		if d.err == nil && !slices.Contains(ops, sel.Op) {
+			d.failf(t.at("op"), join(tf, "op"), "unknown op %q (algorithm %s records %s)", sel.Op, a.Kind, strings.Join(ops, ", "))
+		}
+	}
+	sel.Nth = int(t.int("nth", 1, 1, 1_000_000))
+	if t.has("owner") {
+		sel.Owner = t.str("owner", "")
+		owners, named := a.owners()
+		switch {
+		case d.err != nil:
+		case !named:
+			d.failf(t.at("owner"), join(tf, "owner"), "algorithm %s has no owners", a.Kind)
+		case !slices.Contains(owners, sel.Owner):
+			d.failf(t.at("owner"), join(tf, "owner"), "unknown owner %q (the owners are %s)", sel.Owner, strings.Join(owners, ", "))
+		}
+	}
+	return sel
+}
+
+// opEvents are the names of sim.OpEvents, an instant trigger's events.
+func opEvents() []string {
+	events := make([]string, len(sim.OpEvents))
+	for i, e := range sim.OpEvents {
+		events[i] = string(e)
+	}
+	return events
 }
 
 // messages reads a link trigger's "messages": a count of at least 1, or

@@ -527,7 +527,7 @@ func buildDemo(seed uint64, r demoRun) (*sim.World, error) {
 			return nil, err
 		}
 		if err := traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
-			Hold: 2 * time.Second, Think: 100 * time.Millisecond}); err != nil {
+			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}); err != nil {
 			return nil, err
 		}
 	}
