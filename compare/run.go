@@ -13,7 +13,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -70,7 +70,7 @@ type Cell struct {
 	// cell's scenario sets it (a belief section cell).
 	Belief    traffic.Belief
 	BeliefSet bool
-	Scenario  *scenarios.Scenario
+	Scenario  *scenario.Scenario
 	// seeds is how many runs the cell gets.
 	seeds int
 	// YAML is the scenario file's text.
@@ -155,7 +155,7 @@ func Run(opts Options) (*Results, error) {
 		Modes: opts.Modes, Algorithms: opts.Algorithms}
 	var cells []*Cell
 	add := func(c *Cell) (*Cell, error) {
-		s, err := scenarios.Parse(opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
+		s, err := scenario.Parse(opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
 		if err != nil {
 			return nil, fmt.Errorf("compare: generated scenario: %w", err)
 		}
@@ -342,7 +342,7 @@ func runCells(cells []*Cell, opts Options) error {
 	return nil
 }
 
-func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
+func summarise(s *scenario.Scenario, seed uint64) (runSummary, error) {
 	r, err := s.Run(seed)
 	if err != nil {
 		return runSummary{}, err

@@ -6,7 +6,7 @@
 //	simulate compare [-seeds N] [-out DIR] [-table]
 //	simulate demo [-seed N] [-history DIR]
 //
-// run replays scenario files (package scenarios) and prints one verdict line
+// run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
 // replays it. Exit status: 0 when every verdict is the expected one, 1 when
@@ -57,7 +57,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -268,13 +268,13 @@ func runScenarios(args []string, stdout, stderr io.Writer) int {
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
 // with its Wilson 95% interval. For a file whose expectation is a rate
-// (scenarios.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
+// (scenario.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
 // observed rate of each bounded kind must lie within its bounds) and
 // prints every kind's rate, seen or bounded, with its interval; it returns
 // false when a rate is outside. Any other file's expectation is about one
 // run and a sweep does not judge it: the line is the rate alone, as
 // expected.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenarios.Scenario, first uint64, results []scenarios.Result) bool {
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, results []scenario.Result) bool {
 	verdicts := make([]checker.Verdict, len(results))
 	for i, r := range results {
 		verdicts[i] = r.Verdict
@@ -313,7 +313,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenarios.Scenar
 	}
 	fmt.Fprintf(w, "%s  (%s)\n", line, mark)
 	for _, r := range j.Rates {
-		if r.Kind == scenarios.AnyViolation && !r.Bounded {
+		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above
 		}
 		klo, khi := report.Wilson(r.Runs, n)
@@ -391,8 +391,8 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 // not nil) after each run from this goroutine. Each world is independent
 // and deterministic, so the results (indexed by seed) do not depend on the
 // scheduling.
-func sweep(s *scenarios.Scenario, first uint64, n int, progress func(done, total int)) ([]scenarios.Result, error) {
-	results := make([]scenarios.Result, n)
+func sweep(s *scenario.Scenario, first uint64, n int, progress func(done, total int)) ([]scenario.Result, error) {
+	results := make([]scenario.Result, n)
 	errs := make([]error, n)
 	next := make(chan int)
 	done := make(chan struct{})

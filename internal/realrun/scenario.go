@@ -1,6 +1,6 @@
 package realrun
 
-// Replaying a scenario file (package scenarios) on real redis-server
+// Replaying a scenario file (package scenario) on real redis-server
 // processes, in real time: `simulate run -backend redis`.
 
 import (
@@ -26,7 +26,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -52,12 +52,12 @@ type Options struct {
 
 // Result is one real run of a scenario.
 type Result struct {
-	Scenario *scenarios.Scenario
+	Scenario *scenario.Scenario
 	// Records is the history, in the simulation's record format; End is the
 	// real time (since the history's zero) at which the run was stopped.
 	Records []history.Record
 	End     time.Duration
-	// Verdict, Match and Why are as in scenarios.Result.
+	// Verdict, Match and Why are as in scenario.Result.
 	Verdict checker.Verdict
 	Match   bool
 	Why     string
@@ -66,7 +66,7 @@ type Result struct {
 }
 
 // Check reports the first feature of s the real backend cannot reproduce,
-// as a *scenarios.Error naming the file, line and field; nil when every
+// as a *scenario.Error naming the file, line and field; nil when every
 // feature is supported.
 //
 // Unsupported: random faults (rates); pauses (a goroutine cannot be frozen
@@ -76,9 +76,9 @@ type Result struct {
 // and drop-replies with p < 1 (the proxy drops every reply in a window, or
 // none); client latency and non-fixed replication lag (the proxy delays by
 // a fixed time only).
-func Check(s *scenarios.Scenario) error {
+func Check(s *scenario.Scenario) error {
 	bad := func(line int, field, format string, args ...any) error {
-		return &scenarios.Error{File: s.File, Line: line, Field: field,
+		return &scenario.Error{File: s.File, Line: line, Field: field,
 			Msg: fmt.Sprintf(format, args...) + " (not supported by -backend redis)"}
 	}
 	if s.HasRates {
@@ -143,12 +143,12 @@ func Check(s *scenarios.Scenario) error {
 // clients run the algorithm's workload (package traffic) with WallRuntime
 // semantics; every operation and fault is recorded with truth snapshots,
 // and the history is checked as the simulation's is. Durations are those
-// of s: load it with scenarios.LoadScaled to shorten them.
+// of s: load it with scenario.LoadScaled to shorten them.
 //
 // Each client's goroutines run one at a time (they hand over at every
 // sleep and every Redis call), as a simulated client's processes do, so
 // that the workloads need no locks of their own.
-func Run(s *scenarios.Scenario, opts Options) (res Result, err error) {
+func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	res.Scenario = s
 	if err := Check(s); err != nil {
 		return res, err
@@ -219,7 +219,7 @@ type link struct {
 
 // run is one real run.
 type run struct {
-	s    *scenarios.Scenario
+	s    *scenario.Scenario
 	opts Options
 	rec  *Recorder
 	cl   *Cluster

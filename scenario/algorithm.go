@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // The lock algorithms a scenario can run, one descriptor per kind in the
 // table algorithms: what the loader reads of each, which workload runs it,

@@ -1,22 +1,26 @@
-// Package scenarios reads locksim's scenario files (YAML, documented in
-// README.md beside this file), builds the simulated world each describes,
-// runs it, and checks its history against the verdict the file expects.
+// Package scenario reads locksim's scenario files (YAML, documented in
+// scenarios/README.md, beside the committed files, which package scenarios
+// embeds), builds the simulated world each describes, runs it, and checks
+// its history against the verdict the file expects. The package is named
+// for what it handles, one scenario at a time (scenario.Load,
+// scenario.Result), and stands apart from the folder of files so that
+// scenarios/ holds data only.
 //
-// Load and LoadDir validate a file completely: every name a fault or the
-// algorithm refers to exists, every duration and probability is in range.
-// Errors name the file, the line and the field, e.g.
+// Load, LoadDir and LoadFS validate a file completely: every name a fault
+// or the algorithm refers to exists, every duration and probability is in
+// range. Errors name the file, the line and the field, e.g.
 //
 //	scenarios/f0.yaml:12: faults[0].group: unknown group "m2"
-package scenarios
+package scenario
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -97,15 +101,27 @@ func Load(path string) (*Scenario, error) {
 
 // LoadDir loads every *.yaml file of dir, sorted by file name. It stops at
 // the first bad file.
-func LoadDir(dir string) ([]*Scenario, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+func LoadDir(dir string) ([]*Scenario, error) { return LoadFS(os.DirFS(dir), dir, "*.yaml", 1) }
+
+// LoadFS loads the files of fsys that match pattern (fs.Glob's: "*.yaml"
+// for all), sorted by name, with every duration multiplied by scale (1:
+// as written; see LoadScaled). Each is named filepath.Join(dir, name) in
+// its Scenario.File and its errors, dir saying where fsys's files are: for
+// the committed files (package scenarios's FS), "scenarios", their path
+// from the repository's root. It stops at the first bad file; no match is
+// no scenario, not an error.
+func LoadFS(fsys fs.FS, dir, pattern string, scale float64) ([]*Scenario, error) {
+	names, err := fs.Glob(fsys, pattern)
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(paths)
-	out := make([]*Scenario, 0, len(paths))
-	for _, p := range paths {
-		s, err := Load(p)
+	out := make([]*Scenario, 0, len(names))
+	for _, name := range names { // fs.Glob sorts
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ParseScaled(filepath.Join(dir, name), data, scale)
 		if err != nil {
 			return nil, err
 		}

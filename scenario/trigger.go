@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // Operation triggers in scenario files: a fault's "on" mapping binds it to
 // an operation instead of an instant (README.md, "Faults bound to an

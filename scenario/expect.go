@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // The expect section: what one run, or a sweep of seeds, must give.
 

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // Per-client workload settings: read once the algorithm's kind is known,
 // and applied to the kind's config through its descriptor's settings

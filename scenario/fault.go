@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // Decoding of the faults list (see README.md, "faults"): one row per fault
 // kind in the table faultKinds, with its fields and the function that

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // Judging a run, or a sweep of seeds, against the expect section, and
 // describing an expectation.
