@@ -81,6 +81,6 @@ report:
 # baseline scenario (zero false positives), and the fault searches with
 # fresh seeds (not needed by CI).
 soak:
-	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenarios/
+	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/

@@ -437,7 +437,8 @@ func linSimpleWorldRetry(t *testing.T, seed uint64, lag time.Duration, retry sim
 			t.Fatal(err)
 		}
 		if err := traffic.SimpleLock(c, traffic.SimpleConfig{
-			Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 2 * time.Second, Think: 100 * time.Millisecond,
+			Group: "m1", Key: "lk", TTL: 10 * time.Second,
+			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond},
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,8 @@ func simpleF0(t *testing.T, lag time.Duration, failover bool) *sim.World {
 	for _, name := range []string{"c1", "c2", "c3"} {
 		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
 		must(t, err)
-		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 2 * time.Second, Think: 100 * time.Millisecond}))
+		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
+			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}))
 	}
 	if failover {
 		must(t, faults.Schedule{faults.Failover{At: 5 * time.Second, Group: "m1"}}.Apply(w))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/compare"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 func pick[T any](all []T, name func(T) string, names ...string) []T {
@@ -47,7 +47,7 @@ func TestEveryCellParses(t *testing.T) {
 	for _, m := range compare.Modes {
 		for _, x := range m.Levels {
 			for _, a := range compare.Algorithms {
-				if _, err := scenarios.Parse("cell.yaml", []byte(compare.ScenarioYAML(m, x, a))); err != nil {
+				if _, err := scenario.Parse("cell.yaml", []byte(compare.ScenarioYAML(m, x, a))); err != nil {
 					t.Errorf("%s at %v, %s: %v", m.Name, x, a.Name, err)
 				}
 			}
@@ -67,7 +67,7 @@ func TestEveryCellParses(t *testing.T) {
 			la := compare.Leased(a)
 			for _, b := range compare.Beliefs {
 				y := compare.BeliefYAML(ms[0], la, b)
-				s, err := scenarios.Parse("belief.yaml", []byte(y))
+				s, err := scenario.Parse("belief.yaml", []byte(y))
 				if err != nil {
 					t.Errorf("belief %s, %s, %s: %v", name, la.Name, b, err)
 					continue
@@ -80,7 +80,7 @@ func TestEveryCellParses(t *testing.T) {
 	}
 	for _, l := range compare.HeatLeases {
 		for _, d := range compare.HeatDrifts {
-			if _, err := scenarios.Parse("heat.yaml", []byte(compare.HeatYAML(l, d))); err != nil {
+			if _, err := scenario.Parse("heat.yaml", []byte(compare.HeatYAML(l, d))); err != nil {
 				t.Errorf("heat %v %d: %v", l, d, err)
 			}
 		}
@@ -256,7 +256,7 @@ func checkReplays(t *testing.T, readme []byte, path func(string) string) int {
 	ms := counterexampleRE.FindAllStringSubmatch(string(readme), -1)
 	for _, m := range ms {
 		seed, _ := strconv.ParseUint(m[3], 10, 64)
-		s, err := scenarios.Load(path(m[4]))
+		s, err := scenario.Load(path(m[4]))
 		if err != nil {
 			t.Fatal(err)
 		}

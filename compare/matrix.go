@@ -9,7 +9,7 @@
 // algorithms with an explicit lease under both belief models (careful,
 // trusting) where late replies make them differ.
 //
-// Each cell of the matrix is an ordinary scenario (package scenarios); the
+// Each cell of the matrix is an ordinary scenario (package scenario); the
 // table's cells are written out as YAML beside the report, so every
 // counterexample and every table rate can be replayed by seed with
 // `simulate run` (the curves' and the heatmap's cells come from the same

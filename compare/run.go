@@ -12,7 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/pool"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -69,7 +69,7 @@ type Cell struct {
 	// cell's scenario sets it (a belief section cell).
 	Belief    traffic.Belief
 	BeliefSet bool
-	Scenario  *scenarios.Scenario
+	Scenario  *scenario.Scenario
 	// seeds is how many runs the cell gets.
 	seeds int
 	// YAML is the scenario file's text.
@@ -196,7 +196,7 @@ type matrix struct {
 
 // add parses c's scenario, fills in what follows from it, and lists c.
 func (m *matrix) add(c *Cell) (*Cell, error) {
-	s, err := scenarios.Parse(m.opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
+	s, err := scenario.Parse(m.opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
 	if err != nil {
 		return nil, fmt.Errorf("compare: generated scenario: %w", err)
 	}
@@ -374,7 +374,7 @@ func runCells(ctx context.Context, cells []*Cell, opts Options) error {
 	return nil
 }
 
-func summarise(s *scenarios.Scenario, seed uint64) (runSummary, error) {
+func summarise(s *scenario.Scenario, seed uint64) (runSummary, error) {
 	r, err := s.Run(seed)
 	if err != nil {
 		return runSummary{}, err

@@ -111,8 +111,9 @@ func TestControlCleanRunsOfEveryLock(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				if err := traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "m1", Lock: "rw", ReadRatio: 0.6, Owners: []string{"a", "b"},
-					Depth: 2, Wait: 5 * time.Second, Lease: 10 * time.Second, Hold: 500 * time.Millisecond, Think: 100 * time.Millisecond}); err != nil {
+				if err := traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "m1", Lock: "rw", ReadRatio: 0.6,
+					OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 5 * time.Second, Lease: 10 * time.Second},
+					Holding:     traffic.Holding{Hold: 500 * time.Millisecond, Think: 100 * time.Millisecond}}); err != nil {
 					return nil, err
 				}
 			}

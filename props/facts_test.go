@@ -30,8 +30,9 @@ func simpleOnReplicated(lag time.Duration, unsafeDel bool, ttl time.Duration) fu
 			if err != nil {
 				return nil, err
 			}
-			if err := traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: ttl, Hold: 2 * time.Second,
-				Think: 100 * time.Millisecond, UnsafeDelRelease: unsafeDel}); err != nil {
+			if err := traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: ttl,
+				UnsafeDelRelease: unsafeDel,
+				Holding:          traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}); err != nil {
 				return nil, err
 			}
 		}
@@ -90,8 +91,9 @@ func reentrantOnReplicated(clients int, lag, lease, wait time.Duration, opts loc
 			if err != nil {
 				return nil, err
 			}
-			if err := traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk", Options: opts, Owners: []string{"a", "b"},
-				Depth: 2, Wait: wait, Lease: lease, Hold: 1 * time.Second, Think: 100 * time.Millisecond}); err != nil {
+			if err := traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk", Options: opts,
+				OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: wait, Lease: lease},
+				Holding:     traffic.Holding{Hold: 1 * time.Second, Think: 100 * time.Millisecond}}); err != nil {
 				return nil, err
 			}
 		}
@@ -176,7 +178,7 @@ func specOnFive(p sim.Persistence) func(seed uint64) (*sim.World, error) {
 				return nil, err
 			}
 			if err := traffic.SpecRedLock(c, traffic.SpecConfig{Groups: groups, Key: "rl", Options: redlock.SpecOptions{TTL: 5 * time.Second},
-				Hold: time.Second, Think: 100 * time.Millisecond}); err != nil {
+				Holding: traffic.Holding{Hold: time.Second, Think: 100 * time.Millisecond}}); err != nil {
 				return nil, err
 			}
 		}
@@ -232,8 +234,9 @@ func TestFactFencingRejectsStaleWrites(t *testing.T) {
 				return nil, err
 			}
 			if err := traffic.FencedWrites(c, traffic.FencedWritesConfig{
-				ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "fl", Wait: 10 * time.Second, Lease: 2 * time.Second,
-					Hold: time.Second, Think: 100 * time.Millisecond},
+				ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "fl",
+					OwnerConfig: traffic.OwnerConfig{Wait: 10 * time.Second, Lease: 2 * time.Second},
+					Holding:     traffic.Holding{Hold: time.Second, Think: 100 * time.Millisecond}},
 				Resource: res, Writes: 2, WriteLatency: 10 * time.Millisecond,
 			}); err != nil {
 				return nil, err

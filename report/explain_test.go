@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // runYAML loads a scenario from src and runs it at its seed.
-func runYAML(t *testing.T, src string) scenarios.Result {
+func runYAML(t *testing.T, src string) scenario.Result {
 	t.Helper()
-	s, err := scenarios.Parse("t.yaml", []byte(src))
+	s, err := scenario.Parse("t.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,13 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // run replays one of the project's scenario files.
-func run(t *testing.T, name string) scenarios.Result {
+func run(t *testing.T, name string) scenario.Result {
 	t.Helper()
-	s, err := scenarios.Load(filepath.Join("..", "scenarios", name+".yaml"))
+	s, err := scenario.Load(filepath.Join("..", "scenarios", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

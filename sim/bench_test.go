@@ -90,7 +90,8 @@ func BenchmarkTenMinutes(b *testing.B) {
 		for j := 1; j <= 5; j++ {
 			c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", j), Retry: sim.GoRedisRetry})
 			must(b, err)
-			must(b, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 50 * time.Millisecond, Think: 20 * time.Millisecond}))
+			must(b, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
+				Holding: traffic.Holding{Hold: 50 * time.Millisecond, Think: 20 * time.Millisecond}}))
 		}
 		must(b, w.Run(virtual))
 		w.Close()

@@ -35,7 +35,8 @@ func chaosHistory(t testing.TB, seed uint64, dur time.Duration) []byte {
 		c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", i+1), Retry: sim.GoRedisRetry, Timeout: 300 * time.Millisecond,
 			Latency: sim.Exp(100*time.Microsecond, 400*time.Microsecond, 50*time.Millisecond)})
 		must(t, err)
-		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: grp, Key: "lk", TTL: 2 * time.Second, Hold: 300 * time.Millisecond, Think: 50 * time.Millisecond}))
+		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: grp, Key: "lk", TTL: 2 * time.Second,
+			Holding: traffic.Holding{Hold: 300 * time.Millisecond, Think: 50 * time.Millisecond}}))
 	}
 	s, err := faults.Draw(w, chaosRates, dur)
 	must(t, err)

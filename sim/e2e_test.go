@@ -24,7 +24,8 @@ func simpleWorld(t testing.TB, seed uint64, lag time.Duration) *sim.World {
 		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
 		must(t, err)
 		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{
-			Group: "m1", Key: "lk", TTL: 10 * time.Second, Hold: 2 * time.Second, Think: 100 * time.Millisecond,
+			Group: "m1", Key: "lk", TTL: 10 * time.Second,
+			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond},
 		}))
 	}
 	return w

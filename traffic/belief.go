@@ -83,14 +83,6 @@ func (b Belief) resolve(kind, client string) (Belief, error) {
 	return "", fmt.Errorf("traffic: %s on client %s: unknown belief model %q (want %q or %q)", kind, client, string(b), BeliefCareful, BeliefTrusting)
 }
 
-// checkHolds rejects a negative number of holdings.
-func checkHolds(kind, client string, holds int) error {
-	if holds < 0 {
-		return fmt.Errorf("traffic: %s on client %s: negative holds %d", kind, client, holds)
-	}
-	return nil
-}
-
 // calling returns the validity estimate to start at the call of an acquire
 // with the given lease (0: the watchdog, none): the careful model's, which
 // runs from the call. The trusting model starts its own at the reply

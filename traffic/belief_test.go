@@ -52,14 +52,17 @@ func TestBeliefModelsDelayedReply(t *testing.T) {
 	const d, lease = 600 * ms, 500 * ms
 	starts := map[string]func(c *sim.Client, b traffic.Belief, holder bool) error{
 		"simple": func(c *sim.Client, b traffic.Belief, holder bool) error {
-			cfg := traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: lease, Hold: sec, Think: 20 * ms, Holds: 1, Belief: b}
+			cfg := traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: lease,
+				Holding: traffic.Holding{Hold: sec, Think: 20 * ms, Holds: 1, Belief: b}}
 			if !holder {
 				cfg.Start, cfg.TTL, cfg.Hold = 800*ms, 5*sec, 2*sec
 			}
 			return traffic.SimpleLock(c, cfg)
 		},
 		"reentrant": func(c *sim.Client, b traffic.Belief, holder bool) error {
-			cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Lease: lease, Hold: sec, Think: 20 * ms, Holds: 1, Belief: b}
+			cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+				OwnerConfig: traffic.OwnerConfig{Lease: lease},
+				Holding:     traffic.Holding{Hold: sec, Think: 20 * ms, Holds: 1, Belief: b}}
 			if !holder {
 				// The first script call on a connection is EVALSHA, then
 				// EVAL: c1's acquire lands at 1.8 s, expires at 2.3 s, and
@@ -118,8 +121,9 @@ func TestBeliefModelsDelayedReply(t *testing.T) {
 func TestTrustingLeaseFromReply(t *testing.T) {
 	e := newEnv(t, 4, "m1")
 	c := e.client("c1")
-	if err := traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk", Lease: 2 * sec, Hold: 5 * sec, Holds: 1,
-		Belief: traffic.BeliefTrusting}); err != nil {
+	if err := traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+		OwnerConfig: traffic.OwnerConfig{Lease: 2 * sec},
+		Holding:     traffic.Holding{Hold: 5 * sec, Holds: 1, Belief: traffic.BeliefTrusting}}); err != nil {
 		t.Fatal(err)
 	}
 	e.delayClient("c1", 300*ms, time.Second)
@@ -142,28 +146,32 @@ func TestTrustingLeaseFromReply(t *testing.T) {
 // lease (or TTL) longer than the hold.
 var startHolds = map[string]func(c *sim.Client, res *traffic.Resource) error{
 	"simple": func(c *sim.Client, _ *traffic.Resource) error {
-		return traffic.SimpleLock(c, traffic.SimpleConfig{Group: "n1", Key: "lk", TTL: 5 * sec, Hold: 100 * ms, Think: 100 * ms,
-			Start: 2 * sec, Holds: 2})
+		return traffic.SimpleLock(c, traffic.SimpleConfig{Group: "n1", Key: "lk", TTL: 5 * sec,
+			Holding: traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}})
 	},
 	"reentrant": func(c *sim.Client, _ *traffic.Resource) error {
-		return traffic.Reentrant(c, traffic.ReentrantConfig{Group: "n1", Lock: "lk", Owners: []string{"a", "b"}, Depth: 2,
-			Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2})
+		return traffic.Reentrant(c, traffic.ReentrantConfig{Group: "n1", Lock: "lk",
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2},
+			Holding:     traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}})
 	},
 	"fenced": func(c *sim.Client, res *traffic.Resource) error {
 		return traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: traffic.ReentrantConfig{Group: "n1", Lock: "lk",
-			Lease: 5 * sec, Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}, Resource: res, Writes: 2, WriteLatency: ms})
+			OwnerConfig: traffic.OwnerConfig{Lease: 5 * sec},
+			Holding:     traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}}, Resource: res, Writes: 2, WriteLatency: ms})
 	},
 	"rwlock": func(c *sim.Client, _ *traffic.Resource) error {
-		return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "n1", Lock: "lk", ReadRatio: 0.5, Wait: 300 * ms,
-			Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2})
+		return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "n1", Lock: "lk", ReadRatio: 0.5,
+			OwnerConfig: traffic.OwnerConfig{Wait: 300 * ms},
+			Holding:     traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}})
 	},
 	"redlock-spec": func(c *sim.Client, _ *traffic.Resource) error {
 		return traffic.SpecRedLock(c, traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 5 * sec},
-			Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2})
+			Holding: traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}})
 	},
 	"redlock-redisson": func(c *sim.Client, _ *traffic.Resource) error {
-		return traffic.RedissonRedLock(c, traffic.RedissonConfig{Groups: groups3, Lock: "lk", Wait: 300 * ms,
-			Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2})
+		return traffic.RedissonRedLock(c, traffic.RedissonConfig{Groups: groups3, Lock: "lk",
+			OwnerConfig: traffic.OwnerConfig{Wait: 300 * ms},
+			Holding:     traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Start: 2 * sec, Holds: 2}})
 	},
 }
 
@@ -235,9 +243,9 @@ func TestSpecExtend(t *testing.T) {
 			t.Fatal(err)
 		}
 		must(t, traffic.SpecRedLock(c1, traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec},
-			Hold: 4 * sec, Holds: 1, ExtendEvery: 300 * ms}))
+			ExtendEvery: 300 * ms, Holding: traffic.Holding{Hold: 4 * sec, Holds: 1}}))
 		must(t, traffic.SpecRedLock(e.client("c2"), traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec},
-			Hold: 100 * ms, Think: 20 * ms, Start: 100 * ms, Holds: 1}))
+			Holding: traffic.Holding{Hold: 100 * ms, Think: 20 * ms, Start: 100 * ms, Holds: 1}}))
 		if cut {
 			must(t, e.w.Net().Partition("cut", []string{"c1"}, []string{"n2", "n3"}, 2*sec, 0))
 		}

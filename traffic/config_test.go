@@ -16,8 +16,9 @@ import (
 func TestBadConfigs(t *testing.T) {
 	e := newEnv(t, 1, "n1", "n2", "n3")
 	c := e.client("c1")
-	okR := traffic.ReentrantConfig{Group: "n1", Lock: "lk", Owners: []string{"a"}, Hold: ms, Think: ms}
-	okRW := traffic.ReadWriteConfig{Group: "n1", Lock: "rw", ReadRatio: 0.5, Hold: ms}
+	okR := traffic.ReentrantConfig{Group: "n1", Lock: "lk",
+		OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}}, Holding: traffic.Holding{Hold: ms, Think: ms}}
+	okRW := traffic.ReadWriteConfig{Group: "n1", Lock: "rw", ReadRatio: 0.5, Holding: traffic.Holding{Hold: ms}}
 	okS := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec}}
 	okD := traffic.RedissonConfig{Groups: groups3, Lock: "lk"}
 	okF := traffic.FencedWritesConfig{ReentrantConfig: okR, Resource: traffic.NewResource("db"), Writes: 2, WriteLatency: ms}

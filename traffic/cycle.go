@@ -1,14 +1,13 @@
 package traffic
 
-// The machinery the owner-based workloads share: configuration checks,
-// think times, owner choice, outcome classification, and the holder's own
-// belief (its lease timer and the "expire" records).
+// The machinery the workloads share: think times, owner choice, outcome
+// classification, the holder's own belief (its lease timer and the
+// "expire" records), and the owner-based loop. Their configuration checks
+// are in holding.go.
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -17,22 +16,6 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
-
-// dur names a configured duration, for checkDurations.
-type dur struct {
-	name string
-	d    time.Duration
-}
-
-// checkDurations rejects negative durations, naming the first.
-func checkDurations(kind, client string, ds ...dur) error {
-	for _, x := range ds {
-		if x.d < 0 {
-			return fmt.Errorf("traffic: %s on client %s: negative %s %v", kind, client, x.name, x.d)
-		}
-	}
-	return nil
-}
 
 // thinker draws think times uniformly from [Think/2, 3*Think/2], as
 // SimpleLock does, so that clients do not fall into lockstep.
@@ -60,42 +43,6 @@ func (p *ownerPicker) pick() string {
 	o := p.owners[p.next%len(p.owners)]
 	p.next++
 	return o
-}
-
-// checkOwners validates owner names, defaulting to one owner "main".
-func checkOwners(kind, client string, owners []string) ([]string, error) {
-	if len(owners) == 0 {
-		return []string{"main"}, nil
-	}
-	seen := map[string]bool{}
-	for _, o := range owners {
-		if o == "" {
-			return nil, fmt.Errorf("traffic: %s on client %s: empty owner name in %q", kind, client, owners)
-		}
-		if seen[o] {
-			return nil, fmt.Errorf("traffic: %s on client %s: owner %q listed twice", kind, client, o)
-		}
-		seen[o] = true
-	}
-	return append([]string(nil), owners...), nil
-}
-
-// checkDepth validates a reentrancy depth, defaulting 0 to 1.
-func checkDepth(kind, client string, depth int) (int, error) {
-	switch {
-	case depth < 0:
-		return 0, fmt.Errorf("traffic: %s on client %s: negative depth %d", kind, client, depth)
-	case depth == 0:
-		return 1, nil
-	}
-	return depth, nil
-}
-
-func checkRatio(kind, client string, r float64) error {
-	if math.IsNaN(r) || r < 0 || r > 1 {
-		return fmt.Errorf("traffic: %s on client %s: read ratio %v outside [0, 1]", kind, client, r)
-	}
-	return nil
 }
 
 // AcquireOutcome classifies an acquire's error for its op record: ok, fail

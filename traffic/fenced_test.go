@@ -31,8 +31,9 @@ func TestResource(t *testing.T) {
 // call, on a FencedLock with a 2 s lease.
 func fencedCfg(res *traffic.Resource) traffic.FencedWritesConfig {
 	return traffic.FencedWritesConfig{
-		ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a", "b"},
-			Wait: sec, Lease: 2 * sec, Hold: 300 * ms, Think: 100 * ms},
+		ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Wait: sec, Lease: 2 * sec},
+			Holding:     traffic.Holding{Hold: 300 * ms, Think: 100 * ms}},
 		Resource: res, Writes: 3, WriteLatency: 20 * ms,
 	}
 }

@@ -23,63 +23,28 @@ type RedissonConfig struct {
 	// Options configure the RedLock (MultiLock for all members); OnEvent,
 	// if set, is called after the workload's own bookkeeping.
 	Options redlock.RedissonOptions
-	// Owners, RandomOwners, Depth, Wait, Lease, Hold, Think, Start, Holds
-	// and Belief are as in ReentrantConfig, with Wait and Lease those of
-	// Redisson.TryLock. With the watchdog (Lease 0), under the careful model
-	// the belief ends ("expire", "lost") when the members' watchdogs have
-	// reported so many of the holding's members lost that fewer than the
-	// quorum remain. Belief's default is DefaultBelief(KindRedLockRedisson).
-	Owners       []string
-	RandomOwners bool
-	Depth        int
-	Wait, Lease  time.Duration
-	Hold, Think  time.Duration
-	Start        time.Duration
-	Holds        int
-	Belief       Belief
+	// OwnerConfig and Holding are as in ReentrantConfig, with Wait and
+	// Lease those of Redisson.TryLock. With the watchdog (Lease 0), under
+	// the careful model the belief ends ("expire", "lost") when the members'
+	// watchdogs have reported so many of the holding's members lost that
+	// fewer than the quorum remain. Belief's default is
+	// DefaultBelief(KindRedLockRedisson).
+	OwnerConfig
+	Holding
 }
 
 // RedissonRedLock starts a process on c that loops as Reentrant does, on a
 // Redisson RedLock over Groups; op records are those of Reentrant.
 func RedissonRedLock(c Client, cfg RedissonConfig) error {
 	const kind = "redisson-redlock"
-	if c == nil {
-		return fmt.Errorf("traffic: %s: nil client", kind)
-	}
-	name := c.Name()
-	if cfg.Lock == "" {
-		return fmt.Errorf("traffic: %s on client %s: empty lock name", kind, name)
-	}
-	if err := checkDurations(kind, name, dur{"wait", cfg.Wait}, dur{"lease", cfg.Lease},
-		dur{"hold", cfg.Hold}, dur{"think", cfg.Think}, dur{"start", cfg.Start}); err != nil {
-		return err
-	}
-	if err := checkHolds(kind, name, cfg.Holds); err != nil {
-		return err
-	}
-	model, err := cfg.Belief.resolve(KindRedLockRedisson, name)
+	lp, err := newLoop(c, kind, KindRedLockRedisson, cfg.Lock, cfg.OwnerConfig, cfg.Holding)
 	if err != nil {
 		return err
 	}
-	owners, err := checkOwners(kind, name, cfg.Owners)
-	if err != nil {
-		return err
-	}
-	depth, err := checkDepth(kind, name, cfg.Depth)
-	if err != nil {
-		return err
-	}
+	name, rt := c.Name(), lp.rt
 	conns, err := groupConns(c, kind, cfg.Groups)
 	if err != nil {
 		return err
-	}
-	rt := c.Runtime()
-	rng := c.Rand("traffic/" + kind + "/" + cfg.Lock)
-	lp := &ownerLoop{
-		c: c, rt: rt, lockName: cfg.Lock,
-		owners: ownerPicker{owners: owners, random: cfg.RandomOwners, rng: rng},
-		depth:  depth, lease: cfg.Lease, hold: cfg.Hold, think: thinker(rng, cfg.Think), rng: rng,
-		model: model, start: cfg.Start, holds: cfg.Holds,
 	}
 	mt := &memberTrack{lp: lp, held: make([]bool, len(conns))}
 	members := make([]redlock.Member, len(conns))

@@ -18,7 +18,7 @@ func TestSpecRedLockNoFaults(t *testing.T) {
 	for _, retry := range []bool{false, true} {
 		e := newEnv(t, 2, groups3...)
 		cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 2 * sec}, Retry: retry,
-			Hold: 100 * ms, Think: 200 * ms}
+			Holding: traffic.Holding{Hold: 100 * ms, Think: 200 * ms}}
 		e.clientsWith(3, func(c *sim.Client) error { return traffic.SpecRedLock(c, cfg) })
 		e.run(minute)
 		recs := e.records()
@@ -52,7 +52,8 @@ func TestSpecRedLockNoFaults(t *testing.T) {
 // it holds, and its validity timer records "expire" when it wakes.
 func TestSpecRedLockPause(t *testing.T) {
 	e := newEnv(t, 2, groups3...)
-	cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 2 * sec}, Hold: 500 * ms, Think: 100 * ms}
+	cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: 2 * sec},
+		Holding: traffic.Holding{Hold: 500 * ms, Think: 100 * ms}}
 	e.clientsWith(2, func(c *sim.Client) error { return traffic.SpecRedLock(c, cfg) })
 	paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
 	e.run(30 * sec)
@@ -89,9 +90,10 @@ func TestRedissonRedLockNoFaults(t *testing.T) {
 		name string
 		cfg  traffic.RedissonConfig
 	}{
-		{"watchdog", traffic.RedissonConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms}},
-		{"lease", traffic.RedissonConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms, Lease: 3 * sec}},
-		{"multilock", traffic.RedissonConfig{Owners: []string{"a"}, Wait: 500 * ms, Options: redlock.RedissonOptions{MultiLock: true}}},
+		{"watchdog", traffic.RedissonConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms}}},
+		{"lease", traffic.RedissonConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 500 * ms, Lease: 3 * sec}}},
+		{"multilock", traffic.RedissonConfig{Options: redlock.RedissonOptions{MultiLock: true},
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: 500 * ms}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -136,10 +138,12 @@ func TestRedissonRedLockPause(t *testing.T) {
 		name string
 		cfg  traffic.RedissonConfig
 	}{
-		{"lease", traffic.RedissonConfig{Wait: sec, Lease: 2 * sec, Hold: 500 * ms}},
-		{"watchdog-careful", traffic.RedissonConfig{Wait: sec, ClientOptions: lock.Options{WatchdogTimeout: 3 * sec}, Hold: 10 * sec,
-			Belief: traffic.BeliefCareful}},
-		{"watchdog-trusting", traffic.RedissonConfig{Wait: sec, ClientOptions: lock.Options{WatchdogTimeout: 3 * sec}, Hold: 10 * sec}},
+		{"lease", traffic.RedissonConfig{OwnerConfig: traffic.OwnerConfig{Wait: sec, Lease: 2 * sec},
+			Holding: traffic.Holding{Hold: 500 * ms}}},
+		{"watchdog-careful", traffic.RedissonConfig{ClientOptions: lock.Options{WatchdogTimeout: 3 * sec},
+			OwnerConfig: traffic.OwnerConfig{Wait: sec}, Holding: traffic.Holding{Hold: 10 * sec, Belief: traffic.BeliefCareful}}},
+		{"watchdog-trusting", traffic.RedissonConfig{ClientOptions: lock.Options{WatchdogTimeout: 3 * sec},
+			OwnerConfig: traffic.OwnerConfig{Wait: sec}, Holding: traffic.Holding{Hold: 10 * sec}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 6, groups3...)

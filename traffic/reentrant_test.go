@@ -23,11 +23,12 @@ func TestReentrantNoFaults(t *testing.T) {
 		name string
 		cfg  traffic.ReentrantConfig
 	}{
-		{"watchdog", traffic.ReentrantConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms}},
-		{"lease", traffic.ReentrantConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms, Lease: 2 * sec}},
-		{"fenced", traffic.ReentrantConfig{Owners: []string{"a"}, Fenced: true, Wait: 300 * ms, Lease: sec}},
-		{"random-owners", traffic.ReentrantConfig{Owners: []string{"x", "y", "z"}, RandomOwners: true, Depth: 3, Wait: 300 * ms}},
-		{"no-wait", traffic.ReentrantConfig{Owners: []string{"a"}}},
+		{"watchdog", traffic.ReentrantConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms}}},
+		{"lease", traffic.ReentrantConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms, Lease: 2 * sec}}},
+		{"fenced", traffic.ReentrantConfig{Fenced: true,
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: 300 * ms, Lease: sec}}},
+		{"random-owners", traffic.ReentrantConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"x", "y", "z"}, RandomOwners: true, Depth: 3, Wait: 300 * ms}}},
+		{"no-wait", traffic.ReentrantConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -65,7 +66,9 @@ func TestReentrantNoFaults(t *testing.T) {
 // last release.
 func TestReentrantDepth(t *testing.T) {
 	e := newEnv(t, 3, "m1")
-	cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a", "b"}, Depth: 3, Wait: 500 * ms, Hold: 50 * ms, Think: 100 * ms}
+	cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+		OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 3, Wait: 500 * ms},
+		Holding:     traffic.Holding{Hold: 50 * ms, Think: 100 * ms}}
 	e.clientsWith(2, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 	e.run(20 * sec)
 	// In each client's sequence, a successful first acquire is followed by
@@ -103,7 +106,8 @@ func TestReentrantDepth(t *testing.T) {
 // client use the owners in order.
 func TestReentrantOwnersInTurn(t *testing.T) {
 	e := newEnv(t, 1, "m1")
-	cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a", "b", "c"}, Hold: 10 * ms, Think: 10 * ms}
+	cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+		OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b", "c"}}, Holding: traffic.Holding{Hold: 10 * ms, Think: 10 * ms}}
 	e.clientsWith(1, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 	e.run(sec)
 	var got []string
@@ -124,8 +128,9 @@ func TestReentrantOwnersInTurn(t *testing.T) {
 func TestReentrantPauseWithLease(t *testing.T) {
 	for _, fenced := range []bool{false, true} {
 		e := newEnv(t, 5, "m1")
-		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a"}, Fenced: fenced,
-			Wait: sec, Lease: 2 * sec, Hold: 500 * ms, Think: 100 * ms}
+		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Fenced: fenced,
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: sec, Lease: 2 * sec},
+			Holding:     traffic.Holding{Hold: 500 * ms, Think: 100 * ms}}
 		e.clientsWith(2, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 		paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
 		e.run(30 * sec)
@@ -169,9 +174,11 @@ func TestReentrantPauseWithWatchdog(t *testing.T) {
 		const hold = 10 * sec
 		e := newEnv(t, 5, "m1")
 		var lost []string
-		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a"},
-			Options: lock.Options{WatchdogTimeout: 3 * sec, OnLost: func(name, owner string) { lost = append(lost, name+"/"+owner) }},
-			Wait:    sec, Hold: hold, Think: 100 * ms, Belief: belief}
+		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+			Options:     lock.Options{WatchdogTimeout: 3 * sec, OnLost: func(name, owner string) { lost = append(lost, name+"/"+owner) }},
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: sec},
+			Holding:     traffic.Holding{Hold: hold, Think: 100 * ms, Belief: belief},
+		}
 		e.clientsWith(2, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 		paused, woke := e.pauseHolder("lk", 3*sec, 6*sec)
 		e.run(40 * sec)
@@ -207,8 +214,9 @@ func TestReentrantPauseWithWatchdog(t *testing.T) {
 func TestReentrantDeterministic(t *testing.T) {
 	hist := func() []byte {
 		e := newEnv(t, 11, "m1")
-		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", Owners: []string{"a", "b"}, RandomOwners: true,
-			Depth: 2, Wait: 200 * ms, Lease: sec, Hold: 50 * ms, Think: 100 * ms}
+		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk",
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, RandomOwners: true, Depth: 2, Wait: 200 * ms, Lease: sec},
+			Holding:     traffic.Holding{Hold: 50 * ms, Think: 100 * ms}}
 		e.clientsWith(3, func(c *sim.Client) error { return traffic.Reentrant(c, cfg) })
 		e.run(10 * sec)
 		var b bytes.Buffer

@@ -3,6 +3,7 @@ package traffic
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/locksim/locksim/lock"
@@ -20,17 +21,10 @@ type ReadWriteConfig struct {
 	// ReadRatio is the probability, drawn per holding from the client's PRNG,
 	// that the holding takes the read half; otherwise the write half.
 	ReadRatio float64
-	// Owners, RandomOwners, Depth, Wait, Lease, Hold, Think, Start, Holds
-	// and Belief are as in ReentrantConfig; a holding takes one half Depth
-	// times. Belief's default is DefaultBelief(KindReadWrite).
-	Owners       []string
-	RandomOwners bool
-	Depth        int
-	Wait, Lease  time.Duration
-	Hold, Think  time.Duration
-	Start        time.Duration
-	Holds        int
-	Belief       Belief
+	// OwnerConfig and Holding are as in ReentrantConfig; a holding takes
+	// one half Depth times. Belief's default is DefaultBelief(KindReadWrite).
+	OwnerConfig
+	Holding
 }
 
 // ReadWrite starts a process on c that, after Start, loops (forever, or
@@ -48,10 +42,7 @@ func ReadWrite(c Client, cfg ReadWriteConfig) error {
 		return err
 	}
 	lp, lc, err := newOwnerLoop(c, kind, KindReadWrite, ReentrantConfig{
-		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options,
-		Owners: cfg.Owners, RandomOwners: cfg.RandomOwners, Depth: cfg.Depth,
-		Wait: cfg.Wait, Lease: cfg.Lease, Hold: cfg.Hold, Think: cfg.Think,
-		Start: cfg.Start, Holds: cfg.Holds, Belief: cfg.Belief,
+		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options, OwnerConfig: cfg.OwnerConfig, Holding: cfg.Holding,
 	})
 	if err != nil {
 		return err
@@ -80,4 +71,12 @@ func (h rwHeld) acquire(ctx context.Context, owner string, read bool) (int64, bo
 
 func (h rwHeld) release(ctx context.Context, owner string, read bool) error {
 	return h.half(read).Unlock(ctx, owner)
+}
+
+// checkRatio rejects a read ratio outside [0, 1].
+func checkRatio(kind, client string, r float64) error {
+	if math.IsNaN(r) || r < 0 || r > 1 {
+		return fmt.Errorf("traffic: %s on client %s: read ratio %v outside [0, 1]", kind, client, r)
+	}
+	return nil
 }

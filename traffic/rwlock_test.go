@@ -52,8 +52,10 @@ func TestReadWriteNoFaults(t *testing.T) {
 		name string
 		cfg  traffic.ReadWriteConfig
 	}{
-		{"watchdog", traffic.ReadWriteConfig{ReadRatio: 0.7, Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms}},
-		{"lease", traffic.ReadWriteConfig{ReadRatio: 0.5, Owners: []string{"a"}, RandomOwners: true, Wait: 300 * ms, Lease: 2 * sec}},
+		{"watchdog", traffic.ReadWriteConfig{ReadRatio: 0.7,
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 300 * ms}}},
+		{"lease", traffic.ReadWriteConfig{ReadRatio: 0.5,
+			OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, RandomOwners: true, Wait: 300 * ms, Lease: 2 * sec}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -109,8 +111,9 @@ func TestReadWriteNoFaults(t *testing.T) {
 // when it wakes, and a writer gets in while it still believed it held.
 func TestReadWritePause(t *testing.T) {
 	e := newEnv(t, 4, "m1")
-	cfg := traffic.ReadWriteConfig{Group: "m1", Lock: "rw", ReadRatio: 0.3, Owners: []string{"a"},
-		Wait: sec, Lease: 2 * sec, Hold: 500 * ms, Think: 100 * ms}
+	cfg := traffic.ReadWriteConfig{Group: "m1", Lock: "rw", ReadRatio: 0.3,
+		OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: sec, Lease: 2 * sec},
+		Holding:     traffic.Holding{Hold: 500 * ms, Think: 100 * ms}}
 	e.clientsWith(2, func(c *sim.Client) error { return traffic.ReadWrite(c, cfg) })
 	// Pause whoever holds either half at 3 s.
 	e.run(3 * sec)

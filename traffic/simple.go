@@ -20,28 +20,16 @@ type SimpleConfig struct {
 	Key string
 	// TTL is the lock's lease.
 	TTL time.Duration
-	// Hold is how long the client keeps the lock once acquired.
-	Hold time.Duration
-	// Think is the mean pause between attempts (after a release or a
-	// refusal); each pause is drawn uniformly from [Think/2, 3*Think/2] so
-	// that clients do not fall into lockstep.
-	Think time.Duration
 	// UnsafeDelRelease releases with plain DEL (the known-bad control).
 	UnsafeDelRelease bool
 	// PlainSetNX acquires with SET NX PX without GET (lock.SimpleOptions).
 	PlainSetNX bool
 	// NoReleaseLatch releases without the latch (lock.SimpleOptions).
 	NoReleaseLatch bool
-	// Start is how long the client waits, by its own clock, before its first
-	// acquire; 0 starts at once.
-	Start time.Duration
-	// Holds is how many holdings the client makes before its workload stops
-	// (after the last release); 0 means no limit.
-	Holds int
-	// Belief is the holder's belief model; empty means
+	// Holding is the loop's rhythm. Belief's default is
 	// DefaultBelief(KindSimple), careful: the TTL from the acquire's call
 	// (lock.SimpleLease.ValidUntil). Trusting counts it from the reply.
-	Belief Belief
+	Holding
 }
 
 // SimpleLock starts a process on c that, after Start, loops (forever, or
@@ -56,13 +44,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	name := c.Name()
-	if err := checkDurations(kind, name, dur{"hold", cfg.Hold}, dur{"think", cfg.Think}, dur{"start", cfg.Start}); err != nil {
-		return err
-	}
-	if err := checkHolds(kind, name, cfg.Holds); err != nil {
-		return err
-	}
-	model, err := cfg.Belief.resolve(KindSimple, name)
+	model, err := cfg.Holding.check(kind, KindSimple, name)
 	if err != nil {
 		return err
 	}

@@ -22,11 +22,6 @@ type SpecConfig struct {
 	// Retry acquires with Spec.Lock (up to Options.Tries attempts with
 	// random delays) instead of a single Spec.TryLock.
 	Retry bool
-	// Hold is how long the client keeps the lock once acquired.
-	Hold time.Duration
-	// Think is the mean pause between attempts, drawn uniformly from
-	// [Think/2, 3*Think/2].
-	Think time.Duration
 	// ExtendEvery, when positive, makes the holder extend its lease
 	// (Spec.Extend) every ExtendEvery of its hold, by its own clock, for as
 	// long as it holds: a hold longer than the TTL lives on extensions. Each
@@ -35,17 +30,11 @@ type SpecConfig struct {
 	// estimate that ran out meanwhile, ends the holding: "expire" (Detail
 	// "extend-failed" for the former), then the release. 0: no extensions.
 	ExtendEvery time.Duration
-	// Start is how long the client waits, by its own clock, before its first
-	// acquire; 0 starts at once.
-	Start time.Duration
-	// Holds is how many holdings the client makes before its workload stops
-	// (after the last release); 0 means no limit.
-	Holds int
-	// Belief is the holder's belief model; empty means
+	// Holding is the loop's rhythm. Belief's default is
 	// DefaultBelief(KindRedLockSpec), careful: the lease's own validity,
 	// TTL − elapsed − drift, counted from the acquire's call
 	// (redlock.Lease.ValidUntil). Trusting counts the TTL from the reply.
-	Belief Belief
+	Holding
 }
 
 // SpecRedLock starts a process on c that, after Start, loops (forever, or
@@ -62,14 +51,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	name := c.Name()
-	if err := checkDurations(kind, name, dur{"hold", cfg.Hold}, dur{"think", cfg.Think},
-		dur{"start", cfg.Start}, dur{"extend interval", cfg.ExtendEvery}); err != nil {
-		return err
-	}
-	if err := checkHolds(kind, name, cfg.Holds); err != nil {
-		return err
-	}
-	model, err := cfg.Belief.resolve(KindRedLockSpec, name)
+	model, err := cfg.Holding.check(kind, KindRedLockSpec, name, dur{"extend interval", cfg.ExtendEvery})
 	if err != nil {
 		return err
 	}

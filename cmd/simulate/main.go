@@ -6,7 +6,7 @@
 //	simulate compare [-seeds N] [-workers N] [-out DIR] [-table]
 //	simulate demo [-seed N] [-history DIR]
 //
-// run replays scenario files (package scenarios) and prints one verdict line
+// run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
 // replays it. Exit status: 0 when every verdict is the expected one, 1 when
@@ -252,7 +252,7 @@ func buildDemo(seed uint64, r demoRun) (*sim.World, error) {
 			return nil, err
 		}
 		if err := traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
-			Hold: 2 * time.Second, Think: 100 * time.Millisecond}); err != nil {
+			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}); err != nil {
 			return nil, err
 		}
 	}

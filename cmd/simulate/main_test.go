@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -259,7 +259,7 @@ func TestInterruptedRun(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
 
-	s, err := scenarios.Load("../../scenarios/f0-reentrant-failover.yaml")
+	s, err := scenario.Load("../../scenarios/f0-reentrant-failover.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

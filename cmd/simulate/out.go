@@ -12,12 +12,12 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // runFiles is what writeFiles needs of a run, simulated or real.
 type runFiles struct {
-	s *scenarios.Scenario
+	s *scenario.Scenario
 	// base is the path prefix of the files (dir/NAME, or dir/NAME.redis).
 	base    string
 	title   string
@@ -36,7 +36,7 @@ type runFiles struct {
 // (the verdict, the expectation, the linearizability check and the
 // timeline text), NAME.porcupine.html (Porcupine's visualization) and
 // NAME.timeline.png and .svg (the timeline plot).
-func writeRun(dir string, s *scenarios.Scenario, r scenarios.Result) error {
+func writeRun(dir string, s *scenario.Scenario, r scenario.Result) error {
 	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
 		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults})
 }
@@ -58,7 +58,7 @@ func writeFiles(r runFiles) error {
 	if len(opts) > 0 {
 		model += ", acquires may fail spuriously"
 	}
-	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine, %v per search)\n", model, scenarios.LinTimeout)
+	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine, %v per search)\n", model, scenario.LinTimeout)
 	if len(r.faults) > 0 {
 		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.faults, "; "))
 	}
@@ -68,7 +68,7 @@ func writeFiles(r runFiles) error {
 	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
 		return err
 	}
-	vis, err := checker.Visualize(recs, kind, scenarios.LinTimeout, opts...)
+	vis, err := checker.Visualize(recs, kind, scenario.LinTimeout, opts...)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/report"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -26,16 +27,21 @@ type realArgs struct {
 }
 
 // loadScaled loads the files and directories named by paths (default:
-// scenarios/) with every duration multiplied by scale (1 for the
-// simulation: the files as written). fromDir holds the files found in a
-// directory rather than named. A directory without scenario files is an
-// error.
-func loadScaled(paths []string, scale float64) (all []*scenarios.Scenario, fromDir map[string]bool, err error) {
+// the committed scenarios, built into the command, named scenarios/<file>
+// as from the repository's root) with every duration multiplied by scale
+// (1 for the simulation: the files as written). fromDir holds the files
+// found in a directory rather than named. A directory without scenario
+// files is an error.
+func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDir map[string]bool, err error) {
+	fromDir = map[string]bool{}
 	if len(paths) == 0 {
-		paths = []string{"scenarios"}
+		all, err = scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", scale)
+		for _, s := range all {
+			fromDir[s.File] = true
+		}
+		return all, fromDir, err
 	}
 	var files []string
-	fromDir = map[string]bool{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -58,7 +64,7 @@ func loadScaled(paths []string, scale float64) (all []*scenarios.Scenario, fromD
 		files = append(files, ms...) // Glob sorts
 	}
 	for _, f := range files {
-		s, err := scenarios.LoadScaled(f, scale)
+		s, err := scenario.LoadScaled(f, scale)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,14 +109,14 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 // realRunnable loads a's files and returns those the real backend can
 // run, after printing the skipped ones; nil and the exit status when
 // there is nothing to run or a file named is bad input.
-func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenarios.Scenario, int) {
+func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenario.Scenario, int) {
 	loaded, fromDir, err := loadScaled(a.paths, a.scale)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return nil, 2
 	}
 	bad := 0
-	var all []*scenarios.Scenario
+	var all []*scenario.Scenario
 	var skipped []string
 	for _, s := range loaded {
 		err := realCheck(s)
@@ -148,7 +154,7 @@ func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenarios.Scenario, 
 // writes its files; it returns the exit status it calls for. A run that
 // fails once ctx is cancelled was interrupted (a terminal's Ctrl-C reaches
 // the servers too).
-func realOne(ctx context.Context, a realArgs, s *scenarios.Scenario, stdout, stderr io.Writer, enc *json.Encoder) int {
+func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, stdout, stderr io.Writer, enc *json.Encoder) int {
 	if a.seed != 0 {
 		s.Seed = a.seed
 	}
@@ -182,9 +188,9 @@ func realOne(ctx context.Context, a realArgs, s *scenarios.Scenario, stdout, std
 
 // realCheck is realrun.Check, and refuses a rate expectation: its rates
 // are over a sweep of seeds, and a real run is not a function of its seed.
-func realCheck(s *scenarios.Scenario) error {
+func realCheck(s *scenario.Scenario) error {
 	if s.Expect.HasRates() {
-		return &scenarios.Error{File: s.File, Line: s.Expect.RatesLine, Field: "expect.rates",
+		return &scenario.Error{File: s.File, Line: s.Expect.RatesLine, Field: "expect.rates",
 			Msg: fmt.Sprintf("a rate over a sweep of %d seeds (a real run is not a function of its seed; not supported by -backend redis)", s.Expect.Seeds)}
 	}
 	return realrun.Check(s)

@@ -13,7 +13,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // runResult is one scenario's line of `run -json`.
@@ -167,7 +167,7 @@ type runner struct {
 // scenario runs s once or sweeps it, prints its verdict and returns the
 // exit status it calls for: 0 as expected, 1 not, 2 bad input,
 // exitInterrupted.
-func (r *runner) scenario(s *scenarios.Scenario) int {
+func (r *runner) scenario(s *scenario.Scenario) int {
 	n := r.seeds
 	if n == 0 && r.seed == 0 && s.Expect.HasRates() {
 		// A rate expectation is judged over its own sweep by default.
@@ -184,7 +184,7 @@ func (r *runner) scenario(s *scenarios.Scenario) int {
 
 // sweep runs s over n seeds and prints its line (writeSweep); an
 // interrupted sweep prints the line of the seeds that ran.
-func (r *runner) sweep(s *scenarios.Scenario, n int) int {
+func (r *runner) sweep(s *scenario.Scenario, n int) int {
 	first := r.seed
 	if first == 0 {
 		first = s.Seed
@@ -211,7 +211,7 @@ func (r *runner) sweep(s *scenarios.Scenario, n int) int {
 
 // single runs s once, at -seed or its own, prints its verdict and, with
 // -out, writes its files.
-func (r *runner) single(s *scenarios.Scenario) int {
+func (r *runner) single(s *scenario.Scenario) int {
 	res, err := s.Run(r.seed)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
@@ -240,13 +240,13 @@ func (r *runner) single(s *scenarios.Scenario) int {
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
 // with its Wilson 95% interval. For a file whose expectation is a rate
-// (scenarios.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
+// (scenario.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
 // observed rate of each bounded kind must lie within its bounds) and
 // prints every kind's rate, seen or bounded, with its interval; it returns
 // false when a rate is outside. Any other file's expectation is about one
 // run and a sweep does not judge it: the line is the rate alone, as
 // expected.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenarios.Scenario, first uint64, results []scenarios.Result) bool {
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, results []scenario.Result) bool {
 	verdicts := make([]checker.Verdict, len(results))
 	for i, r := range results {
 		verdicts[i] = r.Verdict
@@ -285,7 +285,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenarios.Scenar
 	}
 	fmt.Fprintf(w, "%s  (%s)\n", line, mark)
 	for _, r := range j.Rates {
-		if r.Kind == scenarios.AnyViolation && !r.Bounded {
+		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above
 		}
 		klo, khi := report.Wilson(r.Runs, n)
@@ -365,8 +365,8 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 // seed, so they do not depend on the scheduling. When ctx is cancelled it
 // returns the results of the seeds that ran (always first, first+1, ...)
 // with ctx's error.
-func sweep(ctx context.Context, s *scenarios.Scenario, first uint64, n, workers int, progress func(done, total int)) ([]scenarios.Result, error) {
-	results := make([]scenarios.Result, n)
+func sweep(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, progress func(done, total int)) ([]scenario.Result, error) {
+	results := make([]scenario.Result, n)
 	done, err := pool.Run(ctx, n, workers, func(i int) error {
 		r, err := s.Run(first + uint64(i))
 		r.History = nil // only the verdicts are kept

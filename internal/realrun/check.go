@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 )
 
 // Check reports the first feature of s the real backend cannot reproduce,
-// as a *scenarios.Error naming the file, line and field; nil when every
+// as a *scenario.Error naming the file, line and field; nil when every
 // feature is supported.
 //
 // Unsupported: random faults (rates); clock drift in the topology
@@ -20,11 +20,11 @@ import (
 // faults says which, each in its own file: pauses, client crashes, clock
 // jumps and drift, faults bound to an operation, and every link fault but
 // drop-replies with p 1).
-func Check(s *scenarios.Scenario) error {
+func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")
 	}
-	for _, check := range []func(*scenarios.Scenario) error{checkTopology, checkClients, checkFaults} {
+	for _, check := range []func(*scenario.Scenario) error{checkTopology, checkClients, checkFaults} {
 		if err := check(s); err != nil {
 			return err
 		}
@@ -33,12 +33,12 @@ func Check(s *scenarios.Scenario) error {
 }
 
 // unsupported is the error for a feature of s at line, field.
-func unsupported(s *scenarios.Scenario, line int, field, format string, args ...any) error {
-	return &scenarios.Error{File: s.File, Line: line, Field: field,
+func unsupported(s *scenario.Scenario, line int, field, format string, args ...any) error {
+	return &scenario.Error{File: s.File, Line: line, Field: field,
 		Msg: fmt.Sprintf(format, args...) + " (not supported by -backend redis)"}
 }
 
-func checkTopology(s *scenarios.Scenario) error {
+func checkTopology(s *scenario.Scenario) error {
 	for i, n := range s.Nodes {
 		if n.Config.DriftPPM != 0 {
 			return unsupported(s, n.Line, fmt.Sprintf("topology.nodes[%d].drift_ppm", i), "clock drift %d ppm", n.Config.DriftPPM)
@@ -56,7 +56,7 @@ func checkTopology(s *scenarios.Scenario) error {
 	return nil
 }
 
-func checkClients(s *scenarios.Scenario) error {
+func checkClients(s *scenario.Scenario) error {
 	for _, c := range s.Clients {
 		if c.Config.DriftPPM != 0 {
 			return unsupported(s, c.Line, "clients.drift_ppm", "clock drift %d ppm on client %s", c.Config.DriftPPM, c.Config.Name)
@@ -69,7 +69,7 @@ func checkClients(s *scenarios.Scenario) error {
 }
 
 // checkFaults asks each scripted fault whether the real target can run it.
-func checkFaults(s *scenarios.Scenario) error {
+func checkFaults(s *scenario.Scenario) error {
 	for i, f := range s.Faults {
 		err := f.Fault.Available(realTarget)
 		var u *faults.Unavailable

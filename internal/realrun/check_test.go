@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // realCapabilities pins which fault kinds the real backend runs: for each
@@ -64,7 +64,7 @@ faults:
   #
   - %s
 `, tc.fault)
-		s, err := scenarios.Parse("x.yaml", []byte(data))
+		s, err := scenario.Parse("x.yaml", []byte(data))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.fault, err)
 		}
@@ -75,9 +75,9 @@ faults:
 		case tc.want != "" && (err == nil || err.Error() != tc.want):
 			t.Errorf("%s: Check = %v\nwant %s", tc.fault, err, tc.want)
 		}
-		var se *scenarios.Error
+		var se *scenario.Error
 		if err != nil && !errors.As(err, &se) {
-			t.Errorf("%s: Check's error %T is not a *scenarios.Error", tc.fault, err)
+			t.Errorf("%s: Check's error %T is not a *scenario.Error", tc.fault, err)
 		}
 		// The same answer from the fault itself.
 		avail := s.Faults[0].Fault.Available(realTarget)
@@ -92,7 +92,7 @@ faults:
 // realCapabilities is available on.
 func TestSimulationRunsEveryKind(t *testing.T) {
 	for _, tc := range realCapabilities {
-		s, err := scenarios.Parse("x.yaml", []byte(fmt.Sprintf(
+		s, err := scenario.Parse("x.yaml", []byte(fmt.Sprintf(
 			"duration: 5s\ntopology: {nodes: [{name: m1, replicas: [{name: r1}]}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nexpect: any\nfaults:\n  - %s\n", tc.fault)))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.fault, err)

@@ -1,6 +1,6 @@
 package realrun
 
-// Replaying a scenario file (package scenarios) on real redis-server
+// Replaying a scenario file (package scenario) on real redis-server
 // processes, in real time: `simulate run -backend redis`. This file is the
 // run's life: start, run, stop, close. check.go says what can be replayed,
 // faults.go is the run as the target of faults, client.go its clients.
@@ -22,7 +22,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -47,12 +47,12 @@ type Options struct {
 
 // Result is one real run of a scenario.
 type Result struct {
-	Scenario *scenarios.Scenario
+	Scenario *scenario.Scenario
 	// Records is the history, in the simulation's record format; End is the
 	// real time (since the history's zero) at which the run was stopped.
 	Records []history.Record
 	End     time.Duration
-	// Verdict, Match and Why are as in scenarios.Result.
+	// Verdict, Match and Why are as in scenario.Result.
 	Verdict checker.Verdict
 	Match   bool
 	Why     string
@@ -69,12 +69,12 @@ type Result struct {
 // clients run the algorithm's workload (package traffic) with WallRuntime
 // semantics; every operation and fault is recorded with truth snapshots,
 // and the history is checked as the simulation's is. Durations are those
-// of s: load it with scenarios.LoadScaled to shorten them.
+// of s: load it with scenario.LoadScaled to shorten them.
 //
 // Each client's goroutines run one at a time (they hand over at every
 // sleep and every Redis call), as a simulated client's processes do, so
 // that the workloads need no locks of their own.
-func Run(s *scenarios.Scenario, opts Options) (res Result, err error) {
+func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	res.Scenario = s
 	if err := Check(s); err != nil {
 		return res, err
@@ -154,7 +154,7 @@ type link struct {
 
 // run is one real run.
 type run struct {
-	s    *scenarios.Scenario
+	s    *scenario.Scenario
 	opts Options
 	rec  *Recorder
 	cl   *Cluster
@@ -190,7 +190,7 @@ type run struct {
 	errs  []error
 }
 
-func newRun(s *scenarios.Scenario, opts Options) *run {
+func newRun(s *scenario.Scenario, opts Options) *run {
 	r := &run{s: s, opts: opts, servers: map[string]*redistest.Server{}, groupOf: map[string]string{},
 		current: map[string]string{}, links: map[string]*link{}, cproxies: map[string]map[string]*redistest.Proxy{},
 		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{}}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // TestScenarioReplay replays canonical scenarios (scenarios/*.yaml) on real
@@ -48,7 +48,7 @@ func TestScenarioReplay(t *testing.T) {
 		{"f0-reentrant-failover.yaml", 0.5, 3},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
-			s, err := scenarios.LoadScaled("../../scenarios/"+tc.file, tc.scale)
+			s, err := scenario.LoadScaled("../../scenarios/"+tc.file, tc.scale)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestScenarioUnsupported(t *testing.T) {
 		"baseline-simple.yaml":                   "",
 		"r0-redlock-restart-no-persistence.yaml": "",
 	} {
-		s, err := scenarios.Load("../../scenarios/" + file)
+		s, err := scenario.Load("../../scenarios/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,13 +98,13 @@ func TestScenarioUnsupported(t *testing.T) {
 			}
 			continue
 		}
-		var e *scenarios.Error
+		var e *scenario.Error
 		if !errors.As(err, &e) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not supported by -backend redis") {
 			t.Errorf("%s: error %v, want it to contain %q", file, err, want)
 		}
 	}
 	data := []byte("duration: 1s\ntopology: {nodes: [{name: n1}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nrates: {crash: 1}\nexpect: ok\n")
-	s, err := scenarios.Parse("x.yaml", data)
+	s, err := scenario.Parse("x.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestScenarioUnsupported(t *testing.T) {
 }
 
 func TestScenarioNoServer(t *testing.T) {
-	s, err := scenarios.Load("../../scenarios/baseline-simple.yaml")
+	s, err := scenario.Load("../../scenarios/baseline-simple.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ faults:
   - {kind: restart, at: 650ms, node: m2}
   - {kind: failover, at: 800ms, group: m1}
 `)
-	s, err := scenarios.Parse("steps.yaml", data)
+	s, err := scenario.Parse("steps.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}

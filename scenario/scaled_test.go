@@ -1,4 +1,4 @@
-package scenarios_test
+package scenario_test
 
 import (
 	"strings"
@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/scenario"
 )
 
 // TestLoadScaled: every duration of the file, and the loader's defaults,
 // are multiplied by the scale; a scaled value that fails validation says so.
 func TestLoadScaled(t *testing.T) {
-	s, err := scenarios.LoadScaled("f0-failover-lagging-replica.yaml", 0.2)
+	s, err := scenario.LoadScaled("../scenarios/f0-failover-lagging-replica.yaml", 0.2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestLoadScaled(t *testing.T) {
 	}
 	// A clock jump scales too, and so does its trigger's delay; the spec
 	// TTL's whole milliseconds are checked after scaling.
-	k3, err := scenarios.LoadScaled("k3-redlock-clock-jump.yaml", 0.5)
+	k3, err := scenario.LoadScaled("../scenarios/k3-redlock-clock-jump.yaml", 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +43,14 @@ func TestLoadScaled(t *testing.T) {
 		t.Fatalf("jump %v, %v after the trigger", j.By, on.Trigger.After)
 	}
 	data := []byte("duration: 1s\ntopology: {nodes: [{name: n1}]}\nclients: [{name: c1}]\nalgorithm: {kind: redlock-spec, ttl: 1ms}\nexpect: ok\n")
-	_, err = scenarios.ParseScaled("x.yaml", data, 0.5)
+	_, err = scenario.ParseScaled("x.yaml", data, 0.5)
 	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml:4: algorithm.ttl:") || !strings.Contains(err.Error(), "scaled by 0.5") {
 		t.Fatalf("error %v", err)
 	}
-	if _, err := scenarios.ParseScaled("x.yaml", data, 0); err == nil {
+	if _, err := scenario.ParseScaled("x.yaml", data, 0); err == nil {
 		t.Fatal("scale 0 accepted")
 	}
-	if s1, err := scenarios.ParseScaled("x.yaml", data, 1); err != nil || s1.Scale != 1 {
+	if s1, err := scenario.ParseScaled("x.yaml", data, 1); err != nil || s1.Scale != 1 {
 		t.Fatalf("scale 1: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 // A small typed reader over yaml.v3 nodes: every value is read through a
 // field path, so that every error names the file, the line and the field,
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/locksim/locksim/sim"
 )

@@ -1,12 +1,13 @@
-package scenarios
+package scenario
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/locksim/locksim/scenarios"
 )
 
 // TestBaselinesNoFalsePositives sweeps every fault-free baseline scenario
@@ -23,18 +24,14 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 		}
 		seeds = n
 	}
-	paths, err := filepath.Glob("baseline-*.yaml")
+	all, err := LoadFS(scenarios.FS, "scenarios", "baseline-*.yaml", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) < 6 {
-		t.Fatalf("only %d baseline scenarios, want one per algorithm (6)", len(paths))
+	if len(all) < len(algorithms) {
+		t.Fatalf("only %d baseline scenarios, want one per algorithm (%d)", len(all), len(algorithms))
 	}
-	for _, p := range paths {
-		s, err := Load(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range all {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			// Seeds 1..n; each worker takes the next. Failures name the
@@ -56,7 +53,7 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 							return
 						}
 						if !r.Match {
-							t.Errorf("false positive: go run ./cmd/simulate run -seed %d %s: %s\n%s", seed, p, r.Why, r.Verdict)
+							t.Errorf("false positive: go run ./cmd/simulate run -seed %d %s: %s\n%s", seed, s.File, r.Why, r.Verdict)
 							return
 						}
 					}

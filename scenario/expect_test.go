@@ -1,19 +1,20 @@
-package scenarios
+package scenario
 
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/locksim/locksim/checker"
 )
 
-// withExpect loads the scenario file with its expect section replaced by
-// expect (every file here ends with it).
+// withExpect loads the committed scenario file (in ../scenarios) with its
+// expect section replaced by expect (every file there ends with it).
 func withExpect(t *testing.T, file, expect string) (*Scenario, error) {
 	t.Helper()
-	src, err := os.ReadFile(file)
+	src, err := os.ReadFile(filepath.Join("..", "scenarios", file))
 	if err != nil {
 		t.Fatal(err)
 	}

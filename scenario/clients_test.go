@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"errors"
@@ -176,7 +176,7 @@ func TestClientSettingsErrors(t *testing.T) {
 // TestClientSettingsScaled: per-client durations scale with the file
 // (LoadScaled, for real servers) like the algorithm's.
 func TestClientSettingsScaled(t *testing.T) {
-	s, err := LoadScaled("redlock-extend-partition.yaml", 0.5)
+	s, err := LoadScaled("../scenarios/redlock-extend-partition.yaml", 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}

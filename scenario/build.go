@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"cmp"
@@ -50,8 +50,8 @@ func (s *Scenario) Build(seed uint64) (*sim.World, error) {
 // NewResource returns the fenced resource the clients of one run share (a
 // fenced algorithm's), or nil.
 func (s *Scenario) NewResource() *traffic.Resource {
-	if s.Algorithm.Kind == AlgFenced {
-		return traffic.NewResource(s.Algorithm.ResourceName)
+	if k := s.Algorithm.desc(); k != nil && k.newResource != nil {
+		return k.newResource(s.Algorithm)
 	}
 	return nil
 }
@@ -62,26 +62,12 @@ func (s *Scenario) NewResource() *traffic.Resource {
 // simulated client; a backend on real servers calls it with its own
 // traffic.Client.
 func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
-	var err error
 	a := s.ForClient(c.Name())
-	switch a.Kind {
-	case AlgSimple:
-		err = traffic.SimpleLock(c, a.Simple)
-	case AlgReentrant:
-		err = traffic.Reentrant(c, a.Reentrant)
-	case AlgFenced:
-		err = traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: a.Reentrant,
-			Resource: res, Writes: a.Writes, WriteLatency: a.WriteLatency})
-	case AlgRWLock:
-		err = traffic.ReadWrite(c, a.ReadWrite)
-	case AlgRedLockSpec:
-		err = traffic.SpecRedLock(c, a.Spec)
-	case AlgRedLockRedisson:
-		err = traffic.RedissonRedLock(c, a.Redisson)
-	default:
-		err = fmt.Errorf("unknown algorithm kind %q", a.Kind)
+	k := a.desc()
+	if k == nil {
+		return s.errLine(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
 	}
-	if err != nil {
+	if err := k.start(c, a, res); err != nil {
 		return s.errLine(a.Line, "algorithm", err)
 	}
 	return nil
@@ -90,18 +76,8 @@ func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error 
 // LockKey is the Redis key of the algorithm's lock (the key its truth
 // records are about).
 func (s *Scenario) LockKey() string {
-	a := s.Algorithm
-	switch a.Kind {
-	case AlgSimple:
-		return a.Simple.Key
-	case AlgReentrant, AlgFenced:
-		return a.Reentrant.Lock
-	case AlgRWLock:
-		return a.ReadWrite.Lock
-	case AlgRedLockSpec:
-		return a.Spec.Key
-	case AlgRedLockRedisson:
-		return a.Redisson.Lock
+	if k := s.Algorithm.desc(); k != nil {
+		return k.key(s.Algorithm)
 	}
 	return ""
 }
@@ -175,34 +151,6 @@ func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdi
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
 	})
 	return v
-}
-
-// LockKind is the Porcupine model of the algorithm's operations.
-func (a Algorithm) LockKind() checker.LockKind {
-	switch a.Kind {
-	case AlgSimple, AlgRedLockSpec:
-		return checker.LockSimple
-	case AlgRWLock:
-		return checker.LockReadWrite
-	}
-	return checker.LockReentrant
-}
-
-// LinOptions are the model adjustments the algorithm needs: RedLock and a
-// synced acquire can refuse while nobody holds the lock (a split vote, a
-// slow member, no replica acknowledgement), which the strict models call
-// illegal although the lock promised nothing by refusing; the spec's
-// RedLock also counts its lease from the call (checker.LeaseFromCall), as
-// its keys may be set there, before the majority forms.
-func (a Algorithm) LinOptions() []checker.LinOption {
-	switch {
-	case a.Kind == AlgRedLockSpec:
-		return []checker.LinOption{checker.AcquireMayFail, checker.LeaseFromCall}
-	case a.Kind == AlgRedLockRedisson,
-		a.Reentrant.Options.SyncReplicas > 0, a.Redisson.ClientOptions.SyncReplicas > 0:
-		return []checker.LinOption{checker.AcquireMayFail}
-	}
-	return nil
 }
 
 // Run builds the world for seed (0: the file's seed), applies the faults,

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"strconv"
@@ -20,7 +20,7 @@ import (
 // TestWaiterSubscribesAgainAfterFailover (here the try at the break learns
 // r1's TTL afresh, so the lock code before that fix passes too).
 func TestWaiterAfterBrokenSubscription(t *testing.T) {
-	s, err := Load("resurrected-lock-after-failover.yaml")
+	s, err := Load("../scenarios/resurrected-lock-after-failover.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"strings"

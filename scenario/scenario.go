@@ -1,32 +1,33 @@
-// Package scenarios reads locksim's scenario files (YAML, documented in
-// README.md beside this file), builds the simulated world each describes,
-// runs it, and checks its history against the verdict the file expects.
+// Package scenario reads locksim's scenario files (YAML, documented in
+// scenarios/README.md, beside the committed files, which package scenarios
+// embeds), builds the simulated world each describes, runs it, and checks
+// its history against the verdict the file expects. The package is named
+// for what it handles, one scenario at a time (scenario.Load,
+// scenario.Result), and stands apart from the folder of files so that
+// scenarios/ holds data only.
 //
-// Load and LoadDir validate a file completely: every name a fault or the
-// algorithm refers to exists, every duration and probability is in range.
-// Errors name the file, the line and the field, e.g.
+// Load, LoadDir and LoadFS validate a file completely: every name a fault
+// or the algorithm refers to exists, every duration and probability is in
+// range. Errors name the file, the line and the field, e.g.
 //
 //	scenarios/f0.yaml:12: faults[0].group: unknown group "m2"
-package scenarios
+package scenario
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/traffic"
 )
 
 // Scenario is one loaded scenario file.
@@ -83,31 +84,6 @@ type Client struct {
 	Line     int
 }
 
-// Algorithm kinds.
-const (
-	AlgSimple          = "simple"
-	AlgReentrant       = "reentrant"
-	AlgFenced          = "fenced"
-	AlgRWLock          = "rwlock"
-	AlgRedLockSpec     = "redlock-spec"
-	AlgRedLockRedisson = "redlock-redisson"
-)
-
-// Algorithm is the workload; exactly the config of Kind is set.
-type Algorithm struct {
-	Kind      string
-	Simple    traffic.SimpleConfig
-	Reentrant traffic.ReentrantConfig // reentrant, and the lock part of fenced
-	// ResourceName, Writes and WriteLatency configure fenced's writes.
-	ResourceName string
-	Writes       int
-	WriteLatency time.Duration
-	ReadWrite    traffic.ReadWriteConfig
-	Spec         traffic.SpecConfig
-	Redisson     traffic.RedissonConfig
-	Line         int
-}
-
 // Fault is one scripted fault and the line it came from.
 type Fault struct {
 	Fault faults.Fault
@@ -125,15 +101,27 @@ func Load(path string) (*Scenario, error) {
 
 // LoadDir loads every *.yaml file of dir, sorted by file name. It stops at
 // the first bad file.
-func LoadDir(dir string) ([]*Scenario, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+func LoadDir(dir string) ([]*Scenario, error) { return LoadFS(os.DirFS(dir), dir, "*.yaml", 1) }
+
+// LoadFS loads the files of fsys that match pattern (fs.Glob's: "*.yaml"
+// for all), sorted by name, with every duration multiplied by scale (1:
+// as written; see LoadScaled). Each is named filepath.Join(dir, name) in
+// its Scenario.File and its errors, dir saying where fsys's files are: for
+// the committed files (package scenarios's FS), "scenarios", their path
+// from the repository's root. It stops at the first bad file; no match is
+// no scenario, not an error.
+func LoadFS(fsys fs.FS, dir, pattern string, scale float64) ([]*Scenario, error) {
+	names, err := fs.Glob(fsys, pattern)
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(paths)
-	out := make([]*Scenario, 0, len(paths))
-	for _, p := range paths {
-		s, err := Load(p)
+	out := make([]*Scenario, 0, len(names))
+	for _, name := range names { // fs.Glob sorts
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ParseScaled(filepath.Join(dir, name), data, scale)
 		if err != nil {
 			return nil, err
 		}
@@ -400,165 +388,6 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 		}
 		d.stashClientSettings(o, cf, first, len(s.Clients))
 	}
-}
-
-var algKinds = []string{AlgSimple, AlgReentrant, AlgFenced, AlgRWLock, AlgRedLockSpec, AlgRedLockRedisson}
-
-// Fields of each algorithm kind, beyond "kind".
-var (
-	ownerFields  = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options", "start", "holds", "belief"}
-	simpleFields = []string{"kind", "group", "key", "ttl", "hold", "think", "unsafe_del", "plain_setnx", "release_latch", "start", "holds", "belief"}
-	specFields   = []string{"kind", "groups", "key", "ttl", "drift_factor", "retry", "tries", "retry_delay_min", "retry_delay_max", "hold", "think", "plain_setnx",
-		"start", "holds", "belief", "extend_every"}
-)
-
-func fieldsOf(kind string) []string {
-	switch kind {
-	case AlgSimple:
-		return simpleFields
-	case AlgReentrant:
-		return append([]string{"kind"}, ownerFields...)
-	case AlgFenced:
-		return append([]string{"kind", "resource", "writes", "write_latency"}, ownerFields...)
-	case AlgRWLock:
-		return append([]string{"kind", "read_ratio"}, ownerFields...)
-	case AlgRedLockSpec:
-		return specFields
-	case AlgRedLockRedisson:
-		return append([]string{"kind", "groups", "multi_lock"}, ownerFields...)
-	}
-	return []string{"kind"}
-}
-
-func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
-	// Read the kind first, then check the fields against that kind's.
-	pre := d.mapping(f, n, append(append(append(append([]string{"kind", "resource", "writes", "write_latency", "read_ratio", "groups", "multi_lock"},
-		ownerFields...), simpleFields...), specFields...), "unsafe_del")...)
-	if !pre.required("kind") {
-		return
-	}
-	a := &s.Algorithm
-	a.Kind = pre.oneOf("kind", "", algKinds...)
-	a.Line = resolve(n).Line
-	if d.err != nil {
-		return
-	}
-	o := d.mapping(f, n, fieldsOf(a.Kind)...)
-	if d.err != nil {
-		// Name the kind: the field may be valid for another one.
-		d.err.Msg = fmt.Sprintf("not a field of algorithm %s (its fields: %s)", a.Kind, strings.Join(fieldsOf(a.Kind)[1:], ", "))
-		return
-	}
-	masters := s.masters()
-	group := func() string {
-		g := o.str("group", masters[0])
-		if _, ok := s.group(g); !ok && d.err == nil {
-			d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
-		}
-		return g
-	}
-	groups := func() []string {
-		if !o.has("groups") {
-			return masters
-		}
-		gs := o.strs("groups")
-		_, gf := o.get("groups")
-		for i, g := range gs {
-			if _, ok := s.group(g); !ok {
-				items, _ := o.list("groups")
-				d.failf(items[i], index(gf, i), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
-			}
-			if slices.Index(gs, g) != i {
-				d.failf(o.at("groups"), index(gf, i), "group %q listed twice", g)
-			}
-		}
-		if len(gs) == 0 {
-			d.failf(o.at("groups"), gf, "at least one group is needed")
-		}
-		return gs
-	}
-	switch a.Kind {
-	case AlgSimple:
-		a.Simple = traffic.SimpleConfig{
-			Group: group(), Key: o.str("key", "lk"),
-			TTL: o.dur("ttl", 10*time.Second), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
-			UnsafeDelRelease: o.bool("unsafe_del", false),
-			PlainSetNX:       o.bool("plain_setnx", false),
-			NoReleaseLatch:   !o.bool("release_latch", true),
-		}
-		d.checkTTL(AlgSimple, o, join(f, "ttl"), a.Simple.TTL)
-	case AlgReentrant, AlgFenced, AlgRWLock:
-		a.Reentrant = d.owner(o, f, group())
-		switch a.Kind {
-		case AlgFenced:
-			a.Reentrant.Fenced = true
-			a.ResourceName = o.str("resource", "db")
-			a.Writes = int(o.int("writes", 1, 1, 1000))
-			a.WriteLatency = o.dur("write_latency", 10*time.Millisecond)
-		case AlgRWLock:
-			r := a.Reentrant
-			a.ReadWrite = traffic.ReadWriteConfig{
-				Group: r.Group, Lock: r.Lock, Options: r.Options, ReadRatio: o.prob("read_ratio", 0.5),
-				Owners: r.Owners, RandomOwners: r.RandomOwners, Depth: r.Depth, Wait: r.Wait, Lease: r.Lease, Hold: r.Hold, Think: r.Think,
-			}
-		}
-	case AlgRedLockSpec:
-		a.Spec = traffic.SpecConfig{
-			Groups: groups(), Key: o.str("key", "lk"),
-			Options: redlock.SpecOptions{
-				TTL: o.dur("ttl", 10*time.Second), DriftFactor: o.float("drift_factor", 0, 0, math.Nextafter(1, 0)),
-				Tries:         int(o.int("tries", 0, 0, 1000)),
-				RetryDelayMin: o.dur("retry_delay_min", 0), RetryDelayMax: o.dur("retry_delay_max", 0),
-				PlainSetNX: o.bool("plain_setnx", false),
-			},
-			Retry: o.bool("retry", false), Hold: o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
-		}
-		d.checkTTL(AlgRedLockSpec, o, join(f, "ttl"), a.Spec.Options.TTL)
-		if sp := a.Spec.Options; d.err == nil && sp.RetryDelayMax < sp.RetryDelayMin {
-			d.failf(o.at("retry_delay_max"), join(f, "retry_delay_max"), "below retry_delay_min")
-		}
-	case AlgRedLockRedisson:
-		gs := groups()
-		r := d.owner(o, f, "")
-		a.Redisson = traffic.RedissonConfig{
-			Groups: gs, Lock: r.Lock, ClientOptions: r.Options,
-			Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)},
-			Owners:  r.Owners, RandomOwners: r.RandomOwners, Depth: r.Depth, Wait: r.Wait, Lease: r.Lease, Hold: r.Hold, Think: r.Think,
-		}
-	}
-	d.algorithmShared(a, o)
-}
-
-// owner reads the fields the owner-based workloads share.
-func (d *decoder) owner(o *obj, f, group string) traffic.ReentrantConfig {
-	cfg := traffic.ReentrantConfig{
-		Group: group, Lock: o.str("lock", "lk"),
-		RandomOwners: o.bool("random_owners", false),
-		Depth:        int(o.int("depth", 1, 1, 100)),
-		Wait:         o.dur("wait", 0),
-		Hold:         o.dur("hold", time.Second), Think: o.dur("think", 100*time.Millisecond),
-	}
-	if o.has("owners") {
-		cfg.Owners = o.strs("owners")
-		_, of := o.get("owners")
-		for i, w := range cfg.Owners {
-			if slices.Index(cfg.Owners, w) != i {
-				d.failf(o.at("owners"), index(of, i), "owner %q listed twice", w)
-			}
-		}
-	}
-	cfg.Lease = d.lease(o)
-	on, of := o.get("options")
-	opts := d.mapping(of, on, "latch", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
-	cfg.Options = lock.Options{
-		DisableUnlockLatch: !opts.bool("latch", true),
-		LatchTTL:           opts.dur("latch_ttl", 0),
-		IdempotentAcquire:  opts.bool("idempotent", false),
-		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
-		SyncTimeout:        opts.dur("sync_timeout", 0),
-		WatchdogTimeout:    opts.dur("watchdog_timeout", 0),
-	}
-	return cfg
 }
 
 func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"errors"
@@ -185,7 +185,7 @@ func TestUnfiredTriggerFailsTheRun(t *testing.T) {
 // below the lease the waiter has to sit out fails (the crash costs
 // availability, not safety).
 func TestCrashedHolderLockTakenAfterTheLease(t *testing.T) {
-	s, err := Load("client-crash-watchdog-holder.yaml")
+	s, err := Load("../scenarios/client-crash-watchdog-holder.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

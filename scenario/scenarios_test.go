@@ -1,22 +1,25 @@
-package scenarios
+package scenario
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 )
 
-// TestScenarios replays every scenario file with its own seed and asserts
-// the verdict it expects; a file whose expectation is a rate is swept over
-// its seeds and judged by its rates.
+// TestScenarios replays every committed scenario file (package
+// scenarios's FS) with its own seed and asserts the verdict it expects; a
+// file whose expectation is a rate is swept over its seeds and judged by
+// its rates.
 func TestScenarios(t *testing.T) {
-	all, err := LoadDir(".")
+	all, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +69,7 @@ func TestScenarios(t *testing.T) {
 // history JSON lines; another seed gives another history.
 func TestDeterministicHistory(t *testing.T) {
 	for _, f := range []string{"f0-failover-lagging-replica.yaml", "k2-fencing-pause.yaml", "r0-redlock-restart-no-persistence.yaml"} {
-		s, err := Load(f)
+		s, err := Load(filepath.Join("..", "scenarios", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +210,7 @@ func TestLoadNamesFile(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(good))
 	for _, p := range []string{"f0-failover-lagging-replica.yaml", "k2-fencing-pause.yaml", "baseline-redlock-redisson.yaml"} {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := fs.ReadFile(scenarios.FS, p); err == nil {
 			f.Add(b)
 		}
 	}

@@ -1,0 +1,208 @@
+package scenario
+
+// Per-client workload settings: read once the algorithm's kind is known,
+// and applied to the kind's config through its descriptor's settings
+// (algorithm.go), the holding settings once for every kind.
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/traffic"
+)
+
+// ClientSettings are a client entry's own workload settings: each set field
+// overrides the algorithm section's for that client (every client of a
+// `count` entry gets the same). A nil field takes the algorithm's value.
+type ClientSettings struct {
+	// Start delays the client's first acquire (traffic configs' Start).
+	Start *time.Duration
+	// Holds is the number of holdings before the client stops (0: never).
+	Holds *int
+	// Hold and Think are the algorithm's hold and think times.
+	Hold, Think *time.Duration
+	// Wait is the acquire's wait (owner-based kinds only).
+	Wait *time.Duration
+	// Lease is the explicit lease, 0 for the watchdog (owner-based kinds).
+	Lease *time.Duration
+	// TTL is the lease of simple and redlock-spec.
+	TTL *time.Duration
+	// ExtendEvery is redlock-spec's extension interval (0: none).
+	ExtendEvery *time.Duration
+	// Belief is the holder's belief model.
+	Belief *traffic.Belief
+}
+
+// clientCommonFields are the per-client fields of every kind (its
+// traffic.Holding), and clientWorkloadFields every per-client field of any
+// kind, beyond the entry's own (name, count, latency, timeout, retry,
+// drift_ppm): ClientSettings's.
+var (
+	clientCommonFields   = []string{"start", "holds", "hold", "think", "belief"}
+	clientWorkloadFields = append(slices.Clone(clientCommonFields), "ttl", "extend_every", "wait", "lease")
+)
+
+// clientFields are the workload fields a client entry may set under kind
+// k: the holding fields, and those of the settings k has (k.settings).
+func (k *algDesc) clientFields() []string {
+	st := k.settings(&Algorithm{})
+	out := slices.Clone(clientCommonFields)
+	if st.ttl != nil {
+		out = append(out, "ttl")
+	}
+	if st.extendEvery != nil {
+		out = append(out, "extend_every")
+	}
+	if st.owner != nil {
+		out = append(out, "wait", "lease")
+	}
+	return out
+}
+
+var beliefs = []string{string(traffic.BeliefCareful), string(traffic.BeliefTrusting)}
+
+// pendingClient is a client entry whose workload fields wait for the
+// algorithm's kind: clients[i] entries are read before the algorithm.
+type pendingClient struct {
+	o        *obj
+	path     string
+	from, to int // the entry's clients in Scenario.Clients
+}
+
+// stashClientSettings keeps entry o's workload fields (if any) for
+// clientSettings, which reads them once the algorithm's kind is known.
+func (d *decoder) stashClientSettings(o *obj, path string, from, to int) {
+	for _, k := range clientWorkloadFields {
+		if o.has(k) {
+			d.pendingClients = append(d.pendingClients, pendingClient{o: o, path: path, from: from, to: to})
+			return
+		}
+	}
+}
+
+// clientSettings reads the stashed client workload fields against the
+// algorithm's kind: a field the kind does not have is an error naming the
+// kind's per-client fields.
+func (d *decoder) clientSettings(s *Scenario) {
+	if d.err != nil {
+		return
+	}
+	k := s.Algorithm.desc()
+	allowed := k.clientFields()
+	for _, p := range d.pendingClients {
+		if d.err != nil {
+			return
+		}
+		o := p.o
+		for _, f := range clientWorkloadFields {
+			if o.has(f) && !slices.Contains(allowed, f) {
+				d.failf(o.keys[f], join(p.path, f), "not a field of a client under algorithm %s (its per-client fields: %s)",
+					k.name, strings.Join(allowed, ", "))
+				return
+			}
+		}
+		cs := d.readClientSettings(k, o, p.path)
+		for i := p.from; i < p.to && d.err == nil; i++ {
+			s.Clients[i].Settings = cs
+		}
+	}
+}
+
+// readClientSettings reads the workload fields of client entry o (at
+// path), which kind k has.
+func (d *decoder) readClientSettings(k *algDesc, o *obj, path string) ClientSettings {
+	var cs ClientSettings
+	durp := func(f string) *time.Duration {
+		if !o.has(f) {
+			return nil
+		}
+		v := o.dur(f, 0)
+		return &v
+	}
+	cs.Start, cs.Hold, cs.Think, cs.Wait, cs.ExtendEvery = durp("start"), durp("hold"), durp("think"), durp("wait"), durp("extend_every")
+	if o.has("holds") {
+		n := int(o.int("holds", 0, 0, 1_000_000))
+		cs.Holds = &n
+	}
+	if o.has("belief") {
+		b := traffic.Belief(o.oneOf("belief", "", beliefs...))
+		cs.Belief = &b
+	}
+	if o.has("lease") {
+		v := d.lease(o)
+		cs.Lease = &v
+	}
+	if o.has("ttl") {
+		v := o.dur("ttl", 0)
+		d.checkTTL(k, o, join(path, "ttl"), v)
+		cs.TTL = &v
+	}
+	return cs
+}
+
+// lease reads an owner-based kind's lease: a positive duration, or
+// "watchdog" (0).
+func (d *decoder) lease(o *obj) time.Duration {
+	n, lf, ok := o.scalar("lease")
+	if !ok || n.Value == "watchdog" {
+		return 0
+	}
+	v := d.duration(n, lf)
+	if d.err == nil && v == 0 {
+		d.failf(n, lf, "must be positive (or \"watchdog\")")
+	}
+	return v
+}
+
+// ForClient is the algorithm as the client named name runs it: the
+// algorithm section with the client entry's settings applied.
+func (s *Scenario) ForClient(name string) Algorithm {
+	a := s.Algorithm
+	for _, c := range s.Clients {
+		if c.Config.Name == name {
+			return a.With(c.Settings)
+		}
+	}
+	return a
+}
+
+// With returns a with cs's set fields overriding its own: the holding
+// settings every kind has, then those only some kinds have (wait and lease,
+// ttl, extend_every; the loader rejects a client field its kind lacks).
+// Slices (owners, groups) stay shared with a: only scalar fields change.
+func (a Algorithm) With(cs ClientSettings) Algorithm {
+	k := a.desc()
+	if k == nil {
+		return a
+	}
+	st := k.settings(&a)
+	cs.applyHolding(st.holding)
+	if st.owner != nil {
+		set(&st.owner.Wait, cs.Wait)
+		set(&st.owner.Lease, cs.Lease)
+	}
+	if st.ttl != nil {
+		set(st.ttl, cs.TTL)
+	}
+	if st.extendEvery != nil {
+		set(st.extendEvery, cs.ExtendEvery)
+	}
+	return a
+}
+
+// applyHolding overrides h's fields with cs's set ones.
+func (cs ClientSettings) applyHolding(h *traffic.Holding) {
+	set(&h.Start, cs.Start)
+	set(&h.Holds, cs.Holds)
+	set(&h.Hold, cs.Hold)
+	set(&h.Think, cs.Think)
+	set(&h.Belief, cs.Belief)
+}
+
+// set overwrites *dst with *v when v is set.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}

@@ -1,0 +1,307 @@
+package scenario
+
+// The expect section: what one run, or a sweep of seeds, must give.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/locksim/locksim/checker"
+)
+
+// Expect is the verdict a run must give, or (with Rates) the rates a sweep
+// of seeds must give.
+type Expect struct {
+	// Violated lists kinds that must all appear (others may too).
+	Violated []checker.Kind
+	// Absent lists kinds that must not appear. With Violated empty, the
+	// other kinds may appear; with both empty the verdict must be ok (no
+	// violation at all).
+	Absent []checker.Kind
+	// Liveness, when positive, adds checker.LivenessViolations with this
+	// bound to the verdict.
+	Liveness time.Duration
+	// Clients bounds single clients' longest waits (checker.ClientWaits),
+	// in file order: a Max adds checker.ClientLivenessViolations to the
+	// verdict, a Min is checked by Judge.
+	Clients []ClientBound
+	// Fencing bounds the counts of checker.Fencing's report, checked by
+	// Judge, in file order.
+	Fencing []CountBound
+	// Rates bound the fraction of seeds whose verdict has a kind (or, for
+	// AnyViolation, any kind), over a sweep of Seeds seeds: the expectation
+	// is judged by JudgeSweep, never on one run.
+	Rates []RateBound
+	// Seeds is the default size of a sweep (set with Rates, and only then).
+	Seeds int
+	// RatesLine is the line of the rates mapping.
+	RatesLine int
+	// Any ("expect: any") accepts every verdict: the scenario explores
+	// (the comparison matrix's cells measure a rate, not one outcome).
+	Any bool
+}
+
+// ClientBound bounds one client's longest wait for a lock, from its first
+// acquire attempt to the return of the one that succeeded (or the end of
+// the run when none did): checker.ClientWaits.
+type ClientBound struct {
+	// Client is the client's name (one of the scenario's clients).
+	Client string
+	// Min, when positive, is the least the longest wait must last (Judge
+	// fails the run otherwise): a story in which the client must wait.
+	Min time.Duration
+	// Max, when positive, is the longest the client may wait; a longer
+	// wait is a liveness violation in the verdict (Scenario.Check).
+	Max time.Duration
+}
+
+// Fencing counts an expectation may bound (fields of checker.FencingReport).
+const (
+	FencingAccepted      = "accepted"       // writes the fenced resources took
+	FencingRejected      = "rejected"       // stale writes the fencing refused
+	FencingStaleAccepted = "stale_accepted" // stale writes taken despite fencing
+)
+
+var fencingCounts = []string{FencingAccepted, FencingRejected, FencingStaleAccepted}
+
+// CountBound bounds one count of the fencing report: Min ≤ count ≤ Max.
+type CountBound struct {
+	// Count is FencingAccepted, FencingRejected or FencingStaleAccepted.
+	Count string
+	// Min is the least the count may be (0: no lower bound).
+	Min int
+	// Max is the most the count may be; < 0 means no upper bound.
+	Max int
+}
+
+// AnyViolation is the pseudo-kind of a rate bound on the fraction of seeds
+// whose verdict is violated, whatever the kind.
+const AnyViolation checker.Kind = "violated"
+
+// RateBound bounds the fraction of a sweep's seeds whose verdict has Kind:
+// Min ≤ rate ≤ Max.
+type RateBound struct {
+	// Kind is a violation kind, or AnyViolation.
+	Kind checker.Kind
+	// Min and Max are in [0, 1], Min ≤ Max (defaults 0 and 1: unbounded).
+	Min, Max float64
+}
+
+func (d *decoder) expect(s *Scenario, n *yaml.Node, f string) {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "ok":
+		case "any":
+			s.Expect.Any = true
+		default:
+			d.failf(n, f, "want ok, any, or a mapping {violated: [...], absent: [...], liveness: ..., fencing: ..., rates: ..., seeds: N}, got %q", n.Value)
+		}
+		return
+	}
+	o := d.mapping(f, n, "violated", "absent", "liveness", "fencing", "rates", "seeds")
+	e := &s.Expect
+	e.Violated = d.violationKinds(o, "violated")
+	e.Absent = d.violationKinds(o, "absent")
+	for i, k := range e.Absent {
+		if d.err == nil && slices.Contains(e.Violated, k) {
+			items, lf := o.list("absent")
+			d.failf(items[i], index(lf, i), "%s is both violated and absent", k)
+		}
+	}
+	if ln, lf := o.get("liveness"); ln != nil {
+		d.liveness(s, o, ln, lf)
+	}
+	if fn, ff := o.get("fencing"); fn != nil {
+		d.fencing(s, fn, ff)
+	}
+	if rn, rf := o.get("rates"); rn != nil {
+		d.rateBounds(s, rn, rf)
+	}
+	if o.has("seeds") {
+		e.Seeds = int(o.int("seeds", 0, 1, 1_000_000))
+	}
+	if d.err == nil {
+		d.checkSweep(o, f, e)
+	}
+}
+
+// violationKinds reads the list k of o: violation kinds the checkers
+// report, none twice.
+func (d *decoder) violationKinds(o *obj, k string) []checker.Kind {
+	names := checker.KindNames()
+	items, lf := o.list(k)
+	var out []checker.Kind
+	for i, it := range items {
+		it = resolve(it)
+		if d.err == nil && (it.Kind != yaml.ScalarNode || !slices.Contains(names, it.Value)) {
+			d.failf(it, index(lf, i), "unknown violation kind %s (want one of %s)", describe(it), strings.Join(names, ", "))
+		}
+		if d.err == nil && slices.Contains(out, checker.Kind(it.Value)) {
+			d.failf(it, index(lf, i), "%s listed twice", it.Value)
+		}
+		out = append(out, checker.Kind(it.Value))
+	}
+	return out
+}
+
+// liveness reads expect.liveness ln (at path lf) of o: a duration, the
+// bound on every wait, or a mapping of clients' bounds (clientBounds).
+func (d *decoder) liveness(s *Scenario, o *obj, ln *yaml.Node, lf string) {
+	if ln.Kind == yaml.MappingNode {
+		d.clientBounds(s, ln, lf)
+		return
+	}
+	s.Expect.Liveness = o.dur("liveness", 0)
+	if d.err == nil && s.Expect.Liveness == 0 {
+		d.failf(ln, lf, "must be positive")
+	}
+}
+
+// checkSweep checks that the expectation e (mapping o at path f) judges
+// either one run or a sweep of seeds (rates, with their number of seeds),
+// not both.
+func (d *decoder) checkSweep(o *obj, f string, e *Expect) {
+	switch {
+	case len(e.Rates) > 0 && e.Seeds == 0:
+		d.failf(o.node, join(f, "seeds"), "required with rates: the number of seeds the rates are measured over")
+	case len(e.Rates) == 0 && o.has("seeds"):
+		d.failf(o.at("seeds"), join(f, "seeds"), "seeds is the size of the sweep that judges rates; give rates too")
+	case len(e.Rates) > 0:
+		// A sweep judges rates; the single-run parts would judge each seed.
+		for _, k := range []string{"violated", "absent", "fencing"} {
+			if o.has(k) {
+				d.failf(o.at(k), join(f, k), "judges one run, rates judge a sweep of seeds: give one or the other")
+				return
+			}
+		}
+		for _, c := range e.Clients {
+			if c.Min > 0 {
+				ln, lf := o.get("liveness")
+				d.failf(ln, join(lf, c.Client), "min judges one run, rates judge a sweep of seeds (max may stay: it defines the liveness violation the rates count)")
+				return
+			}
+		}
+	}
+}
+
+// clientBounds reads liveness as a mapping: client name -> a duration (the
+// most it may wait) or {min, max}.
+func (d *decoder) clientBounds(s *Scenario, n *yaml.Node, f string) {
+	for i := 0; i+1 < len(n.Content) && d.err == nil; i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		cf := join(f, k.Value)
+		if k.Kind != yaml.ScalarNode || !s.isClient(k.Value) {
+			d.failf(k, cf, "unknown client %s (the clients are %s); liveness is a duration, or a mapping of client names to bounds", describe(k), strings.Join(s.clientNames(), ", "))
+			return
+		}
+		if slices.ContainsFunc(s.Expect.Clients, func(c ClientBound) bool { return c.Client == k.Value }) {
+			d.failf(k, cf, "client given twice")
+			return
+		}
+		b := ClientBound{Client: k.Value}
+		if v.Kind == yaml.ScalarNode {
+			b.Max = d.duration(v, cf)
+		} else {
+			m := d.mapping(cf, v, "min", "max")
+			b.Min, b.Max = m.dur("min", 0), m.dur("max", 0)
+			if d.err == nil && !m.has("min") && !m.has("max") {
+				d.failf(v, cf, "give min, max or both")
+			}
+			if d.err == nil && b.Max > 0 && b.Min > b.Max {
+				d.failf(m.at("min"), join(cf, "min"), "%v is above max %v", b.Min, b.Max)
+			}
+		}
+		if d.err == nil && b.Min == 0 && b.Max == 0 {
+			d.failf(v, cf, "a bound must be positive")
+		}
+		s.Expect.Clients = append(s.Expect.Clients, b)
+	}
+}
+
+// fencing reads the fencing counts: each an integer (exactly) or
+// {min, max}.
+func (d *decoder) fencing(s *Scenario, n *yaml.Node, f string) {
+	o := d.mapping(f, n, fencingCounts...)
+	if d.err == nil && len(o.vals) == 0 {
+		d.failf(n, f, "give at least one of %s", strings.Join(fencingCounts, ", "))
+	}
+	for _, c := range fencingCounts {
+		v, cf := o.get(c)
+		if v == nil {
+			continue
+		}
+		b := CountBound{Count: c, Max: -1}
+		if v.Kind == yaml.ScalarNode {
+			b.Min = int(o.int(c, 0, 0, math.MaxInt32))
+			b.Max = b.Min
+		} else {
+			m := d.mapping(cf, v, "min", "max")
+			b.Min = int(m.int("min", 0, 0, math.MaxInt32))
+			if m.has("max") {
+				b.Max = int(m.int("max", 0, 0, math.MaxInt32))
+			}
+			if d.err == nil && !m.has("min") && !m.has("max") {
+				d.failf(v, cf, "give min, max or both")
+			}
+			if d.err == nil && b.Max >= 0 && b.Min > b.Max {
+				d.failf(m.at("min"), join(cf, "min"), "%d is above max %d", b.Min, b.Max)
+			}
+		}
+		s.Expect.Fencing = append(s.Expect.Fencing, b)
+	}
+}
+
+// rateBounds reads rates: kind (or violated) -> a fraction (exactly) or
+// {min, max}, in file order.
+func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
+	names := append(checker.KindNames(), string(AnyViolation))
+	o := d.mapping(f, n, names...)
+	if d.err != nil {
+		d.err.Msg = fmt.Sprintf("unknown violation kind (want one of %s, or violated for any kind)", strings.Join(checker.KindNames(), ", "))
+		return
+	}
+	if len(o.vals) == 0 {
+		d.failf(n, f, "give at least one kind")
+		return
+	}
+	s.Expect.RatesLine = n.Line
+	for i := 0; i < len(n.Content); i += 2 {
+		k := resolve(n.Content[i]).Value
+		v, kf := o.get(k)
+		b := RateBound{Kind: checker.Kind(k), Max: 1}
+		switch {
+		case v == nil:
+			d.failf(o.at(k), kf, "want a rate in [0, 1] or {min, max}")
+		case v.Kind == yaml.ScalarNode:
+			b.Min = o.float(k, 0, 0, 1)
+			b.Max = b.Min
+		default:
+			m := d.mapping(kf, v, "min", "max")
+			b.Min, b.Max = m.float("min", 0, 0, 1), m.float("max", 1, 0, 1)
+			if d.err == nil && !m.has("min") && !m.has("max") {
+				d.failf(v, kf, "give min, max or both")
+			}
+			if d.err == nil && b.Min > b.Max {
+				d.failf(m.at("min"), join(kf, "min"), "%g is above max %g", b.Min, b.Max)
+			}
+		}
+		if d.err != nil {
+			return
+		}
+		s.Expect.Rates = append(s.Expect.Rates, b)
+	}
+}
+
+func (s *Scenario) clientNames() []string {
+	out := make([]string, len(s.Clients))
+	for i, c := range s.Clients {
+		out[i] = c.Config.Name
+	}
+	return out
+}

@@ -1,0 +1,348 @@
+package scenario
+
+// Judging a run, or a sweep of seeds, against the expect section, and
+// describing an expectation.
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
+)
+
+// HasRates reports whether the expectation is about rates over a sweep of
+// seeds (judged by JudgeSweep) rather than about one run.
+func (e Expect) HasRates() bool { return len(e.Rates) > 0 }
+
+// livenessViolations are the liveness violations the expectation's bounds
+// define on a history that ran until end: the global bound's
+// (checker.LivenessViolations) and the clients' maxima
+// (checker.ClientLivenessViolations).
+func (e Expect) livenessViolations(recs []history.Record, end time.Duration) []checker.Violation {
+	var out []checker.Violation
+	if e.Liveness > 0 {
+		out = append(out, checker.LivenessViolations(recs, end, e.Liveness)...)
+	}
+	bounds := map[string]time.Duration{}
+	for _, c := range e.Clients {
+		if c.Max > 0 {
+			bounds[c.Client] = c.Max
+		}
+	}
+	if len(bounds) > 0 {
+		out = append(out, checker.ClientLivenessViolations(recs, end, bounds)...)
+	}
+	return out
+}
+
+// Matches reports whether v is the expected verdict, and if not, why, by
+// the verdict rules alone (violated, absent, ok); Judge adds the counts
+// that need the history (fencing, clients' least waits). A rate
+// expectation is never met by one verdict: JudgeSweep judges it.
+//
+// An Unknown verdict (a check that could not decide, Porcupine's search)
+// fails an expectation of ok, and one that lists linearizability as
+// absent: the undecided check might have found it.
+func (e Expect) Matches(v checker.Verdict) (bool, string) {
+	if e.Any {
+		return true, ""
+	}
+	if e.HasRates() {
+		return false, fmt.Sprintf("a rate expectation is judged over a sweep of seeds (%d by default), not on one run", e.Seeds)
+	}
+	got := v.Kinds()
+	if len(e.Violated) == 0 && len(e.Absent) == 0 {
+		if v.Status == checker.OK {
+			return true, ""
+		}
+		return false, fmt.Sprintf("expected ok, got %s %s", v.Status, kindList(got))
+	}
+	var missing, extra []string
+	for _, k := range e.Violated {
+		if !slices.Contains(got, k) {
+			missing = append(missing, string(k))
+		}
+	}
+	for _, k := range e.Absent {
+		if slices.Contains(got, k) {
+			extra = append(extra, string(k))
+		}
+	}
+	var why []string
+	if len(missing) > 0 {
+		why = append(why, "missing "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		why = append(why, "unexpected "+strings.Join(extra, ", "))
+	}
+	if v.Status == checker.Unknown && slices.Contains(e.Absent, checker.Linearizability) {
+		why = append(why, "linearizability undecided: "+strings.Join(v.Notes, "; "))
+	}
+	if len(why) > 0 {
+		return false, fmt.Sprintf("expected %s, got %s %s: %s", e.verdictPart(), v.Status, kindList(got), strings.Join(why, "; "))
+	}
+	return true, ""
+}
+
+// Judge reports whether a run (its history recs, which ran until end, and
+// v, Scenario.Check's verdict on it) is the expected one, and if not, why:
+// Matches's verdict rules, then the fencing counts (checker.Fencing) and
+// the clients' least waits (checker.ClientWaits).
+func (e Expect) Judge(recs []history.Record, end time.Duration, v checker.Verdict) (bool, string) {
+	ok, why := e.Matches(v)
+	if e.Any || e.HasRates() {
+		return ok, why
+	}
+	var whys []string
+	if !ok {
+		whys = append(whys, why)
+	}
+	if len(e.Fencing) > 0 {
+		whys = append(whys, e.fencingWhys(recs)...)
+	}
+	var waits []checker.ClientWait
+	for _, c := range e.Clients {
+		if c.Min <= 0 {
+			continue
+		}
+		if waits == nil {
+			waits = checker.ClientWaits(recs, end)
+		}
+		i := slices.IndexFunc(waits, func(w checker.ClientWait) bool { return w.Client == c.Client })
+		switch {
+		case i < 0:
+			whys = append(whys, fmt.Sprintf("%s never tried to acquire, expected a wait of at least %v", c.Client, c.Min))
+		case waits[i].Duration() < c.Min:
+			whys = append(whys, fmt.Sprintf("%s's longest wait was %v (%v to %v), expected at least %v", c.Client,
+				waits[i].Duration(), waits[i].From, waits[i].To, c.Min))
+		}
+	}
+	if len(whys) > 0 {
+		return false, strings.Join(whys, "; ")
+	}
+	return true, ""
+}
+
+// fencingWhys says how the fencing counts of recs (checker.Fencing) miss
+// the expectation's bounds, one reason per count; none when they are met.
+func (e Expect) fencingWhys(recs []history.Record) []string {
+	rep, _ := checker.Fencing(recs)
+	var whys []string
+	for _, b := range e.Fencing {
+		got := b.of(rep)
+		switch {
+		case got < b.Min && b.Min == b.Max:
+			whys = append(whys, fmt.Sprintf("fencing %s %d, expected %d", b.Count, got, b.Min))
+		case got < b.Min:
+			whys = append(whys, fmt.Sprintf("fencing %s %d, expected at least %d", b.Count, got, b.Min))
+		case b.Max >= 0 && got > b.Max && b.Min == b.Max:
+			whys = append(whys, fmt.Sprintf("fencing %s %d, expected %d", b.Count, got, b.Max))
+		case b.Max >= 0 && got > b.Max:
+			whys = append(whys, fmt.Sprintf("fencing %s %d, expected at most %d", b.Count, got, b.Max))
+		}
+	}
+	return whys
+}
+
+func (b CountBound) of(rep checker.FencingReport) int {
+	switch b.Count {
+	case FencingAccepted:
+		return rep.Accepted
+	case FencingRejected:
+		return rep.Rejected
+	}
+	return rep.StaleAccepted
+}
+
+// RateOutcome is one kind's rate over a sweep.
+type RateOutcome struct {
+	// Kind is the violation kind (or AnyViolation).
+	Kind checker.Kind
+	// Runs of Seeds had the kind (for AnyViolation: were violated).
+	Runs, Seeds int
+	// Bound is the expectation's bound on the kind, if Bounded.
+	Bound   RateBound
+	Bounded bool
+	// OK is false when the observed rate Runs/Seeds is outside the bound.
+	OK bool
+}
+
+// Rate is the observed fraction Runs/Seeds.
+func (r RateOutcome) Rate() float64 {
+	if r.Seeds == 0 {
+		return 0
+	}
+	return float64(r.Runs) / float64(r.Seeds)
+}
+
+// SweepOutcome is a sweep judged against a rate expectation.
+type SweepOutcome struct {
+	// Seeds is the number of verdicts judged.
+	Seeds int
+	// Violated counts the seeds with a violated verdict, Undecided those
+	// whose verdict is Unknown (counted as not having any kind).
+	Violated, Undecided int
+	// Rates are AnyViolation's, then every kind bounded or seen, sorted.
+	Rates []RateOutcome
+	// Match is false when a bounded rate is outside its bounds; Why then
+	// names each.
+	Match bool
+	Why   string
+}
+
+// JudgeSweep judges the verdicts of a sweep of seeds against the rate
+// bounds: for each bounded kind, the observed rate (the fraction of the
+// verdicts that have it, a point estimate) must lie in [Min, Max]. The
+// check uses the observed rate, not its confidence interval: the seeds of
+// a sweep are fixed, so the same sweep always gives the same rate and the
+// same judgement, and a bound is a claim about what those seeds show; a
+// reader weighs the printed Wilson interval to see how far the rate could
+// move with other seeds. An Unknown verdict counts as having no kind
+// (Undecided says how many there were).
+func (e Expect) JudgeSweep(verdicts []checker.Verdict) SweepOutcome {
+	out := SweepOutcome{Seeds: len(verdicts), Match: true}
+	counts := map[checker.Kind]int{}
+	for _, v := range verdicts {
+		switch v.Status {
+		case checker.Violated:
+			out.Violated++
+		case checker.Unknown:
+			out.Undecided++
+		}
+		for _, k := range v.Kinds() {
+			counts[k]++
+		}
+	}
+	counts[AnyViolation] = out.Violated
+	seen := []checker.Kind{AnyViolation}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if k != AnyViolation && counts[k] > 0 {
+			seen = append(seen, k)
+		}
+	}
+	for _, b := range e.Rates {
+		if !slices.Contains(seen, b.Kind) {
+			seen = append(seen, b.Kind)
+		}
+	}
+	slices.SortStableFunc(seen[1:], func(a, b checker.Kind) int { return cmp.Compare(a, b) })
+	var whys []string
+	for _, k := range seen {
+		r := RateOutcome{Kind: k, Runs: counts[k], Seeds: len(verdicts), OK: true}
+		if i := slices.IndexFunc(e.Rates, func(b RateBound) bool { return b.Kind == k }); i >= 0 {
+			r.Bound, r.Bounded = e.Rates[i], true
+			switch rate := r.Rate(); {
+			case rate < r.Bound.Min:
+				r.OK = false
+				whys = append(whys, fmt.Sprintf("%s in %s of seeds, below the minimum %s", k, pct(rate), pct(r.Bound.Min)))
+			case rate > r.Bound.Max:
+				r.OK = false
+				whys = append(whys, fmt.Sprintf("%s in %s of seeds, above the maximum %s", k, pct(rate), pct(r.Bound.Max)))
+			}
+		}
+		out.Rates = append(out.Rates, r)
+	}
+	if len(whys) > 0 {
+		out.Match, out.Why = false, strings.Join(whys, "; ")
+	}
+	return out
+}
+
+// pct formats a fraction as a percentage with one decimal.
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+// String describes the bound: ">= 50.0%", "<= 10.0%", "50.0%-80.0%",
+// "= 0.0%".
+func (b RateBound) String() string {
+	switch {
+	case b.Min == b.Max:
+		return "= " + pct(b.Min)
+	case b.Min > 0 && b.Max < 1:
+		return pct(b.Min) + "-" + pct(b.Max)
+	case b.Min > 0:
+		return ">= " + pct(b.Min)
+	}
+	return "<= " + pct(b.Max)
+}
+
+func (b CountBound) String() string {
+	switch {
+	case b.Min == b.Max:
+		return fmt.Sprintf("%s=%d", b.Count, b.Min)
+	case b.Max < 0:
+		return fmt.Sprintf("%s>=%d", b.Count, b.Min)
+	case b.Min == 0:
+		return fmt.Sprintf("%s<=%d", b.Count, b.Max)
+	}
+	return fmt.Sprintf("%s %d-%d", b.Count, b.Min, b.Max)
+}
+
+func kindList(ks []checker.Kind) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = string(k)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// verdictPart describes the verdict rules: "ok", "violated [a]",
+// "absent [b]", or both.
+func (e Expect) verdictPart() string {
+	var parts []string
+	if len(e.Violated) > 0 {
+		parts = append(parts, "violated "+kindList(e.Violated))
+	}
+	if len(e.Absent) > 0 {
+		parts = append(parts, "absent "+kindList(e.Absent))
+	}
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return strings.Join(parts, " ")
+}
+
+// String describes the expectation: "any"; "ok", or "violated [a, b]"
+// and/or "absent [...]", with the liveness bounds and the fencing counts;
+// or the rates and the sweep size.
+func (e Expect) String() string {
+	if e.Any {
+		return "any"
+	}
+	var s string
+	if e.HasRates() {
+		parts := make([]string, len(e.Rates))
+		for i, b := range e.Rates {
+			parts[i] = fmt.Sprintf("%s %s", b.Kind, b)
+		}
+		s = fmt.Sprintf("rates [%s] over %d seeds", strings.Join(parts, ", "), e.Seeds)
+	} else {
+		s = e.verdictPart()
+	}
+	if e.Liveness > 0 {
+		s += fmt.Sprintf(" liveness<=%v", e.Liveness)
+	}
+	for _, c := range e.Clients {
+		switch {
+		case c.Min > 0 && c.Max > 0:
+			s += fmt.Sprintf(" %s waits %v-%v", c.Client, c.Min, c.Max)
+		case c.Min > 0:
+			s += fmt.Sprintf(" %s waits>=%v", c.Client, c.Min)
+		default:
+			s += fmt.Sprintf(" %s waits<=%v", c.Client, c.Max)
+		}
+	}
+	if len(e.Fencing) > 0 {
+		parts := make([]string, len(e.Fencing))
+		for i, b := range e.Fencing {
+			parts[i] = b.String()
+		}
+		s += " fencing " + strings.Join(parts, " ")
+	}
+	return s
+}

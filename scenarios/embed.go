@@ -1,0 +1,14 @@
+// Package scenarios is locksim's committed scenario files, as data: the
+// *.yaml files beside this one (their format is README.md's) embedded in
+// FS, so that the command and the tests run them without a path. The code
+// that loads, runs and judges them is package scenario.
+package scenarios
+
+import "embed"
+
+// FS holds every committed scenario file (*.yaml) at its root; load them
+// with scenario.LoadFS(FS, "scenarios", "*.yaml", 1), which names each
+// scenarios/<file>, its path from the repository's root.
+//
+//go:embed *.yaml
+var FS embed.FS

@@ -1,0 +1,153 @@
+package traffic
+
+// The settings every workload shares (Holding), those the owner-based
+// workloads share (OwnerConfig), and their checks, written once for all.
+
+import (
+	"fmt"
+	"time"
+)
+
+// Holding is the rhythm of a workload's loop, the same for every lock
+// algorithm: when the client starts, how long it holds, how long it thinks,
+// how many holdings it makes, and what its holders believe. Every workload
+// config embeds it, so that a scenario's per-client settings override one
+// struct whatever the algorithm, and its checks are written once (check).
+type Holding struct {
+	// Hold is how long the client keeps the lock once acquired (for the
+	// owner-based workloads: once it has all Depth holds).
+	Hold time.Duration
+	// Think is the mean pause between attempts (after a release, or after a
+	// refused acquire); each pause is drawn uniformly from
+	// [Think/2, 3*Think/2] so that clients do not fall into lockstep.
+	Think time.Duration
+	// Start is how long the client waits, by its own clock, before its
+	// first acquire (a late contender); 0 starts at once.
+	Start time.Duration
+	// Holds is how many holdings (successful first acquires) the client
+	// makes before its workload stops, after the last one's releases (a
+	// holder that holds once); 0 means no limit. Refused acquires do not
+	// count.
+	Holds int
+	// Belief is the holders' belief model; empty means the workload kind's
+	// DefaultBelief.
+	Belief Belief
+}
+
+// check validates h for a workload of kind (its name in errors) on client,
+// after the workload's own durations first (named in errors in that
+// order), and returns the belief model to use: h's, or beliefKind's
+// default when h leaves it empty.
+func (h Holding) check(kind, beliefKind, client string, first ...dur) (Belief, error) {
+	ds := append(first, dur{"hold", h.Hold}, dur{"think", h.Think}, dur{"start", h.Start})
+	if err := checkDurations(kind, client, ds...); err != nil {
+		return "", err
+	}
+	if h.Holds < 0 {
+		return "", fmt.Errorf("traffic: %s on client %s: negative holds %d", kind, client, h.Holds)
+	}
+	return h.Belief.resolve(beliefKind, client)
+}
+
+// OwnerConfig is what the owner-based workloads (Reentrant, FencedWrites,
+// ReadWrite, RedissonRedLock) share beyond Holding: who holds, how deep,
+// and how each acquire waits and for which lease. Their configs embed it,
+// and newLoop checks it for all of them.
+type OwnerConfig struct {
+	// Owners are the owner names the client's holdings use, one holding at
+	// a time, in turn (or at random with RandomOwners, from the client's
+	// PRNG). Default: one owner, "main".
+	Owners       []string
+	RandomOwners bool
+	// Depth is how many times each holding acquires (reentrantly) before it
+	// releases as many times. Default 1.
+	Depth int
+	// Wait is how long each acquire waits for the lock (TryLockFor's wait;
+	// 0 tries once).
+	Wait time.Duration
+	// Lease is each acquire's lease; 0 means the watchdog keeps the lock.
+	// With a lease, the holder's validity estimate is the lease, by its own
+	// clock, from the acquire's call or its reply (Holding.Belief): when it
+	// runs out before the release, an "expire" record ends the holder's
+	// belief. With the watchdog, under the careful model the watchdog's
+	// report that the lock was lost does ("expire", "lost").
+	Lease time.Duration
+}
+
+// newLoop validates the settings of an owner-based workload of kind (its
+// name in errors; beliefKind chooses the default belief model) on lockName
+// and returns its loop, without a lock and without starting it: the
+// checks and the loop's construction every owner-based workload shares.
+func newLoop(c Client, kind, beliefKind, lockName string, oc OwnerConfig, h Holding) (*ownerLoop, error) {
+	if c == nil {
+		return nil, fmt.Errorf("traffic: %s: nil client", kind)
+	}
+	name := c.Name()
+	if lockName == "" {
+		return nil, fmt.Errorf("traffic: %s on client %s: empty lock name", kind, name)
+	}
+	model, err := h.check(kind, beliefKind, name, dur{"wait", oc.Wait}, dur{"lease", oc.Lease})
+	if err != nil {
+		return nil, err
+	}
+	owners, err := checkOwners(kind, name, oc.Owners)
+	if err != nil {
+		return nil, err
+	}
+	depth, err := checkDepth(kind, name, oc.Depth)
+	if err != nil {
+		return nil, err
+	}
+	rng := c.Rand("traffic/" + kind + "/" + lockName)
+	return &ownerLoop{
+		c: c, rt: c.Runtime(), lockName: lockName,
+		owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},
+		depth:  depth, lease: oc.Lease, hold: h.Hold, think: thinker(rng, h.Think), rng: rng,
+		model: model, start: h.Start, holds: h.Holds,
+	}, nil
+}
+
+// dur names a configured duration, for checkDurations.
+type dur struct {
+	name string
+	d    time.Duration
+}
+
+// checkDurations rejects negative durations, naming the first.
+func checkDurations(kind, client string, ds ...dur) error {
+	for _, x := range ds {
+		if x.d < 0 {
+			return fmt.Errorf("traffic: %s on client %s: negative %s %v", kind, client, x.name, x.d)
+		}
+	}
+	return nil
+}
+
+// checkOwners validates owner names, defaulting to one owner "main".
+func checkOwners(kind, client string, owners []string) ([]string, error) {
+	if len(owners) == 0 {
+		return []string{"main"}, nil
+	}
+	seen := map[string]bool{}
+	for _, o := range owners {
+		if o == "" {
+			return nil, fmt.Errorf("traffic: %s on client %s: empty owner name in %q", kind, client, owners)
+		}
+		if seen[o] {
+			return nil, fmt.Errorf("traffic: %s on client %s: owner %q listed twice", kind, client, o)
+		}
+		seen[o] = true
+	}
+	return append([]string(nil), owners...), nil
+}
+
+// checkDepth validates a reentrancy depth, defaulting 0 to 1.
+func checkDepth(kind, client string, depth int) (int, error) {
+	switch {
+	case depth < 0:
+		return 0, fmt.Errorf("traffic: %s on client %s: negative depth %d", kind, client, depth)
+	case depth == 0:
+		return 1, nil
+	}
+	return depth, nil
+}
