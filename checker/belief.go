@@ -193,12 +193,6 @@ func boolCmp(a, b bool) int {
 	return 1
 }
 
-// MutualExclusionViolations reports every overlap of h's holdings as a
-// violation, with the faults that preceded it.
-func MutualExclusionViolations(h []history.Record, end time.Duration) []Violation {
-	return overlapViolations(h, Holdings(h, end))
-}
-
 // overlapViolations turns the overlaps of hs, the holdings of h, into
 // violations.
 func overlapViolations(h []history.Record, hs []Holding) []Violation {

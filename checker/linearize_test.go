@@ -16,8 +16,7 @@ import (
 )
 
 const (
-	lnMs = time.Millisecond
-	lnS  = time.Second
+	lnS = time.Second
 	// lnOpen marks an op whose outcome stayed unknown (no End).
 	lnOpen = time.Duration(-1)
 )
@@ -75,11 +74,11 @@ func linWantStatus(t *testing.T, v checker.Verdict, want checker.Status) {
 // acquires while c1's 10 s lease has 8 s to run.
 func TestLinearizableSimpleOverlapViolated(t *testing.T) {
 	h := (&linHist{}).
-		acq("c1", 0, 1*lnMs, lnOK, lnL10).
-		acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, lnL10).
-		rel("c1", 3*lnS, 3*lnS+1*lnMs, lnOK, "").
-		rel("c2", 4*lnS, 4*lnS+1*lnMs, lnOK, "").
-		fault(1500*lnMs, "failover", "m1", "promoted r1").recs
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+		acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, lnL10).
+		rel("c1", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, "").
+		rel("c2", 4*lnS, 4*lnS+1*time.Millisecond, lnOK, "").
+		fault(1500*time.Millisecond, "failover", "m1", "promoted r1").recs
 	v := checker.Linearizable(h, checker.LockSimple, lnMinute)
 	linWantStatus(t, v, checker.Violated)
 	if len(v.Violations) != 1 {
@@ -93,7 +92,7 @@ func TestLinearizableSimpleOverlapViolated(t *testing.T) {
 		t.Fatalf("holders %v, want c1 and c2", x.Holders)
 	}
 	// The culprit is c2's acquire: the history is fine up to its return.
-	if x.From != 2*lnS || x.To != 2*lnS+1*lnMs {
+	if x.From != 2*lnS || x.To != 2*lnS+1*time.Millisecond {
 		t.Fatalf("interval %v-%v, want c2's acquire [2s, 2.001s]", x.From, x.To)
 	}
 	if !strings.Contains(x.Detail, "c1 until≥10s") || !strings.Contains(x.Detail, "c2 acquire → ok") {
@@ -108,46 +107,46 @@ func TestLinearizableSimpleOverlapViolated(t *testing.T) {
 func TestLinearizableSimpleLegal(t *testing.T) {
 	cases := map[string]*linHist{
 		"sequential hand-offs with refusals": (&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, lnL10).
-			acq("c2", 100*lnMs, 101*lnMs, lnFail, lnL10). // held by c1
-			acq("c1", 200*lnMs, 201*lnMs, lnFail, lnL10). // not reentrant: c1's own key refuses it
-			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, "").
+			acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c2", 100*time.Millisecond, 101*time.Millisecond, lnFail, lnL10). // held by c1
+			acq("c1", 200*time.Millisecond, 201*time.Millisecond, lnFail, lnL10). // not reentrant: c1's own key refuses it
+			rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "").
 			acq("c2", 1*lnS, 2*lnS, lnOK, lnL10). // concurrent with the release: may follow it
-			acq("c3", 3*lnS, 3*lnS+1*lnMs, lnFail, lnL10).
-			rel("c3", 3*lnS+2*lnMs, 3*lnS+3*lnMs, lnFail, ""). // not the holder
-			rel("c2", 4*lnS, 4*lnS+1*lnMs, lnOK, "").
-			acq("c3", 5*lnS, 5*lnS+1*lnMs, lnOK, lnL10).
-			rel("c3", 6*lnS, 6*lnS+1*lnMs, lnOK, ""),
+			acq("c3", 3*lnS, 3*lnS+1*time.Millisecond, lnFail, lnL10).
+			rel("c3", 3*lnS+2*time.Millisecond, 3*lnS+3*time.Millisecond, lnFail, ""). // not the holder
+			rel("c2", 4*lnS, 4*lnS+1*time.Millisecond, lnOK, "").
+			acq("c3", 5*lnS, 5*lnS+1*time.Millisecond, lnOK, lnL10).
+			rel("c3", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, ""),
 		"acquire after the lease expired": (&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c2", 1500*lnMs, 1501*lnMs, lnOK, "lease=1s").
-			rel("c1", 2*lnS, 2*lnS+1*lnMs, lnFail, ""). // expired, and c2 holds
-			rel("c2", 2100*lnMs, 2101*lnMs, lnOK, ""),
+			acq("c1", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c2", 1500*time.Millisecond, 1501*time.Millisecond, lnOK, "lease=1s").
+			rel("c1", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, ""). // expired, and c2 holds
+			rel("c2", 2100*time.Millisecond, 2101*time.Millisecond, lnOK, ""),
 		"acquire returning exactly at the expiry": (&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c2", 999*lnMs, 1000*lnMs, lnOK, "lease=1s"),
+			acq("c1", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c2", 999*time.Millisecond, 1000*time.Millisecond, lnOK, "lease=1s"),
 		"holder's release fails after its expiry, with nobody else": (&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
-			rel("c1", 5*lnS, 5*lnS+1*lnMs, lnFail, "").
-			acq("c2", 6*lnS, 6*lnS+1*lnMs, lnOK, "lease=1s"),
+			acq("c1", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			rel("c1", 5*lnS, 5*lnS+1*time.Millisecond, lnFail, "").
+			acq("c2", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, "lease=1s"),
 		"lock outlives its lease (slow node clock)": (&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c2", 2*lnS, 2*lnS+1*lnMs, lnFail, "lease=1s").
-			rel("c1", 3*lnS, 3*lnS+1*lnMs, lnOK, ""),
+			acq("c1", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, "lease=1s").
+			rel("c1", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, ""),
 		"unknown outcomes interleaved": (&linHist{}).
-			acq("c1", 0, lnOpen, lnUnknown, lnL10).        // may have taken the lock...
-			acq("c2", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10). // ...which explains this refusal
-			acq("c3", 20*lnS, 20*lnS+1*lnMs, lnOK, lnL10). // after c1's lease
+			acq("c1", 0, lnOpen, lnUnknown, lnL10).                    // may have taken the lock...
+			acq("c2", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, lnL10). // ...which explains this refusal
+			acq("c3", 20*lnS, 20*lnS+1*time.Millisecond, lnOK, lnL10). // after c1's lease
 			rel("c3", 21*lnS, lnOpen, lnUnknown, "").
-			acq("c2", 22*lnS, 22*lnS+1*lnMs, lnFail, lnL10). // c3's release did not apply...
-			acq("c1", 40*lnS, 40*lnS+1*lnMs, lnOK, lnL10).   // ...and its lease ran out
-			rel("c1", 41*lnS, 41*lnS+1*lnMs, lnOK, "").
+			acq("c2", 22*lnS, 22*lnS+1*time.Millisecond, lnFail, lnL10). // c3's release did not apply...
+			acq("c1", 40*lnS, 40*lnS+1*time.Millisecond, lnOK, lnL10).   // ...and its lease ran out
+			rel("c1", 41*lnS, 41*lnS+1*time.Millisecond, lnOK, "").
 			acq("c2", 42*lnS, lnOpen, lnUnknown, lnL10).
 			rel("c2", 43*lnS, lnOpen, lnUnknown, "").
-			acq("c3", 44*lnS, 44*lnS+1*lnMs, lnOK, lnL10), // c2's release applied, or its acquire did not
+			acq("c3", 44*lnS, 44*lnS+1*time.Millisecond, lnOK, lnL10), // c2's release applied, or its acquire did not
 		"error reply is an unknown outcome before its return": (&linHist{}).
-			acq("c1", 0, 1*lnMs, history.OutcomeError, lnL10).
-			acq("c2", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10),
+			acq("c1", 0, 1*time.Millisecond, history.OutcomeError, lnL10).
+			acq("c2", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, lnL10),
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -164,26 +163,26 @@ func TestLinearizableSimpleIllegal(t *testing.T) {
 		from, to time.Duration
 	}{
 		"acquire returning 1ns before the expiry": {(&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c2", 998*lnMs, 1000*lnMs-1, lnOK, "lease=1s"), 998 * lnMs, 1000*lnMs - 1},
+			acq("c1", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c2", 998*time.Millisecond, 1000*time.Millisecond-1, lnOK, "lease=1s"), 998 * time.Millisecond, 1000*time.Millisecond - 1},
 		"refused while free": {(&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, lnL10).
-			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, "").
-			acq("c2", 2*lnS, 2*lnS+1*lnMs, lnFail, lnL10), 2 * lnS, 2*lnS + 1*lnMs},
+			acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+			rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "").
+			acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, lnL10), 2 * lnS, 2*lnS + 1*time.Millisecond},
 		"release by a non-holder succeeds (plain DEL)": {(&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, lnL10).
-			rel("c2", 1*lnS, 1*lnS+1*lnMs, lnOK, ""), 1 * lnS, 1*lnS + 1*lnMs},
+			acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+			rel("c2", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, ""), 1 * lnS, 1*lnS + 1*time.Millisecond},
 		"holder's release refused before its lease ends": {(&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, lnL10).
-			rel("c1", 1*lnS, 1*lnS+1*lnMs, lnFail, ""), 1 * lnS, 1*lnS + 1*lnMs},
+			acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+			rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, ""), 1 * lnS, 1*lnS + 1*time.Millisecond},
 		"overlap despite unknown outcomes around it": {(&linHist{}).
 			acq("c3", 0, lnOpen, lnUnknown, lnL10).
-			acq("c1", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
+			acq("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10).
 			rel("c3", 2*lnS, lnOpen, lnUnknown, "").
-			acq("c2", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10), 3 * lnS, 3*lnS + 1*lnMs},
+			acq("c2", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, lnL10), 3 * lnS, 3*lnS + 1*time.Millisecond},
 		"watchdog hold taken over": {(&linHist{}).
-			acq("c1", 0, 1*lnMs, lnOK, "watchdog").
-			acq("c2", 10*lnMinute, 10*lnMinute+1*lnMs, lnOK, lnL10), 10 * lnMinute, 10*lnMinute + 1*lnMs},
+			acq("c1", 0, 1*time.Millisecond, lnOK, "watchdog").
+			acq("c2", 10*lnMinute, 10*lnMinute+1*time.Millisecond, lnOK, lnL10), 10 * lnMinute, 10*lnMinute + 1*time.Millisecond},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -200,14 +199,14 @@ func TestLinearizableSimpleIllegal(t *testing.T) {
 // operations, and locks are checked apart.
 func TestLinearizableIgnoresOtherOps(t *testing.T) {
 	b := (&linHist{}).
-		acq("c1", 0, 1*lnMs, lnOK, lnL10).
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
 		add("c1", "lk", "expire", 5*lnS, lnOpen, lnUnknown, "", "").
-		add("c1", "lk", "write", 6*lnS, 6*lnS+1*lnMs, lnOK, "7", "").
-		add("c2", "other", "acquire", 2*lnS, 2*lnS+1*lnMs, lnOK, "", lnL10). // another lock: no conflict
-		rel("c1", 7*lnS, 7*lnS+1*lnMs, lnOK, "")
+		add("c1", "lk", "write", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, "7", "").
+		add("c2", "other", "acquire", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "", lnL10). // another lock: no conflict
+		rel("c1", 7*lnS, 7*lnS+1*time.Millisecond, lnOK, "")
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockSimple, lnMinute), checker.OK)
 	// The same on one lock is a violation, on "other" only.
-	b.add("c3", "other", "acquire", 3*lnS, 3*lnS+1*lnMs, lnOK, "", lnL10)
+	b.add("c3", "other", "acquire", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, "", lnL10)
 	v := checker.Linearizable(b.recs, checker.LockSimple, lnMinute)
 	linWantStatus(t, v, checker.Violated)
 	if len(v.Violations) != 1 || v.Violations[0].Lock != "other" {
@@ -218,7 +217,7 @@ func TestLinearizableIgnoresOtherOps(t *testing.T) {
 // TestLinearizableNoLeaseNote: an acquire without a lease may expire at
 // once, so no overlap is provable, and the verdict says so.
 func TestLinearizableNoLeaseNote(t *testing.T) {
-	h := (&linHist{}).acq("c1", 0, 1*lnMs, lnOK, "").acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, "").recs
+	h := (&linHist{}).acq("c1", 0, 1*time.Millisecond, lnOK, "").acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "").recs
 	v := checker.Linearizable(h, checker.LockSimple, lnMinute)
 	linWantStatus(t, v, checker.OK)
 	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "2 acquires name no lease") {
@@ -229,34 +228,34 @@ func TestLinearizableNoLeaseNote(t *testing.T) {
 func TestLinearizableReentrant(t *testing.T) {
 	legal := map[string]*linHist{
 		"nesting": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
-			acq("c2/x", 2*lnS, 2*lnS+1*lnMs, lnFail, lnL10). // another holder
-			rel("c2/x", 2500*lnMs, 2501*lnMs, lnFail, "").   // not held by c2/x
-			rel("c1/a", 3*lnS, 3*lnS+1*lnMs, lnOK, "0").
-			acq("c1/b", 3500*lnMs, 3501*lnMs, lnFail, lnL10). // another owner of c1 is another holder
-			rel("c1/a", 4*lnS, 4*lnS+1*lnMs, lnOK, "1").
-			acq("c2/x", 5*lnS, 5*lnS+1*lnMs, lnOK, "watchdog").
-			rel("c2/x", 6*lnS, 6*lnS+1*lnMs, lnOK, ""),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10).
+			acq("c2/x", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, lnL10).           // another holder
+			rel("c2/x", 2500*time.Millisecond, 2501*time.Millisecond, lnFail, ""). // not held by c2/x
+			rel("c1/a", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, "0").
+			acq("c1/b", 3500*time.Millisecond, 3501*time.Millisecond, lnFail, lnL10). // another owner of c1 is another holder
+			rel("c1/a", 4*lnS, 4*lnS+1*time.Millisecond, lnOK, "1").
+			acq("c2/x", 5*lnS, 5*lnS+1*time.Millisecond, lnOK, "watchdog").
+			rel("c2/x", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, ""),
 		"re-acquire resets the lease": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c1/a", 900*lnMs, 901*lnMs, lnOK, "lease=1s"). // until ≥1.9s
-			acq("c2/x", 1500*lnMs, 1901*lnMs, lnOK, lnL10),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c1/a", 900*time.Millisecond, 901*time.Millisecond, lnOK, "lease=1s"). // until ≥1.9s
+			acq("c2/x", 1500*time.Millisecond, 1901*time.Millisecond, lnOK, lnL10),
 		"unknown acquire applied twice by a retry": (&linHist{}).
 			acq("c1/a", 0, lnOpen, lnUnknown, lnL10).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
-			rel("c1/a", 3*lnS, 3*lnS+1*lnMs, lnOK, "0").
-			rel("c1/a", 4*lnS, 4*lnS+1*lnMs, lnOK, "1"),
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
+			rel("c1/a", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, "0").
+			rel("c1/a", 4*lnS, 4*lnS+1*time.Millisecond, lnOK, "1"),
 		"unknown release then not held": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
 			rel("c1/a", 1*lnS, lnOpen, lnUnknown, "").
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnFail, "").
-			acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10),
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, "").
+			acq("c2/x", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, lnL10),
 		"expired hold re-acquired afresh": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s").
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "lease=1s"). // may be a new hold...
-			rel("c1/a", 1500*lnMs, 1501*lnMs, lnOK, "1"),       // ...so a count of 1 is possible
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "lease=1s").
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "lease=1s").       // may be a new hold...
+			rel("c1/a", 1500*time.Millisecond, 1501*time.Millisecond, lnOK, "1"), // ...so a count of 1 is possible
 	}
 	for name, b := range legal {
 		t.Run(name, func(t *testing.T) {
@@ -265,26 +264,26 @@ func TestLinearizableReentrant(t *testing.T) {
 	}
 	illegal := map[string]*linHist{
 		"released to 0 with a hold left": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "1"),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "1"),
 		"holds remain after the only hold": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			rel("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "0"),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			rel("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "0"),
 		"two holders at once": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			acq("c1/b", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c1/b", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10),
 		"release by a non-holder succeeds": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			rel("c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK, "1"),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			rel("c2/x", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "1"),
 		"own acquire refused": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10),
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, lnL10),
 		"retried unlock released twice (issue 4871)": (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, lnL10).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10).
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
-			acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10), // c1/a should still hold one
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, lnL10).
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10).
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
+			acq("c2/x", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, lnL10), // c1/a should still hold one
 	}
 	for name, b := range illegal {
 		t.Run(name, func(t *testing.T) {
@@ -303,27 +302,27 @@ func TestLinearizableReadWrite(t *testing.T) {
 	}
 	// Two readers overlap: legal; a writer waits for both.
 	b := &linHist{}
-	rd(b, "c1/a", 0, 1*lnMs, lnOK)
-	rd(b, "c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK)
-	b.acq("c3/w", 1500*lnMs, 1501*lnMs, lnFail, lnL10)
-	rrel(b, "c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK)
-	b.acq("c3/w", 2500*lnMs, 2501*lnMs, lnFail, lnL10) // c2/x still reads
-	rrel(b, "c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK)
-	b.acq("c3/w", 4*lnS, 4*lnS+1*lnMs, lnOK, lnL10)
-	rd(b, "c1/a", 4500*lnMs, 4501*lnMs, lnFail)
-	rd(b, "c3/w", 5*lnS, 5*lnS+1*lnMs, lnOK) // the writer may read: downgrade
-	b.rel("c3/w", 6*lnS, 6*lnS+1*lnMs, lnOK, "")
-	rd(b, "c1/a", 6500*lnMs, 6501*lnMs, lnOK)         // read mode now, c3/w's read hold left
-	b.acq("c3/w", 7*lnS, 7*lnS+1*lnMs, lnFail, lnL10) // no upgrade
-	rrel(b, "c3/w", 8*lnS, 8*lnS+1*lnMs, lnOK)
-	rrel(b, "c1/a", 9*lnS, 9*lnS+1*lnMs, lnOK)
-	b.rel("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, "") // unlocking a lock that does not exist succeeds
+	rd(b, "c1/a", 0, 1*time.Millisecond, lnOK)
+	rd(b, "c2/x", 1*lnS, 1*lnS+1*time.Millisecond, lnOK)
+	b.acq("c3/w", 1500*time.Millisecond, 1501*time.Millisecond, lnFail, lnL10)
+	rrel(b, "c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK)
+	b.acq("c3/w", 2500*time.Millisecond, 2501*time.Millisecond, lnFail, lnL10) // c2/x still reads
+	rrel(b, "c2/x", 3*lnS, 3*lnS+1*time.Millisecond, lnOK)
+	b.acq("c3/w", 4*lnS, 4*lnS+1*time.Millisecond, lnOK, lnL10)
+	rd(b, "c1/a", 4500*time.Millisecond, 4501*time.Millisecond, lnFail)
+	rd(b, "c3/w", 5*lnS, 5*lnS+1*time.Millisecond, lnOK) // the writer may read: downgrade
+	b.rel("c3/w", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, "")
+	rd(b, "c1/a", 6500*time.Millisecond, 6501*time.Millisecond, lnOK) // read mode now, c3/w's read hold left
+	b.acq("c3/w", 7*lnS, 7*lnS+1*time.Millisecond, lnFail, lnL10)     // no upgrade
+	rrel(b, "c3/w", 8*lnS, 8*lnS+1*time.Millisecond, lnOK)
+	rrel(b, "c1/a", 9*lnS, 9*lnS+1*time.Millisecond, lnOK)
+	b.rel("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, "") // unlocking a lock that does not exist succeeds
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
 
 	// A reader and a writer overlap: illegal.
 	b = &linHist{}
-	rd(b, "c1/a", 0, 1*lnMs, lnOK)
-	b.acq("c2/x", 1*lnS, 1*lnS+1*lnMs, lnOK, lnL10)
+	rd(b, "c1/a", 0, 1*time.Millisecond, lnOK)
+	b.acq("c2/x", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, lnL10)
 	v := checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute)
 	linWantStatus(t, v, checker.Violated)
 	if x := v.Violations[0]; strings.Join(x.Holders, ",") != "c1/a,c2/x" || x.From != 1*lnS {
@@ -332,10 +331,10 @@ func TestLinearizableReadWrite(t *testing.T) {
 
 	// A writer, then a reader: illegal too; after the writer's lease: legal.
 	b = &linHist{}
-	b.acq("c1/a", 0, 1*lnMs, lnOK, "lease=1s")
-	rd(b, "c2/x", 500*lnMs, 501*lnMs, lnOK)
+	b.acq("c1/a", 0, 1*time.Millisecond, lnOK, "lease=1s")
+	rd(b, "c2/x", 500*time.Millisecond, 501*time.Millisecond, lnOK)
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.Violated)
-	b.recs[1].T, *b.recs[1].End = int64(1500*lnMs), int64(1501*lnMs)
+	b.recs[1].T, *b.recs[1].End = int64(1500*time.Millisecond), int64(1501*time.Millisecond)
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
 	writerThenReader := b
 
@@ -344,13 +343,13 @@ func TestLinearizableReadWrite(t *testing.T) {
 	// writer in long before the read lease ends).
 	b = &linHist{}
 	b.add("c1/a", "lk", "acquire-read", 0, lnOpen, lnUnknown, "", lnL10)
-	b.acq("c2/x", 1*lnS, 1*lnS+1*lnMs, lnFail, lnL10)
+	b.acq("c2/x", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, lnL10)
 	b.add("c1/a", "lk", "release-read", 2*lnS, lnOpen, lnUnknown, "", "")
-	b.acq("c2/x", 3*lnS, 3*lnS+1*lnMs, lnOK, lnL10)
+	b.acq("c2/x", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, lnL10)
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
 	// But the writer, once its acquire returned ok, blocks a reader until
 	// its lease ends, whatever unknown operations came before.
-	rd(b, "c3/r", 4*lnS, 4*lnS+1*lnMs, lnOK)
+	rd(b, "c3/r", 4*lnS, 4*lnS+1*time.Millisecond, lnOK)
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.Violated)
 
 	// Read operations mean nothing to the simple model: ignored, with a note.
@@ -373,7 +372,7 @@ func TestLinearizableTimeoutIsUnknown(t *testing.T) {
 		b.rel(c, 0, 10*lnS, lnOK, "")
 	}
 	b.rel("z", 0, 10*lnS, lnOK, "")
-	v := checker.Linearizable(b.recs, checker.LockSimple, 50*lnMs)
+	v := checker.Linearizable(b.recs, checker.LockSimple, 50*time.Millisecond)
 	linWantStatus(t, v, checker.Unknown)
 	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "timed out after 50ms") {
 		t.Fatalf("notes %q", v.Notes)
@@ -385,10 +384,10 @@ func TestLinearizableTimeoutIsUnknown(t *testing.T) {
 // the holder's, the violation).
 func visHistory() []history.Record {
 	return (&linHist{}).
-		acq("c1", 0, 1*lnMs, lnOK, lnL10).
-		fault(1500*lnMs, "failover", "m1", "promoted r1, lost 1 write").
-		acq("c2", 2*lnS, 2*lnS+1*lnMs, lnOK, lnL10).
-		add("c1", "lk", "expire", 2500*lnMs, lnOpen, lnUnknown, "", "lost").
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+		fault(1500*time.Millisecond, "failover", "m1", "promoted r1, lost 1 write").
+		acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, lnL10).
+		add("c1", "lk", "expire", 2500*time.Millisecond, lnOpen, lnUnknown, "", "lost").
 		rel("c2", 3*lnS, lnOpen, lnUnknown, "").recs
 }
 
@@ -549,9 +548,9 @@ func TestLinearizableAcquireMayFail(t *testing.T) {
 			holder = "c1/a"
 		}
 		spurious := (&linHist{}).
-			acq(holder, 0, 1*lnMs, lnFail, lnL10). // nobody holds it
-			acq(holder, 1*lnS, 1*lnS+lnMs, lnOK, lnL10).
-			rel(holder, 2*lnS, 2*lnS+lnMs, lnOK, "").recs
+			acq(holder, 0, 1*time.Millisecond, lnFail, lnL10). // nobody holds it
+			acq(holder, 1*lnS, 1*lnS+time.Millisecond, lnOK, lnL10).
+			rel(holder, 2*lnS, 2*lnS+time.Millisecond, lnOK, "").recs
 		linWantStatus(t, checker.Linearizable(spurious, kind, 0), checker.Violated)
 		linWantStatus(t, checker.Linearizable(spurious, kind, 0, checker.AcquireMayFail), checker.OK)
 		other := "c2"
@@ -559,8 +558,8 @@ func TestLinearizableAcquireMayFail(t *testing.T) {
 			other = "c2/a"
 		}
 		double := (&linHist{}).
-			acq(holder, 0, 1*lnMs, lnOK, lnL10).
-			acq(other, 1*lnS, 1*lnS+lnMs, lnOK, lnL10).recs
+			acq(holder, 0, 1*time.Millisecond, lnOK, lnL10).
+			acq(other, 1*lnS, 1*lnS+time.Millisecond, lnOK, lnL10).recs
 		linWantStatus(t, checker.Linearizable(double, kind, 0, checker.AcquireMayFail), checker.Violated)
 	}
 }
@@ -584,30 +583,30 @@ func TestLinearizableWatchdogAfterReleaseCall(t *testing.T) {
 		// The delay cell's shape (seed 41): c3's release is delayed 4.26 s
 		// in flight, its key runs out at 5.0 s unrenewed, c2 takes it.
 		{"release delayed past the TTL, taken meanwhile", (&linHist{}).
-			acq("c3/main", 0, 1*lnMs, lnOK, wd).
-			rel("c3/main", 1001*lnMs, 5259*lnMs, lnFail, "not held").
-			acq("c2/main", 4149*lnMs, 5002*lnMs, lnOK, wd), checker.OK},
+			acq("c3/main", 0, 1*time.Millisecond, lnOK, wd).
+			rel("c3/main", 1001*time.Millisecond, 5259*time.Millisecond, lnFail, "not held").
+			acq("c2/main", 4149*time.Millisecond, 5002*time.Millisecond, lnOK, wd), checker.OK},
 		{"release delayed past the TTL, nobody took it", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, wd).
-			rel("c1/a", 20*lnS, 20*lnS+1*lnMs, lnOK, "1").
-			acq("c1/a", 30*lnS, 30*lnS+1*lnMs, lnOK, wd).
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, wd).
+			rel("c1/a", 20*lnS, 20*lnS+1*time.Millisecond, lnOK, "1").
+			acq("c1/a", 30*lnS, 30*lnS+1*time.Millisecond, lnOK, wd).
 			rel("c1/a", 31*lnS, 40*lnS, lnFail, "not held"), checker.OK},
 		{"prompt not-held release of a live hold", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, wd).
-			rel("c1/a", 1*lnS, 1*lnS+1*lnMs, lnFail, "not held"), checker.Violated},
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, wd).
+			rel("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, "not held"), checker.Violated},
 		{"taken before the key's TTL from the acquire ran out", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, wd).
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, wd).
 			rel("c1/a", 1*lnS, 6*lnS, lnFail, "not held").
-			acq("c2/x", 3*lnS, 3500*lnMs, lnOK, wd), checker.Violated},
+			acq("c2/x", 3*lnS, 3500*time.Millisecond, lnOK, wd), checker.Violated},
 		{"taken before the release call", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, wd).
-			acq("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, wd).
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, wd).
+			acq("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, wd).
 			rel("c1/a", 20*lnS, 30*lnS, lnFail, "not held"), checker.Violated},
 		{"taken while a reentrant hold remains", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, wd).
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, wd).
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
-			acq("c2/x", 10*lnS, 10*lnS+1*lnMs, lnOK, wd).
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, wd).
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, wd).
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
+			acq("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, wd).
 			rel("c1/a", 20*lnS, 30*lnS, lnFail, "not held"), checker.Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -632,20 +631,20 @@ func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 		want checker.Status
 	}{
 		{"taken after the crash", crash((&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "watchdog").
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0"), 3*lnS, "c1").
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "watchdog").
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "watchdog").
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0"), 3*lnS, "c1").
 			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.OK},
 		{"taken before the crash", crash((&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "watchdog").
 			acq("c2/x", 1*lnS, 2*lnS, lnOK, "watchdog"), 3*lnS, "c1"), checker.Violated},
 		{"another client's crash", crash((&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog"), 3*lnS, "c3").
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "watchdog"), 3*lnS, "c3").
 			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.Violated},
 		{"no crash (control)", (&linHist{}).
-			acq("c1/a", 0, 1*lnMs, lnOK, "watchdog").
-			acq("c1/a", 1*lnS, 1*lnS+1*lnMs, lnOK, "watchdog").
-			rel("c1/a", 2*lnS, 2*lnS+1*lnMs, lnOK, "0").
+			acq("c1/a", 0, 1*time.Millisecond, lnOK, "watchdog").
+			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "watchdog").
+			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
 			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -672,12 +671,12 @@ func TestLinearizablePartialRelease(t *testing.T) {
 	const lease1 = "lease=1s"
 	hist := func(relRet time.Duration, relDetail string, contender bool) []history.Record {
 		b := (&linHist{}).
-			acq("c2", 544*lnMs, 545*lnMs, lnOK, lease1).
-			add("c2", "lk", "release", 1045*lnMs, relRet, lnFail, "not held", relDetail)
+			acq("c2", 544*time.Millisecond, 545*time.Millisecond, lnOK, lease1).
+			add("c2", "lk", "release", 1045*time.Millisecond, relRet, lnFail, "not held", relDetail)
 		if contender {
-			b.acq("c1", 1286*lnMs, 1388*lnMs, lnOK, lease1).
-				rel("c1", 1888*lnMs, 1889*lnMs, lnOK, "").
-				acq("c1", 1981*lnMs, 1982*lnMs, lnOK, lease1)
+			b.acq("c1", 1286*time.Millisecond, 1388*time.Millisecond, lnOK, lease1).
+				rel("c1", 1888*time.Millisecond, 1889*time.Millisecond, lnOK, "").
+				acq("c1", 1981*time.Millisecond, 1982*time.Millisecond, lnOK, lease1)
 		}
 		return b.recs
 	}
@@ -688,12 +687,12 @@ func TestLinearizablePartialRelease(t *testing.T) {
 		contender bool
 		want      checker.Status
 	}{
-		{"partial, answered after the lease ran out", 2643 * lnMs, history.ReleasedDetail(1, 3), true, checker.OK},
-		{"no detail", 2643 * lnMs, "", true, checker.Violated},
-		{"deleted nothing", 2643 * lnMs, history.ReleasedDetail(0, 3), true, checker.Violated},
-		{"partial, answered while the lease was live", 1400 * lnMs, history.ReleasedDetail(1, 3), true, checker.Violated},
-		{"partial, alone, answered while the lease was live", 1400 * lnMs, history.ReleasedDetail(1, 3), false, checker.Violated},
-		{"partial, alone, answered after the lease ran out", 2643 * lnMs, history.ReleasedDetail(1, 3), false, checker.OK},
+		{"partial, answered after the lease ran out", 2643 * time.Millisecond, history.ReleasedDetail(1, 3), true, checker.OK},
+		{"no detail", 2643 * time.Millisecond, "", true, checker.Violated},
+		{"deleted nothing", 2643 * time.Millisecond, history.ReleasedDetail(0, 3), true, checker.Violated},
+		{"partial, answered while the lease was live", 1400 * time.Millisecond, history.ReleasedDetail(1, 3), true, checker.Violated},
+		{"partial, alone, answered while the lease was live", 1400 * time.Millisecond, history.ReleasedDetail(1, 3), false, checker.Violated},
+		{"partial, alone, answered after the lease ran out", 2643 * time.Millisecond, history.ReleasedDetail(1, 3), false, checker.OK},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := checker.Linearizable(hist(c.relRet, c.detail, c.contender), checker.LockSimple, 0, checker.AcquireMayFail)
@@ -728,14 +727,14 @@ func TestLinearizableLeaseFromCall(t *testing.T) {
 		}
 		hist := func(again time.Duration) []history.Record {
 			return (&linHist{}).
-				acq(c2, 0, 1*lnMs, lnOK, lease1).
-				acq(c3, 220*lnMs, 1204*lnMs, lnOK, lease1).
-				acq(c2, again, again+lnMs, lnOK, lease1).recs
+				acq(c2, 0, 1*time.Millisecond, lnOK, lease1).
+				acq(c3, 220*time.Millisecond, 1204*time.Millisecond, lnOK, lease1).
+				acq(c2, again, again+time.Millisecond, lnOK, lease1).recs
 		}
 		t.Run(kind.String(), func(t *testing.T) {
-			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail), checker.Violated)
-			linWantStatus(t, checker.Linearizable(hist(1272*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.OK)
-			linWantStatus(t, checker.Linearizable(hist(1210*lnMs), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.Violated)
+			linWantStatus(t, checker.Linearizable(hist(1272*time.Millisecond), kind, 0, checker.AcquireMayFail), checker.Violated)
+			linWantStatus(t, checker.Linearizable(hist(1272*time.Millisecond), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.OK)
+			linWantStatus(t, checker.Linearizable(hist(1210*time.Millisecond), kind, 0, checker.AcquireMayFail, checker.LeaseFromCall), checker.Violated)
 		})
 	}
 }
