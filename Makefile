@@ -9,7 +9,7 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    = golang.org/x/tools/cmd/deadcode@v0.52.0
 GOCYCLO     = github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
 
-# demo runs the built-in demonstration on the embedded miniredis nodes.
+# demo replays two built-in scenarios (a baseline and F0) on miniredis.
 demo:
 	$(GO) run ./cmd/simulate demo
 

@@ -4,7 +4,7 @@
 //	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
 //	simulate list [-json] [FILE|DIR ...]
 //	simulate compare [-seeds N] [-workers N] [-out DIR] [-table]
-//	simulate demo [-seed N] [-history DIR]
+//	simulate demo [-seed N] [-out DIR]
 //
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
@@ -38,12 +38,12 @@
 // compare runs the comparison matrix (package compare) and writes the
 // report comparing RedissonLock and RedLock failure modes.
 //
-// demo runs the built-in demonstration: three clients contend
-// for a SET NX PX lock on a master with a replica, once with no faults and
-// once with a failover while the replica lags (DESIGN.md's F0). It prints a
-// verdict line per run, the overlap that broke mutual exclusion, and the
-// command that replays it. Exit status: 0 when every verdict is the expected
-// one, 1 when one is not, 2 for bad input.
+// demo replays two of the scenario files built into the command, so it
+// needs no file on disk: SimpleLock's no-fault baseline, and F0, a
+// failover while the replica lags, which breaks mutual exclusion. It
+// prints what run prints for them: the verdict lines, the overlap
+// explained, the events around it and the command that replays it. Exit
+// status as for run.
 package main
 
 import (
@@ -56,17 +56,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/traffic"
 )
 
 // exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM:
@@ -94,7 +89,7 @@ const usage = `usage:
   simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...               replay scenarios on real redis-server processes
   simulate list [-json] [FILE|DIR ...]                                                list scenarios and their algorithms
   simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-quiet]               run the comparison matrix, write the report (default: reports/)
-  simulate demo [-seed N] [-history DIR]                                              the built-in demonstration`
+  simulate demo [-seed N] [-out DIR]                                                  two built-in scenarios: a baseline and F0`
 
 // run runs the command args names and returns its exit status. ctx's
 // cancellation interrupts run and compare (exitInterrupted).
@@ -172,91 +167,6 @@ func verdictLine(v checker.Verdict) string {
 		line += sep + string(k)
 	}
 	return line
-}
-
-// demoRun is one run of the demo and the verdict it must give.
-type demoRun struct {
-	name       string
-	lag        time.Duration
-	faults     faults.Schedule
-	wantUnsafe bool
-}
-
-func demo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seed := fs.Uint64("seed", 1, "seed of the runs")
-	histDir := fs.String("history", "", "write each run's history as JSON lines into this directory")
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	runs := []demoRun{
-		{name: "simple-lock/no-faults", lag: 10 * time.Millisecond},
-		{name: "simple-lock/F0-failover-lagging-replica", lag: 10 * time.Second,
-			faults: faults.Schedule{faults.Failover{At: 5 * time.Second, Group: "m1"}}, wantUnsafe: true},
-	}
-	const dur = 20 * time.Second
-	status := 0
-	for _, r := range runs {
-		w, err := buildDemo(*seed, r)
-		if err != nil {
-			fmt.Fprintf(stderr, "simulate: %s: %v\n", r.name, err)
-			return 2
-		}
-		if err := w.Run(dur); err != nil {
-			w.Close()
-			fmt.Fprintf(stderr, "simulate: %s: %v\n", r.name, err)
-			return 1
-		}
-		w.Close()
-		recs := w.History().Records()
-		v := checker.Check(recs, w.Now())
-		mark := "as expected"
-		if (v.Status == checker.Violated) != r.wantUnsafe {
-			mark = "NOT AS EXPECTED"
-			status = 1
-		}
-		verdict := verdictLine(v)
-		fmt.Fprintf(stdout, "%-42s seed=%d  %3d holdings  %-36s (%s)\n", r.name, *seed, len(checker.Holdings(recs, w.Now())), verdict, mark)
-		for _, x := range v.Violations {
-			fmt.Fprintf(stdout, "    %v\n", x)
-		}
-		if v.Status == checker.Violated {
-			fmt.Fprintf(stdout, "    replay: go run ./cmd/simulate demo -seed %d -history out/\n", *seed)
-		}
-		if *histDir != "" {
-			if err := writeJSONL(filepath.Join(*histDir, sanitize(r.name)+".jsonl"), w.History().Records()); err != nil {
-				fmt.Fprintf(stderr, "simulate: %v\n", err)
-				return 2
-			}
-		}
-	}
-	return status
-}
-
-func buildDemo(seed uint64, r demoRun) (*sim.World, error) {
-	w := sim.New(seed)
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
-		return nil, err
-	}
-	if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(r.lag)}); err != nil {
-		return nil, err
-	}
-	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
-		if err != nil {
-			return nil, err
-		}
-		if err := traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
-			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}); err != nil {
-			return nil, err
-		}
-	}
-	return w, r.faults.Apply(w)
 }
 
 func sanitize(name string) string {

@@ -25,21 +25,25 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 }
 
 // TestDemoIsDeterministic: the demo's verdicts are the expected ones (exit
-// 0), the failover run names an overlap, and the same seed prints the same
-// bytes; another seed prints other bytes.
+// 0), the failover run names an overlap, it prints what run prints for the
+// same files, and the same seed prints the same bytes; another seed prints
+// other bytes.
 func TestDemoIsDeterministic(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	code, out1, errs := runCLI(t, "demo")
 	if code != 0 {
 		t.Fatalf("demo exit %d; stdout:\n%s\nstderr:\n%s", code, out1, errs)
 	}
-	for _, want := range []string{"no-faults", "ok", "F0-failover-lagging-replica", "violated mutual-exclusion, silent-loss", "both believed they held it", "had no key", "replay: go run ./cmd/simulate demo -seed 1"} {
+	for _, want := range []string{"baseline-simple", "ok", "f0-failover-lagging-replica", "mutual-exclusion, silent-loss", "both believed they held it", "had no key", "replay: go run ./cmd/simulate run -seed 1 -out out/ scenarios/f0-failover-lagging-replica.yaml"} {
 		if !strings.Contains(out1, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out1)
 		}
 	}
 	if strings.Contains(out1, "NOT AS EXPECTED") {
 		t.Fatalf("unexpected verdict:\n%s", out1)
+	}
+	if _, fromRun, _ := runCLI(t, "run", "../../scenarios/baseline-simple.yaml", "../../scenarios/f0-failover-lagging-replica.yaml"); strings.ReplaceAll(fromRun, "../../", "") != out1 {
+		t.Fatalf("demo and run of the same files differ:\n%s\n---\n%s", out1, fromRun)
 	}
 	_, out2, _ := runCLI(t, "demo", "-seed", "1")
 	if out1 != out2 {
@@ -51,9 +55,9 @@ func TestDemoIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestDemoWritesHistoriesAtomically(t *testing.T) {
+func TestDemoWritesRunFiles(t *testing.T) {
 	dir := t.TempDir()
-	if code, out, errs := runCLI(t, "demo", "-history", dir); code != 0 {
+	if code, out, errs := runCLI(t, "demo", "-out", dir); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	entries, err := os.ReadDir(dir)
@@ -64,12 +68,21 @@ func TestDemoWritesHistoriesAtomically(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if len(names) != 2 || !strings.HasSuffix(names[0], ".jsonl") || strings.HasPrefix(names[0], ".") {
-		t.Fatalf("history files: %v (want two .jsonl files, no temporaries)", names)
+	var histories []string
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") {
+			t.Fatalf("temporary file left behind: %v", names)
+		}
+		if strings.HasSuffix(n, ".jsonl") {
+			histories = append(histories, n)
+		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, names[0]))
+	if len(histories) != 2 || len(names) < 4 {
+		t.Fatalf("files: %v (want each run's history, verdict and plots)", names)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, histories[0]))
 	if err != nil || !bytes.HasPrefix(b, []byte(`{"seq":0,`)) {
-		t.Fatalf("history %s starts %q, %v", names[0], b[:min(len(b), 40)], err)
+		t.Fatalf("history %s starts %q, %v", histories[0], b[:min(len(b), 40)], err)
 	}
 }
 
@@ -85,8 +98,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := runCLI(t, "demo", "-history", filepath.Join(file, "sub")); code != 2 || errs == "" {
-		t.Errorf("unwritable history dir: exit %d, stderr %q", code, errs)
+	if code, _, errs := runCLI(t, "demo", "-out", filepath.Join(file, "sub")); code != 2 || errs == "" {
+		t.Errorf("unwritable -out dir: exit %d, stderr %q", code, errs)
 	}
 }
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// demoFiles are the built-in scenarios the demo replays: a lock that holds
+// when nothing fails, and the failover that breaks it (F0). They are the
+// committed files, not a world built here, so the demo shows exactly what
+// `simulate run` shows for them and cannot drift from them.
+var demoFiles = []string{"baseline-simple.yaml", "f0-failover-lagging-replica.yaml"}
+
+// demo replays demoFiles from the command's embedded copy (package
+// scenarios), at -seed or each file's own, as run does.
+func demo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of both runs (0: each file's own)")
+	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
+	if err := fs.Parse(args); err != nil {
+		return parseStatus(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	status := 0
+	for _, name := range demoFiles {
+		all, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)
+		if err != nil || len(all) != 1 {
+			fmt.Fprintf(stderr, "simulate demo: built-in scenario %s: %v\n", name, err)
+			return 2
+		}
+		if code := r.single(all[0]); code > status {
+			status = code
+		}
+	}
+	return status
+}
