@@ -128,7 +128,7 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 // truth snapshot, and dropped once the run is over.
 type runOp struct {
 	r *run
-	o *Op
+	o history.Op
 }
 
 func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }

@@ -157,7 +157,7 @@ func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) 
 
 // Do records the operation op on lock by client around f: the call, then
 // f, then a truth snapshot, then the return with f's result and the outcome
-// its error implies (Op.Finish). The snapshot comes before the return is
+// its error implies (finish). The snapshot comes before the return is
 // stamped so that what the operation did is in the truth before the caller's
 // belief starts: the recorded return is later than the real one by one
 // snapshot, which shortens the holder's belief and never invents an overlap.
@@ -166,7 +166,7 @@ func (c *Cluster) Do(ctx context.Context, client, lockName, op string, args []st
 	o := c.Rec.Begin(client, lockName, op, args...)
 	res, err := f(ctx)
 	_ = c.Snapshot(context.WithoutCancel(ctx))
-	o.Finish(res, err)
+	finish(o, op, res, err)
 	return res, err
 }
 

@@ -81,7 +81,7 @@ func TestRecorderConcurrent(t *testing.T) {
 				if j%2 == 0 {
 					o.End(history.OutcomeOK, "tok")
 				} else {
-					o.Finish("", context.DeadlineExceeded)
+					finish(o, history.OpAcquire, "", context.DeadlineExceeded)
 				}
 				rec.Fault("pause", "n1", client, "")
 				rec.Truth(rec.Since(), client, "lk", history.KeyState{Type: "string", Value: fmt.Sprint(j / 3)})
@@ -136,8 +136,8 @@ func TestFinishClassifiesAsTraffic(t *testing.T) {
 		{history.OpRelease, context.DeadlineExceeded, history.OutcomeUnknown, ""},
 	} {
 		rec := NewRecorder()
-		if got := rec.Begin("c1", "lk", tc.op).Finish("tok", tc.err); got != tc.outcome {
-			t.Errorf("%s, %v: Finish = %s, want %s", tc.op, tc.err, got, tc.outcome)
+		if got := finish(rec.Begin("c1", "lk", tc.op), tc.op, "tok", tc.err); got != tc.outcome {
+			t.Errorf("%s, %v: finish = %s, want %s", tc.op, tc.err, got, tc.outcome)
 		}
 		if r := rec.Records()[0]; r.Outcome != tc.outcome || r.Result != tc.result || (r.End == nil) != (tc.outcome == history.OutcomeUnknown) {
 			t.Errorf("%s, %v: record %+v, want outcome %s, result %q", tc.op, tc.err, r, tc.outcome, tc.result)

@@ -1,5 +1,5 @@
 // Package realrun records histories of lock operations on real Redis
-// servers in real time, in the simulation's record format (history.Record), so
+// servers in real time, in the one record format of package history, so
 // that the same checkers (package checker) judge real runs.
 //
 // A Recorder is the history: op records (the conventions of checker/doc.go),
@@ -56,25 +56,25 @@ func (r *Recorder) add(rec history.Record) int {
 	return len(r.recs) - 1
 }
 
-// Op is an operation that has been called and has not yet returned.
-type Op struct {
+// recOp is an operation of a Recorder that has been called and has not
+// yet returned: the Recorder's history.Op.
+type recOp struct {
 	r   *Recorder
 	idx int
-	op  string // its name (history.OpAcquire, ...), for Finish
 }
 
 // Begin records the call of operation op ("acquire", "release",
 // "acquire-read", ...) on lock by client, with args (args[0], when not empty,
 // is the owner within the client, for reentrant locks). Until End, its
 // outcome is unknown.
-func (r *Recorder) Begin(client, lockName, op string, args ...string) *Op {
+func (r *Recorder) Begin(client, lockName, op string, args ...string) history.Op {
 	idx := r.add(history.Record{Kind: history.KindOp, Client: client, Lock: lockName, Op: op,
 		Args: slices.Clone(args), Outcome: history.OutcomeUnknown})
-	return &Op{r: r, idx: idx, op: op}
+	return &recOp{r: r, idx: idx}
 }
 
 // SetDetail sets the operation's Detail (for example "lease=10s").
-func (o *Op) SetDetail(detail string) {
+func (o *recOp) SetDetail(detail string) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	o.r.recs[o.idx].Detail = detail
@@ -83,7 +83,7 @@ func (o *Op) SetDetail(detail string) {
 // End records the return now, with outcome and result (a token, or "1"/"0"
 // for a release). history.OutcomeUnknown leaves the return open, as the
 // checkers expect of an operation whose effect the caller never learned.
-func (o *Op) End(outcome history.Outcome, result string) {
+func (o *recOp) End(outcome history.Outcome, result string) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	rec := &o.r.recs[o.idx]
@@ -94,16 +94,16 @@ func (o *Op) End(outcome history.Outcome, result string) {
 	}
 }
 
-// Finish ends the operation with the outcome package traffic's rules give
-// err for its op (traffic.ReleaseOutcome for a release, AcquireOutcome for
+// finish ends o, an operation named op, with the outcome package traffic's
+// rules give err (traffic.ReleaseOutcome for a release, AcquireOutcome for
 // anything else), as a scenario's workloads record it, and returns that
 // outcome. result is kept for ok; an error carries the error's text,
 // unknown an empty result, and so does fail: traffic gives a refused
-// release the result "not held", which no checker reads, and Finish keeps
+// release the result "not held", which no checker reads, and finish keeps
 // the empty result its records have always had.
-func (o *Op) Finish(result string, err error) history.Outcome {
+func finish(o history.Op, op, result string, err error) history.Outcome {
 	classify := traffic.AcquireOutcome
-	if o.op == history.OpRelease || o.op == history.OpReleaseRead {
+	if op == history.OpRelease || op == history.OpReleaseRead {
 		classify = traffic.ReleaseOutcome
 	}
 	out, text := classify(err)
@@ -202,6 +202,6 @@ func (r *Recorder) Check() checker.Verdict {
 	return checker.Check(r.Records(), r.Since())
 }
 
-// WriteJSONL writes the history as JSON lines, in the format of
-// sim.History.WriteJSONL, so that the same tools read both.
+// WriteJSONL writes the history as JSON lines (history.WriteJSONL), as the
+// simulation writes its own, so that the same tools read both.
 func (r *Recorder) WriteJSONL(w io.Writer) error { return history.WriteJSONL(w, r.Records()) }
