@@ -163,7 +163,9 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Safety: unsafe runs per 1,000", "## Availability", "Runs with a resurrected lock per 1,000",
+	checkConclusionsFirst(t, readme)
+	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with a resurrected lock, % of the runs",
+		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
 		"## Belief models", "| FencedLock + fenced resource (lease 5s) |", "### Safety", "### Availability",
 		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
 		if !bytes.Contains(readme, []byte(want)) {
@@ -239,6 +241,29 @@ func checkClasses(t *testing.T, c *compare.Cell) {
 	}
 	if ce := c.ShortestAvailability; ce != nil && ce.Violation.Kind.Safety() {
 		t.Errorf("%s: availability counterexample is %s", c.Scenario.Name, ce.Violation.Kind)
+	}
+}
+
+// checkConclusionsFirst checks that a report opens with its conclusions:
+// the section and both its tables come before the method, the tables and
+// every counterexample, which stay below them.
+func checkConclusionsFirst(t *testing.T, readme []byte) {
+	t.Helper()
+	at := func(s string) int { return bytes.Index(readme, []byte(s)) }
+	c := at("## Conclusions")
+	if c < 0 {
+		t.Errorf("the report has no conclusions (regenerate it: make report)")
+		return
+	}
+	for _, later := range []string{"## Method", "## Safety: unsafe runs (%)", "<details>", "go run ./cmd/simulate run -seed"} {
+		if at(later) < c {
+			t.Errorf("the report does not open with its conclusions: \"## Conclusions\" at %d, %q at %d (regenerate it: make report)", c, later, at(later))
+		}
+	}
+	for _, table := range []string{"| failure | stays safe | otherwise | what helped", "| failure | chosen lock: free while clients waited"} {
+		if i := at(table); i < c || i > at("## Method") {
+			t.Errorf("the conclusions lack the table %q", table)
+		}
 	}
 }
 
@@ -393,11 +418,12 @@ func TestReferenceReportReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Safety: unsafe runs per 1,000", "## Availability", "## Belief models"} {
+	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "## Belief models"} {
 		if !bytes.Contains(data, []byte(want)) {
 			t.Errorf("reports/README.md lacks %q: regenerate it (make report)", want)
 		}
 	}
+	checkConclusionsFirst(t, data)
 	n := checkReplays(t, data, func(f string) string { return filepath.Join("..", f) })
 	if n < 10 {
 		t.Fatalf("found %d counterexamples in the report, want at least 10", n)

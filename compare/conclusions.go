@@ -1,0 +1,498 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/report"
+	"github.com/locksim/locksim/traffic"
+)
+
+// The report's opening section: what a Redis user should choose for which
+// failure. Every sentence of it that names a number or ranks a lock is
+// computed here from the measured cells, so that it cannot contradict the
+// tables below it when the counts change; the only fixed text is advice
+// the matrix does not measure (beyond), marked as such in the report.
+
+// noFaults is the name of the mode without faults: the control, stated in
+// a sentence of its own rather than as a row of the conclusions.
+const noFaults = "none"
+
+// lever is one change a Redis user can make, measured by two columns of
+// the matrix that differ in it: Without and With (Algorithm.Name). The
+// conclusions credit it under a failure mode only when the two cells' 95%
+// intervals of unsafe runs do not overlap (see below), so that a
+// difference of a few runs in 100, which chance makes, is never a claim.
+type lever struct {
+	// Change is the advice, in a few words.
+	Change        string
+	Without, With string
+}
+
+// levers are the changes the matrix measures, in the order the
+// conclusions list them.
+var levers = []lever{
+	{"WAIT on acquire (`SyncReplicas`)", "redisson", "redisson-synced"},
+	{"SimpleLock rather than RedissonLock", "redisson", "simple"},
+	{"the spec's RedLock on 5 masters rather than SET NX on a master with a replica", "simple", "redlock-spec-5"},
+	{"5 RedLock masters rather than 3", "redlock-spec-3", "redlock-spec-5"},
+	{"the spec's RedLock rather than Redisson's", "redlock-redisson", "redlock-spec-5"},
+}
+
+// fencedColumn is the column whose resource checks fencing tokens; its
+// writes tell whether fencing protected the data under a failure mode.
+const fencedColumn = "fenced"
+
+// redissonRedLockColumn and specRedLockColumn are the columns the
+// conclusions' note on Redisson's deprecated RedLock compares.
+const (
+	redissonRedLockColumn = "redlock-redisson"
+	specRedLockColumn     = "redlock-spec-5"
+)
+
+// beyond is advice for a failure mode that this matrix does not measure:
+// the report prints it as such, with the scenario or search that does.
+// None of it names a rate, so it cannot contradict the tables.
+var beyond = map[string]string{
+	"failover": "a WAIT that only some replicas acknowledged is accepted, and a failover to one that did not still gives the lock twice " +
+		"(`scenarios/redisson-partial-wait-ack-failover.yaml`)",
+	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
+	"restart": "AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
+		"after the longest lease: no second holder, but the holder still loses its lock (`scenarios/r0-redlock-delayed-restart.yaml`)",
+	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource " +
+		"(`scenarios/k2-fencing-pause.yaml`)",
+	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients (`scenarios/k3-redlock-clock-jump.yaml`)",
+	"lost-replies": "make a retried acquire count once (`IdempotentAcquire`, `scenarios/goredis-retry-acquire-idempotent.yaml`) " +
+		"and keep the unlock latch on (`scenarios/unlock-retry-latch.yaml`)",
+}
+
+// conclusion is one failure mode's row of the conclusions, computed from
+// the table's cells of that mode.
+type conclusion struct {
+	Mode Mode
+	// Row is the mode's cells, one per column.
+	Row []*Cell
+	// Safe are the cells with no unsafe run. Least, when none is safe, are
+	// the cells whose rate is not above the lowest beyond chance (their
+	// intervals overlap the lowest's): a recommendation must not rest on a
+	// difference of a few runs. Worst are the cells with the most unsafe
+	// runs (ties all listed), when that is not zero: a plain rank.
+	Safe, Least, Worst []*Cell
+	// Helped and NotHelped are the measured changes (levers, fencing,
+	// belief), rendered: those that lowered the unsafe rate beyond chance,
+	// and those that did not or raised it (a change with nothing to fix,
+	// both cells at zero, is neither).
+	Helped, NotHelped []string
+	// Beyond is the advice the matrix does not measure ("" if none).
+	Beyond string
+	// Resurrected are the cells with a resurrected lock (availability).
+	Resurrected []*Cell
+}
+
+// chosen is what the row recommends: the safe cells, or the least unsafe
+// when none is safe. The availability conclusions give its price.
+func (c conclusion) chosen() []*Cell {
+	if len(c.Safe) > 0 {
+		return c.Safe
+	}
+	return c.Least
+}
+
+// conclusions are the rows of every mode but the control, in the
+// report's mode order.
+func (r *Results) conclusions() []conclusion {
+	var out []conclusion
+	for mi, m := range r.Modes {
+		if m.Name != noFaults {
+			out = append(out, r.conclusion(mi))
+		}
+	}
+	return out
+}
+
+// conclusion computes mode mi's row from the table's cells (and the
+// belief section's, for a mode it runs).
+func (r *Results) conclusion(mi int) conclusion {
+	row := r.Table[mi]
+	c := conclusion{Mode: r.Modes[mi], Row: row, Beyond: beyond[r.Modes[mi].Name]}
+	fewest, most := row[0], row[0].Unsafe
+	for _, cell := range row {
+		if cell.Unsafe < fewest.Unsafe {
+			fewest = cell
+		}
+		most = max(most, cell.Unsafe)
+		if cell.Resurrected > 0 {
+			c.Resurrected = append(c.Resurrected, cell)
+		}
+	}
+	for _, cell := range row {
+		switch {
+		case cell.Unsafe == 0:
+			c.Safe = append(c.Safe, cell)
+		case fewest.Unsafe > 0 && !below(fewest, cell):
+			c.Least = append(c.Least, cell)
+		}
+		if most > 0 && cell.Unsafe == most {
+			c.Worst = append(c.Worst, cell)
+		}
+	}
+	slices.SortStableFunc(c.Least, func(a, b *Cell) int { return a.Unsafe - b.Unsafe })
+	for _, l := range levers {
+		without, with := columnCell(row, l.Without), columnCell(row, l.With)
+		if without != nil && with != nil {
+			c.add(l.Change, with, without)
+		}
+	}
+	c.fencing(columnCell(row, fencedColumn))
+	c.belief(r.beliefRow(c.Mode.Name))
+	return c
+}
+
+// add files the change measured by with against without: helped when
+// with's interval lies wholly below without's, not helped when they
+// overlap or it lies above, no finding when both are zero.
+func (c *conclusion) add(change string, with, without *Cell) {
+	f := fmt.Sprintf("%s (%s → %s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs))
+	switch {
+	case below(with, without):
+		c.Helped = append(c.Helped, f)
+	case below(without, with):
+		c.NotHelped = append(c.NotHelped, f+", worse")
+	case without.Unsafe+with.Unsafe > 0:
+		c.NotHelped = append(c.NotHelped, f)
+	}
+}
+
+// fencing files what the fenced resource's writes say: fencing protected
+// the data when a stale holder wrote and none of its writes was accepted;
+// it did not when the resource accepted a stale write (a token that went
+// backwards or was handed out twice). No finding when no stale holder
+// wrote (or the column was not run).
+func (c *conclusion) fencing(cell *Cell) {
+	if cell == nil {
+		return
+	}
+	f := cell.Fencing
+	switch {
+	case f.StaleAccepted > 0:
+		c.NotHelped = append(c.NotHelped, fmt.Sprintf("fencing (FencedLock): the resource accepted %s, "+
+			"the tokens repeated or went backwards in %d of %d runs", count(f.StaleAccepted, "stale write"), cell.Kinds[checker.TokenRegression], cell.Runs))
+	case f.Rejected > 0:
+		c.Helped = append(c.Helped, fmt.Sprintf("fencing (FencedLock): the resource rejected %s and accepted no stale one", count(f.Rejected, "write")))
+	}
+}
+
+// belief files the belief section's finding for the mode: whether a
+// careful user (the lease counted from the acquire call) had fewer unsafe
+// runs than a trusting one (counted from the reply), lock by lock. pairs
+// is the section's row of the mode (nil when it does not run the mode).
+func (c *conclusion) belief(pairs [][]*Cell) {
+	var careful, trusting []*Cell
+	for _, pair := range pairs {
+		for _, cell := range pair {
+			if cell.Belief == traffic.BeliefCareful {
+				careful = append(careful, cell)
+			} else {
+				trusting = append(trusting, cell)
+			}
+		}
+	}
+	if len(careful) == 0 || len(careful) != len(trusting) {
+		return
+	}
+	helped := 0
+	for i := range careful {
+		if below(careful[i], trusting[i]) {
+			helped++
+		}
+	}
+	f := fmt.Sprintf("a careful user, who counts the lease from the acquire call, not its reply (lease %v): fewer unsafe runs for %d of %d locks "+
+		"(%s against %s)", Lease, helped, len(careful), span(careful), span(trusting))
+	switch {
+	case helped > 0:
+		c.Helped = append(c.Helped, f)
+	case slices.ContainsFunc(trusting, func(t *Cell) bool { return t.Unsafe > 0 }):
+		c.NotHelped = append(c.NotHelped, f)
+	}
+}
+
+// beliefRow is the belief section's row of the mode named name, nil when
+// the section does not run it.
+func (r *Results) beliefRow(name string) [][]*Cell {
+	for bi, m := range r.BeliefModes {
+		if m.Name == name {
+			return r.Belief[bi]
+		}
+	}
+	return nil
+}
+
+// columnCell is the cell of row in the column named name, nil when the
+// matrix did not run that column.
+func columnCell(row []*Cell, name string) *Cell {
+	for _, c := range row {
+		if c.Algorithm.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// below reports whether a's unsafe rate is below b's beyond chance: a's
+// 95% Wilson interval ends before b's begins. Both at 0 of 100 runs, or 3
+// against 8, are not; 0 against 8 is.
+func below(a, b *Cell) bool {
+	_, aHi := report.Wilson(a.Unsafe, a.Runs)
+	bLo, _ := report.Wilson(b.Unsafe, b.Runs)
+	return aHi < bLo
+}
+
+// span is the range of the cells' unsafe rates, "0–1%", or "8%" when they
+// are all alike.
+func span(cells []*Cell) string {
+	lo, hi := 2.0, -1.0
+	for _, c := range cells {
+		f := float64(c.Unsafe) / float64(max(c.Runs, 1))
+		lo, hi = min(lo, f), max(hi, f)
+	}
+	if lo == hi {
+		return pctNumber(100*lo) + "%"
+	}
+	return pctNumber(100*lo) + "–" + pctNumber(100*hi) + "%"
+}
+
+// writeConclusions writes the conclusions: the control, what to choose
+// for each failure (safety), what that choice costs (availability),
+// advice beyond the matrix, and Redisson's RedLock.
+func (r *reportWriter) writeConclusions() {
+	r.w("## Conclusions\n\n")
+	r.w("What the runs below say, for a Redis user choosing a lock. A run is *unsafe* when a safety property failed in it ")
+	r.w("(two holders, a holder whose lock the nodes no longer gave it, a stale write accepted, a wrong answer about the lock: [Method](#method)); ")
+	r.w("a lock *stays safe* under a failure when none of its runs was unsafe. Every rate is unsafe runs in %% of the cell's runs, ")
+	r.w("with its 95%% Wilson interval in the tables below (0 of %d runs still allows up to %s). ", r.Seeds, upperPercent(r.Seeds))
+	r.w("A change *helped* only when the intervals with and without it do not overlap. ")
+	r.w("Each lock is used as its library's user would by default (careful for SimpleLock and the spec's RedLock, trusting for the Redisson family: ")
+	r.w("[Belief models](#belief)). Availability (the lock unobtainable, never given to two) is counted apart, in the second table.\n\n")
+	r.control()
+	rows := r.conclusions()
+	r.w("### Safety: what to choose for which failure\n\n")
+	r.w("| failure | stays safe | otherwise | what helped (unsafe runs without → with) | what did not |\n|---|---|---|---|---|\n")
+	for _, c := range rows {
+		r.w("| [%s](#%s) | %s | %s | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, safeList(c.Safe), leastMost(c), orDash(c.Helped), orDash(c.NotHelped))
+	}
+	r.w("\nBeyond this matrix (what the named scenarios and searches show, not these runs):\n\n")
+	for _, c := range rows {
+		if c.Beyond != "" {
+			r.w("- [%s](#%s): %s.\n", c.Mode.Title, c.Mode.Name, c.Beyond)
+		}
+	}
+	r.w("\n### Availability: what the choice costs\n\n")
+	r.w("For the locks the first table chooses (those that stayed safe, or else the least unsafe): the longest time the lock stayed free ")
+	r.w("while a client waited for it, in the median run and the worst (of a %v run); and every lock with a *resurrected* lock ", Duration)
+	r.w("(a release lost in a failover: held by nobody until its lease ends), in %% of its runs.\n\n")
+	r.w("| failure | chosen lock: free while clients waited, median / worst | resurrected lock |\n|---|---|---|\n")
+	for _, c := range rows {
+		var res []string
+		for _, cell := range c.Resurrected {
+			res = append(res, cell.Algorithm.Title+" "+percent(cell.Resurrected, cell.Runs))
+		}
+		r.w("| [%s](#%s) | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, chosenCost(c), orDash(res))
+	}
+	r.w("\n")
+	r.redissonRedLock(rows)
+}
+
+// chosenCost is the availability of the row's chosen cells: each one's
+// longest unavailability, median and worst run, marked when the median
+// run never obtained the lock at all; for a row where no lock was safer
+// than another, the range over all of them.
+func chosenCost(c conclusion) string {
+	cells := c.chosen()
+	if len(cells) == len(c.Row) && len(c.Safe) == 0 {
+		return "any lock (none was safer): " + durSpan(cells)
+	}
+	var out []string
+	for _, cell := range cells {
+		s := cell.Algorithm.Title + ": " + unavailability(cell)
+		if med, _ := cell.Unavailability(); med >= Duration {
+			s += " (in the median run no client ever got the lock)"
+		}
+		out = append(out, s)
+	}
+	return orDash(out)
+}
+
+// durSpan is the range of the cells' median and worst unavailability,
+// "median 0s–100ms, worst 150ms–5.03s".
+func durSpan(cells []*Cell) string {
+	var meds, worsts []time.Duration
+	for _, c := range cells {
+		m, w := c.Unavailability()
+		meds, worsts = append(meds, m), append(worsts, w)
+	}
+	r := func(ds []time.Duration) string {
+		lo, hi := slices.Min(ds).Round(10*time.Millisecond), slices.Max(ds).Round(10*time.Millisecond)
+		if lo == hi {
+			return lo.String()
+		}
+		return lo.String() + "–" + hi.String()
+	}
+	return "median " + r(meds) + ", worst " + r(worsts)
+}
+
+// control is the sentence on the mode without faults: every lock must be
+// safe there, or every other number is suspect, and the report says so.
+func (r *reportWriter) control() {
+	mi := slices.IndexFunc(r.Modes, func(m Mode) bool { return m.Name == noFaults })
+	if mi < 0 {
+		return
+	}
+	var unsafe []string
+	for _, c := range r.Table[mi] {
+		if c.Unsafe > 0 {
+			unsafe = append(unsafe, fmt.Sprintf("%s in %d of %d", c.Algorithm.Title, c.Unsafe, c.Runs))
+		}
+	}
+	if len(unsafe) == 0 {
+		r.w("Without faults (the control) every lock was unsafe in 0 of its %d runs.\n\n", r.Table[mi][0].Runs)
+		return
+	}
+	r.w("**Without faults (the control) runs were unsafe: %s.** A lock that fails without faults is broken, or an oracle is: ", strings.Join(unsafe, ", "))
+	r.w("read the rest with that in mind.\n\n")
+}
+
+// redissonRedLock is the note on Redisson's RedLock: Redisson deprecated
+// it (a fact checked against Redisson's source, cited with its versions),
+// and how its column compares here (computed).
+func (r *reportWriter) redissonRedLock(rows []conclusion) {
+	r.w("### Redisson's RedLock is deprecated\n\n")
+	r.w("Redisson deprecated its RedLock: the 3.12.5 changelog (16 April 2020) says \"increased `RLock` reliability during failover. ")
+	r.w("`RedLock` was deprecated\", `RedissonRedLock` and `RedissonClient.getRedLock` carry `@Deprecated` (the class since 3.25.0, ")
+	r.w("5 December 2023; getRedLock's note: \"Use getLock() or getFencedLock() method instead\"), and its documentation (as of 4.7.0) gives why: ")
+	r.w("the algorithm's safety guarantees are contested (Kleppmann's analysis), and it needs a quorum of independent masters where most ")
+	r.w("deployments run one master with replicas; it is superseded by `RLock` with replica-synchronization checking (locksim's `SyncReplicas`, the synced acquire) ")
+	r.w("and by `RFencedLock` where a fencing token is needed.")
+	if m := r.redLockMeasured(rows); m != "" {
+		r.w(" %s", m)
+	}
+	r.w("\n\n")
+}
+
+// redLockMeasured is what the matrix measured of Redisson's RedLock: the
+// failure modes under which its column was the most unsafe, and those
+// under which the spec's RedLock had fewer unsafe runs beyond chance.
+// Empty when either column was not run.
+func (r *reportWriter) redLockMeasured(rows []conclusion) string {
+	var worst, specBetter, faulty int
+	for mi, m := range r.Modes {
+		red, spec := columnCell(r.Table[mi], redissonRedLockColumn), columnCell(r.Table[mi], specRedLockColumn)
+		if red == nil || spec == nil || m.Name == noFaults {
+			continue
+		}
+		faulty++
+		if slices.Contains(rows[slices.IndexFunc(rows, func(c conclusion) bool { return c.Mode.Name == m.Name })].Worst, red) {
+			worst++
+		}
+		if below(spec, red) {
+			specBetter++
+		}
+	}
+	if faulty == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Here its algorithm (the members taken one after another, no validity returned to the caller) had the highest unsafe rate "+
+		"of all locks under %d of the %d failure modes, and the spec's RedLock on as many masters fewer unsafe runs beyond chance under %d of them.",
+		worst, faulty, specBetter)
+}
+
+// safeList is the safe cells with their counts: "A; B: unsafe in 0 of
+// 100 runs" when all ran as many runs, "A (0 of 100); B (0 of 50)"
+// otherwise (an interrupted matrix); "none" when there is none.
+func safeList(cells []*Cell) string {
+	if len(cells) == 0 {
+		return "none"
+	}
+	var titles, counted []string
+	same := true
+	for _, c := range cells {
+		titles = append(titles, c.Algorithm.Title)
+		counted = append(counted, fmt.Sprintf("%s (0 of %d)", c.Algorithm.Title, c.Runs))
+		same = same && c.Runs == cells[0].Runs
+	}
+	if !same {
+		return "unsafe in no run: " + strings.Join(counted, "; ")
+	}
+	return fmt.Sprintf("%s: unsafe in 0 of %d runs", strings.Join(titles, "; "), cells[0].Runs)
+}
+
+// leastMost is what the row says beyond the safe cells: the least unsafe
+// when none is safe (or that no lock was safer than another beyond
+// chance, with their range), and the most unsafe.
+func leastMost(c conclusion) string {
+	if len(c.Safe) == 0 && len(c.Least) == len(c.Row) {
+		return "no lock safer than another beyond chance (" + span(c.Row) + ")"
+	}
+	var parts []string
+	if len(c.Least) > 0 {
+		parts = append(parts, "least unsafe: "+ratedList(c.Least))
+	}
+	if len(c.Worst) > 0 {
+		parts = append(parts, "most: "+ratedList(c.Worst))
+	}
+	return orDash(parts)
+}
+
+// ratedList is the cells' titles with their unsafe rates.
+func ratedList(cells []*Cell) string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, c.Algorithm.Title+" "+percent(c.Unsafe, c.Runs))
+	}
+	return strings.Join(out, "; ")
+}
+
+// orDash joins the non-empty items with "; ", "-" when there is none.
+func orDash(items []string) string {
+	items = slices.DeleteFunc(slices.Clone(items), func(s string) bool { return s == "" })
+	if len(items) == 0 {
+		return "-"
+	}
+	return strings.Join(items, "; ")
+}
+
+// count is "1 write", "2 writes".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// percent is n of runs as a percentage, "8%".
+func percent(n, runs int) string {
+	return pctNumber(100*float64(n)/float64(max(runs, 1))) + "%"
+}
+
+// upperPercent is the upper end of the 95% interval of 0 of runs: how
+// unsafe a lock safe in every run may still be.
+func upperPercent(runs int) string {
+	_, hi := report.Wilson(0, runs)
+	return pctNumber(100*hi) + "%"
+}
+
+// pctNumber shows a percentage: whole numbers as such and from 10 up,
+// others with one decimal ("3.7", "0.5"), so that the small bounds of a
+// Wilson interval at 100 runs stay readable and nothing reads as zero
+// that is not.
+func pctNumber(x float64) string {
+	if x >= 10 || x == float64(int(x)) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	if s := fmt.Sprintf("%.1f", x); s != "0.0" {
+		return strings.TrimSuffix(s, ".0")
+	}
+	return fmt.Sprintf("%.2g", x)
+}

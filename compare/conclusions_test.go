@@ -1,0 +1,206 @@
+package compare
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/traffic"
+)
+
+// byName is the element of all whose name is name; the test fails without it.
+func byName[T any](t *testing.T, all []T, name func(T) string, want string) T {
+	t.Helper()
+	i := slices.IndexFunc(all, func(x T) bool { return name(x) == want })
+	if i < 0 {
+		t.Fatalf("no %q", want)
+	}
+	return all[i]
+}
+
+// conclusionsFixture is a small Results: three modes (the control,
+// failover, pause) by six columns, 100 runs a cell, with counts shaped
+// like the reference report's, and the belief section under pause for
+// one lock. unsafe[mode][column] sets the unsafe counts.
+func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results {
+	t.Helper()
+	modeName := func(m Mode) string { return m.Name }
+	algName := func(a Algorithm) string { return a.Name }
+	r := &Results{Seeds: 100}
+	for _, n := range []string{"none", "failover", "pause"} {
+		r.Modes = append(r.Modes, byName(t, Modes, modeName, n))
+	}
+	for _, n := range []string{"redisson", "redisson-synced", "fenced", "simple", "redlock-redisson", "redlock-spec-5"} {
+		r.Algorithms = append(r.Algorithms, byName(t, Algorithms, algName, n))
+	}
+	for _, m := range r.Modes {
+		var row []*Cell
+		for _, a := range r.Algorithms {
+			row = append(row, &Cell{Mode: m, Algorithm: a, Runs: 100, Unsafe: unsafe[m.Name][a.Name],
+				Kinds: map[checker.Kind]int{}, Unavailable: []time.Duration{time.Second}})
+		}
+		r.Table = append(r.Table, row)
+	}
+	failover, pause := r.Table[1], r.Table[2]
+	fenced := columnCell(failover, "fenced")
+	fenced.Fencing = checker.FencingReport{Accepted: 50, StaleAccepted: 19}
+	fenced.Kinds[checker.TokenRegression] = 8
+	columnCell(pause, "fenced").Fencing = checker.FencingReport{Accepted: 40, Rejected: 41}
+	columnCell(failover, "redisson").Resurrected = 4
+	columnCell(failover, "redisson-synced").Unavailable = []time.Duration{30 * time.Second}
+
+	simple := byName(t, Algorithms, algName, "simple")
+	r.BeliefModes = []Mode{r.Modes[2]}
+	r.BeliefAlgorithms = []Algorithm{simple}
+	r.Belief = [][][]*Cell{{{
+		{Mode: r.Modes[2], Algorithm: simple, Runs: 100, Unsafe: unsafe["belief"]["careful"], Belief: traffic.BeliefCareful},
+		{Mode: r.Modes[2], Algorithm: simple, Runs: 100, Unsafe: unsafe["belief"]["trusting"], Belief: traffic.BeliefTrusting},
+	}}}
+	return r
+}
+
+// referenceCounts are unsafe counts of 100 runs like the reference
+// report's: the synced acquire and the spec's RedLock safe under failover,
+// nothing safe under 6 s pauses, a careful user safer than a trusting one.
+func referenceCounts() map[string]map[string]int {
+	return map[string]map[string]int{
+		"failover": {"redisson": 8, "redisson-synced": 0, "fenced": 8, "simple": 8, "redlock-redisson": 16, "redlock-spec-5": 0},
+		"pause":    {"redisson": 53, "redisson-synced": 57, "fenced": 53, "simple": 51, "redlock-redisson": 42, "redlock-spec-5": 56},
+		"belief":   {"careful": 0, "trusting": 20},
+	}
+}
+
+func titles(cells []*Cell) []string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, c.Algorithm.Name)
+	}
+	return out
+}
+
+func containsPart(parts []string, sub string) bool {
+	return slices.ContainsFunc(parts, func(s string) bool { return strings.Contains(s, sub) })
+}
+
+// written is the conclusions section as the report writes it.
+func written(r *Results) string {
+	rw := &reportWriter{Results: r}
+	rw.writeConclusions()
+	return rw.b.String()
+}
+
+// TestConclusionsFromData: the conclusions are computed from the counts,
+// so that changing a count changes them. With the reference's counts the
+// synced acquire and the spec's RedLock stay safe under failover, WAIT is
+// credited (8% → 0%), fencing is not (the resource accepted stale writes)
+// while under pauses it is; nothing stays safe under pauses and the least
+// unsafe lock is named. Then the synced acquire gets 8 unsafe runs of 100:
+// it is no longer safe, and WAIT moves from what helped to what did not.
+func TestConclusionsFromData(t *testing.T) {
+	counts := referenceCounts()
+	r := conclusionsFixture(t, counts)
+	rows := r.conclusions()
+	if len(rows) != 2 || rows[0].Mode.Name != "failover" || rows[1].Mode.Name != "pause" {
+		t.Fatalf("rows %v, want failover and pause (the control is a sentence)", rows)
+	}
+	failover, pause := rows[0], rows[1]
+	if got := titles(failover.Safe); !slices.Equal(got, []string{"redisson-synced", "redlock-spec-5"}) {
+		t.Errorf("failover: safe %v", got)
+	}
+	if got := titles(failover.Worst); !slices.Equal(got, []string{"redlock-redisson"}) {
+		t.Errorf("failover: most unsafe %v", got)
+	}
+	if !containsPart(failover.Helped, "WAIT on acquire (`SyncReplicas`) (8% → 0%)") {
+		t.Errorf("failover: WAIT not credited: helped %q", failover.Helped)
+	}
+	if !containsPart(failover.NotHelped, "accepted 19 stale writes, the tokens repeated or went backwards in 8 of 100 runs") {
+		t.Errorf("failover: fencing's stale writes not reported: not helped %q", failover.NotHelped)
+	}
+	// 42 of 100 is not below 57 of 100 beyond chance: no lock is named
+	// the least unsafe.
+	if len(pause.Safe) != 0 || len(pause.Least) != len(pause.Row) {
+		t.Errorf("pause: safe %v, least unsafe %v; want none, and all alike", titles(pause.Safe), titles(pause.Least))
+	}
+	if !containsPart(pause.Helped, "the resource rejected 41 writes and accepted no stale one") {
+		t.Errorf("pause: fencing not credited: helped %q", pause.Helped)
+	}
+	if !containsPart(pause.Helped, "fewer unsafe runs for 1 of 1 locks (0% against 20%)") {
+		t.Errorf("pause: the careful user not credited: helped %q", pause.Helped)
+	}
+	// 53 against 57: within chance, so not credited either way.
+	if !containsPart(pause.NotHelped, "WAIT on acquire (`SyncReplicas`) (53% → 57%)") || containsPart(pause.NotHelped, "57%), worse") {
+		t.Errorf("pause: WAIT's 53%% → 57%% should be no clear effect: not helped %q", pause.NotHelped)
+	}
+	text := written(r)
+	for _, want := range []string{
+		"Without faults (the control) every lock was unsafe in 0 of its 100 runs.",
+		"| RedissonLock + synced acquire; RedLock, spec, N=5: unsafe in 0 of 100 runs | most: RedLock, Redisson-style, N=5 16% |",
+		"| none | no lock safer than another beyond chance (42–57%) |",
+		"RedissonLock + synced acquire: 30s / 30s (in the median run no client ever got the lock); RedLock, spec, N=5: 1s / 1s | RedissonLock 4% |",
+		"any lock (none was safer): median 1s, worst 1s",
+		"the highest unsafe rate of all locks under 1 of the 2 failure modes, and the spec's RedLock on as many masters fewer unsafe runs beyond chance under 1 of them",
+		"0 of 100 runs still allows up to 3.7%",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("conclusions lack %q:\n%s", want, text)
+		}
+	}
+
+	// Counts change: the synced acquire is unsafe in 8 of 100 runs under
+	// failover, the spec's RedLock in 7 under pauses, and a lock is unsafe
+	// once without faults.
+	counts["failover"]["redisson-synced"] = 8
+	counts["pause"]["redlock-spec-5"] = 7
+	counts["none"] = map[string]int{"simple": 1}
+	r = conclusionsFixture(t, counts)
+	failover, pause = r.conclusions()[0], r.conclusions()[1]
+	if got := titles(failover.Safe); !slices.Equal(got, []string{"redlock-spec-5"}) {
+		t.Errorf("synced acquire at 8 of 100: safe %v, want only the spec's RedLock", got)
+	}
+	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotHelped, "WAIT on acquire (`SyncReplicas`) (8% → 8%)") {
+		t.Errorf("synced acquire at 8 of 100: WAIT still credited: helped %q, not helped %q", failover.Helped, failover.NotHelped)
+	}
+	if got := titles(pause.Least); !slices.Equal(got, []string{"redlock-spec-5"}) {
+		t.Errorf("spec's RedLock at 7 of 100 under pauses: least unsafe %v, want only it", got)
+	}
+	text2 := written(r)
+	if !strings.Contains(text2, "| none | least unsafe: RedLock, spec, N=5 7%; most: RedissonLock + synced acquire 57% |") {
+		t.Errorf("the pause row does not name the spec's RedLock as least unsafe:\n%s", text2)
+	}
+	if strings.Contains(text2, "RedissonLock + synced acquire; RedLock, spec, N=5: unsafe in 0 of 100 runs") ||
+		!strings.Contains(text2, "| RedLock, spec, N=5: unsafe in 0 of 100 runs |") {
+		t.Errorf("the table still calls the synced acquire safe:\n%s", text2)
+	}
+	if !strings.Contains(text2, "**Without faults (the control) runs were unsafe: SimpleLock (SET NX) in 1 of 100.**") {
+		t.Errorf("an unsafe control run is not called out:\n%s", text2)
+	}
+}
+
+// TestBelowIsBeyondChance pins the rule by which a change is credited:
+// the intervals must not overlap at 100 runs.
+func TestBelowIsBeyondChance(t *testing.T) {
+	c := func(n int) *Cell { return &Cell{Unsafe: n, Runs: 100} }
+	for _, tc := range []struct {
+		a, b int
+		want bool
+	}{{0, 8, true}, {0, 3, false}, {3, 8, false}, {7, 63, true}, {53, 57, false}, {8, 0, false}, {0, 0, false}} {
+		if got := below(c(tc.a), c(tc.b)); got != tc.want {
+			t.Errorf("below(%d of 100, %d of 100) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestRateUnit: every rate is a percentage with its Wilson interval, small
+// bounds with one decimal so that 0 of 100 reads as "up to 3.7", not 4.
+func TestRateUnit(t *testing.T) {
+	for _, tc := range []struct {
+		n, runs int
+		want    string
+	}{{0, 100, "0% [0–3.7]"}, {8, 100, "8% [4.1–15]"}, {100, 100, "100% [96–100]"}, {1, 1000, "0.1% [0.018–0.6]"}, {58, 100, "58% [48–67]"}} {
+		if got := rate(tc.n, tc.runs); got != tc.want {
+			t.Errorf("rate(%d, %d) = %q, want %q", tc.n, tc.runs, got, tc.want)
+		}
+	}
+}
