@@ -19,8 +19,12 @@ var (
 	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
 	// lock was released again rather than trusted.
 	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
-	// ErrLockLost: the watchdog found the lock gone or held by someone else;
-	// it is passed to Options.OnLost.
+	// ErrLockLost: the lock was lost while held (it expired, was
+	// force-unlocked, or was lost in a failover). No call returns it: the
+	// watchdog reports a loss by calling Options.OnLost(name, owner), from
+	// its own task, where no caller waits for an error. It is exported for
+	// code that turns that report into an error, and IsUnknown counts it as
+	// a known outcome.
 	ErrLockLost = errors.New("lock: lock lost")
 )
 

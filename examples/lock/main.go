@@ -63,7 +63,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	addr := fs.String("addr", "localhost:6379", "Redis address host:port; several, comma-separated, are a Cluster's nodes (or, with -sentinel-master, the sentinels)")
 	fs.BoolVar(&c.cluster, "cluster", false, "treat a single -addr as a Redis Cluster node")
 	fs.StringVar(&c.sentinel, "sentinel-master", "", "name of the Sentinel master (then -addr lists the sentinels)")
-	fs.StringVar(&c.name, "name", "locksim-example", "lock name (the Redis key); on a Cluster, no { or } in it (see README)")
+	fs.StringVar(&c.name, "name", "locksim-example", "lock name (the Redis key); on a Cluster, a name with a hash tag ({orders}, user:{42}:lock) hashes by its tag; not one with a } outside a tag (see README)")
 	fs.StringVar(&c.owner, "owner", "", "owner of the hold within this client (default: example-<pid>)")
 	fs.DurationVar(&c.hold, "hold", 3*time.Second, "how long to hold the lock while \"working\"")
 	fs.DurationVar(&c.wait, "wait", 30*time.Second, "how long to wait for a lock held by someone else (0: forever)")
