@@ -22,7 +22,8 @@ import (
 const noFaults = "none"
 
 // lever is one change a Redis user can make, measured by two columns of
-// the matrix that differ in it: Without and With (Algorithm.Name). The
+// the matrix that differ in it (and in what comes with it, which its
+// Change names): Without and With (Algorithm.Name). The
 // conclusions credit it under a failure mode only when the two cells' 95%
 // intervals of unsafe runs do not overlap (see below), so that a
 // difference of a few runs in 100, which chance makes, is never a claim.
@@ -36,7 +37,7 @@ type lever struct {
 // conclusions list them.
 var levers = []lever{
 	{"WAIT on acquire (`SyncReplicas`)", "redisson", "redisson-synced"},
-	{"SimpleLock rather than RedissonLock", "redisson", "simple"},
+	{"SimpleLock (careful, no watchdog) rather than RedissonLock", "redisson", "simple"},
 	{"the spec's RedLock on 5 masters rather than SET NX on a master with a replica", "simple", "redlock-spec-5"},
 	{"5 RedLock masters rather than 3", "redlock-spec-3", "redlock-spec-5"},
 	{"the spec's RedLock rather than Redisson's", "redlock-redisson", "redlock-spec-5"},
@@ -62,9 +63,10 @@ var beyond = map[string]string{
 	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
 	"restart": "AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
 		"after the longest lease: no second holder, but the holder still loses its lock (`scenarios/r0-redlock-delayed-restart.yaml`)",
-	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource " +
-		"(`scenarios/k2-fencing-pause.yaml`)",
-	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients (`scenarios/k3-redlock-clock-jump.yaml`)",
+	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource: " +
+		"the paused holder's late write is then rejected (`scenarios/k2-fencing-pause.yaml`)",
+	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once " +
+		"and hands the spec's RedLock to a second holder (`scenarios/k3-redlock-clock-jump.yaml`)",
 	"lost-replies": "make a retried acquire count once (`IdempotentAcquire`, `scenarios/goredis-retry-acquire-idempotent.yaml`) " +
 		"and keep the unlock latch on (`scenarios/unlock-retry-latch.yaml`)",
 }
@@ -118,6 +120,9 @@ func (r *Results) conclusions() []conclusion {
 func (r *Results) conclusion(mi int) conclusion {
 	row := r.Table[mi]
 	c := conclusion{Mode: r.Modes[mi], Row: row, Beyond: beyond[r.Modes[mi].Name]}
+	if len(row) == 0 {
+		return c // no column run: nothing to conclude
+	}
 	fewest, most := row[0], row[0].Unsafe
 	for _, cell := range row {
 		if cell.Unsafe < fewest.Unsafe {
@@ -347,7 +352,7 @@ func durSpan(cells []*Cell) string {
 // safe there, or every other number is suspect, and the report says so.
 func (r *reportWriter) control() {
 	mi := slices.IndexFunc(r.Modes, func(m Mode) bool { return m.Name == noFaults })
-	if mi < 0 {
+	if mi < 0 || len(r.Table[mi]) == 0 {
 		return
 	}
 	var unsafe []string
