@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/image/font/sfnt"
@@ -49,7 +51,11 @@ func render(d Drawer, w, h vg.Length, format string, out io.Writer) error {
 	if format == "svg" {
 		c := vgsvg.New(w, h)
 		d.Draw(draw.New(&outlineCanvas{Canvas: c, glyphs: map[glyphKey]vg.Path{}}))
-		_, err := c.WriteTo(out)
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		_, err := out.Write(shareGlyphs(buf.Bytes()))
 		return err
 	}
 	c, err := draw.NewFormattedCanvas(w, h, format)
@@ -147,6 +153,39 @@ func (c *outlineCanvas) glyph(f font.Face, idx sfnt.GlyphIndex, upem fixed.Int26
 	}
 	c.glyphs[key] = p
 	return p
+}
+
+// translatedPath is how vgsvg writes a path filled under a translation
+// (outlineCanvas's glyphs): a group with the translation, the path (its
+// style, if not the default black fill, after it), the group's end.
+var translatedPath = regexp.MustCompile(`<g transform="([^"]*)">\n<path d="([^"]*)"([^>]*)/>\n</g>\n`)
+
+// shareGlyphs writes each distinct path drawn under a translation once,
+// in the SVG's <defs>, and each drawing of it as a <use> with that
+// translation and style: a glyph's outline is then written once, not once
+// per letter, which makes an outlined plot about a third of the size. The
+// rewrite draws the same picture: a <use> draws its path in its own
+// coordinates, transformed and styled as the group and the path were.
+func shareGlyphs(svg []byte) []byte {
+	ids := map[string]int{}
+	var defs bytes.Buffer
+	body := translatedPath.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := translatedPath.FindSubmatch(m)
+		d := string(sub[2])
+		id, ok := ids[d]
+		if !ok {
+			id = len(ids)
+			ids[d] = id
+			fmt.Fprintf(&defs, "<path id=\"g%d\" d=\"%s\"/>\n", id, d)
+		}
+		return fmt.Appendf(nil, "<use xlink:href=\"#g%d\" transform=\"%s\"%s/>\n", id, sub[1], bytes.TrimRight(sub[3], " "))
+	})
+	if len(ids) == 0 {
+		return svg
+	}
+	// The defs go after the <svg> element's opening tag.
+	end := bytes.Index(body, []byte(">\n<g ")) + 2
+	return slices.Concat(body[:end], []byte("<defs>\n"), defs.Bytes(), []byte("</defs>\n"), body[end:])
 }
 
 // WriteFile writes data to path through a temporary file in the same
