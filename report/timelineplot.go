@@ -405,73 +405,98 @@ type labelWant struct {
 	lanes []int
 }
 
-// placeLabels places every row's labels: the names on a node's key spans
-// (in the row's top lane, where they fit inside their span), then the
-// fault labels (right of their mark, or left of it at the plot's right
-// edge; in the lowest free lane). A label overlaps no other, with a gap,
-// and stays between the plot's left and right edges; one that cannot is
-// hidden.
+// placeLabels places every row's labels: the names on its spans (a
+// node's key spans in the row's top lane, where they fit inside their
+// span), then the fault labels (right of their mark, or left of it at the
+// plot's right edge; in the lowest free lane). A label overlaps no other,
+// with a gap, and stays between the plot's left and right edges; one that
+// cannot is hidden.
 func (a *timelineArt) placeLabels(pt rowPainter) []PlacedLabel {
 	n := len(a.tl.Rows)
-	ext := labelStyle.FontExtents()
-	lh := ext.Height
-	left, right := pt.c.Min.X, pt.c.Max.X
-	beliefLabels := map[string]bool{}
-	for _, r := range a.tl.Rows {
-		for _, s := range r.Spans {
-			if r.Kind == Belief && s.Kind == Holding {
-				beliefLabels[s.Label] = true
-			}
-		}
-	}
+	lh := labelStyle.FontExtents().Height
+	manyLocks := a.manyLocks()
 	var out []PlacedLabel
 	for i, r := range a.tl.Rows {
 		y := float64(n - 1 - i)
 		bottom, top := pt.trY(y-0.42), pt.trY(y+0.42)
 		lanes := max(1, int((top-bottom-2)/lh))
-		up, down := make([]int, lanes), make([]int, lanes)
-		for k := range lanes {
-			up[k], down[k] = k, lanes-1-k
-		}
-		var wants []labelWant
+		wants := a.labelWants(pt, r, lanes, manyLocks)
+		out = append(out, packLabels(r.Name, wants, lanes, bottom, pt.c.Min.X, pt.c.Max.X)...)
+	}
+	return out
+}
+
+// manyLocks reports whether the belief rows hold more than one lock: only
+// then does naming the lock on each holding tell a reader anything.
+func (a *timelineArt) manyLocks() bool {
+	var first string
+	for _, r := range a.tl.Rows {
 		for _, s := range r.Spans {
-			w := labelStyle.Width(s.Label)
-			x0, x1 := pt.trX(s.From.Seconds()), pt.trX(s.To.Seconds())
-			switch {
-			case s.Label == "" || s.Kind == Finding:
-			case r.Kind == Belief && s.Kind == Holding && len(beliefLabels) < 2:
-				// One lock: its name on every holding says nothing.
-			case x1-x0 >= w+2*labelInset:
-				lanesOf := up
-				if r.Kind == Truth {
-					lanesOf = down
-				}
-				wants = append(wants, labelWant{s.Label, [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, lanesOf})
-			case s.Kind == Fault:
-				wants = append(wants, labelWant{s.Label, beside(x0, w), up})
-			}
-		}
-		for _, m := range r.Marks {
-			if m.Kind == Fault && m.Label != "" && !strings.HasSuffix(m.Label, " lost") {
-				wants = append(wants, labelWant{m.Label, beside(pt.trX(m.At.Seconds()), labelStyle.Width(m.Label)), up})
-			}
-		}
-		taken := make([][][2]vg.Length, lanes)
-		for _, w := range wants {
-			l := PlacedLabel{Row: r.Name, Text: w.text, H: lh, Hidden: true}
-		search:
-			for _, k := range w.lanes {
-				for _, x := range w.xs {
-					if x[0] < left || x[1] > right || overlapsAny(taken[k], x) {
-						continue
-					}
-					taken[k] = append(taken[k], x)
-					l.X0, l.X1, l.Y0, l.Lane, l.Hidden = x[0], x[1], bottom+1+lh*vg.Length(k), k, false
-					break search
+			if r.Kind == Belief && s.Kind == Holding {
+				if first == "" {
+					first = s.Label
+				} else if s.Label != first {
+					return true
 				}
 			}
-			out = append(out, l)
 		}
+	}
+	return false
+}
+
+// labelWants are r's labels to place, in order: its spans' (inside the
+// span where they fit; a fault span's beside its start where not), then
+// its fault events' (beside the mark; a lost message's has none: they
+// come by the dozen and the text timeline lists them).
+func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool) []labelWant {
+	up, down := make([]int, lanes), make([]int, lanes)
+	for k := range lanes {
+		up[k], down[k] = k, lanes-1-k
+	}
+	var wants []labelWant
+	for _, s := range r.Spans {
+		w := labelStyle.Width(s.Label)
+		x0, x1 := pt.trX(s.From.Seconds()), pt.trX(s.To.Seconds())
+		switch {
+		case s.Label == "" || s.Kind == Finding || (r.Kind == Belief && s.Kind == Holding && !manyLocks):
+		case x1-x0 >= w+2*labelInset && r.Kind == Truth:
+			wants = append(wants, labelWant{s.Label, [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, down})
+		case x1-x0 >= w+2*labelInset:
+			wants = append(wants, labelWant{s.Label, [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, up})
+		case s.Kind == Fault:
+			wants = append(wants, labelWant{s.Label, beside(x0, w), up})
+		}
+	}
+	for _, m := range r.Marks {
+		if m.Kind == Fault && m.Label != "" && !strings.HasSuffix(m.Label, " lost") {
+			wants = append(wants, labelWant{m.Label, beside(pt.trX(m.At.Seconds()), labelStyle.Width(m.Label)), up})
+		}
+	}
+	return wants
+}
+
+// packLabels places wants, a row's labels, in its lanes (the lowest's
+// bottom at bottom), each at the first of its lanes and positions where
+// it stays within [left, right] and clear of the labels placed before it;
+// hidden when there is none.
+func packLabels(row string, wants []labelWant, lanes int, bottom, left, right vg.Length) []PlacedLabel {
+	lh := labelStyle.FontExtents().Height
+	taken := make([][][2]vg.Length, lanes)
+	var out []PlacedLabel
+	for _, w := range wants {
+		l := PlacedLabel{Row: row, Text: w.text, H: lh, Hidden: true}
+	search:
+		for _, k := range w.lanes {
+			for _, x := range w.xs {
+				if x[0] < left || x[1] > right || overlapsAny(taken[k], x) {
+					continue
+				}
+				taken[k] = append(taken[k], x)
+				l.X0, l.X1, l.Y0, l.Lane, l.Hidden = x[0], x[1], bottom+1+lh*vg.Length(k), k, false
+				break search
+			}
+		}
+		out = append(out, l)
 	}
 	return out
 }
