@@ -6,6 +6,7 @@ package report
 import (
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -58,19 +59,43 @@ func (f *Figure) Draw(c draw.Canvas) {
 }
 
 // legendLines splits the legend into lines of as many entries as fit in
-// width.
+// width. An entry wider than the whole width (a line standing for many
+// series) is wrapped between words: its first line has its thumbnails,
+// the others are indented under its text, each on a line of its own.
 func (f *Figure) legendLines(width vg.Length) [][]LegendEntry {
 	var lines [][]LegendEntry
 	x := vg.Length(0)
 	for _, e := range f.Legend {
-		w := thumbW + thumbGap + legendText.Width(e.Text)
-		if len(lines) == 0 || x+entryGap+w > width {
-			lines = append(lines, []LegendEntry{e})
-			x = w
-			continue
+		parts := wrapWords(e.Text, width-thumbW-thumbGap)
+		w := thumbW + thumbGap + legendText.Width(parts[0])
+		if len(lines) == 0 || len(parts) > 1 || x+entryGap+w > width {
+			lines = append(lines, nil)
+			x = -entryGap
 		}
-		lines[len(lines)-1] = append(lines[len(lines)-1], e)
+		lines[len(lines)-1] = append(lines[len(lines)-1], LegendEntry{Text: parts[0], Thumbs: e.Thumbs})
 		x += entryGap + w
+		for _, p := range parts[1:] {
+			lines = append(lines, []LegendEntry{{Text: p}})
+			x = width // what follows starts a line of its own
+		}
+	}
+	return lines
+}
+
+// wrapWords splits s between words into lines at most width wide in the
+// legend's text style (a single word wider than that stays whole).
+func wrapWords(s string, width vg.Length) []string {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return []string{s}
+	}
+	lines := []string{words[0]}
+	for _, w := range words[1:] {
+		if cur := lines[len(lines)-1] + " " + w; legendText.Width(cur) <= width {
+			lines[len(lines)-1] = cur
+		} else {
+			lines = append(lines, w)
+		}
 	}
 	return lines
 }

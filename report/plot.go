@@ -48,7 +48,7 @@ type Series struct {
 type RateChart struct {
 	Title, XLabel, YLabel string
 	LogX                  bool
-	// XMin and XMax are the x axis's range (0, 0: gonum's, from the data).
+	// XMin and XMax are the x axis's range.
 	XMin, XMax float64
 	Lines      []RateLine
 }
@@ -104,8 +104,11 @@ func NewRateChart(title, xLabel, yLabel string, series []Series) RateChart {
 			groups[i] = append(groups[i], s)
 		}
 	}
+	// The axis reaches a little beyond the extreme intensities, so that
+	// their markers and error bars, shifted apart, stay off the frame.
 	c.LogX = lo > 0 && hi/lo >= 10
 	span := hi - lo
+	c.XMin, c.XMax = lo-0.06*span, hi+0.06*span
 	if c.LogX {
 		c.XMin, c.XMax = lo/1.3, hi*1.3
 		span = math.Log(c.XMax / c.XMin)
@@ -174,6 +177,8 @@ func (c RateChart) Figure() (*Figure, error) {
 			ticks = append(ticks, plot.Tick{Value: pt.X, Label: strconv.FormatFloat(pt.X, 'g', -1, 64)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	if c.XMax > c.XMin {
 		p.X.Min, p.X.Max = c.XMin, c.XMax
 	}
 	f := &Figure{Plot: p, Margin: vg.Points(6)}
