@@ -264,9 +264,8 @@ func holderOf(r history.Record) string {
 // addFindings puts every violation on the row it concerns: a mutual
 // exclusion as an overlap shaded across the rows; a stale write on the
 // write the resource accepted; a resurrected lock on the node row whose
-// key named the holder then; anything else on its holder's row (the last
-// holder named: the one a token regression or a stale write reached), or
-// on a row of its lock when it names no holder. Findings that lasted are
+// key named the holder then; anything else on its holders' rows
+// (findingHolders), or on a row of its lock when it names no holder. Findings that lasted are
 // spans, instants marks.
 func (tl *Timeline) addFindings(vs []checker.Violation) {
 	for _, x := range vs {
@@ -279,22 +278,35 @@ func (tl *Timeline) addFindings(vs []checker.Violation) {
 				continue
 			}
 		}
-		holder := ""
-		if len(x.Holders) > 0 {
-			holder = x.Holders[len(x.Holders)-1]
-		}
-		rows := tl.findingRows(x, holder)
-		for _, i := range rows {
-			if x.From == x.To {
-				tl.Rows[i].Marks = append(tl.Rows[i].Marks, Mark{At: x.From, Holder: holder, Kind: Finding, Finding: x.Kind})
-			} else {
-				tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: x.From, To: x.To, Holder: holder, Kind: Finding, Finding: x.Kind})
+		for _, holder := range findingHolders(x) {
+			for _, i := range tl.findingRows(x, holder) {
+				if x.From == x.To {
+					tl.Rows[i].Marks = append(tl.Rows[i].Marks, Mark{At: x.From, Holder: holder, Kind: Finding, Finding: x.Kind})
+				} else {
+					tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: x.From, To: x.To, Holder: holder, Kind: Finding, Finding: x.Kind})
+				}
 			}
 		}
 	}
 	for i := range tl.Rows {
 		slices.SortStableFunc(tl.Rows[i].Marks, func(a, b Mark) int { return cmp.Compare(a.At, b.At) })
 	}
+}
+
+// findingHolders are the holders whose rows x is marked on: for a
+// linearizability violation every holder it names (the operation that
+// fits no order and those it collides with: the finding is about them
+// together); else the last one named, whom the finding is about (a token
+// regression's second holder, a stale write's writer); "" when it names
+// none.
+func findingHolders(x checker.Violation) []string {
+	switch {
+	case len(x.Holders) == 0:
+		return []string{""}
+	case x.Kind == checker.Linearizability:
+		return x.Holders
+	}
+	return x.Holders[len(x.Holders)-1:]
 }
 
 // markStaleWrite turns the accepted write that x, a stale write, is about
