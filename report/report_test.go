@@ -125,9 +125,7 @@ func TestTimelineF0(t *testing.T) {
 	if data, err := os.ReadFile(svg); err != nil || !bytes.Contains(data, []byte("<svg")) {
 		t.Errorf("svg: %v, %d bytes", err, len(data))
 	}
-	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
-		_ = report.Save(report.TimelinePlot(tl), 8*vg.Inch, 4*vg.Inch, filepath.Join(dir, "f0.png"))
-	}
+	savePlot(t, report.TimelinePlot(tl), "f0")
 }
 
 // TestTimelineNoOverlap is the control: a clean run has no red.
@@ -255,9 +253,7 @@ func TestRatePlotLogAxis(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantImage(t, path, 6*96, 4*96, 0.02)
-	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
-		_ = report.Save(p, 8*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, "lag.png"))
-	}
+	savePlot(t, p, "lag")
 }
 
 // TestTimelinePartitionsHealApart: two partitions starting at the same
