@@ -4,6 +4,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,6 +145,10 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 type Visualization struct {
 	Model porcupine.Model
 	Info  porcupine.LinearizationInfo
+	// Clients names Porcupine's clients: Clients[i] is the holder whose
+	// operations and expiries have ClientId i ("c1", "c1/a"). Porcupine
+	// itself labels a client's row with the number only.
+	Clients []string
 }
 
 // Visualize checks h as Linearizable does and returns what Porcupine's HTML
@@ -167,5 +172,5 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 		vs, _ = lh.violations(h, timeout)
 	}
 	info.AddAnnotations(lh.annotations(h, res, vs, timeout))
-	return Visualization{Model: model, Info: info}, nil
+	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders)}, nil
 }

@@ -491,11 +491,10 @@ func (r *reportWriter) ratePlot(mi int) error {
 		}
 		series = append(series, s)
 	}
-	p, err := report.RatePlot(m.Title, m.Axis, series)
+	p, err := report.RatePlot(m.Title, m.Axis, "unsafe runs (95% CI)", series)
 	if err != nil {
 		return err
 	}
-	p.Y.Label.Text = "unsafe runs (fraction, 95% CI)"
 	base := filepath.Join(r.dir, "plots", "rate-"+m.Name)
 	return report.Save(p, plotW, plotH, base+".png", base+".svg")
 }

@@ -44,6 +44,17 @@ func TestWriteLinearizationHTML(t *testing.T) {
 			t.Errorf("visualization lacks %q", want)
 		}
 	}
+	// The rows are named by client: the names are defined before the
+	// page's script, and both of Porcupine's label expressions use them.
+	if !strings.Contains(html, "<script>const locksimClients = [\"c1\",\"c2\"];</script>\n") {
+		t.Error("the client names are not defined before the page's script")
+	}
+	if n := strings.Count(html, "i < realClients ? (locksimClients[i] ?? "); n != 2 {
+		t.Errorf("%d row labels name clients, want 2", n)
+	}
+	if strings.Contains(html, "i < realClients ? i :") || strings.Contains(html, "i < realClients ? i.toString() :") {
+		t.Error("a row label still numbers clients")
+	}
 	if !strings.HasSuffix(strings.TrimSpace(html), "</html>") {
 		t.Error("the visualization is not whole")
 	}

@@ -1,13 +1,14 @@
+// Rate plots and heatmaps: violation rates with their confidence
+// intervals, built as data (RateChart, Grid) and then drawn.
+
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,133 +19,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
-
-// Colours shared by the plots. Overlaps are red; faults grey.
-var (
-	overlapColor = color.NRGBA{R: 220, G: 30, B: 30, A: 70}
-	faultColor   = color.NRGBA{R: 90, G: 90, B: 90, A: 255}
-	faultFill    = color.NRGBA{R: 150, G: 150, B: 150, A: 90}
-	rowFill      = color.NRGBA{R: 245, G: 245, B: 245, A: 255}
-)
-
-// holderPalette colours holders: distinct hues with no red in them, since
-// red means an overlap.
-var holderPalette = []color.Color{
-	color.NRGBA{R: 31, G: 119, B: 180, A: 255},  // blue
-	color.NRGBA{R: 44, G: 160, B: 44, A: 255},   // green
-	color.NRGBA{R: 255, G: 160, B: 20, A: 255},  // orange
-	color.NRGBA{R: 148, G: 103, B: 189, A: 255}, // purple
-	color.NRGBA{R: 23, G: 190, B: 207, A: 255},  // cyan
-	color.NRGBA{R: 140, G: 86, B: 75, A: 255},   // brown
-	color.NRGBA{R: 188, G: 189, B: 34, A: 255},  // olive
-	color.NRGBA{R: 227, G: 119, B: 194, A: 255}, // pink
-}
-
-// holderColors gives each holder the same colour on every row; the order is
-// that of the belief rows, so it is deterministic.
-type holderColors map[string]color.Color
-
-func (hc holderColors) of(holder string) color.Color {
-	if c, ok := hc[holder]; ok {
-		return c
-	}
-	// A node naming something no belief row has (a second holder in one
-	// hash, an unknown value) is drawn in a neutral colour.
-	return color.NRGBA{R: 120, G: 120, B: 160, A: 255}
-}
-
-// TimelinePlot draws tl: one row per holder (its belief), per node key
-// (ground truth, coloured by the holder it named), and a row of faults;
-// fault events are grey marks, pauses and partitions grey spans, and every
-// interval in which two holders believed they held the lock is shaded red
-// across all rows.
-func TimelinePlot(tl Timeline) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = tl.Title
-	p.X.Label.Text = "virtual time (s)"
-	if tl.XLabel != "" {
-		p.X.Label.Text = tl.XLabel
-	}
-	hc := holderColors{}
-	for _, r := range tl.Rows {
-		if r.Kind == Belief {
-			hc[r.Name] = holderPalette[len(hc)%len(holderPalette)]
-		}
-	}
-	n := len(tl.Rows)
-	var ticks []plot.Tick
-	for i, r := range tl.Rows {
-		label := r.Name
-		if r.Kind == Truth {
-			label = "node " + r.Name
-		}
-		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: label})
-	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-	p.X.Min, p.X.Max = 0, tl.End.Seconds()
-	p.Add(&timelineArt{tl: tl, colors: hc})
-	return p
-}
-
-// timelineArt is the plotter that draws a Timeline's rows.
-type timelineArt struct {
-	tl     Timeline
-	colors holderColors
-}
-
-func (a *timelineArt) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return 0, a.tl.End.Seconds(), -0.6, float64(len(a.tl.Rows)) - 0.4
-}
-
-func (a *timelineArt) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	n := len(a.tl.Rows)
-	rect := func(x0, x1, y0, y1 float64, col color.Color) {
-		X0, X1 := trX(x0), trX(x1)
-		if X1-X0 < 1 {
-			X1 = X0 + 1 // an instant-long span stays visible
-		}
-		Y0, Y1 := trY(y0), trY(y1)
-		c.FillPolygon(col, c.ClipPolygonXY([]vg.Point{{X: X0, Y: Y0}, {X: X1, Y: Y0}, {X: X1, Y: Y1}, {X: X0, Y: Y1}}))
-	}
-	small := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(7)), Handler: plot.DefaultTextHandler}
-	end := a.tl.End.Seconds()
-	for i, r := range a.tl.Rows {
-		y := float64(n - 1 - i)
-		rect(0, end, y-0.42, y+0.42, rowFill)
-		for _, s := range r.Spans {
-			if s.Fault {
-				rect(s.From.Seconds(), s.To.Seconds(), y-0.42, y+0.42, faultFill)
-				if trX(s.To.Seconds())-trX(s.From.Seconds()) > vg.Points(30) {
-					c.FillText(small, vg.Point{X: trX(s.From.Seconds()) + 2, Y: trY(y - 0.38)}, s.Label)
-				}
-				continue
-			}
-			h := 0.3
-			if r.Kind == Truth {
-				h = 0.18 // truth bars are thinner, so beliefs and truth differ at a glance
-			}
-			rect(s.From.Seconds(), s.To.Seconds(), y-h, y+h, a.colors.of(s.Holder))
-			if r.Kind == Truth && s.Label != "" && trX(s.To.Seconds())-trX(s.From.Seconds()) > vg.Points(30) {
-				c.FillText(small, vg.Point{X: trX(s.From.Seconds()) + 2, Y: trY(y + 0.2)}, s.Label)
-			}
-		}
-		for _, m := range r.Marks {
-			x := trX(m.At.Seconds())
-			line := draw.LineStyle{Color: faultColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(1)}}
-			c.StrokeLine2(line, x, trY(y-0.45), x, trY(y+0.45))
-			if !strings.HasSuffix(m.Label, " lost") {
-				c.FillText(small, vg.Point{X: x + 2, Y: trY(y - 0.38)}, m.Label)
-			}
-		}
-	}
-	for _, o := range a.tl.Overlaps {
-		rect(o.From.Seconds(), o.To.Seconds(), -0.5, float64(n)-0.5, overlapColor)
-	}
-}
 
 // Point is one measured violation rate: Violated runs out of Runs at the
 // fault intensity X.
@@ -167,86 +42,184 @@ type Series struct {
 	Points []Point
 }
 
-// ratePoints adapts a Series to the plotter's XYer and YErrorer: the rate
-// and its Wilson 95% interval.
-type ratePoints []Point
-
-func (r ratePoints) Len() int                    { return len(r) }
-func (r ratePoints) XY(i int) (float64, float64) { return r[i].X, r[i].Rate() }
-func (r ratePoints) YError(i int) (float64, float64) {
-	lo, hi := Wilson(r[i].Violated, r[i].Runs)
-	return r[i].Rate() - lo, hi - r[i].Rate()
+// RateChart is a rate plot as it is drawn: a line per distinct series,
+// on an x axis that is logarithmic when the intensities span a decade or
+// more, and a y axis from 0 to 100%.
+type RateChart struct {
+	Title, XLabel, YLabel string
+	LogX                  bool
+	// XMin and XMax are the x axis's range.
+	XMin, XMax float64
+	Lines      []RateLine
 }
 
-// RatePlot draws each series' violation rate against the fault intensity
-// (xLabel), with 95% Wilson confidence intervals as error bars. Intensities
-// spanning a decade or more get a logarithmic axis. Series are offset by a
-// hair along x so that equal rates stay visible, and the y axis leaves room
-// above 1 for the legend.
-func RatePlot(title, xLabel string, series []Series) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = "violated runs (fraction, 95% CI)"
-	p.Y.Min, p.Y.Max = 0, 1.6
-	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}})
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
-	lo, hi := math.Inf(1), 0.0
+// RateLine is one drawn line: the series it stands for (more than one when
+// their rates are equal at every intensity: one line, named after all of
+// them, instead of lines drawn over each other), its style (an index into
+// plotutil's colours, dashes and marker shapes) and its points.
+type RateLine struct {
+	Names  []string
+	Style  int
+	Points []RatePoint
+}
+
+// RatePoint is a drawn point: at DrawX (the intensity X, shifted a little
+// per line so that lines with equal rates at some intensity stay apart),
+// the rate and its 95% Wilson interval.
+type RatePoint struct {
+	Point
+	DrawX, Lo, Hi float64
+}
+
+// Name is the line's legend text.
+func (l RateLine) Name() string {
+	if len(l.Names) == 1 {
+		return l.Names[0]
+	}
+	return strings.Join(l.Names, " = ") + " (same rates)"
+}
+
+// lineShift is how far apart, as a fraction of the x axis's span, lines
+// are drawn at one intensity: about a marker's width on a report's plot,
+// so that equal rates show as markers side by side, not one hiding another.
+const lineShift = 0.012
+
+// NewRateChart lays series out as RatePlot draws them: series whose rates
+// are equal at every intensity merged into one line, each line shifted
+// along x by lineShift of the axis's span times its rank from the middle.
+func NewRateChart(title, xLabel, yLabel string, series []Series) RateChart {
+	c := RateChart{Title: title, XLabel: xLabel, YLabel: yLabel}
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, pt := range s.Points {
 			lo, hi = math.Min(lo, pt.X), math.Max(hi, pt.X)
 		}
 	}
-	logX := lo > 0 && hi/lo >= 10
-	if logX {
+	var groups [][]Series
+	for _, s := range series {
+		i := slices.IndexFunc(groups, func(g []Series) bool { return slices.Equal(g[0].Points, s.Points) })
+		if i < 0 {
+			groups = append(groups, []Series{s})
+		} else {
+			groups[i] = append(groups[i], s)
+		}
+	}
+	// The axis reaches a little beyond the extreme intensities, so that
+	// their markers and error bars, shifted apart, stay off the frame.
+	c.LogX = lo > 0 && hi/lo >= 10
+	span := hi - lo
+	c.XMin, c.XMax = lo-0.06*span, hi+0.06*span
+	if c.LogX {
+		c.XMin, c.XMax = lo/1.3, hi*1.3
+		span = math.Log(c.XMax / c.XMin)
+	}
+	for i, g := range groups {
+		l := RateLine{Style: i}
+		for _, s := range g {
+			l.Names = append(l.Names, s.Name)
+		}
+		shift := float64(i) - float64(len(groups)-1)/2
+		for _, pt := range g[0].Points {
+			rp := RatePoint{Point: pt}
+			rp.Lo, rp.Hi = Wilson(pt.Violated, pt.Runs)
+			if c.LogX {
+				rp.DrawX = pt.X * math.Exp(lineShift*span*shift)
+			} else {
+				rp.DrawX = pt.X + lineShift*span*shift
+			}
+			l.Points = append(l.Points, rp)
+		}
+		c.Lines = append(c.Lines, l)
+	}
+	return c
+}
+
+// String is the chart as text: its axes, then each line's points (drawn
+// x, rate and interval): what the golden tests compare.
+func (c RateChart) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rate chart %q\nx %q log=%v range=%g-%g\ny %q 0-100%%\n", c.Title, c.XLabel, c.LogX, c.XMin, c.XMax, c.YLabel)
+	for _, l := range c.Lines {
+		fmt.Fprintf(&b, "line %q style=%d\n", l.Name(), l.Style)
+		for _, p := range l.Points {
+			fmt.Fprintf(&b, "  x=%g drawn=%.4g %d/%d rate=%.3f ci=%.3f-%.3f\n", p.X, p.DrawX, p.Violated, p.Runs, p.Rate(), p.Lo, p.Hi)
+		}
+	}
+	return b.String()
+}
+
+// ratePoints adapts a line to the plotters' XYer and YErrorer: the rate at
+// its drawn x and its interval.
+type ratePoints []RatePoint
+
+func (r ratePoints) Len() int                    { return len(r) }
+func (r ratePoints) XY(i int) (float64, float64) { return r[i].DrawX, r[i].Rate() }
+func (r ratePoints) YError(i int) (float64, float64) {
+	return r[i].Rate() - r[i].Lo, r[i].Hi - r[i].Rate()
+}
+
+// Figure draws the chart: each line with its markers and error bars, the
+// y axis from 0 to 100%, the legend below.
+func (c RateChart) Figure() (*Figure, error) {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "25%"},
+		{Value: 0.5, Label: "50%"}, {Value: 0.75, Label: "75%"}, {Value: 1, Label: "100%"}})
+	p.Add(plotter.NewGrid())
+	if c.LogX {
 		p.X.Scale = plot.LogScale{}
 		var ticks []plot.Tick
-		for _, s := range series[:1] {
-			for _, pt := range s.Points {
-				ticks = append(ticks, plot.Tick{Value: pt.X, Label: strconv.FormatFloat(pt.X, 'g', -1, 64)})
-			}
+		for _, pt := range c.Lines[0].Points {
+			ticks = append(ticks, plot.Tick{Value: pt.X, Label: strconv.FormatFloat(pt.X, 'g', -1, 64)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.X.Min, p.X.Max = lo/1.3, hi*1.3
 	}
-	for i, s := range series {
-		pts := make(ratePoints, len(s.Points))
-		shift := float64(i - len(series)/2)
-		for j, pt := range s.Points {
-			if logX {
-				pt.X *= 1 + 0.02*shift
-			} else {
-				pt.X += (hi - lo) * 0.006 * shift
-			}
-			pts[j] = pt
-		}
+	if c.XMax > c.XMin {
+		p.X.Min, p.X.Max = c.XMin, c.XMax
+	}
+	f := &Figure{Plot: p, Margin: vg.Points(6)}
+	for _, l := range c.Lines {
+		pts := ratePoints(l.Points)
 		line, err := plotter.NewLine(pts)
 		if err != nil {
-			return nil, fmt.Errorf("report: %s: %w", s.Name, err)
+			return nil, fmt.Errorf("report: %s: %w", l.Name(), err)
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i)
+		line.Color = plotutil.Color(l.Style)
+		line.Dashes = plotutil.Dashes(l.Style)
 		line.Width = vg.Points(1.5)
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
 			return nil, err
 		}
-		sc.Color = plotutil.Color(i)
-		sc.Shape = plotutil.Shape(i)
+		sc.Color = plotutil.Color(l.Style)
+		sc.Shape = plotutil.Shape(l.Style)
+		sc.Radius = vg.Points(3)
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
 			return nil, err
 		}
-		bars.Color = plotutil.Color(i)
+		bars.Color = plotutil.Color(l.Style)
 		p.Add(line, sc, bars)
-		p.Legend.Add(s.Name, line, sc)
+		f.Legend = append(f.Legend, LegendEntry{Text: l.Name(), Thumbs: []plot.Thumbnailer{line, sc}})
 	}
-	return p, nil
+	return f, nil
 }
 
-// Grid is a heatmap's data: Rates[r][c] is the rate at row value Rows[r]
+// RatePlot draws each series' violation rate against the fault intensity
+// (xLabel), with 95% Wilson confidence intervals as error bars, as
+// NewRateChart lays them out; yLabel names what was counted.
+func RatePlot(title, xLabel, yLabel string, series []Series) (*Figure, error) {
+	if len(series) == 0 {
+		return nil, errors.New("report: no series to plot")
+	}
+	return NewRateChart(title, xLabel, yLabel, series).Figure()
+}
+
+// Grid is a heatmap's data: Cells[r][c] is the rate at row value Rows[r]
 // and column value Cols[c] (labels, shown in order).
 type Grid struct {
 	Cols, Rows []string
@@ -262,14 +235,37 @@ func (g gridXYZ) Y(r int) float64    { return float64(r) }
 func (g gridXYZ) Min() float64       { return 0 }
 func (g gridXYZ) Max() float64       { return 1 }
 
+// cellLabel is a heatmap cell's label, and whether it is set in white:
+// on the palette's dark ends (deep blue near 0, deep red near 1) black
+// text would not read.
+func cellLabel(pt Point) (string, bool) {
+	r := pt.Rate()
+	return fmt.Sprintf("%.0f%% (%d/%d)", 100*r, pt.Violated, pt.Runs), r < 0.2 || r > 0.8
+}
+
+// String is the grid as its heatmap draws it: a line per cell with its
+// label and the colour of the label's text: what the golden tests compare.
+func (g Grid) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "grid cols=%q rows=%q\n", g.Cols, g.Rows)
+	for r := range g.Rows {
+		for c := range g.Cols {
+			label, white := cellLabel(g.Cells[r][c])
+			fmt.Fprintf(&b, "  cell %s/%s %q white=%v\n", g.Rows[r], g.Cols[c], label, white)
+		}
+	}
+	return b.String()
+}
+
 // Heatmap draws a grid of violation rates, each cell labelled with its
 // rate; blue is 0, red is 1.
-func Heatmap(title, colLabel, rowLabel string, g Grid) (*plot.Plot, error) {
+func Heatmap(title, colLabel, rowLabel string, g Grid) (*Figure, error) {
 	if len(g.Rows) == 0 || len(g.Cols) == 0 {
 		return nil, errors.New("report: empty heatmap")
 	}
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(8)
 	p.X.Label.Text = colLabel
 	p.Y.Label.Text = rowLabel
 	hm := plotter.NewHeatMap(gridXYZ{g}, moreland.SmoothBlueRed().Palette(64))
@@ -277,17 +273,25 @@ func Heatmap(title, colLabel, rowLabel string, g Grid) (*plot.Plot, error) {
 	p.Add(hm)
 	var xs plotter.XYs
 	var labels []string
+	var styles []text.Style
 	for r := range g.Rows {
 		for c := range g.Cols {
-			pt := g.Cells[r][c]
-			xs = append(xs, plotter.XY{X: float64(c) - 0.3, Y: float64(r)})
-			labels = append(labels, fmt.Sprintf("%.0f%% (%d/%d)", 100*pt.Rate(), pt.Violated, pt.Runs))
+			label, white := cellLabel(g.Cells[r][c])
+			sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(9)), Handler: plot.DefaultTextHandler,
+				XAlign: text.XCenter, YAlign: text.YCenter}
+			if white {
+				sty.Color = color.White
+			}
+			xs = append(xs, plotter.XY{X: float64(c), Y: float64(r)})
+			labels = append(labels, label)
+			styles = append(styles, sty)
 		}
 	}
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xs, Labels: labels})
 	if err != nil {
 		return nil, err
 	}
+	lb.TextStyle = styles
 	p.Add(lb)
 	var xt, yt []plot.Tick
 	for c, s := range g.Cols {
@@ -300,59 +304,5 @@ func Heatmap(title, colLabel, rowLabel string, g Grid) (*plot.Plot, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks(yt)
 	p.X.Min, p.X.Max = -0.5, float64(len(g.Cols))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(g.Rows))-0.5
-	return p, nil
-}
-
-// Save renders p at w×h into each of paths, the format chosen by the
-// extension (.png, .svg, ...). Each file is written to a temporary file in
-// its directory and renamed into place, so none is ever half-written.
-func Save(p *plot.Plot, w, h vg.Length, paths ...string) error {
-	for _, path := range paths {
-		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-		wt, err := p.WriterTo(w, h, format)
-		if err != nil {
-			return fmt.Errorf("report: %s: %w", path, err)
-		}
-		var buf bytes.Buffer
-		if _, err := wt.WriteTo(&buf); err != nil {
-			return fmt.Errorf("report: %s: %w", path, err)
-		}
-		if err := WriteFile(path, buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// WriteFile writes data to path through a temporary file in the same
-// directory and a rename, creating the directory if needed: a reader (or
-// a crash) never sees a half-written file.
-func WriteFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return &Figure{Plot: p, Margin: vg.Points(6)}, nil
 }

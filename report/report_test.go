@@ -125,9 +125,7 @@ func TestTimelineF0(t *testing.T) {
 	if data, err := os.ReadFile(svg); err != nil || !bytes.Contains(data, []byte("<svg")) {
 		t.Errorf("svg: %v, %d bytes", err, len(data))
 	}
-	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
-		_ = report.Save(report.TimelinePlot(tl), 8*vg.Inch, 4*vg.Inch, filepath.Join(dir, "f0.png"))
-	}
+	savePlot(t, report.TimelinePlot(tl), "f0")
 }
 
 // TestTimelineNoOverlap is the control: a clean run has no red.
@@ -210,7 +208,7 @@ func TestRatePlotAndHeatmap(t *testing.T) {
 		{Name: "a", Points: []report.Point{{X: 1, Violated: 0, Runs: 20}, {X: 2, Violated: 5, Runs: 20}, {X: 4, Violated: 20, Runs: 20}}},
 		{Name: "b", Points: []report.Point{{X: 1, Violated: 0, Runs: 20}, {X: 2, Violated: 0, Runs: 20}, {X: 4, Violated: 2, Runs: 20}}},
 	}
-	p, err := report.RatePlot("rates", "failovers per minute", series)
+	p, err := report.RatePlot("rates", "failovers per minute", "violated runs", series)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,23 +239,21 @@ func TestRatePlotAndHeatmap(t *testing.T) {
 // TestRatePlotLogAxis: intensities over decades get a log axis (the plot
 // renders; a linear one would crowd them at 0).
 func TestRatePlotLogAxis(t *testing.T) {
-	p, err := report.RatePlot("lag", "replication lag (s)", []report.Series{
+	p, err := report.RatePlot("lag", "replication lag (s)", "violated runs", []report.Series{
 		{Name: "a", Points: []report.Point{{X: 0.001, Runs: 10}, {X: 0.1, Violated: 3, Runs: 10}, {X: 5, Violated: 9, Runs: 10}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.X.Scale.(plot.LogScale); !ok {
-		t.Fatalf("x scale %T, want plot.LogScale", p.X.Scale)
+	if _, ok := p.Plot.X.Scale.(plot.LogScale); !ok {
+		t.Fatalf("x scale %T, want plot.LogScale", p.Plot.X.Scale)
 	}
 	path := filepath.Join(t.TempDir(), "lag.png")
 	if err := report.Save(p, 6*vg.Inch, 4*vg.Inch, path); err != nil {
 		t.Fatal(err)
 	}
 	wantImage(t, path, 6*96, 4*96, 0.02)
-	if dir := os.Getenv("LOCKSIM_PLOT_DIR"); dir != "" {
-		_ = report.Save(p, 8*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, "lag.png"))
-	}
+	savePlot(t, p, "lag")
 }
 
 // TestTimelinePartitionsHealApart: two partitions starting at the same

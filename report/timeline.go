@@ -4,10 +4,13 @@
 // curves with confidence intervals, and a heatmap.
 //
 // Everything here is a pure function of its inputs: the same history gives
-// the same timeline, the same text and the same image bytes.
+// the same timeline, the same text and the same image bytes. Each plot is
+// built as data first (a Timeline, a RateChart, a Grid) whose String is
+// the golden tests' subject, then drawn.
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,9 +29,42 @@ const (
 	Belief RowKind = iota
 	// Truth rows show what one node's copy of a lock key said (truth records).
 	Truth
+	// Resource rows show a fenced resource's writes: those it accepted and
+	// those it refused.
+	Resource
 	// Faults is the row of faults that name no node or client row.
 	Faults
+	// Lock rows carry the findings about a lock that name no holder (the
+	// longest time it stayed free while clients waited).
+	Lock
 )
+
+var rowKindNames = [...]string{Belief: "belief", Truth: "node", Resource: "resource", Faults: "faults", Lock: "lock"}
+
+func (k RowKind) String() string { return rowKindNames[k] }
+
+// MarkKind says what a span or a mark shows, and so how it is drawn and
+// which legend entry explains it.
+type MarkKind int
+
+const (
+	// Holding: a holder's belief, or a node's key naming a holder (spans).
+	Holding MarkKind = iota
+	// Fault: a fault event (a mark) or a pause or partition (a span).
+	Fault
+	// Write: a write the fenced resource accepted (a mark).
+	Write
+	// WriteRejected: a write the resource refused for a token below the
+	// highest it had seen: a stale holder stopped (a mark).
+	WriteRejected
+	// Finding: a checker finding, the kind in Finding; a span when it lasted,
+	// a mark when it is an instant.
+	Finding
+)
+
+var markKindNames = [...]string{Holding: "holding", Fault: "fault", Write: "write", WriteRejected: "write-rejected", Finding: "finding"}
+
+func (k MarkKind) String() string { return markKindNames[k] }
 
 // Span is an interval on a row. Holder names who the span is about (the
 // belief's holder, or the holder the node's key named), so that a plot
@@ -37,14 +73,20 @@ type Span struct {
 	From, To time.Duration
 	Label    string
 	Holder   string
-	// Fault marks a fault span (a pause, a partition) rather than a holding.
-	Fault bool
+	Kind     MarkKind
+	// Finding is the finding's kind when Kind is Finding.
+	Finding checker.Kind
 }
 
-// Mark is an instant on a row: a fault event.
+// Mark is an instant on a row: a fault event, a fenced write, a finding.
+// Holder is the writer of a write, the holder of a finding.
 type Mark struct {
-	At    time.Duration
-	Label string
+	At     time.Duration
+	Label  string
+	Holder string
+	Kind   MarkKind
+	// Finding is the finding's kind when Kind is Finding.
+	Finding checker.Kind
 }
 
 // Row is one line of a timeline.
@@ -55,9 +97,11 @@ type Row struct {
 	Marks []Mark
 }
 
-// Timeline is the picture of one run: a row per holder (belief), a row per
-// node and lock key (truth), a row of other faults, and the intervals in
-// which two holders believed they held one lock at once (Overlaps).
+// Timeline is the picture of one run: a row per holder (belief, in the
+// natural order of their names), a row per node and lock key (truth), a
+// row per fenced resource, a row of other faults, the intervals in which
+// two holders believed they held one lock at once (Overlaps), and every
+// other finding of the verdict as a span or mark on the row it concerns.
 type Timeline struct {
 	Title string
 	// XLabel names the time axis (default "virtual time (s)").
@@ -77,35 +121,71 @@ func NewTimeline(title string, h []history.Record, end time.Duration, v checker.
 	holdings := checker.Holdings(h, end)
 	locks := tl.addBeliefRows(holdings)
 	nodeRow := tl.addTruthRows(h, holdings, locks, end)
+	tl.addWrites(h)
 	tl.addFaults(h, end, nodeRow)
-	for _, x := range v.Violations {
-		if x.Kind == checker.MutualExclusion {
-			tl.Overlaps = append(tl.Overlaps, Span{From: x.From, To: x.To, Label: strings.Join(x.Holders, " & ")})
-		}
-	}
+	tl.addFindings(v.Violations)
 	return tl
 }
 
-// addBeliefRows adds a belief row per holder, in order of first holding,
-// and returns the locks held.
+// addBeliefRows adds a belief row per holder, in the natural order of
+// their names (c2 before c10, so that rows read as the clients are
+// numbered), and returns the locks held.
 func (tl *Timeline) addBeliefRows(holdings []checker.Holding) map[string]bool {
-	rowOf := map[string]int{}
 	locks := map[string]bool{}
+	var names []string
 	for _, hd := range holdings {
 		locks[hd.Lock] = true
-		i, ok := rowOf[hd.Client]
-		if !ok {
-			i = len(tl.Rows)
-			rowOf[hd.Client] = i
-			tl.Rows = append(tl.Rows, Row{Name: hd.Client, Kind: Belief})
+		if !slices.Contains(names, hd.Client) {
+			names = append(names, hd.Client)
 		}
+	}
+	slices.SortFunc(names, naturalCompare)
+	first := len(tl.Rows)
+	for _, n := range names {
+		tl.Rows = append(tl.Rows, Row{Name: n, Kind: Belief})
+	}
+	for _, hd := range holdings {
 		label := hd.Lock
 		if hd.Shared {
 			label += " (read)"
 		}
+		i := first + slices.Index(names, hd.Client)
 		tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: hd.From, To: hd.To, Label: label, Holder: hd.Client})
 	}
 	return locks
+}
+
+// naturalCompare orders names as a person numbers them: runs of digits
+// compare by value ("c2" < "c10"), the rest byte by byte; names equal so
+// ("c01", "c1") fall back on plain order, so the order is total.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			ei, ej := digitsEnd(a, i), digitsEnd(b, j)
+			x, y := strings.TrimLeft(a[i:ei], "0"), strings.TrimLeft(b[j:ej], "0")
+			if c := cmp.Or(cmp.Compare(len(x), len(y)), strings.Compare(x, y)); c != 0 {
+				return c
+			}
+			i, j = ei, ej
+			continue
+		}
+		if c := cmp.Compare(a[i], b[j]); c != 0 {
+			return c
+		}
+		i, j = i+1, j+1
+	}
+	return cmp.Or(cmp.Compare(len(a)-i, len(b)-j), strings.Compare(a, b))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digitsEnd is the end of the run of digits in s from i.
+func digitsEnd(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }
 
 // addTruthRows adds a truth row for every node (in topology order) and
@@ -144,124 +224,189 @@ func (tl *Timeline) addTruthRows(h []history.Record, holdings []checker.Holding,
 	return nodeRow
 }
 
-// addFaults puts h's faults on the row of the node or client they act on
-// when there is one, else on a faults row, added last if it has any.
-func (tl *Timeline) addFaults(h []history.Record, end time.Duration, nodeRow map[string]int) {
-	p := faultPlacer{tl: tl, end: end, nodeRow: nodeRow, row: Row{Name: "faults", Kind: Faults}}
+// addWrites adds a row per fenced resource (in order of first write) with
+// a mark per write whose outcome is known, at its return, where the
+// resource took it (when the fencing oracle judges it): accepted or
+// refused. A write accepted stale becomes a finding (addFindings).
+func (tl *Timeline) addWrites(h []history.Record) {
+	rowOf := map[string]int{}
 	for _, r := range h {
-		if r.Kind != history.KindFault {
+		if r.Kind != history.KindOp || r.Op != history.OpWrite || r.Outcome == history.OutcomeUnknown {
 			continue
 		}
-		switch r.Op {
-		case history.FaultPause:
-			p.pause(r)
-		case history.FaultPartition:
-			p.open = append(p.open, openPartition{len(p.row.Spans), r.Detail})
-			p.row.Spans = append(p.row.Spans, Span{From: r.At(), To: end, Label: "partition", Fault: true})
-		case history.FaultHeal:
-			p.heal(r)
-		default:
-			p.mark(r)
+		i, ok := rowOf[r.Lock]
+		if !ok {
+			i = len(tl.Rows)
+			rowOf[r.Lock] = i
+			tl.Rows = append(tl.Rows, Row{Name: r.Lock, Kind: Resource})
+		}
+		at := r.At()
+		if e, ok := r.Returned(); ok {
+			at = e
+		}
+		m := Mark{At: at, Holder: holderOf(r), Label: r.Result, Kind: Write}
+		if r.Outcome != history.OutcomeOK {
+			m.Kind = WriteRejected
+		}
+		tl.Rows[i].Marks = append(tl.Rows[i].Marks, m)
+	}
+}
+
+// holderOf is the holder an op record is about: its client, with the
+// owner ("c1/a") when the op names one.
+func holderOf(r history.Record) string {
+	if len(r.Args) > 0 && r.Args[0] != "" {
+		return r.Client + "/" + r.Args[0]
+	}
+	return r.Client
+}
+
+// addFindings puts every violation on the row it concerns: a mutual
+// exclusion as an overlap shaded across the rows; a stale write on the
+// write the resource accepted; a resurrected lock on the node row whose
+// key named the holder then; anything else on its holders' rows
+// (findingHolders), or on a row of its lock when it names no holder. Findings that lasted are
+// spans, instants marks.
+func (tl *Timeline) addFindings(vs []checker.Violation) {
+	for _, x := range vs {
+		switch x.Kind {
+		case checker.MutualExclusion:
+			tl.Overlaps = append(tl.Overlaps, Span{From: x.From, To: x.To, Label: strings.Join(x.Holders, " & "), Kind: Finding, Finding: x.Kind})
+			continue
+		case checker.StaleWrite:
+			if tl.markStaleWrite(x) {
+				continue
+			}
+		}
+		for _, holder := range findingHolders(x) {
+			for _, i := range tl.findingRows(x, holder) {
+				if x.From == x.To {
+					tl.Rows[i].Marks = append(tl.Rows[i].Marks, Mark{At: x.From, Holder: holder, Kind: Finding, Finding: x.Kind})
+				} else {
+					tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: x.From, To: x.To, Holder: holder, Kind: Finding, Finding: x.Kind})
+				}
+			}
 		}
 	}
-	if len(p.row.Spans)+len(p.row.Marks) > 0 {
-		tl.Rows = append(tl.Rows, p.row)
+	for i := range tl.Rows {
+		slices.SortStableFunc(tl.Rows[i].Marks, func(a, b Mark) int { return cmp.Compare(a.At, b.At) })
 	}
 }
 
-// faultPlacer places one timeline's faults: row is the faults row being
-// built, open the partitions not yet healed.
-type faultPlacer struct {
-	tl      *Timeline
-	end     time.Duration
-	nodeRow map[string]int
-	row     Row
-	open    []openPartition
+// findingHolders are the holders whose rows x is marked on: for a
+// linearizability violation every holder it names (the operation that
+// fits no order and those it collides with: the finding is about them
+// together); else the last one named, whom the finding is about (a token
+// regression's second holder, a stale write's writer); "" when it names
+// none.
+func findingHolders(x checker.Violation) []string {
+	switch {
+	case len(x.Holders) == 0:
+		return []string{""}
+	case x.Kind == checker.Linearizability:
+		return x.Holders
+	}
+	return x.Holders[len(x.Holders)-1:]
 }
 
-// openPartition is a partition span of the faults row not yet healed.
-type openPartition struct {
-	span   int    // index into the faults row's Spans
-	detail string // the partition record's detail, which its heal's repeats as a prefix
+// markStaleWrite turns the accepted write that x, a stale write, is about
+// into a finding mark; false if no row shows that write.
+func (tl *Timeline) markStaleWrite(x checker.Violation) bool {
+	writer := x.Holders[len(x.Holders)-1]
+	for i, r := range tl.Rows {
+		if r.Kind != Resource || r.Name != x.Lock {
+			continue
+		}
+		for j, m := range r.Marks {
+			if m.Kind == Write && m.At == x.From && m.Holder == writer {
+				tl.Rows[i].Marks[j].Kind, tl.Rows[i].Marks[j].Finding = Finding, x.Kind
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// clientRows are the belief rows of a client's holders ("c1", "c1/a").
-func (p *faultPlacer) clientRows(client string) []int {
+// findingRows are the rows x, a finding about holder, goes on: for a
+// resurrected lock the truth rows whose key named holder at x.From, else
+// holder's belief rows, else its lock's row (added last when new).
+func (tl *Timeline) findingRows(x checker.Violation, holder string) []int {
+	var rows []int
+	if x.Kind == checker.Resurrected {
+		for i, r := range tl.Rows {
+			if r.Kind == Truth && slices.ContainsFunc(r.Spans, func(s Span) bool {
+				return s.Holder == holder && s.From <= x.From && x.From <= s.To
+			}) {
+				rows = append(rows, i)
+			}
+		}
+	}
+	if len(rows) == 0 {
+		rows = tl.holderRows(holder)
+	}
+	if len(rows) > 0 {
+		return rows
+	}
+	i := slices.IndexFunc(tl.Rows, func(r Row) bool { return r.Kind == Lock && r.Name == x.Lock })
+	if i < 0 {
+		i = len(tl.Rows)
+		tl.Rows = append(tl.Rows, Row{Name: x.Lock, Kind: Lock})
+	}
+	return []int{i}
+}
+
+// holderRows are the belief rows of a holder ("c1/a"), or, for a client
+// name ("c1"), of all its holders ("c1", "c1/a", "c1/b").
+func (tl *Timeline) holderRows(name string) []int {
 	var out []int
-	for i, r := range p.tl.Rows {
-		if r.Kind == Belief && client != "" && (r.Name == client || strings.HasPrefix(r.Name, client+"/")) {
+	for i, r := range tl.Rows {
+		if r.Kind == Belief && name != "" && (r.Name == name || strings.HasPrefix(r.Name, name+"/")) {
 			out = append(out, i)
 		}
 	}
 	return out
 }
 
-// pause is a span on the paused client's holders' rows, or on the faults
-// row if it has none.
-func (p *faultPlacer) pause(r history.Record) {
-	d, err := time.ParseDuration(r.Detail)
-	if err != nil {
-		d = 0
-	}
-	s := Span{From: r.At(), To: min(r.At()+d, p.end), Label: "pause " + r.Client, Fault: true}
-	rows := p.clientRows(r.Client)
-	for _, i := range rows {
-		p.tl.Rows[i].Spans = append(p.tl.Rows[i].Spans, s)
-	}
-	if len(rows) == 0 {
-		p.row.Spans = append(p.row.Spans, s)
-	}
-}
-
-// heal ends the first open partition whose detail starts with the heal's.
-func (p *faultPlacer) heal(r history.Record) {
-	for k, o := range p.open {
-		if strings.HasPrefix(o.detail, r.Detail) {
-			p.row.Spans[o.span].To = r.At()
-			p.open = slices.Delete(p.open, k, k+1)
-			return
+// String is the timeline as text, one line per row, span, mark and
+// overlap, in the order they are drawn: what the golden tests compare, so
+// that a change in what a plot shows is a readable diff.
+func (tl Timeline) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "timeline %q to %s\n", tl.Title, fmtT(tl.End))
+	for _, r := range tl.Rows {
+		fmt.Fprintf(&b, "row %s %s\n", r.Kind, r.Name)
+		for _, s := range r.Spans {
+			fmt.Fprintf(&b, "  span %s-%s %s%s\n", fmtT(s.From), fmtT(s.To), kindName(s.Kind, s.Finding), fields(s.Holder, s.Label))
+		}
+		for _, m := range r.Marks {
+			fmt.Fprintf(&b, "  mark %s %s%s\n", fmtT(m.At), kindName(m.Kind, m.Finding), fields(m.Holder, m.Label))
 		}
 	}
+	for _, o := range tl.Overlaps {
+		fmt.Fprintf(&b, "overlap %s-%s %s\n", fmtT(o.From), fmtT(o.To), o.Label)
+	}
+	return b.String()
 }
 
-// mark is an instant fault: on its node's row, or its client's holders'
-// rows, or the faults row.
-func (p *faultPlacer) mark(r history.Record) {
-	m := Mark{At: r.At(), Label: faultLabel(r)}
-	if i, ok := p.nodeRow[r.Node]; ok && r.Client == "" {
-		p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
-	} else if rows := p.clientRows(r.Client); len(rows) > 0 && r.Node == "" {
-		for _, i := range rows {
-			p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
-		}
-	} else {
-		p.row.Marks = addMark(p.row.Marks, m)
+// kindName is a span's or mark's kind as String writes it: the finding's
+// kind for a finding.
+func kindName(k MarkKind, f checker.Kind) string {
+	if k == Finding {
+		return "finding:" + string(f)
 	}
+	return k.String()
 }
 
-// addMark adds m to marks, merging it into a mark at the same instant
-// (a failover is a crash and a promotion at once) so labels do not overprint.
-func addMark(marks []Mark, m Mark) []Mark {
-	if n := len(marks); n > 0 && marks[n-1].At == m.At {
-		if !strings.Contains(marks[n-1].Label, m.Label) {
-			marks[n-1].Label += ", " + m.Label
-		}
-		return marks
+// fields are a span's or mark's holder and label, as String writes them.
+func fields(holder, label string) string {
+	s := ""
+	if holder != "" {
+		s += " holder=" + holder
 	}
-	return append(marks, m)
-}
-
-// faultLabel is the short name of a fault event for a mark.
-func faultLabel(r history.Record) string {
-	switch r.Op {
-	case history.FaultFailover:
-		return "failover→" + r.Value
-	case history.FaultClockJump:
-		return "jump " + r.Detail
-	case "lost-request", "lost-reply", "lost-push":
-		return strings.TrimPrefix(r.Op, "lost-") + " lost"
+	if label != "" {
+		s += fmt.Sprintf(" label=%q", label)
 	}
-	return r.Op
+	return s
 }
 
 // truthSpans are the intervals in which node's copy of key existed, each
@@ -298,7 +443,7 @@ func truthSpans(h []history.Record, node, key string, end time.Duration, tokens 
 			continue
 		}
 		closeAt(r.At())
-		cur = &Span{From: r.At(), Label: holder, Holder: holder}
+		cur = &Span{From: r.At(), Label: holder, Holder: holder, Kind: Holding}
 	}
 	closeAt(end)
 	return out
@@ -328,206 +473,3 @@ func namedHolder(r history.Record, tokens map[string]string) string {
 	}
 	return strings.Join(names, "+")
 }
-
-// Text writes the events of h around the first violation of v, a few lines
-// a reader follows to see why: the op records (call, return, outcome,
-// result), the faults, what the nodes' lock keys said, the WAITs (how many
-// replicas acknowledged) and, for a violation about waiting (liveness), the
-// pub/sub subscriptions (on which node), from lead before the violation started (or the involved holders'
-// holdings began) until it ended, at most max lines (the first and last
-// halves are kept when there are more). Ahead of them, and not counted in
-// max, come the causes the violation names (checker.FaultsBefore) that
-// precede the window: the topology's clock drifts, earlier faults (a
-// partition that lasts to the end), the last WAIT not every replica
-// acknowledged. Refused acquires (contenders polling a held lock) are
-// counted, not listed: they are most of a busy history and change nothing.
-// It returns "" when v has no violation.
-func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) string {
-	if len(v.Violations) == 0 {
-		return ""
-	}
-	x := v.Violations[0]
-	sel := textWindow(h, x, lead)
-	for _, y := range v.Violations {
-		sel.keys[y.Lock] = true
-	}
-	var before []string
-	for _, r := range x.Faults {
-		if r.At() < sel.from {
-			before = append(before, eventLine(r))
-		}
-	}
-	var lines []string
-	refused := 0
-	for _, r := range h {
-		line, refusal := sel.line(r)
-		switch {
-		case refusal:
-			refused++
-		case line != "":
-			lines = append(lines, line)
-		}
-	}
-	if len(lines) > max {
-		half := max / 2
-		skipped := len(lines) - 2*half
-		lines = append(append(lines[:half:half], fmt.Sprintf("%12s  (%d more events)", "...", skipped)), lines[len(lines)-half:]...)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(sel.from), fmtT(sel.to), x.Kind, x.Lock)
-	for _, l := range before {
-		b.WriteString("  " + l + "\n")
-	}
-	if len(before) > 0 {
-		fmt.Fprintf(&b, "  %12s\n", "...")
-	}
-	for _, l := range lines {
-		b.WriteString("  " + l + "\n")
-	}
-	if refused > 0 {
-		fmt.Fprintf(&b, "  (and %d refused acquires)\n", refused)
-	}
-	return b.String()
-}
-
-// textSelection says which records Text shows: those in [from, to], of
-// the violations' lock keys, and the subscriptions when waiting.
-type textSelection struct {
-	from, to time.Duration
-	keys     map[string]bool
-	// waiting says the violation is about waiting (liveness, or a
-	// resurrected lock, which everyone waits out): a waiter hears of a
-	// release only from the node it subscribed on, so subscriptions
-	// matter.
-	waiting bool
-}
-
-// textWindow is the selection around x: from lead before it started, or
-// earlier to show how the holders involved came to hold, until it ended.
-func textWindow(h []history.Record, x checker.Violation, lead time.Duration) textSelection {
-	sel := textSelection{from: max0(x.From - lead), to: x.To, keys: map[string]bool{},
-		waiting: x.Kind == checker.Liveness || x.Kind == checker.Resurrected}
-	for _, hd := range checker.Holdings(h, x.To) {
-		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
-			sel.from = min(sel.from, max0(hd.From-5*time.Millisecond))
-		}
-	}
-	return sel
-}
-
-// line is r's line of the text, "" if it is not shown; refused says r is
-// a refused acquire in the window, counted rather than shown.
-func (sel textSelection) line(r history.Record) (line string, refused bool) {
-	if !sel.inWindow(r) {
-		return "", false
-	}
-	switch r.Kind {
-	case history.KindOp:
-		if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome == history.OutcomeFail {
-			return "", true
-		}
-		return opLine(r), false
-	case history.KindFault, history.KindNode, history.KindClient:
-		return eventLine(r), false
-	case history.KindReq:
-		if r.Op == history.ReqWait || (sel.waiting && (r.Op == history.ReqSubscribe || r.Op == history.ReqUnsubscribe)) {
-			return eventLine(r), false
-		}
-	case history.KindTruth:
-		if !sel.keys[r.Key] {
-			return "", false
-		}
-		state := "gone"
-		if !r.Gone {
-			state = truthState(r)
-		}
-		return fmt.Sprintf("%12s  %-8s %s = %s", fmtT(r.At()), r.Node, r.Key, state), false
-	}
-	return "", false
-}
-
-// inWindow says whether r falls in the window: an op or a request if it
-// was in flight at some point of it, anything else if it happened in it.
-func (sel textSelection) inWindow(r history.Record) bool {
-	t := r.At()
-	if r.Kind == history.KindOp || r.Kind == history.KindReq {
-		e, ok := r.Returned()
-		if !ok {
-			e = sel.to
-		}
-		return t <= sel.to && e >= sel.from
-	}
-	return t >= sel.from && t <= sel.to
-}
-
-// eventLine is the timeline's line for a fault, a drifting node or client
-// of the topology, or a req record (a WAIT, a subscription); "" for a node
-// record without drift.
-func eventLine(r history.Record) string {
-	t := fmtT(r.At())
-	switch r.Kind {
-	case history.KindFault:
-		target := strings.TrimSpace(r.Client + " " + r.Node)
-		return fmt.Sprintf("%12s  %-8s FAULT %s %s", t, target, r.Op, r.Detail)
-	case history.KindNode, history.KindClient:
-		if r.Detail == "" {
-			return ""
-		}
-		return fmt.Sprintf("%12s  %-8s clock %s (topology)", t, r.Node+r.Client, r.Detail)
-	case history.KindReq:
-		s := fmt.Sprintf("%12s  %-8s %s %s", t, r.Client, strings.ToUpper(r.Op), strings.Join(r.Args, " "))
-		if r.Op == history.ReqWait {
-			s += " on " + r.Node // the node that answered (after a failover, the promoted one)
-		}
-		switch e, ok := r.Returned(); {
-		case ok && r.Op == history.ReqUnsubscribe: // sent, no reply awaited
-		case ok && r.Outcome == history.OutcomeOK:
-			s += " → " + fmtT(e)
-		case ok:
-			s += " → " + fmtT(e) + " " + string(r.Outcome) + " " + r.Result
-		default:
-			s += " …never returned"
-		}
-		if r.Detail != "" {
-			s += ": " + r.Detail
-		}
-		return s
-	}
-	return ""
-}
-
-func opLine(r history.Record) string {
-	who := r.Client
-	if len(r.Args) > 0 && r.Args[0] != "" {
-		who += "/" + r.Args[0]
-	}
-	ret := "…never returned"
-	if e, ok := r.Returned(); ok {
-		ret = "→ " + fmtT(e)
-	}
-	s := fmt.Sprintf("%12s  %-8s %s %s %s %s", fmtT(r.At()), who, r.Op, r.Lock, ret, r.Outcome)
-	if r.Result != "" {
-		s += " " + r.Result
-	}
-	if r.Detail != "" {
-		s += " (" + r.Detail + ")"
-	}
-	return s
-}
-
-func truthState(r history.Record) string {
-	if r.Fields == nil {
-		return r.Value
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
-		parts = append(parts, k+":"+r.Fields[k])
-	}
-	return "{" + strings.Join(parts, " ") + "}"
-}
-
-func max0(d time.Duration) time.Duration { return max(d, 0) }
-
-// fmtT formats a world time in seconds with millisecond precision, so that
-// columns line up.
-func fmtT(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
