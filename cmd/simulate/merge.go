@@ -43,15 +43,28 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "simulate merge: no partial results given (simulate merge [-out DIR] [-json] PARTIAL...)")
 		return 2
 	}
-	data, schema, err := readPartials(files)
+	data, hs, err := readPartials(files)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate merge: %v\n", err)
 		return 2
 	}
+	schema := hs[0].Schema
 	switch {
-	case schema == compare.PartialSchema && !*asJSON:
+	case schema == compare.PartialSchema && *asJSON:
+		fmt.Fprintln(stderr, "simulate merge: -json is for run's partial results; compare's merge writes a report (-out DIR)")
+		return 2
+	case schema == sweepSchema && *out != "":
+		fmt.Fprintln(stderr, "simulate merge: -out is for compare's partial results; run's merge prints its lines")
+		return 2
+	}
+	if err := pool.CheckHeaders(files, hs); err != nil {
+		fmt.Fprintf(stderr, "simulate merge: %v\n", err)
+		return 2
+	}
+	switch schema {
+	case compare.PartialSchema:
 		return mergeCompare(ctx, files, data, *out, stdout, stderr)
-	case schema == sweepSchema && *out == "":
+	default:
 		parts := make([]*sweepPartial, len(files))
 		for i := range files {
 			parts[i] = &sweepPartial{}
@@ -61,41 +74,33 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 		return mergeSweeps(files, parts, *asJSON, stdout, stderr)
-	case schema == compare.PartialSchema:
-		fmt.Fprintln(stderr, "simulate merge: -json is for run's partial results; compare's merge writes a report (-out DIR)")
-	default:
-		fmt.Fprintln(stderr, "simulate merge: -out is for compare's partial results; run's merge prints its lines")
 	}
-	return 2
 }
 
-// readPartials reads the files and checks, from their headers, that they
-// are the parts of one sweep (pool.CheckHeaders), each written by this
-// build; it returns their contents and their schema.
-func readPartials(files []string) ([][]byte, string, error) {
+// readPartials reads the files and their headers, and checks that each
+// is a partial result this program reads, written by this build (another
+// build may compute other outcomes, and the merge replays runs).
+func readPartials(files []string) ([][]byte, []pool.Header, error) {
 	data := make([][]byte, len(files))
 	hs := make([]pool.Header, len(files))
 	for i, f := range files {
 		var err error
 		if data[i], err = os.ReadFile(f); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if err := json.Unmarshal(data[i], &hs[i]); err != nil {
-			return nil, "", fmt.Errorf("%s: not a partial result: %v", f, err)
+			return nil, nil, fmt.Errorf("%s: not a partial result: %v", f, err)
 		}
 		switch hs[i].Schema {
 		case compare.PartialSchema, sweepSchema:
 		default:
-			return nil, "", fmt.Errorf("%s: format %q: this simulate merges %s and %s", f, hs[i].Schema, compare.PartialSchema, sweepSchema)
+			return nil, nil, fmt.Errorf("%s: format %q: this simulate merges %s and %s", f, hs[i].Schema, compare.PartialSchema, sweepSchema)
+		}
+		if b := buildVersion(); hs[i].Build != b {
+			return nil, nil, fmt.Errorf("%s: written by %q, not by this build (%q): merge with the build that ran the shards", f, hs[i].Build, b)
 		}
 	}
-	if err := pool.CheckHeaders(files, hs); err != nil {
-		return nil, "", err
-	}
-	if b := buildVersion(); hs[0].Build != b {
-		return nil, "", fmt.Errorf("%s: written by %q, not by this build (%q): merge with the build that ran the shards", files[0], hs[0].Build, b)
-	}
-	return data, hs[0].Schema, nil
+	return data, hs, nil
 }
 
 // mergeCompare writes the report of compare's partial results into out

@@ -147,11 +147,22 @@ func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int) ([]T,
 			got[i] = index(o)
 		}
 		if !slices.Equal(got, want) {
-			return nil, fmt.Errorf("shard %v holds %d runs, not the %d of %d it owns", shards[p], len(got), len(want), n)
+			return nil, fmt.Errorf("shard %v does not hold the runs it owns (the jobs i of %d with i mod %d = %d): %s",
+				shards[p], n, max(shards[p].Count, 1), shards[p].Index, firstDifference(got, want))
 		}
 		for i, j := range got {
 			out[j] = outcomes[i]
 		}
 	}
 	return out, nil
+}
+
+// firstDifference says where the job lists got and want first differ.
+func firstDifference(got, want []int) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("its run %d is job %d, not job %d", i+1, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("it holds %d runs, not %d", len(got), len(want))
 }
