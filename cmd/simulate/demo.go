@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -32,7 +31,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", rest[0])
 		return 2
 	}
-	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	status := 0
 	for _, name := range demoFiles {
 		all, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)

@@ -9,6 +9,9 @@ package main
 // missing field means.
 
 import (
+	"encoding/json"
+	"io"
+
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -149,4 +152,13 @@ func orEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// jsonLines is the encoder of the JSON lines simulate prints: one object
+// a line, and <, > and & as themselves (expectations read "rates
+// [mutual-exclusion >= 10.0%]"), not escaped for HTML.
+func jsonLines(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }

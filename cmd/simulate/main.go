@@ -1,17 +1,27 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: the built-in scenarios/)
+//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR ...]
 //	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
 //	simulate list [-json] [FILE|DIR ...]
-//	simulate compare [-seeds N] [-workers N] [-out DIR] [-table]
+//	simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-shard K/N [-partial FILE]]
+//	simulate merge [-out DIR] [-json] PARTIAL...
 //	simulate demo [-seed N] [-out DIR]
+//	simulate help [COMMAND] | -h | -version
+//
+// Flags may come before or after the files (simulate run x.yaml -seed 3);
+// "--" ends them. A first argument that is neither a command nor a flag
+// is run's file or directory, if it names one (or ends in .yaml);
+// otherwise it is an unknown command (exit 2).
 //
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
-// replays it. Exit status: 0 when every verdict is the expected one, 1 when
-// one is not, 2 for bad input (a bad scenario file is named with its line
-// and field).
+// replays it; it ends with one summary line (N scenarios: A as expected, B
+// not as expected, S skipped). Exit status: 0 when every verdict is the
+// expected one, 1 when one is not, 2 for bad input (a bad scenario file is
+// named with its line and field). -json prints JSON lines instead, schema
+// locksim.run/v1 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
 // the violation rate with its Wilson 95% interval. A file whose expectation
@@ -24,11 +34,19 @@
 // violation rate and does not judge them.
 //
 // A sweep runs -workers N seeds at once (default GOMAXPROCS), and compare
-// as many runs of its cells; the output is the same for any N. On Ctrl-C
-// (SIGINT or SIGTERM) no new run starts, the runs under way finish (a
-// second Ctrl-C abandons them), what completed is printed, nothing
-// half-written is left behind (compare's old report stays whole), and the
-// exit status is 130, as a shell reports a process that SIGINT ended.
+// as many runs of its cells; the output is the same for any N. A sweep
+// expected to last more than a few seconds shows its progress on stderr.
+// On Ctrl-C (SIGINT or SIGTERM) no new run starts, the runs under way
+// finish (a second Ctrl-C abandons them), what completed is printed,
+// nothing half-written is left behind (compare's old report stays whole),
+// and the exit status is 130, as a shell reports a process that SIGINT
+// ended.
+//
+// compare -shard K/N and run -seeds N -shard K/N run one shard of the
+// sweep (job i belongs to shard i mod N; K is 0-based, as Kubernetes's
+// JOB_COMPLETION_INDEX) and write its partial result (-partial, default
+// CMD-shard-K-of-N.json); merge combines every shard's into what the
+// unsharded command writes, byte for byte.
 //
 // run -backend redis replays the files on real redis-server processes in
 // real time (package internal/realrun), every duration multiplied by
@@ -36,7 +54,10 @@
 // real backend cannot reproduce (pauses, clock faults, ...) is bad input.
 //
 // compare runs the comparison matrix (package compare) and writes the
-// report comparing RedissonLock and RedLock failure modes.
+// report comparing RedissonLock and RedLock failure modes, into -out or,
+// without it, a new directory (compare-report, compare-report-2, ...): it
+// never replaces a report unasked. make report writes the reference report
+// (-out reports).
 //
 // demo replays two of the scenario files built into the command, so it
 // needs no file on disk: SimpleLock's no-fault baseline, and F0, a
@@ -49,7 +70,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -224,7 +244,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
+	enc := jsonLines(stdout)
 	for _, s := range all {
 		if *asJSON {
 			_ = enc.Encode(jsonList{Schema: listSchema, Name: s.Name, File: s.File, Algorithm: s.Algorithm.Kind, Seed: s.Seed,

@@ -90,7 +90,7 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 	if all == nil {
 		return status
 	}
-	enc := json.NewEncoder(stdout)
+	enc := jsonLines(stdout)
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
@@ -129,7 +129,7 @@ func realRunnable(a realArgs, t *tally, stdout, stderr io.Writer) ([]*scenario.S
 		case fromDir[s.File]:
 			t.skip()
 			if a.asJSON {
-				_ = json.NewEncoder(stdout).Encode(jsonSkipped{Schema: runSchema, Type: typeSkipped, Name: s.Name, File: s.File, Backend: "redis", Reason: err.Error()})
+				_ = jsonLines(stdout).Encode(jsonSkipped{Schema: runSchema, Type: typeSkipped, Name: s.Name, File: s.File, Backend: "redis", Reason: err.Error()})
 				continue
 			}
 			skipped = append(skipped, fmt.Sprintf("%-40s redis x%-4g skipped: %v", s.Name, a.scale, err))

@@ -119,7 +119,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.shard.Sharded() {
 		return runShard(ctx, f, all, stdout, stderr)
 	}
-	r := runner{runFlags: f, ctx: ctx, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	r := runner{runFlags: f, ctx: ctx, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))

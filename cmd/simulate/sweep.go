@@ -256,7 +256,7 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 		fmt.Fprintf(stderr, "simulate merge: %v\n", err)
 		return 2
 	}
-	enc, status := json.NewEncoder(stdout), 0
+	enc, status := jsonLines(stdout), 0
 	var t tally
 	for i, s := range all {
 		judged, match := writeSweep(stdout, enc, asJSON, s, firsts[i], merged[i*p.Seeds:(i+1)*p.Seeds])
