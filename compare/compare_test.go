@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
@@ -336,7 +337,7 @@ func mergeShards(t *testing.T, opts compare.Options, n int) (*compare.Results, e
 		if err != nil {
 			return nil, err
 		}
-		data, err := compare.WritePartial(p)
+		data, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
 		}

@@ -214,15 +214,9 @@ func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, erro
 	return m.res, nil
 }
 
-// WritePartial encodes p as JSON (one line).
-func WritePartial(p *Partial) ([]byte, error) {
-	var b bytes.Buffer
-	err := json.NewEncoder(&b).Encode(p)
-	return b.Bytes(), err
-}
-
-// ReadPartial decodes a partial result that WritePartial wrote; a field
-// it does not know is an error (a file of another format).
+// ReadPartial decodes a partial result (a Partial encoded as JSON, as
+// simulate compare -shard writes it); a field it does not know is an
+// error (a file of another format).
 func ReadPartial(data []byte) (*Partial, error) {
 	var p Partial
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -145,7 +145,7 @@ func usage() string {
 // help prints the list of commands, or with a command's name its flags
 // (its -h).
 func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, c := range commands {
 			if c.name == args[0] && c.name != "help" {
 				return c.run(ctx, []string{"-h"}, stdout, stderr)

@@ -394,7 +394,7 @@ func TestHelpExitsZero(t *testing.T) {
 			t.Errorf("help %s: exit %d, not %s -h's usage", cmd, code, cmd)
 		}
 	}
-	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}, {"help", "-h"}} {
 		code, out, _ := runCLI(t, args...)
 		if code != 0 {
 			t.Errorf("%v: exit %d", args, code)
