@@ -74,6 +74,10 @@ bench-peers:
 # mode, 100 seeds per cell, and the belief section. Same seeds, same
 # numbers. Takes about 16 minutes on 2 cores (measured 2026-11-23: the
 # delay mode and the belief section made it longer); CI does not run it.
+# It is the only command that writes reports/: compare without -out writes
+# into a new directory, and only this command line (-out reports, which a
+# test checks) makes the report say "regenerate with make report". To
+# split it over machines, see examples/README.md (Sharded sweeps).
 report:
 	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 

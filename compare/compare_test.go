@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
@@ -191,12 +192,19 @@ func TestSmallMatrix(t *testing.T) {
 		t.Errorf("%d counterexamples in the report, want at least the 2 pause cells' and a belief cell's", n)
 	}
 
-	// Same seeds, same report; and the rewrite replaces the directory
+	// Only the reference report tells its reader to regenerate it with
+	// make report.
+	if bytes.Contains(readme, []byte("make report")) {
+		t.Error("a report that is not the reference one mentions make report")
+	}
+	// Same seeds, same report (the reference one says how to regenerate
+	// it, nothing else differs); and the rewrite replaces the directory
 	// without leaving temporaries behind.
 	res2, err := compare.Run(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	res2.Reference = true
 	if err := res2.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +212,7 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(readme, readme2) {
+	if want := bytes.Replace(readme, []byte("(the same seeds"), []byte("(regenerate with `make report`; the same seeds"), 1); !bytes.Equal(want, readme2) {
 		t.Error("two runs of the same matrix wrote different reports")
 	}
 	entries, err := os.ReadDir(filepath.Dir(dir))
@@ -305,16 +313,23 @@ func checkReplays(t *testing.T, readme []byte, path func(string) string) int {
 }
 
 // TestWorkersDoNotChangeResults: the report written from a small matrix
-// run on one worker and on four is the same, file for file, byte for byte
-// (README, scenario files, plots).
+// run on one worker, on four, and in 3 shards merged (each partial result
+// through its JSON) is the same, file for file, byte for byte (README,
+// scenario files, plots).
 func TestWorkersDoNotChangeResults(t *testing.T) {
 	var trees []map[string][]byte
-	for _, workers := range []int{1, 4} {
+	for _, workers := range []int{1, 4, -3} {
 		opts := small(t, false)
-		opts.Workers = workers
+		opts.Workers = max(workers, 1)
 		dir := filepath.Join(t.TempDir(), "reports")
 		opts.ScenarioDir = filepath.Join("reports", "scenarios")
-		res, err := compare.Run(t.Context(), opts)
+		var res *compare.Results
+		var err error
+		if workers > 0 {
+			res, err = compare.Run(t.Context(), opts)
+		} else {
+			res, err = mergeShards(t, opts, -workers)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,14 +338,89 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		}
 		trees = append(trees, readTree(t, dir))
 	}
-	a, b := trees[0], trees[1]
-	if len(a) < 10 || len(a) != len(b) {
-		t.Fatalf("1 worker wrote %d files, 4 workers %d", len(a), len(b))
-	}
-	for name, data := range a {
-		if !bytes.Equal(data, b[name]) {
-			t.Errorf("%s differs between 1 and 4 workers", name)
+	for i, what := range []string{"4 workers", "3 shards merged"} {
+		a, b := trees[0], trees[i+1]
+		if len(a) < 10 || len(a) != len(b) {
+			t.Fatalf("1 worker wrote %d files, %s %d", len(a), what, len(b))
 		}
+		for name, data := range a {
+			if !bytes.Equal(data, b[name]) {
+				t.Errorf("%s differs between 1 worker and %s", name, what)
+			}
+		}
+	}
+}
+
+// mergeShards runs opts in n shards, passes each partial result through
+// its JSON, and merges them, the parts in reverse order.
+func mergeShards(t *testing.T, opts compare.Options, n int) (*compare.Results, error) {
+	t.Helper()
+	var parts []*compare.Partial
+	var names []string
+	for k := n - 1; k >= 0; k-- {
+		p, err := compare.RunShard(t.Context(), opts, k, n)
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = compare.ReadPartial(data); err != nil {
+			return nil, err
+		}
+		parts, names = append(parts, p), append(names, fmt.Sprintf("part%d", k))
+	}
+	return compare.Merge(names, parts, opts.ScenarioDir)
+}
+
+// TestMergeRejects: Merge refuses parts that are not one matrix's shards,
+// each once, or whose matrix this build would not build.
+func TestMergeRejects(t *testing.T) {
+	opts := compare.Options{Seeds: 2, TableOnly: true,
+		Modes:      pick(compare.Modes, func(m compare.Mode) string { return m.Name }, "none"),
+		Algorithms: pick(compare.Algorithms, func(a compare.Algorithm) string { return a.Name }, "simple", "fenced")}
+	shard := func(o compare.Options, k, n int) *compare.Partial {
+		p, err := compare.RunShard(t.Context(), o, k, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p0, p1, p2 := shard(opts, 0, 3), shard(opts, 1, 3), shard(opts, 2, 3)
+	if res, err := compare.Merge([]string{"a", "b", "c"}, []*compare.Partial{p2, p0, p1}, ""); err != nil || res.Table[0][1].Runs != 2 {
+		t.Fatalf("merge: %v", err)
+	}
+	more := opts
+	more.Seeds = 3
+	digest := *p2
+	digest.Digest = "0000"
+	lost := *p2
+	lost.Runs = nil
+	unknownMode := *p2
+	unknownMode.Options.Modes = []string{"no-such-mode"}
+	for _, c := range []struct {
+		parts []*compare.Partial
+		want  string
+	}{
+		{[]*compare.Partial{p0, p1}, "missing shard(s) 2/3"},
+		{[]*compare.Partial{p0, p1, p1, p2}, "shard 1/3 given twice"},
+		{[]*compare.Partial{p0, p1, shard(more, 2, 3)}, "different inputs"},
+		{[]*compare.Partial{p0, p1, shard(opts, 1, 2)}, "different shard counts"},
+		{[]*compare.Partial{p0, p1, &digest}, "different inputs"},
+		{[]*compare.Partial{p0, p1, &lost}, "shard 2/3 does not hold the runs it owns"},
+		{[]*compare.Partial{p0, p1, &unknownMode}, "different options"},
+	} {
+		names := []string{"a", "b", "c", "d"}[:len(c.parts)]
+		if _, err := compare.Merge(names, c.parts, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+	if _, err := compare.ReadPartial([]byte(`{"schema":"locksim.compare-partial/v2"}`)); err == nil {
+		t.Error("a v2 partial result was read")
+	}
+	if _, err := compare.RunShard(t.Context(), opts, 3, 3); err == nil {
+		t.Error("shard 3/3 ran")
 	}
 }
 

@@ -48,12 +48,13 @@ type Options struct {
 // run's first violation of that class, then earliest such violation, then
 // lowest seed.
 type Counterexample struct {
-	Seed uint64
+	Seed uint64 `json:"seed"`
 	// Faults are the fault events at or before the violation's end, in
 	// time order.
-	Faults []string
-	// Violation is the run's first violation of the class.
-	Violation checker.Violation
+	Faults []string `json:"faults"`
+	// Violation is the run's first violation of the class (its Faults
+	// nil: Faults above name them).
+	Violation checker.Violation `json:"violation"`
 }
 
 // Cell is one scenario of the matrix run over the seeds, summed up.
@@ -131,6 +132,11 @@ type Results struct {
 	Heat        [][]*Cell
 	HeatSeeds   int
 	ScenarioDir string
+	// Reference says the report Write writes is the committed reference
+	// report (reports/, written by make report): only its introduction
+	// says to regenerate it with make report, so that a report written
+	// anywhere else never tells its reader to overwrite the reference.
+	Reference bool
 }
 
 // Run runs the matrix: the table's cells, then (unless TableOnly) the
@@ -142,6 +148,27 @@ type Results struct {
 // prefix of the cells in that order, each over its first seeds, so a
 // cell's counts are those of its first Runs seeds.
 func Run(ctx context.Context, opts Options) (*Results, error) {
+	m, err := build(opts)
+	if err != nil {
+		return nil, err
+	}
+	jobs := m.jobs()
+	outs, err := runJobs(ctx, jobs, pool.Shard{}.Jobs(len(jobs)), m.opts)
+	for _, o := range outs {
+		jobs[o.Job].cell.add(o)
+	}
+	if pool.Interrupted(ctx, err) {
+		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", len(outs), len(jobs), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m.res, nil
+}
+
+// build builds the matrix opts describes, its cells listed and parsed,
+// none run.
+func build(opts Options) (*matrix, error) {
 	if opts.Seeds <= 0 {
 		return nil, fmt.Errorf("compare: %d seeds: need at least 1", opts.Seeds)
 	}
@@ -160,13 +187,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 			return nil, err
 		}
 	}
-	if err := runCells(ctx, m.cells, opts); err != nil {
-		if pool.Interrupted(ctx, err) {
-			return m.res, err
-		}
-		return nil, err
-	}
-	return m.res, nil
+	return m, nil
 }
 
 // withDefaults fills in the options left zero.
@@ -324,60 +345,88 @@ func (c *Cell) name() string {
 	return cellName(c.Mode, c.X, c.Algorithm, b)
 }
 
-// runSummary is what one run contributes to its cell.
-type runSummary struct {
-	unknown     bool // Porcupine ran out of time: neither cleared nor condemned
-	unsafe      bool // a safety violation (Kind.Safety)
-	lockFailed  bool // mutual exclusion or silent loss: the lock itself failed
-	resurrected bool
-	kinds       []checker.Kind
-	silentLoss  time.Duration
-	unavailable time.Duration
-	fencing     checker.FencingReport
-	// safety and availability are the run's first violation of each
-	// class with the fault events before it (nil: none of that class).
-	safety, availability *Counterexample
+// RunOutcome is what one run contributes to its cell (Cell.add), and a
+// line of a partial result (Partial.Runs): the counts it adds to, the
+// durations, and its first violation of each class. Every field is
+// written to JSON, zero or not, so that a partial result is read back
+// exactly.
+type RunOutcome struct {
+	// Job is the run's index in the matrix's job order (cells in the order
+	// they are built, each over its seeds from 1); Seed is its seed.
+	Job  int    `json:"job"`
+	Seed uint64 `json:"seed"`
+	// Unknown: Porcupine ran out of time, neither cleared nor condemned.
+	Unknown bool `json:"unknown"`
+	// Unsafe: a safety violation (Kind.Safety).
+	Unsafe bool `json:"unsafe"`
+	// LockFailed: mutual exclusion or silent loss, the lock itself failed.
+	LockFailed  bool           `json:"lock_failed"`
+	Resurrected bool           `json:"resurrected"`
+	Kinds       []checker.Kind `json:"kinds"`
+	// SilentLoss and Unavailable are in nanoseconds in JSON.
+	SilentLoss  time.Duration `json:"silent_loss_ns"`
+	Unavailable time.Duration `json:"unavailable_ns"`
+	Fencing     fencingJSON   `json:"fencing"`
+	// Safety and Availability are the run's first violation of each class
+	// with the fault events before it (nil: none of that class; in a
+	// partial result, also nil when another run of its shard and cell has
+	// a shorter one, which the merge would choose anyway).
+	Safety       *Counterexample `json:"safety"`
+	Availability *Counterexample `json:"availability"`
 }
 
-// runCells runs every cell's seeds, cell after cell, on opts.Workers
-// goroutines (package pool). Each run is an independent deterministic
-// world, its summary is stored by (cell, seed), and the summaries are
-// added to their cells in that order: the totals do not depend on the
-// scheduling. When ctx is cancelled the runs done (a prefix in that order)
-// are added and the error wraps ctx's.
-func runCells(ctx context.Context, cells []*Cell, opts Options) error {
-	type job struct {
-		cell *Cell
-		seed uint64
-	}
+// fencingJSON is checker.FencingReport with JSON names.
+type fencingJSON struct {
+	Accepted      int `json:"accepted"`
+	Rejected      int `json:"rejected"`
+	StaleAccepted int `json:"stale_accepted"`
+	Prevented     int `json:"prevented"`
+}
+
+// job is one run of the matrix: a cell at a seed.
+type job struct {
+	cell *Cell
+	seed uint64
+}
+
+// jobs lists the matrix's runs: its cells in the order they were added,
+// each over its seeds from 1. A run's index in this list is its identity
+// across the shards of a sweep (pool.Shard).
+func (m *matrix) jobs() []job {
 	var jobs []job
-	for _, c := range cells {
+	for _, c := range m.cells {
 		for s := range c.seeds {
 			jobs = append(jobs, job{c, uint64(s + 1)})
 		}
 	}
-	sums := make([]runSummary, len(jobs))
-	done, err := pool.Run(ctx, len(jobs), opts.Workers, func(i int) error {
+	return jobs
+}
+
+// runJobs runs the jobs whose indices idx lists, in that order, on
+// opts.Workers goroutines (package pool), and returns their outcomes by
+// position in idx. Each run is an independent deterministic world, so the
+// outcomes do not depend on the scheduling. When ctx is cancelled it
+// returns the outcomes of the runs done (a prefix of idx) with ctx's
+// error.
+func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOutcome, error) {
+	outs := make([]RunOutcome, len(idx))
+	done, err := pool.Run(ctx, len(idx), opts.Workers, func(k int) error {
+		j := jobs[idx[k]]
 		var err error
-		sums[i], err = summarise(jobs[i].cell.Scenario, jobs[i].seed)
+		outs[k], err = summarise(j.cell.Scenario, j.seed)
+		outs[k].Job = idx[k]
 		return err
 	}, opts.Progress)
 	if err != nil && !pool.Interrupted(ctx, err) {
-		return err
+		return nil, err
 	}
-	for i, j := range jobs[:done] {
-		j.cell.add(sums[i])
-	}
-	if err != nil {
-		return fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
-	}
-	return nil
+	return outs[:done], err
 }
 
-func summarise(s *scenario.Scenario, seed uint64) (runSummary, error) {
+func summarise(s *scenario.Scenario, seed uint64) (RunOutcome, error) {
 	r, err := s.Run(seed)
 	if err != nil {
-		return runSummary{}, err
+		return RunOutcome{}, err
 	}
 	return summary(seed, r.Verdict, r.History.Records(), r.End), nil
 }
@@ -387,8 +436,8 @@ func summarise(s *scenario.Scenario, seed uint64) (runSummary, error) {
 // first safety violation is its safety counterexample, whatever
 // availability findings came before; its first other violation is its
 // availability counterexample.
-func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) runSummary {
-	sum := runSummary{kinds: v.Kinds(), unknown: v.Status == checker.Unknown}
+func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) RunOutcome {
+	sum := RunOutcome{Seed: seed, Kinds: v.Kinds(), Unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
 		x.Faults = nil // the counterexample names its faults itself
 		return &Counterexample{Seed: seed, Faults: faultsBefore(recs, x.To), Violation: x}
@@ -396,24 +445,25 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 	for _, x := range v.Violations {
 		switch x.Kind {
 		case checker.SilentLoss:
-			sum.silentLoss += x.Duration()
-			sum.lockFailed = true
+			sum.SilentLoss += x.Duration()
+			sum.LockFailed = true
 		case checker.MutualExclusion:
-			sum.lockFailed = true
+			sum.LockFailed = true
 		case checker.Resurrected:
-			sum.resurrected = true
+			sum.Resurrected = true
 		}
 		if x.Kind.Safety() {
-			sum.unsafe = true
-			if sum.safety == nil {
-				sum.safety = first(x)
+			sum.Unsafe = true
+			if sum.Safety == nil {
+				sum.Safety = first(x)
 			}
-		} else if sum.availability == nil {
-			sum.availability = first(x)
+		} else if sum.Availability == nil {
+			sum.Availability = first(x)
 		}
 	}
-	sum.unavailable = checker.Waits(recs, end).LongestUnavailable
-	sum.fencing, _ = checker.Fencing(recs)
+	sum.Unavailable = checker.Waits(recs, end).LongestUnavailable
+	f, _ := checker.Fencing(recs)
+	sum.Fencing = fencingJSON{Accepted: f.Accepted, Rejected: f.Rejected, StaleAccepted: f.StaleAccepted, Prevented: f.Prevented}
 	return sum
 }
 
@@ -436,33 +486,33 @@ func faultsBefore(recs []history.Record, t time.Duration) []string {
 	return out
 }
 
-func (c *Cell) add(s runSummary) {
+func (c *Cell) add(s RunOutcome) {
 	c.Runs++
-	if s.unsafe {
+	if s.Unsafe {
 		c.Unsafe++
 	}
-	if s.lockFailed {
+	if s.LockFailed {
 		c.LockFailed++
 	}
-	if s.resurrected {
+	if s.Resurrected {
 		c.Resurrected++
 	}
-	if s.unknown {
+	if s.Unknown {
 		c.Unknown++
 	}
-	c.Unavailable = append(c.Unavailable, s.unavailable)
-	c.SilentLoss += s.silentLoss
-	c.Fencing.Accepted += s.fencing.Accepted
-	c.Fencing.Rejected += s.fencing.Rejected
-	c.Fencing.StaleAccepted += s.fencing.StaleAccepted
-	c.Fencing.Prevented += s.fencing.Prevented
-	c.Shortest = shorter(c.Shortest, s.safety)
-	c.ShortestAvailability = shorter(c.ShortestAvailability, s.availability)
-	if len(s.kinds) == 0 { // not violated: a verdict is violated exactly when it has a kind
+	c.Unavailable = append(c.Unavailable, s.Unavailable)
+	c.SilentLoss += s.SilentLoss
+	c.Fencing.Accepted += s.Fencing.Accepted
+	c.Fencing.Rejected += s.Fencing.Rejected
+	c.Fencing.StaleAccepted += s.Fencing.StaleAccepted
+	c.Fencing.Prevented += s.Fencing.Prevented
+	c.Shortest = shorter(c.Shortest, s.Safety)
+	c.ShortestAvailability = shorter(c.ShortestAvailability, s.Availability)
+	if len(s.Kinds) == 0 { // not violated: a verdict is violated exactly when it has a kind
 		return
 	}
 	c.Violated++
-	for _, k := range s.kinds {
+	for _, k := range s.Kinds {
 		c.Kinds[k]++
 	}
 }

@@ -33,32 +33,32 @@ func TestResurrectedOnlyIsNotUnsafe(t *testing.T) {
 	recs := []history.Record{faultAt(0, s/2), faultAt(1, 2*s), faultAt(2, 4*s)}
 
 	only := summary(1, verdict(res), recs, 10*s)
-	if only.unsafe || only.lockFailed || !only.resurrected || only.safety != nil {
+	if only.Unsafe || only.LockFailed || !only.Resurrected || only.Safety != nil {
 		t.Fatalf("resurrected lock only: unsafe %v, lock failed %v, resurrected %v, safety counterexample %v; want availability only",
-			only.unsafe, only.lockFailed, only.resurrected, only.safety)
+			only.Unsafe, only.LockFailed, only.Resurrected, only.Safety)
 	}
-	if only.availability == nil || only.availability.Violation.Kind != checker.Resurrected || len(only.availability.Faults) != 1 {
-		t.Fatalf("resurrected lock only: availability counterexample %+v, want the resurrected lock after 1 fault", only.availability)
+	if only.Availability == nil || only.Availability.Violation.Kind != checker.Resurrected || len(only.Availability.Faults) != 1 {
+		t.Fatalf("resurrected lock only: availability counterexample %+v, want the resurrected lock after 1 fault", only.Availability)
 	}
 
 	both := summary(2, verdict(res, loss, mx), recs, 10*s)
-	if !both.unsafe || !both.lockFailed || !both.resurrected {
-		t.Fatalf("with silent loss and mutual exclusion: unsafe %v, lock failed %v, resurrected %v; want all", both.unsafe, both.lockFailed, both.resurrected)
+	if !both.Unsafe || !both.LockFailed || !both.Resurrected {
+		t.Fatalf("with silent loss and mutual exclusion: unsafe %v, lock failed %v, resurrected %v; want all", both.Unsafe, both.LockFailed, both.Resurrected)
 	}
-	if both.safety == nil || both.safety.Violation.Kind != checker.SilentLoss || len(both.safety.Faults) != 2 {
-		t.Fatalf("safety counterexample %+v, want the silent loss with the 2 faults up to its end", both.safety)
+	if both.Safety == nil || both.Safety.Violation.Kind != checker.SilentLoss || len(both.Safety.Faults) != 2 {
+		t.Fatalf("safety counterexample %+v, want the silent loss with the 2 faults up to its end", both.Safety)
 	}
-	if both.availability == nil || both.availability.Violation.Kind != checker.Resurrected {
-		t.Fatalf("availability counterexample %+v, want the resurrected lock", both.availability)
+	if both.Availability == nil || both.Availability.Violation.Kind != checker.Resurrected {
+		t.Fatalf("availability counterexample %+v, want the resurrected lock", both.Availability)
 	}
-	if both.silentLoss != s {
-		t.Errorf("silent loss %v, want 1s", both.silentLoss)
+	if both.SilentLoss != s {
+		t.Errorf("silent loss %v, want 1s", both.SilentLoss)
 	}
 
 	// Mutual exclusion alone is unsafe too.
-	if mxOnly := summary(3, verdict(mx), recs, 10*s); !mxOnly.unsafe || mxOnly.safety == nil || mxOnly.availability != nil {
+	if mxOnly := summary(3, verdict(mx), recs, 10*s); !mxOnly.Unsafe || mxOnly.Safety == nil || mxOnly.Availability != nil {
 		t.Errorf("mutual exclusion alone: unsafe %v, safety %v, availability %v; want unsafe, no availability finding",
-			mxOnly.unsafe, mxOnly.safety, mxOnly.availability)
+			mxOnly.Unsafe, mxOnly.Safety, mxOnly.Availability)
 	}
 
 	c := &Cell{Kinds: map[checker.Kind]int{}}

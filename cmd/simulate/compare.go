@@ -9,11 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
+	"strconv"
 
 	"github.com/locksim/locksim/compare"
 	"github.com/locksim/locksim/internal/pool"
 )
+
+// referenceCommand is the command that writes the committed reference
+// report (make report): only a report written by exactly this command
+// says "regenerate with make report" (compare.Results.Reference). A test
+// checks that the Makefile runs it.
+const referenceCommand = "simulate compare -seeds 100 -out reports"
 
 // replaceable checks, before the matrix runs, that the report may replace
 // dir: not the root, the working directory or a parent, and, if it exists,
@@ -40,73 +46,167 @@ func replaceable(dir string) error {
 	return nil
 }
 
-// compareCmd runs the comparison matrix and writes the report. On ctx's
+// newReportDir is where compare writes without -out: compare-report, or
+// compare-report-2, -3, ..., the first that does not exist, so that no
+// report (the committed reports/ above all) is ever replaced unasked.
+func newReportDir() string {
+	dir := "compare-report"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			return dir
+		}
+		dir = "compare-report-" + strconv.Itoa(i)
+	}
+}
+
+// compareFlags are compare's flags.
+type compareFlags struct {
+	seeds, workers int
+	out            string
+	table, quiet   bool
+	shard          pool.Shard
+	partial        string
+}
+
+// command is the canonical command line of the matrix f describes, without
+// -out: the flags that change the report, in one order, so that the report
+// quotes the same command however the flags were written or whatever
+// -workers was, and a merge of shards quotes what one run would.
+func (f compareFlags) command() string {
+	cmd := "simulate compare -seeds " + strconv.Itoa(f.seeds)
+	if f.table {
+		cmd += " -table"
+	}
+	return cmd
+}
+
+// options are the compare.Options of f, its scenario files under dir's.
+func (f compareFlags) options(dir string, progress func(done, total int)) compare.Options {
+	return compare.Options{Seeds: f.seeds, Workers: f.workers, TableOnly: f.table,
+		ScenarioDir: filepath.ToSlash(filepath.Join(dir, "scenarios")), Progress: progress}
+}
+
+// parseCompare parses compare's flags and checks them. ok is false when
+// compare must stop with status: after -h (0), or bad input (2).
+func parseCompare(args []string, stderr io.Writer) (f compareFlags, status int, ok bool) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
+	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory, replacing it (default: a new directory, compare-report or compare-report-N)")
+	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	shardFlags(fs, &f.shard, &f.partial, "compare")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-quiet] [-shard K/N [-partial FILE]]\n\n"+
+			"Runs every algorithm under every failure mode (and, without -table, at several fault\n"+
+			"intensities, the belief section and the RedLock lease x drift heatmap) for N seeds each,\n"+
+			"-workers runs at once, and writes the report: DIR/README.md, the cells' scenario files and\n"+
+			"the plots. Without -out it writes into a new directory, never over an existing report;\n"+
+			"make report writes the reference report (-out reports). With -shard it runs one shard\n"+
+			"of the runs and writes a partial result; simulate merge -out DIR writes the report.\n\n")
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return f, parseStatus(err), false
+	}
+	if msg := f.bad(rest); msg != "" {
+		fmt.Fprintln(stderr, "simulate compare: "+msg)
+		return f, 2, false
+	}
+	return f, 0, true
+}
+
+// bad says what is wrong with compare's flags and arguments, "" if
+// nothing.
+func (f compareFlags) bad(rest []string) string {
+	switch {
+	case len(rest) > 0:
+		return fmt.Sprintf("unexpected argument %q", rest[0])
+	case f.seeds < 1:
+		return fmt.Sprintf("-seeds %d: need at least 1", f.seeds)
+	case f.workers < 1:
+		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	case f.shard.Sharded() && f.out != "":
+		return "-out is the report's directory, which merge writes: a shard writes a partial result (-partial FILE)"
+	case f.partial != "" && !f.shard.Sharded():
+		return "-partial names a shard's partial result: give -shard K/N"
+	case f.out != "":
+		if err := replaceable(f.out); err != nil {
+			return fmt.Sprintf("-out %s: %v", f.out, err)
+		}
+	}
+	return ""
+}
+
+// compareCmd runs the comparison matrix and writes the report, or with
+// -shard runs one shard of it and writes a partial result. On ctx's
 // cancellation it writes no report (the old one stays whole), prints the
 // counts of the runs done and returns exitInterrupted.
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seeds := fs.Int("seeds", 100, "runs (seeds 1..N) per cell")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
-	out := fs.String("out", "reports", "write the report (README.md, scenarios/, plots/) into this directory, replacing it")
-	table := fs.Bool("table", false, "only the table's cells: no curves, no heatmap")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-quiet]\n\n"+
-			"Runs every algorithm under every failure mode (and, without -table, at several fault\n"+
-			"intensities, and the RedLock lease x drift heatmap) for N seeds each, -workers runs at\n"+
-			"once, and writes the report: DIR/README.md, the cells' scenario files and the plots.\n\n")
-		fs.PrintDefaults()
+	f, status, ok := parseCompare(args, stderr)
+	if !ok {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
+	if f.shard.Sharded() {
+		return compareShard(ctx, f, stdout, stderr)
 	}
-	if msg := compareBad(fs, *seeds, *workers, *out); msg != "" {
-		fmt.Fprintln(stderr, "simulate compare: "+msg)
-		return 2
+	out := f.out
+	if out == "" {
+		out = newReportDir()
 	}
-	pr := newProgress(stderr, "compare", *quiet)
-	res, err := compare.Run(ctx, compare.Options{Seeds: *seeds, Workers: *workers, TableOnly: *table,
-		ScenarioDir: filepath.ToSlash(filepath.Join(*out, "scenarios")), Progress: pr.update})
+	pr := newProgress(stderr, "compare", f.quiet)
+	res, err := compare.Run(ctx, f.options(out, pr.update))
 	pr.finish()
 	if pool.Interrupted(ctx, err) {
 		fmt.Fprintln(stdout, "interrupted: unsafe runs (a safety property violated) per cell, of the runs done:")
 		printTable(stdout, res)
-		fmt.Fprintf(stderr, "simulate compare: %v: no report written (%s is as it was)\n", err, *out)
+		fmt.Fprintf(stderr, "simulate compare: %v: no report written (%s is as it was)\n", err, out)
 		return exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
 		return 1
 	}
-	command := "simulate compare " + strings.Join(args, " ")
-	if err := res.Write(ctx, *out, strings.TrimSpace(command)); err != nil {
-		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
+	return writeReport(ctx, res, f.command(), out, stdout, stderr)
+}
+
+// writeReport writes the report of res into out (the command that made it
+// is command -out out), then says so and prints the table on stdout: what
+// compare and merge of compare's shards print.
+func writeReport(ctx context.Context, res *compare.Results, command, out string, stdout, stderr io.Writer) int {
+	command += " -out " + out
+	res.Reference = command == referenceCommand
+	if err := res.Write(ctx, out, command); err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "simulate compare: interrupted: no report written (%s is as it was)\n", *out)
+			fmt.Fprintf(stderr, "simulate: interrupted: no report written (%s is as it was)\n", out)
 			return exitInterrupted
 		}
 		return 2
 	}
-	fmt.Fprintf(stdout, "wrote %s\nunsafe runs (a safety property violated) per cell:\n", filepath.Join(*out, "README.md"))
+	fmt.Fprintf(stdout, "wrote %s\nunsafe runs (a safety property violated) per cell:\n", filepath.Join(out, "README.md"))
 	printTable(stdout, res)
 	return 0
 }
 
-// compareBad says what is wrong with compare's arguments, "" if nothing.
-func compareBad(fs *flag.FlagSet, seeds, workers int, out string) string {
-	switch {
-	case fs.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", fs.Arg(0))
-	case seeds < 1:
-		return fmt.Sprintf("-seeds %d: need at least 1", seeds)
-	case workers < 1:
-		return fmt.Sprintf("-workers %d: need at least 1", workers)
+// compareShard runs f.shard's part of the matrix and writes its partial
+// result. An interrupted shard writes nothing.
+func compareShard(ctx context.Context, f compareFlags, stdout, stderr io.Writer) int {
+	pr := newProgress(stderr, "compare shard "+f.shard.String(), f.quiet)
+	p, err := compare.RunShard(ctx, f.options("", pr.update), f.shard.Index, f.shard.Count)
+	pr.finish()
+	if pool.Interrupted(ctx, err) {
+		fmt.Fprintf(stderr, "simulate compare: %v: no partial result written\n", err)
+		return exitInterrupted
 	}
-	if err := replaceable(out); err != nil {
-		return fmt.Sprintf("-out %s: %v", out, err)
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
+		return 1
 	}
-	return ""
+	p.Build, p.Command = buildVersion(), f.command()
+	return writePartial(partialFile(f.partial, "compare", f.shard), p, len(p.Runs), p.Jobs, stdout, stderr)
 }
 
 // printTable prints the table's unsafe runs of each cell, of its runs.

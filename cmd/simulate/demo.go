@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -24,14 +23,15 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of both runs (0: each file's own)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
 		return parseStatus(err)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", fs.Arg(0))
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", rest[0])
 		return 2
 	}
-	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	status := 0
 	for _, name := range demoFiles {
 		all, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)
@@ -43,5 +43,6 @@ func demo(args []string, stdout, stderr io.Writer) int {
 			status = code
 		}
 	}
+	r.tally.write(stdout, r.enc, false)
 	return status
 }

@@ -1,17 +1,27 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: run scenarios/)
+//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: the built-in scenarios/)
+//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR ...]
 //	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
 //	simulate list [-json] [FILE|DIR ...]
-//	simulate compare [-seeds N] [-workers N] [-out DIR] [-table]
+//	simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-shard K/N [-partial FILE]]
+//	simulate merge [-out DIR] [-json] PARTIAL...
 //	simulate demo [-seed N] [-out DIR]
+//	simulate help [COMMAND] | -h | -version
+//
+// Flags may come before or after the files (simulate run x.yaml -seed 3);
+// "--" ends them. A first argument that is neither a command nor a flag
+// is run's file or directory, if it names one (or ends in .yaml);
+// otherwise it is an unknown command (exit 2).
 //
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
-// replays it. Exit status: 0 when every verdict is the expected one, 1 when
-// one is not, 2 for bad input (a bad scenario file is named with its line
-// and field).
+// replays it; it ends with one summary line (N scenarios: A as expected, B
+// not as expected, S skipped). Exit status: 0 when every verdict is the
+// expected one, 1 when one is not, 2 for bad input (a bad scenario file is
+// named with its line and field). -json prints JSON lines instead, schema
+// locksim.run/v1 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
 // the violation rate with its Wilson 95% interval. A file whose expectation
@@ -24,11 +34,19 @@
 // violation rate and does not judge them.
 //
 // A sweep runs -workers N seeds at once (default GOMAXPROCS), and compare
-// as many runs of its cells; the output is the same for any N. On Ctrl-C
-// (SIGINT or SIGTERM) no new run starts, the runs under way finish (a
-// second Ctrl-C abandons them), what completed is printed, nothing
-// half-written is left behind (compare's old report stays whole), and the
-// exit status is 130, as a shell reports a process that SIGINT ended.
+// as many runs of its cells; the output is the same for any N. A sweep
+// expected to last more than a few seconds shows its progress on stderr.
+// On Ctrl-C (SIGINT or SIGTERM) no new run starts, the runs under way
+// finish (a second Ctrl-C abandons them), what completed is printed,
+// nothing half-written is left behind (compare's old report stays whole),
+// and the exit status is 130, as a shell reports a process that SIGINT
+// ended.
+//
+// compare -shard K/N and run -seeds N -shard K/N run one shard of the
+// sweep (job i belongs to shard i mod N; K is 0-based, as Kubernetes's
+// JOB_COMPLETION_INDEX) and write its partial result (-partial, default
+// CMD-shard-K-of-N.json); merge combines every shard's into what the
+// unsharded command writes, byte for byte.
 //
 // run -backend redis replays the files on real redis-server processes in
 // real time (package internal/realrun), every duration multiplied by
@@ -36,7 +54,10 @@
 // real backend cannot reproduce (pauses, clock faults, ...) is bad input.
 //
 // compare runs the comparison matrix (package compare) and writes the
-// report comparing RedissonLock and RedLock failure modes.
+// report comparing RedissonLock and RedLock failure modes, into -out or,
+// without it, a new directory (compare-report, compare-report-2, ...): it
+// never replaces a report unasked. make report writes the reference report
+// (-out reports).
 //
 // demo replays two of the scenario files built into the command, so it
 // needs no file on disk: SimpleLock's no-fault baseline, and F0, a
@@ -49,7 +70,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,35 +104,129 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage:
-  simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   replay scenarios (default: scenarios/)
-  simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...               replay scenarios on real redis-server processes
-  simulate list [-json] [FILE|DIR ...]                                                list scenarios and their algorithms
-  simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-quiet]               run the comparison matrix, write the report (default: reports/)
-  simulate demo [-seed N] [-out DIR]                                                  two built-in scenarios: a baseline and F0`
+// command is one of simulate's subcommands.
+type command struct {
+	name, does string
+	run        func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
 
-// run runs the command args names and returns its exit status. ctx's
-// cancellation interrupts run and compare (exitInterrupted).
+// commands are simulate's subcommands, in the order help lists them; run
+// is the default. (Built by init: help refers to the list.)
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "replay scenario files (default: the built-in scenarios/), a verdict line each and a summary", runScenarios},
+		{"list", "list scenarios: name, algorithm, expectation", func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+			return listScenarios(args, stdout, stderr)
+		}},
+		{"compare", "run every algorithm under every failure mode; write the report into a new directory (or -out DIR)", compareCmd},
+		{"merge", "combine the partial results of a sharded compare or run -seeds into what one run writes", mergeCmd},
+		{"demo", "replay two built-in scenarios, a baseline and F0, as run does", func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+			return demo(args, stdout, stderr)
+		}},
+		{"help", "print this list; help COMMAND prints the command's flags", help},
+	}
+}
+
+// usage is simulate's help: the commands, one line each.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: simulate [COMMAND] [FLAGS] [FILE|DIR ...]   (flags may follow the files; the default command is run)\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s  %s\n", c.name, c.does)
+	}
+	b.WriteString("\n  -h, -help  this list; simulate COMMAND -h lists the command's flags\n")
+	b.WriteString("  -version  print the module version, VCS revision (when the build has it) and Go version\n\n")
+	b.WriteString("Exit status: 0 every verdict as expected, 1 one not, 2 bad input, 130 interrupted (Ctrl-C).\n")
+	return b.String()
+}
+
+// help prints the list of commands, or with a command's name its flags
+// (its -h).
+func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		for _, c := range commands {
+			if c.name == args[0] && c.name != "help" {
+				return c.run(ctx, []string{"-h"}, stdout, stderr)
+			}
+		}
+		return unknownCommand(args[0], stderr)
+	}
+	fmt.Fprint(stdout, usage())
+	return 0
+}
+
+// unknownCommand says that name is no command, lists the commands, and
+// returns the exit status of bad input.
+func unknownCommand(name string, stderr io.Writer) int {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "simulate: unknown command %q (commands: %s; simulate -h describes them)\n", name, strings.Join(names, ", "))
+	return 2
+}
+
+// run runs the command args names and returns its exit status. A first
+// argument that is neither a command nor a flag is run's: a scenario file
+// or directory, if it names one, or ends in .yaml; anything else is an
+// unknown command. ctx's cancellation interrupts run and compare
+// (exitInterrupted).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := "run"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		switch args[0] {
-		case "run", "demo", "list", "compare", "help":
-			cmd, args = args[0], args[1:]
+	if len(args) == 0 {
+		return runScenarios(ctx, args, stdout, stderr)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage())
+		return 0
+	case "-version", "--version":
+		fmt.Fprintln(stdout, buildVersion())
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	switch cmd {
-	case "run":
-		return runScenarios(ctx, args, stdout, stderr)
-	case "list":
-		return listScenarios(args, stdout, stderr)
-	case "compare":
-		return compareCmd(ctx, args, stdout, stderr)
-	case "demo":
-		return demo(args, stdout, stderr)
+	if !strings.HasPrefix(args[0], "-") && !isScenarioPath(args[0]) {
+		return unknownCommand(args[0], stderr)
 	}
-	fmt.Fprintln(stdout, usage)
-	return 0
+	return runScenarios(ctx, args, stdout, stderr)
+}
+
+// isScenarioPath reports whether arg, not a command, is meant as run's
+// file or directory: it exists, or it ends in .yaml or .yml (a missing
+// file is then reported as such).
+func isScenarioPath(arg string) bool {
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return true
+	}
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// parseInterspersed parses args with fs, flags and other arguments in any
+// order (simulate run scenarios/x.yaml -seed 3), and returns the other
+// arguments in their order. The flag package stops at the first argument
+// that is not a flag; this parses on after it. "--" ends the flags: what
+// follows it is arguments, even if it starts with "-".
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return rest, nil
+		}
+		if len(left) < len(args) && args[len(args)-len(left)-1] == "--" {
+			return append(rest, left...), nil
+		}
+		rest, args = append(rest, left[0]), left[1:]
+	}
 }
 
 // listScenarios prints each scenario's name, algorithm, expectation and
@@ -120,26 +234,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON lines")
-	if err := fs.Parse(args); err != nil {
+	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
 		return parseStatus(err)
 	}
-	all, _, err := loadScaled(fs.Args(), 1)
+	all, _, err := loadScaled(paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
+	enc := jsonLines(stdout)
 	for _, s := range all {
 		if *asJSON {
-			_ = enc.Encode(struct {
-				Name        string `json:"name"`
-				File        string `json:"file"`
-				Algorithm   string `json:"algorithm"`
-				Seed        uint64 `json:"seed"`
-				Expect      string `json:"expect"`
-				Description string `json:"description,omitempty"`
-			}{s.Name, s.File, s.Algorithm.Kind, s.Seed, s.Expect.String(), strings.TrimSpace(s.Description)})
+			_ = enc.Encode(jsonList{Schema: listSchema, Name: s.Name, File: s.File, Algorithm: s.Algorithm.Kind, Seed: s.Seed,
+				Expect: s.Expect.String(), Description: strings.TrimSpace(s.Description)})
 			continue
 		}
 		fmt.Fprintf(stdout, "%-40s %-17s expect %s\n", s.Name, s.Algorithm.Kind, s.Expect)

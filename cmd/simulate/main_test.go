@@ -9,8 +9,10 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -176,14 +178,38 @@ func TestListAndJSON(t *testing.T) {
 		t.Fatalf("list: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runCLI(t, "run", "-json", "../../scenarios/f0-failover-lagging-replica.yaml")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var r struct {
-		Name     string   `json:"name"`
-		Verdict  string   `json:"verdict"`
-		Kinds    []string `json:"kinds"`
-		Expected bool     `json:"expected"`
+		Schema     string            `json:"schema"`
+		Type       string            `json:"type"`
+		Name       string            `json:"name"`
+		Verdict    string            `json:"verdict"`
+		Kinds      []string          `json:"kinds"`
+		Expected   bool              `json:"expected"`
+		Violations []json.RawMessage `json:"violations"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Verdict != "violated" || !r.Expected || len(r.Kinds) == 0 {
-		t.Fatalf("run -json: exit %d, %v, %+v\n%s", code, err, r, errs)
+	if err := json.Unmarshal([]byte(lines[0]), &r); code != 0 || len(lines) != 2 || err != nil || r.Schema != "locksim.run/v1" || r.Type != "run" ||
+		r.Verdict != "violated" || !r.Expected || len(r.Kinds) == 0 || len(r.Violations) == 0 {
+		t.Fatalf("run -json: exit %d, %v, %+v\n%s\n%s", code, err, r, out, errs)
+	}
+	// A violation is an object, every field present.
+	var v map[string]any
+	if err := json.Unmarshal(r.Violations[0], &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"kind", "lock", "clients", "from_ns", "to_ns", "explanation"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("violation lacks %q: %s", k, r.Violations[0])
+		}
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &sum); err != nil || sum["type"] != "summary" || sum["as_expected"] != 1.0 || sum["skipped"] != 0.0 {
+		t.Fatalf("summary object %s: %v", lines[1], err)
+	}
+	code, out, _ = runCLI(t, "list", "-json", "../../scenarios/baseline-simple.yaml")
+	var l map[string]any
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l["schema"] != "locksim.list/v1" || l["name"] != "baseline-simple" {
+		t.Fatalf("list -json: exit %d, %v\n%s", code, err, out)
 	}
 }
 
@@ -291,8 +317,8 @@ func TestInterruptedRun(t *testing.T) {
 		t.Fatalf("cancelled after 4 runs: %d results, %v", len(part), err)
 	}
 	for i, r := range part {
-		if r.Seed != all[i].Seed || r.Verdict.String() != all[i].Verdict.String() {
-			t.Errorf("seed %d: interrupted sweep has %d %v, whole sweep %d %v", i+1, r.Seed, r.Verdict, all[i].Seed, all[i].Verdict)
+		if r.Seed != all[i].Seed || r.Verdict != all[i].Verdict || !slices.Equal(r.Kinds, all[i].Kinds) {
+			t.Errorf("seed %d: interrupted sweep has %d %v %v, whole sweep %d %v %v", i+1, r.Seed, r.Verdict, r.Kinds, all[i].Seed, all[i].Verdict, all[i].Kinds)
 		}
 	}
 }
@@ -301,6 +327,7 @@ func TestInterruptedRun(t *testing.T) {
 // progress line) prints the counts of the runs done, writes no report and
 // leaves nothing behind, and exits 130.
 func TestInterruptedCompare(t *testing.T) {
+	alwaysProgress(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	parent := t.TempDir()
@@ -354,16 +381,95 @@ func TestRateSweeps(t *testing.T) {
 	}
 }
 
-// TestHelpExitsZero: -h on every command prints its flags and exits 0.
+// TestHelpExitsZero: -h on every command prints its flags and exits 0;
+// simulate -h and simulate help list every command, one line each; help
+// COMMAND is the command's -h.
 func TestHelpExitsZero(t *testing.T) {
-	for _, cmd := range []string{"run", "list", "demo"} {
+	for _, cmd := range []string{"run", "list", "demo", "compare", "merge"} {
 		code, _, errs := runCLI(t, cmd, "-h")
 		if code != 0 || !strings.Contains(errs, "-") {
 			t.Errorf("%s -h: exit %d, usage %q", cmd, code, errs)
 		}
+		if code, _, errs2 := runCLI(t, "help", cmd); code != 0 || errs2 != errs {
+			t.Errorf("help %s: exit %d, not %s -h's usage", cmd, code, cmd)
+		}
 	}
-	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "simulate list") {
-		t.Errorf("help: exit %d\n%s", code, out)
+	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}, {"help", "-h"}} {
+		code, out, _ := runCLI(t, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d", args, code)
+		}
+		for _, cmd := range []string{"run", "list", "compare", "merge", "demo", "help"} {
+			if n := strings.Count(out, "\n  "+cmd+" "); n != 1 {
+				t.Errorf("%v: %d lines for %s:\n%s", args, n, cmd, out)
+			}
+		}
+	}
+}
+
+// TestUnknownCommand: a first argument that is no command, no flag and no
+// scenario file is an unknown command, and the message lists the commands.
+func TestUnknownCommand(t *testing.T) {
+	code, out, errs := runCLI(t, "bogus")
+	if code != 2 || out != "" || !strings.Contains(errs, `unknown command "bogus"`) || !strings.Contains(errs, "run, list, compare, merge, demo, help") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "help", "bogus"); code != 2 || !strings.Contains(errs, "unknown command") {
+		t.Fatalf("help bogus: exit %d, %q", code, errs)
+	}
+	// A missing file is named as such, not as a command.
+	if code, _, errs := runCLI(t, "missing.yaml"); code != 2 || !strings.Contains(errs, "missing.yaml: no such file") {
+		t.Fatalf("missing.yaml: exit %d, %q", code, errs)
+	}
+}
+
+// TestVersion: -version prints the module and the Go version.
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "-version")
+	if code != 0 || !strings.HasPrefix(out, "simulate github.com/locksim/locksim ") || !strings.Contains(out, " go1.") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// TestFlagsAfterFiles: flags may follow the files, in any order; "--"
+// ends them.
+func TestFlagsAfterFiles(t *testing.T) {
+	const f = "../../scenarios/unlock-retry-no-latch.yaml"
+	_, want, _ := runCLI(t, "run", "-seed", "7", f)
+	for _, args := range [][]string{{"run", f, "-seed", "7"}, {f, "-seed=7"}, {"-seed", "7", "--", f}} {
+		if code, out, errs := runCLI(t, args...); code != 0 || out != want {
+			t.Errorf("%v: exit %d, output differs from run -seed 7 FILE:\n%s\n%s", args, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "run", "--", "-seed"); code != 2 || !strings.Contains(errs, "-seed: no such file") {
+		t.Errorf("run -- -seed: exit %d, %q", code, errs)
+	}
+}
+
+// TestSummaryLine: run ends with the tally of its scenarios.
+func TestSummaryLine(t *testing.T) {
+	src, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(src), "expect:")
+	wrong := filepath.Join(t.TempDir(), "wrong.yaml")
+	if err := os.WriteFile(wrong, append(src[:i:i], []byte("expect: ok\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		last string
+	}{
+		{[]string{"run", wrong, "../../scenarios/baseline-simple.yaml"}, "2 scenarios: 1 as expected, 1 not as expected, 0 skipped"},
+		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, "1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped"},
+		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"}, "1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped"},
+	} {
+		_, out, _ := runCLI(t, c.args...)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if lines[len(lines)-1] != c.last {
+			t.Errorf("%v: last line %q, want %q", c.args, lines[len(lines)-1], c.last)
+		}
 	}
 }
 
@@ -481,19 +587,43 @@ func TestCompareFlags(t *testing.T) {
 	}
 }
 
-// TestProgressLines: off a terminal, progress is a plain line per tenth.
+// TestProgressLines: off a terminal, progress is a plain line per tenth,
+// shown only once the sweep has run for progressAfter and what remains
+// is expected to take progressLong: a short sweep shows nothing.
 func TestProgressLines(t *testing.T) {
+	clock := time.Unix(0, 0)
 	var b bytes.Buffer
 	p := newProgress(&b, "sweep", false)
+	p.now, p.start = func() time.Time { return clock }, clock
 	for i := 1; i <= 200; i++ {
+		clock = clock.Add(100 * time.Millisecond) // 20 s in all
 		p.update(i, 200)
 	}
 	p.finish()
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 10 || lines[9] != "sweep: 200/200 runs (100%)" {
+	// Shown from the 10th run (1 s elapsed, 19 s to go), then at each
+	// tenth.
+	if len(lines) != 11 || lines[0] != "sweep: 10/200 runs (5%)" || lines[10] != "sweep: 200/200 runs (100%)" {
 		t.Fatalf("progress lines:\n%s", b.String())
+	}
+	b.Reset()
+	p = newProgress(&b, "short", false)
+	p.now, p.start = func() time.Time { return clock }, clock
+	for i := 1; i <= 200; i++ {
+		clock = clock.Add(10 * time.Millisecond) // 2 s in all: 1 s to go after 1 s
+		p.update(i, 200)
+	}
+	if b.Len() != 0 {
+		t.Fatalf("a 2 s sweep showed progress:\n%s", b.String())
 	}
 	if newProgress(&b, "x", true) != nil {
 		t.Fatal("quiet progress is not nil")
 	}
+}
+
+// alwaysProgress makes every sweep show its progress until the test ends.
+func alwaysProgress(t *testing.T) {
+	after, long := progressAfter, progressLong
+	progressAfter, progressLong = 0, 0
+	t.Cleanup(func() { progressAfter, progressLong = after, long })
 }

@@ -85,17 +85,18 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "simulate: -seeds is for the simulation (a real run is not a function of its seed)")
 		return 2
 	}
-	all, status := realRunnable(a, stdout, stderr)
+	var t tally
+	all, status := realRunnable(a, &t, stdout, stderr)
 	if all == nil {
 		return status
 	}
-	enc := json.NewEncoder(stdout)
+	enc := jsonLines(stdout)
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
 			return exitInterrupted
 		}
-		switch code := realOne(ctx, a, s, stdout, stderr, enc); code {
+		switch code := realOne(ctx, a, s, &t, stdout, stderr, enc); code {
 		case 0:
 		case 1:
 			status = 1
@@ -103,13 +104,15 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
+	t.write(stdout, enc, a.asJSON)
 	return status
 }
 
 // realRunnable loads a's files and returns those the real backend can
 // run, after printing the skipped ones; nil and the exit status when
-// there is nothing to run or a file named is bad input.
-func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenario.Scenario, int) {
+// there is nothing to run or a file named is bad input. The skipped ones
+// are counted in t.
+func realRunnable(a realArgs, t *tally, stdout, stderr io.Writer) ([]*scenario.Scenario, int) {
 	loaded, fromDir, err := loadScaled(a.paths, a.scale)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
@@ -124,8 +127,9 @@ func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenario.Scenario, i
 		case err == nil:
 			all = append(all, s)
 		case fromDir[s.File]:
+			t.skip()
 			if a.asJSON {
-				_ = json.NewEncoder(stdout).Encode(runResult{Name: s.Name, Expected: true, Skipped: err.Error()})
+				_ = jsonLines(stdout).Encode(jsonSkipped{Schema: runSchema, Type: typeSkipped, Name: s.Name, File: s.File, Backend: "redis", Reason: err.Error()})
 				continue
 			}
 			skipped = append(skipped, fmt.Sprintf("%-40s redis x%-4g skipped: %v", s.Name, a.scale, err))
@@ -151,10 +155,10 @@ func realRunnable(a realArgs, stdout, stderr io.Writer) ([]*scenario.Scenario, i
 }
 
 // realOne runs s on real servers, prints its verdict and, with -out,
-// writes its files; it returns the exit status it calls for. A run that
-// fails once ctx is cancelled was interrupted (a terminal's Ctrl-C reaches
-// the servers too).
-func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, stdout, stderr io.Writer, enc *json.Encoder) int {
+// writes its files, and counts it in t; it returns the exit status it
+// calls for. A run that fails once ctx is cancelled was interrupted (a
+// terminal's Ctrl-C reaches the servers too).
+func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, stdout, stderr io.Writer, enc *json.Encoder) int {
 	if a.seed != 0 {
 		s.Seed = a.seed
 	}
@@ -170,8 +174,9 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, stdout, stde
 		fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
 		return 2
 	}
-	verdictOut{name: s.Name, head: fmt.Sprintf("redis x%-4g", a.scale), verdict: r.Verdict, match: r.Match, why: r.Why,
+	verdictOut{s: s, backend: "redis", scale: a.scale, head: fmt.Sprintf("redis x%-4g", a.scale), seed: s.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
 		timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
+	t.count(true, r.Match)
 	if a.out != "" {
 		if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
 			title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,

@@ -16,48 +16,6 @@ import (
 	"github.com/locksim/locksim/scenario"
 )
 
-// runResult is one scenario's line of `run -json`.
-type runResult struct {
-	Name       string   `json:"name"`
-	Seed       uint64   `json:"seed,omitempty"`
-	Seeds      int      `json:"seeds,omitempty"`
-	Verdict    string   `json:"verdict,omitempty"`
-	Kinds      []string `json:"kinds,omitempty"`
-	Expected   bool     `json:"expected"`
-	Why        string   `json:"why,omitempty"`
-	Violated   int      `json:"violated_runs,omitempty"`
-	Rate       float64  `json:"violation_rate"`
-	RateLow    float64  `json:"rate_ci_low,omitempty"`
-	RateHigh   float64  `json:"rate_ci_high,omitempty"`
-	Violations []string `json:"violations,omitempty"`
-	Timeline   string   `json:"timeline,omitempty"`
-	// Skipped says why -backend redis did not run a scenario found in a
-	// directory.
-	Skipped string `json:"skipped,omitempty"`
-	// Undecided counts a sweep's runs whose verdict is unknown (a check ran
-	// out of time), which count as not violated.
-	Undecided int `json:"undecided_runs,omitempty"`
-	// Rates are a rate expectation's sweep: the rate of every kind seen or
-	// bounded.
-	Rates []kindRate `json:"rates,omitempty"`
-	// NotJudged says why a single run was not judged (one seed of a rate
-	// expectation).
-	NotJudged string `json:"not_judged,omitempty"`
-}
-
-// kindRate is one kind's rate in a sweep of a rate expectation.
-type kindRate struct {
-	Kind     string  `json:"kind"`
-	Runs     int     `json:"runs"`
-	Rate     float64 `json:"rate"`
-	RateLow  float64 `json:"rate_ci_low"`
-	RateHigh float64 `json:"rate_ci_high"`
-	// Min, Max and OK are set when the expectation bounds the kind.
-	Min *float64 `json:"min,omitempty"`
-	Max *float64 `json:"max,omitempty"`
-	OK  *bool    `json:"ok,omitempty"`
-}
-
 // runFlags are run's flags, and the files and directories it is given.
 type runFlags struct {
 	seed    uint64
@@ -68,6 +26,10 @@ type runFlags struct {
 	workers int
 	backend string
 	scale   float64
+	// shard is -shard K/N (zero: the whole sweep) and partial where its
+	// partial result goes.
+	shard   pool.Shard
+	partial string
 	paths   []string
 }
 
@@ -78,16 +40,24 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 	fs.SetOutput(stderr)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for every scenario (0: each file's own)")
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per scenario")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v1, docs/json-schema.md)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during -seeds sweeps")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during long -seeds sweeps")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs of a -seeds sweep at once (the output does not depend on it)")
 	fs.StringVar(&f.backend, "backend", "sim", "sim (the simulation) or redis (real redis-server processes, in real time)")
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
-	if err := fs.Parse(args); err != nil {
+	shardFlags(fs, &f.shard, &f.partial, "run")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
+			"Replays scenario files (default: the built-in scenarios/), prints a verdict line for each\n"+
+			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 130 interrupted.\n\n")
+		fs.PrintDefaults()
+	}
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
 		return f, parseStatus(err), false
 	}
-	f.paths = fs.Args()
+	f.paths = paths
 	if msg := f.bad(); msg != "" {
 		fmt.Fprintln(stderr, "simulate: "+msg)
 		return f, 2, false
@@ -99,10 +69,14 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 // checks its own (runReal).
 func (f runFlags) bad() string {
 	switch {
-	case f.backend == "redis":
+	case f.backend == "redis" && !f.shard.Sharded():
 		return ""
-	case f.backend != "sim":
+	case f.backend != "sim" && f.backend != "redis":
 		return fmt.Sprintf("unknown -backend %q (want sim or redis)", f.backend)
+	case f.shard.Sharded() && (f.seeds == 0 || f.backend != "sim" || f.asJSON || f.out != ""):
+		return "-shard splits a -seeds sweep of the simulation: give -seeds N, and no -backend redis, -json or -out (merge prints the output: simulate merge [-json] PARTIAL...)"
+	case f.partial != "" && !f.shard.Sharded():
+		return "-partial names a shard's partial result: give -shard K/N"
 	case f.scale != 1:
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
 	case f.seeds < 0:
@@ -121,11 +95,14 @@ func (f runFlags) bad() string {
 // sweeps as many seeds as its expect.seeds says unless -seeds or -seed is
 // given, and is judged by its rates (writeSweep). Output is in scenario and
 // seed order whatever the scheduling, so it is the same on every run and
-// for any -workers.
+// for any -workers; it ends with the summary line (tally). With -shard it
+// runs its shard's part of the sweep and writes it as a partial result
+// (runShard) instead.
 //
 // When ctx is cancelled (Ctrl-C) no new scenario or seed starts; the runs
 // under way finish; what completed is printed (an interrupted sweep's line
-// is over the seeds that ran) and the status is exitInterrupted.
+// is over the seeds that ran), without the summary, and the status is
+// exitInterrupted.
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, status, ok := parseRun(args, stderr)
 	if !ok {
@@ -139,7 +116,10 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
-	r := runner{runFlags: f, ctx: ctx, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	if f.shard.Sharded() {
+		return runShard(ctx, f, all, stdout, stderr)
+	}
+	r := runner{runFlags: f, ctx: ctx, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
@@ -153,15 +133,18 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return code
 		}
 	}
+	r.tally.write(stdout, r.enc, f.asJSON)
 	return status
 }
 
-// runner runs scenarios as run's flags say, printing on stdout.
+// runner runs scenarios as run's flags say, printing on stdout, and
+// counts their outcomes for the summary line.
 type runner struct {
 	runFlags
 	ctx            context.Context
 	stdout, stderr io.Writer
 	enc            *json.Encoder
+	tally          tally
 }
 
 // scenario runs s once or sweeps it, prints its verdict and returns the
@@ -182,28 +165,35 @@ func (r *runner) scenario(s *scenario.Scenario) int {
 	return r.single(s)
 }
 
+// firstSeed is the first seed of s's sweep: -seed, or the file's own.
+func firstSeed(s *scenario.Scenario, seed uint64) uint64 {
+	if seed == 0 {
+		return s.Seed
+	}
+	return seed
+}
+
 // sweep runs s over n seeds and prints its line (writeSweep); an
 // interrupted sweep prints the line of the seeds that ran.
 func (r *runner) sweep(s *scenario.Scenario, n int) int {
-	first := r.seed
-	if first == 0 {
-		first = s.Seed
-	}
-	pr := newProgress(r.stderr, s.Name, r.quiet || n < 1000)
-	results, err := sweep(r.ctx, s, first, n, r.workers, pr.update)
+	first := firstSeed(s, r.seed)
+	pr := newProgress(r.stderr, s.Name, r.quiet)
+	runs, err := sweep(r.ctx, s, first, n, r.workers, pr.update)
 	pr.finish()
 	if pool.Interrupted(r.ctx, err) {
-		if len(results) > 0 {
-			writeSweep(r.stdout, r.enc, r.asJSON, s, first, results)
+		if len(runs) > 0 {
+			writeSweep(r.stdout, r.enc, r.asJSON, s, first, runs)
 		}
-		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, len(results), n)
+		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, len(runs), n)
 		return exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return 2
 	}
-	if !writeSweep(r.stdout, r.enc, r.asJSON, s, first, results) {
+	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, runs)
+	r.tally.count(judged, match)
+	if !match {
 		return 1
 	}
 	return 0
@@ -217,7 +207,7 @@ func (r *runner) single(s *scenario.Scenario) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return 2
 	}
-	vo := verdictOut{name: s.Name, head: fmt.Sprintf("seed=%-4d", res.Seed), seed: res.Seed, verdict: res.Verdict, match: res.Match, why: res.Why,
+	vo := verdictOut{s: s, backend: "sim", scale: 1, head: fmt.Sprintf("seed=%-4d", res.Seed), seed: res.Seed, verdict: res.Verdict, match: res.Match, why: res.Why,
 		timeline: report.Text(res.History.Records(), res.Verdict, 500*time.Millisecond, 24)}
 	if !res.Judged() {
 		vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
@@ -226,6 +216,7 @@ func (r *runner) single(s *scenario.Scenario) int {
 		vo.replay = fmt.Sprintf("go run ./cmd/simulate run -seed %d -out out/ %s", res.Seed, s.File)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
+	r.tally.count(res.Judged(), res.Match)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -239,45 +230,34 @@ func (r *runner) single(s *scenario.Scenario) int {
 }
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
-// with its Wilson 95% interval. For a file whose expectation is a rate
-// (scenario.Expect.HasRates) it judges the sweep (Expect.JudgeSweep: the
-// observed rate of each bounded kind must lie within its bounds) and
-// prints every kind's rate, seen or bounded, with its interval; it returns
-// false when a rate is outside. Any other file's expectation is about one
-// run and a sweep does not judge it: the line is the rate alone, as
-// expected.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, results []scenario.Result) bool {
-	verdicts := make([]checker.Verdict, len(results))
-	for i, r := range results {
-		verdicts[i] = r.Verdict
+// with its Wilson 95% interval, over runs (seeds first, first+1, ...). For
+// a file whose expectation is a rate (scenario.Expect.HasRates) it judges
+// the sweep (Expect.JudgeSweep: the observed rate of each bounded kind
+// must lie within its bounds) and prints every kind's rate, seen or
+// bounded, with its interval; match is false when a rate is outside. Any
+// other file's expectation is about one run and a sweep does not judge it
+// (judged is false, match true): the line is the rate alone.
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, runs []sweepRun) (judged, match bool) {
+	verdicts := make([]checker.Verdict, len(runs))
+	for i, r := range runs {
+		verdicts[i] = r.verdict()
 	}
 	j := s.Expect.JudgeSweep(verdicts)
-	n := len(results)
-	rate := float64(j.Violated) / float64(n)
-	lo, hi := report.Wilson(j.Violated, n)
-	if !s.Expect.HasRates() {
-		j.Match, j.Rates, j.Why, j.Undecided = true, nil, "", 0
+	judged = s.Expect.HasRates()
+	if !judged {
+		j.Match, j.Why = true, ""
 	}
 	if asJSON {
-		rr := runResult{Name: s.Name, Seed: first, Seeds: n, Violated: j.Violated, Rate: rate, RateLow: lo, RateHigh: hi,
-			Expected: j.Match, Why: j.Why, Undecided: j.Undecided}
-		for _, r := range j.Rates {
-			kr := kindRate{Kind: string(r.Kind), Runs: r.Runs, Rate: r.Rate()}
-			kr.RateLow, kr.RateHigh = report.Wilson(r.Runs, n)
-			if r.Bounded {
-				b, ok := r.Bound, r.OK
-				kr.Min, kr.Max, kr.OK = &b.Min, &b.Max, &ok
-			}
-			rr.Rates = append(rr.Rates, kr)
-		}
-		_ = enc.Encode(rr)
-		return j.Match
+		_ = enc.Encode(sweepJSON(s, first, j, judged))
+		return judged, j.Match
 	}
+	n := len(runs)
+	lo, hi := report.Wilson(j.Violated, n)
 	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
-		first+uint64(n)-1, j.Violated, n, 100*rate, 100*lo, 100*hi)
-	if !s.Expect.HasRates() {
+		first+uint64(n)-1, j.Violated, n, 100*float64(j.Violated)/float64(n), 100*lo, 100*hi)
+	if !judged {
 		fmt.Fprintln(w, line)
-		return true
+		return judged, true
 	}
 	mark := "as expected"
 	if !j.Match {
@@ -302,20 +282,25 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	if j.Undecided > 0 {
 		fmt.Fprintf(w, "    (%d of %d undecided: a check ran out of time; counted as having no kind)\n", j.Undecided, n)
 	}
-	return j.Match
+	return judged, j.Match
 }
 
 // verdictOut is one scenario's verdict as run prints it, for a simulated or
 // a real run: a line (or a JSON object), the violations, the events around
 // the first, and the command that replays it.
 type verdictOut struct {
-	name          string
-	head          string // what identifies the run: "seed=N" or "redis xF"
-	seed          uint64 // 0: none (a real run)
-	verdict       checker.Verdict
-	match         bool
-	why, timeline string
-	replay        string // "" when there is nothing to replay
+	s       *scenario.Scenario
+	backend string  // "sim" or "redis"
+	scale   float64 // -scale of a real run; 1 for the simulation
+	head    string  // what identifies the run: "seed=N" or "redis xF"
+	seed    uint64
+	verdict checker.Verdict
+	match   bool
+	why     string
+	// timeline is the text timeline around the first violation ("" when
+	// none); replay the command that replays the run ("" when there is
+	// nothing to replay).
+	timeline, replay string
 	// notJudged says why the run was not judged (one seed of a rate
 	// expectation); "" when it was.
 	notJudged string
@@ -323,18 +308,14 @@ type verdictOut struct {
 
 func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
-		rr := runResult{Name: o.name, Seed: o.seed, Verdict: o.verdict.Status.String(), Expected: o.match, Why: o.why, Timeline: o.timeline,
-			NotJudged: o.notJudged}
-		for _, k := range o.verdict.Kinds() {
-			rr.Kinds = append(rr.Kinds, string(k))
+		why := o.why
+		if o.notJudged != "" {
+			why = o.notJudged
 		}
-		for _, x := range o.verdict.Violations {
-			rr.Violations = append(rr.Violations, x.String())
-		}
-		if o.verdict.Status == checker.Violated {
-			rr.Rate = 1
-		}
-		_ = enc.Encode(rr)
+		_ = enc.Encode(jsonRun{Schema: runSchema, Type: typeRun, Name: o.s.Name, File: o.s.File, Backend: o.backend, Scale: o.scale, Seed: o.seed,
+			Expect: o.s.Expect.String(), Verdict: o.verdict.Status.String(), Kinds: orEmpty(o.verdict.Kinds()),
+			Violations: orEmpty(o.verdict.Violations), Notes: orEmpty(o.verdict.Notes), Judged: o.notJudged == "", Expected: o.match,
+			Why: why, Timeline: o.timeline, Replay: o.replay})
 		return
 	}
 	mark := "as expected"
@@ -344,7 +325,7 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	case !o.match:
 		mark = "NOT AS EXPECTED: " + o.why
 	}
-	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.name, o.head, verdictLine(o.verdict), mark)
+	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.s.Name, o.head, verdictLine(o.verdict), mark)
 	for _, x := range o.verdict.Violations {
 		fmt.Fprintf(w, "    %v\n", x)
 	}
@@ -359,19 +340,51 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	}
 }
 
-// sweep runs s for n seeds from first on workers goroutines (package
-// pool), calling progress (if not nil) after each run, one call at a time.
-// Each world is independent and deterministic and results are stored by
-// seed, so they do not depend on the scheduling. When ctx is cancelled it
-// returns the results of the seeds that ran (always first, first+1, ...)
-// with ctx's error.
-func sweep(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, progress func(done, total int)) ([]scenario.Result, error) {
-	results := make([]scenario.Result, n)
-	done, err := pool.Run(ctx, n, workers, func(i int) error {
-		r, err := s.Run(first + uint64(i))
-		r.History = nil // only the verdicts are kept
-		results[i] = r
-		return err
-	}, progress)
-	return results[:done], err
+// tally counts a run's scenarios by outcome, for the closing summary line,
+// like Jepsen's closing verdict: one line that says whether everything was
+// as expected.
+type tally struct {
+	scenarios, asExpected, notAsExpected, notJudged, skipped int
+}
+
+// count adds a scenario that ran: judged against its expectation (as
+// expected or not: match) or not judged (one seed of a rate expectation,
+// or a sweep of a single-run expectation).
+func (t *tally) count(judged, match bool) {
+	t.scenarios++
+	switch {
+	case !judged:
+		t.notJudged++
+	case match:
+		t.asExpected++
+	default:
+		t.notAsExpected++
+	}
+}
+
+// skip adds a scenario that did not run (-backend redis, found in a
+// directory, using a feature real servers cannot reproduce).
+func (t *tally) skip() {
+	t.scenarios++
+	t.skipped++
+}
+
+// write prints the summary line, or the summary object with -json:
+// "N scenarios: A as expected, B not as expected, S skipped", with the
+// scenarios not judged before the skipped when there are any.
+func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
+	if asJSON {
+		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
+			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped})
+		return
+	}
+	noun := "scenarios"
+	if t.scenarios == 1 {
+		noun = "scenario"
+	}
+	line := fmt.Sprintf("%d %s: %d as expected, %d not as expected", t.scenarios, noun, t.asExpected, t.notAsExpected)
+	if t.notJudged > 0 {
+		line += fmt.Sprintf(", %d not judged", t.notJudged)
+	}
+	fmt.Fprintf(w, "%s, %d skipped\n", line, t.skipped)
 }

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/compare"
+)
+
+// shardRun runs args with -shard k/n -partial DIR/NAME-k.json appended
+// (after the files: flags may follow them) for every k, and returns the
+// partial results' files.
+func shardRun(t *testing.T, dir, name string, n int, args ...string) []string {
+	t.Helper()
+	var files []string
+	for k := range n {
+		f := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, k))
+		code, out, errs := runCLI(t, append(slices.Clone(args), "-shard", fmt.Sprintf("%d/%d", k, n), "-partial", f)...)
+		if code != 0 || !strings.HasPrefix(out, "wrote "+f) {
+			t.Fatalf("%v shard %d/%d: exit %d\n%s\n%s", args, k, n, code, out, errs)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// TestShardedSweepMerge: a run -seeds sweep split in 3 shards and merged
+// prints what the unsharded sweep prints, byte for byte, text and JSON,
+// with the same exit status (1 here: a rate outside its bounds), whatever
+// the order the parts are given in.
+func TestShardedSweepMerge(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml"}
+	wantCode, want, _ := runCLI(t, sweep...)
+	_, wantJSON, _ := runCLI(t, append([]string{"run", "-json"}, sweep[1:]...)...)
+	if wantCode != 1 {
+		t.Fatalf("unsharded sweep: exit %d, want 1 (a refuted rate)\n%s", wantCode, want)
+	}
+	parts := shardRun(t, dir, "run", 3, sweep...)
+	reversed := slices.Clone(parts)
+	slices.Reverse(reversed)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"merge"}, parts...), want},
+		{append([]string{"merge"}, reversed...), want},
+		{append(append([]string{"merge"}, parts...), "-json"), wantJSON},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != wantCode || out != c.want {
+			t.Errorf("%v: exit %d, output differs from the unsharded sweep's:\n%s\n--- want\n%s\n%s", c.args, code, out, c.want, errs)
+		}
+	}
+}
+
+// TestMergeRejects: parts that do not make one sweep, each once, are bad
+// input, with a message that says what is wrong.
+func TestMergeRejects(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"run", "-seeds", "4", "../../scenarios/baseline-simple.yaml"}
+	p := shardRun(t, dir, "a", 3, sweep...)
+	other := shardRun(t, dir, "seeds3", 3, "run", "-seeds", "3", "../../scenarios/baseline-simple.yaml")
+	halves := shardRun(t, dir, "half", 2, sweep...)
+	edit := func(name, from, to string) string {
+		data, err := os.ReadFile(p[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, bytes.Replace(data, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	otherBuild := edit("build.json", `"build":"simulate `, `"build":"other `)
+	noRun := edit("norun.json", `"runs":[{"job":2,`, `"runs":[{"job":5,`)
+	newer := edit("v2.json", `locksim.run-partial/v1`, `locksim.run-partial/v2`)
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{p[0], p[1]}, "missing shard(s) 2/3"},
+		{[]string{p[0], p[1], p[2], p[1]}, "shard 1/3 given twice"},
+		{[]string{"-json", p[0], halves[0]}, "different shard counts"},
+		{[]string{p[0], p[1], other[2]}, "different options"},
+		{[]string{p[0], p[1], halves[1]}, "different shard counts"},
+		{[]string{p[0], p[1], otherBuild}, "build.json: written by \"other "},
+		{[]string{otherBuild}, "not by this build"},
+		{[]string{p[0], p[1], noRun}, "shard 2/3 does not hold the runs it owns"},
+		{[]string{newer}, `format "locksim.run-partial/v2"`},
+		{[]string{"-out", filepath.Join(dir, "r"), p[0], p[1], p[2]}, "-out is for compare's partial results"},
+		{[]string{filepath.Join(dir, "none.json")}, "no such file"},
+		{nil, "no partial results given"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"merge"}, c.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.err) {
+			t.Errorf("merge %v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"run", "-shard", "3/3", "-seeds", "2"}, "K is 0-based, from 0 to 2"},
+		{[]string{"run", "-shard", "x", "-seeds", "2"}, "want K/N"},
+		{[]string{"run", "-shard", "0/2"}, "-shard splits a -seeds sweep"},
+		{[]string{"run", "-shard", "0/2", "-seeds", "2", "-json"}, "-shard splits a -seeds sweep"},
+		{[]string{"run", "-partial", "x.json", "-seeds", "2"}, "give -shard K/N"},
+		{[]string{"compare", "-shard", "0/2", "-out", "x"}, "a shard writes a partial result"},
+		{[]string{"compare", "-partial", "x.json"}, "give -shard K/N"},
+	} {
+		if code, _, errs := runCLI(t, c.args...); code != 2 || !strings.Contains(errs, c.err) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.err)
+		}
+	}
+}
+
+// TestCompareShard: compare -shard writes the partial result of its
+// shard's runs (every 6th run of the table's 56, from the 6th), and a
+// merge of it alone is missing the others.
+func TestCompareShard(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "part.json")
+	code, out, errs := runCLI(t, "compare", "-table", "-seeds", "1", "-shard", "5/6", "-partial", f, "-quiet")
+	if code != 0 || out != "wrote "+f+": 9 of the sweep's 56 runs (merge every shard's with simulate merge)\n" {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compare.ReadPartial(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []int
+	for _, r := range p.Runs {
+		jobs = append(jobs, r.Job)
+	}
+	if p.Shard != 5 || p.Shards != 6 || p.Jobs != 56 || p.Command != "simulate compare -seeds 1 -table" || p.Build != buildVersion() ||
+		fmt.Sprint(jobs) != "[5 11 17 23 29 35 41 47 53]" {
+		t.Fatalf("partial: shard %d/%d, %d jobs, command %q, build %q, runs %v", p.Shard, p.Shards, p.Jobs, p.Command, p.Build, jobs)
+	}
+	code, _, errs = runCLI(t, "merge", f)
+	if code != 2 || !strings.Contains(errs, "missing shard(s) 0/6, 1/6, 2/6, 3/6, 4/6 of \"simulate compare -seeds 1 -table\"") {
+		t.Fatalf("merge of one shard: exit %d, %q", code, errs)
+	}
+	if code, _, errs = runCLI(t, "merge", "-json", f); code != 2 || !strings.Contains(errs, "-json is for run's partial results") {
+		t.Fatalf("merge -json of compare's: exit %d, %q", code, errs)
+	}
+}
+
+// TestMergeCompare: merge writes, from 3 shards of a small matrix, the
+// report the unsharded matrix writes into the same directory, file for
+// file, byte for byte, and prints what compare prints.
+func TestMergeCompare(t *testing.T) {
+	opts := compare.Options{Seeds: 3, TableOnly: true, Workers: 2,
+		Modes:      pickNamed(compare.Modes, func(m compare.Mode) string { return m.Name }, "none", "pause"),
+		Algorithms: pickNamed(compare.Algorithms, func(a compare.Algorithm) string { return a.Name }, "simple", "fenced")}
+	const command = "simulate compare -seeds 3 -table"
+	dir := t.TempDir()
+	var parts []string
+	for k := range 3 {
+		p, err := compare.RunShard(t.Context(), opts, k, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Build, p.Command = buildVersion(), command
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("p%d.json", k))
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, f)
+	}
+	out := filepath.Join(dir, "report")
+	code, merged, errs := runCLI(t, append([]string{"merge", "-out", out}, parts...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, merged, errs)
+	}
+	got := readDir(t, out)
+	opts.ScenarioDir = filepath.ToSlash(filepath.Join(out, "scenarios"))
+	res, err := compare.Run(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := writeReport(t.Context(), res, command, out, &stdout, &stderr); code != 0 || stdout.String() != merged {
+		t.Fatalf("unsharded: exit %d, stdout differs from merge's:\n%s\n--- merge\n%s\n%s", code, stdout.String(), merged, stderr.String())
+	}
+	want := readDir(t, out)
+	if len(got) < 5 || len(got) != len(want) {
+		t.Fatalf("merge wrote %d files, the unsharded run %d", len(got), len(want))
+	}
+	for name, data := range want {
+		if !bytes.Equal(got[name], data) {
+			t.Errorf("%s differs between the merge and the unsharded run", name)
+		}
+	}
+	readme := string(want["README.md"])
+	if !strings.Contains(readme, "Generated by `"+command+" -out "+out+"` (the same seeds give the same numbers)") || strings.Contains(readme, "make report") {
+		t.Errorf("a report written outside reports/ quotes its command without make report:\n%.300s", readme)
+	}
+}
+
+func pickNamed[T any](all []T, name func(T) string, names ...string) []T {
+	var out []T
+	for _, x := range all {
+		if slices.Contains(names, name(x)) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// readDir is every file under dir by its path relative to dir.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[rel] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestReferenceCommand: make report runs the reference command, and
+// compare without -out writes into a new directory beside any report.
+func TestReferenceCommand(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(mk, []byte("$(GO) run ./cmd/"+referenceCommand+"\n")) {
+		t.Errorf("the Makefile's report target does not run %q", referenceCommand)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("compare-report", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := newReportDir(); d != "compare-report-2" {
+		t.Errorf("new report directory beside compare-report: %s", d)
+	}
+}

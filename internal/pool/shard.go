@@ -1,0 +1,168 @@
+package pool
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Shard is part Index (0-based) of Count parts of a sweep's jobs, for
+// running one sweep on several machines (simulate's -shard K/N): job i
+// belongs to shard i mod Count.
+//
+// Striding rather than contiguous blocks, because a sweep's jobs are in
+// cell (or scenario) order and their costs differ several-fold from cell
+// to cell (compare's heatmap cells, last, cost several times the others):
+// blocks would hand one shard all the costly cells, while striding gives
+// every shard every Count-th seed of every cell, so that the shards' work
+// differs by at most one run per cell. Which jobs a shard owns depends on
+// nothing but the number of jobs and (Index, Count), so every machine
+// computes the same split. The zero Shard (Count 0) is the whole sweep.
+type Shard struct {
+	Index, Count int
+}
+
+// ParseShard parses "K/N": shard K of N, K in 0..N-1 (0-based, as
+// Kubernetes's JOB_COMPLETION_INDEX).
+func ParseShard(s string) (Shard, error) {
+	k, n, ok := strings.Cut(s, "/")
+	ki, errK := strconv.Atoi(k)
+	ni, errN := strconv.Atoi(n)
+	switch {
+	case !ok || errK != nil || errN != nil:
+		return Shard{}, fmt.Errorf("%q: want K/N, shard K (0-based) of N", s)
+	case ni < 1:
+		return Shard{}, fmt.Errorf("%q: need at least 1 shard", s)
+	case ki < 0 || ki >= ni:
+		return Shard{}, fmt.Errorf("%q: K is 0-based, from 0 to %d (as JOB_COMPLETION_INDEX)", s, ni-1)
+	}
+	return Shard{Index: ki, Count: ni}, nil
+}
+
+// String is "K/N", as ParseShard reads it.
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Sharded reports whether s is a part rather than the whole sweep.
+func (s Shard) Sharded() bool { return s.Count > 0 }
+
+// Jobs lists the indices, in increasing order, of the jobs of n that s
+// owns: all of them for the zero Shard.
+func (s Shard) Jobs(n int) []int {
+	step, first := max(s.Count, 1), s.Index
+	out := make([]int, 0, (n+step-1)/step)
+	for i := first; i < n; i += step {
+		out = append(out, i)
+	}
+	return out
+}
+
+// Owns reports whether job i belongs to s.
+func (s Shard) Owns(i int) bool { return s.Count < 1 || i%s.Count == s.Index }
+
+// Header starts every partial result (the JSON file a sharded sweep
+// writes): what must agree between the parts of one sweep for their merge
+// to be the unsharded sweep's output, byte for byte.
+type Header struct {
+	// Schema names the file's format and its version
+	// ("locksim.compare-partial/v1"); a reader refuses any other.
+	Schema string `json:"schema"`
+	// Build is the version of the program that wrote it (simulate
+	// -version): another build may compute other outcomes.
+	Build string `json:"build"`
+	// Shard and Shards: this is part Shard (0-based) of Shards.
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+	// Command is the sweep's options as the command line that runs it
+	// unsharded (without -shard and -partial), for people and for the
+	// check that the parts agree.
+	Command string `json:"command"`
+	// Digest is a SHA-256 of the sweep's inputs (the scenario files and
+	// each one's seeds, in job order): parts that agree on it ran the same
+	// list of jobs.
+	Digest string `json:"digest"`
+	// Jobs is the number of runs of the whole sweep.
+	Jobs int `json:"jobs"`
+}
+
+// CheckHeaders checks that the partial results with these headers (read
+// from the files names, for the messages) are the parts of one sweep, each
+// once: one schema, build, command, digest and job count, one number of
+// shards, and every shard from 0 to Shards-1 exactly once.
+func CheckHeaders(names []string, hs []Header) error {
+	if len(hs) == 0 {
+		return fmt.Errorf("no partial results")
+	}
+	h0 := hs[0]
+	for i, h := range hs[1:] {
+		field, a, b := "", "", ""
+		switch {
+		case h.Schema != h0.Schema:
+			field, a, b = "formats", h0.Schema, h.Schema
+		case h.Build != h0.Build:
+			field, a, b = "builds (simulate -version)", h0.Build, h.Build
+		case h.Command != h0.Command:
+			field, a, b = "options", h0.Command, h.Command
+		case h.Shards != h0.Shards:
+			field, a, b = "shard counts", strconv.Itoa(h0.Shards), strconv.Itoa(h.Shards)
+		case h.Digest != h0.Digest || h.Jobs != h0.Jobs:
+			field, a, b = "inputs (scenario files or matrix)", fmt.Sprintf("%d runs, digest %.12s", h0.Jobs, h0.Digest), fmt.Sprintf("%d runs, digest %.12s", h.Jobs, h.Digest)
+		default:
+			continue
+		}
+		return fmt.Errorf("%s and %s are not parts of one sweep: different %s: %q and %q", names[0], names[i+1], field, a, b)
+	}
+	seen := make([]string, h0.Shards)
+	for i, h := range hs {
+		if h.Shard < 0 || h.Shard >= h0.Shards {
+			return fmt.Errorf("%s: shard %d of %d is out of range", names[i], h.Shard, h0.Shards)
+		}
+		if seen[h.Shard] != "" {
+			return fmt.Errorf("shard %d/%d given twice: %s and %s", h.Shard, h0.Shards, seen[h.Shard], names[i])
+		}
+		seen[h.Shard] = names[i]
+	}
+	var missing []string
+	for k, name := range seen {
+		if name == "" {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, h0.Shards))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing shard(s) %s of %q (%d of %d given)", strings.Join(missing, ", "), h0.Command, len(hs), h0.Shards)
+	}
+	return nil
+}
+
+// Collect places the outcomes of the parts into one slice indexed by
+// job: each part (shard parts[p]) lists its outcomes with their job
+// indices (index(o)), which must be exactly the jobs its shard owns out of
+// n. It is how a merge checks that no run is missing or counted twice.
+func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int) ([]T, error) {
+	out := make([]T, n)
+	for p, outcomes := range parts {
+		want := shards[p].Jobs(n)
+		got := make([]int, len(outcomes))
+		for i, o := range outcomes {
+			got[i] = index(o)
+		}
+		if !slices.Equal(got, want) {
+			return nil, fmt.Errorf("shard %v does not hold the runs it owns (the jobs i of %d with i mod %d = %d): %s",
+				shards[p], n, max(shards[p].Count, 1), shards[p].Index, firstDifference(got, want))
+		}
+		for i, j := range got {
+			out[j] = outcomes[i]
+		}
+	}
+	return out, nil
+}
+
+// firstDifference says where the job lists got and want first differ.
+func firstDifference(got, want []int) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("its run %d is job %d, not job %d", i+1, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("it holds %d runs, not %d", len(got), len(want))
+}
