@@ -14,16 +14,6 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
-// writeKeys lists, for each write command the lock scripts may run, which
-// arguments are keys: -1 means all of them.
-var writeKeys = map[string]int{
-	"SET": 0, "SETNX": 0, "SETEX": 0, "PSETEX": 0, "GETSET": 0, "GETDEL": 0,
-	"INCR": 0, "INCRBY": 0, "DECR": 0, "DECRBY": 0, "APPEND": 0,
-	"DEL": -1, "UNLINK": -1,
-	"EXPIRE": 0, "PEXPIRE": 0, "EXPIREAT": 0, "PEXPIREAT": 0, "PERSIST": 0,
-	"HSET": 0, "HSETNX": 0, "HMSET": 0, "HDEL": 0, "HINCRBY": 0, "HINCRBYFLOAT": 0,
-}
-
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
@@ -34,22 +24,15 @@ func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 		n.published = append(n.published, [2]string{args[0], args[1]})
 		return false
 	}
-	pos, ok := writeKeys[cmd]
-	if !ok || len(args) == 0 {
-		return false
-	}
-	if pos < 0 {
-		n.touched = append(n.touched, args...)
-	} else {
-		n.touched = append(n.touched, args[pos])
+	if spec, ok := commands[cmd]; ok && spec.write {
+		n.touched = append(n.touched, spec.keys.of(args)...)
 	}
 	return false
 }
 
 // isWrite reports whether a client command may write (refused on replicas).
 func isWrite(cmd string) bool {
-	_, ok := writeKeys[cmd]
-	return ok || cmd == "EVAL" || cmd == "EVALSHA"
+	return commands[cmd].write || cmd == "EVAL" || cmd == "EVALSHA"
 }
 
 // dispatch runs one command on miniredis and returns its parsed reply.
@@ -59,8 +42,9 @@ func (n *Node) dispatch(args []string) (any, error) {
 	if cmd := strings.ToUpper(args[0]); n.lua != nil && n.lua.handles(cmd) {
 		n.capturing = true
 		defer func() { n.capturing = false }()
-		return n.lua.exec(cmd, args)
+		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
+	n.syncCommand(args)
 	n.buf.Reset()
 	n.capturing = true
 	n.m.Server().Dispatch(n.peer, args)
@@ -93,7 +77,8 @@ func normalise(v any) any {
 // exec runs a client's command and then does what Redis does after it:
 // propagates the effects to replicas and the log, and publishes messages.
 func (n *Node) exec(client string, args []string) (any, error) {
-	n.sync()
+	n.tick()
+	n.pruneBases()
 	cmd := strings.ToUpper(args[0])
 	if n.master != nil && isWrite(cmd) {
 		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")

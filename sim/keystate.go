@@ -59,8 +59,9 @@ func (n *Node) effects() []keyEffect {
 	return out
 }
 
-// readKey reads a key's whole state from miniredis (after sync).
+// readKey reads a key's whole state from miniredis, as of the last tick.
 func (n *Node) readKey(k string) keyState {
+	n.syncKey(k)
 	var st keyState
 	switch t := n.m.Type(k); t {
 	case "":
@@ -85,10 +86,12 @@ func (n *Node) readKey(k string) keyState {
 	return st
 }
 
-// setKey replaces a key's state (after sync), as a replica applying the
-// stream or a restart loading its data does. An expiry already past deletes.
+// setKey replaces a key's state as of the last tick, as a replica applying
+// the stream or a restart loading its data does. An expiry already past
+// deletes.
 func (n *Node) setKey(k string, st keyState) {
 	n.m.Del(k)
+	n.keyBase[k] = n.synced // what it holds from now on is as of now
 	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
 		n.noteTruth(k, keyState{})
 		return
@@ -115,7 +118,7 @@ func (n *Node) snapshot() map[string]keyState {
 	if n.m == nil {
 		return out
 	}
-	n.sync()
+	n.syncAll()
 	for _, k := range n.m.Keys() {
 		out[k] = n.readKey(k)
 	}
@@ -209,14 +212,49 @@ func (n *Node) noteExpiry(at time.Duration) {
 	}
 }
 
-// refreshTruth re-reads every key the truth knows about.
+// refreshTruth re-reads, in key order, every key whose expiry is due: the
+// ones the truth timer was set for, and any a clock jump forward expired.
+// Any other key the truth knows holds what it last recorded, because every
+// change of a key's value or expiry on the node goes through noteTruth
+// (a command's effects, the replication stream, a restart) except expiry,
+// which is what is due here. (verifyTruth, in tests, re-reads them all to
+// show it.)
 func (n *Node) refreshTruth() {
 	if !n.up {
 		return
 	}
-	n.sync()
-	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+	n.tick()
+	var due []string
+	//detlint:allow maprange collects the due keys, sorted below
+	for k, at := range n.expiry {
+		if at <= n.synced {
+			due = append(due, k)
+		}
+	}
+	slices.Sort(due)
+	for _, k := range due {
 		n.noteTruth(k, n.readKey(k))
 	}
+	if verifyTruth {
+		n.checkTruth()
+	}
 	n.armTruth()
+}
+
+// verifyTruth is set by the package's tests: refreshTruth then re-reads
+// every key the truth knows and fails the run if one differs from what
+// the truth holds (the invariant that lets it read only the due keys).
+var verifyTruth bool
+
+// checkTruth fails the world if a key the truth knows holds a value or
+// expiry other than what the truth recorded.
+func (n *Node) checkTruth() {
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		st := n.readKey(k)
+		exp, expires := n.expiry[k]
+		if !sameValue(n.truth[k], st) || st.Expires != expires || (expires && st.ExpireAt != exp) {
+			n.w.fail(fmt.Errorf("sim: node %s: key %q holds %+v, the truth %+v (expiry %v %v)", n.name, k, st, n.truth[k], expires, exp))
+			return
+		}
+	}
 }

@@ -325,6 +325,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	case "EVAL", "EVALSHA", "SCRIPT", "WAIT", "SUBSCRIBE", "MULTI", "EXEC":
 		return fail("ERR This Redis command is not allowed from script")
 	}
+	e.n.syncCommand(args)
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()

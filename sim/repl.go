@@ -95,8 +95,9 @@ func (l *replLink) pump() {
 	for len(l.queue) > 0 && l.queue[0].due <= w.now {
 		e := l.queue[0]
 		l.queue = l.queue[1:]
-		r.sync()
+		r.tick()
 		if e.full != nil {
+			r.syncAll() // what has expired is not listed
 			var effects []keyEffect
 			for _, k := range r.m.Keys() {
 				if _, ok := e.full[k]; !ok {

@@ -1,0 +1,164 @@
+package sim
+
+// How a node's keys expire on its own clock without miniredis scanning the
+// whole database at every command.
+//
+// miniredis keeps a key's TTL as the time left, not as an absolute instant,
+// and its only way to move time (FastForward) lists, sorts and updates every
+// key of the database. Calling it before every command made each command
+// cost O(keys log keys). Instead, each key's TTL is brought up to the
+// node's present only when something is about to look at that key: the
+// keys a command names (commands below), the keys the truth re-reads, or
+// every key before anything that lists the database (KEYS, a snapshot, a
+// full resync, a test's look through Node.Miniredis).
+//
+// The invariant: miniredis's TTL of key k is the time left as of
+// node-local time base(k), which is n.keyBase[k] when k has been brought up
+// to date since the last full sync, and n.ttlBase otherwise. Bringing k to
+// local time L subtracts L-base(k) and deletes k when nothing is left,
+// exactly what FastForward(L-base(k)) did to it (whole-nanosecond integer
+// arithmetic, so splitting a subtraction in several changes nothing), and a
+// negative difference (the clock set back) lengthens the TTL, as Redis's
+// absolute expiry times do. Deletion of a key that expired before a clock
+// jump back must not be undone by the jump, so JumpClock first brings every
+// key to the present (syncAll), as the old per-command FastForward had.
+// Like readKey and setKey, this works on database 0, the only one the
+// simulation models.
+
+import (
+	"strings"
+	"time"
+)
+
+// keyArgs says which of a command's arguments (after its name) are keys.
+type keyArgs uint8
+
+const (
+	noKeys   keyArgs = iota // the command touches no key (PUBLISH, PING)
+	firstKey                // only the first argument is a key
+	allKeys                 // every argument is a key (DEL, EXISTS, MGET)
+)
+
+// cmdSpec is what a node knows about a command before running it: its keys,
+// and whether it may write them. Only commands listed here are run with
+// their own keys brought up to date; any other one (KEYS, SCAN, EVAL on
+// miniredis's own runner, MULTI/EXEC) may look at any key, so the node
+// brings every key up to date first. A write's keys are also the keys whose
+// new state the node propagates (the hook in command.go).
+type cmdSpec struct {
+	keys  keyArgs
+	write bool
+}
+
+// commands lists the commands the lock algorithms send or their scripts
+// call, and the reads next to them.
+var commands = specTable(map[cmdSpec]string{
+	{firstKey, true}: "SET SETNX SETEX PSETEX GETSET GETDEL INCR INCRBY DECR DECRBY APPEND " +
+		"EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT",
+	{allKeys, true}:   "DEL UNLINK",
+	{firstKey, false}: "GET STRLEN TYPE TTL PTTL HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS",
+	{allKeys, false}:  "EXISTS MGET",
+	{noKeys, false}:   "PUBLISH PING ECHO TIME SCRIPT",
+})
+
+// specTable turns lists of command names by spec into a table by name.
+func specTable(lists map[cmdSpec]string) map[string]cmdSpec {
+	out := map[string]cmdSpec{}
+	//detlint:allow maprange builds a map: the order does not matter
+	for spec, names := range lists {
+		for _, name := range strings.Fields(names) {
+			out[name] = spec
+		}
+	}
+	return out
+}
+
+// of returns the keys among args (the arguments after the command's name).
+func (a keyArgs) of(args []string) []string {
+	switch {
+	case a == firstKey && len(args) > 0:
+		return args[:1]
+	case a == allKeys:
+		return args
+	}
+	return nil
+}
+
+// tick sets miniredis's clock (TIME, EXPIREAT) to the node-local time now.
+// TTLs move only when a key is brought up to date (syncKey, syncAll).
+func (n *Node) tick() {
+	if n.m == nil {
+		return
+	}
+	n.synced = n.clock.Local(n.w.now)
+	n.m.SetTime(Epoch.Add(n.synced))
+}
+
+// syncCommand brings up to date the keys of a command about to run on
+// miniredis (args: its name first), all of them when the command is not in
+// commands.
+func (n *Node) syncCommand(args []string) {
+	spec, ok := commands[strings.ToUpper(args[0])]
+	if !ok {
+		n.syncAll()
+		return
+	}
+	for _, k := range spec.keys.of(args[1:]) {
+		n.syncKey(k)
+	}
+}
+
+// syncKey brings key k's TTL to the node-local time of the last tick: it
+// subtracts the time since k's base and deletes k when none is left.
+func (n *Node) syncKey(k string) {
+	base, ok := n.keyBase[k]
+	if !ok {
+		base = n.ttlBase
+	}
+	if base == n.synced {
+		return
+	}
+	n.keyBase[k] = n.synced
+	if ttl := n.m.TTL(k); ttl > 0 {
+		if ttl -= n.synced - base; ttl > 0 {
+			n.m.SetTTL(k, ttl)
+		} else {
+			n.m.Del(k)
+		}
+	}
+}
+
+// syncAll brings every key to the node-local time now: after it, every
+// key's base is ttlBase, and keyBase starts empty.
+func (n *Node) syncAll() {
+	if n.m == nil {
+		return
+	}
+	n.tick()
+	keys := n.m.Keys()
+	for _, k := range keys {
+		n.syncKey(k)
+	}
+	n.resetBases(len(keys))
+}
+
+// resetBases makes the last tick every key's base: right after syncAll, or
+// on a freshly booted miniredis (empty: setKey loads the data as of then).
+// keyBase grows by every key name a command touches (a release latch's is
+// new each time), so it is emptied by a syncAll (pruneBases) once it holds
+// many more names than the database had keys: amortized over the touches
+// that filled it, that costs O(log keys) per touch.
+func (n *Node) resetBases(keys int) {
+	n.ttlBase = n.synced
+	n.keyBase = map[string]time.Duration{}
+	n.baseLimit = 4096 + 2*keys
+}
+
+// pruneBases empties keyBase (by a syncAll) when it has grown past its
+// limit; between commands only, so that a command's keys keep their base
+// throughout it.
+func (n *Node) pruneBases() {
+	if len(n.keyBase) > n.baseLimit {
+		n.syncAll()
+	}
+}
