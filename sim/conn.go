@@ -266,7 +266,7 @@ func (h *reqHandle) sentTo(n *Node) {
 	if h == nil {
 		return
 	}
-	h.w.hist.recs[h.idx].Node = n.name
+	h.w.hist.at(h.idx).Node = n.name
 }
 
 // applied notes on the req record that a node ran an attempt at world time
@@ -281,17 +281,17 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 	if refusedUnrun(err) {
 		return
 	}
-	r := &h.w.hist.recs[h.idx]
+	r := h.w.hist.at(h.idx)
 	i, _ := slices.BinarySearch(r.Applied, int64(t))
 	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
 
 // setDetail sets the req record's Detail (an unknown outcome's endReq
 // replaces it with the error).
-func (h reqHandle) setDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
+func (h reqHandle) setDetail(detail string) { h.w.hist.at(h.idx).Detail = detail }
 
 func (h reqHandle) endReq(v any, err error) {
-	r := &h.w.hist.recs[h.idx]
+	r := h.w.hist.at(h.idx)
 	var re lock.ReplyError
 	switch {
 	case err == nil:
