@@ -26,6 +26,7 @@ package sim
 // simulation models.
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -161,4 +162,113 @@ func (n *Node) pruneBases() {
 	if len(n.keyBase) > n.baseLimit {
 		n.syncAll()
 	}
+}
+
+// expiryIndex is the node-local expiry of every key the truth knows that
+// has one, for the truth timer: a map for lookups, and a min-heap of
+// (expiry, key) so that the next expiry and the keys due by a time are found
+// without looking at every key. Changing or clearing a key's expiry leaves
+// its old heap entry in place; an entry is live only while the map still
+// gives its key that expiry, and stale ones are dropped when they reach the
+// top.
+type expiryIndex struct {
+	at   map[string]time.Duration
+	heap []expiryEntry
+}
+
+type expiryEntry struct {
+	at  time.Duration
+	key string
+}
+
+func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]time.Duration{}} }
+
+// get is key's expiry, if it has one.
+func (x *expiryIndex) get(key string) (time.Duration, bool) {
+	at, ok := x.at[key]
+	return at, ok
+}
+
+// set gives key the expiry at.
+func (x *expiryIndex) set(key string, at time.Duration) {
+	if old, ok := x.at[key]; ok && old == at {
+		return
+	}
+	x.at[key] = at
+	x.heap = append(x.heap, expiryEntry{at, key})
+	x.up(len(x.heap) - 1)
+}
+
+// clear removes key's expiry.
+func (x *expiryIndex) clear(key string) { delete(x.at, key) }
+
+// next is the earliest expiry, if any key has one.
+func (x *expiryIndex) next() (time.Duration, bool) {
+	x.dropStale()
+	if len(x.heap) == 0 {
+		return 0, false
+	}
+	return x.heap[0].at, true
+}
+
+// due removes from the heap and returns, sorted and once each, the keys
+// whose expiry is at or before local. (Their expiry stays in the map until
+// the truth, re-reading them, clears it.)
+func (x *expiryIndex) due(local time.Duration) []string {
+	var keys []string
+	for x.dropStale(); len(x.heap) > 0 && x.heap[0].at <= local; x.dropStale() {
+		keys = append(keys, x.pop().key)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// dropStale pops entries whose key no longer has that expiry.
+func (x *expiryIndex) dropStale() {
+	for len(x.heap) > 0 {
+		if at, ok := x.at[x.heap[0].key]; ok && at == x.heap[0].at {
+			return
+		}
+		x.pop()
+	}
+}
+
+func (x *expiryIndex) less(i, j int) bool {
+	a, b := x.heap[i], x.heap[j]
+	return a.at < b.at || (a.at == b.at && a.key < b.key)
+}
+
+func (x *expiryIndex) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(i, p) {
+			return
+		}
+		x.heap[i], x.heap[p] = x.heap[p], x.heap[i]
+		i = p
+	}
+}
+
+func (x *expiryIndex) pop() expiryEntry {
+	h := x.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = expiryEntry{}
+	x.heap = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= last {
+			break
+		}
+		if c+1 < last && x.less(c+1, c) {
+			c++
+		}
+		if !x.less(c, i) {
+			break
+		}
+		x.heap[i], x.heap[c] = x.heap[c], x.heap[i]
+		i = c
+	}
+	return top
 }

@@ -50,7 +50,7 @@ func (n *Node) effects() []keyEffect {
 			continue
 		}
 		st := n.readKey(k)
-		exp, expires := n.expiry[k]
+		exp, expires := n.expiry.get(k)
 		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.Expires == expires && st.ExpireAt == exp {
 			continue // unchanged (a SET NX that lost): Redis propagates nothing
 		}
@@ -145,10 +145,10 @@ func sameValue(a, b keyState) bool {
 func (n *Node) noteTruth(k string, st keyState) {
 	old, had := n.truth[k]
 	if st.Expires {
-		n.expiry[k] = st.ExpireAt
+		n.expiry.set(k, st.ExpireAt)
 		n.noteExpiry(st.ExpireAt)
 	} else {
-		delete(n.expiry, k)
+		n.expiry.clear(k)
 	}
 	if (had && sameValue(old, st)) || (!had && st.Type == "") {
 		return
@@ -180,17 +180,8 @@ func (n *Node) armTruth() {
 	}
 	// A node clock set back far enough runs at negative local times, so
 	// expiries can be negative: no sentinel value, a flag. (With -1 as the
-	// sentinel, a negative expiry made every later one win, and the timer
-	// followed the map's iteration order: nondeterministic, and late.)
-	var next time.Duration
-	found := false
-	//detlint:allow maprange computes a minimum, which does not depend on the order
-	for _, at := range n.expiry {
-		if !found || at < next {
-			next, found = at, true
-		}
-	}
-	if found {
+	// sentinel, a negative expiry made every later one win.)
+	if next, ok := n.expiry.next(); ok {
 		n.armTruthAt(next)
 	}
 }
@@ -224,15 +215,7 @@ func (n *Node) refreshTruth() {
 		return
 	}
 	n.tick()
-	var due []string
-	//detlint:allow maprange collects the due keys, sorted below
-	for k, at := range n.expiry {
-		if at <= n.synced {
-			due = append(due, k)
-		}
-	}
-	slices.Sort(due)
-	for _, k := range due {
+	for _, k := range n.expiry.due(n.synced) {
 		n.noteTruth(k, n.readKey(k))
 	}
 	if verifyTruth {
@@ -251,7 +234,7 @@ var verifyTruth bool
 func (n *Node) checkTruth() {
 	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
 		st := n.readKey(k)
-		exp, expires := n.expiry[k]
+		exp, expires := n.expiry.get(k)
 		if !sameValue(n.truth[k], st) || st.Expires != expires || (expires && st.ExpireAt != exp) {
 			n.w.fail(fmt.Errorf("sim: node %s: key %q holds %+v, the truth %+v (expiry %v %v)", n.name, k, st, n.truth[k], expires, exp))
 			return

@@ -99,8 +99,8 @@ type Node struct {
 
 	subs map[string][]*simSub
 
-	truth      map[string]keyState      // key -> value last recorded (never mutated)
-	expiry     map[string]time.Duration // key -> node-local expiry, for truth
+	truth      map[string]keyState // key -> value last recorded (never mutated)
+	expiry     expiryIndex         // key -> node-local expiry, for truth
 	truthTimer *event
 	truthLocal time.Duration // node-local time truthTimer looks at
 }
@@ -164,7 +164,7 @@ func (w *World) newNode(cfg NodeConfig) (*Node, error) {
 		clientOffset: map[string]uint64{},
 		subs:         map[string][]*simSub{},
 		truth:        map[string]keyState{},
-		expiry:       map[string]time.Duration{},
+		expiry:       newExpiryIndex(),
 		durable:      map[string]keyState{},
 	}
 	if err := n.boot(nil); err != nil {
