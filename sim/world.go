@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -78,35 +77,6 @@ func (w *World) Rand(component string) *rand.Rand {
 	return rand.New(rand.NewPCG(w.seed, h.Sum64()))
 }
 
-// event is one entry of the queue. Events at the same time run in the order
-// they were scheduled (seq), which is what makes a run reproducible.
-type event struct {
-	at       time.Duration
-	seq      uint64
-	fn       func()
-	canceled bool
-	index    int
-}
-
-type eventQueue []*event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int)  { q[i], q[j] = q[j], q[i]; q[i].index = i; q[j].index = j }
-func (q *eventQueue) Push(x any)    { e := x.(*event); e.index = len(*q); *q = append(*q, e) }
-func (q *eventQueue) Pop() any      { old := *q; e := old[len(old)-1]; *q = old[:len(old)-1]; return e }
-func (q eventQueue) peek() *event   { return q[0] }
-func (q eventQueue) empty() bool    { return len(q) == 0 }
-func (e *event) Cancel()            { e.canceled = true }
-func (e *event) pending() bool      { return !e.canceled && e.index >= 0 }
-func (w *World) popEvent() *event   { e := heap.Pop(&w.queue).(*event); e.index = -1; return e }
-func (w *World) pushEvent(e *event) { heap.Push(&w.queue, e) }
-
 // schedule runs fn at world time at (never earlier than now). fn runs in the
 // scheduler, not in a process: it must not block.
 func (w *World) schedule(at time.Duration, fn func()) *event {
@@ -114,8 +84,8 @@ func (w *World) schedule(at time.Duration, fn func()) *event {
 		at = w.now
 	}
 	w.seq++
-	e := &event{at: at, seq: w.seq, fn: fn}
-	w.pushEvent(e)
+	e := &event{q: &w.queue, at: at, seq: w.seq, fn: fn}
+	w.queue.push(e)
 	return e
 }
 
@@ -149,10 +119,7 @@ func (w *World) Run(until time.Duration) error {
 		if e.at > until {
 			break
 		}
-		w.popEvent()
-		if e.canceled {
-			continue
-		}
+		w.queue.pop()
 		w.now = e.at
 		e.fn()
 	}
