@@ -24,7 +24,6 @@ type World struct {
 	queue eventQueue
 	seq   uint64
 
-	parked  chan struct{} // a process hands the baton back here
 	current *proc
 	procs   []*proc
 	err     error
@@ -46,7 +45,6 @@ type World struct {
 func New(seed uint64) *World {
 	w := &World{
 		seed:    seed,
-		parked:  make(chan struct{}),
 		nodes:   map[string]*Node{},
 		groups:  map[string]*Group{},
 		clients: map[string]*Client{},
