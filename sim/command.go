@@ -14,6 +14,78 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
+// keyArgs says which of a command's arguments (after its name) are keys.
+type keyArgs uint8
+
+const (
+	noKeys   keyArgs = iota // the command touches no key (PUBLISH, PING)
+	firstKey                // only the first argument is a key
+	allKeys                 // every argument is a key (DEL, EXISTS, MGET)
+)
+
+// cmdSpec is what a node knows about a command before running it: its keys,
+// and whether it may write them. Only commands listed here are run with
+// their own keys brought up to date (expiry.go); any other one (KEYS, SCAN,
+// EVAL on miniredis's own runner, MULTI/EXEC) may look at any key, so the
+// node brings every key up to date first. A write's keys are also the keys
+// whose new state the node propagates (hook).
+type cmdSpec struct {
+	name  string // upper case, as miniredis names its commands
+	keys  keyArgs
+	write bool
+}
+
+// commands lists the commands the lock algorithms send or their scripts
+// call, and the reads next to them, by name in upper and in lower case
+// (scripts write 'hexists': looking that up needs no new string).
+var commands = specTable([]struct {
+	keys  keyArgs
+	write bool
+	names string
+}{
+	{firstKey, true, "SET SETNX SETEX PSETEX GETSET GETDEL INCR INCRBY DECR DECRBY APPEND " +
+		"EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT"},
+	{allKeys, true, "DEL UNLINK"},
+	{firstKey, false, "GET STRLEN TYPE TTL PTTL HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS"},
+	{allKeys, false, "EXISTS MGET"},
+	{noKeys, false, "PUBLISH PING ECHO TIME SCRIPT"},
+})
+
+func specTable(rows []struct {
+	keys  keyArgs
+	write bool
+	names string
+}) map[string]cmdSpec {
+	out := map[string]cmdSpec{}
+	for _, r := range rows {
+		for _, name := range strings.Fields(r.names) {
+			spec := cmdSpec{name: name, keys: r.keys, write: r.write}
+			out[name], out[strings.ToLower(name)] = spec, spec
+		}
+	}
+	return out
+}
+
+// lookupCommand returns the spec of the command named name, in any case.
+func lookupCommand(name string) (cmdSpec, bool) {
+	if spec, ok := commands[name]; ok {
+		return spec, true
+	}
+	spec, ok := commands[strings.ToUpper(name)]
+	return spec, ok
+}
+
+// of returns the keys among args (the arguments after the command's name).
+func (a keyArgs) of(args []string) []string {
+	switch {
+	case a == firstKey && len(args) > 0:
+		return args[:1]
+	case a == allKeys:
+		return args
+	}
+	return nil
+}
+
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
@@ -44,7 +116,8 @@ func (n *Node) dispatch(args []string) (any, error) {
 		defer func() { n.capturing = false }()
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
-	n.syncCommand(args)
+	spec, ok := lookupCommand(args[0])
+	n.syncCommand(spec, ok, args)
 	n.buf.Reset()
 	n.capturing = true
 	n.m.Server().Dispatch(n.peer, args)

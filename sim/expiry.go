@@ -27,63 +27,8 @@ package sim
 
 import (
 	"slices"
-	"strings"
 	"time"
 )
-
-// keyArgs says which of a command's arguments (after its name) are keys.
-type keyArgs uint8
-
-const (
-	noKeys   keyArgs = iota // the command touches no key (PUBLISH, PING)
-	firstKey                // only the first argument is a key
-	allKeys                 // every argument is a key (DEL, EXISTS, MGET)
-)
-
-// cmdSpec is what a node knows about a command before running it: its keys,
-// and whether it may write them. Only commands listed here are run with
-// their own keys brought up to date; any other one (KEYS, SCAN, EVAL on
-// miniredis's own runner, MULTI/EXEC) may look at any key, so the node
-// brings every key up to date first. A write's keys are also the keys whose
-// new state the node propagates (the hook in command.go).
-type cmdSpec struct {
-	keys  keyArgs
-	write bool
-}
-
-// commands lists the commands the lock algorithms send or their scripts
-// call, and the reads next to them.
-var commands = specTable(map[cmdSpec]string{
-	{firstKey, true}: "SET SETNX SETEX PSETEX GETSET GETDEL INCR INCRBY DECR DECRBY APPEND " +
-		"EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT",
-	{allKeys, true}:   "DEL UNLINK",
-	{firstKey, false}: "GET STRLEN TYPE TTL PTTL HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS",
-	{allKeys, false}:  "EXISTS MGET",
-	{noKeys, false}:   "PUBLISH PING ECHO TIME SCRIPT",
-})
-
-// specTable turns lists of command names by spec into a table by name.
-func specTable(lists map[cmdSpec]string) map[string]cmdSpec {
-	out := map[string]cmdSpec{}
-	//detlint:allow maprange builds a map: the order does not matter
-	for spec, names := range lists {
-		for _, name := range strings.Fields(names) {
-			out[name] = spec
-		}
-	}
-	return out
-}
-
-// of returns the keys among args (the arguments after the command's name).
-func (a keyArgs) of(args []string) []string {
-	switch {
-	case a == firstKey && len(args) > 0:
-		return args[:1]
-	case a == allKeys:
-		return args
-	}
-	return nil
-}
 
 // tick sets miniredis's clock (TIME, EXPIREAT) to the node-local time now.
 // TTLs move only when a key is brought up to date (syncKey, syncAll).
@@ -96,10 +41,9 @@ func (n *Node) tick() {
 }
 
 // syncCommand brings up to date the keys of a command about to run on
-// miniredis (args: its name first), all of them when the command is not in
-// commands.
-func (n *Node) syncCommand(args []string) {
-	spec, ok := commands[strings.ToUpper(args[0])]
+// miniredis (args: its name first; spec from lookupCommand), all of them
+// when the command is not in commands.
+func (n *Node) syncCommand(spec cmdSpec, ok bool, args []string) {
 	if !ok {
 		n.syncAll()
 		return
