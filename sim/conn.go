@@ -315,6 +315,9 @@ func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(e
 // replyIs reports whether err is an error reply of the given kind (its
 // first word, as Redis writes it: NOSCRIPT, READONLY, ...).
 func replyIs(err error, kind string) bool {
+	if err == nil {
+		return false // (before errors.As, whose target escapes: an allocation per reply)
+	}
 	var re lock.ReplyError
 	return errors.As(err, &re) && strings.HasPrefix(string(re), kind)
 }
