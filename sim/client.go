@@ -225,8 +225,19 @@ func (r clientRuntime) Parallel(fs ...func()) {
 	wt.wait()
 }
 
-func (r clientRuntime) NewID() string {
-	return fmt.Sprintf("%s-%08x", r.c.name, r.c.idRNG.Uint32())
+func (r clientRuntime) NewID() string { return newID(r.c.name, r.c.idRNG.Uint32()) }
+
+// newID is name-xxxxxxxx, x the 8 lower-case hex digits of id (what
+// fmt.Sprintf("%s-%08x") writes, without fmt's cost: one per lock token).
+func newID(name string, id uint32) string {
+	const digits = "0123456789abcdef"
+	var buf [64]byte // on the stack for any usual name: one allocation, the string
+	b := append(append(buf[:0], name...), "-00000000"...)
+	for i := len(b) - 1; id != 0; i-- {
+		b[i] = digits[id&0xf]
+		id >>= 4
+	}
+	return string(b)
 }
 
 type simTimer struct{ ev *event }

@@ -292,11 +292,11 @@ func (h reqHandle) setDetail(detail string) { h.w.hist.at(h.idx).Detail = detail
 
 func (h reqHandle) endReq(v any, err error) {
 	r := h.w.hist.at(h.idx)
-	var re lock.ReplyError
+	re, isReply := asReply(err)
 	switch {
 	case err == nil:
 		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
-	case errors.As(err, &re):
+	case isReply:
 		r.Outcome, r.Result = history.OutcomeError, string(re)
 	default:
 		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
@@ -315,9 +315,18 @@ func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(e
 // replyIs reports whether err is an error reply of the given kind (its
 // first word, as Redis writes it: NOSCRIPT, READONLY, ...).
 func replyIs(err error, kind string) bool {
+	re, ok := asReply(err)
+	return ok && strings.HasPrefix(string(re), kind)
+}
+
+// asReply is the error reply err is or wraps, if any. A nil err returns at
+// once: errors.As's target escapes, an allocation, and nearly every
+// command's err is nil.
+func asReply(err error) (lock.ReplyError, bool) {
 	if err == nil {
-		return false // (before errors.As, whose target escapes: an allocation per reply)
+		return "", false
 	}
 	var re lock.ReplyError
-	return errors.As(err, &re) && strings.HasPrefix(string(re), kind)
+	ok := errors.As(err, &re)
+	return re, ok
 }

@@ -191,12 +191,20 @@ type Network struct {
 	w          *World
 	rules      []*Rule
 	partitions []*partition
-	lastDue    map[string]time.Duration
-	faultRNG   map[string]*rand.Rand
+	lastDue    map[fifoKey]time.Duration // when the last message of a connection's direction arrives
+	faultRNG   map[string]*rand.Rand     // by link ("from>to")
+}
+
+// fifoKey names one direction of one client connection (conn numbers the
+// client's connections to the node). A struct, not a joined string: the
+// key is looked up for every message.
+type fifoKey struct {
+	from, to string
+	conn     int
 }
 
 func newNetwork(w *World) *Network {
-	return &Network{w: w, lastDue: map[string]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
+	return &Network{w: w, lastDue: map[fifoKey]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
 }
 
 // AddRule adds a network fault rule.
@@ -370,13 +378,12 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 	if kind != msgRequest {
 		from, to = node, client
 	}
-	link := from + ">" + to
-	fifo := link + "#" + strconv.Itoa(conn)
+	fifo := fifoKey{from, to, conn}
 	if n.cut(from, to) {
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
 	}
-	f := n.fate(kind, client, node, link, what, op)
+	f := n.fate(kind, client, node, from, to, what, op)
 	if f.dropped {
 		return
 	}
@@ -414,13 +421,13 @@ type msgFate struct {
 // and delay. The rules share the link's fault stream (rng), and a rule draws
 // from it only for a probability it sets above 0, in the order drop, delay,
 // duplicate: that order is what pins a seed's faults, so it must not change.
-func (n *Network) fate(kind msgKind, client, node, link, what string, op *opRun) msgFate {
+func (n *Network) fate(kind msgKind, client, node, from, to, what string, op *opRun) msgFate {
 	var f msgFate
 	for _, r := range n.rules {
 		if !r.actsOn(n.w.now, kind, client, node, op) {
 			continue
 		}
-		rng := n.rng(link)
+		rng := n.rng(from + ">" + to)
 		if p := r.dropP(kind); p > 0 && rng.Float64() < p {
 			r.ruleHit()
 			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
