@@ -123,8 +123,7 @@ func (n *Node) dispatch(args []string) (any, error) {
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
 	n.peer.Flush()
-	n.rd.Reset(&n.buf)
-	v, err := server.ParseReply(n.rd)
+	v, err := parseReply(n.buf.Bytes())
 	if err != nil {
 		return nil, lock.ReplyError(err.Error())
 	}

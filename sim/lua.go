@@ -50,7 +50,6 @@ type luaEngine struct {
 	scripts map[string]*lua.LFunction // sha -> compiled script
 	peer    *server.Peer
 	buf     bytes.Buffer
-	rd      *bufio.Reader
 	keys    *lua.LTable
 	argv    *lua.LTable
 }
@@ -86,7 +85,6 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	}
 	e := &luaEngine{n: n, L: L, scripts: map[string]*lua.LFunction{}}
 	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
-	e.rd = bufio.NewReader(&e.buf)
 	mod := L.NewTable()
 	for _, f := range []struct {
 		name string
@@ -350,8 +348,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()
-	e.rd.Reset(&e.buf)
-	v, err := server.ParseReply(e.rd)
+	v, err := parseReply(e.buf.Bytes())
 	if err != nil {
 		return fail(err.Error())
 	}

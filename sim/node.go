@@ -70,7 +70,6 @@ type Node struct {
 	lua    *luaEngine // nil in LuaMiniredis mode
 	peer   *server.Peer
 	buf    bytes.Buffer
-	rd     *bufio.Reader
 	clock  Clock
 	synced time.Duration // node-local time of the last tick (miniredis's clock)
 	up     bool
@@ -190,7 +189,6 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
-	n.rd = bufio.NewReader(&n.buf)
 	if n.cfg.Lua == LuaFast {
 		e, err := newLuaEngine(n) // a restart loses the script cache, as in Redis
 		if err != nil {
