@@ -22,6 +22,7 @@ type proc struct {
 	client *Client // owner; its pauses stop this process
 	resume func() (struct{}, bool)
 	yield  func(struct{}) bool
+	wakeFn func() // w.resume(p), made once: events that resume p share it
 	killed bool
 	done   bool
 	// ops are the operations this process has begun and not yet ended,
@@ -40,6 +41,7 @@ type errKilled struct{}
 // A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
 	p := &proc{w: w, name: name, client: c}
+	p.wakeFn = func() { w.resume(p) }
 	if w.closed || (c != nil && c.crashed) {
 		p.done = true
 		return p
@@ -63,7 +65,7 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 			f()
 		}
 	})
-	w.schedule(w.now, func() { w.resume(p) })
+	w.schedule(w.now, p.wakeFn)
 	return p
 }
 
@@ -85,7 +87,7 @@ func (w *World) resume(p *proc) {
 		return
 	}
 	if c := p.client; c != nil && c.pausedUntil > w.now {
-		w.schedule(c.pausedUntil, func() { w.resume(p) })
+		w.schedule(c.pausedUntil, p.wakeFn)
 		return
 	}
 	w.switchTo(p)
@@ -139,7 +141,7 @@ func (wt *waiter) wake(v any) {
 	wt.fired = true
 	wt.val = v
 	if w.current != nil {
-		w.schedule(w.now, func() { w.resume(wt.p) })
+		w.schedule(w.now, wt.p.wakeFn)
 		return
 	}
 	w.resume(wt.p)
@@ -153,9 +155,11 @@ func (wt *waiter) wait() any {
 	return wt.val
 }
 
-// sleepWorld blocks the running process for d of world time.
+// sleepWorld blocks the running process for d of world time. Nothing but
+// its own timer resumes a sleeping process (every resume answers one wake,
+// or continues one a pause delayed), so it needs no waiter.
 func (w *World) sleepWorld(op string, d time.Duration) {
-	wt := w.newWaiter(op)
-	w.after(d, func() { wt.wake(nil) })
-	wt.wait()
+	p := w.self(op)
+	w.after(d, p.wakeFn)
+	p.park()
 }
