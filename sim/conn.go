@@ -89,10 +89,6 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Timeout() bool { return true }
 
 type timeoutMark struct{}
-type replyMsg struct {
-	v   any
-	err error
-}
 
 // roundTrip sends a request handled at the node by handle, with the
 // client's timeout and retry policy, from the running process. req, when
@@ -110,48 +106,110 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		wt := w.newWaiter("Conn")
-		node := g.master
-		req.sentTo(node)
-		conn := c.conns[node.name]
-		c.sendOn(msgRequest, node, conn, what, op, func() {
-			if !node.up {
-				return
-			}
-			ran := w.now
-			refused := false
-			handle(node, func(v any, err error) {
-				refused = refusedUnrun(err)
-				req.applied(ran, err)
-				c.sendOn(msgReply, node, conn, what, op, func() { wt.wake(replyMsg{v, err}) })
-			})
-			// A request the node refused without running it (NOSCRIPT,
-			// READONLY) changed nothing: the op is not applied yet. A
-			// reply that comes later (WAIT) was run on arrival.
-			if !refused {
-				w.opApplied(op)
-			}
-		})
-		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
-		res := wt.wait()
+		a := &attempt{c: c, node: g.master, what: what, op: op, req: req, handle: handle}
+		a.wt.p = w.self("Conn")
+		req.sentTo(a.node)
+		a.conn = c.conns[a.node.name]
+		c.sendOn(msgRequest, a.node, a.conn, what, op, (*attemptArrival)(a))
+		tm := w.scheduleRun(w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
+		a.wt.wait()
 		tm.Cancel()
-		if r, ok := res.(replyMsg); ok {
-			return r.v, r.err
+		if a.replied {
+			return a.v, a.err
 		}
 		// The connection is abandoned, as go-redis discards one whose read
 		// timed out; the request may still be applied, its reply is lost.
-		c.conns[node.name]++
+		c.conns[a.node.name]++
 	}
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
 }
 
+// attempt is one try of a request: everything its events (the request
+// reaching the node, the reply reaching the client, the client's timeout)
+// act on, in one allocation; each event runs it as one of the runner types
+// below rather than through a closure of its own.
+type attempt struct {
+	c      *Client
+	node   *Node
+	conn   int
+	what   string
+	op     *opRun
+	req    *reqHandle
+	handle func(n *Node, reply func(any, error))
+	wt     waiter
+	// first is the request's arrival at the node; a request the network
+	// duplicates arrives again, and each later arrival is one of its own.
+	first   arrival
+	arrived bool
+	// The reply that ended the wait (replied), if it was not the timeout.
+	replied bool
+	v       any
+	err     error
+}
+
+// arrival is one arrival of an attempt's request at the node, and then
+// its reply on the way back.
+type arrival struct {
+	a       *attempt
+	ran     time.Duration // when the node ran it
+	refused bool          // the node refused it unrun (refusedUnrun)
+	v       any
+	err     error
+}
+
+type (
+	attemptArrival attempt // the request reaches the node
+	attemptTimeout attempt // the client stops waiting
+	arrivalReply   arrival // the reply reaches the client
+)
+
+func (x *attemptArrival) run() {
+	a := (*attempt)(x)
+	if !a.node.up {
+		return
+	}
+	ar := &a.first
+	if a.arrived {
+		ar = &arrival{}
+	}
+	a.arrived = true
+	*ar = arrival{a: a, ran: a.c.w.now}
+	a.handle(a.node, ar.answer)
+	// A request the node refused without running it (NOSCRIPT,
+	// READONLY) changed nothing: the op is not applied yet. A reply
+	// that comes later (WAIT) was run on arrival.
+	if !ar.refused {
+		a.c.w.opApplied(a.op)
+	}
+}
+
+// answer is the node's reply: noted on the req record and sent back.
+func (ar *arrival) answer(v any, err error) {
+	a := ar.a
+	ar.refused = refusedUnrun(err)
+	a.req.applied(ar.ran, err)
+	ar.v, ar.err = v, err
+	a.c.sendOn(msgReply, a.node, a.conn, a.what, a.op, (*arrivalReply)(ar))
+}
+
+func (x *arrivalReply) run() {
+	a := x.a
+	if a.wt.fired {
+		return // the timeout, or an earlier copy's reply, came first
+	}
+	a.replied, a.v, a.err = true, x.v, x.err
+	a.wt.wake(nil)
+}
+
+func (x *attemptTimeout) run() { x.wt.wake(nil) }
+
 func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
-	c.sendOn(kind, node, c.conns[node.name], what, op, deliver)
+	c.sendOn(kind, node, c.conns[node.name], what, op, runFunc(deliver))
 }
 
 // sendOn sends on connection number conn to node a message that belongs to
 // op (nil: to none). A crashed client sends nothing.
-func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver func()) {
+func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver runner) {
 	if c.crashed && kind == msgRequest {
 		return
 	}

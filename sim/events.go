@@ -10,9 +10,20 @@ type event struct {
 	q     *eventQueue
 	at    time.Duration
 	seq   uint64
-	fn    func()
+	r     runner
 	index int // position in the queue; -1 once run or cancelled
 }
+
+// runner is what an event runs. A func is one (runFunc); a type with a
+// run method lets a struct that several events act on (a request's
+// attempt) be scheduled without a closure for each.
+type runner interface{ run() }
+
+// runFunc runs a func as an event. (A func converts to an interface
+// without an allocation: it is a pointer.)
+type runFunc func()
+
+func (f runFunc) run() { f() }
 
 // Cancel takes the event off the queue (it will not run). Removing it at
 // once, rather than marking it and skipping it when its time comes, keeps

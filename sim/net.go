@@ -373,7 +373,7 @@ func (n *Network) rng(link string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver func()) {
+func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
@@ -396,7 +396,7 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 				n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 				return
 			}
-			deliver()
+			deliver.run()
 		})
 	}
 	deliverAt(lat)

@@ -78,11 +78,16 @@ func (w *World) Rand(component string) *rand.Rand {
 // schedule runs fn at world time at (never earlier than now). fn runs in the
 // scheduler, not in a process: it must not block.
 func (w *World) schedule(at time.Duration, fn func()) *event {
+	return w.scheduleRun(at, runFunc(fn))
+}
+
+// scheduleRun is schedule for a runner.
+func (w *World) scheduleRun(at time.Duration, r runner) *event {
 	if at < w.now {
 		at = w.now
 	}
 	w.seq++
-	e := &event{q: &w.queue, at: at, seq: w.seq, fn: fn}
+	e := &event{q: &w.queue, at: at, seq: w.seq, r: r}
 	w.queue.push(e)
 	return e
 }
@@ -119,7 +124,7 @@ func (w *World) Run(until time.Duration) error {
 		}
 		w.queue.pop()
 		w.now = e.at
-		e.fn()
+		e.r.run()
 	}
 	if w.err == nil {
 		w.now = until
