@@ -64,11 +64,11 @@ func (n *Node) syncKey(k string) {
 		return
 	}
 	n.keyBase[k] = n.synced
-	if ttl := n.m.TTL(k); ttl > 0 {
+	if ttl := n.db.TTL(k); ttl > 0 {
 		if ttl -= n.synced - base; ttl > 0 {
-			n.m.SetTTL(k, ttl)
+			n.db.SetTTL(k, ttl)
 		} else {
-			n.m.Del(k)
+			n.db.Del(k)
 		}
 	}
 }
@@ -80,7 +80,7 @@ func (n *Node) syncAll() {
 		return
 	}
 	n.tick()
-	keys := n.m.Keys()
+	keys := n.db.Keys()
 	for _, k := range keys {
 		n.syncKey(k)
 	}

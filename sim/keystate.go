@@ -63,24 +63,24 @@ func (n *Node) effects() []keyEffect {
 func (n *Node) readKey(k string) keyState {
 	n.syncKey(k)
 	var st keyState
-	switch t := n.m.Type(k); t {
+	switch t := n.db.Type(k); t {
 	case "":
 		return st
 	case "string":
 		st.Type = t
-		st.Str, _ = n.m.Get(k)
+		st.Str, _ = n.db.Get(k)
 	case "hash":
 		st.Type = t
-		fields, _ := n.m.HKeys(k)
+		fields, _ := n.db.HKeys(k)
 		st.Hash = make(map[string]string, len(fields))
 		for _, f := range fields {
-			st.Hash[f] = n.m.HGet(k, f)
+			st.Hash[f] = n.db.HGet(k, f)
 		}
 	default:
 		n.w.fail(fmt.Errorf("sim: node %s: key %q has type %s, which the simulation does not replicate", n.name, k, t))
 		return st
 	}
-	if ttl := n.m.TTL(k); ttl > 0 {
+	if ttl := n.db.TTL(k); ttl > 0 {
 		st.ExpireAt, st.Expires = n.synced+ttl, true
 	}
 	return st
@@ -90,7 +90,7 @@ func (n *Node) readKey(k string) keyState {
 // the stream or a restart loading its data does. An expiry already past
 // deletes.
 func (n *Node) setKey(k string, st keyState) {
-	n.m.Del(k)
+	n.db.Del(k)
 	n.keyBase[k] = n.synced // what it holds from now on is as of now
 	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
 		n.noteTruth(k, keyState{})
@@ -98,16 +98,16 @@ func (n *Node) setKey(k string, st keyState) {
 	}
 	switch st.Type {
 	case "string":
-		_ = n.m.Set(k, st.Str)
+		_ = n.db.Set(k, st.Str)
 	case "hash":
 		fv := make([]string, 0, 2*len(st.Hash))
 		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
 			fv = append(fv, f, st.Hash[f])
 		}
-		n.m.HSet(k, fv...)
+		n.db.HSet(k, fv...)
 	}
 	if st.Expires {
-		n.m.SetTTL(k, st.ExpireAt-n.synced)
+		n.db.SetTTL(k, st.ExpireAt-n.synced)
 	}
 	n.noteTruth(k, st)
 }
@@ -119,7 +119,7 @@ func (n *Node) snapshot() map[string]keyState {
 		return out
 	}
 	n.syncAll()
-	for _, k := range n.m.Keys() {
+	for _, k := range n.db.Keys() {
 		out[k] = n.readKey(k)
 	}
 	return out

@@ -67,7 +67,8 @@ type Node struct {
 	group *Group
 
 	m      *miniredis.Miniredis
-	lua    *luaEngine // nil in LuaMiniredis mode
+	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock
+	lua    *luaEngine         // nil in LuaMiniredis mode
 	peer   *server.Peer
 	buf    bytes.Buffer
 	clock  Clock
@@ -185,7 +186,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	_ = c.Close()
 	m.Seed(int(n.w.Rand("node/" + n.name).Int64()))
 	m.Server().SetPreHook(n.hook)
-	n.m = m
+	n.m, n.db = m, m.DB(0)
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
@@ -212,7 +213,7 @@ func (n *Node) stop() {
 	}
 	if n.m != nil {
 		n.m.Close()
-		n.m = nil
+		n.m, n.db = nil, nil
 	}
 }
 

@@ -99,7 +99,7 @@ func (l *replLink) pump() {
 		if e.full != nil {
 			r.syncAll() // what has expired is not listed
 			var effects []keyEffect
-			for _, k := range r.m.Keys() {
+			for _, k := range r.db.Keys() {
 				if _, ok := e.full[k]; !ok {
 					r.setKey(k, keyState{})
 					effects = append(effects, keyEffect{key: k})
