@@ -12,6 +12,9 @@ type event struct {
 	seq   uint64
 	r     runner
 	index int // position in the queue; -1 once run or cancelled
+	// pooled: posted (World.post), with no handle anyone keeps, so the
+	// event goes back to the world's free list when it runs.
+	pooled bool
 }
 
 // runner is what an event runs. A func is one (runFunc); a type with a

@@ -193,6 +193,7 @@ type Network struct {
 	partitions []*partition
 	lastDue    map[fifoKey]time.Duration // when the last message of a connection's direction arrives
 	faultRNG   map[string]*rand.Rand     // by link ("from>to")
+	free       []*delivery               // deliveries that arrived, for new messages
 }
 
 // fifoKey names one direction of one client connection (conn numbers the
@@ -391,19 +392,46 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 	deliverAt := func(lat time.Duration) {
 		due := max(n.w.now+lat, n.lastDue[fifo])
 		n.lastDue[fifo] = due
-		n.w.schedule(due, func() {
-			if n.cut(from, to) {
-				n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
-				return
-			}
-			deliver.run()
-		})
+		d := n.delivery()
+		*d = delivery{n: n, kind: kind, from: from, to: to, client: client, node: node, what: what, deliver: deliver}
+		n.w.post(due, d)
 	}
 	deliverAt(lat)
 	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
 		deliverAt(lat)
 	}
+}
+
+// delivery is a message on its way: at its time it is lost if a partition
+// cut its link meanwhile, else delivered. Deliveries are posted events, so
+// the network keeps the ones that arrived for the next messages.
+type delivery struct {
+	n                            *Network
+	kind                         msgKind
+	from, to, client, node, what string
+	deliver                      runner
+}
+
+// delivery takes a delivery from the free list, or makes one.
+func (n *Network) delivery() *delivery {
+	if k := len(n.free); k > 0 {
+		d := n.free[k-1]
+		n.free = n.free[:k-1]
+		return d
+	}
+	return &delivery{}
+}
+
+func (d *delivery) run() {
+	m := *d
+	*d = delivery{}
+	m.n.free = append(m.n.free, d)
+	if m.n.cut(m.from, m.to) {
+		m.n.w.recordFault("lost-"+kindName(m.kind), m.node, m.client, "partition: "+m.what)
+		return
+	}
+	m.deliver.run()
 }
 
 // msgFate is what the link-fault rules decided for one message.

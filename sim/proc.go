@@ -65,7 +65,7 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 			f()
 		}
 	})
-	w.schedule(w.now, p.wakeFn)
+	w.post(w.now, runFunc(p.wakeFn))
 	return p
 }
 
@@ -87,7 +87,7 @@ func (w *World) resume(p *proc) {
 		return
 	}
 	if c := p.client; c != nil && c.pausedUntil > w.now {
-		w.schedule(c.pausedUntil, p.wakeFn)
+		w.post(c.pausedUntil, runFunc(p.wakeFn))
 		return
 	}
 	w.switchTo(p)
@@ -141,7 +141,7 @@ func (wt *waiter) wake(v any) {
 	wt.fired = true
 	wt.val = v
 	if w.current != nil {
-		w.schedule(w.now, wt.p.wakeFn)
+		w.post(w.now, runFunc(wt.p.wakeFn))
 		return
 	}
 	w.resume(wt.p)
@@ -160,6 +160,6 @@ func (wt *waiter) wait() any {
 // or continues one a pause delayed), so it needs no waiter.
 func (w *World) sleepWorld(op string, d time.Duration) {
 	p := w.self(op)
-	w.after(d, p.wakeFn)
+	w.post(w.now+d, runFunc(p.wakeFn))
 	p.park()
 }

@@ -23,6 +23,7 @@ type World struct {
 	now   time.Duration
 	queue eventQueue
 	seq   uint64
+	free  []*event // posted events that have run, for post to reuse
 
 	current *proc
 	procs   []*proc
@@ -83,13 +84,33 @@ func (w *World) schedule(at time.Duration, fn func()) *event {
 
 // scheduleRun is schedule for a runner.
 func (w *World) scheduleRun(at time.Duration, r runner) *event {
+	e := &event{q: &w.queue}
+	w.push(e, at, r)
+	return e
+}
+
+// post is scheduleRun for an event nobody will cancel: it gives no handle,
+// so its event can be taken from, and go back to, the world's free list
+// (a network delivery, a sleep's end, a process's resume: most events).
+func (w *World) post(at time.Duration, r runner) {
+	var e *event
+	if n := len(w.free); n > 0 {
+		e, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		e = &event{q: &w.queue, pooled: true}
+	}
+	w.push(e, at, r)
+}
+
+// push queues e to run r at at (never earlier than now), after every event
+// already queued for that time.
+func (w *World) push(e *event, at time.Duration, r runner) {
 	if at < w.now {
 		at = w.now
 	}
 	w.seq++
-	e := &event{q: &w.queue, at: at, seq: w.seq, r: r}
+	e.at, e.seq, e.r = at, w.seq, r
 	w.queue.push(e)
-	return e
 }
 
 // after runs fn after d of world time.
@@ -124,7 +145,12 @@ func (w *World) Run(until time.Duration) error {
 		}
 		w.queue.pop()
 		w.now = e.at
-		e.r.run()
+		r := e.r
+		if e.pooled {
+			e.r = nil
+			w.free = append(w.free, e)
+		}
+		r.run()
 	}
 	if w.err == nil {
 		w.now = until
