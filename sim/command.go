@@ -31,6 +31,7 @@ const (
 // whose new state the node propagates (hook).
 type cmdSpec struct {
 	name  string // upper case, as miniredis names its commands
+	lower string // lower case, as req records name them
 	keys  keyArgs
 	write bool
 }
@@ -59,7 +60,7 @@ func specTable(rows []struct {
 	out := map[string]cmdSpec{}
 	for _, r := range rows {
 		for _, name := range strings.Fields(r.names) {
-			spec := cmdSpec{name: name, keys: r.keys, write: r.write}
+			spec := cmdSpec{name: name, lower: strings.ToLower(name), keys: r.keys, write: r.write}
 			out[name], out[strings.ToLower(name)] = spec, spec
 		}
 	}
@@ -73,6 +74,15 @@ func lookupCommand(name string) (cmdSpec, bool) {
 	}
 	spec, ok := commands[strings.ToUpper(name)]
 	return spec, ok
+}
+
+// lowerName is name in lower case (strings.ToLower allocates for every
+// upper-case name; a known command's is in its spec).
+func lowerName(name string) string {
+	if spec, ok := lookupCommand(name); ok {
+		return spec.lower
+	}
+	return strings.ToLower(name)
 }
 
 // of returns the keys among args (the arguments after the command's name).
@@ -177,17 +187,17 @@ func (n *Node) exec(client string, args []string) (any, error) {
 
 // handleCommand runs a client command at the node. WAIT's count comes
 // back as a waitReply, which names how many replicas the master had.
-func (n *Node) handleCommand(client string, args []string, reply func(any, error)) {
+func (n *Node) handleCommand(client string, args []string, r replier) {
 	if strings.EqualFold(args[0], "WAIT") {
 		n.wait(client, args, func(v any, err error) {
 			if k, ok := v.(int64); ok {
 				v = waitReply{acked: k, replicas: len(n.links)}
 			}
-			reply(v, err)
+			r.answer(v, err)
 		})
 		return
 	}
-	reply(n.exec(client, args))
+	r.answer(n.exec(client, args))
 }
 
 // waitReply is WAIT's answer on its way to the client: the count of

@@ -90,10 +90,12 @@ func (e *TimeoutError) Timeout() bool { return true }
 
 type timeoutMark struct{}
 
-// roundTrip sends a request handled at the node by handle, with the
-// client's timeout and retry policy, from the running process. req, when
-// not nil, is the req record that notes every time a node ran an attempt.
-func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, handle func(n *Node, reply func(any, error))) (any, error) {
+// roundTrip sends a request handled at the node by handle, or, when handle
+// is nil, the command args (the common case, which then needs no handler
+// value), with the client's timeout and retry policy, from the running
+// process. req, when not nil, is the req record that notes every time a
+// node ran an attempt.
+func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler) (any, error) {
 	w := c.w
 	op := w.curOp()
 	attempts := c.cfg.Retry.MaxRetries + 1
@@ -106,7 +108,7 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a := &attempt{c: c, node: g.master, what: what, op: op, req: req, handle: handle}
+		a := &attempt{c: c, node: g.master, what: what, op: op, req: req, args: args, handle: handle}
 		a.wt.p = w.self("Conn")
 		req.sentTo(a.node)
 		a.conn = c.conns[a.node.name]
@@ -135,7 +137,8 @@ type attempt struct {
 	what   string
 	op     *opRun
 	req    *reqHandle
-	handle func(n *Node, reply func(any, error))
+	args   []string // the command, when handle is nil
+	handle handler
 	wt     waiter
 	// first is the request's arrival at the node; a request the network
 	// duplicates arrives again, and each later arrival is one of its own.
@@ -157,6 +160,22 @@ type arrival struct {
 	err     error
 }
 
+// handler is what a request other than a command does at the node it
+// reaches: it answers through r.
+type handler interface {
+	handle(n *Node, r replier)
+}
+
+// replier takes a node's answer to a request, at once or later (WAIT).
+type replier interface {
+	answer(v any, err error)
+}
+
+// handlerFunc is a handler written as a func.
+type handlerFunc func(n *Node, r replier)
+
+func (f handlerFunc) handle(n *Node, r replier) { f(n, r) }
+
 type (
 	attemptArrival attempt // the request reaches the node
 	attemptTimeout attempt // the client stops waiting
@@ -174,7 +193,11 @@ func (x *attemptArrival) run() {
 	}
 	a.arrived = true
 	*ar = arrival{a: a, ran: a.c.w.now}
-	a.handle(a.node, ar.answer)
+	if a.handle != nil {
+		a.handle.handle(a.node, ar)
+	} else {
+		a.node.handleCommand(a.c.name, a.args, ar)
+	}
 	// A request the node refused without running it (NOSCRIPT,
 	// READONLY) changed nothing: the op is not applied yet. A reply
 	// that comes later (WAIT) was run on arrival.
@@ -247,7 +270,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sim: Do: empty command")
 	}
-	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
+	h := s.c.beginReq(s.g.name, lowerName(argv[0]), argv[1:])
 	v, err := s.command(ctx, &h, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
@@ -258,10 +281,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 }
 
 func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (any, error) {
-	what := strings.ToLower(args[0])
-	return s.c.roundTrip(ctx, s.g, what, req, func(n *Node, reply func(any, error)) {
-		n.handleCommand(s.c.name, args, reply)
-	})
+	return s.c.roundTrip(ctx, s.g, lowerName(args[0]), req, args, nil)
 }
 
 // toStrings renders command arguments as go-redis would.
