@@ -193,8 +193,8 @@ func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
-	t := &simTimer{}
-	t.ev = r.c.w.after(r.c.clock.WorldSpan(d), func() { r.c.w.spawn(r.c, r.c.name+"/timer", f) })
+	t := &simTimer{c: r.c, f: f}
+	r.c.w.push(&t.ev, r.c.w.now+r.c.clock.WorldSpan(d), t)
 	return t
 }
 
@@ -240,7 +240,15 @@ func newID(name string, id uint32) string {
 	return string(b)
 }
 
-type simTimer struct{ ev *event }
+// simTimer is an AfterFunc timer: when it fires, f runs as a process of
+// the client (it may block).
+type simTimer struct {
+	c  *Client
+	f  func()
+	ev event
+}
+
+func (t *simTimer) run() { t.c.w.spawn(t.c, t.c.name+"/timer", t.f) }
 
 func (t *simTimer) Stop() bool {
 	if t.ev.pending() {

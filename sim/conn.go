@@ -113,9 +113,9 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		req.sentTo(a.node)
 		a.conn = c.conns[a.node.name]
 		c.sendOn(msgRequest, a.node, a.conn, what, op, (*attemptArrival)(a))
-		tm := w.scheduleRun(w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
+		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
 		a.wt.wait()
-		tm.Cancel()
+		a.timer.Cancel()
 		if a.replied {
 			return a.v, a.err
 		}
@@ -140,6 +140,7 @@ type attempt struct {
 	args   []string // the command, when handle is nil
 	handle handler
 	wt     waiter
+	timer  event // the client's timeout
 	// first is the request's arrival at the node; a request the network
 	// duplicates arrives again, and each later arrival is one of its own.
 	first   arrival

@@ -192,8 +192,14 @@ func (n *Node) armTruthAt(at time.Duration) {
 		n.truthTimer.Cancel()
 	}
 	n.truthLocal = at
-	n.truthTimer = n.w.after(n.clock.WorldSpan(at-n.clock.Local(n.w.now)), n.refreshTruth)
+	n.w.push(&n.truthEv, n.w.now+n.clock.WorldSpan(at-n.clock.Local(n.w.now)), (*nodeTruth)(n))
+	n.truthTimer = &n.truthEv
 }
+
+// nodeTruth runs the node's refreshTruth as an event.
+type nodeTruth Node
+
+func (x *nodeTruth) run() { (*Node)(x).refreshTruth() }
 
 // noteExpiry keeps the truth timer at or before the earliest expiry; a timer
 // that fires for a key whose expiry was pushed back just re-arms.

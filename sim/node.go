@@ -101,7 +101,8 @@ type Node struct {
 
 	truth      map[string]keyState // key -> value last recorded (never mutated)
 	expiry     expiryIndex         // key -> node-local expiry, for truth
-	truthTimer *event
+	truthTimer *event              // &truthEv while armed
+	truthEv    event
 	truthLocal time.Duration // node-local time truthTimer looks at
 }
 

@@ -26,7 +26,8 @@ type replLink struct {
 	queue           []replEntry
 	lastDue         time.Duration
 	acked           uint64 // highest offset the replica applied
-	pumpAt          *event
+	pumpAt          *event // &pumpEv while the pump is scheduled
+	pumpEv          event
 }
 
 type replEntry struct {
@@ -78,8 +79,14 @@ func (l *replLink) schedulePump(at time.Duration) {
 	if l.pumpAt != nil {
 		l.pumpAt.Cancel()
 	}
-	l.pumpAt = l.master.w.schedule(at, l.pump)
+	l.master.w.push(&l.pumpEv, at, (*linkPump)(l))
+	l.pumpAt = &l.pumpEv
 }
+
+// linkPump runs the link's pump as an event.
+type linkPump replLink
+
+func (x *linkPump) run() { (*replLink)(x).pump() }
 
 // pump applies every entry that is due, unless the link is cut or the
 // replica is down (then entries wait for the heal; a restarted replica does a

@@ -84,7 +84,7 @@ func (w *World) schedule(at time.Duration, fn func()) *event {
 
 // scheduleRun is schedule for a runner.
 func (w *World) scheduleRun(at time.Duration, r runner) *event {
-	e := &event{q: &w.queue}
+	e := &event{}
 	w.push(e, at, r)
 	return e
 }
@@ -97,19 +97,20 @@ func (w *World) post(at time.Duration, r runner) {
 	if n := len(w.free); n > 0 {
 		e, w.free = w.free[n-1], w.free[:n-1]
 	} else {
-		e = &event{q: &w.queue, pooled: true}
+		e = &event{pooled: true}
 	}
 	w.push(e, at, r)
 }
 
 // push queues e to run r at at (never earlier than now), after every event
-// already queued for that time.
+// already queued for that time. e may be a field of the struct whose
+// timer it is (an attempt's timeout, a client timer): one allocation less.
 func (w *World) push(e *event, at time.Duration, r runner) {
 	if at < w.now {
 		at = w.now
 	}
 	w.seq++
-	e.at, e.seq, e.r = at, w.seq, r
+	e.q, e.at, e.seq, e.r = &w.queue, at, w.seq, r
 	w.queue.push(e)
 }
 
