@@ -56,6 +56,7 @@ func BenchmarkScriptSim(b *testing.B) { benchScriptSim(b, sim.LuaFast) }
 func BenchmarkScriptSimMiniredisEval(b *testing.B) { benchScriptSim(b, sim.LuaMiniredis) }
 
 func benchScriptSim(b *testing.B, mode sim.LuaMode) {
+	defer sim.VerifyTruth(false)()
 	w := sim.New(1)
 	defer w.Close()
 	must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})))
@@ -83,6 +84,7 @@ func benchScriptSim(b *testing.B, mode sim.LuaMode) {
 // wall second.
 func BenchmarkTenMinutes(b *testing.B) {
 	const virtual = 10 * time.Minute
+	defer sim.VerifyTruth(false)()
 	for i := 0; i < b.N; i++ {
 		w := sim.New(uint64(i + 1))
 		must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))

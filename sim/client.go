@@ -193,8 +193,8 @@ func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
-	t := &simTimer{}
-	t.ev = r.c.w.after(r.c.clock.WorldSpan(d), func() { r.c.w.spawn(r.c, r.c.name+"/timer", f) })
+	t := &simTimer{c: r.c, f: f}
+	r.c.w.push(&t.ev, r.c.w.now+r.c.clock.WorldSpan(d), t)
 	return t
 }
 
@@ -225,11 +225,30 @@ func (r clientRuntime) Parallel(fs ...func()) {
 	wt.wait()
 }
 
-func (r clientRuntime) NewID() string {
-	return fmt.Sprintf("%s-%08x", r.c.name, r.c.idRNG.Uint32())
+func (r clientRuntime) NewID() string { return newID(r.c.name, r.c.idRNG.Uint32()) }
+
+// newID is name-xxxxxxxx, x the 8 lower-case hex digits of id (what
+// fmt.Sprintf("%s-%08x") writes, without fmt's cost: one per lock token).
+func newID(name string, id uint32) string {
+	const digits = "0123456789abcdef"
+	var buf [64]byte // on the stack for any usual name: one allocation, the string
+	b := append(append(buf[:0], name...), "-00000000"...)
+	for i := len(b) - 1; id != 0; i-- {
+		b[i] = digits[id&0xf]
+		id >>= 4
+	}
+	return string(b)
 }
 
-type simTimer struct{ ev *event }
+// simTimer is an AfterFunc timer: when it fires, f runs as a process of
+// the client (it may block).
+type simTimer struct {
+	c  *Client
+	f  func()
+	ev event
+}
+
+func (t *simTimer) run() { t.c.w.spawn(t.c, t.c.name+"/timer", t.f) }
 
 func (t *simTimer) Stop() bool {
 	if t.ev.pending() {

@@ -14,14 +14,86 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
-// writeKeys lists, for each write command the lock scripts may run, which
-// arguments are keys: -1 means all of them.
-var writeKeys = map[string]int{
-	"SET": 0, "SETNX": 0, "SETEX": 0, "PSETEX": 0, "GETSET": 0, "GETDEL": 0,
-	"INCR": 0, "INCRBY": 0, "DECR": 0, "DECRBY": 0, "APPEND": 0,
-	"DEL": -1, "UNLINK": -1,
-	"EXPIRE": 0, "PEXPIRE": 0, "EXPIREAT": 0, "PEXPIREAT": 0, "PERSIST": 0,
-	"HSET": 0, "HSETNX": 0, "HMSET": 0, "HDEL": 0, "HINCRBY": 0, "HINCRBYFLOAT": 0,
+// keyArgs says which of a command's arguments (after its name) are keys.
+type keyArgs uint8
+
+const (
+	noKeys   keyArgs = iota // the command touches no key (PUBLISH, PING)
+	firstKey                // only the first argument is a key
+	allKeys                 // every argument is a key (DEL, EXISTS, MGET)
+)
+
+// cmdSpec is what a node knows about a command before running it: its keys,
+// and whether it may write them. Only commands listed here are run with
+// their own keys brought up to date (expiry.go); any other one (KEYS, SCAN,
+// EVAL on miniredis's own runner, MULTI/EXEC) may look at any key, so the
+// node brings every key up to date first. A write's keys are also the keys
+// whose new state the node propagates (hook).
+type cmdSpec struct {
+	name  string // upper case, as miniredis names its commands
+	lower string // lower case, as req records name them
+	keys  keyArgs
+	write bool
+}
+
+// commands lists the commands the lock algorithms send or their scripts
+// call, and the reads next to them, by name in upper and in lower case
+// (scripts write 'hexists': looking that up needs no new string).
+var commands = specTable([]struct {
+	keys  keyArgs
+	write bool
+	names string
+}{
+	{firstKey, true, "SET SETNX SETEX PSETEX GETSET GETDEL INCR INCRBY DECR DECRBY APPEND " +
+		"EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT"},
+	{allKeys, true, "DEL UNLINK"},
+	{firstKey, false, "GET STRLEN TYPE TTL PTTL HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS"},
+	{allKeys, false, "EXISTS MGET"},
+	{noKeys, false, "PUBLISH PING ECHO TIME SCRIPT"},
+})
+
+func specTable(rows []struct {
+	keys  keyArgs
+	write bool
+	names string
+}) map[string]cmdSpec {
+	out := map[string]cmdSpec{}
+	for _, r := range rows {
+		for _, name := range strings.Fields(r.names) {
+			spec := cmdSpec{name: name, lower: strings.ToLower(name), keys: r.keys, write: r.write}
+			out[name], out[strings.ToLower(name)] = spec, spec
+		}
+	}
+	return out
+}
+
+// lookupCommand returns the spec of the command named name, in any case.
+func lookupCommand(name string) (cmdSpec, bool) {
+	if spec, ok := commands[name]; ok {
+		return spec, true
+	}
+	spec, ok := commands[strings.ToUpper(name)]
+	return spec, ok
+}
+
+// lowerName is name in lower case (strings.ToLower allocates for every
+// upper-case name; a known command's is in its spec).
+func lowerName(name string) string {
+	if spec, ok := lookupCommand(name); ok {
+		return spec.lower
+	}
+	return strings.ToLower(name)
+}
+
+// of returns the keys among args (the arguments after the command's name).
+func (a keyArgs) of(args []string) []string {
+	switch {
+	case a == firstKey && len(args) > 0:
+		return args[:1]
+	case a == allKeys:
+		return args
+	}
+	return nil
 }
 
 // hook sees every command miniredis runs, including those a script runs, in
@@ -34,22 +106,15 @@ func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 		n.published = append(n.published, [2]string{args[0], args[1]})
 		return false
 	}
-	pos, ok := writeKeys[cmd]
-	if !ok || len(args) == 0 {
-		return false
-	}
-	if pos < 0 {
-		n.touched = append(n.touched, args...)
-	} else {
-		n.touched = append(n.touched, args[pos])
+	if spec, ok := commands[cmd]; ok && spec.write {
+		n.touched = append(n.touched, spec.keys.of(args)...)
 	}
 	return false
 }
 
 // isWrite reports whether a client command may write (refused on replicas).
 func isWrite(cmd string) bool {
-	_, ok := writeKeys[cmd]
-	return ok || cmd == "EVAL" || cmd == "EVALSHA"
+	return commands[cmd].write || cmd == "EVAL" || cmd == "EVALSHA"
 }
 
 // dispatch runs one command on miniredis and returns its parsed reply.
@@ -59,15 +124,16 @@ func (n *Node) dispatch(args []string) (any, error) {
 	if cmd := strings.ToUpper(args[0]); n.lua != nil && n.lua.handles(cmd) {
 		n.capturing = true
 		defer func() { n.capturing = false }()
-		return n.lua.exec(cmd, args)
+		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
+	spec, ok := lookupCommand(args[0])
+	n.syncCommand(spec, ok, args)
 	n.buf.Reset()
 	n.capturing = true
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
 	n.peer.Flush()
-	n.rd.Reset(&n.buf)
-	v, err := server.ParseReply(n.rd)
+	v, err := parseReply(n.buf.Bytes())
 	if err != nil {
 		return nil, lock.ReplyError(err.Error())
 	}
@@ -93,7 +159,8 @@ func normalise(v any) any {
 // exec runs a client's command and then does what Redis does after it:
 // propagates the effects to replicas and the log, and publishes messages.
 func (n *Node) exec(client string, args []string) (any, error) {
-	n.sync()
+	n.tick()
+	n.pruneBases()
 	cmd := strings.ToUpper(args[0])
 	if n.master != nil && isWrite(cmd) {
 		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")
@@ -120,17 +187,17 @@ func (n *Node) exec(client string, args []string) (any, error) {
 
 // handleCommand runs a client command at the node. WAIT's count comes
 // back as a waitReply, which names how many replicas the master had.
-func (n *Node) handleCommand(client string, args []string, reply func(any, error)) {
+func (n *Node) handleCommand(client string, args []string, r replier) {
 	if strings.EqualFold(args[0], "WAIT") {
 		n.wait(client, args, func(v any, err error) {
 			if k, ok := v.(int64); ok {
 				v = waitReply{acked: k, replicas: len(n.links)}
 			}
-			reply(v, err)
+			r.answer(v, err)
 		})
 		return
 	}
-	reply(n.exec(client, args))
+	r.answer(n.exec(client, args))
 }
 
 // waitReply is WAIT's answer on its way to the client: the count of

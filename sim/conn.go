@@ -89,15 +89,13 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Timeout() bool { return true }
 
 type timeoutMark struct{}
-type replyMsg struct {
-	v   any
-	err error
-}
 
-// roundTrip sends a request handled at the node by handle, with the
-// client's timeout and retry policy, from the running process. req, when
-// not nil, is the req record that notes every time a node ran an attempt.
-func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, handle func(n *Node, reply func(any, error))) (any, error) {
+// roundTrip sends a request handled at the node by handle, or, when handle
+// is nil, the command args (the common case, which then needs no handler
+// value), with the client's timeout and retry policy, from the running
+// process. req, when not nil, is the req record that notes every time a
+// node ran an attempt.
+func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler) (any, error) {
 	w := c.w
 	op := w.curOp()
 	attempts := c.cfg.Retry.MaxRetries + 1
@@ -110,48 +108,132 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		wt := w.newWaiter("Conn")
-		node := g.master
-		req.sentTo(node)
-		conn := c.conns[node.name]
-		c.sendOn(msgRequest, node, conn, what, op, func() {
-			if !node.up {
-				return
-			}
-			ran := w.now
-			refused := false
-			handle(node, func(v any, err error) {
-				refused = refusedUnrun(err)
-				req.applied(ran, err)
-				c.sendOn(msgReply, node, conn, what, op, func() { wt.wake(replyMsg{v, err}) })
-			})
-			// A request the node refused without running it (NOSCRIPT,
-			// READONLY) changed nothing: the op is not applied yet. A
-			// reply that comes later (WAIT) was run on arrival.
-			if !refused {
-				w.opApplied(op)
-			}
-		})
-		tm := w.after(c.clock.WorldSpan(c.cfg.Timeout), func() { wt.wake(timeoutMark{}) })
-		res := wt.wait()
-		tm.Cancel()
-		if r, ok := res.(replyMsg); ok {
-			return r.v, r.err
+		a := &attempt{c: c, node: g.master, what: what, op: op, req: req, args: args, handle: handle}
+		a.wt.p = w.self("Conn")
+		req.sentTo(a.node)
+		a.conn = c.conns[a.node.name]
+		c.sendOn(msgRequest, a.node, a.conn, what, op, (*attemptArrival)(a))
+		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
+		a.wt.wait()
+		a.timer.Cancel()
+		if a.replied {
+			return a.v, a.err
 		}
 		// The connection is abandoned, as go-redis discards one whose read
 		// timed out; the request may still be applied, its reply is lost.
-		c.conns[node.name]++
+		c.conns[a.node.name]++
 	}
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
 }
 
+// attempt is one try of a request: everything its events (the request
+// reaching the node, the reply reaching the client, the client's timeout)
+// act on, in one allocation; each event runs it as one of the runner types
+// below rather than through a closure of its own.
+type attempt struct {
+	c      *Client
+	node   *Node
+	conn   int
+	what   string
+	op     *opRun
+	req    *reqHandle
+	args   []string // the command, when handle is nil
+	handle handler
+	wt     waiter
+	timer  event // the client's timeout
+	// first is the request's arrival at the node; a request the network
+	// duplicates arrives again, and each later arrival is one of its own.
+	first   arrival
+	arrived bool
+	// The reply that ended the wait (replied), if it was not the timeout.
+	replied bool
+	v       any
+	err     error
+}
+
+// arrival is one arrival of an attempt's request at the node, and then
+// its reply on the way back.
+type arrival struct {
+	a       *attempt
+	ran     time.Duration // when the node ran it
+	refused bool          // the node refused it unrun (refusedUnrun)
+	v       any
+	err     error
+}
+
+// handler is what a request other than a command does at the node it
+// reaches: it answers through r.
+type handler interface {
+	handle(n *Node, r replier)
+}
+
+// replier takes a node's answer to a request, at once or later (WAIT).
+type replier interface {
+	answer(v any, err error)
+}
+
+// handlerFunc is a handler written as a func.
+type handlerFunc func(n *Node, r replier)
+
+func (f handlerFunc) handle(n *Node, r replier) { f(n, r) }
+
+type (
+	attemptArrival attempt // the request reaches the node
+	attemptTimeout attempt // the client stops waiting
+	arrivalReply   arrival // the reply reaches the client
+)
+
+func (x *attemptArrival) run() {
+	a := (*attempt)(x)
+	if !a.node.up {
+		return
+	}
+	ar := &a.first
+	if a.arrived {
+		ar = &arrival{}
+	}
+	a.arrived = true
+	*ar = arrival{a: a, ran: a.c.w.now}
+	if a.handle != nil {
+		a.handle.handle(a.node, ar)
+	} else {
+		a.node.handleCommand(a.c.name, a.args, ar)
+	}
+	// A request the node refused without running it (NOSCRIPT,
+	// READONLY) changed nothing: the op is not applied yet. A reply
+	// that comes later (WAIT) was run on arrival.
+	if !ar.refused {
+		a.c.w.opApplied(a.op)
+	}
+}
+
+// answer is the node's reply: noted on the req record and sent back.
+func (ar *arrival) answer(v any, err error) {
+	a := ar.a
+	ar.refused = refusedUnrun(err)
+	a.req.applied(ar.ran, err)
+	ar.v, ar.err = v, err
+	a.c.sendOn(msgReply, a.node, a.conn, a.what, a.op, (*arrivalReply)(ar))
+}
+
+func (x *arrivalReply) run() {
+	a := x.a
+	if a.wt.fired {
+		return // the timeout, or an earlier copy's reply, came first
+	}
+	a.replied, a.v, a.err = true, x.v, x.err
+	a.wt.wake(nil)
+}
+
+func (x *attemptTimeout) run() { x.wt.wake(nil) }
+
 func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
-	c.sendOn(kind, node, c.conns[node.name], what, op, deliver)
+	c.sendOn(kind, node, c.conns[node.name], what, op, runFunc(deliver))
 }
 
 // sendOn sends on connection number conn to node a message that belongs to
 // op (nil: to none). A crashed client sends nothing.
-func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver func()) {
+func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver runner) {
 	if c.crashed && kind == msgRequest {
 		return
 	}
@@ -189,7 +271,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sim: Do: empty command")
 	}
-	h := s.c.beginReq(s.g.name, strings.ToLower(argv[0]), argv[1:])
+	h := s.c.beginReq(s.g.name, lowerName(argv[0]), argv[1:])
 	v, err := s.command(ctx, &h, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
@@ -200,10 +282,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 }
 
 func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (any, error) {
-	what := strings.ToLower(args[0])
-	return s.c.roundTrip(ctx, s.g, what, req, func(n *Node, reply func(any, error)) {
-		n.handleCommand(s.c.name, args, reply)
-	})
+	return s.c.roundTrip(ctx, s.g, lowerName(args[0]), req, args, nil)
 }
 
 // toStrings renders command arguments as go-redis would.
@@ -266,7 +345,7 @@ func (h *reqHandle) sentTo(n *Node) {
 	if h == nil {
 		return
 	}
-	h.w.hist.recs[h.idx].Node = n.name
+	h.w.hist.at(h.idx).Node = n.name
 }
 
 // applied notes on the req record that a node ran an attempt at world time
@@ -281,22 +360,22 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 	if refusedUnrun(err) {
 		return
 	}
-	r := &h.w.hist.recs[h.idx]
+	r := h.w.hist.at(h.idx)
 	i, _ := slices.BinarySearch(r.Applied, int64(t))
 	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
 
 // setDetail sets the req record's Detail (an unknown outcome's endReq
 // replaces it with the error).
-func (h reqHandle) setDetail(detail string) { h.w.hist.recs[h.idx].Detail = detail }
+func (h reqHandle) setDetail(detail string) { h.w.hist.at(h.idx).Detail = detail }
 
 func (h reqHandle) endReq(v any, err error) {
-	r := &h.w.hist.recs[h.idx]
-	var re lock.ReplyError
+	r := h.w.hist.at(h.idx)
+	re, isReply := asReply(err)
 	switch {
 	case err == nil:
 		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
-	case errors.As(err, &re):
+	case isReply:
 		r.Outcome, r.Result = history.OutcomeError, string(re)
 	default:
 		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
@@ -315,6 +394,18 @@ func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(e
 // replyIs reports whether err is an error reply of the given kind (its
 // first word, as Redis writes it: NOSCRIPT, READONLY, ...).
 func replyIs(err error, kind string) bool {
+	re, ok := asReply(err)
+	return ok && strings.HasPrefix(string(re), kind)
+}
+
+// asReply is the error reply err is or wraps, if any. A nil err returns at
+// once: errors.As's target escapes, an allocation, and nearly every
+// command's err is nil.
+func asReply(err error) (lock.ReplyError, bool) {
+	if err == nil {
+		return "", false
+	}
 	var re lock.ReplyError
-	return errors.As(err, &re) && strings.HasPrefix(string(re), kind)
+	ok := errors.As(err, &re)
+	return re, ok
 }

@@ -23,6 +23,9 @@
 //     publish).
 //   - keystate.go: a key's whole state (keyState), reading and setting it on
 //     miniredis, and the ground truth (truth records, expiry timers).
+//   - expiry.go: the commands a node knows the keys of, and how keys'
+//     TTLs follow the node's clock one key at a time (no full scan per
+//     command).
 //   - persist.go: persistence modes (none, everysec, always), node crash and
 //     restart.
 //   - repl.go: replication streams to replicas, WAIT, and Failover.

@@ -7,24 +7,66 @@ import (
 )
 
 // History is the append-only record of a run.
+//
+// Records are appended into fixed-size chunks, so that a long run never
+// copies what it already holds (a single growing slice copied every record
+// at each doubling, and left the old arrays to the garbage collector). The
+// first records may instead sit in flat: Records joins the chunks onto it
+// once, when asked, and returns it; records still open (an op or req not
+// yet returned) are updated where they are, through at.
 type History struct {
-	recs []history.Record
+	flat   []history.Record   // records 0..len(flat)-1, contiguous
+	chunks [][]history.Record // the records after them; all full but the last
+	n      int                // number of records
 }
 
-// Records returns the records in order. The slice must not be modified.
-func (h *History) Records() []history.Record { return h.recs }
+// chunkSize is the number of records per chunk (about 256 KB).
+const chunkSize = 1024
+
+// Records returns the records in order. The slice must not be modified; it
+// stays valid until the next record is added.
+func (h *History) Records() []history.Record {
+	if len(h.chunks) > 0 {
+		flat := make([]history.Record, len(h.flat), h.n)
+		copy(flat, h.flat)
+		for _, c := range h.chunks {
+			flat = append(flat, c...)
+		}
+		h.flat, h.chunks = flat, nil
+	}
+	return h.flat
+}
 
 // Len is the number of records.
-func (h *History) Len() int { return len(h.recs) }
+func (h *History) Len() int { return h.n }
 
 func (h *History) add(r history.Record) int {
-	r.Seq = len(h.recs)
-	h.recs = append(h.recs, r)
+	r.Seq = h.n
+	switch last := len(h.chunks) - 1; {
+	case last < 0:
+		// The first chunk grows as a slice does, so that a short run does
+		// not allocate a whole chunk; it is full before the next starts.
+		h.chunks = append(h.chunks, nil)
+	case len(h.chunks[last]) == chunkSize:
+		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
+	}
+	last := len(h.chunks) - 1
+	h.chunks[last] = append(h.chunks[last], r)
+	h.n++
 	return r.Seq
 }
 
+// at is record i, for updating an open op or req record in place.
+func (h *History) at(i int) *history.Record {
+	if i < len(h.flat) {
+		return &h.flat[i]
+	}
+	i -= len(h.flat)
+	return &h.chunks[i/chunkSize][i%chunkSize]
+}
+
 // WriteJSONL writes the history as JSON lines.
-func (h *History) WriteJSONL(w io.Writer) error { return history.WriteJSONL(w, h.recs) }
+func (h *History) WriteJSONL(w io.Writer) error { return history.WriteJSONL(w, h.Records()) }
 
 // opHandle is an operation that has been called and not yet returned.
 type opHandle struct {
@@ -51,7 +93,7 @@ func (h opHandle) SetDetail(detail string) {
 	if h.run == nil || h.run.c.crashed {
 		return
 	}
-	h.w.hist.recs[h.idx].Detail = detail
+	h.w.hist.at(h.idx).Detail = detail
 }
 
 // End records the return of the operation with its outcome and result.
@@ -63,7 +105,7 @@ func (h opHandle) End(outcome history.Outcome, result string) {
 		return
 	}
 	h.w.opEnded(h.run)
-	r := &h.w.hist.recs[h.idx]
+	r := h.w.hist.at(h.idx)
 	r.Outcome = outcome
 	r.Result = result
 	if outcome != history.OutcomeUnknown {

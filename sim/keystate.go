@@ -50,7 +50,7 @@ func (n *Node) effects() []keyEffect {
 			continue
 		}
 		st := n.readKey(k)
-		exp, expires := n.expiry[k]
+		exp, expires := n.expiry.get(k)
 		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.Expires == expires && st.ExpireAt == exp {
 			continue // unchanged (a SET NX that lost): Redis propagates nothing
 		}
@@ -59,52 +59,55 @@ func (n *Node) effects() []keyEffect {
 	return out
 }
 
-// readKey reads a key's whole state from miniredis (after sync).
+// readKey reads a key's whole state from miniredis, as of the last tick.
 func (n *Node) readKey(k string) keyState {
+	n.syncKey(k)
 	var st keyState
-	switch t := n.m.Type(k); t {
+	switch t := n.db.Type(k); t {
 	case "":
 		return st
 	case "string":
 		st.Type = t
-		st.Str, _ = n.m.Get(k)
+		st.Str, _ = n.db.Get(k)
 	case "hash":
 		st.Type = t
-		fields, _ := n.m.HKeys(k)
+		fields, _ := n.db.HKeys(k)
 		st.Hash = make(map[string]string, len(fields))
 		for _, f := range fields {
-			st.Hash[f] = n.m.HGet(k, f)
+			st.Hash[f] = n.db.HGet(k, f)
 		}
 	default:
 		n.w.fail(fmt.Errorf("sim: node %s: key %q has type %s, which the simulation does not replicate", n.name, k, t))
 		return st
 	}
-	if ttl := n.m.TTL(k); ttl > 0 {
+	if ttl := n.db.TTL(k); ttl > 0 {
 		st.ExpireAt, st.Expires = n.synced+ttl, true
 	}
 	return st
 }
 
-// setKey replaces a key's state (after sync), as a replica applying the
-// stream or a restart loading its data does. An expiry already past deletes.
+// setKey replaces a key's state as of the last tick, as a replica applying
+// the stream or a restart loading its data does. An expiry already past
+// deletes.
 func (n *Node) setKey(k string, st keyState) {
-	n.m.Del(k)
+	n.db.Del(k)
+	n.keyBase[k] = n.synced // what it holds from now on is as of now
 	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
 		n.noteTruth(k, keyState{})
 		return
 	}
 	switch st.Type {
 	case "string":
-		_ = n.m.Set(k, st.Str)
+		_ = n.db.Set(k, st.Str)
 	case "hash":
 		fv := make([]string, 0, 2*len(st.Hash))
 		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
 			fv = append(fv, f, st.Hash[f])
 		}
-		n.m.HSet(k, fv...)
+		n.db.HSet(k, fv...)
 	}
 	if st.Expires {
-		n.m.SetTTL(k, st.ExpireAt-n.synced)
+		n.db.SetTTL(k, st.ExpireAt-n.synced)
 	}
 	n.noteTruth(k, st)
 }
@@ -115,8 +118,8 @@ func (n *Node) snapshot() map[string]keyState {
 	if n.m == nil {
 		return out
 	}
-	n.sync()
-	for _, k := range n.m.Keys() {
+	n.syncAll()
+	for _, k := range n.db.Keys() {
 		out[k] = n.readKey(k)
 	}
 	return out
@@ -142,10 +145,10 @@ func sameValue(a, b keyState) bool {
 func (n *Node) noteTruth(k string, st keyState) {
 	old, had := n.truth[k]
 	if st.Expires {
-		n.expiry[k] = st.ExpireAt
+		n.expiry.set(k, st.ExpireAt)
 		n.noteExpiry(st.ExpireAt)
 	} else {
-		delete(n.expiry, k)
+		n.expiry.clear(k)
 	}
 	if (had && sameValue(old, st)) || (!had && st.Type == "") {
 		return
@@ -177,17 +180,8 @@ func (n *Node) armTruth() {
 	}
 	// A node clock set back far enough runs at negative local times, so
 	// expiries can be negative: no sentinel value, a flag. (With -1 as the
-	// sentinel, a negative expiry made every later one win, and the timer
-	// followed the map's iteration order: nondeterministic, and late.)
-	var next time.Duration
-	found := false
-	//detlint:allow maprange computes a minimum, which does not depend on the order
-	for _, at := range n.expiry {
-		if !found || at < next {
-			next, found = at, true
-		}
-	}
-	if found {
+	// sentinel, a negative expiry made every later one win.)
+	if next, ok := n.expiry.next(); ok {
 		n.armTruthAt(next)
 	}
 }
@@ -198,8 +192,14 @@ func (n *Node) armTruthAt(at time.Duration) {
 		n.truthTimer.Cancel()
 	}
 	n.truthLocal = at
-	n.truthTimer = n.w.after(n.clock.WorldSpan(at-n.clock.Local(n.w.now)), n.refreshTruth)
+	n.w.push(&n.truthEv, n.w.now+n.clock.WorldSpan(at-n.clock.Local(n.w.now)), (*nodeTruth)(n))
+	n.truthTimer = &n.truthEv
 }
+
+// nodeTruth runs the node's refreshTruth as an event.
+type nodeTruth Node
+
+func (x *nodeTruth) run() { (*Node)(x).refreshTruth() }
 
 // noteExpiry keeps the truth timer at or before the earliest expiry; a timer
 // that fires for a key whose expiry was pushed back just re-arms.
@@ -209,14 +209,41 @@ func (n *Node) noteExpiry(at time.Duration) {
 	}
 }
 
-// refreshTruth re-reads every key the truth knows about.
+// refreshTruth re-reads, in key order, every key whose expiry is due: the
+// ones the truth timer was set for, and any a clock jump forward expired.
+// Any other key the truth knows holds what it last recorded, because every
+// change of a key's value or expiry on the node goes through noteTruth
+// (a command's effects, the replication stream, a restart) except expiry,
+// which is what is due here. (verifyTruth, in tests, re-reads them all to
+// show it.)
 func (n *Node) refreshTruth() {
 	if !n.up {
 		return
 	}
-	n.sync()
-	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+	n.tick()
+	for _, k := range n.expiry.due(n.synced) {
 		n.noteTruth(k, n.readKey(k))
 	}
+	if verifyTruth {
+		n.checkTruth()
+	}
 	n.armTruth()
+}
+
+// verifyTruth is set by the package's tests: refreshTruth then re-reads
+// every key the truth knows and fails the run if one differs from what
+// the truth holds (the invariant that lets it read only the due keys).
+var verifyTruth bool
+
+// checkTruth fails the world if a key the truth knows holds a value or
+// expiry other than what the truth recorded.
+func (n *Node) checkTruth() {
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		st := n.readKey(k)
+		exp, expires := n.expiry.get(k)
+		if !sameValue(n.truth[k], st) || st.Expires != expires || (expires && st.ExpireAt != exp) {
+			n.w.fail(fmt.Errorf("sim: node %s: key %q holds %+v, the truth %+v (expiry %v %v)", n.name, k, st, n.truth[k], expires, exp))
+			return
+		}
+	}
 }

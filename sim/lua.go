@@ -47,10 +47,9 @@ func (m LuaMode) String() string {
 type luaEngine struct {
 	n       *Node
 	L       *lua.LState
-	scripts map[string]*lua.FunctionProto // sha -> compiled script
+	scripts map[string]*lua.LFunction // sha -> compiled script
 	peer    *server.Peer
 	buf     bytes.Buffer
-	rd      *bufio.Reader
 	keys    *lua.LTable
 	argv    *lua.LTable
 }
@@ -84,9 +83,8 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	for _, name := range []string{"dofile", "loadfile", "print"} {
 		L.SetGlobal(name, lua.LNil)
 	}
-	e := &luaEngine{n: n, L: L, scripts: map[string]*lua.FunctionProto{}}
+	e := &luaEngine{n: n, L: L, scripts: map[string]*lua.LFunction{}}
 	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
-	e.rd = bufio.NewReader(&e.buf)
 	mod := L.NewTable()
 	for _, f := range []struct {
 		name string
@@ -135,19 +133,19 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		if len(args) < 3 {
 			return nil, lock.ReplyError("ERR wrong number of arguments for '" + strings.ToLower(cmd) + "' command")
 		}
-		var proto *lua.FunctionProto
+		var fn *lua.LFunction
 		if cmd == "EVAL" {
-			p, err := e.compile(args[1])
+			f, err := e.compile(args[1])
 			if err != nil {
 				return nil, err
 			}
-			proto = p
+			fn = f
 		} else {
-			p, ok := e.scripts[strings.ToLower(args[1])]
+			f, ok := e.scripts[strings.ToLower(args[1])]
 			if !ok {
 				return nil, lock.ReplyError("NOSCRIPT No matching script. Please use EVAL.")
 			}
-			proto = p
+			fn = f
 		}
 		nkeys, err := strconv.Atoi(args[2])
 		if err != nil {
@@ -160,7 +158,7 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		if nkeys > len(rest) {
 			return nil, lock.ReplyError("ERR Number of keys can't be greater than number of args")
 		}
-		return e.run(proto, rest[:nkeys], rest[nkeys:])
+		return e.run(fn, rest[:nkeys], rest[nkeys:])
 	}
 	return nil, lock.ReplyError("ERR unknown command '" + cmd + "'")
 }
@@ -186,7 +184,7 @@ func (e *luaEngine) script(args []string) (any, error) {
 		}
 		return out, nil
 	case "FLUSH":
-		e.scripts = map[string]*lua.FunctionProto{}
+		e.scripts = map[string]*lua.LFunction{}
 		return "OK", nil
 	}
 	return nil, lock.ReplyError("ERR unknown subcommand '" + args[0] + "'")
@@ -197,11 +195,13 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD do.
-func (e *luaEngine) compile(src string) (*lua.FunctionProto, error) {
+// compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD
+// do, as a function of the node's Lua state: a script's main chunk has no
+// upvalues, so one function value serves every run.
+func (e *luaEngine) compile(src string) (*lua.LFunction, error) {
 	sha := sha1Hex(src)
-	if p, ok := e.scripts[sha]; ok {
-		return p, nil
+	if f, ok := e.scripts[sha]; ok {
+		return f, nil
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), "@user_script")
 	if err != nil {
@@ -211,14 +211,22 @@ func (e *luaEngine) compile(src string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, lock.ReplyError("ERR Error compiling script (new function): " + oneLine(err.Error()))
 	}
-	e.scripts[sha] = p
-	return p, nil
+	// A main chunk is a vararg function, and gopher-lua's Lua 5.0
+	// compatibility builds an "arg" table at every call of one that does
+	// not use "..." — a table, and a string key set in it, per script run.
+	// A nested function binds it to a local named arg; a main chunk binds
+	// it to nothing (the compiler registers no local for it), so no script
+	// can see it: clear the flag that asks for it.
+	p.IsVarArg &^= lua.VarArgNeedsArg
+	f := e.L.NewFunctionFromProto(p)
+	e.scripts[sha] = f
+	return f, nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // run executes a compiled script with KEYS and ARGV.
-func (e *luaEngine) run(p *lua.FunctionProto, keys, argv []string) (any, error) {
+func (e *luaEngine) run(fn *lua.LFunction, keys, argv []string) (any, error) {
 	L := e.L
 	fill := func(t *lua.LTable, vals []string) {
 		for i := t.Len(); i > len(vals); i-- {
@@ -231,7 +239,7 @@ func (e *luaEngine) run(p *lua.FunctionProto, keys, argv []string) (any, error) 
 	fill(e.keys, keys)
 	fill(e.argv, argv)
 	L.SetTop(0)
-	L.Push(L.NewFunctionFromProto(p))
+	L.Push(fn)
 	err := L.PCall(0, 1, nil)
 	defer L.SetTop(0)
 	if err != nil {
@@ -321,15 +329,26 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
-	switch strings.ToUpper(args[0]) {
+	spec, known := lookupCommand(args[0])
+	name := spec.name
+	if !known {
+		name = strings.ToUpper(args[0])
+	}
+	switch name {
 	case "EVAL", "EVALSHA", "SCRIPT", "WAIT", "SUBSCRIBE", "MULTI", "EXEC":
 		return fail("ERR This Redis command is not allowed from script")
 	}
+	if known {
+		// miniredis upper-cases the name, which allocates for the lower
+		// case names scripts use: hand it the upper-case one. (Only a
+		// known name: an unknown one's error reply quotes it as written.)
+		args[0] = spec.name
+	}
+	e.n.syncCommand(spec, known, args)
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()
-	e.rd.Reset(&e.buf)
-	v, err := server.ParseReply(e.rd)
+	v, err := parseReply(e.buf.Bytes())
 	if err != nil {
 		return fail(err.Error())
 	}

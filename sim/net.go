@@ -191,12 +191,21 @@ type Network struct {
 	w          *World
 	rules      []*Rule
 	partitions []*partition
-	lastDue    map[string]time.Duration
-	faultRNG   map[string]*rand.Rand
+	lastDue    map[fifoKey]time.Duration // when the last message of a connection's direction arrives
+	faultRNG   map[string]*rand.Rand     // by link ("from>to")
+	free       []*delivery               // deliveries that arrived, for new messages
+}
+
+// fifoKey names one direction of one client connection (conn numbers the
+// client's connections to the node). A struct, not a joined string: the
+// key is looked up for every message.
+type fifoKey struct {
+	from, to string
+	conn     int
 }
 
 func newNetwork(w *World) *Network {
-	return &Network{w: w, lastDue: map[string]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
+	return &Network{w: w, lastDue: map[fifoKey]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
 }
 
 // AddRule adds a network fault rule.
@@ -365,18 +374,17 @@ func (n *Network) rng(link string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver func()) {
+func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
 	}
-	link := from + ">" + to
-	fifo := link + "#" + strconv.Itoa(conn)
+	fifo := fifoKey{from, to, conn}
 	if n.cut(from, to) {
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
 	}
-	f := n.fate(kind, client, node, link, what, op)
+	f := n.fate(kind, client, node, from, to, what, op)
 	if f.dropped {
 		return
 	}
@@ -384,19 +392,46 @@ func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Dur
 	deliverAt := func(lat time.Duration) {
 		due := max(n.w.now+lat, n.lastDue[fifo])
 		n.lastDue[fifo] = due
-		n.w.schedule(due, func() {
-			if n.cut(from, to) {
-				n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
-				return
-			}
-			deliver()
-		})
+		d := n.delivery()
+		*d = delivery{n: n, kind: kind, from: from, to: to, client: client, node: node, what: what, deliver: deliver}
+		n.w.post(due, d)
 	}
 	deliverAt(lat)
 	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
 		deliverAt(lat)
 	}
+}
+
+// delivery is a message on its way: at its time it is lost if a partition
+// cut its link meanwhile, else delivered. Deliveries are posted events, so
+// the network keeps the ones that arrived for the next messages.
+type delivery struct {
+	n                            *Network
+	kind                         msgKind
+	from, to, client, node, what string
+	deliver                      runner
+}
+
+// delivery takes a delivery from the free list, or makes one.
+func (n *Network) delivery() *delivery {
+	if k := len(n.free); k > 0 {
+		d := n.free[k-1]
+		n.free = n.free[:k-1]
+		return d
+	}
+	return &delivery{}
+}
+
+func (d *delivery) run() {
+	m := *d
+	*d = delivery{}
+	m.n.free = append(m.n.free, d)
+	if m.n.cut(m.from, m.to) {
+		m.n.w.recordFault("lost-"+kindName(m.kind), m.node, m.client, "partition: "+m.what)
+		return
+	}
+	m.deliver.run()
 }
 
 // msgFate is what the link-fault rules decided for one message.
@@ -414,13 +449,13 @@ type msgFate struct {
 // and delay. The rules share the link's fault stream (rng), and a rule draws
 // from it only for a probability it sets above 0, in the order drop, delay,
 // duplicate: that order is what pins a seed's faults, so it must not change.
-func (n *Network) fate(kind msgKind, client, node, link, what string, op *opRun) msgFate {
+func (n *Network) fate(kind msgKind, client, node, from, to, what string, op *opRun) msgFate {
 	var f msgFate
 	for _, r := range n.rules {
 		if !r.actsOn(n.w.now, kind, client, node, op) {
 			continue
 		}
-		rng := n.rng(link)
+		rng := n.rng(from + ">" + to)
 		if p := r.dropP(kind); p > 0 && rng.Float64() < p {
 			r.ruleHit()
 			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)

@@ -67,13 +67,18 @@ type Node struct {
 	group *Group
 
 	m      *miniredis.Miniredis
-	lua    *luaEngine // nil in LuaMiniredis mode
+	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock
+	lua    *luaEngine         // nil in LuaMiniredis mode
 	peer   *server.Peer
 	buf    bytes.Buffer
-	rd     *bufio.Reader
 	clock  Clock
-	synced time.Duration // node-local time miniredis's TTLs reflect
+	synced time.Duration // node-local time of the last tick (miniredis's clock)
 	up     bool
+
+	// How far each key's TTL has been brought (expiry.go).
+	ttlBase   time.Duration            // base of every key not in keyBase
+	keyBase   map[string]time.Duration // keys brought up to date since
+	baseLimit int                      // keyBase size that prunes it
 
 	master  *Node       // nil when master
 	links   []*replLink // to replicas, when master
@@ -94,9 +99,10 @@ type Node struct {
 
 	subs map[string][]*simSub
 
-	truth      map[string]keyState      // key -> value last recorded (never mutated)
-	expiry     map[string]time.Duration // key -> node-local expiry, for truth
-	truthTimer *event
+	truth      map[string]keyState // key -> value last recorded (never mutated)
+	expiry     expiryIndex         // key -> node-local expiry, for truth
+	truthTimer *event              // &truthEv while armed
+	truthEv    event
 	truthLocal time.Duration // node-local time truthTimer looks at
 }
 
@@ -159,7 +165,7 @@ func (w *World) newNode(cfg NodeConfig) (*Node, error) {
 		clientOffset: map[string]uint64{},
 		subs:         map[string][]*simSub{},
 		truth:        map[string]keyState{},
-		expiry:       map[string]time.Duration{},
+		expiry:       newExpiryIndex(),
 		durable:      map[string]keyState{},
 	}
 	if err := n.boot(nil); err != nil {
@@ -180,12 +186,11 @@ func (n *Node) boot(data map[string]keyState) error {
 	}
 	_ = c.Close()
 	m.Seed(int(n.w.Rand("node/" + n.name).Int64()))
-	n.synced = n.clock.Local(n.w.now)
-	m.SetTime(Epoch.Add(n.synced))
 	m.Server().SetPreHook(n.hook)
-	n.m = m
+	n.m, n.db = m, m.DB(0)
+	n.tick()
+	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
-	n.rd = bufio.NewReader(&n.buf)
 	if n.cfg.Lua == LuaFast {
 		e, err := newLuaEngine(n) // a restart loses the script cache, as in Redis
 		if err != nil {
@@ -209,7 +214,7 @@ func (n *Node) stop() {
 	}
 	if n.m != nil {
 		n.m.Close()
-		n.m = nil
+		n.m, n.db = nil, nil
 	}
 }
 
@@ -222,48 +227,25 @@ func (n *Node) Up() bool { return n.up }
 // IsMaster reports whether the node is its group's master now.
 func (n *Node) IsMaster() bool { return n.group.master == n }
 
-// Miniredis exposes the node's miniredis for inspection in tests. It changes
-// across restarts, and is nil while the node is down.
-func (n *Node) Miniredis() *miniredis.Miniredis { n.sync(); return n.m }
+// Miniredis exposes the node's miniredis for inspection in tests, with
+// every key's TTL brought to the present. It changes across restarts, and is
+// nil while the node is down.
+func (n *Node) Miniredis() *miniredis.Miniredis { n.syncAll(); return n.m }
 
 // LocalNow is the node's wall clock now.
 func (n *Node) LocalNow() time.Duration { return n.clock.Local(n.w.now) }
-
-// sync brings miniredis's TTLs and clock to the node-local time now. Redis
-// keeps absolute expiry times, so a backward clock jump lengthens every TTL;
-// miniredis does not, so that case is applied here.
-func (n *Node) sync() {
-	if n.m == nil {
-		return
-	}
-	local := n.clock.Local(n.w.now)
-	delta := local - n.synced
-	switch {
-	case delta > 0:
-		n.m.FastForward(delta)
-	case delta < 0:
-		for _, k := range n.m.Keys() {
-			if ttl := n.m.TTL(k); ttl > 0 {
-				n.m.SetTTL(k, ttl-delta)
-			}
-		}
-	}
-	n.synced = local
-	n.m.SetTime(Epoch.Add(local))
-}
 
 // JumpClock moves the node's wall clock by d. Keys expire early after a
 // forward jump and late after a backward one, on this node only.
 func (n *Node) JumpClock(d time.Duration) {
 	n.w.recordFault(history.FaultClockJump, n.name, "", d.String())
-	n.sync()
+	n.syncAll() // what expired before the jump stays expired after it
 	n.clock.Jump(d)
 	n.refreshTruth()
 }
 
 // SetDrift changes the node clock's rate from now on.
 func (n *Node) SetDrift(ppm int64) error {
-	n.sync()
 	if err := n.clock.SetDrift(n.w.now, ppm); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.name, err)
 	}

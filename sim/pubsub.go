@@ -28,10 +28,10 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
 	h.noRuns = true
-	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, func(n *Node, reply func(any, error)) {
+	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, nil, handlerFunc(func(n *Node, r replier) {
 		n.subscribe(sub)
-		reply(subscribedOn(n.name), nil)
-	})
+		r.answer(subscribedOn(n.name), nil)
+	}))
 	if on, ok := v.(subscribedOn); ok {
 		v = "subscribe"
 		h.setDetail("on " + string(on))

@@ -26,7 +26,8 @@ type replLink struct {
 	queue           []replEntry
 	lastDue         time.Duration
 	acked           uint64 // highest offset the replica applied
-	pumpAt          *event
+	pumpAt          *event // &pumpEv while the pump is scheduled
+	pumpEv          event
 }
 
 type replEntry struct {
@@ -78,8 +79,14 @@ func (l *replLink) schedulePump(at time.Duration) {
 	if l.pumpAt != nil {
 		l.pumpAt.Cancel()
 	}
-	l.pumpAt = l.master.w.schedule(at, l.pump)
+	l.master.w.push(&l.pumpEv, at, (*linkPump)(l))
+	l.pumpAt = &l.pumpEv
 }
+
+// linkPump runs the link's pump as an event.
+type linkPump replLink
+
+func (x *linkPump) run() { (*replLink)(x).pump() }
 
 // pump applies every entry that is due, unless the link is cut or the
 // replica is down (then entries wait for the heal; a restarted replica does a
@@ -95,10 +102,11 @@ func (l *replLink) pump() {
 	for len(l.queue) > 0 && l.queue[0].due <= w.now {
 		e := l.queue[0]
 		l.queue = l.queue[1:]
-		r.sync()
+		r.tick()
 		if e.full != nil {
+			r.syncAll() // what has expired is not listed
 			var effects []keyEffect
-			for _, k := range r.m.Keys() {
+			for _, k := range r.db.Keys() {
 				if _, ok := e.full[k]; !ok {
 					r.setKey(k, keyState{})
 					effects = append(effects, keyEffect{key: k})

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -24,8 +23,8 @@ type World struct {
 	now   time.Duration
 	queue eventQueue
 	seq   uint64
+	free  []*event // posted events that have run, for post to reuse
 
-	parked  chan struct{} // a process hands the baton back here
 	current *proc
 	procs   []*proc
 	err     error
@@ -47,7 +46,6 @@ type World struct {
 func New(seed uint64) *World {
 	w := &World{
 		seed:    seed,
-		parked:  make(chan struct{}),
 		nodes:   map[string]*Node{},
 		groups:  map[string]*Group{},
 		clients: map[string]*Client{},
@@ -78,45 +76,42 @@ func (w *World) Rand(component string) *rand.Rand {
 	return rand.New(rand.NewPCG(w.seed, h.Sum64()))
 }
 
-// event is one entry of the queue. Events at the same time run in the order
-// they were scheduled (seq), which is what makes a run reproducible.
-type event struct {
-	at       time.Duration
-	seq      uint64
-	fn       func()
-	canceled bool
-	index    int
-}
-
-type eventQueue []*event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int)  { q[i], q[j] = q[j], q[i]; q[i].index = i; q[j].index = j }
-func (q *eventQueue) Push(x any)    { e := x.(*event); e.index = len(*q); *q = append(*q, e) }
-func (q *eventQueue) Pop() any      { old := *q; e := old[len(old)-1]; *q = old[:len(old)-1]; return e }
-func (q eventQueue) peek() *event   { return q[0] }
-func (q eventQueue) empty() bool    { return len(q) == 0 }
-func (e *event) Cancel()            { e.canceled = true }
-func (e *event) pending() bool      { return !e.canceled && e.index >= 0 }
-func (w *World) popEvent() *event   { e := heap.Pop(&w.queue).(*event); e.index = -1; return e }
-func (w *World) pushEvent(e *event) { heap.Push(&w.queue, e) }
-
 // schedule runs fn at world time at (never earlier than now). fn runs in the
 // scheduler, not in a process: it must not block.
 func (w *World) schedule(at time.Duration, fn func()) *event {
+	return w.scheduleRun(at, runFunc(fn))
+}
+
+// scheduleRun is schedule for a runner.
+func (w *World) scheduleRun(at time.Duration, r runner) *event {
+	e := &event{}
+	w.push(e, at, r)
+	return e
+}
+
+// post is scheduleRun for an event nobody will cancel: it gives no handle,
+// so its event can be taken from, and go back to, the world's free list
+// (a network delivery, a sleep's end, a process's resume: most events).
+func (w *World) post(at time.Duration, r runner) {
+	var e *event
+	if n := len(w.free); n > 0 {
+		e, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		e = &event{pooled: true}
+	}
+	w.push(e, at, r)
+}
+
+// push queues e to run r at at (never earlier than now), after every event
+// already queued for that time. e may be a field of the struct whose
+// timer it is (an attempt's timeout, a client timer): one allocation less.
+func (w *World) push(e *event, at time.Duration, r runner) {
 	if at < w.now {
 		at = w.now
 	}
 	w.seq++
-	e := &event{at: at, seq: w.seq, fn: fn}
-	w.pushEvent(e)
-	return e
+	e.q, e.at, e.seq, e.r = &w.queue, at, w.seq, r
+	w.queue.push(e)
 }
 
 // after runs fn after d of world time.
@@ -149,12 +144,14 @@ func (w *World) Run(until time.Duration) error {
 		if e.at > until {
 			break
 		}
-		w.popEvent()
-		if e.canceled {
-			continue
-		}
+		w.queue.pop()
 		w.now = e.at
-		e.fn()
+		r := e.r
+		if e.pooled {
+			e.r = nil
+			w.free = append(w.free, e)
+		}
+		r.run()
 	}
 	if w.err == nil {
 		w.now = until

@@ -1,0 +1,218 @@
+package sim
+
+// How a node's keys expire on its own clock without miniredis scanning the
+// whole database at every command.
+//
+// miniredis keeps a key's TTL as the time left, not as an absolute instant,
+// and its only way to move time (FastForward) lists, sorts and updates every
+// key of the database. Calling it before every command made each command
+// cost O(keys log keys). Instead, each key's TTL is brought up to the
+// node's present only when something is about to look at that key: the
+// keys a command names (commands below), the keys the truth re-reads, or
+// every key before anything that lists the database (KEYS, a snapshot, a
+// full resync, a test's look through Node.Miniredis).
+//
+// The invariant: miniredis's TTL of key k is the time left as of
+// node-local time base(k), which is n.keyBase[k] when k has been brought up
+// to date since the last full sync, and n.ttlBase otherwise. Bringing k to
+// local time L subtracts L-base(k) and deletes k when nothing is left,
+// exactly what FastForward(L-base(k)) did to it (whole-nanosecond integer
+// arithmetic, so splitting a subtraction in several changes nothing), and a
+// negative difference (the clock set back) lengthens the TTL, as Redis's
+// absolute expiry times do. Deletion of a key that expired before a clock
+// jump back must not be undone by the jump, so JumpClock first brings every
+// key to the present (syncAll), as the old per-command FastForward had.
+// Like readKey and setKey, this works on database 0, the only one the
+// simulation models.
+
+import (
+	"slices"
+	"time"
+)
+
+// tick sets miniredis's clock (TIME, EXPIREAT) to the node-local time now.
+// TTLs move only when a key is brought up to date (syncKey, syncAll).
+func (n *Node) tick() {
+	if n.m == nil {
+		return
+	}
+	n.synced = n.clock.Local(n.w.now)
+	n.m.SetTime(Epoch.Add(n.synced))
+}
+
+// syncCommand brings up to date the keys of a command about to run on
+// miniredis (args: its name first; spec from lookupCommand), all of them
+// when the command is not in commands.
+func (n *Node) syncCommand(spec cmdSpec, ok bool, args []string) {
+	if !ok {
+		n.syncAll()
+		return
+	}
+	for _, k := range spec.keys.of(args[1:]) {
+		n.syncKey(k)
+	}
+}
+
+// syncKey brings key k's TTL to the node-local time of the last tick: it
+// subtracts the time since k's base and deletes k when none is left.
+func (n *Node) syncKey(k string) {
+	base, ok := n.keyBase[k]
+	if !ok {
+		base = n.ttlBase
+	}
+	if base == n.synced {
+		return
+	}
+	n.keyBase[k] = n.synced
+	if ttl := n.db.TTL(k); ttl > 0 {
+		if ttl -= n.synced - base; ttl > 0 {
+			n.db.SetTTL(k, ttl)
+		} else {
+			n.db.Del(k)
+		}
+	}
+}
+
+// syncAll brings every key to the node-local time now: after it, every
+// key's base is ttlBase, and keyBase starts empty.
+func (n *Node) syncAll() {
+	if n.m == nil {
+		return
+	}
+	n.tick()
+	keys := n.db.Keys()
+	for _, k := range keys {
+		n.syncKey(k)
+	}
+	n.resetBases(len(keys))
+}
+
+// resetBases makes the last tick every key's base: right after syncAll, or
+// on a freshly booted miniredis (empty: setKey loads the data as of then).
+// keyBase grows by every key name a command touches (a release latch's is
+// new each time), so it is emptied by a syncAll (pruneBases) once it holds
+// many more names than the database had keys: amortized over the touches
+// that filled it, that costs O(log keys) per touch.
+func (n *Node) resetBases(keys int) {
+	n.ttlBase = n.synced
+	n.keyBase = map[string]time.Duration{}
+	n.baseLimit = 4096 + 2*keys
+}
+
+// pruneBases empties keyBase (by a syncAll) when it has grown past its
+// limit; between commands only, so that a command's keys keep their base
+// throughout it.
+func (n *Node) pruneBases() {
+	if len(n.keyBase) > n.baseLimit {
+		n.syncAll()
+	}
+}
+
+// expiryIndex is the node-local expiry of every key the truth knows that
+// has one, for the truth timer: a map for lookups, and a min-heap of
+// (expiry, key) so that the next expiry and the keys due by a time are found
+// without looking at every key. Changing or clearing a key's expiry leaves
+// its old heap entry in place; an entry is live only while the map still
+// gives its key that expiry, and stale ones are dropped when they reach the
+// top.
+type expiryIndex struct {
+	at   map[string]time.Duration
+	heap []expiryEntry
+}
+
+type expiryEntry struct {
+	at  time.Duration
+	key string
+}
+
+func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]time.Duration{}} }
+
+// get is key's expiry, if it has one.
+func (x *expiryIndex) get(key string) (time.Duration, bool) {
+	at, ok := x.at[key]
+	return at, ok
+}
+
+// set gives key the expiry at.
+func (x *expiryIndex) set(key string, at time.Duration) {
+	if old, ok := x.at[key]; ok && old == at {
+		return
+	}
+	x.at[key] = at
+	x.heap = append(x.heap, expiryEntry{at, key})
+	x.up(len(x.heap) - 1)
+}
+
+// clear removes key's expiry.
+func (x *expiryIndex) clear(key string) { delete(x.at, key) }
+
+// next is the earliest expiry, if any key has one.
+func (x *expiryIndex) next() (time.Duration, bool) {
+	x.dropStale()
+	if len(x.heap) == 0 {
+		return 0, false
+	}
+	return x.heap[0].at, true
+}
+
+// due removes from the heap and returns, sorted and once each, the keys
+// whose expiry is at or before local. (Their expiry stays in the map until
+// the truth, re-reading them, clears it.)
+func (x *expiryIndex) due(local time.Duration) []string {
+	var keys []string
+	for x.dropStale(); len(x.heap) > 0 && x.heap[0].at <= local; x.dropStale() {
+		keys = append(keys, x.pop().key)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// dropStale pops entries whose key no longer has that expiry.
+func (x *expiryIndex) dropStale() {
+	for len(x.heap) > 0 {
+		if at, ok := x.at[x.heap[0].key]; ok && at == x.heap[0].at {
+			return
+		}
+		x.pop()
+	}
+}
+
+func (x *expiryIndex) less(i, j int) bool {
+	a, b := x.heap[i], x.heap[j]
+	return a.at < b.at || (a.at == b.at && a.key < b.key)
+}
+
+func (x *expiryIndex) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(i, p) {
+			return
+		}
+		x.heap[i], x.heap[p] = x.heap[p], x.heap[i]
+		i = p
+	}
+}
+
+func (x *expiryIndex) pop() expiryEntry {
+	h := x.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = expiryEntry{}
+	x.heap = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= last {
+			break
+		}
+		if c+1 < last && x.less(c+1, c) {
+			c++
+		}
+		if !x.less(c, i) {
+			break
+		}
+		x.heap[i], x.heap[c] = x.heap[c], x.heap[i]
+		i = c
+	}
+	return top
+}

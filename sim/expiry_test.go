@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestExpiryIndex checks the index against a plain map under random sets,
+// changes and clears (negative times included, as a clock set back makes
+// them): next is the map's minimum, and due returns exactly the keys whose
+// expiry has come, sorted, once each.
+func TestExpiryIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := newExpiryIndex()
+	want := map[string]time.Duration{}
+	keys := []string{"a", "b", "c", "d", "e", "f"}
+	now := time.Duration(-50)
+	for step := 0; step < 20000; step++ {
+		k := keys[r.IntN(len(keys))]
+		switch r.IntN(4) {
+		case 0, 1:
+			at := now + time.Duration(r.IntN(100))
+			x.set(k, at)
+			want[k] = at
+		case 2:
+			x.clear(k)
+			delete(want, k)
+		case 3:
+			now += time.Duration(r.IntN(30))
+			var wantDue []string
+			for _, k := range keys {
+				if at, ok := want[k]; ok && at <= now {
+					wantDue = append(wantDue, k)
+				}
+			}
+			if got := x.due(now); !slices.Equal(got, wantDue) {
+				t.Fatalf("step %d: due(%v) = %v, want %v", step, now, got, wantDue)
+			}
+			for _, k := range wantDue { // the truth clears what it found gone
+				x.clear(k)
+				delete(want, k)
+			}
+		}
+		next, ok := x.next()
+		var min time.Duration
+		found := false
+		for _, at := range want {
+			if !found || at < min {
+				min, found = at, true
+			}
+		}
+		if ok != found || next != min {
+			t.Fatalf("step %d: next = %v %v, want %v %v", step, next, ok, min, found)
+		}
+	}
+}
