@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,20 +77,41 @@ func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i in
 	panic("unknown fault kind " + kind)
 }
 
-// runDrawn draws a seed and a schedule of up to maxFaults faults, runs the
-// setup, and returns the verdict with a replayable description.
-func runDrawn(t *rapid.T, s setup, maxFaults int) (checker.Verdict, string) {
+// topology builds a world of s once for the draws of a search: they read
+// only its names (groups, nodes, clients), which no seed changes, so a run
+// the search does not need (see mustFind) is drawn without building its
+// world.
+func topology(t *testing.T, s setup) *sim.World {
+	t.Helper()
+	w, err := s.build(1)
+	must(t, err)
+	t.Cleanup(w.Close)
+	return w
+}
+
+// drawRun draws a seed and a schedule of up to maxFaults faults against
+// topo's names, and the description that replays the run.
+func drawRun(t *rapid.T, s setup, topo *sim.World, maxFaults int) (uint64, faults.Schedule, string) {
 	seed := rapid.Uint64Range(1, 1<<20).Draw(t, "seed")
+	n := rapid.IntRange(0, maxFaults).Draw(t, "faults")
+	var sched faults.Schedule
+	var names []string
+	for i := 0; i < n; i++ {
+		f := drawFault(t, topo, s.kinds, s.dur, i)
+		sched = append(sched, f)
+		names = append(names, f.Name())
+	}
+	return seed, sched, fmt.Sprintf("%s seed=%d faults=[%s]", s.name, seed, strings.Join(names, "; "))
+}
+
+// runDrawn builds the setup's world for seed, applies sched, runs it and
+// returns the verdict.
+func runDrawn(t *rapid.T, s setup, seed uint64, sched faults.Schedule) checker.Verdict {
 	w, err := s.build(seed)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	defer w.Close()
-	n := rapid.IntRange(0, maxFaults).Draw(t, "faults")
-	var sched faults.Schedule
-	for i := 0; i < n; i++ {
-		sched = append(sched, drawFault(t, w, s.kinds, s.dur, i))
-	}
 	if err := sched.Apply(w); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -97,11 +119,7 @@ func runDrawn(t *rapid.T, s setup, maxFaults int) (checker.Verdict, string) {
 		t.Fatalf("run: %v", err)
 	}
 	w.Close()
-	var names []string
-	for _, f := range sched {
-		names = append(names, f.Name())
-	}
-	return s.judge(w.History().Records(), w.Now()), fmt.Sprintf("%s seed=%d faults=[%s]", s.name, seed, strings.Join(names, "; "))
+	return s.judge(w.History().Records(), w.Now())
 }
 
 // finder is a rapid.TB that records a failure instead of failing the test:
@@ -127,11 +145,29 @@ func (f *finder) Logf(format string, args ...any) {
 }
 func (f *finder) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
 
-// rapidFlags sets, until t's end, rapid's check count to n, a fixed base
-// seed (so that a search finds the same counterexample on every run, as CI
-// needs; LOCKSIM_SOAK=1 draws a fresh one, and -rapid.seed still wins), a
-// bound on shrinking, and no fail files (an expected counterexample is not a
-// regression to replay). Rapid reads its flags as globals: parallel
+// soakFactor multiplies every search's checks and shrinking budget under
+// LOCKSIM_SOAK=1 (make soak), which also draws fresh seeds: CI runs each
+// search at a size that pins its fact in about a minute in all, and the
+// soak searches ten times as far with seeds CI has not seen.
+const soakFactor = 10
+
+// shrinkRuns bounds the distinct runs a search spends shrinking a
+// counterexample once found (soakFactor times that under soak). A count,
+// not rapid's wall-clock shrinktime, so that the shrunk counterexample is
+// the same on any machine, loaded or not, with or without -race: the one
+// the README's table gives. Every CI search shrinks to rapid's fixpoint
+// within it (the longest, the retried acquire's, takes 238 runs), so the
+// bound only stops a runaway.
+const shrinkRuns = 500
+
+func soak() bool { return os.Getenv("LOCKSIM_SOAK") != "" }
+
+// rapidFlags sets, until t's end, rapid's check count to n (soakFactor
+// times n under soak), a fixed base seed (so that a search finds the same
+// counterexample on every run, as CI needs; LOCKSIM_SOAK=1 draws a fresh
+// one, and -rapid.seed still wins), no wall-clock bound on shrinking
+// (shrinkRuns bounds it), and no fail files (an expected counterexample is
+// not a regression to replay). Rapid reads its flags as globals: parallel
 // subtests share the values their parent set before they start.
 func rapidFlags(t *testing.T, n int) {
 	t.Helper()
@@ -141,10 +177,13 @@ func rapidFlags(t *testing.T, n int) {
 		must(t, flag.Set(name, value))
 		t.Cleanup(func() { _ = flag.Set(name, old) })
 	}
+	if soak() {
+		n *= soakFactor
+	}
 	set("rapid.checks", fmt.Sprint(n))
 	set("rapid.nofailfile", "true")
-	set("rapid.shrinktime", "10s")
-	if os.Getenv("LOCKSIM_SOAK") == "" && flag.Lookup("rapid.seed").Value.String() == "0" {
+	set("rapid.shrinktime", "1h")
+	if !soak() && flag.Lookup("rapid.seed").Value.String() == "0" {
 		set("rapid.seed", "1")
 	}
 }
@@ -162,19 +201,45 @@ func must(t testing.TB, err error) {
 const found = "FOUND "
 
 // mustFind runs a search that is expected to find a violation of one of the
-// wanted kinds within the checks rapidFlags allowed, and logs the shrunk
-// counterexample.
+// wanted kinds within the checks rapidFlags allowed, shrinks it within
+// shrinkRuns runs, and logs the shrunk counterexample.
+//
+// Runs are deterministic, so a run drawn again (rapid's shrinker tries many
+// draws that differ only in bits no value reads) is answered from what it
+// gave before, unrun and uncounted. Once the budget is spent, every new
+// candidate is refused unrun (it passes), so rapid stops with the
+// counterexample shrunk so far.
 func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 	t.Helper()
+	topo := topology(t, s)
+	budget := shrinkRuns
+	if soak() {
+		budget *= soakFactor
+	}
 	f := &finder{TB: t}
+	seen := map[string]string{} // replay -> the failure it found ("" for none)
+	var hit bool                // a wanted violation was found: rapid is shrinking it
+	var toFind, spent int       // runs until the first find, and runs since
 	rapid.Check(f, func(rt *rapid.T) {
-		v, replay := runDrawn(rt, s, maxFaults)
-		for _, k := range v.Kinds() {
-			for _, w := range want {
-				if k == w {
-					rt.Fatalf("%s%s\n%s", found, replay, v)
-				}
+		seed, sched, replay := drawRun(rt, s, topo, maxFaults)
+		msg, ok := seen[replay]
+		if !ok {
+			if hit && spent >= budget {
+				return
 			}
+			if v := runDrawn(rt, s, seed, sched); hasKind(v, want) {
+				msg = fmt.Sprintf("%s%s\n%s", found, replay, v)
+			}
+			seen[replay] = msg
+			if hit {
+				spent++
+			} else {
+				toFind++
+				hit = msg != ""
+			}
+		}
+		if msg != "" {
+			rt.Fatalf("%s", msg)
 		}
 	})
 	if !f.failed {
@@ -183,20 +248,22 @@ func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 	if logs := strings.Join(f.logs, "\n"); !strings.Contains(logs, found) {
 		t.Fatalf("%s: the search failed without finding a %v violation:\n%s", s.name, want, logs)
 	}
-	t.Logf("found and shrunk:\n%s", strings.Join(f.logs, "\n"))
+	t.Logf("found after %d runs, shrunk in %d more (budget %d):\n%s", toFind, spent, budget, strings.Join(f.logs, "\n"))
 }
 
 // neverFinds runs a search that must find no violation of the given kinds.
 func neverFinds(t *testing.T, s setup, maxFaults int, kinds ...checker.Kind) {
 	t.Helper()
+	topo := topology(t, s)
 	rapid.Check(t, func(rt *rapid.T) {
-		v, replay := runDrawn(rt, s, maxFaults)
-		for _, k := range v.Kinds() {
-			for _, w := range kinds {
-				if k == w {
-					rt.Fatalf("unexpected %s: %s\n%s", k, replay, v)
-				}
-			}
+		seed, sched, replay := drawRun(rt, s, topo, maxFaults)
+		if v := runDrawn(rt, s, seed, sched); hasKind(v, kinds) {
+			rt.Fatalf("unexpected %v: %s\n%s", v.Kinds(), replay, v)
 		}
 	})
+}
+
+// hasKind reports whether v has a violation of one of kinds.
+func hasKind(v checker.Verdict, kinds []checker.Kind) bool {
+	return slices.ContainsFunc(v.Kinds(), func(k checker.Kind) bool { return slices.Contains(kinds, k) })
 }

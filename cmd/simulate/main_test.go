@@ -105,19 +105,41 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 }
 
-// TestRunScenarios replays every scenario file: all verdicts as expected
-// (exit 0), one line per scenario, a replay command for the violated ones,
-// histories written when asked.
+// TestRunScenarios runs a directory of scenario files, every built-in
+// single-run scenario and one rate file: all verdicts as expected (exit 0),
+// one line per scenario, a replay command for the violated ones, histories
+// written when asked (none for the sweep). The built-in rate files stay
+// out: their sweeps (40 to 50 seeds each) were four fifths of this test's
+// time, and scenario.TestScenarios judges them through the same
+// scenario.Run; testdata's rate-failover (30 cheap seeds) stands for them.
 func TestRunScenarios(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	dir := t.TempDir()
-	code, out, errs := runCLI(t, "run", "-out", dir, "../../scenarios")
+	in, dir := t.TempDir(), t.TempDir()
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	var names []string
+	single := 0
+	for _, f := range append(files, "testdata/scenarios/rate-failover.yaml") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates := strings.Contains(string(b), "\n  rates:")
+		if rates && !strings.HasPrefix(f, "testdata") {
+			continue
+		}
+		if !rates {
+			single++
+		}
+		if err := os.WriteFile(filepath.Join(in, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+	}
+	code, out, errs := runCLI(t, "run", "-out", dir, in)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	files, _ := filepath.Glob("../../scenarios/*.yaml")
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+	for _, name := range names {
 		if !strings.Contains(out, name+" ") {
 			t.Errorf("no line for %s", name)
 		}
@@ -126,15 +148,9 @@ func TestRunScenarios(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 	// A rate expectation's sweep writes no files; every other one does.
-	single := 0
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && !strings.Contains(string(b), "\n  rates:") {
-			single++
-		}
-	}
 	written, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if len(written) != single || single == len(files) {
-		t.Fatalf("%d histories for %d single-run scenarios of %d", len(written), single, len(files))
+	if len(written) != single || single == len(names) {
+		t.Fatalf("%d histories for %d single-run scenarios of %d", len(written), single, len(names))
 	}
 	if !strings.Contains(errs, "a rate expectation sweeps") {
 		t.Fatalf("no note about the sweeps written nothing: %q", errs)
