@@ -112,22 +112,23 @@ func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 	return false
 }
 
-// isWrite reports whether a client command may write (refused on replicas).
-func isWrite(cmd string) bool {
-	return commands[cmd].write || cmd == "EVAL" || cmd == "EVALSHA"
+// isWrite reports whether a client command (cmd, upper case; spec and
+// known from lookupCommand) may write (refused on replicas).
+func isWrite(cmd string, spec cmdSpec) bool {
+	return spec.write || cmd == "EVAL" || cmd == "EVALSHA"
 }
 
-// dispatch runs one command on miniredis and returns its parsed reply.
-func (n *Node) dispatch(args []string) (any, error) {
+// dispatch runs one command (cmd its name in upper case, spec and known
+// from lookupCommand) on miniredis and returns its parsed reply.
+func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
 	n.published = n.published[:0]
-	if cmd := strings.ToUpper(args[0]); n.lua != nil && n.lua.handles(cmd) {
+	if n.lua != nil && n.lua.handles(cmd) {
 		n.capturing = true
 		defer func() { n.capturing = false }()
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
-	spec, ok := lookupCommand(args[0])
-	n.syncCommand(spec, ok, args)
+	n.syncCommand(spec, known, args)
 	n.buf.Reset()
 	n.capturing = true
 	n.m.Server().Dispatch(n.peer, args)
@@ -161,11 +162,15 @@ func normalise(v any) any {
 func (n *Node) exec(client string, args []string) (any, error) {
 	n.tick()
 	n.pruneBases()
-	cmd := strings.ToUpper(args[0])
-	if n.master != nil && isWrite(cmd) {
+	spec, known := lookupCommand(args[0])
+	cmd := spec.name
+	if !known {
+		cmd = strings.ToUpper(args[0])
+	}
+	if n.master != nil && isWrite(cmd, spec) {
 		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")
 	}
-	v, err := n.dispatch(args)
+	v, err := n.dispatch(cmd, spec, known, args)
 	effects := n.effects()
 	pubs := slices.Clone(n.published)
 	if len(effects) > 0 {

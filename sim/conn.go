@@ -254,10 +254,10 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
 	cmd = append(cmd, argv...)
 	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
-	v, err := s.command(ctx, &h, cmd)
+	v, err := s.command(ctx, &h, "evalsha", cmd)
 	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
-		v, err = s.command(ctx, &h, cmd)
+		v, err = s.command(ctx, &h, "eval", cmd)
 	}
 	h.endReq(v, err)
 	return v, err
@@ -271,8 +271,9 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sim: Do: empty command")
 	}
-	h := s.c.beginReq(s.g.name, lowerName(argv[0]), argv[1:])
-	v, err := s.command(ctx, &h, argv)
+	what := lowerName(argv[0])
+	h := s.c.beginReq(s.g.name, what, argv[1:])
+	v, err := s.command(ctx, &h, what, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
 		h.setDetail(history.WaitDetail(wr.acked, wr.replicas))
@@ -281,8 +282,9 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	return v, err
 }
 
-func (s *simConn) command(ctx context.Context, req *reqHandle, args []string) (any, error) {
-	return s.c.roundTrip(ctx, s.g, lowerName(args[0]), req, args, nil)
+// command sends args, named what (the command's name in lower case).
+func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args []string) (any, error) {
+	return s.c.roundTrip(ctx, s.g, what, req, args, nil)
 }
 
 // toStrings renders command arguments as go-redis would.

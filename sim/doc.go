@@ -9,27 +9,30 @@
 //
 // Where things are:
 //
-//   - world.go: the World, its event queue and scheduler (At, Run, Close),
-//     and the per-component random streams.
-//   - proc.go: cooperative processes and the baton; waiters and sleeps.
+//   - world.go: the World, its scheduler (At, Run, Close), and the
+//     per-component random streams.
+//   - events.go: the event queue (a heap by time and scheduling order) and
+//     what an event runs.
+//   - proc.go: cooperative processes (coroutines) and the baton; waiters
+//     and sleeps.
 //   - clock.go: a machine's clock (drift, jumps), for nodes and clients.
 //   - net.go: the network between clients and nodes: latency
 //     distributions (Dist), link-fault rules (Rule), partitions, per
 //     connection FIFO delivery.
 //   - node.go: a node and its group (AddNode, AddReplica), booting
 //     miniredis, the node's clock faults, looking nodes and groups up.
-//   - command.go: a client command at a node: dispatch to miniredis or Lua,
-//     the write hook, and what follows a write (replicate, log, truth,
-//     publish).
+//   - command.go: a client command at a node: the commands whose keys a
+//     node knows, dispatch to miniredis or Lua, the write hook, and what
+//     follows a write (replicate, log, truth, publish).
 //   - keystate.go: a key's whole state (keyState), reading and setting it on
 //     miniredis, and the ground truth (truth records, expiry timers).
-//   - expiry.go: the commands a node knows the keys of, and how keys'
-//     TTLs follow the node's clock one key at a time (no full scan per
-//     command).
+//   - expiry.go: how keys' TTLs follow the node's clock one key at a time
+//     (no full scan per command), and the truth's index of expiries.
 //   - persist.go: persistence modes (none, everysec, always), node crash and
 //     restart.
 //   - repl.go: replication streams to replicas, WAIT, and Failover.
 //   - lua.go: the fast Lua engine for EVAL and EVALSHA (LuaMode).
+//   - resp.go: reading the replies miniredis writes.
 //   - client.go: a client process (AddClient), its pause, crash and clock
 //     faults, and its lock.Runtime (time, sleeps, timers, Parallel).
 //   - conn.go: a client's lock.Conn: round trips with timeouts and the

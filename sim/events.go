@@ -33,13 +33,14 @@ func (f runFunc) run() { f() }
 // the queue as small as what is still to happen: timeouts that replies
 // beat, and timers re-armed earlier, would otherwise pile up in it.
 func (e *event) Cancel() {
-	if e.index >= 0 {
+	if e.pending() {
 		e.q.remove(e.index)
 	}
 }
 
-// pending reports whether the event is still to run.
-func (e *event) pending() bool { return e.index >= 0 }
+// pending reports whether the event is still to run. (An event embedded in
+// another struct and never pushed has no queue: index 0 means nothing.)
+func (e *event) pending() bool { return e.q != nil && e.index >= 0 }
 
 // eventQueue is a binary min-heap of events by (at, seq), written out for
 // *event (container/heap's interface calls cost a tenth of a run).

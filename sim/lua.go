@@ -320,7 +320,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 		}
 	}
 	fail := func(msg string) int {
-		t := L.NewTable()
+		t := replyTable(L)
 		t.RawSetString("err", lua.LString(msg))
 		if raise {
 			L.Error(t, 1)
@@ -368,7 +368,7 @@ func respToLua(L *lua.LState, v any) lua.LValue {
 	case string:
 		return lua.LString(x)
 	case server.Simple:
-		t := L.NewTable()
+		t := replyTable(L)
 		t.RawSetString("ok", lua.LString(string(x)))
 		return t
 	case []any:
@@ -381,6 +381,11 @@ func respToLua(L *lua.LState, v any) lua.LValue {
 	return lua.LFalse
 }
 
+// replyTable is a new table for an error or status reply ({err=...},
+// {ok=...}): one field. (L.NewTable reserves 32 array slots and a 32-entry
+// hash, over a kilobyte, for every reply; capacity is all it changes.)
+func replyTable(L *lua.LState) *lua.LTable { return L.CreateTable(0, 1) }
+
 func luaErrorReply(L *lua.LState) int {
 	msg, ok := L.Get(1).(lua.LString)
 	if !ok {
@@ -391,7 +396,7 @@ func luaErrorReply(L *lua.LState) int {
 	if !strings.Contains(s, " ") {
 		s = "ERR " + s
 	}
-	t := L.NewTable()
+	t := replyTable(L)
 	t.RawSetString("err", lua.LString(s))
 	L.Push(t)
 	return 1
@@ -403,7 +408,7 @@ func luaStatusReply(L *lua.LState) int {
 		L.RaiseError("wrong number or type of arguments")
 		return 0
 	}
-	t := L.NewTable()
+	t := replyTable(L)
 	t.RawSetString("ok", msg)
 	L.Push(t)
 	return 1

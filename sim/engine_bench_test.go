@@ -1,0 +1,33 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// BenchmarkScriptEngine runs BenchmarkScriptSim's script on a node's fast
+// Lua runner alone: EVALSHA through luaEngine.exec, redis.call into
+// miniredis, nothing of the simulation around it (no client, network,
+// effects, replication or truth). It is the ceiling BenchmarkScriptSim can
+// approach: the rest is what the simulation adds.
+func BenchmarkScriptEngine(b *testing.B) {
+	w := New(1)
+	defer w.Close()
+	n, err := w.AddNode(NodeConfig{Name: "m1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc := lock.ReentrantAcquire
+	if _, err := n.lua.compile(sc.Src); err != nil {
+		b.Fatal(err)
+	}
+	keys := []string{"lk0", "lk1", "lk2", "lk3"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := n.lua.exec("EVALSHA", []string{"EVALSHA", sc.SHA, "1", keys[i%4], "30000", "c1:1"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scripts/s")
+}
