@@ -47,9 +47,10 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# props takes about 7 minutes under -race on 2 cores (2026-11-23), close to
-# go test's default 10-minute limit per package: the limit is raised so that
-# a slower machine is not failed by it.
+# The whole of make test took 7m37s on 2 cores (2026-11-23, the machine
+# partly loaded); the slowest package, props, about 4 minutes under -race.
+# The per-package limit is raised above go test's default 10 minutes so
+# that a slower machine is not failed by it.
 race:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
