@@ -169,9 +169,10 @@ func TestRunBadScenarioExitsTwo(t *testing.T) {
 	}
 }
 
-// TestRunUnexpectedVerdictExitsOne: a scenario whose expectation is wrong
-// makes the run exit 1.
-func TestRunUnexpectedVerdictExitsOne(t *testing.T) {
+// wrongExpectation writes F0's scenario with the expectation "ok", which its
+// run contradicts, and returns the file's path.
+func wrongExpectation(t *testing.T) string {
+	t.Helper()
 	src, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +182,13 @@ func TestRunUnexpectedVerdictExitsOne(t *testing.T) {
 	if err := os.WriteFile(wrong, append(src[:i:i], []byte("expect: ok\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return wrong
+}
+
+// TestRunUnexpectedVerdictExitsOne: a scenario whose expectation is wrong
+// makes the run exit 1.
+func TestRunUnexpectedVerdictExitsOne(t *testing.T) {
+	wrong := wrongExpectation(t)
 	if code, out, _ := runCLI(t, "run", wrong); code != 1 || !strings.Contains(out, "NOT AS EXPECTED") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -464,15 +472,7 @@ func TestFlagsAfterFiles(t *testing.T) {
 
 // TestSummaryLine: run ends with the tally of its scenarios.
 func TestSummaryLine(t *testing.T) {
-	src, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := strings.Index(string(src), "expect:")
-	wrong := filepath.Join(t.TempDir(), "wrong.yaml")
-	if err := os.WriteFile(wrong, append(src[:i:i], []byte("expect: ok\n")...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wrong := wrongExpectation(t)
 	for _, c := range []struct {
 		args []string
 		last string
