@@ -20,11 +20,13 @@ type proc struct {
 	w      *World
 	name   string
 	client *Client // owner; its pauses stop this process
-	resume func() (struct{}, bool)
-	yield  func(struct{}) bool
-	wakeFn func() // w.resume(p), made once: events that resume p share it
-	killed bool
-	done   bool
+	body   func()
+	// carrier is the coroutine that runs body; yield parks it.
+	carrier *carrier
+	yield   func(struct{}) bool
+	wakeFn  func() // w.resume(p), made once: events that resume p share it
+	killed  bool
+	done    bool
 	// ops are the operations this process has begun and not yet ended,
 	// innermost last; partOf is the op of the call this process is a task
 	// of (Runtime.Parallel). The requests it sends belong to the innermost
@@ -51,29 +53,72 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 		w.procs = slices.DeleteFunc(w.procs, func(q *proc) bool { return q.done })
 	}
 	w.procs = append(w.procs, p)
-	p.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
-		p.yield = yield
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(errKilled); !ok {
-					w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
-				}
-			}
-			p.done = true
-		}()
-		if !p.killed {
-			f()
-		}
-	})
+	p.carrier = w.carrierFor(p)
+	p.body = f
 	w.post(w.now, runFunc(p.wakeFn))
 	return p
+}
+
+// carrier is a coroutine (iter.Pull) that runs processes one after
+// another: when one ends, the carrier waits on the world's idle list for the
+// next. A process's stack grows as its calls nest (a script's redis.call
+// into miniredis is deep), and a fresh coroutine starts small and grows by
+// copying; reusing carriers pays for that growth once per carrier instead of
+// once per process, which was a seventh of a RedLock run's time (every
+// request to every node is a process of its own). Reuse changes nothing in
+// the interleaving: a carrier runs only while it holds the baton, as its
+// process did.
+type carrier struct {
+	resume func() (struct{}, bool)
+	stop   func()
+	p      *proc // the process it runs; nil while idle
+}
+
+// carrierFor hands p an idle carrier, or a new one.
+func (w *World) carrierFor(p *proc) *carrier {
+	var c *carrier
+	if n := len(w.idle); n > 0 {
+		c, w.idle = w.idle[n-1], w.idle[:n-1]
+	} else {
+		c = &carrier{}
+		c.resume, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+			for {
+				w.runProc(c.p, yield)
+				c.p = nil
+				w.idle = append(w.idle, c)
+				if !yield(struct{}{}) {
+					return // World.Close stopped the idle carrier
+				}
+			}
+		})
+	}
+	c.p = p
+	return c
+}
+
+// runProc runs p's body on the current carrier, whose yield parks it. A
+// panic other than errKilled fails the world (the process ends either way).
+func (w *World) runProc(p *proc, yield func(struct{}) bool) {
+	p.yield = yield
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(errKilled); !ok {
+				w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
+			}
+		}
+		p.done = true
+		p.body = nil
+	}()
+	if !p.killed {
+		p.body()
+	}
 }
 
 // switchTo hands the baton to p and waits until p parks or ends.
 func (w *World) switchTo(p *proc) {
 	prev := w.current
 	w.current = p
-	p.resume()
+	p.carrier.resume()
 	w.current = prev
 }
 

@@ -27,6 +27,7 @@ type World struct {
 
 	current *proc
 	procs   []*proc
+	idle    []*carrier // carriers whose process ended, for spawn to reuse
 	err     error
 	closed  bool
 
@@ -183,6 +184,10 @@ func (w *World) Close() {
 			w.switchTo(p)
 		}
 	}
+	for _, c := range w.idle {
+		c.stop()
+	}
+	w.idle = nil
 	for _, name := range w.order {
 		if n, ok := w.nodes[name]; ok {
 			n.stop()
