@@ -98,14 +98,18 @@ func TestSmallMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 algorithms x (1 level of "none" + 5 levels of "pause") x 4 seeds,
-	// and the belief section under pause: the fenced lock with a lease,
-	// careful and trusting, and SimpleLock trusting (careful, its default,
-	// is the table's cell).
-	if want := (2*6 + 3) * 4; calls != want || last != want {
+	// 2 algorithms x the table's 2 modes x 4 seeds, x the 4 other levels
+	// of "pause" x 2 seeds (CurveSeeds: half), and the belief section
+	// under pause, 4 seeds: the fenced lock with a lease, careful and
+	// trusting, and SimpleLock trusting (careful, its default, is the
+	// table's cell).
+	if want := 2*2*4 + 2*4*2 + 3*4; calls != want || last != want {
 		t.Fatalf("progress called %d times, last %d; want %d", calls, last, want)
 	}
 	none, pause := res.Table[0], res.Table[1]
+	if c := res.Curves[1][0][0]; c.Runs != 2 || res.CurveSeeds != 2 {
+		t.Errorf("curve cell %s: %d runs, want CurveSeeds (%d), half the table's", c.Scenario.Name, c.Runs, res.CurveSeeds)
+	}
 	for _, c := range none {
 		if c.Violated != 0 || c.Runs != 4 {
 			t.Errorf("no faults, %s: %d of %d runs violated", c.Algorithm.Name, c.Violated, c.Runs)
@@ -168,7 +172,7 @@ func TestSmallMatrix(t *testing.T) {
 	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with a resurrected lock, % of the runs",
 		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
 		"## Belief models", "| FencedLock + fenced resource (lease 5s) |", "### Safety", "### Availability",
-		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed"} {
+		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)"} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}

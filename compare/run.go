@@ -18,10 +18,20 @@ import (
 
 // Options say how much of the matrix to run.
 type Options struct {
-	// Seeds is the number of seeds (runs) per cell, from seed 1.
+	// Seeds is the number of seeds (runs) per cell of the tables and the
+	// belief section, from seed 1.
 	Seeds int
-	// HeatSeeds is the number of seeds per heatmap cell (0: Seeds/2, at
-	// least 1); its runs cost several times the others'.
+	// CurveSeeds is the number of seeds per curve cell away from the
+	// table's intensity (0: Seeds/2, at least 1). The curves show how a
+	// rate moves with the intensity, which half the table's runs still
+	// show (a 95% interval at most 14 points either side at 50 runs, 10 at
+	// 100), and their 196 cells were two thirds of the matrix's runs;
+	// each curve's point at the table's intensity is the table's cell.
+	CurveSeeds int
+	// HeatSeeds is the number of seeds per heatmap cell (0: Seeds/4, at
+	// least 1): its runs cost seven times the others', so that at 50 seeds
+	// its 30 cells took a quarter of the matrix's time. At 25 a cell
+	// still tells none (0 of 25: below 14%) from some and from most.
 	HeatSeeds int
 	// Workers run cells' seeds in parallel (0: GOMAXPROCS). Results do not
 	// depend on it.
@@ -113,7 +123,8 @@ type Results struct {
 	// Modes and Algorithms are the rows and columns run.
 	Modes      []Mode
 	Algorithms []Algorithm
-	Seeds      int
+	// Seeds, CurveSeeds and HeatSeeds are the runs per cell (Options').
+	Seeds, CurveSeeds, HeatSeeds int
 	// Table[m][a] is Modes[m] at its Ref level for Algorithms[a].
 	Table [][]*Cell
 	// Curves[m][l][a] is Modes[m] at Levels[l] for Algorithms[a] (nil with
@@ -130,7 +141,6 @@ type Results struct {
 	Belief           [][][]*Cell
 	// Heat[l][d] is the heatmap cell for HeatLeases[l], HeatDrifts[d].
 	Heat        [][]*Cell
-	HeatSeeds   int
 	ScenarioDir string
 	// Reference says the report Write writes is the committed reference
 	// report (reports/, written by make report): only its introduction
@@ -173,7 +183,7 @@ func build(opts Options) (*matrix, error) {
 		return nil, fmt.Errorf("compare: %d seeds: need at least 1", opts.Seeds)
 	}
 	opts = opts.withDefaults()
-	m := &matrix{opts: opts, res: &Results{Seeds: opts.Seeds, HeatSeeds: opts.HeatSeeds, ScenarioDir: opts.ScenarioDir,
+	m := &matrix{opts: opts, res: &Results{Seeds: opts.Seeds, CurveSeeds: opts.CurveSeeds, HeatSeeds: opts.HeatSeeds, ScenarioDir: opts.ScenarioDir,
 		Modes: opts.Modes, Algorithms: opts.Algorithms}}
 	parts := []func() error{m.table}
 	if !opts.TableOnly {
@@ -195,8 +205,11 @@ func (o Options) withDefaults() Options {
 	if o.ScenarioDir == "" {
 		o.ScenarioDir = "reports/scenarios"
 	}
+	if o.CurveSeeds <= 0 {
+		o.CurveSeeds = max(1, o.Seeds/2)
+	}
 	if o.HeatSeeds <= 0 {
-		o.HeatSeeds = max(1, o.Seeds/2)
+		o.HeatSeeds = max(1, o.Seeds/4)
 	}
 	if o.Modes == nil {
 		o.Modes = Modes
@@ -215,8 +228,9 @@ type matrix struct {
 	cells []*Cell
 }
 
-// add parses c's scenario, fills in what follows from it, and lists c.
-func (m *matrix) add(c *Cell) (*Cell, error) {
+// add parses c's scenario, fills in what follows from it, and lists c to
+// run over seeds seeds.
+func (m *matrix) add(c *Cell, seeds int) (*Cell, error) {
 	s, err := scenario.Parse(m.opts.ScenarioDir+"/"+c.name()+".yaml", []byte(c.YAML))
 	if err != nil {
 		return nil, fmt.Errorf("compare: generated scenario: %w", err)
@@ -226,19 +240,16 @@ func (m *matrix) add(c *Cell) (*Cell, error) {
 		return nil, fmt.Errorf("compare: %s: belief %s, the scenario's %s", c.name(), c.Belief, s.Algorithm.Belief())
 	}
 	c.Belief = s.Algorithm.Belief()
-	c.seeds = m.opts.Seeds
-	if c.HeatLease > 0 {
-		c.seeds = m.opts.HeatSeeds
-	}
+	c.seeds = seeds
 	m.cells = append(m.cells, c)
 	return c, nil
 }
 
-// row adds a cell per algorithm for mode md at level x.
-func (m *matrix) row(md Mode, x float64) ([]*Cell, error) {
+// row adds a cell per algorithm for mode md at level x, each over seeds.
+func (m *matrix) row(md Mode, x float64, seeds int) ([]*Cell, error) {
 	row := make([]*Cell, len(m.res.Algorithms))
 	for ai, a := range m.res.Algorithms {
-		c, err := m.add(&Cell{Mode: md, Algorithm: a, X: x, YAML: ScenarioYAML(md, x, a)})
+		c, err := m.add(&Cell{Mode: md, Algorithm: a, X: x, YAML: ScenarioYAML(md, x, a)}, seeds)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +261,7 @@ func (m *matrix) row(md Mode, x float64) ([]*Cell, error) {
 // table adds the Table: every mode at its Ref.
 func (m *matrix) table() error {
 	for _, md := range m.res.Modes {
-		row, err := m.row(md, md.Ref)
+		row, err := m.row(md, md.Ref, m.opts.Seeds)
 		if err != nil {
 			return err
 		}
@@ -268,7 +279,7 @@ func (m *matrix) curves() error {
 			row := m.res.Table[mi]
 			if x != md.Ref {
 				var err error
-				if row, err = m.row(md, x); err != nil {
+				if row, err = m.row(md, x, m.opts.CurveSeeds); err != nil {
 					return err
 				}
 			}
@@ -298,7 +309,7 @@ func (m *matrix) belief() error {
 					pair = append(pair, m.res.Table[mi][ai])
 					continue
 				}
-				c, err := m.add(&Cell{Mode: md, Algorithm: la, X: md.Ref, Belief: b, BeliefSet: true, YAML: BeliefYAML(md, la, b)})
+				c, err := m.add(&Cell{Mode: md, Algorithm: la, X: md.Ref, Belief: b, BeliefSet: true, YAML: BeliefYAML(md, la, b)}, m.opts.Seeds)
 				if err != nil {
 					return err
 				}
@@ -322,7 +333,7 @@ func (m *matrix) heat() error {
 	for _, lease := range HeatLeases {
 		var row []*Cell
 		for _, drift := range HeatDrifts {
-			c, err := m.add(&Cell{Algorithm: spec5, HeatLease: lease, HeatDrift: drift, YAML: HeatYAML(lease, drift)})
+			c, err := m.add(&Cell{Algorithm: spec5, HeatLease: lease, HeatDrift: drift, YAML: HeatYAML(lease, drift)}, m.opts.HeatSeeds)
 			if err != nil {
 				return err
 			}

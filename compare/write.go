@@ -198,7 +198,7 @@ func (r *reportWriter) mode(mi int) error {
 		if err := r.ratePlot(mi); err != nil {
 			return err
 		}
-		r.w("Unsafe runs against %s, each point %d runs, bars the 95%% interval:\n\n![%s](plots/rate-%s.png)\n\n", m.Axis, r.Seeds, m.Title, m.Name)
+		r.w("Unsafe runs against %s, each point %s, bars the 95%% interval:\n\n![%s](plots/rate-%s.png)\n\n", m.Axis, r.curveRuns(m), m.Title, m.Name)
 	}
 	return nil
 }
@@ -482,6 +482,15 @@ func (r *reportWriter) timeline(c *Cell, ce *Counterexample, name string) error 
 	tl := report.NewTimeline(fmt.Sprintf("%s, seed %d", c.name(), ce.Seed), res.History.Records(), res.End, res.Verdict)
 	base := filepath.Join(r.dir, "plots", name)
 	return report.Save(report.TimelinePlot(tl), plotW, plotH, base+".png", base+".svg")
+}
+
+// curveRuns says how many runs each point of mode m's curve has: the
+// table's count at its intensity, the curves' elsewhere.
+func (r *Results) curveRuns(m Mode) string {
+	if r.CurveSeeds == r.Seeds {
+		return fmt.Sprintf("%d runs", r.Seeds)
+	}
+	return fmt.Sprintf("%d runs (%d at the table's %s)", r.CurveSeeds, r.Seeds, m.Format(m.Ref))
 }
 
 func (r *reportWriter) ratePlot(mi int) error {

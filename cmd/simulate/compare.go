@@ -91,7 +91,7 @@ func (f compareFlags) options(dir string, progress func(done, total int)) compar
 func parseCompare(args []string, stderr io.Writer) (f compareFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell")
+	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
 	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory, replacing it (default: a new directory, compare-report or compare-report-N)")
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
