@@ -13,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/natural"
 )
 
 // linHistory is a history's lock operations, ready for Porcupine.
@@ -20,7 +21,7 @@ type linHistory struct {
 	kind    LockKind
 	ops     []linOp  // in record order
 	locks   []string // sorted
-	holders []string // by first appearance; index = ClientId
+	holders []string // in natural order (sortHolders); index = ClientId
 	end     int64    // the latest time in the whole history
 	// Counts for the verdict's notes.
 	noLease, skipped int
@@ -49,7 +50,26 @@ func buildLin(h []history.Record, kind LockKind, opts []LinOption) (*linHistory,
 		}
 	}
 	stopWatchdogs(lh.ops)
+	lh.sortHolders()
 	return lh, nil
+}
+
+// sortHolders numbers the holders in the natural order of their names
+// ("c2" before "c10"): Porcupine draws a row per ClientId in number order,
+// and a reader finds c10 after c9 there as on the timeline. Checking does
+// not depend on the numbering (Porcupine orders by time; the models compare
+// holders for equality only).
+func (lh *linHistory) sortHolders() {
+	sorted := slices.Clone(lh.holders)
+	slices.SortFunc(sorted, natural.Compare)
+	rank := make(map[string]int32, len(sorted))
+	for i, name := range sorted {
+		rank[name] = int32(i)
+	}
+	for i := range lh.ops {
+		lh.ops[i].holder = rank[lh.holders[lh.ops[i].holder]]
+	}
+	lh.holders = sorted
 }
 
 // linKindOf is r's lock operation, if it is one.

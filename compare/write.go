@@ -504,7 +504,7 @@ func (r *reportWriter) ratePlot(mi int) error {
 		}
 		series = append(series, s)
 	}
-	p, err := report.RatePlot(m.Title, m.Axis, "unsafe runs (95% CI)", series)
+	p, err := report.RatePlot(m.Title, m.Axis, "unsafe runs, % (95% interval)", series)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func TestRateChartGolden(t *testing.T) {
 		{Name: "FencedLock + fenced resource", Points: same},
 		{Name: "RedLock, spec, N=5", Points: []report.Point{{X: 0.5, Runs: 40}, {X: 2, Violated: 1, Runs: 40}, {X: 8, Violated: 40, Runs: 40}}},
 	}
-	c := report.NewRateChart("master failover", "failovers per minute", "unsafe runs (95% CI)", series)
+	c := report.NewRateChart("master failover", "failovers per minute", "unsafe runs, % (95% interval)", series)
 	golden(t, "rate-chart.txt", c.String())
 	if len(c.Lines) != 3 || len(c.Lines[0].Names) != 2 {
 		t.Errorf("equal series not merged: %v", c.Lines)

@@ -15,14 +15,16 @@ import (
 // TestWriteLinearizationHTML: the visualization of an illegal history (two
 // acquires of one lock within the first's lease, a failover between them)
 // lands at the path whole, with its fault and violation, and no temporary
-// file stays behind, neither after a write nor after a failed one.
+// file stays behind, neither after a write nor after a failed one. Its
+// rows are named by client, in natural order (c9 before c10) whatever
+// order the clients first appear in.
 func TestWriteLinearizationHTML(t *testing.T) {
 	end := func(d time.Duration) *int64 { e := int64(d); return &e }
 	h := []history.Record{
-		{Seq: 0, Kind: history.KindOp, T: 0, End: end(time.Millisecond), Client: "c1", Lock: "lk", Op: history.OpAcquire,
+		{Seq: 0, Kind: history.KindOp, T: 0, End: end(time.Millisecond), Client: "c10", Lock: "lk", Op: history.OpAcquire,
 			Outcome: history.OutcomeOK, Detail: history.LeaseDetail(10*time.Second, 0)},
 		{Seq: 1, Kind: history.KindFault, T: int64(1500 * time.Millisecond), Node: "m1", Op: history.FaultFailover, Detail: "promoted r1"},
-		{Seq: 2, Kind: history.KindOp, T: int64(2 * time.Second), End: end(2*time.Second + time.Millisecond), Client: "c2", Lock: "lk",
+		{Seq: 2, Kind: history.KindOp, T: int64(2 * time.Second), End: end(2*time.Second + time.Millisecond), Client: "c9", Lock: "lk",
 			Op: history.OpAcquire, Outcome: history.OutcomeOK, Detail: history.LeaseDetail(10*time.Second, 0)},
 	}
 	vis, err := checker.Visualize(h, checker.LockSimple, time.Minute)
@@ -39,14 +41,14 @@ func TestWriteLinearizationHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(data)
-	for _, want := range []string{"<html", "failover m1", "promoted r1", "violated: lk", "c2 acquire"} {
+	for _, want := range []string{"<html", "failover m1", "promoted r1", "violated: lk", "c9 acquire"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("visualization lacks %q", want)
 		}
 	}
 	// The rows are named by client: the names are defined before the
 	// page's script, and both of Porcupine's label expressions use them.
-	if !strings.Contains(html, "<script>const locksimClients = [\"c1\",\"c2\"];</script>\n") {
+	if !strings.Contains(html, "<script>const locksimClients = [\"c9\",\"c10\"];</script>\n") {
 		t.Error("the client names are not defined before the page's script")
 	}
 	if n := strings.Count(html, "i < realClients ? (locksimClients[i] ?? "); n != 2 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/natural"
 )
 
 // RowKind says what a timeline row shows.
@@ -139,7 +140,7 @@ func (tl *Timeline) addBeliefRows(holdings []checker.Holding) map[string]bool {
 			names = append(names, hd.Client)
 		}
 	}
-	slices.SortFunc(names, naturalCompare)
+	slices.SortFunc(names, natural.Compare)
 	first := len(tl.Rows)
 	for _, n := range names {
 		tl.Rows = append(tl.Rows, Row{Name: n, Kind: Belief})
@@ -153,39 +154,6 @@ func (tl *Timeline) addBeliefRows(holdings []checker.Holding) map[string]bool {
 		tl.Rows[i].Spans = append(tl.Rows[i].Spans, Span{From: hd.From, To: hd.To, Label: label, Holder: hd.Client})
 	}
 	return locks
-}
-
-// naturalCompare orders names as a person numbers them: runs of digits
-// compare by value ("c2" < "c10"), the rest byte by byte; names equal so
-// ("c01", "c1") fall back on plain order, so the order is total.
-func naturalCompare(a, b string) int {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if isDigit(a[i]) && isDigit(b[j]) {
-			ei, ej := digitsEnd(a, i), digitsEnd(b, j)
-			x, y := strings.TrimLeft(a[i:ei], "0"), strings.TrimLeft(b[j:ej], "0")
-			if c := cmp.Or(cmp.Compare(len(x), len(y)), strings.Compare(x, y)); c != 0 {
-				return c
-			}
-			i, j = ei, ej
-			continue
-		}
-		if c := cmp.Compare(a[i], b[j]); c != 0 {
-			return c
-		}
-		i, j = i+1, j+1
-	}
-	return cmp.Or(cmp.Compare(len(a)-i, len(b)-j), strings.Compare(a, b))
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// digitsEnd is the end of the run of digits in s from i.
-func digitsEnd(s string, i int) int {
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return i
 }
 
 // addTruthRows adds a truth row for every node (in topology order) and
