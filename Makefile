@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report
+.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree
 
 # The linters make lint runs, pinned: go run fetches each from the module
 # proxy the first time (deadcode at the x/tools version go.mod requires).
@@ -82,6 +82,13 @@ bench-peers:
 # split it over machines, see examples/README.md (Sharded sweeps).
 report:
 	GOGC=400 $(GO) run ./cmd/simulate compare -seeds 100 -out reports
+
+# agree runs every committed scenario in the simulation and on real
+# redis-server processes and writes the agreement table into README.md
+# (between its markers). Real time: several minutes; needs redis-server.
+# CI does not run it.
+agree:
+	$(GO) run ./cmd/simulate agree -readme README.md
 
 # soak runs the long determinism sweep, 2,000 fault-free seeds of every
 # baseline scenario (zero false positives), and the fault searches with

@@ -59,6 +59,22 @@ type Scenario struct {
 	Scale float64
 	// Expect is the verdict the run must give.
 	Expect Expect
+	// Real is how the file replays on real servers (simulate agree).
+	Real Real
+}
+
+// Real is a scenario's settings and explanation for replays on real
+// servers (`simulate agree`): real time, not the seed, decides what a
+// fault hits there, so some files need their durations scaled less, and
+// where the real verdict differs from the simulated one the file says why,
+// beside the scenario it concerns.
+type Real struct {
+	// Scale multiplies the file's durations for the real replay (0: the
+	// command's -scale). It is not itself scaled.
+	Scale float64
+	// Note explains a difference between the real and simulated verdicts,
+	// or what the real replay needs; shown in the agreement table.
+	Note string
 }
 
 // Node is a master (a group of its name) and its replicas.
@@ -192,7 +208,7 @@ func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
-	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect")
+	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real")
 	base := filepath.Base(s.File)
 	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
 	if d.err == nil && !validName.MatchString(s.Name) {
@@ -231,6 +247,11 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	if top.required("expect") {
 		en, f := top.get("expect")
 		d.expect(s, en, f)
+	}
+	if top.has("real") {
+		rn, f := top.get("real")
+		r := d.mapping(f, rn, "scale", "note")
+		s.Real = Real{Scale: r.float("scale", 0, 0.01, 100), Note: r.str("note", "")}
 	}
 }
 
