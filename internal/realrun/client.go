@@ -121,19 +121,23 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 	if c.r.isStopped() {
 		return stoppedOp{}
 	}
-	return &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
+	o := &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
+	o.hooks = c.r.opBegun(c, op, args)
+	return o
 }
 
 // runOp is an op of a running scenario: its return is stamped after a
 // truth snapshot, and dropped once the run is over.
 type runOp struct {
-	r *run
-	o history.Op
+	r     *run
+	o     history.Op
+	hooks *opHooks // the faults bound to this op (onop.go), if any
 }
 
 func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
 
 func (o *runOp) End(outcome history.Outcome, result string) {
+	defer o.r.opEnded(o.hooks) // after the return's record, as a fault at its return
 	if o.r.isStopped() {
 		return
 	}

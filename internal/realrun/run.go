@@ -174,6 +174,9 @@ type run struct {
 	// starts; started closes the list.
 	acts    []action
 	started bool
+	// triggers are the faults bound to an op (onop.go), in the order the
+	// schedule added them.
+	triggers []*opTrigger
 
 	// Shutdown: once stopped, no task starts, and every task exits at its
 	// next sleep or Redis call (runtime.Goexit).
@@ -415,6 +418,7 @@ func (r *run) proxyAddr(client, group string) string {
 // stop ends the run: no more records, every task exits, the clients
 // close. It returns the time of the stop.
 func (r *run) stop() (time.Duration, error) {
+	r.recordUnfired()
 	r.taskMu.Lock()
 	r.stopped = true
 	end := r.rec.Since()
