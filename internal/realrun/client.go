@@ -12,6 +12,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,7 +79,7 @@ func (c *client) Conn(group string) (lock.Conn, error) {
 		rc = redis.NewClient(c.options(group))
 		c.rcs[group] = rc
 	}
-	return &gilConn{c: c, rc: lock.NewRedisConn(rc)}, nil
+	return &gilConn{c: c, group: group, rc: lock.NewRedisConn(rc)}, nil
 }
 
 // options are the go-redis options of c's client of group: c's timeout and
@@ -224,8 +225,9 @@ func (rt clientRuntime) NewID() string { return rt.c.name + "-" + lock.WallRunti
 // baton while it waits for Redis, and ending the task if the run ended
 // meanwhile.
 type gilConn struct {
-	c  *client
-	rc *lock.RedisConn
+	c     *client
+	group string
+	rc    *lock.RedisConn
 }
 
 var _ lock.EvalWaiter = (*gilConn)(nil)
@@ -245,19 +247,39 @@ func (g *gilConn) wait(ctx context.Context, f func(ctx context.Context)) {
 	r.exitIfStopped()
 }
 
+// Eval, EvalWait and Do record a req record (reqs.go) around the call.
 func (g *gilConn) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (v any, err error) {
+	q := g.evalReq(s, keys, args)
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Eval(ctx, s, keys, args...) })
+	q.end(v, err)
 	return v, err
 }
 
 func (g *gilConn) EvalWait(ctx context.Context, s *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (v any, n int64, err error) {
+	q := g.evalReq(s, keys, args)
 	g.wait(ctx, func(ctx context.Context) { v, n, err = g.rc.EvalWait(ctx, s, keys, replicas, timeout, args...) })
+	q.end(v, err)
 	return v, n, err
 }
 
 func (g *gilConn) Do(ctx context.Context, args ...any) (v any, err error) {
+	var q *reqRec
+	if wire, werr := sim.ArgStrings(args); werr == nil && len(wire) > 0 {
+		q = g.c.r.beginReq(g.c, g.group, strings.ToLower(wire[0]), wire[1:])
+	}
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Do(ctx, args...) })
+	q.end(v, err)
 	return v, err
+}
+
+// evalReq begins the req record of script s (nil when its arguments have
+// no wire form: the call then fails, recorded or not).
+func (g *gilConn) evalReq(s *lock.Script, keys []string, args []any) *reqRec {
+	a, err := reqArgs(keys, args)
+	if err != nil {
+		return nil
+	}
+	return g.c.r.beginReq(g.c, g.group, "eval:"+s.Name, a)
 }
 
 // Subscribe subscribes through lock.RedisConn (which waits for the

@@ -105,7 +105,7 @@ type proxyConn struct {
 	mu             sync.Mutex
 	cond           *sync.Cond // signalled on release, close and held-until changes
 	mute           bool       // drop every reply from now on
-	hook           *rule      // OnReply's: run before the next reply's first bytes go on
+	hooks          []*rule    // OnReply's: run before the next reply's first bytes go on
 	until          time.Time  // hold replies until then
 	queue          []chunk    // read from the server, not yet sent to the client
 	serverDone     bool       // the server side closed or failed
@@ -170,10 +170,19 @@ func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
 // waits for: say a NOSCRIPT error), it stays armed for the next matching
 // command; once it returns true it is done. A reply that never comes (the
 // server dies first) never runs it.
-func (p *Proxy) OnReply(m Match, f func(reply []byte) bool) {
+//
+// The returned function disarms it (a reply already on its way still runs
+// f: f should check whether it still wants it).
+func (p *Proxy) OnReply(m Match, f func(reply []byte) bool) (disarm func()) {
+	ru := &rule{kind: ruleHook, match: m, left: 1, hook: f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rules = append(p.rules, &rule{kind: ruleHook, match: m, left: 1, hook: f})
+	p.rules = append(p.rules, ru)
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		ru.left = 0
+	}
 }
 
 // DelayRequest holds the next n commands that match m back for d before
@@ -335,7 +344,7 @@ func (p *Proxy) requests(c *proxyConn) {
 		}
 		p.mu.Lock()
 		p.seen = append(p.seen, args[:min(len(args), 4)])
-		var fired, hook, slow *rule
+		var fired, slow *rule
 		for _, ru := range p.rules {
 			if (ru.kind == ruleDrop || ru.kind == ruleDelay) && ru.left > 0 && ru.match(args) {
 				ru.left--
@@ -350,17 +359,22 @@ func (p *Proxy) requests(c *proxyConn) {
 				break
 			}
 		}
+		var hooks []*rule
 		for _, ru := range p.rules {
 			if ru.kind == ruleHook && ru.left > 0 && ru.match(args) {
-				hook = ru // its left drops when it acts (serverReads)
-				break
+				hooks = append(hooks, ru) // their left drops when they act (serverReads)
 			}
+		}
+		if fired != nil || slow != nil || len(hooks) == 0 && len(p.rules) > 64 {
+			// Forget the rules that are done, so that a run arming one per
+			// request does not scan them all forever.
+			p.rules = slices.DeleteFunc(p.rules, func(ru *rule) bool { return ru.left <= 0 })
 		}
 		onRule := p.onRule
 		p.mu.Unlock()
-		if hook != nil {
+		if len(hooks) > 0 {
 			c.mu.Lock()
-			c.hook = hook
+			c.hooks = hooks
 			c.mu.Unlock()
 		}
 		if fired != nil {
@@ -410,13 +424,15 @@ func (p *Proxy) serverReads(c *proxyConn) {
 		n, err := c.server.Read(buf)
 		if n > 0 {
 			c.mu.Lock()
-			hook := c.hook
-			c.hook = nil
+			hooks := c.hooks
+			c.hooks = nil
 			c.mu.Unlock()
-			if hook != nil && hook.hook(buf[:n]) {
-				p.mu.Lock()
-				hook.left = 0
-				p.mu.Unlock()
+			for _, h := range hooks {
+				if h.hook(buf[:n]) {
+					p.mu.Lock()
+					h.left = 0
+					p.mu.Unlock()
+				}
 			}
 		}
 		c.mu.Lock()
