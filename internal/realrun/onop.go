@@ -21,6 +21,7 @@ package realrun
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -228,10 +229,15 @@ func refusedUnrun(reply []byte) bool {
 	return bytes.HasPrefix(reply, []byte("-NOSCRIPT")) || bytes.HasPrefix(reply, []byte("-READONLY"))
 }
 
-// armApplied makes the first reply to one of the op's requests, on any of
-// c's proxies, act t before it goes on to the client.
+// armApplied makes the first reply to one of the op's requests on the
+// lock's key, on any of c's proxies, act t before it goes on to the
+// client. Commands on no lock key (a new connection's HELLO, a PING) are
+// no application of the op.
 func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
-	while := func([]string) bool { return h.open.Load() && t.state.Load() == trigPending }
+	key := r.s.LockKey()
+	while := func(wire []string) bool {
+		return h.open.Load() && t.state.Load() == trigPending && len(wire) > 1 && slices.Contains(wire[1:], key)
+	}
 	for _, p := range r.clientProxies(c, "") {
 		p.OnReply(while, func(reply []byte) bool {
 			switch {
