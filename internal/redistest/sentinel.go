@@ -64,11 +64,21 @@ type SentinelConfig struct {
 	// Masters are the masters to watch. At least one.
 	Masters []Monitor
 	// DownAfter is the first sentinel's down-after-milliseconds (default
-	// 1 s). Sentinel i (from 0) waits DownAfter*(2+i)/2: staggered, so that
-	// one sentinel sees the master down first, asks for the votes first and
-	// wins the election. With equal settings all three may start at once,
-	// each vote for itself, and the next attempt waits twice the failover
-	// timeout: in a test, a failover that never comes.
+	// 1.5 s; it must be above 1 s). Sentinel i (from 0) waits
+	// DownAfter*(4+i)/4: staggered, so that one sentinel gathers the
+	// quorum first, asks for the votes first and wins the election. With
+	// equal settings all three may start at once, each vote for itself,
+	// and the next attempt waits twice the failover timeout: in a test, a
+	// failover that never comes.
+	//
+	// Why above 1 s: a sentinel sends the first PING on a new link (to a
+	// master it has just switched to, for one) only min(down-after, 1 s)
+	// after making the link, and counts the master subjectively down once
+	// a PING has gone unanswered for down-after since the link was made.
+	// With down-after at 1 s or less the two coincide: sentinels see the
+	// new master down before its first PONG and fail it over again, a
+	// healthy master (seen with 500ms: a second and a third failover
+	// within 4 s of the first).
 	DownAfter time.Duration
 	// FailoverTimeout is Sentinel's failover-timeout (default 30 s). It
 	// also bounds how soon Sentinel "fixes" a replica whose master address
@@ -104,7 +114,10 @@ func (c SentinelConfig) withDefaults() (SentinelConfig, error) {
 		c.Quorum = min(2, c.N)
 	}
 	if c.DownAfter == 0 {
-		c.DownAfter = time.Second
+		c.DownAfter = 1500 * time.Millisecond
+	}
+	if c.DownAfter <= time.Second {
+		return c, fmt.Errorf("redistest: LaunchSentinels: DownAfter %v: want more than 1s (see SentinelConfig.DownAfter)", c.DownAfter)
 	}
 	if c.FailoverTimeout == 0 {
 		c.FailoverTimeout = 30 * time.Second
@@ -200,7 +213,7 @@ func (ss *Sentinels) config(i int) string {
 	for _, m := range cfg.Masters {
 		host, mport, _ := net.SplitHostPort(m.Addr)
 		fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", m.Name, host, mport, cfg.Quorum)
-		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", m.Name, (cfg.DownAfter * time.Duration(2+i) / 2).Milliseconds())
+		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", m.Name, (cfg.DownAfter * time.Duration(4+i) / 4).Milliseconds())
 		fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", m.Name, cfg.FailoverTimeout.Milliseconds())
 		fmt.Fprintf(&b, "sentinel parallel-syncs %s %d\n", m.Name, cfg.ParallelSyncs)
 		for _, r := range m.Replicas {

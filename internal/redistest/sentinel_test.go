@@ -20,7 +20,7 @@ import (
 func TestSentinelFailover(t *testing.T) {
 	for _, mode := range []string{"kill", "freeze"} {
 		t.Run(mode, func(t *testing.T) {
-			top := StartSentinelTopology(t, 2, SentinelConfig{DownAfter: 500 * time.Millisecond, FailoverTimeout: 10 * time.Second})
+			top := StartSentinelTopology(t, 2, SentinelConfig{FailoverTimeout: 10 * time.Second})
 			mustDoAll(t, top.Master, []any{"OK", "2"}, []string{"SET", "k", "v"}, []string{"WAIT", "2", "2000"})
 
 			var mu sync.Mutex
@@ -121,6 +121,9 @@ func TestSentinelStartFails(t *testing.T) {
 	}
 	if _, err := LaunchSentinels(SentinelConfig{Bin: bin, Dir: t.TempDir()}); err == nil {
 		t.Fatal("no master to watch: no error")
+	}
+	if _, err := LaunchSentinels(SentinelConfig{Bin: bin, Dir: t.TempDir(), Masters: []Monitor{{Name: "m", Addr: "127.0.0.1:1"}}, DownAfter: time.Second}); err == nil || !strings.Contains(err.Error(), "more than 1s") {
+		t.Fatalf("DownAfter 1s: error %v", err)
 	}
 }
 
