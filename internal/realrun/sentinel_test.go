@@ -1,0 +1,239 @@
+package realrun
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenario"
+)
+
+// sentinelBins returns redis-server and redis-sentinel, skipping (or, with
+// LOCKSIM_REQUIRE_REDIS, failing) the test without them.
+func sentinelBins(t *testing.T) Options {
+	t.Helper()
+	return Options{Bin: redistest.Binary(t), Sentinel: SentinelOptions{Bin: redistest.SentinelBinary(t)}}
+}
+
+// children lists the test process's child processes (of every thread):
+// a run that leaves no process behind leaves this list as it found it.
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil || len(tasks) == 0 {
+		t.Skipf("no /proc/self/task/*/children: %v", err)
+	}
+	var out []string
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		out = append(out, strings.Fields(string(b))...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sentinelFailovers checks that the run's failover records are the
+// sentinels' (one per promotion, each after the master went down) and
+// returns them.
+func sentinelFailovers(t *testing.T, r Result) []history.Record {
+	t.Helper()
+	var down time.Duration = -1
+	var out []history.Record
+	for _, rec := range r.Records {
+		if rec.Kind != history.KindFault {
+			continue
+		}
+		switch rec.Op {
+		case history.FaultCrash, history.FaultPause:
+			if rec.Node == "m1" && down < 0 {
+				down = time.Duration(rec.T)
+			}
+		case history.FaultFailover:
+			if !strings.Contains(rec.Detail, "+promoted-slave") && !strings.Contains(rec.Detail, "+switch-master") {
+				t.Errorf("failover not announced by a sentinel: %s", recordLine(rec))
+			}
+			if down < 0 || time.Duration(rec.T) <= down {
+				t.Errorf("failover before the master went down (%v): %s", down, recordLine(rec))
+			}
+			if rec.Node != "m1" || !strings.HasPrefix(rec.Value, "r") {
+				t.Errorf("failover of %q to %q, want m1 to a replica", rec.Node, rec.Value)
+			}
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// TestSentinelScenarios replays the Sentinel scenarios (topology.engine
+// sentinel) on real servers under three real sentinels, at scale 1 (a
+// Sentinel failover takes seconds whatever the scale): F0 reproduces
+// mutual exclusion, the synced acquire stays ok, and the FencedLock's token
+// is issued twice, each with exactly one failover, the sentinels' (after
+// the master's death, to a replica). Real time decides which holding the
+// failover hits (the scenarios are sized so that it hits one): the
+// violations get two attempts. No process outlives a run. F0 with the
+// master frozen (SIGSTOP) instead of killed runs with LOCKSIM_REAL set
+// (make real), to keep make test's time down.
+func TestSentinelScenarios(t *testing.T) {
+	opts := sentinelBins(t)
+	for _, tc := range []struct {
+		file     string
+		attempts int
+		freeze   bool
+	}{
+		{"f0-sentinel-failover-lagging-replica.yaml", 2, false},
+		{"f0-sentinel-synced-acquire-wait.yaml", 1, false},
+		{"fenced-sentinel-token-reuse.yaml", 2, false},
+		// The master frozen (SIGSTOP) instead of killed: the same loss.
+		{"f0-sentinel-failover-lagging-replica.yaml", 2, true},
+	} {
+		name := strings.TrimSuffix(tc.file, ".yaml")
+		if tc.freeze {
+			name += "/freeze"
+		}
+		if tc.freeze && os.Getenv("LOCKSIM_REAL") == "" {
+			t.Logf("%s: set LOCKSIM_REAL=1 (make real) to run it", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			s, err := scenario.Load("../../scenarios/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Engine != scenario.EngineSentinel {
+				t.Fatalf("engine %q", s.Engine)
+			}
+			before := children(t)
+			for i := 1; ; i++ {
+				o := opts
+				o.Dir = t.TempDir()
+				o.Sentinel.Freeze = tc.freeze
+				start := time.Now()
+				r, err := Run(s, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after := children(t); !slices.Equal(after, before) {
+					t.Fatalf("child processes %v after the run, %v before", after, before)
+				}
+				fos := sentinelFailovers(t, r)
+				if len(fos) != 1 {
+					t.Fatalf("%d failovers, want 1 (the sentinels' promotion)", len(fos))
+				}
+				t.Logf("attempt %d (%v): %s; %s", i, time.Since(start).Round(time.Millisecond), r.Verdict, fos[0].Detail)
+				if r.Match {
+					return
+				}
+				if i >= tc.attempts {
+					var b strings.Builder
+					for _, rec := range r.Records {
+						b.WriteString(recordLine(rec))
+					}
+					t.Fatalf("%s: %s\nhistory:\n%s", s.Name, r.Why, b.String())
+				}
+			}
+		})
+	}
+}
+
+// TestSentinelClientsThroughProxies: under Sentinel the clients still
+// reach the master through their own proxies (the FailoverClient's Dialer
+// maps the address the sentinels give to the client's proxy of that
+// node): a reply drop on c1's proxy of m1 drops c1's replies, and only
+// c1's.
+func TestSentinelClientsThroughProxies(t *testing.T) {
+	opts := sentinelBins(t)
+	opts.Dir = t.TempDir()
+	data := []byte(`duration: 1s
+topology:
+  engine: sentinel
+  nodes:
+    - name: m1
+      replicas: [{name: r1}]
+clients: [{name: c1, timeout: 100ms}, {name: c2, timeout: 100ms}]
+algorithm: {kind: simple, ttl: 1s, hold: 20ms, think: 20ms}
+expect: any
+faults:
+  - {kind: drop-replies, from: 200ms, until: 500ms, client: c1, node: m1}
+`)
+	s, err := scenario.Parse("proxies.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, ok := map[string]int{}, map[string]int{}
+	for _, rec := range r.Records {
+		switch {
+		case rec.Kind == history.KindFault && rec.Op == "drop-reply":
+			dropped[rec.Client]++
+		case rec.Kind == history.KindOp && rec.Outcome == history.OutcomeOK:
+			ok[rec.Client]++
+		}
+	}
+	if dropped["c1"] == 0 || dropped["c2"] != 0 {
+		t.Fatalf("dropped replies by client %v, want c1's only", dropped)
+	}
+	if ok["c1"] == 0 || ok["c2"] == 0 {
+		t.Fatalf("successful ops by client %v: the clients did not work through the sentinels", ok)
+	}
+}
+
+// TestSentinelCheck: a second failover of a group under Sentinel is
+// refused with its file, line and field (Sentinel waits twice its
+// failover-timeout before failing a group over again); under the manual
+// engine it runs.
+func TestSentinelCheck(t *testing.T) {
+	src := `duration: 5s
+topology:
+  engine: sentinel
+  nodes:
+    - name: m1
+      replicas: [{name: r1}, {name: r2}]
+clients: [{name: c1}]
+algorithm: {kind: simple}
+expect: any
+faults:
+  - {at: 1s, kind: failover, group: m1}
+  - {at: 3s, kind: failover, group: m1}
+`
+	s, err := scenario.Parse("twice.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Check(s)
+	var e *scenario.Error
+	if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "twice.yaml:12: faults[1].group: a second failover of group m1 under engine sentinel") {
+		t.Fatalf("error %v", err)
+	}
+	s, err = scenario.Parse("twice.yaml", []byte(strings.Replace(src, "engine: sentinel", "engine: manual", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(s); err != nil {
+		t.Fatalf("manual engine: %v", err)
+	}
+}
+
+// TestSentinelNoBinary: without redis-sentinel a Sentinel scenario is
+// ErrNoServer, naming redis-sentinel.
+func TestSentinelNoBinary(t *testing.T) {
+	bin := redistest.Binary(t)
+	s, err := scenario.Load("../../scenarios/f0-sentinel-synced-acquire-wait.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	_, err = Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if !errors.Is(err, ErrNoServer) || !strings.Contains(err.Error(), "redis-sentinel") {
+		t.Fatalf("error %v, want ErrNoServer naming redis-sentinel", err)
+	}
+}
