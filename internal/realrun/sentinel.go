@@ -71,12 +71,18 @@ func failoverTimeout(s *scenario.Scenario) time.Duration {
 	return max(30*time.Second, 2*s.Duration)
 }
 
-// checkSentinel refuses what Sentinel cannot do in one run: a second
-// failover of a group (Sentinel waits twice its failover-timeout before
-// failing a group over again).
+// checkSentinel refuses what Sentinel cannot do in one run: durations
+// scaled down (a Sentinel failover takes 2.5 to 4 s whatever the scale,
+// and would come after the scaled scenario has moved on, or ended), and a
+// second failover of a group (Sentinel waits twice its failover-timeout
+// before failing a group over again).
 func checkSentinel(s *scenario.Scenario) error {
 	if s.Engine != scenario.EngineSentinel {
 		return nil
+	}
+	if s.Scale < 1 {
+		return unsupported(s, s.EngineLine, "topology.engine",
+			"engine sentinel with durations scaled by %g (a Sentinel failover takes seconds whatever the scale: use -scale 1)", s.Scale)
 	}
 	seen := map[string]bool{}
 	for i, f := range s.Faults {

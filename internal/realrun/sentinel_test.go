@@ -221,6 +221,13 @@ faults:
 	if err := Check(s); err != nil {
 		t.Fatalf("manual engine: %v", err)
 	}
+	s, err = scenario.LoadScaled("../../scenarios/f0-sentinel-failover-lagging-replica.yaml", 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(s); err == nil || !strings.Contains(err.Error(), "f0-sentinel-failover-lagging-replica.yaml:13: topology.engine: engine sentinel with durations scaled by 0.2") {
+		t.Fatalf("scaled: %v", err)
+	}
 }
 
 // TestSentinelNoBinary: without redis-sentinel a Sentinel scenario is
