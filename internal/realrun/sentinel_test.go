@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
@@ -126,6 +127,12 @@ func TestSentinelScenarios(t *testing.T) {
 				if len(fos) != 1 {
 					t.Fatalf("%d failovers, want 1 (the sentinels' promotion)", len(fos))
 				}
+				// A failover's to is the replica the sentinels promote.
+				for _, f := range s.Faults {
+					if fo, ok := f.Fault.(faults.Failover); ok && fo.To != "" && fos[0].Value != fo.To {
+						t.Fatalf("promoted %s, want %s (to)", fos[0].Value, fo.To)
+					}
+				}
 				t.Logf("attempt %d (%v): %s; %s", i, time.Since(start).Round(time.Millisecond), r.Verdict, fos[0].Detail)
 				if r.Match {
 					return
@@ -225,7 +232,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(s); err == nil || !strings.Contains(err.Error(), "f0-sentinel-failover-lagging-replica.yaml:13: topology.engine: engine sentinel with durations scaled by 0.2") {
+	if err := Check(s); err == nil || !strings.Contains(err.Error(), "f0-sentinel-failover-lagging-replica.yaml:15: topology.engine: engine sentinel with durations scaled by 0.2") {
 		t.Fatalf("scaled: %v", err)
 	}
 }
