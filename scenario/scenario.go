@@ -43,6 +43,12 @@ type Scenario struct {
 	Duration time.Duration
 	// Nodes are the masters with their replicas, in file order.
 	Nodes []Node
+	// Engine is topology.engine: what fails a group over on real servers
+	// (EngineManual, the default, or EngineSentinel; see Engines).
+	// EngineLine is its line (0 when the file leaves it out). The
+	// simulation runs every engine alike: a failover is a failover there.
+	Engine     string
+	EngineLine int
 	// Clients are the clients, expanded (a count of 3 named c gives c1, c2, c3).
 	Clients []Client
 	// Algorithm is the lock workload every client runs.
@@ -226,7 +232,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	}
 	if top.required("topology") {
 		tn, f := top.get("topology")
-		d.topology(s, d.mapping(f, tn, "nodes"))
+		d.topology(s, d.mapping(f, tn, "nodes", "engine"))
 	}
 	if top.required("clients") {
 		d.clients(s, top)
@@ -322,7 +328,27 @@ func (d *decoder) newName(s *Scenario, n *yaml.Node, f, name string) bool {
 	return false
 }
 
+// The failover engines of topology.engine: who promotes a replica when a
+// group fails over on real servers (internal/realrun). The simulation
+// treats them alike.
+const (
+	// EngineManual: the harness kills the master and promotes a replica
+	// itself (REPLICAOF NO ONE).
+	EngineManual = "manual"
+	// EngineSentinel: three redis-sentinel processes watch every group;
+	// the harness kills the master and the sentinels elect and promote.
+	EngineSentinel = "sentinel"
+)
+
+// Engines are topology.engine's values, the default first. A new engine
+// is one more name here (and its meaning in internal/realrun).
+var Engines = []string{EngineManual, EngineSentinel}
+
 func (d *decoder) topology(s *Scenario, top *obj) {
+	s.Engine = top.oneOf("engine", Engines[0], Engines...)
+	if top.has("engine") {
+		s.EngineLine = top.at("engine").Line
+	}
 	if !top.required("nodes") {
 		return
 	}

@@ -76,7 +76,11 @@ func (c *client) Conn(group string) (lock.Conn, error) {
 	defer c.mu.Unlock()
 	rc, ok := c.rcs[group]
 	if !ok {
-		rc = redis.NewClient(c.options(group))
+		if c.r.sen != nil {
+			rc = c.r.sen.failoverClient(c, group)
+		} else {
+			rc = redis.NewClient(c.options(group))
+		}
 		c.rcs[group] = rc
 	}
 	return &gilConn{c: c, group: group, rc: lock.NewRedisConn(rc)}, nil

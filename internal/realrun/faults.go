@@ -128,6 +128,9 @@ func (r *run) RestartNode(node string) error {
 // with the highest replication offset), which becomes the group's master
 // for the clients; the other replicas follow it.
 func (r *run) Failover(group, to string) error {
+	if r.sen != nil {
+		return r.sen.failover(group, to)
+	}
 	r.mu.Lock()
 	old := r.current[group]
 	var reps []string

@@ -43,6 +43,9 @@ type Options struct {
 	// StopTimeout bounds the wait for the clients' goroutines at the end
 	// (default 10 s); a run whose goroutines do not stop is an error.
 	StopTimeout time.Duration
+	// Sentinel configures the Sentinel engine (topology.engine sentinel;
+	// sentinel.go).
+	Sentinel SentinelOptions
 }
 
 // Result is one real run of a scenario.
@@ -158,6 +161,7 @@ type run struct {
 	opts Options
 	rec  *Recorder
 	cl   *Cluster
+	sen  *sentinelEngine // topology.engine sentinel (sentinel.go), else nil
 
 	servers map[string]*redistest.Server // every node by name
 	groupOf map[string]string            // node -> group
@@ -254,10 +258,18 @@ func (r *run) start() error {
 	if err := r.waitReplication(); err != nil {
 		return err
 	}
+	if err := r.launchSentinels(); err != nil {
+		return err
+	}
 	if err := r.listenClients(); err != nil {
 		return err
 	}
 	r.startHistory()
+	if r.sen != nil {
+		if err := r.sen.watch(); err != nil {
+			return err
+		}
+	}
 	later, err := r.startFaults()
 	if err != nil {
 		return err
@@ -477,6 +489,9 @@ func (r *run) close() error {
 	}
 	r.cancel()
 	r.bg.Wait()
+	if r.sen != nil {
+		err = errors.Join(err, r.sen.close())
+	}
 	for _, m := range r.cproxies {
 		for _, p := range m {
 			p.Close() // idempotent
