@@ -346,7 +346,8 @@ func TestClusterSyncedAcquireFollowsRedirects(t *testing.T) {
 // lock meanwhile:
 //
 //   - slot open, keys still on the source: a reentrant acquire (one key) is
-//     served by the source; a synced acquire of a new lock in the slot (its
+//     served by the source, an unlock is refused with TRYAGAIN (below); a
+//     synced acquire of a new lock in the slot (its
 //     key is on neither node) is sent on with ASK, and EvalWait follows it
 //     (ASKING, the script and the WAIT on the target);
 //   - keys moved: the watchdog's renewals (one key) follow ASK and keep the
@@ -420,6 +421,13 @@ func TestClusterLockDuringReshard(t *testing.T) {
 	}
 	if v := askingDo(to, "EXISTS", "{mig}:synced"); v != "1" {
 		t.Fatalf("the synced acquire's lock is not on the target: EXISTS = %v", v)
+	}
+	// An unlock now (another Client of the same id, so that a's own
+	// accounting of its holds is untouched): the source has the lock but
+	// not its channel or latch.
+	a2 := newLockClient(t, cc, lock.Options{ID: "a"})
+	if err := a2.Lock(name).Unlock(ctx, "o"); err == nil || !strings.Contains(err.Error(), "TRYAGAIN") || lock.IsUnknown(err) {
+		t.Fatalf("unlock with the slot open, keys on the source: %v; want a TRYAGAIN reply (known outcome)", err)
 	}
 
 	if err := mig.MoveKeys(); err != nil {
