@@ -346,27 +346,29 @@ func TestClusterSyncedAcquireFollowsRedirects(t *testing.T) {
 // lock meanwhile:
 //
 //   - slot open, keys still on the source: a reentrant acquire (one key) is
-//     served by the source, an unlock is refused with TRYAGAIN (below); a
-//     synced acquire of a new lock in the slot (its
+//     served by the source; a synced acquire of a new lock in the slot (its
 //     key is on neither node) is sent on with ASK, and EvalWait follows it
-//     (ASKING, the script and the WAIT on the target);
+//     (ASKING, the script and the WAIT on the target); an unlock is
+//     refused with TRYAGAIN (below);
 //   - keys moved: the watchdog's renewals (one key) follow ASK and keep the
-//     lock; an unlock (three keys: the lock, its channel and its latch, two
-//     of which never exist) is refused with TRYAGAIN by both nodes while
-//     the slot is open, whatever the client does: a Cluster refuses a
-//     multi-key command whose keys are not all on one side of an open slot.
-//     With go-redis's default MaxRedirects (3, a few tens of milliseconds of
-//     backoff) the unlock fails, with a known outcome (the lock is still
-//     held); a client with more redirects (MaxRedirects 12, about 2.5 s of
-//     backoff) rides it out, and its unlock, sent mid-migration, succeeds
-//     once the migration ends;
+//     lock; an unlock is refused with TRYAGAIN again, now by the target;
+//   - an unlock sent while the slot is still open succeeds once the
+//     migration ends, 300 ms later: RedisConn sends a script refused with
+//     TRYAGAIN again for up to TryAgainFor (2 s);
 //   - slot moved: the old master answers MOVED, and the last unlock
 //     deletes the lock on the new one.
+//
+// The TRYAGAIN: a Cluster refuses a command with several keys while their
+// slot migrates unless all of them are on one side, and an unlock names
+// three (the lock, its channel and a new latch), two of which never exist.
+// So every unlock is refused for as long as the lock's slot migrates. A
+// RedisConn with TryAgainFor < 0 shows it: go-redis alone retries TRYAGAIN
+// only within MaxRedirects (default 3, a few tens of milliseconds), and
+// the unlock fails, with a known outcome (the lock is still held). Before
+// TryAgainFor, that is what every unlock during a reshard did.
 func TestClusterLockDuringReshard(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) })
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rc, cc := startRedisCluster(t, nil)
-	patient := redis.NewClusterClient(&redis.ClusterOptions{Addrs: rc.Addrs(), DisableIdentity: true, MaxRedirects: 12})
-	t.Cleanup(func() { _ = patient.Close() })
 	ctx := context.Background()
 	name := "{mig}:lock"
 	slot, err := rc.KeySlot(name)
@@ -398,7 +400,6 @@ func TestClusterLockDuringReshard(t *testing.T) {
 	if err := la.Lock(ctx, "o"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = la.ForceUnlock(ctx) }) // stops nothing, but leaves no renewal failing on a closed client
 	askingDo := func(s *redistest.Server, args ...string) any {
 		t.Helper()
 		rs, err := s.DoAll([]string{"ASKING"}, args)
@@ -406,6 +407,21 @@ func TestClusterLockDuringReshard(t *testing.T) {
 			t.Fatal(err)
 		}
 		return rs[1]
+	}
+	// raw is a Client of the same id (so that a's own accounting of its
+	// holds is untouched) whose RedisConn does not retry TRYAGAIN.
+	rawConn := lock.NewRedisConn(cc)
+	rawConn.TryAgainFor = -1
+	raw, err := lock.New(rawConn, lock.WallRuntime{}, lock.Options{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(when string) {
+		t.Helper()
+		err := raw.Lock(name).Unlock(ctx, "o")
+		if err == nil || !strings.Contains(err.Error(), "TRYAGAIN") || lock.IsUnknown(err) {
+			t.Fatalf("unlock with the slot open, %s, TRYAGAIN not retried: %v; want a TRYAGAIN reply (known outcome)", when, err)
+		}
 	}
 
 	mig, err := rc.BeginMigration(slot, to)
@@ -422,13 +438,7 @@ func TestClusterLockDuringReshard(t *testing.T) {
 	if v := askingDo(to, "EXISTS", "{mig}:synced"); v != "1" {
 		t.Fatalf("the synced acquire's lock is not on the target: EXISTS = %v", v)
 	}
-	// An unlock now (another Client of the same id, so that a's own
-	// accounting of its holds is untouched): the source has the lock but
-	// not its channel or latch.
-	a2 := newLockClient(t, cc, lock.Options{ID: "a"})
-	if err := a2.Lock(name).Unlock(ctx, "o"); err == nil || !strings.Contains(err.Error(), "TRYAGAIN") || lock.IsUnknown(err) {
-		t.Fatalf("unlock with the slot open, keys on the source: %v; want a TRYAGAIN reply (known outcome)", err)
-	}
+	refused("keys on the source")
 
 	if err := mig.MoveKeys(); err != nil {
 		t.Fatal(err)
@@ -447,23 +457,19 @@ func TestClusterLockDuringReshard(t *testing.T) {
 		t.Fatalf("renewal during the migration: lost %v, errors %v", lost, renewErrs)
 	}
 	mu.Unlock()
-
-	err = la.Unlock(ctx, "o")
-	if err == nil || !strings.Contains(err.Error(), "TRYAGAIN") || lock.IsUnknown(err) {
-		t.Fatalf("unlock with the slot open, default MaxRedirects: %v; want a TRYAGAIN reply (known outcome)", err)
-	}
+	refused("keys moved")
 	if v := askingDo(to, "HGET", name, "a:o"); v != "2" {
-		t.Fatalf("hold count after the refused unlock: %v, want 2", v)
+		t.Fatalf("hold count after the refused unlocks: %v, want 2", v)
 	}
-	pa := newLockClient(t, patient, lock.Options{ID: "a"})
+
 	done := make(chan error, 1)
-	go func() { done <- pa.Lock(name).Unlock(ctx, "o") }()
+	go func() { done <- la.Unlock(ctx, "o") }()
 	time.Sleep(300 * time.Millisecond)
 	if err := mig.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
-		t.Fatalf("unlock sent mid-migration by a client with MaxRedirects 12: %v", err)
+		t.Fatalf("unlock sent mid-migration: %v", err)
 	}
 	if v, err := from.Do("EXISTS", name); err == nil || !strings.HasPrefix(err.Error(), "MOVED ") {
 		t.Fatalf("EXISTS on the old master: %v, %v; want MOVED", v, err)
@@ -471,7 +477,7 @@ func TestClusterLockDuringReshard(t *testing.T) {
 	if v, err := to.Do("HGET", name, "a:o"); err != nil || v != "1" {
 		t.Fatalf("hold count on the new master: %v, %v; want 1", v, err)
 	}
-	if err := pa.Lock(name).Unlock(ctx, "o"); err != nil {
+	if err := la.Unlock(ctx, "o"); err != nil {
 		t.Fatalf("last unlock after the move: %v", err)
 	}
 	if v, err := to.Do("EXISTS", name); err != nil || v != "0" {

@@ -16,21 +16,60 @@ import (
 
 // RedisConn is the production Conn: it talks to a real Redis through any
 // go-redis UniversalClient (single node, Sentinel failover client, Cluster).
-// Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout).
+// Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout),
+// but for TRYAGAIN (see TryAgainFor).
 type RedisConn struct {
 	c redis.UniversalClient
+
+	// TryAgainFor is how long a script refused with TRYAGAIN is sent
+	// again, with a back-off from 10 ms doubling to 200 ms; 0 is the
+	// default, 2 s, and a negative value turns it off. A Redis Cluster
+	// answers TRYAGAIN to a command with several keys while their slot
+	// migrates (a reshard) and they are not all on one side of it, and
+	// every unlock names keys that never exist (the lock's channel, a new
+	// latch), so every unlock is refused for as long as the lock's slot
+	// migrates. The command did not run, so sending it again is safe.
+	// go-redis already retries it, but within its MaxRedirects (default 3:
+	// a few tens of milliseconds), which a migration easily outlasts; the
+	// unlock then failed, and the lock stayed held until its lease ran out.
+	TryAgainFor time.Duration
 }
 
 // NewRedisConn wraps c. The client is not closed by RedisConn.
 func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
 
-// Eval implements Conn: EVALSHA, then EVAL when the node does not know the
-// script (after a restart, or a failover to a node that never saw it).
-func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
-	v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		v, err = r.c.Eval(ctx, s.Src, keys, args...).Result()
+// tryAgain runs f, and runs it again after a back-off while it answers
+// TRYAGAIN, for up to TryAgainFor (or until ctx is done).
+func (r *RedisConn) tryAgain(ctx context.Context, f func() (any, error)) (any, error) {
+	window := r.TryAgainFor
+	if window == 0 {
+		window = 2 * time.Second
 	}
+	deadline := time.Now().Add(window)
+	backoff := 10 * time.Millisecond
+	for {
+		v, err := f()
+		if err == nil || !redis.IsTryAgainError(err) || window < 0 || time.Now().Add(backoff).After(deadline) {
+			return v, err
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return v, err
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// Eval implements Conn: EVALSHA, then EVAL when the node does not know the
+// script (after a restart, or a failover to a node that never saw it);
+// again after TRYAGAIN (TryAgainFor).
+func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+	v, err := r.tryAgain(ctx, func() (any, error) {
+		v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
+		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			v, err = r.c.Eval(ctx, s.Src, keys, args...).Result()
+		}
+		return v, err
+	})
 	return normaliseRedis(v, err)
 }
 
@@ -42,7 +81,13 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 // clusterEvalWait.
 func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
 	if cc, ok := r.c.(*redis.ClusterClient); ok && len(keys) > 0 {
-		return clusterEvalWait(ctx, cc, s, keys, replicas, timeout, args...)
+		var acked int64
+		v, err := r.tryAgain(ctx, func() (any, error) {
+			v, n, err := clusterEvalWait(ctx, cc, s, keys, replicas, timeout, args...)
+			acked = n
+			return v, err
+		})
+		return v, acked, err
 	}
 	ev, wait, err := pipeEvalWait(ctx, r.c.Pipelined, false, s, keys, replicas, timeout, args...)
 	return evalWaitResult(ev, wait, err)
@@ -100,12 +145,13 @@ func evalWaitResult(ev *redis.Cmd, wait *redis.IntCmd, err error) (any, int64, e
 // or the node was demoted by a failover) it reloads the slot map and
 // pipelines on the node MOVED names; on ASK (the slot is migrating and the
 // key has left) it pipelines ASKING, the script and the WAIT on the target;
-// on TRYAGAIN (a script whose keys are split by a migration) it backs off
-// and tries again; when the node cannot be dialled (a killed master, so
+// when the node cannot be dialled (a killed master, so
 // nothing was sent) it reloads the slot map and tries the slot's master
 // again. Without this, the pipeline failed with MOVED or a dial error on
 // the stale master until something else made go-redis reload its map.
-// Other errors (a reply lost on a live connection) are returned: the
+// TRYAGAIN (a script whose keys a migration splits) is returned, for
+// EvalWait to send it again (RedisConn.TryAgainFor). Other errors (a reply
+// lost on a live connection) are returned: the
 // script may have run, and resending it is go-redis's retry policy to
 // apply, not this function's.
 func clusterEvalWait(ctx context.Context, cc *redis.ClusterClient, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
@@ -114,7 +160,7 @@ func clusterEvalWait(ctx context.Context, cc *redis.ClusterClient, s *Script, ke
 		return nil, 0, err
 	}
 	asking := false
-	opt := cc.Options()
+	maxRedirects := cc.Options().MaxRedirects
 	for attempt := 0; ; attempt++ {
 		ev, wait, perr := pipeEvalWait(ctx, node.Pipelined, asking, s, keys, replicas, timeout, args...)
 		asking = false
@@ -125,7 +171,7 @@ func clusterEvalWait(ctx context.Context, cc *redis.ClusterClient, s *Script, ke
 		case ev == nil && perr != nil:
 			redirect = perr
 		}
-		if redirect == nil || attempt >= opt.MaxRedirects {
+		if redirect == nil || attempt >= maxRedirects {
 			return evalWaitResult(ev, wait, perr)
 		}
 		var next *redis.Client
@@ -134,11 +180,6 @@ func clusterEvalWait(ctx context.Context, cc *redis.ClusterClient, s *Script, ke
 		} else if addr, ok := redis.IsAskError(redirect); ok {
 			next, err = clusterNode(ctx, cc, addr, false)
 			asking = true
-		} else if redis.IsTryAgainError(redirect) {
-			next = node
-			if err := sleepCtx(ctx, max(opt.MinRetryBackoff, 8*time.Millisecond)<<min(attempt, 6)); err != nil {
-				return nil, 0, err
-			}
 		} else if isDialError(redirect) {
 			reloadSlots(ctx, cc)
 			next, err = cc.MasterForKey(ctx, keys[0])
