@@ -151,6 +151,9 @@ func TestF0RedisClusterFailover(t *testing.T) {
 				// m1, thawed, becomes r1's replica and drops what r1 never had.
 				must(t, cl.Resume("m1"))
 				must(t, m.WaitLinkUp(20*time.Second))
+				// Its own view of the Cluster may still lack the slot (it
+				// answers CLUSTERDOWN) until gossip catches it up.
+				must(t, rcl.WaitOK(20*time.Second))
 				rsp, err := m.DoAll([]string{"READONLY"}, []string{"EXISTS", "lk"})
 				must(t, err)
 				if rsp[1] != "0" {
