@@ -87,11 +87,25 @@ func keysOn(t *testing.T, s *redistest.Server, sub string) []string {
 	return out
 }
 
+// unlockTwice sends every unlock script twice and returns the second
+// reply: an unlock whose first reply was lost and that go-redis sent again.
+type unlockTwice struct{ lock.Conn }
+
+func (u unlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
+	if s == lock.ReentrantUnlock {
+		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
+			return nil, err
+		}
+	}
+	return u.Conn.Eval(ctx, s, keys, args...)
+}
+
 // TestClusterLockKinds runs every lock kind on a real Redis Cluster of 3
 // masters and 3 replicas through a go-redis ClusterClient, with plain names
 // and hash-tagged names chosen so that the locks land on every master:
-// the reentrant lock (acquire, reentry, exclusion, release, the unlock
-// latch left in the lock's slot, the waiter woken by the release message,
+// the reentrant lock (acquire, reentry, exclusion, release, a retried
+// unlock answered by the latch, and "not held" without it, the waiter
+// woken by the release message,
 // IdempotentAcquire's latch), the fenced lock (tokens increase across
 // holders), the read-write lock, SimpleLock (its release latch answers a
 // repeated release) and both RedLocks over the Cluster as one deployment.
@@ -109,6 +123,14 @@ func TestClusterLockKinds(t *testing.T) {
 	idem := newLockClient(t, cc, lock.Options{ID: "i", IdempotentAcquire: true})
 	rt := lock.WallRuntime{}
 	conn := lock.NewRedisConn(cc)
+	retried, err := lock.New(unlockTwice{conn}, rt, lock.Options{ID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retriedNoLatch, err := lock.New(unlockTwice{conn}, rt, lock.Options{ID: "n", DisableUnlockLatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			check := func(what string, err error) {
@@ -157,6 +179,21 @@ func TestClusterLockKinds(t *testing.T) {
 				t.Fatalf("the waiter took %v: not woken by the release message", waited)
 			}
 			check("Unlock of the waiter", lb.Unlock(ctx, "w"))
+			// A retried unlock (its first reply lost, the same command sent
+			// again, as go-redis does): the latch, in the lock's slot, answers
+			// the retry with the first run's result; without it the retry
+			// says "not held".
+			for _, rl := range []*lock.Client{retried, retriedNoLatch} {
+				l := rl.Lock(name)
+				check("Lock", l.Lock(ctx, "o"))
+				err := l.Unlock(ctx, "o")
+				if rl == retried && err != nil {
+					t.Fatalf("retried unlock with the latch: %v, want success", err)
+				}
+				if rl == retriedNoLatch && !errors.Is(err, lock.ErrNotHeld) {
+					t.Fatalf("retried unlock without the latch: %v, want ErrNotHeld", err)
+				}
+			}
 			li := idem.Lock(name)
 			check("idempotent Lock", li.Lock(ctx, "o"))
 			check("idempotent Unlock", li.Unlock(ctx, "o"))
