@@ -389,9 +389,10 @@ func TestClusterSyncedAcquireFollowsRedirects(t *testing.T) {
 //     refused with TRYAGAIN (below);
 //   - keys moved: the watchdog's renewals (one key) follow ASK and keep the
 //     lock; an unlock is refused with TRYAGAIN again, now by the target;
-//   - an unlock sent while the slot is still open succeeds once the
-//     migration ends, 300 ms later: RedisConn sends a script refused with
-//     TRYAGAIN again for up to TryAgainFor (2 s);
+//   - an unlock, a fenced acquire and a read-write lock's write acquire
+//     sent while the slot is still open succeed once the migration ends,
+//     300 ms later (the fencing token still increases): RedisConn sends a
+//     script refused with TRYAGAIN again for up to TryAgainFor (2 s);
 //   - slot moved: the old master answers MOVED, and the last unlock
 //     deletes the lock on the new one.
 //
@@ -461,6 +462,18 @@ func TestClusterLockDuringReshard(t *testing.T) {
 		}
 	}
 
+	// A fenced lock and a read-write lock in the same slot, used once, so
+	// that the token counter exists and moves with the slot.
+	fl := a.FencedLock("{mig}:fenced")
+	t1, err := fl.LockWithLease(ctx, "o", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.Unlock(ctx, "o"); err != nil {
+		t.Fatal(err)
+	}
+	rw := a.ReadWriteLock("{mig}:rw")
+
 	mig, err := rc.BeginMigration(slot, to)
 	if err != nil {
 		t.Fatal(err)
@@ -499,14 +512,32 @@ func TestClusterLockDuringReshard(t *testing.T) {
 		t.Fatalf("hold count after the refused unlocks: %v, want 2", v)
 	}
 
-	done := make(chan error, 1)
+	// Sent while the slot is open, answered once it has moved: the unlock,
+	// a fenced acquire (its lock key and token counter: TRYAGAIN while
+	// split or missing) and a read-write lock's write acquire.
+	done := make(chan error, 3)
+	var t2 int64
 	go func() { done <- la.Unlock(ctx, "o") }()
+	go func() {
+		var err error
+		t2, err = fl.LockWithLease(ctx, "o", time.Minute)
+		done <- err
+	}()
+	go func() { done <- rw.WriteLock().LockWithLease(ctx, "o", time.Minute) }()
 	time.Sleep(300 * time.Millisecond)
 	if err := mig.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatalf("unlock sent mid-migration: %v", err)
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatalf("unlock or acquire sent mid-migration: %v", err)
+		}
+	}
+	if t2 <= t1 {
+		t.Fatalf("fencing token %d after the move, %d before: not increasing", t2, t1)
+	}
+	if v, err := to.Do("EXISTS", "{mig}:fenced", "{mig}:rw"); err != nil || v != "2" {
+		t.Fatalf("the fenced and read-write locks are not on the new master: %v, %v", v, err)
 	}
 	if v, err := from.Do("EXISTS", name); err == nil || !strings.HasPrefix(err.Error(), "MOVED ") {
 		t.Fatalf("EXISTS on the old master: %v, %v; want MOVED", v, err)
