@@ -3,6 +3,7 @@ package realrun
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +26,15 @@ func clusterClient(t *testing.T, rc *redistest.RedisCluster) *redis.ClusterClien
 }
 
 // clusterAcquire is client's acquire of lock "lk" through a ClusterClient:
-// SimpleLock's, or the reentrant lock's for owner o1 (synced: WAIT 1 300
-// after the script, in one pipeline on the slot's master).
-func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, simple, synced bool) func(context.Context) (string, error) {
+// kind "simple" is SimpleLock's (its result the token), "reentrant" the
+// reentrant lock's for owner o1 (synced: WAIT 1 300 after the script, in
+// one pipeline on the slot's master), "fenced" FencedLock's for owner o1
+// (its result the fencing token). release gives the hold back (reentrant
+// and fenced only).
+func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, kind string, synced bool) (acquire, release func(context.Context) (string, error)) {
 	t.Helper()
 	conn, rt := lock.NewRedisConn(uc), lock.WallRuntime{}
-	if simple {
+	if kind == "simple" {
 		sl, err := lock.NewSimpleLock(conn, rt, "lk", lock.SimpleOptions{TTL: 20 * time.Second})
 		must(t, err)
 		return func(ctx context.Context) (string, error) {
@@ -39,7 +43,7 @@ func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, simpl
 				return "", err
 			}
 			return l.Token, nil
-		}
+		}, nil
 	}
 	opts := lock.Options{ID: client}
 	if synced {
@@ -47,10 +51,42 @@ func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, simpl
 	}
 	c, err := lock.New(conn, rt, opts)
 	must(t, err)
+	if kind == "fenced" {
+		f := c.FencedLock("lk")
+		return func(ctx context.Context) (string, error) {
+				tok, err := f.TryLockFor(ctx, "o1", 0, 20*time.Second)
+				return strconv.FormatInt(tok, 10), err
+			}, func(ctx context.Context) (string, error) {
+				return "", f.Unlock(ctx, "o1")
+			}
+	}
 	l := c.Lock("lk")
 	return func(ctx context.Context) (string, error) {
-		// An explicit lease: no watchdog outlives the test.
-		return "", l.TryLockFor(ctx, "o1", 0, 20*time.Second)
+			// An explicit lease: no watchdog outlives the test.
+			return "", l.TryLockFor(ctx, "o1", 0, 20*time.Second)
+		}, func(ctx context.Context) (string, error) {
+			return "", l.Unlock(ctx, "o1")
+		}
+}
+
+// waitCaughtUp waits until replica r has received everything master m
+// had written (its replication offset reached m's).
+func waitCaughtUp(m, r *redistest.Server) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mi, err1 := m.Info("replication")
+		ri, err2 := r.Info("replication")
+		if err1 == nil && err2 == nil {
+			mo, _ := strconv.ParseInt(mi["master_repl_offset"], 10, 64)
+			ro, _ := strconv.ParseInt(ri["slave_repl_offset"], 10, 64)
+			if ro >= mo && mo > 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("replica did not catch up with its master")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -60,7 +96,8 @@ func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, simpl
 // replica r1, which never got c1's write; c2, through a ClusterClient of
 // its own, takes the lock from r1 while c1 still holds it. The checker,
 // fed the real-time history, reports both holders (mutual exclusion) and
-// c1 holding a lock the slot's master no longer has (silent loss).
+// c1 holding a lock the slot's master no longer has (silent loss), for
+// the reentrant lock and SimpleLock.
 //
 // How r1 is made to miss the write, deterministically: r1 is frozen
 // (SIGSTOP), and m1 closes r1's replication connection (CLIENT KILL TYPE
@@ -78,19 +115,24 @@ func clusterAcquire(t *testing.T, client string, uc redis.UniversalClient, simpl
 //     consent. m1, thawed, learns of the newer epoch, becomes r1's replica
 //     and resyncs from it: c1's write is gone from both.
 //
+// With FencedLock (after c0 held and released it, so that r1 has the token
+// counter at 1), c2 gets c1's token, 2, again: token regression too.
+//
 // The control: a synced acquire (WAIT 1 300 in the acquire's pipeline) is
 // refused, since no replica acknowledges, and the same failover then
 // breaks nothing.
 func TestF0RedisClusterFailover(t *testing.T) {
 	for _, tc := range []struct {
-		name           string
-		force          bool
-		simple, synced bool
-		kinds          []checker.Kind
+		name   string
+		force  bool
+		kind   string
+		synced bool
+		kinds  []checker.Kind
 	}{
-		{"kill-reentrant", false, false, false, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
-		{"force-simple", true, true, false, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
-		{"kill-reentrant-synced", false, false, true, nil},
+		{"kill-reentrant", false, "reentrant", false, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
+		{"force-simple", true, "simple", false, []checker.Kind{checker.MutualExclusion, checker.SilentLoss}},
+		{"kill-fenced", false, "fenced", false, []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.TokenRegression}},
+		{"kill-reentrant-synced", false, "reentrant", true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -110,10 +152,22 @@ func TestF0RedisClusterFailover(t *testing.T) {
 			cl.AddReplica("r1", "m1", r)
 			cl.Watch("lk")
 			args := []string{"o1"}
-			if tc.simple {
+			if tc.kind == "simple" {
 				args = nil
 			}
-			c1 := clusterAcquire(t, "c1", clusterClient(t, rcl), tc.simple, tc.synced)
+			c1, _ := clusterAcquire(t, "c1", clusterClient(t, rcl), tc.kind, tc.synced)
+			if tc.kind == "fenced" {
+				// c0 holds and releases the lock first: token 1, which r1
+				// does get, so that the token counter exists on both.
+				c0, c0rel := clusterAcquire(t, "c0", clusterClient(t, rcl), tc.kind, false)
+				if _, err := cl.Do(ctx, "c0", "lk", history.OpAcquire, args, c0); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := cl.Do(ctx, "c0", "lk", history.OpRelease, args, c0rel); err != nil {
+					t.Fatal(err)
+				}
+				must(t, waitCaughtUp(m, r))
+			}
 
 			must(t, cl.Pause("r1"))
 			if _, err := m.Do("CLIENT", "KILL", "TYPE", "replica"); err != nil {
@@ -162,7 +216,7 @@ func TestF0RedisClusterFailover(t *testing.T) {
 			}
 
 			// c2 is a client that joins after the failover (a fresh slot map).
-			c2 := clusterAcquire(t, "c2", clusterClient(t, rcl), tc.simple, false)
+			c2, _ := clusterAcquire(t, "c2", clusterClient(t, rcl), tc.kind, false)
 			if _, err := cl.Do(ctx, "c2", "lk", history.OpAcquire, args, c2); err != nil {
 				t.Fatalf("c2's acquire on the promoted replica: %v", err)
 			}
