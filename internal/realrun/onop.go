@@ -236,7 +236,7 @@ func refusedUnrun(reply []byte) bool {
 func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 	key := r.s.LockKey()
 	while := func(wire []string) bool {
-		return h.open.Load() && t.state.Load() == trigPending && len(wire) > 1 && slices.Contains(wire[1:], key)
+		return h.open.Load() && t.state.Load() == trigPending && onKey(wire, key)
 	}
 	for _, p := range r.clientProxies(c, "") {
 		p.OnReply(while, func(reply []byte) bool {
@@ -252,20 +252,28 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 	}
 }
 
-// armLink does t's link fault to the op's first t.n requests on c's links
-// to t.link.Node: drops their replies, or delays them (requests, replies or
-// both, each direction counting its own n). The proxies record each drop
-// and delay (their OnRule).
+// onKey reports whether the command wire (name first) names key among its
+// arguments: one of a lock operation's requests, not a new connection's
+// HELLO or CLIENT SETINFO, which the simulation has no counterpart of.
+func onKey(wire []string, key string) bool {
+	return len(wire) > 1 && slices.Contains(wire[1:], key)
+}
+
+// armLink does t's link fault to the op's first t.n requests on the lock's
+// key on c's links to t.link.Node: drops their replies, or delays them
+// (requests, replies or both, each direction counting its own n). The
+// proxies record each drop and delay (their OnRule).
 func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 	f := t.link
+	key := r.s.LockKey()
 	counted := func() redistest.Match {
 		left := &atomic.Int64{}
 		left.Store(int64(t.n))
 		if t.n == faults.EveryMessage {
 			left.Store(1 << 40)
 		}
-		return func([]string) bool {
-			if !h.open.Load() || r.isStopped() || left.Add(-1) < 0 {
+		return func(wire []string) bool {
+			if !h.open.Load() || r.isStopped() || !onKey(wire, key) || left.Add(-1) < 0 {
 				return false
 			}
 			t.state.CompareAndSwap(trigPending, trigActed)

@@ -48,7 +48,9 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	}
 	var ps []nodeProxy
 	for _, name := range r.nodeNames() {
-		ps = append(ps, nodeProxy{name, r.cproxies[c.name][name]})
+		if r.groupOf[name] == group { // the group's master now, or a replica promoted later
+			ps = append(ps, nodeProxy{name, r.cproxies[c.name][name]})
+		}
 	}
 	r.mu.Unlock()
 	q := &reqRec{r: r, idx: r.rec.BeginReq(c.name, node, op, args)}
