@@ -238,7 +238,8 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 	while := func(wire []string) bool {
 		return h.open.Load() && t.state.Load() == trigPending && onKey(wire, key)
 	}
-	for _, p := range r.clientProxies(c, "") {
+	for _, node := range r.nodeNames() {
+		p := r.clientProxy(c, node)
 		p.OnReply(while, func(reply []byte) bool {
 			switch {
 			case !h.open.Load() || t.state.Load() != trigPending:
@@ -246,10 +247,48 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 			case refusedUnrun(reply):
 				return false
 			}
-			r.fire(t)
+			if t.after > 0 {
+				r.fire(t)
+				return true
+			}
+			r.withOthersHeld(node, p, func() { r.fire(t) })
 			return true
 		})
 	}
+}
+
+// withOthersHeld runs f while every other client's proxy to node holds
+// what the node sends (redistest.Proxy.Hold): a fault "right after" a
+// command ran acts before anyone else hears of it, as in the simulation,
+// where it acts in the same instant. Without it, an unlock's PUBLISH
+// reaches a waiting client, whose acquire can run on the node in the
+// millisecond the failover takes to kill it. Held bytes of a node killed
+// meanwhile die with it.
+func (r *run) withOthersHeld(node string, mine *redistest.Proxy, f func()) {
+	r.mu.Lock()
+	var held []*redistest.Proxy
+	for _, m := range r.cproxies {
+		if p := m[node]; p != nil && p != mine {
+			held = append(held, p)
+		}
+	}
+	r.mu.Unlock()
+	for _, p := range held {
+		p.Hold()
+	}
+	defer func() {
+		for _, p := range held {
+			p.Release()
+		}
+	}()
+	f()
+}
+
+// clientProxy is c's proxy to node.
+func (r *run) clientProxy(c *client, node string) *redistest.Proxy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cproxies[c.name][node]
 }
 
 // onKey reports whether the command wire (name first) names key among its

@@ -57,7 +57,7 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	q.open.Store(true)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
 	for _, np := range ps {
-		q.disarm = append(q.disarm, np.p.OnReply(match, func(reply []byte) bool {
+		q.disarm = append(q.disarm, np.p.OnReplyFirst(match, func(reply []byte) bool {
 			if q.open.Load() && !refusedUnrun(reply) {
 				r.noteRun(q, np.node)
 			}

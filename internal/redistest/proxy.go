@@ -176,10 +176,24 @@ func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
 // The returned function disarms it (a reply already on its way still runs
 // f: f should check whether it still wants it).
 func (p *Proxy) OnReply(m Match, f func(reply []byte) bool) (disarm func()) {
+	return p.onReply(m, f, false)
+}
+
+// OnReplyFirst is OnReply for a hook that runs before those OnReply armed
+// (say, one that notes when the command ran, before another acts on it).
+func (p *Proxy) OnReplyFirst(m Match, f func(reply []byte) bool) (disarm func()) {
+	return p.onReply(m, f, true)
+}
+
+func (p *Proxy) onReply(m Match, f func(reply []byte) bool, first bool) (disarm func()) {
 	ru := &rule{kind: ruleHook, match: m, left: 1, hook: f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rules = append(p.rules, ru)
+	if first {
+		p.rules = slices.Insert(p.rules, 0, ru)
+	} else {
+		p.rules = append(p.rules, ru)
+	}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
