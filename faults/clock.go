@@ -31,7 +31,7 @@ func (f ClockJump) Available(t Target) error {
 	if _, ok := t.(ClockSetter); ok {
 		return nil
 	}
-	return unavailable("kind", "clock-jump: redis-server and the clients use the machine's clock")
+	return unavailable("kind", "clock-jump: the target's clocks are the machine's")
 }
 
 func (f ClockJump) Validate(t Target) error {
@@ -73,7 +73,7 @@ func (f ClockDrift) Available(t Target) error {
 	if _, ok := t.(ClockSetter); ok {
 		return nil
 	}
-	return unavailable("kind", "clock-drift: redis-server and the clients use the machine's clock")
+	return unavailable("kind", "clock-drift: the target's clocks are the machine's")
 }
 
 func (f ClockDrift) Validate(t Target) error {

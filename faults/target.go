@@ -57,8 +57,9 @@ type ClientCrasher interface {
 }
 
 // ClockSetter is a target whose node and client clocks are its own to move:
-// the simulation. name is a node's or a client's (their names are unique
-// across both).
+// the simulation; and the real backend, whose nodes run under libfaketime
+// but whose clients read the machine's clock (it refuses a client's name).
+// name is a node's or a client's (their names are unique across both).
 type ClockSetter interface {
 	// JumpClock moves name's wall clock by by (negative: backward).
 	JumpClock(name string, by time.Duration) error

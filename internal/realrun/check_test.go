@@ -27,10 +27,12 @@ var realCapabilities = []struct {
 		"x.yaml:12: faults[0].kind: pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running) (not supported by -backend redis)"},
 	{"{kind: client-crash, at: 1s, client: c1}",
 		"x.yaml:12: faults[0].kind: client-crash: a client's goroutines cannot be killed (not supported by -backend redis)"},
-	{"{kind: clock-jump, at: 1s, node: m1, by: 1s}",
-		"x.yaml:12: faults[0].kind: clock-jump: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+	{"{kind: clock-jump, at: 1s, node: m1, by: 1s}", ""},
+	{"{kind: clock-drift, at: 1s, node: r1, ppm: 100}", ""},
+	{"{kind: clock-jump, at: 1s, client: c1, by: 1s}",
+		"x.yaml:12: faults[0].client: clock-jump c1 by 1s at 1s on client c1: a client's clock is the machine's (libfaketime moves only a node's) (not supported by -backend redis)"},
 	{"{kind: clock-drift, at: 1s, client: c1, ppm: 100}",
-		"x.yaml:12: faults[0].kind: clock-drift: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+		"x.yaml:12: faults[0].client: clock-drift c1 +100 ppm at 1s on client c1: a client's clock is the machine's (libfaketime moves only a node's) (not supported by -backend redis)"},
 	{"{kind: drop-requests, from: 1s, until: 2s}",
 		"x.yaml:12: faults[0].kind: drop-requests: the proxy only drops replies (not supported by -backend redis)"},
 	{"{kind: drop-pushes, from: 1s, until: 2s}",
@@ -45,6 +47,14 @@ var realCapabilities = []struct {
 		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
 	{"{kind: drop-replies, client: c1, on: {client: c1, op: release}}",
 		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
+}
+
+// byRun are the faults of realCapabilities of a kind the real target can
+// run (Available says yes) that realrun's own check refuses for the field
+// they name: a clock fault on a client.
+var byRun = map[string]bool{
+	"{kind: clock-jump, at: 1s, client: c1, by: 1s}":    true,
+	"{kind: clock-drift, at: 1s, client: c1, ppm: 100}": true,
 }
 
 // TestCheckFaultKinds: whether the real backend can run each fault kind has
@@ -82,7 +92,7 @@ faults:
 		// The same answer from the fault itself.
 		avail := s.Faults[0].Fault.Available(realTarget)
 		var u *faults.Unavailable
-		if (avail == nil) != (tc.want == "") || (avail != nil && !errors.As(avail, &u)) {
+		if (avail == nil) != (tc.want == "" || byRun[tc.fault]) || (avail != nil && !errors.As(avail, &u)) {
 			t.Errorf("%s: Available(real) = %v", tc.fault, avail)
 		}
 	}

@@ -159,8 +159,9 @@ type run struct {
 	rec  *Recorder
 	cl   *Cluster
 
-	servers map[string]*redistest.Server // every node by name
-	groupOf map[string]string            // node -> group
+	servers map[string]*redistest.Server    // every node by name
+	clocks  map[string]*redistest.FakeClock // the nodes whose clock moves (clock.go)
+	groupOf map[string]string               // node -> group
 
 	mu       sync.Mutex
 	current  map[string]string                      // group -> its master now
@@ -193,7 +194,8 @@ type run struct {
 func newRun(s *scenario.Scenario, opts Options) *run {
 	r := &run{s: s, opts: opts, servers: map[string]*redistest.Server{}, groupOf: map[string]string{},
 		current: map[string]string{}, links: map[string]*link{}, cproxies: map[string]map[string]*redistest.Proxy{},
-		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{}}
+		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{},
+		clocks: map[string]*redistest.FakeClock{}}
 	r.stopCtx, r.cancel = context.WithCancel(context.Background())
 	return r
 }
@@ -232,7 +234,8 @@ func (r *run) launch(name string, p sim.Persistence, replicaOf string) (*rediste
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	srv, err := redistest.Launch(redistest.Config{Bin: r.opts.Bin, Dir: dir, Persistence: persistence(p), ReplicaOf: replicaOf})
+	srv, err := redistest.Launch(redistest.Config{Bin: r.opts.Bin, Dir: dir, Persistence: persistence(p), ReplicaOf: replicaOf,
+		Clock: r.clocks[name]})
 	if srv != nil {
 		r.servers[name] = srv
 	}
@@ -245,6 +248,9 @@ func (r *run) launch(name string, p sim.Persistence, replicaOf string) (*rediste
 // start launches the servers, links and proxies, starts the history, the
 // faults due at 0, the clients, the snapshotter and the fault scheduler.
 func (r *run) start() error {
+	if err := r.makeClocks(); err != nil {
+		return err
+	}
 	if err := r.launchServers(); err != nil {
 		return err
 	}
