@@ -45,17 +45,22 @@ func replayUntil(t *testing.T, s *scenario.Scenario, attempts int) Result {
 }
 
 // processesUnder returns the command lines of the running processes whose
-// command line names dir (the run's servers name their directory in
-// --dir; under libfaketime, their clock file too).
+// working directory is dir or below it, or whose command line names dir: a
+// server's (redis-server changes into its --dir, and rewrites its command
+// line into "redis-server host:port", so the directory is the reliable
+// sign).
 func processesUnder(dir string) []string {
 	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), dir) {
+		cmd, err := os.ReadFile(p + "/cmdline")
+		if err != nil {
 			continue
 		}
-		out = append(out, strings.ReplaceAll(string(b), "\x00", " "))
+		cwd, _ := os.Readlink(p + "/cwd")
+		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.Contains(string(cmd), dir) {
+			out = append(out, strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
 	}
 	return out
 }
