@@ -24,6 +24,7 @@ import (
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
 )
 
 // ErrNoServer is returned (wrapped) by Run when redis-server cannot be run.
@@ -40,9 +41,13 @@ type Options struct {
 	// show expiries in the history (default 10ms). Every operation's return
 	// also takes one.
 	SnapshotEvery time.Duration
-	// StopTimeout bounds the wait for the clients' goroutines at the end
-	// (default 10 s); a run whose goroutines do not stop is an error.
+	// StopTimeout bounds the wait for the clients' goroutines (or worker
+	// processes) at the end (default 10 s); a run whose goroutines do not
+	// stop is an error.
 	StopTimeout time.Duration
+	// Workers runs every client as a worker process (worker.go) even when
+	// no fault pauses one (a scenario with a pause always does).
+	Workers bool
 }
 
 // Result is one real run of a scenario.
@@ -187,6 +192,15 @@ type run struct {
 	subs    []lock.Subscription
 	bg      sync.WaitGroup // the snapshotter and the fault scheduler
 
+	// Worker processes (worker.go): the clients' processes, by name and in
+	// order, when the run's clients are processes; res is the fenced
+	// resource their writes reach. sink is set in a worker process
+	// (workerproc.go), where the run is the one client's.
+	workers    map[string]*worker
+	workerList []*worker
+	res        *traffic.Resource
+	sink       *workerSink
+
 	errMu sync.Mutex
 	errs  []error
 }
@@ -260,17 +274,26 @@ func (r *run) start() error {
 	if err := r.listenClients(); err != nil {
 		return err
 	}
+	r.res = r.s.NewResource()
+	if r.opts.Workers || usesWorkers(r.s) {
+		if err := r.startWorkers(); err != nil {
+			return err
+		}
+	}
 	r.startHistory()
 	later, err := r.startFaults()
 	if err != nil {
 		return err
 	}
-	res := r.s.NewResource()
-	for _, sc := range r.s.Clients {
-		c := r.newClient(sc.Config)
-		r.clients = append(r.clients, c)
-		if err := r.s.StartWorkload(c, res); err != nil {
-			return err
+	if r.workers != nil {
+		r.goWorkers()
+	} else {
+		for _, sc := range r.s.Clients {
+			c := r.newClient(sc.Config)
+			r.clients = append(r.clients, c)
+			if err := r.s.StartWorkload(c, r.res); err != nil {
+				return err
+			}
 		}
 	}
 	r.bg.Add(2)
@@ -432,6 +455,7 @@ func (r *run) stop() (time.Duration, error) {
 	subs := slices.Clone(r.subs)
 	r.taskMu.Unlock()
 	r.cancel()
+	werr := r.stopWorkers()
 	for _, t := range timers {
 		t.t.Stop()
 	}
@@ -465,7 +489,7 @@ func (r *run) stop() (time.Duration, error) {
 		c.closeRedis()
 	}
 	r.bg.Wait()
-	return end, err
+	return end, errors.Join(err, werr)
 }
 
 // close releases everything start made (also after a failed start).
@@ -479,6 +503,7 @@ func (r *run) close() error {
 	}
 	r.cancel()
 	r.bg.Wait()
+	r.closeWorkers()
 	for _, m := range r.cproxies {
 		for _, p := range m {
 			p.Close() // idempotent

@@ -1,0 +1,187 @@
+package realrun
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenario"
+)
+
+// firstHolderC3 are the clients that make c3 the first holder on real
+// servers, as the seed makes it in the simulation: c1 and c2 start 150ms
+// late (30ms at scale 0.2), long after c3's first acquire (a few
+// milliseconds) and before the pause.
+const firstHolderC3 = "clients:\n  - {name: c1, start: 150ms}\n  - {name: c2, start: 150ms}\n  - {name: c3}\n"
+
+// pinnedK loads a canonical K scenario with firstHolderC3 for its clients,
+// scaled by 0.2, and checks that the simulation still gives the
+// file's verdict.
+func pinnedK(t *testing.T, file string) *scenario.Scenario {
+	t.Helper()
+	b, err := os.ReadFile("../../scenarios/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "clients:\n  - {count: 3}\n", firstHolderC3, 1)
+	if text == string(b) {
+		t.Fatalf("%s: no clients entry {count: 3} to replace", file)
+	}
+	s, err := scenario.ParseScaled(file, []byte(text), 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := s.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sim.Match {
+		t.Fatalf("%s with c3 the first holder: the simulation disagrees with the file: %s", file, sim.Why)
+	}
+	return s
+}
+
+// pauseWindow returns the pause record of client in recs: its time and
+// duration.
+func pauseWindow(t *testing.T, recs []history.Record, client string) (at, d time.Duration) {
+	t.Helper()
+	for _, rec := range recs {
+		if rec.Kind == history.KindFault && rec.Op == history.FaultPause && rec.Client == client {
+			d, err := time.ParseDuration(rec.Detail)
+			if err != nil {
+				t.Fatalf("pause record %+v: %v", rec, err)
+			}
+			return time.Duration(rec.T), d
+		}
+	}
+	t.Fatalf("no pause record of %s", client)
+	return 0, 0
+}
+
+// frozenDuring asserts that client called nothing while it was paused (a
+// margin of 5ms either side for the signal's delivery): its process was
+// stopped, its timers and watchdog with it.
+func frozenDuring(t *testing.T, recs []history.Record, client string, at, d time.Duration) {
+	t.Helper()
+	for _, rec := range recs {
+		if rec.Kind == history.KindOp && rec.Client == client && rec.At() > at+5*time.Millisecond && rec.At() < at+d-5*time.Millisecond {
+			t.Errorf("%s called %s at %v, while paused from %v for %v", client, rec.Op, rec.At(), at, d)
+		}
+	}
+}
+
+// TestPauseK1 replays both K1s on real servers with every client a worker
+// process and the pause a real SIGSTOP/SIGCONT of c3's process: c3, the
+// first holder, is frozen past its lease (explicit, or its watchdog's),
+// the key expires, c2 or c1 takes the lock, and c3 still believes it holds
+// it when it thaws: mutual exclusion is violated, as in the simulation.
+// c3 calls nothing while frozen (not even its watchdog's renewal), and no
+// process of the run is left behind.
+func TestPauseK1(t *testing.T) {
+	redistest.Binary(t)
+	for _, file := range []string{"k1-pause-longer-than-lease.yaml", "k1-pause-watchdog.yaml"} {
+		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			s := pinnedK(t, file)
+			r := replayUntil(t, s, 3)
+			at, d := pauseWindow(t, r.Records, "c3")
+			if d != time.Duration(float64(5*time.Second)*0.2) && d != time.Duration(float64(6*time.Second)*0.2) {
+				t.Errorf("pause of %v", d)
+			}
+			frozenDuring(t, r.Records, "c3", at, d)
+		})
+	}
+}
+
+// TestPauseK2 replays K2 the same way: the fenced resource lives in the
+// coordinator and the worker's writes reach it over the pipe. c3's writes
+// after it thaws carry an older token than c2's or c1's and are refused:
+// mutual exclusion is violated, no stale write is accepted.
+func TestPauseK2(t *testing.T) {
+	redistest.Binary(t)
+	s := pinnedK(t, "k2-fencing-pause.yaml")
+	r := replayUntil(t, s, 3)
+	at, d := pauseWindow(t, r.Records, "c3")
+	frozenDuring(t, r.Records, "c3", at, d)
+	accepted, refused := 0, 0
+	for _, rec := range r.Records {
+		if rec.Kind != history.KindOp || rec.Op != history.OpWrite {
+			continue
+		}
+		switch {
+		case rec.Outcome == history.OutcomeOK:
+			accepted++
+		case rec.Outcome == history.OutcomeFail && rec.Client == "c3" && rec.At() >= at+d:
+			refused++
+		}
+	}
+	if accepted == 0 || refused == 0 {
+		t.Fatalf("%d writes accepted, %d of c3's refused after its pause: want both", accepted, refused)
+	}
+}
+
+// TestWorkersWithoutPause: a scenario without a pause runs its clients as
+// processes when asked (Options.Workers), with the verdict the in-process
+// clients give (baseline-simple: ok), and leaves no process behind.
+func TestWorkersWithoutPause(t *testing.T) {
+	bin := redistest.Binary(t)
+	s, err := scenario.LoadScaled("../../scenarios/baseline-simple.yaml", 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	r, err := Run(s, Options{Bin: bin, Dir: dir, Workers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v with worker processes", time.Since(start).Round(time.Millisecond))
+	if !r.Match || len(r.Verdict.Kinds()) != 0 {
+		t.Fatalf("%s: %s", r.Verdict, r.Why)
+	}
+	ops := 0
+	for _, rec := range r.Records {
+		if rec.Kind == history.KindOp && rec.Outcome == history.OutcomeOK {
+			ops++
+		}
+	}
+	if ops < 4 {
+		t.Fatalf("only %d ops ok: the workers hardly ran", ops)
+	}
+	if left := processesUnder(dir); len(left) > 0 {
+		t.Fatalf("processes left behind: %v", left)
+	}
+}
+
+// TestWorkerEndsWithItsPipe: a worker whose coordinator goes away (its
+// stdin closes) exits at once, before or after its start.
+func TestWorkerEndsWithItsPipe(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, input := range []string{"", `{"k":"init","file":"x.yaml","data":"bm90IHlhbWw6IFs=","scale":1,"client":"c1"}` + "\n"} {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), workerEnv+"=1")
+		cmd.Stdin = strings.NewReader(input)
+		done := make(chan error, 1)
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("input %q: the worker did not exit with its pipe closed", input)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("input %q: the worker took %v to exit", input, time.Since(start))
+		}
+	}
+}
