@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
@@ -183,5 +184,32 @@ func TestWorkerEndsWithItsPipe(t *testing.T) {
 		if time.Since(start) > 5*time.Second {
 			t.Errorf("input %q: the worker took %v to exit", input, time.Since(start))
 		}
+	}
+}
+
+// TestPauseK1Control: the same run without the pause keeps mutual
+// exclusion: the violation of TestPauseK1 is the SIGSTOP's.
+func TestPauseK1Control(t *testing.T) {
+	bin := redistest.Binary(t)
+	b, err := os.ReadFile("../../scenarios/k1-pause-longer-than-lease.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "clients:\n  - {count: 3}\n", firstHolderC3, 1)
+	text = strings.Replace(text, "faults:\n  - {at: 300ms, kind: pause, client: c3, for: 5s}\n", "", 1)
+	text = strings.Replace(text, "expect:\n  violated: [mutual-exclusion]\n", "expect: ok\n", 1)
+	s, err := scenario.ParseScaled("k1-no-pause.yaml", []byte(text), 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Expect.Matches(checker.Verdict{}); len(s.Faults) != 0 || !ok {
+		t.Fatalf("the control still has %d faults, or does not expect ok", len(s.Faults))
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir(), Workers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Match {
+		t.Fatalf("without the pause: %s", r.Why)
 	}
 }
