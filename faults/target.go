@@ -45,7 +45,8 @@ type Target interface {
 }
 
 // ClientPauser is a target that can freeze a client (its processes, timers
-// and replies) for a while: the simulation.
+// and replies) for a while: the simulation, and the real backend (SIGSTOP
+// of the client's worker process).
 type ClientPauser interface {
 	PauseClient(name string, d time.Duration) error
 }

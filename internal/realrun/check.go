@@ -18,9 +18,10 @@ import (
 // machine's clock; a node's clock runs under libfaketime, clock.go);
 // client latency and non-fixed replication lag (the proxy delays by a
 // fixed time only); and the fault kinds whose Available refuses the real
-// target (package faults says which, each in its own file: pauses, client
+// target (package faults says which, each in its own file: client
 // crashes, faults bound to an operation, and every link fault but
-// drop-replies with p 1).
+// drop-replies with p 1). A pause runs: the clients are then worker
+// processes (worker.go).
 func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")

@@ -19,11 +19,18 @@ import (
 // fails the test with the history when no attempt matches.
 func replayUntil(t *testing.T, s *scenario.Scenario, attempts int) Result {
 	t.Helper()
+	return replayWith(t, s, attempts, Options{})
+}
+
+// replayWith is replayUntil with opts (Bin and Dir are the test's).
+func replayWith(t *testing.T, s *scenario.Scenario, attempts int, opts Options) Result {
+	t.Helper()
 	bin := redistest.Binary(t)
 	for i := 1; ; i++ {
 		start := time.Now()
 		dir := t.TempDir()
-		r, err := Run(s, Options{Bin: bin, Dir: dir})
+		opts.Bin, opts.Dir = bin, dir
+		r, err := Run(s, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

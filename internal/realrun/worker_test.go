@@ -213,3 +213,28 @@ func TestPauseK1Control(t *testing.T) {
 		t.Fatalf("without the pause: %s", r.Why)
 	}
 }
+
+// TestWorkersFollowFailover: worker processes dial a group's new master
+// after a failover (the coordinator tells them), so F0 with a lagging
+// replica violates mutual exclusion with worker clients as with in-process
+// ones (up to four attempts, as TestScenarioReplay allows).
+func TestWorkersFollowFailover(t *testing.T) {
+	s, err := scenario.LoadScaled("../../scenarios/f0-failover-lagging-replica.yaml", 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replayWith(t, s, 4, Options{Workers: true})
+	var failover time.Duration = -1
+	after := 0
+	for _, rec := range r.Records {
+		if rec.Kind == history.KindFault && rec.Op == history.FaultFailover && failover < 0 {
+			failover = rec.At()
+		}
+		if failover >= 0 && rec.Kind == history.KindOp && rec.Op == history.OpAcquire && rec.Outcome == history.OutcomeOK && rec.At() > failover {
+			after++
+		}
+	}
+	if failover < 0 || after == 0 {
+		t.Fatalf("failover at %v, %d acquires ok after it: the workers did not reach the new master", failover, after)
+	}
+}
