@@ -25,6 +25,7 @@ import (
 // leaks.
 func TestMain(m *testing.M) {
 	MaybeWorker()
+	orphanHelper() // TestPausedWorkerDiesWithCoordinator's coordinator
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,9 +1,11 @@
 package realrun
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,4 +239,81 @@ func TestWorkersFollowFailover(t *testing.T) {
 	if failover < 0 || after == 0 {
 		t.Fatalf("failover at %v, %d acquires ok after it: the workers did not reach the new master", failover, after)
 	}
+}
+
+// orphanEnv makes the test binary the coordinator of
+// TestPausedWorkerDiesWithCoordinator: it starts a worker as a run does,
+// stops it (SIGSTOP, as a pause), prints its pid and waits to be killed.
+const orphanEnv = "LOCKSIM_TEST_ORPHAN_COORDINATOR"
+
+func orphanHelper() {
+	if os.Getenv(orphanEnv) == "" {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		os.Exit(3)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), workerEnv+"=1", orphanEnv+"=")
+	cmd.SysProcAttr = workerProcAttr()
+	if _, err := cmd.StdinPipe(); err != nil { // held open: only the kernel can end the worker
+		os.Exit(3)
+	}
+	if err := cmd.Start(); err != nil {
+		os.Exit(3)
+	}
+	_ = cmd.Process.Signal(syscall.SIGSTOP)
+	fmt.Println(cmd.Process.Pid)
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// TestPausedWorkerDiesWithCoordinator: a worker paused by SIGSTOP cannot
+// read its closed pipe; when its coordinator is killed (SIGKILL: no
+// cleanup runs), the kernel kills the worker too (Pdeathsig), so that no
+// worker outlives its run.
+func TestPausedWorkerDiesWithCoordinator(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := exec.Command(exe)
+	coord.Env = append(os.Environ(), orphanEnv+"=1")
+	out, err := coord.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+		_ = coord.Process.Kill()
+		_ = coord.Wait()
+		t.Fatalf("no worker pid from the coordinator: %v", err)
+	}
+	if !alive(pid) {
+		t.Fatalf("worker %d not running before its coordinator dies", pid)
+	}
+	_ = coord.Process.Kill()
+	_ = coord.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("worker %d outlived its coordinator", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
