@@ -52,14 +52,17 @@ type ClientPauser interface {
 }
 
 // ClientCrasher is a target that can kill a client for good: the
-// simulation.
+// simulation, and the real backend (SIGKILL of the client's worker
+// process).
 type ClientCrasher interface {
 	CrashClient(name string) error
 }
 
 // ClockSetter is a target whose node and client clocks are its own to move:
 // the simulation; and the real backend, whose nodes run under libfaketime
-// but whose clients read the machine's clock (it refuses a client's name).
+// but whose clients run on the machine's clock (a client's jump changes
+// nothing the lock code reads, as in the simulation; it refuses a client's
+// drift).
 // name is a node's or a client's (their names are unique across both).
 type ClockSetter interface {
 	// JumpClock moves name's wall clock by by (negative: backward).

@@ -14,14 +14,14 @@ import (
 // feature is supported.
 //
 // Unsupported: random faults (rates); a client's clock drift, in the
-// topology or as a fault, and a client's clock jump (the clients read the
-// machine's clock; a node's clock runs under libfaketime, clock.go);
+// topology or as a fault (the clients run at the machine's rate; a node's
+// clock runs under libfaketime, clock.go);
 // client latency and non-fixed replication lag (the proxy delays by a
 // fixed time only); and the fault kinds whose Available refuses the real
-// target (package faults says which, each in its own file: client
-// crashes, faults bound to an operation, and every link fault but
-// drop-replies with p 1). A pause runs: the clients are then worker
-// processes (worker.go).
+// target (package faults says which, each in its own file: faults bound
+// to an operation, and every link fault but drop-replies with p 1). A
+// pause and a client crash run: the clients are then worker processes
+// (worker.go).
 func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")

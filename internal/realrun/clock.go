@@ -6,9 +6,10 @@ package realrun
 // (redistest.FakeClock), which the fault rewrites. redis-server's key
 // expiry reads that clock (the realtime one, redistest/faketime.go), so a
 // jump forward expires its keys early, as the simulation's node clock does.
-// The clients' clocks stay the machine's: a client runs in this process
-// (Go reads the clock through the vDSO, out of libfaketime's reach), and
-// checkClockFaults refuses a clock fault naming one.
+// The clients' clocks stay the machine's: Go reads the clock through the
+// vDSO, out of libfaketime's reach. A client's clock jump is recorded and
+// changes nothing (as in the simulation: lock code measures on the
+// monotonic clock); checkClockFaults refuses a client's drift.
 
 import (
 	"fmt"
@@ -98,8 +99,15 @@ func (r *run) clock(name string) (*redistest.FakeClock, error) {
 }
 
 // JumpClock moves node name's clock by by, and records it as the
-// simulation does.
+// simulation does. A client's jump is recorded and changes nothing, as in
+// the simulation: the lock code measures time with Go's monotonic clock
+// (time.Now().Sub, timers), which a step of the wall clock does not move
+// on a real machine either.
 func (r *run) JumpClock(name string, by time.Duration) error {
+	if _, ok := r.cproxies[name]; ok {
+		r.rec.Fault(history.FaultClockJump, "", name, by.String())
+		return nil
+	}
 	c, err := r.clock(name)
 	if err != nil {
 		return err
@@ -125,23 +133,17 @@ func (r *run) SetDrift(name string, ppm int64) error {
 	return nil
 }
 
-// checkClockFaults refuses a clock fault naming a client: the run's
-// clients read the machine's clock. (The kinds are available on the real
-// target, which moves nodes' clocks; which clock is the fault's field.)
+// checkClockFaults refuses a clock drift naming a client: the run's
+// clients run on the machine's oscillator, and Go reads its clocks through
+// the vDSO, out of libfaketime's reach. (The kind is available on the real
+// target, which drifts nodes' clocks; which clock is the fault's field.) A
+// client's clock jump runs: it moves nothing the lock code reads
+// (JumpClock).
 func checkClockFaults(s *scenario.Scenario) error {
 	for i, f := range s.Faults {
-		var client string
-		switch f := f.Fault.(type) {
-		case faults.ClockJump:
-			client = f.Client
-		case faults.ClockDrift:
-			client = f.Client
-		default:
-			continue
-		}
-		if client != "" {
+		if d, ok := f.Fault.(faults.ClockDrift); ok && d.Client != "" {
 			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].client", i),
-				"%s on client %s: a client's clock is the machine's (libfaketime moves only a node's)", f.Fault.Name(), client)
+				"%s on client %s: a client's clock runs at the machine's rate (libfaketime drifts only a node's)", f.Fault.Name(), d.Client)
 		}
 	}
 	return nil

@@ -2,9 +2,9 @@ package realrun
 
 // The run as the target of faults (faults.Target): the steps of the
 // scripted faults, scheduled by the clock, on real servers and proxies.
-// What it lacks of the simulation's capabilities (faults.ClientCrasher,
-// RuleAdder, OpBinder) is what package faults reports it cannot run
-// (Check); it pauses clients (worker.go) and moves nodes' clocks
+// What it lacks of the simulation's capabilities (faults.RuleAdder,
+// OpBinder) is what package faults reports it cannot run (Check); it
+// pauses and crashes clients (worker.go) and moves nodes' clocks
 // (clock.go).
 
 import (

@@ -56,7 +56,10 @@ import (
 // workerEnv marks a process started as a client worker.
 const workerEnv = "LOCKSIM_REALRUN_WORKER"
 
-var _ faults.ClientPauser = (*run)(nil)
+var (
+	_ faults.ClientPauser  = (*run)(nil)
+	_ faults.ClientCrasher = (*run)(nil)
+)
 
 // wmsg is one line between the coordinator and a worker; K says which
 // message it is and which fields it uses.
@@ -92,11 +95,15 @@ type wmsg struct {
 	Err string `json:"err,omitempty"`
 }
 
-// usesWorkers reports whether s's clients must be processes: s pauses one.
+// usesWorkers reports whether s's clients must be processes: s pauses or
+// crashes one.
 func usesWorkers(s *scenario.Scenario) bool {
 	return slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool {
-		_, ok := f.Fault.(faults.Pause)
-		return ok
+		switch f.Fault.(type) {
+		case faults.Pause, faults.ClientCrash:
+			return true
+		}
+		return false
 	})
 }
 
@@ -114,9 +121,10 @@ type worker struct {
 
 	ready chan error // the first answer to init: nil (ready) or the failure
 
-	mu     sync.Mutex
-	paused bool
-	reaped bool
+	mu      sync.Mutex
+	paused  bool
+	crashed bool // killed by a client-crash: nothing more of it is recorded
+	reaped  bool
 
 	ops map[int64]history.Op // the reader's own
 }
@@ -223,6 +231,12 @@ func (w *worker) read() {
 	defer func() { signalReady(fmt.Errorf("realrun: the worker of %s exited before it was ready", w.name)) }()
 	r := w.r
 	for sc.Scan() {
+		w.mu.Lock()
+		crashed := w.crashed
+		w.mu.Unlock()
+		if crashed {
+			continue // its open ops stay unknown, as in the simulation
+		}
 		var m wmsg
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			r.fail(fmt.Errorf("realrun: worker %s: %w", w.name, err))
@@ -303,12 +317,36 @@ func (r *run) PauseClient(name string, d time.Duration) error {
 	return nil
 }
 
+// CrashClient kills client name's worker process (SIGKILL): it sends no
+// more requests, renewals or records; its open operations stay unknown and
+// what it sent but the coordinator had not read yet is dropped. Recorded as
+// the simulation records it.
+func (r *run) CrashClient(name string) error {
+	w, ok := r.workers[name]
+	if !ok {
+		return fmt.Errorf("realrun: crash %s: the client is not a worker process", name)
+	}
+	w.mu.Lock()
+	if w.crashed || w.reaped {
+		w.mu.Unlock()
+		return fmt.Errorf("realrun: crash %s: the client has already crashed", name)
+	}
+	w.crashed = true
+	err := w.cmd.Process.Kill()
+	w.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("realrun: crash %s: %w", name, err)
+	}
+	r.rec.Fault(history.FaultClientCrash, "", name, "process killed: no more requests, renewals or operations")
+	return nil
+}
+
 // signal sends sig to the worker and marks it paused or not; a worker
 // already reaped is an error.
 func (w *worker) signal(sig syscall.Signal, paused bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.reaped {
+	if w.reaped || w.crashed {
 		return fmt.Errorf("realrun: signal %v to the worker of %s: it has exited", sig, w.name)
 	}
 	if err := w.cmd.Process.Signal(sig); err != nil {

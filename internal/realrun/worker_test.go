@@ -317,3 +317,48 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
+
+// TestClientCrashKillsWorker: a client-crash is a SIGKILL of the client's
+// worker process. c1 holds a 1 s lease for 2 s and is killed at 300ms: it
+// calls nothing more, its key expires at its lease's end, and c2 takes the
+// lock only then; the run is ok, as in the simulation.
+func TestClientCrashKillsWorker(t *testing.T) {
+	s, err := scenario.Parse("crash.yaml", []byte(`name: client-crash-holder
+duration: 3s
+topology: {nodes: [{name: m1}]}
+clients:
+  - {name: c1}
+  - {name: c2, start: 100ms}
+algorithm: {kind: simple, ttl: 1s, hold: 2s, think: 100ms}
+faults:
+  - {kind: client-crash, at: 300ms, client: c1}
+expect: ok
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := s.Run(1)
+	if err != nil || !sim.Match {
+		t.Fatalf("the simulation: %v %s", err, sim.Why)
+	}
+	r := replayUntil(t, s, 1)
+	var crash time.Duration = -1
+	c2After := false
+	for _, rec := range r.Records {
+		switch {
+		case rec.Kind == history.KindFault && rec.Op == history.FaultClientCrash && rec.Client == "c1":
+			crash = rec.At()
+		case rec.Kind == history.KindOp && rec.Client == "c1" && crash >= 0:
+			t.Errorf("c1 called %s at %v, after its crash at %v", rec.Op, rec.At(), crash)
+		case rec.Kind == history.KindOp && rec.Client == "c2" && rec.Op == history.OpAcquire && rec.Outcome == history.OutcomeOK:
+			end, _ := rec.Returned()
+			if end < 900*time.Millisecond {
+				t.Errorf("c2 acquired at %v, before c1's lease ended", end)
+			}
+			c2After = true
+		}
+	}
+	if crash < 300*time.Millisecond || !c2After {
+		t.Fatalf("crash of c1 at %v (want at 300ms or later); c2 acquired after it: %v", crash, c2After)
+	}
+}
