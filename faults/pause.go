@@ -26,7 +26,7 @@ func (f Pause) Available(t Target) error {
 	if _, ok := t.(ClientPauser); ok {
 		return nil
 	}
-	return unavailable("kind", "pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running)")
+	return unavailable("kind", "pause: the target cannot freeze a client")
 }
 
 func (f Pause) Validate(t Target) error {

@@ -86,8 +86,8 @@ func TestRealBackendDirectorySkips(t *testing.T) {
 // servers with its clients as worker processes (this test binary started
 // again: worker.go's init), gives a verdict line with the pause in its
 // history, and leaves nothing running. Whether the pause hits the holder
-// is real time's (K1's c3 is the first holder about one run in three), so
-// the exit may be 0 or 1, never 2.
+// is real time's (K1's c3 is the first holder in some runs only), so the
+// exit may be 0 or 1, never 2.
 func TestRealBackendPause(t *testing.T) {
 	redistest.Binary(t)
 	defer goleak.VerifyNone(t)
