@@ -56,6 +56,13 @@ import (
 // workerEnv marks a process started as a client worker.
 const workerEnv = "LOCKSIM_REALRUN_WORKER"
 
+// workerCommand is the command of a worker: the running executable (a test
+// replaces it with one that is no worker).
+var workerCommand = func() (string, []string, error) {
+	exe, err := os.Executable()
+	return exe, nil, err
+}
+
 var (
 	_ faults.ClientPauser  = (*run)(nil)
 	_ faults.ClientCrasher = (*run)(nil)
@@ -144,9 +151,12 @@ func (r *run) startWorkers() error {
 	if !workersSupported {
 		return fmt.Errorf("realrun: %s: client worker processes (for a pause) need Linux", r.s.File)
 	}
-	exe, err := os.Executable()
+	exe, args, err := workerCommand()
 	if err != nil {
 		return fmt.Errorf("realrun: worker processes: %w", err)
+	}
+	if os.Getenv(workerEnv) != "" {
+		return errors.New("realrun: a worker process cannot start workers (its executable did not run as a worker: call realrun.MaybeWorker first)")
 	}
 	if len(r.s.Source) == 0 {
 		return fmt.Errorf("realrun: %s: worker processes need the scenario's text (Scenario.Source)", r.s.File)
@@ -155,7 +165,7 @@ func (r *run) startWorkers() error {
 	for _, sc := range r.s.Clients {
 		name := sc.Config.Name
 		w := &worker{r: r, name: name, done: make(chan struct{}), ready: make(chan error, 1), ops: map[int64]history.Op{}}
-		w.cmd = exec.Command(exe)
+		w.cmd = exec.Command(exe, args...)
 		w.cmd.Env = append(os.Environ(), workerEnv+"=1")
 		w.cmd.Dir = r.opts.Dir // where the run's processes are found (tests)
 		w.cmd.Stderr = os.Stderr
@@ -239,6 +249,15 @@ func (w *worker) read() {
 		}
 		var m wmsg
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			if !readySent {
+				// Not a worker: an executable that does not call
+				// MaybeWorker first runs as itself (a test binary would
+				// run its tests).
+				signalReady(fmt.Errorf("realrun: the worker of %s answered %q: the executable must call realrun.MaybeWorker first (in main, or in TestMain)",
+					w.name, truncate(sc.Text(), 80)))
+				w.kill()
+				continue
+			}
 			r.fail(fmt.Errorf("realrun: worker %s: %w", w.name, err))
 			continue
 		}
@@ -275,6 +294,14 @@ func (w *worker) read() {
 			r.fail(fmt.Errorf("realrun: worker %s: unknown message %q", w.name, m.K))
 		}
 	}
+}
+
+// truncate shortens s to n bytes for a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // beginAt records the call of an operation at t (a worker's stamp), as

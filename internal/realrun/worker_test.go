@@ -362,3 +362,30 @@ expect: ok
 		t.Fatalf("crash of c1 at %v (want at 300ms or later); c2 acquired after it: %v", crash, c2After)
 	}
 }
+
+// TestWorkerNotWorkerAware: an executable that does not run as a worker
+// (here: a shell printing something else, as a test binary without
+// MaybeWorker would print its tests' output) fails the run's start with a message naming MaybeWorker,
+// and is killed and reaped.
+func TestWorkerNotWorkerAware(t *testing.T) {
+	redistest.Binary(t)
+	s, err := scenario.LoadScaled("../../scenarios/baseline-simple.yaml", 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := newRun(s, Options{StopTimeout: 5 * time.Second, Dir: dir})
+	old := workerCommand
+	workerCommand = func() (string, []string, error) {
+		return "/bin/sh", []string{"-c", "echo not a worker; exec sleep 60"}, nil
+	}
+	defer func() { workerCommand = old }()
+	err = r.startWorkers()
+	r.closeWorkers()
+	if left := processesUnder(dir); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+	if err == nil || !strings.Contains(err.Error(), "realrun.MaybeWorker") {
+		t.Fatalf("start: %v", err)
+	}
+}
