@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report
+.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real
 
 # The linters make lint runs, pinned: go run fetches each from the module
 # proxy the first time (deadcode at the x/tools version go.mod requires).
@@ -82,6 +82,21 @@ bench-peers:
 # split it over machines, see examples/README.md (Sharded sweeps).
 report:
 	GOGC=400 $(GO) run ./cmd/simulate compare -seeds 100 -out reports
+
+# agree runs every committed scenario in the simulation and on real
+# redis-server processes and writes the agreement table into README.md
+# (between its markers). Real time: several minutes; needs redis-server.
+# CI does not run it.
+agree:
+	$(GO) run ./cmd/simulate agree -readme README.md
+
+# real runs the real-server tests (internal/redistest, internal/realrun)
+# with LOCKSIM_REAL set, which adds the long cases make test leaves out (a
+# Sentinel failover of a frozen master, SIGSTOP instead of SIGKILL); it
+# needs redis-server and redis-sentinel and fails without them. About a
+# minute and a half. CI does not run it.
+real:
+	LOCKSIM_REAL=1 LOCKSIM_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 20m ./internal/redistest/ ./internal/realrun/
 
 # soak runs the long determinism sweep, 2,000 fault-free seeds of every
 # baseline scenario (zero false positives), and the fault searches with

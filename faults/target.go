@@ -10,7 +10,7 @@ import (
 // redis-server processes (internal/realrun). It holds what every fault kind
 // both backends run needs; what only some targets can do is a capability
 // interface below (ClientPauser, ClientCrasher, ClockSetter, RuleAdder,
-// ReplyDropper, OpBinder), and each fault kind says in its Available which
+// ReplyDropper, OpActor, OpBinder, OpLinker), and each fault kind says in its Available which
 // ones it needs, so that whether a target can run a fault has one answer,
 // in the fault's own file.
 type Target interface {
@@ -85,20 +85,38 @@ type ReplyDropper interface {
 	DropReplies(client, node string, from, until time.Duration, name string) error
 }
 
-// OpBinder is a target that can bind a fault to an operation instead of an
-// instant (OnOp): the simulation, which sees every operation's call,
-// application and return.
-type OpBinder interface {
-	RuleAdder
+// OpActor is a target that can run an instant fault at an operation's
+// event instead of an instant (OnOp): the simulation, which sees every
+// operation's call, application and return, and the real backend, which
+// sees calls and returns in its recorder and an application as the first
+// reply to the operation's requests reaching its proxy.
+type OpActor interface {
 	// ActOnOp runs act after the event ev of the op sel selects, after
 	// later, once (sim.World.OnOp); an error from act is handled as
 	// ActAt's.
 	ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error
 	// CheckOnOp returns what ActOnOp would reject in sel, ev and after.
 	CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error
+}
+
+// OpBinder is a target that can bind any fault to an operation, link rules
+// on the op's messages included: the simulation.
+type OpBinder interface {
+	OpActor
+	RuleAdder
 	// CheckRule returns what AddRule would reject in r (a rule bound to
 	// an op included).
 	CheckRule(r sim.Rule) error
+}
+
+// OpLinker is a target whose proxies act on an operation's messages, and
+// on nothing finer: on the op's first n requests (EveryMessage: all of
+// them) on its client's links to f.Node (empty: every node), it drops the
+// replies (f.Kind DropReplies) or delays the requests, the replies or both
+// by a fixed time (f.Kind Delay), each with probability 1: the real
+// backend. Available says which link faults that is.
+type OpLinker interface {
+	OpLink(sel sim.OpSelector, f LinkFault, n int, name string) error
 }
 
 // Unavailable is a fault's answer to a target that cannot run it (the

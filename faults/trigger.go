@@ -97,13 +97,26 @@ func eventPhrase(ev sim.OpEvent) string {
 // backend has none: it schedules its faults by the clock. On such a target
 // the bound fault must be available too.
 func (f OnOp) Available(t Target) error {
-	if _, ok := t.(OpBinder); !ok {
-		return unavailable("on", "a fault bound to an operation: faults are scheduled by the clock here")
+	switch in := f.Fault.(type) {
+	case nil:
+		if _, ok := t.(OpActor); !ok {
+			return unavailable("on", "a fault bound to an operation: faults are scheduled by the clock here")
+		}
+		return nil // Validate says what is missing
+	case LinkFault:
+		if _, ok := t.(OpBinder); ok {
+			return nil
+		}
+		if _, ok := t.(OpLinker); !ok {
+			return unavailable("on", "a link fault bound to an operation: faults are scheduled by the clock here")
+		}
+		return in.opLinkable()
+	default:
+		if _, ok := t.(OpActor); !ok {
+			return unavailable("on", "a fault bound to an operation: faults are scheduled by the clock here")
+		}
+		return f.Fault.Available(t)
 	}
-	if f.Fault == nil {
-		return nil // Validate says so
-	}
-	return f.Fault.Available(t)
 }
 
 // Validate checks what is particular to binding the fault to an op (an
@@ -112,9 +125,8 @@ func (f OnOp) Available(t Target) error {
 // selector, the event, the delay), what its AddRule accepts (the op's rule),
 // and the fault itself.
 func (f OnOp) Validate(t Target) error {
-	b, ok := t.(OpBinder)
-	if !ok {
-		return f.Available(t)
+	if err := f.Available(t); err != nil {
+		return err
 	}
 	tr := f.Trigger
 	switch in := f.Fault.(type) {
@@ -122,7 +134,7 @@ func (f OnOp) Validate(t Target) error {
 		if tr.Event == "" {
 			return fmt.Errorf("trigger: %s needs an event (call, applied or return)", in.what())
 		}
-		if err := b.CheckOnOp(tr.Op, tr.Event, tr.After); err != nil {
+		if err := t.(OpActor).CheckOnOp(tr.Op, tr.Event, tr.After); err != nil {
 			return fmt.Errorf("trigger: %w", err)
 		}
 		if tr.Messages != 0 {
@@ -146,7 +158,13 @@ func (f OnOp) Validate(t Target) error {
 		if err != nil {
 			return err
 		}
-		return b.CheckRule(r)
+		if b, ok := t.(OpBinder); ok {
+			return b.CheckRule(r)
+		}
+		if in.Client != "" && in.Client != tr.Op.Client {
+			return fmt.Errorf("trigger: the replies dropped are %s's, the op's client, not %s's", tr.Op.Client, in.Client)
+		}
+		return t.(OpActor).CheckOnOp(tr.Op, sim.OpCall, 0)
 	}
 	return notBindable(f.Fault)
 }
@@ -155,19 +173,40 @@ func (f OnOp) Apply(t Target) error {
 	if err := f.Available(t); err != nil {
 		return err
 	}
-	b := t.(OpBinder)
 	tr := f.Trigger
 	switch in := f.Fault.(type) {
 	case instant:
-		return b.ActOnOp(tr.Op, tr.Event, tr.After, f.Name(), func() error { return in.now(t) })
+		return t.(OpActor).ActOnOp(tr.Op, tr.Event, tr.After, f.Name(), func() error { return in.now(t) })
 	case LinkFault:
 		r, err := f.opRule(in)
 		if err != nil {
 			return err
 		}
-		return b.AddRule(r)
+		if b, ok := t.(OpBinder); ok {
+			return b.AddRule(r)
+		}
+		n := tr.Messages
+		if n == 0 {
+			n = 1
+		}
+		return t.(OpLinker).OpLink(tr.Op, in, n, f.Name())
 	}
 	return notBindable(f.Fault)
+}
+
+// opLinkable says whether an OpLinker's proxies can do f to an op's
+// messages: drop replies, or delay by a fixed time, every message it acts
+// on (p 1).
+func (f LinkFault) opLinkable() error {
+	switch {
+	case f.Kind != DropReplies && f.Kind != Delay:
+		return unavailable("kind", fmt.Sprintf("%s bound to an operation: the proxy drops an op's replies or delays its messages, nothing else", f.Kind))
+	case f.P != 1:
+		return unavailable("p", fmt.Sprintf("%s with p %v (only p 1: every message it acts on)", f.Kind, f.P))
+	case f.Kind == Delay && f.Delay.Kind != "" && f.Delay.Kind != "fixed":
+		return unavailable("delay", fmt.Sprintf("a %s delay (only a fixed delay)", f.Delay.Kind))
+	}
+	return nil
 }
 
 // opRule is the link rule of link fault in bound to the op: named by the

@@ -5,8 +5,10 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,42 +16,94 @@ import (
 
 // RedisConn is the production Conn: it talks to a real Redis through any
 // go-redis UniversalClient (single node, Sentinel failover client, Cluster).
-// Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout).
+// Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout),
+// but for TRYAGAIN (see TryAgainFor).
 type RedisConn struct {
 	c redis.UniversalClient
+
+	// TryAgainFor is how long a script refused with TRYAGAIN is sent
+	// again, with a back-off from 10 ms doubling to 200 ms; 0 is the
+	// default, 2 s, and a negative value turns it off. A Redis Cluster
+	// answers TRYAGAIN to a command with several keys while their slot
+	// migrates (a reshard) and they are not all on one side of it, and
+	// every unlock names keys that never exist (the lock's channel, a new
+	// latch), so every unlock is refused for as long as the lock's slot
+	// migrates. The command did not run, so sending it again is safe.
+	// go-redis already retries it, but within its MaxRedirects (default 3:
+	// a few tens of milliseconds), which a migration easily outlasts; the
+	// unlock then failed, and the lock stayed held until its lease ran out.
+	TryAgainFor time.Duration
 }
 
 // NewRedisConn wraps c. The client is not closed by RedisConn.
 func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
 
-// Eval implements Conn: EVALSHA, then EVAL when the node does not know the
-// script (after a restart, or a failover to a node that never saw it).
-func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
-	v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		v, err = r.c.Eval(ctx, s.Src, keys, args...).Result()
+// tryAgain runs f, and runs it again after a back-off while it answers
+// TRYAGAIN, for up to TryAgainFor (or until ctx is done).
+func (r *RedisConn) tryAgain(ctx context.Context, f func() (any, error)) (any, error) {
+	window := r.TryAgainFor
+	if window == 0 {
+		window = 2 * time.Second
 	}
+	deadline := time.Now().Add(window)
+	backoff := 10 * time.Millisecond
+	for {
+		v, err := f()
+		if err == nil || !redis.IsTryAgainError(err) || window < 0 || time.Now().Add(backoff).After(deadline) {
+			return v, err
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return v, err
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// Eval implements Conn: EVALSHA, then EVAL when the node does not know the
+// script (after a restart, or a failover to a node that never saw it);
+// again after TRYAGAIN (TryAgainFor).
+func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+	v, err := r.tryAgain(ctx, func() (any, error) {
+		v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
+		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			v, err = r.c.Eval(ctx, s.Src, keys, args...).Result()
+		}
+		return v, err
+	})
 	return normaliseRedis(v, err)
 }
 
 // EvalWait implements EvalWaiter: the script and the WAIT go out in one
-// pipeline, which go-redis sends on one connection (on a Cluster, on the
-// connection to the master of the first key's slot).
+// pipeline, which go-redis sends on one connection. On a Cluster that is a
+// connection to the master of the first key's slot (a cluster pipeline
+// would send the keyless WAIT to any node), and EvalWait follows the
+// Cluster's redirections itself, since a node's own pipeline does not: see
+// clusterEvalWait.
 func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
-	var pipe func(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) = r.c.Pipelined
 	if cc, ok := r.c.(*redis.ClusterClient); ok && len(keys) > 0 {
-		// A cluster pipeline routes a command without keys (WAIT) to any
-		// node: pipeline on the key's master itself.
-		node, err := cc.MasterForKey(ctx, keys[0])
-		if err != nil {
-			return nil, 0, err
-		}
-		pipe = node.Pipelined
+		var acked int64
+		v, err := r.tryAgain(ctx, func() (any, error) {
+			v, n, err := clusterEvalWait(ctx, cc, s, keys, replicas, timeout, args...)
+			acked = n
+			return v, err
+		})
+		return v, acked, err
 	}
+	ev, wait, err := pipeEvalWait(ctx, r.c.Pipelined, false, s, keys, replicas, timeout, args...)
+	return evalWaitResult(ev, wait, err)
+}
+
+// pipeEvalWait sends the script (by SHA, then by source on NOSCRIPT) and
+// the WAIT in one pipeline through pipe, after ASKING when asking is set.
+func pipeEvalWait(ctx context.Context, pipe func(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error),
+	asking bool, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (*redis.Cmd, *redis.IntCmd, error) {
 	run := func(bySHA bool) (*redis.Cmd, *redis.IntCmd, error) {
 		var ev *redis.Cmd
 		var wait *redis.IntCmd
 		_, err := pipe(ctx, func(p redis.Pipeliner) error {
+			if asking {
+				_ = p.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+			}
 			if bySHA {
 				ev = p.EvalSha(ctx, s.SHA, keys, args...)
 			} else {
@@ -64,6 +118,11 @@ func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, repl
 	if ev != nil && ev.Err() != nil && strings.HasPrefix(ev.Err().Error(), "NOSCRIPT") {
 		ev, wait, err = run(false)
 	}
+	return ev, wait, err
+}
+
+// evalWaitResult is EvalWait's answer from the pipeline's commands.
+func evalWaitResult(ev *redis.Cmd, wait *redis.IntCmd, err error) (any, int64, error) {
 	if ev == nil || wait == nil {
 		return nil, 0, err
 	}
@@ -77,6 +136,111 @@ func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, repl
 		return v, 0, &WaitError{Err: werr}
 	}
 	return v, n, nil
+}
+
+// clusterEvalWait is EvalWait on a Cluster. It pipelines on the node the
+// client's slot map names for the first key, and, like the ClusterClient's
+// own commands (up to its MaxRedirects), follows the Cluster when that
+// node is no longer the slot's master: on MOVED (the slot was resharded,
+// or the node was demoted by a failover) it reloads the slot map and
+// pipelines on the node MOVED names; on ASK (the slot is migrating and the
+// key has left) it pipelines ASKING, the script and the WAIT on the target;
+// when the node cannot be dialled (a killed master, so
+// nothing was sent) it reloads the slot map and tries the slot's master
+// again. Without this, the pipeline failed with MOVED or a dial error on
+// the stale master until something else made go-redis reload its map.
+// TRYAGAIN (a script whose keys a migration splits) is returned, for
+// EvalWait to send it again (RedisConn.TryAgainFor). Other errors (a reply
+// lost on a live connection) are returned: the
+// script may have run, and resending it is go-redis's retry policy to
+// apply, not this function's.
+func clusterEvalWait(ctx context.Context, cc *redis.ClusterClient, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
+	node, err := cc.MasterForKey(ctx, keys[0])
+	if err != nil {
+		return nil, 0, err
+	}
+	asking := false
+	maxRedirects := cc.Options().MaxRedirects
+	for attempt := 0; ; attempt++ {
+		ev, wait, perr := pipeEvalWait(ctx, node.Pipelined, asking, s, keys, replicas, timeout, args...)
+		asking = false
+		var redirect error
+		switch {
+		case ev != nil && ev.Err() != nil:
+			redirect = ev.Err()
+		case ev == nil && perr != nil:
+			redirect = perr
+		}
+		if redirect == nil || attempt >= maxRedirects {
+			return evalWaitResult(ev, wait, perr)
+		}
+		var next *redis.Client
+		if addr, ok := redis.IsMovedError(redirect); ok {
+			next, err = clusterNode(ctx, cc, addr, true)
+		} else if addr, ok := redis.IsAskError(redirect); ok {
+			next, err = clusterNode(ctx, cc, addr, false)
+			asking = true
+		} else if isDialError(redirect) {
+			reloadSlots(ctx, cc)
+			next, err = cc.MasterForKey(ctx, keys[0])
+		} else {
+			return evalWaitResult(ev, wait, perr)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		node = next
+	}
+}
+
+// reloadSlots makes cc load the slot map now. ClusterClient.ReloadState
+// only schedules a reload; ForEachMaster loads the map before it runs (a
+// function that does nothing here).
+func reloadSlots(ctx context.Context, cc *redis.ClusterClient) {
+	_ = cc.ForEachMaster(ctx, func(context.Context, *redis.Client) error { return nil })
+}
+
+// clusterNode is cc's client for the master at addr, after a reload of
+// the slot map when reload is set (a MOVED: the map is stale). An ASK
+// target is already a master of the map, which still gives the slot to
+// the source until the migration ends.
+func clusterNode(ctx context.Context, cc *redis.ClusterClient, addr string, reload bool) (*redis.Client, error) {
+	if reload {
+		reloadSlots(ctx, cc)
+	}
+	var mu sync.Mutex
+	var found *redis.Client
+	err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		if c.Options().Addr == addr {
+			mu.Lock()
+			found = c
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err == nil && found == nil {
+		err = fmt.Errorf("lock: EvalWait: redirected to %s, which is not a master of the Cluster's slot map", addr)
+	}
+	return found, err
+}
+
+// isDialError reports whether err is a failure to connect: nothing was
+// sent, so sending again elsewhere cannot run the script twice.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// sleepCtx sleeps d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Do implements Conn.

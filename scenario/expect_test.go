@@ -236,3 +236,26 @@ func TestBadExpect(t *testing.T) {
 		}
 	}
 }
+
+// TestReal: the real block is read as written (its scale is not scaled
+// with the file's durations), and a bad one names the file, line and field.
+func TestReal(t *testing.T) {
+	s, err := ParseScaled("r.yaml", []byte(good+"real: {scale: 0.5, note: needs a longer first hold}\n"), 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Real.Scale != 0.5 || s.Real.Note != "needs a longer first hold" {
+		t.Fatalf("Real = %+v", s.Real)
+	}
+	for _, c := range []struct{ real, want string }{
+		{"real: {scale: 0}", "bad.yaml:19: real.scale: 0 out of range [0.01, 100]"},
+		{"real: {scale: fast}", "bad.yaml:19: real.scale: want a number"},
+		{"real: {engine: sentinel}", "bad.yaml:19: real.engine: unknown field"},
+	} {
+		_, err := Parse("bad.yaml", []byte(good+c.real+"\n"))
+		var e *Error
+		if err == nil || !errors.As(err, &e) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s:\n  got  %v\n  want %s", c.real, err, c.want)
+		}
+	}
+}

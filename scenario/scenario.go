@@ -43,6 +43,12 @@ type Scenario struct {
 	Duration time.Duration
 	// Nodes are the masters with their replicas, in file order.
 	Nodes []Node
+	// Engine is topology.engine: what fails a group over on real servers
+	// (EngineManual, the default, or EngineSentinel; see Engines).
+	// EngineLine is its line (0 when the file leaves it out). The
+	// simulation runs every engine alike: a failover is a failover there.
+	Engine     string
+	EngineLine int
 	// Clients are the clients, expanded (a count of 3 named c gives c1, c2, c3).
 	Clients []Client
 	// Algorithm is the lock workload every client runs.
@@ -62,6 +68,22 @@ type Scenario struct {
 	// Source is the file's text as parsed: a real run's client worker
 	// processes (internal/realrun) parse it again, with Scale.
 	Source []byte `json:"-"`
+	// Real is how the file replays on real servers (simulate agree).
+	Real Real
+}
+
+// Real is a scenario's settings and explanation for replays on real
+// servers (`simulate agree`): real time, not the seed, decides what a
+// fault hits there, so some files need their durations scaled less, and
+// where the real verdict differs from the simulated one the file says why,
+// beside the scenario it concerns.
+type Real struct {
+	// Scale multiplies the file's durations for the real replay (0: the
+	// command's -scale). It is not itself scaled.
+	Scale float64
+	// Note explains a difference between the real and simulated verdicts,
+	// or what the real replay needs; shown in the agreement table.
+	Note string
 }
 
 // Node is a master (a group of its name) and its replicas.
@@ -195,7 +217,7 @@ func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
-	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect")
+	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real")
 	base := filepath.Base(s.File)
 	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
 	if d.err == nil && !validName.MatchString(s.Name) {
@@ -213,7 +235,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	}
 	if top.required("topology") {
 		tn, f := top.get("topology")
-		d.topology(s, d.mapping(f, tn, "nodes"))
+		d.topology(s, d.mapping(f, tn, "nodes", "engine"))
 	}
 	if top.required("clients") {
 		d.clients(s, top)
@@ -234,6 +256,11 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	if top.required("expect") {
 		en, f := top.get("expect")
 		d.expect(s, en, f)
+	}
+	if top.has("real") {
+		rn, f := top.get("real")
+		r := d.mapping(f, rn, "scale", "note")
+		s.Real = Real{Scale: r.float("scale", 0, 0.01, 100), Note: r.str("note", "")}
 	}
 }
 
@@ -304,7 +331,27 @@ func (d *decoder) newName(s *Scenario, n *yaml.Node, f, name string) bool {
 	return false
 }
 
+// The failover engines of topology.engine: who promotes a replica when a
+// group fails over on real servers (internal/realrun). The simulation
+// treats them alike.
+const (
+	// EngineManual: the harness kills the master and promotes a replica
+	// itself (REPLICAOF NO ONE).
+	EngineManual = "manual"
+	// EngineSentinel: three redis-sentinel processes watch every group;
+	// the harness kills the master and the sentinels elect and promote.
+	EngineSentinel = "sentinel"
+)
+
+// Engines are topology.engine's values, the default first. A new engine
+// is one more name here (and its meaning in internal/realrun).
+var Engines = []string{EngineManual, EngineSentinel}
+
 func (d *decoder) topology(s *Scenario, top *obj) {
+	s.Engine = top.oneOf("engine", Engines[0], Engines...)
+	if top.has("engine") {
+		s.EngineLine = top.at("engine").Line
+	}
 	if !top.required("nodes") {
 		return
 	}

@@ -149,6 +149,7 @@ func TestBadFiles(t *testing.T) {
 		{"fault probability above 1", "{at: 1s, kind: failover, group: m1}", "{kind: drop-replies, p: 2}", "bad.yaml:15: faults[0].p: probability 2 outside [0, 1]"},
 		{"unknown fault kind", "kind: failover", "kind: meteor", "bad.yaml:15: faults[0].kind: unknown value \"meteor\""},
 		{"unknown retry", "retry: go-redis", "retry: jedis", "bad.yaml:10: clients[0].retry: unknown value \"jedis\""},
+		{"unknown engine", "  nodes:", "  engine: raft\n  nodes:", "bad.yaml:5: topology.engine: unknown value \"raft\" (want one of manual, sentinel)"},
 		{"unknown persistence", "    - name: m1", "    - name: m1\n      persistence: sometimes", "bad.yaml:7: topology.nodes[0].persistence: unknown value \"sometimes\""},
 		{"missing duration", "duration: 2s\n", "", "bad.yaml:1: duration: required field is missing"},
 		{"bad expect", "expect: ok", "expect: fine", "bad.yaml:18: expect: want ok, any, or a mapping"},

@@ -247,7 +247,7 @@ type simConn struct {
 }
 
 func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
-	argv, err := toStrings(args)
+	argv, err := ArgStrings(args)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 }
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
-	argv, err := toStrings(args)
+	argv, err := ArgStrings(args)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +287,10 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args
 	return s.c.roundTrip(ctx, s.g, what, req, args, nil)
 }
 
-// toStrings renders command arguments as go-redis would.
-func toStrings(args []any) ([]string, error) {
+// ArgStrings renders command arguments as go-redis writes them on the
+// wire, so that a history names a command's arguments alike in the
+// simulation and on real servers.
+func ArgStrings(args []any) ([]string, error) {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch v := a.(type) {

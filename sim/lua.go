@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
@@ -109,7 +111,12 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	e.keys, e.argv = L.NewTable(), L.NewTable()
 	L.SetGlobal("KEYS", e.keys)
 	L.SetGlobal("ARGV", e.argv)
-	if err := L.DoString(protectGlobals); err != nil {
+	p, err := compileProto(protectGlobals)
+	if err == nil {
+		L.Push(L.NewFunctionFromProto(p))
+		err = L.PCall(0, 0, nil)
+	}
+	if err != nil {
 		L.Close()
 		return nil, fmt.Errorf("sim: node %s: %w", n.name, err)
 	}
@@ -203,6 +210,35 @@ func (e *luaEngine) compile(src string) (*lua.LFunction, error) {
 	if f, ok := e.scripts[sha]; ok {
 		return f, nil
 	}
+	p, err := compileProto(src)
+	if err != nil {
+		return nil, err
+	}
+	f := e.L.NewFunctionFromProto(p)
+	e.scripts[sha] = f
+	return f, nil
+}
+
+// protos caches compiled scripts by source for every node of every world:
+// a FunctionProto is immutable once compiled, and gopher-lua shares one
+// between states (NewFunctionFromProto), so each script is parsed once per
+// process instead of once per node and run (parsing was 2.5% of a
+// comparison matrix's time). Content-addressed, so what a run sees does not
+// depend on which run compiled it first.
+// It holds at most maxProtos scripts (the lock library has a dozen;
+// beyond the cap, as from a fuzzer, scripts compile per node again).
+var (
+	protos    sync.Map // source -> *lua.FunctionProto
+	nProtos   atomic.Int64
+	maxProtos = int64(1024)
+)
+
+// compileProto compiles src as a Redis script's main chunk, or returns
+// Redis's compile error.
+func compileProto(src string) (*lua.FunctionProto, error) {
+	if p, ok := protos.Load(src); ok {
+		return p.(*lua.FunctionProto), nil
+	}
 	chunk, err := parse.Parse(strings.NewReader(src), "@user_script")
 	if err != nil {
 		return nil, lock.ReplyError("ERR Error compiling script (new function): " + oneLine(err.Error()))
@@ -218,9 +254,10 @@ func (e *luaEngine) compile(src string) (*lua.LFunction, error) {
 	// it to nothing (the compiler registers no local for it), so no script
 	// can see it: clear the flag that asks for it.
 	p.IsVarArg &^= lua.VarArgNeedsArg
-	f := e.L.NewFunctionFromProto(p)
-	e.scripts[sha] = f
-	return f, nil
+	if nProtos.Add(1) <= maxProtos {
+		protos.Store(src, p)
+	}
+	return p, nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

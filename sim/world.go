@@ -157,7 +157,18 @@ func (w *World) Run(until time.Duration) error {
 	if w.err == nil {
 		w.now = until
 	}
+	w.stopIdle()
 	return w.err
+}
+
+// stopIdle ends the idle carriers: a world that is never closed leaves no
+// goroutine behind for a process that has ended (as before carriers were
+// reused), and the next Run starts new ones as it needs them.
+func (w *World) stopIdle() {
+	for _, c := range w.idle {
+		c.stop()
+	}
+	w.idle = nil
 }
 
 // fail stops the run with err (the first failure wins).
@@ -184,10 +195,7 @@ func (w *World) Close() {
 			w.switchTo(p)
 		}
 	}
-	for _, c := range w.idle {
-		c.stop()
-	}
-	w.idle = nil
+	w.stopIdle()
 	for _, name := range w.order {
 		if n, ok := w.nodes[name]; ok {
 			n.stop()

@@ -121,6 +121,7 @@ func init() {
 			return listScenarios(args, stdout, stderr)
 		}},
 		{"compare", "run every algorithm under every failure mode; write the report into a new directory (or -out DIR)", compareCmd},
+		{"agree", "run every scenario in the simulation and on real servers; a table of both verdicts", agree},
 		{"merge", "combine the partial results of a sharded compare or run -seeds into what one run writes", mergeCmd},
 		{"demo", "replay two built-in scenarios, a baseline and F0, as run does", func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return demo(args, stdout, stderr)

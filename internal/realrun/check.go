@@ -26,7 +26,7 @@ func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")
 	}
-	for _, check := range []func(*scenario.Scenario) error{checkTopology, checkClients, checkFaults, checkClockFaults} {
+	for _, check := range []func(*scenario.Scenario) error{checkTopology, checkClients, checkFaults, checkClockFaults, checkSentinel, checkWorkers} {
 		if err := check(s); err != nil {
 			return err
 		}

@@ -40,10 +40,19 @@ var realCapabilities = []struct {
 		"x.yaml:12: faults[0].kind: delay: the proxy only drops replies (not supported by -backend redis)"},
 	{"{kind: drop-replies, from: 1s, until: 2s, p: 0.5}",
 		"x.yaml:12: faults[0].p: drop-replies with p 0.5 (only p 1: every reply in the window) (not supported by -backend redis)"},
-	{"{kind: failover, group: m1, on: {client: c1, op: acquire, event: return}}",
-		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
-	{"{kind: drop-replies, client: c1, on: {client: c1, op: release}}",
-		"x.yaml:12: faults[0].on: a fault bound to an operation: faults are scheduled by the clock here (not supported by -backend redis)"},
+	// Faults bound to an operation (onop.go): instant faults at any event,
+	// drop-replies and fixed delays on the op's messages.
+	{"{kind: failover, group: m1, on: {client: c1, op: acquire, event: return}}", ""},
+	{"{kind: crash, node: m1, down: 1s, on: {client: c1, op: acquire, event: applied, after: 5ms}}", ""},
+	{"{kind: drop-replies, client: c1, on: {client: c1, op: release}}", ""},
+	{"{kind: delay, direction: requests, delay: 100ms, on: {client: c1, op: release, messages: all}}", ""},
+	{"{kind: pause, client: c1, for: 1s, on: {client: c1, op: acquire, event: return}}", ""},
+	{"{kind: drop-requests, on: {client: c1, op: release}}",
+		"x.yaml:12: faults[0].kind: drop-requests bound to an operation: the proxy drops an op's replies or delays its messages, nothing else (not supported by -backend redis)"},
+	{"{kind: drop-replies, p: 0.5, on: {client: c1, op: release}}",
+		"x.yaml:12: faults[0].p: drop-replies with p 0.5 (only p 1: every message it acts on) (not supported by -backend redis)"},
+	{"{kind: delay, delay: {kind: uniform, min: 10ms, max: 20ms}, on: {client: c1, op: release}}",
+		"x.yaml:12: faults[0].delay: a uniform delay (only a fixed delay) (not supported by -backend redis)"},
 }
 
 // byRun are the faults of realCapabilities of a kind the real target can

@@ -12,6 +12,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,10 +76,14 @@ func (c *client) Conn(group string) (lock.Conn, error) {
 	defer c.mu.Unlock()
 	rc, ok := c.rcs[group]
 	if !ok {
-		rc = redis.NewClient(c.options(group))
+		if c.r.sen != nil {
+			rc = c.r.sen.failoverClient(c, group)
+		} else {
+			rc = redis.NewClient(c.options(group))
+		}
 		c.rcs[group] = rc
 	}
-	return &gilConn{c: c, rc: lock.NewRedisConn(rc)}, nil
+	return &gilConn{c: c, group: group, rc: lock.NewRedisConn(rc)}, nil
 }
 
 // options are the go-redis options of c's client of group: c's timeout and
@@ -124,19 +129,23 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 	if c.r.isStopped() {
 		return stoppedOp{}
 	}
-	return &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
+	o := &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
+	o.hooks = c.r.opBegun(c, op, args)
+	return o
 }
 
 // runOp is an op of a running scenario: its return is stamped after a
 // truth snapshot, and dropped once the run is over.
 type runOp struct {
-	r *run
-	o history.Op
+	r     *run
+	o     history.Op
+	hooks *opHooks // the faults bound to this op (onop.go), if any
 }
 
 func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
 
 func (o *runOp) End(outcome history.Outcome, result string) {
+	defer o.r.opEnded(o.hooks) // after the return's record, as a fault at its return
 	if o.r.isStopped() {
 		return
 	}
@@ -223,8 +232,9 @@ func (rt clientRuntime) NewID() string { return rt.c.name + "-" + lock.WallRunti
 // baton while it waits for Redis, and ending the task if the run ended
 // meanwhile.
 type gilConn struct {
-	c  *client
-	rc *lock.RedisConn
+	c     *client
+	group string
+	rc    *lock.RedisConn
 }
 
 var _ lock.EvalWaiter = (*gilConn)(nil)
@@ -244,19 +254,39 @@ func (g *gilConn) wait(ctx context.Context, f func(ctx context.Context)) {
 	r.exitIfStopped()
 }
 
+// Eval, EvalWait and Do record a req record (reqs.go) around the call.
 func (g *gilConn) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (v any, err error) {
+	q := g.evalReq(s, keys, args)
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Eval(ctx, s, keys, args...) })
+	q.end(v, err)
 	return v, err
 }
 
 func (g *gilConn) EvalWait(ctx context.Context, s *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (v any, n int64, err error) {
+	q := g.evalReq(s, keys, args)
 	g.wait(ctx, func(ctx context.Context) { v, n, err = g.rc.EvalWait(ctx, s, keys, replicas, timeout, args...) })
+	q.end(v, err)
 	return v, n, err
 }
 
 func (g *gilConn) Do(ctx context.Context, args ...any) (v any, err error) {
+	var q *reqRec
+	if wire, werr := sim.ArgStrings(args); werr == nil && len(wire) > 0 {
+		q = g.c.r.beginReq(g.c, g.group, strings.ToLower(wire[0]), wire[1:])
+	}
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Do(ctx, args...) })
+	q.end(v, err)
 	return v, err
+}
+
+// evalReq begins the req record of script s (nil when its arguments have
+// no wire form: the call then fails, recorded or not).
+func (g *gilConn) evalReq(s *lock.Script, keys []string, args []any) *reqRec {
+	a, err := reqArgs(keys, args)
+	if err != nil {
+		return nil
+	}
+	return g.c.r.beginReq(g.c, g.group, "eval:"+s.Name, a)
 }
 
 // Subscribe subscribes through lock.RedisConn (which waits for the

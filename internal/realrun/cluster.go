@@ -121,6 +121,40 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// SnapshotNode reads the watched keys on node alone, as Snapshot does, and
+// returns the time of the reads' replies when one of them recorded a change
+// (0 when none did, or node is not running).
+func (c *Cluster) SnapshotNode(ctx context.Context, node string) (time.Duration, error) {
+	c.snap.Lock()
+	defer c.snap.Unlock()
+	c.mu.Lock()
+	i := slices.IndexFunc(c.nodes, func(n *Node) bool { return n.Name == node })
+	keys := slices.Clone(c.keys)
+	timeout := c.ReadTimeout
+	c.mu.Unlock()
+	if i < 0 {
+		return 0, fmt.Errorf("realrun: unknown node %q", node)
+	}
+	n := c.nodes[i]
+	if n.Server.State() != redistest.Running {
+		return 0, nil
+	}
+	var changed time.Duration
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return changed, err
+		}
+		st, err := ReadKey(n.Server.Addr, k, timeout)
+		if err != nil {
+			return changed, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err)
+		}
+		if t := c.Rec.Since(); c.Rec.Truth(t, n.Name, k, st) && changed == 0 {
+			changed = t
+		}
+	}
+	return changed, nil
+}
+
 // ReadKey reads what the server at addr holds under key, atomically (one
 // MULTI/EXEC of TYPE, GET and HGETALL: the reads that do not fit the type
 // fail inside the transaction and are ignored). It works on replicas, needs

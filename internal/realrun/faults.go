@@ -103,17 +103,31 @@ func (r *run) CheckGroup(name string) error {
 // the restart, so that a holder relying on it has silently lost it from
 // now.
 func (r *run) CrashNode(node string) error {
+	if err := r.kill(node); err != nil {
+		return err
+	}
+	r.lost(node)
+	return nil
+}
+
+// kill kills node, recording the crash and not yet the loss of what it
+// held (lost).
+func (r *run) kill(node string) error {
 	// No snapshot may straddle the kill (a read answered before it and
 	// stamped after it would bring the key back).
 	r.cl.snap.Lock()
 	defer r.cl.snap.Unlock()
-	if err := r.cl.Kill(node); err != nil {
-		return err
-	}
+	return r.cl.Kill(node)
+}
+
+// lost records, for a node killed without persistence, that its keys are
+// gone.
+func (r *run) lost(node string) {
 	if r.servers[node].Persistence() == redistest.PersistNone {
+		r.cl.snap.Lock()
+		defer r.cl.snap.Unlock()
 		r.rec.Truth(r.rec.Since(), node, r.s.LockKey(), history.KeyState{})
 	}
-	return nil
 }
 
 // RestartNode restarts node; once the run is stopping, a restart that
@@ -129,6 +143,9 @@ func (r *run) RestartNode(node string) error {
 // with the highest replication offset), which becomes the group's master
 // for the clients; the other replicas follow it.
 func (r *run) Failover(group, to string) error {
+	if r.sen != nil {
+		return r.sen.failover(group, to)
+	}
 	r.mu.Lock()
 	old := r.current[group]
 	var reps []string
@@ -145,12 +162,24 @@ func (r *run) Failover(group, to string) error {
 	if !slices.Contains(reps, to) {
 		return fmt.Errorf("failover %s: no running replica %q to promote", group, to)
 	}
+	// The old master's loss is recorded after the promotion's failover
+	// record: the simulation's failover moves the group's authority at
+	// the instant it kills the master, and the milliseconds between the
+	// kill and REPLICAOF NO ONE here are no window in which a holder's
+	// key was gone from its group's master.
+	killed := false
 	if r.servers[old].State() != redistest.Down {
-		if err := r.CrashNode(old); err != nil {
+		if err := r.kill(old); err != nil {
 			r.fail(err) // the promotion goes on, as Sentinel's would
+		} else {
+			killed = true
 		}
 	}
-	if err := r.cl.Promote(r.stopCtx, to); err != nil {
+	err := r.cl.Promote(r.stopCtx, to)
+	if killed {
+		r.lost(old)
+	}
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()

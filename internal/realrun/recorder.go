@@ -117,6 +117,39 @@ func finish(o history.Op, op, result string, err error) history.Outcome {
 	return out
 }
 
+// BeginReq records the call of a command by client on the lock's node
+// (node: where it is sent), as the simulation's req records: op is
+// "eval:<script>" or the command's name in lower case, args the script's
+// keys and arguments or the command's arguments. It returns the record's
+// index for ReqApplied and EndReq.
+func (r *Recorder) BeginReq(client, node, op string, args []string) int {
+	return r.add(history.Record{Kind: history.KindReq, Client: client, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
+}
+
+// ReqApplied notes that node ran req at t (from Since): Applied stays
+// sorted, and the record names the node of its last run.
+func (r *Recorder) ReqApplied(req int, node string, t time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := &r.recs[req]
+	rec.Node = node
+	i, _ := slices.BinarySearch(rec.Applied, int64(t))
+	rec.Applied = slices.Insert(rec.Applied, i, int64(t))
+}
+
+// EndReq records req's return now: ok with the reply, error with an error
+// reply, unknown (left open) otherwise.
+func (r *Recorder) EndReq(req int, outcome history.Outcome, result, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := &r.recs[req]
+	rec.Outcome, rec.Result, rec.Detail = outcome, result, detail
+	if outcome != history.OutcomeUnknown {
+		end := int64(r.Since())
+		rec.End = &end
+	}
+}
+
 // Fault records a fault acting on node or client now (op as the
 // simulation names them: "pause", "resume", "crash", "restart",
 // "partition", "drop-reply", ...).
@@ -183,6 +216,7 @@ func (r *Recorder) Records() []history.Record {
 	r.mu.Unlock()
 	for i := range out {
 		out[i].Args = slices.Clone(out[i].Args)
+		out[i].Applied = slices.Clone(out[i].Applied)
 		out[i].Fields = maps.Clone(out[i].Fields)
 		if out[i].End != nil {
 			e := *out[i].End

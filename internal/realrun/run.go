@@ -48,6 +48,9 @@ type Options struct {
 	// Workers runs every client as a worker process (worker.go) even when
 	// no fault pauses one (a scenario with a pause always does).
 	Workers bool
+	// Sentinel configures the Sentinel engine (topology.engine sentinel;
+	// sentinel.go).
+	Sentinel SentinelOptions
 }
 
 // Result is one real run of a scenario.
@@ -163,6 +166,7 @@ type run struct {
 	opts Options
 	rec  *Recorder
 	cl   *Cluster
+	sen  *sentinelEngine // topology.engine sentinel (sentinel.go), else nil
 
 	servers map[string]*redistest.Server    // every node by name
 	clocks  map[string]*redistest.FakeClock // the nodes whose clock moves (clock.go)
@@ -180,6 +184,9 @@ type run struct {
 	// starts; started closes the list.
 	acts    []action
 	started bool
+	// triggers are the faults bound to an op (onop.go), in the order the
+	// schedule added them.
+	triggers []*opTrigger
 
 	// Shutdown: once stopped, no task starts, and every task exits at its
 	// next sleep or Redis call (runtime.Goexit).
@@ -271,6 +278,9 @@ func (r *run) start() error {
 	if err := r.waitReplication(); err != nil {
 		return err
 	}
+	if err := r.launchSentinels(); err != nil {
+		return err
+	}
 	if err := r.listenClients(); err != nil {
 		return err
 	}
@@ -281,6 +291,11 @@ func (r *run) start() error {
 		}
 	}
 	r.startHistory()
+	if r.sen != nil {
+		if err := r.sen.watch(); err != nil {
+			return err
+		}
+	}
 	later, err := r.startFaults()
 	if err != nil {
 		return err
@@ -444,6 +459,7 @@ func (r *run) proxyAddr(client, group string) string {
 // stop ends the run: no more records, every task exits, the clients
 // close. It returns the time of the stop.
 func (r *run) stop() (time.Duration, error) {
+	r.recordUnfired()
 	r.taskMu.Lock()
 	r.stopped = true
 	end := r.rec.Since()
@@ -504,6 +520,9 @@ func (r *run) close() error {
 	r.cancel()
 	r.bg.Wait()
 	r.closeWorkers()
+	if r.sen != nil {
+		err = errors.Join(err, r.sen.close())
+	}
 	for _, m := range r.cproxies {
 		for _, p := range m {
 			p.Close() // idempotent

@@ -114,6 +114,18 @@ func usesWorkers(s *scenario.Scenario) bool {
 	})
 }
 
+// checkWorkers refuses worker processes under the Sentinel engine: a
+// worker's go-redis client dials the client's proxies to the group's
+// current master (as the coordinator tells it), not through the sentinels
+// as the engine's clients do.
+func checkWorkers(s *scenario.Scenario) error {
+	if usesWorkers(s) && s.Engine == scenario.EngineSentinel {
+		return unsupported(s, s.EngineLine, "topology.engine",
+			"engine sentinel with a client paused or crashed (a client's worker process does not dial through the sentinels)")
+	}
+	return nil
+}
+
 // worker is the coordinator's side of one client's worker process.
 type worker struct {
 	r    *run
@@ -133,7 +145,9 @@ type worker struct {
 	crashed bool // killed by a client-crash: nothing more of it is recorded
 	reaped  bool
 
-	ops map[int64]history.Op // the reader's own
+	stub *client           // the client's name as onop.go and reqs.go want it: no connections
+	ops  map[int64]*runOp  // the reader's own
+	reqs map[int64]*reqRec // the reader's own
 }
 
 // send writes m to the worker; an error (the worker is gone) is the
@@ -164,7 +178,8 @@ func (r *run) startWorkers() error {
 	r.workers = map[string]*worker{}
 	for _, sc := range r.s.Clients {
 		name := sc.Config.Name
-		w := &worker{r: r, name: name, done: make(chan struct{}), ready: make(chan error, 1), ops: map[int64]history.Op{}}
+		w := &worker{r: r, name: name, done: make(chan struct{}), ready: make(chan error, 1),
+			stub: &client{r: r, name: name, cfg: sc.Config}, ops: map[int64]*runOp{}, reqs: map[int64]*reqRec{}}
 		w.cmd = exec.Command(exe, args...)
 		w.cmd.Env = append(os.Environ(), workerEnv+"=1")
 		w.cmd.Dir = r.opts.Dir // where the run's processes are found (tests)
@@ -270,11 +285,13 @@ func (w *worker) read() {
 				r.fail(err)
 			}
 			signalReady(err)
-		case "begin":
-			if r.isStopped() {
-				continue
+		case "begin": // answered once recorded and its faults armed
+			if !r.isStopped() {
+				o := &runOp{r: r, o: r.rec.beginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args)}
+				o.hooks = r.opBegun(w.stub, m.Op, m.Args)
+				w.ops[m.ID] = o
 			}
-			w.ops[m.ID] = r.rec.beginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args)
+			w.send(wmsg{K: "ack", ID: m.ID})
 		case "detail":
 			if o, ok := w.ops[m.ID]; ok {
 				o.SetDetail(m.Detail)
@@ -282,14 +299,24 @@ func (w *worker) read() {
 		case "end":
 			if o, ok := w.ops[m.ID]; ok {
 				delete(w.ops, m.ID)
-				(&runOp{r: r, o: o}).End(m.Outcome, m.Result)
+				o.End(m.Outcome, m.Result)
+			}
+		case "req": // answered once recorded and the proxies armed
+			if q := r.beginReq(w.stub, m.Group, m.Op, m.Args); q != nil {
+				w.reqs[m.ID] = q
+			}
+			w.send(wmsg{K: "ack", ID: m.ID})
+		case "reqend":
+			if q, ok := w.reqs[m.ID]; ok {
+				delete(w.reqs, m.ID)
+				q.endAs(m.Outcome, m.Result, m.Detail)
 			}
 		case "write":
 			ok := false
 			if r.res != nil {
 				ok = r.res.Write(m.Token)
 			}
-			w.send(wmsg{K: "wrote", ID: m.ID, OK: ok})
+			w.send(wmsg{K: "ack", ID: m.ID, OK: ok})
 		default:
 			r.fail(fmt.Errorf("realrun: worker %s: unknown message %q", w.name, m.K))
 		}

@@ -51,8 +51,36 @@ type workerSink struct {
 
 	ids atomic.Int64
 
-	mu     sync.Mutex
-	writes map[int64]chan bool
+	mu      sync.Mutex
+	pending map[int64]chan wmsg // calls waiting for the coordinator's answer
+}
+
+// call sends m (with a fresh ID) and waits for the coordinator's answer
+// to it; false once the run is over.
+func (k *workerSink) call(m wmsg) (wmsg, bool) {
+	m.ID = k.ids.Add(1)
+	ch := make(chan wmsg, 1)
+	k.mu.Lock()
+	k.pending[m.ID] = ch
+	k.mu.Unlock()
+	k.send(m)
+	select {
+	case a := <-ch:
+		return a, true
+	case <-k.r.stopCtx.Done():
+		return wmsg{}, false
+	}
+}
+
+// answer delivers the coordinator's answer a to the call waiting for it.
+func (k *workerSink) answer(a wmsg) {
+	k.mu.Lock()
+	ch := k.pending[a.ID]
+	delete(k.pending, a.ID)
+	k.mu.Unlock()
+	if ch != nil {
+		ch <- a
+	}
 }
 
 func (k *workerSink) send(m wmsg) {
@@ -61,41 +89,40 @@ func (k *workerSink) send(m wmsg) {
 	_ = k.enc.Encode(m)
 }
 
-// begin sends an op's call, stamped with the shared monotonic clock.
+// begin sends an op's call, stamped with the shared monotonic clock, and
+// waits until the coordinator has recorded it and armed the faults bound
+// to it (onop.go), before the op sends anything.
 func (k *workerSink) begin(client, lockName, op string, args ...string) history.Op {
 	if k.r.isStopped() {
 		return stoppedOp{}
 	}
-	id := k.ids.Add(1)
-	k.send(wmsg{K: "begin", ID: id, T: int64(monoNow() - k.mono0), Lock: lockName, Op: op, Args: args})
-	return &workerOp{k: k, id: id}
+	a, _ := k.call(wmsg{K: "begin", T: int64(monoNow() - k.mono0), Lock: lockName, Op: op, Args: args})
+	return &workerOp{k: k, id: a.ID}
+}
+
+// beginReq sends a command's call (reqs.go) and waits until the
+// coordinator has recorded it and armed the client's proxies to note its
+// runs, before the command is sent.
+func (k *workerSink) beginReq(group, op string, args []string) *reqRec {
+	a, ok := k.call(wmsg{K: "req", Group: group, Op: op, Args: args})
+	if !ok {
+		return nil
+	}
+	return &reqRec{remote: k, id: a.ID}
+}
+
+// endReq sends a command's return.
+func (k *workerSink) endReq(id int64, outcome history.Outcome, result, detail string) {
+	if !k.r.isStopped() {
+		k.send(wmsg{K: "reqend", ID: id, Outcome: outcome, Result: result, Detail: detail})
+	}
 }
 
 // write sends a fenced write and waits for the coordinator's answer (false
 // once the run is over).
 func (k *workerSink) write(token int64) bool {
-	id := k.ids.Add(1)
-	ch := make(chan bool, 1)
-	k.mu.Lock()
-	k.writes[id] = ch
-	k.mu.Unlock()
-	k.send(wmsg{K: "write", ID: id, Token: token})
-	select {
-	case ok := <-ch:
-		return ok
-	case <-k.r.stopCtx.Done():
-		return false
-	}
-}
-
-func (k *workerSink) wrote(id int64, ok bool) {
-	k.mu.Lock()
-	ch := k.writes[id]
-	delete(k.writes, id)
-	k.mu.Unlock()
-	if ch != nil {
-		ch <- ok
-	}
+	a, ok := k.call(wmsg{K: "write", Token: token})
+	return ok && a.OK
 }
 
 // workerOp is an op of a worker: its detail and return go to the
@@ -131,7 +158,7 @@ func workerMain(in io.Reader, out io.Writer) error {
 		_ = enc.Encode(wmsg{K: "fail", Err: err.Error()})
 		return err
 	}
-	sink := &workerSink{r: r, enc: enc, writes: map[int64]chan bool{}}
+	sink := &workerSink{r: r, enc: enc, pending: map[int64]chan wmsg{}}
 	r.sink = sink
 	sink.send(wmsg{K: "ready"})
 	var start wmsg
@@ -160,8 +187,8 @@ loop:
 			r.mu.Lock()
 			r.current[m.Group] = m.Node
 			r.mu.Unlock()
-		case "wrote":
-			sink.wrote(m.ID, m.OK)
+		case "ack":
+			sink.answer(m)
 		case "stop":
 			break loop
 		}

@@ -81,6 +81,8 @@ type ruleKind int
 const (
 	ruleDrop ruleKind = iota
 	ruleDelay
+	ruleHook
+	ruleDelayRequest
 )
 
 type rule struct {
@@ -88,6 +90,7 @@ type rule struct {
 	match Match
 	delay time.Duration
 	left  int
+	hook  func(reply []byte) bool
 }
 
 // chunk is what one read from the server returned, and when.
@@ -102,10 +105,12 @@ type proxyConn struct {
 	mu             sync.Mutex
 	cond           *sync.Cond // signalled on release, close and held-until changes
 	mute           bool       // drop every reply from now on
+	hooks          []*rule    // OnReply's: run before the next reply's first bytes go on
 	until          time.Time  // hold replies until then
 	queue          []chunk    // read from the server, not yet sent to the client
 	serverDone     bool       // the server side closed or failed
 	closed         bool
+	done           chan struct{} // closed by close
 }
 
 // NewProxy starts a proxy in front of target and closes it when the test
@@ -154,6 +159,39 @@ func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rules = append(p.rules, &rule{kind: ruleDelay, match: m, delay: d, left: n})
+}
+
+// OnReply arms f for the reply to the next command that matches m: when
+// the reply's first bytes arrive from the server, before they go on to the
+// client, f runs with them (the command has run on the server and the
+// client does not know yet). f runs on the proxy's goroutine and holds the
+// reply back until it returns, so it may act on the servers while the
+// reply is in flight. If f returns false (this reply is not the one it
+// waits for: say a NOSCRIPT error), it stays armed for the next matching
+// command; once it returns true it is done. A reply that never comes (the
+// server dies first) never runs it.
+//
+// The returned function disarms it (a reply already on its way still runs
+// f: f should check whether it still wants it).
+func (p *Proxy) OnReply(m Match, f func(reply []byte) bool) (disarm func()) {
+	ru := &rule{kind: ruleHook, match: m, left: 1, hook: f}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, ru)
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		ru.left = 0
+	}
+}
+
+// DelayRequest holds the next n commands that match m back for d before
+// forwarding them (and what follows them on the same connection, as a
+// delayed TCP stream would): the server runs them d late.
+func (p *Proxy) DelayRequest(m Match, d time.Duration, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, &rule{kind: ruleDelayRequest, match: m, delay: d, left: n})
 }
 
 // ClearRules removes the rules that have not fired yet.
@@ -269,7 +307,7 @@ func (p *Proxy) accept() {
 			_ = cc.Close()
 			continue
 		}
-		c := &proxyConn{client: cc, server: sc}
+		c := &proxyConn{client: cc, server: sc, done: make(chan struct{})}
 		c.cond = sync.NewCond(&c.mu)
 		p.mu.Lock()
 		if p.cut || p.closed {
@@ -306,16 +344,39 @@ func (p *Proxy) requests(c *proxyConn) {
 		}
 		p.mu.Lock()
 		p.seen = append(p.seen, args[:min(len(args), 4)])
-		var fired *rule
+		var fired, slow *rule
 		for _, ru := range p.rules {
-			if ru.left > 0 && ru.match(args) {
+			if (ru.kind == ruleDrop || ru.kind == ruleDelay) && ru.left > 0 && ru.match(args) {
 				ru.left--
 				fired = ru
 				break
 			}
 		}
+		for _, ru := range p.rules {
+			if ru.kind == ruleDelayRequest && ru.left > 0 && ru.match(args) {
+				ru.left--
+				slow = ru
+				break
+			}
+		}
+		var hooks []*rule
+		for _, ru := range p.rules {
+			if ru.kind == ruleHook && ru.left > 0 && ru.match(args) {
+				hooks = append(hooks, ru) // their left drops when they act (serverReads)
+			}
+		}
+		if fired != nil || slow != nil || len(hooks) == 0 && len(p.rules) > 64 {
+			// Forget the rules that are done, so that a run arming one per
+			// request does not scan them all forever.
+			p.rules = slices.DeleteFunc(p.rules, func(ru *rule) bool { return ru.left <= 0 })
+		}
 		onRule := p.onRule
 		p.mu.Unlock()
+		if len(hooks) > 0 {
+			c.mu.Lock()
+			c.hooks = hooks
+			c.mu.Unlock()
+		}
 		if fired != nil {
 			what := strings.Join(args[:min(len(args), 2)], " ")
 			c.mu.Lock()
@@ -335,6 +396,18 @@ func (p *Proxy) requests(c *proxyConn) {
 				}
 			}
 		}
+		if slow != nil {
+			if onRule != nil {
+				onRule("delay-request", fmt.Sprintf("%s by %v", strings.Join(args[:min(len(args), 2)], " "), slow.delay))
+			}
+			t := time.NewTimer(slow.delay)
+			select {
+			case <-t.C:
+			case <-c.done:
+				t.Stop()
+				return
+			}
+		}
 		if _, err := c.server.Write(raw); err != nil {
 			return
 		}
@@ -349,6 +422,19 @@ func (p *Proxy) serverReads(c *proxyConn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.server.Read(buf)
+		if n > 0 {
+			c.mu.Lock()
+			hooks := c.hooks
+			c.hooks = nil
+			c.mu.Unlock()
+			for _, h := range hooks {
+				if h.hook(buf[:n]) {
+					p.mu.Lock()
+					h.left = 0
+					p.mu.Unlock()
+				}
+			}
+		}
 		c.mu.Lock()
 		if n > 0 && !c.mute {
 			c.queue = append(c.queue, chunk{at: time.Now(), b: slices.Clone(buf[:n])})
@@ -426,6 +512,7 @@ func (c *proxyConn) close() {
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	if !already {
+		close(c.done)
 		_ = c.client.Close()
 		_ = c.server.Close()
 	}

@@ -11,6 +11,8 @@
 // decides what it remembers) and promoted (REPLICAOF NO ONE). Every server a
 // test starts is killed when the test ends. Proxy (proxy.go) sits between a
 // client and a server to drop, delay or hold replies and to cut connections.
+// StartSentinelTopology and LaunchSentinels (sentinel.go) add three
+// redis-sentinel processes watching a master and its replicas.
 //
 // The core, Launch and the Server methods, takes no testing.TB, so that a
 // command (a future `simulate run --backend redis`) can use it too; it must

@@ -3,8 +3,11 @@ package redistest
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +175,63 @@ func TestProxyDropAndDelay(t *testing.T) {
 	defer mu.Unlock()
 	if len(fired) != 2 || fired[0] != "drop-reply INCR n" {
 		t.Fatalf("OnRule saw %q", fired)
+	}
+}
+
+// TestProxyOnReply: the hook runs once the command has run on the server
+// and before the client has its reply (it sees the new value on the
+// server while the client still waits), once, and only for a matching
+// command.
+func TestProxyOnReply(t *testing.T) {
+	s := Start(t)
+	p := NewProxy(t, s.Addr)
+	var mu sync.Mutex
+	var inHook string
+	var calls int
+	p.OnReply(Command("INCR"), func([]byte) bool {
+		v, err := s.Do("GET", "n")
+		mu.Lock()
+		calls++
+		inHook = fmt.Sprint(v, err)
+		mu.Unlock()
+		time.Sleep(200 * time.Millisecond) // the reply waits for the hook
+		return true
+	})
+	if _, err := Do(p.Addr, time.Second, "GET", "n"); err != nil {
+		t.Fatalf("GET before INCR: %v", err)
+	}
+	start := time.Now()
+	if v, err := Do(p.Addr, 2*time.Second, "INCR", "n"); err != nil || v != "1" {
+		t.Fatalf("INCR: %v, %v", v, err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Fatalf("the reply came after %v, before the hook returned", d)
+	}
+	if _, err := Do(p.Addr, time.Second, "INCR", "n"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if calls != 1 || inHook != "1<nil>" {
+		t.Fatalf("hook ran %d times and saw %q; want once, seeing 1", calls, inHook)
+	}
+	mu.Unlock()
+	// A hook that declines a reply stays armed for the next one.
+	var seen []string
+	p.OnReply(func([]string) bool { return true }, func(reply []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, strings.TrimSpace(string(reply)))
+		return strings.HasPrefix(string(reply), ":")
+	})
+	for _, cmd := range [][]string{{"GET", "n"}, {"INCR", "n"}, {"INCR", "n"}} {
+		if _, err := Do(p.Addr, time.Second, cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"$1\r\n2", ":3"}; !slices.Equal(seen, want) {
+		t.Fatalf("declining hook saw %q; want %q", seen, want)
 	}
 }
 

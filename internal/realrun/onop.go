@@ -1,0 +1,317 @@
+package realrun
+
+// Faults bound to an operation (faults.OnOp) on real servers: the run is a
+// faults.OpActor and a faults.OpReplyDropper. It sees an operation's call
+// and return in its clients' BeginOp and End, and the application of one of
+// its requests as the first reply to it reaching the client's proxy (the
+// server has run the command; the client does not know yet), so that
+// "failover m1 when c1's 1st acquire is applied" kills the master while the
+// acquire's reply is in flight, as in the simulation.
+//
+// Which requests are the op's: those the client sends, on any of its
+// proxies, from the op's call to its return. A client's tasks run one at a
+// time (client.gil), and the op's task holds the baton from the call until
+// it waits for its first reply, so no other task of the client can send in
+// between; a task already waiting (a watchdog's renewal in flight) sent
+// its request before the call and is not counted. What can slip in is a
+// task of the client that takes the baton while the op waits for a reply
+// and sends a request of its own; the simulation knows which process works
+// for which op, the proxies do not.
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/sim"
+)
+
+var (
+	_ faults.OpActor  = (*run)(nil)
+	_ faults.OpLinker = (*run)(nil)
+)
+
+// Trigger states: pending until it acts or the run ends without it.
+const (
+	trigPending int32 = iota
+	trigActed
+	trigClosed // recorded as unfired
+)
+
+// opTrigger is one fault bound to an op: an action at one of its events
+// (act), or a link fault on its first n requests (link).
+type opTrigger struct {
+	sel   sim.OpSelector
+	name  string
+	ev    sim.OpEvent
+	after time.Duration
+	act   func() error
+
+	link *faults.LinkFault // on the op's client's links to link.Node ("" every node)
+	n    int               // link: how many requests (faults.EveryMessage: all)
+
+	count int           // ops matching sel begun so far (run.mu)
+	call  time.Duration // the bound op's call, once begun (run.mu)
+	began bool          // (run.mu)
+	state atomic.Int32
+}
+
+// CheckOnOp returns what ActOnOp would reject: an unknown client, no op
+// named, nth below 1, an unknown event, a negative after.
+func (r *run) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error {
+	if err := r.CheckClient(sel.Client); err != nil {
+		return err
+	}
+	switch {
+	case sel.Op == "":
+		return fmt.Errorf("no op named")
+	case sel.Nth < 1:
+		return fmt.Errorf("nth %d: want 1 or more", sel.Nth)
+	case ev != sim.OpCall && ev != sim.OpApplied && ev != sim.OpReturn:
+		return fmt.Errorf("unknown event %q (want call, applied or return)", ev)
+	case after < 0:
+		return fmt.Errorf("after %v: want 0 or more", after)
+	}
+	return nil
+}
+
+// ActOnOp runs act after event ev of the op sel selects, after later
+// (right away, on the task or proxy goroutine that saw the event, when
+// after is 0: before the client's next step, or before the applied
+// request's reply goes on). An error from act fails the run, as ActAt's.
+func (r *run) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error {
+	if err := r.CheckOnOp(sel, ev, after); err != nil {
+		return err
+	}
+	return r.addTrigger(&opTrigger{sel: sel, name: name, ev: ev, after: after, act: act})
+}
+
+// OpLink does f (drop-replies, or a fixed delay; Available checked) to
+// the first n requests (EveryMessage: all) that the op sel selects sends on
+// its client's links to f.Node ("" every node), and their replies.
+func (r *run) OpLink(sel sim.OpSelector, f faults.LinkFault, n int, name string) error {
+	if f.Node != "" {
+		if err := r.CheckNode(f.Node); err != nil {
+			return err
+		}
+	}
+	return r.addTrigger(&opTrigger{sel: sel, name: name, link: &f, n: n})
+}
+
+func (r *run) addTrigger(t *opTrigger) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started {
+		return fmt.Errorf("realrun: a fault bound to an op added after the start")
+	}
+	r.triggers = append(r.triggers, t)
+	return nil
+}
+
+// opBegun is called at the call of op by client c with args (args[0]: the
+// owner): it binds the triggers whose op this is, acts on those waiting
+// for the call, arms those waiting for an application or holding replies,
+// and returns what the op's End must do (its return's triggers, and the
+// disarming of the others).
+func (r *run) opBegun(c *client, op string, args []string) *opHooks {
+	var mine []*opTrigger
+	r.mu.Lock()
+	for _, t := range r.triggers {
+		if t.sel.Client != c.name || t.sel.Op != op || (t.sel.Owner != "" && (len(args) == 0 || args[0] != t.sel.Owner)) {
+			continue
+		}
+		if t.count++; t.count == t.sel.Nth {
+			t.began, t.call = true, r.rec.Since()
+			mine = append(mine, t)
+		}
+	}
+	r.mu.Unlock()
+	if len(mine) == 0 {
+		return nil
+	}
+	h := &opHooks{}
+	h.open.Store(true)
+	for _, t := range mine {
+		switch {
+		case t.link != nil:
+			r.armLink(c, t, h)
+		case t.ev == sim.OpCall:
+			r.fire(t)
+		case t.ev == sim.OpApplied:
+			r.armApplied(c, t, h)
+		default:
+			h.onReturn = append(h.onReturn, t)
+		}
+	}
+	return h
+}
+
+// opHooks is what an op with triggers bound to it carries to its End.
+type opHooks struct {
+	open     atomic.Bool // the op has not returned
+	onReturn []*opTrigger
+}
+
+// ended is called at the op's return: the hooks armed for it stop acting,
+// and the triggers waiting for the return act.
+func (r *run) opEnded(h *opHooks) {
+	if h == nil {
+		return
+	}
+	h.open.Store(false)
+	for _, t := range h.onReturn {
+		r.fire(t)
+	}
+}
+
+// fire runs t's action, now or after its delay, unless it has already
+// acted or the run is over.
+func (r *run) fire(t *opTrigger) {
+	do := func() {
+		if r.isStopped() || !t.state.CompareAndSwap(trigPending, trigActed) {
+			return
+		}
+		if err := t.act(); err != nil {
+			r.fail(fmt.Errorf("%s: %w", t.name, err))
+		}
+	}
+	if t.after == 0 {
+		do()
+		return
+	}
+	r.later(t.after, do)
+}
+
+// later runs f after d on a goroutine of its own, unless the run stops
+// first.
+func (r *run) later(d time.Duration, f func()) {
+	r.taskMu.Lock()
+	if r.stopped {
+		r.taskMu.Unlock()
+		return
+	}
+	r.bg.Add(1)
+	r.taskMu.Unlock()
+	go func() {
+		defer r.bg.Done()
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-r.stopCtx.Done():
+		case <-tm.C:
+			f()
+		}
+	}()
+}
+
+// clientProxies are c's proxies to node ("" every node).
+func (r *run) clientProxies(c *client, node string) []*redistest.Proxy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*redistest.Proxy
+	for _, name := range r.nodeNames() {
+		if node == "" || node == name {
+			out = append(out, r.cproxies[c.name][name])
+		}
+	}
+	return out
+}
+
+// refusedUnrun says whether reply is a refusal by which the server ran
+// nothing (the simulation's OpApplied does not count them): NOSCRIPT, which
+// precedes the first EVAL of a script, and READONLY.
+func refusedUnrun(reply []byte) bool {
+	return bytes.HasPrefix(reply, []byte("-NOSCRIPT")) || bytes.HasPrefix(reply, []byte("-READONLY"))
+}
+
+// armApplied makes the first reply to one of the op's requests on the
+// lock's key, on any of c's proxies, act t before it goes on to the
+// client. Commands on no lock key (a new connection's HELLO, a PING) are
+// no application of the op.
+func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
+	key := r.s.LockKey()
+	while := func(wire []string) bool {
+		return h.open.Load() && t.state.Load() == trigPending && len(wire) > 1 && slices.Contains(wire[1:], key)
+	}
+	for _, p := range r.clientProxies(c, "") {
+		p.OnReply(while, func(reply []byte) bool {
+			switch {
+			case !h.open.Load() || t.state.Load() != trigPending:
+				return true // done with: the op returned, or another proxy acted
+			case refusedUnrun(reply):
+				return false
+			}
+			r.fire(t)
+			return true
+		})
+	}
+}
+
+// armLink does t's link fault to the op's first t.n requests on c's links
+// to t.link.Node: drops their replies, or delays them (requests, replies or
+// both, each direction counting its own n). The proxies record each drop
+// and delay (their OnRule).
+func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
+	f := t.link
+	counted := func() redistest.Match {
+		left := &atomic.Int64{}
+		left.Store(int64(t.n))
+		if t.n == faults.EveryMessage {
+			left.Store(1 << 40)
+		}
+		return func([]string) bool {
+			if !h.open.Load() || r.isStopped() || left.Add(-1) < 0 {
+				return false
+			}
+			t.state.CompareAndSwap(trigPending, trigActed)
+			return true
+		}
+	}
+	const many = 1 << 30 // the match counts
+	d := f.Delay.Min
+	for _, p := range r.clientProxies(c, f.Node) {
+		switch {
+		case f.Kind == faults.DropReplies:
+			p.DropReply(counted(), many)
+		case f.Direction == faults.Requests:
+			p.DelayRequest(counted(), d, many)
+		case f.Direction == faults.Replies:
+			p.DelayReply(counted(), d, many)
+		default: // both
+			p.DelayRequest(counted(), d, many)
+			p.DelayReply(counted(), d, many)
+		}
+	}
+}
+
+// recordUnfired records a history.FaultTriggerUnfired fault for every
+// trigger that never acted, as the simulation does at its end, so that a
+// scenario whose fault missed cannot pass unnoticed.
+func (r *run) recordUnfired() {
+	r.mu.Lock()
+	trigs := append([]*opTrigger(nil), r.triggers...)
+	r.mu.Unlock()
+	for _, t := range trigs {
+		if !t.state.CompareAndSwap(trigPending, trigClosed) {
+			continue
+		}
+		r.mu.Lock()
+		began, count, call := t.began, t.count, t.call
+		r.mu.Unlock()
+		var why string
+		switch {
+		case !began:
+			why = fmt.Sprintf("%s never began (%s began %d %s op(s) that match)", t.sel, t.sel.Client, count, t.sel.Op)
+		case t.link != nil:
+			why = fmt.Sprintf("%s (called at %v) sent no message to act on", t.sel, call)
+		default:
+			why = fmt.Sprintf("%s (called at %v) did not act before the end (at its %s, after %v)", t.sel, call, t.ev, t.after)
+		}
+		r.rec.Fault(history.FaultTriggerUnfired, "", t.sel.Client, t.name+": "+why)
+	}
+}

@@ -1,0 +1,66 @@
+package realrun
+
+import (
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenario"
+)
+
+// TestOnOpEvents: faults bound to an op act at its call, its application
+// (before the client has the reply) and its return, in that order of time
+// within the op; a trigger whose op never comes is recorded unfired, as
+// the simulation records it, so that a scenario depending on it cannot
+// pass unnoticed.
+func TestOnOpEvents(t *testing.T) {
+	bin := redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	s, err := scenario.Parse("onop.yaml", []byte(`duration: 600ms
+topology:
+  nodes: [{name: m1, replicas: [{name: r1}, {name: r2}, {name: r3}]}]
+clients: [{name: c1, holds: 1, hold: 100ms}]
+algorithm: {kind: simple, ttl: 5s}
+faults:
+  - {kind: crash, node: r1, stay: true, on: {client: c1, op: acquire, event: call}}
+  - {kind: crash, node: r2, stay: true, on: {client: c1, op: acquire, event: applied}}
+  - {kind: crash, node: r3, stay: true, on: {client: c1, op: acquire, event: return}}
+  - {kind: crash, node: m1, stay: true, on: {client: c1, op: acquire, nth: 9, event: call}}
+expect: any
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acquire *history.Record
+	crash := map[string]int64{}
+	var unfired []string
+	for i := range r.Records {
+		rec := &r.Records[i]
+		switch {
+		case rec.Kind == history.KindOp && rec.Op == history.OpAcquire && acquire == nil:
+			acquire = rec
+		case rec.Kind == history.KindFault && rec.Op == history.FaultCrash:
+			crash[rec.Node] = rec.T
+		case rec.Kind == history.KindFault && rec.Op == history.FaultTriggerUnfired:
+			unfired = append(unfired, rec.Detail)
+		}
+	}
+	if acquire == nil || acquire.End == nil || acquire.Outcome != history.OutcomeOK {
+		t.Fatalf("no successful acquire: %+v", acquire)
+	}
+	call, ret := acquire.T, *acquire.End
+	c1, c2, c3 := crash["r1"], crash["r2"], crash["r3"]
+	if len(crash) != 3 || !(call <= c1 && c1 <= c2 && c2 <= ret && ret <= c3) {
+		t.Fatalf("acquire called at %d, returned at %d; crashes %v: want r1 at the call, r2 before the return, r3 after it", call, ret, crash)
+	}
+	if len(unfired) != 1 || !strings.Contains(unfired[0], "c1's 9th acquire never began") {
+		t.Fatalf("unfired: %q; want the 9th acquire's crash", unfired)
+	}
+}
