@@ -33,7 +33,7 @@ var _ faults.ClockSetter = (*run)(nil)
 func clockNodes(s *scenario.Scenario) []string {
 	named := map[string]bool{}
 	for _, f := range s.Faults {
-		switch f := f.Fault.(type) {
+		switch f := bare(f.Fault).(type) {
 		case faults.ClockJump:
 			named[f.Node] = true
 		case faults.ClockDrift:
@@ -141,7 +141,7 @@ func (r *run) SetDrift(name string, ppm int64) error {
 // (JumpClock).
 func checkClockFaults(s *scenario.Scenario) error {
 	for i, f := range s.Faults {
-		if d, ok := f.Fault.(faults.ClockDrift); ok && d.Client != "" {
+		if d, ok := bare(f.Fault).(faults.ClockDrift); ok && d.Client != "" {
 			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].client", i),
 				"%s on client %s: a client's clock runs at the machine's rate (libfaketime drifts only a node's)", f.Fault.Name(), d.Client)
 		}

@@ -106,12 +106,24 @@ type wmsg struct {
 // crashes one.
 func usesWorkers(s *scenario.Scenario) bool {
 	return slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool {
-		switch f.Fault.(type) {
+		switch bare(f.Fault).(type) {
 		case faults.Pause, faults.ClientCrash:
 			return true
 		}
 		return false
 	})
+}
+
+// bare is f without its binding to an operation (faults.OnOp): the fault
+// that acts.
+func bare(f faults.Fault) faults.Fault {
+	for {
+		o, ok := f.(faults.OnOp)
+		if !ok {
+			return f
+		}
+		f = o.Fault
+	}
 }
 
 // checkWorkers refuses worker processes under the Sentinel engine: a

@@ -389,3 +389,44 @@ func TestWorkerNotWorkerAware(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 }
+
+// TestOpBoundWorkerScenarios replays the canonical scenarios whose pause,
+// client crash or clock jump is bound to an operation (faults.OnOp): the
+// clients are worker processes, the coordinator arms the binding when a
+// worker's op begins (before the worker goes on), and the fault is a real
+// SIGSTOP, SIGKILL or libfaketime jump. Each gives the file's verdict, as
+// in the simulation (up to two attempts: real time decides the rest of the
+// run).
+func TestOpBoundWorkerScenarios(t *testing.T) {
+	redistest.Binary(t)
+	for _, file := range []string{
+		"simple-pause-careful.yaml",
+		"watchdog-pause-after-expiry.yaml",
+		"watchdog-pause-before-expiry.yaml",
+		"fenced-write-after-pause.yaml",
+		"client-crash-watchdog-holder.yaml",
+		"crashed-holder-lease.yaml",
+		"k3-redlock-clock-jump.yaml",
+	} {
+		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			s, err := scenario.LoadScaled("../../scenarios/"+file, 0.2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(s); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(file, "k3") {
+				redistest.FaketimeLibrary(t)
+			} else if !usesWorkers(s) {
+				t.Fatalf("%s does not run its clients as processes", file)
+			}
+			r := replayUntil(t, s, 2)
+			for _, rec := range r.Records {
+				if rec.Kind == history.KindFault && rec.Op == history.FaultTriggerUnfired {
+					t.Errorf("a bound fault never acted: %+v", rec)
+				}
+			}
+		})
+	}
+}
