@@ -24,8 +24,8 @@ func TestRealBackendBadInput(t *testing.T) {
 		{[]string{"run", "-scale", "0.5", "../../scenarios/baseline-simple.yaml"}, "-scale is for -backend redis"},
 		{[]string{"run", "-backend", "redis", "-seeds", "3", "../../scenarios/baseline-simple.yaml"}, "-seeds is for the simulation"},
 		{[]string{"run", "-backend", "redis", "-scale", "0", "../../scenarios/baseline-simple.yaml"}, "scale 0: want a positive number"},
-		{[]string{"run", "-backend", "redis", "../../scenarios/baseline-simple.yaml", "../../scenarios/client-crash-watchdog-holder.yaml"},
-			"client-crash-watchdog-holder.yaml:25: faults[0].on: a fault bound to an operation"},
+		{[]string{"run", "-backend", "redis", "../../scenarios/baseline-simple.yaml", "../../scenarios/k4-pause-replies-in-flight.yaml"},
+			"k4-pause-replies-in-flight.yaml:19: clients.latency"},
 	} {
 		code, out, errs := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
@@ -59,7 +59,7 @@ func TestRealBackendDirectorySkips(t *testing.T) {
 	redistest.Binary(t)
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
-	for _, f := range []string{"baseline-simple.yaml", "client-crash-watchdog-holder.yaml"} {
+	for _, f := range []string{"baseline-simple.yaml", "k4-pause-replies-in-flight.yaml"} {
 		data, err := os.ReadFile(filepath.Join("../../scenarios", f))
 		if err != nil {
 			t.Fatal(err)
@@ -69,8 +69,8 @@ func TestRealBackendDirectorySkips(t *testing.T) {
 		}
 	}
 	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", dir)
-	if code != 0 || !strings.Contains(out, "client-crash-watchdog-holder") || !strings.Contains(out, "skipped:") ||
-		!strings.Contains(out, "faults[0].on: a fault bound to an operation") || !strings.Contains(out, "baseline-simple ") || !strings.Contains(out, "(as expected)") {
+	if code != 0 || !strings.Contains(out, "k4-pause-replies-in-flight") || !strings.Contains(out, "skipped:") ||
+		!strings.Contains(out, "clients.latency") || !strings.Contains(out, "baseline-simple ") || !strings.Contains(out, "(as expected)") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	if err := os.Remove(filepath.Join(dir, "baseline-simple.yaml")); err != nil {
