@@ -128,7 +128,8 @@ func TestPauseK2(t *testing.T) {
 
 // TestWorkersWithoutPause: a scenario without a pause runs its clients as
 // processes when asked (Options.Workers), with the verdict the in-process
-// clients give (baseline-simple: ok), and leaves no process behind.
+// clients give (baseline-simple: ok), records the workers' commands with
+// the times the server ran them, and leaves no process behind.
 func TestWorkersWithoutPause(t *testing.T) {
 	bin := redistest.Binary(t)
 	s, err := scenario.LoadScaled("../../scenarios/baseline-simple.yaml", 0.2)
@@ -153,6 +154,20 @@ func TestWorkersWithoutPause(t *testing.T) {
 	}
 	if ops < 4 {
 		t.Fatalf("only %d ops ok: the workers hardly ran", ops)
+	}
+	// The workers' commands are req records too, each with the time a
+	// server ran it (noted at the coordinator's proxies).
+	reqs, applied := 0, 0
+	for _, rec := range r.Records {
+		if rec.Kind == history.KindReq {
+			reqs++
+			if len(rec.Applied) > 0 {
+				applied++
+			}
+		}
+	}
+	if reqs < ops || applied < ops {
+		t.Fatalf("%d ops ok, but %d req records, %d of them applied", ops, reqs, applied)
 	}
 	if left := processesUnder(dir); len(left) > 0 {
 		t.Fatalf("processes left behind: %v", left)
