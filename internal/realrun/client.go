@@ -36,6 +36,21 @@ type client struct {
 
 	mu  sync.Mutex
 	rcs map[string]*redis.Client
+
+	// steps counts the times a task gave the baton up (under gil); lastEnd
+	// is when the last op of c ended, in the step steps then was.
+	steps   int
+	lastEnd struct {
+		t    time.Duration
+		step int
+		ok   bool
+	}
+}
+
+// yield gives the baton up, counting the step that ends.
+func (c *client) yield() {
+	c.steps++
+	c.gil.Unlock()
 }
 
 var _ traffic.Client = (*client)(nil)
@@ -129,7 +144,14 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 	if c.r.isStopped() {
 		return stoppedOp{}
 	}
-	o := &runOp{r: c.r, o: c.r.rec.Begin(c.name, lockName, op, args...)}
+	if op == history.OpExpire && c.lastEnd.ok && c.lastEnd.step == c.steps {
+		// An expiry noted in the step that ended an op (a careful holder
+		// whose estimate ran out before the reply came) is at that op's
+		// end: a client's step takes no time, as in the simulation, and the
+		// microseconds the code takes between the two records are no hold.
+		return &runOp{r: c.r, c: c, o: c.r.rec.BeginAt(c.lastEnd.t, c.name, lockName, op, args...), at: c.lastEnd.t}
+	}
+	o := &runOp{r: c.r, c: c, o: c.r.rec.Begin(c.name, lockName, op, args...)}
 	o.hooks = c.r.opBegun(c, op, args)
 	return o
 }
@@ -138,8 +160,12 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 // truth snapshot, and dropped once the run is over.
 type runOp struct {
 	r     *run
+	c     *client
 	o     history.Op
 	hooks *opHooks // the faults bound to this op (onop.go), if any
+	// at, when set, is the time of the whole op (an expiry noted in the
+	// step of an op's end).
+	at time.Duration
 }
 
 func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
@@ -155,7 +181,13 @@ func (o *runOp) End(outcome history.Outcome, result string) {
 	if o.r.isStopped() {
 		return
 	}
-	o.o.End(outcome, result)
+	if o.at != 0 {
+		o.o.(*recOp).EndAt(o.at, outcome, result)
+		return
+	}
+	t := o.r.rec.Since()
+	o.o.(*recOp).EndAt(t, outcome, result)
+	o.c.lastEnd.t, o.c.lastEnd.step, o.c.lastEnd.ok = t, o.c.steps, true
 }
 
 // stoppedOp is an op begun after the run ended: it records nothing.
@@ -174,7 +206,7 @@ func (rt clientRuntime) Now() time.Time { return time.Now() }
 func (rt clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 	r := rt.c.r
 	r.exitIfStopped()
-	rt.c.gil.Unlock()
+	rt.c.yield()
 	t := time.NewTimer(d)
 	select {
 	case <-t.C:
@@ -220,7 +252,7 @@ func (rt clientRuntime) Parallel(fs ...func()) {
 	for _, f := range fs {
 		r.spawn(c, f, wg.Done)
 	}
-	c.gil.Unlock()
+	c.yield()
 	wg.Wait()
 	c.gil.Lock()
 	r.exitIfStopped()
@@ -248,7 +280,7 @@ func (g *gilConn) wait(ctx context.Context, f func(ctx context.Context)) {
 	defer cancel()
 	unhook := context.AfterFunc(r.stopCtx, cancel)
 	defer unhook()
-	g.c.gil.Unlock()
+	g.c.yield()
 	f(ctx)
 	g.c.gil.Lock()
 	r.exitIfStopped()

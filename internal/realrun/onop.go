@@ -236,9 +236,10 @@ func refusedUnrun(reply []byte) bool {
 func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 	key := r.s.LockKey()
 	while := func(wire []string) bool {
-		return h.open.Load() && t.state.Load() == trigPending && len(wire) > 1 && slices.Contains(wire[1:], key)
+		return h.open.Load() && t.state.Load() == trigPending && onKey(wire, key)
 	}
-	for _, p := range r.clientProxies(c, "") {
+	for _, node := range r.nodeNames() {
+		p := r.clientProxy(c, node)
 		p.OnReply(while, func(reply []byte) bool {
 			switch {
 			case !h.open.Load() || t.state.Load() != trigPending:
@@ -246,26 +247,72 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 			case refusedUnrun(reply):
 				return false
 			}
-			r.fire(t)
+			if t.after > 0 {
+				r.fire(t)
+				return true
+			}
+			r.withOthersHeld(node, p, func() { r.fire(t) })
 			return true
 		})
 	}
 }
 
-// armLink does t's link fault to the op's first t.n requests on c's links
-// to t.link.Node: drops their replies, or delays them (requests, replies or
-// both, each direction counting its own n). The proxies record each drop
-// and delay (their OnRule).
+// withOthersHeld runs f while every other client's proxy to node holds
+// what the node sends (redistest.Proxy.Hold): a fault "right after" a
+// command ran acts before anyone else hears of it, as in the simulation,
+// where it acts in the same instant. Without it, an unlock's PUBLISH
+// reaches a waiting client, whose acquire can run on the node in the
+// millisecond the failover takes to kill it. Held bytes of a node killed
+// meanwhile die with it.
+func (r *run) withOthersHeld(node string, mine *redistest.Proxy, f func()) {
+	r.mu.Lock()
+	var held []*redistest.Proxy
+	for _, m := range r.cproxies {
+		if p := m[node]; p != nil && p != mine {
+			held = append(held, p)
+		}
+	}
+	r.mu.Unlock()
+	for _, p := range held {
+		p.Hold()
+	}
+	defer func() {
+		for _, p := range held {
+			p.Release()
+		}
+	}()
+	f()
+}
+
+// clientProxy is c's proxy to node.
+func (r *run) clientProxy(c *client, node string) *redistest.Proxy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cproxies[c.name][node]
+}
+
+// onKey reports whether the command wire (name first) names key among its
+// arguments: one of a lock operation's requests, not a new connection's
+// HELLO or CLIENT SETINFO, which the simulation has no counterpart of.
+func onKey(wire []string, key string) bool {
+	return len(wire) > 1 && slices.Contains(wire[1:], key)
+}
+
+// armLink does t's link fault to the op's first t.n requests on the lock's
+// key on c's links to t.link.Node: drops their replies, or delays them
+// (requests, replies or both, each direction counting its own n). The
+// proxies record each drop and delay (their OnRule).
 func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 	f := t.link
+	key := r.s.LockKey()
 	counted := func() redistest.Match {
 		left := &atomic.Int64{}
 		left.Store(int64(t.n))
 		if t.n == faults.EveryMessage {
 			left.Store(1 << 40)
 		}
-		return func([]string) bool {
-			if !h.open.Load() || r.isStopped() || left.Add(-1) < 0 {
+		return func(wire []string) bool {
+			if !h.open.Load() || r.isStopped() || !onKey(wire, key) || left.Add(-1) < 0 {
 				return false
 			}
 			t.state.CompareAndSwap(trigPending, trigActed)

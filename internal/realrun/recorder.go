@@ -73,6 +73,15 @@ func (r *Recorder) Begin(client, lockName, op string, args ...string) history.Op
 	return &recOp{r: r, idx: idx}
 }
 
+// BeginAt is Begin with the call at t (from Since), not now.
+func (r *Recorder) BeginAt(t time.Duration, client, lockName, op string, args ...string) history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, history.Record{Kind: history.KindOp, T: int64(t), Client: client, Lock: lockName, Op: op,
+		Args: slices.Clone(args), Outcome: history.OutcomeUnknown})
+	return &recOp{r: r, idx: len(r.recs) - 1}
+}
+
 // SetDetail sets the operation's Detail (for example "lease=10s").
 func (o *recOp) SetDetail(detail string) {
 	o.r.mu.Lock()
@@ -90,6 +99,18 @@ func (o *recOp) End(outcome history.Outcome, result string) {
 	rec.Outcome, rec.Result = outcome, result
 	if outcome != history.OutcomeUnknown {
 		end := int64(o.r.Since())
+		rec.End = &end
+	}
+}
+
+// EndAt is End with the return at t (from Since), not now.
+func (o *recOp) EndAt(t time.Duration, outcome history.Outcome, result string) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	rec := &o.r.recs[o.idx]
+	rec.Outcome, rec.Result = outcome, result
+	if outcome != history.OutcomeUnknown {
+		end := int64(t)
 		rec.End = &end
 	}
 }

@@ -55,14 +55,16 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	}
 	var ps []nodeProxy
 	for _, name := range r.nodeNames() {
-		ps = append(ps, nodeProxy{name, r.cproxies[c.name][name]})
+		if r.groupOf[name] == group { // the group's master now, or a replica promoted later
+			ps = append(ps, nodeProxy{name, r.cproxies[c.name][name]})
+		}
 	}
 	r.mu.Unlock()
 	q := &reqRec{r: r, idx: r.rec.BeginReq(c.name, node, op, args)}
 	q.open.Store(true)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
 	for _, np := range ps {
-		q.disarm = append(q.disarm, np.p.OnReply(match, func(reply []byte) bool {
+		q.disarm = append(q.disarm, np.p.OnReplyFirst(match, func(reply []byte) bool {
 			if q.open.Load() && !refusedUnrun(reply) {
 				r.noteRun(q, np.node)
 			}

@@ -103,12 +103,13 @@ type chunk struct {
 type proxyConn struct {
 	client, server net.Conn
 	mu             sync.Mutex
-	cond           *sync.Cond // signalled on release, close and held-until changes
-	mute           bool       // drop every reply from now on
-	hooks          []*rule    // OnReply's: run before the next reply's first bytes go on
-	until          time.Time  // hold replies until then
-	queue          []chunk    // read from the server, not yet sent to the client
-	serverDone     bool       // the server side closed or failed
+	cond           *sync.Cond    // signalled on release, close and held-until changes
+	mute           bool          // drop every reply from now on
+	hooks          []*rule       // OnReply's: run before the next reply's first bytes go on
+	until          time.Time     // hold replies until then
+	replyDelay     time.Duration // a delay rule's: hold the next reply this long from its arrival
+	queue          []chunk       // read from the server, not yet sent to the client
+	serverDone     bool          // the server side closed or failed
 	closed         bool
 	done           chan struct{} // closed by close
 }
@@ -154,7 +155,8 @@ func (p *Proxy) DropReply(m Match, n int) {
 }
 
 // DelayReply delays by d the replies to the next n commands that match m
-// (and what follows them on the same connection).
+// (and what follows them on the same connection): each is held d from the
+// moment its first bytes arrive from the server.
 func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -174,10 +176,24 @@ func (p *Proxy) DelayReply(m Match, d time.Duration, n int) {
 // The returned function disarms it (a reply already on its way still runs
 // f: f should check whether it still wants it).
 func (p *Proxy) OnReply(m Match, f func(reply []byte) bool) (disarm func()) {
+	return p.onReply(m, f, false)
+}
+
+// OnReplyFirst is OnReply for a hook that runs before those OnReply armed
+// (say, one that notes when the command ran, before another acts on it).
+func (p *Proxy) OnReplyFirst(m Match, f func(reply []byte) bool) (disarm func()) {
+	return p.onReply(m, f, true)
+}
+
+func (p *Proxy) onReply(m Match, f func(reply []byte) bool, first bool) (disarm func()) {
 	ru := &rule{kind: ruleHook, match: m, left: 1, hook: f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rules = append(p.rules, ru)
+	if first {
+		p.rules = slices.Insert(p.rules, 0, ru)
+	} else {
+		p.rules = append(p.rules, ru)
+	}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -378,14 +394,14 @@ func (p *Proxy) requests(c *proxyConn) {
 			c.mu.Unlock()
 		}
 		if fired != nil {
-			what := strings.Join(args[:min(len(args), 2)], " ")
+			what := describe(args)
 			c.mu.Lock()
 			switch fired.kind {
 			case ruleDrop:
 				c.mute = true
 				c.queue = nil
 			case ruleDelay:
-				c.until = time.Now().Add(fired.delay)
+				c.replyDelay = fired.delay
 			}
 			c.mu.Unlock()
 			if onRule != nil {
@@ -398,7 +414,7 @@ func (p *Proxy) requests(c *proxyConn) {
 		}
 		if slow != nil {
 			if onRule != nil {
-				onRule("delay-request", fmt.Sprintf("%s by %v", strings.Join(args[:min(len(args), 2)], " "), slow.delay))
+				onRule("delay-request", fmt.Sprintf("%s by %v", describe(args), slow.delay))
 			}
 			t := time.NewTimer(slow.delay)
 			select {
@@ -436,6 +452,10 @@ func (p *Proxy) serverReads(c *proxyConn) {
 			}
 		}
 		c.mu.Lock()
+		if n > 0 && c.replyDelay > 0 {
+			c.until = time.Now().Add(c.replyDelay)
+			c.replyDelay = 0
+		}
 		if n > 0 && !c.mute {
 			c.queue = append(c.queue, chunk{at: time.Now(), b: slices.Clone(buf[:n])})
 		}
@@ -497,6 +517,19 @@ func (p *Proxy) clientWrites(c *proxyConn) {
 			return
 		}
 	}
+}
+
+// describe names a command for a fault record: its name and first
+// argument, a script's source cut to its first line.
+func describe(args []string) string {
+	if len(args) < 2 {
+		return strings.Join(args, " ")
+	}
+	first := args[1]
+	if line, _, cut := strings.Cut(first, "\n"); cut || len(first) > 48 {
+		first = line[:min(len(line), 48)] + "..."
+	}
+	return args[0] + " " + first
 }
 
 func (c *proxyConn) wake() {
