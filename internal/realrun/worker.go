@@ -94,8 +94,9 @@ type wmsg struct {
 	Group string `json:"group,omitempty"`
 	Node  string `json:"node,omitempty"`
 
-	// begin, detail, end, write, wrote
+	// begin, detail, end, req, reqend, write, ack
 	ID      int64           `json:"id,omitempty"`
+	Same    bool            `json:"same,omitempty"` // begin: an expiry in the step of the last op's end
 	T       int64           `json:"t,omitempty"`
 	Lock    string          `json:"lock,omitempty"`
 	Op      string          `json:"op,omitempty"`
@@ -305,9 +306,15 @@ func (w *worker) read() {
 			}
 			signalReady(err)
 		case "begin": // answered once recorded and its faults armed
-			if !r.isStopped() {
-				o := &runOp{r: r, o: r.rec.beginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args)}
-				o.hooks = r.opBegun(w.stub, m.Op, m.Args)
+			switch c := w.stub; {
+			case r.isStopped():
+			case m.Same && c.lastEnd.ok:
+				// An expiry in the step that ended the worker's last op
+				// is at that op's end (BeginOp says why).
+				w.ops[m.ID] = &runOp{r: r, c: c, o: r.rec.BeginAt(c.lastEnd.t, w.name, m.Lock, m.Op, m.Args...), at: c.lastEnd.t}
+			default:
+				o := &runOp{r: r, c: c, o: r.rec.BeginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args...)}
+				o.hooks = r.opBegun(c, m.Op, m.Args)
 				w.ops[m.ID] = o
 			}
 			w.send(wmsg{K: "ack", ID: m.ID})
@@ -348,16 +355,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// beginAt records the call of an operation at t (a worker's stamp), as
-// Begin does at the current time.
-func (r *Recorder) beginAt(t time.Duration, client, lockName, op string, args []string) history.Op {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.recs = append(r.recs, history.Record{Kind: history.KindOp, T: int64(t), Client: client, Lock: lockName, Op: op,
-		Args: slices.Clone(args), Outcome: history.OutcomeUnknown})
-	return &recOp{r: r, idx: len(r.recs) - 1}
 }
 
 // PauseClient freezes client name's worker process (SIGSTOP) for d, then

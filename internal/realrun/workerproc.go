@@ -44,7 +44,14 @@ func MaybeWorker() {
 // workerSink sends a worker's ops and writes to the coordinator.
 type workerSink struct {
 	r     *run
+	c     *client // the worker's one client
 	mono0 time.Duration
+
+	// lastEndStep is the client's step at its last op's end (ok: there was
+	// one), under the client's baton: an expiry begun in that step is
+	// stamped at that end by the coordinator (client.BeginOp).
+	lastEndStep int
+	lastEndOK   bool
 
 	encMu sync.Mutex
 	enc   *json.Encoder
@@ -96,7 +103,8 @@ func (k *workerSink) begin(client, lockName, op string, args ...string) history.
 	if k.r.isStopped() {
 		return stoppedOp{}
 	}
-	a, _ := k.call(wmsg{K: "begin", T: int64(monoNow() - k.mono0), Lock: lockName, Op: op, Args: args})
+	same := op == history.OpExpire && k.lastEndOK && k.lastEndStep == k.c.steps
+	a, _ := k.call(wmsg{K: "begin", T: int64(monoNow() - k.mono0), Lock: lockName, Op: op, Args: args, Same: same})
 	return &workerOp{k: k, id: a.ID}
 }
 
@@ -140,6 +148,7 @@ func (o *workerOp) SetDetail(detail string) {
 
 func (o *workerOp) End(outcome history.Outcome, result string) {
 	if !o.k.r.isStopped() {
+		o.k.lastEndStep, o.k.lastEndOK = o.k.c.steps, true
 		o.k.send(wmsg{K: "end", ID: o.id, Outcome: outcome, Result: result})
 	}
 }
@@ -171,6 +180,7 @@ func workerMain(in io.Reader, out io.Writer) error {
 		res = traffic.NewRemoteResource(shared.Name(), sink.write)
 	}
 	c := r.newClient(cfg)
+	sink.c = c
 	r.clients = append(r.clients, c)
 	if err := r.s.StartWorkload(c, res); err != nil {
 		sink.send(wmsg{K: "fail", Err: err.Error()})
