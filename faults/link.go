@@ -97,10 +97,14 @@ func orAny(s string) string {
 // Available: a target that takes any link rule (RuleAdder: the simulation)
 // runs every link fault; one that only drops replies (ReplyDropper: the
 // real backend, whose proxy drops every reply in a window, or none) runs
-// drop-replies with p 1 only.
+// drop-replies with p 1 only, and delays with p 1 and a fixed delay if it
+// is a MessageDelayer.
 func (f LinkFault) Available(t Target) error {
 	if _, ok := t.(RuleAdder); ok {
 		return nil
+	}
+	if _, ok := t.(MessageDelayer); ok && f.Kind == Delay {
+		return f.opLinkable() // p 1 and a fixed delay, as on an op's messages
 	}
 	if _, ok := t.(ReplyDropper); !ok {
 		return unavailable("kind", fmt.Sprintf("%s: the target has no link faults", f.Kind))
@@ -181,6 +185,9 @@ func (f LinkFault) Apply(t Target) error {
 	}
 	if err := f.Available(t); err != nil {
 		return err
+	}
+	if f.Kind == Delay {
+		return t.(MessageDelayer).DelayMessages(f.Client, f.Node, f.From, f.Until, f.Direction, f.Delay.Min, f.Name())
 	}
 	return t.(ReplyDropper).DropReplies(f.Client, f.Node, f.From, f.Until, f.Name())
 }

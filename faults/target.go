@@ -85,6 +85,15 @@ type ReplyDropper interface {
 	DropReplies(client, node string, from, until time.Duration, name string) error
 }
 
+// MessageDelayer is a target that can delay a client's messages to a node
+// (empty client or node: all) during [from, until) (until 0: to the end)
+// by a fixed time, every one of them (p 1): the requests, the replies or
+// both (dir): the real backend, whose proxies hold them back. name is the
+// fault's, for its records.
+type MessageDelayer interface {
+	DelayMessages(client, node string, from, until time.Duration, dir Direction, d time.Duration, name string) error
+}
+
 // OpActor is a target that can run an instant fault at an operation's
 // event instead of an instant (OnOp): the simulation, which sees every
 // operation's call, application and return, and the real backend, which

@@ -32,8 +32,9 @@ import (
 )
 
 var (
-	_ faults.OpActor  = (*run)(nil)
-	_ faults.OpLinker = (*run)(nil)
+	_ faults.OpActor        = (*run)(nil)
+	_ faults.OpLinker       = (*run)(nil)
+	_ faults.MessageDelayer = (*run)(nil)
 )
 
 // Trigger states: pending until it acts or the run ends without it.
@@ -334,6 +335,36 @@ func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 			p.DelayReply(counted(), d, many)
 		}
 	}
+}
+
+// DelayMessages delays by d every message of client to node ("" all) in
+// [from, until) (until 0: to the end): the requests, the replies or both.
+// The proxies hold them back and record each delay (their OnRule).
+func (r *run) DelayMessages(client, node string, from, until time.Duration, dir faults.Direction, d time.Duration, name string) error {
+	return r.ActAt(from, name, func() error {
+		r.rec.Fault(string(faults.Delay), node, client, name)
+		window := func([]string) bool { return until <= 0 || r.rec.Since() < until }
+		const many = 1 << 30
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for cname, m := range r.cproxies {
+			if client != "" && client != cname {
+				continue
+			}
+			for n, p := range m {
+				if node != "" && node != n {
+					continue
+				}
+				if dir != faults.Replies {
+					p.DelayRequest(window, d, many)
+				}
+				if dir != faults.Requests {
+					p.DelayReply(window, d, many)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // recordUnfired records a history.FaultTriggerUnfired fault for every

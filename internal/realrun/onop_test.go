@@ -3,6 +3,7 @@ package realrun
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -62,5 +63,49 @@ expect: any
 	}
 	if len(unfired) != 1 || !strings.Contains(unfired[0], "c1's 9th acquire never began") {
 		t.Fatalf("unfired: %q; want the 9th acquire's crash", unfired)
+	}
+}
+
+// TestDelayMessagesWindow: a windowed delay (faults.MessageDelayer) holds
+// c1's requests and replies back while it lasts, and only c1's: c1's
+// acquires in the window take both delays, those after it and c2's do not.
+func TestDelayMessagesWindow(t *testing.T) {
+	bin := redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	s, err := scenario.Parse("delay.yaml", []byte(`duration: 1500ms
+topology:
+  nodes: [{name: m1}]
+clients:
+  - {name: c1, hold: 10ms}
+  - {name: c2, hold: 10ms}
+algorithm: {kind: simple, ttl: 5s, think: 50ms}
+faults:
+  - {kind: delay, client: c1, from: 0s, until: 700ms, delay: 150ms}
+expect: any
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slowIn, fastAfter, slowOther int
+	for _, rec := range r.Records {
+		if rec.Kind != history.KindOp || rec.Op != history.OpAcquire || rec.End == nil {
+			continue
+		}
+		took := time.Duration(*rec.End - rec.T)
+		switch {
+		case rec.Client == "c1" && rec.T < int64(400*time.Millisecond) && took >= 300*time.Millisecond:
+			slowIn++
+		case rec.Client == "c1" && rec.T > int64(800*time.Millisecond) && took < 100*time.Millisecond:
+			fastAfter++
+		case rec.Client == "c2" && took >= 300*time.Millisecond:
+			slowOther++
+		}
+	}
+	if slowIn == 0 || fastAfter == 0 || slowOther != 0 {
+		t.Fatalf("c1's acquires delayed in the window: %d, fast after it: %d; c2's delayed: %d", slowIn, fastAfter, slowOther)
 	}
 }
