@@ -18,14 +18,14 @@ func (f ClientCrash) Name() string { return fmt.Sprintf("%s at %v", f.what(), f.
 func (f ClientCrash) what() string { return "client-crash " + f.Client }
 func (f ClientCrash) timed() bool  { return f.At != 0 }
 
-// Available needs a target that kills clients (ClientCrasher). The real
-// backend cannot: its clients are goroutines, which cannot be killed from
-// outside.
+// Available needs a target that kills clients (ClientCrasher): the
+// simulation, and the real backend, whose clients are then worker
+// processes it kills with SIGKILL (internal/realrun/worker.go).
 func (f ClientCrash) Available(t Target) error {
 	if _, ok := t.(ClientCrasher); ok {
 		return nil
 	}
-	return unavailable("kind", "client-crash: a client's goroutines cannot be killed")
+	return unavailable("kind", "client-crash: the target cannot kill a client")
 }
 
 func (f ClientCrash) Validate(t Target) error {

@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// The clock faults need a target whose clocks are its own (ClockSetter).
-// The real backend has none: redis-server and the clients read the
-// machine's clock.
+// The clock faults need a target whose clocks are its own (ClockSetter):
+// the simulation, and the real backend for its nodes (redis-server under
+// libfaketime; its clients run on the machine's clock: a client's jump is
+// recorded and, as in the simulation, changes nothing the lock code reads;
+// a client's drift is refused).
 
 // ClockJump moves the wall clock of one node or one client by By (negative
 // is backward) at At. A node's keys then expire early or late; a client's
@@ -31,7 +33,7 @@ func (f ClockJump) Available(t Target) error {
 	if _, ok := t.(ClockSetter); ok {
 		return nil
 	}
-	return unavailable("kind", "clock-jump: redis-server and the clients use the machine's clock")
+	return unavailable("kind", "clock-jump: the target's clocks are the machine's")
 }
 
 func (f ClockJump) Validate(t Target) error {
@@ -73,7 +75,7 @@ func (f ClockDrift) Available(t Target) error {
 	if _, ok := t.(ClockSetter); ok {
 		return nil
 	}
-	return unavailable("kind", "clock-drift: redis-server and the clients use the machine's clock")
+	return unavailable("kind", "clock-drift: the target's clocks are the machine's")
 }
 
 func (f ClockDrift) Validate(t Target) error {

@@ -19,14 +19,14 @@ func (f Pause) Name() string { return fmt.Sprintf("pause %s at %v for %v", f.Cli
 func (f Pause) what() string { return fmt.Sprintf("pause %s for %v", f.Client, f.For) }
 func (f Pause) timed() bool  { return f.At != 0 }
 
-// Available needs a target that freezes clients (ClientPauser). The real
-// backend cannot: a client there is goroutines, which cannot be frozen
-// while the others run, and whose timers (WallRuntime's) fire on time.
+// Available needs a target that freezes clients (ClientPauser): the
+// simulation, and the real backend, whose clients are then worker
+// processes it stops with SIGSTOP (internal/realrun/worker.go).
 func (f Pause) Available(t Target) error {
 	if _, ok := t.(ClientPauser); ok {
 		return nil
 	}
-	return unavailable("kind", "pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running)")
+	return unavailable("kind", "pause: the target cannot freeze a client")
 }
 
 func (f Pause) Validate(t Target) error {

@@ -45,20 +45,25 @@ type Target interface {
 }
 
 // ClientPauser is a target that can freeze a client (its processes, timers
-// and replies) for a while: the simulation.
+// and replies) for a while: the simulation, and the real backend (SIGSTOP
+// of the client's worker process).
 type ClientPauser interface {
 	PauseClient(name string, d time.Duration) error
 }
 
 // ClientCrasher is a target that can kill a client for good: the
-// simulation.
+// simulation, and the real backend (SIGKILL of the client's worker
+// process).
 type ClientCrasher interface {
 	CrashClient(name string) error
 }
 
 // ClockSetter is a target whose node and client clocks are its own to move:
-// the simulation. name is a node's or a client's (their names are unique
-// across both).
+// the simulation; and the real backend, whose nodes run under libfaketime
+// but whose clients run on the machine's clock (a client's jump changes
+// nothing the lock code reads, as in the simulation; it refuses a client's
+// drift).
+// name is a node's or a client's (their names are unique across both).
 type ClockSetter interface {
 	// JumpClock moves name's wall clock by by (negative: backward).
 	JumpClock(name string, by time.Duration) error

@@ -65,6 +65,9 @@ type Scenario struct {
 	Scale float64
 	// Expect is the verdict the run must give.
 	Expect Expect
+	// Source is the file's text as parsed: a real run's client worker
+	// processes (internal/realrun) parse it again, with Scale.
+	Source []byte `json:"-"`
 	// Real is how the file replays on real servers (simulate agree).
 	Real Real
 }
@@ -202,7 +205,7 @@ func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty scenario file"}
 	}
-	s = &Scenario{File: file, Scale: scale}
+	s = &Scenario{File: file, Scale: scale, Source: data}
 	d.scenario(s, root.Content[0])
 	if d.err != nil {
 		return nil, d.err

@@ -17,6 +17,7 @@ import (
 // safe for the real-server backend too, whose clients run concurrently.
 type Resource struct {
 	name               string
+	remote             func(token int64) bool
 	mu                 sync.Mutex
 	highest            int64
 	accepted, rejected int
@@ -25,11 +26,22 @@ type Resource struct {
 // NewResource returns an empty resource named name.
 func NewResource(name string) *Resource { return &Resource{name: name} }
 
+// NewRemoteResource returns a resource named name whose writes are
+// another's: Write returns write(token). A real run's client worker process
+// (internal/realrun) writes through it to the run's one resource, in the
+// coordinating process; its own counters stay zero.
+func NewRemoteResource(name string, write func(token int64) bool) *Resource {
+	return &Resource{name: name, remote: write}
+}
+
 // Name is the resource's name: the Lock of its "write" records.
 func (r *Resource) Name() string { return r.name }
 
 // Write applies a write carrying token and reports whether it was accepted.
 func (r *Resource) Write(token int64) bool {
+	if r.remote != nil {
+		return r.remote(token)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if token < r.highest {

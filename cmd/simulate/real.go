@@ -170,6 +170,9 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, st
 	case errors.Is(err, realrun.ErrNoServer):
 		fmt.Fprintf(stderr, "simulate: -backend redis: %v (install redis-server, e.g. apt-get install redis-server)\n", err)
 		return 2
+	case errors.Is(err, realrun.ErrNoFaketime):
+		fmt.Fprintf(stderr, "simulate: -backend redis: %s: %v\n", s.Name, err)
+		return 2
 	case err != nil:
 		fmt.Fprintf(stderr, "simulate: %s: %v\n", s.Name, err)
 		return 2

@@ -13,18 +13,20 @@ import (
 // as a *scenario.Error naming the file, line and field; nil when every
 // feature is supported.
 //
-// Unsupported: random faults (rates); clock drift in the topology
-// (redis-server and the clients use the machine's clock); client latency
-// and non-fixed replication lag (the proxy delays by a fixed time only);
-// and the fault kinds whose Available refuses the real target (package
-// faults says which, each in its own file: pauses, client crashes, clock
-// jumps and drift, faults bound to an operation, and every link fault but
-// drop-replies with p 1).
+// Unsupported: random faults (rates); a client's clock drift, in the
+// topology or as a fault (the clients run at the machine's rate; a node's
+// clock runs under libfaketime, clock.go);
+// client latency and non-fixed replication lag (the proxy delays by a
+// fixed time only); and the fault kinds whose Available refuses the real
+// target (package faults says which, each in its own file: faults bound
+// to an operation, and every link fault but drop-replies with p 1). A
+// pause and a client crash run: the clients are then worker processes
+// (worker.go).
 func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")
 	}
-	for _, check := range []func(*scenario.Scenario) error{checkTopology, checkClients, checkFaults, checkSentinel} {
+	for _, check := range []func(*scenario.Scenario) error{checkTopology, checkClients, checkFaults, checkClockFaults, checkSentinel, checkWorkers} {
 		if err := check(s); err != nil {
 			return err
 		}
@@ -40,14 +42,8 @@ func unsupported(s *scenario.Scenario, line int, field, format string, args ...a
 
 func checkTopology(s *scenario.Scenario) error {
 	for i, n := range s.Nodes {
-		if n.Config.DriftPPM != 0 {
-			return unsupported(s, n.Line, fmt.Sprintf("topology.nodes[%d].drift_ppm", i), "clock drift %d ppm", n.Config.DriftPPM)
-		}
 		for j, r := range n.Replicas {
 			f := fmt.Sprintf("topology.nodes[%d].replicas[%d]", i, j)
-			if r.Config.DriftPPM != 0 {
-				return unsupported(s, r.Line, f+".drift_ppm", "clock drift %d ppm", r.Config.DriftPPM)
-			}
 			if l := r.Repl.Lag; l.Kind != "" && l.Kind != "fixed" {
 				return unsupported(s, r.Line, f+".lag", "a %s lag (only a fixed lag)", l.Kind)
 			}

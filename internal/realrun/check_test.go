@@ -23,14 +23,13 @@ var realCapabilities = []struct {
 	{"{kind: restart, at: 1s, node: r1}", ""},
 	{"{kind: partition, from: 1s, until: 2s, a: [c1], b: [m1]}", ""},
 	{"{kind: drop-replies, from: 1s, until: 2s, client: c1, node: m1}", ""},
-	{"{kind: pause, at: 1s, client: c1, for: 1s}",
-		"x.yaml:12: faults[0].kind: pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running) (not supported by -backend redis)"},
-	{"{kind: client-crash, at: 1s, client: c1}",
-		"x.yaml:12: faults[0].kind: client-crash: a client's goroutines cannot be killed (not supported by -backend redis)"},
-	{"{kind: clock-jump, at: 1s, node: m1, by: 1s}",
-		"x.yaml:12: faults[0].kind: clock-jump: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+	{"{kind: pause, at: 1s, client: c1, for: 1s}", ""},
+	{"{kind: client-crash, at: 1s, client: c1}", ""},
+	{"{kind: clock-jump, at: 1s, node: m1, by: 1s}", ""},
+	{"{kind: clock-drift, at: 1s, node: r1, ppm: 100}", ""},
+	{"{kind: clock-jump, at: 1s, client: c1, by: 1s}", ""},
 	{"{kind: clock-drift, at: 1s, client: c1, ppm: 100}",
-		"x.yaml:12: faults[0].kind: clock-drift: redis-server and the clients use the machine's clock (not supported by -backend redis)"},
+		"x.yaml:12: faults[0].client: clock-drift c1 +100 ppm at 1s on client c1: a client's clock runs at the machine's rate (libfaketime drifts only a node's) (not supported by -backend redis)"},
 	{"{kind: drop-requests, from: 1s, until: 2s}",
 		"x.yaml:12: faults[0].kind: drop-requests: the proxy only drops replies (not supported by -backend redis)"},
 	{"{kind: drop-pushes, from: 1s, until: 2s}",
@@ -48,14 +47,20 @@ var realCapabilities = []struct {
 	{"{kind: crash, node: m1, down: 1s, on: {client: c1, op: acquire, event: applied, after: 5ms}}", ""},
 	{"{kind: drop-replies, client: c1, on: {client: c1, op: release}}", ""},
 	{"{kind: delay, direction: requests, delay: 100ms, on: {client: c1, op: release, messages: all}}", ""},
-	{"{kind: pause, client: c1, for: 1s, on: {client: c1, op: acquire, event: return}}",
-		"x.yaml:12: faults[0].kind: pause: a client's goroutines cannot be frozen (its lease timers and watchdog would keep running) (not supported by -backend redis)"},
+	{"{kind: pause, client: c1, for: 1s, on: {client: c1, op: acquire, event: return}}", ""},
 	{"{kind: drop-requests, on: {client: c1, op: release}}",
 		"x.yaml:12: faults[0].kind: drop-requests bound to an operation: the proxy drops an op's replies or delays its messages, nothing else (not supported by -backend redis)"},
 	{"{kind: drop-replies, p: 0.5, on: {client: c1, op: release}}",
 		"x.yaml:12: faults[0].p: drop-replies with p 0.5 (only p 1: every message it acts on) (not supported by -backend redis)"},
 	{"{kind: delay, delay: {kind: uniform, min: 10ms, max: 20ms}, on: {client: c1, op: release}}",
 		"x.yaml:12: faults[0].delay: a uniform delay (only a fixed delay) (not supported by -backend redis)"},
+}
+
+// byRun are the faults of realCapabilities of a kind the real target can
+// run (Available says yes) that realrun's own check refuses for the field
+// they name: a clock drift on a client.
+var byRun = map[string]bool{
+	"{kind: clock-drift, at: 1s, client: c1, ppm: 100}": true,
 }
 
 // TestCheckFaultKinds: whether the real backend can run each fault kind has
@@ -93,7 +98,7 @@ faults:
 		// The same answer from the fault itself.
 		avail := s.Faults[0].Fault.Available(realTarget)
 		var u *faults.Unavailable
-		if (avail == nil) != (tc.want == "") || (avail != nil && !errors.As(avail, &u)) {
+		if (avail == nil) != (tc.want == "" || byRun[tc.fault]) || (avail != nil && !errors.As(avail, &u)) {
 			t.Errorf("%s: Available(real) = %v", tc.fault, avail)
 		}
 	}

@@ -138,6 +138,9 @@ func (c *client) closeRedis() {
 // the run is over: operations in flight at the end stay open (unknown), as
 // the simulation's do when its world closes.
 func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
+	if c.r.sink != nil { // a worker process: the coordinator records
+		return c.r.sink.begin(c.name, lockName, op, args...)
+	}
 	if c.r.isStopped() {
 		return stoppedOp{}
 	}

@@ -2,9 +2,10 @@ package realrun
 
 // The run as the target of faults (faults.Target): the steps of the
 // scripted faults, scheduled by the clock, on real servers and proxies.
-// What it lacks of the simulation's capabilities (faults.ClientPauser,
-// ClockSetter, RuleAdder, OpBinder, ...) is what package faults reports it
-// cannot run (Check).
+// What it lacks of the simulation's capabilities (faults.RuleAdder,
+// OpBinder) is what package faults reports it cannot run (Check); it
+// pauses and crashes clients (worker.go) and moves nodes' clocks
+// (clock.go).
 
 import (
 	"errors"
@@ -186,6 +187,7 @@ func (r *run) Failover(group, to string) error {
 	r.oldLinks = append(r.oldLinks, r.links[to].proxy)
 	delete(r.links, to)
 	r.mu.Unlock()
+	r.notifyCurrent(group, to) // the clients' worker processes, if any
 	var errs []error
 	for _, rep := range reps {
 		if rep != to {

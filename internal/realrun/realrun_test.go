@@ -20,7 +20,14 @@ import (
 	"github.com/locksim/locksim/redlock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the test binary as a client worker when a real run started
+// it as one (worker.go), and otherwise the tests, checking for goroutine
+// leaks.
+func TestMain(m *testing.M) {
+	MaybeWorker()
+	orphanHelper() // TestPausedWorkerDiesWithCoordinator's coordinator
+	goleak.VerifyTestMain(m)
+}
 
 // newRedis is a go-redis client on addr with go-redis's default retries
 // (MaxRetries 3, read timeouts retried) and the given read timeout (0: the

@@ -28,6 +28,10 @@ type reqRec struct {
 	idx    int
 	open   atomic.Bool
 	disarm []func()
+	// remote, in a worker process (workerproc.go), is where the record
+	// lives: the coordinator's req id.
+	remote *workerSink
+	id     int64
 }
 
 // beginReq records the call of a command by c to group's master: op is
@@ -39,6 +43,9 @@ type reqRec struct {
 func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	if r.isStopped() {
 		return nil
+	}
+	if r.sink != nil { // a worker process: the coordinator records and arms
+		return r.sink.beginReq(group, op, args)
 	}
 	r.mu.Lock()
 	node := r.current[group]
@@ -89,18 +96,33 @@ func (q *reqRec) end(v any, err error) {
 	if q == nil {
 		return
 	}
+	outcome, result, detail := reqOutcome(v, err)
+	if q.remote != nil {
+		q.remote.endReq(q.id, outcome, result, detail)
+		return
+	}
+	q.endAs(outcome, result, detail)
+}
+
+// endAs records q's return as reqOutcome classified it.
+func (q *reqRec) endAs(outcome history.Outcome, result, detail string) {
 	q.open.Store(false)
 	for _, d := range q.disarm {
 		d()
 	}
+	q.r.rec.EndReq(q.idx, outcome, result, detail)
+}
+
+// reqOutcome is a command's return as a req record states it.
+func reqOutcome(v any, err error) (outcome history.Outcome, result, detail string) {
 	var re lock.ReplyError
 	switch {
 	case err == nil:
-		q.r.rec.EndReq(q.idx, history.OutcomeOK, history.FormatReply(v), "")
+		return history.OutcomeOK, history.FormatReply(v), ""
 	case errors.As(err, &re):
-		q.r.rec.EndReq(q.idx, history.OutcomeError, string(re), "")
+		return history.OutcomeError, string(re), ""
 	default:
-		q.r.rec.EndReq(q.idx, history.OutcomeUnknown, "", err.Error())
+		return history.OutcomeUnknown, "", err.Error()
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
 )
 
 // ErrNoServer is returned (wrapped) by Run when redis-server cannot be run.
@@ -40,9 +41,13 @@ type Options struct {
 	// show expiries in the history (default 10ms). Every operation's return
 	// also takes one.
 	SnapshotEvery time.Duration
-	// StopTimeout bounds the wait for the clients' goroutines at the end
-	// (default 10 s); a run whose goroutines do not stop is an error.
+	// StopTimeout bounds the wait for the clients' goroutines (or worker
+	// processes) at the end (default 10 s); a run whose goroutines do not
+	// stop is an error.
 	StopTimeout time.Duration
+	// Workers runs every client as a worker process (worker.go) even when
+	// no fault pauses one (a scenario with a pause always does).
+	Workers bool
 	// Sentinel configures the Sentinel engine (topology.engine sentinel;
 	// sentinel.go).
 	Sentinel SentinelOptions
@@ -163,8 +168,9 @@ type run struct {
 	cl   *Cluster
 	sen  *sentinelEngine // topology.engine sentinel (sentinel.go), else nil
 
-	servers map[string]*redistest.Server // every node by name
-	groupOf map[string]string            // node -> group
+	servers map[string]*redistest.Server    // every node by name
+	clocks  map[string]*redistest.FakeClock // the nodes whose clock moves (clock.go)
+	groupOf map[string]string               // node -> group
 
 	mu       sync.Mutex
 	current  map[string]string                      // group -> its master now
@@ -193,6 +199,15 @@ type run struct {
 	subs    []lock.Subscription
 	bg      sync.WaitGroup // the snapshotter and the fault scheduler
 
+	// Worker processes (worker.go): the clients' processes, by name and in
+	// order, when the run's clients are processes; res is the fenced
+	// resource their writes reach. sink is set in a worker process
+	// (workerproc.go), where the run is the one client's.
+	workers    map[string]*worker
+	workerList []*worker
+	res        *traffic.Resource
+	sink       *workerSink
+
 	errMu sync.Mutex
 	errs  []error
 }
@@ -200,7 +215,8 @@ type run struct {
 func newRun(s *scenario.Scenario, opts Options) *run {
 	r := &run{s: s, opts: opts, servers: map[string]*redistest.Server{}, groupOf: map[string]string{},
 		current: map[string]string{}, links: map[string]*link{}, cproxies: map[string]map[string]*redistest.Proxy{},
-		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{}}
+		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{},
+		clocks: map[string]*redistest.FakeClock{}}
 	r.stopCtx, r.cancel = context.WithCancel(context.Background())
 	return r
 }
@@ -239,7 +255,8 @@ func (r *run) launch(name string, p sim.Persistence, replicaOf string) (*rediste
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	srv, err := redistest.Launch(redistest.Config{Bin: r.opts.Bin, Dir: dir, Persistence: persistence(p), ReplicaOf: replicaOf})
+	srv, err := redistest.Launch(redistest.Config{Bin: r.opts.Bin, Dir: dir, Persistence: persistence(p), ReplicaOf: replicaOf,
+		Clock: r.clocks[name]})
 	if srv != nil {
 		r.servers[name] = srv
 	}
@@ -252,6 +269,9 @@ func (r *run) launch(name string, p sim.Persistence, replicaOf string) (*rediste
 // start launches the servers, links and proxies, starts the history, the
 // faults due at 0, the clients, the snapshotter and the fault scheduler.
 func (r *run) start() error {
+	if err := r.makeClocks(); err != nil {
+		return err
+	}
 	if err := r.launchServers(); err != nil {
 		return err
 	}
@@ -264,6 +284,12 @@ func (r *run) start() error {
 	if err := r.listenClients(); err != nil {
 		return err
 	}
+	r.res = r.s.NewResource()
+	if r.opts.Workers || usesWorkers(r.s) {
+		if err := r.startWorkers(); err != nil {
+			return err
+		}
+	}
 	r.startHistory()
 	if r.sen != nil {
 		if err := r.sen.watch(); err != nil {
@@ -274,12 +300,15 @@ func (r *run) start() error {
 	if err != nil {
 		return err
 	}
-	res := r.s.NewResource()
-	for _, sc := range r.s.Clients {
-		c := r.newClient(sc.Config)
-		r.clients = append(r.clients, c)
-		if err := r.s.StartWorkload(c, res); err != nil {
-			return err
+	if r.workers != nil {
+		r.goWorkers()
+	} else {
+		for _, sc := range r.s.Clients {
+			c := r.newClient(sc.Config)
+			r.clients = append(r.clients, c)
+			if err := r.s.StartWorkload(c, r.res); err != nil {
+				return err
+			}
 		}
 	}
 	r.bg.Add(2)
@@ -442,6 +471,7 @@ func (r *run) stop() (time.Duration, error) {
 	subs := slices.Clone(r.subs)
 	r.taskMu.Unlock()
 	r.cancel()
+	werr := r.stopWorkers()
 	for _, t := range timers {
 		t.t.Stop()
 	}
@@ -475,7 +505,7 @@ func (r *run) stop() (time.Duration, error) {
 		c.closeRedis()
 	}
 	r.bg.Wait()
-	return end, err
+	return end, errors.Join(err, werr)
 }
 
 // close releases everything start made (also after a failed start).
@@ -489,6 +519,7 @@ func (r *run) close() error {
 	}
 	r.cancel()
 	r.bg.Wait()
+	r.closeWorkers()
 	if r.sen != nil {
 		err = errors.Join(err, r.sen.close())
 	}

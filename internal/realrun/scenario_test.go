@@ -94,12 +94,12 @@ func TestScenarioReplay(t *testing.T) {
 // named with the file, the line and the field.
 func TestScenarioUnsupported(t *testing.T) {
 	for file, want := range map[string]string{
-		"k1-pause-longer-than-lease.yaml":        "k1-pause-longer-than-lease.yaml:22: faults[0].kind: pause",
-		"k3-redlock-clock-jump.yaml":             "k3-redlock-clock-jump.yaml:29: faults[2].kind: clock-jump",
+		"k1-pause-longer-than-lease.yaml":        "",
+		"k3-redlock-clock-jump.yaml":             "",
 		"k4-pause-replies-in-flight.yaml":        "k4-pause-replies-in-flight.yaml:19: clients.latency",
 		"goredis-retry-acquire.yaml":             "",
 		"unlock-retry-no-latch.yaml":             "",
-		"client-crash-watchdog-holder.yaml":      "client-crash-watchdog-holder.yaml:25: faults[0].kind: client-crash",
+		"client-crash-watchdog-holder.yaml":      "",
 		"baseline-simple.yaml":                   "",
 		"r0-redlock-restart-no-persistence.yaml": "",
 	} {

@@ -92,6 +92,9 @@ type Config struct {
 	Extra []string
 	// StartTimeout bounds the wait for the first PONG; default 10 s.
 	StartTimeout time.Duration
+	// Clock, when set, starts the server (and every restart) under
+	// libfaketime with this clock (faketime.go); nil: the machine's clock.
+	Clock *FakeClock
 }
 
 // Server is a running (or paused, or killed) redis-server. Its methods are
@@ -276,6 +279,12 @@ func (s *Server) startLocked() error {
 	cmd := exec.Command(s.cfg.Bin, s.args()...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr()
+	if c := s.cfg.Clock; c != nil {
+		cmd.Env = append(os.Environ(), c.env()...)
+		if err := c.started(time.Now()); err != nil {
+			return err
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}
@@ -365,6 +374,9 @@ func (s *Server) killLocked() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.state = Down
+	if s.cfg.Clock != nil {
+		s.cfg.Clock.reaped(s.cmd.Process.Pid)
+	}
 }
 
 // Restart starts a killed server again on the same port and directory, in
