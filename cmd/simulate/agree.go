@@ -294,7 +294,8 @@ func spliceAgree(path, table string) (string, error) {
 		return "", err
 	}
 	s := string(data)
-	i, j := strings.Index(s, agreeBegin), strings.Index(s, agreeEnd)
+	// The markers are lines of their own: the text may quote them.
+	i, j := markerLine(s, agreeBegin), markerLine(s, agreeEnd)
 	if i < 0 || j < i {
 		return "", fmt.Errorf("%s: no %s ... %s lines to put the table between", path, agreeBegin, agreeEnd)
 	}
@@ -303,6 +304,19 @@ func spliceAgree(path, table string) (string, error) {
 	}
 	s = s[:i+len(agreeBegin)] + "\n" + table + s[j:]
 	return s, report.WriteFile(path, []byte(s))
+}
+
+// markerLine is the offset in s of the first line that is marker alone,
+// or -1.
+func markerLine(s, marker string) int {
+	for off := 0; off < len(s); {
+		line, _, _ := strings.Cut(s[off:], "\n")
+		if strings.TrimRight(line, "\r") == marker {
+			return off
+		}
+		off += len(line) + 1
+	}
+	return -1
 }
 
 // checkWritable fails when path's directory does not take a new file (the

@@ -32,7 +32,8 @@ func TestAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := filepath.Join(dir, "README.md")
-	before, after := "# Title\n\ntext before\n\n"+agreeBegin+"\n", agreeEnd+"\n\ntext after\n"
+	// The text may quote the markers; only lines of their own count.
+	before, after := "# Title\n\ntext before quotes `"+agreeBegin+"` and `"+agreeEnd+"`\n\n"+agreeBegin+"\n", agreeEnd+"\n\ntext after\n"
 	if err := os.WriteFile(readme, []byte(before+"old table\n"+after), 0o644); err != nil {
 		t.Fatal(err)
 	}
