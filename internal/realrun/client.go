@@ -33,8 +33,9 @@ type client struct {
 	cfg  sim.ClientConfig
 	gil  sync.Mutex
 
-	mu  sync.Mutex
-	rcs map[string]*redis.Client
+	mu      sync.Mutex
+	rcs     map[string]*redis.Client
+	closers []func() // peer libraries' clients (OnClose)
 }
 
 var _ traffic.Client = (*client)(nil)
@@ -110,6 +111,9 @@ func (c *client) closeRedis() {
 	defer c.mu.Unlock()
 	for _, rc := range c.rcs {
 		_ = rc.Close()
+	}
+	for _, f := range c.closers {
+		f()
 	}
 }
 
