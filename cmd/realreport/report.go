@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/compare"
+	"github.com/locksim/locksim/peers"
+	"github.com/locksim/locksim/scenario"
+)
+
+const timeMillisecond = time.Millisecond
+
+// shownKinds are the finding kinds the table has a column for, in order.
+var shownKinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.Linearizability}
+
+// Report is the peer-library section: one Row per scenario file.
+type Report struct {
+	Runs  int
+	Scale float64
+	Rows  []Row
+}
+
+// Row is one scenario's runs: how many, how many matched its expectation,
+// how many showed each finding kind and any safety finding, and the
+// shortest counterexample timeline (fewest lines) among them.
+type Row struct {
+	Scenario *scenario.Scenario
+	File     string
+	Runs     int
+	Matched  int
+	Unsafe   int
+	Kinds    map[checker.Kind]int
+	// Shortest is the timeline (report.Text) of the violating run whose
+	// timeline has the fewest lines; "" when no run violated.
+	Shortest string
+}
+
+// Add counts one run with verdict v (matched: as the file expects) and
+// its timeline text.
+func (r *Row) Add(v checker.Verdict, matched bool, timeline string) {
+	r.Runs++
+	if matched {
+		r.Matched++
+	}
+	if r.Kinds == nil {
+		r.Kinds = map[checker.Kind]int{}
+	}
+	unsafe := false
+	for _, k := range v.Kinds() {
+		r.Kinds[k]++
+		unsafe = unsafe || k.Safety()
+	}
+	if unsafe {
+		r.Unsafe++
+	}
+	if timeline != "" && (r.Shortest == "" || lines(timeline) < lines(r.Shortest)) {
+		r.Shortest = timeline
+	}
+}
+
+// printable escapes what a terminal or a Markdown code block cannot show
+// (rueidislock's values are random bytes): every byte of an invalid or
+// unprintable rune but the newline as \xNN.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == '\n' || (r != utf8.RuneError && unicode.IsPrint(r)) {
+			b.WriteString(s[i : i+n])
+		} else {
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			}
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func lines(s string) int { return strings.Count(s, "\n") }
+
+// Summary is the row's one line for the terminal.
+func (r Row) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d runs, %d as expected", r.Runs, r.Matched)
+	for _, k := range shownKinds {
+		fmt.Fprintf(&b, ", %s %d", k, r.Kinds[k])
+	}
+	return b.String()
+}
+
+// replay is the command that replays the row's file once on real servers.
+func (rep Report) replay(r Row) string {
+	return fmt.Sprintf("go run ./cmd/simulate run -backend redis -scale %g %s", rep.Scale, r.File)
+}
+
+// libraries are the peer kinds in the report's order, with their names as
+// users know them.
+var libraries = []struct{ kind, name string }{
+	{peers.KindRedsync, "go-redsync/redsync v4.18.1"},
+	{peers.KindRedisLock, "bsm/redislock v0.9.4"},
+	{peers.KindRueidisLock, "rueidislock (redis/rueidis v1.0.79)"},
+}
+
+// advice is what each library's users should do, from what the
+// scenarios and the pinned tests of internal/realrun (peers_test.go) show;
+// the rates the report prints beside it are the evidence.
+var advice = map[string][]string{
+	peers.KindRedsync: {
+		"On one master with a replica, a failover loses the key with the killed master (the replica lags) and another client takes the lock while the holder's `Until()` still lies ahead: redsync cannot see a failover. Use several independent masters (the RedLock mode) or fencing tokens downstream.",
+		"Over several masters without persistence, a restart empties a node and a second client gathers a quorum (R0): run its masters with `appendfsync always`, or keep a restarted master out for longer than the expiry.",
+		"A lost reply to a successful `SET NX` is retried by go-redis, and the retry refuses its own key (`TestRedsyncRetriedSetNXRefusesItsOwn`): that try fails on a free lock and redsync's clean-up deletes the key; the next try succeeds. A lost try, not a safety problem; with `WithTries(1)` it is a refused acquire.",
+		"Its retry delays (50–250 ms) do not shrink with your timings: under steady contention a waiting `Lock` can be starved by clients that re-acquire quickly.",
+	},
+	peers.KindRedisLock: {
+		"Nothing tells a holder that its key is gone: a failover to a lagging replica or a restart without persistence gives the lock to another client while the holder's TTL still runs. The TTL is the only bound; protect the resource with a fencing token.",
+		"`Obtain` retried after a lost reply finds its own key and takes it again (its script compares the token: `TestRedisLockObtainRetrySeesItsOwnKey`): go-redis's retries are safe with it.",
+	},
+	peers.KindRueidisLock: {
+		"Watch the context it returns: when a failover or a restart loses the key, the client's connection breaks, the extension fails and the context is cancelled within milliseconds (`lostAfterFault` in peers_test.go). A holder that stops at `ctx.Done()` leaves only those milliseconds of silent loss; one that ignores the context overlaps the next holder.",
+		"Any error of an extension, not only a lost key, cancels the context: a flaky link costs the lock, never safety.",
+		"Its keys live on the one Redis its client reaches (its majority of `2n-1` keys does not span independent servers): the majority protects against nothing a single server loses.",
+	},
+}
+
+// Markdown is the report.
+func (rep Report) Markdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Peer libraries on real Redis\n\n")
+	w("Generated by `make report-real` (`go run ./cmd/realreport -runs %d -scale %g -out reports/real`): ", rep.Runs, rep.Scale)
+	w("each peer scenario (`scenarios/peers/`) run %d times on real `redis-server` processes, every duration multiplied by %g, ", rep.Runs, rep.Scale)
+	w("judged by the checkers that judge locksim's own locks. A real run is not a function of a seed: real time decides which holding a fault hits, ")
+	w("so these rates are measured, not replayed, and each comes with its 95%% Wilson interval in brackets.\n\n")
+	w("## What each library's users should do\n\n")
+	for _, l := range libraries {
+		w("**%s** (`algorithm: {kind: %s}`)\n\n", l.name, l.kind)
+		for _, a := range advice[l.kind] {
+			w("- %s\n", a)
+		}
+		w("\n")
+	}
+	w("## Rates\n\n")
+	w("| scenario | library | expected | as expected |")
+	for _, k := range shownKinds {
+		w(" %s |", k)
+	}
+	w(" any safety finding |\n|---|---|---|---|")
+	for range shownKinds {
+		w("---|")
+	}
+	w("---|\n")
+	rows := slices.Clone(rep.Rows)
+	for _, r := range rows {
+		w("| `%s` | %s | %s | %s |", r.Scenario.Name, r.Scenario.Algorithm.Kind, r.Scenario.Expect, compare.Rate(r.Matched, r.Runs))
+		for _, k := range shownKinds {
+			w(" %s |", compare.Rate(r.Kinds[k], r.Runs))
+		}
+		w(" %s |\n", compare.Rate(r.Unsafe, r.Runs))
+	}
+	w("\n## Shortest counterexamples\n\n")
+	w("For each scenario, the violating run whose timeline around its first violation is shortest, and the command that replays the file once (with other timings: real time decides).\n\n")
+	for _, r := range rows {
+		w("### %s\n\n", r.Scenario.Name)
+		if r.Shortest == "" {
+			w("No violation in %d runs.\n\n", r.Runs)
+			continue
+		}
+		w("```\n%s\n```\n\n", printable(strings.TrimRight(r.Shortest, "\n")))
+		w("Replay: `%s`\n\n", rep.replay(r))
+	}
+	return b.String()
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenario"
+)
+
+// TestRowCounts: a row counts runs, matches, each kind and any safety
+// finding, keeps the violating run with the shortest timeline, and the
+// Markdown prints the rates with their Wilson intervals, the replay
+// command and escaped bytes.
+func TestRowCounts(t *testing.T) {
+	s := &scenario.Scenario{Name: "peer-x", File: "scenarios/peers/peer-x.yaml"}
+	s.Algorithm.Kind = "redislock"
+	r := Row{Scenario: s, File: s.File}
+	me := checker.Verdict{Status: checker.Violated, Violations: []checker.Violation{{Kind: checker.MutualExclusion}}}
+	r.Add(me, true, "a\nb\nc\n")
+	r.Add(me, true, "a\n\xff\x01\n")
+	r.Add(checker.Verdict{Status: checker.OK}, false, "")
+	if r.Runs != 3 || r.Matched != 2 || r.Unsafe != 2 || r.Kinds[checker.MutualExclusion] != 2 || r.Kinds[checker.SilentLoss] != 0 {
+		t.Fatalf("row %+v", r)
+	}
+	if r.Shortest != "a\n\xff\x01\n" {
+		t.Fatalf("shortest %q", r.Shortest)
+	}
+	md := Report{Runs: 3, Scale: 0.2, Rows: []Row{r}}.Markdown()
+	for _, want := range []string{
+		"| `peer-x` | redislock | ok | 67% [21–94] | 67% [21–94] | 0% [0–56] |",
+		"a\n\\xff\\x01\n```",
+		"Replay: `go run ./cmd/simulate run -backend redis -scale 0.2 scenarios/peers/peer-x.yaml`",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
