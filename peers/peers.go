@@ -128,8 +128,6 @@ type loop struct {
 	model  traffic.Belief
 	h      traffic.Holding
 	think  func() time.Duration
-
-	cur *holding // the holding under way, nil between holdings
 }
 
 // holding is one holding's belief: it ends at the release's call, or at
@@ -195,7 +193,6 @@ func (lp *loop) run() {
 		op.End(history.OutcomeOK, h.token)
 		done++
 		cur := &holding{believed: true}
-		lp.cur = cur
 		lp.believe(cur, h, call)
 		_ = lp.rt.Sleep(ctx, lp.h.Hold)
 		_ = lp.rt.Sleep(ctx, 0) // let a validity timer due now run first
@@ -207,7 +204,6 @@ func (lp *loop) run() {
 		var notHeld bool
 		lp.b.Block(ctx, func(ctx context.Context) { notHeld, err = lp.l.release(ctx, h) })
 		rel.End(releaseOutcome(notHeld, err))
-		lp.cur = nil
 		if lp.h.Holds > 0 && done >= lp.h.Holds {
 			return
 		}
