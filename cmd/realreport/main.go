@@ -14,15 +14,18 @@
 // a fault hits, so the rates are measured, not replayed, and a second
 // invocation gives other numbers within their intervals. Exit 0 when the
 // report is written, 1 when a run failed (a broken harness, not a
-// finding), 2 for bad input or no redis-server.
+// finding), 2 for bad input or no redis-server, 130 when interrupted
+// (Ctrl-C waits for the run under way, whose servers it stops).
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 
 	"github.com/locksim/locksim/internal/realrun"
@@ -30,9 +33,15 @@ import (
 	"github.com/locksim/locksim/scenario"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// Ctrl-C lets the run under way finish (its servers stopped), then
+	// exits without writing.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("realreport", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	runs := fs.Int("runs", 10, "runs of each scenario")
@@ -71,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, s := range all {
 		row := Row{Scenario: s, File: filepath.ToSlash(s.File)}
 		for i := 0; i < *runs; i++ {
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "realreport: interrupted: nothing written")
+				return 130
+			}
 			r, err := realrun.Run(s, realrun.Options{})
 			if errors.Is(err, realrun.ErrNoServer) {
 				fmt.Fprintf(stderr, "realreport: %v\n", err)

@@ -43,6 +43,8 @@ func TestPeerScenarios(t *testing.T) {
 		// milliseconds (its connection breaks, the extension fails), long
 		// before the key's validity would run out.
 		{"peer-rueidislock-failover.yaml", 4, lostAfterFault(history.FaultFailover)},
+		// The control: holders that ignore the context overlap the next.
+		{"peer-rueidislock-failover-context-ignored.yaml", 4, nil},
 		{"peer-redsync-restart-no-persistence.yaml", 2, nil},
 		{"peer-redislock-restart-no-persistence.yaml", 4, nil},
 		{"peer-rueidislock-restart-no-persistence.yaml", 4, lostAfterFault(history.FaultCrash)},
