@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +62,13 @@ func TestPeerScenarios(t *testing.T) {
 			}
 			for i := 1; ; i++ {
 				start := time.Now()
-				r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+				dir := t.TempDir()
+				r, err := Run(s, Options{Bin: bin, Dir: dir})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if left := serversUnder(dir); len(left) > 0 {
+					t.Fatalf("redis-server processes left running in %s: %v", dir, left)
 				}
 				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
 				if r.Match && (tc.check == nil || tc.check(t, r)) {
@@ -277,5 +284,37 @@ func TestPeerKindsRefusedBySimulation(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("simulating %s: %v, want %s", kind, err, want)
 		}
+	}
+}
+
+// serversUnder lists the processes whose working directory is under dir
+// (a run starts each redis-server in a directory of its own there): none
+// may outlive the run. Without /proc it finds nothing.
+func serversUnder(dir string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && strings.HasPrefix(cwd, dir) {
+			out = append(out, e.Name()+" in "+cwd)
+		}
+	}
+	return out
+}
+
+// TestServersUnderSeesAServer: the control of serversUnder: a running
+// server in the directory is found, and not once it is stopped.
+func TestServersUnderSeesAServer(t *testing.T) {
+	dir := t.TempDir()
+	s := redistest.StartConfig(t, redistest.Config{Dir: dir})
+	if len(serversUnder(dir)) == 0 {
+		t.Fatalf("serversUnder(%s) found no server while one runs", dir)
+	}
+	must(t, s.Stop())
+	if left := serversUnder(dir); len(left) > 0 {
+		t.Fatalf("after Stop: %v", left)
 	}
 }
