@@ -98,10 +98,3 @@ var peerRows = []*algDesc{
 		realOnly:   true,
 	},
 }
-
-// RealOnly reports whether the algorithm is a peer library, which only
-// real servers can run (StartWorkload refuses a simulated client).
-func (a Algorithm) RealOnly() bool {
-	k := a.desc()
-	return k != nil && k.realOnly
-}

@@ -37,3 +37,21 @@ func TestRowCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestGravestCounterexample: a run with mutual exclusion is shown rather
+// than a shorter one with a silent loss only, and focus puts the gravest
+// violation first for the timeline.
+func TestGravestCounterexample(t *testing.T) {
+	sl := checker.Verdict{Status: checker.Violated, Violations: []checker.Violation{{Kind: checker.SilentLoss}}}
+	both := checker.Verdict{Status: checker.Violated, Violations: []checker.Violation{{Kind: checker.SilentLoss}, {Kind: checker.MutualExclusion}}}
+	var r Row
+	r.Add(sl, true, "short\n")
+	r.Add(both, false, "long\nlong\nlong\n")
+	r.Add(sl, true, "s\n")
+	if r.Shortest != "long\nlong\nlong\n" {
+		t.Fatalf("shortest %q, want the mutual-exclusion run's", r.Shortest)
+	}
+	if f := focus(both); f.Violations[0].Kind != checker.MutualExclusion || both.Violations[0].Kind != checker.SilentLoss {
+		t.Fatalf("focus %v (and the original %v)", f.Violations, both.Violations)
+	}
+}
