@@ -93,10 +93,10 @@ soak:
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/
 
 # report-real runs each peer library's scenario (scenarios/peers/peer-*.yaml:
-# redsync, bsm/redislock, rueidislock) 10 times on real redis-servers (needs
-# redis-server on the PATH; about 5 minutes) and writes reports/real/README.md:
+# redsync, bsm/redislock, rueidislock) 20 times on real redis-servers (needs
+# redis-server on the PATH; about 8 minutes) and writes reports/real/README.md:
 # rates with Wilson intervals, the shortest counterexample of each, advice.
 # Real runs are not functions of a seed: each invocation measures anew. CI
 # does not run it.
 report-real:
-	$(GO) run ./cmd/realreport -runs 10 -scale 0.2 -out reports/real
+	$(GO) run ./cmd/realreport -runs 20 -scale 0.2 -out reports/real
