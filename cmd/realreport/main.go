@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				status = 1
 				continue
 			}
-			row.Add(r.Verdict, r.Match, report.Text(r.Records, focus(r.Verdict), 500*timeMillisecond, 24))
+			row.Add(r.Verdict, r.Match, report.Text(escaped(r.Records), focus(r.Verdict), 500*timeMillisecond, 24))
 		}
 		fmt.Fprintf(stdout, "%-44s %s\n", s.Name, row.Summary())
 		rep.Rows = append(rep.Rows, row)

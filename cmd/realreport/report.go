@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/compare"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/peers"
 	"github.com/locksim/locksim/scenario"
 )
@@ -102,11 +103,14 @@ func focus(v checker.Verdict) checker.Verdict {
 // printable escapes what a terminal or a Markdown code block cannot show
 // (rueidislock's values are random bytes): every byte of an invalid or
 // unprintable rune but the newline as \xNN.
-func printable(s string) string {
+func printable(s string) string { return escape(s, true) }
+
+// escape is printable, escaping the newline too unless keepNewline.
+func escape(s string, keepNewline bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == '\n' || (r != utf8.RuneError && unicode.IsPrint(r)) {
+		if r == '\n' && keepNewline || (r != utf8.RuneError && unicode.IsPrint(r)) {
 			b.WriteString(s[i : i+n])
 		} else {
 			for _, c := range []byte(s[i : i+n]) {
@@ -116,6 +120,18 @@ func printable(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// escaped is a copy of recs whose values and results (rueidislock's random
+// bytes, which may hold a newline) are escaped, for the timeline: the
+// checkers have judged the raw records.
+func escaped(recs []history.Record) []history.Record {
+	out := slices.Clone(recs)
+	for i := range out {
+		out[i].Value = escape(out[i].Value, false)
+		out[i].Result = escape(out[i].Result, false)
+	}
+	return out
 }
 
 func lines(s string) int { return strings.Count(s, "\n") }

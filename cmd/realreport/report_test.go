@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -53,5 +54,15 @@ func TestGravestCounterexample(t *testing.T) {
 	}
 	if f := focus(both); f.Violations[0].Kind != checker.MutualExclusion || both.Violations[0].Kind != checker.SilentLoss {
 		t.Fatalf("focus %v (and the original %v)", f.Violations, both.Violations)
+	}
+}
+
+// TestEscaped: a value with a newline and invalid bytes stays on one line
+// of the timeline; the original records are not changed.
+func TestEscaped(t *testing.T) {
+	recs := []history.Record{{Value: "a\nb\xff", Result: "ok\x00"}}
+	got := escaped(recs)
+	if got[0].Value != `a\x0ab\xff` || got[0].Result != `ok\x00` || recs[0].Value != "a\nb\xff" {
+		t.Fatalf("escaped %+v, original %+v", got[0], recs[0])
 	}
 }
