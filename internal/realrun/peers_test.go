@@ -45,8 +45,9 @@ func TestPeerScenarios(t *testing.T) {
 		// loses its key? Yes: the holder at the kill hears "lost" within
 		// milliseconds (its connection breaks, the extension fails), long
 		// before the key's validity would run out; but not always before
-		// another client takes the lock on the promoted replica (the file
-		// does not forbid mutual exclusion; reports/real measures it).
+		// another client takes the lock on the promoted replica or the
+		// restarted master (the files do not forbid mutual exclusion;
+		// reports/real measures it).
 		{"peer-rueidislock-failover.yaml", 4, lostAfterFault(history.FaultFailover)},
 		// The control: holders that ignore the context overlap the next.
 		{"peer-rueidislock-failover-context-ignored.yaml", 4, nil},
