@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real
+.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real report-real
 
 # The linters make lint runs, pinned: go run fetches each from the module
 # proxy the first time (deadcode at the x/tools version go.mod requires).
@@ -106,3 +106,12 @@ soak:
 	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/
+
+# report-real runs each peer library's scenario (scenarios/peers/peer-*.yaml:
+# redsync, bsm/redislock, rueidislock) 20 times on real redis-servers (needs
+# redis-server on the PATH; about 8 minutes) and writes reports/real/README.md:
+# rates with Wilson intervals, the shortest counterexample of each, advice.
+# Real runs are not functions of a seed: each invocation measures anew. CI
+# does not run it.
+report-real:
+	$(GO) run ./cmd/realreport -runs 20 -scale 0.2 -out reports/real

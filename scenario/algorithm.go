@@ -17,6 +17,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/peers"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/traffic"
 )
@@ -30,6 +31,10 @@ const (
 	AlgRWLock          = traffic.KindReadWrite
 	AlgRedLockSpec     = traffic.KindRedLockSpec
 	AlgRedLockRedisson = traffic.KindRedLockRedisson
+	// The peer libraries (package peers), real-only.
+	AlgRedsync     = peers.KindRedsync
+	AlgRedisLock   = peers.KindRedisLock
+	AlgRueidisLock = peers.KindRueidisLock
 )
 
 // Algorithm is the workload; the config of Kind is set (its row of the
@@ -46,7 +51,11 @@ type Algorithm struct {
 	ReadWrite    traffic.ReadWriteConfig
 	Spec         traffic.SpecConfig
 	Redisson     traffic.RedissonConfig
-	Line         int
+	// Redsync, RedisLock and RueidisLock are the peer libraries' configs.
+	Redsync     peers.RedsyncConfig
+	RedisLock   peers.RedisLockConfig
+	RueidisLock peers.RueidisLockConfig
+	Line        int
 }
 
 // algDesc describes one algorithm kind: everything the loader, the runner
@@ -85,6 +94,9 @@ type algDesc struct {
 	// newResource, when set, returns the fenced resource the clients of one
 	// run share.
 	newResource func(a Algorithm) *traffic.Resource
+	// realOnly marks a peer library (package peers): it brings its own
+	// Redis client, so only -backend redis can run it.
+	realOnly bool
 }
 
 // settings are the places in an Algorithm that every kind has (holding) or
@@ -219,6 +231,7 @@ var algorithms = []*algDesc{
 		linOptions: func(Algorithm) []checker.LinOption { return []checker.LinOption{checker.AcquireMayFail} },
 		ops:        baseOps,
 	},
+	peerRows[0], peerRows[1], peerRows[2],
 }
 
 // algorithmNamed is the descriptor of kind, nil when there is none.

@@ -10,6 +10,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/peers"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -66,6 +67,9 @@ func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error 
 	k := a.desc()
 	if k == nil {
 		return s.errLine(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
+	}
+	if _, real := c.(peers.Backend); k.realOnly && !real {
+		return s.errLine(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
 	}
 	if err := k.start(c, a, res); err != nil {
 		return s.errLine(a.Line, "algorithm", err)

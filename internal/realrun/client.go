@@ -34,8 +34,9 @@ type client struct {
 	cfg  sim.ClientConfig
 	gil  sync.Mutex
 
-	mu  sync.Mutex
-	rcs map[string]*redis.Client
+	mu      sync.Mutex
+	rcs     map[string]*redis.Client
+	closers []func() // peer libraries' clients (OnClose)
 
 	// steps counts the times a task gave the baton up (under gil); lastEnd
 	// is when the last op of c ended, in the step steps then was.
@@ -130,6 +131,9 @@ func (c *client) closeRedis() {
 	defer c.mu.Unlock()
 	for _, rc := range c.rcs {
 		_ = rc.Close()
+	}
+	for _, f := range c.closers {
+		f()
 	}
 }
 
