@@ -200,7 +200,7 @@ func (rep Report) Markdown() string {
 	w("## Not measured yet\n\n")
 	w("The failovers here kill the master (SIGKILL) and promote its replica with `REPLICAOF NO ONE`, and a restart kills the process: both break every client connection at once, which is what tells rueidislock. ")
 	w("A failover that leaves the old master's connections open (Sentinel failing over a frozen master, a partition that drops packets silently) is not measured yet: rueidislock would then learn of the loss only at its next extension (every `KeyValidity/2`), by an invalidation, or when its connection times out. ")
-	w("Pauses of a holder and clock jumps are not run on real servers yet either.\n\n")
+	w("A node's clock jump (libfaketime) is run for redsync and redislock (`peer-*-clock-jump`); pauses of a peer library's holder (which need its client in a worker process) and a Sentinel engine under the peers are not run yet.\n\n")
 	w("## Rates\n\n")
 	w("| scenario | library | expected | as expected |")
 	for _, k := range shownKinds {

@@ -54,6 +54,10 @@ func TestPeerScenarios(t *testing.T) {
 		{"peer-redsync-restart-no-persistence.yaml", 2, nil},
 		{"peer-redislock-restart-no-persistence.yaml", 4, nil},
 		{"peer-rueidislock-restart-no-persistence.yaml", 4, lostAfterFault(history.FaultCrash)},
+		// K3 for the peers: a node's clock jumps (libfaketime) and the
+		// holder's key there expires at once.
+		{"peer-redsync-clock-jump.yaml", 2, nil},
+		{"peer-redislock-clock-jump.yaml", 2, nil},
 		{"peer-redsync-lost-replies.yaml", 2, nil},
 		{"peer-redislock-lost-replies.yaml", 2, nil},
 		{"peer-rueidislock-lost-replies.yaml", 2, nil},
