@@ -305,47 +305,58 @@ func (w *worker) read() {
 				r.fail(err)
 			}
 			signalReady(err)
-		case "begin": // answered once recorded and its faults armed
-			switch c := w.stub; {
-			case r.isStopped():
-			case m.Same && c.lastEnd.ok:
-				// An expiry in the step that ended the worker's last op
-				// is at that op's end (BeginOp says why).
-				w.ops[m.ID] = &runOp{r: r, c: c, o: r.rec.BeginAt(c.lastEnd.t, w.name, m.Lock, m.Op, m.Args...), at: c.lastEnd.t}
-			default:
-				o := &runOp{r: r, c: c, o: r.rec.BeginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args...)}
-				o.hooks = r.opBegun(c, m.Op, m.Args)
-				w.ops[m.ID] = o
-			}
-			w.send(wmsg{K: "ack", ID: m.ID})
-		case "detail":
-			if o, ok := w.ops[m.ID]; ok {
-				o.SetDetail(m.Detail)
-			}
-		case "end":
-			if o, ok := w.ops[m.ID]; ok {
-				delete(w.ops, m.ID)
-				o.End(m.Outcome, m.Result)
-			}
-		case "req": // answered once recorded and the proxies armed
-			if q := r.beginReq(w.stub, m.Group, m.Op, m.Args); q != nil {
-				w.reqs[m.ID] = q
-			}
-			w.send(wmsg{K: "ack", ID: m.ID})
-		case "reqend":
-			if q, ok := w.reqs[m.ID]; ok {
-				delete(w.reqs, m.ID)
-				q.endAs(m.Outcome, m.Result, m.Detail)
-			}
-		case "write":
-			ok := false
-			if r.res != nil {
-				ok = r.res.Write(m.Token)
-			}
-			w.send(wmsg{K: "ack", ID: m.ID, OK: ok})
+		case "begin", "detail", "end", "req", "reqend", "write":
+			w.record(m)
 		default:
 			r.fail(fmt.Errorf("realrun: worker %s: unknown message %q", w.name, m.K))
 		}
+	}
+}
+
+// record takes a worker's record of its run (an op's begin, detail or
+// end, a command's call or return, a fenced write) into the run's history,
+// answering those the worker waits for.
+func (w *worker) record(m wmsg) {
+	r := w.r
+	switch m.K {
+	case "begin": // answered once recorded and its faults armed
+		switch c := w.stub; {
+		case r.isStopped():
+		case m.Same && c.lastEnd.ok:
+			// An expiry in the step that ended the worker's last op
+			// is at that op's end (BeginOp says why).
+			w.ops[m.ID] = &runOp{r: r, c: c, o: r.rec.BeginAt(c.lastEnd.t, w.name, m.Lock, m.Op, m.Args...), at: c.lastEnd.t}
+		default:
+			o := &runOp{r: r, c: c, o: r.rec.BeginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args...)}
+			o.hooks = r.opBegun(c, m.Op, m.Args)
+			w.ops[m.ID] = o
+		}
+		w.send(wmsg{K: "ack", ID: m.ID})
+	case "detail":
+		if o, ok := w.ops[m.ID]; ok {
+			o.SetDetail(m.Detail)
+		}
+	case "end":
+		if o, ok := w.ops[m.ID]; ok {
+			delete(w.ops, m.ID)
+			o.End(m.Outcome, m.Result)
+		}
+	case "req": // answered once recorded and the proxies armed
+		if q := r.beginReq(w.stub, m.Group, m.Op, m.Args); q != nil {
+			w.reqs[m.ID] = q
+		}
+		w.send(wmsg{K: "ack", ID: m.ID})
+	case "reqend":
+		if q, ok := w.reqs[m.ID]; ok {
+			delete(w.reqs, m.ID)
+			q.endAs(m.Outcome, m.Result, m.Detail)
+		}
+	case "write":
+		ok := false
+		if r.res != nil {
+			ok = r.res.Write(m.Token)
+		}
+		w.send(wmsg{K: "ack", ID: m.ID, OK: ok})
 	}
 }
 

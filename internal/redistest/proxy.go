@@ -358,75 +358,101 @@ func (p *Proxy) requests(c *proxyConn) {
 		if err != nil {
 			return
 		}
-		p.mu.Lock()
-		p.seen = append(p.seen, args[:min(len(args), 4)])
-		var fired, slow *rule
-		for _, ru := range p.rules {
-			if (ru.kind == ruleDrop || ru.kind == ruleDelay) && ru.left > 0 && ru.match(args) {
-				ru.left--
-				fired = ru
-				break
-			}
-		}
-		for _, ru := range p.rules {
-			if ru.kind == ruleDelayRequest && ru.left > 0 && ru.match(args) {
-				ru.left--
-				slow = ru
-				break
-			}
-		}
-		var hooks []*rule
-		for _, ru := range p.rules {
-			if ru.kind == ruleHook && ru.left > 0 && ru.match(args) {
-				hooks = append(hooks, ru) // their left drops when they act (serverReads)
-			}
-		}
-		if fired != nil || slow != nil || len(hooks) == 0 && len(p.rules) > 64 {
-			// Forget the rules that are done, so that a run arming one per
-			// request does not scan them all forever.
-			p.rules = slices.DeleteFunc(p.rules, func(ru *rule) bool { return ru.left <= 0 })
-		}
-		onRule := p.onRule
-		p.mu.Unlock()
-		if len(hooks) > 0 {
+		m := p.matchRules(args)
+		if len(m.hooks) > 0 {
 			c.mu.Lock()
-			c.hooks = hooks
+			c.hooks = m.hooks
 			c.mu.Unlock()
 		}
-		if fired != nil {
-			what := describe(args)
-			c.mu.Lock()
-			switch fired.kind {
-			case ruleDrop:
-				c.mute = true
-				c.queue = nil
-			case ruleDelay:
-				c.replyDelay = fired.delay
-			}
-			c.mu.Unlock()
-			if onRule != nil {
-				if fired.kind == ruleDrop {
-					onRule("drop-reply", what)
-				} else {
-					onRule("delay-reply", fmt.Sprintf("%s by %v", what, fired.delay))
-				}
-			}
+		if m.fired != nil {
+			c.applyReplyRule(m.fired, args, m.onRule)
 		}
-		if slow != nil {
-			if onRule != nil {
-				onRule("delay-request", fmt.Sprintf("%s by %v", describe(args), slow.delay))
-			}
-			t := time.NewTimer(slow.delay)
-			select {
-			case <-t.C:
-			case <-c.done:
-				t.Stop()
-				return
-			}
+		if m.slow != nil && !c.holdRequest(m.slow, args, m.onRule) {
+			return
 		}
 		if _, err := c.server.Write(raw); err != nil {
 			return
 		}
+	}
+}
+
+// ruleMatch is what the rules do to one request: a reply rule (drop or
+// delay), a request delay, and the hooks waiting for its reply.
+type ruleMatch struct {
+	fired, slow *rule
+	hooks       []*rule
+	onRule      func(op, detail string)
+}
+
+// matchRules notes the request and finds the rules it triggers: the first
+// reply rule and the first request delay that match (each counts one
+// request off), and every hook that matches (their left drops when they
+// act, in serverReads).
+func (p *Proxy) matchRules(args []string) ruleMatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, args[:min(len(args), 4)])
+	var m ruleMatch
+	for _, ru := range p.rules {
+		// A rule's match is asked only when the rule could act (a match
+		// may count the requests it sees).
+		reply, hold := ru.kind == ruleDrop || ru.kind == ruleDelay, ru.kind == ruleDelayRequest
+		if ru.left <= 0 || reply && m.fired != nil || hold && m.slow != nil || !ru.match(args) {
+			continue
+		}
+		switch {
+		case reply:
+			ru.left--
+			m.fired = ru
+		case hold:
+			ru.left--
+			m.slow = ru
+		default:
+			m.hooks = append(m.hooks, ru)
+		}
+	}
+	if m.fired != nil || m.slow != nil || len(m.hooks) == 0 && len(p.rules) > 64 {
+		// Forget the rules that are done, so that a run arming one per
+		// request does not scan them all forever.
+		p.rules = slices.DeleteFunc(p.rules, func(ru *rule) bool { return ru.left <= 0 })
+	}
+	m.onRule = p.onRule
+	return m
+}
+
+// applyReplyRule makes the connection drop (mute) or delay the reply to
+// the request args, and reports it to onRule.
+func (c *proxyConn) applyReplyRule(ru *rule, args []string, onRule func(op, detail string)) {
+	c.mu.Lock()
+	if ru.kind == ruleDrop {
+		c.mute = true
+		c.queue = nil
+	} else {
+		c.replyDelay = ru.delay
+	}
+	c.mu.Unlock()
+	switch {
+	case onRule == nil:
+	case ru.kind == ruleDrop:
+		onRule("drop-reply", describe(args))
+	default:
+		onRule("delay-reply", fmt.Sprintf("%s by %v", describe(args), ru.delay))
+	}
+}
+
+// holdRequest holds the request args back for the rule's delay before it
+// is forwarded; false when the connection closed meanwhile.
+func (c *proxyConn) holdRequest(ru *rule, args []string, onRule func(op, detail string)) bool {
+	if onRule != nil {
+		onRule("delay-request", fmt.Sprintf("%s by %v", describe(args), ru.delay))
+	}
+	t := time.NewTimer(ru.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.done:
+		return false
 	}
 }
 
