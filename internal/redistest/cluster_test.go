@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -97,6 +98,18 @@ func TestRedisCluster(t *testing.T) {
 	// alive, becomes its replica.
 	rs, err := c.ReplicasOf(to)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A forced failover does not wait for the replica to catch up: wait
+	// until it has the key the migration brought (a loaded machine can
+	// take a while to replicate it), or it takes the slot without it.
+	if err := waitFor(20*time.Second, func() (bool, string) {
+		got, err := DoAll(rs[0].Addr, time.Second, []string{"READONLY"}, []string{"GET", "alpha"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got[1] == "1", fmt.Sprint(got[1])
+	}, "replica %s has alpha", rs[0].Addr); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.FailoverForce(rs[0], slot, 20*time.Second); err != nil {
