@@ -292,26 +292,35 @@ func (r *run) DropReplies(client, node string, from, until time.Duration, name s
 // proxies, and records it.
 func (r *run) dropReplies(client, node, name string, on bool) {
 	all := func([]string) bool { return true }
-	r.mu.Lock()
-	for cname, m := range r.cproxies {
-		if client != "" && client != cname {
-			continue
-		}
-		for n, p := range m {
-			if node != "" && node != n {
-				continue
-			}
-			if on {
-				p.DropReply(all, 1<<30)
-			} else {
-				p.ClearRules()
-			}
+	for _, p := range r.proxiesOf(client, node) {
+		if on {
+			linkRules(p, faults.DropReplies, "", 0, nil, all)
+		} else {
+			p.ClearRules()
 		}
 	}
-	r.mu.Unlock()
 	op := string(faults.DropReplies)
 	if !on {
 		op += "-end"
 	}
 	r.rec.Fault(op, node, client, name)
+}
+
+// proxiesOf are the client-to-node proxies of client and node ("" every
+// client, every node).
+func (r *run) proxiesOf(client, node string) []*redistest.Proxy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*redistest.Proxy
+	for cname, m := range r.cproxies {
+		if client != "" && client != cname {
+			continue
+		}
+		for n, p := range m {
+			if node == "" || node == n {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

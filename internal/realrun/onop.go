@@ -210,17 +210,32 @@ func (r *run) later(d time.Duration, f func()) {
 	}()
 }
 
-// clientProxies are c's proxies to node ("" every node).
-func (r *run) clientProxies(c *client, node string) []*redistest.Proxy {
+// nodeProxy is one of a client's proxies and the node it leads to.
+type nodeProxy struct {
+	node string
+	p    *redistest.Proxy
+}
+
+// clientProxies are c's proxies to the nodes keep accepts (nil: every
+// node), in topology order.
+func (r *run) clientProxies(c *client, keep func(node string) bool) []nodeProxy {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*redistest.Proxy
+	var out []nodeProxy
 	for _, name := range r.nodeNames() {
-		if node == "" || node == name {
-			out = append(out, r.cproxies[c.name][name])
+		if keep == nil || keep(name) {
+			out = append(out, nodeProxy{name, r.cproxies[c.name][name]})
 		}
 	}
 	return out
+}
+
+// onNode keeps node ("" every node) for clientProxies.
+func onNode(node string) func(string) bool {
+	if node == "" {
+		return nil
+	}
+	return func(n string) bool { return n == node }
 }
 
 // refusedUnrun says whether reply is a refusal by which the server ran
@@ -239,8 +254,8 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 	while := func(wire []string) bool {
 		return h.open.Load() && t.state.Load() == trigPending && onKey(wire, key)
 	}
-	for _, node := range r.nodeNames() {
-		p := r.clientProxy(c, node)
+	for _, np := range r.clientProxies(c, nil) {
+		node, p := np.node, np.p
 		p.OnReply(while, func(reply []byte) bool {
 			switch {
 			case !h.open.Load() || t.state.Load() != trigPending:
@@ -285,13 +300,6 @@ func (r *run) withOthersHeld(node string, mine *redistest.Proxy, f func()) {
 	f()
 }
 
-// clientProxy is c's proxy to node.
-func (r *run) clientProxy(c *client, node string) *redistest.Proxy {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cproxies[c.name][node]
-}
-
 // onKey reports whether the command wire (name first) names key among its
 // arguments: one of a lock operation's requests, not a new connection's
 // HELLO or CLIENT SETINFO, which the simulation has no counterpart of.
@@ -301,10 +309,10 @@ func onKey(wire []string, key string) bool {
 
 // armLink does t's link fault to the op's first t.n requests on the lock's
 // key on c's links to t.link.Node: drops their replies, or delays them
-// (requests, replies or both, each direction counting its own n). The
-// proxies record each drop and delay (their OnRule).
+// (requests, replies or both, each direction counting its own n across all
+// those links, as the simulation counts an op's messages). The proxies
+// record each drop and delay (their OnRule).
 func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
-	f := t.link
 	key := r.s.LockKey()
 	counted := func() redistest.Match {
 		left := &atomic.Int64{}
@@ -320,20 +328,27 @@ func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 			return true
 		}
 	}
-	const many = 1 << 30 // the match counts
-	d := f.Delay.Min
-	for _, p := range r.clientProxies(c, f.Node) {
-		switch {
-		case f.Kind == faults.DropReplies:
-			p.DropReply(counted(), many)
-		case f.Direction == faults.Requests:
-			p.DelayRequest(counted(), d, many)
-		case f.Direction == faults.Replies:
-			p.DelayReply(counted(), d, many)
-		default: // both
-			p.DelayRequest(counted(), d, many)
-			p.DelayReply(counted(), d, many)
-		}
+	reqs, replies := counted(), counted()
+	for _, np := range r.clientProxies(c, onNode(t.link.Node)) {
+		linkRules(np.p, t.link.Kind, t.link.Direction, t.link.Delay.Min, reqs, replies)
+	}
+}
+
+// linkRules arms on p what a link fault of kind does: drop the replies to
+// the commands replies accepts, or delay by d (in direction dir, "" both)
+// the requests reqs accepts and the replies to those replies accepts. The
+// matches decide which and how many.
+func linkRules(p *redistest.Proxy, kind faults.LinkKind, dir faults.Direction, d time.Duration, reqs, replies redistest.Match) {
+	const many = 1 << 30
+	if kind == faults.DropReplies {
+		p.DropReply(replies, many)
+		return
+	}
+	if dir != faults.Replies {
+		p.DelayRequest(reqs, d, many)
+	}
+	if dir != faults.Requests {
+		p.DelayReply(replies, d, many)
 	}
 }
 
@@ -344,24 +359,8 @@ func (r *run) DelayMessages(client, node string, from, until time.Duration, dir 
 	return r.ActAt(from, name, func() error {
 		r.rec.Fault(string(faults.Delay), node, client, name)
 		window := func([]string) bool { return until <= 0 || r.rec.Since() < until }
-		const many = 1 << 30
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for cname, m := range r.cproxies {
-			if client != "" && client != cname {
-				continue
-			}
-			for n, p := range m {
-				if node != "" && node != n {
-					continue
-				}
-				if dir != faults.Replies {
-					p.DelayRequest(window, d, many)
-				}
-				if dir != faults.Requests {
-					p.DelayReply(window, d, many)
-				}
-			}
+		for _, p := range r.proxiesOf(client, node) {
+			linkRules(p, faults.Delay, dir, d, window, window)
 		}
 		return nil
 	})

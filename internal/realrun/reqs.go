@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -49,17 +48,9 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	}
 	r.mu.Lock()
 	node := r.current[group]
-	type nodeProxy struct {
-		node string
-		p    *redistest.Proxy
-	}
-	var ps []nodeProxy
-	for _, name := range r.nodeNames() {
-		if r.groupOf[name] == group { // the group's master now, or a replica promoted later
-			ps = append(ps, nodeProxy{name, r.cproxies[c.name][name]})
-		}
-	}
 	r.mu.Unlock()
+	// The group's master now, or a replica promoted later.
+	ps := r.clientProxies(c, func(n string) bool { return r.groupOf[n] == group })
 	q := &reqRec{r: r, idx: r.rec.BeginReq(c.name, node, op, args)}
 	q.open.Store(true)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
