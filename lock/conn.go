@@ -41,8 +41,12 @@ type Conn interface {
 // a synced acquire (Options.SyncReplicas) must send its script and its WAIT
 // on one connection: otherwise the WAIT can run on an idle connection whose
 // writes were acknowledged long ago and answer at once, although no
-// replica has the lock. A Conn with one connection per node (the
-// simulation's) need not implement it: Eval then Do is already right.
+// replica has the lock. Sending both as one pipeline also decides what a
+// retry does: go-redis retries a failed pipeline whole, script and WAIT, on
+// the node it reaches then; a WAIT sent apart and retried alone after a
+// failover counts acknowledgements on a promoted replica that never ran the
+// script. So the simulation's Conn implements it too, although it has one
+// connection per node.
 type EvalWaiter interface {
 	// EvalWait runs script as Eval does and then WAIT replicas timeout on
 	// the same connection, returning the script's reply and the number of

@@ -184,7 +184,11 @@ func shareGlyphs(svg []byte) []byte {
 		return svg
 	}
 	// The defs go after the <svg> element's opening tag.
-	end := bytes.Index(body, []byte(">\n<g ")) + 2
+	i := bytes.Index(body, []byte(">\n<g "))
+	if i < 0 {
+		return svg // not the shape gonum writes: leave it whole
+	}
+	end := i + 2
 	return slices.Concat(body[:end], []byte("<defs>\n"), defs.Bytes(), []byte("</defs>\n"), body[end:])
 }
 

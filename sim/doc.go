@@ -35,6 +35,8 @@
 //   - resp.go: reading the replies miniredis writes.
 //   - client.go: a client process (AddClient), its pause, crash and clock
 //     faults, and its lock.Runtime (time, sleeps, timers, Parallel).
+//   - evalwait.go: the synced acquire's script and WAIT as one request
+//     (lock.EvalWaiter), retried whole as go-redis's pipeline is.
 //   - conn.go: a client's lock.Conn: round trips with timeouts and the
 //     RetryPolicy, argument rendering, req records.
 //   - pubsub.go: subscriptions, publishing to subscribers, and their loss

@@ -22,7 +22,7 @@ var _ lock.EvalWaiter = (*simConn)(nil)
 // servers under Sentinel showed the synced acquire safe where the
 // simulation, before this, did not. The script goes by SHA first and, on
 // NOSCRIPT, by source, each time with its WAIT, as the pipeline does. The
-// history has the script's req record and the WAIT's, as before.
+// history has a req record for the script and one for the WAIT.
 func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
 	argv, err := ArgStrings(args)
 	if err != nil {

@@ -220,7 +220,8 @@ func (e *luaEngine) compile(src string) (*lua.LFunction, error) {
 }
 
 // protos caches compiled scripts by source for every node of every world:
-// a FunctionProto is immutable once compiled, and gopher-lua shares one
+// a FunctionProto is not changed once compileProto has stored it (it clears
+// one flag before), and gopher-lua shares one
 // between states (NewFunctionFromProto), so each script is parsed once per
 // process instead of once per node and run (parsing was 2.5% of a
 // comparison matrix's time). Content-addressed, so what a run sees does not
@@ -254,8 +255,10 @@ func compileProto(src string) (*lua.FunctionProto, error) {
 	// it to nothing (the compiler registers no local for it), so no script
 	// can see it: clear the flag that asks for it.
 	p.IsVarArg &^= lua.VarArgNeedsArg
-	if nProtos.Add(1) <= maxProtos {
-		protos.Store(src, p)
+	if nProtos.Load() < maxProtos {
+		if _, loaded := protos.LoadOrStore(src, p); !loaded {
+			nProtos.Add(1)
+		}
 	}
 	return p, nil
 }

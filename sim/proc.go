@@ -175,9 +175,9 @@ func (w *World) newWaiter(op string) *waiter { return &waiter{p: w.self(op)} }
 // a Runtime.Parallel) must not resume another, which will be unwound in turn.
 //
 // Called from a process (a task ending wakes its Parallel caller), the
-// resume is scheduled rather than done at once: switching from one process
-// straight to another would leave two goroutines waiting for the baton's
-// return, and which got it would be up to the Go scheduler.
+// resume is scheduled rather than done at once: resuming one coroutine from
+// inside another would nest the baton (the woken process would run inside
+// the waker's step), so only the scheduler hands it over.
 func (wt *waiter) wake(v any) {
 	w := wt.p.w
 	if wt.fired || w.closed {

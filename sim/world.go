@@ -162,8 +162,8 @@ func (w *World) Run(until time.Duration) error {
 }
 
 // stopIdle ends the idle carriers: a world that is never closed leaves no
-// goroutine behind for a process that has ended (as before carriers were
-// reused), and the next Run starts new ones as it needs them.
+// goroutine behind for a process that has ended, and the next Run starts
+// new ones as it needs them.
 func (w *World) stopIdle() {
 	for _, c := range w.idle {
 		c.stop()

@@ -27,6 +27,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/report"
@@ -36,7 +38,7 @@ import (
 func main() {
 	// Ctrl-C lets the run under way finish (its servers stopped), then
 	// exits without writing.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -94,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				status = 1
 				continue
 			}
-			row.Add(r.Verdict, r.Match, report.Text(escaped(r.Records), focus(r.Verdict), 500*timeMillisecond, 24))
+			row.Add(r.Verdict, r.Match, report.Text(escaped(r.Records), focus(r.Verdict), 500*time.Millisecond, 24))
 		}
 		fmt.Fprintf(stdout, "%-44s %s\n", s.Name, row.Summary())
 		rep.Rows = append(rep.Rows, row)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/locksim/locksim/peers"
 	"github.com/locksim/locksim/scenario"
 )
-
-const timeMillisecond = time.Millisecond
 
 // shownKinds are the finding kinds the table has a column for, in order.
 var shownKinds = []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.Linearizability}

@@ -82,6 +82,25 @@ func TestMergeRejects(t *testing.T) {
 	otherBuild := edit("build.json", `"build":"simulate `, `"build":"other `)
 	noRun := edit("norun.json", `"runs":[{"job":2,`, `"runs":[{"job":5,`)
 	newer := edit("v2.json", `locksim.run-partial/v1`, `locksim.run-partial/v2`)
+	// Edited counts: a clear error, not a panic.
+	one := shardRun(t, dir, "one", 1, sweep...)[0]
+	editOne := func(name, from, to string) string {
+		data, err := os.ReadFile(one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte(from)) {
+			t.Fatalf("%s has no %s", one, from)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, bytes.Replace(data, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	negShards := editOne("negshards.json", `"shards":1`, `"shards":-1`)
+	negJobs := editOne("negjobs.json", `"jobs":4`, `"jobs":-4`)
+	moreJobs := editOne("morejobs.json", `"jobs":4`, `"jobs":8`)
 	for _, c := range []struct {
 		args []string
 		err  string
@@ -95,6 +114,9 @@ func TestMergeRejects(t *testing.T) {
 		{[]string{otherBuild}, "not by this build"},
 		{[]string{p[0], p[1], noRun}, "shard 2/3 does not hold the runs it owns"},
 		{[]string{newer}, `format "locksim.run-partial/v2"`},
+		{[]string{negShards}, "-1 shards of 4 runs: not a partial result's header"},
+		{[]string{negJobs}, "1 shards of -4 runs: not a partial result's header"},
+		{[]string{moreJobs}, "8 runs for 1 scenarios of 4 seeds"},
 		{[]string{"-out", filepath.Join(dir, "r"), p[0], p[1], p[2]}, "-out is for compare's partial results"},
 		{[]string{filepath.Join(dir, "none.json")}, "no such file"},
 		{nil, "no partial results given"},

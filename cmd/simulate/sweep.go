@@ -245,8 +245,12 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 	}
 	p := parts[0]
 	all, firsts, err := p.scenarios()
-	if err == nil && p.digest() != p.Digest {
+	switch {
+	case err != nil:
+	case p.digest() != p.Digest:
 		err = fmt.Errorf("%s: its files do not match its digest", names[0])
+	case p.Seeds < 1 || p.Jobs != len(all)*p.Seeds:
+		err = fmt.Errorf("%s: %d runs for %d scenarios of %d seeds", names[0], p.Jobs, len(all), p.Seeds)
 	}
 	var merged []sweepRun
 	if err == nil {

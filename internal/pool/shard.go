@@ -57,9 +57,6 @@ func (s Shard) Jobs(n int) []int {
 	return out
 }
 
-// Owns reports whether job i belongs to s.
-func (s Shard) Owns(i int) bool { return s.Count < 1 || i%s.Count == s.Index }
-
 // Header starts every partial result (the JSON file a sharded sweep
 // writes): what must agree between the parts of one sweep for their merge
 // to be the unsharded sweep's output, byte for byte.
@@ -92,6 +89,11 @@ type Header struct {
 func CheckHeaders(names []string, hs []Header) error {
 	if len(hs) == 0 {
 		return fmt.Errorf("no partial results")
+	}
+	for i, h := range hs {
+		if h.Shards < 1 || h.Jobs < 0 {
+			return fmt.Errorf("%s: %d shards of %d runs: not a partial result's header", names[i], h.Shards, h.Jobs)
+		}
 	}
 	h0 := hs[0]
 	for i, h := range hs[1:] {

@@ -1,7 +1,7 @@
 package realrun
 
 // Faults bound to an operation (faults.OnOp) on real servers: the run is a
-// faults.OpActor and a faults.OpReplyDropper. It sees an operation's call
+// faults.OpActor, a faults.OpLinker and a faults.MessageDelayer. It sees an operation's call
 // and return in its clients' BeginOp and End, and the application of one of
 // its requests as the first reply to it reaching the client's proxy (the
 // server has run the command; the client does not know yet), so that

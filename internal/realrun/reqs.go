@@ -21,7 +21,8 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// reqRec is an open req record; nil records nothing (the run is over).
+// reqRec is an open req record; nil records nothing (the run is over, or
+// the command's arguments have no wire form and the call fails anyway).
 type reqRec struct {
 	r      *run
 	idx    int

@@ -86,7 +86,7 @@ func checkSentinel(s *scenario.Scenario) error {
 	}
 	seen := map[string]bool{}
 	for i, f := range s.Faults {
-		fo, ok := f.Fault.(faults.Failover)
+		fo, ok := bare(f.Fault).(faults.Failover) // bound to an op or not
 		if !ok {
 			continue
 		}

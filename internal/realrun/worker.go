@@ -381,20 +381,12 @@ func (r *run) PauseClient(name string, d time.Duration) error {
 		return err
 	}
 	r.rec.Fault(history.FaultPause, "", name, d.String())
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.stopCtx.Done():
-			return // stopWorkers kills a paused worker
-		}
+	// Unless the run stops first: stopWorkers kills a paused worker.
+	r.later(d, func() {
 		if err := w.signal(syscall.SIGCONT, false); err != nil {
 			r.fail(err)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -454,16 +446,20 @@ func (r *run) stopWorkers() error {
 			w.kill()
 		}
 	}
-	timeout := time.NewTimer(r.opts.StopTimeout)
-	defer timeout.Stop()
+	// One deadline for all: each worker waits at most what is left of it
+	// (a shared timer fires once, and a second late worker would then be
+	// waited for forever).
+	deadline := time.Now().Add(r.opts.StopTimeout)
 	for _, w := range r.workerList {
+		t := time.NewTimer(max(time.Until(deadline), 0))
 		select {
 		case <-w.done:
-		case <-timeout.C:
+		case <-t.C:
 			errs = append(errs, fmt.Errorf("realrun: the worker of %s did not exit within %v", w.name, r.opts.StopTimeout))
 			w.kill()
 			<-w.done
 		}
+		t.Stop()
 		w.reap()
 	}
 	return errors.Join(errs...)

@@ -380,8 +380,11 @@ func (s *Sentinel) agrees(name, addr string, others, replicas int) (bool, string
 		return false, fmt.Sprintf("master at %s (%v)", got, err)
 	}
 	m, err := s.Table("MASTER", name)
-	if err != nil || m[0]["flags"] != "master" {
-		return false, fmt.Sprintf("master flags %q (%v)", m[0]["flags"], err)
+	if err != nil || len(m) == 0 {
+		return false, fmt.Sprintf("SENTINEL MASTER %s: %v", name, err)
+	}
+	if m[0]["flags"] != "master" {
+		return false, fmt.Sprintf("master flags %q", m[0]["flags"])
 	}
 	sens, err := s.Table("SENTINELS", name)
 	up := 0
