@@ -139,32 +139,11 @@ type holding struct {
 
 // newLoop checks h and returns the loop of l on b.
 func newLoop(b Backend, kind, key string, l peerLock, lease, watchdog time.Duration, h traffic.Holding) (*loop, error) {
-	for _, d := range []struct {
-		name string
-		d    time.Duration
-	}{{"hold", h.Hold}, {"think", h.Think}, {"start", h.Start}} {
-		if d.d < 0 {
-			return nil, fmt.Errorf("peers: %s on client %s: negative %s %v", kind, b.Name(), d.name, d.d)
-		}
+	model, err := h.Check(kind, kind, b.Name())
+	if err != nil {
+		return nil, err
 	}
-	if h.Holds < 0 {
-		return nil, fmt.Errorf("peers: %s on client %s: negative holds %d", kind, b.Name(), h.Holds)
-	}
-	model := h.Belief
-	switch model {
-	case traffic.BeliefDefault:
-		model = traffic.BeliefCareful
-	case traffic.BeliefCareful, traffic.BeliefTrusting:
-	default:
-		return nil, fmt.Errorf("peers: %s on client %s: unknown belief model %q", kind, b.Name(), string(model))
-	}
-	rng := b.Rand("traffic/" + kind)
-	think := func() time.Duration {
-		if h.Think <= 0 {
-			return 0
-		}
-		return h.Think/2 + time.Duration(rng.Int64N(int64(h.Think)+1))
-	}
+	think := traffic.Thinker(b.Rand("traffic/"+kind), h.Think)
 	return &loop{b: b, rt: b.Runtime(), key: key, l: l, detail: history.LeaseDetail(lease, watchdog), lease: lease,
 		model: model, h: h, think: think}, nil
 }

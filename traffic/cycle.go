@@ -17,9 +17,10 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
-// thinker draws think times uniformly from [Think/2, 3*Think/2], as
-// SimpleLock does, so that clients do not fall into lockstep.
-func thinker(rng *rand.Rand, think time.Duration) func() time.Duration {
+// Thinker draws think times from rng uniformly in [think/2, 3*think/2]
+// (0 when think is not positive), so that clients do not fall into
+// lockstep; every workload's loop, the peer libraries' included, uses it.
+func Thinker(rng *rand.Rand, think time.Duration) func() time.Duration {
 	return func() time.Duration {
 		if think <= 0 {
 			return 0

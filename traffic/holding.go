@@ -34,6 +34,15 @@ type Holding struct {
 	Belief Belief
 }
 
+// Check validates h for a workload of kind (its name in errors) on client
+// and returns the belief model to use: h's, or beliefKind's default
+// (DefaultBelief; careful for a kind it does not know) when h leaves it
+// empty. Workloads outside this package (the peer libraries' loops) use it
+// so that their settings are judged as every workload's are.
+func (h Holding) Check(kind, beliefKind, client string) (Belief, error) {
+	return h.check(kind, beliefKind, client)
+}
+
 // check validates h for a workload of kind (its name in errors) on client,
 // after the workload's own durations first (named in errors in that
 // order), and returns the belief model to use: h's, or beliefKind's
@@ -102,7 +111,7 @@ func newLoop(c Client, kind, beliefKind, lockName string, oc OwnerConfig, h Hold
 	return &ownerLoop{
 		c: c, rt: c.Runtime(), lockName: lockName,
 		owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},
-		depth:  depth, lease: oc.Lease, hold: h.Hold, think: thinker(rng, h.Think), rng: rng,
+		depth:  depth, lease: oc.Lease, hold: h.Hold, think: Thinker(rng, h.Think), rng: rng,
 		model: model, start: h.Start, holds: h.Holds,
 	}, nil
 }

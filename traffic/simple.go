@@ -58,7 +58,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 	if err != nil {
 		return err
 	}
-	think := thinker(c.Rand("traffic"), cfg.Think)
+	think := Thinker(c.Rand("traffic"), cfg.Think)
 	detail := history.LeaseDetail(cfg.TTL, 0)
 	c.Go("simple-lock", func() {
 		ctx := context.Background()

@@ -65,7 +65,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 		return fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
 	}
 	rng := c.Rand("traffic/" + kind + "/" + cfg.Key)
-	think := thinker(rng, cfg.Think)
+	think := Thinker(rng, cfg.Think)
 	ttl := s.Options().TTL
 	detail := history.LeaseDetail(ttl, 0)
 	// validity is the holder's estimate after an acquire or extension that
