@@ -57,14 +57,7 @@ type RedisClusterConfig struct {
 // (fails it when LOCKSIM_REQUIRE_REDIS is set).
 func ClusterCLI(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-cli")
-	if err != nil {
-		if os.Getenv("LOCKSIM_REQUIRE_REDIS") != "" {
-			t.Fatalf("redis-cli not found and LOCKSIM_REQUIRE_REDIS is set: %v", err)
-		}
-		t.Skip("redis-cli not installed (apt-get install redis-tools); set LOCKSIM_REQUIRE_REDIS=1 to make this a failure")
-	}
-	return bin
+	return needBinary(t, "redis-cli", "redis-tools")
 }
 
 // StartRedisCluster launches a cluster of 3 masters and 3 replicas (or as

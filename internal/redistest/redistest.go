@@ -137,12 +137,21 @@ func (s State) String() string {
 // (fails it when LOCKSIM_REQUIRE_REDIS is set).
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return needBinary(t, "redis-server", "redis-server")
+}
+
+// needBinary returns the path of the program name, or skips t when there
+// is none (it comes with the Debian package pkg), failing it instead when
+// LOCKSIM_REQUIRE_REDIS is set: CI installs every package and must not
+// pass by skipping.
+func needBinary(t testing.TB, name, pkg string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("LOCKSIM_REQUIRE_REDIS") != "" {
-			t.Fatalf("redis-server not found and LOCKSIM_REQUIRE_REDIS is set: %v", err)
+			t.Fatalf("%s not found and LOCKSIM_REQUIRE_REDIS is set: %v", name, err)
 		}
-		t.Skip("redis-server not installed (apt-get install redis-server); set LOCKSIM_REQUIRE_REDIS=1 to make this a failure")
+		t.Skipf("%s not installed (apt-get install %s); set LOCKSIM_REQUIRE_REDIS=1 to make this a failure", name, pkg)
 	}
 	return bin
 }

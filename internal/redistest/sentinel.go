@@ -25,14 +25,7 @@ import (
 // LOCKSIM_REQUIRE_REDIS is set, as Binary does).
 func SentinelBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		if os.Getenv("LOCKSIM_REQUIRE_REDIS") != "" {
-			t.Fatalf("redis-sentinel not found and LOCKSIM_REQUIRE_REDIS is set: %v", err)
-		}
-		t.Skip("redis-sentinel not installed (apt-get install redis-sentinel); set LOCKSIM_REQUIRE_REDIS=1 to make this a failure")
-	}
-	return bin
+	return needBinary(t, "redis-sentinel", "redis-sentinel")
 }
 
 // Monitor is one master the sentinels watch.
