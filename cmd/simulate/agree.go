@@ -22,7 +22,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -104,7 +103,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	all, _, err := loadScaled(f.paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return errStatus(err)
 	}
 	if f.readme != "" {
 		// Check the target before hours of runs, not after.
@@ -155,15 +154,11 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		row.scale = s.Real.Scale
 	}
 	if s.Expect.HasRates() {
-		runs, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
+		t, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
 		}
-		verdicts := make([]checker.Verdict, len(runs))
-		for i, r := range runs {
-			verdicts[i] = r.verdict()
-		}
-		j := s.Expect.JudgeSweep(verdicts)
+		j := s.Expect.JudgeTally(&t)
 		row.sim = fmt.Sprintf("violated in %d of %d seeds", j.Violated, j.Seeds)
 		row.simMatch = j.Match
 	} else {
