@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/locksim/locksim/scenario"
 )
@@ -108,7 +109,7 @@ func checkWritableDir(dir string) error {
 			_ = f.Close()
 			return os.Remove(f.Name())
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return err
 		}
 		up := filepath.Dir(d)
