@@ -77,6 +77,8 @@ func TestSeedLimits(t *testing.T) {
 		{[]string{"run", "-seeds", "2", "-seed", "18446744073709551615", baseline}, "past the largest seed"},
 		{[]string{"run", "-seeds", "2", top}, "baseline-simple: seeds 18446744073709551615 to 18446744073709551615+1: past the largest seed"},
 		{[]string{"compare", "-seeds", "10001", "-table"}, "-seeds 10001: more than the 10000 compare takes"},
+		{[]string{"run", "-seeds", "5000001", "-shard", "0/2", "-partial", filepath.Join(t.TempDir(), "p.json"), baseline, baseline}, "2 files of 5000001 seeds are 10000002 runs"},
+		{[]string{"run", "-seeds", "2", "-shard", "0/2", "-partial", filepath.Join(t.TempDir(), "p.json"), top}, "baseline-simple: seeds 18446744073709551615 to"},
 	} {
 		code, out, errs := runCLI(t, c.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.want) {

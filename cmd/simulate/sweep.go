@@ -240,6 +240,19 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
+	// A partial result holds every run of its shard, and the job list every
+	// run of the sweep: bound them.
+	if len(all)*f.seeds > maxSeeds {
+		fmt.Fprintf(stderr, "simulate: -shard: %d files of %d seeds are %d runs, more than the %d a sharded sweep may have (its partial results hold every run)\n",
+			len(all), f.seeds, len(all)*f.seeds, maxSeeds)
+		return 2
+	}
+	for _, s := range all {
+		if msg := checkSeeds(firstSeed(s, f.seed), f.seeds); msg != "" {
+			fmt.Fprintf(stderr, "simulate: %s: %s\n", s.Name, msg)
+			return 2
+		}
+	}
 	p := &sweepPartial{Seed: f.seed, Seeds: f.seeds, Runs: []sweepRun{}}
 	for i, s := range all {
 		p.Files = append(p.Files, sweepFile{File: s.File, Source: string(src[i]), FirstSeed: firstSeed(s, f.seed)})
