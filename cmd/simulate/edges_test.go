@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"syscall"
@@ -304,5 +305,41 @@ func TestSignalDuringOut(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left behind: %s\n%s", e.Name(), stderr.String())
 		}
+	}
+}
+
+// TestSweepChunks: a sweep in chunks of 3 seeds counts what one chunk of
+// all counts, and, interrupted in its second chunk, the seeds of a prefix.
+func TestSweepChunks(t *testing.T) {
+	defer func(n int) { sweepChunk = n }(sweepChunk)
+	s, err := scenario.Load("../../scenarios/f0-reentrant-failover.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := sweep(t.Context(), s, 1, 10, 2, nil)
+	if err != nil || whole.Seeds != 10 {
+		t.Fatalf("sweep: %d, %v", whole.Seeds, err)
+	}
+	sweepChunk = 3
+	chunked, err := sweep(t.Context(), s, 1, 10, 2, nil)
+	if err != nil || !reflect.DeepEqual(chunked, whole) {
+		t.Errorf("chunks of 3 counted %+v, %v; one chunk %+v", chunked, err, whole)
+	}
+	if whole.Violated == 0 {
+		t.Errorf("no violation in 10 seeds of F0: the comparison above is weak")
+	}
+	prefix, err := sweep(t.Context(), s, 1, 5, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	part, err := sweep(ctx, s, 1, 10, 1, func(done, _ int) {
+		if done == 5 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || !reflect.DeepEqual(part, prefix) {
+		t.Errorf("interrupted after 5 seeds: %+v, %v; want %+v", part, err, prefix)
 	}
 }

@@ -96,7 +96,7 @@ func runJobs(ctx context.Context, jobs []sweepJob, idx []int, workers int, progr
 // memory a sweep holds is that of one chunk, whatever its number of
 // seeds. Large enough that the workers rarely wait for the slowest run of
 // a chunk.
-const sweepChunk = 4096
+var sweepChunk = 4096
 
 // maxSeeds is the most seeds -seeds takes. The 95% interval of a rate over
 // ten million seeds is a few hundredths of a percentage point wide, and a
