@@ -80,6 +80,21 @@ func (f runFlags) bad() string {
 		return "-partial names a shard's partial result: give -shard K/N"
 	case f.scale != 1:
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
+	case f.seedsBad() != "":
+		return f.seedsBad()
+	case f.seeds > 0 && f.out != "":
+		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
+	case f.workers < 1:
+		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	return ""
+}
+
+// seedsBad says what is wrong with -seeds (and -seed with it), "" if
+// nothing: a negative count, more than maxSeeds, a sweep past the largest
+// seed.
+func (f runFlags) seedsBad() string {
+	switch {
 	case f.seeds < 0:
 		return fmt.Sprintf("-seeds %d is negative", f.seeds)
 	case f.seeds > maxSeeds:
@@ -88,10 +103,6 @@ func (f runFlags) bad() string {
 		if msg := checkSeeds(f.seed, f.seeds); msg != "" {
 			return "-seed " + strconv.FormatUint(f.seed, 10) + " -seeds " + strconv.Itoa(f.seeds) + ": " + msg
 		}
-	case f.seeds > 0 && f.out != "":
-		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
-	case f.workers < 1:
-		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
 	}
 	return ""
 }
