@@ -58,7 +58,7 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 		fmt.Fprintf(fs.Output(), "usage: simulate agree [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
 			"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
 			"can reproduce it, on real redis-server processes, and prints a Markdown table of both verdicts\n"+
-			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 130 interrupted.\n\n")
+			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	paths, err := parseInterspersed(fs, args)

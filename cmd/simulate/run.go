@@ -51,7 +51,7 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
 			"Replays scenario files (default: the built-in scenarios/), prints a verdict line for each\n"+
-			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 130 interrupted.\n\n")
+			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	paths, err := parseInterspersed(fs, args)
