@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real report-real
+.PHONY: demo test fuzz lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real report-real
 
 # The linters make lint runs, pinned: go run fetches each from the module
 # proxy the first time (deadcode at the x/tools version go.mod requires).
@@ -13,9 +13,20 @@ GOCYCLO     = github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
 demo:
 	$(GO) run ./cmd/simulate demo
 
-# test is what CI runs: vet, the determinism lint, and every test under the
-# race detector. It does not run the other linters (make lint).
-test: vet detlint race
+# test is what CI runs: vet, the determinism lint, every test under the
+# race detector, and the scenario parser's fuzz targets for a bounded time.
+# It does not run the other linters (make lint).
+test: vet detlint race fuzz
+
+# fuzz runs each fuzz target of the scenario parser for FUZZTIME (about 30 s
+# in all, with the build): a panic the loader recovers from, or an error
+# that does not name the file, fails it. The seed corpus is committed under
+# scenario/testdata/fuzz (go test runs it in make race too); a failing input
+# the fuzzer finds is written there, to commit with its fix.
+FUZZTIME ?= 12s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./scenario/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTriggers$$' -fuzztime $(FUZZTIME) ./scenario/
 
 vet:
 	$(GO) vet ./...

@@ -163,18 +163,44 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		return nil, err
 	}
 	jobs := m.jobs()
-	outs, err := runJobs(ctx, jobs, pool.Shard{}.Jobs(len(jobs)), m.opts)
-	for _, o := range outs {
-		jobs[o.Job].cell.add(o)
+	// The outcomes are added to their cells runChunk runs at a time, in
+	// job order (which Cell.add needs), so that they are never all held:
+	// a run's outcome is far larger than what its cell keeps of it.
+	done := 0
+	for lo := 0; lo < len(jobs); lo += runChunk {
+		idx := make([]int, min(len(jobs), lo+runChunk)-lo)
+		for k := range idx {
+			idx[k] = lo + k
+		}
+		o := m.opts
+		if p := o.Progress; p != nil {
+			o.Progress = func(d, _ int) { p(lo+d, len(jobs)) }
+		}
+		var outs []RunOutcome
+		outs, err = runJobs(ctx, jobs, idx, o)
+		for _, o := range outs {
+			jobs[o.Job].cell.add(o)
+		}
+		done += len(outs)
+		if err == nil && ctx.Err() != nil && done < len(jobs) {
+			err = ctx.Err()
+		}
+		if err != nil {
+			break
+		}
 	}
 	if pool.Interrupted(ctx, err) {
-		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", len(outs), len(jobs), err)
+		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return m.res, nil
 }
+
+// runChunk is how many runs Run has under way between two additions of
+// their outcomes to the cells (a variable: the tests make it small).
+var runChunk = 4096
 
 // build builds the matrix opts describes, its cells listed and parsed,
 // none run.

@@ -25,6 +25,9 @@ type Error struct {
 	Line, Column int
 	Field        string
 	Msg          string
+	// Internal says the error is a bug in the loader (a panic it recovered
+	// from), not bad input: the error wraps ErrInternal.
+	Internal bool
 }
 
 func (e *Error) Error() string {
@@ -52,6 +55,9 @@ type decoder struct {
 	// pendingClients are client entries with workload fields, read once
 	// the algorithm's kind is known (clients.go).
 	pendingClients []pendingClient
+	// names maps every node and client name read so far to "node" or
+	// "client" (newName).
+	names map[string]string
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the

@@ -156,7 +156,19 @@ func (r *faultReader) at() time.Duration {
 	if d.err == nil && !o.has("at") {
 		d.failf(o.node, join(r.f, "at"), "required field is missing (or bind the fault to an operation with on)")
 	}
-	return o.dur("at", 0)
+	t := o.dur("at", 0)
+	r.beforeEnd("at", t)
+	return t
+}
+
+// beforeEnd fails field k of a fault set to t when t is after the end of
+// the run (the scenario's duration, read before the faults): the fault
+// would never act, and the verdict would silently be that of a run without
+// it.
+func (r *faultReader) beforeEnd(k string, t time.Duration) {
+	if end := r.s.Duration; r.d.err == nil && end > 0 && t > end {
+		r.d.failf(r.o.at(k), join(r.f, k), "%v is after the end of the run (duration %v): the fault would never act", t, end)
+	}
 }
 
 // oneTarget reads exactly one of node and client.
@@ -181,6 +193,7 @@ func (r *faultReader) window() (time.Duration, time.Duration) {
 		return 0, 0
 	}
 	from, until := o.dur("from", 0), o.dur("until", 0)
+	r.beforeEnd("from", from)
 	if d.err == nil && until != 0 && until <= from {
 		d.failf(o.at("until"), join(r.f, "until"), "%v is not after from %v", until, from)
 	}
@@ -220,14 +233,22 @@ func decodeCrash(r *faultReader) faults.Fault {
 func decodePause(r *faultReader) faults.Fault {
 	t, c := r.at(), r.client(true)
 	r.o.required("for")
-	return faults.Pause{At: t, Client: c, For: r.o.dur("for", 0)}
+	p := faults.Pause{At: t, Client: c, For: r.o.dur("for", 0)}
+	if r.d.err == nil && p.For == 0 {
+		r.d.failf(r.o.at("for"), join(r.f, "for"), "must be positive: a pause of 0 never acts")
+	}
+	return p
 }
 
 func decodeClockJump(r *faultReader) faults.Fault {
 	t := r.at()
 	nd, cl := r.oneTarget()
 	r.o.required("by")
-	return faults.ClockJump{At: t, Node: nd, Client: cl, By: r.o.signedDur("by")}
+	j := faults.ClockJump{At: t, Node: nd, Client: cl, By: r.o.signedDur("by")}
+	if r.d.err == nil && j.By == 0 {
+		r.d.failf(r.o.at("by"), join(r.f, "by"), "must not be 0: a jump by 0 never acts")
+	}
+	return j
 }
 
 func decodeClockDrift(r *faultReader) faults.Fault {
@@ -282,7 +303,11 @@ func (r *faultReader) side(side string, other []string) []string {
 func decodeLink(r *faultReader) faults.Fault {
 	from, until := r.window()
 	kind := faults.LinkKind(r.o.str("kind", ""))
-	return faults.LinkFault{Kind: kind, From: from, Until: until, Client: r.client(false), Node: r.node(false), P: r.o.prob("p", 1)}
+	lf := faults.LinkFault{Kind: kind, From: from, Until: until, Client: r.client(false), Node: r.node(false), P: r.o.prob("p", 1)}
+	if r.d.err == nil && r.o.has("p") && lf.P == 0 {
+		r.d.failf(r.o.at("p"), join(r.f, "p"), "must be above 0: a link fault with p 0 never acts")
+	}
+	return lf
 }
 
 func decodeDelay(r *faultReader) faults.Fault {

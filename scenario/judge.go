@@ -206,18 +206,47 @@ type SweepOutcome struct {
 // move with other seeds. An Unknown verdict counts as having no kind
 // (Undecided says how many there were).
 func (e Expect) JudgeSweep(verdicts []checker.Verdict) SweepOutcome {
-	out := SweepOutcome{Seeds: len(verdicts), Match: true}
-	counts := map[checker.Kind]int{}
+	var t SweepTally
 	for _, v := range verdicts {
-		switch v.Status {
-		case checker.Violated:
-			out.Violated++
-		case checker.Unknown:
-			out.Undecided++
+		t.Add(v)
+	}
+	return e.JudgeTally(&t)
+}
+
+// SweepTally counts the verdicts of a sweep as they come, in memory that
+// does not grow with the number of seeds: what JudgeTally judges (a sweep
+// of a billion seeds held its verdicts whole before, and ran out of
+// memory). The zero value is an empty sweep.
+type SweepTally struct {
+	// Seeds, Violated and Undecided count the verdicts added, the violated
+	// ones and the unknown ones.
+	Seeds, Violated, Undecided int
+	kinds                      map[checker.Kind]int
+}
+
+// Add counts verdict v.
+func (t *SweepTally) Add(v checker.Verdict) {
+	t.Seeds++
+	switch v.Status {
+	case checker.Violated:
+		t.Violated++
+	case checker.Unknown:
+		t.Undecided++
+	}
+	for _, k := range v.Kinds() {
+		if t.kinds == nil {
+			t.kinds = map[checker.Kind]int{}
 		}
-		for _, k := range v.Kinds() {
-			counts[k]++
-		}
+		t.kinds[k]++
+	}
+}
+
+// JudgeTally is JudgeSweep of the verdicts t counted.
+func (e Expect) JudgeTally(t *SweepTally) SweepOutcome {
+	out := SweepOutcome{Seeds: t.Seeds, Violated: t.Violated, Undecided: t.Undecided, Match: true}
+	counts := maps.Clone(t.kinds)
+	if counts == nil {
+		counts = map[checker.Kind]int{}
 	}
 	counts[AnyViolation] = out.Violated
 	seen := []checker.Kind{AnyViolation}
@@ -234,7 +263,7 @@ func (e Expect) JudgeSweep(verdicts []checker.Verdict) SweepOutcome {
 	slices.SortStableFunc(seen[1:], func(a, b checker.Kind) int { return cmp.Compare(a, b) })
 	var whys []string
 	for _, k := range seen {
-		r := RateOutcome{Kind: k, Runs: counts[k], Seeds: len(verdicts), OK: true}
+		r := RateOutcome{Kind: k, Runs: counts[k], Seeds: t.Seeds, OK: true}
 		if i := slices.IndexFunc(e.Rates, func(b RateBound) bool { return b.Kind == k }); i >= 0 {
 			r.Bound, r.Bounded = e.Rates[i], true
 			switch rate := r.Rate(); {

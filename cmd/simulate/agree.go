@@ -22,7 +22,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -59,7 +58,7 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 		fmt.Fprintf(fs.Output(), "usage: simulate agree [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
 			"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
 			"can reproduce it, on real redis-server processes, and prints a Markdown table of both verdicts\n"+
-			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 130 interrupted.\n\n")
+			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	paths, err := parseInterspersed(fs, args)
@@ -104,7 +103,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	all, _, err := loadScaled(f.paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return errStatus(err)
 	}
 	if f.readme != "" {
 		// Check the target before hours of runs, not after.
@@ -155,15 +154,11 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		row.scale = s.Real.Scale
 	}
 	if s.Expect.HasRates() {
-		runs, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
+		t, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
 		}
-		verdicts := make([]checker.Verdict, len(runs))
-		for i, r := range runs {
-			verdicts[i] = r.verdict()
-		}
-		j := s.Expect.JudgeSweep(verdicts)
+		j := s.Expect.JudgeTally(&t)
 		row.sim = fmt.Sprintf("violated in %d of %d seeds", j.Violated, j.Seeds)
 		row.simMatch = j.Match
 	} else {

@@ -59,6 +59,15 @@ func newReportDir() string {
 	}
 }
 
+// maxCompareSeeds is the most seeds compare -seeds takes. The reference
+// report's 100 take about ten minutes on two cores (make report), this
+// many a day or more; a cell's 95% interval at this many is a few
+// hundredths of a percentage point wide. Runs are added to their cells as
+// they complete (compare.Run), but each keeps a few bytes there (its
+// unavailability, for the report's percentiles) and the run list is made
+// up front: memory grows with the seeds, and the cap bounds it.
+const maxCompareSeeds = 10_000
+
 // compareFlags are compare's flags.
 type compareFlags struct {
 	seeds, workers int
@@ -132,10 +141,25 @@ func (f compareFlags) bad(rest []string) string {
 		return "-out is the report's directory, which merge writes: a shard writes a partial result (-partial FILE)"
 	case f.partial != "" && !f.shard.Sharded():
 		return "-partial names a shard's partial result: give -shard K/N"
+	case f.seeds > maxCompareSeeds:
+		return fmt.Sprintf("-seeds %d: more than the %d compare takes (a cell's 95%% interval over %d runs is a few hundredths of a percentage point wide, and the matrix would run for days)", f.seeds, maxCompareSeeds, maxCompareSeeds)
 	case f.out != "":
 		if err := replaceable(f.out); err != nil {
 			return fmt.Sprintf("-out %s: %v", f.out, err)
 		}
+	}
+	// The report is written beside -out (a temporary directory renamed
+	// over it): check now, not after the matrix has run.
+	dir := "."
+	if f.out != "" {
+		dir = filepath.Dir(filepath.Clean(f.out))
+	}
+	if !f.shard.Sharded() {
+		if err := checkWritableDir(dir); err != nil {
+			return fmt.Sprintf("-out %s: %s: %v", f.out, dir, err)
+		}
+	} else if err := checkWritableDir(filepath.Dir(partialFile(f.partial, "compare", f.shard))); err != nil {
+		return fmt.Sprintf("-partial: %v", err)
 	}
 	return ""
 }
@@ -178,6 +202,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func writeReport(ctx context.Context, res *compare.Results, command, out string, stdout, stderr io.Writer) int {
 	command += " -out " + out
 	res.Reference = command == referenceCommand
+	defer reportTemps(out)()
 	if err := res.Write(ctx, out, command); err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		if ctx.Err() != nil {

@@ -111,6 +111,9 @@ type jsonSummary struct {
 	NotAsExpected int    `json:"not_as_expected"`
 	NotJudged     int    `json:"not_judged"`
 	Skipped       int    `json:"skipped"`
+	// Interrupted: Ctrl-C stopped the run, and the counts are of what
+	// completed (absent when false).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // jsonList is one scenario of list -json.

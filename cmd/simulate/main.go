@@ -20,7 +20,9 @@
 // replays it; it ends with one summary line (N scenarios: A as expected, B
 // not as expected, S skipped). Exit status: 0 when every verdict is the
 // expected one, 1 when one is not, 2 for bad input (a bad scenario file is
-// named with its line and field). -json prints JSON lines instead, schema
+// named with its line and field; an output path that cannot be written is
+// found before anything runs), 3 for an internal error (a bug in locksim:
+// a panic, caught and reported as such, never as bad input). -json prints JSON lines instead, schema
 // locksim.run/v1 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
@@ -36,11 +38,18 @@
 // A sweep runs -workers N seeds at once (default GOMAXPROCS), and compare
 // as many runs of its cells; the output is the same for any N. A sweep
 // expected to last more than a few seconds shows its progress on stderr.
+// -seeds takes at most 10,000,000 seeds (compare -seeds 10,000), and a
+// sweep never runs past the largest seed (it would wrap around to 0). A
+// sweep holds one chunk of runs at a time: its memory does not grow with
+// the number of seeds.
+//
 // On Ctrl-C (SIGINT or SIGTERM) no new run starts, the runs under way
-// finish (a second Ctrl-C abandons them), what completed is printed,
-// nothing half-written is left behind (compare's old report stays whole),
-// and the exit status is 130, as a shell reports a process that SIGINT
-// ended.
+// finish, what completed is printed (run: the summary of it, marked
+// interrupted), nothing half-written is left behind (compare's old report
+// stays whole), and the exit status is 130, as a shell reports a process
+// that SIGINT ended. A second Ctrl-C abandons the runs under way: the
+// temporary files of the writes under way are removed, and the status is
+// 130 too.
 //
 // compare -shard K/N and run -seeds N -shard K/N run one shard of the
 // sweep (job i belongs to shard i mod N; K is 0-based, as Kubernetes's
@@ -89,19 +98,28 @@ import (
 const exitInterrupted = 130
 
 // main runs the command with a context that the first SIGINT or SIGTERM
-// cancels: the commands stop starting runs and report what completed. The
-// signal's default action is restored then, so that a second one ends the
-// process at once, abandoning the runs under way.
+// cancels: the commands stop starting runs and report what completed. A
+// second one abandons the runs under way: the temporary files of the
+// writes under way are removed (abandon) and the process ends with
+// exitInterrupted, leaving nothing half-written.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopNotice := context.AfterFunc(ctx, func() {
-		stop()
-		fmt.Fprintln(os.Stderr, "simulate: interrupted: finishing the runs under way (interrupt again to abandon them)")
-	})
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go onSignals(sigs, cancel, os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stopNotice() // ctx is cancelled by stop below, which is no interruption
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// onSignals cancels the command's context at the first signal of sigs and
+// abandons the process at the second (abandon, through exit).
+func onSignals(sigs <-chan os.Signal, cancel func(), stderr io.Writer, exit func(int)) {
+	<-sigs
+	fmt.Fprintln(stderr, "simulate: interrupted: finishing the runs under way (interrupt again to abandon them)")
+	cancel()
+	<-sigs
+	abandon(stderr, exit)
 }
 
 // command is one of simulate's subcommands.
@@ -139,7 +157,7 @@ func usage() string {
 	}
 	b.WriteString("\n  -h, -help  this list; simulate COMMAND -h lists the command's flags\n")
 	b.WriteString("  -version  print the module version, VCS revision (when the build has it) and Go version\n\n")
-	b.WriteString("Exit status: 0 every verdict as expected, 1 one not, 2 bad input, 130 interrupted (Ctrl-C).\n")
+	b.WriteString("Exit status: 0 every verdict as expected, 1 one not, 2 bad input, 3 internal error (a bug), 130 interrupted (Ctrl-C).\n")
 	return b.String()
 }
 
@@ -173,8 +191,9 @@ func unknownCommand(name string, stderr io.Writer) int {
 // argument that is neither a command nor a flag is run's: a scenario file
 // or directory, if it names one, or ends in .yaml; anything else is an
 // unknown command. ctx's cancellation interrupts run and compare
-// (exitInterrupted).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// (exitInterrupted). A panic is an internal error (exitInternal).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer catchPanic(&code, stderr)
 	if len(args) == 0 {
 		return runScenarios(ctx, args, stdout, stderr)
 	}
@@ -243,7 +262,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	all, _, err := loadScaled(paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return errStatus(err)
 	}
 	enc := jsonLines(stdout)
 	for _, s := range all {

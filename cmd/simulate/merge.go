@@ -120,6 +120,10 @@ func mergeCompare(ctx context.Context, files []string, data [][]byte, out string
 		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
 		return 2
 	}
+	if err := checkWritableDir(filepath.Dir(filepath.Clean(out))); err != nil {
+		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
+		return 2
+	}
 	res, err := compare.Merge(files, parts, filepath.ToSlash(filepath.Join(out, "scenarios")))
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate merge: %v\n", err)

@@ -43,6 +43,7 @@ func writeRun(dir string, s *scenario.Scenario, r scenario.Result) error {
 
 func writeFiles(r runFiles) error {
 	s, base, recs := r.s, r.base, r.recs
+	defer fileTemps(base)()
 	if err := writeJSONL(base+".jsonl", recs); err != nil {
 		return err
 	}

@@ -90,6 +90,12 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 	if all == nil {
 		return status
 	}
+	if a.out != "" {
+		if err := checkOutputs("-out", a.out, ".redis", all, func(*scenario.Scenario) bool { return true }); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 2
+		}
+	}
 	enc := jsonLines(stdout)
 	for i, s := range all {
 		if ctx.Err() != nil {
@@ -116,7 +122,7 @@ func realRunnable(a realArgs, t *tally, stdout, stderr io.Writer) ([]*scenario.S
 	loaded, fromDir, err := loadScaled(a.paths, a.scale)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return nil, 2
+		return nil, errStatus(err)
 	}
 	bad := 0
 	var all []*scenario.Scenario

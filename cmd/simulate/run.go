@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
 			"Replays scenario files (default: the built-in scenarios/), prints a verdict line for each\n"+
-			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 130 interrupted.\n\n")
+			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	paths, err := parseInterspersed(fs, args)
@@ -79,12 +80,29 @@ func (f runFlags) bad() string {
 		return "-partial names a shard's partial result: give -shard K/N"
 	case f.scale != 1:
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
-	case f.seeds < 0:
-		return fmt.Sprintf("-seeds %d is negative", f.seeds)
+	case f.seedsBad() != "":
+		return f.seedsBad()
 	case f.seeds > 0 && f.out != "":
 		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	return ""
+}
+
+// seedsBad says what is wrong with -seeds (and -seed with it), "" if
+// nothing: a negative count, more than maxSeeds, a sweep past the largest
+// seed.
+func (f runFlags) seedsBad() string {
+	switch {
+	case f.seeds < 0:
+		return fmt.Sprintf("-seeds %d is negative", f.seeds)
+	case f.seeds > maxSeeds:
+		return fmt.Sprintf("-seeds %d: more than the %d a sweep may have (a rate over %d seeds is known to a few hundredths of a percentage point; for more, run another sweep from the next -seed)", f.seeds, maxSeeds, maxSeeds)
+	case f.seeds > 0 && f.seed > 0:
+		if msg := checkSeeds(f.seed, f.seeds); msg != "" {
+			return "-seed " + strconv.FormatUint(f.seed, 10) + " -seeds " + strconv.Itoa(f.seeds) + ": " + msg
+		}
 	}
 	return ""
 }
@@ -101,8 +119,8 @@ func (f runFlags) bad() string {
 //
 // When ctx is cancelled (Ctrl-C) no new scenario or seed starts; the runs
 // under way finish; what completed is printed (an interrupted sweep's line
-// is over the seeds that ran), without the summary, and the status is
-// exitInterrupted.
+// is over the seeds that ran), then the summary of it, marked interrupted,
+// and the status is exitInterrupted.
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, status, ok := parseRun(args, stderr)
 	if !ok {
@@ -114,21 +132,35 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	all, _, err := loadScaled(f.paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return errStatus(err)
 	}
 	if f.shard.Sharded() {
 		return runShard(ctx, f, all, stdout, stderr)
+	}
+	if f.out != "" {
+		// A single run writes its files; a rate expectation's sweep does not.
+		single := func(s *scenario.Scenario) bool { return f.seed != 0 || !s.Expect.HasRates() }
+		if err := checkOutputs("-out", f.out, "", all, single); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 2
+		}
 	}
 	r := runner{runFlags: f, ctx: ctx, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
+			r.tally.interrupted = true
+			r.tally.write(stdout, r.enc, f.asJSON)
 			return exitInterrupted
 		}
 		switch code := r.scenario(s); code {
 		case 0:
 		case 1:
 			status = 1
+		case exitInterrupted:
+			r.tally.interrupted = true
+			r.tally.write(stdout, r.enc, f.asJSON)
+			return code
 		default:
 			return code
 		}
@@ -178,20 +210,25 @@ func firstSeed(s *scenario.Scenario, seed uint64) uint64 {
 func (r *runner) sweep(s *scenario.Scenario, n int) int {
 	first := firstSeed(s, r.seed)
 	pr := newProgress(r.stderr, s.Name, r.quiet)
-	runs, err := sweep(r.ctx, s, first, n, r.workers, pr.update)
+	if msg := checkSeeds(first, n); msg != "" {
+		fmt.Fprintf(r.stderr, "simulate: %s: %s\n", s.Name, msg)
+		return 2
+	}
+	t, err := sweep(r.ctx, s, first, n, r.workers, pr.update)
 	pr.finish()
 	if pool.Interrupted(r.ctx, err) {
-		if len(runs) > 0 {
-			writeSweep(r.stdout, r.enc, r.asJSON, s, first, runs)
+		if t.Seeds > 0 {
+			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
+			r.tally.count(false, true) // a rate over fewer seeds than asked is not judged
 		}
-		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, len(runs), n)
+		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
-		return 2
+		return errStatus(err)
 	}
-	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, runs)
+	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
 	r.tally.count(judged, match)
 	if !match {
 		return 1
@@ -230,19 +267,16 @@ func (r *runner) single(s *scenario.Scenario) int {
 }
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
-// with its Wilson 95% interval, over runs (seeds first, first+1, ...). For
+// with its Wilson 95% interval, over the verdicts t counted (seeds first,
+// first+1, ...). For
 // a file whose expectation is a rate (scenario.Expect.HasRates) it judges
-// the sweep (Expect.JudgeSweep: the observed rate of each bounded kind
+// the sweep (Expect.JudgeTally: the observed rate of each bounded kind
 // must lie within its bounds) and prints every kind's rate, seen or
 // bounded, with its interval; match is false when a rate is outside. Any
 // other file's expectation is about one run and a sweep does not judge it
 // (judged is false, match true): the line is the rate alone.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, runs []sweepRun) (judged, match bool) {
-	verdicts := make([]checker.Verdict, len(runs))
-	for i, r := range runs {
-		verdicts[i] = r.verdict()
-	}
-	j := s.Expect.JudgeSweep(verdicts)
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally) (judged, match bool) {
+	j := s.Expect.JudgeTally(t)
 	judged = s.Expect.HasRates()
 	if !judged {
 		j.Match, j.Why = true, ""
@@ -251,7 +285,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		_ = enc.Encode(sweepJSON(s, first, j, judged))
 		return judged, j.Match
 	}
-	n := len(runs)
+	n := t.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
 	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
 		first+uint64(n)-1, j.Violated, n, 100*float64(j.Violated)/float64(n), 100*lo, 100*hi)
@@ -345,6 +379,9 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 // as expected.
 type tally struct {
 	scenarios, asExpected, notAsExpected, notJudged, skipped int
+	// interrupted: Ctrl-C stopped the run; the tally is of what completed
+	// (an interrupted sweep's line counted as not judged).
+	interrupted bool
 }
 
 // count adds a scenario that ran: judged against its expectation (as
@@ -371,11 +408,12 @@ func (t *tally) skip() {
 
 // write prints the summary line, or the summary object with -json:
 // "N scenarios: A as expected, B not as expected, S skipped", with the
-// scenarios not judged before the skipped when there are any.
+// scenarios not judged before the skipped when there are any, and
+// "(interrupted: ...)" after an interruption.
 func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
 		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
-			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped})
+			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped, Interrupted: t.interrupted})
 		return
 	}
 	noun := "scenarios"
@@ -386,5 +424,9 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if t.notJudged > 0 {
 		line += fmt.Sprintf(", %d not judged", t.notJudged)
 	}
-	fmt.Fprintf(w, "%s, %d skipped\n", line, t.skipped)
+	line += fmt.Sprintf(", %d skipped", t.skipped)
+	if t.interrupted {
+		line += " (interrupted: the rest did not run)"
+	}
+	fmt.Fprintln(w, line)
 }

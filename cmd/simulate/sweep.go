@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"strings"
@@ -75,7 +76,14 @@ type sweepJob struct {
 // error.
 func runJobs(ctx context.Context, jobs []sweepJob, idx []int, workers int, progress func(done, total int)) ([]sweepRun, error) {
 	runs := make([]sweepRun, len(idx))
-	done, err := pool.Run(ctx, len(idx), workers, func(k int) error {
+	done, err := pool.Run(ctx, len(idx), workers, func(k int) (err error) {
+		// A panic in a run is a bug: an internal error, not the end of the
+		// process with the status of bad input.
+		defer func() {
+			if r := recover(); r != nil {
+				err = recovered(r)
+			}
+		}()
 		j := jobs[idx[k]]
 		r, err := j.s.Run(j.seed)
 		runs[k] = newSweepRun(idx[k], j.seed, r.Verdict)
@@ -84,10 +92,57 @@ func runJobs(ctx context.Context, jobs []sweepJob, idx []int, workers int, progr
 	return runs[:done], err
 }
 
-// sweep runs s for n seeds from first (runJobs).
-func sweep(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, progress func(done, total int)) ([]sweepRun, error) {
-	jobs := sweepJobs([]*scenario.Scenario{s}, []uint64{first}, n)
-	return runJobs(ctx, jobs, pool.Shard{}.Jobs(n), workers, progress)
+// sweepChunk is how many seeds of a sweep run between two tallies: the
+// memory a sweep holds is that of one chunk, whatever its number of
+// seeds. Large enough that the workers rarely wait for the slowest run of
+// a chunk.
+var sweepChunk = 4096
+
+// maxSeeds is the most seeds -seeds takes. The 95% interval of a rate over
+// ten million seeds is a few hundredths of a percentage point wide, and a
+// sweep that long already takes hours; a larger count is a mistake, said
+// at once rather than after a day.
+const maxSeeds = 10_000_000
+
+// checkSeeds says what is wrong with sweeping n seeds from first (n > 0),
+// "" if nothing: seeds past the largest uint64 would wrap around to 0 (a
+// file's own seed) and 1, re-running seeds already run.
+func checkSeeds(first uint64, n int) string {
+	if first > math.MaxUint64-uint64(n-1) {
+		return fmt.Sprintf("seeds %d to %d+%d: past the largest seed, %d (a sweep never wraps around); start at most at %d",
+			first, first, n-1, uint64(math.MaxUint64), uint64(math.MaxUint64)-uint64(n-1))
+	}
+	return ""
+}
+
+// sweep runs s for n seeds from first, sweepChunk seeds at a time
+// (runJobs), and counts their verdicts as they come: its memory does not
+// grow with n. When ctx is cancelled it returns the tally of the seeds run
+// (the first ones, in order) with ctx's error.
+func sweep(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, progress func(done, total int)) (scenario.SweepTally, error) {
+	var t scenario.SweepTally
+	for lo := 0; lo < n; lo += sweepChunk {
+		hi := min(n, lo+sweepChunk)
+		jobs := make([]sweepJob, hi-lo)
+		for k := range jobs {
+			jobs[k] = sweepJob{s, first + uint64(lo+k)}
+		}
+		var pr func(done, total int)
+		if progress != nil {
+			pr = func(done, _ int) { progress(lo+done, n) }
+		}
+		runs, err := runJobs(ctx, jobs, pool.Shard{}.Jobs(len(jobs)), workers, pr)
+		for _, r := range runs {
+			t.Add(r.verdict())
+		}
+		if err != nil {
+			return t, err
+		}
+		if ctx.Err() != nil && hi < n {
+			return t, ctx.Err()
+		}
+	}
+	return t, nil
 }
 
 // sweepJobs lists the runs of sweeping every scenario all[i] over n seeds
@@ -185,6 +240,19 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
+	// A partial result holds every run of its shard, and the job list every
+	// run of the sweep: bound them.
+	if len(all)*f.seeds > maxSeeds {
+		fmt.Fprintf(stderr, "simulate: -shard: %d files of %d seeds are %d runs, more than the %d a sharded sweep may have (its partial results hold every run)\n",
+			len(all), f.seeds, len(all)*f.seeds, maxSeeds)
+		return 2
+	}
+	for _, s := range all {
+		if msg := checkSeeds(firstSeed(s, f.seed), f.seeds); msg != "" {
+			fmt.Fprintf(stderr, "simulate: %s: %s\n", s.Name, msg)
+			return 2
+		}
+	}
 	p := &sweepPartial{Seed: f.seed, Seeds: f.seeds, Runs: []sweepRun{}}
 	for i, s := range all {
 		p.Files = append(p.Files, sweepFile{File: s.File, Source: string(src[i]), FirstSeed: firstSeed(s, f.seed)})
@@ -192,7 +260,7 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 	all, firsts, err := p.scenarios() // the texts the merge will parse
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return 2
+		return errStatus(err)
 	}
 	jobs := sweepJobs(all, firsts, f.seeds)
 	p.Header = pool.Header{Schema: sweepSchema, Build: buildVersion(), Shard: f.shard.Index, Shards: f.shard.Count,
@@ -221,6 +289,7 @@ func writePartial(file string, p any, runs, jobs int, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
+	defer fileTemps(file)()
 	if err := report.WriteFile(file, b.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
@@ -263,7 +332,7 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 	enc, status := jsonLines(stdout), 0
 	var t tally
 	for i, s := range all {
-		judged, match := writeSweep(stdout, enc, asJSON, s, firsts[i], merged[i*p.Seeds:(i+1)*p.Seeds])
+		judged, match := writeSweep(stdout, enc, asJSON, s, firsts[i], tallyOf(merged[i*p.Seeds:(i+1)*p.Seeds]))
 		t.count(judged, match)
 		if !match {
 			status = 1
@@ -271,6 +340,15 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 	}
 	t.write(stdout, enc, asJSON)
 	return status
+}
+
+// tallyOf counts the verdicts of runs.
+func tallyOf(runs []sweepRun) *scenario.SweepTally {
+	var t scenario.SweepTally
+	for _, r := range runs {
+		t.Add(r.verdict())
+	}
+	return &t
 }
 
 // shardFlags defines -shard and -partial on fs, for command cmd (run or

@@ -1,0 +1,223 @@
+package main
+
+// The command's edges: exit statuses for bugs, output paths checked before
+// any run, and the temporary files a write leaves when the process is
+// abandoned half-way (a second Ctrl-C).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/locksim/locksim/scenario"
+)
+
+// exitInternal is the exit status of an internal error, a bug in locksim
+// (a panic, caught): distinct from 2, bad input, so that a script or a
+// fuzzer tells the user's mistake from the tool's.
+const exitInternal = 3
+
+// errInternal is what an error for a bug wraps (see errStatus).
+var errInternal = errors.New("internal error (a bug in locksim)")
+
+// errStatus is the exit status of err, which stopped a command: an
+// internal error (errInternal, or the scenario loader's ErrInternal) is
+// exitInternal, anything else bad input (2).
+func errStatus(err error) int {
+	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) {
+		return exitInternal
+	}
+	return 2
+}
+
+// recovered turns a panic (r, from recover) into an error wrapping
+// errInternal, with the stack of the panic.
+func recovered(r any) error {
+	return fmt.Errorf("%w: %v\n%s", errInternal, r, debug.Stack())
+}
+
+// catchPanic, deferred by run, reports a panic of the command's goroutine
+// on stderr as an internal error and sets *code to exitInternal (a panic
+// that escaped would exit with 2, the status of bad input).
+func catchPanic(code *int, stderr io.Writer) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", recovered(r))
+		*code = exitInternal
+	}
+}
+
+// runOutputs are the suffixes of the files run -out writes for a
+// scenario, after its name (writeFiles).
+var runOutputs = []string{".jsonl", ".verdict.txt", ".porcupine.html", ".timeline.png", ".timeline.svg"}
+
+// checkOutputs checks, before anything runs, that the files of the
+// scenarios all can be written into dir (-out): dir is, or can be made, a
+// writable directory, and none of the files (dir/NAME+infix+suffix) exists
+// as anything but a regular file; a directory of that name stopped the
+// writing half-way, after the run. write says which scenarios write files.
+func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(*scenario.Scenario) bool) error {
+	if err := checkWritableDir(dir); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, dir, err)
+	}
+	for _, s := range all {
+		if !write(s) {
+			continue
+		}
+		for _, suf := range runOutputs {
+			p := filepath.Join(dir, sanitize(s.Name)+infix+suf)
+			st, err := os.Lstat(p)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+			case err != nil:
+				return fmt.Errorf("%s %s: %w", flag, dir, err)
+			case !st.Mode().IsRegular():
+				what := "not a regular file"
+				if st.IsDir() {
+					what = "a directory"
+				}
+				return fmt.Errorf("%s %s: %s exists and is %s: %s's %s file cannot replace it; nothing was run or written",
+					flag, dir, p, what, s.Name, suf)
+			}
+		}
+	}
+	return nil
+}
+
+// checkWritableDir checks that a file can be created in dir, or in the
+// nearest existing directory above it when dir does not exist yet (the
+// writing makes it): a directory, in which a probe file can be created
+// (and is removed at once). It creates nothing else.
+func checkWritableDir(dir string) error {
+	d := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", d)
+			}
+			f, err := os.CreateTemp(d, ".simulate-probe-*")
+			if err != nil {
+				return fmt.Errorf("not writable: %w", err)
+			}
+			_ = f.Close()
+			return os.Remove(f.Name())
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return err
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return err
+		}
+		d = up
+	}
+}
+
+// temps is the registry of the temporary files being written, removed
+// when the process is abandoned (abandon).
+var temps tempRegistry
+
+// tempRegistry holds, for each write under way, a function that removes
+// what the write has left so far: its temporary files (report.WriteFile
+// writes PATH through .BASE.* in PATH's directory, compare's report through
+// a .DIR.tmp-* directory beside DIR).
+type tempRegistry struct {
+	mu    sync.Mutex
+	next  int
+	clean map[int]func() int
+}
+
+// add registers clean until the returned function is called (when the
+// write is over).
+func (r *tempRegistry) add(clean func() int) (done func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clean == nil {
+		r.clean = map[int]func() int{}
+	}
+	id := r.next
+	r.next++
+	r.clean[id] = clean
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.clean, id)
+	}
+}
+
+// removeAll runs every registered clean-up, in registration order, and
+// returns how many files or directories they removed.
+func (r *tempRegistry) removeAll() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]int, 0, len(r.clean))
+	for id := range r.clean {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	n := 0
+	for _, id := range ids {
+		n += r.clean[id]()
+	}
+	return n
+}
+
+// removeGlob removes what matches the glob pattern and returns how many.
+func removeGlob(pattern string) int {
+	ms, _ := filepath.Glob(pattern)
+	n := 0
+	for _, m := range ms {
+		if os.RemoveAll(m) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// fileTemps registers the temporaries of writing the files base+* through
+// report.WriteFile (.NAME.*, NAME base's last element, in base's
+// directory).
+func fileTemps(base string) (done func()) {
+	pattern := filepath.Join(filepath.Dir(base), "."+filepath.Base(base)+".*")
+	return temps.add(func() int { return removeGlob(pattern) })
+}
+
+// reportTemps registers the temporaries of compare's report written into
+// dir (compare.Results.Write): the .DIR.tmp-* directory being filled, and,
+// if the old report was moved aside (.DIR.tmp-*.old) and the new one not
+// yet moved in, the old one is moved back, so that dir is as it was.
+func reportTemps(dir string) (done func()) {
+	dir = filepath.Clean(dir)
+	pattern := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+	return temps.add(func() int {
+		ms, _ := filepath.Glob(pattern)
+		n := 0
+		for _, m := range ms {
+			if strings.HasSuffix(m, ".old") {
+				if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) && os.Rename(m, dir) == nil {
+					continue
+				}
+			}
+			if os.RemoveAll(m) == nil {
+				n++
+			}
+		}
+		return n
+	})
+}
+
+// abandon is what a second Ctrl-C (or SIGTERM) does: it removes the
+// temporary files of the writes under way (temps), says so on stderr, and
+// ends the process with exitInterrupted through exit.
+func abandon(stderr io.Writer, exit func(int)) {
+	n := temps.removeAll()
+	fmt.Fprintf(stderr, "simulate: interrupted again: abandoned the runs under way; %d temporary files removed, no output half-written\n", n)
+	exit(exitInterrupted)
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/scenario"
+)
+
+const baseline = "../../scenarios/baseline-simple.yaml"
+
+// TestHugeSweepStreams: a sweep of the most seeds -seeds takes holds one
+// chunk of runs, not one entry per seed: cancelled after a few runs, it
+// has allocated a small fraction of what a list of ten million runs takes
+// (the old sweep allocated its jobs, results and errors up front, about
+// 900 MB here, and a billion seeds died with "fatal error: out of
+// memory").
+func TestHugeSweepStreams(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, err := scenario.Load(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tl, err := sweep(ctx, s, 1, maxSeeds, 2, func(done, total int) {
+		if total != maxSeeds {
+			t.Errorf("progress total %d, want %d", total, maxSeeds)
+		}
+		if done == 8 {
+			cancel()
+		}
+	})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, context.Canceled) || tl.Seeds < 8 || tl.Seeds > 10 {
+		t.Fatalf("cancelled after 8 runs: %d counted, %v", tl.Seeds, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 300<<20 {
+		t.Errorf("a sweep of %d seeds stopped after %d allocated %d MB", maxSeeds, tl.Seeds, alloc>>20)
+	}
+}
+
+// TestSeedLimits: too many seeds, and a sweep past the largest seed (from
+// -seed or from the file's own seed), are bad input, said before any run.
+func TestSeedLimits(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "top.yaml")
+	src, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(top, bytes.Replace(src, []byte("seed: 1\n"), []byte("seed: 18446744073709551615\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte("seed: 1\n")) {
+		t.Fatal("baseline has no seed: 1")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-seeds", "10000001", baseline}, "-seeds 10000001: more than the 10000000"},
+		{[]string{"run", "-seeds", "2", "-seed", "18446744073709551615", baseline}, "past the largest seed"},
+		{[]string{"run", "-seeds", "2", top}, "baseline-simple: seeds 18446744073709551615 to 18446744073709551615+1: past the largest seed"},
+		{[]string{"compare", "-seeds", "10001", "-table"}, "-seeds 10001: more than the 10000 compare takes"},
+		{[]string{"run", "-seeds", "5000001", "-shard", "0/2", "-partial", filepath.Join(t.TempDir(), "p.json"), baseline, baseline}, "2 files of 5000001 seeds are 10000002 runs"},
+		{[]string{"run", "-seeds", "2", "-shard", "0/2", "-partial", filepath.Join(t.TempDir(), "p.json"), top}, "baseline-simple: seeds 18446744073709551615 to"},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
+		}
+	}
+	// The top seed itself is a sweep of one.
+	code, out, errs := runCLI(t, "run", "-seeds", "1", top)
+	if code != 0 || !strings.Contains(out, "seeds 18446744073709551615-18446744073709551615  violated in 0 of 1") {
+		t.Errorf("one seed at the top: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestNamedPipeArgument: a directory holding a named pipe called *.yaml
+// (and the pipe named alone) is bad input at once; it blocked forever.
+func TestNamedPipeArgument(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, arg := range []string{dir, fifo} {
+		done := make(chan struct{})
+		var code int
+		var errs string
+		go func() {
+			defer close(done)
+			code, _, errs = runCLI(t, "run", arg)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil { // unblock the reader
+				_ = f.Close()
+			}
+			<-done
+			t.Errorf("run %s: blocked on the named pipe", arg)
+		}
+		if code != 2 || !strings.Contains(errs, fifo+": a named pipe (FIFO)") {
+			t.Errorf("run %s: exit %d, %q", arg, code, errs)
+		}
+	}
+}
+
+// TestLateFault: a fault after the end of the run is bad input naming the
+// file, line and field (it was silently dropped, and the verdict was that
+// of a run without it).
+func TestLateFault(t *testing.T) {
+	src, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "late.yaml")
+	text := strings.Replace(string(src), "\nexpect:", "\nfaults:\n  - {kind: client-crash, at: 1h, client: c1}\nexpect:", 1)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(text[:strings.Index(text, "  - {kind: client-crash")], "\n") + 1
+	code, out, errs := runCLI(t, "run", p)
+	want := fmt.Sprintf("%s:%d: faults[0].at: 1h0m0s is after the end of the run", p, line)
+	if code != 2 || out != "" || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errs, want)
+	}
+}
+
+// TestOutputsCheckedFirst: -out whose files cannot all be written (a
+// directory named like one of them, or -out under a regular file) is bad
+// input before anything runs or is written; it failed half-way, after the
+// run, with some files written. compare -out under a regular file fails
+// before the matrix runs.
+func TestOutputsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	blocker := filepath.Join(out, "baseline-simple.timeline.svg")
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := runCLI(t, "run", "-out", out, baseline)
+	if code != 2 || stdout != "" || !strings.Contains(errs, blocker+" exists and is a directory") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Errorf("-out holds %d entries, want only the blocking directory", len(entries))
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "-out", filepath.Join(file, "sub"), baseline},
+		{"compare", "-table", "-seeds", "1", "-out", filepath.Join(file, "report")},
+	} {
+		start := time.Now()
+		code, stdout, errs := runCLI(t, args...)
+		if code != 2 || stdout != "" || !strings.Contains(errs, "not a directory") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, errs)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%v: took %v: the check came after the runs", args, d)
+		}
+	}
+}
+
+// TestInternalErrorStatus: a bug (a panic, or the loader's internal error)
+// exits 3, not 2 (bad input).
+func TestInternalErrorStatus(t *testing.T) {
+	var stderr bytes.Buffer
+	code := func() (code int) {
+		defer catchPanic(&code, &stderr)
+		panic("boom")
+	}()
+	if code != exitInternal || !strings.Contains(stderr.String(), "internal error (a bug in locksim): boom") {
+		t.Errorf("a panic: exit %d, %q", code, stderr.String())
+	}
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{&scenario.Error{File: "x.yaml", Msg: "bad"}, 2},
+		{&scenario.Error{File: "x.yaml", Msg: "panic", Internal: true}, exitInternal},
+		{fmt.Errorf("x: %w", recovered("boom")), exitInternal},
+		{os.ErrNotExist, 2},
+	} {
+		if got := errStatus(c.err); got != c.want {
+			t.Errorf("errStatus(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestAbandonRemovesTemporaries: the second signal removes the temporary
+// files of the writes under way (run -out's .NAME.* files, compare's
+// .DIR.tmp-* directory, with the old report moved back if it had been
+// moved aside) and exits 130; the first only cancels.
+func TestAbandonRemovesTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	tmpFile := filepath.Join(dir, ".s1.jsonl.123")
+	keep := filepath.Join(dir, "s1.jsonl")
+	rep := filepath.Join(dir, "rep")
+	tmpDir := filepath.Join(dir, ".rep.tmp-1")
+	old := tmpDir + ".old"
+	for _, d := range []string{tmpDir, old} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{tmpFile, keep, filepath.Join(old, "README.md")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doneFile, doneReport := fileTemps(filepath.Join(dir, "s1")), reportTemps(rep)
+	defer doneFile()
+	defer doneReport()
+
+	sigs := make(chan os.Signal, 2)
+	cancelled, exited := make(chan struct{}), make(chan int, 1)
+	var stderr bytes.Buffer
+	go onSignals(sigs, func() { close(cancelled) }, &stderr, func(code int) { exited <- code })
+	sigs <- syscall.SIGTERM
+	<-cancelled
+	if _, err := os.Stat(tmpFile); err != nil {
+		t.Fatalf("the first signal removed a temporary file: %v", err)
+	}
+	sigs <- os.Interrupt
+	if code := <-exited; code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	for _, gone := range []string{tmpFile, tmpDir, old} {
+		if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind (%v)", gone, err)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a written file was removed: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(rep, "README.md")); err != nil || string(b) != "x" {
+		t.Errorf("the old report is not back in place: %q %v", b, err)
+	}
+	if !strings.Contains(stderr.String(), "2 temporary files removed") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestSignalDuringOut: the command itself, sent SIGTERM twice while run
+// -out writes the files of every committed scenario, exits 130 and leaves
+// no hidden temporary file in -out (the signal's default action used to
+// end it in the middle of a write).
+func TestSignalDuringOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "simulate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", "-out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if entries, _ := os.ReadDir(out); len(entries) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(20 * time.Millisecond) // the first is handled before the second
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d\n%s", err, exitInterrupted, stderr.String())
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s\n%s", e.Name(), stderr.String())
+		}
+	}
+}
+
+// TestSweepChunks: a sweep in chunks of 3 seeds counts what one chunk of
+// all counts, and, interrupted in its second chunk, the seeds of a prefix.
+func TestSweepChunks(t *testing.T) {
+	defer func(n int) { sweepChunk = n }(sweepChunk)
+	s, err := scenario.Load("../../scenarios/f0-reentrant-failover.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := sweep(t.Context(), s, 1, 10, 2, nil)
+	if err != nil || whole.Seeds != 10 {
+		t.Fatalf("sweep: %d, %v", whole.Seeds, err)
+	}
+	sweepChunk = 3
+	chunked, err := sweep(t.Context(), s, 1, 10, 2, nil)
+	if err != nil || !reflect.DeepEqual(chunked, whole) {
+		t.Errorf("chunks of 3 counted %+v, %v; one chunk %+v", chunked, err, whole)
+	}
+	if whole.Violated == 0 {
+		t.Errorf("no violation in 10 seeds of F0: the comparison above is weak")
+	}
+	prefix, err := sweep(t.Context(), s, 1, 5, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	part, err := sweep(ctx, s, 1, 10, 1, func(done, _ int) {
+		if done == 5 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || !reflect.DeepEqual(part, prefix) {
+		t.Errorf("interrupted after 5 seeds: %+v, %v; want %+v", part, err, prefix)
+	}
+}
