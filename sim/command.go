@@ -99,6 +99,7 @@ func (a keyArgs) of(args []string) []string {
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
+	n.noteExotic(cmd)
 	if !n.capturing {
 		return false
 	}
@@ -129,8 +130,12 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
 	n.syncCommand(spec, known, args)
-	n.buf.Reset()
 	n.capturing = true
+	if r, ok := n.runFast(cmd, args); ok {
+		n.capturing = false
+		return normalise(r.value()), nil
+	}
+	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
 	n.peer.Flush()

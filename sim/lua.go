@@ -385,6 +385,10 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 		args[0] = spec.name
 	}
 	e.n.syncCommand(spec, known, args)
+	if r, ok := e.n.runFast(name, args); ok {
+		L.Push(fastToLua(L, r))
+		return 1
+	}
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()
@@ -416,6 +420,21 @@ func respToLua(L *lua.LState, v any) lua.LValue {
 		for i, el := range x {
 			t.RawSetInt(i+1, respToLua(L, el))
 		}
+		return t
+	}
+	return lua.LFalse
+}
+
+// fastToLua is respToLua of a reply of the short way (fastcmd.go).
+func fastToLua(L *lua.LState, r fastReply) lua.LValue {
+	switch r.kind {
+	case fastInt:
+		return lua.LNumber(r.i)
+	case fastBulk:
+		return lua.LString(r.s)
+	case fastStatus:
+		t := replyTable(L)
+		t.RawSetString("ok", lua.LString(r.s))
 		return t
 	}
 	return lua.LFalse
