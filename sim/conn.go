@@ -251,9 +251,13 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	if err != nil {
 		return nil, err
 	}
-	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
+	cmd := make([]string, 0, 3+len(keys)+len(argv))
+	cmd = append(cmd, "EVALSHA", sc.SHA, strconv.Itoa(len(keys)))
+	cmd = append(cmd, keys...)
 	cmd = append(cmd, argv...)
-	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	// The req record's arguments share cmd's keys and arguments, which
+	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
+	h := s.c.beginReq(s.g.name, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
 	v, err := s.command(ctx, &h, "evalsha", cmd)
 	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src

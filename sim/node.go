@@ -90,6 +90,8 @@ type Node struct {
 	exotic   bool
 	fastHits int // commands that took the short way (tests)
 
+	fieldBuf, fvBuf []string // setKey's buffers
+
 	capturing bool
 	touched   []string
 	published [][2]string
