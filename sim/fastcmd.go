@@ -152,7 +152,7 @@ func (n *Node) fast(cmd string, args []string) (r fastReply, ok bool) {
 		// The Go API gives 0 for "no TTL"; a TTL of exactly 0 (not yet
 		// removed) would read the same, so 0 is Dispatch's.
 		if ttl := db.TTL(args[1]); ttl != 0 {
-			return fastReply{kind: fastInt, i: int(ttl.Nanoseconds()/1000000)}, true
+			return fastReply{kind: fastInt, i: int(ttl.Nanoseconds() / 1000000)}, true
 		}
 	case "HGET", "HEXISTS":
 		if len(args) != 3 {
