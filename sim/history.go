@@ -8,24 +8,35 @@ import (
 
 // History is the append-only record of a run.
 //
-// Records are appended into fixed-size chunks, so that a long run never
-// copies what it already holds (a single growing slice copied every record
-// at each doubling, and left the old arrays to the garbage collector). The
-// first records may instead sit in flat: Records joins the chunks onto it
-// once, when asked, and returns it; records still open (an op or req not
-// yet returned) are updated where they are, through at.
+// Records are appended into chunks, so that a long run never copies what it
+// already holds (a single growing slice copied every record at each
+// doubling, and left the old arrays to the garbage collector): a first
+// chunk that grows as a slice does up to firstChunk records, then chunks of
+// chunkSize. The first records may instead sit in flat: Records joins the
+// chunks onto it once, when asked (a lone first chunk becomes flat without
+// a copy), and returns it; records still open (an op or req not yet
+// returned) are updated where they are, through at.
 type History struct {
 	flat   []history.Record   // records 0..len(flat)-1, contiguous
 	chunks [][]history.Record // the records after them; all full but the last
 	n      int                // number of records
 }
 
-// chunkSize is the number of records per chunk (about 256 KB).
-const chunkSize = 1024
+// chunkSize is the number of records per chunk (about 256 KB) after the
+// first, which grows as a slice does up to firstChunk records: most runs of
+// a sweep fit in it, and Records returns it as it is.
+const chunkSize, firstChunk = 1024, 8192
 
 // Records returns the records in order. The slice must not be modified; it
 // stays valid until the next record is added.
 func (h *History) Records() []history.Record {
+	if len(h.flat) == 0 && len(h.chunks) == 1 {
+		// One chunk (a run of up to firstChunk records): it is the
+		// slice, without a copy. Later records go to chunks after it.
+		c := h.chunks[0]
+		h.flat, h.chunks = c[:len(c):len(c)], nil
+		return h.flat
+	}
 	if len(h.chunks) > 0 {
 		flat := make([]history.Record, len(h.flat), h.n)
 		copy(flat, h.flat)
@@ -47,7 +58,7 @@ func (h *History) add(r history.Record) int {
 		// The first chunk grows as a slice does, so that a short run does
 		// not allocate a whole chunk; it is full before the next starts.
 		h.chunks = append(h.chunks, nil)
-	case len(h.chunks[last]) == chunkSize:
+	case (last > 0 && len(h.chunks[last]) == chunkSize) || len(h.chunks[last]) == firstChunk:
 		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
 	}
 	last := len(h.chunks) - 1
@@ -62,7 +73,11 @@ func (h *History) at(i int) *history.Record {
 		return &h.flat[i]
 	}
 	i -= len(h.flat)
-	return &h.chunks[i/chunkSize][i%chunkSize]
+	if i < len(h.chunks[0]) {
+		return &h.chunks[0][i]
+	}
+	i -= len(h.chunks[0]) // a full first chunk
+	return &h.chunks[1+i/chunkSize][i%chunkSize]
 }
 
 // WriteJSONL writes the history as JSON lines.
