@@ -100,17 +100,24 @@ func (a keyArgs) of(args []string) []string {
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 	n.noteExotic(cmd)
+	n.record(cmd, args)
+	return false
+}
+
+// record notes, while capturing, what command cmd (upper case) with args
+// writes or publishes: the hook's work, which the short way (fastcmd.go)
+// does itself.
+func (n *Node) record(cmd string, args []string) {
 	if !n.capturing {
-		return false
+		return
 	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		n.published = append(n.published, [2]string{args[0], args[1]})
-		return false
+		return
 	}
 	if spec, ok := commands[cmd]; ok && spec.write {
 		n.touched = append(n.touched, spec.keys.of(args)...)
 	}
-	return false
 }
 
 // isWrite reports whether a client command (cmd, upper case; spec and

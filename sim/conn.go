@@ -369,6 +369,10 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 		return
 	}
 	r := h.w.hist.at(h.idx)
+	if r.Applied == nil {
+		r.Applied = h.w.hist.ints(int64(t)) // nearly every request runs once
+		return
+	}
 	i, _ := slices.BinarySearch(r.Applied, int64(t))
 	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
@@ -389,8 +393,7 @@ func (h reqHandle) endReq(v any, err error) {
 		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
 		return
 	}
-	end := int64(h.w.now)
-	r.End = &end
+	r.End = &h.w.hist.ints(int64(h.w.now))[0]
 }
 
 // refusedUnrun reports whether err is a reply by which a node refused a

@@ -83,7 +83,7 @@ func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
 	}
 	if r, ok = n.fast(cmd, args); ok {
 		n.fastHits++
-		n.hook(nil, cmd, args[1:]...)
+		n.record(cmd, args[1:])
 	}
 	return r, ok
 }

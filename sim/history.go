@@ -20,7 +20,25 @@ type History struct {
 	flat   []history.Record   // records 0..len(flat)-1, contiguous
 	chunks [][]history.Record // the records after them; all full but the last
 	n      int                // number of records
+	slab   []int64            // what ints hands out next
 }
+
+// ints returns a new one-element slice holding v (a record's End, or its
+// first Applied time), cut from a slab shared by many records: one
+// allocation per slabSize values instead of one per value. Its capacity is
+// 1, so appending to it (a second Applied time) copies it first. The
+// records keep the slab alive as long as the history, which they belong to.
+func (h *History) ints(v int64) []int64 {
+	if len(h.slab) == 0 {
+		h.slab = make([]int64, slabSize)
+	}
+	out := h.slab[:1:1]
+	out[0] = v
+	h.slab = h.slab[1:]
+	return out
+}
+
+const slabSize = 512
 
 // chunkSize is the number of records per chunk (about 256 KB) after the
 // first, which grows as a slice does up to firstChunk records: most runs of
@@ -124,8 +142,7 @@ func (h opHandle) End(outcome history.Outcome, result string) {
 	r.Outcome = outcome
 	r.Result = result
 	if outcome != history.OutcomeUnknown {
-		end := int64(h.w.now)
-		r.End = &end
+		r.End = &h.w.hist.ints(int64(h.w.now))[0]
 	}
 }
 
