@@ -2,6 +2,7 @@ package sim
 
 import (
 	"io"
+	"sync/atomic"
 
 	"github.com/locksim/locksim/history"
 )
@@ -40,6 +41,18 @@ func (h *History) ints(v int64) []int64 {
 
 const slabSize = 512
 
+// lengthHint is the length of the last history Records joined within one
+// chunk, in any world of the process. It only sizes the next first chunk
+// (firstCap): what a run records does not depend on it.
+var lengthHint atomic.Int64
+
+// firstCap is the capacity a first chunk starts with: the hint and an
+// eighth more, at least 64 and at most firstChunk records.
+func firstCap() int {
+	n := lengthHint.Load()
+	return int(min(max(n+n/8, 64), firstChunk))
+}
+
 // chunkSize is the number of records per chunk (about 256 KB) after the
 // first, which grows as a slice does up to firstChunk records: most runs of
 // a sweep fit in it, and Records returns it as it is.
@@ -53,6 +66,7 @@ func (h *History) Records() []history.Record {
 		// slice, without a copy. Later records go to chunks after it.
 		c := h.chunks[0]
 		h.flat, h.chunks = c[:len(c):len(c)], nil
+		lengthHint.Store(int64(len(c)))
 		return h.flat
 	}
 	if len(h.chunks) > 0 {
@@ -75,7 +89,10 @@ func (h *History) add(r history.Record) int {
 	case last < 0:
 		// The first chunk grows as a slice does, so that a short run does
 		// not allocate a whole chunk; it is full before the next starts.
-		h.chunks = append(h.chunks, nil)
+		// It starts at the size the last history of the process reached
+		// (lengthHint), so that in a sweep, whose runs of one cell have
+		// histories of similar lengths, it seldom grows by copying.
+		h.chunks = append(h.chunks, make([]history.Record, 0, firstCap()))
 	case (last > 0 && len(h.chunks[last]) == chunkSize) || len(h.chunks[last]) == firstChunk:
 		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
 	}
