@@ -31,7 +31,7 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 )
 
-// fastReply is a reply of the short way, in the form parseReply gives.
+// fastKind is the kind of a fastReply.
 type fastKind uint8
 
 const (
@@ -41,6 +41,8 @@ const (
 	fastStatus                 // a status reply (+OK)
 )
 
+// fastReply is a reply of the short way: what parseReply would give for
+// the RESP reply Dispatch would have written (value).
 type fastReply struct {
 	kind fastKind
 	i    int
