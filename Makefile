@@ -70,9 +70,11 @@ race:
 # bench measures, in one run, the simulator against the raw miniredis
 # baseline, and the locks' lock+unlock pairs against raw EVALSHA of the same
 # scripts on miniredis and redis-server (the real-server cases need
-# redis-server on the PATH). Summarise bench.txt with benchstat.
+# redis-server on the PATH), and a slice of make report (the report's table,
+# 2 seeds per cell). Summarise bench.txt with benchstat.
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ && \
+	  GOGC=400 $(GO) test -run '^$$' -bench ReportTable -benchtime 1x -count 6 ./compare/ && \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 6 ./lock/ ./redlock/ ; } | tee bench.txt
 
 # bench-peers compares the locks with redsync, redislock and raw EVALSHA of

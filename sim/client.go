@@ -45,6 +45,8 @@ type Client struct {
 	conns       map[string]int // node -> current connection number
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
+
+	parallelNames []string // parallelName's names
 }
 
 // AddClient adds a client.
@@ -212,7 +214,7 @@ func (r clientRuntime) Parallel(fs ...func()) {
 	// The tasks are part of the caller's op: their requests are its.
 	op := w.curOp()
 	for i, f := range fs {
-		p := w.spawn(r.c, fmt.Sprintf("%s/parallel-%d", r.c.name, i), func() {
+		p := w.spawn(r.c, r.c.parallelName(i), func() {
 			defer func() {
 				if left--; left == 0 {
 					wt.wake(nil)
@@ -223,6 +225,16 @@ func (r clientRuntime) Parallel(fs ...func()) {
 		p.partOf = op
 	}
 	wt.wait()
+}
+
+// parallelName is the name of a Parallel call's task i, "<client>/parallel-i",
+// made once per client and i (a RedLock client runs a task per node per
+// request).
+func (c *Client) parallelName(i int) string {
+	for len(c.parallelNames) <= i {
+		c.parallelNames = append(c.parallelNames, fmt.Sprintf("%s/parallel-%d", c.name, len(c.parallelNames)))
+	}
+	return c.parallelNames[i]
 }
 
 func (r clientRuntime) NewID() string { return newID(r.c.name, r.c.idRNG.Uint32()) }

@@ -99,17 +99,25 @@ func (a keyArgs) of(args []string) []string {
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
+	n.noteExotic(cmd)
+	n.record(cmd, args)
+	return false
+}
+
+// record notes, while capturing, what command cmd (upper case) with args
+// writes or publishes: the hook's work, which the short way (fastcmd.go)
+// does itself.
+func (n *Node) record(cmd string, args []string) {
 	if !n.capturing {
-		return false
+		return
 	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		n.published = append(n.published, [2]string{args[0], args[1]})
-		return false
+		return
 	}
 	if spec, ok := commands[cmd]; ok && spec.write {
 		n.touched = append(n.touched, spec.keys.of(args)...)
 	}
-	return false
 }
 
 // isWrite reports whether a client command (cmd, upper case; spec and
@@ -129,8 +137,12 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
 	n.syncCommand(spec, known, args)
-	n.buf.Reset()
 	n.capturing = true
+	if r, ok := n.runFast(cmd, args); ok {
+		n.capturing = false
+		return normalise(r.value()), nil
+	}
+	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
 	n.peer.Flush()

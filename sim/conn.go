@@ -251,9 +251,13 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	if err != nil {
 		return nil, err
 	}
-	cmd := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
+	cmd := make([]string, 0, 3+len(keys)+len(argv))
+	cmd = append(cmd, "EVALSHA", sc.SHA, strconv.Itoa(len(keys)))
+	cmd = append(cmd, keys...)
 	cmd = append(cmd, argv...)
-	h := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	// The req record's arguments share cmd's keys and arguments, which
+	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
+	h := s.c.beginReq(s.g.name, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
 	v, err := s.command(ctx, &h, "evalsha", cmd)
 	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
@@ -365,6 +369,10 @@ func (h *reqHandle) applied(t time.Duration, err error) {
 		return
 	}
 	r := h.w.hist.at(h.idx)
+	if r.Applied == nil {
+		r.Applied = h.w.hist.ints(int64(t)) // nearly every request runs once
+		return
+	}
 	i, _ := slices.BinarySearch(r.Applied, int64(t))
 	r.Applied = slices.Insert(r.Applied, i, int64(t))
 }
@@ -385,8 +393,7 @@ func (h reqHandle) endReq(v any, err error) {
 		r.Outcome, r.Detail = history.OutcomeUnknown, err.Error()
 		return
 	}
-	end := int64(h.w.now)
-	r.End = &end
+	r.End = &h.w.hist.ints(int64(h.w.now))[0]
 }
 
 // refusedUnrun reports whether err is a reply by which a node refused a

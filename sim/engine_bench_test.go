@@ -24,10 +24,12 @@ func BenchmarkScriptEngine(b *testing.B) {
 	}
 	keys := []string{"lk0", "lk1", "lk2", "lk3"}
 	b.ResetTimer()
+	cpu := ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := n.lua.exec("EVALSHA", []string{"EVALSHA", sc.SHA, "1", keys[i%4], "30000", "c1:1"}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scripts/s")
 }

@@ -2,30 +2,73 @@ package sim
 
 import (
 	"io"
+	"sync/atomic"
 
 	"github.com/locksim/locksim/history"
 )
 
 // History is the append-only record of a run.
 //
-// Records are appended into fixed-size chunks, so that a long run never
-// copies what it already holds (a single growing slice copied every record
-// at each doubling, and left the old arrays to the garbage collector). The
-// first records may instead sit in flat: Records joins the chunks onto it
-// once, when asked, and returns it; records still open (an op or req not
-// yet returned) are updated where they are, through at.
+// Records are appended into chunks, so that a long run never copies what it
+// already holds (a single growing slice copied every record at each
+// doubling, and left the old arrays to the garbage collector): a first
+// chunk that grows as a slice does up to firstChunk records, then chunks of
+// chunkSize. The first records may instead sit in flat: Records joins the
+// chunks onto it once, when asked (a lone first chunk becomes flat without
+// a copy), and returns it; records still open (an op or req not yet
+// returned) are updated where they are, through at.
 type History struct {
 	flat   []history.Record   // records 0..len(flat)-1, contiguous
 	chunks [][]history.Record // the records after them; all full but the last
 	n      int                // number of records
+	slab   []int64            // what ints hands out next
 }
 
-// chunkSize is the number of records per chunk (about 256 KB).
-const chunkSize = 1024
+// ints returns a new one-element slice holding v (a record's End, or its
+// first Applied time), cut from a slab shared by many records: one
+// allocation per slabSize values instead of one per value. Its capacity is
+// 1, so appending to it (a second Applied time) copies it first. The
+// records keep the slab alive as long as the history, which they belong to.
+func (h *History) ints(v int64) []int64 {
+	if len(h.slab) == 0 {
+		h.slab = make([]int64, slabSize)
+	}
+	out := h.slab[:1:1]
+	out[0] = v
+	h.slab = h.slab[1:]
+	return out
+}
+
+const slabSize = 512
+
+// lengthHint is the length of the last history Records joined within one
+// chunk, in any world of the process. It only sizes the next first chunk
+// (firstCap): what a run records does not depend on it.
+var lengthHint atomic.Int64
+
+// firstCap is the capacity a first chunk starts with: the hint and an
+// eighth more, at least 64 and at most firstChunk records.
+func firstCap() int {
+	n := lengthHint.Load()
+	return int(min(max(n+n/8, 64), firstChunk))
+}
+
+// chunkSize is the number of records per chunk (about 256 KB) after the
+// first, which grows as a slice does up to firstChunk records: most runs of
+// a sweep fit in it, and Records returns it as it is.
+const chunkSize, firstChunk = 1024, 8192
 
 // Records returns the records in order. The slice must not be modified; it
 // stays valid until the next record is added.
 func (h *History) Records() []history.Record {
+	if len(h.flat) == 0 && len(h.chunks) == 1 {
+		// One chunk (a run of up to firstChunk records): it is the
+		// slice, without a copy. Later records go to chunks after it.
+		c := h.chunks[0]
+		h.flat, h.chunks = c[:len(c):len(c)], nil
+		lengthHint.Store(int64(len(c)))
+		return h.flat
+	}
 	if len(h.chunks) > 0 {
 		flat := make([]history.Record, len(h.flat), h.n)
 		copy(flat, h.flat)
@@ -46,8 +89,11 @@ func (h *History) add(r history.Record) int {
 	case last < 0:
 		// The first chunk grows as a slice does, so that a short run does
 		// not allocate a whole chunk; it is full before the next starts.
-		h.chunks = append(h.chunks, nil)
-	case len(h.chunks[last]) == chunkSize:
+		// It starts at the size the last history of the process reached
+		// (lengthHint), so that in a sweep, whose runs of one cell have
+		// histories of similar lengths, it seldom grows by copying.
+		h.chunks = append(h.chunks, make([]history.Record, 0, firstCap()))
+	case (last > 0 && len(h.chunks[last]) == chunkSize) || len(h.chunks[last]) == firstChunk:
 		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
 	}
 	last := len(h.chunks) - 1
@@ -62,7 +108,11 @@ func (h *History) at(i int) *history.Record {
 		return &h.flat[i]
 	}
 	i -= len(h.flat)
-	return &h.chunks[i/chunkSize][i%chunkSize]
+	if i < len(h.chunks[0]) {
+		return &h.chunks[0][i]
+	}
+	i -= len(h.chunks[0]) // a full first chunk
+	return &h.chunks[1+i/chunkSize][i%chunkSize]
 }
 
 // WriteJSONL writes the history as JSON lines.
@@ -109,8 +159,7 @@ func (h opHandle) End(outcome history.Outcome, result string) {
 	r.Outcome = outcome
 	r.Result = result
 	if outcome != history.OutcomeUnknown {
-		end := int64(h.w.now)
-		r.End = &end
+		r.End = &h.w.hist.ints(int64(h.w.now))[0]
 	}
 }
 

@@ -8,11 +8,12 @@ import (
 )
 
 // TestHistoryChunks adds records across several chunks, updates some in
-// place before and after Records joins them, and checks that every record
+// place before and after Records joins them (a lone first chunk, then a
+// first chunk and more, then after a join), and checks that every record
 // keeps its place, its Seq and its update.
 func TestHistoryChunks(t *testing.T) {
 	var h History
-	const total = 3*chunkSize + 17
+	const total = firstChunk + 3*chunkSize + 17
 	check := func(upto int) {
 		t.Helper()
 		recs := h.Records()
@@ -29,7 +30,7 @@ func TestHistoryChunks(t *testing.T) {
 		if seq := h.add(history.Record{Key: strconv.Itoa(i)}); seq != i {
 			t.Fatalf("add %d returned seq %d", i, seq)
 		}
-		if i == chunkSize+5 {
+		if i == 100 || i == firstChunk-1 || i == firstChunk+5 || i == firstChunk+chunkSize+9 {
 			for j := 0; j <= i; j += 7 {
 				h.at(j).Detail = "updated"
 			}

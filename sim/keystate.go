@@ -100,11 +100,19 @@ func (n *Node) setKey(k string, st keyState) {
 	case "string":
 		_ = n.db.Set(k, st.Str)
 	case "hash":
-		fv := make([]string, 0, 2*len(st.Hash))
-		for _, f := range slices.Sorted(maps.Keys(st.Hash)) {
-			fv = append(fv, f, st.Hash[f])
+		// Fields in sorted order, through buffers the node reuses (a
+		// replica applies a hash at every write of its master).
+		n.fieldBuf = n.fieldBuf[:0]
+		//detlint:allow maprange the names are sorted next
+		for f := range st.Hash {
+			n.fieldBuf = append(n.fieldBuf, f)
 		}
-		n.db.HSet(k, fv...)
+		slices.Sort(n.fieldBuf)
+		n.fvBuf = n.fvBuf[:0]
+		for _, f := range n.fieldBuf {
+			n.fvBuf = append(n.fvBuf, f, st.Hash[f])
+		}
+		n.db.HSet(k, n.fvBuf...)
 	}
 	if st.Expires {
 		n.db.SetTTL(k, st.ExpireAt-n.synced)

@@ -85,6 +85,13 @@ type Node struct {
 	upLink  *replLink   // from master, when replica
 	replCfg ReplicaConfig
 
+	// exotic: a command outside the commands table ran on this miniredis,
+	// which ends the short way of fastcmd.go until a restart.
+	exotic   bool
+	fastHits int // commands that took the short way (tests)
+
+	fieldBuf, fvBuf []string // setKey's buffers
+
 	capturing bool
 	touched   []string
 	published [][2]string
@@ -188,6 +195,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	m.Seed(int(n.w.Rand("node/" + n.name).Int64()))
 	m.Server().SetPreHook(n.hook)
 	n.m, n.db = m, m.DB(0)
+	n.exotic = false
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"time"
+
+	"github.com/locksim/locksim/lock"
 )
 
 // Epoch is the wall-clock instant at world time zero. Node and client clocks
@@ -41,6 +43,22 @@ type World struct {
 	// triggers are the faults bound to operations (OnOp, Rule.Op), in the
 	// order they were added.
 	triggers []*trigger
+
+	evalNames map[*lock.Script]string // "eval:" + a script's name (evalName)
+}
+
+// evalName is the req record's name for a run of sc, "eval:" and its name,
+// built once per script and world.
+func (w *World) evalName(sc *lock.Script) string {
+	if s, ok := w.evalNames[sc]; ok && s[len("eval:"):] == sc.Name {
+		return s
+	}
+	if w.evalNames == nil {
+		w.evalNames = map[*lock.Script]string{}
+	}
+	s := "eval:" + sc.Name
+	w.evalNames[sc] = s
+	return s
 }
 
 // New returns an empty world whose randomness all derives from seed.

@@ -141,7 +141,7 @@ var reentrant = family{
 	channels: []string{chanOf("lk"), chanOf("fl")},
 	draw: func(t *rapid.T) op {
 		kind := rapid.SampledFrom([]string{"acquire", "acquire", "fenced", "fenced", "unlock", "unlock", "unlock",
-			"renew", "force", "advance", "advance", "set-nx-px", "simple-release"}).Draw(t, "kind")
+			"renew", "force", "advance", "advance", "set-nx-px", "simple-release", "read", "read"}).Draw(t, "kind")
 		if kind == "advance" {
 			return drawAdvance(t)
 		}
@@ -178,11 +178,35 @@ var reentrant = family{
 				keys: []string{name, chanOf(name)}, args: []any{"force"}}
 		case "set-nx-px":
 			return setNXPX(name, owner, lease)
+		case "read":
+			return drawDirect(t, name, owner, lease)
 		default: // simple-release
 			return op{desc: fmt.Sprintf("simple_release %s %s", name, owner), script: simpleRelease,
 				keys: []string{name}, args: []any{owner}}
 		}
 	},
+}
+
+// drawDirect draws one of the plain commands the lock clients send besides
+// their scripts (the simulation runs these without miniredis's Dispatch
+// when it can, sim/fastcmd.go): reads of the lock key, SET NX PX GET (the
+// simple lock's acquire), PEXPIRE to a lease and DEL; on a key of the wrong
+// type they take their error paths.
+func drawDirect(t *rapid.T, key, member string, lease int) op {
+	cmd := rapid.SampledFrom([]string{"GET", "PTTL", "EXISTS", "HEXISTS", "HGET", "SET-GET", "PEXPIRE", "DEL"}).Draw(t, "cmd")
+	o := op{desc: cmd + " " + key}
+	switch cmd {
+	case "HEXISTS", "HGET":
+		o.cmd, o.desc = []any{cmd, key, member}, o.desc+" "+member
+	case "SET-GET":
+		o.cmd = []any{"SET", key, member, "NX", "PX", lease, "GET"}
+		o.desc = fmt.Sprintf("SET %s %s NX PX %d GET", key, member, lease)
+	case "PEXPIRE":
+		o.cmd, o.desc = []any{cmd, key, lease}, fmt.Sprintf("%s %d", o.desc, lease)
+	default:
+		o.cmd, o.ttl = []any{cmd, key}, cmd == "PTTL"
+	}
+	return o
 }
 
 func setNXPX(key, token string, ttl int) op {
@@ -234,7 +258,7 @@ var readWrite = family{
 var tokenKeys = family{
 	draw: func(t *rapid.T) op {
 		kind := rapid.SampledFrom([]string{"set-nx-px", "set-nx-px", "simple-release", "release", "extend", "extend",
-			"advance", "advance"}).Draw(t, "kind")
+			"advance", "advance", "read"}).Draw(t, "kind")
 		if kind == "advance" {
 			return drawAdvance(t)
 		}
@@ -244,6 +268,8 @@ var tokenKeys = family{
 		switch kind {
 		case "set-nx-px":
 			return setNXPX(key, token, drawLease(t))
+		case "read":
+			return drawDirect(t, key, token, drawLease(t))
 		case "simple-release":
 			o = op{script: simpleRelease, keys: []string{key}, args: []any{token}}
 		case "release":

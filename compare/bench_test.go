@@ -1,0 +1,31 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/locksim/locksim/internal/pool"
+)
+
+// BenchmarkReportTable runs the report's table, every failure mode at its
+// reference intensity for every algorithm, at 2 seeds per cell on one
+// worker: a slice of make report's work (a third of its runs are table
+// runs, and the curves and heatmap run the same scenarios at other
+// intensities), so that a regression of a report's cost shows without
+// running make report. It reports runs/s and the CPU per run.
+func BenchmarkReportTable(b *testing.B) {
+	const seeds = 2
+	m, err := build(Options{Seeds: seeds, TableOnly: true, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := m.jobs()
+	b.ResetTimer()
+	cpu := ProcessCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := runJobs(b.Context(), jobs, pool.Shard{}.Jobs(len(jobs)), m.opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ProcessCPU()-cpu)/float64(len(jobs)*b.N), "cpu-ns/run")
+	b.ReportMetric(float64(len(jobs)*b.N)/b.Elapsed().Seconds(), "runs/s")
+}

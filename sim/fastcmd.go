@@ -1,0 +1,314 @@
+package sim
+
+// A short way through a node for the commands the lock algorithms send most
+// and their scripts call most: the command runs on miniredis's database
+// through its Go API (RedisDB.Get, Set, SetTTL, HGet, HSet, Del, Exists,
+// TTL; Miniredis.Publish) instead of through Server.Dispatch, which looks
+// the command up, takes locks, writes a RESP reply that the node then
+// parses back. That layer was about a tenth of a simulation's CPU.
+//
+// Equivalence with Dispatch is the contract, and it is kept by doing less,
+// not more: a command takes the short way only in the well-formed shape
+// whose result is plain from the database's Go API (the arity miniredis
+// accepts, options it parses the same way, a key of the right type, numbers
+// that parse), and every other case, every error reply included, is left to
+// Dispatch before anything has been changed. Each case below is miniredis's
+// own handler (v2.40.0, cmd_string.go, cmd_hash.go, cmd_generic.go,
+// cmd_pubsub.go) with its error branches cut out. A node stops taking the
+// short way for good (until a restart boots a new miniredis) once any
+// command outside the commands table has run on it (MULTI, SELECT, HELLO,
+// AUTH, SUBSCRIBE, HEXPIRE, ...), since those change what a later command
+// means (a queued transaction, another database, RESP3 replies, a hash
+// field's TTL). TestFastCommandsMatchDispatch runs random command sequences,
+// error cases included, on a node with and without the short way and
+// requires equal replies and equal databases after every command.
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2/server"
+)
+
+// fastKind is the kind of a fastReply.
+type fastKind uint8
+
+const (
+	fastNil    fastKind = iota // a nil bulk string
+	fastInt                    // an integer
+	fastBulk                   // a bulk string
+	fastStatus                 // a status reply (+OK)
+)
+
+// fastReply is a reply of the short way: what parseReply would give for
+// the RESP reply Dispatch would have written (value).
+type fastReply struct {
+	kind fastKind
+	i    int
+	s    string
+}
+
+// value is the reply as parseReply returns it (int, string, nil,
+// server.Simple).
+func (r fastReply) value() any {
+	switch r.kind {
+	case fastInt:
+		return r.i
+	case fastBulk:
+		return r.s
+	case fastStatus:
+		return server.Simple(r.s)
+	}
+	return nil
+}
+
+// safeForFast lists the commands outside the commands table that leave the
+// short way valid: they read (and list) keys, nothing else.
+var safeForFast = map[string]bool{"KEYS": true, "SCAN": true, "DBSIZE": true}
+
+// noteExotic is called by the hook with every command miniredis runs; one
+// that can change what a later command means ends the short way on this
+// miniredis.
+func (n *Node) noteExotic(cmd string) {
+	if _, ok := commands[cmd]; !ok && !safeForFast[cmd] {
+		n.exotic = true
+	}
+}
+
+// runFast runs the command args (its name first; cmd is that name in upper
+// case) the short way, after syncCommand, and shows it to the hook as
+// Dispatch would. ok false: the command was not run, and is Dispatch's.
+func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
+	if n.exotic || noFastCommands {
+		return r, false
+	}
+	if r, ok = n.fast(cmd, args); ok {
+		n.fastHits++
+		n.record(cmd, args[1:])
+	}
+	return r, ok
+}
+
+// fast is runFast without the hook.
+func (n *Node) fast(cmd string, args []string) (r fastReply, ok bool) {
+	db := n.db
+	switch cmd {
+	case "GET":
+		if len(args) != 2 {
+			return r, false
+		}
+		switch db.Type(args[1]) {
+		case "":
+			return fastReply{kind: fastNil}, true
+		case "string":
+			v, _ := db.Get(args[1])
+			return fastReply{kind: fastBulk, s: v}, true
+		}
+	case "SET":
+		return n.fastSet(args)
+	case "DEL":
+		if len(args) < 2 {
+			return r, false
+		}
+		count := 0
+		for _, k := range args[1:] {
+			if db.Del(k) {
+				count++
+			}
+		}
+		return fastReply{kind: fastInt, i: count}, true
+	case "EXISTS":
+		if len(args) < 2 {
+			return r, false
+		}
+		count := 0
+		for _, k := range args[1:] {
+			if db.Exists(k) {
+				count++
+			}
+		}
+		return fastReply{kind: fastInt, i: count}, true
+	case "PEXPIRE":
+		// Only the plain form with a positive TTL that fits a Duration: a
+		// TTL <= 0 deletes the key (checkTTL), options compare TTLs.
+		if len(args) != 3 {
+			return r, false
+		}
+		ms, err := strconv.Atoi(args[2])
+		if err != nil || ms <= 0 || ms > maxFastMillis {
+			return r, false
+		}
+		if !db.Exists(args[1]) {
+			return fastReply{kind: fastInt, i: 0}, true
+		}
+		db.SetTTL(args[1], time.Duration(ms)*time.Millisecond)
+		return fastReply{kind: fastInt, i: 1}, true
+	case "PTTL":
+		if len(args) != 2 {
+			return r, false
+		}
+		if !db.Exists(args[1]) {
+			return fastReply{kind: fastInt, i: -2}, true
+		}
+		// The Go API gives 0 for "no TTL"; a TTL of exactly 0 (not yet
+		// removed) would read the same, so 0 is Dispatch's.
+		if ttl := db.TTL(args[1]); ttl != 0 {
+			return fastReply{kind: fastInt, i: int(ttl.Nanoseconds() / 1000000)}, true
+		}
+	case "HGET", "HEXISTS":
+		if len(args) != 3 {
+			return r, false
+		}
+		switch db.Type(args[1]) {
+		case "":
+			if cmd == "HGET" {
+				return fastReply{kind: fastNil}, true
+			}
+			return fastReply{kind: fastInt, i: 0}, true
+		case "hash":
+			// The Go API gives "" for a missing field and for an empty
+			// value alike: "" is Dispatch's.
+			if v := db.HGet(args[1], args[2]); v != "" {
+				if cmd == "HGET" {
+					return fastReply{kind: fastBulk, s: v}, true
+				}
+				return fastReply{kind: fastInt, i: 1}, true
+			}
+		}
+	case "HINCRBY":
+		if len(args) != 4 {
+			return r, false
+		}
+		delta, err := strconv.Atoi(args[3])
+		if err != nil {
+			return r, false
+		}
+		cur := 0
+		switch db.Type(args[1]) {
+		case "":
+		case "hash":
+			v := db.HGet(args[1], args[2])
+			if v == "" { // missing, or an empty value (an error reply)
+				return r, false
+			}
+			if cur, err = strconv.Atoi(v); err != nil {
+				return r, false
+			}
+		default:
+			return r, false
+		}
+		cur += delta
+		db.HSet(args[1], args[2], strconv.Itoa(cur))
+		return fastReply{kind: fastInt, i: cur}, true
+	case "HSET":
+		// One field: whether it is new is plain only when the key is
+		// missing or the field holds a non-empty value.
+		if len(args) != 4 {
+			return r, false
+		}
+		created := 0
+		switch db.Type(args[1]) {
+		case "":
+			created = 1
+		case "hash":
+			if db.HGet(args[1], args[2]) == "" {
+				return r, false
+			}
+		default:
+			return r, false
+		}
+		db.HSet(args[1], args[2], args[3])
+		return fastReply{kind: fastInt, i: created}, true
+	case "PUBLISH":
+		if len(args) != 3 {
+			return r, false
+		}
+		return fastReply{kind: fastInt, i: n.m.Publish(args[1], args[2])}, true
+	}
+	return r, false
+}
+
+// maxFastMillis bounds a TTL in milliseconds the short way takes (a
+// larger one could overflow a Duration, which Dispatch then handles).
+const maxFastMillis = 1 << 40
+
+// fastSet is SET key value with any of NX, XX, GET, PX n, EX n (n > 0,
+// each at most once, in any order and case), as miniredis's cmdSet runs
+// it; anything else is Dispatch's.
+func (n *Node) fastSet(args []string) (r fastReply, ok bool) {
+	if len(args) < 3 {
+		return r, false
+	}
+	key, value := args[1], args[2]
+	var nx, xx, get, ttlSet bool
+	var ttl time.Duration
+	for opts := args[3:]; len(opts) > 0; {
+		o := opts[0]
+		switch {
+		case strings.EqualFold(o, "NX"):
+			nx = true
+		case strings.EqualFold(o, "XX"):
+			xx = true
+		case strings.EqualFold(o, "GET"):
+			get = true
+		case strings.EqualFold(o, "PX"), strings.EqualFold(o, "EX"):
+			if len(opts) < 2 || ttlSet {
+				return r, false
+			}
+			v, err := strconv.Atoi(opts[1])
+			unit, limit := time.Millisecond, maxFastMillis
+			if strings.EqualFold(o, "EX") {
+				unit, limit = time.Second, maxFastMillis/1000
+			}
+			if err != nil || v <= 0 || v > limit {
+				return r, false
+			}
+			ttl, ttlSet = time.Duration(v)*unit, true
+			opts = opts[1:]
+		default:
+			return r, false
+		}
+		opts = opts[1:]
+	}
+	db := n.db
+	typ := db.Type(key)
+	exists := typ != ""
+	readonly := false
+	if nx && exists {
+		if !get {
+			return fastReply{kind: fastNil}, true
+		}
+		readonly = true
+	}
+	if xx && !exists {
+		if !get {
+			return fastReply{kind: fastNil}, true
+		}
+		readonly = true
+	}
+	if get && exists && typ != "string" {
+		return r, false // WRONGTYPE
+	}
+	old := ""
+	if typ == "string" {
+		old, _ = db.Get(key)
+	}
+	if !readonly {
+		db.Del(key)
+		_ = db.Set(key, value)
+		if ttlSet {
+			db.SetTTL(key, ttl)
+		}
+	}
+	if get {
+		if typ != "string" {
+			return fastReply{kind: fastNil}, true
+		}
+		return fastReply{kind: fastBulk, s: old}, true
+	}
+	return fastReply{kind: fastStatus, s: "OK"}, true
+}
+
+// noFastCommands turns the short way off in every node (tests compare).
+var noFastCommands bool
