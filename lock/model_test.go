@@ -914,9 +914,7 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 	case rwUnlock:
 		if a.read {
 			switch {
-			case m.mode == "":
-				m.released(true, rf)
-			case m.fields[rf] == 0:
+			case m.mode == "", m.fields[rf] == 0:
 				m.released(true, rf)
 				res.err = "not-held"
 			default:
@@ -955,8 +953,6 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 			lease = mWD
 		}
 		switch {
-		case m.mode == "":
-			m.released(false, rf)
 		case m.mode != "write" || m.fields[wf] == 0:
 			m.released(false, rf)
 			res.err = "not-held"

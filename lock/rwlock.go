@@ -285,9 +285,10 @@ func (h *RWHalf) lease(owner string) int64 {
 // the other half), and an error for which IsUnknown is true when the
 // outcome is unknown.
 //
-// As in Redisson, an unlock of a lock that does not exist at all (it
-// expired, or was force-unlocked) succeeds: it publishes a release message
-// and returns nil. Unlike the reentrant Lock there is no unlock latch, so an
+// An unlock of a lock that does not exist at all (it expired, was
+// force-unlocked, or was lost in a failover) returns ErrNotHeld (and still
+// publishes a release message), as Redisson does since 3.44.0 ("unlock()
+// doesn't respect the lock owner" fixed); before, both halves returned nil. Unlike the reentrant Lock there is no unlock latch, so an
 // unlock retried after a lost reply may release a second hold.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c

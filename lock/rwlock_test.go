@@ -168,8 +168,8 @@ func rwScriptCases() []rwScriptCase {
 			fields: writeMode(rwWField("b"), "1"), ttl: near(L)},
 
 		// Read unlock.
-		{name: "read unlock of a free lock answers released and publishes",
-			steps: []rwStep{readUnlock("a", released(0))},
+		{name: "read unlock of a free lock answers not held and publishes",
+			steps: []rwStep{readUnlock("a", nil)},
 			msgs:  []string{"1"}},
 		{name: "read unlock by a non-holder changes nothing",
 			steps:  []rwStep{readAcquire("b", L, nil), readUnlock("a", nil)},
@@ -198,8 +198,8 @@ func rwScriptCases() []rwScriptCase {
 			fields: writeMode(rwWField("a"), "1"), ttl: near(L)},
 
 		// Write unlock.
-		{name: "write unlock of a free lock answers 1 and publishes",
-			steps: []rwStep{writeUnlock("a", L, int64(1))},
+		{name: "write unlock of a free lock answers not held and publishes",
+			steps: []rwStep{writeUnlock("a", L, nil)},
 			msgs:  []string{"0"}},
 		{name: "write unlock by a non-holder changes nothing",
 			steps:  []rwStep{writeAcquire("b", L, nil), writeUnlock("a", long, nil)},
@@ -890,7 +890,8 @@ func TestReadWriteLockNonOwnerUnlock(t *testing.T) {
 	// Both holders' watchdogs outlive the failed unlocks (40 s > one 30 s lease).
 	w.doErr(40*time.Second, "c2", "c2 write rw at 40s", func(ctx context.Context) error { return w.write("c2", "rw").TryLock(ctx, "x") })
 	w.doErr(40*time.Second, "c2", "c2 read rw2 at 40s", func(ctx context.Context) error { return w.read("c2", "rw2").TryLock(ctx, "x") })
-	// As in Redisson, an unlock of a lock that does not exist succeeds.
+	// As in Redisson since 3.44.0, an unlock of a lock that does not exist
+	// answers not held (it still publishes, waking any waiter).
 	w.doErr(41*time.Second, "c2", "c2 read unlock of a free lock", func(ctx context.Context) error {
 		return w.read("c2", "free").Unlock(ctx, "x")
 	})
@@ -912,8 +913,8 @@ func TestReadWriteLockNonOwnerUnlock(t *testing.T) {
 	}
 	w.want("c2 write rw at 40s", lock.ErrNotAcquired)
 	w.want("c2 read rw2 at 40s", lock.ErrNotAcquired)
-	w.want("c2 read unlock of a free lock", nil)
-	w.want("c2 write unlock of a free lock", nil)
+	w.want("c2 read unlock of a free lock", lock.ErrNotHeld)
+	w.want("c2 write unlock of a free lock", lock.ErrNotHeld)
 }
 
 func TestReadWriteLockForceUnlock(t *testing.T) {

@@ -3,9 +3,12 @@
 -- holder's timeout key prefix ("{<lock>}:<client id>:<owner>:rwlock_timeout");
 -- KEYS[4] the lock's key prefix ("{<lock>}").
 -- ARGV[1] message to publish on release ('1'); ARGV[2] read holder field.
--- Returns nil when this holder holds no read lock. Otherwise a pair
--- {released, left}: released is 1 when the lock is gone (deleted, or found
--- absent) and waiters were told, 0 while other holds keep it; left is this
+-- Returns nil when this holder holds no read lock, also when the lock does
+-- not exist at all (expired, force-unlocked, lost), as Redisson does since
+-- 3.44.0 (its unlock respects the owner), which still publishes then, waking
+-- any waiter. Otherwise a pair
+-- {released, left}: released is 1 when the lock is gone (deleted) and
+-- waiters were told, 0 while other holds keep it; left is this
 -- holder's remaining read holds. Redisson's script returns only the first
 -- element; the second lets the caller stop its watchdog atomically.
 -- There is no unlock latch, as in Redisson: an unlock retried after a lost
@@ -13,7 +16,7 @@
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call('publish', KEYS[2], ARGV[1])
-  return {1, 0}
+  return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return nil

@@ -7,12 +7,12 @@
 -- write hold the lock is deleted and waiters told, unless the writer also
 -- holds read locks (it downgraded): then the lock stays, in read mode, and
 -- no message is published, so waiters learn of it only when their wait for
--- the TTL ends. Unlocking a lock that does not exist returns 1, as in
--- Redisson. There is no unlock latch, as in Redisson.
+-- the TTL ends. Unlocking a lock that does not exist returns nil (not held)
+-- and publishes, as Redisson does since 3.44.0. There is no unlock latch, as in Redisson.
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call('publish', KEYS[2], ARGV[1])
-  return 1
+  return nil
 end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
