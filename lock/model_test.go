@@ -832,11 +832,9 @@ func (m *rwModel) advance(t int64) {
 			if m.fields[holder] > 0 {
 				held = true
 				m.expireAt = s + 1 + mWD
-				for f, c := range m.fields {
-					for i := 1; i <= c; i++ {
-						if k := rwTimeoutKey(f, i); m.pttl(k, s+1) > 0 {
-							m.tkeys[k] = s + 1 + mWD
-						}
+				for i := 1; i <= m.fields[holder]; i++ { // only its own acquisitions
+					if k := rwTimeoutKey(holder, i); m.pttl(k, s+1) > 0 {
+						m.tkeys[k] = s + 1 + mWD
 					}
 				}
 			}
@@ -1054,7 +1052,7 @@ func drawRWActions(t *rapid.T, m *rwModel, clients int) ([]rwAction, []rwModelRe
 
 var rwWarms = []mEval{
 	{lock.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
-	{lock.RWReadRenew, []string{"warm", "{warm}"}, []any{1000, "w:w"}},
+	{lock.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
 	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}"}, []any{"1", "w:w"}},
 	{lock.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
 	{lock.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},

@@ -19,8 +19,9 @@ var (
 	// KEYS[3] timeout key prefix, KEYS[4] key prefix; ARGV[1] message,
 	// ARGV[2] read field. nil when not held, else {released, holds left}.
 	RWReadUnlock = mustScript("rw_read_unlock")
-	// RWReadRenew is the read holder's watchdog renewal: KEYS[1] lock,
-	// KEYS[2] key prefix; ARGV[1] lease ms, ARGV[2] read field.
+	// RWReadRenew is the read holder's watchdog renewal of its own
+	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
+	// ARGV[1] lease ms, ARGV[2] read field.
 	RWReadRenew = mustScript("rw_read_renew")
 	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
 	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
@@ -249,7 +250,7 @@ func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
 	lease := ms(c.opts.WatchdogTimeout)
 	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.keyPrefix()}, lease, rw.readField(owner))
+		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
 		n, _ := v.(int64)
 		return n == 1, err
 	}

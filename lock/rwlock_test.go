@@ -72,7 +72,7 @@ func readUnlock(owner string, want any) rwStep {
 }
 
 func readRenew(owner string, lease int64, want any) rwStep {
-	return rwStep{"read renew " + owner, lock.RWReadRenew, []string{rwKey, "{rw}"}, []any{lease, rwField(owner)}, want}
+	return rwStep{"read renew " + owner, lock.RWReadRenew, []string{rwKey, rwTimeoutPrefix(owner)}, []any{lease, rwField(owner)}, want}
 }
 
 func writeAcquire(owner string, lease int64, want any) rwStep {
@@ -221,11 +221,11 @@ func rwScriptCases() []rwScriptCase {
 			timeouts: map[string]rwIn{rwTimeout("a", 1): near(L), rwTimeout("b", 1): near(L)}},
 
 		// Renewal.
-		{name: "read renew resets the lock and every reader's acquisitions",
+		{name: "read renew resets the lock and the renewing reader's own acquisitions only",
 			steps: []rwStep{readAcquire("a", L, nil), readAcquire("a", L, nil), readAcquire("b", L, nil),
 				readRenew("a", long, int64(1))},
 			fields: readMode(rwField("a"), "2", rwField("b"), "1"), ttl: near(long),
-			timeouts: map[string]rwIn{rwTimeout("a", 1): near(long), rwTimeout("a", 2): near(long), rwTimeout("b", 1): near(long)}},
+			timeouts: map[string]rwIn{rwTimeout("a", 1): near(long), rwTimeout("a", 2): near(long), rwTimeout("b", 1): near(L)}},
 		{name: "read renew by a non-holder changes nothing",
 			steps:  []rwStep{readAcquire("b", L, nil), readRenew("a", long, int64(0))},
 			fields: readMode(rwField("b"), "1"), ttl: near(L),

@@ -217,7 +217,7 @@ var readWrite = family{
 		case "write-unlock":
 			o = op{script: lock.RWWriteUnlock, keys: []string{name, ch}, args: []any{"write-unlock", lease, write}}
 		case "read-renew":
-			o = op{script: lock.RWReadRenew, keys: []string{name, prefix}, args: []any{lease, owner}}
+			o = op{script: lock.RWReadRenew, keys: []string{name, timeouts}, args: []any{lease, owner}}
 		case "write-renew":
 			o = op{script: lock.RWWriteRenew, keys: []string{name}, args: []any{lease, write}}
 		default: // force
