@@ -60,9 +60,10 @@ type Options struct {
 	// the watchdog renews it every third of it while held. Default 30 s
 	// (Redisson's lockWatchdogTimeout).
 	WatchdogTimeout time.Duration
-	// DisableUnlockLatch turns the unlock latch off: a retried unlock whose
-	// first attempt was applied then answers "not held", as before Redisson
-	// 3.24.1 (issue 4871).
+	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
+	// and both ReadWriteLock halves): a retried unlock whose first attempt
+	// was applied then answers "not held" (or releases a second hold), as
+	// before Redisson 3.24.1 (issue 4871).
 	DisableUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
 	// must cover the connection's whole retry window (go-redis defaults:
@@ -429,13 +430,9 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int
 // it), and an error for which IsUnknown is true when the outcome is unknown.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
-	latch := "1"
-	if c.opts.DisableUnlockLatch {
-		latch = "0"
-	}
 	v, err := c.conn.Eval(ctx, ReentrantUnlock,
 		[]string{l.name, l.Channel(), l.latchKey("unlock", c.rt.NewID())},
-		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), latch)
+		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	switch n, _ := v.(int64); {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
@@ -451,6 +448,15 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		c.releaseOne(l, owner)
 	}
 	return nil
+}
+
+// latchFlag is the unlock scripts' latch switch: "1" unless
+// Options.DisableUnlockLatch.
+func (c *Client) latchFlag() string {
+	if c.opts.DisableUnlockLatch {
+		return "0"
+	}
+	return "1"
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It

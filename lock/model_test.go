@@ -1053,10 +1053,10 @@ func drawRWActions(t *rapid.T, m *rwModel, clients int) ([]rwAction, []rwModelRe
 var rwWarms = []mEval{
 	{lock.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
 	{lock.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
-	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}"}, []any{"1", "w:w"}},
+	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
 	{lock.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
 	{lock.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteUnlock, []string{"warm", "warm-ch"}, []any{"0", 1000, "w:w:write"}},
+	{lock.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
 	{lock.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
 }
 

@@ -16,8 +16,9 @@ var (
 	// ARGV[3] the holder's write field. nil when acquired, else the TTL.
 	RWReadAcquire = mustScript("rw_read_acquire")
 	// RWReadUnlock releases a read hold: KEYS[1] lock, KEYS[2] channel,
-	// KEYS[3] timeout key prefix, KEYS[4] key prefix; ARGV[1] message,
-	// ARGV[2] read field. nil when not held, else {released, holds left}.
+	// KEYS[3] timeout key prefix, KEYS[4] key prefix, KEYS[5] unlock latch;
+	// ARGV[1] message, ARGV[2] read field, ARGV[3] latch TTL ms, ARGV[4]
+	// latch on ("1"/"0"). nil when not held, else {released, holds left}.
 	RWReadUnlock = mustScript("rw_read_unlock")
 	// RWReadRenew is the read holder's watchdog renewal of its own
 	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
@@ -26,8 +27,9 @@ var (
 	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
 	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
 	RWWriteAcquire = mustScript("rw_write_acquire")
-	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel;
-	// ARGV[1] message, ARGV[2] lease ms, ARGV[3] write field. 1 released,
+	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel,
+	// KEYS[3] unlock latch; ARGV[1] message, ARGV[2] lease ms, ARGV[3] write
+	// field, ARGV[4] latch TTL ms, ARGV[5] latch on ("1"/"0"). 1 released,
 	// 0 holds remain, nil not held.
 	RWWriteUnlock = mustScript("rw_write_unlock")
 	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
@@ -59,10 +61,11 @@ const (
 // hash's TTL. Waiters of both halves block on one channel, woken by any
 // release.
 //
-// As in Redisson, and unlike the reentrant Lock, the unlocks have no unlock
-// latch: an unlock retried after its reply was lost releases a second hold,
-// or answers ErrNotHeld. And a reader cannot upgrade: its own read holds
-// block its write acquire.
+// Both halves' unlocks use the unlock latch, as the reentrant Lock's do and
+// as Redisson's have since 3.24.1: an unlock retried after its reply was
+// lost answers as the first attempt did, instead of releasing a second hold
+// or answering ErrNotHeld (Options.DisableUnlockLatch turns it off). A
+// reader cannot upgrade: its own read holds block its write acquire.
 type ReadWriteLock struct {
 	c     *Client
 	name  string
@@ -112,6 +115,12 @@ func (rw *ReadWriteLock) keyPrefix() string { return tagged(rw.name) }
 func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
 
 func (rw *ReadWriteLock) writeField(owner string) string { return rw.readField(owner) + ":write" }
+
+// latchKey is the unlock latch of the unlock request req, named as the
+// reentrant lock's (Redisson's getUnlockLatchName).
+func (rw *ReadWriteLock) latchKey(req string) string {
+	return "redisson_unlock_latch:" + tagged(rw.name) + ":" + req
+}
 
 // timeoutPrefix is the prefix of owner's read acquisitions' timeout keys.
 func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
@@ -294,8 +303,8 @@ func (h *RWHalf) lease(owner string) int64 {
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
 	if h.write {
-		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel()},
-			unlockMessage, h.lease(owner), rw.writeField(owner))
+		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), rw.latchKey(c.rt.NewID())},
+			unlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 		if err != nil {
 			return err
 		}
@@ -308,8 +317,9 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		}
 		return nil
 	}
-	v, err := c.conn.Eval(ctx, RWReadUnlock, []string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix()},
-		readUnlockMessage, rw.readField(owner))
+	v, err := c.conn.Eval(ctx, RWReadUnlock,
+		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), rw.latchKey(c.rt.NewID())},
+		readUnlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,20 @@
 package lock_test
 
-// Conformance of the read-write lock with today's Redisson (4.x), in the
-// simulation, where time is virtual and exact.
+// Conformance of the read-write lock with today's Redisson (4.x): in the
+// simulation, where time is virtual and exact, and on miniredis and
+// redis-server through the production Conn.
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/lock"
 )
 
 // TestReadWriteLockRenewalIsPerHolder: a living reader's watchdog renews
@@ -62,4 +68,58 @@ func TestReadWriteLockRenewalIsPerHolder(t *testing.T) {
 	w.wantAt("rw writer", 60*time.Second, 60*time.Second+50*msec)
 	w.wantAt("rw2 writer", 30*time.Second, 30*time.Second+300*msec)
 	w.wantNoLoss()
+}
+
+// rwUnlockTwice sends every read-write unlock script twice and returns the
+// second reply: an unlock whose first reply was lost and that go-redis sent
+// again.
+type rwUnlockTwice struct{ lock.Conn }
+
+func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
+	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
+		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
+			return nil, err
+		}
+	}
+	return u.Conn.Eval(ctx, s, keys, args...)
+}
+
+// TestReadWriteLockUnlockLatch: both halves' unlocks use the unlock latch,
+// as Redisson's have since 3.24.1: an unlock sent twice (its first reply
+// lost) releases one hold and answers as the first attempt did. Without the
+// latch (DisableUnlockLatch) the second attempt releases a second hold.
+// On miniredis and redis-server through the production Conn.
+func TestReadWriteLockUnlockLatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	bs := backends(t)
+	for _, backend := range slices.Sorted(maps.Keys(bs)) {
+		t.Run(backend, func(t *testing.T) {
+			rc := bs[backend](t)
+			ctx := context.Background()
+			for _, latch := range []bool{true, false} {
+				lc, err := lock.New(rwUnlockTwice{lock.NewRedisConn(rc)}, lock.WallRuntime{},
+					lock.Options{ID: "c1", DisableUnlockLatch: !latch})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
+				for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
+					for range 3 {
+						must(t, h.LockWithLease(ctx, "a", time.Minute))
+					}
+					must(t, h.Unlock(ctx, "a"))
+					want := 2
+					if !latch {
+						want = 1
+					}
+					if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
+						t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
+					}
+					if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
+						t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
+					}
+				}
+			}
+		})
+	}
 }

@@ -33,6 +33,9 @@ const (
 	rwKey  = "rw"
 	rwChan = "redisson_rwlock:{rw}"
 	rwTol  = 2000 // ms a TTL may have run down between the script and the check
+	// rwLatch is the unlock latch the script cases name (and switch off:
+	// TestReadWriteLockUnlockLatch tests it).
+	rwLatch = "redisson_unlock_latch:{rw}:req"
 )
 
 func rwField(owner string) string  { return "cid:" + owner }
@@ -67,8 +70,8 @@ func readAcquire(owner string, lease int64, want any) rwStep {
 }
 
 func readUnlock(owner string, want any) rwStep {
-	return rwStep{"read unlock " + owner, lock.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}"},
-		[]any{"1", rwField(owner)}, want}
+	return rwStep{"read unlock " + owner, lock.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}", rwLatch},
+		[]any{"1", rwField(owner), 1000, "0"}, want}
 }
 
 func readRenew(owner string, lease int64, want any) rwStep {
@@ -80,7 +83,7 @@ func writeAcquire(owner string, lease int64, want any) rwStep {
 }
 
 func writeUnlock(owner string, lease int64, want any) rwStep {
-	return rwStep{"write unlock " + owner, lock.RWWriteUnlock, []string{rwKey, rwChan}, []any{"0", lease, rwWField(owner)}, want}
+	return rwStep{"write unlock " + owner, lock.RWWriteUnlock, []string{rwKey, rwChan, rwLatch}, []any{"0", lease, rwWField(owner), 1000, "0"}, want}
 }
 
 func writeRenew(owner string, lease int64, want any) rwStep {
