@@ -89,7 +89,18 @@ func keysOn(t *testing.T, s *redistest.Server, sub string) []string {
 
 // unlockTwice sends every unlock script twice and returns the second
 // reply: an unlock whose first reply was lost and that go-redis sent again.
+// It also keeps the unlock latches (it drops the DEL the lock sends once
+// the reply has come), so that the test can check where they live.
 type unlockTwice struct{ lock.Conn }
+
+func (u unlockTwice) Do(ctx context.Context, args ...any) (any, error) {
+	if len(args) == 2 && args[0] == "DEL" {
+		if k, _ := args[1].(string); strings.HasPrefix(k, "redisson_unlock_latch:") {
+			return int64(0), nil
+		}
+	}
+	return u.Conn.Do(ctx, args...)
+}
 
 func (u unlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
 	if s == lock.ReentrantUnlock {

@@ -430,9 +430,10 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int
 // it), and an error for which IsUnknown is true when the outcome is unknown.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
-	v, err := c.conn.Eval(ctx, ReentrantUnlock,
-		[]string{l.name, l.Channel(), l.latchKey("unlock", c.rt.NewID())},
+	latch := l.latchKey("unlock", c.rt.NewID())
+	v, err := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), latch},
 		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
+	c.dropLatch(ctx, latch, v, err)
 	switch n, _ := v.(int64); {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
@@ -457,6 +458,25 @@ func (c *Client) latchFlag() string {
 		return "0"
 	}
 	return "1"
+}
+
+// dropLatch deletes the unlock latch key once the unlock's reply has been
+// received (reply, err), as Redisson does since 3.24.1: go-redis retries a
+// request only until a reply arrives, so the latch has served its purpose
+// then, and every unlock would otherwise leave a key in Redis for LatchTTL.
+// Like Redisson's, the DEL is sent in the background (the unlock does not
+// wait for it) and its failure is ignored: the key then expires by its TTL.
+// An error reply or a nil (not held) answer wrote no latch, and after an
+// unknown outcome the latch is left for its TTL. The trade-off, Redisson's
+// too: an earlier attempt of the same unlock still on its way (delayed, not
+// lost, and overtaken by go-redis's retry) that arrives after the DEL finds
+// no latch and runs again.
+func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error) {
+	if err != nil || reply == nil || c.opts.DisableUnlockLatch {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it
+	c.rt.Go("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It

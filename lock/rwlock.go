@@ -303,8 +303,10 @@ func (h *RWHalf) lease(owner string) int64 {
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
 	if h.write {
-		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), rw.latchKey(c.rt.NewID())},
+		latch := rw.latchKey(c.rt.NewID())
+		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
 			unlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+		c.dropLatch(ctx, latch, v, err)
 		if err != nil {
 			return err
 		}
@@ -317,9 +319,11 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		}
 		return nil
 	}
+	latch := rw.latchKey(c.rt.NewID())
 	v, err := c.conn.Eval(ctx, RWReadUnlock,
-		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), rw.latchKey(c.rt.NewID())},
+		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
 		readUnlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
 		return err
 	}
