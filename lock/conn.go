@@ -137,6 +137,10 @@ func IsUnknown(err error) bool {
 	if err == nil {
 		return false
 	}
+	var gb *giveBackError
+	if errors.As(err, &gb) {
+		return true
+	}
 	for _, known := range verdicts {
 		if errors.Is(err, known) {
 			return false

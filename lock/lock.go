@@ -203,6 +203,10 @@ func hasHashTag(key string) bool {
 }
 
 // Lock blocks until owner holds the lock, with the watchdog keeping it.
+// When ctx ends while it waits (after a try that was refused), it returns
+// an error that matches both ErrNotAcquired and ctx's error with errors.Is:
+// a known outcome, nothing is held. When ctx ends during a try, the
+// outcome of that try is unknown (IsUnknown).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
 	_, err := l.acquire(ctx, owner, -1, 0)
 	return err
@@ -226,16 +230,15 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 }
 
 // TryLockFor tries for up to wait, then holds the lock for lease (0: the
-// watchdog keeps it). It returns ErrWaitTimeout when wait passed first.
+// watchdog keeps it). It returns ErrWaitTimeout when wait passed first, and
+// an error matching ErrWaitTimeout and ctx's error when ctx ended first
+// while it waited.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if wait < 0 || lease < 0 {
 		return fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", l.name, wait, lease)
 	}
 	_, err := l.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return ErrWaitTimeout
-	}
-	return err
+	return asWaitTimeout(err)
 }
 
 // acquire is the common path: try, and while wait allows, wait on the
@@ -310,7 +313,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			}
 			sub = nil // a Conn may return a typed nil with its error
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, gaveUp(ctx)
 			}
 		} else {
 			_, _, err := sub.Next(ctx, d)
@@ -318,7 +321,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 				continue // a release message, or the TTL ran out: try again
 			}
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, gaveUp(ctx)
 			}
 			// The subscription broke (its node went away): it hears no
 			// more releases. Fall back to what is left of the TTL.
@@ -327,10 +330,42 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		}
 		if rest := d - c.rt.Now().Sub(told); rest > 0 {
 			if err := c.rt.Sleep(ctx, rest); err != nil {
-				return 0, err
+				return 0, gaveUp(ctx)
 			}
 		}
 	}
+}
+
+// waitEnded is the error of an acquire that gave up waiting because its
+// context ended after a try that was refused: the outcome is known (the
+// caller holds nothing), so it matches ErrNotAcquired (ErrWaitTimeout from
+// TryLockFor) with errors.Is, and the context's error too
+// (context.Canceled or context.DeadlineExceeded).
+type waitEnded struct{ verdict, cause error }
+
+func (e *waitEnded) Error() string   { return e.verdict.Error() + ": " + e.cause.Error() }
+func (e *waitEnded) Unwrap() []error { return []error{e.verdict, e.cause} }
+
+// gaveUp is acquireWaiting's error when ctx ended while it waited.
+func gaveUp(ctx context.Context) error {
+	cause := ctx.Err()
+	if cause == nil { // Sleep failed for another reason: still nothing held
+		cause = context.Canceled
+	}
+	return &waitEnded{ErrNotAcquired, cause}
+}
+
+// asWaitTimeout is TryLockFor's error for acquire's err: ErrNotAcquired
+// becomes ErrWaitTimeout (keeping a context's error wrapped in it).
+func asWaitTimeout(err error) error {
+	var we *waitEnded
+	switch {
+	case errors.As(err, &we):
+		return &waitEnded{ErrWaitTimeout, we.cause}
+	case errors.Is(err, ErrNotAcquired):
+		return ErrWaitTimeout
+	}
+	return err
 }
 
 // try runs the acquire script once. ttl < 0 means acquired; otherwise it is
@@ -417,13 +452,33 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int
 		return nil
 	}
 	// The latch key is unused ('0') but named in the lock's slot, so that the
-	// script stays valid on Redis Cluster.
-	_, _ = c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")}, unlockMessage, leaseMs, l.field(owner), 0, "0")
+	// script stays valid on Redis Cluster. When the give-back itself fails,
+	// the caller may still hold the lock (until its lease ends, no watchdog
+	// runs): an unknown outcome, not ErrNotSynced.
+	if _, gerr := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
+		unlockMessage, leaseMs, l.field(owner), 0, "0"); gerr != nil {
+		return &giveBackError{name: l.name, err: gerr}
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotSynced, err)
 	}
 	return ErrNotSynced
 }
+
+// giveBackError is a synced acquire's error when giving the unsynced hold
+// back failed: the hold may still be in Redis (for its lease), so the
+// outcome is unknown. It wraps the give-back's error, and IsUnknown is true
+// for it even when that error was a Redis error reply.
+type giveBackError struct {
+	name string
+	err  error
+}
+
+func (e *giveBackError) Error() string {
+	return "lock: " + e.name + ": acquire not synced, and giving it back failed (the hold may remain until its lease ends): " + e.err.Error()
+}
+
+func (e *giveBackError) Unwrap() error { return e.err }
 
 // Unlock releases one hold of owner's. It returns ErrNotHeld when owner
 // does not hold the lock (it expired, was never taken, or another holder has
@@ -565,10 +620,7 @@ func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease t
 		return 0, fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", f.l.name, wait, lease)
 	}
 	t, err := f.l.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return 0, ErrWaitTimeout
-	}
-	return t, err
+	return t, asWaitTimeout(err)
 }
 
 // Token is the highest token issued so far (0 before the first).

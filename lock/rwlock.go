@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -192,11 +191,7 @@ func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.
 	if wait < 0 || lease < 0 {
 		return fmt.Errorf("lock: TryLockFor %s (%s): negative wait %v or lease %v", h.rw.name, h.Kind(), wait, lease)
 	}
-	err := h.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return ErrWaitTimeout
-	}
-	return err
+	return asWaitTimeout(h.acquire(ctx, owner, wait, lease))
 }
 
 func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
