@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,10 @@ var (
 	// code that turns that report into an error, and IsUnknown counts it as
 	// a known outcome.
 	ErrLockLost = errors.New("lock: lock lost")
+	// ErrClosed: the Client was closed (Client.Close), or its connection's
+	// client was (go-redis's "client is closed"): the operation was not
+	// sent, a known outcome.
+	ErrClosed = errors.New("lock: closed")
 )
 
 // Messages published on a lock's channel, as Redisson publishes them.
@@ -89,7 +95,9 @@ type Options struct {
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
 	OnLost func(name, owner string)
 	// OnRenewError is called when a renewal fails without an answer (the
-	// watchdog keeps renewing). Redisson logs such errors and stops.
+	// watchdog keeps renewing, except after ErrClosed: the connection's
+	// client was closed, and the watchdog stops). Redisson logs such errors
+	// and stops.
 	OnRenewError func(name, owner string, err error)
 }
 
@@ -106,9 +114,81 @@ type Client struct {
 	rt   Runtime
 	opts Options
 
-	mu       sync.Mutex // guards renewals and leases; never held across a Redis call
+	mu       sync.Mutex // guards the fields below; never held across a Redis call
 	renewals map[string]*renewal
 	leases   map[string]int64
+	closed   bool
+	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
+	nextWait int
+}
+
+// Close stops every watchdog of the client and ends every acquire waiting
+// on a subscription (it returns ErrClosed and closes its subscription). It
+// releases nothing: a hold stays in Redis until its lease ends (a holder
+// that stopped renewing is, to the other clients, one that died). Every
+// later acquire returns ErrClosed; unlocks and queries still run, so that
+// a caller may give its holds back after Close. An acquire that was on its
+// way during Close may still succeed: it then holds the lock for its lease,
+// without a watchdog. Close is idempotent and returns nil; it does not
+// close the Conn, which the caller owns.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	rs := make([]*renewal, 0, len(c.renewals))
+	for _, k := range slices.Sorted(maps.Keys(c.renewals)) {
+		r := c.renewals[k]
+		r.stopped = true
+		rs = append(rs, r)
+	}
+	clear(c.renewals)
+	ws := make([]context.CancelFunc, 0, len(c.waiters))
+	for _, k := range slices.Sorted(maps.Keys(c.waiters)) {
+		ws = append(ws, c.waiters[k])
+	}
+	clear(c.waiters)
+	c.mu.Unlock()
+	for _, r := range rs {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	}
+	for _, cancel := range ws {
+		cancel()
+	}
+	return nil
+}
+
+// isClosed reports whether Close was called.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// waiting registers a waiting acquire's cancel with the client, so that
+// Close ends it; the returned func unregisters it. ok is false when the
+// client is closed already.
+func (c *Client) waiting(cancel context.CancelFunc) (done func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false
+	}
+	if c.waiters == nil {
+		c.waiters = map[int]context.CancelFunc{}
+	}
+	id := c.nextWait
+	c.nextWait++
+	c.waiters[id] = cancel
+	return func() {
+		c.mu.Lock()
+		delete(c.waiters, id)
+		c.mu.Unlock()
+	}, true
 }
 
 // New returns a Client that reaches Redis through conn and lives in rt.
@@ -272,6 +352,9 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
 	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
 	start := c.rt.Now()
+	if c.isClosed() {
+		return 0, ErrClosed
+	}
 	ttl, token, err := try(ctx)
 	if err != nil || ttl < 0 {
 		return token, err
@@ -279,8 +362,27 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	if wait == 0 {
 		return 0, ErrNotAcquired
 	}
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	unregister, ok := c.waiting(cancel)
+	if !ok {
+		return 0, ErrClosed
+	}
+	defer unregister()
+	// gaveUp is the error when ctx ended while waiting: Close's, or the
+	// caller's.
+	gaveUp := func() error {
+		if outer.Err() == nil && c.isClosed() {
+			return ErrClosed
+		}
+		return gaveUp(outer)
+	}
 	sub, err := c.conn.Subscribe(ctx, channel)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
 		return 0, err
 	}
 	defer func() {
@@ -313,7 +415,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			}
 			sub = nil // a Conn may return a typed nil with its error
 			if ctx.Err() != nil {
-				return 0, gaveUp(ctx)
+				return 0, gaveUp()
 			}
 		} else {
 			_, _, err := sub.Next(ctx, d)
@@ -321,7 +423,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 				continue // a release message, or the TTL ran out: try again
 			}
 			if ctx.Err() != nil {
-				return 0, gaveUp(ctx)
+				return 0, gaveUp()
 			}
 			// The subscription broke (its node went away): it hears no
 			// more releases. Fall back to what is left of the TTL.
@@ -330,7 +432,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		}
 		if rest := d - c.rt.Now().Sub(told); rest > 0 {
 			if err := c.rt.Sleep(ctx, rest); err != nil {
-				return 0, gaveUp(ctx)
+				return 0, gaveUp()
 			}
 		}
 	}
@@ -346,7 +448,8 @@ type waitEnded struct{ verdict, cause error }
 func (e *waitEnded) Error() string   { return e.verdict.Error() + ": " + e.cause.Error() }
 func (e *waitEnded) Unwrap() []error { return []error{e.verdict, e.cause} }
 
-// gaveUp is acquireWaiting's error when ctx ended while it waited.
+// gaveUp is acquireWaiting's error when the caller's ctx ended while it
+// waited.
 func gaveUp(ctx context.Context) error {
 	cause := ctx.Err()
 	if cause == nil { // Sleep failed for another reason: still nothing held

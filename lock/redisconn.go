@@ -353,6 +353,10 @@ func normaliseRedis(v any, err error) (any, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
+	if errors.Is(err, redis.ErrClosed) {
+		// Nothing was sent: a known outcome, and the watchdog stops.
+		return nil, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
 	if err != nil {
 		var re redis.Error
 		if errors.As(err, &re) {

@@ -1,6 +1,9 @@
 package lock
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // renewal is the watchdog of one holder (a lock key and an owner, or any
 // other holder key) that took a lock without a lease: every
@@ -39,6 +42,10 @@ func (c *Client) startRenewal(l *Lock, owner string) {
 // OnRenewError report with name and owner.
 func (c *Client) StartWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
 	c.mu.Lock()
+	if c.closed { // an acquire that completed during Close: no watchdog
+		c.mu.Unlock()
+		return
+	}
 	if r, ok := c.renewals[key]; ok {
 		r.gen++
 		r.depth++
@@ -78,6 +85,13 @@ func (c *Client) renewOnce(r *renewal) {
 	case err != nil:
 		if c.opts.OnRenewError != nil {
 			c.opts.OnRenewError(r.name, r.owner, err)
+		}
+		if errors.Is(err, ErrClosed) {
+			// The connection's client is closed: no renewal can ever
+			// be sent again. Stop, rather than fail several times a
+			// second forever; the hold expires by its lease.
+			c.StopWatchdog(r.key)
+			return
 		}
 		c.scheduleRenewal(r)
 	case held:
