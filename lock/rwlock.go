@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -34,9 +33,13 @@ var (
 	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
 	// lease ms, ARGV[2] write field.
 	RWWriteRenew = mustScript("rw_write_renew")
-	// RWForceUnlock deletes a read-write lock in either mode: KEYS[1] lock,
-	// KEYS[2] channel, KEYS[3] key prefix; ARGV[1] message.
+	// RWForceUnlock deletes a read-write lock: KEYS[1] lock, KEYS[2]
+	// channel, KEYS[3] key prefix; ARGV[1] message, ARGV[2] the mode it
+	// must be in ('read', 'write'; '' or absent: either).
 	RWForceUnlock = mustScript("rw_force_unlock")
+	// rwIsLocked answers RWHalf.IsLocked: KEYS[1] lock; ARGV[1] 'read' or
+	// 'write'. 1 or 0.
+	rwIsLocked = mustScript("rw_is_locked")
 )
 
 // Modes of a read-write lock, as stored in its "mode" field.
@@ -75,19 +78,17 @@ type ReadWriteLock struct {
 // RWHalf is one half of a ReadWriteLock: its read lock (RedissonReadLock) or
 // its write lock (RedissonWriteLock). Holds are per owner of the Client, as
 // for Lock.
+//
+// The client keeps, per half and owner, the lease a write unlock re-applies
+// while write holds remain (Redisson's internalLockLeaseTime) and the
+// watchdog's count of holds, in the same bookkeeping as Lock's: any handle
+// of the client may unlock.
 type RWHalf struct {
 	rw    *ReadWriteLock
 	write bool
-
-	mu     sync.Mutex       // guards leases; never held across a Redis call
-	leases map[string]int64 // owner -> lease ms of its last write acquire
 }
 
 // ReadWriteLock returns the read-write lock named name.
-//
-// Like Redisson's internalLockLeaseTime, the lease a write unlock re-applies
-// while write holds remain is remembered by the handle: unlock through the
-// handle that acquired (another handle re-applies the watchdog timeout).
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	rw := &ReadWriteLock{c: c, name: name}
 	rw.read = RWHalf{rw: rw}
@@ -232,15 +233,10 @@ func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ti
 	}
 	if lease == 0 {
 		h.startWatchdog(owner)
+	} else {
+		c.holdMore(h.watchdogKey(owner)) // a leased hold still counts while a watchdog runs
 	}
-	if h.write {
-		h.mu.Lock()
-		if h.leases == nil {
-			h.leases = map[string]int64{}
-		}
-		h.leases[owner] = leaseMs
-		h.mu.Unlock()
-	}
+	c.setLeaseOf(h.watchdogKey(owner), leaseMs)
 	return -1, 0, nil
 }
 
@@ -269,21 +265,9 @@ func (h *RWHalf) startWatchdog(owner string) {
 }
 
 // released ends owner's watchdog of this half and forgets its lease.
-func (h *RWHalf) released(owner string) {
-	h.rw.c.StopWatchdog(h.watchdogKey(owner))
-	h.mu.Lock()
-	delete(h.leases, owner)
-	h.mu.Unlock()
-}
+func (h *RWHalf) released(owner string) { h.rw.c.forgetKey(h.watchdogKey(owner)) }
 
-func (h *RWHalf) lease(owner string) int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if v, ok := h.leases[owner]; ok {
-		return v
-	}
-	return ms(h.rw.c.opts.WatchdogTimeout)
-}
+func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey(owner)) }
 
 // Unlock releases one of owner's holds of this half. It returns ErrNotHeld
 // when owner holds none (another holder has the lock, or owner holds only
@@ -303,6 +287,9 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 			unlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 		c.dropLatch(ctx, latch, v, err)
 		if err != nil {
+			// Unknown outcome: count the hold as given back, as Lock.Unlock
+			// does, so that the watchdog stops with the last one.
+			c.releaseOneOf(h.watchdogKey(owner))
 			return err
 		}
 		if v == nil {
@@ -320,6 +307,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		readUnlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
+		c.releaseOneOf(h.watchdogKey(owner)) // unknown outcome, see the write half
 		return err
 	}
 	if v == nil {
@@ -336,6 +324,31 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		h.released(owner)
 	}
 	return nil
+}
+
+// IsLocked reports whether this half is held, as Redisson's ReadLock and
+// WriteLock answer: the write half while the lock is in write mode; the read
+// half while it is in read mode, or in write mode with a read hold besides
+// the writer's (the writer downgraded).
+func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
+	v, err := h.rw.c.conn.Eval(ctx, rwIsLocked, []string{h.rw.name}, h.Kind())
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// ForceUnlock deletes the lock, whoever holds it, only if it is in this
+// half's mode (Redisson's ReadLock and WriteLock forceUnlock), with its
+// read acquisitions' timeout keys, and wakes the waiters. It reports
+// whether there was such a lock to delete. The holders' watchdogs stop at
+// their next renewal (and report the lock lost).
+func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
+	rw := h.rw
+	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 // field is owner's field of this half in the lock's hash.

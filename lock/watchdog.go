@@ -117,8 +117,11 @@ func (c *Client) holdMore(key string) {
 
 // releaseOne gives back one of a holder's holds on the client's side after
 // an unlock whose outcome is unknown; the watchdog stops with the last.
-func (c *Client) releaseOne(l *Lock, owner string) {
-	k := holderKey(l, owner)
+func (c *Client) releaseOne(l *Lock, owner string) { c.releaseOneOf(holderKey(l, owner)) }
+
+// releaseOneOf is releaseOne for any holder key (a read-write lock's half
+// and owner, see RWHalf.watchdogKey).
+func (c *Client) releaseOneOf(k string) {
 	c.mu.Lock()
 	r, ok := c.renewals[k]
 	last := ok && r.depth <= 1
@@ -127,14 +130,16 @@ func (c *Client) releaseOne(l *Lock, owner string) {
 	}
 	c.mu.Unlock()
 	if last {
-		c.forget(l, owner)
+		c.forgetKey(k)
 	}
 }
 
 // forget ends a holder's watchdog and drops its remembered lease: it holds
 // nothing any more.
-func (c *Client) forget(l *Lock, owner string) {
-	k := holderKey(l, owner)
+func (c *Client) forget(l *Lock, owner string) { c.forgetKey(holderKey(l, owner)) }
+
+// forgetKey is forget for any holder key.
+func (c *Client) forgetKey(k string) {
 	c.StopWatchdog(k)
 	c.mu.Lock()
 	delete(c.leases, k)
@@ -158,18 +163,27 @@ func (c *Client) StopWatchdog(k string) {
 // setLease remembers the lease of a holder's last acquire: unlocks that
 // leave holds re-apply it, as Redisson's internalLockLeaseTime.
 func (c *Client) setLease(l *Lock, owner string, leaseMs int64) {
+	c.setLeaseOf(holderKey(l, owner), leaseMs)
+}
+
+// setLeaseOf is setLease for any holder key.
+func (c *Client) setLeaseOf(k string, leaseMs int64) {
 	c.mu.Lock()
 	if c.leases == nil {
 		c.leases = map[string]int64{}
 	}
-	c.leases[holderKey(l, owner)] = leaseMs
+	c.leases[k] = leaseMs
 	c.mu.Unlock()
 }
 
-func (c *Client) lease(l *Lock, owner string) int64 {
+func (c *Client) lease(l *Lock, owner string) int64 { return c.leaseOf(holderKey(l, owner)) }
+
+// leaseOf is the remembered lease of the holder key k, the watchdog
+// timeout when none is.
+func (c *Client) leaseOf(k string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.leases[holderKey(l, owner)]; ok {
+	if v, ok := c.leases[k]; ok {
 		return v
 	}
 	return ms(c.opts.WatchdogTimeout)
