@@ -131,7 +131,7 @@ func (e ReplyError) Error() string { return string(e) }
 // IsUnknown reports whether err leaves the outcome of an operation unknown:
 // any error other than a Redis error reply or one of this package's verdicts
 // (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked,
-// ErrLockLost, ErrClosed), such as a timeout after which the command may or may not
+// ErrLockLost, ErrClosed, ErrBadName), such as a timeout after which the command may or may not
 // have run.
 func IsUnknown(err error) bool {
 	if err == nil {
@@ -151,4 +151,4 @@ func IsUnknown(err error) bool {
 }
 
 // verdicts are the errors that report a known outcome.
-var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed}
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName}

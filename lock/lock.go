@@ -32,6 +32,15 @@ var (
 	// client was (go-redis's "client is closed"): the operation was not
 	// sent, a known outcome.
 	ErrClosed = errors.New("lock: closed")
+	// ErrBadName: a lock name, client id or owner the locks refuse, because
+	// it would make a key or holder field ambiguous: a lock name in the
+	// namespace of the keys the locks derive from names ("redisson_lock_token:",
+	// "redisson_unlock_latch:", "redisson_acquire_latch:",
+	// "redisson_rwlock_timeout:", "simple_unlock_latch:"), a client id with
+	// ':' (holder fields are "<client id>:<owner>"), or a read-write lock's
+	// owner ending in ":write" (its read field would be another owner's
+	// write field). Nothing was sent.
+	ErrBadName = errors.New("lock: name refused")
 )
 
 // Messages published on a lock's channel, as Redisson publishes them.
@@ -214,6 +223,12 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if opts.ID == "" {
 		opts.ID = rt.NewID()
 	}
+	if strings.Contains(opts.ID, ":") {
+		// "<id>:<owner>" would be ambiguous: client "a:b" with owner "c"
+		// and client "a" with owner "b:c" would share a holder field, and
+		// one could re-enter and release the other's hold.
+		return nil, fmt.Errorf("%w: client id %q contains ':'", ErrBadName, opts.ID)
+	}
 	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}}, nil
 }
 
@@ -249,11 +264,43 @@ func (l *Lock) Channel() string { return "redisson_lock__channel:" + tagged(l.na
 
 func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
 
-func (l *Lock) tokenKey() string { return tagged(l.name) + ":token" }
+// tokenKey is the fenced lock's token counter: Redisson's name for it
+// (prefixName("redisson_lock_token", name)), in the reserved namespace.
+func (l *Lock) tokenKey() string { return tokenKeyPrefix + tagged(l.name) }
+
+// Prefixes of the keys a lock derives from its name. No lock may be named
+// with one (checkName), so that no lock's key is another lock's derived key:
+// before, a Lock named "{orders}:token" was FencedLock("orders")'s counter,
+// and both failed with WRONGTYPE. Channels are pub/sub names, apart from
+// keys, and need no reservation.
+const (
+	tokenKeyPrefix     = "redisson_lock_token:"
+	unlockLatchPrefix  = "redisson_unlock_latch:"
+	acquireLatchPrefix = "redisson_acquire_latch:"
+	rwTimeoutPrefix    = "redisson_rwlock_timeout:"
+)
+
+// reservedPrefixes are the derived keys' prefixes, with SimpleLock's
+// release latch.
+var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix, "simple_unlock_latch:"}
+
+// checkName refuses a lock name in the derived keys' namespace.
+func checkName(name string) error {
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("%w: %q starts with %q, the prefix of keys the locks derive from their names", ErrBadName, name, p)
+		}
+	}
+	return nil
+}
 
 func (l *Lock) latchKey(kind, req string) string {
 	return "redisson_" + kind + "_latch:" + tagged(l.name) + ":" + req
 }
+
+// latchKey is the unlock latch of the unlock request req of the lock name,
+// as Redisson names it (getUnlockLatchName).
+func unlockLatchKey(name, req string) string { return unlockLatchPrefix + tagged(name) + ":" + req }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
@@ -326,6 +373,9 @@ func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Du
 // 0 is a single try. lease 0 means the watchdog. It returns the fencing
 // token for a fenced lock.
 func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
+	if err := checkName(l.name); err != nil {
+		return 0, err
+	}
 	return l.c.acquireWaiting(ctx, l.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return l.try(ctx, owner, lease)
 	})
@@ -588,6 +638,9 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // it), and an error for which IsUnknown is true when the outcome is unknown.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
+	if err := checkName(l.name); err != nil {
+		return err
+	}
 	latch := l.latchKey("unlock", c.rt.NewID())
 	v, err := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), latch},
 		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
@@ -640,6 +693,9 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkName(l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Eval(ctx, ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
 	if err != nil {
 		return false, err

@@ -495,7 +495,7 @@ func checkLockModel(t *rapid.T, fenced bool) {
 			res.err += fmt.Sprintf(" (returned at %v, not 2 ms after the call)", mw.w.Now())
 		}
 		res.fields, res.ttl = mw.observeHash("lk")
-		if v, err := mw.node.Miniredis().Get("{lk}:token"); err == nil {
+		if v, err := mw.node.Miniredis().Get("redisson_lock_token:{lk}"); err == nil {
 			res.counter, _ = strconv.ParseInt(v, 10, 64)
 		}
 		got[i] = res
@@ -790,7 +790,7 @@ func newRWModel() *rwModel {
 }
 
 func rwTimeoutKey(field string, n int) string {
-	return "{rw}:" + field + ":rwlock_timeout:" + strconv.Itoa(n)
+	return "redisson_rwlock_timeout:{rw}:" + field + ":rwlock_timeout:" + strconv.Itoa(n)
 }
 
 func (m *rwModel) gc(t int64) {
@@ -1110,7 +1110,7 @@ func TestReadWriteLockModel(t *testing.T) {
 			mr := mw.node.Miniredis()
 			ts := map[string]string{}
 			for _, k := range mr.Keys() {
-				if strings.HasPrefix(k, "{rw}:") {
+				if strings.HasPrefix(k, "redisson_rwlock_timeout:{rw}:") {
 					ts[k] = strconv.FormatInt(msOf(mr.TTL(k)), 10)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,7 +58,8 @@ const (
 //	<client id>:<owner>:write  write hold count of the writer
 //
 // Each read acquisition n of a holder also has a key
-// "{<name>}:<client id>:<owner>:rwlock_timeout:<n>" whose TTL is that
+// "redisson_rwlock_timeout:{<name>}:<client id>:<owner>:rwlock_timeout:<n>"
+// (Redisson's lacks the prefix) whose TTL is that
 // acquisition's lease; the hash lives as long as the longest of them (a read
 // unlock shortens it to the longest remaining one). A writer's lease is the
 // hash's TTL. Waiters of both halves block on one channel, woken by any
@@ -110,7 +112,9 @@ func (rw *ReadWriteLock) WriteLock() *RWHalf { return &rw.write }
 
 // keyPrefix is the prefix of the lock's timeout keys; the hash tag keeps
 // them in the lock's cluster slot.
-func (rw *ReadWriteLock) keyPrefix() string { return tagged(rw.name) }
+// It is in the reserved namespace (Redisson's is the bare "{<name>}", which
+// a lock name can produce).
+func (rw *ReadWriteLock) keyPrefix() string { return rwTimeoutPrefix + tagged(rw.name) }
 
 func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
 
@@ -118,8 +122,19 @@ func (rw *ReadWriteLock) writeField(owner string) string { return rw.readField(o
 
 // latchKey is the unlock latch of the unlock request req, named as the
 // reentrant lock's (Redisson's getUnlockLatchName).
-func (rw *ReadWriteLock) latchKey(req string) string {
-	return "redisson_unlock_latch:" + tagged(rw.name) + ":" + req
+func (rw *ReadWriteLock) latchKey(req string) string { return unlockLatchKey(rw.name, req) }
+
+// check refuses a lock name in the reserved namespace and an owner whose
+// read field would be another owner's write field.
+func (rw *ReadWriteLock) check(owner string) error {
+	if err := checkName(rw.name); err != nil {
+		return err
+	}
+	if strings.HasSuffix(owner, ":write") {
+		return fmt.Errorf("%w: read-write lock owner %q ends in \":write\": its read field would be owner %q's write field",
+			ErrBadName, owner, strings.TrimSuffix(owner, ":write"))
+	}
+	return nil
 }
 
 // timeoutPrefix is the prefix of owner's read acquisitions' timeout keys.
@@ -151,6 +166,9 @@ func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
 // the waiters. It reports whether there was a lock to delete. The holders'
 // watchdogs stop at their next renewal (and report the lock lost).
 func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkName(rw.name); err != nil {
+		return false, err
+	}
 	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
 	if err != nil {
 		return false, err
@@ -196,6 +214,9 @@ func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.
 }
 
 func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
+	if err := h.rw.check(owner); err != nil {
+		return err
+	}
 	_, err := h.rw.c.acquireWaiting(ctx, h.rw.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return h.try(ctx, owner, lease)
 	})
@@ -281,6 +302,9 @@ func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey
 // unlock retried after a lost reply may release a second hold.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
+	if err := rw.check(owner); err != nil {
+		return err
+	}
 	if h.write {
 		latch := rw.latchKey(c.rt.NewID())
 		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
@@ -343,6 +367,9 @@ func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
 // their next renewal (and report the lock lost).
 func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	rw := h.rw
+	if err := checkName(rw.name); err != nil {
+		return false, err
+	}
 	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
 	if err != nil {
 		return false, err

@@ -536,7 +536,7 @@ func (w *rwWorld) snapshot(name string) rwSnap {
 		s.expiry = w.Now() + m.TTL(name)
 	}
 	for _, k := range m.Keys() {
-		if strings.HasPrefix(k, "{"+name+"}:") {
+		if strings.HasPrefix(k, "redisson_rwlock_timeout:{"+name+"}:") {
 			s.timeouts[k] = w.Now() + m.TTL(k)
 		}
 	}
@@ -828,7 +828,7 @@ func TestReadWriteLockWatchdogKeepsBothHalves(t *testing.T) {
 	}
 	inWindow("rw", snapRW.expiry)
 	inWindow("rw2", snapRW2.expiry)
-	if tk := "{rw}:c1:a:rwlock_timeout:1"; len(snapRW.timeouts) != 1 {
+	if tk := "redisson_rwlock_timeout:{rw}:c1:a:rwlock_timeout:1"; len(snapRW.timeouts) != 1 {
 		t.Errorf("timeout keys of rw at 10m: %v; want just %s", snapRW.timeouts, tk)
 	} else {
 		inWindow(tk, snapRW.timeouts[tk])

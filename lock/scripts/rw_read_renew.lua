@@ -1,6 +1,6 @@
 -- rw_read_renew: the watchdog's renewal of a read holder.
 -- KEYS[1] lock hash; KEYS[2] this holder's timeout key prefix
--- ("{<lock>}:<client id>:<owner>:rwlock_timeout").
+-- ("redisson_rwlock_timeout:{<lock>}:<client id>:<owner>:rwlock_timeout").
 -- ARGV[1] lease in ms; ARGV[2] read holder field.
 -- While the holder holds a read lock, resets the hash's TTL and that of each
 -- of this holder's own read acquisitions' timeout keys to the lease and

@@ -1,7 +1,7 @@
 -- rw_read_unlock: release one read hold of a read-write lock.
 -- KEYS[1] lock hash; KEYS[2] the lock's pub/sub channel; KEYS[3] this
--- holder's timeout key prefix ("{<lock>}:<client id>:<owner>:rwlock_timeout");
--- KEYS[4] the lock's key prefix ("{<lock>}"); KEYS[5] the unlock latch key of
+-- holder's timeout key prefix ("redisson_rwlock_timeout:{<lock>}:<client id>:<owner>:rwlock_timeout");
+-- KEYS[4] the lock's key prefix ("redisson_rwlock_timeout:{<lock>}"); KEYS[5] the unlock latch key of
 -- this request (ignored when ARGV[4] is '0').
 -- ARGV[1] message to publish on release ('1'); ARGV[2] read holder field;
 -- ARGV[3] latch TTL in ms; ARGV[4] '1' to use the unlock latch, '0' not to.
