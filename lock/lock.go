@@ -102,6 +102,7 @@ type Options struct {
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
+	// Lock.LostContext gives the same news as a cancelled context.
 	OnLost func(name, owner string)
 	// OnRenewError is called when a renewal fails without an answer (the
 	// watchdog keeps renewing, except after ErrClosed: the connection's
@@ -161,9 +162,7 @@ func (c *Client) Close() error {
 	clear(c.waiters)
 	c.mu.Unlock()
 	for _, r := range rs {
-		if r.timer != nil {
-			r.timer.Stop()
-		}
+		r.end(ErrClosed)
 	}
 	for _, cancel := range ws {
 		cancel()
@@ -688,6 +687,24 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 	}
 	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it
 	c.rt.Go("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
+}
+
+// LostContext returns a context, derived from parent, that is cancelled
+// when owner's watchdog-kept hold ends: with cause ErrLockLost when the
+// watchdog finds the lock lost (beside Options.OnLost), ErrNotHeld after
+// the final unlock, ErrClosed when the client is closed (context.Cause
+// tells which), as rueidislock's WithContext (v1.0.79) returns a context
+// cancelled on loss. Work done under the lock can stop on it. The
+// CancelFunc releases the context (not the lock). It returns ErrNotHeld
+// when no watchdog keeps owner's hold (not held, or held with a lease,
+// whose end the caller knows).
+func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return l.c.lostContext(parent, holderKey(l, owner))
+}
+
+// LostContext is Lock.LostContext for the fenced lock.
+func (f *FencedLock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return f.l.LostContext(parent, owner)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It

@@ -282,7 +282,7 @@ func (h *RWHalf) startWatchdog(owner string) {
 			return n == 1, err
 		}
 	}
-	c.StartWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
+	c.startWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
 }
 
 // released ends owner's watchdog of this half and forgets its lease.
@@ -348,6 +348,11 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		h.released(owner)
 	}
 	return nil
+}
+
+// LostContext is Lock.LostContext for owner's hold of this half.
+func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return h.rw.c.lostContext(parent, h.watchdogKey(owner))
 }
 
 // IsLocked reports whether this half is held, as Redisson's ReadLock and
