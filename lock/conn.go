@@ -7,6 +7,12 @@
 // is what lets the same code run on a real Redis through go-redis (NewRedisConn
 // and WallRuntime) and inside locksim's deterministic simulation (package sim),
 // where every blocking call hands control back to a virtual-time scheduler.
+//
+// The lock kinds are Lock, FencedLock and ReadWriteLock (from a Client) and
+// SimpleLock; see the examples. The exported Script values (ReentrantAcquire,
+// RWReadUnlock, SimpleRelease, ...) are the locks' Lua scripts, exported for
+// locksim's simulator, checkers and benchmarks, which name requests by them;
+// a user of the locks has no need of them.
 package lock
 
 import (

@@ -12,37 +12,6 @@ import (
 	"time"
 )
 
-// More errors of the reentrant locks. Compare with errors.Is.
-var (
-	// ErrWaitTimeout: the wait time passed before the lock could be taken.
-	ErrWaitTimeout = errors.New("lock: wait timed out")
-	// ErrNotLocked: the lock does not exist (for TTL).
-	ErrNotLocked = errors.New("lock: not locked")
-	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
-	// lock was released again rather than trusted.
-	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
-	// ErrLockLost: the lock was lost while held (it expired, was
-	// force-unlocked, or was lost in a failover). No call returns it: the
-	// watchdog reports a loss by calling Options.OnLost(name, owner), from
-	// its own task, where no caller waits for an error. It is exported for
-	// code that turns that report into an error, and IsUnknown counts it as
-	// a known outcome.
-	ErrLockLost = errors.New("lock: lock lost")
-	// ErrClosed: the Client was closed (Client.Close), or its connection's
-	// client was (go-redis's "client is closed"): the operation was not
-	// sent, a known outcome.
-	ErrClosed = errors.New("lock: closed")
-	// ErrBadName: a lock name, client id or owner the locks refuse, because
-	// it would make a key or holder field ambiguous: a lock name in the
-	// namespace of the keys the locks derive from names ("redisson_lock_token:",
-	// "redisson_unlock_latch:", "redisson_acquire_latch:",
-	// "redisson_rwlock_timeout:", "simple_unlock_latch:"), a client id with
-	// ':' (holder fields are "<client id>:<owner>"), or a read-write lock's
-	// owner ending in ":write" (its read field would be another owner's
-	// write field). Nothing was sent.
-	ErrBadName = errors.New("lock: name refused")
-)
-
 // Messages published on a lock's channel, as Redisson publishes them.
 const (
 	unlockMessage     = "0"
