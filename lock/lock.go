@@ -51,7 +51,9 @@ type Options struct {
 	DisableUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
 	// must cover the connection's whole retry window (go-redis defaults:
-	// 4 attempts of 3 s plus backoff). Default 30 s.
+	// 4 attempts of 3 s plus backoff). Default 30 s. An unlock latch is
+	// deleted as soon as the unlock's reply has come (as Redisson does), so
+	// it lives this long only after an unknown outcome or a failed DEL.
 	LatchTTL time.Duration
 	// IdempotentAcquire makes a retried acquire request count once, so that
 	// a client library's automatic retry cannot raise the hold count to 2.
