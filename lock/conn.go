@@ -7,6 +7,12 @@
 // is what lets the same code run on a real Redis through go-redis (NewRedisConn
 // and WallRuntime) and inside locksim's deterministic simulation (package sim),
 // where every blocking call hands control back to a virtual-time scheduler.
+//
+// The lock kinds are Lock, FencedLock and ReadWriteLock (from a Client) and
+// SimpleLock; see the examples. The exported Script values (ReentrantAcquire,
+// RWReadUnlock, SimpleRelease, ...) are the locks' Lua scripts, exported for
+// locksim's simulator, checkers and benchmarks, which name requests by them;
+// a user of the locks has no need of them.
 package lock
 
 import (
@@ -131,11 +137,15 @@ func (e ReplyError) Error() string { return string(e) }
 // IsUnknown reports whether err leaves the outcome of an operation unknown:
 // any error other than a Redis error reply or one of this package's verdicts
 // (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked,
-// ErrLockLost), such as a timeout after which the command may or may not
+// ErrLockLost, ErrClosed, ErrBadName), such as a timeout after which the command may or may not
 // have run.
 func IsUnknown(err error) bool {
 	if err == nil {
 		return false
+	}
+	var gb *giveBackError
+	if errors.As(err, &gb) {
+		return true
 	}
 	for _, known := range verdicts {
 		if errors.Is(err, known) {
@@ -147,4 +157,4 @@ func IsUnknown(err error) bool {
 }
 
 // verdicts are the errors that report a known outcome.
-var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost}
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName}

@@ -4,28 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-)
-
-// More errors of the reentrant locks. Compare with errors.Is.
-var (
-	// ErrWaitTimeout: the wait time passed before the lock could be taken.
-	ErrWaitTimeout = errors.New("lock: wait timed out")
-	// ErrNotLocked: the lock does not exist (for TTL).
-	ErrNotLocked = errors.New("lock: not locked")
-	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
-	// lock was released again rather than trusted.
-	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
-	// ErrLockLost: the lock was lost while held (it expired, was
-	// force-unlocked, or was lost in a failover). No call returns it: the
-	// watchdog reports a loss by calling Options.OnLost(name, owner), from
-	// its own task, where no caller waits for an error. It is exported for
-	// code that turns that report into an error, and IsUnknown counts it as
-	// a known outcome.
-	ErrLockLost = errors.New("lock: lock lost")
 )
 
 // Messages published on a lock's channel, as Redisson publishes them.
@@ -60,13 +44,16 @@ type Options struct {
 	// the watchdog renews it every third of it while held. Default 30 s
 	// (Redisson's lockWatchdogTimeout).
 	WatchdogTimeout time.Duration
-	// DisableUnlockLatch turns the unlock latch off: a retried unlock whose
-	// first attempt was applied then answers "not held", as before Redisson
-	// 3.24.1 (issue 4871).
+	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
+	// and both ReadWriteLock halves): a retried unlock whose first attempt
+	// was applied then answers "not held" (or releases a second hold), as
+	// before Redisson 3.24.1 (issue 4871).
 	DisableUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
 	// must cover the connection's whole retry window (go-redis defaults:
-	// 4 attempts of 3 s plus backoff). Default 30 s.
+	// 4 attempts of 3 s plus backoff). Default 30 s. An unlock latch is
+	// deleted as soon as the unlock's reply has come (as Redisson does), so
+	// it lives this long only after an unknown outcome or a failed DEL.
 	LatchTTL time.Duration
 	// IdempotentAcquire makes a retried acquire request count once, so that
 	// a client library's automatic retry cannot raise the hold count to 2.
@@ -86,9 +73,12 @@ type Options struct {
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
+	// Lock.LostContext gives the same news as a cancelled context.
 	OnLost func(name, owner string)
 	// OnRenewError is called when a renewal fails without an answer (the
-	// watchdog keeps renewing). Redisson logs such errors and stops.
+	// watchdog keeps renewing, except after ErrClosed: the connection's
+	// client was closed, and the watchdog stops). Redisson logs such errors
+	// and stops.
 	OnRenewError func(name, owner string, err error)
 }
 
@@ -105,9 +95,79 @@ type Client struct {
 	rt   Runtime
 	opts Options
 
-	mu       sync.Mutex // guards renewals and leases; never held across a Redis call
+	mu       sync.Mutex // guards the fields below; never held across a Redis call
 	renewals map[string]*renewal
 	leases   map[string]int64
+	closed   bool
+	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
+	nextWait int
+}
+
+// Close stops every watchdog of the client and ends every acquire waiting
+// on a subscription (it returns ErrClosed and closes its subscription). It
+// releases nothing: a hold stays in Redis until its lease ends (a holder
+// that stopped renewing is, to the other clients, one that died). Every
+// later acquire returns ErrClosed; unlocks and queries still run, so that
+// a caller may give its holds back after Close. An acquire that was on its
+// way during Close may still succeed: it then holds the lock for its lease,
+// without a watchdog. Close is idempotent and returns nil; it does not
+// close the Conn, which the caller owns.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	rs := make([]*renewal, 0, len(c.renewals))
+	for _, k := range slices.Sorted(maps.Keys(c.renewals)) {
+		r := c.renewals[k]
+		r.stopped = true
+		rs = append(rs, r)
+	}
+	clear(c.renewals)
+	ws := make([]context.CancelFunc, 0, len(c.waiters))
+	for _, k := range slices.Sorted(maps.Keys(c.waiters)) {
+		ws = append(ws, c.waiters[k])
+	}
+	clear(c.waiters)
+	c.mu.Unlock()
+	for _, r := range rs {
+		r.end(ErrClosed)
+	}
+	for _, cancel := range ws {
+		cancel()
+	}
+	return nil
+}
+
+// isClosed reports whether Close was called.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// waiting registers a waiting acquire's cancel with the client, so that
+// Close ends it; the returned func unregisters it. ok is false when the
+// client is closed already.
+func (c *Client) waiting(cancel context.CancelFunc) (done func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false
+	}
+	if c.waiters == nil {
+		c.waiters = map[int]context.CancelFunc{}
+	}
+	id := c.nextWait
+	c.nextWait++
+	c.waiters[id] = cancel
+	return func() {
+		c.mu.Lock()
+		delete(c.waiters, id)
+		c.mu.Unlock()
+	}, true
 }
 
 // New returns a Client that reaches Redis through conn and lives in rt.
@@ -132,6 +192,12 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	}
 	if opts.ID == "" {
 		opts.ID = rt.NewID()
+	}
+	if strings.Contains(opts.ID, ":") {
+		// "<id>:<owner>" would be ambiguous: client "a:b" with owner "c"
+		// and client "a" with owner "b:c" would share a holder field, and
+		// one could re-enter and release the other's hold.
+		return nil, fmt.Errorf("%w: client id %q contains ':'", ErrBadName, opts.ID)
 	}
 	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}}, nil
 }
@@ -168,11 +234,43 @@ func (l *Lock) Channel() string { return "redisson_lock__channel:" + tagged(l.na
 
 func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
 
-func (l *Lock) tokenKey() string { return tagged(l.name) + ":token" }
+// tokenKey is the fenced lock's token counter: Redisson's name for it
+// (prefixName("redisson_lock_token", name)), in the reserved namespace.
+func (l *Lock) tokenKey() string { return tokenKeyPrefix + tagged(l.name) }
+
+// Prefixes of the keys a lock derives from its name. No lock may be named
+// with one (checkName), so that no lock's key is another lock's derived key:
+// before, a Lock named "{orders}:token" was FencedLock("orders")'s counter,
+// and both failed with WRONGTYPE. Channels are pub/sub names, apart from
+// keys, and need no reservation.
+const (
+	tokenKeyPrefix     = "redisson_lock_token:"
+	unlockLatchPrefix  = "redisson_unlock_latch:"
+	acquireLatchPrefix = "redisson_acquire_latch:"
+	rwTimeoutPrefix    = "redisson_rwlock_timeout:"
+)
+
+// reservedPrefixes are the derived keys' prefixes, with SimpleLock's
+// release latch.
+var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix, "simple_unlock_latch:"}
+
+// checkName refuses a lock name in the derived keys' namespace.
+func checkName(name string) error {
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("%w: %q starts with %q, the prefix of keys the locks derive from their names", ErrBadName, name, p)
+		}
+	}
+	return nil
+}
 
 func (l *Lock) latchKey(kind, req string) string {
 	return "redisson_" + kind + "_latch:" + tagged(l.name) + ":" + req
 }
+
+// latchKey is the unlock latch of the unlock request req of the lock name,
+// as Redisson names it (getUnlockLatchName).
+func unlockLatchKey(name, req string) string { return unlockLatchPrefix + tagged(name) + ":" + req }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
@@ -202,6 +300,10 @@ func hasHashTag(key string) bool {
 }
 
 // Lock blocks until owner holds the lock, with the watchdog keeping it.
+// When ctx ends while it waits (after a try that was refused), it returns
+// an error that matches both ErrNotAcquired and ctx's error with errors.Is:
+// a known outcome, nothing is held. When ctx ends during a try, the
+// outcome of that try is unknown (IsUnknown).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
 	_, err := l.acquire(ctx, owner, -1, 0)
 	return err
@@ -225,16 +327,15 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 }
 
 // TryLockFor tries for up to wait, then holds the lock for lease (0: the
-// watchdog keeps it). It returns ErrWaitTimeout when wait passed first.
+// watchdog keeps it). It returns ErrWaitTimeout when wait passed first, and
+// an error matching ErrWaitTimeout and ctx's error when ctx ended first
+// while it waited.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if wait < 0 || lease < 0 {
 		return fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", l.name, wait, lease)
 	}
 	_, err := l.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return ErrWaitTimeout
-	}
-	return err
+	return asWaitTimeout(err)
 }
 
 // acquire is the common path: try, and while wait allows, wait on the
@@ -242,6 +343,9 @@ func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Du
 // 0 is a single try. lease 0 means the watchdog. It returns the fencing
 // token for a fenced lock.
 func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
+	if err := checkName(l.name); err != nil {
+		return 0, err
+	}
 	return l.c.acquireWaiting(ctx, l.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return l.try(ctx, owner, lease)
 	})
@@ -268,6 +372,9 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
 	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
 	start := c.rt.Now()
+	if c.isClosed() {
+		return 0, ErrClosed
+	}
 	ttl, token, err := try(ctx)
 	if err != nil || ttl < 0 {
 		return token, err
@@ -275,8 +382,27 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	if wait == 0 {
 		return 0, ErrNotAcquired
 	}
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	unregister, ok := c.waiting(cancel)
+	if !ok {
+		return 0, ErrClosed
+	}
+	defer unregister()
+	// gaveUp is the error when ctx ended while waiting: Close's, or the
+	// caller's.
+	gaveUp := func() error {
+		if outer.Err() == nil && c.isClosed() {
+			return ErrClosed
+		}
+		return gaveUp(outer)
+	}
 	sub, err := c.conn.Subscribe(ctx, channel)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
 		return 0, err
 	}
 	defer func() {
@@ -309,7 +435,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			}
 			sub = nil // a Conn may return a typed nil with its error
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, gaveUp()
 			}
 		} else {
 			_, _, err := sub.Next(ctx, d)
@@ -317,7 +443,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 				continue // a release message, or the TTL ran out: try again
 			}
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, gaveUp()
 			}
 			// The subscription broke (its node went away): it hears no
 			// more releases. Fall back to what is left of the TTL.
@@ -326,10 +452,43 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		}
 		if rest := d - c.rt.Now().Sub(told); rest > 0 {
 			if err := c.rt.Sleep(ctx, rest); err != nil {
-				return 0, err
+				return 0, gaveUp()
 			}
 		}
 	}
+}
+
+// waitEnded is the error of an acquire that gave up waiting because its
+// context ended after a try that was refused: the outcome is known (the
+// caller holds nothing), so it matches ErrNotAcquired (ErrWaitTimeout from
+// TryLockFor) with errors.Is, and the context's error too
+// (context.Canceled or context.DeadlineExceeded).
+type waitEnded struct{ verdict, cause error }
+
+func (e *waitEnded) Error() string   { return e.verdict.Error() + ": " + e.cause.Error() }
+func (e *waitEnded) Unwrap() []error { return []error{e.verdict, e.cause} }
+
+// gaveUp is acquireWaiting's error when the caller's ctx ended while it
+// waited.
+func gaveUp(ctx context.Context) error {
+	cause := ctx.Err()
+	if cause == nil { // Sleep failed for another reason: still nothing held
+		cause = context.Canceled
+	}
+	return &waitEnded{ErrNotAcquired, cause}
+}
+
+// asWaitTimeout is TryLockFor's error for acquire's err: ErrNotAcquired
+// becomes ErrWaitTimeout (keeping a context's error wrapped in it).
+func asWaitTimeout(err error) error {
+	var we *waitEnded
+	switch {
+	case errors.As(err, &we):
+		return &waitEnded{ErrWaitTimeout, we.cause}
+	case errors.Is(err, ErrNotAcquired):
+		return ErrWaitTimeout
+	}
+	return err
 }
 
 // try runs the acquire script once. ttl < 0 means acquired; otherwise it is
@@ -416,26 +575,46 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int
 		return nil
 	}
 	// The latch key is unused ('0') but named in the lock's slot, so that the
-	// script stays valid on Redis Cluster.
-	_, _ = c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")}, unlockMessage, leaseMs, l.field(owner), 0, "0")
+	// script stays valid on Redis Cluster. When the give-back itself fails,
+	// the caller may still hold the lock (until its lease ends, no watchdog
+	// runs): an unknown outcome, not ErrNotSynced.
+	if _, gerr := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
+		unlockMessage, leaseMs, l.field(owner), 0, "0"); gerr != nil {
+		return &giveBackError{name: l.name, err: gerr}
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotSynced, err)
 	}
 	return ErrNotSynced
 }
 
+// giveBackError is a synced acquire's error when giving the unsynced hold
+// back failed: the hold may still be in Redis (for its lease), so the
+// outcome is unknown. It wraps the give-back's error, and IsUnknown is true
+// for it even when that error was a Redis error reply.
+type giveBackError struct {
+	name string
+	err  error
+}
+
+func (e *giveBackError) Error() string {
+	return "lock: " + e.name + ": acquire not synced, and giving it back failed (the hold may remain until its lease ends): " + e.err.Error()
+}
+
+func (e *giveBackError) Unwrap() error { return e.err }
+
 // Unlock releases one hold of owner's. It returns ErrNotHeld when owner
 // does not hold the lock (it expired, was never taken, or another holder has
 // it), and an error for which IsUnknown is true when the outcome is unknown.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
-	latch := "1"
-	if c.opts.DisableUnlockLatch {
-		latch = "0"
+	if err := checkName(l.name); err != nil {
+		return err
 	}
-	v, err := c.conn.Eval(ctx, ReentrantUnlock,
-		[]string{l.name, l.Channel(), l.latchKey("unlock", c.rt.NewID())},
-		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), latch)
+	latch := l.latchKey("unlock", c.rt.NewID())
+	v, err := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), latch},
+		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
+	c.dropLatch(ctx, latch, v, err)
 	switch n, _ := v.(int64); {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
@@ -453,9 +632,58 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	return nil
 }
 
+// latchFlag is the unlock scripts' latch switch: "1" unless
+// Options.DisableUnlockLatch.
+func (c *Client) latchFlag() string {
+	if c.opts.DisableUnlockLatch {
+		return "0"
+	}
+	return "1"
+}
+
+// dropLatch deletes the unlock latch key once the unlock's reply has been
+// received (reply, err), as Redisson does since 3.24.1: go-redis retries a
+// request only until a reply arrives, so the latch has served its purpose
+// then, and every unlock would otherwise leave a key in Redis for LatchTTL.
+// Like Redisson's, the DEL is sent in the background (the unlock does not
+// wait for it) and its failure is ignored: the key then expires by its TTL.
+// An error reply or a nil (not held) answer wrote no latch, and after an
+// unknown outcome the latch is left for its TTL. The trade-off, Redisson's
+// too: an earlier attempt of the same unlock still on its way (delayed, not
+// lost, and overtaken by go-redis's retry) that arrives after the DEL finds
+// no latch and runs again.
+func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error) {
+	if err != nil || reply == nil || c.opts.DisableUnlockLatch {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it
+	c.rt.Go("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
+}
+
+// LostContext returns a context, derived from parent, that is cancelled
+// when owner's watchdog-kept hold ends: with cause ErrLockLost when the
+// watchdog finds the lock lost (beside Options.OnLost), ErrNotHeld after
+// the final unlock, ErrClosed when the client is closed (context.Cause
+// tells which), as rueidislock's WithContext (v1.0.79) returns a context
+// cancelled on loss. Work done under the lock can stop on it. The
+// CancelFunc releases the context (not the lock). It returns ErrNotHeld
+// when no watchdog keeps owner's hold (not held, or held with a lease,
+// whose end the caller knows).
+func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return l.c.lostContext(parent, holderKey(l, owner))
+}
+
+// LostContext is Lock.LostContext for the fenced lock.
+func (f *FencedLock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return f.l.LostContext(parent, owner)
+}
+
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkName(l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Eval(ctx, ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
 	if err != nil {
 		return false, err
@@ -539,10 +767,7 @@ func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease t
 		return 0, fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", f.l.name, wait, lease)
 	}
 	t, err := f.l.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return 0, ErrWaitTimeout
-	}
-	return t, err
+	return t, asWaitTimeout(err)
 }
 
 // Token is the highest token issued so far (0 before the first).

@@ -495,7 +495,7 @@ func checkLockModel(t *rapid.T, fenced bool) {
 			res.err += fmt.Sprintf(" (returned at %v, not 2 ms after the call)", mw.w.Now())
 		}
 		res.fields, res.ttl = mw.observeHash("lk")
-		if v, err := mw.node.Miniredis().Get("{lk}:token"); err == nil {
+		if v, err := mw.node.Miniredis().Get("redisson_lock_token:{lk}"); err == nil {
 			res.counter, _ = strconv.ParseInt(v, 10, 64)
 		}
 		got[i] = res
@@ -790,7 +790,7 @@ func newRWModel() *rwModel {
 }
 
 func rwTimeoutKey(field string, n int) string {
-	return "{rw}:" + field + ":rwlock_timeout:" + strconv.Itoa(n)
+	return "redisson_rwlock_timeout:{rw}:" + field + ":rwlock_timeout:" + strconv.Itoa(n)
 }
 
 func (m *rwModel) gc(t int64) {
@@ -832,11 +832,9 @@ func (m *rwModel) advance(t int64) {
 			if m.fields[holder] > 0 {
 				held = true
 				m.expireAt = s + 1 + mWD
-				for f, c := range m.fields {
-					for i := 1; i <= c; i++ {
-						if k := rwTimeoutKey(f, i); m.pttl(k, s+1) > 0 {
-							m.tkeys[k] = s + 1 + mWD
-						}
+				for i := 1; i <= m.fields[holder]; i++ { // only its own acquisitions
+					if k := rwTimeoutKey(holder, i); m.pttl(k, s+1) > 0 {
+						m.tkeys[k] = s + 1 + mWD
 					}
 				}
 			}
@@ -914,9 +912,7 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 	case rwUnlock:
 		if a.read {
 			switch {
-			case m.mode == "":
-				m.released(true, rf)
-			case m.fields[rf] == 0:
+			case m.mode == "", m.fields[rf] == 0:
 				m.released(true, rf)
 				res.err = "not-held"
 			default:
@@ -955,8 +951,6 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 			lease = mWD
 		}
 		switch {
-		case m.mode == "":
-			m.released(false, rf)
 		case m.mode != "write" || m.fields[wf] == 0:
 			m.released(false, rf)
 			res.err = "not-held"
@@ -1058,11 +1052,11 @@ func drawRWActions(t *rapid.T, m *rwModel, clients int) ([]rwAction, []rwModelRe
 
 var rwWarms = []mEval{
 	{lock.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
-	{lock.RWReadRenew, []string{"warm", "{warm}"}, []any{1000, "w:w"}},
-	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}"}, []any{"1", "w:w"}},
+	{lock.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
+	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
 	{lock.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
 	{lock.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteUnlock, []string{"warm", "warm-ch"}, []any{"0", 1000, "w:w:write"}},
+	{lock.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
 	{lock.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
 }
 
@@ -1116,7 +1110,7 @@ func TestReadWriteLockModel(t *testing.T) {
 			mr := mw.node.Miniredis()
 			ts := map[string]string{}
 			for _, k := range mr.Keys() {
-				if strings.HasPrefix(k, "{rw}:") {
+				if strings.HasPrefix(k, "redisson_rwlock_timeout:{rw}:") {
 					ts[k] = strconv.FormatInt(msOf(mr.TTL(k)), 10)
 				}
 			}

@@ -289,10 +289,19 @@ func isSetNX(args []any) bool {
 
 // Subscribe implements Conn. It waits for the subscription's confirmation so
 // that a message published after Subscribe returns is never missed.
+//
+// A cancellation of ctx ends the wait for the confirmation at once (see
+// redisSub.Next).
 func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	ps := r.c.Subscribe(ctx, channel)
-	if _, err := ps.Receive(ctx); err != nil {
+	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+	_, err := ps.Receive(ctx)
+	stop()
+	if err != nil {
 		_ = ps.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	return &redisSub{ps: ps}, nil
@@ -300,7 +309,19 @@ func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription
 
 type redisSub struct{ ps *redis.PubSub }
 
+// Next implements Subscription. go-redis's ReceiveTimeout honours a
+// context's deadline (as the connection's read deadline) but not its
+// cancellation: a waiter whose context is cancelled would block until the
+// timeout, the holder's whole remaining lease. So a cancellation closes the
+// pub/sub connection, which ends the blocked read at once, and Next returns
+// the context's error; the subscription is then unusable, and its owner
+// (acquireWaiting) closes it on return anyway.
 func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = s.ps.Close() })
+	defer stop()
 	deadline := time.Now().Add(timeout)
 	for {
 		left := time.Until(deadline)
@@ -309,6 +330,9 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 		}
 		m, err := s.ps.ReceiveTimeout(ctx, left)
 		if err != nil {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				return "", false, nil
@@ -328,6 +352,10 @@ func (s *redisSub) Close() error { return s.ps.Close() }
 func normaliseRedis(v any, err error) (any, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
+	}
+	if errors.Is(err, redis.ErrClosed) {
+		// Nothing was sent: a known outcome, and the watchdog stops.
+		return nil, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	if err != nil {
 		var re redis.Error

@@ -2,10 +2,9 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 )
 
@@ -16,25 +15,32 @@ var (
 	// ARGV[3] the holder's write field. nil when acquired, else the TTL.
 	RWReadAcquire = mustScript("rw_read_acquire")
 	// RWReadUnlock releases a read hold: KEYS[1] lock, KEYS[2] channel,
-	// KEYS[3] timeout key prefix, KEYS[4] key prefix; ARGV[1] message,
-	// ARGV[2] read field. nil when not held, else {released, holds left}.
+	// KEYS[3] timeout key prefix, KEYS[4] key prefix, KEYS[5] unlock latch;
+	// ARGV[1] message, ARGV[2] read field, ARGV[3] latch TTL ms, ARGV[4]
+	// latch on ("1"/"0"). nil when not held, else {released, holds left}.
 	RWReadUnlock = mustScript("rw_read_unlock")
-	// RWReadRenew is the read holder's watchdog renewal: KEYS[1] lock,
-	// KEYS[2] key prefix; ARGV[1] lease ms, ARGV[2] read field.
+	// RWReadRenew is the read holder's watchdog renewal of its own
+	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
+	// ARGV[1] lease ms, ARGV[2] read field.
 	RWReadRenew = mustScript("rw_read_renew")
 	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
 	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
 	RWWriteAcquire = mustScript("rw_write_acquire")
-	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel;
-	// ARGV[1] message, ARGV[2] lease ms, ARGV[3] write field. 1 released,
+	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel,
+	// KEYS[3] unlock latch; ARGV[1] message, ARGV[2] lease ms, ARGV[3] write
+	// field, ARGV[4] latch TTL ms, ARGV[5] latch on ("1"/"0"). 1 released,
 	// 0 holds remain, nil not held.
 	RWWriteUnlock = mustScript("rw_write_unlock")
 	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
 	// lease ms, ARGV[2] write field.
 	RWWriteRenew = mustScript("rw_write_renew")
-	// RWForceUnlock deletes a read-write lock in either mode: KEYS[1] lock,
-	// KEYS[2] channel, KEYS[3] key prefix; ARGV[1] message.
+	// RWForceUnlock deletes a read-write lock: KEYS[1] lock, KEYS[2]
+	// channel, KEYS[3] key prefix; ARGV[1] message, ARGV[2] the mode it
+	// must be in ('read', 'write'; '' or absent: either).
 	RWForceUnlock = mustScript("rw_force_unlock")
+	// rwIsLocked answers RWHalf.IsLocked: KEYS[1] lock; ARGV[1] 'read' or
+	// 'write'. 1 or 0.
+	rwIsLocked = mustScript("rw_is_locked")
 )
 
 // Modes of a read-write lock, as stored in its "mode" field.
@@ -52,16 +58,18 @@ const (
 //	<client id>:<owner>:write  write hold count of the writer
 //
 // Each read acquisition n of a holder also has a key
-// "{<name>}:<client id>:<owner>:rwlock_timeout:<n>" whose TTL is that
+// "redisson_rwlock_timeout:{<name>}:<client id>:<owner>:rwlock_timeout:<n>"
+// (Redisson's lacks the prefix) whose TTL is that
 // acquisition's lease; the hash lives as long as the longest of them (a read
 // unlock shortens it to the longest remaining one). A writer's lease is the
 // hash's TTL. Waiters of both halves block on one channel, woken by any
 // release.
 //
-// As in Redisson, and unlike the reentrant Lock, the unlocks have no unlock
-// latch: an unlock retried after its reply was lost releases a second hold,
-// or answers ErrNotHeld. And a reader cannot upgrade: its own read holds
-// block its write acquire.
+// Both halves' unlocks use the unlock latch, as the reentrant Lock's do and
+// as Redisson's have since 3.24.1: an unlock retried after its reply was
+// lost answers as the first attempt did, instead of releasing a second hold
+// or answering ErrNotHeld (Options.DisableUnlockLatch turns it off). A
+// reader cannot upgrade: its own read holds block its write acquire.
 type ReadWriteLock struct {
 	c     *Client
 	name  string
@@ -72,19 +80,17 @@ type ReadWriteLock struct {
 // RWHalf is one half of a ReadWriteLock: its read lock (RedissonReadLock) or
 // its write lock (RedissonWriteLock). Holds are per owner of the Client, as
 // for Lock.
+//
+// The client keeps, per half and owner, the lease a write unlock re-applies
+// while write holds remain (Redisson's internalLockLeaseTime) and the
+// watchdog's count of holds, in the same bookkeeping as Lock's: any handle
+// of the client may unlock.
 type RWHalf struct {
 	rw    *ReadWriteLock
 	write bool
-
-	mu     sync.Mutex       // guards leases; never held across a Redis call
-	leases map[string]int64 // owner -> lease ms of its last write acquire
 }
 
 // ReadWriteLock returns the read-write lock named name.
-//
-// Like Redisson's internalLockLeaseTime, the lease a write unlock re-applies
-// while write holds remain is remembered by the handle: unlock through the
-// handle that acquired (another handle re-applies the watchdog timeout).
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	rw := &ReadWriteLock{c: c, name: name}
 	rw.read = RWHalf{rw: rw}
@@ -106,11 +112,30 @@ func (rw *ReadWriteLock) WriteLock() *RWHalf { return &rw.write }
 
 // keyPrefix is the prefix of the lock's timeout keys; the hash tag keeps
 // them in the lock's cluster slot.
-func (rw *ReadWriteLock) keyPrefix() string { return tagged(rw.name) }
+// It is in the reserved namespace (Redisson's is the bare "{<name>}", which
+// a lock name can produce).
+func (rw *ReadWriteLock) keyPrefix() string { return rwTimeoutPrefix + tagged(rw.name) }
 
 func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
 
 func (rw *ReadWriteLock) writeField(owner string) string { return rw.readField(owner) + ":write" }
+
+// latchKey is the unlock latch of the unlock request req, named as the
+// reentrant lock's (Redisson's getUnlockLatchName).
+func (rw *ReadWriteLock) latchKey(req string) string { return unlockLatchKey(rw.name, req) }
+
+// check refuses a lock name in the reserved namespace and an owner whose
+// read field would be another owner's write field.
+func (rw *ReadWriteLock) check(owner string) error {
+	if err := checkName(rw.name); err != nil {
+		return err
+	}
+	if strings.HasSuffix(owner, ":write") {
+		return fmt.Errorf("%w: read-write lock owner %q ends in \":write\": its read field would be owner %q's write field",
+			ErrBadName, owner, strings.TrimSuffix(owner, ":write"))
+	}
+	return nil
+}
 
 // timeoutPrefix is the prefix of owner's read acquisitions' timeout keys.
 func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
@@ -141,6 +166,9 @@ func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
 // the waiters. It reports whether there was a lock to delete. The holders'
 // watchdogs stop at their next renewal (and report the lock lost).
 func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkName(rw.name); err != nil {
+		return false, err
+	}
 	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
 	if err != nil {
 		return false, err
@@ -182,14 +210,13 @@ func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.
 	if wait < 0 || lease < 0 {
 		return fmt.Errorf("lock: TryLockFor %s (%s): negative wait %v or lease %v", h.rw.name, h.Kind(), wait, lease)
 	}
-	err := h.acquire(ctx, owner, wait, lease)
-	if errors.Is(err, ErrNotAcquired) {
-		return ErrWaitTimeout
-	}
-	return err
+	return asWaitTimeout(h.acquire(ctx, owner, wait, lease))
 }
 
 func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
+	if err := h.rw.check(owner); err != nil {
+		return err
+	}
 	_, err := h.rw.c.acquireWaiting(ctx, h.rw.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return h.try(ctx, owner, lease)
 	})
@@ -227,15 +254,10 @@ func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ti
 	}
 	if lease == 0 {
 		h.startWatchdog(owner)
+	} else {
+		c.holdMore(h.watchdogKey(owner)) // a leased hold still counts while a watchdog runs
 	}
-	if h.write {
-		h.mu.Lock()
-		if h.leases == nil {
-			h.leases = map[string]int64{}
-		}
-		h.leases[owner] = leaseMs
-		h.mu.Unlock()
-	}
+	c.setLeaseOf(h.watchdogKey(owner), leaseMs)
 	return -1, 0, nil
 }
 
@@ -249,7 +271,7 @@ func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
 	lease := ms(c.opts.WatchdogTimeout)
 	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.keyPrefix()}, lease, rw.readField(owner))
+		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
 		n, _ := v.(int64)
 		return n == 1, err
 	}
@@ -260,41 +282,38 @@ func (h *RWHalf) startWatchdog(owner string) {
 			return n == 1, err
 		}
 	}
-	c.StartWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
+	c.startWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
 }
 
 // released ends owner's watchdog of this half and forgets its lease.
-func (h *RWHalf) released(owner string) {
-	h.rw.c.StopWatchdog(h.watchdogKey(owner))
-	h.mu.Lock()
-	delete(h.leases, owner)
-	h.mu.Unlock()
-}
+func (h *RWHalf) released(owner string) { h.rw.c.forgetKey(h.watchdogKey(owner)) }
 
-func (h *RWHalf) lease(owner string) int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if v, ok := h.leases[owner]; ok {
-		return v
-	}
-	return ms(h.rw.c.opts.WatchdogTimeout)
-}
+func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey(owner)) }
 
 // Unlock releases one of owner's holds of this half. It returns ErrNotHeld
 // when owner holds none (another holder has the lock, or owner holds only
 // the other half), and an error for which IsUnknown is true when the
 // outcome is unknown.
 //
-// As in Redisson, an unlock of a lock that does not exist at all (it
-// expired, or was force-unlocked) succeeds: it publishes a release message
-// and returns nil. Unlike the reentrant Lock there is no unlock latch, so an
+// An unlock of a lock that does not exist at all (it expired, was
+// force-unlocked, or was lost in a failover) returns ErrNotHeld (and still
+// publishes a release message), as Redisson does since 3.44.0 ("unlock()
+// doesn't respect the lock owner" fixed); before, both halves returned nil. Unlike the reentrant Lock there is no unlock latch, so an
 // unlock retried after a lost reply may release a second hold.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
+	if err := rw.check(owner); err != nil {
+		return err
+	}
 	if h.write {
-		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel()},
-			unlockMessage, h.lease(owner), rw.writeField(owner))
+		latch := rw.latchKey(c.rt.NewID())
+		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
+			unlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+		c.dropLatch(ctx, latch, v, err)
 		if err != nil {
+			// Unknown outcome: count the hold as given back, as Lock.Unlock
+			// does, so that the watchdog stops with the last one.
+			c.releaseOneOf(h.watchdogKey(owner))
 			return err
 		}
 		if v == nil {
@@ -306,9 +325,13 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		}
 		return nil
 	}
-	v, err := c.conn.Eval(ctx, RWReadUnlock, []string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix()},
-		readUnlockMessage, rw.readField(owner))
+	latch := rw.latchKey(c.rt.NewID())
+	v, err := c.conn.Eval(ctx, RWReadUnlock,
+		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
+		readUnlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
+		c.releaseOneOf(h.watchdogKey(owner)) // unknown outcome, see the write half
 		return err
 	}
 	if v == nil {
@@ -325,6 +348,39 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		h.released(owner)
 	}
 	return nil
+}
+
+// LostContext is Lock.LostContext for owner's hold of this half.
+func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	return h.rw.c.lostContext(parent, h.watchdogKey(owner))
+}
+
+// IsLocked reports whether this half is held, as Redisson's ReadLock and
+// WriteLock answer: the write half while the lock is in write mode; the read
+// half while it is in read mode, or in write mode with a read hold besides
+// the writer's (the writer downgraded).
+func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
+	v, err := h.rw.c.conn.Eval(ctx, rwIsLocked, []string{h.rw.name}, h.Kind())
+	n, _ := v.(int64)
+	return n == 1, err
+}
+
+// ForceUnlock deletes the lock, whoever holds it, only if it is in this
+// half's mode (Redisson's ReadLock and WriteLock forceUnlock), with its
+// read acquisitions' timeout keys, and wakes the waiters. It reports
+// whether there was such a lock to delete. The holders' watchdogs stop at
+// their next renewal (and report the lock lost).
+func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
+	rw := h.rw
+	if err := checkName(rw.name); err != nil {
+		return false, err
+	}
+	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 // field is owner's field of this half in the lock's hash.

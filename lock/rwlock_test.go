@@ -33,6 +33,9 @@ const (
 	rwKey  = "rw"
 	rwChan = "redisson_rwlock:{rw}"
 	rwTol  = 2000 // ms a TTL may have run down between the script and the check
+	// rwLatch is the unlock latch the script cases name (and switch off:
+	// TestReadWriteLockUnlockLatch tests it).
+	rwLatch = "redisson_unlock_latch:{rw}:req"
 )
 
 func rwField(owner string) string  { return "cid:" + owner }
@@ -67,12 +70,12 @@ func readAcquire(owner string, lease int64, want any) rwStep {
 }
 
 func readUnlock(owner string, want any) rwStep {
-	return rwStep{"read unlock " + owner, lock.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}"},
-		[]any{"1", rwField(owner)}, want}
+	return rwStep{"read unlock " + owner, lock.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}", rwLatch},
+		[]any{"1", rwField(owner), 1000, "0"}, want}
 }
 
 func readRenew(owner string, lease int64, want any) rwStep {
-	return rwStep{"read renew " + owner, lock.RWReadRenew, []string{rwKey, "{rw}"}, []any{lease, rwField(owner)}, want}
+	return rwStep{"read renew " + owner, lock.RWReadRenew, []string{rwKey, rwTimeoutPrefix(owner)}, []any{lease, rwField(owner)}, want}
 }
 
 func writeAcquire(owner string, lease int64, want any) rwStep {
@@ -80,7 +83,7 @@ func writeAcquire(owner string, lease int64, want any) rwStep {
 }
 
 func writeUnlock(owner string, lease int64, want any) rwStep {
-	return rwStep{"write unlock " + owner, lock.RWWriteUnlock, []string{rwKey, rwChan}, []any{"0", lease, rwWField(owner)}, want}
+	return rwStep{"write unlock " + owner, lock.RWWriteUnlock, []string{rwKey, rwChan, rwLatch}, []any{"0", lease, rwWField(owner), 1000, "0"}, want}
 }
 
 func writeRenew(owner string, lease int64, want any) rwStep {
@@ -168,8 +171,8 @@ func rwScriptCases() []rwScriptCase {
 			fields: writeMode(rwWField("b"), "1"), ttl: near(L)},
 
 		// Read unlock.
-		{name: "read unlock of a free lock answers released and publishes",
-			steps: []rwStep{readUnlock("a", released(0))},
+		{name: "read unlock of a free lock answers not held and publishes",
+			steps: []rwStep{readUnlock("a", nil)},
 			msgs:  []string{"1"}},
 		{name: "read unlock by a non-holder changes nothing",
 			steps:  []rwStep{readAcquire("b", L, nil), readUnlock("a", nil)},
@@ -198,8 +201,8 @@ func rwScriptCases() []rwScriptCase {
 			fields: writeMode(rwWField("a"), "1"), ttl: near(L)},
 
 		// Write unlock.
-		{name: "write unlock of a free lock answers 1 and publishes",
-			steps: []rwStep{writeUnlock("a", L, int64(1))},
+		{name: "write unlock of a free lock answers not held and publishes",
+			steps: []rwStep{writeUnlock("a", L, nil)},
 			msgs:  []string{"0"}},
 		{name: "write unlock by a non-holder changes nothing",
 			steps:  []rwStep{writeAcquire("b", L, nil), writeUnlock("a", long, nil)},
@@ -221,11 +224,11 @@ func rwScriptCases() []rwScriptCase {
 			timeouts: map[string]rwIn{rwTimeout("a", 1): near(L), rwTimeout("b", 1): near(L)}},
 
 		// Renewal.
-		{name: "read renew resets the lock and every reader's acquisitions",
+		{name: "read renew resets the lock and the renewing reader's own acquisitions only",
 			steps: []rwStep{readAcquire("a", L, nil), readAcquire("a", L, nil), readAcquire("b", L, nil),
 				readRenew("a", long, int64(1))},
 			fields: readMode(rwField("a"), "2", rwField("b"), "1"), ttl: near(long),
-			timeouts: map[string]rwIn{rwTimeout("a", 1): near(long), rwTimeout("a", 2): near(long), rwTimeout("b", 1): near(long)}},
+			timeouts: map[string]rwIn{rwTimeout("a", 1): near(long), rwTimeout("a", 2): near(long), rwTimeout("b", 1): near(L)}},
 		{name: "read renew by a non-holder changes nothing",
 			steps:  []rwStep{readAcquire("b", L, nil), readRenew("a", long, int64(0))},
 			fields: readMode(rwField("b"), "1"), ttl: near(L),
@@ -533,7 +536,7 @@ func (w *rwWorld) snapshot(name string) rwSnap {
 		s.expiry = w.Now() + m.TTL(name)
 	}
 	for _, k := range m.Keys() {
-		if strings.HasPrefix(k, "{"+name+"}:") {
+		if strings.HasPrefix(k, "redisson_rwlock_timeout:{"+name+"}:") {
 			s.timeouts[k] = w.Now() + m.TTL(k)
 		}
 	}
@@ -825,7 +828,7 @@ func TestReadWriteLockWatchdogKeepsBothHalves(t *testing.T) {
 	}
 	inWindow("rw", snapRW.expiry)
 	inWindow("rw2", snapRW2.expiry)
-	if tk := "{rw}:c1:a:rwlock_timeout:1"; len(snapRW.timeouts) != 1 {
+	if tk := "redisson_rwlock_timeout:{rw}:c1:a:rwlock_timeout:1"; len(snapRW.timeouts) != 1 {
 		t.Errorf("timeout keys of rw at 10m: %v; want just %s", snapRW.timeouts, tk)
 	} else {
 		inWindow(tk, snapRW.timeouts[tk])
@@ -890,7 +893,8 @@ func TestReadWriteLockNonOwnerUnlock(t *testing.T) {
 	// Both holders' watchdogs outlive the failed unlocks (40 s > one 30 s lease).
 	w.doErr(40*time.Second, "c2", "c2 write rw at 40s", func(ctx context.Context) error { return w.write("c2", "rw").TryLock(ctx, "x") })
 	w.doErr(40*time.Second, "c2", "c2 read rw2 at 40s", func(ctx context.Context) error { return w.read("c2", "rw2").TryLock(ctx, "x") })
-	// As in Redisson, an unlock of a lock that does not exist succeeds.
+	// As in Redisson since 3.44.0, an unlock of a lock that does not exist
+	// answers not held (it still publishes, waking any waiter).
 	w.doErr(41*time.Second, "c2", "c2 read unlock of a free lock", func(ctx context.Context) error {
 		return w.read("c2", "free").Unlock(ctx, "x")
 	})
@@ -912,8 +916,8 @@ func TestReadWriteLockNonOwnerUnlock(t *testing.T) {
 	}
 	w.want("c2 write rw at 40s", lock.ErrNotAcquired)
 	w.want("c2 read rw2 at 40s", lock.ErrNotAcquired)
-	w.want("c2 read unlock of a free lock", nil)
-	w.want("c2 write unlock of a free lock", nil)
+	w.want("c2 read unlock of a free lock", lock.ErrNotHeld)
+	w.want("c2 write unlock of a free lock", lock.ErrNotHeld)
 }
 
 func TestReadWriteLockForceUnlock(t *testing.T) {

@@ -1,6 +1,10 @@
 package lock
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // renewal is the watchdog of one holder (a lock key and an owner, or any
 // other holder key) that took a lock without a lease: every
@@ -18,6 +22,9 @@ type renewal struct {
 	// renewal entry counts a thread's: an unlock whose outcome is unknown
 	// still gives one back, and the watchdog stops at zero.
 	depth int
+	// ends cancels the contexts LostContext returned, with the reason the
+	// watchdog stopped.
+	ends []context.CancelCauseFunc
 }
 
 func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x00" + owner }
@@ -26,19 +33,22 @@ func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x0
 // (a reentrant acquire).
 func (c *Client) startRenewal(l *Lock, owner string) {
 	field := l.field(owner)
-	c.StartWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
+	c.startWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
 		v, err := c.conn.Eval(ctx, ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
 		n, _ := v.(int64)
 		return n == 1, err
 	})
 }
 
-// StartWatchdog starts renewing the holder identified by key (unique per
-// lock and owner) with renew, unless a watchdog for key runs already. For
-// lock kinds built on this Client (read-write locks, RedLock); OnLost and
-// OnRenewError report with name and owner.
-func (c *Client) StartWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
+// startWatchdog starts renewing the holder identified by key (unique per
+// lock and owner) with renew, unless a watchdog for key runs already; OnLost
+// and OnRenewError report with name and owner.
+func (c *Client) startWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
 	c.mu.Lock()
+	if c.closed { // an acquire that completed during Close: no watchdog
+		c.mu.Unlock()
+		return
+	}
 	if r, ok := c.renewals[key]; ok {
 		r.gen++
 		r.depth++
@@ -79,11 +89,18 @@ func (c *Client) renewOnce(r *renewal) {
 		if c.opts.OnRenewError != nil {
 			c.opts.OnRenewError(r.name, r.owner, err)
 		}
+		if errors.Is(err, ErrClosed) {
+			// The connection's client is closed: no renewal can ever
+			// be sent again. Stop, rather than fail several times a
+			// second forever; the hold expires by its lease.
+			c.stopWatchdog(r.key, ErrClosed)
+			return
+		}
 		c.scheduleRenewal(r)
 	case held:
 		c.scheduleRenewal(r)
 	default:
-		c.StopWatchdog(r.key)
+		c.stopWatchdog(r.key, ErrLockLost)
 		if c.opts.OnLost != nil {
 			c.opts.OnLost(r.name, r.owner)
 		}
@@ -103,8 +120,11 @@ func (c *Client) holdMore(key string) {
 
 // releaseOne gives back one of a holder's holds on the client's side after
 // an unlock whose outcome is unknown; the watchdog stops with the last.
-func (c *Client) releaseOne(l *Lock, owner string) {
-	k := holderKey(l, owner)
+func (c *Client) releaseOne(l *Lock, owner string) { c.releaseOneOf(holderKey(l, owner)) }
+
+// releaseOneOf is releaseOne for any holder key (a read-write lock's half
+// and owner, see RWHalf.watchdogKey).
+func (c *Client) releaseOneOf(k string) {
 	c.mu.Lock()
 	r, ok := c.renewals[k]
 	last := ok && r.depth <= 1
@@ -113,22 +133,25 @@ func (c *Client) releaseOne(l *Lock, owner string) {
 	}
 	c.mu.Unlock()
 	if last {
-		c.forget(l, owner)
+		c.forgetKey(k)
 	}
 }
 
 // forget ends a holder's watchdog and drops its remembered lease: it holds
 // nothing any more.
-func (c *Client) forget(l *Lock, owner string) {
-	k := holderKey(l, owner)
-	c.StopWatchdog(k)
+func (c *Client) forget(l *Lock, owner string) { c.forgetKey(holderKey(l, owner)) }
+
+// forgetKey is forget for any holder key.
+func (c *Client) forgetKey(k string) {
+	c.stopWatchdog(k, ErrNotHeld)
 	c.mu.Lock()
 	delete(c.leases, k)
 	c.mu.Unlock()
 }
 
-// StopWatchdog ends the watchdog started under key, if any.
-func (c *Client) StopWatchdog(k string) {
+// stopWatchdog ends the watchdog started under key, if any, cancelling the
+// contexts LostContext returned for it with cause.
+func (c *Client) stopWatchdog(k string, cause error) {
 	c.mu.Lock()
 	r, ok := c.renewals[k]
 	if ok {
@@ -136,26 +159,58 @@ func (c *Client) StopWatchdog(k string) {
 		r.stopped = true
 	}
 	c.mu.Unlock()
-	if ok && r.timer != nil {
+	if ok {
+		r.end(cause)
+	}
+}
+
+// end stops a removed watchdog's timer and cancels its contexts.
+func (r *renewal) end(cause error) {
+	if r.timer != nil {
 		r.timer.Stop()
 	}
+	for _, cancel := range r.ends {
+		cancel(cause)
+	}
+}
+
+// lostContext is LostContext for the holder key k.
+func (c *Client) lostContext(parent context.Context, k string) (context.Context, context.CancelFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.renewals[k]
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: no watchdog keeps this hold (not held, or held with a lease)", ErrNotHeld)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	r.ends = append(r.ends, cancel)
+	return ctx, func() { cancel(context.Canceled) }, nil
 }
 
 // setLease remembers the lease of a holder's last acquire: unlocks that
 // leave holds re-apply it, as Redisson's internalLockLeaseTime.
 func (c *Client) setLease(l *Lock, owner string, leaseMs int64) {
+	c.setLeaseOf(holderKey(l, owner), leaseMs)
+}
+
+// setLeaseOf is setLease for any holder key.
+func (c *Client) setLeaseOf(k string, leaseMs int64) {
 	c.mu.Lock()
 	if c.leases == nil {
 		c.leases = map[string]int64{}
 	}
-	c.leases[holderKey(l, owner)] = leaseMs
+	c.leases[k] = leaseMs
 	c.mu.Unlock()
 }
 
-func (c *Client) lease(l *Lock, owner string) int64 {
+func (c *Client) lease(l *Lock, owner string) int64 { return c.leaseOf(holderKey(l, owner)) }
+
+// leaseOf is the remembered lease of the holder key k, the watchdog
+// timeout when none is.
+func (c *Client) leaseOf(k string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.leases[holderKey(l, owner)]; ok {
+	if v, ok := c.leases[k]; ok {
 		return v
 	}
 	return ms(c.opts.WatchdogTimeout)

@@ -237,11 +237,13 @@ var readWrite = family{
 		case "write":
 			o = op{script: lock.RWWriteAcquire, keys: []string{name}, args: []any{lease, write}, ttl: true}
 		case "read-unlock":
-			o = op{script: lock.RWReadUnlock, keys: []string{name, ch, timeouts, prefix}, args: []any{"read-unlock", owner}}
+			o = op{script: lock.RWReadUnlock, keys: []string{name, ch, timeouts, prefix, "redisson_unlock_latch:{rw}:" + owner},
+				args: []any{"read-unlock", owner, lease, rapid.SampledFrom([]string{"0", "1"}).Draw(t, "latch")}}
 		case "write-unlock":
-			o = op{script: lock.RWWriteUnlock, keys: []string{name, ch}, args: []any{"write-unlock", lease, write}}
+			o = op{script: lock.RWWriteUnlock, keys: []string{name, ch, "redisson_unlock_latch:{rw}:" + write},
+				args: []any{"write-unlock", lease, write, lease, rapid.SampledFrom([]string{"0", "1"}).Draw(t, "latch")}}
 		case "read-renew":
-			o = op{script: lock.RWReadRenew, keys: []string{name, prefix}, args: []any{lease, owner}}
+			o = op{script: lock.RWReadRenew, keys: []string{name, timeouts}, args: []any{lease, owner}}
 		case "write-renew":
 			o = op{script: lock.RWWriteRenew, keys: []string{name}, args: []any{lease, write}}
 		default: // force

@@ -1,9 +1,13 @@
--- rw_force_unlock: delete a read-write lock whoever holds it, in either mode.
+-- rw_force_unlock: delete a read-write lock whoever holds it.
 -- KEYS[1] lock hash; KEYS[2] the lock's pub/sub channel; KEYS[3] the lock's
--- key prefix ("{<lock>}"). ARGV[1] message to publish.
+-- timeout key prefix. ARGV[1] message to publish; ARGV[2] the mode it must
+-- be in ('read' or 'write', as Redisson's ReadLock and WriteLock
+-- forceUnlock), or '' for either (the whole ReadWriteLock's).
 -- Returns 1 when a lock was deleted (with its read acquisitions' timeout
--- keys, which Redisson leaves to expire) and waiters told, else 0.
-if redis.call('exists', KEYS[1]) == 0 then
+-- keys, which Redisson leaves to expire) and waiters told, else 0 (free, or
+-- in the other mode).
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false or (ARGV[2] ~= nil and ARGV[2] ~= '' and mode ~= ARGV[2]) then
   return 0
 end
 for _, field in ipairs(redis.call('hkeys', KEYS[1])) do

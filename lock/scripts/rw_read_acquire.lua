@@ -5,7 +5,7 @@
 -- acquisition n of a holder also has a timeout key "<KEYS[2]>:<n>" with the
 -- lease as its TTL; the hash lives as long as its longest-lived acquisition.
 -- KEYS[1] lock hash; KEYS[2] this holder's timeout key prefix
--- ("{<lock>}:<client id>:<owner>:rwlock_timeout").
+-- ("redisson_rwlock_timeout:{<lock>}:<client id>:<owner>:rwlock_timeout").
 -- ARGV[1] lease in ms; ARGV[2] read holder field; ARGV[3] the same holder's
 -- write field.
 -- Returns nil when acquired: on a free lock, while it is in read mode, or in

@@ -1,0 +1,103 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// TestLostContext: the context LostContext returns is cancelled when the
+// hold ends: with cause ErrLockLost at the renewal that finds the lock gone
+// (here force-unlocked at 5 s; the renewals run every 10 s), ErrNotHeld at
+// the final unlock, ErrClosed at Client.Close; not before. A hold without
+// a watchdog has none (ErrNotHeld). Lock, FencedLock and both RW halves,
+// in the simulation, where time is exact.
+func TestLostContext(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, -1, lock.Options{}, "c1", "c2", "c3")
+	type probe struct {
+		what          string
+		ctx           context.Context
+		at4, at9, end error // ctx.Err() at 4 s, context.Cause at 9 s and 60 s
+	}
+	var probes []*probe
+	watch := func(what string, ctx context.Context, rt lock.Runtime) *probe {
+		p := &probe{what: what, ctx: ctx}
+		probes = append(probes, p)
+		return p
+	}
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l, f, rw := lc.Lock("lost"), lc.FencedLock("flost"), lc.ReadWriteLock("rwlost")
+		must(t, l.Lock(ctx, "o"))
+		_, err := f.Lock(ctx, "o")
+		must(t, err)
+		must(t, rw.ReadLock().Lock(ctx, "o"))
+		must(t, lc.Lock("mine").Lock(ctx, "o"))
+		must(t, lc.Lock("leased").LockWithLease(ctx, "o", time.Minute))
+		if _, _, err := lc.Lock("leased").LostContext(ctx, "o"); !errors.Is(err, lock.ErrNotHeld) {
+			t.Errorf("LostContext of a leased hold: %v; want ErrNotHeld", err)
+		}
+		var ps []*probe
+		for what, lc := range map[string]func(context.Context, string) (context.Context, context.CancelFunc, error){
+			"Lock": l.LostContext, "FencedLock": f.LostContext, "ReadLock": rw.ReadLock().LostContext,
+			"unlocked": lc.Lock("mine").LostContext,
+		} {
+			c, cancel, err := lc(ctx, "o")
+			must(t, err)
+			defer cancel()
+			ps = append(ps, watch(what, c, rt))
+		}
+		_ = rt.Sleep(ctx, 4*time.Second)
+		for _, p := range ps {
+			p.at4 = p.ctx.Err()
+		}
+		must(t, lc.Lock("mine").Unlock(ctx, "o"))
+		_ = rt.Sleep(ctx, 5*time.Second)
+		for _, p := range ps {
+			p.at9 = context.Cause(p.ctx)
+		}
+		_ = rt.Sleep(ctx, 10*time.Second)
+		for _, p := range ps {
+			p.end = context.Cause(p.ctx)
+		}
+	})
+	wd.do("c3", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		must(t, lc.Lock("closing").Lock(ctx, "o"))
+		c, cancel, err := lc.Lock("closing").LostContext(ctx, "o")
+		must(t, err)
+		defer cancel()
+		p := watch("closed", c, rt)
+		p.at4 = c.Err()
+		_ = rt.Sleep(ctx, time.Second)
+		must(t, lc.Close())
+		p.at9, p.end = context.Cause(c), context.Cause(c)
+	})
+	wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		_ = rt.Sleep(ctx, 5*time.Second)
+		for _, name := range []string{"lost", "flost"} {
+			_, err := lc.Lock(name).ForceUnlock(ctx)
+			must(t, err)
+		}
+		_, err := lc.ReadWriteLock("rwlost").ForceUnlock(ctx)
+		must(t, err)
+	})
+	wd.run(time.Minute)
+	want := map[string][2]error{ // cause at 9 s (before the renewal at 10 s), at the end
+		"Lock": {nil, lock.ErrLockLost}, "FencedLock": {nil, lock.ErrLockLost}, "ReadLock": {nil, lock.ErrLockLost},
+		"unlocked": {lock.ErrNotHeld, lock.ErrNotHeld}, "closed": {lock.ErrClosed, lock.ErrClosed},
+	}
+	if len(probes) != len(want) {
+		t.Fatalf("%d probes ran; want %d", len(probes), len(want))
+	}
+	for _, p := range probes {
+		w := want[p.what]
+		if p.at4 != nil || !errors.Is(p.at9, w[0]) || (w[0] == nil) != (p.at9 == nil) || !errors.Is(p.end, w[1]) {
+			t.Errorf("%s: err at 4 s %v, cause at 9 s %v, at the end %v; want nil, %v, %v", p.what, p.at4, p.at9, p.end, w[0], w[1])
+		}
+	}
+}

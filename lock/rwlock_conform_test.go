@@ -1,0 +1,125 @@
+package lock_test
+
+// Conformance of the read-write lock with today's Redisson (4.x): in the
+// simulation, where time is virtual and exact, and on miniredis and
+// redis-server through the production Conn.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// TestReadWriteLockRenewalIsPerHolder: a living reader's watchdog renews
+// only its own acquisitions, so a reader that stopped (here: a lease that
+// runs out, as a dead client's watchdog hold would) keeps its hold only for
+// its own lease. Redisson fixed this cross-instance zombie renewal in 4.4.0;
+// before, every renewal reset every reader's timeout keys, and the lock
+// stayed taken for the dead reader's lease after the living reader's unlock.
+func TestReadWriteLockRenewalIsPerHolder(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newRWWorld(t, "c1", "c2", "c3")
+	defer w.Close()
+	for _, tc := range []struct {
+		name   string
+		unlock time.Duration // when the living reader unlocks
+	}{
+		// The dead reader's lease (20 s from 100 ms) is long over: the
+		// living reader's unlock frees the lock.
+		{"rw", 60 * time.Second},
+		// The dead reader's lease still runs at the unlock: the lock lives
+		// until it ends (20.1 s), not 30 s after the last renewal. No
+		// message announces the expiry: the writer wakes by the TTL it was
+		// told at 1 s (29.2 s), as Redisson's waiters do.
+		{"rw2", 15 * time.Second},
+	} {
+		name := tc.name
+		w.doErr(100*msec, "c1", name+" dead reader", func(ctx context.Context) error {
+			return w.read("c1", name).LockWithLease(ctx, "dead", 20*time.Second)
+		})
+		w.doErr(200*msec, "c2", name+" living reader", func(ctx context.Context) error {
+			return w.read("c2", name).Lock(ctx, "alive")
+		})
+		w.doErr(tc.unlock, "c2", name+" living reader unlocks", func(ctx context.Context) error {
+			return w.read("c2", name).Unlock(ctx, "alive")
+		})
+		w.doErr(time.Second, "c3", name+" writer", func(ctx context.Context) error {
+			return w.write("c3", name).LockWithLease(ctx, "w", time.Second)
+		})
+	}
+	rw2 := w.snapAt(20*time.Second+200*msec, "rw2")
+	w.run(2 * time.Minute)
+	if len(rw2.fields) != 0 {
+		t.Errorf("rw2 at 20.2 s, after the dead reader's lease: %+v; want no lock", rw2)
+	}
+	for _, name := range []string{"rw", "rw2"} {
+		w.want(name+" dead reader", nil)
+		w.want(name+" living reader", nil)
+		w.want(name+" living reader unlocks", nil)
+		w.want(name+" writer", nil)
+	}
+	w.wantAt("rw writer", 60*time.Second, 60*time.Second+50*msec)
+	w.wantAt("rw2 writer", 30*time.Second, 30*time.Second+300*msec)
+	w.wantNoLoss()
+}
+
+// rwUnlockTwice sends every read-write unlock script twice and returns the
+// second reply: an unlock whose first reply was lost and that go-redis sent
+// again.
+type rwUnlockTwice struct{ lock.Conn }
+
+func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
+	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
+		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
+			return nil, err
+		}
+	}
+	return u.Conn.Eval(ctx, s, keys, args...)
+}
+
+// TestReadWriteLockUnlockLatch: both halves' unlocks use the unlock latch,
+// as Redisson's have since 3.24.1: an unlock sent twice (its first reply
+// lost) releases one hold and answers as the first attempt did. Without the
+// latch (DisableUnlockLatch) the second attempt releases a second hold.
+// On miniredis and redis-server through the production Conn.
+func TestReadWriteLockUnlockLatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	bs := backends(t)
+	for _, backend := range slices.Sorted(maps.Keys(bs)) {
+		t.Run(backend, func(t *testing.T) {
+			rc := bs[backend](t)
+			ctx := context.Background()
+			for _, latch := range []bool{true, false} {
+				lc, err := lock.New(rwUnlockTwice{lock.NewRedisConn(rc)}, lock.WallRuntime{},
+					lock.Options{ID: "c1", DisableUnlockLatch: !latch})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
+				for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
+					for range 3 {
+						must(t, h.LockWithLease(ctx, "a", time.Minute))
+					}
+					must(t, h.Unlock(ctx, "a"))
+					want := 2
+					if !latch {
+						want = 1
+					}
+					if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
+						t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
+					}
+					if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
+						t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
+					}
+				}
+			}
+		})
+	}
+}
