@@ -44,7 +44,7 @@ const LinStepBudget = 2_000_000
 // the next quiescent point: windows of a few hundred operations keep each
 // search's bitsets (one bit per operation of the search, copied into
 // Porcupine's cache at every step) small, and the per-search overhead low.
-const linMinWindow = 256
+var linMinWindow = 256
 
 // linMaxGroups bounds the distinct sets of armed operations (states that
 // cannot be merged, see linCarry) a cut may carry; beyond it the lock is
@@ -270,7 +270,11 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Durat
 		var ends []*linState
 		spent, timedOut := true, false
 		if inexact == "" {
-			ends, spent, timedOut = lh.searchWindow(win, carried, true, min(LinStepBudget, int64(linExhaustPerOp*len(win))), wall)
+			var legal bool
+			ends, legal, spent = lh.frontierEnds(win, carried, &linBudget{limit: LinStepBudget})
+			if !legal && !spent {
+				ends = nil
+			}
 		}
 		if spent {
 			if inexact == "" {
