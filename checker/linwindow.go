@@ -173,15 +173,6 @@ type linLockResult struct {
 	windows   int
 }
 
-// linExhaustPerOp bounds the steps of a window's exhaustive search (the
-// one that computes every state the lock can be in at the window's end)
-// per operation of the window, below LinStepBudget: where it runs out the
-// check falls back on one legal order (see checkLock), so it should run
-// out early. A correct window needs a few steps per operation; a window
-// where many operations that change nothing are open at once (a burst of
-// refused acquires) needs 2^n.
-const linExhaustPerOp = 200
-
 // searchWindow runs Porcupine on win from each state of from (linCarry's
 // groups), ending with a sink. exhaustive: the sink refuses, so the search
 // visits every legal order and ends holds every end state; otherwise the
@@ -228,17 +219,19 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 //
 // Two ways to carry a cut, and what each lets the check conclude:
 //
-//   - Exact: the window's search runs to exhaustion with a probe at its
-//     end (linSink) that records every end state and refuses, so E is
-//     computed, not sampled; linCarry merges it into one state per set of
+//   - Exact: the window's search (frontierEnds, a sweep that keeps every
+//     configuration; TestLinWindowedAgreesWithPorcupine checks it against
+//     Porcupine's own search run to exhaustion with a probe at its end,
+//     linSink, that records every end state and refuses) computes E, not
+//     a sample of it; linCarry merges it into one state per set of
 //     armed operations (exactly). If every earlier cut was exact, the
 //     states carried are exactly E, and a window that fits no order from
 //     them is a violation of the whole history: the verdict is Violated.
-//   - One order: where the exhaustive search would exceed its budget
-//     (linExhaustPerOp steps per operation: a burst of a thousand refused
-//     acquires open at once has 2^1000 orders with the same end state),
-//     the search stops at the first legal order and carries its end state
-//     only, a member of E. From there on the states carried are some of
+//   - One order: where the exhaustive search (frontierEnds) exceeds its
+//     budget (LinStepBudget: many operations open at once that it cannot
+//     reduce, such as a burst of failed releases, have 2^n orders), a
+//     Porcupine search stops at the first legal order and carries its end
+//     state only, a member of E. From there on the states carried are some of
 //     E, not all: a window legal from them is legal (the orders found
 //     chain into a legal order of the whole), but a window that fits no
 //     order from them may fit one from a state of E not carried, so the
@@ -278,8 +271,8 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Durat
 		}
 		if spent {
 			if inexact == "" {
-				inexact = fmt.Sprintf("the search for every state the lock could be in after %s exceeded its budget of %d steps (%d per operation), so only the state one legal order of it reaches was carried on",
-					span, min(LinStepBudget, int64(linExhaustPerOp*len(win))), linExhaustPerOp)
+				inexact = fmt.Sprintf("the search for every state the lock could be in after %s exceeded its budget of %d model steps (checker.LinStepBudget), so only the state one legal order of it reaches was carried on",
+					span, LinStepBudget)
 			}
 			ends, spent, timedOut = lh.searchWindow(win, carried, false, LinStepBudget, wall)
 		}
