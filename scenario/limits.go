@@ -13,22 +13,26 @@ import (
 // MaxRecords bounds the history a simulated run may record. The history is
 // held in memory until the run ends and is checked whole (the oracles and
 // the linearizability check read all of it), so its size is the run's
-// memory: about 700 bytes per record held (BenchmarkHistoryMemory measures
-// it; the records themselves, their req records and the world's indexes),
-// which puts 2,000,000 records at about 1.4 GB of heap, and the check of
-// 1,000 clients' 600,000 lock operations at a few seconds. A run that
-// records more stops at the first virtual ten seconds (limitChunk) past
-// the limit with an error naming the file, the duration's line and field,
-// the limit and the virtual time reached: a history is not streamed to
-// disk, so the honest answer is to refuse what cannot be held and checked.
+// memory: about 340 bytes per record held after the run (BenchmarkLimits:
+// the records, their req records and the world's indexes), and about
+// 1.3 KB per record of peak RSS once the check's working set and the
+// garbage collector's headroom are counted (TestSoakMemory: 1.8 million
+// records peaked at 2.3 GB). At 1,500,000 records a run stays near 2 GB
+// and its check (the oracles and the windowed linearizability check of
+// up to about 750,000 lock operations) under a minute. A run that records
+// more stops at the first ten virtual seconds (limitChunk) past the limit
+// with an error naming the file, the duration's line and field, the limit
+// and the virtual time reached: the history is not streamed to disk, so
+// the honest answer is to refuse what cannot be held and checked.
 //
 // How fast a run reaches it depends on the workload, not on the format's
 // fields alone: about 1,200 records per client per virtual minute for a
 // client that retries every 100 ms (1,000 such clients reach it after
-// about 100 virtual seconds; three of them after about nine virtual
-// hours). That is why the bound is on records, counted as the run goes,
-// and the README publishes the sizes that fit.
-const MaxRecords = 2_000_000
+// about 75 virtual seconds, three of them after about seven virtual
+// hours; a client that holds for seconds records far fewer). That is why
+// the bound is on records, counted as the run goes, and the README
+// publishes the sizes that fit.
+const MaxRecords = 1_500_000
 
 // MaxFaultEvents bounds the fault events a file's rates draw over its
 // duration, in expectation: the rates per minute times the nodes or
@@ -87,7 +91,7 @@ func (s *Scenario) runBounded(w *sim.World, seed uint64) error {
 		}
 		if n := w.History().Len(); n > maxRecords {
 			return &Error{File: s.File, Line: s.DurationLine, Field: "duration",
-				Msg: fmt.Sprintf("the run recorded %d history records by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 700 bytes a record; shorten the duration or use fewer clients",
+				Msg: fmt.Sprintf("the run recorded %d history records by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
 					n, t, s.Duration, len(s.Clients), maxRecords)}
 		}
 		if t >= s.Duration {
