@@ -137,6 +137,9 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 	return v
 }
 
+// visualizeWall bounds Visualize's drawing search.
+const visualizeWall = 10 * time.Second
+
 // Visualization is what Porcupine draws of a history's linearizability
 // check: the model the history was checked against and the (partial)
 // linearizations it found, annotated. The checker only computes it; package
@@ -157,6 +160,12 @@ type Visualization struct {
 // ("faults"), each holder's "expire" records on the holder's row, and each
 // violation found on a "linearizability" row.
 //
+// The partial linearizations drawn come from one Porcupine search of the
+// whole history, given at most visualizeWall (or timeout, if shorter): on
+// a history too large for that the picture shows the operations and the
+// violations without them, and says "undecided" on its linearizability
+// row. The violations are the windowed check's (Linearizable's).
+//
 // Porcupine orders the partial linearizations it shows by length only, so
 // two renderings of one illegal history may list equally long ones in a
 // different order; the verdict does not depend on it.
@@ -166,15 +175,22 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 		return Visualization{}, fmt.Errorf("checker: Visualize: %w", err)
 	}
 	model := lh.model(true)
-	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), timeout)
+	// The drawing's search (its partial linearizations) is one search of
+	// the whole history, bounded by visualizeWall at most: it shapes the
+	// picture only. The violations drawn are the windowed check's, the
+	// verdict's.
+	wall := visualizeWall
+	if timeout > 0 {
+		wall = min(timeout, visualizeWall)
+	}
+	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), wall)
 	var vs []Violation
-	if res == porcupine.Illegal {
-		for l := range lh.locks {
-			if r := lh.checkLock(h, lh.opsOf(int32(l)), timeout); r.violation != nil {
-				vs = append(vs, *r.violation)
-			}
+	for l := range lh.locks {
+		if r := lh.checkLock(h, lh.opsOf(int32(l)), timeout); r.violation != nil {
+			vs = append(vs, *r.violation)
 		}
 	}
+	timeout = wall
 	info.AddAnnotations(lh.annotations(h, res, vs, timeout))
 	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders)}, nil
 }
