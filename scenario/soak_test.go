@@ -14,7 +14,7 @@ import (
 // soakRSSBound is the peak resident memory (VmHWM) a long run may reach,
 // run and checked in a process of its own: about the heaviest run the
 // limits accept (1,000 clients for 70 virtual seconds, 1.4 million
-// records, just under MaxRecords) and a long one (3 clients for 4 virtual
+// records, just under MaxRecords) and a long one (3 clients for 3 virtual
 // hours, 1.3 million). The README states the measured figures.
 const soakRSSBound = 5 << 29 // 2.5 GiB
 
@@ -23,7 +23,7 @@ var soakRuns = []struct {
 	name string
 	n    int
 	d    time.Duration
-}{{"long", 3, 4 * time.Hour}, {"wide", 1000, 70 * time.Second}}
+}{{"long", 3, 3 * time.Hour}, {"wide", 1000, 70 * time.Second}}
 
 // TestSoakMemory (make soak: LOCKSIM_SOAK=1) runs each of soakRuns in a
 // child process (this test binary, TestSoakMemoryChild) that runs and
