@@ -76,16 +76,24 @@ type linSink struct {
 	ends   []*linState
 }
 
-// windowModel is the single-lock model starting from init, spending b, and
-// recording end states at the sink.
+// windowModel is the single-lock model starting from init, spending b (nil:
+// no budget), and recording end states at the sink.
+//
+// A search Porcupine gives up on at its wall-clock limit is abandoned, not
+// stopped: its goroutine runs on until it next looks at its context, still
+// stepping this model. So a search that timed out must be the last reader
+// and writer of its budget and sink (searchWindow returns at once), and a
+// model reused across searches that may time out (explain's) has no budget.
 func (lh *linHistory) windowModel(init *linState, b *linBudget) porcupine.Model {
 	m := lh.model(false)
 	m.Init = func() any { return init }
 	m.Step = func(s, in, _ any) (bool, any) {
-		if b.spent() {
-			return false, nil
+		if b != nil {
+			if b.spent() {
+				return false, nil
+			}
+			b.steps++
 		}
-		b.steps++
 		st := s.(*linState)
 		if sk, ok := in.(*linSink); ok {
 			sk.ends = append(sk.ends, st)
@@ -189,12 +197,17 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 		sink := &linSink{accept: !exhaustive}
 		pops := append(lh.operations(win), porcupine.Operation{ClientId: -1, Input: sink, Call: end, Return: end})
 		res := porcupine.CheckOperationsTimeout(lh.windowModel(st, b), pops, wall)
+		if res == porcupine.Unknown {
+			// Timed out: the search's goroutine may still be stepping
+			// (windowModel); touch neither b nor the sink again.
+			return nil, false, true
+		}
+		// Otherwise the search has finished: its result was sent after
+		// its last step.
 		ends = append(ends, sink.ends...)
 		switch {
 		case b.spent():
 			return ends, true, false
-		case res == porcupine.Unknown:
-			return ends, false, true
 		case !exhaustive && len(sink.ends) > 0:
 			return ends, false, false // one legal order is all this search wants
 		}
@@ -287,7 +300,7 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Durat
 		case len(ends) == 0 && inexact != "":
 			return gaveUp("no order of it is legal from the states carried into it, but those may not be all the lock could be in: " + inexact)
 		case len(ends) == 0:
-			v := lh.explain(h, lh.windowModel(carried[0], &linBudget{limit: 1 << 62}), win, wall)
+			v := lh.explain(h, lh.windowModel(carried[0], nil), win, wall)
 			if wi > 0 {
 				v.Detail += fmt.Sprintf(" (checked from every state the lock could be in at %v, a point where no operation was open, after %d earlier operations found legal)",
 					time.Duration(win[0].call), done)
