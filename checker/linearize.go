@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -80,12 +79,21 @@ const (
 // The verdict is OK when every lock's history fits its model, Violated with
 // one Linearizability violation per lock that does not (naming the
 // operation that first cannot be linearized, its interval, the holders
-// involved and the fault records before it), and Unknown when Porcupine ran
-// out of time first. timeout bounds each Porcupine search (0: no bound):
-// one over the whole history and, only when that one finds it illegal, one
-// per lock and, for each illegal lock, about log2(n) more (a bisection over
-// the lock's history as it stood at each return) to find where it first
-// went wrong.
+// involved and the fault records before it), and Unknown when a search gave
+// up first, with a note naming the lock, the window, its size and what ran
+// out.
+//
+// Each lock is checked on its own, window by window: its operations are cut
+// at quiescent points (no operation open) into windows of at least a few
+// hundred operations, and each window is searched from the set of states
+// the lock can be in at its start (checkLock says why that is exactly the
+// verdict of one search of the whole). Each window's search is bounded by
+// LinStepBudget model steps, a count that does not depend on the machine's
+// load; timeout (0: no bound) bounds each Porcupine search in wall-clock
+// time as a safety net only, and should be well above what LinStepBudget
+// steps take (scenario.LinTimeout). A violation is explained by a
+// bisection over its window's history as it stood at each return, to find
+// where it first went wrong.
 //
 // A failed release whose Detail says it deleted the holder's key on some
 // nodes (history.ReleasedDetail, "released=k/n" with k >= 1: the spec's
@@ -117,25 +125,20 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 	if len(lh.ops) == 0 {
 		return v
 	}
-	switch porcupine.CheckOperationsTimeout(lh.model(true), lh.operations(lh.ops), timeout) {
-	case porcupine.Ok:
-	case porcupine.Unknown:
-		v.Undecided(fmt.Sprintf("linearizability (%s model): Porcupine timed out after %v on %d operations over %d locks",
-			kind, timeout, len(lh.ops), len(lh.locks)))
-	default:
-		vs, undecided := lh.violations(h, timeout)
-		v.Add(vs...)
-		if len(vs) == 0 {
-			// Porcupine proved some lock illegal but every per-lock search
-			// timed out: the history is condemned without a culprit.
-			v.Add(lh.unattributed(h, undecided))
-		} else if len(undecided) > 0 {
-			v.Notes = append(v.Notes, fmt.Sprintf("linearizability: timed out re-checking locks %s on their own",
-				strings.Join(undecided, ", ")))
+	for l := range lh.locks {
+		r := lh.checkLock(h, lh.opsOf(int32(l)), timeout)
+		switch {
+		case r.violation != nil:
+			v.Add(*r.violation)
+		case r.undecided != "":
+			v.Undecided(r.undecided)
 		}
 	}
 	return v
 }
+
+// visualizeWall bounds Visualize's drawing search.
+const visualizeWall = 10 * time.Second
 
 // Visualization is what Porcupine draws of a history's linearizability
 // check: the model the history was checked against and the (partial)
@@ -157,6 +160,12 @@ type Visualization struct {
 // ("faults"), each holder's "expire" records on the holder's row, and each
 // violation found on a "linearizability" row.
 //
+// The partial linearizations drawn come from one Porcupine search of the
+// whole history, given at most visualizeWall (or timeout, if shorter): on
+// a history too large for that the picture shows the operations and the
+// violations without them, and says "undecided" on its linearizability
+// row. The violations are the windowed check's (Linearizable's).
+//
 // Porcupine orders the partial linearizations it shows by length only, so
 // two renderings of one illegal history may list equally long ones in a
 // different order; the verdict does not depend on it.
@@ -166,11 +175,22 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 		return Visualization{}, fmt.Errorf("checker: Visualize: %w", err)
 	}
 	model := lh.model(true)
-	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), timeout)
-	var vs []Violation
-	if res == porcupine.Illegal {
-		vs, _ = lh.violations(h, timeout)
+	// The drawing's search (its partial linearizations) is one search of
+	// the whole history, bounded by visualizeWall at most: it shapes the
+	// picture only. The violations drawn are the windowed check's, the
+	// verdict's.
+	wall := visualizeWall
+	if timeout > 0 {
+		wall = min(timeout, visualizeWall)
 	}
+	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), wall)
+	var vs []Violation
+	for l := range lh.locks {
+		if r := lh.checkLock(h, lh.opsOf(int32(l)), timeout); r.violation != nil {
+			vs = append(vs, *r.violation)
+		}
+	}
+	timeout = wall
 	info.AddAnnotations(lh.annotations(h, res, vs, timeout))
 	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders)}, nil
 }

@@ -360,11 +360,11 @@ func TestLinearizableReadWrite(t *testing.T) {
 	}
 }
 
-// TestLinearizableTimeoutIsUnknown: a history whose search space explodes
-// (25 clients each acquire and release, all at once, and one more release by
-// a client that never acquired: illegal, but only after trying every subset
-// of the others) is undecided when the timeout runs out.
-func TestLinearizableTimeoutIsUnknown(t *testing.T) {
+// linExploding is a history whose search space explodes: 25 clients each
+// acquire and release, all at once, and one more release by a client that
+// never acquired: illegal, but only after trying every subset of the
+// others.
+func linExploding() []history.Record {
 	b := &linHist{}
 	for i := range 25 {
 		c := "c" + string(rune('a'+i))
@@ -372,10 +372,47 @@ func TestLinearizableTimeoutIsUnknown(t *testing.T) {
 		b.rel(c, 0, 10*lnS, lnOK, "")
 	}
 	b.rel("z", 0, 10*lnS, lnOK, "")
-	v := checker.Linearizable(b.recs, checker.LockSimple, 50*time.Millisecond)
+	return b.recs
+}
+
+// TestLinearizableTimeoutIsUnknown: the wall-clock safety net still works:
+// an exploding search (linExploding) given 50 ms is undecided, and the
+// note says the net, not the step budget, ran out.
+func TestLinearizableTimeoutIsUnknown(t *testing.T) {
+	v := checker.Linearizable(linExploding(), checker.LockSimple, 50*time.Millisecond)
 	linWantStatus(t, v, checker.Unknown)
-	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "timed out after 50ms") {
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "wall-clock safety net of 50ms") {
 		t.Fatalf("notes %q", v.Notes)
+	}
+}
+
+// TestLinStepBudgetBeforeWall: the step budget, not the wall clock, is
+// what gives up on an exploding search: with the scenarios' timeout
+// (5 minutes here, above scenario.LinTimeout's) the verdict is unknown
+// because LinStepBudget ran out, the note names the lock, the window and
+// its size, and it took a small fraction of the timeout even on a loaded
+// machine. Three runs, the same note each time: the verdict does not
+// depend on load.
+func TestLinStepBudgetBeforeWall(t *testing.T) {
+	var first string
+	for i := range 3 {
+		start := time.Now()
+		v := checker.Linearizable(linExploding(), checker.LockSimple, 5*time.Minute)
+		took := time.Since(start)
+		linWantStatus(t, v, checker.Unknown)
+		if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "budget of 2000000 model steps") ||
+			!strings.Contains(v.Notes[0], "lock lk (51 operations, at most 51 open at once") {
+			t.Fatalf("notes %q", v.Notes)
+		}
+		if i == 0 {
+			first = v.Notes[0]
+		} else if v.Notes[0] != first {
+			t.Fatalf("run %d note %q, first %q", i, v.Notes[0], first)
+		}
+		t.Logf("budget spent in %v", took)
+		if took > time.Minute {
+			t.Fatalf("spending the step budget took %v: too close to the wall-clock safety net", took)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ package checker
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,23 +94,6 @@ func (lh *linHistory) describeOp(o *linOp) string {
 		}
 	}
 	return b.String()
-}
-
-// violations re-checks each lock on its own and explains the illegal ones;
-// undecided lists the locks whose own check timed out.
-func (lh *linHistory) violations(h []history.Record, timeout time.Duration) (vs []Violation, undecided []string) {
-	single := lh.model(false)
-	for l := range lh.locks {
-		ops := lh.opsOf(int32(l))
-		switch porcupine.CheckOperationsTimeout(single, lh.operations(ops), timeout) {
-		case porcupine.Ok:
-		case porcupine.Unknown:
-			undecided = append(undecided, lh.locks[l])
-		default:
-			vs = append(vs, lh.explain(h, single, ops, timeout))
-		}
-	}
-	return vs, undecided
 }
 
 // prefix is the history of ops as it stood at time t: the operations called
@@ -232,29 +214,6 @@ func stateBefore(model porcupine.Model, info porcupine.LinearizationInfo, culpri
 	}
 	st, ok := state.(*linState)
 	return st, ok
-}
-
-// unattributed is the violation reported when Porcupine proved the history
-// illegal but could not, in time, say which lock.
-func (lh *linHistory) unattributed(h []history.Record, locks []string) Violation {
-	var from, to int64 = math.MaxInt64, 0
-	for _, o := range lh.ops {
-		if slices.Contains(locks, lh.locks[o.lock]) {
-			from = min(from, o.call)
-			if o.ret != farReturn {
-				to = max(to, o.ret)
-			}
-		}
-	}
-	to = max(to, from)
-	return Violation{
-		Kind:   Linearizability,
-		Lock:   strings.Join(locks, ","),
-		From:   time.Duration(from),
-		To:     time.Duration(to),
-		Detail: fmt.Sprintf("Porcupine found the history illegal under the %s lock model, but timed out re-checking these locks one by one", lh.kind),
-		Faults: FaultsBefore(h, time.Duration(to), 5),
-	}
 }
 
 // annotations for the visualization: faults, expiries, violations.

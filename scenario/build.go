@@ -133,8 +133,14 @@ type Result struct {
 	Unfired []string
 }
 
-// LinTimeout bounds each Porcupine search of Check.
-const LinTimeout = 5 * time.Second
+// LinTimeout is the wall-clock safety net of each Porcupine search of
+// Check. What decides "unknown" is checker.LinStepBudget, a count of model
+// steps, so that the verdict does not depend on the machine's load; the
+// net is far above what the budget takes even on a loaded machine (under
+// 10 s on the project's 2-core machine shared by six processes,
+// checker.TestLinStepBudgetBeforeWall), so on accepted inputs it is not
+// what decides.
+const LinTimeout = 2 * time.Minute
 
 // Check is the scenario's verdict on a history that ran until end:
 // checker.Check's oracles (belief, ground truth, reentrancy, unlock
@@ -166,6 +172,9 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 		seed = s.Seed
 	}
 	r := Result{Scenario: s, Seed: seed}
+	if err := s.CheckLimits(); err != nil {
+		return r, err
+	}
 	w, err := s.Build(seed)
 	if err != nil {
 		return r, err
@@ -186,8 +195,8 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 		}
 		r.Faults = append(r.Faults, f.Name())
 	}
-	if err := w.Run(s.Duration); err != nil {
-		return r, fmt.Errorf("%s: run with seed %d: %w", s.File, seed, err)
+	if err := s.runBounded(w, seed); err != nil {
+		return r, err
 	}
 	w.Close()
 	recs := w.History().Records()

@@ -41,8 +41,10 @@ type Scenario struct {
 	Description string
 	// Seed is the default seed (default 1).
 	Seed uint64
-	// Duration is how long the world runs (virtual time).
-	Duration time.Duration
+	// Duration is how long the world runs (virtual time); DurationLine is
+	// its line, for the limits' errors (growth.go).
+	Duration     time.Duration
+	DurationLine int
 	// Nodes are the masters with their replicas, in file order.
 	Nodes []Node
 	// Engine is topology.engine: what fails a group over on real servers
@@ -267,6 +269,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	s.Seed = top.uint("seed", 1)
 	if top.required("duration") {
 		s.Duration = top.dur("duration", 0)
+		s.DurationLine = top.at("duration").Line
 		if d.err == nil && s.Duration <= 0 {
 			d.failf(top.at("duration"), "duration", "must be positive")
 		}

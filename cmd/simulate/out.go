@@ -59,7 +59,7 @@ func writeFiles(r runFiles) error {
 	if len(opts) > 0 {
 		model += ", acquires may fail spuriously"
 	}
-	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine, %v per search)\n", model, scenario.LinTimeout)
+	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, checker.LinStepBudget, scenario.LinTimeout)
 	if len(r.faults) > 0 {
 		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.faults, "; "))
 	}

@@ -1,0 +1,102 @@
+// The limits of what a simulated run may grow to (limits.go has those of
+// a file): the history is held in
+// memory and checked whole, so a run is bounded by what fits and checks.
+
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// MaxRecords bounds the history a simulated run may record. The history is
+// held in memory until the run ends and is checked whole (the oracles and
+// the linearizability check read all of it), so its size is the run's
+// memory: about 340 bytes per record held after the run (BenchmarkLimits:
+// the records, their req records and the world's indexes), and about
+// 1.3 KB per record of peak RSS once the check's working set and the
+// garbage collector's headroom are counted (TestSoakMemory: 1.8 million
+// records peaked at 2.3 GB). At 1,500,000 records a run stays near 2 GB
+// and its check (the oracles and the windowed linearizability check of
+// up to about 750,000 lock operations) under a minute. A run that records
+// more stops at the first ten virtual seconds (limitChunk) past the limit
+// with an error naming the file, the duration's line and field, the limit
+// and the virtual time reached: the history is not streamed to disk, so
+// the honest answer is to refuse what cannot be held and checked.
+//
+// How fast a run reaches it depends on the workload, not on the format's
+// fields alone: about 1,200 records per client per virtual minute for a
+// client that retries every 100 ms (1,000 such clients reach it after
+// about 75 virtual seconds, three of them after about seven virtual
+// hours; a client that holds for seconds records far fewer). That is why
+// the bound is on records, counted as the run goes, and the README
+// publishes the sizes that fit.
+const MaxRecords = 1_500_000
+
+// MaxFaultEvents bounds the fault events a file's rates draw over its
+// duration, in expectation: the rates per minute times the nodes or
+// clients each applies to, times the duration in minutes. Each drawn fault
+// is a record and world events scheduled up front, before the run starts,
+// so they are counted before anything is built; beyond this a run is
+// faults and little else.
+const MaxFaultEvents = 200_000
+
+// maxRecords is MaxRecords, lowered by the tests.
+var maxRecords = MaxRecords
+
+// limitChunk is how often, in virtual time, a run looks at its history's
+// size (runBounded).
+const limitChunk = 10 * time.Second
+
+// CheckLimits reports, before anything is built, whether the file's rates
+// draw more fault events than MaxFaultEvents over its duration, as an
+// *Error naming the file, the rates' line and the field.
+func (s *Scenario) CheckLimits() error {
+	if !s.HasRates {
+		return nil
+	}
+	nodes := 0
+	for _, n := range s.Nodes {
+		nodes += 1 + len(n.Replicas)
+	}
+	groups := 0
+	for _, n := range s.Nodes {
+		if len(n.Replicas) > 0 {
+			groups++
+		}
+	}
+	clients := len(s.Clients)
+	r := s.Rates
+	perMinute := r.Failover*float64(groups) + r.Crash*float64(nodes) + r.Pause*float64(clients) +
+		(r.ClockJump+r.Partition)*float64(nodes+clients)
+	events := perMinute * s.Duration.Minutes()
+	if events > MaxFaultEvents {
+		return &Error{File: s.File, Line: s.RatesLine, Field: "rates",
+			Msg: fmt.Sprintf("the rates draw about %.0f fault events over the duration %v (%.1f a minute over %d nodes and %d clients), above the limit of %d: each is a record and world events scheduled before the run starts; lower the rates or the duration",
+				events, s.Duration, perMinute, nodes, clients, MaxFaultEvents)}
+	}
+	return nil
+}
+
+// runBounded runs w for the scenario's duration, limitChunk of virtual
+// time at a time, and stops with an *Error naming the duration's line and
+// field when the history has grown past MaxRecords. Running a world in
+// steps gives the history one Run gives (TestRunBoundedSameHistory): Run
+// only stops at an instant and resumes from it.
+func (s *Scenario) runBounded(w *sim.World, seed uint64) error {
+	for t := min(limitChunk, s.Duration); ; t = min(t+limitChunk, s.Duration) {
+		if err := w.Run(t); err != nil {
+			return fmt.Errorf("%s: run with seed %d: %w", s.File, seed, err)
+		}
+		if n := w.History().Len(); n > maxRecords {
+			return &Error{File: s.File, Line: s.DurationLine, Field: "duration",
+				Msg: fmt.Sprintf("the run recorded %d history records by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
+					n, t, s.Duration, len(s.Clients), maxRecords)}
+		}
+		if t >= s.Duration {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/scenarios"
+)
+
+// TestRunBoundedSameHistory: running a world ten virtual seconds at a
+// time (runBounded) records the history one Run does, byte for byte, for
+// every committed scenario longer than one step (faults scripted and
+// drawn, triggers, failovers): the record limit costs no determinism.
+func TestRunBoundedSameHistory(t *testing.T) {
+	all, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range all {
+		if s.Duration <= limitChunk {
+			continue
+		}
+		n++
+		var hist [2][]byte
+		for k := range 2 {
+			w, err := s.Build(s.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched, err := s.Schedule(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range sched {
+				if err := f.Apply(w); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k == 0 {
+				err = w.Run(s.Duration)
+			} else {
+				err = s.runBounded(w, s.Seed)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			var b bytes.Buffer
+			if err := w.History().WriteJSONL(&b); err != nil {
+				t.Fatal(err)
+			}
+			hist[k] = b.Bytes()
+		}
+		if !bytes.Equal(hist[0], hist[1]) {
+			t.Errorf("%s: the history run in steps differs from the one run at once", s.Name)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d scenarios longer than %v", n, limitChunk)
+	}
+}
+
+const limitsYAML = `name: limits
+seed: 1
+duration: 10m
+topology:
+  nodes:
+    - name: m1
+clients:
+  - {count: 20, retry: go-redis, timeout: 500ms}
+algorithm:
+  kind: simple
+  ttl: 10s
+  hold: 100ms
+  think: 100ms
+expect: ok
+`
+
+// TestRecordLimit: a run that records more than the limit (lowered here to
+// 20,000 records) stops with an *Error naming the file, the duration's
+// line (3) and field, the limit and the virtual time reached; the same run
+// under the limit (one virtual second) is as expected.
+func TestRecordLimit(t *testing.T) {
+	saved := maxRecords
+	maxRecords = 20_000
+	defer func() { maxRecords = saved }()
+	s, err := Parse("limits.yaml", []byte(limitsYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Run(0)
+	var e *Error
+	if !errors.As(err, &e) || e.File != "limits.yaml" || e.Line != 3 || e.Field != "duration" ||
+		!strings.Contains(e.Msg, "above the limit of 20000") || !strings.Contains(e.Msg, "of its 10m0s (20 clients)") {
+		t.Fatalf("error %v, want limits.yaml:3 duration above the limit", err)
+	}
+	short, err := Parse("limits.yaml", []byte(strings.Replace(limitsYAML, "duration: 10m", "duration: 1s", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := short.Run(0); err != nil || !r.Match {
+		t.Fatalf("the short run: %v, match %v (%s)", err, r.Match, r.Why)
+	}
+}
+
+// TestFaultEventLimit: rates that draw more fault events than
+// MaxFaultEvents over the duration are refused before anything is built,
+// naming the rates' line and field; a tenth of the rate is accepted.
+func TestFaultEventLimit(t *testing.T) {
+	bad := strings.Replace(limitsYAML, "duration: 10m", "duration: 8760h", 1) + "rates:\n  pause: 1\n"
+	s, err := Parse("limits.yaml", []byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Error
+	if err := s.CheckLimits(); !errors.As(err, &e) || e.Line != 16 || e.Field != "rates" || !strings.Contains(e.Msg, "above the limit of 200000") {
+		t.Fatalf("error %v, want limits.yaml:16 rates above the limit", err)
+	}
+	if _, err := s.Run(0); !errors.As(err, &e) || e.Field != "rates" {
+		t.Fatalf("Run: error %v, want the rates' limit", err)
+	}
+	ok, err := Parse("limits.yaml", []byte(strings.Replace(bad, "duration: 8760h", "duration: 100h", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.CheckLimits(); err != nil {
+		t.Fatalf("20 clients pausing once a minute for 100 h: %v", err)
+	}
+}
