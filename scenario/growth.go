@@ -1,6 +1,6 @@
-// The limits of what a simulated run may grow to (limits.go has those of
-// a file): the history is held in
-// memory and checked whole, so a run is bounded by what fits and checks.
+// The limits of what a simulated run may grow to (limits.go has those of a
+// file): the history is held in memory and checked whole, so a run is
+// bounded by what fits and checks.
 
 package scenario
 
