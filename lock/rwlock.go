@@ -298,8 +298,15 @@ func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey
 // An unlock of a lock that does not exist at all (it expired, was
 // force-unlocked, or was lost in a failover) returns ErrNotHeld (and still
 // publishes a release message), as Redisson does since 3.44.0 ("unlock()
-// doesn't respect the lock owner" fixed); before, both halves returned nil. Unlike the reentrant Lock there is no unlock latch, so an
-// unlock retried after a lost reply may release a second hold.
+// doesn't respect the lock owner" fixed); before, both halves returned nil.
+// Like the reentrant Lock's, the unlock leaves a latch (unless
+// DisableUnlockLatch), so that a retry after a lost reply answers as the
+// first attempt did instead of releasing a second hold; the latch is
+// deleted once the reply has come.
+//
+// The release message is Redisson's: a write unlock publishes the "read
+// unlock" message (1: every waiter may go, readers can share), a read
+// unlock the plain one (0), as RedissonWriteLock and RedissonReadLock do.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
 	if err := rw.check(owner); err != nil {
@@ -308,7 +315,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	if h.write {
 		latch := rw.latchKey(c.rt.NewID())
 		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
-			unlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+			readUnlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 		c.dropLatch(ctx, latch, v, err)
 		if err != nil {
 			// Unknown outcome: count the hold as given back, as Lock.Unlock
@@ -328,7 +335,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	latch := rw.latchKey(c.rt.NewID())
 	v, err := c.conn.Eval(ctx, RWReadUnlock,
 		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
-		readUnlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
+		unlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
 		c.releaseOneOf(h.watchdogKey(owner)) // unknown outcome, see the write half

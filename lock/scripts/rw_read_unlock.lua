@@ -3,7 +3,7 @@
 -- holder's timeout key prefix ("redisson_rwlock_timeout:{<lock>}:<client id>:<owner>:rwlock_timeout");
 -- KEYS[4] the lock's key prefix ("redisson_rwlock_timeout:{<lock>}"); KEYS[5] the unlock latch key of
 -- this request (ignored when ARGV[4] is '0').
--- ARGV[1] message to publish on release ('1'); ARGV[2] read holder field;
+-- ARGV[1] message to publish on release ('0'); ARGV[2] read holder field;
 -- ARGV[3] latch TTL in ms; ARGV[4] '1' to use the unlock latch, '0' not to.
 -- Returns nil when this holder holds no read lock, also when the lock does
 -- not exist at all (expired, force-unlocked, lost), as Redisson does since

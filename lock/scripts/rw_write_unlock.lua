@@ -1,7 +1,7 @@
 -- rw_write_unlock: release one write hold of a read-write lock.
 -- KEYS[1] lock hash; KEYS[2] the lock's pub/sub channel; KEYS[3] the unlock
 -- latch key of this request (ignored when ARGV[5] is '0').
--- ARGV[1] message to publish on release ('0'); ARGV[2] lease in ms,
+-- ARGV[1] message to publish on release ('1'); ARGV[2] lease in ms,
 -- re-applied while write holds remain; ARGV[3] write holder field; ARGV[4]
 -- latch TTL in ms; ARGV[5] '1' to use the unlock latch, '0' not to.
 -- Returns 1 when the last write hold was released, 0 while write holds
