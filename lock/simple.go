@@ -112,12 +112,13 @@ func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
 }
 
 // Unlock releases the lease. It returns ErrNotHeld when the key no longer
-// holds the lease's token (it expired, and maybe someone else holds it now).
-// With UnsafeDelRelease it deletes the key whatever it holds and never
-// returns ErrNotHeld.
+// holds the lease's token (it expired, and maybe someone else holds it now),
+// and for a nil lease (nothing to release is a known outcome: nothing was
+// sent). With UnsafeDelRelease it deletes the key whatever it holds and
+// never returns ErrNotHeld for a lease.
 func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
 	if lease == nil {
-		return errors.New("lock: Unlock: nil lease")
+		return fmt.Errorf("lock: Unlock %q: nil lease: %w", l.key, ErrNotHeld)
 	}
 	if l.opts.UnsafeDelRelease {
 		_, err := l.conn.Do(ctx, "DEL", l.key)
