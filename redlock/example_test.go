@@ -115,8 +115,8 @@ func ExampleRedisson_multiLock() {
 	forced, _ := c.Lock("ledger").ForceUnlock(ctx)
 	held, _ := ml.IsHeldBy(ctx, "transfer-9")
 	fmt.Println("ledger forced:", forced, "still held:", held)
-	any, _ := ml.ForceUnlock(ctx)
-	fmt.Println("force-unlocked:", any)
+	freed, _ := ml.ForceUnlock(ctx)
+	fmt.Println("force-unlocked:", freed)
 	// Output:
 	// ledger forced: true still held: false
 	// force-unlocked: true

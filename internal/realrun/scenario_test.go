@@ -24,49 +24,81 @@ import (
 // between holdings, or about to release, so that no second holder
 // overlaps it; those get up to four attempts, and the test fails only if
 // none shows the violation.
+//
+// Two ways keep it independent of machine load (issue 15) without making
+// it blind to what each file shows. A file whose story needs a state that
+// load can prevent (a holder that must have acquired before a fault)
+// names it in setup: an attempt that did not reach it is retried (up to
+// 5 times), and one that did must match at once, so that a real regression
+// cannot hide behind a retry. A liveness bound's max gets slack (a loaded
+// machine only lengthens real waits); its min, which is what shows that a
+// lock was not freed early, stays exact.
 func TestScenarioReplay(t *testing.T) {
 	bin := redistest.Binary(t)
 	for _, tc := range []struct {
 		file     string
 		scale    float64
 		attempts int
+		// setup, when set, says whether a run reached the state the
+		// scenario is about, and why not.
+		setup func(recs []history.Record) (bool, string)
+		// slack lengthens every liveness max bound of the file (after
+		// scaling) for real time.
+		slack time.Duration
 	}{
-		{"baseline-simple.yaml", 0.2, 1},
-		{"baseline-fenced.yaml", 0.2, 1},
-		{"baseline-redlock-spec.yaml", 0.2, 1},
-		{"plain-del-after-expiry.yaml", 0.2, 1},
-		{"r0-redlock-restart-no-persistence.yaml", 0.2, 1},
+		{"baseline-simple.yaml", 0.2, 1, nil, 0},
+		{"baseline-fenced.yaml", 0.2, 1, nil, 0},
+		{"baseline-redlock-spec.yaml", 0.2, 1, nil, 0},
+		{"plain-del-after-expiry.yaml", 0.2, 1, nil, 0},
+		// At 0.2 the client timeout is 40 ms: on a loaded machine c1's
+		// requests to n1..n3 time out too, it holds nothing when n2 and n3
+		// restart, and the run is ok. At the file's real.scale (0.5, a
+		// 100 ms timeout) that is rare, and setup retries it.
+		{file: "r0-redlock-restart-no-persistence.yaml", scale: 0.5, attempts: 1, setup: heldBeforeCrash("c1")},
 		// The lease is 200ms at this scale: on a loaded machine the first
 		// acquire can take most of it and the spec's validity check then
 		// refuses it, so that nothing is held to lose.
-		{"r0-redlock-delayed-restart.yaml", 0.2, 3},
-		{"f0-synced-acquire-wait.yaml", 0.2, 1},
-		{"baseline-reentrant.yaml", 0.2, 1},
-		{"f0-failover-lagging-replica.yaml", 0.2, 4},
+		{"r0-redlock-delayed-restart.yaml", 0.2, 3, nil, 0},
+		{"f0-synced-acquire-wait.yaml", 0.2, 1, nil, 0},
+		{"baseline-reentrant.yaml", 0.2, 1, nil, 0},
+		{"f0-failover-lagging-replica.yaml", 0.2, 4, nil, 0},
 		// The failover at 100ms must come after the first acquire, which
 		// takes a few milliseconds of dialling: at 0.5, 50ms.
-		{"f0-reentrant-failover.yaml", 0.5, 3},
+		{"f0-reentrant-failover.yaml", 0.5, 3, nil, 0},
 		// Faults bound to an operation (onop.go). A reply dropped, then
 		// go-redis's retry: the acquire counted twice (reentrancy), and
 		// with the idempotent acquire, not.
-		{"goredis-retry-acquire.yaml", 0.2, 2},
-		{"goredis-retry-acquire-idempotent.yaml", 0.2, 2},
+		{"goredis-retry-acquire.yaml", 0.2, 2, nil, 0},
+		{"goredis-retry-acquire-idempotent.yaml", 0.2, 2, nil, 0},
 		// The unlock retried after its lost reply: "not held" without the
 		// latch, success with it.
-		{"unlock-retry-no-latch.yaml", 0.2, 3},
-		{"unlock-retry-latch.yaml", 0.2, 2},
+		{"unlock-retry-no-latch.yaml", 0.2, 3, nil, 0},
+		{"unlock-retry-latch.yaml", 0.2, 2, nil, 0},
 		// A failover when the acquire is applied, its reply in flight.
-		{"redisson-partial-wait-ack-failover.yaml", 0.2, 3},
+		{"redisson-partial-wait-ack-failover.yaml", 0.2, 3, nil, 0},
 		// The release's requests delayed 2 s land while another holds the
 		// lock: its "not held" is true when it ran. Judged at its call, as
 		// before the req records noted runs (reqs.go), this was an
 		// unlock-idempotency violation: the control that the runs count.
-		{"delayed-compare-and-delete.yaml", 0.5, 2}, // its liveness bound, +-100 ms, is +-20 ms at 0.2
+		// Its liveness bound, +-100 ms, is +-20 ms at 0.2, and +-50 ms at
+		// 0.5. c3's min (950 ms at 0.5) shows that the delayed release did
+		// not delete c2's key (c3 would get in after 250 ms); the max only
+		// says c3 is not starved, which 300 ms of slack still says.
+		{file: "delayed-compare-and-delete.yaml", scale: 0.5, attempts: 2, slack: 300 * time.Millisecond},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
 			s, err := scenario.LoadScaled("../../scenarios/"+tc.file, tc.scale)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for i := range s.Expect.Clients {
+				if s.Expect.Clients[i].Max > 0 {
+					s.Expect.Clients[i].Max += tc.slack
+				}
+			}
+			attempts := tc.attempts
+			if tc.setup != nil {
+				attempts = 5
 			}
 			for i := 1; ; i++ {
 				start := time.Now()
@@ -74,19 +106,46 @@ func TestScenarioReplay(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
-				if r.Match {
+				reached, why := true, ""
+				if tc.setup != nil {
+					reached, why = tc.setup(r.Records)
+				}
+				t.Logf("attempt %d (%v): %s (setup reached: %v %s)", i, time.Since(start).Round(time.Millisecond), r.Verdict, reached, why)
+				if r.Match && reached {
 					return
 				}
-				if i >= tc.attempts {
+				if i >= attempts || (tc.setup != nil && reached) {
 					var b strings.Builder
 					for _, rec := range r.Records {
 						b.WriteString(recordLine(rec))
 					}
-					t.Fatalf("%s: %s\nhistory:\n%s", s.Name, r.Why, b.String())
+					t.Fatalf("%s: %s (setup reached: %v %s)\nhistory:\n%s", s.Name, r.Why, reached, why, b.String())
 				}
 			}
 		})
+	}
+}
+
+// heldBeforeCrash is a setup check: client acquired (outcome ok) before
+// the first crash fault struck, so that the crash hits a holding.
+func heldBeforeCrash(client string) func(recs []history.Record) (bool, string) {
+	return func(recs []history.Record) (bool, string) {
+		crash := int64(-1)
+		for _, r := range recs {
+			if r.Kind == history.KindFault && r.Op == "crash" {
+				crash = r.T
+				break
+			}
+		}
+		if crash < 0 {
+			return false, "no crash recorded"
+		}
+		for _, r := range recs {
+			if r.Kind == history.KindOp && r.Client == client && r.Op == "acquire" && r.Outcome == history.OutcomeOK && r.End != nil && *r.End < crash {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s acquired nothing before the crash at %v", client, time.Duration(crash))
 	}
 }
 
