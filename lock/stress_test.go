@@ -31,7 +31,7 @@ type stressConfig struct {
 	// fault is "" (none), "restart" (SIGKILL, then a restart without
 	// persistence: the server comes back empty) or "freeze" (SIGSTOP, then
 	// SIGCONT). It strikes at faultAt and lasts faultFor.
-	fault            string
+	fault             string
 	faultAt, faultFor time.Duration
 	// watchdog is the lock.Options.WatchdogTimeout (the lease of a lock
 	// taken without one).
