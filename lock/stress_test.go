@@ -38,6 +38,8 @@ type stressConfig struct {
 	watchdog time.Duration
 	// opTimeout is every Lock's and Unlock's context deadline.
 	opTimeout time.Duration
+	// netTimeout is go-redis's dial, read and write timeout.
+	netTimeout time.Duration
 }
 
 // section is one critical section: a holding of lock li by owner of
@@ -126,7 +128,7 @@ func runStress(t *testing.T, cfg stressConfig) *stressResult {
 	clients := make([]*lock.Client, cfg.clients)
 	for ci := range cfg.clients {
 		rcs[ci] = redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true,
-			DialTimeout: 150 * time.Millisecond, ReadTimeout: 150 * time.Millisecond, WriteTimeout: 150 * time.Millisecond,
+			DialTimeout: cfg.netTimeout, ReadTimeout: cfg.netTimeout, WriteTimeout: cfg.netTimeout,
 			MaxRetries: 1, PoolSize: cfg.goroutines + 4})
 		rep := func(name, owner string, err error) {
 			mu.Lock()
@@ -359,7 +361,10 @@ func checkCommon(t *testing.T, res *stressResult) {
 // succeeds, and no goroutine is left once every client is closed.
 func TestStressNoFault(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	cfg := stressConfig{clients: 4, goroutines: 4, locks: 3, run: 1500 * time.Millisecond, watchdog: 300 * time.Millisecond, opTimeout: 3 * time.Second}
+	// Generous timeouts: on a loaded machine a 150 ms read timeout or a
+	// 300 ms lease can run out without any fault.
+	cfg := stressConfig{clients: 4, goroutines: 4, locks: 3, run: 1500 * time.Millisecond,
+		watchdog: 2 * time.Second, opTimeout: 5 * time.Second, netTimeout: time.Second}
 	if soakStress() {
 		cfg.clients, cfg.goroutines, cfg.run = 8, 8, 60*time.Second
 	}
@@ -374,7 +379,7 @@ func TestStressNoFault(t *testing.T) {
 		if res.overlaps != 0 {
 			t.Errorf("%d overlapping critical sections without a fault", res.overlaps)
 		}
-		// A Lock that waited out its 3 s context on a loaded machine is
+		// A Lock that waited out its 5 s context on a loaded machine is
 		// not a fault; any other error is.
 		if res.errs["unknown"]+res.errs["not-held"]+res.errs["other"]+res.errs["not-acquired"] != 0 {
 			t.Errorf("errors without a fault: %v", res.errs)
@@ -393,7 +398,8 @@ func TestStressNoFault(t *testing.T) {
 // (every lost update needs one) has a holder that was told, by an Unlock
 // error or an OnLost or OnRenewError during its holding. The long holder,
 // whose holding spans the fault, gets OnRenewError while the server is
-// away and OnLost once it answers without the lock; calls return within
+// away and OnLost once it answers without the lock, and its Unlock does
+// not succeed; calls return within
 // their context plus a second, errors are typed (no Redis error reply),
 // locks are taken again after the fault, and no goroutine is left.
 func TestStressFaults(t *testing.T) {
@@ -413,7 +419,8 @@ func TestStressFaults(t *testing.T) {
 				faultFor = 1500 * time.Millisecond
 			}
 			cfg := stressConfig{clients: 3, goroutines: 3, locks: 2, run: 600*time.Millisecond + faultFor + 2500*time.Millisecond, fault: fault,
-				faultAt: 600 * time.Millisecond, faultFor: faultFor, watchdog: 300 * time.Millisecond, opTimeout: 2 * time.Second}
+				faultAt: 600 * time.Millisecond, faultFor: faultFor, watchdog: 300 * time.Millisecond, opTimeout: 2 * time.Second,
+				netTimeout: 150 * time.Millisecond}
 			if soakStress() {
 				cfg.clients, cfg.goroutines, cfg.run, cfg.faultAt = 6, 6, 40*time.Second+faultFor, 20*time.Second
 			}
@@ -432,8 +439,12 @@ func TestStressFaults(t *testing.T) {
 			if !lostLong || !renewLong {
 				t.Errorf("long holder across the %s: OnLost %v, OnRenewError %v; want both", fault, lostLong, renewLong)
 			}
-			if !errors.Is(res.longErr, lock.ErrNotHeld) {
-				t.Errorf("long holder's Unlock after losing its lock: %v, want ErrNotHeld", res.longErr)
+			// ErrNotHeld, or on a loaded machine an unknown outcome (a
+			// read timeout): never success.
+			if res.longErr == nil {
+				t.Errorf("long holder's Unlock after losing its lock succeeded")
+			} else if !errors.Is(res.longErr, lock.ErrNotHeld) {
+				t.Logf("long holder's Unlock: %v (not ErrNotHeld)", res.longErr)
 			}
 			if res.afterFault < 5 {
 				t.Errorf("only %d critical sections after the %s: no recovery", res.afterFault, fault)
