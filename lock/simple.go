@@ -15,6 +15,10 @@ import (
 // a failover that loses the key, lets a second holder in while the first
 // still believes it holds the lock. UnsafeDelRelease turns the release into a
 // plain DEL, the classic mistake that deletes the next holder's lock.
+//
+// TryLock tries once with a fresh token; Obtain adds bsm/redislock's retry
+// strategies and a caller's own token; Refresh extends a lease while the
+// key still holds its token.
 type SimpleLock struct {
 	conn Conn
 	rt   Runtime
