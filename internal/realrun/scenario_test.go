@@ -56,9 +56,16 @@ func TestScenarioReplay(t *testing.T) {
 		// reply can still take longer than 250 ms (seen: unlock-retry-latch
 		// with a reentrancy violation at its first acquire), so these get
 		// an attempt or two more.
-		{"baseline-simple.yaml", 0.2, 1, nil, 0},
+		//
+		// The careful baselines at 0.2 (a 1 s TTL) get two attempts: under
+		// heavy load a client was seen descheduled for 1.5 s inside its
+		// first acquire (the spec's RedLock: valid when checked, returned
+		// after its keys expired); the workload recorded the expiry 23 µs
+		// after the return, and the silent-loss oracle rightly counts that
+		// instant. A pause past the lease is K1's subject, not theirs.
+		{"baseline-simple.yaml", 0.2, 2, nil, 0},
 		{"baseline-fenced.yaml", 0.5, 2, nil, 0},
-		{"baseline-redlock-spec.yaml", 0.2, 1, nil, 0},
+		{"baseline-redlock-spec.yaml", 0.2, 2, nil, 0},
 		{"plain-del-after-expiry.yaml", 0.2, 1, nil, 0},
 		// At 0.2 the client timeout is 40 ms: on a loaded machine c1's
 		// requests to n1..n3 time out too, it holds nothing when n2 and n3
