@@ -135,24 +135,3 @@ func ExampleReadWriteLock() {
 	// writer tries again: <nil>
 	// writer unlocks: <nil>
 }
-
-// A SET NX PX lock with a token, released by compare-and-delete.
-func ExampleSimpleLock() {
-	rc, stop := exampleRedis()
-	defer stop()
-	ctx := context.Background()
-	l, err := lock.NewSimpleLock(lock.NewRedisConn(rc), lock.WallRuntime{}, "report", lock.SimpleOptions{TTL: 10 * time.Second})
-	if err != nil {
-		panic(err)
-	}
-	lease, err := l.TryLock(ctx)
-	if err != nil {
-		panic(err)
-	}
-	_, err = l.TryLock(ctx)
-	fmt.Println("second try:", errors.Is(err, lock.ErrNotAcquired))
-	fmt.Println("unlock:", l.Unlock(ctx, lease))
-	// Output:
-	// second try: true
-	// unlock: <nil>
-}

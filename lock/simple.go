@@ -15,6 +15,10 @@ import (
 // a failover that loses the key, lets a second holder in while the first
 // still believes it holds the lock. UnsafeDelRelease turns the release into a
 // plain DEL, the classic mistake that deletes the next holder's lock.
+//
+// TryLock tries once with a fresh token; Obtain adds bsm/redislock's retry
+// strategies and a caller's own token; Refresh extends a lease while the
+// key still holds its token.
 type SimpleLock struct {
 	conn Conn
 	rt   Runtime
@@ -112,12 +116,13 @@ func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
 }
 
 // Unlock releases the lease. It returns ErrNotHeld when the key no longer
-// holds the lease's token (it expired, and maybe someone else holds it now).
-// With UnsafeDelRelease it deletes the key whatever it holds and never
-// returns ErrNotHeld.
+// holds the lease's token (it expired, and maybe someone else holds it now),
+// and for a nil lease (nothing to release is a known outcome: nothing was
+// sent). With UnsafeDelRelease it deletes the key whatever it holds and
+// never returns ErrNotHeld for a lease.
 func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
 	if lease == nil {
-		return errors.New("lock: Unlock: nil lease")
+		return fmt.Errorf("lock: Unlock %q: nil lease: %w", l.key, ErrNotHeld)
 	}
 	if l.opts.UnsafeDelRelease {
 		_, err := l.conn.Do(ctx, "DEL", l.key)

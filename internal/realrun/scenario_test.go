@@ -24,49 +24,108 @@ import (
 // between holdings, or about to release, so that no second holder
 // overlaps it; those get up to four attempts, and the test fails only if
 // none shows the violation.
+//
+// Two ways keep it independent of machine load (issue 15) without making
+// it blind to what each file shows. A file whose story needs a state that
+// load can prevent (a holder that must have acquired before a fault)
+// names it in setup: an attempt that did not reach it is retried (up to
+// 5 times), and one that did must match at once, so that a real regression
+// cannot hide behind a retry. A liveness bound's max gets slack (a loaded
+// machine only lengthens real waits); its min, which is what shows that a
+// lock was not freed early, stays exact.
 func TestScenarioReplay(t *testing.T) {
 	bin := redistest.Binary(t)
 	for _, tc := range []struct {
 		file     string
 		scale    float64
 		attempts int
+		// setup, when set, says whether a run reached the state the
+		// scenario is about, and why not.
+		setup func(recs []history.Record) (bool, string)
+		// slack lengthens every liveness max bound of the file (after
+		// scaling) for real time.
+		slack time.Duration
 	}{
-		{"baseline-simple.yaml", 0.2, 1},
-		{"baseline-fenced.yaml", 0.2, 1},
-		{"baseline-redlock-spec.yaml", 0.2, 1},
-		{"plain-del-after-expiry.yaml", 0.2, 1},
-		{"r0-redlock-restart-no-persistence.yaml", 0.2, 1},
-		// The lease is 200ms at this scale: on a loaded machine the first
-		// acquire can take most of it and the spec's validity check then
-		// refuses it, so that nothing is held to lose.
-		{"r0-redlock-delayed-restart.yaml", 0.2, 3},
-		{"f0-synced-acquire-wait.yaml", 0.2, 1},
-		{"baseline-reentrant.yaml", 0.2, 1},
-		{"f0-failover-lagging-replica.yaml", 0.2, 4},
+		// The clients' timeout is 500 ms, 100 ms at 0.2: a loaded machine's
+		// replies can take longer, and go-redis then resends the request.
+		// That is harmless to SET NX GET (baseline-simple, the spec's
+		// RedLock) but counts a reentrant acquire twice, or turns a
+		// release into a retried one, which the files with reentrant
+		// locks do not describe: they replay at 0.5 (a 250 ms timeout).
+		// Under heavy load (-cpu 1, CPU burners, other test processes) a
+		// reply can still take longer than 250 ms (seen: unlock-retry-latch
+		// with a reentrancy violation at its first acquire), so these get
+		// an attempt or two more.
+		//
+		// The careful baselines at 0.2 (a 1 s TTL) get two attempts: under
+		// heavy load a client was seen descheduled for 1.5 s inside its
+		// first acquire (the spec's RedLock: valid when checked, returned
+		// after its keys expired); the workload recorded the expiry 23 µs
+		// after the return, and the silent-loss oracle rightly counts that
+		// instant. A pause past the lease is K1's subject, not theirs.
+		{"baseline-simple.yaml", 0.2, 2, nil, 0},
+		{"baseline-fenced.yaml", 0.5, 2, nil, 0},
+		{"baseline-redlock-spec.yaml", 0.2, 2, nil, 0},
+		{"plain-del-after-expiry.yaml", 0.2, 1, nil, 0},
+		// At 0.2 the client timeout is 40 ms: on a loaded machine c1's
+		// requests to n1..n3 time out too, it holds nothing when n2 and n3
+		// restart, and the run is ok. At the file's real.scale (0.5, a
+		// 100 ms timeout) that is rare, and setup retries it.
+		{file: "r0-redlock-restart-no-persistence.yaml", scale: 0.5, attempts: 1, setup: heldBeforeCrash("c1")},
+		// As r0-redlock-restart-no-persistence: at 0.2 (a 40 ms client
+		// timeout, a 200 ms lease of which the first acquire can take
+		// most, so that the spec's validity check refuses it) c1 often
+		// holds nothing to lose on a loaded machine.
+		{file: "r0-redlock-delayed-restart.yaml", scale: 0.5, attempts: 1, setup: heldBeforeCrash("c1")},
+		{"f0-synced-acquire-wait.yaml", 0.2, 1, nil, 0},
+		{"baseline-reentrant.yaml", 0.5, 2, nil, 0},
+		{"f0-failover-lagging-replica.yaml", 0.2, 4, nil, 0},
 		// The failover at 100ms must come after the first acquire, which
 		// takes a few milliseconds of dialling: at 0.5, 50ms.
-		{"f0-reentrant-failover.yaml", 0.5, 3},
+		{"f0-reentrant-failover.yaml", 0.5, 3, nil, 0},
 		// Faults bound to an operation (onop.go). A reply dropped, then
 		// go-redis's retry: the acquire counted twice (reentrancy), and
 		// with the idempotent acquire, not.
-		{"goredis-retry-acquire.yaml", 0.2, 2},
-		{"goredis-retry-acquire-idempotent.yaml", 0.2, 2},
+		{"goredis-retry-acquire.yaml", 0.5, 3, nil, 0},
+		{"goredis-retry-acquire-idempotent.yaml", 0.5, 3, nil, 0},
 		// The unlock retried after its lost reply: "not held" without the
-		// latch, success with it.
-		{"unlock-retry-no-latch.yaml", 0.2, 3},
-		{"unlock-retry-latch.yaml", 0.2, 2},
+		// latch, success with it. Without the latch, about one run in four
+		// on a heavily loaded machine shows only the linearizability
+		// violation, not unlock-idempotency: the proxy that drops the reply
+		// notes the run (reqs.go, noteRun) tens of milliseconds late, after
+		// another client's acquire ran, and the oracle then judges the
+		// first run against the next holder's state. Hence 5 attempts.
+		{"unlock-retry-no-latch.yaml", 0.5, 5, nil, 0},
+		{"unlock-retry-latch.yaml", 0.5, 4, nil, 0},
 		// A failover when the acquire is applied, its reply in flight.
-		{"redisson-partial-wait-ack-failover.yaml", 0.2, 3},
+		// Its story needs c1's first acquire to succeed with 1 of 2
+		// acknowledgements; at 0.2 the WAIT's timeout is 200 ms, which r1's
+		// acknowledgement missed under heavy load (ErrNotSynced: c1 holds
+		// nothing when the failover strikes). At 0.5 (500 ms), with setup.
+		{file: "redisson-partial-wait-ack-failover.yaml", scale: 0.5, attempts: 3, setup: firstAcquireOK("c1")},
 		// The release's requests delayed 2 s land while another holds the
 		// lock: its "not held" is true when it ran. Judged at its call, as
 		// before the req records noted runs (reqs.go), this was an
 		// unlock-idempotency violation: the control that the runs count.
-		{"delayed-compare-and-delete.yaml", 0.5, 2}, // its liveness bound, +-100 ms, is +-20 ms at 0.2
+		// Its liveness bound, +-100 ms, is +-20 ms at 0.2, and +-50 ms at
+		// 0.5. c3's min (950 ms at 0.5) shows that the delayed release did
+		// not delete c2's key (c3 would get in after 250 ms); the max only
+		// says c3 is not starved, which 300 ms of slack still says.
+		{file: "delayed-compare-and-delete.yaml", scale: 0.5, attempts: 2, slack: 300 * time.Millisecond},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
 			s, err := scenario.LoadScaled("../../scenarios/"+tc.file, tc.scale)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for i := range s.Expect.Clients {
+				if s.Expect.Clients[i].Max > 0 {
+					s.Expect.Clients[i].Max += tc.slack
+				}
+			}
+			attempts := tc.attempts
+			if tc.setup != nil {
+				attempts = 5
 			}
 			for i := 1; ; i++ {
 				start := time.Now()
@@ -74,19 +133,80 @@ func TestScenarioReplay(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
-				if r.Match {
+				reached, why := true, ""
+				if tc.setup != nil {
+					reached, why = tc.setup(r.Records)
+				}
+				t.Logf("attempt %d (%v): %s (setup reached: %v %s)", i, time.Since(start).Round(time.Millisecond), r.Verdict, reached, why)
+				if r.Match && reached {
 					return
 				}
-				if i >= tc.attempts {
+				if i >= attempts || (tc.setup != nil && reached) {
 					var b strings.Builder
 					for _, rec := range r.Records {
 						b.WriteString(recordLine(rec))
 					}
-					t.Fatalf("%s: %s\nhistory:\n%s", s.Name, r.Why, b.String())
+					t.Fatalf("%s: %s (setup reached: %v %s)\nhistory:\n%s", s.Name, r.Why, reached, why, b.String())
 				}
 			}
 		})
+	}
+}
+
+// firstAcquireOK is a setup check: client's first acquire succeeded.
+func firstAcquireOK(client string) func(recs []history.Record) (bool, string) {
+	return func(recs []history.Record) (bool, string) {
+		for _, r := range recs {
+			if r.Kind == history.KindOp && r.Client == client && r.Op == "acquire" {
+				if r.Outcome == history.OutcomeOK {
+					return true, ""
+				}
+				return false, fmt.Sprintf("%s's first acquire: %s %s", client, r.Outcome, r.Result)
+			}
+		}
+		return false, client + " never acquired"
+	}
+}
+
+// heldBeforeCrash is a setup check: client acquired (outcome ok) before
+// the first crash fault struck and did not call its release before the
+// last one, so that every crash hits that holding. On a loaded machine the
+// crashes the file schedules together can strike more than a second apart
+// (seen: n2 at 1.0 s and n3 at 2.3 s, after c1's release).
+func heldBeforeCrash(client string) func(recs []history.Record) (bool, string) {
+	return func(recs []history.Record) (bool, string) {
+		first, last := int64(-1), int64(-1)
+		for _, r := range recs {
+			if r.Kind == history.KindFault && r.Op == "crash" {
+				if first < 0 {
+					first = r.T
+				}
+				last = r.T
+			}
+		}
+		if first < 0 {
+			return false, "no crash recorded"
+		}
+		held := int64(-1)
+		for _, r := range recs {
+			if r.Kind != history.KindOp || r.Client != client {
+				continue
+			}
+			if held < 0 && r.Op == "acquire" && r.Outcome == history.OutcomeOK && r.End != nil && *r.End < first {
+				held = *r.End
+				continue
+			}
+			if held >= 0 && r.Op == "release" && r.T > held {
+				if r.T < last {
+					return false, fmt.Sprintf("%s released at %v, before the last crash at %v", client, time.Duration(r.T), time.Duration(last))
+				}
+				return true, ""
+			}
+		}
+		if held < 0 {
+			return false, fmt.Sprintf("%s acquired nothing before the first crash at %v", client, time.Duration(first))
+		}
+		return true, ""
 	}
 }
 
@@ -214,6 +334,36 @@ faults:
 	for i, min := range []time.Duration{100, 300, 350, 500, 550, 650, 800, 800} {
 		if at[i] < min*time.Millisecond {
 			t.Errorf("%s at %v, before its time %v", got[i].op, at[i], min*time.Millisecond)
+		}
+	}
+}
+
+// TestHeldBeforeCrash: the setup check accepts a holding that spans every
+// crash and refuses one that began after the first crash, ended before the
+// last, or a run without a crash.
+func TestHeldBeforeCrash(t *testing.T) {
+	end := func(v int64) *int64 { return &v }
+	acq := func(t0, t1 int64) history.Record {
+		return history.Record{Kind: history.KindOp, Client: "c1", Op: "acquire", Outcome: history.OutcomeOK, T: t0, End: end(t1)}
+	}
+	rel := func(t0 int64) history.Record {
+		return history.Record{Kind: history.KindOp, Client: "c1", Op: "release", T: t0}
+	}
+	crash := func(t0 int64) history.Record { return history.Record{Kind: history.KindFault, Op: "crash", T: t0} }
+	for _, tc := range []struct {
+		name string
+		recs []history.Record
+		want bool
+	}{
+		{"spans both crashes", []history.Record{acq(0, 10), crash(50), crash(60), rel(100)}, true},
+		{"still held at the end", []history.Record{acq(0, 10), crash(50), crash(60)}, true},
+		{"acquired after the first crash", []history.Record{crash(5), acq(0, 10), crash(60), rel(100)}, false},
+		{"released between the crashes", []history.Record{acq(0, 10), crash(50), rel(55), crash(60)}, false},
+		{"no crash", []history.Record{acq(0, 10), rel(100)}, false},
+		{"failed acquire", []history.Record{{Kind: history.KindOp, Client: "c1", Op: "acquire", Outcome: history.OutcomeFail, T: 0, End: end(10)}, crash(50)}, false},
+	} {
+		if got, why := heldBeforeCrash("c1")(tc.recs); got != tc.want {
+			t.Errorf("%s: %v (%s), want %v", tc.name, got, why, tc.want)
 		}
 	}
 }
