@@ -494,6 +494,31 @@ func TestInterrupted(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
 		t.Errorf("beside the report after an interrupted Write: %d entries, want only reports", len(entries))
 	}
+
+	// The real-server report (real/, compare.Kept) survives a new report,
+	// and an interrupted one.
+	realReport := filepath.Join(dir, "real", "README.md")
+	if err := os.MkdirAll(filepath.Dir(realReport), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(realReport, []byte("real"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Write(ctx, dir, "third"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write with a cancelled context: %v", err)
+	}
+	if b, err := os.ReadFile(realReport); err != nil || string(b) != "real" {
+		t.Fatalf("real/README.md after an interrupted Write: %q, %v", b, err)
+	}
+	if err := full.Write(t.Context(), dir, "fourth"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(realReport); err != nil || string(b) != "real" {
+		t.Fatalf("real/README.md after a new report: %q, %v; want it kept", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "README.md")); !bytes.Contains(b, []byte("fourth")) {
+		t.Fatalf("the report was not replaced")
+	}
 }
 
 func TestBadOptions(t *testing.T) {

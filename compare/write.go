@@ -52,15 +52,53 @@ func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
 	if err := rw.write(command); err != nil {
 		return err
 	}
+	kept, err := carryOver(dir, tmp)
+	if err != nil {
+		return err
+	}
 	old := tmp + ".old"
 	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		putBack(kept, dir, tmp)
 		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		_ = os.Rename(old, dir)
+		putBack(kept, dir, tmp)
 		return err
 	}
 	return os.RemoveAll(old)
+}
+
+// Kept are the entries of a report directory that another command writes
+// and Write keeps: real/, the real-server report of the peer libraries
+// (cmd/realreport, make report-real), which lives beside the reference
+// report so that one directory holds every report. Anything else in the
+// directory is replaced with it.
+var Kept = []string{"real"}
+
+// carryOver moves the Kept entries of dir into the new report tmp (one
+// rename each, on the same file system) and returns those it moved.
+func carryOver(dir, tmp string) ([]string, error) {
+	var moved []string
+	for _, k := range Kept {
+		err := os.Rename(filepath.Join(dir, k), filepath.Join(tmp, k))
+		switch {
+		case err == nil:
+			moved = append(moved, k)
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			putBack(moved, dir, tmp)
+			return nil, err
+		}
+	}
+	return moved, nil
+}
+
+// putBack undoes carryOver when the new report does not replace dir.
+func putBack(moved []string, dir, tmp string) {
+	for _, k := range moved {
+		_ = os.Rename(filepath.Join(tmp, k), filepath.Join(dir, k))
+	}
 }
 
 // reportWriter is one writing of the report into dir: the README's text

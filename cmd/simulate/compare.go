@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/locksim/locksim/compare"
@@ -23,7 +24,8 @@ const referenceCommand = "simulate compare -seeds 100 -out reports"
 
 // replaceable checks, before the matrix runs, that the report may replace
 // dir: not the root, the working directory or a parent, and, if it exists,
-// holding nothing but a report (README.md, plots/, scenarios/).
+// holding nothing but a report (README.md, plots/, scenarios/) and what
+// the report keeps (compare.Kept: the real-server report, real/).
 func replaceable(dir string) error {
 	switch filepath.Base(filepath.Clean(dir)) {
 	case "/", ".", "..":
@@ -37,8 +39,9 @@ func replaceable(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		switch e.Name() {
-		case "README.md", "plots", "scenarios":
+		switch {
+		case e.Name() == "README.md", e.Name() == "plots", e.Name() == "scenarios":
+		case slices.Contains(compare.Kept, e.Name()) && e.IsDir():
 		default:
 			return fmt.Errorf("holds %s, which is not part of a report; the report replaces the whole directory", e.Name())
 		}
