@@ -49,11 +49,21 @@ type Options struct {
 	// was applied then answers "not held" (or releases a second hold), as
 	// before Redisson 3.24.1 (issue 4871).
 	DisableUnlockLatch bool
+	// KeepUnlockLatch keeps each unlock latch for its LatchTTL instead of
+	// deleting it once the unlock's reply has come (Redisson's clean-up,
+	// the default). The clean-up has a window: an earlier attempt of the
+	// same unlock that was delayed, not lost, and overtaken by the
+	// connection's retry arrives after the DEL, finds no latch and releases
+	// a second hold (the property search finds it under delays:
+	// props.TestFactLatchCleanUpDelayedUnlock). Keeping the latch closes
+	// that window at the price of one key per unlock for LatchTTL.
+	KeepUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
 	// must cover the connection's whole retry window (go-redis defaults:
 	// 4 attempts of 3 s plus backoff). Default 30 s. An unlock latch is
-	// deleted as soon as the unlock's reply has come (as Redisson does), so
-	// it lives this long only after an unknown outcome or a failed DEL.
+	// deleted as soon as the unlock's reply has come (as Redisson does,
+	// unless KeepUnlockLatch), so it lives this long only after an unknown
+	// outcome or a failed DEL.
 	LatchTTL time.Duration
 	// IdempotentAcquire makes a retried acquire request count once, so that
 	// a client library's automatic retry cannot raise the hold count to 2.
@@ -653,7 +663,7 @@ func (c *Client) latchFlag() string {
 // lost, and overtaken by go-redis's retry) that arrives after the DEL finds
 // no latch and runs again.
 func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error) {
-	if err != nil || reply == nil || c.opts.DisableUnlockLatch {
+	if err != nil || reply == nil || c.opts.DisableUnlockLatch || c.opts.KeepUnlockLatch {
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it

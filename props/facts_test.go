@@ -143,7 +143,10 @@ func TestFactUnlockLatch(t *testing.T) {
 // TestFactRetriedAcquireHoldCount: a go-redis retry of a delayed acquire
 // raises the hold count above the owner's acquires; an idempotent acquire
 // never does. One client, so that every acquire succeeds and any delayed
-// one is retried into a double hold.
+// one is retried into a double hold. The idempotent case keeps its unlock
+// latches (KeepUnlockLatch), so that it judges the acquire alone: with
+// Redisson's latch clean-up a delayed unlock can release twice
+// (TestFactLatchCleanUpDelayedUnlock).
 func TestFactRetriedAcquireHoldCount(t *testing.T) {
 	s := setup{
 		name:  "reentrant-lock/retried-acquire",
@@ -154,9 +157,30 @@ func TestFactRetriedAcquireHoldCount(t *testing.T) {
 	}
 	rapidFlags(t, 100)
 	mustFind(t, s, 2, checker.Reentrancy)
-	s.name, s.build = "reentrant-lock/idempotent-acquire", reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{IdempotentAcquire: true}, goRedisClient)
+	s.name, s.build = "reentrant-lock/idempotent-acquire", reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{IdempotentAcquire: true, KeepUnlockLatch: true}, goRedisClient)
 	rapidFlags(t, 30)
 	neverFinds(t, s, 3, checker.Reentrancy)
+}
+
+// TestFactLatchCleanUpDelayedUnlock: Redisson's unlock latch clean-up (the
+// latch deleted once the unlock's reply has come) lets a delayed first
+// attempt of an unlock, overtaken by go-redis's retry, arrive after the
+// DEL, find no latch and release a second hold: the hold count falls below
+// the owner's acquires. Found by this search when the clean-up came in
+// (seed 1, a 1.7 s delay on 30% of c1's messages from 100 ms to 1 s, an
+// acquire retried). Keeping the latch for its TTL (KeepUnlockLatch) never
+// does; the acquire is idempotent in both, so that only the unlock is
+// judged.
+func TestFactLatchCleanUpDelayedUnlock(t *testing.T) {
+	s := setup{
+		name:  "reentrant-lock/latch-clean-up",
+		build: reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{IdempotentAcquire: true}, goRedisClient),
+		kinds: []string{"delay"},
+		dur:   10 * time.Second,
+		judge: checker.Check,
+	}
+	rapidFlags(t, 100)
+	mustFind(t, s, 2, checker.Reentrancy)
 }
 
 // specOnFive: three clients on the spec's RedLock over five independent

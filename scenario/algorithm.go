@@ -486,9 +486,10 @@ func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
 	}
 	oc.Lease = d.lease(o)
 	on, of := o.get("options")
-	opts := d.mapping(of, on, "latch", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	opts := d.mapping(of, on, "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
 	return lk, lock.Options{
 		DisableUnlockLatch: !opts.bool("latch", true),
+		KeepUnlockLatch:    !opts.bool("latch_cleanup", true),
 		LatchTTL:           opts.dur("latch_ttl", 0),
 		IdempotentAcquire:  opts.bool("idempotent", false),
 		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
