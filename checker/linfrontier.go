@@ -88,25 +88,52 @@ func (f *linFrontier) add(c linConfig) {
 // was a superset of what it left, and the order that puts it first is
 // legal too and ends in a superset; the union carried is the same.
 func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) (ends []*linState, ok, spent bool) {
-	n := len(win)
-	words := (n + 63) / 64
-	eager := true
+	sw := &frontierSweep{win: win, b: b, eager: true}
 	for _, st := range from {
-		eager = eager && len(st.armed) == 0
+		sw.eager = sw.eager && len(st.armed) == 0
 	}
 	for i := range win {
-		eager = eager && win[i].out != outUnknown
+		sw.eager = sw.eager && win[i].out != outUnknown
 	}
-	type event struct {
-		t   int64
-		ret bool
-		i   int
+	words := (len(win) + 63) / 64
+	cur := newFrontier()
+	for _, st := range from {
+		cur.add(linConfig{lin: make([]uint64, words), st: st})
 	}
-	evs := make([]event, 0, 2*n)
+	for _, ev := range sweepEvents(win) {
+		if b.spent() {
+			return nil, false, true
+		}
+		if !ev.ret {
+			cur = sw.call(cur, ev.i)
+			continue
+		}
+		cur = sw.ret(cur, ev.i)
+		if len(cur.cfgs) == 0 {
+			return nil, b.spent(), b.spent()
+		}
+	}
+	for _, c := range cur.cfgs {
+		ends = append(ends, c.st)
+	}
+	return ends, true, false
+}
+
+// sweepEvent is a call (ret false) or a return of win[i] at t.
+type sweepEvent struct {
+	t   int64
+	ret bool
+	i   int
+}
+
+// sweepEvents are win's calls and returns (porcupineEnd) in time order,
+// calls first at equal times, as Porcupine orders them.
+func sweepEvents(win []linOp) []sweepEvent {
+	evs := make([]sweepEvent, 0, 2*len(win))
 	for i := range win {
-		evs = append(evs, event{win[i].call, false, i}, event{porcupineEnd(&win[i]), true, i})
+		evs = append(evs, sweepEvent{win[i].call, false, i}, sweepEvent{porcupineEnd(&win[i]), true, i})
 	}
-	slices.SortStableFunc(evs, func(a, b event) int {
+	slices.SortStableFunc(evs, func(a, b sweepEvent) int {
 		if a.t != b.t {
 			return cmpInt64(a.t, b.t)
 		}
@@ -118,88 +145,97 @@ func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) 
 		}
 		return 0
 	})
-	var open []int
-	step := func(st *linState, i int) (bool, *linState) {
-		b.steps++
-		return st.step(&win[i])
-	}
-	// absorb linearizes the open refused acquires that leave c's state as
-	// it is (the reduction above).
-	absorbOne := func(c linConfig, i int) linConfig {
-		if o := &win[i]; !eager || c.has(i) || !o.kind.acquire() || o.out != outFail {
-			return c
-		}
-		if ok, next := step(c.st, i); ok && next.equal(c.st) {
-			return c.with(i)
-		}
+	return evs
+}
+
+// frontierSweep is one frontierEnds sweep: the window, the budget, whether
+// the refused-acquire reduction applies (eager), and the operations open
+// at the sweep's instant.
+type frontierSweep struct {
+	win   []linOp
+	b     *linBudget
+	eager bool
+	open  []int
+}
+
+func (sw *frontierSweep) step(st *linState, i int) (bool, *linState) {
+	sw.b.steps++
+	return st.step(&sw.win[i])
+}
+
+// absorbOne linearizes the open refused acquire i in c when it leaves c's
+// state as it is (the reduction in frontierEnds' doc).
+func (sw *frontierSweep) absorbOne(c linConfig, i int) linConfig {
+	if o := &sw.win[i]; !sw.eager || c.has(i) || !o.kind.acquire() || o.out != outFail {
 		return c
 	}
-	absorb := func(c linConfig) linConfig {
-		for _, i := range open {
-			c = absorbOne(c, i)
-		}
-		return c
+	if ok, next := sw.step(c.st, i); ok && next.equal(c.st) {
+		return c.with(i)
 	}
-	cur := newFrontier()
-	for _, st := range from {
-		cur.add(linConfig{lin: make([]uint64, words), st: st})
+	return c
+}
+
+// absorb is absorbOne for every open operation.
+func (sw *frontierSweep) absorb(c linConfig) linConfig {
+	for _, i := range sw.open {
+		c = sw.absorbOne(c, i)
 	}
-	for _, ev := range evs {
-		if b.spent() {
-			return nil, false, true
-		}
-		if !ev.ret {
-			open = append(open, ev.i)
-			next := newFrontier()
-			for _, c := range cur.cfgs {
-				// Only the new operation: the others were tried on
-				// this same state when it was reached.
-				next.add(absorbOne(c, ev.i))
-			}
-			cur = next
+	return c
+}
+
+// call opens win[i] in every configuration of cur.
+func (sw *frontierSweep) call(cur *linFrontier, i int) *linFrontier {
+	sw.open = append(sw.open, i)
+	next := newFrontier()
+	for _, c := range cur.cfgs {
+		// Only the new operation: the others were tried on this same
+		// state when it was reached.
+		next.add(sw.absorbOne(c, i))
+	}
+	return next
+}
+
+// ret closes win[i]: every configuration that has not linearized it
+// linearizes open operations until it is among them, in every legal way.
+func (sw *frontierSweep) ret(cur *linFrontier, i int) *linFrontier {
+	next := newFrontier()
+	for _, c := range cur.cfgs {
+		if c.has(i) {
+			next.add(c.without(i))
 			continue
 		}
-		next := newFrontier()
-		for _, c := range cur.cfgs {
-			if c.has(ev.i) {
-				next.add(c.without(ev.i))
+		sw.linearizeUntil(c, i, next)
+	}
+	sw.open = slices.DeleteFunc(sw.open, func(j int) bool { return j == i })
+	return next
+}
+
+// linearizeUntil adds to next every configuration reached from c by
+// linearizing open operations up to and including win[i] (i then closed).
+func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
+	seen := newFrontier()
+	stack := []linConfig{c}
+	for len(stack) > 0 && !sw.b.spent() {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, j := range sw.open {
+			if x.has(j) {
 				continue
 			}
-			// Linearize open operations until ev.i is among them.
-			seen := newFrontier()
-			stack := []linConfig{c}
-			for len(stack) > 0 && !b.spent() {
-				x := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				for _, j := range open {
-					if x.has(j) {
-						continue
-					}
-					ok, st := step(x.st, j)
-					if !ok {
-						continue
-					}
-					y := absorb(linConfig{lin: x.with(j).lin, st: st})
-					if y.has(ev.i) {
-						next.add(y.without(ev.i))
-						continue
-					}
-					if seenAdd(seen, y) {
-						stack = append(stack, y)
-					}
-				}
+			ok, st := sw.step(x.st, j)
+			if !ok {
+				continue
+			}
+			y := sw.absorb(linConfig{lin: x.with(j).lin, st: st})
+			if y.has(i) {
+				next.add(y.without(i))
+				continue
+			}
+			if seenAdd(seen, y) {
+				stack = append(stack, y)
 			}
 		}
-		open = slices.DeleteFunc(open, func(j int) bool { return j == ev.i })
-		cur = next
-		if len(cur.cfgs) == 0 {
-			return nil, b.spent(), b.spent()
-		}
 	}
-	for _, c := range cur.cfgs {
-		ends = append(ends, c.st)
-	}
-	return ends, true, false
 }
 
 // seenAdd adds y to seen unless an equal configuration (same linearized

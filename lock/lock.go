@@ -434,38 +434,49 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			}
 			d = min(d, left)
 		}
-		if sub == nil {
-			// The last subscription broke and try has just reached the
-			// group's master: subscribe there again, then try once more
-			// before waiting, so that a release between this try and the
-			// subscription is not missed. If the subscription cannot be
-			// made, wait by the TTL alone and subscribe after the next try.
-			if sub, err = c.conn.Subscribe(ctx, channel); err == nil {
-				continue
-			}
-			sub = nil // a Conn may return a typed nil with its error
-			if ctx.Err() != nil {
-				return 0, gaveUp()
-			}
-		} else {
-			_, _, err := sub.Next(ctx, d)
-			if err == nil {
-				continue // a release message, or the TTL ran out: try again
-			}
-			if ctx.Err() != nil {
-				return 0, gaveUp()
-			}
-			// The subscription broke (its node went away): it hears no
-			// more releases. Fall back to what is left of the TTL.
-			_ = sub.Close()
-			sub = nil
-		}
-		if rest := d - c.rt.Now().Sub(told); rest > 0 {
-			if err := c.rt.Sleep(ctx, rest); err != nil {
-				return 0, gaveUp()
-			}
+		if err := c.awaitRelease(ctx, channel, &sub, d, told, gaveUp); err != nil {
+			return 0, err
 		}
 	}
+}
+
+// awaitRelease waits, after a try that returned a TTL at told, up to d for
+// a release: for a message on *sub; or, when the last subscription broke
+// (*sub nil) and the try has just reached the group's master, it
+// subscribes there again and returns at once, so that a release between
+// that try and the subscription is not missed (the caller tries once more
+// before waiting). When there is no subscription to wait on (it cannot be
+// made, or it breaks: its node went away), it sleeps what is left of d.
+// It returns nil to try again, or gaveUp's error once ctx has ended.
+func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
+	if *sub == nil {
+		s, err := c.conn.Subscribe(ctx, channel)
+		if err == nil {
+			*sub = s
+			return nil
+		}
+		// A Conn may return a typed nil with its error: *sub stays nil.
+		if ctx.Err() != nil {
+			return gaveUp()
+		}
+	} else {
+		if _, _, err := (*sub).Next(ctx, d); err == nil {
+			return nil // a release message, or the TTL ran out: try again
+		}
+		if ctx.Err() != nil {
+			return gaveUp()
+		}
+		// The subscription broke: it hears no more releases. Fall back to
+		// what is left of the TTL.
+		_ = (*sub).Close()
+		*sub = nil
+	}
+	if rest := d - c.rt.Now().Sub(told); rest > 0 {
+		if err := c.rt.Sleep(ctx, rest); err != nil {
+			return gaveUp()
+		}
+	}
+	return nil
 }
 
 // waitEnded is the error of an acquire that gave up waiting because its

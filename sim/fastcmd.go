@@ -90,143 +90,182 @@ func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
 	return r, ok
 }
 
-// fast is runFast without the hook.
+// fast is runFast without the hook: the command's short way from
+// fastCommands, if it has one.
 func (n *Node) fast(cmd string, args []string) (r fastReply, ok bool) {
-	db := n.db
-	switch cmd {
-	case "GET":
-		if len(args) != 2 {
-			return r, false
-		}
-		switch db.Type(args[1]) {
-		case "":
-			return fastReply{kind: fastNil}, true
-		case "string":
-			v, _ := db.Get(args[1])
-			return fastReply{kind: fastBulk, s: v}, true
-		}
-	case "SET":
-		return n.fastSet(args)
-	case "DEL":
-		if len(args) < 2 {
-			return r, false
-		}
-		count := 0
-		for _, k := range args[1:] {
-			if db.Del(k) {
-				count++
-			}
-		}
-		return fastReply{kind: fastInt, i: count}, true
-	case "EXISTS":
-		if len(args) < 2 {
-			return r, false
-		}
-		count := 0
-		for _, k := range args[1:] {
-			if db.Exists(k) {
-				count++
-			}
-		}
-		return fastReply{kind: fastInt, i: count}, true
-	case "PEXPIRE":
-		// Only the plain form with a positive TTL that fits a Duration: a
-		// TTL <= 0 deletes the key (checkTTL), options compare TTLs.
-		if len(args) != 3 {
-			return r, false
-		}
-		ms, err := strconv.Atoi(args[2])
-		if err != nil || ms <= 0 || ms > maxFastMillis {
-			return r, false
-		}
-		if !db.Exists(args[1]) {
-			return fastReply{kind: fastInt, i: 0}, true
-		}
-		db.SetTTL(args[1], time.Duration(ms)*time.Millisecond)
-		return fastReply{kind: fastInt, i: 1}, true
-	case "PTTL":
-		if len(args) != 2 {
-			return r, false
-		}
-		if !db.Exists(args[1]) {
-			return fastReply{kind: fastInt, i: -2}, true
-		}
-		// The Go API gives 0 for "no TTL"; a TTL of exactly 0 (not yet
-		// removed) would read the same, so 0 is Dispatch's.
-		if ttl := db.TTL(args[1]); ttl != 0 {
-			return fastReply{kind: fastInt, i: int(ttl.Nanoseconds() / 1000000)}, true
-		}
-	case "HGET", "HEXISTS":
-		if len(args) != 3 {
-			return r, false
-		}
-		switch db.Type(args[1]) {
-		case "":
-			if cmd == "HGET" {
-				return fastReply{kind: fastNil}, true
-			}
-			return fastReply{kind: fastInt, i: 0}, true
-		case "hash":
-			// The Go API gives "" for a missing field and for an empty
-			// value alike: "" is Dispatch's.
-			if v := db.HGet(args[1], args[2]); v != "" {
-				if cmd == "HGET" {
-					return fastReply{kind: fastBulk, s: v}, true
-				}
-				return fastReply{kind: fastInt, i: 1}, true
-			}
-		}
-	case "HINCRBY":
-		if len(args) != 4 {
-			return r, false
-		}
-		delta, err := strconv.Atoi(args[3])
-		if err != nil {
-			return r, false
-		}
-		cur := 0
-		switch db.Type(args[1]) {
-		case "":
-		case "hash":
-			v := db.HGet(args[1], args[2])
-			if v == "" { // missing, or an empty value (an error reply)
-				return r, false
-			}
-			if cur, err = strconv.Atoi(v); err != nil {
-				return r, false
-			}
-		default:
-			return r, false
-		}
-		cur += delta
-		db.HSet(args[1], args[2], strconv.Itoa(cur))
-		return fastReply{kind: fastInt, i: cur}, true
-	case "HSET":
-		// One field: whether it is new is plain only when the key is
-		// missing or the field holds a non-empty value.
-		if len(args) != 4 {
-			return r, false
-		}
-		created := 0
-		switch db.Type(args[1]) {
-		case "":
-			created = 1
-		case "hash":
-			if db.HGet(args[1], args[2]) == "" {
-				return r, false
-			}
-		default:
-			return r, false
-		}
-		db.HSet(args[1], args[2], args[3])
-		return fastReply{kind: fastInt, i: created}, true
-	case "PUBLISH":
-		if len(args) != 3 {
-			return r, false
-		}
-		return fastReply{kind: fastInt, i: n.m.Publish(args[1], args[2])}, true
+	if f := fastCommands[cmd]; f != nil {
+		return f(n, cmd, args)
 	}
 	return r, false
+}
+
+// fastCommand runs one command the short way (cmd is its name in upper
+// case, args the command with its name first). ok false: the shape is not
+// plain from miniredis's Go API, nothing was changed, and the command is
+// Dispatch's.
+type fastCommand func(n *Node, cmd string, args []string) (r fastReply, ok bool)
+
+// fastCommands are the commands with a short way: those the lock
+// algorithms send, directly or from their scripts.
+var fastCommands map[string]fastCommand
+
+func init() {
+	fastCommands = map[string]fastCommand{
+		"GET": fastGet, "SET": fastSet, "DEL": fastDel, "EXISTS": fastExists,
+		"PEXPIRE": fastPexpire, "PTTL": fastPttl, "HGET": fastHget, "HEXISTS": fastHget,
+		"HINCRBY": fastHincrby, "HSET": fastHset, "PUBLISH": fastPublish,
+	}
+}
+
+func fastGet(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 2 {
+		return r, false
+	}
+	switch n.db.Type(args[1]) {
+	case "":
+		return fastReply{kind: fastNil}, true
+	case "string":
+		v, _ := n.db.Get(args[1])
+		return fastReply{kind: fastBulk, s: v}, true
+	}
+	return r, false
+}
+
+func fastDel(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) < 2 {
+		return r, false
+	}
+	count := 0
+	for _, k := range args[1:] {
+		if n.db.Del(k) {
+			count++
+		}
+	}
+	return fastReply{kind: fastInt, i: count}, true
+}
+
+func fastExists(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) < 2 {
+		return r, false
+	}
+	count := 0
+	for _, k := range args[1:] {
+		if n.db.Exists(k) {
+			count++
+		}
+	}
+	return fastReply{kind: fastInt, i: count}, true
+}
+
+// fastPexpire takes only the plain form with a positive TTL that fits a
+// Duration: a TTL <= 0 deletes the key (checkTTL), options compare TTLs.
+func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 3 {
+		return r, false
+	}
+	ms, err := strconv.Atoi(args[2])
+	if err != nil || ms <= 0 || ms > maxFastMillis {
+		return r, false
+	}
+	if !n.db.Exists(args[1]) {
+		return fastReply{kind: fastInt, i: 0}, true
+	}
+	n.db.SetTTL(args[1], time.Duration(ms)*time.Millisecond)
+	return fastReply{kind: fastInt, i: 1}, true
+}
+
+func fastPttl(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 2 {
+		return r, false
+	}
+	if !n.db.Exists(args[1]) {
+		return fastReply{kind: fastInt, i: -2}, true
+	}
+	// The Go API gives 0 for "no TTL"; a TTL of exactly 0 (not yet
+	// removed) would read the same, so 0 is Dispatch's.
+	if ttl := n.db.TTL(args[1]); ttl != 0 {
+		return fastReply{kind: fastInt, i: int(ttl.Nanoseconds() / 1000000)}, true
+	}
+	return r, false
+}
+
+// fastHget is HGET and HEXISTS.
+func fastHget(n *Node, cmd string, args []string) (r fastReply, ok bool) {
+	if len(args) != 3 {
+		return r, false
+	}
+	switch n.db.Type(args[1]) {
+	case "":
+		if cmd == "HGET" {
+			return fastReply{kind: fastNil}, true
+		}
+		return fastReply{kind: fastInt, i: 0}, true
+	case "hash":
+		// The Go API gives "" for a missing field and for an empty
+		// value alike: "" is Dispatch's.
+		if v := n.db.HGet(args[1], args[2]); v != "" {
+			if cmd == "HGET" {
+				return fastReply{kind: fastBulk, s: v}, true
+			}
+			return fastReply{kind: fastInt, i: 1}, true
+		}
+	}
+	return r, false
+}
+
+func fastHincrby(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 4 {
+		return r, false
+	}
+	delta, err := strconv.Atoi(args[3])
+	if err != nil {
+		return r, false
+	}
+	cur := 0
+	switch n.db.Type(args[1]) {
+	case "":
+	case "hash":
+		v := n.db.HGet(args[1], args[2])
+		if v == "" { // missing, or an empty value (an error reply)
+			return r, false
+		}
+		if cur, err = strconv.Atoi(v); err != nil {
+			return r, false
+		}
+	default:
+		return r, false
+	}
+	cur += delta
+	n.db.HSet(args[1], args[2], strconv.Itoa(cur))
+	return fastReply{kind: fastInt, i: cur}, true
+}
+
+// fastHset takes one field: whether it is new is plain only when the key
+// is missing or the field holds a non-empty value.
+func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 4 {
+		return r, false
+	}
+	created := 0
+	switch n.db.Type(args[1]) {
+	case "":
+		created = 1
+	case "hash":
+		if n.db.HGet(args[1], args[2]) == "" {
+			return r, false
+		}
+	default:
+		return r, false
+	}
+	n.db.HSet(args[1], args[2], args[3])
+	return fastReply{kind: fastInt, i: created}, true
+}
+
+func fastPublish(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 3 {
+		return r, false
+	}
+	return fastReply{kind: fastInt, i: n.m.Publish(args[1], args[2])}, true
 }
 
 // maxFastMillis bounds a TTL in milliseconds the short way takes (a
@@ -236,41 +275,16 @@ const maxFastMillis = 1 << 40
 // fastSet is SET key value with any of NX, XX, GET, PX n, EX n (n > 0,
 // each at most once, in any order and case), as miniredis's cmdSet runs
 // it; anything else is Dispatch's.
-func (n *Node) fastSet(args []string) (r fastReply, ok bool) {
+func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if len(args) < 3 {
 		return r, false
 	}
 	key, value := args[1], args[2]
-	var nx, xx, get, ttlSet bool
-	var ttl time.Duration
-	for opts := args[3:]; len(opts) > 0; {
-		o := opts[0]
-		switch {
-		case strings.EqualFold(o, "NX"):
-			nx = true
-		case strings.EqualFold(o, "XX"):
-			xx = true
-		case strings.EqualFold(o, "GET"):
-			get = true
-		case strings.EqualFold(o, "PX"), strings.EqualFold(o, "EX"):
-			if len(opts) < 2 || ttlSet {
-				return r, false
-			}
-			v, err := strconv.Atoi(opts[1])
-			unit, limit := time.Millisecond, maxFastMillis
-			if strings.EqualFold(o, "EX") {
-				unit, limit = time.Second, maxFastMillis/1000
-			}
-			if err != nil || v <= 0 || v > limit {
-				return r, false
-			}
-			ttl, ttlSet = time.Duration(v)*unit, true
-			opts = opts[1:]
-		default:
-			return r, false
-		}
-		opts = opts[1:]
+	o, ok := parseSetOptions(args[3:])
+	if !ok {
+		return r, false
 	}
+	nx, xx, get, ttlSet, ttl := o.nx, o.xx, o.get, o.ttlSet, o.ttl
 	db := n.db
 	typ := db.Type(key)
 	exists := typ != ""
@@ -308,6 +322,46 @@ func (n *Node) fastSet(args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastBulk, s: old}, true
 	}
 	return fastReply{kind: fastStatus, s: "OK"}, true
+}
+
+// setOptions are SET's options the short way takes.
+type setOptions struct {
+	nx, xx, get, ttlSet bool
+	ttl                 time.Duration
+}
+
+// parseSetOptions reads NX, XX, GET, PX n, EX n (n > 0, the TTL at most
+// once, in any order and case); ok false for anything else.
+func parseSetOptions(opts []string) (s setOptions, ok bool) {
+	for len(opts) > 0 {
+		o := opts[0]
+		switch {
+		case strings.EqualFold(o, "NX"):
+			s.nx = true
+		case strings.EqualFold(o, "XX"):
+			s.xx = true
+		case strings.EqualFold(o, "GET"):
+			s.get = true
+		case strings.EqualFold(o, "PX"), strings.EqualFold(o, "EX"):
+			if len(opts) < 2 || s.ttlSet {
+				return s, false
+			}
+			v, err := strconv.Atoi(opts[1])
+			unit, limit := time.Millisecond, maxFastMillis
+			if strings.EqualFold(o, "EX") {
+				unit, limit = time.Second, maxFastMillis/1000
+			}
+			if err != nil || v <= 0 || v > limit {
+				return s, false
+			}
+			s.ttl, s.ttlSet = time.Duration(v)*unit, true
+			opts = opts[1:]
+		default:
+			return s, false
+		}
+		opts = opts[1:]
+	}
+	return s, true
 }
 
 // noFastCommands turns the short way off in every node (tests compare).
