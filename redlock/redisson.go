@@ -93,6 +93,10 @@ type Redisson struct {
 	members []Member
 	opts    RedissonOptions
 	rnd     *lockedRand
+	// own are the clients NewRedissonOnConns made for the members, which
+	// Close closes; nil for NewRedisson's members, whose clients the
+	// caller owns.
+	own []*lock.Client
 }
 
 // NewRedisson returns the Redisson lock over members. It needs at least one
@@ -134,7 +138,23 @@ func NewRedissonOnConns(rt lock.Runtime, name string, conns []lock.Conn, clientO
 		members[i] = Member{Lock: c.Lock(name), Conn: conn}
 	}
 	r, err := NewRedisson(rt, members, opts)
-	return r, clients, err
+	if err != nil {
+		return nil, nil, err
+	}
+	r.own = clients
+	return r, clients, nil
+}
+
+// Close closes the member clients NewRedissonOnConns made (lock.Client.Close:
+// every watchdog stops, every waiting acquire ends with lock.ErrClosed,
+// nothing is released), so that a RedLock of its own leaves no renewal
+// running. For a lock made by NewRedisson it does nothing: the members'
+// clients are the caller's to close. Close is idempotent and returns nil.
+func (r *Redisson) Close() error {
+	for _, c := range r.own {
+		_ = c.Close()
+	}
+	return nil
 }
 
 // Size is the number of members.
