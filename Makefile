@@ -58,8 +58,8 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# The whole of make test took 6m49s on 2 cores (2026-11-24, the machine
-# otherwise idle; fuzz about 25 s of it); the slowest package,
+# The whole of make test took 6m49s and 7m52s in two runs on 2 cores
+# (2026-11-24, the machine otherwise idle; fuzz about 25 s of it); the slowest package,
 # internal/realrun (real servers, Sentinel, a Redis Cluster, worker
 # processes), about 3.5 minutes under -race, props 1.5.
 # The per-package limit is raised above go test's default 10 minutes so
