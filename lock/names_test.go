@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
@@ -100,3 +102,24 @@ func TestNoNameBreaksAnotherLock(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestSimpleLockReservedKey: a SimpleLock key in the derived keys'
+// namespace (a fenced lock's token counter, a latch) is refused with
+// ErrBadName before anything is sent; an ordinary key is not.
+func TestSimpleLockReservedKey(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer func() { _ = rc.Close() }()
+	conn := lock.NewRedisConn(rc)
+	for _, key := range []string{"redisson_lock_token:{orders}", "redisson_unlock_latch:{x}:1", "simple_unlock_latch:{k}:t"} {
+		if _, err := lock.NewSimpleLock(conn, lock.WallRuntime{}, key, lock.SimpleOptions{TTL: time.Second}); !errors.Is(err, lock.ErrBadName) {
+			t.Errorf("NewSimpleLock(%q): %v; want ErrBadName", key, err)
+		}
+	}
+	if _, err := lock.NewSimpleLock(conn, lock.WallRuntime{}, "orders", lock.SimpleOptions{TTL: time.Second}); err != nil {
+		t.Errorf("NewSimpleLock(orders): %v", err)
+	}
+	if n := srv.CommandCount(); n != 0 {
+		t.Errorf("%d commands sent; want none", n)
+	}
+}

@@ -96,6 +96,12 @@ func NewSimpleLock(conn Conn, rt Runtime, key string, opts SimpleOptions) (*Simp
 	if opts.TTL < time.Millisecond {
 		return nil, fmt.Errorf("lock: NewSimpleLock %q: TTL %v must be at least 1ms", key, opts.TTL)
 	}
+	// A key in the derived keys' namespace would be another lock's counter
+	// or latch (SET NX on a fenced lock's token counter blocks it, or it
+	// INCRs a token string): refused, as the Client's lock names are.
+	if err := checkName(key); err != nil {
+		return nil, fmt.Errorf("lock: NewSimpleLock: %w", err)
+	}
 	return &SimpleLock{conn: conn, rt: rt, key: key, opts: opts}, nil
 }
 
