@@ -87,7 +87,14 @@ func TestWaitingAcquireEndsWithContext(t *testing.T) {
 					if took > 5*time.Second {
 						t.Errorf("%s, %s: returned after %v; want about 300 ms", a.what, how, took)
 					}
-					if !errors.Is(err, a.want) || !errors.Is(err, cause) || lock.IsUnknown(err) {
+					switch {
+					case lock.IsUnknown(err) && errors.Is(err, cause):
+						// The end of ctx hit a try or the subscription on
+						// its way (a loaded machine: the first try took
+						// 300 ms): the outcome is rightly unknown; the
+						// waiter must still hold nothing (below).
+						t.Logf("%s, %s: ctx ended during a try: %v", a.what, how, err)
+					case !errors.Is(err, a.want) || !errors.Is(err, cause) || lock.IsUnknown(err):
 						t.Errorf("%s, %s: err = %v (unknown %v); want a known outcome matching %v and %v",
 							a.what, how, err, lock.IsUnknown(err), a.want, cause)
 					}
