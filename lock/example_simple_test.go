@@ -6,19 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/locksim/locksim/lock"
 )
 
 // A SimpleLock (SET NX PX, compare-and-delete release) taken with retries,
 // refreshed, and released; a second caller is refused while it is held.
 func ExampleSimpleLock() {
-	srv, _ := miniredis.Run() // any Redis: redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-	defer srv.Close()
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rc.Close()
+	rc, stop := exampleRedis() // any Redis: redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer stop()
 	ctx := context.Background()
 
 	l, err := lock.NewSimpleLock(lock.NewRedisConn(rc), lock.WallRuntime{}, "orders", lock.SimpleOptions{TTL: 10 * time.Second})
@@ -50,10 +45,8 @@ func ExampleSimpleLock() {
 // obtaining again with the same token takes the lock it already holds and
 // sets its TTL anew; another token is refused.
 func ExampleObtainOptions_token() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rc.Close()
+	rc, stop := exampleRedis()
+	defer stop()
 	ctx := context.Background()
 
 	l, _ := lock.NewSimpleLock(lock.NewRedisConn(rc), lock.WallRuntime{}, "report", lock.SimpleOptions{TTL: time.Minute})
