@@ -36,9 +36,9 @@ func TestPeerScenarios(t *testing.T) {
 		attempts int
 		check    func(t *testing.T, r Result) bool
 	}{
-		{"baseline-redsync.yaml", 1, acquiredByAll},
-		{"baseline-redislock.yaml", 1, acquiredByAll},
-		{"baseline-rueidislock.yaml", 1, acquiredByAll},
+		{"baseline-redsync.yaml", 3, acquiredByAll},
+		{"baseline-redislock.yaml", 3, acquiredByAll},
+		{"baseline-rueidislock.yaml", 3, acquiredByAll},
 		{"peer-redsync-failover.yaml", 4, nil},
 		{"peer-redislock-failover.yaml", 4, nil},
 		// Does rueidislock's context really get cancelled when a failover
@@ -78,7 +78,8 @@ func TestPeerScenarios(t *testing.T) {
 					t.Fatalf("redis-server processes left running in %s: %v", dir, left)
 				}
 				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
-				if r.Match && (tc.check == nil || tc.check(t, r)) {
+				checked := r.Match && (tc.check == nil || tc.check(t, r))
+				if checked {
 					return
 				}
 				if i >= tc.attempts {
@@ -86,7 +87,7 @@ func TestPeerScenarios(t *testing.T) {
 					for _, rec := range r.Records {
 						b.WriteString(recordLine(rec))
 					}
-					t.Fatalf("%s: match %v: %s\nhistory:\n%s", s.Name, r.Match, r.Why, b.String())
+					t.Fatalf("%s: match %v (the check, if any, failed: see above): %s\nhistory:\n%s", s.Name, r.Match, r.Why, b.String())
 				}
 			}
 		})
@@ -97,7 +98,11 @@ func TestPeerScenarios(t *testing.T) {
 // drove the library): at least two clients acquired, and every client
 // acquired or is still waiting in one acquire (redsync's LockContext polls
 // every 50-250ms, unscaled, while the others re-acquire after 20ms of
-// thinking: a waiter can starve for the whole run).
+// thinking: a waiter can starve for the whole run). It is a precondition
+// that real time decides, not a verdict: on a loaded machine a client's
+// first acquires can all time out at this scale (make test, 2026-11-24:
+// c2 and c3 ended unknown, c1 acquired 15 times), so a miss is logged and
+// the run attempted again; only the last attempt's miss fails.
 func acquiredByAll(t *testing.T, r Result) bool {
 	t.Helper()
 	got, pending := map[string]int{}, map[string]bool{}
@@ -112,12 +117,12 @@ func acquiredByAll(t *testing.T, r Result) bool {
 		}
 	}
 	if len(got) < 2 {
-		t.Errorf("fewer than two clients acquired: %v", got)
+		t.Logf("fewer than two clients acquired: %v: another attempt", got)
 		return false
 	}
 	for _, c := range r.Scenario.Clients {
 		if n := c.Config.Name; got[n] == 0 && !pending[n] {
-			t.Errorf("client %s never acquired and is not waiting (acquires: %v)", n, got)
+			t.Logf("client %s never acquired and is not waiting (acquires: %v): another attempt", n, got)
 			return false
 		}
 	}
