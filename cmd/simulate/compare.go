@@ -193,8 +193,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitInterrupted
 	}
 	if err != nil {
+		// compare reads no input of the user's: a failed run is a bug.
 		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	return writeReport(ctx, res, f.command(), out, stdout, stderr)
 }
@@ -230,8 +231,9 @@ func compareShard(ctx context.Context, f compareFlags, stdout, stderr io.Writer)
 		return exitInterrupted
 	}
 	if err != nil {
+		// compare reads no input of the user's: a failed run is a bug.
 		fmt.Fprintf(stderr, "simulate compare: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	p.Build, p.Command = buildVersion(), f.command()
 	return writePartial(partialFile(f.partial, "compare", f.shard), p, len(p.Runs), p.Jobs, stdout, stderr)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -28,10 +29,11 @@ const exitInternal = 3
 var errInternal = errors.New("internal error (a bug in locksim)")
 
 // errStatus is the exit status of err, which stopped a command: an
-// internal error (errInternal, or the scenario loader's ErrInternal) is
-// exitInternal, anything else bad input (2).
+// internal error (errInternal, the scenario loader's ErrInternal, or a
+// panic in a worker, pool.ErrPanic) is exitInternal, anything else bad
+// input (2).
 func errStatus(err error) int {
-	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) {
+	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) || errors.Is(err, pool.ErrPanic) {
 		return exitInternal
 	}
 	return 2

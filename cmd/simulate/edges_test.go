@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -201,6 +202,7 @@ func TestInternalErrorStatus(t *testing.T) {
 		{&scenario.Error{File: "x.yaml", Msg: "bad"}, 2},
 		{&scenario.Error{File: "x.yaml", Msg: "panic", Internal: true}, exitInternal},
 		{fmt.Errorf("x: %w", recovered("boom")), exitInternal},
+		{fmt.Errorf("compare: %w", pool.ErrPanic), exitInternal},
 		{os.ErrNotExist, 2},
 	} {
 		if got := errStatus(c.err); got != c.want {

@@ -76,14 +76,9 @@ type sweepJob struct {
 // error.
 func runJobs(ctx context.Context, jobs []sweepJob, idx []int, workers int, progress func(done, total int)) ([]sweepRun, error) {
 	runs := make([]sweepRun, len(idx))
-	done, err := pool.Run(ctx, len(idx), workers, func(k int) (err error) {
-		// A panic in a run is a bug: an internal error, not the end of the
-		// process with the status of bad input.
-		defer func() {
-			if r := recover(); r != nil {
-				err = recovered(r)
-			}
-		}()
+	// A panic in a run is a bug: pool.Run returns it as an error wrapping
+	// pool.ErrPanic, which errStatus maps to exitInternal.
+	done, err := pool.Run(ctx, len(idx), workers, func(k int) error {
 		j := jobs[idx[k]]
 		r, err := j.s.Run(j.seed)
 		runs[k] = newSweepRun(idx[k], j.seed, r.Verdict)

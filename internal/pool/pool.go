@@ -13,7 +13,9 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -37,6 +39,11 @@ import (
 // runs to its end, so that is the same error whatever the scheduling. When
 // every job ran and none failed, the error is nil even if ctx was
 // cancelled meanwhile.
+//
+// A job that panics fails with an error wrapping ErrPanic (with the panic's
+// value and stack), as any failed job: a bug in one world is reported, with
+// its index, instead of ending the process from a worker goroutine, where
+// no caller could recover it and the exit status would not say "bug".
 //
 // progress, if not nil, is called after each job with the number of jobs
 // finished and n, one call at a time.
@@ -69,7 +76,7 @@ func Run(ctx context.Context, n, workers int, job func(i int) error, progress fu
 			if !ok {
 				return nil
 			}
-			errs[i] = job(i)
+			errs[i] = guarded(job, i)
 			mu.Lock()
 			finished++
 			if progress != nil {
@@ -89,6 +96,20 @@ func Run(ctx context.Context, n, workers int, job func(i int) error, progress fu
 		return claimed, ctx.Err()
 	}
 	return claimed, nil
+}
+
+// ErrPanic is what the error of a job that panicked wraps: errors.Is(err,
+// ErrPanic) tells a bug in locksim from a job's ordinary failure.
+var ErrPanic = errors.New("internal error (a bug in locksim): a job panicked")
+
+// guarded calls job(i), turning a panic into an error wrapping ErrPanic.
+func guarded(job func(int) error, i int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: job %d: %v\n%s", ErrPanic, i, r, debug.Stack())
+		}
+	}()
+	return job(i)
 }
 
 // Interrupted reports whether err is, or wraps, ctx's own error: Run

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -91,5 +92,27 @@ func TestLowestFailureWins(t *testing.T) {
 		if err == nil || err.Error() != "job 7 failed" || done < 8 || (workers == 1 && done != 8) {
 			t.Fatalf("workers %d: done %d, %v; want job 7's error after at least 8 jobs (exactly 8 with one worker)", workers, done, err)
 		}
+	}
+}
+
+// TestPanicIsAnError: a job that panics fails like any failed job, with an
+// error wrapping ErrPanic that names the job and the panic's value, and no
+// later job is claimed; without the guard the panic would end the test
+// binary from a worker goroutine.
+func TestPanicIsAnError(t *testing.T) {
+	done, err := Run(context.Background(), 100, 1, func(i int) error {
+		if i == 3 {
+			panic("boom")
+		}
+		return nil
+	}, nil)
+	if !errors.Is(err, ErrPanic) {
+		t.Fatalf("err %v, want one wrapping ErrPanic", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "job 3: boom") || !strings.Contains(msg, "pool_test.go") {
+		t.Errorf("the error names neither the job and value nor the stack: %q", msg)
+	}
+	if done != 4 {
+		t.Errorf("done %d, want 4 (jobs 0..3 claimed, none after the failure on one worker)", done)
 	}
 }
