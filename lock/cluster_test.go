@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
@@ -103,7 +104,7 @@ func (u unlockTwice) Do(ctx context.Context, args ...any) (any, error) {
 }
 
 func (u unlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.ReentrantUnlock {
+	if s == scripts.ReentrantUnlock {
 		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
 			return nil, err
 		}

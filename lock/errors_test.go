@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -20,7 +21,7 @@ type failGiveBack struct{ lock.Conn }
 var errBroken = errors.New("read tcp: connection reset by peer")
 
 func (f failGiveBack) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.ReentrantUnlock {
+	if s == scripts.ReentrantUnlock {
 		return nil, errBroken
 	}
 	return f.Conn.Eval(ctx, s, keys, args...)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -33,7 +34,7 @@ func TestEvalWait(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		v, acked, err := ew.EvalWait(ctx, lock.ReentrantAcquire, []string{"ew"}, 1, 50*time.Millisecond, 10000, "c:o")
+		v, acked, err := ew.EvalWait(ctx, scripts.ReentrantAcquire, []string{"ew"}, 1, 50*time.Millisecond, 10000, "c:o")
 		if err != nil || v != nil || acked != 0 {
 			t.Fatalf("flush=%v: EvalWait = %v, %d, %v; want nil (acquired), 0 replicas", flush, v, acked, err)
 		}
@@ -48,7 +49,7 @@ func TestEvalWait(t *testing.T) {
 	if err := rc.Set(ctx, "ew", "string", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ew.EvalWait(ctx, lock.ReentrantAcquire, []string{"ew"}, 1, 10*time.Millisecond, 10000, "c:o"); err == nil {
+	if _, _, err := ew.EvalWait(ctx, scripts.ReentrantAcquire, []string{"ew"}, 1, 10*time.Millisecond, 10000, "c:o"); err == nil {
 		t.Fatal("acquire on a string key: no error")
 	}
 }

@@ -35,6 +35,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -448,11 +449,11 @@ func lkOpsOf(lc *lock.Client, fenced bool) lkOps {
 }
 
 var lkWarms = []mEval{
-	{lock.ReentrantAcquire, []string{"warm"}, []any{1000, "w:w"}},
-	{lock.FencedAcquire, []string{"warm2", "{warm2}:token"}, []any{1000, "w:w"}},
-	{lock.ReentrantUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w", 1000, "0"}},
-	{lock.ReentrantRenew, []string{"warm"}, []any{1000, "w:w"}},
-	{lock.ReentrantForceUnlock, []string{"warm", "warm-ch"}, []any{"0"}},
+	{scripts.ReentrantAcquire, []string{"warm"}, []any{1000, "w:w"}},
+	{scripts.FencedAcquire, []string{"warm2", "{warm2}:token"}, []any{1000, "w:w"}},
+	{scripts.ReentrantUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w", 1000, "0"}},
+	{scripts.ReentrantRenew, []string{"warm"}, []any{1000, "w:w"}},
+	{scripts.ReentrantForceUnlock, []string{"warm", "warm-ch"}, []any{"0"}},
 }
 
 func checkLockModel(t *rapid.T, fenced bool) {
@@ -1051,13 +1052,13 @@ func drawRWActions(t *rapid.T, m *rwModel, clients int) ([]rwAction, []rwModelRe
 }
 
 var rwWarms = []mEval{
-	{lock.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
-	{lock.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
-	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
-	{lock.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
-	{lock.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
+	{scripts.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
+	{scripts.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
+	{scripts.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
+	{scripts.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
+	{scripts.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
+	{scripts.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
+	{scripts.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
 }
 
 // TestReadWriteLockModel: ReadWriteLock against the model: shared reads,

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -17,7 +18,7 @@ import (
 type failRWUnlock struct{ lock.Conn }
 
 func (f failRWUnlock) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
+	if s == scripts.RWReadUnlock || s == scripts.RWWriteUnlock {
 		return nil, errBroken
 	}
 	return f.Conn.Eval(ctx, s, keys, args...)

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -76,7 +77,7 @@ func TestReadWriteLockRenewalIsPerHolder(t *testing.T) {
 type rwUnlockTwice struct{ lock.Conn }
 
 func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
+	if s == scripts.RWReadUnlock || s == scripts.RWWriteUnlock {
 		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
 			return nil, err
 		}

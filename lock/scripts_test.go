@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -114,25 +115,25 @@ func TestReentrantScripts(t *testing.T) {
 			}
 
 			// Acquire: free, reentrant, contended.
-			e.wantReply(e.eval(lock.ReentrantAcquire, []string{lk}, 10000, a), nil, "first acquire")
+			e.wantReply(e.eval(scripts.ReentrantAcquire, []string{lk}, 10000, a), nil, "first acquire")
 			e.wantHash(lk, map[string]string{a: "1"})
 			e.wantTTL(lk, 9*time.Second, 10*time.Second)
-			e.wantReply(e.eval(lock.ReentrantAcquire, []string{lk}, 20000, a), nil, "reentrant acquire")
+			e.wantReply(e.eval(scripts.ReentrantAcquire, []string{lk}, 20000, a), nil, "reentrant acquire")
 			e.wantHash(lk, map[string]string{a: "2"})
 			e.wantTTL(lk, 19*time.Second, 20*time.Second)
-			if ttl, ok := e.eval(lock.ReentrantAcquire, []string{lk}, 10000, b).(int64); !ok || ttl < 19000 || ttl > 20000 {
+			if ttl, ok := e.eval(scripts.ReentrantAcquire, []string{lk}, 10000, b).(int64); !ok || ttl < 19000 || ttl > 20000 {
 				t.Fatalf("contended acquire: %v, want the holder's PTTL", ttl)
 			}
 			e.wantHash(lk, map[string]string{a: "2"})
 
 			// Renew.
-			e.wantReply(e.eval(lock.ReentrantRenew, []string{lk}, 30000, a), int64(1), "renew by holder")
+			e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, a), int64(1), "renew by holder")
 			e.wantTTL(lk, 29*time.Second, 30*time.Second)
-			e.wantReply(e.eval(lock.ReentrantRenew, []string{lk}, 30000, b), int64(0), "renew by non-holder")
+			e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, b), int64(0), "renew by non-holder")
 
 			// Unlock with the latch: not held, decrement, release, retry.
 			unlock := func(req, holder string, latch string) any {
-				return e.eval(lock.ReentrantUnlock, []string{lk, ch, "redisson_unlock_latch:{lk}:" + req}, "0", 5000, holder, 60000, latch)
+				return e.eval(scripts.ReentrantUnlock, []string{lk, ch, "redisson_unlock_latch:{lk}:" + req}, "0", 5000, holder, 60000, latch)
 			}
 			e.wantReply(unlock("r0", b, "1"), nil, "unlock by non-holder")
 			e.wantString("redisson_unlock_latch:{lk}:r0", "<absent>")
@@ -156,7 +157,7 @@ func TestReentrantScripts(t *testing.T) {
 
 			// Idempotent acquire: a retried request counts once.
 			idem := func(req, holder string) any {
-				return e.eval(lock.ReentrantAcquire, []string{lk, "redisson_acquire_latch:{lk}:" + req}, 10000, holder, req, 60000)
+				return e.eval(scripts.ReentrantAcquire, []string{lk, "redisson_acquire_latch:{lk}:" + req}, 10000, holder, req, 60000)
 			}
 			e.wantReply(idem("q1", a), nil, "idempotent acquire")
 			e.wantReply(idem("q1", a), nil, "retried idempotent acquire")
@@ -165,20 +166,20 @@ func TestReentrantScripts(t *testing.T) {
 			e.wantHash(lk, map[string]string{a: "2"})
 
 			// Force unlock.
-			e.wantReply(e.eval(lock.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(1), "force unlock")
-			e.wantReply(e.eval(lock.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(0), "force unlock of nothing")
+			e.wantReply(e.eval(scripts.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(1), "force unlock")
+			e.wantReply(e.eval(scripts.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(0), "force unlock of nothing")
 
 			// Fenced acquire: tokens grow with every acquisition.
 			tk := "{fl}:token"
-			e.wantReply(e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(1)}, "fenced acquire")
-			e.wantReply(e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(2)}, "reentrant fenced acquire")
-			got := e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, b).([]any)
+			e.wantReply(e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(1)}, "fenced acquire")
+			e.wantReply(e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(2)}, "reentrant fenced acquire")
+			got := e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, b).([]any)
 			if ttl, _ := got[0].(int64); ttl < 9000 || got[1] != int64(-1) {
 				t.Fatalf("contended fenced acquire: %v", got)
 			}
 			e.wantString(tk, "2")
 			f := func(req string) any {
-				return e.eval(lock.FencedAcquire, []string{"fl", tk, "redisson_acquire_latch:{fl}:" + req}, 10000, a, req, 60000)
+				return e.eval(scripts.FencedAcquire, []string{"fl", tk, "redisson_acquire_latch:{fl}:" + req}, 10000, a, req, 60000)
 			}
 			e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "idempotent fenced acquire")
 			e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "retried idempotent fenced acquire keeps its token")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -29,7 +30,7 @@ func TestSetNX(t *testing.T) {
 				{"plain: held by itself", "p", "t1", true, false},
 				{"plain: held by another", "p", "t2", true, false},
 			} {
-				got, err := lock.SetNX(ctx, conn, c.key, c.token, 10000, c.plain)
+				got, err := scripts.SetNX[lock.ReplyError](ctx, conn, c.key, c.token, 10000, c.plain)
 				if err != nil || got != c.want {
 					t.Errorf("%s: SetNX = %v, %v; want %v", c.what, got, err, c.want)
 				}

@@ -28,6 +28,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -358,7 +359,7 @@ func checkSpecModel(t *rapid.T, nodes int) {
 	for i, a := range acts {
 		ats[i], cl[i] = a.at, a.client
 	}
-	md.run(t, mdWarmScripts(redlock.ReleaseScript, redlock.ExtendScript), ats, cl, func(i int) {
+	md.run(t, mdWarmScripts(scripts.SimpleRelease, scripts.RedlockExtend), ats, cl, func(i int) {
 		a, s := acts[i], specs[acts[i].client]
 		ctx := context.Background()
 		res := specResult{lease: -1}
@@ -758,7 +759,7 @@ func checkRedissonModel(t *rapid.T, nodes int) {
 	for i, a := range acts {
 		ats[i], cl[i] = a.at, a.client
 	}
-	warm := mdWarmScripts(lock.ReentrantAcquire, lock.ReentrantUnlock)
+	warm := mdWarmScripts(scripts.ReentrantAcquire, scripts.ReentrantUnlock)
 	md.run(t, warm, ats, cl, func(i int) {
 		a, rl := acts[i], rls[acts[i].client]
 		ctx := context.Background()

@@ -23,9 +23,7 @@
 package redlock
 
 import (
-	"embed"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
@@ -43,30 +41,6 @@ var (
 	// so long (or the lease was so old) that the keys may already be
 	// expiring, so the holder must not rely on them.
 	ErrExpired = errors.New("redlock: validity expired")
-)
-
-//go:embed scripts/*.lua
-var scriptFS embed.FS
-
-// mustScript loads an embedded script; a missing file is a build mistake.
-func mustScript(name string) *lock.Script {
-	src, err := scriptFS.ReadFile("scripts/" + name + ".lua")
-	if err != nil {
-		panic(fmt.Sprintf("redlock: embedded script %s: %v", name, err))
-	}
-	return lock.NewScript("redlock_"+name, string(src))
-}
-
-// Scripts of the spec's algorithm.
-var (
-	// ReleaseScript is SimpleLock's compare-and-delete (lock.SimpleRelease):
-	// KEYS[1] key, KEYS[2] (optional) its release latch, ARGV[1] token,
-	// ARGV[2] the latch's TTL ms; returns 1 when it deleted the key (or an
-	// earlier run of the same release did, by the latch).
-	ReleaseScript = lock.SimpleRelease
-	// ExtendScript is compare-and-PEXPIRE: KEYS[1] key, ARGV[1] token,
-	// ARGV[2] TTL ms; returns 1 when it reset the TTL.
-	ExtendScript = mustScript("extend")
 )
 
 // lockedRand is a *rand.Rand shared by the calls of one lock object. A

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -47,12 +48,14 @@ type SpecOptions struct {
 	// clients desynchronise. Both 0 means the defaults (50 ms, 250 ms);
 	// otherwise neither may be negative and Max may not be below Min.
 	RetryDelayMin, RetryDelayMax time.Duration
-	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0 (see
-	// lock.SetNX): a node whose reply was lost then refuses the retry.
+	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0, as
+	// lock.SimpleOptions.PlainSetNX does: a node whose reply was lost then
+	// refuses the retry.
 	PlainSetNX bool
 	// NoReleaseLatch releases without a release latch. With the latch (the
-	// default) each node's release leaves a key (lock.ReleaseLatchKey of
-	// the token and the Unlock call's id) for the TTL, so that go-redis's
+	// default) each node's release leaves a key
+	// (simple_unlock_latch:{key}:<token>:<the Unlock call's id>, as
+	// SimpleLock's release does) for the TTL, so that go-redis's
 	// retry of a release whose reply was lost answers as the first run
 	// did; without
 	// it the retry finds no key, that node counts as not released, and
@@ -281,7 +284,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	ttlMs := s.opts.TTL.Milliseconds()
 	start := s.rt.Now()
 	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		return lock.SetNX(ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
+		return scripts.SetNX[lock.ReplyError](ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
 	})
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
@@ -323,7 +326,7 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 	}
 	ttlMs := s.opts.TTL.Milliseconds()
 	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, ExtendScript, []string{s.key}, l.Token, ttlMs)
+		v, err := c.Eval(ctx, scripts.RedlockExtend, []string{s.key}, l.Token, ttlMs)
 		n, _ := v.(int64)
 		return err == nil && n == 1, err
 	})
@@ -375,11 +378,11 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 func (s *Spec) release(ctx context.Context, token string) (int, error) {
 	keys, args := []string{s.key}, []any{token}
 	if !s.opts.NoReleaseLatch {
-		keys = append(keys, lock.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
+		keys = append(keys, scripts.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
 		args = append(args, s.opts.TTL.Milliseconds())
 	}
 	return s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, ReleaseScript, keys, args...)
+		v, err := c.Eval(ctx, scripts.SimpleRelease, keys, args...)
 		n, _ := v.(int64)
 		return err == nil && n == 1, err
 	})
