@@ -90,6 +90,9 @@ func (s *simSub) lost(n *Node) {
 	})
 }
 
+// Next waits up to timeout of the client's clock for a message. It ends
+// early, with the context's error, when ctx ends during the wait (by a
+// cancel in simulated code: see ctxwait.go), as lock.RedisConn's does.
 func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
 	w := s.c.w
 	if s.closed {
@@ -102,9 +105,17 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 		wt := w.newWaiter("Subscription.Next")
 		s.waiter = wt
 		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
-		wt.wait()
+		unwatch := w.watchCtx(ctx, wt)
+		v := wt.wait()
+		unwatch()
 		tm.Cancel()
 		s.waiter = nil
+		if _, ok := v.(ctxDone); ok {
+			// The caller's context ended: as lock.RedisConn's Next, return
+			// its error at once (a message that came in the same instant
+			// stays queued).
+			return "", false, ctx.Err()
+		}
 	}
 	if len(s.queue) > 0 {
 		m := s.queue[0]

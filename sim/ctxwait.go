@@ -1,0 +1,72 @@
+package sim
+
+// Context cancellation inside virtual time. A blocking call of the
+// simulated lock.Runtime or lock.Subscription that is given a context which
+// can end (Sleep, Subscription.Next) ends as soon as the context does, as
+// the real runtime's do (lock.WallRuntime.Sleep, lock.RedisConn's Next):
+// a waiting Lock whose caller cancels returns then, not when the holder's
+// lease runs out.
+//
+// Nothing here may watch ctx.Done() (that needs a goroutine or a select,
+// and a goroutine would decide when the world sees the end). Instead a
+// watched wait is listed in World.ctxWaits, and the scheduler looks at the
+// listed contexts' Err after every event it runs (a process's step, a
+// timer, a delivery): a cancel made by simulated code (a process calling a
+// CancelFunc, lock.Client.Close, the watchdog ending a LostContext) is
+// visible there at once, because the context package cancels a context and
+// its descendants synchronously. The waiter is then woken at the same
+// virtual instant, by an event queued behind those already due, so the
+// order is decided by the event queue alone, as every other wake-up's is.
+//
+// A context that ends by the wall clock (context.WithTimeout,
+// WithDeadline) is outside virtual time: the world sees its end only at
+// whichever event follows it in real time, which no seed decides. Simulated
+// code bounds its waits with the calls' own durations, never with such a
+// context.
+
+import "context"
+
+// ctxDone is the value a watched wait is woken with when its context ended.
+type ctxDone struct{}
+
+// ctxWait is one wait that ends when ctx does.
+type ctxWait struct {
+	ctx context.Context
+	wt  *waiter
+}
+
+// watchCtx lists wt to be woken (with ctxDone) once ctx has ended, and
+// returns the function that takes it off the list again, to be called when
+// the wait is over. A context that can never end (ctx.Done() is nil:
+// context.Background, WithoutCancel) is not listed: the wait is exactly
+// the unwatched one.
+func (w *World) watchCtx(ctx context.Context, wt *waiter) (unwatch func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	cw := &ctxWait{ctx: ctx, wt: wt}
+	w.ctxWaits = append(w.ctxWaits, cw)
+	return func() {
+		for i, x := range w.ctxWaits {
+			if x == cw {
+				w.ctxWaits = append(w.ctxWaits[:i], w.ctxWaits[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// wakeCancelled wakes, in the order they were listed, the watched waits
+// whose context has ended. The wake is queued (an event at the current
+// time) rather than done at once, so the list is not changed under this
+// loop by a woken process taking its wait off it.
+func (w *World) wakeCancelled() {
+	for _, cw := range w.ctxWaits {
+		wt := cw.wt
+		if wt.fired || cw.ctx.Err() == nil {
+			continue
+		}
+		wt.fired, wt.val = true, ctxDone{}
+		w.post(w.now, runFunc(wt.p.wakeFn))
+	}
+}
