@@ -7,15 +7,13 @@ package lock_test
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestReadWriteLockRenewalIsPerHolder: a living reader's watchdog renews
@@ -71,20 +69,6 @@ func TestReadWriteLockRenewalIsPerHolder(t *testing.T) {
 	w.wantNoLoss()
 }
 
-// rwUnlockTwice sends every read-write unlock script twice and returns the
-// second reply: an unlock whose first reply was lost and that go-redis sent
-// again.
-type rwUnlockTwice struct{ lock.Conn }
-
-func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == scripts.RWReadUnlock || s == scripts.RWWriteUnlock {
-		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
-			return nil, err
-		}
-	}
-	return u.Conn.Eval(ctx, s, keys, args...)
-}
-
 // TestReadWriteLockUnlockLatch: both halves' unlocks use the unlock latch,
 // as Redisson's have since 3.24.1: an unlock sent twice (its first reply
 // lost) releases one hold and answers as the first attempt did. Without the
@@ -92,35 +76,31 @@ func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, 
 // On miniredis and redis-server through the production Conn.
 func TestReadWriteLockUnlockLatch(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			for _, latch := range []bool{true, false} {
-				lc, err := lock.New(rwUnlockTwice{lock.NewRedisConn(rc)}, lock.WallRuntime{},
-					lock.Options{ID: "c1", DisableUnlockLatch: !latch})
-				if err != nil {
-					t.Fatal(err)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		for _, latch := range []bool{true, false} {
+			lc, err := lock.New(faultConn{Conn: lock.NewRedisConn(rc), twice: rwUnlocks}, lock.WallRuntime{},
+				lock.Options{ID: "c1", DisableUnlockLatch: !latch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
+			for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
+				for range 3 {
+					must(t, h.LockWithLease(ctx, "a", time.Minute))
 				}
-				rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
-				for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
-					for range 3 {
-						must(t, h.LockWithLease(ctx, "a", time.Minute))
-					}
-					must(t, h.Unlock(ctx, "a"))
-					want := 2
-					if !latch {
-						want = 1
-					}
-					if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
-						t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
-					}
-					if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
-						t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
-					}
+				must(t, h.Unlock(ctx, "a"))
+				want := 2
+				if !latch {
+					want = 1
+				}
+				if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
+					t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
+				}
+				if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
+					t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
 				}
 			}
-		})
-	}
+		}
+	})
 }
