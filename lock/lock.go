@@ -384,6 +384,14 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		}
 	}()
 	for {
+		// A context that ended since the last try (with the release that
+		// woke this waiter, say) gives up here, before a try that the Conn
+		// would refuse unsent with the context's error, which reads as an
+		// unknown outcome: the last try sent was refused, so nothing is
+		// held.
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
 		ttl, token, err = try(ctx)
 		if err != nil || ttl < 0 {
 			return token, err
