@@ -90,3 +90,27 @@ func (e notAcquiredError) Error() string { return e.err.Error() }
 
 // Unwrap exposes the cause and lock.ErrNotAcquired.
 func (e notAcquiredError) Unwrap() []error { return []error{e.err, lock.ErrNotAcquired} }
+
+// ctxEnded is the error of an acquire that gave up because its context
+// ended, holding nothing (its last attempt was refused, or what it took was
+// given back): it matches verdict (lock.ErrNotAcquired, or
+// lock.ErrWaitTimeout from a TryLock that waits) and the context's error
+// with errors.Is, a known outcome, as lock.Lock's give-up does. last, when
+// not nil, is the last attempt's error, wrapped too.
+type ctxEnded struct{ verdict, cause, last error }
+
+func (e ctxEnded) Error() string {
+	s := e.verdict.Error() + ": " + e.cause.Error()
+	if e.last != nil {
+		s += "; last attempt: " + e.last.Error()
+	}
+	return s
+}
+
+// Unwrap exposes the verdict, the context's error and the last attempt's.
+func (e ctxEnded) Unwrap() []error {
+	if e.last == nil {
+		return []error{e.verdict, e.cause}
+	}
+	return []error{e.verdict, e.cause, e.last}
+}

@@ -238,14 +238,17 @@ func (l *Lease) Valid(now time.Time) bool { return now.Before(l.ValidUntil) }
 func (l *Lease) Remaining(now time.Time) time.Duration { return l.ValidUntil.Sub(now) }
 
 // Lock tries up to Tries times to acquire the lock, pausing a random delay in
-// [RetryDelayMin, RetryDelayMax] between tries (and stopping when ctx is
-// done). It returns the last try's error after the last try.
+// [RetryDelayMin, RetryDelayMax] between tries. It returns the last try's
+// error after the last try. When ctx ends it stops at once (during a
+// pause) or after the try under way, with an error matching
+// lock.ErrNotAcquired and the context's error (the last try's wrapped):
+// every failed try gave its token back, so nothing is held.
 func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
 	var last error
 	for i := 0; i < s.opts.Tries; i++ {
 		if i > 0 {
 			if err := s.rt.Sleep(ctx, s.retryDelay()); err != nil {
-				return nil, err
+				return nil, s.gaveUp(ctx, err, last)
 			}
 		}
 		l, err := s.TryLock(ctx)
@@ -254,10 +257,21 @@ func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
 		}
 		last = err
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, s.gaveUp(ctx, err, last)
 		}
 	}
 	return nil, fmt.Errorf("redlock: %s: %d tries failed; last: %w", s.key, s.opts.Tries, last)
+}
+
+// gaveUp is Lock's error when ctx ended (err, or the sleep's error) after
+// the attempt that failed with last: every failed attempt gave its token
+// back (TryLock), so nothing is held, a known outcome matching
+// lock.ErrNotAcquired and the context's error.
+func (s *Spec) gaveUp(ctx context.Context, err, last error) error {
+	if cause := ctx.Err(); cause != nil {
+		err = cause
+	}
+	return ctxEnded{lock.ErrNotAcquired, err, last}
 }
 
 // retryDelay draws the pause before a retry.
