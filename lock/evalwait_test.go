@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
@@ -20,6 +21,7 @@ import (
 // synced acquire honest under a busy pool is
 // internal/realrun.TestSyncedAcquireWaitOnAnotherConnection.
 func TestEvalWait(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ctx := context.Background()
 	rc := newClient(t, redistest.Start(t).Addr)
 	var c lock.Conn = lock.NewRedisConn(rc)
@@ -60,6 +62,7 @@ func TestEvalWait(t *testing.T) {
 // lock held behind an i/o error (found in review: an acquire replies nil,
 // which hid the WAIT's error from the give-back).
 func TestSyncedAcquireWaitTimesOutOnClient(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ctx := context.Background()
 	addr := redistest.Start(t).Addr
 	rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: 100 * time.Millisecond, MaxRetries: -1})

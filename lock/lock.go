@@ -21,14 +21,17 @@ const (
 )
 
 // Options configures a Client. The zero value is Redisson's defaults with
-// the unlock latch on.
+// the unlock latch on. New refuses negative durations and counts.
 type Options struct {
 	// ID names this client in lock fields ("<ID>:<owner>"), as Redisson's
-	// connection manager id does. Default: a fresh id from the Runtime.
+	// connection manager id does. Default: a fresh id from the Runtime. It
+	// must not contain ':' (New refuses it with ErrBadName): client "a:b"
+	// with owner "c" and client "a" with owner "b:c" would share a field,
+	// and each could re-enter and release the other's hold.
 	ID string
 	// WatchdogTimeout is the lease of a lock taken without an explicit lease;
 	// the watchdog renews it every third of it while held. Default 30 s
-	// (Redisson's lockWatchdogTimeout).
+	// (Redisson's lockWatchdogTimeout); at least 3 ms.
 	WatchdogTimeout time.Duration
 	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
 	// and both ReadWriteLock halves): a retried unlock whose first attempt
@@ -71,10 +74,11 @@ type Options struct {
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
 	// Lock.LostContext gives the same news as a cancelled context.
 	OnLost func(name, owner string)
-	// OnRenewError is called when a renewal fails without an answer (the
-	// watchdog keeps renewing, except after ErrClosed: the connection's
-	// client was closed, and the watchdog stops). Redisson logs such errors
-	// and stops.
+	// OnRenewError is called when a renewal fails: without an answer (a
+	// timeout, a broken connection) or with an error reply (READONLY from a
+	// demoted master, say). The watchdog keeps renewing, except after
+	// ErrClosed (the connection's client was closed), when it stops.
+	// Redisson logs such errors and stops.
 	OnRenewError func(name, owner string, err error)
 }
 

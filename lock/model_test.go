@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -524,12 +525,14 @@ func listActions[A fmt.Stringer](acts []A) string {
 // the watchdog's renewals and its loss reports, the lease an unlock
 // re-applies, force unlock.
 func TestLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) { checkLockModel(t, false) })
 }
 
 // TestFencedLockModel: the same for FencedLock, whose every acquisition
 // (reentrant ones included) takes the next token.
 func TestFencedLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) { checkLockModel(t, true) })
 }
 
@@ -614,6 +617,7 @@ func (m *skModel) apply(a skAction) skResult {
 // the TTL, release only by the holding acquisition's token (or by anyone
 // with UnsafeDelRelease), stale releases refused.
 func TestSimpleLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) {
 		clients := rapid.IntRange(1, 3).Draw(t, "clients")
 		m := &skModel{
@@ -1067,6 +1071,7 @@ var rwWarms = []mEval{
 // TTL following the longest, the write lease added on re-entry, unlocks of
 // a vanished lock, the watchdogs of both halves, force unlock.
 func TestReadWriteLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) {
 		clients := rapid.IntRange(1, 3).Draw(t, "clients")
 		m := newRWModel()

@@ -101,6 +101,7 @@ func second[T any](_ T, err error) error { return err }
 // namespace (a fenced lock's token counter, a latch) is refused with
 // ErrBadName before anything is sent; an ordinary key is not.
 func TestSimpleLockReservedKey(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	srv := miniredis.RunT(t)
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer func() { _ = rc.Close() }()

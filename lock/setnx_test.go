@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 // TestSetNX: SET NX PX GET takes a free key, is refused by another token,
@@ -16,6 +17,7 @@ import (
 // the plain SET NX PX refuses its own token too. On miniredis and
 // redis-server alike.
 func TestSetNX(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	forBackends(t, func(t *testing.T, rc *redis.Client) {
 		conn := lock.NewRedisConn(rc)
 		ctx := context.Background()
@@ -45,6 +47,7 @@ func TestSetNX(t *testing.T) {
 // retry after a lost reply does) answers as the first did with the latch,
 // and ErrNotHeld without it; a stale lease is refused either way.
 func TestSimpleReleaseLatch(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	forBackends(t, func(t *testing.T, rc *redis.Client) {
 		conn := lock.NewRedisConn(rc)
 		ctx := context.Background()

@@ -142,6 +142,7 @@ func TestSimpleObtainRetry(t *testing.T) {
 // several obtains counts each obtain's retries from zero (bsm/redislock's
 // strategies keep counting across obtains).
 func TestRetryStrategySchedule(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		name string

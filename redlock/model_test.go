@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -424,6 +425,7 @@ func checkSpecModel(t *rapid.T, nodes int) {
 // compare-and-delete unlocks of current and stale leases, extension of
 // valid leases only, expiry.
 func TestSpecModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) { checkSpecModel(t, n) })
@@ -809,6 +811,7 @@ func checkRedissonModel(t *rapid.T, nodes int) {
 // reentrancy per owner on every member, the watchdog's hold count and the
 // lease an unlock re-applies, and the two unlock semantics.
 func TestRedissonModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) { checkRedissonModel(t, n) })
