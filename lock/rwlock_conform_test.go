@@ -104,3 +104,45 @@ func TestReadWriteLockUnlockLatch(t *testing.T) {
 		}
 	})
 }
+
+// TestReadWriteLockRenewalIsPerHolderOnRedis: the per-holder renewal
+// through the production Conn and the wall-clock runtime. Reader "dead"
+// (client d) holds with a minute's lease and no watchdog; reader "alive"
+// (client a) holds by its watchdog (a 600 ms lease, renewed every 200 ms).
+// After a's renewals, d's timeout key keeps its own minute: a renewal that
+// reset every reader's keys (Redisson before 4.4.0) would have set it to
+// a's 600 ms. TTLs are compared rather than waited out, since miniredis's
+// do not run with the wall clock. On miniredis and redis-server.
+func TestReadWriteLockRenewalIsPerHolderOnRedis(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		d, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "d"})
+		must(t, err)
+		a, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "a", WatchdogTimeout: 600 * time.Millisecond})
+		must(t, err)
+		must(t, d.ReadWriteLock("rwr").ReadLock().LockWithLease(ctx, "dead", time.Minute))
+		must(t, a.ReadWriteLock("rwr").ReadLock().Lock(ctx, "alive"))
+		const deadKey = "redisson_rwlock_timeout:{rwr}:d:dead:rwlock_timeout:1"
+		const aliveKey = "redisson_rwlock_timeout:{rwr}:a:alive:rwlock_timeout:1"
+		// a's watchdog has renewed once its key is back near 600 ms after
+		// being pushed out to a minute (up to 10 s on a loaded machine).
+		must(t, rc.PExpire(ctx, aliveKey, time.Minute).Err())
+		renewed := false
+		for deadline := time.Now().Add(10 * time.Second); !renewed && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			d, err := rc.PTTL(ctx, aliveKey).Result()
+			must(t, err)
+			renewed = d > 0 && d <= 600*time.Millisecond
+		}
+		if !renewed {
+			t.Fatalf("%s was not renewed by a's watchdog", aliveKey)
+		}
+		if d, err := rc.PTTL(ctx, deadKey).Result(); err != nil || d < 50*time.Second {
+			t.Errorf("PTTL %s = %v, %v after a's renewal; want its own minute (a renewed another reader's acquisition)", deadKey, d, err)
+		}
+		must(t, a.ReadWriteLock("rwr").ReadLock().Unlock(ctx, "alive"))
+		must(t, d.ReadWriteLock("rwr").ReadLock().Unlock(ctx, "dead"))
+		must(t, a.Close())
+		must(t, d.Close())
+	})
+}
