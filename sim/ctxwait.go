@@ -1,11 +1,15 @@
 package sim
 
 // Context cancellation inside virtual time. A blocking call of the
-// simulated lock.Runtime or lock.Subscription that is given a context which
-// can end (Sleep, Subscription.Next) ends as soon as the context does, as
-// the real runtime's do (lock.WallRuntime.Sleep, lock.RedisConn's Next):
-// a waiting Lock whose caller cancels returns then, not when the holder's
-// lease runs out.
+// simulated lock.Runtime, lock.Subscription or Subscribe that is given a
+// context which can end (Sleep, Subscription.Next, Conn.Subscribe's wait
+// for its confirmation) ends as soon as the context does, as the real
+// runtime's do (lock.WallRuntime.Sleep, lock.RedisConn's Subscribe and
+// Next): a waiting Lock whose caller cancels returns then, not when the
+// holder's lease runs out. Other requests wait for their reply or timeout
+// whatever the context does, as go-redis's commands do (they honour only
+// a deadline, which has no meaning in virtual time: see below); a cancel
+// before an attempt is sent still stops it.
 //
 // Nothing here may watch ctx.Done() (that needs a goroutine or a select,
 // and a goroutine would decide when the world sees the end). Instead a

@@ -262,3 +262,41 @@ func TestRuntimeWaitsEndWithContext(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscribeEndsWithContext: a Subscribe whose confirmation does not
+// come (c2 is cut off from m1) ends at the instant another process
+// cancels its context, with context.Canceled, as lock.RedisConn's does;
+// before, it waited out the request's timeout (3 s) and returned a
+// timeout. With a context that cannot end it still times out.
+func TestSubscribeEndsWithContext(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const cancelAt = 2 * time.Second
+	cw := newCancelWorld(t, 4)
+	w := cw.w
+	bg := context.Background()
+	must(t, w.Net().Partition("cut", []string{"c2"}, []string{"m1"}, 0, 0))
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var cancelled, background error
+	var cancelledAt, backgroundTook time.Duration
+	cw.client(t, "c2").Go("subscriber", func() {
+		_, cancelled = cw.conn["c2"].Subscribe(ctx, "ch")
+		cancelledAt = w.Now()
+		start := w.Now()
+		_, background = cw.conn["c2"].Subscribe(bg, "ch")
+		backgroundTook = w.Now() - start
+	})
+	cw.client(t, "c3").Go("canceller", func() {
+		_ = cw.rt["c3"].Sleep(bg, cancelAt)
+		cancel()
+	})
+	must(t, w.Run(time.Minute))
+	w.Close()
+	if !errors.Is(cancelled, context.Canceled) || cancelledAt != cancelAt {
+		t.Errorf("cancelled Subscribe: %v at %v; want context.Canceled at %v", cancelled, cancelledAt, cancelAt)
+	}
+	var te *sim.TimeoutError
+	if !errors.As(background, &te) || backgroundTook != 3*time.Second {
+		t.Errorf("Subscribe with a context that cannot end: %v after %v; want a timeout after 3 s", background, backgroundTook)
+	}
+}

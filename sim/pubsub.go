@@ -24,12 +24,21 @@ type subscribedOn string
 // Subscribe records a "subscribe" req record (Args the channel), whose
 // Detail names the node that took the subscription ("on m1"): a waiter
 // hears of a release only from that node.
+//
+// A cancel of ctx (by simulated code: ctxwait.go) ends the wait for the
+// confirmation at once with the context's error, as lock.RedisConn's
+// Subscribe closes its pub/sub connection: the subscription is dropped,
+// unsubscribed at its node if the request already reached one, and never
+// taken by a node it reaches later.
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
 	h.noRuns = true
+	h.cancellable = true
 	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, nil, handlerFunc(func(n *Node, r replier) {
-		n.subscribe(sub)
+		if !sub.closed {
+			n.subscribe(sub)
+		}
 		r.answer(subscribedOn(n.name), nil)
 	}))
 	if on, ok := v.(subscribedOn); ok {
@@ -38,6 +47,9 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	}
 	h.endReq(v, err)
 	if err != nil {
+		if ctx.Err() != nil {
+			_ = sub.Close()
+		}
 		return nil, err
 	}
 	return sub, nil
