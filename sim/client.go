@@ -188,29 +188,12 @@ func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Mono(r.c.w.n
 
 // Sleep sleeps d of the client's clock. It ends early, with the context's
 // error, when ctx ends during the sleep (by a cancel in simulated code: see
-// ctxwait.go), as lock.WallRuntime's does. A context that cannot end
-// sleeps as World.sleepWorld does; one that can waits on a timer and its
-// context, which wakes the process at the same instant and in the same
-// order when the timer ends it.
+// ctxwait.go), as lock.WallRuntime's does.
 func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w := r.c.w
-	if ctx.Done() == nil {
-		w.sleepWorld("Sleep", r.c.clock.WorldSpan(d))
-		return nil
-	}
-	wt := w.newWaiter("Sleep")
-	tm := w.after(r.c.clock.WorldSpan(d), func() { wt.wake(nil) })
-	unwatch := w.watchCtx(ctx, wt)
-	v := wt.wait()
-	unwatch()
-	tm.Cancel()
-	if _, ok := v.(ctxDone); ok {
-		return ctx.Err()
-	}
-	return nil
+	return r.c.w.sleepCtx(ctx, "Sleep", r.c.clock.WorldSpan(d))
 }
 
 func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {

@@ -102,7 +102,9 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
-				w.sleepWorld("retry backoff", c.clock.WorldSpan(d))
+				if err := w.sleepCtx(ctx, "retry backoff", c.clock.WorldSpan(d)); err != nil {
+					return nil, err // go-redis's back-off ends at a cancel too
+				}
 			}
 		}
 		if err := ctx.Err(); err != nil {

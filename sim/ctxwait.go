@@ -6,9 +6,10 @@ package sim
 // for its confirmation) ends as soon as the context does, as the real
 // runtime's do (lock.WallRuntime.Sleep, lock.RedisConn's Subscribe and
 // Next): a waiting Lock whose caller cancels returns then, not when the
-// holder's lease runs out. Other requests wait for their reply or timeout
-// whatever the context does, as go-redis's commands do (they honour only
-// a deadline, which has no meaning in virtual time: see below); a cancel
+// holder's lease runs out. So does a request's back-off between retries,
+// as go-redis's. Other requests wait for their reply or timeout whatever
+// the context does, as go-redis's commands do (their reads honour only a
+// deadline, which has no meaning in virtual time: see below); a cancel
 // before an attempt is sent still stops it.
 //
 // Nothing here may watch ctx.Done() (that needs a goroutine or a select,
@@ -28,7 +29,10 @@ package sim
 // code bounds its waits with the calls' own durations, never with such a
 // context.
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // ctxDone is the value a watched wait is woken with when its context ended.
 type ctxDone struct{}
@@ -73,4 +77,27 @@ func (w *World) wakeCancelled() {
 		wt.fired, wt.val = true, ctxDone{}
 		w.post(w.now, runFunc(wt.p.wakeFn))
 	}
+}
+
+// sleepCtx blocks the running process for d of world time, or until ctx is
+// cancelled, when it returns ctx's error. With a context that cannot end
+// it is sleepWorld; otherwise it waits on a timer and the context, which
+// wakes the process at the same instant and in the same order when the
+// timer ends it (one event queued for now+d, resuming the process from the
+// scheduler), so the choice changes no history.
+func (w *World) sleepCtx(ctx context.Context, op string, d time.Duration) error {
+	if ctx.Done() == nil {
+		w.sleepWorld(op, d)
+		return nil
+	}
+	wt := w.newWaiter(op)
+	tm := w.after(d, func() { wt.wake(nil) })
+	unwatch := w.watchCtx(ctx, wt)
+	v := wt.wait()
+	unwatch()
+	tm.Cancel()
+	if _, ok := v.(ctxDone); ok {
+		return ctx.Err()
+	}
+	return nil
 }

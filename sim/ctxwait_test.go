@@ -300,3 +300,40 @@ func TestSubscribeEndsWithContext(t *testing.T) {
 		t.Errorf("Subscribe with a context that cannot end: %v after %v; want a timeout after 3 s", background, backgroundTook)
 	}
 }
+
+// TestRetryBackoffEndsWithContext: a request whose first attempt timed out
+// (its client cut off from m1) ends during the back-off before its retry
+// at the instant another process cancels its context, with
+// context.Canceled, as go-redis's back-off does; before, it slept the
+// whole back-off (5 s) first.
+func TestRetryBackoffEndsWithContext(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := sim.New(5)
+	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
+	retry := sim.RetryPolicy{MaxRetries: 1, MinBackoff: 5 * time.Second, MaxBackoff: 5 * time.Second}
+	c2, err := w.AddClient(sim.ClientConfig{Name: "c2", Timeout: time.Second, Retry: retry})
+	must(t, err)
+	c3, err := w.AddClient(sim.ClientConfig{Name: "c3"})
+	must(t, err)
+	conn, err := c2.Conn("m1")
+	must(t, err)
+	must(t, w.Net().Partition("cut", []string{"c2"}, []string{"m1"}, 0, 0))
+	const cancelAt = 2 * time.Second // 1 s into the back-off
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got error
+	at := time.Duration(-1)
+	c2.Go("caller", func() {
+		_, got = conn.Do(ctx, "GET", "k")
+		at = w.Now()
+	})
+	c3.Go("canceller", func() {
+		_ = c3.Runtime().Sleep(context.Background(), cancelAt)
+		cancel()
+	})
+	must(t, w.Run(time.Minute))
+	w.Close()
+	if !errors.Is(got, context.Canceled) || at != cancelAt {
+		t.Errorf("Do: %v at %v; want context.Canceled at %v", got, at, cancelAt)
+	}
+}
