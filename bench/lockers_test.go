@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -39,26 +41,41 @@ type impl struct {
 	newLocker func(rcs []*redis.Client, key string, g int) (locker, error)
 }
 
-// simpleRelease is the SimpleLock's compare-and-delete, read from the main
-// module's source: it is unexported there, and the ceiling must run the
-// very same script.
-var simpleRelease = sync.OnceValues(func() (*lock.Script, error) {
-	src, err := os.ReadFile("../lock/scripts/simple_release.lua")
+// mainScript reads one of the locks' Lua scripts from the main module's
+// source (internal/scripts: internal to that module, so this one cannot
+// import it), so that the ceilings run the very same scripts, named as the
+// main module names them.
+func mainScript(name string) (*lock.Script, error) {
+	src, err := os.ReadFile("../internal/scripts/" + name + ".lua")
 	if err != nil {
-		return nil, fmt.Errorf("the SimpleLock's release script: %w", err)
+		return nil, fmt.Errorf("the locks' script %s: %w", name, err)
 	}
-	return lock.NewScript("simple_release", string(src)), nil
+	sum := sha1.Sum(src)
+	return &lock.Script{Name: name, Src: string(src), SHA: hex.EncodeToString(sum[:])}, nil
+}
+
+// rawScripts are the scripts the ceilings call by EVALSHA alone.
+var rawScripts = sync.OnceValues(func() (s struct{ acquire, unlock, release *lock.Script }, err error) {
+	for _, x := range []struct {
+		name string
+		to   **lock.Script
+	}{{"reentrant_acquire", &s.acquire}, {"reentrant_unlock", &s.unlock}, {"simple_release", &s.release}} {
+		if *x.to, err = mainScript(x.name); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
 })
 
 // loadScripts loads every script the ceilings call by EVALSHA alone.
 func loadScripts(ctx context.Context, rcs []*redis.Client) error {
-	rel, err := simpleRelease()
+	s, err := rawScripts()
 	if err != nil {
 		return err
 	}
 	for _, rc := range rcs {
-		for _, s := range []*lock.Script{lock.ReentrantAcquire, lock.ReentrantUnlock, rel, redlock.ReleaseScript} {
-			if err := rc.ScriptLoad(ctx, s.Src).Err(); err != nil {
+		for _, sc := range []*lock.Script{s.acquire, s.unlock, s.release} {
+			if err := rc.ScriptLoad(ctx, sc.Src).Err(); err != nil {
 				return err
 			}
 		}
@@ -93,14 +110,15 @@ func ownerOf(g int) string { return "g" + strconv.Itoa(g) }
 // rawReentrant is the reentrant lock's two scripts by EVALSHA, with the
 // arguments lock.Lock passes: acquire with a lease, unlock with the latch.
 type rawReentrant struct {
-	rc         *redis.Client
-	key, field string
-	channel    string
-	ids        ids
+	rc                    *redis.Client
+	key, field            string
+	channel               string
+	acquireSHA, unlockSHA string
+	ids                   ids
 }
 
 func (r *rawReentrant) acquire(ctx context.Context) (bool, error) {
-	err := r.rc.EvalSha(ctx, lock.ReentrantAcquire.SHA, []string{r.key}, lease.Milliseconds(), r.field).Err()
+	err := r.rc.EvalSha(ctx, r.acquireSHA, []string{r.key}, lease.Milliseconds(), r.field).Err()
 	if errors.Is(err, redis.Nil) {
 		return true, nil // nil: acquired
 	}
@@ -109,7 +127,7 @@ func (r *rawReentrant) acquire(ctx context.Context) (bool, error) {
 
 func (r *rawReentrant) release(ctx context.Context) error {
 	latch := "redisson_unlock_latch:{" + r.key + "}:" + r.ids.next()
-	n, err := r.rc.EvalSha(ctx, lock.ReentrantUnlock.SHA, []string{r.key, r.channel, latch},
+	n, err := r.rc.EvalSha(ctx, r.unlockSHA, []string{r.key, r.channel, latch},
 		"0", lease.Milliseconds(), r.field, (30 * time.Second).Milliseconds(), "1").Int64()
 	if err == nil && n != 1 {
 		err = fmt.Errorf("raw unlock of %s answered %d", r.key, n)
@@ -158,8 +176,13 @@ func lockClient(rc *redis.Client) (*lock.Client, error) {
 
 var reentrantImpls = []impl{
 	{"raw-reentrant", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
+		s, err := rawScripts()
+		if err != nil {
+			return nil, err
+		}
 		return &rawReentrant{rc: rcs[0], key: key, field: "raw:" + ownerOf(g),
-			channel: "redisson_lock__channel:{" + key + "}", ids: newIDs(g)}, nil
+			channel:    "redisson_lock__channel:{" + key + "}",
+			acquireSHA: s.acquire.SHA, unlockSHA: s.unlock.SHA, ids: newIDs(g)}, nil
 	}},
 	{"locksim-Lock", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
 		c, err := lockClient(rcs[0])
@@ -275,11 +298,11 @@ func (r *redisLock) release(ctx context.Context) error { return r.l.Release(ctx)
 
 var simpleImpls = []impl{
 	{"raw-simple", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
-		rel, err := simpleRelease()
+		s, err := rawScripts()
 		if err != nil {
 			return nil, err
 		}
-		return &rawSimple{rc: rcs[0], key: key, sha: rel.SHA, ids: newIDs(g)}, nil
+		return &rawSimple{rc: rcs[0], key: key, sha: s.release.SHA, ids: newIDs(g)}, nil
 	}},
 	{"locksim-SimpleLock", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
 		l, err := lock.NewSimpleLock(lock.NewRedisConn(rcs[0]), lock.WallRuntime{}, key, lock.SimpleOptions{TTL: lease})
@@ -313,10 +336,11 @@ func parallel(n int, f func(i int)) {
 // every node in parallel; success on a majority; compare-and-delete on
 // every node in parallel to release, or at once after a failed acquire.
 type rawRedLock struct {
-	rcs   []*redis.Client
-	key   string
-	ids   ids
-	token string
+	rcs        []*redis.Client
+	key        string
+	releaseSHA string // compare-and-delete, the spec's release (SimpleLock's)
+	ids        ids
+	token      string
 }
 
 func (r *rawRedLock) acquire(ctx context.Context) (bool, error) {
@@ -344,7 +368,7 @@ func (r *rawRedLock) release(ctx context.Context) error { return r.del(ctx) }
 func (r *rawRedLock) del(ctx context.Context) error {
 	errs := make([]error, len(r.rcs))
 	parallel(len(r.rcs), func(i int) {
-		errs[i] = r.rcs[i].EvalSha(ctx, redlock.ReleaseScript.SHA, []string{r.key}, r.token).Err()
+		errs[i] = r.rcs[i].EvalSha(ctx, r.releaseSHA, []string{r.key}, r.token).Err()
 	})
 	return errors.Join(errs...)
 }
@@ -394,7 +418,11 @@ func conns(rcs []*redis.Client) []lock.Conn {
 func redLockImpls(n int) []impl {
 	return []impl{
 		{"raw-parallel", n, func(rcs []*redis.Client, key string, g int) (locker, error) {
-			return &rawRedLock{rcs: rcs, key: key, ids: newIDs(g)}, nil
+			s, err := rawScripts()
+			if err != nil {
+				return nil, err
+			}
+			return &rawRedLock{rcs: rcs, key: key, releaseSHA: s.release.SHA, ids: newIDs(g)}, nil
 		}},
 		{"locksim-spec", n, func(rcs []*redis.Client, key string, g int) (locker, error) {
 			s, err := redlock.NewSpec(lock.WallRuntime{}, conns(rcs), key, redlock.SpecOptions{TTL: lease})

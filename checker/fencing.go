@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // FencingReport sums up the writes to fenced resources.
@@ -72,7 +72,7 @@ func Fencing(h []history.Record) (FencingReport, []Violation) { return fencing(h
 
 // fencedAcquireReq is the req record's command of FencedLock's acquire
 // script, whose reply carries the token it issued.
-var fencedAcquireReq = "eval:" + lock.FencedAcquire.Name
+var fencedAcquireReq = "eval:" + scripts.FencedAcquire.Name
 
 // historyEnd is an instant after every call and return in h.
 func historyEnd(h []history.Record) time.Duration {

@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -190,7 +191,7 @@ func TestFencingTokenReusedAfterFailover(t *testing.T) {
 // script on lk that m1 ran at runs and that returned token (the script's
 // "acquired" reply).
 func fencedReq(client string, call, ret time.Duration, token int64, runs ...time.Duration) history.Record {
-	r := reqRec(client, "eval:"+lock.FencedAcquire.Name, call, ret, runs...)
+	r := reqRec(client, "eval:"+scripts.FencedAcquire.Name, call, ret, runs...)
 	r.Args = []string{"lk", "{lk}:token", "5000", client + ":a"}
 	r.Result = "[-1 " + strconv.FormatInt(token, 10) + "]"
 	return r

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkPairs(b *testing.B) {
 		b.Run(backend+"/raw-evalsha", func(b *testing.B) {
 			rc := benchClient(b, backend)
 			ctx := context.Background()
-			acq, unl := redis.NewScript(lock.ReentrantAcquire.Src), redis.NewScript(lock.ReentrantUnlock.Src)
+			acq, unl := redis.NewScript(scripts.ReentrantAcquire.Src), redis.NewScript(scripts.ReentrantUnlock.Src)
 			for i := 0; i < b.N; i++ {
 				if err := acq.Run(ctx, rc, []string{"lk"}, 30000, "c:o").Err(); err != nil && err != redis.Nil {
 					b.Fatal(err)

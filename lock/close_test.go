@@ -3,8 +3,6 @@ package lock_test
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,65 +22,61 @@ import (
 // redis-server.
 func TestClientClose(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			var renewErrs atomic.Int32
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c",
-				WatchdogTimeout: 3 * time.Second,
-				OnRenewError:    func(_, _ string, _ error) { renewErrs.Add(1) }})
-			must(t, err)
-			other, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "other"})
-			must(t, err)
-			must(t, lc.Lock("l").Lock(ctx, "o"))
-			_, err = lc.FencedLock("f").Lock(ctx, "o")
-			must(t, err)
-			must(t, lc.ReadWriteLock("rw").WriteLock().Lock(ctx, "o"))
-			must(t, lc.ReadWriteLock("rw2").ReadLock().Lock(ctx, "o"))
-			must(t, other.Lock("busy").LockWithLease(ctx, "x", time.Minute))
-			if n := lc.Renewals(); n != 4 {
-				t.Fatalf("%d watchdogs before Close; want 4", n)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		var renewErrs atomic.Int32
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c",
+			WatchdogTimeout: 3 * time.Second,
+			OnRenewError:    func(_, _ string, _ error) { renewErrs.Add(1) }})
+		must(t, err)
+		other, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "other"})
+		must(t, err)
+		must(t, lc.Lock("l").Lock(ctx, "o"))
+		_, err = lc.FencedLock("f").Lock(ctx, "o")
+		must(t, err)
+		must(t, lc.ReadWriteLock("rw").WriteLock().Lock(ctx, "o"))
+		must(t, lc.ReadWriteLock("rw2").ReadLock().Lock(ctx, "o"))
+		must(t, other.Lock("busy").LockWithLease(ctx, "x", time.Minute))
+		if n := lc.Renewals(); n != 4 {
+			t.Fatalf("%d watchdogs before Close; want 4", n)
+		}
+		var wg sync.WaitGroup
+		var waitErr error
+		var waited time.Duration
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			waitErr = lc.Lock("busy").Lock(ctx, "o")
+			waited = time.Since(start)
+		}()
+		time.Sleep(200 * time.Millisecond) // the acquire waits on its subscription
+		must(t, lc.Close())
+		must(t, lc.Close())
+		wg.Wait()
+		if !errors.Is(waitErr, lock.ErrClosed) || lock.IsUnknown(waitErr) || waited > 10*time.Second {
+			t.Errorf("waiting acquire after Close: %v after %v; want ErrClosed, promptly (the holder's lease is a minute)", waitErr, waited)
+		}
+		if n := lc.Renewals(); n != 0 {
+			t.Errorf("%d watchdogs after Close", n)
+		}
+		for _, name := range []string{"l", "f", "rw", "rw2"} {
+			if ok, err := other.Lock(name).IsLocked(ctx); err != nil || !ok {
+				t.Errorf("%s after Close: locked %v, %v; want still held (Close releases nothing)", name, ok, err)
 			}
-			var wg sync.WaitGroup
-			var waitErr error
-			var waited time.Duration
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				start := time.Now()
-				waitErr = lc.Lock("busy").Lock(ctx, "o")
-				waited = time.Since(start)
-			}()
-			time.Sleep(200 * time.Millisecond) // the acquire waits on its subscription
-			must(t, lc.Close())
-			must(t, lc.Close())
-			wg.Wait()
-			if !errors.Is(waitErr, lock.ErrClosed) || lock.IsUnknown(waitErr) || waited > 10*time.Second {
-				t.Errorf("waiting acquire after Close: %v after %v; want ErrClosed, promptly (the holder's lease is a minute)", waitErr, waited)
-			}
-			if n := lc.Renewals(); n != 0 {
-				t.Errorf("%d watchdogs after Close", n)
-			}
-			for _, name := range []string{"l", "f", "rw", "rw2"} {
-				if ok, err := other.Lock(name).IsLocked(ctx); err != nil || !ok {
-					t.Errorf("%s after Close: locked %v, %v; want still held (Close releases nothing)", name, ok, err)
-				}
-			}
-			if err := lc.Lock("new").TryLock(ctx, "o"); !errors.Is(err, lock.ErrClosed) {
-				t.Errorf("TryLock after Close: %v; want ErrClosed", err)
-			}
-			if err := lc.ReadWriteLock("new").ReadLock().Lock(ctx, "o"); !errors.Is(err, lock.ErrClosed) {
-				t.Errorf("ReadLock().Lock after Close: %v; want ErrClosed", err)
-			}
-			must(t, lc.Lock("l").Unlock(ctx, "o"))
-			must(t, lc.ReadWriteLock("rw").WriteLock().Unlock(ctx, "o"))
-			if n := renewErrs.Load(); n != 0 {
-				t.Errorf("%d renewal errors", n)
-			}
-		})
-	}
+		}
+		if err := lc.Lock("new").TryLock(ctx, "o"); !errors.Is(err, lock.ErrClosed) {
+			t.Errorf("TryLock after Close: %v; want ErrClosed", err)
+		}
+		if err := lc.ReadWriteLock("new").ReadLock().Lock(ctx, "o"); !errors.Is(err, lock.ErrClosed) {
+			t.Errorf("ReadLock().Lock after Close: %v; want ErrClosed", err)
+		}
+		must(t, lc.Lock("l").Unlock(ctx, "o"))
+		must(t, lc.ReadWriteLock("rw").WriteLock().Unlock(ctx, "o"))
+		if n := renewErrs.Load(); n != 0 {
+			t.Errorf("%d renewal errors", n)
+		}
+	})
 }
 
 // TestClosedRedisClientStopsWatchdog: when the go-redis client under the
@@ -91,34 +85,30 @@ func TestClientClose(t *testing.T) {
 // ever. On miniredis and redis-server.
 func TestClosedRedisClientStopsWatchdog(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			probe := bs[backend](t)
-			rc := redis.NewClient(&redis.Options{Addr: probe.Options().Addr, DisableIdentity: true})
-			ctx := context.Background()
-			var mu sync.Mutex
-			var errs []error
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{
-				WatchdogTimeout: 150 * time.Millisecond, // a renewal every 50 ms
-				OnRenewError: func(_, _ string, err error) {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}})
-			must(t, err)
-			must(t, lc.Lock("l").Lock(ctx, "o"))
-			must(t, rc.Close())
-			deadline := time.Now().Add(10 * time.Second)
-			for lc.Renewals() != 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			time.Sleep(300 * time.Millisecond) // six more renewal periods
-			mu.Lock()
-			defer mu.Unlock()
-			if n := lc.Renewals(); n != 0 || len(errs) != 1 || !errors.Is(errs[0], lock.ErrClosed) {
-				t.Errorf("after closing the go-redis client: %d watchdogs, renewal errors %v; want none running, one ErrClosed", n, errs)
-			}
-		})
-	}
+	forBackends(t, func(t *testing.T, probe *redis.Client) {
+		rc := redis.NewClient(&redis.Options{Addr: probe.Options().Addr, DisableIdentity: true})
+		ctx := context.Background()
+		var mu sync.Mutex
+		var errs []error
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{
+			WatchdogTimeout: 150 * time.Millisecond, // a renewal every 50 ms
+			OnRenewError: func(_, _ string, err error) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}})
+		must(t, err)
+		must(t, lc.Lock("l").Lock(ctx, "o"))
+		must(t, rc.Close())
+		deadline := time.Now().Add(10 * time.Second)
+		for lc.Renewals() != 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // six more renewal periods
+		mu.Lock()
+		defer mu.Unlock()
+		if n := lc.Renewals(); n != 0 || len(errs) != 1 || !errors.Is(errs[0], lock.ErrClosed) {
+			t.Errorf("after closing the go-redis client: %d watchdogs, renewal errors %v; want none running, one ErrClosed", n, errs)
+		}
+	})
 }

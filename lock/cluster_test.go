@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
@@ -87,30 +88,6 @@ func keysOn(t *testing.T, s *redistest.Server, sub string) []string {
 	return out
 }
 
-// unlockTwice sends every unlock script twice and returns the second
-// reply: an unlock whose first reply was lost and that go-redis sent again.
-// It also keeps the unlock latches (it drops the DEL the lock sends once
-// the reply has come), so that the test can check where they live.
-type unlockTwice struct{ lock.Conn }
-
-func (u unlockTwice) Do(ctx context.Context, args ...any) (any, error) {
-	if len(args) == 2 && args[0] == "DEL" {
-		if k, _ := args[1].(string); strings.HasPrefix(k, "redisson_unlock_latch:") {
-			return int64(0), nil
-		}
-	}
-	return u.Conn.Do(ctx, args...)
-}
-
-func (u unlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.ReentrantUnlock {
-		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
-			return nil, err
-		}
-	}
-	return u.Conn.Eval(ctx, s, keys, args...)
-}
-
 // TestClusterLockKinds runs every lock kind on a real Redis Cluster of 3
 // masters and 3 replicas through a go-redis ClusterClient, with plain names
 // and hash-tagged names chosen so that the locks land on every master:
@@ -134,11 +111,11 @@ func TestClusterLockKinds(t *testing.T) {
 	idem := newLockClient(t, cc, lock.Options{ID: "i", IdempotentAcquire: true})
 	rt := lock.WallRuntime{}
 	conn := lock.NewRedisConn(cc)
-	retried, err := lock.New(unlockTwice{conn}, rt, lock.Options{ID: "r"})
+	retried, err := lock.New(faultConn{Conn: conn, twice: []*lock.Script{scripts.ReentrantUnlock}, keepLatches: true}, rt, lock.Options{ID: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	retriedNoLatch, err := lock.New(unlockTwice{conn}, rt, lock.Options{ID: "n", DisableUnlockLatch: true})
+	retriedNoLatch, err := lock.New(faultConn{Conn: conn, twice: []*lock.Script{scripts.ReentrantUnlock}, keepLatches: true}, rt, lock.Options{ID: "n", DisableUnlockLatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,18 +9,17 @@
 // where every blocking call hands control back to a virtual-time scheduler.
 //
 // The lock kinds are Lock, FencedLock and ReadWriteLock (from a Client) and
-// SimpleLock; see the examples. The exported Script values (ReentrantAcquire,
-// RWReadUnlock, SimpleRelease, ...) are the locks' Lua scripts, exported for
-// locksim's simulator, checkers and benchmarks, which name requests by them;
-// a user of the locks has no need of them.
+// SimpleLock; see the examples. Their Lua scripts are not part of this
+// package's API: a Conn receives them as *Script values and runs them, and
+// nothing else about them concerns a user.
 package lock
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"time"
+
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // Conn is one client's connection to one Redis deployment (a single node, or
@@ -111,21 +110,17 @@ type Timer interface {
 	Stop() bool
 }
 
-// Script is a Lua script with its SHA1, the unit Conn.Eval runs.
-type Script struct {
-	// Name labels the script in histories and traces.
-	Name string
-	// Src is the Lua source.
-	Src string
-	// SHA is the hex SHA1 of Src, as EVALSHA wants it.
-	SHA string
-}
-
-// NewScript returns a Script for src named name.
-func NewScript(name, src string) *Script {
-	sum := sha1.Sum([]byte(src))
-	return &Script{Name: name, Src: src, SHA: hex.EncodeToString(sum[:])}
-}
+// Script is a Lua script with its SHA1, the unit Conn.Eval runs. Its
+// fields are Name (a label for histories and traces), Src (the Lua source)
+// and SHA (the hex SHA1 of Src, as EVALSHA wants it). The locks make every
+// Script they run; an implementation of Conn only reads them (EVALSHA by
+// SHA, and EVAL of Src when the node answers NOSCRIPT).
+//
+// Script is an alias of locksim's internal script type, where the scripts
+// themselves live (unexported to a user of the locks), so that the values
+// the locks pass to Eval are the very ones locksim's simulator and checkers
+// name requests by, with no conversion between two types.
+type Script = scripts.Script
 
 // ReplyError is an error reply from Redis, such as "NOSCRIPT No matching
 // script" or "WRONGTYPE ...". The command was executed and refused: unlike a

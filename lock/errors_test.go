@@ -3,28 +3,15 @@ package lock_test
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
-
-// failGiveBack fails every unlock script with a transport error (the
-// reply never came), as if the connection broke right after the acquire.
-type failGiveBack struct{ lock.Conn }
-
-var errBroken = errors.New("read tcp: connection reset by peer")
-
-func (f failGiveBack) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.ReentrantUnlock {
-		return nil, errBroken
-	}
-	return f.Conn.Eval(ctx, s, keys, args...)
-}
 
 // TestSyncedGiveBackFailure: a synced acquire that no replica acknowledged
 // gives the hold back; when the give-back itself fails, the hold may
@@ -34,36 +21,32 @@ func (f failGiveBack) Eval(ctx context.Context, s *lock.Script, keys []string, a
 // and redis-server (neither has a replica: WAIT answers 0).
 func TestSyncedGiveBackFailure(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			opts := lock.Options{ID: "c", SyncReplicas: 1, SyncTimeout: 20 * time.Millisecond}
-			ok, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
-			must(t, err)
-			broken, err := lock.New(failGiveBack{lock.NewRedisConn(rc)}, lock.WallRuntime{}, opts)
-			must(t, err)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		opts := lock.Options{ID: "c", SyncReplicas: 1, SyncTimeout: 20 * time.Millisecond}
+		ok, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
+		must(t, err)
+		broken, err := lock.New(faultConn{Conn: lock.NewRedisConn(rc), fail: []*lock.Script{scripts.ReentrantUnlock}}, lock.WallRuntime{}, opts)
+		must(t, err)
 
-			err = ok.Lock("a").TryLock(ctx, "o")
-			if !errors.Is(err, lock.ErrNotSynced) || lock.IsUnknown(err) {
-				t.Errorf("give-back that worked: %v; want ErrNotSynced, a known outcome", err)
-			}
-			if held, _ := ok.Lock("a").IsLocked(ctx); held {
-				t.Errorf("give-back that worked left the lock held")
-			}
+		err = ok.Lock("a").TryLock(ctx, "o")
+		if !errors.Is(err, lock.ErrNotSynced) || lock.IsUnknown(err) {
+			t.Errorf("give-back that worked: %v; want ErrNotSynced, a known outcome", err)
+		}
+		if held, _ := ok.Lock("a").IsLocked(ctx); held {
+			t.Errorf("give-back that worked left the lock held")
+		}
 
-			err = broken.Lock("b").TryLock(ctx, "o")
-			if errors.Is(err, lock.ErrNotSynced) || !lock.IsUnknown(err) || !errors.Is(err, errBroken) {
-				t.Errorf("give-back that failed: %v (unknown %v); want an unknown outcome wrapping %v, not ErrNotSynced",
-					err, lock.IsUnknown(err), errBroken)
-			}
-			if held, _ := broken.Lock("b").IsHeldBy(ctx, "o"); !held {
-				t.Errorf("the failed give-back left no hold: the test's conn did not fail it")
-			}
-			if n := broken.Renewals(); n != 0 {
-				t.Errorf("%d watchdogs run after the failed synced acquire", n)
-			}
-		})
-	}
+		err = broken.Lock("b").TryLock(ctx, "o")
+		if errors.Is(err, lock.ErrNotSynced) || !lock.IsUnknown(err) || !errors.Is(err, errBroken) {
+			t.Errorf("give-back that failed: %v (unknown %v); want an unknown outcome wrapping %v, not ErrNotSynced",
+				err, lock.IsUnknown(err), errBroken)
+		}
+		if held, _ := broken.Lock("b").IsHeldBy(ctx, "o"); !held {
+			t.Errorf("the failed give-back left no hold: the test's conn did not fail it")
+		}
+		if n := broken.Renewals(); n != 0 {
+			t.Errorf("%d watchdogs run after the failed synced acquire", n)
+		}
+	})
 }

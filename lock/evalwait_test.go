@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -19,6 +21,7 @@ import (
 // synced acquire honest under a busy pool is
 // internal/realrun.TestSyncedAcquireWaitOnAnotherConnection.
 func TestEvalWait(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ctx := context.Background()
 	rc := newClient(t, redistest.Start(t).Addr)
 	var c lock.Conn = lock.NewRedisConn(rc)
@@ -33,7 +36,7 @@ func TestEvalWait(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		v, acked, err := ew.EvalWait(ctx, lock.ReentrantAcquire, []string{"ew"}, 1, 50*time.Millisecond, 10000, "c:o")
+		v, acked, err := ew.EvalWait(ctx, scripts.ReentrantAcquire, []string{"ew"}, 1, 50*time.Millisecond, 10000, "c:o")
 		if err != nil || v != nil || acked != 0 {
 			t.Fatalf("flush=%v: EvalWait = %v, %d, %v; want nil (acquired), 0 replicas", flush, v, acked, err)
 		}
@@ -48,7 +51,7 @@ func TestEvalWait(t *testing.T) {
 	if err := rc.Set(ctx, "ew", "string", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ew.EvalWait(ctx, lock.ReentrantAcquire, []string{"ew"}, 1, 10*time.Millisecond, 10000, "c:o"); err == nil {
+	if _, _, err := ew.EvalWait(ctx, scripts.ReentrantAcquire, []string{"ew"}, 1, 10*time.Millisecond, 10000, "c:o"); err == nil {
 		t.Fatal("acquire on a string key: no error")
 	}
 }
@@ -59,6 +62,7 @@ func TestEvalWait(t *testing.T) {
 // lock held behind an i/o error (found in review: an acquire replies nil,
 // which hid the WAIT's error from the give-back).
 func TestSyncedAcquireWaitTimesOutOnClient(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ctx := context.Background()
 	addr := redistest.Start(t).Addr
 	rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: 100 * time.Millisecond, MaxRetries: -1})

@@ -2,8 +2,6 @@ package lock_test
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
+	"github.com/redis/go-redis/v9"
 )
 
 const latchPrefix = "redisson_unlock_latch:"
@@ -72,30 +71,26 @@ func TestUnlockLatchCleanUp(t *testing.T) {
 			t.Errorf("latch keys: at most %d during the run, %d at the end; want at most 1 (the DEL on its way), 0", most, count())
 		}
 	})
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+		must(t, err)
+		count := func() int {
+			ks, err := rc.Keys(ctx, latchPrefix+"*").Result()
 			must(t, err)
-			count := func() int {
-				ks, err := rc.Keys(ctx, latchPrefix+"*").Result()
-				must(t, err)
-				return len(ks)
-			}
-			most := 0
-			latchCycles(ctx, t, lc, rounds/5, func() { most = max(most, count()) })
-			left := count()
-			for deadline := time.Now().Add(10 * time.Second); left != 0 && time.Now().Before(deadline); left = count() {
-				time.Sleep(10 * time.Millisecond)
-			}
-			t.Logf("%s: at most %d latch keys during %d rounds (4 unlocks each), %d at the end", backend, most, rounds/5, left)
-			if left != 0 || most >= 4*rounds/5 {
-				t.Errorf("latch keys: %d left after 10 s, at most %d during the run; want 0, and fewer than one per unlock", left, most)
-			}
-		})
-	}
+			return len(ks)
+		}
+		most := 0
+		latchCycles(ctx, t, lc, rounds/5, func() { most = max(most, count()) })
+		left := count()
+		for deadline := time.Now().Add(10 * time.Second); left != 0 && time.Now().Before(deadline); left = count() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("%s: at most %d latch keys during %d rounds (4 unlocks each), %d at the end", t.Name(), most, rounds/5, left)
+		if left != 0 || most >= 4*rounds/5 {
+			t.Errorf("latch keys: %d left after 10 s, at most %d during the run; want 0, and fewer than one per unlock", left, most)
+		}
+	})
 }
 
 // TestLatchCleanUpVersusDelayedAttempt pins the trade-off of the latch

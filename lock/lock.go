@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // Messages published on a lock's channel, as Redisson publishes them.
@@ -18,31 +20,18 @@ const (
 	readUnlockMessage = "1"
 )
 
-// Scripts of the reentrant and fenced locks.
-var (
-	// ReentrantAcquire is the reentrant lock's acquire script: KEYS[1] lock,
-	// ARGV[1] lease ms, ARGV[2] holder field (and optionally KEYS[2] latch,
-	// ARGV[3] request id, ARGV[4] latch TTL ms for an idempotent acquire).
-	ReentrantAcquire = mustScript("reentrant_acquire")
-	// ReentrantUnlock is the reentrant lock's unlock script.
-	ReentrantUnlock = mustScript("reentrant_unlock")
-	// ReentrantRenew is the watchdog's renewal script.
-	ReentrantRenew = mustScript("reentrant_renew")
-	// ReentrantForceUnlock deletes a lock whoever holds it.
-	ReentrantForceUnlock = mustScript("reentrant_force_unlock")
-	// FencedAcquire is the fenced lock's acquire script.
-	FencedAcquire = mustScript("fenced_acquire")
-)
-
 // Options configures a Client. The zero value is Redisson's defaults with
-// the unlock latch on.
+// the unlock latch on. New refuses negative durations and counts.
 type Options struct {
 	// ID names this client in lock fields ("<ID>:<owner>"), as Redisson's
-	// connection manager id does. Default: a fresh id from the Runtime.
+	// connection manager id does. Default: a fresh id from the Runtime. It
+	// must not contain ':' (New refuses it with ErrBadName): client "a:b"
+	// with owner "c" and client "a" with owner "b:c" would share a field,
+	// and each could re-enter and release the other's hold.
 	ID string
 	// WatchdogTimeout is the lease of a lock taken without an explicit lease;
 	// the watchdog renews it every third of it while held. Default 30 s
-	// (Redisson's lockWatchdogTimeout).
+	// (Redisson's lockWatchdogTimeout); at least 3 ms.
 	WatchdogTimeout time.Duration
 	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
 	// and both ReadWriteLock halves): a retried unlock whose first attempt
@@ -85,10 +74,11 @@ type Options struct {
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
 	// Lock.LostContext gives the same news as a cancelled context.
 	OnLost func(name, owner string)
-	// OnRenewError is called when a renewal fails without an answer (the
-	// watchdog keeps renewing, except after ErrClosed: the connection's
-	// client was closed, and the watchdog stops). Redisson logs such errors
-	// and stops.
+	// OnRenewError is called when a renewal fails: without an answer (a
+	// timeout, a broken connection) or with an error reply (READONLY from a
+	// demoted master, say). The watchdog keeps renewing, except after
+	// ErrClosed (the connection's client was closed), when it stops.
+	// Redisson logs such errors and stops.
 	OnRenewError func(name, owner string, err error)
 }
 
@@ -240,13 +230,13 @@ type Lock struct {
 func (l *Lock) Name() string { return l.name }
 
 // Channel is the pub/sub channel on which releases are announced.
-func (l *Lock) Channel() string { return "redisson_lock__channel:" + tagged(l.name) }
+func (l *Lock) Channel() string { return "redisson_lock__channel:" + scripts.Tagged(l.name) }
 
 func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
 
 // tokenKey is the fenced lock's token counter: Redisson's name for it
 // (prefixName("redisson_lock_token", name)), in the reserved namespace.
-func (l *Lock) tokenKey() string { return tokenKeyPrefix + tagged(l.name) }
+func (l *Lock) tokenKey() string { return tokenKeyPrefix + scripts.Tagged(l.name) }
 
 // Prefixes of the keys a lock derives from its name. No lock may be named
 // with one (checkName), so that no lock's key is another lock's derived key:
@@ -262,7 +252,7 @@ const (
 
 // reservedPrefixes are the derived keys' prefixes, with SimpleLock's
 // release latch.
-var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix, "simple_unlock_latch:"}
+var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix, scripts.ReleaseLatchPrefix}
 
 // checkName refuses a lock name in the derived keys' namespace.
 func checkName(name string) error {
@@ -275,39 +265,16 @@ func checkName(name string) error {
 }
 
 func (l *Lock) latchKey(kind, req string) string {
-	return "redisson_" + kind + "_latch:" + tagged(l.name) + ":" + req
+	return "redisson_" + kind + "_latch:" + scripts.Tagged(l.name) + ":" + req
 }
 
 // latchKey is the unlock latch of the unlock request req of the lock name,
 // as Redisson names it (getUnlockLatchName).
-func unlockLatchKey(name, req string) string { return unlockLatchPrefix + tagged(name) + ":" + req }
+func unlockLatchKey(name, req string) string {
+	return unlockLatchPrefix + scripts.Tagged(name) + ":" + req
+}
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
-
-// tagged is name as a hash tag for the keys a lock derives from its name
-// (channel, latches, token), so that on Redis Cluster they live in the lock
-// key's slot. A name without a hash tag is wrapped in braces: Redis hashes
-// "{orders}" as it hashes "orders". A name that already has one
-// ("{orders}", "user:{42}:lock") is used as it is, since wrapping it would
-// hash by the wrong substring; its derived keys then hash by its own tag,
-// as the lock key does. (Redisson does the same.)
-func tagged(name string) string {
-	if hasHashTag(name) {
-		return name
-	}
-	return "{" + name + "}"
-}
-
-// hasHashTag reports whether Redis Cluster hashes key by a tag: a "{"
-// followed, later, by a "}" with at least one byte between.
-func hasHashTag(key string) bool {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
-		return false
-	}
-	end := strings.IndexByte(key[open+1:], '}')
-	return end > 0
-}
 
 // Lock blocks until owner holds the lock, with the watchdog keeping it.
 // When ctx ends while it waits (after a try that was refused), it returns
@@ -421,6 +388,14 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		}
 	}()
 	for {
+		// A context that ended since the last try (with the release that
+		// woke this waiter, say) gives up here, before a try that the Conn
+		// would refuse unsent with the context's error, which reads as an
+		// unknown outcome: the last try sent was refused, so nothing is
+		// held.
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
 		ttl, token, err = try(ctx)
 		if err != nil || ttl < 0 {
 			return token, err
@@ -529,9 +504,9 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 		keys = append(keys, l.latchKey("acquire", c.rt.NewID()))
 		args = append(args, "1", ms(c.opts.LatchTTL))
 	}
-	script := ReentrantAcquire
+	script := scripts.ReentrantAcquire
 	if l.fenced {
-		script = FencedAcquire
+		script = scripts.FencedAcquire
 	}
 	var v any
 	var acked int64 = -1 // -1: the WAIT is still to be sent (checkSynced)
@@ -599,7 +574,7 @@ func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int
 	// script stays valid on Redis Cluster. When the give-back itself fails,
 	// the caller may still hold the lock (until its lease ends, no watchdog
 	// runs): an unknown outcome, not ErrNotSynced.
-	if _, gerr := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
+	if _, gerr := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
 		unlockMessage, leaseMs, l.field(owner), 0, "0"); gerr != nil {
 		return &giveBackError{name: l.name, err: gerr}
 	}
@@ -633,7 +608,7 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		return err
 	}
 	latch := l.latchKey("unlock", c.rt.NewID())
-	v, err := c.conn.Eval(ctx, ReentrantUnlock, []string{l.name, l.Channel(), latch},
+	v, err := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), latch},
 		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	c.dropLatch(ctx, latch, v, err)
 	switch n, _ := v.(int64); {
@@ -705,7 +680,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
-	v, err := l.c.conn.Eval(ctx, ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
+	v, err := l.c.conn.Eval(ctx, scripts.ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestLostContext: the context LostContext returns is cancelled when the
@@ -100,4 +101,76 @@ func TestLostContext(t *testing.T) {
 			t.Errorf("%s: err at 4 s %v, cause at 9 s %v, at the end %v; want nil, %v, %v", p.what, p.at4, p.at9, p.end, w[0], w[1])
 		}
 	}
+}
+
+// TestLostContextOnRedis: LostContext through the production Conn and the
+// wall-clock runtime, as TestLostContext in the simulation: the context
+// of a Lock, a FencedLock and a read hold kept by the watchdog (renewing
+// every second) is cancelled with cause ErrLockLost once a renewal finds
+// the lock force-unlocked, ErrNotHeld at the final unlock, ErrClosed at
+// Close; not before. A leased hold has none. On miniredis and
+// redis-server.
+func TestLostContextOnRedis(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		opts := lock.Options{ID: "c1", WatchdogTimeout: 3 * time.Second}
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
+		must(t, err)
+		other, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c2"})
+		must(t, err)
+		l, f, rw := lc.Lock("lost"), lc.FencedLock("flost"), lc.ReadWriteLock("rwlost")
+		must(t, l.Lock(ctx, "o"))
+		_, err = f.Lock(ctx, "o")
+		must(t, err)
+		must(t, rw.ReadLock().Lock(ctx, "o"))
+		must(t, lc.Lock("mine").Lock(ctx, "o"))
+		must(t, lc.Lock("leased").LockWithLease(ctx, "o", time.Minute))
+		if _, _, err := lc.Lock("leased").LostContext(ctx, "o"); !errors.Is(err, lock.ErrNotHeld) {
+			t.Errorf("LostContext of a leased hold: %v; want ErrNotHeld", err)
+		}
+		ctxs := map[string]context.Context{}
+		for what, get := range map[string]func(context.Context, string) (context.Context, context.CancelFunc, error){
+			"Lock": l.LostContext, "FencedLock": f.LostContext, "ReadLock": rw.ReadLock().LostContext,
+			"unlocked": lc.Lock("mine").LostContext,
+		} {
+			c, cancel, err := get(ctx, "o")
+			must(t, err)
+			defer cancel()
+			ctxs[what] = c
+		}
+		time.Sleep(1500 * time.Millisecond) // a renewal: still held
+		for what, c := range ctxs {
+			if err := c.Err(); err != nil {
+				t.Errorf("%s: context ended (%v, cause %v) while held", what, err, context.Cause(c))
+			}
+		}
+		must(t, lc.Lock("mine").Unlock(ctx, "o"))
+		for _, name := range []string{"lost", "flost"} {
+			_, err := other.Lock(name).ForceUnlock(ctx)
+			must(t, err)
+		}
+		_, err = other.ReadWriteLock("rwlost").ForceUnlock(ctx)
+		must(t, err)
+		want := map[string]error{"Lock": lock.ErrLockLost, "FencedLock": lock.ErrLockLost, "ReadLock": lock.ErrLockLost, "unlocked": lock.ErrNotHeld}
+		for what, c := range ctxs {
+			select {
+			case <-c.Done():
+			case <-time.After(10 * time.Second): // a renewal comes every second
+				t.Fatalf("%s: context not ended 10 s after the loss", what)
+			}
+			if cause := context.Cause(c); !errors.Is(cause, want[what]) {
+				t.Errorf("%s: cause %v; want %v", what, cause, want[what])
+			}
+		}
+		must(t, lc.Lock("closing").Lock(ctx, "o"))
+		c, cancel, err := lc.Lock("closing").LostContext(ctx, "o")
+		must(t, err)
+		defer cancel()
+		must(t, lc.Close())
+		if cause := context.Cause(c); !errors.Is(cause, lock.ErrClosed) {
+			t.Errorf("closed: cause %v; want ErrClosed", cause)
+		}
+		must(t, other.Close())
+	})
 }

@@ -33,8 +33,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -448,11 +450,11 @@ func lkOpsOf(lc *lock.Client, fenced bool) lkOps {
 }
 
 var lkWarms = []mEval{
-	{lock.ReentrantAcquire, []string{"warm"}, []any{1000, "w:w"}},
-	{lock.FencedAcquire, []string{"warm2", "{warm2}:token"}, []any{1000, "w:w"}},
-	{lock.ReentrantUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w", 1000, "0"}},
-	{lock.ReentrantRenew, []string{"warm"}, []any{1000, "w:w"}},
-	{lock.ReentrantForceUnlock, []string{"warm", "warm-ch"}, []any{"0"}},
+	{scripts.ReentrantAcquire, []string{"warm"}, []any{1000, "w:w"}},
+	{scripts.FencedAcquire, []string{"warm2", "{warm2}:token"}, []any{1000, "w:w"}},
+	{scripts.ReentrantUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w", 1000, "0"}},
+	{scripts.ReentrantRenew, []string{"warm"}, []any{1000, "w:w"}},
+	{scripts.ReentrantForceUnlock, []string{"warm", "warm-ch"}, []any{"0"}},
 }
 
 func checkLockModel(t *rapid.T, fenced bool) {
@@ -523,12 +525,14 @@ func listActions[A fmt.Stringer](acts []A) string {
 // the watchdog's renewals and its loss reports, the lease an unlock
 // re-applies, force unlock.
 func TestLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) { checkLockModel(t, false) })
 }
 
 // TestFencedLockModel: the same for FencedLock, whose every acquisition
 // (reentrant ones included) takes the next token.
 func TestFencedLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) { checkLockModel(t, true) })
 }
 
@@ -613,6 +617,7 @@ func (m *skModel) apply(a skAction) skResult {
 // the TTL, release only by the holding acquisition's token (or by anyone
 // with UnsafeDelRelease), stale releases refused.
 func TestSimpleLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) {
 		clients := rapid.IntRange(1, 3).Draw(t, "clients")
 		m := &skModel{
@@ -1051,13 +1056,13 @@ func drawRWActions(t *rapid.T, m *rwModel, clients int) ([]rwAction, []rwModelRe
 }
 
 var rwWarms = []mEval{
-	{lock.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
-	{lock.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
-	{lock.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
-	{lock.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
-	{lock.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
-	{lock.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
+	{scripts.RWReadAcquire, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w", "w:w:write"}},
+	{scripts.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
+	{scripts.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
+	{scripts.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
+	{scripts.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
+	{scripts.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
+	{scripts.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
 }
 
 // TestReadWriteLockModel: ReadWriteLock against the model: shared reads,
@@ -1066,6 +1071,7 @@ var rwWarms = []mEval{
 // TTL following the longest, the write lease added on re-entry, unlocks of
 // a vanished lock, the watchdogs of both halves, force unlock.
 func TestReadWriteLockModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	rapid.Check(t, func(t *rapid.T) {
 		clients := rapid.IntRange(1, 3).Draw(t, "clients")
 		m := newRWModel()

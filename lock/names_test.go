@@ -3,8 +3,6 @@ package lock_test
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -27,78 +25,74 @@ import (
 // a known outcome. On miniredis and redis-server.
 func TestNoNameBreaksAnotherLock(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c"})
-			must(t, err)
-			const lease = time.Minute
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c"})
+		must(t, err)
+		const lease = time.Minute
 
-			// The fenced lock's counter and a lock named like it.
-			f, l := lc.FencedLock("orders"), lc.Lock("{orders}:token")
-			tok, err := f.LockWithLease(ctx, "a", lease)
-			must(t, err)
-			must(t, l.LockWithLease(ctx, "a", lease))
-			must(t, f.Unlock(ctx, "a"))
-			tok2, err := f.LockWithLease(ctx, "b", lease)
-			if err != nil || tok2 <= tok {
-				t.Errorf("FencedLock after Lock(%q): token %d, %v; want above %d", l.Name(), tok2, err, tok)
-			}
-			must(t, l.Unlock(ctx, "a"))
-			must(t, f.Unlock(ctx, "b"))
+		// The fenced lock's counter and a lock named like it.
+		f, l := lc.FencedLock("orders"), lc.Lock("{orders}:token")
+		tok, err := f.LockWithLease(ctx, "a", lease)
+		must(t, err)
+		must(t, l.LockWithLease(ctx, "a", lease))
+		must(t, f.Unlock(ctx, "a"))
+		tok2, err := f.LockWithLease(ctx, "b", lease)
+		if err != nil || tok2 <= tok {
+			t.Errorf("FencedLock after Lock(%q): token %d, %v; want above %d", l.Name(), tok2, err, tok)
+		}
+		must(t, l.Unlock(ctx, "a"))
+		must(t, f.Unlock(ctx, "b"))
 
-			// A reader's timeout key and a lock named as it was before.
-			rw := lc.ReadWriteLock("rw")
-			must(t, rw.ReadLock().LockWithLease(ctx, "a", lease))
-			old := lc.Lock("{rw}:c:a:rwlock_timeout:1")
-			must(t, old.LockWithLease(ctx, "x", lease))
-			must(t, rw.ReadLock().Unlock(ctx, "a"))
-			if ok, err := rw.IsLocked(ctx); err != nil || ok {
-				t.Errorf("rw after its only reader's unlock: locked %v, %v", ok, err)
-			}
-			if n, err := old.HoldCount(ctx, "x"); err != nil || n != 1 {
-				t.Errorf("Lock(%q) after the reader's unlock: hold count %d, %v; want 1", old.Name(), n, err)
-			}
+		// A reader's timeout key and a lock named as it was before.
+		rw := lc.ReadWriteLock("rw")
+		must(t, rw.ReadLock().LockWithLease(ctx, "a", lease))
+		old := lc.Lock("{rw}:c:a:rwlock_timeout:1")
+		must(t, old.LockWithLease(ctx, "x", lease))
+		must(t, rw.ReadLock().Unlock(ctx, "a"))
+		if ok, err := rw.IsLocked(ctx); err != nil || ok {
+			t.Errorf("rw after its only reader's unlock: locked %v, %v", ok, err)
+		}
+		if n, err := old.HoldCount(ctx, "x"); err != nil || n != 1 {
+			t.Errorf("Lock(%q) after the reader's unlock: hold count %d, %v; want 1", old.Name(), n, err)
+		}
 
-			// Refused names, ids and owners.
-			for _, name := range []string{"redisson_lock_token:{orders}", "redisson_unlock_latch:{x}:1",
-				"redisson_acquire_latch:{x}:1", "redisson_rwlock_timeout:{rw}:c:a:rwlock_timeout:1", "simple_unlock_latch:{k}:t"} {
-				for what, err := range map[string]error{
-					"Lock.TryLock":               lc.Lock(name).TryLock(ctx, "a"),
-					"Lock.Unlock":                lc.Lock(name).Unlock(ctx, "a"),
-					"ReadLock.TryLock":           lc.ReadWriteLock(name).ReadLock().TryLock(ctx, "a"),
-					"ReadWriteLock.ForceUnlock":  second(lc.ReadWriteLock(name).ForceUnlock(ctx)),
-					"FencedLock.TryLock":         second(lc.FencedLock(name).TryLock(ctx, "a")),
-					"Lock.ForceUnlock":           second(lc.Lock(name).ForceUnlock(ctx)),
-					"WriteLock.ForceUnlock":      second(lc.ReadWriteLock(name).WriteLock().ForceUnlock(ctx)),
-					"WriteLock.LockWithLease(1)": lc.ReadWriteLock(name).WriteLock().LockWithLease(ctx, "a", lease),
-				} {
-					if !errors.Is(err, lock.ErrBadName) || lock.IsUnknown(err) {
-						t.Errorf("%s on %q: %v; want ErrBadName", what, name, err)
-					}
+		// Refused names, ids and owners.
+		for _, name := range []string{"redisson_lock_token:{orders}", "redisson_unlock_latch:{x}:1",
+			"redisson_acquire_latch:{x}:1", "redisson_rwlock_timeout:{rw}:c:a:rwlock_timeout:1", "simple_unlock_latch:{k}:t"} {
+			for what, err := range map[string]error{
+				"Lock.TryLock":               lc.Lock(name).TryLock(ctx, "a"),
+				"Lock.Unlock":                lc.Lock(name).Unlock(ctx, "a"),
+				"ReadLock.TryLock":           lc.ReadWriteLock(name).ReadLock().TryLock(ctx, "a"),
+				"ReadWriteLock.ForceUnlock":  second(lc.ReadWriteLock(name).ForceUnlock(ctx)),
+				"FencedLock.TryLock":         second(lc.FencedLock(name).TryLock(ctx, "a")),
+				"Lock.ForceUnlock":           second(lc.Lock(name).ForceUnlock(ctx)),
+				"WriteLock.ForceUnlock":      second(lc.ReadWriteLock(name).WriteLock().ForceUnlock(ctx)),
+				"WriteLock.LockWithLease(1)": lc.ReadWriteLock(name).WriteLock().LockWithLease(ctx, "a", lease),
+			} {
+				if !errors.Is(err, lock.ErrBadName) || lock.IsUnknown(err) {
+					t.Errorf("%s on %q: %v; want ErrBadName", what, name, err)
 				}
 			}
-			if _, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "a:b"}); !errors.Is(err, lock.ErrBadName) {
-				t.Errorf("client id with ':': %v; want ErrBadName", err)
+		}
+		if _, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "a:b"}); !errors.Is(err, lock.ErrBadName) {
+			t.Errorf("client id with ':': %v; want ErrBadName", err)
+		}
+		if err := rw.ReadLock().TryLock(ctx, "w:write"); !errors.Is(err, lock.ErrBadName) {
+			t.Errorf("read-write owner ending in :write: %v; want ErrBadName", err)
+		}
+		// The counter and old are left once the unlocks' latch clean-up
+		// DELs, sent in the background, have run.
+		deadline := time.Now().Add(5 * time.Second)
+		for n, _ := rc.DBSize(ctx).Result(); n != 2; n, _ = rc.DBSize(ctx).Result() {
+			if time.Now().After(deadline) {
+				keys, _ := rc.Keys(ctx, "*").Result()
+				t.Errorf("keys left: %q; want the token counter and %q", keys, old.Name())
+				break
 			}
-			if err := rw.ReadLock().TryLock(ctx, "w:write"); !errors.Is(err, lock.ErrBadName) {
-				t.Errorf("read-write owner ending in :write: %v; want ErrBadName", err)
-			}
-			// The counter and old are left once the unlocks' latch clean-up
-			// DELs, sent in the background, have run.
-			deadline := time.Now().Add(5 * time.Second)
-			for n, _ := rc.DBSize(ctx).Result(); n != 2; n, _ = rc.DBSize(ctx).Result() {
-				if time.Now().After(deadline) {
-					keys, _ := rc.Keys(ctx, "*").Result()
-					t.Errorf("keys left: %q; want the token counter and %q", keys, old.Name())
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		})
-	}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
 }
 
 func second[T any](_ T, err error) error { return err }
@@ -107,6 +101,7 @@ func second[T any](_ T, err error) error { return err }
 // namespace (a fenced lock's token counter, a latch) is refused with
 // ErrBadName before anything is sent; an ordinary key is not.
 func TestSimpleLockReservedKey(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	srv := miniredis.RunT(t)
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer func() { _ = rc.Close() }()

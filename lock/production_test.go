@@ -3,7 +3,9 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"regexp"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +32,16 @@ func backends(t *testing.T) map[string]func(t *testing.T) *redis.Client {
 	}
 }
 
+// forBackends runs f as one subtest per backend (in backends' order, by
+// name), each with a fresh server and a go-redis client of it.
+func forBackends(t *testing.T, f func(t *testing.T, rc *redis.Client)) {
+	t.Helper()
+	bs := backends(t)
+	for _, name := range slices.Sorted(maps.Keys(bs)) {
+		t.Run(name, func(t *testing.T) { f(t, bs[name](t)) })
+	}
+}
+
 func newClient(t *testing.T, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
 	t.Cleanup(func() { _ = c.Close() })
@@ -38,65 +50,62 @@ func newClient(t *testing.T, addr string) *redis.Client {
 
 func TestProductionConnAndSimpleLock(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, name := range []string{"miniredis", "redis-server"} {
-		t.Run(name, func(t *testing.T) {
-			rc := backends(t)[name](t)
-			ctx := context.Background()
-			conn := lock.NewRedisConn(rc)
-			rt := lock.WallRuntime{}
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		conn := lock.NewRedisConn(rc)
+		rt := lock.WallRuntime{}
 
-			// Reply normalisation.
-			expectReply(t, conn, "OK", "SET", "s", "v")
-			expectReply(t, conn, nil, "GET", "missing")
-			expectReply(t, conn, int64(1), "INCR", "n")
-			if _, err := conn.Do(ctx, "HSET", "s", "f", "v"); !isReplyError(err, "WRONGTYPE") {
-				t.Fatalf("HSET on a string: err = %v, want a WRONGTYPE ReplyError", err)
-			}
+		// Reply normalisation.
+		expectReply(t, conn, "OK", "SET", "s", "v")
+		expectReply(t, conn, nil, "GET", "missing")
+		expectReply(t, conn, int64(1), "INCR", "n")
+		if _, err := conn.Do(ctx, "HSET", "s", "f", "v"); !isReplyError(err, "WRONGTYPE") {
+			t.Fatalf("HSET on a string: err = %v, want a WRONGTYPE ReplyError", err)
+		}
 
-			// The simple lock, with scripts flushed so EVALSHA must fall back.
-			if err := rc.ScriptFlush(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			l, err := lock.NewSimpleLock(conn, rt, "lk", lock.SimpleOptions{TTL: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := l.TryLock(ctx)
-			if err != nil {
-				t.Fatalf("first TryLock: %v", err)
-			}
-			if _, err := l.TryLock(ctx); !errors.Is(err, lock.ErrNotAcquired) {
-				t.Fatalf("second TryLock: %v, want ErrNotAcquired", err)
-			}
-			stale := &lock.SimpleLease{Token: "someone-else"}
-			if err := l.Unlock(ctx, stale); !errors.Is(err, lock.ErrNotHeld) {
-				t.Fatalf("Unlock with a foreign token: %v, want ErrNotHeld", err)
-			}
-			if err := l.Unlock(ctx, a); err != nil {
-				t.Fatalf("Unlock: %v", err)
-			}
-			expectReply(t, conn, int64(0), "EXISTS", "lk")
-			if lock.IsUnknown(lock.ErrNotHeld) || !lock.IsUnknown(context.DeadlineExceeded) {
-				t.Fatal("IsUnknown misclassifies")
-			}
+		// The simple lock, with scripts flushed so EVALSHA must fall back.
+		if err := rc.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		l, err := lock.NewSimpleLock(conn, rt, "lk", lock.SimpleOptions{TTL: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := l.TryLock(ctx)
+		if err != nil {
+			t.Fatalf("first TryLock: %v", err)
+		}
+		if _, err := l.TryLock(ctx); !errors.Is(err, lock.ErrNotAcquired) {
+			t.Fatalf("second TryLock: %v, want ErrNotAcquired", err)
+		}
+		stale := &lock.SimpleLease{Token: "someone-else"}
+		if err := l.Unlock(ctx, stale); !errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("Unlock with a foreign token: %v, want ErrNotHeld", err)
+		}
+		if err := l.Unlock(ctx, a); err != nil {
+			t.Fatalf("Unlock: %v", err)
+		}
+		expectReply(t, conn, int64(0), "EXISTS", "lk")
+		if lock.IsUnknown(lock.ErrNotHeld) || !lock.IsUnknown(context.DeadlineExceeded) {
+			t.Fatal("IsUnknown misclassifies")
+		}
 
-			// Pub/sub: a message published after Subscribe returns arrives;
-			// an idle Next times out without error.
-			sub, err := conn.Subscribe(ctx, "ch")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sub.Close()
-			expectReply(t, conn, int64(1), "PUBLISH", "ch", "hello")
-			msg, ok, err := sub.Next(ctx, 2*time.Second)
-			if err != nil || !ok || msg != "hello" {
-				t.Fatalf("Next = %q, %v, %v; want hello", msg, ok, err)
-			}
-			if msg, ok, err := sub.Next(ctx, 50*time.Millisecond); err != nil || ok {
-				t.Fatalf("idle Next = %q, %v, %v; want a timeout", msg, ok, err)
-			}
-		})
-	}
+		// Pub/sub: a message published after Subscribe returns arrives;
+		// an idle Next times out without error.
+		sub, err := conn.Subscribe(ctx, "ch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		expectReply(t, conn, int64(1), "PUBLISH", "ch", "hello")
+		msg, ok, err := sub.Next(ctx, 2*time.Second)
+		if err != nil || !ok || msg != "hello" {
+			t.Fatalf("Next = %q, %v, %v; want hello", msg, ok, err)
+		}
+		if msg, ok, err := sub.Next(ctx, 50*time.Millisecond); err != nil || ok {
+			t.Fatalf("idle Next = %q, %v, %v; want a timeout", msg, ok, err)
+		}
+	})
 }
 
 func TestWallRuntime(t *testing.T) {

@@ -2,26 +2,14 @@ package lock_test
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
-
-// failRWUnlock fails every read-write unlock with a transport error (the
-// reply never came); the script does not run.
-type failRWUnlock struct{ lock.Conn }
-
-func (f failRWUnlock) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
-		return nil, errBroken
-	}
-	return f.Conn.Eval(ctx, s, keys, args...)
-}
 
 // TestRWHalfUnknownUnlockGivesBack: an RWHalf unlock whose outcome is
 // unknown counts the hold as given back on the client's side, as
@@ -31,27 +19,23 @@ func (f failRWUnlock) Eval(ctx context.Context, s *lock.Script, keys []string, a
 // miniredis and redis-server.
 func TestRWHalfUnknownUnlockGivesBack(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			lc, err := lock.New(failRWUnlock{lock.NewRedisConn(rc)}, lock.WallRuntime{}, lock.Options{ID: "c"})
-			must(t, err)
-			for _, h := range []*lock.RWHalf{lc.ReadWriteLock("w").WriteLock(), lc.ReadWriteLock("r").ReadLock()} {
-				must(t, h.Lock(ctx, "o"))
-				must(t, h.LockWithLease(ctx, "o", time.Minute))
-				for i, want := range []int{1, 0} {
-					if err := h.Unlock(ctx, "o"); !lock.IsUnknown(err) {
-						t.Fatalf("%s: unlock %d: %v; want an unknown outcome", h.Kind(), i+1, err)
-					}
-					if n := lc.Renewals(); n != want {
-						t.Errorf("%s: after %d unknown unlocks of 2 holds: %d watchdogs; want %d", h.Kind(), i+1, n, want)
-					}
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		lc, err := lock.New(faultConn{Conn: lock.NewRedisConn(rc), fail: rwUnlocks}, lock.WallRuntime{}, lock.Options{ID: "c"})
+		must(t, err)
+		for _, h := range []*lock.RWHalf{lc.ReadWriteLock("w").WriteLock(), lc.ReadWriteLock("r").ReadLock()} {
+			must(t, h.Lock(ctx, "o"))
+			must(t, h.LockWithLease(ctx, "o", time.Minute))
+			for i, want := range []int{1, 0} {
+				if err := h.Unlock(ctx, "o"); !lock.IsUnknown(err) {
+					t.Fatalf("%s: unlock %d: %v; want an unknown outcome", h.Kind(), i+1, err)
+				}
+				if n := lc.Renewals(); n != want {
+					t.Errorf("%s: after %d unknown unlocks of 2 holds: %d watchdogs; want %d", h.Kind(), i+1, n, want)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestRWHalfIsLockedAndForceUnlock: each half's IsLocked and ForceUnlock
@@ -61,52 +45,48 @@ func TestRWHalfUnknownUnlockGivesBack(t *testing.T) {
 // On miniredis and redis-server.
 func TestRWHalfIsLockedAndForceUnlock(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c"})
-			must(t, err)
-			rw := lc.ReadWriteLock("rw")
-			r, w := rw.ReadLock(), rw.WriteLock()
-			state := func(what string, wantRead, wantWrite bool) {
-				t.Helper()
-				gr, err1 := r.IsLocked(ctx)
-				gw, err2 := w.IsLocked(ctx)
-				if err1 != nil || err2 != nil || gr != wantRead || gw != wantWrite {
-					t.Errorf("%s: read locked %v, write locked %v (%v, %v); want %v, %v", what, gr, gw, err1, err2, wantRead, wantWrite)
-				}
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c"})
+		must(t, err)
+		rw := lc.ReadWriteLock("rw")
+		r, w := rw.ReadLock(), rw.WriteLock()
+		state := func(what string, wantRead, wantWrite bool) {
+			t.Helper()
+			gr, err1 := r.IsLocked(ctx)
+			gw, err2 := w.IsLocked(ctx)
+			if err1 != nil || err2 != nil || gr != wantRead || gw != wantWrite {
+				t.Errorf("%s: read locked %v, write locked %v (%v, %v); want %v, %v", what, gr, gw, err1, err2, wantRead, wantWrite)
 			}
-			force := func(what string, h *lock.RWHalf, want bool) {
-				t.Helper()
-				if ok, err := h.ForceUnlock(ctx); err != nil || ok != want {
-					t.Errorf("%s: %s ForceUnlock = %v, %v; want %v", what, h.Kind(), ok, err, want)
-				}
+		}
+		force := func(what string, h *lock.RWHalf, want bool) {
+			t.Helper()
+			if ok, err := h.ForceUnlock(ctx); err != nil || ok != want {
+				t.Errorf("%s: %s ForceUnlock = %v, %v; want %v", what, h.Kind(), ok, err, want)
 			}
-			state("free", false, false)
-			force("free", r, false)
-			force("free", w, false)
+		}
+		state("free", false, false)
+		force("free", r, false)
+		force("free", w, false)
 
-			must(t, r.LockWithLease(ctx, "a", time.Minute))
-			must(t, r.LockWithLease(ctx, "b", time.Minute))
-			state("two readers", true, false)
-			force("two readers", w, false)
-			state("two readers after the write half's force unlock", true, false)
-			force("two readers", r, true)
-			state("after the read half's force unlock", false, false)
-			if ks := rc.Keys(ctx, "*rwlock_timeout*").Val(); len(ks) != 0 {
-				t.Errorf("timeout keys left by the force unlock: %q", ks)
-			}
+		must(t, r.LockWithLease(ctx, "a", time.Minute))
+		must(t, r.LockWithLease(ctx, "b", time.Minute))
+		state("two readers", true, false)
+		force("two readers", w, false)
+		state("two readers after the write half's force unlock", true, false)
+		force("two readers", r, true)
+		state("after the read half's force unlock", false, false)
+		if ks := rc.Keys(ctx, "*rwlock_timeout*").Val(); len(ks) != 0 {
+			t.Errorf("timeout keys left by the force unlock: %q", ks)
+		}
 
-			must(t, w.LockWithLease(ctx, "a", time.Minute))
-			state("a writer", false, true)
-			must(t, r.LockWithLease(ctx, "a", time.Minute))
-			state("a writer that also reads", true, true)
-			force("a writer that also reads", r, false)
-			state("a writer after the read half's force unlock", true, true)
-			force("a writer that also reads", w, true)
-			state("after the write half's force unlock", false, false)
-		})
-	}
+		must(t, w.LockWithLease(ctx, "a", time.Minute))
+		state("a writer", false, true)
+		must(t, r.LockWithLease(ctx, "a", time.Minute))
+		state("a writer that also reads", true, true)
+		force("a writer that also reads", r, false)
+		state("a writer after the read half's force unlock", true, true)
+		force("a writer that also reads", w, true)
+		state("after the write half's force unlock", false, false)
+	})
 }

@@ -6,41 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Scripts of the read-write lock.
-var (
-	// RWReadAcquire takes or re-enters a read hold: KEYS[1] lock, KEYS[2]
-	// the holder's timeout key prefix; ARGV[1] lease ms, ARGV[2] read field,
-	// ARGV[3] the holder's write field. nil when acquired, else the TTL.
-	RWReadAcquire = mustScript("rw_read_acquire")
-	// RWReadUnlock releases a read hold: KEYS[1] lock, KEYS[2] channel,
-	// KEYS[3] timeout key prefix, KEYS[4] key prefix, KEYS[5] unlock latch;
-	// ARGV[1] message, ARGV[2] read field, ARGV[3] latch TTL ms, ARGV[4]
-	// latch on ("1"/"0"). nil when not held, else {released, holds left}.
-	RWReadUnlock = mustScript("rw_read_unlock")
-	// RWReadRenew is the read holder's watchdog renewal of its own
-	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
-	// ARGV[1] lease ms, ARGV[2] read field.
-	RWReadRenew = mustScript("rw_read_renew")
-	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
-	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
-	RWWriteAcquire = mustScript("rw_write_acquire")
-	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel,
-	// KEYS[3] unlock latch; ARGV[1] message, ARGV[2] lease ms, ARGV[3] write
-	// field, ARGV[4] latch TTL ms, ARGV[5] latch on ("1"/"0"). 1 released,
-	// 0 holds remain, nil not held.
-	RWWriteUnlock = mustScript("rw_write_unlock")
-	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
-	// lease ms, ARGV[2] write field.
-	RWWriteRenew = mustScript("rw_write_renew")
-	// RWForceUnlock deletes a read-write lock: KEYS[1] lock, KEYS[2]
-	// channel, KEYS[3] key prefix; ARGV[1] message, ARGV[2] the mode it
-	// must be in ('read', 'write'; '' or absent: either).
-	RWForceUnlock = mustScript("rw_force_unlock")
-	// rwIsLocked answers RWHalf.IsLocked: KEYS[1] lock; ARGV[1] 'read' or
-	// 'write'. 1 or 0.
-	rwIsLocked = mustScript("rw_is_locked")
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // Modes of a read-write lock, as stored in its "mode" field.
@@ -102,7 +69,7 @@ func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 func (rw *ReadWriteLock) Name() string { return rw.name }
 
 // Channel is the pub/sub channel on which both halves announce releases.
-func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:" + tagged(rw.name) }
+func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:" + scripts.Tagged(rw.name) }
 
 // ReadLock is the read half.
 func (rw *ReadWriteLock) ReadLock() *RWHalf { return &rw.read }
@@ -114,7 +81,7 @@ func (rw *ReadWriteLock) WriteLock() *RWHalf { return &rw.write }
 // them in the lock's cluster slot.
 // It is in the reserved namespace (Redisson's is the bare "{<name>}", which
 // a lock name can produce).
-func (rw *ReadWriteLock) keyPrefix() string { return rwTimeoutPrefix + tagged(rw.name) }
+func (rw *ReadWriteLock) keyPrefix() string { return rwTimeoutPrefix + scripts.Tagged(rw.name) }
 
 func (rw *ReadWriteLock) readField(owner string) string { return rw.c.opts.ID + ":" + owner }
 
@@ -169,7 +136,7 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
 	if err != nil {
 		return false, err
 	}
@@ -234,9 +201,9 @@ func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ti
 	var v any
 	var err error
 	if h.write {
-		v, err = c.conn.Eval(ctx, RWWriteAcquire, []string{rw.name}, leaseMs, rw.writeField(owner))
+		v, err = c.conn.Eval(ctx, scripts.RWWriteAcquire, []string{rw.name}, leaseMs, rw.writeField(owner))
 	} else {
-		v, err = c.conn.Eval(ctx, RWReadAcquire, []string{rw.name, rw.timeoutPrefix(owner)},
+		v, err = c.conn.Eval(ctx, scripts.RWReadAcquire, []string{rw.name, rw.timeoutPrefix(owner)},
 			leaseMs, rw.readField(owner), rw.writeField(owner))
 	}
 	if err != nil {
@@ -271,13 +238,13 @@ func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
 	lease := ms(c.opts.WatchdogTimeout)
 	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
+		v, err := c.conn.Eval(ctx, scripts.RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
 		n, _ := v.(int64)
 		return n == 1, err
 	}
 	if h.write {
 		renew = func(ctx context.Context) (bool, error) {
-			v, err := c.conn.Eval(ctx, RWWriteRenew, []string{rw.name}, lease, rw.writeField(owner))
+			v, err := c.conn.Eval(ctx, scripts.RWWriteRenew, []string{rw.name}, lease, rw.writeField(owner))
 			n, _ := v.(int64)
 			return n == 1, err
 		}
@@ -314,7 +281,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	}
 	if h.write {
 		latch := rw.latchKey(c.rt.NewID())
-		v, err := c.conn.Eval(ctx, RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
+		v, err := c.conn.Eval(ctx, scripts.RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
 			readUnlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 		c.dropLatch(ctx, latch, v, err)
 		if err != nil {
@@ -333,7 +300,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		return nil
 	}
 	latch := rw.latchKey(c.rt.NewID())
-	v, err := c.conn.Eval(ctx, RWReadUnlock,
+	v, err := c.conn.Eval(ctx, scripts.RWReadUnlock,
 		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
 		unlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	c.dropLatch(ctx, latch, v, err)
@@ -367,7 +334,7 @@ func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Cont
 // half while it is in read mode, or in write mode with a read hold besides
 // the writer's (the writer downgraded).
 func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
-	v, err := h.rw.c.conn.Eval(ctx, rwIsLocked, []string{h.rw.name}, h.Kind())
+	v, err := h.rw.c.conn.Eval(ctx, scripts.RWIsLocked, []string{h.rw.name}, h.Kind())
 	n, _ := v.(int64)
 	return n == 1, err
 }
@@ -382,7 +349,7 @@ func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
 	if err != nil {
 		return false, err
 	}

@@ -7,14 +7,13 @@ package lock_test
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestReadWriteLockRenewalIsPerHolder: a living reader's watchdog renews
@@ -70,20 +69,6 @@ func TestReadWriteLockRenewalIsPerHolder(t *testing.T) {
 	w.wantNoLoss()
 }
 
-// rwUnlockTwice sends every read-write unlock script twice and returns the
-// second reply: an unlock whose first reply was lost and that go-redis sent
-// again.
-type rwUnlockTwice struct{ lock.Conn }
-
-func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
-	if s == lock.RWReadUnlock || s == lock.RWWriteUnlock {
-		if _, err := u.Conn.Eval(ctx, s, keys, args...); err != nil {
-			return nil, err
-		}
-	}
-	return u.Conn.Eval(ctx, s, keys, args...)
-}
-
 // TestReadWriteLockUnlockLatch: both halves' unlocks use the unlock latch,
 // as Redisson's have since 3.24.1: an unlock sent twice (its first reply
 // lost) releases one hold and answers as the first attempt did. Without the
@@ -91,35 +76,73 @@ func (u rwUnlockTwice) Eval(ctx context.Context, s *lock.Script, keys []string, 
 // On miniredis and redis-server through the production Conn.
 func TestReadWriteLockUnlockLatch(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bs := backends(t)
-	for _, backend := range slices.Sorted(maps.Keys(bs)) {
-		t.Run(backend, func(t *testing.T) {
-			rc := bs[backend](t)
-			ctx := context.Background()
-			for _, latch := range []bool{true, false} {
-				lc, err := lock.New(rwUnlockTwice{lock.NewRedisConn(rc)}, lock.WallRuntime{},
-					lock.Options{ID: "c1", DisableUnlockLatch: !latch})
-				if err != nil {
-					t.Fatal(err)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		for _, latch := range []bool{true, false} {
+			lc, err := lock.New(faultConn{Conn: lock.NewRedisConn(rc), twice: rwUnlocks}, lock.WallRuntime{},
+				lock.Options{ID: "c1", DisableUnlockLatch: !latch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
+			for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
+				for range 3 {
+					must(t, h.LockWithLease(ctx, "a", time.Minute))
 				}
-				rw := lc.ReadWriteLock(fmt.Sprintf("rw-latch-%v", latch))
-				for _, h := range []*lock.RWHalf{rw.WriteLock(), rw.ReadLock()} {
-					for range 3 {
-						must(t, h.LockWithLease(ctx, "a", time.Minute))
-					}
-					must(t, h.Unlock(ctx, "a"))
-					want := 2
-					if !latch {
-						want = 1
-					}
-					if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
-						t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
-					}
-					if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
-						t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
-					}
+				must(t, h.Unlock(ctx, "a"))
+				want := 2
+				if !latch {
+					want = 1
+				}
+				if n, err := h.HoldCount(ctx, "a"); err != nil || n != want {
+					t.Errorf("latch %v, %s: hold count after one unlock sent twice = %d, %v; want %d", latch, h.Kind(), n, err, want)
+				}
+				if ok, err := rw.ForceUnlock(ctx); err != nil || !ok {
+					t.Errorf("latch %v, %s: force unlock = %v, %v; want a lock deleted", latch, h.Kind(), ok, err)
 				}
 			}
-		})
-	}
+		}
+	})
+}
+
+// TestReadWriteLockRenewalIsPerHolderOnRedis: the per-holder renewal
+// through the production Conn and the wall-clock runtime. Reader "dead"
+// (client d) holds with a minute's lease and no watchdog; reader "alive"
+// (client a) holds by its watchdog (a 600 ms lease, renewed every 200 ms).
+// After a's renewals, d's timeout key keeps its own minute: a renewal that
+// reset every reader's keys (Redisson before 4.4.0) would have set it to
+// a's 600 ms. TTLs are compared rather than waited out, since miniredis's
+// do not run with the wall clock. On miniredis and redis-server.
+func TestReadWriteLockRenewalIsPerHolderOnRedis(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		d, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "d"})
+		must(t, err)
+		a, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "a", WatchdogTimeout: 600 * time.Millisecond})
+		must(t, err)
+		must(t, d.ReadWriteLock("rwr").ReadLock().LockWithLease(ctx, "dead", time.Minute))
+		must(t, a.ReadWriteLock("rwr").ReadLock().Lock(ctx, "alive"))
+		const deadKey = "redisson_rwlock_timeout:{rwr}:d:dead:rwlock_timeout:1"
+		const aliveKey = "redisson_rwlock_timeout:{rwr}:a:alive:rwlock_timeout:1"
+		// a's watchdog has renewed once its key is back near 600 ms after
+		// being pushed out to a minute (up to 10 s on a loaded machine).
+		must(t, rc.PExpire(ctx, aliveKey, time.Minute).Err())
+		renewed := false
+		for deadline := time.Now().Add(10 * time.Second); !renewed && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			d, err := rc.PTTL(ctx, aliveKey).Result()
+			must(t, err)
+			renewed = d > 0 && d <= 600*time.Millisecond
+		}
+		if !renewed {
+			t.Fatalf("%s was not renewed by a's watchdog", aliveKey)
+		}
+		if d, err := rc.PTTL(ctx, deadKey).Result(); err != nil || d < 50*time.Second {
+			t.Errorf("PTTL %s = %v, %v after a's renewal; want its own minute (a renewed another reader's acquisition)", deadKey, d, err)
+		}
+		must(t, a.ReadWriteLock("rwr").ReadLock().Unlock(ctx, "alive"))
+		must(t, d.ReadWriteLock("rwr").ReadLock().Unlock(ctx, "dead"))
+		must(t, a.Close())
+		must(t, d.Close())
+	})
 }

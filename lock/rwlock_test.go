@@ -22,6 +22,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -65,33 +66,33 @@ type rwStep struct {
 }
 
 func readAcquire(owner string, lease int64, want any) rwStep {
-	return rwStep{"read acquire " + owner, lock.RWReadAcquire, []string{rwKey, rwTimeoutPrefix(owner)},
+	return rwStep{"read acquire " + owner, scripts.RWReadAcquire, []string{rwKey, rwTimeoutPrefix(owner)},
 		[]any{lease, rwField(owner), rwWField(owner)}, want}
 }
 
 func readUnlock(owner string, want any) rwStep {
-	return rwStep{"read unlock " + owner, lock.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}", rwLatch},
+	return rwStep{"read unlock " + owner, scripts.RWReadUnlock, []string{rwKey, rwChan, rwTimeoutPrefix(owner), "{rw}", rwLatch},
 		[]any{"1", rwField(owner), 1000, "0"}, want}
 }
 
 func readRenew(owner string, lease int64, want any) rwStep {
-	return rwStep{"read renew " + owner, lock.RWReadRenew, []string{rwKey, rwTimeoutPrefix(owner)}, []any{lease, rwField(owner)}, want}
+	return rwStep{"read renew " + owner, scripts.RWReadRenew, []string{rwKey, rwTimeoutPrefix(owner)}, []any{lease, rwField(owner)}, want}
 }
 
 func writeAcquire(owner string, lease int64, want any) rwStep {
-	return rwStep{"write acquire " + owner, lock.RWWriteAcquire, []string{rwKey}, []any{lease, rwWField(owner)}, want}
+	return rwStep{"write acquire " + owner, scripts.RWWriteAcquire, []string{rwKey}, []any{lease, rwWField(owner)}, want}
 }
 
 func writeUnlock(owner string, lease int64, want any) rwStep {
-	return rwStep{"write unlock " + owner, lock.RWWriteUnlock, []string{rwKey, rwChan, rwLatch}, []any{"0", lease, rwWField(owner), 1000, "0"}, want}
+	return rwStep{"write unlock " + owner, scripts.RWWriteUnlock, []string{rwKey, rwChan, rwLatch}, []any{"0", lease, rwWField(owner), 1000, "0"}, want}
 }
 
 func writeRenew(owner string, lease int64, want any) rwStep {
-	return rwStep{"write renew " + owner, lock.RWWriteRenew, []string{rwKey}, []any{lease, rwWField(owner)}, want}
+	return rwStep{"write renew " + owner, scripts.RWWriteRenew, []string{rwKey}, []any{lease, rwWField(owner)}, want}
 }
 
 func forceUnlock(want any) rwStep {
-	return rwStep{"force unlock", lock.RWForceUnlock, []string{rwKey, rwChan, "{rw}"}, []any{"0"}, want}
+	return rwStep{"force unlock", scripts.RWForceUnlock, []string{rwKey, rwChan, "{rw}"}, []any{"0"}, want}
 }
 
 func command(args ...any) rwStep { return rwStep{what: fmt.Sprint(args...), args: args, want: rwAny{}} }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -99,91 +100,88 @@ func (e *scriptEnv) wantString(key, want string) {
 // real redis-server.
 func TestReentrantScripts(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, backend := range []string{"miniredis", "redis-server"} {
-		t.Run(backend, func(t *testing.T) {
-			rc := backends(t)[backend](t)
-			e := &scriptEnv{t: t, rc: rc, conn: lock.NewRedisConn(rc)}
-			ctx := context.Background()
-			const lk, ch = "lk", "redisson_lock__channel:{lk}"
-			a, b := "cid:a", "cid:b"
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		e := &scriptEnv{t: t, rc: rc, conn: lock.NewRedisConn(rc)}
+		ctx := context.Background()
+		const lk, ch = "lk", "redisson_lock__channel:{lk}"
+		a, b := "cid:a", "cid:b"
 
-			sub := rc.Subscribe(ctx, ch)
-			defer sub.Close()
-			if _, err := sub.Receive(ctx); err != nil {
-				t.Fatal(err)
-			}
+		sub := rc.Subscribe(ctx, ch)
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
 
-			// Acquire: free, reentrant, contended.
-			e.wantReply(e.eval(lock.ReentrantAcquire, []string{lk}, 10000, a), nil, "first acquire")
-			e.wantHash(lk, map[string]string{a: "1"})
-			e.wantTTL(lk, 9*time.Second, 10*time.Second)
-			e.wantReply(e.eval(lock.ReentrantAcquire, []string{lk}, 20000, a), nil, "reentrant acquire")
-			e.wantHash(lk, map[string]string{a: "2"})
-			e.wantTTL(lk, 19*time.Second, 20*time.Second)
-			if ttl, ok := e.eval(lock.ReentrantAcquire, []string{lk}, 10000, b).(int64); !ok || ttl < 19000 || ttl > 20000 {
-				t.Fatalf("contended acquire: %v, want the holder's PTTL", ttl)
-			}
-			e.wantHash(lk, map[string]string{a: "2"})
+		// Acquire: free, reentrant, contended.
+		e.wantReply(e.eval(scripts.ReentrantAcquire, []string{lk}, 10000, a), nil, "first acquire")
+		e.wantHash(lk, map[string]string{a: "1"})
+		e.wantTTL(lk, 9*time.Second, 10*time.Second)
+		e.wantReply(e.eval(scripts.ReentrantAcquire, []string{lk}, 20000, a), nil, "reentrant acquire")
+		e.wantHash(lk, map[string]string{a: "2"})
+		e.wantTTL(lk, 19*time.Second, 20*time.Second)
+		if ttl, ok := e.eval(scripts.ReentrantAcquire, []string{lk}, 10000, b).(int64); !ok || ttl < 19000 || ttl > 20000 {
+			t.Fatalf("contended acquire: %v, want the holder's PTTL", ttl)
+		}
+		e.wantHash(lk, map[string]string{a: "2"})
 
-			// Renew.
-			e.wantReply(e.eval(lock.ReentrantRenew, []string{lk}, 30000, a), int64(1), "renew by holder")
-			e.wantTTL(lk, 29*time.Second, 30*time.Second)
-			e.wantReply(e.eval(lock.ReentrantRenew, []string{lk}, 30000, b), int64(0), "renew by non-holder")
+		// Renew.
+		e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, a), int64(1), "renew by holder")
+		e.wantTTL(lk, 29*time.Second, 30*time.Second)
+		e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, b), int64(0), "renew by non-holder")
 
-			// Unlock with the latch: not held, decrement, release, retry.
-			unlock := func(req, holder string, latch string) any {
-				return e.eval(lock.ReentrantUnlock, []string{lk, ch, "redisson_unlock_latch:{lk}:" + req}, "0", 5000, holder, 60000, latch)
-			}
-			e.wantReply(unlock("r0", b, "1"), nil, "unlock by non-holder")
-			e.wantString("redisson_unlock_latch:{lk}:r0", "<absent>")
-			e.wantReply(unlock("r1", a, "1"), int64(0), "unlock leaving a hold")
-			e.wantHash(lk, map[string]string{a: "1"})
-			e.wantTTL(lk, 4*time.Second, 5*time.Second)
-			e.wantString("redisson_unlock_latch:{lk}:r1", "0")
-			e.wantReply(unlock("r1", a, "1"), int64(0), "retried unlock r1 (latched)")
-			e.wantHash(lk, map[string]string{a: "1"})
-			e.wantReply(unlock("r2", a, "1"), int64(1), "final unlock")
-			if n, _ := rc.Exists(ctx, lk).Result(); n != 0 {
-				t.Fatal("lock still exists after the final unlock")
-			}
-			msg, err := sub.ReceiveMessage(ctx)
-			if err != nil || msg.Payload != "0" {
-				t.Fatalf("release message: %v %v", msg, err)
-			}
-			e.wantTTL("redisson_unlock_latch:{lk}:r2", 59*time.Second, 60*time.Second)
-			e.wantReply(unlock("r2", a, "1"), int64(1), "retried final unlock (latched)")
-			e.wantReply(unlock("r3", a, "0"), nil, "unlock without latch after release")
+		// Unlock with the latch: not held, decrement, release, retry.
+		unlock := func(req, holder string, latch string) any {
+			return e.eval(scripts.ReentrantUnlock, []string{lk, ch, "redisson_unlock_latch:{lk}:" + req}, "0", 5000, holder, 60000, latch)
+		}
+		e.wantReply(unlock("r0", b, "1"), nil, "unlock by non-holder")
+		e.wantString("redisson_unlock_latch:{lk}:r0", "<absent>")
+		e.wantReply(unlock("r1", a, "1"), int64(0), "unlock leaving a hold")
+		e.wantHash(lk, map[string]string{a: "1"})
+		e.wantTTL(lk, 4*time.Second, 5*time.Second)
+		e.wantString("redisson_unlock_latch:{lk}:r1", "0")
+		e.wantReply(unlock("r1", a, "1"), int64(0), "retried unlock r1 (latched)")
+		e.wantHash(lk, map[string]string{a: "1"})
+		e.wantReply(unlock("r2", a, "1"), int64(1), "final unlock")
+		if n, _ := rc.Exists(ctx, lk).Result(); n != 0 {
+			t.Fatal("lock still exists after the final unlock")
+		}
+		msg, err := sub.ReceiveMessage(ctx)
+		if err != nil || msg.Payload != "0" {
+			t.Fatalf("release message: %v %v", msg, err)
+		}
+		e.wantTTL("redisson_unlock_latch:{lk}:r2", 59*time.Second, 60*time.Second)
+		e.wantReply(unlock("r2", a, "1"), int64(1), "retried final unlock (latched)")
+		e.wantReply(unlock("r3", a, "0"), nil, "unlock without latch after release")
 
-			// Idempotent acquire: a retried request counts once.
-			idem := func(req, holder string) any {
-				return e.eval(lock.ReentrantAcquire, []string{lk, "redisson_acquire_latch:{lk}:" + req}, 10000, holder, req, 60000)
-			}
-			e.wantReply(idem("q1", a), nil, "idempotent acquire")
-			e.wantReply(idem("q1", a), nil, "retried idempotent acquire")
-			e.wantHash(lk, map[string]string{a: "1"})
-			e.wantReply(idem("q2", a), nil, "second, distinct acquire")
-			e.wantHash(lk, map[string]string{a: "2"})
+		// Idempotent acquire: a retried request counts once.
+		idem := func(req, holder string) any {
+			return e.eval(scripts.ReentrantAcquire, []string{lk, "redisson_acquire_latch:{lk}:" + req}, 10000, holder, req, 60000)
+		}
+		e.wantReply(idem("q1", a), nil, "idempotent acquire")
+		e.wantReply(idem("q1", a), nil, "retried idempotent acquire")
+		e.wantHash(lk, map[string]string{a: "1"})
+		e.wantReply(idem("q2", a), nil, "second, distinct acquire")
+		e.wantHash(lk, map[string]string{a: "2"})
 
-			// Force unlock.
-			e.wantReply(e.eval(lock.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(1), "force unlock")
-			e.wantReply(e.eval(lock.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(0), "force unlock of nothing")
+		// Force unlock.
+		e.wantReply(e.eval(scripts.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(1), "force unlock")
+		e.wantReply(e.eval(scripts.ReentrantForceUnlock, []string{lk, ch}, "0"), int64(0), "force unlock of nothing")
 
-			// Fenced acquire: tokens grow with every acquisition.
-			tk := "{fl}:token"
-			e.wantReply(e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(1)}, "fenced acquire")
-			e.wantReply(e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(2)}, "reentrant fenced acquire")
-			got := e.eval(lock.FencedAcquire, []string{"fl", tk}, 10000, b).([]any)
-			if ttl, _ := got[0].(int64); ttl < 9000 || got[1] != int64(-1) {
-				t.Fatalf("contended fenced acquire: %v", got)
-			}
-			e.wantString(tk, "2")
-			f := func(req string) any {
-				return e.eval(lock.FencedAcquire, []string{"fl", tk, "redisson_acquire_latch:{fl}:" + req}, 10000, a, req, 60000)
-			}
-			e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "idempotent fenced acquire")
-			e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "retried idempotent fenced acquire keeps its token")
-			e.wantString(tk, "3")
-			e.wantHash("fl", map[string]string{a: "3"})
-		})
-	}
+		// Fenced acquire: tokens grow with every acquisition.
+		tk := "{fl}:token"
+		e.wantReply(e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(1)}, "fenced acquire")
+		e.wantReply(e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, a), []any{int64(-1), int64(2)}, "reentrant fenced acquire")
+		got := e.eval(scripts.FencedAcquire, []string{"fl", tk}, 10000, b).([]any)
+		if ttl, _ := got[0].(int64); ttl < 9000 || got[1] != int64(-1) {
+			t.Fatalf("contended fenced acquire: %v", got)
+		}
+		e.wantString(tk, "2")
+		f := func(req string) any {
+			return e.eval(scripts.FencedAcquire, []string{"fl", tk, "redisson_acquire_latch:{fl}:" + req}, 10000, a, req, 60000)
+		}
+		e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "idempotent fenced acquire")
+		e.wantReply(f("t1"), []any{int64(-1), int64(3)}, "retried idempotent fenced acquire keeps its token")
+		e.wantString(tk, "3")
+		e.wantHash("fl", map[string]string{a: "3"})
+	})
 }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // SimpleLock is the plain single-node lock: acquire with
@@ -39,7 +40,8 @@ type SimpleOptions struct {
 	// reply was lost) is then refused by the key its own first attempt set:
 	// the caller gives up a lock it holds and nobody can take it until the
 	// TTL runs out. By default the acquire sends SET NX PX GET and counts
-	// its own token as acquired (see SetNX).
+	// its own token as acquired: only a retry of this very acquire can have
+	// put the token there.
 	PlainSetNX bool
 	// NoReleaseLatch releases without the latch: a retried release whose
 	// first attempt deleted the lock (go-redis resends it when the reply
@@ -47,30 +49,6 @@ type SimpleOptions struct {
 	// default the release leaves a latch key for the lease's token
 	// (simple_unlock_latch:{key}:<token>, living TTL) that the retry finds.
 	NoReleaseLatch bool
-}
-
-// SetNX sets key to token for ttl unless the key exists, and reports
-// whether token holds the key afterwards: true when this call set it, and
-// also when the key already held token, which only a retry of this very
-// call can have put there (tokens are unique per acquisition). It sends
-// SET key token NX PX ttl GET (Redis 7.0 and later: the reply is the old
-// value, or nil when the SET happened), so that a retry after a lost reply
-// recognises its own key instead of refusing itself. With plain it sends
-// SET NX PX alone, for older servers, and a retry can refuse itself.
-func SetNX(ctx context.Context, conn Conn, key, token string, ttlMs int64, plain bool) (bool, error) {
-	if plain {
-		v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs)
-		return err == nil && v == "OK", err
-	}
-	v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs, "GET")
-	if err != nil {
-		var re ReplyError
-		if errors.As(err, &re) && strings.Contains(strings.ToLower(string(re)), "syntax") {
-			return false, fmt.Errorf("%w (Redis before 7.0 refuses SET NX GET: set PlainSetNX)", err)
-		}
-		return false, err
-	}
-	return v == nil || v == token, nil
 }
 
 // SimpleLease is one successful acquisition of a SimpleLock.
@@ -111,7 +89,7 @@ func NewSimpleLock(conn Conn, rt Runtime, key string, opts SimpleOptions) (*Simp
 func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
 	token := l.rt.NewID()
 	start := l.rt.Now()
-	ok, err := SetNX(ctx, l.conn, l.key, token, l.opts.TTL.Milliseconds(), l.opts.PlainSetNX)
+	ok, err := scripts.SetNX[ReplyError](ctx, l.conn, l.key, token, l.opts.TTL.Milliseconds(), l.opts.PlainSetNX)
 	if err != nil {
 		return nil, err
 	}
@@ -136,10 +114,10 @@ func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
 	}
 	keys, args := []string{l.key}, []any{lease.Token}
 	if !l.opts.NoReleaseLatch {
-		keys = append(keys, ReleaseLatchKey(l.key, lease.Token))
+		keys = append(keys, scripts.ReleaseLatchKey(l.key, lease.Token))
 		args = append(args, l.opts.TTL.Milliseconds())
 	}
-	v, err := l.conn.Eval(ctx, SimpleRelease, keys, args...)
+	v, err := l.conn.Eval(ctx, scripts.SimpleRelease, keys, args...)
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Scripts of the simple lock's Obtain and Refresh (scripts/*.lua).
-var (
-	simpleObtain  = mustScript("simple_obtain")
-	simpleRefresh = mustScript("simple_refresh")
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // RetryStrategy says when SimpleLock.Obtain tries again after an attempt
@@ -148,7 +144,7 @@ func (l *SimpleLock) attempt(ctx context.Context, token string) (*SimpleLease, e
 		return l.TryLock(ctx)
 	}
 	start := l.rt.Now()
-	v, err := l.conn.Eval(ctx, simpleObtain, []string{l.key}, token, l.opts.TTL.Milliseconds())
+	v, err := l.conn.Eval(ctx, scripts.SimpleObtain, []string{l.key}, token, l.opts.TTL.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +175,7 @@ func (l *SimpleLock) Refresh(ctx context.Context, lease *SimpleLease, ttl time.D
 		return fmt.Errorf("lock: Refresh %q: TTL %v must be at least 1ms", l.key, ttl)
 	}
 	start := l.rt.Now()
-	v, err := l.conn.Eval(ctx, simpleRefresh, []string{l.key}, lease.Token, ttl.Milliseconds())
+	v, err := l.conn.Eval(ctx, scripts.SimpleRefresh, []string{l.key}, lease.Token, ttl.Milliseconds())
 	if err != nil {
 		return err
 	}

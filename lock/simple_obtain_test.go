@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/redis/go-redis/v9"
 )
 
 // countingConn counts the commands and scripts sent through it.
@@ -51,91 +52,88 @@ func (r *sleepRecorder) Sleep(ctx context.Context, d time.Duration) error {
 // told when the strategy or the context ends the obtain.
 func TestSimpleObtainRetry(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, name := range []string{"miniredis", "redis-server"} {
-		t.Run(name, func(t *testing.T) {
-			rc := backends(t)[name](t)
-			ctx := context.Background()
-			conn := &countingConn{Conn: lock.NewRedisConn(rc)}
-			rt := lock.WallRuntime{}
-			l, err := lock.NewSimpleLock(conn, rt, "held", lock.SimpleOptions{TTL: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		conn := &countingConn{Conn: lock.NewRedisConn(rc)}
+		rt := lock.WallRuntime{}
+		l, err := lock.NewSimpleLock(conn, rt, "held", lock.SimpleOptions{TTL: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder, err := l.TryLock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts := func(opts *lock.ObtainOptions) (int64, error) {
+			conn.n.Store(0)
+			_, err := l.Obtain(ctx, opts)
+			return conn.n.Load(), err
+		}
+		for _, tc := range []struct {
+			name string
+			opts *lock.ObtainOptions
+			want int64
+		}{
+			{"nil options", nil, 1},
+			{"NoRetry", &lock.ObtainOptions{Retry: lock.NoRetry()}, 1},
+			{"LimitRetry(Linear 2ms, 3)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(2*time.Millisecond), 3)}, 4},
+			{"LimitRetry(Exponential, 2)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.ExponentialBackoff(time.Millisecond, 5*time.Millisecond), 2)}, 3},
+			{"LimitRetry(Linear, 0)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(time.Millisecond), 0)}, 1},
+			{"custom token, LimitRetry(Linear 1ms, 2)", &lock.ObtainOptions{Token: "mine", Retry: lock.LimitRetry(lock.LinearBackoff(time.Millisecond), 2)}, 3},
+		} {
+			n, err := attempts(tc.opts)
+			if !errors.Is(err, lock.ErrNotAcquired) || lock.IsUnknown(err) {
+				t.Errorf("%s: err = %v, want a known ErrNotAcquired", tc.name, err)
 			}
-			holder, err := l.TryLock(ctx)
-			if err != nil {
-				t.Fatal(err)
+			if n != tc.want {
+				t.Errorf("%s: %d attempts, want %d", tc.name, n, tc.want)
 			}
-			attempts := func(opts *lock.ObtainOptions) (int64, error) {
-				conn.n.Store(0)
-				_, err := l.Obtain(ctx, opts)
-				return conn.n.Load(), err
-			}
-			for _, tc := range []struct {
-				name string
-				opts *lock.ObtainOptions
-				want int64
-			}{
-				{"nil options", nil, 1},
-				{"NoRetry", &lock.ObtainOptions{Retry: lock.NoRetry()}, 1},
-				{"LimitRetry(Linear 2ms, 3)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(2*time.Millisecond), 3)}, 4},
-				{"LimitRetry(Exponential, 2)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.ExponentialBackoff(time.Millisecond, 5*time.Millisecond), 2)}, 3},
-				{"LimitRetry(Linear, 0)", &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(time.Millisecond), 0)}, 1},
-				{"custom token, LimitRetry(Linear 1ms, 2)", &lock.ObtainOptions{Token: "mine", Retry: lock.LimitRetry(lock.LinearBackoff(time.Millisecond), 2)}, 3},
-			} {
-				n, err := attempts(tc.opts)
-				if !errors.Is(err, lock.ErrNotAcquired) || lock.IsUnknown(err) {
-					t.Errorf("%s: err = %v, want a known ErrNotAcquired", tc.name, err)
-				}
-				if n != tc.want {
-					t.Errorf("%s: %d attempts, want %d", tc.name, n, tc.want)
-				}
-			}
+		}
 
-			// The context's deadline ends the back-off: known outcome
-			// (refused), and the context's error.
-			dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-			start := time.Now()
-			_, err = l.Obtain(dctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(10 * time.Millisecond)})
-			cancel()
-			if !errors.Is(err, lock.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) || lock.IsUnknown(err) {
-				t.Fatalf("Obtain past its deadline: %v, want ErrNotAcquired and DeadlineExceeded, known", err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("Obtain returned %v after a 50ms deadline", d)
-			}
+		// The context's deadline ends the back-off: known outcome
+		// (refused), and the context's error.
+		dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		start := time.Now()
+		_, err = l.Obtain(dctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(10 * time.Millisecond)})
+		cancel()
+		if !errors.Is(err, lock.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) || lock.IsUnknown(err) {
+			t.Fatalf("Obtain past its deadline: %v, want ErrNotAcquired and DeadlineExceeded, known", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("Obtain returned %v after a 50ms deadline", d)
+		}
 
-			// Without a deadline and a limit, retrying stops after the TTL.
-			short, err := lock.NewSimpleLock(conn, rt, "held", lock.SimpleOptions{TTL: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := func() (int64, error) {
-				conn.n.Store(0)
-				_, err := short.Obtain(ctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(20 * time.Millisecond)})
-				return conn.n.Load(), err
-			}()
-			if !errors.Is(err, lock.ErrNotAcquired) || n < 2 || n > 6 {
-				t.Fatalf("unbounded linear retry of a 100ms-TTL lock held for 10s: %d attempts, %v; want 2..6 attempts (20ms apart within the TTL) and ErrNotAcquired", n, err)
-			}
+		// Without a deadline and a limit, retrying stops after the TTL.
+		short, err := lock.NewSimpleLock(conn, rt, "held", lock.SimpleOptions{TTL: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := func() (int64, error) {
+			conn.n.Store(0)
+			_, err := short.Obtain(ctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(20 * time.Millisecond)})
+			return conn.n.Load(), err
+		}()
+		if !errors.Is(err, lock.ErrNotAcquired) || n < 2 || n > 6 {
+			t.Fatalf("unbounded linear retry of a 100ms-TTL lock held for 10s: %d attempts, %v; want 2..6 attempts (20ms apart within the TTL) and ErrNotAcquired", n, err)
+		}
 
-			// A retry takes the lock once its holder releases it.
-			done := make(chan error, 1)
-			go func() {
-				time.Sleep(30 * time.Millisecond)
-				done <- l.Unlock(ctx, holder)
-			}()
-			lease, err := l.Obtain(ctx, &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(5*time.Millisecond), 2000)})
-			if err != nil {
-				t.Fatalf("Obtain with retries while the holder releases: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Fatalf("holder's Unlock: %v", err)
-			}
-			if err := l.Unlock(ctx, lease); err != nil {
-				t.Fatalf("Unlock of the obtained lease: %v", err)
-			}
-		})
-	}
+		// A retry takes the lock once its holder releases it.
+		done := make(chan error, 1)
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			done <- l.Unlock(ctx, holder)
+		}()
+		lease, err := l.Obtain(ctx, &lock.ObtainOptions{Retry: lock.LimitRetry(lock.LinearBackoff(5*time.Millisecond), 2000)})
+		if err != nil {
+			t.Fatalf("Obtain with retries while the holder releases: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("holder's Unlock: %v", err)
+		}
+		if err := l.Unlock(ctx, lease); err != nil {
+			t.Fatalf("Unlock of the obtained lease: %v", err)
+		}
+	})
 }
 
 // TestRetryStrategySchedule: the back-off before each retry, as
@@ -144,6 +142,7 @@ func TestSimpleObtainRetry(t *testing.T) {
 // several obtains counts each obtain's retries from zero (bsm/redislock's
 // strategies keep counting across obtains).
 func TestRetryStrategySchedule(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		name string
@@ -195,97 +194,94 @@ func TestRetryStrategySchedule(t *testing.T) {
 // outcome. On miniredis and redis-server.
 func TestSimpleCustomTokenAndRefresh(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, name := range []string{"miniredis", "redis-server"} {
-		t.Run(name, func(t *testing.T) {
-			rc := backends(t)[name](t)
-			ctx := context.Background()
-			conn := lock.NewRedisConn(rc)
-			l, err := lock.NewSimpleLock(conn, lock.WallRuntime{}, "ct", lock.SimpleOptions{TTL: 2 * time.Second})
+	forBackends(t, func(t *testing.T, rc *redis.Client) {
+		ctx := context.Background()
+		conn := lock.NewRedisConn(rc)
+		l, err := lock.NewSimpleLock(conn, lock.WallRuntime{}, "ct", lock.SimpleOptions{TTL: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pttl := func() int64 {
+			t.Helper()
+			v, err := conn.Do(ctx, "PTTL", "ct")
 			if err != nil {
 				t.Fatal(err)
 			}
-			pttl := func() int64 {
-				t.Helper()
-				v, err := conn.Do(ctx, "PTTL", "ct")
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v.(int64)
-			}
+			return v.(int64)
+		}
 
-			a, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-42"})
-			if err != nil || a.Token != "job-42" {
-				t.Fatalf("Obtain with a token: %+v, %v", a, err)
-			}
-			expectReply(t, conn, "job-42", "GET", "ct")
-			// Re-obtaining with the same token takes it again, TTL anew.
-			if _, err := conn.Do(ctx, "PEXPIRE", "ct", 300); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-42"}); err != nil {
-				t.Fatalf("re-obtain with the holder's token: %v", err)
-			}
-			if p := pttl(); p <= 1000 {
-				t.Fatalf("re-obtain left PTTL %d ms, want the 2 s TTL set anew", p)
-			}
-			if _, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-43"}); !errors.Is(err, lock.ErrNotAcquired) {
-				t.Fatalf("Obtain with another token: %v, want ErrNotAcquired", err)
-			}
-			if _, err := l.TryLock(ctx); !errors.Is(err, lock.ErrNotAcquired) {
-				t.Fatalf("TryLock with a random token: %v, want ErrNotAcquired", err)
-			}
+		a, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-42"})
+		if err != nil || a.Token != "job-42" {
+			t.Fatalf("Obtain with a token: %+v, %v", a, err)
+		}
+		expectReply(t, conn, "job-42", "GET", "ct")
+		// Re-obtaining with the same token takes it again, TTL anew.
+		if _, err := conn.Do(ctx, "PEXPIRE", "ct", 300); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-42"}); err != nil {
+			t.Fatalf("re-obtain with the holder's token: %v", err)
+		}
+		if p := pttl(); p <= 1000 {
+			t.Fatalf("re-obtain left PTTL %d ms, want the 2 s TTL set anew", p)
+		}
+		if _, err := l.Obtain(ctx, &lock.ObtainOptions{Token: "job-43"}); !errors.Is(err, lock.ErrNotAcquired) {
+			t.Fatalf("Obtain with another token: %v, want ErrNotAcquired", err)
+		}
+		if _, err := l.TryLock(ctx); !errors.Is(err, lock.ErrNotAcquired) {
+			t.Fatalf("TryLock with a random token: %v, want ErrNotAcquired", err)
+		}
 
-			// Refresh.
-			before := a.ValidUntil
-			if err := l.Refresh(ctx, a, 20*time.Second); err != nil {
-				t.Fatalf("Refresh: %v", err)
-			}
-			if p := pttl(); p <= 10000 {
-				t.Fatalf("Refresh(20s) left PTTL %d ms", p)
-			}
-			if !a.ValidUntil.After(before.Add(10 * time.Second)) {
-				t.Fatalf("Refresh did not move ValidUntil: %v -> %v", before, a.ValidUntil)
-			}
-			if err := l.Refresh(ctx, a, 0); err != nil {
-				t.Fatalf("Refresh(0): %v", err)
-			}
-			if p := pttl(); p > 2000 || p <= 0 {
-				t.Fatalf("Refresh(0) left PTTL %d ms, want the lock's 2 s TTL", p)
-			}
-			if err := l.Refresh(ctx, a, 500*time.Microsecond); err == nil || errors.Is(err, lock.ErrNotHeld) {
-				t.Fatalf("Refresh(500µs): %v, want a TTL error", err)
-			}
-			stale := &lock.SimpleLease{Token: "someone-else"}
-			if err := l.Refresh(ctx, stale, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
-				t.Fatalf("Refresh with a foreign token: %v, want ErrNotHeld", err)
-			}
-			if p := pttl(); p > 2000 {
-				t.Fatalf("a foreign Refresh extended the lock: PTTL %d ms", p)
-			}
-			if err := l.Refresh(ctx, nil, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
-				t.Fatalf("Refresh(nil): %v, want ErrNotHeld", err)
-			}
+		// Refresh.
+		before := a.ValidUntil
+		if err := l.Refresh(ctx, a, 20*time.Second); err != nil {
+			t.Fatalf("Refresh: %v", err)
+		}
+		if p := pttl(); p <= 10000 {
+			t.Fatalf("Refresh(20s) left PTTL %d ms", p)
+		}
+		if !a.ValidUntil.After(before.Add(10 * time.Second)) {
+			t.Fatalf("Refresh did not move ValidUntil: %v -> %v", before, a.ValidUntil)
+		}
+		if err := l.Refresh(ctx, a, 0); err != nil {
+			t.Fatalf("Refresh(0): %v", err)
+		}
+		if p := pttl(); p > 2000 || p <= 0 {
+			t.Fatalf("Refresh(0) left PTTL %d ms, want the lock's 2 s TTL", p)
+		}
+		if err := l.Refresh(ctx, a, 500*time.Microsecond); err == nil || errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("Refresh(500µs): %v, want a TTL error", err)
+		}
+		stale := &lock.SimpleLease{Token: "someone-else"}
+		if err := l.Refresh(ctx, stale, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("Refresh with a foreign token: %v, want ErrNotHeld", err)
+		}
+		if p := pttl(); p > 2000 {
+			t.Fatalf("a foreign Refresh extended the lock: PTTL %d ms", p)
+		}
+		if err := l.Refresh(ctx, nil, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("Refresh(nil): %v, want ErrNotHeld", err)
+		}
 
-			// Lost: another holder has the key now.
-			if _, err := conn.Do(ctx, "SET", "ct", "intruder"); err != nil {
-				t.Fatal(err)
-			}
-			vu := a.ValidUntil
-			if err := l.Refresh(ctx, a, time.Minute); !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
-				t.Fatalf("Refresh of a lost lease: %v, want ErrNotHeld", err)
-			}
-			if a.ValidUntil != vu {
-				t.Fatal("a failed Refresh moved ValidUntil")
-			}
-			expectReply(t, conn, "intruder", "GET", "ct")
-			if err := l.Unlock(ctx, a); !errors.Is(err, lock.ErrNotHeld) {
-				t.Fatalf("Unlock of a lost lease: %v, want ErrNotHeld", err)
-			}
-			err = l.Unlock(ctx, nil)
-			if !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
-				t.Fatalf("Unlock(nil) = %v, want ErrNotHeld, a known outcome", err)
-			}
-			expectReply(t, conn, "intruder", "GET", "ct")
-		})
-	}
+		// Lost: another holder has the key now.
+		if _, err := conn.Do(ctx, "SET", "ct", "intruder"); err != nil {
+			t.Fatal(err)
+		}
+		vu := a.ValidUntil
+		if err := l.Refresh(ctx, a, time.Minute); !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
+			t.Fatalf("Refresh of a lost lease: %v, want ErrNotHeld", err)
+		}
+		if a.ValidUntil != vu {
+			t.Fatal("a failed Refresh moved ValidUntil")
+		}
+		expectReply(t, conn, "intruder", "GET", "ct")
+		if err := l.Unlock(ctx, a); !errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("Unlock of a lost lease: %v, want ErrNotHeld", err)
+		}
+		err = l.Unlock(ctx, nil)
+		if !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
+			t.Fatalf("Unlock(nil) = %v, want ErrNotHeld, a known outcome", err)
+		}
+		expectReply(t, conn, "intruder", "GET", "ct")
+	})
 }

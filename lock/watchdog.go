@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // renewal is the watchdog of one holder (a lock key and an owner, or any
@@ -34,7 +36,7 @@ func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x0
 func (c *Client) startRenewal(l *Lock, owner string) {
 	field := l.field(owner)
 	c.startWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
+		v, err := c.conn.Eval(ctx, scripts.ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
 		n, _ := v.(int64)
 		return n == 1, err
 	})

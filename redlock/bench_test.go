@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
@@ -56,7 +57,7 @@ func BenchmarkRedLockPairs(b *testing.B) {
 		for _, n := range []int{3, 5} {
 			b.Run(fmt.Sprintf("%s/N=%d/raw-parallel", backend, n), func(b *testing.B) {
 				rcs := benchNodes(b, backend, n)
-				release := redis.NewScript(redlock.ReleaseScript.Src)
+				release := redis.NewScript(scripts.SimpleRelease.Src)
 				onAll := func(f func(rc *redis.Client)) {
 					var wg sync.WaitGroup
 					for _, rc := range rcs {

@@ -26,8 +26,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -358,7 +360,7 @@ func checkSpecModel(t *rapid.T, nodes int) {
 	for i, a := range acts {
 		ats[i], cl[i] = a.at, a.client
 	}
-	md.run(t, mdWarmScripts(redlock.ReleaseScript, redlock.ExtendScript), ats, cl, func(i int) {
+	md.run(t, mdWarmScripts(scripts.SimpleRelease, scripts.RedlockExtend), ats, cl, func(i int) {
 		a, s := acts[i], specs[acts[i].client]
 		ctx := context.Background()
 		res := specResult{lease: -1}
@@ -423,6 +425,7 @@ func checkSpecModel(t *rapid.T, nodes int) {
 // compare-and-delete unlocks of current and stale leases, extension of
 // valid leases only, expiry.
 func TestSpecModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) { checkSpecModel(t, n) })
@@ -758,7 +761,7 @@ func checkRedissonModel(t *rapid.T, nodes int) {
 	for i, a := range acts {
 		ats[i], cl[i] = a.at, a.client
 	}
-	warm := mdWarmScripts(lock.ReentrantAcquire, lock.ReentrantUnlock)
+	warm := mdWarmScripts(scripts.ReentrantAcquire, scripts.ReentrantUnlock)
 	md.run(t, warm, ats, cl, func(i int) {
 		a, rl := acts[i], rls[acts[i].client]
 		ctx := context.Background()
@@ -808,6 +811,7 @@ func checkRedissonModel(t *rapid.T, nodes int) {
 // reentrancy per owner on every member, the watchdog's hold count and the
 // lease an unlock re-applies, and the two unlock semantics.
 func TestRedissonModel(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) { checkRedissonModel(t, n) })

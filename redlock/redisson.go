@@ -206,8 +206,8 @@ func (r *Redisson) Lock(ctx context.Context, owner string) error {
 		if err == nil || !notAcquired(err) {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if cause := ctx.Err(); cause != nil {
+			return ctxEnded{lock.ErrNotAcquired, cause, nil}
 		}
 	}
 }
@@ -234,8 +234,8 @@ func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.D
 		if err == nil || !notAcquired(err) {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if cause := ctx.Err(); cause != nil {
+			return ctxEnded{lock.ErrNotAcquired, cause, nil}
 		}
 	}
 }
@@ -250,6 +250,12 @@ func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.D
 // the first member; it fails with lock.ErrWaitTimeout once the wait is used
 // up, checked after every member (even one just acquired: Redisson's order).
 // A negative wait or lease is an error; use Lock to wait forever.
+//
+// When ctx ends, TryLock gives back what the round took and returns an
+// error matching the context's error and lock.ErrWaitTimeout
+// (lock.ErrNotAcquired for wait 0), a known outcome; when a give-back
+// fails, the outcome is unknown and the error wraps the failures. Lock and
+// LockWithLease give up the same way, matching lock.ErrNotAcquired.
 //
 // lease 0 leaves each member to its watchdog. A positive lease first takes
 // each member for 2 × wait (or for lease when wait is 0), so that members
@@ -285,10 +291,20 @@ func (r *Redisson) TryLock(ctx context.Context, owner string, wait, lease time.D
 	budget := limit
 	acquired := make([]int, 0, n)
 	last := r.rt.Now()
+	// undoErr gathers the failed undos of members whose try failed with an
+	// unknown outcome: they may still be held.
+	var undoErr error
 	for i := 0; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
-			return err
+		if cause := ctx.Err(); cause != nil {
+			undoErr = errors.Join(undoErr, r.unlockInner(context.WithoutCancel(ctx), owner, acquired))
+			if undoErr != nil {
+				return fmt.Errorf("redlock: context ended (%w); giving back what the round took failed: %w", cause, undoErr)
+			}
+			verdict := lock.ErrNotAcquired
+			if wait > 0 {
+				verdict = lock.ErrWaitTimeout
+			}
+			return ctxEnded{verdict, cause, nil}
 		}
 		m := r.members[i].Lock
 		err := m.TryLockFor(ctx, owner, min(lockWait, remain), memberLease)
@@ -301,14 +317,14 @@ func (r *Redisson) TryLock(ctx context.Context, owner string, wait, lease time.D
 				r.event(EventRefused, i, nil)
 			} else {
 				r.event(EventError, i, err)
-				r.unlockInner(context.WithoutCancel(ctx), owner, []int{i})
+				undoErr = errors.Join(undoErr, r.unlockInner(context.WithoutCancel(ctx), owner, []int{i}))
 			}
 			if n-len(acquired) == limit {
 				r.event(EventQuorum, -1, nil)
 				return r.applyLease(ctx, owner, acquired, lease)
 			}
 			if budget == 0 {
-				r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
+				_ = r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
 				if wait == 0 {
 					r.event(EventGiveUp, -1, nil)
 					return notAcquiredError{fmt.Errorf("redlock: %s: failure budget of %d exhausted at member %d of %d",
@@ -327,7 +343,7 @@ func (r *Redisson) TryLock(ctx context.Context, owner string, wait, lease time.D
 			remain -= now.Sub(last)
 			last = now
 			if remain <= 0 {
-				r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
+				_ = r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
 				r.event(EventGiveUp, -1, nil)
 				return fmt.Errorf("redlock: %s: wait %v used up with %d of %d members held: %w",
 					m.Name(), wait, len(acquired), n, lock.ErrWaitTimeout)
@@ -355,21 +371,28 @@ func (r *Redisson) applyLease(ctx context.Context, owner string, acquired []int,
 	}
 	r.rt.Parallel(fs...)
 	if err := errors.Join(errs...); err != nil {
-		r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
+		_ = r.unlockInner(context.WithoutCancel(ctx), owner, acquired)
 		return fmt.Errorf("redlock: applying lease %v: %w", lease, err)
 	}
 	return nil
 }
 
-// unlockInner unlocks the given members one after another, ignoring
-// errors: Redisson's unlockInner, used to undo a failed round (and
+// unlockInner unlocks the given members one after another, whatever each
+// answers: Redisson's unlockInner, used to undo a failed round (and
 // RedissonRedLock.unlock). A member that was never acquired answers "not
 // held"; one whose unlock times out keeps its lease, or its watchdog if the
-// lock package does not stop it (see lock.Lock.Unlock).
-func (r *Redisson) unlockInner(ctx context.Context, owner string, members []int) {
+// lock package does not stop it (see lock.Lock.Unlock). It returns the
+// members' errors other than "not held", joined: nil means nothing of the
+// given members is held any more. Redisson ignores them, and so do the
+// rounds; a give-up at the end of the context reports them.
+func (r *Redisson) unlockInner(ctx context.Context, owner string, members []int) error {
+	var errs []error
 	for _, i := range members {
-		_ = r.members[i].Lock.Unlock(ctx, owner)
+		if err := r.members[i].Lock.Unlock(ctx, owner); err != nil && !errors.Is(err, lock.ErrNotHeld) {
+			errs = append(errs, fmt.Errorf("member %d: %w", i, err))
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // Unlock releases owner's hold on every member.

@@ -23,9 +23,7 @@
 package redlock
 
 import (
-	"embed"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
@@ -43,30 +41,6 @@ var (
 	// so long (or the lease was so old) that the keys may already be
 	// expiring, so the holder must not rely on them.
 	ErrExpired = errors.New("redlock: validity expired")
-)
-
-//go:embed scripts/*.lua
-var scriptFS embed.FS
-
-// mustScript loads an embedded script; a missing file is a build mistake.
-func mustScript(name string) *lock.Script {
-	src, err := scriptFS.ReadFile("scripts/" + name + ".lua")
-	if err != nil {
-		panic(fmt.Sprintf("redlock: embedded script %s: %v", name, err))
-	}
-	return lock.NewScript("redlock_"+name, string(src))
-}
-
-// Scripts of the spec's algorithm.
-var (
-	// ReleaseScript is SimpleLock's compare-and-delete (lock.SimpleRelease):
-	// KEYS[1] key, KEYS[2] (optional) its release latch, ARGV[1] token,
-	// ARGV[2] the latch's TTL ms; returns 1 when it deleted the key (or an
-	// earlier run of the same release did, by the latch).
-	ReleaseScript = lock.SimpleRelease
-	// ExtendScript is compare-and-PEXPIRE: KEYS[1] key, ARGV[1] token,
-	// ARGV[2] TTL ms; returns 1 when it reset the TTL.
-	ExtendScript = mustScript("extend")
 )
 
 // lockedRand is a *rand.Rand shared by the calls of one lock object. A
@@ -116,3 +90,27 @@ func (e notAcquiredError) Error() string { return e.err.Error() }
 
 // Unwrap exposes the cause and lock.ErrNotAcquired.
 func (e notAcquiredError) Unwrap() []error { return []error{e.err, lock.ErrNotAcquired} }
+
+// ctxEnded is the error of an acquire that gave up because its context
+// ended, holding nothing (its last attempt was refused, or what it took was
+// given back): it matches verdict (lock.ErrNotAcquired, or
+// lock.ErrWaitTimeout from a TryLock that waits) and the context's error
+// with errors.Is, a known outcome, as lock.Lock's give-up does. last, when
+// not nil, is the last attempt's error, wrapped too.
+type ctxEnded struct{ verdict, cause, last error }
+
+func (e ctxEnded) Error() string {
+	s := e.verdict.Error() + ": " + e.cause.Error()
+	if e.last != nil {
+		s += "; last attempt: " + e.last.Error()
+	}
+	return s
+}
+
+// Unwrap exposes the verdict, the context's error and the last attempt's.
+func (e ctxEnded) Unwrap() []error {
+	if e.last == nil {
+		return []error{e.verdict, e.cause}
+	}
+	return []error{e.verdict, e.cause, e.last}
+}

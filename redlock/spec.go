@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -47,12 +48,14 @@ type SpecOptions struct {
 	// clients desynchronise. Both 0 means the defaults (50 ms, 250 ms);
 	// otherwise neither may be negative and Max may not be below Min.
 	RetryDelayMin, RetryDelayMax time.Duration
-	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0 (see
-	// lock.SetNX): a node whose reply was lost then refuses the retry.
+	// PlainSetNX sends SET NX PX without GET, for Redis before 7.0, as
+	// lock.SimpleOptions.PlainSetNX does: a node whose reply was lost then
+	// refuses the retry.
 	PlainSetNX bool
 	// NoReleaseLatch releases without a release latch. With the latch (the
-	// default) each node's release leaves a key (lock.ReleaseLatchKey of
-	// the token and the Unlock call's id) for the TTL, so that go-redis's
+	// default) each node's release leaves a key
+	// (simple_unlock_latch:{key}:<token>:<the Unlock call's id>, as
+	// SimpleLock's release does) for the TTL, so that go-redis's
 	// retry of a release whose reply was lost answers as the first run
 	// did; without
 	// it the retry finds no key, that node counts as not released, and
@@ -235,14 +238,17 @@ func (l *Lease) Valid(now time.Time) bool { return now.Before(l.ValidUntil) }
 func (l *Lease) Remaining(now time.Time) time.Duration { return l.ValidUntil.Sub(now) }
 
 // Lock tries up to Tries times to acquire the lock, pausing a random delay in
-// [RetryDelayMin, RetryDelayMax] between tries (and stopping when ctx is
-// done). It returns the last try's error after the last try.
+// [RetryDelayMin, RetryDelayMax] between tries. It returns the last try's
+// error after the last try. When ctx ends it stops at once (during a
+// pause) or after the try under way, with an error matching
+// lock.ErrNotAcquired and the context's error (the last try's wrapped):
+// every failed try gave its token back, so nothing is held.
 func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
 	var last error
 	for i := 0; i < s.opts.Tries; i++ {
 		if i > 0 {
 			if err := s.rt.Sleep(ctx, s.retryDelay()); err != nil {
-				return nil, err
+				return nil, s.gaveUp(ctx, err, last)
 			}
 		}
 		l, err := s.TryLock(ctx)
@@ -251,10 +257,21 @@ func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
 		}
 		last = err
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, s.gaveUp(ctx, err, last)
 		}
 	}
 	return nil, fmt.Errorf("redlock: %s: %d tries failed; last: %w", s.key, s.opts.Tries, last)
+}
+
+// gaveUp is Lock's error when ctx ended (err, or the sleep's error) after
+// the attempt that failed with last: every failed attempt gave its token
+// back (TryLock), so nothing is held, a known outcome matching
+// lock.ErrNotAcquired and the context's error.
+func (s *Spec) gaveUp(ctx context.Context, err, last error) error {
+	if cause := ctx.Err(); cause != nil {
+		err = cause
+	}
+	return ctxEnded{lock.ErrNotAcquired, err, last}
 }
 
 // retryDelay draws the pause before a retry.
@@ -281,7 +298,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	ttlMs := s.opts.TTL.Milliseconds()
 	start := s.rt.Now()
 	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		return lock.SetNX(ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
+		return scripts.SetNX[lock.ReplyError](ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
 	})
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
@@ -323,7 +340,7 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 	}
 	ttlMs := s.opts.TTL.Milliseconds()
 	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, ExtendScript, []string{s.key}, l.Token, ttlMs)
+		v, err := c.Eval(ctx, scripts.RedlockExtend, []string{s.key}, l.Token, ttlMs)
 		n, _ := v.(int64)
 		return err == nil && n == 1, err
 	})
@@ -375,11 +392,11 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 func (s *Spec) release(ctx context.Context, token string) (int, error) {
 	keys, args := []string{s.key}, []any{token}
 	if !s.opts.NoReleaseLatch {
-		keys = append(keys, lock.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
+		keys = append(keys, scripts.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
 		args = append(args, s.opts.TTL.Milliseconds())
 	}
 	return s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, ReleaseScript, keys, args...)
+		v, err := c.Eval(ctx, scripts.SimpleRelease, keys, args...)
 		n, _ := v.(int64)
 		return err == nil && n == 1, err
 	})

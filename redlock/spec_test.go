@@ -13,6 +13,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
@@ -106,7 +107,7 @@ func TestSpecValidityArithmetic(t *testing.T) {
 			}
 			released := 0
 			for _, rec := range r.History().Records() {
-				if rec.Kind == history.KindReq && rec.Op == "eval:"+redlock.ReleaseScript.Name && rec.At() >= start && rec.Result == "1" {
+				if rec.Kind == history.KindReq && rec.Op == "eval:"+scripts.SimpleRelease.Name && rec.At() >= start && rec.Result == "1" {
 					released++
 				}
 			}

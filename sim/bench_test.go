@@ -11,7 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 
-	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -29,7 +29,7 @@ func BenchmarkScriptRaw(b *testing.B) {
 	defer m.Close()
 	var buf bytes.Buffer
 	peer := server.NewPeer(bufio.NewWriter(&buf))
-	sc := lock.ReentrantAcquire
+	sc := scripts.ReentrantAcquire
 	m.Server().Dispatch(peer, []string{"SCRIPT", "LOAD", sc.Src})
 	peer.Flush()
 	b.ResetTimer()
@@ -69,7 +69,7 @@ func benchScriptSim(b *testing.B, mode sim.LuaMode) {
 	c.Go("bench", func() {
 		ctx := context.Background()
 		for i := 0; i < n; i++ {
-			if _, err := conn.Eval(ctx, lock.ReentrantAcquire, []string{fmt.Sprintf("lk%d", i%4)}, 30000, "c1:1"); err != nil {
+			if _, err := conn.Eval(ctx, scripts.ReentrantAcquire, []string{fmt.Sprintf("lk%d", i%4)}, 30000, "c1:1"); err != nil {
 				panic(err)
 			}
 		}

@@ -186,12 +186,14 @@ type clientRuntime struct{ c *Client }
 // production and must not here.
 func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Mono(r.c.w.now)) }
 
+// Sleep sleeps d of the client's clock. It ends early, with the context's
+// error, when ctx ends during the sleep (by a cancel in simulated code: see
+// ctxwait.go), as lock.WallRuntime's does.
 func (r clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.c.w.sleepWorld("Sleep", r.c.clock.WorldSpan(d))
-	return ctx.Err()
+	return r.c.w.sleepCtx(ctx, "Sleep", r.c.clock.WorldSpan(d))
 }
 
 func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {

@@ -102,7 +102,9 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
-				w.sleepWorld("retry backoff", c.clock.WorldSpan(d))
+				if err := w.sleepCtx(ctx, "retry backoff", c.clock.WorldSpan(d)); err != nil {
+					return nil, err // go-redis's back-off ends at a cancel too
+				}
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -114,7 +116,17 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		a.conn = c.conns[a.node.name]
 		c.sendOn(msgRequest, a.node, a.conn, what, op, (*attemptArrival)(a))
 		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
-		a.wt.wait()
+		if req != nil && req.cancellable {
+			unwatch := w.watchCtx(ctx, &a.wt)
+			v := a.wt.wait()
+			unwatch()
+			if _, ok := v.(ctxDone); ok {
+				a.timer.Cancel()
+				return nil, ctx.Err() // the reply, if one comes, is dropped
+			}
+		} else {
+			a.wt.wait()
+		}
 		a.timer.Cancel()
 		if a.replied {
 			return a.v, a.err
@@ -331,6 +343,10 @@ type reqHandle struct {
 	idx int
 	// noRuns: the record notes no runs (Applied), as a subscription's does.
 	noRuns bool
+	// cancellable: the request's wait for its reply ends when its context
+	// is cancelled (ctxwait.go), as lock.RedisConn's Subscribe does; go-redis
+	// ends no other command's wait at a cancel.
+	cancellable bool
 }
 
 // beginReq opens a req record for a request to group. Its Node is the

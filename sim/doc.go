@@ -41,6 +41,9 @@
 //     RetryPolicy, argument rendering, req records.
 //   - pubsub.go: subscriptions, publishing to subscribers, and their loss
 //     when the node crashes.
+//   - ctxwait.go: waits (Sleep, Subscription.Next) that end when their
+//     context is cancelled by simulated code, seen by the scheduler after
+//     every event.
 //   - history.go: the run's History, op records (Client.BeginOp) and fault
 //     records.
 //   - trigger.go: faults bound to an operation (OnOp, Rule.Op) instead of an

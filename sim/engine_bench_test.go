@@ -3,7 +3,7 @@ package sim
 import (
 	"testing"
 
-	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // BenchmarkScriptEngine runs BenchmarkScriptSim's script on a node's fast
@@ -18,7 +18,7 @@ func BenchmarkScriptEngine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sc := lock.ReentrantAcquire
+	sc := scripts.ReentrantAcquire
 	if _, err := n.lua.compile(sc.Src); err != nil {
 		b.Fatal(err)
 	}

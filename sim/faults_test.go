@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -245,7 +246,7 @@ func (w *fworld) wantReply(what string, r reply, want any) {
 	}
 }
 
-var incrScript = lock.NewScript("incr", "return redis.call('INCR', KEYS[1])")
+var incrScript = scripts.New("incr", "return redis.call('INCR', KEYS[1])")
 
 // 1. Lost messages.
 
@@ -860,7 +861,7 @@ func TestMasterRestartedEmptyEmptiesItsReplica(t *testing.T) {
 // 10. Pub/sub.
 
 func TestPublishFromAScriptReachesSubscriberUnlessPushesDrop(t *testing.T) {
-	publish := lock.NewScript("publish", "return redis.call('PUBLISH', KEYS[1], ARGV[1])")
+	publish := scripts.New("publish", "return redis.call('PUBLISH', KEYS[1], ARGV[1])")
 	for _, tc := range []struct {
 		name   string
 		drop   float64

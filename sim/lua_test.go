@@ -16,6 +16,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -35,7 +36,7 @@ func evalBoth(t *testing.T, calls []luaCall) (fast, mini []string) {
 		var out []string
 		c.Go("eval", func() {
 			for _, call := range calls {
-				v, err := conn.Eval(context.Background(), lock.NewScript("case", call.src), call.keys, call.args...)
+				v, err := conn.Eval(context.Background(), scripts.New("case", call.src), call.keys, call.args...)
 				out = append(out, render(v, err, call.anyErr))
 			}
 		})
@@ -157,18 +158,18 @@ func TestLuaFastMatchesMiniredisOnLockScripts(t *testing.T) {
 			c, _ := w.AddClient(sim.ClientConfig{Name: "c1"})
 			conn, _ := c.Conn("m1")
 			rtm := c.Runtime()
-			release := lock.NewScript("simple_release", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
+			release := scripts.New("simple_release", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
 			c.Go("ops", func() {
 				ctx := context.Background()
 				// Loaded up front: miniredis forgets a script whose EVAL failed
 				// at run time, Redis does not (TestScriptCachedAfterRuntimeError).
-				for _, sc := range []*lock.Script{lock.ReentrantAcquire, release} {
+				for _, sc := range []*lock.Script{scripts.ReentrantAcquire, release} {
 					_, _ = conn.Do(ctx, "SCRIPT", "LOAD", sc.Src)
 				}
 				for _, o := range ops {
 					switch o.kind {
 					case 0:
-						_, _ = conn.Eval(ctx, lock.ReentrantAcquire, []string{"h" + o.key}, o.ms, o.owner)
+						_, _ = conn.Eval(ctx, scripts.ReentrantAcquire, []string{"h" + o.key}, o.ms, o.owner)
 					case 1:
 						_, _ = conn.Do(ctx, "SET", "s"+o.key, o.owner, "NX", "PX", o.ms)
 					case 2:
@@ -176,7 +177,7 @@ func TestLuaFastMatchesMiniredisOnLockScripts(t *testing.T) {
 					case 3:
 						_, _ = conn.Do(ctx, "PTTL", "h"+o.key)
 					case 4:
-						_, _ = conn.Eval(ctx, lock.ReentrantAcquire, []string{"s" + o.key}, o.ms, o.owner) // WRONGTYPE on a string
+						_, _ = conn.Eval(ctx, scripts.ReentrantAcquire, []string{"s" + o.key}, o.ms, o.owner) // WRONGTYPE on a string
 					}
 					_ = rtm.Sleep(ctx, o.wait)
 				}
@@ -219,7 +220,7 @@ func TestLuaModeValidation(t *testing.T) {
 // the real-Redis half of this test shows it.
 func TestScriptCachedAfterRuntimeError(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	failing := lock.NewScript("failing", "return redis.call('HINCRBY', KEYS[1], 'f', 1)")
+	failing := scripts.New("failing", "return redis.call('HINCRBY', KEYS[1], 'f', 1)")
 	evalThenSha := func(mode sim.LuaMode) string {
 		w := sim.New(1)
 		defer w.Close()

@@ -24,12 +24,21 @@ type subscribedOn string
 // Subscribe records a "subscribe" req record (Args the channel), whose
 // Detail names the node that took the subscription ("on m1"): a waiter
 // hears of a release only from that node.
+//
+// A cancel of ctx (by simulated code: ctxwait.go) ends the wait for the
+// confirmation at once with the context's error, as lock.RedisConn's
+// Subscribe closes its pub/sub connection: the subscription is dropped,
+// unsubscribed at its node if the request already reached one, and never
+// taken by a node it reaches later.
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
 	h.noRuns = true
+	h.cancellable = true
 	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, nil, handlerFunc(func(n *Node, r replier) {
-		n.subscribe(sub)
+		if !sub.closed {
+			n.subscribe(sub)
+		}
 		r.answer(subscribedOn(n.name), nil)
 	}))
 	if on, ok := v.(subscribedOn); ok {
@@ -38,6 +47,9 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	}
 	h.endReq(v, err)
 	if err != nil {
+		if ctx.Err() != nil {
+			_ = sub.Close()
+		}
 		return nil, err
 	}
 	return sub, nil
@@ -90,6 +102,9 @@ func (s *simSub) lost(n *Node) {
 	})
 }
 
+// Next waits up to timeout of the client's clock for a message. It ends
+// early, with the context's error, when ctx ends during the wait (by a
+// cancel in simulated code: see ctxwait.go), as lock.RedisConn's does.
 func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
 	w := s.c.w
 	if s.closed {
@@ -102,9 +117,17 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 		wt := w.newWaiter("Subscription.Next")
 		s.waiter = wt
 		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
-		wt.wait()
+		unwatch := w.watchCtx(ctx, wt)
+		v := wt.wait()
+		unwatch()
 		tm.Cancel()
 		s.waiter = nil
+		if _, ok := v.(ctxDone); ok {
+			// The caller's context ended: as lock.RedisConn's Next, return
+			// its error at once (a message that came in the same instant
+			// stays queued).
+			return "", false, ctx.Err()
+		}
 	}
 	if len(s.queue) > 0 {
 		m := s.queue[0]

@@ -45,6 +45,10 @@ type World struct {
 	triggers []*trigger
 
 	evalNames map[*lock.Script]string // "eval:" + a script's name (evalName)
+
+	// ctxWaits are the waits that end with their context (ctxwait.go), in
+	// the order they began.
+	ctxWaits []*ctxWait
 }
 
 // evalName is the req record's name for a run of sc, "eval:" and its name,
@@ -158,6 +162,9 @@ func (w *World) Run(until time.Duration) error {
 	if until < w.now {
 		return fmt.Errorf("sim: Run: until %v is before now %v", until, w.now)
 	}
+	if len(w.ctxWaits) > 0 {
+		w.wakeCancelled() // a cancel made between two Runs
+	}
 	for w.err == nil && !w.queue.empty() {
 		e := w.queue.peek()
 		if e.at > until {
@@ -171,6 +178,9 @@ func (w *World) Run(until time.Duration) error {
 			w.free = append(w.free, e)
 		}
 		r.run()
+		if len(w.ctxWaits) > 0 {
+			w.wakeCancelled()
+		}
 	}
 	if w.err == nil {
 		w.now = until

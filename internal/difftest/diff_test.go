@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +16,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -89,17 +88,6 @@ var (
 	endMsg   = "<end of sequence>"              // pub/sub sentinel
 )
 
-// simpleRelease is the simple lock's compare-and-delete script. The lock
-// package keeps it unexported; this is the same embedded file, so the same
-// source and SHA.
-var simpleRelease = func() *lock.Script {
-	src, err := os.ReadFile("../../lock/scripts/simple_release.lua")
-	if err != nil {
-		panic(err)
-	}
-	return lock.NewScript("simple_release", string(src))
-}()
-
 // op is one step of a sequence: a script, a plain command, or a time advance.
 type op struct {
 	desc   string
@@ -151,9 +139,9 @@ var reentrant = family{
 		switch kind {
 		case "acquire", "fenced":
 			req := rapid.SampledFrom(acqReqs).Draw(t, "req")
-			s, keys := lock.ReentrantAcquire, []string{name}
+			s, keys := scripts.ReentrantAcquire, []string{name}
 			if kind == "fenced" {
-				s, keys = lock.FencedAcquire, []string{name, "{" + name + "}:token"}
+				s, keys = scripts.FencedAcquire, []string{name, "{" + name + "}:token"}
 			}
 			args := []any{lease, owner}
 			if req != "" {
@@ -169,19 +157,19 @@ var reentrant = family{
 			}
 			keys := []string{name, chanOf(name), "unl:{" + name + "}:" + req}
 			args := []any{"unlock", lease, owner, latchTTL, latch}
-			return op{desc: fmt.Sprintf("reentrant_unlock %v %v", keys, args), script: lock.ReentrantUnlock, keys: keys, args: args}
+			return op{desc: fmt.Sprintf("reentrant_unlock %v %v", keys, args), script: scripts.ReentrantUnlock, keys: keys, args: args}
 		case "renew":
-			return op{desc: fmt.Sprintf("reentrant_renew %s %d %s", name, lease, owner), script: lock.ReentrantRenew,
+			return op{desc: fmt.Sprintf("reentrant_renew %s %d %s", name, lease, owner), script: scripts.ReentrantRenew,
 				keys: []string{name}, args: []any{lease, owner}}
 		case "force":
-			return op{desc: "reentrant_force_unlock " + name, script: lock.ReentrantForceUnlock,
+			return op{desc: "reentrant_force_unlock " + name, script: scripts.ReentrantForceUnlock,
 				keys: []string{name, chanOf(name)}, args: []any{"force"}}
 		case "set-nx-px":
 			return setNXPX(name, owner, lease)
 		case "read":
 			return drawDirect(t, name, owner, lease)
 		default: // simple-release
-			return op{desc: fmt.Sprintf("simple_release %s %s", name, owner), script: simpleRelease,
+			return op{desc: fmt.Sprintf("simple_release %s %s", name, owner), script: scripts.SimpleRelease,
 				keys: []string{name}, args: []any{owner}}
 		}
 	},
@@ -233,21 +221,21 @@ var readWrite = family{
 		var o op
 		switch kind {
 		case "read":
-			o = op{script: lock.RWReadAcquire, keys: []string{name, timeouts}, args: []any{lease, owner, write}, ttl: true}
+			o = op{script: scripts.RWReadAcquire, keys: []string{name, timeouts}, args: []any{lease, owner, write}, ttl: true}
 		case "write":
-			o = op{script: lock.RWWriteAcquire, keys: []string{name}, args: []any{lease, write}, ttl: true}
+			o = op{script: scripts.RWWriteAcquire, keys: []string{name}, args: []any{lease, write}, ttl: true}
 		case "read-unlock":
-			o = op{script: lock.RWReadUnlock, keys: []string{name, ch, timeouts, prefix, "redisson_unlock_latch:{rw}:" + owner},
+			o = op{script: scripts.RWReadUnlock, keys: []string{name, ch, timeouts, prefix, "redisson_unlock_latch:{rw}:" + owner},
 				args: []any{"read-unlock", owner, lease, rapid.SampledFrom([]string{"0", "1"}).Draw(t, "latch")}}
 		case "write-unlock":
-			o = op{script: lock.RWWriteUnlock, keys: []string{name, ch, "redisson_unlock_latch:{rw}:" + write},
+			o = op{script: scripts.RWWriteUnlock, keys: []string{name, ch, "redisson_unlock_latch:{rw}:" + write},
 				args: []any{"write-unlock", lease, write, lease, rapid.SampledFrom([]string{"0", "1"}).Draw(t, "latch")}}
 		case "read-renew":
-			o = op{script: lock.RWReadRenew, keys: []string{name, timeouts}, args: []any{lease, owner}}
+			o = op{script: scripts.RWReadRenew, keys: []string{name, timeouts}, args: []any{lease, owner}}
 		case "write-renew":
-			o = op{script: lock.RWWriteRenew, keys: []string{name}, args: []any{lease, write}}
+			o = op{script: scripts.RWWriteRenew, keys: []string{name}, args: []any{lease, write}}
 		default: // force
-			o = op{script: lock.RWForceUnlock, keys: []string{name, ch, prefix}, args: []any{"force"}}
+			o = op{script: scripts.RWForceUnlock, keys: []string{name, ch, prefix}, args: []any{"force"}}
 		}
 		o.desc = fmt.Sprintf("%s %v %v", o.script.Name, o.keys, o.args)
 		return o
@@ -273,11 +261,11 @@ var tokenKeys = family{
 		case "read":
 			return drawDirect(t, key, token, drawLease(t))
 		case "simple-release":
-			o = op{script: simpleRelease, keys: []string{key}, args: []any{token}}
+			o = op{script: scripts.SimpleRelease, keys: []string{key}, args: []any{token}}
 		case "release":
-			o = op{script: redlock.ReleaseScript, keys: []string{key}, args: []any{token}}
+			o = op{script: scripts.SimpleRelease, keys: []string{key}, args: []any{token}}
 		default: // extend
-			o = op{script: redlock.ExtendScript, keys: []string{key}, args: []any{token, drawLease(t)}}
+			o = op{script: scripts.RedlockExtend, keys: []string{key}, args: []any{token, drawLease(t)}}
 		}
 		o.desc = fmt.Sprintf("%s %v %v", o.script.Name, o.keys, o.args)
 		return o

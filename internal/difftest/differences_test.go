@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -85,9 +86,9 @@ func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ..
 // only NOSCRIPT, which no script raises. The differential tests compare only
 // that a step failed, not how (compare in diff_test.go).
 func TestScriptErrorText(t *testing.T) {
-	real, mini, fast := evalAll(t, [][]any{{"SET", "lk", "x"}}, lock.ReentrantAcquire, []string{"lk"}, 1000, "c1:a")
+	real, mini, fast := evalAll(t, [][]any{{"SET", "lk", "x"}}, scripts.ReentrantAcquire, []string{"lk"}, 1000, "c1:a")
 	const wrongType = "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
-	if !strings.HasPrefix(real, wrongType+" script: "+lock.ReentrantAcquire.SHA+", on @user_script:") {
+	if !strings.HasPrefix(real, wrongType+" script: "+scripts.ReentrantAcquire.SHA+", on @user_script:") {
 		t.Errorf("redis-server: %s", real)
 	}
 	if !strings.HasPrefix(mini, "(error) ERR Error compiling script (new function): ") ||
@@ -111,7 +112,7 @@ func TestScriptErrorText(t *testing.T) {
 // the latch off, when that SET is not run); the differential tests draw only
 // positive TTLs. Nothing matches on the text either.
 func TestCommandErrorText(t *testing.T) {
-	real, mini, fast := evalAll(t, [][]any{{"HSET", "lk", "c1:a", 1}}, lock.ReentrantUnlock,
+	real, mini, fast := evalAll(t, [][]any{{"HSET", "lk", "c1:a", 1}}, scripts.ReentrantUnlock,
 		[]string{"lk", "ch:{lk}", "unl:{lk}:u1"}, "unlock", 1000, "c1:a", 0, "1")
 	if !strings.HasPrefix(real, "(error) ERR invalid expire time in 'set' command script: ") {
 		t.Errorf("redis-server: %s", real)
@@ -133,7 +134,7 @@ func TestCommandErrorText(t *testing.T) {
 // 1e17 (hold counts, fencing tokens, TTLs, 0 and 1), which every formatting
 // writes alike, so neither they nor the differential tests meet this.
 func TestLuaNumberArgument(t *testing.T) {
-	s := lock.NewScript("number_args", `
+	s := scripts.New("number_args", `
 redis.call('set', KEYS[1], 0.1)
 redis.call('set', KEYS[2], 1e17)
 redis.call('set', KEYS[3], 123456789)
@@ -156,7 +157,7 @@ return {redis.call('get', KEYS[1]), redis.call('get', KEYS[2]), redis.call('get'
 // The lock scripts concatenate only hold counts into key names
 // ("...:rwlock_timeout:" .. n), far below 1e14, so nothing depends on it.
 func TestLuaNumberToString(t *testing.T) {
-	s := lock.NewScript("tostring", "return {tostring(2^53), 'n:' .. 2^53, 'n:' .. 12345678901234}")
+	s := scripts.New("tostring", "return {tostring(2^53), 'n:' .. 2^53, 'n:' .. 12345678901234}")
 	real, mini, fast := evalAll(t, nil, s, nil)
 	if want := `["9.007199254741e+15" "n:9.007199254741e+15" "n:12345678901234"]`; real != want {
 		t.Errorf("redis-server %s; want %s", real, want)

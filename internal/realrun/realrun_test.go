@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
@@ -289,7 +290,7 @@ func TestUnlockRetriedAfterLostReply(t *testing.T) {
 		t.Run(fmt.Sprintf("latch=%v", latch), func(t *testing.T) {
 			ctx := context.Background()
 			s := redistest.Start(t)
-			loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
+			loadScripts(t, s, scripts.ReentrantAcquire, scripts.ReentrantUnlock)
 			p := redistest.NewProxy(t, s.Addr)
 			rec := NewRecorder()
 			p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
@@ -306,7 +307,7 @@ func TestUnlockRetriedAfterLostReply(t *testing.T) {
 			})
 			must(t, err)
 
-			unlock := redistest.Command("EVALSHA", lock.ReentrantUnlock.SHA)
+			unlock := redistest.Command("EVALSHA", scripts.ReentrantUnlock.SHA)
 			p.DropReply(unlock, 1)
 			_, err = cl.Do(ctx, "c1", "lk", "release", owner, func(ctx context.Context) (string, error) {
 				return "", l.Unlock(ctx, "o1")
@@ -352,7 +353,7 @@ func TestAcquireRetriedAfterLostReply(t *testing.T) {
 func testAcquireRetried(t *testing.T, fault string, idem bool) {
 	ctx := context.Background()
 	s := redistest.Start(t)
-	loadScripts(t, s, lock.ReentrantAcquire, lock.ReentrantUnlock)
+	loadScripts(t, s, scripts.ReentrantAcquire, scripts.ReentrantUnlock)
 	p := redistest.NewProxy(t, s.Addr)
 	rec := NewRecorder()
 	p.OnRule(func(op, detail string) { rec.Fault(op, "n1", "c1", detail) })
@@ -365,7 +366,7 @@ func testAcquireRetried(t *testing.T, fault string, idem bool) {
 	l := c.Lock("lk")
 	owner := []string{"o1"}
 
-	acquire := redistest.Command("EVALSHA", lock.ReentrantAcquire.SHA)
+	acquire := redistest.Command("EVALSHA", scripts.ReentrantAcquire.SHA)
 	if fault == "drop" {
 		p.DropReply(acquire, 1)
 	} else {

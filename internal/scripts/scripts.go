@@ -1,0 +1,200 @@
+// Package scripts holds the Lua scripts of locksim's locks (package lock and
+// package redlock), the Script type that carries them, and the few key and
+// command helpers that the locks share with the rest of the module.
+//
+// The scripts live here, not in package lock, so that they are not part of
+// the lock library's public surface (a user of the locks has no need of
+// them), while locksim's simulator, checkers, workloads and tests, which
+// name requests by a script's Name and run the scripts directly, can still
+// reach them: only packages of this module can import an internal package.
+// lock.Script is an alias of Script, so a user who implements lock.Conn
+// receives these very values.
+//
+// Script names and sources are part of every simulated history (a request
+// is named "eval:" + Name, and the simulated nodes cache by SHA): renaming
+// a script or editing its source changes the histories.
+package scripts
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Script is a Lua script with its SHA1, the unit lock.Conn's Eval runs.
+type Script struct {
+	// Name labels the script in histories and traces.
+	Name string
+	// Src is the Lua source.
+	Src string
+	// SHA is the hex SHA1 of Src, as EVALSHA wants it.
+	SHA string
+}
+
+// New returns a Script for src named name, its SHA computed from src.
+func New(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Name: name, Src: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+//go:embed *.lua
+var scriptFS embed.FS
+
+// must loads the embedded script file name.lua; a missing file is a build
+// mistake.
+func must(name string) *Script {
+	src, err := scriptFS.ReadFile(name + ".lua")
+	if err != nil {
+		panic(fmt.Sprintf("scripts: embedded script %s: %v", name, err))
+	}
+	return New(name, string(src))
+}
+
+// Scripts of the reentrant and fenced locks (lock.Lock, lock.FencedLock).
+var (
+	// ReentrantAcquire is the reentrant lock's acquire script: KEYS[1] lock,
+	// ARGV[1] lease ms, ARGV[2] holder field (and optionally KEYS[2] latch,
+	// ARGV[3] request id, ARGV[4] latch TTL ms for an idempotent acquire).
+	ReentrantAcquire = must("reentrant_acquire")
+	// ReentrantUnlock is the reentrant lock's unlock script.
+	ReentrantUnlock = must("reentrant_unlock")
+	// ReentrantRenew is the watchdog's renewal script.
+	ReentrantRenew = must("reentrant_renew")
+	// ReentrantForceUnlock deletes a lock whoever holds it.
+	ReentrantForceUnlock = must("reentrant_force_unlock")
+	// FencedAcquire is the fenced lock's acquire script.
+	FencedAcquire = must("fenced_acquire")
+)
+
+// Scripts of the read-write lock (lock.ReadWriteLock).
+var (
+	// RWReadAcquire takes or re-enters a read hold: KEYS[1] lock, KEYS[2]
+	// the holder's timeout key prefix; ARGV[1] lease ms, ARGV[2] read field,
+	// ARGV[3] the holder's write field. nil when acquired, else the TTL.
+	RWReadAcquire = must("rw_read_acquire")
+	// RWReadUnlock releases a read hold: KEYS[1] lock, KEYS[2] channel,
+	// KEYS[3] timeout key prefix, KEYS[4] key prefix, KEYS[5] unlock latch;
+	// ARGV[1] message, ARGV[2] read field, ARGV[3] latch TTL ms, ARGV[4]
+	// latch on ("1"/"0"). nil when not held, else {released, holds left}.
+	RWReadUnlock = must("rw_read_unlock")
+	// RWReadRenew is the read holder's watchdog renewal of its own
+	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
+	// ARGV[1] lease ms, ARGV[2] read field.
+	RWReadRenew = must("rw_read_renew")
+	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
+	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
+	RWWriteAcquire = must("rw_write_acquire")
+	// RWWriteUnlock releases a write hold: KEYS[1] lock, KEYS[2] channel,
+	// KEYS[3] unlock latch; ARGV[1] message, ARGV[2] lease ms, ARGV[3] write
+	// field, ARGV[4] latch TTL ms, ARGV[5] latch on ("1"/"0"). 1 released,
+	// 0 holds remain, nil not held.
+	RWWriteUnlock = must("rw_write_unlock")
+	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
+	// lease ms, ARGV[2] write field.
+	RWWriteRenew = must("rw_write_renew")
+	// RWForceUnlock deletes a read-write lock: KEYS[1] lock, KEYS[2]
+	// channel, KEYS[3] key prefix; ARGV[1] message, ARGV[2] the mode it
+	// must be in ('read', 'write'; '' or absent: either).
+	RWForceUnlock = must("rw_force_unlock")
+	// RWIsLocked answers RWHalf.IsLocked: KEYS[1] lock; ARGV[1] 'read' or
+	// 'write'. 1 or 0.
+	RWIsLocked = must("rw_is_locked")
+)
+
+// Scripts of the simple lock (lock.SimpleLock) and the spec's RedLock
+// (redlock.Spec).
+var (
+	// SimpleRelease is compare-and-delete with an optional release latch:
+	// KEYS[1] the lock key, KEYS[2] (optional) the latch
+	// (ReleaseLatchKey), ARGV[1] the token, ARGV[2] the latch's TTL in
+	// milliseconds. It returns 1 when it deleted the key, or when the latch
+	// shows an earlier run of the same release did (a retry whose first
+	// reply was lost), else 0. SimpleLock and the spec's RedLock (on every
+	// node) release with it.
+	SimpleRelease = must("simple_release")
+	// SimpleObtain is SimpleLock.Obtain's acquire with a caller's token.
+	SimpleObtain = must("simple_obtain")
+	// SimpleRefresh is SimpleLock.Refresh: compare-and-PEXPIRE.
+	SimpleRefresh = must("simple_refresh")
+	// RedlockExtend is the spec's RedLock extend, compare-and-PEXPIRE:
+	// KEYS[1] key, ARGV[1] token, ARGV[2] TTL ms; returns 1 when it reset
+	// the TTL.
+	RedlockExtend = must("redlock_extend")
+)
+
+// ReleaseLatchPrefix starts every release latch key SimpleRelease leaves
+// (ReleaseLatchKey); the locks reserve it, so no lock name can be one.
+const ReleaseLatchPrefix = "simple_unlock_latch:"
+
+// ReleaseLatchKey is the release latch SimpleRelease leaves for the
+// acquisition of key that holds token. It lives in key's slot (Tagged), so
+// that the script's two keys hash alike on a Cluster.
+func ReleaseLatchKey(key, token string) string {
+	return ReleaseLatchPrefix + Tagged(key) + ":" + token
+}
+
+// Tagged is name as a hash tag for the keys a lock derives from its name
+// (channel, latches, token), so that on Redis Cluster they live in the lock
+// key's slot. A name without a hash tag is wrapped in braces: Redis hashes
+// "{orders}" as it hashes "orders". A name that already has one
+// ("{orders}", "user:{42}:lock") is used as it is, since wrapping it would
+// hash by the wrong substring; its derived keys then hash by its own tag,
+// as the lock key does. (Redisson does the same.)
+func Tagged(name string) string {
+	if hasHashTag(name) {
+		return name
+	}
+	return "{" + name + "}"
+}
+
+// hasHashTag reports whether Redis Cluster hashes key by a tag: a "{"
+// followed, later, by a "}" with at least one byte between.
+func hasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return false
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	return end > 0
+}
+
+// Doer runs one Redis command; lock.Conn is one.
+type Doer interface {
+	Do(ctx context.Context, args ...any) (any, error)
+}
+
+// SetNX sets key to token for ttlMs milliseconds unless the key exists, and
+// reports whether token holds the key afterwards: true when this call set
+// it, and also when the key already held token, which only a retry of this
+// very call can have put there (tokens are unique per acquisition). It
+// sends SET key token NX PX ttl GET (Redis 7.0 and later: the reply is the
+// old value, or nil when the SET happened), so that a retry after a lost
+// reply recognises its own key instead of refusing itself. With plain it
+// sends SET NX PX alone, for older servers, and a retry can refuse itself.
+//
+// R is the caller's Redis error reply type (lock.ReplyError): a reply that
+// refuses NX with GET as a syntax error is wrapped with the advice to set
+// PlainSetNX. (A type parameter, because this package cannot import lock,
+// which imports it.) SimpleLock and the spec's RedLock acquire with it.
+func SetNX[R interface {
+	~string
+	error
+}](ctx context.Context, conn Doer, key, token string, ttlMs int64, plain bool) (bool, error) {
+	if plain {
+		v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs)
+		return err == nil && v == "OK", err
+	}
+	v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs, "GET")
+	if err != nil {
+		var re R
+		if errors.As(err, &re) && strings.Contains(strings.ToLower(string(re)), "syntax") {
+			return false, fmt.Errorf("%w (Redis before 7.0 refuses SET NX GET: set PlainSetNX)", err)
+		}
+		return false, err
+	}
+	return v == nil || v == token, nil
+}
