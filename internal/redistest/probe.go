@@ -187,77 +187,95 @@ func parseReply(b []byte) (v any, n int, err error) {
 	if i == 0 {
 		return nil, 0, errReply
 	}
-	head, line := b[0], string(b[1:i])
-	n = i + 2
+	head, line, n := b[0], string(b[1:i]), i+2
 	switch head {
-	case '+', '(':
-		return line, n, nil
-	case ',':
-		return line, n, nil
+	case '$', '!', '=':
+		return parseBulk(b, head, line, n)
+	case '*', '~', '>', '%', '|':
+		return parseAggregate(b, head, line, n)
+	}
+	v, err = parseSimple(head, line)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, n, nil
+}
+
+// parseSimple is the value of a one-line reply of type head.
+func parseSimple(head byte, line string) (any, error) {
+	switch head {
+	case '+', '(', ',': // a status, a big number, a double
+		return line, nil
 	case '-':
-		return ReplyError(line), n, nil
+		return ReplyError(line), nil
 	case ':':
 		x, err := strconv.ParseInt(line, 10, 64)
 		if err != nil {
-			return nil, 0, errReply
+			return nil, errReply
 		}
-		return x, n, nil
+		return x, nil
 	case '#':
-		return line == "t", n, nil
+		return line == "t", nil
 	case '_':
-		return nil, n, nil
-	case '$', '!', '=':
-		size, err := strconv.Atoi(line)
-		if err != nil {
-			return nil, 0, errReply
-		}
-		if size < 0 {
-			return nil, n, nil
-		}
-		if len(b) < n+size+2 {
-			return nil, 0, nil
-		}
-		s := string(b[n : n+size])
-		n += size + 2
-		switch head {
-		case '!':
-			return ReplyError(s), n, nil
-		case '=':
-			if len(s) >= 4 {
-				s = s[4:] // "txt:"
-			}
-		}
-		return s, n, nil
-	case '*', '~', '>', '%', '|':
-		count, err := strconv.Atoi(line)
-		if err != nil {
-			return nil, 0, errReply
-		}
-		if count < 0 {
-			return nil, n, nil
-		}
-		if head == '%' || head == '|' {
-			count *= 2
-		}
-		out := make([]any, 0, count)
-		for range count {
-			ev, en, err := parseReply(b[n:])
-			if err != nil || en == 0 {
-				return nil, 0, err
-			}
-			out = append(out, ev)
-			n += en
-		}
-		if head == '|' { // an attribute: the reply follows it
-			rv, rn, err := parseReply(b[n:])
-			if err != nil || rn == 0 {
-				return nil, 0, err
-			}
-			return rv, n + rn, nil
-		}
-		return out, n, nil
+		return nil, nil
 	}
-	return nil, 0, errReply
+	return nil, errReply
+}
+
+// parseBulk is a bulk string, blob error or verbatim string whose header
+// line (length line) ends at n.
+func parseBulk(b []byte, head byte, line string, n int) (any, int, error) {
+	size, err := strconv.Atoi(line)
+	if err != nil {
+		return nil, 0, errReply
+	}
+	if size < 0 {
+		return nil, n, nil
+	}
+	if len(b) < n+size+2 {
+		return nil, 0, nil
+	}
+	s := string(b[n : n+size])
+	n += size + 2
+	switch {
+	case head == '!':
+		return ReplyError(s), n, nil
+	case head == '=' && len(s) >= 4:
+		s = s[4:] // "txt:"
+	}
+	return s, n, nil
+}
+
+// parseAggregate is an array, set, push, map (flattened) or attribute
+// (dropped: the reply after it) whose count line ends at n.
+func parseAggregate(b []byte, head byte, line string, n int) (any, int, error) {
+	count, err := strconv.Atoi(line)
+	if err != nil {
+		return nil, 0, errReply
+	}
+	if count < 0 {
+		return nil, n, nil
+	}
+	if head == '%' || head == '|' {
+		count *= 2
+	}
+	out := make([]any, 0, count)
+	for range count {
+		ev, en, err := parseReply(b[n:])
+		if err != nil || en == 0 {
+			return nil, 0, err
+		}
+		out = append(out, ev)
+		n += en
+	}
+	if head == '|' {
+		rv, rn, err := parseReply(b[n:])
+		if err != nil || rn == 0 {
+			return nil, 0, err
+		}
+		return rv, n + rn, nil
+	}
+	return out, n, nil
 }
 
 // splitArray is the raw replies of the elements of a whole array reply.
