@@ -36,6 +36,11 @@ import (
 // before sending its next command on a connection (no pipelining), as
 // go-redis does for single commands.
 //
+// With a gate (SetGate) the proxy also frames the replies on each
+// connection, one per request, pipelined or not, and OnRun runs a command
+// inside one MULTI/EXEC with reads of the server's state just before and
+// just after it (probe.go).
+//
 // A Proxy's methods are safe for concurrent use; Close stops every goroutine
 // it started.
 type Proxy struct {
