@@ -407,7 +407,7 @@ func (c *proxyConn) prepare(args []string, raw []byte, m ruleMatch) []byte {
 	defer c.mu.Unlock()
 	if c.track && len(args) > 0 && (untracked[strings.ToUpper(args[0])] ||
 		len(args) > 1 && strings.EqualFold(args[0], "CLIENT") && strings.EqualFold(args[1], "REPLY")) {
-		c.track, c.pend, c.rbuf = false, nil, nil
+		c.track, c.pend = false, nil // relay lets rbuf go
 	}
 	var reads [][]string
 	if m.run != nil && m.run.probe != nil && c.track {
@@ -563,13 +563,17 @@ func (p *Proxy) serverReads(c *proxyConn) {
 }
 
 // relay passes b, read from the server, on: as it is, or on a framed
-// connection reply by reply, a probed command's transaction replaced by
+// connection reply by reply (rbuf is relay's alone: serverReads calls it), a probed command's transaction replaced by
 // the command's reply once its hooks have run.
 func (p *Proxy) relay(c *proxyConn, b []byte) {
 	c.mu.Lock()
 	track := c.track
 	c.mu.Unlock()
 	if !track {
+		if len(c.rbuf) > 0 { // framed until now: what was left of a reply
+			b = append(c.rbuf, b...)
+			c.rbuf = nil
+		}
 		p.deliver(c, b)
 		return
 	}
