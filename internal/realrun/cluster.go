@@ -36,6 +36,12 @@ type Node struct {
 	Group string
 	// Server is the process.
 	Server *redistest.Server
+	// Gate, when set, is the gate of the proxies in front of the node
+	// (redistest.Proxy.SetGate): a command whose run is being noted
+	// (reqs.go) holds it from its forwarding until its state is recorded,
+	// and a snapshot of the node reads under it, so that the node's truth
+	// is recorded in the order the node went through its states.
+	Gate *redistest.Gate
 }
 
 // NewCluster returns an empty cluster recording into rec.
@@ -92,7 +98,9 @@ func (c *Cluster) Watch(keys ...string) {
 // no longer had. An operation's effect still shows before its return (Do
 // snapshots before it stamps the return). Paused and killed
 // nodes are skipped: they keep their last recorded state, as in the
-// simulation, until a restart shows what they lost. The error joins the
+// simulation, until a restart shows what they lost. A node is read under
+// its Gate (waiting at most ReadTimeout for it), so that no read lands
+// between a noted command and the record of its run. The error joins the
 // nodes that did not answer.
 func (c *Cluster) Snapshot(ctx context.Context) error {
 	c.snap.Lock()
@@ -106,16 +114,41 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 		if n.Server.State() != redistest.Running {
 			continue
 		}
-		for _, k := range keys {
+		if !n.Gate.Lock(ctx.Done(), timeout) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			st, err := ReadKey(n.Server.Addr, k, timeout)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err))
-				continue
-			}
-			c.Rec.Truth(c.Rec.Since(), n.Name, k, st)
+			errs = append(errs, fmt.Errorf("realrun: truth of %s: a command in flight held its gate for %v", n.Name, timeout))
+			continue
+		}
+		err := c.readNode(ctx, n, keys, timeout, nil)
+		n.Gate.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readNode reads keys on n and records what changed, each stamped with
+// the time its reply arrived; changed, if not nil, gets the first such
+// time. The caller holds n's gate.
+func (c *Cluster) readNode(ctx context.Context, n *Node, keys []string, timeout time.Duration, changed *time.Duration) error {
+	var errs []error
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := ReadKey(n.Server.Addr, k, timeout)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err))
+			continue
+		}
+		if t := c.Rec.Since(); c.Rec.Truth(t, n.Name, k, st) && changed != nil && *changed == 0 {
+			*changed = t
 		}
 	}
 	return errors.Join(errs...)
@@ -125,34 +158,66 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 // returns the time of the reads' replies when one of them recorded a change
 // (0 when none did, or node is not running).
 func (c *Cluster) SnapshotNode(ctx context.Context, node string) (time.Duration, error) {
-	c.snap.Lock()
-	defer c.snap.Unlock()
-	c.mu.Lock()
-	i := slices.IndexFunc(c.nodes, func(n *Node) bool { return n.Name == node })
-	keys := slices.Clone(c.keys)
-	timeout := c.ReadTimeout
-	c.mu.Unlock()
-	if i < 0 {
-		return 0, fmt.Errorf("realrun: unknown node %q", node)
+	n, keys, timeout, err := c.nodeKeys(node)
+	if err != nil || n.Server.State() != redistest.Running {
+		return 0, err
 	}
-	n := c.nodes[i]
-	if n.Server.State() != redistest.Running {
-		return 0, nil
+	if !n.Gate.Lock(ctx.Done(), timeout) {
+		return 0, fmt.Errorf("realrun: truth of %s: its gate stayed held for %v", node, timeout)
 	}
+	defer n.Gate.Unlock()
+	return c.snapshotHeld(ctx, n, keys, timeout)
+}
+
+// snapshotHeld is SnapshotNode for a caller that holds n's gate.
+func (c *Cluster) snapshotHeld(ctx context.Context, n *Node, keys []string, timeout time.Duration) (time.Duration, error) {
 	var changed time.Duration
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return changed, err
-		}
-		st, err := ReadKey(n.Server.Addr, k, timeout)
-		if err != nil {
-			return changed, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err)
-		}
-		if t := c.Rec.Since(); c.Rec.Truth(t, n.Name, k, st) && changed == 0 {
-			changed = t
-		}
+	err := c.readNode(ctx, n, keys, timeout, &changed)
+	return changed, err
+}
+
+// nodeKeys is node, the watched keys and the read timeout.
+func (c *Cluster) nodeKeys(node string) (*Node, []string, time.Duration, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.IndexFunc(c.nodes, func(n *Node) bool { return n.Name == node })
+	if i < 0 {
+		return nil, nil, 0, fmt.Errorf("realrun: unknown node %q", node)
 	}
-	return changed, nil
+	return c.nodes[i], slices.Clone(c.keys), c.ReadTimeout, nil
+}
+
+// probe is the reads of every watched key that ReadKey makes, for a
+// command's transaction (redistest.Proxy.OnRun): TYPE, GET and HGETALL
+// of each, in Watch's order.
+func (c *Cluster) probe() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([][]string, 0, 3*len(c.keys))
+	for _, k := range c.keys {
+		out = append(out, []string{"TYPE", k}, []string{"GET", k}, []string{"HGETALL", k})
+	}
+	return out
+}
+
+// recordRun records what a command's transaction read on node around
+// it (before and after: probe's replies, for the keys of probe's call):
+// the state before at at-1, the state after at at, where at is when the
+// transaction's reply arrived. It reports false when the replies do not
+// have probe's shape.
+func (c *Cluster) recordRun(node string, at time.Duration, before, after []any) bool {
+	c.mu.Lock()
+	keys := slices.Clone(c.keys)
+	c.mu.Unlock()
+	if len(before) != 3*len(keys) || len(after) != 3*len(keys) {
+		return false // Watch added a key since the probe
+	}
+	for i, k := range keys {
+		b := keyState(before[3*i], before[3*i+1], before[3*i+2])
+		a := keyState(after[3*i], after[3*i+1], after[3*i+2])
+		c.Rec.TruthRun(node, k, at, b, a)
+	}
+	return true
 }
 
 // ReadKey reads what the server at addr holds under key, atomically (one
@@ -169,24 +234,31 @@ func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) 
 	if !ok || len(exec) != 3 {
 		return history.KeyState{}, fmt.Errorf("unexpected EXEC reply %#v", rs[4])
 	}
-	typ, _ := exec[0].(string)
+	return keyState(exec[0], exec[1], exec[2]), nil
+}
+
+// keyState is a key's state from the replies of TYPE, GET and HGETALL
+// read together (RESP2 or RESP3: a hash's fields as a flat list of names
+// and values; the reads that do not fit the type are errors and ignored).
+func keyState(typReply, get, hgetall any) history.KeyState {
+	typ, _ := typReply.(string)
 	switch typ {
-	case "none":
-		return history.KeyState{}, nil
+	case "none", "":
+		return history.KeyState{}
 	case "string":
-		v, _ := exec[1].(string)
-		return history.KeyState{Type: typ, Value: v}, nil
+		v, _ := get.(string)
+		return history.KeyState{Type: typ, Value: v}
 	case "hash":
-		flat, _ := exec[2].([]any)
+		flat, _ := hgetall.([]any)
 		fields := make(map[string]string, len(flat)/2)
 		for i := 0; i+1 < len(flat); i += 2 {
 			f, _ := flat[i].(string)
 			v, _ := flat[i+1].(string)
 			fields[f] = v
 		}
-		return history.KeyState{Type: typ, Fields: fields}, nil
+		return history.KeyState{Type: typ, Fields: fields}
 	}
-	return history.KeyState{Type: typ}, nil
+	return history.KeyState{Type: typ}
 }
 
 // Do records the operation op on lock by client around f: the call, then

@@ -35,16 +35,20 @@ type Recorder struct {
 	mu    sync.Mutex
 	recs  []history.Record
 	truth map[string]history.KeyState // node + "\x00" + key -> last recorded state
+	tlast map[string]int64            // node + "\x00" + key -> the time of its last truth record
 }
 
 // NewRecorder starts a history; its time zero is now.
 func NewRecorder() *Recorder {
-	return &Recorder{start: time.Now(), truth: map[string]history.KeyState{}}
+	return &Recorder{start: time.Now(), truth: map[string]history.KeyState{}, tlast: map[string]int64{}}
 }
 
 // Since is the real time elapsed since the recorder started: the clock of
 // every record's T and End.
 func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+
+// At is the instant t on the recorder's clock (a time from Since).
+func (r *Recorder) At(t time.Time) time.Duration { return t.Sub(r.start) }
 
 // add appends rec, stamping T with the current time; it returns the
 // record's index.
@@ -202,6 +206,31 @@ func sameState(a, b history.KeyState) bool {
 func (r *Recorder) Truth(t time.Duration, node, key string, st history.KeyState) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.truthLocked(t, node, key, st)
+}
+
+// TruthRun records what a command's run did to key on node, read in one
+// transaction with it (redistest.Proxy.OnRun): before, the state just
+// before the run, at at-1, and after, the state just after it, at at (when
+// the transaction's reply arrived), each if it changed. The checkers take
+// the state at at-1 for the one before a run noted at at, and the state at
+// at for the one after it. A state recorded later than at-1 (a read of a
+// node killed meanwhile, which no gate orders) is newer than before, and
+// one later than at newer than after: what it shows stands.
+func (r *Recorder) TruthRun(node, key string, at time.Duration, before, after history.KeyState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last, seen := r.tlast[node+"\x00"+key]
+	if !seen || last < int64(at-1) {
+		r.truthLocked(at-1, node, key, before)
+	}
+	if last, seen = r.tlast[node+"\x00"+key]; !seen || last < int64(at) {
+		r.truthLocked(at, node, key, after)
+	}
+}
+
+// truthLocked is Truth under r.mu.
+func (r *Recorder) truthLocked(t time.Duration, node, key string, st history.KeyState) bool {
 	k := node + "\x00" + key
 	old, had := r.truth[k]
 	if (had && sameState(old, st)) || (!had && st.Type == "") {
@@ -223,6 +252,7 @@ func (r *Recorder) Truth(t time.Duration, node, key string, st history.KeyState)
 		}
 		r.truth[k] = st
 	}
+	r.tlast[k] = max(r.tlast[k], int64(t))
 	r.recs = append(r.recs, rec)
 	return true
 }

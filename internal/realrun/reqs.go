@@ -15,8 +15,10 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/sim"
 )
@@ -40,6 +42,17 @@ type reqRec struct {
 // run of it until it returns: a command whose arguments on the wire are
 // args (after the script and key count, for a script), whatever node it
 // reaches (a retry after a failover reaches another).
+//
+// A script or a plain key command (probed) is noted exactly: the proxy
+// sends it inside one MULTI/EXEC between two reads of the watched keys
+// (redistest.Proxy.OnRun), so the truth gets the state just before and
+// just after the run, with nothing of another client, an expiry or an
+// earlier request in between, and the node's gate orders the records of
+// runs and snapshots as the node ran them. Other commands (WAIT, which a
+// transaction would not let block) are noted as before: the watched keys
+// are read after the reply arrived (under the gate), and a command of
+// another client that ran in between would be taken for theirs; none of
+// them writes a key.
 func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	if r.isStopped() {
 		return nil
@@ -56,24 +69,67 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 	q.open.Store(true)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
 	for _, np := range ps {
+		if probed(op) {
+			q.disarm = append(q.disarm, np.p.OnRun(match, r.cl.probe, func(run redistest.Run) bool {
+				if q.open.Load() && !refusedUnrun(run.Reply) {
+					r.noteRun(q, np.node, run)
+				}
+				return false // stays armed: a retry runs it again
+			}))
+			continue
+		}
 		q.disarm = append(q.disarm, np.p.OnReplyFirst(match, func(reply []byte) bool {
 			if q.open.Load() && !refusedUnrun(reply) {
-				r.noteRun(q, np.node)
+				r.noteRunAfter(q, np.node)
 			}
-			return false // stays armed: a retry runs it again
+			return false
 		}))
 	}
 	return q
 }
 
-// noteRun notes that node ran q's command, its reply held at the proxy:
-// it reads the watched keys on node first, so that the truth shows what the
-// command did at the time the run is noted (the checkers compare the state
-// just before a run with the state at it). When the read records a change,
-// the run is noted at that read; otherwise now. A command of another
-// client that ran on the node in between would be seen as this one's
-// doing: the reads take a fraction of a millisecond on loopback.
-func (r *run) noteRun(q *reqRec, node string) {
+// probedCommands are the plain commands a transaction runs as they run
+// alone (no blocking, no connection state), which beginReq probes; a
+// script ("eval:<name>") is probed too.
+var probedCommands = map[string]bool{"set": true, "get": true, "del": true, "unlink": true, "exists": true,
+	"hget": true, "hexists": true, "hset": true, "hdel": true, "pttl": true, "pexpire": true, "expire": true,
+	"incr": true, "publish": true}
+
+// probed says whether beginReq notes op's runs in a transaction.
+func probed(op string) bool { return strings.HasPrefix(op, "eval:") || probedCommands[op] }
+
+// noteRun notes that node ran q's command, its reply held at the proxy,
+// which holds the node's gate. A probed run (run.Atomic) records the
+// states its transaction read around the command (Cluster.recordRun) and
+// is noted when its reply arrived; the checkers compare the state just
+// before a run with the state at it, and these are exactly the command's.
+// A run the proxy could not probe reads the watched keys now, as
+// noteRunAfter does.
+func (r *run) noteRun(q *reqRec, node string, run redistest.Run) {
+	if run.Atomic {
+		at := r.rec.At(run.At)
+		if r.cl.recordRun(node, at, run.Before, run.After) {
+			r.rec.ReqApplied(q.idx, node, at)
+			return
+		}
+	}
+	var t time.Duration
+	if n, keys, timeout, err := r.cl.nodeKeys(node); err == nil && n.Server.State() == redistest.Running {
+		t, _ = r.cl.snapshotHeld(r.stopCtx, n, keys, timeout)
+	}
+	if t == 0 {
+		t = r.rec.Since()
+	}
+	r.rec.ReqApplied(q.idx, node, t)
+}
+
+// noteRunAfter notes that node ran q's command, an unprobed one, its reply
+// held at the proxy: it reads the watched keys on node first (under the
+// node's gate), so that the truth shows what the command did at the time
+// the run is noted. When the read records a change, the run is noted at
+// that read; otherwise now. A command of another client that ran on the
+// node in between would be seen as this one's doing.
+func (r *run) noteRunAfter(q *reqRec, node string) {
 	t, err := r.cl.SnapshotNode(r.stopCtx, node)
 	if t == 0 || err != nil {
 		t = r.rec.Since()

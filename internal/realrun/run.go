@@ -177,6 +177,7 @@ type run struct {
 	links    map[string]*link                       // replica -> its link now
 	oldLinks []*redistest.Proxy                     // links replaced at failovers
 	cproxies map[string]map[string]*redistest.Proxy // client -> node -> proxy
+	gates    map[string]*redistest.Gate             // node -> the gate of its client proxies (reqs.go)
 	cuts     map[*redistest.Proxy]int               // partitions cutting each proxy
 	clients  []*client
 
@@ -215,7 +216,8 @@ type run struct {
 func newRun(s *scenario.Scenario, opts Options) *run {
 	r := &run{s: s, opts: opts, servers: map[string]*redistest.Server{}, groupOf: map[string]string{},
 		current: map[string]string{}, links: map[string]*link{}, cproxies: map[string]map[string]*redistest.Proxy{},
-		cuts: map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{},
+		gates: map[string]*redistest.Gate{},
+		cuts:  map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{},
 		clocks: map[string]*redistest.FakeClock{}}
 	r.stopCtx, r.cancel = context.WithCancel(context.Background())
 	return r
@@ -358,8 +360,12 @@ func (r *run) waitReplication() error {
 	return nil
 }
 
-// listenClients gives every client a proxy of its own to every node.
+// listenClients gives every client a proxy of its own to every node, the
+// proxies of one node sharing its gate (reqs.go).
 func (r *run) listenClients() error {
+	for _, name := range r.nodeNames() {
+		r.gates[name] = redistest.NewGate()
+	}
 	for _, c := range r.s.Clients {
 		m := map[string]*redistest.Proxy{}
 		r.cproxies[c.Config.Name] = m
@@ -368,6 +374,7 @@ func (r *run) listenClients() error {
 			if err != nil {
 				return err
 			}
+			p.SetGate(r.gates[name])
 			m[name] = p
 		}
 	}
@@ -380,9 +387,9 @@ func (r *run) startHistory() {
 	r.rec = NewRecorder()
 	r.cl = NewCluster(r.rec)
 	for _, n := range r.s.Nodes {
-		r.cl.AddMaster(n.Config.Name, r.servers[n.Config.Name])
+		r.cl.AddMaster(n.Config.Name, r.servers[n.Config.Name]).Gate = r.gates[n.Config.Name]
 		for _, rp := range n.Replicas {
-			r.cl.AddReplica(rp.Config.Name, n.Config.Name, r.servers[rp.Config.Name])
+			r.cl.AddReplica(rp.Config.Name, n.Config.Name, r.servers[rp.Config.Name]).Gate = r.gates[rp.Config.Name]
 		}
 	}
 	r.cl.Watch(r.s.LockKey())

@@ -36,6 +36,11 @@ import (
 // before sending its next command on a connection (no pipelining), as
 // go-redis does for single commands.
 //
+// With a gate (SetGate) the proxy also frames the replies on each
+// connection, one per request, pipelined or not, and OnRun runs a command
+// inside one MULTI/EXEC with reads of the server's state just before and
+// just after it (probe.go).
+//
 // A Proxy's methods are safe for concurrent use; Close stops every goroutine
 // it started.
 type Proxy struct {
@@ -54,6 +59,7 @@ type Proxy struct {
 	rules  []*rule
 	seen   [][]string // every request's name and first arguments, in arrival order
 	onRule func(op, detail string)
+	gate   *Gate // SetGate's (probe.go)
 }
 
 // Match selects commands by their arguments (args[0] is the command name as
@@ -83,6 +89,7 @@ const (
 	ruleDelay
 	ruleHook
 	ruleDelayRequest
+	ruleRun // OnRun's (probe.go)
 )
 
 type rule struct {
@@ -91,6 +98,9 @@ type rule struct {
 	delay time.Duration
 	left  int
 	hook  func(reply []byte) bool
+	// probe and run are OnRun's.
+	probe func() [][]string
+	run   func(Run) bool
 }
 
 // chunk is what one read from the server returned, and when.
@@ -112,6 +122,20 @@ type proxyConn struct {
 	serverDone     bool          // the server side closed or failed
 	closed         bool
 	done           chan struct{} // closed by close
+
+	// A connection of a proxy with a gate (probe.go) frames its replies:
+	// track while it may (no subscription, no replication stream), rbuf the
+	// bytes of a reply not yet whole, pend the requests still waiting for
+	// replies, in order. gate is the proxy's; gateHeld counts the holds of
+	// it the connection has to give back (a probed command in flight);
+	// runHook is an OnRun hook for the next reply on an unframed
+	// connection.
+	track    bool
+	rbuf     []byte
+	pend     []*pending
+	gate     *Gate
+	gateHeld int
+	runHook  *rule
 }
 
 // NewProxy starts a proxy in front of target and closes it when the test
@@ -326,6 +350,7 @@ func (p *Proxy) accept() {
 		c := &proxyConn{client: cc, server: sc, done: make(chan struct{})}
 		c.cond = sync.NewCond(&c.mu)
 		p.mu.Lock()
+		c.gate, c.track = p.gate, p.gate != nil
 		if p.cut || p.closed {
 			p.mu.Unlock()
 			c.close()
@@ -359,29 +384,86 @@ func (p *Proxy) requests(c *proxyConn) {
 			return
 		}
 		m := p.matchRules(args)
-		if len(m.hooks) > 0 {
-			c.mu.Lock()
-			c.hooks = m.hooks
-			c.mu.Unlock()
-		}
 		if m.fired != nil {
 			c.applyReplyRule(m.fired, args, m.onRule)
 		}
 		if m.slow != nil && !c.holdRequest(m.slow, args, m.onRule) {
 			return
 		}
-		if _, err := c.server.Write(raw); err != nil {
+		if m.run != nil && !c.takeGate() {
+			return
+		}
+		if _, err := c.server.Write(c.prepare(args, raw, m)); err != nil {
 			return
 		}
 	}
 }
 
+// prepare notes the request args (raw on the wire) as the replies will
+// need it, and returns what to send: raw, or raw inside OnRun's
+// transaction.
+func (c *proxyConn) prepare(args []string, raw []byte, m ruleMatch) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.track && len(args) > 0 && (untracked[strings.ToUpper(args[0])] ||
+		len(args) > 1 && strings.EqualFold(args[0], "CLIENT") && strings.EqualFold(args[1], "REPLY")) {
+		c.track, c.pend = false, nil // relay lets rbuf go
+	}
+	var reads [][]string
+	if m.run != nil && m.run.probe != nil && c.track {
+		reads = m.run.probe()
+	}
+	if len(reads) > 0 {
+		c.pend = append(c.pend, &pending{left: 3 + 2*len(reads), probe: &probed{nb: len(reads), run: m.run, hooks: m.hooks}})
+		return wrapRequest(raw, reads)
+	}
+	if c.track {
+		c.pend = append(c.pend, &pending{left: 1})
+	}
+	if len(m.hooks) > 0 {
+		c.hooks = m.hooks
+	}
+	if m.run != nil {
+		c.runHook = m.run
+	}
+	return raw
+}
+
+// takeGate takes the proxy's gate for a probed command; false when the
+// connection closed meanwhile.
+func (c *proxyConn) takeGate() bool {
+	if !c.gate.Lock(c.done, 0) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		c.gate.Unlock()
+		return false
+	}
+	c.gateHeld++
+	return true
+}
+
+// releaseGates gives every hold of the gate back: the replies they wait
+// for will never come.
+func (c *proxyConn) releaseGates() {
+	c.mu.Lock()
+	n := c.gateHeld
+	c.gateHeld = 0
+	c.mu.Unlock()
+	for range n {
+		c.gate.Unlock()
+	}
+}
+
 // ruleMatch is what the rules do to one request: a reply rule (drop or
-// delay), a request delay, and the hooks waiting for its reply.
+// delay), a request delay, the hooks waiting for its reply, and an OnRun
+// hook.
 type ruleMatch struct {
-	fired, slow *rule
-	hooks       []*rule
-	onRule      func(op, detail string)
+	fired, slow, run *rule
+	hooks            []*rule
+	onRule           func(op, detail string)
 }
 
 // matchRules notes the request and finds the rules it triggers: the first
@@ -396,11 +478,13 @@ func (p *Proxy) matchRules(args []string) ruleMatch {
 	for _, ru := range p.rules {
 		// A rule's match is asked only when the rule could act (a match
 		// may count the requests it sees).
-		reply, hold := ru.kind == ruleDrop || ru.kind == ruleDelay, ru.kind == ruleDelayRequest
-		if ru.left <= 0 || reply && m.fired != nil || hold && m.slow != nil || !ru.match(args) {
+		reply, hold, run := ru.kind == ruleDrop || ru.kind == ruleDelay, ru.kind == ruleDelayRequest, ru.kind == ruleRun
+		if ru.left <= 0 || reply && m.fired != nil || hold && m.slow != nil || run && m.run != nil || !ru.match(args) {
 			continue
 		}
 		switch {
+		case run:
+			m.run = ru
 		case reply:
 			ru.left--
 			m.fired = ru
@@ -411,7 +495,7 @@ func (p *Proxy) matchRules(args []string) ruleMatch {
 			m.hooks = append(m.hooks, ru)
 		}
 	}
-	if m.fired != nil || m.slow != nil || len(m.hooks) == 0 && len(p.rules) > 64 {
+	if m.fired != nil || m.slow != nil || len(m.hooks) == 0 && m.run == nil && len(p.rules) > 64 {
 		// Forget the rules that are done, so that a run arming one per
 		// request does not scan them all forever.
 		p.rules = slices.DeleteFunc(p.rules, func(ru *rule) bool { return ru.left <= 0 })
@@ -465,35 +549,132 @@ func (p *Proxy) serverReads(c *proxyConn) {
 	for {
 		n, err := c.server.Read(buf)
 		if n > 0 {
+			p.relay(c, buf[:n])
+		}
+		if err != nil {
 			c.mu.Lock()
-			hooks := c.hooks
-			c.hooks = nil
-			c.mu.Unlock()
-			for _, h := range hooks {
-				if h.hook(buf[:n]) {
-					p.mu.Lock()
-					h.left = 0
-					p.mu.Unlock()
-				}
-			}
-		}
-		c.mu.Lock()
-		if n > 0 && c.replyDelay > 0 {
-			c.until = time.Now().Add(c.replyDelay)
-			c.replyDelay = 0
-		}
-		if n > 0 && !c.mute {
-			c.queue = append(c.queue, chunk{at: time.Now(), b: slices.Clone(buf[:n])})
-		}
-		if err != nil {
 			c.serverDone = true
-		}
-		c.cond.Broadcast()
-		c.mu.Unlock()
-		if err != nil {
+			c.cond.Broadcast()
+			c.mu.Unlock()
+			c.releaseGates() // a reply that never comes runs no hook
 			return
 		}
 	}
+}
+
+// relay passes b, read from the server, on: as it is, or on a framed
+// connection reply by reply (rbuf is relay's alone: serverReads calls it), a probed command's transaction replaced by
+// the command's reply once its hooks have run.
+func (p *Proxy) relay(c *proxyConn, b []byte) {
+	c.mu.Lock()
+	track := c.track
+	c.mu.Unlock()
+	if !track {
+		if len(c.rbuf) > 0 { // framed until now: what was left of a reply
+			b = append(c.rbuf, b...)
+			c.rbuf = nil
+		}
+		p.deliver(c, b)
+		return
+	}
+	c.rbuf = append(c.rbuf, b...)
+	for {
+		out, done, err := c.frame()
+		if err != nil {
+			// Not a reply stream the framer knows: stop framing. A
+			// transaction in flight can no longer be unwrapped; the
+			// connection is closed (the client retries on a new one).
+			c.mu.Lock()
+			inTx := slices.ContainsFunc(c.pend, func(q *pending) bool { return q.probe != nil })
+			c.track, c.pend = false, nil
+			c.mu.Unlock()
+			out = append(out, c.rbuf...)
+			c.rbuf = nil
+			if inTx {
+				c.close()
+				return
+			}
+			p.deliver(c, out)
+			return
+		}
+		p.deliver(c, out)
+		if done == nil {
+			if len(c.rbuf) == 0 {
+				c.rbuf = nil
+			}
+			return
+		}
+		p.deliver(c, p.finishProbe(c, done))
+	}
+}
+
+// finishProbe runs the hooks of a probed command whose transaction's
+// replies are all in, OnRun's first (and gives its gate back), and returns
+// the reply the client gets.
+func (p *Proxy) finishProbe(c *proxyConn, w *probed) []byte {
+	at := time.Now()
+	reply, before, after, atomic := w.result()
+	p.fireRun(c, w.run, Run{Reply: reply, At: at, Atomic: atomic, Before: before, After: after})
+	p.fireHooks(w.hooks, reply)
+	return reply
+}
+
+// fireRun runs an OnRun hook and gives the gate its command took back
+// after it (the hold is the hook's from its start: a close meanwhile does
+// not give it back early).
+func (p *Proxy) fireRun(c *proxyConn, ru *rule, run Run) {
+	c.mu.Lock()
+	held := c.gateHeld > 0
+	if held {
+		c.gateHeld--
+	}
+	c.mu.Unlock()
+	if ru.run(run) {
+		p.mu.Lock()
+		ru.left = 0
+		p.mu.Unlock()
+	}
+	if held {
+		c.gate.Unlock()
+	}
+}
+
+// fireHooks runs OnReply hooks with reply.
+func (p *Proxy) fireHooks(hooks []*rule, reply []byte) {
+	for _, h := range hooks {
+		if h.hook(reply) {
+			p.mu.Lock()
+			h.left = 0
+			p.mu.Unlock()
+		}
+	}
+}
+
+// deliver queues out for the client: the hooks waiting for the next reply
+// run first (an unframed connection's OnRun hook, then OnReply's), a delay
+// rule starts, a muted connection drops it.
+func (p *Proxy) deliver(c *proxyConn, out []byte) {
+	if len(out) == 0 {
+		return
+	}
+	c.mu.Lock()
+	hooks, run := c.hooks, c.runHook
+	c.hooks, c.runHook = nil, nil
+	c.mu.Unlock()
+	if run != nil {
+		p.fireRun(c, run, Run{Reply: out, At: time.Now()})
+	}
+	p.fireHooks(hooks, out)
+	c.mu.Lock()
+	if c.replyDelay > 0 {
+		c.until = time.Now().Add(c.replyDelay)
+		c.replyDelay = 0
+	}
+	if !c.mute {
+		c.queue = append(c.queue, chunk{at: time.Now(), b: slices.Clone(out)})
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
 }
 
 // clientWrites sends the queued bytes to the client once neither Hold, nor
@@ -570,6 +751,7 @@ func (c *proxyConn) close() {
 	c.closed = true
 	c.cond.Broadcast()
 	c.mu.Unlock()
+	c.releaseGates()
 	if !already {
 		close(c.done)
 		_ = c.client.Close()

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeRows is the README's command table: its rows whose first cell
+// names a simulate command.
+func readmeRows(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `simulate ") {
+			rows = append(rows, line)
+		}
+	}
+	return rows
+}
+
+// TestReadmeTableListsEveryFlag: the README's command table names every
+// command and, in the rows of each, every flag its -h prints, so that a
+// flag added to the CLI cannot stay undocumented (agree's -workers and
+// -quiet were missing).
+func TestReadmeTableListsEveryFlag(t *testing.T) {
+	rows := readmeRows(t)
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	for _, cmd := range []string{"run", "list", "compare", "agree", "merge", "demo"} {
+		code, _, usage := runCLI(t, cmd, "-h")
+		if code != 0 {
+			t.Fatalf("%s -h: exit %d", cmd, code)
+		}
+		var mine strings.Builder
+		for _, row := range rows {
+			first, _, _ := strings.Cut(strings.TrimPrefix(row, "| "), " | ")
+			if strings.Contains(first, "simulate "+cmd+" ") || strings.Contains(first, "simulate "+cmd+"`") {
+				mine.WriteString(first + "\n")
+			}
+		}
+		if mine.Len() == 0 {
+			t.Errorf("the README's command table has no row for %s", cmd)
+			continue
+		}
+		flags := flagLine.FindAllStringSubmatch(usage, -1)
+		if len(flags) == 0 {
+			t.Errorf("%s -h lists no flags:\n%s", cmd, usage)
+		}
+		for _, f := range flags {
+			if !regexp.MustCompile(`-` + f[1] + `\b`).MatchString(mine.String()) {
+				t.Errorf("the README's rows for %s do not name -%s:\n%s", cmd, f[1], mine.String())
+			}
+		}
+	}
+	for _, global := range []string{"-h", "-version", "help"} {
+		if !strings.Contains(strings.Join(rows, "\n"), global) {
+			t.Errorf("the README's command table does not name %s", global)
+		}
+	}
+}
+
+// TestReadmeListsEveryError: every error the lock library exports (an
+// Err variable of package lock or redlock) is in the README's table of
+// errors, as `lock.ErrX` or `redlock.ErrX`.
+func TestReadmeListsEveryError(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?m)^\s*(?:var\s+)?(Err[A-Z]\w*)\s*=\s*errors\.New\(`)
+	n := 0
+	for _, pkg := range []string{"lock", "redlock"} {
+		files, err := filepath.Glob(filepath.Join("../..", pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+				n++
+				if name := "`" + pkg + "." + m[1] + "`"; !strings.Contains(string(readme), "| "+name+" |") {
+					t.Errorf("the README's table of errors lacks %s (%s)", name, f)
+				}
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("found %d exported errors: the pattern missed their declarations", n)
+	}
+}

@@ -1,0 +1,222 @@
+package realrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenario"
+)
+
+// reqRig is a run's servers, client proxies and history without its
+// workloads: a test sends c1's commands itself, through beginReq and c1's
+// proxy, as gilConn does.
+type reqRig struct {
+	r   *run
+	c1  *client
+	rc  *redis.Client // c1's connection to m1, through its proxy
+	srv *redistest.Server
+	key string
+}
+
+func newReqRig(t *testing.T) *reqRig {
+	t.Helper()
+	bin := redistest.Binary(t)
+	s, err := scenario.Parse("reqs.yaml", []byte(`duration: 10s
+topology:
+  nodes: [{name: m1}]
+clients: [{name: c1}, {name: c2}]
+algorithm: {kind: simple, ttl: 5s}
+expect: any
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun(s, Options{Bin: bin, Dir: t.TempDir(), SnapshotEvery: time.Hour, StopTimeout: 10 * time.Second})
+	t.Cleanup(func() {
+		if err := r.close(); err != nil {
+			t.Error(err)
+		}
+	})
+	must(t, r.launchServers())
+	must(t, r.listenClients())
+	r.startHistory()
+	c1 := r.newClient(s.Clients[0].Config)
+	rc := redis.NewClient(&redis.Options{Addr: r.proxyAddr("c1", "m1"), DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = rc.Close() })
+	return &reqRig{r: r, c1: c1, rc: rc, srv: r.servers["m1"], key: s.LockKey()}
+}
+
+// do sends c1's command args on m1 as a req record, as gilConn.Do does;
+// plant, if not nil, is armed on c1's proxy after the record's own hook and
+// runs first among the OnReply hooks when the reply arrives: it acts in
+// the instant after the command ran, before the reply goes on.
+func (g *reqRig) do(t *testing.T, plant func(), args ...string) (any, *reqRec) {
+	t.Helper()
+	q := g.r.beginReq(g.c1, "m1", strings.ToLower(args[0]), args[1:])
+	if plant != nil {
+		once := sync.Once{}
+		g.r.cproxies["c1"]["m1"].OnReplyFirst(redistest.Command(args[0]), func([]byte) bool {
+			once.Do(plant)
+			return true
+		})
+	}
+	wire := make([]any, len(args))
+	for i, a := range args {
+		wire[i] = a
+	}
+	v, err := g.rc.Do(context.Background(), wire...).Result()
+	if errors.Is(err, redis.Nil) {
+		v, err = nil, nil
+	}
+	q.end(v, err)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return v, q
+}
+
+// set is another client's write, straight to the server.
+func (g *reqRig) set(t *testing.T, value string) {
+	t.Helper()
+	if _, err := g.srv.Do("SET", g.key, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// around is the key's recorded state on m1 just before and at the req's
+// first noted run, as the checkers read them.
+func (g *reqRig) around(t *testing.T, q *reqRec) (before, after string) {
+	t.Helper()
+	g.r.rec.mu.Lock()
+	applied := slices.Clone(g.r.rec.recs[q.idx].Applied)
+	op := g.r.rec.recs[q.idx].Op
+	g.r.rec.mu.Unlock()
+	if len(applied) == 0 {
+		t.Fatalf("req %s has no noted run", op)
+	}
+	h := g.r.rec.Records()
+	tr := checker.NewTruth(h)
+	show := func(st *history.Record) string {
+		if st == nil {
+			return "(none)"
+		}
+		return st.Value
+	}
+	at := time.Duration(applied[0])
+	return show(tr.State("m1", g.key, at-1)), show(tr.State("m1", g.key, at))
+}
+
+// TestReqRunNotedAtItsRun: another client's command delivered in the
+// instant after c1's command ran, before c1's reply reaches it (before the
+// run is noted), is no part of c1's run. The old noting read the watched
+// key after the reply arrived and took c2's write for c1's doing: c1's
+// DEL "changed" tok1 into tok2 (a release that left a key), and a stale
+// DEL that deleted c2's lock, which c2 at once took again, changed
+// nothing, so the unlock-idempotency violation went unseen. The run is now
+// read in one transaction with the command (checked: both subtests fail
+// with the note taken after the reply, as before this change).
+func TestReqRunNotedAtItsRun(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Run("misattributed", func(t *testing.T) {
+		g := newReqRig(t)
+		g.do(t, nil, "SET", g.key, "tok1")
+		_, q := g.do(t, func() { g.set(t, "tok2") }, "DEL", g.key)
+		if before, after := g.around(t, q); before != "tok1" || after != "(none)" {
+			t.Fatalf("c1's DEL changed the key from %s to %s; want tok1 to (none): c2's SET after it is not its doing", before, after)
+		}
+	})
+	t.Run("missed-violation", func(t *testing.T) {
+		g := newReqRig(t)
+		rec := g.r.rec
+		// c1 acquires (tok1); its lease ends and c2 acquires (tok2).
+		a1 := rec.Begin("c1", g.key, history.OpAcquire)
+		g.do(t, nil, "SET", g.key, "tok1", "PX", "60000")
+		a1.End(history.OutcomeOK, "tok1")
+		a2 := rec.Begin("c2", g.key, history.OpAcquire)
+		g.set(t, "tok2")
+		must(t, g.r.cl.Snapshot(context.Background()))
+		a2.End(history.OutcomeOK, "tok2")
+		// c1's stale release, a plain DEL, deletes c2's lock; c2 (say, its
+		// retry) writes tok2 again in the instant after.
+		rel := rec.Begin("c1", g.key, history.OpRelease)
+		v, q := g.do(t, func() { g.set(t, "tok2") }, "DEL", g.key)
+		rel.End(history.OutcomeOK, fmt.Sprint(v))
+		if before, after := g.around(t, q); before != "tok2" || after != "(none)" {
+			t.Errorf("c1's DEL changed the key from %s to %s; want tok2 to (none)", before, after)
+		}
+		vs := checker.NewTruth(rec.Records()).IdempotencyViolations(rec.Records())
+		if len(vs) != 1 || !strings.Contains(vs[0].Detail, "changed the lock while") {
+			t.Fatalf("unlock-idempotency violations %+v; want c1's DEL of c2's lock", vs)
+		}
+	})
+}
+
+// TestReqRunsUnderConcurrentWrites: c1 writes its own values while another
+// connection writes the same key as fast as it can and snapshots read it
+// all along; the state at each of c1's noted runs is c1's value, and the
+// state just before it differs.
+// With the key read after the reply, most runs showed the other writer's
+// value.
+func TestReqRunsUnderConcurrentWrites(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the rig's clean-up
+	g := newReqRig(t)
+	other := redis.NewClient(&redis.Options{Addr: g.srv.Addr, DisableIdentity: true})
+	defer other.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var writes atomic.Int64
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for j := 0; ctx.Err() == nil; j++ {
+			if other.Set(ctx, g.key, fmt.Sprintf("x%d", j), 0).Err() == nil {
+				writes.Add(1)
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			_ = g.r.cl.Snapshot(ctx)
+		}
+	}()
+	var qs []*reqRec
+	for i := range 200 {
+		_, q := g.do(t, nil, "SET", g.key, fmt.Sprintf("c1-%d", i))
+		qs = append(qs, q)
+	}
+	cancel()
+	wg.Wait()
+	var wrong []string
+	interleaved := 0
+	for i, q := range qs {
+		before, after := g.around(t, q)
+		if after != fmt.Sprintf("c1-%d", i) || before == after {
+			wrong = append(wrong, fmt.Sprintf("run %d: %s to %s", i, before, after))
+		}
+		if strings.HasPrefix(before, "x") {
+			interleaved++
+		}
+	}
+	if len(wrong) > 0 {
+		t.Fatalf("%d of 200 runs noted with another state: %s", len(wrong), strings.Join(wrong[:min(len(wrong), 10)], "; "))
+	}
+	// The test's power: the other writer's writes came between c1's.
+	t.Logf("the other writer wrote %d times; %d of c1's runs followed one of its writes", writes.Load(), interleaved)
+	if interleaved == 0 {
+		t.Fatalf("none of c1's 200 runs followed a write of the other writer (%d writes): nothing was tested", writes.Load())
+	}
+}
