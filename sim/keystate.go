@@ -90,6 +90,11 @@ func (n *Node) readKey(k string) keyState {
 // the stream or a restart loading its data does. An expiry already past
 // deletes.
 func (n *Node) setKey(k string, st keyState) {
+	if n.setHashInPlace(k, st) {
+		n.keyBase[k] = n.synced
+		n.noteTruth(k, st)
+		return
+	}
 	n.db.Del(k)
 	n.keyBase[k] = n.synced // what it holds from now on is as of now
 	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
@@ -118,6 +123,55 @@ func (n *Node) setKey(k string, st keyState) {
 		n.db.SetTTL(k, st.ExpireAt-n.synced)
 	}
 	n.noteTruth(k, st)
+}
+
+// setHashInPlace is setKey's short way for a hash that stays a hash with
+// an expiry (a replica applying a lock's write: a hold count or a lease
+// changed): it writes only the fields whose value changed and the TTL,
+// instead of deleting the key and writing every field into a new hash. It
+// returns false, having changed nothing, unless the outcome is the one
+// setKey's delete-and-write gives: the key holds a hash on miniredis whose
+// fields are the truth's (every change of a key's value on a node goes
+// through noteTruth, and expiry only deletes; a command outside the commands
+// table, after which the node is exotic, could have changed it behind the
+// truth's back), no field of it is missing from st (the Go API cannot delete
+// one without a lock of its own, so that case takes the long way), and st
+// expires after now (setKey's TTL then replaces any). What differs is
+// bookkeeping no command reads as a value: miniredis's per-key version (WATCH
+// compares it only for "changed since", and the TTL write still changes it)
+// and the hash map's identity.
+func (n *Node) setHashInPlace(k string, st keyState) bool {
+	if n.exotic || st.Type != "hash" || !st.Expires || st.ExpireAt <= n.synced {
+		return false
+	}
+	old, ok := n.truth[k]
+	if !ok || old.Type != "hash" || len(old.Hash) > len(st.Hash) || n.db.Type(k) != "hash" {
+		return false
+	}
+	//detlint:allow maprange a membership test, whose result does not depend on the order
+	for f := range old.Hash {
+		if _, ok := st.Hash[f]; !ok {
+			return false
+		}
+	}
+	// The changed fields in sorted order, as setKey writes them.
+	n.fieldBuf = n.fieldBuf[:0]
+	//detlint:allow maprange the names are sorted next
+	for f, v := range st.Hash {
+		if ov, ok := old.Hash[f]; !ok || ov != v {
+			n.fieldBuf = append(n.fieldBuf, f)
+		}
+	}
+	if len(n.fieldBuf) > 0 {
+		slices.Sort(n.fieldBuf)
+		n.fvBuf = n.fvBuf[:0]
+		for _, f := range n.fieldBuf {
+			n.fvBuf = append(n.fvBuf, f, st.Hash[f])
+		}
+		n.db.HSet(k, n.fvBuf...)
+	}
+	n.db.SetTTL(k, st.ExpireAt-n.synced)
+	return true
 }
 
 // snapshot is the node's whole dataset.
