@@ -117,6 +117,9 @@ func (n *Node) record(cmd string, args []string) {
 	}
 	if spec, ok := commands[cmd]; ok && spec.write {
 		n.touched = append(n.touched, spec.keys.of(args)...)
+		if !n.fastKept {
+			n.reshaped = true
+		}
 	}
 }
 
@@ -131,6 +134,7 @@ func isWrite(cmd string, spec cmdSpec) bool {
 func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
 	n.published = n.published[:0]
+	n.reshaped = false
 	if n.lua != nil && n.lua.handles(cmd) {
 		n.capturing = true
 		defer func() { n.capturing = false }()

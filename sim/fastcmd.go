@@ -83,10 +83,12 @@ func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
 	if n.exotic || noFastCommands {
 		return r, false
 	}
+	n.fastKept = false
 	if r, ok = n.fast(cmd, args); ok {
 		n.fastHits++
 		n.record(cmd, args[1:])
 	}
+	n.fastKept = false
 	return r, ok
 }
 
@@ -179,6 +181,7 @@ func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if err != nil || ms <= 0 || ms > maxFastMillis {
 		return r, false
 	}
+	n.fastKept = true // a TTL, no key or field added or removed
 	if !n.db.Exists(args[1]) {
 		return fastReply{kind: fastInt, i: 0}, true
 	}
@@ -244,6 +247,7 @@ func fastHincrby(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		if cur, err = strconv.Atoi(v); err != nil {
 			return r, false
 		}
+		n.fastKept = true // an existing field's value
 	default:
 		return r, false
 	}
@@ -266,6 +270,7 @@ func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		if n.db.HGet(args[1], args[2]) == "" {
 			return r, false
 		}
+		n.fastKept = true // an existing field's value
 	default:
 		return r, false
 	}
