@@ -72,8 +72,23 @@ func lookupCommand(name string) (cmdSpec, bool) {
 	if spec, ok := commands[name]; ok {
 		return spec, true
 	}
+	if !hasLower(name) {
+		return cmdSpec{}, false // upper case already (EVALSHA): not listed
+	}
 	spec, ok := commands[strings.ToUpper(name)]
 	return spec, ok
+}
+
+// hasLower reports whether strings.ToUpper might change s: it has an ASCII
+// lower-case letter or any non-ASCII byte (Unicode upper-cases some letters,
+// such as 'ſ' and 'ı', to ASCII ones).
+func hasLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; ('a' <= c && c <= 'z') || c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // lowerName is name in lower case (strings.ToLower allocates for every

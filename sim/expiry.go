@@ -111,13 +111,26 @@ func (n *Node) pruneBases() {
 // expiryIndex is the node-local expiry of every key the truth knows that
 // has one, for the truth timer: a map for lookups, and a min-heap of
 // (expiry, key) so that the next expiry and the keys due by a time are found
-// without looking at every key. Changing or clearing a key's expiry leaves
-// its old heap entry in place; an entry is live only while the map still
-// gives its key that expiry, and stale ones are dropped when they reach the
-// top.
+// without looking at every key.
+//
+// The invariant: every key in the map has a heap entry at or before its
+// expiry while its listed flag is set, and a key whose flag is clear has
+// none (due took it). An entry is exact when the map gives its key that
+// expiry, stale when the key has none, and early otherwise. A later expiry
+// (a lease renewed, the common change) only updates the map, leaving the
+// key's entry early; an earlier one, or a key without an entry, pushes one.
+// Before the top is read, stale entries are dropped and an early one is
+// replaced by its key's exact entry, so the top is exact and, every key
+// having an entry at or before its expiry, the earliest expiry of all.
 type expiryIndex struct {
-	at   map[string]time.Duration
+	at   map[string]expiryAt
 	heap []expiryEntry
+}
+
+// expiryAt is a key's expiry, and whether a heap entry stands for it.
+type expiryAt struct {
+	at     time.Duration
+	listed bool
 }
 
 type expiryEntry struct {
@@ -125,20 +138,24 @@ type expiryEntry struct {
 	key string
 }
 
-func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]time.Duration{}} }
+func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]expiryAt{}} }
 
 // get is key's expiry, if it has one.
 func (x *expiryIndex) get(key string) (time.Duration, bool) {
-	at, ok := x.at[key]
-	return at, ok
+	e, ok := x.at[key]
+	return e.at, ok
 }
 
 // set gives key the expiry at.
 func (x *expiryIndex) set(key string, at time.Duration) {
-	if old, ok := x.at[key]; ok && old == at {
+	old, ok := x.at[key]
+	if ok && old.listed && old.at <= at {
+		if old.at != at {
+			x.at[key] = expiryAt{at: at, listed: true} // its entry is early now
+		}
 		return
 	}
-	x.at[key] = at
+	x.at[key] = expiryAt{at: at, listed: true}
 	x.heap = append(x.heap, expiryEntry{at, key})
 	x.up(len(x.heap) - 1)
 }
@@ -148,7 +165,7 @@ func (x *expiryIndex) clear(key string) { delete(x.at, key) }
 
 // next is the earliest expiry, if any key has one.
 func (x *expiryIndex) next() (time.Duration, bool) {
-	x.dropStale()
+	x.settle()
 	if len(x.heap) == 0 {
 		return 0, false
 	}
@@ -156,24 +173,35 @@ func (x *expiryIndex) next() (time.Duration, bool) {
 }
 
 // due removes from the heap and returns, sorted and once each, the keys
-// whose expiry is at or before local. (Their expiry stays in the map until
-// the truth, re-reading them, clears it.)
+// whose expiry is at or before local. (Their expiry stays in the map, not
+// listed, until the truth, re-reading them, sets or clears it.)
 func (x *expiryIndex) due(local time.Duration) []string {
 	var keys []string
-	for x.dropStale(); len(x.heap) > 0 && x.heap[0].at <= local; x.dropStale() {
-		keys = append(keys, x.pop().key)
+	for x.settle(); len(x.heap) > 0 && x.heap[0].at <= local; x.settle() {
+		k := x.pop().key
+		if e := x.at[k]; e.listed {
+			x.at[k] = expiryAt{at: e.at}
+		}
+		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
-// dropStale pops entries whose key no longer has that expiry.
-func (x *expiryIndex) dropStale() {
+// settle makes the top entry exact: it drops stale entries and replaces an
+// early one by its key's exact entry.
+func (x *expiryIndex) settle() {
 	for len(x.heap) > 0 {
-		if at, ok := x.at[x.heap[0].key]; ok && at == x.heap[0].at {
+		top := x.heap[0]
+		e, ok := x.at[top.key]
+		if ok && e.at == top.at {
 			return
 		}
 		x.pop()
+		if ok && e.listed && e.at > top.at {
+			x.heap = append(x.heap, expiryEntry{e.at, top.key})
+			x.up(len(x.heap) - 1)
+		}
 	}
 }
 
