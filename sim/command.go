@@ -159,7 +159,7 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	n.capturing = true
 	if r, ok := n.runFast(cmd, args); ok {
 		n.capturing = false
-		return normalise(r.value()), nil
+		return r.normalised(), nil
 	}
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)

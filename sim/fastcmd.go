@@ -27,8 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/alicebob/miniredis/v2/server"
 )
 
 // fastKind is the kind of a fastReply.
@@ -42,26 +40,32 @@ const (
 )
 
 // fastReply is a reply of the short way: what parseReply would give for
-// the RESP reply Dispatch would have written (value).
+// the RESP reply Dispatch would have written (normalised).
 type fastReply struct {
 	kind fastKind
 	i    int
 	s    string
 }
 
-// value is the reply as parseReply returns it (int, string, nil,
-// server.Simple).
-func (r fastReply) value() any {
+// normalised is the reply as the node's dispatch returns it: what
+// normalise makes of parseReply's value of the RESP reply Dispatch would
+// have written (an int64, a string for a bulk string or a status, nil), a
+// status or bulk "OK" as one interface value made once.
+func (r fastReply) normalised() any {
 	switch r.kind {
 	case fastInt:
-		return r.i
-	case fastBulk:
+		return int64(r.i)
+	case fastBulk, fastStatus:
+		if r.s == "OK" {
+			return okReply
+		}
 		return r.s
-	case fastStatus:
-		return server.Simple(r.s)
 	}
 	return nil
 }
+
+// okReply is the string "OK" as an interface value, made once.
+var okReply any = "OK"
 
 // safeForFast lists the commands outside the commands table that leave the
 // short way valid: they read (and list) keys, nothing else.
