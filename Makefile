@@ -74,7 +74,7 @@ race:
 # 2 seeds per cell). Summarise bench.txt with benchstat.
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ && \
-	  GOGC=400 $(GO) test -run '^$$' -bench ReportTable -benchtime 1x -count 6 ./compare/ && \
+	  $(GO) test -run '^$$' -bench ReportTable -benchtime 1x -count 6 ./compare/ && \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 6 ./lock/ ./redlock/ ; } | tee bench.txt
 
 # bench-peers compares the locks with redsync, redislock and raw EVALSHA of
@@ -90,7 +90,7 @@ bench-peers:
 # mode, 100 seeds per cell of the tables and the belief section, 50 per
 # curve point elsewhere, 25 per heatmap cell. Same seeds, same numbers.
 # compare sets its own garbage collection unless GOGC or GOMEMLIMIT is set
-# (a 512 MB heap before it collects: cmd/simulate/gc.go): the runs allocate
+# (a 512 MB heap before it collects: compare.TuneGC): the runs allocate
 # freely and keep little. CI does not run it; see README.md for its time.
 # It is the only command that writes reports/: compare without -out writes
 # into a new directory, and only this command line (-out reports, which a
