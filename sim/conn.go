@@ -237,7 +237,7 @@ func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opR
 	if c.crashed && kind == msgRequest {
 		return
 	}
-	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+	c.w.net.send(kind, c, node, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
 }
 
 // simConn is the simulation's lock.Conn.
