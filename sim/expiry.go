@@ -113,29 +113,34 @@ func (n *Node) pruneBases() {
 // (expiry, key) so that the next expiry and the keys due by a time are found
 // without looking at every key.
 //
-// The invariant: every key in the map has a heap entry at or before its
-// expiry while its listed flag is set, and a key whose flag is clear has
-// none (due took it). An entry is exact when the map gives its key that
-// expiry, stale when the key has none, and early otherwise. A later expiry
-// (a lease renewed, the common change) only updates the map, leaving the
-// key's entry early; an earlier one, or a key without an entry, pushes one.
-// Before the top is read, stale entries are dropped and an early one is
-// replaced by its key's exact entry, so the top is exact and, every key
-// having an entry at or before its expiry, the earliest expiry of all.
+// The invariant: a key in the map with a standing entry (seq not 0) has
+// exactly one heap entry of that seq, at or before its expiry; every other
+// entry is stale (its key was cleared, given an earlier expiry, or taken by
+// due) and is dropped when it reaches the top. A later expiry (a lease
+// renewed, the common change) only updates the map, leaving the standing
+// entry early; an earlier one, or a key without a standing entry, pushes a
+// new one. Before the top is read, stale entries are dropped and an early
+// one is replaced by an exact one (settle), so the top is exact and, every
+// key having an entry at or before its expiry, the earliest expiry of all.
+// (One standing entry per key: an early entry that a clear and a later set
+// had made look like the key's would otherwise be replaced too, and copies
+// would pile up.)
 type expiryIndex struct {
 	at   map[string]expiryAt
 	heap []expiryEntry
+	seq  uint64 // the last entry's
 }
 
-// expiryAt is a key's expiry, and whether a heap entry stands for it.
+// expiryAt is a key's expiry, and the seq of its standing entry (0: none).
 type expiryAt struct {
-	at     time.Duration
-	listed bool
+	at  time.Duration
+	seq uint64
 }
 
 type expiryEntry struct {
 	at  time.Duration
 	key string
+	seq uint64
 }
 
 func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]expiryAt{}} }
@@ -149,14 +154,20 @@ func (x *expiryIndex) get(key string) (time.Duration, bool) {
 // set gives key the expiry at.
 func (x *expiryIndex) set(key string, at time.Duration) {
 	old, ok := x.at[key]
-	if ok && old.listed && old.at <= at {
+	if ok && old.seq != 0 && old.at <= at {
 		if old.at != at {
-			x.at[key] = expiryAt{at: at, listed: true} // its entry is early now
+			x.at[key] = expiryAt{at: at, seq: old.seq} // its entry is early now
 		}
 		return
 	}
-	x.at[key] = expiryAt{at: at, listed: true}
-	x.heap = append(x.heap, expiryEntry{at, key})
+	x.stand(key, at)
+}
+
+// stand pushes a standing entry for key at at.
+func (x *expiryIndex) stand(key string, at time.Duration) {
+	x.seq++
+	x.at[key] = expiryAt{at: at, seq: x.seq}
+	x.heap = append(x.heap, expiryEntry{at: at, key: key, seq: x.seq})
 	x.up(len(x.heap) - 1)
 }
 
@@ -173,34 +184,35 @@ func (x *expiryIndex) next() (time.Duration, bool) {
 }
 
 // due removes from the heap and returns, sorted and once each, the keys
-// whose expiry is at or before local. (Their expiry stays in the map, not
-// listed, until the truth, re-reading them, sets or clears it.)
+// whose expiry is at or before local. (Their expiry stays in the map,
+// without a standing entry, until the truth, re-reading them, sets or
+// clears it.)
 func (x *expiryIndex) due(local time.Duration) []string {
 	var keys []string
 	for x.settle(); len(x.heap) > 0 && x.heap[0].at <= local; x.settle() {
-		k := x.pop().key
-		if e := x.at[k]; e.listed {
-			x.at[k] = expiryAt{at: e.at}
+		top := x.pop()
+		if e, ok := x.at[top.key]; ok && e.seq == top.seq {
+			x.at[top.key] = expiryAt{at: e.at}
 		}
-		keys = append(keys, k)
+		keys = append(keys, top.key)
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
 // settle makes the top entry exact: it drops stale entries and replaces an
-// early one by its key's exact entry.
+// early standing entry by an exact one.
 func (x *expiryIndex) settle() {
 	for len(x.heap) > 0 {
 		top := x.heap[0]
 		e, ok := x.at[top.key]
-		if ok && e.at == top.at {
+		standing := ok && e.seq == top.seq
+		if standing && e.at == top.at {
 			return
 		}
 		x.pop()
-		if ok && e.listed && e.at > top.at {
-			x.heap = append(x.heap, expiryEntry{e.at, top.key})
-			x.up(len(x.heap) - 1)
+		if standing { // early: its key expires later
+			x.stand(top.key, e.at)
 		}
 	}
 }
