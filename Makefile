@@ -74,7 +74,7 @@ race:
 # 2 seeds per cell). Summarise bench.txt with benchstat.
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -count 6 ./sim/ && \
-	  GOGC=400 $(GO) test -run '^$$' -bench ReportTable -benchtime 1x -count 6 ./compare/ && \
+	  $(GO) test -run '^$$' -bench ReportTable -benchtime 1x -count 6 ./compare/ && \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 6 ./lock/ ./redlock/ ; } | tee bench.txt
 
 # bench-peers compares the locks with redsync, redislock and raw EVALSHA of
@@ -88,15 +88,16 @@ bench-peers:
 # report regenerates the reference comparison report in reports/ (README.md,
 # the cells' scenario files, the plots): every algorithm under every failure
 # mode, 100 seeds per cell of the tables and the belief section, 50 per
-# curve point elsewhere, 25 per heatmap cell. Same seeds, same numbers. GOGC
-# trades memory (about 80 MB) for a quarter less CPU: the runs allocate
+# curve point elsewhere, 25 per heatmap cell. Same seeds, same numbers.
+# compare sets its own garbage collection unless GOGC or GOMEMLIMIT is set
+# (a 512 MB heap before it collects: compare.TuneGC): the runs allocate
 # freely and keep little. CI does not run it; see README.md for its time.
 # It is the only command that writes reports/: compare without -out writes
 # into a new directory, and only this command line (-out reports, which a
 # test checks) makes the report say "regenerate with make report". To
 # split it over machines, see examples/README.md (Sharded sweeps).
 report:
-	GOGC=400 $(GO) run ./cmd/simulate compare -seeds 100 -out reports
+	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
 # agree runs every committed scenario in the simulation and on real
 # redis-server processes and writes the agreement table into README.md

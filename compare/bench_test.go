@@ -11,8 +11,10 @@ import (
 // worker: a slice of make report's work (a third of its runs are table
 // runs, and the curves and heatmap run the same scenarios at other
 // intensities), so that a regression of a report's cost shows without
-// running make report. It reports runs/s and the CPU per run.
+// running make report. It reports runs/s and the CPU per run. The garbage
+// collector is set as simulate compare sets it (TuneGC).
 func BenchmarkReportTable(b *testing.B) {
+	defer TuneGC()()
 	const seeds = 2
 	m, err := build(Options{Seeds: seeds, TableOnly: true, Workers: 1})
 	if err != nil {

@@ -72,8 +72,23 @@ func lookupCommand(name string) (cmdSpec, bool) {
 	if spec, ok := commands[name]; ok {
 		return spec, true
 	}
+	if !hasLower(name) {
+		return cmdSpec{}, false // upper case already (EVALSHA): not listed
+	}
 	spec, ok := commands[strings.ToUpper(name)]
 	return spec, ok
+}
+
+// hasLower reports whether strings.ToUpper might change s: it has an ASCII
+// lower-case letter or any non-ASCII byte (Unicode upper-cases some letters,
+// such as 'ſ' and 'ı', to ASCII ones).
+func hasLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; ('a' <= c && c <= 'z') || c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // lowerName is name in lower case (strings.ToLower allocates for every
@@ -117,6 +132,9 @@ func (n *Node) record(cmd string, args []string) {
 	}
 	if spec, ok := commands[cmd]; ok && spec.write {
 		n.touched = append(n.touched, spec.keys.of(args)...)
+		if !n.fastKept {
+			n.reshaped = true
+		}
 	}
 }
 
@@ -131,6 +149,7 @@ func isWrite(cmd string, spec cmdSpec) bool {
 func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
 	n.published = n.published[:0]
+	n.reshaped = false
 	if n.lua != nil && n.lua.handles(cmd) {
 		n.capturing = true
 		defer func() { n.capturing = false }()
@@ -140,7 +159,7 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	n.capturing = true
 	if r, ok := n.runFast(cmd, args); ok {
 		n.capturing = false
-		return normalise(r.value()), nil
+		return r.normalised(), nil
 	}
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)

@@ -249,7 +249,7 @@ func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opR
 	if c.crashed && kind == msgRequest {
 		return
 	}
-	c.w.net.send(kind, c.name, node.name, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+	c.w.net.send(kind, c, node, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
 }
 
 // simConn is the simulation's lock.Conn.
@@ -259,14 +259,14 @@ type simConn struct {
 }
 
 func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
-	argv, err := ArgStrings(args)
-	if err != nil {
+	// The arguments are rendered straight into the command (one slice,
+	// not a second one for ArgStrings' result to be copied from).
+	cmd := make([]string, 3+len(keys)+len(args))
+	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
+	copy(cmd[3:], keys)
+	if err := argStrings(cmd[3+len(keys):], args); err != nil {
 		return nil, err
 	}
-	cmd := make([]string, 0, 3+len(keys)+len(argv))
-	cmd = append(cmd, "EVALSHA", sc.SHA, strconv.Itoa(len(keys)))
-	cmd = append(cmd, keys...)
-	cmd = append(cmd, argv...)
 	// The req record's arguments share cmd's keys and arguments, which
 	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
 	h := s.c.beginReq(s.g.name, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
@@ -308,6 +308,14 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args
 // simulation and on real servers.
 func ArgStrings(args []any) ([]string, error) {
 	out := make([]string, len(args))
+	if err := argStrings(out, args); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// argStrings is ArgStrings into out (of args' length).
+func argStrings(out []string, args []any) error {
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
@@ -331,10 +339,10 @@ func ArgStrings(args []any) ([]string, error) {
 				out[i] = "0"
 			}
 		default:
-			return nil, fmt.Errorf("sim: unsupported argument type %T", a)
+			return fmt.Errorf("sim: unsupported argument type %T", a)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // reqHandle is an open req record.

@@ -111,35 +111,63 @@ func (n *Node) pruneBases() {
 // expiryIndex is the node-local expiry of every key the truth knows that
 // has one, for the truth timer: a map for lookups, and a min-heap of
 // (expiry, key) so that the next expiry and the keys due by a time are found
-// without looking at every key. Changing or clearing a key's expiry leaves
-// its old heap entry in place; an entry is live only while the map still
-// gives its key that expiry, and stale ones are dropped when they reach the
-// top.
+// without looking at every key.
+//
+// The invariant: a key in the map with a standing entry (seq not 0) has
+// exactly one heap entry of that seq, at or before its expiry; every other
+// entry is stale (its key was cleared, given an earlier expiry, or taken by
+// due) and is dropped when it reaches the top. A later expiry (a lease
+// renewed, the common change) only updates the map, leaving the standing
+// entry early; an earlier one, or a key without a standing entry, pushes a
+// new one. Before the top is read, stale entries are dropped and an early
+// one is replaced by an exact one (settle), so the top is exact and, every
+// key having an entry at or before its expiry, the earliest expiry of all.
+// (One standing entry per key: an early entry that a clear and a later set
+// had made look like the key's would otherwise be replaced too, and copies
+// would pile up.)
 type expiryIndex struct {
-	at   map[string]time.Duration
+	at   map[string]expiryAt
 	heap []expiryEntry
+	seq  uint64 // the last entry's
+}
+
+// expiryAt is a key's expiry, and the seq of its standing entry (0: none).
+type expiryAt struct {
+	at  time.Duration
+	seq uint64
 }
 
 type expiryEntry struct {
 	at  time.Duration
 	key string
+	seq uint64
 }
 
-func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]time.Duration{}} }
+func newExpiryIndex() expiryIndex { return expiryIndex{at: map[string]expiryAt{}} }
 
 // get is key's expiry, if it has one.
 func (x *expiryIndex) get(key string) (time.Duration, bool) {
-	at, ok := x.at[key]
-	return at, ok
+	e, ok := x.at[key]
+	return e.at, ok
 }
 
 // set gives key the expiry at.
 func (x *expiryIndex) set(key string, at time.Duration) {
-	if old, ok := x.at[key]; ok && old == at {
+	old, ok := x.at[key]
+	if ok && old.seq != 0 && old.at <= at {
+		if old.at != at {
+			x.at[key] = expiryAt{at: at, seq: old.seq} // its entry is early now
+		}
 		return
 	}
-	x.at[key] = at
-	x.heap = append(x.heap, expiryEntry{at, key})
+	x.stand(key, at)
+}
+
+// stand pushes a standing entry for key at at.
+func (x *expiryIndex) stand(key string, at time.Duration) {
+	x.seq++
+	x.at[key] = expiryAt{at: at, seq: x.seq}
+	x.heap = append(x.heap, expiryEntry{at: at, key: key, seq: x.seq})
 	x.up(len(x.heap) - 1)
 }
 
@@ -148,7 +176,7 @@ func (x *expiryIndex) clear(key string) { delete(x.at, key) }
 
 // next is the earliest expiry, if any key has one.
 func (x *expiryIndex) next() (time.Duration, bool) {
-	x.dropStale()
+	x.settle()
 	if len(x.heap) == 0 {
 		return 0, false
 	}
@@ -156,24 +184,36 @@ func (x *expiryIndex) next() (time.Duration, bool) {
 }
 
 // due removes from the heap and returns, sorted and once each, the keys
-// whose expiry is at or before local. (Their expiry stays in the map until
-// the truth, re-reading them, clears it.)
+// whose expiry is at or before local. (Their expiry stays in the map,
+// without a standing entry, until the truth, re-reading them, sets or
+// clears it.)
 func (x *expiryIndex) due(local time.Duration) []string {
 	var keys []string
-	for x.dropStale(); len(x.heap) > 0 && x.heap[0].at <= local; x.dropStale() {
-		keys = append(keys, x.pop().key)
+	for x.settle(); len(x.heap) > 0 && x.heap[0].at <= local; x.settle() {
+		top := x.pop()
+		if e, ok := x.at[top.key]; ok && e.seq == top.seq {
+			x.at[top.key] = expiryAt{at: e.at}
+		}
+		keys = append(keys, top.key)
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
-// dropStale pops entries whose key no longer has that expiry.
-func (x *expiryIndex) dropStale() {
+// settle makes the top entry exact: it drops stale entries and replaces an
+// early standing entry by an exact one.
+func (x *expiryIndex) settle() {
 	for len(x.heap) > 0 {
-		if at, ok := x.at[x.heap[0].key]; ok && at == x.heap[0].at {
+		top := x.heap[0]
+		e, ok := x.at[top.key]
+		standing := ok && e.seq == top.seq
+		if standing && e.at == top.at {
 			return
 		}
 		x.pop()
+		if standing { // early: its key expires later
+			x.stand(top.key, e.at)
+		}
 	}
 }
 

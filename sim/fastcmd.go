@@ -27,8 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/alicebob/miniredis/v2/server"
 )
 
 // fastKind is the kind of a fastReply.
@@ -42,26 +40,32 @@ const (
 )
 
 // fastReply is a reply of the short way: what parseReply would give for
-// the RESP reply Dispatch would have written (value).
+// the RESP reply Dispatch would have written (normalised).
 type fastReply struct {
 	kind fastKind
 	i    int
 	s    string
 }
 
-// value is the reply as parseReply returns it (int, string, nil,
-// server.Simple).
-func (r fastReply) value() any {
+// normalised is the reply as the node's dispatch returns it: what
+// normalise makes of parseReply's value of the RESP reply Dispatch would
+// have written (an int64, a string for a bulk string or a status, nil), a
+// status or bulk "OK" as one interface value made once.
+func (r fastReply) normalised() any {
 	switch r.kind {
 	case fastInt:
-		return r.i
-	case fastBulk:
+		return int64(r.i)
+	case fastBulk, fastStatus:
+		if r.s == "OK" {
+			return okReply
+		}
 		return r.s
-	case fastStatus:
-		return server.Simple(r.s)
 	}
 	return nil
 }
+
+// okReply is the string "OK" as an interface value, made once.
+var okReply any = "OK"
 
 // safeForFast lists the commands outside the commands table that leave the
 // short way valid: they read (and list) keys, nothing else.
@@ -83,10 +87,12 @@ func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
 	if n.exotic || noFastCommands {
 		return r, false
 	}
+	n.fastKept = false
 	if r, ok = n.fast(cmd, args); ok {
 		n.fastHits++
 		n.record(cmd, args[1:])
 	}
+	n.fastKept = false
 	return r, ok
 }
 
@@ -179,6 +185,7 @@ func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if err != nil || ms <= 0 || ms > maxFastMillis {
 		return r, false
 	}
+	n.fastKept = true // a TTL, no key or field added or removed
 	if !n.db.Exists(args[1]) {
 		return fastReply{kind: fastInt, i: 0}, true
 	}
@@ -244,6 +251,7 @@ func fastHincrby(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		if cur, err = strconv.Atoi(v); err != nil {
 			return r, false
 		}
+		n.fastKept = true // an existing field's value
 	default:
 		return r, false
 	}
@@ -266,6 +274,7 @@ func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		if n.db.HGet(args[1], args[2]) == "" {
 			return r, false
 		}
+		n.fastKept = true // an existing field's value
 	default:
 		return r, false
 	}

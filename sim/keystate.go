@@ -49,7 +49,10 @@ func (n *Node) effects() []keyEffect {
 		if slices.Contains(n.touched[:i], k) {
 			continue
 		}
-		st := n.readKey(k)
+		st, ok := n.readHashByTruth(k)
+		if !ok {
+			st = n.readKey(k)
+		}
 		exp, expires := n.expiry.get(k)
 		if old, ok := n.truth[k]; ok == (st.Type != "") && sameValue(old, st) && st.Expires == expires && st.ExpireAt == exp {
 			continue // unchanged (a SET NX that lost): Redis propagates nothing
@@ -57,6 +60,44 @@ func (n *Node) effects() []keyEffect {
 		out = append(out, keyEffect{key: k, st: st})
 	}
 	return out
+}
+
+// readHashByTruth is readKey for a key the command under way wrote only in
+// ways that keep its shape (not reshaped): a hash the truth holds keeps the
+// truth's fields (every change of a key on a node goes through the truth,
+// expiry aside, and the command's writes found the key, so it had not
+// expired), so their values are read without listing and sorting the
+// fields. ok false, and readKey's way, when the command reshaped a key or
+// the node is exotic (a command outside the table may have changed the key
+// behind the truth's back), when the truth or miniredis holds no hash, or
+// when a field of the truth's reads empty (the Go API cannot tell a missing
+// field from an empty value). TestFastCommandsMatchDispatch and the
+// package's truth check (verifyTruth) compare the result with readKey's.
+func (n *Node) readHashByTruth(k string) (keyState, bool) {
+	if n.reshaped || n.exotic {
+		return keyState{}, false
+	}
+	old, ok := n.truth[k]
+	if !ok || old.Type != "hash" {
+		return keyState{}, false
+	}
+	n.syncKey(k)
+	if n.db.Type(k) != "hash" {
+		return keyState{}, false
+	}
+	st := keyState{Type: "hash", Hash: make(map[string]string, len(old.Hash))}
+	//detlint:allow maprange filling a map, whose content does not depend on the order
+	for f := range old.Hash {
+		v := n.db.HGet(k, f)
+		if v == "" {
+			return keyState{}, false
+		}
+		st.Hash[f] = v
+	}
+	if ttl := n.db.TTL(k); ttl > 0 {
+		st.ExpireAt, st.Expires = n.synced+ttl, true
+	}
+	return st, true
 }
 
 // readKey reads a key's whole state from miniredis, as of the last tick.
@@ -90,6 +131,11 @@ func (n *Node) readKey(k string) keyState {
 // the stream or a restart loading its data does. An expiry already past
 // deletes.
 func (n *Node) setKey(k string, st keyState) {
+	if n.setHashInPlace(k, st) {
+		n.keyBase[k] = n.synced
+		n.noteTruth(k, st)
+		return
+	}
 	n.db.Del(k)
 	n.keyBase[k] = n.synced // what it holds from now on is as of now
 	if st.Type == "" || (st.Expires && st.ExpireAt <= n.synced) {
@@ -118,6 +164,55 @@ func (n *Node) setKey(k string, st keyState) {
 		n.db.SetTTL(k, st.ExpireAt-n.synced)
 	}
 	n.noteTruth(k, st)
+}
+
+// setHashInPlace is setKey's short way for a hash that stays a hash with
+// an expiry (a replica applying a lock's write: a hold count or a lease
+// changed): it writes only the fields whose value changed and the TTL,
+// instead of deleting the key and writing every field into a new hash. It
+// returns false, having changed nothing, unless the outcome is the one
+// setKey's delete-and-write gives: the key holds a hash on miniredis whose
+// fields are the truth's (every change of a key's value on a node goes
+// through noteTruth, and expiry only deletes; a command outside the commands
+// table, after which the node is exotic, could have changed it behind the
+// truth's back), no field of it is missing from st (the Go API cannot delete
+// one without a lock of its own, so that case takes the long way), and st
+// expires after now (setKey's TTL then replaces any). What differs is
+// bookkeeping no command reads as a value: miniredis's per-key version (WATCH
+// compares it only for "changed since", and the TTL write still changes it)
+// and the hash map's identity.
+func (n *Node) setHashInPlace(k string, st keyState) bool {
+	if n.exotic || st.Type != "hash" || !st.Expires || st.ExpireAt <= n.synced {
+		return false
+	}
+	old, ok := n.truth[k]
+	if !ok || old.Type != "hash" || len(old.Hash) > len(st.Hash) || n.db.Type(k) != "hash" {
+		return false
+	}
+	//detlint:allow maprange a membership test, whose result does not depend on the order
+	for f := range old.Hash {
+		if _, ok := st.Hash[f]; !ok {
+			return false
+		}
+	}
+	// The changed fields in sorted order, as setKey writes them.
+	n.fieldBuf = n.fieldBuf[:0]
+	//detlint:allow maprange the names are sorted next
+	for f, v := range st.Hash {
+		if ov, ok := old.Hash[f]; !ok || ov != v {
+			n.fieldBuf = append(n.fieldBuf, f)
+		}
+	}
+	if len(n.fieldBuf) > 0 {
+		slices.Sort(n.fieldBuf)
+		n.fvBuf = n.fvBuf[:0]
+		for _, f := range n.fieldBuf {
+			n.fvBuf = append(n.fvBuf, f, st.Hash[f])
+		}
+		n.db.HSet(k, n.fvBuf...)
+	}
+	n.db.SetTTL(k, st.ExpireAt-n.synced)
+	return true
 }
 
 // snapshot is the node's whole dataset.
@@ -247,7 +342,10 @@ var verifyTruth bool
 // expiry other than what the truth recorded.
 func (n *Node) checkTruth() {
 	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
-		st := n.readKey(k)
+		st, ok := n.readHashByTruth(k)
+		if !ok {
+			st = n.readKey(k)
+		}
 		exp, expires := n.expiry.get(k)
 		if !sameValue(n.truth[k], st) || st.Expires != expires || (expires && st.ExpireAt != exp) {
 			n.w.fail(fmt.Errorf("sim: node %s: key %q holds %+v, the truth %+v (expiry %v %v)", n.name, k, st, n.truth[k], expires, exp))

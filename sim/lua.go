@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
@@ -55,6 +56,33 @@ type luaEngine struct {
 	keys    *lua.LTable
 	argv    *lua.LTable
 	args    []string // redis.call's arguments (call)
+	specs   [16]specEntry
+}
+
+// specEntry is a command name's spec remembered by the name string's
+// bytes: a script passes redis.call the same constant string at every run,
+// so its spec is found without hashing it. Strings are immutable, so one
+// address and length always hold the same name (the entry keeps the bytes
+// alive, so the address is not reused for another).
+type specEntry struct {
+	p     *byte
+	n     int
+	spec  cmdSpec
+	known bool
+}
+
+// lookup is lookupCommand(name) through the engine's specs.
+func (e *luaEngine) lookup(name string) (cmdSpec, bool) {
+	p := unsafe.StringData(name)
+	c := &e.specs[(uintptr(unsafe.Pointer(p))>>3)%uintptr(len(e.specs))]
+	if c.p != nil && c.p == p && c.n == len(name) {
+		return c.spec, c.known
+	}
+	spec, known := lookupCommand(name)
+	if p != nil {
+		*c = specEntry{p: p, n: len(name), spec: spec, known: known}
+	}
+	return spec, known
 }
 
 // protectGlobals makes reading an unknown global or creating one an error,
@@ -388,7 +416,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
-	spec, known := lookupCommand(args[0])
+	spec, known := e.lookup(args[0])
 	name := spec.name
 	if !known {
 		name = strings.ToUpper(args[0])

@@ -197,11 +197,16 @@ type Network struct {
 }
 
 // fifoKey names one direction of one client connection (conn numbers the
-// client's connections to the node). A struct, not a joined string: the
-// key is looked up for every message.
+// client's connections to the node; toNode is the request direction, a
+// reply's and a push's being the other). By the endpoints themselves, not
+// their names (which are unique among nodes and clients, so the two name
+// the same connections): the key is hashed for every message, and two
+// pointers hash faster than two strings.
 type fifoKey struct {
-	from, to string
-	conn     int
+	client *Client
+	node   *Node
+	conn   int
+	toNode bool
 }
 
 func newNetwork(w *World) *Network {
@@ -374,12 +379,13 @@ func (n *Network) rng(link string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, client, node string, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
+func (n *Network) send(kind msgKind, c *Client, nd *Node, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
+	client, node := c.name, nd.name
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
 	}
-	fifo := fifoKey{from, to, conn}
+	fifo := fifoKey{client: c, node: nd, conn: conn, toNode: kind == msgRequest}
 	if n.cut(from, to) {
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return

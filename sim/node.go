@@ -94,7 +94,14 @@ type Node struct {
 
 	capturing bool
 	touched   []string
-	published [][2]string
+	// reshaped: a write of the command under way may have created,
+	// deleted or retyped a key or added or removed a hash field; false
+	// while every write was one the short way ran on an existing hash
+	// field or as a PEXPIRE, which change values and TTLs only (fastKept,
+	// set by such a short way for the hook's record). effects reads a hash
+	// the command left in shape by the truth's fields (readHashByTruth).
+	reshaped, fastKept bool
+	published          [][2]string
 
 	offset       uint64            // replication offset: one per write command
 	clientOffset map[string]uint64 // last write offset per client (for WAIT)

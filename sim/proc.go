@@ -24,7 +24,6 @@ type proc struct {
 	// carrier is the coroutine that runs body; yield parks it.
 	carrier *carrier
 	yield   func(struct{}) bool
-	wakeFn  func() // w.resume(p), made once: events that resume p share it
 	killed  bool
 	done    bool
 	// ops are the operations this process has begun and not yet ended,
@@ -35,6 +34,13 @@ type proc struct {
 	partOf *opRun
 }
 
+// procWake resumes its process as an event (the runner of every event that
+// wakes a process: its start, the end of a pause or sleep, a waiter's
+// wake), without a closure per process.
+type procWake proc
+
+func (x *procWake) run() { x.w.resume((*proc)(x)) }
+
 // errKilled unwinds a process's stack when the world closes.
 type errKilled struct{}
 
@@ -43,7 +49,6 @@ type errKilled struct{}
 // A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
 	p := &proc{w: w, name: name, client: c}
-	p.wakeFn = func() { w.resume(p) }
 	if w.closed || (c != nil && c.crashed) {
 		p.done = true
 		return p
@@ -55,7 +60,7 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 	w.procs = append(w.procs, p)
 	p.carrier = w.carrierFor(p)
 	p.body = f
-	w.post(w.now, runFunc(p.wakeFn))
+	w.post(w.now, (*procWake)(p))
 	return p
 }
 
@@ -132,7 +137,7 @@ func (w *World) resume(p *proc) {
 		return
 	}
 	if c := p.client; c != nil && c.pausedUntil > w.now {
-		w.post(c.pausedUntil, runFunc(p.wakeFn))
+		w.post(c.pausedUntil, (*procWake)(p))
 		return
 	}
 	w.switchTo(p)
@@ -186,7 +191,7 @@ func (wt *waiter) wake(v any) {
 	wt.fired = true
 	wt.val = v
 	if w.current != nil {
-		w.post(w.now, runFunc(wt.p.wakeFn))
+		w.post(w.now, (*procWake)(wt.p))
 		return
 	}
 	w.resume(wt.p)
@@ -205,6 +210,6 @@ func (wt *waiter) wait() any {
 // or continues one a pause delayed), so it needs no waiter.
 func (w *World) sleepWorld(op string, d time.Duration) {
 	p := w.self(op)
-	w.post(w.now+d, runFunc(p.wakeFn))
+	w.post(w.now+d, (*procWake)(p))
 	p.park()
 }

@@ -101,7 +101,15 @@ func (l *replLink) pump() {
 	applied := false
 	for len(l.queue) > 0 && l.queue[0].due <= w.now {
 		e := l.queue[0]
-		l.queue = l.queue[1:]
+		l.queue[0] = replEntry{} // the applied entry's states are not kept
+		if len(l.queue) == 1 {
+			// Empty: the next entry reuses the slot (a link usually has
+			// one write in flight), where slicing would shrink the
+			// capacity until the next append allocated.
+			l.queue = l.queue[:0]
+		} else {
+			l.queue = l.queue[1:]
+		}
 		r.tick()
 		if e.full != nil {
 			r.syncAll() // what has expired is not listed

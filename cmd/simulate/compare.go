@@ -176,6 +176,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return status
 	}
+	defer compare.TuneGC()()
 	if f.shard.Sharded() {
 		return compareShard(ctx, f, stdout, stderr)
 	}
