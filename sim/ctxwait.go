@@ -75,7 +75,7 @@ func (w *World) wakeCancelled() {
 			continue
 		}
 		wt.fired, wt.val = true, ctxDone{}
-		w.post(w.now, runFunc(wt.p.wakeFn))
+		w.post(w.now, (*procWake)(wt.p))
 	}
 }
 
