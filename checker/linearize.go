@@ -166,9 +166,12 @@ type Visualization struct {
 // violations without them, and says "undecided" on its linearizability
 // row. The violations are the windowed check's (Linearizable's).
 //
-// Porcupine orders the partial linearizations it shows by length only, so
-// two renderings of one illegal history may list equally long ones in a
-// different order; the verdict does not depend on it.
+// The partial linearizations are put in one order (longest first, then by
+// their operations' ids) before Porcupine sees them: Porcupine collects
+// them through a map and orders them by length only, so without it two
+// renderings of one history listed equally long ones, and so chose the
+// one each operation's row shows, differently (same seed, different
+// HTML).
 func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ...LinOption) (Visualization, error) {
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
@@ -184,6 +187,7 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 		wall = min(timeout, visualizeWall)
 	}
 	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), wall)
+	canonicalPartials(info)
 	var vs []Violation
 	for l := range lh.locks {
 		if r := lh.checkLock(h, lh.opsOf(int32(l)), timeout); r.violation != nil {
@@ -193,4 +197,18 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 	timeout = wall
 	info.AddAnnotations(lh.annotations(h, res, vs, timeout))
 	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders)}, nil
+}
+
+// canonicalPartials sorts each partition's partial linearizations in
+// place, longest first, then by their operation ids: PartialLinearizations
+// returns Porcupine's own slices, which Visualize reads.
+func canonicalPartials(info porcupine.LinearizationInfo) {
+	for _, parts := range info.PartialLinearizations() {
+		slices.SortFunc(parts, func(a, b []int) int {
+			if len(a) != len(b) {
+				return len(b) - len(a)
+			}
+			return slices.Compare(a, b)
+		})
+	}
 }
