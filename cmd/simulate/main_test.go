@@ -580,6 +580,19 @@ func TestRunOut(t *testing.T) {
 	if _, err := png.Decode(bytes.NewReader(img)); err != nil {
 		t.Errorf("timeline png: %v", err)
 	}
+	// One seed, one set of files: a second run writes every file byte for
+	// byte the same (the Porcupine HTML once did not).
+	again := t.TempDir()
+	if code, _, errs := runCLI(t, "run", "-out", again, "../../scenarios/k1-pause-longer-than-lease.yaml"); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, errs)
+	}
+	for _, name := range want {
+		a, errA := os.ReadFile(filepath.Join(dir, name))
+		b, errB := os.ReadFile(filepath.Join(again, name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs of the same seed (%v, %v)", name, errA, errB)
+		}
+	}
 }
 
 func TestCompareFlags(t *testing.T) {
