@@ -128,7 +128,8 @@ type timelineJob struct {
 func (r *reportWriter) w(format string, args ...any) { fmt.Fprintf(&r.b, format, args...) }
 
 // write writes the report's files into r.dir: README.md section by
-// section (the plots as it goes), then the scenario files.
+// section (the rate plots and heatmap as it goes, the timelines after the
+// text, in parallel: drawTimelines), then the scenario files.
 func (r *reportWriter) write(command string) error {
 	r.intro(command)
 	r.writeConclusions()
