@@ -99,6 +99,9 @@ func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
 			continue
 		}
+		if !maybeInt(r.Result) {
+			continue // what ParseInt refuses, without its error's allocation
+		}
 		tok, err := strconv.ParseInt(r.Result, 10, 64)
 		if err != nil {
 			continue
@@ -307,4 +310,13 @@ func (ti *tokenIssues) regression(prev, a issue) (Violation, bool) {
 	}
 	return Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
 		Detail: detail, Faults: FaultsBefore(ti.h, a.first, 5)}, true
+}
+
+// maybeInt is false for a string that strconv.ParseInt(s, 10, 64) refuses
+// at its first byte (empty, or not a sign or digit): most results an op
+// records ("OK", "held", a lock's token) are not tokens, and ParseInt
+// allocates an error for each. It only spares the call: a string it passes
+// is parsed as before.
+func maybeInt(s string) bool {
+	return s != "" && (s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9'))
 }

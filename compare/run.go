@@ -465,7 +465,12 @@ func summarise(s *scenario.Scenario, seed uint64) (RunOutcome, error) {
 	if err != nil {
 		return RunOutcome{}, err
 	}
-	return summary(seed, r.Verdict, r.History.Records(), r.End), nil
+	sum := summary(seed, r.Verdict, r.History.Records(), r.End)
+	// Nothing of the run is kept but sum, which holds no record (its
+	// counterexamples' Faults are strings): the next run may reuse the
+	// history's memory.
+	r.History.Recycle()
+	return sum, nil
 }
 
 // summary sums up the run of seed whose history recs ended at end and

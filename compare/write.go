@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/traffic"
 )
@@ -108,13 +109,27 @@ type reportWriter struct {
 	ctx context.Context
 	dir string
 	b   strings.Builder
+	// timelines are the counterexamples' timeline plots, in the order the
+	// README names them: each replays its run, the slow part of writing.
+	// write draws them after the README's text, on the worker pool
+	// (drawTimelines); none of the text depends on them.
+	timelines []timelineJob
+}
+
+// timelineJob is one timeline plot to draw: cell c's counterexample ce,
+// saved as plots/name.png and .svg.
+type timelineJob struct {
+	c    *Cell
+	ce   *Counterexample
+	name string
 }
 
 // w appends to the README.
 func (r *reportWriter) w(format string, args ...any) { fmt.Fprintf(&r.b, format, args...) }
 
 // write writes the report's files into r.dir: README.md section by
-// section (the plots as it goes), then the scenario files.
+// section (the rate plots and heatmap as it goes, the timelines after the
+// text, in parallel: drawTimelines), then the scenario files.
 func (r *reportWriter) write(command string) error {
 	r.intro(command)
 	r.writeConclusions()
@@ -141,6 +156,9 @@ func (r *reportWriter) write(command string) error {
 	r.w("`go run ./cmd/simulate run -seed N FILE` replays one run, ")
 	r.w("and `-out DIR` writes its history, verdict, Porcupine visualization and timeline plot. ")
 	r.w("`go run ./cmd/simulate run -seeds %d FILE` recomputes a cell's rates.\n", r.Seeds)
+	if err := r.drawTimelines(); err != nil {
+		return err
+	}
 	if err := report.WriteFile(filepath.Join(r.dir, "README.md"), []byte(r.b.String())); err != nil {
 		return err
 	}
@@ -440,9 +458,7 @@ func (r *reportWriter) details(c *Cell, ce *Counterexample, suffix string) error
 		return nil
 	}
 	plot := "timeline-" + c.name() + suffix
-	if err := r.timeline(c, ce, plot); err != nil {
-		return err
-	}
+	r.timelines = append(r.timelines, timelineJob{c: c, ce: ce, name: plot})
 	title := c.Algorithm.Title
 	if c.BeliefSet {
 		title = fmt.Sprintf("%s under %s, %s", title, c.Mode.Name, c.Belief)
@@ -509,6 +525,21 @@ func (r *Results) counterexample(c *Cell, ce *Counterexample) string {
 
 // timeline replays the run of ce, a counterexample of c, and plots it as
 // plots/<name>.png and .svg.
+// drawTimelines draws r.timelines on the worker pool (GOMAXPROCS jobs at
+// once: the simulation is over by then). Each job replays one seed of one
+// cell, deterministically, and writes only its own two files, so the files
+// are the same whatever the order; the error returned is the lowest
+// index's, the one a serial loop would have stopped at (pool.Run). Drawing
+// them one after another left a core idle for the last seconds of a report.
+func (r *reportWriter) drawTimelines() error {
+	_, err := pool.Run(r.ctx, len(r.timelines), 0, func(i int) error {
+		t := r.timelines[i]
+		return r.timeline(t.c, t.ce, t.name)
+	}, nil)
+	return err
+}
+
+// timeline replays ce's run of c and saves its timeline plot as name.
 func (r *reportWriter) timeline(c *Cell, ce *Counterexample, name string) error {
 	if err := r.ctx.Err(); err != nil {
 		return err // interrupted: the replays are what takes time

@@ -107,6 +107,21 @@ func ParseWaitDetail(detail string) (acked, replicas int, ok bool) {
 	return acked, replicas, n == 3 && rest == "acknowledged"
 }
 
+// quote is strconv.Quote(s). A string of printable ASCII other than '"'
+// and '\\', which Quote copies as it is (lock tokens, counts, "OK"), is
+// quoted by one concatenation instead of Quote's rune-by-rune escaping: a
+// req record's reply is quoted for every command a run sends (3% of a
+// report's allocations went to Quote). TestQuoteIsStrconvQuote holds them
+// equal.
+func quote(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
+}
+
 // FormatReply renders a Redis reply, normalised to nil, int64, string or
 // []any, as a req record's Result: nil, 12, "s", [a b].
 func FormatReply(v any) string {
@@ -116,7 +131,7 @@ func FormatReply(v any) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case string:
-		return strconv.Quote(x)
+		return quote(x)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {

@@ -305,13 +305,13 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	var why error
 	switch {
 	case granted < s.Quorum():
-		why = fmt.Errorf("%w: %d of %d nodes granted, need %d", ErrNoQuorum, granted, len(s.conns), s.Quorum())
+		why = noQuorumError{granted: granted, nodes: len(s.conns), need: s.Quorum()}
 	case validity <= 0:
-		why = fmt.Errorf("%w: validity %v after %v elapsed (ttl %v, drift %v)", ErrExpired, validity, now.Sub(start), s.opts.TTL, s.opts.drift())
+		why = expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()}
 	}
 	if why != nil {
 		_, _ = s.release(context.WithoutCancel(ctx), token)
-		return nil, errors.Join(notAcquiredError{fmt.Errorf("redlock: %s: %w", s.key, why)}, nodeErr)
+		return nil, errors.Join(notAcquiredError{keyError{key: s.key, err: why}}, nodeErr)
 	}
 	return &Lease{
 		Key: s.key, Token: token, Start: start, Granted: granted,
@@ -427,3 +427,39 @@ func (s *Spec) onAll(f func(c lock.Conn) (bool, error)) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// A failed TryLock's errors are formatted only when read: a RedLock client
+// fails many attempts and records only that they failed (traffic's
+// AcquireOutcome), so the fmt.Errorf calls they replace were spent for
+// nothing. Each reads as the fmt.Errorf it replaces and wraps the same
+// error (TestTryLockErrorsReadAsBefore).
+
+// noQuorumError is "redlock: no quorum: G of N nodes granted, need Q",
+// wrapping ErrNoQuorum.
+type noQuorumError struct{ granted, nodes, need int }
+
+func (e noQuorumError) Error() string {
+	return fmt.Sprintf("%v: %d of %d nodes granted, need %d", ErrNoQuorum, e.granted, e.nodes, e.need)
+}
+
+func (e noQuorumError) Unwrap() error { return ErrNoQuorum }
+
+// expiredError is "redlock: validity expired: validity V after E elapsed
+// (ttl T, drift D)", wrapping ErrExpired.
+type expiredError struct{ validity, elapsed, ttl, drift time.Duration }
+
+func (e expiredError) Error() string {
+	return fmt.Sprintf("%v: validity %v after %v elapsed (ttl %v, drift %v)", ErrExpired, e.validity, e.elapsed, e.ttl, e.drift)
+}
+
+func (e expiredError) Unwrap() error { return ErrExpired }
+
+// keyError is "redlock: KEY: " and err's text, wrapping err.
+type keyError struct {
+	key string
+	err error
+}
+
+func (e keyError) Error() string { return "redlock: " + e.key + ": " + e.err.Error() }
+
+func (e keyError) Unwrap() error { return e.err }

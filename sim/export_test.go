@@ -12,3 +12,10 @@ func VerifyTruth(on bool) (restore func()) {
 	verifyTruth = on
 	return func() { verifyTruth = old }
 }
+
+// DrainRecycled empties the pool of recycled history chunks, so that the
+// next History starts on new memory.
+func DrainRecycled() {
+	for recycled.Get() != nil {
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/locksim/locksim/history"
@@ -53,6 +54,44 @@ func firstCap() int {
 	return int(min(max(n+n/8, 64), firstChunk))
 }
 
+// recycled holds first chunks that Recycle gave back, as *[]history.Record
+// of length 0: a sweep's next run appends into one instead of allocating
+// (and zeroing) a new one, which was about a quarter of the bytes a report
+// allocated. Each record is written whole by append before it is read, so
+// what a recycled chunk held before changes nothing.
+var recycled sync.Pool
+
+// firstChunkSlice is an empty first chunk: a recycled one, or a new one of
+// firstCap records.
+func firstChunkSlice() []history.Record {
+	if p, ok := recycled.Get().(*[]history.Record); ok {
+		return *p
+	}
+	return make([]history.Record, 0, firstCap())
+}
+
+// Recycle gives h's records' memory to the next History of the process.
+// Call it only when nothing uses h, nor any slice Records returned, any
+// more: their records will be overwritten by another run. A history larger
+// than one first chunk is left to the garbage collector (its first chunk
+// is part of one array with the rest). Records read after Recycle may hold
+// another run's records.
+func (h *History) Recycle() {
+	c := h.flat
+	if len(h.chunks) > 0 {
+		if len(c) != 0 || len(h.chunks) != 1 {
+			return
+		}
+		c = h.chunks[0]
+	}
+	if cap(c) < 64 || cap(c) > firstChunk {
+		return
+	}
+	c = c[:0]
+	h.flat, h.chunks, h.n = nil, nil, 0
+	recycled.Put(&c)
+}
+
 // chunkSize is the number of records per chunk (about 256 KB) after the
 // first, which grows as a slice does up to firstChunk records: most runs of
 // a sweep fit in it, and Records returns it as it is.
@@ -92,7 +131,7 @@ func (h *History) add(r history.Record) int {
 		// It starts at the size the last history of the process reached
 		// (lengthHint), so that in a sweep, whose runs of one cell have
 		// histories of similar lengths, it seldom grows by copying.
-		h.chunks = append(h.chunks, make([]history.Record, 0, firstCap()))
+		h.chunks = append(h.chunks, firstChunkSlice())
 	case (last > 0 && len(h.chunks[last]) == chunkSize) || len(h.chunks[last]) == firstChunk:
 		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
 	}

@@ -1,0 +1,47 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// TestTryLockErrorsReadAsBefore: a failed TryLock's errors, formatted when
+// read, have the text of the fmt.Errorf calls they replace (an op record
+// keeps an error's text, so a change would change histories) and match
+// the same errors with errors.Is.
+func TestTryLockErrorsReadAsBefore(t *testing.T) {
+	nodeErr := errors.New("node 2: i/o timeout")
+	cases := []struct {
+		why, old error
+		is       error
+	}{
+		{noQuorumError{granted: 2, nodes: 5, need: 3},
+			fmt.Errorf("%w: %d of %d nodes granted, need %d", ErrNoQuorum, 2, 5, 3), ErrNoQuorum},
+		{expiredError{validity: -3 * time.Millisecond, elapsed: 1503 * time.Millisecond, ttl: 1500 * time.Millisecond, drift: 0},
+			fmt.Errorf("%w: validity %v after %v elapsed (ttl %v, drift %v)", ErrExpired, -3*time.Millisecond, 1503*time.Millisecond, 1500*time.Millisecond, time.Duration(0)), ErrExpired},
+	}
+	for _, c := range cases {
+		for _, nerr := range []error{nil, nodeErr} {
+			got := errors.Join(notAcquiredError{keyError{key: "lk{1}", err: c.why}}, nerr)
+			want := errors.Join(notAcquiredError{fmt.Errorf("redlock: %s: %w", "lk{1}", c.old)}, nerr)
+			if got.Error() != want.Error() {
+				t.Errorf("text %q, want %q", got.Error(), want.Error())
+			}
+			for _, target := range []error{c.is, lock.ErrNotAcquired} {
+				if !errors.Is(got, target) {
+					t.Errorf("%q does not match %v", got.Error(), target)
+				}
+			}
+			if other := map[error]error{ErrNoQuorum: ErrExpired, ErrExpired: ErrNoQuorum}[c.is]; errors.Is(got, other) {
+				t.Errorf("%q matches %v too", got.Error(), other)
+			}
+			if nerr != nil && !errors.Is(got, nerr) {
+				t.Errorf("%q lost the node's error", got.Error())
+			}
+		}
+	}
+}
