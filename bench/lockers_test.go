@@ -115,6 +115,7 @@ type rawReentrant struct {
 	channel               string
 	acquireSHA, unlockSHA string
 	ids                   ids
+	bg                    *sync.WaitGroup
 }
 
 func (r *rawReentrant) acquire(ctx context.Context) (bool, error) {
@@ -131,6 +132,15 @@ func (r *rawReentrant) release(ctx context.Context) error {
 		"0", lease.Milliseconds(), r.field, (30 * time.Second).Milliseconds(), "1").Int64()
 	if err == nil && n != 1 {
 		err = fmt.Errorf("raw unlock of %s answered %d", r.key, n)
+	}
+	if err == nil {
+		// The latch clean-up lock.Lock sends once the reply is in (as
+		// Redisson does): a DEL in the background, not waited for.
+		r.bg.Add(1)
+		go func() {
+			defer r.bg.Done()
+			r.rc.Del(context.WithoutCancel(ctx), latch)
+		}()
 	}
 	return err
 }
@@ -174,6 +184,25 @@ func lockClient(rc *redis.Client) (*lock.Client, error) {
 	return c2.(*lock.Client), nil
 }
 
+// background counts the ceiling's latch clean-up DELs under way, waited
+// for before the servers stop (TestMain).
+var background sync.WaitGroup
+
+// keepLatchClients is lockClients with Options.KeepUnlockLatch.
+var keepLatchClients sync.Map // *redis.Client -> *lock.Client
+
+func keepLatchClient(rc *redis.Client) (*lock.Client, error) {
+	if c, ok := keepLatchClients.Load(rc); ok {
+		return c.(*lock.Client), nil
+	}
+	c, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{KeepUnlockLatch: true})
+	if err != nil {
+		return nil, err
+	}
+	c2, _ := keepLatchClients.LoadOrStore(rc, c)
+	return c2.(*lock.Client), nil
+}
+
 var reentrantImpls = []impl{
 	{"raw-reentrant", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
 		s, err := rawScripts()
@@ -182,7 +211,7 @@ var reentrantImpls = []impl{
 		}
 		return &rawReentrant{rc: rcs[0], key: key, field: "raw:" + ownerOf(g),
 			channel:    "redisson_lock__channel:{" + key + "}",
-			acquireSHA: s.acquire.SHA, unlockSHA: s.unlock.SHA, ids: newIDs(g)}, nil
+			acquireSHA: s.acquire.SHA, unlockSHA: s.unlock.SHA, ids: newIDs(g), bg: &background}, nil
 	}},
 	{"locksim-Lock", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
 		c, err := lockClient(rcs[0])
@@ -197,6 +226,16 @@ var reentrantImpls = []impl{
 			return nil, err
 		}
 		return &locksimLock{l: c.Lock(key), owner: ownerOf(g), watchdog: true}, nil
+	}},
+	// The price of the latch clean-up: Lock with KeepUnlockLatch sends no
+	// DEL after an unlock (the latch expires by its TTL), against the same
+	// ceiling, which sends it.
+	{"locksim-Lock-keep-latch", 1, func(rcs []*redis.Client, key string, g int) (locker, error) {
+		c, err := keepLatchClient(rcs[0])
+		if err != nil {
+			return nil, err
+		}
+		return &locksimLock{l: c.Lock(key), owner: ownerOf(g)}, nil
 	}},
 }
 
@@ -223,7 +262,9 @@ func (r *rawSimple) acquire(ctx context.Context) (bool, error) {
 }
 
 func (r *rawSimple) release(ctx context.Context) error {
-	n, err := r.rc.EvalSha(ctx, r.sha, []string{r.key}, r.token).Int64()
+	// With the release latch and its TTL, as SimpleLock's default release.
+	latch := "simple_unlock_latch:{" + r.key + "}:" + r.token
+	n, err := r.rc.EvalSha(ctx, r.sha, []string{r.key, latch}, r.token, lease.Milliseconds()).Int64()
 	if err == nil && n != 1 {
 		err = fmt.Errorf("raw release of %s answered %d", r.key, n)
 	}

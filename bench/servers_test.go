@@ -37,6 +37,7 @@ var nodes struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	background.Wait()
 	stopNodes()
 	os.Exit(code)
 }

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,36 +36,66 @@ func benchClient(b *testing.B, backend string) *redis.Client {
 }
 
 // BenchmarkPairs measures lock+unlock pairs, one goroutine, on miniredis and
-// on a real redis-server: the ceiling (raw EVALSHA of the acquire and
-// unlock scripts through go-redis) next to Lock and SimpleLock.
+// on a real redis-server: each lock next to its ceiling, the same commands
+// sent raw through go-redis. raw-evalsha is Lock's: EVALSHA of the acquire
+// and unlock scripts, then the unlock latch's clean-up DEL in the
+// background, as Lock sends it; Lock-keep-latch (Options.KeepUnlockLatch)
+// sends no DEL, so the two Lock rows show what the clean-up costs.
+// raw-simple is SimpleLock's: SET NX PX GET and the release script with
+// its latch.
 func BenchmarkPairs(b *testing.B) {
 	for _, backend := range []string{"miniredis", "redis-server"} {
 		b.Run(backend+"/raw-evalsha", func(b *testing.B) {
 			rc := benchClient(b, backend)
 			ctx := context.Background()
 			acq, unl := redis.NewScript(scripts.ReentrantAcquire.Src), redis.NewScript(scripts.ReentrantUnlock.Src)
+			var bg sync.WaitGroup
+			defer bg.Wait()
 			for i := 0; i < b.N; i++ {
 				if err := acq.Run(ctx, rc, []string{"lk"}, 30000, "c:o").Err(); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
-				if err := unl.Run(ctx, rc, []string{"lk", "ch", fmt.Sprintf("latch:%d", i)}, "0", 30000, "c:o", 30000, "1").Err(); err != nil {
+				latch := fmt.Sprintf("latch:%d", i)
+				if err := unl.Run(ctx, rc, []string{"lk", "ch", latch}, "0", 30000, "c:o", 30000, "1").Err(); err != nil {
 					b.Fatal(err)
 				}
+				bg.Go(func() { rc.Del(ctx, latch) })
 			}
 		})
-		b.Run(backend+"/Lock", func(b *testing.B) {
-			rc := benchClient(b, backend)
-			ctx := context.Background()
-			lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
-			if err != nil {
-				b.Fatal(err)
+		for _, keep := range []bool{false, true} {
+			name := "/Lock"
+			if keep {
+				name = "/Lock-keep-latch"
 			}
-			l := lc.Lock("lk")
-			for i := 0; i < b.N; i++ {
-				if err := l.LockWithLease(ctx, "o", 30*time.Second); err != nil {
+			b.Run(backend+name, func(b *testing.B) {
+				rc := benchClient(b, backend)
+				ctx := context.Background()
+				lc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{KeepUnlockLatch: keep})
+				if err != nil {
 					b.Fatal(err)
 				}
-				if err := l.Unlock(ctx, "o"); err != nil {
+				defer lc.Close()
+				l := lc.Lock("lk")
+				for i := 0; i < b.N; i++ {
+					if err := l.LockWithLease(ctx, "o", 30*time.Second); err != nil {
+						b.Fatal(err)
+					}
+					if err := l.Unlock(ctx, "o"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		b.Run(backend+"/raw-simple", func(b *testing.B) {
+			rc := benchClient(b, backend)
+			ctx := context.Background()
+			rel := redis.NewScript(scripts.SimpleRelease.Src)
+			for i := 0; i < b.N; i++ {
+				token := fmt.Sprintf("t%d", i)
+				if err := rc.SetArgs(ctx, "slk", token, redis.SetArgs{Mode: "NX", TTL: 30 * time.Second, Get: true}).Err(); err != redis.Nil {
+					b.Fatal("raw SET NX PX GET did not acquire:", err)
+				}
+				if err := rel.Run(ctx, rc, []string{"slk", scripts.ReleaseLatchKey("slk", token)}, token, 30000).Err(); err != nil {
 					b.Fatal(err)
 				}
 			}
