@@ -406,10 +406,13 @@ func (r *rawRedLock) acquire(ctx context.Context) (bool, error) {
 
 func (r *rawRedLock) release(ctx context.Context) error { return r.del(ctx) }
 
+// del releases with the release latch (the token and a fresh id), as the
+// spec's release sends it.
 func (r *rawRedLock) del(ctx context.Context) error {
+	latch := "simple_unlock_latch:{" + r.key + "}:" + r.token + ":" + r.ids.next()
 	errs := make([]error, len(r.rcs))
 	parallel(len(r.rcs), func(i int) {
-		errs[i] = r.rcs[i].EvalSha(ctx, r.releaseSHA, []string{r.key}, r.token).Err()
+		errs[i] = r.rcs[i].EvalSha(ctx, r.releaseSHA, []string{r.key, latch}, r.token, lease.Milliseconds()).Err()
 	})
 	return errors.Join(errs...)
 }

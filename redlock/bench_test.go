@@ -49,7 +49,7 @@ func conns(rcs []*redis.Client) []lock.Conn {
 
 // BenchmarkRedLockPairs measures lock+unlock pairs of RedLock on 3 and 5
 // nodes, one goroutine: the ceiling (raw SET NX PX to all nodes in parallel,
-// then raw EVALSHA of the release script in parallel), the spec's algorithm,
+// then raw EVALSHA of the release script with its latch in parallel), the spec's algorithm,
 // and Redisson's (sequential by design).
 func BenchmarkRedLockPairs(b *testing.B) {
 	ctx := context.Background()
@@ -69,7 +69,9 @@ func BenchmarkRedLockPairs(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					tok := fmt.Sprint(i)
 					onAll(func(rc *redis.Client) { rc.SetNX(ctx, "rl", tok, 10*time.Second) })
-					onAll(func(rc *redis.Client) { release.Run(ctx, rc, []string{"rl"}, tok) })
+					// With the release latch, as Spec's release sends it.
+					latch := scripts.ReleaseLatchKey("rl", tok+":r")
+					onAll(func(rc *redis.Client) { release.Run(ctx, rc, []string{"rl", latch}, tok, 10000) })
 				}
 			})
 			b.Run(fmt.Sprintf("%s/N=%d/spec", backend, n), func(b *testing.B) {
