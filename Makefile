@@ -58,14 +58,21 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# The whole of make test took 6m49s and 7m52s in two runs on 2 cores
-# (2026-11-24, the machine otherwise idle; fuzz about 25 s of it); the slowest package,
-# internal/realrun (real servers, Sentinel, a Redis Cluster, worker
-# processes), about 3.5 minutes under -race, props 1.5.
+# The slowest package is internal/realrun (real servers, Sentinel, a
+# Redis Cluster, worker processes: about 4 minutes under -race), then
+# cmd/simulate (2) and props (1.5); fuzz adds about 25 s.
 # The per-package limit is raised above go test's default 10 minutes so
 # that a slower machine is not failed by it.
+#
+# -p 3: internal/realrun spends its 4 minutes mostly waiting on real time
+# (servers, Sentinel elections, scenario durations), and with go test's
+# default of one package per core it held one of the two package slots
+# the whole time, so the CPU-bound packages ran one at a time beside it:
+# make test took 8m18s on the quiet machine (2026-11-24), the race step
+# alone 5m56s with -p 3. realrun's replays are robust to that load (they
+# passed 20 of 20 runs with two CPU burners on the 2 cores).
 race:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -p 3 -timeout 20m ./...
 
 # bench measures, in one run, the simulator against the raw miniredis
 # baseline, and the locks' lock+unlock pairs against raw EVALSHA of the same
