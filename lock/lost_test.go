@@ -33,25 +33,12 @@ func TestLostContext(t *testing.T) {
 		return p
 	}
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
-		l, f, rw := lc.Lock("lost"), lc.FencedLock("flost"), lc.ReadWriteLock("rwlost")
-		must(t, l.Lock(ctx, "o"))
-		_, err := f.Lock(ctx, "o")
-		must(t, err)
-		must(t, rw.ReadLock().Lock(ctx, "o"))
-		must(t, lc.Lock("mine").Lock(ctx, "o"))
-		must(t, lc.Lock("leased").LockWithLease(ctx, "o", time.Minute))
-		if _, _, err := lc.Lock("leased").LostContext(ctx, "o"); !errors.Is(err, lock.ErrNotHeld) {
-			t.Errorf("LostContext of a leased hold: %v; want ErrNotHeld", err)
-		}
 		var ps []*probe
-		for what, lc := range map[string]func(context.Context, string) (context.Context, context.CancelFunc, error){
-			"Lock": l.LostContext, "FencedLock": f.LostContext, "ReadLock": rw.ReadLock().LostContext,
-			"unlocked": lc.Lock("mine").LostContext,
-		} {
-			c, cancel, err := lc(ctx, "o")
+		for _, g := range takeLostHolds(t, ctx, lc) {
+			c, cancel, err := g.get(ctx, "o")
 			must(t, err)
 			defer cancel()
-			ps = append(ps, watch(what, c, rt))
+			ps = append(ps, watch(g.what, c, rt))
 		}
 		_ = rt.Sleep(ctx, 4*time.Second)
 		for _, p := range ps {
@@ -119,25 +106,12 @@ func TestLostContextOnRedis(t *testing.T) {
 		must(t, err)
 		other, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{ID: "c2"})
 		must(t, err)
-		l, f, rw := lc.Lock("lost"), lc.FencedLock("flost"), lc.ReadWriteLock("rwlost")
-		must(t, l.Lock(ctx, "o"))
-		_, err = f.Lock(ctx, "o")
-		must(t, err)
-		must(t, rw.ReadLock().Lock(ctx, "o"))
-		must(t, lc.Lock("mine").Lock(ctx, "o"))
-		must(t, lc.Lock("leased").LockWithLease(ctx, "o", time.Minute))
-		if _, _, err := lc.Lock("leased").LostContext(ctx, "o"); !errors.Is(err, lock.ErrNotHeld) {
-			t.Errorf("LostContext of a leased hold: %v; want ErrNotHeld", err)
-		}
 		ctxs := map[string]context.Context{}
-		for what, get := range map[string]func(context.Context, string) (context.Context, context.CancelFunc, error){
-			"Lock": l.LostContext, "FencedLock": f.LostContext, "ReadLock": rw.ReadLock().LostContext,
-			"unlocked": lc.Lock("mine").LostContext,
-		} {
-			c, cancel, err := get(ctx, "o")
+		for _, g := range takeLostHolds(t, ctx, lc) {
+			c, cancel, err := g.get(ctx, "o")
 			must(t, err)
 			defer cancel()
-			ctxs[what] = c
+			ctxs[g.what] = c
 		}
 		time.Sleep(1500 * time.Millisecond) // a renewal: still held
 		for what, c := range ctxs {
@@ -173,4 +147,34 @@ func TestLostContextOnRedis(t *testing.T) {
 		}
 		must(t, other.Close())
 	})
+}
+
+// lostGetter names a hold's LostContext.
+type lostGetter struct {
+	what string
+	get  func(context.Context, string) (context.Context, context.CancelFunc, error)
+}
+
+// takeLostHolds takes, for owner "o" of lc, the holds both LostContext
+// tests watch (a watchdog-kept Lock "lost", FencedLock "flost", read lock
+// of "rwlost", and Lock "mine", which the tests unlock) and checks that a
+// leased hold ("leased") has no LostContext. The getters come in this
+// fixed order, not a map's: the simulated test takes them inside its
+// world, where a map's order would make one seed's history differ.
+func takeLostHolds(t *testing.T, ctx context.Context, lc *lock.Client) []lostGetter {
+	t.Helper()
+	l, f, rw := lc.Lock("lost"), lc.FencedLock("flost"), lc.ReadWriteLock("rwlost")
+	must(t, l.Lock(ctx, "o"))
+	_, err := f.Lock(ctx, "o")
+	must(t, err)
+	must(t, rw.ReadLock().Lock(ctx, "o"))
+	must(t, lc.Lock("mine").Lock(ctx, "o"))
+	must(t, lc.Lock("leased").LockWithLease(ctx, "o", time.Minute))
+	if _, _, err := lc.Lock("leased").LostContext(ctx, "o"); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("LostContext of a leased hold: %v; want ErrNotHeld", err)
+	}
+	return []lostGetter{
+		{"Lock", l.LostContext}, {"FencedLock", f.LostContext},
+		{"ReadLock", rw.ReadLock().LostContext}, {"unlocked", lc.Lock("mine").LostContext},
+	}
 }
