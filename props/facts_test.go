@@ -168,9 +168,10 @@ func TestFactRetriedAcquireHoldCount(t *testing.T) {
 // DEL, find no latch and release a second hold: the hold count falls below
 // the owner's acquires. Found by this search when the clean-up came in
 // (seed 1, a 1.7 s delay on 30% of c1's messages from 100 ms to 1 s, an
-// acquire retried). Keeping the latch for its TTL (KeepUnlockLatch) never
-// does; the acquire is idempotent in both, so that only the unlock is
-// judged.
+// acquire retried). The acquire is idempotent, so that only the unlock is
+// judged. The control, the same set-up keeping the latch for its TTL
+// (KeepUnlockLatch), which never does, is TestFactRetriedAcquireHoldCount's
+// idempotent case (not searched twice).
 func TestFactLatchCleanUpDelayedUnlock(t *testing.T) {
 	s := setup{
 		name:  "reentrant-lock/latch-clean-up",
