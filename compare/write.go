@@ -523,8 +523,6 @@ func (r *Results) counterexample(c *Cell, ce *Counterexample) string {
 		ce.Violation.From.Round(time.Millisecond), len(ce.Faults), r.replay(c, ce))
 }
 
-// timeline replays the run of ce, a counterexample of c, and plots it as
-// plots/<name>.png and .svg.
 // drawTimelines draws r.timelines on the worker pool (GOMAXPROCS jobs at
 // once: the simulation is over by then). Each job replays one seed of one
 // cell, deterministically, and writes only its own two files, so the files
@@ -539,7 +537,8 @@ func (r *reportWriter) drawTimelines() error {
 	return err
 }
 
-// timeline replays ce's run of c and saves its timeline plot as name.
+// timeline replays the run of ce, a counterexample of c, and plots it as
+// plots/<name>.png and .svg.
 func (r *reportWriter) timeline(c *Cell, ce *Counterexample, name string) error {
 	if err := r.ctx.Err(); err != nil {
 		return err // interrupted: the replays are what takes time
