@@ -24,14 +24,22 @@ type LuaMode int
 
 const (
 	// LuaFast keeps one Lua state per node and compiles each script once,
-	// as Redis does. redis.call still goes through miniredis's own commands,
-	// so the data semantics are miniredis's; only the script runner is
-	// locksim's. About an order of magnitude faster than LuaMiniredis,
-	// because miniredis builds a new Lua state for every EVAL. Equality with
-	// LuaMiniredis is pinned by differential tests (lua_test.go).
+	// as Redis does, and runs the lock library's hot scripts as their Go
+	// twins (native.go), which give the same replies and effects as their
+	// text. redis.call still goes through miniredis's own commands, so the
+	// data semantics are miniredis's; only the script runner is locksim's.
+	// About an order of magnitude faster than LuaMiniredis, because
+	// miniredis builds a new Lua state for every EVAL. Equality with
+	// LuaMiniredis is pinned by differential tests (lua_test.go,
+	// internal/difftest), equality of the twins with their text by
+	// native_test.go.
 	LuaFast LuaMode = iota
 	// LuaMiniredis runs scripts with miniredis's own EVAL.
 	LuaMiniredis
+	// LuaInterpreted is LuaFast without the Go twins: every script is
+	// interpreted by the node's Lua state. It replays a run with the lock
+	// scripts' own text, to check a finding against it.
+	LuaInterpreted
 )
 
 func (m LuaMode) String() string {
@@ -40,6 +48,8 @@ func (m LuaMode) String() string {
 		return "fast"
 	case LuaMiniredis:
 		return "miniredis"
+	case LuaInterpreted:
+		return "interpreted"
 	}
 	return fmt.Sprintf("LuaMode(%d)", int(m))
 }
@@ -50,7 +60,8 @@ func (m LuaMode) String() string {
 type luaEngine struct {
 	n       *Node
 	L       *lua.LState
-	scripts map[string]*lua.LFunction // sha -> compiled script
+	scripts map[string]*compiled // sha -> compiled script
+	native  bool                 // run the library's scripts natively (LuaFast)
 	peer    *server.Peer
 	buf     bytes.Buffer
 	keys    *lua.LTable
@@ -118,7 +129,7 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	for _, name := range []string{"dofile", "loadfile", "print"} {
 		L.SetGlobal(name, lua.LNil)
 	}
-	e := &luaEngine{n: n, L: L, scripts: map[string]*lua.LFunction{}}
+	e := &luaEngine{n: n, L: L, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
 	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
 	mod := L.NewTable()
 	for _, f := range []struct {
@@ -173,19 +184,19 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		if len(args) < 3 {
 			return nil, lock.ReplyError("ERR wrong number of arguments for '" + strings.ToLower(cmd) + "' command")
 		}
-		var fn *lua.LFunction
+		var c *compiled
 		if cmd == "EVAL" {
 			f, err := e.compile(args[1])
 			if err != nil {
 				return nil, err
 			}
-			fn = f
+			c = f
 		} else {
 			f, ok := e.scripts[strings.ToLower(args[1])]
 			if !ok {
 				return nil, lock.ReplyError("NOSCRIPT No matching script. Please use EVAL.")
 			}
-			fn = f
+			c = f
 		}
 		nkeys, err := strconv.Atoi(args[2])
 		if err != nil {
@@ -198,7 +209,11 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		if nkeys > len(rest) {
 			return nil, lock.ReplyError("ERR Number of keys can't be greater than number of args")
 		}
-		return e.run(fn, rest[:nkeys], rest[nkeys:])
+		keys, argv := rest[:nkeys], rest[nkeys:]
+		if c.native != nil && e.native && c.native.fits(keys, argv) {
+			return c.native.run(e, keys, argv)
+		}
+		return e.run(c.fn, keys, argv)
 	}
 	return nil, lock.ReplyError("ERR unknown command '" + cmd + "'")
 }
@@ -224,7 +239,7 @@ func (e *luaEngine) script(args []string) (any, error) {
 		}
 		return out, nil
 	case "FLUSH":
-		e.scripts = map[string]*lua.LFunction{}
+		e.scripts = map[string]*compiled{}
 		return "OK", nil
 	}
 	return nil, lock.ReplyError("ERR unknown subcommand '" + args[0] + "'")
@@ -235,21 +250,28 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// compiled is a script in a node's cache: its function in the node's Lua
+// state, and its native implementation when it is one of the library's.
+type compiled struct {
+	fn     *lua.LFunction
+	native *nativeScript
+}
+
 // compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD
 // do, as a function of the node's Lua state: a script's main chunk has no
 // upvalues, so one function value serves every run.
-func (e *luaEngine) compile(src string) (*lua.LFunction, error) {
+func (e *luaEngine) compile(src string) (*compiled, error) {
 	sha := sha1Hex(src)
-	if f, ok := e.scripts[sha]; ok {
-		return f, nil
+	if c, ok := e.scripts[sha]; ok {
+		return c, nil
 	}
 	p, err := compileProto(src)
 	if err != nil {
 		return nil, err
 	}
-	f := e.L.NewFunctionFromProto(p)
-	e.scripts[sha] = f
-	return f, nil
+	c := &compiled{fn: e.L.NewFunctionFromProto(p), native: natives[sha]}
+	e.scripts[sha] = c
+	return c, nil
 }
 
 // protos caches compiled scripts by source for every node of every world:
@@ -406,9 +428,10 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 			return 0
 		}
 	}
-	fail := func(msg string) int {
+	r, v, fast, err := e.do(args)
+	if err != nil {
 		t := replyTable(L)
-		t.RawSetString("err", lua.LString(msg))
+		t.RawSetString("err", lua.LString(err.Error()))
 		if raise {
 			L.Error(t, 1)
 			return 0
@@ -416,6 +439,20 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
+	if fast {
+		L.Push(fastToLua(L, r))
+	} else {
+		L.Push(respToLua(L, v))
+	}
+	return 1
+}
+
+// do runs args (a command, its name first) as a script's redis.call does,
+// for the Lua runner and the native scripts alike (native.go): ok with the
+// short way's reply r (fast true), or Dispatch's parsed reply v. err is
+// the command's error reply, or the refusal of a command scripts may not
+// run. args[0] may be replaced by the name in upper case.
+func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error) {
 	spec, known := e.lookup(args[0])
 	name := spec.name
 	if !known {
@@ -423,7 +460,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	}
 	switch name {
 	case "EVAL", "EVALSHA", "SCRIPT", "WAIT", "SUBSCRIBE", "MULTI", "EXEC":
-		return fail("ERR This Redis command is not allowed from script")
+		return r, nil, false, lock.ReplyError("ERR This Redis command is not allowed from script")
 	}
 	if known {
 		// miniredis upper-cases the name, which allocates for the lower
@@ -433,18 +470,16 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	}
 	e.n.syncCommand(spec, known, args)
 	if r, ok := e.n.runFast(name, args); ok {
-		L.Push(fastToLua(L, r))
-		return 1
+		return r, nil, true, nil
 	}
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()
-	v, err := parseReply(e.buf.Bytes())
-	if err != nil {
-		return fail(err.Error())
+	v, perr := parseReply(e.buf.Bytes())
+	if perr != nil {
+		return r, nil, false, lock.ReplyError(perr.Error())
 	}
-	L.Push(respToLua(L, v))
-	return 1
+	return r, v, false, nil
 }
 
 // respToLua converts a parsed reply to Lua as Redis does: integers are

@@ -167,7 +167,7 @@ func (w *World) newNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Persistence < PersistNone || cfg.Persistence > PersistAlways {
 		return nil, fmt.Errorf("sim: node %q: unknown persistence %d", cfg.Name, cfg.Persistence)
 	}
-	if cfg.Lua != LuaFast && cfg.Lua != LuaMiniredis {
+	if cfg.Lua != LuaFast && cfg.Lua != LuaMiniredis && cfg.Lua != LuaInterpreted {
 		return nil, fmt.Errorf("sim: node %q: unknown Lua mode %d", cfg.Name, cfg.Lua)
 	}
 	clk, err := NewClock(cfg.DriftPPM)
@@ -206,7 +206,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
-	if n.cfg.Lua == LuaFast {
+	if n.cfg.Lua != LuaMiniredis {
 		e, err := newLuaEngine(n) // a restart loses the script cache, as in Redis
 		if err != nil {
 			m.Close()

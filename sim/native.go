@@ -1,0 +1,448 @@
+package sim
+
+// Native scripts: the lock library's hot scripts written in Go, for the
+// default script runner (LuaFast). Interpreting a script was about a third
+// of a simulated lock command's CPU (BenchmarkScriptSim, 2026-11-24), and
+// the scripts are a dozen fixed texts, so each has a Go twin here that runs
+// in its place on a simulated node.
+//
+// The Lua text stays the truth: it is what a real Redis runs, and what the
+// differential tests run on redis-server (internal/difftest). A twin must
+// give the same reply and the same effects as its text run by the node's
+// Lua runner, for any key space and any arguments. It is kept so by
+// construction and by test:
+//
+//   - A twin issues the same redis.calls, with the same arguments (byte for
+//     byte: 'px' stays lower case where the text writes it so), in the same
+//     order, through the same path (luaEngine.do: clock sync, the short way
+//     or Dispatch, the write hook), so the node sees the same commands; it
+//     stops at the first error reply, as redis.call raises it.
+//   - Its results go through Lua's types as the text's do: a number the
+//     script returns is a float64 before it is a reply (int64(float64(n))),
+//     false and nil are a nil reply, tonumber of anything but a plain
+//     decimal is Lua's own tonumber.
+//   - It runs only when the arguments have the shape the library sends
+//     (fits): with a missing KEYS or ARGV entry the text would pass nil to
+//     redis.call or compare with nil, and the Lua runner runs it instead.
+//   - A twin is found by the SHA1 of the text it mirrors (natives), so an
+//     edited .lua file loses its twin (TestNativeScriptsCoverTheLibrary
+//     fails) instead of running stale Go.
+//
+// TestNativeMatchesLua runs every twin and its text on random key spaces
+// (wrong types, odd latch values, expired keys) with random arguments, on
+// two nodes, and requires equal replies, key spaces, histories and
+// replication after every script. LuaInterpreted runs every script through
+// the Lua runner, so a whole scenario can be replayed without the twins
+// (TestScenariosSameWithoutNatives).
+//
+// The read-write lock's scripts have no twin: they loop over hash fields
+// and build key names, their runs are a small share of any workload, and a
+// twin's risk would buy little.
+
+import (
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/locksim/locksim/internal/scripts"
+)
+
+// nativeScript is a script's Go twin.
+type nativeScript struct {
+	// name is the script's name (scripts.Script.Name), for test messages.
+	name string
+	// fits reports whether keys and argv have the shape the twin takes
+	// (every entry the text may read present); if not, the Lua runner runs
+	// the text.
+	fits func(keys, argv []string) bool
+	// run runs the twin and returns what the text would return, converted
+	// as luaToReply converts it.
+	run func(e *luaEngine, keys, argv []string) (any, error)
+}
+
+// natives maps a script's SHA1 to its twin.
+var natives = func() map[string]*nativeScript {
+	m := map[string]*nativeScript{}
+	for _, t := range []struct {
+		sc   *scripts.Script
+		fits func(keys, argv []string) bool
+		run  func(e *luaEngine, keys, argv []string) (any, error)
+	}{
+		{scripts.ReentrantAcquire, fitsAcquire(1), nativeReentrantAcquire},
+		{scripts.FencedAcquire, fitsAcquire(2), nativeFencedAcquire},
+		{scripts.ReentrantUnlock, fitsUnlock, nativeReentrantUnlock},
+		{scripts.ReentrantRenew, fitsAtLeast(1, 2), nativeReentrantRenew},
+		{scripts.ReentrantForceUnlock, fitsAtLeast(2, 1), nativeReentrantForceUnlock},
+		{scripts.SimpleRelease, fitsRelease, nativeSimpleRelease},
+		{scripts.SimpleObtain, fitsAtLeast(1, 2), nativeSimpleObtain},
+		{scripts.SimpleRefresh, fitsAtLeast(1, 2), nativeCompareAndPexpire},
+		{scripts.RedlockExtend, fitsAtLeast(1, 2), nativeCompareAndPexpire},
+	} {
+		m[t.sc.SHA] = &nativeScript{name: t.sc.Name, fits: t.fits, run: t.run}
+	}
+	return m
+}()
+
+func fitsAtLeast(nkeys, nargv int) func(keys, argv []string) bool {
+	return func(keys, argv []string) bool { return len(keys) >= nkeys && len(argv) >= nargv }
+}
+
+// idempotent is the acquire scripts' "ARGV[3] ~= nil and ARGV[3] ~= ''".
+func idempotent(argv []string) bool { return len(argv) >= 3 && argv[2] != "" }
+
+// fitsAcquire is the acquire scripts' shape; latch is the index in KEYS
+// (from 0) of the acquire latch an idempotent acquire reads.
+func fitsAcquire(latch int) func(keys, argv []string) bool {
+	return func(keys, argv []string) bool {
+		if len(keys) < latch || len(argv) < 2 {
+			return false
+		}
+		return !idempotent(argv) || (len(keys) > latch && len(argv) >= 4)
+	}
+}
+
+func fitsUnlock(keys, argv []string) bool {
+	if len(keys) < 2 || len(argv) < 3 {
+		return false
+	}
+	return !unlockLatch(argv) || len(keys) >= 3
+}
+
+// unlockLatch is reentrant_unlock's "ARGV[5] == '1'".
+func unlockLatch(argv []string) bool { return len(argv) >= 5 && argv[4] == "1" }
+
+func fitsRelease(keys, argv []string) bool {
+	return len(keys) >= 1 && len(argv) >= 1 && (len(keys) < 2 || len(argv) >= 2)
+}
+
+// call runs one redis.call of a twin (args, the command name first, in the
+// engine's argument buffer) and returns its reply as the short way gives
+// it, or its error reply (which ends the script, as redis.call raises it).
+func (e *luaEngine) callN(args ...string) (fastReply, error) {
+	e.args = append(e.args[:0], args...)
+	r, v, fast, err := e.do(e.args)
+	if err != nil || fast {
+		return r, err
+	}
+	switch x := v.(type) {
+	case nil:
+		return fastReply{kind: fastNil}, nil
+	case int:
+		return fastReply{kind: fastInt, i: x}, nil
+	case string:
+		return fastReply{kind: fastBulk, s: x}, nil
+	}
+	// A status reply (server.Simple) or an array: no command a twin sends
+	// answers so, and a twin would compare it as a Lua table.
+	panic("sim: native script " + args[0] + ": reply of an unexpected kind")
+}
+
+// isInt is the script's "reply == i".
+func (r fastReply) isInt(i int) bool { return r.kind == fastInt && r.i == i }
+
+// isBulk is the script's "reply == s" (a string argument).
+func (r fastReply) isBulk(s string) bool { return r.kind == fastBulk && r.s == s }
+
+// luaNumber is the reply of a script returning the Lua number n: a
+// float64 truncated back to an integer, as luaToReply does.
+func luaNumber(n int) any { return int64(float64(n)) }
+
+// luaReply is the reply of a script returning a redis.call's reply as it
+// came: a number as luaNumber, a nil reply (false in Lua) as nil.
+func luaReply(r fastReply) any {
+	switch r.kind {
+	case fastInt:
+		return luaNumber(r.i)
+	case fastBulk, fastStatus:
+		return r.s
+	}
+	return nil
+}
+
+// luaArg is Lua's rendering of the number n passed to redis.call.
+func luaArg(n int) string { return strconv.FormatFloat(float64(n), 'g', 17, 64) }
+
+// tonumber is the reply of a script returning tonumber(r) for a bulk or
+// nil reply r: a plain decimal of up to 15 digits directly, anything else
+// through the Lua state's own tonumber, nil when it is not a number.
+func (e *luaEngine) tonumber(r fastReply) (any, error) {
+	if r.kind != fastBulk {
+		return nil, nil // tonumber(false) is nil
+	}
+	s := r.s
+	if plainDecimal(s) {
+		n, _ := strconv.Atoi(s)
+		return luaNumber(n), nil
+	}
+	L := e.L
+	top := L.GetTop()
+	defer L.SetTop(top)
+	if err := L.CallByParam(lua.P{Fn: L.GetGlobal("tonumber"), NRet: 1, Protect: true}, lua.LString(s)); err != nil {
+		return nil, err
+	}
+	return luaToReply(L.Get(-1))
+}
+
+// plainDecimal reports whether s is 0 or a decimal of up to 15 digits
+// without a leading zero, which Lua reads as the integer it spells.
+func plainDecimal(s string) bool {
+	if s == "" || len(s) > 15 || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// nativeReentrantAcquire is reentrant_acquire.lua.
+func nativeReentrantAcquire(e *luaEngine, keys, argv []string) (any, error) {
+	idem := idempotent(argv)
+	if idem {
+		r, err := e.callN("EXISTS", keys[1])
+		if err != nil || r.isInt(1) {
+			return nil, err
+		}
+	}
+	taken, err := e.takeHold(keys[0], argv[1])
+	if err != nil {
+		return nil, err
+	}
+	if !taken {
+		r, err := e.callN("PTTL", keys[0])
+		if err != nil {
+			return nil, err
+		}
+		return luaReply(r), nil
+	}
+	if err := e.countHold(keys[0], argv[0], argv[1]); err != nil {
+		return nil, err
+	}
+	if idem {
+		if _, err := e.callN("SET", keys[1], "1", "px", argv[3]); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// takeHold is the acquire scripts' test "the lock is free or this holder
+// holds it": EXISTS, then HEXISTS only when the key exists (Lua's or).
+func (e *luaEngine) takeHold(key, field string) (bool, error) {
+	r, err := e.callN("EXISTS", key)
+	if err != nil || r.isInt(0) {
+		return err == nil, err
+	}
+	r, err = e.callN("HEXISTS", key, field)
+	return r.isInt(1), err
+}
+
+// countHold is the acquire scripts' HINCRBY of the holder's count and
+// PEXPIRE of the lease.
+func (e *luaEngine) countHold(key, lease, field string) error {
+	if _, err := e.callN("HINCRBY", key, field, "1"); err != nil {
+		return err
+	}
+	_, err := e.callN("PEXPIRE", key, lease)
+	return err
+}
+
+// nativeFencedAcquire is fenced_acquire.lua.
+func nativeFencedAcquire(e *luaEngine, keys, argv []string) (any, error) {
+	idem := idempotent(argv)
+	if idem {
+		r, err := e.callN("GET", keys[2])
+		if err != nil {
+			return nil, err
+		}
+		if r.kind != fastNil {
+			tok, err := e.tonumber(r)
+			if err != nil {
+				return nil, err
+			}
+			return luaPair(luaNumber(-1), tok), nil
+		}
+	}
+	taken, err := e.takeHold(keys[0], argv[1])
+	if err != nil {
+		return nil, err
+	}
+	if !taken {
+		r, err := e.callN("PTTL", keys[0])
+		if err != nil {
+			return nil, err
+		}
+		return luaPair(luaReply(r), luaNumber(-1)), nil
+	}
+	tok, err := e.callN("INCR", keys[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := e.countHold(keys[0], argv[0], argv[1]); err != nil {
+		return nil, err
+	}
+	if idem {
+		if _, err := e.callN("SET", keys[2], luaTokenArg(tok), "px", argv[3]); err != nil {
+			return nil, err
+		}
+	}
+	return luaPair(luaNumber(-1), luaReply(tok)), nil
+}
+
+// luaTokenArg is the INCR reply tok passed back to redis.call: a number
+// as Lua renders it (INCR answers nothing else, or fails).
+func luaTokenArg(tok fastReply) string {
+	if tok.kind == fastInt {
+		return luaArg(tok.i)
+	}
+	return tok.s
+}
+
+// luaPair is the reply of a script returning {a, b}: an array that ends
+// at its first nil element (Lua's table length).
+func luaPair(a, b any) []any {
+	if b == nil {
+		return []any{a}
+	}
+	return []any{a, b}
+}
+
+// nativeReentrantUnlock is reentrant_unlock.lua.
+func nativeReentrantUnlock(e *luaEngine, keys, argv []string) (any, error) {
+	latch := unlockLatch(argv)
+	if latch {
+		r, err := e.callN("GET", keys[2])
+		if err != nil {
+			return nil, err
+		}
+		if r.kind != fastNil {
+			return e.tonumber(r)
+		}
+	}
+	r, err := e.callN("HEXISTS", keys[0], argv[2])
+	if err != nil || r.isInt(0) {
+		return nil, err
+	}
+	left, err := e.callN("HINCRBY", keys[0], argv[2], "-1")
+	if err != nil {
+		return nil, err
+	}
+	result := 0
+	if left.kind == fastInt && left.i > 0 {
+		_, err = e.callN("PEXPIRE", keys[0], argv[1])
+	} else {
+		if _, err = e.callN("DEL", keys[0]); err == nil {
+			_, err = e.callN("PUBLISH", keys[1], argv[0])
+		}
+		result = 1
+	}
+	if err != nil {
+		return nil, err
+	}
+	if latch {
+		if _, err := e.callN("SET", keys[2], luaArg(result), "px", argv[3]); err != nil {
+			return nil, err
+		}
+	}
+	return luaNumber(result), nil
+}
+
+// nativeReentrantRenew is reentrant_renew.lua.
+func nativeReentrantRenew(e *luaEngine, keys, argv []string) (any, error) {
+	r, err := e.callN("HEXISTS", keys[0], argv[1])
+	if err != nil {
+		return nil, err
+	}
+	if !r.isInt(1) {
+		return luaNumber(0), nil
+	}
+	if _, err := e.callN("PEXPIRE", keys[0], argv[0]); err != nil {
+		return nil, err
+	}
+	return luaNumber(1), nil
+}
+
+// nativeReentrantForceUnlock is reentrant_force_unlock.lua.
+func nativeReentrantForceUnlock(e *luaEngine, keys, argv []string) (any, error) {
+	r, err := e.callN("DEL", keys[0])
+	if err != nil {
+		return nil, err
+	}
+	if !r.isInt(1) {
+		return luaNumber(0), nil
+	}
+	if _, err := e.callN("PUBLISH", keys[1], argv[0]); err != nil {
+		return nil, err
+	}
+	return luaNumber(1), nil
+}
+
+// nativeSimpleRelease is simple_release.lua.
+func nativeSimpleRelease(e *luaEngine, keys, argv []string) (any, error) {
+	r, err := e.callN("GET", keys[0])
+	if err != nil {
+		return nil, err
+	}
+	latched := len(keys) >= 2
+	if r.isBulk(argv[0]) {
+		if _, err := e.callN("DEL", keys[0]); err != nil {
+			return nil, err
+		}
+		if latched {
+			if _, err := e.callN("SET", keys[1], "1", "PX", argv[1]); err != nil {
+				return nil, err
+			}
+		}
+		return luaNumber(1), nil
+	}
+	if latched {
+		r, err := e.callN("EXISTS", keys[1])
+		if err != nil {
+			return nil, err
+		}
+		if r.isInt(1) {
+			return luaNumber(1), nil
+		}
+	}
+	return luaNumber(0), nil
+}
+
+// nativeSimpleObtain is simple_obtain.lua.
+func nativeSimpleObtain(e *luaEngine, keys, argv []string) (any, error) {
+	r, err := e.callN("GET", keys[0])
+	if err != nil {
+		return nil, err
+	}
+	if r.kind == fastNil {
+		if _, err := e.callN("SET", keys[0], argv[0], "PX", argv[1]); err != nil {
+			return nil, err
+		}
+		return luaNumber(1), nil
+	}
+	if r.isBulk(argv[0]) {
+		if _, err := e.callN("PEXPIRE", keys[0], argv[1]); err != nil {
+			return nil, err
+		}
+		return luaNumber(2), nil
+	}
+	return luaNumber(0), nil
+}
+
+// nativeCompareAndPexpire is simple_refresh.lua and redlock_extend.lua
+// (the same statements).
+func nativeCompareAndPexpire(e *luaEngine, keys, argv []string) (any, error) {
+	r, err := e.callN("GET", keys[0])
+	if err != nil {
+		return nil, err
+	}
+	if !r.isBulk(argv[0]) {
+		return luaNumber(0), nil
+	}
+	r, err = e.callN("PEXPIRE", keys[0], argv[1])
+	if err != nil {
+		return nil, err
+	}
+	return luaReply(r), nil
+}
