@@ -310,7 +310,10 @@ var persistences = []string{"none", "everysec", "always"}
 func (d *decoder) nodeConfig(o *obj, name string) sim.NodeConfig {
 	p, _ := sim.ParsePersistence(o.oneOf("persistence", "none", persistences...))
 	cfg := sim.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999)}
-	if o.oneOf("lua", "fast", "fast", "miniredis") == "miniredis" {
+	switch o.oneOf("lua", "fast", "fast", "interpreted", "miniredis") {
+	case "interpreted":
+		cfg.Lua = sim.LuaInterpreted
+	case "miniredis":
 		cfg.Lua = sim.LuaMiniredis
 	}
 	return cfg

@@ -32,6 +32,8 @@
 //     restart.
 //   - repl.go: replication streams to replicas, WAIT, and Failover.
 //   - lua.go: the fast Lua engine for EVAL and EVALSHA (LuaMode).
+//   - native.go: the lock library's hot scripts as Go twins of their text,
+//     which LuaFast runs in their place.
 //   - resp.go: reading the replies miniredis writes.
 //   - client.go: a client process (AddClient), its pause, crash and clock
 //     faults, and its lock.Runtime (time, sleeps, timers, Parallel).

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/locksim/locksim/internal/scripts"
+
 // The package's tests run with verifyTruth on: every time the truth timer
 // fires, every key the truth knows is re-read and compared, so a change of a
 // key that bypassed noteTruth fails the run that made it.
@@ -18,4 +20,46 @@ func VerifyTruth(on bool) (restore func()) {
 func DrainRecycled() {
 	for recycled.Get() != nil {
 	}
+}
+
+// NativeRuns is how many scripts the node ran as their Go twins.
+func (n *Node) NativeRuns() int { return n.nativeRuns }
+
+// PlantNativeBug replaces a script's twin by a wrong one, a control for
+// the differential tests, until restore is called:
+//   - "unlock-forgets-publish": reentrant_unlock's twin releases the last
+//     hold without publishing the release message;
+//   - "renew-anyones-lock": reentrant_renew's twin resets the TTL without
+//     checking the holder.
+func PlantNativeBug(bug string) (restore func()) {
+	var sc, run = "", (func(e *luaEngine, keys, argv []string) (any, error))(nil)
+	switch bug {
+	case "unlock-forgets-publish":
+		sc, run = scripts.ReentrantUnlock.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			r, err := e.callN("HEXISTS", keys[0], argv[2])
+			if err != nil || r.isInt(0) {
+				return nil, err
+			}
+			left, err := e.callN("HINCRBY", keys[0], argv[2], "-1")
+			if err != nil {
+				return nil, err
+			}
+			if left.i > 0 {
+				_, err = e.callN("PEXPIRE", keys[0], argv[1])
+				return luaNumber(0), err
+			}
+			_, err = e.callN("DEL", keys[0])
+			return luaNumber(1), err
+		}
+	case "renew-anyones-lock":
+		sc, run = scripts.ReentrantRenew.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			r, err := e.callN("PEXPIRE", keys[0], argv[0])
+			return luaReply(r), err
+		}
+	default:
+		panic("PlantNativeBug: unknown bug " + bug)
+	}
+	old := natives[sc]
+	natives[sc] = &nativeScript{name: old.name + " (planted bug)", fits: old.fits, run: run}
+	return func() { natives[sc] = old }
 }

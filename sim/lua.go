@@ -211,6 +211,7 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		}
 		keys, argv := rest[:nkeys], rest[nkeys:]
 		if c.native != nil && e.native && c.native.fits(keys, argv) {
+			e.n.nativeRuns++
 			return c.native.run(e, keys, argv)
 		}
 		return e.run(c.fn, keys, argv)

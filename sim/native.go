@@ -42,6 +42,7 @@ package sim
 import (
 	"strconv"
 
+	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -131,9 +132,10 @@ func (e *luaEngine) callN(args ...string) (fastReply, error) {
 		return fastReply{kind: fastInt, i: x}, nil
 	case string:
 		return fastReply{kind: fastBulk, s: x}, nil
+	case server.Simple:
+		return fastReply{kind: fastStatus, s: string(x)}, nil
 	}
-	// A status reply (server.Simple) or an array: no command a twin sends
-	// answers so, and a twin would compare it as a Lua table.
+	// An array: no command a twin sends answers with one.
 	panic("sim: native script " + args[0] + ": reply of an unexpected kind")
 }
 

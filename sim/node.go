@@ -89,6 +89,7 @@ type Node struct {
 	// which ends the short way of fastcmd.go until a restart.
 	exotic   bool
 	fastHits int // commands that took the short way (tests)
+	nativeRuns int // scripts run as their Go twins (tests)
 
 	fieldBuf, fvBuf []string // setKey's buffers
 

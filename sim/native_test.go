@@ -1,0 +1,295 @@
+package sim_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"go.uber.org/goleak"
+	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// twinned are the scripts that have a Go twin (sim/native.go), with the
+// shape the library sends: KEYS and ARGV sizes, and which entries are
+// numbers (a lease or TTL in ms).
+var twinned = []struct {
+	sc         *lock.Script
+	keys, argv int
+}{
+	{scripts.ReentrantAcquire, 2, 4},
+	{scripts.FencedAcquire, 3, 4},
+	{scripts.ReentrantUnlock, 3, 5},
+	{scripts.ReentrantRenew, 1, 2},
+	{scripts.ReentrantForceUnlock, 2, 1},
+	{scripts.SimpleRelease, 2, 2},
+	{scripts.SimpleObtain, 1, 2},
+	{scripts.SimpleRefresh, 1, 2},
+	{scripts.RedlockExtend, 1, 2},
+}
+
+// nativeStep is one step of TestNativeMatchesLua: a twinned script with
+// drawn KEYS and ARGV, or a plain command that shapes the key space, then
+// a wait.
+type nativeStep struct {
+	script int // index in twinned; -1 for cmd
+	keys   []string
+	argv   []any
+	cmd    []any
+	wait   time.Duration
+}
+
+// nativeKeys and nativeValues are what the steps draw from: few keys, so
+// that scripts meet each other's keys, of every type; values that are
+// plain decimals, Lua numbers that are not (" 1", "0x10", "1.5", "1e2"),
+// numbers beyond 2^53 (a float64 rounds them), and words.
+var (
+	nativeKeys   = []string{"lk", "lk2", "latch", "ch", "tok"}
+	nativeValues = []string{"", "0", "1", "2", "-1", "07", " 1", "0x10", "1.5", "1e2", "abc", "o1", "o2",
+		"9007199254740993", "9007199254740994", "99999999999999999999"}
+	nativeFields = []string{"o1", "o2", ""}
+	nativeMillis = []string{"1", "250", "1000", "3000", "0", "-5", "abc", "1099511627776000"}
+)
+
+func drawNativeStep(rt *rapid.T) nativeStep {
+	s := nativeStep{wait: time.Duration(rapid.IntRange(0, 1500).Draw(rt, "wait")) * time.Millisecond}
+	if rapid.IntRange(0, 3).Draw(rt, "isCmd") == 0 {
+		key := rapid.SampledFrom(nativeKeys).Draw(rt, "key")
+		val := rapid.SampledFrom(nativeValues).Draw(rt, "val")
+		switch rapid.IntRange(0, 4).Draw(rt, "cmd") {
+		case 0:
+			s.cmd = []any{"SET", key, val, "PX", rapid.SampledFrom([]int{100, 1000, 5000}).Draw(rt, "px")}
+		case 1:
+			s.cmd = []any{"HSET", key, rapid.SampledFrom(nativeFields).Draw(rt, "field"), val}
+		case 2:
+			s.cmd = []any{"DEL", key}
+		case 3:
+			s.cmd = []any{"SET", key, val}
+		case 4: // a token counter at 2^53, where INCR's answer is not a float64
+			s.cmd = []any{"SET", "tok", rapid.SampledFrom([]string{"9007199254740992", "9007199254740993", "9007199254740994"}).Draw(rt, "big")}
+		}
+		s.script = -1
+		return s
+	}
+	s.script = rapid.IntRange(0, len(twinned)-1).Draw(rt, "script")
+	tw := twinned[s.script]
+	nkeys, nargv := tw.keys, tw.argv
+	if rapid.IntRange(0, 4).Draw(rt, "oddShape") == 0 { // too few or too many: the Lua runner's
+		nkeys = rapid.IntRange(0, tw.keys+1).Draw(rt, "nkeys")
+		nargv = rapid.IntRange(0, tw.argv+1).Draw(rt, "nargv")
+	}
+	for i := range nkeys {
+		k := rapid.SampledFrom(nativeKeys).Draw(rt, "k")
+		if i == 1 && tw.sc == scripts.FencedAcquire && rapid.IntRange(0, 3).Draw(rt, "counter") > 0 {
+			k = "tok" // the token counter, often near 2^53
+		}
+		s.keys = append(s.keys, k)
+	}
+	for i := range nargv {
+		var pool []string
+		switch {
+		case i == 4 && tw.sc == scripts.ReentrantUnlock: // the latch switch
+			pool = []string{"1", "0", "", "x"}
+		case i == 2 && (tw.sc == scripts.ReentrantAcquire || tw.sc == scripts.FencedAcquire): // request id
+			pool = []string{"", "r1", "r2"}
+		case rapid.IntRange(0, 2).Draw(rt, "millis") == 0:
+			pool = nativeMillis
+		case rapid.Bool().Draw(rt, "field"):
+			pool = nativeFields
+		default:
+			pool = nativeValues
+		}
+		s.argv = append(s.argv, rapid.SampledFrom(pool).Draw(rt, "a"))
+	}
+	return s
+}
+
+// TestNativeMatchesLua: the Go twins (LuaFast) and the scripts' text run
+// by the Lua runner (LuaInterpreted) give byte-identical histories
+// (replies, the truth of every key the scripts wrote, replication to a
+// replica), the same key spaces on master and replica after every step
+// (types, values, hash fields, TTLs to the millisecond), and the same
+// published messages, for random sequences of the twinned scripts with
+// drawn arguments on a key space shaped by plain commands. It checks
+// that the twins actually ran, and TestNativeCatchesPlantedBug that the
+// comparison finds a twin that differs from its text.
+func TestNativeMatchesLua(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ran, shaped := 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		steps := rapid.SliceOfN(rapid.Custom(drawNativeStep), 1, 40).Draw(rt, "steps")
+		twin := runNativeSteps(rt, sim.LuaFast, steps)
+		text := runNativeSteps(rt, sim.LuaInterpreted, steps)
+		if err := twin.differs(text); err != "" {
+			rt.Fatal(err)
+		}
+		if text.natives != 0 {
+			rt.Fatalf("LuaInterpreted ran %d twins", text.natives)
+		}
+		ran += twin.natives
+		for _, s := range steps {
+			if s.script >= 0 && len(s.keys) == twinned[s.script].keys && len(s.argv) == twinned[s.script].argv {
+				shaped++
+			}
+		}
+	})
+	// Every script in the library's shape ran as its twin (others may).
+	if ran < shaped || shaped == 0 {
+		t.Fatalf("%d twin runs for %d scripts in the library's shape", ran, shaped)
+	}
+}
+
+// TestNativeCatchesPlantedBug is the control of TestNativeMatchesLua's
+// comparison: a twin planted with a bug gives a difference on a sequence
+// that shows it.
+func TestNativeCatchesPlantedBug(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	acquire := nativeStep{script: 0, keys: []string{"lk", "latch"}, argv: []any{"3000", "o1", "", "1000"}}
+	for _, c := range []struct {
+		bug   string
+		steps []nativeStep
+	}{
+		{"unlock-forgets-publish", []nativeStep{acquire,
+			{script: 2, keys: []string{"lk", "ch", "latch"}, argv: []any{"released", "3000", "o1", "1000", "1"}}}},
+		{"renew-anyones-lock", []nativeStep{acquire,
+			{script: 3, keys: []string{"lk"}, argv: []any{"9000", "o2"}}}},
+	} {
+		restore := sim.PlantNativeBug(c.bug)
+		differs := runNativeSteps(t, sim.LuaFast, c.steps).differs(runNativeSteps(t, sim.LuaInterpreted, c.steps))
+		restore()
+		if differs == "" {
+			t.Errorf("%s: the twin with the bug and the text gave the same run", c.bug)
+		}
+		if again := runNativeSteps(t, sim.LuaFast, c.steps).differs(runNativeSteps(t, sim.LuaInterpreted, c.steps)); again != "" {
+			t.Errorf("%s: restored twin differs: %s", c.bug, again)
+		}
+	}
+}
+
+// TestNativeRoundsLikeLua: a fenced token above 2^53 comes back as Lua's
+// float64 makes it (9007199254740995 is 9007199254740996), as a real
+// Redis's Lua answers too, from the twin and from the text alike.
+func TestNativeRoundsLikeLua(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	steps := []nativeStep{
+		{script: -1, cmd: []any{"SET", "tok", "9007199254740994"}},
+		{script: 1, keys: []string{"lk", "tok", "latch"}, argv: []any{"3000", "o1", "r1", "1000"}},
+	}
+	twin := runNativeSteps(t, sim.LuaFast, steps)
+	if err := twin.differs(runNativeSteps(t, sim.LuaInterpreted, steps)); err != "" {
+		t.Fatal(err)
+	}
+	if twin.natives != 1 || !strings.Contains(twin.dumps, "[-1 9007199254740996]") {
+		t.Fatalf("%d twin runs; want the token 9007199254740996 in:\n%s", twin.natives, twin.dumps)
+	}
+}
+
+type nativeRun struct {
+	history []byte
+	dumps   string // every step's reply and both nodes' key spaces
+	natives int    // scripts the master ran as twins
+}
+
+// differs describes how two runs differ, or is "".
+func (a nativeRun) differs(b nativeRun) string {
+	if a.dumps != b.dumps {
+		return fmt.Sprintf("key spaces differ:\ntwins:\n%s\ntext:\n%s", a.dumps, b.dumps)
+	}
+	if !bytes.Equal(a.history, b.history) {
+		return fmt.Sprintf("histories differ at byte %d:\ntwins:\n%s\ntext:\n%s", firstDiff(a.history, b.history), a.history, b.history)
+	}
+	return ""
+}
+
+// fataler is a *testing.T or a *rapid.T.
+type fataler interface{ Fatal(args ...any) }
+
+func runNativeSteps(rt fataler, mode sim.LuaMode, steps []nativeStep) nativeRun {
+	w := sim.New(3)
+	defer w.Close()
+	m1, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	r1, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1", Lua: mode}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	c, _ := w.AddClient(sim.ClientConfig{Name: "c1"})
+	sub, _ := w.AddClient(sim.ClientConfig{Name: "sub"})
+	conn, _ := c.Conn("m1")
+	subConn, _ := sub.Conn("m1")
+	var out strings.Builder
+	done := false
+	sub.Go("sub", func() {
+		s, err := subConn.Subscribe(context.Background(), "ch")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for !done {
+			msg, ok, err := s.Next(context.Background(), time.Second)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if ok {
+				fmt.Fprintf(&out, "message %q\n", msg)
+			}
+		}
+	})
+	rtm := c.Runtime()
+	c.Go("steps", func() {
+		ctx := context.Background()
+		_ = rtm.Sleep(ctx, 10*time.Millisecond) // after the subscription
+		for _, s := range steps {
+			var v any
+			var err error
+			if s.script < 0 {
+				v, err = conn.Do(ctx, s.cmd...)
+			} else {
+				v, err = conn.Eval(ctx, twinned[s.script].sc, s.keys, s.argv...)
+			}
+			fmt.Fprintf(&out, "%s\n", render(v, err, false))
+			_ = rtm.Sleep(ctx, 5*time.Millisecond) // replicated
+			fmt.Fprintf(&out, "m1 %s\nr1 %s\n", dumpKeys(m1.Miniredis()), dumpKeys(r1.Miniredis()))
+			_ = rtm.Sleep(ctx, s.wait)
+		}
+		done = true
+	})
+	if err := w.Run(time.Hour); err != nil {
+		rt.Fatal(err)
+	}
+	w.Close()
+	var buf bytes.Buffer
+	_ = w.History().WriteJSONL(&buf)
+	return nativeRun{history: buf.Bytes(), dumps: out.String(), natives: m1.NativeRuns()}
+}
+
+// dumpKeys renders a miniredis key space: every key in order with its
+// type, TTL in ms, and value (a hash's fields in order).
+func dumpKeys(m *miniredis.Miniredis) string {
+	var b strings.Builder
+	for _, k := range m.Keys() {
+		fmt.Fprintf(&b, "%s:%s:%d=", k, m.Type(k), m.TTL(k).Milliseconds())
+		switch m.Type(k) {
+		case "string":
+			v, _ := m.Get(k)
+			fmt.Fprintf(&b, "%q", v)
+		case "hash":
+			fields, _ := m.HKeys(k)
+			slices.Sort(fields)
+			for _, f := range fields {
+				fmt.Fprintf(&b, "%q:%q,", f, m.HGet(k, f))
+			}
+		}
+		b.WriteString(" ")
+	}
+	return b.String()
+}
