@@ -88,7 +88,7 @@ func fitsAtLeast(nkeys, nargv int) func(keys, argv []string) bool {
 	return func(keys, argv []string) bool { return len(keys) >= nkeys && len(argv) >= nargv }
 }
 
-// idempotent is the acquire scripts' "ARGV[3] ~= nil and ARGV[3] ~= ''".
+// idempotent is the acquire scripts' "ARGV[3] ~= nil and ARGV[3] ~= ”".
 func idempotent(argv []string) bool { return len(argv) >= 3 && argv[2] != "" }
 
 // fitsAcquire is the acquire scripts' shape; latch is the index in KEYS

@@ -87,8 +87,8 @@ type Node struct {
 
 	// exotic: a command outside the commands table ran on this miniredis,
 	// which ends the short way of fastcmd.go until a restart.
-	exotic   bool
-	fastHits int // commands that took the short way (tests)
+	exotic     bool
+	fastHits   int // commands that took the short way (tests)
 	nativeRuns int // scripts run as their Go twins (tests)
 
 	fieldBuf, fvBuf []string // setKey's buffers
