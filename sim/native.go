@@ -88,7 +88,8 @@ func fitsAtLeast(nkeys, nargv int) func(keys, argv []string) bool {
 	return func(keys, argv []string) bool { return len(keys) >= nkeys && len(argv) >= nargv }
 }
 
-// idempotent is the acquire scripts' "ARGV[3] ~= nil and ARGV[3] ~= ”".
+// idempotent is the acquire scripts' test that ARGV[3], the request id,
+// is present and not empty.
 func idempotent(argv []string) bool { return len(argv) >= 3 && argv[2] != "" }
 
 // fitsAcquire is the acquire scripts' shape; latch is the index in KEYS
