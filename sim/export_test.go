@@ -63,3 +63,12 @@ func PlantNativeBug(bug string) (restore func()) {
 	natives[sc] = &nativeScript{name: old.name + " (planted bug)", fits: old.fits, run: run}
 	return func() { natives[sc] = old }
 }
+
+// TwinPins lists each twin's script name, the SHA1 it is pinned to, and
+// its script's current SHA1.
+func TwinPins() (out [][3]string) {
+	for _, t := range twins {
+		out = append(out, [3]string{t.sc.Name, t.sha, t.sc.SHA})
+	}
+	return out
+}

@@ -24,9 +24,9 @@ package sim
 //   - It runs only when the arguments have the shape the library sends
 //     (fits): with a missing KEYS or ARGV entry the text would pass nil to
 //     redis.call or compare with nil, and the Lua runner runs it instead.
-//   - A twin is found by the SHA1 of the text it mirrors (natives), so an
-//     edited .lua file loses its twin (TestNativeScriptsCoverTheLibrary
-//     fails) instead of running stale Go.
+//   - A twin is found by the SHA1 of the text it was written from, pinned
+//     in the source (twins), so an edited .lua file loses its twin (and
+//     TestNativeTwinsPinned fails) instead of running stale Go.
 //
 // TestNativeMatchesLua runs every twin and its text on random key spaces
 // (wrong types, odd latch values, expired keys) with random arguments, on
@@ -61,28 +61,37 @@ type nativeScript struct {
 	run func(e *luaEngine, keys, argv []string) (any, error)
 }
 
-// natives maps a script's SHA1 to its twin.
+// natives maps the SHA1 of a script's text to its twin. Each twin is
+// pinned to the SHA1 of the text it was written from, not to the text's
+// current SHA1: an edited .lua file then has no twin (its new SHA1 finds
+// none, and the Lua runner runs it) until the twin is mended and re-pinned,
+// and TestNativeTwinsPinned fails until then.
 var natives = func() map[string]*nativeScript {
 	m := map[string]*nativeScript{}
-	for _, t := range []struct {
-		sc   *scripts.Script
-		fits func(keys, argv []string) bool
-		run  func(e *luaEngine, keys, argv []string) (any, error)
-	}{
-		{scripts.ReentrantAcquire, fitsAcquire(1), nativeReentrantAcquire},
-		{scripts.FencedAcquire, fitsAcquire(2), nativeFencedAcquire},
-		{scripts.ReentrantUnlock, fitsUnlock, nativeReentrantUnlock},
-		{scripts.ReentrantRenew, fitsAtLeast(1, 2), nativeReentrantRenew},
-		{scripts.ReentrantForceUnlock, fitsAtLeast(2, 1), nativeReentrantForceUnlock},
-		{scripts.SimpleRelease, fitsRelease, nativeSimpleRelease},
-		{scripts.SimpleObtain, fitsAtLeast(1, 2), nativeSimpleObtain},
-		{scripts.SimpleRefresh, fitsAtLeast(1, 2), nativeCompareAndPexpire},
-		{scripts.RedlockExtend, fitsAtLeast(1, 2), nativeCompareAndPexpire},
-	} {
-		m[t.sc.SHA] = &nativeScript{name: t.sc.Name, fits: t.fits, run: t.run}
+	for _, t := range twins {
+		m[t.sha] = &nativeScript{name: t.sc.Name, fits: t.fits, run: t.run}
 	}
 	return m
 }()
+
+// twins lists the twins with the script each mirrors and the SHA1 of the
+// text it was written from.
+var twins = []struct {
+	sc   *scripts.Script
+	sha  string
+	fits func(keys, argv []string) bool
+	run  func(e *luaEngine, keys, argv []string) (any, error)
+}{
+	{scripts.ReentrantAcquire, "fe2689836afe21fa8b65660816cb0314ed11e284", fitsAcquire(1), nativeReentrantAcquire},
+	{scripts.FencedAcquire, "92a39585fee7f299116230c4c6239c9d4060e8c4", fitsAcquire(2), nativeFencedAcquire},
+	{scripts.ReentrantUnlock, "b2386ef2c4afcffa582de166929242f10f01ac90", fitsUnlock, nativeReentrantUnlock},
+	{scripts.ReentrantRenew, "b699ca82320fe57ee0b7e0889be48708f90a0977", fitsAtLeast(1, 2), nativeReentrantRenew},
+	{scripts.ReentrantForceUnlock, "ffe071b90a24419a7be11c110068118da71041fb", fitsAtLeast(2, 1), nativeReentrantForceUnlock},
+	{scripts.SimpleRelease, "f611e3e5b455801ae8513706cf47bf3f59d11650", fitsRelease, nativeSimpleRelease},
+	{scripts.SimpleObtain, "5b07cea9d8c080e1f382948a64290532a192cc27", fitsAtLeast(1, 2), nativeSimpleObtain},
+	{scripts.SimpleRefresh, "7a418abce43670d275ef05a9d9811d2eafe7ad2c", fitsAtLeast(1, 2), nativeCompareAndPexpire},
+	{scripts.RedlockExtend, "fbd3cf14b540ee81668989aec655a05a70e1f23a", fitsAtLeast(1, 2), nativeCompareAndPexpire},
+}
 
 func fitsAtLeast(nkeys, nargv int) func(keys, argv []string) bool {
 	return func(keys, argv []string) bool { return len(keys) >= nkeys && len(argv) >= nargv }

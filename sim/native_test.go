@@ -293,3 +293,23 @@ func dumpKeys(m *miniredis.Miniredis) string {
 	}
 	return b.String()
 }
+
+// TestNativeTwinsPinned: every twin is pinned to its script's current
+// text. When a .lua file changes, its twin no longer runs (the new SHA1
+// finds none) and this test fails until the twin is mended to the new text
+// and re-pinned. It also requires twinned (the scripts the differential
+// tests draw) to list exactly the twins.
+func TestNativeTwinsPinned(t *testing.T) {
+	pins := sim.TwinPins()
+	if len(pins) != len(twinned) {
+		t.Errorf("%d twins, %d scripts in twinned", len(pins), len(twinned))
+	}
+	for i, p := range pins {
+		if p[1] != p[2] {
+			t.Errorf("%s's twin is pinned to %s, the text is now %s: mend the twin (sim/native.go) to the new text and re-pin it", p[0], p[1], p[2])
+		}
+		if i < len(twinned) && twinned[i].sc.Name != p[0] {
+			t.Errorf("twinned[%d] is %s, the twin is %s", i, twinned[i].sc.Name, p[0])
+		}
+	}
+}
