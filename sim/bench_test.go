@@ -47,8 +47,13 @@ func BenchmarkScriptRaw(b *testing.B) {
 // BenchmarkScriptSim runs the same script through the whole simulation: a
 // client process's Conn.Eval, the network, the node (clock sync, effect
 // capture, replication to one replica, truth records) and the reply, with
-// the default fast script runner (one Lua state per node).
+// the default script runner (LuaFast: the script's Go twin).
 func BenchmarkScriptSim(b *testing.B) { benchScriptSim(b, sim.LuaFast) }
+
+// BenchmarkScriptSimInterpreted is BenchmarkScriptSim with the script's Lua
+// text interpreted by the node's Lua state (LuaInterpreted, the default
+// before the twins).
+func BenchmarkScriptSimInterpreted(b *testing.B) { benchScriptSim(b, sim.LuaInterpreted) }
 
 // BenchmarkScriptSimMiniredisEval is BenchmarkScriptSim with miniredis's own
 // EVAL (a new Lua state per call, as in the baseline): it isolates what the

@@ -6,15 +6,22 @@ import (
 	"github.com/locksim/locksim/internal/scripts"
 )
 
-// BenchmarkScriptEngine runs BenchmarkScriptSim's script on a node's fast
-// Lua runner alone: EVALSHA through luaEngine.exec, redis.call into
-// miniredis, nothing of the simulation around it (no client, network,
-// effects, replication or truth). It is the ceiling BenchmarkScriptSim can
-// approach: the rest is what the simulation adds.
-func BenchmarkScriptEngine(b *testing.B) {
+// BenchmarkScriptEngine runs BenchmarkScriptSim's script on a node's
+// script runner alone (its Go twin, LuaFast): EVALSHA through
+// luaEngine.exec, redis.call into miniredis, nothing of the simulation
+// around it (no client, network, effects, replication or truth). It is
+// the ceiling BenchmarkScriptSim can approach: the rest is what the
+// simulation adds.
+func BenchmarkScriptEngine(b *testing.B) { benchScriptEngine(b, LuaFast) }
+
+// BenchmarkScriptEngineInterpreted is BenchmarkScriptEngine with the
+// script's Lua text interpreted (LuaInterpreted): what the twin saves.
+func BenchmarkScriptEngineInterpreted(b *testing.B) { benchScriptEngine(b, LuaInterpreted) }
+
+func benchScriptEngine(b *testing.B, mode LuaMode) {
 	w := New(1)
 	defer w.Close()
-	n, err := w.AddNode(NodeConfig{Name: "m1"})
+	n, err := w.AddNode(NodeConfig{Name: "m1", Lua: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
