@@ -23,6 +23,10 @@ type History struct {
 	chunks [][]history.Record // the records after them; all full but the last
 	n      int                // number of records
 	slab   []int64            // what ints hands out next
+	// whole is flat with its whole capacity, when flat is a lone first
+	// chunk that Records made flat (flat's capacity is cut to its length,
+	// so that no append writes past it), for Recycle.
+	whole []history.Record
 }
 
 // ints returns a new one-element slice holding v (a record's End, or its
@@ -78,6 +82,9 @@ func firstChunkSlice() []history.Record {
 // another run's records.
 func (h *History) Recycle() {
 	c := h.flat
+	if h.whole != nil {
+		c = h.whole
+	}
 	if len(h.chunks) > 0 {
 		if len(c) != 0 || len(h.chunks) != 1 {
 			return
@@ -88,7 +95,7 @@ func (h *History) Recycle() {
 		return
 	}
 	c = c[:0]
-	h.flat, h.chunks, h.n = nil, nil, 0
+	h.flat, h.chunks, h.whole, h.n = nil, nil, nil, 0
 	recycled.Put(&c)
 }
 
@@ -104,7 +111,7 @@ func (h *History) Records() []history.Record {
 		// One chunk (a run of up to firstChunk records): it is the
 		// slice, without a copy. Later records go to chunks after it.
 		c := h.chunks[0]
-		h.flat, h.chunks = c[:len(c):len(c)], nil
+		h.flat, h.chunks, h.whole = c[:len(c):len(c)], nil, c
 		lengthHint.Store(int64(len(c)))
 		return h.flat
 	}
@@ -114,7 +121,7 @@ func (h *History) Records() []history.Record {
 		for _, c := range h.chunks {
 			flat = append(flat, c...)
 		}
-		h.flat, h.chunks = flat, nil
+		h.flat, h.chunks, h.whole = flat, nil, nil
 	}
 	return h.flat
 }

@@ -1,0 +1,33 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/locksim/locksim/history"
+)
+
+// TestRecycleKeepsWholeChunk: a history whose lone first chunk Records made
+// flat gives Recycle the chunk with its whole capacity, not the flat
+// slice's (cut to its length). With the cut capacity every recycled chunk
+// was as small as the last run, and the next, longer run grew it by
+// copying: a fifth of the bytes a report's runs allocated (2026-11-24).
+func TestRecycleKeepsWholeChunk(t *testing.T) {
+	for attempt := 0; attempt < 20; attempt++ { // sync.Pool may drop what it is given
+		DrainRecycled()
+		h := &History{}
+		for range 100 {
+			h.add(history.Record{Kind: history.KindOp})
+		}
+		whole := cap(h.chunks[0])
+		if recs := h.Records(); cap(recs) != 100 || whole <= 100 {
+			t.Fatalf("Records: capacity %d of a chunk of %d", cap(recs), whole)
+		}
+		h.Recycle()
+		if c := firstChunkSlice(); cap(c) == whole && len(c) == 0 {
+			return
+		} else if cap(c) == 100 {
+			t.Fatalf("the recycled chunk has the flat slice's capacity %d, not its whole %d", cap(c), whole)
+		}
+	}
+	t.Fatal("no chunk came back from the pool in 20 attempts")
+}
