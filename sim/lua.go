@@ -110,7 +110,22 @@ end
 setmetatable(_G, mt)
 `
 
-func newLuaEngine(n *Node) (*luaEngine, error) {
+// newLuaEngine is a node's script runner, without its Lua state yet.
+func newLuaEngine(n *Node) *luaEngine {
+	e := &luaEngine{n: n, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
+	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
+	return e
+}
+
+// state is the node's Lua state, made at the first script the node
+// interprets: with the lock library's scripts run as their twins, most
+// runs never need one, and making one (libraries, the redis module,
+// protected globals) was 2.6% of a report's CPU. It is made the same way
+// whenever it is made, and nothing simulated depends on when.
+func (e *luaEngine) state() (*lua.LState, error) {
+	if e.L != nil {
+		return e.L, nil
+	}
 	// The data stack starts at 256 slots and grows on demand up to gopher-
 	// lua's default fixed size (RegistrySize, 5120), past which it
 	// overflows as before: a state no longer allocates 80 KB up front, for
@@ -122,15 +137,13 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
 		if err := L.CallByParam(lua.P{Fn: L.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
 			L.Close()
-			return nil, fmt.Errorf("sim: node %s: open Lua library %s: %w", n.name, lib.name, err)
+			return nil, fmt.Errorf("sim: node %s: open Lua library %s: %w", e.n.name, lib.name, err)
 		}
 	}
 	// Redis removes these from its scripting environment.
 	for _, name := range []string{"dofile", "loadfile", "print"} {
 		L.SetGlobal(name, lua.LNil)
 	}
-	e := &luaEngine{n: n, L: L, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
-	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
 	mod := L.NewTable()
 	for _, f := range []struct {
 		name string
@@ -152,9 +165,9 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	}
 	L.SetGlobal("redis", mod)
 	L.SetGlobal("server", mod)
-	e.keys, e.argv = L.NewTable(), L.NewTable()
-	L.SetGlobal("KEYS", e.keys)
-	L.SetGlobal("ARGV", e.argv)
+	keys, argv := L.NewTable(), L.NewTable()
+	L.SetGlobal("KEYS", keys)
+	L.SetGlobal("ARGV", argv)
 	p, err := compileProto(protectGlobals)
 	if err == nil {
 		L.Push(L.NewFunctionFromProto(p))
@@ -162,12 +175,18 @@ func newLuaEngine(n *Node) (*luaEngine, error) {
 	}
 	if err != nil {
 		L.Close()
-		return nil, fmt.Errorf("sim: node %s: %w", n.name, err)
+		return nil, fmt.Errorf("sim: node %s: %w", e.n.name, err)
 	}
-	return e, nil
+	e.L, e.keys, e.argv = L, keys, argv
+	return L, nil
 }
 
-func (e *luaEngine) close() { e.L.Close() }
+func (e *luaEngine) close() {
+	if e.L != nil {
+		e.L.Close()
+		e.L = nil
+	}
+}
 
 // handles reports whether the engine runs this command itself.
 func (e *luaEngine) handles(cmd string) bool {
@@ -214,7 +233,7 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 			e.n.nativeRuns++
 			return c.native.run(e, keys, argv)
 		}
-		return e.run(c.fn, keys, argv)
+		return e.run(c, keys, argv)
 	}
 	return nil, lock.ReplyError("ERR unknown command '" + cmd + "'")
 }
@@ -251,16 +270,20 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// compiled is a script in a node's cache: its function in the node's Lua
-// state, and its native implementation when it is one of the library's.
+// compiled is a script in a node's cache: its compiled text, its function
+// in the node's Lua state (made at its first interpreted run), and its
+// twin when it has one.
 type compiled struct {
+	proto  *lua.FunctionProto
 	fn     *lua.LFunction
 	native *nativeScript
 }
 
 // compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD
-// do, as a function of the node's Lua state: a script's main chunk has no
-// upvalues, so one function value serves every run.
+// do (a compile error is the reply, whether or not the script has a twin).
+// Its function in the node's Lua state is made at its first interpreted
+// run: a script's main chunk has no upvalues, so one function value serves
+// every run.
 func (e *luaEngine) compile(src string) (*compiled, error) {
 	sha := sha1Hex(src)
 	if c, ok := e.scripts[sha]; ok {
@@ -270,7 +293,7 @@ func (e *luaEngine) compile(src string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{fn: e.L.NewFunctionFromProto(p), native: natives[sha]}
+	c := &compiled{proto: p, native: natives[sha]}
 	e.scripts[sha] = c
 	return c, nil
 }
@@ -321,14 +344,21 @@ func compileProto(src string) (*lua.FunctionProto, error) {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-// run executes a compiled script with KEYS and ARGV.
-func (e *luaEngine) run(fn *lua.LFunction, keys, argv []string) (any, error) {
-	L := e.L
+// run interprets a compiled script with KEYS and ARGV.
+func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
+	L, err := e.state()
+	if err != nil {
+		return nil, err
+	}
+	if c.fn == nil {
+		c.fn = L.NewFunctionFromProto(c.proto)
+	}
+	fn := c.fn
 	fillArgs(e.keys, keys)
 	fillArgs(e.argv, argv)
 	L.SetTop(0)
 	L.Push(fn)
-	err := L.PCall(0, 1, nil)
+	err = L.PCall(0, 1, nil)
 	defer L.SetTop(0)
 	if err != nil {
 		if ae, ok := err.(*lua.ApiError); ok {

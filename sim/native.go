@@ -186,7 +186,10 @@ func (e *luaEngine) tonumber(r fastReply) (any, error) {
 		n, _ := strconv.Atoi(s)
 		return luaNumber(n), nil
 	}
-	L := e.L
+	L, err := e.state()
+	if err != nil {
+		return nil, err
+	}
 	top := L.GetTop()
 	defer L.SetTop(top)
 	if err := L.CallByParam(lua.P{Fn: L.GetGlobal("tonumber"), NRet: 1, Protect: true}, lua.LString(s)); err != nil {

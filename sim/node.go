@@ -208,12 +208,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
 	if n.cfg.Lua != LuaMiniredis {
-		e, err := newLuaEngine(n) // a restart loses the script cache, as in Redis
-		if err != nil {
-			m.Close()
-			return err
-		}
-		n.lua = e
+		n.lua = newLuaEngine(n) // a restart loses the script cache, as in Redis
 	}
 	n.up = true
 	for _, k := range slices.Sorted(maps.Keys(data)) {
