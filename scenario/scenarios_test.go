@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // TestScenarios replays every committed scenario file (package
@@ -130,6 +131,24 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+// TestLuaField: a node's lua field selects its script runner, fast (the
+// default) when left out.
+func TestLuaField(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		want  sim.LuaMode
+	}{{"", sim.LuaFast}, {"lua: fast", sim.LuaFast}, {"lua: interpreted", sim.LuaInterpreted}, {"lua: miniredis", sim.LuaMiniredis}} {
+		src := strings.Replace(good, "    - name: m1", "    - name: m1\n      "+c.field, 1)
+		s, err := Parse("lua.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", c.field, err)
+		}
+		if got := s.Nodes[0].Config.Lua; got != c.want {
+			t.Errorf("%q: node m1 runs %v, want %v", c.field, got, c.want)
+		}
+	}
+}
+
 // TestBadFiles: every error names the file, the line and the field.
 func TestBadFiles(t *testing.T) {
 	for _, c := range []struct {
@@ -150,6 +169,7 @@ func TestBadFiles(t *testing.T) {
 		{"unknown fault kind", "kind: failover", "kind: meteor", "bad.yaml:15: faults[0].kind: unknown value \"meteor\""},
 		{"unknown retry", "retry: go-redis", "retry: jedis", "bad.yaml:10: clients[0].retry: unknown value \"jedis\""},
 		{"unknown engine", "  nodes:", "  engine: raft\n  nodes:", "bad.yaml:5: topology.engine: unknown value \"raft\" (want one of manual, sentinel)"},
+		{"unknown lua", "    - name: m1", "    - name: m1\n      lua: luajit", "bad.yaml:7: topology.nodes[0].lua: unknown value \"luajit\" (want one of fast, interpreted, miniredis)"},
 		{"unknown persistence", "    - name: m1", "    - name: m1\n      persistence: sometimes", "bad.yaml:7: topology.nodes[0].persistence: unknown value \"sometimes\""},
 		{"missing duration", "duration: 2s\n", "", "bad.yaml:1: duration: required field is missing"},
 		{"bad expect", "expect: ok", "expect: fine", "bad.yaml:18: expect: want ok, any, or a mapping"},
