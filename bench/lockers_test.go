@@ -184,6 +184,19 @@ func lockClient(rc *redis.Client) (*lock.Client, error) {
 	return c2.(*lock.Client), nil
 }
 
+// closeLockClients closes every lock.Client the benchmarks made: Close
+// waits for their unlock latches' clean-up DELs still on their way, which
+// would otherwise meet the go-redis clients closed (go-redis logs
+// "Unexpected conn[N] state changed by hook to CLOSED").
+func closeLockClients() {
+	for _, m := range []*sync.Map{&lockClients, &keepLatchClients} {
+		m.Range(func(_, c any) bool {
+			_ = c.(*lock.Client).Close()
+			return true
+		})
+	}
+}
+
 // background counts the ceiling's latch clean-up DELs under way, waited
 // for before the servers stop (TestMain).
 var background sync.WaitGroup
