@@ -184,6 +184,19 @@ func lockClient(rc *redis.Client) (*lock.Client, error) {
 	return c2.(*lock.Client), nil
 }
 
+// closeLockClients closes every lock.Client the benchmarks made: Close
+// waits for their unlock latches' clean-up DELs still on their way, which
+// would otherwise meet the go-redis clients closed (go-redis logs
+// "Unexpected conn[N] state changed by hook to CLOSED").
+func closeLockClients() {
+	for _, m := range []*sync.Map{&lockClients, &keepLatchClients} {
+		m.Range(func(_, c any) bool {
+			_ = c.(*lock.Client).Close()
+			return true
+		})
+	}
+}
+
 // background counts the ceiling's latch clean-up DELs under way, waited
 // for before the servers stop (TestMain).
 var background sync.WaitGroup
@@ -360,21 +373,25 @@ var simpleImpls = []impl{
 // ---- RedLock on N nodes: raw ceiling, spec, Redisson's, redsync ----
 
 // parallel runs f(i) for every node at once and waits for all, as
-// lock.WallRuntime.Parallel does.
+// lock.WallRuntime.Parallel does: the last in the caller's goroutine, the
+// others in goroutines of their own.
 func parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
-	for i := range n {
+	for i := range n - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			f(i)
 		}()
 	}
+	f(n - 1)
 	wg.Wait()
 }
 
-// rawRedLock is the spec's traffic with nothing around it: SET NX PX on
-// every node in parallel; success on a majority; compare-and-delete on
+// rawRedLock is the spec's traffic with nothing around it: SET NX PX GET
+// on every node in parallel (what redlock.Spec sends by default, as
+// SimpleLock does: the reply is the old value, nil when the SET happened;
+// its own token counts too); success on a majority; compare-and-delete on
 // every node in parallel to release, or at once after a failed acquire.
 type rawRedLock struct {
 	rcs        []*redis.Client
@@ -388,7 +405,17 @@ func (r *rawRedLock) acquire(ctx context.Context) (bool, error) {
 	r.token = r.ids.next()
 	oks := make([]bool, len(r.rcs))
 	errs := make([]error, len(r.rcs))
-	parallel(len(r.rcs), func(i int) { oks[i], errs[i] = r.rcs[i].SetNX(ctx, r.key, r.token, lease).Result() })
+	parallel(len(r.rcs), func(i int) {
+		old, err := r.rcs[i].SetArgs(ctx, r.key, r.token, redis.SetArgs{Mode: "NX", TTL: lease, Get: true}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			oks[i] = true
+		case err == nil:
+			oks[i] = old == r.token
+		default:
+			errs[i] = err
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return false, err
 	}

@@ -38,6 +38,7 @@ var nodes struct {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	background.Wait()
+	closeLockClients()
 	stopNodes()
 	os.Exit(code)
 }

@@ -101,6 +101,10 @@ type Client struct {
 	closed   bool
 	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
 	nextWait int
+	// inflight counts the client's own requests under way that no caller
+	// waits for (latch clean-ups, watchdog renewals); Close waits for them
+	// (background.go).
+	inflight int
 }
 
 // Close stops every watchdog of the client and ends every acquire waiting
@@ -112,7 +116,20 @@ type Client struct {
 // way during Close may still succeed: it then holds the lock for its lease,
 // without a watchdog. Close is idempotent and returns nil; it does not
 // close the Conn, which the caller owns.
+//
+// Close returns only once none of the client's own requests is under way
+// (the unlock latches' clean-up DELs and watchdog renewals sent before
+// it), and after it the client sends no request but those of the caller's
+// own calls (an Unlock after Close sends its clean-up DEL before it
+// returns). So the caller may close the Conn (the go-redis client) as soon
+// as Close and its own calls have returned: before, a clean-up DEL still on
+// its way then ran into a closed pool (go-redis logs "Unexpected conn[N]
+// state changed by hook to CLOSED", and the latch stays for its TTL). A
+// request under way ends within the Conn's own timeouts (go-redis's
+// ReadTimeout and retries), so Close may wait that long for a node that
+// does not answer.
 func (c *Client) Close() error {
+	defer c.waitRequests()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -642,7 +659,8 @@ func (c *Client) latchFlag() string {
 // request only until a reply arrives, so the latch has served its purpose
 // then, and every unlock would otherwise leave a key in Redis for LatchTTL.
 // Like Redisson's, the DEL is sent in the background (the unlock does not
-// wait for it) and its failure is ignored: the key then expires by its TTL.
+// wait for it; Close does, and after Close it is sent before the unlock
+// returns) and its failure is ignored: the key then expires by its TTL.
 // An error reply or a nil (not held) answer wrote no latch, and after an
 // unknown outcome the latch is left for its TTL. The trade-off, Redisson's
 // too: an earlier attempt of the same unlock still on its way (delayed, not
@@ -653,7 +671,7 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it
-	c.rt.Go("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
+	c.background("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
 }
 
 // LostContext returns a context, derived from parent, that is cancelled

@@ -73,12 +73,16 @@ func (c *Client) scheduleRenewal(r *renewal) {
 func (c *Client) renewOnce(r *renewal) {
 	c.mu.Lock()
 	stopped, gen := r.stopped, r.gen
+	if !stopped {
+		c.inflight++ // Close (which stops r under c.mu) waits for this renewal
+	}
 	c.mu.Unlock()
 	if stopped {
 		return
 	}
 	held, err := r.renew(context.Background())
 	c.mu.Lock()
+	c.inflight-- // before the callbacks below, which may call Close
 	stopped, reacquired := r.stopped, r.gen != gen
 	c.mu.Unlock()
 	if stopped {
