@@ -112,9 +112,7 @@ setmetatable(_G, mt)
 
 // newLuaEngine is a node's script runner, without its Lua state yet.
 func newLuaEngine(n *Node) *luaEngine {
-	e := &luaEngine{n: n, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
-	e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
-	return e
+	return &luaEngine{n: n, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
 }
 
 // state is the node's Lua state, made at the first script the node
@@ -502,6 +500,11 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 	e.n.syncCommand(spec, known, args)
 	if r, ok := e.n.runFast(name, args); ok {
 		return r, nil, true, nil
+	}
+	if e.peer == nil {
+		// Made at the first command a script sends through Dispatch: the
+		// lock scripts' commands take the short way (fastcmd.go).
+		e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
 	}
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
