@@ -32,6 +32,9 @@ type proc struct {
 	// (World.curOp).
 	ops    []*opRun
 	partOf *opRun
+	// par is the Runtime.Parallel call this process is a task of: its
+	// body's return (or unwinding) counts down there.
+	par *parallel
 }
 
 // procWake resumes its process as an event (the runner of every event that
@@ -115,8 +118,19 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 		p.body = nil
 	}()
 	if !p.killed {
-		p.body()
+		if p.par != nil {
+			p.runTask()
+		} else {
+			p.body()
+		}
 	}
+}
+
+// runTask runs the body of a Runtime.Parallel task, counting its return
+// (or unwinding, a panic included) on its call.
+func (p *proc) runTask() {
+	defer p.par.taskDone()
+	p.body()
 }
 
 // switchTo hands the baton to p and waits until p parks or ends.
