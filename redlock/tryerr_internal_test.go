@@ -45,3 +45,23 @@ func TestTryLockErrorsReadAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestTriesErrorReadsAsBefore: Lock's error after its last try, formatted
+// when read, has the text of the fmt.Errorf it replaces and wraps the last
+// try's error.
+func TestTriesErrorReadsAsBefore(t *testing.T) {
+	last := errors.Join(notAcquiredError{keyError{key: "lk", err: noQuorumError{granted: 1, nodes: 3, need: 2}}}, errors.New("node 0: i/o timeout"))
+	got := error(triesError{key: "lk", tries: 3, last: last})
+	want := fmt.Errorf("redlock: %s: %d tries failed; last: %w", "lk", 3, last)
+	if got.Error() != want.Error() {
+		t.Errorf("text %q, want %q", got.Error(), want.Error())
+	}
+	for _, target := range []error{last, ErrNoQuorum, lock.ErrNotAcquired} {
+		if !errors.Is(got, target) {
+			t.Errorf("%q does not match %v", got.Error(), target)
+		}
+	}
+	if errors.Is(got, ErrExpired) {
+		t.Errorf("%q matches %v", got.Error(), ErrExpired)
+	}
+}
