@@ -42,7 +42,7 @@ type Client struct {
 	pausedUntil time.Duration
 	latRNG      *rand.Rand
 	retryRNG    *rand.Rand
-	conns       map[string]int // node -> current connection number
+	links       map[*Node]*link // its connections to each node
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
 
@@ -78,7 +78,7 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 		latRNG:   w.Rand("net-lat/" + cfg.Name),
 		retryRNG: w.Rand("retry/" + cfg.Name),
 		idRNG:    w.Rand("ids/" + cfg.Name),
-		conns:    map[string]int{},
+		links:    map[*Node]*link{},
 	}
 	w.clients[cfg.Name] = c
 	w.order = append(w.order, cfg.Name)
