@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"runtime/debug"
-	"slices"
 	"time"
 )
 
@@ -35,6 +34,9 @@ type proc struct {
 	// par is the Runtime.Parallel call this process is a task of: its
 	// body's return (or unwinding) counts down there.
 	par *parallel
+	// prev and next link the world's live processes in the order they
+	// were spawned (World.live).
+	prev, next *proc
 }
 
 // procWake resumes its process as an event (the runner of every event that
@@ -56,15 +58,42 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 		p.done = true
 		return p
 	}
-	if len(w.procs) >= 1024 && len(w.procs)&(len(w.procs)-1) == 0 {
-		// Forget finished processes now and then, so long runs stay small.
-		w.procs = slices.DeleteFunc(w.procs, func(q *proc) bool { return q.done })
-	}
-	w.procs = append(w.procs, p)
+	w.live.add(p)
 	p.carrier = w.carrierFor(p)
 	p.body = f
 	w.post(w.now, (*procWake)(p))
 	return p
+}
+
+// procList is the world's live processes (spawned, not yet ended) in the
+// order they were spawned, which is the order Close ends them in: a list
+// through the processes themselves, so that a process leaves it when it
+// ends, without a scan (a RedLock client spawns a process per node per
+// request).
+type procList struct{ head, tail *proc }
+
+func (l *procList) add(p *proc) {
+	p.prev, p.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = p
+	} else {
+		l.head = p
+	}
+	l.tail = p
+}
+
+func (l *procList) remove(p *proc) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else if l.head == p {
+		l.head = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else if l.tail == p {
+		l.tail = p.prev
+	}
+	p.prev, p.next = nil, nil
 }
 
 // carrier is a coroutine (iter.Pull) that runs processes one after
@@ -116,6 +145,7 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 		}
 		p.done = true
 		p.body = nil
+		w.live.remove(p)
 	}()
 	if !p.killed {
 		if p.par != nil {

@@ -28,7 +28,7 @@ type World struct {
 	free  []*event // posted events that have run, for post to reuse
 
 	current *proc
-	procs   []*proc
+	live    procList   // processes spawned and not ended, in spawn order
 	idle    []*carrier // carriers whose process ended, for spawn to reuse
 	err     error
 	closed  bool
@@ -217,10 +217,13 @@ func (w *World) Close() {
 	}
 	w.closed = true
 	w.recordUnfired()
-	for _, p := range w.procs {
+	// Each process ends (and leaves the list) as it unwinds; nothing new
+	// starts once the world is closed.
+	for p := w.live.head; p != nil; p = w.live.head {
+		p.killed = true
+		w.switchTo(p)
 		if !p.done {
-			p.killed = true
-			w.switchTo(p)
+			w.live.remove(p) // cannot happen: an unwound process has ended
 		}
 	}
 	w.stopIdle()
