@@ -47,6 +47,7 @@ type Client struct {
 	crashed     bool // see Crash
 
 	parallelNames []string // parallelName's names
+	lastInt       intText  // the last int64 argument its requests sent, as text (argStrings)
 }
 
 // AddClient adds a client.

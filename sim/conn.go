@@ -319,7 +319,7 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd := make([]string, 3+len(keys)+len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
-	if err := argStrings(cmd[3+len(keys):], args); err != nil {
+	if err := argStrings(cmd[3+len(keys):], args, &s.c.lastInt); err != nil {
 		return nil, err
 	}
 	// The req record's arguments share cmd's keys and arguments, which
@@ -335,8 +335,8 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 }
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
-	argv, err := ArgStrings(args)
-	if err != nil {
+	argv := make([]string, len(args))
+	if err := argStrings(argv, args, &s.c.lastInt); err != nil {
 		return nil, err
 	}
 	if len(argv) == 0 {
@@ -363,14 +363,34 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args
 // simulation and on real servers.
 func ArgStrings(args []any) ([]string, error) {
 	out := make([]string, len(args))
-	if err := argStrings(out, args); err != nil {
+	if err := argStrings(out, args, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// argStrings is ArgStrings into out (of args' length).
-func argStrings(out []string, args []any) error {
+// intText is an int64 and its decimal text, kept for the next argument
+// (the lease in milliseconds, which a client sends in most requests).
+type intText struct {
+	v  int64
+	s  string
+	ok bool
+}
+
+// format is v in decimal, from the last value kept when it is the same.
+func (t *intText) format(v int64) string {
+	if t == nil {
+		return strconv.FormatInt(v, 10)
+	}
+	if !t.ok || t.v != v {
+		*t = intText{v: v, s: strconv.FormatInt(v, 10), ok: true}
+	}
+	return t.s
+}
+
+// argStrings is ArgStrings into out (of args' length); last, when not
+// nil, keeps the last int64 argument's text for the next call.
+func argStrings(out []string, args []any, last *intText) error {
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
@@ -380,7 +400,7 @@ func argStrings(out []string, args []any) error {
 		case int:
 			out[i] = strconv.Itoa(v)
 		case int64:
-			out[i] = strconv.FormatInt(v, 10)
+			out[i] = last.format(v)
 		case uint64:
 			out[i] = strconv.FormatUint(v, 10)
 		case int32:
