@@ -53,7 +53,13 @@ type errKilled struct{}
 // current time (after the running process, if any, parks).
 // A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
-	p := &proc{w: w, name: name, client: c}
+	var p *proc
+	if n := len(w.freeProcs); n > 0 {
+		p, w.freeProcs = w.freeProcs[n-1], w.freeProcs[:n-1]
+		*p = proc{w: w, name: name, client: c}
+	} else {
+		p = &proc{w: w, name: name, client: c}
+	}
 	if w.closed || (c != nil && c.crashed) {
 		p.done = true
 		return p
@@ -121,6 +127,7 @@ func (w *World) carrierFor(p *proc) *carrier {
 		c.resume, c.stop = iter.Pull(func(yield func(struct{}) bool) {
 			for {
 				w.runProc(c.p, yield)
+				w.recycle(c.p)
 				c.p = nil
 				w.idle = append(w.idle, c)
 				if !yield(struct{}{}) {
@@ -131,6 +138,22 @@ func (w *World) carrierFor(p *proc) *carrier {
 	}
 	c.p = p
 	return c
+}
+
+// recycle keeps p, which has just ended, for spawn to reuse when nothing
+// can refer to it any more: a Runtime.Parallel task (a RedLock client
+// runs one per node per request) that began no op of its own (an op's
+// record keeps the process that began it, opRun.proc). Every wake of a
+// process answers one park (a waiter fires once, a sleep's timer is its
+// own), and a process ends only while it runs, so no queued event resumes
+// an ended one; its waiters have all fired, so a late reply or timeout
+// finds them fired and wakes nothing.
+func (w *World) recycle(p *proc) {
+	if p.par == nil || cap(p.ops) != 0 || w.closed {
+		return
+	}
+	*p = proc{}
+	w.freeProcs = append(w.freeProcs, p)
 }
 
 // runProc runs p's body on the current carrier, whose yield parks it. A

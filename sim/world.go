@@ -30,8 +30,10 @@ type World struct {
 	current *proc
 	live    procList   // processes spawned and not ended, in spawn order
 	idle    []*carrier // carriers whose process ended, for spawn to reuse
-	err     error
-	closed  bool
+	// freeProcs are ended processes spawn may reuse (recycle).
+	freeProcs []*proc
+	err       error
+	closed    bool
 
 	nodes   map[string]*Node
 	groups  map[string]*Group
