@@ -313,16 +313,19 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	granted, nodeErr := s.onAll(fo)
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
-	var why error
+	var why *tryError
 	switch {
 	case granted < s.Quorum():
-		why = noQuorumError{granted: granted, nodes: len(s.conns), need: s.Quorum()}
+		why = newTryError(s.key, &noQuorumError{granted: granted, nodes: len(s.conns), need: s.Quorum()}, nil)
 	case validity <= 0:
-		why = expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()}
+		why = newTryError(s.key, nil, &expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()})
 	}
 	if why != nil {
 		_, _ = s.release(withoutCancel(ctx), token)
-		return nil, errors.Join(notAcquiredError{keyError{key: s.key, err: why}}, nodeErr)
+		if nodeErr == nil {
+			return nil, why
+		}
+		return nil, errors.Join(why, nodeErr)
 	}
 	return &Lease{
 		Key: s.key, Token: token, Start: start, Granted: granted,
@@ -524,6 +527,45 @@ func (s *Spec) onAll(fo *fanout) (int, error) {
 // nothing. Each reads as the fmt.Errorf it replaces and wraps the same
 // error (TestTryLockErrorsReadAsBefore).
 
+// tryError is a failed TryLock's reason, "redlock: KEY: " and the text of
+// its noQuorumError or expiredError, matching lock.ErrNotAcquired and
+// ErrNoQuorum or ErrExpired with errors.Is: what the
+// notAcquiredError{keyError{...}} it replaces read as and matched
+// (TestTryLockErrorsReadAsBefore: a keyError wrapped
+// the reason in "redlock: KEY: "), in one allocation, and none when
+// errors.Is walks it (a value's Unwrap() []error makes its slice on every
+// call, and traffic's outcome rules walk a failed attempt's error several
+// times). TryLock joins it with the nodes' errors when there are any.
+type tryError struct {
+	key      string
+	expired  bool // validity, not quorum, is the reason
+	quorum   noQuorumError
+	validity expiredError
+	errs     [2]error // what Unwrap returns
+}
+
+// newTryError is the failed attempt's error on key for want of a quorum
+// (q) or of validity (x): exactly one is set.
+func newTryError(key string, q *noQuorumError, x *expiredError) *tryError {
+	e := &tryError{key: key, errs: [2]error{ErrNoQuorum, lock.ErrNotAcquired}}
+	if q != nil {
+		e.quorum = *q
+	} else {
+		e.expired, e.validity, e.errs[0] = true, *x, ErrExpired
+	}
+	return e
+}
+
+func (e *tryError) Error() string {
+	if e.expired {
+		return "redlock: " + e.key + ": " + e.validity.Error()
+	}
+	return "redlock: " + e.key + ": " + e.quorum.Error()
+}
+
+// Unwrap exposes ErrNoQuorum or ErrExpired, and lock.ErrNotAcquired.
+func (e *tryError) Unwrap() []error { return e.errs[:] }
+
 // noQuorumError is "redlock: no quorum: G of N nodes granted, need Q",
 // wrapping ErrNoQuorum.
 type noQuorumError struct{ granted, nodes, need int }
@@ -557,13 +599,3 @@ func (e triesError) Error() string {
 }
 
 func (e triesError) Unwrap() error { return e.last }
-
-// keyError is "redlock: KEY: " and err's text, wrapping err.
-type keyError struct {
-	key string
-	err error
-}
-
-func (e keyError) Error() string { return "redlock: " + e.key + ": " + e.err.Error() }
-
-func (e keyError) Unwrap() error { return e.err }
