@@ -495,7 +495,7 @@ func (h reqHandle) endReq(v any, err error) {
 	re, isReply := asReply(err)
 	switch {
 	case err == nil:
-		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
+		r.Outcome, r.Result = history.OutcomeOK, h.w.formatReply(v)
 	case isReply:
 		r.Outcome, r.Result = history.OutcomeError, string(re)
 	default:
@@ -503,6 +503,27 @@ func (h reqHandle) endReq(v any, err error) {
 		return
 	}
 	r.End = &h.w.hist.ints(int64(h.w.now))[0]
+}
+
+// formatReply is history.FormatReply(v), a string reply's from the last
+// one kept when it is the same string: the replies of a lock's requests
+// repeat (a contender's SET ... GET answers the holder's token from every
+// node, a status OK), and each quoting is an allocation.
+func (w *World) formatReply(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return history.FormatReply(v)
+	}
+	if !w.lastReply.ok || w.lastReply.s != s {
+		w.lastReply = quotedReply{s: s, q: history.FormatReply(s), ok: true}
+	}
+	return w.lastReply.q
+}
+
+// quotedReply is a string reply and its text in a req record.
+type quotedReply struct {
+	s, q string
+	ok   bool
 }
 
 // refusedUnrun reports whether err is a reply by which a node refused a

@@ -47,6 +47,7 @@ type World struct {
 	triggers []*trigger
 
 	evalNames map[*lock.Script]string // "eval:" + a script's name (evalName)
+	lastReply quotedReply             // the last string reply a req record quoted (formatReply)
 
 	// ctxWaits are the waits that end with their context (ctxwait.go), in
 	// the order they began.
