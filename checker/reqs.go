@@ -12,13 +12,30 @@ import (
 )
 
 // clientReqs indexes h's req records that name a key (Args[0]) by client:
-// each client's indices into h, in call order, for opReqs.
+// each client's indices into h, in call order, for opReqs. A client's
+// requests come in runs (a RedLock client's go to every node at once, a
+// script's WAIT follows it), so the run's client keeps its list at hand
+// and the map is read and written only where the client changes.
 func clientReqs(h []history.Record) map[string][]int {
 	reqs := map[string][]int{}
+	var client string
+	var idx []int
+	open := false
 	for i := range h {
-		if r := &h[i]; r.Kind == history.KindReq && len(r.Args) > 0 {
-			reqs[r.Client] = append(reqs[r.Client], i)
+		r := &h[i]
+		if r.Kind != history.KindReq || len(r.Args) == 0 {
+			continue
 		}
+		if !open || r.Client != client {
+			if open {
+				reqs[client] = idx
+			}
+			client, idx, open = r.Client, reqs[r.Client], true
+		}
+		idx = append(idx, i)
+	}
+	if open {
+		reqs[client] = idx
 	}
 	return reqs
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -93,6 +94,16 @@ type Spec struct {
 	key   string
 	opts  SpecOptions
 	rnd   *lockedRand
+	// ttlArg is TTL in milliseconds as a script argument, boxed once;
+	// latchPrefix is every release latch key of this lock up to its token
+	// (scripts.ReleaseLatchKey(key, "")).
+	ttlArg      any
+	latchPrefix string
+	// fanouts are the fan-outs onAll is not using, for the next call
+	// (guarded by mu): a RedLock client fans out to every node on every
+	// attempt and release.
+	mu      sync.Mutex
+	fanouts []*fanout
 }
 
 // NewSpec returns the lock named key on conns, one Conn per independent
@@ -105,7 +116,8 @@ func NewSpec(rt lock.Runtime, conns []lock.Conn, key string, opts SpecOptions) (
 	if err != nil {
 		return nil, err
 	}
-	return &Spec{conns: append([]lock.Conn(nil), conns...), rt: rt, key: key, opts: opts, rnd: newLockedRand(opts.Rand, rt)}, nil
+	return &Spec{conns: append([]lock.Conn(nil), conns...), rt: rt, key: key, opts: opts, rnd: newLockedRand(opts.Rand, rt),
+		ttlArg: opts.TTL.Milliseconds(), latchPrefix: scripts.ReleaseLatchKey(key, "")}, nil
 }
 
 // checkSpecTargets decides whether NewSpec has something to lock: a
@@ -260,7 +272,7 @@ func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
 			return nil, s.gaveUp(ctx, err, last)
 		}
 	}
-	return nil, fmt.Errorf("redlock: %s: %d tries failed; last: %w", s.key, s.opts.Tries, last)
+	return nil, triesError{key: s.key, tries: s.opts.Tries, last: last}
 }
 
 // gaveUp is Lock's error when ctx ended (err, or the sleep's error) after
@@ -295,28 +307,41 @@ func (s *Spec) newToken() string {
 // the nodes' errors.
 func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	token := s.newToken()
-	ttlMs := s.opts.TTL.Milliseconds()
 	start := s.rt.Now()
-	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		return scripts.SetNX[lock.ReplyError](ctx, c, s.key, token, ttlMs, s.opts.PlainSetNX)
-	})
+	fo := s.takeFanout(ctx, nodeSetNX)
+	fo.token = token
+	granted, nodeErr := s.onAll(fo)
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
-	var why error
+	var why *tryError
 	switch {
 	case granted < s.Quorum():
-		why = noQuorumError{granted: granted, nodes: len(s.conns), need: s.Quorum()}
+		why = newTryError(s.key, &noQuorumError{granted: granted, nodes: len(s.conns), need: s.Quorum()}, nil)
 	case validity <= 0:
-		why = expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()}
+		why = newTryError(s.key, nil, &expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()})
 	}
 	if why != nil {
-		_, _ = s.release(context.WithoutCancel(ctx), token)
-		return nil, errors.Join(notAcquiredError{keyError{key: s.key, err: why}}, nodeErr)
+		_, _ = s.release(withoutCancel(ctx), token)
+		if nodeErr == nil {
+			return nil, why
+		}
+		return nil, errors.Join(why, nodeErr)
 	}
 	return &Lease{
 		Key: s.key, Token: token, Start: start, Granted: granted,
 		Validity: validity, ValidUntil: start.Add(s.opts.TTL - s.opts.drift()),
 	}, nil
+}
+
+// withoutCancel is ctx without its cancellation and deadline
+// (context.WithoutCancel), or ctx itself when it has neither, which is the
+// same context to every call it reaches and costs no allocation (a failed
+// attempt gives its token back on every node with it).
+func withoutCancel(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); ok || ctx.Done() != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // Extend resets the TTL of the lease's keys to TTL on every node that still
@@ -338,12 +363,10 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 	if !l.Valid(start) {
 		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w", s.key, start.Sub(l.ValidUntil), ErrExpired)
 	}
-	ttlMs := s.opts.TTL.Milliseconds()
-	granted, nodeErr := s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, scripts.RedlockExtend, []string{s.key}, l.Token, ttlMs)
-		n, _ := v.(int64)
-		return err == nil && n == 1, err
-	})
+	fo := s.takeFanout(ctx, nodeExtend)
+	fo.keys = append(fo.keyBuf[:0], s.key)
+	fo.args = append(fo.argBuf[:0], l.Token, s.ttlArg)
+	granted, nodeErr := s.onAll(fo)
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
 	switch {
@@ -390,42 +413,112 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 // Unlock of the same lease does not and answers as a release of a lock no
 // longer held does.
 func (s *Spec) release(ctx context.Context, token string) (int, error) {
-	keys, args := []string{s.key}, []any{token}
+	fo := s.takeFanout(ctx, nodeRelease)
+	fo.keys = append(fo.keyBuf[:0], s.key)
+	fo.args = append(fo.argBuf[:0], token)
 	if !s.opts.NoReleaseLatch {
-		keys = append(keys, scripts.ReleaseLatchKey(s.key, token+":"+s.rt.NewID()))
-		args = append(args, s.opts.TTL.Milliseconds())
+		// scripts.ReleaseLatchKey(s.key, token+":"+id), in one concatenation.
+		fo.keys = append(fo.keys, s.latchPrefix+token+":"+s.rt.NewID())
+		fo.args = append(fo.args, s.ttlArg)
 	}
-	return s.onAll(func(c lock.Conn) (bool, error) {
-		v, err := c.Eval(ctx, scripts.SimpleRelease, keys, args...)
-		n, _ := v.(int64)
-		return err == nil && n == 1, err
-	})
+	return s.onAll(fo)
 }
 
-// onAll runs f against every node in parallel (one task per node, joined by
-// Runtime.Parallel) and returns how many returned true, with the nodes'
-// errors joined, each naming its node index.
-func (s *Spec) onAll(f func(c lock.Conn) (bool, error)) (int, error) {
-	oks := make([]bool, len(s.conns))
-	errs := make([]error, len(s.conns))
-	fs := make([]func(), len(s.conns))
-	for i, c := range s.conns {
-		fs[i] = func() {
-			ok, err := f(c)
-			oks[i] = ok
-			if err != nil {
-				errs[i] = fmt.Errorf("node %d: %w", i, err)
-			}
+// nodeCall is what a fan-out asks of every node.
+type nodeCall int
+
+const (
+	nodeSetNX   nodeCall = iota // SET key token NX PX ttl (scripts.SetNX)
+	nodeExtend                  // compare-and-PEXPIRE (scripts.RedlockExtend)
+	nodeRelease                 // compare-and-delete (scripts.SimpleRelease)
+)
+
+// fanout is one onAll call's state: the call and its arguments, and each
+// node's answer. Its tasks, closures made once per fanout, read them, so
+// that a call allocates neither closures nor result slices; a Spec keeps
+// its idle fanouts for the next call (takeFanout, onAll).
+type fanout struct {
+	s     *Spec
+	ctx   context.Context
+	call  nodeCall
+	token string   // nodeSetNX's
+	keys  []string // the scripts' KEYS and ARGV
+	args  []any
+	oks   []bool
+	errs  []error
+	tasks []func()
+	// keyBuf and argBuf back keys and args.
+	keyBuf [2]string
+	argBuf [2]any
+}
+
+// takeFanout returns an idle fanout of s (a new one if every one is in use)
+// set up for call under ctx.
+func (s *Spec) takeFanout(ctx context.Context, call nodeCall) *fanout {
+	s.mu.Lock()
+	var fo *fanout
+	if n := len(s.fanouts); n > 0 {
+		fo, s.fanouts = s.fanouts[n-1], s.fanouts[:n-1]
+	}
+	s.mu.Unlock()
+	if fo == nil {
+		n := len(s.conns)
+		fo = &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), tasks: make([]func(), n)}
+		for i := range fo.tasks {
+			fo.tasks[i] = func() { fo.run(i) }
 		}
 	}
-	s.rt.Parallel(fs...)
+	fo.ctx, fo.call = ctx, call
+	return fo
+}
+
+// run asks node i and notes its answer: whether it granted, extended or
+// released, and its error, naming the node.
+func (fo *fanout) run(i int) {
+	s, c := fo.s, fo.s.conns[i]
+	var ok bool
+	var err error
+	switch fo.call {
+	case nodeSetNX:
+		ok, err = scripts.SetNX[lock.ReplyError](fo.ctx, c, s.key, fo.token, s.opts.TTL.Milliseconds(), s.opts.PlainSetNX)
+	case nodeExtend, nodeRelease:
+		sc := scripts.SimpleRelease
+		if fo.call == nodeExtend {
+			sc = scripts.RedlockExtend
+		}
+		var v any
+		v, err = c.Eval(fo.ctx, sc, fo.keys, fo.args...)
+		n, _ := v.(int64)
+		ok = err == nil && n == 1
+	}
+	fo.oks[i] = ok
+	if err != nil {
+		fo.errs[i] = fmt.Errorf("node %d: %w", i, err)
+	}
+}
+
+// onAll runs fo's call against every node in parallel (one task per node,
+// joined by Runtime.Parallel) and returns how many answered true, with the
+// nodes' errors joined, each naming its node index. fo goes back to s's
+// idle fanouts, cleared; a call that never returns (a task panicked, or
+// the simulated world closed under it) just never gives it back.
+func (s *Spec) onAll(fo *fanout) (int, error) {
+	s.rt.Parallel(fo.tasks...)
 	n := 0
-	for _, ok := range oks {
+	for _, ok := range fo.oks {
 		if ok {
 			n++
 		}
 	}
-	return n, errors.Join(errs...)
+	err := errors.Join(fo.errs...)
+	clear(fo.oks)
+	clear(fo.errs)
+	clear(fo.argBuf[:])
+	fo.ctx, fo.token, fo.keys, fo.args = nil, "", nil, nil
+	s.mu.Lock()
+	s.fanouts = append(s.fanouts, fo)
+	s.mu.Unlock()
+	return n, err
 }
 
 // A failed TryLock's errors are formatted only when read: a RedLock client
@@ -433,6 +526,45 @@ func (s *Spec) onAll(f func(c lock.Conn) (bool, error)) (int, error) {
 // AcquireOutcome), so the fmt.Errorf calls they replace were spent for
 // nothing. Each reads as the fmt.Errorf it replaces and wraps the same
 // error (TestTryLockErrorsReadAsBefore).
+
+// tryError is a failed TryLock's reason, "redlock: KEY: " and the text of
+// its noQuorumError or expiredError, matching lock.ErrNotAcquired and
+// ErrNoQuorum or ErrExpired with errors.Is: what the
+// notAcquiredError{keyError{...}} it replaces read as and matched
+// (TestTryLockErrorsReadAsBefore: a keyError wrapped
+// the reason in "redlock: KEY: "), in one allocation, and none when
+// errors.Is walks it (a value's Unwrap() []error makes its slice on every
+// call, and traffic's outcome rules walk a failed attempt's error several
+// times). TryLock joins it with the nodes' errors when there are any.
+type tryError struct {
+	key      string
+	expired  bool // validity, not quorum, is the reason
+	quorum   noQuorumError
+	validity expiredError
+	errs     [2]error // what Unwrap returns
+}
+
+// newTryError is the failed attempt's error on key for want of a quorum
+// (q) or of validity (x): exactly one is set.
+func newTryError(key string, q *noQuorumError, x *expiredError) *tryError {
+	e := &tryError{key: key, errs: [2]error{ErrNoQuorum, lock.ErrNotAcquired}}
+	if q != nil {
+		e.quorum = *q
+	} else {
+		e.expired, e.validity, e.errs[0] = true, *x, ErrExpired
+	}
+	return e
+}
+
+func (e *tryError) Error() string {
+	if e.expired {
+		return "redlock: " + e.key + ": " + e.validity.Error()
+	}
+	return "redlock: " + e.key + ": " + e.quorum.Error()
+}
+
+// Unwrap exposes ErrNoQuorum or ErrExpired, and lock.ErrNotAcquired.
+func (e *tryError) Unwrap() []error { return e.errs[:] }
 
 // noQuorumError is "redlock: no quorum: G of N nodes granted, need Q",
 // wrapping ErrNoQuorum.
@@ -454,12 +586,16 @@ func (e expiredError) Error() string {
 
 func (e expiredError) Unwrap() error { return ErrExpired }
 
-// keyError is "redlock: KEY: " and err's text, wrapping err.
-type keyError struct {
-	key string
-	err error
+// triesError is Lock's error after its last try, "redlock: KEY: T tries
+// failed; last: " and the last try's error, wrapping it.
+type triesError struct {
+	key   string
+	tries int
+	last  error
 }
 
-func (e keyError) Error() string { return "redlock: " + e.key + ": " + e.err.Error() }
+func (e triesError) Error() string {
+	return "redlock: " + e.key + ": " + strconv.Itoa(e.tries) + " tries failed; last: " + fmt.Sprint(e.last)
+}
 
-func (e keyError) Unwrap() error { return e.err }
+func (e triesError) Unwrap() error { return e.last }

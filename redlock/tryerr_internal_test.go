@@ -19,14 +19,17 @@ func TestTryLockErrorsReadAsBefore(t *testing.T) {
 		why, old error
 		is       error
 	}{
-		{noQuorumError{granted: 2, nodes: 5, need: 3},
+		{newTryError("lk{1}", &noQuorumError{granted: 2, nodes: 5, need: 3}, nil),
 			fmt.Errorf("%w: %d of %d nodes granted, need %d", ErrNoQuorum, 2, 5, 3), ErrNoQuorum},
-		{expiredError{validity: -3 * time.Millisecond, elapsed: 1503 * time.Millisecond, ttl: 1500 * time.Millisecond, drift: 0},
+		{newTryError("lk{1}", nil, &expiredError{validity: -3 * time.Millisecond, elapsed: 1503 * time.Millisecond, ttl: 1500 * time.Millisecond, drift: 0}),
 			fmt.Errorf("%w: validity %v after %v elapsed (ttl %v, drift %v)", ErrExpired, -3*time.Millisecond, 1503*time.Millisecond, 1500*time.Millisecond, time.Duration(0)), ErrExpired},
 	}
 	for _, c := range cases {
 		for _, nerr := range []error{nil, nodeErr} {
-			got := errors.Join(notAcquiredError{keyError{key: "lk{1}", err: c.why}}, nerr)
+			got := c.why // TryLock's error when every node answered
+			if nerr != nil {
+				got = errors.Join(c.why, nerr)
+			}
 			want := errors.Join(notAcquiredError{fmt.Errorf("redlock: %s: %w", "lk{1}", c.old)}, nerr)
 			if got.Error() != want.Error() {
 				t.Errorf("text %q, want %q", got.Error(), want.Error())
@@ -43,5 +46,41 @@ func TestTryLockErrorsReadAsBefore(t *testing.T) {
 				t.Errorf("%q lost the node's error", got.Error())
 			}
 		}
+	}
+}
+
+// TestTriesErrorReadsAsBefore: Lock's error after its last try, formatted
+// when read, has the text of the fmt.Errorf it replaces and wraps the last
+// try's error.
+func TestTriesErrorReadsAsBefore(t *testing.T) {
+	last := errors.Join(newTryError("lk", &noQuorumError{granted: 1, nodes: 3, need: 2}, nil), errors.New("node 0: i/o timeout"))
+	got := error(triesError{key: "lk", tries: 3, last: last})
+	want := fmt.Errorf("redlock: %s: %d tries failed; last: %w", "lk", 3, last)
+	if got.Error() != want.Error() {
+		t.Errorf("text %q, want %q", got.Error(), want.Error())
+	}
+	for _, target := range []error{last, ErrNoQuorum, lock.ErrNotAcquired} {
+		if !errors.Is(got, target) {
+			t.Errorf("%q does not match %v", got.Error(), target)
+		}
+	}
+	if errors.Is(got, ErrExpired) {
+		t.Errorf("%q matches %v", got.Error(), ErrExpired)
+	}
+}
+
+// TestTryErrorMatchesWithoutAllocating: errors.Is walks a failed
+// attempt's error without allocating (traffic's outcome rules walk it
+// several times per failed attempt; a value's Unwrap() []error made a new
+// slice on every call).
+func TestTryErrorMatchesWithoutAllocating(t *testing.T) {
+	err := error(newTryError("lk", &noQuorumError{granted: 1, nodes: 3, need: 2}, nil))
+	allocs := testing.AllocsPerRun(100, func() {
+		if errors.Is(err, lock.ErrNotSynced) || !errors.Is(err, lock.ErrNotAcquired) || !errors.Is(err, ErrNoQuorum) {
+			t.Fatal("wrong match")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("errors.Is allocates %v times per walk", allocs)
 	}
 }

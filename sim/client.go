@@ -42,11 +42,12 @@ type Client struct {
 	pausedUntil time.Duration
 	latRNG      *rand.Rand
 	retryRNG    *rand.Rand
-	conns       map[string]int // node -> current connection number
+	links       map[*Node]*link // its connections to each node
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
 
 	parallelNames []string // parallelName's names
+	lastInt       intText  // the last int64 argument its requests sent, as text (argStrings)
 }
 
 // AddClient adds a client.
@@ -78,7 +79,7 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 		latRNG:   w.Rand("net-lat/" + cfg.Name),
 		retryRNG: w.Rand("retry/" + cfg.Name),
 		idRNG:    w.Rand("ids/" + cfg.Name),
-		conns:    map[string]int{},
+		links:    map[*Node]*link{},
 	}
 	w.clients[cfg.Name] = c
 	w.order = append(w.order, cfg.Name)
@@ -205,28 +206,40 @@ func (r clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
 func (r clientRuntime) Go(name string, f func()) { r.c.Go(name, f) }
 
 // Parallel runs each f as a process of the client and parks the caller
-// until the last one returns (it wakes the caller).
+// until the last one returns (it wakes the caller). The tasks share one
+// parallel value (their count and the caller's waiter) instead of a
+// wrapping closure each: a RedLock client runs a task per node per
+// request.
 func (r clientRuntime) Parallel(fs ...func()) {
 	if len(fs) == 0 {
 		return
 	}
 	w := r.c.w
-	wt := w.newWaiter("Parallel")
-	left := len(fs)
+	g := &parallel{left: len(fs)}
+	g.wt.p = w.self("Parallel")
 	// The tasks are part of the caller's op: their requests are its.
 	op := w.curOp()
 	for i, f := range fs {
-		p := w.spawn(r.c, r.c.parallelName(i), func() {
-			defer func() {
-				if left--; left == 0 {
-					wt.wake(nil)
-				}
-			}()
-			f()
-		})
+		p := w.spawn(r.c, r.c.parallelName(i), f)
 		p.partOf = op
+		p.par = g
 	}
-	wt.wait()
+	g.wt.wait()
+}
+
+// parallel is one Runtime.Parallel call: how many of its tasks have not
+// returned yet, and the caller's wait for the last.
+type parallel struct {
+	wt   waiter
+	left int
+}
+
+// taskDone counts a task of g that returned (or unwound); the last wakes
+// the caller.
+func (g *parallel) taskDone() {
+	if g.left--; g.left == 0 {
+		g.wt.wake(nil)
+	}
 }
 
 // parallelName is the name of a Parallel call's task i, "<client>/parallel-i",

@@ -110,11 +110,15 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a := &attempt{c: c, node: g.master, what: what, op: op, req: req, args: args, handle: handle}
+		a := &attempt{c: c, node: g.master, what: what, op: op, args: args, handle: handle}
+		if req != nil {
+			a.req, a.hasReq = *req, true
+		}
 		a.wt.p = w.self("Conn")
 		req.sentTo(a.node)
-		a.conn = c.conns[a.node.name]
-		c.sendOn(msgRequest, a.node, a.conn, what, op, (*attemptArrival)(a))
+		a.link = c.link(a.node)
+		a.conn = a.link.conn
+		c.sendOn(msgRequest, a.link, a.conn, what, op, (*attemptArrival)(a))
 		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
 		if req != nil && req.cancellable {
 			unwatch := w.watchCtx(ctx, &a.wt)
@@ -133,7 +137,7 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		}
 		// The connection is abandoned, as go-redis discards one whose read
 		// timed out; the request may still be applied, its reply is lost.
-		c.conns[a.node.name]++
+		w.net.abandon(c, a.link)
 	}
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
 }
@@ -143,12 +147,16 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 // act on, in one allocation; each event runs it as one of the runner types
 // below rather than through a closure of its own.
 type attempt struct {
-	c      *Client
-	node   *Node
-	conn   int
-	what   string
-	op     *opRun
-	req    *reqHandle
+	c    *Client
+	node *Node
+	link *link // c's connections to node
+	conn int   // the connection it went on
+	what string
+	op   *opRun
+	// req is a copy of the request's req record handle (hasReq: it has
+	// one), so that the caller's stays where it is.
+	req    reqHandle
+	hasReq bool
 	args   []string // the command, when handle is nil
 	handle handler
 	wt     waiter
@@ -223,9 +231,11 @@ func (x *attemptArrival) run() {
 func (ar *arrival) answer(v any, err error) {
 	a := ar.a
 	ar.refused = refusedUnrun(err)
-	a.req.applied(ar.ran, err)
+	if a.hasReq {
+		a.req.applied(ar.ran, err)
+	}
 	ar.v, ar.err = v, err
-	a.c.sendOn(msgReply, a.node, a.conn, a.what, a.op, (*arrivalReply)(ar))
+	a.c.sendOn(msgReply, a.link, a.conn, a.what, a.op, (*arrivalReply)(ar))
 }
 
 func (x *arrivalReply) run() {
@@ -240,22 +250,67 @@ func (x *arrivalReply) run() {
 func (x *attemptTimeout) run() { x.wt.wake(nil) }
 
 func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
-	c.sendOn(kind, node, c.conns[node.name], what, op, runFunc(deliver))
+	l := c.link(node)
+	c.sendOn(kind, l, l.conn, what, op, runFunc(deliver))
 }
 
-// sendOn sends on connection number conn to node a message that belongs to
-// op (nil: to none). A crashed client sends nothing.
-func (c *Client) sendOn(kind msgKind, node *Node, conn int, what string, op *opRun, deliver runner) {
+// sendOn sends on connection number conn of link l (to its node) a message
+// that belongs to op (nil: to none). A crashed client sends nothing.
+func (c *Client) sendOn(kind msgKind, l *link, conn int, what string, op *opRun, deliver runner) {
 	if c.crashed && kind == msgRequest {
 		return
 	}
-	c.w.net.send(kind, c, node, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+	c.w.net.send(kind, c, l, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+}
+
+// link is a client's connections to one node: the number of the current
+// one (go-redis opens a new connection after a read timed out, so a retry
+// is not queued behind the request it replaces) and, for each direction of
+// it, when its last message arrives, which keeps it FIFO (Network.send).
+// The arrival times of the connections before it are in Network.lastDue.
+// A client's request finds its link once (Client.link), and the reply to
+// it goes back on the same: no lookup by name per message.
+type link struct {
+	node *Node
+	conn int
+	due  [2]time.Duration // by fifoDir
+}
+
+// fifoDir is the index of a direction in link.due: requests go to the
+// node, replies and pub/sub pushes come back.
+func fifoDir(kind msgKind) int {
+	if kind == msgRequest {
+		return 0
+	}
+	return 1
+}
+
+// link returns c's link to node n, made on first use (connection 0).
+func (c *Client) link(n *Node) *link {
+	l, ok := c.links[n]
+	if !ok {
+		l = &link{node: n}
+		c.links[n] = l
+	}
+	return l
 }
 
 // simConn is the simulation's lock.Conn.
 type simConn struct {
 	c *Client
 	g *Group
+	// name and lower are the last command Do sent and its name in lower
+	// case (lowerName), for the next, which is nearly always the same.
+	name, lower string
+}
+
+// lowerName is the lower-case name of command name (lowerName), kept from
+// the last call.
+func (s *simConn) lowerName(name string) string {
+	if name != s.name || s.lower == "" {
+		s.name, s.lower = name, lowerName(name)
+	}
+	return s.lower
 }
 
 func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
@@ -264,12 +319,12 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd := make([]string, 3+len(keys)+len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
-	if err := argStrings(cmd[3+len(keys):], args); err != nil {
+	if err := argStrings(cmd[3+len(keys):], args, &s.c.lastInt); err != nil {
 		return nil, err
 	}
 	// The req record's arguments share cmd's keys and arguments, which
 	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
-	h := s.c.beginReq(s.g.name, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
+	h := s.c.beginReqTo(s.g, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
 	v, err := s.command(ctx, &h, "evalsha", cmd)
 	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
@@ -280,15 +335,15 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 }
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
-	argv, err := ArgStrings(args)
-	if err != nil {
+	argv := make([]string, len(args))
+	if err := argStrings(argv, args, &s.c.lastInt); err != nil {
 		return nil, err
 	}
 	if len(argv) == 0 {
 		return nil, errors.New("sim: Do: empty command")
 	}
-	what := lowerName(argv[0])
-	h := s.c.beginReq(s.g.name, what, argv[1:])
+	what := s.lowerName(argv[0])
+	h := s.c.beginReqTo(s.g, what, argv[1:])
 	v, err := s.command(ctx, &h, what, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
@@ -308,14 +363,34 @@ func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args
 // simulation and on real servers.
 func ArgStrings(args []any) ([]string, error) {
 	out := make([]string, len(args))
-	if err := argStrings(out, args); err != nil {
+	if err := argStrings(out, args, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// argStrings is ArgStrings into out (of args' length).
-func argStrings(out []string, args []any) error {
+// intText is an int64 and its decimal text, kept for the next argument
+// (the lease in milliseconds, which a client sends in most requests).
+type intText struct {
+	v  int64
+	s  string
+	ok bool
+}
+
+// format is v in decimal, from the last value kept when it is the same.
+func (t *intText) format(v int64) string {
+	if t == nil {
+		return strconv.FormatInt(v, 10)
+	}
+	if !t.ok || t.v != v {
+		*t = intText{v: v, s: strconv.FormatInt(v, 10), ok: true}
+	}
+	return t.s
+}
+
+// argStrings is ArgStrings into out (of args' length); last, when not
+// nil, keeps the last int64 argument's text for the next call.
+func argStrings(out []string, args []any, last *intText) error {
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
@@ -325,7 +400,7 @@ func argStrings(out []string, args []any) error {
 		case int:
 			out[i] = strconv.Itoa(v)
 		case int64:
-			out[i] = strconv.FormatInt(v, 10)
+			out[i] = last.format(v)
 		case uint64:
 			out[i] = strconv.FormatUint(v, 10)
 		case int32:
@@ -364,6 +439,16 @@ func (c *Client) beginReq(group, op string, args []string) reqHandle {
 	if g, ok := c.w.groups[group]; ok {
 		node = g.master.name
 	}
+	return c.beginReqOn(node, op, args)
+}
+
+// beginReqTo is beginReq for a group the caller holds.
+func (c *Client) beginReqTo(g *Group, op string, args []string) reqHandle {
+	return c.beginReqOn(g.master.name, op, args)
+}
+
+// beginReqOn opens a req record naming node.
+func (c *Client) beginReqOn(node, op string, args []string) reqHandle {
 	idx := c.w.hist.add(history.Record{Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
 	return reqHandle{w: c.w, idx: idx}
 }
@@ -410,7 +495,7 @@ func (h reqHandle) endReq(v any, err error) {
 	re, isReply := asReply(err)
 	switch {
 	case err == nil:
-		r.Outcome, r.Result = history.OutcomeOK, history.FormatReply(v)
+		r.Outcome, r.Result = history.OutcomeOK, h.w.formatReply(v)
 	case isReply:
 		r.Outcome, r.Result = history.OutcomeError, string(re)
 	default:
@@ -418,6 +503,27 @@ func (h reqHandle) endReq(v any, err error) {
 		return
 	}
 	r.End = &h.w.hist.ints(int64(h.w.now))[0]
+}
+
+// formatReply is history.FormatReply(v), a string reply's from the last
+// one kept when it is the same string: the replies of a lock's requests
+// repeat (a contender's SET ... GET answers the holder's token from every
+// node, a status OK), and each quoting is an allocation.
+func (w *World) formatReply(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return history.FormatReply(v)
+	}
+	if !w.lastReply.ok || w.lastReply.s != s {
+		w.lastReply = quotedReply{s: s, q: history.FormatReply(s), ok: true}
+	}
+	return w.lastReply.q
+}
+
+// quotedReply is a string reply and its text in a req record.
+type quotedReply struct {
+	s, q string
+	ok   bool
 }
 
 // refusedUnrun reports whether err is a reply by which a node refused a

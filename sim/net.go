@@ -191,7 +191,7 @@ type Network struct {
 	w          *World
 	rules      []*Rule
 	partitions []*partition
-	lastDue    map[fifoKey]time.Duration // when the last message of a connection's direction arrives
+	lastDue    map[fifoKey]time.Duration // when the last message of an abandoned connection's direction arrives (link.due: a current one's)
 	faultRNG   map[string]*rand.Rand     // by link ("from>to")
 	free       []*delivery               // deliveries that arrived, for new messages
 }
@@ -379,13 +379,13 @@ func (n *Network) rng(link string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, c *Client, nd *Node, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
+func (n *Network) send(kind msgKind, c *Client, l *link, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
+	nd := l.node
 	client, node := c.name, nd.name
 	from, to := client, node
 	if kind != msgRequest {
 		from, to = node, client
 	}
-	fifo := fifoKey{client: c, node: nd, conn: conn, toNode: kind == msgRequest}
 	if n.cut(from, to) {
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
@@ -395,18 +395,45 @@ func (n *Network) send(kind msgKind, c *Client, nd *Node, conn int, lat time.Dur
 		return
 	}
 	lat += f.extra
-	deliverAt := func(lat time.Duration) {
-		due := max(n.w.now+lat, n.lastDue[fifo])
-		n.lastDue[fifo] = due
-		d := n.delivery()
-		*d = delivery{n: n, kind: kind, from: from, to: to, client: client, node: node, what: what, deliver: deliver}
-		n.w.post(due, d)
+	// The connection's last arrival in this direction: the link's for its
+	// current connection, the network's for an abandoned one.
+	due, abandoned := &l.due[fifoDir(kind)], conn != l.conn
+	var old fifoKey
+	var oldDue time.Duration
+	if abandoned {
+		old = fifoKey{client: c, node: nd, conn: conn, toNode: kind == msgRequest}
+		oldDue = n.lastDue[old]
+		due = &oldDue
 	}
-	deliverAt(lat)
+	m := delivery{n: n, kind: kind, from: from, to: to, client: client, node: node, what: what, deliver: deliver}
+	n.post(due, lat, m)
 	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
-		deliverAt(lat)
+		n.post(due, lat, m)
 	}
+	if abandoned {
+		n.lastDue[old] = oldDue
+	}
+}
+
+// post delivers m after lat, and not before the last message of its
+// connection's direction, whose arrival *due it then becomes.
+func (n *Network) post(due *time.Duration, lat time.Duration, m delivery) {
+	*due = max(n.w.now+lat, *due)
+	d := n.delivery()
+	*d = m
+	n.w.post(*due, d)
+}
+
+// abandon drops c's current connection of l (go-redis discards one whose
+// read timed out): its messages still on the way keep their order
+// (lastDue), and the next go on a new connection.
+func (n *Network) abandon(c *Client, l *link) {
+	for dir, due := range l.due {
+		n.lastDue[fifoKey{client: c, node: l.node, conn: l.conn, toNode: dir == 0}] = due
+	}
+	l.conn++
+	l.due = [2]time.Duration{}
 }
 
 // delivery is a message on its way: at its time it is lost if a partition

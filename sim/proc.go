@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"runtime/debug"
-	"slices"
 	"time"
 )
 
@@ -32,6 +31,12 @@ type proc struct {
 	// (World.curOp).
 	ops    []*opRun
 	partOf *opRun
+	// par is the Runtime.Parallel call this process is a task of: its
+	// body's return (or unwinding) counts down there.
+	par *parallel
+	// prev and next link the world's live processes in the order they
+	// were spawned (World.live).
+	prev, next *proc
 }
 
 // procWake resumes its process as an event (the runner of every event that
@@ -48,20 +53,53 @@ type errKilled struct{}
 // current time (after the running process, if any, parks).
 // A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
-	p := &proc{w: w, name: name, client: c}
+	var p *proc
+	if n := len(w.freeProcs); n > 0 {
+		p, w.freeProcs = w.freeProcs[n-1], w.freeProcs[:n-1]
+		*p = proc{w: w, name: name, client: c}
+	} else {
+		p = &proc{w: w, name: name, client: c}
+	}
 	if w.closed || (c != nil && c.crashed) {
 		p.done = true
 		return p
 	}
-	if len(w.procs) >= 1024 && len(w.procs)&(len(w.procs)-1) == 0 {
-		// Forget finished processes now and then, so long runs stay small.
-		w.procs = slices.DeleteFunc(w.procs, func(q *proc) bool { return q.done })
-	}
-	w.procs = append(w.procs, p)
+	w.live.add(p)
 	p.carrier = w.carrierFor(p)
 	p.body = f
 	w.post(w.now, (*procWake)(p))
 	return p
+}
+
+// procList is the world's live processes (spawned, not yet ended) in the
+// order they were spawned, which is the order Close ends them in: a list
+// through the processes themselves, so that a process leaves it when it
+// ends, without a scan (a RedLock client spawns a process per node per
+// request).
+type procList struct{ head, tail *proc }
+
+func (l *procList) add(p *proc) {
+	p.prev, p.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = p
+	} else {
+		l.head = p
+	}
+	l.tail = p
+}
+
+func (l *procList) remove(p *proc) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else if l.head == p {
+		l.head = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else if l.tail == p {
+		l.tail = p.prev
+	}
+	p.prev, p.next = nil, nil
 }
 
 // carrier is a coroutine (iter.Pull) that runs processes one after
@@ -89,6 +127,7 @@ func (w *World) carrierFor(p *proc) *carrier {
 		c.resume, c.stop = iter.Pull(func(yield func(struct{}) bool) {
 			for {
 				w.runProc(c.p, yield)
+				w.recycle(c.p)
 				c.p = nil
 				w.idle = append(w.idle, c)
 				if !yield(struct{}{}) {
@@ -99,6 +138,22 @@ func (w *World) carrierFor(p *proc) *carrier {
 	}
 	c.p = p
 	return c
+}
+
+// recycle keeps p, which has just ended, for spawn to reuse when nothing
+// can refer to it any more: a Runtime.Parallel task (a RedLock client
+// runs one per node per request) that began no op of its own (an op's
+// record keeps the process that began it, opRun.proc). Every wake of a
+// process answers one park (a waiter fires once, a sleep's timer is its
+// own), and a process ends only while it runs, so no queued event resumes
+// an ended one; its waiters have all fired, so a late reply or timeout
+// finds them fired and wakes nothing.
+func (w *World) recycle(p *proc) {
+	if p.par == nil || cap(p.ops) != 0 || w.closed {
+		return
+	}
+	*p = proc{}
+	w.freeProcs = append(w.freeProcs, p)
 }
 
 // runProc runs p's body on the current carrier, whose yield parks it. A
@@ -113,10 +168,22 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 		}
 		p.done = true
 		p.body = nil
+		w.live.remove(p)
 	}()
 	if !p.killed {
-		p.body()
+		if p.par != nil {
+			p.runTask()
+		} else {
+			p.body()
+		}
 	}
+}
+
+// runTask runs the body of a Runtime.Parallel task, counting its return
+// (or unwinding, a panic included) on its call.
+func (p *proc) runTask() {
+	defer p.par.taskDone()
+	p.body()
 }
 
 // switchTo hands the baton to p and waits until p parks or ends.

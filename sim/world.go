@@ -28,10 +28,12 @@ type World struct {
 	free  []*event // posted events that have run, for post to reuse
 
 	current *proc
-	procs   []*proc
+	live    procList   // processes spawned and not ended, in spawn order
 	idle    []*carrier // carriers whose process ended, for spawn to reuse
-	err     error
-	closed  bool
+	// freeProcs are ended processes spawn may reuse (recycle).
+	freeProcs []*proc
+	err       error
+	closed    bool
 
 	nodes   map[string]*Node
 	groups  map[string]*Group
@@ -45,6 +47,7 @@ type World struct {
 	triggers []*trigger
 
 	evalNames map[*lock.Script]string // "eval:" + a script's name (evalName)
+	lastReply quotedReply             // the last string reply a req record quoted (formatReply)
 
 	// ctxWaits are the waits that end with their context (ctxwait.go), in
 	// the order they began.
@@ -217,10 +220,13 @@ func (w *World) Close() {
 	}
 	w.closed = true
 	w.recordUnfired()
-	for _, p := range w.procs {
+	// Each process ends (and leaves the list) as it unwinds; nothing new
+	// starts once the world is closed.
+	for p := w.live.head; p != nil; p = w.live.head {
+		p.killed = true
+		w.switchTo(p)
 		if !p.done {
-			p.killed = true
-			w.switchTo(p)
+			w.live.remove(p) // cannot happen: an unwound process has ended
 		}
 	}
 	w.stopIdle()
