@@ -41,28 +41,71 @@ func (c linConfig) key() uint64 {
 // linFrontier collects configurations, merging those with the same
 // linearized operations and the same armed operations into one whose state
 // set is the union of theirs (exact: see linCarry).
+//
+// A frontier is nearly always a handful of configurations, and one is made
+// per call and return of a window: its configurations are found by a scan
+// of their keys, and only one that outgrows frontierScan indexes them in a
+// map. Either way the first configuration (in the order they were added)
+// with the key that matches is the one found, so the index changes no
+// result.
 type linFrontier struct {
-	byKey map[uint64][]int
+	keys  []uint64 // keys[i] is cfgs[i]'s key (add's, or seenAdd's)
 	cfgs  []linConfig
+	byKey map[uint64][]int // the indices of cfgs by key, once there are more than frontierScan
 }
 
-func newFrontier() *linFrontier { return &linFrontier{byKey: map[uint64][]int{}} }
+// frontierScan is how many configurations a frontier finds by a scan.
+const frontierScan = 16
+
+func newFrontier() *linFrontier { return &linFrontier{} }
+
+// find returns the index of the first configuration with key k that match
+// accepts, or -1.
+func (f *linFrontier) find(k uint64, match func(g *linConfig) bool) int {
+	if f.byKey == nil {
+		for i, ki := range f.keys {
+			if ki == k && match(&f.cfgs[i]) {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, i := range f.byKey[k] {
+		if match(&f.cfgs[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// insert appends c with key k.
+func (f *linFrontier) insert(k uint64, c linConfig) {
+	f.keys = append(f.keys, k)
+	f.cfgs = append(f.cfgs, c)
+	switch {
+	case f.byKey != nil:
+		f.byKey[k] = append(f.byKey[k], len(f.cfgs)-1)
+	case len(f.cfgs) > frontierScan:
+		f.byKey = make(map[uint64][]int, len(f.keys))
+		for i, ki := range f.keys {
+			f.byKey[ki] = append(f.byKey[ki], i)
+		}
+	}
+}
 
 func (f *linFrontier) add(c linConfig) {
 	k := mix(c.key(), uint64(len(c.st.armed)))
-	for _, i := range f.byKey[k] {
-		g := &f.cfgs[i]
-		if slices.Equal(g.lin, c.lin) && slices.Equal(g.st.armed, c.st.armed) {
-			set := slices.Clone(g.st.set)
-			for _, x := range c.st.set {
-				set, _ = addState(set, x)
-			}
-			g.st = &linState{set: set, armed: g.st.armed}
-			return
-		}
+	i := f.find(k, func(g *linConfig) bool { return slices.Equal(g.lin, c.lin) && slices.Equal(g.st.armed, c.st.armed) })
+	if i < 0 {
+		f.insert(k, c)
+		return
 	}
-	f.byKey[k] = append(f.byKey[k], len(f.cfgs))
-	f.cfgs = append(f.cfgs, c)
+	g := &f.cfgs[i]
+	set := slices.Clone(g.st.set)
+	for _, x := range c.st.set {
+		set, _ = addState(set, x)
+	}
+	g.st = &linState{set: set, armed: g.st.armed}
 }
 
 // frontierEnds computes every state the lock can be in after win (one
@@ -242,13 +285,9 @@ func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
 // operations, equal state) is there; it reports whether y was new.
 func seenAdd(seen *linFrontier, y linConfig) bool {
 	k := mix(y.key(), y.st.hash())
-	for _, i := range seen.byKey[k] {
-		g := seen.cfgs[i]
-		if slices.Equal(g.lin, y.lin) && g.st.equal(y.st) {
-			return false
-		}
+	if seen.find(k, func(g *linConfig) bool { return slices.Equal(g.lin, y.lin) && g.st.equal(y.st) }) >= 0 {
+		return false
 	}
-	seen.byKey[k] = append(seen.byKey[k], len(seen.cfgs))
-	seen.cfgs = append(seen.cfgs, y)
+	seen.insert(k, y)
 	return true
 }

@@ -295,7 +295,10 @@ func (s *Spec) retryDelay() time.Duration {
 // newToken returns a value unique to one acquisition: a fresh Runtime id
 // (in the simulation it names the client) and 64 random bits.
 func (s *Spec) newToken() string {
-	return s.rt.NewID() + "." + strconv.FormatUint(s.rnd.uint64(), 36)
+	id := s.rt.NewID()
+	var buf [64]byte // on the stack for any usual id: one allocation, the token
+	b := append(append(buf[:0], id...), '.')
+	return string(strconv.AppendUint(b, s.rnd.uint64(), 36))
 }
 
 // TryLock makes one acquisition attempt: SET key token NX PX ttl on every

@@ -46,8 +46,9 @@ type Client struct {
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
 
-	parallelNames []string // parallelName's names
-	lastInt       intText  // the last int64 argument its requests sent, as text (argStrings)
+	parallelNames []string    // parallelName's names
+	lastInt       intText     // the last int64 argument its requests sent, as text (argStrings)
+	parFree       []*parallel // parallel values of returned Parallel calls, for the next
 }
 
 // AddClient adds a client.
@@ -215,7 +216,7 @@ func (r clientRuntime) Parallel(fs ...func()) {
 		return
 	}
 	w := r.c.w
-	g := &parallel{left: len(fs)}
+	g := r.c.newParallel(len(fs))
 	g.wt.p = w.self("Parallel")
 	// The tasks are part of the caller's op: their requests are its.
 	op := w.curOp()
@@ -225,6 +226,19 @@ func (r clientRuntime) Parallel(fs ...func()) {
 		p.par = g
 	}
 	g.wt.wait()
+	r.c.parFree = append(r.c.parFree, g) // nothing refers to it any more
+}
+
+// newParallel is a parallel value for n tasks, one that an earlier
+// Parallel call of c's returned, or a new one.
+func (c *Client) newParallel(n int) *parallel {
+	if k := len(c.parFree); k > 0 {
+		g := c.parFree[k-1]
+		c.parFree = c.parFree[:k-1]
+		*g = parallel{left: n}
+		return g
+	}
+	return &parallel{left: n}
 }
 
 // parallel is one Runtime.Parallel call: how many of its tasks have not
