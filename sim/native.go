@@ -366,29 +366,25 @@ func nativeReentrantUnlock(e *luaEngine, keys, argv []string) (any, error) {
 
 // nativeReentrantRenew is reentrant_renew.lua.
 func nativeReentrantRenew(e *luaEngine, keys, argv []string) (any, error) {
-	r, err := e.callN("HEXISTS", keys[0], argv[1])
-	if err != nil {
-		return nil, err
-	}
-	if !r.isInt(1) {
-		return luaNumber(0), nil
-	}
-	if _, err := e.callN("PEXPIRE", keys[0], argv[0]); err != nil {
-		return nil, err
-	}
-	return luaNumber(1), nil
+	return e.oneThen([]string{"HEXISTS", keys[0], argv[1]}, []string{"PEXPIRE", keys[0], argv[0]})
 }
 
 // nativeReentrantForceUnlock is reentrant_force_unlock.lua.
 func nativeReentrantForceUnlock(e *luaEngine, keys, argv []string) (any, error) {
-	r, err := e.callN("DEL", keys[0])
+	return e.oneThen([]string{"DEL", keys[0]}, []string{"PUBLISH", keys[1], argv[0]})
+}
+
+// oneThen is the scripts' "if redis.call(test) == 1 then
+// redis.call(then); return 1 end; return 0".
+func (e *luaEngine) oneThen(test, then []string) (any, error) {
+	r, err := e.callN(test...)
 	if err != nil {
 		return nil, err
 	}
 	if !r.isInt(1) {
 		return luaNumber(0), nil
 	}
-	if _, err := e.callN("PUBLISH", keys[1], argv[0]); err != nil {
+	if _, err := e.callN(then...); err != nil {
 		return nil, err
 	}
 	return luaNumber(1), nil
