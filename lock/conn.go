@@ -31,7 +31,9 @@ import (
 // been applied (IsUnknown reports true for it).
 type Conn interface {
 	// Eval runs script with KEYS and ARGV, by SHA first and by source when the
-	// node answers NOSCRIPT, as Redisson and go-redis do.
+	// node answers NOSCRIPT, as Redisson and go-redis do. Neither Eval nor Do
+	// may keep keys or args after it returns: callers reuse them
+	// (redlock.Spec's fan-out to every node does).
 	Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error)
 	// Do runs one command, for example WAIT or PTTL.
 	Do(ctx context.Context, args ...any) (any, error)

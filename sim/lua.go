@@ -116,8 +116,9 @@ func newLuaEngine(n *Node) *luaEngine {
 }
 
 // state is the node's Lua state, made at the first script the node
-// interprets: with the lock library's scripts run as their twins, most
-// runs never need one, and making one (libraries, the redis module,
+// interprets (or a twin's tonumber of a value that is not a plain
+// decimal): with the lock library's scripts run as their twins, most runs
+// never need one, and making one (libraries, the redis module,
 // protected globals) was 2.6% of a report's CPU. It is made the same way
 // whenever it is made, and nothing simulated depends on when.
 func (e *luaEngine) state() (*lua.LState, error) {

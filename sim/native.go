@@ -33,7 +33,7 @@ package sim
 // two nodes, and requires equal replies, key spaces, histories and
 // replication after every script. LuaInterpreted runs every script through
 // the Lua runner, so a whole scenario can be replayed without the twins
-// (TestScenariosSameWithoutNatives).
+// (TestScenariosSameWithoutTwins).
 //
 // The read-write lock's scripts have no twin: they loop over hash fields
 // and build key names, their runs are a small share of any workload, and a
@@ -91,6 +91,17 @@ var twins = []struct {
 	{scripts.SimpleObtain, "5b07cea9d8c080e1f382948a64290532a192cc27", fitsAtLeast(1, 2), nativeSimpleObtain},
 	{scripts.SimpleRefresh, "7a418abce43670d275ef05a9d9811d2eafe7ad2c", fitsAtLeast(1, 2), nativeCompareAndPexpire},
 	{scripts.RedlockExtend, "fbd3cf14b540ee81668989aec655a05a70e1f23a", fitsAtLeast(1, 2), nativeCompareAndPexpire},
+}
+
+// TwinnedScripts lists the names (lock.Script.Name) of the scripts that
+// LuaFast runs as their Go twins, in a fixed order: the scripts whose runs
+// a history shows as "eval:<name>" req records.
+func TwinnedScripts() []string {
+	out := make([]string, len(twins))
+	for i, t := range twins {
+		out[i] = t.sc.Name
+	}
+	return out
 }
 
 func fitsAtLeast(nkeys, nargv int) func(keys, argv []string) bool {
