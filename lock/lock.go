@@ -127,7 +127,8 @@ type Client struct {
 // state changed by hook to CLOSED", and the latch stays for its TTL). A
 // request under way ends within the Conn's own timeouts (go-redis's
 // ReadTimeout and retries), so Close may wait that long for a node that
-// does not answer.
+// does not answer. In the simulation, as every call of a lock, Close runs
+// inside a process of the world (it may sleep there while a request ends).
 func (c *Client) Close() error {
 	defer c.waitRequests()
 	c.mu.Lock()

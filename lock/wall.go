@@ -41,7 +41,8 @@ func (WallRuntime) Go(_ string, f func()) { go f() }
 // is one Parallel call, and a fresh goroutine's small stack grows by
 // copying on the way down go-redis's call path (runtime.copystack was the
 // largest item of the spec's CPU profile on redis-server after the system
-// calls); the caller's stack has grown already.
+// calls); the caller's stack has grown already. Parallel returns, or
+// passes on a panic of the last f, only once every f has returned.
 func (WallRuntime) Parallel(fs ...func()) {
 	if len(fs) == 0 {
 		return
@@ -54,8 +55,8 @@ func (WallRuntime) Parallel(fs ...func()) {
 			f()
 		}()
 	}
+	defer wg.Wait() // a panic of the last f still waits for the others
 	fs[len(fs)-1]()
-	wg.Wait()
 }
 
 // NewID implements Runtime.

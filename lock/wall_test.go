@@ -44,3 +44,26 @@ func TestWallParallelRunsAllAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestWallParallelPanicWaitsForOthers: a panic of the last f, which runs
+// in the caller's goroutine, reaches the caller only once the other fs
+// have returned, so that nothing of the call is still running when the
+// caller recovers.
+func TestWallParallelPanicWaitsForOthers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var other atomic.Bool
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the last f's panic did not reach the caller")
+			}
+			if !other.Load() {
+				t.Error("the panic reached the caller while another f was still running")
+			}
+		}()
+		lock.WallRuntime{}.Parallel(
+			func() { time.Sleep(50 * time.Millisecond); other.Store(true) },
+			func() { panic("last") },
+		)
+	}()
+}
