@@ -144,6 +144,13 @@ func (h *History) add(r history.Record) int {
 		h.chunks = append(h.chunks, firstChunkSlice())
 	case (last > 0 && len(h.chunks[last]) == chunkSize) || len(h.chunks[last]) == firstChunk:
 		h.chunks = append(h.chunks, make([]history.Record, 0, chunkSize))
+	case last == 0 && len(h.chunks[0]) == cap(h.chunks[0]):
+		// The first chunk doubles, but never past firstChunk: append's
+		// growth could take it beyond, and Recycle refuses such a chunk.
+		c := h.chunks[0]
+		grown := make([]history.Record, len(c), min(max(2*cap(c), 64), firstChunk))
+		copy(grown, c)
+		h.chunks[0] = grown
 	}
 	last := len(h.chunks) - 1
 	h.chunks[last] = append(h.chunks[last], r)

@@ -31,3 +31,26 @@ func TestRecycleKeepsWholeChunk(t *testing.T) {
 	}
 	t.Fatal("no chunk came back from the pool in 20 attempts")
 }
+
+// TestFirstChunkNeverPastItsSize: the first chunk grows up to firstChunk
+// records and no further (append's own growth could pass it, and Recycle
+// refuses a chunk larger than firstChunk); the records after it go to
+// chunks of chunkSize.
+func TestFirstChunkNeverPastItsSize(t *testing.T) {
+	h := &History{}
+	for i := range firstChunk + 10 {
+		h.add(history.Record{Kind: history.KindOp})
+		if c := cap(h.chunks[0]); c > firstChunk {
+			t.Fatalf("after %d records the first chunk has capacity %d, more than %d", i+1, c, firstChunk)
+		}
+	}
+	if len(h.chunks) != 2 || len(h.chunks[0]) != firstChunk || len(h.chunks[1]) != 10 {
+		t.Fatalf("chunks of %d and %d records", len(h.chunks[0]), len(h.chunks[len(h.chunks)-1]))
+	}
+	recs := h.Records()
+	for i, r := range recs {
+		if r.Seq != i {
+			t.Fatalf("record %d has Seq %d", i, r.Seq)
+		}
+	}
+}
