@@ -27,29 +27,19 @@ func (n *Node) NativeRuns() int { return n.nativeRuns }
 
 // PlantNativeBug replaces a script's twin by a wrong one, a control for
 // the differential tests, until restore is called:
-//   - "unlock-forgets-publish": reentrant_unlock's twin releases the last
-//     hold without publishing the release message;
+//   - "unlock-publishes-elsewhere": reentrant_unlock's twin publishes its
+//     release message on another channel than KEYS[2], so waiters never
+//     hear of the release;
 //   - "renew-anyones-lock": reentrant_renew's twin resets the TTL without
 //     checking the holder.
 func PlantNativeBug(bug string) (restore func()) {
 	var sc, run = "", (func(e *luaEngine, keys, argv []string) (any, error))(nil)
 	switch bug {
-	case "unlock-forgets-publish":
+	case "unlock-publishes-elsewhere":
 		sc, run = scripts.ReentrantUnlock.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
-			r, err := e.callN("HEXISTS", keys[0], argv[2])
-			if err != nil || r.isInt(0) {
-				return nil, err
-			}
-			left, err := e.callN("HINCRBY", keys[0], argv[2], "-1")
-			if err != nil {
-				return nil, err
-			}
-			if left.i > 0 {
-				_, err = e.callN("PEXPIRE", keys[0], argv[1])
-				return luaNumber(0), err
-			}
-			_, err = e.callN("DEL", keys[0])
-			return luaNumber(1), err
+			elsewhere := append([]string(nil), keys...)
+			elsewhere[1] += "-elsewhere"
+			return nativeReentrantUnlock(e, elsewhere, argv)
 		}
 	case "renew-anyones-lock":
 		sc, run = scripts.ReentrantRenew.SHA, func(e *luaEngine, keys, argv []string) (any, error) {

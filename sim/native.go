@@ -395,10 +395,16 @@ func (e *luaEngine) oneThen(test, then []string) (any, error) {
 	if !r.isInt(1) {
 		return luaNumber(0), nil
 	}
-	if _, err := e.callN(then...); err != nil {
+	return e.callThen(1, then...)
+}
+
+// callThen runs one redis.call (args) and returns the Lua number n, or
+// the call's error reply: a script's "redis.call(...); return n".
+func (e *luaEngine) callThen(n int, args ...string) (any, error) {
+	if _, err := e.callN(args...); err != nil {
 		return nil, err
 	}
-	return luaNumber(1), nil
+	return luaNumber(n), nil
 }
 
 // nativeSimpleRelease is simple_release.lua.
@@ -409,15 +415,13 @@ func nativeSimpleRelease(e *luaEngine, keys, argv []string) (any, error) {
 	}
 	latched := len(keys) >= 2
 	if r.isBulk(argv[0]) {
+		if !latched {
+			return e.callThen(1, "DEL", keys[0])
+		}
 		if _, err := e.callN("DEL", keys[0]); err != nil {
 			return nil, err
 		}
-		if latched {
-			if _, err := e.callN("SET", keys[1], "1", "PX", argv[1]); err != nil {
-				return nil, err
-			}
-		}
-		return luaNumber(1), nil
+		return e.callThen(1, "SET", keys[1], "1", "PX", argv[1])
 	}
 	if latched {
 		r, err := e.callN("EXISTS", keys[1])
@@ -438,16 +442,10 @@ func nativeSimpleObtain(e *luaEngine, keys, argv []string) (any, error) {
 		return nil, err
 	}
 	if r.kind == fastNil {
-		if _, err := e.callN("SET", keys[0], argv[0], "PX", argv[1]); err != nil {
-			return nil, err
-		}
-		return luaNumber(1), nil
+		return e.callThen(1, "SET", keys[0], argv[0], "PX", argv[1])
 	}
 	if r.isBulk(argv[0]) {
-		if _, err := e.callN("PEXPIRE", keys[0], argv[1]); err != nil {
-			return nil, err
-		}
-		return luaNumber(2), nil
+		return e.callThen(2, "PEXPIRE", keys[0], argv[1])
 	}
 	return luaNumber(0), nil
 }

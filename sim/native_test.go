@@ -157,7 +157,7 @@ func TestNativeCatchesPlantedBug(t *testing.T) {
 		bug   string
 		steps []nativeStep
 	}{
-		{"unlock-forgets-publish", []nativeStep{acquire,
+		{"unlock-publishes-elsewhere", []nativeStep{acquire,
 			{script: 2, keys: []string{"lk", "ch", "latch"}, argv: []any{"released", "3000", "o1", "1000", "1"}}}},
 		{"renew-anyones-lock", []nativeStep{acquire,
 			{script: 3, keys: []string{"lk"}, argv: []any{"9000", "o2"}}}},
