@@ -14,13 +14,20 @@ import (
 // running make report. It reports runs/s and the CPU per run. The garbage
 // collector is set as simulate compare sets it (TuneGC).
 func BenchmarkReportTable(b *testing.B) {
-	defer TuneGC()()
-	const seeds = 2
-	m, err := build(Options{Seeds: seeds, TableOnly: true, Workers: 1})
+	m, err := build(Options{Seeds: 2, TableOnly: true, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchJobs(b, m)
+}
+
+// benchJobs runs m's jobs b.N times on one worker and reports the CPU per
+// run and runs/s.
+func benchJobs(b *testing.B, m *matrix) {
+	defer TuneGC()()
+	m.opts.Workers = 1
 	jobs := m.jobs()
+	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := ProcessCPU()
 	for i := 0; i < b.N; i++ {

@@ -3,8 +3,6 @@ package compare
 import (
 	"testing"
 	"time"
-
-	"github.com/locksim/locksim/internal/pool"
 )
 
 // BenchmarkSpecCell runs the cells of make report that the spec RedLock's
@@ -33,22 +31,4 @@ func BenchmarkSpecCell(b *testing.B) {
 		}
 		benchJobs(b, m)
 	})
-}
-
-// benchJobs runs m's jobs b.N times on one worker and reports the CPU per
-// run and runs/s.
-func benchJobs(b *testing.B, m *matrix) {
-	defer TuneGC()()
-	m.opts.Workers = 1
-	jobs := m.jobs()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := ProcessCPU()
-	for i := 0; i < b.N; i++ {
-		if _, err := runJobs(b.Context(), jobs, pool.Shard{}.Jobs(len(jobs)), m.opts); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(ProcessCPU()-cpu)/float64(len(jobs)*b.N), "cpu-ns/run")
-	b.ReportMetric(float64(len(jobs)*b.N)/b.Elapsed().Seconds(), "runs/s")
 }
