@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/locksim/locksim/scenarios"
 )
 
 // TestRunBoundedSameHistory: running a world ten virtual seconds at a
@@ -14,10 +12,7 @@ import (
 // every committed scenario longer than one step (faults scripted and
 // drawn, triggers, failovers): the record limit costs no determinism.
 func TestRunBoundedSameHistory(t *testing.T) {
-	all, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := committed(t)
 	n := 0
 	for _, s := range all {
 		if s.Duration <= limitChunk {

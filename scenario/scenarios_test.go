@@ -20,10 +20,7 @@ import (
 // file whose expectation is a rate is swept over its seeds and judged by
 // its rates.
 func TestScenarios(t *testing.T) {
-	all, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := committed(t)
 	if len(all) < 20 {
 		t.Fatalf("only %d scenario files", len(all))
 	}
@@ -64,6 +61,16 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// committed loads every committed scenario file (package scenarios's FS).
+func committed(t *testing.T) []*Scenario {
+	t.Helper()
+	all, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
 
 // TestDeterministicHistory: the same scenario and seed give byte-identical

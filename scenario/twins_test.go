@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -20,14 +19,7 @@ import (
 // send a twinned script (a scenario that sends none is equal both ways
 // trivially).
 func TestScenariosSameWithoutTwins(t *testing.T) {
-	twins, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	twins, text := committed(t), committed(t)
 	interpreted := 0
 	for i := range text {
 		for j := range text[i].Nodes {
