@@ -32,6 +32,14 @@ type gatedConn struct {
 	delay   time.Duration // before every DEL, after the gate
 }
 
+// gatedServer is a miniredis and a gatedConn to it through go-redis, with
+// a leak check that runs after both close (registered first).
+func gatedServer(t *testing.T) (*miniredis.Miniredis, *gatedConn) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	m := miniredis.RunT(t)
+	return m, newGatedConn(lock.NewRedisConn(newClient(t, m.Addr())))
+}
+
 func newGatedConn(inner lock.Conn) *gatedConn {
 	return &gatedConn{Conn: inner, gate: make(chan struct{}), started: make(chan string, 64)}
 }
@@ -106,9 +114,7 @@ func latchKeys(t *testing.T, m *miniredis.Miniredis) []string {
 // Close made go-redis log "Unexpected conn[N] state changed by hook to
 // CLOSED" or left the latch for its TTL.
 func TestCloseWaitsForLatchCleanUp(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) }) // first registered, so it runs after the servers and clients close
-	m := miniredis.RunT(t)
-	g := newGatedConn(lock.NewRedisConn(newClient(t, m.Addr())))
+	m, g := gatedServer(t)
 	lc, err := lock.New(g, lock.WallRuntime{}, lock.Options{})
 	must(t, err)
 	ctx := context.Background()
@@ -125,9 +131,7 @@ func TestCloseWaitsForLatchCleanUp(t *testing.T) {
 // its latch clean-up DEL before it returns (a closed client starts no
 // request that outlives the caller's calls).
 func TestUnlockAfterCloseCleansUpBeforeReturning(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) }) // first registered, so it runs after the servers and clients close
-	m := miniredis.RunT(t)
-	g := newGatedConn(lock.NewRedisConn(newClient(t, m.Addr())))
+	m, g := gatedServer(t)
 	close(g.gate)
 	g.delay = 50 * time.Millisecond // a slow DEL: a background one would still be on its way
 	lc, err := lock.New(g, lock.WallRuntime{}, lock.Options{})
@@ -144,9 +148,7 @@ func TestUnlockAfterCloseCleansUpBeforeReturning(t *testing.T) {
 // TestCloseWaitsForRenewalUnderWay: a watchdog renewal already sent when
 // Close is called is waited for, and none is sent after Close returns.
 func TestCloseWaitsForRenewalUnderWay(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) }) // first registered, so it runs after the servers and clients close
-	m := miniredis.RunT(t)
-	g := newGatedConn(lock.NewRedisConn(newClient(t, m.Addr())))
+	_, g := gatedServer(t)
 	lc, err := lock.New(g, lock.WallRuntime{}, lock.Options{WatchdogTimeout: 300 * time.Millisecond})
 	must(t, err)
 	ctx := context.Background()
