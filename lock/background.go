@@ -28,13 +28,16 @@ func (c *Client) background(name string, f func()) {
 		return
 	}
 	c.rt.Go(name, func() {
-		defer func() {
-			c.mu.Lock()
-			c.inflight--
-			c.mu.Unlock()
-		}()
+		defer c.endRequest()
 		f()
 	})
+}
+
+// endRequest ends one of the client's own requests counted in inflight.
+func (c *Client) endRequest() {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
 }
 
 // waitRequests returns once none of the client's own requests

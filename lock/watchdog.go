@@ -70,6 +70,15 @@ func (c *Client) scheduleRenewal(r *renewal) {
 	c.mu.Unlock()
 }
 
+// renewCounted sends r's renewal, counted in c.inflight until it returns
+// (a panic of the Conn included, which would otherwise leave Close waiting
+// for ever), and ends the count before renewOnce's callbacks, which may
+// call Close.
+func (c *Client) renewCounted(r *renewal) (bool, error) {
+	defer c.endRequest()
+	return r.renew(context.Background())
+}
+
 func (c *Client) renewOnce(r *renewal) {
 	c.mu.Lock()
 	stopped, gen := r.stopped, r.gen
@@ -80,9 +89,8 @@ func (c *Client) renewOnce(r *renewal) {
 	if stopped {
 		return
 	}
-	held, err := r.renew(context.Background())
+	held, err := c.renewCounted(r)
 	c.mu.Lock()
-	c.inflight-- // before the callbacks below, which may call Close
 	stopped, reacquired := r.stopped, r.gen != gen
 	c.mu.Unlock()
 	if stopped {

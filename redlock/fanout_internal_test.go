@@ -36,11 +36,11 @@ type recordingConn struct {
 }
 
 func (c *recordingConn) note(parts ...any) {
-	line := strings.TrimSuffix(fmt.Sprintln(parts...), "\n")
+	l := line(parts...)
 	time.Sleep(c.delay)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, line)
+	c.calls = append(c.calls, l)
 }
 
 func (c *recordingConn) Eval(_ context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
