@@ -67,3 +67,6 @@ func TwinPins() (out [][3]string) {
 	}
 	return out
 }
+
+// FreeProcs is how many ended processes wait to be reused (recycle).
+func (w *World) FreeProcs() int { return len(w.freeProcs) }

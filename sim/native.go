@@ -415,13 +415,13 @@ func nativeSimpleRelease(e *luaEngine, keys, argv []string) (any, error) {
 	}
 	latched := len(keys) >= 2
 	if r.isBulk(argv[0]) {
-		if !latched {
-			return e.callThen(1, "DEL", keys[0])
-		}
 		if _, err := e.callN("DEL", keys[0]); err != nil {
 			return nil, err
 		}
-		return e.callThen(1, "SET", keys[1], "1", "PX", argv[1])
+		if latched {
+			return e.callThen(1, "SET", keys[1], "1", "PX", argv[1])
+		}
+		return luaNumber(1), nil
 	}
 	if latched {
 		r, err := e.callN("EXISTS", keys[1])

@@ -76,4 +76,9 @@ func TestReusedTaskProcessNotWokenByItsPast(t *testing.T) {
 	if len(slept) != 2 || slept[0] != time.Second || slept[1] != time.Second {
 		t.Fatalf("the reusing tasks slept %v, want 1s each", slept)
 	}
+	// Five tasks ran on two processes (the first call's), reused by the
+	// later calls' one task each; without reuse five would wait.
+	if n := w.FreeProcs(); n != 2 {
+		t.Fatalf("%d ended processes wait for reuse, want 2: the later tasks did not reuse them", n)
+	}
 }
