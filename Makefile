@@ -68,8 +68,8 @@ gocyclo:
 # (servers, Sentinel elections, scenario durations), and with go test's
 # default of one package per core it held one of the two package slots
 # the whole time, so the CPU-bound packages ran one at a time beside it:
-# make test took 8m18s on the quiet machine (2026-11-24), the race step
-# alone 5m56s with -p 3. realrun's replays are robust to that load (they
+# make test took 8m18s on the quiet machine without -p 3 (2026-11-24),
+# 6m18s to 6m53s with it (the race step alone 5m56s). realrun's replays are robust to that load (they
 # passed 20 of 20 runs with two CPU burners on the 2 cores).
 race:
 	$(GO) test -race -count=1 -p 3 -timeout 20m ./...

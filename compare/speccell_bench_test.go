@@ -16,7 +16,7 @@ import (
 func BenchmarkSpecCell(b *testing.B) {
 	spec3, spec5 := Algorithms[len(Algorithms)-2], Algorithms[len(Algorithms)-1]
 	b.Run("heat", func(b *testing.B) {
-		m := &matrix{opts: Options{Seeds: 1, ScenarioDir: "reports/scenarios"}.withDefaults(), res: &Results{}}
+		m := &matrix{opts: Options{Seeds: 1}.withDefaults(), res: &Results{}}
 		for _, drift := range HeatDrifts {
 			if _, err := m.add(&Cell{Algorithm: spec5, HeatLease: 500 * time.Millisecond, HeatDrift: drift, YAML: HeatYAML(500*time.Millisecond, drift)}, 1); err != nil {
 				b.Fatal(err)

@@ -64,8 +64,8 @@ func sameWithoutTwins(t *testing.T, s, text *Scenario, twinned map[string]bool) 
 		seeds = []uint64{s.Seed, s.Seed + 1, s.Seed + 2}
 	}
 	for _, seed := range seeds {
-		a, b := historyOf(t, s, seed), historyOf(t, text, seed)
-		sent = sent || a.twinned(twinned)
+		a, b := historyOf(t, s, seed, twinned), historyOf(t, text, seed, twinned)
+		sent = sent || a.sent
 		if !bytes.Equal(a.jsonl, b.jsonl) {
 			t.Errorf("seed %d: histories differ (%d and %d bytes)", seed, len(a.jsonl), len(b.jsonl))
 		}
@@ -87,20 +87,12 @@ func interpret(c *sim.NodeConfig, count *int) {
 type runOut struct {
 	jsonl   []byte
 	verdict string
-	ops     []string // the req records' names
+	sent    bool // a req record of a twinned script
 }
 
-// twinned reports whether the run sent one of the twinned scripts.
-func (r runOut) twinned(names map[string]bool) bool {
-	for _, op := range r.ops {
-		if names[op] {
-			return true
-		}
-	}
-	return false
-}
-
-func historyOf(t *testing.T, s *Scenario, seed uint64) runOut {
+// historyOf runs s at seed and returns its history, its verdict, and
+// whether it sent one of the scripts named in twinned.
+func historyOf(t *testing.T, s *Scenario, seed uint64, twinned map[string]bool) runOut {
 	t.Helper()
 	r, err := s.Run(seed)
 	if err != nil {
@@ -112,9 +104,7 @@ func historyOf(t *testing.T, s *Scenario, seed uint64) runOut {
 	}
 	out := runOut{jsonl: b.Bytes(), verdict: r.Verdict.String()}
 	for _, rec := range r.History.Records() {
-		if rec.Kind == history.KindReq {
-			out.ops = append(out.ops, rec.Op)
-		}
+		out.sent = out.sent || (rec.Kind == history.KindReq && twinned[rec.Op])
 	}
 	return out
 }
