@@ -432,17 +432,8 @@ type reqHandle struct {
 	cancellable bool
 }
 
-// beginReq opens a req record for a request to group. Its Node is the
-// group's master at the call until an attempt is sent (sentTo).
-func (c *Client) beginReq(group, op string, args []string) reqHandle {
-	node := group
-	if g, ok := c.w.groups[group]; ok {
-		node = g.master.name
-	}
-	return c.beginReqOn(node, op, args)
-}
-
-// beginReqTo is beginReq for a group the caller holds.
+// beginReqTo opens a req record for a request to group g. Its Node is
+// the group's master at the call until an attempt is sent (sentTo).
 func (c *Client) beginReqTo(g *Group, op string, args []string) reqHandle {
 	return c.beginReqOn(g.master.name, op, args)
 }

@@ -31,8 +31,8 @@ func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, 
 	script := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
 	script = append(script, argv...)
 	wait := []string{"WAIT", strconv.Itoa(replicas), strconv.FormatInt(timeout.Milliseconds(), 10)}
-	eh := s.c.beginReq(s.g.name, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
-	wh := s.c.beginReq(s.g.name, history.ReqWait, wait[1:])
+	eh := s.c.beginReqTo(s.g, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	wh := s.c.beginReqTo(s.g, history.ReqWait, wait[1:])
 	p := &evalWaitPipe{client: s.c.name, script: script, wait: wait, waitReq: &wh}
 	v, err := s.c.roundTrip(ctx, s.g, "evalsha", &eh, nil, p)
 	if replyIs(err, "NOSCRIPT") {

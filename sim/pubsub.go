@@ -32,7 +32,7 @@ type subscribedOn string
 // taken by a node it reaches later.
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
-	h := s.c.beginReq(s.g.name, "subscribe", []string{channel})
+	h := s.c.beginReqTo(s.g, "subscribe", []string{channel})
 	h.noRuns = true
 	h.cancellable = true
 	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, nil, handlerFunc(func(n *Node, r replier) {
@@ -150,8 +150,7 @@ func (s *simSub) Close() error {
 		// naming the node the subscription was on. A process unwinding
 		// at World.Close is not the client unsubscribing: no record.
 		if !s.c.w.closed {
-			h := s.c.beginReq(n.group.name, "unsubscribe", []string{s.channel})
-			h.sentTo(n)
+			h := s.c.beginReqOn(n.name, "unsubscribe", []string{s.channel})
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}
