@@ -18,22 +18,17 @@ import (
 
 // benchNodes starts n independent servers of the backend and returns a
 // go-redis client for each.
-func benchNodes(b *testing.B, backend string, n int) []*redis.Client {
+func benchNodes(tb testing.TB, backend string, n int) []*redis.Client {
 	var out []*redis.Client
-	for i := 0; i < n; i++ {
+	for range n {
 		var addr string
 		if backend == "miniredis" {
-			m := miniredis.NewMiniRedis()
-			if err := m.Start(); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(m.Close)
-			addr = m.Addr()
+			addr = miniredis.RunT(tb).Addr()
 		} else {
-			addr = redistest.Start(b).Addr
+			addr = redistest.Start(tb).Addr
 		}
 		rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
-		b.Cleanup(func() { _ = rc.Close() })
+		tb.Cleanup(func() { _ = rc.Close() })
 		out = append(out, rc)
 	}
 	return out

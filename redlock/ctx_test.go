@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
@@ -19,21 +17,8 @@ import (
 // returns go-redis clients of them and Conns over those.
 func realNodes(t *testing.T, backend string) ([]*redis.Client, []lock.Conn) {
 	t.Helper()
-	var rcs []*redis.Client
-	var conns []lock.Conn
-	for range 3 {
-		addr := ""
-		if backend == "miniredis" {
-			addr = miniredis.RunT(t).Addr()
-		} else {
-			addr = redistest.Start(t).Addr
-		}
-		rc := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
-		t.Cleanup(func() { _ = rc.Close() })
-		rcs = append(rcs, rc)
-		conns = append(conns, lock.NewRedisConn(rc))
-	}
-	return rcs, conns
+	rcs := benchNodes(t, backend, 3)
+	return rcs, conns(rcs)
 }
 
 // endingCtx is a context that ends 300 ms from now: cancelled (how
