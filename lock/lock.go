@@ -21,7 +21,19 @@ const (
 )
 
 // Options configures a Client. The zero value is Redisson's defaults with
-// the unlock latch on. New refuses negative durations and counts.
+// the unlock latch on. New refuses, with ErrInvalid, negative counts and
+// any duration that is negative or not a whole number of milliseconds.
+//
+// Every duration the locks send to Redis (the options' WatchdogTimeout,
+// LatchTTL and SyncTimeout, and the lease of LockWithLease and TryLockFor)
+// must be a whole number of milliseconds, the unit of PX, PEXPIRE and
+// WAIT. Redisson converts a lease to milliseconds by truncation, so that a
+// lease of 10.9 ms gives a key that lives 10 ms while the caller counts
+// 10.9; a SyncTimeout under a millisecond became WAIT ... 0, which blocks
+// for ever. The locks refuse such a duration rather than round it: the
+// caller learns at once that its lease is not what Redis can hold, and
+// whatever it computes from the lease it asked for stays within the key's
+// life.
 type Options struct {
 	// ID names this client in lock fields ("<ID>:<owner>"), as Redisson's
 	// connection manager id does. Default: a fresh id from the Runtime. It
@@ -191,16 +203,24 @@ func (c *Client) waiting(cancel context.CancelFunc) (done func(), ok bool) {
 // New returns a Client that reaches Redis through conn and lives in rt.
 func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if conn == nil || rt == nil {
-		return nil, errors.New("lock: New: nil conn or runtime")
+		return nil, invalid("New", "nil conn or runtime")
 	}
-	if opts.WatchdogTimeout < 0 || opts.LatchTTL < 0 || opts.SyncTimeout < 0 || opts.SyncReplicas < 0 {
-		return nil, fmt.Errorf("lock: New: negative duration or count in options %+v", opts)
+	if opts.SyncReplicas < 0 {
+		return nil, invalid("New", "negative SyncReplicas %d", opts.SyncReplicas)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"WatchdogTimeout", opts.WatchdogTimeout}, {"LatchTTL", opts.LatchTTL}, {"SyncTimeout", opts.SyncTimeout}} {
+		if err := checkMs("New", d.name, d.d); err != nil {
+			return nil, err
+		}
 	}
 	if opts.WatchdogTimeout == 0 {
 		opts.WatchdogTimeout = 30 * time.Second
 	}
 	if opts.WatchdogTimeout < 3*time.Millisecond {
-		return nil, fmt.Errorf("lock: New: watchdog timeout %v below 3ms", opts.WatchdogTimeout)
+		return nil, invalid("New", "WatchdogTimeout %v below 3ms", opts.WatchdogTimeout)
 	}
 	if opts.LatchTTL == 0 {
 		opts.LatchTTL = 30 * time.Second
@@ -300,15 +320,19 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 // a known outcome, nothing is held. When ctx ends during a try, the
 // outcome of that try is unknown (IsUnknown).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "Lock "+l.name); err != nil {
+		return err
+	}
 	_, err := l.acquire(ctx, owner, -1, 0)
 	return err
 }
 
 // LockWithLease blocks until owner holds the lock for lease (no watchdog:
-// the lock expires after lease unless unlocked).
+// the lock expires after lease unless unlocked). The lease must be a
+// positive whole number of milliseconds (ErrInvalid otherwise; see Options).
 func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", l.name, lease)
+	if err := checkAcquire(ctx, "LockWithLease "+l.name, 0, lease, true); err != nil {
+		return err
 	}
 	_, err := l.acquire(ctx, owner, -1, lease)
 	return err
@@ -317,6 +341,9 @@ func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Durat
 // TryLock tries once; the watchdog keeps the lock. It returns ErrNotAcquired
 // when another holder has it.
 func (l *Lock) TryLock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "TryLock "+l.name); err != nil {
+		return err
+	}
 	_, err := l.acquire(ctx, owner, 0, 0)
 	return err
 }
@@ -324,10 +351,11 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 // TryLockFor tries for up to wait, then holds the lock for lease (0: the
 // watchdog keeps it). It returns ErrWaitTimeout when wait passed first, and
 // an error matching ErrWaitTimeout and ctx's error when ctx ended first
-// while it waited.
+// while it waited. A negative wait, or a lease that is negative or not a
+// whole number of milliseconds, is refused with ErrInvalid.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if wait < 0 || lease < 0 {
-		return fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", l.name, wait, lease)
+	if err := checkAcquire(ctx, "TryLockFor "+l.name, wait, lease, false); err != nil {
+		return err
 	}
 	_, err := l.acquire(ctx, owner, wait, lease)
 	return asWaitTimeout(err)
@@ -622,6 +650,9 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // it), and an error for which IsUnknown is true when the outcome is unknown.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
+	if err := checkCtx(ctx, "Unlock "+l.name); err != nil {
+		return err
+	}
 	if err := checkName(l.name); err != nil {
 		return err
 	}
@@ -633,7 +664,9 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
 		// so a holder that cannot reach Redis does not keep renewing forever.
-		c.releaseOne(l, owner)
+		// An unlock that was not sent released nothing, a known outcome:
+		// the hold stays counted, for the caller's next unlock.
+		c.releaseUnknown(holderKey(l, owner), err)
 		return err
 	case v == nil:
 		c.forget(l, owner)
@@ -685,6 +718,9 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 // when no watchdog keeps owner's hold (not held, or held with a lease,
 // whose end the caller knows).
 func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	if err := checkCtx(parent, "LostContext "+l.name); err != nil {
+		return nil, nil, err
+	}
 	return l.c.lostContext(parent, holderKey(l, owner))
 }
 
@@ -696,6 +732,9 @@ func (f *FencedLock) LostContext(parent context.Context, owner string) (context.
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock "+l.name); err != nil {
+		return false, err
+	}
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
@@ -709,6 +748,9 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 
 // IsLocked reports whether anyone holds the lock.
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "IsLocked "+l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Do(ctx, "EXISTS", l.name)
 	n, _ := v.(int64)
 	return n == 1, err
@@ -716,6 +758,9 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeldBy reports whether owner (of this client) holds the lock.
 func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	if err := checkCtx(ctx, "IsHeldBy "+l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Do(ctx, "HEXISTS", l.name, l.field(owner))
 	n, _ := v.(int64)
 	return n == 1, err
@@ -723,6 +768,9 @@ func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
 
 // HoldCount is how many holds owner has (0 when it holds none).
 func (l *Lock) HoldCount(ctx context.Context, owner string) (int, error) {
+	if err := checkCtx(ctx, "HoldCount "+l.name); err != nil {
+		return 0, err
+	}
 	v, err := l.c.conn.Do(ctx, "HGET", l.name, l.field(owner))
 	if err != nil || v == nil {
 		return 0, err
@@ -741,6 +789,9 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) { return l.c.ttl(
 
 // ttl is key's PTTL as a duration, ErrNotLocked when the key is absent.
 func (c *Client) ttl(ctx context.Context, key string) (time.Duration, error) {
+	if err := checkCtx(ctx, "TTL "+key); err != nil {
+		return 0, err
+	}
 	v, err := c.conn.Do(ctx, "PTTL", key)
 	if err != nil {
 		return 0, err
@@ -760,26 +811,33 @@ type FencedLock struct{ l Lock }
 
 // Lock blocks until owner holds the lock (watchdog) and returns its token.
 func (f *FencedLock) Lock(ctx context.Context, owner string) (int64, error) {
+	if err := checkCtx(ctx, "Lock "+f.l.name); err != nil {
+		return 0, err
+	}
 	return f.l.acquire(ctx, owner, -1, 0)
 }
 
-// LockWithLease blocks until owner holds the lock for lease; returns the token.
+// LockWithLease blocks until owner holds the lock for lease; returns the
+// token. The lease is checked as Lock.LockWithLease checks it.
 func (f *FencedLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) (int64, error) {
-	if lease <= 0 {
-		return 0, fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", f.l.name, lease)
+	if err := checkAcquire(ctx, "LockWithLease "+f.l.name, 0, lease, true); err != nil {
+		return 0, err
 	}
 	return f.l.acquire(ctx, owner, -1, lease)
 }
 
 // TryLock tries once (watchdog); ErrNotAcquired when held by another.
 func (f *FencedLock) TryLock(ctx context.Context, owner string) (int64, error) {
+	if err := checkCtx(ctx, "TryLock "+f.l.name); err != nil {
+		return 0, err
+	}
 	return f.l.acquire(ctx, owner, 0, 0)
 }
 
 // TryLockFor tries for up to wait and holds for lease (0: watchdog).
 func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
-	if wait < 0 || lease < 0 {
-		return 0, fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", f.l.name, wait, lease)
+	if err := checkAcquire(ctx, "TryLockFor "+f.l.name, wait, lease, false); err != nil {
+		return 0, err
 	}
 	t, err := f.l.acquire(ctx, owner, wait, lease)
 	return t, asWaitTimeout(err)
@@ -787,6 +845,9 @@ func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease t
 
 // Token is the highest token issued so far (0 before the first).
 func (f *FencedLock) Token(ctx context.Context) (int64, error) {
+	if err := checkCtx(ctx, "Token "+f.l.name); err != nil {
+		return 0, err
+	}
 	v, err := f.l.c.conn.Do(ctx, "GET", f.l.tokenKey())
 	if err != nil || v == nil {
 		return 0, err

@@ -111,6 +111,9 @@ func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
 
 // IsLocked reports whether anyone holds either half.
 func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "IsLocked "+rw.name); err != nil {
+		return false, err
+	}
 	v, err := rw.c.conn.Do(ctx, "EXISTS", rw.name)
 	n, _ := v.(int64)
 	return n == 1, err
@@ -118,6 +121,9 @@ func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
 
 // Mode is ModeRead or ModeWrite, or "" when the lock is free.
 func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
+	if err := checkCtx(ctx, "Mode "+rw.name); err != nil {
+		return "", err
+	}
 	v, err := rw.c.conn.Do(ctx, "HGET", rw.name, "mode")
 	s, _ := v.(string)
 	return s, err
@@ -133,6 +139,9 @@ func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
 // the waiters. It reports whether there was a lock to delete. The holders'
 // watchdogs stop at their next renewal (and report the lock lost).
 func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock "+rw.name); err != nil {
+		return false, err
+	}
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
@@ -144,6 +153,9 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
+// what names the call op of this half in errors: "Lock lk (read)".
+func (h *RWHalf) what(op string) string { return op + " " + h.rw.name + " (" + h.Kind() + ")" }
+
 // Kind is ModeRead for the read half, ModeWrite for the write half.
 func (h *RWHalf) Kind() string {
 	if h.write {
@@ -154,13 +166,17 @@ func (h *RWHalf) Kind() string {
 
 // Lock blocks until owner holds this half, with the watchdog keeping it.
 func (h *RWHalf) Lock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, h.what("Lock")); err != nil {
+		return err
+	}
 	return h.acquire(ctx, owner, -1, 0)
 }
 
-// LockWithLease blocks until owner holds this half for lease (no watchdog).
+// LockWithLease blocks until owner holds this half for lease (no
+// watchdog). The lease is checked as Lock.LockWithLease checks it.
 func (h *RWHalf) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("lock: LockWithLease %s (%s): lease %v must be positive", h.rw.name, h.Kind(), lease)
+	if err := checkAcquire(ctx, h.what("LockWithLease"), 0, lease, true); err != nil {
+		return err
 	}
 	return h.acquire(ctx, owner, -1, lease)
 }
@@ -168,14 +184,18 @@ func (h *RWHalf) LockWithLease(ctx context.Context, owner string, lease time.Dur
 // TryLock tries once; the watchdog keeps the hold. It returns ErrNotAcquired
 // when the other mode, or another writer, holds the lock.
 func (h *RWHalf) TryLock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, h.what("TryLock")); err != nil {
+		return err
+	}
 	return h.acquire(ctx, owner, 0, 0)
 }
 
 // TryLockFor tries for up to wait, then holds for lease (0: the watchdog
-// keeps it). It returns ErrWaitTimeout when wait passed first.
+// keeps it). It returns ErrWaitTimeout when wait passed first; its
+// arguments are checked as Lock.TryLockFor checks them.
 func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if wait < 0 || lease < 0 {
-		return fmt.Errorf("lock: TryLockFor %s (%s): negative wait %v or lease %v", h.rw.name, h.Kind(), wait, lease)
+	if err := checkAcquire(ctx, h.what("TryLockFor"), wait, lease, false); err != nil {
+		return err
 	}
 	return asWaitTimeout(h.acquire(ctx, owner, wait, lease))
 }
@@ -276,6 +296,9 @@ func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey
 // unlock the plain one (0), as RedissonWriteLock and RedissonReadLock do.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
+	if err := checkCtx(ctx, h.what("Unlock")); err != nil {
+		return err
+	}
 	if err := rw.check(owner); err != nil {
 		return err
 	}
@@ -287,7 +310,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		if err != nil {
 			// Unknown outcome: count the hold as given back, as Lock.Unlock
 			// does, so that the watchdog stops with the last one.
-			c.releaseOneOf(h.watchdogKey(owner))
+			c.releaseUnknown(h.watchdogKey(owner), err)
 			return err
 		}
 		if v == nil {
@@ -305,7 +328,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		unlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
 	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
-		c.releaseOneOf(h.watchdogKey(owner)) // unknown outcome, see the write half
+		c.releaseUnknown(h.watchdogKey(owner), err) // see the write half
 		return err
 	}
 	if v == nil {
@@ -326,6 +349,9 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 
 // LostContext is Lock.LostContext for owner's hold of this half.
 func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	if err := checkCtx(parent, h.what("LostContext")); err != nil {
+		return nil, nil, err
+	}
 	return h.rw.c.lostContext(parent, h.watchdogKey(owner))
 }
 
@@ -334,6 +360,9 @@ func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Cont
 // half while it is in read mode, or in write mode with a read hold besides
 // the writer's (the writer downgraded).
 func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, h.what("IsLocked")); err != nil {
+		return false, err
+	}
 	v, err := h.rw.c.conn.Eval(ctx, scripts.RWIsLocked, []string{h.rw.name}, h.Kind())
 	n, _ := v.(int64)
 	return n == 1, err
@@ -346,6 +375,9 @@ func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
 // their next renewal (and report the lock lost).
 func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	rw := h.rw
+	if err := checkCtx(ctx, h.what("ForceUnlock")); err != nil {
+		return false, err
+	}
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
@@ -367,6 +399,9 @@ func (h *RWHalf) field(owner string) string {
 
 // IsHeldBy reports whether owner (of this client) holds this half.
 func (h *RWHalf) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	if err := checkCtx(ctx, h.what("IsHeldBy")); err != nil {
+		return false, err
+	}
 	v, err := h.rw.c.conn.Do(ctx, "HEXISTS", h.rw.name, h.field(owner))
 	n, _ := v.(int64)
 	return n == 1, err
@@ -374,6 +409,9 @@ func (h *RWHalf) IsHeldBy(ctx context.Context, owner string) (bool, error) {
 
 // HoldCount is how many holds of this half owner has (0 when none).
 func (h *RWHalf) HoldCount(ctx context.Context, owner string) (int, error) {
+	if err := checkCtx(ctx, h.what("HoldCount")); err != nil {
+		return 0, err
+	}
 	v, err := h.rw.c.conn.Do(ctx, "HGET", h.rw.name, h.field(owner))
 	if err != nil || v == nil {
 		return 0, err

@@ -138,6 +138,15 @@ func (c *Client) releaseOne(l *Lock, owner string) { c.releaseOneOf(holderKey(l,
 
 // releaseOneOf is releaseOne for any holder key (a read-write lock's half
 // and owner, see RWHalf.watchdogKey).
+// releaseUnknown is releaseOneOf(k) after an unlock that failed with err,
+// unless err says the unlock was not sent (ErrNotSent): then nothing was
+// released, and the hold stays counted.
+func (c *Client) releaseUnknown(k string, err error) {
+	if !errors.Is(err, ErrNotSent) {
+		c.releaseOneOf(k)
+	}
+}
+
 func (c *Client) releaseOneOf(k string) {
 	c.mu.Lock()
 	r, ok := c.renewals[k]

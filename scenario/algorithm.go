@@ -130,7 +130,7 @@ var algorithms = []*algDesc{
 		key:     func(a Algorithm) string { return a.Simple.Key },
 		model:   checker.LockSimple,
 		ops:     baseOps,
-		ttlRule: atLeastMillisecond,
+		ttlRule: wholeMilliseconds,
 	},
 	{
 		name:     AlgReentrant,
@@ -280,17 +280,11 @@ func syncedMayFail(opts lock.Options) []checker.LinOption {
 	return nil
 }
 
-// atLeastMillisecond is SimpleLock's TTL rule: SET PX takes whole
-// milliseconds, and 0 would be no lease at all.
-func atLeastMillisecond(ttl time.Duration) string {
-	if ttl < time.Millisecond {
-		return "must be at least 1ms"
-	}
-	return ""
-}
-
-// wholeMilliseconds is the spec's TTL rule: its validity arithmetic is in
-// whole milliseconds.
+// wholeMilliseconds is the TTL rule of SimpleLock and the spec's RedLock:
+// SET PX takes whole milliseconds (lock.SimpleOptions.TTL), and 0 would be
+// no lease at all. A TTL of 1500us is refused here, at its line, rather
+// than rounded: rounded, the key would live 1 ms while the lease counted
+// 1.5 ms.
 func wholeMilliseconds(ttl time.Duration) string {
 	if ttl < time.Millisecond || ttl%time.Millisecond != 0 {
 		return "must be a positive whole number of milliseconds"
@@ -490,10 +484,10 @@ func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
 	return lk, lock.Options{
 		DisableUnlockLatch: !opts.bool("latch", true),
 		KeepUnlockLatch:    !opts.bool("latch_cleanup", true),
-		LatchTTL:           opts.dur("latch_ttl", 0),
+		LatchTTL:           opts.msDur("latch_ttl", 0),
 		IdempotentAcquire:  opts.bool("idempotent", false),
 		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
-		SyncTimeout:        opts.dur("sync_timeout", 0),
-		WatchdogTimeout:    opts.dur("watchdog_timeout", 0),
+		SyncTimeout:        opts.msDur("sync_timeout", 0),
+		WatchdogTimeout:    opts.msDur("watchdog_timeout", 0),
 	}, oc
 }

@@ -232,6 +232,25 @@ func (o *obj) dur(k string, def time.Duration) time.Duration {
 	return o.d.duration(n, f)
 }
 
+// msDur is dur for a duration the locks send to Redis (a lease, a TTL, a
+// latch's TTL, a WAIT's timeout): Redis counts it in milliseconds, and the
+// locks refuse one that is not a whole number of them (lock.Options), so
+// the loader refuses it here, at its line, rather than the run failing.
+func (o *obj) msDur(k string, def time.Duration) time.Duration {
+	v := o.dur(k, def)
+	if _, f, ok := o.scalar(k); ok {
+		o.d.wholeMs(o.at(k), f, v)
+	}
+	return v
+}
+
+// wholeMs fails field f at n unless v is a whole number of milliseconds.
+func (d *decoder) wholeMs(n *yaml.Node, f string, v time.Duration) {
+	if d.err == nil && v%time.Millisecond != 0 {
+		d.failf(n, f, "%v is not a whole number of milliseconds (Redis counts it in milliseconds)", v)
+	}
+}
+
 func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
