@@ -58,6 +58,9 @@ type decoder struct {
 	// names maps every node and client name read so far to "node" or
 	// "client" (newName).
 	names map[string]string
+	// faultObjs are the mappings of the faults read, by index in
+	// Scenario.Faults: checkTimeline's errors point at their fields.
+	faultObjs []*obj
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the

@@ -294,6 +294,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 		rn, f := top.get("rates")
 		d.rates(s, rn, f)
 	}
+	d.checkTimeline(s, d.faultObjs)
 	if top.required("expect") {
 		en, f := top.get("expect")
 		d.expect(s, en, f)

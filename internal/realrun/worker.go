@@ -402,7 +402,7 @@ func (r *run) CrashClient(name string) error {
 	w.mu.Lock()
 	if w.crashed || w.reaped {
 		w.mu.Unlock()
-		return fmt.Errorf("realrun: crash %s: the client has already crashed", name)
+		return cannotAct("crash %s: the client has already crashed", name)
 	}
 	w.crashed = true
 	err := w.cmd.Process.Kill()
