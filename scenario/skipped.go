@@ -98,8 +98,16 @@ func (s *Scenario) JudgeRun(recs []history.Record, end time.Duration, v checker.
 // recs that could not act, "" when none.
 func DrawnSkippedNote(recs []history.Record) string {
 	d := DrawnSkipped(recs)
-	if len(d) == 0 {
+	n, more := len(d), ""
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d fault(s) drawn from rates could not act and were skipped: %s", len(d), strings.Join(d, "; "))
+	if n > maxNoted {
+		d, more = d[:maxNoted], fmt.Sprintf("; and %d more", n-maxNoted)
+	}
+	return fmt.Sprintf("%d fault(s) drawn from rates could not act and were skipped: %s%s", n, strings.Join(d, "; "), more)
 }
+
+// maxNoted is how many skipped drawn faults the note names (the history
+// has them all): a high crash rate skips dozens.
+const maxNoted = 3
