@@ -115,6 +115,12 @@ func TestValidationErrorsKnown(t *testing.T) {
 	spec, err := redlock.NewSpec(rt, cs, "s", redlock.SpecOptions{TTL: time.Second})
 	must(t, err)
 	wantKnownInvalid(t, "Extend of a nil lease", err1(spec.Extend(bg, nil)))
+	// A lease past its validity is not extended, and nothing is sent: a
+	// known outcome (before, lock.IsUnknown answered true).
+	old := &redlock.Lease{Key: "s", Token: "t", ValidUntil: time.Now().Add(-time.Second)}
+	if _, err := spec.Extend(bg, old); !errors.Is(err, redlock.ErrExpired) || !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
+		t.Errorf("Extend of an expired lease: %v (IsUnknown %v); want ErrExpired and lock.ErrNotHeld, a known outcome", err, lock.IsUnknown(err))
+	}
 	wantKnownInvalid(t, "Unlock of a nil lease", err1(spec.Unlock(bg, nil)))
 }
 

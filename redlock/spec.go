@@ -359,8 +359,8 @@ func withoutCancel(ctx context.Context) context.Context {
 // the start of the extension, is positive; it then updates l (Start,
 // Granted, Validity, ValidUntil) and returns the new validity.
 //
-// A lease already past its validity is not extended (ErrExpired, no node
-// contacted): once the holder's validity ran out another client may hold
+// A lease already past its validity is not extended (ErrExpired, also
+// matching lock.ErrNotHeld: no node contacted, a known outcome): once the holder's validity ran out another client may hold
 // the lock, and compare-and-PEXPIRE on a node whose clock runs slow would
 // revive a key the others already dropped. On failure l is unchanged; keys
 // extended on a minority just live longer.
@@ -373,7 +373,9 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 	}
 	start := s.rt.Now()
 	if !l.Valid(start) {
-		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w", s.key, start.Sub(l.ValidUntil), ErrExpired)
+		// Nothing was sent: a known outcome (lock.IsUnknown false), and the
+		// holder must take the lock as not held.
+		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w (%w)", s.key, start.Sub(l.ValidUntil), ErrExpired, lock.ErrNotHeld)
 	}
 	fo := s.takeFanout(ctx, nodeExtend)
 	fo.keys = append(fo.keyBuf[:0], s.key)
