@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,15 +39,6 @@ func (c countConn) Subscribe(ctx context.Context, channel string) (lock.Subscrip
 	return c.Conn.Subscribe(ctx, channel)
 }
 
-// wantKnownInvalid fails t unless err is a refusal of a bad argument:
-// lock.ErrInvalid, a known outcome.
-func wantKnownInvalid(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, lock.ErrInvalid) || lock.IsUnknown(err) {
-		t.Errorf("%s: err = %v (IsUnknown %v); want lock.ErrInvalid, a known outcome", what, err, lock.IsUnknown(err))
-	}
-}
-
 // TestNilContextRefused: every exported method of the locks (and of
 // RedisConn) that takes a context refuses a nil one with ErrInvalid, a
 // known outcome, and sends nothing: the holds already in Redis are as they
@@ -79,23 +69,7 @@ func TestNilContextRefused(t *testing.T) {
 		simple, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 5 * time.Second})
 		must(t, err)
 
-		fill := func(ty reflect.Type) reflect.Value {
-			switch ty {
-			case reflect.TypeFor[string]():
-				return reflect.ValueOf("o")
-			case reflect.TypeFor[time.Duration]():
-				return reflect.ValueOf(10 * time.Millisecond)
-			case reflect.TypeFor[*lock.SimpleLease]():
-				return reflect.ValueOf(lease)
-			case reflect.TypeFor[int]():
-				return reflect.ValueOf(1)
-			case reflect.TypeFor[[]string]():
-				return reflect.ValueOf([]string{"a"})
-			case reflect.TypeFor[*lock.Script]():
-				return reflect.ValueOf(scripts.ReentrantForceUnlock)
-			}
-			return reflect.Zero(ty)
-		}
+		fill := nilctx.Fill(lease, scripts.ReentrantForceUnlock)
 		rw := c.ReadWriteLock("rw")
 		for _, tc := range []struct {
 			name  string
@@ -110,17 +84,7 @@ func TestNilContextRefused(t *testing.T) {
 			{"SimpleLock", simple, 4},
 			{"RedisConn", base, 4},
 		} {
-			calls := nilctx.Calls(tc.v, fill)
-			if len(calls) != tc.calls {
-				t.Errorf("%s: %d methods take a context, want %d", tc.name, len(calls), tc.calls)
-			}
-			for _, call := range calls {
-				if call.Panic != nil {
-					t.Errorf("%s.%s(nil ctx) panicked: %v", tc.name, call.Method, call.Panic)
-					continue
-				}
-				wantKnownInvalid(t, tc.name+"."+call.Method+"(nil ctx)", call.Err)
-			}
+			nilctx.Require(t, tc.name, tc.v, tc.calls, fill)
 		}
 		if n := sent.Load(); n != 0 {
 			t.Errorf("%d requests sent by calls with a nil context", n)
@@ -160,10 +124,10 @@ func TestValidationErrorsKnown(t *testing.T) {
 		"negative SyncReplicas":     {SyncReplicas: -1},
 	} {
 		_, err := lock.New(conn, rt, opts)
-		wantKnownInvalid(t, "New with "+name, err)
+		nilctx.WantInvalid(t, "New with "+name, err)
 	}
 	_, err := lock.New(nil, rt, lock.Options{})
-	wantKnownInvalid(t, "New with a nil conn", err)
+	nilctx.WantInvalid(t, "New with a nil conn", err)
 
 	c, err := lock.New(conn, rt, lock.Options{ID: "c"})
 	must(t, err)
@@ -179,7 +143,7 @@ func TestValidationErrorsKnown(t *testing.T) {
 		"read LockWithLease 1.5ms":      rw.ReadLock().LockWithLease(ctx, "o", 1500*time.Microsecond),
 		"write TryLockFor lease 10.9ms": rw.WriteLock().TryLockFor(ctx, "o", 0, 10900*time.Microsecond),
 	} {
-		wantKnownInvalid(t, what, err)
+		nilctx.WantInvalid(t, what, err)
 	}
 	if n := len(m.Keys()); n != 0 {
 		t.Errorf("%d keys after refused acquires, want none: %v", n, m.Keys())
@@ -200,7 +164,7 @@ func TestSimpleTTLWholeMilliseconds(t *testing.T) {
 	forBackends(t, func(t *testing.T, rc *redis.Client) {
 		conn, rt, ctx := lock.NewRedisConn(rc), lock.WallRuntime{}, context.Background()
 		_, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 10900 * time.Microsecond})
-		wantKnownInvalid(t, "NewSimpleLock TTL 10.9ms", err)
+		nilctx.WantInvalid(t, "NewSimpleLock TTL 10.9ms", err)
 
 		l, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 200 * time.Millisecond})
 		must(t, err)
@@ -213,7 +177,7 @@ func TestSimpleTTLWholeMilliseconds(t *testing.T) {
 		if now := time.Now(); now.Add(pttl + time.Millisecond).Before(lease.ValidUntil) {
 			t.Errorf("key expires by %v, before the lease's ValidUntil %v", now.Add(pttl+time.Millisecond), lease.ValidUntil)
 		}
-		wantKnownInvalid(t, "Refresh 10.9ms", l.Refresh(ctx, lease, 10900*time.Microsecond))
+		nilctx.WantInvalid(t, "Refresh 10.9ms", l.Refresh(ctx, lease, 10900*time.Microsecond))
 		must(t, l.Refresh(ctx, lease, 300*time.Millisecond))
 		must(t, l.Unlock(ctx, lease))
 	})

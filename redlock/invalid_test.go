@@ -2,7 +2,6 @@ package redlock_test
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -12,15 +11,6 @@ import (
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
 )
-
-// wantKnownInvalid fails t unless err is a refusal of a bad argument:
-// lock.ErrInvalid, a known outcome.
-func wantKnownInvalid(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, lock.ErrInvalid) || lock.IsUnknown(err) {
-		t.Errorf("%s: err = %v (IsUnknown %v); want lock.ErrInvalid, a known outcome", what, err, lock.IsUnknown(err))
-	}
-}
 
 // TestNilContextRefused: every exported method of both RedLocks that takes
 // a context refuses a nil one with lock.ErrInvalid, a known outcome, and
@@ -42,33 +32,13 @@ func TestNilContextRefused(t *testing.T) {
 			lease, err := spec.TryLock(bg)
 			must(t, err)
 
-			fill := func(ty reflect.Type) reflect.Value {
-				switch ty {
-				case reflect.TypeFor[string]():
-					return reflect.ValueOf("o")
-				case reflect.TypeFor[time.Duration]():
-					return reflect.ValueOf(10 * time.Millisecond)
-				case reflect.TypeFor[*redlock.Lease]():
-					return reflect.ValueOf(lease)
-				}
-				return reflect.Zero(ty)
-			}
+			fill := nilctx.Fill(lease)
 			for _, tc := range []struct {
 				name  string
 				v     any
 				calls int
 			}{{"Redisson", rl, 7}, {"Spec", spec, 4}} {
-				calls := nilctx.Calls(tc.v, fill)
-				if len(calls) != tc.calls {
-					t.Errorf("%s: %d methods take a context, want %d", tc.name, len(calls), tc.calls)
-				}
-				for _, c := range calls {
-					if c.Panic != nil {
-						t.Errorf("%s.%s(nil ctx) panicked: %v", tc.name, c.Method, c.Panic)
-						continue
-					}
-					wantKnownInvalid(t, tc.name+"."+c.Method+"(nil ctx)", c.Err)
-				}
+				nilctx.Require(t, tc.name, tc.v, tc.calls, fill)
 			}
 			if held, err := rl.IsHeldBy(bg, "o"); err != nil || !held {
 				t.Errorf("the Redisson lock is no longer held (%v) after the refused calls", err)
@@ -95,33 +65,33 @@ func TestValidationErrorsKnown(t *testing.T) {
 		"retry delays swapped": {TTL: time.Second, RetryDelayMin: 2 * time.Second, RetryDelayMax: time.Second},
 	} {
 		_, err := redlock.NewSpec(rt, cs, "s", opts)
-		wantKnownInvalid(t, "NewSpec with "+name, err)
+		nilctx.WantInvalid(t, "NewSpec with "+name, err)
 	}
 	_, err := redlock.NewSpec(rt, nil, "s", redlock.SpecOptions{TTL: time.Second})
-	wantKnownInvalid(t, "NewSpec without conns", err)
+	nilctx.WantInvalid(t, "NewSpec without conns", err)
 	_, _, err = redlock.NewRedissonOnConns(rt, "", cs, lock.Options{}, redlock.RedissonOptions{})
-	wantKnownInvalid(t, "NewRedissonOnConns without a name", err)
+	nilctx.WantInvalid(t, "NewRedissonOnConns without a name", err)
 	_, _, err = redlock.NewRedissonOnConns(rt, "r", cs, lock.Options{WatchdogTimeout: 30500 * time.Microsecond}, redlock.RedissonOptions{})
-	wantKnownInvalid(t, "NewRedissonOnConns with a watchdog timeout of 30.5ms", err)
+	nilctx.WantInvalid(t, "NewRedissonOnConns with a watchdog timeout of 30.5ms", err)
 	_, err = redlock.NewRedisson(rt, nil, redlock.RedissonOptions{})
-	wantKnownInvalid(t, "NewRedisson without members", err)
+	nilctx.WantInvalid(t, "NewRedisson without members", err)
 
 	rl, _, err := redlock.NewRedissonOnConns(rt, "r", cs, lock.Options{ID: "c"}, redlock.RedissonOptions{})
 	must(t, err)
 	defer rl.Close()
-	wantKnownInvalid(t, "LockWithLease 10.9ms", rl.LockWithLease(bg, "o", 10900*time.Microsecond))
-	wantKnownInvalid(t, "TryLock lease 1.5ms", rl.TryLock(bg, "o", time.Second, 1500*time.Microsecond))
-	wantKnownInvalid(t, "TryLock negative wait", rl.TryLock(bg, "o", -time.Second, 0))
+	nilctx.WantInvalid(t, "LockWithLease 10.9ms", rl.LockWithLease(bg, "o", 10900*time.Microsecond))
+	nilctx.WantInvalid(t, "TryLock lease 1.5ms", rl.TryLock(bg, "o", time.Second, 1500*time.Microsecond))
+	nilctx.WantInvalid(t, "TryLock negative wait", rl.TryLock(bg, "o", -time.Second, 0))
 	spec, err := redlock.NewSpec(rt, cs, "s", redlock.SpecOptions{TTL: time.Second})
 	must(t, err)
-	wantKnownInvalid(t, "Extend of a nil lease", err1(spec.Extend(bg, nil)))
+	nilctx.WantInvalid(t, "Extend of a nil lease", err1(spec.Extend(bg, nil)))
 	// A lease past its validity is not extended, and nothing is sent: a
 	// known outcome (before, lock.IsUnknown answered true).
 	old := &redlock.Lease{Key: "s", Token: "t", ValidUntil: time.Now().Add(-time.Second)}
 	if _, err := spec.Extend(bg, old); !errors.Is(err, redlock.ErrExpired) || !errors.Is(err, lock.ErrNotHeld) || lock.IsUnknown(err) {
 		t.Errorf("Extend of an expired lease: %v (IsUnknown %v); want ErrExpired and lock.ErrNotHeld, a known outcome", err, lock.IsUnknown(err))
 	}
-	wantKnownInvalid(t, "Unlock of a nil lease", err1(spec.Unlock(bg, nil)))
+	nilctx.WantInvalid(t, "Unlock of a nil lease", err1(spec.Unlock(bg, nil)))
 }
 
 // TestRedissonShortWaitLease: a leased TryLock whose wait is under half a
