@@ -440,7 +440,7 @@ func (d *decoder) namedNode(s *Scenario, path string, n *yaml.Node, extra string
 	return o, name, d.newName(o.at("name"), join(path, "name"), name, "node")
 }
 
-var retries = []string{"none", "go-redis", "redisson"}
+var retries = []string{"none", "go-redis", "redisson", "redisson-3.36"}
 
 func (d *decoder) clients(s *Scenario, top *obj) {
 	items, f := top.list("clients")
@@ -464,6 +464,8 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 			cfg.Retry = sim.GoRedisRetry
 		case "redisson":
 			cfg.Retry = sim.RedissonRetry
+		case "redisson-3.36":
+			cfg.Retry = sim.Redisson336Retry
 		}
 		if !o.has("count") {
 			if !o.required("name") {
