@@ -171,7 +171,7 @@ func TestSmallMatrix(t *testing.T) {
 	checkConclusionsFirst(t, readme)
 	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with a resurrected lock, % of the runs",
 		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
-		"## Belief models", "| FencedLock + fenced resource (lease 5s) |", "### Safety", "### Availability",
+		"## Belief models", "| FencedLock + fenced resource, replicated config (lease 5s) |", "### Safety", "### Availability",
 		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)"} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)

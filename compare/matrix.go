@@ -177,11 +177,13 @@ var Modes = []Mode{
 		faults: func(float64) (string, string) { return "10ms", "" }},
 	{Name: "failover", Title: "master failover, replica lagging 0-200 ms", Axis: "failovers per minute per group",
 		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Replicated: true, Format: perMin,
+		Note: fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
 			return "{kind: uniform, min: 0s, max: 200ms}", fmt.Sprintf("rates: {failover: %g}\n", x)
 		}},
 	{Name: "replication-lag", Title: "failover (2/min) with a replica this far behind", Axis: "replication lag (s)",
 		Levels: []float64{0.001, 0.01, 0.1, 1, 5}, Ref: 1, Replicated: true, Format: secs,
+		Note: fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
 			return secs(x), "rates: {failover: 2}\n"
 		}},
@@ -208,12 +210,24 @@ var Modes = []Mode{
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {delay_p: %g, delay: {kind: uniform, min: 0s, max: %s}}\n", DelayP, secs(x))
 		}},
-	{Name: "lost-replies", Title: "lost replies, retried by go-redis", Axis: "probability a reply is lost",
+	{Name: "lost-replies", Title: "lost replies, retried by each client library", Axis: "probability a reply is lost",
 		Levels: []float64{0.001, 0.01, 0.02, 0.05, 0.1}, Ref: 0.02, Format: pct,
+		Note: "Each column retries as its library does. Redisson's single-server config never resends an acquire or unlock script " +
+			"(noRetry): a lost reply leaves an unknown outcome, counted once. Its replicated config sends the script in a batch with its WAIT, " +
+			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
+			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`, and its single-server twin " +
+			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). go-redis resends every command.",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {drop_reply: %g}\n", x)
 		}},
 }
+
+// fencedUnsyncedNote is the failover modes' note on the FencedLock column
+// of the replicated config.
+const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
+	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
+	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +
+	"`scenarios/fenced-unsynced-acquire-keeps-hold.yaml`)."
 
 // DelayP is the probability that the delay mode delays a message (a
 // request or a reply), by a draw uniform in 0 to the mode's level: at the
