@@ -521,6 +521,30 @@ func TestInterrupted(t *testing.T) {
 	}
 }
 
+// TestReferenceReportMarker: the committed reports/ carries the marker
+// Write writes, byte for byte, so that make report (compare -out reports)
+// may replace it and leaves it unchanged; a directory without it is not
+// replaceable once it holds anything.
+func TestReferenceReportMarker(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "reports", compare.Marker))
+	if err != nil || string(b) != compare.MarkerText {
+		t.Fatalf("reports/%s: %q, %v; want %q", compare.Marker, b, err, compare.MarkerText)
+	}
+	if err := compare.Replaceable("../reports"); err != nil {
+		t.Errorf("reports/ is not replaceable: %v", err)
+	}
+	dir := t.TempDir()
+	if err := compare.Replaceable(dir); err != nil {
+		t.Errorf("an empty directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := compare.Replaceable(dir); err == nil || !strings.Contains(err.Error(), "no "+compare.Marker) {
+		t.Errorf("a README.md alone: %v", err)
+	}
+}
+
 func TestBadOptions(t *testing.T) {
 	if _, err := compare.Run(t.Context(), compare.Options{Seeds: 0}); err == nil {
 		t.Fatal("0 seeds accepted")

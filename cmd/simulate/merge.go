@@ -26,7 +26,7 @@ import (
 func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("out", "", "compare's partial results: write the report into this directory, replacing it (default: a new directory, compare-report or compare-report-N)")
+	out := fs.String("out", "", "compare's partial results: write the report into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
 	asJSON := fs.Bool("json", false, "run's partial results: print JSON lines (schema locksim.run/v1), as run -json")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: simulate merge [-out DIR] [-json] PARTIAL...\n\n"+
@@ -116,7 +116,7 @@ func mergeCompare(ctx context.Context, files []string, data [][]byte, out string
 	}
 	if out == "" {
 		out = newReportDir()
-	} else if err := replaceable(out); err != nil {
+	} else if err := compare.Replaceable(out); err != nil {
 		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
 		return 2
 	}

@@ -205,6 +205,12 @@ func TestMergeCompare(t *testing.T) {
 		}
 		parts = append(parts, f)
 	}
+	// A directory of the user's is refused, as by compare -out.
+	mine := filepath.Join(dir, "mine")
+	writeTree(t, mine, map[string]string{"README.md": "my notes\n"})
+	if code, _, errs := runCLI(t, append([]string{"merge", "-out", mine}, parts...)...); code != 2 || !strings.Contains(errs, "-out "+mine+": not empty, and no .locksim-report") {
+		t.Errorf("merge -out a directory of the user's: exit %d, %q", code, errs)
+	}
 	out := filepath.Join(dir, "report")
 	code, merged, errs := runCLI(t, append([]string{"merge", "-out", out}, parts...)...)
 	if code != 0 {
