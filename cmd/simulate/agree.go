@@ -105,9 +105,15 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
 	}
+	// Check the targets before hours of runs, not after.
 	if f.readme != "" {
-		// Check the target before hours of runs, not after.
 		if _, err := spliceAgree(f.readme, ""); err != nil {
+			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
+			return 2
+		}
+	}
+	if f.out != "" {
+		if err := checkOutputFile("-out", f.out); err != nil {
 			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
 			return 2
 		}

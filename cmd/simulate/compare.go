@@ -133,8 +133,8 @@ func (f compareFlags) bad(rest []string) string {
 		if err := checkWritableDir(dir); err != nil {
 			return fmt.Sprintf("-out %s: %s: %v", f.out, dir, err)
 		}
-	} else if err := checkWritableDir(filepath.Dir(partialFile(f.partial, "compare", f.shard))); err != nil {
-		return fmt.Sprintf("-partial: %v", err)
+	} else if err := checkOutputFile("-partial", partialFile(f.partial, "compare", f.shard)); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/compare"
 )
@@ -72,5 +73,90 @@ func TestCompareOutReplacesOnlyReports(t *testing.T) {
 	writeTree(t, empty, map[string]string{"notes.txt": "mine"})
 	if code, _, errs := runCLI(t, "compare", "-table", "-seeds", "1", "-quiet", "-out", empty); code != 2 || !strings.Contains(errs, "holds notes.txt, which is not part of a report") {
 		t.Errorf("a report with the user's notes.txt: exit %d, %q", code, errs)
+	}
+}
+
+// TestOutputPathsCheckedFirst: every output path is checked before any
+// run: agree -out into a place that takes no file (/proc, a path under a
+// regular file) or onto a directory, demo -out onto a file, run and
+// compare -shard -partial onto a directory or into /proc; each is exit 2
+// with a message naming the flag and the path, nothing on stdout, and no
+// run (no progress line; quick). Each used to fail only after the runs,
+// the work lost.
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agree", "-quiet", "-out", filepath.Join(file, "t.md"), baseline}, "-out " + filepath.Join(file, "t.md") + ": " + file + " is not a directory"},
+		{[]string{"agree", "-quiet", "-out", sub, baseline}, "-out " + sub + ": exists and is a directory"},
+		{[]string{"demo", "-out", file}, "-out " + file + ": " + file + " is not a directory"},
+		{[]string{"run", "-seeds", "2", "-shard", "0/2", "-partial", sub, baseline}, "-partial " + sub + ": exists and is a directory"},
+		{[]string{"compare", "-table", "-seeds", "1", "-shard", "0/2", "-partial", sub}, "-partial " + sub + ": exists and is a directory"},
+		{[]string{"run", "-seeds", "2", "-shard", "0/2", "-partial", filepath.Join(file, "p.json"), baseline}, file + " is not a directory"},
+	}
+	if st, err := os.Stat("/proc/self"); err == nil && st.IsDir() { // a place even root cannot write a file into
+		cases = append(cases,
+			struct {
+				args []string
+				want string
+			}{[]string{"agree", "-quiet", "-out", "/proc/agree.md", baseline}, "-out /proc/agree.md: not writable"},
+			struct {
+				args []string
+				want string
+			}{[]string{"compare", "-table", "-seeds", "1", "-shard", "1/2", "-partial", "/proc/p.json"}, "-partial /proc/p.json: not writable"})
+	}
+	for _, c := range cases {
+		start := time.Now()
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%v: took %v: the check came after the runs", c.args, d)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "mine" {
+		t.Errorf("the file in the way changed: %q %v", b, err)
+	}
+}
+
+// TestRunOutSameName: two scenario files with the same name under run
+// -out would write the same files, the second over the first (one set of
+// files was left, silently): refused before anything runs or is written,
+// naming both files.
+func TestRunOutSameName(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := runCLI(t, "run", "-out", out, a, b)
+	want := a + " and " + b + ` both name their scenario "baseline-simple"`
+	if code != 2 || stdout != "" || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, errs, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was made", out)
+	}
+	// Without -out, two files of one name are fine.
+	if code, _, errs := runCLI(t, "run", a, b); code != 0 {
+		t.Errorf("run without -out: exit %d, %q", code, errs)
 	}
 }

@@ -228,9 +228,15 @@ func runCommand(f runFlags) string {
 }
 
 // runShard runs the part of the sweep of all (f.seeds seeds each) that
-// f.shard owns and writes it as a partial result to f.partial; stdout
-// says what it wrote. An interrupted shard writes nothing.
+// f.shard owns and writes it as a partial result to f.partial (checked
+// before any run: checkOutputFile); stdout says what it wrote. An
+// interrupted shard writes nothing.
 func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout, stderr io.Writer) int {
+	file := partialFile(f.partial, "run", f.shard)
+	if err := checkOutputFile("-partial", file); err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return 2
+	}
 	src, err := sources(all, f.paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
@@ -283,7 +289,7 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return exitInternal
 	}
-	return writePartial(partialFile(f.partial, "run", f.shard), p, len(runs), len(jobs), stdout, stderr)
+	return writePartial(file, p, len(runs), len(jobs), stdout, stderr)
 }
 
 // writePartial writes a partial result p (runs of jobs) to file, through a
