@@ -39,6 +39,11 @@ type agreeFlags struct {
 	paths    []string
 }
 
+// maxAttempts is the most real runs agree makes of one file: each takes
+// the file's duration in real time, and a file that does not give its
+// verdict in this many will not.
+const maxAttempts = 100
+
 // Markers around the table that -readme replaces.
 const (
 	agreeBegin = "<!-- simulate agree: begin -->"
@@ -66,12 +71,16 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 		return f, parseStatus(err), false
 	}
 	f.paths = paths
+	msg := scaleBad(f.scale)
 	switch {
-	case !(f.scale > 0) || f.scale > 100:
-		fmt.Fprintf(stderr, "simulate: agree: -scale %v: want a number in (0, 100]\n", f.scale)
-		return f, 2, false
-	case f.attempts < 1:
-		fmt.Fprintf(stderr, "simulate: agree: -attempts %d: want at least 1\n", f.attempts)
+	case msg != "":
+	case f.attempts < 1 || f.attempts > maxAttempts:
+		msg = fmt.Sprintf("-attempts %d: want 1 to %d", f.attempts, maxAttempts)
+	case f.workers < 1:
+		msg = fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	if msg != "" {
+		fmt.Fprintf(stderr, "simulate: agree: %s\n", msg)
 		return f, 2, false
 	}
 	return f, 0, true
