@@ -130,17 +130,26 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var rows []agreeRow
 	for i, s := range all {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios compared; nothing written\n", i, len(all))
-			return exitInterrupted
+			break
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "agree: %d/%d %s\n", i+1, len(all), s.Name)
 		}
 		row, code := agreeOne(ctx, f, s, stderr)
+		if code == exitInterrupted {
+			break
+		}
 		if code != 0 {
 			return code
 		}
 		rows = append(rows, row)
+	}
+	if ctx.Err() != nil {
+		// What completed is printed; the files are not written: a table
+		// with rows missing is not the table.
+		writeAgreeTable(stdout, rows, f.scale, f.attempts)
+		fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios compared (their rows are printed above); no file written\n", len(rows), len(all))
+		return exitInterrupted
 	}
 	var b bytes.Buffer
 	writeAgreeTable(&b, rows, f.scale, f.attempts)
@@ -195,6 +204,9 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		return row, agreeErr(ctx, s, err, stderr)
 	}
 	for i := 1; i <= f.attempts && !row.realMatch; i++ {
+		if i > 1 && ctx.Err() != nil {
+			return row, exitInterrupted // its attempts did not all run: no row
+		}
 		r, err := realrun.Run(rs, realrun.Options{})
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
@@ -209,7 +221,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "simulate: interrupted: %s: %v; nothing written\n", s.Name, err)
+		fmt.Fprintf(stderr, "simulate: interrupted: %s: %v\n", s.Name, err)
 		return exitInterrupted
 	case errors.Is(err, realrun.ErrNoServer):
 		fmt.Fprintf(stderr, "simulate: agree: %v (install redis-server, e.g. apt-get install redis-server)\n", err)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -243,11 +244,19 @@ func reportTemps(dir string) (done func()) {
 	})
 }
 
-// abandon is what a second Ctrl-C (or SIGTERM) does: it removes the
-// temporary files of the writes under way (temps), says so on stderr, and
-// ends the process with exitInterrupted through exit.
+// abandon is what a second Ctrl-C (or SIGTERM) does: it kills and reaps
+// the processes the real backend started (redis-server, redis-sentinel,
+// client workers: redistest.StopAll; they were left to die with the
+// process, unreaped), removes the temporary files of the writes under
+// way (temps), says so on stderr, and ends the process with
+// exitInterrupted through exit.
 func abandon(stderr io.Writer, exit func(int)) {
+	procs := redistest.StopAll()
 	n := temps.removeAll()
-	fmt.Fprintf(stderr, "simulate: interrupted again: abandoned the runs under way; %d temporary files removed, no output half-written\n", n)
+	stopped := ""
+	if procs > 0 {
+		stopped = fmt.Sprintf("%d server and worker processes stopped, ", procs)
+	}
+	fmt.Fprintf(stderr, "simulate: interrupted again: abandoned the runs under way; %s%d temporary files removed, no output half-written\n", stopped, n)
 	exit(exitInterrupted)
 }

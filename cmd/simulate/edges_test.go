@@ -270,13 +270,7 @@ func TestAbandonRemovesTemporaries(t *testing.T) {
 // no hidden temporary file in -out (the signal's default action used to
 // end it in the middle of a write).
 func TestSignalDuringOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
-	bin := filepath.Join(t.TempDir(), "simulate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := simulateBinary(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "-out", out)
 	var stderr bytes.Buffer

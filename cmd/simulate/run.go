@@ -162,9 +162,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
-			r.tally.interrupted = true
-			r.tally.write(stdout, r.enc, f.asJSON)
-			return exitInterrupted
+			break
 		}
 		switch code := r.scenario(s); code {
 		case 0:
@@ -178,8 +176,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return code
 		}
 	}
-	r.tally.write(stdout, r.enc, f.asJSON)
-	return status
+	return finish(ctx, &r.tally, status, stdout, r.enc, f.asJSON)
 }
 
 // runner runs scenarios as run's flags say, printing on stdout, and
