@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,13 +195,8 @@ func TestDoubleInterruptStopsServers(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("no redis-server started\n%s", stderr.String())
 	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	time.Sleep(50 * time.Millisecond) // the first is handled before the second
-	_ = cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Errorf("exit %v, want %d\n%s", err, exitInterrupted, stderr.String())
+	if err := signalTwice(cmd, os.Interrupt); err != nil {
+		t.Errorf("%v\n%s", err, stderr.String())
 	}
 	for _, pid := range servers {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
@@ -240,4 +236,41 @@ func childrenNamed(pid int, name string) []int {
 		}
 	}
 	return out
+}
+
+// signalTwice sends sig to the started command twice, the second once
+// the first is handled, waits for it, and fails unless it exited
+// exitInterrupted.
+func signalTwice(cmd *exec.Cmd, sig os.Signal) error {
+	_ = cmd.Process.Signal(sig)
+	time.Sleep(50 * time.Millisecond)
+	_ = cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		return fmt.Errorf("exit %v, want %d", err, exitInterrupted)
+	}
+	return nil
+}
+
+// runCLINoHang runs the command as runCLI does, and if it has not ended
+// after 30 s (blocked reading the named pipe fifo), opens fifo for
+// writing to unblock it and reports it blocked.
+func runCLINoHang(t *testing.T, fifo string, args ...string) (code int, errs string, blocked bool) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, _, errs = runCLI(t, args...)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			_ = f.Close()
+		}
+		<-done
+		blocked = true
+	}
+	return code, errs, blocked
 }

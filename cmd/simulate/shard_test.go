@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/locksim/locksim/compare"
 )
@@ -324,20 +323,8 @@ func TestMergeReadsOnlyPartials(t *testing.T) {
 			t.Logf("%s: %v", c.file, err)
 			continue
 		}
-		done := make(chan struct{})
-		var code int
-		var errs string
-		go func() {
-			defer close(done)
-			code, _, errs = runCLI(t, "merge", c.file)
-		}()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil { // unblock the reader
-				_ = f.Close()
-			}
-			<-done
+		code, errs, blocked := runCLINoHang(t, fifo, "merge", c.file)
+		if blocked {
 			t.Errorf("merge %s: blocked", c.file)
 		}
 		if want := c.file + ": " + c.what + ", not a regular file"; code != 2 || !strings.Contains(errs, want) {
