@@ -66,7 +66,8 @@
 // compare runs the comparison matrix (package compare) and writes the
 // report comparing RedissonLock and RedLock failure modes, into -out or,
 // without it, a new directory (compare-report, compare-report-2, ...): it
-// never replaces a report unasked. make report writes the reference report
+// never replaces a report unasked, and -out replaces only a report it
+// wrote (its .locksim-report marker), or takes a new or empty directory. make report writes the reference report
 // (-out reports).
 //
 // demo replays two of the scenario files built into the command, so it
