@@ -25,10 +25,16 @@ var (
 	ErrWaitTimeout = errors.New("lock: wait timed out")
 	// ErrNotLocked: the lock does not exist (for TTL).
 	ErrNotLocked = errors.New("lock: not locked")
-	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
-	// lock was released again rather than trusted. (When that give-back
-	// fails, the outcome is unknown instead.)
-	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
+	// ErrNotSynced: in a synced deployment (Options.Deployment Replicated,
+	// or SyncReplicas), no replica acknowledged a lock script that ran on
+	// the master (Redisson's NoSyncedSlavesException), after RetryAttempts
+	// more tries. An acquire (Lock, ReadWriteLock halves) gave each unsynced
+	// hold back before trying again, so it holds nothing (when a give-back
+	// fails, the outcome is unknown instead); a FencedLock acquire did not,
+	// as Redisson's token calls do not: the master keeps that hold, and its
+	// token, with no watchdog until the lease ends. An unlock or force
+	// unlock ran on the master all the same.
+	ErrNotSynced = errors.New("lock: no replica acknowledged the lock script")
 	// ErrLockLost: the lock was lost while held (it expired, was
 	// force-unlocked, or was lost in a failover). No call returns it: the
 	// watchdog reports a loss by calling Options.OnLost(name, owner), from

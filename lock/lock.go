@@ -60,8 +60,10 @@ type Options struct {
 	// that window at the price of one key per unlock for LatchTTL.
 	KeepUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
-	// must cover the connection's whole retry window (go-redis defaults:
-	// 4 attempts of 3 s plus backoff). Default 30 s. An unlock latch is
+	// must cover the connection's whole retry window. Default: derived for
+	// each unlock as Redisson derives it since 3.48.0, (ResponseTimeout + a
+	// draw in [RetryDelay/2, RetryDelay]) × RetryAttempts, 16–20 s with the
+	// defaults (an idempotent acquire's latch: 30 s). An unlock latch is
 	// deleted as soon as the unlock's reply has come (as Redisson does,
 	// unless KeepUnlockLatch), so it lives this long only after an unknown
 	// outcome or a failed DEL.
@@ -70,17 +72,37 @@ type Options struct {
 	// a client library's automatic retry cannot raise the hold count to 2.
 	// Redisson has no such option.
 	IdempotentAcquire bool
-	// SyncReplicas, when positive, makes every first acquisition issue
-	// WAIT SyncReplicas SyncTimeout and release the lock again, failing with
-	// ErrNotSynced, when no replica acknowledged (Redisson's
-	// checkLockSyncedSlaves). Default 0: off.
+	// Deployment is the Redisson configuration modelled: SingleServer (the
+	// default: no WAIT) or Replicated (the synced step after every lock
+	// script, Redisson's default for a configuration with replicas).
+	Deployment Deployment
+	// SyncReplicas, when positive, fixes the synced step's replica count
+	// instead of reading the master's connected_slaves, and turns the step
+	// on whatever the Deployment. Default 0: the Deployment decides.
 	SyncReplicas int
-	// SyncTimeout bounds the WAIT. Default 1 s. Keep it below the
-	// connection's read timeout: a WAIT that times out on the client looks
-	// like a failed request, and go-redis then resends the acquire script
-	// with it, which counts again unless IdempotentAcquire is set (set it
-	// with SyncReplicas).
+	// SyncTimeout bounds each WAIT (Redisson's slavesSyncTimeout). Default
+	// 1 s. Keep it below the Conn's read timeout (go-redis's ReadTimeout):
+	// a WAIT that outlives it fails the script's request on the client,
+	// whose outcome is then unknown (Redisson waits timeout +
+	// slavesSyncTimeout for such a batch).
 	SyncTimeout time.Duration
+	// IgnoreUnsynced keeps sending the WAIT but never fails on its count
+	// (Redisson's checkLockSyncedSlaves = false; its default is true).
+	IgnoreUnsynced bool
+	// RetryAttempts is how many more times a lock call runs whose synced
+	// step failed (Redisson's retryAttempts, 4 since 3.48.0): an acquire
+	// after giving its hold back, an unlock with the same request id, a
+	// force unlock. It also sizes the unlock latch's default lifetime.
+	// Default 4.
+	RetryAttempts int
+	// RetryDelay is the longest pause before such a retry: each pause is a
+	// draw in [RetryDelay/2, RetryDelay] (Redisson's retryDelay,
+	// EqualJitterDelay(1 s, 2 s) past its first attempt). Default 2 s.
+	RetryDelay time.Duration
+	// ResponseTimeout is Redisson's timeout (how long it waits for a reply,
+	// 3 s): it sizes the unlock latch's default lifetime. The Conn's own
+	// timeouts are the Conn's. Default 3 s.
+	ResponseTimeout time.Duration
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
 	// was lost in a failover. Unlike Redisson, which stops renewing silently.
@@ -117,6 +139,9 @@ type Client struct {
 	// waits for (latch clean-ups, watchdog renewals); Close waits for them
 	// (background.go).
 	inflight int
+	// replicas is the master's connected_slaves as last read, -1 when it
+	// must be read again (synced.go).
+	replicas int
 }
 
 // Close stops every watchdog of the client and ends every acquire waiting
@@ -205,8 +230,11 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if conn == nil || rt == nil {
 		return nil, invalid("New", "nil conn or runtime")
 	}
-	if opts.SyncReplicas < 0 {
-		return nil, invalid("New", "negative SyncReplicas %d", opts.SyncReplicas)
+	if opts.SyncReplicas < 0 || opts.RetryAttempts < 0 || opts.Deployment > Replicated {
+		return nil, invalid("New", "negative count or unknown Deployment in options %+v", opts)
+	}
+	if opts.RetryDelay < 0 || opts.ResponseTimeout < 0 {
+		return nil, invalid("New", "negative RetryDelay %v or ResponseTimeout %v", opts.RetryDelay, opts.ResponseTimeout)
 	}
 	for _, d := range []struct {
 		name string
@@ -222,11 +250,17 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if opts.WatchdogTimeout < 3*time.Millisecond {
 		return nil, invalid("New", "WatchdogTimeout %v below 3ms", opts.WatchdogTimeout)
 	}
-	if opts.LatchTTL == 0 {
-		opts.LatchTTL = 30 * time.Second
-	}
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = time.Second
+	}
+	if opts.RetryAttempts == 0 {
+		opts.RetryAttempts = 4
+	}
+	if opts.RetryDelay == 0 {
+		opts.RetryDelay = 2 * time.Second
+	}
+	if opts.ResponseTimeout == 0 {
+		opts.ResponseTimeout = 3 * time.Second
 	}
 	if opts.ID == "" {
 		opts.ID = rt.NewID()
@@ -237,7 +271,7 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 		// one could re-enter and release the other's hold.
 		return nil, fmt.Errorf("%w: client id %q contains ':'", ErrBadName, opts.ID)
 	}
-	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}}, nil
+	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}, replicas: -1}, nil
 }
 
 // ID is the client's id, the first half of its holder fields.
@@ -533,14 +567,34 @@ func asWaitTimeout(err error) error {
 	return err
 }
 
-// try runs the acquire script once. ttl < 0 means acquired; otherwise it is
-// the other holder's remaining lease.
+// try runs the acquire script once (and again while its synced step fails,
+// see tryGivingBack). ttl < 0 means acquired; otherwise it is the other
+// holder's remaining lease.
 func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
-	c := l.c
-	leaseMs := ms(lease)
-	if lease == 0 {
-		leaseMs = ms(c.opts.WatchdogTimeout)
+	if l.fenced {
+		// RedissonFencedLock's token calls (lockAndGetToken and
+		// tryLockAndGetToken, 4.7.0) run the acquire script without
+		// handleNoSync and without ServiceManager.execute: an unsynced
+		// acquire fails with ErrNotSynced while the master keeps the hold
+		// and the token it took, with no watchdog, until its lease ends.
+		return l.tryOnce(ctx, owner, lease)
 	}
+	err = l.c.retryUnsynced(ctx, func() error {
+		ttl, token, err = l.tryOnce(ctx, owner, lease)
+		if errors.Is(err, ErrNotSynced) {
+			if gerr := l.giveBack(ctx, owner, lease); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	return ttl, token, err
+}
+
+// tryOnce runs the acquire script once through the synced step.
+func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+	c := l.c
+	leaseMs := c.leaseMs(lease)
 	keys := []string{l.name}
 	if l.fenced {
 		keys = append(keys, l.tokenKey())
@@ -548,25 +602,13 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	args := []any{leaseMs, l.field(owner)}
 	if c.opts.IdempotentAcquire {
 		keys = append(keys, l.latchKey("acquire", c.rt.NewID()))
-		args = append(args, "1", ms(c.opts.LatchTTL))
+		args = append(args, "1", ms(c.acquireLatchTTL()))
 	}
 	script := scripts.ReentrantAcquire
 	if l.fenced {
 		script = scripts.FencedAcquire
 	}
-	var v any
-	var acked int64 = -1 // -1: the WAIT is still to be sent (checkSynced)
-	if ew, ok := c.conn.(EvalWaiter); ok && c.opts.SyncReplicas > 0 {
-		v, acked, err = ew.EvalWait(ctx, script, keys, c.opts.SyncReplicas, c.opts.SyncTimeout, args...)
-		var we *WaitError
-		if errors.As(err, &we) {
-			// The script ran (an acquire replies nil) but the WAIT failed:
-			// whatever it took is not synced, and checkSynced gives it back.
-			acked, err = 0, nil
-		}
-	} else {
-		v, err = c.conn.Eval(ctx, script, keys, args...)
-	}
+	v, err := c.evalLock(ctx, script, true, keys, args...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -588,11 +630,6 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 		}
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
-	if c.opts.SyncReplicas > 0 {
-		if err := l.checkSynced(ctx, owner, leaseMs, acked); err != nil {
-			return 0, 0, err
-		}
-	}
 	if lease == 0 {
 		c.startRenewal(l, owner)
 	} else {
@@ -602,32 +639,42 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	return -1, token, nil
 }
 
-// checkSynced waits for replicas to acknowledge the acquire (unless the
-// Conn already sent the WAIT with it and acked is its count), and releases
-// the hold it just took when none did.
-func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int64) error {
+// leaseMs is an acquire's lease in ms: lease, or the watchdog's timeout.
+func (c *Client) leaseMs(lease time.Duration) int64 {
+	if lease == 0 {
+		return ms(c.opts.WatchdogTimeout)
+	}
+	return ms(lease)
+}
+
+// acquireLatchTTL is an idempotent acquire's latch lifetime: LatchTTL, or
+// 30 s.
+func (c *Client) acquireLatchTTL() time.Duration {
+	if c.opts.LatchTTL > 0 {
+		return c.opts.LatchTTL
+	}
+	return 30 * time.Second
+}
+
+// giveBack is Redisson's handleNoSync (4.7.0): after an acquire whose
+// synced step failed, whatever it took, it runs the lock's own unlock
+// script for the owner with a fresh request id (one hold less; nothing when
+// the acquire took nothing), through the synced step itself. A give-back
+// that fails otherwise than unsynced leaves the outcome unknown.
+func (l *Lock) giveBack(ctx context.Context, owner string, lease time.Duration) error {
 	c := l.c
-	var err error
-	if acked < 0 {
-		var v any
-		v, err = c.conn.Do(ctx, "WAIT", c.opts.SyncReplicas, ms(c.opts.SyncTimeout))
-		acked, _ = v.(int64)
-	}
-	if err == nil && acked > 0 {
-		return nil
-	}
-	// The latch key is unused ('0') but named in the lock's slot, so that the
-	// script stays valid on Redis Cluster. When the give-back itself fails,
-	// the caller may still hold the lock (until its lease ends, no watchdog
-	// runs): an unknown outcome, not ErrNotSynced.
-	if _, gerr := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
-		unlockMessage, leaseMs, l.field(owner), 0, "0"); gerr != nil {
-		return &giveBackError{name: l.name, err: gerr}
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	v, err := c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.Channel(), latch},
+		unlockMessage, c.leaseMs(lease), l.field(owner), c.latchTTL(id), c.latchFlag())
+	if errors.Is(err, ErrNotSynced) {
+		return nil // given back on the master; its latch stays for its TTL
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNotSynced, err)
+		return &giveBackError{name: l.name, err: err}
 	}
-	return ErrNotSynced
+	c.dropLatch(ctx, latch, v, nil)
+	return nil
 }
 
 // giveBackError is a synced acquire's error when giving the unsynced hold
@@ -648,6 +695,10 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // Unlock releases one hold of owner's. It returns ErrNotHeld when owner
 // does not hold the lock (it expired, was never taken, or another holder has
 // it), and an error for which IsUnknown is true when the outcome is unknown.
+// In a synced deployment it returns ErrNotSynced when no replica
+// acknowledged the unlock after RetryAttempts more tries with the same
+// request id (the latch answers a retry as the first run did): the unlock
+// ran on the master, as in Redisson, whose unlock throws then.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
 	if err := checkCtx(ctx, "Unlock "+l.name); err != nil {
@@ -656,10 +707,23 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	if err := checkName(l.name); err != nil {
 		return err
 	}
-	latch := l.latchKey("unlock", c.rt.NewID())
-	v, err := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), latch},
-		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
-	c.dropLatch(ctx, latch, v, err)
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	keys := []string{l.name, l.Channel(), latch}
+	ttl := c.latchTTL(id)
+	var v any
+	err := c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
+			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
+		return err
+	})
+	synced := !errors.Is(err, ErrNotSynced)
+	if synced {
+		c.dropLatch(ctx, latch, v, err)
+	} else {
+		err = nil // the script ran: account for what it did, then say so (its latch stays for its TTL, as Redisson's)
+	}
 	switch n, _ := v.(int64); {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
@@ -670,11 +734,17 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		return err
 	case v == nil:
 		c.forget(l, owner)
+		if !synced {
+			return ErrNotSynced
+		}
 		return ErrNotHeld
 	case n == 1:
 		c.forget(l, owner)
 	default:
 		c.releaseOne(l, owner)
+	}
+	if !synced {
+		return ErrNotSynced
 	}
 	return nil
 }
@@ -738,12 +808,17 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
-	v, err := l.c.conn.Eval(ctx, scripts.ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
-	if err != nil {
+	var v any
+	err := l.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.Channel()}, unlockMessage)
+		return err
+	})
+	n, _ := v.(int64)
+	if err != nil && !errors.Is(err, ErrNotSynced) {
 		return false, err
 	}
-	n, _ := v.(int64)
-	return n == 1, nil
+	return n == 1, err
 }
 
 // IsLocked reports whether anyone holds the lock.

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -145,7 +146,12 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+	var v any
+	err := rw.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+		return err
+	})
 	if err != nil {
 		return false, err
 	}
@@ -210,20 +216,64 @@ func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Dur
 	return err
 }
 
-// try runs the acquire script once: ttl < 0 when acquired, else the
-// remaining TTL of the lock that blocks it.
-func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
-	rw, c := h.rw, h.rw.c
-	leaseMs := ms(lease)
-	if lease == 0 {
-		leaseMs = ms(c.opts.WatchdogTimeout)
+// try runs the acquire script: ttl < 0 when acquired, else the remaining
+// TTL of the lock that blocks it. In a synced deployment an unsynced
+// acquire is given back and tried again, as Lock's (RedissonReadLock and
+// RedissonWriteLock inherit RedissonLock's handleNoSync, 4.7.0).
+func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+	err = h.rw.c.retryUnsynced(ctx, func() error {
+		ttl, token, err = h.tryOnce(ctx, owner, lease)
+		if errors.Is(err, ErrNotSynced) {
+			if gerr := h.giveBack(ctx, owner, lease); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	return ttl, token, err
+}
+
+// giveBack runs the half's unlock script for owner with a fresh request id
+// after an unsynced acquire (Lock.giveBack).
+func (h *RWHalf) giveBack(ctx context.Context, owner string, lease time.Duration) error {
+	c := h.rw.c
+	id := c.rt.NewID()
+	v, err := h.unlockScript(ctx, owner, id, c.leaseMs(lease))
+	if errors.Is(err, ErrNotSynced) {
+		return nil
 	}
+	if err != nil {
+		return &giveBackError{name: h.rw.name, err: err}
+	}
+	c.dropLatch(ctx, h.rw.latchKey(id), v, nil)
+	return nil
+}
+
+// unlockScript runs the half's unlock script once, through the synced
+// step, for the unlock request id; leaseMs is what a write unlock that
+// leaves holds re-applies.
+func (h *RWHalf) unlockScript(ctx context.Context, owner, id string, leaseMs int64) (any, error) {
+	rw, c := h.rw, h.rw.c
+	latch := rw.latchKey(id)
+	if h.write {
+		return c.evalLock(ctx, scripts.RWWriteUnlock, true, []string{rw.name, rw.Channel(), latch},
+			readUnlockMessage, leaseMs, rw.writeField(owner), c.latchTTL(id), c.latchFlag())
+	}
+	return c.evalLock(ctx, scripts.RWReadUnlock, true,
+		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
+		unlockMessage, rw.readField(owner), c.latchTTL(id), c.latchFlag())
+}
+
+// tryOnce runs the acquire script once through the synced step.
+func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+	rw, c := h.rw, h.rw.c
+	leaseMs := c.leaseMs(lease)
 	var v any
 	var err error
 	if h.write {
-		v, err = c.conn.Eval(ctx, scripts.RWWriteAcquire, []string{rw.name}, leaseMs, rw.writeField(owner))
+		v, err = c.evalLock(ctx, scripts.RWWriteAcquire, true, []string{rw.name}, leaseMs, rw.writeField(owner))
 	} else {
-		v, err = c.conn.Eval(ctx, scripts.RWReadAcquire, []string{rw.name, rw.timeoutPrefix(owner)},
+		v, err = c.evalLock(ctx, scripts.RWReadAcquire, true, []string{rw.name, rw.timeoutPrefix(owner)},
 			leaseMs, rw.readField(owner), rw.writeField(owner))
 	}
 	if err != nil {
@@ -258,13 +308,13 @@ func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
 	lease := ms(c.opts.WatchdogTimeout)
 	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, scripts.RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
+		v, err := c.evalLock(ctx, scripts.RWReadRenew, false, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
 		n, _ := v.(int64)
 		return n == 1, err
 	}
 	if h.write {
 		renew = func(ctx context.Context) (bool, error) {
-			v, err := c.conn.Eval(ctx, scripts.RWWriteRenew, []string{rw.name}, lease, rw.writeField(owner))
+			v, err := c.evalLock(ctx, scripts.RWWriteRenew, false, []string{rw.name}, lease, rw.writeField(owner))
 			n, _ := v.(int64)
 			return n == 1, err
 		}
@@ -302,49 +352,59 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	if err := rw.check(owner); err != nil {
 		return err
 	}
-	if h.write {
-		latch := rw.latchKey(c.rt.NewID())
-		v, err := c.conn.Eval(ctx, scripts.RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
-			readUnlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
-		c.dropLatch(ctx, latch, v, err)
-		if err != nil {
-			// Unknown outcome: count the hold as given back, as Lock.Unlock
-			// does, so that the watchdog stops with the last one.
-			c.releaseUnknown(h.watchdogKey(owner), err)
-			return err
-		}
-		if v == nil {
-			h.released(owner)
-			return ErrNotHeld
-		}
-		if n, _ := v.(int64); n == 1 {
-			h.released(owner)
-		}
-		return nil
+	id := c.rt.NewID()
+	var v any
+	err := c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = h.unlockScript(ctx, owner, id, h.lease(owner))
+		return err
+	})
+	synced := !errors.Is(err, ErrNotSynced)
+	if synced {
+		c.dropLatch(ctx, rw.latchKey(id), v, err)
+	} else {
+		err = nil // the script ran: account for what it did, then say so
 	}
-	latch := rw.latchKey(c.rt.NewID())
-	v, err := c.conn.Eval(ctx, scripts.RWReadUnlock,
-		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
-		unlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
-	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
-		c.releaseUnknown(h.watchdogKey(owner), err) // see the write half
+		// Unknown outcome: count the hold as given back, as Lock.Unlock
+		// does, so that the watchdog stops with the last one (unless the
+		// unlock was not sent: releaseUnknown).
+		c.releaseUnknown(h.watchdogKey(owner), err)
 		return err
 	}
-	if v == nil {
+	notHeld, released, err := h.unlockReply(v)
+	if released {
 		h.released(owner)
+	}
+	switch {
+	case err != nil:
+		return err
+	case !synced:
+		return ErrNotSynced
+	case notHeld:
 		return ErrNotHeld
+	}
+	return nil
+}
+
+// unlockReply reads the half's unlock reply: nil is "not held"; the write
+// half answers 0 (holds remain) or 1 (released), the read half a pair
+// (gone, holds left).
+func (h *RWHalf) unlockReply(v any) (notHeld, released bool, err error) {
+	if v == nil {
+		return true, true, nil
+	}
+	if h.write {
+		n, _ := v.(int64)
+		return false, n == 1, nil
 	}
 	pair, ok := v.([]any)
 	if !ok || len(pair) != 2 {
-		return fmt.Errorf("lock: %s (read): unexpected unlock reply %v", rw.name, v)
+		return false, false, fmt.Errorf("lock: %s (read): unexpected unlock reply %v", h.rw.name, v)
 	}
 	gone, _ := pair[0].(int64)
 	left, _ := pair[1].(int64)
-	if gone == 1 || left == 0 {
-		h.released(owner)
-	}
-	return nil
+	return false, gone == 1 || left == 0, nil
 }
 
 // LostContext is Lock.LostContext for owner's hold of this half.
@@ -381,7 +441,12 @@ func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+	var v any
+	err := rw.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+		return err
+	})
 	if err != nil {
 		return false, err
 	}

@@ -36,7 +36,7 @@ func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x0
 func (c *Client) startRenewal(l *Lock, owner string) {
 	field := l.field(owner)
 	c.startWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, scripts.ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
+		v, err := c.evalLock(ctx, scripts.ReentrantRenew, false, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
 		n, _ := v.(int64)
 		return n == 1, err
 	})

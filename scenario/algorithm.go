@@ -176,7 +176,7 @@ var algorithms = []*algDesc{
 		fields: append([]string{"kind", "read_ratio"}, ownerFields...),
 		decode: func(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 			g := d.group(s, o, f)
-			lk, opts, oc := d.owner(o)
+			lk, opts, oc := d.owner(s, o, g)
 			a.ReadWrite = traffic.ReadWriteConfig{Group: g, Lock: lk, Options: opts, ReadRatio: o.prob("read_ratio", 0.5), OwnerConfig: oc}
 		},
 		settings: func(a *Algorithm) settings {
@@ -216,7 +216,7 @@ var algorithms = []*algDesc{
 		fields: append([]string{"kind", "groups", "multi_lock"}, ownerFields...),
 		decode: func(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 			gs := d.groups(s, o, f)
-			lk, opts, oc := d.owner(o)
+			lk, opts, oc := d.owner(s, o, "")
 			a.Redisson = traffic.RedissonConfig{Groups: gs, Lock: lk, ClientOptions: opts,
 				Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)}, OwnerConfig: oc}
 		},
@@ -270,11 +270,12 @@ func reentrantSettings(a *Algorithm) settings {
 	return settings{holding: &a.Reentrant.Holding, owner: &a.Reentrant.OwnerConfig}
 }
 
-// syncedMayFail: a synced acquire (lock.Options.SyncReplicas) can refuse
-// while nobody holds the lock (no replica acknowledged), which the strict
-// models would call illegal although the lock promised nothing by refusing.
+// syncedMayFail: a synced acquire (lock.Options.Deployment Replicated, or
+// SyncReplicas) can refuse while nobody holds the lock (no replica
+// acknowledged), which the strict models would call illegal although the
+// lock promised nothing by refusing.
 func syncedMayFail(opts lock.Options) []checker.LinOption {
-	if opts.SyncReplicas > 0 {
+	if (opts.Deployment == lock.Replicated || opts.SyncReplicas > 0) && !opts.IgnoreUnsynced {
 		return []checker.LinOption{checker.AcquireMayFail}
 	}
 	return nil
@@ -439,7 +440,7 @@ func decodeSimple(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 
 func decodeReentrant(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(o)
+	lk, opts, oc := d.owner(s, o, g)
 	a.Reentrant = traffic.ReentrantConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc}
 }
 
@@ -460,9 +461,17 @@ func decodeSpec(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	}
 }
 
+// deployments are options.config's values: the Redisson configuration a
+// lock client models (lock.Deployment).
+var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
+
 // owner reads the fields the owner-based kinds share beyond the group(s):
-// the lock's name, the lock client's options and the OwnerConfig.
-func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
+// the lock's name, the lock client's options and the OwnerConfig. group is
+// the lock's group ("" for RedLock's several): options.config defaults to
+// replicated when it has replicas, as Redisson's default configuration for
+// such a deployment (master-slave, Sentinel) takes the synced step, and to
+// single-server otherwise.
+func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
@@ -480,8 +489,18 @@ func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
 	}
 	oc.Lease = d.lease(o)
 	on, of := o.get("options")
-	opts := d.mapping(of, on, "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	def := lock.SingleServer
+	if n, ok := s.group(group); ok && len(n.Replicas) > 0 {
+		def = lock.Replicated
+	}
+	dep := lock.SingleServer
+	if opts.oneOf("config", def.String(), deployments...) == lock.Replicated.String() {
+		dep = lock.Replicated
+	}
 	return lk, lock.Options{
+		Deployment:         dep,
+		IgnoreUnsynced:     !opts.bool("check_synced", true),
 		DisableUnlockLatch: !opts.bool("latch", true),
 		KeepUnlockLatch:    !opts.bool("latch_cleanup", true),
 		LatchTTL:           opts.msDur("latch_ttl", 0),

@@ -66,11 +66,20 @@ type decoder struct {
 // scaled is d multiplied by the decoder's scale, rounded to the
 // microsecond (so that a millisecond-whole duration stays whole at scales
 // such as 0.2).
+//
+// A product past the longest time.Duration (about 292 years) is an error
+// about the scale: converted, it wrapped around to a negative duration,
+// reported as "must be positive".
 func (d *decoder) scaled(v time.Duration) time.Duration {
 	if d.scale == 0 || d.scale == 1 || v == 0 {
 		return v
 	}
-	return time.Duration(math.Round(float64(v)*d.scale/float64(time.Microsecond))) * time.Microsecond
+	us := math.Round(float64(v) * d.scale / float64(time.Microsecond))
+	if math.Abs(us) >= float64(math.MaxInt64/int64(time.Microsecond)) {
+		d.failf(nil, "", "%v scaled would last past the longest duration (about 292 years)", v)
+		return v
+	}
+	return time.Duration(us) * time.Microsecond
 }
 
 func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
@@ -87,9 +96,11 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // syntaxError turns a yaml.v3 parse error into an Error with its line.
+// The Error's field already says "yaml": the parser's own "yaml: " prefix
+// is dropped, with a line or without (it read "yaml: yaml: ...").
 func (d *decoder) syntaxError(err error) *Error {
 	msg := strings.TrimSpace(err.Error())
-	e := &Error{File: d.file, Field: "yaml", Msg: msg}
+	e := &Error{File: d.file, Field: "yaml", Msg: strings.TrimPrefix(msg, "yaml: ")}
 	first, _, _ := strings.Cut(msg, "\n")
 	if m := yamlLine.FindStringSubmatch(first); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])

@@ -1,6 +1,11 @@
 package sim
 
-import "github.com/locksim/locksim/internal/scripts"
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/locksim/locksim/internal/scripts"
+)
 
 // The package's tests run with verifyTruth on: every time the truth timer
 // fires, every key the truth knows is re-read and compared, so a change of a
@@ -70,3 +75,8 @@ func TwinPins() (out [][3]string) {
 
 // FreeProcs is how many ended processes wait to be reused (recycle).
 func (w *World) FreeProcs() int { return len(w.freeProcs) }
+
+// Backoff is p's pause before retry i, drawn from a PCG seeded with seed.
+func Backoff(p RetryPolicy, i int, seed uint64) time.Duration {
+	return p.backoff(i, rand.New(rand.NewPCG(seed, 1)))
+}

@@ -71,7 +71,7 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 func (f runFlags) bad() string {
 	switch {
 	case f.backend == "redis" && !f.shard.Sharded():
-		return ""
+		return scaleBad(f.scale)
 	case f.backend != "sim" && f.backend != "redis":
 		return fmt.Sprintf("unknown -backend %q (want sim or redis)", f.backend)
 	case f.shard.Sharded() && (f.seeds == 0 || f.backend != "sim" || f.asJSON || f.out != ""):
@@ -86,6 +86,19 @@ func (f runFlags) bad() string {
 		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	return ""
+}
+
+// maxScale is the largest -scale: a real run of a file's 10 s is then
+// about 17 minutes, and a scale beyond it is a mistake.
+const maxScale = 100
+
+// scaleBad says what is wrong with -scale (the real backend's), "" if
+// nothing: it must be a number in (0, maxScale].
+func scaleBad(scale float64) string {
+	if !(scale > 0) || scale > maxScale {
+		return fmt.Sprintf("-scale %v: want a number in (0, %d] (every duration of the files is multiplied by it)", scale, maxScale)
 	}
 	return ""
 }
@@ -149,9 +162,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
-			r.tally.interrupted = true
-			r.tally.write(stdout, r.enc, f.asJSON)
-			return exitInterrupted
+			break
 		}
 		switch code := r.scenario(s); code {
 		case 0:
@@ -165,8 +176,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return code
 		}
 	}
-	r.tally.write(stdout, r.enc, f.asJSON)
-	return status
+	return finish(ctx, &r.tally, status, stdout, r.enc, f.asJSON)
 }
 
 // runner runs scenarios as run's flags say, printing on stdout, and
