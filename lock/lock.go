@@ -570,7 +570,7 @@ func asWaitTimeout(err error) error {
 // try runs the acquire script once (and again while its synced step fails,
 // see tryGivingBack). ttl < 0 means acquired; otherwise it is the other
 // holder's remaining lease.
-func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
 	if l.fenced {
 		// RedissonFencedLock's token calls (lockAndGetToken and
 		// tryLockAndGetToken, 4.7.0) run the acquire script without
@@ -579,16 +579,9 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 		// and the token it took, with no watchdog, until its lease ends.
 		return l.tryOnce(ctx, owner, lease)
 	}
-	err = l.c.retryUnsynced(ctx, func() error {
-		ttl, token, err = l.tryOnce(ctx, owner, lease)
-		if errors.Is(err, ErrNotSynced) {
-			if gerr := l.giveBack(ctx, owner, lease); gerr != nil {
-				return gerr
-			}
-		}
-		return err
-	})
-	return ttl, token, err
+	return l.c.tryGivingBack(ctx,
+		func() (time.Duration, int64, error) { return l.tryOnce(ctx, owner, lease) },
+		func() error { return l.giveBack(ctx, owner, lease) })
 }
 
 // tryOnce runs the acquire script once through the synced step.

@@ -220,17 +220,10 @@ func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Dur
 // TTL of the lock that blocks it. In a synced deployment an unsynced
 // acquire is given back and tried again, as Lock's (RedissonReadLock and
 // RedissonWriteLock inherit RedissonLock's handleNoSync, 4.7.0).
-func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
-	err = h.rw.c.retryUnsynced(ctx, func() error {
-		ttl, token, err = h.tryOnce(ctx, owner, lease)
-		if errors.Is(err, ErrNotSynced) {
-			if gerr := h.giveBack(ctx, owner, lease); gerr != nil {
-				return gerr
-			}
-		}
-		return err
-	})
-	return ttl, token, err
+func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+	return h.rw.c.tryGivingBack(ctx,
+		func() (time.Duration, int64, error) { return h.tryOnce(ctx, owner, lease) },
+		func() error { return h.giveBack(ctx, owner, lease) })
 }
 
 // giveBack runs the half's unlock script for owner with a fresh request id

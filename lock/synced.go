@@ -185,6 +185,23 @@ func (c *Client) retryUnsynced(ctx context.Context, f func() error) error {
 	}
 }
 
+// tryGivingBack runs an acquire (once) as Redisson's tryAcquireAsync does
+// in a synced deployment: when its synced step fails, giveBack returns
+// whatever it took (handleNoSync), and the pair runs again as
+// retryUnsynced allows. A give-back that fails otherwise ends it.
+func (c *Client) tryGivingBack(ctx context.Context, once func() (time.Duration, int64, error), giveBack func() error) (ttl time.Duration, token int64, err error) {
+	err = c.retryUnsynced(ctx, func() error {
+		ttl, token, err = once()
+		if errors.Is(err, ErrNotSynced) {
+			if gerr := giveBack(); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	return ttl, token, err
+}
+
 // jitter is a draw in [max/2, max] (Redisson's EqualJitterDelay past its
 // first attempt), taken from the hash of id: a Runtime offers fresh ids,
 // not random numbers, and an id is as unpredictable as the draw needs.
