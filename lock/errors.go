@@ -59,8 +59,10 @@ var (
 	// milliseconds (see Options). Nothing was sent.
 	ErrInvalid = errors.New("lock: invalid argument")
 	// ErrNotSent: the request could not be sent (RedisConn could not
-	// connect, and go-redis does not retry: see RedisConn), so nothing ran
-	// on the server.
+	// connect, and go-redis does not retry: see RedisConn), or, in a
+	// replicated deployment, the replica count could not be read (INFO got
+	// no answer), so the lock script was not sent: nothing ran on the
+	// server.
 	ErrNotSent = errors.New("lock: request not sent")
 )
 

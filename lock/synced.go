@@ -168,6 +168,9 @@ type unsentError struct {
 func (e *unsentError) Error() string { return "lock: " + e.what + ": " + e.err.Error() }
 func (e *unsentError) Unwrap() error { return e.err }
 
+// Is makes an unsentError match ErrNotSent, the known outcome it is.
+func (e *unsentError) Is(target error) bool { return target == ErrNotSent }
+
 // retryUnsynced runs f, and runs it again while it fails with ErrNotSynced,
 // up to RetryAttempts more times, pausing RetryDelay/2 to RetryDelay before
 // each, as Redisson's ServiceManager.execute wraps an acquire, an unlock and

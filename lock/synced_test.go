@@ -292,3 +292,24 @@ func TestSingleServerLockScriptsNotResent(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaCountUnreadIsKnown: when INFO gets no answer, the lock script
+// was never sent: the acquire fails with ErrNotSent, a known outcome.
+func TestReplicaCountUnreadIsKnown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, time.Millisecond, replicated, "c1")
+	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		err = lc.Lock("lk").TryLock(ctx, "a")
+	})
+	wd.run(time.Minute)
+	if !errors.Is(err, lock.ErrNotSent) || lock.IsUnknown(err) {
+		t.Fatalf("TryLock with INFO unanswered: %v; want ErrNotSent, a known outcome", err)
+	}
+	if n := len(wd.reqs("eval:reentrant_acquire")); n != 0 {
+		t.Errorf("%d acquire scripts sent, want none", n)
+	}
+}
