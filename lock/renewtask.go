@@ -27,11 +27,13 @@ const (
 	// LockTask).
 	lockTask taskKind = iota
 	// readTask renews the read half's holds, one RWReadRenew script per
-	// hold, in turn (Redisson's ReadLockTask sends a batch script instead;
-	// locksim keeps the per-hold read script, which builds the timeout keys'
-	// names from the holder's count, so that no second loop over key names
-	// needs a batched twin and a differential test of its own: a run's
-	// order, its chunks in turn and an error ending the run are the same).
+	// hold, in turn. Redisson's ReadLockTask renews a batch of read holds
+	// per script; locksim keeps its per-hold read script (which builds its
+	// timeout keys' names from the hold count): a run's order, its scripts
+	// one after another and an error ending the run are the same, only the
+	// number of round trips differs, and a batched read script would be a
+	// second loop over built key names, without a Go twin, for a small
+	// share of any workload.
 	readTask
 	numTasks
 )
@@ -106,7 +108,8 @@ func (c *Client) armTask(k taskKind, ep int) {
 // holders in chunks, one after another, and then schedules the next run if
 // any holder is left. A failed chunk ends the run (the later chunks wait
 // for the next one, as Redisson's AsyncChunkProcessor fails the whole
-// run); after ErrClosed the task stops for good.
+// run); after ErrClosed every holder the task had is gone (renewFailed),
+// so the task stops, unless a holder was added during the run.
 func (c *Client) runTask(k taskKind, ep int) {
 	c.mu.Lock()
 	t := &c.tasks[k]
