@@ -456,8 +456,9 @@ func decodeReentrant(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	}
 }
 
-// locks reads reentrant's locks: distinct names, at least one, instead of
-// lock (every client holds each of them, on one lock client).
+// locks reads reentrant's locks: distinct names, at least one and at most
+// maxLocks, instead of lock (every client holds each of them, on one lock
+// client).
 func (d *decoder) locks(o *obj, f string) []string {
 	if o.has("lock") {
 		d.failf(o.at("locks"), join(f, "locks"), "give lock or locks, not both")
@@ -473,8 +474,15 @@ func (d *decoder) locks(o *obj, f string) []string {
 	if len(ls) == 0 && d.err == nil {
 		d.failf(o.at("locks"), lf, "at least one lock is needed")
 	}
+	if len(ls) > maxLocks && d.err == nil {
+		d.failf(o.at("locks"), lf, "%d locks: at most %d (each client runs a loop per lock)", len(ls), maxLocks)
+	}
 	return ls
 }
+
+// maxLocks bounds reentrant's locks, as CheckLimits bounds the clients: a
+// client runs a process per lock.
+const maxLocks = 100
 
 func decodeSpec(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	a.Spec = traffic.SpecConfig{

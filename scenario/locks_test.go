@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -68,10 +69,20 @@ func TestReentrantLocks(t *testing.T) {
 		{"[a, b]", "[]", "t.yaml:10: algorithm.locks: at least one lock is needed"},
 		{"kind: reentrant", "kind: fenced", "t.yaml:10: algorithm.locks: not a field of algorithm fenced"},
 		{"watchdog_batch_size: 5", "watchdog_batch_size: 0", "t.yaml:11: algorithm.options.watchdog_batch_size: "},
+		{"[a, b]", manyLocks(101), "t.yaml:10: algorithm.locks: 101 locks: at most 100"},
 	} {
 		_, err := Parse("t.yaml", []byte(strings.Replace(locksGood, c.old, c.new, 1)))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %s", c.new, err, c.want)
 		}
 	}
+}
+
+// manyLocks is a YAML list of n distinct lock names.
+func manyLocks(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("x%d", i)
+	}
+	return "[" + strings.Join(names, ", ") + "]"
 }
