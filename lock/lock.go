@@ -45,6 +45,18 @@ type Options struct {
 	// the watchdog renews it every third of it while held. Default 30 s
 	// (Redisson's lockWatchdogTimeout); at least 3 ms.
 	WatchdogTimeout time.Duration
+	// WatchdogBatchSize is how many holds the watchdog renews with one
+	// script (Redisson's lockWatchdogBatchSize, 3.44.0+, checked in
+	// 4.7.0). Default 100. The watchdog is Redisson's batched one: a client
+	// runs one renewal task for the holds of Lock, FencedLock and write
+	// halves, and one for read halves; each run starts WatchdogTimeout/3
+	// after the previous run ended, and renews the task's holds in key
+	// order, in scripts of up to this many (on a Redis Cluster, one hash
+	// slot per script; a read hold has a script of its own), one after
+	// another. A failed script (no reply, an error reply, or ErrNotSynced)
+	// ends the run: the later scripts wait for the next run, so one slow or
+	// lost reply delays the renewal of every hold of the client.
+	WatchdogBatchSize int
 	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
 	// and both ReadWriteLock halves): a retried unlock whose first attempt
 	// was applied then answers "not held" (or releases a second hold), as
@@ -105,14 +117,19 @@ type Options struct {
 	ResponseTimeout time.Duration
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
-	// was lost in a failover. Unlike Redisson, which stops renewing silently.
-	// Lock.LostContext gives the same news as a cancelled context.
+	// was lost in a failover. The hold is then no longer renewed. Unlike
+	// Redisson, which drops it from renewal silently. Lock.LostContext
+	// gives the same news as a cancelled context.
 	OnLost func(name, owner string)
-	// OnRenewError is called when a renewal fails: without an answer (a
-	// timeout, a broken connection) or with an error reply (READONLY from a
-	// demoted master, say). The watchdog keeps renewing, except after
-	// ErrClosed (the connection's client was closed), when it stops.
-	// Redisson logs such errors and stops.
+	// OnRenewError is called when a renewal script fails: without an
+	// answer (a timeout, a broken connection), with an error reply
+	// (READONLY from a demoted master, say), or with ErrNotSynced. It is
+	// called once for each hold the failed script renewed (not for the
+	// holds of the scripts the run then skips). The watchdog keeps
+	// renewing at its next run, as Redisson's does since 3.44.0 (it logs
+	// the error); after ErrClosed (the connection's client was closed) its
+	// task stops, ending every hold it kept (their LostContext with cause
+	// ErrClosed).
 	OnRenewError func(name, owner string, err error)
 }
 
@@ -131,6 +148,7 @@ type Client struct {
 
 	mu       sync.Mutex // guards the fields below; never held across a Redis call
 	renewals map[string]*renewal
+	tasks    [numTasks]renewTask // the watchdog's renewal tasks (renewtask.go)
 	leases   map[string]int64
 	closed   bool
 	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
@@ -181,12 +199,16 @@ func (c *Client) Close() error {
 		rs = append(rs, r)
 	}
 	clear(c.renewals)
+	timers := c.stopTasksLocked()
 	ws := make([]context.CancelFunc, 0, len(c.waiters))
 	for _, k := range slices.Sorted(maps.Keys(c.waiters)) {
 		ws = append(ws, c.waiters[k])
 	}
 	clear(c.waiters)
 	c.mu.Unlock()
+	for _, tm := range timers {
+		tm.Stop()
+	}
 	for _, r := range rs {
 		r.end(ErrClosed)
 	}
@@ -230,7 +252,7 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if conn == nil || rt == nil {
 		return nil, invalid("New", "nil conn or runtime")
 	}
-	if opts.SyncReplicas < 0 || opts.RetryAttempts < 0 || opts.Deployment > Replicated {
+	if opts.SyncReplicas < 0 || opts.RetryAttempts < 0 || opts.WatchdogBatchSize < 0 || opts.Deployment > Replicated {
 		return nil, invalid("New", "negative count or unknown Deployment in options %+v", opts)
 	}
 	if opts.RetryDelay < 0 || opts.ResponseTimeout < 0 {
@@ -249,6 +271,9 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	}
 	if opts.WatchdogTimeout < 3*time.Millisecond {
 		return nil, invalid("New", "WatchdogTimeout %v below 3ms", opts.WatchdogTimeout)
+	}
+	if opts.WatchdogBatchSize == 0 {
+		opts.WatchdogBatchSize = 100
 	}
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = time.Second

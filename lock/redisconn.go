@@ -48,6 +48,13 @@ type RedisConn struct {
 // NewRedisConn wraps c. The client is not closed by RedisConn.
 func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
 
+// Cluster reports whether the client is a go-redis ClusterClient
+// (ClusterConn): the watchdog then renews one hash slot's holds per script.
+func (r *RedisConn) Cluster() bool {
+	_, ok := r.c.(*redis.ClusterClient)
+	return ok
+}
+
 // tryAgain runs f, and runs it again after a back-off while it answers
 // TRYAGAIN, for up to TryAgainFor (or until ctx is done).
 func (r *RedisConn) tryAgain(ctx context.Context, f func() (any, error)) (any, error) {

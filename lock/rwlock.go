@@ -297,22 +297,16 @@ func (h *RWHalf) watchdogKey(owner string) string {
 	return "rwlock\x00" + h.rw.name + "\x00" + h.Kind() + "\x00" + owner
 }
 
+// startWatchdog hands owner's hold of this half to the client's watchdog:
+// a write hold to the task that renews Lock's holds in batches, a read hold
+// to the read task, which renews it with its acquisitions' timeout keys.
 func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
-	lease := ms(c.opts.WatchdogTimeout)
-	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.evalLock(ctx, scripts.RWReadRenew, false, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
-		n, _ := v.(int64)
-		return n == 1, err
+	r := &renewal{key: h.watchdogKey(owner), name: rw.name, owner: owner, task: lockTask, field: rw.writeField(owner)}
+	if !h.write {
+		r.task, r.field, r.prefix = readTask, rw.readField(owner), rw.timeoutPrefix(owner)
 	}
-	if h.write {
-		renew = func(ctx context.Context) (bool, error) {
-			v, err := c.evalLock(ctx, scripts.RWWriteRenew, false, []string{rw.name}, lease, rw.writeField(owner))
-			n, _ := v.(int64)
-			return n == 1, err
-		}
-	}
-	c.startWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
+	c.startWatchdog(r)
 }
 
 // released ends owner's watchdog of this half and forgets its lease.

@@ -54,7 +54,7 @@ func TestSyncedStepFollowsEveryLockScript(t *testing.T) {
 			})
 			wd.run(10 * time.Second)
 			waits, infos := wd.reqs(history.ReqWait), wd.reqs("info")
-			renewals := len(wd.reqs("eval:reentrant_renew"))
+			renewals := len(wd.reqs("eval:renew_batch"))
 			if renewals != 2 {
 				t.Fatalf("%d renewals, want 2", renewals)
 			}

@@ -134,7 +134,7 @@ var algorithms = []*algDesc{
 	},
 	{
 		name:     AlgReentrant,
-		fields:   append([]string{"kind"}, ownerFields...),
+		fields:   append([]string{"kind", "locks"}, ownerFields...),
 		decode:   decodeReentrant,
 		settings: reentrantSettings,
 		start: func(c traffic.Client, a Algorithm, _ *traffic.Resource) error {
@@ -442,7 +442,41 @@ func decodeReentrant(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	g := d.group(s, o, f)
 	lk, opts, oc := d.owner(s, o, g)
 	a.Reentrant = traffic.ReentrantConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc}
+	if o.has("locks") {
+		a.Reentrant.Locks = d.locks(o, f)
+		if len(a.Reentrant.Locks) > 0 {
+			a.Reentrant.Lock = a.Reentrant.Locks[0]
+		}
+	}
 }
+
+// locks reads reentrant's locks: distinct names, at least one and at most
+// maxLocks, instead of lock (every client holds each of them, on one lock
+// client).
+func (d *decoder) locks(o *obj, f string) []string {
+	if o.has("lock") {
+		d.failf(o.at("locks"), join(f, "locks"), "give lock or locks, not both")
+		return nil
+	}
+	ls := o.strs("locks")
+	items, lf := o.list("locks")
+	for i, l := range ls {
+		if slices.Index(ls, l) != i {
+			d.failf(items[i], index(lf, i), "lock %q listed twice", l)
+		}
+	}
+	if len(ls) == 0 && d.err == nil {
+		d.failf(o.at("locks"), lf, "at least one lock is needed")
+	}
+	if len(ls) > maxLocks && d.err == nil {
+		d.failf(o.at("locks"), lf, "%d locks: at most %d (each client runs a loop per lock)", len(ls), maxLocks)
+	}
+	return ls
+}
+
+// maxLocks bounds reentrant's locks, as CheckLimits bounds the clients: a
+// client runs a process per lock.
+const maxLocks = 100
 
 func decodeSpec(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	a.Spec = traffic.SpecConfig{
@@ -489,7 +523,8 @@ func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options
 	}
 	oc.Lease = d.lease(o)
 	on, of := o.get("options")
-	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
+		"watchdog_timeout", "watchdog_batch_size")
 	def := lock.SingleServer
 	if n, ok := s.group(group); ok && len(n.Replicas) > 0 {
 		def = lock.Replicated
@@ -508,5 +543,6 @@ func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options
 		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
 		SyncTimeout:        opts.msDur("sync_timeout", 0),
 		WatchdogTimeout:    opts.msDur("watchdog_timeout", 0),
+		WatchdogBatchSize:  int(opts.int("watchdog_batch_size", 100, 1, 100_000)),
 	}, oc
 }
