@@ -197,3 +197,46 @@ func (b *linBudget) why() string {
 	}
 	return ""
 }
+
+// oracleWork is what one oracle (named name) may spend over the whole history
+// (Budget.Work, in units of its elementary comparisons) and has spent. A
+// nil *oracleWork has no bound (the oracles' exported functions, which
+// take no budget).
+type oracleWork struct {
+	name         string
+	spent, limit int64
+	// stopped is set once the budget ran out, with the world time the
+	// oracle had reached.
+	stopped bool
+	at      time.Duration
+}
+
+func newOracleWork(name string, bud Budget) *oracleWork {
+	return &oracleWork{name: name, limit: bud.Work}
+}
+
+// charge counts n units of work done at world time at; false once the
+// budget has run out (the oracle stops there: what it found so far stands).
+func (w *oracleWork) charge(n int64, at time.Duration) bool {
+	if w == nil {
+		return true
+	}
+	if w.stopped {
+		return false
+	}
+	w.spent += n
+	if w.spent > w.limit {
+		w.stopped, w.at = true, at
+		return false
+	}
+	return true
+}
+
+// note is the verdict's note when the oracle gave up, "" otherwise.
+func (w *oracleWork) note() string {
+	if w == nil || !w.stopped {
+		return ""
+	}
+	return fmt.Sprintf("%s: gave up at %v of the history: its work went beyond the budget of %d units (checker.Budget.Work); the violations it listed were found before, what it had not reached was not judged",
+		w.name, w.at, w.limit)
+}
