@@ -163,6 +163,13 @@ type Visualization struct {
 	// operations and expiries have ClientId i ("c1", "c1/a"). Porcupine
 	// itself labels a client's row with the number only.
 	Clients []string
+	// Operations are the operations drawn, as Porcupine was given them
+	// (Model.Partition splits them as Porcupine did): a writer reads them
+	// to weigh the page before it makes it.
+	Operations []porcupine.Operation
+	// Annotations are the annotations added to Info (faults, expiries,
+	// violations, undecided), for the same reason.
+	Annotations []porcupine.Annotation
 	// Undecided says why the drawing's search stopped before it decided
 	// (its budget, or the wall-clock net), "" when it did: the partial
 	// linearizations drawn are then those found by that point.
@@ -206,7 +213,8 @@ func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinO
 	}
 	model := lh.model(true)
 	drawing, budgets := lh.drawingModel(model, bud)
-	res, info := porcupine.CheckOperationsVerbose(drawing, lh.operations(lh.ops), bud.Wall)
+	ops := lh.operations(lh.ops)
+	res, info := porcupine.CheckOperationsVerbose(drawing, ops, bud.Wall)
 	canonicalPartials(info)
 	var vs []Violation
 	work := newLinWork(bud)
@@ -229,8 +237,9 @@ func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinO
 			}
 		}
 	}
-	info.AddAnnotations(lh.annotations(h, vs, undecided))
-	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders), Undecided: undecided}, nil
+	notes := lh.annotations(h, vs, undecided)
+	info.AddAnnotations(notes)
+	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders), Operations: ops, Annotations: notes, Undecided: undecided}, nil
 }
 
 // drawingModel is model (partitioned by lock) with a budget per lock, for
