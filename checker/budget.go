@@ -96,15 +96,19 @@ func (b Budget) String() string {
 }
 
 // FormatBytes renders n bytes in the largest binary unit (KiB, MiB, GiB)
-// that divides it, or in bytes: "256MiB", "1GiB", "1500B", as the scenario
-// format writes memory sizes.
+// it reaches: whole when the unit divides it, as the scenario format
+// writes sizes ("256MiB", "1GiB"), to a tenth otherwise ("628.7MiB"); in
+// bytes below a KiB ("1000B").
 func FormatBytes(n int64) string {
 	for _, u := range []struct {
 		name string
 		size int64
 	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
+		switch {
+		case n >= u.size && n%u.size == 0:
 			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		case n >= u.size:
+			return fmt.Sprintf("%.1f%s", float64(n)/float64(u.size), u.name)
 		}
 	}
 	return fmt.Sprintf("%dB", n)

@@ -174,25 +174,8 @@ func (lh *linHistory) explain(h []history.Record, init *linState, ops []linOp, b
 	for _, o := range culprits {
 		o.out, o.ret = outUnknown, farReturn
 	}
-	before := "unknown (the search timed out)"
-	b := newLinBudget(bud.Steps, bud.Memory)
-	pops := lh.operations(relaxed)
-	words := porcupineSearch(b, len(pops))
-	res, info := porcupine.CheckOperationsVerbose(lh.windowModel(init, b, words), pops, bud.Wall)
-	if res == porcupine.Illegal && b.spent() {
-		before = "unknown (the search ran out of its budget)"
-	}
-	if res == porcupine.Ok {
-		// Replayed without a budget: the search found the order within it.
-		if st, ok := stateBefore(lh.windowModel(init, nil, 0), info, culprits); ok {
-			before = lh.describeState(st)
-			for _, x := range st.set {
-				for _, hi := range x.holders() {
-					holders = append(holders, lh.holders[hi])
-				}
-			}
-		}
-	}
+	before, others := lh.stateBeforeCulprits(init, relaxed, culprits, bud)
+	holders = append(holders, others...)
 	slices.Sort(holders)
 	holders = slices.Compact(holders)
 	n := 0
@@ -211,6 +194,35 @@ func (lh *linHistory) explain(h []history.Record, init *linState, ops []linOp, b
 			strings.Join(what, " and "), n, lh.kind, before),
 		Faults: FaultsBefore(h, time.Duration(t), 5),
 	}
+}
+
+// stateBeforeCulprits describes the states the lock could be in just
+// before culprits (relaxed's, their outcomes made unknown), from one
+// budgeted search of relaxed, and names the holders those states hold;
+// "unknown (...)" when the search timed out or ran out of its budget.
+func (lh *linHistory) stateBeforeCulprits(init *linState, relaxed []linOp, culprits []*linOp, bud Budget) (string, []string) {
+	b := newLinBudget(bud.Steps, bud.Memory)
+	pops := lh.operations(relaxed)
+	words := porcupineSearch(b, len(pops))
+	res, info := porcupine.CheckOperationsVerbose(lh.windowModel(init, b, words), pops, bud.Wall)
+	switch {
+	case res == porcupine.Illegal && b.spent(): // b is read only once the search finished
+		return "unknown (the search ran out of its budget)", nil
+	case res != porcupine.Ok:
+		return "unknown (the search timed out)", nil
+	}
+	// Replayed without a budget: the search found the order within it.
+	st, ok := stateBefore(lh.windowModel(init, nil, 0), info, culprits)
+	if !ok {
+		return "unknown (the search timed out)", nil
+	}
+	var holders []string
+	for _, x := range st.set {
+		for _, hi := range x.holders() {
+			holders = append(holders, lh.holders[hi])
+		}
+	}
+	return lh.describeState(st), holders
 }
 
 // stateBefore replays the linearization in info up to the first culprit

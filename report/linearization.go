@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 
 	"github.com/anishathalye/porcupine"
 
@@ -58,13 +57,13 @@ func WriteLinearizationHTML(path string, v checker.Visualization, limit int64) (
 		case trimmed <= limit:
 			model.DescribeState = func(any) string { return "" }
 			note = fmt.Sprintf("%s: written without the model states along the linearizations: whole, the page would take about %s, above the limit of %s (report.PageLimit); without them about %s",
-				path, mib(whole), mib(limit), mib(trimmed))
+				path, checker.FormatBytes(whole), checker.FormatBytes(limit), checker.FormatBytes(trimmed))
 		default:
 			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 				return "", fmt.Errorf("report: %s: %w", path, err)
 			}
 			return fmt.Sprintf("%s: not written: the page would take about %s (%s without the model states), above the limit of %s (report.PageLimit); the verdict, the history and the timeline are whole",
-				path, mib(whole), mib(trimmed), mib(limit)), nil
+				path, checker.FormatBytes(whole), checker.FormatBytes(trimmed), checker.FormatBytes(limit)), nil
 		}
 	}
 	err = writeVia(path, func(w io.Writer) error {
@@ -82,9 +81,6 @@ func WriteLinearizationHTML(path string, v checker.Visualization, limit int64) (
 	}
 	return note, nil
 }
-
-// mib renders a size in MiB, to a tenth.
-func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB" }
 
 // Estimated JSON sizes of the parts of Porcupine's page (v1.3.1), besides
 // the strings they hold (jsonLen): the page's own text (its template,

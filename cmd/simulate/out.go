@@ -34,6 +34,11 @@ type runFiles struct {
 	stderr io.Writer
 }
 
+// pageLimit is the size past which the Porcupine page is trimmed or not
+// written (report.WriteLinearizationHTML): report.PageLimit, which a test
+// lowers.
+var pageLimit = report.PageLimit
+
 // writeRun writes one simulated run's files into dir, each through a
 // temporary file and a rename: NAME.jsonl (the history), NAME.verdict.txt
 // (the verdict, the expectation, the linearizability check and the
@@ -78,7 +83,7 @@ func writeFiles(r runFiles) error {
 	if err != nil {
 		return err
 	}
-	note, err := report.WriteLinearizationHTML(base+".porcupine.html", vis, report.PageLimit(len(recs)))
+	note, err := report.WriteLinearizationHTML(base+".porcupine.html", vis, pageLimit(len(recs)))
 	if err != nil {
 		return err
 	}
