@@ -92,13 +92,7 @@ func (c *causes) note(list []int, i int) []int {
 // upTo is how many of list (in time order) are at or before t; only when
 // c.sorted.
 func (c *causes) upTo(list []int, t time.Duration) int {
-	n, _ := slices.BinarySearchFunc(list, t, func(i int, t time.Duration) int {
-		if c.h[i].At() <= t {
-			return -1
-		}
-		return 1
-	})
-	return n
+	return upTo(list, t, func(i int) time.Duration { return c.h[i].At() })
 }
 
 // lastAtOrBefore is the last max indices of list (history order) whose

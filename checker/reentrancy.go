@@ -178,8 +178,14 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 
 // atOrBefore is how many of sorted are at or before t.
 func atOrBefore(sorted []time.Duration, t time.Duration) int {
-	n, _ := slices.BinarySearchFunc(sorted, t, func(x, t time.Duration) int {
-		if x <= t {
+	return upTo(sorted, t, func(x time.Duration) time.Duration { return x })
+}
+
+// upTo is how many of xs, in time order by at, are at or before t: a
+// binary search.
+func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
+	n, _ := slices.BinarySearchFunc(xs, t, func(x T, t time.Duration) int {
+		if at(x) <= t {
 			return -1
 		}
 		return 1

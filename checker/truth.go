@@ -168,12 +168,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 	spans := tr.masters[group]
 	if !tr.mastersUnsorted[group] {
 		// In time order: the last at or before t is found by a search.
-		n, _ := slices.BinarySearchFunc(spans, t, func(s masterSpan, t time.Duration) int {
-			if s.from <= t {
-				return -1
-			}
-			return 1
-		})
+		n := upTo(spans, t, func(s masterSpan) time.Duration { return s.from })
 		if n == 0 {
 			return group
 		}
@@ -192,12 +187,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
 	cs := tr.changes[node+"\x00"+key]
-	i, _ := slices.BinarySearchFunc(cs, t, func(c truthChange, t time.Duration) int {
-		if c.t <= t {
-			return -1
-		}
-		return 1
-	})
+	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
 	if i == 0 {
 		return nil
 	}

@@ -77,19 +77,7 @@ expect:
 // absent is not met ("linearizability undecided"). The control, the same
 // file without the budget, decides (ok) and meets it.
 func TestBudgetExhaustedIsUnknown(t *testing.T) {
-	run := func(src string) Result {
-		t.Helper()
-		s, err := Parse("budget.yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := s.Run(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r := run(budgetYAML("budget: {memory: 64KiB}\n"))
+	r := runYAML(t, "budget.yaml", budgetYAML("budget: {memory: 64KiB}\n"))
 	v := r.Verdict
 	if v.Status != checker.Unknown || len(v.Notes) != 1 {
 		t.Fatalf("verdict %v", v)
@@ -103,7 +91,7 @@ func TestBudgetExhaustedIsUnknown(t *testing.T) {
 	if r.Match || !strings.Contains(r.Why, "linearizability undecided") {
 		t.Errorf("an undecided linearizability met 'absent: [linearizability]': match %v, %q", r.Match, r.Why)
 	}
-	control := run(budgetYAML(""))
+	control := runYAML(t, "budget.yaml", budgetYAML(""))
 	if control.Verdict.Status != checker.OK || !control.Match {
 		t.Fatalf("without the budget: %v, match %v (%s)", control.Verdict, control.Match, control.Why)
 	}

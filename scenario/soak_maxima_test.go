@@ -104,13 +104,5 @@ func TestSoakMaximaChild(t *testing.T) {
 	if _, err := fmt.Sscan(v, &i); err != nil || i < 0 || i >= len(soakMaximaKinds) {
 		t.Fatalf("LOCKSIM_SOAK_MAXIMA=%q", v)
 	}
-	s, err := Parse("maxima.yaml", []byte(soakMaximaYAML(i)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reportSoak(t, res)
+	reportSoak(t, runYAML(t, "maxima.yaml", soakMaximaYAML(i)))
 }

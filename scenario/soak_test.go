@@ -87,6 +87,20 @@ func runSoakChild(t *testing.T, run, env string) soakChild {
 	return c
 }
 
+// runYAML parses src (as file) and runs it at its seed; an error fails t.
+func runYAML(t *testing.T, file, src string) Result {
+	t.Helper()
+	s, err := Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // reportSoak is a soak child's report: the run's records, verdict and
 // notes, and the process's peak RSS (VmHWM, from /proc/self/status).
 func reportSoak(t *testing.T, res Result) {
@@ -117,15 +131,7 @@ func TestSoakMemoryChild(t *testing.T) {
 		if r.name != name {
 			continue
 		}
-		s, err := Parse("soak.yaml", []byte(soakYAML(r.n, r.d)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reportSoak(t, res)
+		reportSoak(t, runYAML(t, "soak.yaml", soakYAML(r.n, r.d)))
 		return
 	}
 	t.Fatalf("no soak run %q", name)
