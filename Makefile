@@ -93,7 +93,8 @@ bench-peers:
 	cd bench && $(GO) run ./cmd/ratios bench.txt
 
 # report regenerates the reference comparison report in reports/ (README.md,
-# the cells' scenario files, the plots): every algorithm under every failure
+# the cells' scenario files, the plots, and .locksim-report, the marker
+# without which compare -out refuses to replace a directory): every algorithm under every failure
 # mode, 100 seeds per cell of the tables and the belief section, 50 per
 # curve point elsewhere, 25 per heatmap cell. Same seeds, same numbers.
 # compare sets its own garbage collection unless GOGC or GOMEMLIMIT is set

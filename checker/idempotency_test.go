@@ -219,7 +219,7 @@ func TestIdempotencyJudgesEachRun(t *testing.T) {
 		// release: the release's own run found c2's key.
 		{"renewal in flight", slices.Concat(base, c2, []history.Record{
 			op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
-			reqRec("c1", "eval:reentrant_renew", 901*ms, 903*ms, 902*ms),
+			reqRec("c1", "eval:renew_batch", 901*ms, 903*ms, 902*ms),
 			reqRec("c1", "eval:simple_release", 900*ms, 1300*ms, 1200*ms),
 		}), false},
 	} {

@@ -171,7 +171,7 @@ func TestSmallMatrix(t *testing.T) {
 	checkConclusionsFirst(t, readme)
 	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with a resurrected lock, % of the runs",
 		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
-		"## Belief models", "| FencedLock + fenced resource (lease 5s) |", "### Safety", "### Availability",
+		"## Belief models", "| FencedLock + fenced resource, replicated config (lease 5s) |", "### Safety", "### Availability",
 		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)"} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
@@ -403,6 +403,17 @@ func TestMergeRejects(t *testing.T) {
 	lost.Runs = nil
 	unknownMode := *p2
 	unknownMode.Options.Modes = []string{"no-such-mode"}
+	// Edited runs: a seed, a kind, an outcome flipped (only the digest
+	// tells that one).
+	edited := func(edit func(o *compare.RunOutcome)) *compare.Partial {
+		e := *p2
+		e.Runs = slices.Clone(p2.Runs)
+		edit(&e.Runs[0])
+		return &e
+	}
+	seed := edited(func(o *compare.RunOutcome) { o.Seed++ })
+	kind := edited(func(o *compare.RunOutcome) { o.Kinds = append(o.Kinds, "banana") })
+	flipped := edited(func(o *compare.RunOutcome) { o.Unsafe = !o.Unsafe })
 	for _, c := range []struct {
 		parts []*compare.Partial
 		want  string
@@ -414,14 +425,17 @@ func TestMergeRejects(t *testing.T) {
 		{[]*compare.Partial{p0, p1, &digest}, "different inputs"},
 		{[]*compare.Partial{p0, p1, &lost}, "shard 2/3 does not hold the runs it owns"},
 		{[]*compare.Partial{p0, p1, &unknownMode}, "different options"},
+		{[]*compare.Partial{p0, p1, seed}, fmt.Sprintf("c: run 0 (job %d): seed %d, but the job's seed is %d", p2.Runs[0].Job, p2.Runs[0].Seed+1, p2.Runs[0].Seed)},
+		{[]*compare.Partial{p0, p1, kind}, fmt.Sprintf(`c: run 0 (job %d): kind "banana" is no kind of violation`, p2.Runs[0].Job)},
+		{[]*compare.Partial{p0, p1, flipped}, "c: its runs do not match the digest written with them"},
 	} {
 		names := []string{"a", "b", "c", "d"}[:len(c.parts)]
 		if _, err := compare.Merge(names, c.parts, ""); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.want, err)
 		}
 	}
-	if _, err := compare.ReadPartial([]byte(`{"schema":"locksim.compare-partial/v2"}`)); err == nil {
-		t.Error("a v2 partial result was read")
+	if _, err := compare.ReadPartial([]byte(`{"schema":"locksim.compare-partial/v3"}`)); err == nil {
+		t.Error("a v3 partial result was read")
 	}
 	if _, err := compare.RunShard(t.Context(), opts, 3, 3); err == nil {
 		t.Error("shard 3/3 ran")
@@ -518,6 +532,30 @@ func TestInterrupted(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "README.md")); !bytes.Contains(b, []byte("fourth")) {
 		t.Fatalf("the report was not replaced")
+	}
+}
+
+// TestReferenceReportMarker: the committed reports/ carries the marker
+// Write writes, byte for byte, so that make report (compare -out reports)
+// may replace it and leaves it unchanged; a directory without it is not
+// replaceable once it holds anything.
+func TestReferenceReportMarker(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "reports", compare.Marker))
+	if err != nil || string(b) != compare.MarkerText {
+		t.Fatalf("reports/%s: %q, %v; want %q", compare.Marker, b, err, compare.MarkerText)
+	}
+	if err := compare.Replaceable("../reports"); err != nil {
+		t.Errorf("reports/ is not replaceable: %v", err)
+	}
+	dir := t.TempDir()
+	if err := compare.Replaceable(dir); err != nil {
+		t.Errorf("an empty directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := compare.Replaceable(dir); err == nil || !strings.Contains(err.Error(), "no "+compare.Marker) {
+		t.Errorf("a README.md alone: %v", err)
 	}
 }
 

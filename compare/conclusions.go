@@ -36,8 +36,8 @@ type lever struct {
 // levers are the changes the matrix measures, in the order the
 // conclusions list them.
 var levers = []lever{
-	{"WAIT on acquire (`SyncReplicas`)", "redisson", "redisson-synced"},
-	{"SimpleLock (careful, no watchdog) rather than RedissonLock", "redisson", "simple"},
+	{"RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config", "redisson-single", "redisson"},
+	{"SimpleLock (careful, no watchdog) rather than RedissonLock (replicated config)", "redisson", "simple"},
 	{"the spec's RedLock on 5 masters rather than SET NX on a master with a replica", "simple", "redlock-spec-5"},
 	{"5 RedLock masters rather than 3", "redlock-spec-3", "redlock-spec-5"},
 	{"the spec's RedLock rather than Redisson's", "redlock-redisson", "redlock-spec-5"},
@@ -378,7 +378,7 @@ func (r *reportWriter) redissonRedLock(rows []conclusion) {
 	r.w("`RedLock` was deprecated\", `RedissonRedLock` and `RedissonClient.getRedLock` carry `@Deprecated` (the class since 3.25.0, ")
 	r.w("5 December 2023; getRedLock's note: \"Use getLock() or getFencedLock() method instead\"), and its documentation (as of 4.7.0) gives why: ")
 	r.w("the algorithm's safety guarantees are contested (Kleppmann's analysis), and it needs a quorum of independent masters where most ")
-	r.w("deployments run one master with replicas; it is superseded by `RLock` with replica-synchronization checking (locksim's `SyncReplicas`, the synced acquire) ")
+	r.w("deployments run one master with replicas; it is superseded by `RLock` with replica-synchronization checking (the replicated config's synced step, `checkLockSyncedSlaves`) ")
 	r.w("and by `RFencedLock` where a fencing token is needed.")
 	if m := r.redLockMeasured(rows); m != "" {
 		r.w(" %s", m)

@@ -32,7 +32,7 @@ func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results
 	for _, n := range []string{"none", "failover", "pause"} {
 		r.Modes = append(r.Modes, byName(t, Modes, modeName, n))
 	}
-	for _, n := range []string{"redisson", "redisson-synced", "fenced", "simple", "redlock-redisson", "redlock-spec-5"} {
+	for _, n := range []string{"redisson-single", "redisson", "fenced", "simple", "redlock-redisson", "redlock-spec-5"} {
 		r.Algorithms = append(r.Algorithms, byName(t, Algorithms, algName, n))
 	}
 	for _, m := range r.Modes {
@@ -48,8 +48,8 @@ func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results
 	fenced.Fencing = checker.FencingReport{Accepted: 50, StaleAccepted: 19}
 	fenced.Kinds[checker.TokenRegression] = 8
 	columnCell(pause, "fenced").Fencing = checker.FencingReport{Accepted: 40, Rejected: 41}
-	columnCell(failover, "redisson").Resurrected = 4
-	columnCell(failover, "redisson-synced").Unavailable = []time.Duration{30 * time.Second}
+	columnCell(failover, "redisson-single").Resurrected = 4
+	columnCell(failover, "redisson").Unavailable = []time.Duration{30 * time.Second}
 
 	simple := byName(t, Algorithms, algName, "simple")
 	r.BeliefModes = []Mode{r.Modes[2]}
@@ -66,8 +66,8 @@ func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results
 // nothing safe under 6 s pauses, a careful user safer than a trusting one.
 func referenceCounts() map[string]map[string]int {
 	return map[string]map[string]int{
-		"failover": {"redisson": 8, "redisson-synced": 0, "fenced": 8, "simple": 8, "redlock-redisson": 16, "redlock-spec-5": 0},
-		"pause":    {"redisson": 53, "redisson-synced": 57, "fenced": 53, "simple": 51, "redlock-redisson": 42, "redlock-spec-5": 56},
+		"failover": {"redisson-single": 8, "redisson": 0, "fenced": 8, "simple": 8, "redlock-redisson": 16, "redlock-spec-5": 0},
+		"pause":    {"redisson-single": 53, "redisson": 57, "fenced": 53, "simple": 51, "redlock-redisson": 42, "redlock-spec-5": 56},
 		"belief":   {"careful": 0, "trusting": 20},
 	}
 }
@@ -106,13 +106,13 @@ func TestConclusionsFromData(t *testing.T) {
 		t.Fatalf("rows %v, want failover and pause (the control is a sentence)", rows)
 	}
 	failover, pause := rows[0], rows[1]
-	if got := titles(failover.Safe); !slices.Equal(got, []string{"redisson-synced", "redlock-spec-5"}) {
+	if got := titles(failover.Safe); !slices.Equal(got, []string{"redisson", "redlock-spec-5"}) {
 		t.Errorf("failover: safe %v", got)
 	}
 	if got := titles(failover.Worst); !slices.Equal(got, []string{"redlock-redisson"}) {
 		t.Errorf("failover: most unsafe %v", got)
 	}
-	if !containsPart(failover.Helped, "WAIT on acquire (`SyncReplicas`) (8% → 0%)") {
+	if !containsPart(failover.Helped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 0%)") {
 		t.Errorf("failover: WAIT not credited: helped %q", failover.Helped)
 	}
 	if !containsPart(failover.NotHelped, "accepted 19 stale writes, the tokens repeated or went backwards in 8 of 100 runs") {
@@ -130,15 +130,15 @@ func TestConclusionsFromData(t *testing.T) {
 		t.Errorf("pause: the careful user not credited: helped %q", pause.Helped)
 	}
 	// 53 against 57: within chance, so not credited either way.
-	if !containsPart(pause.NotHelped, "WAIT on acquire (`SyncReplicas`) (53% → 57%)") || containsPart(pause.NotHelped, "57%), worse") {
+	if !containsPart(pause.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (53% → 57%)") || containsPart(pause.NotHelped, "57%), worse") {
 		t.Errorf("pause: WAIT's 53%% → 57%% should be no clear effect: not helped %q", pause.NotHelped)
 	}
 	text := written(r)
 	for _, want := range []string{
 		"Without faults (the control) every lock was unsafe in 0 of its 100 runs.",
-		"| RedissonLock + synced acquire; RedLock, spec, N=5: unsafe in 0 of 100 runs | most: RedLock, Redisson-style, N=5 16% |",
+		"| RedissonLock, replicated config (WAIT after every lock script); RedLock, spec, N=5: unsafe in 0 of 100 runs | most: RedLock, Redisson-style, N=5 16% |",
 		"| none | no lock safer than another beyond chance (42–57%) |",
-		"RedissonLock + synced acquire: 30s / 30s (in the median run no client ever got the lock); RedLock, spec, N=5: 1s / 1s | RedissonLock 4% |",
+		"RedissonLock, replicated config (WAIT after every lock script): 30s / 30s (in the median run no client ever got the lock); RedLock, spec, N=5: 1s / 1s | RedissonLock, single-server config 4% |",
 		"any lock (none was safer): median 1s, worst 1s",
 		"the highest unsafe rate of all locks under 1 of the 2 failure modes, and the spec's RedLock on as many masters fewer unsafe runs beyond chance under 1 of them",
 		"0 of 100 runs still allows up to 3.7%",
@@ -151,7 +151,7 @@ func TestConclusionsFromData(t *testing.T) {
 	// Counts change: the synced acquire is unsafe in 8 of 100 runs under
 	// failover, the spec's RedLock in 7 under pauses, and a lock is unsafe
 	// once without faults.
-	counts["failover"]["redisson-synced"] = 8
+	counts["failover"]["redisson"] = 8
 	counts["pause"]["redlock-spec-5"] = 7
 	counts["none"] = map[string]int{"simple": 1}
 	r = conclusionsFixture(t, counts)
@@ -159,17 +159,17 @@ func TestConclusionsFromData(t *testing.T) {
 	if got := titles(failover.Safe); !slices.Equal(got, []string{"redlock-spec-5"}) {
 		t.Errorf("synced acquire at 8 of 100: safe %v, want only the spec's RedLock", got)
 	}
-	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotHelped, "WAIT on acquire (`SyncReplicas`) (8% → 8%)") {
+	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 8%)") {
 		t.Errorf("synced acquire at 8 of 100: WAIT still credited: helped %q, not helped %q", failover.Helped, failover.NotHelped)
 	}
 	if got := titles(pause.Least); !slices.Equal(got, []string{"redlock-spec-5"}) {
 		t.Errorf("spec's RedLock at 7 of 100 under pauses: least unsafe %v, want only it", got)
 	}
 	text2 := written(r)
-	if !strings.Contains(text2, "| none | least unsafe: RedLock, spec, N=5 7%; most: RedissonLock + synced acquire 57% |") {
+	if !strings.Contains(text2, "| none | least unsafe: RedLock, spec, N=5 7%; most: RedissonLock, replicated config (WAIT after every lock script) 57% |") {
 		t.Errorf("the pause row does not name the spec's RedLock as least unsafe:\n%s", text2)
 	}
-	if strings.Contains(text2, "RedissonLock + synced acquire; RedLock, spec, N=5: unsafe in 0 of 100 runs") ||
+	if strings.Contains(text2, "RedissonLock, replicated config (WAIT after every lock script); RedLock, spec, N=5: unsafe in 0 of 100 runs") ||
 		!strings.Contains(text2, "| RedLock, spec, N=5: unsafe in 0 of 100 runs |") {
 		t.Errorf("the table still calls the synced acquire safe:\n%s", text2)
 	}

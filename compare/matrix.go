@@ -36,6 +36,9 @@ type Algorithm struct {
 	// Watchdog columns hold with Redisson's watchdog (lease: watchdog, its
 	// timeout the lease); the others take an explicit lease.
 	Watchdog bool
+	// Redisson columns' clients use Redisson's transport (retry: redisson,
+	// its 3 s timeout); the others go-redis's retries and a 500 ms timeout.
+	Redisson bool
 	// yaml is the algorithm mapping of the scenario file (lease: the lock's
 	// validity, the same for every column so that they compare; watchdog:
 	// hold with the watchdog instead of an explicit lease, for the kinds
@@ -72,6 +75,10 @@ type Mode struct {
 // Lease is every column's lock validity: a TTL, a lease, or the
 // watchdog's timeout. One value for all makes the columns comparable.
 const Lease = 5 * time.Second
+
+// RedissonTimeout is Redisson's timeout (its response timeout, 3000 ms by
+// default as of 4.7.0): the Redisson columns' client timeout.
+const RedissonTimeout = 3 * time.Second
 
 // Duration is how long each run lasts (virtual time).
 const Duration = 30 * time.Second
@@ -113,12 +120,17 @@ func spec(lease time.Duration, _ bool) string {
 `, dur(lease))
 }
 
-// Algorithms are the columns, in the report's order.
+// Algorithms are the columns, in the report's order. The Redisson family
+// runs in the configurations its users deploy, with Redisson 4.7.0's
+// defaults: a single-server configuration (one address: no WAIT, the lock
+// scripts not resent) and a replicated one (master-slave, Sentinel: WAIT
+// for the replicas the master reports after every lock script, Redisson's
+// default there).
 var Algorithms = []Algorithm{
-	{Name: "redisson", Title: "RedissonLock", Watchdog: true, yaml: redisson("")},
-	{Name: "redisson-synced", Title: "RedissonLock + synced acquire", Watchdog: true, yaml: redisson("sync_replicas: 1, sync_timeout: 200ms")},
-	{Name: "fenced", Title: "FencedLock + fenced resource", Watchdog: true, yaml: func(lease time.Duration, watchdog bool) string {
-		l, o := redissonFields(lease, watchdog, "")
+	{Name: "redisson-single", Title: "RedissonLock, single-server config", Watchdog: true, Redisson: true, yaml: redisson("config: single-server")},
+	{Name: "redisson", Title: "RedissonLock, replicated config (WAIT after every lock script)", Watchdog: true, Redisson: true, yaml: redisson("config: replicated")},
+	{Name: "fenced", Title: "FencedLock + fenced resource, replicated config", Watchdog: true, Redisson: true, yaml: func(lease time.Duration, watchdog bool) string {
+		l, o := redissonFields(lease, watchdog, "config: replicated")
 		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
 	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration, _ bool) string {
@@ -128,7 +140,7 @@ var Algorithms = []Algorithm{
   think: 100ms
 `, dur(lease))
 	}},
-	{Name: "redlock-redisson", Title: "RedLock, Redisson-style, N=5", RedLock: true, Nodes: 5, Watchdog: true, yaml: func(lease time.Duration, watchdog bool) string {
+	{Name: "redlock-redisson", Title: "RedLock, Redisson-style, N=5", RedLock: true, Nodes: 5, Watchdog: true, Redisson: true, yaml: func(lease time.Duration, watchdog bool) string {
 		l, o := redissonFields(lease, watchdog, "")
 		return "  kind: redlock-redisson\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
@@ -165,11 +177,13 @@ var Modes = []Mode{
 		faults: func(float64) (string, string) { return "10ms", "" }},
 	{Name: "failover", Title: "master failover, replica lagging 0-200 ms", Axis: "failovers per minute per group",
 		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Replicated: true, Format: perMin,
+		Note: fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
 			return "{kind: uniform, min: 0s, max: 200ms}", fmt.Sprintf("rates: {failover: %g}\n", x)
 		}},
 	{Name: "replication-lag", Title: "failover (2/min) with a replica this far behind", Axis: "replication lag (s)",
 		Levels: []float64{0.001, 0.01, 0.1, 1, 5}, Ref: 1, Replicated: true, Format: secs,
+		Note: fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
 			return secs(x), "rates: {failover: 2}\n"
 		}},
@@ -196,12 +210,24 @@ var Modes = []Mode{
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {delay_p: %g, delay: {kind: uniform, min: 0s, max: %s}}\n", DelayP, secs(x))
 		}},
-	{Name: "lost-replies", Title: "lost replies, retried by go-redis", Axis: "probability a reply is lost",
+	{Name: "lost-replies", Title: "lost replies, retried by each client library", Axis: "probability a reply is lost",
 		Levels: []float64{0.001, 0.01, 0.02, 0.05, 0.1}, Ref: 0.02, Format: pct,
+		Note: "Each column retries as its library does. Redisson's single-server config never resends an acquire or unlock script " +
+			"(noRetry): a lost reply leaves an unknown outcome, counted once. Its replicated config sends the script in a batch with its WAIT, " +
+			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
+			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`, and its single-server twin " +
+			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). go-redis resends every command.",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {drop_reply: %g}\n", x)
 		}},
 }
+
+// fencedUnsyncedNote is the failover modes' note on the FencedLock column
+// of the replicated config.
+const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
+	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
+	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +
+	"`scenarios/fenced-unsynced-acquire-keeps-hold.yaml`)."
 
 // DelayP is the probability that the delay mode delays a message (a
 // request or a reply), by a draw uniform in 0 to the mode's level: at the
@@ -280,11 +306,14 @@ func scenarioYAML(m Mode, x float64, a Algorithm, belief traffic.Belief) string 
 	} else {
 		fmt.Fprintf(&b, "    - {name: m1, replicas: [{name: r1, lag: %s}]}\n", lag)
 	}
-	timeout := m.ClientTimeout
-	if timeout == 0 {
-		timeout = 500 * time.Millisecond
+	retry, timeout := "go-redis", 500*time.Millisecond
+	if a.Redisson {
+		retry, timeout = "redisson", RedissonTimeout
 	}
-	fmt.Fprintf(&b, "clients:\n  - {count: 3, retry: go-redis, timeout: %s}\nalgorithm:\n", dur(timeout))
+	if m.ClientTimeout != 0 {
+		timeout = m.ClientTimeout
+	}
+	fmt.Fprintf(&b, "clients:\n  - {count: 3, retry: %s, timeout: %s}\nalgorithm:\n", retry, dur(timeout))
 	b.WriteString(a.yaml(Lease, a.Watchdog))
 	if belief != traffic.BeliefDefault {
 		fmt.Fprintf(&b, "  belief: %s\n", belief)

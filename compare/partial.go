@@ -12,13 +12,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/pool"
 )
 
 // PartialSchema names the format of a partial result of the matrix and
 // its version; ReadPartial refuses any other. A change to Partial or
 // RunOutcome that an older reader would misread takes a new version.
-const PartialSchema = "locksim.compare-partial/v1"
+const PartialSchema = "locksim.compare-partial/v2"
 
 // Partial is one shard's part of the matrix (RunShard): the outcome of
 // each run the shard owns, in job order, with what the merge needs to
@@ -111,8 +112,12 @@ func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, er
 		return nil, fmt.Errorf("compare: shard %v: %d of its %d runs done: %w", shard, len(outs), len(idx), err)
 	}
 	keepShortest(jobs, outs)
+	sum, err := pool.RunsDigest(outs)
+	if err != nil {
+		return nil, err
+	}
 	return &Partial{
-		Header:  pool.Header{Schema: PartialSchema, Shard: index, Shards: count, Digest: m.digest(), Jobs: len(jobs)},
+		Header:  pool.Header{Schema: PartialSchema, Shard: index, Shards: count, Digest: m.digest(), Jobs: len(jobs), RunsDigest: sum},
 		Options: partialOptions(m.opts),
 		Runs:    outs,
 	}, nil
@@ -166,7 +171,9 @@ func keepOne(outs []RunOutcome, i, held int, field func(*RunOutcome) **Counterex
 // writes from them. The cells' scenario files are named under
 // scenarioDir, as Options.ScenarioDir. It refuses parts of different
 // formats, builds, options or matrices, a shard given twice or missing,
-// and a part that does not hold exactly the runs its shard owns.
+// a part that does not hold exactly the runs its shard owns, and a part
+// whose runs are not those its shard wrote (checkOutcomes, and their
+// digest, Header.RunsDigest).
 func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, error) {
 	hs := make([]pool.Header, len(parts))
 	for i, p := range parts {
@@ -199,19 +206,48 @@ func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, erro
 	shards := make([]pool.Shard, len(parts))
 	runs := make([][]RunOutcome, len(parts))
 	for i, p := range parts {
+		if err := checkOutcomes(jobs, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
 		shards[i], runs[i] = pool.Shard{Index: p.Shard, Count: p.Shards}, p.Runs
 	}
 	all, err := pool.Collect(len(jobs), shards, runs, func(o RunOutcome) int { return o.Job })
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range all {
-		if o.Seed != jobs[i].seed {
-			return nil, fmt.Errorf("run %d of the matrix: seed %d, want %d", i, o.Seed, jobs[i].seed)
+	for i, p := range parts {
+		if err := p.CheckRuns(p.Runs); err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
 		}
+	}
+	for i, o := range all {
 		jobs[i].cell.add(o)
 	}
 	return m.res, nil
+}
+
+// checkOutcomes checks that p's runs are outcomes its shard could have
+// written for the matrix's jobs: each a job of the matrix at that job's
+// seed, naming only kinds that exist. A partial result edited by hand or
+// damaged is refused, naming the run and what is wrong, rather than
+// counted; Merge then checks the runs against their digest
+// (Header.CheckRuns), which catches any other change (a flipped outcome).
+func checkOutcomes(jobs []job, p *Partial) error {
+	known := checker.Kinds()
+	for k, o := range p.Runs {
+		if o.Job < 0 || o.Job >= len(jobs) {
+			return fmt.Errorf("run %d: job %d is not one of the matrix's %d", k, o.Job, len(jobs))
+		}
+		if o.Seed != jobs[o.Job].seed {
+			return fmt.Errorf("run %d (job %d): seed %d, but the job's seed is %d", k, o.Job, o.Seed, jobs[o.Job].seed)
+		}
+		for _, kind := range o.Kinds {
+			if !slices.Contains(known, kind) {
+				return fmt.Errorf("run %d (job %d): kind %q is no kind of violation", k, o.Job, kind)
+			}
+		}
+	}
+	return nil
 }
 
 // ReadPartial decodes a partial result (a Partial encoded as JSON, as

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,12 +28,19 @@ const (
 // under scenarios/, and the plots (PNG and SVG) under plots/. command is
 // the command line that generated it, quoted in the report.
 //
+// Write replaces only a directory it wrote itself (Replaceable): the
+// report carries its Marker file, and a non-empty directory without one is
+// an error, left as it was.
+//
 // Everything is first written into a temporary directory beside dir,
 // which then replaces dir: a failure leaves the old report whole, and the
 // temporary directory is removed. ctx is checked before each
 // counterexample's replay, the slow part: once it is cancelled (Ctrl-C),
 // Write stops soon with ctx's error and dir is as it was.
 func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
+	if err := Replaceable(dir); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -53,6 +61,9 @@ func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
 	if err := rw.write(command); err != nil {
 		return err
 	}
+	if err := report.WriteFile(filepath.Join(tmp, Marker), []byte(MarkerText)); err != nil {
+		return err
+	}
 	kept, err := carryOver(dir, tmp)
 	if err != nil {
 		return err
@@ -68,6 +79,91 @@ func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
 		return err
 	}
 	return os.RemoveAll(old)
+}
+
+// Marker is the file Write puts into every report directory, beside
+// README.md, and MarkerText its content: a report replaces its whole
+// directory, so a command about to replace a directory requires this file
+// there (IsReport). A directory of the user's that merely holds a
+// README.md and a plots/ is never taken for a report and lost.
+const Marker = ".locksim-report"
+
+// MarkerText is the content of Marker: what wrote the directory, in what
+// format, and that it is replaced whole.
+const MarkerText = "locksim.report/v1\n" +
+	"This directory is a report written by simulate compare (or simulate merge).\n" +
+	"The next report written into it replaces the whole directory: keep nothing else here.\n"
+
+// IsReport reports whether dir holds a report that Write wrote: its
+// Marker, a regular file whose first line names the report format.
+// Another program's file of that name, or a directory, is not one.
+func IsReport(dir string) (bool, error) {
+	p := filepath.Join(dir, Marker)
+	st, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > int64(len(MarkerText))+4096 {
+		return false, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false, err
+	}
+	first, _, _ := strings.Cut(MarkerText, "\n")
+	line, _, _ := strings.Cut(string(b), "\n")
+	return line == first, nil
+}
+
+// Replaceable checks that a report may replace dir: dir does not exist,
+// or is an empty directory, or holds a report Write wrote (IsReport) and
+// nothing but what a report holds (README.md, plots/, scenarios/, the
+// Marker, and the Kept entries). Any other directory is refused: the
+// report replaces the whole directory, and a directory that merely looks
+// like a report by its names may hold the user's files. The root, "." and
+// ".." are refused too.
+func Replaceable(dir string) error {
+	switch filepath.Base(filepath.Clean(dir)) {
+	case "/", ".", "..":
+		return errors.New("not a directory the report may replace")
+	}
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return errors.New("exists and is not a directory: the report is a directory")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	ok, err := IsReport(dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("not empty, and no %s file says a report was written there: a report replaces its whole directory, "+
+			"so it is written only into a new or empty directory or over a report of its own; nothing was changed", Marker)
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == Marker, n == "README.md", n == "plots" && e.IsDir(), n == "scenarios" && e.IsDir():
+		case slices.Contains(Kept, n) && e.IsDir():
+		default:
+			return fmt.Errorf("holds %s, which is not part of a report; the report replaces the whole directory", n)
+		}
+	}
+	return nil
 }
 
 // Kept are the entries of a report directory that another command writes
@@ -189,9 +285,18 @@ func (r *reportWriter) intro(command string) {
 func (r *reportWriter) method() {
 	r.w("<a id=\"method\"></a>\n\n## Method\n\n")
 	r.w("Every cell is a scenario run for %v of virtual time with seeds 1 to %d, on embedded miniredis nodes: ", Duration, r.Seeds)
-	r.w("three clients (go-redis retries, a 500 ms timeout unless a mode says otherwise) contend for one lock; every lock's validity is %v ", Lease)
+	r.w("three clients contend for one lock; every lock's validity is %v ", Lease)
 	r.w("(a TTL, an explicit lease, or the watchdog's timeout). The single-instance locks run on a master with one replica; ")
 	r.w("RedLock on independent masters (each with its own replica in the failover modes).\n\n")
+	r.w("Each column is a configuration its users run, with its library's transport. The Redisson columns follow Redisson 4.7.0's defaults: ")
+	r.w("its transport (`timeout` 3 s, `retryAttempts` 4, `retryDelay` 1–2 s, a lock script resent only when it went out in a batch with its WAIT), ")
+	r.w("the watchdog (`lockWatchdogTimeout` as the validity), the unlock latch; ")
+	r.w("*single-server config* is `useSingleServer()` (also what one address in front of a replicated service gives): no WAIT; ")
+	r.w("*replicated config* is master-slave or Sentinel, where Redisson sends `WAIT n 1000` after every lock script (acquire, unlock, ")
+	r.w("watchdog renewal), n being the replicas the master reports, and fails the call when none acknowledged (`checkLockSyncedSlaves`): ")
+	r.w("an acquire gives its hold back and tries again. RedLock, Redisson-style, runs each master as a single server. ")
+	r.w("SimpleLock and the spec's RedLock run on go-redis with its default retries (3, after 8–512 ms) and a 500 ms timeout. ")
+	r.w("A mode may set a longer timeout for every column (delayed messages).\n\n")
 	r.w("The report counts two classes of finding apart:\n\n")
 	r.w("- **Safety.** A run is *unsafe* when the lock let work go wrong: two holders at once (mutual exclusion), ")
 	r.w("a holder working on a lock its nodes no longer gave it (silent loss), a write from a stale holder that the fenced resource accepted ")
@@ -221,7 +326,7 @@ func (r *reportWriter) summary() {
 	r.w("\nLongest time the lock stayed free (held by nobody) while a client waited for it, in each run: the median run / the worst run. ")
 	r.w("Without faults it is the time a waiter takes to notice a release (a pub/sub message, or its next try). ")
 	r.w("Faults lengthen it: a resurrected lock or a lost holder's key keeps waiters out until its lease ends; nodes that are down, ")
-	r.w("or a synced acquire's WAIT that no replica acknowledges, for as long as that lasts.\n\n")
+	r.w("or a synced step's WAIT that no replica acknowledges, for as long as that lasts.\n\n")
 	r.modeTable(unavailability)
 	r.w("\n")
 }

@@ -13,7 +13,9 @@
 // probability outside [0,1]) and returns an error naming the fault, so a bad
 // schedule never half-applies. A fault that cannot act when its time comes
 // (crashing a node that is already down) is recorded in the history as
-// skipped, with the reason, rather than stopping the run (Target.ActAt).
+// skipped, with the reason, rather than stopping the run (Target.ActAt,
+// ErrCannotAct); package scenario refuses a file whose timed faults would
+// be, and fails the expectation of a run where a scripted one was.
 package faults
 
 import (
@@ -21,6 +23,14 @@ import (
 	"fmt"
 	"time"
 )
+
+// ErrCannotAct is what a target's step returns, wrapped, when its node,
+// group or client is not in a state the step acts on: a crash of a node
+// already down, a restart of one that is up, a failover with no running
+// replica to promote, a client crashed twice. The simulation records any
+// error of a step as a skipped fault; the real backend records these as
+// it does, and fails the run with any other (a harness that broke).
+var ErrCannotAct = errors.New("cannot act")
 
 // Fault is one failure.
 type Fault interface {

@@ -20,8 +20,9 @@ type Target interface {
 	// ActAt runs act at time t of the run. What an error from act means is
 	// the target's to say: the simulation records it as a
 	// history.FaultSkipped fault naming name and goes on (a crash of a
-	// node already down is a fact of the run), the real backend fails the
-	// run with it (a server that does not restart is a broken harness).
+	// node already down is a fact of the run); the real backend records
+	// one wrapping ErrCannotAct so too, and fails the run with any other
+	// (a server that does not restart is a broken harness).
 	ActAt(t time.Duration, name string, act func() error) error
 
 	// CheckNode, CheckClient and CheckGroup return an error naming name

@@ -42,6 +42,12 @@ const (
 	FaultClientCrash     = "client-crash"      // a client process died
 	FaultDuplicate       = "duplicate-request" // the network delivered a request twice
 	FaultHoldReplication = "hold-replication"  // a master stopped shipping to its replicas (real servers)
-	FaultSkipped         = "skipped"           // a fault that could not act (Detail: why)
+	FaultSkipped         = "skipped"           // a fault that could not act (Detail: why; Value: SkippedScripted for a scripted fault)
 	FaultTriggerUnfired  = "trigger-unfired"   // a triggered fault whose trigger never fired
 )
+
+// SkippedScripted is the Value of a FaultSkipped record of a fault the
+// scenario scripted (at a time of its own, or bound to an operation), as
+// opposed to one drawn from rates (no Value): a scripted fault that could
+// not act makes the run not show what the scenario describes.
+const SkippedScripted = "scripted"

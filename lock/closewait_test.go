@@ -56,7 +56,7 @@ func (g *gatedConn) Do(ctx context.Context, args ...any) (any, error) {
 
 func (g *gatedConn) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (any, error) {
 	g.calls.Add(1)
-	if s == scripts.ReentrantRenew {
+	if s == scripts.RenewBatch {
 		g.started <- "renew"
 		<-g.gate
 	}

@@ -134,8 +134,11 @@ func (e ReplyError) Error() string { return string(e) }
 // IsUnknown reports whether err leaves the outcome of an operation unknown:
 // any error other than a Redis error reply or one of this package's verdicts
 // (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked,
-// ErrLockLost, ErrClosed, ErrBadName), such as a timeout after which the command may or may not
-// have run.
+// ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent), such as a
+// timeout after which the command may or may not have run. It is true
+// only where a request may have reached a server: an argument refused
+// before sending (ErrInvalid, ErrBadName) and a request that could not be
+// sent (ErrNotSent) are known outcomes.
 func IsUnknown(err error) bool {
 	if err == nil {
 		return false
@@ -154,4 +157,4 @@ func IsUnknown(err error) bool {
 }
 
 // verdicts are the errors that report a known outcome.
-var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName}
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent}

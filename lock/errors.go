@@ -1,6 +1,11 @@
 package lock
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Errors returned by the locks, all in one block. Compare with errors.Is:
 // an error may wrap one of these with detail (and a context's error). Each
@@ -20,10 +25,16 @@ var (
 	ErrWaitTimeout = errors.New("lock: wait timed out")
 	// ErrNotLocked: the lock does not exist (for TTL).
 	ErrNotLocked = errors.New("lock: not locked")
-	// ErrNotSynced: a synced acquire got no replica's acknowledgement, so the
-	// lock was released again rather than trusted. (When that give-back
-	// fails, the outcome is unknown instead.)
-	ErrNotSynced = errors.New("lock: acquire not acknowledged by any replica")
+	// ErrNotSynced: in a synced deployment (Options.Deployment Replicated,
+	// or SyncReplicas), no replica acknowledged a lock script that ran on
+	// the master (Redisson's NoSyncedSlavesException), after RetryAttempts
+	// more tries. An acquire (Lock, ReadWriteLock halves) gave each unsynced
+	// hold back before trying again, so it holds nothing (when a give-back
+	// fails, the outcome is unknown instead); a FencedLock acquire did not,
+	// as Redisson's token calls do not: the master keeps that hold, and its
+	// token, with no watchdog until the lease ends. An unlock or force
+	// unlock ran on the master all the same.
+	ErrNotSynced = errors.New("lock: no replica acknowledged the lock script")
 	// ErrLockLost: the lock was lost while held (it expired, was
 	// force-unlocked, or was lost in a failover). No call returns it: the
 	// watchdog reports a loss by calling Options.OnLost(name, owner), from
@@ -42,4 +53,65 @@ var (
 	// owner ending in ":write" (its read field would be another owner's
 	// write field). Nothing was sent.
 	ErrBadName = errors.New("lock: name refused")
+	// ErrInvalid: an argument or option the locks refuse before sending
+	// anything: a nil context, a nil Conn or Runtime, a negative count or
+	// duration, or a lease that is not a positive whole number of
+	// milliseconds (see Options). Nothing was sent.
+	ErrInvalid = errors.New("lock: invalid argument")
+	// ErrNotSent: the request could not be sent (RedisConn could not
+	// connect, and go-redis does not retry: see RedisConn), or, in a
+	// replicated deployment, the replica count could not be read (INFO got
+	// no answer), so the lock script was not sent: nothing ran on the
+	// server.
+	ErrNotSent = errors.New("lock: request not sent")
 )
+
+// invalid is an ErrInvalid error for what (the call and its argument),
+// saying why.
+func invalid(what, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, what, fmt.Sprintf(format, args...))
+}
+
+// checkCtx refuses a nil context for the call what. Every exported method
+// that takes a context checks it before anything else: go-redis, and the
+// locks' own waits, would panic on it.
+func checkCtx(ctx context.Context, what string) error {
+	if ctx == nil {
+		return invalid(what, "nil context (use context.Background())")
+	}
+	return nil
+}
+
+// checkMs refuses a duration d, the field or argument name of the call
+// what, that Redis cannot hold as it is: negative, or not a whole number
+// of milliseconds (0 passes: each caller says what 0 means). Redis counts
+// every duration the locks send it (PX, PEXPIRE, WAIT) in milliseconds, so
+// a lease of 10.9 ms would become a key that lives 10 ms while the holder
+// counts 10.9: refused rather than rounded, so that what the caller asked
+// for is what the key gets, and so that the caller's own reckoning (a
+// SimpleLease's ValidUntil) never outlives the key.
+func checkMs(what, name string, d time.Duration) error {
+	switch {
+	case d < 0:
+		return invalid(what, "%s %v is negative", name, d)
+	case d%time.Millisecond != 0:
+		return invalid(what, "%s %v is not a whole number of milliseconds (Redis counts it in milliseconds)", name, d)
+	}
+	return nil
+}
+
+// checkAcquire checks an acquire's arguments: ctx, a non-negative wait (of
+// TryLockFor; 0 for the calls that take none), and the lease (0: the
+// watchdog, refused when leased says a lease is required).
+func checkAcquire(ctx context.Context, what string, wait, lease time.Duration, leased bool) error {
+	if err := checkCtx(ctx, what); err != nil {
+		return err
+	}
+	if wait < 0 {
+		return invalid(what, "negative wait %v", wait)
+	}
+	if leased && lease <= 0 {
+		return invalid(what, "lease %v must be positive", lease)
+	}
+	return checkMs(what, "lease", lease)
+}

@@ -58,9 +58,13 @@ func TestEvalWait(t *testing.T) {
 
 // TestSyncedAcquireWaitTimesOutOnClient: when the WAIT outlives the
 // client's read timeout, the acquire script has run and holds the lock, so
-// the synced acquire must give it back and say ErrNotSynced, not leave the
-// lock held behind an i/o error (found in review: an acquire replies nil,
-// which hid the WAIT's error from the give-back).
+// the synced acquire must give it back, not leave the lock held behind an
+// i/o error (found in review: an acquire replies nil, which hid the WAIT's
+// error from the give-back). The give-back goes through the synced step
+// too (Redisson's handleNoSync runs the unlock script with its WAIT), whose
+// WAIT outlives the read timeout as well: the call then answers
+// ErrNotSynced or, when the give-back's reply was lost with its WAIT's, an
+// unknown outcome; either way the lock is gone.
 func TestSyncedAcquireWaitTimesOutOnClient(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last: after the servers and clients are closed
 	ctx := context.Background()
@@ -72,8 +76,8 @@ func TestSyncedAcquireWaitTimesOutOnClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Lock("lk").LockWithLease(ctx, "o", 10*time.Second)
-	if !errors.Is(err, lock.ErrNotSynced) {
-		t.Fatalf("LockWithLease: %v; want ErrNotSynced", err)
+	if !errors.Is(err, lock.ErrNotSynced) && !lock.IsUnknown(err) {
+		t.Fatalf("LockWithLease: %v; want ErrNotSynced or an unknown outcome", err)
 	}
 	// A fresh connection: the one the WAIT timed out on was discarded.
 	check := newClient(t, addr)

@@ -21,7 +21,19 @@ const (
 )
 
 // Options configures a Client. The zero value is Redisson's defaults with
-// the unlock latch on. New refuses negative durations and counts.
+// the unlock latch on. New refuses, with ErrInvalid, negative counts and
+// any duration that is negative or not a whole number of milliseconds.
+//
+// Every duration the locks send to Redis (the options' WatchdogTimeout,
+// LatchTTL and SyncTimeout, and the lease of LockWithLease and TryLockFor)
+// must be a whole number of milliseconds, the unit of PX, PEXPIRE and
+// WAIT. Redisson converts a lease to milliseconds by truncation, so that a
+// lease of 10.9 ms gives a key that lives 10 ms while the caller counts
+// 10.9; a SyncTimeout under a millisecond became WAIT ... 0, which blocks
+// for ever. The locks refuse such a duration rather than round it: the
+// caller learns at once that its lease is not what Redis can hold, and
+// whatever it computes from the lease it asked for stays within the key's
+// life.
 type Options struct {
 	// ID names this client in lock fields ("<ID>:<owner>"), as Redisson's
 	// connection manager id does. Default: a fresh id from the Runtime. It
@@ -33,6 +45,18 @@ type Options struct {
 	// the watchdog renews it every third of it while held. Default 30 s
 	// (Redisson's lockWatchdogTimeout); at least 3 ms.
 	WatchdogTimeout time.Duration
+	// WatchdogBatchSize is how many holds the watchdog renews with one
+	// script (Redisson's lockWatchdogBatchSize, 3.44.0+, checked in
+	// 4.7.0). Default 100. The watchdog is Redisson's batched one: a client
+	// runs one renewal task for the holds of Lock, FencedLock and write
+	// halves, and one for read halves; each run starts WatchdogTimeout/3
+	// after the previous run ended, and renews the task's holds in key
+	// order, in scripts of up to this many (on a Redis Cluster, one hash
+	// slot per script; a read hold has a script of its own), one after
+	// another. A failed script (no reply, an error reply, or ErrNotSynced)
+	// ends the run: the later scripts wait for the next run, so one slow or
+	// lost reply delays the renewal of every hold of the client.
+	WatchdogBatchSize int
 	// DisableUnlockLatch turns the unlock latch off (of Lock, FencedLock
 	// and both ReadWriteLock halves): a retried unlock whose first attempt
 	// was applied then answers "not held" (or releases a second hold), as
@@ -48,8 +72,10 @@ type Options struct {
 	// that window at the price of one key per unlock for LatchTTL.
 	KeepUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it
-	// must cover the connection's whole retry window (go-redis defaults:
-	// 4 attempts of 3 s plus backoff). Default 30 s. An unlock latch is
+	// must cover the connection's whole retry window. Default: derived for
+	// each unlock as Redisson derives it since 3.48.0, (ResponseTimeout + a
+	// draw in [RetryDelay/2, RetryDelay]) × RetryAttempts, 16–20 s with the
+	// defaults (an idempotent acquire's latch: 30 s). An unlock latch is
 	// deleted as soon as the unlock's reply has come (as Redisson does,
 	// unless KeepUnlockLatch), so it lives this long only after an unknown
 	// outcome or a failed DEL.
@@ -58,27 +84,52 @@ type Options struct {
 	// a client library's automatic retry cannot raise the hold count to 2.
 	// Redisson has no such option.
 	IdempotentAcquire bool
-	// SyncReplicas, when positive, makes every first acquisition issue
-	// WAIT SyncReplicas SyncTimeout and release the lock again, failing with
-	// ErrNotSynced, when no replica acknowledged (Redisson's
-	// checkLockSyncedSlaves). Default 0: off.
+	// Deployment is the Redisson configuration modelled: SingleServer (the
+	// default: no WAIT) or Replicated (the synced step after every lock
+	// script, Redisson's default for a configuration with replicas).
+	Deployment Deployment
+	// SyncReplicas, when positive, fixes the synced step's replica count
+	// instead of reading the master's connected_slaves, and turns the step
+	// on whatever the Deployment. Default 0: the Deployment decides.
 	SyncReplicas int
-	// SyncTimeout bounds the WAIT. Default 1 s. Keep it below the
-	// connection's read timeout: a WAIT that times out on the client looks
-	// like a failed request, and go-redis then resends the acquire script
-	// with it, which counts again unless IdempotentAcquire is set (set it
-	// with SyncReplicas).
+	// SyncTimeout bounds each WAIT (Redisson's slavesSyncTimeout). Default
+	// 1 s. Keep it below the Conn's read timeout (go-redis's ReadTimeout):
+	// a WAIT that outlives it fails the script's request on the client,
+	// whose outcome is then unknown (Redisson waits timeout +
+	// slavesSyncTimeout for such a batch).
 	SyncTimeout time.Duration
+	// IgnoreUnsynced keeps sending the WAIT but never fails on its count
+	// (Redisson's checkLockSyncedSlaves = false; its default is true).
+	IgnoreUnsynced bool
+	// RetryAttempts is how many more times a lock call runs whose synced
+	// step failed (Redisson's retryAttempts, 4 since 3.48.0): an acquire
+	// after giving its hold back, an unlock with the same request id, a
+	// force unlock. It also sizes the unlock latch's default lifetime.
+	// Default 4.
+	RetryAttempts int
+	// RetryDelay is the longest pause before such a retry: each pause is a
+	// draw in [RetryDelay/2, RetryDelay] (Redisson's retryDelay,
+	// EqualJitterDelay(1 s, 2 s) past its first attempt). Default 2 s.
+	RetryDelay time.Duration
+	// ResponseTimeout is Redisson's timeout (how long it waits for a reply,
+	// 3 s): it sizes the unlock latch's default lifetime. The Conn's own
+	// timeouts are the Conn's. Default 3 s.
+	ResponseTimeout time.Duration
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
-	// was lost in a failover. Unlike Redisson, which stops renewing silently.
-	// Lock.LostContext gives the same news as a cancelled context.
+	// was lost in a failover. The hold is then no longer renewed. Unlike
+	// Redisson, which drops it from renewal silently. Lock.LostContext
+	// gives the same news as a cancelled context.
 	OnLost func(name, owner string)
-	// OnRenewError is called when a renewal fails: without an answer (a
-	// timeout, a broken connection) or with an error reply (READONLY from a
-	// demoted master, say). The watchdog keeps renewing, except after
-	// ErrClosed (the connection's client was closed), when it stops.
-	// Redisson logs such errors and stops.
+	// OnRenewError is called when a renewal script fails: without an
+	// answer (a timeout, a broken connection), with an error reply
+	// (READONLY from a demoted master, say), or with ErrNotSynced. It is
+	// called once for each hold the failed script renewed (not for the
+	// holds of the scripts the run then skips). The watchdog keeps
+	// renewing at its next run, as Redisson's does since 3.44.0 (it logs
+	// the error); after ErrClosed (the connection's client was closed) its
+	// task stops, ending every hold it kept (their LostContext with cause
+	// ErrClosed).
 	OnRenewError func(name, owner string, err error)
 }
 
@@ -97,6 +148,7 @@ type Client struct {
 
 	mu       sync.Mutex // guards the fields below; never held across a Redis call
 	renewals map[string]*renewal
+	tasks    [numTasks]renewTask // the watchdog's renewal tasks (renewtask.go)
 	leases   map[string]int64
 	closed   bool
 	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
@@ -105,6 +157,9 @@ type Client struct {
 	// waits for (latch clean-ups, watchdog renewals); Close waits for them
 	// (background.go).
 	inflight int
+	// replicas is the master's connected_slaves as last read, -1 when it
+	// must be read again (synced.go).
+	replicas int
 }
 
 // Close stops every watchdog of the client and ends every acquire waiting
@@ -144,12 +199,16 @@ func (c *Client) Close() error {
 		rs = append(rs, r)
 	}
 	clear(c.renewals)
+	timers := c.stopTasksLocked()
 	ws := make([]context.CancelFunc, 0, len(c.waiters))
 	for _, k := range slices.Sorted(maps.Keys(c.waiters)) {
 		ws = append(ws, c.waiters[k])
 	}
 	clear(c.waiters)
 	c.mu.Unlock()
+	for _, tm := range timers {
+		tm.Stop()
+	}
 	for _, r := range rs {
 		r.end(ErrClosed)
 	}
@@ -191,22 +250,42 @@ func (c *Client) waiting(cancel context.CancelFunc) (done func(), ok bool) {
 // New returns a Client that reaches Redis through conn and lives in rt.
 func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if conn == nil || rt == nil {
-		return nil, errors.New("lock: New: nil conn or runtime")
+		return nil, invalid("New", "nil conn or runtime")
 	}
-	if opts.WatchdogTimeout < 0 || opts.LatchTTL < 0 || opts.SyncTimeout < 0 || opts.SyncReplicas < 0 {
-		return nil, fmt.Errorf("lock: New: negative duration or count in options %+v", opts)
+	if opts.SyncReplicas < 0 || opts.RetryAttempts < 0 || opts.WatchdogBatchSize < 0 || opts.Deployment > Replicated {
+		return nil, invalid("New", "negative count or unknown Deployment in options %+v", opts)
+	}
+	if opts.RetryDelay < 0 || opts.ResponseTimeout < 0 {
+		return nil, invalid("New", "negative RetryDelay %v or ResponseTimeout %v", opts.RetryDelay, opts.ResponseTimeout)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"WatchdogTimeout", opts.WatchdogTimeout}, {"LatchTTL", opts.LatchTTL}, {"SyncTimeout", opts.SyncTimeout}} {
+		if err := checkMs("New", d.name, d.d); err != nil {
+			return nil, err
+		}
 	}
 	if opts.WatchdogTimeout == 0 {
 		opts.WatchdogTimeout = 30 * time.Second
 	}
 	if opts.WatchdogTimeout < 3*time.Millisecond {
-		return nil, fmt.Errorf("lock: New: watchdog timeout %v below 3ms", opts.WatchdogTimeout)
+		return nil, invalid("New", "WatchdogTimeout %v below 3ms", opts.WatchdogTimeout)
 	}
-	if opts.LatchTTL == 0 {
-		opts.LatchTTL = 30 * time.Second
+	if opts.WatchdogBatchSize == 0 {
+		opts.WatchdogBatchSize = 100
 	}
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = time.Second
+	}
+	if opts.RetryAttempts == 0 {
+		opts.RetryAttempts = 4
+	}
+	if opts.RetryDelay == 0 {
+		opts.RetryDelay = 2 * time.Second
+	}
+	if opts.ResponseTimeout == 0 {
+		opts.ResponseTimeout = 3 * time.Second
 	}
 	if opts.ID == "" {
 		opts.ID = rt.NewID()
@@ -217,7 +296,7 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 		// one could re-enter and release the other's hold.
 		return nil, fmt.Errorf("%w: client id %q contains ':'", ErrBadName, opts.ID)
 	}
-	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}}, nil
+	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}, replicas: -1}, nil
 }
 
 // ID is the client's id, the first half of its holder fields.
@@ -300,15 +379,19 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 // a known outcome, nothing is held. When ctx ends during a try, the
 // outcome of that try is unknown (IsUnknown).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "Lock "+l.name); err != nil {
+		return err
+	}
 	_, err := l.acquire(ctx, owner, -1, 0)
 	return err
 }
 
 // LockWithLease blocks until owner holds the lock for lease (no watchdog:
-// the lock expires after lease unless unlocked).
+// the lock expires after lease unless unlocked). The lease must be a
+// positive whole number of milliseconds (ErrInvalid otherwise; see Options).
 func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", l.name, lease)
+	if err := checkAcquire(ctx, "LockWithLease "+l.name, 0, lease, true); err != nil {
+		return err
 	}
 	_, err := l.acquire(ctx, owner, -1, lease)
 	return err
@@ -317,6 +400,9 @@ func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Durat
 // TryLock tries once; the watchdog keeps the lock. It returns ErrNotAcquired
 // when another holder has it.
 func (l *Lock) TryLock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "TryLock "+l.name); err != nil {
+		return err
+	}
 	_, err := l.acquire(ctx, owner, 0, 0)
 	return err
 }
@@ -324,10 +410,11 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 // TryLockFor tries for up to wait, then holds the lock for lease (0: the
 // watchdog keeps it). It returns ErrWaitTimeout when wait passed first, and
 // an error matching ErrWaitTimeout and ctx's error when ctx ended first
-// while it waited.
+// while it waited. A negative wait, or a lease that is negative or not a
+// whole number of milliseconds, is refused with ErrInvalid.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if wait < 0 || lease < 0 {
-		return fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", l.name, wait, lease)
+	if err := checkAcquire(ctx, "TryLockFor "+l.name, wait, lease, false); err != nil {
+		return err
 	}
 	_, err := l.acquire(ctx, owner, wait, lease)
 	return asWaitTimeout(err)
@@ -505,14 +592,27 @@ func asWaitTimeout(err error) error {
 	return err
 }
 
-// try runs the acquire script once. ttl < 0 means acquired; otherwise it is
-// the other holder's remaining lease.
-func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
-	c := l.c
-	leaseMs := ms(lease)
-	if lease == 0 {
-		leaseMs = ms(c.opts.WatchdogTimeout)
+// try runs the acquire script once (and again while its synced step fails,
+// see tryGivingBack). ttl < 0 means acquired; otherwise it is the other
+// holder's remaining lease.
+func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+	if l.fenced {
+		// RedissonFencedLock's token calls (lockAndGetToken and
+		// tryLockAndGetToken, 4.7.0) run the acquire script without
+		// handleNoSync and without ServiceManager.execute: an unsynced
+		// acquire fails with ErrNotSynced while the master keeps the hold
+		// and the token it took, with no watchdog, until its lease ends.
+		return l.tryOnce(ctx, owner, lease)
 	}
+	return l.c.tryGivingBack(ctx,
+		func() (time.Duration, int64, error) { return l.tryOnce(ctx, owner, lease) },
+		func() error { return l.giveBack(ctx, owner, lease) })
+}
+
+// tryOnce runs the acquire script once through the synced step.
+func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+	c := l.c
+	leaseMs := c.leaseMs(lease)
 	keys := []string{l.name}
 	if l.fenced {
 		keys = append(keys, l.tokenKey())
@@ -520,25 +620,13 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	args := []any{leaseMs, l.field(owner)}
 	if c.opts.IdempotentAcquire {
 		keys = append(keys, l.latchKey("acquire", c.rt.NewID()))
-		args = append(args, "1", ms(c.opts.LatchTTL))
+		args = append(args, "1", ms(c.acquireLatchTTL()))
 	}
 	script := scripts.ReentrantAcquire
 	if l.fenced {
 		script = scripts.FencedAcquire
 	}
-	var v any
-	var acked int64 = -1 // -1: the WAIT is still to be sent (checkSynced)
-	if ew, ok := c.conn.(EvalWaiter); ok && c.opts.SyncReplicas > 0 {
-		v, acked, err = ew.EvalWait(ctx, script, keys, c.opts.SyncReplicas, c.opts.SyncTimeout, args...)
-		var we *WaitError
-		if errors.As(err, &we) {
-			// The script ran (an acquire replies nil) but the WAIT failed:
-			// whatever it took is not synced, and checkSynced gives it back.
-			acked, err = 0, nil
-		}
-	} else {
-		v, err = c.conn.Eval(ctx, script, keys, args...)
-	}
+	v, err := c.evalLock(ctx, script, true, keys, args...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -560,11 +648,6 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 		}
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
-	if c.opts.SyncReplicas > 0 {
-		if err := l.checkSynced(ctx, owner, leaseMs, acked); err != nil {
-			return 0, 0, err
-		}
-	}
 	if lease == 0 {
 		c.startRenewal(l, owner)
 	} else {
@@ -574,32 +657,42 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (ttl 
 	return -1, token, nil
 }
 
-// checkSynced waits for replicas to acknowledge the acquire (unless the
-// Conn already sent the WAIT with it and acked is its count), and releases
-// the hold it just took when none did.
-func (l *Lock) checkSynced(ctx context.Context, owner string, leaseMs, acked int64) error {
+// leaseMs is an acquire's lease in ms: lease, or the watchdog's timeout.
+func (c *Client) leaseMs(lease time.Duration) int64 {
+	if lease == 0 {
+		return ms(c.opts.WatchdogTimeout)
+	}
+	return ms(lease)
+}
+
+// acquireLatchTTL is an idempotent acquire's latch lifetime: LatchTTL, or
+// 30 s.
+func (c *Client) acquireLatchTTL() time.Duration {
+	if c.opts.LatchTTL > 0 {
+		return c.opts.LatchTTL
+	}
+	return 30 * time.Second
+}
+
+// giveBack is Redisson's handleNoSync (4.7.0): after an acquire whose
+// synced step failed, whatever it took, it runs the lock's own unlock
+// script for the owner with a fresh request id (one hold less; nothing when
+// the acquire took nothing), through the synced step itself. A give-back
+// that fails otherwise than unsynced leaves the outcome unknown.
+func (l *Lock) giveBack(ctx context.Context, owner string, lease time.Duration) error {
 	c := l.c
-	var err error
-	if acked < 0 {
-		var v any
-		v, err = c.conn.Do(ctx, "WAIT", c.opts.SyncReplicas, ms(c.opts.SyncTimeout))
-		acked, _ = v.(int64)
-	}
-	if err == nil && acked > 0 {
-		return nil
-	}
-	// The latch key is unused ('0') but named in the lock's slot, so that the
-	// script stays valid on Redis Cluster. When the give-back itself fails,
-	// the caller may still hold the lock (until its lease ends, no watchdog
-	// runs): an unknown outcome, not ErrNotSynced.
-	if _, gerr := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), l.latchKey("unlock", "unused")},
-		unlockMessage, leaseMs, l.field(owner), 0, "0"); gerr != nil {
-		return &giveBackError{name: l.name, err: gerr}
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	v, err := c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.Channel(), latch},
+		unlockMessage, c.leaseMs(lease), l.field(owner), c.latchTTL(id), c.latchFlag())
+	if errors.Is(err, ErrNotSynced) {
+		return nil // given back on the master; its latch stays for its TTL
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNotSynced, err)
+		return &giveBackError{name: l.name, err: err}
 	}
-	return ErrNotSynced
+	c.dropLatch(ctx, latch, v, nil)
+	return nil
 }
 
 // giveBackError is a synced acquire's error when giving the unsynced hold
@@ -620,28 +713,56 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // Unlock releases one hold of owner's. It returns ErrNotHeld when owner
 // does not hold the lock (it expired, was never taken, or another holder has
 // it), and an error for which IsUnknown is true when the outcome is unknown.
+// In a synced deployment it returns ErrNotSynced when no replica
+// acknowledged the unlock after RetryAttempts more tries with the same
+// request id (the latch answers a retry as the first run did): the unlock
+// ran on the master, as in Redisson, whose unlock throws then.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
+	if err := checkCtx(ctx, "Unlock "+l.name); err != nil {
+		return err
+	}
 	if err := checkName(l.name); err != nil {
 		return err
 	}
-	latch := l.latchKey("unlock", c.rt.NewID())
-	v, err := c.conn.Eval(ctx, scripts.ReentrantUnlock, []string{l.name, l.Channel(), latch},
-		unlockMessage, c.lease(l, owner), l.field(owner), ms(c.opts.LatchTTL), c.latchFlag())
-	c.dropLatch(ctx, latch, v, err)
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	keys := []string{l.name, l.Channel(), latch}
+	ttl := c.latchTTL(id)
+	var v any
+	err := c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
+			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
+		return err
+	})
+	synced := !errors.Is(err, ErrNotSynced)
+	if synced {
+		c.dropLatch(ctx, latch, v, err)
+	} else {
+		err = nil // the script ran: account for what it did, then say so (its latch stays for its TTL, as Redisson's)
+	}
 	switch n, _ := v.(int64); {
 	case err != nil:
 		// Unknown outcome: count the hold as given back, as Redisson does,
 		// so a holder that cannot reach Redis does not keep renewing forever.
-		c.releaseOne(l, owner)
+		// An unlock that was not sent released nothing, a known outcome:
+		// the hold stays counted, for the caller's next unlock.
+		c.releaseUnknown(holderKey(l, owner), err)
 		return err
 	case v == nil:
 		c.forget(l, owner)
+		if !synced {
+			return ErrNotSynced
+		}
 		return ErrNotHeld
 	case n == 1:
 		c.forget(l, owner)
 	default:
 		c.releaseOne(l, owner)
+	}
+	if !synced {
+		return ErrNotSynced
 	}
 	return nil
 }
@@ -685,6 +806,9 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 // when no watchdog keeps owner's hold (not held, or held with a lease,
 // whose end the caller knows).
 func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	if err := checkCtx(parent, "LostContext "+l.name); err != nil {
+		return nil, nil, err
+	}
 	return l.c.lostContext(parent, holderKey(l, owner))
 }
 
@@ -696,19 +820,30 @@ func (f *FencedLock) LostContext(parent context.Context, owner string) (context.
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock "+l.name); err != nil {
+		return false, err
+	}
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
-	v, err := l.c.conn.Eval(ctx, scripts.ReentrantForceUnlock, []string{l.name, l.Channel()}, unlockMessage)
-	if err != nil {
+	var v any
+	err := l.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.Channel()}, unlockMessage)
+		return err
+	})
+	n, _ := v.(int64)
+	if err != nil && !errors.Is(err, ErrNotSynced) {
 		return false, err
 	}
-	n, _ := v.(int64)
-	return n == 1, nil
+	return n == 1, err
 }
 
 // IsLocked reports whether anyone holds the lock.
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "IsLocked "+l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Do(ctx, "EXISTS", l.name)
 	n, _ := v.(int64)
 	return n == 1, err
@@ -716,6 +851,9 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeldBy reports whether owner (of this client) holds the lock.
 func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	if err := checkCtx(ctx, "IsHeldBy "+l.name); err != nil {
+		return false, err
+	}
 	v, err := l.c.conn.Do(ctx, "HEXISTS", l.name, l.field(owner))
 	n, _ := v.(int64)
 	return n == 1, err
@@ -723,6 +861,9 @@ func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
 
 // HoldCount is how many holds owner has (0 when it holds none).
 func (l *Lock) HoldCount(ctx context.Context, owner string) (int, error) {
+	if err := checkCtx(ctx, "HoldCount "+l.name); err != nil {
+		return 0, err
+	}
 	v, err := l.c.conn.Do(ctx, "HGET", l.name, l.field(owner))
 	if err != nil || v == nil {
 		return 0, err
@@ -741,6 +882,9 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) { return l.c.ttl(
 
 // ttl is key's PTTL as a duration, ErrNotLocked when the key is absent.
 func (c *Client) ttl(ctx context.Context, key string) (time.Duration, error) {
+	if err := checkCtx(ctx, "TTL "+key); err != nil {
+		return 0, err
+	}
 	v, err := c.conn.Do(ctx, "PTTL", key)
 	if err != nil {
 		return 0, err
@@ -760,26 +904,33 @@ type FencedLock struct{ l Lock }
 
 // Lock blocks until owner holds the lock (watchdog) and returns its token.
 func (f *FencedLock) Lock(ctx context.Context, owner string) (int64, error) {
+	if err := checkCtx(ctx, "Lock "+f.l.name); err != nil {
+		return 0, err
+	}
 	return f.l.acquire(ctx, owner, -1, 0)
 }
 
-// LockWithLease blocks until owner holds the lock for lease; returns the token.
+// LockWithLease blocks until owner holds the lock for lease; returns the
+// token. The lease is checked as Lock.LockWithLease checks it.
 func (f *FencedLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) (int64, error) {
-	if lease <= 0 {
-		return 0, fmt.Errorf("lock: LockWithLease %s: lease %v must be positive", f.l.name, lease)
+	if err := checkAcquire(ctx, "LockWithLease "+f.l.name, 0, lease, true); err != nil {
+		return 0, err
 	}
 	return f.l.acquire(ctx, owner, -1, lease)
 }
 
 // TryLock tries once (watchdog); ErrNotAcquired when held by another.
 func (f *FencedLock) TryLock(ctx context.Context, owner string) (int64, error) {
+	if err := checkCtx(ctx, "TryLock "+f.l.name); err != nil {
+		return 0, err
+	}
 	return f.l.acquire(ctx, owner, 0, 0)
 }
 
 // TryLockFor tries for up to wait and holds for lease (0: watchdog).
 func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
-	if wait < 0 || lease < 0 {
-		return 0, fmt.Errorf("lock: TryLockFor %s: negative wait %v or lease %v", f.l.name, wait, lease)
+	if err := checkAcquire(ctx, "TryLockFor "+f.l.name, wait, lease, false); err != nil {
+		return 0, err
 	}
 	t, err := f.l.acquire(ctx, owner, wait, lease)
 	return t, asWaitTimeout(err)
@@ -787,6 +938,9 @@ func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease t
 
 // Token is the highest token issued so far (0 before the first).
 func (f *FencedLock) Token(ctx context.Context) (int64, error) {
+	if err := checkCtx(ctx, "Token "+f.l.name); err != nil {
+		return 0, err
+	}
 	v, err := f.l.c.conn.Do(ctx, "GET", f.l.tokenKey())
 	if err != nil || v == nil {
 		return 0, err

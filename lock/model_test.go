@@ -16,11 +16,17 @@ package lock_test
 // actions start on a 100 ms grid, each done 2 ms later. The model keeps
 // expiries and the watchdog's renewals to the millisecond. Redis keys
 // expire when their TTL reaches 0 (a key expiring at t is gone for a
-// command at t, as miniredis's FastForward has it). The watchdog timeout is
-// 3024 ms, so a renewal is sent every 1008 + 2 ms: renewal k of a watchdog
-// started at grid time T is sent at T + 1010k, 10k ms off the grid, and
-// never meets an action's window for k < 10; the actions of a check span at
-// most 9 s, so no watchdog lives to its tenth renewal.
+// command at t, as miniredis's FastForward has it). The watchdog is the
+// batched one (renewtask.go): per client, one renewal task for Lock's,
+// FencedLock's and write holds, which renews them all in one script, and
+// one for read holds, which renews them one script after another; a task
+// starts with its first holder and stops with its last, and each run
+// starts W/3 after the previous one ended. The watchdog timeout W is
+// 3024 ms, so a run of one script is sent every 1008 + 2 ms: run k of a
+// task started at grid time T is sent at T + 1010k (a few ms later for a
+// read task's later holders), 10k ms off the grid, and never meets an
+// action's window for k < 10; the actions of a check span at most 9 s, so
+// no task lives to its tenth run.
 
 import (
 	"context"
@@ -238,16 +244,50 @@ type lkModel struct {
 	token    int64
 	wds      map[string]*lkWatchdog // holder field -> its watchdog
 	leases   map[string]int64       // holder field -> lease of its last acquire
+	tasks    mTasks                 // each client's lock task, by client
 	lost     []string
 }
 
 type lkWatchdog struct {
-	next  int64 // when the next renewal is sent
-	depth int   // holds not yet given back since the watchdog started (lock's renewal.depth)
+	depth int // holds not yet given back since the watchdog started (lock's renewal.depth)
 }
 
 func newLkModel(fenced bool) *lkModel {
-	return &lkModel{fenced: fenced, holders: map[string]int{}, wds: map[string]*lkWatchdog{}, leases: map[string]int64{}}
+	return &lkModel{fenced: fenced, holders: map[string]int{}, wds: map[string]*lkWatchdog{}, leases: map[string]int64{},
+		tasks: mTasks{}}
+}
+
+// mTasks models the clients' renewal tasks: for each active task ("c1"
+// for c1's lock task, "c1|read" for its read task), when its next run is
+// sent.
+type mTasks map[string]int64
+
+// start starts task, idle until now, for a holder added at r.
+func (ts mTasks) start(task string, r int64) {
+	if _, active := ts[task]; !active {
+		ts[task] = r + mWD/3
+	}
+}
+
+// due is the task whose run is sent first before t (ties in name order).
+func (ts mTasks) due(t int64) (string, int64, bool) {
+	task, s := "", int64(-1)
+	for _, k := range slices.Sorted(maps.Keys(ts)) {
+		if n := ts[k]; n < t && (s < 0 || n < s) {
+			task, s = k, n
+		}
+	}
+	return task, s, s >= 0
+}
+
+// ran schedules task's next run W/3 after its run ended at end, or stops
+// it when it has no holder left (holders: how many).
+func (ts mTasks) ran(task string, end int64, holders int) {
+	if holders == 0 {
+		delete(ts, task)
+		return
+	}
+	ts[task] = end + mWD/3
 }
 
 // gc expires the key at t: a key whose TTL ends at t is gone at t.
@@ -257,37 +297,51 @@ func (m *lkModel) gc(t int64) {
 	}
 }
 
-// advance runs every renewal sent before t, in time order. A renewal sent
-// at s runs on the node at s+1 and is answered at s+2: held, it resets the
-// TTL and the next is sent W/3 later; not held, the watchdog stops and
-// reports the loss.
+// advance runs every renewal run sent before t, in time order. A client's
+// run sends one script at s for all the client's holders (in field order,
+// the order of their keys in the client), which runs on the node at s+1
+// and is answered at s+2: a holder that holds resets the TTL; one that
+// does not is dropped and reported lost. The next run is sent W/3 later,
+// unless no holder is left.
 func (m *lkModel) advance(t int64) {
 	for {
-		var f string
-		var wd *lkWatchdog
-		for _, k := range slices.Sorted(maps.Keys(m.wds)) {
-			if w := m.wds[k]; w.next < t && (wd == nil || w.next < wd.next) {
-				f, wd = k, w
-			}
-		}
-		if wd == nil {
+		task, s, ok := m.tasks.due(t)
+		if !ok {
 			return
 		}
-		s := wd.next
 		m.gc(s + 1)
-		if m.holders[f] > 0 {
-			m.expireAt = s + 1 + mWD
-			wd.next = s + 2 + mWD/3
-			continue
+		for _, f := range m.holdersOf(task) {
+			if m.holders[f] > 0 {
+				m.expireAt = s + 1 + mWD
+				continue
+			}
+			delete(m.wds, f)
+			m.lost = append(m.lost, fmt.Sprintf("%s@%d", f, s+2))
 		}
-		delete(m.wds, f)
-		m.lost = append(m.lost, fmt.Sprintf("%s@%d", f, s+2))
+		m.tasks.ran(task, s+2, len(m.holdersOf(task)))
 	}
 }
 
+// holdersOf lists the fields of client's holders the watchdog keeps.
+func (m *lkModel) holdersOf(client string) []string {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(m.wds)) {
+		if strings.HasPrefix(f, client+":") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// forget ends f's watchdog and lease; its client's task stops with its
+// last holder.
 func (m *lkModel) forget(f string) {
 	delete(m.wds, f)
 	delete(m.leases, f)
+	client, _, _ := strings.Cut(f, ":")
+	if _, active := m.tasks[client]; active && len(m.holdersOf(client)) == 0 {
+		delete(m.tasks, client)
+	}
 }
 
 // apply runs a at its instant T: the script runs at T+1, the reply and
@@ -316,7 +370,8 @@ func (m *lkModel) apply(a lkAction) lkResult {
 			if wd, ok := m.wds[f]; ok {
 				wd.depth++ // every hold counts while a watchdog runs
 			} else if watchdog {
-				m.wds[f] = &lkWatchdog{next: r + mWD/3, depth: 1}
+				m.wds[f] = &lkWatchdog{depth: 1}
+				m.tasks.start(clientName(a.client), r)
 			}
 			m.leases[f] = lease
 		} else if a.kind == lkTryLock {
@@ -453,7 +508,7 @@ var lkWarms = []mEval{
 	{scripts.ReentrantAcquire, []string{"warm"}, []any{1000, "w:w"}},
 	{scripts.FencedAcquire, []string{"warm2", "{warm2}:token"}, []any{1000, "w:w"}},
 	{scripts.ReentrantUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w", 1000, "0"}},
-	{scripts.ReentrantRenew, []string{"warm"}, []any{1000, "w:w"}},
+	{scripts.RenewBatch, []string{"warm"}, []any{1000, "w:w"}},
 	{scripts.ReentrantForceUnlock, []string{"warm", "warm-ch"}, []any{"0"}},
 }
 
@@ -785,13 +840,36 @@ type rwModel struct {
 	fields   map[string]int
 	expireAt int64
 	tkeys    map[string]int64 // timeout key -> when it expires
-	wds      map[string]int64 // "read|c1:a" or "write|c1:a" -> next renewal
+	wds      map[string]bool  // the holds the watchdog keeps: "read|c1:a" or "write|c1:a"
 	leases   map[string]int64 // write leases by holder "c1:a"
+	tasks    mTasks           // "c1" (write holds), "c1|read" (read holds)
 	lost     []string
 }
 
 func newRWModel() *rwModel {
-	return &rwModel{fields: map[string]int{}, tkeys: map[string]int64{}, wds: map[string]int64{}, leases: map[string]int64{}}
+	return &rwModel{fields: map[string]int{}, tkeys: map[string]int64{}, wds: map[string]bool{}, leases: map[string]int64{},
+		tasks: mTasks{}}
+}
+
+// rwTask is the renewal task of the watchdog key k ("read|c1:a").
+func rwTask(k string) string {
+	half, holder, _ := strings.Cut(k, "|")
+	client, _, _ := strings.Cut(holder, ":")
+	if half == "read" {
+		return client + "|read"
+	}
+	return client
+}
+
+// holdersOf lists the watchdog keys of task's holds, in order.
+func (m *rwModel) holdersOf(task string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m.wds)) {
+		if rwTask(k) == task {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func rwTimeoutKey(field string, n int) string {
@@ -818,50 +896,61 @@ func (m *rwModel) delHash() {
 	clear(m.fields)
 }
 
-// advance runs the renewals sent before t (see lkModel.advance).
+// advance runs the renewal runs sent before t (see lkModel.advance). A
+// write task renews all its holds in one script; a read task sends one
+// script per hold, each when the previous one's reply came (2 ms later).
 func (m *rwModel) advance(t int64) {
 	for {
-		key, s := "", int64(-1)
-		for _, k := range slices.Sorted(maps.Keys(m.wds)) {
-			if n := m.wds[k]; n < t && (s < 0 || n < s) {
-				key, s = k, n
-			}
-		}
-		if s < 0 {
+		task, s, ok := m.tasks.due(t)
+		if !ok {
 			return
 		}
-		half, holder, _ := strings.Cut(key, "|")
-		m.gc(s + 1)
-		held := false
-		if half == "read" {
-			if m.fields[holder] > 0 {
-				held = true
-				m.expireAt = s + 1 + mWD
-				for i := 1; i <= m.fields[holder]; i++ { // only its own acquisitions
-					if k := rwTimeoutKey(holder, i); m.pttl(k, s+1) > 0 {
-						m.tkeys[k] = s + 1 + mWD
+		read := strings.HasSuffix(task, "|read")
+		hs := m.holdersOf(task)
+		sent := s
+		for _, k := range hs {
+			_, holder, _ := strings.Cut(k, "|")
+			m.gc(sent + 1)
+			held := false
+			if read {
+				if m.fields[holder] > 0 {
+					held = true
+					m.expireAt = sent + 1 + mWD
+					for i := 1; i <= m.fields[holder]; i++ { // only its own acquisitions
+						if tk := rwTimeoutKey(holder, i); m.pttl(tk, sent+1) > 0 {
+							m.tkeys[tk] = sent + 1 + mWD
+						}
 					}
 				}
+			} else if m.fields[holder+":write"] > 0 {
+				held = true
+				m.expireAt = sent + 1 + mWD
 			}
-		} else if m.fields[holder+":write"] > 0 {
-			held = true
-			m.expireAt = s + 1 + mWD
+			if !held {
+				m.lost = append(m.lost, fmt.Sprintf("%s@%d", holder, sent+2))
+				delete(m.wds, k)
+			}
+			if read {
+				sent += 2
+			}
 		}
-		if held {
-			m.wds[key] = s + 2 + mWD/3
-			continue
+		if !read {
+			sent += 2
 		}
-		delete(m.wds, key)
-		m.lost = append(m.lost, fmt.Sprintf("%s@%d", holder, s+2))
+		m.tasks.ran(task, sent, len(m.holdersOf(task)))
 	}
 }
 
 func (m *rwModel) released(read bool, holder string) {
+	k := "write|" + holder
 	if read {
-		delete(m.wds, "read|"+holder)
+		k = "read|" + holder
 	} else {
-		delete(m.wds, "write|"+holder)
 		delete(m.leases, holder)
+	}
+	delete(m.wds, k)
+	if task := rwTask(k); len(m.holdersOf(task)) == 0 {
+		delete(m.tasks, task)
 	}
 }
 
@@ -907,8 +996,9 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 			if a.read {
 				half = "read|"
 			}
-			if _, running := m.wds[half+rf]; watchdog && !running {
-				m.wds[half+rf] = r + mWD/3
+			if watchdog && !m.wds[half+rf] {
+				m.wds[half+rf] = true
+				m.tasks.start(rwTask(half+rf), r)
 			}
 			if !a.read {
 				m.leases[rf] = lease
@@ -1060,7 +1150,7 @@ var rwWarms = []mEval{
 	{scripts.RWReadRenew, []string{"warm", "{warm}:w:w:rwlock_timeout"}, []any{1000, "w:w"}},
 	{scripts.RWReadUnlock, []string{"warm", "warm-ch", "{warm}:w:w:rwlock_timeout", "{warm}", "warm-latch"}, []any{"1", "w:w", 1000, "0"}},
 	{scripts.RWWriteAcquire, []string{"warm"}, []any{1000, "w:w:write"}},
-	{scripts.RWWriteRenew, []string{"warm"}, []any{1000, "w:w:write"}},
+	{scripts.RenewBatch, []string{"warm"}, []any{1000, "w:w:write"}},
 	{scripts.RWWriteUnlock, []string{"warm", "warm-ch", "warm-latch"}, []any{"0", 1000, "w:w:write", 1000, "0"}},
 	{scripts.RWForceUnlock, []string{"warm", "warm-ch", "{warm}"}, []any{"0"}},
 }

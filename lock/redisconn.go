@@ -18,6 +18,16 @@ import (
 // go-redis UniversalClient (single node, Sentinel failover client, Cluster).
 // Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout),
 // but for TRYAGAIN (see TryAgainFor).
+//
+// A request that could not be sent because the connection could not be made
+// (a dial error: "connection refused", a dial timeout) is a known outcome,
+// ErrNotSent, when the go-redis client is a *redis.Client that does not
+// retry (Options.MaxRetries -1): its one attempt never reached the server.
+// With retries (go-redis's default, 3) the dial error is only the last
+// attempt's: an earlier attempt may have been written and its reply lost
+// (go-redis retries after EOF and read timeouts) before the server went
+// away, so the error stays an unknown outcome (IsUnknown). So does it on a
+// Cluster client, which also redirects on its own.
 type RedisConn struct {
 	c redis.UniversalClient
 
@@ -37,6 +47,13 @@ type RedisConn struct {
 
 // NewRedisConn wraps c. The client is not closed by RedisConn.
 func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
+
+// Cluster reports whether the client is a go-redis ClusterClient
+// (ClusterConn): the watchdog then renews one hash slot's holds per script.
+func (r *RedisConn) Cluster() bool {
+	_, ok := r.c.(*redis.ClusterClient)
+	return ok
+}
 
 // tryAgain runs f, and runs it again after a back-off while it answers
 // TRYAGAIN, for up to TryAgainFor (or until ctx is done).
@@ -63,6 +80,9 @@ func (r *RedisConn) tryAgain(ctx context.Context, f func() (any, error)) (any, e
 // script (after a restart, or a failover to a node that never saw it);
 // again after TRYAGAIN (TryAgainFor).
 func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+	if err := checkCtx(ctx, "RedisConn.Eval"); err != nil {
+		return nil, err
+	}
 	v, err := r.tryAgain(ctx, func() (any, error) {
 		v, err := r.c.EvalSha(ctx, s.SHA, keys, args...).Result()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
@@ -70,7 +90,8 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 		}
 		return v, err
 	})
-	return normaliseRedis(v, err)
+	v, err = normaliseRedis(v, err)
+	return v, r.unsent(err)
 }
 
 // EvalWait implements EvalWaiter: the script and the WAIT go out in one
@@ -80,6 +101,9 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 // Cluster's redirections itself, since a node's own pipeline does not: see
 // clusterEvalWait.
 func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
+	if err := checkCtx(ctx, "RedisConn.EvalWait"); err != nil {
+		return nil, 0, err
+	}
 	if cc, ok := r.c.(*redis.ClusterClient); ok && len(keys) > 0 {
 		var acked int64
 		v, err := r.tryAgain(ctx, func() (any, error) {
@@ -90,7 +114,8 @@ func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, repl
 		return v, acked, err
 	}
 	ev, wait, err := pipeEvalWait(ctx, r.c.Pipelined, false, s, keys, replicas, timeout, args...)
-	return evalWaitResult(ev, wait, err)
+	v, n, err := evalWaitResult(ev, wait, err)
+	return v, n, r.unsent(err)
 }
 
 // pipeEvalWait sends the script (by SHA, then by source on NOSCRIPT) and
@@ -251,17 +276,34 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // allocations against 5 (BenchmarkRefusedSetNX), and a refusal is the
 // commonest reply a contended lock gets.
 func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
+	if err := checkCtx(ctx, "RedisConn.Do"); err != nil {
+		return nil, err
+	}
 	if isSetNX(args) {
 		cmd := redis.NewBoolCmd(ctx, args...)
 		if err := r.c.Process(ctx, cmd); err != nil {
-			return normaliseRedis(nil, err)
+			_, err = normaliseRedis(nil, err)
+			return nil, r.unsent(err)
 		}
 		if cmd.Val() {
 			return "OK", nil
 		}
 		return nil, nil
 	}
-	return normaliseRedis(r.c.Do(ctx, args...).Result())
+	v, err := normaliseRedis(r.c.Do(ctx, args...).Result())
+	return v, r.unsent(err)
+}
+
+// unsent wraps err in ErrNotSent when it is a dial error of a client whose
+// one attempt it was (see RedisConn), and returns it as it is otherwise.
+func (r *RedisConn) unsent(err error) error {
+	if err == nil || !isDialError(err) {
+		return err
+	}
+	if c, ok := r.c.(*redis.Client); !ok || c.Options().MaxRetries != 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrNotSent, err)
 }
 
 // isSetNX reports whether args are a SET with NX and without GET (whose
@@ -293,6 +335,9 @@ func isSetNX(args []any) bool {
 // A cancellation of ctx ends the wait for the confirmation at once (see
 // redisSub.Next).
 func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+	if err := checkCtx(ctx, "RedisConn.Subscribe"); err != nil {
+		return nil, err
+	}
 	ps := r.c.Subscribe(ctx, channel)
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 	_, err := ps.Receive(ctx)

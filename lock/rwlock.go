@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -111,6 +112,9 @@ func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
 
 // IsLocked reports whether anyone holds either half.
 func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "IsLocked "+rw.name); err != nil {
+		return false, err
+	}
 	v, err := rw.c.conn.Do(ctx, "EXISTS", rw.name)
 	n, _ := v.(int64)
 	return n == 1, err
@@ -118,6 +122,9 @@ func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
 
 // Mode is ModeRead or ModeWrite, or "" when the lock is free.
 func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
+	if err := checkCtx(ctx, "Mode "+rw.name); err != nil {
+		return "", err
+	}
 	v, err := rw.c.conn.Do(ctx, "HGET", rw.name, "mode")
 	s, _ := v.(string)
 	return s, err
@@ -133,16 +140,27 @@ func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
 // the waiters. It reports whether there was a lock to delete. The holders'
 // watchdogs stop at their next renewal (and report the lock lost).
 func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock "+rw.name); err != nil {
+		return false, err
+	}
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+	var v any
+	err := rw.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+		return err
+	})
 	if err != nil {
 		return false, err
 	}
 	n, _ := v.(int64)
 	return n == 1, nil
 }
+
+// what names the call op of this half in errors: "Lock lk (read)".
+func (h *RWHalf) what(op string) string { return op + " " + h.rw.name + " (" + h.Kind() + ")" }
 
 // Kind is ModeRead for the read half, ModeWrite for the write half.
 func (h *RWHalf) Kind() string {
@@ -154,13 +172,17 @@ func (h *RWHalf) Kind() string {
 
 // Lock blocks until owner holds this half, with the watchdog keeping it.
 func (h *RWHalf) Lock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, h.what("Lock")); err != nil {
+		return err
+	}
 	return h.acquire(ctx, owner, -1, 0)
 }
 
-// LockWithLease blocks until owner holds this half for lease (no watchdog).
+// LockWithLease blocks until owner holds this half for lease (no
+// watchdog). The lease is checked as Lock.LockWithLease checks it.
 func (h *RWHalf) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("lock: LockWithLease %s (%s): lease %v must be positive", h.rw.name, h.Kind(), lease)
+	if err := checkAcquire(ctx, h.what("LockWithLease"), 0, lease, true); err != nil {
+		return err
 	}
 	return h.acquire(ctx, owner, -1, lease)
 }
@@ -168,14 +190,18 @@ func (h *RWHalf) LockWithLease(ctx context.Context, owner string, lease time.Dur
 // TryLock tries once; the watchdog keeps the hold. It returns ErrNotAcquired
 // when the other mode, or another writer, holds the lock.
 func (h *RWHalf) TryLock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, h.what("TryLock")); err != nil {
+		return err
+	}
 	return h.acquire(ctx, owner, 0, 0)
 }
 
 // TryLockFor tries for up to wait, then holds for lease (0: the watchdog
-// keeps it). It returns ErrWaitTimeout when wait passed first.
+// keeps it). It returns ErrWaitTimeout when wait passed first; its
+// arguments are checked as Lock.TryLockFor checks them.
 func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if wait < 0 || lease < 0 {
-		return fmt.Errorf("lock: TryLockFor %s (%s): negative wait %v or lease %v", h.rw.name, h.Kind(), wait, lease)
+	if err := checkAcquire(ctx, h.what("TryLockFor"), wait, lease, false); err != nil {
+		return err
 	}
 	return asWaitTimeout(h.acquire(ctx, owner, wait, lease))
 }
@@ -190,20 +216,57 @@ func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Dur
 	return err
 }
 
-// try runs the acquire script once: ttl < 0 when acquired, else the
-// remaining TTL of the lock that blocks it.
+// try runs the acquire script: ttl < 0 when acquired, else the remaining
+// TTL of the lock that blocks it. In a synced deployment an unsynced
+// acquire is given back and tried again, as Lock's (RedissonReadLock and
+// RedissonWriteLock inherit RedissonLock's handleNoSync, 4.7.0).
 func (h *RWHalf) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
-	rw, c := h.rw, h.rw.c
-	leaseMs := ms(lease)
-	if lease == 0 {
-		leaseMs = ms(c.opts.WatchdogTimeout)
+	return h.rw.c.tryGivingBack(ctx,
+		func() (time.Duration, int64, error) { return h.tryOnce(ctx, owner, lease) },
+		func() error { return h.giveBack(ctx, owner, lease) })
+}
+
+// giveBack runs the half's unlock script for owner with a fresh request id
+// after an unsynced acquire (Lock.giveBack).
+func (h *RWHalf) giveBack(ctx context.Context, owner string, lease time.Duration) error {
+	c := h.rw.c
+	id := c.rt.NewID()
+	v, err := h.unlockScript(ctx, owner, id, c.leaseMs(lease))
+	if errors.Is(err, ErrNotSynced) {
+		return nil
 	}
+	if err != nil {
+		return &giveBackError{name: h.rw.name, err: err}
+	}
+	c.dropLatch(ctx, h.rw.latchKey(id), v, nil)
+	return nil
+}
+
+// unlockScript runs the half's unlock script once, through the synced
+// step, for the unlock request id; leaseMs is what a write unlock that
+// leaves holds re-applies.
+func (h *RWHalf) unlockScript(ctx context.Context, owner, id string, leaseMs int64) (any, error) {
+	rw, c := h.rw, h.rw.c
+	latch := rw.latchKey(id)
+	if h.write {
+		return c.evalLock(ctx, scripts.RWWriteUnlock, true, []string{rw.name, rw.Channel(), latch},
+			readUnlockMessage, leaseMs, rw.writeField(owner), c.latchTTL(id), c.latchFlag())
+	}
+	return c.evalLock(ctx, scripts.RWReadUnlock, true,
+		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
+		unlockMessage, rw.readField(owner), c.latchTTL(id), c.latchFlag())
+}
+
+// tryOnce runs the acquire script once through the synced step.
+func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+	rw, c := h.rw, h.rw.c
+	leaseMs := c.leaseMs(lease)
 	var v any
 	var err error
 	if h.write {
-		v, err = c.conn.Eval(ctx, scripts.RWWriteAcquire, []string{rw.name}, leaseMs, rw.writeField(owner))
+		v, err = c.evalLock(ctx, scripts.RWWriteAcquire, true, []string{rw.name}, leaseMs, rw.writeField(owner))
 	} else {
-		v, err = c.conn.Eval(ctx, scripts.RWReadAcquire, []string{rw.name, rw.timeoutPrefix(owner)},
+		v, err = c.evalLock(ctx, scripts.RWReadAcquire, true, []string{rw.name, rw.timeoutPrefix(owner)},
 			leaseMs, rw.readField(owner), rw.writeField(owner))
 	}
 	if err != nil {
@@ -234,22 +297,16 @@ func (h *RWHalf) watchdogKey(owner string) string {
 	return "rwlock\x00" + h.rw.name + "\x00" + h.Kind() + "\x00" + owner
 }
 
+// startWatchdog hands owner's hold of this half to the client's watchdog:
+// a write hold to the task that renews Lock's holds in batches, a read hold
+// to the read task, which renews it with its acquisitions' timeout keys.
 func (h *RWHalf) startWatchdog(owner string) {
 	rw, c := h.rw, h.rw.c
-	lease := ms(c.opts.WatchdogTimeout)
-	renew := func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, scripts.RWReadRenew, []string{rw.name, rw.timeoutPrefix(owner)}, lease, rw.readField(owner))
-		n, _ := v.(int64)
-		return n == 1, err
+	r := &renewal{key: h.watchdogKey(owner), name: rw.name, owner: owner, task: lockTask, field: rw.writeField(owner)}
+	if !h.write {
+		r.task, r.field, r.prefix = readTask, rw.readField(owner), rw.timeoutPrefix(owner)
 	}
-	if h.write {
-		renew = func(ctx context.Context) (bool, error) {
-			v, err := c.conn.Eval(ctx, scripts.RWWriteRenew, []string{rw.name}, lease, rw.writeField(owner))
-			n, _ := v.(int64)
-			return n == 1, err
-		}
-	}
-	c.startWatchdog(h.watchdogKey(owner), rw.name, owner, renew)
+	c.startWatchdog(r)
 }
 
 // released ends owner's watchdog of this half and forgets its lease.
@@ -276,56 +333,72 @@ func (h *RWHalf) lease(owner string) int64 { return h.rw.c.leaseOf(h.watchdogKey
 // unlock the plain one (0), as RedissonWriteLock and RedissonReadLock do.
 func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	rw, c := h.rw, h.rw.c
+	if err := checkCtx(ctx, h.what("Unlock")); err != nil {
+		return err
+	}
 	if err := rw.check(owner); err != nil {
 		return err
 	}
-	if h.write {
-		latch := rw.latchKey(c.rt.NewID())
-		v, err := c.conn.Eval(ctx, scripts.RWWriteUnlock, []string{rw.name, rw.Channel(), latch},
-			readUnlockMessage, h.lease(owner), rw.writeField(owner), ms(c.opts.LatchTTL), c.latchFlag())
-		c.dropLatch(ctx, latch, v, err)
-		if err != nil {
-			// Unknown outcome: count the hold as given back, as Lock.Unlock
-			// does, so that the watchdog stops with the last one.
-			c.releaseOneOf(h.watchdogKey(owner))
-			return err
-		}
-		if v == nil {
-			h.released(owner)
-			return ErrNotHeld
-		}
-		if n, _ := v.(int64); n == 1 {
-			h.released(owner)
-		}
-		return nil
+	id := c.rt.NewID()
+	var v any
+	err := c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = h.unlockScript(ctx, owner, id, h.lease(owner))
+		return err
+	})
+	synced := !errors.Is(err, ErrNotSynced)
+	if synced {
+		c.dropLatch(ctx, rw.latchKey(id), v, err)
+	} else {
+		err = nil // the script ran: account for what it did, then say so
 	}
-	latch := rw.latchKey(c.rt.NewID())
-	v, err := c.conn.Eval(ctx, scripts.RWReadUnlock,
-		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
-		unlockMessage, rw.readField(owner), ms(c.opts.LatchTTL), c.latchFlag())
-	c.dropLatch(ctx, latch, v, err)
 	if err != nil {
-		c.releaseOneOf(h.watchdogKey(owner)) // unknown outcome, see the write half
+		// Unknown outcome: count the hold as given back, as Lock.Unlock
+		// does, so that the watchdog stops with the last one (unless the
+		// unlock was not sent: releaseUnknown).
+		c.releaseUnknown(h.watchdogKey(owner), err)
 		return err
 	}
-	if v == nil {
+	notHeld, released, err := h.unlockReply(v)
+	if released {
 		h.released(owner)
+	}
+	switch {
+	case err != nil:
+		return err
+	case !synced:
+		return ErrNotSynced
+	case notHeld:
 		return ErrNotHeld
-	}
-	pair, ok := v.([]any)
-	if !ok || len(pair) != 2 {
-		return fmt.Errorf("lock: %s (read): unexpected unlock reply %v", rw.name, v)
-	}
-	gone, _ := pair[0].(int64)
-	left, _ := pair[1].(int64)
-	if gone == 1 || left == 0 {
-		h.released(owner)
 	}
 	return nil
 }
 
+// unlockReply reads the half's unlock reply: nil is "not held"; the write
+// half answers 0 (holds remain) or 1 (released), the read half a pair
+// (gone, holds left).
+func (h *RWHalf) unlockReply(v any) (notHeld, released bool, err error) {
+	if v == nil {
+		return true, true, nil
+	}
+	if h.write {
+		n, _ := v.(int64)
+		return false, n == 1, nil
+	}
+	pair, ok := v.([]any)
+	if !ok || len(pair) != 2 {
+		return false, false, fmt.Errorf("lock: %s (read): unexpected unlock reply %v", h.rw.name, v)
+	}
+	gone, _ := pair[0].(int64)
+	left, _ := pair[1].(int64)
+	return false, gone == 1 || left == 0, nil
+}
+
 // LostContext is Lock.LostContext for owner's hold of this half.
 func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
+	if err := checkCtx(parent, h.what("LostContext")); err != nil {
+		return nil, nil, err
+	}
 	return h.rw.c.lostContext(parent, h.watchdogKey(owner))
 }
 
@@ -334,6 +407,9 @@ func (h *RWHalf) LostContext(parent context.Context, owner string) (context.Cont
 // half while it is in read mode, or in write mode with a read hold besides
 // the writer's (the writer downgraded).
 func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, h.what("IsLocked")); err != nil {
+		return false, err
+	}
 	v, err := h.rw.c.conn.Eval(ctx, scripts.RWIsLocked, []string{h.rw.name}, h.Kind())
 	n, _ := v.(int64)
 	return n == 1, err
@@ -346,10 +422,18 @@ func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
 // their next renewal (and report the lock lost).
 func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	rw := h.rw
+	if err := checkCtx(ctx, h.what("ForceUnlock")); err != nil {
+		return false, err
+	}
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	v, err := rw.c.conn.Eval(ctx, scripts.RWForceUnlock, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+	var v any
+	err := rw.c.retryUnsynced(ctx, func() error {
+		var err error
+		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+		return err
+	})
 	if err != nil {
 		return false, err
 	}
@@ -367,6 +451,9 @@ func (h *RWHalf) field(owner string) string {
 
 // IsHeldBy reports whether owner (of this client) holds this half.
 func (h *RWHalf) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	if err := checkCtx(ctx, h.what("IsHeldBy")); err != nil {
+		return false, err
+	}
 	v, err := h.rw.c.conn.Do(ctx, "HEXISTS", h.rw.name, h.field(owner))
 	n, _ := v.(int64)
 	return n == 1, err
@@ -374,6 +461,9 @@ func (h *RWHalf) IsHeldBy(ctx context.Context, owner string) (bool, error) {
 
 // HoldCount is how many holds of this half owner has (0 when none).
 func (h *RWHalf) HoldCount(ctx context.Context, owner string) (int, error) {
+	if err := checkCtx(ctx, h.what("HoldCount")); err != nil {
+		return 0, err
+	}
 	v, err := h.rw.c.conn.Do(ctx, "HGET", h.rw.name, h.field(owner))
 	if err != nil || v == nil {
 		return 0, err

@@ -87,8 +87,9 @@ func writeUnlock(owner string, lease int64, want any) rwStep {
 	return rwStep{"write unlock " + owner, scripts.RWWriteUnlock, []string{rwKey, rwChan, rwLatch}, []any{"0", lease, rwWField(owner), 1000, "0"}, want}
 }
 
+// writeRenew is the watchdog's renewal of one write hold: a batch of one.
 func writeRenew(owner string, lease int64, want any) rwStep {
-	return rwStep{"write renew " + owner, scripts.RWWriteRenew, []string{rwKey}, []any{lease, rwWField(owner)}, want}
+	return rwStep{"write renew " + owner, scripts.RenewBatch, []string{rwKey}, []any{lease, rwWField(owner)}, []any{want}}
 }
 
 func forceUnlock(want any) rwStep {
@@ -837,11 +838,11 @@ func TestReadWriteLockWatchdogKeepsBothHalves(t *testing.T) {
 	if n := w.reqCount("c1", "eval:rw_read_renew", 0, tenMin+time.Second); n < 59 || n > 61 {
 		t.Errorf("c1 renewed its read lock %d times in 10 minutes; want 60", n)
 	}
-	if n := w.reqCount("c2", "eval:rw_write_renew", 0, tenMin+time.Second); n < 59 || n > 61 {
+	if n := w.reqCount("c2", "eval:renew_batch", 0, tenMin+time.Second); n < 59 || n > 61 {
 		t.Errorf("c2 renewed its write lock %d times in 10 minutes; want 60", n)
 	}
 	for _, c := range []string{"c1", "c2"} {
-		for _, op := range []string{"eval:rw_read_renew", "eval:rw_write_renew"} {
+		for _, op := range []string{"eval:rw_read_renew", "eval:renew_batch"} {
 			if n := w.reqCount(c, op, tenMin+time.Second, end); n != 0 {
 				t.Errorf("%s sent %d %s after its final unlock", c, n, op)
 			}
@@ -967,7 +968,7 @@ func TestReadWriteLockForceUnlock(t *testing.T) {
 	if n := w.reqCount("c1", "eval:rw_read_renew", 2*time.Second, time.Minute); n != 0 {
 		t.Errorf("c1 renewed %d times after its unlock answered not held", n)
 	}
-	if n := w.reqCount("c3", "eval:rw_write_renew", 3200*msec, time.Minute); n != 0 {
+	if n := w.reqCount("c3", "eval:renew_batch", 3200*msec, time.Minute); n != 0 {
 		t.Errorf("c3 renewed %d times after its unlock answered not held", n)
 	}
 	// c2/r was forced out with its watchdog running: its next renewal

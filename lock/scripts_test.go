@@ -124,10 +124,15 @@ func TestReentrantScripts(t *testing.T) {
 		}
 		e.wantHash(lk, map[string]string{a: "2"})
 
-		// Renew.
-		e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, a), int64(1), "renew by holder")
+		// Renew: the holder's hold, another's, and a lock that is gone, in
+		// one batch; one answer per key, in order.
+		e.wantReply(e.eval(scripts.RenewBatch, []string{lk, lk, "gone"}, 30000, a, b, a),
+			[]any{int64(1), int64(0), int64(0)}, "renew batch")
 		e.wantTTL(lk, 29*time.Second, 30*time.Second)
-		e.wantReply(e.eval(scripts.ReentrantRenew, []string{lk}, 30000, b), int64(0), "renew by non-holder")
+		e.wantHash(lk, map[string]string{a: "2"})
+		e.wantString("gone", "<absent>")
+		e.wantReply(e.eval(scripts.RenewBatch, []string{lk}, 30000, b), []any{int64(0)}, "renew by non-holder")
+		e.wantTTL(lk, 29*time.Second, 30*time.Second)
 
 		// Unlock with the latch: not held, decrement, release, retry.
 		unlock := func(req, holder string, latch string) any {

@@ -109,6 +109,9 @@ type ObtainOptions struct {
 //
 // The back-off sleeps on the Runtime, so in a simulation it is virtual.
 func (l *SimpleLock) Obtain(ctx context.Context, opts *ObtainOptions) (*SimpleLease, error) {
+	if err := checkCtx(ctx, "Obtain "+l.key); err != nil {
+		return nil, err
+	}
 	var o ObtainOptions
 	if opts != nil {
 		o = *opts
@@ -154,25 +157,29 @@ func (l *SimpleLock) attempt(ctx context.Context, token string) (*SimpleLease, e
 	return &SimpleLease{Token: token, Acquired: start, ValidUntil: start.Add(l.opts.TTL)}, nil
 }
 
-// Refresh sets the lock's TTL to ttl (0: the lock's TTL), counted from now,
-// if the key still holds lease's token (compare-and-PEXPIRE), and moves
-// lease.ValidUntil to the sending of the refresh plus ttl (Acquired stays
-// the first acquire). It returns
-// ErrNotHeld, and leaves the lease as it was, when the key no longer holds
-// the token (expired, released, or taken by another): a lock cannot be
-// brought back once lost. On an unknown outcome (IsUnknown) the TTL may or
-// may not have been set, and the lease is left as it was, which is the
-// safe belief. Refresh writes lease.ValidUntil: do not refresh one lease
-// from two goroutines at once.
+// Refresh sets the lock's TTL to ttl (0: the lock's TTL; otherwise a
+// positive whole number of milliseconds, as SimpleOptions.TTL), counted
+// from now, if the key still holds lease's token (compare-and-PEXPIRE),
+// and moves lease.ValidUntil to the sending of the refresh plus ttl
+// (Acquired stays the first acquire). It returns ErrNotHeld, and leaves
+// the lease as it was, when the key no longer holds the token (expired,
+// released, or taken by another): a lock cannot be brought back once
+// lost. On an unknown outcome (IsUnknown) the TTL may or may not have been
+// set, and the lease is left as it was, which is the safe belief. Refresh
+// writes lease.ValidUntil: do not refresh one lease from two goroutines at
+// once.
 func (l *SimpleLock) Refresh(ctx context.Context, lease *SimpleLease, ttl time.Duration) error {
+	if err := checkCtx(ctx, "Refresh "+l.key); err != nil {
+		return err
+	}
 	if lease == nil {
 		return fmt.Errorf("lock: Refresh %q: nil lease: %w", l.key, ErrNotHeld)
 	}
 	if ttl == 0 {
 		ttl = l.opts.TTL
 	}
-	if ttl < time.Millisecond {
-		return fmt.Errorf("lock: Refresh %q: TTL %v must be at least 1ms", l.key, ttl)
+	if err := checkTTL(fmt.Sprintf("Refresh %q", l.key), ttl); err != nil {
+		return err
 	}
 	start := l.rt.Now()
 	v, err := l.conn.Eval(ctx, scripts.SimpleRefresh, []string{l.key}, lease.Token, ttl.Milliseconds())

@@ -4,19 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/locksim/locksim/internal/scripts"
 )
 
-// renewal is the watchdog of one holder (a lock key and an owner, or any
-// other holder key) that took a lock without a lease: every
-// WatchdogTimeout/3 it runs renew, until the final unlock stops it, or until
-// renew reports the lock no longer held.
+// renewal is one holder kept by the watchdog (a lock key and an owner, or
+// a read-write lock's half and owner) that took a lock without a lease:
+// its client's renewal task of its kind (renewtask.go) renews it at every
+// run until the final unlock removes it, or until a run finds the lock no
+// longer held. The renewal carries locksim's own accounting on top of
+// Redisson's entries: the holds counted (depth), re-acquires during a run
+// (gen), and the contexts LostContext handed out.
 type renewal struct {
 	key, name, owner string
-	renew            func(ctx context.Context) (held bool, err error)
-	timer            Timer
-	stopped          bool
+	// task is the renewal task that renews it (lockTask, readTask); field
+	// is the holder's field in the lock's hash, and prefix, for a read
+	// hold, its acquisitions' timeout key prefix.
+	task          taskKind
+	field, prefix string
+	stopped       bool
 	// gen counts acquisitions while this watchdog runs: a renewal that was
 	// sent before a re-acquire and answers "not held" is stale, not a loss.
 	gen int
@@ -34,90 +38,32 @@ func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x0
 // startRenewal starts the watchdog for a holder unless it runs already
 // (a reentrant acquire).
 func (c *Client) startRenewal(l *Lock, owner string) {
-	field := l.field(owner)
-	c.startWatchdog(holderKey(l, owner), l.name, owner, func(ctx context.Context) (bool, error) {
-		v, err := c.conn.Eval(ctx, scripts.ReentrantRenew, []string{l.name}, ms(c.opts.WatchdogTimeout), field)
-		n, _ := v.(int64)
-		return n == 1, err
-	})
+	c.startWatchdog(&renewal{key: holderKey(l, owner), name: l.name, owner: owner, task: lockTask, field: l.field(owner)})
 }
 
-// startWatchdog starts renewing the holder identified by key (unique per
-// lock and owner) with renew, unless a watchdog for key runs already; OnLost
-// and OnRenewError report with name and owner.
-func (c *Client) startWatchdog(key, name, owner string, renew func(ctx context.Context) (bool, error)) {
+// startWatchdog adds r (a new holder: key unique per lock and owner, name
+// and owner for OnLost and OnRenewError, its task, field and prefix) to
+// its renewal task, or, when the holder is kept already, counts one more
+// hold and acquisition of the one there. The first holder of a task
+// starts its timer.
+func (c *Client) startWatchdog(r *renewal) {
 	c.mu.Lock()
 	if c.closed { // an acquire that completed during Close: no watchdog
 		c.mu.Unlock()
 		return
 	}
-	if r, ok := c.renewals[key]; ok {
-		r.gen++
-		r.depth++
+	if old, ok := c.renewals[r.key]; ok {
+		old.gen++
+		old.depth++
 		c.mu.Unlock()
 		return
 	}
-	r := &renewal{key: key, name: name, owner: owner, renew: renew, depth: 1}
-	c.renewals[key] = r
+	r.depth = 1
+	c.renewals[r.key] = r
+	ep, start := c.tasks[r.task].add()
 	c.mu.Unlock()
-	c.scheduleRenewal(r)
-}
-
-func (c *Client) scheduleRenewal(r *renewal) {
-	t := c.rt.AfterFunc(c.opts.WatchdogTimeout/3, func() { c.renewOnce(r) })
-	c.mu.Lock()
-	r.timer = t
-	c.mu.Unlock()
-}
-
-// renewCounted sends r's renewal, counted in c.inflight until it returns
-// (a panic of the Conn included, which would otherwise leave Close waiting
-// for ever), and ends the count before renewOnce's callbacks, which may
-// call Close.
-func (c *Client) renewCounted(r *renewal) (bool, error) {
-	defer c.endRequest()
-	return r.renew(context.Background())
-}
-
-func (c *Client) renewOnce(r *renewal) {
-	c.mu.Lock()
-	stopped, gen := r.stopped, r.gen
-	if !stopped {
-		c.inflight++ // Close (which stops r under c.mu) waits for this renewal
-	}
-	c.mu.Unlock()
-	if stopped {
-		return
-	}
-	held, err := c.renewCounted(r)
-	c.mu.Lock()
-	stopped, reacquired := r.stopped, r.gen != gen
-	c.mu.Unlock()
-	if stopped {
-		return // unlocked while the renewal was in flight
-	}
-	switch {
-	case !held && err == nil && reacquired:
-		c.scheduleRenewal(r) // the answer predates a re-acquire; ask again
-	case err != nil:
-		if c.opts.OnRenewError != nil {
-			c.opts.OnRenewError(r.name, r.owner, err)
-		}
-		if errors.Is(err, ErrClosed) {
-			// The connection's client is closed: no renewal can ever
-			// be sent again. Stop, rather than fail several times a
-			// second forever; the hold expires by its lease.
-			c.stopWatchdog(r.key, ErrClosed)
-			return
-		}
-		c.scheduleRenewal(r)
-	case held:
-		c.scheduleRenewal(r)
-	default:
-		c.stopWatchdog(r.key, ErrLockLost)
-		if c.opts.OnLost != nil {
-			c.opts.OnLost(r.name, r.owner)
-		}
+	if start {
+		c.armTask(r.task, ep)
 	}
 }
 
@@ -135,6 +81,15 @@ func (c *Client) holdMore(key string) {
 // releaseOne gives back one of a holder's holds on the client's side after
 // an unlock whose outcome is unknown; the watchdog stops with the last.
 func (c *Client) releaseOne(l *Lock, owner string) { c.releaseOneOf(holderKey(l, owner)) }
+
+// releaseUnknown is releaseOneOf(k) after an unlock that failed with err,
+// unless err says the unlock was not sent (ErrNotSent): then nothing was
+// released, and the hold stays counted.
+func (c *Client) releaseUnknown(k string, err error) {
+	if !errors.Is(err, ErrNotSent) {
+		c.releaseOneOf(k)
+	}
+}
 
 // releaseOneOf is releaseOne for any holder key (a read-write lock's half
 // and owner, see RWHalf.watchdogKey).
@@ -164,25 +119,35 @@ func (c *Client) forgetKey(k string) {
 }
 
 // stopWatchdog ends the watchdog started under key, if any, cancelling the
-// contexts LostContext returned for it with cause.
+// contexts LostContext returned for it with cause; the task's timer stops
+// with its last holder.
 func (c *Client) stopWatchdog(k string, cause error) {
 	c.mu.Lock()
 	r, ok := c.renewals[k]
+	var idle Timer
 	if ok {
-		delete(c.renewals, k)
-		r.stopped = true
+		idle = c.removeLocked(r)
 	}
 	c.mu.Unlock()
+	if idle != nil {
+		idle.Stop()
+	}
 	if ok {
 		r.end(cause)
 	}
 }
 
-// end stops a removed watchdog's timer and cancels its contexts.
+// removeLocked takes r, a holder in c.renewals, out of renewal; it returns
+// its task's pending timer when r was the task's last holder, for the
+// caller to stop outside c.mu.
+func (c *Client) removeLocked(r *renewal) Timer {
+	delete(c.renewals, r.key)
+	r.stopped = true
+	return c.tasks[r.task].remove()
+}
+
+// end cancels a removed holder's contexts.
 func (r *renewal) end(cause error) {
-	if r.timer != nil {
-		r.timer.Stop()
-	}
 	for _, cancel := range r.ends {
 		cancel(cause)
 	}

@@ -103,14 +103,14 @@ type Redisson struct {
 // member, each with a lock and a Conn.
 func NewRedisson(rt lock.Runtime, members []Member, opts RedissonOptions) (*Redisson, error) {
 	if rt == nil {
-		return nil, errors.New("redlock: NewRedisson: nil runtime")
+		return nil, invalid("redlock: NewRedisson: nil runtime")
 	}
 	if len(members) == 0 {
-		return nil, errors.New("redlock: NewRedisson: no member locks (need at least one)")
+		return nil, invalid("redlock: NewRedisson: no member locks (need at least one)")
 	}
 	for i, m := range members {
 		if m.Lock == nil || m.Conn == nil {
-			return nil, fmt.Errorf("redlock: NewRedisson: member %d has a nil lock or conn", i)
+			return nil, invalid("redlock: NewRedisson: member %d has a nil lock or conn", i)
 		}
 	}
 	return &Redisson{rt: rt, members: append([]Member(nil), members...), opts: opts, rnd: newLockedRand(opts.Rand, rt)}, nil
@@ -122,10 +122,10 @@ func NewRedisson(rt lock.Runtime, members []Member, opts RedissonOptions) (*Redi
 // callbacks and ids.
 func NewRedissonOnConns(rt lock.Runtime, name string, conns []lock.Conn, clientOpts lock.Options, opts RedissonOptions) (*Redisson, []*lock.Client, error) {
 	if name == "" {
-		return nil, nil, errors.New("redlock: NewRedissonOnConns: empty lock name")
+		return nil, nil, invalid("redlock: NewRedissonOnConns: empty lock name")
 	}
 	if len(conns) == 0 {
-		return nil, nil, errors.New("redlock: NewRedissonOnConns: no conns (need at least one)")
+		return nil, nil, invalid("redlock: NewRedissonOnConns: no conns (need at least one)")
 	}
 	members := make([]Member, len(conns))
 	clients := make([]*lock.Client, len(conns))
@@ -200,6 +200,9 @@ func notAcquired(err error) bool {
 // until one succeeds, as RedissonMultiLock.lock() does, or until ctx is
 // done (Redisson waits forever).
 func (r *Redisson) Lock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "Lock"); err != nil {
+		return err
+	}
 	wait := time.Duration(len(r.members)) * BaseWaitPerLock
 	for {
 		err := r.TryLock(ctx, owner, wait, 0)
@@ -217,8 +220,11 @@ func (r *Redisson) Lock(ctx context.Context, owner string) error {
 // lockInterruptibly(leaseTime) draws it: uniform in [lease/2, lease) when
 // lease ≤ N × BaseWaitPerLock, else in [N × BaseWaitPerLock, lease).
 func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("redlock: LockWithLease: lease %v must be positive", lease)
+	if err := checkCtx(ctx, "LockWithLease"); err != nil {
+		return err
+	}
+	if lease <= 0 || lease%time.Millisecond != 0 {
+		return invalid("redlock: LockWithLease: lease %v must be a positive whole number of milliseconds", lease)
 	}
 	base := time.Duration(len(r.members)) * BaseWaitPerLock
 	for {
@@ -249,7 +255,9 @@ func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.D
 // runs out with wait left, unlocks what was acquired and starts over from
 // the first member; it fails with lock.ErrWaitTimeout once the wait is used
 // up, checked after every member (even one just acquired: Redisson's order).
-// A negative wait or lease is an error; use Lock to wait forever.
+// A negative wait, or a lease that is negative or not a whole number of
+// milliseconds (what PEXPIRE can grant; see lock.Options), is refused with
+// lock.ErrInvalid; use Lock to wait forever.
 //
 // When ctx ends, TryLock gives back what the round took and returns an
 // error matching the context's error and lock.ErrWaitTimeout
@@ -277,13 +285,19 @@ func (r *Redisson) LockWithLease(ctx context.Context, owner string, lease time.D
 // so in Java a jump of the client's clock lengthens or shortens it; in Go it
 // does not.
 func (r *Redisson) TryLock(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if wait < 0 || lease < 0 {
-		return fmt.Errorf("redlock: TryLock: negative wait %v or lease %v", wait, lease)
+	if err := checkCtx(ctx, "TryLock"); err != nil {
+		return err
+	}
+	if wait < 0 || lease < 0 || lease%time.Millisecond != 0 {
+		return invalid("redlock: TryLock: negative wait %v, or lease %v negative or not a whole number of milliseconds", wait, lease)
 	}
 	n := len(r.members)
 	memberLease := lease // 0: the watchdog
 	if lease > 0 && wait > 0 {
-		memberLease = 2 * wait
+		// Rounded up to whole milliseconds, as the members' locks require:
+		// a wait under half a millisecond would otherwise give them no
+		// lease at all.
+		memberLease = (2*wait + time.Millisecond - 1).Truncate(time.Millisecond)
 	}
 	remain := wait
 	lockWait := r.lockWaitTime(remain)
@@ -407,6 +421,9 @@ func (r *Redisson) unlockInner(ctx context.Context, owner string, members []int)
 // dropped; Unlock returns lock.ErrNotHeld only when no member was released,
 // and always returns errors with unknown outcomes (timeouts), joined.
 func (r *Redisson) Unlock(ctx context.Context, owner string) error {
+	if err := checkCtx(ctx, "Unlock"); err != nil {
+		return err
+	}
 	n := len(r.members)
 	errs := make([]error, n)
 	unlock := func(i int) {

@@ -61,6 +61,9 @@ func (r *Redisson) decide(yes, no, need int, err error) (bool, error) {
 // RedLock holder is held at the quorum its TryLock requires, so that
 // IsHeldBy is true right after every successful TryLock.
 func (r *Redisson) IsHeldBy(ctx context.Context, owner string) (bool, error) {
+	if err := checkCtx(ctx, "IsHeldBy"); err != nil {
+		return false, err
+	}
 	yes, no, err := r.memberAnswers(func(m Member) (bool, error) { return m.Lock.IsHeldBy(ctx, owner) })
 	return r.decide(yes, no, r.Quorum(), err)
 }
@@ -75,6 +78,9 @@ func (r *Redisson) IsHeldBy(ctx context.Context, owner string) (bool, error) {
 // Redisson 4.7.0's RedissonMultiLock.isLocked (and RedissonRedLock's)
 // throws UnsupportedOperationException; this is the library's own.
 func (r *Redisson) IsLocked(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "IsLocked"); err != nil {
+		return false, err
+	}
 	yes, no, err := r.memberAnswers(func(m Member) (bool, error) { return m.Lock.IsLocked(ctx) })
 	return r.decide(yes, no, len(r.members)-r.Quorum()+1, err)
 }
@@ -91,6 +97,9 @@ func (r *Redisson) IsLocked(ctx context.Context) (bool, error) {
 // Redisson 4.7.0's RedissonMultiLock.forceUnlock throws
 // UnsupportedOperationException; this is the library's own.
 func (r *Redisson) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock"); err != nil {
+		return false, err
+	}
 	yes, _, err := r.memberAnswers(func(m Member) (bool, error) { return m.Lock.ForceUnlock(ctx) })
 	return yes > 0, err
 }

@@ -23,7 +23,9 @@
 package redlock
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
@@ -42,6 +44,21 @@ var (
 	// expiring, so the holder must not rely on them.
 	ErrExpired = errors.New("redlock: validity expired")
 )
+
+// invalid is the error of an argument or option the locks refuse before
+// sending anything: it matches lock.ErrInvalid (a known outcome).
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), lock.ErrInvalid)
+}
+
+// checkCtx refuses a nil context for the call what, as package lock does:
+// every exported method that takes a context checks it first.
+func checkCtx(ctx context.Context, what string) error {
+	if ctx == nil {
+		return invalid("redlock: %s: nil context (use context.Background())", what)
+	}
+	return nil
+}
 
 // lockedRand is a *rand.Rand shared by the calls of one lock object. A
 // rand.Rand is not safe for concurrent use, and production callers may use

@@ -124,18 +124,18 @@ func NewSpec(rt lock.Runtime, conns []lock.Conn, key string, opts SpecOptions) (
 // runtime, at least one master (none nil), and a key.
 func checkSpecTargets(rt lock.Runtime, conns []lock.Conn, key string) error {
 	if rt == nil {
-		return errors.New("redlock: NewSpec: nil runtime")
+		return invalid("redlock: NewSpec: nil runtime")
 	}
 	if len(conns) == 0 {
-		return errors.New("redlock: NewSpec: no conns (need at least one master)")
+		return invalid("redlock: NewSpec: no conns (need at least one master)")
 	}
 	for i, c := range conns {
 		if c == nil {
-			return fmt.Errorf("redlock: NewSpec: conn %d is nil", i)
+			return invalid("redlock: NewSpec: conn %d is nil", i)
 		}
 	}
 	if key == "" {
-		return errors.New("redlock: NewSpec: empty key")
+		return invalid("redlock: NewSpec: empty key")
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (o SpecOptions) withDefaults(key string) (SpecOptions, error) {
 		return o, err
 	}
 	if d := o.drift(); d >= o.TTL {
-		return o, fmt.Errorf("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, o.TTL)
+		return o, invalid("redlock: NewSpec %q: drift allowance %v leaves no validity of TTL %v", key, d, o.TTL)
 	}
 	return o, nil
 }
@@ -163,10 +163,10 @@ func (o SpecOptions) withDefaults(key string) (SpecOptions, error) {
 // 0 meaning DefaultDriftFactor.
 func (o *SpecOptions) leaseDefaults(key string) error {
 	if o.TTL < time.Millisecond || o.TTL%time.Millisecond != 0 {
-		return fmt.Errorf("redlock: NewSpec %q: TTL %v must be a positive whole number of milliseconds", key, o.TTL)
+		return invalid("redlock: NewSpec %q: TTL %v must be a positive whole number of milliseconds", key, o.TTL)
 	}
 	if math.IsNaN(o.DriftFactor) || o.DriftFactor < 0 || o.DriftFactor >= 1 {
-		return fmt.Errorf("redlock: NewSpec %q: drift factor %v outside [0, 1)", key, o.DriftFactor)
+		return invalid("redlock: NewSpec %q: drift factor %v outside [0, 1)", key, o.DriftFactor)
 	}
 	if o.DriftFactor == 0 {
 		o.DriftFactor = DefaultDriftFactor
@@ -180,23 +180,23 @@ func (o *SpecOptions) leaseDefaults(key string) error {
 // draw from.
 func (o *SpecOptions) retryDefaults(key string) error {
 	if o.Tries < 0 {
-		return fmt.Errorf("redlock: NewSpec %q: negative tries %d", key, o.Tries)
+		return invalid("redlock: NewSpec %q: negative tries %d", key, o.Tries)
 	}
 	if o.Tries == 0 {
 		o.Tries = DefaultTries
 	}
 	if o.RetryDelayMin < 0 || o.RetryDelayMax < 0 {
-		return fmt.Errorf("redlock: NewSpec %q: negative retry delay [%v, %v]", key, o.RetryDelayMin, o.RetryDelayMax)
+		return invalid("redlock: NewSpec %q: negative retry delay [%v, %v]", key, o.RetryDelayMin, o.RetryDelayMax)
 	}
 	if o.RetryDelayMin == 0 && o.RetryDelayMax == 0 {
 		o.RetryDelayMin, o.RetryDelayMax = DefaultRetryDelayMin, DefaultRetryDelayMax
 	}
 	if o.RetryDelayMax < o.RetryDelayMin {
-		return fmt.Errorf("redlock: NewSpec %q: retry delay max %v below min %v", key, o.RetryDelayMax, o.RetryDelayMin)
+		return invalid("redlock: NewSpec %q: retry delay max %v below min %v", key, o.RetryDelayMax, o.RetryDelayMin)
 	}
 	if o.RetryDelayMax-o.RetryDelayMin == math.MaxInt64 {
 		// retryDelay draws from hi-lo+1 values, which must fit an int64.
-		return fmt.Errorf("redlock: NewSpec %q: retry delay range [%v, %v] too wide", key, o.RetryDelayMin, o.RetryDelayMax)
+		return invalid("redlock: NewSpec %q: retry delay range [%v, %v] too wide", key, o.RetryDelayMin, o.RetryDelayMax)
 	}
 	return nil
 }
@@ -256,6 +256,9 @@ func (l *Lease) Remaining(now time.Time) time.Duration { return l.ValidUntil.Sub
 // lock.ErrNotAcquired and the context's error (the last try's wrapped):
 // every failed try gave its token back, so nothing is held.
 func (s *Spec) Lock(ctx context.Context) (*Lease, error) {
+	if err := checkCtx(ctx, "Lock"); err != nil {
+		return nil, err
+	}
 	var last error
 	for i := 0; i < s.opts.Tries; i++ {
 		if i > 0 {
@@ -309,6 +312,9 @@ func (s *Spec) newToken() string {
 // matching lock.ErrNotAcquired and ErrNoQuorum or ErrExpired, joined with
 // the nodes' errors.
 func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
+	if err := checkCtx(ctx, "TryLock"); err != nil {
+		return nil, err
+	}
 	token := s.newToken()
 	start := s.rt.Now()
 	fo := s.takeFanout(ctx, nodeSetNX)
@@ -353,18 +359,23 @@ func withoutCancel(ctx context.Context) context.Context {
 // the start of the extension, is positive; it then updates l (Start,
 // Granted, Validity, ValidUntil) and returns the new validity.
 //
-// A lease already past its validity is not extended (ErrExpired, no node
-// contacted): once the holder's validity ran out another client may hold
+// A lease already past its validity is not extended (ErrExpired, also
+// matching lock.ErrNotHeld: no node contacted, a known outcome): once the holder's validity ran out another client may hold
 // the lock, and compare-and-PEXPIRE on a node whose clock runs slow would
 // revive a key the others already dropped. On failure l is unchanged; keys
 // extended on a minority just live longer.
 func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
+	if err := checkCtx(ctx, "Extend"); err != nil {
+		return 0, err
+	}
 	if l == nil || l.Key != s.key {
-		return 0, errors.New("redlock: Extend: nil lease or lease of another key")
+		return 0, invalid("redlock: Extend: nil lease or lease of another key")
 	}
 	start := s.rt.Now()
 	if !l.Valid(start) {
-		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w", s.key, start.Sub(l.ValidUntil), ErrExpired)
+		// Nothing was sent: a known outcome (lock.IsUnknown false), and the
+		// holder must take the lock as not held.
+		return 0, fmt.Errorf("redlock: %s: extend: lease ran out %v ago: %w (%w)", s.key, start.Sub(l.ValidUntil), ErrExpired, lock.ErrNotHeld)
 	}
 	fo := s.takeFanout(ctx, nodeExtend)
 	fo.keys = append(fo.keyBuf[:0], s.key)
@@ -395,8 +406,11 @@ func (s *Spec) Extend(ctx context.Context, l *Lease) (time.Duration, error) {
 // nodes' errors (whose outcome is unknown: the key there expires after its
 // TTL); when every node answered it is lock.ErrNotHeld.
 func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
+	if err := checkCtx(ctx, "Unlock"); err != nil {
+		return 0, err
+	}
 	if l == nil || l.Key != s.key {
-		return 0, errors.New("redlock: Unlock: nil lease or lease of another key")
+		return 0, invalid("redlock: Unlock: nil lease or lease of another key")
 	}
 	released, err := s.release(ctx, l.Token)
 	switch {

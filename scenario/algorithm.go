@@ -130,11 +130,11 @@ var algorithms = []*algDesc{
 		key:     func(a Algorithm) string { return a.Simple.Key },
 		model:   checker.LockSimple,
 		ops:     baseOps,
-		ttlRule: atLeastMillisecond,
+		ttlRule: wholeMilliseconds,
 	},
 	{
 		name:     AlgReentrant,
-		fields:   append([]string{"kind"}, ownerFields...),
+		fields:   append([]string{"kind", "locks"}, ownerFields...),
 		decode:   decodeReentrant,
 		settings: reentrantSettings,
 		start: func(c traffic.Client, a Algorithm, _ *traffic.Resource) error {
@@ -176,7 +176,7 @@ var algorithms = []*algDesc{
 		fields: append([]string{"kind", "read_ratio"}, ownerFields...),
 		decode: func(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 			g := d.group(s, o, f)
-			lk, opts, oc := d.owner(o)
+			lk, opts, oc := d.owner(s, o, g)
 			a.ReadWrite = traffic.ReadWriteConfig{Group: g, Lock: lk, Options: opts, ReadRatio: o.prob("read_ratio", 0.5), OwnerConfig: oc}
 		},
 		settings: func(a *Algorithm) settings {
@@ -216,7 +216,7 @@ var algorithms = []*algDesc{
 		fields: append([]string{"kind", "groups", "multi_lock"}, ownerFields...),
 		decode: func(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 			gs := d.groups(s, o, f)
-			lk, opts, oc := d.owner(o)
+			lk, opts, oc := d.owner(s, o, "")
 			a.Redisson = traffic.RedissonConfig{Groups: gs, Lock: lk, ClientOptions: opts,
 				Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)}, OwnerConfig: oc}
 		},
@@ -270,27 +270,22 @@ func reentrantSettings(a *Algorithm) settings {
 	return settings{holding: &a.Reentrant.Holding, owner: &a.Reentrant.OwnerConfig}
 }
 
-// syncedMayFail: a synced acquire (lock.Options.SyncReplicas) can refuse
-// while nobody holds the lock (no replica acknowledged), which the strict
-// models would call illegal although the lock promised nothing by refusing.
+// syncedMayFail: a synced acquire (lock.Options.Deployment Replicated, or
+// SyncReplicas) can refuse while nobody holds the lock (no replica
+// acknowledged), which the strict models would call illegal although the
+// lock promised nothing by refusing.
 func syncedMayFail(opts lock.Options) []checker.LinOption {
-	if opts.SyncReplicas > 0 {
+	if (opts.Deployment == lock.Replicated || opts.SyncReplicas > 0) && !opts.IgnoreUnsynced {
 		return []checker.LinOption{checker.AcquireMayFail}
 	}
 	return nil
 }
 
-// atLeastMillisecond is SimpleLock's TTL rule: SET PX takes whole
-// milliseconds, and 0 would be no lease at all.
-func atLeastMillisecond(ttl time.Duration) string {
-	if ttl < time.Millisecond {
-		return "must be at least 1ms"
-	}
-	return ""
-}
-
-// wholeMilliseconds is the spec's TTL rule: its validity arithmetic is in
-// whole milliseconds.
+// wholeMilliseconds is the TTL rule of SimpleLock and the spec's RedLock:
+// SET PX takes whole milliseconds (lock.SimpleOptions.TTL), and 0 would be
+// no lease at all. A TTL of 1500us is refused here, at its line, rather
+// than rounded: rounded, the key would live 1 ms while the lease counted
+// 1.5 ms.
 func wholeMilliseconds(ttl time.Duration) string {
 	if ttl < time.Millisecond || ttl%time.Millisecond != 0 {
 		return "must be a positive whole number of milliseconds"
@@ -445,9 +440,43 @@ func decodeSimple(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 
 func decodeReentrant(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(o)
+	lk, opts, oc := d.owner(s, o, g)
 	a.Reentrant = traffic.ReentrantConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc}
+	if o.has("locks") {
+		a.Reentrant.Locks = d.locks(o, f)
+		if len(a.Reentrant.Locks) > 0 {
+			a.Reentrant.Lock = a.Reentrant.Locks[0]
+		}
+	}
 }
+
+// locks reads reentrant's locks: distinct names, at least one and at most
+// maxLocks, instead of lock (every client holds each of them, on one lock
+// client).
+func (d *decoder) locks(o *obj, f string) []string {
+	if o.has("lock") {
+		d.failf(o.at("locks"), join(f, "locks"), "give lock or locks, not both")
+		return nil
+	}
+	ls := o.strs("locks")
+	items, lf := o.list("locks")
+	for i, l := range ls {
+		if slices.Index(ls, l) != i {
+			d.failf(items[i], index(lf, i), "lock %q listed twice", l)
+		}
+	}
+	if len(ls) == 0 && d.err == nil {
+		d.failf(o.at("locks"), lf, "at least one lock is needed")
+	}
+	if len(ls) > maxLocks && d.err == nil {
+		d.failf(o.at("locks"), lf, "%d locks: at most %d (each client runs a loop per lock)", len(ls), maxLocks)
+	}
+	return ls
+}
+
+// maxLocks bounds reentrant's locks, as CheckLimits bounds the clients: a
+// client runs a process per lock.
+const maxLocks = 100
 
 func decodeSpec(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	a.Spec = traffic.SpecConfig{
@@ -466,9 +495,17 @@ func decodeSpec(d *decoder, s *Scenario, o *obj, f string, a *Algorithm) {
 	}
 }
 
+// deployments are options.config's values: the Redisson configuration a
+// lock client models (lock.Deployment).
+var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
+
 // owner reads the fields the owner-based kinds share beyond the group(s):
-// the lock's name, the lock client's options and the OwnerConfig.
-func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
+// the lock's name, the lock client's options and the OwnerConfig. group is
+// the lock's group ("" for RedLock's several): options.config defaults to
+// replicated when it has replicas, as Redisson's default configuration for
+// such a deployment (master-slave, Sentinel) takes the synced step, and to
+// single-server otherwise.
+func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
@@ -486,14 +523,26 @@ func (d *decoder) owner(o *obj) (string, lock.Options, traffic.OwnerConfig) {
 	}
 	oc.Lease = d.lease(o)
 	on, of := o.get("options")
-	opts := d.mapping(of, on, "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout", "watchdog_timeout")
+	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
+		"watchdog_timeout", "watchdog_batch_size")
+	def := lock.SingleServer
+	if n, ok := s.group(group); ok && len(n.Replicas) > 0 {
+		def = lock.Replicated
+	}
+	dep := lock.SingleServer
+	if opts.oneOf("config", def.String(), deployments...) == lock.Replicated.String() {
+		dep = lock.Replicated
+	}
 	return lk, lock.Options{
+		Deployment:         dep,
+		IgnoreUnsynced:     !opts.bool("check_synced", true),
 		DisableUnlockLatch: !opts.bool("latch", true),
 		KeepUnlockLatch:    !opts.bool("latch_cleanup", true),
-		LatchTTL:           opts.dur("latch_ttl", 0),
+		LatchTTL:           opts.msDur("latch_ttl", 0),
 		IdempotentAcquire:  opts.bool("idempotent", false),
 		SyncReplicas:       int(opts.int("sync_replicas", 0, 0, 100)),
-		SyncTimeout:        opts.dur("sync_timeout", 0),
-		WatchdogTimeout:    opts.dur("watchdog_timeout", 0),
+		SyncTimeout:        opts.msDur("sync_timeout", 0),
+		WatchdogTimeout:    opts.msDur("watchdog_timeout", 0),
+		WatchdogBatchSize:  int(opts.int("watchdog_batch_size", 100, 1, 100_000)),
 	}, oc
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -128,9 +127,12 @@ type Result struct {
 	// Faults names the faults applied, scripted then drawn.
 	Faults []string
 	// Unfired describes the faults bound to an operation that never acted
-	// (Unfired). A run with any does not match its expectation, unless
-	// that is "any": it did not show what the scenario says.
-	Unfired []string
+	// (Unfired), and Skipped the scripted faults that could not act when
+	// their time or event came (Skipped). A run with any does not match
+	// its expectation, unless that is "any": it did not show what the
+	// scenario says (JudgeRun). A fault drawn from rates that could not act
+	// is a note of Verdict instead.
+	Unfired, Skipped []string
 }
 
 // LinTimeout is the wall-clock safety net of each Porcupine search of
@@ -201,7 +203,11 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 		}
 	}
 	for i, f := range sched {
-		if err := f.Apply(w); err != nil {
+		var t faults.Target = w
+		if i < len(s.Faults) {
+			t = scriptedTarget{w}
+		}
+		if err := f.Apply(t); err != nil {
 			return r, s.faultErr(i, f, err)
 		}
 		r.Faults = append(r.Faults, f.Name())
@@ -213,13 +219,12 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	recs := w.History().Records()
 	r.History, r.End = w.History(), w.Now()
 	r.Verdict = s.Check(recs, w.Now())
-	if s.Expect.HasRates() {
-		r.Match = true // one run of a rate expectation is not judged (Judged)
-	} else {
-		r.Match, r.Why = s.Expect.Judge(recs, w.Now(), r.Verdict)
-	}
-	if r.Unfired = Unfired(recs); len(r.Unfired) > 0 && !s.Expect.Any {
-		r.Match, r.Why = false, strings.TrimPrefix(r.Why+"; "+unfiredWhy(r.Unfired), "; ")
+	// One run of a rate expectation is not judged (Judged): JudgeRun
+	// matches it unless a scripted fault did not act.
+	r.Match, r.Why = s.JudgeRun(recs, w.Now(), r.Verdict)
+	r.Unfired, r.Skipped = Unfired(recs), Skipped(recs)
+	if note := DrawnSkippedNote(recs); note != "" {
+		r.Verdict.Notes = append(r.Verdict.Notes, note)
 	}
 	return r, nil
 }

@@ -152,6 +152,7 @@ func (d *decoder) lease(o *obj) time.Duration {
 	if d.err == nil && v == 0 {
 		d.failf(n, lf, "must be positive (or \"watchdog\")")
 	}
+	d.wholeMs(n, lf, v)
 	return v
 }
 

@@ -135,7 +135,11 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer"},
 		{"bad start", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, start: soon}", "bad.yaml:10: clients[0].start: bad duration \"soon\""},
 		{"negative hold", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, hold: -1s}", "bad.yaml:10: clients[0].hold: negative duration"},
-		{"ttl too short", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 100us}", "bad.yaml:10: clients[0].ttl: must be at least 1ms"},
+		{"ttl too short", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 100us}", "bad.yaml:10: clients[0].ttl: must be a positive whole number of milliseconds"},
+		// A TTL that SET PX would round down (to 1 ms: the key gone while
+		// the lease counted 1.5 ms) is refused, at its line.
+		{"algorithm ttl 1500us", "  ttl: 1s", "  ttl: 1500us", "bad.yaml:13: algorithm.ttl: must be a positive whole number of milliseconds"},
+		{"client ttl 1500us", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 1500us}", "bad.yaml:10: clients[0].ttl: must be a positive whole number of milliseconds"},
 		{"algorithm belief", "  ttl: 1s", "  ttl: 1s\n  belief: sometimes", "bad.yaml:14: algorithm.belief: unknown value \"sometimes\""},
 		{"algorithm holds", "  ttl: 1s", "  ttl: 1s\n  holds: 1.5", "bad.yaml:14: algorithm.holds: want an integer"},
 		{"algorithm extend_every on simple", "  ttl: 1s", "  ttl: 1s\n  extend_every: 1s", "bad.yaml:14: algorithm.extend_every: not a field of algorithm simple"},
@@ -163,6 +167,8 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"redlock-redisson", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
 		{"redlock-spec", "ttl: 1500us", "k.yaml:4: clients[0].ttl: must be a positive whole number of milliseconds"},
 		{"reentrant", "lease: 0s", "k.yaml:4: clients[0].lease: must be positive (or \"watchdog\")"},
+		{"reentrant", "lease: 1500us", "k.yaml:4: clients[0].lease: 1.5ms is not a whole number of milliseconds (Redis counts it in milliseconds)"},
+		{"redlock-redisson", "lease: 10900us", "k.yaml:4: clients[0].lease: 10.9ms is not a whole number of milliseconds"},
 		{"rwlock", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
 	} {
 		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - {name: x, " + c.field + "}\nalgorithm: {kind: " + c.kind + "}\nexpect: ok\n"

@@ -58,16 +58,28 @@ type decoder struct {
 	// names maps every node and client name read so far to "node" or
 	// "client" (newName).
 	names map[string]string
+	// faultObjs are the mappings of the faults read, by index in
+	// Scenario.Faults: checkTimeline's errors point at their fields.
+	faultObjs []*obj
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the
 // microsecond (so that a millisecond-whole duration stays whole at scales
 // such as 0.2).
+//
+// A product past the longest time.Duration (about 292 years) is an error
+// about the scale: converted, it wrapped around to a negative duration,
+// reported as "must be positive".
 func (d *decoder) scaled(v time.Duration) time.Duration {
 	if d.scale == 0 || d.scale == 1 || v == 0 {
 		return v
 	}
-	return time.Duration(math.Round(float64(v)*d.scale/float64(time.Microsecond))) * time.Microsecond
+	us := math.Round(float64(v) * d.scale / float64(time.Microsecond))
+	if math.Abs(us) >= float64(math.MaxInt64/int64(time.Microsecond)) {
+		d.failf(nil, "", "%v scaled would last past the longest duration (about 292 years)", v)
+		return v
+	}
+	return time.Duration(us) * time.Microsecond
 }
 
 func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
@@ -84,9 +96,11 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // syntaxError turns a yaml.v3 parse error into an Error with its line.
+// The Error's field already says "yaml": the parser's own "yaml: " prefix
+// is dropped, with a line or without (it read "yaml: yaml: ...").
 func (d *decoder) syntaxError(err error) *Error {
 	msg := strings.TrimSpace(err.Error())
-	e := &Error{File: d.file, Field: "yaml", Msg: msg}
+	e := &Error{File: d.file, Field: "yaml", Msg: strings.TrimPrefix(msg, "yaml: ")}
 	first, _, _ := strings.Cut(msg, "\n")
 	if m := yamlLine.FindStringSubmatch(first); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
@@ -230,6 +244,25 @@ func (o *obj) dur(k string, def time.Duration) time.Duration {
 		return o.d.scaled(def)
 	}
 	return o.d.duration(n, f)
+}
+
+// msDur is dur for a duration the locks send to Redis (a lease, a TTL, a
+// latch's TTL, a WAIT's timeout): Redis counts it in milliseconds, and the
+// locks refuse one that is not a whole number of them (lock.Options), so
+// the loader refuses it here, at its line, rather than the run failing.
+func (o *obj) msDur(k string, def time.Duration) time.Duration {
+	v := o.dur(k, def)
+	if _, f, ok := o.scalar(k); ok {
+		o.d.wholeMs(o.at(k), f, v)
+	}
+	return v
+}
+
+// wholeMs fails field f at n unless v is a whole number of milliseconds.
+func (d *decoder) wholeMs(n *yaml.Node, f string, v time.Duration) {
+	if d.err == nil && v%time.Millisecond != 0 {
+		d.failf(n, f, "%v is not a whole number of milliseconds (Redis counts it in milliseconds)", v)
+	}
 }
 
 func (d *decoder) duration(n *yaml.Node, f string) time.Duration {

@@ -109,6 +109,7 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 	}
 	if d.err == nil {
 		s.Faults = append(s.Faults, Fault{Fault: flt, Line: resolve(n).Line})
+		d.faultObjs = append(d.faultObjs, o)
 	}
 }
 

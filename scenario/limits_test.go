@@ -160,3 +160,13 @@ func TestPanicIsInternal(t *testing.T) {
 		t.Errorf("bad input: %v (internal: %v)", err, errors.Is(err, ErrInternal))
 	}
 }
+
+// TestScaleTooLarge: a scale that takes a duration past the longest
+// time.Duration is an error about the scale (it wrapped around to a
+// negative duration: "duration: must be positive").
+func TestScaleTooLarge(t *testing.T) {
+	_, err := ParseScaled("big.yaml", []byte(good), 1e300)
+	if err == nil || !strings.Contains(err.Error(), "big.yaml: 2s scaled would last past the longest duration") || strings.Contains(err.Error(), "must be positive") {
+		t.Fatalf("scale 1e300: %v", err)
+	}
+}

@@ -98,3 +98,15 @@ var peerRows = []*algDesc{
 		realOnly:   true,
 	},
 }
+
+// atLeastMillisecond is bsm/redislock's TTL rule: the library sends
+// ttl/time.Millisecond as PX, so 0 would be no lease at all. A TTL that is
+// not a whole number of milliseconds is the library's own to round (what
+// it then does is part of what a run of it shows), unlike locksim's locks,
+// which refuse one (wholeMilliseconds).
+func atLeastMillisecond(ttl time.Duration) string {
+	if ttl < time.Millisecond {
+		return "must be at least 1ms"
+	}
+	return ""
+}

@@ -25,6 +25,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -299,6 +301,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 		rn, f := top.get("rates")
 		d.rates(s, rn, f)
 	}
+	d.checkTimeline(s, d.faultObjs)
 	if top.required("expect") {
 		en, f := top.get("expect")
 		d.expect(s, en, f)
@@ -374,6 +377,11 @@ func (s *Scenario) masters() []string {
 // and not taken, and records it. The names are a map, not a scan of the
 // nodes and clients, so that reading N clients takes time linear in N
 // (the scan took 7.4 s for 40,000 clients).
+//
+// A name holding a control or formatting character (an escape sequence,
+// a carriage return, a bidirectional override) is refused: names are
+// printed on terminals, in verdict lines and timelines, where such a
+// character would rewrite or hide what is shown.
 func (d *decoder) newName(n *yaml.Node, f, name, what string) bool {
 	if d.names == nil {
 		d.names = map[string]string{}
@@ -381,6 +389,10 @@ func (d *decoder) newName(n *yaml.Node, f, name, what string) bool {
 	switch used, ok := d.names[name]; {
 	case name == "":
 		d.failf(n, f, "empty name")
+	case strings.IndexFunc(name, unprintable) >= 0:
+		i := strings.IndexFunc(name, unprintable)
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		d.failf(n, f, "name %q holds the control or formatting character U+%04X: names are printed on terminals", name, r)
 	case ok:
 		d.failf(n, f, "name %q already used by a %s", name, used)
 	default:
@@ -389,6 +401,10 @@ func (d *decoder) newName(n *yaml.Node, f, name, what string) bool {
 	}
 	return false
 }
+
+// unprintable reports whether r is a control or formatting character
+// (Unicode categories Cc and Cf), which a name may not hold (newName).
+func unprintable(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
 
 // The failover engines of topology.engine: who promotes a replica when a
 // group fails over on real servers (internal/realrun). The simulation
@@ -449,7 +465,7 @@ func (d *decoder) namedNode(s *Scenario, path string, n *yaml.Node, extra string
 	return o, name, d.newName(o.at("name"), join(path, "name"), name, "node")
 }
 
-var retries = []string{"none", "go-redis", "redisson"}
+var retries = []string{"none", "go-redis", "redisson", "redisson-3.36"}
 
 func (d *decoder) clients(s *Scenario, top *obj) {
 	items, f := top.list("clients")
@@ -473,6 +489,8 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 			cfg.Retry = sim.GoRedisRetry
 		case "redisson":
 			cfg.Retry = sim.RedissonRetry
+		case "redisson-3.36":
+			cfg.Retry = sim.Redisson336Retry
 		}
 		if !o.has("count") {
 			if !o.required("name") {

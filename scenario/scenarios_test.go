@@ -185,6 +185,10 @@ func TestBadFiles(t *testing.T) {
 		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},
 		{"replica named like its master", "{name: r1,", "{name: m1,", "bad.yaml:8: topology.nodes[0].replicas[0].name: name \"m1\" already used"},
 		{"name with a path", "name: t", "name: ../x", "bad.yaml:1: name: \"../x\": want letters"},
+		{"client name with an escape sequence", "- {count: 2,", `- {name: "c\e[2J",`, `bad.yaml:10: clients[0].name: name "c\x1b[2J" holds the control or formatting character U+001B`},
+		{"client names with a bidi override", "- {count: 2,", `- {name: "c\u202e", count: 2,`, `bad.yaml:10: clients[0].name: name "c\u202e1" holds the control or formatting character U+202E`},
+		{"node name with a carriage return", "    - name: m1", `    - name: "m\r1"`, `bad.yaml:6: topology.nodes[0].name: name "m\r1" holds the control or formatting character U+000D`},
+		{"replica name with a bell", "{name: r1,", `{name: "r\a1",`, `bad.yaml:8: topology.nodes[0].replicas[0].name: name "r\a1" holds the control`},
 		{"duplicate field", "seed: 3", "seed: 3\nseed: 4", "bad.yaml:3: seed: field given twice"},
 		{"syntax error", "  kind: simple", "  kind: [simple", "bad.yaml:"},
 		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:12: yaml: found a tab character"},
@@ -212,6 +216,21 @@ func TestBadFiles(t *testing.T) {
 				t.Errorf("error %v has no line", err)
 			}
 		})
+	}
+}
+
+// TestSyntaxErrorWithoutLine: a YAML error the parser gives without a
+// line reads "FILE: yaml: MESSAGE", not "FILE: yaml: yaml: MESSAGE".
+func TestSyntaxErrorWithoutLine(t *testing.T) {
+	for _, c := range [][2]string{
+		{"name: t\x01\n", "bad.yaml: yaml: control characters are not allowed"},
+		{"a: *x\n", "bad.yaml: yaml: unknown anchor 'x' referenced"},
+	} {
+		src, want := c[0], c[1]
+		_, err := Parse("bad.yaml", []byte(src))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", src, err, want)
+		}
 	}
 }
 

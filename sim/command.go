@@ -7,6 +7,7 @@ package sim
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/alicebob/miniredis/v2/server"
@@ -233,7 +234,32 @@ func (n *Node) handleCommand(client string, args []string, r replier) {
 		})
 		return
 	}
+	if strings.EqualFold(args[0], "INFO") {
+		r.answer(n.info(), nil)
+		return
+	}
 	r.answer(n.exec(client, args))
+}
+
+// info answers INFO, whatever section was asked, with the replication
+// section only: the part the locks read (Redisson's synced step reads
+// connected_slaves to size its WAIT). A replica counts as connected while
+// it is up and attached: a crashed replica's connection is closed by its
+// operating system, so the master drops it at once, while a partitioned or
+// silent one stays connected until repl-timeout (60 s by default, longer
+// than a partition locksim draws), so it is counted and WAIT finds it mute.
+func (n *Node) info() string {
+	role := "master"
+	if n.master != nil {
+		role = "slave"
+	}
+	connected := 0
+	for _, l := range n.links {
+		if l.replica.up {
+			connected++
+		}
+	}
+	return "# Replication\r\nrole:" + role + "\r\nconnected_slaves:" + strconv.Itoa(connected) + "\r\n"
 }
 
 // waitReply is WAIT's answer on its way to the client: the count of

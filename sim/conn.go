@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/resend"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -28,8 +29,23 @@ type RetryPolicy struct {
 	// no retries.
 	MaxRetries int
 	// MinBackoff and MaxBackoff bound the pause before retry i (from 1): a
-	// uniform draw in [MinBackoff, min(MaxBackoff, MinBackoff<<(i-1))].
+	// uniform draw in [MinBackoff, min(MaxBackoff, MinBackoff<<(i-1))]
+	// (go-redis's exponential backoff), or with EqualJitter Redisson's
+	// EqualJitterDelay(MinBackoff, MaxBackoff).
 	MinBackoff, MaxBackoff time.Duration
+	// EqualJitter draws the pause before retry i as Redisson's
+	// EqualJitterDelay.calcDelay(i-1) does (3.48.0+): e = min(MinBackoff <<
+	// (i-1), MaxBackoff), then e/2 plus a uniform draw in [0, e/2]. With
+	// Redisson's 1 s and 2 s: 0.5–1 s before the first retry, 1–2 s after.
+	EqualJitter bool
+	// HonourNoResend leaves a request the lock code marked with
+	// resend.Forbid unsent again after a timeout, as Redisson's noRetry
+	// does for a single-server configuration's lock scripts (3.37.0+).
+	HonourNoResend bool
+	// WaitExtendsTimeout gives a script sent with its WAIT (EvalWait) the
+	// client's timeout plus the WAIT's own, as Redisson's batch response
+	// timeout is timeout + slavesSyncTimeout.
+	WaitExtendsTimeout bool
 }
 
 // Retry policies of the client libraries locksim models.
@@ -38,8 +54,16 @@ var (
 	NoRetry = RetryPolicy{}
 	// GoRedisRetry is go-redis v9's default: MaxRetries 3, backoff 8-512 ms.
 	GoRedisRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 8 * time.Millisecond, MaxBackoff: 512 * time.Millisecond}
-	// RedissonRetry is Redisson's default: retryAttempts 3, retryInterval 1.5 s.
-	RedissonRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 1500 * time.Millisecond}
+	// RedissonRetry is Redisson's transport as of 4.7.0 (since 3.48.0):
+	// retryAttempts 4, retryDelay EqualJitterDelay(1 s, 2 s), lock scripts
+	// marked noRetry not resent, a batch with WAIT waiting timeout +
+	// slavesSyncTimeout.
+	RedissonRetry = RetryPolicy{MaxRetries: 4, MinBackoff: time.Second, MaxBackoff: 2 * time.Second,
+		EqualJitter: true, HonourNoResend: true, WaitExtendsTimeout: true}
+	// Redisson336Retry is Redisson's transport before 3.37.0: retryAttempts
+	// 3, retryInterval 1.5 s, every request resent after a timeout, the
+	// lock scripts too.
+	Redisson336Retry = RetryPolicy{MaxRetries: 3, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 1500 * time.Millisecond}
 )
 
 func (p RetryPolicy) validate() error {
@@ -60,7 +84,20 @@ func (p RetryPolicy) backoff(retry int, r *rand.Rand) time.Duration {
 	if hi > p.MaxBackoff || hi < p.MinBackoff {
 		hi = p.MaxBackoff
 	}
+	if p.EqualJitter {
+		half := hi / 2
+		return half + time.Duration(r.Int64N(int64(half)+1))
+	}
 	return p.MinBackoff + time.Duration(r.Int64N(int64(hi-p.MinBackoff)+1))
+}
+
+// attempts is how many times a request may be sent: once when ctx forbids
+// resending it and the policy honours that, else 1 + MaxRetries.
+func (p RetryPolicy) attempts(ctx context.Context) int {
+	if p.HonourNoResend && resend.Forbidden(ctx) {
+		return 1
+	}
+	return p.MaxRetries + 1
 }
 
 // Conn is a lock.Conn from this client to group (a master's name). Each
@@ -96,9 +133,15 @@ type timeoutMark struct{}
 // process. req, when not nil, is the req record that notes every time a
 // node ran an attempt.
 func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler) (any, error) {
+	return c.roundTripFor(ctx, g, what, req, args, handle, 0)
+}
+
+// roundTripFor is roundTrip with each attempt's timeout extra longer than
+// the client's (a script sent with its WAIT, under Redisson's transport).
+func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler, extra time.Duration) (any, error) {
 	w := c.w
 	op := w.curOp()
-	attempts := c.cfg.Retry.MaxRetries + 1
+	attempts := c.cfg.Retry.attempts(ctx)
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
@@ -119,7 +162,7 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		a.link = c.link(a.node)
 		a.conn = a.link.conn
 		c.sendOn(msgRequest, a.link, a.conn, what, op, (*attemptArrival)(a))
-		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout), (*attemptTimeout)(a))
+		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+extra), (*attemptTimeout)(a))
 		if req != nil && req.cancellable {
 			unwatch := w.watchCtx(ctx, &a.wt)
 			v := a.wt.wait()
@@ -139,7 +182,7 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 		// timed out; the request may still be applied, its reply is lost.
 		w.net.abandon(c, a.link)
 	}
-	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout}
+	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout + extra}
 }
 
 // attempt is one try of a request: everything its events (the request

@@ -53,7 +53,7 @@ func (cw *cancelWorld) client(t *testing.T, name string) *sim.Client {
 func renewalsBy(recs []history.Record, client string, from time.Duration) int {
 	n := 0
 	for _, r := range recs {
-		if r.Kind == history.KindReq && r.Client == client && r.Op == "eval:reentrant_renew" && r.At() >= from {
+		if r.Kind == history.KindReq && r.Client == client && r.Op == "eval:renew_batch" && r.At() >= from {
 			n++
 		}
 	}

@@ -34,11 +34,15 @@ func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, 
 	eh := s.c.beginReqTo(s.g, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
 	wh := s.c.beginReqTo(s.g, history.ReqWait, wait[1:])
 	p := &evalWaitPipe{client: s.c.name, script: script, wait: wait, waitReq: &wh}
-	v, err := s.c.roundTrip(ctx, s.g, "evalsha", &eh, nil, p)
+	var extra time.Duration
+	if s.c.cfg.Retry.WaitExtendsTimeout {
+		extra = timeout
+	}
+	v, err := s.c.roundTripFor(ctx, s.g, "evalsha", &eh, nil, p, extra)
 	if replyIs(err, "NOSCRIPT") {
 		p.script = slices.Clone(script)
 		p.script[0], p.script[1] = "EVAL", sc.Src
-		v, err = s.c.roundTrip(ctx, s.g, "eval", &eh, nil, p)
+		v, err = s.c.roundTripFor(ctx, s.g, "eval", &eh, nil, p, extra)
 	}
 	reply, ok := v.(evalWaitReply)
 	if err != nil || !ok {

@@ -1,6 +1,11 @@
 package sim
 
-import "github.com/locksim/locksim/internal/scripts"
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/locksim/locksim/internal/scripts"
+)
 
 // The package's tests run with verifyTruth on: every time the truth timer
 // fires, every key the truth knows is re-read and compared, so a change of a
@@ -30,8 +35,8 @@ func (n *Node) NativeRuns() int { return n.nativeRuns }
 //   - "unlock-publishes-elsewhere": reentrant_unlock's twin publishes its
 //     release message on another channel than KEYS[2], so waiters never
 //     hear of the release;
-//   - "renew-anyones-lock": reentrant_renew's twin resets the TTL without
-//     checking the holder.
+//   - "renew-anyones-lock": renew_batch's twin resets every key's TTL
+//     without checking the holder.
 func PlantNativeBug(bug string) (restore func()) {
 	var sc, run = "", (func(e *luaEngine, keys, argv []string) (any, error))(nil)
 	switch bug {
@@ -42,9 +47,16 @@ func PlantNativeBug(bug string) (restore func()) {
 			return nativeReentrantUnlock(e, elsewhere, argv)
 		}
 	case "renew-anyones-lock":
-		sc, run = scripts.ReentrantRenew.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
-			r, err := e.callN("PEXPIRE", keys[0], argv[0])
-			return luaReply(r), err
+		sc, run = scripts.RenewBatch.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			out := make([]any, len(keys))
+			for i, k := range keys {
+				r, err := e.callN("PEXPIRE", k, argv[0])
+				if err != nil {
+					return nil, err
+				}
+				out[i] = luaReply(r)
+			}
+			return out, nil
 		}
 	default:
 		panic("PlantNativeBug: unknown bug " + bug)
@@ -70,3 +82,8 @@ func TwinPins() (out [][3]string) {
 
 // FreeProcs is how many ended processes wait to be reused (recycle).
 func (w *World) FreeProcs() int { return len(w.freeProcs) }
+
+// Backoff is p's pause before retry i, drawn from a PCG seeded with seed.
+func Backoff(p RetryPolicy, i int, seed uint64) time.Duration {
+	return p.backoff(i, rand.New(rand.NewPCG(seed, 1)))
+}

@@ -85,7 +85,7 @@ var twins = []struct {
 	{scripts.ReentrantAcquire, "fe2689836afe21fa8b65660816cb0314ed11e284", fitsAcquire(1), nativeReentrantAcquire},
 	{scripts.FencedAcquire, "92a39585fee7f299116230c4c6239c9d4060e8c4", fitsAcquire(2), nativeFencedAcquire},
 	{scripts.ReentrantUnlock, "b2386ef2c4afcffa582de166929242f10f01ac90", fitsUnlock, nativeReentrantUnlock},
-	{scripts.ReentrantRenew, "b699ca82320fe57ee0b7e0889be48708f90a0977", fitsAtLeast(1, 2), nativeReentrantRenew},
+	{scripts.RenewBatch, "2c1627288b09ab96ffca201a52ac047653f18b4c", fitsRenewBatch, nativeRenewBatch},
 	{scripts.ReentrantForceUnlock, "ffe071b90a24419a7be11c110068118da71041fb", fitsAtLeast(2, 1), nativeReentrantForceUnlock},
 	{scripts.SimpleRelease, "f611e3e5b455801ae8513706cf47bf3f59d11650", fitsRelease, nativeSimpleRelease},
 	{scripts.SimpleObtain, "5b07cea9d8c080e1f382948a64290532a192cc27", fitsAtLeast(1, 2), nativeSimpleObtain},
@@ -375,9 +375,30 @@ func nativeReentrantUnlock(e *luaEngine, keys, argv []string) (any, error) {
 	return luaNumber(result), nil
 }
 
-// nativeReentrantRenew is reentrant_renew.lua.
-func nativeReentrantRenew(e *luaEngine, keys, argv []string) (any, error) {
-	return e.oneThen([]string{"HEXISTS", keys[0], argv[1]}, []string{"PEXPIRE", keys[0], argv[0]})
+// fitsRenewBatch is renew_batch's shape: a lease and one holder field per
+// key (with fewer, the text passes nil to redis.call).
+func fitsRenewBatch(keys, argv []string) bool { return len(argv) > len(keys) }
+
+// nativeRenewBatch is renew_batch.lua: for each key in turn, HEXISTS of
+// its field and, when 1, PEXPIRE of the lease; an array of the Lua numbers
+// 1 and 0 (an empty one for no key). An error reply ends it, as
+// redis.call raises it, whatever was renewed before.
+func nativeRenewBatch(e *luaEngine, keys, argv []string) (any, error) {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		r, err := e.callN("HEXISTS", k, argv[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = luaNumber(0)
+		if r.isInt(1) {
+			if _, err := e.callN("PEXPIRE", k, argv[0]); err != nil {
+				return nil, err
+			}
+			out[i] = luaNumber(1)
+		}
+	}
+	return out, nil
 }
 
 // nativeReentrantForceUnlock is reentrant_force_unlock.lua.

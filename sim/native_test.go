@@ -28,7 +28,7 @@ var twinned = []struct {
 	{scripts.ReentrantAcquire, 2, 4},
 	{scripts.FencedAcquire, 3, 4},
 	{scripts.ReentrantUnlock, 3, 5},
-	{scripts.ReentrantRenew, 1, 2},
+	{scripts.RenewBatch, 2, 3}, // two holds
 	{scripts.ReentrantForceUnlock, 2, 1},
 	{scripts.SimpleRelease, 2, 2},
 	{scripts.SimpleObtain, 1, 2},
@@ -155,7 +155,7 @@ func TestNativeCatchesPlantedBug(t *testing.T) {
 		{"unlock-publishes-elsewhere", []nativeStep{acquire,
 			{script: 2, keys: []string{"lk", "ch", "latch"}, argv: []any{"released", "3000", "o1", "1000", "1"}}}},
 		{"renew-anyones-lock", []nativeStep{acquire,
-			{script: 3, keys: []string{"lk"}, argv: []any{"9000", "o2"}}}},
+			{script: 3, keys: []string{"lk", "lk2"}, argv: []any{"9000", "o2", "o1"}}}},
 	} {
 		restore := sim.PlantNativeBug(c.bug)
 		differs := runNativeSteps(t, sim.LuaFast, c.steps).differs(runNativeSteps(t, sim.LuaInterpreted, c.steps))

@@ -30,9 +30,18 @@ func (w *World) ActOnOp(sel OpSelector, ev OpEvent, after time.Duration, name st
 func (w *World) orSkip(name string, act func() error) func() {
 	return func() {
 		if err := act(); err != nil {
-			w.RecordFault(history.FaultSkipped, "", name+": "+err.Error())
+			w.RecordSkipped(name, "", err)
 		}
 	}
+}
+
+// RecordSkipped records that the fault named name could not act, because
+// of err, as a history.FaultSkipped fault "name: err". value marks whose
+// fault it was: "" for the world's own ActAt and ActOnOp (a fault drawn
+// from rates), history.SkippedScripted for a fault the scenario scripted,
+// which records its skips itself (package scenario).
+func (w *World) RecordSkipped(name, value string, err error) {
+	w.hist.add(history.Record{Kind: history.KindFault, T: int64(w.now), Op: history.FaultSkipped, Value: value, Detail: name + ": " + err.Error()})
 }
 
 // CheckNode returns Node's error for name, if any.

@@ -36,7 +36,7 @@ func TestBadConfigs(t *testing.T) {
 		{"reentrant negative depth", "negative depth", func() error { r := okR; r.Depth = -1; return traffic.Reentrant(c, r) }},
 		{"reentrant empty owner", "empty owner", func() error { r := okR; r.Owners = []string{"a", ""}; return traffic.Reentrant(c, r) }},
 		{"reentrant duplicate owner", `owner "a" listed twice`, func() error { r := okR; r.Owners = []string{"a", "a"}; return traffic.Reentrant(c, r) }},
-		{"reentrant bad options", "watchdog timeout", func() error {
+		{"reentrant bad options", "WatchdogTimeout 1ms below 3ms", func() error {
 			r := okR
 			r.Options = lock.Options{WatchdogTimeout: ms}
 			return traffic.Reentrant(c, r)
@@ -64,7 +64,7 @@ func TestBadConfigs(t *testing.T) {
 		{"redisson negative wait", "negative wait", func() error { d := okD; d.Wait = -ms; return traffic.RedissonRedLock(c, d) }},
 		{"redisson negative depth", "negative depth", func() error { d := okD; d.Depth = -2; return traffic.RedissonRedLock(c, d) }},
 		{"redisson empty owner", "empty owner", func() error { d := okD; d.Owners = []string{""}; return traffic.RedissonRedLock(c, d) }},
-		{"redisson bad client options", "negative duration", func() error {
+		{"redisson bad client options", "LatchTTL -1s is negative", func() error {
 			d := okD
 			d.ClientOptions = lock.Options{LatchTTL: -sec}
 			return traffic.RedissonRedLock(c, d)

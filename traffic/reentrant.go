@@ -3,6 +3,7 @@ package traffic
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/locksim/locksim/lock"
@@ -15,6 +16,11 @@ type ReentrantConfig struct {
 	Group string
 	// Lock is the lock's name (its Redis key).
 	Lock string
+	// Locks, when set, are the names of several locks the client holds at
+	// once, each in a loop of its own (as Reentrant's on Lock, which is then
+	// ignored), all on one lock.Client: one watchdog keeps all their
+	// holds, as one Redisson client's renewal task keeps all of its locks.
+	Locks []string
 	// Options configure the client's lock.Client. ID defaults to the
 	// client's name (the checkers read holder fields as "client:owner").
 	// OnLost, if set, is called after the workload records the loss.
@@ -32,13 +38,17 @@ type ReentrantConfig struct {
 // Reentrant starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): pick an owner, acquire
 // the lock Depth times with TryLockFor(Wait, Lease), hold it for Hold,
-// release it as many times as it acquired, think. It records "acquire"
-// (Args [owner], Result the fencing token for a FencedLock), "release",
-// and "expire" op records as package checker describes them.
+// release it as many times as it acquired, think. With Locks it starts
+// such a process for each of them. It records "acquire" (Args [owner],
+// Result the fencing token for a FencedLock), "release", and "expire" op
+// records as package checker describes them.
 func Reentrant(c Client, cfg ReentrantConfig) error {
 	kind := KindReentrant
 	if cfg.Fenced {
 		kind = KindFenced
+	}
+	if len(cfg.Locks) > 0 {
+		return reentrantLocks(c, kind, cfg)
 	}
 	lp, lc, err := newOwnerLoop(c, "reentrant", kind, cfg)
 	if err != nil {
@@ -46,6 +56,37 @@ func Reentrant(c Client, cfg ReentrantConfig) error {
 	}
 	lp.l = reentrantLock(lc, cfg)
 	c.Go("reentrant:"+cfg.Lock, lp.run)
+	return nil
+}
+
+// reentrantLocks is Reentrant on cfg.Locks: a loop per lock, all on one
+// lock.Client, whose OnLost reports to the loop of the lock named.
+func reentrantLocks(c Client, kind string, cfg ReentrantConfig) error {
+	loops := make([]*ownerLoop, len(cfg.Locks))
+	for i, name := range cfg.Locks {
+		if slices.Index(cfg.Locks, name) != i {
+			return fmt.Errorf("traffic: reentrant on client %s: lock %q listed twice", c.Name(), name)
+		}
+		lp, err := newLoop(c, "reentrant", kind, name, cfg.OwnerConfig, cfg.Holding)
+		if err != nil {
+			return err
+		}
+		loops[i] = lp
+	}
+	lc, err := ownerClient(c, "reentrant", cfg, loops[0].rt, func(name, owner string) {
+		if i := slices.Index(cfg.Locks, name); i >= 0 {
+			loops[i].lost(name, owner)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i, lp := range loops {
+		one := cfg
+		one.Lock = cfg.Locks[i]
+		lp.watchdog, lp.l = lc.WatchdogTimeout(), reentrantLock(lc, one)
+		c.Go("reentrant:"+one.Lock, lp.run)
+	}
 	return nil
 }
 
@@ -57,17 +98,27 @@ func newOwnerLoop(c Client, kind, beliefKind string, cfg ReentrantConfig) (*owne
 	if err != nil {
 		return nil, nil, err
 	}
-	name := c.Name()
-	conn, err := c.Conn(cfg.Group)
+	lc, err := ownerClient(c, kind, cfg, lp.rt, lp.lost)
 	if err != nil {
-		return nil, nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
-	}
-	lc, err := lock.New(conn, lp.rt, lostOptions(cfg.Options, name, lp.lost))
-	if err != nil {
-		return nil, nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
+		return nil, nil, err
 	}
 	lp.watchdog = lc.WatchdogTimeout()
 	return lp, lc, nil
+}
+
+// ownerClient is the lock.Client of an owner-based workload of kind on c
+// (cfg's group and options), whose OnLost calls lost.
+func ownerClient(c Client, kind string, cfg ReentrantConfig, rt lock.Runtime, lost func(name, owner string)) (*lock.Client, error) {
+	name := c.Name()
+	conn, err := c.Conn(cfg.Group)
+	if err != nil {
+		return nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
+	}
+	lc, err := lock.New(conn, rt, lostOptions(cfg.Options, name, lost))
+	if err != nil {
+		return nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
+	}
+	return lc, nil
 }
 
 // reentrantLock is cfg's lock (fenced or not) on lc.

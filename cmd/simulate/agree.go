@@ -39,6 +39,11 @@ type agreeFlags struct {
 	paths    []string
 }
 
+// maxAttempts is the most real runs agree makes of one file: each takes
+// the file's duration in real time, and a file that does not give its
+// verdict in this many will not.
+const maxAttempts = 100
+
 // Markers around the table that -readme replaces.
 const (
 	agreeBegin = "<!-- simulate agree: begin -->"
@@ -66,12 +71,16 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 		return f, parseStatus(err), false
 	}
 	f.paths = paths
+	msg := scaleBad(f.scale)
 	switch {
-	case !(f.scale > 0) || f.scale > 100:
-		fmt.Fprintf(stderr, "simulate: agree: -scale %v: want a number in (0, 100]\n", f.scale)
-		return f, 2, false
-	case f.attempts < 1:
-		fmt.Fprintf(stderr, "simulate: agree: -attempts %d: want at least 1\n", f.attempts)
+	case msg != "":
+	case f.attempts < 1 || f.attempts > maxAttempts:
+		msg = fmt.Sprintf("-attempts %d: want 1 to %d", f.attempts, maxAttempts)
+	case f.workers < 1:
+		msg = fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	if msg != "" {
+		fmt.Fprintf(stderr, "simulate: agree: %s\n", msg)
 		return f, 2, false
 	}
 	return f, 0, true
@@ -105,9 +114,15 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
 	}
+	// Check the targets before hours of runs, not after.
 	if f.readme != "" {
-		// Check the target before hours of runs, not after.
 		if _, err := spliceAgree(f.readme, ""); err != nil {
+			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
+			return 2
+		}
+	}
+	if f.out != "" {
+		if err := checkOutputFile("-out", f.out); err != nil {
 			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
 			return 2
 		}
@@ -115,17 +130,26 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var rows []agreeRow
 	for i, s := range all {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios compared; nothing written\n", i, len(all))
-			return exitInterrupted
+			break
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "agree: %d/%d %s\n", i+1, len(all), s.Name)
 		}
 		row, code := agreeOne(ctx, f, s, stderr)
+		if code == exitInterrupted {
+			break
+		}
 		if code != 0 {
 			return code
 		}
 		rows = append(rows, row)
+	}
+	if ctx.Err() != nil {
+		// What completed is printed; the files are not written: a table
+		// with rows missing is not the table.
+		writeAgreeTable(stdout, rows, f.scale, f.attempts)
+		fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios compared (their rows are printed above); no file written\n", len(rows), len(all))
+		return exitInterrupted
 	}
 	var b bytes.Buffer
 	writeAgreeTable(&b, rows, f.scale, f.attempts)
@@ -180,6 +204,9 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		return row, agreeErr(ctx, s, err, stderr)
 	}
 	for i := 1; i <= f.attempts && !row.realMatch; i++ {
+		if i > 1 && ctx.Err() != nil {
+			return row, exitInterrupted // its attempts did not all run: no row
+		}
 		r, err := realrun.Run(rs, realrun.Options{})
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
@@ -194,7 +221,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "simulate: interrupted: %s: %v; nothing written\n", s.Name, err)
+		fmt.Fprintf(stderr, "simulate: interrupted: %s: %v\n", s.Name, err)
 		return exitInterrupted
 	case errors.Is(err, realrun.ErrNoServer):
 		fmt.Fprintf(stderr, "simulate: agree: %v (install redis-server, e.g. apt-get install redis-server)\n", err)

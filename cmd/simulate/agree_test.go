@@ -73,7 +73,10 @@ func TestAgreeBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"agree", "-scale", "0"}, "-scale 0: want a number in (0, 100]"},
-		{[]string{"agree", "-attempts", "0"}, "-attempts 0: want at least 1"},
+		{[]string{"agree", "-attempts", "0"}, "-attempts 0: want 1 to 100"},
+		{[]string{"agree", "-attempts", "99999999999"}, "-attempts 99999999999: want 1 to 100"},
+		{[]string{"agree", "-workers", "0"}, "-workers 0: need at least 1"},
+		{[]string{"agree", "-scale", "1e300"}, "-scale 1e+300: want a number in (0, 100]"},
 		{[]string{"agree", "-readme", noMarkers, "../../scenarios/baseline-simple.yaml"}, "no <!-- simulate agree: begin -->"},
 		{[]string{"agree", "../../scenarios/no-such.yaml"}, "no-such.yaml"},
 	} {

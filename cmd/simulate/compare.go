@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 
 	"github.com/locksim/locksim/compare"
@@ -21,33 +20,6 @@ import (
 // says "regenerate with make report" (compare.Results.Reference). A test
 // checks that the Makefile runs it.
 const referenceCommand = "simulate compare -seeds 100 -out reports"
-
-// replaceable checks, before the matrix runs, that the report may replace
-// dir: not the root, the working directory or a parent, and, if it exists,
-// holding nothing but a report (README.md, plots/, scenarios/) and what
-// the report keeps (compare.Kept: the real-server report, real/).
-func replaceable(dir string) error {
-	switch filepath.Base(filepath.Clean(dir)) {
-	case "/", ".", "..":
-		return errors.New("not a directory the report may replace")
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		switch {
-		case e.Name() == "README.md", e.Name() == "plots", e.Name() == "scenarios":
-		case slices.Contains(compare.Kept, e.Name()) && e.IsDir():
-		default:
-			return fmt.Errorf("holds %s, which is not part of a report; the report replaces the whole directory", e.Name())
-		}
-	}
-	return nil
-}
 
 // newReportDir is where compare writes without -out: compare-report, or
 // compare-report-2, -3, ..., the first that does not exist, so that no
@@ -105,7 +77,7 @@ func parseCompare(args []string, stderr io.Writer) (f compareFlags, status int, 
 	fs.SetOutput(stderr)
 	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
-	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory, replacing it (default: a new directory, compare-report or compare-report-N)")
+	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	shardFlags(fs, &f.shard, &f.partial, "compare")
@@ -147,7 +119,7 @@ func (f compareFlags) bad(rest []string) string {
 	case f.seeds > maxCompareSeeds:
 		return fmt.Sprintf("-seeds %d: more than the %d compare takes (a cell's 95%% interval over %d runs is a few hundredths of a percentage point wide, and the matrix would run for days)", f.seeds, maxCompareSeeds, maxCompareSeeds)
 	case f.out != "":
-		if err := replaceable(f.out); err != nil {
+		if err := compare.Replaceable(f.out); err != nil {
 			return fmt.Sprintf("-out %s: %v", f.out, err)
 		}
 	}
@@ -161,8 +133,8 @@ func (f compareFlags) bad(rest []string) string {
 		if err := checkWritableDir(dir); err != nil {
 			return fmt.Sprintf("-out %s: %s: %v", f.out, dir, err)
 		}
-	} else if err := checkWritableDir(filepath.Dir(partialFile(f.partial, "compare", f.shard))); err != nil {
-		return fmt.Sprintf("-partial: %v", err)
+	} else if err := checkOutputFile("-partial", partialFile(f.partial, "compare", f.shard)); err != nil {
+		return err.Error()
 	}
 	return ""
 }

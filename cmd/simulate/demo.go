@@ -31,15 +31,25 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", rest[0])
 		return 2
 	}
-	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
-	status := 0
+	var all []*scenario.Scenario
 	for _, name := range demoFiles {
-		all, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)
-		if err != nil || len(all) != 1 {
+		s, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)
+		if err != nil || len(s) != 1 {
 			fmt.Fprintf(stderr, "simulate demo: built-in scenario %s: %v\n", name, err)
 			return 2
 		}
-		if code := r.single(all[0]); code > status {
+		all = append(all, s[0])
+	}
+	if f.out != "" {
+		if err := checkOutputs("-out", f.out, "", all, func(*scenario.Scenario) bool { return true }); err != nil {
+			fmt.Fprintf(stderr, "simulate demo: %v\n", err)
+			return 2
+		}
+	}
+	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
+	status := 0
+	for _, s := range all {
+		if code := r.single(s); code > status {
 			status = code
 		}
 	}

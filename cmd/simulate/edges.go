@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -64,14 +65,24 @@ var runOutputs = []string{".jsonl", ".verdict.txt", ".porcupine.html", ".timelin
 // writable directory, and none of the files (dir/NAME+infix+suffix) exists
 // as anything but a regular file; a directory of that name stopped the
 // writing half-way, after the run. write says which scenarios write files.
+//
+// Two scenarios of one name (from two files) would write the same files,
+// the second over the first: that is refused too, naming both files.
 func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(*scenario.Scenario) bool) error {
 	if err := checkWritableDir(dir); err != nil {
 		return fmt.Errorf("%s %s: %w", flag, dir, err)
 	}
+	owner := map[string]*scenario.Scenario{}
 	for _, s := range all {
 		if !write(s) {
 			continue
 		}
+		base := sanitize(s.Name) + infix
+		if o := owner[base]; o != nil {
+			return fmt.Errorf("%s %s: %s and %s both name their scenario %q: their files (%s.*) would overwrite each other; rename one (name:); nothing was run or written",
+				flag, dir, o.File, s.File, s.Name, base)
+		}
+		owner[base] = s
 		for _, suf := range runOutputs {
 			p := filepath.Join(dir, sanitize(s.Name)+infix+suf)
 			st, err := os.Lstat(p)
@@ -88,6 +99,24 @@ func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(
 					flag, dir, p, what, s.Name, suf)
 			}
 		}
+	}
+	return nil
+}
+
+// checkOutputFile checks, before anything runs, that the file path (the
+// value of flag) can be written (through a temporary file beside it and a
+// rename): it is not a directory or anything but a regular file, and its
+// directory is, or can be made, a writable directory.
+func checkOutputFile(flag, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("%s %s: exists and is %s: the file cannot replace it; nothing was run or written", flag, path, notRegular(st.Mode()))
+	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if err := checkWritableDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%s %s: %w; nothing was run or written", flag, path, err)
 	}
 	return nil
 }
@@ -215,11 +244,19 @@ func reportTemps(dir string) (done func()) {
 	})
 }
 
-// abandon is what a second Ctrl-C (or SIGTERM) does: it removes the
-// temporary files of the writes under way (temps), says so on stderr, and
-// ends the process with exitInterrupted through exit.
+// abandon is what a second Ctrl-C (or SIGTERM) does: it kills and reaps
+// the processes the real backend started (redis-server, redis-sentinel,
+// client workers: redistest.StopAll; they were left to die with the
+// process, unreaped), removes the temporary files of the writes under
+// way (temps), says so on stderr, and ends the process with
+// exitInterrupted through exit.
 func abandon(stderr io.Writer, exit func(int)) {
+	procs := redistest.StopAll()
 	n := temps.removeAll()
-	fmt.Fprintf(stderr, "simulate: interrupted again: abandoned the runs under way; %d temporary files removed, no output half-written\n", n)
+	stopped := ""
+	if procs > 0 {
+		stopped = fmt.Sprintf("%d server and worker processes stopped, ", procs)
+	}
+	fmt.Fprintf(stderr, "simulate: interrupted again: abandoned the runs under way; %s%d temporary files removed, no output half-written\n", stopped, n)
 	exit(exitInterrupted)
 }

@@ -103,20 +103,8 @@ func TestNamedPipeArgument(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	for _, arg := range []string{dir, fifo} {
-		done := make(chan struct{})
-		var code int
-		var errs string
-		go func() {
-			defer close(done)
-			code, _, errs = runCLI(t, "run", arg)
-		}()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil { // unblock the reader
-				_ = f.Close()
-			}
-			<-done
+		code, errs, blocked := runCLINoHang(t, fifo, "run", arg)
+		if blocked {
 			t.Errorf("run %s: blocked on the named pipe", arg)
 		}
 		if code != 2 || !strings.Contains(errs, fifo+": a named pipe (FIFO)") {
@@ -270,13 +258,7 @@ func TestAbandonRemovesTemporaries(t *testing.T) {
 // no hidden temporary file in -out (the signal's default action used to
 // end it in the middle of a write).
 func TestSignalDuringOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
-	bin := filepath.Join(t.TempDir(), "simulate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := simulateBinary(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "-out", out)
 	var stderr bytes.Buffer
@@ -291,13 +273,8 @@ func TestSignalDuringOut(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(20 * time.Millisecond) // the first is handled before the second
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("exit %v, want %d\n%s", err, exitInterrupted, stderr.String())
+	if err := signalTwice(cmd, syscall.SIGTERM); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {

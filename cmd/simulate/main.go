@@ -45,11 +45,12 @@
 //
 // On Ctrl-C (SIGINT or SIGTERM) no new run starts, the runs under way
 // finish, what completed is printed (run: the summary of it, marked
-// interrupted), nothing half-written is left behind (compare's old report
-// stays whole), and the exit status is 130, as a shell reports a process
-// that SIGINT ended. A second Ctrl-C abandons the runs under way: the
-// temporary files of the writes under way are removed, and the status is
-// 130 too.
+// interrupted; agree: the rows compared), nothing half-written is left
+// behind (compare's old report stays whole), and the exit status is 130,
+// as a shell reports a process that SIGINT ended, even when the Ctrl-C
+// came during the last run. A second Ctrl-C abandons the runs under way:
+// the processes of a real run are killed and reaped, the temporary files
+// of the writes under way are removed, and the status is 130 too.
 //
 // compare -shard K/N and run -seeds N -shard K/N run one shard of the
 // sweep (job i belongs to shard i mod N; K is 0-based, as Kubernetes's
@@ -65,7 +66,8 @@
 // compare runs the comparison matrix (package compare) and writes the
 // report comparing RedissonLock and RedLock failure modes, into -out or,
 // without it, a new directory (compare-report, compare-report-2, ...): it
-// never replaces a report unasked. make report writes the reference report
+// never replaces a report unasked, and -out replaces only a report it
+// wrote (its .locksim-report marker), or takes a new or empty directory. make report writes the reference report
 // (-out reports).
 //
 // demo replays two of the scenario files built into the command, so it

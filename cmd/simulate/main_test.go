@@ -606,7 +606,7 @@ func TestCompareFlags(t *testing.T) {
 		{[]string{"compare", "extra"}, 2, "unexpected argument"},
 		{[]string{"compare", "-bogus"}, 2, "flag provided but not defined"},
 		{[]string{"compare", "-out", "."}, 2, "not a directory the report may replace"},
-		{[]string{"compare", "-out", "testdata"}, 2, "holds golden, which is not part of a report"},
+		{[]string{"compare", "-out", "testdata"}, 2, "-out testdata: not empty, and no .locksim-report file"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) {

@@ -51,7 +51,7 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDi
 			files = append(files, p)
 			continue
 		}
-		ms, err := filepath.Glob(filepath.Join(p, "*.yaml"))
+		ms, err := yamlFiles(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -61,7 +61,7 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDi
 		for _, m := range ms {
 			fromDir[m] = true
 		}
-		files = append(files, ms...) // Glob sorts
+		files = append(files, ms...)
 	}
 	for _, f := range files {
 		s, err := scenario.LoadScaled(f, scale)
@@ -71,6 +71,23 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDi
 		all = append(all, s)
 	}
 	return all, fromDir, nil
+}
+
+// yamlFiles lists the *.yaml files of directory dir, sorted. A directory
+// that cannot be read (no permission) is an error saying so; Glob, which
+// gives up silently, made it "no *.yaml scenario files".
+func yamlFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries { // sorted by name
+		if ok, _ := filepath.Match("*.yaml", e.Name()); ok {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	return files, nil
 }
 
 // runReal is `run -backend redis`: every file is checked for features the
@@ -100,17 +117,33 @@ func runReal(ctx context.Context, a realArgs, stdout, stderr io.Writer) int {
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
-			return exitInterrupted
+			break
 		}
 		switch code := realOne(ctx, a, s, &t, stdout, stderr, enc); code {
 		case 0:
 		case 1:
 			status = 1
+		case exitInterrupted:
+			t.interrupted = true
+			t.write(stdout, enc, a.asJSON)
+			return code
 		default:
 			return code
 		}
 	}
-	t.write(stdout, enc, a.asJSON)
+	return finish(ctx, &t, status, stdout, enc, a.asJSON)
+}
+
+// finish prints the summary line of t and returns the command's exit
+// status: status, or exitInterrupted when ctx was cancelled at any time,
+// even during the last run, which then completed (the summary says
+// interrupted): a Ctrl-C is never answered with 0.
+func finish(ctx context.Context, t *tally, status int, stdout io.Writer, enc *json.Encoder, asJSON bool) int {
+	if ctx.Err() != nil {
+		t.interrupted = true
+		status = exitInterrupted
+	}
+	t.write(stdout, enc, asJSON)
 	return status
 }
 

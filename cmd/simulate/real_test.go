@@ -23,7 +23,8 @@ func TestRealBackendBadInput(t *testing.T) {
 		{[]string{"run", "-backend", "nosuch", "../../scenarios/baseline-simple.yaml"}, `unknown -backend "nosuch"`},
 		{[]string{"run", "-scale", "0.5", "../../scenarios/baseline-simple.yaml"}, "-scale is for -backend redis"},
 		{[]string{"run", "-backend", "redis", "-seeds", "3", "../../scenarios/baseline-simple.yaml"}, "-seeds is for the simulation"},
-		{[]string{"run", "-backend", "redis", "-scale", "0", "../../scenarios/baseline-simple.yaml"}, "scale 0: want a positive number"},
+		{[]string{"run", "-backend", "redis", "-scale", "0", "../../scenarios/baseline-simple.yaml"}, "-scale 0: want a number in (0, 100]"},
+		{[]string{"run", "-backend", "redis", "-scale", "1e300", "../../scenarios/baseline-simple.yaml"}, "-scale 1e+300: want a number in (0, 100]"},
 		{[]string{"run", "-backend", "redis", "../../scenarios/baseline-simple.yaml", "../../scenarios/k4-pause-replies-in-flight.yaml"},
 			"k4-pause-replies-in-flight.yaml:19: clients.latency"},
 	} {

@@ -71,7 +71,7 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 func (f runFlags) bad() string {
 	switch {
 	case f.backend == "redis" && !f.shard.Sharded():
-		return ""
+		return scaleBad(f.scale)
 	case f.backend != "sim" && f.backend != "redis":
 		return fmt.Sprintf("unknown -backend %q (want sim or redis)", f.backend)
 	case f.shard.Sharded() && (f.seeds == 0 || f.backend != "sim" || f.asJSON || f.out != ""):
@@ -86,6 +86,19 @@ func (f runFlags) bad() string {
 		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	return ""
+}
+
+// maxScale is the largest -scale: a real run of a file's 10 s is then
+// about 17 minutes, and a scale beyond it is a mistake.
+const maxScale = 100
+
+// scaleBad says what is wrong with -scale (the real backend's), "" if
+// nothing: it must be a number in (0, maxScale].
+func scaleBad(scale float64) string {
+	if !(scale > 0) || scale > maxScale {
+		return fmt.Sprintf("-scale %v: want a number in (0, %d] (every duration of the files is multiplied by it)", scale, maxScale)
 	}
 	return ""
 }
@@ -149,9 +162,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for i, s := range all {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
-			r.tally.interrupted = true
-			r.tally.write(stdout, r.enc, f.asJSON)
-			return exitInterrupted
+			break
 		}
 		switch code := r.scenario(s); code {
 		case 0:
@@ -165,8 +176,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return code
 		}
 	}
-	r.tally.write(stdout, r.enc, f.asJSON)
-	return status
+	return finish(ctx, &r.tally, status, stdout, r.enc, f.asJSON)
 }
 
 // runner runs scenarios as run's flags say, printing on stdout, and
@@ -245,7 +255,7 @@ func (r *runner) single(s *scenario.Scenario) int {
 		return 2
 	}
 	vo := verdictOut{s: s, backend: "sim", scale: 1, head: fmt.Sprintf("seed=%-4d", res.Seed), seed: res.Seed, verdict: res.Verdict, match: res.Match, why: res.Why,
-		timeline: report.Text(res.History.Records(), res.Verdict, 500*time.Millisecond, 24)}
+		timeline: report.Text(res.History.Records(), res.Verdict, 500*time.Millisecond, 24), note: scenario.DrawnSkippedNote(res.History.Records())}
 	if !res.Judged() {
 		vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
 	}
@@ -338,6 +348,10 @@ type verdictOut struct {
 	// notJudged says why the run was not judged (one seed of a rate
 	// expectation); "" when it was.
 	notJudged string
+	// note is printed under the verdict line: the faults drawn from rates
+	// that could not act (scenario.DrawnSkippedNote), "" when none. JSON
+	// has it among the verdict's notes.
+	note string
 }
 
 func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
@@ -360,6 +374,9 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 		mark = "NOT AS EXPECTED: " + o.why
 	}
 	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.s.Name, o.head, verdictLine(o.verdict), mark)
+	if o.note != "" {
+		fmt.Fprintf(w, "    note: %s\n", o.note)
+	}
 	for _, x := range o.verdict.Violations {
 		fmt.Fprintf(w, "    %v\n", x)
 	}

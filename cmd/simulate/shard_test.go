@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/locksim/locksim/compare"
@@ -80,8 +81,9 @@ func TestMergeRejects(t *testing.T) {
 		return f
 	}
 	otherBuild := edit("build.json", `"build":"simulate `, `"build":"other `)
-	noRun := edit("norun.json", `"runs":[{"job":2,`, `"runs":[{"job":5,`)
-	newer := edit("v2.json", `locksim.run-partial/v1`, `locksim.run-partial/v2`)
+	noRun := edit("norun.json", `"runs":[{"job":2,"seed":3,`, `"runs":[{"job":1,"seed":2,`)
+	outOfRange := edit("range.json", `"runs":[{"job":2,`, `"runs":[{"job":5,`)
+	newer := edit("v3.json", `locksim.run-partial/v2`, `locksim.run-partial/v3`)
 	// Edited counts: a clear error, not a panic.
 	one := shardRun(t, dir, "one", 1, sweep...)[0]
 	editOne := func(name, from, to string) string {
@@ -101,6 +103,14 @@ func TestMergeRejects(t *testing.T) {
 	negShards := editOne("negshards.json", `"shards":1`, `"shards":-1`)
 	negJobs := editOne("negjobs.json", `"jobs":4`, `"jobs":-4`)
 	moreJobs := editOne("morejobs.json", `"jobs":4`, `"jobs":8`)
+	// Edited runs: each refused, naming the file, the run and what is
+	// wrong (they were merged, exit 0, an unknown verdict counted as ok).
+	banana := editOne("banana.json", `"verdict":"ok"`, `"verdict":"banana"`)
+	flipped := editOne("flipped.json", `"verdict":"ok","kinds":[]`, `"verdict":"violated","kinds":["mutual-exclusion"]`)
+	unknownKind := editOne("kind.json", `"kinds":[]`, `"kinds":["teleport"]`)
+	seed := editOne("seed.json", `{"job":1,"seed":2,`, `{"job":1,"seed":7,`)
+	// Larger than a part of 4 runs can be: refused by its size, unread.
+	padded := editOne("padded.json", `"runs":[`, `"runs":`+strings.Repeat(" ", 18<<20)+`[`)
 	for _, c := range []struct {
 		args []string
 		err  string
@@ -113,10 +123,17 @@ func TestMergeRejects(t *testing.T) {
 		{[]string{p[0], p[1], otherBuild}, "build.json: written by \"other "},
 		{[]string{otherBuild}, "not by this build"},
 		{[]string{p[0], p[1], noRun}, "shard 2/3 does not hold the runs it owns"},
-		{[]string{newer}, `format "locksim.run-partial/v2"`},
+		{[]string{p[0], p[1], outOfRange}, "range.json: run 0: job 5 is not one of the sweep's 4"},
+		{[]string{newer}, `format "locksim.run-partial/v3"`},
 		{[]string{negShards}, "-1 shards of 4 runs: not a partial result's header"},
 		{[]string{negJobs}, "1 shards of -4 runs: not a partial result's header"},
 		{[]string{moreJobs}, "8 runs for 1 scenarios of 4 seeds"},
+		{[]string{banana}, "banana.json: run 0 (job 0): verdict \"banana\" is none of ok, violated, unknown"},
+		{[]string{flipped}, "flipped.json: its runs do not match the digest written with them"},
+		{[]string{unknownKind}, "kind.json: run 0 (job 0): kind \"teleport\" is no kind of violation"},
+		{[]string{seed}, "seed.json: run 1 (job 1): seed 7, but the job's seed is 2"},
+		{[]string{padded}, "padded.json: 188"},
+		{[]string{padded}, "bytes (or more): larger than shard 0/1 of a sweep of 4 runs can be"},
 		{[]string{"-out", filepath.Join(dir, "r"), p[0], p[1], p[2]}, "-out is for compare's partial results"},
 		{[]string{filepath.Join(dir, "none.json")}, "no such file"},
 		{nil, "no partial results given"},
@@ -205,6 +222,12 @@ func TestMergeCompare(t *testing.T) {
 		}
 		parts = append(parts, f)
 	}
+	// A directory of the user's is refused, as by compare -out.
+	mine := filepath.Join(dir, "mine")
+	writeTree(t, mine, map[string]string{"README.md": "my notes\n"})
+	if code, _, errs := runCLI(t, append([]string{"merge", "-out", mine}, parts...)...); code != 2 || !strings.Contains(errs, "-out "+mine+": not empty, and no .locksim-report") {
+		t.Errorf("merge -out a directory of the user's: exit %d, %q", code, errs)
+	}
 	out := filepath.Join(dir, "report")
 	code, merged, errs := runCLI(t, append([]string{"merge", "-out", out}, parts...)...)
 	if code != 0 {
@@ -280,5 +303,32 @@ func TestReferenceCommand(t *testing.T) {
 	}
 	if d := newReportDir(); d != "compare-report-2" {
 		t.Errorf("new report directory beside compare-report: %s", d)
+	}
+}
+
+// TestMergeReadsOnlyPartials: merge reads only regular files, at once:
+// /dev/zero (it read until out of memory) and a named pipe (it waited for
+// a writer for ever) are refused, exit 2, naming the file and what it is.
+func TestMergeReadsOnlyPartials(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "part.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	for _, c := range []struct{ file, what string }{
+		{"/dev/zero", "a device"},
+		{fifo, "a named pipe (FIFO)"},
+		{t.TempDir(), "a directory"},
+	} {
+		if _, err := os.Stat(c.file); err != nil {
+			t.Logf("%s: %v", c.file, err)
+			continue
+		}
+		code, errs, blocked := runCLINoHang(t, fifo, "merge", c.file)
+		if blocked {
+			t.Errorf("merge %s: blocked", c.file)
+		}
+		if want := c.file + ": " + c.what + ", not a regular file"; code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("merge %s: exit %d, %q; want 2 and %q", c.file, code, errs, want)
+		}
 	}
 }

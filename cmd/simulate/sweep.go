@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/locksim/locksim/checker"
@@ -28,7 +29,7 @@ import (
 
 // sweepSchema names the format of a run -seeds partial result and its
 // version; a change that an older merge would misread takes a new one.
-const sweepSchema = "locksim.run-partial/v1"
+const sweepSchema = "locksim.run-partial/v2"
 
 // sweepRun is one seed of a sweep: what writeSweep judges
 // (Expect.JudgeSweep reads a verdict's status and kinds, nothing else) and
@@ -227,9 +228,15 @@ func runCommand(f runFlags) string {
 }
 
 // runShard runs the part of the sweep of all (f.seeds seeds each) that
-// f.shard owns and writes it as a partial result to f.partial; stdout
-// says what it wrote. An interrupted shard writes nothing.
+// f.shard owns and writes it as a partial result to f.partial (checked
+// before any run: checkOutputFile); stdout says what it wrote. An
+// interrupted shard writes nothing.
 func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout, stderr io.Writer) int {
+	file := partialFile(f.partial, "run", f.shard)
+	if err := checkOutputFile("-partial", file); err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return 2
+	}
 	src, err := sources(all, f.paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
@@ -252,6 +259,11 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 	for i, s := range all {
 		p.Files = append(p.Files, sweepFile{File: s.File, Source: string(src[i]), FirstSeed: firstSeed(s, f.seed)})
 	}
+	// The merge reads at most maxSweepSources bytes of files.
+	if b, err := json.Marshal(p.Files); err != nil || len(b) > maxSweepSources {
+		fmt.Fprintf(stderr, "simulate: -shard: the scenario files take %d bytes in a partial result, more than the %d (16 MiB) it may hold\n", len(b), maxSweepSources)
+		return 2
+	}
 	all, firsts, err := p.scenarios() // the texts the merge will parse
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
@@ -273,7 +285,11 @@ func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout,
 		return 2
 	}
 	p.Runs = append(p.Runs, runs...)
-	return writePartial(partialFile(f.partial, "run", f.shard), p, len(runs), len(jobs), stdout, stderr)
+	if p.RunsDigest, err = pool.RunsDigest(p.Runs); err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return exitInternal
+	}
+	return writePartial(file, p, len(runs), len(jobs), stdout, stderr)
 }
 
 // writePartial writes a partial result p (runs of jobs) to file, through a
@@ -316,9 +332,19 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 	case p.Seeds < 1 || p.Jobs != len(all)*p.Seeds:
 		err = fmt.Errorf("%s: %d runs for %d scenarios of %d seeds", names[0], p.Jobs, len(all), p.Seeds)
 	}
+	for i := 0; err == nil && i < len(parts); i++ {
+		if err = p.checkRuns(parts[i].Runs, firsts); err != nil {
+			err = fmt.Errorf("%s: %w", names[i], err)
+		}
+	}
 	var merged []sweepRun
 	if err == nil {
 		merged, err = pool.Collect(p.Jobs, shards, runs, func(r sweepRun) int { return r.Job })
+	}
+	for i := 0; err == nil && i < len(parts); i++ {
+		if err = parts[i].CheckRuns(parts[i].Runs); err != nil {
+			err = fmt.Errorf("%s: %w", names[i], err)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate merge: %v\n", err)
@@ -335,6 +361,35 @@ func mergeSweeps(names []string, parts []*sweepPartial, asJSON bool, stdout, std
 	}
 	t.write(stdout, enc, asJSON)
 	return status
+}
+
+// checkRuns checks that runs, one shard's of the sweep p describes (the
+// files' first seeds firsts), are runs it could have written: each a job
+// of the sweep at that job's seed, with a verdict and kinds that exist.
+// A partial result edited by hand or damaged is refused, naming the run
+// and what is wrong, rather than counted (an unknown verdict counted as
+// ok); the runs' digest (Header.CheckRuns) catches any other change.
+func (p *sweepPartial) checkRuns(runs []sweepRun, firsts []uint64) error {
+	known := checker.Kinds()
+	for k, r := range runs {
+		if r.Job < 0 || r.Job >= p.Jobs {
+			return fmt.Errorf("run %d: job %d is not one of the sweep's %d", k, r.Job, p.Jobs)
+		}
+		if want := firsts[r.Job/p.Seeds] + uint64(r.Job%p.Seeds); r.Seed != want {
+			return fmt.Errorf("run %d (job %d): seed %d, but the job's seed is %d", k, r.Job, r.Seed, want)
+		}
+		switch r.Verdict {
+		case checker.OK.String(), checker.Violated.String(), checker.Unknown.String():
+		default:
+			return fmt.Errorf("run %d (job %d): verdict %q is none of %s, %s, %s", k, r.Job, r.Verdict, checker.OK, checker.Violated, checker.Unknown)
+		}
+		for _, kind := range r.Kinds {
+			if !slices.Contains(known, kind) {
+				return fmt.Errorf("run %d (job %d): kind %q is no kind of violation", k, r.Job, kind)
+			}
+		}
+	}
+	return nil
 }
 
 // tallyOf counts the verdicts of runs.

@@ -121,7 +121,8 @@ func drawAdvance(t *rapid.T) op {
 func chanOf(name string) string { return "ch:{" + name + "}" }
 
 // reentrant drives reentrant_acquire (plain and idempotent),
-// reentrant_unlock (with and without the latch), reentrant_renew,
+// reentrant_unlock (with and without the latch), renew_batch (the
+// watchdog's, one to three holds),
 // reentrant_force_unlock and fenced_acquire (plain and idempotent) by three
 // holders on two locks, plus SET NX PX and simple_release on the same keys,
 // which give the scripts keys of the wrong type and take their error paths.
@@ -158,9 +159,13 @@ var reentrant = family{
 			keys := []string{name, chanOf(name), "unl:{" + name + "}:" + req}
 			args := []any{"unlock", lease, owner, latchTTL, latch}
 			return op{desc: fmt.Sprintf("reentrant_unlock %v %v", keys, args), script: scripts.ReentrantUnlock, keys: keys, args: args}
-		case "renew":
-			return op{desc: fmt.Sprintf("reentrant_renew %s %d %s", name, lease, owner), script: scripts.ReentrantRenew,
-				keys: []string{name}, args: []any{lease, owner}}
+		case "renew": // a batch of one to three holds, of either lock
+			keys, args := []string{name}, []any{lease, owner}
+			for range rapid.IntRange(0, 2).Draw(t, "more") {
+				keys = append(keys, rapid.SampledFrom(lockKeys).Draw(t, "lock"))
+				args = append(args, rapid.SampledFrom(owners).Draw(t, "owner"))
+			}
+			return op{desc: fmt.Sprintf("renew_batch %v %v", keys, args), script: scripts.RenewBatch, keys: keys, args: args}
 		case "force":
 			return op{desc: "reentrant_force_unlock " + name, script: scripts.ReentrantForceUnlock,
 				keys: []string{name, chanOf(name)}, args: []any{"force"}}
@@ -233,7 +238,7 @@ var readWrite = family{
 		case "read-renew":
 			o = op{script: scripts.RWReadRenew, keys: []string{name, timeouts}, args: []any{lease, owner}}
 		case "write-renew":
-			o = op{script: scripts.RWWriteRenew, keys: []string{name}, args: []any{lease, write}}
+			o = op{script: scripts.RenewBatch, keys: []string{name}, args: []any{lease, write}}
 		default: // force
 			o = op{script: scripts.RWForceUnlock, keys: []string{name, ch, prefix}, args: []any{"force"}}
 		}

@@ -1,6 +1,9 @@
 package pool
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -80,6 +83,38 @@ type Header struct {
 	Digest string `json:"digest"`
 	// Jobs is the number of runs of the whole sweep.
 	Jobs int `json:"jobs"`
+	// RunsDigest is a SHA-256 (hex) of this part's runs as JSON
+	// (RunsDigest), computed when the shard wrote them: a merge that finds
+	// other runs (an edited verdict, kind or seed, a damaged file) refuses
+	// the part (CheckRuns) rather than count them. It tells a changed file
+	// from the one written; it is no signature against a deliberate forger,
+	// who can compute it again.
+	RunsDigest string `json:"runs_digest"`
+}
+
+// RunsDigest is the SHA-256 (hex) of runs encoded as JSON
+// (encoding/json, as a partial result stores them): the same runs give
+// the same digest after a write and a read.
+func RunsDigest(runs any) (string, error) {
+	b, err := json.Marshal(runs)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// CheckRuns checks that runs, read from the part with header h, are the
+// runs its shard wrote: their digest is h.RunsDigest.
+func (h Header) CheckRuns(runs any) error {
+	d, err := RunsDigest(runs)
+	if err != nil {
+		return err
+	}
+	if d != h.RunsDigest {
+		return fmt.Errorf("its runs do not match the digest written with them (runs_digest %.12s, the runs' %.12s): the file was changed after its shard wrote it", h.RunsDigest, d)
+	}
+	return nil
 }
 
 // CheckHeaders checks that the partial results with these headers (read

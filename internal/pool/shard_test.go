@@ -111,3 +111,26 @@ func TestCollect(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRuns: runs check against the digest computed over them, and
+// fail it once one field of one run changes, or a run goes.
+func TestCheckRuns(t *testing.T) {
+	type run struct {
+		Job  int    `json:"job"`
+		Kind string `json:"kind"`
+	}
+	runs := []run{{0, "ok"}, {3, "violated"}}
+	d, err := RunsDigest(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Header{RunsDigest: d}
+	if err := h.CheckRuns(runs); err != nil {
+		t.Fatalf("the runs written: %v", err)
+	}
+	for _, changed := range [][]run{{{0, "ok"}, {3, "ok"}}, {{0, "ok"}, {4, "violated"}}, {{0, "ok"}}} {
+		if err := h.CheckRuns(changed); err == nil || !strings.Contains(err.Error(), "do not match the digest") {
+			t.Errorf("%v: %v", changed, err)
+		}
+	}
+}

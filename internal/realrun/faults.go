@@ -56,9 +56,8 @@ func (r *run) Now() time.Duration { return r.rec.Since() }
 // ActAt adds act to the steps the run takes at t. Every fault the real
 // backend runs is scheduled by the clock, so every step is known before the
 // run starts (start orders them); a step added later has no scheduler to
-// run it and is refused. An error from act fails the run: on real servers
-// a step that cannot be taken is a broken harness, not a fact of the run.
-func (r *run) ActAt(t time.Duration, _ string, act func() error) error {
+// run it and is refused. An error from act is skipOrFail's.
+func (r *run) ActAt(t time.Duration, name string, act func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.started {
@@ -66,10 +65,34 @@ func (r *run) ActAt(t time.Duration, _ string, act func() error) error {
 	}
 	r.acts = append(r.acts, action{t, func() {
 		if err := act(); err != nil {
-			r.fail(err)
+			r.skipOrFail(name, err)
 		}
 	}})
 	return nil
+}
+
+// skipOrFail handles the error of a step of the fault named name: one that
+// could not act (faults.ErrCannotAct: its node, group or client was not in
+// a state it acts on, which a fault bound to an operation can bring about)
+// is recorded as skipped, as the simulation records it, and the run's
+// expectation fails on it (scenario.JudgeRun); any other fails the run: on
+// real servers a step that cannot be taken is a broken harness, not a fact
+// of the run.
+func (r *run) skipOrFail(name string, err error) {
+	if errors.Is(err, faults.ErrCannotAct) {
+		r.rec.Skipped(name, err)
+		return
+	}
+	if name != "" {
+		err = fmt.Errorf("%s: %w", name, err)
+	}
+	r.fail(err)
+}
+
+// cannotAct is the error of a step that finds its target in a state it
+// does not act on (faults.ErrCannotAct).
+func cannotAct(format string, args ...any) error {
+	return fmt.Errorf("realrun: %s: %w", fmt.Sprintf(format, args...), faults.ErrCannotAct)
 }
 
 // CheckNode reports a name that is no node of the run.
@@ -103,6 +126,9 @@ func (r *run) CheckGroup(name string) error {
 // the restart, so that a holder relying on it has silently lost it from
 // now.
 func (r *run) CrashNode(node string) error {
+	if r.servers[node].State() == redistest.Down {
+		return cannotAct("crash %s: node is already down", node)
+	}
 	if err := r.kill(node); err != nil {
 		return err
 	}
@@ -133,6 +159,9 @@ func (r *run) lost(node string) {
 // RestartNode restarts node; once the run is stopping, a restart that
 // fails (its snapshot cancelled) is no error.
 func (r *run) RestartNode(node string) error {
+	if st := r.servers[node].State(); st != redistest.Down {
+		return cannotAct("restart %s: node is %v", node, st)
+	}
 	if err := r.cl.Restart(r.stopCtx, node); err != nil && r.stopCtx.Err() == nil {
 		return err
 	}
@@ -143,6 +172,9 @@ func (r *run) RestartNode(node string) error {
 // with the highest replication offset), which becomes the group's master
 // for the clients; the other replicas follow it.
 func (r *run) Failover(group, to string) error {
+	if err := r.canFailOver(group, to); err != nil {
+		return err
+	}
 	if r.sen != nil {
 		return r.sen.failover(group, to)
 	}
@@ -195,6 +227,33 @@ func (r *run) Failover(group, to string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// canFailOver returns faults.ErrCannotAct when group has no running node
+// but its current master (or to is not one), as the simulation's failover
+// finds no running replica to promote.
+func (r *run) canFailOver(group, to string) error {
+	r.mu.Lock()
+	old := r.current[group]
+	r.mu.Unlock()
+	for _, n := range r.s.Nodes {
+		if n.Config.Name != group {
+			continue
+		}
+		names := []string{group}
+		for _, rp := range n.Replicas {
+			names = append(names, rp.Config.Name)
+		}
+		for _, name := range names {
+			if name != old && (to == "" || name == to) && r.servers[name].State() == redistest.Running {
+				return nil
+			}
+		}
+	}
+	if to != "" {
+		return cannotAct("failover %s: %q is not a running replica", group, to)
+	}
+	return cannotAct("failover %s: no running replica to promote", group)
 }
 
 // mostAdvanced is the running replica of reps with the highest replication

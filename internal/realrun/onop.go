@@ -84,7 +84,7 @@ func (r *run) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration)
 // ActOnOp runs act after event ev of the op sel selects, after later
 // (right away, on the task or proxy goroutine that saw the event, when
 // after is 0: before the client's next step, or before the applied
-// request's reply goes on). An error from act fails the run, as ActAt's.
+// request's reply goes on). An error from act is skipOrFail's, as ActAt's.
 func (r *run) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error {
 	if err := r.CheckOnOp(sel, ev, after); err != nil {
 		return err
@@ -178,7 +178,7 @@ func (r *run) fire(t *opTrigger) {
 			return
 		}
 		if err := t.act(); err != nil {
-			r.fail(fmt.Errorf("%s: %w", t.name, err))
+			r.skipOrFail(t.name, err)
 		}
 	}
 	if t.after == 0 {

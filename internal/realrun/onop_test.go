@@ -109,3 +109,55 @@ expect: any
 		t.Fatalf("c1's acquires delayed in the window: %d, fast after it: %d; c2's delayed: %d", slowIn, fastAfter, slowOther)
 	}
 }
+
+// TestScriptedSkipFailsExpectationReal: on real servers as in the
+// simulation, a timed fault that cannot act because a fault bound to an
+// operation changed its node first (a crash of a replica already down) is
+// recorded as a skipped scripted fault, and the run does not match its
+// expectation, the fault named in the reason; the run itself does not
+// fail (before, the step's error failed the run as a broken harness).
+// The control, whose timed crash acts, matches.
+func TestScriptedSkipFailsExpectationReal(t *testing.T) {
+	bin := redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	file := func(bound string) []byte {
+		return []byte(`duration: 600ms
+topology:
+  nodes: [{name: m1, replicas: [{name: r1}]}]
+clients: [{name: c1, holds: 1, hold: 50ms}]
+algorithm: {kind: simple, ttl: 5s}
+faults:
+` + bound + `  - {at: 300ms, kind: crash, node: r1, stay: true}
+expect: ok
+`)
+	}
+	for _, c := range []struct {
+		name, bound string
+		match       bool
+	}{
+		{"control", "", true},
+		{"crashed by a bound fault first", "  - {kind: crash, node: r1, stay: true, on: {client: c1, op: acquire, event: return}}\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := scenario.Parse("skip.yaml", file(c.bound))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped := scenario.Skipped(r.Records)
+			if c.match {
+				if !r.Match || len(skipped) > 0 {
+					t.Errorf("match %v (%s), skipped %q; want a match", r.Match, r.Why, skipped)
+				}
+				return
+			}
+			want := "crash r1 at 300ms: realrun: crash r1: node is already down: cannot act"
+			if r.Match || !strings.Contains(r.Why, want) || len(skipped) != 1 || skipped[0] != want {
+				t.Errorf("match %v, why %q, skipped %q; want no match naming %q", r.Match, r.Why, skipped, want)
+			}
+		})
+	}
+}

@@ -182,6 +182,13 @@ func (r *Recorder) Fault(op, node, client, detail string) {
 	r.add(history.Record{Kind: history.KindFault, Op: op, Node: node, Client: client, Detail: detail})
 }
 
+// Skipped records that the scripted fault named name could not act (err
+// says why), as the simulation records it (sim.World.RecordSkipped): the
+// real backend runs scripted faults only.
+func (r *Recorder) Skipped(name string, err error) {
+	r.add(history.Record{Kind: history.KindFault, Op: history.FaultSkipped, Value: history.SkippedScripted, Detail: name + ": " + err.Error()})
+}
+
 // Failover records that group's master is now node to (the checkers move
 // the group's authority to it from now on).
 func (r *Recorder) Failover(group, to, detail string) {

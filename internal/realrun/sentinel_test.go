@@ -91,6 +91,10 @@ func TestSentinelScenarios(t *testing.T) {
 		{"f0-sentinel-failover-lagging-replica.yaml", 2, false},
 		{"f0-sentinel-synced-acquire-wait.yaml", 1, false},
 		{"fenced-sentinel-token-reuse.yaml", 2, false},
+		// Redisson's replicated config (the synced step after every lock
+		// script) under Sentinel: unsynced acquires given back, then no
+		// WAIT on the promoted replica.
+		{"redisson-sentinel-replicated-failover.yaml", 1, false},
 		// The master frozen (SIGSTOP) instead of killed: the same loss.
 		{"f0-sentinel-failover-lagging-replica.yaml", 2, true},
 	} {

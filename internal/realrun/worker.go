@@ -57,6 +57,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -164,6 +165,9 @@ type worker struct {
 	paused  bool
 	crashed bool // killed by a client-crash: nothing more of it is recorded
 	reaped  bool
+	// untrack ends the process's tracking for redistest.StopAll, once
+	// reaped.
+	untrack func()
 
 	stub *client           // the client's name as onop.go and reqs.go want it: no connections
 	ops  map[int64]*runOp  // the reader's own
@@ -215,6 +219,7 @@ func (r *run) startWorkers() error {
 		if err := w.cmd.Start(); err != nil {
 			return fmt.Errorf("realrun: start the worker of %s: %w", name, err)
 		}
+		w.untrack = redistest.Track(w.cmd.Process, func() { w.kill(); w.reap() })
 		r.workers[name] = w
 		r.workerList = append(r.workerList, w)
 		go w.read()
@@ -402,7 +407,7 @@ func (r *run) CrashClient(name string) error {
 	w.mu.Lock()
 	if w.crashed || w.reaped {
 		w.mu.Unlock()
-		return fmt.Errorf("realrun: crash %s: the client has already crashed", name)
+		return cannotAct("crash %s: the client has already crashed", name)
 	}
 	w.crashed = true
 	err := w.cmd.Process.Kill()
@@ -482,6 +487,7 @@ func (w *worker) reap() {
 		return
 	}
 	_ = w.cmd.Wait()
+	w.untrack()
 	w.reaped = true
 }
 

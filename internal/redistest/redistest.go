@@ -112,6 +112,8 @@ type Server struct {
 	replicaOf string // the current master, "" for a master
 	cmd       *exec.Cmd
 	state     State
+	// untrack ends the tracking of the running process (StopAll).
+	untrack func()
 }
 
 // State is a server's process state as the harness left it.
@@ -298,6 +300,7 @@ func (s *Server) startLocked() error {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}
 	s.cmd, s.state = cmd, Running
+	s.untrack = Track(cmd.Process, func() { _ = s.Stop() })
 	deadline := time.Now().Add(s.cfg.StartTimeout)
 	for {
 		if ping(s.Addr, 200*time.Millisecond) == nil {
@@ -382,6 +385,7 @@ func (s *Server) Kill() error {
 func (s *Server) killLocked() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
+	s.untrack()
 	s.state = Down
 	if s.cfg.Clock != nil {
 		s.cfg.Clock.reaped(s.cmd.Process.Pid)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +336,32 @@ func TestLaunchPortInUse(t *testing.T) {
 	}
 	if err == nil || !errors.Is(err, errAddrInUse) || time.Since(start) > time.Second {
 		t.Fatalf("Launch on a taken port: %v after %v", err, time.Since(start))
+	}
+}
+
+// TestStopAll: StopAll kills and reaps every server still running (a
+// paused one too) and only those; a stopped server is no longer tracked.
+func TestStopAll(t *testing.T) {
+	a, b, c := Start(t), Start(t), Start(t)
+	if err := b.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{a.Pid(), b.Pid()}
+	if n := StopAll(); n != 2 {
+		t.Errorf("StopAll stopped %d processes, want 2", n)
+	}
+	for i, s := range []*Server{a, b} {
+		if s.State() != Down {
+			t.Errorf("server %d: %v after StopAll", i, s.State())
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pids[i])); err == nil && runtime.GOOS == "linux" {
+			t.Errorf("server %d (pid %d) is still there (unreaped)", i, pids[i])
+		}
+	}
+	if n := StopAll(); n != 0 {
+		t.Errorf("a second StopAll stopped %d", n)
 	}
 }

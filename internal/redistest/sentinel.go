@@ -144,6 +144,8 @@ type Sentinel struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	down bool
+	// untrack ends the tracking of the running process (StopAll).
+	untrack func()
 }
 
 // StartSentinels launches the sentinels as cfg says (Bin defaults to
@@ -249,6 +251,7 @@ func (s *Sentinel) start(cfg SentinelConfig, conf string) error {
 	}
 	s.mu.Lock()
 	s.cmd, s.down = cmd, false
+	s.untrack = Track(cmd.Process, func() { _ = s.Stop() })
 	s.mu.Unlock()
 	deadline := time.Now().Add(cfg.StartTimeout)
 	for ping(s.Addr, 200*time.Millisecond) != nil {
@@ -282,6 +285,7 @@ func (s *Sentinel) Stop() error {
 	}
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
+	s.untrack()
 	s.down = true
 	return nil
 }

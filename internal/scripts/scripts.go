@@ -62,8 +62,13 @@ var (
 	ReentrantAcquire = must("reentrant_acquire")
 	// ReentrantUnlock is the reentrant lock's unlock script.
 	ReentrantUnlock = must("reentrant_unlock")
-	// ReentrantRenew is the watchdog's renewal script.
-	ReentrantRenew = must("reentrant_renew")
+	// RenewBatch is the watchdog's renewal of up to a batch of holds in
+	// one script (Redisson's LockTask, 3.44.0+): KEYS[i] the lock of hold
+	// i; ARGV[1] lease ms, ARGV[i+1] the holder field of hold i. It
+	// answers an array with, for each hold, 1 (held: the TTL reset to the
+	// lease) or 0 (the key or the field is gone). The reentrant and fenced
+	// locks' holds and the read-write lock's write holds renew with it.
+	RenewBatch = must("renew_batch")
 	// ReentrantForceUnlock deletes a lock whoever holds it.
 	ReentrantForceUnlock = must("reentrant_force_unlock")
 	// FencedAcquire is the fenced lock's acquire script.
@@ -83,7 +88,9 @@ var (
 	RWReadUnlock = must("rw_read_unlock")
 	// RWReadRenew is the read holder's watchdog renewal of its own
 	// acquisitions: KEYS[1] lock, KEYS[2] the holder's timeout key prefix;
-	// ARGV[1] lease ms, ARGV[2] read field.
+	// ARGV[1] lease ms, ARGV[2] read field. 1 while held, else 0. The
+	// watchdog runs it once per read hold (the write holds renew in
+	// batches, RenewBatch).
 	RWReadRenew = must("rw_read_renew")
 	// RWWriteAcquire takes or re-enters the write hold: KEYS[1] lock;
 	// ARGV[1] lease ms, ARGV[2] write field. nil when acquired, else the TTL.
@@ -93,9 +100,6 @@ var (
 	// field, ARGV[4] latch TTL ms, ARGV[5] latch on ("1"/"0"). 1 released,
 	// 0 holds remain, nil not held.
 	RWWriteUnlock = must("rw_write_unlock")
-	// RWWriteRenew is the writer's watchdog renewal: KEYS[1] lock; ARGV[1]
-	// lease ms, ARGV[2] write field.
-	RWWriteRenew = must("rw_write_renew")
 	// RWForceUnlock deletes a read-write lock: KEYS[1] lock, KEYS[2]
 	// channel, KEYS[3] key prefix; ARGV[1] message, ARGV[2] the mode it
 	// must be in ('read', 'write'; '' or absent: either).

@@ -19,3 +19,29 @@ func TestTagged(t *testing.T) {
 		}
 	}
 }
+
+// TestKeySlot pins KeySlot to slots Redis computes (CLUSTER KEYSLOT, and
+// the CRC16 test vector of the Redis Cluster specification): the whole key
+// without a tag, the tag with one, and the degenerate tags hashed whole.
+// lock's TestKeySlotMatchesRedis checks it against a redis-server too.
+func TestKeySlot(t *testing.T) {
+	if got := crc16("123456789"); got != 0x31c3 {
+		t.Fatalf("crc16(123456789) = %#x, want 0x31c3 (the Cluster specification's test vector)", got)
+	}
+	for key, want := range map[string]int{
+		"":              0,
+		"foo":           12182,
+		"bar":           5061,
+		"somekey":       11058,
+		"{user1000}.a":  3443,
+		"{user1000}.b":  3443,
+		"user1000":      3443,
+		"foo{}{bar}":    8363, // an empty first tag: the whole key
+		"foo{{bar}}zap": 4015, // the tag is "{bar"
+		"foo{bar}{zap}": 5061, // the first tag only: "bar"
+	} {
+		if got := KeySlot(key); got != want {
+			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
