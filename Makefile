@@ -127,7 +127,10 @@ real:
 # fresh seeds, ten times the checks, the shrinking budget and the correct
 # mutex's seeds that make test gives them (not needed by CI), and the
 # long-run memory check (scenario.TestSoakMemory: peak RSS of the longest
-# and the widest run the limits accept, each in a process of its own), and
+# and the widest run the limits accept, each in a process of its own), the
+# runs at the documented maxima with faults (scenario.TestSoakMaxima:
+# 1,000 clients of each simulated kind, a verdict within the checks'
+# budget and peak RSS under 3 GiB, each in a process of its own), and
 # the library's stress runs on a redis-server for a minute each
 # (lock/stress_test.go).
 soak:
@@ -135,6 +138,7 @@ soak:
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -timeout 60m ./props/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run '^TestSoakMemory$$' -v -timeout 30m ./scenario/
+	LOCKSIM_SOAK=1 $(GO) test -count=1 -run '^TestSoakMaxima$$' -v -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestStress' -timeout 10m ./lock/
 
 # report-real runs each peer library's scenario (scenarios/peers/peer-*.yaml:

@@ -195,14 +195,16 @@ func boolCmp(a, b bool) int {
 
 // overlapViolations turns the overlaps of hs, the holdings of h, into
 // violations.
-func overlapViolations(h []history.Record, hs []Holding) []Violation {
+// violations into violations, spending w (overlaps').
+func overlapViolations(h []history.Record, hs []Holding, w *oracleWork) []Violation {
 	var out []Violation
-	for _, o := range Overlaps(hs) {
+	c := lazyCauses{h: h}
+	for _, o := range overlaps(hs, w) {
 		out = append(out, Violation{
 			Kind: MutualExclusion, Lock: o.Lock, Holders: []string{o.A.Client, o.B.Client},
 			From: o.From, To: o.To,
 			Detail: fmt.Sprintf("%s%s and %s%s both believed they held it", o.A.Client, tokenNote(o.A.Token), o.B.Client, tokenNote(o.B.Token)),
-			Faults: FaultsBefore(h, o.From, 5),
+			Faults: c.before(o.From),
 		})
 	}
 	return out
@@ -228,7 +230,10 @@ func (o Overlap) String() string {
 // Holdings are swept in (lock, start) order, as Holdings returns them (a
 // copy is sorted otherwise): each is compared only with those that start
 // before it ends.
-func Overlaps(hs []Holding) []Overlap {
+func Overlaps(hs []Holding) []Overlap { return overlaps(hs, nil) }
+
+// overlaps is Overlaps spending w: a unit per pair of holdings compared.
+func overlaps(hs []Holding, w *oracleWork) []Overlap {
 	byStart := func(a, b Holding) int { return cmp.Or(cmp.Compare(a.Lock, b.Lock), cmp.Compare(a.From, b.From)) }
 	if !slices.IsSortedFunc(hs, byStart) {
 		hs = slices.Clone(hs)
@@ -237,6 +242,9 @@ func Overlaps(hs []Holding) []Overlap {
 	var out []Overlap
 	for i := range hs {
 		for j := i + 1; j < len(hs) && hs[j].Lock == hs[i].Lock && hs[j].From < hs[i].To; j++ {
+			if !w.charge(1, hs[j].From) {
+				return out
+			}
 			a, b := hs[i], hs[j]
 			if a.Client == b.Client || (a.Shared && b.Shared) {
 				continue

@@ -7,6 +7,13 @@
 // ones (liveness, a resurrected lock that everyone waits out), so that
 // reports can count them apart.
 //
+// Every check runs within a Budget (CheckWithin, LinearizableWithin; Check
+// and Linearizable use DefaultBudget): the memory a search holds, the model
+// steps of a window's search, and each check's work over the history, all
+// counted by the checks themselves, so that the same history gets the same
+// verdict on any machine. A check that would exceed it gives up, and the
+// verdict is Unknown with a note saying which check, where, and which bound.
+//
 // # Op records
 //
 // Checkers read the op records (kind "op") that workloads (package traffic)

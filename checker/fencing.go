@@ -68,7 +68,7 @@ type FencingReport struct {
 // runs (a real server's, from internal/realrun, records none) falls back on
 // the returns, which a late reply can misorder: there a regression may be a
 // delayed reply's.
-func Fencing(h []history.Record) (FencingReport, []Violation) { return fencing(h, nil) }
+func Fencing(h []history.Record) (FencingReport, []Violation) { return fencing(h, nil, nil) }
 
 // fencedAcquireReq is the req record's command of FencedLock's acquire
 // script, whose reply carries the token it issued.
@@ -91,13 +91,20 @@ func historyEnd(h []history.Record) time.Duration {
 // is read, so any end after the last record serves. The stale writes come
 // before the regressions, each in record order, then all by time (a stable
 // sort), as the verdict lists them.
-func fencing(h []history.Record, hs []Holding) (FencingReport, []Violation) {
-	fw := fencedWrites{highest: map[string]written{}}
-	ti := tokenIssues{h: h, hs: hs}
+//
+// w is what it may spend (nil: no bound): a unit per write and acquire
+// with a token, and per holding of the acquirer's looked at.
+func fencing(h []history.Record, hs []Holding, w *oracleWork) (FencingReport, []Violation) {
+	causes := &lazyCauses{h: h}
+	fw := fencedWrites{highest: map[string]written{}, causes: causes}
+	ti := tokenIssues{h: h, hs: hs, causes: causes, w: w}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
 			continue
+		}
+		if !w.charge(1, r.At()) {
+			break
 		}
 		if !maybeInt(r.Result) {
 			continue // what ParseInt refuses, without its error's allocation
@@ -131,6 +138,7 @@ type fencedWrites struct {
 	rep     FencingReport
 	highest map[string]written // resource -> its highest accepted token
 	stale   []Violation
+	causes  *lazyCauses
 }
 
 // write judges r, a write of h with token tok: a rejected one was
@@ -153,7 +161,7 @@ func (fw *fencedWrites) write(h []history.Record, r *history.Record, tok int64) 
 	case seen && tok < top.token:
 		fw.rep.StaleAccepted++
 		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{holder}, From: t, To: t,
-			Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: FaultsBefore(h, t, 5)})
+			Detail: fmt.Sprintf("accepted token %d after %d", tok, top.token), Faults: fw.causes.before(t)})
 	case seen && tok == top.token:
 		fw.staleAtSameToken(h, r, holder, top, t)
 	default: // the first write, or a higher token
@@ -170,7 +178,7 @@ func (fw *fencedWrites) staleAtSameToken(h []history.Record, r *history.Record, 
 		other := top.writers[i]
 		fw.rep.StaleAccepted++
 		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
-			Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", top.token, holder, other), Faults: FaultsBefore(h, t, 5)})
+			Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", top.token, holder, other), Faults: fw.causes.before(t)})
 	}
 	if !slices.Contains(top.writers, holder) {
 		top.writers = append(top.writers, holder)
@@ -201,6 +209,8 @@ type tokenIssues struct {
 	byHolder map[string][]Holding // holder + "\x00" + lock -> its exclusive holdings
 	reqs     map[string][]int     // client -> its req records (clientReqs)
 	issues   []issue
+	causes   *lazyCauses
+	w        *oracleWork
 }
 
 // add records the token tok that r, a successful acquire, got.
@@ -236,7 +246,9 @@ func (ti *tokenIssues) index() {
 // that spans t, or -1 when none does.
 func (ti *tokenIssues) holdingStart(holder, lock string, t time.Duration) time.Duration {
 	from := time.Duration(-1)
-	for _, hd := range ti.byHolder[holder+"\x00"+lock] {
+	hds := ti.byHolder[holder+"\x00"+lock]
+	ti.w.charge(int64(len(hds)), t)
+	for _, hd := range hds {
 		if hd.From <= t && t <= hd.To {
 			from = max(from, hd.From)
 		}
@@ -309,7 +321,7 @@ func (ti *tokenIssues) regression(prev, a issue) (Violation, bool) {
 		detail = fmt.Sprintf("token %d issued after %d", a.token, prev.token)
 	}
 	return Violation{Kind: TokenRegression, Lock: a.lock, Holders: []string{prev.holder, a.holder}, From: a.first, To: a.first,
-		Detail: detail, Faults: FaultsBefore(ti.h, a.first, 5)}, true
+		Detail: detail, Faults: ti.causes.before(a.first)}, true
 }
 
 // maybeInt is false for a string that strconv.ParseInt(s, 10, 64) refuses

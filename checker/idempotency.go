@@ -32,6 +32,12 @@ import (
 // its call, which may then flag such a delayed release. The holding's
 // token comes from the holder's last acquire.
 func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
+	return tr.idempotencyViolations(h, nil)
+}
+
+// idempotencyViolations is IdempotencyViolations spending w: a unit per
+// release judged, and per run of it.
+func (tr *Truth) idempotencyViolations(h []history.Record, w *oracleWork) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
 	reqs := clientReqs(h) // client -> its req records on a key, in call order
@@ -53,6 +59,9 @@ func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
 		}
 		u := unlock{r: r, groups: groups, runs: releaseRuns(h, reqs[r.Client], r),
 			hd: Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}}
+		if !w.charge(1+int64(len(u.runs)), r.At()) {
+			break
+		}
 		if v, wrong := tr.judgeUnlock(u); wrong {
 			out = append(out, v)
 		}
@@ -144,7 +153,7 @@ func (tr *Truth) releasedAnothers(u unlock) (Violation, bool) {
 func (tr *Truth) unlockViolation(u unlock, t time.Duration, detail string) Violation {
 	return Violation{
 		Kind: UnlockIdempotency, Lock: u.r.Lock, Holders: []string{u.hd.Client}, From: t, To: t,
-		Detail: detail, Faults: FaultsBefore(tr.recs, t, 5),
+		Detail: detail, Faults: tr.faultsBefore(t),
 	}
 }
 

@@ -88,12 +88,14 @@ const (
 // hundred operations, and each window is searched from the set of states
 // the lock can be in at its start (checkLock says why that is exactly the
 // verdict of one search of the whole). Each window's search is bounded by
-// LinStepBudget model steps, a count that does not depend on the machine's
-// load; timeout (0: no bound) bounds each Porcupine search in wall-clock
-// time as a safety net only, and should be well above what LinStepBudget
-// steps take (scenario.LinTimeout). A violation is explained by a
-// bisection over its window's history as it stood at each return, to find
-// where it first went wrong.
+// DefaultBudget(len(h)) (LinearizableWithin takes another): its model
+// steps, the memory it holds, and the whole check's work, all counted, so
+// that they do not depend on the machine or its load; timeout (0: no
+// bound) bounds each Porcupine search in wall-clock time as a safety net
+// only, and should be well above what the budget takes
+// (scenario.LinTimeout). A violation is explained by a bisection over its
+// window's history as it stood at each return, to find where it first went
+// wrong.
 //
 // A failed release whose Detail says it deleted the holder's key on some
 // nodes (history.ReleasedDetail, "released=k/n" with k >= 1: the spec's
@@ -115,6 +117,17 @@ const (
 // towards "legal" when the history cannot tell, is described in the models'
 // rules below.
 func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts ...LinOption) Verdict {
+	return LinearizableWithin(h, kind, Budget{Wall: timeout}, opts...)
+}
+
+// LinearizableWithin is Linearizable under the budget bud (its zero fields
+// from DefaultBudget(len(h)); bud.Wall is the wall-clock safety net). A
+// lock whose check would exceed it is undecided: the verdict is Unknown
+// unless another lock's is Violated, with a note naming the lock, the
+// window (its time span, its operations, the most open at once) and the
+// bound that ran out.
+func LinearizableWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) Verdict {
+	bud = bud.For(len(h))
 	var v Verdict
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
@@ -125,8 +138,9 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 	if len(lh.ops) == 0 {
 		return v
 	}
+	work := newLinWork(bud)
 	for l := range lh.locks {
-		r := lh.checkLock(h, lh.opsOf(int32(l)), timeout)
+		r := lh.checkLock(h, lh.opsOf(int32(l)), bud, work)
 		switch {
 		case r.violation != nil:
 			v.Add(*r.violation)
@@ -136,9 +150,6 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 	}
 	return v
 }
-
-// visualizeWall bounds Visualize's drawing search.
-const visualizeWall = 10 * time.Second
 
 // Visualization is what Porcupine draws of a history's linearizability
 // check: the model the history was checked against and the (partial)
@@ -152,6 +163,17 @@ type Visualization struct {
 	// operations and expiries have ClientId i ("c1", "c1/a"). Porcupine
 	// itself labels a client's row with the number only.
 	Clients []string
+	// Operations are the operations drawn, as Porcupine was given them
+	// (Model.Partition splits them as Porcupine did): a writer reads them
+	// to weigh the page before it makes it.
+	Operations []porcupine.Operation
+	// Annotations are the annotations added to Info (faults, expiries,
+	// violations, undecided), for the same reason.
+	Annotations []porcupine.Annotation
+	// Undecided says why the drawing's search stopped before it decided
+	// (its budget, or the wall-clock net), "" when it did: the partial
+	// linearizations drawn are then those found by that point.
+	Undecided string
 }
 
 // Visualize checks h as Linearizable does and returns what Porcupine's HTML
@@ -161,10 +183,15 @@ type Visualization struct {
 // violation found on a "linearizability" row.
 //
 // The partial linearizations drawn come from one Porcupine search of the
-// whole history, given at most visualizeWall (or timeout, if shorter): on
-// a history too large for that the picture shows the operations and the
-// violations without them, and says "undecided" on its linearizability
-// row. The violations are the windowed check's (Linearizable's).
+// whole history (of each lock), under the default budget
+// (VisualizeWithin takes another): each lock's search may take Steps model
+// steps and hold its share of Memory (Memory divided by the number of
+// locks: the locks' searches run at once), counted as a window's search
+// counts them, so the drawing is the same on any machine. On a history too
+// large for that the picture shows the operations and the violations, the
+// linearizations found before the budget ran out, and "undecided" on its
+// linearizability row. The violations are the windowed check's
+// (Linearizable's). timeout is the wall-clock safety net.
 //
 // The partial linearizations are put in one order (longest first, then by
 // their operations' ids) before Porcupine sees them: Porcupine collects
@@ -173,30 +200,86 @@ type Visualization struct {
 // one each operation's row shows, differently (same seed, different
 // HTML).
 func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ...LinOption) (Visualization, error) {
+	return VisualizeWithin(h, kind, Budget{Wall: timeout}, opts...)
+}
+
+// VisualizeWithin is Visualize under the budget bud (its zero fields from
+// DefaultBudget(len(h))).
+func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) (Visualization, error) {
+	bud = bud.For(len(h))
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
 		return Visualization{}, fmt.Errorf("checker: Visualize: %w", err)
 	}
 	model := lh.model(true)
-	// The drawing's search (its partial linearizations) is one search of
-	// the whole history, bounded by visualizeWall at most: it shapes the
-	// picture only. The violations drawn are the windowed check's, the
-	// verdict's.
-	wall := visualizeWall
-	if timeout > 0 {
-		wall = min(timeout, visualizeWall)
-	}
-	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(lh.ops), wall)
+	drawing, budgets := lh.drawingModel(model, bud)
+	ops := lh.operations(lh.ops)
+	res, info := porcupine.CheckOperationsVerbose(drawing, ops, bud.Wall)
 	canonicalPartials(info)
 	var vs []Violation
+	work := newLinWork(bud)
 	for l := range lh.locks {
-		if r := lh.checkLock(h, lh.opsOf(int32(l)), timeout); r.violation != nil {
+		if r := lh.checkLock(h, lh.opsOf(int32(l)), bud, work); r.violation != nil {
 			vs = append(vs, *r.violation)
 		}
 	}
-	timeout = wall
-	info.AddAnnotations(lh.annotations(h, res, vs, timeout))
-	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders)}, nil
+	undecided := ""
+	switch {
+	case res == porcupine.Unknown:
+		undecided = "Porcupine timed out after " + bud.Wall.String()
+	case res == porcupine.Illegal:
+		// The search has returned: its budgets are read by this goroutine
+		// only from here on.
+		for l, b := range budgets {
+			if b.spent() {
+				undecided = fmt.Sprintf("the drawing's search of lock %s gave up: %s; the linearizations drawn are those it had found", lh.locks[l], b.why())
+				break
+			}
+		}
+	}
+	notes := lh.annotations(h, vs, undecided)
+	info.AddAnnotations(notes)
+	return Visualization{Model: model, Info: info, Clients: slices.Clone(lh.holders), Operations: ops, Annotations: notes, Undecided: undecided}, nil
+}
+
+// drawingModel is model (partitioned by lock) with a budget per lock, for
+// the drawing's one search of the whole history: each lock's Porcupine
+// search, which runs in a goroutine of its own, steps only its own lock's
+// budget (bud.Steps, and bud.Memory shared out between the locks), which
+// it returns, to be read once the search has returned (not timed out).
+// Porcupine's drawing replays the linearizations with
+// the model itself, so it must be given model, not this one.
+func (lh *linHistory) drawingModel(model porcupine.Model, bud Budget) (porcupine.Model, []*linBudget) {
+	counts := make([]int, len(lh.locks))
+	for i := range lh.ops {
+		counts[lh.ops[i].lock]++
+	}
+	budgets := make([]*linBudget, len(lh.locks))
+	words := make([]int, len(lh.locks))
+	share := max(1, bud.Memory/int64(max(1, len(lh.locks))))
+	for l := range budgets {
+		budgets[l] = newLinBudget(bud.Steps, share)
+		words[l] = porcupineSearch(budgets[l], counts[l])
+	}
+	step := model.Step
+	m := model
+	m.Step = func(s, in, out any) (bool, any) {
+		l := in.(*linOp).lock
+		b := budgets[l]
+		if b.spent() {
+			return false, nil
+		}
+		b.steps++
+		ok, next := step(s, in, out)
+		if st, isState := next.(*linState); isState {
+			b.steps += stepCost(st) - 1
+			if ok {
+				b.hold(porcupineEntryBytes + 8*int64(words[l]) + stateBytes(st))
+			}
+		}
+		return ok, next
+	}
+	return m, budgets
 }
 
 // canonicalPartials sorts each partition's partial linearizations in

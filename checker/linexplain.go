@@ -119,7 +119,21 @@ func prefix(ops []linOp, t int64) []linOp {
 // operations returning at t are the culprits; the states the model allows
 // just before them (from a linearization of the history with their outcomes
 // made unknown) name the holders they collide with.
-func (lh *linHistory) explain(h []history.Record, model porcupine.Model, ops []linOp, timeout time.Duration) Violation {
+//
+// Each Porcupine search (one per bisection step, and the last) has a budget
+// of its own (bud's steps and memory, as a window's search): a search that
+// runs out of it, or past bud.Wall, counts as not illegal, so the
+// bisection moves on, and the state before the culprits is then unknown.
+func (lh *linHistory) explain(h []history.Record, init *linState, ops []linOp, bud Budget) Violation {
+	// search runs one budgeted search of ops'; illegal only when it
+	// finished within its budget and found no order.
+	search := func(sub []linOp) bool {
+		b := newLinBudget(bud.Steps, bud.Memory)
+		pops := lh.operations(sub)
+		words := porcupineSearch(b, len(pops))
+		res := porcupine.CheckOperationsTimeout(lh.windowModel(init, b, words), pops, bud.Wall)
+		return res == porcupine.Illegal && !b.spent() // b is read only once the search finished
+	}
 	var rets []int64
 	for _, o := range ops {
 		if o.out != outUnknown {
@@ -131,7 +145,7 @@ func (lh *linHistory) explain(h []history.Record, model porcupine.Model, ops []l
 	lo, hi := 0, len(rets)-1 // the whole history (rets[hi]) is known illegal
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if porcupine.CheckOperationsTimeout(model, lh.operations(prefix(ops, rets[mid])), timeout) == porcupine.Illegal {
+		if search(prefix(ops, rets[mid])) {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -160,18 +174,8 @@ func (lh *linHistory) explain(h []history.Record, model porcupine.Model, ops []l
 	for _, o := range culprits {
 		o.out, o.ret = outUnknown, farReturn
 	}
-	before := "unknown (the search timed out)"
-	res, info := porcupine.CheckOperationsVerbose(model, lh.operations(relaxed), timeout)
-	if res == porcupine.Ok {
-		if st, ok := stateBefore(model, info, culprits); ok {
-			before = lh.describeState(st)
-			for _, x := range st.set {
-				for _, hi := range x.holders() {
-					holders = append(holders, lh.holders[hi])
-				}
-			}
-		}
-	}
+	before, others := lh.stateBeforeCulprits(init, relaxed, culprits, bud)
+	holders = append(holders, others...)
 	slices.Sort(holders)
 	holders = slices.Compact(holders)
 	n := 0
@@ -190,6 +194,35 @@ func (lh *linHistory) explain(h []history.Record, model porcupine.Model, ops []l
 			strings.Join(what, " and "), n, lh.kind, before),
 		Faults: FaultsBefore(h, time.Duration(t), 5),
 	}
+}
+
+// stateBeforeCulprits describes the states the lock could be in just
+// before culprits (relaxed's, their outcomes made unknown), from one
+// budgeted search of relaxed, and names the holders those states hold;
+// "unknown (...)" when the search timed out or ran out of its budget.
+func (lh *linHistory) stateBeforeCulprits(init *linState, relaxed []linOp, culprits []*linOp, bud Budget) (string, []string) {
+	b := newLinBudget(bud.Steps, bud.Memory)
+	pops := lh.operations(relaxed)
+	words := porcupineSearch(b, len(pops))
+	res, info := porcupine.CheckOperationsVerbose(lh.windowModel(init, b, words), pops, bud.Wall)
+	switch {
+	case res == porcupine.Illegal && b.spent(): // b is read only once the search finished
+		return "unknown (the search ran out of its budget)", nil
+	case res != porcupine.Ok:
+		return "unknown (the search timed out)", nil
+	}
+	// Replayed without a budget: the search found the order within it.
+	st, ok := stateBefore(lh.windowModel(init, nil, 0), info, culprits)
+	if !ok {
+		return "unknown (the search timed out)", nil
+	}
+	var holders []string
+	for _, x := range st.set {
+		for _, hi := range x.holders() {
+			holders = append(holders, lh.holders[hi])
+		}
+	}
+	return lh.describeState(st), holders
 }
 
 // stateBefore replays the linearization in info up to the first culprit
@@ -217,7 +250,9 @@ func stateBefore(model porcupine.Model, info porcupine.LinearizationInfo, culpri
 }
 
 // annotations for the visualization: faults, expiries, violations.
-func (lh *linHistory) annotations(h []history.Record, res porcupine.CheckResult, vs []Violation, timeout time.Duration) []porcupine.Annotation {
+// undecided, when not "", says why the drawing's search did not decide: an
+// "undecided" annotation over the whole history says so.
+func (lh *linHistory) annotations(h []history.Record, vs []Violation, undecided string) []porcupine.Annotation {
 	var out []porcupine.Annotation
 	holderIdx := map[string]int{}
 	for i, x := range lh.holders {
@@ -247,9 +282,9 @@ func (lh *linHistory) annotations(h []history.Record, res porcupine.CheckResult,
 		out = append(out, porcupine.Annotation{Tag: "linearizability", Start: int64(v.From), End: int64(v.To),
 			Description: "violated: " + v.Lock, Details: v.String(), BackgroundColor: "#ff9191"})
 	}
-	if res == porcupine.Unknown {
+	if undecided != "" {
 		out = append(out, porcupine.Annotation{Tag: "linearizability", Start: 0, End: lh.end,
-			Description: "undecided", Details: "Porcupine timed out after " + timeout.String(), BackgroundColor: "#fff3a5"})
+			Description: "undecided", Details: undecided, BackgroundColor: "#fff3a5"})
 	}
 	return out
 }

@@ -6,27 +6,27 @@ package checker
 import "slices"
 
 // linConfig is one configuration of the sweep: the open operations
-// already linearized (a bitset over the window's operations) and the model
-// state they lead to.
+// already linearized (a bitset over the sweep's slots, one per operation
+// open at once: frontierSweep.slot) and the model state they lead to.
 type linConfig struct {
 	lin []uint64
 	st  *linState
 }
 
-func (c linConfig) has(i int) bool { return c.lin[i/64]&(1<<(i%64)) != 0 }
+func (c linConfig) has(bit int) bool { return c.lin[bit/64]&(1<<(bit%64)) != 0 }
 
-func (c linConfig) with(i int) linConfig {
+func (c linConfig) with(bit int) linConfig {
 	lin := slices.Clone(c.lin)
-	lin[i/64] |= 1 << (i % 64)
+	lin[bit/64] |= 1 << (bit % 64)
 	return linConfig{lin: lin, st: c.st}
 }
 
-func (c linConfig) without(i int) linConfig {
-	if !c.has(i) {
+func (c linConfig) without(bit int) linConfig {
+	if !c.has(bit) {
 		return c
 	}
 	lin := slices.Clone(c.lin)
-	lin[i/64] &^= 1 << (i % 64)
+	lin[bit/64] &^= 1 << (bit % 64)
 	return linConfig{lin: lin, st: c.st}
 }
 
@@ -38,6 +38,11 @@ func (c linConfig) key() uint64 {
 	return h
 }
 
+// bytes is c's counted size (Budget.Memory): its bitset, its overhead and
+// its state. Configurations that share a state count it each: an
+// overestimate, never an underestimate.
+func (c linConfig) bytes() int64 { return configBytes + 8*int64(len(c.lin)) + stateBytes(c.st) }
+
 // linFrontier collects configurations, merging those with the same
 // linearized operations and the same armed operations into one whose state
 // set is the union of theirs (exact: see linCarry).
@@ -48,16 +53,37 @@ func (c linConfig) key() uint64 {
 // map. Either way the first configuration (in the order they were added)
 // with the key that matches is the one found, so the index changes no
 // result.
+//
+// A frontier counts what it holds against its budget b (nil: none): each
+// configuration's bytes while it is in the frontier, until drop.
 type linFrontier struct {
 	keys  []uint64 // keys[i] is cfgs[i]'s key (add's, or seenAdd's)
 	cfgs  []linConfig
 	byKey map[uint64][]int // the indices of cfgs by key, once there are more than frontierScan
+	b     *linBudget
+	bytes int64 // counted against b
 }
 
 // frontierScan is how many configurations a frontier finds by a scan.
 const frontierScan = 16
 
-func newFrontier() *linFrontier { return &linFrontier{} }
+func newFrontier(b *linBudget) *linFrontier { return &linFrontier{b: b} }
+
+// count adds n bytes (negative: fewer) to what f holds.
+func (f *linFrontier) count(n int64) {
+	if f.b != nil {
+		f.bytes += n
+		f.b.hold(n)
+	}
+}
+
+// drop gives back everything f holds to its budget: f is no longer used.
+func (f *linFrontier) drop() {
+	if f.b != nil {
+		f.b.free(f.bytes)
+		f.bytes = 0
+	}
+}
 
 // find returns the index of the first configuration with key k that match
 // accepts, or -1.
@@ -82,6 +108,9 @@ func (f *linFrontier) find(k uint64, match func(g *linConfig) bool) int {
 func (f *linFrontier) insert(k uint64, c linConfig) {
 	f.keys = append(f.keys, k)
 	f.cfgs = append(f.cfgs, c)
+	if f.b != nil {
+		f.count(c.bytes())
+	}
 	switch {
 	case f.byKey != nil:
 		f.byKey[k] = append(f.byKey[k], len(f.cfgs)-1)
@@ -105,7 +134,11 @@ func (f *linFrontier) add(c linConfig) {
 	for _, x := range c.st.set {
 		set, _ = addState(set, x)
 	}
-	g.st = &linState{set: set, armed: g.st.armed}
+	merged := &linState{set: set, armed: g.st.armed}
+	if f.b != nil {
+		f.count(stateBytes(merged) - stateBytes(g.st))
+	}
+	g.st = merged
 }
 
 // frontierEnds computes every state the lock can be in after win (one
@@ -120,7 +153,16 @@ func (f *linFrontier) add(c linConfig) {
 // Configurations with the same linearized operations are merged (their
 // states' union: exact, see linCarry). ok is false when, at some return,
 // no configuration is left: no order of the window is legal from from.
-// spent: the budget ran out first (ends is then incomplete).
+// spent: the budget (its steps, or the bytes the configurations hold) ran
+// out first (ends is then incomplete).
+//
+// A configuration's bitset has a bit per slot, not per operation of the
+// window: an operation takes a free slot at its call and gives it back at
+// its return, when every configuration has cleared its bit, so the bitsets
+// are as wide as the most operations open at once, not as the window.
+// Which slot an operation has changes no result: configurations are
+// compared bit for bit at one instant of the sweep, where slots and open
+// operations correspond one to one.
 //
 // One reduction keeps a burst of refused acquires from costing 2^n: while
 // no operation of unknown outcome is armed or in the window, an open
@@ -131,35 +173,56 @@ func (f *linFrontier) add(c linConfig) {
 // was a superset of what it left, and the order that puts it first is
 // legal too and ends in a superset; the union carried is the same.
 func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) (ends []*linState, ok, spent bool) {
-	sw := &frontierSweep{win: win, b: b, eager: true}
+	evs := sweepEvents(win)
+	sw := &frontierSweep{win: win, b: b, eager: true, slot: make([]int32, len(win))}
 	for _, st := range from {
 		sw.eager = sw.eager && len(st.armed) == 0
 	}
 	for i := range win {
 		sw.eager = sw.eager && win[i].out != outUnknown
 	}
-	words := (len(win) + 63) / 64
-	cur := newFrontier()
+	words := (maxOpenEvents(evs) + 63) / 64
+	cur := newFrontier(b)
 	for _, st := range from {
 		cur.add(linConfig{lin: make([]uint64, words), st: st})
 	}
-	for _, ev := range sweepEvents(win) {
+	for _, ev := range evs {
 		if b.spent() {
+			cur.drop()
 			return nil, false, true
 		}
+		var next *linFrontier
 		if !ev.ret {
-			cur = sw.call(cur, ev.i)
-			continue
+			next = sw.call(cur, ev.i)
+		} else {
+			next = sw.ret(cur, ev.i)
 		}
-		cur = sw.ret(cur, ev.i)
-		if len(cur.cfgs) == 0 {
+		cur.drop()
+		cur = next
+		if ev.ret && len(cur.cfgs) == 0 {
 			return nil, b.spent(), b.spent()
 		}
 	}
 	for _, c := range cur.cfgs {
 		ends = append(ends, c.st)
 	}
+	cur.drop()
 	return ends, true, false
+}
+
+// maxOpenEvents is the most operations open at once in the sweep of evs
+// (sweepEvents' order): the slots a configuration's bitset needs.
+func maxOpenEvents(evs []sweepEvent) int {
+	open, most := 0, 0
+	for _, ev := range evs {
+		if ev.ret {
+			open--
+		} else {
+			open++
+			most = max(most, open)
+		}
+	}
+	return most
 }
 
 // sweepEvent is a call (ret false) or a return of win[i] at t.
@@ -192,28 +255,36 @@ func sweepEvents(win []linOp) []sweepEvent {
 }
 
 // frontierSweep is one frontierEnds sweep: the window, the budget, whether
-// the refused-acquire reduction applies (eager), and the operations open
-// at the sweep's instant.
+// the refused-acquire reduction applies (eager), the operations open at
+// the sweep's instant, and the slot (bit of the configurations' bitsets)
+// each open operation has, with the free ones.
 type frontierSweep struct {
 	win   []linOp
 	b     *linBudget
 	eager bool
 	open  []int
+	slot  []int32 // slot[i]: win[i]'s bit while it is open
+	free  []int32 // slots given back, to take again (last first)
+	slots int32   // slots taken so far
 }
 
+// bit is win[i]'s slot.
+func (sw *frontierSweep) bit(i int) int { return int(sw.slot[i]) }
+
 func (sw *frontierSweep) step(st *linState, i int) (bool, *linState) {
-	sw.b.steps++
-	return st.step(&sw.win[i])
+	ok, next := st.step(&sw.win[i])
+	sw.b.steps += stepCost(next)
+	return ok, next
 }
 
 // absorbOne linearizes the open refused acquire i in c when it leaves c's
 // state as it is (the reduction in frontierEnds' doc).
 func (sw *frontierSweep) absorbOne(c linConfig, i int) linConfig {
-	if o := &sw.win[i]; !sw.eager || c.has(i) || !o.kind.acquire() || o.out != outFail {
+	if o := &sw.win[i]; !sw.eager || c.has(sw.bit(i)) || !o.kind.acquire() || o.out != outFail {
 		return c
 	}
 	if ok, next := sw.step(c.st, i); ok && next.equal(c.st) {
-		return c.with(i)
+		return c.with(sw.bit(i))
 	}
 	return c
 }
@@ -226,10 +297,17 @@ func (sw *frontierSweep) absorb(c linConfig) linConfig {
 	return c
 }
 
-// call opens win[i] in every configuration of cur.
+// call opens win[i] in every configuration of cur, in a free slot.
 func (sw *frontierSweep) call(cur *linFrontier, i int) *linFrontier {
+	if n := len(sw.free); n > 0 {
+		sw.slot[i] = sw.free[n-1]
+		sw.free = sw.free[:n-1]
+	} else {
+		sw.slot[i] = sw.slots
+		sw.slots++
+	}
 	sw.open = append(sw.open, i)
-	next := newFrontier()
+	next := newFrontier(sw.b)
 	for _, c := range cur.cfgs {
 		// Only the new operation: the others were tried on this same
 		// state when it was reached.
@@ -240,38 +318,41 @@ func (sw *frontierSweep) call(cur *linFrontier, i int) *linFrontier {
 
 // ret closes win[i]: every configuration that has not linearized it
 // linearizes open operations until it is among them, in every legal way.
+// Its slot is then clear in every configuration, and free.
 func (sw *frontierSweep) ret(cur *linFrontier, i int) *linFrontier {
-	next := newFrontier()
+	next := newFrontier(sw.b)
 	for _, c := range cur.cfgs {
-		if c.has(i) {
-			next.add(c.without(i))
+		if c.has(sw.bit(i)) {
+			next.add(c.without(sw.bit(i)))
 			continue
 		}
 		sw.linearizeUntil(c, i, next)
 	}
 	sw.open = slices.DeleteFunc(sw.open, func(j int) bool { return j == i })
+	sw.free = append(sw.free, sw.slot[i])
 	return next
 }
 
 // linearizeUntil adds to next every configuration reached from c by
 // linearizing open operations up to and including win[i] (i then closed).
 func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
-	seen := newFrontier()
+	seen := newFrontier(sw.b)
+	defer seen.drop()
 	stack := []linConfig{c}
 	for len(stack) > 0 && !sw.b.spent() {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, j := range sw.open {
-			if x.has(j) {
+			if x.has(sw.bit(j)) {
 				continue
 			}
 			ok, st := sw.step(x.st, j)
 			if !ok {
 				continue
 			}
-			y := sw.absorb(linConfig{lin: x.with(j).lin, st: st})
-			if y.has(i) {
-				next.add(y.without(i))
+			y := sw.absorb(linConfig{lin: x.with(sw.bit(j)).lin, st: st})
+			if y.has(sw.bit(i)) {
+				next.add(y.without(sw.bit(i)))
 				continue
 			}
 			if seenAdd(seen, y) {

@@ -16,7 +16,7 @@ func TestFrontierFindsFirstMatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	ops := []*linOp{{}, {}, {}}
 	for _, n := range []int{5, frontierScan, frontierScan + 1, 200} {
-		f, seen := newFrontier(), newFrontier()
+		f, seen := newFrontier(nil), newFrontier(nil)
 		var want []linConfig
 		for range n {
 			c := linConfig{lin: []uint64{uint64(r.IntN(n/2 + 1)), uint64(r.IntN(2))}, st: &linState{armed: ops[:r.IntN(len(ops)+1)]}}

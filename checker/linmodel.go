@@ -278,6 +278,9 @@ type lockState interface {
 	// the receiver (b is of the same type).
 	covers(b lockState) bool
 	hash() uint64
+	// bytes is the state's counted size (Budget.Memory): its value's, and
+	// what it points to.
+	bytes() int64
 	// holders lists the holders the state names.
 	holders() []int32
 	describe(names []string) string

@@ -110,6 +110,8 @@ func (s reentState) covers(b lockState) bool {
 	return s.holder == t.holder && s.lo <= t.lo && s.hi >= t.hi && s.exp <= t.exp && s.at <= t.at
 }
 
+func (s reentState) bytes() int64 { return 32 }
+
 func (s reentState) hash() uint64 {
 	return mix(mix(mix(mix(uint64(s.holder), uint64(s.lo)), uint64(s.hi)), uint64(s.exp)), uint64(s.at))
 }

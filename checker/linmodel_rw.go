@@ -240,6 +240,9 @@ func (s rwState) covers(b lockState) bool {
 	return true
 }
 
+// bytes counts the readers' holds (12 bytes each) besides the value.
+func (s rwState) bytes() int64 { return 64 + 12*int64(len(s.readers)) }
+
 func (s rwState) hash() uint64 {
 	h := mix(mix(mix(mix(mix(uint64(s.writer), uint64(s.wlo)), uint64(s.whi)), uint64(s.exp)), uint64(s.rmin)), uint64(s.at))
 	for _, r := range s.readers {

@@ -79,6 +79,8 @@ func (s simpleState) covers(b lockState) bool {
 	return s.holder == t.holder && s.exp <= t.exp && s.at <= t.at
 }
 
+func (s simpleState) bytes() int64 { return 24 }
+
 func (s simpleState) hash() uint64 {
 	return mix(mix(uint64(s.holder), uint64(s.exp)), uint64(s.at))
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/locksim/locksim/history"
 )
 
-// LinStepBudget bounds the model steps (calls of the Porcupine model's
-// Step) of the search of one window of one lock's operations. A window
-// whose search needs more is undecided, and so is its lock's verdict: the
-// verdict says which lock, which window (its time span and operation
-// count) and that this budget ran out.
+// LinStepBudget is the default of Budget.Steps: it bounds the model steps
+// (calls of the Porcupine model's Step, weighted by stepCost) of each
+// search of one window of one lock's operations. A window whose search
+// needs more is undecided, and so is its lock's verdict: the verdict says
+// which lock, which window (its time span and operation count) and that
+// this budget ran out.
 //
 // A count of steps, not a time limit, decides "unknown" because a step
 // count does not depend on the machine: Porcupine's search of one partition
@@ -30,12 +31,14 @@ import (
 // CheckOperationsTimeout's wall-clock one, so the budget is counted in the
 // model: once it is spent every Step refuses, Porcupine unwinds its search
 // at once (it answers "illegal"), and the check reports the window as
-// undecided, not as illegal. The wall-clock timeout Linearizable takes
-// remains as a safety net only; TestLinStepBudgetBeforeWall shows a spent
-// budget takes far less time than the timeout the scenarios use
+// undecided, not as illegal. The wall-clock timeout (Budget.Wall) remains
+// as a safety net only; TestLinStepBudgetBeforeWall shows a spent budget
+// takes far less time than the timeout the scenarios use
 // (scenario.LinTimeout), so on accepted inputs the net is not what decides.
+// The memory a search holds (Budget.Memory) is bounded the same way, by
+// counting it.
 //
-// Spending 2,000,000 steps took 0.9 to 5.4 s on the project's loaded
+// Spending 2,000,000 steps took 0.5 to 5.4 s on the project's loaded
 // 2-core machine (TestLinStepBudgetBeforeWall); a window of a correct run
 // needs a few steps per operation (scenario.BenchmarkLimits measures the
 // sizes that check). The same budget bounds the exhaustive sweep of a
@@ -54,13 +57,6 @@ var linMinWindow = 256
 // undecided.
 const linMaxGroups = 16
 
-// linBudget counts the model steps of one window's search.
-type linBudget struct {
-	steps, limit int64
-}
-
-func (b *linBudget) spent() bool { return b.steps >= b.limit }
-
 // linSink is the probe that closes a window's search: an operation called
 // after every operation of the window has returned, so that Porcupine can
 // only reach it with all of them linearized. Its Step records the model
@@ -77,14 +73,17 @@ type linSink struct {
 }
 
 // windowModel is the single-lock model starting from init, spending b (nil:
-// no budget), and recording end states at the sink.
+// no budget), and recording end states at the sink. Each accepted step
+// counts, against b, what Porcupine keeps of it: a cache entry with a
+// bitset of words words, and the state.
 //
 // A search Porcupine gives up on at its wall-clock limit is abandoned, not
 // stopped: its goroutine runs on until it next looks at its context, still
 // stepping this model. So a search that timed out must be the last reader
 // and writer of its budget and sink (searchWindow returns at once), and a
-// model reused across searches that may time out (explain's) has no budget.
-func (lh *linHistory) windowModel(init *linState, b *linBudget) porcupine.Model {
+// model reused across searches that may time out has no budget (explain
+// makes one model per search).
+func (lh *linHistory) windowModel(init *linState, b *linBudget, words int) porcupine.Model {
 	m := lh.model(false)
 	m.Init = func() any { return init }
 	m.Step = func(s, in, _ any) (bool, any) {
@@ -100,6 +99,12 @@ func (lh *linHistory) windowModel(init *linState, b *linBudget) porcupine.Model 
 			return sk.accept, st
 		}
 		ok, next := st.step(in.(*linOp))
+		if b != nil {
+			b.steps += stepCost(next) - 1
+			if ok {
+				b.hold(porcupineEntryBytes + 8*int64(words) + stateBytes(next))
+			}
+		}
 		return ok, next
 	}
 	describe := m.DescribeOperation
@@ -110,6 +115,16 @@ func (lh *linHistory) windowModel(init *linState, b *linBudget) porcupine.Model 
 		return describe(in, out)
 	}
 	return m
+}
+
+// porcupineSearch starts a Porcupine search of n operations on b: what it
+// holds before its first step (porcupineOpBytes each), replacing what the
+// previous search on b held (Porcupine's memory is garbage once a search
+// returns). It returns the bitset words of the search's cache entries.
+func porcupineSearch(b *linBudget, n int) (words int) {
+	b.free(b.held)
+	b.hold(porcupineOpBytes * int64(n))
+	return (n + 63) / 64
 }
 
 // porcupineEnd is where Porcupine takes o to end: its return, or its call
@@ -185,18 +200,19 @@ type linLockResult struct {
 }
 
 // searchWindow runs Porcupine on win from each state of from (linCarry's
-// groups), ending with a sink. exhaustive: the sink refuses, so the search
-// visits every legal order and ends holds every end state; otherwise the
-// sink accepts and the search stops at the first legal order (ends holds
-// its end state). spent and timedOut say whether the step budget or the
-// wall-clock net ran out (ends is then incomplete).
-func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive bool, limit int64, wall time.Duration) (ends []*linState, spent, timedOut bool) {
-	b := &linBudget{limit: limit}
+// groups), ending with a sink, spending b. exhaustive: the sink refuses, so
+// the search visits every legal order and ends holds every end state;
+// otherwise the sink accepts and the search stops at the first legal order
+// (ends holds its end state). spent and timedOut say whether the budget
+// (b.why says which bound) or the wall-clock net ran out (ends is then
+// incomplete).
+func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive bool, b *linBudget, wall time.Duration) (ends []*linState, spent, timedOut bool) {
 	end := windowEnd(win) + 1
 	for _, st := range from {
 		sink := &linSink{accept: !exhaustive}
 		pops := append(lh.operations(win), porcupine.Operation{ClientId: -1, Input: sink, Call: end, Return: end})
-		res := porcupine.CheckOperationsTimeout(lh.windowModel(st, b), pops, wall)
+		words := porcupineSearch(b, len(pops))
+		res := porcupine.CheckOperationsTimeout(lh.windowModel(st, b, words), pops, wall)
 		if res == porcupine.Unknown {
 			// Timed out: the search's goroutine may still be stepping
 			// (windowModel); touch neither b nor the sink again.
@@ -259,7 +275,7 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 // before, across and just after cuts, and in a history whose first window
 // is such a burst); Unknown says what was not decided. More than
 // linMaxGroups distinct armed sets at a cut also make the lock undecided.
-func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Duration) linLockResult {
+func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, work *linWork) linLockResult {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(a, b linOp) int { return cmpInt64(a.call, b.call) })
 	wins := linWindows(sorted, linMinWindow)
@@ -280,27 +296,34 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Durat
 		spent, timedOut := true, false
 		if inexact == "" {
 			var legal bool
-			ends, legal, spent = lh.frontierEnds(win, carried, &linBudget{limit: LinStepBudget})
+			b := work.search(bud)
+			ends, legal, spent = lh.frontierEnds(win, carried, b)
+			work.spent += b.steps
 			if !legal && !spent {
 				ends = nil
 			}
-		}
-		if spent {
-			if inexact == "" {
-				inexact = fmt.Sprintf("the search for every state the lock could be in after %s exceeded its budget of %d model steps (checker.LinStepBudget), so only the state one legal order of it reaches was carried on",
-					span, LinStepBudget)
+			if spent {
+				inexact = fmt.Sprintf("the search for every state the lock could be in after %s gave up (%s), so only the state one legal order of it reaches was carried on",
+					span, work.why(b))
 			}
-			ends, spent, timedOut = lh.searchWindow(win, carried, false, LinStepBudget, wall)
+		}
+		var b *linBudget
+		if spent {
+			b = work.search(bud)
+			ends, spent, timedOut = lh.searchWindow(win, carried, false, b, bud.Wall)
+			if !timedOut {
+				work.spent += b.steps // a search that timed out may still be stepping: b is its alone
+			}
 		}
 		switch {
 		case spent:
-			return gaveUp(fmt.Sprintf("the search exceeded its budget of %d model steps (checker.LinStepBudget)", LinStepBudget))
+			return gaveUp(work.why(b))
 		case timedOut:
-			return gaveUp(fmt.Sprintf("the search ran past its wall-clock safety net of %v before its step budget (checker.LinStepBudget) was spent", wall))
+			return gaveUp(fmt.Sprintf("the search ran past its wall-clock safety net of %v before its budget (checker.Budget) was spent", bud.Wall))
 		case len(ends) == 0 && inexact != "":
 			return gaveUp("no order of it is legal from the states carried into it, but those may not be all the lock could be in: " + inexact)
 		case len(ends) == 0:
-			v := lh.explain(h, lh.windowModel(carried[0], nil), win, wall)
+			v := lh.explain(h, carried[0], win, bud)
 			if wi > 0 {
 				v.Detail += fmt.Sprintf(" (checked from every state the lock could be in at %v, a point where no operation was open, after %d earlier operations found legal)",
 					time.Duration(win[0].call), done)
@@ -314,6 +337,29 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, wall time.Durat
 		done += len(win)
 	}
 	return linLockResult{windows: len(wins)}
+}
+
+// linWork is the work (model steps) the linearizability check of one
+// history has spent over its windows and locks so far, and its bound
+// (Budget.Work).
+type linWork struct{ spent, limit, steps int64 }
+
+// newLinWork is the work budget of a check under bud.
+func newLinWork(bud Budget) *linWork { return &linWork{limit: bud.Work, steps: bud.Steps} }
+
+// search is the budget of one search of one window: bud's steps, or what
+// is left of the check's work if less, and bud's memory.
+func (w *linWork) search(bud Budget) *linBudget {
+	return newLinBudget(min(bud.Steps, max(0, w.limit-w.spent)), bud.Memory)
+}
+
+// why says which bound b ran out of: its own (linBudget.why), or the
+// check's work when that is what limited its steps.
+func (w *linWork) why(b *linBudget) string {
+	if !b.memSpent && b.limit < w.steps {
+		return fmt.Sprintf("the check's work budget of %d model steps over the whole history (checker.Budget.Work) ran out", w.limit)
+	}
+	return b.why()
 }
 
 // windowEnd is the latest end (porcupineEnd) of a window's operations.

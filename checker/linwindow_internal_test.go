@@ -124,7 +124,8 @@ func TestLinWindowedAgreesWithPorcupine(t *testing.T) {
 			illegal++
 		}
 		linMinWindow = 1 + i%3
-		r := lh.checkLock(h, ops, 0)
+		bud := Budget{}.For(len(h))
+		r := lh.checkLock(h, ops, bud, newLinWork(bud))
 		if r.undecided != "" {
 			t.Fatalf("history %d: undecided: %s", i, r.undecided)
 		}
@@ -137,8 +138,8 @@ func TestLinWindowedAgreesWithPorcupine(t *testing.T) {
 		slices.SortStableFunc(sorted, func(a, b linOp) int { return cmpInt64(a.call, b.call) })
 		win := linWindows(sorted, 1000)[0]
 		from := []*linState{lh.model(false).Init().(*linState)}
-		got, ok, spent := lh.frontierEnds(win, from, &linBudget{limit: LinStepBudget})
-		want, wspent, _ := lh.searchWindow(win, from, true, LinStepBudget, 0)
+		got, ok, spent := lh.frontierEnds(win, from, newLinBudget(bud.Steps, bud.Memory))
+		want, wspent, _ := lh.searchWindow(win, from, true, newLinBudget(bud.Steps, bud.Memory), 0)
 		if spent || wspent || ok != (len(want) > 0) || ok != whole {
 			t.Fatalf("history %d: sweep ok=%v spent=%v, Porcupine's sink %d states, whole legal=%v", i, ok, spent, len(want), whole)
 		}

@@ -61,14 +61,30 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 // span is an interval [from, to) of world time.
 type span struct{ from, to time.Duration }
 
-// inAny reports whether t falls in one of ss.
-func inAny(ss []span, t time.Duration) bool {
+// spanIndex answers whether a time falls in one of a set of spans, by two
+// binary searches instead of a pass over the spans (which, asked at every
+// span's boundary, made Waits quadratic with many clients).
+type spanIndex struct{ froms, tos []time.Duration }
+
+// newSpanIndex indexes ss's non-empty spans: t falls in one of them when
+// more start at or before t than end at or before t (a non-empty span
+// that ended by t also started by t).
+func newSpanIndex(ss []span) spanIndex {
+	var x spanIndex
 	for _, s := range ss {
-		if s.from <= t && t < s.to {
-			return true
+		if s.from < s.to {
+			x.froms = append(x.froms, s.from)
+			x.tos = append(x.tos, s.to)
 		}
 	}
-	return false
+	slices.Sort(x.froms)
+	slices.Sort(x.tos)
+	return x
+}
+
+// inAny reports whether t falls in one of the spans, [from, to).
+func (x spanIndex) inAny(t time.Duration) bool {
+	return atOrBefore(x.froms, t) > atOrBefore(x.tos, t)
 }
 
 // isAttempt reports whether r is an acquire attempt (exclusive or shared).
@@ -111,9 +127,10 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 	}
 	slices.Sort(pts)
 	pts = slices.Compact(pts)
+	w, hd := newSpanIndex(waiting), newSpanIndex(held)
 	start := time.Duration(-1)
 	for _, t := range pts {
-		bad := inAny(waiting, t) && !inAny(held, t)
+		bad := w.inAny(t) && !hd.inAny(t)
 		switch {
 		case bad && start < 0:
 			start = t
@@ -246,13 +263,14 @@ func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
 // never attempted an acquire waited for nothing and is not reported.
 func ClientLivenessViolations(h []history.Record, end time.Duration, bounds map[string]time.Duration) []Violation {
 	var out []Violation
+	causes := lazyCauses{h: h}
 	for _, w := range ClientWaits(h, end) {
 		b, ok := bounds[w.Client]
 		if !ok || w.Duration() <= b {
 			continue
 		}
 		out = append(out, Violation{Kind: Liveness, Lock: w.Lock, Holders: []string{w.Client}, From: w.From, To: w.To,
-			Detail: fmt.Sprintf("%s, longer than its bound %v", w, b), Faults: FaultsBefore(h, w.To, 5)})
+			Detail: fmt.Sprintf("%s, longer than its bound %v", w, b), Faults: causes.before(w.To)})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -33,6 +34,12 @@ import (
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
 func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
+	return tr.reentrancyViolations(h, nil)
+}
+
+// reentrancyViolations is ReentrancyViolations spending w: a unit per hold
+// count compared at a check time, and per release judged.
+func (tr *Truth) reentrancyViolations(h []history.Record, w *oracleWork) []Violation {
 	order, ops := countedOps(h)
 	var out []Violation
 	for _, k := range order {
@@ -41,8 +48,11 @@ func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
 			continue
 		}
 		oh := newOwnerHolds(ops[k])
-		out = append(out, tr.countDisagreements(k, groups[0], oh)...)
-		out = append(out, tr.releasesLeavingLevels(k, oh)...)
+		out = append(out, tr.countDisagreements(k, groups[0], oh, w)...)
+		out = append(out, tr.releasesLeavingLevels(k, oh, w)...)
+		if w != nil && w.stopped {
+			break
+		}
 	}
 	return out
 }
@@ -109,6 +119,14 @@ type ownerHolds struct {
 	// estimate ran out, the master keeps the count until the key's TTL, and
 	// the workload still releases.
 	steps []holdStep
+	// times[i] is steps[i].t, counts[i] the count after steps[0..i]
+	// (unmatched's answer).
+	times  []time.Duration
+	counts []int
+	// calls and ends are the ops' calls, and the returns of those that
+	// returned, sorted (inFlight counts with them); okEnds the returns of
+	// the successful ones, sorted (opEndingAt).
+	calls, ends, okEnds []time.Duration
 }
 
 type holdStep struct {
@@ -116,84 +134,206 @@ type holdStep struct {
 	delta int // +1, -1, or 0 for a reset
 }
 
-// newOwnerHolds reads the steps off one count's operations.
+// newOwnerHolds reads the steps off one count's operations, and indexes
+// them: each question unmatched, busyBut and endsOK answer is a binary
+// search, not a pass over the operations (a pass each, at every check
+// time of every count, made the oracle quadratic with many clients).
 func newOwnerHolds(ops []*history.Record) ownerHolds {
-	var steps []holdStep
+	oh := ownerHolds{ops: ops}
 	for _, r := range ops {
 		end, done := r.Returned()
 		acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
 		switch {
 		case acquire && r.Outcome == history.OutcomeOK && done:
-			steps = append(steps, holdStep{end, 1})
+			oh.steps = append(oh.steps, holdStep{end, 1})
 		case !acquire && r.Outcome == history.OutcomeOK:
-			steps = append(steps, holdStep{r.At(), -1})
+			oh.steps = append(oh.steps, holdStep{r.At(), -1})
 		case !acquire && r.Outcome == history.OutcomeFail:
-			steps = append(steps, holdStep{r.At(), 0})
+			oh.steps = append(oh.steps, holdStep{r.At(), 0})
+		}
+		oh.calls = append(oh.calls, r.At())
+		if done {
+			oh.ends = append(oh.ends, end)
+			if r.Outcome == history.OutcomeOK {
+				oh.okEnds = append(oh.okEnds, end)
+			}
 		}
 	}
-	slices.SortStableFunc(steps, func(a, b holdStep) int { return cmp.Compare(a.t, b.t) })
-	return ownerHolds{ops: ops, steps: steps}
+	slices.SortStableFunc(oh.steps, func(a, b holdStep) int { return cmp.Compare(a.t, b.t) })
+	n := 0
+	for _, s := range oh.steps {
+		if s.delta == 0 {
+			n = 0
+		} else {
+			n += s.delta
+		}
+		oh.times = append(oh.times, s.t)
+		oh.counts = append(oh.counts, n)
+	}
+	slices.Sort(oh.calls)
+	slices.Sort(oh.ends)
+	slices.Sort(oh.okEnds)
+	return oh
+}
+
+// atOrBefore is how many of sorted are at or before t.
+func atOrBefore(sorted []time.Duration, t time.Duration) int {
+	return upTo(sorted, t, func(x time.Duration) time.Duration { return x })
+}
+
+// upTo is how many of xs, in time order by at, are at or before t: a
+// binary search.
+func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
+	n, _ := slices.BinarySearchFunc(xs, t, func(x T, t time.Duration) int {
+		if at(x) <= t {
+			return -1
+		}
+		return 1
+	})
+	return n
 }
 
 // unmatched is the count the master should show at t: the steps up to t.
 func (oh ownerHolds) unmatched(t time.Duration) int {
-	n := 0
-	for _, s := range oh.steps {
+	if n := atOrBefore(oh.times, t); n > 0 {
+		return oh.counts[n-1]
+	}
+	return 0
+}
+
+// inFlight is how many operations are in flight at t: called by t, and
+// never returned or returned at or after t.
+func (oh ownerHolds) inFlight(t time.Duration) int {
+	// An operation that returned before t was called before t too.
+	return atOrBefore(oh.calls, t) - atOrBefore(oh.ends, t-1)
+}
+
+// endsOK reports whether a successful operation returned at t (opEndingAt
+// finds one): such an operation is itself in flight at t.
+func (oh ownerHolds) endsOK(t time.Duration) bool {
+	n := atOrBefore(oh.okEnds, t)
+	return n > 0 && oh.okEnds[n-1] == t
+}
+
+// busyBut reports whether an operation other than one successful
+// operation returning at t (when self, and there is one) is in flight at
+// t, or was called by t and never returned: the count is then in motion
+// and comparing it would accuse a change the holder is still making.
+func (oh ownerHolds) busyBut(t time.Duration, self bool) bool {
+	n := oh.inFlight(t)
+	if self && oh.endsOK(t) {
+		n--
+	}
+	return n > 0
+}
+
+// checkSources are the times k's count is compared at (checkTimes, in
+// three sorted lists): every change of the key and failover of its group,
+// and each successful acquire's and release's return with nothing else in
+// flight. A double-applied acquire whose copies landed during the holder's
+// own operations shows only there, as a hold above its acquires once the
+// acquire returns, or a hold left after the last release.
+func (tr *Truth) checkSources(k heldCount, group string, oh ownerHolds) [3][]time.Duration {
+	var quiet []time.Duration
+	for _, r := range oh.ops {
+		if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !oh.busyBut(end, true) {
+			quiet = append(quiet, end)
+		}
+	}
+	slices.Sort(quiet)
+	return [3][]time.Duration{tr.keyTimes[k.lock], tr.failAt[group], quiet}
+}
+
+// nextCheck is the first check time of srcs at or after t, if any.
+func nextCheck(srcs [3][]time.Duration, t time.Duration) (time.Duration, bool) {
+	best, ok := time.Duration(0), false
+	for _, src := range srcs {
+		if i := atOrBefore(src, t-1); i < len(src) && (!ok || src[i] < best) {
+			best, ok = src[i], true
+		}
+	}
+	return best, ok
+}
+
+// firstQuiet is the first check time of srcs in [lo, hi) at which the
+// owner has no operation in flight but one returning then (busyBut), if
+// any. Busy spans are jumped over: the owner stops being busy only at one
+// of its operations' returns e (the returning one is no longer counted) or
+// just after it (e+1, when it has left), so from a busy t the next time to
+// look at is the first such point after t; with none left, it stays busy.
+func (oh ownerHolds) firstQuiet(srcs [3][]time.Duration, lo, hi time.Duration) (time.Duration, bool) {
+	t, ok := nextCheck(srcs, lo)
+	for ok && t < hi {
+		if !oh.busyBut(t, true) {
+			return t, true
+		}
+		i := atOrBefore(oh.ends, t-1) // the first return at or after t
 		switch {
-		case s.t > t:
-			return n
-		case s.delta == 0:
-			n = 0
+		case i == len(oh.ends):
+			return 0, false // nothing left returns: busy from here on
+		case oh.ends[i] > t:
+			t, ok = nextCheck(srcs, oh.ends[i])
 		default:
-			n += s.delta
+			t, ok = nextCheck(srcs, t+1)
 		}
 	}
-	return n
+	return 0, false
 }
 
-// busyBut reports whether an operation other than self is in flight at t,
-// or was called by t and never returned: the count is then in motion and
-// comparing it would accuse a change the holder is still making.
-func (oh ownerHolds) busyBut(t time.Duration, self *history.Record) bool {
-	for _, r := range oh.ops {
-		end, done := r.Returned()
-		if r != self && r.At() <= t && (!done || end >= t) {
-			return true
-		}
+// countBounds are the times at which k's comparison may change: the
+// changes of k's field on any node of the key (fieldTimes), the group's
+// changes of master, and the steps of the owner's count. Between two of
+// them the master's count and the owner's are both constant. That holds
+// when the key's changes and the group's masters are recorded in time
+// order, as histories record them; otherwise every check time of srcs is
+// a bound of its own, and each is judged.
+func (tr *Truth) countBounds(k heldCount, group string, oh ownerHolds, srcs [3][]time.Duration) []time.Duration {
+	if tr.keysUnsorted[k.lock] || tr.mastersUnsorted[group] {
+		bounds := slices.Concat(srcs[0], srcs[1], srcs[2])
+		slices.Sort(bounds)
+		return slices.Compact(bounds)
 	}
-	return false
-}
-
-// checkTimes is when k's count is compared: at every change of the key and
-// failover of its group, and when each successful acquire and release
-// returns with nothing else in flight. A double-applied acquire whose
-// copies landed during the holder's own operations shows only there, as a
-// hold above its acquires once the acquire returns, or a hold left after
-// the last release.
-func (tr *Truth) checkTimes(k heldCount, group string, oh ownerHolds) []time.Duration {
-	var checks []time.Duration
-	checks = append(checks, tr.keyTimes[k.lock]...)
-	checks = append(checks, tr.failAt[group]...)
-	for _, r := range oh.ops {
-		if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !oh.busyBut(end, r) {
-			checks = append(checks, end)
-		}
+	bounds := slices.Clone(tr.fieldTimes(k.lock)[k.field])
+	for _, s := range tr.masters[group] {
+		bounds = append(bounds, s.from)
 	}
-	slices.Sort(checks)
-	return slices.Compact(checks)
+	bounds = append(bounds, oh.times...)
+	slices.Sort(bounds)
+	return slices.Compact(bounds)
 }
 
 // countDisagreements reports each episode in which the master's count for
 // k disagrees with the owner's unmatched acquires, at its first check time
-// (checkTimes) while the owner has no other operation in flight: a count
+// (checkSources) while the owner has no other operation in flight: a count
 // above a living owner's acquires is Reentrancy, one for an owner that
 // holds nothing is Resurrected. A count of 0 is never compared: the field
 // is gone, by expiry or loss, which SilentLosses judges.
-func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds) []Violation {
+//
+// Between two of countBounds' times both counts are constant, so every
+// check time there would judge alike, and only the first with nothing in
+// flight can change anything (an agreement ends an episode, a disagreement
+// starts one unless one is under way): it is the one judged. That makes
+// the work a few steps per bound instead of one per change of the key
+// (every holder's, which with many holders made the oracle quadratic), and
+// w is charged a unit per bound.
+func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w *oracleWork) []Violation {
 	var out []Violation
 	reported := false
-	for _, t := range tr.checkTimes(k, group, oh) {
-		if oh.busyBut(t, opEndingAt(oh.ops, t)) {
+	srcs := tr.checkSources(k, group, oh)
+	bounds := tr.countBounds(k, group, oh, srcs)
+	for i := 0; i <= len(bounds); i++ {
+		lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
+		if i > 0 {
+			lo = bounds[i-1]
+		}
+		if i < len(bounds) {
+			hi = bounds[i]
+		}
+		if !w.charge(1, max(lo, 0)) {
+			break
+		}
+		t, ok := oh.firstQuiet(srcs, lo, hi)
+		if !ok {
 			continue
 		}
 		st := tr.State(tr.Master(group, t), k.lock, t)
@@ -210,7 +350,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds) []
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 				Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
-				Faults: FaultsBefore(tr.recs, t, 5),
+				Faults: tr.faultsBefore(t),
 			})
 			continue
 		}
@@ -222,9 +362,12 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds) []
 // releasesLeavingLevels reports every release of k's owner that answered
 // it removed the lock (Result "1") while the owner still held more than
 // one level: the lock went while its owner was still inside.
-func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds) []Violation {
+func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds, w *oracleWork) []Violation {
 	var out []Violation
 	for _, r := range oh.ops {
+		if !w.charge(1, r.At()) {
+			break
+		}
 		release := r.Op == history.OpRelease || r.Op == history.OpReleaseRead
 		if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
 			continue
@@ -233,21 +376,11 @@ func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds) []Violation {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
 				Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
-				Faults: FaultsBefore(tr.recs, r.At(), 5),
+				Faults: tr.faultsBefore(r.At()),
 			})
 		}
 	}
 	return out
-}
-
-// opEndingAt is the successful operation of rs that returned at t, if any.
-func opEndingAt(rs []*history.Record, t time.Duration) *history.Record {
-	for _, r := range rs {
-		if end, ok := r.Returned(); ok && end == t && r.Outcome == history.OutcomeOK {
-			return r
-		}
-	}
-	return nil
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).

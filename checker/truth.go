@@ -5,6 +5,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,8 +24,17 @@ type Truth struct {
 	changes  map[string][]truthChange   // node + "\x00" + key -> changes in order
 	keyNodes map[string][]string        // key -> nodes that ever had it (sorted)
 	keyTimes map[string][]time.Duration // key -> every change or failover time (sorted)
-	failAt   map[string][]time.Duration // group -> failover times
+	failAt   map[string][]time.Duration // group -> failover times (sorted)
 	recs     []history.Record
+	causes   lazyCauses // recs' causes index (faultsBefore)
+	// mastersUnsorted marks the groups whose masters are not in time
+	// order, which Master then scans.
+	mastersUnsorted map[string]bool
+	// keysUnsorted marks the keys with changes on some node not in time
+	// order (countBounds).
+	keysUnsorted map[string]bool
+	// fieldIdx is fieldTimes' index, by key.
+	fieldIdx map[string]map[string][]time.Duration
 }
 
 type masterSpan struct {
@@ -40,7 +50,8 @@ type truthChange struct {
 // NewTruth indexes h.
 func NewTruth(h []history.Record) *Truth {
 	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
-		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h}
+		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
+		mastersUnsorted: map[string]bool{}, keysUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{}}
 	for i := range h {
 		r := &h[i]
 		switch {
@@ -67,8 +78,72 @@ func NewTruth(h []history.Record) *Truth {
 	}
 	for _, k := range slices.Sorted(maps.Keys(tr.keyNodes)) {
 		slices.Sort(tr.keyNodes[k])
+		// Sorted, so that the oracles find the changes within a span by a
+		// binary search; each use sorts what it takes anyway.
+		slices.Sort(tr.keyTimes[k])
+	}
+	for _, g := range slices.Sorted(maps.Keys(tr.failAt)) {
+		slices.Sort(tr.failAt[g])
+	}
+	for _, k := range slices.Sorted(maps.Keys(tr.changes)) {
+		if !slices.IsSortedFunc(tr.changes[k], func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
+			tr.keysUnsorted[k[strings.IndexByte(k, 0)+1:]] = true
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(tr.masters)) {
+		if !slices.IsSortedFunc(tr.masters[g], func(a, b masterSpan) int { return cmp.Compare(a.from, b.from) }) {
+			tr.mastersUnsorted[g] = true
+		}
 	}
 	return tr
+}
+
+// fieldTimes is, for key, when each hash field's value changed on any of
+// its nodes (appeared, took another value, or went with the field or the
+// key), sorted: between two of a field's times, every node's copy of it is
+// constant. Made once per key, on the first question.
+func (tr *Truth) fieldTimes(key string) map[string][]time.Duration {
+	if ft, ok := tr.fieldIdx[key]; ok {
+		return ft
+	}
+	ft := map[string][]time.Duration{}
+	for _, node := range tr.keyNodes[key] {
+		var prev map[string]string
+		for _, c := range tr.changes[node+"\x00"+key] {
+			var cur map[string]string
+			if c.rec != nil {
+				cur = c.rec.Fields
+			}
+			//detlint:allow maprange each field's list gets at most one time per change, and every list is sorted below
+			for f, v := range prev {
+				if now, ok := cur[f]; !ok || now != v {
+					ft[f] = append(ft[f], c.t)
+				}
+			}
+			//detlint:allow maprange as above
+			for f := range cur {
+				if _, ok := prev[f]; !ok {
+					ft[f] = append(ft[f], c.t)
+				}
+			}
+			prev = cur
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(ft)) {
+		slices.Sort(ft[f])
+	}
+	tr.fieldIdx[key] = ft
+	return ft
+}
+
+// faultsBefore is FaultsBefore(tr.recs, t, 5), from an index made once.
+func (tr *Truth) faultsBefore(t time.Duration) []history.Record { return tr.causes.before(t) }
+
+// within is the times of sorted (ascending) strictly between from and to.
+func within(sorted []time.Duration, from, to time.Duration) []time.Duration {
+	i := atOrBefore(sorted, from)
+	j := i + atOrBefore(sorted[i:], to-1)
+	return sorted[i:j]
 }
 
 // Groups lists the groups in which key ever existed, sorted.
@@ -87,10 +162,20 @@ func (tr *Truth) Groups(key string) []string {
 	return out
 }
 
-// Master is the node serving group at t.
+// Master is the node serving group at t: the last of the group's masters
+// (in history order) that took over at or before t.
 func (tr *Truth) Master(group string, t time.Duration) string {
+	spans := tr.masters[group]
+	if !tr.mastersUnsorted[group] {
+		// In time order: the last at or before t is found by a search.
+		n := upTo(spans, t, func(s masterSpan) time.Duration { return s.from })
+		if n == 0 {
+			return group
+		}
+		return spans[n-1].node
+	}
 	m := group
-	for _, s := range tr.masters[group] {
+	for _, s := range spans {
 		if s.from <= t {
 			m = s.node
 		}
@@ -102,12 +187,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
 	cs := tr.changes[node+"\x00"+key]
-	i, _ := slices.BinarySearchFunc(cs, t, func(c truthChange, t time.Duration) int {
-		if c.t <= t {
-			return -1
-		}
-		return 1
-	})
+	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
 	if i == 0 {
 		return nil
 	}
@@ -152,7 +232,11 @@ func (tr *Truth) namedBy(h Holding, groups []string, t time.Duration) int {
 // The groups of a lock are those where its key ever appeared, so a RedLock
 // node that never received the key (down from the start) is not counted:
 // this errs towards reporting less loss, never more.
-func (tr *Truth) SilentLosses(hs []Holding) []Violation {
+func (tr *Truth) SilentLosses(hs []Holding) []Violation { return tr.silentLosses(hs, nil) }
+
+// silentLosses is SilentLosses spending w: a unit per group asked at each
+// point of each holding.
+func (tr *Truth) silentLosses(hs []Holding, w *oracleWork) []Violation {
 	var out []Violation
 	for _, h := range hs {
 		groups := tr.Groups(h.Lock)
@@ -161,17 +245,9 @@ func (tr *Truth) SilentLosses(hs []Holding) []Violation {
 		}
 		quorum := len(groups)/2 + 1
 		times := []time.Duration{h.From}
-		for _, t := range tr.keyTimes[h.Lock] {
-			if t > h.From && t < h.To {
-				times = append(times, t)
-			}
-		}
+		times = append(times, within(tr.keyTimes[h.Lock], h.From, h.To)...)
 		for _, g := range groups {
-			for _, t := range tr.failAt[g] {
-				if t > h.From && t < h.To {
-					times = append(times, t)
-				}
-			}
+			times = append(times, within(tr.failAt[g], h.From, h.To)...)
 		}
 		slices.Sort(times)
 		times = slices.Compact(times)
@@ -181,10 +257,13 @@ func (tr *Truth) SilentLosses(hs []Holding) []Violation {
 				out = append(out, Violation{
 					Kind: SilentLoss, Lock: h.Lock, Holders: []string{h.Client}, From: lostFrom, To: until,
 					Detail: fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, lostFrom)),
-					Faults: FaultsBefore(tr.recs, lostFrom, 5),
+					Faults: tr.faultsBefore(lostFrom),
 				})
 			}
 			lostFrom = -1
+		}
+		if !w.charge(int64(len(times)*len(groups)), h.From) {
+			break
 		}
 		for _, t := range times {
 			named := tr.namedBy(h, groups, t) >= quorum

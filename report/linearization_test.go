@@ -33,7 +33,7 @@ func TestWriteLinearizationHTML(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "lin.html")
-	if err := report.WriteLinearizationHTML(path, vis); err != nil {
+	if _, err := report.WriteLinearizationHTML(path, vis, 0); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -76,7 +76,7 @@ func TestWriteLinearizationHTML(t *testing.T) {
 	}
 	wantOnly("after the write")
 	// A path under a file cannot be written, and leaves nothing behind.
-	if err := report.WriteLinearizationHTML(filepath.Join(path, "x.html"), vis); err == nil {
+	if _, err := report.WriteLinearizationHTML(filepath.Join(path, "x.html"), vis, 0); err == nil {
 		t.Fatal("writing under a file succeeded")
 	}
 	wantOnly("after a failed write")

@@ -195,7 +195,16 @@ func shareGlyphs(svg []byte) []byte {
 // WriteFile writes data to path through a temporary file in the same
 // directory and a rename, creating the directory if needed: a reader (or
 // a crash) never sees a half-written file.
-func WriteFile(path string, data []byte) (err error) {
+func WriteFile(path string, data []byte) error {
+	return writeVia(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeVia is WriteFile with the contents written by fill, as they come:
+// fill may stream them, the file appears whole or not at all.
+func writeVia(path string, fill func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -213,7 +222,7 @@ func WriteFile(path string, data []byte) (err error) {
 	if err := f.Chmod(0o644); err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

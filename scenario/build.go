@@ -136,22 +136,33 @@ type Result struct {
 }
 
 // LinTimeout is the wall-clock safety net of each Porcupine search of
-// Check. What decides "unknown" is checker.LinStepBudget, a count of model
-// steps, so that the verdict does not depend on the machine's load; the
-// net is far above what the budget takes even on a loaded machine (under
-// 10 s on the project's 2-core machine shared by six processes,
-// checker.TestLinStepBudgetBeforeWall), so on accepted inputs it is not
-// what decides.
+// Check. What decides "unknown" is the checks' budget (checker.Budget:
+// model steps, memory held, work, all counted), so that the verdict does
+// not depend on the machine's load; the net is far above what the budget
+// takes even on a loaded machine (under 10 s on the project's 2-core
+// machine shared by six processes, checker.TestLinStepBudgetBeforeWall),
+// so on accepted inputs it is not what decides.
 const LinTimeout = 2 * time.Minute
+
+// CheckBudget is what the checks of a run of s may spend: s.Budget (the
+// file's budget section), its zero fields from checker.DefaultBudget, and
+// LinTimeout as the wall-clock safety net.
+func (s *Scenario) CheckBudget() checker.Budget {
+	b := s.Budget
+	b.Wall = LinTimeout
+	return b
+}
 
 // Check is the scenario's verdict on a history that ran until end:
 // checker.Check's oracles (belief, ground truth, reentrancy, unlock
 // idempotency, fencing), linearizability against the algorithm's model
 // (LockKind, LinOptions), and liveness when the expectation sets a bound
 // (for the lock, or for a client's longest wait), violations in time order.
+// Each runs within CheckBudget: one that would exceed it gives up, with a
+// note, and the verdict is unknown unless a violation was found.
 func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdict {
-	v := checker.Check(recs, end)
-	lin := checker.Linearizable(recs, s.Algorithm.LockKind(), LinTimeout, s.Algorithm.LinOptions()...)
+	v := checker.CheckWithin(recs, end, s.CheckBudget())
+	lin := checker.LinearizableWithin(recs, s.Algorithm.LockKind(), s.CheckBudget(), s.Algorithm.LinOptions()...)
 	v.Add(lin.Violations...)
 	if lin.Status == checker.Unknown {
 		for _, n := range lin.Notes {

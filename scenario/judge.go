@@ -46,9 +46,10 @@ func (e Expect) livenessViolations(recs []history.Record, end time.Duration) []c
 // that need the history (fencing, clients' least waits). A rate
 // expectation is never met by one verdict: JudgeSweep judges it.
 //
-// An Unknown verdict (a check that could not decide, Porcupine's search)
-// fails an expectation of ok, and one that lists linearizability as
-// absent: the undecided check might have found it.
+// An Unknown verdict (a check that could not decide within its budget)
+// fails an expectation of ok, and one that lists as absent a kind the
+// undecided check finds (checker.Verdict.UndecidedOn): it might have
+// found it.
 func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	if e.Any {
 		return true, ""
@@ -81,8 +82,10 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	if len(extra) > 0 {
 		why = append(why, "unexpected "+strings.Join(extra, ", "))
 	}
-	if v.Status == checker.Unknown && slices.Contains(e.Absent, checker.Linearizability) {
-		why = append(why, "linearizability undecided: "+strings.Join(v.Notes, "; "))
+	for _, k := range e.Absent {
+		if v.UndecidedOn(k) {
+			why = append(why, string(k)+" undecided: "+strings.Join(v.Notes, "; "))
+		}
 	}
 	if len(why) > 0 {
 		return false, fmt.Sprintf("expected %s, got %s %s: %s", e.verdictPart(), v.Status, kindList(got), strings.Join(why, "; "))

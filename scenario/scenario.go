@@ -30,6 +30,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
@@ -76,6 +77,10 @@ type Scenario struct {
 	Source []byte `json:"-"`
 	// Real is how the file replays on real servers (simulate agree).
 	Real Real
+	// Budget is what the run's checks may spend (the budget section);
+	// its zero fields take checker.DefaultBudget's, in proportion to the
+	// history.
+	Budget checker.Budget
 }
 
 // Real is a scenario's settings and explanation for replays on real
@@ -259,7 +264,7 @@ var parseHook func(data []byte)
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
-	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real")
+	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real", "budget")
 	base := filepath.Base(s.File)
 	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
 	if d.err == nil && !validName.MatchString(s.Name) {
@@ -305,6 +310,10 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 		rn, f := top.get("real")
 		r := d.mapping(f, rn, "scale", "note")
 		s.Real = Real{Scale: r.float("scale", 0, 0.01, 100), Note: r.str("note", "")}
+	}
+	if top.has("budget") {
+		bn, f := top.get("budget")
+		d.budget(s, bn, f)
 	}
 }
 

@@ -36,33 +36,86 @@ func TestSoakMemory(t *testing.T) {
 	}
 	for _, r := range soakRuns {
 		start := time.Now()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSoakMemoryChild$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "LOCKSIM_SOAK_CHILD="+r.name)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", r.name, err, out)
+		c := runSoakChild(t, "^TestSoakMemoryChild$", "LOCKSIM_SOAK_CHILD="+r.name)
+		t.Logf("%s: %d clients, %v virtual: peak RSS %d MiB, verdict %s, %v", r.name, r.n, r.d, c.hwm>>10, c.verdict, time.Since(start).Round(time.Second))
+		if !strings.HasPrefix(c.verdict, "ok") {
+			t.Errorf("%s: verdict %s", r.name, c.verdict)
 		}
-		var hwm int64 = -1
-		verdict := ""
-		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if v, ok := strings.CutPrefix(line, "soak: VmHWM kB "); ok {
-				hwm, _ = strconv.ParseInt(v, 10, 64)
-			}
-			if v, ok := strings.CutPrefix(line, "soak: verdict "); ok {
-				verdict = v
-			}
+		if c.hwm<<10 > soakRSSBound {
+			t.Errorf("%s: peak RSS %d MiB above the bound of %d MiB", r.name, c.hwm>>10, soakRSSBound>>20)
 		}
-		if hwm < 0 || verdict == "" {
-			t.Fatalf("%s: no report from the child:\n%s", r.name, out)
+	}
+}
+
+// soakChild is what a soak child process reported: its peak RSS (VmHWM,
+// kB), its verdict line and its verdict's notes.
+type soakChild struct {
+	hwm     int64
+	verdict string
+	notes   []string
+}
+
+// runSoakChild runs this test binary's test run (a -test.run pattern)
+// in a child process with env added, and reads its report (reportSoak);
+// a child that fails, or reports nothing, fails t.
+func runSoakChild(t *testing.T, run, env string) soakChild {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", env, err, out)
+	}
+	c := soakChild{hwm: -1}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if v, ok := strings.CutPrefix(line, "soak: VmHWM kB "); ok {
+			c.hwm, _ = strconv.ParseInt(v, 10, 64)
 		}
-		t.Logf("%s: %d clients, %v virtual: peak RSS %d MiB, verdict %s, %v", r.name, r.n, r.d, hwm>>10, verdict, time.Since(start).Round(time.Second))
-		if !strings.HasPrefix(verdict, "ok") {
-			t.Errorf("%s: verdict %s", r.name, verdict)
+		if v, ok := strings.CutPrefix(line, "soak: verdict "); ok {
+			c.verdict = v
 		}
-		if hwm<<10 > soakRSSBound {
-			t.Errorf("%s: peak RSS %d MiB above the bound of %d MiB", r.name, hwm>>10, soakRSSBound>>20)
+		if v, ok := strings.CutPrefix(line, "soak: note "); ok {
+			c.notes = append(c.notes, v)
+		}
+	}
+	if c.hwm < 0 || c.verdict == "" {
+		t.Fatalf("%s: no report from the child:\n%s", env, out)
+	}
+	return c
+}
+
+// runYAML parses src (as file) and runs it at its seed; an error fails t.
+func runYAML(t *testing.T, file, src string) Result {
+	t.Helper()
+	s, err := Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// reportSoak is a soak child's report: the run's records, verdict and
+// notes, and the process's peak RSS (VmHWM, from /proc/self/status).
+func reportSoak(t *testing.T, res Result) {
+	fmt.Printf("soak: records %d\n", res.History.Len())
+	fmt.Printf("soak: verdict %s match=%v\n", res.Verdict.Status, res.Match)
+	for _, n := range res.Verdict.Notes {
+		fmt.Printf("soak: note %s\n", n)
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Printf("soak: VmHWM kB %s\n", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 		}
 	}
 }
@@ -78,25 +131,7 @@ func TestSoakMemoryChild(t *testing.T) {
 		if r.name != name {
 			continue
 		}
-		s, err := Parse("soak.yaml", []byte(soakYAML(r.n, r.d)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Printf("soak: records %d\n", res.History.Len())
-		fmt.Printf("soak: verdict %s match=%v\n", res.Verdict.Status, res.Match)
-		status, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				fmt.Printf("soak: VmHWM kB %s\n", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			}
-		}
+		reportSoak(t, runYAML(t, "soak.yaml", soakYAML(r.n, r.d)))
 		return
 	}
 	t.Fatalf("no soak run %q", name)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -29,16 +30,23 @@ type runFiles struct {
 	match   bool
 	why     string
 	faults  []string
+	// stderr is where a note about a file not written whole goes.
+	stderr io.Writer
 }
+
+// pageLimit is the size past which the Porcupine page is trimmed or not
+// written (report.WriteLinearizationHTML): report.PageLimit, which a test
+// lowers.
+var pageLimit = report.PageLimit
 
 // writeRun writes one simulated run's files into dir, each through a
 // temporary file and a rename: NAME.jsonl (the history), NAME.verdict.txt
 // (the verdict, the expectation, the linearizability check and the
 // timeline text), NAME.porcupine.html (Porcupine's visualization) and
 // NAME.timeline.png and .svg (the timeline plot).
-func writeRun(dir string, s *scenario.Scenario, r scenario.Result) error {
+func writeRun(dir string, s *scenario.Scenario, r scenario.Result, stderr io.Writer) error {
 	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
-		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults})
+		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults, stderr: stderr})
 }
 
 func writeFiles(r runFiles) error {
@@ -60,20 +68,30 @@ func writeFiles(r runFiles) error {
 		model += ", acquires may fail spuriously"
 	}
 	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, checker.LinStepBudget, scenario.LinTimeout)
+	if s.Budget != (checker.Budget{}) {
+		fmt.Fprintf(&b, "the checks' budget, from the file: %s\n", s.CheckBudget().For(len(recs)))
+	}
 	if len(r.faults) > 0 {
 		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.faults, "; "))
 	}
 	if t := report.Text(recs, r.verdict, time.Second, 200); t != "" {
 		b.WriteString("\n" + t)
 	}
-	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
-		return err
-	}
-	vis, err := checker.Visualize(recs, kind, scenario.LinTimeout, opts...)
+	// The page first: when it is too large to write whole, the verdict
+	// file says so (and stderr).
+	vis, err := checker.VisualizeWithin(recs, kind, s.CheckBudget(), opts...)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteLinearizationHTML(base+".porcupine.html", vis); err != nil {
+	note, err := report.WriteLinearizationHTML(base+".porcupine.html", vis, pageLimit(len(recs)))
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintf(&b, "\nporcupine page: %s\n", note)
+		fmt.Fprintf(r.stderr, "simulate: %s\n", note)
+	}
+	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
 		return err
 	}
 	tl := report.NewTimeline(r.title, recs, r.end, r.verdict)

@@ -222,7 +222,7 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, st
 	if a.out != "" {
 		if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
 			title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,
-			verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults}); err != nil {
+			verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults, stderr: stderr}); err != nil {
 			fmt.Fprintf(stderr, "simulate: %v\n", err)
 			return 2
 		}

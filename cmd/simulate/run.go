@@ -265,7 +265,7 @@ func (r *runner) single(s *scenario.Scenario) int {
 	vo.write(r.stdout, r.enc, r.asJSON)
 	r.tally.count(res.Judged(), res.Match)
 	if r.out != "" {
-		if err := writeRun(r.out, s, res); err != nil {
+		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
 			return 2
 		}

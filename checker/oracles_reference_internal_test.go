@@ -1,0 +1,412 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// The oracles' indexed answers (the causes index, Master's search, the
+// reentrancy oracle's bounds, the silent-loss oracle's spans) against the
+// passes they replaced, kept here as the reference: the same answers, on
+// random histories shaped to break them (equal times, operations in
+// flight over many changes, unknown outcomes, failovers back and forth,
+// records out of time order).
+
+// refFaultsBefore is FaultsBefore as one pass over h.
+func refFaultsBefore(h []history.Record, t time.Duration, max int) []history.Record {
+	var faults []int
+	stage := map[int]bool{}
+	lastWait := map[string]int{}
+	for i := range h {
+		r := &h[i]
+		if r.At() > t {
+			continue
+		}
+		switch {
+		case r.Kind == history.KindFault:
+			faults = append(faults, i)
+		case (r.Kind == history.KindNode || r.Kind == history.KindClient) && r.Detail != "":
+			stage[i] = true
+		case r.Kind == history.KindReq && r.Op == history.ReqWait && r.Outcome == history.OutcomeOK:
+			if k, n, ok := history.ParseWaitDetail(r.Detail); ok && k < n {
+				lastWait[r.Client] = i
+			}
+		}
+	}
+	if len(faults) > max {
+		faults = faults[len(faults)-max:]
+	}
+	for _, i := range faults {
+		stage[i] = true
+	}
+	for _, i := range lastWait {
+		stage[i] = true
+	}
+	var idx []int
+	for i := range stage {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var out []history.Record
+	for _, i := range idx {
+		out = append(out, h[i])
+	}
+	return out
+}
+
+// refMaster is Master as a scan of the group's masters.
+func (tr *Truth) refMaster(group string, t time.Duration) string {
+	m := group
+	for _, s := range tr.masters[group] {
+		if s.from <= t {
+			m = s.node
+		}
+	}
+	return m
+}
+
+// refReentrancy is ReentrancyViolations as it compared every count at
+// every check time, each question a pass over the owner's operations.
+func (tr *Truth) refReentrancy(h []history.Record) []Violation {
+	order, ops := countedOps(h)
+	var out []Violation
+	for _, k := range order {
+		groups := tr.Groups(k.lock)
+		if len(groups) != 1 {
+			continue
+		}
+		group, rops := groups[0], ops[k]
+		var steps []holdStep
+		for _, r := range rops {
+			end, done := r.Returned()
+			acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
+			switch {
+			case acquire && r.Outcome == history.OutcomeOK && done:
+				steps = append(steps, holdStep{end, 1})
+			case !acquire && r.Outcome == history.OutcomeOK:
+				steps = append(steps, holdStep{r.At(), -1})
+			case !acquire && r.Outcome == history.OutcomeFail:
+				steps = append(steps, holdStep{r.At(), 0})
+			}
+		}
+		slices.SortStableFunc(steps, func(a, b holdStep) int { return cmp.Compare(a.t, b.t) })
+		unmatched := func(t time.Duration) int {
+			n := 0
+			for _, s := range steps {
+				switch {
+				case s.t > t:
+					return n
+				case s.delta == 0:
+					n = 0
+				default:
+					n += s.delta
+				}
+			}
+			return n
+		}
+		busyBut := func(t time.Duration, self *history.Record) bool {
+			for _, r := range rops {
+				end, done := r.Returned()
+				if r != self && r.At() <= t && (!done || end >= t) {
+					return true
+				}
+			}
+			return false
+		}
+		endingAt := func(t time.Duration) *history.Record {
+			for _, r := range rops {
+				if end, ok := r.Returned(); ok && end == t && r.Outcome == history.OutcomeOK {
+					return r
+				}
+			}
+			return nil
+		}
+		var checks []time.Duration
+		checks = append(checks, tr.keyTimes[k.lock]...)
+		checks = append(checks, tr.failAt[group]...)
+		for _, r := range rops {
+			if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !busyBut(end, r) {
+				checks = append(checks, end)
+			}
+		}
+		slices.Sort(checks)
+		reported := false
+		for _, t := range slices.Compact(checks) {
+			if busyBut(t, endingAt(t)) {
+				continue
+			}
+			m := tr.refMaster(group, t)
+			got, want := holdCount(tr.State(m, k.lock, t), k.field), unmatched(t)
+			if got == want || (got == 0 && want <= 0) {
+				reported = false
+				continue
+			}
+			if got == 0 || reported {
+				continue
+			}
+			reported = true
+			if want > 0 {
+				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+					Faults: refFaultsBefore(tr.recs, t, 5)})
+				continue
+			}
+			back := ""
+			if slices.Contains(tr.failAt[group], t) {
+				back = fmt.Sprintf(", brought back by the failover to %s", m)
+			}
+			out = append(out, Violation{Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+				Detail: fmt.Sprintf("the master %s shows %d holds for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+					m, got, k.holder, back),
+				Faults: refFaultsBefore(tr.recs, t, 5)})
+		}
+		for _, r := range rops {
+			release := r.Op == history.OpRelease || r.Op == history.OpReleaseRead
+			if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
+				continue
+			}
+			if before := unmatched(r.At() - 1); before > 1 {
+				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
+					Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
+					Faults: refFaultsBefore(tr.recs, r.At(), 5)})
+			}
+		}
+	}
+	return out
+}
+
+// refNamedBy is namedBy asking refMaster.
+func (tr *Truth) refNamedBy(h Holding, groups []string, t time.Duration) int {
+	n := 0
+	for _, g := range groups {
+		if Names(tr.State(tr.refMaster(g, t), h.Lock, t), h) {
+			n++
+		}
+	}
+	return n
+}
+
+// refSilentLosses is SilentLosses scanning every change of the key and
+// every failover for each holding.
+func (tr *Truth) refSilentLosses(hs []Holding) []Violation {
+	var out []Violation
+	for _, h := range hs {
+		groups := tr.Groups(h.Lock)
+		if len(groups) == 0 || h.To <= h.From {
+			continue
+		}
+		quorum := len(groups)/2 + 1
+		times := []time.Duration{h.From}
+		for _, t := range tr.keyTimes[h.Lock] {
+			if t > h.From && t < h.To {
+				times = append(times, t)
+			}
+		}
+		for _, g := range groups {
+			for _, t := range tr.failAt[g] {
+				if t > h.From && t < h.To {
+					times = append(times, t)
+				}
+			}
+		}
+		slices.Sort(times)
+		times = slices.Compact(times)
+		lostFrom := time.Duration(-1)
+		flush := func(until time.Duration) {
+			if lostFrom >= 0 && until > lostFrom {
+				out = append(out, Violation{Kind: SilentLoss, Lock: h.Lock, Holders: []string{h.Client}, From: lostFrom, To: until,
+					Detail: fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, lostFrom)),
+					Faults: refFaultsBefore(tr.recs, lostFrom, 5)})
+			}
+			lostFrom = -1
+		}
+		for _, t := range times {
+			named := tr.refNamedBy(h, groups, t) >= quorum
+			switch {
+			case !named && lostFrom < 0:
+				lostFrom = t
+			case named && lostFrom >= 0:
+				flush(t)
+			}
+		}
+		flush(h.To)
+	}
+	return out
+}
+
+// oracleRandHistory is a random history of owners on one lock kept in a
+// hash on m1 (replica r1; failovers back and forth, some out of time
+// order), with faults, partly acknowledged WAITs and drifting nodes: times
+// on a coarse grid, so that calls, returns, changes and failovers often
+// coincide.
+func oracleRandHistory(r *rand.Rand, n int) []history.Record {
+	h := []history.Record{
+		{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+		{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1", Detail: "drift=+1000ppm"},
+	}
+	owners := []struct{ client, owner string }{{"c1", "a"}, {"c1", "b"}, {"c2", "a"}, {"c3", "a"}}
+	fields := []string{"c1:a", "c1:b", "c2:a", "c3:a", "c1:a:write", "c2:a:write"}
+	ops := []string{history.OpAcquire, history.OpRelease, history.OpAcquireRead, history.OpReleaseRead}
+	master := "m1"
+	grid := func() time.Duration { return time.Duration(r.IntN(60)) * time.Millisecond }
+	for range n {
+		t := grid()
+		switch x := r.IntN(20); {
+		case x < 9:
+			o := owners[r.IntN(len(owners))]
+			rec := history.Record{Kind: history.KindOp, T: int64(t), Client: o.client, Lock: "lk", Op: ops[r.IntN(len(ops))], Args: []string{o.owner}}
+			switch r.IntN(5) {
+			case 0:
+				rec.Outcome = history.OutcomeUnknown
+			case 1:
+				rec.Outcome = history.OutcomeFail
+			default:
+				rec.Outcome = history.OutcomeOK
+				rec.Result = []string{"", "0", "1"}[r.IntN(3)]
+			}
+			if rec.Outcome != history.OutcomeUnknown || r.IntN(2) == 0 {
+				end := int64(t + time.Duration(r.IntN(4))*5*time.Millisecond)
+				rec.End = &end
+			}
+			h = append(h, rec)
+		case x < 16:
+			var fs map[string]string
+			if r.IntN(5) > 0 {
+				fs = map[string]string{}
+				for _, f := range fields {
+					if r.IntN(3) == 0 {
+						fs[f] = strconv.Itoa(1 + r.IntN(3))
+					}
+				}
+			}
+			node := []string{"m1", "r1"}[r.IntN(2)]
+			h = append(h, history.Record{Kind: history.KindTruth, T: int64(t), Node: node, Key: "lk", Fields: fs, Gone: fs == nil})
+		case x < 18:
+			to := map[string]string{"m1": "r1", "r1": "m1"}[master]
+			h = append(h, history.Record{Kind: history.KindFault, T: int64(t), Op: history.FaultFailover, Node: "m1", Value: to})
+			master = to
+		case x < 19:
+			h = append(h, history.Record{Kind: history.KindFault, T: int64(t), Op: "crash", Node: "r1"})
+		default:
+			h = append(h, history.Record{Kind: history.KindReq, T: int64(t), Client: owners[r.IntN(len(owners))].client,
+				Op: history.ReqWait, Node: "m1", Outcome: history.OutcomeOK, Detail: history.WaitDetail(int64(r.IntN(2)), 1)})
+		}
+	}
+	if r.IntN(2) == 0 {
+		// Mostly in time order, as histories are, with a few records out.
+		slices.SortStableFunc(h[2:], func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
+	}
+	for i := range h {
+		h[i].Seq = i
+	}
+	return h
+}
+
+// TestOraclesIndexedAgreeWithPasses: on 400 random histories, the
+// reentrancy (and resurrected-lock) oracle, the silent-loss oracle,
+// Master and FaultsBefore give exactly what the passes they replaced gave,
+// and the histories make each oracle find something often enough to mean
+// it.
+func TestOraclesIndexedAgreeWithPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 1))
+	var reent, silent int
+	for i := range 400 {
+		h := oracleRandHistory(r, 20+r.IntN(60))
+		tr := NewTruth(h)
+		want, got := tr.refReentrancy(h), tr.ReentrancyViolations(h)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("history %d: reentrancy\n got %v\nwant %v\n%v", i, got, want, h)
+		}
+		reent += len(want)
+		hs := Holdings(h, 70*time.Millisecond)
+		want, got = tr.refSilentLosses(hs), tr.SilentLosses(hs)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("history %d: silent losses\n got %v\nwant %v\n%v", i, got, want, h)
+		}
+		silent += len(want)
+		for at := time.Duration(-1); at < 65*time.Millisecond; at += time.Millisecond {
+			if a, b := tr.Master("m1", at), tr.refMaster("m1", at); a != b {
+				t.Fatalf("history %d: Master at %v is %s, the scan's %s", i, at, a, b)
+			}
+			for _, max := range []int{0, 1, 5} {
+				if a, b := newCauses(h).before(at, max), refFaultsBefore(h, at, max); !reflect.DeepEqual(a, b) {
+					t.Fatalf("history %d: FaultsBefore(%v, %d)\n got %v\nwant %v", i, at, max, a, b)
+				}
+			}
+		}
+	}
+	t.Logf("%d reentrancy or resurrected violations, %d silent losses", reent, silent)
+	if reent < 200 || silent < 200 {
+		t.Fatalf("too few to compare: %d reentrancy, %d silent losses", reent, silent)
+	}
+}
+
+// refLongestUnavailable is longestUnavailable asking, at each point, every
+// span.
+func refLongestUnavailable(waiting, held []span) (longest, from time.Duration) {
+	in := func(ss []span, t time.Duration) bool {
+		for _, s := range ss {
+			if s.from <= t && t < s.to {
+				return true
+			}
+		}
+		return false
+	}
+	var pts []time.Duration
+	for _, s := range slices.Concat(waiting, held) {
+		pts = append(pts, s.from, s.to)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	start := time.Duration(-1)
+	for _, t := range pts {
+		bad := in(waiting, t) && !in(held, t)
+		switch {
+		case bad && start < 0:
+			start = t
+		case !bad && start >= 0:
+			if d := t - start; d > longest {
+				longest, from = d, start
+			}
+			start = -1
+		}
+	}
+	return longest, from
+}
+
+// TestLongestUnavailableAgreesWithPass: on 2,000 random sets of spans
+// (empty and inverted ones among them, on a coarse grid), the indexed
+// longestUnavailable is the pass's, and the sets give a span often.
+func TestLongestUnavailableAgreesWithPass(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 2))
+	spans := func() []span {
+		ss := make([]span, r.IntN(12))
+		for i := range ss {
+			ss[i] = span{time.Duration(r.IntN(30)), time.Duration(r.IntN(30))}
+		}
+		return ss
+	}
+	found := 0
+	for i := range 2000 {
+		w, h := spans(), spans()
+		gl, gf := longestUnavailable(w, h)
+		wl, wf := refLongestUnavailable(w, h)
+		if gl != wl || gf != wf {
+			t.Fatalf("case %d: waiting %v held %v: %v from %v, the pass's %v from %v", i, w, h, gl, gf, wl, wf)
+		}
+		if wl > 0 {
+			found++
+		}
+	}
+	if found < 500 {
+		t.Fatalf("only %d cases with an unavailable span", found)
+	}
+}
