@@ -729,18 +729,23 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	latch := l.latchKey("unlock", id)
 	keys := []string{l.name, l.Channel(), latch}
 	ttl := c.latchTTL(id)
-	var v any
-	err := c.retryUnsynced(ctx, func() error {
-		var err error
-		v, err = c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
+	v, attempts, err := c.runRetried(ctx, func() (any, error) {
+		return c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
 			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
-		return err
 	})
-	synced := !errors.Is(err, ErrNotSynced)
-	if synced {
+	unsynced := err
+	if synced := !errors.Is(err, ErrNotSynced); synced {
+		unsynced = nil
 		c.dropLatch(ctx, latch, v, err)
 	} else {
 		err = nil // the script ran: account for what it did, then say so (its latch stays for its TTL, as Redisson's)
+	}
+	// Redisson gives one hold back on the client side for every attempt of
+	// an unlock (unlockAsync0's handle calls cancelExpirationRenewal, 4.7.0),
+	// so an unlock retried after an unsynced attempt gives back more holds
+	// than it released, and the watchdog may stop while a hold remains.
+	for range attempts - 1 {
+		c.releaseOne(l, owner)
 	}
 	switch n, _ := v.(int64); {
 	case err != nil:
@@ -752,8 +757,8 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		return err
 	case v == nil:
 		c.forget(l, owner)
-		if !synced {
-			return ErrNotSynced
+		if unsynced != nil {
+			return unsynced
 		}
 		return ErrNotHeld
 	case n == 1:
@@ -761,10 +766,7 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	default:
 		c.releaseOne(l, owner)
 	}
-	if !synced {
-		return ErrNotSynced
-	}
-	return nil
+	return unsynced
 }
 
 // latchFlag is the unlock scripts' latch switch: "1" unless
@@ -826,11 +828,8 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
-	var v any
-	err := l.c.retryUnsynced(ctx, func() error {
-		var err error
-		v, err = l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.Channel()}, unlockMessage)
-		return err
+	v, _, err := l.c.runRetried(ctx, func() (any, error) {
+		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.Channel()}, unlockMessage)
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {

@@ -146,17 +146,14 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	var v any
-	err := rw.c.retryUnsynced(ctx, func() error {
-		var err error
-		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
-		return err
+	v, _, err := rw.c.runRetried(ctx, func() (any, error) {
+		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
 	})
-	if err != nil {
+	n, _ := v.(int64)
+	if err != nil && !errors.Is(err, ErrNotSynced) {
 		return false, err
 	}
-	n, _ := v.(int64)
-	return n == 1, nil
+	return n == 1, err
 }
 
 // what names the call op of this half in errors: "Lock lk (read)".
@@ -340,22 +337,25 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		return err
 	}
 	id := c.rt.NewID()
-	var v any
-	err := c.retryUnsynced(ctx, func() error {
-		var err error
-		v, err = h.unlockScript(ctx, owner, id, h.lease(owner))
-		return err
+	v, attempts, err := c.runRetried(ctx, func() (any, error) {
+		return h.unlockScript(ctx, owner, id, h.lease(owner))
 	})
-	synced := !errors.Is(err, ErrNotSynced)
-	if synced {
+	unsynced := err
+	if synced := !errors.Is(err, ErrNotSynced); synced {
+		unsynced = nil
 		c.dropLatch(ctx, rw.latchKey(id), v, err)
 	} else {
 		err = nil // the script ran: account for what it did, then say so
 	}
+	// One hold given back on the client per attempt, as Lock.Unlock (and
+	// Redisson's RedissonReadLock and RedissonWriteLock, which inherit it).
+	for range attempts - 1 {
+		c.releaseOneOf(h.watchdogKey(owner))
+	}
 	if err != nil {
 		// Unknown outcome: count the hold as given back, as Lock.Unlock
 		// does, so that the watchdog stops with the last one (unless the
-		// unlock was not sent: releaseUnknown).
+		// unlock was not sent).
 		c.releaseUnknown(h.watchdogKey(owner), err)
 		return err
 	}
@@ -363,11 +363,12 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 	if released {
 		h.released(owner)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case !synced:
-		return ErrNotSynced
+	}
+	switch {
+	case unsynced != nil:
+		return unsynced
 	case notHeld:
 		return ErrNotHeld
 	}
@@ -428,17 +429,14 @@ func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
-	var v any
-	err := rw.c.retryUnsynced(ctx, func() error {
-		var err error
-		v, err = rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
-		return err
+	v, _, err := rw.c.runRetried(ctx, func() (any, error) {
+		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
 	})
-	if err != nil {
+	n, _ := v.(int64)
+	if err != nil && !errors.Is(err, ErrNotSynced) {
 		return false, err
 	}
-	n, _ := v.(int64)
-	return n == 1, nil
+	return n == 1, err
 }
 
 // field is owner's field of this half in the lock's hash.

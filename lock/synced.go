@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -186,6 +187,29 @@ func (c *Client) retryUnsynced(ctx context.Context, f func() error) error {
 			return errors.Join(err, serr)
 		}
 	}
+}
+
+// runRetried runs a lock script (an unlock, a force unlock) with
+// retryUnsynced and reports the reply of its first run (the unlock latch
+// answers every later run of an unlock as the first did; a force unlock's
+// later runs find nothing left to delete) and how many times it was
+// attempted. Once a run was unsynced, the outcome is known whatever a later
+// attempt met (its error is kept in err, which then matches ErrNotSynced),
+// for the script ran on the master.
+func (c *Client) runRetried(ctx context.Context, run func() (any, error)) (v any, attempts int, err error) {
+	ran := false
+	err = c.retryUnsynced(ctx, func() error {
+		attempts++
+		r, err := run()
+		if !ran && (err == nil || errors.Is(err, ErrNotSynced)) {
+			v, ran = r, true
+		}
+		return err
+	})
+	if ran && err != nil && !errors.Is(err, ErrNotSynced) {
+		err = fmt.Errorf("%w; retrying it failed: %v", ErrNotSynced, err)
+	}
+	return v, attempts, err
 }
 
 // tryGivingBack runs an acquire (once) as Redisson's tryAcquireAsync does

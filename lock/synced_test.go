@@ -313,3 +313,94 @@ func TestReplicaCountUnreadIsKnown(t *testing.T) {
 		t.Errorf("%d acquire scripts sent, want none", n)
 	}
 }
+
+// TestUnlockRetryFailureAfterUnsyncedRunIsKnown: an unlock whose first run
+// was unsynced and whose retry cannot even read the replica count (every
+// reply lost from 3.5 s) reports ErrNotSynced, a known outcome: the first
+// run released the lock on the master. (It read ErrNotSent, "nothing ran",
+// and kept the watchdog of a released lock.)
+func TestUnlockRetryFailureAfterUnsyncedRunIsKnown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, time.Millisecond, replicated, "c1")
+	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, time.Second, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l := lc.Lock("lk")
+		wantErr(t, l.Lock(ctx, "a"), nil, "acquire")
+		_ = rt.Sleep(ctx, 2*time.Second)
+		err = l.Unlock(ctx, "a")
+		if n := lc.Renewals(); n != 0 {
+			t.Errorf("%d watchdogs after the lock was released, want 0", n)
+		}
+	})
+	wd.run(time.Minute)
+	if !errors.Is(err, lock.ErrNotSynced) || errors.Is(err, lock.ErrNotSent) || lock.IsUnknown(err) {
+		t.Fatalf("Unlock: %v; want ErrNotSynced (known), not ErrNotSent", err)
+	}
+}
+
+// TestUnsyncedUnlockRetryStopsWatchdogEarly pins Redisson's accounting
+// (4.7.0): every attempt of an unlock gives one hold back on the client
+// (cancelExpirationRenewal in unlockAsync0's handle), so a depth-2 holder
+// whose first unlock was unsynced once and then synced has its watchdog
+// stopped while one hold remains on the master, which then expires.
+func TestUnsyncedUnlockRetryStopsWatchdogEarly(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, time.Millisecond, lock.Options{Deployment: lock.Replicated, WatchdogTimeout: 3 * time.Second, SyncTimeout: 200 * time.Millisecond}, "c1")
+	// The replica is cut off for the first unlock's first WAIT only.
+	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, 1500*time.Millisecond, 2500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l := lc.Lock("lk")
+		wantErr(t, l.Lock(ctx, "a"), nil, "1st acquire")
+		wantErr(t, l.Lock(ctx, "a"), nil, "2nd acquire")
+		_ = rt.Sleep(ctx, 1600*time.Millisecond)
+		wantErr(t, l.Unlock(ctx, "a"), nil, "unlock (unsynced once, then synced)")
+		if n := lc.Renewals(); n != 0 {
+			t.Errorf("%d watchdogs, want 0: Redisson's client gave back a hold per attempt", n)
+		}
+		if n, _ := l.HoldCount(ctx, "a"); n != 1 {
+			t.Errorf("hold count %d on the master, want 1", n)
+		}
+		_ = rt.Sleep(ctx, 4*time.Second) // past the 3 s lease, unrenewed
+		if ok, _ := l.IsLocked(ctx); ok {
+			t.Error("the unrenewed hold did not expire")
+		}
+	})
+	wd.run(time.Minute)
+}
+
+// TestRedissonTransportWaitsForTheWait: under Redisson's transport a
+// script sent with its WAIT waits timeout + the WAIT's timeout, so a WAIT
+// answered after the client's own timeout is not resent (the acquire runs
+// once and is synced); go-redis's transport times it out and resends it.
+func TestRedissonTransportWaitsForTheWait(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		name  string
+		retry sim.RetryPolicy
+		runs  int
+	}{{"redisson", sim.RedissonRetry, 1}, {"go-redis", sim.GoRedisRetry, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			wd := newWorld(t, 800*time.Millisecond, lock.Options{})
+			wd.addClient("c1", sim.ClientConfig{Retry: tc.retry, Timeout: 500 * time.Millisecond}, replicated)
+			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				_ = lc.Lock("lk").LockWithLease(ctx, "a", time.Minute)
+			})
+			wd.run(time.Minute)
+			runs := 0
+			for _, r := range wd.reqs("eval:reentrant_acquire") {
+				runs += len(r.Applied)
+			}
+			if runs < tc.runs || (tc.runs == 1 && runs != 1) {
+				t.Errorf("the acquire ran %d times, want %d", runs, tc.runs)
+			}
+		})
+	}
+}
