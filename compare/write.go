@@ -344,7 +344,7 @@ func (r *reportWriter) mode(mi int) error {
 		intro = append(intro, m.Note)
 	}
 	if m.ClientTimeout > 0 {
-		intro = append(intro, fmt.Sprintf("Clients wait up to %v for a reply (not 500 ms), so a delayed reply arrives late instead of being lost.", m.ClientTimeout))
+		intro = append(intro, fmt.Sprintf("Clients wait up to %v for a reply (not their usual timeout), so a delayed reply arrives late instead of being lost.", m.ClientTimeout))
 	}
 	if len(intro) > 0 {
 		r.w("%s\n\n", strings.Join(intro, " "))

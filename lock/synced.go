@@ -35,7 +35,10 @@ const (
 	// NoSyncedSlavesException, since checkLockSyncedSlaves defaults to
 	// true): see ErrNotSynced for what each call then does. The scripts go
 	// out in one batch with their WAIT, which Redisson resends whole after a
-	// timeout, so here they are not marked against resending.
+	// timeout, so here they are not marked against resending. The count is
+	// read once per Client, through the Conn's INFO: on Redis Cluster
+	// (where Redisson keeps one count per master, and go-redis sends a
+	// keyless INFO to a node of its choice) fix it with SyncReplicas.
 	Replicated
 )
 
@@ -215,17 +218,24 @@ func (c *Client) runRetried(ctx context.Context, run func() (any, error)) (v any
 // tryGivingBack runs an acquire (once) as Redisson's tryAcquireAsync does
 // in a synced deployment: when its synced step fails, giveBack returns
 // whatever it took (handleNoSync), and the pair runs again as
-// retryUnsynced allows. A give-back that fails otherwise ends it.
+// retryUnsynced allows. Redisson's handleNoSync rethrows the unsynced
+// error whatever the give-back met (4.7.0), so a give-back that failed
+// does not end the retries (a later acquire may then re-enter the hold it
+// left); when the last try ended unsynced with its give-back failed, the
+// outcome is unknown (a giveBackError).
 func (c *Client) tryGivingBack(ctx context.Context, once func() (time.Duration, int64, error), giveBack func() error) (ttl time.Duration, token int64, err error) {
+	var gerr error
 	err = c.retryUnsynced(ctx, func() error {
 		ttl, token, err = once()
+		gerr = nil
 		if errors.Is(err, ErrNotSynced) {
-			if gerr := giveBack(); gerr != nil {
-				return gerr
-			}
+			gerr = giveBack()
 		}
 		return err
 	})
+	if gerr != nil && errors.Is(err, ErrNotSynced) {
+		return 0, 0, gerr
+	}
 	return ttl, token, err
 }
 
