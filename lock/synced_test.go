@@ -404,3 +404,36 @@ func TestRedissonTransportWaitsForTheWait(t *testing.T) {
 		})
 	}
 }
+
+// TestSingleServerUnlockNotResent: the unlock, too, is sent with noRetry
+// in a single-server deployment under Redisson's transport: its reply lost,
+// it ran once and its outcome is unknown.
+func TestSingleServerUnlockNotResent(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, time.Millisecond, lock.Options{})
+	wd.addClient("c1", sim.ClientConfig{Retry: sim.RedissonRetry, Timeout: 500 * time.Millisecond}, lock.Options{})
+	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		// A first unlock caches the script (a lost NOSCRIPT would keep it
+		// from running at all).
+		wantErr(t, lc.Lock("warm").TryLock(ctx, "a"), nil, "warm-up acquire")
+		wantErr(t, lc.Lock("warm").Unlock(ctx, "a"), nil, "warm-up unlock")
+		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "a", time.Minute), nil, "acquire")
+		_ = rt.Sleep(ctx, time.Second)
+		if err := lc.Lock("lk").Unlock(ctx, "a"); !lock.IsUnknown(err) {
+			t.Errorf("Unlock with its reply lost: %v; want an unknown outcome", err)
+		}
+	})
+	wd.run(time.Minute)
+	runs := 0
+	for _, r := range wd.reqs("eval:reentrant_unlock") {
+		if r.Args[0] == "lk" {
+			runs += len(r.Applied)
+		}
+	}
+	if runs != 1 {
+		t.Errorf("the unlock ran %d times, want 1 (noRetry)", runs)
+	}
+}
