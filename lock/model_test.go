@@ -840,14 +840,14 @@ type rwModel struct {
 	fields   map[string]int
 	expireAt int64
 	tkeys    map[string]int64 // timeout key -> when it expires
-	wds      map[string]bool  // the holds the watchdog keeps: "read|c1:a" or "write|c1:a"
+	wds      map[string]int   // the holds the watchdog keeps, by key ("read|c1:a" or "write|c1:a"): the client's count of them (renewal.depth)
 	leases   map[string]int64 // write leases by holder "c1:a"
 	tasks    mTasks           // "c1" (write holds), "c1|read" (read holds)
 	lost     []string
 }
 
 func newRWModel() *rwModel {
-	return &rwModel{fields: map[string]int{}, tkeys: map[string]int64{}, wds: map[string]bool{}, leases: map[string]int64{},
+	return &rwModel{fields: map[string]int{}, tkeys: map[string]int64{}, wds: map[string]int{}, leases: map[string]int64{},
 		tasks: mTasks{}}
 }
 
@@ -954,6 +954,19 @@ func (m *rwModel) released(read bool, holder string) {
 	}
 }
 
+// giveBack is the client giving one of a watchdog-kept holder's holds
+// back after an unlock that left holds (lock's releaseOneOf): the watchdog
+// stops with the last.
+func (m *rwModel) giveBack(k string) {
+	switch d := m.wds[k]; {
+	case d > 1:
+		m.wds[k] = d - 1
+	case d == 1:
+		holder := strings.SplitN(k, "|", 2)[1]
+		m.released(strings.HasPrefix(k, "read|"), holder)
+	}
+}
+
 func (m *rwModel) apply(a rwAction) rwModelResult {
 	T := msOf(a.at)
 	e, r := T+1, T+2
@@ -996,9 +1009,12 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 			if a.read {
 				half = "read|"
 			}
-			if watchdog && !m.wds[half+rf] {
-				m.wds[half+rf] = true
-				m.tasks.start(rwTask(half+rf), r)
+			switch k := half + rf; {
+			case m.wds[k] > 0:
+				m.wds[k]++ // every hold counts while a watchdog runs
+			case watchdog:
+				m.wds[k] = 1
+				m.tasks.start(rwTask(k), r)
 			}
 			if !a.read {
 				m.leases[rf] = lease
@@ -1037,6 +1053,8 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 				}
 				if gone || left == 0 {
 					m.released(true, rf)
+				} else {
+					m.giveBack("read|" + rf)
 				}
 			}
 			break
@@ -1052,6 +1070,7 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 		case m.fields[wf] > 1:
 			m.fields[wf]--
 			m.expireAt = e + lease
+			m.giveBack("write|" + rf)
 		default:
 			delete(m.fields, wf)
 			if len(m.fields) == 0 {

@@ -360,11 +360,15 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		return err
 	}
 	notHeld, released, err := h.unlockReply(v)
-	if released {
-		h.released(owner)
-	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case released:
+		h.released(owner)
+	default:
+		// Holds remain: one given back on the client, as Lock.Unlock does,
+		// so that the watchdog stops with the last.
+		c.releaseOneOf(h.watchdogKey(owner))
 	}
 	switch {
 	case unsynced != nil:

@@ -437,3 +437,29 @@ func TestSingleServerUnlockNotResent(t *testing.T) {
 		t.Errorf("the unlock ran %d times, want 1 (noRetry)", runs)
 	}
 }
+
+// TestRWPartialUnlockGivesBackOneHold: a write half held twice and
+// unlocked once keeps one hold counted on the client, so that an unlock
+// with an unknown outcome (its reply lost) then stops the watchdog instead
+// of renewing a lock that may be gone (it renewed on before).
+func TestRWPartialUnlockGivesBackOneHold(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		w := lc.ReadWriteLock("rw").WriteLock()
+		wantErr(t, w.Lock(ctx, "a"), nil, "1st acquire")
+		wantErr(t, w.Lock(ctx, "a"), nil, "2nd acquire")
+		wantErr(t, w.Unlock(ctx, "a"), nil, "1st unlock")
+		_ = rt.Sleep(ctx, time.Second)
+		if err := w.Unlock(ctx, "a"); !lock.IsUnknown(err) {
+			t.Errorf("unlock with its reply lost: %v, want an unknown outcome", err)
+		}
+		if n := lc.Renewals(); n != 0 {
+			t.Errorf("%d watchdogs after the last hold's unknown unlock, want 0", n)
+		}
+	})
+	wd.run(time.Minute)
+}
