@@ -43,9 +43,9 @@ func CheckWithin(h []history.Record, end time.Duration, bud Budget) Verdict {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
 	})
 	v.Add(all...)
-	for _, w := range works {
+	for i, w := range works {
 		if n := w.note(); n != "" {
-			v.Undecided(n)
+			v.Undecided(n, oracleChecks[i].kinds...)
 		}
 	}
 	return v
@@ -66,31 +66,9 @@ var oracleChecks = []struct {
 }
 
 // UndecidedOn reports whether a check that finds k gave up on v's history
-// (v is Unknown, and a note says so): k may then be there unseen, so an
-// expectation that k is absent cannot be met. The oracles' notes of giving
-// up begin with their names (oracleChecks) and "gave up"; any other note
-// of an Unknown verdict is linearizability's, the one other check that
-// can give up.
-func (v Verdict) UndecidedOn(k Kind) bool {
-	if v.Status != Unknown {
-		return false
-	}
-	for _, n := range v.Notes {
-		oracle := false
-		for _, c := range oracleChecks {
-			if strings.HasPrefix(n, c.name+": gave up") {
-				oracle = true
-				if slices.Contains(c.kinds, k) {
-					return true
-				}
-			}
-		}
-		if !oracle && k == Linearizability {
-			return true
-		}
-	}
-	return false
-}
+// (GaveUp), whatever else it found: k may then be there unseen, so an
+// expectation that k is absent cannot be met.
+func (v Verdict) UndecidedOn(k Kind) bool { return slices.Contains(v.GaveUp, k) }
 
 // Status is the overall outcome of checking a history.
 type Status int
@@ -100,7 +78,7 @@ const (
 	OK Status = iota
 	// Violated: at least one violation was found.
 	Violated
-	// Unknown: a check ran out of time before deciding (and none found a
+	// Unknown: a check gave up within its budget before deciding (and none found a
 	// violation): the history is neither cleared nor condemned.
 	Unknown
 )
@@ -160,6 +138,10 @@ type Verdict struct {
 	// Notes explain an Unknown status or anything a reader should know
 	// (for example that a check was skipped).
 	Notes []string
+	// GaveUp lists the kinds whose check gave up on the history (within
+	// its budget), whatever else was found: any of them may be there
+	// unseen (UndecidedOn).
+	GaveUp []Kind
 }
 
 // Add records violations, making the verdict Violated if there are any.
@@ -171,10 +153,15 @@ func (v *Verdict) Add(vs ...Violation) {
 	v.Status = Violated
 }
 
-// Undecided notes that a check could not decide; the verdict becomes
-// Unknown unless a violation was found.
-func (v *Verdict) Undecided(note string) {
+// Undecided notes that a check could not decide (the one that finds
+// kinds); the verdict becomes Unknown unless a violation was found.
+func (v *Verdict) Undecided(note string, kinds ...Kind) {
 	v.Notes = append(v.Notes, note)
+	for _, k := range kinds {
+		if !slices.Contains(v.GaveUp, k) {
+			v.GaveUp = append(v.GaveUp, k)
+		}
+	}
 	if v.Status == OK {
 		v.Status = Unknown
 	}

@@ -131,7 +131,7 @@ func LinearizableWithin(h []history.Record, kind LockKind, bud Budget, opts ...L
 	var v Verdict
 	lh, err := buildLin(h, kind, opts)
 	if err != nil {
-		v.Undecided("linearizability: " + err.Error())
+		v.Undecided("linearizability: "+err.Error(), Linearizability)
 		return v
 	}
 	v.Notes = append(v.Notes, lh.notes()...)
@@ -145,7 +145,7 @@ func LinearizableWithin(h []history.Record, kind LockKind, bud Budget, opts ...L
 		case r.violation != nil:
 			v.Add(*r.violation)
 		case r.undecided != "":
-			v.Undecided(r.undecided)
+			v.Undecided(r.undecided, Linearizability)
 		}
 	}
 	return v

@@ -101,11 +101,42 @@ func TestBudgetExhaustedIsUnknown(t *testing.T) {
 // absent, and does not stand for linearizability's.
 func TestMatchesOracleUndecided(t *testing.T) {
 	var v checker.Verdict
-	v.Undecided("silent-loss: gave up at 1s of the history: its work went beyond the budget of 1000 units (checker.Budget.Work)")
+	v.Undecided("silent-loss: gave up at 1s of the history: its work went beyond the budget of 1000 units (checker.Budget.Work)", checker.SilentLoss)
 	if ok, why := (Expect{Absent: []checker.Kind{checker.SilentLoss}}).Matches(v); ok || !strings.Contains(why, "silent-loss undecided: silent-loss: gave up") {
 		t.Errorf("absent silent-loss with the oracle undecided: %v %q", ok, why)
 	}
 	if ok, why := (Expect{Absent: []checker.Kind{checker.Linearizability, checker.MutualExclusion}}).Matches(v); !ok {
 		t.Errorf("absent linearizability and mutual-exclusion with silent-loss undecided: %q", why)
+	}
+	// A violation found elsewhere does not make the undecided check's
+	// kinds absent (Matches read the gave-up notes only of an Unknown
+	// verdict, and met this expectation).
+	v.Add(checker.Violation{Kind: checker.MutualExclusion, Lock: "lk"})
+	v.Undecided("linearizability: gave up on the window 0s to 1s of lock lk", checker.Linearizability)
+	for _, k := range []checker.Kind{checker.SilentLoss, checker.Linearizability} {
+		e := Expect{Violated: []checker.Kind{checker.MutualExclusion}, Absent: []checker.Kind{k}}
+		if ok, why := e.Matches(v); ok {
+			t.Errorf("violated mutual-exclusion, absent %s undecided: matched (%q)", k, why)
+		}
+	}
+}
+
+// TestJudgeTallyUndecided: a rate expectation is not met by a sweep with
+// undecided runs (their kinds are unknown), which counted as runs with no
+// kind.
+func TestJudgeTallyUndecided(t *testing.T) {
+	e := Expect{Rates: []RateBound{{Kind: AnyViolation, Min: 0, Max: 0}}}
+	var tl SweepTally
+	var undecided checker.Verdict
+	undecided.Undecided("linearizability: gave up", checker.Linearizability)
+	tl.Add(checker.Verdict{})
+	tl.Add(undecided)
+	if out := e.JudgeTally(&tl); out.Match || !strings.Contains(out.Why, "undecided") {
+		t.Errorf("a sweep with an undecided run: match %v, why %q", out.Match, out.Why)
+	}
+	var ok SweepTally
+	ok.Add(checker.Verdict{})
+	if out := e.JudgeTally(&ok); !out.Match {
+		t.Errorf("a decided sweep: %q", out.Why)
 	}
 }

@@ -164,9 +164,11 @@ func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdi
 	v := checker.CheckWithin(recs, end, s.CheckBudget())
 	lin := checker.LinearizableWithin(recs, s.Algorithm.LockKind(), s.CheckBudget(), s.Algorithm.LinOptions()...)
 	v.Add(lin.Violations...)
-	if lin.Status == checker.Unknown {
+	// A lock whose search gave up leaves its note even when another lock's
+	// was violated.
+	if lin.Status == checker.Unknown || len(lin.GaveUp) > 0 {
 		for _, n := range lin.Notes {
-			v.Undecided(n)
+			v.Undecided(n, lin.GaveUp...)
 		}
 	}
 	v.Add(s.Expect.livenessViolations(recs, end)...)

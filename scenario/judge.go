@@ -280,6 +280,9 @@ func (e Expect) JudgeTally(t *SweepTally) SweepOutcome {
 		}
 		out.Rates = append(out.Rates, r)
 	}
+	if t.Undecided > 0 && len(e.Rates) > 0 {
+		whys = append(whys, fmt.Sprintf("%d of %d runs undecided (a check gave up within its budget), so their kinds and the rates are unknown", t.Undecided, t.Seeds))
+	}
 	if len(whys) > 0 {
 		out.Match, out.Why = false, strings.Join(whys, "; ")
 	}

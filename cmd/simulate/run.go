@@ -324,7 +324,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		fmt.Fprintln(w)
 	}
 	if j.Undecided > 0 {
-		fmt.Fprintf(w, "    (%d of %d undecided: a check ran out of time; counted as having no kind)\n", j.Undecided, n)
+		fmt.Fprintf(w, "    (%d of %d undecided: a check gave up within its budget; counted as having no kind)\n", j.Undecided, n)
 	}
 	return judged, j.Match
 }
