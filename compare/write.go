@@ -73,6 +73,15 @@ func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
 		putBack(kept, dir, tmp)
 		return err
 	}
+	// dir was checked before the report was drawn, which takes a while:
+	// check what was moved away again, now that nothing can write into it
+	// under dir's name, and give it back if anything not a report's came
+	// in meanwhile.
+	if err := Replaceable(old); err != nil {
+		_ = os.Rename(old, dir)
+		putBack(kept, dir, tmp)
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		_ = os.Rename(old, dir)
 		putBack(kept, dir, tmp)

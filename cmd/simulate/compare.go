@@ -23,12 +23,20 @@ const referenceCommand = "simulate compare -seeds 100 -out reports"
 
 // newReportDir is where compare writes without -out: compare-report, or
 // compare-report-2, -3, ..., the first that does not exist, so that no
-// report (the committed reports/ above all) is ever replaced unasked.
-func newReportDir() string {
-	dir := "compare-report"
+// report (the committed reports/ above all) is ever replaced unasked. It
+// creates the directory, empty, to reserve it: two commands started
+// together would otherwise both pick the same name, and the later report
+// replace the earlier. release removes it again while it is still empty
+// (the command ended without writing its report).
+func newReportDir() (dir string, release func(), err error) {
+	dir = "compare-report"
 	for i := 2; ; i++ {
-		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-			return dir
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, func() { _ = os.Remove(dir) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", nil, err
 		}
 		dir = "compare-report-" + strconv.Itoa(i)
 	}
@@ -154,7 +162,13 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	out := f.out
 	if out == "" {
-		out = newReportDir()
+		dir, release, err := newReportDir()
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate compare: %v\n", err)
+			return 2
+		}
+		defer release()
+		out = dir
 	}
 	pr := newProgress(stderr, "compare", f.quiet)
 	res, err := compare.Run(ctx, f.options(out, pr.update))

@@ -258,7 +258,13 @@ func mergeCompare(ctx context.Context, files []string, data [][]byte, out string
 		}
 	}
 	if out == "" {
-		out = newReportDir()
+		dir, release, err := newReportDir()
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate merge: %v\n", err)
+			return 2
+		}
+		defer release()
+		out = dir
 	} else if err := compare.Replaceable(out); err != nil {
 		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
 		return 2

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -301,8 +302,19 @@ func TestReferenceCommand(t *testing.T) {
 	if err := os.Mkdir("compare-report", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if d := newReportDir(); d != "compare-report-2" {
-		t.Errorf("new report directory beside compare-report: %s", d)
+	d, release, err := newReportDir()
+	if err != nil || d != "compare-report-2" {
+		t.Fatalf("new report directory beside compare-report: %s, %v", d, err)
+	}
+	// Reserved: a second command started meanwhile takes the next name.
+	if d2, release2, err := newReportDir(); err != nil || d2 != "compare-report-3" {
+		t.Errorf("a second new report directory: %s, %v; want compare-report-3 (the first reserved)", d2, err)
+	} else {
+		release2()
+	}
+	release()
+	if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("release left the empty %s: %v", d, err)
 	}
 }
 
