@@ -121,8 +121,15 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if f.out != "" {
-		if err := checkOutputFile("-out", f.out); err != nil {
+	for _, o := range []struct{ flag, path string }{{"-out", f.out}, {"-readme", f.readme}} {
+		if o.path == "" {
+			continue
+		}
+		err := checkNotInput(o.flag, o.path, all)
+		if err == nil && o.flag == "-out" {
+			err = checkOutputFile(o.flag, o.path)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
 			return 2
 		}

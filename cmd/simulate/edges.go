@@ -121,6 +121,22 @@ func checkOutputFile(flag, path string) error {
 	return nil
 }
 
+// checkNotInput refuses an output file (the value of flag) that is one of
+// the scenario files all were read from: writing it would replace the
+// scenario (run -partial and agree -out took a scenario file's place).
+func checkNotInput(flag, path string, all []*scenario.Scenario) error {
+	out, err := os.Stat(path)
+	if err != nil {
+		return nil // nothing there yet: no input can be it
+	}
+	for _, s := range all {
+		if in, err := os.Stat(s.File); err == nil && os.SameFile(in, out) {
+			return fmt.Errorf("%s %s: is the scenario file %s, which writing it would replace; nothing was run or written", flag, path, s.File)
+		}
+	}
+	return nil
+}
+
 // checkWritableDir checks that a file can be created in dir, or in the
 // nearest existing directory above it when dir does not exist yet (the
 // writing makes it): a directory, in which a probe file can be created

@@ -160,3 +160,29 @@ func TestRunOutSameName(t *testing.T) {
 		t.Errorf("run without -out: exit %d, %q", code, errs)
 	}
 }
+
+// TestOutputIsNotAnInput: an output file that is one of the scenario files
+// read is refused before anything runs, and the file is left as it was
+// (run -partial and agree -out replaced the scenario with their output).
+func TestOutputIsNotAnInput(t *testing.T) {
+	src, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(t.TempDir(), "mine.yaml")
+	if err := os.WriteFile(mine, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "-seeds", "2", "-shard", "0/2", "-partial", mine, mine},
+		{"agree", "-out", mine, mine},
+	} {
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, "is the scenario file "+mine) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the scenario file", args, code, errs)
+		}
+		if got, _ := os.ReadFile(mine); !bytes.Equal(got, src) {
+			t.Errorf("%v: the scenario file was changed", args)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -233,7 +234,7 @@ func runCommand(f runFlags) string {
 // interrupted shard writes nothing.
 func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout, stderr io.Writer) int {
 	file := partialFile(f.partial, "run", f.shard)
-	if err := checkOutputFile("-partial", file); err != nil {
+	if err := cmp.Or(checkNotInput("-partial", file, all), checkOutputFile("-partial", file)); err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
