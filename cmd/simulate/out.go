@@ -67,7 +67,7 @@ func writeFiles(r runFiles) error {
 	if len(opts) > 0 {
 		model += ", acquires may fail spuriously"
 	}
-	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, checker.LinStepBudget, scenario.LinTimeout)
+	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, s.CheckBudget().For(len(recs)).Steps, scenario.LinTimeout)
 	if s.Budget != (checker.Budget{}) {
 		fmt.Fprintf(&b, "the checks' budget, from the file: %s\n", s.CheckBudget().For(len(recs)))
 	}
