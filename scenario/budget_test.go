@@ -121,9 +121,10 @@ func TestMatchesOracleUndecided(t *testing.T) {
 	}
 }
 
-// TestJudgeTallyUndecided: a rate expectation is not met by a sweep with
-// undecided runs (their kinds are unknown), which counted as runs with no
-// kind.
+// TestJudgeTallyUndecided: a maximum rate is not met by a sweep whose
+// undecided runs, counted as having the kind, would exceed it (they
+// counted as runs with no kind); a kind whose check decided every run is
+// judged as before.
 func TestJudgeTallyUndecided(t *testing.T) {
 	e := Expect{Rates: []RateBound{{Kind: AnyViolation, Min: 0, Max: 0}}}
 	var tl SweepTally
@@ -131,12 +132,18 @@ func TestJudgeTallyUndecided(t *testing.T) {
 	undecided.Undecided("linearizability: gave up", checker.Linearizability)
 	tl.Add(checker.Verdict{})
 	tl.Add(undecided)
-	if out := e.JudgeTally(&tl); out.Match || !strings.Contains(out.Why, "undecided") {
+	if out := e.JudgeTally(&tl); out.Match || !strings.Contains(out.Why, "1 undecided runs") {
 		t.Errorf("a sweep with an undecided run: match %v, why %q", out.Match, out.Why)
 	}
 	var ok SweepTally
 	ok.Add(checker.Verdict{})
 	if out := e.JudgeTally(&ok); !out.Match {
 		t.Errorf("a decided sweep: %q", out.Why)
+	}
+	// Linearizability gave up, not the mutual-exclusion oracle: a bound on
+	// mutual-exclusion is judged on what the runs show.
+	me := Expect{Rates: []RateBound{{Kind: checker.MutualExclusion, Min: 0, Max: 0}}}
+	if out := me.JudgeTally(&tl); !out.Match {
+		t.Errorf("mutual-exclusion = 0 with only linearizability undecided: %q", out.Why)
 	}
 }

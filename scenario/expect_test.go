@@ -62,7 +62,7 @@ func TestExpectAbsentOnly(t *testing.T) {
 // that linearizability is absent, but does not hide other kinds.
 func TestMatchesUndecided(t *testing.T) {
 	var v checker.Verdict
-	v.Undecided("search timed out")
+	v.Undecided("search timed out", checker.Linearizability)
 	if ok, why := (Expect{Absent: []checker.Kind{checker.Linearizability}}).Matches(v); ok || !strings.Contains(why, "linearizability undecided: search timed out") {
 		t.Errorf("absent linearizability on an unknown verdict: %v %q", ok, why)
 	}
