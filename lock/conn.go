@@ -19,6 +19,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/locksim/locksim/internal/outcome"
 	"github.com/locksim/locksim/internal/scripts"
 )
 
@@ -144,7 +145,8 @@ func IsUnknown(err error) bool {
 		return false
 	}
 	var gb *giveBackError
-	if errors.As(err, &gb) {
+	var joined *outcome.Unknown
+	if errors.As(err, &gb) || errors.As(err, &joined) {
 		return true
 	}
 	for _, known := range verdicts {

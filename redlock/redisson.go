@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/locksim/locksim/internal/outcome"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -437,7 +438,7 @@ func (r *Redisson) Unlock(ctx context.Context, owner string) error {
 			fs[i] = func() { unlock(i) }
 		}
 		r.rt.Parallel(fs...)
-		return errors.Join(errs...)
+		return unknownIfAny(errors.Join(errs...))
 	}
 	released, notHeld := 0, 0
 	for i := range n {
@@ -450,9 +451,26 @@ func (r *Redisson) Unlock(ctx context.Context, owner string) error {
 			errs[i] = nil
 		}
 	}
-	err := errors.Join(errs...)
+	err := unknownIfAny(errors.Join(errs...))
 	if released == 0 && notHeld > 0 {
 		err = errors.Join(fmt.Errorf("redlock: unlock: no member held by %q: %w", owner, lock.ErrNotHeld), err)
+	}
+	return err
+}
+
+// unknownIfAny marks err, the members' or nodes' errors joined, as an
+// unknown outcome when any of them is one (lock.IsUnknown would otherwise
+// answer for the join by its known parts: a member that said "not held"
+// hid one whose unlock timed out).
+func unknownIfAny(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	for _, e := range j.Unwrap() {
+		if lock.IsUnknown(e) {
+			return &outcome.Unknown{Err: err}
+		}
 	}
 	return err
 }

@@ -420,7 +420,7 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 		return released, fmt.Errorf("redlock: %s: unlock: %d of %d nodes held the token, fewer than a majority: %w",
 			s.key, released, len(s.conns), lock.ErrNotHeld)
 	}
-	return released, err
+	return released, unknownIfAny(err)
 }
 
 // release runs compare-and-delete of token on every node in parallel,
