@@ -25,14 +25,26 @@ func (wd *world) reqs(op string) []history.Record {
 	return out
 }
 
-// cutReplica partitions r1 from m1 from the start, for the whole run: the
-// master still counts it connected (a partition is noticed only after
-// repl-timeout), and every WAIT finds it mute.
-func (wd *world) cutReplica() {
+// cutReplica partitions r1 from m1 over [from, until): the master still
+// counts it connected (a partition is noticed only after repl-timeout), and
+// every WAIT meanwhile finds it mute.
+func (wd *world) cutReplica(from, until time.Duration) {
 	wd.t.Helper()
-	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, 0, time.Hour); err != nil {
+	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, from, until); err != nil {
 		wd.t.Fatal(err)
 	}
+}
+
+// runs counts how many times a node ran the script op ("eval:
+// reentrant_acquire") on the lock key.
+func (wd *world) runs(op, key string) int {
+	n := 0
+	for _, r := range wd.reqs(op) {
+		if len(r.Args) > 0 && r.Args[0] == key {
+			n += len(r.Applied)
+		}
+	}
+	return n
 }
 
 var replicated = lock.Options{Deployment: lock.Replicated}
@@ -86,7 +98,7 @@ func TestSyncedStepFollowsEveryLockScript(t *testing.T) {
 func TestUnsyncedAcquireGivenBackAndRetried(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
-	wd.cutReplica()
+	wd.cutReplica(0, time.Hour)
 	var err error
 	var took time.Duration
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -121,7 +133,7 @@ func TestUnsyncedAcquireGivenBackAndRetried(t *testing.T) {
 func TestUnsyncedFencedAcquireKeepsHold(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
-	wd.cutReplica()
+	wd.cutReplica(0, time.Hour)
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
 		f := lc.FencedLock("lk")
 		_, err := f.TryLock(ctx, "a")
@@ -157,9 +169,7 @@ func TestUnsyncedFencedAcquireKeepsHold(t *testing.T) {
 func TestUnsyncedUnlockRetriedWithOneRequestID(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
-	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, time.Second, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	wd.cutReplica(time.Second, time.Hour)
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
 		l := lc.Lock("lk")
 		wantErr(t, l.LockWithLease(ctx, "a", time.Minute), nil, "1st acquire")
@@ -280,12 +290,7 @@ func TestSingleServerLockScriptsNotResent(t *testing.T) {
 				}
 			})
 			wd.run(time.Minute)
-			sent := 0
-			for _, r := range wd.reqs("eval:reentrant_acquire") {
-				if len(r.Args) > 0 && r.Args[0] == "lk" {
-					sent += len(r.Applied)
-				}
-			}
+			sent := wd.runs("eval:reentrant_acquire", "lk")
 			if sent != tc.want {
 				t.Errorf("the acquire ran %d times, want %d", sent, tc.want)
 			}
@@ -322,9 +327,7 @@ func TestReplicaCountUnreadIsKnown(t *testing.T) {
 func TestUnlockRetryFailureAfterUnsyncedRunIsKnown(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
-	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, time.Second, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	wd.cutReplica(time.Second, time.Hour)
 	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -353,9 +356,7 @@ func TestUnsyncedUnlockRetryStopsWatchdogEarly(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, lock.Options{Deployment: lock.Replicated, WatchdogTimeout: 3 * time.Second, SyncTimeout: 200 * time.Millisecond}, "c1")
 	// The replica is cut off for the first unlock's first WAIT only.
-	if err := wd.w.Partition([]string{"m1"}, []string{"r1"}, 1500*time.Millisecond, 2500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	wd.cutReplica(1500*time.Millisecond, 2500*time.Millisecond)
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
 		l := lc.Lock("lk")
 		wantErr(t, l.Lock(ctx, "a"), nil, "1st acquire")
@@ -394,10 +395,7 @@ func TestRedissonTransportWaitsForTheWait(t *testing.T) {
 				_ = lc.Lock("lk").LockWithLease(ctx, "a", time.Minute)
 			})
 			wd.run(time.Minute)
-			runs := 0
-			for _, r := range wd.reqs("eval:reentrant_acquire") {
-				runs += len(r.Applied)
-			}
+			runs := wd.runs("eval:reentrant_acquire", "lk")
 			if runs < tc.runs || (tc.runs == 1 && runs != 1) {
 				t.Errorf("the acquire ran %d times, want %d", runs, tc.runs)
 			}
@@ -427,12 +425,7 @@ func TestSingleServerUnlockNotResent(t *testing.T) {
 		}
 	})
 	wd.run(time.Minute)
-	runs := 0
-	for _, r := range wd.reqs("eval:reentrant_unlock") {
-		if r.Args[0] == "lk" {
-			runs += len(r.Applied)
-		}
-	}
+	runs := wd.runs("eval:reentrant_unlock", "lk")
 	if runs != 1 {
 		t.Errorf("the unlock ran %d times, want 1 (noRetry)", runs)
 	}
