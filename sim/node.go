@@ -263,6 +263,15 @@ func (w *World) Group(name string) (*Group, error) {
 	return g, nil
 }
 
+// GroupSize is the number of nodes in group name (master and replicas), 0
+// for a group the world does not have.
+func (w *World) GroupSize(name string) int {
+	if g, ok := w.groups[name]; ok {
+		return g.Size()
+	}
+	return 0
+}
+
 // Nodes lists node names in creation order.
 func (w *World) Nodes() []string {
 	var out []string
