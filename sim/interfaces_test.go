@@ -3,6 +3,7 @@ package sim_test
 import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/traffic"
 )
 
 // The World offers every capability package faults asks of a target, so
@@ -16,3 +17,7 @@ var _ interface {
 	faults.OpBinder
 	faults.Topology
 } = (*sim.World)(nil)
+
+// A Client is what a workload runs on (traffic.Client), as the real
+// backend's client is.
+var _ traffic.Client = (*sim.Client)(nil)
