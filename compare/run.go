@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/traffic"
 )
@@ -461,7 +462,7 @@ func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOut
 }
 
 func summarise(s *scenario.Scenario, seed uint64) (RunOutcome, error) {
-	r, err := s.Run(seed)
+	r, err := simrun.Run(s, seed)
 	if err != nil {
 		return RunOutcome{}, err
 	}

@@ -7,45 +7,10 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/peers"
-	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
-
-// Build returns the scenario's world for seed (0: the file's seed): its
-// nodes, replicas and clients, each client running the algorithm's
-// workload. It applies no faults: Schedule returns them.
-func (s *Scenario) Build(seed uint64) (*sim.World, error) {
-	if seed == 0 {
-		seed = s.Seed
-	}
-	w := sim.New(seed)
-	for _, n := range s.Nodes {
-		if _, err := w.AddNode(n.Config); err != nil {
-			return nil, s.errLine(n.Line, "topology.nodes", err)
-		}
-		for _, r := range n.Replicas {
-			if _, err := w.AddReplica(n.Config.Name, r.Config, r.Repl); err != nil {
-				return nil, s.errLine(r.Line, "topology.nodes.replicas", err)
-			}
-		}
-	}
-	// One fenced resource per world, shared by every client.
-	res := s.NewResource()
-	for _, cl := range s.Clients {
-		c, err := w.AddClient(cl.Config)
-		if err != nil {
-			return nil, s.errLine(cl.Line, "clients", err)
-		}
-		if err := s.StartWorkload(c, res); err != nil {
-			w.Close()
-			return nil, err
-		}
-	}
-	return w, nil
-}
 
 // NewResource returns the fenced resource the clients of one run share (a
 // fenced algorithm's), or nil.
@@ -57,21 +22,21 @@ func (s *Scenario) NewResource() *traffic.Resource {
 }
 
 // StartWorkload starts the algorithm's workload on c, with the settings of
-// c's client entry (ForClient), writing to res (from
-// NewResource, shared by the run's clients). Build calls it for every
-// simulated client; a backend on real servers calls it with its own
-// traffic.Client.
+// c's client entry (ForClient), writing to res (from NewResource, shared by
+// the run's clients). Each backend calls it for each of its clients, with
+// its own traffic.Client (internal/simrun a simulated one, internal/realrun
+// one on real servers).
 func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
 	a := s.ForClient(c.Name())
 	k := a.desc()
 	if k == nil {
-		return s.errLine(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
+		return s.ErrAt(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
 	}
 	if _, real := c.(peers.Backend); k.realOnly && !real {
-		return s.errLine(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
+		return s.ErrAt(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
 	}
 	if err := k.start(c, a, res); err != nil {
-		return s.errLine(a.Line, "algorithm", err)
+		return s.ErrAt(a.Line, "algorithm", err)
 	}
 	return nil
 }
@@ -83,56 +48,6 @@ func (s *Scenario) LockKey() string {
 		return k.key(s.Algorithm)
 	}
 	return ""
-}
-
-// Schedule returns the faults to apply to w, a world Build returned: the
-// scripted faults in file order, then those drawn from the rates by w's
-// seed for the scenario's duration.
-func (s *Scenario) Schedule(w *sim.World) (faults.Schedule, error) {
-	var sched faults.Schedule
-	for _, f := range s.Faults {
-		sched = append(sched, f.Fault)
-	}
-	if s.HasRates {
-		drawn, err := faults.Draw(w, s.Rates, s.Duration)
-		if err != nil {
-			return nil, &Error{File: s.File, Field: "rates", Msg: err.Error()}
-		}
-		sched = append(sched, drawn...)
-	}
-	return sched, nil
-}
-
-// Judged reports whether the run was judged on its own: false when the
-// expectation is about rates over a sweep of seeds (Expect.HasRates), and
-// Match is then true.
-func (r Result) Judged() bool { return !r.Scenario.Expect.HasRates() }
-
-// Result is one run of a scenario.
-type Result struct {
-	Scenario *Scenario
-	Seed     uint64
-	// History is the run's recorded history; End is the world time the run
-	// stopped at.
-	History *sim.History
-	End     time.Duration
-	// Verdict is Scenario.Check's: checker.Check's oracles, linearizability
-	// against the algorithm's model, and liveness when the expectation sets
-	// a bound (for the lock or for a client).
-	Verdict checker.Verdict
-	// Match reports whether the run is the expected one (Expect.Judge);
-	// Why says how it differs when it is not.
-	Match bool
-	Why   string
-	// Faults names the faults applied, scripted then drawn.
-	Faults []string
-	// Unfired describes the faults bound to an operation that never acted
-	// (Unfired), and Skipped the scripted faults that could not act when
-	// their time or event came (Skipped). A run with any does not match
-	// its expectation, unless that is "any": it did not show what the
-	// scenario says (JudgeRun). A fault drawn from rates that could not act
-	// is a note of Verdict instead.
-	Unfired, Skipped []string
 }
 
 // LinTimeout is the wall-clock safety net of each Porcupine search of
@@ -176,64 +91,4 @@ func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdi
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
 	})
 	return v
-}
-
-// Run builds the world for seed (0: the file's seed), applies the faults,
-// runs it for the duration, closes it, checks the history and judges the
-// run against the expectation (not when the expectation is about rates:
-// JudgeSweep judges a sweep of seeds).
-func (s *Scenario) Run(seed uint64) (Result, error) {
-	if seed == 0 {
-		seed = s.Seed
-	}
-	r := Result{Scenario: s, Seed: seed}
-	if err := s.CheckLimits(); err != nil {
-		return r, err
-	}
-	w, err := s.Build(seed)
-	if err != nil {
-		return r, err
-	}
-	defer w.Close()
-	sched, err := s.Schedule(w)
-	if err != nil {
-		return r, err
-	}
-	for i, f := range sched {
-		if err := f.Validate(w); err != nil {
-			return r, s.faultErr(i, f, err)
-		}
-	}
-	for i, f := range sched {
-		var t faults.Target = w
-		if i < len(s.Faults) {
-			t = scriptedTarget{w}
-		}
-		if err := f.Apply(t); err != nil {
-			return r, s.faultErr(i, f, err)
-		}
-		r.Faults = append(r.Faults, f.Name())
-	}
-	if err := s.runBounded(w, seed); err != nil {
-		return r, err
-	}
-	w.Close()
-	recs := w.History().Records()
-	r.History, r.End = w.History(), w.Now()
-	r.Verdict = s.Check(recs, w.Now())
-	// One run of a rate expectation is not judged (Judged): JudgeRun
-	// matches it unless a scripted fault did not act.
-	r.Match, r.Why = s.JudgeRun(recs, w.Now(), r.Verdict)
-	r.Unfired, r.Skipped = Unfired(recs), Skipped(recs)
-	if note := DrawnSkippedNote(recs); note != "" {
-		r.Verdict.Notes = append(r.Verdict.Notes, note)
-	}
-	return r, nil
-}
-
-func (s *Scenario) faultErr(i int, f faults.Fault, err error) error {
-	if i < len(s.Faults) {
-		return &Error{File: s.File, Line: s.Faults[i].Line, Field: fmt.Sprintf("faults[%d]", i), Msg: err.Error()}
-	}
-	return &Error{File: s.File, Field: "rates", Msg: fmt.Sprintf("%s: %v", f.Name(), err)}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
@@ -82,7 +83,7 @@ func runJobs(ctx context.Context, jobs []sweepJob, idx []int, workers int, progr
 	// pool.ErrPanic, which errStatus maps to exitInternal.
 	done, err := pool.Run(ctx, len(idx), workers, func(k int) error {
 		j := jobs[idx[k]]
-		r, err := j.s.Run(j.seed)
+		r, err := simrun.Run(j.s, j.seed)
 		runs[k] = newSweepRun(idx[k], j.seed, r.Verdict)
 		return err
 	}, progress)
