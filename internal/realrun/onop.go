@@ -28,7 +28,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 var (
@@ -47,9 +47,9 @@ const (
 // opTrigger is one fault bound to an op: an action at one of its events
 // (act), or a link fault on its first n requests (link).
 type opTrigger struct {
-	sel   sim.OpSelector
+	sel   setup.OpSelector
 	name  string
-	ev    sim.OpEvent
+	ev    setup.OpEvent
 	after time.Duration
 	act   func() error
 
@@ -64,7 +64,7 @@ type opTrigger struct {
 
 // CheckOnOp returns what ActOnOp would reject: an unknown client, no op
 // named, nth below 1, an unknown event, a negative after.
-func (r *run) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error {
+func (r *run) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
 	if err := r.CheckClient(sel.Client); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (r *run) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration)
 		return fmt.Errorf("no op named")
 	case sel.Nth < 1:
 		return fmt.Errorf("nth %d: want 1 or more", sel.Nth)
-	case ev != sim.OpCall && ev != sim.OpApplied && ev != sim.OpReturn:
+	case ev != setup.OpCall && ev != setup.OpApplied && ev != setup.OpReturn:
 		return fmt.Errorf("unknown event %q (want call, applied or return)", ev)
 	case after < 0:
 		return fmt.Errorf("after %v: want 0 or more", after)
@@ -85,7 +85,7 @@ func (r *run) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration)
 // (right away, on the task or proxy goroutine that saw the event, when
 // after is 0: before the client's next step, or before the applied
 // request's reply goes on). An error from act is skipOrFail's, as ActAt's.
-func (r *run) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error {
+func (r *run) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error {
 	if err := r.CheckOnOp(sel, ev, after); err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (r *run) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, n
 // OpLink does f (drop-replies, or a fixed delay; Available checked) to
 // the first n requests (EveryMessage: all) that the op sel selects sends on
 // its client's links to f.Node ("" every node), and their replies.
-func (r *run) OpLink(sel sim.OpSelector, f faults.LinkFault, n int, name string) error {
+func (r *run) OpLink(sel setup.OpSelector, f faults.LinkFault, n int, name string) error {
 	if f.Node != "" {
 		if err := r.CheckNode(f.Node); err != nil {
 			return err
@@ -141,9 +141,9 @@ func (r *run) opBegun(c *client, op string, args []string) *opHooks {
 		switch {
 		case t.link != nil:
 			r.armLink(c, t, h)
-		case t.ev == sim.OpCall:
+		case t.ev == setup.OpCall:
 			r.fire(t)
-		case t.ev == sim.OpApplied:
+		case t.ev == setup.OpApplied:
 			r.armApplied(c, t, h)
 		default:
 			h.onReturn = append(h.onReturn, t)

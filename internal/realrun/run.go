@@ -23,7 +23,7 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -60,7 +60,7 @@ type Result struct {
 	// real time (since the history's zero) at which the run was stopped.
 	Records []history.Record
 	End     time.Duration
-	// Verdict, Match and Why are as in scenario.Result.
+	// Verdict, Match and Why are as in simrun.Result.
 	Verdict checker.Verdict
 	Match   bool
 	Why     string
@@ -242,17 +242,17 @@ func (r *run) exitIfStopped() {
 	}
 }
 
-func persistence(p sim.Persistence) redistest.Persistence {
+func persistence(p setup.Persistence) redistest.Persistence {
 	switch p {
-	case sim.PersistEverySec:
+	case setup.PersistEverySec:
 		return redistest.PersistEverySec
-	case sim.PersistAlways:
+	case setup.PersistAlways:
 		return redistest.PersistAlways
 	}
 	return redistest.PersistNone
 }
 
-func (r *run) launch(name string, p sim.Persistence, replicaOf string) (*redistest.Server, error) {
+func (r *run) launch(name string, p setup.Persistence, replicaOf string) (*redistest.Server, error) {
 	dir := filepath.Join(r.opts.Dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
