@@ -177,7 +177,7 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	r.Verdict = s.Check(recs, w.Now())
 	// One run of a rate expectation is not judged (Judged): JudgeRun
 	// matches it unless a scripted fault did not act.
-	r.Match, r.Why = s.JudgeRun(recs, w.Now(), r.Verdict)
+	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = Unfired(recs), Skipped(recs)
 	if note := DrawnSkippedNote(recs); note != "" {
 		r.Verdict.Notes = append(r.Verdict.Notes, note)
