@@ -326,8 +326,12 @@ type Lock struct {
 // Name is the lock's Redis key.
 func (l *Lock) Name() string { return l.name }
 
-// Channel is the pub/sub channel on which releases are announced.
-func (l *Lock) Channel() string { return "redisson_lock__channel:" + scripts.Tagged(l.name) }
+// channel is the pub/sub channel on which releases are announced
+// (Redisson's name for it). Waiters subscribe to it and the unlock scripts
+// publish on it; it is no part of the API, as it is no part of Redisson's
+// RLock interface: nothing a caller could do with it is safe (a message
+// published there wakes every waiter for nothing).
+func (l *Lock) channel() string { return "redisson_lock__channel:" + scripts.Tagged(l.name) }
 
 func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
 
@@ -428,7 +432,7 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 	if err := checkName(l.name); err != nil {
 		return 0, err
 	}
-	return l.c.acquireWaiting(ctx, l.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+	return l.c.acquireWaiting(ctx, l.channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return l.try(ctx, owner, lease)
 	})
 }
@@ -683,7 +687,7 @@ func (l *Lock) giveBack(ctx context.Context, owner string, lease time.Duration) 
 	c := l.c
 	id := c.rt.NewID()
 	latch := l.latchKey("unlock", id)
-	v, err := c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.Channel(), latch},
+	v, err := c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.channel(), latch},
 		unlockMessage, c.leaseMs(lease), l.field(owner), c.latchTTL(id), c.latchFlag())
 	if errors.Is(err, ErrNotSynced) {
 		return nil // given back on the master; its latch stays for its TTL
@@ -727,7 +731,7 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	}
 	id := c.rt.NewID()
 	latch := l.latchKey("unlock", id)
-	keys := []string{l.name, l.Channel(), latch}
+	keys := []string{l.name, l.channel(), latch}
 	ttl := c.latchTTL(id)
 	v, attempts, err := c.runRetried(ctx, func() (any, error) {
 		return c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
@@ -829,7 +833,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	v, _, err := l.c.runRetried(ctx, func() (any, error) {
-		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.Channel()}, unlockMessage)
+		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.channel()}, unlockMessage)
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {
