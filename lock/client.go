@@ -57,8 +57,8 @@ type Options struct {
 	// the default). The clean-up has a window: an earlier attempt of the
 	// same unlock that was delayed, not lost, and overtaken by the
 	// connection's retry arrives after the DEL, finds no latch and releases
-	// a second hold (the property search finds it under delays:
-	// props.TestFactLatchCleanUpDelayedUnlock). Keeping the latch closes
+	// a second hold (locksim's property search finds it under delays).
+	// Keeping the latch closes
 	// that window at the price of one key per unlock for LatchTTL.
 	KeepUnlockLatch bool
 	// LatchTTL is how long an unlock (or idempotent acquire) latch lives; it

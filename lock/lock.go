@@ -72,7 +72,7 @@ func (l *Lock) latchKey(kind, req string) string {
 	return "redisson_" + kind + "_latch:" + scripts.Tagged(l.name) + ":" + req
 }
 
-// latchKey is the unlock latch of the unlock request req of the lock name,
+// unlockLatchKey is the unlock latch of the unlock request req of the lock name,
 // as Redisson names it (getUnlockLatchName).
 func unlockLatchKey(name, req string) string {
 	return unlockLatchPrefix + scripts.Tagged(name) + ":" + req
