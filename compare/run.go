@@ -11,7 +11,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/traffic"
 )
@@ -166,30 +166,10 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	// The outcomes are added to their cells runChunk runs at a time, in
 	// job order (which Cell.add needs), so that they are never all held:
 	// a run's outcome is far larger than what its cell keeps of it.
-	done := 0
-	for lo := 0; lo < len(jobs); lo += runChunk {
-		idx := make([]int, min(len(jobs), lo+runChunk)-lo)
-		for k := range idx {
-			idx[k] = lo + k
-		}
-		o := m.opts
-		if p := o.Progress; p != nil {
-			o.Progress = func(d, _ int) { p(lo+d, len(jobs)) }
-		}
-		var outs []RunOutcome
-		outs, err = runJobs(ctx, jobs, idx, o)
-		for _, o := range outs {
-			jobs[o.Job].cell.add(o)
-		}
-		done += len(outs)
-		if err == nil && ctx.Err() != nil && done < len(jobs) {
-			err = ctx.Err()
-		}
-		if err != nil {
-			break
-		}
-	}
-	if pool.Interrupted(ctx, err) {
+	done, err := sweep.Stream(ctx, len(jobs), runChunk, m.opts.Workers, func(i int) (RunOutcome, error) {
+		return runJob(jobs, i)
+	}, func(i int, o RunOutcome) { jobs[i].cell.add(o) }, m.opts.Progress)
+	if sweep.Interrupted(ctx, err) {
 		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
 	}
 	if err != nil {
@@ -200,7 +180,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 
 // runChunk is how many runs Run has under way between two additions of
 // their outcomes to the cells (a variable: the tests make it small).
-var runChunk = 4096
+var runChunk = sweep.DefaultChunk
 
 // build builds the matrix opts describes, its cells listed and parsed,
 // none run.
@@ -428,7 +408,7 @@ type job struct {
 
 // jobs lists the matrix's runs: its cells in the order they were added,
 // each over its seeds from 1. A run's index in this list is its identity
-// across the shards of a sweep (pool.Shard).
+// across the shards of a sweep (sweep.Shard).
 func (m *matrix) jobs() []job {
 	var jobs []job
 	for _, c := range m.cells {
@@ -439,33 +419,26 @@ func (m *matrix) jobs() []job {
 	return jobs
 }
 
-// runJobs runs the jobs whose indices idx lists, in that order, on
-// opts.Workers goroutines (package pool), and returns their outcomes by
-// position in idx. Each run is an independent deterministic world, so the
-// outcomes do not depend on the scheduling. When ctx is cancelled it
-// returns the outcomes of the runs done (a prefix of idx) with ctx's
-// error.
+// runJobs runs the jobs whose indices idx lists on opts.Workers
+// goroutines (sweep.Jobs) and returns their outcomes by position in idx.
+// When ctx is cancelled it returns the outcomes of the runs done (a prefix
+// of idx) with ctx's error.
 func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOutcome, error) {
-	outs := make([]RunOutcome, len(idx))
-	done, err := pool.Run(ctx, len(idx), opts.Workers, func(k int) error {
-		j := jobs[idx[k]]
-		var err error
-		outs[k], err = summarise(j.cell.Scenario, j.seed)
-		outs[k].Job = idx[k]
-		return err
-	}, opts.Progress)
-	if err != nil && !pool.Interrupted(ctx, err) {
-		return nil, err
-	}
-	return outs[:done], err
+	return sweep.Jobs(ctx, idx, opts.Workers, func(i int) (RunOutcome, error) { return runJob(jobs, i) }, opts.Progress)
 }
 
-func summarise(s *scenario.Scenario, seed uint64) (RunOutcome, error) {
-	r, err := s.Run(seed)
+// runJob runs jobs[i], the matrix's run i, and sums it up: the one place
+// the matrix runs a scenario for its counts. Each run is an independent
+// deterministic world, so its outcome does not depend on which worker
+// runs it, or when.
+func runJob(jobs []job, i int) (RunOutcome, error) {
+	j := jobs[i]
+	r, err := j.cell.Scenario.Run(j.seed)
 	if err != nil {
 		return RunOutcome{}, err
 	}
-	sum := summary(seed, r.Verdict, r.History.Records(), r.End)
+	sum := summary(j.seed, r.Verdict, r.History.Records(), r.End)
+	sum.Job = i
 	// Nothing of the run is kept but sum, which holds no record (its
 	// counterexamples' Faults are strings): the next run may reuse the
 	// history's memory.

@@ -12,7 +12,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/traffic"
 )
@@ -641,10 +641,10 @@ func (r *Results) counterexample(c *Cell, ce *Counterexample) string {
 // once: the simulation is over by then). Each job replays one seed of one
 // cell, deterministically, and writes only its own two files, so the files
 // are the same whatever the order; the error returned is the lowest
-// index's, the one a serial loop would have stopped at (pool.Run). Drawing
+// index's, the one a serial loop would have stopped at (sweep.Run). Drawing
 // them one after another left a core idle for the last seconds of a report.
 func (r *reportWriter) drawTimelines() error {
-	_, err := pool.Run(r.ctx, len(r.timelines), 0, func(i int) error {
+	_, err := sweep.Run(r.ctx, len(r.timelines), 0, func(i int) error {
 		t := r.timelines[i]
 		return r.timeline(t.c, t.ce, t.name)
 	}, nil)

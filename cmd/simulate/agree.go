@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
@@ -185,7 +186,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		row.scale = s.Real.Scale
 	}
 	if s.Expect.HasRates() {
-		t, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
+		t, err := sweep.Seeds(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
 		}
