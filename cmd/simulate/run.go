@@ -104,7 +104,7 @@ func scaleBad(scale float64) string {
 }
 
 // seedsBad says what is wrong with -seeds (and -seed with it), "" if
-// nothing: a negative count, more than maxSeeds, a sweep past the largest
+// nothing: a negative count, more than sweep.MaxSeeds, a sweep past the largest
 // seed.
 func (f runFlags) seedsBad() string {
 	switch {
