@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,7 +25,6 @@ import (
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/scenarios"
 )
 
 // agreeFlags are agree's flags and paths.
@@ -242,13 +240,7 @@ func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Wr
 // reload loads s's file again with its durations multiplied by scale:
 // from the built-in scenarios when embedded, else from its path.
 func reload(s *scenario.Scenario, scale float64, embedded bool) (*scenario.Scenario, error) {
-	var data []byte
-	var err error
-	if embedded {
-		data, err = fs.ReadFile(scenarios.FS, filepath.Base(s.File))
-	} else {
-		data, err = os.ReadFile(s.File)
-	}
+	data, err := source(s, embedded)
 	if err != nil {
 		return nil, err
 	}

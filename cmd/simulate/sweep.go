@@ -10,14 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path"
 	"strings"
 
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/scenarios"
 )
 
 // sources reads the files of the scenarios all (loaded from paths by
@@ -26,12 +22,7 @@ func sources(all []*scenario.Scenario, paths []string) ([][]byte, error) {
 	out := make([][]byte, len(all))
 	for i, s := range all {
 		var err error
-		if len(paths) == 0 {
-			out[i], err = fs.ReadFile(scenarios.FS, path.Base(s.File))
-		} else {
-			out[i], err = os.ReadFile(s.File)
-		}
-		if err != nil {
+		if out[i], err = source(s, len(paths) == 0); err != nil {
 			return nil, err
 		}
 	}

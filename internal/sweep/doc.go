@@ -18,7 +18,7 @@
 //     exactly the runs it owns, each run valid and unchanged since its shard
 //     wrote it, placed back in job order;
 //   - the sweep of one scenario over seeds and its partial result
-//     (Tally, RunPartial, MergeRuns), which run -seeds and its merge print.
+//     (Seeds, RunPartial, MergeRuns), which run -seeds and its merge print.
 //
 // The simulation itself never starts a goroutine (the determinism lint
 // forbids it): a job here is a whole world, run from its seed to its end on

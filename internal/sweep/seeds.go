@@ -105,8 +105,8 @@ func (r SeedRun) verdict() checker.Verdict {
 	return v
 }
 
-// check checks that r could be a run of job job, whose seed is seed: the
-// seed, a verdict that exists, kinds that exist.
+// check checks that r could be the run of its job, whose seed is seed: that
+// seed, a verdict that exists, kinds that exist (Gather names the run).
 func (r SeedRun) check(seed uint64) error {
 	if r.Seed != seed {
 		return fmt.Errorf("seed %d, but the job's seed is %d", r.Seed, seed)
