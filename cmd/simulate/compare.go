@@ -21,6 +21,21 @@ import (
 // checks that the Makefile runs it.
 const referenceCommand = "simulate compare -seeds 100 -out reports"
 
+// reportOut is the report directory of compare and merge: out when the
+// user named one, else a new default directory (newReportDir) reserved
+// until release. It prints the reason and answers false when none can be had.
+func reportOut(cmd, out string, stderr io.Writer) (dir string, release func(), ok bool) {
+	if out != "" {
+		return out, func() {}, true
+	}
+	dir, release, err := newReportDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate %s: %v\n", cmd, err)
+		return "", nil, false
+	}
+	return dir, release, true
+}
+
 // newReportDir is where compare writes without -out: compare-report, or
 // compare-report-2, -3, ..., the first that does not exist, so that no
 // report (the committed reports/ above all) is ever replaced unasked. It
@@ -160,16 +175,11 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if f.shard.Sharded() {
 		return compareShard(ctx, f, stdout, stderr)
 	}
-	out := f.out
-	if out == "" {
-		dir, release, err := newReportDir()
-		if err != nil {
-			fmt.Fprintf(stderr, "simulate compare: %v\n", err)
-			return 2
-		}
-		defer release()
-		out = dir
+	out, release, ok := reportOut("compare", f.out, stderr)
+	if !ok {
+		return 2
 	}
+	defer release()
 	pr := newProgress(stderr, "compare", f.quiet)
 	res, err := compare.Run(ctx, f.options(out, pr.update))
 	pr.finish()

@@ -85,18 +85,17 @@ func mergeCompare(ctx context.Context, files []string, data [][]byte, out string
 			return 2
 		}
 	}
-	if out == "" {
-		dir, release, err := newReportDir()
-		if err != nil {
-			fmt.Fprintf(stderr, "simulate merge: %v\n", err)
+	if out != "" {
+		if err := compare.Replaceable(out); err != nil {
+			fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
 			return 2
 		}
-		defer release()
-		out = dir
-	} else if err := compare.Replaceable(out); err != nil {
-		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
+	}
+	out, release, ok := reportOut("merge", out, stderr)
+	if !ok {
 		return 2
 	}
+	defer release()
 	if err := checkWritableDir(filepath.Dir(filepath.Clean(out))); err != nil {
 		fmt.Fprintf(stderr, "simulate merge: -out %s: %v\n", out, err)
 		return 2
