@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/locksim/locksim/compare"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // referenceCommand is the command that writes the committed reference
@@ -20,6 +20,21 @@ import (
 // says "regenerate with make report" (compare.Results.Reference). A test
 // checks that the Makefile runs it.
 const referenceCommand = "simulate compare -seeds 100 -out reports"
+
+// reportOut is the report directory of compare and merge: out when the
+// user named one, else a new default directory (newReportDir) reserved
+// until release. It prints the reason and answers false when none can be had.
+func reportOut(cmd, out string, stderr io.Writer) (dir string, release func(), ok bool) {
+	if out != "" {
+		return out, func() {}, true
+	}
+	dir, release, err := newReportDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate %s: %v\n", cmd, err)
+		return "", nil, false
+	}
+	return dir, release, true
+}
 
 // newReportDir is where compare writes without -out: compare-report, or
 // compare-report-2, -3, ..., the first that does not exist, so that no
@@ -56,7 +71,7 @@ type compareFlags struct {
 	seeds, workers int
 	out            string
 	table, quiet   bool
-	shard          pool.Shard
+	shard          sweep.Shard
 	partial        string
 }
 
@@ -160,20 +175,15 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if f.shard.Sharded() {
 		return compareShard(ctx, f, stdout, stderr)
 	}
-	out := f.out
-	if out == "" {
-		dir, release, err := newReportDir()
-		if err != nil {
-			fmt.Fprintf(stderr, "simulate compare: %v\n", err)
-			return 2
-		}
-		defer release()
-		out = dir
+	out, release, ok := reportOut("compare", f.out, stderr)
+	if !ok {
+		return 2
 	}
+	defer release()
 	pr := newProgress(stderr, "compare", f.quiet)
 	res, err := compare.Run(ctx, f.options(out, pr.update))
 	pr.finish()
-	if pool.Interrupted(ctx, err) {
+	if sweep.Interrupted(ctx, err) {
 		fmt.Fprintln(stdout, "interrupted: unsafe runs (a safety property violated) per cell, of the runs done:")
 		printTable(stdout, res)
 		fmt.Fprintf(stderr, "simulate compare: %v: no report written (%s is as it was)\n", err, out)
@@ -213,7 +223,7 @@ func compareShard(ctx context.Context, f compareFlags, stdout, stderr io.Writer)
 	pr := newProgress(stderr, "compare shard "+f.shard.String(), f.quiet)
 	p, err := compare.RunShard(ctx, f.options("", pr.update), f.shard.Index, f.shard.Count)
 	pr.finish()
-	if pool.Interrupted(ctx, err) {
+	if sweep.Interrupted(ctx, err) {
 		fmt.Fprintf(stderr, "simulate compare: %v: no partial result written\n", err)
 		return exitInterrupted
 	}

@@ -147,7 +147,7 @@ func Run(s *scenario.Scenario, seed uint64) (Result, error) {
 	r.Verdict = s.Check(recs, w.Now())
 	// One run of a rate expectation is not judged (Judged): JudgeRun
 	// matches it unless a scripted fault did not act.
-	r.Match, r.Why = s.JudgeRun(recs, w.Now(), r.Verdict)
+	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = scenario.Unfired(recs), scenario.Skipped(recs)
 	if note := scenario.DrawnSkippedNote(recs); note != "" {
 		r.Verdict.Notes = append(r.Verdict.Notes, note)
