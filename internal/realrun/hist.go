@@ -28,7 +28,8 @@ type hist struct {
 
 // start starts the recorder at time zero, with the topology, the watched
 // key, and the client proxies' faults.
-func (h *hist) start(s *scenario.Scenario, srv *servers) {
+func (h *hist) start(s *scenario.Scenario) {
+	srv := h.srv
 	h.rec = NewRecorder()
 	h.cl = NewCluster(h.rec)
 	for _, n := range s.Nodes {

@@ -52,7 +52,7 @@ expect: any
 	})
 	must(t, r.srv.launchServers())
 	must(t, r.srv.listenClients())
-	r.h.start(s, r.srv)
+	r.h.start(s)
 	c1 := r.newClient(s.Clients[0].Config)
 	rc := redis.NewClient(&redis.Options{Addr: r.srv.proxyAddr("c1", "m1"), DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })

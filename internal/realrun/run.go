@@ -251,7 +251,7 @@ func (r *run) start() error {
 			return err
 		}
 	}
-	r.h.start(r.s, r.srv)
+	r.h.start(r.s)
 	if r.srv.sen != nil {
 		if err := r.srv.sen.watch(); err != nil {
 			return err
