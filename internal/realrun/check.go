@@ -82,5 +82,5 @@ func checkFaults(s *scenario.Scenario) error {
 
 // realTarget is the real backend as faults see it, for Available, which
 // asks what a target is (its capabilities), never its state: the type of
-// a run, with no run behind it.
-var realTarget faults.Target = (*run)(nil)
+// a run's target, with no run behind it.
+var realTarget faults.Target = (*target)(nil)

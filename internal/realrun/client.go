@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +26,12 @@ import (
 // client is a traffic.Client on real servers. Its tasks (workload loops,
 // timers, watchdogs, the branches of Parallel) run one at a time: each
 // holds gil while it runs and gives it up while it sleeps or waits for
-// Redis.
+// Redis. It reaches the run's parts through r: its tasks are the run's
+// (tasks), its connections go through its proxies (servers), its ops and
+// commands are recorded in the history (hist). mu guards rcs and closers;
+// steps and lastEnd are its tasks', under gil. (A worker's stub client
+// in the coordinator, worker.go, has no run: only its name, cfg and
+// lastEnd are used.)
 type client struct {
 	r    *run
 	name string
@@ -77,23 +81,20 @@ func (c *client) Rand(component string) *rand.Rand {
 
 func (c *client) Runtime() lock.Runtime { return clientRuntime{c} }
 
-func (c *client) Go(_ string, f func()) { c.r.spawn(c, f, nil) }
+func (c *client) Go(_ string, f func()) { c.r.life.spawn(c, f, nil) }
 
 // Conn returns a connection to group through a go-redis client whose
 // dialer reaches the group's current master through this client's proxy.
 func (c *client) Conn(group string) (lock.Conn, error) {
-	c.r.mu.Lock()
-	_, ok := c.r.current[group]
-	c.r.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("realrun: unknown group %q", group)
+	if err := c.r.srv.checkGroup(group); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rc, ok := c.rcs[group]
 	if !ok {
-		if c.r.sen != nil {
-			rc = c.r.sen.failoverClient(c, group)
+		if sen := c.r.srv.sen; sen != nil {
+			rc = sen.failoverClient(c, group)
 		} else {
 			rc = redis.NewClient(c.options(group))
 		}
@@ -106,14 +107,14 @@ func (c *client) Conn(group string) (lock.Conn, error) {
 // retry policy, dialling the group's current master through c's proxy.
 func (c *client) options(group string) *redis.Options {
 	o := &redis.Options{
-		Addr:            c.r.proxyAddr(c.name, group),
+		Addr:            c.r.srv.proxyAddr(c.name, group),
 		DisableIdentity: true,
 		DialTimeout:     c.cfg.Timeout,
 		ReadTimeout:     c.cfg.Timeout,
 		WriteTimeout:    c.cfg.Timeout,
 		Dialer: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "tcp", c.r.proxyAddr(c.name, group))
+			return d.DialContext(ctx, "tcp", c.r.srv.proxyAddr(c.name, group))
 		},
 	}
 	switch p := c.cfg.Retry; {
@@ -145,7 +146,8 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 	if c.r.sink != nil { // a worker process: the coordinator records
 		return c.r.sink.begin(c.name, lockName, op, args...)
 	}
-	if c.r.isStopped() {
+	h := c.r.h
+	if c.r.life.isStopped() {
 		return stoppedOp{}
 	}
 	if op == history.OpExpire && c.lastEnd.ok && c.lastEnd.step == c.steps {
@@ -153,52 +155,23 @@ func (c *client) BeginOp(lockName, op string, args ...string) history.Op {
 		// whose estimate ran out before the reply came) is at that op's
 		// end: a client's step takes no time, as in the simulation, and the
 		// microseconds the code takes between the two records are no hold.
-		return &runOp{r: c.r, c: c, o: c.r.rec.BeginAt(c.lastEnd.t, c.name, lockName, op, args...), at: c.lastEnd.t}
+		return h.expiryAtEnd(c, lockName, op, args)
 	}
-	o := &runOp{r: c.r, c: c, o: c.r.rec.Begin(c.name, lockName, op, args...)}
-	o.hooks = c.r.opBegun(c, op, args)
-	return o
+	return h.bound(c, h.rec.Begin(c.name, lockName, op, args...), op, args)
 }
 
-// runOp is an op of a running scenario: its return is stamped after a
-// truth snapshot, and dropped once the run is over.
-type runOp struct {
-	r     *run
-	c     *client
-	o     history.Op
-	hooks *opHooks // the faults bound to this op (onop.go), if any
-	// at, when set, is the time of the whole op (an expiry noted in the
-	// step of an op's end).
-	at time.Duration
+// beginReq begins the req record of a command c sends to group
+// (hist.beginReq); in a worker process the coordinator records it and
+// arms the proxies.
+func (c *client) beginReq(group, op string, args []string) *reqRec {
+	if c.r.life.isStopped() {
+		return nil
+	}
+	if c.r.sink != nil {
+		return c.r.sink.beginReq(group, op, args)
+	}
+	return c.r.h.beginReq(c.name, group, op, args)
 }
-
-func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
-
-func (o *runOp) End(outcome history.Outcome, result string) {
-	defer o.r.opEnded(o.hooks) // after the return's record, as a fault at its return
-	if o.r.isStopped() {
-		return
-	}
-	if outcome != history.OutcomeUnknown {
-		_ = o.r.cl.Snapshot(o.r.stopCtx)
-	}
-	if o.r.isStopped() {
-		return
-	}
-	if o.at != 0 {
-		o.o.(*recOp).EndAt(o.at, outcome, result)
-		return
-	}
-	t := o.r.rec.Since()
-	o.o.(*recOp).EndAt(t, outcome, result)
-	o.c.lastEnd.t, o.c.lastEnd.step, o.c.lastEnd.ok = t, o.c.steps, true
-}
-
-// stoppedOp is an op begun after the run ended: it records nothing.
-type stoppedOp struct{}
-
-func (stoppedOp) SetDetail(string)            {}
-func (stoppedOp) End(history.Outcome, string) {}
 
 // clientRuntime is WallRuntime for one client's tasks: real time, with the
 // baton given up while a task sleeps or waits, and every task ending at its
@@ -208,58 +181,38 @@ type clientRuntime struct{ c *client }
 func (rt clientRuntime) Now() time.Time { return time.Now() }
 
 func (rt clientRuntime) Sleep(ctx context.Context, d time.Duration) error {
-	r := rt.c.r
-	r.exitIfStopped()
+	life := rt.c.r.life
+	life.exitIfStopped()
 	rt.c.yield()
 	t := time.NewTimer(d)
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-	case <-r.stopCtx.Done():
+	case <-life.ctx.Done():
 	}
 	t.Stop()
 	rt.c.gil.Lock()
-	r.exitIfStopped()
+	life.exitIfStopped()
 	return ctx.Err()
 }
 
-type wallTimer struct{ t *time.Timer }
-
-func (t *wallTimer) Stop() bool { return t.t.Stop() }
-
 func (rt clientRuntime) AfterFunc(d time.Duration, f func()) lock.Timer {
-	c, r := rt.c, rt.c.r
-	wt := &wallTimer{}
-	r.taskMu.Lock()
-	defer r.taskMu.Unlock()
-	if r.stopped {
-		wt.t = time.NewTimer(time.Hour)
-		wt.t.Stop()
-		return wt
-	}
-	r.timers[wt] = struct{}{}
-	wt.t = time.AfterFunc(d, func() {
-		r.taskMu.Lock()
-		delete(r.timers, wt)
-		r.taskMu.Unlock()
-		r.spawn(c, f, nil)
-	})
-	return wt
+	return rt.c.r.life.afterFunc(rt.c, d, f)
 }
 
-func (rt clientRuntime) Go(_ string, f func()) { rt.c.r.spawn(rt.c, f, nil) }
+func (rt clientRuntime) Go(_ string, f func()) { rt.c.r.life.spawn(rt.c, f, nil) }
 
 func (rt clientRuntime) Parallel(fs ...func()) {
-	c, r := rt.c, rt.c.r
+	c, life := rt.c, rt.c.r.life
 	var wg sync.WaitGroup
 	wg.Add(len(fs))
 	for _, f := range fs {
-		r.spawn(c, f, wg.Done)
+		life.spawn(c, f, wg.Done)
 	}
 	c.yield()
 	wg.Wait()
 	c.gil.Lock()
-	r.exitIfStopped()
+	life.exitIfStopped()
 }
 
 func (rt clientRuntime) NewID() string { return rt.c.name + "-" + lock.WallRuntime{}.NewID()[:8] }
@@ -278,16 +231,16 @@ var _ lock.EvalWaiter = (*gilConn)(nil)
 // wait runs f without the baton, with a context also cancelled at the end
 // of the run.
 func (g *gilConn) wait(ctx context.Context, f func(ctx context.Context)) {
-	r := g.c.r
-	r.exitIfStopped()
+	life := g.c.r.life
+	life.exitIfStopped()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	unhook := context.AfterFunc(r.stopCtx, cancel)
+	unhook := context.AfterFunc(life.ctx, cancel)
 	defer unhook()
 	g.c.yield()
 	f(ctx)
 	g.c.gil.Lock()
-	r.exitIfStopped()
+	life.exitIfStopped()
 }
 
 // Eval, EvalWait and Do record a req record (reqs.go) around the call.
@@ -308,7 +261,7 @@ func (g *gilConn) EvalWait(ctx context.Context, s *lock.Script, keys []string, r
 func (g *gilConn) Do(ctx context.Context, args ...any) (v any, err error) {
 	var q *reqRec
 	if wire, werr := setup.ArgStrings(args); werr == nil && len(wire) > 0 {
-		q = g.c.r.beginReq(g.c, g.group, strings.ToLower(wire[0]), wire[1:])
+		q = g.c.beginReq(g.group, strings.ToLower(wire[0]), wire[1:])
 	}
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Do(ctx, args...) })
 	q.end(v, err)
@@ -322,7 +275,7 @@ func (g *gilConn) evalReq(s *lock.Script, keys []string, args []any) *reqRec {
 	if err != nil {
 		return nil
 	}
-	return g.c.r.beginReq(g.c, g.group, "eval:"+s.Name, a)
+	return g.c.beginReq(g.group, "eval:"+s.Name, a)
 }
 
 // Subscribe subscribes through lock.RedisConn (which waits for the
@@ -335,15 +288,10 @@ func (g *gilConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	if err != nil {
 		return nil, err
 	}
-	r := g.c.r
-	r.taskMu.Lock()
-	if r.stopped {
-		r.taskMu.Unlock()
+	if !g.c.r.life.addSub(sub) {
 		_ = sub.Close()
 		runtime.Goexit()
 	}
-	r.subs = append(r.subs, sub)
-	r.taskMu.Unlock()
 	return &gilSub{g: g, sub: sub}, nil
 }
 
@@ -360,9 +308,6 @@ func (s *gilSub) Next(ctx context.Context, timeout time.Duration) (msg string, o
 }
 
 func (s *gilSub) Close() error {
-	r := s.g.c.r
-	r.taskMu.Lock()
-	r.subs = slices.DeleteFunc(r.subs, func(sub lock.Subscription) bool { return sub == s.sub })
-	r.taskMu.Unlock()
+	s.g.c.r.life.removeSub(s.sub)
 	return s.sub.Close()
 }

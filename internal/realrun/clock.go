@@ -26,7 +26,7 @@ import (
 // clock and libfaketime is not installed.
 var ErrNoFaketime = redistest.ErrNoFaketime
 
-var _ faults.ClockSetter = (*run)(nil)
+var _ faults.ClockSetter = (*target)(nil)
 
 // clockNodes are the nodes of s whose clock s moves, in topology order:
 // those with a drift_ppm and those a clock fault names.
@@ -56,24 +56,24 @@ func clockNodes(s *scenario.Scenario) []string {
 
 // makeClocks makes the fake clock of every node of clockNodes, with its
 // topology drift, before any server starts.
-func (r *run) makeClocks() error {
-	nodes := clockNodes(r.s)
+func (sv *servers) makeClocks() error {
+	nodes := clockNodes(sv.s)
 	if len(nodes) == 0 {
 		return nil
 	}
 	lib, err := redistest.FaketimeLib()
 	if err != nil {
-		return fmt.Errorf("%s: a node's clock moves: %w", r.s.File, err)
+		return fmt.Errorf("%s: a node's clock moves: %w", sv.s.File, err)
 	}
 	drift := map[string]int64{}
-	for _, n := range r.s.Nodes {
+	for _, n := range sv.s.Nodes {
 		drift[n.Config.Name] = n.Config.DriftPPM
 		for _, rp := range n.Replicas {
 			drift[rp.Config.Name] = rp.Config.DriftPPM
 		}
 	}
 	for _, name := range nodes {
-		c, err := redistest.NewFakeClock(lib, filepath.Join(r.opts.Dir, name+".clock"))
+		c, err := redistest.NewFakeClock(lib, filepath.Join(sv.opts.Dir, name+".clock"))
 		if err != nil {
 			return err
 		}
@@ -82,17 +82,17 @@ func (r *run) makeClocks() error {
 				return err
 			}
 		}
-		r.clocks[name] = c
+		sv.clocks[name] = c
 	}
 	return nil
 }
 
 // clock is name's fake clock, or an error naming why there is none.
-func (r *run) clock(name string) (*redistest.FakeClock, error) {
-	if c, ok := r.clocks[name]; ok {
+func (sv *servers) clock(name string) (*redistest.FakeClock, error) {
+	if c, ok := sv.clocks[name]; ok {
 		return c, nil
 	}
-	if _, ok := r.servers[name]; ok {
+	if _, ok := sv.byName[name]; ok {
 		return nil, fmt.Errorf("realrun: node %s was not started under libfaketime", name)
 	}
 	return nil, fmt.Errorf("realrun: %q: only a node's clock can move (a client's is the machine's)", name)
@@ -103,33 +103,33 @@ func (r *run) clock(name string) (*redistest.FakeClock, error) {
 // the simulation: the lock code measures time with Go's monotonic clock
 // (time.Now().Sub, timers), which a step of the wall clock does not move
 // on a real machine either.
-func (r *run) JumpClock(name string, by time.Duration) error {
-	if _, ok := r.cproxies[name]; ok {
-		r.rec.Fault(history.FaultClockJump, "", name, by.String())
+func (t *target) JumpClock(name string, by time.Duration) error {
+	if t.srv.isClient(name) {
+		t.h.rec.Fault(history.FaultClockJump, "", name, by.String())
 		return nil
 	}
-	c, err := r.clock(name)
+	c, err := t.srv.clock(name)
 	if err != nil {
 		return err
 	}
 	if err := c.Jump(by); err != nil {
 		return err
 	}
-	r.rec.Fault(history.FaultClockJump, name, "", by.String())
+	t.h.rec.Fault(history.FaultClockJump, name, "", by.String())
 	return nil
 }
 
 // SetDrift sets node name's clock rate error from now on, and records it as
 // the simulation does.
-func (r *run) SetDrift(name string, ppm int64) error {
-	c, err := r.clock(name)
+func (t *target) SetDrift(name string, ppm int64) error {
+	c, err := t.srv.clock(name)
 	if err != nil {
 		return err
 	}
 	if err := c.SetDrift(ppm); err != nil {
 		return err
 	}
-	r.rec.Fault(history.FaultClockDrift, name, "", fmt.Sprintf("%d ppm", ppm))
+	t.h.rec.Fault(history.FaultClockDrift, name, "", fmt.Sprintf("%d ppm", ppm))
 	return nil
 }
 

@@ -1,7 +1,8 @@
 package realrun
 
-// Faults bound to an operation (faults.OnOp) on real servers: the run is a
-// faults.OpActor, a faults.OpLinker and a faults.MessageDelayer. It sees an operation's call
+// Faults bound to an operation (faults.OnOp) on real servers: the target is
+// a faults.OpActor, a faults.OpLinker and a faults.MessageDelayer. The run
+// sees an operation's call
 // and return in its clients' BeginOp and End, and the application of one of
 // its requests as the first reply to it reaching the client's proxy (the
 // server has run the command; the client does not know yet), so that
@@ -22,20 +23,40 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/setup"
 )
 
 var (
-	_ faults.OpActor        = (*run)(nil)
-	_ faults.OpLinker       = (*run)(nil)
-	_ faults.MessageDelayer = (*run)(nil)
+	_ faults.OpActor        = (*target)(nil)
+	_ faults.OpLinker       = (*target)(nil)
+	_ faults.MessageDelayer = (*target)(nil)
 )
+
+// triggers are the faults bound to an operation: they watch the clients'
+// op records (hist.bound, runOp.End) and arm the clients' proxies (srv).
+// mu guards list (the triggers, in the order the schedule added them),
+// closed (set when the run starts: no trigger is added after) and each
+// trigger's count, call and began; a trigger's state is atomic, for the
+// proxies' goroutines.
+type triggers struct {
+	s    *scenario.Scenario
+	h    *hist
+	srv  *servers
+	life *tasks
+	errs *failures
+
+	mu     sync.Mutex
+	list   []*opTrigger
+	closed bool
+}
 
 // Trigger states: pending until it acts or the run ends without it.
 const (
@@ -56,16 +77,16 @@ type opTrigger struct {
 	link *faults.LinkFault // on the op's client's links to link.Node ("" every node)
 	n    int               // link: how many requests (faults.EveryMessage: all)
 
-	count int           // ops matching sel begun so far (run.mu)
-	call  time.Duration // the bound op's call, once begun (run.mu)
-	began bool          // (run.mu)
+	count int           // ops matching sel begun so far (triggers.mu)
+	call  time.Duration // the bound op's call, once begun (triggers.mu)
+	began bool          // (triggers.mu)
 	state atomic.Int32
 }
 
 // CheckOnOp returns what ActOnOp would reject: an unknown client, no op
 // named, nth below 1, an unknown event, a negative after.
-func (r *run) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
-	if err := r.CheckClient(sel.Client); err != nil {
+func (t *target) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
+	if err := t.CheckClient(sel.Client); err != nil {
 		return err
 	}
 	switch {
@@ -85,53 +106,61 @@ func (r *run) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Durat
 // (right away, on the task or proxy goroutine that saw the event, when
 // after is 0: before the client's next step, or before the applied
 // request's reply goes on). An error from act is skipOrFail's, as ActAt's.
-func (r *run) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error {
-	if err := r.CheckOnOp(sel, ev, after); err != nil {
+func (t *target) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error {
+	if err := t.CheckOnOp(sel, ev, after); err != nil {
 		return err
 	}
-	return r.addTrigger(&opTrigger{sel: sel, name: name, ev: ev, after: after, act: act})
+	return t.trig.add(&opTrigger{sel: sel, name: name, ev: ev, after: after, act: act})
 }
 
 // OpLink does f (drop-replies, or a fixed delay; Available checked) to
 // the first n requests (EveryMessage: all) that the op sel selects sends on
 // its client's links to f.Node ("" every node), and their replies.
-func (r *run) OpLink(sel setup.OpSelector, f faults.LinkFault, n int, name string) error {
+func (t *target) OpLink(sel setup.OpSelector, f faults.LinkFault, n int, name string) error {
 	if f.Node != "" {
-		if err := r.CheckNode(f.Node); err != nil {
+		if err := t.CheckNode(f.Node); err != nil {
 			return err
 		}
 	}
-	return r.addTrigger(&opTrigger{sel: sel, name: name, link: &f, n: n})
+	return t.trig.add(&opTrigger{sel: sel, name: name, link: &f, n: n})
 }
 
-func (r *run) addTrigger(t *opTrigger) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started {
+// add adds t, unless the run has started.
+func (tr *triggers) add(t *opTrigger) error {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.closed {
 		return fmt.Errorf("realrun: a fault bound to an op added after the start")
 	}
-	r.triggers = append(r.triggers, t)
+	tr.list = append(tr.list, t)
 	return nil
 }
 
-// opBegun is called at the call of op by client c with args (args[0]: the
+// close closes the list: the run starts.
+func (tr *triggers) close() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.closed = true
+}
+
+// opBegun is called at the call of op by client with args (args[0]: the
 // owner): it binds the triggers whose op this is, acts on those waiting
 // for the call, arms those waiting for an application or holding replies,
 // and returns what the op's End must do (its return's triggers, and the
 // disarming of the others).
-func (r *run) opBegun(c *client, op string, args []string) *opHooks {
+func (tr *triggers) opBegun(client, op string, args []string) *opHooks {
 	var mine []*opTrigger
-	r.mu.Lock()
-	for _, t := range r.triggers {
-		if t.sel.Client != c.name || t.sel.Op != op || (t.sel.Owner != "" && (len(args) == 0 || args[0] != t.sel.Owner)) {
+	tr.mu.Lock()
+	for _, t := range tr.list {
+		if t.sel.Client != client || t.sel.Op != op || (t.sel.Owner != "" && (len(args) == 0 || args[0] != t.sel.Owner)) {
 			continue
 		}
 		if t.count++; t.count == t.sel.Nth {
-			t.began, t.call = true, r.rec.Since()
+			t.began, t.call = true, tr.h.rec.Since()
 			mine = append(mine, t)
 		}
 	}
-	r.mu.Unlock()
+	tr.mu.Unlock()
 	if len(mine) == 0 {
 		return nil
 	}
@@ -140,11 +169,11 @@ func (r *run) opBegun(c *client, op string, args []string) *opHooks {
 	for _, t := range mine {
 		switch {
 		case t.link != nil:
-			r.armLink(c, t, h)
+			tr.armLink(client, t, h)
 		case t.ev == setup.OpCall:
-			r.fire(t)
+			tr.fire(t)
 		case t.ev == setup.OpApplied:
-			r.armApplied(c, t, h)
+			tr.armApplied(client, t, h)
 		default:
 			h.onReturn = append(h.onReturn, t)
 		}
@@ -160,74 +189,32 @@ type opHooks struct {
 
 // ended is called at the op's return: the hooks armed for it stop acting,
 // and the triggers waiting for the return act.
-func (r *run) opEnded(h *opHooks) {
+func (tr *triggers) opEnded(h *opHooks) {
 	if h == nil {
 		return
 	}
 	h.open.Store(false)
 	for _, t := range h.onReturn {
-		r.fire(t)
+		tr.fire(t)
 	}
 }
 
 // fire runs t's action, now or after its delay, unless it has already
 // acted or the run is over.
-func (r *run) fire(t *opTrigger) {
+func (tr *triggers) fire(t *opTrigger) {
 	do := func() {
-		if r.isStopped() || !t.state.CompareAndSwap(trigPending, trigActed) {
+		if tr.life.isStopped() || !t.state.CompareAndSwap(trigPending, trigActed) {
 			return
 		}
 		if err := t.act(); err != nil {
-			r.skipOrFail(t.name, err)
+			tr.errs.skipOrFail(t.name, err)
 		}
 	}
 	if t.after == 0 {
 		do()
 		return
 	}
-	r.later(t.after, do)
-}
-
-// later runs f after d on a goroutine of its own, unless the run stops
-// first.
-func (r *run) later(d time.Duration, f func()) {
-	r.taskMu.Lock()
-	if r.stopped {
-		r.taskMu.Unlock()
-		return
-	}
-	r.bg.Add(1)
-	r.taskMu.Unlock()
-	go func() {
-		defer r.bg.Done()
-		tm := time.NewTimer(d)
-		defer tm.Stop()
-		select {
-		case <-r.stopCtx.Done():
-		case <-tm.C:
-			f()
-		}
-	}()
-}
-
-// nodeProxy is one of a client's proxies and the node it leads to.
-type nodeProxy struct {
-	node string
-	p    *redistest.Proxy
-}
-
-// clientProxies are c's proxies to the nodes keep accepts (nil: every
-// node), in topology order.
-func (r *run) clientProxies(c *client, keep func(node string) bool) []nodeProxy {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []nodeProxy
-	for _, name := range r.nodeNames() {
-		if keep == nil || keep(name) {
-			out = append(out, nodeProxy{name, r.cproxies[c.name][name]})
-		}
-	}
-	return out
+	tr.life.later(t.after, do)
 }
 
 // onNode keeps node ("" every node) for clientProxies.
@@ -246,15 +233,15 @@ func refusedUnrun(reply []byte) bool {
 }
 
 // armApplied makes the first reply to one of the op's requests on the
-// lock's key, on any of c's proxies, act t before it goes on to the
+// lock's key, on any of client's proxies, act t before it goes on to the
 // client. Commands on no lock key (a new connection's HELLO, a PING) are
 // no application of the op.
-func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
-	key := r.s.LockKey()
+func (tr *triggers) armApplied(client string, t *opTrigger, h *opHooks) {
+	key := tr.s.LockKey()
 	while := func(wire []string) bool {
 		return h.open.Load() && t.state.Load() == trigPending && onKey(wire, key)
 	}
-	for _, np := range r.clientProxies(c, nil) {
+	for _, np := range tr.srv.clientProxies(client, nil) {
 		node, p := np.node, np.p
 		p.OnReply(while, func(reply []byte) bool {
 			switch {
@@ -264,10 +251,10 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 				return false
 			}
 			if t.after > 0 {
-				r.fire(t)
+				tr.fire(t)
 				return true
 			}
-			r.withOthersHeld(node, p, func() { r.fire(t) })
+			tr.withOthersHeld(node, p, func() { tr.fire(t) })
 			return true
 		})
 	}
@@ -280,15 +267,8 @@ func (r *run) armApplied(c *client, t *opTrigger, h *opHooks) {
 // reaches a waiting client, whose acquire can run on the node in the
 // millisecond the failover takes to kill it. Held bytes of a node killed
 // meanwhile die with it.
-func (r *run) withOthersHeld(node string, mine *redistest.Proxy, f func()) {
-	r.mu.Lock()
-	var held []*redistest.Proxy
-	for _, m := range r.cproxies {
-		if p := m[node]; p != nil && p != mine {
-			held = append(held, p)
-		}
-	}
-	r.mu.Unlock()
+func (tr *triggers) withOthersHeld(node string, mine *redistest.Proxy, f func()) {
+	held := tr.srv.othersTo(node, mine)
 	for _, p := range held {
 		p.Hold()
 	}
@@ -308,12 +288,12 @@ func onKey(wire []string, key string) bool {
 }
 
 // armLink does t's link fault to the op's first t.n requests on the lock's
-// key on c's links to t.link.Node: drops their replies, or delays them
+// key on client's links to t.link.Node: drops their replies, or delays them
 // (requests, replies or both, each direction counting its own n across all
 // those links, as the simulation counts an op's messages). The proxies
 // record each drop and delay (their OnRule).
-func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
-	key := r.s.LockKey()
+func (tr *triggers) armLink(client string, t *opTrigger, h *opHooks) {
+	key := tr.s.LockKey()
 	counted := func() redistest.Match {
 		left := &atomic.Int64{}
 		left.Store(int64(t.n))
@@ -321,7 +301,7 @@ func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 			left.Store(1 << 40)
 		}
 		return func(wire []string) bool {
-			if !h.open.Load() || r.isStopped() || !onKey(wire, key) || left.Add(-1) < 0 {
+			if !h.open.Load() || tr.life.isStopped() || !onKey(wire, key) || left.Add(-1) < 0 {
 				return false
 			}
 			t.state.CompareAndSwap(trigPending, trigActed)
@@ -329,7 +309,7 @@ func (r *run) armLink(c *client, t *opTrigger, h *opHooks) {
 		}
 	}
 	reqs, replies := counted(), counted()
-	for _, np := range r.clientProxies(c, onNode(t.link.Node)) {
+	for _, np := range tr.srv.clientProxies(client, onNode(t.link.Node)) {
 		linkRules(np.p, t.link.Kind, t.link.Direction, t.link.Delay.Min, reqs, replies)
 	}
 }
@@ -355,11 +335,11 @@ func linkRules(p *redistest.Proxy, kind faults.LinkKind, dir faults.Direction, d
 // DelayMessages delays by d every message of client to node ("" all) in
 // [from, until) (until 0: to the end): the requests, the replies or both.
 // The proxies hold them back and record each delay (their OnRule).
-func (r *run) DelayMessages(client, node string, from, until time.Duration, dir faults.Direction, d time.Duration, name string) error {
-	return r.ActAt(from, name, func() error {
-		r.rec.Fault(string(faults.Delay), node, client, name)
-		window := func([]string) bool { return until <= 0 || r.rec.Since() < until }
-		for _, p := range r.proxiesOf(client, node) {
+func (t *target) DelayMessages(client, node string, from, until time.Duration, dir faults.Direction, d time.Duration, name string) error {
+	return t.ActAt(from, name, func() error {
+		t.h.rec.Fault(string(faults.Delay), node, client, name)
+		window := func([]string) bool { return until <= 0 || t.h.rec.Since() < until }
+		for _, p := range t.srv.proxiesOf(client, node) {
 			linkRules(p, faults.Delay, dir, d, window, window)
 		}
 		return nil
@@ -369,17 +349,17 @@ func (r *run) DelayMessages(client, node string, from, until time.Duration, dir 
 // recordUnfired records a history.FaultTriggerUnfired fault for every
 // trigger that never acted, as the simulation does at its end, so that a
 // scenario whose fault missed cannot pass unnoticed.
-func (r *run) recordUnfired() {
-	r.mu.Lock()
-	trigs := append([]*opTrigger(nil), r.triggers...)
-	r.mu.Unlock()
+func (tr *triggers) recordUnfired() {
+	tr.mu.Lock()
+	trigs := append([]*opTrigger(nil), tr.list...)
+	tr.mu.Unlock()
 	for _, t := range trigs {
 		if !t.state.CompareAndSwap(trigPending, trigClosed) {
 			continue
 		}
-		r.mu.Lock()
+		tr.mu.Lock()
 		began, count, call := t.began, t.count, t.call
-		r.mu.Unlock()
+		tr.mu.Unlock()
 		var why string
 		switch {
 		case !began:
@@ -389,6 +369,6 @@ func (r *run) recordUnfired() {
 		default:
 			why = fmt.Sprintf("%s (called at %v) did not act before the end (at its %s, after %v)", t.sel, call, t.ev, t.after)
 		}
-		r.rec.Fault(history.FaultTriggerUnfired, "", t.sel.Client, t.name+": "+why)
+		tr.h.rec.Fault(history.FaultTriggerUnfired, "", t.sel.Client, t.name+": "+why)
 	}
 }

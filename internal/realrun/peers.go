@@ -30,11 +30,11 @@ func (c *client) GoRedis(group string) (*redis.Client, error) {
 
 // DialGroup dials group's current master through c's proxy.
 func (c *client) DialGroup(ctx context.Context, group string) (net.Conn, error) {
-	if err := c.r.CheckGroup(group); err != nil {
+	if err := c.r.srv.checkGroup(group); err != nil {
 		return nil, err
 	}
 	d := net.Dialer{Timeout: c.cfg.Timeout}
-	return d.DialContext(ctx, "tcp", c.r.proxyAddr(c.name, group))
+	return d.DialContext(ctx, "tcp", c.r.srv.proxyAddr(c.name, group))
 }
 
 // Timeout is c's network timeout.
@@ -48,7 +48,7 @@ func (c *client) Block(ctx context.Context, f func(ctx context.Context)) {
 }
 
 // RunContext is cancelled at the end of the run.
-func (c *client) RunContext() context.Context { return c.r.stopCtx }
+func (c *client) RunContext() context.Context { return c.r.life.ctx }
 
 // OnClose registers f to run when the run closes c's Redis clients.
 func (c *client) OnClose(f func()) {

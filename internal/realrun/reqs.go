@@ -26,7 +26,7 @@ import (
 // reqRec is an open req record; nil records nothing (the run is over, or
 // the command's arguments have no wire form and the call fails anyway).
 type reqRec struct {
-	r      *run
+	h      *hist
 	idx    int
 	open   atomic.Bool
 	disarm []func()
@@ -36,9 +36,9 @@ type reqRec struct {
 	id     int64
 }
 
-// beginReq records the call of a command by c to group's master: op is
-// "eval:<script>" or the command's name in lower case, args the script's
-// keys and arguments, or the command's arguments. c's proxies note each
+// beginReq records the call of a command by client to group's master: op
+// is "eval:<script>" or the command's name in lower case, args the script's
+// keys and arguments, or the command's arguments. client's proxies note each
 // run of it until it returns: a command whose arguments on the wire are
 // args (after the script and key count, for a script), whatever node it
 // reaches (a retry after a failover reaches another).
@@ -53,26 +53,21 @@ type reqRec struct {
 // are read after the reply arrived (under the gate), and a command of
 // another client that ran in between would be taken for theirs; none of
 // them writes a key.
-func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
-	if r.isStopped() {
+func (h *hist) beginReq(client, group, op string, args []string) *reqRec {
+	if h.life.isStopped() {
 		return nil
 	}
-	if r.sink != nil { // a worker process: the coordinator records and arms
-		return r.sink.beginReq(group, op, args)
-	}
-	r.mu.Lock()
-	node := r.current[group]
-	r.mu.Unlock()
+	node := h.srv.master(group)
 	// The group's master now, or a replica promoted later.
-	ps := r.clientProxies(c, func(n string) bool { return r.groupOf[n] == group })
-	q := &reqRec{r: r, idx: r.rec.BeginReq(c.name, node, op, args)}
+	ps := h.srv.clientProxies(client, func(n string) bool { return h.srv.groupOf[n] == group })
+	q := &reqRec{h: h, idx: h.rec.BeginReq(client, node, op, args)}
 	q.open.Store(true)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
 	for _, np := range ps {
 		if probed(op) {
-			q.disarm = append(q.disarm, np.p.OnRun(match, r.cl.probe, func(run redistest.Run) bool {
+			q.disarm = append(q.disarm, np.p.OnRun(match, h.cl.probe, func(run redistest.Run) bool {
 				if q.open.Load() && !refusedUnrun(run.Reply) {
-					r.noteRun(q, np.node, run)
+					h.noteRun(q, np.node, run)
 				}
 				return false // stays armed: a retry runs it again
 			}))
@@ -80,7 +75,7 @@ func (r *run) beginReq(c *client, group, op string, args []string) *reqRec {
 		}
 		q.disarm = append(q.disarm, np.p.OnReplyFirst(match, func(reply []byte) bool {
 			if q.open.Load() && !refusedUnrun(reply) {
-				r.noteRunAfter(q, np.node)
+				h.noteRunAfter(q, np.node)
 			}
 			return false
 		}))
@@ -105,22 +100,22 @@ func probed(op string) bool { return strings.HasPrefix(op, "eval:") || probedCom
 // before a run with the state at it, and these are exactly the command's.
 // A run the proxy could not probe reads the watched keys now, as
 // noteRunAfter does.
-func (r *run) noteRun(q *reqRec, node string, run redistest.Run) {
+func (h *hist) noteRun(q *reqRec, node string, run redistest.Run) {
 	if run.Atomic {
-		at := r.rec.At(run.At)
-		if r.cl.recordRun(node, at, run.Before, run.After) {
-			r.rec.ReqApplied(q.idx, node, at)
+		at := h.rec.At(run.At)
+		if h.cl.recordRun(node, at, run.Before, run.After) {
+			h.rec.ReqApplied(q.idx, node, at)
 			return
 		}
 	}
 	var t time.Duration
-	if n, keys, timeout, err := r.cl.nodeKeys(node); err == nil && n.Server.State() == redistest.Running {
-		t, _ = r.cl.snapshotHeld(r.stopCtx, n, keys, timeout)
+	if n, keys, timeout, err := h.cl.nodeKeys(node); err == nil && n.Server.State() == redistest.Running {
+		t, _ = h.cl.snapshotHeld(h.life.ctx, n, keys, timeout)
 	}
 	if t == 0 {
-		t = r.rec.Since()
+		t = h.rec.Since()
 	}
-	r.rec.ReqApplied(q.idx, node, t)
+	h.rec.ReqApplied(q.idx, node, t)
 }
 
 // noteRunAfter notes that node ran q's command, an unprobed one, its reply
@@ -129,12 +124,12 @@ func (r *run) noteRun(q *reqRec, node string, run redistest.Run) {
 // the run is noted. When the read records a change, the run is noted at
 // that read; otherwise now. A command of another client that ran on the
 // node in between would be seen as this one's doing.
-func (r *run) noteRunAfter(q *reqRec, node string) {
-	t, err := r.cl.SnapshotNode(r.stopCtx, node)
+func (h *hist) noteRunAfter(q *reqRec, node string) {
+	t, err := h.cl.SnapshotNode(h.life.ctx, node)
 	if t == 0 || err != nil {
-		t = r.rec.Since()
+		t = h.rec.Since()
 	}
-	r.rec.ReqApplied(q.idx, node, t)
+	h.rec.ReqApplied(q.idx, node, t)
 }
 
 // end records q's return with v and err, as the simulation's req records
@@ -158,7 +153,7 @@ func (q *reqRec) endAs(outcome history.Outcome, result, detail string) {
 	for _, d := range q.disarm {
 		d()
 	}
-	q.r.rec.EndReq(q.idx, outcome, result, detail)
+	q.h.rec.EndReq(q.idx, outcome, result, detail)
 }
 
 // reqOutcome is a command's return as a req record states it.

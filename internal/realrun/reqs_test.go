@@ -21,7 +21,7 @@ import (
 )
 
 // reqRig is a run's servers, client proxies and history without its
-// workloads: a test sends c1's commands itself, through beginReq and c1's
+// workloads: a test sends c1's commands itself, through c1's beginReq and
 // proxy, as gilConn does.
 type reqRig struct {
 	r   *run
@@ -50,13 +50,13 @@ expect: any
 			t.Error(err)
 		}
 	})
-	must(t, r.launchServers())
-	must(t, r.listenClients())
-	r.startHistory()
+	must(t, r.srv.launchServers())
+	must(t, r.srv.listenClients())
+	r.h.start(s)
 	c1 := r.newClient(s.Clients[0].Config)
-	rc := redis.NewClient(&redis.Options{Addr: r.proxyAddr("c1", "m1"), DisableIdentity: true, MaxRetries: -1})
+	rc := redis.NewClient(&redis.Options{Addr: r.srv.proxyAddr("c1", "m1"), DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
-	return &reqRig{r: r, c1: c1, rc: rc, srv: r.servers["m1"], key: s.LockKey()}
+	return &reqRig{r: r, c1: c1, rc: rc, srv: r.srv.byName["m1"], key: s.LockKey()}
 }
 
 // do sends c1's command args on m1 as a req record, as gilConn.Do does;
@@ -65,10 +65,10 @@ expect: any
 // the instant after the command ran, before the reply goes on.
 func (g *reqRig) do(t *testing.T, plant func(), args ...string) (any, *reqRec) {
 	t.Helper()
-	q := g.r.beginReq(g.c1, "m1", strings.ToLower(args[0]), args[1:])
+	q := g.c1.beginReq("m1", strings.ToLower(args[0]), args[1:])
 	if plant != nil {
 		once := sync.Once{}
-		g.r.cproxies["c1"]["m1"].OnReplyFirst(redistest.Command(args[0]), func([]byte) bool {
+		g.r.srv.cproxies["c1"]["m1"].OnReplyFirst(redistest.Command(args[0]), func([]byte) bool {
 			once.Do(plant)
 			return true
 		})
@@ -100,14 +100,15 @@ func (g *reqRig) set(t *testing.T, value string) {
 // first noted run, as the checkers read them.
 func (g *reqRig) around(t *testing.T, q *reqRec) (before, after string) {
 	t.Helper()
-	g.r.rec.mu.Lock()
-	applied := slices.Clone(g.r.rec.recs[q.idx].Applied)
-	op := g.r.rec.recs[q.idx].Op
-	g.r.rec.mu.Unlock()
+	rec := g.r.h.rec
+	rec.mu.Lock()
+	applied := slices.Clone(rec.recs[q.idx].Applied)
+	op := rec.recs[q.idx].Op
+	rec.mu.Unlock()
 	if len(applied) == 0 {
 		t.Fatalf("req %s has no noted run", op)
 	}
-	h := g.r.rec.Records()
+	h := rec.Records()
 	tr := checker.NewTruth(h)
 	show := func(st *history.Record) string {
 		if st == nil {
@@ -140,14 +141,14 @@ func TestReqRunNotedAtItsRun(t *testing.T) {
 	})
 	t.Run("missed-violation", func(t *testing.T) {
 		g := newReqRig(t)
-		rec := g.r.rec
+		rec := g.r.h.rec
 		// c1 acquires (tok1); its lease ends and c2 acquires (tok2).
 		a1 := rec.Begin("c1", g.key, history.OpAcquire)
 		g.do(t, nil, "SET", g.key, "tok1", "PX", "60000")
 		a1.End(history.OutcomeOK, "tok1")
 		a2 := rec.Begin("c2", g.key, history.OpAcquire)
 		g.set(t, "tok2")
-		must(t, g.r.cl.Snapshot(context.Background()))
+		must(t, g.r.h.cl.Snapshot(context.Background()))
 		a2.End(history.OutcomeOK, "tok2")
 		// c1's stale release, a plain DEL, deletes c2's lock; c2 (say, its
 		// retry) writes tok2 again in the instant after.
@@ -190,7 +191,7 @@ func TestReqRunsUnderConcurrentWrites(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			_ = g.r.cl.Snapshot(ctx)
+			_ = g.r.h.cl.Snapshot(ctx)
 		}
 	}()
 	var qs []*reqRec

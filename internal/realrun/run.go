@@ -2,17 +2,18 @@ package realrun
 
 // Replaying a scenario file (package scenario) on real redis-server
 // processes, in real time: `simulate run -backend redis`. This file is the
-// run's life: start, run, stop, close. check.go says what can be replayed,
-// faults.go is the run as the target of faults, client.go its clients.
+// run's life (start, run, stop, close) and the parts it wires, each a type
+// with its own state and lock: servers.go (the processes and proxies),
+// hist.go (the history), target.go (the run as the target of faults),
+// onop.go (the faults bound to an operation), worker.go (the clients'
+// worker processes), tasks.go (the clients' goroutines and the stop).
+// check.go says what can be replayed, client.go is the clients.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -20,10 +21,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/internal/redistest"
-	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -107,7 +105,7 @@ func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	r.runFor(s.Duration)
 	end, serr := r.stop()
 	res.End = end
-	recs := r.rec.Records()
+	recs := r.h.rec.Records()
 	// Only what happened before the stop counts (truth read during the
 	// shutdown is dropped).
 	recs = slices.DeleteFunc(recs, func(x history.Record) bool { return x.T > int64(end) })
@@ -120,9 +118,7 @@ func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	if serr != nil {
 		return res, serr
 	}
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	return res, errors.Join(r.errs...)
+	return res, r.errs.err()
 }
 
 // withDefaults fills in o's defaults; cleanup removes the temporary
@@ -153,157 +149,120 @@ func (o Options) withDefaults() (_ Options, cleanup func(), err error) {
 	return o, cleanup, nil
 }
 
-// link is a replica's replication link: the proxy it replicates through,
-// and the node that proxy leads to.
-type link struct {
-	proxy    *redistest.Proxy
-	upstream string
-}
-
-// run is one real run.
+// run is one real run: a thin composition of its parts, which it wires
+// (newRun) and takes through the run's life (start, runFor, stop, close).
+// Each part says what it owns and which lock guards what; run itself holds
+// no lock: res and clients are set by start before any task runs, and read
+// by stop after every task has ended.
 type run struct {
 	s    *scenario.Scenario
 	opts Options
-	rec  *Recorder
-	cl   *Cluster
-	sen  *sentinelEngine // topology.engine sentinel (sentinel.go), else nil
 
-	servers map[string]*redistest.Server    // every node by name
-	clocks  map[string]*redistest.FakeClock // the nodes whose clock moves (clock.go)
-	groupOf map[string]string               // node -> group
+	life *tasks    // the clients' goroutines, timers, subscriptions, the stop
+	errs *failures // the run's errors
+	h    *hist     // the history: recorder, truth, op and req records
+	srv  *servers  // redis-server processes, sentinels, links, client proxies
+	trig *triggers // the faults bound to an operation
+	tgt  *target   // the run as faults.Target
+	wk   *workers  // the clients' worker processes, when they are processes
 
-	mu       sync.Mutex
-	current  map[string]string                      // group -> its master now
-	links    map[string]*link                       // replica -> its link now
-	oldLinks []*redistest.Proxy                     // links replaced at failovers
-	cproxies map[string]map[string]*redistest.Proxy // client -> node -> proxy
-	gates    map[string]*redistest.Gate             // node -> the gate of its client proxies (reqs.go)
-	cuts     map[*redistest.Proxy]int               // partitions cutting each proxy
-	clients  []*client
-
-	// acts are the faults' steps (ActAt), collected before the run
-	// starts; started closes the list.
-	acts    []action
-	started bool
-	// triggers are the faults bound to an op (onop.go), in the order the
-	// schedule added them.
-	triggers []*opTrigger
-
-	// Shutdown: once stopped, no task starts, and every task exits at its
-	// next sleep or Redis call (runtime.Goexit).
-	stopCtx context.Context
-	cancel  context.CancelFunc
-	taskMu  sync.Mutex
-	stopped bool
-	tasks   sync.WaitGroup
-	timers  map[*wallTimer]struct{}
-	subs    []lock.Subscription
-	bg      sync.WaitGroup // the snapshotter and the fault scheduler
-
-	// Worker processes (worker.go): the clients' processes, by name and in
-	// order, when the run's clients are processes; res is the fenced
-	// resource their writes reach. sink is set in a worker process
-	// (workerproc.go), where the run is the one client's.
-	workers    map[string]*worker
-	workerList []*worker
-	res        *traffic.Resource
-	sink       *workerSink
-
-	errMu sync.Mutex
-	errs  []error
+	res     *traffic.Resource // the fenced resource (nil: none)
+	clients []*client         // the in-process clients
+	// sink is set in a worker process (workerproc.go), where the run is
+	// the one client's.
+	sink *workerSink
 }
 
+// newRun wires the parts of a run of s; nothing starts yet.
 func newRun(s *scenario.Scenario, opts Options) *run {
-	r := &run{s: s, opts: opts, servers: map[string]*redistest.Server{}, groupOf: map[string]string{},
-		current: map[string]string{}, links: map[string]*link{}, cproxies: map[string]map[string]*redistest.Proxy{},
-		gates: map[string]*redistest.Gate{},
-		cuts:  map[*redistest.Proxy]int{}, timers: map[*wallTimer]struct{}{},
-		clocks: map[string]*redistest.FakeClock{}}
-	r.stopCtx, r.cancel = context.WithCancel(context.Background())
-	return r
+	life := newTasks()
+	h := &hist{life: life}
+	errs := &failures{h: h}
+	srv := newServers(s, opts)
+	trig := &triggers{s: s, h: h, srv: srv, life: life, errs: errs}
+	h.srv, h.trig = srv, trig
+	wk := &workers{s: s, opts: opts, h: h, srv: srv, life: life, errs: errs}
+	tgt := &target{s: s, h: h, srv: srv, trig: trig, wk: wk, life: life, errs: errs}
+	return &run{s: s, opts: opts, life: life, errs: errs, h: h, srv: srv, trig: trig, tgt: tgt, wk: wk}
 }
 
-func (r *run) fail(err error) {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	r.errs = append(r.errs, err)
+// failures are the errors that fail a run (a broken harness, not a fact of
+// the run: a step that could not be taken, a worker's broken message); Run
+// returns them joined. mu guards errs.
+type failures struct {
+	h *hist // for skipOrFail's records
+
+	mu   sync.Mutex
+	errs []error
 }
 
-func (r *run) isStopped() bool {
-	r.taskMu.Lock()
-	defer r.taskMu.Unlock()
-	return r.stopped
+func (f *failures) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, err)
 }
 
-// exitIfStopped ends the calling task when the run is over.
-func (r *run) exitIfStopped() {
-	if r.isStopped() {
-		runtime.Goexit()
-	}
+// err is every failure so far, joined (nil: none).
+func (f *failures) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return errors.Join(f.errs...)
 }
 
-func persistence(p setup.Persistence) redistest.Persistence {
-	switch p {
-	case setup.PersistEverySec:
-		return redistest.PersistEverySec
-	case setup.PersistAlways:
-		return redistest.PersistAlways
+// skipOrFail handles the error of a step of the fault named name: one that
+// could not act (faults.ErrCannotAct: its node, group or client was not in
+// a state it acts on, which a fault bound to an operation can bring about)
+// is recorded as skipped, as the simulation records it, and the run's
+// expectation fails on it (scenario.JudgeRun); any other fails the run: on
+// real servers a step that cannot be taken is a broken harness, not a fact
+// of the run.
+func (f *failures) skipOrFail(name string, err error) {
+	if errors.Is(err, faults.ErrCannotAct) {
+		f.h.rec.Skipped(name, err)
+		return
 	}
-	return redistest.PersistNone
-}
-
-func (r *run) launch(name string, p setup.Persistence, replicaOf string) (*redistest.Server, error) {
-	dir := filepath.Join(r.opts.Dir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if name != "" {
+		err = fmt.Errorf("%s: %w", name, err)
 	}
-	srv, err := redistest.Launch(redistest.Config{Bin: r.opts.Bin, Dir: dir, Persistence: persistence(p), ReplicaOf: replicaOf,
-		Clock: r.clocks[name]})
-	if srv != nil {
-		r.servers[name] = srv
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: node %s: %w", r.s.File, name, err)
-	}
-	return srv, nil
+	f.fail(err)
 }
 
 // start launches the servers, links and proxies, starts the history, the
 // faults due at 0, the clients, the snapshotter and the fault scheduler.
 func (r *run) start() error {
-	if err := r.makeClocks(); err != nil {
+	if err := r.srv.makeClocks(); err != nil {
 		return err
 	}
-	if err := r.launchServers(); err != nil {
+	if err := r.srv.launchServers(); err != nil {
 		return err
 	}
-	if err := r.waitReplication(); err != nil {
+	if err := r.srv.waitReplication(); err != nil {
 		return err
 	}
-	if err := r.launchSentinels(); err != nil {
+	if err := r.srv.launchSentinels(r.h, r.life); err != nil {
 		return err
 	}
-	if err := r.listenClients(); err != nil {
+	if err := r.srv.listenClients(); err != nil {
 		return err
 	}
 	r.res = r.s.NewResource()
 	if r.opts.Workers || usesWorkers(r.s) {
-		if err := r.startWorkers(); err != nil {
+		if err := r.wk.start(r.res); err != nil {
 			return err
 		}
 	}
-	r.startHistory()
-	if r.sen != nil {
-		if err := r.sen.watch(); err != nil {
+	r.h.start(r.s)
+	if r.srv.sen != nil {
+		if err := r.srv.sen.watch(); err != nil {
 			return err
 		}
 	}
-	later, err := r.startFaults()
+	later, err := r.tgt.start()
 	if err != nil {
 		return err
 	}
-	if r.workers != nil {
-		r.goWorkers()
+	if r.wk.running() {
+		r.wk.goAll()
 	} else {
 		for _, sc := range r.s.Clients {
 			c := r.newClient(sc.Config)
@@ -313,264 +272,45 @@ func (r *run) start() error {
 			}
 		}
 	}
-	r.bg.Add(2)
-	go r.snapshotter()
-	go r.schedule(later)
+	r.life.background(func() { r.h.snapshotter(r.opts.SnapshotEvery) })
+	r.life.background(func() { r.tgt.schedule(later) })
 	return nil
-}
-
-// launchServers starts every node: each master, and each of its replicas
-// behind the proxy of its replication link.
-func (r *run) launchServers() error {
-	for _, n := range r.s.Nodes {
-		m, err := r.launch(n.Config.Name, n.Config.Persistence, "")
-		if err != nil {
-			return err
-		}
-		r.groupOf[n.Config.Name], r.current[n.Config.Name] = n.Config.Name, n.Config.Name
-		for _, rp := range n.Replicas {
-			lp, err := redistest.ListenProxy(m.Addr)
-			if err != nil {
-				return err
-			}
-			r.links[rp.Config.Name] = &link{proxy: lp, upstream: n.Config.Name}
-			if _, err := r.launch(rp.Config.Name, rp.Config.Persistence, lp.Addr); err != nil {
-				return err
-			}
-			r.groupOf[rp.Config.Name] = n.Config.Name
-		}
-	}
-	return nil
-}
-
-// waitReplication waits for every replica to be in sync, then gives its
-// link the replication lag.
-func (r *run) waitReplication() error {
-	for _, n := range r.s.Nodes {
-		for _, rp := range n.Replicas {
-			if err := r.servers[rp.Config.Name].WaitLinkUp(10 * time.Second); err != nil {
-				return err
-			}
-			r.links[rp.Config.Name].proxy.Lag(rp.Repl.Lag.Min)
-		}
-		if err := r.servers[n.Config.Name].WaitReplicas(len(n.Replicas), 10*time.Second); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// listenClients gives every client a proxy of its own to every node, the
-// proxies of one node sharing its gate (reqs.go).
-func (r *run) listenClients() error {
-	for _, name := range r.nodeNames() {
-		r.gates[name] = redistest.NewGate()
-	}
-	for _, c := range r.s.Clients {
-		m := map[string]*redistest.Proxy{}
-		r.cproxies[c.Config.Name] = m
-		for _, name := range r.nodeNames() {
-			p, err := redistest.ListenProxy(r.servers[name].Addr)
-			if err != nil {
-				return err
-			}
-			p.SetGate(r.gates[name])
-			m[name] = p
-		}
-	}
-	return nil
-}
-
-// startHistory starts the recorder at time zero, with the topology, the
-// watched key, and the client proxies' faults.
-func (r *run) startHistory() {
-	r.rec = NewRecorder()
-	r.cl = NewCluster(r.rec)
-	for _, n := range r.s.Nodes {
-		r.cl.AddMaster(n.Config.Name, r.servers[n.Config.Name]).Gate = r.gates[n.Config.Name]
-		for _, rp := range n.Replicas {
-			r.cl.AddReplica(rp.Config.Name, n.Config.Name, r.servers[rp.Config.Name]).Gate = r.gates[rp.Config.Name]
-		}
-	}
-	r.cl.Watch(r.s.LockKey())
-	for cname, m := range r.cproxies {
-		for node, p := range m {
-			p.OnRule(func(op, detail string) { r.rec.Fault(op, node, cname, detail) })
-		}
-	}
-}
-
-// startFaults applies the scripted faults to the run (faults.Target), runs
-// the steps due at 0 before any client starts, and returns the others, in
-// time order (steps at one time in the order the faults made them).
-func (r *run) startFaults() ([]action, error) {
-	var sched faults.Schedule
-	for _, f := range r.s.Faults {
-		sched = append(sched, f.Fault)
-	}
-	if err := sched.Apply(r); err != nil {
-		return nil, fmt.Errorf("%s: %w", r.s.File, err)
-	}
-	r.mu.Lock()
-	acts := r.acts
-	r.acts, r.started = nil, true
-	r.mu.Unlock()
-	slices.SortStableFunc(acts, func(a, b action) int { return int(a.at - b.at) })
-	i := 0
-	for ; i < len(acts) && acts[i].at <= 0; i++ {
-		acts[i].do()
-	}
-	return acts[i:], nil
-}
-
-func (r *run) nodeNames() []string {
-	var out []string
-	for _, n := range r.s.Nodes {
-		out = append(out, n.Config.Name)
-		for _, rp := range n.Replicas {
-			out = append(out, rp.Config.Name)
-		}
-	}
-	return out
 }
 
 // runFor waits until d after the history's zero.
 func (r *run) runFor(d time.Duration) {
-	if left := d - r.rec.Since(); left > 0 {
+	if left := d - r.h.rec.Since(); left > 0 {
 		time.Sleep(left)
 	}
-}
-
-func (r *run) snapshotter() {
-	defer r.bg.Done()
-	t := time.NewTicker(r.opts.SnapshotEvery)
-	defer t.Stop()
-	for {
-		_ = r.cl.Snapshot(r.stopCtx)
-		select {
-		case <-r.stopCtx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// proxyAddr is where client's connections to group go now: the proxy to
-// the group's current master.
-func (r *run) proxyAddr(client, group string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cproxies[client][r.current[group]].Addr
 }
 
 // stop ends the run: no more records, every task exits, the clients
 // close. It returns the time of the stop.
 func (r *run) stop() (time.Duration, error) {
-	r.recordUnfired()
-	r.taskMu.Lock()
-	r.stopped = true
-	end := r.rec.Since()
-	timers := make([]*wallTimer, 0, len(r.timers))
-	for t := range r.timers {
-		timers = append(timers, t)
-	}
-	clear(r.timers)
-	subs := slices.Clone(r.subs)
-	r.taskMu.Unlock()
-	r.cancel()
-	werr := r.stopWorkers()
-	for _, t := range timers {
-		t.t.Stop()
-	}
-	for _, sub := range subs {
-		_ = sub.Close()
-	}
+	r.trig.recordUnfired()
+	end, release := r.life.halt(r.h.rec.Since)
+	werr := r.wk.stop()
+	release()
 	// Closing the client proxies ends every read in flight at once.
-	r.mu.Lock()
-	var ps []*redistest.Proxy
-	for _, m := range r.cproxies {
-		for _, p := range m {
-			ps = append(ps, p)
-		}
-	}
-	r.mu.Unlock()
-	for _, p := range ps {
+	for _, p := range r.srv.clientProxyList() {
 		p.Close()
 	}
-	done := make(chan struct{})
-	go func() {
-		r.tasks.Wait()
-		close(done)
-	}()
-	var err error
-	select {
-	case <-done:
-	case <-time.After(r.opts.StopTimeout):
-		err = fmt.Errorf("realrun: the clients' goroutines did not stop within %v", r.opts.StopTimeout)
-	}
+	err := r.life.waitTasks(r.opts.StopTimeout)
 	for _, c := range r.clients {
 		c.closeRedis()
 	}
-	r.bg.Wait()
+	r.life.waitBackground()
 	return end, errors.Join(err, werr)
 }
 
 // close releases everything start made (also after a failed start).
 func (r *run) close() error {
-	r.taskMu.Lock()
-	already := r.stopped
-	r.taskMu.Unlock()
 	var err error
-	if !already && r.rec != nil {
+	if !r.life.isStopped() && r.h.rec != nil {
 		_, err = r.stop()
 	}
-	r.cancel()
-	r.bg.Wait()
-	r.closeWorkers()
-	if r.sen != nil {
-		err = errors.Join(err, r.sen.close())
-	}
-	for _, m := range r.cproxies {
-		for _, p := range m {
-			p.Close() // idempotent
-		}
-	}
-	for _, l := range r.links {
-		l.proxy.Close()
-	}
-	for _, p := range r.oldLinks {
-		p.Close()
-	}
-	for _, srv := range r.servers {
-		_ = srv.Stop()
-	}
-	return err
-}
-
-// spawn starts f as a task of c: a goroutine that runs while it holds c's
-// baton (gil). done, if not nil, is called when the task ends, or at once
-// when the run is over.
-func (r *run) spawn(c *client, f func(), done func()) {
-	r.taskMu.Lock()
-	if r.stopped {
-		r.taskMu.Unlock()
-		if done != nil {
-			done()
-		}
-		return
-	}
-	r.tasks.Add(1)
-	r.taskMu.Unlock()
-	go func() {
-		defer r.tasks.Done()
-		if done != nil {
-			defer done()
-		}
-		c.gil.Lock()
-		defer c.gil.Unlock()
-		if r.isStopped() {
-			return
-		}
-		f()
-	}()
+	r.life.cancel()
+	r.life.waitBackground()
+	r.wk.close()
+	return errors.Join(err, r.srv.close())
 }

@@ -46,10 +46,16 @@ type SentinelOptions struct {
 	Freeze bool
 }
 
-// sentinelEngine is a run's Sentinel: the sentinels, their event
-// subscriptions, and the failovers asked of them.
+// sentinelEngine is a run's Sentinel, part of its servers (srv.sen): the
+// sentinels, their event subscriptions, and the failovers asked of them.
+// The promotions it sees change the servers' current masters and links
+// (under servers.mu) and are recorded in the history (h). ss, streams and
+// nodeAt are made before the run and only read after (close ends the
+// streams once the run has stopped); mu guards asked.
 type sentinelEngine struct {
-	r       *run
+	srv     *servers
+	h       *hist
+	life    *tasks
 	opts    SentinelOptions
 	ss      *redistest.Sentinels
 	streams []*redistest.EventStream
@@ -105,12 +111,13 @@ func checkSentinel(s *scenario.Scenario) error {
 // the group), its replicas known by their own addresses (which the master
 // reports for them: a replica announces its listening port, whatever
 // proxy it replicates through), and waits until every sentinel agrees on
-// every master and sees its replicas and the other sentinels.
-func (r *run) launchSentinels() error {
-	if r.s.Engine != scenario.EngineSentinel {
+// every master and sees its replicas and the other sentinels. The engine
+// records into h once the history has started (watch).
+func (sv *servers) launchSentinels(h *hist, life *tasks) error {
+	if sv.s.Engine != scenario.EngineSentinel {
 		return nil
 	}
-	o := r.opts.Sentinel
+	o := sv.opts.Sentinel
 	if o.Bin == "" {
 		bin, err := exec.LookPath("redis-sentinel")
 		if err != nil {
@@ -121,33 +128,33 @@ func (r *run) launchSentinels() error {
 	if o.DownAfter <= 0 {
 		o.DownAfter = 1500 * time.Millisecond
 	}
-	e := &sentinelEngine{r: r, opts: o, nodeAt: map[string]string{}, asked: map[string]time.Duration{}}
-	for name, srv := range r.servers {
+	e := &sentinelEngine{srv: sv, h: h, life: life, opts: o, nodeAt: map[string]string{}, asked: map[string]time.Duration{}}
+	for name, srv := range sv.byName {
 		e.nodeAt[srv.Addr] = name
 	}
-	cfg := redistest.SentinelConfig{Bin: o.Bin, Dir: filepath.Join(r.opts.Dir, "sentinels"), DownAfter: o.DownAfter,
-		FailoverTimeout: failoverTimeout(r.s)}
+	cfg := redistest.SentinelConfig{Bin: o.Bin, Dir: filepath.Join(sv.opts.Dir, "sentinels"), DownAfter: o.DownAfter,
+		FailoverTimeout: failoverTimeout(sv.s)}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return err
 	}
-	for _, n := range r.s.Nodes {
-		m := redistest.Monitor{Name: n.Config.Name, Addr: r.servers[n.Config.Name].Addr}
+	for _, n := range sv.s.Nodes {
+		m := redistest.Monitor{Name: n.Config.Name, Addr: sv.byName[n.Config.Name].Addr}
 		for _, rp := range n.Replicas {
-			m.Replicas = append(m.Replicas, r.servers[rp.Config.Name].Addr)
+			m.Replicas = append(m.Replicas, sv.byName[rp.Config.Name].Addr)
 		}
 		cfg.Masters = append(cfg.Masters, m)
 	}
 	ss, err := redistest.LaunchSentinels(cfg)
 	if ss != nil {
 		e.ss = ss
-		r.sen = e
+		sv.sen = e
 	}
 	if err != nil {
-		return fmt.Errorf("%s: topology.engine sentinel: %w", r.s.File, err)
+		return fmt.Errorf("%s: topology.engine sentinel: %w", sv.s.File, err)
 	}
 	for _, m := range cfg.Masters {
 		if err := ss.WaitAgree(m.Name, m.Addr, len(m.Replicas), 20*time.Second); err != nil {
-			return fmt.Errorf("%s: topology.engine sentinel: %w", r.s.File, err)
+			return fmt.Errorf("%s: topology.engine sentinel: %w", sv.s.File, err)
 		}
 	}
 	return nil
@@ -190,46 +197,52 @@ func (e *sentinelEngine) event(ev redistest.SentinelEvent) {
 	default:
 		return
 	}
-	r := e.r
 	node, ok := e.nodeAt[addr]
-	if !ok || r.isStopped() {
+	if !ok || e.life.isStopped() || !e.srv.sentinelPromoted(group, node) {
 		return
 	}
-	r.mu.Lock()
-	if r.groupOf[node] != group || r.current[group] == node {
-		r.mu.Unlock()
-		return
-	}
-	r.current[group] = node
-	for rep, l := range r.links {
-		if r.groupOf[rep] == group {
-			r.oldLinks = append(r.oldLinks, l.proxy)
-			delete(r.links, rep)
-		}
-	}
-	r.mu.Unlock()
 	e.mu.Lock()
 	at, wasAsked := e.asked[group]
 	delete(e.asked, group)
 	e.mu.Unlock()
 	why := "not asked by the scenario"
 	if wasAsked {
-		why = fmt.Sprintf("%v after the master went down", (r.rec.Since() - at).Round(time.Millisecond))
+		why = fmt.Sprintf("%v after the master went down", (e.h.rec.Since() - at).Round(time.Millisecond))
 	}
-	r.rec.Failover(group, node, fmt.Sprintf("sentinel %s %s %s (%s)", ev.Sentinel, ev.Channel, ev.Payload, why))
-	_ = r.cl.Snapshot(r.stopCtx)
+	e.h.rec.Failover(group, node, fmt.Sprintf("sentinel %s %s %s (%s)", ev.Sentinel, ev.Channel, ev.Payload, why))
+	_ = e.h.cl.Snapshot(e.life.ctx)
 }
 
-// failover is the scenario's `failover` under Sentinel: it makes to (if
-// given) the only replica Sentinel may prefer (replica-priority 1, the
-// others 100), then kills the master (or freezes it, with Freeze) and
-// returns; the sentinels notice, elect and promote, and event records it.
-func (e *sentinelEngine) failover(group, to string) error {
-	r := e.r
-	r.mu.Lock()
-	old := r.current[group]
+// sentinelPromoted makes node, which the sentinels promoted, group's
+// master, and drops the replication links of the group's replicas;
+// false when it is no node of group or already its master.
+func (sv *servers) sentinelPromoted(group, node string) bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.groupOf[node] != group || sv.current[group] == node {
+		return false
+	}
+	sv.current[group] = node
+	for rep, l := range sv.links {
+		if sv.groupOf[rep] == group {
+			sv.oldLinks = append(sv.oldLinks, l.proxy)
+			delete(sv.links, rep)
+		}
+	}
+	return true
+}
+
+// ask is the scenario's `failover` under Sentinel: it makes to (if given)
+// the only replica Sentinel may prefer (replica-priority 1, the others
+// 100), notes the failover asked, and returns the group's master, which
+// the caller then kills (or freezes, with Freeze: target.Failover); the
+// sentinels notice, elect and promote, and event records it.
+func (e *sentinelEngine) ask(group, to string) (old string, err error) {
+	sv := e.srv
+	sv.mu.Lock()
+	old = sv.current[group]
 	var reps []string
-	for _, n := range r.s.Nodes {
+	for _, n := range sv.s.Nodes {
 		if n.Config.Name == group {
 			for _, rp := range n.Replicas {
 				if rp.Config.Name != old {
@@ -238,31 +251,25 @@ func (e *sentinelEngine) failover(group, to string) error {
 			}
 		}
 	}
-	r.mu.Unlock()
+	sv.mu.Unlock()
 	if to != "" {
 		if !slices.Contains(reps, to) {
-			return fmt.Errorf("failover %s: no replica %q to promote", group, to)
+			return "", fmt.Errorf("failover %s: no replica %q to promote", group, to)
 		}
 		for _, rep := range reps {
 			prio := "100"
 			if rep == to {
 				prio = "1"
 			}
-			if _, err := r.servers[rep].Do("CONFIG", "SET", "replica-priority", prio); err != nil {
-				return fmt.Errorf("failover %s: replica-priority on %s: %w", group, rep, err)
+			if _, err := sv.byName[rep].Do("CONFIG", "SET", "replica-priority", prio); err != nil {
+				return "", fmt.Errorf("failover %s: replica-priority on %s: %w", group, rep, err)
 			}
 		}
 	}
 	e.mu.Lock()
-	e.asked[group] = r.rec.Since()
+	e.asked[group] = e.h.rec.Since()
 	e.mu.Unlock()
-	if r.servers[old].State() != redistest.Running {
-		return nil // already down: the sentinels fail it over anyway
-	}
-	if e.opts.Freeze {
-		return r.cl.Pause(old)
-	}
-	return r.CrashNode(old)
+	return old, nil
 }
 
 // close ends the subscriptions and stops the sentinels. A failover the
@@ -280,7 +287,7 @@ func (e *sentinelEngine) close() error {
 	var errs []error
 	for _, g := range slices.Sorted(maps.Keys(e.asked)) {
 		errs = append(errs, fmt.Errorf("%s: group %s: its master went down at %v and the sentinels had not promoted a replica by the end of the run: make the scenario longer",
-			e.r.s.File, g, e.asked[g].Round(time.Millisecond)))
+			e.srv.s.File, g, e.asked[g].Round(time.Millisecond)))
 	}
 	e.asked = map[string]time.Duration{}
 	return errors.Join(errs...)
@@ -318,10 +325,7 @@ func (e *sentinelEngine) failoverClient(c *client, group string) *redis.Client {
 			if !ok {
 				return d.DialContext(ctx, network, addr)
 			}
-			e.r.mu.Lock()
-			p := e.r.cproxies[c.name][node].Addr
-			e.r.mu.Unlock()
-			conn, err := d.DialContext(ctx, network, p)
+			conn, err := d.DialContext(ctx, network, e.srv.proxyAddrs(c.name)[node])
 			if err != nil {
 				return nil, err
 			}

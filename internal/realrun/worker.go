@@ -59,6 +59,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/traffic"
 )
 
 // workerEnv marks a process started as a client worker.
@@ -72,8 +73,8 @@ var workerCommand = func() (string, []string, error) {
 }
 
 var (
-	_ faults.ClientPauser  = (*run)(nil)
-	_ faults.ClientCrasher = (*run)(nil)
+	_ faults.ClientPauser  = (*target)(nil)
+	_ faults.ClientCrasher = (*target)(nil)
 )
 
 // wmsg is one line between the coordinator and a worker; K says which
@@ -147,9 +148,33 @@ func checkWorkers(s *scenario.Scenario) error {
 	return nil
 }
 
-// worker is the coordinator's side of one client's worker process.
+// workers are the run's clients as worker processes, when they are
+// processes (running). byName and list (in the scenario's order) and res
+// (the fenced resource their writes reach) are set by start, before the
+// history's zero, and only read after; each worker guards its own state.
+// A worker's records go into the history (h), its ops arm the triggers,
+// its commands the client's proxies (hist.beginReq).
+type workers struct {
+	s    *scenario.Scenario
+	opts Options
+	h    *hist
+	srv  *servers
+	life *tasks
+	errs *failures
+
+	byName map[string]*worker
+	list   []*worker
+	res    *traffic.Resource
+}
+
+// running reports whether the run's clients are worker processes.
+func (ws *workers) running() bool { return ws.byName != nil }
+
+// worker is the coordinator's side of one client's worker process. encMu
+// guards the encoder of its stdin; mu its process's state (paused,
+// crashed, reaped); ops and reqs are its reader's own.
 type worker struct {
-	r    *run
+	ws   *workers
 	name string
 	cmd  *exec.Cmd
 	out  io.ReadCloser
@@ -169,7 +194,7 @@ type worker struct {
 	// reaped.
 	untrack func()
 
-	stub *client           // the client's name as onop.go and reqs.go want it: no connections
+	stub *client           // the client as its op records want it (hist.bound): no run, no connections
 	ops  map[int64]*runOp  // the reader's own
 	reqs map[int64]*reqRec // the reader's own
 }
@@ -182,12 +207,13 @@ func (w *worker) send(m wmsg) {
 	_ = w.enc.Encode(m)
 }
 
-// startWorkers starts one worker per client, sends each its init and waits
+// start starts one worker per client, sends each its init and waits
 // until every one is ready (its scenario parsed, its client made), before
-// the history's zero: a process's start is not part of the run.
-func (r *run) startWorkers() error {
+// the history's zero: a process's start is not part of the run. res is
+// the fenced resource their writes reach.
+func (ws *workers) start(res *traffic.Resource) error {
 	if !workersSupported {
-		return fmt.Errorf("realrun: %s: client worker processes (for a pause) need Linux", r.s.File)
+		return fmt.Errorf("realrun: %s: client worker processes (for a pause) need Linux", ws.s.File)
 	}
 	exe, args, err := workerCommand()
 	if err != nil {
@@ -196,17 +222,18 @@ func (r *run) startWorkers() error {
 	if os.Getenv(workerEnv) != "" {
 		return errors.New("realrun: a worker process cannot start workers (its executable did not run as a worker: call realrun.MaybeWorker first)")
 	}
-	if len(r.s.Source) == 0 {
-		return fmt.Errorf("realrun: %s: worker processes need the scenario's text (Scenario.Source)", r.s.File)
+	if len(ws.s.Source) == 0 {
+		return fmt.Errorf("realrun: %s: worker processes need the scenario's text (Scenario.Source)", ws.s.File)
 	}
-	r.workers = map[string]*worker{}
-	for _, sc := range r.s.Clients {
+	ws.res = res
+	ws.byName = map[string]*worker{}
+	for _, sc := range ws.s.Clients {
 		name := sc.Config.Name
-		w := &worker{r: r, name: name, done: make(chan struct{}), ready: make(chan error, 1),
-			stub: &client{r: r, name: name, cfg: sc.Config}, ops: map[int64]*runOp{}, reqs: map[int64]*reqRec{}}
+		w := &worker{ws: ws, name: name, done: make(chan struct{}), ready: make(chan error, 1),
+			stub: &client{name: name, cfg: sc.Config}, ops: map[int64]*runOp{}, reqs: map[int64]*reqRec{}}
 		w.cmd = exec.Command(exe, args...)
 		w.cmd.Env = append(os.Environ(), workerEnv+"=1")
-		w.cmd.Dir = r.opts.Dir // where the run's processes are found (tests)
+		w.cmd.Dir = ws.opts.Dir // where the run's processes are found (tests)
 		w.cmd.Stderr = os.Stderr
 		w.cmd.SysProcAttr = workerProcAttr()
 		if w.in, err = w.cmd.StdinPipe(); err != nil {
@@ -220,25 +247,15 @@ func (r *run) startWorkers() error {
 			return fmt.Errorf("realrun: start the worker of %s: %w", name, err)
 		}
 		w.untrack = redistest.Track(w.cmd.Process, func() { w.kill(); w.reap() })
-		r.workers[name] = w
-		r.workerList = append(r.workerList, w)
+		ws.byName[name] = w
+		ws.list = append(ws.list, w)
 		go w.read()
-		proxies := map[string]string{}
-		for node, p := range r.cproxies[name] {
-			proxies[node] = p.Addr
-		}
-		r.mu.Lock()
-		current := map[string]string{}
-		for g, n := range r.current {
-			current[g] = n
-		}
-		r.mu.Unlock()
-		w.send(wmsg{K: "init", File: r.s.File, Data: r.s.Source, Scale: r.s.Scale, Seed: r.s.Seed, Client: name,
-			Proxies: proxies, Current: current})
+		w.send(wmsg{K: "init", File: ws.s.File, Data: ws.s.Source, Scale: ws.s.Scale, Seed: ws.s.Seed, Client: name,
+			Proxies: ws.srv.proxyAddrs(name), Current: ws.srv.masters()})
 	}
 	timeout := time.NewTimer(30 * time.Second)
 	defer timeout.Stop()
-	for _, w := range r.workerList {
+	for _, w := range ws.list {
 		select {
 		case err := <-w.ready:
 			if err != nil {
@@ -251,17 +268,17 @@ func (r *run) startWorkers() error {
 	return nil
 }
 
-// goWorkers starts every worker's workload, with the history's zero.
-func (r *run) goWorkers() {
-	zero := monoNow() - r.rec.Since()
-	for _, w := range r.workerList {
+// goAll starts every worker's workload, with the history's zero.
+func (ws *workers) goAll() {
+	zero := monoNow() - ws.h.rec.Since()
+	for _, w := range ws.list {
 		w.send(wmsg{K: "go", Mono0: int64(zero)})
 	}
 }
 
 // notifyCurrent tells every worker that group's master is now node.
-func (r *run) notifyCurrent(group, node string) {
-	for _, w := range r.workerList {
+func (ws *workers) notifyCurrent(group, node string) {
+	for _, w := range ws.list {
 		w.send(wmsg{K: "current", Group: group, Node: node})
 	}
 }
@@ -279,7 +296,7 @@ func (w *worker) read() {
 		}
 	}
 	defer func() { signalReady(fmt.Errorf("realrun: the worker of %s exited before it was ready", w.name)) }()
-	r := w.r
+	errs := w.ws.errs
 	for sc.Scan() {
 		w.mu.Lock()
 		crashed := w.crashed
@@ -298,7 +315,7 @@ func (w *worker) read() {
 				w.kill()
 				continue
 			}
-			r.fail(fmt.Errorf("realrun: worker %s: %w", w.name, err))
+			errs.fail(fmt.Errorf("realrun: worker %s: %w", w.name, err))
 			continue
 		}
 		switch m.K {
@@ -307,13 +324,13 @@ func (w *worker) read() {
 		case "fail":
 			err := fmt.Errorf("realrun: worker %s: %s", w.name, m.Err)
 			if readySent {
-				r.fail(err)
+				errs.fail(err)
 			}
 			signalReady(err)
 		case "begin", "detail", "end", "req", "reqend", "write":
 			w.record(m)
 		default:
-			r.fail(fmt.Errorf("realrun: worker %s: unknown message %q", w.name, m.K))
+			errs.fail(fmt.Errorf("realrun: worker %s: unknown message %q", w.name, m.K))
 		}
 	}
 }
@@ -322,19 +339,17 @@ func (w *worker) read() {
 // end, a command's call or return, a fenced write) into the run's history,
 // answering those the worker waits for.
 func (w *worker) record(m wmsg) {
-	r := w.r
+	h := w.ws.h
 	switch m.K {
 	case "begin": // answered once recorded and its faults armed
 		switch c := w.stub; {
-		case r.isStopped():
+		case w.ws.life.isStopped():
 		case m.Same && c.lastEnd.ok:
 			// An expiry in the step that ended the worker's last op
 			// is at that op's end (BeginOp says why).
-			w.ops[m.ID] = &runOp{r: r, c: c, o: r.rec.BeginAt(c.lastEnd.t, w.name, m.Lock, m.Op, m.Args...), at: c.lastEnd.t}
+			w.ops[m.ID] = h.expiryAtEnd(c, m.Lock, m.Op, m.Args)
 		default:
-			o := &runOp{r: r, c: c, o: r.rec.BeginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args...)}
-			o.hooks = r.opBegun(c, m.Op, m.Args)
-			w.ops[m.ID] = o
+			w.ops[m.ID] = h.bound(c, h.rec.BeginAt(time.Duration(m.T), w.name, m.Lock, m.Op, m.Args...), m.Op, m.Args)
 		}
 		w.send(wmsg{K: "ack", ID: m.ID})
 	case "detail":
@@ -347,7 +362,7 @@ func (w *worker) record(m wmsg) {
 			o.End(m.Outcome, m.Result)
 		}
 	case "req": // answered once recorded and the proxies armed
-		if q := r.beginReq(w.stub, m.Group, m.Op, m.Args); q != nil {
+		if q := h.beginReq(w.name, m.Group, m.Op, m.Args); q != nil {
 			w.reqs[m.ID] = q
 		}
 		w.send(wmsg{K: "ack", ID: m.ID})
@@ -358,8 +373,8 @@ func (w *worker) record(m wmsg) {
 		}
 	case "write":
 		ok := false
-		if r.res != nil {
-			ok = r.res.Write(m.Token)
+		if w.ws.res != nil {
+			ok = w.ws.res.Write(m.Token)
 		}
 		w.send(wmsg{K: "ack", ID: m.ID, OK: ok})
 	}
@@ -377,30 +392,36 @@ func truncate(s string, n int) string {
 // thaws it (SIGCONT): its timers, its watchdog and the replies it has not
 // read wait, as in a GC pause. The pause is recorded as the simulation
 // records it.
-func (r *run) PauseClient(name string, d time.Duration) error {
-	w, ok := r.workers[name]
+func (t *target) PauseClient(name string, d time.Duration) error { return t.wk.pause(name, d) }
+
+// CrashClient kills client name's worker process (SIGKILL): it sends no
+// more requests, renewals or records; its open operations stay unknown and
+// what it sent but the coordinator had not read yet is dropped. Recorded as
+// the simulation records it.
+func (t *target) CrashClient(name string) error { return t.wk.crash(name) }
+
+// pause is PauseClient.
+func (ws *workers) pause(name string, d time.Duration) error {
+	w, ok := ws.byName[name]
 	if !ok {
 		return fmt.Errorf("realrun: pause %s: the client is not a worker process", name)
 	}
 	if err := w.signal(syscall.SIGSTOP, true); err != nil {
 		return err
 	}
-	r.rec.Fault(history.FaultPause, "", name, d.String())
-	// Unless the run stops first: stopWorkers kills a paused worker.
-	r.later(d, func() {
+	ws.h.rec.Fault(history.FaultPause, "", name, d.String())
+	// Unless the run stops first: stop kills a paused worker.
+	ws.life.later(d, func() {
 		if err := w.signal(syscall.SIGCONT, false); err != nil {
-			r.fail(err)
+			ws.errs.fail(err)
 		}
 	})
 	return nil
 }
 
-// CrashClient kills client name's worker process (SIGKILL): it sends no
-// more requests, renewals or records; its open operations stay unknown and
-// what it sent but the coordinator had not read yet is dropped. Recorded as
-// the simulation records it.
-func (r *run) CrashClient(name string) error {
-	w, ok := r.workers[name]
+// crash is CrashClient.
+func (ws *workers) crash(name string) error {
+	w, ok := ws.byName[name]
 	if !ok {
 		return fmt.Errorf("realrun: crash %s: the client is not a worker process", name)
 	}
@@ -415,7 +436,7 @@ func (r *run) CrashClient(name string) error {
 	if err != nil {
 		return fmt.Errorf("realrun: crash %s: %w", name, err)
 	}
-	r.rec.Fault(history.FaultClientCrash, "", name, "process killed: no more requests, renewals or operations")
+	ws.h.rec.Fault(history.FaultClientCrash, "", name, "process killed: no more requests, renewals or operations")
 	return nil
 }
 
@@ -434,12 +455,12 @@ func (w *worker) signal(sig syscall.Signal, paused bool) error {
 	return nil
 }
 
-// stopWorkers ends every worker: a stop message, and SIGKILL for a paused
-// one or one that has not exited within the run's StopTimeout; it waits
-// until each is reaped.
-func (r *run) stopWorkers() error {
+// stop ends every worker: a stop message, and SIGKILL for a paused one or
+// one that has not exited within the run's StopTimeout; it waits until
+// each is reaped.
+func (ws *workers) stop() error {
 	var errs []error
-	for _, w := range r.workerList {
+	for _, w := range ws.list {
 		w.mu.Lock()
 		paused := w.paused
 		w.mu.Unlock()
@@ -454,13 +475,13 @@ func (r *run) stopWorkers() error {
 	// One deadline for all: each worker waits at most what is left of it
 	// (a shared timer fires once, and a second late worker would then be
 	// waited for forever).
-	deadline := time.Now().Add(r.opts.StopTimeout)
-	for _, w := range r.workerList {
+	deadline := time.Now().Add(ws.opts.StopTimeout)
+	for _, w := range ws.list {
 		t := time.NewTimer(max(time.Until(deadline), 0))
 		select {
 		case <-w.done:
 		case <-t.C:
-			errs = append(errs, fmt.Errorf("realrun: the worker of %s did not exit within %v", w.name, r.opts.StopTimeout))
+			errs = append(errs, fmt.Errorf("realrun: the worker of %s did not exit within %v", w.name, ws.opts.StopTimeout))
 			w.kill()
 			<-w.done
 		}
@@ -491,10 +512,9 @@ func (w *worker) reap() {
 	w.reaped = true
 }
 
-// closeWorkers kills and reaps every worker still there (after a failed
-// start).
-func (r *run) closeWorkers() {
-	for _, w := range r.workerList {
+// close kills and reaps every worker still there (after a failed start).
+func (ws *workers) close() {
+	for _, w := range ws.list {
 		w.encMu.Lock()
 		_ = w.in.Close()
 		w.encMu.Unlock()

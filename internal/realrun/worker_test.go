@@ -398,8 +398,8 @@ func TestWorkerNotWorkerAware(t *testing.T) {
 		return "/bin/sh", []string{"-c", "echo not a worker; exec sleep 60"}, nil
 	}
 	defer func() { workerCommand = old }()
-	err = r.startWorkers()
-	r.closeWorkers()
+	err = r.wk.start(nil)
+	r.wk.close()
 	if left := processesUnder(dir); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}

@@ -74,7 +74,7 @@ func (k *workerSink) call(m wmsg) (wmsg, bool) {
 	select {
 	case a := <-ch:
 		return a, true
-	case <-k.r.stopCtx.Done():
+	case <-k.r.life.ctx.Done():
 		return wmsg{}, false
 	}
 }
@@ -100,7 +100,7 @@ func (k *workerSink) send(m wmsg) {
 // waits until the coordinator has recorded it and armed the faults bound
 // to it (onop.go), before the op sends anything.
 func (k *workerSink) begin(client, lockName, op string, args ...string) history.Op {
-	if k.r.isStopped() {
+	if k.r.life.isStopped() {
 		return stoppedOp{}
 	}
 	same := op == history.OpExpire && k.lastEndOK && k.lastEndStep == k.c.steps
@@ -121,7 +121,7 @@ func (k *workerSink) beginReq(group, op string, args []string) *reqRec {
 
 // endReq sends a command's return.
 func (k *workerSink) endReq(id int64, outcome history.Outcome, result, detail string) {
-	if !k.r.isStopped() {
+	if !k.r.life.isStopped() {
 		k.send(wmsg{K: "reqend", ID: id, Outcome: outcome, Result: result, Detail: detail})
 	}
 }
@@ -141,13 +141,13 @@ type workerOp struct {
 }
 
 func (o *workerOp) SetDetail(detail string) {
-	if !o.k.r.isStopped() {
+	if !o.k.r.life.isStopped() {
 		o.k.send(wmsg{K: "detail", ID: o.id, Detail: detail})
 	}
 }
 
 func (o *workerOp) End(outcome history.Outcome, result string) {
-	if !o.k.r.isStopped() {
+	if !o.k.r.life.isStopped() {
 		o.k.lastEndStep, o.k.lastEndOK = o.k.c.steps, true
 		o.k.send(wmsg{K: "end", ID: o.id, Outcome: outcome, Result: result})
 	}
@@ -194,9 +194,7 @@ loop:
 		}
 		switch m.K {
 		case "current":
-			r.mu.Lock()
-			r.current[m.Group] = m.Node
-			r.mu.Unlock()
+			r.srv.setMaster(m.Group, m.Node)
 		case "ack":
 			sink.answer(m)
 		case "stop":
@@ -205,10 +203,7 @@ loop:
 	}
 	// Nothing more is sent: the coordinator has stopped its history. The
 	// tasks still running end with the process.
-	r.taskMu.Lock()
-	r.stopped = true
-	r.taskMu.Unlock()
-	r.cancel()
+	r.life.markStopped()
 	sink.encMu.Lock() // no half-written line is left behind
 	return nil
 }
@@ -236,9 +231,9 @@ func workerRun(init wmsg) (*run, setup.ClientConfig, error) {
 	for node, addr := range init.Proxies {
 		m[node] = &redistest.Proxy{Addr: addr}
 	}
-	r.cproxies[init.Client] = m
+	r.srv.cproxies[init.Client] = m
 	for g, n := range init.Current {
-		r.current[g] = n
+		r.srv.current[g] = n
 	}
 	return r, cfg, nil
 }
