@@ -14,7 +14,6 @@ import (
 
 	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/traffic"
 )
 
 // Plot sizes: wide enough for a code host's page.
@@ -540,7 +539,7 @@ func (r *reportWriter) writeBelief() error {
 		for mi := range r.BeliefModes {
 			for _, c := range r.Belief[mi][ai] {
 				cell := rate(c.Unsafe, c.Runs)
-				if c.Belief == traffic.DefaultBelief(c.Scenario.Algorithm.Kind) {
+				if c.Belief == c.Scenario.Algorithm.DefaultBelief() {
 					cell = "**" + cell + "**"
 				}
 				r.w(" %s |", cell)
