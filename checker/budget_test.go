@@ -79,11 +79,11 @@ func overlapping(n int) []history.Record {
 func TestOracleWorkBudget(t *testing.T) {
 	h := overlapping(40)
 	end := time.Second
-	full := checker.CheckWithin(h, end, checker.Budget{})
+	full := checker.Judge(h, checker.Config{End: end})
 	if full.Status != checker.Violated || len(full.Violations) != 780 || len(full.Notes) != 0 {
 		t.Fatalf("default budget: %d violations, notes %q", len(full.Violations), full.Notes)
 	}
-	v := checker.CheckWithin(h, end, checker.Budget{Work: 100})
+	v := checker.Judge(h, checker.Config{End: end, Budget: checker.Budget{Work: 100}})
 	if v.Status != checker.Violated || len(v.Violations) == 0 || len(v.Violations) > 100 {
 		t.Fatalf("work 100: status %v, %d violations", v.Status, len(v.Violations))
 	}

@@ -1,10 +1,9 @@
-// The orchestrator: Check runs the oracles that need no bound or model, and
-// Verdict collects what any oracle found.
+// The verdict: what the checks of one history found (Judge, judge.go, runs
+// them), its status, violations and notes.
 
 package checker
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,58 +11,6 @@ import (
 
 	"github.com/locksim/locksim/history"
 )
-
-// Check runs the belief, ground-truth and fencing oracles over h (end
-// closes open holdings) under the default budget (DefaultBudget(len(h)))
-// and returns the verdict, violations in time order. Liveness needs a
-// bound from the caller (LivenessViolations) and linearizability a model
-// (Linearizable).
-func Check(h []history.Record, end time.Duration) Verdict { return CheckWithin(h, end, Budget{}) }
-
-// CheckWithin is Check under the budget bud (its zero fields from
-// DefaultBudget(len(h))): each oracle may do bud.Work units of work. One
-// that would do more stops there: the violations it found stand, and a
-// note says it gave up (the verdict is Unknown if nothing else was found).
-func CheckWithin(h []history.Record, end time.Duration, bud Budget) Verdict {
-	bud = bud.For(len(h))
-	var v Verdict
-	tr := NewTruth(h)
-	hs := Holdings(h, end)
-	works := make([]*oracleWork, len(oracleChecks))
-	for i, c := range oracleChecks {
-		works[i] = newOracleWork(c.name, bud)
-	}
-	all := overlapViolations(h, hs, works[0])
-	all = append(all, tr.silentLosses(hs, works[1])...)
-	all = append(all, tr.reentrancyViolations(h, works[2])...)
-	all = append(all, tr.idempotencyViolations(h, works[3])...)
-	_, fenced := fencing(h, hs, works[4])
-	all = append(all, fenced...)
-	slices.SortStableFunc(all, func(a, b Violation) int {
-		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
-	})
-	v.Add(all...)
-	for i, w := range works {
-		if n := w.note(); n != "" {
-			v.Undecided(n, oracleChecks[i].kinds...)
-		}
-	}
-	return v
-}
-
-// oracleChecks are CheckWithin's oracles, in the order it runs them: the
-// name a note of one that gave up begins with (oracleWork.note), and the
-// kinds it finds.
-var oracleChecks = []struct {
-	name  string
-	kinds []Kind
-}{
-	{string(MutualExclusion), []Kind{MutualExclusion}},
-	{string(SilentLoss), []Kind{SilentLoss}},
-	{"reentrancy and resurrected-lock", []Kind{Reentrancy, Resurrected}},
-	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
-	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},
-}
 
 // UndecidedOn reports whether a check that finds k gave up on v's history
 // (GaveUp), whatever else it found: k may then be there unseen, so an
@@ -142,6 +89,17 @@ type Verdict struct {
 	// its budget), whatever else was found: any of them may be there
 	// unseen (UndecidedOn).
 	GaveUp []Kind
+	// Fencing is the fencing oracle's counts of the writes to fenced
+	// resources (as Fencing's report): what an expectation bounds them by
+	// is compared with these, so no caller runs the oracle again. They
+	// cover the whole history unless the fencing check gave up
+	// (UndecidedOn(StaleWrite)): then only the writes before where it
+	// stopped are counted.
+	Fencing FencingReport
+	// Waits is every client's longest wait (ClientWaits), sorted by
+	// client, when the Config named any client (Config.ClientWaits); nil
+	// otherwise. An expectation of a least wait is compared with these.
+	Waits []ClientWait
 }
 
 // Add records violations, making the verdict Violated if there are any.

@@ -7,8 +7,17 @@
 // ones (liveness, a resurrected lock that everyone waits out), so that
 // reports can count them apart.
 //
-// Every check runs within a Budget (CheckWithin, LinearizableWithin; Check
-// and Linearizable use DefaultBudget): the memory a search holds, the model
+// Judge is the one entry point: given a history and a Config (the lock
+// model, the end of the run, the budget, and the bounds: liveness, each
+// client's longest wait) it runs every check once and returns the whole
+// Verdict, which also carries what an expectation compares besides the
+// violations (the fencing counts, the clients' waits). Check is Judge
+// without a model or a bound; the oracles' own functions (Fencing,
+// LivenessViolations, ClientWaits, Linearizable, ...) serve tests and
+// reports.
+//
+// Every check runs within a Budget (Config.Budget, LinearizableWithin;
+// Check and Linearizable use DefaultBudget): the memory a search holds, the model
 // steps of a window's search, and each check's work over the history, all
 // counted by the checks themselves, so that the same history gets the same
 // verdict on any machine. A check that would exceed it gives up, and the

@@ -260,13 +260,19 @@ func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
 // bound, in client order: a liveness violation naming the client, for
 // stories in which one client's wait is the point (a waiter behind a
 // crashed holder needs the lease to run out, not more). A client that
-// never attempted an acquire waited for nothing and is not reported.
+// never attempted an acquire waited for nothing and is not reported, nor
+// is one whose bound is not positive (Config.ClientWaits: measured only).
 func ClientLivenessViolations(h []history.Record, end time.Duration, bounds map[string]time.Duration) []Violation {
+	return clientLiveness(h, ClientWaits(h, end), bounds)
+}
+
+// clientLiveness is ClientLivenessViolations of waits, h's ClientWaits.
+func clientLiveness(h []history.Record, waits []ClientWait, bounds map[string]time.Duration) []Violation {
 	var out []Violation
 	causes := lazyCauses{h: h}
-	for _, w := range ClientWaits(h, end) {
+	for _, w := range waits {
 		b, ok := bounds[w.Client]
-		if !ok || w.Duration() <= b {
+		if !ok || b <= 0 || w.Duration() <= b {
 			continue
 		}
 		out = append(out, Violation{Kind: Liveness, Lock: w.Lock, Holders: []string{w.Client}, From: w.From, To: w.To,

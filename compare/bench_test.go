@@ -3,7 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // BenchmarkReportTable runs the report's table, every failure mode at its
@@ -31,7 +31,7 @@ func benchJobs(b *testing.B, m *matrix) {
 	b.ResetTimer()
 	cpu := ProcessCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := runJobs(b.Context(), jobs, pool.Shard{}.Jobs(len(jobs)), m.opts); err != nil {
+		if _, err := runJobs(b.Context(), jobs, sweep.Shard{}.Jobs(len(jobs)), m.opts); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,16 +4,13 @@ package compare
 // the merge of a whole set of them into the Results Run returns.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 
-	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // PartialSchema names the format of a partial result of the matrix and
@@ -21,13 +18,18 @@ import (
 // RunOutcome that an older reader would misread takes a new version.
 const PartialSchema = "locksim.compare-partial/v2"
 
+// PartialFormat is a partial result of the matrix as sweep.ReadPartial
+// reads it: a run takes at most 8 KiB (its counterexamples with it: the
+// largest seen is under 1 KiB).
+var PartialFormat = sweep.Format{Schema: PartialSchema, RunBytes: 8 << 10}
+
 // Partial is one shard's part of the matrix (RunShard): the outcome of
 // each run the shard owns, in job order, with what the merge needs to
 // rebuild the matrix and to check that the parts belong together.
 // Header.Build and Header.Command are the caller's to fill in (the
 // program's version and its command line): the merge requires them equal.
 type Partial struct {
-	pool.Header
+	sweep.Header
 	Options PartialOptions `json:"options"`
 	// Runs are the shard's runs, in job order.
 	Runs []RunOutcome `json:"runs"`
@@ -89,7 +91,7 @@ func (m *matrix) digest() string {
 }
 
 // RunShard runs the runs of the matrix opts describes that shard index of
-// count owns (pool.Shard: every count-th run in job order, from index),
+// count owns (sweep.Shard: every count-th run in job order, from index),
 // on opts.Workers goroutines, and returns them as a partial result.
 // opts.Progress counts the shard's runs. Of a cell's runs in the shard,
 // only the shortest counterexample of each class is kept: the merge
@@ -97,7 +99,7 @@ func (m *matrix) digest() string {
 // could be chosen. An interrupted shard returns no partial result and an
 // error wrapping ctx's.
 func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, error) {
-	shard := pool.Shard{Index: index, Count: count}
+	shard := sweep.Shard{Index: index, Count: count}
 	if count < 1 || index < 0 || index >= count {
 		return nil, fmt.Errorf("compare: shard %v: want 0 <= K < N", shard)
 	}
@@ -112,12 +114,12 @@ func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, er
 		return nil, fmt.Errorf("compare: shard %v: %d of its %d runs done: %w", shard, len(outs), len(idx), err)
 	}
 	keepShortest(jobs, outs)
-	sum, err := pool.RunsDigest(outs)
+	sum, err := sweep.RunsDigest(outs)
 	if err != nil {
 		return nil, err
 	}
 	return &Partial{
-		Header:  pool.Header{Schema: PartialSchema, Shard: index, Shards: count, Digest: m.digest(), Jobs: len(jobs), RunsDigest: sum},
+		Header:  sweep.Header{Schema: PartialSchema, Shard: index, Shards: count, Digest: m.digest(), Jobs: len(jobs), RunsDigest: sum},
 		Options: partialOptions(m.opts),
 		Runs:    outs,
 	}, nil
@@ -172,14 +174,13 @@ func keepOne(outs []RunOutcome, i, held int, field func(*RunOutcome) **Counterex
 // scenarioDir, as Options.ScenarioDir. It refuses parts of different
 // formats, builds, options or matrices, a shard given twice or missing,
 // a part that does not hold exactly the runs its shard owns, and a part
-// whose runs are not those its shard wrote (checkOutcomes, and their
-// digest, Header.RunsDigest).
+// whose runs are not those its shard wrote (sweep.Gather).
 func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, error) {
-	hs := make([]pool.Header, len(parts))
+	hs := make([]sweep.Header, len(parts))
 	for i, p := range parts {
 		hs[i] = p.Header
 	}
-	if err := pool.CheckHeaders(names, hs); err != nil {
+	if err := sweep.CheckHeaders(names, hs); err != nil {
 		return nil, err
 	}
 	if hs[0].Schema != PartialSchema {
@@ -203,22 +204,21 @@ func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, erro
 		return nil, fmt.Errorf("%s: its matrix (%d runs, digest %.12s) is not this build's for the same options (%d runs, digest %.12s)",
 			names[0], hs[0].Jobs, hs[0].Digest, len(jobs), d)
 	}
-	shards := make([]pool.Shard, len(parts))
 	runs := make([][]RunOutcome, len(parts))
 	for i, p := range parts {
-		if err := checkOutcomes(jobs, p); err != nil {
-			return nil, fmt.Errorf("%s: %w", names[i], err)
-		}
-		shards[i], runs[i] = pool.Shard{Index: p.Shard, Count: p.Shards}, p.Runs
+		runs[i] = p.Runs
 	}
-	all, err := pool.Collect(len(jobs), shards, runs, func(o RunOutcome) int { return o.Job })
+	// Each run must be a job of the matrix at that job's seed, naming only
+	// kinds that exist; its digest (Header.CheckRuns) then catches any
+	// other change (a flipped outcome).
+	all, err := sweep.Gather(names, hs, runs, len(jobs), "matrix", func(o RunOutcome) int { return o.Job }, func(i int, o RunOutcome) error {
+		if o.Seed != jobs[i].seed {
+			return fmt.Errorf("seed %d, but the job's seed is %d", o.Seed, jobs[i].seed)
+		}
+		return sweep.CheckKinds(o.Kinds)
+	})
 	if err != nil {
 		return nil, err
-	}
-	for i, p := range parts {
-		if err := p.CheckRuns(p.Runs); err != nil {
-			return nil, fmt.Errorf("%s: %w", names[i], err)
-		}
 	}
 	for i, o := range all {
 		jobs[i].cell.add(o)
@@ -226,38 +226,12 @@ func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, erro
 	return m.res, nil
 }
 
-// checkOutcomes checks that p's runs are outcomes its shard could have
-// written for the matrix's jobs: each a job of the matrix at that job's
-// seed, naming only kinds that exist. A partial result edited by hand or
-// damaged is refused, naming the run and what is wrong, rather than
-// counted; Merge then checks the runs against their digest
-// (Header.CheckRuns), which catches any other change (a flipped outcome).
-func checkOutcomes(jobs []job, p *Partial) error {
-	known := checker.Kinds()
-	for k, o := range p.Runs {
-		if o.Job < 0 || o.Job >= len(jobs) {
-			return fmt.Errorf("run %d: job %d is not one of the matrix's %d", k, o.Job, len(jobs))
-		}
-		if o.Seed != jobs[o.Job].seed {
-			return fmt.Errorf("run %d (job %d): seed %d, but the job's seed is %d", k, o.Job, o.Seed, jobs[o.Job].seed)
-		}
-		for _, kind := range o.Kinds {
-			if !slices.Contains(known, kind) {
-				return fmt.Errorf("run %d (job %d): kind %q is no kind of violation", k, o.Job, kind)
-			}
-		}
-	}
-	return nil
-}
-
 // ReadPartial decodes a partial result (a Partial encoded as JSON, as
 // simulate compare -shard writes it); a field it does not know is an
 // error (a file of another format).
 func ReadPartial(data []byte) (*Partial, error) {
 	var p Partial
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := sweep.DecodeStrict(data, &p); err != nil {
 		return nil, err
 	}
 	if p.Schema != PartialSchema {

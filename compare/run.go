@@ -1,19 +1,13 @@
 package compare
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/traffic"
 )
 
 // Options say how much of the matrix to run.
@@ -51,71 +45,6 @@ type Options struct {
 	// Progress, if set, is called after each run with the runs done and
 	// the total, one call at a time (from the worker that finished it).
 	Progress func(done, total int)
-}
-
-// Counterexample is one class of a cell's shortest violating run (safety
-// or availability, see checker.Kind.Safety): fewest fault events before the
-// run's first violation of that class, then earliest such violation, then
-// lowest seed.
-type Counterexample struct {
-	Seed uint64 `json:"seed"`
-	// Faults are the fault events at or before the violation's end, in
-	// time order.
-	Faults []string `json:"faults"`
-	// Violation is the run's first violation of the class (its Faults
-	// nil: Faults above name them).
-	Violation checker.Violation `json:"violation"`
-}
-
-// Cell is one scenario of the matrix run over the seeds, summed up.
-type Cell struct {
-	Mode      Mode
-	Algorithm Algorithm
-	// X is the intensity (the mode's level), Heat* the heatmap's axes.
-	X         float64
-	HeatLease time.Duration
-	HeatDrift int64
-	// Belief is the model the cell's holders use (resolved: the
-	// algorithm's default unless the cell sets one); BeliefSet says the
-	// cell's scenario sets it (a belief section cell).
-	Belief    traffic.Belief
-	BeliefSet bool
-	Scenario  *scenario.Scenario
-	// seeds is how many runs the cell gets.
-	seeds int
-	// YAML is the scenario file's text.
-	YAML string
-
-	// Runs counts the runs; Violated those with any violation, safety or
-	// availability.
-	Runs, Violated int
-	// Unsafe counts the runs with a safety violation (Kind.Safety: two
-	// holders, a holder without the lock, a stale write accepted, a wrong
-	// answer about the lock): the rate the tables and curves give.
-	// LockFailed counts those with mutual exclusion or silent loss (the
-	// lock itself failed, whatever the models say: the heatmap's rate).
-	// Unknown counts those a Porcupine search ran out of time on (counted
-	// as not violated).
-	Unsafe, LockFailed, Unknown int
-	// Resurrected counts the runs in which a released lock came back held
-	// by nobody (checker.Resurrected): an availability finding, every
-	// client waits for its TTL.
-	Resurrected int
-	// Unavailable is, per run in seed order, the longest span during which
-	// the lock was free (held by nobody, by belief) while a client waited
-	// for it (checker.Waits' LongestUnavailable).
-	Unavailable []time.Duration
-	// Kinds counts the runs that violated each property.
-	Kinds map[checker.Kind]int
-	// SilentLoss sums, over all runs, the time holders believed they held
-	// a lock the nodes no longer gave them.
-	SilentLoss time.Duration
-	// Fencing sums the fenced resources' writes over all runs.
-	Fencing checker.FencingReport
-	// Shortest is the shortest safety counterexample, nil if no run was
-	// unsafe; ShortestAvailability the shortest availability one (a run
-	// whose first availability violation comes soonest), nil if none.
-	Shortest, ShortestAvailability *Counterexample
 }
 
 // Results is the whole matrix.
@@ -166,30 +95,10 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	// The outcomes are added to their cells runChunk runs at a time, in
 	// job order (which Cell.add needs), so that they are never all held:
 	// a run's outcome is far larger than what its cell keeps of it.
-	done := 0
-	for lo := 0; lo < len(jobs); lo += runChunk {
-		idx := make([]int, min(len(jobs), lo+runChunk)-lo)
-		for k := range idx {
-			idx[k] = lo + k
-		}
-		o := m.opts
-		if p := o.Progress; p != nil {
-			o.Progress = func(d, _ int) { p(lo+d, len(jobs)) }
-		}
-		var outs []RunOutcome
-		outs, err = runJobs(ctx, jobs, idx, o)
-		for _, o := range outs {
-			jobs[o.Job].cell.add(o)
-		}
-		done += len(outs)
-		if err == nil && ctx.Err() != nil && done < len(jobs) {
-			err = ctx.Err()
-		}
-		if err != nil {
-			break
-		}
-	}
-	if pool.Interrupted(ctx, err) {
+	done, err := sweep.Stream(ctx, len(jobs), runChunk, m.opts.Workers, func(i int) (RunOutcome, error) {
+		return runJob(jobs, i)
+	}, func(i int, o RunOutcome) { jobs[i].cell.add(o) }, m.opts.Progress)
+	if sweep.Interrupted(ctx, err) {
 		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
 	}
 	if err != nil {
@@ -200,7 +109,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 
 // runChunk is how many runs Run has under way between two additions of
 // their outcomes to the cells (a variable: the tests make it small).
-var runChunk = 4096
+var runChunk = sweep.DefaultChunk
 
 // build builds the matrix opts describes, its cells listed and parsed,
 // none run.
@@ -370,56 +279,6 @@ func (m *matrix) heat() error {
 	return nil
 }
 
-// name is the cell's scenario name.
-func (c *Cell) name() string {
-	if c.HeatLease > 0 {
-		return fmt.Sprintf("heat-lease%s-drift%dppm--redlock-spec-5", c.HeatLease, c.HeatDrift)
-	}
-	b := traffic.BeliefDefault
-	if c.BeliefSet {
-		b = c.Belief
-	}
-	return cellName(c.Mode, c.X, c.Algorithm, b)
-}
-
-// RunOutcome is what one run contributes to its cell (Cell.add), and a
-// line of a partial result (Partial.Runs): the counts it adds to, the
-// durations, and its first violation of each class. Every field is
-// written to JSON, zero or not, so that a partial result is read back
-// exactly.
-type RunOutcome struct {
-	// Job is the run's index in the matrix's job order (cells in the order
-	// they are built, each over its seeds from 1); Seed is its seed.
-	Job  int    `json:"job"`
-	Seed uint64 `json:"seed"`
-	// Unknown: Porcupine ran out of time, neither cleared nor condemned.
-	Unknown bool `json:"unknown"`
-	// Unsafe: a safety violation (Kind.Safety).
-	Unsafe bool `json:"unsafe"`
-	// LockFailed: mutual exclusion or silent loss, the lock itself failed.
-	LockFailed  bool           `json:"lock_failed"`
-	Resurrected bool           `json:"resurrected"`
-	Kinds       []checker.Kind `json:"kinds"`
-	// SilentLoss and Unavailable are in nanoseconds in JSON.
-	SilentLoss  time.Duration `json:"silent_loss_ns"`
-	Unavailable time.Duration `json:"unavailable_ns"`
-	Fencing     fencingJSON   `json:"fencing"`
-	// Safety and Availability are the run's first violation of each class
-	// with the fault events before it (nil: none of that class; in a
-	// partial result, also nil when another run of its shard and cell has
-	// a shorter one, which the merge would choose anyway).
-	Safety       *Counterexample `json:"safety"`
-	Availability *Counterexample `json:"availability"`
-}
-
-// fencingJSON is checker.FencingReport with JSON names.
-type fencingJSON struct {
-	Accepted      int `json:"accepted"`
-	Rejected      int `json:"rejected"`
-	StaleAccepted int `json:"stale_accepted"`
-	Prevented     int `json:"prevented"`
-}
-
 // job is one run of the matrix: a cell at a seed.
 type job struct {
 	cell *Cell
@@ -428,7 +287,7 @@ type job struct {
 
 // jobs lists the matrix's runs: its cells in the order they were added,
 // each over its seeds from 1. A run's index in this list is its identity
-// across the shards of a sweep (pool.Shard).
+// across the shards of a sweep (sweep.Shard).
 func (m *matrix) jobs() []job {
 	var jobs []job
 	for _, c := range m.cells {
@@ -439,158 +298,29 @@ func (m *matrix) jobs() []job {
 	return jobs
 }
 
-// runJobs runs the jobs whose indices idx lists, in that order, on
-// opts.Workers goroutines (package pool), and returns their outcomes by
-// position in idx. Each run is an independent deterministic world, so the
-// outcomes do not depend on the scheduling. When ctx is cancelled it
-// returns the outcomes of the runs done (a prefix of idx) with ctx's
-// error.
+// runJobs runs the jobs whose indices idx lists on opts.Workers
+// goroutines (sweep.Jobs) and returns their outcomes by position in idx.
+// When ctx is cancelled it returns the outcomes of the runs done (a prefix
+// of idx) with ctx's error.
 func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOutcome, error) {
-	outs := make([]RunOutcome, len(idx))
-	done, err := pool.Run(ctx, len(idx), opts.Workers, func(k int) error {
-		j := jobs[idx[k]]
-		var err error
-		outs[k], err = summarise(j.cell.Scenario, j.seed)
-		outs[k].Job = idx[k]
-		return err
-	}, opts.Progress)
-	if err != nil && !pool.Interrupted(ctx, err) {
-		return nil, err
-	}
-	return outs[:done], err
+	return sweep.Jobs(ctx, idx, opts.Workers, func(i int) (RunOutcome, error) { return runJob(jobs, i) }, opts.Progress)
 }
 
-func summarise(s *scenario.Scenario, seed uint64) (RunOutcome, error) {
-	r, err := s.Run(seed)
+// runJob runs jobs[i], the matrix's run i, and sums it up: the one place
+// the matrix runs a scenario for its counts. Each run is an independent
+// deterministic world, so its outcome does not depend on which worker
+// runs it, or when.
+func runJob(jobs []job, i int) (RunOutcome, error) {
+	j := jobs[i]
+	r, err := j.cell.Scenario.Run(j.seed)
 	if err != nil {
 		return RunOutcome{}, err
 	}
-	sum := summary(seed, r.Verdict, r.History.Records(), r.End)
+	sum := summary(j.seed, r.Verdict, r.History.Records(), r.End)
+	sum.Job = i
 	// Nothing of the run is kept but sum, which holds no record (its
 	// counterexamples' Faults are strings): the next run may reuse the
 	// history's memory.
 	r.History.Recycle()
 	return sum, nil
-}
-
-// summary sums up the run of seed whose history recs ended at end and
-// whose verdict is v: a safety kind (Kind.Safety) makes it unsafe and its
-// first safety violation is its safety counterexample, whatever
-// availability findings came before; its first other violation is its
-// availability counterexample.
-func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) RunOutcome {
-	sum := RunOutcome{Seed: seed, Kinds: v.Kinds(), Unknown: v.Status == checker.Unknown}
-	first := func(x checker.Violation) *Counterexample {
-		x.Faults = nil // the counterexample names its faults itself
-		return &Counterexample{Seed: seed, Faults: faultsBefore(recs, x.To), Violation: x}
-	}
-	for _, x := range v.Violations {
-		switch x.Kind {
-		case checker.SilentLoss:
-			sum.SilentLoss += x.Duration()
-			sum.LockFailed = true
-		case checker.MutualExclusion:
-			sum.LockFailed = true
-		case checker.Resurrected:
-			sum.Resurrected = true
-		}
-		if x.Kind.Safety() {
-			sum.Unsafe = true
-			if sum.Safety == nil {
-				sum.Safety = first(x)
-			}
-		} else if sum.Availability == nil {
-			sum.Availability = first(x)
-		}
-	}
-	sum.Unavailable = checker.Waits(recs, end).LongestUnavailable
-	f, _ := checker.Fencing(recs)
-	sum.Fencing = fencingJSON{Accepted: f.Accepted, Rejected: f.Rejected, StaleAccepted: f.StaleAccepted, Prevented: f.Prevented}
-	return sum
-}
-
-// faultsBefore describes the fault events at or before t, in time order:
-// what a reader needs to reproduce the violation. A network rule counts by
-// the messages it actually dropped, delayed or duplicated; messages lost
-// to a partition and heals are not counted (the partition is).
-func faultsBefore(recs []history.Record, t time.Duration) []string {
-	var out []string
-	for _, r := range recs {
-		if r.Kind != history.KindFault || r.At() > t || r.Op == history.FaultHeal || r.Op == history.FaultNetRule || strings.HasPrefix(r.Op, "lost-") {
-			continue
-		}
-		target := strings.TrimSpace(r.Node + " " + r.Client)
-		if r.Op == history.FaultFailover {
-			target = r.Node + " -> " + r.Value
-		}
-		out = append(out, fmt.Sprintf("%s %s at %v", r.Op, target, r.At().Round(time.Millisecond)))
-	}
-	return out
-}
-
-func (c *Cell) add(s RunOutcome) {
-	c.Runs++
-	if s.Unsafe {
-		c.Unsafe++
-	}
-	if s.LockFailed {
-		c.LockFailed++
-	}
-	if s.Resurrected {
-		c.Resurrected++
-	}
-	if s.Unknown {
-		c.Unknown++
-	}
-	c.Unavailable = append(c.Unavailable, s.Unavailable)
-	c.SilentLoss += s.SilentLoss
-	c.Fencing.Accepted += s.Fencing.Accepted
-	c.Fencing.Rejected += s.Fencing.Rejected
-	c.Fencing.StaleAccepted += s.Fencing.StaleAccepted
-	c.Fencing.Prevented += s.Fencing.Prevented
-	c.Shortest = shorter(c.Shortest, s.Safety)
-	c.ShortestAvailability = shorter(c.ShortestAvailability, s.Availability)
-	if len(s.Kinds) == 0 { // not violated: a verdict is violated exactly when it has a kind
-		return
-	}
-	c.Violated++
-	for _, k := range s.Kinds {
-		c.Kinds[k]++
-	}
-}
-
-// shorter is the shorter of two counterexamples of one class: fewer fault
-// events, then an earlier violation; on a tie the one already held (runs
-// are added in seed order, so the lower seed).
-func shorter(held, ce *Counterexample) *Counterexample {
-	if ce == nil {
-		return held
-	}
-	if held == nil || cmp.Or(cmp.Compare(len(ce.Faults), len(held.Faults)),
-		cmp.Compare(ce.Violation.From, held.Violation.From)) < 0 {
-		return ce
-	}
-	return held
-}
-
-// Unavailability is the median and the maximum over the cell's runs of
-// each run's longest unavailability (Unavailable).
-func (c *Cell) Unavailability() (median, worst time.Duration) {
-	if len(c.Unavailable) == 0 {
-		return 0, 0
-	}
-	u := slices.Sorted(slices.Values(c.Unavailable))
-	return u[(len(u)-1)/2], u[len(u)-1]
-}
-
-// KindList is the cell's violated kinds of one class (safety when safety
-// is true, availability otherwise) with their run counts, in kind order.
-func (c *Cell) KindList(safety bool) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
-		if k.Safety() == safety {
-			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
-		}
-	}
-	return out
 }

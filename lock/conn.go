@@ -1,17 +1,3 @@
-// Package lock holds the Redisson lock family and the two narrow interfaces
-// every lock algorithm is written against: Conn, a connection to one Redis
-// node, and Runtime, the clock and scheduler the algorithm lives in.
-//
-// Lock code is plain sequential Go. It never reads the wall clock, sleeps,
-// starts goroutines or selects on channels itself; it asks its Runtime. That
-// is what lets the same code run on a real Redis through go-redis (NewRedisConn
-// and WallRuntime) and inside locksim's deterministic simulation (package sim),
-// where every blocking call hands control back to a virtual-time scheduler.
-//
-// The lock kinds are Lock, FencedLock and ReadWriteLock (from a Client) and
-// SimpleLock; see the examples. Their Lua scripts are not part of this
-// package's API: a Conn receives them as *Script values and runs them, and
-// nothing else about them concerns a user.
 package lock
 
 import (

@@ -98,8 +98,7 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 // pipeline, which go-redis sends on one connection. On a Cluster that is a
 // connection to the master of the first key's slot (a cluster pipeline
 // would send the keyless WAIT to any node), and EvalWait follows the
-// Cluster's redirections itself, since a node's own pipeline does not: see
-// clusterEvalWait.
+// Cluster's redirections itself, since a node's own pipeline does not.
 func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
 	if err := checkCtx(ctx, "RedisConn.EvalWait"); err != nil {
 		return nil, 0, err

@@ -69,8 +69,9 @@ func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 // Name is the lock's Redis key.
 func (rw *ReadWriteLock) Name() string { return rw.name }
 
-// Channel is the pub/sub channel on which both halves announce releases.
-func (rw *ReadWriteLock) Channel() string { return "redisson_rwlock:" + scripts.Tagged(rw.name) }
+// channel is the pub/sub channel on which both halves announce releases
+// (unexported as Lock's channel is).
+func (rw *ReadWriteLock) channel() string { return "redisson_rwlock:" + scripts.Tagged(rw.name) }
 
 // ReadLock is the read half.
 func (rw *ReadWriteLock) ReadLock() *RWHalf { return &rw.read }
@@ -147,7 +148,7 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	v, _, err := rw.c.runRetried(ctx, func() (any, error) {
-		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage)
+		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.channel(), rw.keyPrefix()}, unlockMessage)
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {
@@ -157,10 +158,11 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // what names the call op of this half in errors: "Lock lk (read)".
-func (h *RWHalf) what(op string) string { return op + " " + h.rw.name + " (" + h.Kind() + ")" }
+func (h *RWHalf) what(op string) string { return op + " " + h.rw.name + " (" + h.mode() + ")" }
 
-// Kind is ModeRead for the read half, ModeWrite for the write half.
-func (h *RWHalf) Kind() string {
+// mode is ModeRead for the read half, ModeWrite for the write half: the
+// mode the scripts and error messages name the half by.
+func (h *RWHalf) mode() string {
 	if h.write {
 		return ModeWrite
 	}
@@ -207,7 +209,7 @@ func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Dur
 	if err := h.rw.check(owner); err != nil {
 		return err
 	}
-	_, err := h.rw.c.acquireWaiting(ctx, h.rw.Channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+	_, err := h.rw.c.acquireWaiting(ctx, h.rw.channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
 		return h.try(ctx, owner, lease)
 	})
 	return err
@@ -246,11 +248,11 @@ func (h *RWHalf) unlockScript(ctx context.Context, owner, id string, leaseMs int
 	rw, c := h.rw, h.rw.c
 	latch := rw.latchKey(id)
 	if h.write {
-		return c.evalLock(ctx, scripts.RWWriteUnlock, true, []string{rw.name, rw.Channel(), latch},
+		return c.evalLock(ctx, scripts.RWWriteUnlock, true, []string{rw.name, rw.channel(), latch},
 			readUnlockMessage, leaseMs, rw.writeField(owner), c.latchTTL(id), c.latchFlag())
 	}
 	return c.evalLock(ctx, scripts.RWReadUnlock, true,
-		[]string{rw.name, rw.Channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
+		[]string{rw.name, rw.channel(), rw.timeoutPrefix(owner), rw.keyPrefix(), latch},
 		unlockMessage, rw.readField(owner), c.latchTTL(id), c.latchFlag())
 }
 
@@ -272,7 +274,7 @@ func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration)
 	if v != nil {
 		ttlMs, ok := v.(int64)
 		if !ok {
-			return 0, 0, fmt.Errorf("lock: %s (%s): unexpected acquire reply %v", rw.name, h.Kind(), v)
+			return 0, 0, fmt.Errorf("lock: %s (%s): unexpected acquire reply %v", rw.name, h.mode(), v)
 		}
 		if ttlMs < 0 { // a key without TTL (set by hand): retry after a beat
 			ttlMs = 100
@@ -291,7 +293,7 @@ func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration)
 // watchdogKey names owner's watchdog of this half among all the Client's
 // watchdogs (those of reentrant locks are holderKey's "lock\x00<name>\x00<owner>").
 func (h *RWHalf) watchdogKey(owner string) string {
-	return "rwlock\x00" + h.rw.name + "\x00" + h.Kind() + "\x00" + owner
+	return "rwlock\x00" + h.rw.name + "\x00" + h.mode() + "\x00" + owner
 }
 
 // startWatchdog hands owner's hold of this half to the client's watchdog:
@@ -415,7 +417,7 @@ func (h *RWHalf) IsLocked(ctx context.Context) (bool, error) {
 	if err := checkCtx(ctx, h.what("IsLocked")); err != nil {
 		return false, err
 	}
-	v, err := h.rw.c.conn.Eval(ctx, scripts.RWIsLocked, []string{h.rw.name}, h.Kind())
+	v, err := h.rw.c.conn.Eval(ctx, scripts.RWIsLocked, []string{h.rw.name}, h.mode())
 	n, _ := v.(int64)
 	return n == 1, err
 }
@@ -434,7 +436,7 @@ func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	v, _, err := rw.c.runRetried(ctx, func() (any, error) {
-		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.Channel(), rw.keyPrefix()}, unlockMessage, h.Kind())
+		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.channel(), rw.keyPrefix()}, unlockMessage, h.mode())
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {
@@ -473,7 +475,7 @@ func (h *RWHalf) HoldCount(ctx context.Context, owner string) (int, error) {
 	s, _ := v.(string)
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("lock: %s (%s): hold count %q: %w", h.rw.name, h.Kind(), s, err)
+		return 0, fmt.Errorf("lock: %s (%s): hold count %q: %w", h.rw.name, h.mode(), s, err)
 	}
 	return n, nil
 }

@@ -42,8 +42,8 @@ const (
 	Replicated
 )
 
-// String is the deployment's name in scenario files: "single-server" or
-// "replicated".
+// String names the deployment: "single-server" or "replicated" (locksim's
+// scenario files spell the option so).
 func (d Deployment) String() string {
 	if d == Replicated {
 		return "replicated"

@@ -1,14 +1,11 @@
 package scenario
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -95,49 +92,6 @@ type Result struct {
 	Unfired, Skipped []string
 }
 
-// LinTimeout is the wall-clock safety net of each Porcupine search of
-// Check. What decides "unknown" is the checks' budget (checker.Budget:
-// model steps, memory held, work, all counted), so that the verdict does
-// not depend on the machine's load; the net is far above what the budget
-// takes even on a loaded machine (under 10 s on the project's 2-core
-// machine shared by six processes, checker.TestLinStepBudgetBeforeWall),
-// so on accepted inputs it is not what decides.
-const LinTimeout = 2 * time.Minute
-
-// CheckBudget is what the checks of a run of s may spend: s.Budget (the
-// file's budget section), its zero fields from checker.DefaultBudget, and
-// LinTimeout as the wall-clock safety net.
-func (s *Scenario) CheckBudget() checker.Budget {
-	b := s.Budget
-	b.Wall = LinTimeout
-	return b
-}
-
-// Check is the scenario's verdict on a history that ran until end:
-// checker.Check's oracles (belief, ground truth, reentrancy, unlock
-// idempotency, fencing), linearizability against the algorithm's model
-// (LockKind, LinOptions), and liveness when the expectation sets a bound
-// (for the lock, or for a client's longest wait), violations in time order.
-// Each runs within CheckBudget: one that would exceed it gives up, with a
-// note, and the verdict is unknown unless a violation was found.
-func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdict {
-	v := checker.CheckWithin(recs, end, s.CheckBudget())
-	lin := checker.LinearizableWithin(recs, s.Algorithm.LockKind(), s.CheckBudget(), s.Algorithm.LinOptions()...)
-	v.Add(lin.Violations...)
-	// A lock whose search gave up leaves its note even when another lock's
-	// was violated.
-	if lin.Status == checker.Unknown || len(lin.GaveUp) > 0 {
-		for _, n := range lin.Notes {
-			v.Undecided(n, lin.GaveUp...)
-		}
-	}
-	v.Add(s.Expect.livenessViolations(recs, end)...)
-	slices.SortStableFunc(v.Violations, func(a, b checker.Violation) int {
-		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
-	})
-	return v
-}
-
 // Run builds the world for seed (0: the file's seed), applies the faults,
 // runs it for the duration, closes it, checks the history and judges the
 // run against the expectation (not when the expectation is about rates:
@@ -183,7 +137,7 @@ func (s *Scenario) Run(seed uint64) (Result, error) {
 	r.Verdict = s.Check(recs, w.Now())
 	// One run of a rate expectation is not judged (Judged): JudgeRun
 	// matches it unless a scripted fault did not act.
-	r.Match, r.Why = s.JudgeRun(recs, w.Now(), r.Verdict)
+	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = Unfired(recs), Skipped(recs)
 	if note := DrawnSkippedNote(recs); note != "" {
 		r.Verdict.Notes = append(r.Verdict.Notes, note)

@@ -23,15 +23,17 @@ type Expect struct {
 	// other kinds may appear; with both empty the verdict must be ok (no
 	// violation at all).
 	Absent []checker.Kind
-	// Liveness, when positive, adds checker.LivenessViolations with this
-	// bound to the verdict.
+	// Liveness, when positive, bounds how long the lock may stay free
+	// while clients wait (checker.Config.Liveness): a longer span is a
+	// liveness violation in the verdict.
 	Liveness time.Duration
 	// Clients bounds single clients' longest waits (checker.ClientWaits),
-	// in file order: a Max adds checker.ClientLivenessViolations to the
-	// verdict, a Min is checked by Judge.
+	// in file order: a Max is the checker's bound
+	// (checker.Config.ClientWaits), a longer wait a liveness violation in
+	// the verdict; a Min is compared with the verdict's waits by Judge.
 	Clients []ClientBound
-	// Fencing bounds the counts of checker.Fencing's report, checked by
-	// Judge, in file order.
+	// Fencing bounds the verdict's fencing counts
+	// (checker.Verdict.Fencing), compared by Judge, in file order.
 	Fencing []CountBound
 	// Rates bound the fraction of seeds whose verdict has a kind (or, for
 	// AnyViolation, any kind), over a sweep of Seeds seeds: the expectation
@@ -60,7 +62,22 @@ type ClientBound struct {
 	Max time.Duration
 }
 
-// Fencing counts an expectation may bound (fields of checker.FencingReport).
+// bounds sets in cfg the checker's bounds the expectation gives: the
+// lock's liveness bound and the clients' longest waits (a client with only
+// a Min is measured, not bounded: Judge compares its wait). A new bound is
+// decoded above and passed here; judging it is the checker's.
+func (e Expect) bounds(cfg *checker.Config) {
+	cfg.Liveness = e.Liveness
+	for _, c := range e.Clients {
+		if cfg.ClientWaits == nil {
+			cfg.ClientWaits = map[string]time.Duration{}
+		}
+		cfg.ClientWaits[c.Client] = c.Max
+	}
+}
+
+// Fencing counts an expectation may bound (fields of checker.FencingReport,
+// the verdict's Fencing).
 const (
 	FencingAccepted      = "accepted"       // writes the fenced resources took
 	FencingRejected      = "rejected"       // stale writes the fencing refused

@@ -20,30 +20,46 @@ import (
 // seeds (judged by JudgeSweep) rather than about one run.
 func (e Expect) HasRates() bool { return len(e.Rates) > 0 }
 
-// livenessViolations are the liveness violations the expectation's bounds
-// define on a history that ran until end: the global bound's
-// (checker.LivenessViolations) and the clients' maxima
-// (checker.ClientLivenessViolations).
-func (e Expect) livenessViolations(recs []history.Record, end time.Duration) []checker.Violation {
-	var out []checker.Violation
-	if e.Liveness > 0 {
-		out = append(out, checker.LivenessViolations(recs, end, e.Liveness)...)
-	}
-	bounds := map[string]time.Duration{}
-	for _, c := range e.Clients {
-		if c.Max > 0 {
-			bounds[c.Client] = c.Max
-		}
-	}
-	if len(bounds) > 0 {
-		out = append(out, checker.ClientLivenessViolations(recs, end, bounds)...)
-	}
-	return out
+// LinTimeout is the wall-clock safety net of each Porcupine search of
+// Check. What decides "unknown" is the checks' budget (checker.Budget:
+// model steps, memory held, work, all counted), so that the verdict does
+// not depend on the machine's load; the net is far above what the budget
+// takes even on a loaded machine (under 10 s on the project's 2-core
+// machine shared by six processes, checker.TestLinStepBudgetBeforeWall),
+// so on accepted inputs it is not what decides.
+const LinTimeout = 2 * time.Minute
+
+// CheckBudget is what the checks of a run of s may spend: s.Budget (the
+// file's budget section), its zero fields from checker.DefaultBudget, and
+// LinTimeout as the wall-clock safety net.
+func (s *Scenario) CheckBudget() checker.Budget {
+	b := s.Budget
+	b.Wall = LinTimeout
+	return b
+}
+
+// Check is the scenario's verdict on a history that ran until end:
+// checker.Judge under checkConfig(end), which runs every check once (the
+// oracles, linearizability against the algorithm's model, the liveness
+// bounds the expectation sets) within CheckBudget. Scenario code runs no
+// check of its own: Expect.Judge compares the verdict with the
+// expectation.
+func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdict {
+	return checker.Judge(recs, s.checkConfig(end))
+}
+
+// checkConfig is the checker's configuration for a run of s that ran until
+// end: the algorithm's model (LockKind, LinOptions), CheckBudget, and the
+// bounds of the expect section (Expect.bounds).
+func (s *Scenario) checkConfig(end time.Duration) checker.Config {
+	cfg := checker.Config{Model: s.Algorithm.LockKind(), LinOptions: s.Algorithm.LinOptions(), End: end, Budget: s.CheckBudget()}
+	s.Expect.bounds(&cfg)
+	return cfg
 }
 
 // Matches reports whether v is the expected verdict, and if not, why, by
 // the verdict rules alone (violated, absent, ok); Judge adds the counts
-// that need the history (fencing, clients' least waits). A rate
+// the verdict carries (fencing, clients' least waits). A rate
 // expectation is never met by one verdict: JudgeSweep judges it.
 //
 // An Unknown verdict (a check that could not decide within its budget)
@@ -93,11 +109,11 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	return true, ""
 }
 
-// Judge reports whether a run (its history recs, which ran until end, and
-// v, Scenario.Check's verdict on it) is the expected one, and if not, why:
-// Matches's verdict rules, then the fencing counts (checker.Fencing) and
-// the clients' least waits (checker.ClientWaits).
-func (e Expect) Judge(recs []history.Record, end time.Duration, v checker.Verdict) (bool, string) {
+// Judge reports whether a run whose verdict is v (Scenario.Check's) is the
+// expected one, and if not, why: Matches's verdict rules, then the fencing
+// counts (v.Fencing) and the clients' least waits (v.Waits). It compares
+// only: every check ran in Scenario.Check.
+func (e Expect) Judge(v checker.Verdict) (bool, string) {
 	ok, why := e.Matches(v)
 	if e.Any || e.HasRates() {
 		return ok, why
@@ -107,23 +123,19 @@ func (e Expect) Judge(recs []history.Record, end time.Duration, v checker.Verdic
 		whys = append(whys, why)
 	}
 	if len(e.Fencing) > 0 {
-		whys = append(whys, e.fencingWhys(recs)...)
+		whys = append(whys, e.fencingWhys(v)...)
 	}
-	var waits []checker.ClientWait
 	for _, c := range e.Clients {
 		if c.Min <= 0 {
 			continue
 		}
-		if waits == nil {
-			waits = checker.ClientWaits(recs, end)
-		}
-		i := slices.IndexFunc(waits, func(w checker.ClientWait) bool { return w.Client == c.Client })
+		i := slices.IndexFunc(v.Waits, func(w checker.ClientWait) bool { return w.Client == c.Client })
 		switch {
 		case i < 0:
 			whys = append(whys, fmt.Sprintf("%s never tried to acquire, expected a wait of at least %v", c.Client, c.Min))
-		case waits[i].Duration() < c.Min:
+		case v.Waits[i].Duration() < c.Min:
 			whys = append(whys, fmt.Sprintf("%s's longest wait was %v (%v to %v), expected at least %v", c.Client,
-				waits[i].Duration(), waits[i].From, waits[i].To, c.Min))
+				v.Waits[i].Duration(), v.Waits[i].From, v.Waits[i].To, c.Min))
 		}
 	}
 	if len(whys) > 0 {
@@ -132,13 +144,17 @@ func (e Expect) Judge(recs []history.Record, end time.Duration, v checker.Verdic
 	return true, ""
 }
 
-// fencingWhys says how the fencing counts of recs (checker.Fencing) miss
-// the expectation's bounds, one reason per count; none when they are met.
-func (e Expect) fencingWhys(recs []history.Record) []string {
-	rep, _ := checker.Fencing(recs)
+// fencingWhys says how v's fencing counts (v.Fencing) miss the
+// expectation's bounds, one reason per count; none when they are met. When
+// the fencing check gave up, its counts cover only part of the history and
+// cannot meet a bound: one reason says so, with the notes.
+func (e Expect) fencingWhys(v checker.Verdict) []string {
+	if v.UndecidedOn(checker.StaleWrite) {
+		return []string{"fencing counts undecided: " + strings.Join(v.Notes, "; ")}
+	}
 	var whys []string
 	for _, b := range e.Fencing {
-		got := b.of(rep)
+		got := b.of(v.Fencing)
 		switch {
 		case got < b.Min && b.Min == b.Max:
 			whys = append(whys, fmt.Sprintf("fencing %s %d, expected %d", b.Count, got, b.Min))

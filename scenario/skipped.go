@@ -65,17 +65,17 @@ func skips(recs []history.Record, scripted bool) []string {
 	return out
 }
 
-// JudgeRun reports whether a run of s (its history recs, which ran until
-// end, and v, Check's verdict on it) is the expected one, and if not why:
+// JudgeRun reports whether a run of s (its history recs and v, Check's
+// verdict on it) is the expected one, and if not why:
 // Expect.Judge (a rate expectation is judged over a sweep, so that one run
 // of it matches), then the scripted faults that did not act: a fault bound
 // to an operation whose trigger never fired (Unfired), or one that could
 // not act when its time or event came (Skipped). Either makes the run not
 // match, unless the expectation is "any". Both backends judge with it.
-func (s *Scenario) JudgeRun(recs []history.Record, end time.Duration, v checker.Verdict) (bool, string) {
+func (s *Scenario) JudgeRun(recs []history.Record, v checker.Verdict) (bool, string) {
 	match, why := true, ""
 	if !s.Expect.HasRates() {
-		match, why = s.Expect.Judge(recs, end, v)
+		match, why = s.Expect.Judge(v)
 	}
 	if s.Expect.Any {
 		return match, why

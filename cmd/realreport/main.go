@@ -30,7 +30,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
@@ -78,28 +80,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		all = append(all, s)
 	}
 	rep := Report{Runs: *runs, Scale: *scale}
-	status := 0
-	for _, s := range all {
-		row := Row{Scenario: s, File: filepath.ToSlash(s.File)}
-		for i := 0; i < *runs; i++ {
-			if ctx.Err() != nil {
-				fmt.Fprintln(stderr, "realreport: interrupted: nothing written")
-				return 130
-			}
-			r, err := realrun.Run(s, realrun.Options{})
-			if errors.Is(err, realrun.ErrNoServer) {
-				fmt.Fprintf(stderr, "realreport: %v\n", err)
-				return 2
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "realreport: %s run %d: %v\n", s.Name, i+1, err)
-				status = 1
-				continue
-			}
-			row.Add(r.Verdict, r.Match, report.Text(escaped(r.Records), focus(r.Verdict), 500*time.Millisecond, 24))
+	status, n := 0, *runs
+	var row Row
+	// Job i is run i%n+1 of scenario i/n: one at a time (each starts its
+	// own servers), each counted as it ends, in order (package sweep).
+	_, err := sweep.Stream(ctx, len(all)*n, 1, 1, func(i int) (outcome, error) {
+		return runOnce(all[i/n])
+	}, func(i int, o outcome) {
+		s := all[i/n]
+		if i%n == 0 {
+			row = Row{Scenario: s, File: filepath.ToSlash(s.File)}
 		}
-		fmt.Fprintf(stdout, "%-44s %s\n", s.Name, row.Summary())
-		rep.Rows = append(rep.Rows, row)
+		if o.err != nil {
+			fmt.Fprintf(stderr, "realreport: %s run %d: %v\n", s.Name, i%n+1, o.err)
+			status = 1
+		} else {
+			row.Add(o.verdict, o.match, o.timeline)
+		}
+		if i%n == n-1 {
+			fmt.Fprintf(stdout, "%-44s %s\n", s.Name, row.Summary())
+			rep.Rows = append(rep.Rows, row)
+		}
+	}, nil)
+	switch {
+	case sweep.Interrupted(ctx, err):
+		fmt.Fprintln(stderr, "realreport: interrupted: nothing written")
+		return 130
+	case err != nil:
+		fmt.Fprintf(stderr, "realreport: %v\n", err)
+		return 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "realreport: %v\n", err)
@@ -112,4 +121,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", path)
 	return status
+}
+
+// outcome is what the report keeps of one real run: its verdict, whether
+// the file expected it, and its timeline; or the error that ended it.
+type outcome struct {
+	verdict  checker.Verdict
+	match    bool
+	timeline string
+	err      error
+}
+
+// runOnce runs s once on real servers. A run that fails is an outcome
+// (the report counts it and goes on), except for no redis-server, which
+// stops the sweep: no other run could start.
+func runOnce(s *scenario.Scenario) (outcome, error) {
+	r, err := realrun.Run(s, realrun.Options{})
+	if errors.Is(err, realrun.ErrNoServer) {
+		return outcome{}, err
+	}
+	if err != nil {
+		return outcome{err: err}, nil
+	}
+	return outcome{verdict: r.Verdict, match: r.Match, timeline: report.Text(escaped(r.Records), focus(r.Verdict), 500*time.Millisecond, 24)}, nil
 }

@@ -16,16 +16,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/scenarios"
 )
 
 // agreeFlags are agree's flags and paths.
@@ -185,7 +184,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		row.scale = s.Real.Scale
 	}
 	if s.Expect.HasRates() {
-		t, err := sweep(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
+		t, err := sweep.Seeds(ctx, s, s.Seed, s.Expect.Seeds, f.workers, nil)
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
 		}
@@ -241,13 +240,7 @@ func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Wr
 // reload loads s's file again with its durations multiplied by scale:
 // from the built-in scenarios when embedded, else from its path.
 func reload(s *scenario.Scenario, scale float64, embedded bool) (*scenario.Scenario, error) {
-	var data []byte
-	var err error
-	if embedded {
-		data, err = fs.ReadFile(scenarios.FS, filepath.Base(s.File))
-	} else {
-		data, err = os.ReadFile(s.File)
-	}
+	data, err := source(s, embedded)
 	if err != nil {
 		return nil, err
 	}

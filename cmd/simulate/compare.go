@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/locksim/locksim/compare"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // referenceCommand is the command that writes the committed reference
@@ -56,7 +56,7 @@ type compareFlags struct {
 	seeds, workers int
 	out            string
 	table, quiet   bool
-	shard          pool.Shard
+	shard          sweep.Shard
 	partial        string
 }
 
@@ -173,7 +173,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	pr := newProgress(stderr, "compare", f.quiet)
 	res, err := compare.Run(ctx, f.options(out, pr.update))
 	pr.finish()
-	if pool.Interrupted(ctx, err) {
+	if sweep.Interrupted(ctx, err) {
 		fmt.Fprintln(stdout, "interrupted: unsafe runs (a safety property violated) per cell, of the runs done:")
 		printTable(stdout, res)
 		fmt.Fprintf(stderr, "simulate compare: %v: no report written (%s is as it was)\n", err, out)
@@ -213,7 +213,7 @@ func compareShard(ctx context.Context, f compareFlags, stdout, stderr io.Writer)
 	pr := newProgress(stderr, "compare shard "+f.shard.String(), f.quiet)
 	p, err := compare.RunShard(ctx, f.options("", pr.update), f.shard.Index, f.shard.Count)
 	pr.finish()
-	if pool.Interrupted(ctx, err) {
+	if sweep.Interrupted(ctx, err) {
 		fmt.Fprintf(stderr, "simulate compare: %v: no partial result written\n", err)
 		return exitInterrupted
 	}

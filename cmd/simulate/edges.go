@@ -16,8 +16,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/locksim/locksim/internal/pool"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -31,10 +31,10 @@ var errInternal = errors.New("internal error (a bug in locksim)")
 
 // errStatus is the exit status of err, which stopped a command: an
 // internal error (errInternal, the scenario loader's ErrInternal, or a
-// panic in a worker, pool.ErrPanic) is exitInternal, anything else bad
+// panic in a worker, sweep.ErrPanic) is exitInternal, anything else bad
 // input (2).
 func errStatus(err error) int {
-	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) || errors.Is(err, pool.ErrPanic) {
+	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) || errors.Is(err, sweep.ErrPanic) {
 		return exitInternal
 	}
 	return 2
@@ -111,7 +111,7 @@ func checkOutputFile(flag, path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("%s %s: exists and is %s: the file cannot replace it; nothing was run or written", flag, path, notRegular(st.Mode()))
+		return fmt.Errorf("%s %s: exists and is %s: the file cannot replace it; nothing was run or written", flag, path, sweep.NotRegular(st.Mode()))
 	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}

@@ -2,60 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
 
 const baseline = "../../scenarios/baseline-simple.yaml"
-
-// TestHugeSweepStreams: a sweep of the most seeds -seeds takes holds one
-// chunk of runs, not one entry per seed: cancelled after a few runs, it
-// has allocated a small fraction of what a list of ten million runs takes
-// (the old sweep allocated its jobs, results and errors up front, about
-// 900 MB here, and a billion seeds died with "fatal error: out of
-// memory").
-func TestHugeSweepStreams(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	s, err := scenario.Load(baseline)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	tl, err := sweep(ctx, s, 1, maxSeeds, 2, func(done, total int) {
-		if total != maxSeeds {
-			t.Errorf("progress total %d, want %d", total, maxSeeds)
-		}
-		if done == 8 {
-			cancel()
-		}
-	})
-	runtime.ReadMemStats(&after)
-	if !errors.Is(err, context.Canceled) || tl.Seeds < 8 || tl.Seeds > 10 {
-		t.Fatalf("cancelled after 8 runs: %d counted, %v", tl.Seeds, err)
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 300<<20 {
-		t.Errorf("a sweep of %d seeds stopped after %d allocated %d MB", maxSeeds, tl.Seeds, alloc>>20)
-	}
-}
 
 // TestSeedLimits: too many seeds, and a sweep past the largest seed (from
 // -seed or from the file's own seed), are bad input, said before any run.
@@ -190,7 +151,7 @@ func TestInternalErrorStatus(t *testing.T) {
 		{&scenario.Error{File: "x.yaml", Msg: "bad"}, 2},
 		{&scenario.Error{File: "x.yaml", Msg: "panic", Internal: true}, exitInternal},
 		{fmt.Errorf("x: %w", recovered("boom")), exitInternal},
-		{fmt.Errorf("compare: %w", pool.ErrPanic), exitInternal},
+		{fmt.Errorf("compare: %w", sweep.ErrPanic), exitInternal},
 		{os.ErrNotExist, 2},
 	} {
 		if got := errStatus(c.err); got != c.want {
@@ -284,41 +245,5 @@ func TestSignalDuringOut(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left behind: %s\n%s", e.Name(), stderr.String())
 		}
-	}
-}
-
-// TestSweepChunks: a sweep in chunks of 3 seeds counts what one chunk of
-// all counts, and, interrupted in its second chunk, the seeds of a prefix.
-func TestSweepChunks(t *testing.T) {
-	defer func(n int) { sweepChunk = n }(sweepChunk)
-	s, err := scenario.Load("../../scenarios/f0-reentrant-failover.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := sweep(t.Context(), s, 1, 10, 2, nil)
-	if err != nil || whole.Seeds != 10 {
-		t.Fatalf("sweep: %d, %v", whole.Seeds, err)
-	}
-	sweepChunk = 3
-	chunked, err := sweep(t.Context(), s, 1, 10, 2, nil)
-	if err != nil || !reflect.DeepEqual(chunked, whole) {
-		t.Errorf("chunks of 3 counted %+v, %v; one chunk %+v", chunked, err, whole)
-	}
-	if whole.Violated == 0 {
-		t.Errorf("no violation in 10 seeds of F0: the comparison above is weak")
-	}
-	prefix, err := sweep(t.Context(), s, 1, 5, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	part, err := sweep(ctx, s, 1, 10, 1, func(done, _ int) {
-		if done == 5 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) || !reflect.DeepEqual(part, prefix) {
-		t.Errorf("interrupted after 5 seeds: %+v, %v; want %+v", part, err, prefix)
 	}
 }

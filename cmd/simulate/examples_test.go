@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // yamlDocs decodes every document of a YAML file.
@@ -73,7 +73,7 @@ func checkShardArgs(t *testing.T, args []string, k, n int) string {
 	t.Helper()
 	var stderr bytes.Buffer
 	f, _, ok := parseCompare(args, &stderr)
-	if !ok || f.shard != (pool.Shard{Index: k, Count: n}) || f.partial == "" || f.command()+" -out reports" != referenceCommand {
+	if !ok || f.shard != (sweep.Shard{Index: k, Count: n}) || f.partial == "" || f.command()+" -out reports" != referenceCommand {
 		t.Fatalf("shard %d/%d: compare %v: shard %v, command %q, partial %q: %s", k, n, args, f.shard, f.command(), f.partial, stderr.String())
 	}
 	return f.partial

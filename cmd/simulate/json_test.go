@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/compare"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // jsonFields lists the JSON names of the fields of struct type t and of
@@ -43,7 +44,7 @@ func TestJSONSchemaDocumented(t *testing.T) {
 	}
 	names := map[string]bool{}
 	seen := map[reflect.Type]bool{}
-	for _, v := range []any{jsonRun{}, jsonSweep{}, jsonSkipped{}, jsonSummary{}, jsonList{}, sweepPartial{}, compare.Partial{}} {
+	for _, v := range []any{jsonRun{}, jsonSweep{}, jsonSkipped{}, jsonSummary{}, jsonList{}, sweep.RunPartial{}, compare.Partial{}} {
 		jsonFields(reflect.TypeOf(v), seen, names)
 	}
 	var v map[string]any
@@ -54,7 +55,7 @@ func TestJSONSchemaDocumented(t *testing.T) {
 	for k := range v {
 		names[k] = true
 	}
-	for _, s := range []string{runSchema, listSchema, sweepSchema, compare.PartialSchema, typeRun, typeSweep, typeSkipped, typeSummary} {
+	for _, s := range []string{runSchema, listSchema, sweep.RunSchema, compare.PartialSchema, typeRun, typeSweep, typeSkipped, typeSummary} {
 		names[s] = true
 	}
 	for name := range names {

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -327,13 +328,13 @@ func TestInterruptedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first4, err := sweep(t.Context(), s, 1, 4, 1, nil)
+	first4, err := sweep.Seeds(t.Context(), s, 1, 4, 1, nil)
 	if err != nil || first4.Seeds != 4 {
 		t.Fatalf("sweep: %d results, %v", first4.Seeds, err)
 	}
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
-	part, err := sweep(ctx, s, 1, 10, 1, func(done, _ int) {
+	part, err := sweep.Seeds(ctx, s, 1, 10, 1, func(done, _ int) {
 		if done == 4 {
 			cancel()
 		}

@@ -63,7 +63,7 @@ func long(elapsed time.Duration, done, total int) bool {
 }
 
 // update is called with the runs done out of total, one call at a time
-// (from the worker that finished the run, package pool). A nil progress
+// (from the worker that finished the run, package sweep). A nil progress
 // does nothing.
 func (p *progress) update(done, total int) {
 	if p == nil {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -71,6 +73,15 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDi
 		all = append(all, s)
 	}
 	return all, fromDir, nil
+}
+
+// source reads the text of s's file: from the built-in scenarios when
+// embedded (loadScaled loads them when given no path), else from its path.
+func source(s *scenario.Scenario, embedded bool) ([]byte, error) {
+	if embedded {
+		return fs.ReadFile(scenarios.FS, path.Base(s.File))
+	}
+	return os.ReadFile(s.File)
 }
 
 // yamlFiles lists the *.yaml files of directory dir, sorted. A directory

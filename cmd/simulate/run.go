@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/pool"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
@@ -29,7 +29,7 @@ type runFlags struct {
 	scale   float64
 	// shard is -shard K/N (zero: the whole sweep) and partial where its
 	// partial result goes.
-	shard   pool.Shard
+	shard   sweep.Shard
 	partial string
 	paths   []string
 }
@@ -104,16 +104,16 @@ func scaleBad(scale float64) string {
 }
 
 // seedsBad says what is wrong with -seeds (and -seed with it), "" if
-// nothing: a negative count, more than maxSeeds, a sweep past the largest
+// nothing: a negative count, more than sweep.MaxSeeds, a sweep past the largest
 // seed.
 func (f runFlags) seedsBad() string {
 	switch {
 	case f.seeds < 0:
 		return fmt.Sprintf("-seeds %d is negative", f.seeds)
-	case f.seeds > maxSeeds:
-		return fmt.Sprintf("-seeds %d: more than the %d a sweep may have (a rate over %d seeds is known to a few hundredths of a percentage point; for more, run another sweep from the next -seed)", f.seeds, maxSeeds, maxSeeds)
+	case f.seeds > sweep.MaxSeeds:
+		return fmt.Sprintf("-seeds %d: more than the %d a sweep may have (a rate over %d seeds is known to a few hundredths of a percentage point; for more, run another sweep from the next -seed)", f.seeds, sweep.MaxSeeds, sweep.MaxSeeds)
 	case f.seeds > 0 && f.seed > 0:
-		if msg := checkSeeds(f.seed, f.seeds); msg != "" {
+		if msg := sweep.CheckSeeds(f.seed, f.seeds); msg != "" {
 			return "-seed " + strconv.FormatUint(f.seed, 10) + " -seeds " + strconv.Itoa(f.seeds) + ": " + msg
 		}
 	}
@@ -207,26 +207,18 @@ func (r *runner) scenario(s *scenario.Scenario) int {
 	return r.single(s)
 }
 
-// firstSeed is the first seed of s's sweep: -seed, or the file's own.
-func firstSeed(s *scenario.Scenario, seed uint64) uint64 {
-	if seed == 0 {
-		return s.Seed
-	}
-	return seed
-}
-
 // sweep runs s over n seeds and prints its line (writeSweep); an
 // interrupted sweep prints the line of the seeds that ran.
 func (r *runner) sweep(s *scenario.Scenario, n int) int {
-	first := firstSeed(s, r.seed)
+	first := sweep.FirstSeed(s, r.seed)
 	pr := newProgress(r.stderr, s.Name, r.quiet)
-	if msg := checkSeeds(first, n); msg != "" {
+	if msg := sweep.CheckSeeds(first, n); msg != "" {
 		fmt.Fprintf(r.stderr, "simulate: %s: %s\n", s.Name, msg)
 		return 2
 	}
-	t, err := sweep(r.ctx, s, first, n, r.workers, pr.update)
+	t, err := sweep.Seeds(r.ctx, s, first, n, r.workers, pr.update)
 	pr.finish()
-	if pool.Interrupted(r.ctx, err) {
+	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
 			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
 			r.tally.count(false, true) // a rate over fewer seeds than asked is not judged

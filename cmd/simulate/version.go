@@ -6,7 +6,7 @@ import (
 )
 
 // buildVersion is what simulate -version prints and what a partial result
-// records as its Build (pool.Header): the module's path and version, the
+// records as its Build (sweep.Header): the module's path and version, the
 // VCS revision, its time and whether the tree was modified when the build
 // stamped them (go build does, in a repository, unless -buildvcs=false),
 // and the Go version. Two binaries with the same string compute the same

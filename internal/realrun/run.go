@@ -116,7 +116,7 @@ func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	}
 	res.Records = recs
 	res.Verdict = s.Check(recs, end)
-	res.Match, res.Why = s.JudgeRun(recs, end, res.Verdict)
+	res.Match, res.Why = s.JudgeRun(recs, res.Verdict)
 	if serr != nil {
 		return res, serr
 	}

@@ -1,4 +1,4 @@
-package pool
+package sweep
 
 import (
 	"context"

@@ -1,14 +1,4 @@
-// Package pool runs numbered, independent jobs on a bounded number of
-// goroutines: the one worker pool of the commands that run many whole
-// simulated worlds (simulate run -seeds, and the comparison matrix of
-// package compare).
-//
-// The simulation itself never starts a goroutine (the determinism lint
-// forbids it): a job here is a whole world, run from its seed to its end on
-// one goroutine, sharing nothing with the others. Which worker runs which
-// job, and in what order they finish, therefore changes nothing a job
-// computes; Run makes sure it does not change which jobs ran either.
-package pool
+package sweep
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pool
+package sweep
 
 import (
 	"crypto/sha256"
@@ -8,57 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locksim/locksim/checker"
 )
-
-// Shard is part Index (0-based) of Count parts of a sweep's jobs, for
-// running one sweep on several machines (simulate's -shard K/N): job i
-// belongs to shard i mod Count.
-//
-// Striding rather than contiguous blocks, because a sweep's jobs are in
-// cell (or scenario) order and their costs differ several-fold from cell
-// to cell (compare's heatmap cells, last, cost several times the others):
-// blocks would hand one shard all the costly cells, while striding gives
-// every shard every Count-th seed of every cell, so that the shards' work
-// differs by at most one run per cell. Which jobs a shard owns depends on
-// nothing but the number of jobs and (Index, Count), so every machine
-// computes the same split. The zero Shard (Count 0) is the whole sweep.
-type Shard struct {
-	Index, Count int
-}
-
-// ParseShard parses "K/N": shard K of N, K in 0..N-1 (0-based, as
-// Kubernetes's JOB_COMPLETION_INDEX).
-func ParseShard(s string) (Shard, error) {
-	k, n, ok := strings.Cut(s, "/")
-	ki, errK := strconv.Atoi(k)
-	ni, errN := strconv.Atoi(n)
-	switch {
-	case !ok || errK != nil || errN != nil:
-		return Shard{}, fmt.Errorf("%q: want K/N, shard K (0-based) of N", s)
-	case ni < 1:
-		return Shard{}, fmt.Errorf("%q: need at least 1 shard", s)
-	case ki < 0 || ki >= ni:
-		return Shard{}, fmt.Errorf("%q: K is 0-based, from 0 to %d (as JOB_COMPLETION_INDEX)", s, ni-1)
-	}
-	return Shard{Index: ki, Count: ni}, nil
-}
-
-// String is "K/N", as ParseShard reads it.
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
-
-// Sharded reports whether s is a part rather than the whole sweep.
-func (s Shard) Sharded() bool { return s.Count > 0 }
-
-// Jobs lists the indices, in increasing order, of the jobs of n that s
-// owns: all of them for the zero Shard.
-func (s Shard) Jobs(n int) []int {
-	step, first := max(s.Count, 1), s.Index
-	out := make([]int, 0, (n+step-1)/step)
-	for i := first; i < n; i += step {
-		out = append(out, i)
-	}
-	return out
-}
 
 // Header starts every partial result (the JSON file a sharded sweep
 // writes): what must agree between the parts of one sweep for their merge
@@ -202,4 +154,55 @@ func firstDifference(got, want []int) string {
 		}
 	}
 	return fmt.Sprintf("it holds %d runs, not %d", len(got), len(want))
+}
+
+// Gather places the runs of the parts of one sweep of jobs runs back in
+// job order, checking them on the way: parts[p] are the runs, in job
+// order, of the part with header hs[p], read from the file names[p] (for
+// the messages); job(r) is a run's index in the sweep. Every run must be
+// one of the sweep's jobs (of names what they are jobs of, in the
+// message: "sweep", "matrix") and pass check, which knows the jobs (a
+// run's seed is its job's, its verdict and kinds exist: CheckKinds);
+// every part must hold exactly the runs its shard owns (Collect); and
+// every part's runs must be those its shard wrote (Header.CheckRuns). A
+// partial result edited by hand or damaged is refused, naming its file,
+// the run and what is wrong, rather than counted. The headers are checked
+// before (CheckHeaders).
+func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string, job func(R) int, check func(job int, r R) error) ([]R, error) {
+	shards := make([]Shard, len(parts))
+	for p, runs := range parts {
+		shards[p] = Shard{Index: hs[p].Shard, Count: hs[p].Shards}
+		for k, r := range runs {
+			j := job(r)
+			if j < 0 || j >= jobs {
+				return nil, fmt.Errorf("%s: run %d: job %d is not one of the %s's %d", names[p], k, j, of, jobs)
+			}
+			if err := check(j, r); err != nil {
+				return nil, fmt.Errorf("%s: run %d (job %d): %w", names[p], k, j, err)
+			}
+		}
+	}
+	all, err := Collect(jobs, shards, parts, job)
+	if err != nil {
+		return nil, err
+	}
+	for p, runs := range parts {
+		if err := hs[p].CheckRuns(runs); err != nil {
+			return nil, fmt.Errorf("%s: %w", names[p], err)
+		}
+	}
+	return all, nil
+}
+
+// CheckKinds checks that every kind a run of a partial result names is a
+// kind of violation this build knows (checker.Kinds): a kind edited by
+// hand would otherwise be counted, or dropped, without a word.
+func CheckKinds(kinds []checker.Kind) error {
+	known := checker.Kinds()
+	for _, k := range kinds {
+		if !slices.Contains(known, k) {
+			return fmt.Errorf("kind %q is no kind of violation", k)
+		}
+	}
+	return nil
 }

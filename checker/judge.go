@@ -1,0 +1,122 @@
+// The one entry point: Judge runs every check a history gets (the oracles,
+// linearizability against a model, the bounded liveness checks) once, and
+// returns the whole verdict.
+
+package checker
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// Config is what Judge needs besides the history: the model, the end of the
+// run, the budget and the bounds. Its zero value runs the oracles that need
+// neither a model nor a bound (Check); each field adds what its comment
+// says, and is zero for "none". An oracle that needs a bound takes it from
+// a field here, so that a caller only fills the field and reads the
+// verdict.
+type Config struct {
+	// Model is the lock model the history is checked to be linearizable
+	// against (LinearizableWithin); zero: no linearizability check.
+	Model LockKind
+	// LinOptions adjust Model for the algorithm (AcquireMayFail,
+	// LeaseFromCall).
+	LinOptions []LinOption
+	// End is the world time the history ran until: holdings and waits
+	// still open then end there.
+	End time.Duration
+	// Budget is what each check may spend (its zero fields from
+	// DefaultBudget(len(h)); Wall the safety net of each Porcupine search):
+	// a check that would spend more gives up, with a note.
+	Budget Budget
+	// Liveness, when positive, bounds how long a lock may stay free while
+	// clients wait for it: a longer span is a Liveness violation
+	// (LivenessViolations).
+	Liveness time.Duration
+	// ClientWaits bounds single clients' longest waits (ClientWaits),
+	// client name to the longest it may wait: a longer wait is a Liveness
+	// violation naming the client (ClientLivenessViolations). A client
+	// whose bound is not positive is measured, not bounded. When it names
+	// any client, the verdict's Waits holds every client's longest wait.
+	ClientWaits map[string]time.Duration
+}
+
+// Judge checks h, a history that ran until cfg.End, and returns the whole
+// verdict: the belief, ground-truth, reentrancy, unlock-idempotency and
+// fencing oracles, linearizability against cfg.Model, and the liveness
+// bounds cfg sets, each run once within cfg.Budget, violations in time
+// order (then by kind and lock). A check that would exceed the budget gives
+// up: the violations it found stand, a note says where it stopped, its
+// kinds are undecided (Verdict.UndecidedOn), and the verdict is Unknown
+// unless something was found. The verdict also carries what an expectation
+// compares besides the violations: the fencing counts (Verdict.Fencing)
+// and, when cfg names clients, their longest waits (Verdict.Waits).
+func Judge(h []history.Record, cfg Config) Verdict {
+	bud := cfg.Budget.For(len(h))
+	var v Verdict
+	tr := NewTruth(h)
+	hs := Holdings(h, cfg.End)
+	works := make([]*oracleWork, len(oracleChecks))
+	for i, c := range oracleChecks {
+		works[i] = newOracleWork(c.name, bud)
+	}
+	all := overlapViolations(h, hs, works[0])
+	all = append(all, tr.silentLosses(hs, works[1])...)
+	all = append(all, tr.reentrancyViolations(h, works[2])...)
+	all = append(all, tr.idempotencyViolations(h, works[3])...)
+	rep, fenced := fencing(h, hs, works[4])
+	all = append(all, fenced...)
+	v.Fencing = rep
+	var lin Verdict
+	if cfg.Model != 0 {
+		lin = LinearizableWithin(h, cfg.Model, bud, cfg.LinOptions...)
+		all = append(all, lin.Violations...)
+	}
+	if cfg.Liveness > 0 {
+		all = append(all, LivenessViolations(h, cfg.End, cfg.Liveness)...)
+	}
+	if len(cfg.ClientWaits) > 0 {
+		v.Waits = ClientWaits(h, cfg.End)
+		all = append(all, clientLiveness(h, v.Waits, cfg.ClientWaits)...)
+	}
+	slices.SortStableFunc(all, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Lock, b.Lock))
+	})
+	v.Add(all...)
+	for i, w := range works {
+		if n := w.note(); n != "" {
+			v.Undecided(n, oracleChecks[i].kinds...)
+		}
+	}
+	// A lock whose search gave up leaves its note even when another lock's
+	// was violated; a linearizability check that decided every lock adds
+	// no note.
+	if lin.Status == Unknown || len(lin.GaveUp) > 0 {
+		for _, n := range lin.Notes {
+			v.Undecided(n, lin.GaveUp...)
+		}
+	}
+	return v
+}
+
+// Check is Judge with no model and no bound, under the default budget: the
+// belief, ground-truth, reentrancy, unlock-idempotency and fencing oracles
+// over h (end closes open holdings).
+func Check(h []history.Record, end time.Duration) Verdict { return Judge(h, Config{End: end}) }
+
+// oracleChecks are Judge's oracles, in the order it runs them: the
+// name a note of one that gave up begins with (oracleWork.note), and the
+// kinds it finds.
+var oracleChecks = []struct {
+	name  string
+	kinds []Kind
+}{
+	{string(MutualExclusion), []Kind{MutualExclusion}},
+	{string(SilentLoss), []Kind{SilentLoss}},
+	{"reentrancy and resurrected-lock", []Kind{Reentrancy, Resurrected}},
+	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
+	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},
+}

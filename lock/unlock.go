@@ -1,0 +1,115 @@
+package lock
+
+import (
+	"context"
+	"errors"
+
+	"github.com/locksim/locksim/internal/scripts"
+)
+
+// Unlock releases one hold of owner's. It returns ErrNotHeld when owner
+// does not hold the lock (it expired, was never taken, or another holder has
+// it), and an error for which IsUnknown is true when the outcome is unknown.
+// In a synced deployment it returns ErrNotSynced when no replica
+// acknowledged the unlock after RetryAttempts more tries with the same
+// request id (the latch answers a retry as the first run did): the unlock
+// ran on the master, as in Redisson, whose unlock throws then.
+func (l *Lock) Unlock(ctx context.Context, owner string) error {
+	c := l.c
+	if err := checkCtx(ctx, "Unlock "+l.name); err != nil {
+		return err
+	}
+	if err := checkName(l.name); err != nil {
+		return err
+	}
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	keys := []string{l.name, l.channel(), latch}
+	ttl := c.latchTTL(id)
+	v, attempts, err := c.runRetried(ctx, func() (any, error) {
+		return c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
+			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
+	})
+	unsynced := err
+	if synced := !errors.Is(err, ErrNotSynced); synced {
+		unsynced = nil
+		c.dropLatch(ctx, latch, v, err)
+	} else {
+		err = nil // the script ran: account for what it did, then say so (its latch stays for its TTL, as Redisson's)
+	}
+	// Redisson gives one hold back on the client side for every attempt of
+	// an unlock (unlockAsync0's handle calls cancelExpirationRenewal, 4.7.0),
+	// so an unlock retried after an unsynced attempt gives back more holds
+	// than it released, and the watchdog may stop while a hold remains.
+	for range attempts - 1 {
+		c.releaseOne(l, owner)
+	}
+	switch n, _ := v.(int64); {
+	case err != nil:
+		// Unknown outcome: count the hold as given back, as Redisson does,
+		// so a holder that cannot reach Redis does not keep renewing forever.
+		// An unlock that was not sent released nothing, a known outcome:
+		// the hold stays counted, for the caller's next unlock.
+		c.releaseUnknown(holderKey(l, owner), err)
+		return err
+	case v == nil:
+		c.forget(l, owner)
+		if unsynced != nil {
+			return unsynced
+		}
+		return ErrNotHeld
+	case n == 1:
+		c.forget(l, owner)
+	default:
+		c.releaseOne(l, owner)
+	}
+	return unsynced
+}
+
+// latchFlag is the unlock scripts' latch switch: "1" unless
+// Options.DisableUnlockLatch.
+func (c *Client) latchFlag() string {
+	if c.opts.DisableUnlockLatch {
+		return "0"
+	}
+	return "1"
+}
+
+// dropLatch deletes the unlock latch key once the unlock's reply has been
+// received (reply, err), as Redisson does since 3.24.1: go-redis retries a
+// request only until a reply arrives, so the latch has served its purpose
+// then, and every unlock would otherwise leave a key in Redis for LatchTTL.
+// Like Redisson's, the DEL is sent in the background (the unlock does not
+// wait for it; Close does, and after Close it is sent before the unlock
+// returns) and its failure is ignored: the key then expires by its TTL.
+// An error reply or a nil (not held) answer wrote no latch, and after an
+// unknown outcome the latch is left for its TTL. The trade-off, Redisson's
+// too: an earlier attempt of the same unlock still on its way (delayed, not
+// lost, and overtaken by go-redis's retry) that arrives after the DEL finds
+// no latch and runs again.
+func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error) {
+	if err != nil || reply == nil || c.opts.DisableUnlockLatch || c.opts.KeepUnlockLatch {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the caller's cancel after Unlock returns must not abort it
+	c.background("unlock latch clean-up", func() { _, _ = c.conn.Do(ctx, "DEL", key) })
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
+// reports whether there was a lock to delete.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := checkCtx(ctx, "ForceUnlock "+l.name); err != nil {
+		return false, err
+	}
+	if err := checkName(l.name); err != nil {
+		return false, err
+	}
+	v, _, err := l.c.runRetried(ctx, func() (any, error) {
+		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.channel()}, unlockMessage)
+	})
+	n, _ := v.(int64)
+	if err != nil && !errors.Is(err, ErrNotSynced) {
+		return false, err
+	}
+	return n == 1, err
+}

@@ -1,0 +1,166 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// acquireWaiting runs try, and while wait allows (< 0: forever, 0: one try)
+// waits for a message on channel or for the TTL try returned, whichever comes
+// first, and tries again. try returns ttl < 0 when it acquired, with a
+// token for fenced locks. The subscription is made only after a failed try,
+// as Redisson does, and closed on return.
+//
+// A TTL is a deadline counted from when try returned it (when the waiter
+// learned it), never from a later instant: when the subscription breaks
+// mid-wait (its node crashed, the group failed over), the waiter sleeps
+// only what is left of that TTL (and of its wait), not the whole TTL again
+// from the break, which would leave it waiting after the lock it waits for
+// has expired. After the break it subscribes again once its next try has
+// reached the group's (possibly new) master, so a release published there
+// wakes it again; until then it can hear of no release and waits by the
+// TTL alone. Redisson (4.7.0, RedissonLock.tryLock) does the same: its
+// latch wait is bounded by the TTL from the try's return, and its pub/sub
+// service re-attaches the channel's listeners to the new master in the
+// background.
+func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
+	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
+	start := c.rt.Now()
+	if c.isClosed() {
+		return 0, ErrClosed
+	}
+	ttl, token, err := try(ctx)
+	if err != nil || ttl < 0 {
+		return token, err
+	}
+	if wait == 0 {
+		return 0, ErrNotAcquired
+	}
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	unregister, ok := c.waiting(cancel)
+	if !ok {
+		return 0, ErrClosed
+	}
+	defer unregister()
+	// gaveUp is the error when ctx ended while waiting: Close's, or the
+	// caller's.
+	gaveUp := func() error {
+		if outer.Err() == nil && c.isClosed() {
+			return ErrClosed
+		}
+		return gaveUp(outer)
+	}
+	sub, err := c.conn.Subscribe(ctx, channel)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
+		return 0, err
+	}
+	defer func() {
+		if sub != nil {
+			_ = sub.Close()
+		}
+	}()
+	for {
+		// A context that ended since the last try (with the release that
+		// woke this waiter, say) gives up here, before a try that the Conn
+		// would refuse unsent with the context's error, which reads as an
+		// unknown outcome: the last try sent was refused, so nothing is
+		// held.
+		if ctx.Err() != nil {
+			return 0, gaveUp()
+		}
+		ttl, token, err = try(ctx)
+		if err != nil || ttl < 0 {
+			return token, err
+		}
+		told := c.rt.Now()
+		d := ttl
+		if wait > 0 {
+			left := wait - told.Sub(start)
+			if left <= 0 {
+				return 0, ErrNotAcquired
+			}
+			d = min(d, left)
+		}
+		if err := c.awaitRelease(ctx, channel, &sub, d, told, gaveUp); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// awaitRelease waits, after a try that returned a TTL at told, up to d for
+// a release: for a message on *sub; or, when the last subscription broke
+// (*sub nil) and the try has just reached the group's master, it
+// subscribes there again and returns at once, so that a release between
+// that try and the subscription is not missed (the caller tries once more
+// before waiting). When there is no subscription to wait on (it cannot be
+// made, or it breaks: its node went away), it sleeps what is left of d.
+// It returns nil to try again, or gaveUp's error once ctx has ended.
+func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
+	if *sub == nil {
+		s, err := c.conn.Subscribe(ctx, channel)
+		if err == nil {
+			*sub = s
+			return nil
+		}
+		// A Conn may return a typed nil with its error: *sub stays nil.
+		if ctx.Err() != nil {
+			return gaveUp()
+		}
+	} else {
+		if _, _, err := (*sub).Next(ctx, d); err == nil {
+			return nil // a release message, or the TTL ran out: try again
+		}
+		if ctx.Err() != nil {
+			return gaveUp()
+		}
+		// The subscription broke: it hears no more releases. Fall back to
+		// what is left of the TTL.
+		_ = (*sub).Close()
+		*sub = nil
+	}
+	if rest := d - c.rt.Now().Sub(told); rest > 0 {
+		if err := c.rt.Sleep(ctx, rest); err != nil {
+			return gaveUp()
+		}
+	}
+	return nil
+}
+
+// waitEnded is the error of an acquire that gave up waiting because its
+// context ended after a try that was refused: the outcome is known (the
+// caller holds nothing), so it matches ErrNotAcquired (ErrWaitTimeout from
+// TryLockFor) with errors.Is, and the context's error too
+// (context.Canceled or context.DeadlineExceeded).
+type waitEnded struct{ verdict, cause error }
+
+func (e *waitEnded) Error() string   { return e.verdict.Error() + ": " + e.cause.Error() }
+func (e *waitEnded) Unwrap() []error { return []error{e.verdict, e.cause} }
+
+// gaveUp is acquireWaiting's error when the caller's ctx ended while it
+// waited.
+func gaveUp(ctx context.Context) error {
+	cause := ctx.Err()
+	if cause == nil { // Sleep failed for another reason: still nothing held
+		cause = context.Canceled
+	}
+	return &waitEnded{ErrNotAcquired, cause}
+}
+
+// asWaitTimeout is TryLockFor's error for acquire's err: ErrNotAcquired
+// becomes ErrWaitTimeout (keeping a context's error wrapped in it).
+func asWaitTimeout(err error) error {
+	var we *waitEnded
+	switch {
+	case errors.As(err, &we):
+		return &waitEnded{ErrWaitTimeout, we.cause}
+	case errors.Is(err, ErrNotAcquired):
+		return ErrWaitTimeout
+	}
+	return err
+}
