@@ -36,7 +36,10 @@ func TestClientSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, l, c := s.ForClient("holder").Reentrant, s.ForClient("late").Reentrant, s.ForClient("c2").Reentrant
+	reentrant := func(name string) traffic.ReentrantConfig {
+		return s.ForClient(name).Workload.(*Reentrant).ReentrantConfig
+	}
+	h, l, c := reentrant("holder"), reentrant("late"), reentrant("c2")
 	if h.Holds != 1 || h.Hold != 2*time.Second || h.Lease != 5*time.Second || h.Belief != traffic.BeliefCareful || h.Start != 100*time.Millisecond {
 		t.Errorf("holder: %+v", h)
 	}
@@ -86,19 +89,28 @@ func TestClientSettingsEveryKind(t *testing.T) {
 		check        func(a Algorithm) bool
 	}{
 		{"simple", "{name: x, ttl: 2s, hold: 3s, think: 1s, start: 1s, holds: 3, belief: trusting}", func(a Algorithm) bool {
-			x := a.Simple
+			x := a.Workload.(*Simple)
 			return x.TTL == 2*time.Second && x.Hold == 3*time.Second && x.Think == time.Second && x.Start == time.Second && x.Holds == 3 && x.Belief == traffic.BeliefTrusting
 		}},
-		{"reentrant", "{name: x, lease: watchdog, wait: 2s}", func(a Algorithm) bool { return a.Reentrant.Lease == 0 && a.Reentrant.Wait == 2*time.Second }},
-		{"fenced", "{name: x, lease: 4s, holds: 1}", func(a Algorithm) bool { return a.Reentrant.Lease == 4*time.Second && a.Reentrant.Holds == 1 }},
+		{"reentrant", "{name: x, lease: watchdog, wait: 2s}", func(a Algorithm) bool {
+			x := a.Workload.(*Reentrant)
+			return x.Lease == 0 && x.Wait == 2*time.Second
+		}},
+		{"fenced", "{name: x, lease: 4s, holds: 1}", func(a Algorithm) bool {
+			x := a.Workload.(*Fenced)
+			return x.Lease == 4*time.Second && x.Holds == 1
+		}},
 		{"rwlock", "{name: x, wait: 1s, belief: careful}", func(a Algorithm) bool {
-			return a.ReadWrite.Wait == time.Second && a.ReadWrite.Belief == traffic.BeliefCareful
+			x := a.Workload.(*RWLock)
+			return x.Wait == time.Second && x.Belief == traffic.BeliefCareful
 		}},
 		{"redlock-spec", "{name: x, ttl: 3s, extend_every: 1s, start: 2s}", func(a Algorithm) bool {
-			return a.Spec.Options.TTL == 3*time.Second && a.Spec.ExtendEvery == time.Second && a.Spec.Start == 2*time.Second
+			x := a.Workload.(*RedLockSpec)
+			return x.Options.TTL == 3*time.Second && x.ExtendEvery == time.Second && x.Start == 2*time.Second
 		}},
 		{"redlock-redisson", "{name: x, lease: 2s, wait: 1s, hold: 50ms}", func(a Algorithm) bool {
-			return a.Redisson.Lease == 2*time.Second && a.Redisson.Wait == time.Second && a.Redisson.Hold == 50*time.Millisecond
+			x := a.Workload.(*RedLockRedisson)
+			return x.Lease == 2*time.Second && x.Wait == time.Second && x.Hold == 50*time.Millisecond
 		}},
 	} {
 		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - " + c.client + "\n  - {name: y}\nalgorithm: {kind: " + c.kind + "}\nexpect: any\n"
@@ -186,7 +198,7 @@ func TestClientSettingsScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, c2 := s.ForClient("c1").Spec, s.ForClient("c2").Spec
+	c1, c2 := s.ForClient("c1").Workload.(*RedLockSpec), s.ForClient("c2").Workload.(*RedLockSpec)
 	if c1.Hold != 2500*time.Millisecond || c1.ExtendEvery != 150*time.Millisecond || c1.Holds != 1 || c1.Options.TTL != 500*time.Millisecond {
 		t.Errorf("c1: hold %v, extend every %v, holds %d, ttl %v", c1.Hold, c1.ExtendEvery, c1.Holds, c1.Options.TTL)
 	}
