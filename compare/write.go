@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/report"
-	"github.com/locksim/locksim/traffic"
 )
 
 // reportWriter is one writing of the report into dir: the README's text
@@ -336,7 +335,7 @@ func (r *reportWriter) writeBelief() error {
 		for mi := range r.BeliefModes {
 			for _, c := range r.Belief[mi][ai] {
 				cell := rate(c.Unsafe, c.Runs)
-				if c.Belief == traffic.DefaultBelief(c.Scenario.Algorithm.Kind) {
+				if c.Belief == c.Scenario.Algorithm.DefaultBelief() {
 					cell = "**" + cell + "**"
 				}
 				r.w(" %s |", cell)

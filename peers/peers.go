@@ -137,9 +137,25 @@ type holding struct {
 	timer    lock.Timer
 }
 
+// defaultBelief is every peer library's default belief model (the
+// configs' DefaultBelief), careful: each library tells its user when to
+// stop relying on a hold (redsync's Mutex.Until, the TTL from
+// redislock's Obtain call, rueidislock's lock context), and the careful
+// user follows it.
+const defaultBelief = traffic.BeliefCareful
+
+// DefaultBelief is careful (defaultBelief).
+func (RedsyncConfig) DefaultBelief() traffic.Belief { return defaultBelief }
+
+// DefaultBelief is careful (defaultBelief).
+func (RedisLockConfig) DefaultBelief() traffic.Belief { return defaultBelief }
+
+// DefaultBelief is careful (defaultBelief).
+func (RueidisLockConfig) DefaultBelief() traffic.Belief { return defaultBelief }
+
 // newLoop checks h and returns the loop of l on b.
 func newLoop(b Backend, kind, key string, l peerLock, lease, watchdog time.Duration, h traffic.Holding) (*loop, error) {
-	model, err := h.Check(kind, kind, b.Name())
+	model, err := h.Check(kind, defaultBelief, b.Name())
 	if err != nil {
 		return nil, err
 	}

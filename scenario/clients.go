@@ -1,7 +1,7 @@
 package scenario
 
 // Per-client workload settings: read once the algorithm's kind is known,
-// and applied to the kind's config through its descriptor's settings
+// and applied to the kind's config through its Workload's settings
 // (algorithm.go), the holding settings once for every kind.
 
 import (
@@ -43,10 +43,10 @@ var (
 	clientWorkloadFields = append(slices.Clone(clientCommonFields), "ttl", "extend_every", "wait", "lease")
 )
 
-// clientFields are the workload fields a client entry may set under kind
-// k: the holding fields, and those of the settings k has (k.settings).
-func (k *algDesc) clientFields() []string {
-	st := k.settings(&Algorithm{})
+// clientFields are the workload fields a client entry may set under a kind
+// whose config has settings st: the holding fields, and those of the
+// settings it has.
+func clientFields(st settings) []string {
 	out := slices.Clone(clientCommonFields)
 	if st.ttl != nil {
 		out = append(out, "ttl")
@@ -88,8 +88,9 @@ func (d *decoder) clientSettings(s *Scenario) {
 	if d.err != nil {
 		return
 	}
-	k := s.Algorithm.desc()
-	allowed := k.clientFields()
+	a := s.Algorithm
+	st := a.Workload.settings()
+	allowed := clientFields(st)
 	for _, p := range d.pendingClients {
 		if d.err != nil {
 			return
@@ -98,11 +99,11 @@ func (d *decoder) clientSettings(s *Scenario) {
 		for _, f := range clientWorkloadFields {
 			if o.has(f) && !slices.Contains(allowed, f) {
 				d.failf(o.keys[f], join(p.path, f), "not a field of a client under algorithm %s (its per-client fields: %s)",
-					k.name, strings.Join(allowed, ", "))
+					a.Kind, strings.Join(allowed, ", "))
 				return
 			}
 		}
-		cs := d.readClientSettings(k, o, p.path)
+		cs := d.readClientSettings(st, o, p.path)
 		for i := p.from; i < p.to && d.err == nil; i++ {
 			s.Clients[i].Settings = cs
 		}
@@ -110,8 +111,8 @@ func (d *decoder) clientSettings(s *Scenario) {
 }
 
 // readClientSettings reads the workload fields of client entry o (at
-// path), which kind k has.
-func (d *decoder) readClientSettings(k *algDesc, o *obj, path string) ClientSettings {
+// path), which a kind whose config has settings st has.
+func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSettings {
 	var cs ClientSettings
 	durp := func(f string) *time.Duration {
 		if !o.has(f) {
@@ -135,7 +136,7 @@ func (d *decoder) readClientSettings(k *algDesc, o *obj, path string) ClientSett
 	}
 	if o.has("ttl") {
 		v := o.dur("ttl", 0)
-		d.checkTTL(k, o, join(path, "ttl"), v)
+		d.checkTTL(st, o, join(path, "ttl"), v)
 		cs.TTL = &v
 	}
 	return cs
@@ -157,27 +158,30 @@ func (d *decoder) lease(o *obj) time.Duration {
 }
 
 // ForClient is the algorithm as the client named name runs it: the
-// algorithm section with the client entry's settings applied.
+// algorithm section with the client entry's settings applied, on a copy of
+// its config (With).
 func (s *Scenario) ForClient(name string) Algorithm {
-	a := s.Algorithm
+	var cs ClientSettings
 	for _, c := range s.Clients {
 		if c.Config.Name == name {
-			return a.With(c.Settings)
+			cs = c.Settings
+			break
 		}
 	}
-	return a
+	return s.Algorithm.With(cs)
 }
 
-// With returns a with cs's set fields overriding its own: the holding
-// settings every kind has, then those only some kinds have (wait and lease,
-// ttl, extend_every; the loader rejects a client field its kind lacks).
-// Slices (owners, groups) stay shared with a: only scalar fields change.
+// With returns a with a copy of its config in which cs's set fields
+// override its own: the holding settings every kind has, then those only
+// some kinds have (wait and lease, ttl, extend_every; the loader rejects a
+// client field its kind lacks). Slices (owners, groups) stay shared with
+// a: only scalar fields change.
 func (a Algorithm) With(cs ClientSettings) Algorithm {
-	k := a.desc()
-	if k == nil {
+	if a.Workload == nil {
 		return a
 	}
-	st := k.settings(&a)
+	a.Workload = clone(a.Workload)
+	st := a.Workload.settings()
 	cs.applyHolding(st.holding)
 	if st.owner != nil {
 		set(&st.owner.Wait, cs.Wait)

@@ -37,7 +37,10 @@ func TestClientSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, l, c := s.ForClient("holder").Reentrant, s.ForClient("late").Reentrant, s.ForClient("c2").Reentrant
+	reentrant := func(name string) traffic.ReentrantConfig {
+		return s.ForClient(name).Workload.(*scenario.Reentrant).ReentrantConfig
+	}
+	h, l, c := reentrant("holder"), reentrant("late"), reentrant("c2")
 	if h.Holds != 1 || h.Hold != 2*time.Second || h.Lease != 5*time.Second || h.Belief != traffic.BeliefCareful || h.Start != 100*time.Millisecond {
 		t.Errorf("holder: %+v", h)
 	}
@@ -87,19 +90,28 @@ func TestClientSettingsEveryKind(t *testing.T) {
 		check        func(a scenario.Algorithm) bool
 	}{
 		{"simple", "{name: x, ttl: 2s, hold: 3s, think: 1s, start: 1s, holds: 3, belief: trusting}", func(a scenario.Algorithm) bool {
-			x := a.Simple
+			x := a.Workload.(*scenario.Simple)
 			return x.TTL == 2*time.Second && x.Hold == 3*time.Second && x.Think == time.Second && x.Start == time.Second && x.Holds == 3 && x.Belief == traffic.BeliefTrusting
 		}},
-		{"reentrant", "{name: x, lease: watchdog, wait: 2s}", func(a scenario.Algorithm) bool { return a.Reentrant.Lease == 0 && a.Reentrant.Wait == 2*time.Second }},
-		{"fenced", "{name: x, lease: 4s, holds: 1}", func(a scenario.Algorithm) bool { return a.Reentrant.Lease == 4*time.Second && a.Reentrant.Holds == 1 }},
+		{"reentrant", "{name: x, lease: watchdog, wait: 2s}", func(a scenario.Algorithm) bool {
+			x := a.Workload.(*scenario.Reentrant)
+			return x.Lease == 0 && x.Wait == 2*time.Second
+		}},
+		{"fenced", "{name: x, lease: 4s, holds: 1}", func(a scenario.Algorithm) bool {
+			x := a.Workload.(*scenario.Fenced)
+			return x.Lease == 4*time.Second && x.Holds == 1
+		}},
 		{"rwlock", "{name: x, wait: 1s, belief: careful}", func(a scenario.Algorithm) bool {
-			return a.ReadWrite.Wait == time.Second && a.ReadWrite.Belief == traffic.BeliefCareful
+			x := a.Workload.(*scenario.RWLock)
+			return x.Wait == time.Second && x.Belief == traffic.BeliefCareful
 		}},
 		{"redlock-spec", "{name: x, ttl: 3s, extend_every: 1s, start: 2s}", func(a scenario.Algorithm) bool {
-			return a.Spec.Options.TTL == 3*time.Second && a.Spec.ExtendEvery == time.Second && a.Spec.Start == 2*time.Second
+			x := a.Workload.(*scenario.RedLockSpec)
+			return x.Options.TTL == 3*time.Second && x.ExtendEvery == time.Second && x.Start == 2*time.Second
 		}},
 		{"redlock-redisson", "{name: x, lease: 2s, wait: 1s, hold: 50ms}", func(a scenario.Algorithm) bool {
-			return a.Redisson.Lease == 2*time.Second && a.Redisson.Wait == time.Second && a.Redisson.Hold == 50*time.Millisecond
+			x := a.Workload.(*scenario.RedLockRedisson)
+			return x.Lease == 2*time.Second && x.Wait == time.Second && x.Hold == 50*time.Millisecond
 		}},
 	} {
 		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - " + c.client + "\n  - {name: y}\nalgorithm: {kind: " + c.kind + "}\nexpect: any\n"

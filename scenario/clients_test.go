@@ -74,7 +74,7 @@ func TestClientSettingsScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, c2 := s.ForClient("c1").Spec, s.ForClient("c2").Spec
+	c1, c2 := s.ForClient("c1").Workload.(*RedLockSpec), s.ForClient("c2").Workload.(*RedLockSpec)
 	if c1.Hold != 2500*time.Millisecond || c1.ExtendEvery != 150*time.Millisecond || c1.Holds != 1 || c1.Options.TTL != 500*time.Millisecond {
 		t.Errorf("c1: hold %v, extend every %v, holds %d, ttl %v", c1.Hold, c1.ExtendEvery, c1.Holds, c1.Options.TTL)
 	}

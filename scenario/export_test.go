@@ -17,5 +17,13 @@ const UnfiredControl = unfiredControl
 var Committed = committed
 
 // SimulatedKinds is the number of algorithm kinds the simulation runs (the
-// peer libraries' rows run on real servers only).
-func SimulatedKinds() int { return len(algorithms) - len(peerRows) }
+// peer libraries' kinds run on real servers only).
+func SimulatedKinds() int {
+	simulated := 0
+	for _, row := range algorithms {
+		if _, only := row().(realOnly); !only {
+			simulated++
+		}
+	}
+	return simulated
+}

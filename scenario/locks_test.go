@@ -34,7 +34,7 @@ func TestReentrantLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := s.Algorithm.Reentrant
+	rc := s.Algorithm.Workload.(*scenario.Reentrant)
 	if !slices.Equal(rc.Locks, []string{"a", "b"}) || rc.Lock != "a" || rc.Options.WatchdogBatchSize != 5 || s.LockKey() != "a" {
 		t.Fatalf("locks %v, lock %q, batch size %d, key %q", rc.Locks, rc.Lock, rc.Options.WatchdogBatchSize, s.LockKey())
 	}
@@ -62,7 +62,7 @@ func TestReentrantLocks(t *testing.T) {
 		t.Errorf("acquired %v, %d renewal scripts; want a and b, renewed together at least twice", acquired, batches)
 	}
 	def, err := scenario.Parse("t.yaml", []byte(strings.Replace(locksGood, ", watchdog_batch_size: 5", "", 1)))
-	if err != nil || def.Algorithm.Reentrant.Options.WatchdogBatchSize != 100 {
+	if err != nil || def.Algorithm.Workload.(*scenario.Reentrant).Options.WatchdogBatchSize != 100 {
 		t.Fatalf("default batch size: %v, %v", def, err)
 	}
 	for _, c := range []struct{ old, new, want string }{

@@ -16,7 +16,7 @@ func TestLoadScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := s.Algorithm.Simple
+	a := s.Algorithm.Workload.(*scenario.Simple)
 	if s.Duration != 3*time.Second || a.TTL != 2*time.Second || a.Hold != 400*time.Millisecond || a.Think != 20*time.Millisecond {
 		t.Fatalf("duration %v, ttl %v, hold %v, think %v", s.Duration, a.TTL, a.Hold, a.Think)
 	}

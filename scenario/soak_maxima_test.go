@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/traffic"
 )
 
 // soakMaximaRSSBound is the peak resident memory a run at the documented
@@ -26,12 +26,12 @@ var soakMaximaKinds = []struct {
 	kind, topology, algorithm, rates string
 	d                                time.Duration
 }{
-	{scenario.AlgSimple, soakReplicated, "kind: simple\n  ttl: 10s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
-	{scenario.AlgReentrant, soakReplicated, "kind: reentrant\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
-	{scenario.AlgFenced, soakReplicated, "kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n  lease: watchdog\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
-	{scenario.AlgRWLock, soakReplicated, "kind: rwlock\n  read_ratio: 0.5\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 500ms\n  think: 100ms", soakFailovers, 30 * time.Second},
-	{scenario.AlgRedLockSpec, soakFive, "kind: redlock-spec\n  ttl: 5s\n  hold: 1s\n  think: 100ms", soakCrashes, time.Minute},
-	{scenario.AlgRedLockRedisson, soakFive, "kind: redlock-redisson\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakCrashes, time.Minute},
+	{traffic.KindSimple, soakReplicated, "kind: simple\n  ttl: 10s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
+	{traffic.KindReentrant, soakReplicated, "kind: reentrant\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
+	{traffic.KindFenced, soakReplicated, "kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n  lease: watchdog\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
+	{traffic.KindReadWrite, soakReplicated, "kind: rwlock\n  read_ratio: 0.5\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 500ms\n  think: 100ms", soakFailovers, 30 * time.Second},
+	{traffic.KindRedLockSpec, soakFive, "kind: redlock-spec\n  ttl: 5s\n  hold: 1s\n  think: 100ms", soakCrashes, time.Minute},
+	{traffic.KindRedLockRedisson, soakFive, "kind: redlock-redisson\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakCrashes, time.Minute},
 }
 
 const (

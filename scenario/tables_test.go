@@ -3,49 +3,72 @@ package scenario
 import (
 	"io/fs"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/traffic"
 )
 
-// TestAlgorithmTable: every row of the algorithm table is complete, so that
-// adding an algorithm is one row: the holding fields every kind has, the
-// functions the loader and the runner call, a TTL rule exactly when the
-// kind has a TTL, and a committed fault-free baseline the sweep runs.
+// TestAlgorithmTable: every row of the algorithm table is a complete kind,
+// so that adding an algorithm is a file and a row: a name of its own, the
+// holding fields every kind has, a model and ops, settings that match its
+// fields (a TTL rule exactly when it has a TTL, owner settings exactly when
+// it has owners, extend_every's setting exactly with the field), and a
+// committed fault-free baseline the sweep runs.
 func TestAlgorithmTable(t *testing.T) {
-	for _, k := range algorithms {
-		if k.fields[0] != "kind" {
-			t.Errorf("%s: fields start with %q, want kind", k.name, k.fields[0])
+	var names []string
+	for _, row := range algorithms {
+		w := row()
+		name := w.Kind()
+		if slices.Contains(names, name) || name == "" {
+			t.Errorf("kind %q: empty or named twice", name)
+		}
+		names = append(names, name)
+		if newWorkload(name) == nil || reflect.TypeOf(newWorkload(name)) != reflect.TypeOf(w) {
+			t.Errorf("%s: newWorkload finds %T, want %T", name, newWorkload(name), w)
+		}
+		fields := w.Fields()
+		for i, f := range fields {
+			if f == "kind" || slices.Index(fields, f) != i {
+				t.Errorf("%s: field %s is kind or listed twice in %v", name, f, fields)
+			}
 		}
 		for _, f := range clientCommonFields {
-			if !slices.Contains(k.fields, f) {
-				t.Errorf("%s: no %s field, which every kind has (traffic.Holding)", k.name, f)
+			if !slices.Contains(fields, f) {
+				t.Errorf("%s: no %s field, which every kind has (traffic.Holding)", name, f)
 			}
 		}
-		if k.decode == nil || k.settings == nil || k.start == nil || k.key == nil || k.model == 0 || len(k.ops) == 0 {
-			t.Errorf("%s: incomplete row", k.name)
-			continue
+		if w.Model() == 0 || len(w.Ops()) == 0 {
+			t.Errorf("%s: no model or no ops", name)
 		}
-		st := k.settings(&Algorithm{})
+		if b := w.DefaultBelief(); b != traffic.BeliefCareful && b != traffic.BeliefTrusting {
+			t.Errorf("%s: default belief %q", name, b)
+		}
+		st := w.settings()
 		if st.holding == nil {
-			t.Errorf("%s: settings without the holding", k.name)
+			t.Errorf("%s: settings without the holding", name)
 		}
-		if (st.ttl != nil) != (k.ttlRule != nil) || (st.ttl != nil) != slices.Contains(k.fields, "ttl") {
-			t.Errorf("%s: ttl setting %v, TTL rule %v, ttl field %v: want all or none", k.name, st.ttl != nil, k.ttlRule != nil, slices.Contains(k.fields, "ttl"))
+		if (st.ttl != nil) != (st.ttlRule != nil) || (st.ttl != nil) != slices.Contains(fields, "ttl") {
+			t.Errorf("%s: ttl setting %v, TTL rule %v, ttl field %v: want all or none", name, st.ttl != nil, st.ttlRule != nil, slices.Contains(fields, "ttl"))
 		}
-		if (st.owner != nil) != slices.Contains(k.fields, "owners") {
-			t.Errorf("%s: owner settings %v but owners field %v", k.name, st.owner != nil, slices.Contains(k.fields, "owners"))
+		if (st.owner != nil) != slices.Contains(fields, "owners") {
+			t.Errorf("%s: owner settings %v but owners field %v", name, st.owner != nil, slices.Contains(fields, "owners"))
 		}
-		if k.realOnly {
+		if (st.extendEvery != nil) != slices.Contains(fields, "extend_every") {
+			t.Errorf("%s: extend_every setting %v but field %v", name, st.extendEvery != nil, slices.Contains(fields, "extend_every"))
+		}
+		if _, only := w.(realOnly); only {
 			// A peer library's baseline runs on real servers only
 			// (internal/realrun's TestPeerScenarios).
-			if _, err := os.Stat("../scenarios/peers/baseline-" + k.name + ".yaml"); err != nil {
-				t.Errorf("%s: no baseline scenario: %v", k.name, err)
+			if _, err := os.Stat("../scenarios/peers/baseline-" + name + ".yaml"); err != nil {
+				t.Errorf("%s: no baseline scenario: %v", name, err)
 			}
-		} else if _, err := fs.Stat(scenarios.FS, "baseline-"+k.name+".yaml"); err != nil {
-			t.Errorf("%s: no baseline scenario: %v", k.name, err)
+		} else if _, err := fs.Stat(scenarios.FS, "baseline-"+name+".yaml"); err != nil {
+			t.Errorf("%s: no baseline scenario: %v", name, err)
 		}
 	}
 	// Before the kind is known the section may hold any kind's field, each
@@ -59,6 +82,37 @@ func TestAlgorithmTable(t *testing.T) {
 	_, err := Parse("bad.yaml", []byte(strings.Replace(good, "  ttl: 1s", "  ttl: 1s\n  ttl_ms: 5", 1)))
 	if want := "bad.yaml:14: algorithm.ttl_ms: unknown field (want one of kind, group, key, ttl, "; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want prefix %s", err, want)
+	}
+}
+
+// TestKindNamesOneSpelling: every kind's workload names itself in its own
+// errors as scenario files name the kind (one spelling of each name, which
+// the loader's errors, the JSON and the reports use too): a workload
+// started without a client says "<kind>: nil client".
+func TestKindNamesOneSpelling(t *testing.T) {
+	for _, row := range algorithms {
+		w := row()
+		err := w.StartWorkload(nil, nil)
+		if want := " " + w.Kind() + ": nil client"; err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: error %v, want one ending %q", w.Kind(), err, want)
+		}
+	}
+}
+
+// TestWithCopiesTheConfig: a client's settings (With) change a copy of the
+// algorithm's config, never the section's own.
+func TestWithCopiesTheConfig(t *testing.T) {
+	s, err := Parse("good.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := 7 * time.Second
+	a := s.Algorithm.With(ClientSettings{Hold: &hold})
+	if a.Workload == s.Algorithm.Workload || a.Workload.settings().holding.Hold != hold {
+		t.Fatalf("With gave the section's own config, or did not apply the hold")
+	}
+	if got := s.Algorithm.Workload.settings().holding.Hold; got == hold {
+		t.Errorf("the section's hold became the client's %v", got)
 	}
 }
 

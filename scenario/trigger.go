@@ -84,7 +84,7 @@ func (d *decoder) opSelector(s *Scenario, t *obj, tf string) setup.OpSelector {
 	}
 	a := s.Algorithm
 	if t.required("op") {
-		ops := a.desc().ops
+		ops := a.Workload.Ops()
 		sel.Op = t.str("op", "")
 		if d.err == nil && !slices.Contains(ops, sel.Op) {
 			d.failf(t.at("op"), join(tf, "op"), "unknown op %q (algorithm %s records %s)", sel.Op, a.Kind, strings.Join(ops, ", "))

@@ -13,10 +13,11 @@ import (
 type Belief string
 
 // Belief models. The zero value, BeliefDefault, is each workload's default:
-// the model that matches how its lock's API is documented to be used (see
-// DefaultBelief).
+// the model that matches how its lock's API is documented to be used, which
+// the workload's config says (its DefaultBelief method, with the reason).
 const (
-	// BeliefDefault is the algorithm's default model (DefaultBelief).
+	// BeliefDefault is the workload's default model (its config's
+	// DefaultBelief).
 	BeliefDefault Belief = ""
 	// BeliefCareful: with an explicit lease, the holder's validity estimate
 	// runs from the acquire's call for the lease (for the spec's RedLock,
@@ -36,47 +37,13 @@ const (
 	BeliefTrusting Belief = "trusting"
 )
 
-// Workload kinds, as DefaultBelief names them.
-const (
-	KindSimple          = "simple"
-	KindReentrant       = "reentrant"
-	KindFenced          = "fenced"
-	KindReadWrite       = "rwlock"
-	KindRedLockSpec     = "redlock-spec"
-	KindRedLockRedisson = "redlock-redisson"
-)
-
-// DefaultBelief is the belief model of a workload kind when its config
-// leaves Belief empty: the model that matches how the lock's API is
-// documented to be used.
-//
-//   - simple: careful. lock.SimpleLock.TryLock returns a SimpleLease whose
-//     ValidUntil is the call plus the TTL, documented as the instant after
-//     which the holder must assume the lock is gone.
-//   - redlock-spec: careful. The spec's acquire returns a validity (TTL
-//     minus the elapsed time minus the drift allowance) that the user is
-//     told to respect; redlock.Lease.ValidUntil is that instant.
-//   - reentrant, fenced, rwlock, redlock-redisson: trusting. Redisson's
-//     tryLock(wait, lease) returns only true or false, its lock(lease)
-//     nothing; nothing in the API measures the time the acquire took, and
-//     Redisson itself never checks it (its RedLock's tryLock includes no
-//     elapsed-time check either), so a user does the work once it returns
-//     true. With the watchdog, Redisson offers no notification that a
-//     renewal found the lock gone.
-func DefaultBelief(kind string) Belief {
-	switch kind {
-	case KindReentrant, KindFenced, KindReadWrite, KindRedLockRedisson:
-		return BeliefTrusting
-	}
-	return BeliefCareful
-}
-
-// resolve returns the model to use: b, or kind's default when b is empty;
-// an unknown model is an error.
-func (b Belief) resolve(kind, client string) (Belief, error) {
+// resolve returns the model to use: b, or def (the workload's default)
+// when b is empty; an unknown model is an error naming the workload's kind
+// and the client.
+func (b Belief) resolve(def Belief, kind, client string) (Belief, error) {
 	switch b {
 	case BeliefDefault:
-		return DefaultBelief(kind), nil
+		return def, nil
 	case BeliefCareful, BeliefTrusting:
 		return b, nil
 	}

@@ -341,16 +341,23 @@ func TestBeliefBadConfigs(t *testing.T) {
 	}
 }
 
-// TestDefaultBelief pins each kind's default model (the doc comment of
-// traffic.DefaultBelief gives the reasons).
+// TestDefaultBelief pins each workload's default model (its config's
+// DefaultBelief gives the reason): careful where the lock's API returns a
+// validity, trusting for the Redisson locks, whose API returns none.
 func TestDefaultBelief(t *testing.T) {
-	for kind, want := range map[string]traffic.Belief{
-		traffic.KindSimple: traffic.BeliefCareful, traffic.KindRedLockSpec: traffic.BeliefCareful,
-		traffic.KindReentrant: traffic.BeliefTrusting, traffic.KindFenced: traffic.BeliefTrusting,
-		traffic.KindReadWrite: traffic.BeliefTrusting, traffic.KindRedLockRedisson: traffic.BeliefTrusting,
+	for _, c := range []struct {
+		kind      string
+		got, want traffic.Belief
+	}{
+		{traffic.KindSimple, traffic.SimpleConfig{}.DefaultBelief(), traffic.BeliefCareful},
+		{traffic.KindRedLockSpec, traffic.SpecConfig{}.DefaultBelief(), traffic.BeliefCareful},
+		{traffic.KindReentrant, traffic.ReentrantConfig{}.DefaultBelief(), traffic.BeliefTrusting},
+		{traffic.KindFenced, traffic.FencedWritesConfig{}.DefaultBelief(), traffic.BeliefTrusting},
+		{traffic.KindReadWrite, traffic.ReadWriteConfig{}.DefaultBelief(), traffic.BeliefTrusting},
+		{traffic.KindRedLockRedisson, traffic.RedissonConfig{}.DefaultBelief(), traffic.BeliefTrusting},
 	} {
-		if got := traffic.DefaultBelief(kind); got != want {
-			t.Errorf("DefaultBelief(%s) = %q, want %q", kind, got, want)
+		if c.got != c.want {
+			t.Errorf("%s's DefaultBelief = %q, want %q", c.kind, c.got, c.want)
 		}
 	}
 }

@@ -77,7 +77,8 @@ func (r *Resource) Rejected() int {
 // FencedWritesConfig is a workload of one client on a FencedLock that
 // writes to a fenced resource while it holds the lock.
 type FencedWritesConfig struct {
-	// ReentrantConfig is the lock workload; Fenced is implied.
+	// ReentrantConfig is the lock workload; Fenced is implied. Its
+	// DefaultBelief is this workload's.
 	ReentrantConfig
 	// Resource receives the writes; shared by the clients of one world.
 	Resource *Resource
@@ -89,6 +90,13 @@ type FencedWritesConfig struct {
 	WriteLatency time.Duration
 }
 
+// KindFenced is the fenced-writes workload's kind: its name in scenario
+// files (algorithm.kind) and in errors.
+const KindFenced = "fenced"
+
+// fencedNames are FencedWrites's names; its stream keeps its first name.
+var fencedNames = names{kind: KindFenced, stream: "fenced-writes"}
+
 // FencedWrites starts a process on c that loops as Reentrant does, with a
 // FencedLock, and during each holding makes Writes writes to the resource
 // carrying the holding's latest fencing token. Each is a "write" op record
@@ -96,7 +104,7 @@ type FencedWritesConfig struct {
 // accepted, fail when rejected as stale). The writer does not check its own
 // validity before writing: the resource's check is what protects it.
 func FencedWrites(c Client, cfg FencedWritesConfig) error {
-	const kind = "fenced-writes"
+	const kind = KindFenced
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
@@ -113,7 +121,7 @@ func FencedWrites(c Client, cfg FencedWritesConfig) error {
 		return err
 	}
 	cfg.Fenced = true
-	lp, lc, err := newOwnerLoop(c, kind, KindFenced, cfg.ReentrantConfig)
+	lp, lc, err := newOwnerLoop(c, fencedNames, cfg.DefaultBelief(), cfg.ReentrantConfig)
 	if err != nil {
 		return err
 	}

@@ -29,25 +29,25 @@ type Holding struct {
 	// holder that holds once); 0 means no limit. Refused acquires do not
 	// count.
 	Holds int
-	// Belief is the holders' belief model; empty means the workload kind's
-	// DefaultBelief.
+	// Belief is the holders' belief model; empty means the workload's
+	// default (its config's DefaultBelief).
 	Belief Belief
 }
 
 // Check validates h for a workload of kind (its name in errors) on client
-// and returns the belief model to use: h's, or beliefKind's default
-// (DefaultBelief; careful for a kind it does not know) when h leaves it
-// empty. Workloads outside this package (the peer libraries' loops) use it
-// so that their settings are judged as every workload's are.
-func (h Holding) Check(kind, beliefKind, client string) (Belief, error) {
-	return h.check(kind, beliefKind, client)
+// and returns the belief model to use: h's, or def (the workload's
+// default) when h leaves it empty. Workloads outside this package (the
+// peer libraries' loops) use it so that their settings are judged as every
+// workload's are.
+func (h Holding) Check(kind string, def Belief, client string) (Belief, error) {
+	return h.check(kind, def, client)
 }
 
 // check validates h for a workload of kind (its name in errors) on client,
 // after the workload's own durations first (named in errors in that
-// order), and returns the belief model to use: h's, or beliefKind's
-// default when h leaves it empty.
-func (h Holding) check(kind, beliefKind, client string, first ...dur) (Belief, error) {
+// order), and returns the belief model to use: h's, or def when h leaves
+// it empty.
+func (h Holding) check(kind string, def Belief, client string, first ...dur) (Belief, error) {
 	ds := append(first, dur{"hold", h.Hold}, dur{"think", h.Think}, dur{"start", h.Start})
 	if err := checkDurations(kind, client, ds...); err != nil {
 		return "", err
@@ -55,7 +55,7 @@ func (h Holding) check(kind, beliefKind, client string, first ...dur) (Belief, e
 	if h.Holds < 0 {
 		return "", fmt.Errorf("traffic: %s on client %s: negative holds %d", kind, client, h.Holds)
 	}
-	return h.Belief.resolve(beliefKind, client)
+	return h.Belief.resolve(def, kind, client)
 }
 
 // OwnerConfig is what the owner-based workloads (Reentrant, FencedWrites,
@@ -83,11 +83,20 @@ type OwnerConfig struct {
 	Lease time.Duration
 }
 
-// newLoop validates the settings of an owner-based workload of kind (its
-// name in errors; beliefKind chooses the default belief model) on lockName
-// and returns its loop, without a lock and without starting it: the
-// checks and the loop's construction every owner-based workload shares.
-func newLoop(c Client, kind, beliefKind, lockName string, oc OwnerConfig, h Holding) (*ownerLoop, error) {
+// names are what an owner-based workload is known by. kind is its kind's
+// name, as scenario files spell it (algorithm.kind), in its errors and
+// process names. stream names the PRNG stream its loop on a lock draws
+// from ("traffic/<stream>/<lock>"): some streams carry an older name than
+// the kind's, and a stream keeps its name so that a seed draws the same
+// numbers, and so replays the same run, as it always has.
+type names struct{ kind, stream string }
+
+// newLoop validates the settings of an owner-based workload n on lockName
+// (def is its default belief model) and returns its loop, without a lock
+// and without starting it: the checks and the loop's construction every
+// owner-based workload shares.
+func newLoop(c Client, n names, def Belief, lockName string, oc OwnerConfig, h Holding) (*ownerLoop, error) {
+	kind := n.kind
 	if c == nil {
 		return nil, fmt.Errorf("traffic: %s: nil client", kind)
 	}
@@ -95,7 +104,7 @@ func newLoop(c Client, kind, beliefKind, lockName string, oc OwnerConfig, h Hold
 	if lockName == "" {
 		return nil, fmt.Errorf("traffic: %s on client %s: empty lock name", kind, name)
 	}
-	model, err := h.check(kind, beliefKind, name, dur{"wait", oc.Wait}, dur{"lease", oc.Lease})
+	model, err := h.check(kind, def, name, dur{"wait", oc.Wait}, dur{"lease", oc.Lease})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +116,7 @@ func newLoop(c Client, kind, beliefKind, lockName string, oc OwnerConfig, h Hold
 	if err != nil {
 		return nil, err
 	}
-	rng := c.Rand("traffic/" + kind + "/" + lockName)
+	rng := c.Rand("traffic/" + n.stream + "/" + lockName)
 	return &ownerLoop{
 		c: c, rt: c.Runtime(), lockName: lockName,
 		owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},

@@ -27,17 +27,29 @@ type RedissonConfig struct {
 	// Lease those of Redisson.TryLock. With the watchdog (Lease 0), under
 	// the careful model the belief ends ("expire", "lost") when the members'
 	// watchdogs have reported so many of the holding's members lost that
-	// fewer than the quorum remain. Belief's default is
-	// DefaultBelief(KindRedLockRedisson).
+	// fewer than the quorum remain. Belief's default is DefaultBelief's.
 	OwnerConfig
 	Holding
 }
 
+// KindRedLockRedisson is the workload's kind on Redisson's RedLock: its
+// name in scenario files (algorithm.kind) and in errors.
+const KindRedLockRedisson = "redlock-redisson"
+
+// redissonNames are RedissonRedLock's names; its stream keeps its first
+// name.
+var redissonNames = names{kind: KindRedLockRedisson, stream: "redisson-redlock"}
+
+// DefaultBelief is trusting, as for every Redisson lock
+// (ReentrantConfig.DefaultBelief): Redisson's RedLock's tryLock checks no
+// elapsed time and returns only true or false.
+func (RedissonConfig) DefaultBelief() Belief { return BeliefTrusting }
+
 // RedissonRedLock starts a process on c that loops as Reentrant does, on a
 // Redisson RedLock over Groups; op records are those of Reentrant.
 func RedissonRedLock(c Client, cfg RedissonConfig) error {
-	const kind = "redisson-redlock"
-	lp, err := newLoop(c, kind, KindRedLockRedisson, cfg.Lock, cfg.OwnerConfig, cfg.Holding)
+	const kind = KindRedLockRedisson
+	lp, err := newLoop(c, redissonNames, cfg.DefaultBelief(), cfg.Lock, cfg.OwnerConfig, cfg.Holding)
 	if err != nil {
 		return err
 	}

@@ -30,10 +30,27 @@ type ReentrantConfig struct {
 	// OwnerConfig says who holds, how deep, and each acquire's wait and
 	// lease.
 	OwnerConfig
-	// Holding is the loop's rhythm; Belief's default is
-	// DefaultBelief(KindReentrant), or KindFenced's when Fenced.
+	// Holding is the loop's rhythm; Belief's default is DefaultBelief's.
 	Holding
 }
+
+// KindReentrant is the reentrant workload's kind: its name in scenario
+// files (algorithm.kind) and in errors.
+const KindReentrant = "reentrant"
+
+// reentrantNames are Reentrant's names (fenced or not), its stream's the
+// kind's.
+var reentrantNames = names{kind: KindReentrant, stream: "reentrant"}
+
+// DefaultBelief is the model of a holder of a Redisson lock (this config's,
+// fenced or not, and the other Redisson-style workloads': FencedWrites,
+// ReadWrite, RedissonRedLock): trusting. Redisson's tryLock(wait, lease)
+// returns only true or false, its lock(lease) nothing; nothing in the API
+// measures the time the acquire took, and Redisson itself never checks it
+// (its RedLock's tryLock includes no elapsed-time check either), so a user
+// does the work once it returns true. With the watchdog, Redisson offers no
+// notification that a renewal found the lock gone.
+func (ReentrantConfig) DefaultBelief() Belief { return BeliefTrusting }
 
 // Reentrant starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): pick an owner, acquire
@@ -43,37 +60,33 @@ type ReentrantConfig struct {
 // Result the fencing token for a FencedLock), "release", and "expire" op
 // records as package checker describes them.
 func Reentrant(c Client, cfg ReentrantConfig) error {
-	kind := KindReentrant
-	if cfg.Fenced {
-		kind = KindFenced
-	}
 	if len(cfg.Locks) > 0 {
-		return reentrantLocks(c, kind, cfg)
+		return reentrantLocks(c, cfg)
 	}
-	lp, lc, err := newOwnerLoop(c, "reentrant", kind, cfg)
+	lp, lc, err := newOwnerLoop(c, reentrantNames, cfg.DefaultBelief(), cfg)
 	if err != nil {
 		return err
 	}
 	lp.l = reentrantLock(lc, cfg)
-	c.Go("reentrant:"+cfg.Lock, lp.run)
+	c.Go(KindReentrant+":"+cfg.Lock, lp.run)
 	return nil
 }
 
 // reentrantLocks is Reentrant on cfg.Locks: a loop per lock, all on one
 // lock.Client, whose OnLost reports to the loop of the lock named.
-func reentrantLocks(c Client, kind string, cfg ReentrantConfig) error {
+func reentrantLocks(c Client, cfg ReentrantConfig) error {
 	loops := make([]*ownerLoop, len(cfg.Locks))
 	for i, name := range cfg.Locks {
 		if slices.Index(cfg.Locks, name) != i {
-			return fmt.Errorf("traffic: reentrant on client %s: lock %q listed twice", c.Name(), name)
+			return fmt.Errorf("traffic: %s on client %s: lock %q listed twice", KindReentrant, c.Name(), name)
 		}
-		lp, err := newLoop(c, "reentrant", kind, name, cfg.OwnerConfig, cfg.Holding)
+		lp, err := newLoop(c, reentrantNames, cfg.DefaultBelief(), name, cfg.OwnerConfig, cfg.Holding)
 		if err != nil {
 			return err
 		}
 		loops[i] = lp
 	}
-	lc, err := ownerClient(c, "reentrant", cfg, loops[0].rt, func(name, owner string) {
+	lc, err := ownerClient(c, KindReentrant, cfg, loops[0].rt, func(name, owner string) {
 		if i := slices.Index(cfg.Locks, name); i >= 0 {
 			loops[i].lost(name, owner)
 		}
@@ -85,20 +98,20 @@ func reentrantLocks(c Client, kind string, cfg ReentrantConfig) error {
 		one := cfg
 		one.Lock = cfg.Locks[i]
 		lp.watchdog, lp.l = lc.WatchdogTimeout(), reentrantLock(lc, one)
-		c.Go("reentrant:"+one.Lock, lp.run)
+		c.Go(KindReentrant+":"+one.Lock, lp.run)
 	}
 	return nil
 }
 
 // newOwnerLoop validates cfg and builds the loop and its lock.Client (whose
-// OnLost reports to the loop), without a lock and without starting it. kind
-// names the workload in errors; beliefKind chooses the default belief model.
-func newOwnerLoop(c Client, kind, beliefKind string, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
-	lp, err := newLoop(c, kind, beliefKind, cfg.Lock, cfg.OwnerConfig, cfg.Holding)
+// OnLost reports to the loop), without a lock and without starting it. n
+// names the workload (newLoop); def is its default belief model.
+func newOwnerLoop(c Client, n names, def Belief, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
+	lp, err := newLoop(c, n, def, cfg.Lock, cfg.OwnerConfig, cfg.Holding)
 	if err != nil {
 		return nil, nil, err
 	}
-	lc, err := ownerClient(c, kind, cfg, lp.rt, lp.lost)
+	lc, err := ownerClient(c, n.kind, cfg, lp.rt, lp.lost)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -22,10 +22,22 @@ type ReadWriteConfig struct {
 	// that the holding takes the read half; otherwise the write half.
 	ReadRatio float64
 	// OwnerConfig and Holding are as in ReentrantConfig; a holding takes
-	// one half Depth times. Belief's default is DefaultBelief(KindReadWrite).
+	// one half Depth times. Belief's default is DefaultBelief's.
 	OwnerConfig
 	Holding
 }
+
+// KindReadWrite is the read-write workload's kind: its name in scenario
+// files (algorithm.kind) and in errors.
+const KindReadWrite = "rwlock"
+
+// readWriteNames are ReadWrite's names; its stream keeps its first name.
+var readWriteNames = names{kind: KindReadWrite, stream: "read-write"}
+
+// DefaultBelief is trusting, as for every Redisson lock
+// (ReentrantConfig.DefaultBelief): the read and write locks' tryLock return
+// only true or false.
+func (ReadWriteConfig) DefaultBelief() Belief { return BeliefTrusting }
 
 // ReadWrite starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): pick an owner and a
@@ -34,14 +46,14 @@ type ReadWriteConfig struct {
 // recorded as "acquire-read" and "release-read", writes as "acquire" and
 // "release"; "expire" as in Reentrant.
 func ReadWrite(c Client, cfg ReadWriteConfig) error {
-	const kind = "read-write"
+	const kind = KindReadWrite
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	if err := checkRatio(kind, c.Name(), cfg.ReadRatio); err != nil {
 		return err
 	}
-	lp, lc, err := newOwnerLoop(c, kind, KindReadWrite, ReentrantConfig{
+	lp, lc, err := newOwnerLoop(c, readWriteNames, cfg.DefaultBelief(), ReentrantConfig{
 		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options, OwnerConfig: cfg.OwnerConfig, Holding: cfg.Holding,
 	})
 	if err != nil {

@@ -26,11 +26,20 @@ type SimpleConfig struct {
 	PlainSetNX bool
 	// NoReleaseLatch releases without the latch (lock.SimpleOptions).
 	NoReleaseLatch bool
-	// Holding is the loop's rhythm. Belief's default is
-	// DefaultBelief(KindSimple), careful: the TTL from the acquire's call
-	// (lock.SimpleLease.ValidUntil). Trusting counts it from the reply.
+	// Holding is the loop's rhythm. Belief's default is DefaultBelief's,
+	// careful: the TTL from the acquire's call (lock.SimpleLease.ValidUntil).
+	// Trusting counts it from the reply.
 	Holding
 }
+
+// KindSimple is SimpleLock's workload kind: its name in scenario files
+// (algorithm.kind) and in errors.
+const KindSimple = "simple"
+
+// DefaultBelief is careful: lock.SimpleLock.TryLock returns a SimpleLease
+// whose ValidUntil is the call plus the TTL, documented as the instant
+// after which the holder must assume the lock is gone.
+func (SimpleConfig) DefaultBelief() Belief { return BeliefCareful }
 
 // SimpleLock starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): try the lock, hold it for Hold, release
@@ -39,12 +48,12 @@ type SimpleConfig struct {
 // validity estimate (Belief) runs out before the release, with the belief
 // machinery the other workloads use.
 func SimpleLock(c Client, cfg SimpleConfig) error {
-	const kind = "simple"
+	const kind = KindSimple
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	name := c.Name()
-	model, err := cfg.Holding.check(kind, KindSimple, name)
+	model, err := cfg.Holding.check(kind, cfg.DefaultBelief(), name)
 	if err != nil {
 		return err
 	}

@@ -30,12 +30,26 @@ type SpecConfig struct {
 	// estimate that ran out meanwhile, ends the holding: "expire" (Detail
 	// "extend-failed" for the former), then the release. 0: no extensions.
 	ExtendEvery time.Duration
-	// Holding is the loop's rhythm. Belief's default is
-	// DefaultBelief(KindRedLockSpec), careful: the lease's own validity,
-	// TTL − elapsed − drift, counted from the acquire's call
-	// (redlock.Lease.ValidUntil). Trusting counts the TTL from the reply.
+	// Holding is the loop's rhythm. Belief's default is DefaultBelief's,
+	// careful: the lease's own validity, TTL − elapsed − drift, counted from
+	// the acquire's call (redlock.Lease.ValidUntil). Trusting counts the TTL
+	// from the reply.
 	Holding
 }
+
+// KindRedLockSpec is the workload's kind on the spec's RedLock: its name
+// in scenario files (algorithm.kind) and in errors.
+const KindRedLockSpec = "redlock-spec"
+
+// specStream is the PRNG stream SpecRedLock's loop on a key draws from
+// ("traffic/<specStream>/<key>"): its first name, kept so that a seed
+// replays the same run.
+const specStream = "spec-redlock"
+
+// DefaultBelief is careful: the spec's acquire returns a validity (TTL
+// minus the elapsed time minus the drift allowance) that the user is told
+// to respect; redlock.Lease.ValidUntil is that instant.
+func (SpecConfig) DefaultBelief() Belief { return BeliefCareful }
 
 // SpecRedLock starts a process on c that, after Start, loops (forever, or
 // until Holds holdings are done): acquire, hold for Hold (extending every
@@ -46,12 +60,12 @@ type SpecConfig struct {
 // held" for want of a majority may still have deleted some), and "expire"
 // when the holder's validity estimate (Belief) runs out before the release.
 func SpecRedLock(c Client, cfg SpecConfig) error {
-	const kind = "spec-redlock"
+	const kind = KindRedLockSpec
 	if c == nil {
 		return fmt.Errorf("traffic: %s: nil client", kind)
 	}
 	name := c.Name()
-	model, err := cfg.Holding.check(kind, KindRedLockSpec, name, dur{"extend interval", cfg.ExtendEvery})
+	model, err := cfg.Holding.check(kind, cfg.DefaultBelief(), name, dur{"extend interval", cfg.ExtendEvery})
 	if err != nil {
 		return err
 	}
@@ -64,7 +78,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	if err != nil {
 		return fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
 	}
-	rng := c.Rand("traffic/" + kind + "/" + cfg.Key)
+	rng := c.Rand("traffic/" + specStream + "/" + cfg.Key)
 	think := Thinker(rng, cfg.Think)
 	ttl := s.Options().TTL
 	detail := history.LeaseDetail(ttl, 0)
