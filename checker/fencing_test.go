@@ -15,6 +15,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -132,14 +133,14 @@ func TestFencingTokenReusedAfterFailover(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, failover := range []bool{false, true} {
 		w := sim.New(1)
-		_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 		must(t, err)
-		_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(10 * time.Second)})
+		_, err = w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(10 * time.Second)})
 		must(t, err)
 		res := traffic.NewResource("db")
 		tokens := map[string]int64{}
 		for i, name := range []string{"c1", "c2"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond)})
+			c, err := w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(time.Millisecond)})
 			must(t, err)
 			conn, _ := c.Conn("m1")
 			lc, err := lock.New(conn, c.Runtime(), lock.Options{ID: name})

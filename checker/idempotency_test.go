@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,7 +32,7 @@ func TestCheckUnlockIdempotency(t *testing.T) {
 			err = l.Unlock(ctx, "a")
 			op.End(outcomeOf(err), "")
 		})
-		must(t, w.Net().AddRule(sim.Rule{Name: "drop the unlock reply", From: 2 * time.Second, Until: 2100 * time.Millisecond, Client: "c1", DropReply: 1}))
+		must(t, w.Net().AddRule(setup.Rule{Name: "drop the unlock reply", From: 2 * time.Second, Until: 2100 * time.Millisecond, Client: "c1", DropReply: 1}))
 		must(t, w.Run(time.Minute))
 		w.Close()
 		v := checker.Check(w.History().Records(), w.Now())
@@ -49,10 +50,10 @@ func TestCheckPlainDelRelease(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, unsafe := range []bool{true, false} {
 		w := sim.New(1)
-		_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 		must(t, err)
 		for i, name := range []string{"c1", "c2"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond)})
+			c, err := w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(time.Millisecond)})
 			must(t, err)
 			conn, _ := c.Conn("m1")
 			l, err := lock.NewSimpleLock(conn, c.Runtime(), "lk", lock.SimpleOptions{TTL: time.Second, UnsafeDelRelease: unsafe})
@@ -101,11 +102,11 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 		wantIU bool
 	}{{"delay", true, false}, {"lose-reply", true, true}, {"lose-reply", false, false}} {
 		w := sim.New(1)
-		_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 		must(t, err)
 		var released history.Outcome
 		for i, name := range []string{"c1", "c2"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond), Timeout: 300 * time.Millisecond, Retry: sim.GoRedisRetry})
+			c, err := w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(time.Millisecond), Timeout: 300 * time.Millisecond, Retry: setup.GoRedisRetry})
 			must(t, err)
 			conn, _ := c.Conn("m1")
 			opts := lock.SimpleOptions{TTL: time.Second, NoReleaseLatch: true}
@@ -142,9 +143,9 @@ func TestCheckDelayedReleaseIsJudgedWhenItLands(t *testing.T) {
 				}
 			})
 		}
-		rule := sim.Rule{Name: "delay c1's release", From: 900 * time.Millisecond, Until: 950 * time.Millisecond, Client: "c1", DelayP: 1, Delay: sim.Fixed(500 * time.Millisecond)}
+		rule := setup.Rule{Name: "delay c1's release", From: 900 * time.Millisecond, Until: 950 * time.Millisecond, Client: "c1", DelayP: 1, Delay: setup.Fixed(500 * time.Millisecond)}
 		if tc.fault == "lose-reply" {
-			rule = sim.Rule{Name: "lose c1's release reply", From: 900 * time.Millisecond, Until: 950 * time.Millisecond, Client: "c1", DropReply: 1}
+			rule = setup.Rule{Name: "lose c1's release reply", From: 900 * time.Millisecond, Until: 950 * time.Millisecond, Client: "c1", DropReply: 1}
 		}
 		must(t, w.Net().AddRule(rule))
 		must(t, w.Run(time.Minute))

@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -455,20 +456,20 @@ func TestVisualize(t *testing.T) {
 // (replication lag lag), three clients looping on SimpleLock "lk" (10 s TTL)
 // with go-redis's retries.
 func linSimpleWorld(t *testing.T, seed uint64, lag time.Duration) *sim.World {
-	return linSimpleWorldRetry(t, seed, lag, sim.GoRedisRetry)
+	return linSimpleWorldRetry(t, seed, lag, setup.GoRedisRetry)
 }
 
-func linSimpleWorldRetry(t *testing.T, seed uint64, lag time.Duration, retry sim.RetryPolicy) *sim.World {
+func linSimpleWorldRetry(t *testing.T, seed uint64, lag time.Duration, retry setup.RetryPolicy) *sim.World {
 	t.Helper()
 	w := sim.New(seed)
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+	if _, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: retry, Timeout: 500 * time.Millisecond})
+		c, err := w.AddClient(setup.ClientConfig{Name: name, Retry: retry, Timeout: 500 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +517,7 @@ func TestLinearizableSimulatedSimpleLock(t *testing.T) {
 // behaves as its model says.
 func TestLinearizableSimulatedLostMessages(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
-		w := linSimpleWorldRetry(t, seed, 10*time.Millisecond, sim.NoRetry)
+		w := linSimpleWorldRetry(t, seed, 10*time.Millisecond, setup.NoRetry)
 		sched, err := faults.Draw(w, faults.Rates{DropRequest: 0.05, DropReply: 0.05}, 60*time.Second)
 		if err != nil {
 			t.Fatal(err)

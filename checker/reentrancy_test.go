@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -25,7 +26,7 @@ func TestCheckReentrancy(t *testing.T) {
 			op.End(outcomeOf(err), "")
 			_ = rt.Sleep(ctx, 5*time.Second)
 		})
-		must(t, w.Net().AddRule(sim.Rule{Name: "slow acquire", From: time.Second, Until: time.Second + time.Millisecond, Client: "c1", DelayP: 1, Delay: sim.Fixed(time.Second)}))
+		must(t, w.Net().AddRule(setup.Rule{Name: "slow acquire", From: time.Second, Until: time.Second + time.Millisecond, Client: "c1", DelayP: 1, Delay: setup.Fixed(time.Second)}))
 		must(t, w.Run(time.Minute))
 		w.Close()
 		v := checker.Check(w.History().Records(), w.Now())

@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -93,11 +94,11 @@ func TestResurrectedLockSimulated(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, failover := range []bool{false, true} {
 		w := sim.New(1)
-		_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 		must(t, err)
-		_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(100 * time.Millisecond)})
+		_, err = w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(100 * time.Millisecond)})
 		must(t, err)
-		c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(time.Millisecond)})
+		c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(time.Millisecond)})
 		must(t, err)
 		conn, _ := c.Conn("m1")
 		lc, err := lock.New(conn, c.Runtime(), lock.Options{ID: "c1"})

@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -31,12 +32,12 @@ func kinds(v checker.Verdict) []checker.Kind { return v.Kinds() }
 func simpleF0(t *testing.T, lag time.Duration, failover bool) *sim.World {
 	t.Helper()
 	w := sim.New(1)
-	_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 	must(t, err)
-	_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)})
+	_, err = w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)})
 	must(t, err)
 	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
+		c, err := w.AddClient(setup.ClientConfig{Name: name, Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond})
 		must(t, err)
 		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
 			Holding: traffic.Holding{Hold: 2 * time.Second, Think: 100 * time.Millisecond}}))
@@ -77,9 +78,9 @@ func TestCheckF0(t *testing.T) {
 func lockWorld(t *testing.T, opts lock.Options, body func(ctx context.Context, c *sim.Client, l *lock.Lock, rt lock.Runtime)) *sim.World {
 	t.Helper()
 	w := sim.New(1)
-	_, err := w.AddNode(sim.NodeConfig{Name: "m1"})
+	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
 	must(t, err)
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(time.Millisecond), Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(time.Millisecond), Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond})
 	must(t, err)
 	conn, _ := c.Conn("m1")
 	opts.ID = "c1"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/compare"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -297,7 +298,7 @@ func checkReplays(t *testing.T, readme []byte, path func(string) string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := s.Run(seed)
+		r, err := simrun.Run(s, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

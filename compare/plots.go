@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 )
@@ -47,7 +48,7 @@ func (r *reportWriter) timeline(c *Cell, ce *Counterexample, name string) error 
 	if err := r.ctx.Err(); err != nil {
 		return err // interrupted: the replays are what takes time
 	}
-	res, err := c.Scenario.Run(ce.Seed)
+	res, err := simrun.Run(c.Scenario, ce.Seed)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
@@ -312,7 +313,7 @@ func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOut
 // runs it, or when.
 func runJob(jobs []job, i int) (RunOutcome, error) {
 	j := jobs[i]
-	r, err := j.cell.Scenario.Run(j.seed)
+	r, err := simrun.Run(j.cell.Scenario, j.seed)
 	if err != nil {
 		return RunOutcome{}, err
 	}

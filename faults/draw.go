@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Rates describes random faults. Event rates are per minute of world time
@@ -21,21 +21,21 @@ type Rates struct {
 	// Crash is crashes per minute of each node; each restarts after a draw
 	// from CrashDown (default fixed 1 s).
 	Crash     float64
-	CrashDown sim.Dist
+	CrashDown setup.Dist
 	// Pause is pauses per minute of each client, each lasting a draw from
 	// PauseFor (default uniform 0.5-5 s).
 	Pause    float64
-	PauseFor sim.Dist
+	PauseFor setup.Dist
 	// ClockJump is clock jumps per minute of each node and each client, by a
 	// draw from JumpBy (default uniform 1-10 s), forward or backward with
 	// equal odds.
 	ClockJump float64
-	JumpBy    sim.Dist
+	JumpBy    setup.Dist
 	// Partition is partitions per minute of each node and each client that
 	// isolate it from everything else for a draw from PartitionFor (default
 	// uniform 0.5-5 s).
 	Partition    float64
-	PartitionFor sim.Dist
+	PartitionFor setup.Dist
 	// DriftPPM bounds a constant drift drawn uniformly in [-DriftPPM,
 	// +DriftPPM] for every node and client at time zero.
 	DriftPPM int64
@@ -43,7 +43,7 @@ type Rates struct {
 	DropRequest, DropReply, DropPush, Duplicate float64
 	// DelayP delays a message by a draw from Delay (default uniform 0-1 s).
 	DelayP float64
-	Delay  sim.Dist
+	Delay  setup.Dist
 }
 
 func (r Rates) validate() error {
@@ -68,7 +68,7 @@ func (r Rates) validate() error {
 	}
 	for _, d := range []struct {
 		name string
-		d    sim.Dist
+		d    setup.Dist
 	}{{"crash_down", r.CrashDown}, {"pause_for", r.PauseFor}, {"jump_by", r.JumpBy}, {"partition_for", r.PartitionFor}, {"delay", r.Delay}} {
 		if err := d.d.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
@@ -84,18 +84,38 @@ func (r Rates) validate() error {
 // arrival gaps approach the clock's resolution.
 const MaxRate = 60_000
 
-func orDefault(d, def sim.Dist) sim.Dist {
-	if d == (sim.Dist{}) {
+func orDefault(d, def setup.Dist) setup.Dist {
+	if d == (setup.Dist{}) {
 		return def
 	}
 	return d
 }
 
-// Draw draws a schedule for a run of length dur on w's topology from the
-// world's seed: failovers, crashes, pauses, then each endpoint's clock
+// Topology is what Draw reads of a run: its nodes, clients and
+// replication groups, and its PRNG streams by component name. Draw
+// takes nothing else, so that a schedule depends only on the topology and
+// the seed behind the streams (the simulation, *sim.World, is one).
+type Topology interface {
+	// Nodes, Clients and Groups name the run's nodes, clients and
+	// replication groups (a group by its first master's name), each in
+	// an order the topology fixes (the simulation's: creation order).
+	Nodes() []string
+	Clients() []string
+	Groups() []string
+	// GroupSize is the number of nodes of group (master and replicas).
+	GroupSize(group string) int
+	// CheckNode returns an error when the run has no node name.
+	CheckNode(name string) error
+	// Rand is the PRNG stream of component, the same sequence for the same
+	// seed and component whatever else draws.
+	Rand(component string) *rand.Rand
+}
+
+// Draw draws a schedule for a run of length dur on w's topology from w's
+// streams: failovers, crashes, pauses, then each endpoint's clock
 // jumps, partitions and drift, then the link faults, in that order (the
 // order faults are applied in, which the histories keep).
-func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
+func Draw(w Topology, r Rates, dur time.Duration) (Schedule, error) {
 	if err := r.validate(); err != nil {
 		return nil, fmt.Errorf("faults: rates: %w", err)
 	}
@@ -117,7 +137,7 @@ func Draw(w *sim.World, r Rates, dur time.Duration) (Schedule, error) {
 
 // drawer draws the faults of one schedule.
 type drawer struct {
-	w   *sim.World
+	w   Topology
 	r   Rates
 	dur time.Duration
 }
@@ -148,7 +168,7 @@ func (d drawer) isNode(e string) bool { return d.w.CheckNode(e) == nil }
 func (d drawer) failovers() Schedule {
 	var s Schedule
 	for _, g := range d.w.Groups() {
-		if grp, _ := d.w.Group(g); grp.Size() < 2 {
+		if d.w.GroupSize(g) < 2 {
 			continue
 		}
 		for _, t := range d.arrivals(d.stream("failover", g), d.r.Failover) {
@@ -160,7 +180,7 @@ func (d drawer) failovers() Schedule {
 
 func (d drawer) crashes() Schedule {
 	var s Schedule
-	down := orDefault(d.r.CrashDown, sim.Fixed(time.Second))
+	down := orDefault(d.r.CrashDown, setup.Fixed(time.Second))
 	for _, n := range d.w.Nodes() {
 		rng := d.stream("crash", n)
 		for _, t := range d.arrivals(rng, d.r.Crash) {
@@ -172,7 +192,7 @@ func (d drawer) crashes() Schedule {
 
 func (d drawer) pauses() Schedule {
 	var s Schedule
-	pauseFor := orDefault(d.r.PauseFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	pauseFor := orDefault(d.r.PauseFor, setup.Uniform(500*time.Millisecond, 5*time.Second))
 	for _, c := range d.w.Clients() {
 		rng := d.stream("pause", c)
 		for _, t := range d.arrivals(rng, d.r.Pause) {
@@ -186,7 +206,7 @@ func (d drawer) pauses() Schedule {
 // odds.
 func (d drawer) clockJumps(e string) Schedule {
 	var s Schedule
-	jumpBy := orDefault(d.r.JumpBy, sim.Uniform(time.Second, 10*time.Second))
+	jumpBy := orDefault(d.r.JumpBy, setup.Uniform(time.Second, 10*time.Second))
 	rng := d.stream("clock-jump", e)
 	for _, t := range d.arrivals(rng, d.r.ClockJump) {
 		by := jumpBy.Sample(rng)
@@ -211,7 +231,7 @@ func (d drawer) partitions(e string, all []string) Schedule {
 		return nil
 	}
 	var s Schedule
-	partFor := orDefault(d.r.PartitionFor, sim.Uniform(500*time.Millisecond, 5*time.Second))
+	partFor := orDefault(d.r.PartitionFor, setup.Uniform(500*time.Millisecond, 5*time.Second))
 	rng := d.stream("partition", e)
 	for _, t := range d.arrivals(rng, d.r.Partition) {
 		var rest []string
@@ -248,7 +268,7 @@ func (d drawer) linkFaults() Schedule {
 		{Kind: DropReplies, P: r.DropReply},
 		{Kind: DropPushes, P: r.DropPush},
 		{Kind: Duplicate, P: r.Duplicate},
-		{Kind: Delay, P: r.DelayP, Delay: orDefault(r.Delay, sim.Uniform(0, time.Second))},
+		{Kind: Delay, P: r.DelayP, Delay: orDefault(r.Delay, setup.Uniform(0, time.Second))},
 	} {
 		if lf.P > 0 {
 			s = append(s, lf)

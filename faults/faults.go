@@ -7,7 +7,10 @@
 //
 // Each fault kind has its own file, which says what the kind needs of a
 // target (Target and its capability interfaces) and so whether a target can
-// run it (Fault.Available).
+// run it (Fault.Available). Faults speak package setup's vocabulary
+// (setup.OpSelector, setup.Rule, setup.Dist) and import no backend, so that
+// the real one links no simulation; sim's tests assert that *sim.World is a
+// Target with every capability, and a Topology Draw draws from.
 //
 // Applying validates everything first (unknown node, negative duration,
 // probability outside [0,1]) and returns an error naming the fault, so a bad

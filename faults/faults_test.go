@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -22,11 +23,11 @@ import (
 func topology(t *testing.T, seed uint64) *sim.World {
 	t.Helper()
 	w := sim.New(seed)
-	check(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	check(t, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(10 * time.Millisecond)})))
-	check(t, err1(w.AddNode(sim.NodeConfig{Name: "m2"})))
-	check(t, err1(w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(time.Millisecond), Timeout: 200 * time.Millisecond})))
-	check(t, err1(w.AddClient(sim.ClientConfig{Name: "c2"})))
+	check(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	check(t, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(10 * time.Millisecond)})))
+	check(t, err1(w.AddNode(setup.NodeConfig{Name: "m2"})))
+	check(t, err1(w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(time.Millisecond), Timeout: 200 * time.Millisecond})))
+	check(t, err1(w.AddClient(setup.ClientConfig{Name: "c2"})))
 	return w
 }
 
@@ -349,7 +350,7 @@ func TestDrawRejectsInvalidRates(t *testing.T) {
 		{"negative probability", faults.Rates{Duplicate: -0.1}, time.Minute, []string{"duplicate"}},
 		{"drift out of range", faults.Rates{DriftPPM: 1_000_000}, time.Minute, []string{"drift_ppm"}},
 		{"negative drift", faults.Rates{DriftPPM: -5}, time.Minute, []string{"drift_ppm"}},
-		{"bad distribution", faults.Rates{Pause: 1, PauseFor: sim.Uniform(time.Second, 0)}, time.Minute, []string{"pause_for"}},
+		{"bad distribution", faults.Rates{Pause: 1, PauseFor: setup.Uniform(time.Second, 0)}, time.Minute, []string{"pause_for"}},
 		{"zero duration", faults.Rates{Crash: 1}, 0, []string{"duration"}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
@@ -400,8 +401,8 @@ func TestDrawKeepsEachTargetOnItsOwnStream(t *testing.T) {
 	check(t, err)
 	w2 := topology(t, 5)
 	defer w2.Close()
-	check(t, err1(w2.AddClient(sim.ClientConfig{Name: "c3"})))
-	check(t, err1(w2.AddNode(sim.NodeConfig{Name: "m3"})))
+	check(t, err1(w2.AddClient(setup.ClientConfig{Name: "c3"})))
+	check(t, err1(w2.AddNode(setup.NodeConfig{Name: "m3"})))
 	s2, err := faults.Draw(w2, rates, 10*time.Minute)
 	check(t, err)
 	var kept []string

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // LinkKind is what a LinkFault does to the messages on matching links.
@@ -38,14 +38,14 @@ const (
 // Directions lists the directions.
 var Directions = []Direction{Requests, Replies, Both}
 
-func (d Direction) msgs() (sim.MsgSet, error) {
+func (d Direction) msgs() (setup.MsgSet, error) {
 	switch d {
 	case "", Both:
-		return sim.AllMessages, nil
+		return setup.AllMessages, nil
 	case Requests:
-		return sim.Requests, nil
+		return setup.Requests, nil
 	case Replies:
-		return sim.Replies | sim.Pushes, nil
+		return setup.Replies | setup.Pushes, nil
 	}
 	return 0, fmt.Errorf("unknown direction %q (want requests, replies or both)", d)
 }
@@ -59,7 +59,7 @@ type LinkFault struct {
 	Client, Node string
 	P            float64
 	// Delay is the extra delay, for Kind Delay.
-	Delay sim.Dist
+	Delay setup.Dist
 	// Direction is which messages Kind Delay delays; "" is Both. Other
 	// kinds have their direction in their kind and take none.
 	Direction Direction
@@ -119,8 +119,8 @@ func (f LinkFault) Available(t Target) error {
 }
 
 // rule is the fault as the simulation's link rule.
-func (f LinkFault) rule() (sim.Rule, error) {
-	r := sim.Rule{Name: f.Name(), From: f.From, Until: f.Until, Client: f.Client, Node: f.Node}
+func (f LinkFault) rule() (setup.Rule, error) {
+	r := setup.Rule{Name: f.Name(), From: f.From, Until: f.Until, Client: f.Client, Node: f.Node}
 	switch f.Kind {
 	case DropRequests:
 		r.DropRequest = f.P
@@ -136,7 +136,7 @@ func (f LinkFault) rule() (sim.Rule, error) {
 		if err != nil {
 			return r, err
 		}
-		if on != sim.AllMessages {
+		if on != setup.AllMessages {
 			r.DelayOn = on
 		}
 	default:

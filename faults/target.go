@@ -3,7 +3,7 @@ package faults
 import (
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Target is what a fault acts on: the simulation (*sim.World) or real
@@ -72,10 +72,10 @@ type ClockSetter interface {
 	SetDrift(name string, ppm int64) error
 }
 
-// RuleAdder is a target whose network takes any link rule (sim.Rule): the
+// RuleAdder is a target whose network takes any link rule (setup.Rule): the
 // simulation.
 type RuleAdder interface {
-	AddRule(r sim.Rule) error
+	AddRule(r setup.Rule) error
 }
 
 // ReplyDropper is a target that can drop every reply on a client's links to
@@ -104,9 +104,9 @@ type OpActor interface {
 	// ActOnOp runs act after the event ev of the op sel selects, after
 	// later, once (sim.World.OnOp); an error from act is handled as
 	// ActAt's.
-	ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error
+	ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error
 	// CheckOnOp returns what ActOnOp would reject in sel, ev and after.
-	CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error
+	CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error
 }
 
 // OpBinder is a target that can bind any fault to an operation, link rules
@@ -116,7 +116,7 @@ type OpBinder interface {
 	RuleAdder
 	// CheckRule returns what AddRule would reject in r (a rule bound to
 	// an op included).
-	CheckRule(r sim.Rule) error
+	CheckRule(r setup.Rule) error
 }
 
 // OpLinker is a target whose proxies act on an operation's messages, and
@@ -126,7 +126,7 @@ type OpBinder interface {
 // by a fixed time (f.Kind Delay), each with probability 1: the real
 // backend. Available says which link faults that is.
 type OpLinker interface {
-	OpLink(sel sim.OpSelector, f LinkFault, n int, name string) error
+	OpLink(sel setup.OpSelector, f LinkFault, n int, name string) error
 }
 
 // Unavailable is a fault's answer to a target that cannot run it (the
@@ -143,12 +143,3 @@ func (u *Unavailable) Error() string { return u.Reason }
 
 // unavailable is the *Unavailable for field and reason, as an error.
 func unavailable(field, reason string) error { return &Unavailable{Field: field, Reason: reason} }
-
-// The simulation offers every capability: each fault kind runs on it.
-var _ interface {
-	Target
-	ClientPauser
-	ClientCrasher
-	ClockSetter
-	OpBinder
-} = (*sim.World)(nil)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Trigger binds a fault to an operation instead of an instant: a scenario
@@ -15,11 +15,11 @@ import (
 type Trigger struct {
 	// Op selects the operation: the Nth op named Op that a client begins
 	// (of an owner, if set), counted in call order.
-	Op sim.OpSelector
+	Op setup.OpSelector
 	// Event is when an instant fault acts: the op's call, the first time a
-	// node executes one of its requests, or its return (sim.OpEvent). A
+	// node executes one of its requests, or its return (setup.OpEvent). A
 	// link fault takes none: it acts on the op's messages.
-	Event sim.OpEvent
+	Event setup.OpEvent
 	// After delays an instant fault past Event, in world time (0: at once,
 	// right after the step that caused the event; see sim.World.OnOp).
 	After time.Duration
@@ -81,13 +81,13 @@ func (f OnOp) Name() string {
 	return fmt.Sprintf("%v on %s", f.Fault, t.Op)
 }
 
-func eventPhrase(ev sim.OpEvent) string {
+func eventPhrase(ev setup.OpEvent) string {
 	switch ev {
-	case sim.OpCall:
+	case setup.OpCall:
 		return "is called"
-	case sim.OpApplied:
+	case setup.OpApplied:
 		return "is applied"
-	case sim.OpReturn:
+	case setup.OpReturn:
 		return "returns"
 	}
 	return string(ev)
@@ -164,7 +164,7 @@ func (f OnOp) Validate(t Target) error {
 		if in.Client != "" && in.Client != tr.Op.Client {
 			return fmt.Errorf("trigger: the replies dropped are %s's, the op's client, not %s's", tr.Op.Client, in.Client)
 		}
-		return t.(OpActor).CheckOnOp(tr.Op, sim.OpCall, 0)
+		return t.(OpActor).CheckOnOp(tr.Op, setup.OpCall, 0)
 	}
 	return notBindable(f.Fault)
 }
@@ -211,9 +211,9 @@ func (f LinkFault) opLinkable() error {
 
 // opRule is the link rule of link fault in bound to the op: named by the
 // binding, acting on the op's messages only, the first Trigger.Messages of
-// them (sim.Rule.Messages counts 0 as every message, Trigger.Messages as
+// them (setup.Rule.Messages counts 0 as every message, Trigger.Messages as
 // the first one).
-func (f OnOp) opRule(in LinkFault) (sim.Rule, error) {
+func (f OnOp) opRule(in LinkFault) (setup.Rule, error) {
 	r, err := in.rule()
 	if err != nil {
 		return r, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -47,8 +48,8 @@ func opLoop(t *testing.T, w *sim.World, n int) {
 	})
 }
 
-func op(name string, nth int) sim.OpSelector {
-	return sim.OpSelector{Client: "c1", Op: name, Nth: nth}
+func op(name string, nth int) setup.OpSelector {
+	return setup.OpSelector{Client: "c1", Op: name, Nth: nth}
 }
 
 // TestEveryInstantFaultActsAtItsTrigger: each instant kind bound to an op
@@ -63,19 +64,19 @@ func TestEveryInstantFaultActsAtItsTrigger(t *testing.T) {
 		want   time.Duration
 		name   string
 	}{
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpApplied}, Fault: faults.Failover{Group: "m1"}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpApplied}, Fault: faults.Failover{Group: "m1"}},
 			"failover", 1 * ms, "failover m1 when c1's 1st acquire is applied"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: sim.OpReturn, After: 5 * ms}, Fault: faults.Crash{Node: "m2", Down: time.Second}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: setup.OpReturn, After: 5 * ms}, Fault: faults.Crash{Node: "m2", Down: time.Second}},
 			"crash", 31 * ms, "crash m2 (restart after 1s) 5ms after c1's 2nd acquire returns"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 1), Event: sim.OpCall}, Fault: faults.Pause{Client: "c2", For: time.Second}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 1), Event: setup.OpCall}, Fault: faults.Pause{Client: "c2", For: time.Second}},
 			"pause", 12 * ms, "pause c2 for 1s when c1's 1st release is called"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: sim.OpApplied}, Fault: faults.ClockJump{Node: "m2", By: time.Second}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: setup.OpApplied}, Fault: faults.ClockJump{Node: "m2", By: time.Second}},
 			"clock-jump", 37 * ms, "clock-jump m2 by 1s when c1's 2nd release is applied"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall}, Fault: faults.ClockDrift{Client: "c2", PPM: 100}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpCall}, Fault: faults.ClockDrift{Client: "c2", PPM: 100}},
 			"clock-drift", 0, "clock-drift c2 +100 ppm when c1's 1st acquire is called"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 1), Event: sim.OpReturn}, Fault: faults.Partition{A: []string{"c2"}, B: []string{"m2"}, For: 50 * ms}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("release", 1), Event: setup.OpReturn}, Fault: faults.Partition{A: []string{"c2"}, B: []string{"m2"}, For: 50 * ms}},
 			"partition", 14 * ms, "partition [c2] | [m2] for 50ms when c1's 1st release returns"},
-		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpReturn}, Fault: faults.ClientCrash{Client: "c2"}},
+		{faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpReturn}, Fault: faults.ClientCrash{Client: "c2"}},
 			"client-crash", 2 * ms, "client-crash c2 when c1's 1st acquire returns"},
 	} {
 		t.Run(tc.record, func(t *testing.T) {
@@ -111,10 +112,10 @@ func TestTriggeredCrashRestartsAndPartitionHeals(t *testing.T) {
 	defer w.Close()
 	opLoop(t, w, 2)
 	check(t, faults.Schedule{
-		faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: sim.OpCall}, Fault: faults.Crash{Node: "m2", Down: 100 * ms}},
-		faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: sim.OpCall, After: ms}, Fault: faults.Partition{A: []string{"c2"}, B: []string{"m1"}, For: 30 * ms}},
-		faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: sim.OpCall}, Fault: faults.Crash{Node: "m1", Stay: true}},
-		faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: sim.OpCall, After: 50 * ms}, Fault: faults.Restart{Node: "m1"}},
+		faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: setup.OpCall}, Fault: faults.Crash{Node: "m2", Down: 100 * ms}},
+		faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: setup.OpCall, After: ms}, Fault: faults.Partition{A: []string{"c2"}, B: []string{"m1"}, For: 30 * ms}},
+		faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: setup.OpCall}, Fault: faults.Crash{Node: "m1", Stay: true}},
+		faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2), Event: setup.OpCall, After: 50 * ms}, Fault: faults.Restart{Node: "m1"}},
 	}.Apply(w))
 	check(t, w.Run(time.Second))
 	for _, c := range []struct {
@@ -178,9 +179,9 @@ func TestTriggeredLinkFaultHitsOnlyItsOp(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := sim.New(1)
 	defer w.Close()
-	check(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	check(t, err1(w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(ms), Timeout: 100 * ms,
-		Retry: sim.RetryPolicy{MaxRetries: 1, MinBackoff: 8 * ms, MaxBackoff: 8 * ms}})))
+	check(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	check(t, err1(w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(ms), Timeout: 100 * ms,
+		Retry: setup.RetryPolicy{MaxRetries: 1, MinBackoff: 8 * ms, MaxBackoff: 8 * ms}})))
 	opLoop(t, w, 3)
 	f := faults.OnOp{Trigger: faults.Trigger{Op: op("release", 2)}, Fault: faults.LinkFault{Kind: faults.DropReplies, Node: "m1", P: 1}}
 	if want := "drop-replies *<->m1 p=1 on the 1st message of c1's 2nd release"; f.Name() != want {
@@ -219,8 +220,8 @@ func TestDelayDirectionAndUnfiredTrigger(t *testing.T) {
 	defer w.Close()
 	opLoop(t, w, 1)
 	delay := faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1)},
-		Fault: faults.LinkFault{Kind: faults.Delay, P: 1, Delay: sim.Fixed(50 * ms), Direction: faults.Requests}}
-	never := faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: sim.OpApplied}, Fault: faults.Failover{Group: "m1"}}
+		Fault: faults.LinkFault{Kind: faults.Delay, P: 1, Delay: setup.Fixed(50 * ms), Direction: faults.Requests}}
+	never := faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 2), Event: setup.OpApplied}, Fault: faults.Failover{Group: "m1"}}
 	check(t, faults.Schedule{delay, never}.Apply(w))
 	check(t, w.Run(time.Second))
 	w.Close()
@@ -242,7 +243,7 @@ func TestDelayDirectionAndUnfiredTrigger(t *testing.T) {
 func TestOnOpRejectsMisuse(t *testing.T) {
 	w := topology(t, 1)
 	defer w.Close()
-	instantOp := faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall}
+	instantOp := faults.Trigger{Op: op("acquire", 1), Event: setup.OpCall}
 	linkOp := faults.Trigger{Op: op("acquire", 1)}
 	drop := faults.LinkFault{Kind: faults.DropReplies, P: 1}
 	before := len(w.History().Records())
@@ -254,20 +255,20 @@ func TestOnOpRejectsMisuse(t *testing.T) {
 		{"no event", faults.OnOp{Trigger: linkOp, Fault: faults.Failover{Group: "m1"}}, []string{"needs an event"}},
 		{"bad event", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: "sent"}, Fault: faults.Failover{Group: "m1"}}, []string{"unknown event", "sent"}},
 		{"timed instant", faults.OnOp{Trigger: instantOp, Fault: faults.Failover{At: time.Second, Group: "m1"}}, []string{"time must be left 0"}},
-		{"messages on an instant", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, Messages: 2}, Fault: faults.Failover{Group: "m1"}}, []string{"messages is for link faults"}},
-		{"negative after", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, After: -ms}, Fault: faults.Failover{Group: "m1"}}, []string{"after", "out of range"}},
+		{"messages on an instant", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpCall, Messages: 2}, Fault: faults.Failover{Group: "m1"}}, []string{"messages is for link faults"}},
+		{"negative after", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpCall, After: -ms}, Fault: faults.Failover{Group: "m1"}}, []string{"after", "out of range"}},
 		{"event on a link fault", faults.OnOp{Trigger: instantOp, Fault: drop}, []string{"no event or after"}},
 		{"window on a link fault", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Until: time.Second}}, []string{"no window"}},
 		{"another client's links", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Client: "c2"}}, []string{"c2", "c1's 1st acquire"}},
 		{"bad messages", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Messages: -2}, Fault: drop}, []string{"messages -2"}},
-		{"unknown client", faults.OnOp{Trigger: faults.Trigger{Op: sim.OpSelector{Client: "c9", Op: "acquire", Nth: 1}}, Fault: drop}, []string{`"c9"`}},
-		{"nth 0", faults.OnOp{Trigger: faults.Trigger{Op: sim.OpSelector{Client: "c1", Op: "acquire"}}, Fault: drop}, []string{"nth 0"}},
-		{"no op", faults.OnOp{Trigger: faults.Trigger{Op: sim.OpSelector{Client: "c1", Nth: 1}}, Fault: drop}, []string{"no op"}},
+		{"unknown client", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c9", Op: "acquire", Nth: 1}}, Fault: drop}, []string{`"c9"`}},
+		{"nth 0", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Op: "acquire"}}, Fault: drop}, []string{"nth 0"}},
+		{"no op", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Nth: 1}}, Fault: drop}, []string{"no op"}},
 		{"inner fault invalid", faults.OnOp{Trigger: instantOp, Fault: faults.Crash{Node: "ghost"}}, []string{`"ghost"`}},
 		{"nested", faults.OnOp{Trigger: instantOp, Fault: faults.OnOp{Trigger: instantOp, Fault: faults.Failover{Group: "m1"}}}, []string{"cannot be bound"}},
 		{"nothing", faults.OnOp{Trigger: instantOp}, []string{"no fault"}},
 		{"direction on a drop", faults.LinkFault{Kind: faults.DropReplies, P: 1, Direction: faults.Replies}, []string{"takes no direction"}},
-		{"unknown direction", faults.LinkFault{Kind: faults.Delay, P: 1, Delay: sim.Fixed(ms), Direction: "sideways"}, []string{"sideways"}},
+		{"unknown direction", faults.LinkFault{Kind: faults.Delay, P: 1, Delay: setup.Fixed(ms), Direction: "sideways"}, []string{"sideways"}},
 		{"until and for", faults.Partition{A: []string{"c1"}, B: []string{"m1"}, Until: time.Second, For: time.Second}, []string{"until or for"}},
 		{"unknown client crash", faults.ClientCrash{Client: "c9"}, []string{`"c9"`}},
 	} {
@@ -293,7 +294,7 @@ func TestOnOpRejectedBeforeAnyFaultApplies(t *testing.T) {
 		words []string
 	}{
 		{"p 0", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1)}, Fault: faults.LinkFault{Kind: faults.DropReplies}}, []string{"acts on no message"}},
-		{"after a year", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: sim.OpCall, After: 400 * 24 * time.Hour},
+		{"after a year", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Event: setup.OpCall, After: 400 * 24 * time.Hour},
 			Fault: faults.Failover{Group: "m1"}}, []string{"after", "out of range"}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {

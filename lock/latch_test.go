@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
-	"github.com/redis/go-redis/v9"
 )
 
 const latchPrefix = "redisson_unlock_latch:"
@@ -106,7 +107,7 @@ func TestUnlockLatchCleanUp(t *testing.T) {
 func TestLatchCleanUpVersusDelayedAttempt(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, -1, lock.Options{})
-	wd.addClient("c1", sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond}, lock.Options{})
+	wd.addClient("c1", setup.ClientConfig{Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond}, lock.Options{})
 	var unlockErr, held error
 	var count int
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -119,8 +120,8 @@ func TestLatchCleanUpVersusDelayedAttempt(t *testing.T) {
 		_ = rt.Sleep(ctx, 5*time.Second)
 		count, held = l.HoldCount(ctx, "a")
 	})
-	must(t, wd.w.Net().AddRule(sim.Rule{Name: "delay the unlock", From: time.Second, Until: time.Second + 5*time.Millisecond,
-		Client: "c1", DelayP: 1, Delay: sim.Fixed(2 * time.Second), DelayOn: sim.Requests}))
+	must(t, wd.w.Net().AddRule(setup.Rule{Name: "delay the unlock", From: time.Second, Until: time.Second + 5*time.Millisecond,
+		Client: "c1", DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Requests}))
 	wd.run(time.Minute)
 	if unlockErr != nil || held != nil {
 		t.Fatalf("unlock %v, hold count %v", unlockErr, held)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -26,26 +27,26 @@ func newWorld(t *testing.T, lag time.Duration, opts lock.Options, clients ...str
 	t.Helper()
 	w := sim.New(1)
 	t.Cleanup(w.Close)
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	if lag >= 0 {
-		if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+		if _, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	wd := &world{t: t, w: w, cs: map[string]*sim.Client{}, lc: map[string]*lock.Client{}}
 	for _, name := range clients {
-		wd.addClient(name, sim.ClientConfig{}, opts)
+		wd.addClient(name, setup.ClientConfig{}, opts)
 	}
 	return wd
 }
 
-func (wd *world) addClient(name string, cfg sim.ClientConfig, opts lock.Options) {
+func (wd *world) addClient(name string, cfg setup.ClientConfig, opts lock.Options) {
 	wd.t.Helper()
 	cfg.Name = name
-	if cfg.Latency == (sim.Dist{}) {
-		cfg.Latency = sim.Fixed(time.Millisecond)
+	if cfg.Latency == (setup.Dist{}) {
+		cfg.Latency = setup.Fixed(time.Millisecond)
 	}
 	c, err := wd.w.AddClient(cfg)
 	if err != nil {
@@ -259,7 +260,7 @@ func TestPausedHolderLosesLockAndIsTold(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var lost []string
 	wd := newWorld(t, -1, lock.Options{}, "c2")
-	wd.addClient("c1", sim.ClientConfig{}, lock.Options{OnLost: func(name, owner string) {
+	wd.addClient("c1", setup.ClientConfig{}, lock.Options{OnLost: func(name, owner string) {
 		lost = append(lost, name+"/"+owner)
 	}})
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -308,7 +309,7 @@ func TestUnlockLatch(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, latch := range []bool{true, false} {
 		wd := newWorld(t, -1, lock.Options{}, "c2")
-		wd.addClient("c1", sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond},
+		wd.addClient("c1", setup.ClientConfig{Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond},
 			lock.Options{DisableUnlockLatch: !latch})
 		var got error
 		wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -318,7 +319,7 @@ func TestUnlockLatch(t *testing.T) {
 			_ = rt.Sleep(ctx, time.Second)
 			got = l.Unlock(ctx, "a") // sent at ~1.0s; its reply is dropped
 		})
-		must(t, wd.w.Net().AddRule(sim.Rule{Name: "drop the unlock reply", From: time.Second, Until: 1100 * time.Millisecond, Client: "c1", DropReply: 1}))
+		must(t, wd.w.Net().AddRule(setup.Rule{Name: "drop the unlock reply", From: time.Second, Until: 1100 * time.Millisecond, Client: "c1", DropReply: 1}))
 		wd.run(time.Minute)
 		if latch && got != nil {
 			t.Errorf("with the latch: retried unlock = %v, want success", got)
@@ -336,7 +337,7 @@ func TestRetriedAcquireHoldCount(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, idem := range []bool{false, true} {
 		wd := newWorld(t, -1, lock.Options{})
-		wd.addClient("c1", sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond},
+		wd.addClient("c1", setup.ClientConfig{Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond},
 			lock.Options{IdempotentAcquire: idem})
 		var count int
 		wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -349,7 +350,7 @@ func TestRetriedAcquireHoldCount(t *testing.T) {
 			_ = rt.Sleep(ctx, 2*time.Second)
 			count, _ = l.HoldCount(ctx, "a")
 		})
-		must(t, wd.w.Net().AddRule(sim.Rule{Name: "slow acquire", From: time.Second, Until: time.Second + time.Millisecond, Client: "c1", DelayP: 1, Delay: sim.Fixed(time.Second)}))
+		must(t, wd.w.Net().AddRule(setup.Rule{Name: "slow acquire", From: time.Second, Until: time.Second + time.Millisecond, Client: "c1", DelayP: 1, Delay: setup.Fixed(time.Second)}))
 		wd.run(time.Minute)
 		want := 2
 		if idem {
@@ -463,7 +464,7 @@ func TestForceUnlockAndQueries(t *testing.T) {
 
 func TestBadOptions(t *testing.T) {
 	wd := newWorld(t, -1, lock.Options{})
-	c, err := wd.w.AddClient(sim.ClientConfig{Name: "x"})
+	c, err := wd.w.AddClient(setup.ClientConfig{Name: "x"})
 	must(t, err)
 	conn, _ := c.Conn("m1")
 	for _, o := range []lock.Options{{WatchdogTimeout: -1}, {LatchTTL: -time.Second}, {SyncReplicas: -1}, {WatchdogTimeout: time.Millisecond}} {

@@ -44,6 +44,7 @@ import (
 
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -82,14 +83,14 @@ type mEval struct {
 
 func newMWorld(t *rapid.T, clients int, warms []mEval) *mWorld {
 	mw := &mWorld{w: sim.New(1), warms: warms}
-	node, err := mw.w.AddNode(sim.NodeConfig{Name: "m1"})
+	node, err := mw.w.AddNode(setup.NodeConfig{Name: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mw.node = node
 	for i := 1; i <= clients; i++ {
 		name := fmt.Sprintf("c%d", i)
-		c, err := mw.w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond)})
+		c, err := mw.w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(time.Millisecond)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // renewRun is one run of a renewal task, as its requests show it: the
@@ -191,7 +191,7 @@ func TestBatchedWatchdogErrorEndsRun(t *testing.T) {
 	}{
 		{"lost reply", -1, 400 * time.Millisecond, lock.Options{},
 			func(wd *world) error {
-				return wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond, Until: 4500 * time.Millisecond})
+				return wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond, Until: 4500 * time.Millisecond})
 			}, lock.IsUnknown},
 		// The replica is cut off across the whole WAIT (1 s from about 4 s).
 		{"not synced", time.Millisecond, 3 * time.Second, lock.Options{Deployment: lock.Replicated},
@@ -211,7 +211,7 @@ func TestBatchedWatchdogErrorEndsRun(t *testing.T) {
 				renewErrs = append(renewErrs, name)
 			}
 			wd := newWorld(t, tc.lag, lock.Options{})
-			wd.addClient("c1", sim.ClientConfig{Timeout: tc.timeout}, opts)
+			wd.addClient("c1", setup.ClientConfig{Timeout: tc.timeout}, opts)
 			must(t, tc.fault(wd))
 			var ttlA, ttlC time.Duration
 			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -284,7 +284,7 @@ func TestBatchedWatchdogGroupsBySlot(t *testing.T) {
 		name := map[bool]string{false: "single", true: "cluster"}[cluster]
 		t.Run(name, func(t *testing.T) {
 			wd := newWorld(t, -1, lock.Options{})
-			wd.addClient("c1", sim.ClientConfig{}, lock.Options{})
+			wd.addClient("c1", setup.ClientConfig{}, lock.Options{})
 			c := wd.cs["c1"]
 			conn, err := c.Conn("m1")
 			must(t, err)
@@ -369,7 +369,7 @@ func (c closedConn) Eval(ctx context.Context, s *lock.Script, keys []string, arg
 func TestBatchedWatchdogStopsAfterErrClosed(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, -1, lock.Options{})
-	wd.addClient("c1", sim.ClientConfig{}, lock.Options{})
+	wd.addClient("c1", setup.ClientConfig{}, lock.Options{})
 	c := wd.cs["c1"]
 	conn, err := c.Conn("m1")
 	must(t, err)

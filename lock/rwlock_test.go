@@ -24,6 +24,7 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -394,11 +395,11 @@ func newRWWorld(t *testing.T, clients ...string) *rwWorld {
 	t.Helper()
 	w := &rwWorld{World: sim.New(1), t: t, sims: map[string]*sim.Client{}, clients: map[string]*lock.Client{},
 		handles: map[string]*lock.ReadWriteLock{}, results: map[string]*rwResult{}}
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range clients {
-		sc, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(time.Millisecond)})
+		sc, err := w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(time.Millisecond)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // reqs are the req records of the world's history whose Op is op ("eval:
@@ -264,21 +264,21 @@ func TestSingleServerLockScriptsNotResent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cases := []struct {
 		name  string
-		retry sim.RetryPolicy
+		retry setup.RetryPolicy
 		dep   lock.Deployment
 		want  int
 	}{
-		{"redisson/single-server", sim.RedissonRetry, lock.SingleServer, 1},
-		{"redisson/replicated", sim.RedissonRetry, lock.Replicated, 5},
-		{"go-redis/single-server", sim.GoRedisRetry, lock.SingleServer, 4},
+		{"redisson/single-server", setup.RedissonRetry, lock.SingleServer, 1},
+		{"redisson/replicated", setup.RedissonRetry, lock.Replicated, 5},
+		{"go-redis/single-server", setup.GoRedisRetry, lock.SingleServer, 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			wd := newWorld(t, time.Millisecond, lock.Options{})
-			wd.addClient("c1", sim.ClientConfig{Retry: tc.retry, Timeout: 500 * time.Millisecond}, lock.Options{Deployment: tc.dep})
+			wd.addClient("c1", setup.ClientConfig{Retry: tc.retry, Timeout: 500 * time.Millisecond}, lock.Options{Deployment: tc.dep})
 			// From 1 s, when the script is cached (a lost NOSCRIPT would
 			// keep the script from ever running).
-			if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second, Until: time.Hour}); err != nil {
+			if err := wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second, Until: time.Hour}); err != nil {
 				t.Fatal(err)
 			}
 			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -303,7 +303,7 @@ func TestSingleServerLockScriptsNotResent(t *testing.T) {
 func TestReplicaCountUnreadIsKnown(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
-	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1}); err != nil {
+	if err := wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -328,7 +328,7 @@ func TestUnlockRetryFailureAfterUnsyncedRunIsKnown(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, replicated, "c1")
 	wd.cutReplica(time.Second, time.Hour)
-	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond}); err != nil {
+	if err := wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1, From: 3500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -385,12 +385,12 @@ func TestRedissonTransportWaitsForTheWait(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, tc := range []struct {
 		name  string
-		retry sim.RetryPolicy
+		retry setup.RetryPolicy
 		runs  int
-	}{{"redisson", sim.RedissonRetry, 1}, {"go-redis", sim.GoRedisRetry, 2}} {
+	}{{"redisson", setup.RedissonRetry, 1}, {"go-redis", setup.GoRedisRetry, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			wd := newWorld(t, 800*time.Millisecond, lock.Options{})
-			wd.addClient("c1", sim.ClientConfig{Retry: tc.retry, Timeout: 500 * time.Millisecond}, replicated)
+			wd.addClient("c1", setup.ClientConfig{Retry: tc.retry, Timeout: 500 * time.Millisecond}, replicated)
 			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
 				_ = lc.Lock("lk").LockWithLease(ctx, "a", time.Minute)
 			})
@@ -409,8 +409,8 @@ func TestRedissonTransportWaitsForTheWait(t *testing.T) {
 func TestSingleServerUnlockNotResent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, time.Millisecond, lock.Options{})
-	wd.addClient("c1", sim.ClientConfig{Retry: sim.RedissonRetry, Timeout: 500 * time.Millisecond}, lock.Options{})
-	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
+	wd.addClient("c1", setup.ClientConfig{Retry: setup.RedissonRetry, Timeout: 500 * time.Millisecond}, lock.Options{})
+	if err := wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
@@ -438,7 +438,7 @@ func TestSingleServerUnlockNotResent(t *testing.T) {
 func TestRWPartialUnlockGivesBackOneHold(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, -1, lock.Options{}, "c1")
-	if err := wd.w.AddRule(sim.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
+	if err := wd.w.AddRule(setup.Rule{Name: "drop", Client: "c1", DropReply: 1, From: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-redsync/redsync/v4"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestStartRefusesASimulatedClient(t *testing.T) {
 	w := sim.New(1)
 	defer w.Close()
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -25,7 +26,7 @@ func mutexWorld(seed uint64, noLock bool, rates faults.Rates) (*sim.World, error
 	holder := ""
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("c%d", i)
-		c, err := w.AddClient(sim.ClientConfig{Name: name})
+		c, err := w.AddClient(setup.ClientConfig{Name: name})
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +59,7 @@ func mutexWorld(seed uint64, noLock bool, rates faults.Rates) (*sim.World, error
 // flagged within a few checks.
 func TestControlNoLockIsFlagged(t *testing.T) {
 	rapidFlags(t, 3)
-	mustFind(t, setup{
+	mustFind(t, rig{
 		name:  "control/no-lock",
 		build: func(seed uint64) (*sim.World, error) { return mutexWorld(seed, true, faults.Rates{}) },
 		kinds: []string{"pause"},
@@ -100,14 +101,14 @@ func TestControlCleanRunsOfEveryLock(t *testing.T) {
 		"simple":    simpleOnReplicated(10*time.Millisecond, false, 10*time.Second),
 		"reentrant": reentrantOnReplicated(3, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{}, goRedisClient),
 		"watchdog":  reentrantOnReplicated(3, 10*time.Millisecond, 0, 5*time.Second, lock.Options{}, goRedisClient),
-		"spec":      specOnFive(sim.PersistNone),
+		"spec":      specOnFive(setup.PersistNone),
 		"read-write": func(seed uint64) (*sim.World, error) {
 			w := sim.New(seed)
-			if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+			if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 				return nil, err
 			}
 			for i := 1; i <= 3; i++ {
-				c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", i)})
+				c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprintf("c%d", i)})
 				if err != nil {
 					return nil, err
 				}

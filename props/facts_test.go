@@ -10,6 +10,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -19,14 +20,14 @@ import (
 func simpleOnReplicated(lag time.Duration, unsafeDel bool, ttl time.Duration) func(seed uint64) (*sim.World, error) {
 	return func(seed uint64) (*sim.World, error) {
 		w := sim.New(seed)
-		if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+		if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 			return nil, err
 		}
-		if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+		if _, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)}); err != nil {
 			return nil, err
 		}
 		for _, name := range []string{"c1", "c2", "c3"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
+			c, err := w.AddClient(setup.ClientConfig{Name: name, Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond})
 			if err != nil {
 				return nil, err
 			}
@@ -45,7 +46,7 @@ func simpleOnReplicated(lag time.Duration, unsafeDel bool, ttl time.Duration) fu
 // failover. rapid finds it and shrinks it to one failover.
 func TestFactSimpleLockFailoverLosesExclusion(t *testing.T) {
 	rapidFlags(t, 50)
-	mustFind(t, setup{
+	mustFind(t, rig{
 		name:  "simple-lock/lagging-replica",
 		build: simpleOnReplicated(3*time.Second, false, 10*time.Second),
 		kinds: []string{"failover"},
@@ -58,7 +59,7 @@ func TestFactSimpleLockFailoverLosesExclusion(t *testing.T) {
 // TTL (1 s) and a plain DEL release, a holder deletes the next holder's
 // lock; compare-and-delete never releases a lock that is not its own.
 func TestFactPlainDelDeletesNextHoldersLock(t *testing.T) {
-	s := setup{
+	s := rig{
 		name:  "simple-lock/plain-del",
 		build: simpleOnReplicated(10*time.Millisecond, true, time.Second),
 		kinds: []string{"pause"},
@@ -75,13 +76,13 @@ func TestFactPlainDelDeletesNextHoldersLock(t *testing.T) {
 // reentrantOnReplicated: clients (c1, c2, ...) on a reentrant Lock, two
 // owners each, depth 2, explicit lease or watchdog, on m1 with replica r1
 // lagging lag; opts go to every client. wait is each acquire's wait time.
-func reentrantOnReplicated(clients int, lag, lease, wait time.Duration, opts lock.Options, cc sim.ClientConfig) func(seed uint64) (*sim.World, error) {
+func reentrantOnReplicated(clients int, lag, lease, wait time.Duration, opts lock.Options, cc setup.ClientConfig) func(seed uint64) (*sim.World, error) {
 	return func(seed uint64) (*sim.World, error) {
 		w := sim.New(seed)
-		if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+		if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 			return nil, err
 		}
-		if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)}); err != nil {
+		if _, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)}); err != nil {
 			return nil, err
 		}
 		for i := 1; i <= clients; i++ {
@@ -101,7 +102,7 @@ func reentrantOnReplicated(clients int, lag, lease, wait time.Duration, opts loc
 	}
 }
 
-var goRedisClient = sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond}
+var goRedisClient = setup.ClientConfig{Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond}
 
 // TestFactReentrantLockFailoverLosesExclusion: the reentrant lock, too,
 // loses mutual exclusion under failover when the replica lags.
@@ -113,7 +114,7 @@ var goRedisClient = sim.ClientConfig{Retry: sim.GoRedisRetry, Timeout: 500 * tim
 // client that tries afresh during the holder's hold, as these (wait 0) do.
 func TestFactReentrantLockFailoverLosesExclusion(t *testing.T) {
 	rapidFlags(t, 50)
-	mustFind(t, setup{
+	mustFind(t, rig{
 		name:  "reentrant-lock/lagging-replica",
 		build: reentrantOnReplicated(3, 10*time.Second, 10*time.Second, 0, lock.Options{}, goRedisClient),
 		kinds: []string{"failover"},
@@ -126,7 +127,7 @@ func TestFactReentrantLockFailoverLosesExclusion(t *testing.T) {
 // go-redis's retry make the owner's unlock answer "not held"; with the
 // latch, never.
 func TestFactUnlockLatch(t *testing.T) {
-	s := setup{
+	s := rig{
 		name:  "reentrant-lock/no-latch",
 		build: reentrantOnReplicated(3, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{DisableUnlockLatch: true}, goRedisClient),
 		kinds: []string{"drop-replies"},
@@ -148,7 +149,7 @@ func TestFactUnlockLatch(t *testing.T) {
 // Redisson's latch clean-up a delayed unlock can release twice
 // (TestFactLatchCleanUpDelayedUnlock).
 func TestFactRetriedAcquireHoldCount(t *testing.T) {
-	s := setup{
+	s := rig{
 		name:  "reentrant-lock/retried-acquire",
 		build: reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{}, goRedisClient),
 		kinds: []string{"delay"},
@@ -173,7 +174,7 @@ func TestFactRetriedAcquireHoldCount(t *testing.T) {
 // (KeepUnlockLatch), which never does, is TestFactRetriedAcquireHoldCount's
 // idempotent case (not searched twice).
 func TestFactLatchCleanUpDelayedUnlock(t *testing.T) {
-	s := setup{
+	s := rig{
 		name:  "reentrant-lock/latch-clean-up",
 		build: reentrantOnReplicated(1, 10*time.Millisecond, 10*time.Second, 5*time.Second, lock.Options{IdempotentAcquire: true}, goRedisClient),
 		kinds: []string{"delay"},
@@ -186,19 +187,19 @@ func TestFactLatchCleanUpDelayedUnlock(t *testing.T) {
 
 // specOnFive: three clients on the spec's RedLock over five independent
 // masters with the given persistence, TTL 5 s, holds 1 s.
-func specOnFive(p sim.Persistence) func(seed uint64) (*sim.World, error) {
+func specOnFive(p setup.Persistence) func(seed uint64) (*sim.World, error) {
 	return func(seed uint64) (*sim.World, error) {
 		w := sim.New(seed)
 		var groups []string
 		for i := 1; i <= 5; i++ {
 			name := fmt.Sprintf("n%d", i)
-			if _, err := w.AddNode(sim.NodeConfig{Name: name, Persistence: p}); err != nil {
+			if _, err := w.AddNode(setup.NodeConfig{Name: name, Persistence: p}); err != nil {
 				return nil, err
 			}
 			groups = append(groups, name)
 		}
 		for _, name := range []string{"c1", "c2", "c3"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name, Timeout: 200 * time.Millisecond})
+			c, err := w.AddClient(setup.ClientConfig{Name: name, Timeout: 200 * time.Millisecond})
 			if err != nil {
 				return nil, err
 			}
@@ -216,9 +217,9 @@ func specOnFive(p sim.Persistence) func(seed uint64) (*sim.World, error) {
 // never break the spec's RedLock.
 func TestFactRedLockSafeUnderMinorityCrashesWithAlways(t *testing.T) {
 	rapidFlags(t, 40)
-	neverFinds(t, setup{
+	neverFinds(t, rig{
 		name:  "redlock-spec/always",
-		build: specOnFive(sim.PersistAlways),
+		build: specOnFive(setup.PersistAlways),
 		kinds: []string{"crash", "drop-replies", "delay"},
 		dur:   10 * time.Second,
 		judge: checker.Check,
@@ -232,9 +233,9 @@ func TestFactRedLockBreaks(t *testing.T) {
 	for _, kind := range []string{"crash", "clock-jump", "pause"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			mustFind(t, setup{
+			mustFind(t, rig{
 				name:  "redlock-spec/" + kind,
-				build: specOnFive(sim.PersistNone),
+				build: specOnFive(setup.PersistNone),
 				kinds: []string{kind},
 				dur:   10 * time.Second,
 				judge: checker.Check,
@@ -249,12 +250,12 @@ func TestFactRedLockBreaks(t *testing.T) {
 func TestFactFencingRejectsStaleWrites(t *testing.T) {
 	build := func(seed uint64) (*sim.World, error) {
 		w := sim.New(seed)
-		if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+		if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 			return nil, err
 		}
 		res := traffic.NewResource("db")
 		for _, name := range []string{"c1", "c2", "c3"} {
-			c, err := w.AddClient(sim.ClientConfig{Name: name})
+			c, err := w.AddClient(setup.ClientConfig{Name: name})
 			if err != nil {
 				return nil, err
 			}
@@ -269,7 +270,7 @@ func TestFactFencingRejectsStaleWrites(t *testing.T) {
 		}
 		return w, nil
 	}
-	s := setup{name: "fenced-lock/pauses", build: build, kinds: []string{"pause"}, dur: 15 * time.Second, judge: checker.Check}
+	s := rig{name: "fenced-lock/pauses", build: build, kinds: []string{"pause"}, dur: 15 * time.Second, judge: checker.Check}
 	rapidFlags(t, 50)
 	mustFind(t, s, 2, checker.MutualExclusion) // the pauses do break exclusion...
 	rapidFlags(t, 50)
@@ -283,7 +284,7 @@ func TestFactFencingRejectsStaleWrites(t *testing.T) {
 func TestFactLivenessBoundedByLeasePlusWait(t *testing.T) {
 	const lease, wait = 3 * time.Second, 5 * time.Second
 	rapidFlags(t, 40)
-	neverFinds(t, setup{
+	neverFinds(t, rig{
 		name:  "reentrant-lock/liveness",
 		build: reentrantOnReplicated(3, 10*time.Millisecond, lease, wait, lock.Options{}, goRedisClient),
 		kinds: []string{"drop-replies", "drop-requests", "pause"},
@@ -301,9 +302,9 @@ func TestFactLivenessBoundedByLeasePlusWait(t *testing.T) {
 // it is never free for longer than a lease while clients wait for it.
 func TestFactRedLockAvailableWithMajority(t *testing.T) {
 	rapidFlags(t, 30)
-	neverFinds(t, setup{
+	neverFinds(t, rig{
 		name:  "redlock-spec/availability",
-		build: specOnFive(sim.PersistAlways),
+		build: specOnFive(setup.PersistAlways),
 		kinds: []string{"crash"},
 		dur:   15 * time.Second,
 		judge: func(h []history.Record, end time.Duration) checker.Verdict {
@@ -318,7 +319,7 @@ func TestFactRedLockAvailableWithMajority(t *testing.T) {
 // control that must fail: three of five nodes down for 8 s leave the lock
 // unobtainable that long.
 func TestControlRedLockUnavailableWithoutMajority(t *testing.T) {
-	w, err := specOnFive(sim.PersistAlways)(1)
+	w, err := specOnFive(setup.PersistAlways)(1)
 	must(t, err)
 	var s faults.Schedule
 	for _, n := range []string{"n1", "n2", "n3"} {

@@ -14,11 +14,12 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
-// A setup builds the world of one run: topology and workload, no faults.
-type setup struct {
+// A rig builds the world of one run: topology and workload, no faults.
+type rig struct {
 	name string
 	// build returns the world: topology and workload.
 	build func(seed uint64) (*sim.World, error)
@@ -70,7 +71,7 @@ func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i in
 			f.Node = pick("node", w.Nodes())
 		}
 		if kind == "delay" {
-			f.Delay = sim.Fixed(ms("delay", 1, 5000))
+			f.Delay = setup.Fixed(ms("delay", 1, 5000))
 		}
 		return f
 	}
@@ -81,7 +82,7 @@ func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i in
 // only its names (groups, nodes, clients), which no seed changes, so a run
 // the search does not need (see mustFind) is drawn without building its
 // world.
-func topology(t *testing.T, s setup) *sim.World {
+func topology(t *testing.T, s rig) *sim.World {
 	t.Helper()
 	w, err := s.build(1)
 	must(t, err)
@@ -91,7 +92,7 @@ func topology(t *testing.T, s setup) *sim.World {
 
 // drawRun draws a seed and a schedule of up to maxFaults faults against
 // topo's names, and the description that replays the run.
-func drawRun(t *rapid.T, s setup, topo *sim.World, maxFaults int) (uint64, faults.Schedule, string) {
+func drawRun(t *rapid.T, s rig, topo *sim.World, maxFaults int) (uint64, faults.Schedule, string) {
 	seed := rapid.Uint64Range(1, 1<<20).Draw(t, "seed")
 	n := rapid.IntRange(0, maxFaults).Draw(t, "faults")
 	var sched faults.Schedule
@@ -104,9 +105,9 @@ func drawRun(t *rapid.T, s setup, topo *sim.World, maxFaults int) (uint64, fault
 	return seed, sched, fmt.Sprintf("%s seed=%d faults=[%s]", s.name, seed, strings.Join(names, "; "))
 }
 
-// runDrawn builds the setup's world for seed, applies sched, runs it and
+// runDrawn builds the rig's world for seed, applies sched, runs it and
 // returns the verdict.
-func runDrawn(t *rapid.T, s setup, seed uint64, sched faults.Schedule) checker.Verdict {
+func runDrawn(t *rapid.T, s rig, seed uint64, sched faults.Schedule) checker.Verdict {
 	w, err := s.build(seed)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -209,7 +210,7 @@ const found = "FOUND "
 // gave before, unrun and uncounted. Once the budget is spent, every new
 // candidate is refused unrun (it passes), so rapid stops with the
 // counterexample shrunk so far.
-func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
+func mustFind(t *testing.T, s rig, maxFaults int, want ...checker.Kind) {
 	t.Helper()
 	topo := topology(t, s)
 	budget := shrinkRuns
@@ -252,7 +253,7 @@ func mustFind(t *testing.T, s setup, maxFaults int, want ...checker.Kind) {
 }
 
 // neverFinds runs a search that must find no violation of the given kinds.
-func neverFinds(t *testing.T, s setup, maxFaults int, kinds ...checker.Kind) {
+func neverFinds(t *testing.T, s rig, maxFaults int, kinds ...checker.Kind) {
 	t.Helper()
 	topo := topology(t, s)
 	rapid.Check(t, func(rt *rapid.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -59,7 +60,7 @@ func contention(t *testing.T, seed uint64, algo string, dur time.Duration) *rig 
 	t.Helper()
 	r := newRig(t, seed, 5)
 	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := r.AddClient(sim.ClientConfig{Name: name, Timeout: 100 * ms})
+		c, err := r.AddClient(setup.ClientConfig{Name: name, Timeout: 100 * ms})
 		must(t, err)
 		var w workload
 		switch algo {

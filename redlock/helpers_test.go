@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -41,7 +42,7 @@ func newRig(t *testing.T, seed uint64, n int) *rig {
 	r := &rig{World: sim.New(seed), t: t}
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("n%d", i)
-		must(t, err1(r.AddNode(sim.NodeConfig{Name: name})))
+		must(t, err1(r.AddNode(setup.NodeConfig{Name: name})))
 		r.nodes = append(r.nodes, name)
 	}
 	return r
@@ -51,7 +52,7 @@ func newRig(t *testing.T, seed uint64, n int) *rig {
 // exact), the given per-request timeout, and no retries.
 func (r *rig) client(name string, latency, timeout time.Duration) *sim.Client {
 	r.t.Helper()
-	c, err := r.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(latency), Timeout: timeout, Retry: sim.NoRetry})
+	c, err := r.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(latency), Timeout: timeout, Retry: setup.NoRetry})
 	must(r.t, err)
 	return c
 }

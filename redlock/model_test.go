@@ -32,6 +32,7 @@ import (
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -56,14 +57,14 @@ type mdWorld struct {
 func newMdWorld(t *rapid.T, nodes, clients int) *mdWorld {
 	md := &mdWorld{w: sim.New(1)}
 	for i := 1; i <= nodes; i++ {
-		n, err := md.w.AddNode(sim.NodeConfig{Name: fmt.Sprintf("n%d", i)})
+		n, err := md.w.AddNode(setup.NodeConfig{Name: fmt.Sprintf("n%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		md.nodes = append(md.nodes, n)
 	}
 	for i := range clients {
-		c, err := md.w.AddClient(sim.ClientConfig{Name: mdName(i), Latency: sim.Fixed(time.Millisecond), Retry: sim.NoRetry})
+		c, err := md.w.AddClient(setup.ClientConfig{Name: mdName(i), Latency: setup.Fixed(time.Millisecond), Retry: setup.NoRetry})
 		if err != nil {
 			t.Fatal(err)
 		}

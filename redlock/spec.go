@@ -78,7 +78,7 @@ type SpecOptions struct {
 // Per-node timeouts: the spec wants each node's reply awaited only briefly,
 // so that a dead node does not eat the validity. A context deadline cannot
 // express that in the simulation (contexts carry no virtual time), so the
-// per-node timeout is the Conn's own: sim.ClientConfig.Timeout (and its
+// per-node timeout is the Conn's own: setup.ClientConfig.Timeout (and its
 // Retry policy) in the simulation, go-redis's ReadTimeout/WriteTimeout and
 // MaxRetries in production. Keep it well below TTL; the elapsed time it
 // costs is subtracted from the validity anyway.

@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -376,13 +377,13 @@ func TestSpecReleaseLatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, 1, 3)
 			defer r.Close()
-			c, err := r.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(ms), Timeout: 50 * ms, Retry: sim.GoRedisRetry})
+			c, err := r.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(ms), Timeout: 50 * ms, Retry: setup.GoRedisRetry})
 			must(t, err)
 			s := r.spec(c, redlock.SpecOptions{TTL: time.Second, NoReleaseLatch: tc.noLatch})
 			for _, n := range []string{"n1", "n2"} {
 				// The release is sent at 200ms, runs at 201ms; its
 				// replies leave then and are lost.
-				must(t, r.Net().AddRule(sim.Rule{Name: "lose the release's reply from " + n, From: 201 * ms, Until: 202 * ms, Node: n, DropReply: 1}))
+				must(t, r.Net().AddRule(setup.Rule{Name: "lose the release's reply from " + n, From: 201 * ms, Until: 202 * ms, Node: n, DropReply: 1}))
 			}
 			var released int
 			var unlockErr error

@@ -5,18 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
 
 // runYAML loads a scenario from src and runs it at its seed.
-func runYAML(t *testing.T, src string) scenario.Result {
+func runYAML(t *testing.T, src string) simrun.Result {
 	t.Helper()
 	s, err := scenario.Parse("t.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(0)
+	r, err := simrun.Run(s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

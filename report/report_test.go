@@ -16,18 +16,19 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
 
 // run replays one of the project's scenario files.
-func run(t *testing.T, name string) scenario.Result {
+func run(t *testing.T, name string) simrun.Result {
 	t.Helper()
 	s, err := scenario.Load(filepath.Join("..", "scenarios", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(0)
+	r, err := simrun.Run(s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

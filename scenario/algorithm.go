@@ -232,21 +232,21 @@ func (s *Scenario) NewResource() *traffic.Resource {
 
 // StartWorkload starts the algorithm's workload on c, with the settings of
 // c's client entry (ForClient), writing to res (from NewResource, shared by
-// the run's clients). Build calls it for every simulated client; a backend
-// on real servers calls it with its own traffic.Client. A real-only kind on
-// a client that is not a peers.Backend (the simulation's) is refused at the
-// algorithm's kind.
+// the run's clients). Each backend calls it for each of its clients, with
+// its own traffic.Client (internal/simrun a simulated one, internal/realrun
+// one on real servers). A real-only kind on a client that is not a
+// peers.Backend (the simulation's) is refused at the algorithm's kind.
 func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
 	a := s.ForClient(c.Name())
 	if a.Workload == nil {
-		return s.errLine(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
+		return s.ErrAt(a.Line, "algorithm", fmt.Errorf("unknown algorithm kind %q", a.Kind))
 	}
 	_, only := a.Workload.(realOnly)
 	if _, real := c.(peers.Backend); only && !real {
-		return s.errLine(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
+		return s.ErrAt(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
 	}
 	if err := a.Workload.StartWorkload(c, res); err != nil {
-		return s.errLine(a.Line, "algorithm", err)
+		return s.ErrAt(a.Line, "algorithm", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -24,17 +26,12 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 		}
 		seeds = n
 	}
-	all, err := LoadFS(scenarios.FS, "scenarios", "baseline-*.yaml", 1)
+	all, err := scenario.LoadFS(scenarios.FS, "scenarios", "baseline-*.yaml", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The peer libraries' baselines are real-only (scenarios/peers).
-	simulated := 0
-	for _, row := range algorithms {
-		if _, only := row().(realOnly); !only {
-			simulated++
-		}
-	}
+	simulated := scenario.SimulatedKinds()
 	if len(all) < simulated {
 		t.Fatalf("only %d baseline scenarios, want one per simulated algorithm (%d)", len(all), simulated)
 	}
@@ -54,7 +51,7 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 						if seed > uint64(seeds) || t.Failed() {
 							return
 						}
-						r, err := s.Run(seed)
+						r, err := simrun.Run(s, seed)
 						if err != nil {
 							t.Errorf("seed %d: %v", seed, err)
 							return

@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Error is a bad scenario file: the file, the line (and column) of the
@@ -275,8 +275,8 @@ func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
 		d.failf(n, f, "negative duration %v", v)
 		return 0
 	}
-	if v > sim.MaxDuration {
-		d.failf(n, f, "duration %v above %v", v, sim.MaxDuration)
+	if v > setup.MaxDuration {
+		d.failf(n, f, "duration %v above %v", v, setup.MaxDuration)
 		return 0
 	}
 	return d.scaled(v)
@@ -293,8 +293,8 @@ func (o *obj) signedDur(k string) time.Duration {
 		o.d.failf(n, f, "bad duration %q (want a Go duration such as -2s or 250ms)", n.Value)
 		return 0
 	}
-	if v > sim.MaxDuration || v < -sim.MaxDuration {
-		o.d.failf(n, f, "duration %v beyond ±%v", v, sim.MaxDuration)
+	if v > setup.MaxDuration || v < -setup.MaxDuration {
+		o.d.failf(n, f, "duration %v beyond ±%v", v, setup.MaxDuration)
 	}
 	if v < 0 {
 		return -o.d.scaled(-v)
@@ -424,16 +424,16 @@ func (o *obj) strs(k string) []string {
 
 // dist reads a duration distribution: a duration (fixed), or a mapping
 // {kind: fixed|uniform|exp, min, max, mean}.
-func (o *obj) dist(k string, def sim.Dist) sim.Dist {
+func (o *obj) dist(k string, def setup.Dist) setup.Dist {
 	n, f := o.get(k)
 	if n == nil {
 		return def
 	}
 	if n.Kind == yaml.ScalarNode {
-		return sim.Fixed(o.d.duration(n, f))
+		return setup.Fixed(o.d.duration(n, f))
 	}
 	m := o.d.mapping(f, n, "kind", "min", "max", "mean")
-	d := sim.Dist{
+	d := setup.Dist{
 		Kind: m.oneOf("kind", "fixed", "fixed", "uniform", "exp"),
 		Min:  m.dur("min", 0), Max: m.dur("max", 0), Mean: m.dur("mean", 0),
 	}

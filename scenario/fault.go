@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // faultKind is one kind of the faults list.
@@ -314,7 +314,7 @@ func decodeLink(r *faultReader) faults.Fault {
 func decodeDelay(r *faultReader) faults.Fault {
 	lf := decodeLink(r).(faults.LinkFault)
 	r.o.required("delay")
-	lf.Delay = r.o.dist("delay", sim.Dist{})
+	lf.Delay = r.o.dist("delay", setup.Dist{})
 	dirs := make([]string, len(faults.Directions))
 	for i, dir := range faults.Directions {
 		dirs[i] = string(dir)

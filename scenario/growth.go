@@ -4,12 +4,7 @@
 
 package scenario
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/locksim/locksim/sim"
-)
+import "fmt"
 
 // MaxRecords bounds the history a simulated run may record. The history is
 // held in memory until the run ends and is checked whole (the oracles and
@@ -21,10 +16,11 @@ import (
 // records peaked at 2.3 GB). At 1,500,000 records a run stays near 2 GB
 // and its check (the oracles and the windowed linearizability check of
 // up to about 750,000 lock operations) under a minute. A run that records
-// more stops at the first ten virtual seconds (limitChunk) past the limit
-// with an error naming the file, the duration's line and field, the limit
-// and the virtual time reached: the history is not streamed to disk, so
-// the honest answer is to refuse what cannot be held and checked.
+// more stops within ten virtual seconds past the limit (internal/simrun
+// looks at the history that often) with an error naming the file, the
+// duration's line and field, the limit and the virtual time reached: the
+// history is not streamed to disk, so the honest answer is to refuse what
+// cannot be held and checked.
 //
 // How fast a run reaches it depends on the workload, not on the format's
 // fields alone: about 1,200 records per client per virtual minute for a
@@ -42,13 +38,6 @@ const MaxRecords = 1_500_000
 // so they are counted before anything is built; beyond this a run is
 // faults and little else.
 const MaxFaultEvents = 200_000
-
-// maxRecords is MaxRecords, lowered by the tests.
-var maxRecords = MaxRecords
-
-// limitChunk is how often, in virtual time, a run looks at its history's
-// size (runBounded).
-const limitChunk = 10 * time.Second
 
 // CheckLimits reports, before anything is built, whether the file's rates
 // draw more fault events than MaxFaultEvents over its duration, as an
@@ -78,25 +67,4 @@ func (s *Scenario) CheckLimits() error {
 				events, s.Duration, perMinute, nodes, clients, MaxFaultEvents)}
 	}
 	return nil
-}
-
-// runBounded runs w for the scenario's duration, limitChunk of virtual
-// time at a time, and stops with an *Error naming the duration's line and
-// field when the history has grown past MaxRecords. Running a world in
-// steps gives the history one Run gives (TestRunBoundedSameHistory): Run
-// only stops at an instant and resumes from it.
-func (s *Scenario) runBounded(w *sim.World, seed uint64) error {
-	for t := min(limitChunk, s.Duration); ; t = min(t+limitChunk, s.Duration) {
-		if err := w.Run(t); err != nil {
-			return fmt.Errorf("%s: run with seed %d: %w", s.File, seed, err)
-		}
-		if n := w.History().Len(); n > maxRecords {
-			return &Error{File: s.File, Line: s.DurationLine, Field: "duration",
-				Msg: fmt.Sprintf("the run recorded %d history records by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
-					n, t, s.Duration, len(s.Clients), maxRecords)}
-		}
-		if t >= s.Duration {
-			return nil
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 )
 
 const locksGood = `name: t
@@ -28,15 +30,15 @@ expect: ok
 // by one watchdog, whose renewal scripts name both keys; watchdog_batch_size
 // reaches the lock client (100 when absent).
 func TestReentrantLocks(t *testing.T) {
-	s, err := Parse("t.yaml", []byte(locksGood))
+	s, err := scenario.Parse("t.yaml", []byte(locksGood))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := s.Algorithm.Workload.(*Reentrant)
+	rc := s.Algorithm.Workload.(*scenario.Reentrant)
 	if !slices.Equal(rc.Locks, []string{"a", "b"}) || rc.Lock != "a" || rc.Options.WatchdogBatchSize != 5 || s.LockKey() != "a" {
 		t.Fatalf("locks %v, lock %q, batch size %d, key %q", rc.Locks, rc.Lock, rc.Options.WatchdogBatchSize, s.LockKey())
 	}
-	r, err := s.Run(0)
+	r, err := simrun.Run(s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +61,8 @@ func TestReentrantLocks(t *testing.T) {
 	if !acquired["a"] || !acquired["b"] || batches < 2 {
 		t.Errorf("acquired %v, %d renewal scripts; want a and b, renewed together at least twice", acquired, batches)
 	}
-	def, err := Parse("t.yaml", []byte(strings.Replace(locksGood, ", watchdog_batch_size: 5", "", 1)))
-	if err != nil || def.Algorithm.Workload.(*Reentrant).Options.WatchdogBatchSize != 100 {
+	def, err := scenario.Parse("t.yaml", []byte(strings.Replace(locksGood, ", watchdog_batch_size: 5", "", 1)))
+	if err != nil || def.Algorithm.Workload.(*scenario.Reentrant).Options.WatchdogBatchSize != 100 {
 		t.Fatalf("default batch size: %v, %v", def, err)
 	}
 	for _, c := range []struct{ old, new, want string }{
@@ -71,7 +73,7 @@ func TestReentrantLocks(t *testing.T) {
 		{"watchdog_batch_size: 5", "watchdog_batch_size: 0", "t.yaml:11: algorithm.options.watchdog_batch_size: "},
 		{"[a, b]", manyLocks(101), "t.yaml:10: algorithm.locks: 101 locks: at most 100"},
 	} {
-		_, err := Parse("t.yaml", []byte(strings.Replace(locksGood, c.old, c.new, 1)))
+		_, err := scenario.Parse("t.yaml", []byte(strings.Replace(locksGood, c.old, c.new, 1)))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %s", c.new, err, c.want)
 		}

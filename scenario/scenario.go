@@ -1,10 +1,12 @@
 // Package scenario reads locksim's scenario files (YAML, documented in
 // scenarios/README.md, beside the committed files, which package scenarios
-// embeds), builds the simulated world each describes, runs it, and checks
-// its history against the verdict the file expects. The package is named
-// for what it handles, one scenario at a time (scenario.Load,
-// scenario.Result), and stands apart from the folder of files so that
-// scenarios/ holds data only.
+// embeds), starts the workload each describes on a backend's clients, and
+// checks and judges a run's history against the verdict the file expects.
+// The backends run it: internal/simrun in the simulation, internal/realrun
+// on real servers; this package links neither, and its topology is
+// package setup's vocabulary, which both share. The package is named for
+// what it handles, one scenario at a time (scenario.Load), and stands
+// apart from the folder of files so that scenarios/ holds data only.
 //
 // Load, LoadDir and LoadFS validate a file completely: every name a fault
 // or the algorithm refers to exists, every duration and probability is in
@@ -32,7 +34,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Scenario is one loaded scenario file.
@@ -99,21 +101,21 @@ type Real struct {
 
 // Node is a master (a group of its name) and its replicas.
 type Node struct {
-	Config   sim.NodeConfig
+	Config   setup.NodeConfig
 	Replicas []Replica
 	Line     int
 }
 
 // Replica follows its master with a replication lag.
 type Replica struct {
-	Config sim.NodeConfig
-	Repl   sim.ReplicaConfig
+	Config setup.NodeConfig
+	Repl   setup.ReplicaConfig
 	Line   int
 }
 
 // Client is one simulated client.
 type Client struct {
-	Config sim.ClientConfig
+	Config setup.ClientConfig
 	// Settings are the entry's own workload settings (start, holds, hold,
 	// ...), overriding the algorithm section's for this client.
 	Settings ClientSettings
@@ -319,14 +321,14 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 
 var persistences = []string{"none", "everysec", "always"}
 
-func (d *decoder) nodeConfig(o *obj, name string) sim.NodeConfig {
-	p, _ := sim.ParsePersistence(o.oneOf("persistence", "none", persistences...))
-	cfg := sim.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999)}
+func (d *decoder) nodeConfig(o *obj, name string) setup.NodeConfig {
+	p, _ := setup.ParsePersistence(o.oneOf("persistence", "none", persistences...))
+	cfg := setup.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999)}
 	switch o.oneOf("lua", "fast", "fast", "interpreted", "miniredis") {
 	case "interpreted":
-		cfg.Lua = sim.LuaInterpreted
+		cfg.Lua = setup.LuaInterpreted
 	case "miniredis":
-		cfg.Lua = sim.LuaMiniredis
+		cfg.Lua = setup.LuaMiniredis
 	}
 	return cfg
 }
@@ -449,7 +451,7 @@ func (d *decoder) topology(s *Scenario, top *obj) {
 				return
 			}
 			node.Replicas = append(node.Replicas, Replica{Config: d.nodeConfig(ro, rname),
-				Repl: sim.ReplicaConfig{Lag: ro.dist("lag", sim.Dist{})}, Line: resolve(rt).Line})
+				Repl: setup.ReplicaConfig{Lag: ro.dist("lag", setup.Dist{})}, Line: resolve(rt).Line})
 		}
 	}
 }
@@ -476,8 +478,8 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 		cf := index(f, i)
 		o := d.mapping(cf, it, append([]string{"name", "count", "latency", "timeout", "retry", "drift_ppm"}, clientWorkloadFields...)...)
 		first := len(s.Clients)
-		cfg := sim.ClientConfig{
-			Latency:  o.dist("latency", sim.Dist{}),
+		cfg := setup.ClientConfig{
+			Latency:  o.dist("latency", setup.Dist{}),
 			Timeout:  o.dur("timeout", 0),
 			DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999),
 		}
@@ -486,11 +488,11 @@ func (d *decoder) clients(s *Scenario, top *obj) {
 		}
 		switch o.oneOf("retry", "none", retries...) {
 		case "go-redis":
-			cfg.Retry = sim.GoRedisRetry
+			cfg.Retry = setup.GoRedisRetry
 		case "redisson":
-			cfg.Retry = sim.RedissonRetry
+			cfg.Retry = setup.RedissonRetry
 		case "redisson-3.36":
-			cfg.Retry = sim.Redisson336Retry
+			cfg.Retry = setup.Redisson336Retry
 		}
 		if !o.has("count") {
 			if !o.required("name") {
@@ -529,13 +531,13 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 		"partition", "partition_for", "drift_ppm", "drop_request", "drop_reply", "drop_push", "duplicate", "delay_p", "delay")
 	rate := func(k string) float64 { return o.float(k, 0, 0, faults.MaxRate) }
 	s.Rates = faults.Rates{
-		Failover: rate("failover"), Crash: rate("crash"), CrashDown: o.dist("crash_down", sim.Dist{}),
-		Pause: rate("pause"), PauseFor: o.dist("pause_for", sim.Dist{}),
-		ClockJump: rate("clock_jump"), JumpBy: o.dist("jump_by", sim.Dist{}),
-		Partition: rate("partition"), PartitionFor: o.dist("partition_for", sim.Dist{}),
+		Failover: rate("failover"), Crash: rate("crash"), CrashDown: o.dist("crash_down", setup.Dist{}),
+		Pause: rate("pause"), PauseFor: o.dist("pause_for", setup.Dist{}),
+		ClockJump: rate("clock_jump"), JumpBy: o.dist("jump_by", setup.Dist{}),
+		Partition: rate("partition"), PartitionFor: o.dist("partition_for", setup.Dist{}),
 		DriftPPM:    o.int("drift_ppm", 0, 0, 999_999),
 		DropRequest: o.prob("drop_request", 0), DropReply: o.prob("drop_reply", 0), DropPush: o.prob("drop_push", 0),
-		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", sim.Dist{}),
+		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", setup.Dist{}),
 	}
 	s.HasRates = true
 	if rn := resolve(n); rn != nil {
@@ -543,8 +545,11 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 	}
 }
 
-// errLine wraps err as an Error at line of the file.
-func (s *Scenario) errLine(line int, field string, err error) error {
+// ErrAt is err as an *Error at line and field of the file, or err itself
+// when it is an *Error already (it names its own place): what a backend
+// returns when a node, replica, client or workload the file describes
+// cannot start, so that the refusal points at the line that asks for it.
+func (s *Scenario) ErrAt(line int, field string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err

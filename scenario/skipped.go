@@ -14,38 +14,10 @@ package scenario
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/sim"
 )
-
-// scriptedTarget is the world as the target of the file's own faults: a
-// step of one that cannot act is recorded as skipped with the value
-// history.SkippedScripted, which tells it from a skipped drawn fault.
-type scriptedTarget struct{ *sim.World }
-
-// ActAt is sim.World.ActAt, recording act's error as a scripted skip.
-func (t scriptedTarget) ActAt(at time.Duration, name string, act func() error) error {
-	return t.World.ActAt(at, name, t.scripted(name, act))
-}
-
-// ActOnOp is sim.World.ActOnOp, recording act's error as a scripted skip.
-func (t scriptedTarget) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error {
-	return t.World.ActOnOp(sel, ev, after, name, t.scripted(name, act))
-}
-
-// scripted runs act and records its error as the skip of the scripted
-// fault name (and returns nil: the world must not record it again).
-func (t scriptedTarget) scripted(name string, act func() error) func() error {
-	return func() error {
-		if err := act(); err != nil {
-			t.RecordSkipped(name, history.SkippedScripted, err)
-		}
-		return nil
-	}
-}
 
 // Skipped lists the details of the history's skipped scripted faults
 // ("crash m1 at 3s: sim: crash m1: node is already down"), in time order.

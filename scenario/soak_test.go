@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"bufio"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 )
 
 // soakRSSBound is the peak resident memory (VmHWM) a long run may reach,
@@ -88,13 +91,13 @@ func runSoakChild(t *testing.T, run, env string) soakChild {
 }
 
 // runYAML parses src (as file) and runs it at its seed; an error fails t.
-func runYAML(t *testing.T, file, src string) Result {
+func runYAML(t *testing.T, file, src string) simrun.Result {
 	t.Helper()
-	s, err := Parse(file, []byte(src))
+	s, err := scenario.Parse(file, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run(0)
+	res, err := simrun.Run(s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +106,7 @@ func runYAML(t *testing.T, file, src string) Result {
 
 // reportSoak is a soak child's report: the run's records, verdict and
 // notes, and the process's peak RSS (VmHWM, from /proc/self/status).
-func reportSoak(t *testing.T, res Result) {
+func reportSoak(t *testing.T, res simrun.Result) {
 	fmt.Printf("soak: records %d\n", res.History.Len())
 	fmt.Printf("soak: verdict %s match=%v\n", res.Verdict.Status, res.Match)
 	for _, n := range res.Verdict.Notes {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // triggerFields are the fields of an "on" mapping: the operation, then
@@ -46,7 +46,7 @@ func (d *decoder) trigger(s *Scenario, o *obj, f string, flt faults.Fault) fault
 		}
 	} else {
 		if t.required("event") {
-			tr.Event = sim.OpEvent(t.oneOf("event", "", opEvents()...))
+			tr.Event = setup.OpEvent(t.oneOf("event", "", opEvents()...))
 		}
 		tr.After = t.dur("after", 0)
 	}
@@ -74,8 +74,8 @@ func (d *decoder) triggerMapping(tf string, n *yaml.Node, kind string, link bool
 
 // opSelector reads the operation a trigger t (at path tf) names: a client
 // of s, an op the algorithm records, the nth of them, of an owner.
-func (d *decoder) opSelector(s *Scenario, t *obj, tf string) sim.OpSelector {
-	var sel sim.OpSelector
+func (d *decoder) opSelector(s *Scenario, t *obj, tf string) setup.OpSelector {
+	var sel setup.OpSelector
 	if t.required("client") {
 		sel.Client = t.str("client", "")
 		if d.err == nil && !s.isClient(sel.Client) {
@@ -105,10 +105,10 @@ func (d *decoder) opSelector(s *Scenario, t *obj, tf string) sim.OpSelector {
 	return sel
 }
 
-// opEvents are the names of sim.OpEvents, an instant trigger's events.
+// opEvents are the names of setup.OpEvents, an instant trigger's events.
 func opEvents() []string {
-	events := make([]string, len(sim.OpEvents))
-	for i, e := range sim.OpEvents {
+	events := make([]string, len(setup.OpEvents))
+	for i, e := range setup.OpEvents {
 		events[i] = string(e)
 	}
 	return events

@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"bytes"
@@ -7,19 +7,22 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
 // TestScenariosSameWithoutTwins: every committed scenario gives a
 // byte-identical history and the same verdict when its nodes interpret
-// the lock scripts' Lua text (sim.LuaInterpreted) as when they run the
-// scripts' Go twins (sim.LuaFast, the default; sim/native.go): the twins
+// the lock scripts' Lua text (setup.LuaInterpreted) as when they run the
+// scripts' Go twins (setup.LuaFast, the default; sim/native.go): the twins
 // change how fast a run is, never what it finds. A file with a rate
 // expectation is compared on its first three seeds. Most scenarios must
 // send a twinned script (a scenario that sends none is equal both ways
 // trivially).
 func TestScenariosSameWithoutTwins(t *testing.T) {
-	twins, text := committed(t), committed(t)
+	twins, text := scenario.Committed(t), scenario.Committed(t)
 	interpreted := 0
 	for i := range text {
 		for j := range text[i].Nodes {
@@ -58,7 +61,7 @@ func TestScenariosSameWithoutTwins(t *testing.T) {
 
 // sameWithoutTwins compares s's runs with twins and text's, and reports
 // whether the runs sent a twinned script (a req record of one).
-func sameWithoutTwins(t *testing.T, s, text *Scenario, twinned map[string]bool) (sent bool) {
+func sameWithoutTwins(t *testing.T, s, text *scenario.Scenario, twinned map[string]bool) (sent bool) {
 	seeds := []uint64{0}
 	if s.Expect.HasRates() {
 		seeds = []uint64{s.Seed, s.Seed + 1, s.Seed + 2}
@@ -77,9 +80,9 @@ func sameWithoutTwins(t *testing.T, s, text *Scenario, twinned map[string]bool) 
 }
 
 // interpret turns a node that runs the twins to the Lua text.
-func interpret(c *sim.NodeConfig, count *int) {
-	if c.Lua == sim.LuaFast {
-		c.Lua = sim.LuaInterpreted
+func interpret(c *setup.NodeConfig, count *int) {
+	if c.Lua == setup.LuaFast {
+		c.Lua = setup.LuaInterpreted
 		*count++
 	}
 }
@@ -92,9 +95,9 @@ type runOut struct {
 
 // historyOf runs s at seed and returns its history, its verdict, and
 // whether it sent one of the scripts named in twinned.
-func historyOf(t *testing.T, s *Scenario, seed uint64, twinned map[string]bool) runOut {
+func historyOf(t *testing.T, s *scenario.Scenario, seed uint64, twinned map[string]bool) runOut {
 	t.Helper()
-	r, err := s.Run(seed)
+	r, err := simrun.Run(s, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"strconv"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 )
 
 // TestWaiterAfterBrokenSubscription: in resurrected-lock-after-failover
@@ -20,11 +22,11 @@ import (
 // TestWaiterSubscribesAgainAfterFailover (here the try at the break learns
 // r1's TTL afresh, so the lock code before that fix passes too).
 func TestWaiterAfterBrokenSubscription(t *testing.T) {
-	s, err := Load("../scenarios/resurrected-lock-after-failover.yaml")
+	s, err := scenario.Load("../scenarios/resurrected-lock-after-failover.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(0)
+	r, err := simrun.Run(s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -48,25 +49,25 @@ func BenchmarkScriptRaw(b *testing.B) {
 // client process's Conn.Eval, the network, the node (clock sync, effect
 // capture, replication to one replica, truth records) and the reply, with
 // the default script runner (LuaFast: the script's Go twin).
-func BenchmarkScriptSim(b *testing.B) { benchScriptSim(b, sim.LuaFast) }
+func BenchmarkScriptSim(b *testing.B) { benchScriptSim(b, setup.LuaFast) }
 
 // BenchmarkScriptSimInterpreted is BenchmarkScriptSim with the script's Lua
 // text interpreted by the node's Lua state (LuaInterpreted, the default
 // before the twins).
-func BenchmarkScriptSimInterpreted(b *testing.B) { benchScriptSim(b, sim.LuaInterpreted) }
+func BenchmarkScriptSimInterpreted(b *testing.B) { benchScriptSim(b, setup.LuaInterpreted) }
 
 // BenchmarkScriptSimMiniredisEval is BenchmarkScriptSim with miniredis's own
 // EVAL (a new Lua state per call, as in the baseline): it isolates what the
 // simulation itself costs.
-func BenchmarkScriptSimMiniredisEval(b *testing.B) { benchScriptSim(b, sim.LuaMiniredis) }
+func BenchmarkScriptSimMiniredisEval(b *testing.B) { benchScriptSim(b, setup.LuaMiniredis) }
 
-func benchScriptSim(b *testing.B, mode sim.LuaMode) {
+func benchScriptSim(b *testing.B, mode setup.LuaMode) {
 	defer sim.VerifyTruth(false)()
 	w := sim.New(1)
 	defer w.Close()
-	must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})))
-	must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1", Lua: mode}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})))
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
+	must(b, err1(w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})))
+	must(b, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1", Lua: mode}, setup.ReplicaConfig{Lag: setup.Fixed(time.Millisecond)})))
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1"})
 	must(b, err)
 	conn, err := c.Conn("m1")
 	must(b, err)
@@ -95,10 +96,10 @@ func BenchmarkTenMinutes(b *testing.B) {
 	cpu := sim.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		w := sim.New(uint64(i + 1))
-		must(b, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-		must(b, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(5 * time.Millisecond)})))
+		must(b, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+		must(b, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(5 * time.Millisecond)})))
 		for j := 1; j <= 5; j++ {
-			c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", j), Retry: sim.GoRedisRetry})
+			c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprintf("c%d", j), Retry: setup.GoRedisRetry})
 			must(b, err)
 			must(b, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: 10 * time.Second,
 				Holding: traffic.Holding{Hold: 50 * time.Millisecond, Think: 20 * time.Millisecond}}))

@@ -12,24 +12,8 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 )
-
-// ClientConfig describes one simulated client process.
-type ClientConfig struct {
-	// Name identifies the client in the history.
-	Name string
-	// DriftPPM is the client clock's rate error; its sleeps, timers and
-	// timeouts run by that clock. Default 0.
-	DriftPPM int64
-	// Latency is the one-way network latency to every node, drawn per
-	// message. Default: uniform 100-500 µs.
-	Latency Dist
-	// Timeout is how long one attempt waits for a reply (go-redis's
-	// ReadTimeout, Redisson's timeout). Default 3 s.
-	Timeout time.Duration
-	// Retry is the retry policy after a timeout. Default NoRetry.
-	Retry RetryPolicy
-}
 
 // Client is a simulated client process: its clock, network links, pauses,
 // and the tasks (processes) it runs. Lock code uses it through Conn and
@@ -37,7 +21,7 @@ type ClientConfig struct {
 type Client struct {
 	w           *World
 	name        string
-	cfg         ClientConfig
+	cfg         setup.ClientConfig
 	clock       Clock
 	pausedUntil time.Duration
 	latRNG      *rand.Rand
@@ -46,18 +30,18 @@ type Client struct {
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
 
-	parallelNames []string    // parallelName's names
-	lastInt       intText     // the last int64 argument its requests sent, as text (argStrings)
-	parFree       []*parallel // parallel values of returned Parallel calls, for the next
+	parallelNames []string      // parallelName's names
+	lastInt       setup.ArgText // the last int64 argument its requests sent, as text
+	parFree       []*parallel   // parallel values of returned Parallel calls, for the next
 }
 
 // AddClient adds a client.
-func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
+func (w *World) AddClient(cfg setup.ClientConfig) (*Client, error) {
 	if err := w.checkName("client", cfg.Name); err != nil {
 		return nil, err
 	}
-	if cfg.Latency == (Dist{}) {
-		cfg.Latency = Uniform(100*time.Microsecond, 500*time.Microsecond)
+	if cfg.Latency == (setup.Dist{}) {
+		cfg.Latency = setup.Uniform(100*time.Microsecond, 500*time.Microsecond)
 	}
 	if err := cfg.Latency.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: client %q: latency: %w", cfg.Name, err)
@@ -68,7 +52,7 @@ func (w *World) AddClient(cfg ClientConfig) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 3 * time.Second
 	}
-	if err := cfg.Retry.validate(); err != nil {
+	if err := cfg.Retry.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: client %q: %w", cfg.Name, err)
 	}
 	clk, err := NewClock(cfg.DriftPPM)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,86 +18,6 @@ import (
 	"github.com/locksim/locksim/internal/resend"
 	"github.com/locksim/locksim/lock"
 )
-
-// RetryPolicy is what a client library does when a request times out: it
-// sends the same command again, up to MaxRetries more times, after a backoff.
-// Because the first attempt may have been applied with its reply lost, a
-// retry can run a command twice on the server.
-type RetryPolicy struct {
-	// MaxRetries is the number of re-sends after the first attempt; 0 means
-	// no retries.
-	MaxRetries int
-	// MinBackoff and MaxBackoff bound the pause before retry i (from 1): a
-	// uniform draw in [MinBackoff, min(MaxBackoff, MinBackoff<<(i-1))]
-	// (go-redis's exponential backoff), or with EqualJitter Redisson's
-	// EqualJitterDelay(MinBackoff, MaxBackoff).
-	MinBackoff, MaxBackoff time.Duration
-	// EqualJitter draws the pause before retry i as Redisson's
-	// EqualJitterDelay.calcDelay(i-1) does (3.48.0+): e = min(MinBackoff <<
-	// (i-1), MaxBackoff), then e/2 plus a uniform draw in [0, e/2]. With
-	// Redisson's 1 s and 2 s: 0.5–1 s before the first retry, 1–2 s after.
-	EqualJitter bool
-	// HonourNoResend leaves a request the lock code marked with
-	// resend.Forbid unsent again after a timeout, as Redisson's noRetry
-	// does for a single-server configuration's lock scripts (3.37.0+).
-	HonourNoResend bool
-	// WaitExtendsTimeout gives a script sent with its WAIT (EvalWait) the
-	// client's timeout plus the WAIT's own, as Redisson's batch response
-	// timeout is timeout + slavesSyncTimeout.
-	WaitExtendsTimeout bool
-}
-
-// Retry policies of the client libraries locksim models.
-var (
-	// NoRetry gives up after one attempt.
-	NoRetry = RetryPolicy{}
-	// GoRedisRetry is go-redis v9's default: MaxRetries 3, backoff 8-512 ms.
-	GoRedisRetry = RetryPolicy{MaxRetries: 3, MinBackoff: 8 * time.Millisecond, MaxBackoff: 512 * time.Millisecond}
-	// RedissonRetry is Redisson's transport as of 4.7.0 (since 3.48.0):
-	// retryAttempts 4, retryDelay EqualJitterDelay(1 s, 2 s), lock scripts
-	// marked noRetry not resent, a batch with WAIT waiting timeout +
-	// slavesSyncTimeout.
-	RedissonRetry = RetryPolicy{MaxRetries: 4, MinBackoff: time.Second, MaxBackoff: 2 * time.Second,
-		EqualJitter: true, HonourNoResend: true, WaitExtendsTimeout: true}
-	// Redisson336Retry is Redisson's transport before 3.37.0: retryAttempts
-	// 3, retryInterval 1.5 s, every request resent after a timeout, the
-	// lock scripts too.
-	Redisson336Retry = RetryPolicy{MaxRetries: 3, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 1500 * time.Millisecond}
-)
-
-func (p RetryPolicy) validate() error {
-	if p.MaxRetries < 0 || p.MinBackoff < 0 || p.MaxBackoff < 0 {
-		return fmt.Errorf("negative value in retry policy %+v", p)
-	}
-	if p.MaxBackoff < p.MinBackoff {
-		return fmt.Errorf("retry max backoff %v below min backoff %v", p.MaxBackoff, p.MinBackoff)
-	}
-	return nil
-}
-
-func (p RetryPolicy) backoff(retry int, r *rand.Rand) time.Duration {
-	if p.MaxBackoff == 0 {
-		return 0
-	}
-	hi := p.MinBackoff << min(retry-1, 30)
-	if hi > p.MaxBackoff || hi < p.MinBackoff {
-		hi = p.MaxBackoff
-	}
-	if p.EqualJitter {
-		half := hi / 2
-		return half + time.Duration(r.Int64N(int64(half)+1))
-	}
-	return p.MinBackoff + time.Duration(r.Int64N(int64(hi-p.MinBackoff)+1))
-}
-
-// attempts is how many times a request may be sent: once when ctx forbids
-// resending it and the policy honours that, else 1 + MaxRetries.
-func (p RetryPolicy) attempts(ctx context.Context) int {
-	if p.HonourNoResend && resend.Forbidden(ctx) {
-		return 1
-	}
-	return p.MaxRetries + 1
-}
 
 // Conn is a lock.Conn from this client to group (a master's name). Each
 // request goes to the group's master at the moment it is sent.
@@ -141,10 +60,10 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler, extra time.Duration) (any, error) {
 	w := c.w
 	op := w.curOp()
-	attempts := c.cfg.Retry.attempts(ctx)
+	attempts := c.cfg.Retry.Attempts(resend.Forbidden(ctx))
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
-			if d := c.cfg.Retry.backoff(i, c.retryRNG); d > 0 {
+			if d := c.cfg.Retry.Backoff(i, c.retryRNG); d > 0 {
 				if err := w.sleepCtx(ctx, "retry backoff", c.clock.WorldSpan(d)); err != nil {
 					return nil, err // go-redis's back-off ends at a cancel too
 				}
@@ -362,7 +281,7 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	cmd := make([]string, 3+len(keys)+len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
-	if err := argStrings(cmd[3+len(keys):], args, &s.c.lastInt); err != nil {
+	if err := s.c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
 		return nil, err
 	}
 	// The req record's arguments share cmd's keys and arguments, which
@@ -379,7 +298,7 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	argv := make([]string, len(args))
-	if err := argStrings(argv, args, &s.c.lastInt); err != nil {
+	if err := s.c.lastInt.Fill(argv, args); err != nil {
 		return nil, err
 	}
 	if len(argv) == 0 {
@@ -399,68 +318,6 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 // command sends args, named what (the command's name in lower case).
 func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args []string) (any, error) {
 	return s.c.roundTrip(ctx, s.g, what, req, args, nil)
-}
-
-// ArgStrings renders command arguments as go-redis writes them on the
-// wire, so that a history names a command's arguments alike in the
-// simulation and on real servers.
-func ArgStrings(args []any) ([]string, error) {
-	out := make([]string, len(args))
-	if err := argStrings(out, args, nil); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// intText is an int64 and its decimal text, kept for the next argument
-// (the lease in milliseconds, which a client sends in most requests).
-type intText struct {
-	v  int64
-	s  string
-	ok bool
-}
-
-// format is v in decimal, from the last value kept when it is the same.
-func (t *intText) format(v int64) string {
-	if t == nil {
-		return strconv.FormatInt(v, 10)
-	}
-	if !t.ok || t.v != v {
-		*t = intText{v: v, s: strconv.FormatInt(v, 10), ok: true}
-	}
-	return t.s
-}
-
-// argStrings is ArgStrings into out (of args' length); last, when not
-// nil, keeps the last int64 argument's text for the next call.
-func argStrings(out []string, args []any, last *intText) error {
-	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			out[i] = v
-		case []byte:
-			out[i] = string(v)
-		case int:
-			out[i] = strconv.Itoa(v)
-		case int64:
-			out[i] = last.format(v)
-		case uint64:
-			out[i] = strconv.FormatUint(v, 10)
-		case int32:
-			out[i] = strconv.FormatInt(int64(v), 10)
-		case float64:
-			out[i] = strconv.FormatFloat(v, 'f', -1, 64)
-		case bool:
-			if v {
-				out[i] = "1"
-			} else {
-				out[i] = "0"
-			}
-		default:
-			return fmt.Errorf("sim: unsupported argument type %T", a)
-		}
-	}
-	return nil
 }
 
 // reqHandle is an open req record.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -27,10 +28,10 @@ type cancelWorld struct {
 func newCancelWorld(t *testing.T, seed uint64) *cancelWorld {
 	t.Helper()
 	w := sim.New(seed)
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
 	cw := &cancelWorld{w: w, rt: map[string]lock.Runtime{}, lc: map[string]*lock.Client{}, conn: map[string]lock.Conn{}, holdersKey: "lk"}
 	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: name})
+		c, err := w.AddClient(setup.ClientConfig{Name: name})
 		must(t, err)
 		conn, err := c.Conn("m1")
 		must(t, err)
@@ -309,11 +310,11 @@ func TestSubscribeEndsWithContext(t *testing.T) {
 func TestRetryBackoffEndsWithContext(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := sim.New(5)
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	retry := sim.RetryPolicy{MaxRetries: 1, MinBackoff: 5 * time.Second, MaxBackoff: 5 * time.Second}
-	c2, err := w.AddClient(sim.ClientConfig{Name: "c2", Timeout: time.Second, Retry: retry})
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	retry := setup.RetryPolicy{MaxRetries: 1, MinBackoff: 5 * time.Second, MaxBackoff: 5 * time.Second}
+	c2, err := w.AddClient(setup.ClientConfig{Name: "c2", Timeout: time.Second, Retry: retry})
 	must(t, err)
-	c3, err := w.AddClient(sim.ClientConfig{Name: "c3"})
+	c3, err := w.AddClient(setup.ClientConfig{Name: "c3"})
 	must(t, err)
 	conn, err := c2.Conn("m1")
 	must(t, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -16,7 +17,7 @@ import (
 var chaosRates = faults.Rates{
 	Failover: 4, Crash: 4, Pause: 6, ClockJump: 6, Partition: 6, DriftPPM: 50_000,
 	DropRequest: 0.02, DropReply: 0.02, DropPush: 0.05, Duplicate: 0.02, DelayP: 0.02,
-	Delay: sim.Uniform(0, 800*time.Millisecond),
+	Delay: setup.Uniform(0, 800*time.Millisecond),
 }
 
 // chaosHistory runs a world with every fault kind for dur and returns its
@@ -27,13 +28,13 @@ func chaosHistory(t testing.TB, seed uint64, dur time.Duration) []byte {
 	t.Helper()
 	w := sim.New(seed)
 	defer w.Close()
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1", Persistence: sim.PersistEverySec})))
-	must(t, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Exp(time.Millisecond, 50*time.Millisecond, time.Second)})))
-	must(t, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r2"}, sim.ReplicaConfig{Lag: sim.Uniform(0, 200*time.Millisecond)})))
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "n2", Persistence: sim.PersistAlways})))
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1", Persistence: setup.PersistEverySec})))
+	must(t, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Exp(time.Millisecond, 50*time.Millisecond, time.Second)})))
+	must(t, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r2"}, setup.ReplicaConfig{Lag: setup.Uniform(0, 200*time.Millisecond)})))
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "n2", Persistence: setup.PersistAlways})))
 	for i, grp := range []string{"m1", "m1", "m1", "n2"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", i+1), Retry: sim.GoRedisRetry, Timeout: 300 * time.Millisecond,
-			Latency: sim.Exp(100*time.Microsecond, 400*time.Microsecond, 50*time.Millisecond)})
+		c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprintf("c%d", i+1), Retry: setup.GoRedisRetry, Timeout: 300 * time.Millisecond,
+			Latency: setup.Exp(100*time.Microsecond, 400*time.Microsecond, 50*time.Millisecond)})
 		must(t, err)
 		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: grp, Key: "lk", TTL: 2 * time.Second,
 			Holding: traffic.Holding{Hold: 300 * time.Millisecond, Think: 50 * time.Millisecond}}))

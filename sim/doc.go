@@ -1,7 +1,9 @@
 // Package sim is locksim's deterministic world: virtual time, an event queue,
 // seeded randomness split per component, cooperative processes, simulated
 // Redis nodes (miniredis in-process) with replication, failover, crashes and
-// per-node clocks, a lossy network, and the recorded history.
+// per-node clocks, a lossy network, and the recorded history. A world is
+// configured in package setup's vocabulary (NodeConfig, ClientConfig, Rule,
+// OpSelector), which the real backend shares without linking this package.
 //
 // One seed gives one history. Nothing here reads the wall clock or lets
 // goroutine scheduling or map order decide anything: exactly one simulated
@@ -16,9 +18,9 @@
 //   - proc.go: cooperative processes (coroutines) and the baton; waiters
 //     and sleeps.
 //   - clock.go: a machine's clock (drift, jumps), for nodes and clients.
-//   - net.go: the network between clients and nodes: latency
-//     distributions (Dist), link-fault rules (Rule), partitions, per
-//     connection FIFO delivery.
+//   - net.go: the network between clients and nodes: latencies drawn from
+//     each client's setup.Dist, link-fault rules (setup.Rule, held with
+//     their op binding), partitions, per connection FIFO delivery.
 //   - node.go: a node and its group (AddNode, AddReplica), booting
 //     miniredis, the node's clock faults, looking nodes and groups up.
 //   - command.go: a client command at a node: the commands whose keys a
@@ -28,10 +30,10 @@
 //     miniredis, and the ground truth (truth records, expiry timers).
 //   - expiry.go: how keys' TTLs follow the node's clock one key at a time
 //     (no full scan per command), and the truth's index of expiries.
-//   - persist.go: persistence modes (none, everysec, always), node crash and
-//     restart.
+//   - persist.go: what each persistence mode (setup.Persistence) keeps,
+//     node crash and restart.
 //   - repl.go: replication streams to replicas, WAIT, and Failover.
-//   - lua.go: the fast Lua engine for EVAL and EVALSHA (LuaMode).
+//   - lua.go: the fast Lua engine for EVAL and EVALSHA (setup.LuaMode).
 //   - native.go: the lock library's hot scripts as Go twins of their text,
 //     which LuaFast runs in their place.
 //   - resp.go: reading the replies miniredis writes.
@@ -40,7 +42,7 @@
 //   - evalwait.go: the synced acquire's script and WAIT as one request
 //     (lock.EvalWaiter), retried whole as go-redis's pipeline is.
 //   - conn.go: a client's lock.Conn: round trips with timeouts and the
-//     RetryPolicy, argument rendering, req records.
+//     client's setup.RetryPolicy, req records.
 //   - pubsub.go: subscriptions, publishing to subscribers, and their loss
 //     when the node crashes.
 //   - ctxwait.go: waits (Sleep, Subscription.Next) that end when their
@@ -48,6 +50,6 @@
 //     every event.
 //   - history.go: the run's History, op records (Client.BeginOp) and fault
 //     records.
-//   - trigger.go: faults bound to an operation (OnOp, Rule.Op) instead of an
-//     instant.
+//   - trigger.go: faults bound to an operation (OnOp, setup.Rule's Op)
+//     instead of an instant.
 package sim

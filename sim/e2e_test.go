@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -18,10 +19,10 @@ import (
 func simpleWorld(t testing.TB, seed uint64, lag time.Duration) *sim.World {
 	t.Helper()
 	w := sim.New(seed)
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	must(t, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Fixed(lag)})))
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	must(t, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(lag)})))
 	for _, name := range []string{"c1", "c2", "c3"} {
-		c, err := w.AddClient(sim.ClientConfig{Name: name, Retry: sim.GoRedisRetry, Timeout: 500 * time.Millisecond})
+		c, err := w.AddClient(setup.ClientConfig{Name: name, Retry: setup.GoRedisRetry, Timeout: 500 * time.Millisecond})
 		must(t, err)
 		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{
 			Group: "m1", Key: "lk", TTL: 10 * time.Second,

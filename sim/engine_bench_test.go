@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/setup"
 )
 
 // BenchmarkScriptEngine runs BenchmarkScriptSim's script on a node's
@@ -12,16 +13,16 @@ import (
 // around it (no client, network, effects, replication or truth). It is
 // the ceiling BenchmarkScriptSim can approach: the rest is what the
 // simulation adds.
-func BenchmarkScriptEngine(b *testing.B) { benchScriptEngine(b, LuaFast) }
+func BenchmarkScriptEngine(b *testing.B) { benchScriptEngine(b, setup.LuaFast) }
 
 // BenchmarkScriptEngineInterpreted is BenchmarkScriptEngine with the
 // script's Lua text interpreted (LuaInterpreted): what the twin saves.
-func BenchmarkScriptEngineInterpreted(b *testing.B) { benchScriptEngine(b, LuaInterpreted) }
+func BenchmarkScriptEngineInterpreted(b *testing.B) { benchScriptEngine(b, setup.LuaInterpreted) }
 
-func benchScriptEngine(b *testing.B, mode LuaMode) {
+func benchScriptEngine(b *testing.B, mode setup.LuaMode) {
 	w := New(1)
 	defer w.Close()
-	n, err := w.AddNode(NodeConfig{Name: "m1", Lua: mode})
+	n, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 )
 
 var _ lock.EvalWaiter = (*simConn)(nil)
@@ -24,7 +25,7 @@ var _ lock.EvalWaiter = (*simConn)(nil)
 // NOSCRIPT, by source, each time with its WAIT, as the pipeline does. The
 // history has a req record for the script and one for the WAIT.
 func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
-	argv, err := ArgStrings(args)
+	argv, err := setup.ArgStrings(args)
 	if err != nil {
 		return nil, 0, err
 	}

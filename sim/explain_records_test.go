@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -22,13 +23,13 @@ import (
 func TestTopologyDriftIsRecorded(t *testing.T) {
 	w := sim.New(1)
 	defer w.Close()
-	_, err := w.AddNode(sim.NodeConfig{Name: "m1", DriftPPM: 2000})
+	_, err := w.AddNode(setup.NodeConfig{Name: "m1", DriftPPM: 2000})
 	must(t, err)
-	_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{})
+	_, err = w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{})
 	must(t, err)
-	_, err = w.AddClient(sim.ClientConfig{Name: "c1"})
+	_, err = w.AddClient(setup.ClientConfig{Name: "c1"})
 	must(t, err)
-	_, err = w.AddClient(sim.ClientConfig{Name: "c2", DriftPPM: -500})
+	_, err = w.AddClient(setup.ClientConfig{Name: "c2", DriftPPM: -500})
 	must(t, err)
 	var got []string
 	for _, r := range w.History().Records() {
@@ -47,12 +48,12 @@ func TestWaitRecordsHowManyReplicasAcknowledged(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
 	w.replica("m1", "r2", 10*ms)
 	must(t, w.Net().Partition("cut r2", []string{"m1"}, []string{"r2"}, 0, 0))
-	w.rule(sim.Rule{Name: "pushes", Node: "m1", DropPush: 1})
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	w.rule(setup.Rule{Name: "pushes", Node: "m1", DropPush: 1})
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	var wait reply
 	c1.Go("main", func() {
@@ -83,9 +84,9 @@ func TestSubscriptionsAreRecorded(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "failover", func() error { return w.Failover("m1", "r1") })
 	c1.Go("main", func() {
@@ -135,10 +136,10 @@ func TestReqRecordsNameTheNodeThatServed(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
 	w.replica("m1", "r2", 10*ms)
-	c1 := w.client("c1", 200*ms, sim.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
+	c1 := w.client("c1", 200*ms, setup.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "failover", func() error { return w.Failover("m1", "r1") })
 	c1.Go("main", func() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/setup"
 )
 
 // The package's tests run with verifyTruth on: every time the truth timer
@@ -84,6 +85,6 @@ func TwinPins() (out [][3]string) {
 func (w *World) FreeProcs() int { return len(w.freeProcs) }
 
 // Backoff is p's pause before retry i, drawn from a PCG seeded with seed.
-func Backoff(p RetryPolicy, i int, seed uint64) time.Duration {
-	return p.backoff(i, rand.New(rand.NewPCG(seed, 1)))
+func Backoff(p setup.RetryPolicy, i int, seed uint64) time.Duration {
+	return p.Backoff(i, rand.New(rand.NewPCG(seed, 1)))
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/setup"
 )
 
 // fastCmdGen draws commands for TestFastCommandsMatchDispatch: the shapes
@@ -112,11 +114,11 @@ func TestFastCommandsMatchDispatch(t *testing.T) {
 	totalFast, total := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		w := New(seed)
-		fa, err := w.AddNode(NodeConfig{Name: "fa"})
+		fa, err := w.AddNode(setup.NodeConfig{Name: "fa"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sl, err := w.AddNode(NodeConfig{Name: "sl"})
+		sl, err := w.AddNode(setup.NodeConfig{Name: "sl"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +180,7 @@ func TestFastCommandsMatchDispatch(t *testing.T) {
 func TestFastCommandsOffAfterExotic(t *testing.T) {
 	w := New(1)
 	defer w.Close()
-	n, err := w.AddNode(NodeConfig{Name: "m"})
+	n, err := w.AddNode(setup.NodeConfig{Name: "m"})
 	must(t, err)
 	must(t, w.At(0, func() {
 		if v, err := n.exec("c", []string{"SET", "k", "v"}); err != nil || v != "OK" {

@@ -22,6 +22,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -38,25 +39,25 @@ func newFWorld(t *testing.T, seed uint64) *fworld {
 	return &fworld{World: sim.New(seed), t: t}
 }
 
-func (w *fworld) master(name string, p sim.Persistence) *sim.Node {
+func (w *fworld) master(name string, p setup.Persistence) *sim.Node {
 	w.t.Helper()
-	n, err := w.AddNode(sim.NodeConfig{Name: name, Persistence: p})
+	n, err := w.AddNode(setup.NodeConfig{Name: name, Persistence: p})
 	must(w.t, err)
 	return n
 }
 
 func (w *fworld) replica(master, name string, lag time.Duration) *sim.Node {
 	w.t.Helper()
-	n, err := w.AddReplica(master, sim.NodeConfig{Name: name}, sim.ReplicaConfig{Lag: sim.Fixed(lag)})
+	n, err := w.AddReplica(master, setup.NodeConfig{Name: name}, setup.ReplicaConfig{Lag: setup.Fixed(lag)})
 	must(w.t, err)
 	return n
 }
 
 // client adds a client with a fixed 1 ms one-way latency, so that times in
 // the transcripts are exact, and the given timeout (0: the default 3 s).
-func (w *fworld) client(name string, timeout time.Duration, retry sim.RetryPolicy) *sim.Client {
+func (w *fworld) client(name string, timeout time.Duration, retry setup.RetryPolicy) *sim.Client {
 	w.t.Helper()
-	c, err := w.AddClient(sim.ClientConfig{Name: name, Latency: sim.Fixed(ms), Timeout: timeout, Retry: retry})
+	c, err := w.AddClient(setup.ClientConfig{Name: name, Latency: setup.Fixed(ms), Timeout: timeout, Retry: retry})
 	must(w.t, err)
 	return c
 }
@@ -68,7 +69,7 @@ func (w *fworld) conn(c *sim.Client, group string) lock.Conn {
 	return conn
 }
 
-func (w *fworld) rule(r sim.Rule) {
+func (w *fworld) rule(r setup.Rule) {
 	w.t.Helper()
 	must(w.t, w.Net().AddRule(r))
 }
@@ -254,10 +255,10 @@ func TestDropReplyLeavesTheScriptApplied(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 200*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 200*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "lose-replies", Client: "c1", From: time.Second, DropReply: 1})
+	w.rule(setup.Rule{Name: "lose-replies", Client: "c1", From: time.Second, DropReply: 1})
 
 	var first any
 	var lost error
@@ -296,10 +297,10 @@ func TestDropReplyOfTheEvalShaProbeLeavesNothingApplied(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 200*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 200*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "lose-replies", Client: "c1", DropReply: 1})
+	w.rule(setup.Rule{Name: "lose-replies", Client: "c1", DropReply: 1})
 
 	var err error
 	c1.Go("main", func() { _, err = conn.Eval(context.Background(), incrScript, []string{"n"}) })
@@ -316,10 +317,10 @@ func TestDropRequestLeavesNothingApplied(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 200*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 200*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "lose-requests", Client: "c1", DropRequest: 1})
+	w.rule(setup.Rule{Name: "lose-requests", Client: "c1", DropRequest: 1})
 
 	var r reply
 	c1.Go("main", func() { r = w.do(conn, "SET", "k", "v") })
@@ -343,9 +344,9 @@ func TestFailoverLosesExactlyTheUnreplicatedWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	m1 := w.master("m1", sim.PersistNone)
+	m1 := w.master("m1", setup.PersistNone)
 	r1 := w.replica("m1", "r1", time.Second)
-	c1 := w.client("c1", 500*ms, sim.NoRetry)
+	c1 := w.client("c1", 500*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(2500*ms, "failover", func() error { return w.Failover("m1", "") })
 
@@ -397,10 +398,10 @@ func TestWaitCountsOnlyAcknowledgedReplicas(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "fast", 10*ms)
 	w.replica("m1", "slow", 2*time.Second)
-	c1 := w.client("c1", 10*time.Second, sim.NoRetry)
+	c1 := w.client("c1", 10*time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 
 	var wait2of100, wait1, wait2 reply
@@ -435,9 +436,9 @@ func TestClockJumpForwardExpiresKeysEarlyOnThatNodeOnly(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	n1 := w.master("n1", sim.PersistNone)
-	w.master("n2", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	n1 := w.master("n1", setup.PersistNone)
+	w.master("n2", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn1, conn2 := w.conn(c1, "n1"), w.conn(c1, "n2")
 	w.at(time.Second, "jump", func() error { n1.JumpClock(20 * time.Second); return nil })
 
@@ -475,9 +476,9 @@ func TestClockJumpBackwardLengthensTTL(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	jumped := w.master("jumped", sim.PersistNone)
-	w.master("steady", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	jumped := w.master("jumped", setup.PersistNone)
+	w.master("steady", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	connJ, connS := w.conn(c1, "jumped"), w.conn(c1, "steady")
 	w.at(time.Second, "jump", func() error { jumped.JumpClock(-5 * time.Second); return nil })
 
@@ -522,8 +523,8 @@ func TestExpiryAtNegativeLocalTime(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for run := range 8 {
 		w := newFWorld(t, 1)
-		n := w.master("jumped", sim.PersistNone)
-		c1 := w.client("c1", 0, sim.NoRetry)
+		n := w.master("jumped", setup.PersistNone)
+		c1 := w.client("c1", 0, setup.NoRetry)
 		conn := w.conn(c1, "jumped")
 		w.at(time.Second, "jump", func() error { n.JumpClock(-10 * time.Second); return nil })
 		keys := []string{"a", "b", "c", "d", "e"}
@@ -553,8 +554,8 @@ func TestExpiryAtLocalTimeZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	n := w.master("jumped", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	n := w.master("jumped", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "jumped")
 	w.at(time.Second, "jump", func() error { n.JumpClock(-10 * time.Second); return nil })
 	c1.Go("main", func() {
@@ -573,9 +574,9 @@ func TestPausedClientsTimersAndRepliesWaitForTheEnd(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
-	c2 := w.client("c2", 0, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
+	c2 := w.client("c2", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(250*ms, "pause", func() error { return c1.Pause(time.Second) })
 
@@ -632,8 +633,8 @@ func TestPartitionBetweenClientAndNodeTimesOutOnlyInsideTheWindow(t *testing.T) 
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 200*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 200*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	must(t, w.Net().Partition("cut", []string{"c1"}, []string{"m1"}, time.Second, 2*time.Second))
 
@@ -671,9 +672,9 @@ func TestPartitionHoldsReplicationUntilTheHeal(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	must(t, w.Net().Partition("split", []string{"m1"}, []string{"r1"}, time.Second, 2*time.Second))
 
@@ -707,10 +708,10 @@ func TestDuplicateRequestRunsTheCommandTwice(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "dup", Client: "c1", Duplicate: 1})
+	w.rule(setup.Rule{Name: "dup", Client: "c1", Duplicate: 1})
 
 	var incr reply
 	c1.Go("main", func() { incr = w.do(conn, "INCR", "n") })
@@ -730,10 +731,10 @@ func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 500*ms, sim.GoRedisRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 500*ms, setup.GoRedisRetry)
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "slow", Client: "c1", DelayP: 1, Delay: sim.Fixed(2 * time.Second)})
+	w.rule(setup.Rule{Name: "slow", Client: "c1", DelayP: 1, Delay: setup.Fixed(2 * time.Second)})
 
 	var incr reply
 	c1.Go("main", func() { incr = w.do(conn, "INCR", "n") })
@@ -741,8 +742,8 @@ func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
 
 	wantUnknown(t, "INCR", incr.err)
 	var te *sim.TimeoutError
-	if errors.As(incr.err, &te) && te.Attempts != sim.GoRedisRetry.MaxRetries+1 {
-		t.Errorf("%d attempts; want %d", te.Attempts, sim.GoRedisRetry.MaxRetries+1)
+	if errors.As(incr.err, &te) && te.Attempts != setup.GoRedisRetry.MaxRetries+1 {
+		t.Errorf("%d attempts; want %d", te.Attempts, setup.GoRedisRetry.MaxRetries+1)
 	}
 	// Every attempt reached the node 2 s late, after the client had given
 	// up on it: one call, four increments.
@@ -761,8 +762,8 @@ func TestCrashRestartKeepsWhatPersistenceKept(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	modes := []sim.Persistence{sim.PersistNone, sim.PersistEverySec, sim.PersistAlways}
-	c1 := w.client("c1", 0, sim.NoRetry)
+	modes := []setup.Persistence{setup.PersistNone, setup.PersistEverySec, setup.PersistAlways}
+	c1 := w.client("c1", 0, setup.NoRetry)
 	var conns []lock.Conn
 	for _, p := range modes {
 		n := w.master(p.String(), p)
@@ -806,8 +807,8 @@ func TestRequestsToADownNodeTimeOut(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	n := w.master("m1", sim.PersistAlways)
-	c1 := w.client("c1", 300*ms, sim.NoRetry)
+	n := w.master("m1", setup.PersistAlways)
+	c1 := w.client("c1", 300*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "crash", n.Crash)
 	w.at(3*time.Second, "restart", n.Restart)
@@ -836,9 +837,9 @@ func TestMasterRestartedEmptyEmptiesItsReplica(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	m1 := w.master("m1", sim.PersistNone)
+	m1 := w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "crash", m1.Crash)
 	w.at(2*time.Second, "restart", m1.Restart)
@@ -878,11 +879,11 @@ func TestPublishFromAScriptReachesSubscriberUnlessPushesDrop(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			w := newFWorld(t, 1)
 			defer w.Close()
-			w.master("m1", sim.PersistNone)
-			pub := w.client("pub", 0, sim.NoRetry)
-			sub := w.client("sub", 0, sim.NoRetry)
+			w.master("m1", setup.PersistNone)
+			pub := w.client("pub", 0, setup.NoRetry)
+			sub := w.client("sub", 0, setup.NoRetry)
 			pubConn, subConn := w.conn(pub, "m1"), w.conn(sub, "m1")
-			w.rule(sim.Rule{Name: "drop-pushes", Client: "sub", DropPush: tc.drop})
+			w.rule(setup.Rule{Name: "drop-pushes", Client: "sub", DropPush: tc.drop})
 
 			var msg string
 			var ok bool
@@ -923,7 +924,7 @@ func TestClientDriftMakesSleepsShort(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	c, err := w.AddClient(sim.ClientConfig{Name: "fast", DriftPPM: 100_000}) // 10% fast
+	c, err := w.AddClient(setup.ClientConfig{Name: "fast", DriftPPM: 100_000}) // 10% fast
 	must(t, err)
 	var woke time.Duration
 	var local time.Time
@@ -948,9 +949,9 @@ func TestNodeDriftMakesKeysExpireEarly(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	_, err := w.AddNode(sim.NodeConfig{Name: "fast", DriftPPM: 100_000})
+	_, err := w.AddNode(setup.NodeConfig{Name: "fast", DriftPPM: 100_000})
 	must(t, err)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "fast")
 	var set reply
 	c1.Go("main", func() { set = w.do(conn, "SET", "k", "v", "PX", 1000) }) // applied at 1 ms
@@ -970,31 +971,31 @@ func TestBadInputGivesErrorsNamingTheCulprit(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 0)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 
-	_, err := w.AddReplica("m2", sim.NodeConfig{Name: "m2"}, sim.ReplicaConfig{})
+	_, err := w.AddReplica("m2", setup.NodeConfig{Name: "m2"}, setup.ReplicaConfig{})
 	wantErrMentions(t, "replica of itself", err, `"m2"`, "itself")
-	_, err = w.AddReplica("ghost", sim.NodeConfig{Name: "r2"}, sim.ReplicaConfig{})
+	_, err = w.AddReplica("ghost", setup.NodeConfig{Name: "r2"}, setup.ReplicaConfig{})
 	wantErrMentions(t, "replica of an unknown master", err, `"ghost"`, "unknown")
-	_, err = w.AddReplica("r1", sim.NodeConfig{Name: "r3"}, sim.ReplicaConfig{})
+	_, err = w.AddReplica("r1", setup.NodeConfig{Name: "r3"}, setup.ReplicaConfig{})
 	wantErrMentions(t, "replica of a replica", err, `"r1"`, "replica")
-	_, err = w.AddReplica("m1", sim.NodeConfig{Name: "r4"}, sim.ReplicaConfig{Lag: sim.Uniform(2*ms, ms)})
+	_, err = w.AddReplica("m1", setup.NodeConfig{Name: "r4"}, setup.ReplicaConfig{Lag: setup.Uniform(2*ms, ms)})
 	wantErrMentions(t, "lag with min > max", err, `"r4"`, "lag", "below min")
 
 	wantErrMentions(t, "failover of an unknown group", w.Failover("ghost", ""), `"ghost"`)
 	wantErrMentions(t, "failover to an unknown node", w.Failover("m1", "ghost"), `"ghost"`)
 	wantErrMentions(t, "failover to the master itself", w.Failover("m1", "m1"), `"m1"`)
 
-	wantErrMentions(t, "probability 1.5", w.Net().AddRule(sim.Rule{Name: "r", DropReply: 1.5}), `"r"`, "drop_reply", "1.5")
-	wantErrMentions(t, "probability NaN", w.Net().AddRule(sim.Rule{Name: "r", Duplicate: math.NaN()}), "duplicate", "NaN")
-	wantErrMentions(t, "negative probability", w.Net().AddRule(sim.Rule{Name: "r", DelayP: -0.1}), "delay_p")
-	wantErrMentions(t, "rule for an unknown client", w.Net().AddRule(sim.Rule{Name: "r", Client: "ghost"}), `"ghost"`)
-	wantErrMentions(t, "rule window backwards", w.Net().AddRule(sim.Rule{Name: "r", From: 2 * time.Second, Until: time.Second}), "window")
-	wantErrMentions(t, "rule delay min > max", w.Net().AddRule(sim.Rule{Name: "r", DelayP: 1, Delay: sim.Uniform(time.Second, 0)}), "delay", "below min")
-	wantErrMentions(t, "rule negative delay", w.Net().AddRule(sim.Rule{Name: "r", DelayP: 1, Delay: sim.Fixed(-ms)}), "negative")
-	wantErrMentions(t, "unknown distribution", w.Net().AddRule(sim.Rule{Name: "r", DelayP: 1, Delay: sim.Dist{Kind: "normal"}}), `"normal"`)
+	wantErrMentions(t, "probability 1.5", w.Net().AddRule(setup.Rule{Name: "r", DropReply: 1.5}), `"r"`, "drop_reply", "1.5")
+	wantErrMentions(t, "probability NaN", w.Net().AddRule(setup.Rule{Name: "r", Duplicate: math.NaN()}), "duplicate", "NaN")
+	wantErrMentions(t, "negative probability", w.Net().AddRule(setup.Rule{Name: "r", DelayP: -0.1}), "delay_p")
+	wantErrMentions(t, "rule for an unknown client", w.Net().AddRule(setup.Rule{Name: "r", Client: "ghost"}), `"ghost"`)
+	wantErrMentions(t, "rule window backwards", w.Net().AddRule(setup.Rule{Name: "r", From: 2 * time.Second, Until: time.Second}), "window")
+	wantErrMentions(t, "rule delay min > max", w.Net().AddRule(setup.Rule{Name: "r", DelayP: 1, Delay: setup.Uniform(time.Second, 0)}), "delay", "below min")
+	wantErrMentions(t, "rule negative delay", w.Net().AddRule(setup.Rule{Name: "r", DelayP: 1, Delay: setup.Fixed(-ms)}), "negative")
+	wantErrMentions(t, "unknown distribution", w.Net().AddRule(setup.Rule{Name: "r", DelayP: 1, Delay: setup.Dist{Kind: "normal"}}), `"normal"`)
 
 	wantErrMentions(t, "partition with a stranger", w.Net().Partition("p", []string{"c1"}, []string{"ghost"}, 0, 0), `"ghost"`)
 	wantErrMentions(t, "partition with itself", w.Net().Partition("p", []string{"c1"}, []string{"c1", "m1"}, 0, 0), `"c1"`, "both sides")
@@ -1006,34 +1007,34 @@ func TestBadInputGivesErrorsNamingTheCulprit(t *testing.T) {
 
 	for _, tc := range []struct {
 		what  string
-		cfg   sim.ClientConfig
+		cfg   setup.ClientConfig
 		words []string
 	}{
-		{"negative timeout", sim.ClientConfig{Name: "c2", Timeout: -time.Second}, []string{`"c2"`, "negative timeout"}},
-		{"latency min > max", sim.ClientConfig{Name: "c2", Latency: sim.Uniform(2*ms, ms)}, []string{`"c2"`, "latency", "below min"}},
-		{"drift out of range", sim.ClientConfig{Name: "c2", DriftPPM: 1_000_000}, []string{`"c2"`, "1000000"}},
-		{"negative retries", sim.ClientConfig{Name: "c2", Retry: sim.RetryPolicy{MaxRetries: -1}}, []string{`"c2"`, "negative"}},
-		{"name of a node", sim.ClientConfig{Name: "m1"}, []string{`"m1"`, "already used by a node"}},
-		{"name of a client", sim.ClientConfig{Name: "c1"}, []string{`"c1"`, "already used by a client"}},
-		{"empty name", sim.ClientConfig{}, []string{"client name is empty"}},
+		{"negative timeout", setup.ClientConfig{Name: "c2", Timeout: -time.Second}, []string{`"c2"`, "negative timeout"}},
+		{"latency min > max", setup.ClientConfig{Name: "c2", Latency: setup.Uniform(2*ms, ms)}, []string{`"c2"`, "latency", "below min"}},
+		{"drift out of range", setup.ClientConfig{Name: "c2", DriftPPM: 1_000_000}, []string{`"c2"`, "1000000"}},
+		{"negative retries", setup.ClientConfig{Name: "c2", Retry: setup.RetryPolicy{MaxRetries: -1}}, []string{`"c2"`, "negative"}},
+		{"name of a node", setup.ClientConfig{Name: "m1"}, []string{`"m1"`, "already used by a node"}},
+		{"name of a client", setup.ClientConfig{Name: "c1"}, []string{`"c1"`, "already used by a client"}},
+		{"empty name", setup.ClientConfig{}, []string{"client name is empty"}},
 	} {
 		_, err := w.AddClient(tc.cfg)
 		wantErrMentions(t, "AddClient: "+tc.what, err, tc.words...)
 	}
 	for _, tc := range []struct {
 		what  string
-		cfg   sim.NodeConfig
+		cfg   setup.NodeConfig
 		words []string
 	}{
-		{"name of a node", sim.NodeConfig{Name: "r1"}, []string{`"r1"`, "already used by a node"}},
-		{"name of a client", sim.NodeConfig{Name: "c1"}, []string{`"c1"`, "already used by a client"}},
-		{"drift out of range", sim.NodeConfig{Name: "n9", DriftPPM: -1_000_000}, []string{`"n9"`, "-1000000"}},
-		{"unknown persistence", sim.NodeConfig{Name: "n9", Persistence: 7}, []string{`"n9"`, "persistence 7"}},
+		{"name of a node", setup.NodeConfig{Name: "r1"}, []string{`"r1"`, "already used by a node"}},
+		{"name of a client", setup.NodeConfig{Name: "c1"}, []string{`"c1"`, "already used by a client"}},
+		{"drift out of range", setup.NodeConfig{Name: "n9", DriftPPM: -1_000_000}, []string{`"n9"`, "-1000000"}},
+		{"unknown persistence", setup.NodeConfig{Name: "n9", Persistence: 7}, []string{`"n9"`, "persistence 7"}},
 	} {
 		_, err := w.AddNode(tc.cfg)
 		wantErrMentions(t, "AddNode: "+tc.what, err, tc.words...)
 	}
-	_, err = sim.ParsePersistence("sometimes")
+	_, err = setup.ParsePersistence("sometimes")
 	wantErrMentions(t, "ParsePersistence", err, `"sometimes"`)
 
 	wantErrMentions(t, "At a negative time", w.At(-time.Second, func() {}), "negative")
@@ -1058,8 +1059,8 @@ func TestBlockingCallOutsideAProcessPanicsWithAnExplanation(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	defer func() {
 		r := recover()
@@ -1078,9 +1079,9 @@ func TestWaitAfterAReplicaRestartCountsItOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	r1 := w.replica("m1", "r1", 10*ms)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "crash", r1.Crash)
 	w.at(1500*ms, "restart", r1.Restart)
@@ -1100,9 +1101,9 @@ func TestFailoverAfterAReplicaRestartGivesAWritableMaster(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
+	w.master("m1", setup.PersistNone)
 	r1 := w.replica("m1", "r1", 10*ms)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(time.Second, "crash", r1.Crash)
 	w.at(1500*ms, "restart", r1.Restart)
@@ -1125,9 +1126,9 @@ func TestWaitPendingAtACrashIsNeverAnswered(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	m1 := w.master("m1", sim.PersistNone)
+	m1 := w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 5*time.Second)
-	c1 := w.client("c1", 10*time.Second, sim.NoRetry)
+	c1 := w.client("c1", 10*time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(500*ms, "crash", m1.Crash)
 	w.at(time.Second, "restart", m1.Restart)
@@ -1146,10 +1147,10 @@ func TestEverySecReplicaRestartDoesNotResurrectKeysAResyncDeleted(t *testing.T) 
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	m1 := w.master("m1", sim.PersistNone)
-	r1, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1", Persistence: sim.PersistEverySec}, sim.ReplicaConfig{Lag: sim.Fixed(10 * ms)})
+	m1 := w.master("m1", setup.PersistNone)
+	r1, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1", Persistence: setup.PersistEverySec}, setup.ReplicaConfig{Lag: setup.Fixed(10 * ms)})
 	must(t, err)
-	c1 := w.client("c1", 0, sim.NoRetry)
+	c1 := w.client("c1", 0, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	w.at(1500*ms, "crash m1", m1.Crash)
 	w.at(2*time.Second, "restart m1", m1.Restart) // empty: resyncs r1 to empty at 2.01s
@@ -1168,9 +1169,9 @@ func TestEverySecReplicaRestartDoesNotResurrectKeysAResyncDeleted(t *testing.T) 
 // from; a valid one must never panic or give a negative duration.
 func TestValidDistributionsSampleSafely(t *testing.T) {
 	r := sim.New(1).Rand("dist")
-	for _, d := range []sim.Dist{
-		sim.Uniform(0, math.MaxInt64),
-		sim.Exp(0, math.MaxInt64/2, 0),
+	for _, d := range []setup.Dist{
+		setup.Uniform(0, math.MaxInt64),
+		setup.Exp(0, math.MaxInt64/2, 0),
 	} {
 		if err := d.Validate(); err != nil {
 			continue // refusing it is fine too

@@ -16,42 +16,8 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 )
-
-// LuaMode chooses how a node runs EVAL and EVALSHA.
-type LuaMode int
-
-const (
-	// LuaFast keeps one Lua state per node and compiles each script once,
-	// as Redis does, and runs the lock library's hot scripts as their Go
-	// twins (native.go), which give the same replies and effects as their
-	// text. redis.call still goes through miniredis's own commands, so the
-	// data semantics are miniredis's; only the script runner is locksim's.
-	// About an order of magnitude faster than LuaMiniredis, because
-	// miniredis builds a new Lua state for every EVAL. Equality with
-	// LuaMiniredis is pinned by differential tests (lua_test.go,
-	// internal/difftest), equality of the twins with their text by
-	// native_test.go.
-	LuaFast LuaMode = iota
-	// LuaMiniredis runs scripts with miniredis's own EVAL.
-	LuaMiniredis
-	// LuaInterpreted is LuaFast without the Go twins: every script is
-	// interpreted by the node's Lua state. It replays a run with the lock
-	// scripts' own text, to check a finding against it.
-	LuaInterpreted
-)
-
-func (m LuaMode) String() string {
-	switch m {
-	case LuaFast:
-		return "fast"
-	case LuaMiniredis:
-		return "miniredis"
-	case LuaInterpreted:
-		return "interpreted"
-	}
-	return fmt.Sprintf("LuaMode(%d)", int(m))
-}
 
 // luaEngine is a node's script runner in LuaFast mode: one Lua state, the
 // node's script cache (lost on restart, as in Redis), and the peer through
@@ -111,7 +77,7 @@ setmetatable(_G, mt)
 
 // newLuaEngine is a node's script runner, without its Lua state yet.
 func newLuaEngine(n *Node) *luaEngine {
-	return &luaEngine{n: n, scripts: map[string]*compiled{}, native: n.cfg.Lua == LuaFast}
+	return &luaEngine{n: n, scripts: map[string]*compiled{}, native: n.cfg.Lua == setup.LuaFast}
 }
 
 // state is the node's Lua state, made at the first script the node

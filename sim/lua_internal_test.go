@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/setup"
 )
 
 // TestLuaStateMadeOnlyWhenInterpreting: a LuaFast node that runs only
@@ -11,9 +12,9 @@ import (
 // report's CPU); the first script it must interpret makes it, and an
 // interpreted node makes it for the twinned script too.
 func TestLuaStateMadeOnlyWhenInterpreting(t *testing.T) {
-	for _, mode := range []LuaMode{LuaFast, LuaInterpreted} {
+	for _, mode := range []setup.LuaMode{setup.LuaFast, setup.LuaInterpreted} {
 		w := New(1)
-		n, err := w.AddNode(NodeConfig{Name: "m1", Lua: mode})
+		n, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,7 +22,7 @@ func TestLuaStateMadeOnlyWhenInterpreting(t *testing.T) {
 		if _, err := n.lua.exec("EVAL", []string{"EVAL", sc.Src, "1", "lk", "30000", "c1:1"}); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := n.lua.L != nil, mode == LuaInterpreted; got != want {
+		if got, want := n.lua.L != nil, mode == setup.LuaInterpreted; got != want {
 			t.Errorf("%v: Lua state made %v after a twinned script, want %v", mode, got, want)
 		}
 		v, err := n.lua.exec("EVAL", []string{"EVAL", "return tonumber(ARGV[1]) + 1", "0", "41"})

@@ -18,6 +18,7 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -25,11 +26,11 @@ import (
 // node in each Lua mode and returns the replies rendered as text.
 func evalBoth(t *testing.T, calls []luaCall) (fast, mini []string) {
 	t.Helper()
-	run := func(mode sim.LuaMode) []string {
+	run := func(mode setup.LuaMode) []string {
 		w := sim.New(1)
 		defer w.Close()
-		must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})))
-		c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(time.Millisecond)})
+		must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})))
+		c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(time.Millisecond)})
 		must(t, err)
 		conn, err := c.Conn("m1")
 		must(t, err)
@@ -43,7 +44,7 @@ func evalBoth(t *testing.T, calls []luaCall) (fast, mini []string) {
 		must(t, w.Run(time.Minute))
 		return out
 	}
-	return run(sim.LuaFast), run(sim.LuaMiniredis)
+	return run(setup.LuaFast), run(setup.LuaMiniredis)
 }
 
 type luaCall struct {
@@ -146,16 +147,16 @@ func TestLuaFastMatchesMiniredisOnLockScripts(t *testing.T) {
 				wait:  time.Duration(rapid.IntRange(0, 2000).Draw(rt, "wait")) * time.Millisecond,
 			}
 		}), 1, 40).Draw(rt, "ops")
-		history := func(mode sim.LuaMode) []byte {
+		history := func(mode setup.LuaMode) []byte {
 			w := sim.New(7)
 			defer w.Close()
-			if _, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode}); err != nil {
+			if _, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode}); err != nil {
 				rt.Fatal(err)
 			}
-			if _, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1", Lua: mode}, sim.ReplicaConfig{Lag: sim.Fixed(5 * time.Millisecond)}); err != nil {
+			if _, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1", Lua: mode}, setup.ReplicaConfig{Lag: setup.Fixed(5 * time.Millisecond)}); err != nil {
 				rt.Fatal(err)
 			}
-			c, _ := w.AddClient(sim.ClientConfig{Name: "c1"})
+			c, _ := w.AddClient(setup.ClientConfig{Name: "c1"})
 			conn, _ := c.Conn("m1")
 			rtm := c.Runtime()
 			release := scripts.New("simple_release", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
@@ -195,7 +196,7 @@ func TestLuaFastMatchesMiniredisOnLockScripts(t *testing.T) {
 		// Redis 7 does; miniredis wraps it as "ERR Error compiling script".
 		errText := regexp.MustCompile(`"outcome":"error","result":"[^"]*"`)
 		norm := func(b []byte) []byte { return errText.ReplaceAll(b, []byte(`"outcome":"error"`)) }
-		fast, mini := norm(history(sim.LuaFast)), norm(history(sim.LuaMiniredis))
+		fast, mini := norm(history(setup.LuaFast)), norm(history(setup.LuaMiniredis))
 		if !bytes.Equal(fast, mini) {
 			rt.Fatalf("histories differ at byte %d:\nfast:\n%s\nminiredis:\n%s", firstDiff(fast, mini), fast, mini)
 		}
@@ -205,10 +206,10 @@ func TestLuaFastMatchesMiniredisOnLockScripts(t *testing.T) {
 func TestLuaModeValidation(t *testing.T) {
 	w := sim.New(1)
 	defer w.Close()
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: sim.LuaMode(9)}); err == nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: setup.LuaMode(9)}); err == nil {
 		t.Fatal("unknown Lua mode accepted")
 	}
-	if got := fmt.Sprint(sim.LuaFast, sim.LuaMiniredis); got != "fast miniredis" {
+	if got := fmt.Sprint(setup.LuaFast, setup.LuaMiniredis); got != "fast miniredis" {
 		t.Fatalf("LuaMode names: %s", got)
 	}
 }
@@ -221,11 +222,11 @@ func TestLuaModeValidation(t *testing.T) {
 func TestScriptCachedAfterRuntimeError(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	failing := scripts.New("failing", "return redis.call('HINCRBY', KEYS[1], 'f', 1)")
-	evalThenSha := func(mode sim.LuaMode) string {
+	evalThenSha := func(mode setup.LuaMode) string {
 		w := sim.New(1)
 		defer w.Close()
-		must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})))
-		c, _ := w.AddClient(sim.ClientConfig{Name: "c1"})
+		must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})))
+		c, _ := w.AddClient(setup.ClientConfig{Name: "c1"})
 		conn, _ := c.Conn("m1")
 		var got string
 		c.Go("p", func() {
@@ -238,10 +239,10 @@ func TestScriptCachedAfterRuntimeError(t *testing.T) {
 		must(t, w.Run(time.Minute))
 		return got
 	}
-	if got := evalThenSha(sim.LuaFast); !strings.Contains(got, "WRONGTYPE") {
+	if got := evalThenSha(setup.LuaFast); !strings.Contains(got, "WRONGTYPE") {
 		t.Errorf("fast runner: EVALSHA after a failed EVAL = %s; want the script's WRONGTYPE error", got)
 	}
-	if got := evalThenSha(sim.LuaMiniredis); !strings.Contains(got, "NOSCRIPT") {
+	if got := evalThenSha(setup.LuaMiniredis); !strings.Contains(got, "NOSCRIPT") {
 		t.Errorf("miniredis: EVALSHA after a failed EVAL = %s; miniredis used to answer NOSCRIPT — if it changed, update the comments that cite this test", got)
 	}
 	rc := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, DisableIdentity: true})

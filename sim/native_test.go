@@ -15,6 +15,7 @@ import (
 
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -125,8 +126,8 @@ func TestNativeMatchesLua(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	rapid.Check(t, func(rt *rapid.T) {
 		steps := rapid.SliceOfN(rapid.Custom(drawNativeStep), 1, 40).Draw(rt, "steps")
-		twin := runNativeSteps(rt, sim.LuaFast, steps)
-		text := runNativeSteps(rt, sim.LuaInterpreted, steps)
+		twin := runNativeSteps(rt, setup.LuaFast, steps)
+		text := runNativeSteps(rt, setup.LuaInterpreted, steps)
 		if err := twin.differs(text); err != "" {
 			rt.Fatal(err)
 		}
@@ -158,12 +159,12 @@ func TestNativeCatchesPlantedBug(t *testing.T) {
 			{script: 3, keys: []string{"lk", "lk2"}, argv: []any{"9000", "o2", "o1"}}}},
 	} {
 		restore := sim.PlantNativeBug(c.bug)
-		differs := runNativeSteps(t, sim.LuaFast, c.steps).differs(runNativeSteps(t, sim.LuaInterpreted, c.steps))
+		differs := runNativeSteps(t, setup.LuaFast, c.steps).differs(runNativeSteps(t, setup.LuaInterpreted, c.steps))
 		restore()
 		if differs == "" {
 			t.Errorf("%s: the twin with the bug and the text gave the same run", c.bug)
 		}
-		if again := runNativeSteps(t, sim.LuaFast, c.steps).differs(runNativeSteps(t, sim.LuaInterpreted, c.steps)); again != "" {
+		if again := runNativeSteps(t, setup.LuaFast, c.steps).differs(runNativeSteps(t, setup.LuaInterpreted, c.steps)); again != "" {
 			t.Errorf("%s: restored twin differs: %s", c.bug, again)
 		}
 	}
@@ -178,8 +179,8 @@ func TestNativeRoundsLikeLua(t *testing.T) {
 		{script: -1, cmd: []any{"SET", "tok", "9007199254740994"}},
 		{script: 1, keys: []string{"lk", "tok", "latch"}, argv: []any{"3000", "o1", "r1", "1000"}},
 	}
-	twin := runNativeSteps(t, sim.LuaFast, steps)
-	if err := twin.differs(runNativeSteps(t, sim.LuaInterpreted, steps)); err != "" {
+	twin := runNativeSteps(t, setup.LuaFast, steps)
+	if err := twin.differs(runNativeSteps(t, setup.LuaInterpreted, steps)); err != "" {
 		t.Fatal(err)
 	}
 	if twin.natives != 1 || !strings.Contains(twin.dumps, "[-1 9007199254740996]") {
@@ -208,19 +209,19 @@ func (a nativeRun) differs(b nativeRun) string {
 // fataler is a *testing.T or a *rapid.T.
 type fataler interface{ Fatal(args ...any) }
 
-func runNativeSteps(rt fataler, mode sim.LuaMode, steps []nativeStep) nativeRun {
+func runNativeSteps(rt fataler, mode setup.LuaMode, steps []nativeStep) nativeRun {
 	w := sim.New(3)
 	defer w.Close()
-	m1, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: mode})
+	m1, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: mode})
 	if err != nil {
 		rt.Fatal(err)
 	}
-	r1, err := w.AddReplica("m1", sim.NodeConfig{Name: "r1", Lua: mode}, sim.ReplicaConfig{Lag: sim.Fixed(time.Millisecond)})
+	r1, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1", Lua: mode}, setup.ReplicaConfig{Lag: setup.Fixed(time.Millisecond)})
 	if err != nil {
 		rt.Fatal(err)
 	}
-	c, _ := w.AddClient(sim.ClientConfig{Name: "c1"})
-	sub, _ := w.AddClient(sim.ClientConfig{Name: "sub"})
+	c, _ := w.AddClient(setup.ClientConfig{Name: "c1"})
+	sub, _ := w.AddClient(setup.ClientConfig{Name: "sub"})
 	conn, _ := c.Conn("m1")
 	subConn, _ := sub.Conn("m1")
 	var out strings.Builder

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -11,154 +10,15 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 )
 
-// Dist is a distribution of durations: latencies, lags, extra delays.
-// The zero Dist is always 0.
-type Dist struct {
-	// Kind is "fixed" (always Min), "uniform" (between Min and Max), or
-	// "exp" (Min plus an exponential with mean Mean, capped at Max when Max
-	// is set). Empty means fixed.
-	Kind string
-	Min  time.Duration
-	Max  time.Duration
-	Mean time.Duration
-}
-
-// Fixed is always d.
-func Fixed(d time.Duration) Dist { return Dist{Kind: "fixed", Min: d} }
-
-// Uniform is uniform in [min, max].
-func Uniform(min, max time.Duration) Dist { return Dist{Kind: "uniform", Min: min, Max: max} }
-
-// Exp is min plus an exponential tail of mean mean, capped at max (0: no cap).
-func Exp(min, mean, max time.Duration) Dist { return Dist{Kind: "exp", Min: min, Mean: mean, Max: max} }
-
-// MaxDuration bounds every duration a Dist may hold: a year is longer than
-// any run, and keeps every sample far from overflowing.
-const MaxDuration = 365 * 24 * time.Hour
-
-// Validate reports a malformed distribution.
-func (d Dist) Validate() error {
-	if d.Min < 0 || d.Max < 0 || d.Mean < 0 {
-		return fmt.Errorf("negative duration in %v", d)
-	}
-	if d.Min > MaxDuration || d.Max > MaxDuration || d.Mean > MaxDuration {
-		return fmt.Errorf("duration above %v in %v", MaxDuration, d)
-	}
-	switch d.Kind {
-	case "", "fixed":
-	case "uniform":
-		if d.Max < d.Min {
-			return fmt.Errorf("uniform max %v below min %v", d.Max, d.Min)
-		}
-	case "exp":
-		if d.Max != 0 && d.Max < d.Min {
-			return fmt.Errorf("exp max %v below min %v", d.Max, d.Min)
-		}
-	default:
-		return fmt.Errorf("unknown distribution kind %q (want fixed, uniform or exp)", d.Kind)
-	}
-	return nil
-}
-
-// Sample draws one duration. It always draws exactly one number from r for
-// a non-fixed kind, so a stream's later draws do not depend on the values.
-func (d Dist) Sample(r *rand.Rand) time.Duration {
-	switch d.Kind {
-	case "uniform":
-		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
-	case "exp":
-		// ExpFloat64 is below 50 in practice; the cap keeps even the
-		// theoretical tail (and Mean up to MaxDuration) inside int64.
-		v := d.Min + time.Duration(min(r.ExpFloat64(), 200)*float64(d.Mean))
-		if d.Max != 0 && v > d.Max {
-			v = d.Max
-		}
-		return v
-	}
-	return d.Min
-}
-
-func (d Dist) String() string {
-	switch d.Kind {
-	case "uniform":
-		return fmt.Sprintf("uniform(%v,%v)", d.Min, d.Max)
-	case "exp":
-		return fmt.Sprintf("exp(min=%v,mean=%v,max=%v)", d.Min, d.Mean, d.Max)
-	}
-	return d.Min.String()
-}
-
-// Rule is a network fault active for a window of world time on the links
-// between matching clients and nodes. Probabilities are in [0, 1].
-type Rule struct {
-	// Name labels the rule in fault records.
-	Name string
-	// From and Until bound the window [From, Until); Until 0 means forever.
-	From, Until time.Duration
-	// Client and Node select links; empty matches every client or node.
-	Client, Node string
-	// DropRequest loses a request before the node sees it.
-	DropRequest float64
-	// DropReply loses a reply after the node applied the command.
-	DropReply float64
-	// DropPush loses a pub/sub message on its way to a subscriber.
-	DropPush float64
-	// Duplicate delivers a request twice (a retransmission or retry the
-	// client never knew about).
-	Duplicate float64
-	// DelayP delays a message by a draw from Delay, with probability DelayP.
-	DelayP float64
-	Delay  Dist
-	// DelayOn is the kinds of message DelayP delays; 0 means every kind
-	// (requests, replies and pub/sub pushes).
-	DelayOn MsgSet
-	// Op, when set, binds the rule to one operation instead of a window
-	// (From and Until must be 0): it acts only on that op's messages (its
-	// requests, the replies to them, the pushes of a subscription it made),
-	// and only on the first Messages of them that it considers (those of
-	// the kinds its probabilities name, on its links), or on all when
-	// Messages is 0. If it acts on none, Close records a
-	// FaultTriggerUnfired fault.
-	Op       *OpSelector
-	Messages int
-
+// rule is a link rule as the network holds it: the rule, and its binding
+// to an op when it has one (Op set), which counts the op's messages it
+// considered and acted on.
+type rule struct {
+	setup.Rule
 	trig *trigger // the op binding, when Op is set
-}
-
-func (r Rule) validate() error {
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{{"drop_request", r.DropRequest}, {"drop_reply", r.DropReply}, {"drop_push", r.DropPush}, {"duplicate", r.Duplicate}, {"delay_p", r.DelayP}} {
-		if math.IsNaN(p.v) || p.v < 0 || p.v > 1 {
-			return fmt.Errorf("sim: rule %q: %s = %v is not a probability in [0,1]", r.Name, p.name, p.v)
-		}
-	}
-	if r.From < 0 || r.Until < 0 || (r.Until != 0 && r.Until < r.From) {
-		return fmt.Errorf("sim: rule %q: bad window [%v, %v)", r.Name, r.From, r.Until)
-	}
-	if err := r.Delay.Validate(); err != nil {
-		return fmt.Errorf("sim: rule %q: delay: %w", r.Name, err)
-	}
-	if r.DelayOn&^AllMessages != 0 {
-		return fmt.Errorf("sim: rule %q: delay_on %d names no message kind", r.Name, r.DelayOn)
-	}
-	if r.Messages < 0 {
-		return fmt.Errorf("sim: rule %q: negative message count %d", r.Name, r.Messages)
-	}
-	if r.Op == nil && r.Messages != 0 {
-		return fmt.Errorf("sim: rule %q: a message count without an op", r.Name)
-	}
-	if r.Op != nil && (r.From != 0 || r.Until != 0) {
-		return fmt.Errorf("sim: rule %q: bound to an op, it takes no window [%v, %v)", r.Name, r.From, r.Until)
-	}
-	return nil
-}
-
-func (r *Rule) active(now time.Duration) bool {
-	return now >= r.From && (r.Until == 0 || now < r.Until)
 }
 
 // partition cuts every link between a member of a and a member of b.
@@ -189,7 +49,7 @@ const (
 // request it replaces and may overtake it.
 type Network struct {
 	w          *World
-	rules      []*Rule
+	rules      []*rule
 	partitions []*partition
 	lastDue    map[fifoKey]time.Duration // when the last message of an abandoned connection's direction arrives (link.due: a current one's)
 	faultRNG   map[string]*rand.Rand     // by link ("from>to")
@@ -214,20 +74,21 @@ func newNetwork(w *World) *Network {
 }
 
 // AddRule adds a network fault rule.
-func (n *Network) AddRule(r Rule) error {
+func (n *Network) AddRule(r setup.Rule) error {
 	if err := n.checkRule(r); err != nil {
 		return err
 	}
+	rl := &rule{Rule: r}
 	if r.Op != nil {
 		if n.w.closed {
 			return errors.New("sim: AddRule: world is closed")
 		}
-		r.trig = &trigger{sel: *r.Op, name: r.Name, rule: &r}
-		n.w.triggers = append(n.w.triggers, r.trig)
-		n.rules = append(n.rules, &r)
+		rl.trig = &trigger{sel: *r.Op, name: r.Name, rule: rl}
+		n.w.triggers = append(n.w.triggers, rl.trig)
+		n.rules = append(n.rules, rl)
 		return nil
 	}
-	n.rules = append(n.rules, &r)
+	n.rules = append(n.rules, rl)
 	n.w.schedule(r.From, func() {
 		n.w.recordFault(history.FaultNetRule, r.Node, r.Client, describeRule(r))
 	})
@@ -235,9 +96,9 @@ func (n *Network) AddRule(r Rule) error {
 }
 
 // checkRule returns what AddRule rejects in r, adding nothing.
-func (n *Network) checkRule(r Rule) error {
-	if err := r.validate(); err != nil {
-		return err
+func (n *Network) checkRule(r setup.Rule) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("sim: %w", err)
 	}
 	if err := n.w.checkTargets(r.Client, r.Node); err != nil {
 		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
@@ -245,10 +106,10 @@ func (n *Network) checkRule(r Rule) error {
 	if r.Op == nil {
 		return nil
 	}
-	if err := r.Op.validate(n.w); err != nil {
+	if err := n.w.checkSelector(*r.Op); err != nil {
 		return fmt.Errorf("sim: rule %q: %w", r.Name, err)
 	}
-	if r.considers() == 0 {
+	if r.Considers() == 0 {
 		return fmt.Errorf("sim: rule %q: bound to an op, it acts on no message (every probability is 0)", r.Name)
 	}
 	// The op's messages are its client's: a rule on another client's
@@ -259,7 +120,7 @@ func (n *Network) checkRule(r Rule) error {
 	return nil
 }
 
-func describeRule(r Rule) string {
+func describeRule(r setup.Rule) string {
 	// A rule named by its fault (faults.LinkFault.Name) already says how
 	// long it lasts; say it once.
 	s := r.Name + ":"
@@ -280,7 +141,7 @@ func describeRule(r Rule) string {
 	}
 	if r.DelayP > 0 {
 		s += fmt.Sprintf(" delay=%g*%v", r.DelayP, r.Delay)
-		if r.DelayOn != 0 && r.DelayOn != AllMessages {
+		if r.DelayOn != 0 && r.DelayOn != setup.AllMessages {
 			s += " on " + r.DelayOn.String()
 		}
 	}
@@ -495,7 +356,7 @@ func (n *Network) fate(kind msgKind, client, node, from, to, what string, op *op
 			f.dropped = true
 			return f
 		}
-		if r.DelayP > 0 && r.delayOn().has(kind) && rng.Float64() < r.DelayP {
+		if r.DelayP > 0 && hasKind(r.DelayKinds(), kind) && rng.Float64() < r.DelayP {
 			r.ruleHit()
 			extra := r.Delay.Sample(rng)
 			f.extra += extra
@@ -513,12 +374,12 @@ func (n *Network) fate(kind msgKind, client, node, from, to, what string, op *op
 // and node, belonging to op, at world time now: inside its window, on its
 // links, and (for a rule bound to an op) one of that op's messages it still
 // considers.
-func (r *Rule) actsOn(now time.Duration, kind msgKind, client, node string, op *opRun) bool {
-	return r.active(now) && (r.Client == "" || r.Client == client) && (r.Node == "" || r.Node == node) && r.opScope(kind, op)
+func (r *rule) actsOn(now time.Duration, kind msgKind, client, node string, op *opRun) bool {
+	return r.Active(now) && (r.Client == "" || r.Client == client) && (r.Node == "" || r.Node == node) && r.opScope(kind, op)
 }
 
 // dropP is the rule's probability of losing a message of kind.
-func (r *Rule) dropP(kind msgKind) float64 {
+func (r *rule) dropP(kind msgKind) float64 {
 	switch kind {
 	case msgRequest:
 		return r.DropRequest

@@ -18,28 +18,8 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 )
-
-// NodeConfig describes one simulated Redis server.
-type NodeConfig struct {
-	// Name identifies the node; a master's name is also its group's name.
-	Name string
-	// Persistence decides what survives Crash + Restart. Default PersistNone.
-	Persistence Persistence
-	// DriftPPM is the node clock's rate error in parts per million; TTLs on
-	// this node run by that clock. Default 0.
-	DriftPPM int64
-	// Lua chooses the script runner. Default LuaFast.
-	Lua LuaMode
-}
-
-// ReplicaConfig describes how a replica follows its master.
-type ReplicaConfig struct {
-	// Lag is the delay between a write on the master and its application on
-	// this replica (the replication stream is FIFO). Acknowledgements reach
-	// the master when the write is applied. Default: fixed 0.
-	Lag Dist
-}
 
 // Group is a replicated Redis deployment addressed by name, like a Sentinel
 // master name: clients talk to whichever node is its master now.
@@ -63,7 +43,7 @@ func (g *Group) Size() int { return len(g.nodes) }
 type Node struct {
 	w     *World
 	name  string
-	cfg   NodeConfig
+	cfg   setup.NodeConfig
 	group *Group
 
 	m      *miniredis.Miniredis
@@ -83,7 +63,7 @@ type Node struct {
 	master  *Node       // nil when master
 	links   []*replLink // to replicas, when master
 	upLink  *replLink   // from master, when replica
-	replCfg ReplicaConfig
+	replCfg setup.ReplicaConfig
 
 	// exotic: a command outside the commands table ran on this miniredis,
 	// which ends the short way of fastcmd.go until a restart.
@@ -122,7 +102,7 @@ type Node struct {
 }
 
 // AddNode adds a master node; it is also a group of the same name.
-func (w *World) AddNode(cfg NodeConfig) (*Node, error) {
+func (w *World) AddNode(cfg setup.NodeConfig) (*Node, error) {
 	n, err := w.newNode(cfg)
 	if err != nil {
 		return nil, err
@@ -135,7 +115,7 @@ func (w *World) AddNode(cfg NodeConfig) (*Node, error) {
 }
 
 // AddReplica adds a replica of master (a node added by AddNode).
-func (w *World) AddReplica(master string, cfg NodeConfig, rc ReplicaConfig) (*Node, error) {
+func (w *World) AddReplica(master string, cfg setup.NodeConfig, rc setup.ReplicaConfig) (*Node, error) {
 	if cfg.Name == master {
 		return nil, fmt.Errorf("sim: replica %q cannot replicate itself", cfg.Name)
 	}
@@ -161,14 +141,14 @@ func (w *World) AddReplica(master string, cfg NodeConfig, rc ReplicaConfig) (*No
 	return n, nil
 }
 
-func (w *World) newNode(cfg NodeConfig) (*Node, error) {
+func (w *World) newNode(cfg setup.NodeConfig) (*Node, error) {
 	if err := w.checkName("node", cfg.Name); err != nil {
 		return nil, err
 	}
-	if cfg.Persistence < PersistNone || cfg.Persistence > PersistAlways {
+	if cfg.Persistence < setup.PersistNone || cfg.Persistence > setup.PersistAlways {
 		return nil, fmt.Errorf("sim: node %q: unknown persistence %d", cfg.Name, cfg.Persistence)
 	}
-	if cfg.Lua != LuaFast && cfg.Lua != LuaMiniredis && cfg.Lua != LuaInterpreted {
+	if cfg.Lua != setup.LuaFast && cfg.Lua != setup.LuaMiniredis && cfg.Lua != setup.LuaInterpreted {
 		return nil, fmt.Errorf("sim: node %q: unknown Lua mode %d", cfg.Name, cfg.Lua)
 	}
 	clk, err := NewClock(cfg.DriftPPM)
@@ -207,7 +187,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
-	if n.cfg.Lua != LuaMiniredis {
+	if n.cfg.Lua != setup.LuaMiniredis {
 		n.lua = newLuaEngine(n) // a restart loses the script cache, as in Redis
 	}
 	n.up = true
@@ -281,6 +261,15 @@ func (w *World) Group(name string) (*Group, error) {
 		return nil, fmt.Errorf("sim: unknown group %q", name)
 	}
 	return g, nil
+}
+
+// GroupSize is the number of nodes in group name (master and replicas), 0
+// for a group the world does not have.
+func (w *World) GroupSize(name string) int {
+	if g, ok := w.groups[name]; ok {
+		return g.Size()
+	}
+	return 0
 }
 
 // Nodes lists node names in creation order.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/setup"
 )
 
 // TestParallelTaskProcessesReused: the processes of a Parallel call's
@@ -18,12 +20,12 @@ import (
 func TestParallelTaskProcessesReused(t *testing.T) {
 	w := New(1)
 	for i := 1; i <= 3; i++ {
-		_, err := w.AddNode(NodeConfig{Name: fmt.Sprintf("n%d", i)})
+		_, err := w.AddNode(setup.NodeConfig{Name: fmt.Sprintf("n%d", i)})
 		must(t, err)
 	}
-	c, err := w.AddClient(ClientConfig{Name: "c1", Latency: Fixed(time.Millisecond), Timeout: 10 * time.Millisecond})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(time.Millisecond), Timeout: 10 * time.Millisecond})
 	must(t, err)
-	must(t, w.Net().AddRule(Rule{Name: "late replies", Until: 50 * time.Millisecond, DelayP: 1, Delay: Fixed(15 * time.Millisecond), DelayOn: Replies}))
+	must(t, w.Net().AddRule(setup.Rule{Name: "late replies", Until: 50 * time.Millisecond, DelayP: 1, Delay: setup.Fixed(15 * time.Millisecond), DelayOn: setup.Replies}))
 	var conns [3]interface {
 		Do(context.Context, ...any) (any, error)
 	}

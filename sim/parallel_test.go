@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestParallelJoinsAndCloses(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := sim.New(1)
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1"})
 	must(t, err)
 	rt := c.Runtime()
 	var joined time.Duration
@@ -47,8 +48,8 @@ func TestReusedTaskProcessNotWokenByItsPast(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := sim.New(1)
 	defer w.Close()
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(200 * time.Millisecond), Timeout: 100 * time.Millisecond})
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(200 * time.Millisecond), Timeout: 100 * time.Millisecond})
 	must(t, err)
 	conn, err := c.Conn("m1")
 	must(t, err)

@@ -10,39 +10,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 )
-
-// Persistence is what a node keeps across a crash.
-type Persistence int
-
-const (
-	// PersistNone restarts empty (no RDB, no AOF).
-	PersistNone Persistence = iota
-	// PersistEverySec keeps writes made before the last whole-second fsync
-	// (appendfsync everysec): up to a second of writes is lost.
-	PersistEverySec
-	// PersistAlways keeps every write the node applied (appendfsync always).
-	PersistAlways
-)
-
-var persistenceNames = []string{"none", "everysec", "always"}
-
-func (p Persistence) String() string {
-	if int(p) >= 0 && int(p) < len(persistenceNames) {
-		return persistenceNames[p]
-	}
-	return fmt.Sprintf("Persistence(%d)", int(p))
-}
-
-// ParsePersistence parses "none", "everysec" or "always".
-func ParsePersistence(s string) (Persistence, error) {
-	for i, n := range persistenceNames {
-		if s == n {
-			return Persistence(i), nil
-		}
-	}
-	return 0, fmt.Errorf("sim: unknown persistence %q (want none, everysec or always)", s)
-}
 
 type logEntry struct {
 	t      time.Duration
@@ -52,11 +21,11 @@ type logEntry struct {
 // log makes effects durable according to the persistence mode.
 func (n *Node) log(effects []keyEffect) {
 	switch n.cfg.Persistence {
-	case PersistAlways:
+	case setup.PersistAlways:
 		for _, e := range effects {
 			n.durable[e.key] = e.st
 		}
-	case PersistEverySec:
+	case setup.PersistEverySec:
 		n.fsync()
 		n.pending = append(n.pending, logEntry{t: n.w.now, states: effects})
 	}
@@ -84,9 +53,9 @@ func (n *Node) Crash() error {
 	}
 	n.w.recordFault(history.FaultCrash, n.name, "", "persistence "+n.cfg.Persistence.String())
 	switch n.cfg.Persistence {
-	case PersistAlways:
+	case setup.PersistAlways:
 		n.saved = n.snapshot()
-	case PersistEverySec:
+	case setup.PersistEverySec:
 		n.fsync()
 		n.saved = maps.Clone(n.durable)
 	default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -20,10 +21,10 @@ func recycleRun(t *testing.T, seed uint64) ([]byte, *history.Record) {
 	t.Helper()
 	w := sim.New(seed)
 	defer w.Close()
-	must(t, err1(w.AddNode(sim.NodeConfig{Name: "m1"})))
-	must(t, err1(w.AddReplica("m1", sim.NodeConfig{Name: "r1"}, sim.ReplicaConfig{Lag: sim.Uniform(0, 20*time.Millisecond)})))
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	must(t, err1(w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Uniform(0, 20*time.Millisecond)})))
 	for i := 1; i <= 3; i++ {
-		c, err := w.AddClient(sim.ClientConfig{Name: fmt.Sprintf("c%d", i), Retry: sim.GoRedisRetry, Timeout: 300 * time.Millisecond})
+		c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprintf("c%d", i), Retry: setup.GoRedisRetry, Timeout: 300 * time.Millisecond})
 		must(t, err)
 		must(t, traffic.SimpleLock(c, traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: time.Second,
 			Holding: traffic.Holding{Hold: 200 * time.Millisecond, Think: 50 * time.Millisecond}}))

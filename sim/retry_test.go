@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -16,17 +17,17 @@ import (
 func TestRetryBackoffs(t *testing.T) {
 	cases := []struct {
 		name   string
-		p      sim.RetryPolicy
+		p      setup.RetryPolicy
 		i      int
 		lo, hi time.Duration
 	}{
-		{"go-redis 1st", sim.GoRedisRetry, 1, 8 * time.Millisecond, 8 * time.Millisecond},
-		{"go-redis 3rd", sim.GoRedisRetry, 3, 8 * time.Millisecond, 32 * time.Millisecond},
-		{"go-redis 9th", sim.GoRedisRetry, 9, 8 * time.Millisecond, 512 * time.Millisecond},
-		{"redisson 1st", sim.RedissonRetry, 1, 500 * time.Millisecond, time.Second},
-		{"redisson 2nd", sim.RedissonRetry, 2, time.Second, 2 * time.Second},
-		{"redisson 4th", sim.RedissonRetry, 4, time.Second, 2 * time.Second},
-		{"redisson 3.36", sim.Redisson336Retry, 2, 1500 * time.Millisecond, 1500 * time.Millisecond},
+		{"go-redis 1st", setup.GoRedisRetry, 1, 8 * time.Millisecond, 8 * time.Millisecond},
+		{"go-redis 3rd", setup.GoRedisRetry, 3, 8 * time.Millisecond, 32 * time.Millisecond},
+		{"go-redis 9th", setup.GoRedisRetry, 9, 8 * time.Millisecond, 512 * time.Millisecond},
+		{"redisson 1st", setup.RedissonRetry, 1, 500 * time.Millisecond, time.Second},
+		{"redisson 2nd", setup.RedissonRetry, 2, time.Second, 2 * time.Second},
+		{"redisson 4th", setup.RedissonRetry, 4, time.Second, 2 * time.Second},
+		{"redisson 3.36", setup.Redisson336Retry, 2, 1500 * time.Millisecond, 1500 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		lo, hi := time.Duration(1<<62), time.Duration(0)
@@ -48,15 +49,15 @@ func TestRetryBackoffs(t *testing.T) {
 func TestInfoReportsConnectedReplicas(t *testing.T) {
 	w := sim.New(1)
 	defer w.Close()
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1"}); err != nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []string{"r1", "r2"} {
-		if _, err := w.AddReplica("m1", sim.NodeConfig{Name: r}, sim.ReplicaConfig{}); err != nil {
+		if _, err := w.AddReplica("m1", setup.NodeConfig{Name: r}, setup.ReplicaConfig{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1"})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}

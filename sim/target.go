@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 )
 
 // ActAt runs act at world time t in the scheduler, as At does. An error
@@ -22,7 +23,7 @@ func (w *World) ActAt(t time.Duration, name string, act func() error) error {
 }
 
 // ActOnOp is OnOp for an act that may fail, recorded as ActAt records it.
-func (w *World) ActOnOp(sel OpSelector, ev OpEvent, after time.Duration, name string, act func() error) error {
+func (w *World) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error {
 	return w.OnOp(sel, ev, after, name, w.orSkip(name, act))
 }
 
@@ -122,7 +123,7 @@ func (w *World) SetDrift(name string, ppm int64) error {
 }
 
 // AddRule adds a link rule to the world's network (Network.AddRule).
-func (w *World) AddRule(r Rule) error { return w.net.AddRule(r) }
+func (w *World) AddRule(r setup.Rule) error { return w.net.AddRule(r) }
 
 // CheckRule returns what AddRule would reject in r, adding nothing.
-func (w *World) CheckRule(r Rule) error { return w.net.checkRule(r) }
+func (w *World) CheckRule(r setup.Rule) error { return w.net.checkRule(r) }

@@ -15,90 +15,20 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 )
 
-// OpSelector picks one operation of a run: the Nth (from 1) op named Op
-// that Client begins, counting in call order only ops whose owner (Args[0])
-// is Owner when Owner is set. Ops are the client-visible records the
-// workloads write ("acquire", "release", "acquire-read", "release-read",
-// "write", "expire").
-type OpSelector struct {
-	// Client is the client that begins the op.
-	Client string
-	// Op is the op's name (Record.Op).
-	Op string
-	// Owner, when set, counts only ops whose Args[0] is Owner (the owner of
-	// a reentrant lock's hold).
-	Owner string
-	// Nth is which matching op, from 1, in call order.
-	Nth int
-}
-
-func (s OpSelector) validate(w *World) error {
+// checkSelector returns what a trigger rejects in s: a client the world
+// does not have, then what s.Validate rejects.
+func (w *World) checkSelector(s setup.OpSelector) error {
 	if _, ok := w.clients[s.Client]; !ok {
 		return fmt.Errorf("unknown client %q", s.Client)
 	}
-	if s.Op == "" {
-		return fmt.Errorf("no op named")
-	}
-	if s.Nth < 1 {
-		return fmt.Errorf("nth %d: want 1 or more", s.Nth)
-	}
-	return nil
+	return s.Validate()
 }
-
-// String reads "c1's 2nd release" or "c1's 1st acquire by owner a".
-func (s OpSelector) String() string {
-	str := fmt.Sprintf("%s's %s %s", s.Client, Ordinal(s.Nth), s.Op)
-	if s.Owner != "" {
-		str += " by owner " + s.Owner
-	}
-	return str
-}
-
-// Ordinal writes n as 1st, 2nd, 3rd, 4th, 11th, 21st, ...
-func Ordinal(n int) string {
-	suffix := "th"
-	if n%100 < 11 || n%100 > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
-	}
-	return fmt.Sprintf("%d%s", n, suffix)
-}
-
-// OpEvent is a moment in an operation's life that a trigger waits for.
-type OpEvent string
-
-// Op events.
-const (
-	// OpCall is the op's call (Client.BeginOp).
-	OpCall OpEvent = "call"
-	// OpApplied is the first time a node executes one of the op's requests
-	// (whatever it answers: a lock's refusal and a retry's copy count; a
-	// NOSCRIPT or READONLY error, by which the node refused to run the
-	// command at all, does not, so that "right after c1's acquire is
-	// applied" means after its script ran, not after the EVALSHA probe that
-	// precedes the first EVAL; a request lost on the way or sent to a node
-	// that is down does not either).
-	OpApplied OpEvent = "applied"
-	// OpReturn is the op's return to the workload (the history.Op's End), whatever
-	// its outcome, "unknown" included: the call returned, the client just
-	// does not know what happened.
-	OpReturn OpEvent = "return"
-)
-
-// OpEvents lists the events in the order of an op's life.
-var OpEvents = []OpEvent{OpCall, OpApplied, OpReturn}
 
 // opRun is one operation as it runs.
 type opRun struct {
@@ -114,13 +44,13 @@ type opRun struct {
 // trigger is one fault bound to an op: an action at one of its events, or a
 // link rule acting on its messages.
 type trigger struct {
-	sel   OpSelector
+	sel   setup.OpSelector
 	name  string // the fault, for the unfired record
 	count int    // ops matching sel begun so far
 	bound *opRun // the Nth, once begun
 
 	// An action (rule == nil): fn runs after the event ev.
-	ev    OpEvent
+	ev    setup.OpEvent
 	after time.Duration
 	fn    func()
 	due   bool          // the event happened; fn is scheduled
@@ -128,7 +58,7 @@ type trigger struct {
 	acted bool          // fn ran
 
 	// A link rule: the rule acts on the bound op's messages.
-	rule    *Rule
+	rule    *rule
 	matched int // messages of the op the rule considered
 	hit     int // messages it acted on
 }
@@ -143,7 +73,7 @@ type trigger struct {
 // way). name describes the fault for the history. If fn never runs (the op
 // never began or never reached ev, or it was due after the run ended),
 // Close records a FaultTriggerUnfired fault naming name and why.
-func (w *World) OnOp(sel OpSelector, ev OpEvent, after time.Duration, name string, fn func()) error {
+func (w *World) OnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, fn func()) error {
 	if w.closed {
 		return fmt.Errorf("sim: OnOp: world is closed")
 	}
@@ -158,17 +88,17 @@ func (w *World) OnOp(sel OpSelector, ev OpEvent, after time.Duration, name strin
 // client, no op named, nth below 1, an unknown event, after out of range),
 // binding nothing: package faults checks a whole schedule with it before it
 // applies any fault, so that a bad one never half-applies.
-func (w *World) CheckOnOp(sel OpSelector, ev OpEvent, after time.Duration) error {
-	if err := sel.validate(w); err != nil {
+func (w *World) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
+	if err := w.checkSelector(sel); err != nil {
 		return err
 	}
 	switch ev {
-	case OpCall, OpApplied, OpReturn:
+	case setup.OpCall, setup.OpApplied, setup.OpReturn:
 	default:
 		return fmt.Errorf("unknown event %q (want call, applied or return)", ev)
 	}
-	if after < 0 || after > MaxDuration {
-		return fmt.Errorf("after %v out of range [0, %v]", after, MaxDuration)
+	if after < 0 || after > setup.MaxDuration {
+		return fmt.Errorf("after %v out of range [0, %v]", after, setup.MaxDuration)
 	}
 	return nil
 }
@@ -221,7 +151,7 @@ func (w *World) opBegun(c *Client, op string, args []string) *opRun {
 		}
 		if t.count++; t.count == t.sel.Nth {
 			t.bound = run
-			if t.ev == OpCall {
+			if t.ev == setup.OpCall {
 				w.fire(t)
 			}
 		}
@@ -236,7 +166,7 @@ func (w *World) opApplied(run *opRun) {
 	}
 	run.apply = true
 	for _, t := range w.triggers {
-		if t.bound == run && t.ev == OpApplied {
+		if t.bound == run && t.ev == setup.OpApplied {
 			w.fire(t)
 		}
 	}
@@ -260,85 +190,32 @@ func (w *World) opEnded(run *opRun) {
 		return
 	}
 	for _, t := range w.triggers {
-		if t.bound == run && t.ev == OpReturn {
+		if t.bound == run && t.ev == setup.OpReturn {
 			w.fire(t)
 		}
 	}
 }
 
-// MsgSet is a set of message kinds on a client's links, by direction.
-type MsgSet uint8
-
-// Message kinds.
-const (
-	// Requests go from the client to the node.
-	Requests MsgSet = 1 << iota
-	// Replies answer requests, from the node to the client.
-	Replies
-	// Pushes are pub/sub messages (and a subscription's connection reset),
-	// from the node to the client.
-	Pushes
-	// AllMessages is every kind.
-	AllMessages = Requests | Replies | Pushes
-)
-
-func (m MsgSet) has(k msgKind) bool {
+// hasKind reports whether m holds the kind of message k.
+func hasKind(m setup.MsgSet, k msgKind) bool {
 	switch k {
 	case msgRequest:
-		return m&Requests != 0
+		return m&setup.Requests != 0
 	case msgReply:
-		return m&Replies != 0
+		return m&setup.Replies != 0
 	}
-	return m&Pushes != 0
-}
-
-func (m MsgSet) String() string {
-	var parts []string
-	for _, k := range []struct {
-		m    MsgSet
-		name string
-	}{{Requests, "requests"}, {Replies, "replies"}, {Pushes, "pushes"}} {
-		if m&k.m != 0 {
-			parts = append(parts, k.name)
-		}
-	}
-	return strings.Join(parts, "+")
-}
-
-// considers is the set of message kinds the rule may act on.
-func (r *Rule) considers() MsgSet {
-	var m MsgSet
-	if r.DropRequest > 0 || r.Duplicate > 0 {
-		m |= Requests
-	}
-	if r.DropReply > 0 {
-		m |= Replies
-	}
-	if r.DropPush > 0 {
-		m |= Pushes
-	}
-	if r.DelayP > 0 {
-		m |= r.delayOn()
-	}
-	return m
-}
-
-func (r *Rule) delayOn() MsgSet {
-	if r.DelayOn == 0 {
-		return AllMessages
-	}
-	return r.DelayOn
+	return m&setup.Pushes != 0
 }
 
 // opScope reports whether the op rule r acts on a message of kind k that
 // belongs to run, counting it when it does. A rule without Op acts on
 // every message.
-func (r *Rule) opScope(k msgKind, run *opRun) bool {
+func (r *rule) opScope(k msgKind, run *opRun) bool {
 	t := r.trig
 	if t == nil {
 		return true
 	}
-	if run == nil || t.bound != run || !r.considers().has(k) {
+	if run == nil || t.bound != run || !hasKind(r.Considers(), k) {
 		return false
 	}
 	if r.Messages > 0 && t.matched >= r.Messages {
@@ -349,7 +226,7 @@ func (r *Rule) opScope(k msgKind, run *opRun) bool {
 }
 
 // ruleHit notes that r acted on a message.
-func (r *Rule) ruleHit() {
+func (r *rule) ruleHit() {
 	if r.trig != nil {
 		r.trig.hit++
 	}
@@ -378,7 +255,7 @@ func (t *trigger) unfired(w *World) string {
 		case t.hit > 0:
 			return ""
 		case t.matched == 0:
-			return fmt.Sprintf("%s had no %s on the rule's links", began, r.considers())
+			return fmt.Sprintf("%s had no %s on the rule's links", began, r.Considers())
 		}
 		return fmt.Sprintf("none of the %d message(s) of %s it considered was hit", t.matched, began)
 	}
@@ -387,17 +264,17 @@ func (t *trigger) unfired(w *World) string {
 		return ""
 	case t.due:
 		return fmt.Sprintf("%s reached %s, but the action was due at %v, after the run ended at %v", began, t.ev, t.dueAt, w.now)
-	case run.c.crashed && !(t.ev == OpApplied && run.apply):
+	case run.c.crashed && !(t.ev == setup.OpApplied && run.apply):
 		return fmt.Sprintf("%s was never %s: the client crashed first", began, eventPast(t.ev))
 	}
 	return fmt.Sprintf("%s was never %s", began, eventPast(t.ev))
 }
 
-func eventPast(ev OpEvent) string {
+func eventPast(ev setup.OpEvent) string {
 	switch ev {
-	case OpApplied:
+	case setup.OpApplied:
 		return "applied by a node"
-	case OpReturn:
+	case setup.OpReturn:
 		return "returned"
 	}
 	return string(ev) + "ed"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -40,7 +41,7 @@ type fired struct{ at []time.Duration }
 
 func (f *fired) fn(w *fworld) func() { return func() { f.at = append(f.at, w.Now()) } }
 
-func (w *fworld) onOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, f *fired) {
+func (w *fworld) onOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, f *fired) {
 	w.t.Helper()
 	must(w.t, w.OnOp(sel, ev, after, "test action on "+sel.String(), f.fn(w)))
 }
@@ -51,18 +52,18 @@ func TestOnOpEvents(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 
 	var call, applied, ret, retLater, owned fired
-	second := sim.OpSelector{Client: "c1", Op: "acquire", Nth: 2}
-	w.onOp(second, sim.OpCall, 0, &call)
-	w.onOp(second, sim.OpApplied, 0, &applied)
-	w.onOp(second, sim.OpReturn, 0, &ret)
-	w.onOp(second, sim.OpReturn, 500*ms, &retLater)
+	second := setup.OpSelector{Client: "c1", Op: "acquire", Nth: 2}
+	w.onOp(second, setup.OpCall, 0, &call)
+	w.onOp(second, setup.OpApplied, 0, &applied)
+	w.onOp(second, setup.OpReturn, 0, &ret)
+	w.onOp(second, setup.OpReturn, 500*ms, &retLater)
 	// The 1st acquire of owner b is the 3rd acquire overall.
-	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Owner: "b", Nth: 1}, sim.OpCall, 0, &owned)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Owner: "b", Nth: 1}, setup.OpCall, 0, &owned)
 
 	c1.Go("main", func() {
 		w.opDo(c1, conn, "acquire", "a") // 0 -> 2ms
@@ -100,10 +101,10 @@ func TestOnOpActsAfterTheStep(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	m1 := w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	m1 := w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
-	must(t, w.OnOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, "crash m1", func() {
+	must(t, w.OnOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpApplied, 0, "crash m1", func() {
 		must(t, m1.Crash())
 	}))
 	var r reply
@@ -132,17 +133,17 @@ func TestOnOpCountsParallelTasksNotTimers(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	w.master("m2", sim.PersistNone)
-	c1 := w.client("c1", 100*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	w.master("m2", setup.PersistNone)
+	c1 := w.client("c1", 100*ms, setup.NoRetry)
 	conn1, conn2 := w.conn(c1, "m1"), w.conn(c1, "m2")
 	rt := c1.Runtime()
 
 	// A timer fires at 5ms while the acquire is open and sends a request
 	// on m1; the rule bound to the acquire must not see it.
-	w.rule(sim.Rule{Name: "drop-acquire-requests", Op: &sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, DropRequest: 1, Messages: 0})
+	w.rule(setup.Rule{Name: "drop-acquire-requests", Op: &setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, DropRequest: 1, Messages: 0})
 	var applied fired
-	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, &applied)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpApplied, 0, &applied)
 
 	var timerReply, a1, a2 reply
 	c1.Go("main", func() {
@@ -183,10 +184,10 @@ func TestOpRuleDropsOnlyTheFirstReplyOfTheOp(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 100*ms, sim.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 100*ms, setup.RetryPolicy{MaxRetries: 1, MinBackoff: 10 * ms, MaxBackoff: 10 * ms})
 	conn := w.conn(c1, "m1")
-	w.rule(sim.Rule{Name: "lose c1's 2nd release reply", Op: &sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropReply: 1, Messages: 1})
+	w.rule(setup.Rule{Name: "lose c1's 2nd release reply", Op: &setup.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropReply: 1, Messages: 1})
 
 	var rs []reply
 	c1.Go("main", func() {
@@ -229,11 +230,11 @@ func TestOpRuleDelaysEveryMessageOrTheFirstN(t *testing.T) {
 		t.Run(fmt.Sprintf("messages=%d", c.messages), func(t *testing.T) {
 			w := newFWorld(t, 1)
 			defer w.Close()
-			w.master("m1", sim.PersistNone)
-			c1 := w.client("c1", time.Second, sim.NoRetry)
+			w.master("m1", setup.PersistNone)
+			c1 := w.client("c1", time.Second, setup.NoRetry)
 			conn := w.conn(c1, "m1")
-			w.rule(sim.Rule{Name: "slow", Op: &sim.OpSelector{Client: "c1", Op: "write", Nth: 1}, DelayP: 1,
-				Delay: sim.Fixed(50 * ms), DelayOn: sim.Requests, Messages: c.messages})
+			w.rule(setup.Rule{Name: "slow", Op: &setup.OpSelector{Client: "c1", Op: "write", Nth: 1}, DelayP: 1,
+				Delay: setup.Fixed(50 * ms), DelayOn: setup.Requests, Messages: c.messages})
 			var got []time.Duration
 			c1.Go("main", func() {
 				h := c1.BeginOp("db", "write")
@@ -254,21 +255,21 @@ func TestOpRuleDelaysEveryMessageOrTheFirstN(t *testing.T) {
 // default (DelayOn 0) delays both, as before directions existed.
 func TestDelayDirection(t *testing.T) {
 	for _, c := range []struct {
-		on               sim.MsgSet
+		on               setup.MsgSet
 		applied, replied time.Duration
 	}{
 		{0, 101 * ms, 202 * ms},
-		{sim.AllMessages, 101 * ms, 202 * ms},
-		{sim.Requests, 101 * ms, 102 * ms},
-		{sim.Replies | sim.Pushes, 1 * ms, 102 * ms},
+		{setup.AllMessages, 101 * ms, 202 * ms},
+		{setup.Requests, 101 * ms, 102 * ms},
+		{setup.Replies | setup.Pushes, 1 * ms, 102 * ms},
 	} {
 		t.Run(fmt.Sprintf("on=%q", c.on), func(t *testing.T) {
 			w := newFWorld(t, 1)
 			defer w.Close()
-			w.master("m1", sim.PersistNone)
-			c1 := w.client("c1", time.Second, sim.NoRetry)
+			w.master("m1", setup.PersistNone)
+			c1 := w.client("c1", time.Second, setup.NoRetry)
 			conn := w.conn(c1, "m1")
-			w.rule(sim.Rule{Name: "slow", Client: "c1", DelayP: 1, Delay: sim.Fixed(100 * ms), DelayOn: c.on})
+			w.rule(setup.Rule{Name: "slow", Client: "c1", DelayP: 1, Delay: setup.Fixed(100 * ms), DelayOn: c.on})
 			var r reply
 			c1.Go("main", func() { r = w.do(conn, "SET", "k", "v") })
 			w.run(time.Second)
@@ -291,15 +292,15 @@ func TestUnfiredTriggersAreRecorded(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", 100*ms, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 100*ms, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	var f fired
-	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 3}, sim.OpCall, 0, &f)   // only 2 releases
-	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpReturn, 0, &f) // never returns
-	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 1}, sim.OpReturn, 2*time.Second, &f)
-	w.rule(sim.Rule{Name: "drop pushes of the 2nd release", Op: &sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropPush: 1})
-	w.onOp(sim.OpSelector{Client: "c1", Op: "release", Nth: 2}, sim.OpReturn, 0, &f) // fires: no record
+	w.onOp(setup.OpSelector{Client: "c1", Op: "release", Nth: 3}, setup.OpCall, 0, &f)   // only 2 releases
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpReturn, 0, &f) // never returns
+	w.onOp(setup.OpSelector{Client: "c1", Op: "release", Nth: 1}, setup.OpReturn, 2*time.Second, &f)
+	w.rule(setup.Rule{Name: "drop pushes of the 2nd release", Op: &setup.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropPush: 1})
+	w.onOp(setup.OpSelector{Client: "c1", Op: "release", Nth: 2}, setup.OpReturn, 0, &f) // fires: no record
 
 	c1.Go("main", func() {
 		w.opDo(c1, conn, "release", "")
@@ -335,27 +336,27 @@ func TestUnfiredTriggersAreRecorded(t *testing.T) {
 func TestOpRuleCannotBeMisused(t *testing.T) {
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	w.client("c1", 0, sim.NoRetry)
-	w.client("c2", 0, sim.NoRetry)
-	sel := &sim.OpSelector{Client: "c1", Op: "release", Nth: 1}
+	w.master("m1", setup.PersistNone)
+	w.client("c1", 0, setup.NoRetry)
+	w.client("c2", 0, setup.NoRetry)
+	sel := &setup.OpSelector{Client: "c1", Op: "release", Nth: 1}
 	for _, c := range []struct {
 		what  string
-		r     sim.Rule
+		r     setup.Rule
 		words []string
 	}{
-		{"window", sim.Rule{Name: "r", Op: sel, DropReply: 1, From: time.Second}, []string{"no window"}},
-		{"no kind", sim.Rule{Name: "r", Op: sel}, []string{"acts on no message"}},
-		{"unknown client", sim.Rule{Name: "r", Op: &sim.OpSelector{Client: "c9", Op: "release", Nth: 1}, DropReply: 1}, []string{`"c9"`}},
-		{"nth 0", sim.Rule{Name: "r", Op: &sim.OpSelector{Client: "c1", Op: "release"}, DropReply: 1}, []string{"nth 0"}},
-		{"other client's links", sim.Rule{Name: "r", Op: sel, Client: "c2", DropReply: 1}, []string{"c2", "c1's 1st release"}},
-		{"count without op", sim.Rule{Name: "r", DropReply: 1, Messages: 2}, []string{"without an op"}},
-		{"bad direction", sim.Rule{Name: "r", DelayP: 1, DelayOn: 8}, []string{"delay_on"}},
+		{"window", setup.Rule{Name: "r", Op: sel, DropReply: 1, From: time.Second}, []string{"no window"}},
+		{"no kind", setup.Rule{Name: "r", Op: sel}, []string{"acts on no message"}},
+		{"unknown client", setup.Rule{Name: "r", Op: &setup.OpSelector{Client: "c9", Op: "release", Nth: 1}, DropReply: 1}, []string{`"c9"`}},
+		{"nth 0", setup.Rule{Name: "r", Op: &setup.OpSelector{Client: "c1", Op: "release"}, DropReply: 1}, []string{"nth 0"}},
+		{"other client's links", setup.Rule{Name: "r", Op: sel, Client: "c2", DropReply: 1}, []string{"c2", "c1's 1st release"}},
+		{"count without op", setup.Rule{Name: "r", DropReply: 1, Messages: 2}, []string{"without an op"}},
+		{"bad direction", setup.Rule{Name: "r", DelayP: 1, DelayOn: 8}, []string{"delay_on"}},
 	} {
 		wantErrMentions(t, c.what, w.Net().AddRule(c.r), c.words...)
 	}
 	wantErrMentions(t, "OnOp event", w.OnOp(*sel, "sent", 0, "x", func() {}), "unknown event")
-	wantErrMentions(t, "OnOp after", w.OnOp(*sel, sim.OpCall, -time.Second, "x", func() {}), "after")
+	wantErrMentions(t, "OnOp after", w.OnOp(*sel, setup.OpCall, -time.Second, "x", func() {}), "after")
 }
 
 // TestClientCrash: a crashed client runs nothing more: its open op stays
@@ -366,14 +367,14 @@ func TestClientCrash(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
-	c2 := w.client("c2", time.Second, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
+	c2 := w.client("c2", time.Second, setup.NoRetry)
 	conn1 := w.conn(c1, "m1")
 	rt := c1.Runtime()
 	var renewed, returned bool
 	var onReturn fired
-	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpReturn, 0, &onReturn)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpReturn, 0, &onReturn)
 	c1.Go("main", func() {
 		rt.AfterFunc(100*ms, func() { renewed = true; w.do(conn1, "SET", "renewal", "1") })
 		h := c1.BeginOp("lk", "acquire")
@@ -428,8 +429,8 @@ func TestClientCrashFromItsOwnProcessIsRefused(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	var err error
 	c1.Go("main", func() { err = c1.Crash(); _ = c1.Runtime().Sleep(context.Background(), ms) })
 	w.run(time.Second)
@@ -449,11 +450,11 @@ func TestOnOpAppliedSkipsTheNoScriptProbe(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	w.master("m1", sim.PersistNone)
-	c1 := w.client("c1", time.Second, sim.NoRetry)
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
 	conn := w.conn(c1, "m1")
 	var applied fired
-	w.onOp(sim.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, sim.OpApplied, 0, &applied)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpApplied, 0, &applied)
 	var r reply
 	c1.Go("main", func() {
 		h := c1.BeginOp("lk", "acquire")

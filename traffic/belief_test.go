@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/redlock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
 )
@@ -19,7 +20,7 @@ import (
 // both ways, for messages sent before until.
 func (e *env) delayClient(client string, d, until time.Duration) {
 	e.t.Helper()
-	if err := e.w.Net().AddRule(sim.Rule{Name: "delay", Client: client, DelayP: 1, Delay: sim.Fixed(d), Until: until}); err != nil {
+	if err := e.w.Net().AddRule(setup.Rule{Name: "delay", Client: client, DelayP: 1, Delay: setup.Fixed(d), Until: until}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -238,7 +239,7 @@ func TestStartAndHolds(t *testing.T) {
 func TestSpecExtend(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		e := newEnv(t, 5, groups3...)
-		c1, err := e.w.AddClient(sim.ClientConfig{Name: "c1", Timeout: 100 * ms})
+		c1, err := e.w.AddClient(setup.ClientConfig{Name: "c1", Timeout: 100 * ms})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
 )
 
 // Client is what a workload needs of the client it runs on: its name, its
@@ -27,5 +26,3 @@ type Client interface {
 	// BeginOp records the call of an operation and returns its handle.
 	BeginOp(lock, op string, args ...string) history.Op
 }
-
-var _ Client = (*sim.Client)(nil)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -45,7 +46,7 @@ func newEnv(t *testing.T, seed uint64, groups ...string) *env {
 	w := sim.New(seed)
 	t.Cleanup(w.Close)
 	for _, g := range groups {
-		if _, err := w.AddNode(sim.NodeConfig{Name: g}); err != nil {
+		if _, err := w.AddNode(setup.NodeConfig{Name: g}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, seed uint64, groups ...string) *env {
 // client adds a client with the default latency and timeout, no retries.
 func (e *env) client(name string) *sim.Client {
 	e.t.Helper()
-	c, err := e.w.AddClient(sim.ClientConfig{Name: name})
+	c, err := e.w.AddClient(setup.ClientConfig{Name: name})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -192,7 +193,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		row.sim = fmt.Sprintf("violated in %d of %d seeds", j.Violated, j.Seeds)
 		row.simMatch = j.Match
 	} else {
-		r, err := s.Run(s.Seed)
+		r, err := simrun.Run(s, s.Seed)
 		if err != nil {
 			return row, agreeErr(ctx, s, err, stderr)
 		}

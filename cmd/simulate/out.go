@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
@@ -44,7 +45,7 @@ var pageLimit = report.PageLimit
 // (the verdict, the expectation, the linearizability check and the
 // timeline text), NAME.porcupine.html (Porcupine's visualization) and
 // NAME.timeline.png and .svg (the timeline plot).
-func writeRun(dir string, s *scenario.Scenario, r scenario.Result, stderr io.Writer) error {
+func writeRun(dir string, s *scenario.Scenario, r simrun.Result, stderr io.Writer) error {
 	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
 		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults, stderr: stderr})
 }

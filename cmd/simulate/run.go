@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -241,7 +242,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int) int {
 // single runs s once, at -seed or its own, prints its verdict and, with
 // -out, writes its files.
 func (r *runner) single(s *scenario.Scenario) int {
-	res, err := s.Run(r.seed)
+	res, err := simrun.Run(s, r.seed)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return 2

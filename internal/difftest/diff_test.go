@@ -18,6 +18,7 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -49,7 +50,7 @@ import (
 //     a reply or in the key state) must lie in [nominal - elapsed - 2 ms,
 //     nominal + 1 ms]. Everything else (replies, hold counts, tokens, fields,
 //     values, which keys exist, published messages) must be equal.
-//   - The simulation's runner (sim.LuaFast) is compared with miniredis's EVAL
+//   - The simulation's runner (setup.LuaFast) is compared with miniredis's EVAL
 //     exactly, TTLs included: both run on virtual time (with a zero network
 //     latency), so they must agree to the millisecond.
 //
@@ -631,11 +632,11 @@ func (e *env) miniBackend() backend {
 func runSim(fam family, ops []op) (trace, error) {
 	w := sim.New(1)
 	defer w.Close()
-	node, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: sim.LuaFast})
+	node, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: setup.LuaFast})
 	if err != nil {
 		return trace{}, err
 	}
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(0)})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(0)})
 	if err != nil {
 		return trace{}, err
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
 // The differences between miniredis v2.40 and redis-server 7.0 that the
 // differential tests found, each pinned below with what the real server, the
-// miniredis EVAL path and the simulation's runner (sim.LuaFast) answer, and
+// miniredis EVAL path and the simulation's runner (setup.LuaFast) answer, and
 // why neither the lock scripts nor the simulation depend on it. If one of
 // these tests fails after a dependency update, the difference has changed:
 // update the test and the comments that cite it.
@@ -27,9 +28,9 @@ import (
 // Also pinned elsewhere: miniredis forgets a script whose EVAL failed at run
 // time (sim.TestScriptCachedAfterRuntimeError).
 
-// evalAll runs setup then script on a fresh key space of redis-server,
+// evalAll runs prep then script on a fresh key space of redis-server,
 // miniredis and a simulated node, and returns each reply rendered as text.
-func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ...any) (real, mini, fast string) {
+func evalAll(t *testing.T, prep [][]any, s *lock.Script, keys []string, args ...any) (real, mini, fast string) {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	ctx := context.Background()
@@ -44,7 +45,7 @@ func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ..
 		return history.FormatReply(v)
 	}
 	onConn := func(conn lock.Conn) string {
-		for _, cmd := range setup {
+		for _, cmd := range prep {
 			if _, err := conn.Do(ctx, cmd...); err != nil {
 				t.Fatalf("%v: %v", cmd, err)
 			}
@@ -56,10 +57,10 @@ func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ..
 
 	w := sim.New(1)
 	defer w.Close()
-	if _, err := w.AddNode(sim.NodeConfig{Name: "m1", Lua: sim.LuaFast}); err != nil {
+	if _, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: setup.LuaFast}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := w.AddClient(sim.ClientConfig{Name: "c1", Latency: sim.Fixed(0)})
+	c, err := w.AddClient(setup.ClientConfig{Name: "c1", Latency: setup.Fixed(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func evalAll(t *testing.T, setup [][]any, s *lock.Script, keys []string, args ..
 // reaches the client. Redis 7 keeps the command's error and appends where it
 // happened: "WRONGTYPE Operation against a key ... script: <sha>, on
 // @user_script:17.". miniredis's EVAL wraps it as a compile error with a Lua
-// traceback, so the reply's code is ERR, not WRONGTYPE. sim.LuaFast keeps the
+// traceback, so the reply's code is ERR, not WRONGTYPE. setup.LuaFast keeps the
 // code and message without the location suffix.
 //
 // Nothing depends on the text: lock.Conn turns any error reply into a
@@ -103,7 +104,7 @@ func TestScriptErrorText(t *testing.T) {
 // TestCommandErrorText pins that some of miniredis's own command errors are
 // worded differently from Redis's: SET with a zero expiry is "ERR invalid
 // expire time in 'set' command" on Redis and "ERR invalid expire time in set"
-// on miniredis, inside a script as outside. sim.LuaFast runs the command on
+// on miniredis, inside a script as outside. setup.LuaFast runs the command on
 // miniredis, so it has miniredis's wording (without the wrapping of
 // TestScriptErrorText).
 //
@@ -128,7 +129,7 @@ func TestCommandErrorText(t *testing.T) {
 // TestLuaNumberArgument pins how a Lua number passed to redis.call becomes a
 // command argument. Redis formats it with "%.17g": 0.1 is
 // "0.10000000000000001" and 1e17 is "1e+17". miniredis's EVAL writes "0.1"
-// and "100000000000000000". sim.LuaFast does what Redis does.
+// and "100000000000000000". setup.LuaFast does what Redis does.
 //
 // The lock scripts pass Lua numbers to redis.call only as integers well below
 // 1e17 (hold counts, fencing tokens, TTLs, 0 and 1), which every formatting
@@ -151,7 +152,7 @@ return {redis.call('get', KEYS[1]), redis.call('get', KEYS[2]), redis.call('get'
 // TestLuaNumberToString pins a difference of the Lua interpreter itself:
 // Redis's Lua 5.1 turns a number into a string (tostring, the .. operator)
 // with "%.14g", so 2^53 is "9.007199254741e+15"; gopher-lua, which both
-// miniredis and sim.LuaFast use, writes an integral number in full,
+// miniredis and setup.LuaFast use, writes an integral number in full,
 // "9007199254740992". Up to 14 digits the two agree.
 //
 // The lock scripts concatenate only hold counts into key names

@@ -6,7 +6,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // Check reports the first feature of s the real backend cannot reproduce,
@@ -57,7 +57,7 @@ func checkClients(s *scenario.Scenario) error {
 		if c.Config.DriftPPM != 0 {
 			return unsupported(s, c.Line, "clients.drift_ppm", "clock drift %d ppm on client %s", c.Config.DriftPPM, c.Config.Name)
 		}
-		if c.Config.Latency != (sim.Dist{}) {
+		if c.Config.Latency != (setup.Dist{}) {
 			return unsupported(s, c.Line, "clients.latency", "a network latency on client %s (loopback has its own)", c.Config.Name)
 		}
 	}

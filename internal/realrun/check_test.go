@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -124,7 +125,7 @@ func TestSimulationRunsEveryKind(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.fault, err)
 		}
-		w, err := s.Build(1)
+		w, err := simrun.Build(s, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

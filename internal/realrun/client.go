@@ -19,7 +19,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -35,7 +35,7 @@ import (
 type client struct {
 	r    *run
 	name string
-	cfg  sim.ClientConfig
+	cfg  setup.ClientConfig
 	gil  sync.Mutex
 
 	mu      sync.Mutex
@@ -60,7 +60,7 @@ func (c *client) yield() {
 
 var _ traffic.Client = (*client)(nil)
 
-func (r *run) newClient(cfg sim.ClientConfig) *client {
+func (r *run) newClient(cfg setup.ClientConfig) *client {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Duration(float64(3*time.Second) * r.s.Scale)
 	}
@@ -260,7 +260,7 @@ func (g *gilConn) EvalWait(ctx context.Context, s *lock.Script, keys []string, r
 
 func (g *gilConn) Do(ctx context.Context, args ...any) (v any, err error) {
 	var q *reqRec
-	if wire, werr := sim.ArgStrings(args); werr == nil && len(wire) > 0 {
+	if wire, werr := setup.ArgStrings(args); werr == nil && len(wire) > 0 {
 		q = g.c.beginReq(g.group, strings.ToLower(wire[0]), wire[1:])
 	}
 	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Do(ctx, args...) })

@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -157,7 +158,7 @@ expect:
 	if err := Check(s); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := s.Run(1)
+	sim, err := simrun.Run(s, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

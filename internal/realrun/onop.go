@@ -31,7 +31,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 var (
@@ -68,9 +68,9 @@ const (
 // opTrigger is one fault bound to an op: an action at one of its events
 // (act), or a link fault on its first n requests (link).
 type opTrigger struct {
-	sel   sim.OpSelector
+	sel   setup.OpSelector
 	name  string
-	ev    sim.OpEvent
+	ev    setup.OpEvent
 	after time.Duration
 	act   func() error
 
@@ -85,7 +85,7 @@ type opTrigger struct {
 
 // CheckOnOp returns what ActOnOp would reject: an unknown client, no op
 // named, nth below 1, an unknown event, a negative after.
-func (t *target) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration) error {
+func (t *target) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
 	if err := t.CheckClient(sel.Client); err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (t *target) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Durati
 		return fmt.Errorf("no op named")
 	case sel.Nth < 1:
 		return fmt.Errorf("nth %d: want 1 or more", sel.Nth)
-	case ev != sim.OpCall && ev != sim.OpApplied && ev != sim.OpReturn:
+	case ev != setup.OpCall && ev != setup.OpApplied && ev != setup.OpReturn:
 		return fmt.Errorf("unknown event %q (want call, applied or return)", ev)
 	case after < 0:
 		return fmt.Errorf("after %v: want 0 or more", after)
@@ -106,7 +106,7 @@ func (t *target) CheckOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Durati
 // (right away, on the task or proxy goroutine that saw the event, when
 // after is 0: before the client's next step, or before the applied
 // request's reply goes on). An error from act is skipOrFail's, as ActAt's.
-func (t *target) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration, name string, act func() error) error {
+func (t *target) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, act func() error) error {
 	if err := t.CheckOnOp(sel, ev, after); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (t *target) ActOnOp(sel sim.OpSelector, ev sim.OpEvent, after time.Duration
 // OpLink does f (drop-replies, or a fixed delay; Available checked) to
 // the first n requests (EveryMessage: all) that the op sel selects sends on
 // its client's links to f.Node ("" every node), and their replies.
-func (t *target) OpLink(sel sim.OpSelector, f faults.LinkFault, n int, name string) error {
+func (t *target) OpLink(sel setup.OpSelector, f faults.LinkFault, n int, name string) error {
 	if f.Node != "" {
 		if err := t.CheckNode(f.Node); err != nil {
 			return err
@@ -170,9 +170,9 @@ func (tr *triggers) opBegun(client, op string, args []string) *opHooks {
 		switch {
 		case t.link != nil:
 			tr.armLink(client, t, h)
-		case t.ev == sim.OpCall:
+		case t.ev == setup.OpCall:
 			tr.fire(t)
-		case t.ev == sim.OpApplied:
+		case t.ev == setup.OpApplied:
 			tr.armApplied(client, t, h)
 		default:
 			h.onReturn = append(h.onReturn, t)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -291,7 +292,7 @@ func TestPeerKindsRefusedBySimulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Run(0)
+		_, err = simrun.Run(s, 0)
 		want := fmt.Sprintf("../../scenarios/peers/baseline-%s.yaml:13: algorithm.kind: %s: a peer library runs only on real servers (-backend redis)", kind, kind)
 		if err == nil || err.Error() != want {
 			t.Errorf("simulating %s: %v, want %s", kind, err, want)

@@ -20,7 +20,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // reqRec is an open req record; nil records nothing (the run is over, or
@@ -184,7 +184,7 @@ func sameCommand(wire []string, op string, args []string) bool {
 
 // reqArgs is a script's keys and arguments as the history names them.
 func reqArgs(keys []string, args []any) ([]string, error) {
-	argv, err := sim.ArgStrings(args)
+	argv, err := setup.ArgStrings(args)
 	if err != nil {
 		return nil, err
 	}

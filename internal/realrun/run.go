@@ -58,7 +58,7 @@ type Result struct {
 	// real time (since the history's zero) at which the run was stopped.
 	Records []history.Record
 	End     time.Duration
-	// Verdict, Match and Why are as in scenario.Result.
+	// Verdict, Match and Why are as in simrun.Result.
 	Verdict checker.Verdict
 	Match   bool
 	Why     string

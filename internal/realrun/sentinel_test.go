@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -277,7 +278,7 @@ func TestSentinelSyncedTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		r, err := s.Run(seed)
+		r, err := simrun.Run(s, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

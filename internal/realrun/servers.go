@@ -16,7 +16,7 @@ import (
 
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 )
 
 // link is a replica's replication link: the proxy it replicates through,
@@ -59,17 +59,17 @@ func newServers(s *scenario.Scenario, opts Options) *servers {
 		cproxies: map[string]map[string]*redistest.Proxy{}, gates: map[string]*redistest.Gate{}, cuts: map[*redistest.Proxy]int{}}
 }
 
-func persistence(p sim.Persistence) redistest.Persistence {
+func persistence(p setup.Persistence) redistest.Persistence {
 	switch p {
-	case sim.PersistEverySec:
+	case setup.PersistEverySec:
 		return redistest.PersistEverySec
-	case sim.PersistAlways:
+	case setup.PersistAlways:
 		return redistest.PersistAlways
 	}
 	return redistest.PersistNone
 }
 
-func (sv *servers) launch(name string, p sim.Persistence, replicaOf string) (*redistest.Server, error) {
+func (sv *servers) launch(name string, p setup.Persistence, replicaOf string) (*redistest.Server, error) {
 	dir := filepath.Join(sv.opts.Dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -38,7 +39,7 @@ func pinnedK(t *testing.T, file string) *scenario.Scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := s.Run(1)
+	sim, err := simrun.Run(s, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ expect: ok
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := s.Run(1)
+	sim, err := simrun.Run(s, 1)
 	if err != nil || !sim.Match {
 		t.Fatalf("the simulation: %v %s", err, sim.Why)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -210,13 +210,13 @@ loop:
 
 // workerRun is the worker's run: the scenario parsed again from the
 // coordinator's text, with its scale and seed, and the client's proxies.
-func workerRun(init wmsg) (*run, sim.ClientConfig, error) {
+func workerRun(init wmsg) (*run, setup.ClientConfig, error) {
 	s, err := scenario.ParseScaled(init.File, init.Data, init.Scale)
 	if err != nil {
-		return nil, sim.ClientConfig{}, err
+		return nil, setup.ClientConfig{}, err
 	}
 	s.Seed = init.Seed
-	var cfg sim.ClientConfig
+	var cfg setup.ClientConfig
 	found := false
 	for _, sc := range s.Clients {
 		if sc.Config.Name == init.Client {

@@ -13,6 +13,7 @@ import (
 	"math"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -65,7 +66,7 @@ func Seeds(ctx context.Context, s *scenario.Scenario, first uint64, n, workers i
 // seeds runs a scenario. A panic in it is a bug, which Run reports as an
 // error wrapping ErrPanic.
 func runSeed(s *scenario.Scenario, job int, seed uint64) (SeedRun, error) {
-	r, err := s.Run(seed)
+	r, err := simrun.Run(s, seed)
 	return newSeedRun(job, seed, r.Verdict), err
 }
 

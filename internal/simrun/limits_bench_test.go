@@ -1,4 +1,4 @@
-package scenario
+package simrun
 
 import (
 	"fmt"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/scenario"
 )
 
 // limitsScenario is n clients contending for one simple lock (or the
 // reentrant lock) for d of virtual time, each retrying every 100 ms: the
 // densest workload the committed scenarios use.
-func limitsScenario(b *testing.B, kind string, n int, d time.Duration) *Scenario {
+func limitsScenario(b *testing.B, kind string, n int, d time.Duration) *scenario.Scenario {
 	alg := "kind: simple\n  ttl: 10s"
 	if kind == "reentrant" {
 		alg = "kind: reentrant\n  lease: 10s"
@@ -33,7 +34,7 @@ algorithm:
   think: 100ms
 expect: ok
 `, kind, n, d, n, alg)
-	s, err := Parse("limits.yaml", []byte(y))
+	s, err := scenario.Parse("limits.yaml", []byte(y))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +49,7 @@ expect: ok
 // linearizability check). It fails if a verdict is not ok. The README's
 // limits table comes from it:
 //
-//	go test -run '^$' -bench BenchmarkLimits -benchtime 1x ./scenario/
+//	go test -run '^$' -bench BenchmarkLimits -benchtime 1x ./internal/simrun/
 func BenchmarkLimits(b *testing.B) {
 	for _, kind := range []string{"simple", "reentrant"} {
 		for _, c := range []struct {
@@ -62,11 +63,11 @@ func BenchmarkLimits(b *testing.B) {
 					runtime.GC()
 					runtime.ReadMemStats(&before)
 					start := time.Now()
-					w, err := s.Build(1)
+					w, err := Build(s, 1)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := s.runBounded(w, 1); err != nil {
+					if err := runBounded(s, w, 1); err != nil {
 						b.Fatal(err)
 					}
 					w.Close()

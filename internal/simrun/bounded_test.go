@@ -1,10 +1,13 @@
-package scenario
+package simrun
 
 import (
 	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // TestRunBoundedSameHistory: running a world ten virtual seconds at a
@@ -12,7 +15,10 @@ import (
 // every committed scenario longer than one step (faults scripted and
 // drawn, triggers, failovers): the record limit costs no determinism.
 func TestRunBoundedSameHistory(t *testing.T) {
-	all := committed(t)
+	all, err := scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, s := range all {
 		if s.Duration <= limitChunk {
@@ -21,11 +27,11 @@ func TestRunBoundedSameHistory(t *testing.T) {
 		n++
 		var hist [2][]byte
 		for k := range 2 {
-			w, err := s.Build(s.Seed)
+			w, err := Build(s, s.Seed)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sched, err := s.Schedule(w)
+			sched, err := Schedule(s, w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +43,7 @@ func TestRunBoundedSameHistory(t *testing.T) {
 			if k == 0 {
 				err = w.Run(s.Duration)
 			} else {
-				err = s.runBounded(w, s.Seed)
+				err = runBounded(s, w, s.Seed)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -82,21 +88,21 @@ func TestRecordLimit(t *testing.T) {
 	saved := maxRecords
 	maxRecords = 20_000
 	defer func() { maxRecords = saved }()
-	s, err := Parse("limits.yaml", []byte(limitsYAML))
+	s, err := scenario.Parse("limits.yaml", []byte(limitsYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Run(0)
-	var e *Error
+	_, err = Run(s, 0)
+	var e *scenario.Error
 	if !errors.As(err, &e) || e.File != "limits.yaml" || e.Line != 3 || e.Field != "duration" ||
 		!strings.Contains(e.Msg, "above the limit of 20000") || !strings.Contains(e.Msg, "of its 10m0s (20 clients)") {
 		t.Fatalf("error %v, want limits.yaml:3 duration above the limit", err)
 	}
-	short, err := Parse("limits.yaml", []byte(strings.Replace(limitsYAML, "duration: 10m", "duration: 1s", 1)))
+	short, err := scenario.Parse("limits.yaml", []byte(strings.Replace(limitsYAML, "duration: 10m", "duration: 1s", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := short.Run(0); err != nil || !r.Match {
+	if r, err := Run(short, 0); err != nil || !r.Match {
 		t.Fatalf("the short run: %v, match %v (%s)", err, r.Match, r.Why)
 	}
 }
@@ -106,18 +112,18 @@ func TestRecordLimit(t *testing.T) {
 // naming the rates' line and field; a tenth of the rate is accepted.
 func TestFaultEventLimit(t *testing.T) {
 	bad := strings.Replace(limitsYAML, "duration: 10m", "duration: 8760h", 1) + "rates:\n  pause: 1\n"
-	s, err := Parse("limits.yaml", []byte(bad))
+	s, err := scenario.Parse("limits.yaml", []byte(bad))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e *Error
+	var e *scenario.Error
 	if err := s.CheckLimits(); !errors.As(err, &e) || e.Line != 16 || e.Field != "rates" || !strings.Contains(e.Msg, "above the limit of 200000") {
 		t.Fatalf("error %v, want limits.yaml:16 rates above the limit", err)
 	}
-	if _, err := s.Run(0); !errors.As(err, &e) || e.Field != "rates" {
+	if _, err := Run(s, 0); !errors.As(err, &e) || e.Field != "rates" {
 		t.Fatalf("Run: error %v, want the rates' limit", err)
 	}
-	ok, err := Parse("limits.yaml", []byte(strings.Replace(bad, "duration: 8760h", "duration: 100h", 1)))
+	ok, err := scenario.Parse("limits.yaml", []byte(strings.Replace(bad, "duration: 8760h", "duration: 100h", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
