@@ -67,14 +67,20 @@ func (sp Space) Draw(t *rapid.T, n Names) (uint64, faults.Schedule) {
 
 // Fault draws fault i of a schedule: one of sp.Kinds against n's names,
 // within sp.Dur, bound to an operation when sp.Ops allow it and the draw
-// says so. A kind with nothing to act on (a failover without a replicated
-// group) fails t as a setup error.
+// says so (decided before its time, which a bound fault does not draw). A
+// kind with nothing to act on (a failover without a replicated group)
+// fails t as a setup error.
 func (sp Space) Fault(t *rapid.T, n Names, i int) faults.Fault {
-	at := func(label string) time.Duration {
-		return time.Duration(rapid.IntRange(0, int(sp.Dur/(100*time.Millisecond))).Draw(t, fmt.Sprintf("%s%d", label, i))) * 100 * time.Millisecond
-	}
+	kind := rapid.SampledFrom(sp.Kinds).Draw(t, fmt.Sprintf("kind%d", i))
+	bound := len(sp.Ops) > 0 && rapid.Bool().Draw(t, fmt.Sprintf("bound%d", i))
 	ms := func(label string, lo, hi int) time.Duration {
 		return time.Duration(rapid.IntRange(lo, hi).Draw(t, fmt.Sprintf("%s%d", label, i))) * time.Millisecond
+	}
+	at := func(label string) time.Duration {
+		if bound {
+			return 0 // the operation decides
+		}
+		return time.Duration(rapid.IntRange(0, int(sp.Dur/(100*time.Millisecond))).Draw(t, fmt.Sprintf("%s%d", label, i))) * 100 * time.Millisecond
 	}
 	pick := func(label string, from []string) string {
 		if len(from) == 0 { // a setup error, not a finding: the searches tell them apart
@@ -82,7 +88,6 @@ func (sp Space) Fault(t *rapid.T, n Names, i int) faults.Fault {
 		}
 		return rapid.SampledFrom(from).Draw(t, fmt.Sprintf("%s%d", label, i))
 	}
-	kind := rapid.SampledFrom(sp.Kinds).Draw(t, fmt.Sprintf("kind%d", i))
 	var f faults.Fault
 	switch kind {
 	case "failover":
@@ -102,9 +107,12 @@ func (sp Space) Fault(t *rapid.T, n Names, i int) faults.Fault {
 	case "clock-jump":
 		f = faults.ClockJump{At: at("at"), Node: pick("node", n.Nodes()), By: ms("by", -20000, 20000)}
 	case "drop-replies", "drop-requests", "delay", "duplicate":
-		from := at("from")
-		lf := faults.LinkFault{Kind: faults.LinkKind(kind), From: from, Until: from + ms("len", 1, 2000),
-			Client: pick("client", n.Clients()), P: float64(rapid.IntRange(1, 10).Draw(t, fmt.Sprintf("p%d", i))) / 10}
+		lf := faults.LinkFault{Kind: faults.LinkKind(kind), From: at("from")}
+		if !bound {
+			lf.Until = lf.From + ms("len", 1, 2000)
+		}
+		lf.Client = pick("client", n.Clients())
+		lf.P = float64(rapid.IntRange(1, 10).Draw(t, fmt.Sprintf("p%d", i))) / 10
 		if kind == "drop-replies" || kind == "drop-requests" {
 			lf.Node = pick("node", n.Nodes())
 		}
@@ -115,54 +123,40 @@ func (sp Space) Fault(t *rapid.T, n Names, i int) faults.Fault {
 	default:
 		panic("faultsearch: unknown fault kind " + kind)
 	}
-	return sp.bind(t, n, f, i)
+	if bound {
+		return sp.bind(t, n, f, i)
+	}
+	return f
 }
 
-// bind binds f to an operation when sp.Ops is set and the draw says so:
-// an instant fault at an event of the op (its call, its first request
-// applied, its return), some milliseconds after; a link fault on the op's
-// first messages, on the links of the op's client (a link fault's client,
-// drawn already, is the op's).
+// bind binds f, drawn without a time, to an operation of sp.Ops: the nth
+// op of a client (the fault's own client, if it has one: "pause c1 when
+// its 2nd release is applied"; a link fault's links are the op's
+// client's), an instant fault at an event of it (its call, its first
+// request applied, its return) some milliseconds after, a link fault on
+// its first messages.
 func (sp Space) bind(t *rapid.T, n Names, f faults.Fault, i int) faults.Fault {
-	if len(sp.Ops) == 0 || !rapid.Bool().Draw(t, fmt.Sprintf("bound%d", i)) {
-		return f
-	}
 	sel := setup.OpSelector{
 		Op:  rapid.SampledFrom(sp.Ops).Draw(t, fmt.Sprintf("op%d", i)),
-		Nth: rapid.IntRange(1, 5).Draw(t, fmt.Sprintf("nth%d", i)),
+		Nth: rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("nth%d", i)),
 	}
-	if lf, ok := f.(faults.LinkFault); ok {
-		sel.Client = lf.Client
-		lf.From, lf.Until = 0, 0
+	switch x := f.(type) {
+	case faults.LinkFault:
+		sel.Client = x.Client
 		msgs := rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("messages%d", i))
-		return faults.OnOp{Trigger: faults.Trigger{Op: sel, Messages: msgs}, Fault: lf}
+		return faults.OnOp{Trigger: faults.Trigger{Op: sel, Messages: msgs}, Fault: x}
+	case faults.Pause:
+		sel.Client = x.Client
+	case faults.ClientCrash:
+		sel.Client = x.Client
+	default:
+		sel.Client = rapid.SampledFrom(n.Clients()).Draw(t, fmt.Sprintf("opclient%d", i))
 	}
-	sel.Client = rapid.SampledFrom(n.Clients()).Draw(t, fmt.Sprintf("opclient%d", i))
+	// Half the faults act at the event itself (after 0): between two
+	// requests of the op, where a time almost never falls.
+	after := rapid.OneOf(rapid.Just(0), rapid.IntRange(1, 2000)).Draw(t, fmt.Sprintf("after%d", i))
 	tr := faults.Trigger{Op: sel,
 		Event: rapid.SampledFrom(setup.OpEvents).Draw(t, fmt.Sprintf("event%d", i)),
-		After: time.Duration(rapid.IntRange(0, 2000).Draw(t, fmt.Sprintf("after%d", i))) * time.Millisecond}
-	return faults.OnOp{Trigger: tr, Fault: untimed(f)}
-}
-
-// untimed is instant fault f with its time cleared, as a fault bound to an
-// operation has it (faults.OnOp).
-func untimed(f faults.Fault) faults.Fault {
-	switch x := f.(type) {
-	case faults.Failover:
-		x.At = 0
-		return x
-	case faults.Crash:
-		x.At = 0
-		return x
-	case faults.Pause:
-		x.At = 0
-		return x
-	case faults.ClientCrash:
-		x.At = 0
-		return x
-	case faults.ClockJump:
-		x.At = 0
-		return x
-	}
-	panic(fmt.Sprintf("faultsearch: %T is not an instant fault Fault draws", f))
+		After: time.Duration(after) * time.Millisecond}
+	return faults.OnOp{Trigger: tr, Fault: f}
 }
