@@ -208,7 +208,9 @@ func parseScaled(file string, data []byte, scale float64, open opener) (*Scenari
 // Parse reads a scenario from data; file names it in errors, and the files
 // the scenario names (a script kind's Lua) are read from the disk, relative
 // to file's directory.
-func Parse(file string, data []byte) (s *Scenario, err error) { return parse(file, data, 1, osOpener(file)) }
+func Parse(file string, data []byte) (s *Scenario, err error) {
+	return parse(file, data, 1, osOpener(file))
+}
 
 func parse(file string, data []byte, scale float64, open opener) (s *Scenario, err error) {
 	d := &decoder{file: file, scale: scale, open: open}
