@@ -3,6 +3,7 @@ package locktest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,8 +128,9 @@ func Check(impl Impl, opts ...Option) ([]Result, error) {
 
 // Run is Check in a test: it fails t with every run that violates safety
 // (a finding whose Kind.Safety is true: two holders, a holder without the
-// lock, a stale write, a wrong answer about who holds it): its verdict, the
-// events around the violation, and the call that replays it; and with
+// lock, a stale write, a wrong answer about who holds it): the first such
+// run's verdict, the events around the violation and the call that
+// replays it, and the seeds of the others; and with
 // the error of a scenario that cannot run. Availability findings
 // (liveness, a resurrected lock) and verdicts the checks could not decide
 // are logged, not failed. The scenario file's own expectation is not
@@ -147,7 +149,8 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 		return nil
 	}
 	c, _ := configure(opts) // configure succeeded in Check
-	var bad []string
+	var first string
+	var seeds []uint64
 	for _, r := range rs {
 		if !r.Unsafe() {
 			if len(r.Verdict.Violations) > 0 || r.Verdict.Status == checker.Unknown {
@@ -155,15 +158,36 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 			}
 			continue
 		}
-		bad = append(bad, r.String())
+		if first == "" {
+			first = r.String()
+		}
+		seeds = append(seeds, r.Seed)
 		if c.out != "" {
 			if err := r.Write(c.out); err != nil {
 				t.Errorf("locktest: %v", err)
 			}
 		}
 	}
-	if len(bad) > 0 {
-		t.Fatalf("locktest: %d of %d runs violate safety:\n%s", len(bad), len(rs), strings.Join(bad, "\n"))
+	if len(seeds) > 0 {
+		t.Fatalf("locktest: %d of %d runs violate safety (seeds %s); the first:\n%s", len(seeds), len(rs), seedRanges(seeds), first)
 	}
 	return rs
+}
+
+// seedRanges writes ascending seeds as ranges: "1-3, 7".
+func seedRanges(seeds []uint64) string {
+	var parts []string
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
+		}
+		part := strconv.FormatUint(seeds[i], 10)
+		if j > i {
+			part += "-" + strconv.FormatUint(seeds[j], 10)
+		}
+		parts = append(parts, part)
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }

@@ -68,7 +68,7 @@ func TestRunFailsUnsafeRuns(t *testing.T) {
 	if !rec.failed {
 		t.Fatalf("Run passed F0")
 	}
-	for _, want := range []string{"runs violate safety", "mutual-exclusion on lk", "timeline ", "FAULT failover",
+	for _, want := range []string{"2 of 2 runs violate safety (seeds 1-2); the first:", "mutual-exclusion on lk", "timeline ", "FAULT failover",
 		`replay: locktest.Run(t, impl, locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 1))`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the failure does not say %q:\n%s", want, msg)

@@ -69,7 +69,21 @@ func (r Result) Timeline() string {
 // call, as a failing test prints them.
 func (r Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s seed=%d: %s", r.Name, r.Seed, r.Verdict)
+	fmt.Fprintf(&b, "%s seed=%d: %s", r.Name, r.Seed, r.Verdict.Status)
+	for i, k := range r.Kinds() {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		b.WriteString(sep + string(k))
+	}
+	b.WriteByte('\n')
+	for _, x := range r.Verdict.Violations {
+		fmt.Fprintf(&b, "    %v\n", x)
+	}
+	for _, n := range r.Verdict.Notes {
+		fmt.Fprintf(&b, "    note: %s\n", n)
+	}
 	if t := r.Timeline(); t != "" {
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(t, "\n"), "\n") {
 			b.WriteString("    " + line)
