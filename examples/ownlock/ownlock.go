@@ -70,12 +70,12 @@ end
 return 0
 `)
 
-// setNXPX takes the key with a fresh random value and the TTL in one
+// Acquire takes the key with a fresh random value and the TTL in one
 // command. The value comes from the Runtime (unique per process, and
 // deterministic in the simulation), never from the global random source.
 // With GET, a resent SET that finds the key holding its own value (the
 // first attempt landed, its reply was lost) knows it holds the lock.
-func (l *base) setNXPX(ctx context.Context) (locktest.Grant, error) {
+func (l *base) Acquire(ctx context.Context, _ string) (locktest.Grant, error) {
 	val := l.rt.NewID()
 	args := []any{"SET", l.key, val, "NX", "PX", l.ttl.Milliseconds()}
 	if !l.textbook {
@@ -92,8 +92,8 @@ func (l *base) setNXPX(ctx context.Context) (locktest.Grant, error) {
 	return locktest.Grant{Value: val, Validity: l.ttl}, nil
 }
 
-// release deletes the key by compare-and-delete.
-func (l *base) release(ctx context.Context, g locktest.Grant) error {
+// Release deletes the key by compare-and-delete.
+func (l *base) Release(ctx context.Context, _ string, g locktest.Grant) error {
 	keys := []string{l.key, "ownlock_released:{" + l.key + "}:" + g.Value}
 	if l.textbook {
 		keys = keys[:1]
@@ -108,39 +108,33 @@ func (l *base) release(ctx context.Context, g locktest.Grant) error {
 	return nil
 }
 
+// maker makes each client's lock: mk wraps the client's base.
+func maker[L locktest.Lock](ttl time.Duration, textbook bool, mk func(base) L) locktest.NewLock {
+	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
+		return mk(base{conn: conn, rt: rt, key: key, ttl: ttl, textbook: textbook}), nil
+	}
+}
+
 // SetNX is a correct lock: SET NX PX GET with a random value, released by
-// compare-and-delete with a release latch.
+// compare-and-delete with a release latch (base's Acquire and Release).
 type SetNX struct{ base }
 
 // NewSetNX makes SetNX locks whose keys live ttl (a whole number of
 // milliseconds).
 func NewSetNX(ttl time.Duration) locktest.NewLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
-		return &SetNX{base{conn: conn, rt: rt, key: key, ttl: ttl}}, nil
-	}
-}
-
-// Acquire takes the lock in one SET NX PX GET.
-func (l *SetNX) Acquire(ctx context.Context, _ string) (locktest.Grant, error) {
-	return l.setNXPX(ctx)
-}
-
-// Release deletes the key only while it holds g's value.
-func (l *SetNX) Release(ctx context.Context, _ string, g locktest.Grant) error {
-	return l.release(ctx, g)
+	return maker(ttl, false, func(b base) *SetNX { return &SetNX{b} })
 }
 
 // SetNXThenExpire is broken: it takes the key with SETNX and gives it its
 // TTL with a second command, PEXPIRE. Between the two the key has no TTL;
 // if the client dies there (or loses the SETNX's reply, so that it never
-// sends the PEXPIRE), nothing ever deletes it.
+// sends the PEXPIRE), nothing ever deletes it. Its release is base's
+// (correct).
 type SetNXThenExpire struct{ base }
 
 // NewSetNXThenExpire makes SetNXThenExpire locks with the given TTL.
 func NewSetNXThenExpire(ttl time.Duration) locktest.NewLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
-		return &SetNXThenExpire{base{conn: conn, rt: rt, key: key, ttl: ttl}}, nil
-	}
+	return maker(ttl, false, func(b base) *SetNXThenExpire { return &SetNXThenExpire{b} })
 }
 
 // Acquire sends SETNX, then PEXPIRE.
@@ -160,26 +154,15 @@ func (l *SetNXThenExpire) Acquire(ctx context.Context, _ string) (locktest.Grant
 	return locktest.Grant{Value: val, Validity: l.ttl}, nil
 }
 
-// Release deletes the key by compare-and-delete (correct).
-func (l *SetNXThenExpire) Release(ctx context.Context, _ string, g locktest.Grant) error {
-	return l.release(ctx, g)
-}
-
-// GetThenDel is broken: it takes the lock correctly, but releases it by a
-// GET, a comparison in Go and a DEL: three steps, between which the key
-// can expire and be taken by another holder, whose lock the DEL deletes.
+// GetThenDel is broken: it takes the lock correctly (base's Acquire), but
+// releases it by a GET, a comparison in Go and a DEL: three steps, between
+// which the key can expire and be taken by another holder, whose lock the
+// DEL deletes.
 type GetThenDel struct{ base }
 
 // NewGetThenDel makes GetThenDel locks with the given TTL.
 func NewGetThenDel(ttl time.Duration) locktest.NewLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
-		return &GetThenDel{base{conn: conn, rt: rt, key: key, ttl: ttl}}, nil
-	}
-}
-
-// Acquire takes the lock in one SET NX PX GET (correct).
-func (l *GetThenDel) Acquire(ctx context.Context, _ string) (locktest.Grant, error) {
-	return l.setNXPX(ctx)
+	return maker(ttl, false, func(b base) *GetThenDel { return &GetThenDel{b} })
 }
 
 // errNotMine is the comparison's refusal: the key holds another value.
@@ -205,22 +188,11 @@ func (l *GetThenDel) Release(ctx context.Context, _ string, g locktest.Grant) er
 // finds its own key answers "not acquired" (the key stays, held by
 // nobody, for its TTL) and a release that finds the key it deleted gone
 // answers "not held": wrong answers about the lock, which the checkers
-// flag (linearizability, unlock idempotency).
+// flag (linearizability, unlock idempotency). Its Acquire and Release are
+// base's, the textbook way.
 type Textbook struct{ base }
 
 // NewTextbook makes Textbook locks with the given TTL.
 func NewTextbook(ttl time.Duration) locktest.NewLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
-		return &Textbook{base{conn: conn, rt: rt, key: key, ttl: ttl, textbook: true}}, nil
-	}
-}
-
-// Acquire takes the lock in one SET NX PX.
-func (l *Textbook) Acquire(ctx context.Context, _ string) (locktest.Grant, error) {
-	return l.setNXPX(ctx)
-}
-
-// Release deletes the key only while it holds g's value, leaving no latch.
-func (l *Textbook) Release(ctx context.Context, _ string, g locktest.Grant) error {
-	return l.release(ctx, g)
+	return maker(ttl, true, func(b base) *Textbook { return &Textbook{b} })
 }
