@@ -112,7 +112,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 // written when asked (none for the sweep). The built-in rate files stay
 // out: their sweeps (40 to 50 seeds each) were four fifths of this test's
 // time, and scenario.TestScenarios judges them through the same
-// scenario.Run; testdata's rate-failover (30 cheap seeds) stands for them.
+// simrun.Run; testdata's rate-failover (30 cheap seeds) stands for them.
 func TestRunScenarios(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	in, dir := t.TempDir(), t.TempDir()
