@@ -163,8 +163,8 @@ type reentrantHeld struct {
 	wait, lease time.Duration
 }
 
-func (h reentrantHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
-	return 0, false, h.l.TryLockFor(ctx, owner, h.wait, h.lease)
+func (h reentrantHeld) acquire(ctx context.Context, owner string, _ bool) (Grant, error) {
+	return Grant{}, h.l.TryLockFor(ctx, owner, h.wait, h.lease)
 }
 
 func (h reentrantHeld) release(ctx context.Context, owner string, _ bool) error {
@@ -176,9 +176,14 @@ type fencedHeld struct {
 	wait, lease time.Duration
 }
 
-func (h fencedHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
+// acquire's grant carries the fencing token (at least 1: the token counter's
+// INCR), which makes its acquire record's Result.
+func (h fencedHeld) acquire(ctx context.Context, owner string, _ bool) (Grant, error) {
 	tok, err := h.l.TryLockFor(ctx, owner, h.wait, h.lease)
-	return tok, err == nil, err
+	if err != nil {
+		return Grant{}, err
+	}
+	return Grant{Token: tok}, nil
 }
 
 func (h fencedHeld) release(ctx context.Context, owner string, _ bool) error {
