@@ -44,10 +44,6 @@ func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
 }
 
-// opNames are the op records' operations (names.go): an op record naming
-// another is refused, as no checker would know what it did.
-var opNames = []string{OpAcquire, OpRelease, OpAcquireRead, OpReleaseRead, OpExpire, OpExtend, OpWrite}
-
 // outcomes are the outcomes of op and req records.
 var outcomes = []Outcome{OutcomeOK, OutcomeFail, OutcomeError, OutcomeUnknown}
 
