@@ -31,8 +31,8 @@ const checkSchema = "locksim.check/v1"
 // about 170 bytes, a few hundred at most, so 1 GiB holds the largest
 // history a run may record several times over, and a larger file is
 // refused before it is read (and, should it grow meanwhile, when the read
-// reaches the limit).
-const maxHistoryBytes = 1 << 30
+// reaches the limit). A test lowers it.
+var maxHistoryBytes int64 = 1 << 30
 
 // checkModels are -model's names: the checker's lock models, fenced being
 // the reentrant model (the fencing oracle judges any history's tokens).
@@ -207,8 +207,10 @@ func (c *capped) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// historyTooLarge is the error of a history file of size bytes, above
+// maxHistoryBytes.
 func historyTooLarge(file string, size int64) error {
-	return fmt.Errorf("%s: %d bytes (or more): larger than the %d bytes (1 GiB) a history may have", file, size, maxHistoryBytes)
+	return fmt.Errorf("%s: %d bytes (or more): larger than the %d bytes a history may have", file, size, maxHistoryBytes)
 }
 
 // checkOut checks -out before anything is judged: every history's files
@@ -401,6 +403,9 @@ func (j checkJudged) head() string {
 	v := j.v
 	v.Notes = j.notes()
 	fmt.Fprintf(&b, "history: %s (%d records, judged until %v)\nverdict: %s", j.file, j.records, j.end, v)
+	if m := j.mark(); m != "" {
+		b.WriteString(strings.TrimSpace(m) + "\n")
+	}
 	for _, u := range j.unchecked {
 		if u.Kinds[0] != checker.Linearizability { // writeFiles says it
 			fmt.Fprintf(&b, "not checked: %s: %s\n", kindList(u.Kinds), u.Reason)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,5 +266,30 @@ func TestCheckDocExample(t *testing.T) {
 	code, out, errs = runCLI(t, "check", "-model", "reentrant", "overlap.jsonl")
 	if code != 1 || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "violated linearizability, mutual-exclusion") {
 		t.Fatalf("the variant: exit %d, stderr %q, output:\n%s", code, errs, out)
+	}
+}
+
+// TestCheckRefusesLargeHistories: a history file larger than
+// maxHistoryBytes (lowered here) is refused unread, exit 2, naming its
+// size; one that grows past it while read is refused when the read gets
+// there (capped); a file within the limit is judged (the control).
+func TestCheckRefusesLargeHistories(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"log.jsonl": cleanLog})
+	file := filepath.Join(dir, "log.jsonl")
+	old := maxHistoryBytes
+	defer func() { maxHistoryBytes = old }()
+	maxHistoryBytes = int64(len(cleanLog))
+	if code, _, errs := runCLI(t, "check", file); code != 0 {
+		t.Fatalf("a history of the limit's size: exit %d: %s", code, errs)
+	}
+	maxHistoryBytes--
+	code, _, errs := runCLI(t, "check", file)
+	if want := fmt.Sprintf("%s: %d bytes (or more): larger than the %d bytes a history may have", file, len(cleanLog), maxHistoryBytes); code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("a history one byte over: exit %d, %q", code, errs)
+	}
+	c := &capped{r: strings.NewReader(cleanLog), left: maxHistoryBytes, file: file}
+	if _, err := io.ReadAll(c); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("read past the limit: %v", err)
 	}
 }
