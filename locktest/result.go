@@ -36,7 +36,7 @@ type Result struct {
 	Replay string
 	// files is what Write writes; lead is how far before a finding
 	// Timeline starts (the command's 500 ms, scaled on real servers).
-	files runfiles.Run
+	files runfiles.Files
 	lead  time.Duration
 }
 
@@ -101,7 +101,7 @@ func (r Result) String() string {
 // what the nodes said, the faults). Each file is written whole or not at
 // all.
 func (r Result) Write(dir string) error {
-	if r.files.Scenario == nil {
+	if r.files.Head == "" {
 		return errors.New("locktest: Write of a Result that Check did not return")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -118,8 +118,9 @@ func runSim(s *scenario.Scenario, c *config, seed uint64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return result(s, c, res.Seed, res.Verdict, res.Match, res.Why, runfiles.Run{
-		Title: fmt.Sprintf("%s, seed %d", s.Name, res.Seed), Records: res.History.Records(), End: res.End, Faults: res.Faults}), nil
+	f := runfiles.Scenario(s, res.Seed, res.Verdict, res.Match, res.Why)
+	f.Title, f.Records, f.End, f.Faults = fmt.Sprintf("%s, seed %d", s.Name, res.Seed), res.History.Records(), res.End, res.Faults
+	return result(s, c, res.Seed, res.Verdict, res.Match, res.Why, f), nil
 }
 
 // errNoServer marks a real run without redis-server (Run skips).
@@ -131,14 +132,14 @@ func runReal(s *scenario.Scenario, c *config, seed uint64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return result(s, c, seed, res.Verdict, res.Match, res.Why, runfiles.Run{
-		Title:  fmt.Sprintf("%s on redis-server, scale %g", s.Name, *c.real),
-		XLabel: "real time (s)", Records: res.Records, End: res.End, Faults: res.Faults}), nil
+	f := runfiles.Scenario(s, seed, res.Verdict, res.Match, res.Why)
+	f.Title, f.XLabel = fmt.Sprintf("%s on redis-server, scale %g", s.Name, *c.real), "real time (s)"
+	f.Records, f.End, f.Faults = res.Records, res.End, res.Faults
+	return result(s, c, seed, res.Verdict, res.Match, res.Why, f), nil
 }
 
 // result is the Result of a run of s whose files f has the run's records.
-func result(s *scenario.Scenario, c *config, seed uint64, v checker.Verdict, match bool, why string, f runfiles.Run) Result {
-	f.Scenario, f.Seed, f.Verdict, f.Match, f.Why = s, seed, v, match, why
+func result(s *scenario.Scenario, c *config, seed uint64, v checker.Verdict, match bool, why string, f runfiles.Files) Result {
 	replay := fmt.Sprintf("locktest.Run(t, impl, %s, locktest.Seeds(%d, 1))", c.src.expr(), seed)
 	lead := 500 * time.Millisecond
 	if c.real != nil {

@@ -198,10 +198,11 @@ type heldLock interface {
 	release(ctx context.Context, owner string, read bool) error
 }
 
-// ownerLoop is the loop of Reentrant, ReadWrite, FencedWrites and
-// RedissonRedLock: pick an owner (and a mode), acquire Depth times, hold
-// (writing to a fenced resource if configured), release as many times as
-// acquires succeeded, think.
+// ownerLoop is the loop of Reentrant, ReadWrite, FencedWrites,
+// RedissonRedLock and a user's lock (User, ScriptLock): pick an owner (and
+// a mode), acquire Depth times, hold (writing to a fenced resource, or
+// extending the hold, if configured), release as many times as acquires
+// succeeded, think.
 type ownerLoop struct {
 	c         Client
 	rt        lock.Runtime

@@ -4,33 +4,16 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
-	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/runfiles"
 	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
 
-// runFiles is what writeFiles needs of a run, simulated or real.
-type runFiles struct {
-	s *scenario.Scenario
-	// base is the path prefix of the files (dir/NAME, or dir/NAME.redis).
-	base    string
-	title   string
-	xLabel  string // the plot's time axis; "" for virtual time
-	seed    uint64
-	recs    []history.Record
-	end     time.Duration
-	verdict checker.Verdict
-	match   bool
-	why     string
-	faults  []string
-	// stderr is where a note about a file not written whole goes.
-	stderr io.Writer
-}
+// runFiles is what writeFiles needs of a judged history: a run,
+// simulated or real (runfiles.Scenario), or a history check read.
+type runFiles = runfiles.Files
 
 // pageLimit is the size past which the Porcupine page is trimmed or not
 // written (report.WriteLinearizationHTML): report.PageLimit, which a test
@@ -43,15 +26,16 @@ var pageLimit = report.PageLimit
 // timeline text), NAME.porcupine.html (Porcupine's visualization) and
 // NAME.timeline.png and .svg (the timeline plot).
 func writeRun(dir string, s *scenario.Scenario, r simrun.Result, stderr io.Writer) error {
-	return writeFiles(runFiles{s: s, base: filepath.Join(dir, sanitize(s.Name)), title: fmt.Sprintf("%s, seed %d", s.Name, r.Seed),
-		seed: r.Seed, recs: r.History.Records(), end: r.End, verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults, stderr: stderr})
+	f := runfiles.Scenario(s, r.Seed, r.Verdict, r.Match, r.Why)
+	f.Base, f.Title = filepath.Join(dir, sanitize(s.Name)), fmt.Sprintf("%s, seed %d", s.Name, r.Seed)
+	f.Records, f.End, f.Faults, f.Stderr = r.History.Records(), r.End, r.Faults, stderr
+	return writeFiles(f)
 }
 
-// writeFiles writes r's files (runfiles.Write), removing the temporaries
-// of the writes under way if the command is interrupted.
+// writeFiles writes a judged history's files (runfiles.Write), removing
+// the temporaries of the writes under way if the command is interrupted.
 func writeFiles(r runFiles) error {
-	defer fileTemps(r.base)()
-	return runfiles.Write(runfiles.Run{Scenario: r.s, Base: r.base, Title: r.title, XLabel: r.xLabel, Seed: r.seed,
-		Records: r.recs, End: r.end, Verdict: r.verdict, Match: r.match, Why: r.why, Faults: r.faults,
-		Stderr: r.stderr, PageLimit: pageLimit})
+	defer fileTemps(r.Base)()
+	r.PageLimit = pageLimit
+	return runfiles.Write(r)
 }

@@ -1,7 +1,8 @@
-// Package runfiles writes the files of one run of a scenario, simulated or
-// real, into a directory: what `simulate run -out` writes and what a
-// user's test asks for (locktest.Result.Write). One writer, so that both
-// give the same files.
+// Package runfiles writes the files of one judged history into a
+// directory: a run of a scenario, simulated or real, or a history that
+// `simulate check` read. One writer, so that `simulate run -out`,
+// `simulate check -out` and a user's test (locktest.Result.Write) give the
+// same files.
 package runfiles
 
 import (
@@ -19,88 +20,127 @@ import (
 	"github.com/locksim/locksim/scenario"
 )
 
-// Run is what Write needs of a run.
-type Run struct {
-	Scenario *scenario.Scenario
+// Files is what Write needs of a judged history: a run (Scenario gives
+// most of it) or a history check read.
+type Files struct {
 	// Base is the path prefix of the files (dir/NAME, or dir/NAME.redis).
-	Base string
-	// Title heads the plot; XLabel is its time axis ("" for virtual time).
-	Title, XLabel string
-	Seed          uint64
-	Records       []history.Record
-	End           time.Duration
-	Verdict       checker.Verdict
-	// Match and Why say whether the run is the one the file expects.
-	Match bool
-	Why   string
-	// Faults names the faults applied.
-	Faults []string
-	// Stderr is where a note about a file not written whole goes (nil:
-	// nowhere).
+	Base  string
+	Title string
+	// XLabel is the plot's time axis; "" for virtual time.
+	XLabel  string
+	Records []history.Record
+	End     time.Duration
+	// Head opens the verdict file: what was judged and its verdict (a
+	// run's: the scenario, seed, expectation and whether it was met).
+	Head    string
+	Verdict checker.Verdict
+	// Model and Opts are the linearizability check's model and its
+	// options; Model 0: none was checked, NoModel says why, and no
+	// Porcupine page is written.
+	Model   checker.LockKind
+	Opts    []checker.LinOption
+	NoModel string
+	// Budget is the checks' budget (scenario.CheckBudget); FileBudget says
+	// it came from a file's budget section, which the verdict file shows.
+	Budget     checker.Budget
+	FileBudget bool
+	Faults     []string
+	// History: write the history too (NAME.jsonl); a check, which read
+	// it, does not.
+	History bool
+	// Stderr is where a note about a file not written whole goes.
 	Stderr io.Writer
 	// PageLimit is the size past which the Porcupine page is trimmed or
 	// not written (nil: report.PageLimit).
 	PageLimit func(records int) int64
 }
 
-// Write writes r's files, each through a temporary file and a rename, so
-// that none is ever half-written: Base.jsonl (the history),
-// Base.verdict.txt (the verdict, the expectation, the linearizability
-// check and the timeline text), Base.porcupine.html (Porcupine's
-// visualization) and Base.timeline.png and .svg (the timeline plot).
-func Write(r Run) error {
-	s, base, recs := r.Scenario, r.Base, r.Records
-	if err := WriteJSONL(base+".jsonl", recs); err != nil {
-		return err
-	}
-	kind, opts := s.Algorithm.LockKind(), s.Algorithm.LinOptions()
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "scenario: %s (%s)\nseed: %d\nexpect: %s\nverdict: %s", s.Name, s.File, r.Seed, s.Expect, r.Verdict)
-	if r.Match {
+// Scenario is what Write needs of a run of s at seed that got v (match:
+// as expected, else why not), but the paths, title and records: its
+// verdict file opens with the scenario, seed, expectation and verdict,
+// its model is the algorithm's, its budget the file's.
+func Scenario(s *scenario.Scenario, seed uint64, v checker.Verdict, match bool, why string) Files {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario: %s (%s)\nseed: %d\nexpect: %s\nverdict: %s", s.Name, s.File, seed, s.Expect, v)
+	if match {
 		b.WriteString("as expected\n")
 	} else {
-		fmt.Fprintf(&b, "NOT AS EXPECTED: %s\n", r.Why)
+		fmt.Fprintf(&b, "NOT AS EXPECTED: %s\n", why)
 	}
-	model := kind.String() + " model"
-	if len(opts) > 0 {
-		model += ", acquires may fail spuriously"
+	return Files{Head: b.String(), Verdict: v, Model: s.Algorithm.LockKind(), Opts: s.Algorithm.LinOptions(),
+		Budget: s.CheckBudget(), FileBudget: s.Budget != (checker.Budget{}), History: true}
+}
+
+// Write writes f's files, each through a temporary file and a rename
+// (report.WriteFile), so that an interrupted or failed write leaves none
+// half-written: Base.jsonl (the history, when f.History),
+// Base.verdict.txt (the verdict, the linearizability check and the
+// timeline text), Base.porcupine.html (Porcupine's visualization, when a
+// model was checked) and Base.timeline.png and .svg (the timeline plot).
+func Write(f Files) error {
+	base, recs := f.Base, f.Records
+	if f.History {
+		if err := WriteJSONL(base+".jsonl", recs); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, s.CheckBudget().For(len(recs)).Steps, scenario.LinTimeout)
-	if s.Budget != (checker.Budget{}) {
-		fmt.Fprintf(&b, "the checks' budget, from the file: %s\n", s.CheckBudget().For(len(recs)))
+	var b bytes.Buffer
+	b.WriteString(f.Head)
+	if f.Model == 0 {
+		fmt.Fprintf(&b, "\nlinearizability not checked: %s\n", f.NoModel)
+	} else {
+		model := f.Model.String() + " model"
+		if len(f.Opts) > 0 {
+			model += ", acquires may fail spuriously"
+		}
+		fmt.Fprintf(&b, "\nlinearizability checked against the %s (Porcupine; each lock window by window between quiescent points, %d model steps per search, %v wall-clock safety net)\n", model, f.Budget.For(len(recs)).Steps, f.Budget.Wall)
 	}
-	if len(r.Faults) > 0 {
-		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(r.Faults, "; "))
+	if f.FileBudget {
+		fmt.Fprintf(&b, "the checks' budget, from the file: %s\n", f.Budget.For(len(recs)))
 	}
-	if t := report.Text(recs, r.Verdict, time.Second, 200); t != "" {
+	if len(f.Faults) > 0 {
+		fmt.Fprintf(&b, "\nfaults: %s\n", strings.Join(f.Faults, "; "))
+	}
+	if t := report.Text(recs, f.Verdict, time.Second, 200); t != "" {
 		b.WriteString("\n" + t)
 	}
 	// The page first: when it is too large to write whole, the verdict
 	// file says so (and stderr).
-	vis, err := checker.VisualizeWithin(recs, kind, s.CheckBudget(), opts...)
-	if err != nil {
-		return err
-	}
-	limit := r.PageLimit
-	if limit == nil {
-		limit = report.PageLimit
-	}
-	note, err := report.WriteLinearizationHTML(base+".porcupine.html", vis, limit(len(recs)))
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		fmt.Fprintf(&b, "\nporcupine page: %s\n", note)
-		if r.Stderr != nil {
-			fmt.Fprintf(r.Stderr, "simulate: %s\n", note)
+	if f.Model != 0 {
+		if err := page(f, &b); err != nil {
+			return err
 		}
 	}
 	if err := report.WriteFile(base+".verdict.txt", b.Bytes()); err != nil {
 		return err
 	}
-	tl := report.NewTimeline(r.Title, recs, r.End, r.Verdict)
-	tl.XLabel = r.XLabel
+	tl := report.NewTimeline(f.Title, recs, f.End, f.Verdict)
+	tl.XLabel = f.XLabel
 	return report.Save(report.TimelinePlot(tl), 8*vg.Inch, 4.5*vg.Inch, base+".timeline.png", base+".timeline.svg")
+}
+
+// page writes f's Porcupine page, and a note into the verdict file b (and
+// f.Stderr) when it is too large to write whole.
+func page(f Files, b *bytes.Buffer) error {
+	vis, err := checker.VisualizeWithin(f.Records, f.Model, f.Budget, f.Opts...)
+	if err != nil {
+		return err
+	}
+	limit := f.PageLimit
+	if limit == nil {
+		limit = report.PageLimit
+	}
+	note, err := report.WriteLinearizationHTML(f.Base+".porcupine.html", vis, limit(len(f.Records)))
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintf(b, "\nporcupine page: %s\n", note)
+		if f.Stderr != nil {
+			fmt.Fprintf(f.Stderr, "simulate: %s\n", note)
+		}
+	}
+	return nil
 }
 
 // WriteJSONL writes records to path as JSON lines, through a temporary
