@@ -5,6 +5,7 @@ package locktest
 // as a scenario file that replays it.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -196,15 +197,19 @@ func Find(impl Impl, b Budget) (*Counterexample, error) {
 	defer restore()
 	model := impl.model()
 	var runErr error           // the first run that could not run: it ends the search
+	var refused error          // the first drawn run the loader refused
+	var ran int                // runs the loader took
 	runs := map[string]drawn{} // every run drawn, by its text
 	try := func(d drawn) (Result, bool) {
 		if runErr != nil {
 			return Result{}, false
 		}
 		s, err := scenario.Parse(searchFile, []byte(d.text(model, b.expect(nil))))
-		if err != nil {
-			return Result{}, false // a drawn fault the loader refuses (a pause of 0): not a run
+		if err != nil { // a drawn fault the loader refuses (a pause of 0): not a run
+			refused = cmp.Or(refused, err)
+			return Result{}, false
 		}
+		ran++
 		r, err := runLoaded(s, impl)
 		if err != nil {
 			runErr = err
@@ -226,6 +231,8 @@ func Find(impl Impl, b Budget) (*Counterexample, error) {
 	switch {
 	case runErr != nil:
 		return nil, fmt.Errorf("locktest: a search's run: %w", runErr)
+	case ran == 0:
+		return nil, fmt.Errorf("locktest: no run the search drew could be loaded, the first: %w", refused)
 	case !found.Failed:
 		return nil, nil
 	case found.Key == "":

@@ -107,6 +107,9 @@ func TestFindBadBudget(t *testing.T) {
 		{textbook, locktest.Budget{Faults: []string{"failover"}}, "a failover needs a replica"},
 		{textbook, locktest.Budget{Runs: -1}, "negative"},
 		{failing, locktest.Budget{}, "no lock today"},
+		// Every drawn run is refused by the loader: a Setup whose own
+		// fault names a client it does not have.
+		{textbook, locktest.Budget{Over: []locktest.Setup{{Faults: []string{"{kind: pause, at: 1s, client: c9, for: 1s}"}}}}, `no run the search drew could be loaded, the first: locktest.Search:`},
 	} {
 		cx, err := locktest.Find(c.impl, c.b)
 		if err == nil || !strings.Contains(err.Error(), c.want) || cx != nil {
