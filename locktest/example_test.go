@@ -12,12 +12,15 @@ import (
 // A test of one's own lock: its code (here ownlock's SET NX PX lock, with
 // a 10 s TTL), the model it claims, and a committed scenario to run it
 // under, on 50 seeds. Run fails t with the verdict, the events around the
-// violation and the call that replays it when a run violates safety. (An
-// example without output is compiled, not run: t is the test's.)
+// violation and the call that replays it when a run violates safety.
 func ExampleRun() {
-	var t *testing.T // func TestMyLockSurvivesLostReplies(t *testing.T) {
-	mine := locktest.Impl{New: ownlock.NewSetNX(10 * time.Second), Model: locktest.Simple}
-	locktest.Run(t, mine, locktest.Scenario("lost-reply-simple-acquire"), locktest.Seeds(1, 50))
+	// In a _test.go file, as func TestMyLockSurvivesLostReplies(t *testing.T):
+	testMyLockSurvivesLostReplies := func(t *testing.T) {
+		mine := locktest.Impl{New: ownlock.NewSetNX(10 * time.Second), Model: locktest.Simple}
+		locktest.Run(t, mine, locktest.Scenario("lost-reply-simple-acquire"), locktest.Seeds(1, 50))
+	}
+	_ = testMyLockSurvivesLostReplies
+	// Output:
 }
 
 // Check returns the runs instead of failing a test: here F0, a failover to
@@ -83,8 +86,12 @@ func ExampleFind() {
 // operations too, 200 runs; a lock that stays unavailable for more than
 // 12 s also fails. A failure is saved as testdata/locktest/<test>.yaml.
 func ExampleSearch() {
-	var t *testing.T // func TestMyLockSearch(t *testing.T) {
-	mine := locktest.Impl{New: ownlock.NewSetNX(5 * time.Second)}
-	locktest.Search(t, mine, locktest.Budget{OnOps: true, Runs: 200, Liveness: 12 * time.Second,
-		Over: []locktest.Setup{{Lease: 5 * time.Second}}})
+	// In a _test.go file, as func TestMyLockSearch(t *testing.T):
+	testMyLockSearch := func(t *testing.T) {
+		mine := locktest.Impl{New: ownlock.NewSetNX(5 * time.Second)}
+		locktest.Search(t, mine, locktest.Budget{OnOps: true, Runs: 200, Liveness: 12 * time.Second,
+			Over: []locktest.Setup{{Lease: 5 * time.Second}}})
+	}
+	_ = testMyLockSearch
+	// Output:
 }
