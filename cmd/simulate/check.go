@@ -270,10 +270,10 @@ func (f *checkFlags) judge(file string, recs []history.Record, i int, stdout io.
 		timeline: report.Text(recs, v, 500*time.Millisecond, 24)}
 	j.write(stdout, enc, f.asJSON)
 	if f.out != "" {
-		rf := runFiles{base: filepath.Join(f.out, f.outNames[i]), title: filepath.Base(file), xLabel: "time since the history's start (s)",
-			recs: recs, end: end, head: j.head(), verdict: v, model: f.kind, opts: f.opts, budget: bud, stderr: io.Discard}
+		rf := runFiles{Base: filepath.Join(f.out, f.outNames[i]), Title: filepath.Base(file), XLabel: "time since the history's start (s)",
+			Records: recs, End: end, Head: j.head(), Verdict: v, Model: f.kind, Opts: f.opts, Budget: bud, Stderr: io.Discard}
 		if f.kind == 0 {
-			rf.noModel = noModel
+			rf.NoModel = noModel
 		}
 		if err := writeFiles(rf); err != nil {
 			return 0, err

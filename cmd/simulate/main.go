@@ -91,7 +91,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -103,8 +102,6 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/report"
 )
 
 // exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM:
@@ -321,15 +318,4 @@ func sanitize(name string) string {
 		}
 	}
 	return string(b)
-}
-
-// writeJSONL writes records to path as JSON lines, through a temporary
-// file and a rename (report.WriteFile), so a failed write never leaves a
-// half-written history behind.
-func writeJSONL(path string, recs []history.Record) error {
-	var b bytes.Buffer
-	if err := history.WriteJSONL(&b, recs); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return report.WriteFile(path, b.Bytes())
 }
