@@ -98,6 +98,8 @@ var algorithms = []func() Workload{
 	func() Workload { return new(Reentrant) },
 	func() Workload { return new(Fenced) },
 	func() Workload { return new(RWLock) },
+	func() Workload { return new(Spin) },
+	func() Workload { return new(NonReentrant) },
 	func() Workload { return new(RedLockSpec) },
 	func() Workload { return new(RedLockRedisson) },
 	// The peer libraries (package peers), real-only.
