@@ -151,4 +151,4 @@ func IsUnknown(err error) bool {
 }
 
 // verdicts are the errors that report a known outcome.
-var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent}
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrReentry, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent}

@@ -1,5 +1,6 @@
 // Package lock is Redisson's lock family for Go: Lock (reentrant, kept by a
-// watchdog), FencedLock (Lock plus a fencing token), ReadWriteLock, all
+// watchdog), FencedLock (Lock plus a fencing token), ReadWriteLock,
+// SpinLock (Lock without pub/sub: waiters poll) and NonReentrantLock, all
 // from a Client, and SimpleLock (SET NX with a TTL, as bsm/redislock).
 //
 // Wrap a go-redis client with NewRedisConn, make a Client with New in

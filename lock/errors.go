@@ -19,6 +19,10 @@ var (
 	// released, force-unlocked, or never acquired; for a ReadWriteLock also
 	// a lock that no longer exists). Redisson's IllegalMonitorStateException.
 	ErrNotHeld = errors.New("lock: not held by this owner")
+	// ErrReentry: an owner that holds a NonReentrantLock acquired it
+	// again; nothing changed (its one hold stays). Redisson's
+	// IllegalMonitorStateException from the non-reentrant locks.
+	ErrReentry = errors.New("lock: non-reentrant lock already held by this owner")
 	// ErrWaitTimeout: the wait time passed before the lock could be taken
 	// (TryLockFor), or its context ended first (then wrapped with the
 	// context's error).

@@ -78,6 +78,8 @@ func TestNilContextRefused(t *testing.T) {
 		}{
 			{"Lock", c.Lock("a"), 11},
 			{"FencedLock", c.FencedLock("f"), 12},
+			{"SpinLock", c.SpinLock("sp"), 11},
+			{"NonReentrantLock", c.NonReentrantLock("nr"), 11},
 			{"ReadWriteLock", rw, 4},
 			{"ReadLock", rw.ReadLock(), 10},
 			{"WriteLock", rw.WriteLock(), 10},

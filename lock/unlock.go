@@ -24,11 +24,10 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	}
 	id := c.rt.NewID()
 	latch := l.latchKey("unlock", id)
-	keys := []string{l.name, l.channel(), latch}
 	ttl := c.latchTTL(id)
 	v, attempts, err := c.runRetried(ctx, func() (any, error) {
-		return c.evalLock(ctx, scripts.ReentrantUnlock, true, keys,
-			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
+		s, keys, args := l.unlockCall(latch, c.lease(l, owner), owner, ttl)
+		return c.evalLock(ctx, s, true, keys, args...)
 	})
 	unsynced := err
 	if synced := !errors.Is(err, ErrNotSynced); synced {
@@ -64,6 +63,19 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		c.releaseOne(l, owner)
 	}
 	return unsynced
+}
+
+// unlockCall is the script, keys and arguments of owner's unlock of l
+// with the latch key latch, re-applying leaseMs while holds remain, the
+// latch living latchTTL ms: the reentrant lock's unlock, which publishes
+// the release on the lock's channel, or the spin lock's, which publishes
+// nothing (its waiters poll).
+func (l *Lock) unlockCall(latch string, leaseMs int64, owner string, latchTTL int64) (*Script, []string, []any) {
+	if l.spin {
+		return scripts.SpinUnlock, []string{l.name, latch}, []any{leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
+	}
+	return scripts.ReentrantUnlock, []string{l.name, l.channel(), latch},
+		[]any{unlockMessage, leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
 }
 
 // latchFlag is the unlock scripts' latch switch: "1" unless
@@ -104,8 +116,12 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
+	s, keys, args := scripts.ReentrantForceUnlock, []string{l.name, l.channel()}, []any{unlockMessage}
+	if l.spin { // nobody listens: the spin lock's waiters poll
+		s, keys, args = scripts.SpinForceUnlock, []string{l.name}, nil
+	}
 	v, _, err := l.c.runRetried(ctx, func() (any, error) {
-		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.channel()}, unlockMessage)
+		return l.c.evalLock(ctx, s, false, keys, args...)
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {

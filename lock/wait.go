@@ -45,14 +45,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		return 0, ErrClosed
 	}
 	defer unregister()
-	// gaveUp is the error when ctx ended while waiting: Close's, or the
-	// caller's.
-	gaveUp := func() error {
-		if outer.Err() == nil && c.isClosed() {
-			return ErrClosed
-		}
-		return gaveUp(outer)
-	}
+	gaveUp := func() error { return c.gaveUpWaiting(outer) }
 	sub, err := c.conn.Subscribe(ctx, channel)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -130,6 +123,16 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		}
 	}
 	return nil
+}
+
+// gaveUpWaiting is the error of an acquire whose wait ended (its context,
+// derived from outer and registered with waiting, was cancelled): ErrClosed
+// when Close ended it, else the caller's context's (gaveUp).
+func (c *Client) gaveUpWaiting(outer context.Context) error {
+	if outer.Err() == nil && c.isClosed() {
+		return ErrClosed
+	}
+	return gaveUp(outer)
 }
 
 // waitEnded is the error of an acquire that gave up waiting because its

@@ -111,6 +111,8 @@ var algorithms = []func() Workload{
 	func() Workload { return new(Reentrant) },
 	func() Workload { return new(Fenced) },
 	func() Workload { return new(RWLock) },
+	func() Workload { return new(Spin) },
+	func() Workload { return new(NonReentrant) },
 	func() Workload { return new(RedLockSpec) },
 	func() Workload { return new(RedLockRedisson) },
 	// A user's lock: given in Go (WithUserLock), or as Lua scripts.

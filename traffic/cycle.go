@@ -47,13 +47,14 @@ func (p *ownerPicker) pick() string {
 }
 
 // AcquireOutcome classifies an acquire's error for its op record: ok, fail
-// (refused, or wait timed out), unknown (the client cannot tell whether it
+// (refused, or wait timed out, or a non-reentrant lock's holder refused its
+// own second acquire: lock.ErrReentry, which changed nothing), unknown (the client cannot tell whether it
 // was applied), or error (an error reply; and an unsynced acquire, which
 // took the lock and tried to give it back: checkers must not read it as
 // "refused while free"). The real backend (internal/realrun) records by it
 // too, so that both backends' histories say the same of the same error.
 func AcquireOutcome(err error) (history.Outcome, string) {
-	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout)
+	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout, lock.ErrReentry)
 }
 
 // ReleaseOutcome classifies a release's error: ok (Result "", the locks do

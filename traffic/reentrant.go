@@ -139,7 +139,7 @@ func reentrantLock(lc *lock.Client, cfg ReentrantConfig) heldLock {
 	if cfg.Fenced {
 		return fencedHeld{l: lc.FencedLock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
 	}
-	return reentrantHeld{l: lc.Lock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
+	return tryLockHeld{l: lc.Lock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
 }
 
 // lostOptions returns opts with the client's name as the default ID and
@@ -156,19 +156,6 @@ func lostOptions(opts lock.Options, client string, lost func(name, owner string)
 		}
 	}
 	return opts
-}
-
-type reentrantHeld struct {
-	l           *lock.Lock
-	wait, lease time.Duration
-}
-
-func (h reentrantHeld) acquire(ctx context.Context, owner string, _ bool) (Grant, error) {
-	return Grant{}, h.l.TryLockFor(ctx, owner, h.wait, h.lease)
-}
-
-func (h reentrantHeld) release(ctx context.Context, owner string, _ bool) error {
-	return h.l.Unlock(ctx, owner)
 }
 
 type fencedHeld struct {

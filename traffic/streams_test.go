@@ -42,6 +42,12 @@ func TestStreamNames(t *testing.T) {
 		{"traffic/fenced-writes/lk", func(c traffic.Client) error {
 			return traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: rc, Resource: traffic.NewResource("db")})
 		}},
+		{"traffic/spin/lk", func(c traffic.Client) error {
+			return traffic.Spin(c, traffic.SpinConfig{Group: "n1", Lock: "lk"})
+		}},
+		{"traffic/non-reentrant/lk", func(c traffic.Client) error {
+			return traffic.NonReentrant(c, traffic.NonReentrantConfig{Group: "n1", Lock: "lk"})
+		}},
 		{"traffic/read-write/lk", func(c traffic.Client) error {
 			return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "n1", Lock: "lk"})
 		}},

@@ -75,6 +75,30 @@ var (
 	FencedAcquire = must("fenced_acquire")
 )
 
+// Scripts of the spin lock and the non-reentrant lock (lock.SpinLock,
+// lock.NonReentrantLock). The spin lock acquires with ReentrantAcquire;
+// the non-reentrant lock unlocks and force-unlocks with the reentrant
+// lock's scripts.
+var (
+	// SpinUnlock is the spin lock's unlock: ReentrantUnlock without the
+	// release message. KEYS[1] lock, KEYS[2] unlock latch; ARGV[1] lease
+	// ms, ARGV[2] holder field, ARGV[3] latch TTL ms, ARGV[4] latch on
+	// ("1"/"0"). 1 released, 0 holds remain, nil not held.
+	SpinUnlock = must("spin_unlock")
+	// SpinForceUnlock deletes a spin lock whoever holds it: KEYS[1] lock.
+	// 1 when there was one, else 0.
+	SpinForceUnlock = must("spin_force_unlock")
+	// NonReentrantAcquire takes a non-reentrant lock, with
+	// ReentrantAcquire's keys and arguments; the holder's own second
+	// acquire is answered with the error reply NonReentrantReacquire and
+	// changes nothing.
+	NonReentrantAcquire = must("non_reentrant_acquire")
+)
+
+// NonReentrantReacquire is the text of NonReentrantAcquire's error reply
+// (Redisson's REENTRY_ERR); a server may put a code before it ("ERR ").
+const NonReentrantReacquire = "NON_REENTRANT_REACQUIRE"
+
 // Scripts of the read-write lock (lock.ReadWriteLock).
 var (
 	// RWReadAcquire takes or re-enters a read hold: KEYS[1] lock, KEYS[2]
