@@ -181,7 +181,9 @@ func TestUserConfigErrors(t *testing.T) {
 		{"custom on client c1: no lock (New is nil)", func(u *traffic.UserConfig) { u.New = nil }},
 		{"custom on client c1: negative extend interval", func(u *traffic.UserConfig) { u.ExtendEvery = -sec }},
 		{"custom on client c1: boom", func(u *traffic.UserConfig) {
-			u.New = func(lock.Conn, lock.Runtime, string, time.Duration) (traffic.UserLock, error) { return nil, errors.New("boom") }
+			u.New = func(lock.Conn, lock.Runtime, string, time.Duration) (traffic.UserLock, error) {
+				return nil, errors.New("boom")
+			}
 		}},
 	} {
 		cfg := userCfg(usertest.Options{TTL: 2 * sec})
