@@ -23,6 +23,10 @@ var (
 	// (TryLockFor), or its context ended first (then wrapped with the
 	// context's error).
 	ErrWaitTimeout = errors.New("lock: wait timed out")
+	// ErrReentry: a non-reentrant lock's holder asked for it again
+	// (NonReentrantFairLock): refused, its hold unchanged, as Redisson's
+	// non-reentrant locks (4.4.0+) throw IllegalMonitorStateException.
+	ErrReentry = errors.New("lock: non-reentrant lock already held by this owner")
 	// ErrNotLocked: the lock does not exist (for TTL).
 	ErrNotLocked = errors.New("lock: not locked")
 	// ErrNotSynced: in a synced deployment (Options.Deployment Replicated,
@@ -48,7 +52,8 @@ var (
 	// it would make a key or holder field ambiguous: a lock name in the
 	// namespace of the keys the locks derive from names ("redisson_lock_token:",
 	// "redisson_unlock_latch:", "redisson_acquire_latch:",
-	// "redisson_rwlock_timeout:", "simple_unlock_latch:"), a client id with
+	// "redisson_rwlock_timeout:", "redisson_lock_queue:",
+	// "redisson_lock_timeout:", "simple_unlock_latch:"), a client id with
 	// ':' (holder fields are "<client id>:<owner>"), or a read-write lock's
 	// owner ending in ":write" (its read field would be another owner's
 	// write field). Nothing was sent.
