@@ -294,9 +294,6 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	if opts.ResponseTimeout == 0 {
 		opts.ResponseTimeout = 3 * time.Second
 	}
-	if opts.FairLockWaitTimeout == 0 {
-		opts.FairLockWaitTimeout = 5 * time.Minute
-	}
 	if opts.ID == "" {
 		opts.ID = rt.NewID()
 	}

@@ -72,12 +72,16 @@ func (c *Client) wallMs() int64 {
 }
 
 // fairWaitMs is the wait a fair acquire queues with, in ms: wait when
-// positive, else Options.FairLockWaitTimeout (Redisson's threadWaitTime).
+// positive, else Options.FairLockWaitTimeout (Redisson's threadWaitTime),
+// whose default, 5 min, is applied here.
 func (c *Client) fairWaitMs(wait time.Duration) int64 {
-	if wait > 0 {
+	switch {
+	case wait > 0:
 		return ms(wait)
+	case c.opts.FairLockWaitTimeout > 0:
+		return ms(c.opts.FairLockWaitTimeout)
 	}
-	return ms(c.opts.FairLockWaitTimeout)
+	return ms(5 * time.Minute)
 }
 
 // Name is the lock's Redis key.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/history"
@@ -23,30 +24,26 @@ const (
 // queue is the fair lock lk's queue on m1 now (nil when there is none),
 // read at the end of a world event.
 func (wd *world) queue() []string {
-	wd.t.Helper()
-	n, err := wd.w.Node("m1")
-	must(wd.t, err)
-	m := n.Miniredis()
-	if !m.Exists(fairQueue) {
-		return nil
-	}
-	q, err := m.List(fairQueue)
-	must(wd.t, err)
-	return q
+	return wd.readKey(fairQueue, (*miniredis.Miniredis).List)
 }
 
-// timeouts is the members of lk's timeout set on m1 now.
+// timeouts is the members of lk's timeout set on m1 now, by score.
 func (wd *world) timeouts() []string {
+	return wd.readKey(fairTimeouts, (*miniredis.Miniredis).ZMembers)
+}
+
+// readKey reads key on m1 with read (nil when there is no such key).
+func (wd *world) readKey(key string, read func(*miniredis.Miniredis, string) ([]string, error)) []string {
 	wd.t.Helper()
 	n, err := wd.w.Node("m1")
 	must(wd.t, err)
 	m := n.Miniredis()
-	if !m.Exists(fairTimeouts) {
+	if !m.Exists(key) {
 		return nil
 	}
-	ms, err := m.ZMembers(fairTimeouts)
+	v, err := read(m, key)
 	must(wd.t, err)
-	return ms
+	return v
 }
 
 // order records which client took a lock when.

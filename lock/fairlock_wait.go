@@ -22,39 +22,34 @@ import (
 // Every other error ends the call with the waiter left in the queue, as in
 // Redisson, where it stays until its timeout.
 func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
-	l := &f.l
-	c := l.c
-	if err := checkName(l.name); err != nil {
+	c := f.l.c
+	if err := checkName(f.l.name); err != nil {
 		return err
 	}
-	start := c.rt.Now()
+	w := &fairWaiter{f: f, owner: owner, wait: wait, lease: lease, waitMs: c.fairWaitMs(wait), start: c.rt.Now(),
+		channel: f.waiterChannel(owner)}
 	if c.isClosed() {
 		return ErrClosed
 	}
-	timed := wait >= 0
-	waitMs := c.fairWaitMs(wait)
-	// spent reports whether the wait time is used up (never for Lock).
-	spent := func() bool { return timed && c.rt.Now().Sub(start) >= wait }
-	ttl, acquired, err := f.try(ctx, owner, lease, waitMs, "queue")
+	_, acquired, err := w.try(ctx)
 	if err != nil || acquired {
 		return err
 	}
-	if spent() {
-		return f.leave(ctx, owner, waitMs, ErrNotAcquired)
+	if w.spent() {
+		return w.leave(ctx, ErrNotAcquired)
 	}
 	ctx, gaveUp, end, err := c.waitScope(ctx)
 	if err != nil {
 		return err
 	}
 	defer end()
-	channel := f.waiterChannel(owner)
-	sub, err := c.conn.Subscribe(ctx, channel)
+	sub, err := c.conn.Subscribe(ctx, w.channel)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return gaveUp()
-	case err != nil && timed:
+	case err != nil && w.timed():
 		// Redisson's tryLock logs the subscription's failure and gives up.
-		return f.leave(ctx, owner, waitMs, &waitEnded{ErrNotAcquired, err})
+		return w.leave(ctx, &waitEnded{ErrNotAcquired, err})
 	case err != nil:
 		return err
 	}
@@ -63,41 +58,95 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 			_ = sub.Close()
 		}
 	}()
-	if spent() {
-		return f.leave(ctx, owner, waitMs, ErrNotAcquired)
+	if w.spent() {
+		return w.leave(ctx, ErrNotAcquired)
 	}
+	return w.loop(ctx, &sub, gaveUp)
+}
+
+// fairWaiter is one waiting fair acquire: owner's, with its wait (< 0:
+// for ever), lease, queue wait in ms, start and own channel.
+type fairWaiter struct {
+	f           *FairLock
+	owner       string
+	wait, lease time.Duration
+	waitMs      int64
+	start       time.Time
+	channel     string
+}
+
+// timed reports whether the wait is bounded (TryLockFor).
+func (w *fairWaiter) timed() bool { return w.wait >= 0 }
+
+// spent reports whether a bounded wait is used up.
+func (w *fairWaiter) spent() bool { return w.timed() && w.f.l.c.rt.Now().Sub(w.start) >= w.wait }
+
+// try runs fair_acquire in queue mode.
+func (w *fairWaiter) try(ctx context.Context) (time.Duration, bool, error) {
+	return w.f.try(ctx, w.owner, w.lease, w.waitMs, "queue")
+}
+
+// leave takes the waiter out of the queue and returns verdict (leave).
+func (w *fairWaiter) leave(ctx context.Context, verdict error) error {
+	return w.f.leave(ctx, w.owner, w.waitMs, verdict)
+}
+
+// loop tries, and waits on *sub for what the try answered, until the lock
+// is taken, the wait is spent, a try fails, or ctx ends (gaveUp's error).
+func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() error) error {
+	c := w.f.l.c
 	for {
 		if ctx.Err() != nil {
 			return gaveUp()
 		}
-		ttl, acquired, err = f.try(ctx, owner, lease, waitMs, "queue")
-		switch {
-		case err != nil && timed && ctx.Err() == nil && isTimeout(err) && !c.opts.FairLockTimeoutLeavesEntry:
-			return f.leave(ctx, owner, waitMs, &outcome.Unknown{Err: &abandonedTry{err}})
-		case err != nil || acquired:
-			return err
+		ttl, acquired, err := w.try(ctx)
+		if err != nil || acquired {
+			return w.ended(ctx, err)
 		}
 		told := c.rt.Now()
-		d := ttl
-		if ttl < 0 {
-			d = waitForever
+		d, ok := w.waitFor(ttl, told)
+		if !ok {
+			return w.leave(ctx, ErrNotAcquired)
 		}
-		if timed {
-			left := wait - told.Sub(start)
-			if left <= 0 {
-				return f.leave(ctx, owner, waitMs, ErrNotAcquired)
-			}
-			if ttl < 0 || ttl >= left {
-				d = left
-			}
-		}
-		if err := c.awaitRelease(ctx, channel, &sub, d, told, gaveUp); err != nil {
+		if err := c.awaitRelease(ctx, w.channel, sub, d, told, gaveUp); err != nil {
 			return err
 		}
-		if spent() {
-			return f.leave(ctx, owner, waitMs, ErrNotAcquired)
+		if w.spent() {
+			return w.leave(ctx, ErrNotAcquired)
 		}
 	}
+}
+
+// ended is the acquire's error after a try that took the lock (err nil)
+// or failed with err: a bounded wait whose try got no reply leaves the
+// queue, as Redisson 4.7.0's tryLock (unless FairLockTimeoutLeavesEntry).
+func (w *fairWaiter) ended(ctx context.Context, err error) error {
+	if err != nil && w.timed() && ctx.Err() == nil && isTimeout(err) && !w.f.l.c.opts.FairLockTimeoutLeavesEntry {
+		return w.leave(ctx, &outcome.Unknown{Err: &abandonedTry{err}})
+	}
+	return err
+}
+
+// waitFor is how long to wait after a try at told that answered ttl: ttl,
+// or for ever when it answered none (negative), bounded by what is left
+// of a bounded wait, as Redisson's tryLock waits min(ttl, time left); ok
+// is false when nothing is left.
+func (w *fairWaiter) waitFor(ttl time.Duration, told time.Time) (d time.Duration, ok bool) {
+	d = ttl
+	if ttl < 0 {
+		d = waitForever
+	}
+	if !w.timed() {
+		return d, true
+	}
+	left := w.wait - told.Sub(w.start)
+	if left <= 0 {
+		return 0, false
+	}
+	if ttl < 0 || ttl >= left {
+		d = left
+	}
+	return d, true
 }
 
 // leave is Redisson's acquireFailed for the fair lock: owner's waiter
