@@ -130,9 +130,10 @@ real:
 # and the widest run the limits accept, each in a process of its own), the
 # runs at the documented maxima with faults (scenario.TestSoakMaxima:
 # 1,000 clients of each simulated kind, a verdict within the checks'
-# budget and peak RSS under 3 GiB, each in a process of its own), and
-# the library's stress runs on a redis-server for a minute each
-# (lock/stress_test.go).
+# budget and peak RSS under 3 GiB, each in a process of its own), the
+# library's stress runs on a redis-server for a minute each
+# (lock/stress_test.go), and the correct example lock of one's own
+# (examples/ownlock) over 2,000 searched runs and 2,000 seeds.
 soak:
 	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
@@ -140,6 +141,7 @@ soak:
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run '^TestSoakMemory$$' -v -timeout 30m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run '^TestSoakMaxima$$' -v -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestStress' -timeout 10m ./lock/
+	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestSetNXSurvives' -timeout 30m ./examples/ownlock/
 
 # report-real runs each peer library's scenario (scenarios/peers/peer-*.yaml:
 # redsync, bsm/redislock, rueidislock) 20 times on real redis-servers (needs

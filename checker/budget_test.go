@@ -1,6 +1,7 @@
 package checker_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,14 +81,16 @@ func TestOracleWorkBudget(t *testing.T) {
 	h := overlapping(40)
 	end := time.Second
 	full := checker.Judge(h, checker.Config{End: end})
-	if full.Status != checker.Violated || len(full.Violations) != 780 || len(full.Notes) != 0 {
+	// The history has no node truth: the only note is that the truth
+	// oracles could not look (NoTruthNote).
+	if full.Status != checker.Violated || len(full.Violations) != 780 || !slices.Equal(full.Notes, []string{checker.NoTruthNote}) {
 		t.Fatalf("default budget: %d violations, notes %q", len(full.Violations), full.Notes)
 	}
 	v := checker.Judge(h, checker.Config{End: end, Budget: checker.Budget{Work: 100}})
 	if v.Status != checker.Violated || len(v.Violations) == 0 || len(v.Violations) > 100 {
 		t.Fatalf("work 100: status %v, %d violations", v.Status, len(v.Violations))
 	}
-	if len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], "mutual-exclusion: gave up at ") ||
+	if len(v.Notes) != 2 || v.Notes[1] != checker.NoTruthNote || !strings.HasPrefix(v.Notes[0], "mutual-exclusion: gave up at ") ||
 		!strings.Contains(v.Notes[0], "beyond the budget of 100 units (checker.Budget.Work)") {
 		t.Fatalf("work 100: notes %q", v.Notes)
 	}
@@ -102,8 +105,10 @@ func TestOracleWorkBudget(t *testing.T) {
 	}
 	// The oracle that gave up is undecided on its kinds whatever it found
 	// before (more of them may lie past where it stopped); the others are
-	// not.
-	if !v.UndecidedOn(checker.MutualExclusion) || v.UndecidedOn(checker.SilentLoss) || v.UndecidedOn(checker.Linearizability) {
+	// not (the truth oracles' kinds are undecided as not checked, not as
+	// given up: Unchecked).
+	if !v.UndecidedOn(checker.MutualExclusion) || v.UndecidedOn(checker.StaleWrite) || v.UndecidedOn(checker.Linearizability) ||
+		!slices.Equal(v.Unchecked, checker.TruthKinds()) || v.Cleared() {
 		t.Fatalf("UndecidedOn of %q: gave up %v", v.Notes, v.GaveUp)
 	}
 }

@@ -25,8 +25,10 @@ const (
 	OK Status = iota
 	// Violated: at least one violation was found.
 	Violated
-	// Unknown: a check gave up within its budget before deciding (and none found a
-	// violation): the history is neither cleared nor condemned.
+	// Unknown: a check gave up within its budget before deciding, or could
+	// not look at all for want of the records it reads (Verdict.Unchecked),
+	// and none found a violation: the history is neither cleared nor
+	// condemned.
 	Unknown
 )
 
@@ -89,6 +91,11 @@ type Verdict struct {
 	// its budget), whatever else was found: any of them may be there
 	// unseen (UndecidedOn).
 	GaveUp []Kind
+	// Unchecked lists the kinds no check could look for, because the
+	// history lacks the records their oracle reads (TruthKinds without
+	// truth records: NoTruthNote). They are in GaveUp too: undecided,
+	// never passed.
+	Unchecked []Kind
 	// Fencing is the fencing oracle's counts of the writes to fenced
 	// resources (as Fencing's report): what an expectation bounds them by
 	// is compared with these, so no caller runs the oracle again. They
@@ -100,6 +107,25 @@ type Verdict struct {
 	// client, when the Config named any client (Config.ClientWaits); nil
 	// otherwise. An expectation of a least wait is compared with these.
 	Waits []ClientWait
+}
+
+// Cleared reports whether v found no violation and every check that could
+// look at its history decided: the status is OK, or Unknown only for the
+// kinds the history lacks the records to check (Unchecked), none given up
+// within the budget. A caller that accepts a history without node truth
+// (a production log of lock calls) reads this, and lists Unchecked as not
+// checked, rather than Status, which stays Unknown so that nobody reads
+// such a verdict as "ok".
+func (v Verdict) Cleared() bool {
+	if len(v.Violations) > 0 {
+		return false
+	}
+	for _, k := range v.GaveUp {
+		if !slices.Contains(v.Unchecked, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // Add records violations, making the verdict Violated if there are any.

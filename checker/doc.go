@@ -23,6 +23,18 @@
 // verdict on any machine. A check that would exceed it gives up, and the
 // verdict is Unknown with a note saying which check, where, and which bound.
 //
+// # What each oracle needs
+//
+// Mutual exclusion (by belief), fencing (stale writes, token regressions),
+// linearizability and liveness read op records alone, so they judge a
+// history a production system logged of its own lock calls. Silent loss,
+// reentrancy, the resurrected lock and unlock idempotency compare those
+// calls with what the nodes held, which only truth records state
+// (TruthKinds); on lock operations without a single truth record Judge
+// reports their kinds as not checked (Verdict.Unchecked, NoTruthNote),
+// never as passed, and Verdict.Cleared tells such a verdict without a
+// violation from one that found something or gave up.
+//
 // # Op records
 //
 // Checkers read the op records (kind "op") that workloads (package traffic)

@@ -54,6 +54,13 @@ type Config struct {
 // unless something was found. The verdict also carries what an expectation
 // compares besides the violations: the fencing counts (Verdict.Fencing)
 // and, when cfg names clients, their longest waits (Verdict.Waits).
+//
+// A history of lock operations without a single truth record (a
+// production system's log of its lock calls) gives the oracles that read
+// node truth nothing to compare with: their kinds (TruthKinds) are
+// reported as not checked (Verdict.Unchecked, undecided, with
+// NoTruthNote), never as passed; mutual exclusion by belief, fencing,
+// linearizability and liveness judge it as any history.
 func Judge(h []history.Record, cfg Config) Verdict {
 	bud := cfg.Budget.For(len(h))
 	var v Verdict
@@ -90,6 +97,10 @@ func Judge(h []history.Record, cfg Config) Verdict {
 		if n := w.note(); n != "" {
 			v.Undecided(n, oracleChecks[i].kinds...)
 		}
+	}
+	if !hasTruth(h) && hasOps(h) {
+		v.Unchecked = TruthKinds()
+		v.Undecided(NoTruthNote, truthKinds...)
 	}
 	// A lock whose search gave up leaves its note even when another lock's
 	// was violated; a linearizability check that decided every lock adds

@@ -9,6 +9,11 @@
 // meaning of each field per kind is in checker/doc.go, which states the
 // conventions the oracles rely on.
 //
+// WriteJSONL writes a history as JSON lines, and ReadJSONL (or ScanJSONL,
+// which keeps nothing) reads one back, the same records written by a
+// user's own system included, refusing any line a judge would misread
+// with an error that names the file, the line and the field (LineError).
+//
 // The package imports nothing of the project, so that a backend can record
 // and a checker can judge without depending on the simulator: a history
 // from a real Redis is judged by exactly the code that judges a simulated

@@ -12,6 +12,11 @@ const (
 	OpWrite       = "write"        // a fenced write to the protected resource (Lock names the resource)
 )
 
+// opNames are the operations above, every one: a history read back
+// (ReadJSONL) whose op record names another is refused, as no checker
+// would know what it did. A new operation is added here too.
+var opNames = []string{OpAcquire, OpRelease, OpAcquireRead, OpReleaseRead, OpExpire, OpExtend, OpWrite}
+
 // Command names of req records that the checkers single out.
 const (
 	ReqWait        = "wait"        // WAIT numreplicas timeout (Detail: WaitDetail)

@@ -111,6 +111,12 @@ type Timer interface {
 // name requests by, with no conversion between two types.
 type Script = scripts.Script
 
+// NewScript returns the Script of the Lua source src, labelled name, with
+// its SHA1 computed from src: how a lock of one's own, written against
+// Conn, makes the scripts it runs with Conn.Eval (SHA and Src must agree,
+// or EVALSHA would run another script than the one named).
+func NewScript(name, src string) *Script { return scripts.New(name, src) }
+
 // ReplyError is an error reply from Redis, such as "NOSCRIPT No matching
 // script" or "WRONGTYPE ...". The command was executed and refused: unlike a
 // transport error, its outcome is known.
@@ -145,4 +151,4 @@ func IsUnknown(err error) bool {
 }
 
 // verdicts are the errors that report a known outcome.
-var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrReentry, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent}
+var verdicts = []error{ErrNotAcquired, ErrNotHeld, ErrReentry, ErrWaitTimeout, ErrNotSynced, ErrNotLocked, ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent}

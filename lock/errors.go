@@ -19,14 +19,15 @@ var (
 	// released, force-unlocked, or never acquired; for a ReadWriteLock also
 	// a lock that no longer exists). Redisson's IllegalMonitorStateException.
 	ErrNotHeld = errors.New("lock: not held by this owner")
+	// ErrReentry: an owner that holds a NonReentrantLock or a
+	// NonReentrantFairLock acquired it again; nothing changed (its one hold
+	// stays). Redisson's IllegalMonitorStateException from the
+	// non-reentrant locks.
+	ErrReentry = errors.New("lock: non-reentrant lock already held by this owner")
 	// ErrWaitTimeout: the wait time passed before the lock could be taken
 	// (TryLockFor), or its context ended first (then wrapped with the
 	// context's error).
 	ErrWaitTimeout = errors.New("lock: wait timed out")
-	// ErrReentry: a non-reentrant lock's holder asked for it again
-	// (NonReentrantFairLock): refused, its hold unchanged, as Redisson's
-	// non-reentrant locks (4.4.0+) throw IllegalMonitorStateException.
-	ErrReentry = errors.New("lock: non-reentrant lock already held by this owner")
 	// ErrNotLocked: the lock does not exist (for TTL).
 	ErrNotLocked = errors.New("lock: not locked")
 	// ErrNotSynced: in a synced deployment (Options.Deployment Replicated,

@@ -2,9 +2,6 @@ package lock
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -35,20 +32,17 @@ import (
 // fair lock and the other way round, and one watchdog renews both, as in
 // Redisson. A NonReentrantFairLock refuses its holder's second acquire
 // with ErrReentry.
-type FairLock struct {
-	l            Lock
-	nonReentrant bool
-}
+type FairLock struct{ l Lock }
 
 // FairLock returns the fair lock named name (RedissonFairLock).
-func (c *Client) FairLock(name string) *FairLock { return &FairLock{l: Lock{c: c, name: name}} }
+func (c *Client) FairLock(name string) *FairLock { return &FairLock{Lock{c: c, name: name}} }
 
 // NonReentrantFairLock returns the non-reentrant fair lock named name
 // (RedissonNonReentrantFairLock, 4.4.0+): a FairLock whose holder's second
 // acquire, by any call, fails with ErrReentry at once (Redisson's
 // IllegalMonitorStateException) and leaves its hold as it was.
 func (c *Client) NonReentrantFairLock(name string) *FairLock {
-	return &FairLock{l: Lock{c: c, name: name}, nonReentrant: true}
+	return &FairLock{Lock{c: c, name: name, nonReentrant: true}}
 }
 
 // WallClock is implemented by a Runtime whose wall clock can differ from
@@ -156,10 +150,6 @@ func (f *FairLock) TryLockFor(ctx context.Context, owner string, wait, lease tim
 	return asWaitTimeout(f.acquire(ctx, owner, wait, lease))
 }
 
-// reentryReply is the error reply fair_acquire gives a non-reentrant
-// lock's holder that asks again (Redisson's REENTRY_ERR).
-const reentryReply = "NON_REENTRANT_REACQUIRE"
-
 // try runs fair_acquire (mode "queue" or "once") with lease and a queue
 // wait of waitMs, and runs it again after giving back an unsynced hold as
 // tryGivingBack allows (Redisson's handleNoSync and ServiceManager.execute
@@ -181,17 +171,13 @@ func (f *FairLock) tryOnce(ctx context.Context, owner string, lease time.Duratio
 	c := l.c
 	leaseMs := c.leaseMs(lease)
 	reentrant := "1"
-	if f.nonReentrant {
+	if l.nonReentrant {
 		reentrant = "0"
 	}
 	v, err := c.evalLock(ctx, scripts.FairAcquire, true, []string{l.name, f.queueKey(), f.timeoutKey()},
 		leaseMs, l.field(owner), waitMs, c.wallMs(), mode, reentrant)
-	var re ReplyError
-	if errors.As(err, &re) && strings.Contains(string(re), reentryReply) {
-		return 0, 0, fmt.Errorf("%w: %s by %s", ErrReentry, l.name, owner)
-	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, l.reentered(err, owner)
 	}
 	if v != nil {
 		n, _ := v.(int64)

@@ -79,6 +79,8 @@ func TestNilContextRefused(t *testing.T) {
 			{"Lock", c.Lock("a"), 11},
 			{"FencedLock", c.FencedLock("f"), 12},
 			{"FairLock", c.FairLock("a"), 11},
+			{"SpinLock", c.SpinLock("sp"), 11},
+			{"NonReentrantLock", c.NonReentrantLock("nr"), 11},
 			{"ReadWriteLock", rw, 4},
 			{"ReadLock", rw.ReadLock(), 10},
 			{"WriteLock", rw.WriteLock(), 10},

@@ -24,6 +24,10 @@ type Lock struct {
 	c      *Client
 	name   string
 	fenced bool
+	// spin and nonReentrant make it the lock of a SpinLock or a
+	// NonReentrantLock: the same hash, other scripts (spinlock.go,
+	// nonreentrant.go).
+	spin, nonReentrant bool
 }
 
 // Name is the lock's Redis key.
@@ -155,6 +159,9 @@ func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (time
 		// and the token it took, with no watchdog, until its lease ends.
 		return l.tryOnce(ctx, owner, lease)
 	}
+	if l.spin {
+		return l.trySpin(ctx, owner, lease)
+	}
 	return l.c.tryGivingBack(ctx,
 		func() (time.Duration, int64, error) { return l.tryOnce(ctx, owner, lease) },
 		func() error { return l.giveBack(ctx, owner, lease) })
@@ -174,12 +181,15 @@ func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (
 		args = append(args, "1", ms(c.acquireLatchTTL()))
 	}
 	script := scripts.ReentrantAcquire
-	if l.fenced {
+	switch {
+	case l.fenced:
 		script = scripts.FencedAcquire
+	case l.nonReentrant:
+		script = scripts.NonReentrantAcquire
 	}
 	v, err := c.evalLock(ctx, script, true, keys, args...)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, l.reentered(err, owner)
 	}
 	ttlMs, acquired := int64(-1), v == nil
 	if l.fenced {
@@ -242,8 +252,8 @@ func (l *Lock) giveBack(ctx context.Context, owner string, lease time.Duration) 
 	c := l.c
 	id := c.rt.NewID()
 	latch := l.latchKey("unlock", id)
-	v, err := c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.channel(), latch},
-		unlockMessage, c.leaseMs(lease), l.field(owner), c.latchTTL(id), c.latchFlag())
+	s, keys, args := l.unlockCall(latch, c.leaseMs(lease), owner, c.latchTTL(id))
+	v, err := c.evalLock(ctx, s, true, keys, args...)
 	return c.gaveBack(ctx, l.name, latch, v, err)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -243,13 +242,11 @@ func (c *Client) tryGivingBack(ctx context.Context, once func() (time.Duration, 
 // first attempt), taken from the hash of id: a Runtime offers fresh ids,
 // not random numbers, and an id is as unpredictable as the draw needs.
 func (c *Client) jitter(id string, max time.Duration) time.Duration {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
 	half := max / 2
 	if half <= 0 {
 		return max
 	}
-	return half + time.Duration(h.Sum64()%uint64(half+1))
+	return half + time.Duration(idHash(id)%uint64(half+1))
 }
 
 // latchTTL is the unlock latch's lifetime in ms for the unlock with request

@@ -23,8 +23,8 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 		return err
 	}
 	return l.unlock(ctx, owner, func(latch string, ttl int64) (any, error) {
-		return c.evalLock(ctx, scripts.ReentrantUnlock, true, []string{l.name, l.channel(), latch},
-			unlockMessage, c.lease(l, owner), l.field(owner), ttl, c.latchFlag())
+		s, keys, args := l.unlockCall(latch, c.lease(l, owner), owner, ttl)
+		return c.evalLock(ctx, s, true, keys, args...)
 	})
 }
 
@@ -76,6 +76,19 @@ func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, 
 	return unsynced
 }
 
+// unlockCall is the script, keys and arguments of owner's unlock of l
+// with the latch key latch, re-applying leaseMs while holds remain, the
+// latch living latchTTL ms: the reentrant lock's unlock, which publishes
+// the release on the lock's channel, or the spin lock's, which publishes
+// nothing (its waiters poll).
+func (l *Lock) unlockCall(latch string, leaseMs int64, owner string, latchTTL int64) (*Script, []string, []any) {
+	if l.spin {
+		return scripts.SpinUnlock, []string{l.name, latch}, []any{leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
+	}
+	return scripts.ReentrantUnlock, []string{l.name, l.channel(), latch},
+		[]any{unlockMessage, leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
+}
+
 // latchFlag is the unlock scripts' latch switch: "1" unless
 // Options.DisableUnlockLatch.
 func (c *Client) latchFlag() string {
@@ -114,8 +127,12 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(l.name); err != nil {
 		return false, err
 	}
+	s, keys, args := scripts.ReentrantForceUnlock, []string{l.name, l.channel()}, []any{unlockMessage}
+	if l.spin { // nobody listens: the spin lock's waiters poll
+		s, keys, args = scripts.SpinForceUnlock, []string{l.name}, nil
+	}
 	return l.c.forceUnlock(ctx, func() (any, error) {
-		return l.c.evalLock(ctx, scripts.ReentrantForceUnlock, false, []string{l.name, l.channel()}, unlockMessage)
+		return l.c.evalLock(ctx, s, false, keys, args...)
 	})
 }
 

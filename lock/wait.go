@@ -85,22 +85,16 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 // waitScope begins the wait of an acquire whose first try was refused: it
 // returns ctx's child that Close cancels (ErrClosed when the client is
 // closed already), gaveUp, the error to return when that child has ended
-// (Close's ErrClosed, or gaveUp of the caller's ctx), and end, which the
-// caller defers to unregister the wait.
-func (c *Client) waitScope(outer context.Context) (ctx context.Context, gaveUpErr func() error, end func(), err error) {
+// (gaveUpWaiting), and end, which the caller defers to unregister the
+// wait.
+func (c *Client) waitScope(outer context.Context) (ctx context.Context, gaveUp func() error, end func(), err error) {
 	ctx, cancel := context.WithCancel(outer)
 	unregister, ok := c.waiting(cancel)
 	if !ok {
 		cancel()
 		return nil, nil, nil, ErrClosed
 	}
-	gaveUpErr = func() error {
-		if outer.Err() == nil && c.isClosed() {
-			return ErrClosed
-		}
-		return gaveUp(outer)
-	}
-	return ctx, gaveUpErr, func() { unregister(); cancel() }, nil
+	return ctx, func() error { return c.gaveUpWaiting(outer) }, func() { unregister(); cancel() }, nil
 }
 
 // waitForever is the wait of a fair waiter that has no TTL to wait for
@@ -154,6 +148,16 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		}
 	}
 	return nil
+}
+
+// gaveUpWaiting is the error of an acquire whose wait ended (its context,
+// derived from outer and registered with waiting, was cancelled): ErrClosed
+// when Close ended it, else the caller's context's (gaveUp).
+func (c *Client) gaveUpWaiting(outer context.Context) error {
+	if outer.Err() == nil && c.isClosed() {
+		return ErrClosed
+	}
+	return gaveUp(outer)
 }
 
 // waitEnded is the error of an acquire that gave up waiting because its

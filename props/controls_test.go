@@ -86,7 +86,9 @@ func TestControlCorrectMutexNeverFlagged(t *testing.T) {
 				must(t, err)
 				must(t, w.Run(10*time.Second))
 				w.Close()
-				if v := checker.Check(w.History().Records(), w.Now()); v.Status != checker.OK {
+				// The mutex lives in the world, on no node: no truth, so the
+				// truth oracles are not checked (Cleared allows that).
+				if v := checker.Check(w.History().Records(), w.Now()); !v.Cleared() {
 					t.Fatalf("seed %d: a correct mutex was flagged: %v", seed, v)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/setup"
+	"github.com/locksim/locksim/internal/faultsearch"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,53 +31,6 @@ type rig struct {
 	judge func(h []history.Record, end time.Duration) checker.Verdict
 }
 
-// drawFault draws one fault of the allowed kinds against w's topology. The
-// draws are small integers and durations, so rapid shrinks them to the
-// simplest schedule that still breaks the lock.
-func drawFault(t *rapid.T, w *sim.World, kinds []string, dur time.Duration, i int) faults.Fault {
-	at := func(label string) time.Duration {
-		return time.Duration(rapid.IntRange(0, int(dur/(100*time.Millisecond))).Draw(t, fmt.Sprintf("%s%d", label, i))) * 100 * time.Millisecond
-	}
-	ms := func(label string, lo, hi int) time.Duration {
-		return time.Duration(rapid.IntRange(lo, hi).Draw(t, fmt.Sprintf("%s%d", label, i))) * time.Millisecond
-	}
-	pick := func(label string, from []string) string {
-		if len(from) == 0 { // a setup error, not a finding: mustFind tells them apart
-			t.Fatalf("setup: nothing to draw a %s from", label)
-		}
-		return rapid.SampledFrom(from).Draw(t, fmt.Sprintf("%s%d", label, i))
-	}
-	kind := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
-	switch kind {
-	case "failover":
-		var replicated []string
-		for _, g := range w.Groups() {
-			if grp, _ := w.Group(g); grp.Size() > 1 {
-				replicated = append(replicated, g)
-			}
-		}
-		return faults.Failover{At: at("at"), Group: pick("group", replicated)}
-	case "crash":
-		return faults.Crash{At: at("at"), Node: pick("node", w.Nodes()), Down: ms("down", 0, 10000)}
-	case "pause":
-		return faults.Pause{At: at("at"), Client: pick("client", w.Clients()), For: ms("for", 0, 20000)}
-	case "clock-jump":
-		return faults.ClockJump{At: at("at"), Node: pick("node", w.Nodes()), By: ms("by", -20000, 20000)}
-	case "drop-replies", "drop-requests", "delay", "duplicate":
-		from := at("from")
-		f := faults.LinkFault{Kind: faults.LinkKind(kind), From: from, Until: from + ms("len", 1, 2000),
-			Client: pick("client", w.Clients()), P: float64(rapid.IntRange(1, 10).Draw(t, fmt.Sprintf("p%d", i))) / 10}
-		if kind == "drop-replies" || kind == "drop-requests" {
-			f.Node = pick("node", w.Nodes())
-		}
-		if kind == "delay" {
-			f.Delay = setup.Fixed(ms("delay", 1, 5000))
-		}
-		return f
-	}
-	panic("unknown fault kind " + kind)
-}
-
 // topology builds a world of s once for the draws of a search: they read
 // only its names (groups, nodes, clients), which no seed changes, so a run
 // the search does not need (see mustFind) is drawn without building its
@@ -91,16 +44,13 @@ func topology(t *testing.T, s rig) *sim.World {
 }
 
 // drawRun draws a seed and a schedule of up to maxFaults faults against
-// topo's names, and the description that replays the run.
+// topo's names (faultsearch.Space), and the description that replays the
+// run.
 func drawRun(t *rapid.T, s rig, topo *sim.World, maxFaults int) (uint64, faults.Schedule, string) {
-	seed := rapid.Uint64Range(1, 1<<20).Draw(t, "seed")
-	n := rapid.IntRange(0, maxFaults).Draw(t, "faults")
-	var sched faults.Schedule
-	var names []string
-	for i := 0; i < n; i++ {
-		f := drawFault(t, topo, s.kinds, s.dur, i)
-		sched = append(sched, f)
-		names = append(names, f.Name())
+	seed, sched := faultsearch.Space{Kinds: s.kinds, Dur: s.dur, Max: maxFaults}.Draw(t, topo)
+	names := make([]string, len(sched))
+	for i, f := range sched {
+		names[i] = f.Name()
 	}
 	return seed, sched, fmt.Sprintf("%s seed=%d faults=[%s]", s.name, seed, strings.Join(names, "; "))
 }
@@ -122,29 +72,6 @@ func runDrawn(t *rapid.T, s rig, seed uint64, sched faults.Schedule) checker.Ver
 	w.Close()
 	return s.judge(w.History().Records(), w.Now())
 }
-
-// finder is a rapid.TB that records a failure instead of failing the test:
-// the fault searches expect rapid to find (and shrink) a counterexample.
-type finder struct {
-	testing.TB
-	failed bool
-	logs   []string
-}
-
-func (f *finder) Errorf(format string, args ...any) {
-	f.failed = true
-	f.logs = append(f.logs, fmt.Sprintf(format, args...))
-}
-func (f *finder) Error(args ...any)                 { f.failed = true; f.logs = append(f.logs, fmt.Sprint(args...)) }
-func (f *finder) Fatalf(format string, args ...any) { f.Errorf(format, args...) }
-func (f *finder) Fatal(args ...any)                 { f.Error(args...) }
-func (f *finder) Fail()                             { f.failed = true }
-func (f *finder) FailNow()                          { f.failed = true }
-func (f *finder) Failed() bool                      { return f.failed }
-func (f *finder) Logf(format string, args ...any) {
-	f.logs = append(f.logs, fmt.Sprintf(format, args...))
-}
-func (f *finder) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
 
 // soakFactor multiplies every search's checks and shrinking budget under
 // LOCKSIM_SOAK=1 (make soak), which also draws fresh seeds: CI runs each
@@ -172,21 +99,13 @@ func soak() bool { return os.Getenv("LOCKSIM_SOAK") != "" }
 // subtests share the values their parent set before they start.
 func rapidFlags(t *testing.T, n int) {
 	t.Helper()
-	set := func(name, value string) {
-		fl := flag.Lookup(name)
-		old := fl.Value.String()
-		must(t, flag.Set(name, value))
-		t.Cleanup(func() { _ = flag.Set(name, old) })
-	}
+	var seed uint64 = 1
 	if soak() {
-		n *= soakFactor
+		n, seed = n*soakFactor, 0
 	}
-	set("rapid.checks", fmt.Sprint(n))
-	set("rapid.nofailfile", "true")
-	set("rapid.shrinktime", "1h")
-	if !soak() && flag.Lookup("rapid.seed").Value.String() == "0" {
-		set("rapid.seed", "1")
-	}
+	restore, err := faultsearch.Flags(n, seed)
+	must(t, err)
+	t.Cleanup(restore)
 }
 
 func must(t testing.TB, err error) {
@@ -217,39 +136,22 @@ func mustFind(t *testing.T, s rig, maxFaults int, want ...checker.Kind) {
 	if soak() {
 		budget *= soakFactor
 	}
-	f := &finder{TB: t}
-	seen := map[string]string{} // replay -> the failure it found ("" for none)
-	var hit bool                // a wanted violation was found: rapid is shrinking it
-	var toFind, spent int       // runs until the first find, and runs since
-	rapid.Check(f, func(rt *rapid.T) {
+	f := faultsearch.Find(t.Name(), func(rt *rapid.T) (string, func() string) {
 		seed, sched, replay := drawRun(rt, s, topo, maxFaults)
-		msg, ok := seen[replay]
-		if !ok {
-			if hit && spent >= budget {
-				return
-			}
+		return replay, func() string {
 			if v := runDrawn(rt, s, seed, sched); hasKind(v, want) {
-				msg = fmt.Sprintf("%s%s\n%s", found, replay, v)
+				return fmt.Sprintf("%s%s\n%s", found, replay, v)
 			}
-			seen[replay] = msg
-			if hit {
-				spent++
-			} else {
-				toFind++
-				hit = msg != ""
-			}
+			return ""
 		}
-		if msg != "" {
-			rt.Fatalf("%s", msg)
-		}
-	})
-	if !f.failed {
+	}, budget)
+	if !f.Failed {
 		t.Fatalf("%s: no %v violation within %s checks", s.name, want, flag.Lookup("rapid.checks").Value)
 	}
-	if logs := strings.Join(f.logs, "\n"); !strings.Contains(logs, found) {
+	if logs := strings.Join(f.Logs, "\n"); !strings.Contains(logs, found) {
 		t.Fatalf("%s: the search failed without finding a %v violation:\n%s", s.name, want, logs)
 	}
-	t.Logf("found after %d runs, shrunk in %d more (budget %d):\n%s", toFind, spent, budget, strings.Join(f.logs, "\n"))
+	t.Logf("found after %d runs, shrunk in %d more (budget %d):\n%s", f.ToFind, f.Spent, budget, strings.Join(f.Logs, "\n"))
 }
 
 // neverFinds runs a search that must find no violation of the given kinds.

@@ -76,6 +76,13 @@ type realOnly interface {
 	realOnly()
 }
 
+// goLock is a Workload whose lock is given in Go (custom, through
+// WithUserLock): missingLock says why it cannot start when it has none (a
+// file alone), nil when it has one.
+type goLock interface {
+	missingLock() error
+}
+
 // settings are the places in a config that every kind has (holding) or
 // that only some kinds have (nil where the kind has none), so that the
 // loader and the per-client overrides handle each once for every kind.
@@ -87,7 +94,13 @@ type settings struct {
 	// alike.
 	ttl         *time.Duration
 	ttlRule     func(ttl time.Duration) string
-	extendEvery *time.Duration // redlock-spec
+	extendEvery *time.Duration // redlock-spec, custom, script
+	// group is the lock's one group, for a kind on a single group (nil for
+	// RedLock's several): a user's lock (WithUserLock) runs there.
+	group *string
+	// lockWaits marks an owner-based kind whose lock waits (or not) as it
+	// does itself (custom, script): it has no wait, nor its clients.
+	lockWaits bool
 }
 
 // algorithms is the table of algorithm kinds, one row per kind: the
@@ -99,8 +112,13 @@ var algorithms = []func() Workload{
 	func() Workload { return new(Fenced) },
 	func() Workload { return new(Fair) },
 	func() Workload { return new(RWLock) },
+	func() Workload { return new(Spin) },
+	func() Workload { return new(NonReentrant) },
 	func() Workload { return new(RedLockSpec) },
 	func() Workload { return new(RedLockRedisson) },
+	// A user's lock: given in Go (WithUserLock), or as Lua scripts.
+	func() Workload { return new(Custom) },
+	func() Workload { return new(Script) },
 	// The peer libraries (package peers), real-only.
 	func() Workload { return new(Redsync) },
 	func() Workload { return new(RedisLock) },
@@ -236,7 +254,8 @@ func (s *Scenario) NewResource() *traffic.Resource {
 // the run's clients). Each backend calls it for each of its clients, with
 // its own traffic.Client (internal/simrun a simulated one, internal/realrun
 // one on real servers). A real-only kind on a client that is not a
-// peers.Backend (the simulation's) is refused at the algorithm's kind.
+// peers.Backend (the simulation's), and a kind whose lock is given in Go
+// without one (goLock), are refused at the algorithm's kind.
 func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error {
 	a := s.ForClient(c.Name())
 	if a.Workload == nil {
@@ -245,6 +264,11 @@ func (s *Scenario) StartWorkload(c traffic.Client, res *traffic.Resource) error 
 	_, only := a.Workload.(realOnly)
 	if _, real := c.(peers.Backend); only && !real {
 		return s.ErrAt(a.Line, "algorithm.kind", fmt.Errorf("%s: %w", a.Kind, peers.ErrNeedsReal))
+	}
+	if g, ok := a.Workload.(goLock); ok {
+		if err := g.missingLock(); err != nil {
+			return s.ErrAt(a.Line, "algorithm.kind", err)
+		}
 	}
 	if err := a.Workload.StartWorkload(c, res); err != nil {
 		return s.ErrAt(a.Line, "algorithm", err)

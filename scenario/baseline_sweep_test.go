@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/internal/usertest"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/traffic"
 )
 
 // TestBaselinesNoFalsePositives sweeps every fault-free baseline scenario
-// (baseline-*.yaml, one per algorithm) over many seeds and requires the ok
+// (baseline-*.yaml, one per algorithm; a user's lock's in its kind's
+// directory) over many seeds and requires the ok
 // verdict from each: a verdict that flags a history without faults is a
 // false positive of the oracles or of a model. CI runs a few seeds per
 // baseline; `make soak` sets LOCKSIM_BASELINE_SEEDS (2,000 per algorithm).
@@ -34,6 +37,22 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 	simulated := scenario.SimulatedKinds()
 	if len(all) < simulated {
 		t.Fatalf("only %d baseline scenarios, want one per simulated algorithm (%d)", len(all), simulated)
+	}
+	// A user's lock's baselines: the scripts' as they are, the Go lock's
+	// with internal/usertest's SET NX PX lock.
+	for _, kind := range scenario.UserKinds() {
+		user, err := scenario.LoadFS(scenarios.FS, "scenarios", kind+"/baseline-*.yaml", 1)
+		if err != nil || len(user) == 0 {
+			t.Fatalf("%s: no baseline: %v", kind, err)
+		}
+		for _, s := range user {
+			if kind == traffic.KindCustom {
+				if s, err = s.WithUserLock(usertest.SetNX(usertest.Options{TTL: s.Algorithm.Workload.(*scenario.Custom).OwnerConfig.Lease}), ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all = append(all, s)
+		}
 	}
 	for _, s := range all {
 		t.Run(s.Name, func(t *testing.T) {

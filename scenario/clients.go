@@ -28,7 +28,8 @@ type ClientSettings struct {
 	Lease *time.Duration
 	// TTL is the lease of simple and redlock-spec.
 	TTL *time.Duration
-	// ExtendEvery is redlock-spec's extension interval (0: none).
+	// ExtendEvery is the extension interval of redlock-spec, custom and
+	// script (0: none).
 	ExtendEvery *time.Duration
 	// Belief is the holder's belief model.
 	Belief *traffic.Belief
@@ -54,8 +55,11 @@ func clientFields(st settings) []string {
 	if st.extendEvery != nil {
 		out = append(out, "extend_every")
 	}
+	if st.owner != nil && !st.lockWaits {
+		out = append(out, "wait")
+	}
 	if st.owner != nil {
-		out = append(out, "wait", "lease")
+		out = append(out, "lease")
 	}
 	return out
 }

@@ -61,6 +61,8 @@ type decoder struct {
 	// faultObjs are the mappings of the faults read, by index in
 	// Scenario.Faults: checkTimeline's errors point at their fields.
 	faultObjs []*obj
+	// open reads the files the scenario names (a script kind's Lua).
+	open opener
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the

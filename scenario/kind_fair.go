@@ -2,8 +2,8 @@ package scenario
 
 // The fair kind: Redisson's fair lock (traffic.Fair), reentrant or, with
 // non_reentrant, its non-reentrant fair lock: one kind with a switch, as
-// both run the same workload, queue and model (a non-reentrant lock at
-// depth 1 is the reentrant model's case of one hold).
+// both run the same workload and queue; the switch chooses the model, as
+// the non-reentrant kind's (the simple lock's) or the reentrant kind's.
 
 import (
 	"github.com/locksim/locksim/checker"
@@ -28,18 +28,22 @@ func (k *Fair) decode(d *decoder, s *Scenario, o *obj, f string) {
 	opts.FairLockTimeoutLeavesEntry = o.bool("timeout_leaves_entry", false)
 	k.FairConfig = traffic.FairConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc,
 		NonReentrant: o.bool("non_reentrant", false)}
-	if k.NonReentrant && oc.Depth > 1 && d.err == nil {
-		d.failf(o.at("depth"), join(f, "depth"), "%d with non_reentrant: the holder's second acquire fails; want 1", oc.Depth)
-	}
 }
 
 func (k *Fair) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
 
-// Model is the reentrant lock's: a fair lock's refusal of a free lock
-// reserved for the first waiter linearizes after that waiter's acquire,
-// which is under way; a refusal with no waiter under way (a queue entry
-// that outlived its waiter) is a finding.
-func (*Fair) Model() checker.LockKind { return checker.LockReentrant }
+// Model is the reentrant lock's, or with non_reentrant the simple lock's
+// (a holder's own second acquire is refused), as the non-reentrant kind's;
+// the reentrant lock's for an empty config. A fair lock's refusal of a
+// free lock reserved for the first waiter linearizes after that waiter's
+// acquire, which is under way; a refusal with no waiter under way (a queue
+// entry that outlived its waiter) is a finding.
+func (k *Fair) Model() checker.LockKind {
+	if k.NonReentrant {
+		return checker.LockSimple
+	}
+	return checker.LockReentrant
+}
 
 // LinOptions: a synced acquire may refuse a free lock (syncedMayFail).
 func (k *Fair) LinOptions() []checker.LinOption { return syncedMayFail(k.Options) }

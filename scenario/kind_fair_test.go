@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -13,9 +14,9 @@ var fairFile = strings.Replace(good, "  kind: simple\n  ttl: 1s\n",
 	"  kind: fair\n  owners: [a]\n  wait: 2s\n  non_reentrant: true\n  fair_wait_timeout: 20s\n  timeout_leaves_entry: true\n", 1)
 
 // TestFairFields: the fair kind's own fields reach its workload's config
-// (the lock client's options among them), with their defaults when left
-// out: reentrant, Redisson's 5 min wait timeout (the lock's default), the
-// 4.7.0 behaviour after a timed-out try.
+// (the lock client's options among them) and choose its model, with their
+// defaults when left out: reentrant, Redisson's 5 min wait timeout (the
+// lock's default), the 4.7.0 behaviour after a timed-out try.
 func TestFairFields(t *testing.T) {
 	s, err := Parse("fair.yaml", []byte(fairFile))
 	if err != nil {
@@ -28,6 +29,9 @@ func TestFairFields(t *testing.T) {
 	if !k.NonReentrant || k.Options.FairLockWaitTimeout != 20*time.Second || !k.Options.FairLockTimeoutLeavesEntry || k.Wait != 2*time.Second {
 		t.Errorf("config %+v: want non_reentrant, fair_wait_timeout 20s, timeout_leaves_entry, wait 2s", k.FairConfig)
 	}
+	if k.Model() != checker.LockSimple {
+		t.Errorf("non_reentrant: model %v, want the simple lock's", k.Model())
+	}
 	if k.Options.Deployment != lock.Replicated {
 		t.Errorf("deployment %v on a master with a replica, want replicated", k.Options.Deployment)
 	}
@@ -37,18 +41,16 @@ func TestFairFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	k = s.Algorithm.Workload.(*Fair)
-	if k.NonReentrant || k.Options.FairLockWaitTimeout != 0 || k.Options.FairLockTimeoutLeavesEntry {
-		t.Errorf("defaults %+v: want reentrant, the lock's default wait timeout (0 here), 4.7.0's behaviour", k.FairConfig)
+	if k.NonReentrant || k.Options.FairLockWaitTimeout != 0 || k.Options.FairLockTimeoutLeavesEntry || k.Model() != checker.LockReentrant {
+		t.Errorf("defaults %+v, model %v: want reentrant (its model), the lock's default wait timeout (0 here), 4.7.0's behaviour", k.FairConfig, k.Model())
 	}
 }
 
 // TestFairBadFields: the fair kind's bad fields are refused naming file,
-// line and field: a depth above 1 with non_reentrant, a wait timeout that
-// is not whole milliseconds, a switch that is not a boolean, and a field
-// of another kind.
+// line and field: a wait timeout that is not whole milliseconds, a switch
+// that is not a boolean, and a field of another kind.
 func TestFairBadFields(t *testing.T) {
 	for _, c := range []struct{ old, new, want string }{
-		{"  owners: [a]\n", "  owners: [a]\n  depth: 2\n", "fair.yaml:14: algorithm.depth: 2 with non_reentrant: the holder's second acquire fails; want 1"},
 		{"fair_wait_timeout: 20s", "fair_wait_timeout: 1500us", "fair.yaml:16: algorithm.fair_wait_timeout: 1.5ms is not a whole number of milliseconds"},
 		{"non_reentrant: true", "non_reentrant: yes please", "fair.yaml:15: algorithm.non_reentrant: want true or false"},
 		{"  owners: [a]\n", "  owners: [a]\n  ttl: 1s\n", "fair.yaml:14: algorithm.ttl: not a field of algorithm fair"},

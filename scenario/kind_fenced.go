@@ -35,7 +35,9 @@ func (k *Fenced) decode(d *decoder, s *Scenario, o *obj, f string) {
 		Writes: int(o.int("writes", 1, 1, 1000)), WriteLatency: o.dur("write_latency", 10*time.Millisecond)}
 }
 
-func (k *Fenced) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+func (k *Fenced) settings() settings {
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
+}
 
 // newResource is the run's one fenced resource, shared by every client.
 func (k *Fenced) newResource() *traffic.Resource { return traffic.NewResource(k.ResourceName) }

@@ -32,7 +32,7 @@ func (k *RedisLock) decode(d *decoder, s *Scenario, o *obj, f string) {
 func (*RedisLock) realOnly() {}
 
 func (k *RedisLock) settings() settings {
-	return settings{holding: &k.Holding, ttl: &k.TTL, ttlRule: atLeastMillisecond}
+	return settings{holding: &k.Holding, ttl: &k.TTL, ttlRule: atLeastMillisecond, group: &k.Group}
 }
 
 // atLeastMillisecond is bsm/redislock's TTL rule: the library sends

@@ -66,7 +66,9 @@ func (d *decoder) locks(o *obj, f string) []string {
 // client runs a process per lock.
 const maxLocks = 100
 
-func (k *Reentrant) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+func (k *Reentrant) settings() settings {
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
+}
 
 // Model is the reentrant lock's.
 func (*Reentrant) Model() checker.LockKind { return checker.LockReentrant }

@@ -34,7 +34,7 @@ func (k *RueidisLock) decode(d *decoder, s *Scenario, o *obj, f string) {
 
 func (*RueidisLock) realOnly() {}
 
-func (k *RueidisLock) settings() settings { return settings{holding: &k.Holding} }
+func (k *RueidisLock) settings() settings { return settings{holding: &k.Holding, group: &k.Group} }
 
 // Model is the simple lock's.
 func (*RueidisLock) Model() checker.LockKind { return checker.LockSimple }

@@ -24,7 +24,9 @@ func (k *RWLock) decode(d *decoder, s *Scenario, o *obj, f string) {
 	k.ReadWriteConfig = traffic.ReadWriteConfig{Group: g, Lock: lk, Options: opts, ReadRatio: o.prob("read_ratio", 0.5), OwnerConfig: oc}
 }
 
-func (k *RWLock) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+func (k *RWLock) settings() settings {
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
+}
 
 // Model is the read-write lock's.
 func (*RWLock) Model() checker.LockKind { return checker.LockReadWrite }

@@ -31,7 +31,7 @@ func (k *Simple) decode(d *decoder, s *Scenario, o *obj, f string) {
 }
 
 func (k *Simple) settings() settings {
-	return settings{holding: &k.Holding, ttl: &k.TTL, ttlRule: wholeMilliseconds}
+	return settings{holding: &k.Holding, ttl: &k.TTL, ttlRule: wholeMilliseconds, group: &k.Group}
 }
 
 // Model is the simple lock's.

@@ -81,18 +81,9 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 	return gs
 }
 
-// deployments are options.config's values: the Redisson configuration a
-// lock client models (lock.Deployment).
-var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
-
-// owner reads the fields the owner-based kinds share beyond the group(s):
-// the lock's name, the lock client's options and the OwnerConfig. group is
-// the lock's group ("" for RedLock's several): options.config defaults to
-// replicated when it has replicas, as Redisson's default configuration for
-// such a deployment (master-slave, Sentinel) takes the synced step, and to
-// single-server otherwise.
-func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options, traffic.OwnerConfig) {
-	lk := o.str("lock", "lk")
+// ownerConfig reads the OwnerConfig's fields of o: random_owners, depth,
+// wait (0 for a kind without the field), owners and lease.
+func (d *decoder) ownerConfig(o *obj) traffic.OwnerConfig {
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
 		Depth:        int(o.int("depth", 1, 1, 100)),
@@ -108,6 +99,22 @@ func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options
 		}
 	}
 	oc.Lease = d.lease(o)
+	return oc
+}
+
+// deployments are options.config's values: the Redisson configuration a
+// lock client models (lock.Deployment).
+var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
+
+// owner reads the fields the owner-based kinds share beyond the group(s):
+// the lock's name, the lock client's options and the OwnerConfig. group is
+// the lock's group ("" for RedLock's several): options.config defaults to
+// replicated when it has replicas, as Redisson's default configuration for
+// such a deployment (master-slave, Sentinel) takes the synced step, and to
+// single-server otherwise.
+func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options, traffic.OwnerConfig) {
+	lk := o.str("lock", "lk")
+	oc := d.ownerConfig(o)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
 		"watchdog_timeout", "watchdog_batch_size")

@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 )
 
 // MaxClients is the most clients a scenario may have in all, however many
@@ -92,4 +94,63 @@ func regular(path string, m fs.FileMode) error {
 // tooLarge is the Error for a file of size bytes, above MaxFileSize.
 func tooLarge(path string, size int64) error {
 	return &Error{File: path, Msg: fmt.Sprintf("%d bytes (or more): larger than the %d bytes (1 MiB) a scenario file may have", size, MaxFileSize)}
+}
+
+// readFS reads name of fsys as readFile reads a path: a regular file of at
+// most MaxFileSize bytes (a named pipe would block the read forever),
+// shown as shown in errors.
+func readFS(fsys fs.FS, name, shown string) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(shown, st.Mode()); err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFileSize {
+		return nil, tooLarge(shown, st.Size())
+	}
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(shown, int64(len(data)))
+	}
+	return data, nil
+}
+
+// opener reads a file a scenario names (a script kind's Lua), given as
+// the file writes it: a path relative to the scenario file's directory.
+// It returns the text and the path it read, for errors and names.
+type opener func(rel string) (data []byte, path string, err error)
+
+// osOpener reads the files the scenario file at file names from the disk,
+// relative to file's directory (an absolute path as it is), with the
+// scenario file's limits (readFile).
+func osOpener(file string) opener {
+	return func(rel string) ([]byte, string, error) {
+		p := rel
+		if !filepath.IsAbs(rel) {
+			p = filepath.Join(filepath.Dir(file), rel)
+		}
+		data, err := readFile(p)
+		return data, p, err
+	}
+}
+
+// fsOpener reads the files the scenario file name of fsys names from
+// fsys, relative to name's directory, shown under dir as LoadFS shows the
+// scenario files: a path that leaves fsys (absolute, or above its root) is
+// an error, as the embedded scenarios carry their Lua beside them.
+func fsOpener(fsys fs.FS, dir, name string) opener {
+	return func(rel string) ([]byte, string, error) {
+		p := path.Join(path.Dir(name), rel)
+		if path.IsAbs(rel) || !fs.ValidPath(p) {
+			return nil, rel, fmt.Errorf("%s: not a path inside %s", rel, dir)
+		}
+		shown := filepath.Join(dir, filepath.FromSlash(p))
+		data, err := readFS(fsys, p, shown)
+		return data, shown, err
+	}
 }

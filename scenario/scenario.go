@@ -155,23 +155,11 @@ func LoadFS(fsys fs.FS, dir, pattern string, scale float64) ([]*Scenario, error)
 	}
 	out := make([]*Scenario, 0, len(names))
 	for _, name := range names { // fs.Glob sorts
-		// Only regular files of at most MaxFileSize bytes: a named pipe
-		// would block the read forever.
-		st, err := fs.Stat(fsys, name)
+		data, err := readFS(fsys, name, filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
 		}
-		if err := regular(filepath.Join(dir, name), st.Mode()); err != nil {
-			return nil, err
-		}
-		if st.Size() > MaxFileSize {
-			return nil, tooLarge(filepath.Join(dir, name), st.Size())
-		}
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		s, err := ParseScaled(filepath.Join(dir, name), data, scale)
+		s, err := parseScaled(filepath.Join(dir, name), data, scale, fsOpener(fsys, dir, name))
 		if err != nil {
 			return nil, err
 		}
@@ -200,10 +188,16 @@ func LoadScaled(path string, scale float64) (*Scenario, error) {
 // ParseScaled is Parse with every duration multiplied by scale (see
 // LoadScaled).
 func ParseScaled(file string, data []byte, scale float64) (*Scenario, error) {
+	return parseScaled(file, data, scale, osOpener(file))
+}
+
+// parseScaled is ParseScaled with the files the scenario names (a script
+// kind's Lua) read through open.
+func parseScaled(file string, data []byte, scale float64, open opener) (*Scenario, error) {
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("scale %v: want a positive number", scale)}
 	}
-	s, err := parse(file, data, scale)
+	s, err := parse(file, data, scale, open)
 	var e *Error
 	if err != nil && scale != 1 && errors.As(err, &e) {
 		e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
@@ -211,11 +205,15 @@ func ParseScaled(file string, data []byte, scale float64) (*Scenario, error) {
 	return s, err
 }
 
-// Parse reads a scenario from data; file names it in errors.
-func Parse(file string, data []byte) (s *Scenario, err error) { return parse(file, data, 1) }
+// Parse reads a scenario from data; file names it in errors, and the files
+// the scenario names (a script kind's Lua) are read from the disk, relative
+// to file's directory.
+func Parse(file string, data []byte) (s *Scenario, err error) {
+	return parse(file, data, 1, osOpener(file))
+}
 
-func parse(file string, data []byte, scale float64) (s *Scenario, err error) {
-	d := &decoder{file: file, scale: scale}
+func parse(file string, data []byte, scale float64, open opener) (s *Scenario, err error) {
+	d := &decoder{file: file, scale: scale, open: open}
 	defer func() {
 		// The loader must never panic on bad input; a panic here is a bug,
 		// reported as an internal error about the file (wrapping

@@ -61,14 +61,31 @@ func TestAlgorithmTable(t *testing.T) {
 		if (st.extendEvery != nil) != slices.Contains(fields, "extend_every") {
 			t.Errorf("%s: extend_every setting %v but field %v", name, st.extendEvery != nil, slices.Contains(fields, "extend_every"))
 		}
-		if _, only := w.(realOnly); only {
+		if st.group != nil && !slices.Contains(fields, "group") {
+			t.Errorf("%s: a group setting without a group field", name)
+		}
+		if st.lockWaits && (st.owner == nil || slices.Contains(fields, "wait")) {
+			t.Errorf("%s: its lock waits itself, but owner settings %v, wait field %v", name, st.owner != nil, slices.Contains(fields, "wait"))
+		}
+		_, only := w.(realOnly)
+		_, user := w.(userKind)
+		switch {
+		case only:
 			// A peer library's baseline runs on real servers only
 			// (internal/realrun's TestPeerScenarios).
 			if _, err := os.Stat("../scenarios/peers/baseline-" + name + ".yaml"); err != nil {
 				t.Errorf("%s: no baseline scenario: %v", name, err)
 			}
-		} else if _, err := fs.Stat(scenarios.FS, "baseline-"+name+".yaml"); err != nil {
-			t.Errorf("%s: no baseline scenario: %v", name, err)
+		case user:
+			// A user's lock's baseline is in its own directory, beside its
+			// Lua (TestBaselinesNoFalsePositives runs it).
+			if _, err := fs.Stat(scenarios.FS, name+"/baseline-"+name+".yaml"); err != nil {
+				t.Errorf("%s: no baseline scenario: %v", name, err)
+			}
+		default:
+			if _, err := fs.Stat(scenarios.FS, "baseline-"+name+".yaml"); err != nil {
+				t.Errorf("%s: no baseline scenario: %v", name, err)
+			}
 		}
 	}
 	// Before the kind is known the section may hold any kind's field, each

@@ -8,7 +8,11 @@ import "embed"
 
 // FS holds every committed scenario file (*.yaml) at its root; load them
 // with scenario.LoadFS(FS, "scenarios", "*.yaml", 1), which names each
-// scenarios/<file>, its path from the repository's root.
+// scenarios/<file>, its path from the repository's root. It also holds the
+// scenarios of a user's lock: script/ (a lock given as Lua, with its .lua
+// files beside them, which the loader reads from FS) and custom/ (a lock
+// given in Go, whose files name only its settings); the pattern "*.yaml"
+// leaves them out.
 //
-//go:embed *.yaml
+//go:embed *.yaml script/*.yaml script/*.lua custom/*.yaml
 var FS embed.FS

@@ -75,3 +75,20 @@ func (b *belief) granted(lt *leaseTimer, lease time.Duration) {
 // watchdog's report that its lock was lost: the careful model's user does;
 // the trusting model's (Redisson's API) does not.
 func (m Belief) observesLoss() bool { return m == BeliefCareful }
+
+// validFrom returns the validity estimate of an acquire (or extension)
+// called at call that returned a validity of its own (a user's lock's
+// Grant.Validity): the careful model's runs out at call + validity, and
+// has already when that instant is past (acquired then ends the belief at
+// once); the trusting model's runs for validity from now, the reply.
+func (b *belief) validFrom(call time.Time, validity time.Duration) *leaseTimer {
+	if b.model == BeliefTrusting {
+		return b.startTimer(validity)
+	}
+	left := validity - b.rt.Now().Sub(call)
+	lt := b.startTimer(max(left, 0))
+	if left <= 0 {
+		lt.fired = true
+	}
+	return lt
+}

@@ -47,13 +47,14 @@ func (p *ownerPicker) pick() string {
 }
 
 // AcquireOutcome classifies an acquire's error for its op record: ok, fail
-// (refused, or wait timed out), unknown (the client cannot tell whether it
+// (refused, or wait timed out, or a non-reentrant lock's holder refused its
+// own second acquire: lock.ErrReentry, which changed nothing), unknown (the client cannot tell whether it
 // was applied), or error (an error reply; and an unsynced acquire, which
 // took the lock and tried to give it back: checkers must not read it as
 // "refused while free"). The real backend (internal/realrun) records by it
 // too, so that both backends' histories say the same of the same error.
 func AcquireOutcome(err error) (history.Outcome, string) {
-	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout)
+	return classify(err, "", lock.ErrNotAcquired, lock.ErrWaitTimeout, lock.ErrReentry)
 }
 
 // ReleaseOutcome classifies a release's error: ok (Result "", the locks do
@@ -186,16 +187,23 @@ func (b *belief) expire(detail string) {
 }
 
 // heldLock is what the owner-based loop needs of a lock: acquire one hold
-// (read or exclusive) and give one back. token is the fencing token, or 0.
+// (read or exclusive) and give one back. The grant of a successful acquire
+// says what its record and its holder keep (ownerLoop.run): its Value, or
+// else its fencing Token (non-zero only for a fenced lock), is the acquire
+// record's Result, which the ground truth matches against a string key's
+// value (checker.Names); a positive Validity replaces the lease as the
+// holder's estimate. The locksim locks return the zero Grant, or a fenced
+// lock's token alone.
 type heldLock interface {
-	acquire(ctx context.Context, owner string, read bool) (token int64, fenced bool, err error)
+	acquire(ctx context.Context, owner string, read bool) (Grant, error)
 	release(ctx context.Context, owner string, read bool) error
 }
 
-// ownerLoop is the loop of Reentrant, ReadWrite, FencedWrites and
-// RedissonRedLock: pick an owner (and a mode), acquire Depth times, hold
-// (writing to a fenced resource if configured), release as many times as
-// acquires succeeded, think.
+// ownerLoop is the loop of Reentrant, ReadWrite, FencedWrites,
+// RedissonRedLock and a user's lock (User, ScriptLock): pick an owner (and
+// a mode), acquire Depth times, hold (writing to a fenced resource, or
+// extending the hold, if configured), release as many times as acquires
+// succeeded, think.
 type ownerLoop struct {
 	c         Client
 	rt        lock.Runtime
@@ -224,6 +232,11 @@ type ownerLoop struct {
 	// onAcquire, when set, runs before each acquire (depth is the number of
 	// holds already taken in this holding).
 	onAcquire func(depth int)
+	// extendEvery, when positive with extend set, makes the holder extend
+	// its hold this often while it holds (holdExtending): a user's lock
+	// (User).
+	extendEvery time.Duration
+	extend      func(ctx context.Context, owner string) extension
 }
 
 // lost is the watchdog's report that owner no longer holds lockName: under
@@ -264,21 +277,26 @@ func (lp *ownerLoop) run() {
 				lp.onAcquire(held)
 			}
 			lt := b.calling(lp.lease)
+			call := lp.rt.Now()
 			op := lp.c.BeginOp(lp.lockName, acqOp, owner)
-			setDetail(op, history.LeaseDetail(lp.lease, lp.watchdog))
-			tok, fenced, err := lp.l.acquire(ctx, owner, read)
+			setDetail(op, lp.leaseDetail())
+			g, err := lp.l.acquire(ctx, owner, read)
 			outcome, result := AcquireOutcome(err)
 			if outcome != history.OutcomeOK {
 				op.End(outcome, result)
 				b.failed(lt)
 				break
 			}
-			if fenced {
-				result = strconv.FormatInt(tok, 10)
-				token = tok
+			if g.Token != 0 {
+				token = g.Token
 			}
-			op.End(history.OutcomeOK, result)
-			b.granted(lt, lp.lease)
+			op.End(history.OutcomeOK, g.result())
+			if g.Validity > 0 {
+				b.failed(lt)
+				b.acquired(b.validFrom(call, g.Validity))
+			} else {
+				b.granted(lt, lp.lease)
+			}
 			held++
 		}
 		if held > 0 {
@@ -305,10 +323,26 @@ func (lp *ownerLoop) run() {
 	}
 }
 
+// leaseDetail is the Detail of the loop's acquires (history.LeaseDetail):
+// the lease, or the watchdog's timeout; "watchdog" alone for a watchdog
+// hold whose timeout the loop does not know (a user's lock kept until its
+// release), which the checkers read as a hold that lasts until then.
+func (lp *ownerLoop) leaseDetail() string {
+	if lp.lease == 0 && lp.watchdog == 0 {
+		return "watchdog"
+	}
+	return history.LeaseDetail(lp.lease, lp.watchdog)
+}
+
 // holdFor holds the lock for the hold time; with a fenced resource, the
 // hold is split into Writes slices, each starting with a write that takes
-// WriteLatency to land.
+// WriteLatency to land; with extensions, it extends every extendEvery.
 func (lp *ownerLoop) holdFor(ctx context.Context, owner string, token int64) {
+	if lp.extend != nil && lp.extendEvery > 0 {
+		holdExtending(ctx, lp.c, lp.rt, lp.active, lp.lockName, []string{owner}, lp.hold, lp.extendEvery,
+			func(ctx context.Context) extension { return lp.extend(ctx, owner) })
+		return
+	}
 	if lp.res == nil || lp.writes == 0 {
 		_ = lp.rt.Sleep(ctx, lp.hold)
 		return

@@ -1,12 +1,6 @@
 package traffic
 
-import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/locksim/locksim/lock"
-)
+import "github.com/locksim/locksim/lock"
 
 // FairConfig is a workload of one client on a fair lock (lock.FairLock,
 // Redisson's RedissonFairLock; with NonReentrant, its
@@ -21,8 +15,8 @@ type FairConfig struct {
 	// FairLockTimeoutLeavesEntry among them). ID defaults to the client's
 	// name. OnLost, if set, is called after the workload records the loss.
 	Options lock.Options
-	// NonReentrant uses a NonReentrantFairLock: a second acquire by the
-	// holder fails, so Depth must be 1.
+	// NonReentrant uses a NonReentrantFairLock: the holder's second
+	// acquire (Depth above 1) is refused.
 	NonReentrant bool
 	// OwnerConfig says who holds, how deep, and each acquire's wait (its
 	// TryLockFor's, which is also its queue entry's) and lease.
@@ -42,40 +36,19 @@ var fairNames = names{kind: KindFair, stream: "fair"}
 // ReentrantConfig.DefaultBelief): the fair lock's API is RLock's.
 func (FairConfig) DefaultBelief() Belief { return BeliefTrusting }
 
-// Fair starts a process on c that, after Start, loops as Reentrant's does
-// on a fair lock: pick an owner, acquire the lock Depth times with
-// TryLockFor(Wait, Lease) (queueing behind the waiters before it), hold it
-// for Hold, release as many times, think. It records "acquire",
-// "release" and "expire" op records as package checker describes them.
+// Fair starts a process on c that loops as Reentrant's does on a fair
+// lock: pick an owner, acquire the lock Depth times with TryLockFor(Wait,
+// Lease) (queueing behind the waiters before it), hold it for Hold,
+// release as many times as it acquired, think. It records "acquire",
+// "release" and "expire" op records as package checker describes them; on
+// a non-reentrant lock a holding's second acquire is refused and recorded
+// as a failed acquire, as NonReentrant's.
 func Fair(c Client, cfg FairConfig) error {
 	rc := ReentrantConfig{Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options, OwnerConfig: cfg.OwnerConfig, Holding: cfg.Holding}
-	lp, lc, err := newOwnerLoop(c, fairNames, cfg.DefaultBelief(), rc)
-	if err != nil {
-		return err
-	}
-	if cfg.NonReentrant && lp.depth > 1 {
-		return fmt.Errorf("traffic: %s on client %s: depth %d with a non-reentrant lock, whose holder's second acquire fails: want 1",
-			KindFair, c.Name(), lp.depth)
-	}
-	l := lc.FairLock(cfg.Lock)
-	if cfg.NonReentrant {
-		l = lc.NonReentrantFairLock(cfg.Lock)
-	}
-	lp.l = fairHeld{l: l, wait: cfg.Wait, lease: cfg.Lease}
-	c.Go(KindFair+":"+cfg.Lock, lp.run)
-	return nil
-}
-
-// fairHeld is a FairLock as the owner loop's heldLock.
-type fairHeld struct {
-	l           *lock.FairLock
-	wait, lease time.Duration
-}
-
-func (h fairHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
-	return 0, false, h.l.TryLockFor(ctx, owner, h.wait, h.lease)
-}
-
-func (h fairHeld) release(ctx context.Context, owner string, _ bool) error {
-	return h.l.Unlock(ctx, owner)
+	return startOwnerLock(c, fairNames, cfg.DefaultBelief(), rc, func(lc *lock.Client) tryLocker {
+		if cfg.NonReentrant {
+			return lc.NonReentrantFairLock(cfg.Lock)
+		}
+		return lc.FairLock(cfg.Lock)
+	})
 }

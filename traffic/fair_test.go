@@ -1,9 +1,9 @@
 package traffic_test
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -46,18 +46,30 @@ func TestFairNoFaults(t *testing.T) {
 	}
 }
 
-// TestFairNonReentrantDepth: a non-reentrant fair lock's workload refuses
-// a depth above 1 (the holder's second acquire would fail) before it
-// starts, naming the kind and the client; depth 1 starts.
-func TestFairNonReentrantDepth(t *testing.T) {
-	e := newEnv(t, 1, "m1")
-	cfg := traffic.FairConfig{Group: "m1", Lock: "lk", NonReentrant: true, OwnerConfig: traffic.OwnerConfig{Depth: 2}}
-	err := traffic.Fair(e.client("c1"), cfg)
-	if err == nil || !strings.Contains(err.Error(), "traffic: fair on client c1: depth 2") {
-		t.Errorf("depth 2: %v; want the refusal", err)
+// TestFairNonReentrantDepthTwo: on a non-reentrant fair lock every
+// holding's second acquire is refused (recorded as a failed acquire) and
+// the holding releases once; nobody overlaps, and the history fits the
+// simple model, not the reentrant one (the control), as the non-reentrant
+// lock's does (TestNonReentrantDepthTwo).
+func TestFairNonReentrantDepthTwo(t *testing.T) {
+	e := newEnv(t, 7, "m1")
+	cfg := traffic.FairConfig{Group: "m1", Lock: "lk", NonReentrant: true,
+		OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 2 * sec}}
+	cfg.Hold, cfg.Think = 100*ms, 700*ms
+	e.clientsWith(3, func(c *sim.Client) error { return traffic.Fair(c, cfg) })
+	e.run(30 * sec)
+	if hs := checkExclusion(t, e, "lk", 30*sec); len(hs) < 15 {
+		t.Errorf("only %d holdings", len(hs))
 	}
-	cfg.Depth = 1
-	if err := traffic.Fair(e.client("c2"), cfg); err != nil {
-		t.Errorf("depth 1: %v", err)
+	recs := e.records()
+	acqOK, acqFail := count(recs, "acquire", "", history.OutcomeOK), count(recs, "acquire", "", history.OutcomeFail)
+	if rel := count(recs, "release", "", history.OutcomeOK); acqOK-rel > 1 || rel > acqOK || acqFail < acqOK-1 {
+		t.Errorf("%d acquires ok, %d failed, %d releases: want a failed second acquire per holding and one release", acqOK, acqFail, rel)
+	}
+	if v := linOK(recs, checker.LockSimple); v.Status != checker.OK {
+		t.Errorf("simple model: %v", v)
+	}
+	if v := linOK(recs, checker.LockReentrant); v.Status != checker.Violated {
+		t.Errorf("control: the reentrant model accepts a refused re-acquire: %v", v)
 	}
 }

@@ -147,8 +147,8 @@ type redissonHeld struct {
 	wait, lease time.Duration
 }
 
-func (h redissonHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
-	return 0, false, h.r.TryLock(ctx, owner, h.wait, h.lease)
+func (h redissonHeld) acquire(ctx context.Context, owner string, _ bool) (Grant, error) {
+	return Grant{}, h.r.TryLock(ctx, owner, h.wait, h.lease)
 }
 
 func (h redissonHeld) release(ctx context.Context, owner string, _ bool) error {

@@ -139,7 +139,7 @@ func reentrantLock(lc *lock.Client, cfg ReentrantConfig) heldLock {
 	if cfg.Fenced {
 		return fencedHeld{l: lc.FencedLock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
 	}
-	return reentrantHeld{l: lc.Lock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
+	return tryLockHeld{l: lc.Lock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
 }
 
 // lostOptions returns opts with the client's name as the default ID and
@@ -158,27 +158,19 @@ func lostOptions(opts lock.Options, client string, lost func(name, owner string)
 	return opts
 }
 
-type reentrantHeld struct {
-	l           *lock.Lock
-	wait, lease time.Duration
-}
-
-func (h reentrantHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
-	return 0, false, h.l.TryLockFor(ctx, owner, h.wait, h.lease)
-}
-
-func (h reentrantHeld) release(ctx context.Context, owner string, _ bool) error {
-	return h.l.Unlock(ctx, owner)
-}
-
 type fencedHeld struct {
 	l           *lock.FencedLock
 	wait, lease time.Duration
 }
 
-func (h fencedHeld) acquire(ctx context.Context, owner string, _ bool) (int64, bool, error) {
+// acquire's grant carries the fencing token (at least 1: the token counter's
+// INCR), which makes its acquire record's Result.
+func (h fencedHeld) acquire(ctx context.Context, owner string, _ bool) (Grant, error) {
 	tok, err := h.l.TryLockFor(ctx, owner, h.wait, h.lease)
-	return tok, err == nil, err
+	if err != nil {
+		return Grant{}, err
+	}
+	return Grant{Token: tok}, nil
 }
 
 func (h fencedHeld) release(ctx context.Context, owner string, _ bool) error {

@@ -77,8 +77,8 @@ func (h rwHeld) half(read bool) *lock.RWHalf {
 	return h.rw.WriteLock()
 }
 
-func (h rwHeld) acquire(ctx context.Context, owner string, read bool) (int64, bool, error) {
-	return 0, false, h.half(read).TryLockFor(ctx, owner, h.wait, h.lease)
+func (h rwHeld) acquire(ctx context.Context, owner string, read bool) (Grant, error) {
+	return Grant{}, h.half(read).TryLockFor(ctx, owner, h.wait, h.lease)
 }
 
 func (h rwHeld) release(ctx context.Context, owner string, read bool) error {

@@ -117,7 +117,9 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			done++
 			b.acquired(b.startTimer(validity(lease)))
 			if cfg.ExtendEvery > 0 {
-				holdExtending(ctx, c, rt, s, b, lease, cfg.Hold, cfg.ExtendEvery, validity)
+				holdExtending(ctx, c, rt, b, s.Key(), nil, cfg.Hold, cfg.ExtendEvery, func(ctx context.Context) extension {
+					return specExtend(ctx, s, lease, validity)
+				})
 			} else {
 				_ = rt.Sleep(ctx, cfg.Hold)
 			}
@@ -136,15 +138,27 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	return nil
 }
 
-// holdExtending holds lease for hold, by the client's clock, extending it
-// every `every`: each extension is an "extend" record, and a successful one
-// restarts b's estimate at validity(lease). It returns early, for the
-// release, when b's estimate ran out (during a sleep or an extension) or an
-// extension failed (recorded as "expire", Detail "extend-failed", if the
-// belief had not ended already). A holder whose belief ended does not extend
-// again: its holding is over, even if a late extension succeeded.
-func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Spec, b *belief, lease *redlock.Lease,
-	hold, every time.Duration, validity func(*redlock.Lease) time.Duration) {
+// extension is what one extension of a hold did, for holdExtending: its
+// record's outcome, Result and Detail (set when it succeeded), and after a
+// success the holder's new validity estimate (estimate; nil keeps the one
+// it has).
+type extension struct {
+	outcome        history.Outcome
+	result, detail string
+	estimate       func(b *belief) *leaseTimer
+}
+
+// holdExtending holds b's lock for hold, by the client's clock, extending
+// it every `every` with extend: each extension is an "extend" record on
+// name (Args args), and a successful one restarts b's estimate (its
+// extension's estimate). It returns early, for the release, when b's
+// estimate ran out (during a sleep or an extension) or an extension failed
+// (recorded as "expire", Detail "extend-failed", if the belief had not
+// ended already). A holder whose belief ended does not extend again: its
+// holding is over, even if a late extension succeeded. The spec's RedLock
+// and a user's lock (User) extend through it.
+func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, name string, args []string,
+	hold, every time.Duration, extend func(context.Context) extension) {
 	until := rt.Now().Add(hold)
 	for {
 		left := until.Sub(rt.Now())
@@ -156,15 +170,13 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 		if !b.held || !rt.Now().Before(until) {
 			return
 		}
-		op := c.BeginOp(s.Key(), history.OpExtend)
-		v, err := s.Extend(ctx, lease)
-		outcome, result := extendOutcome(err)
-		if outcome == history.OutcomeOK {
-			setDetail(op, "validity="+v.String())
-			result = lease.Token
+		op := c.BeginOp(name, history.OpExtend, args...)
+		x := extend(ctx)
+		if x.outcome == history.OutcomeOK {
+			setDetail(op, x.detail)
 		}
-		op.End(outcome, result)
-		if outcome != history.OutcomeOK {
+		op.End(x.outcome, x.result)
+		if x.outcome != history.OutcomeOK {
 			if b.held {
 				b.expire("extend-failed")
 			}
@@ -173,8 +185,23 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, s *redlock.Sp
 		if !b.held {
 			return
 		}
-		b.acquired(b.startTimer(validity(lease)))
+		if x.estimate != nil {
+			b.acquired(x.estimate(b))
+		}
 	}
+}
+
+// specExtend extends the spec's RedLock lease: Result the lease's token,
+// Detail "validity=<d>" when it succeeded, and then the holder's estimate
+// validity(lease) from now.
+func specExtend(ctx context.Context, s *redlock.Spec, lease *redlock.Lease, validity func(*redlock.Lease) time.Duration) extension {
+	v, err := s.Extend(ctx, lease)
+	outcome, result := extendOutcome(err)
+	if outcome != history.OutcomeOK {
+		return extension{outcome: outcome, result: result}
+	}
+	return extension{outcome: outcome, result: lease.Token, detail: "validity=" + v.String(),
+		estimate: func(b *belief) *leaseTimer { return b.startTimer(validity(lease)) }}
 }
 
 // extendOutcome classifies an extension's error: ok; fail when the holder

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/internal/usertest"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -26,7 +28,7 @@ func (r *randNames) Rand(component string) *rand.Rand {
 // renamed (its errors and the scenario files spell the kind), but its
 // streams keep their names, or every committed run would change.
 func TestStreamNames(t *testing.T) {
-	e := newEnv(t, 1, "n1", "n2", "n3")
+	e := newEnv(t, 1, "n1", "n2", "n3", "m1")
 	rc := traffic.ReentrantConfig{Group: "n1", Lock: "lk"}
 	for i, c := range []struct {
 		want  string
@@ -40,6 +42,12 @@ func TestStreamNames(t *testing.T) {
 		{"traffic/fenced-writes/lk", func(c traffic.Client) error {
 			return traffic.FencedWrites(c, traffic.FencedWritesConfig{ReentrantConfig: rc, Resource: traffic.NewResource("db")})
 		}},
+		{"traffic/spin/lk", func(c traffic.Client) error {
+			return traffic.Spin(c, traffic.SpinConfig{Group: "n1", Lock: "lk"})
+		}},
+		{"traffic/non-reentrant/lk", func(c traffic.Client) error {
+			return traffic.NonReentrant(c, traffic.NonReentrantConfig{Group: "n1", Lock: "lk"})
+		}},
 		{"traffic/read-write/lk", func(c traffic.Client) error {
 			return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "n1", Lock: "lk"})
 		}},
@@ -48,6 +56,10 @@ func TestStreamNames(t *testing.T) {
 		}},
 		{"traffic/redisson-redlock/lk", func(c traffic.Client) error {
 			return traffic.RedissonRedLock(c, traffic.RedissonConfig{Groups: groups3, Lock: "lk"})
+		}},
+		{"traffic/custom/lk", func(c traffic.Client) error { return traffic.User(c, userCfg(usertest.Options{TTL: sec})) }},
+		{"traffic/script/lk", func(c traffic.Client) error {
+			return traffic.ScriptLock(c, scriptCfg("simple", traffic.ReplyOK, traffic.OwnerInValue, scripts.SimpleObtain, simpleRelease))
 		}},
 	} {
 		rn := &randNames{Client: e.client("c" + string(rune('1'+i)))}

@@ -83,21 +83,32 @@ func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(
 				flag, dir, o.File, s.File, s.Name, base)
 		}
 		owner[base] = s
-		for _, suf := range runOutputs {
-			p := filepath.Join(dir, sanitize(s.Name)+infix+suf)
-			st, err := os.Lstat(p)
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-			case err != nil:
-				return fmt.Errorf("%s %s: %w", flag, dir, err)
-			case !st.Mode().IsRegular():
-				what := "not a regular file"
-				if st.IsDir() {
-					what = "a directory"
-				}
-				return fmt.Errorf("%s %s: %s exists and is %s: %s's %s file cannot replace it; nothing was run or written",
-					flag, dir, p, what, s.Name, suf)
+		if err := checkReplaceable(flag, dir, base, s.Name, runOutputs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReplaceable checks that the files dir/base+suffix, for each of
+// suffixes, can be written: none exists as anything but a regular file (a
+// directory of that name would stop the writing half-way). name is whose
+// files they are, for the error.
+func checkReplaceable(flag, dir, base, name string, suffixes []string) error {
+	for _, suf := range suffixes {
+		p := filepath.Join(dir, base+suf)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", flag, dir, err)
+		case !st.Mode().IsRegular():
+			what := "not a regular file"
+			if st.IsDir() {
+				what = "a directory"
 			}
+			return fmt.Errorf("%s %s: %s exists and is %s: %s's %s file cannot replace it; nothing was run or written",
+				flag, dir, p, what, name, suf)
 		}
 	}
 	return nil

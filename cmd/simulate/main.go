@@ -5,6 +5,7 @@
 //	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
 //	simulate list [-json] [FILE|DIR ...]
 //	simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-shard K/N [-partial FILE]]
+//	simulate check [-model M] [-liveness DUR] [-end DUR] [-json] [-out DIR] FILE.jsonl ...
 //	simulate merge [-out DIR] [-json] PARTIAL...
 //	simulate demo [-seed N] [-out DIR]
 //	simulate help [COMMAND] | -h | -version
@@ -70,6 +71,17 @@
 // wrote (its .locksim-report marker), or takes a new or empty directory. make report writes the reference report
 // (-out reports).
 //
+// check judges histories of JSON lines (package history's format): saved
+// by run -out, recorded on real servers, or written from a user's own
+// logs. Every line is validated first (a bad one is named with its line
+// and field, exit 2, nothing written); each history is then judged by
+// checker.Judge, against -model when given (a history does not name its
+// model), and its verdict printed (-json: schema locksim.check/v1), with
+// what could not be checked: without node truth records, silent loss,
+// reentrancy, unlock idempotency and the resurrected lock. Exit status 0
+// when no violation was found, 1 when one was (or a check gave up within
+// its budget).
+//
 // demo replays two of the scenario files built into the command, so it
 // needs no file on disk: SimpleLock's no-fault baseline, and F0, a
 // failover while the replica lags, which breaks mutual exclusion. It
@@ -79,7 +91,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -91,8 +102,6 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/history"
-	"github.com/locksim/locksim/report"
 )
 
 // exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM:
@@ -142,6 +151,7 @@ func init() {
 		}},
 		{"compare", "run every algorithm under every failure mode; write the report into a new directory (or -out DIR)", compareCmd},
 		{"agree", "run every scenario in the simulation and on real servers; a table of both verdicts", agree},
+		{"check", "judge histories of JSON lines: saved by run -out, recorded on real servers, or written from your own logs", checkCmd},
 		{"merge", "combine the partial results of a sharded compare or run -seeds into what one run writes", mergeCmd},
 		{"demo", "replay two built-in scenarios, a baseline and F0, as run does", func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return demo(args, stdout, stderr)
@@ -308,15 +318,4 @@ func sanitize(name string) string {
 		}
 	}
 	return string(b)
-}
-
-// writeJSONL writes records to path as JSON lines, through a temporary
-// file and a rename (report.WriteFile), so a failed write never leaves a
-// half-written history behind.
-func writeJSONL(path string, recs []history.Record) error {
-	var b bytes.Buffer
-	if err := history.WriteJSONL(&b, recs); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return report.WriteFile(path, b.Bytes())
 }

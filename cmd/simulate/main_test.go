@@ -423,7 +423,7 @@ func TestHelpExitsZero(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%v: exit %d", args, code)
 		}
-		for _, cmd := range []string{"run", "list", "compare", "agree", "merge", "demo", "help"} {
+		for _, cmd := range []string{"run", "list", "compare", "agree", "check", "merge", "demo", "help"} {
 			if n := strings.Count(out, "\n  "+cmd+" "); n != 1 {
 				t.Errorf("%v: %d lines for %s:\n%s", args, n, cmd, out)
 			}
@@ -435,7 +435,7 @@ func TestHelpExitsZero(t *testing.T) {
 // scenario file is an unknown command, and the message lists the commands.
 func TestUnknownCommand(t *testing.T) {
 	code, out, errs := runCLI(t, "bogus")
-	if code != 2 || out != "" || !strings.Contains(errs, `unknown command "bogus"`) || !strings.Contains(errs, "run, list, compare, agree, merge, demo, help") {
+	if code != 2 || out != "" || !strings.Contains(errs, `unknown command "bogus"`) || !strings.Contains(errs, "run, list, compare, agree, check, merge, demo, help") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	if code, _, errs := runCLI(t, "help", "bogus"); code != 2 || !strings.Contains(errs, "unknown command") {

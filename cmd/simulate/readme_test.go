@@ -32,7 +32,11 @@ func readmeRows(t *testing.T) []string {
 func TestReadmeTableListsEveryFlag(t *testing.T) {
 	rows := readmeRows(t)
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
-	for _, cmd := range []string{"run", "list", "compare", "agree", "merge", "demo"} {
+	for _, c := range commands {
+		cmd := c.name
+		if cmd == "help" {
+			continue
+		}
 		code, _, usage := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Fatalf("%s -h: exit %d", cmd, code)

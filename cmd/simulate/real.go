@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/internal/realrun"
+	"github.com/locksim/locksim/internal/runfiles"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
@@ -231,9 +232,10 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, st
 		timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
 	t.count(true, r.Match)
 	if a.out != "" {
-		if err := writeFiles(runFiles{s: s, base: filepath.Join(a.out, sanitize(s.Name)+".redis"),
-			title: fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), xLabel: "real time (s)", seed: s.Seed, recs: r.Records, end: r.End,
-			verdict: r.Verdict, match: r.Match, why: r.Why, faults: r.Faults, stderr: stderr}); err != nil {
+		f := runfiles.Scenario(s, s.Seed, r.Verdict, r.Match, r.Why)
+		f.Base, f.Title, f.XLabel = filepath.Join(a.out, sanitize(s.Name)+".redis"), fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), "real time (s)"
+		f.Records, f.End, f.Faults, f.Stderr = r.Records, r.End, r.Faults, stderr
+		if err := writeFiles(f); err != nil {
 			fmt.Fprintf(stderr, "simulate: %v\n", err)
 			return 2
 		}

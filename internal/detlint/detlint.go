@@ -72,7 +72,7 @@ var Rules = []string{RuleWallclock, RuleGlobalRand, RuleGoroutine, RuleSelect, R
 // DefaultPatterns are the packages that run inside the simulation and so must
 // be deterministic. The command and the project test share them so that the
 // two can't drift apart.
-var DefaultPatterns = []string{"./sim/...", "./setup/...", "./faults/...", "./lock/...", "./redlock/...", "./checker/...", "./traffic/..."}
+var DefaultPatterns = []string{"./sim/...", "./setup/...", "./faults/...", "./lock/...", "./redlock/...", "./checker/...", "./traffic/...", "./examples/ownlock/..."}
 
 // wallclockFuncs are the package-level functions of "time" that observe or
 // wait on real time. Everything else in "time" is pure arithmetic.

@@ -75,6 +75,30 @@ var (
 	FencedAcquire = must("fenced_acquire")
 )
 
+// Scripts of the spin lock and the non-reentrant lock (lock.SpinLock,
+// lock.NonReentrantLock). The spin lock acquires with ReentrantAcquire;
+// the non-reentrant lock unlocks and force-unlocks with the reentrant
+// lock's scripts.
+var (
+	// SpinUnlock is the spin lock's unlock: ReentrantUnlock without the
+	// release message. KEYS[1] lock, KEYS[2] unlock latch; ARGV[1] lease
+	// ms, ARGV[2] holder field, ARGV[3] latch TTL ms, ARGV[4] latch on
+	// ("1"/"0"). 1 released, 0 holds remain, nil not held.
+	SpinUnlock = must("spin_unlock")
+	// SpinForceUnlock deletes a spin lock whoever holds it: KEYS[1] lock.
+	// 1 when there was one, else 0.
+	SpinForceUnlock = must("spin_force_unlock")
+	// NonReentrantAcquire takes a non-reentrant lock, with
+	// ReentrantAcquire's keys and arguments; the holder's own second
+	// acquire is answered with the error reply NonReentrantReacquire and
+	// changes nothing.
+	NonReentrantAcquire = must("non_reentrant_acquire")
+)
+
+// NonReentrantReacquire is the text of NonReentrantAcquire's and
+// FairAcquire's error reply (Redisson's REENTRY_ERR); a server may put a code before it ("ERR ").
+const NonReentrantReacquire = "NON_REENTRANT_REACQUIRE"
+
 // Scripts of the fair lock (lock.FairLock), reentrant or not: KEYS[1] the
 // lock, KEYS[2] its queue, KEYS[3] its timeouts (see fair_acquire.lua).
 // Every one but FairDequeue first drops the waiters at the head of the
@@ -83,7 +107,8 @@ var (
 	// FairAcquire takes, re-enters or queues: ARGV[1] lease ms, ARGV[2]
 	// holder field, ARGV[3] wait ms, ARGV[4] wall clock ms, ARGV[5]
 	// 'queue' or 'once', ARGV[6] '1' reentrant or '0'. nil when acquired;
-	// else 1 ('once') or the ms to wait ('queue').
+	// else 1 ('once') or the ms to wait ('queue'); a non-reentrant lock's
+	// holder asking again gets the error reply NonReentrantReacquire.
 	FairAcquire = must("fair_acquire")
 	// FairUnlock releases one hold and publishes to the next waiter's own
 	// channel: KEYS[4] the channel prefix, KEYS[5] the unlock latch;

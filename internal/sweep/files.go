@@ -69,18 +69,11 @@ func ReadPartials(files []string, build string, formats ...Format) ([][]byte, []
 // meanwhile is refused too.
 func ReadPartial(file, build string, formats ...Format) ([]byte, Header, error) {
 	var h Header
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := OpenRegular(file, "a partial result is a file a shard wrote")
 	if err != nil {
 		return nil, h, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, h, err
-	}
-	if what := NotRegular(st.Mode()); what != "" {
-		return nil, h, fmt.Errorf("%s: %s, not a regular file: a partial result is a file a shard wrote", file, what)
-	}
 	if h, err = readHeader(io.LimitReader(f, MaxHeader)); err != nil {
 		return nil, h, fmt.Errorf("%s: not a partial result: %v", file, err)
 	}
@@ -120,6 +113,29 @@ func ReadPartial(file, build string, formats ...Format) ([]byte, Header, error) 
 		return nil, h, tooLarge(int64(len(data)))
 	}
 	return data, h, nil
+}
+
+// OpenRegular opens file for reading, with its stat, if it is a regular
+// file. It opens without blocking (a named pipe would wait for a writer
+// for ever) and refuses anything else (a device such as /dev/zero, a
+// pipe, a directory), unread, with the error "FILE: WHAT, not a regular
+// file: WHY". Readers of the user's files (partial results, histories)
+// open them with it and bound what they read by a size of their own.
+func OpenRegular(file, why string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if what := NotRegular(st.Mode()); what != "" {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %s, not a regular file: %s", file, what, why)
+	}
+	return f, st, nil
 }
 
 // readHeader decodes the header of a partial result from r: the fields

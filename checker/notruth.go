@@ -1,0 +1,47 @@
+// What a history must hold for each oracle. Mutual exclusion by belief,
+// fencing, linearizability and liveness read the op records alone; the
+// oracles that compare beliefs and answers with the nodes' state read
+// truth records, and on a history without any (a production system's log
+// of its lock calls) they are reported as not checked rather than passed.
+
+package checker
+
+import (
+	"slices"
+
+	"github.com/locksim/locksim/history"
+)
+
+// truthKinds are the kinds whose oracles read node truth (truth records):
+// silent loss (a holder's belief against the master's key), reentrancy and
+// the resurrected lock (the master's hold count against the owner's calls),
+// and unlock idempotency (an unlock's answer against what the master held).
+// On a history without truth records they find nothing, which is no
+// evidence of anything.
+var truthKinds = []Kind{SilentLoss, Reentrancy, UnlockIdempotency, Resurrected}
+
+// NoTruthNote is the note of a verdict on lock operations without a truth
+// record: the kinds of TruthKinds are then not checked (Verdict.Unchecked).
+const NoTruthNote = "silent-loss, reentrancy, unlock-idempotency and resurrected-lock not checked: no node truth in the history " +
+	"(these oracles compare what clients believed and were told with what the nodes held, which truth records state)"
+
+// TruthKinds lists the kinds whose oracles need node truth (truth
+// records), in the order Kinds lists them (a fresh slice each call).
+func TruthKinds() []Kind { return slices.Clone(truthKinds) }
+
+// hasTruth reports whether h holds a truth record.
+func hasTruth(h []history.Record) bool { return hasKind(h, history.KindTruth) }
+
+// hasOps reports whether h holds an op record: a history without lock
+// operations leaves nothing unchecked.
+func hasOps(h []history.Record) bool { return hasKind(h, history.KindOp) }
+
+// hasKind reports whether h holds a record of kind k.
+func hasKind(h []history.Record, k history.Kind) bool {
+	for i := range h {
+		if h[i].Kind == k {
+			return true
+		}
+	}
+	return false
+}

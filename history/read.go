@@ -1,0 +1,384 @@
+package history
+
+// Reading a history back from JSON lines (WriteJSONL's format, or the
+// same records written by a user's own system), validating every line:
+// the judges trust what they are given, so whatever they would misread is
+// refused here, naming the line and the field.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MaxLineBytes is the longest line ReadJSONL reads: a record as
+// WriteJSONL writes it takes a few hundred bytes (a truth record of a
+// hash with many fields a few kilobytes), so a longer line is not a
+// record, and refusing it bounds what one line can make the reader hold.
+const MaxLineBytes = 64 << 10
+
+// LineError is a bad line of a history file, or a history that cannot be
+// judged: the file, the line (1-based; 0 for the file as a whole), the
+// record's field in its JSON name ("" for the line as a whole) and what is
+// wrong.
+type LineError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *LineError) Error() string {
+	switch {
+	case e.Line == 0:
+		return e.File + ": " + e.Msg
+	case e.Field == "":
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// outcomes are the outcomes of op and req records.
+var outcomes = []Outcome{OutcomeOK, OutcomeFail, OutcomeError, OutcomeUnknown}
+
+// kinds are the record kinds.
+var kinds = []Kind{KindOp, KindReq, KindFault, KindTruth, KindNode, KindClient}
+
+// wireRecord is a Record as a line holds it, seq and t as pointers to tell
+// a field left out from a zero.
+type wireRecord struct {
+	Seq     *int              `json:"seq"`
+	Kind    Kind              `json:"kind"`
+	T       *int64            `json:"t"`
+	End     *int64            `json:"end"`
+	Client  string            `json:"client"`
+	Node    string            `json:"node"`
+	Lock    string            `json:"lock"`
+	Key     string            `json:"key"`
+	Op      string            `json:"op"`
+	Args    []string          `json:"args"`
+	Outcome Outcome           `json:"outcome"`
+	Result  string            `json:"result"`
+	Value   string            `json:"value"`
+	Fields  map[string]string `json:"fields"`
+	Gone    bool              `json:"gone"`
+	Detail  string            `json:"detail"`
+	Applied []int64           `json:"applied"`
+}
+
+// ScanJSONL reads a history of JSON lines from r, file naming it in
+// errors, and calls fn with each record in order; it returns how many
+// there were. Every line is validated (validate) before fn sees it, and
+// across lines: seq on every record or on none (none: each is numbered by
+// its place), no seq twice, t never below the previous record's (a
+// history is in time order). Blank lines are skipped. More than
+// maxRecords records, a line longer than MaxLineBytes, or a history
+// without an op record is an error too. Errors are *LineError, naming the
+// line and the field; an error of r or of fn is returned as it is. Only
+// the seqs seen are kept, so a caller that keeps nothing reads a file of
+// any length in bounded memory.
+func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) (int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	seqLine := map[int]int{} // seq -> the line that has it
+	withSeq, n, ops, line := -1, 0, 0, 0
+	var prevT int64
+	prevLine := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		bad := func(field, format string, a ...any) error {
+			return &LineError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+		}
+		if n == maxRecords {
+			return n, bad("", "more than %d records, the most a history may have (it is held in memory and checked whole, as a run's is)", maxRecords)
+		}
+		w, err := decodeLine(b)
+		if err != nil {
+			err.File, err.Line = file, line
+			return n, err
+		}
+		if field, msg := validate(w); msg != "" {
+			return n, bad(field, "%s", msg)
+		}
+		switch has := w.Seq != nil; {
+		case withSeq == -1 && has:
+			withSeq = 1
+		case withSeq == -1:
+			withSeq = 0
+		case (withSeq == 1) != has:
+			return n, bad("seq", "given on some records and not on others (give it on every record, or on none to number them in order)")
+		}
+		seq := n
+		if w.Seq != nil {
+			seq = *w.Seq
+			if seq < 0 {
+				return n, bad("seq", "%d is negative", seq)
+			}
+			if l, dup := seqLine[seq]; dup {
+				return n, bad("seq", "%d again (line %d has it): every record has its own", seq, l)
+			}
+			seqLine[seq] = line
+		}
+		if *w.T < prevT {
+			return n, bad("t", "%d (%v) is before the previous record's %d (%v, line %d): a history lists its records in time order of t (an op's call)",
+				*w.T, time.Duration(*w.T), prevT, time.Duration(prevT), prevLine)
+		}
+		prevT, prevLine = *w.T, line
+		if w.Kind == KindOp {
+			ops++
+		}
+		n++
+		if err := fn(w.record(seq)); err != nil {
+			return n, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return n, &LineError{File: file, Line: line + 1, Msg: fmt.Sprintf("longer than %d bytes, the most a record's line may have", MaxLineBytes)}
+		}
+		return n, err
+	}
+	if ops == 0 {
+		return n, &LineError{File: file, Msg: fmt.Sprintf("%d records and no op record (kind \"op\"): a history to judge holds the lock operations", n)}
+	}
+	return n, nil
+}
+
+// ReadJSONL reads and validates a history of JSON lines (ScanJSONL) and
+// returns its records.
+func ReadJSONL(r io.Reader, file string, maxRecords int) ([]Record, error) {
+	var recs []Record
+	_, err := ScanJSONL(r, file, maxRecords, func(rec Record) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// record is w as a Record numbered seq.
+func (w *wireRecord) record(seq int) Record {
+	return Record{Seq: seq, Kind: w.Kind, T: *w.T, End: w.End, Client: w.Client, Node: w.Node, Lock: w.Lock, Key: w.Key, Op: w.Op,
+		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied}
+}
+
+// decodeLine decodes one line, a JSON object of Record's fields; the error
+// names the field that is unknown or of the wrong type.
+func decodeLine(b []byte) (*wireRecord, *LineError) {
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		return nil, &LineError{Msg: fmt.Sprintf("not one JSON object: %v", err)}
+	}
+	var w wireRecord
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&w)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return &w, nil
+	case errors.As(err, &te) && te.Field == "":
+		return nil, &LineError{Msg: fmt.Sprintf("a JSON %s, not an object (a record is one object a line)", te.Value)}
+	case errors.As(err, &te):
+		field, _, _ := strings.Cut(te.Field, ".")
+		return nil, &LineError{Field: field, Msg: fmt.Sprintf("want %s, got %s", wantOf(field), te.Value)}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied)"}
+	}
+	return nil, &LineError{Msg: err.Error()}
+}
+
+// wantOf says what a field holds, for a value of the wrong type.
+func wantOf(field string) string {
+	switch field {
+	case "t", "end":
+		return "a whole number of nanoseconds since the history's start"
+	case "applied":
+		return "an array of whole numbers of nanoseconds"
+	case "seq":
+		return "a whole number"
+	case "args":
+		return "an array of strings"
+	case "fields":
+		return "an object of strings"
+	case "gone":
+		return "true or false"
+	}
+	return "a string"
+}
+
+// validate checks one record's fields against its kind (checker/doc.go
+// states what each kind's fields mean): the field at fault and what is
+// wrong, or "" and "".
+func validate(w *wireRecord) (field, msg string) {
+	switch {
+	case w.Kind == "":
+		return "kind", fmt.Sprintf("missing (one of %s)", kindList())
+	case !slices.Contains(kinds, w.Kind):
+		return "kind", fmt.Sprintf("unknown kind %q (one of %s)", w.Kind, kindList())
+	case w.T == nil:
+		return "t", "missing: when it happened (an op's or a req's call), in nanoseconds since the history's start"
+	case *w.T < 0:
+		return "t", fmt.Sprintf("%d is negative", *w.T)
+	}
+	for _, a := range w.Applied {
+		if a < *w.T {
+			return "applied", fmt.Sprintf("%d is before the call (t %d): a node ran the command after it was sent", a, *w.T)
+		}
+	}
+	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
+		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
+	}
+	switch w.Kind {
+	case KindOp:
+		return validateOp(w)
+	case KindReq:
+		if f, m := required(w, "client", "op"); m != "" {
+			return f, m
+		}
+		return validateReturn(w)
+	case KindFault:
+		return validateFault(w)
+	case KindTruth:
+		return required(w, "node", "key")
+	case KindNode:
+		if f, m := required(w, "node", "op"); m != "" {
+			return f, m
+		}
+		if w.Op != RoleMaster && w.Op != RoleReplica {
+			return "op", fmt.Sprintf("role %q: a node record's op is %s or %s", w.Op, RoleMaster, RoleReplica)
+		}
+	case KindClient:
+		return required(w, "client")
+	}
+	return "", ""
+}
+
+// validateOp checks an op record: client, lock, a known op, an outcome and
+// its return, a lease that parses, a release's answer.
+func validateOp(w *wireRecord) (field, msg string) {
+	if f, m := required(w, "client", "lock", "op"); m != "" {
+		return f, m
+	}
+	if !slices.Contains(opNames, w.Op) {
+		return "op", fmt.Sprintf("unknown operation %q (one of %s)", w.Op, strings.Join(opNames, ", "))
+	}
+	if f, m := validateReturn(w); m != "" {
+		return f, m
+	}
+	for _, f := range detailFields(w.Detail) {
+		name, val, ok := strings.Cut(f, "=")
+		if !ok {
+			continue // "watchdog" alone, "lost": no value to read
+		}
+		switch name {
+		case "lease", "watchdog", "validity":
+			if d, err := time.ParseDuration(val); err != nil || d < 0 {
+				return "detail", fmt.Sprintf("%s=%s: bad duration %q (want a Go duration such as 10s or 1500ms)", name, val, val)
+			}
+		case "released":
+			if _, _, ok := ParseReleasedDetail(f); !ok {
+				return "detail", fmt.Sprintf("%s: want released=K/N, K of the lock's N nodes (0 <= K <= N)", f)
+			}
+		}
+	}
+	if w.Op == OpRelease && w.Outcome == OutcomeOK && w.Result != "" && w.Result != "0" && w.Result != "1" {
+		return "result", fmt.Sprintf("%q: a successful release's result is \"1\" (released), \"0\" (holds remain) or left out", w.Result)
+	}
+	return "", ""
+}
+
+// validateReturn checks an op or req record's outcome against its return:
+// a known outcome; a return, not before the call, unless the outcome is
+// unknown, which has none (the caller never learned it).
+func validateReturn(w *wireRecord) (field, msg string) {
+	switch {
+	case w.Outcome == "":
+		return "outcome", fmt.Sprintf("missing (one of %s)", outcomeList())
+	case !slices.Contains(outcomes, w.Outcome):
+		return "outcome", fmt.Sprintf("unknown outcome %q (one of %s)", w.Outcome, outcomeList())
+	case w.Outcome == OutcomeUnknown && w.End != nil:
+		return "end", "an operation of unknown outcome has no return (leave end out: the caller never learned what happened)"
+	case w.Outcome != OutcomeUnknown && w.End == nil:
+		return "end", fmt.Sprintf("missing: the return of an operation that ended %s, in nanoseconds (an operation whose outcome the caller never learned is %q, without end)", w.Outcome, OutcomeUnknown)
+	case w.End != nil && *w.End < *w.T:
+		return "end", fmt.Sprintf("%d returns before its call (t %d)", *w.End, *w.T)
+	}
+	return "", ""
+}
+
+// validateFault checks a fault record: what happened, and what the
+// checkers read of a failover (the group and its new master) and of a
+// client's crash (the client).
+func validateFault(w *wireRecord) (field, msg string) {
+	if f, m := required(w, "op"); m != "" {
+		return f, m
+	}
+	switch w.Op {
+	case FaultFailover:
+		return required(w, "node", "value")
+	case FaultClientCrash:
+		return required(w, "client")
+	}
+	return "", ""
+}
+
+// required names the first of fields (JSON names of string fields) that w
+// leaves empty.
+func required(w *wireRecord, fields ...string) (field, msg string) {
+	for _, f := range fields {
+		if w.text(f) == "" {
+			return f, fmt.Sprintf("missing: a record of kind %q names its %s", w.Kind, f)
+		}
+	}
+	return "", ""
+}
+
+// text is w's string field of JSON name f ("" for another name).
+func (w *wireRecord) text(f string) string {
+	switch f {
+	case "client":
+		return w.Client
+	case "node":
+		return w.Node
+	case "lock":
+		return w.Lock
+	case "key":
+		return w.Key
+	case "op":
+		return w.Op
+	case "value":
+		return w.Value
+	}
+	return ""
+}
+
+func kindList() string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func outcomeList() string {
+	s := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ", ")
+}

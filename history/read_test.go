@@ -1,0 +1,146 @@
+package history_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/history"
+)
+
+// good is a small valid history in every kind, as WriteJSONL writes it.
+const good = `{"seq":0,"kind":"node","t":0,"node":"m1","op":"master","value":"m1"}
+{"seq":1,"kind":"client","t":0,"client":"c1","detail":"drift +1000 ppm"}
+{"seq":2,"kind":"op","t":5,"end":7,"client":"c1","lock":"lk","op":"acquire","args":["a"],"outcome":"ok","result":"12","detail":"lease=10s"}
+{"seq":3,"kind":"req","t":5,"end":7,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"ok","result":"nil","applied":[6]}
+{"seq":4,"kind":"truth","t":6,"node":"m1","key":"lk","fields":{"c1:a":"1"}}
+{"seq":5,"kind":"fault","t":8,"node":"m1","op":"failover","value":"r1","detail":"m1 -> r1"}
+{"seq":6,"kind":"op","t":9,"client":"c1","lock":"lk","op":"release","args":["a"],"outcome":"unknown"}
+{"seq":7,"kind":"truth","t":10,"node":"r1","key":"lk","gone":true}
+{"seq":8,"kind":"fault","t":11,"client":"c1","op":"client-crash"}
+`
+
+// TestReadJSONLRoundTrip: what WriteJSONL writes, ReadJSONL reads back
+// record for record (the control that must pass), blank lines skipped.
+func TestReadJSONLRoundTrip(t *testing.T) {
+	recs, err := history.ReadJSONL(strings.NewReader(good+"\n  \n"), "h.jsonl", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := history.WriteJSONL(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != good {
+		t.Fatalf("read and written again:\n%s\nwant\n%s", b.String(), good)
+	}
+	again, err := history.ReadJSONL(&b, "h.jsonl", 100)
+	if err != nil || !reflect.DeepEqual(again, recs) {
+		t.Fatalf("second read: %v, equal %v", err, reflect.DeepEqual(again, recs))
+	}
+}
+
+// TestReadJSONLWithoutSeq: a history written without seq (a user's own
+// log) is numbered in line order; seq on some records and not on others
+// is refused.
+func TestReadJSONLWithoutSeq(t *testing.T) {
+	log := `{"kind":"op","t":5,"end":7,"client":"c1","lock":"lk","op":"acquire","outcome":"ok"}
+
+{"kind":"op","t":9,"end":10,"client":"c1","lock":"lk","op":"release","outcome":"ok"}
+`
+	recs, err := history.ReadJSONL(strings.NewReader(log), "log.jsonl", 100)
+	if err != nil || len(recs) != 2 || recs[0].Seq != 0 || recs[1].Seq != 1 {
+		t.Fatalf("%v: %+v", err, recs)
+	}
+	mixed := strings.Replace(log, `{"kind":"op","t":9`, `{"seq":1,"kind":"op","t":9`, 1)
+	_, err = history.ReadJSONL(strings.NewReader(mixed), "log.jsonl", 100)
+	if err == nil || err.Error() != "log.jsonl:3: seq: given on some records and not on others (give it on every record, or on none to number them in order)" {
+		t.Fatalf("mixed seq: %v", err)
+	}
+}
+
+// TestReadJSONLRefusesBadLines: each bad line is refused with an error
+// naming the file, the line and the field, and no records. The good
+// history with one line replaced is read first as the control.
+func TestReadJSONLRefusesBadLines(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(good, "\n"), "\n")
+	acq := lines[2]
+	for _, c := range []struct {
+		name string
+		line int // the line of good replaced (1-based); 0: appended
+		text string
+		want string // the error, after "h.jsonl:"
+	}{
+		{"unknown kind", 3, strings.Replace(acq, `"kind":"op"`, `"kind":"lock"`, 1), `3: kind: unknown kind "lock" (one of op, req, fault, truth, node, client)`},
+		{"no kind", 3, strings.Replace(acq, `"kind":"op",`, ``, 1), "3: kind: missing"},
+		{"op without client", 3, strings.Replace(acq, `"client":"c1",`, ``, 1), `3: client: missing: a record of kind "op" names its client`},
+		{"op without op", 3, strings.Replace(acq, `"op":"acquire",`, ``, 1), `3: op: missing`},
+		{"op without lock", 3, strings.Replace(acq, `"lock":"lk",`, ``, 1), `3: lock: missing`},
+		{"unknown op", 3, strings.Replace(acq, `"op":"acquire"`, `"op":"grab"`, 1), `3: op: unknown operation "grab"`},
+		{"no call time", 3, strings.Replace(acq, `"t":5,`, ``, 1), "3: t: missing"},
+		{"no return", 3, strings.Replace(acq, `"end":7,`, ``, 1), "3: end: missing: the return of an operation that ended ok"},
+		{"return before call", 3, strings.Replace(acq, `"end":7`, `"end":4`, 1), "3: end: 4 returns before its call (t 5)"},
+		{"unknown outcome with a return", 3, strings.Replace(acq, `"outcome":"ok"`, `"outcome":"unknown"`, 1), "3: end: an operation of unknown outcome has no return"},
+		{"no outcome", 3, strings.Replace(acq, `"outcome":"ok",`, ``, 1), "3: outcome: missing"},
+		{"bad outcome", 3, strings.Replace(acq, `"outcome":"ok"`, `"outcome":"yes"`, 1), `3: outcome: unknown outcome "yes"`},
+		{"time as a duration", 3, strings.Replace(acq, `"t":5`, `"t":"5ms"`, 1), "3: t: want a whole number of nanoseconds since the history's start, got string"},
+		{"fractional time", 3, strings.Replace(acq, `"end":7`, `"end":7.5`, 1), "3: end: want a whole number of nanoseconds since the history's start, got number 7.5"},
+		{"negative time", 1, strings.Replace(lines[0], `"t":0`, `"t":-1`, 1), "1: t: -1 is negative"},
+		{"bad lease", 3, strings.Replace(acq, `lease=10s`, `lease=10`, 1), `3: detail: lease=10: bad duration "10"`},
+		{"bad released count", 3, strings.Replace(acq, `lease=10s`, `released=4/3`, 1), "3: detail: released=4/3: want released=K/N"},
+		{"bad release answer", 7, `{"seq":6,"kind":"op","t":9,"end":9,"client":"c1","lock":"lk","op":"release","outcome":"ok","result":"yes"}`, `7: result: "yes": a successful release's result`},
+		{"unknown field", 3, strings.Replace(acq, `"client"`, `"owner":"a","client"`, 1), "3: owner: unknown field"},
+		{"args not strings", 3, strings.Replace(acq, `["a"]`, `[1]`, 1), "3: args: want an array of strings, got number"},
+		{"not JSON", 3, `{"seq":2,"kind":"op"`, "3: not one JSON object"},
+		{"two objects on a line", 3, acq + " " + acq, "3: not one JSON object"},
+		{"an array", 3, `[1,2]`, "3: a JSON array, not an object"},
+		{"duplicate seq", 4, strings.Replace(lines[3], `"seq":3`, `"seq":2`, 1), "4: seq: 2 again (line 3 has it)"},
+		{"negative seq", 4, strings.Replace(lines[3], `"seq":3`, `"seq":-3`, 1), "4: seq: -3 is negative"},
+		{"out of time order", 4, strings.Replace(lines[3], `"t":5,"end":7`, `"t":4,"end":7`, 1), "4: t: 4 (4ns) is before the previous record's 5 (5ns, line 3)"},
+		{"applied before the call", 4, strings.Replace(lines[3], `[6]`, `[4]`, 1), "4: applied: 4 is before the call"},
+		{"truth without key", 5, strings.Replace(lines[4], `"key":"lk",`, ``, 1), "5: key: missing"},
+		{"failover without the new master", 6, strings.Replace(lines[5], `"value":"r1",`, ``, 1), "6: value: missing"},
+		{"crash without the client", 9, strings.Replace(lines[8], `"client":"c1",`, ``, 1), "9: client: missing"},
+		{"node of no role", 1, strings.Replace(lines[0], `"master"`, `"leader"`, 1), `1: op: role "leader"`},
+		{"a return on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"end":7,`, 1), "5: end: a truth record has no return"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ls := append([]string(nil), lines...)
+			ls[c.line-1] = c.text
+			recs, err := history.ReadJSONL(strings.NewReader(strings.Join(ls, "\n")+"\n"), "h.jsonl", 100)
+			var le *history.LineError
+			if err == nil || !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "h.jsonl:"+c.want) || recs != nil {
+				t.Fatalf("got %v (%d records), want h.jsonl:%s...", err, len(recs), c.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+			if le.File != "h.jsonl" || le.Line != c.line {
+				t.Fatalf("error names %s line %d, want line %d", le.File, le.Line, c.line)
+			}
+		})
+	}
+}
+
+// TestReadJSONLBounds: more records than allowed, a line longer than
+// MaxLineBytes, and a history without an op record are refused; the
+// record limit itself is read (the control).
+func TestReadJSONLBounds(t *testing.T) {
+	if _, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 9); err != nil {
+		t.Fatalf("9 records with a limit of 9: %v", err)
+	}
+	if _, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 8); err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:9: more than 8 records") {
+		t.Fatalf("9 records with a limit of 8: %v", err)
+	}
+	long := good + `{"seq":9,"kind":"truth","t":12,"node":"m1","key":"` + strings.Repeat("k", history.MaxLineBytes) + `"}` + "\n"
+	if _, err := history.ReadJSONL(strings.NewReader(long), "h.jsonl", 100); err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:10: longer than 65536 bytes") {
+		t.Fatalf("long line: %v", err)
+	}
+	noOps := strings.Split(good, "\n")[0] + "\n"
+	if _, err := history.ReadJSONL(strings.NewReader(noOps), "h.jsonl", 100); err == nil ||
+		err.Error() != `h.jsonl: 1 records and no op record (kind "op"): a history to judge holds the lock operations` {
+		t.Fatalf("no op record: %v", err)
+	}
+}

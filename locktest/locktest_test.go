@@ -1,0 +1,186 @@
+package locktest_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/examples/ownlock"
+	"github.com/locksim/locksim/locktest"
+)
+
+// TestMain checks for leaked goroutines (the real runs start servers).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// setnx is the correct example lock with ttl.
+func setnx(ttl time.Duration) locktest.Impl { return locktest.Impl{New: ownlock.NewSetNX(ttl)} }
+
+// recorder is a testing.TB that records failures and skips instead of
+// ending the test: how a test shows that Run or Search fails a test.
+type recorder struct {
+	testing.TB
+	failed, skipped bool
+	msgs            []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = true
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
+func (r *recorder) Skipf(format string, args ...any) {
+	r.skipped = true
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Logf(format string, args ...any) {}
+func (r *recorder) text() string                    { return strings.Join(r.msgs, "\n") }
+
+// TestRunSafeLock: a correct lock under a committed scenario it survives
+// passes every seed, and each seed is the run asked for.
+func TestRunSafeLock(t *testing.T) {
+	rs := locktest.Run(t, setnx(10*time.Second), locktest.Scenario("baseline-simple"), locktest.Seeds(4, 3))
+	if len(rs) != 3 {
+		t.Fatalf("%d results, want 3", len(rs))
+	}
+	for i, r := range rs {
+		if r.Seed != uint64(4+i) || r.Name != "baseline-simple" || len(r.Kinds()) > 0 || !r.Match {
+			t.Errorf("run %d: %s (as expected: %v)", i, r, r.Match)
+		}
+	}
+}
+
+// TestRunFailsUnsafeRuns is the control: the same lock under F0 (failover
+// to a replica that lags) violates mutual exclusion, and Run fails the
+// test with the verdict, the timeline and the call that replays the run,
+// and writes its files into Out's directory.
+func TestRunFailsUnsafeRuns(t *testing.T) {
+	rec := &recorder{TB: t}
+	dir := t.TempDir()
+	locktest.Run(rec, setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 2), locktest.Out(dir))
+	msg := rec.text()
+	if !rec.failed {
+		t.Fatalf("Run passed F0")
+	}
+	for _, want := range []string{"2 of 2 runs violate safety (seeds 1-2); the first:", "mutual-exclusion on lk", "timeline ", "FAULT failover",
+		`replay: locktest.Run(t, impl, locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 1))`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the failure does not say %q:\n%s", want, msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f0-failover-lagging-replica-seed1.verdict.txt")); err != nil {
+		t.Errorf("Out: %v", err)
+	}
+}
+
+// TestCheckDeterministic: one scenario and seed give the same run, byte
+// for byte; another seed another.
+func TestCheckDeterministic(t *testing.T) {
+	run := func(seed uint64) locktest.Result {
+		rs, err := locktest.Check(setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(seed, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs[0]
+	}
+	a, b, c := run(3), run(3), run(4)
+	if !reflect.DeepEqual(a.Records(), b.Records()) || a.String() != b.String() {
+		t.Errorf("seed 3 twice: two runs")
+	}
+	if reflect.DeepEqual(a.Records(), c.Records()) {
+		t.Errorf("seeds 3 and 4: one run")
+	}
+}
+
+// TestBadInput: every misuse is an error that says what is wrong, before
+// anything runs.
+func TestBadInput(t *testing.T) {
+	ok := setnx(time.Second)
+	for _, c := range []struct {
+		impl locktest.Impl
+		opts []locktest.Option
+		want string
+	}{
+		{locktest.Impl{}, nil, "Impl.New is nil"},
+		{locktest.Impl{New: ok.New, Model: "mutex"}, nil, `Impl.Model "mutex"`},
+		{ok, []locktest.Option{nil}, "nil Option"},
+		{ok, []locktest.Option{locktest.Scenario("baseline-simple"), locktest.Setup{}}, "two scenarios"},
+		{ok, []locktest.Option{locktest.Seeds(0, 1)}, "Seeds(0, 1)"},
+		{ok, []locktest.Option{locktest.Seeds(1, 0)}, "Seeds(1, 0)"},
+		{ok, []locktest.Option{locktest.Redis(0)}, "Redis(0)"},
+		{ok, []locktest.Option{locktest.Out("")}, "name a directory"},
+		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (the names: baseline-fenced,`},
+		{ok, []locktest.Option{locktest.Scenario("../go.mod")}, "no committed scenario"},
+		{ok, []locktest.Option{locktest.File(filepath.Join(t.TempDir(), "none.yaml"))}, "none.yaml"},
+		{ok, []locktest.Option{locktest.YAML("name: x\nduration: 1s\n")}, "locktest.YAML"},
+		{ok, []locktest.Option{locktest.Setup{Faults: []string{"{kind: failover, at: 1s, group: m1}"}}}, "no replica"},
+		{ok, []locktest.Option{locktest.Scenario("baseline-redlock-spec")}, "several groups"},
+		{ok, []locktest.Option{locktest.Setup{Faults: []string{"{kind: pause, at: 1s, client: c1, for: 1s}"}}, locktest.Redis(1)}, "process of its own"},
+	} {
+		_, err := locktest.Check(c.impl, c.opts...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one saying %q", c.opts, err, c.want)
+		}
+	}
+}
+
+// TestSetup: a Setup is the scenario it says (its YAML), runs with its
+// defaults, and its faults act: a failover to a replica lagging 10 s
+// breaks the lock on some of 5 seeds.
+func TestSetup(t *testing.T) {
+	y := locktest.Setup{}.YAML()
+	for _, want := range []string{"duration: 15s", "- name: m1\n", "{count: 3, retry: go-redis, timeout: 500ms}", "kind: custom", "lease: watchdog", "expect: any"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("Setup{}.YAML() has no %q:\n%s", want, y)
+		}
+	}
+	s := locktest.Setup{Name: "f0-in-go", Replicas: 1, Lag: 10 * time.Second, Lease: 10 * time.Second, Hold: 2 * time.Second,
+		Faults: []string{"{kind: failover, at: 5s, group: m1}"}}
+	rs, err := locktest.Check(setnx(10*time.Second), s, locktest.Seeds(1, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsafe := 0
+	for _, r := range rs {
+		if r.Name != "f0-in-go" {
+			t.Errorf("named %q", r.Name)
+		}
+		if r.Unsafe() {
+			unsafe++
+		}
+	}
+	if unsafe == 0 {
+		t.Errorf("a failover to a replica 10 s behind broke no run of 5")
+	}
+}
+
+// TestResultWrite: a run's files are the command's: history, verdict,
+// Porcupine's page, the plot.
+func TestResultWrite(t *testing.T) {
+	rs, err := locktest.Check(setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := rs[0].Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".jsonl", ".verdict.txt", ".porcupine.html", ".timeline.png", ".timeline.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, "f0-failover-lagging-replica-seed1"+ext)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", ext, err)
+		}
+	}
+	jsonl, _ := os.ReadFile(filepath.Join(dir, "f0-failover-lagging-replica-seed1.jsonl"))
+	if n := strings.Count(string(jsonl), "\n"); n != len(rs[0].Records()) {
+		t.Errorf("the history file has %d lines, the run %d records", n, len(rs[0].Records()))
+	}
+	if err := (locktest.Result{}).Write(dir); err == nil {
+		t.Errorf("Write of a zero Result: no error")
+	}
+}

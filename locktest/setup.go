@@ -1,0 +1,119 @@
+package locktest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/scenario"
+)
+
+// Setup is a scenario built in Go: one Redis master m1 (the lock's group)
+// with Replicas replicas r1, r2, ... following it Lag behind, Clients
+// clients c1, c2, ... that each loop acquire, hold, release, think on the
+// lock under test, and the scripted Faults, for Duration of virtual time.
+// Its zero value is a usable scenario: three clients on one master for
+// 15 s, no faults. It is an Option (the scenario to run) and what a
+// Budget draws its searches over. YAML gives the file it stands for.
+type Setup struct {
+	// Name names the scenario in results and files (default "locktest").
+	Name string
+	// Seed is the scenario's seed when Seeds is not given (default 1).
+	Seed uint64
+	// Duration is how long the world runs (default 15s).
+	Duration time.Duration
+	// Replicas is the master's replica count (default 0); Lag their
+	// replication lag (default 10ms): what a failover loses.
+	Replicas int
+	Lag      time.Duration
+	// Clients is the number of clients (default 3).
+	Clients int
+	// Timeout is how long a client waits for each reply (default 500ms),
+	// and Retry its library's retries on a timeout: "go-redis" (the
+	// default: v9's 3 retries), "none", "redisson".
+	Timeout time.Duration
+	Retry   string
+	// Lease is the lease the holders count on when a grant gives no
+	// validity (0: "watchdog", a hold lasts until released); Hold and Think are
+	// each client's hold and think times (default 1s and 100ms).
+	Lease, Hold, Think time.Duration
+	// Faults are the scripted faults, each an entry of a scenario file's
+	// faults list: "{kind: failover, at: 5s, group: m1}" (see
+	// scenarios/README.md, "faults").
+	Faults []string
+}
+
+func (s Setup) apply(c *config) error { return c.setSrc(s) }
+func (s Setup) expr() string          { return "locktest.Setup{...}" }
+
+func (s Setup) parse(scale float64) (*scenario.Scenario, error) {
+	return scenario.ParseScaled(s.name()+" (locktest.Setup)", []byte(s.YAML()), scale)
+}
+
+// YAML is the scenario file s stands for, its lock of kind custom
+// claiming the simple model (Check gives it the Impl's).
+func (s Setup) YAML() string { return s.yaml(Simple, s.Faults, "any") }
+
+func (s Setup) name() string {
+	if s.Name == "" {
+		return "locktest"
+	}
+	return s.Name
+}
+
+// withDefaults is s with every zero field at its default.
+func (s Setup) withDefaults() Setup {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	def(&s.Duration, 15*time.Second)
+	def(&s.Lag, 10*time.Millisecond)
+	def(&s.Timeout, 500*time.Millisecond)
+	def(&s.Hold, time.Second)
+	def(&s.Think, 100*time.Millisecond)
+	if s.Clients == 0 {
+		s.Clients = 3
+	}
+	if s.Retry == "" {
+		s.Retry = "go-redis"
+	}
+	return s
+}
+
+// yaml is s as a scenario file whose lock claims model, with faults (each
+// a faults-list entry) and the expect section expect.
+func (s Setup) yaml(model Model, faults []string, expect string) string {
+	s = s.withDefaults()
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(s.name()))
+	fmt.Fprintf(&b, "seed: %d\nduration: %v\n", s.Seed, s.Duration)
+	b.WriteString("topology:\n  nodes:\n    - name: m1\n")
+	if s.Replicas > 0 {
+		b.WriteString("      replicas:\n")
+		for i := 1; i <= s.Replicas; i++ {
+			fmt.Fprintf(&b, "        - {name: r%d, lag: %v}\n", i, s.Lag)
+		}
+	}
+	fmt.Fprintf(&b, "clients:\n  - {count: %d, retry: %s, timeout: %v}\n", s.Clients, s.Retry, s.Timeout)
+	fmt.Fprintf(&b, "algorithm:\n  kind: custom\n  model: %s\n", model)
+	if s.Lease > 0 {
+		fmt.Fprintf(&b, "  lease: %v\n", s.Lease)
+	} else {
+		b.WriteString("  lease: watchdog\n")
+	}
+	fmt.Fprintf(&b, "  hold: %v\n  think: %v\n", s.Hold, s.Think)
+	if len(faults) > 0 {
+		b.WriteString("faults:\n")
+		for _, f := range faults {
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
+	}
+	fmt.Fprintf(&b, "expect: %s\n", expect)
+	return b.String()
+}
