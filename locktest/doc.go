@@ -16,8 +16,10 @@
 //
 // Grant.Value is what the lock wrote in its key for the holder (how the
 // checkers recognise the holder on the nodes), Grant.Validity how long the
-// holder may rely on it. An Impl is the lock's maker and the model it
-// claims (Simple, Reentrant, Fenced). Then:
+// holder may rely on it. An Impl is the lock's maker (a NewLock, which
+// each simulated client calls with its connection, runtime, the lock key
+// and its lease) and the model it claims (Simple, Reentrant, Fenced).
+// Then:
 //
 //	Check(impl, opts...) ([]Result, error) // run it, one Result per seed
 //	Run(t, impl, opts...) []Result         // Check, failing t on a safety violation
@@ -33,8 +35,10 @@
 // verdict, the timeline around a finding, the call that replays it, and
 // writes the run's history, plots and Porcupine page (Result.Write).
 //
-// The checkers count a hold's expiry from the scenario's lease (a
-// committed file's ttl or lease, Setup.Lease): build the lock with that
-// TTL. Runs are deterministic: one scenario and seed give one run, byte
-// for byte, so every finding replays.
+// The lock is built with the client's lease: the checkers count a hold's
+// expiry from it (a committed file's ttl or lease, a client's own where
+// the file gives one, Setup.Lease), so the lock's key must live the lease
+// its NewLock is given; 0 is a watchdog, a lock that keeps its key alive
+// itself until the release. Runs are deterministic: one scenario and seed
+// give one run, byte for byte, so every finding replays.
 package locktest

@@ -9,14 +9,14 @@ import (
 	"github.com/locksim/locksim/locktest"
 )
 
-// A test of one's own lock: its code (here ownlock's SET NX PX lock, with
-// a 10 s TTL), the model it claims, and a committed scenario to run it
+// A test of one's own lock: its code (here ownlock's SET NX PX lock, each
+// client's built with the client's lease), the model it claims, and a committed scenario to run it
 // under, on 50 seeds. Run fails t with the verdict, the events around the
 // violation and the call that replays it when a run violates safety.
 func ExampleRun() {
 	// In a _test.go file, as func TestMyLockSurvivesLostReplies(t *testing.T):
 	testMyLockSurvivesLostReplies := func(t *testing.T) {
-		mine := locktest.Impl{New: ownlock.NewSetNX(10 * time.Second), Model: locktest.Simple}
+		mine := locktest.Impl{New: ownlock.NewSetNX, Model: locktest.Simple}
 		locktest.Run(t, mine, locktest.Scenario("lost-reply-simple-acquire"), locktest.Seeds(1, 50))
 	}
 	_ = testMyLockSurvivesLostReplies
@@ -27,7 +27,7 @@ func ExampleRun() {
 // a replica that lags, which no lock on one asynchronously replicated
 // master survives: seeds 1 to 3, each run's finding kinds.
 func ExampleCheck() {
-	mine := locktest.Impl{New: ownlock.NewSetNX(10 * time.Second)}
+	mine := locktest.Impl{New: ownlock.NewSetNX}
 	rs, err := locktest.Check(mine, locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 3))
 	if err != nil {
 		fmt.Println(err)
@@ -48,7 +48,7 @@ func ExampleCheck() {
 func ExampleSetup() {
 	f0 := locktest.Setup{Name: "f0-in-go", Replicas: 1, Lag: 10 * time.Second, Lease: 10 * time.Second,
 		Hold: 2 * time.Second, Faults: []string{"{kind: failover, at: 5s, group: m1}"}}
-	rs, err := locktest.Check(locktest.Impl{New: ownlock.NewSetNX(10 * time.Second)}, f0)
+	rs, err := locktest.Check(locktest.Impl{New: ownlock.NewSetNX}, f0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,7 +64,7 @@ func ExampleSetup() {
 // shrunk to a single pause; Find returns it, Search (in a test) fails the
 // test with it and saves it as a scenario file to commit.
 func ExampleFind() {
-	broken := locktest.Impl{New: ownlock.NewGetThenDel(2 * time.Second)}
+	broken := locktest.Impl{New: ownlock.NewGetThenDel}
 	cx, err := locktest.Find(broken, locktest.Budget{
 		Faults: []string{"pause"}, OnOps: true,
 		Find: []locktest.Kind{"unlock-idempotency"}, // its release deleted another holder's key
@@ -88,7 +88,7 @@ func ExampleFind() {
 func ExampleSearch() {
 	// In a _test.go file, as func TestMyLockSearch(t *testing.T):
 	testMyLockSearch := func(t *testing.T) {
-		mine := locktest.Impl{New: ownlock.NewSetNX(5 * time.Second)}
+		mine := locktest.Impl{New: ownlock.NewSetNX}
 		locktest.Search(t, mine, locktest.Budget{OnOps: true, Runs: 200, Liveness: 12 * time.Second,
 			Over: []locktest.Setup{{Lease: 5 * time.Second}}})
 	}

@@ -28,7 +28,10 @@ type (
 	// rely on the lock, and a fencing token for a lock that issues them.
 	Grant = traffic.Grant
 	// NewLock makes one client's Lock on its connection to the lock's
-	// Redis group: each simulated client calls it once per run.
+	// Redis group, with the lease the client runs with (its own when the
+	// scenario gives it one; 0: none, a watchdog), which the checkers
+	// count a hold's expiry from: each simulated client calls it once per
+	// run.
 	NewLock = traffic.NewUserLock
 	// Conn is a client's connection to a Redis group (lock.Conn).
 	Conn = lock.Conn

@@ -18,8 +18,8 @@ import (
 // TestMain checks for leaked goroutines (the real runs start servers).
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// setnx is the correct example lock with ttl.
-func setnx(ttl time.Duration) locktest.Impl { return locktest.Impl{New: ownlock.NewSetNX(ttl)} }
+// setnx is the correct example lock, each client's built with its lease.
+var setnx = locktest.Impl{New: ownlock.NewSetNX}
 
 // recorder is a testing.TB that records failures and skips instead of
 // ending the test: how a test shows that Run or Search fails a test.
@@ -45,7 +45,7 @@ func (r *recorder) text() string                    { return strings.Join(r.msgs
 // TestRunSafeLock: a correct lock under a committed scenario it survives
 // passes every seed, and each seed is the run asked for.
 func TestRunSafeLock(t *testing.T) {
-	rs := locktest.Run(t, setnx(10*time.Second), locktest.Scenario("baseline-simple"), locktest.Seeds(4, 3))
+	rs := locktest.Run(t, setnx, locktest.Scenario("baseline-simple"), locktest.Seeds(4, 3))
 	if len(rs) != 3 {
 		t.Fatalf("%d results, want 3", len(rs))
 	}
@@ -63,7 +63,7 @@ func TestRunSafeLock(t *testing.T) {
 func TestRunFailsUnsafeRuns(t *testing.T) {
 	rec := &recorder{TB: t}
 	dir := t.TempDir()
-	locktest.Run(rec, setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 2), locktest.Out(dir))
+	locktest.Run(rec, setnx, locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 2), locktest.Out(dir))
 	msg := rec.text()
 	if !rec.failed {
 		t.Fatalf("Run passed F0")
@@ -83,7 +83,7 @@ func TestRunFailsUnsafeRuns(t *testing.T) {
 // for byte; another seed another.
 func TestCheckDeterministic(t *testing.T) {
 	run := func(seed uint64) locktest.Result {
-		rs, err := locktest.Check(setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(seed, 1))
+		rs, err := locktest.Check(setnx, locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(seed, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestCheckDeterministic(t *testing.T) {
 // TestBadInput: every misuse is an error that says what is wrong, before
 // anything runs.
 func TestBadInput(t *testing.T) {
-	ok := setnx(time.Second)
+	ok := setnx
 	for _, c := range []struct {
 		impl locktest.Impl
 		opts []locktest.Option
@@ -142,7 +142,7 @@ func TestSetup(t *testing.T) {
 	}
 	s := locktest.Setup{Name: "f0-in-go", Replicas: 1, Lag: 10 * time.Second, Lease: 10 * time.Second, Hold: 2 * time.Second,
 		Faults: []string{"{kind: failover, at: 5s, group: m1}"}}
-	rs, err := locktest.Check(setnx(10*time.Second), s, locktest.Seeds(1, 5))
+	rs, err := locktest.Check(setnx, s, locktest.Seeds(1, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSetup(t *testing.T) {
 // TestResultWrite: a run's files are the command's: history, verdict,
 // Porcupine's page, the plot.
 func TestResultWrite(t *testing.T) {
-	rs, err := locktest.Check(setnx(10*time.Second), locktest.Scenario("f0-failover-lagging-replica"))
+	rs, err := locktest.Check(setnx, locktest.Scenario("f0-failover-lagging-replica"))
 	if err != nil {
 		t.Fatal(err)
 	}

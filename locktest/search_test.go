@@ -15,7 +15,7 @@ import (
 // textbook is the textbook lock (no GET, no release latch), which a
 // search over lost replies flags; budget is a small search of it.
 var (
-	textbook = locktest.Impl{New: ownlock.NewTextbook(5 * time.Second)}
+	textbook = locktest.Impl{New: ownlock.NewTextbook}
 	budget   = locktest.Budget{Faults: []string{"drop-replies"}, Over: []locktest.Setup{{Lease: 5 * time.Second}}}
 )
 
@@ -55,7 +55,7 @@ func TestFindReplays(t *testing.T) {
 		t.Errorf("the file replays as %s seed %d (as expected: %v %s), the search found %s seed %d", r.Verdict, r.Seed, r.Match, r.Why, cx.Result.Verdict, cx.Result.Seed)
 	}
 	// The fixed lock on the committed file: the regression test it is for.
-	rs, err = locktest.Check(setnx(5*time.Second), locktest.File(path))
+	rs, err = locktest.Check(setnx, locktest.File(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSearch(t *testing.T) {
 	}
 	b.Dir = filepath.Join(dir, "correct")
 	rec = &recorder{TB: t}
-	locktest.Search(rec, setnx(5*time.Second), b)
+	locktest.Search(rec, setnx, b)
 	if rec.failed {
 		t.Errorf("Search of the correct lock failed:\n%s", rec.text())
 	}
@@ -94,7 +94,7 @@ func TestSearch(t *testing.T) {
 // TestFindBadBudget: a budget a search cannot draw from, or a lock that
 // cannot be made, is an error, not a finding.
 func TestFindBadBudget(t *testing.T) {
-	failing := locktest.Impl{New: func(locktest.Conn, locktest.Runtime, string) (locktest.Lock, error) {
+	failing := locktest.Impl{New: func(locktest.Conn, locktest.Runtime, string, time.Duration) (locktest.Lock, error) {
 		return nil, errors.New("no lock today")
 	}}
 	for _, c := range []struct {

@@ -34,8 +34,9 @@ type Setup struct {
 	// default: v9's 3 retries), "none", "redisson".
 	Timeout time.Duration
 	Retry   string
-	// Lease is the lease the holders count on when a grant gives no
-	// validity (0: "watchdog", a hold lasts until released); Hold and Think are
+	// Lease is the lease each client's lock is built with (its NewLock is
+	// given it) and the holders count on when a grant gives no validity
+	// (0: "watchdog", a hold lasts until released); Hold and Think are
 	// each client's hold and think times (default 1s and 100ms).
 	Lease, Hold, Think time.Duration
 	// Faults are the scripted faults, each an entry of a scenario file's

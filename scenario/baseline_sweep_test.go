@@ -47,7 +47,7 @@ func TestBaselinesNoFalsePositives(t *testing.T) {
 		}
 		for _, s := range user {
 			if kind == traffic.KindCustom {
-				if s, err = s.WithUserLock(usertest.SetNX(usertest.Options{TTL: s.Algorithm.Workload.(*scenario.Custom).OwnerConfig.Lease}), ""); err != nil {
+				if s, err = s.WithUserLock(usertest.SetNX(usertest.Options{}), ""); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -106,7 +106,9 @@ func (k *Custom) StartWorkload(c traffic.Client, _ *traffic.Resource) error {
 // start, holds, belief), its owners and depth, its lease (a ttl, or an
 // owner kind's lease; "watchdog" stays a hold kept until its release) and
 // extension interval, and the clients' own settings (a client's ttl
-// becomes its lease). A wait is dropped: the user's lock waits as it does
+// becomes its lease); newLock builds each client's lock with that client's
+// lease (traffic.User gives it), the one the checkers count its holds'
+// expiry from. A wait is dropped: the user's lock waits as it does
 // itself. A kind on several groups (RedLock) is an error: a user's lock
 // runs on one. The copy has no Source: a process that would parse the
 // file again (a real run's client workers) would run the file's lock, not

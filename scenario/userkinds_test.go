@@ -117,7 +117,7 @@ func TestScriptFilesInFS(t *testing.T) {
 // its wait. A lock on several groups, no lock maker and an unknown model
 // are errors. The scenario itself is not changed.
 func TestWithUserLock(t *testing.T) {
-	mk := func(lock.Conn, lock.Runtime, string) (traffic.UserLock, error) { return nil, nil }
+	mk := func(lock.Conn, lock.Runtime, string, time.Duration) (traffic.UserLock, error) { return nil, nil }
 	s, err := Load(writeScript(t, strings.Replace(scriptFile, "  kind: script\n  acquire: acquire.lua\n  release: release.lua\n", "  kind: custom\n  model: reentrant\n  key: k9\n", 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,9 @@ func ScriptLock(c Client, cfg ScriptConfig) error {
 	if err := cfg.check(kind, c.Name(), lease); err != nil {
 		return err
 	}
-	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string) (UserLock, error) {
+	// The scripts are told the lease the workload gives New: the one check
+	// validated (startUser resolves it as lease did).
+	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (UserLock, error) {
 		l := &scriptLock{cfg: cfg, conn: conn, rt: rt, key: key, leaseMs: lease.Milliseconds(), marks: map[string]*mark{}}
 		if cfg.Extend == nil {
 			return scriptOnly{l}, nil

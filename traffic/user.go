@@ -70,8 +70,12 @@ func (g Grant) result() string {
 }
 
 // NewUserLock makes a client's UserLock for key on the connection to the
-// lock's group.
-type NewUserLock func(conn lock.Conn, rt lock.Runtime, key string) (UserLock, error)
+// lock's group, with lease, the lease the client's workload runs with (its
+// own when the scenario gives the client one): the lock is built with it,
+// because the checkers count a hold's expiry from that lease (the acquire
+// record's Detail) and only a lock built with it expires when they say.
+// lease 0 is none: the lock keeps its key until released (a watchdog).
+type NewUserLock func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (UserLock, error)
 
 // UserConfig is the workload of a user's lock on one client.
 type UserConfig struct {
@@ -84,8 +88,8 @@ type UserConfig struct {
 	// Model is the model the lock claims: "simple", "reentrant" or
 	// "fenced" (UserModels; the checker's models).
 	Model string
-	// Lease is the lease the lock is built with (belief, acquire detail);
-	// 0: watchdog. OwnerConfig.Lease is the same setting (a scenario's
+	// Lease is the lease the lock is built with (New is given it) and the
+	// holders count on (belief, acquire detail); 0: watchdog. OwnerConfig.Lease is the same setting (a scenario's
 	// per-client lease writes that one): set either, or both alike.
 	Lease time.Duration
 	// ExtendEvery, with a UserExtender, extends the hold this often while
@@ -120,7 +124,8 @@ var userNames = names{kind: KindCustom, stream: KindCustom}
 func (UserConfig) DefaultBelief() Belief { return BeliefCareful }
 
 // User starts a process on c that loops as Reentrant does with the lock
-// cfg.New builds: after Start (forever, or until Holds holdings are done),
+// cfg.New builds, given c's lease (Lease, or OwnerConfig.Lease, which a
+// scenario's per-client lease writes): after Start (forever, or until Holds holdings are done),
 // pick an owner, acquire Depth times, hold for Hold (extending every
 // ExtendEvery with a UserExtender), release as many times as it acquired,
 // think. It records "acquire" (Args [owner]; Result the grant's Value, or
@@ -152,7 +157,7 @@ func startUser(c Client, cfg UserConfig, n names, def Belief) error {
 	if err := checkDurations(kind, name, dur{"extend interval", cfg.ExtendEvery}); err != nil {
 		return err
 	}
-	l, err := cfg.build(c, kind)
+	l, err := cfg.build(c, kind, lease)
 	if err != nil {
 		return err
 	}
@@ -189,8 +194,9 @@ func (cfg UserConfig) lease(kind, client string) (time.Duration, error) {
 	return lease, nil
 }
 
-// build makes the client's lock with cfg.New on the group's connection.
-func (cfg UserConfig) build(c Client, kind string) (UserLock, error) {
+// build makes the client's lock with cfg.New on the group's connection and
+// the client's resolved lease (UserConfig.lease).
+func (cfg UserConfig) build(c Client, kind string, lease time.Duration) (UserLock, error) {
 	name := c.Name()
 	if cfg.New == nil {
 		return nil, fmt.Errorf("traffic: %s on client %s: no lock (New is nil)", kind, name)
@@ -199,7 +205,7 @@ func (cfg UserConfig) build(c Client, kind string) (UserLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
 	}
-	l, err := cfg.New(conn, c.Runtime(), cfg.Key)
+	l, err := cfg.New(conn, c.Runtime(), cfg.Key, lease)
 	if err != nil {
 		return nil, fmt.Errorf("traffic: %s on client %s: %w", kind, name, err)
 	}

@@ -3,6 +3,7 @@ package traffic_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,8 +57,8 @@ func TestUserNoFaults(t *testing.T) {
 	}
 
 	ctl := newEnv(t, 7, "m1")
-	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string) (traffic.UserLock, error) {
-		l, err := usertest.SetNX(usertest.Options{TTL: 2 * sec})(conn, rt, key)
+	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (traffic.UserLock, error) {
+		l, err := usertest.SetNX(usertest.Options{TTL: 2 * sec})(conn, rt, key, lease)
 		return noValue{l}, err
 	}
 	ctl.clientsWith(3, func(c *sim.Client) error { return traffic.User(c, cfg) })
@@ -155,8 +156,8 @@ func TestUserExtend(t *testing.T) {
 	cfg := userCfg(usertest.Options{TTL: 500 * ms})
 	cfg.ExtendEvery = 200 * ms
 	inner := cfg.New
-	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string) (traffic.UserLock, error) {
-		l, err := inner(conn, rt, key)
+	cfg.New = func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (traffic.UserLock, error) {
+		l, err := inner(conn, rt, key, lease)
 		return noValue{l}, err
 	}
 	if err := traffic.User(e.client("c1"), cfg); err == nil || !strings.Contains(err.Error(), "cannot extend") {
@@ -180,7 +181,9 @@ func TestUserConfigErrors(t *testing.T) {
 		{"custom on client c1: no lock (New is nil)", func(u *traffic.UserConfig) { u.New = nil }},
 		{"custom on client c1: negative extend interval", func(u *traffic.UserConfig) { u.ExtendEvery = -sec }},
 		{"custom on client c1: boom", func(u *traffic.UserConfig) {
-			u.New = func(lock.Conn, lock.Runtime, string) (traffic.UserLock, error) { return nil, errors.New("boom") }
+			u.New = func(lock.Conn, lock.Runtime, string, time.Duration) (traffic.UserLock, error) {
+				return nil, errors.New("boom")
+			}
 		}},
 	} {
 		cfg := userCfg(usertest.Options{TTL: 2 * sec})
@@ -197,5 +200,35 @@ func TestUserConfigErrors(t *testing.T) {
 	cfg.OwnerConfig.Lease = 2 * sec
 	if err := traffic.User(c, cfg); err != nil {
 		t.Errorf("one lease given twice: %v", err)
+	}
+}
+
+// TestUserGivesTheLease: the lock is built with the client's resolved
+// lease, the one its acquires record and its holders count on: Lease, or
+// OwnerConfig.Lease (which a scenario's per-client lease writes), or 0 for
+// a watchdog. Before the maker was given it, a lock could only be built
+// with a TTL fixed in advance for every client.
+func TestUserGivesTheLease(t *testing.T) {
+	e := newEnv(t, 1, "m1")
+	for i, tc := range []struct {
+		lease, owner, want time.Duration
+	}{
+		{2 * sec, 0, 2 * sec},
+		{0, 3 * sec, 3 * sec},
+		{0, 0, 0},
+	} {
+		cfg := userCfg(usertest.Options{TTL: sec})
+		cfg.Lease, cfg.OwnerConfig.Lease = tc.lease, tc.owner
+		inner, got := cfg.New, time.Duration(-1)
+		cfg.New = func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (traffic.UserLock, error) {
+			got = lease
+			return inner(conn, rt, key, lease)
+		}
+		if err := traffic.User(e.client("c"+strconv.Itoa(i+1)), cfg); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("Lease %v, OwnerConfig.Lease %v: the lock was built with %v, want %v", tc.lease, tc.owner, got, tc.want)
+		}
 	}
 }

@@ -5,7 +5,9 @@
 // client of their own, no wall clock, no global random source), so that
 // the same code runs on go-redis in production (lock.NewRedisConn,
 // lock.WallRuntime) and inside the simulation, where a seed replays a run
-// byte for byte.
+// byte for byte. Each is made by a locktest.NewLock (NewSetNX, ...), which
+// locktest calls with the lease the client runs with: the TTL of the
+// lock's keys, so that they expire when the checkers count a hold expired.
 //
 //   - SetNX (correct): SET key value NX PX ttl GET with a fresh random
 //     value, released by a Lua script that deletes the key only while it
@@ -35,6 +37,7 @@ package ownlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/lock"
@@ -42,7 +45,7 @@ import (
 )
 
 // base is what the locks share: one client's connection, runtime, key and
-// TTL, and whether it takes and releases the key the textbook way (plain
+// TTL (the client's lease), and whether it takes and releases the key the textbook way (plain
 // SET NX PX, compare-and-delete without a latch).
 type base struct {
 	conn     lock.Conn
@@ -108,21 +111,30 @@ func (l *base) Release(ctx context.Context, _ string, g locktest.Grant) error {
 	return nil
 }
 
-// maker makes each client's lock: mk wraps the client's base.
-func maker[L locktest.Lock](ttl time.Duration, textbook bool, mk func(base) L) locktest.NewLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (locktest.Lock, error) {
-		return mk(base{conn: conn, rt: rt, key: key, ttl: ttl, textbook: textbook}), nil
+// build makes one client's lock: mk wraps the client's base, whose keys
+// live lease, the lease the client runs with (locktest gives it: the
+// checkers count a hold's expiry from it). These locks keep their keys by
+// a TTL alone, so a lease of 0 (a watchdog's: nothing renews them) is
+// refused, as is one that is not a whole number of milliseconds.
+func build[L locktest.Lock](conn lock.Conn, rt lock.Runtime, key string, lease time.Duration, textbook bool, mk func(base) L) (locktest.Lock, error) {
+	if lease <= 0 || lease%time.Millisecond != 0 {
+		return nil, fmt.Errorf("ownlock: lease %v: the key's TTL must be a positive whole number of milliseconds (these locks have no watchdog)", lease)
 	}
+	return mk(base{conn: conn, rt: rt, key: key, ttl: lease, textbook: textbook}), nil
 }
+
+// The makers are locktest.NewLocks: each client's lock is built with the
+// client's lease.
+var _ = []locktest.NewLock{NewSetNX, NewSetNXThenExpire, NewGetThenDel, NewTextbook}
 
 // SetNX is a correct lock: SET NX PX GET with a random value, released by
 // compare-and-delete with a release latch (base's Acquire and Release).
 type SetNX struct{ base }
 
-// NewSetNX makes SetNX locks whose keys live ttl (a whole number of
-// milliseconds).
-func NewSetNX(ttl time.Duration) locktest.NewLock {
-	return maker(ttl, false, func(b base) *SetNX { return &SetNX{b} })
+// NewSetNX makes a client's SetNX lock, whose keys live the client's
+// lease (a locktest.NewLock).
+func NewSetNX(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+	return build(conn, rt, key, lease, false, func(b base) *SetNX { return &SetNX{b} })
 }
 
 // SetNXThenExpire is broken: it takes the key with SETNX and gives it its
@@ -132,9 +144,10 @@ func NewSetNX(ttl time.Duration) locktest.NewLock {
 // (correct).
 type SetNXThenExpire struct{ base }
 
-// NewSetNXThenExpire makes SetNXThenExpire locks with the given TTL.
-func NewSetNXThenExpire(ttl time.Duration) locktest.NewLock {
-	return maker(ttl, false, func(b base) *SetNXThenExpire { return &SetNXThenExpire{b} })
+// NewSetNXThenExpire makes a client's SetNXThenExpire lock, whose
+// PEXPIRE gives its keys the client's lease.
+func NewSetNXThenExpire(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+	return build(conn, rt, key, lease, false, func(b base) *SetNXThenExpire { return &SetNXThenExpire{b} })
 }
 
 // Acquire sends SETNX, then PEXPIRE.
@@ -160,9 +173,10 @@ func (l *SetNXThenExpire) Acquire(ctx context.Context, _ string) (locktest.Grant
 // DEL deletes.
 type GetThenDel struct{ base }
 
-// NewGetThenDel makes GetThenDel locks with the given TTL.
-func NewGetThenDel(ttl time.Duration) locktest.NewLock {
-	return maker(ttl, false, func(b base) *GetThenDel { return &GetThenDel{b} })
+// NewGetThenDel makes a client's GetThenDel lock, whose keys live the
+// client's lease.
+func NewGetThenDel(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+	return build(conn, rt, key, lease, false, func(b base) *GetThenDel { return &GetThenDel{b} })
 }
 
 // errNotMine is the comparison's refusal: the key holds another value.
@@ -192,7 +206,8 @@ func (l *GetThenDel) Release(ctx context.Context, _ string, g locktest.Grant) er
 // base's, the textbook way.
 type Textbook struct{ base }
 
-// NewTextbook makes Textbook locks with the given TTL.
-func NewTextbook(ttl time.Duration) locktest.NewLock {
-	return maker(ttl, true, func(b base) *Textbook { return &Textbook{b} })
+// NewTextbook makes a client's Textbook lock, whose keys live the
+// client's lease.
+func NewTextbook(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+	return build(conn, rt, key, lease, true, func(b base) *Textbook { return &Textbook{b} })
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,36 +19,30 @@ var update = flag.Bool("update", false, "rewrite the committed counterexamples u
 // size.
 func soak() bool { return os.Getenv("LOCKSIM_SOAK") != "" }
 
-// ttl is the example locks' TTL in the searches, and the scenarios' lease
-// to match it: the checkers count a hold's expiry from the lease. It is
+// lease is the scenarios' lease in the correct lock's searches, and so the
+// example locks' TTL (each is built with its client's lease). It is
 // above the longest a go-redis client spends on one request (4 attempts
 // of 500 ms and its back-offs: about 3.5 s): a SET resent after its first
 // attempt's key expired can find another holder's key and answer "not
 // acquired", and that first key, held by nobody's knowledge until it
 // expired, then shows as acquires refused while the lock was free
-// (linearizability). The broken locks' searches use a shorter TTL, so
+// (linearizability). The broken locks' searches use a shorter lease, so
 // that their runs stay short.
-const ttl, brokenTTL = 5 * time.Second, 2 * time.Second
+const lease, brokenLease = 5 * time.Second, 2 * time.Second
 
 // TestSetNXOnCommittedScenarios: the correct lock, in place of locksim's
 // SimpleLock (the same algorithm) in the committed scenarios written for
 // it that SimpleLock passes, gives the verdict each expects: ok, or the
-// waits a liveness expectation pins. Each is built with its scenario's
-// TTL (a scenario whose clients have TTLs of their own, as
-// delayed-compare-and-delete's, would need one lock per TTL).
+// waits a liveness expectation pins. Each client's lock is built with
+// that client's lease: the scenario's, or, in delayed-compare-and-delete,
+// c2's own 5 s beside the others' 1 s.
 func TestSetNXOnCommittedScenarios(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		ttl  time.Duration
-	}{
-		{"baseline-simple", 10 * time.Second},
-		{"lost-reply-simple-acquire", 5 * time.Second},
-		{"simple-late-contender-after-crash", 10 * time.Second},
-	} {
-		rs := locktest.Run(t, locktest.Impl{New: ownlock.NewSetNX(c.ttl)}, locktest.Scenario(c.name), locktest.Seeds(1, 3))
+	for _, name := range []string{"baseline-simple", "lost-reply-simple-acquire", "simple-late-contender-after-crash",
+		"delayed-compare-and-delete"} {
+		rs := locktest.Run(t, locktest.Impl{New: ownlock.NewSetNX}, locktest.Scenario(name), locktest.Seeds(1, 3))
 		for _, r := range rs {
 			if !r.Match {
-				t.Errorf("%s seed %d: not as the file expects: %s\n%s", c.name, r.Seed, r.Why, r)
+				t.Errorf("%s seed %d: not as the file expects: %s\n%s", name, r.Seed, r.Why, r)
 			}
 		}
 	}
@@ -55,10 +50,10 @@ func TestSetNXOnCommittedScenarios(t *testing.T) {
 
 // correctBudget is what the correct lock's searches draw: the faults a
 // lock on one master must survive (locktest.DefaultFaults), bound to its
-// operations too, and a liveness bound above its TTL.
+// operations too, and a liveness bound above its lease.
 func correctBudget(runs int) locktest.Budget {
 	return locktest.Budget{OnOps: true, Liveness: 12 * time.Second, Runs: runs,
-		Over: []locktest.Setup{{Lease: ttl}, {Lease: ttl, Clients: 5, Duration: 20 * time.Second}}}
+		Over: []locktest.Setup{{Lease: lease}, {Lease: lease, Clients: 5, Duration: 20 * time.Second}}}
 }
 
 // correctSweep is a scenario whose faults each seed draws: lost requests
@@ -86,7 +81,7 @@ func TestSetNXSurvives(t *testing.T) {
 	if soak() {
 		runs, seeds = 2000, 2000
 	}
-	impl := locktest.Impl{New: ownlock.NewSetNX(ttl)}
+	impl := locktest.Impl{New: ownlock.NewSetNX}
 	locktest.Search(t, impl, correctBudget(runs))
 	for _, r := range locktest.Run(t, impl, locktest.YAML(correctSweep), locktest.Seeds(1, seeds)) {
 		if len(r.Kinds()) > 0 {
@@ -99,7 +94,7 @@ func TestSetNXSurvives(t *testing.T) {
 // release latch) is flagged by the correct lock's search, for a request
 // go-redis resent after a lost reply.
 func TestTextbookIsFlagged(t *testing.T) {
-	cx, err := locktest.Find(locktest.Impl{New: ownlock.NewTextbook(ttl)}, correctBudget(100))
+	cx, err := locktest.Find(locktest.Impl{New: ownlock.NewTextbook}, correctBudget(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +162,7 @@ func checkCounterexample(t *testing.T, c counterexample) {
 	if r := rs[0]; !r.Match || r.Verdict.String() != cx.Result.Verdict.String() {
 		t.Errorf("%s replays as %s (as expected: %v, %s), the search found %s", committed, r.Verdict, r.Match, r.Why, cx.Result.Verdict)
 	}
-	rs, err = locktest.Check(locktest.Impl{New: ownlock.NewSetNX(brokenTTL)}, locktest.File(committed))
+	rs, err = locktest.Check(locktest.Impl{New: ownlock.NewSetNX}, locktest.File(committed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,13 +178,13 @@ func checkCounterexample(t *testing.T, c counterexample) {
 // client crash between the two: the key never expires, and the finding is
 // liveness (the lock free by belief, for ever, while the others wait), not
 // safety: nobody holds it twice. The correct lock, on the same run, is
-// available again after its TTL.
+// available again after its lease.
 func TestSetNXThenExpireIsFlagged(t *testing.T) {
 	checkCounterexample(t, counterexample{
 		file:   "setnx-then-expire",
-		broken: ownlock.NewSetNXThenExpire(brokenTTL),
+		broken: ownlock.NewSetNXThenExpire,
 		budget: locktest.Budget{Faults: []string{"client-crash"}, OnOps: true, Liveness: 5 * time.Second,
-			Over: []locktest.Setup{{Lease: brokenTTL, Clients: 2}}},
+			Over: []locktest.Setup{{Lease: brokenLease, Clients: 2}}},
 		want:        []locktest.Kind{"liveness"},
 		absentFixed: []locktest.Kind{"liveness"},
 	})
@@ -206,10 +201,21 @@ func TestSetNXThenExpireIsFlagged(t *testing.T) {
 func TestGetThenDelIsFlagged(t *testing.T) {
 	checkCounterexample(t, counterexample{
 		file:   "get-then-del",
-		broken: ownlock.NewGetThenDel(brokenTTL),
+		broken: ownlock.NewGetThenDel,
 		budget: locktest.Budget{Faults: []string{"pause"}, OnOps: true, Find: []locktest.Kind{"unlock-idempotency"},
-			Over: []locktest.Setup{{Lease: brokenTTL, Clients: 2}}},
+			Over: []locktest.Setup{{Lease: brokenLease, Clients: 2}}},
 		want:        []locktest.Kind{"unlock-idempotency", "mutual-exclusion"},
 		absentFixed: []locktest.Kind{"unlock-idempotency"},
 	})
+}
+
+// TestNoLeaseRefused: the locks keep their keys by a TTL, the client's
+// lease; a scenario without one (lease watchdog: Setup's default) cannot
+// run them, and says why instead of running a lock whose key never
+// expires.
+func TestNoLeaseRefused(t *testing.T) {
+	_, err := locktest.Check(locktest.Impl{New: ownlock.NewSetNX}, locktest.Setup{})
+	if err == nil || !strings.Contains(err.Error(), "ownlock: lease 0s: the key's TTL must be a positive whole number of milliseconds") {
+		t.Errorf("a watchdog's lease: %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/usertest"
@@ -33,7 +34,7 @@ func TestCustomBaseline(t *testing.T) {
 	if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "scenarios/custom/baseline-custom.yaml:17: algorithm.kind: custom: the lock is given in Go") {
 		t.Errorf("the file alone: %v", err)
 	}
-	u, err := s.WithUserLock(usertest.SetNX(usertest.Options{TTL: s.Algorithm.Workload.(*scenario.Custom).OwnerConfig.Lease}), "simple")
+	u, err := s.WithUserLock(usertest.SetNX(usertest.Options{}), "simple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +52,11 @@ func TestCustomBaseline(t *testing.T) {
 // TestCustomF0: the same lock under F0 (failover to a replica that lags
 // 10 s) is flagged as SimpleLock is: it does not wait for its replica, the
 // promoted one lacks the holder's key, and a second client takes the lock
-// (mutual exclusion, as the file expects). The lock's TTL is the file's.
+// (mutual exclusion, as the file expects). The lock's TTL is the file's,
+// which the workload gives it.
 func TestCustomF0(t *testing.T) {
 	s := load(t, "f0-failover-lagging-replica.yaml")
-	u, err := s.WithUserLock(usertest.SetNX(usertest.Options{TTL: s.Algorithm.Workload.(*scenario.Simple).TTL}), "simple")
+	u, err := s.WithUserLock(usertest.SetNX(usertest.Options{}), "simple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestCustomDelayedRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, del := range []bool{true, false} {
-		u, err := s.WithUserLock(usertest.SetNX(usertest.Options{TTL: 2e9, DelRelease: del}), "")
+		u, err := s.WithUserLock(usertest.SetNX(usertest.Options{DelRelease: del}), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,6 +114,40 @@ func TestCustomDelayedRelease(t *testing.T) {
 		flagged := slices.Contains(got, checker.UnlockIdempotency) && slices.Contains(got, checker.MutualExclusion)
 		if del != flagged || !del && r.Verdict.Status != checker.OK {
 			t.Errorf("DEL release %v: verdict %s", del, r.Verdict)
+		}
+	}
+}
+
+// TestCustomPerClientLease: delayed-compare-and-delete's clients run with
+// leases of their own (c2's ttl 5 s, the others the file's 1 s). A user's
+// lock built with the lease the workload gives each client passes it as
+// SimpleLock does: no finding, and c3 waits for c2's release as the file
+// pins it. The control is the same lock built with one TTL for every
+// client (the file's 1 s), all a Go lock could be given before the maker
+// was told the client's lease: c2's key expires while c2 counts on 5 s,
+// c3 takes the lock, and the checkers flag the run (silent loss,
+// linearizability, mutual exclusion).
+func TestCustomPerClientLease(t *testing.T) {
+	s := load(t, "delayed-compare-and-delete.yaml")
+	for _, fixed := range []time.Duration{0, time.Second} {
+		u, err := s.WithUserLock(usertest.SetNX(usertest.Options{TTL: fixed}), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(u, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fixed == 0 {
+			if !r.Match || r.Verdict.Status != checker.OK {
+				t.Errorf("the lock built with each client's lease: %v %s %s", r.Match, r.Why, r.Verdict)
+			}
+			continue
+		}
+		for _, k := range []checker.Kind{checker.SilentLoss, checker.Linearizability, checker.MutualExclusion} {
+			if !slices.Contains(r.Verdict.Kinds(), k) {
+				t.Errorf("control, one TTL of %v for every client: verdict %s, want %s among its findings", fixed, r.Verdict, k)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ package usertest
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/locksim/locksim/internal/scripts"
@@ -16,7 +17,10 @@ import (
 
 // Options configure a SetNX lock.
 type Options struct {
-	// TTL is the key's lease (SET ... PX), a whole number of milliseconds.
+	// TTL, when positive, is the key's TTL (SET ... PX, a whole number of
+	// milliseconds) whatever lease the lock is given: a lock built with one
+	// fixed TTL, the control of a test that a per-client lease reaches the
+	// lock. 0 (the way to build it) is the lease the lock is given.
 	TTL time.Duration
 	// Validity, when positive, is what each grant says the holder may rely
 	// on (Grant.Validity); 0 leaves it to the configured lease.
@@ -43,10 +47,18 @@ return 0
 // SetNX is the maker of a lock that takes the key with SET key token NX PX
 // ttl (a fresh token from the Runtime per acquire, the grant's Value),
 // releases it by compare-and-delete (or plain DEL) and extends it by
-// compare-and-PEXPIRE.
+// compare-and-PEXPIRE. ttl is the client's lease, or Options.TTL; a key
+// needs one (a lease of 0, a watchdog's, is refused: nothing renews it).
 func SetNX(opts Options) traffic.NewUserLock {
-	return func(conn lock.Conn, rt lock.Runtime, key string) (traffic.UserLock, error) {
-		return &setNX{conn: conn, rt: rt, key: key, opts: opts}, nil
+	return func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (traffic.UserLock, error) {
+		ttl := lease
+		if opts.TTL > 0 {
+			ttl = opts.TTL
+		}
+		if ttl <= 0 {
+			return nil, errors.New("usertest: SetNX needs a lease: its key is kept by a TTL, not a watchdog")
+		}
+		return &setNX{conn: conn, rt: rt, key: key, ttl: ttl, opts: opts}, nil
 	}
 }
 
@@ -54,12 +66,13 @@ type setNX struct {
 	conn lock.Conn
 	rt   lock.Runtime
 	key  string
+	ttl  time.Duration
 	opts Options
 }
 
 func (l *setNX) Acquire(ctx context.Context, _ string) (traffic.Grant, error) {
 	tok := l.rt.NewID()
-	v, err := l.conn.Do(ctx, "SET", l.key, tok, "NX", "PX", l.opts.TTL.Milliseconds())
+	v, err := l.conn.Do(ctx, "SET", l.key, tok, "NX", "PX", l.ttl.Milliseconds())
 	if err != nil {
 		return traffic.Grant{}, err
 	}
@@ -78,7 +91,7 @@ func (l *setNX) Release(ctx context.Context, _ string, g traffic.Grant) error {
 }
 
 func (l *setNX) Extend(ctx context.Context, _ string, g traffic.Grant) (traffic.Grant, error) {
-	return g, l.answer(l.conn.Eval(ctx, compareAndExpire, []string{l.key}, g.Value, l.opts.TTL.Milliseconds()))
+	return g, l.answer(l.conn.Eval(ctx, compareAndExpire, []string{l.key}, g.Value, l.ttl.Milliseconds()))
 }
 
 // answer reads a compare-and-... script's reply: 1 done, else not held.
