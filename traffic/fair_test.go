@@ -12,14 +12,16 @@ import (
 // TestFairNoFaults: three clients contend for a fair lock for a minute,
 // reentrant at depth 2 and non-reentrant at depth 1, waiting in the queue:
 // nobody overlaps, everybody holds, records follow the conventions, every
-// holding gives back what it took, and no release is refused.
+// holding gives back what it took, no release is refused, and the history
+// is linearizable against the kind's model.
 func TestFairNoFaults(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		cfg  traffic.FairConfig
+		name  string
+		cfg   traffic.FairConfig
+		model checker.LockKind
 	}{
-		{"reentrant", traffic.FairConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 2 * sec}}},
-		{"non-reentrant", traffic.FairConfig{NonReentrant: true, OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: 2 * sec, Lease: 3 * sec}}},
+		{"reentrant", traffic.FairConfig{OwnerConfig: traffic.OwnerConfig{Owners: []string{"a", "b"}, Depth: 2, Wait: 2 * sec}}, checker.LockReentrant},
+		{"non-reentrant", traffic.FairConfig{NonReentrant: true, OwnerConfig: traffic.OwnerConfig{Owners: []string{"a"}, Wait: 2 * sec, Lease: 3 * sec}}, checker.LockSimple},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -38,6 +40,9 @@ func TestFairNoFaults(t *testing.T) {
 			checkBalanced(t, recs, "acquire", "release")
 			if n := count(recs, "release", "", history.OutcomeFail); n > 0 {
 				t.Errorf("%d releases refused without faults", n)
+			}
+			if v := linOK(recs, tc.model); v.Status != checker.OK {
+				t.Errorf("model %v: %v", tc.model, v)
 			}
 			if t.Failed() {
 				t.Log(e.dump())
