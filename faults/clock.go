@@ -8,8 +8,9 @@ import (
 // The clock faults need a target whose clocks are its own (ClockSetter):
 // the simulation, and the real backend for its nodes (redis-server under
 // libfaketime; its clients run on the machine's clock: a client's jump is
-// recorded and, as in the simulation, changes nothing the lock code reads;
-// a client's drift is refused).
+// recorded and changes nothing the lock code reads, where in the
+// simulation it moves the client's wall clock, which only the fair lock
+// reads (lock.WallClock); a client's drift is refused).
 
 // ClockJump moves the wall clock of one node or one client by By (negative
 // is backward) at At. A node's keys then expire early or late; a client's

@@ -15,7 +15,8 @@ import (
 // any duration that is negative or not a whole number of milliseconds.
 //
 // Every duration the locks send to Redis (the options' WatchdogTimeout,
-// LatchTTL and SyncTimeout, and the lease of LockWithLease and TryLockFor)
+// LatchTTL, SyncTimeout and FairLockWaitTimeout, and the lease of
+// LockWithLease and TryLockFor)
 // must be a whole number of milliseconds, the unit of PX, PEXPIRE and
 // WAIT. Redisson converts a lease to milliseconds by truncation, so that a
 // lease of 10.9 ms gives a key that lives 10 ms while the caller counts
@@ -105,6 +106,22 @@ type Options struct {
 	// 3 s): it sizes the unlock latch's default lifetime. The Conn's own
 	// timeouts are the Conn's. Default 3 s.
 	ResponseTimeout time.Duration
+	// FairLockWaitTimeout is a FairLock waiter's wait when its call sets
+	// none (Lock, LockWithLease, TryLock, TryLockFor with wait 0):
+	// Redisson's fairLockWaitTimeout (3.46.0+, checked in 4.7.0). A waiter
+	// joins the queue with a timeout, the wall-clock time (by its client's
+	// clock) its turn is due plus its wait; once that time has passed by
+	// the clock of whichever client runs a fair lock script next, it is
+	// dropped from the head of the queue, alive or not, and the waiters
+	// behind it come first. Default 5 min.
+	FairLockWaitTimeout time.Duration
+	// FairLockTimeoutLeavesEntry makes a FairLock's TryLockFor behave as
+	// Redisson's before 4.7.0 (issue 5019): a try during its wait that got
+	// no reply ends the call with that error and leaves the waiter's queue
+	// entry in place, so that the waiters behind it wait for its timeout.
+	// By default, as 4.7.0, the waiter leaves the queue and the call
+	// reports a timed-out wait.
+	FairLockTimeoutLeavesEntry bool
 	// OnLost is called (from the watchdog's task) when renewal finds that a
 	// holder no longer holds its lock: it expired, was force-unlocked, or
 	// was lost in a failover. The hold is then no longer renewed. Unlike
@@ -251,7 +268,7 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"WatchdogTimeout", opts.WatchdogTimeout}, {"LatchTTL", opts.LatchTTL}, {"SyncTimeout", opts.SyncTimeout}} {
+	}{{"WatchdogTimeout", opts.WatchdogTimeout}, {"LatchTTL", opts.LatchTTL}, {"SyncTimeout", opts.SyncTimeout}, {"FairLockWaitTimeout", opts.FairLockWaitTimeout}} {
 		if err := checkMs("New", d.name, d.d); err != nil {
 			return nil, err
 		}

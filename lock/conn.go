@@ -126,7 +126,7 @@ func (e ReplyError) Error() string { return string(e) }
 
 // IsUnknown reports whether err leaves the outcome of an operation unknown:
 // any error other than a Redis error reply or one of this package's verdicts
-// (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrNotSynced, ErrNotLocked,
+// (ErrNotAcquired, ErrNotHeld, ErrWaitTimeout, ErrReentry, ErrNotSynced, ErrNotLocked,
 // ErrLockLost, ErrClosed, ErrBadName, ErrInvalid, ErrNotSent), such as a
 // timeout after which the command may or may not have run. It is true
 // only where a request may have reached a server: an argument refused

@@ -1,7 +1,8 @@
 // Package lock is Redisson's lock family for Go: Lock (reentrant, kept by a
-// watchdog), FencedLock (Lock plus a fencing token), ReadWriteLock,
-// SpinLock (Lock without pub/sub: waiters poll) and NonReentrantLock, all
-// from a Client, and SimpleLock (SET NX with a TTL, as bsm/redislock).
+// watchdog), FencedLock (Lock plus a fencing token), FairLock (first come,
+// first served), ReadWriteLock, SpinLock (Lock without pub/sub: waiters
+// poll), NonReentrantLock and NonReentrantFairLock, all from a Client, and
+// SimpleLock (SET NX with a TTL, as bsm/redislock).
 //
 // Wrap a go-redis client with NewRedisConn, make a Client with New in
 // WallRuntime (the machine's clock and goroutines), and take a lock by name

@@ -19,9 +19,10 @@ var (
 	// released, force-unlocked, or never acquired; for a ReadWriteLock also
 	// a lock that no longer exists). Redisson's IllegalMonitorStateException.
 	ErrNotHeld = errors.New("lock: not held by this owner")
-	// ErrReentry: an owner that holds a NonReentrantLock acquired it
-	// again; nothing changed (its one hold stays). Redisson's
-	// IllegalMonitorStateException from the non-reentrant locks.
+	// ErrReentry: an owner that holds a NonReentrantLock or a
+	// NonReentrantFairLock acquired it again; nothing changed (its one hold
+	// stays). Redisson's IllegalMonitorStateException from the
+	// non-reentrant locks.
 	ErrReentry = errors.New("lock: non-reentrant lock already held by this owner")
 	// ErrWaitTimeout: the wait time passed before the lock could be taken
 	// (TryLockFor), or its context ended first (then wrapped with the
@@ -52,7 +53,8 @@ var (
 	// it would make a key or holder field ambiguous: a lock name in the
 	// namespace of the keys the locks derive from names ("redisson_lock_token:",
 	// "redisson_unlock_latch:", "redisson_acquire_latch:",
-	// "redisson_rwlock_timeout:", "simple_unlock_latch:"), a client id with
+	// "redisson_rwlock_timeout:", "redisson_lock_queue:",
+	// "redisson_lock_timeout:", "simple_unlock_latch:"), a client id with
 	// ':' (holder fields are "<client id>:<owner>"), or a read-write lock's
 	// owner ending in ":write" (its read field would be another owner's
 	// write field). Nothing was sent.

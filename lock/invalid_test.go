@@ -78,6 +78,7 @@ func TestNilContextRefused(t *testing.T) {
 		}{
 			{"Lock", c.Lock("a"), 11},
 			{"FencedLock", c.FencedLock("f"), 12},
+			{"FairLock", c.FairLock("a"), 11},
 			{"SpinLock", c.SpinLock("sp"), 11},
 			{"NonReentrantLock", c.NonReentrantLock("nr"), 11},
 			{"ReadWriteLock", rw, 4},
@@ -124,6 +125,8 @@ func TestValidationErrorsKnown(t *testing.T) {
 		"LatchTTL 1.5ms":            {LatchTTL: 1500 * time.Microsecond},
 		"SyncTimeout 0.5ms":         {SyncTimeout: 500 * time.Microsecond},
 		"negative SyncReplicas":     {SyncReplicas: -1},
+		"FairLockWaitTimeout 1.5ms": {FairLockWaitTimeout: 1500 * time.Microsecond},
+		"negative FairLockWait":     {FairLockWaitTimeout: -time.Second},
 	} {
 		_, err := lock.New(conn, rt, opts)
 		nilctx.WantInvalid(t, "New with "+name, err)
@@ -144,6 +147,8 @@ func TestValidationErrorsKnown(t *testing.T) {
 		"fenced TryLockFor negative":    err1(c.FencedLock("f").TryLockFor(ctx, "o", 0, -time.Second)),
 		"read LockWithLease 1.5ms":      rw.ReadLock().LockWithLease(ctx, "o", 1500*time.Microsecond),
 		"write TryLockFor lease 10.9ms": rw.WriteLock().TryLockFor(ctx, "o", 0, 10900*time.Microsecond),
+		"fair LockWithLease 0":          c.FairLock("fl").LockWithLease(ctx, "o", 0),
+		"fair TryLockFor negative wait": c.NonReentrantFairLock("fl").TryLockFor(ctx, "o", -time.Second, 0),
 	} {
 		nilctx.WantInvalid(t, what, err)
 	}

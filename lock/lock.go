@@ -56,11 +56,14 @@ const (
 	unlockLatchPrefix  = "redisson_unlock_latch:"
 	acquireLatchPrefix = "redisson_acquire_latch:"
 	rwTimeoutPrefix    = "redisson_rwlock_timeout:"
+	fairQueuePrefix    = "redisson_lock_queue:"
+	fairTimeoutPrefix  = "redisson_lock_timeout:"
 )
 
 // reservedPrefixes are the derived keys' prefixes, with SimpleLock's
 // release latch.
-var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix, scripts.ReleaseLatchPrefix}
+var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix,
+	fairQueuePrefix, fairTimeoutPrefix, scripts.ReleaseLatchPrefix}
 
 // checkName refuses a lock name in the derived keys' namespace.
 func checkName(name string) error {
@@ -206,13 +209,21 @@ func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (
 		}
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
+	l.took(owner, lease, leaseMs)
+	return -1, token, nil
+}
+
+// took accounts for a hold owner just took with lease (0: the watchdog's,
+// leaseMs its TTL): the watchdog starts (or counts one more hold), and the
+// lease is remembered for the unlocks that leave holds.
+func (l *Lock) took(owner string, lease time.Duration, leaseMs int64) {
+	c := l.c
 	if lease == 0 {
 		c.startRenewal(l, owner)
 	} else {
 		c.holdMore(holderKey(l, owner)) // a leased hold still counts while a watchdog runs
 	}
 	c.setLease(l, owner, leaseMs)
-	return -1, token, nil
 }
 
 // leaseMs is an acquire's lease in ms: lease, or the watchdog's timeout.
@@ -243,11 +254,18 @@ func (l *Lock) giveBack(ctx context.Context, owner string, lease time.Duration) 
 	latch := l.latchKey("unlock", id)
 	s, keys, args := l.unlockCall(latch, c.leaseMs(lease), owner, c.latchTTL(id))
 	v, err := c.evalLock(ctx, s, true, keys, args...)
+	return c.gaveBack(ctx, l.name, latch, v, err)
+}
+
+// gaveBack is the end of a give-back of the lock name whose unlock script,
+// run with the unlock latch latch, answered v, err: nil when it ran (an
+// unsynced run too), a giveBackError when its outcome is unknown.
+func (c *Client) gaveBack(ctx context.Context, name, latch string, v any, err error) error {
 	if errors.Is(err, ErrNotSynced) {
 		return nil // given back on the master; its latch stays for its TTL
 	}
 	if err != nil {
-		return &giveBackError{name: l.name, err: err}
+		return &giveBackError{name: name, err: err}
 	}
 	c.dropLatch(ctx, latch, v, nil)
 	return nil

@@ -59,7 +59,8 @@ func TestNoNameBreaksAnotherLock(t *testing.T) {
 
 		// Refused names, ids and owners.
 		for _, name := range []string{"redisson_lock_token:{orders}", "redisson_unlock_latch:{x}:1",
-			"redisson_acquire_latch:{x}:1", "redisson_rwlock_timeout:{rw}:c:a:rwlock_timeout:1", "simple_unlock_latch:{k}:t"} {
+			"redisson_acquire_latch:{x}:1", "redisson_rwlock_timeout:{rw}:c:a:rwlock_timeout:1", "simple_unlock_latch:{k}:t",
+			"redisson_lock_queue:{fair}", "redisson_lock_timeout:{fair}"} {
 			for what, err := range map[string]error{
 				"Lock.TryLock":               lc.Lock(name).TryLock(ctx, "a"),
 				"Lock.Unlock":                lc.Lock(name).Unlock(ctx, "a"),
@@ -69,6 +70,10 @@ func TestNoNameBreaksAnotherLock(t *testing.T) {
 				"Lock.ForceUnlock":           second(lc.Lock(name).ForceUnlock(ctx)),
 				"WriteLock.ForceUnlock":      second(lc.ReadWriteLock(name).WriteLock().ForceUnlock(ctx)),
 				"WriteLock.LockWithLease(1)": lc.ReadWriteLock(name).WriteLock().LockWithLease(ctx, "a", lease),
+				"FairLock.TryLock":           lc.FairLock(name).TryLock(ctx, "a"),
+				"FairLock.TryLockFor":        lc.FairLock(name).TryLockFor(ctx, "a", time.Second, 0),
+				"FairLock.Unlock":            lc.NonReentrantFairLock(name).Unlock(ctx, "a"),
+				"FairLock.ForceUnlock":       second(lc.FairLock(name).ForceUnlock(ctx)),
 			} {
 				if !errors.Is(err, lock.ErrBadName) || lock.IsUnknown(err) {
 					t.Errorf("%s on %q: %v; want ErrBadName", what, name, err)

@@ -22,13 +22,24 @@ func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	if err := checkName(l.name); err != nil {
 		return err
 	}
-	id := c.rt.NewID()
-	latch := l.latchKey("unlock", id)
-	ttl := c.latchTTL(id)
-	v, attempts, err := c.runRetried(ctx, func() (any, error) {
+	return l.unlock(ctx, owner, func(latch string, ttl int64) (any, error) {
 		s, keys, args := l.unlockCall(latch, c.lease(l, owner), owner, ttl)
 		return c.evalLock(ctx, s, true, keys, args...)
 	})
+}
+
+// unlock runs an unlock of owner's hold: run sends the lock's unlock
+// script once with the request's latch key and latch TTL (ms), answering
+// 1 released, 0 holds remain, nil not held. unlock retries it as Redisson
+// does (the same request id each time) and accounts for what it did on
+// the client's side (the watchdog, the remembered lease). Lock's and
+// FairLock's unlocks are this with their own scripts.
+func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, ttl int64) (any, error)) error {
+	c := l.c
+	id := c.rt.NewID()
+	latch := l.latchKey("unlock", id)
+	ttl := c.latchTTL(id)
+	v, attempts, err := c.runRetried(ctx, func() (any, error) { return run(latch, ttl) })
 	unsynced := err
 	if synced := !errors.Is(err, ErrNotSynced); synced {
 		unsynced = nil
@@ -120,9 +131,15 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if l.spin { // nobody listens: the spin lock's waiters poll
 		s, keys, args = scripts.SpinForceUnlock, []string{l.name}, nil
 	}
-	v, _, err := l.c.runRetried(ctx, func() (any, error) {
+	return l.c.forceUnlock(ctx, func() (any, error) {
 		return l.c.evalLock(ctx, s, false, keys, args...)
 	})
+}
+
+// forceUnlock runs a force unlock script (run: 1 when it deleted a lock)
+// with Redisson's retries, and reports whether it deleted one.
+func (c *Client) forceUnlock(ctx context.Context, run func() (any, error)) (bool, error) {
+	v, _, err := c.runRetried(ctx, run)
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {
 		return false, err

@@ -37,15 +37,11 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	if wait == 0 {
 		return 0, ErrNotAcquired
 	}
-	outer := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	unregister, ok := c.waiting(cancel)
-	if !ok {
-		return 0, ErrClosed
+	ctx, gaveUp, end, err := c.waitScope(ctx)
+	if err != nil {
+		return 0, err
 	}
-	defer unregister()
-	gaveUp := func() error { return c.gaveUpWaiting(outer) }
+	defer end()
 	sub, err := c.conn.Subscribe(ctx, channel)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -86,13 +82,38 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	}
 }
 
+// waitScope begins the wait of an acquire whose first try was refused: it
+// returns ctx's child that Close cancels (ErrClosed when the client is
+// closed already), gaveUp, the error to return when that child has ended
+// (gaveUpWaiting), and end, which the caller defers to unregister the
+// wait.
+func (c *Client) waitScope(outer context.Context) (ctx context.Context, gaveUp func() error, end func(), err error) {
+	ctx, cancel := context.WithCancel(outer)
+	unregister, ok := c.waiting(cancel)
+	if !ok {
+		cancel()
+		return nil, nil, nil, ErrClosed
+	}
+	return ctx, func() error { return c.gaveUpWaiting(outer) }, func() { unregister(); cancel() }, nil
+}
+
+// waitForever is the wait of a fair waiter that has no TTL to wait for
+// (the fair acquire script answered a negative time: Redisson's waiter
+// then waits for a message alone). When its subscription breaks, or
+// cannot be made, it tries again after noSubscriptionBeat instead.
+const (
+	waitForever        = 100 * 365 * 24 * time.Hour
+	noSubscriptionBeat = time.Second
+)
+
 // awaitRelease waits, after a try that returned a TTL at told, up to d for
 // a release: for a message on *sub; or, when the last subscription broke
 // (*sub nil) and the try has just reached the group's master, it
 // subscribes there again and returns at once, so that a release between
 // that try and the subscription is not missed (the caller tries once more
 // before waiting). When there is no subscription to wait on (it cannot be
-// made, or it breaks: its node went away), it sleeps what is left of d.
+// made, or it breaks: its node went away), it sleeps what is left of d
+// (noSubscriptionBeat when d is waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
 	if *sub == nil {
@@ -117,7 +138,11 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		_ = (*sub).Close()
 		*sub = nil
 	}
-	if rest := d - c.rt.Now().Sub(told); rest > 0 {
+	rest := d - c.rt.Now().Sub(told)
+	if d == waitForever {
+		rest = noSubscriptionBeat // no TTL to sleep out: try (and subscribe) again after a beat
+	}
+	if rest > 0 {
 		if err := c.rt.Sleep(ctx, rest); err != nil {
 			return gaveUp()
 		}

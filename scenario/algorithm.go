@@ -110,6 +110,7 @@ var algorithms = []func() Workload{
 	func() Workload { return new(Simple) },
 	func() Workload { return new(Reentrant) },
 	func() Workload { return new(Fenced) },
+	func() Workload { return new(Fair) },
 	func() Workload { return new(RWLock) },
 	func() Workload { return new(Spin) },
 	func() Workload { return new(NonReentrant) },

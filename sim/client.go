@@ -172,6 +172,11 @@ type clientRuntime struct{ c *Client }
 // production and must not here.
 func (r clientRuntime) Now() time.Time { return Epoch.Add(r.c.clock.Mono(r.c.w.now)) }
 
+// Wall reads the client's wall clock (lock.WallClock): its monotonic
+// clock plus its jumps, what Java's System.currentTimeMillis() reads. The
+// fair lock stamps its queue with it, so a client's clock jump moves them.
+func (r clientRuntime) Wall() time.Time { return Epoch.Add(r.c.clock.Local(r.c.w.now)) }
+
 // Sleep sleeps d of the client's clock. It ends early, with the context's
 // error, when ctx ends during the sleep (by a cancel in simulated code: see
 // ctxwait.go), as lock.WallRuntime's does.

@@ -99,6 +99,11 @@ type op struct {
 	adv    time.Duration
 	// ttl: the reply, or its first element when it is an array, is a PTTL.
 	ttl bool
+	// nowAt, when positive, is the ARGV (1-based) that run sets to the
+	// caller's wall clock in ms: wallBase plus the advances so far plus
+	// clock, the caller's clock offset (a multiple of grid, see fair_test.go).
+	nowAt int
+	clock time.Duration
 }
 
 func (o op) String() string { return o.desc }
@@ -278,13 +283,20 @@ var tokenKeys = family{
 	},
 }
 
-// keyState is one key as a snapshot sees it.
+// keyState is one key as a snapshot sees it: a string's value, a hash's
+// fields, a list's items (joined by commas), a sorted set's members in
+// name order with their scores apart in scores (the fair lock's scores are
+// times derived from PTTLs, compared as PTTLs are).
 type keyState struct {
 	name, typ, value string
 	pttl             int64
+	scores           []int64
 }
 
 func (k keyState) String() string {
+	if k.scores != nil {
+		return fmt.Sprintf("%s(%s)=%s scores=%v pttl=%d", k.name, k.typ, k.value, k.scores, k.pttl)
+	}
 	return fmt.Sprintf("%s(%s)=%s pttl=%d", k.name, k.typ, k.value, k.pttl)
 }
 
@@ -322,6 +334,7 @@ type backend struct {
 func run(ctx context.Context, b backend, ops []op) (trace, error) {
 	var tr trace
 	start := time.Now()
+	var virt time.Duration // the advances so far
 	for _, o := range ops {
 		var r result
 		var v any
@@ -329,8 +342,14 @@ func run(ctx context.Context, b backend, ops []op) (trace, error) {
 		switch {
 		case o.adv > 0:
 			err = b.advance(ctx, o.adv)
+			virt += o.adv
 		case o.script != nil:
-			v, err = b.conn.Eval(ctx, o.script, o.keys, o.args...)
+			args := o.args
+			if o.nowAt > 0 {
+				args = slices.Clone(o.args)
+				args[o.nowAt-1] = wallBase + (virt + o.clock).Milliseconds()
+			}
+			v, err = b.conn.Eval(ctx, o.script, o.keys, args...)
 		default:
 			v, err = b.conn.Do(ctx, o.cmd...)
 		}
@@ -399,7 +418,8 @@ func sameReply(want, got any, ttl bool, at time.Duration, ok ttlCheck) bool {
 
 func sameKeys(want, got []keyState, at time.Duration, ok ttlCheck) bool {
 	return slices.EqualFunc(want, got, func(w, g keyState) bool {
-		return w.name == g.name && w.typ == g.typ && w.value == g.value && sameTTL(w.pttl, g.pttl, at, ok)
+		return w.name == g.name && w.typ == g.typ && w.value == g.value && sameTTL(w.pttl, g.pttl, at, ok) &&
+			slices.EqualFunc(w.scores, g.scores, func(ws, gs int64) bool { return ok(ws, gs, at) })
 	})
 }
 
@@ -433,6 +453,17 @@ func hashValue(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
+// zsetValue is a sorted set as keyState holds it: its members in name
+// order, joined by commas, and their scores in that order.
+func zsetValue(scores map[string]float64) (string, []int64) {
+	members := slices.Sorted(maps.Keys(scores))
+	out := make([]int64, len(members))
+	for i, mb := range members {
+		out[i] = int64(scores[mb])
+	}
+	return strings.Join(members, ","), out
+}
+
 // tcpSnapshot reads every key of a server through go-redis in two round
 // trips.
 func tcpSnapshot(ctx context.Context, rc *redis.Client) ([]keyState, error) {
@@ -446,9 +477,12 @@ func tcpSnapshot(ctx context.Context, rc *redis.Client) ([]keyState, error) {
 	ttls := make([]*redis.Cmd, len(keys))
 	strs := make([]*redis.StringCmd, len(keys))
 	hashes := make([]*redis.MapStringStringCmd, len(keys))
+	lists := make([]*redis.StringSliceCmd, len(keys))
+	zsets := make([]*redis.ZSliceCmd, len(keys))
 	for i, k := range keys {
 		types[i], ttls[i] = pipe.Type(ctx, k), pipe.Do(ctx, "PTTL", k)
-		strs[i], hashes[i] = pipe.Get(ctx, k), pipe.HGetAll(ctx, k) // one of them is WRONGTYPE
+		strs[i], hashes[i] = pipe.Get(ctx, k), pipe.HGetAll(ctx, k) // all but one of these are WRONGTYPE
+		lists[i], zsets[i] = pipe.LRange(ctx, k, 0, -1), pipe.ZRangeWithScores(ctx, k, 0, -1)
 	}
 	_, _ = pipe.Exec(ctx)
 	out := make([]keyState, len(keys))
@@ -467,6 +501,19 @@ func tcpSnapshot(ctx context.Context, rc *redis.Client) ([]keyState, error) {
 			var m map[string]string
 			m, err = hashes[i].Result()
 			ks.value = hashValue(m)
+		case "list":
+			var items []string
+			items, err = lists[i].Result()
+			ks.value = strings.Join(items, ",")
+		case "zset":
+			var zs []redis.Z
+			if zs, err = zsets[i].Result(); err == nil {
+				scores := map[string]float64{}
+				for _, z := range zs {
+					scores[z.Member.(string)] = z.Score
+				}
+				ks.value, ks.scores = zsetValue(scores)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -499,6 +546,21 @@ func miniSnapshot(m *miniredis.Miniredis) ([]keyState, error) {
 					h[f] = m.HGet(k, f)
 				}
 				ks.value = hashValue(h)
+			}
+		case "list":
+			var items []string
+			items, err = m.List(k)
+			ks.value = strings.Join(items, ",")
+		case "zset":
+			var members []string
+			if members, err = m.ZMembers(k); err == nil {
+				scores := map[string]float64{}
+				for _, mb := range members {
+					if scores[mb], err = m.ZScore(k, mb); err != nil {
+						return nil, err
+					}
+				}
+				ks.value, ks.scores = zsetValue(scores)
 			}
 		}
 		if err != nil {

@@ -79,6 +79,7 @@ func TestScenarioReplay(t *testing.T) {
 		{file: "r0-redlock-delayed-restart.yaml", scale: 0.5, attempts: 1, setup: heldBeforeCrash("c1")},
 		{"f0-synced-acquire-wait.yaml", 0.2, 1, nil, 0},
 		{"baseline-reentrant.yaml", 0.5, 2, nil, 0},
+		{"baseline-fair.yaml", 0.5, 2, nil, 0},
 		{"f0-failover-lagging-replica.yaml", 0.2, 4, nil, 0},
 		// The failover at 100ms must come after the first acquire, which
 		// takes a few milliseconds of dialling: at 0.5, 50ms.

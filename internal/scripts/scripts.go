@@ -95,9 +95,36 @@ var (
 	NonReentrantAcquire = must("non_reentrant_acquire")
 )
 
-// NonReentrantReacquire is the text of NonReentrantAcquire's error reply
-// (Redisson's REENTRY_ERR); a server may put a code before it ("ERR ").
+// NonReentrantReacquire is the text of NonReentrantAcquire's and
+// FairAcquire's error reply (Redisson's REENTRY_ERR); a server may put a code before it ("ERR ").
 const NonReentrantReacquire = "NON_REENTRANT_REACQUIRE"
+
+// Scripts of the fair lock (lock.FairLock), reentrant or not: KEYS[1] the
+// lock, KEYS[2] its queue, KEYS[3] its timeouts (see fair_acquire.lua).
+// Every one but FairDequeue first drops the waiters at the head of the
+// queue whose time is up by the caller's wall clock (an ARGV).
+var (
+	// FairAcquire takes, re-enters or queues: ARGV[1] lease ms, ARGV[2]
+	// holder field, ARGV[3] wait ms, ARGV[4] wall clock ms, ARGV[5]
+	// 'queue' or 'once', ARGV[6] '1' reentrant or '0'. nil when acquired;
+	// else 1 ('once') or the ms to wait ('queue'); a non-reentrant lock's
+	// holder asking again gets the error reply NonReentrantReacquire.
+	FairAcquire = must("fair_acquire")
+	// FairUnlock releases one hold and publishes to the next waiter's own
+	// channel: KEYS[4] the channel prefix, KEYS[5] the unlock latch;
+	// ARGV[1] message, ARGV[2] lease ms, ARGV[3] holder field, ARGV[4] wall
+	// clock ms, ARGV[5] latch TTL ms, ARGV[6] latch on ("1"/"0"). 1
+	// released (or the lock was gone), 0 holds remain, nil not held.
+	FairUnlock = must("fair_unlock")
+	// FairForceUnlock deletes the lock and tells the next waiter: KEYS[4]
+	// the channel prefix; ARGV[1] message, ARGV[2] wall clock ms. 1 when it
+	// deleted a lock, else 0.
+	FairForceUnlock = must("fair_force_unlock")
+	// FairDequeue takes a waiter out of the queue (its wait ended):
+	// KEYS[1] queue, KEYS[2] timeouts; ARGV[1] holder field, ARGV[2] the
+	// wait ms it queued with.
+	FairDequeue = must("fair_dequeue")
+)
 
 // Scripts of the read-write lock (lock.ReadWriteLock).
 var (

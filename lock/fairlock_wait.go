@@ -1,0 +1,188 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locksim/locksim/internal/outcome"
+	"github.com/locksim/locksim/internal/scripts"
+)
+
+// acquire is the fair lock's waiting acquire, as Redisson 4.7.0's
+// RedissonLock.lock and tryLock run with RedissonFairLock's scripts: try
+// (joining the queue), and while the wait allows, wait on the waiter's own
+// channel for up to the time the try answered (or for the rest of the
+// wait, when it answered none) and try again. wait < 0 waits for ever
+// (Lock); otherwise it is TryLockFor's. A TryLockFor whose wait ends
+// unsatisfied leaves the queue (leave) at each place Redisson's tryLock
+// calls acquireFailed: after a try or a wait that used up the wait time,
+// when its subscription cannot be made, and after a try that got no reply
+// (the 4.7.0 fix of issue 5019, unless Options.FairLockTimeoutLeavesEntry).
+// Every other error ends the call with the waiter left in the queue, as in
+// Redisson, where it stays until its timeout.
+func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.Duration) error {
+	c := f.l.c
+	if err := checkName(f.l.name); err != nil {
+		return err
+	}
+	w := &fairWaiter{f: f, owner: owner, wait: wait, lease: lease, waitMs: c.fairWaitMs(wait), start: c.rt.Now(),
+		channel: f.waiterChannel(owner)}
+	if c.isClosed() {
+		return ErrClosed
+	}
+	_, acquired, err := w.try(ctx)
+	if err != nil || acquired {
+		return err
+	}
+	if w.spent() {
+		return w.leave(ctx, ErrNotAcquired)
+	}
+	ctx, gaveUp, end, err := c.waitScope(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	sub, err := c.conn.Subscribe(ctx, w.channel)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return gaveUp()
+	case err != nil && w.timed():
+		// Redisson's tryLock logs the subscription's failure and gives up.
+		return w.leave(ctx, &waitEnded{ErrNotAcquired, err})
+	case err != nil:
+		return err
+	}
+	defer func() {
+		if sub != nil {
+			_ = sub.Close()
+		}
+	}()
+	if w.spent() {
+		return w.leave(ctx, ErrNotAcquired)
+	}
+	return w.loop(ctx, &sub, gaveUp)
+}
+
+// fairWaiter is one waiting fair acquire: owner's, with its wait (< 0:
+// for ever), lease, queue wait in ms, start and own channel.
+type fairWaiter struct {
+	f           *FairLock
+	owner       string
+	wait, lease time.Duration
+	waitMs      int64
+	start       time.Time
+	channel     string
+}
+
+// timed reports whether the wait is bounded (TryLockFor).
+func (w *fairWaiter) timed() bool { return w.wait >= 0 }
+
+// spent reports whether a bounded wait is used up.
+func (w *fairWaiter) spent() bool { return w.timed() && w.f.l.c.rt.Now().Sub(w.start) >= w.wait }
+
+// try runs fair_acquire in queue mode.
+func (w *fairWaiter) try(ctx context.Context) (time.Duration, bool, error) {
+	return w.f.try(ctx, w.owner, w.lease, w.waitMs, "queue")
+}
+
+// leave takes the waiter out of the queue and returns verdict (leave).
+func (w *fairWaiter) leave(ctx context.Context, verdict error) error {
+	return w.f.leave(ctx, w.owner, w.waitMs, verdict)
+}
+
+// loop tries, and waits on *sub for what the try answered, until the lock
+// is taken, the wait is spent, a try fails, or ctx ends (gaveUp's error).
+func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() error) error {
+	c := w.f.l.c
+	for {
+		if ctx.Err() != nil {
+			return gaveUp()
+		}
+		ttl, acquired, err := w.try(ctx)
+		if err != nil || acquired {
+			return w.ended(ctx, err)
+		}
+		told := c.rt.Now()
+		d, ok := w.waitFor(ttl, told)
+		if !ok {
+			return w.leave(ctx, ErrNotAcquired)
+		}
+		if err := c.awaitRelease(ctx, w.channel, sub, d, told, gaveUp); err != nil {
+			return err
+		}
+		if w.spent() {
+			return w.leave(ctx, ErrNotAcquired)
+		}
+	}
+}
+
+// ended is the acquire's error after a try that took the lock (err nil)
+// or failed with err: a bounded wait whose try got no reply leaves the
+// queue, as Redisson 4.7.0's tryLock (unless FairLockTimeoutLeavesEntry).
+func (w *fairWaiter) ended(ctx context.Context, err error) error {
+	if err != nil && w.timed() && ctx.Err() == nil && isTimeout(err) && !w.f.l.c.opts.FairLockTimeoutLeavesEntry {
+		return w.leave(ctx, &outcome.Unknown{Err: &abandonedTry{err}})
+	}
+	return err
+}
+
+// waitFor is how long to wait after a try at told that answered ttl: ttl,
+// or for ever when it answered none (negative), bounded by what is left
+// of a bounded wait, as Redisson's tryLock waits min(ttl, time left); ok
+// is false when nothing is left.
+func (w *fairWaiter) waitFor(ttl time.Duration, told time.Time) (d time.Duration, ok bool) {
+	d = ttl
+	if ttl < 0 {
+		d = waitForever
+	}
+	if !w.timed() {
+		return d, true
+	}
+	left := w.wait - told.Sub(w.start)
+	if left <= 0 {
+		return 0, false
+	}
+	if ttl < 0 || ttl >= left {
+		d = left
+	}
+	return d, true
+}
+
+// leave is Redisson's acquireFailed for the fair lock: owner's waiter
+// leaves the queue (fair_dequeue, sent with its wait waitMs, resendable and
+// retried while unsynced: Redisson's syncedEvalWithRetry, 4.7.0), and the
+// acquire returns verdict; or the dequeue's error when it failed, as
+// Redisson's tryLock throws it then.
+func (f *FairLock) leave(ctx context.Context, owner string, waitMs int64, verdict error) error {
+	c := f.l.c
+	_, _, err := c.runRetried(ctx, func() (any, error) {
+		return c.evalLock(ctx, scripts.FairDequeue, false, []string{f.queueKey(), f.timeoutKey()}, f.l.field(owner), waitMs)
+	})
+	if err != nil {
+		return err
+	}
+	return verdict
+}
+
+// isTimeout reports whether err is a request that got no reply in time (a
+// net.Error's Timeout, the simulation's TimeoutError): Redisson's
+// RedisResponseTimeoutException.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// abandonedTry is a fair TryLockFor's error when a try during its wait got
+// no reply (err): the waiter left the queue and the call reports a wait
+// that timed out, as Redisson 4.7.0's tryLock returns false then. It
+// matches ErrWaitTimeout and wraps err; acquire wraps it in
+// outcome.Unknown, so that IsUnknown is true for it: the try may have run,
+// and taken the lock, which then stays for its lease with no watchdog.
+type abandonedTry struct{ err error }
+
+func (e *abandonedTry) Error() string {
+	return ErrWaitTimeout.Error() + " after a try that got no reply (it may have taken the lock, which then stays for its lease): " + e.err.Error()
+}
+
+func (e *abandonedTry) Unwrap() []error { return []error{ErrWaitTimeout, e.err} }

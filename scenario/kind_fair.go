@@ -1,0 +1,60 @@
+package scenario
+
+// The fair kind: Redisson's fair lock (traffic.Fair), reentrant or, with
+// non_reentrant, its non-reentrant fair lock: one kind with a switch, as
+// both run the same workload and queue; the switch chooses the model, as
+// the non-reentrant kind's (the simple lock's) or the reentrant kind's.
+
+import (
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/traffic"
+)
+
+// Fair is the fair kind's config.
+type Fair struct{ traffic.FairConfig }
+
+// Kind is traffic.KindFair.
+func (*Fair) Kind() string { return traffic.KindFair }
+
+// Fields are the owner-based kinds' and the fair lock's own.
+func (*Fair) Fields() []string {
+	return append([]string{"non_reentrant", "fair_wait_timeout", "timeout_leaves_entry"}, ownerFields...)
+}
+
+func (k *Fair) decode(d *decoder, s *Scenario, o *obj, f string) {
+	g := d.group(s, o, f)
+	lk, opts, oc := d.owner(s, o, g)
+	opts.FairLockWaitTimeout = o.msDur("fair_wait_timeout", 0)
+	opts.FairLockTimeoutLeavesEntry = o.bool("timeout_leaves_entry", false)
+	k.FairConfig = traffic.FairConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc,
+		NonReentrant: o.bool("non_reentrant", false)}
+}
+
+func (k *Fair) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+
+// Model is the reentrant lock's, or with non_reentrant the simple lock's
+// (a holder's own second acquire is refused), as the non-reentrant kind's;
+// the reentrant lock's for an empty config. A fair lock's refusal of a
+// free lock reserved for the first waiter linearizes after that waiter's
+// acquire, which is under way; a refusal with no waiter under way (a queue
+// entry that outlived its waiter) is a finding.
+func (k *Fair) Model() checker.LockKind {
+	if k.NonReentrant {
+		return checker.LockSimple
+	}
+	return checker.LockReentrant
+}
+
+// LinOptions: a synced acquire may refuse a free lock (syncedMayFail).
+func (k *Fair) LinOptions() []checker.LinOption { return syncedMayFail(k.Options) }
+
+// LockKey is the lock's name.
+func (k *Fair) LockKey() string { return k.Lock }
+
+// Ops are acquire, release and expire.
+func (*Fair) Ops() []string { return baseOps }
+
+// StartWorkload starts traffic.Fair.
+func (k *Fair) StartWorkload(c traffic.Client, _ *traffic.Resource) error {
+	return traffic.Fair(c, k.FairConfig)
+}

@@ -1,0 +1,64 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/lock"
+)
+
+// fairFile is good with a fair lock's algorithm section.
+var fairFile = strings.Replace(good, "  kind: simple\n  ttl: 1s\n",
+	"  kind: fair\n  owners: [a]\n  wait: 2s\n  non_reentrant: true\n  fair_wait_timeout: 20s\n  timeout_leaves_entry: true\n", 1)
+
+// TestFairFields: the fair kind's own fields reach its workload's config
+// (the lock client's options among them) and choose its model, with their
+// defaults when left out: reentrant, Redisson's 5 min wait timeout (the
+// lock's default), the 4.7.0 behaviour after a timed-out try.
+func TestFairFields(t *testing.T) {
+	s, err := Parse("fair.yaml", []byte(fairFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := s.Algorithm.Workload.(*Fair)
+	if !ok {
+		t.Fatalf("workload %T, want *Fair", s.Algorithm.Workload)
+	}
+	if !k.NonReentrant || k.Options.FairLockWaitTimeout != 20*time.Second || !k.Options.FairLockTimeoutLeavesEntry || k.Wait != 2*time.Second {
+		t.Errorf("config %+v: want non_reentrant, fair_wait_timeout 20s, timeout_leaves_entry, wait 2s", k.FairConfig)
+	}
+	if k.Model() != checker.LockSimple {
+		t.Errorf("non_reentrant: model %v, want the simple lock's", k.Model())
+	}
+	if k.Options.Deployment != lock.Replicated {
+		t.Errorf("deployment %v on a master with a replica, want replicated", k.Options.Deployment)
+	}
+	src := strings.NewReplacer("  non_reentrant: true\n", "", "  fair_wait_timeout: 20s\n", "", "  timeout_leaves_entry: true\n", "").Replace(fairFile)
+	s, err = Parse("fair.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = s.Algorithm.Workload.(*Fair)
+	if k.NonReentrant || k.Options.FairLockWaitTimeout != 0 || k.Options.FairLockTimeoutLeavesEntry || k.Model() != checker.LockReentrant {
+		t.Errorf("defaults %+v, model %v: want reentrant (its model), the lock's default wait timeout (0 here), 4.7.0's behaviour", k.FairConfig, k.Model())
+	}
+}
+
+// TestFairBadFields: the fair kind's bad fields are refused naming file,
+// line and field: a wait timeout that is not whole milliseconds, a switch
+// that is not a boolean, and a field of another kind.
+func TestFairBadFields(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{"fair_wait_timeout: 20s", "fair_wait_timeout: 1500us", "fair.yaml:16: algorithm.fair_wait_timeout: 1.5ms is not a whole number of milliseconds"},
+		{"non_reentrant: true", "non_reentrant: yes please", "fair.yaml:15: algorithm.non_reentrant: want true or false"},
+		{"  owners: [a]\n", "  owners: [a]\n  ttl: 1s\n", "fair.yaml:14: algorithm.ttl: not a field of algorithm fair"},
+	} {
+		src := strings.Replace(fairFile, c.old, c.new, 1)
+		_, err := Parse("fair.yaml", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q -> %q: %v; want %q", c.old, c.new, err, c.want)
+		}
+	}
+}
