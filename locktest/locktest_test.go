@@ -115,7 +115,7 @@ func TestBadInput(t *testing.T) {
 		{ok, []locktest.Option{locktest.Seeds(1, 0)}, "Seeds(1, 0)"},
 		{ok, []locktest.Option{locktest.Redis(0)}, "Redis(0)"},
 		{ok, []locktest.Option{locktest.Out("")}, "name a directory"},
-		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (the names: baseline-fenced,`},
+		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (the names: baseline-`},
 		{ok, []locktest.Option{locktest.Scenario("../go.mod")}, "no committed scenario"},
 		{ok, []locktest.Option{locktest.File(filepath.Join(t.TempDir(), "none.yaml"))}, "none.yaml"},
 		{ok, []locktest.Option{locktest.YAML("name: x\nduration: 1s\n")}, "locktest.YAML"},
