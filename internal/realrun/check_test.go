@@ -116,6 +116,28 @@ faults:
 	}
 }
 
+// TestCheckFairClientClockJump: a client's clock jump is refused on real
+// servers for the fair lock only, whose queue timestamps read the client's
+// wall clock (the simulation jumps it; a real client cannot), naming the
+// fault's client field; the same jump under the reentrant lock runs
+// (control).
+func TestCheckFairClientClockJump(t *testing.T) {
+	for _, kind := range []string{"fair", "reentrant"} {
+		s, err := scenario.Parse("x.yaml", []byte(fmt.Sprintf(
+			"duration: 5s\ntopology: {nodes: [{name: m1}]}\nclients: [{name: c1}]\nalgorithm: {kind: %s}\nexpect: any\nfaults:\n  - {kind: clock-jump, at: 1s, client: c1, by: 1s}\n", kind)))
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		err = Check(s)
+		switch {
+		case kind == "fair" && (err == nil || !strings.Contains(err.Error(), "x.yaml:7: faults[0].client:") || !strings.Contains(err.Error(), "fair lock")):
+			t.Errorf("fair: Check = %v, want the client's clock jump refused", err)
+		case kind != "fair" && err != nil:
+			t.Errorf("%s: Check = %v, want it supported", kind, err)
+		}
+	}
+}
+
 // TestSimulationRunsEveryKind: the simulation is a target every kind of
 // realCapabilities is available on.
 func TestSimulationRunsEveryKind(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/traffic"
 )
 
 // ErrNoFaketime is returned (wrapped) by Run when a scenario moves a node's
@@ -144,6 +145,15 @@ func checkClockFaults(s *scenario.Scenario) error {
 		if d, ok := bare(f.Fault).(faults.ClockDrift); ok && d.Client != "" {
 			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].client", i),
 				"%s on client %s: a client's clock runs at the machine's rate (libfaketime drifts only a node's)", f.Fault.Name(), d.Client)
+		}
+		// A client's clock jump changes nothing a lock measures with
+		// Go's monotonic clock, on both backends; but the fair lock
+		// stamps its queue with the client's wall clock (lock.WallClock),
+		// which the simulation jumps and a real client, on the machine's
+		// clock, cannot.
+		if j, ok := bare(f.Fault).(faults.ClockJump); ok && j.Client != "" && s.Algorithm.Kind == traffic.KindFair {
+			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].client", i),
+				"%s on client %s of a fair lock: its queue's timestamps come from the client's wall clock, which on real servers is the machine's and does not jump", f.Fault.Name(), j.Client)
 		}
 	}
 	return nil
