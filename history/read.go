@@ -70,6 +70,7 @@ type wireRecord struct {
 	Gone    bool              `json:"gone"`
 	Detail  string            `json:"detail"`
 	Applied []int64           `json:"applied"`
+	Items   []string          `json:"items"`
 }
 
 // ScanJSONL reads a history of JSON lines from r, file naming it in
@@ -171,7 +172,7 @@ func ReadJSONL(r io.Reader, file string, maxRecords int) ([]Record, error) {
 // record is w as a Record numbered seq.
 func (w *wireRecord) record(seq int) Record {
 	return Record{Seq: seq, Kind: w.Kind, T: *w.T, End: w.End, Client: w.Client, Node: w.Node, Lock: w.Lock, Key: w.Key, Op: w.Op,
-		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied}
+		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied, Items: w.Items}
 }
 
 // decodeLine decodes one line, a JSON object of Record's fields; the error

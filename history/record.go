@@ -1,6 +1,7 @@
 package history
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -75,7 +76,9 @@ type Record struct {
 	// Value is a string key's value, for truth records; the group, for node
 	// records and failover faults.
 	Value string `json:"value,omitempty"`
-	// Fields is a hash key's fields, for truth records (JSON sorts the keys).
+	// Fields is a hash key's fields, for truth records (JSON sorts the
+	// keys); for a sorted set's (Detail "type zset"), its members and
+	// their scores (ScoreFields).
 	Fields map[string]string `json:"fields,omitempty"`
 	// Gone marks a truth record for a key that no longer exists.
 	Gone   bool   `json:"gone,omitempty"`
@@ -87,8 +90,12 @@ type Record struct {
 	// none. It is when the command took effect, which the call and return
 	// only bound: checkers judge a reply against the node's state then.
 	// Histories from real servers leave it empty (a client cannot see it).
-	// It is last so that the other fields' JSON stays as it was.
+	// It is after the others so that their JSON stays as it was.
 	Applied []int64 `json:"applied,omitempty"`
+	// Items is a list key's elements, first to last, for truth records
+	// (Detail "type list"): a fair lock's queue. Last, as Applied, so that
+	// the other fields' JSON stays as it was.
+	Items []string `json:"items,omitempty"`
 }
 
 // At is T as a duration.
@@ -119,7 +126,21 @@ type Op interface {
 // KeyState is what a node holds under a key, as a truth record states it:
 // a string's value or a hash's fields; Type "" when the key does not exist.
 type KeyState struct {
-	Type   string // "", "string", "hash" (other types are recorded by type only)
+	Type   string // "", "string", "hash", "list", "zset" (other types are recorded by type only)
 	Value  string
-	Fields map[string]string
+	Fields map[string]string // a hash's fields, or a sorted set's members and scores (ScoreFields)
+	Items  []string          // a list's elements, first to last
+}
+
+// ScoreFields is a sorted set's members and scores as a truth record
+// states them: each score in the shortest decimal that reads back exactly
+// (a fair lock's timeouts are whole milliseconds since the epoch, which
+// read as integers).
+func ScoreFields(z map[string]float64) map[string]string {
+	out := make(map[string]string, len(z))
+	//detlint:allow maprange filling a map, whose content does not depend on the order
+	for m, s := range z {
+		out[m] = strconv.FormatFloat(s, 'f', -1, 64)
+	}
+	return out
 }

@@ -22,10 +22,13 @@ import (
 // only: an expiry read on one node's clock means nothing to the checkers).
 // Once built it is never mutated, so maps and records may share its Hash.
 type keyState struct {
-	// Type is "string", "hash", or "" when the key does not exist.
+	// Type is "string", "hash", "list", "zset" (a fair lock's queue and
+	// its timeouts), or "" when the key does not exist.
 	Type string
 	Str  string
 	Hash map[string]string
+	List []string
+	ZSet map[string]float64
 	// ExpireAt is the node-local wall-clock time the key expires, when
 	// Expires. (Not 0 for "never": a clock set back past zero makes 0, and
 	// negative times, real expiries.)
@@ -117,6 +120,16 @@ func (n *Node) readKey(k string) keyState {
 		for _, f := range fields {
 			st.Hash[f] = n.db.HGet(k, f)
 		}
+	case "list":
+		// Copies: miniredis hands out its own slice and map, which
+		// later commands change, and a key state is never mutated.
+		st.Type = t
+		l, _ := n.db.List(k)
+		st.List = slices.Clone(l)
+	case "zset":
+		st.Type = t
+		z, _ := n.db.SortedSet(k)
+		st.ZSet = maps.Clone(z)
 	default:
 		n.w.fail(fmt.Errorf("sim: node %s: key %q has type %s, which the simulation does not replicate", n.name, k, t))
 		return st
@@ -159,6 +172,12 @@ func (n *Node) setKey(k string, st keyState) {
 			n.fvBuf = append(n.fvBuf, f, st.Hash[f])
 		}
 		n.db.HSet(k, n.fvBuf...)
+	case "list":
+		_, _ = n.db.Push(k, st.List...)
+	case "zset":
+		for _, m := range slices.Sorted(maps.Keys(st.ZSet)) {
+			_, _ = n.db.ZAdd(k, st.ZSet[m], m)
+		}
 	}
 	if st.Expires {
 		n.db.SetTTL(k, st.ExpireAt-n.synced)
@@ -232,7 +251,8 @@ func (n *Node) snapshot() map[string]keyState {
 // aside). Key states are never mutated once built, so the truth can keep
 // them and records can share their hash maps.
 func sameValue(a, b keyState) bool {
-	if a.Type != b.Type || a.Str != b.Str || len(a.Hash) != len(b.Hash) {
+	if a.Type != b.Type || a.Str != b.Str || len(a.Hash) != len(b.Hash) ||
+		!slices.Equal(a.List, b.List) || !maps.Equal(a.ZSet, b.ZSet) {
 		return false
 	}
 	//detlint:allow maprange an equality test, whose result does not depend on the order
@@ -266,6 +286,12 @@ func (n *Node) noteTruth(k string, st keyState) {
 		n.truth[k] = st
 	case "hash":
 		rec.Fields = st.Hash
+		n.truth[k] = st
+	case "list":
+		rec.Items, rec.Detail = st.List, "type list"
+		n.truth[k] = st
+	case "zset":
+		rec.Fields, rec.Detail = history.ScoreFields(st.ZSet), "type zset"
 		n.truth[k] = st
 	}
 	n.w.hist.add(rec)
