@@ -42,6 +42,9 @@ type Config struct {
 	// whose bound is not positive is measured, not bounded. When it names
 	// any client, the verdict's Waits holds every client's longest wait.
 	ClientWaits map[string]time.Duration
+	// Queues are the fair locks' queues whose order of service is judged
+	// (FairnessViolations); none: no fairness check.
+	Queues []FairQueue
 }
 
 // Judge checks h, a history that ran until cfg.End, and returns the whole
@@ -85,6 +88,7 @@ func Judge(h []history.Record, cfg Config) Verdict {
 	if cfg.Liveness > 0 {
 		all = append(all, LivenessViolations(h, cfg.End, cfg.Liveness)...)
 	}
+	all = append(all, tr.fairnessViolations(h, cfg.End, cfg.Queues)...)
 	if len(cfg.ClientWaits) > 0 {
 		v.Waits = ClientWaits(h, cfg.End)
 		all = append(all, clientLiveness(h, v.Waits, cfg.ClientWaits)...)

@@ -21,10 +21,22 @@ const (
 	// holder (a release lost in a failover, the promoted replica never got
 	// it): everyone waits until its TTL runs out.
 	Resurrected Kind = "resurrected-lock"
+	// The fairness kinds, of a fair lock's queue (FairnessViolations).
+	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,
+	// while it still waited (a clock ahead read its timeout as passed, a
+	// failover lost it, it waited past its timeout).
+	EvictedWaiter Kind = "evicted-waiter"
+	// OutOfOrder: the lock went to a waiter that asked after another,
+	// already in the queue, that still waited.
+	OutOfOrder Kind = "out-of-order-grant"
+	// StuckQueue: the lock stayed free while others waited, the head of
+	// its queue an entry whose waiter no longer waited.
+	StuckQueue Kind = "stuck-queue"
 )
 
 // kinds is every Kind, in the order Kinds lists them.
-var kinds = []Kind{MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected}
+var kinds = []Kind{MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected,
+	EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
 // fixed order (a fresh slice each call, so callers may keep or change it).
@@ -55,10 +67,23 @@ func KindNames() []string {
 // an unlock that answers "not held" to the owner it released, a wrong
 // answer about the lock's state on which the owner acts (it must assume its
 // critical section was unprotected). Neither is a mere wait. An unknown
-// kind is not safety.
+// kind is not safety, nor is a fairness kind (Fairness): an unfair grant
+// still gives the lock to one holder at a time.
 func (k Kind) Safety() bool {
 	switch k {
 	case MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Linearizability:
+		return true
+	}
+	return false
+}
+
+// Fairness reports whether the kind is about a fair lock's order of
+// service (EvictedWaiter, OutOfOrder, StuckQueue): neither safety nor the
+// lock's availability as a whole, but a promise the fair lock makes on top.
+// Reports count them apart.
+func (k Kind) Fairness() bool {
+	switch k {
+	case EvictedWaiter, OutOfOrder, StuckQueue:
 		return true
 	}
 	return false

@@ -8,13 +8,15 @@ import (
 )
 
 // TestKindsAndSafety: Kinds lists each kind once; Safety puts liveness and
-// resurrected locks (waits) apart from the rest (work gone wrong).
+// resurrected locks (waits) apart from the rest (work gone wrong), and
+// Fairness the fair queue's kinds apart from both.
 func TestKindsAndSafety(t *testing.T) {
 	ks := checker.Kinds()
 	availability := []checker.Kind{checker.Liveness, checker.Resurrected}
 	safety := []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
 		checker.Reentrancy, checker.UnlockIdempotency, checker.Linearizability}
-	if len(ks) != len(availability)+len(safety) {
+	fairness := []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue}
+	if len(ks) != len(availability)+len(safety)+len(fairness) {
 		t.Fatalf("Kinds() = %v", ks)
 	}
 	for _, k := range safety {
@@ -25,6 +27,16 @@ func TestKindsAndSafety(t *testing.T) {
 	for _, k := range availability {
 		if !slices.Contains(ks, k) || k.Safety() {
 			t.Errorf("%s: listed %v, safety %v; want listed availability", k, slices.Contains(ks, k), k.Safety())
+		}
+	}
+	for _, k := range fairness {
+		if !slices.Contains(ks, k) || k.Safety() || !k.Fairness() {
+			t.Errorf("%s: listed %v, safety %v, fairness %v; want listed fairness", k, slices.Contains(ks, k), k.Safety(), k.Fairness())
+		}
+	}
+	for _, k := range append(safety, availability...) {
+		if k.Fairness() {
+			t.Errorf("%s counts as fairness", k)
 		}
 	}
 	if checker.Kind("deadlock").Safety() {

@@ -82,10 +82,10 @@ func (c *Client) fairWaitMs(wait time.Duration) int64 {
 func (f *FairLock) Name() string { return f.l.name }
 
 // queueKey is the waiters' queue (Redisson's threadsQueueName).
-func (f *FairLock) queueKey() string { return fairQueuePrefix + scripts.Tagged(f.l.name) }
+func (f *FairLock) queueKey() string { return scripts.FairQueueKey(f.l.name) }
 
 // timeoutKey is the waiters' timeouts (Redisson's timeoutSetName).
-func (f *FairLock) timeoutKey() string { return fairTimeoutPrefix + scripts.Tagged(f.l.name) }
+func (f *FairLock) timeoutKey() string { return scripts.FairTimeoutKey(f.l.name) }
 
 // waiterChannel is owner's own channel, on which an unlock tells it that
 // its turn has come.

@@ -56,14 +56,12 @@ const (
 	unlockLatchPrefix  = "redisson_unlock_latch:"
 	acquireLatchPrefix = "redisson_acquire_latch:"
 	rwTimeoutPrefix    = "redisson_rwlock_timeout:"
-	fairQueuePrefix    = "redisson_lock_queue:"
-	fairTimeoutPrefix  = "redisson_lock_timeout:"
 )
 
 // reservedPrefixes are the derived keys' prefixes, with SimpleLock's
 // release latch.
 var reservedPrefixes = []string{tokenKeyPrefix, unlockLatchPrefix, acquireLatchPrefix, rwTimeoutPrefix,
-	fairQueuePrefix, fairTimeoutPrefix, scripts.ReleaseLatchPrefix}
+	scripts.FairQueuePrefix, scripts.FairTimeoutPrefix, scripts.ReleaseLatchPrefix}
 
 // checkName refuses a lock name in the derived keys' namespace.
 func checkName(name string) error {

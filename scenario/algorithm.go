@@ -194,6 +194,22 @@ func (a Algorithm) LinOptions() []checker.LinOption {
 	return a.Workload.LinOptions()
 }
 
+// queued is a Workload whose lock keeps a queue of waiters that promises
+// first come, first served (the fair kind): its queues are judged for
+// fairness (checker.FairnessViolations).
+type queued interface {
+	Queues() []checker.FairQueue
+}
+
+// Queues are the fair lock queues the algorithm's runs are judged on
+// (none for a kind without one).
+func (a Algorithm) Queues() []checker.FairQueue {
+	if q, ok := a.Workload.(queued); ok {
+		return q.Queues()
+	}
+	return nil
+}
+
 // Belief is the belief model the algorithm's holders use when no client
 // overrides it: the file's, or the kind's default (DefaultBelief).
 func (a Algorithm) Belief() traffic.Belief {

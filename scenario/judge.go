@@ -52,7 +52,8 @@ func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdi
 // end: the algorithm's model (LockKind, LinOptions), CheckBudget, and the
 // bounds of the expect section (Expect.bounds).
 func (s *Scenario) checkConfig(end time.Duration) checker.Config {
-	cfg := checker.Config{Model: s.Algorithm.LockKind(), LinOptions: s.Algorithm.LinOptions(), End: end, Budget: s.CheckBudget()}
+	cfg := checker.Config{Model: s.Algorithm.LockKind(), LinOptions: s.Algorithm.LinOptions(), End: end, Budget: s.CheckBudget(),
+		Queues: s.Algorithm.Queues()}
 	s.Expect.bounds(&cfg)
 	return cfg
 }

@@ -51,6 +51,11 @@ func (k *Fair) LinOptions() []checker.LinOption { return syncedMayFail(k.Options
 // LockKey is the lock's name.
 func (k *Fair) LockKey() string { return k.Lock }
 
+// Queues is the fair lock's queue, judged for fairness.
+func (k *Fair) Queues() []checker.FairQueue {
+	return []checker.FairQueue{checker.RedissonFairQueue(k.Lock)}
+}
+
 // Ops are acquire, release and expire.
 func (*Fair) Ops() []string { return baseOps }
 

@@ -192,6 +192,23 @@ func ReleaseLatchKey(key, token string) string {
 	return ReleaseLatchPrefix + Tagged(key) + ":" + token
 }
 
+// FairQueueKey is the fair lock named name's queue of waiters, a list of
+// their holder fields, the next to be served first (Redisson's
+// redisson_lock_queue:{name}).
+func FairQueueKey(name string) string { return FairQueuePrefix + Tagged(name) }
+
+// FairTimeoutKey is the fair lock named name's waiters' timeouts, a sorted
+// set of holder fields scored with client-clock ms (Redisson's
+// redisson_lock_timeout:{name}).
+func FairTimeoutKey(name string) string { return FairTimeoutPrefix + Tagged(name) }
+
+// The fair lock's derived keys' prefixes, which lock names may not start
+// with.
+const (
+	FairQueuePrefix   = "redisson_lock_queue:"
+	FairTimeoutPrefix = "redisson_lock_timeout:"
+)
+
 // Tagged is name as a hash tag for the keys a lock derives from its name
 // (channel, latches, token), so that on Redis Cluster they live in the lock
 // key's slot. A name without a hash tag is wrapped in braces: Redis hashes
