@@ -47,9 +47,9 @@ var fairClockArg = map[string]int{
 var fairLeaveReq = "eval:" + scripts.FairDequeue.Name
 
 // waitSpan is one acquire call of a fair lock's waiter: from its call to
-// when its holder stopped waiting (the return; for a return the caller
-// never learned, the holder's next call or its client's crash; else the
-// end of the run). arrived is when its field first stood in the queue
+// when its holder stopped waiting (the return; for a call whose outcome
+// stayed unknown, when it answered so (Record.Answered), else the
+// holder's next call or its client's crash; else the end of the run). arrived is when its field first stood in the queue
 // during the call (0 with queued false: never).
 type waitSpan struct {
 	holder, field string
@@ -317,6 +317,8 @@ func waitSpans(h []history.Record, lock string, end time.Duration) []*waitSpan {
 		to := end
 		if e, ok := r.Returned(); ok {
 			to = e
+		} else if r.Answered != nil {
+			to = time.Duration(*r.Answered)
 		} else if hasNext {
 			to = nextCall
 		}

@@ -53,24 +53,25 @@ var kinds = []Kind{KindOp, KindReq, KindFault, KindTruth, KindNode, KindClient}
 // wireRecord is a Record as a line holds it, seq and t as pointers to tell
 // a field left out from a zero.
 type wireRecord struct {
-	Seq     *int              `json:"seq"`
-	Kind    Kind              `json:"kind"`
-	T       *int64            `json:"t"`
-	End     *int64            `json:"end"`
-	Client  string            `json:"client"`
-	Node    string            `json:"node"`
-	Lock    string            `json:"lock"`
-	Key     string            `json:"key"`
-	Op      string            `json:"op"`
-	Args    []string          `json:"args"`
-	Outcome Outcome           `json:"outcome"`
-	Result  string            `json:"result"`
-	Value   string            `json:"value"`
-	Fields  map[string]string `json:"fields"`
-	Gone    bool              `json:"gone"`
-	Detail  string            `json:"detail"`
-	Applied []int64           `json:"applied"`
-	Items   []string          `json:"items"`
+	Seq      *int              `json:"seq"`
+	Kind     Kind              `json:"kind"`
+	T        *int64            `json:"t"`
+	End      *int64            `json:"end"`
+	Client   string            `json:"client"`
+	Node     string            `json:"node"`
+	Lock     string            `json:"lock"`
+	Key      string            `json:"key"`
+	Op       string            `json:"op"`
+	Args     []string          `json:"args"`
+	Outcome  Outcome           `json:"outcome"`
+	Result   string            `json:"result"`
+	Value    string            `json:"value"`
+	Fields   map[string]string `json:"fields"`
+	Gone     bool              `json:"gone"`
+	Detail   string            `json:"detail"`
+	Applied  []int64           `json:"applied"`
+	Items    []string          `json:"items"`
+	Answered *int64            `json:"answered"`
 }
 
 // ScanJSONL reads a history of JSON lines from r, file naming it in
@@ -172,7 +173,7 @@ func ReadJSONL(r io.Reader, file string, maxRecords int) ([]Record, error) {
 // record is w as a Record numbered seq.
 func (w *wireRecord) record(seq int) Record {
 	return Record{Seq: seq, Kind: w.Kind, T: *w.T, End: w.End, Client: w.Client, Node: w.Node, Lock: w.Lock, Key: w.Key, Op: w.Op,
-		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied, Items: w.Items}
+		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied, Items: w.Items, Answered: w.Answered}
 }
 
 // decodeLine decodes one line, a JSON object of Record's fields; the error

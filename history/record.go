@@ -96,6 +96,12 @@ type Record struct {
 	// (Detail "type list"): a fair lock's queue. Last, as Applied, so that
 	// the other fields' JSON stays as it was.
 	Items []string `json:"items,omitempty"`
+	// Answered is, for an op record whose outcome stayed unknown, when the
+	// call returned to its caller (with the error that left it unknown):
+	// when the caller stopped waiting, which the fairness oracles need. End
+	// stays nil, as the effect's window is still open. Absent for an op
+	// that never returned (its client crashed, the run ended).
+	Answered *int64 `json:"answered,omitempty"`
 }
 
 // At is T as a duration.

@@ -23,21 +23,25 @@ func (*Fair) Fields() []string {
 
 func (k *Fair) decode(d *decoder, s *Scenario, o *obj, f string) {
 	g := d.group(s, o, f)
+	// wait: forever is Redisson's lock(): read as no wait by the owner
+	// fields, and as Forever here.
+	forever := false
+	if n, _, ok := o.scalar("wait"); ok && n.Value == "forever" {
+		forever = true
+		delete(o.vals, "wait")
+	}
 	lk, opts, oc := d.owner(s, o, g)
 	opts.FairLockWaitTimeout = o.msDur("fair_wait_timeout", 0)
 	opts.FairLockTimeoutLeavesEntry = o.bool("timeout_leaves_entry", false)
 	k.FairConfig = traffic.FairConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc,
-		NonReentrant: o.bool("non_reentrant", false)}
+		NonReentrant: o.bool("non_reentrant", false), Forever: forever}
 }
 
 func (k *Fair) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
 
 // Model is the reentrant lock's, or with non_reentrant the simple lock's
 // (a holder's own second acquire is refused), as the non-reentrant kind's;
-// the reentrant lock's for an empty config. A fair lock's refusal of a
-// free lock reserved for the first waiter linearizes after that waiter's
-// acquire, which is under way; a refusal with no waiter under way (a queue
-// entry that outlived its waiter) is a finding.
+// the reentrant lock's for an empty config.
 func (k *Fair) Model() checker.LockKind {
 	if k.NonReentrant {
 		return checker.LockSimple
@@ -45,8 +49,13 @@ func (k *Fair) Model() checker.LockKind {
 	return checker.LockReentrant
 }
 
-// LinOptions: a synced acquire may refuse a free lock (syncedMayFail).
-func (k *Fair) LinOptions() []checker.LinOption { return syncedMayFail(k.Options) }
+// LinOptions: any acquire may be refused while the lock is free
+// (AcquireMayFail). A fair lock keeps a free lock for the head of its
+// queue; whether that head still waits, or is an entry that outlived its
+// waiter, is the fairness oracles' question (checker.StuckQueue), not the
+// lock model's: the model judges who holds, and a double grant stays
+// illegal.
+func (k *Fair) LinOptions() []checker.LinOption { return []checker.LinOption{checker.AcquireMayFail} }
 
 // LockKey is the lock's name.
 func (k *Fair) LockKey() string { return k.Lock }

@@ -216,6 +216,8 @@ func (h opHandle) End(outcome history.Outcome, result string) {
 	r.Result = result
 	if outcome != history.OutcomeUnknown {
 		r.End = &h.w.hist.ints(int64(h.w.now))[0]
+	} else {
+		r.Answered = &h.w.hist.ints(int64(h.w.now))[0]
 	}
 }
 

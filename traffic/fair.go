@@ -1,6 +1,12 @@
 package traffic
 
-import "github.com/locksim/locksim/lock"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/lock"
+)
 
 // FairConfig is a workload of one client on a fair lock (lock.FairLock,
 // Redisson's RedissonFairLock; with NonReentrant, its
@@ -21,6 +27,11 @@ type FairConfig struct {
 	// OwnerConfig says who holds, how deep, and each acquire's wait (its
 	// TryLockFor's, which is also its queue entry's) and lease.
 	OwnerConfig
+	// Forever makes every acquire a Lock (LockWithLease with a lease),
+	// which waits as long as it takes, its queue entry timing out after
+	// Options.FairLockWaitTimeout (Redisson's lock(), the call most fair
+	// lock users make); OwnerConfig.Wait must then be 0.
+	Forever bool
 	// Holding is the loop's rhythm; Belief's default is DefaultBelief's.
 	Holding
 }
@@ -45,10 +56,28 @@ func (FairConfig) DefaultBelief() Belief { return BeliefTrusting }
 // as a failed acquire, as NonReentrant's.
 func Fair(c Client, cfg FairConfig) error {
 	rc := ReentrantConfig{Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options, OwnerConfig: cfg.OwnerConfig, Holding: cfg.Holding}
+	if cfg.Forever && cfg.Wait != 0 {
+		return fmt.Errorf("traffic: fair lock: a wait (%v) with Forever, which waits as long as it takes", cfg.Wait)
+	}
 	return startOwnerLock(c, fairNames, cfg.DefaultBelief(), rc, func(lc *lock.Client) tryLocker {
+		f := lc.FairLock(cfg.Lock)
 		if cfg.NonReentrant {
-			return lc.NonReentrantFairLock(cfg.Lock)
+			f = lc.NonReentrantFairLock(cfg.Lock)
 		}
-		return lc.FairLock(cfg.Lock)
+		if cfg.Forever {
+			return lockForever{f}
+		}
+		return f
 	})
+}
+
+// lockForever is a fair lock whose every acquire is Lock, or LockWithLease
+// with a lease: the owner loop's TryLockFor with no wait of its own.
+type lockForever struct{ *lock.FairLock }
+
+func (l lockForever) TryLockFor(ctx context.Context, owner string, _, lease time.Duration) error {
+	if lease > 0 {
+		return l.LockWithLease(ctx, owner, lease)
+	}
+	return l.Lock(ctx, owner)
 }

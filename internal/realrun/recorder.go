@@ -101,9 +101,11 @@ func (o *recOp) End(outcome history.Outcome, result string) {
 	defer o.r.mu.Unlock()
 	rec := &o.r.recs[o.idx]
 	rec.Outcome, rec.Result = outcome, result
+	end := int64(o.r.Since())
 	if outcome != history.OutcomeUnknown {
-		end := int64(o.r.Since())
 		rec.End = &end
+	} else {
+		rec.Answered = &end
 	}
 }
 
@@ -113,9 +115,11 @@ func (o *recOp) EndAt(t time.Duration, outcome history.Outcome, result string) {
 	defer o.r.mu.Unlock()
 	rec := &o.r.recs[o.idx]
 	rec.Outcome, rec.Result = outcome, result
+	end := int64(t)
 	if outcome != history.OutcomeUnknown {
-		end := int64(t)
 		rec.End = &end
+	} else {
+		rec.Answered = &end
 	}
 }
 
@@ -276,9 +280,14 @@ func (r *Recorder) Records() []history.Record {
 		out[i].Args = slices.Clone(out[i].Args)
 		out[i].Applied = slices.Clone(out[i].Applied)
 		out[i].Fields = maps.Clone(out[i].Fields)
+		out[i].Items = slices.Clone(out[i].Items)
 		if out[i].End != nil {
 			e := *out[i].End
 			out[i].End = &e
+		}
+		if out[i].Answered != nil {
+			a := *out[i].Answered
+			out[i].Answered = &a
 		}
 	}
 	slices.SortStableFunc(out, func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
