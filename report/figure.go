@@ -166,6 +166,12 @@ var (
 	star         = starGlyph()
 	octagon      = polyGlyph{{X: 0.38, Y: 0.92}, {X: 0.92, Y: 0.38}, {X: 0.92, Y: -0.38}, {X: 0.38, Y: -0.92},
 		{X: -0.38, Y: -0.92}, {X: -0.92, Y: -0.38}, {X: -0.92, Y: 0.38}, {X: -0.38, Y: 0.92}}
+	// The fairness glyphs: an arrow that jumps ahead (a grant out of
+	// order), a bar across (a queue blocked), a pentagon (an entry gone).
+	arrowRight = polyGlyph{{X: -1, Y: 0.4}, {X: 0.1, Y: 0.4}, {X: 0.1, Y: 0.9}, {X: 1, Y: 0}, {X: 0.1, Y: -0.9},
+		{X: 0.1, Y: -0.4}, {X: -1, Y: -0.4}}
+	bar      = polyGlyph{{X: -1, Y: -0.4}, {X: 1, Y: -0.4}, {X: 1, Y: 0.4}, {X: -1, Y: 0.4}}
+	pentagon = polyGlyph{{X: 0, Y: 1}, {X: 0.95, Y: 0.31}, {X: 0.59, Y: -0.81}, {X: -0.59, Y: -0.81}, {X: -0.95, Y: 0.31}}
 )
 
 // crossGlyph is a thick ✕ over a white outline.

@@ -35,6 +35,9 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 	sel := textWindow(h, x, lead)
 	for _, y := range v.Violations {
 		sel.keys[y.Lock] = true
+		if y.Kind.Fairness() {
+			sel.keys[checker.RedissonFairQueue(y.Lock).Queue] = true
+		}
 	}
 	var before []string
 	for _, r := range x.Faults {
@@ -91,7 +94,7 @@ type textSelection struct {
 // earlier to show how the holders involved came to hold, until it ended.
 func textWindow(h []history.Record, x checker.Violation, lead time.Duration) textSelection {
 	sel := textSelection{from: max0(x.From - lead), to: x.To, keys: map[string]bool{},
-		waiting: x.Kind == checker.Liveness || x.Kind == checker.Resurrected}
+		waiting: x.Kind == checker.Liveness || x.Kind == checker.Resurrected || x.Kind == checker.StuckQueue}
 	for _, hd := range checker.Holdings(h, x.To) {
 		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
 			sel.from = min(sel.from, max0(hd.From-5*time.Millisecond))
@@ -188,6 +191,10 @@ func opLine(r history.Record) string {
 	ret := "…never returned"
 	if e, ok := r.Returned(); ok {
 		ret = "→ " + fmtT(e)
+	} else if r.Answered != nil {
+		// It returned, not knowing what it did: when it answered, and
+		// its outcome, unknown.
+		ret = "→ " + fmtT(time.Duration(*r.Answered))
 	}
 	s := fmt.Sprintf("%12s  %-8s %s %s %s %s", fmtT(r.At()), who, r.Op, r.Lock, ret, r.Outcome)
 	if r.Result != "" {
@@ -200,6 +207,9 @@ func opLine(r history.Record) string {
 }
 
 func truthState(r history.Record) string {
+	if r.Items != nil {
+		return "[" + strings.Join(r.Items, " ") + "]"
+	}
 	if r.Fields == nil {
 		return r.Value
 	}

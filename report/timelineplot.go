@@ -88,6 +88,12 @@ func styleOf(k checker.Kind) findingStyle {
 		return findingStyle{color.NRGBA{G: 90, B: 90, A: 255}, hourglass, "liveness: free while clients waited"}
 	case checker.Linearizability:
 		return findingStyle{color.NRGBA{R: 50, B: 100, A: 255}, star, "linearizability: no order of the operations fits"}
+	case checker.EvictedWaiter:
+		return findingStyle{color.NRGBA{R: 117, G: 112, B: 179, A: 255}, pentagon, "evicted waiter: lost its place in the queue"}
+	case checker.OutOfOrder:
+		return findingStyle{color.NRGBA{R: 231, G: 41, B: 138, A: 255}, arrowRight, "out-of-order grant: served before an earlier waiter"}
+	case checker.StuckQueue:
+		return findingStyle{color.NRGBA{R: 102, G: 102, B: 102, A: 255}, bar, "stuck queue: free, held back by a dead entry"}
 	}
 	return findingStyle{color.Black, octagon, string(k)}
 }
