@@ -42,6 +42,30 @@ var fairClockArg = map[string]int{
 	"eval:" + scripts.FairForceUnlock.Name: 5,
 }
 
+// QueuesIn lists the fair lock queues h shows: for each lock its op
+// records name, in name order, Redisson's queue of that lock when a truth
+// record of the queue's key is in h. A saved history of a fair lock,
+// with the queue's truth, is judged for fairness without being told.
+func QueuesIn(h []history.Record) []FairQueue {
+	keys := map[string]bool{}
+	locks := map[string]bool{}
+	for i := range h {
+		switch h[i].Kind {
+		case history.KindTruth:
+			keys[h[i].Key] = true
+		case history.KindOp:
+			locks[h[i].Lock] = true
+		}
+	}
+	var out []FairQueue
+	for _, l := range slices.Sorted(maps.Keys(locks)) {
+		if q := RedissonFairQueue(l); keys[q.Queue] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // fairLeaveReq is the request with which a fair waiter leaves the queue
 // itself (its wait is over): its args name the waiter's field.
 var fairLeaveReq = "eval:" + scripts.FairDequeue.Name

@@ -183,3 +183,20 @@ func TestFairFailoverLosesAnEntry(t *testing.T) {
 		t.Errorf("eviction %v; want c3/a's, the failover named", v)
 	}
 }
+
+func TestQueuesInFindsAFairLockByItsQueue(t *testing.T) {
+	x := served(31, history.OutcomeOK, 41)
+	if got := checker.QueuesIn(x.recs); len(got) != 1 || got[0] != checker.RedissonFairQueue("lk") {
+		t.Errorf("QueuesIn = %v; want lk's queue", got)
+	}
+	// A history of the same lock without the queue's truth names none.
+	var noQueue []history.Record
+	for _, r := range x.recs {
+		if r.Key != fq {
+			noQueue = append(noQueue, r)
+		}
+	}
+	if got := checker.QueuesIn(noQueue); len(got) != 0 {
+		t.Errorf("QueuesIn without the queue's truth = %v; want none", got)
+	}
+}

@@ -265,7 +265,8 @@ func (f *checkFlags) judge(file string, recs []history.Record, i int, stdout io.
 		}
 	}
 	bud := checker.Budget{Wall: scenario.LinTimeout}
-	v := checker.Judge(recs, checker.Config{Model: f.kind, LinOptions: f.opts, End: end, Budget: bud, Liveness: f.liveness})
+	v := checker.Judge(recs, checker.Config{Model: f.kind, LinOptions: f.opts, End: end, Budget: bud, Liveness: f.liveness,
+		Queues: checker.QueuesIn(recs)})
 	j := checkJudged{file: file, records: len(recs), end: end, model: f.model, v: v, unchecked: f.unchecked(v),
 		timeline: report.Text(recs, v, 500*time.Millisecond, 24)}
 	j.write(stdout, enc, f.asJSON)
