@@ -206,11 +206,10 @@ func TestBrokenSubscriptionKeepsTheTTLsDeadline(t *testing.T) {
 
 // TestWaiterSubscribesAgainAfterFailover: c1 holds lk with the watchdog
 // (renewed on r1 after m1 fails over to it at 1.5 s, which breaks c2's
-// subscription) and releases it at 35 s. c2, waiting since 1 s, tries again
-// when the TTL it was told runs out (about 30 s), is told the renewed TTL by
-// r1 and subscribes there again, so c1's release wakes it at once, as
-// Redisson's re-attached listeners would, instead of at the renewed TTL's
-// end (50 s).
+// subscription) and releases it at 35 s. c2, waiting since 1 s, subscribes
+// again on r1 when its subscription breaks, so c1's release wakes it at
+// once, as Redisson's re-attached listeners would, instead of at the
+// renewed TTL's end (50 s).
 func TestWaiterSubscribesAgainAfterFailover(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wd := newWorld(t, 10*time.Millisecond, lock.Options{}, "c1", "c2")
@@ -219,6 +218,34 @@ func TestWaiterSubscribesAgainAfterFailover(t *testing.T) {
 		l := lc.Lock("lk")
 		wantErr(t, l.Lock(ctx, "a"), nil, "Lock")
 		_ = rt.Sleep(ctx, 35*time.Second)
+		released = wd.w.Now()
+		wantErr(t, l.Unlock(ctx, "a"), nil, "Unlock on the promoted replica")
+	})
+	wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		_ = rt.Sleep(ctx, time.Second)
+		wantErr(t, lc.Lock("lk").TryLockFor(ctx, "b", time.Minute, time.Second), nil, "TryLockFor")
+		acquired = wd.w.Now()
+	})
+	must(t, wd.w.At(1500*time.Millisecond, func() { must(t, wd.w.Failover("m1", "r1")) }))
+	wd.run(2 * time.Minute)
+	if acquired == 0 || acquired < released || acquired-released > 10*time.Millisecond {
+		t.Fatalf("c1 released at %v, c2 acquired at %v: the release on r1 did not wake it", released, acquired)
+	}
+}
+
+// TestWaiterResubscribesAtOnceAfterFailover: as above, with c1's release
+// at 5 s, well inside the 30 s TTL c2 was told at 1 s. c2 hears it on r1
+// at once: its broken subscription is made again when it breaks, as
+// Redisson's reattachPubSub does on a master change, not after the TTL it
+// was told (about 31 s), which is when it would first try again without.
+func TestWaiterResubscribesAtOnceAfterFailover(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, 10*time.Millisecond, lock.Options{}, "c1", "c2")
+	var released, acquired time.Duration
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l := lc.Lock("lk")
+		wantErr(t, l.Lock(ctx, "a"), nil, "Lock")
+		_ = rt.Sleep(ctx, 5*time.Second)
 		released = wd.w.Now()
 		wantErr(t, l.Unlock(ctx, "a"), nil, "Unlock on the promoted replica")
 	})

@@ -107,13 +107,18 @@ const (
 )
 
 // awaitRelease waits, after a try that returned a TTL at told, up to d for
-// a release: for a message on *sub; or, when the last subscription broke
-// (*sub nil) and the try has just reached the group's master, it
-// subscribes there again and returns at once, so that a release between
-// that try and the subscription is not missed (the caller tries once more
-// before waiting). When there is no subscription to wait on (it cannot be
-// made, or it breaks: its node went away), it sleeps what is left of d
-// (noSubscriptionBeat when d is waitForever).
+// a release: for a message on *sub; or, when there was no subscription
+// (*sub nil: it could not be made) and the try has just reached the
+// group's master, it subscribes there and returns at once, so that a
+// release between that try and the subscription is not missed (the caller
+// tries once more before waiting). A subscription that breaks while it
+// waits (its node went away) is made again at once, on the group's master
+// now, and the wait goes on there for what is left of d: Redisson
+// resubscribes a broken connection's channels on reconnection and when a
+// master changes (PublishSubscribeService.reattachPubSub, 4.7.0), and
+// go-redis's PubSub reconnects and resubscribes on its next receive. When
+// there is no subscription to wait on (it cannot be made again either),
+// it sleeps what is left of d (noSubscriptionBeat when d is waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
 	if *sub == nil {
@@ -127,16 +132,13 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 			return gaveUp()
 		}
 	} else {
-		if _, _, err := (*sub).Next(ctx, d); err == nil {
+		woke, err := c.nextOrResubscribe(ctx, channel, sub, d, told)
+		if woke {
 			return nil // a release message, or the TTL ran out: try again
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || err != nil {
 			return gaveUp()
 		}
-		// The subscription broke: it hears no more releases. Fall back to
-		// what is left of the TTL.
-		_ = (*sub).Close()
-		*sub = nil
 	}
 	rest := d - c.rt.Now().Sub(told)
 	if d == waitForever {
@@ -148,6 +150,40 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		}
 	}
 	return nil
+}
+
+// nextOrResubscribe waits on *sub up to what is left of d since told; when
+// the subscription breaks, it subscribes again once and waits the rest on
+// the new one. woke is true when a wait ended by a message or its time;
+// false, with *sub nil, when there is no subscription left to wait on
+// (err is ctx's error when ctx ended).
+func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time) (woke bool, err error) {
+	for resubscribed := false; ; resubscribed = true {
+		rest := d
+		if d != waitForever {
+			rest = d - c.rt.Now().Sub(told)
+		}
+		if rest <= 0 {
+			return true, nil
+		}
+		if _, _, err := (*sub).Next(ctx, rest); err == nil {
+			return true, nil
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		// The subscription broke: it hears no more releases.
+		_ = (*sub).Close()
+		*sub = nil
+		if resubscribed {
+			return false, nil
+		}
+		s, err := c.conn.Subscribe(ctx, channel)
+		if err != nil {
+			return false, ctx.Err()
+		}
+		*sub = s
+	}
 }
 
 // gaveUpWaiting is the error of an acquire whose wait ended (its context,
