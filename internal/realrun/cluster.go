@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,8 +99,8 @@ func (c *Cluster) watched() []string {
 }
 
 // Snapshot reads every watched key on every running node and records the
-// changes as truth, each stamped with the time its reply arrived (the state
-// read held at some instant between the read's sending and that). The
+// changes as truth, stamped with the time the node's reply arrived (the
+// state read held at some instant between the read's sending and that). The
 // reply's time is the one that never invents a loss: a key a holder's own
 // release deletes while the read is in flight, or a key the next holder
 // writes then, was read after the release's call, and a truth stamped
@@ -142,25 +143,26 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// readNode reads keys on n and records what changed, each stamped with
-// the time its reply arrived; changed, if not nil, gets the first such
-// time. The caller holds n's gate.
+// readNode reads keys on n, all in one transaction (ReadKeys: a fair
+// lock's key, queue and timeouts as they stood together, as a command's
+// probe reads them), and records what changed, stamped with the time the
+// reply arrived; changed, if not nil, gets that time when something
+// changed. The caller holds n's gate.
 func (c *Cluster) readNode(ctx context.Context, n *Node, keys []string, timeout time.Duration, changed *time.Duration) error {
-	var errs []error
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		st, err := ReadKey(n.Server.Addr, k, timeout)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err))
-			continue
-		}
-		if t := c.Rec.Since(); c.Rec.Truth(t, n.Name, k, st) && changed != nil && *changed == 0 {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sts, err := ReadKeys(n.Server.Addr, keys, timeout)
+	if err != nil {
+		return fmt.Errorf("realrun: truth of %s on %s: %w", strings.Join(keys, ", "), n.Name, err)
+	}
+	t := c.Rec.Since()
+	for i, k := range keys {
+		if c.Rec.Truth(t, n.Name, k, sts[i]) && changed != nil && *changed == 0 {
 			*changed = t
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // SnapshotNode reads the watched keys on node alone, as Snapshot does, and
@@ -232,29 +234,52 @@ func (c *Cluster) recordRun(node string, at time.Duration, before, after []any) 
 	if len(before) != nKeyReads*len(keys) || len(after) != nKeyReads*len(keys) {
 		return false // Watch added a key since the probe
 	}
+	b, a := keyStates(before), keyStates(after)
 	for i, k := range keys {
-		b := keyState(before[nKeyReads*i : nKeyReads*(i+1)])
-		a := keyState(after[nKeyReads*i : nKeyReads*(i+1)])
-		c.Rec.TruthRun(node, k, at, b, a)
+		c.Rec.TruthRun(node, k, at, b[i], a[i])
 	}
 	return true
 }
 
-// ReadKey reads what the server at addr holds under key, atomically (one
-// MULTI/EXEC of keyReads). It works on replicas, needs no script, and
-// leaves no connection behind.
+// ReadKey reads what the server at addr holds under key, atomically
+// (ReadKeys of key alone).
 func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) {
-	cmds := append([][]string{{"MULTI"}}, keyReads(key)...)
-	cmds = append(cmds, []string{"EXEC"})
-	rs, err := redistest.DoAll(addr, timeout, cmds...)
+	sts, err := ReadKeys(addr, []string{key}, timeout)
 	if err != nil {
 		return history.KeyState{}, err
 	}
-	exec, ok := rs[len(rs)-1].([]any)
-	if !ok || len(exec) != nKeyReads {
-		return history.KeyState{}, fmt.Errorf("unexpected EXEC reply %#v", rs[len(rs)-1])
+	return sts[0], nil
+}
+
+// ReadKeys reads what the server at addr holds under each of keys, all
+// at one instant (one MULTI/EXEC of each key's keyReads), on one
+// connection. It works on replicas, needs no script, and leaves no
+// connection behind.
+func ReadKeys(addr string, keys []string, timeout time.Duration) ([]history.KeyState, error) {
+	cmds := [][]string{{"MULTI"}}
+	for _, k := range keys {
+		cmds = append(cmds, keyReads(k)...)
 	}
-	return keyState(exec), nil
+	cmds = append(cmds, []string{"EXEC"})
+	rs, err := redistest.DoAll(addr, timeout, cmds...)
+	if err != nil {
+		return nil, err
+	}
+	exec, ok := rs[len(rs)-1].([]any)
+	if !ok || len(exec) != nKeyReads*len(keys) {
+		return nil, fmt.Errorf("unexpected EXEC reply %#v", rs[len(rs)-1])
+	}
+	return keyStates(exec), nil
+}
+
+// keyStates are the states of the keys whose keyReads' replies r holds,
+// one key after another.
+func keyStates(r []any) []history.KeyState {
+	out := make([]history.KeyState, len(r)/nKeyReads)
+	for i := range out {
+		out[i] = keyState(r[nKeyReads*i : nKeyReads*(i+1)])
+	}
+	return out
 }
 
 // keyState is a key's state from the replies of keyReads read together

@@ -410,8 +410,9 @@ func testAcquireRetried(t *testing.T, fault string, idem bool) {
 // order), sorted sets (their scores as the simulation's truth states them:
 // a whole number of milliseconds without an exponent, a fraction as
 // short as it reads back), absence, and other types by their type only,
-// on a master and on a replica (ReadKey speaks RESP2; RESP3's pairs are
-// TestProbeReadsListsAndSortedSets').
+// on a master and on a replica, a key at a time and all at once
+// (ReadKeys); ReadKey speaks RESP2, and RESP3's pairs are
+// TestProbeReadsListsAndSortedSets'.
 func TestReadKey(t *testing.T) {
 	m, rs := redistest.StartReplicated(t, 1, redistest.PersistNone)
 	got, err := m.DoAll([]string{"SET", "s", "v"}, []string{"HSET", "h", "a", "1", "b", "2"},
@@ -420,17 +421,23 @@ func TestReadKey(t *testing.T) {
 	if err != nil || got[5] != "1" {
 		t.Fatalf("setup: %v, %v", got, err)
 	}
+	keys := []string{"s", "h", "l", "z", "set", "none"}
+	wants := []history.KeyState{
+		{Type: "string", Value: "v"}, {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
+		{Type: "list", Items: []string{"x", "y", "x"}},
+		{Type: "zset", Fields: map[string]string{"c1:a": "1767225634999", "c2:b": "2.5"}},
+		{Type: "set"}, {},
+	}
 	for _, s := range []*redistest.Server{m, rs[0]} {
-		for key, want := range map[string]history.KeyState{
-			"s": {Type: "string", Value: "v"}, "h": {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
-			"l":   {Type: "list", Items: []string{"x", "y", "x"}},
-			"z":   {Type: "zset", Fields: map[string]string{"c1:a": "1767225634999", "c2:b": "2.5"}},
-			"set": {Type: "set"}, "none": {},
-		} {
+		for i, key := range keys {
 			st, err := ReadKey(s.Addr, key, time.Second)
-			if err != nil || !reflect.DeepEqual(st, want) {
-				t.Errorf("%s: ReadKey(%s) = %#v, %v; want %#v", s.Addr, key, st, err, want)
+			if err != nil || !reflect.DeepEqual(st, wants[i]) {
+				t.Errorf("%s: ReadKey(%s) = %#v, %v; want %#v", s.Addr, key, st, err, wants[i])
 			}
+		}
+		// All of them in one transaction, in keys' order.
+		if sts, err := ReadKeys(s.Addr, keys, time.Second); err != nil || !reflect.DeepEqual(sts, wants) {
+			t.Errorf("%s: ReadKeys = %#v, %v; want %#v", s.Addr, sts, err, wants)
 		}
 	}
 }
