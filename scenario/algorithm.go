@@ -301,6 +301,25 @@ func (s *Scenario) LockKey() string {
 	return s.Algorithm.Workload.LockKey()
 }
 
+// extraKeyer is a Workload whose lock keeps state under keys besides
+// LockKey (the fair lock's queue and timeouts). The simulation records
+// every key a node holds; a backend that reads chosen keys (the real
+// servers') reads these too, so that both record the same truth.
+type extraKeyer interface {
+	// ExtraKeys are the lock's other keys, in the order they are read.
+	ExtraKeys() []string
+}
+
+// TruthKeys are the keys a backend that reads chosen keys records the
+// truth of: LockKey, then the workload's ExtraKeys if it has any.
+func (s *Scenario) TruthKeys() []string {
+	keys := []string{s.LockKey()}
+	if x, ok := s.Algorithm.Workload.(extraKeyer); ok {
+		keys = append(keys, x.ExtraKeys()...)
+	}
+	return keys
+}
+
 // algorithm reads the algorithm section n (at path f): its kind first,
 // then the kind's fields (its Workload's decode), then the holding fields
 // every kind has, and the kind's TTL rule.

@@ -7,6 +7,7 @@ package scenario
 
 import (
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/traffic"
 )
 
@@ -63,6 +64,13 @@ func (k *Fair) LockKey() string { return k.Lock }
 // Queues is the fair lock's queue, judged for fairness.
 func (k *Fair) Queues() []checker.FairQueue {
 	return []checker.FairQueue{checker.RedissonFairQueue(k.Lock)}
+}
+
+// ExtraKeys are the lock's queue and its waiters' timeouts, the keys its
+// scripts write besides the lock's: a backend that reads chosen keys
+// records their truth, which the fairness of its handovers is judged by.
+func (k *Fair) ExtraKeys() []string {
+	return []string{scripts.FairQueueKey(k.Lock), scripts.FairTimeoutKey(k.Lock)}
 }
 
 // Ops are acquire, release and expire.

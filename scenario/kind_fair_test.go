@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,28 @@ func TestFairBadFields(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q -> %q: %v; want %q", c.old, c.new, err, c.want)
 		}
+	}
+}
+
+// TestFairTruthKeys: a fair lock's truth keys are its key, its queue and
+// its timeouts, the keys the fair lock's scripts write (the queue's
+// names as Redisson spells them, in the lock key's slot); another kind's
+// are its lock key alone.
+func TestFairTruthKeys(t *testing.T) {
+	s, err := Parse("fair.yaml", []byte(fairFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := s.LockKey()
+	want := []string{lk, "redisson_lock_queue:{" + lk + "}", "redisson_lock_timeout:{" + lk + "}"}
+	if got := s.TruthKeys(); !slices.Equal(got, want) {
+		t.Errorf("fair: truth keys %q, want %q", got, want)
+	}
+	s, err = Parse("simple.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.TruthKeys(); !slices.Equal(got, []string{s.LockKey()}) {
+		t.Errorf("simple: truth keys %q, want the lock key %q alone", got, s.LockKey())
 	}
 }

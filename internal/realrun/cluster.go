@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,9 +91,16 @@ func (c *Cluster) Watch(keys ...string) {
 	}
 }
 
+// watched is the watched keys, in Watch's order.
+func (c *Cluster) watched() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.keys)
+}
+
 // Snapshot reads every watched key on every running node and records the
-// changes as truth, each stamped with the time its reply arrived (the state
-// read held at some instant between the read's sending and that). The
+// changes as truth, stamped with the time the node's reply arrived (the
+// state read held at some instant between the read's sending and that). The
 // reply's time is the one that never invents a loss: a key a holder's own
 // release deletes while the read is in flight, or a key the next holder
 // writes then, was read after the release's call, and a truth stamped
@@ -133,25 +143,26 @@ func (c *Cluster) Snapshot(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// readNode reads keys on n and records what changed, each stamped with
-// the time its reply arrived; changed, if not nil, gets the first such
-// time. The caller holds n's gate.
+// readNode reads keys on n, all in one transaction (ReadKeys: a fair
+// lock's key, queue and timeouts as they stood together, as a command's
+// probe reads them), and records what changed, stamped with the time the
+// reply arrived; changed, if not nil, gets that time when something
+// changed. The caller holds n's gate.
 func (c *Cluster) readNode(ctx context.Context, n *Node, keys []string, timeout time.Duration, changed *time.Duration) error {
-	var errs []error
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		st, err := ReadKey(n.Server.Addr, k, timeout)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("realrun: truth of %s on %s: %w", k, n.Name, err))
-			continue
-		}
-		if t := c.Rec.Since(); c.Rec.Truth(t, n.Name, k, st) && changed != nil && *changed == 0 {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sts, err := ReadKeys(n.Server.Addr, keys, timeout)
+	if err != nil {
+		return fmt.Errorf("realrun: truth of %s on %s: %w", strings.Join(keys, ", "), n.Name, err)
+	}
+	t := c.Rec.Since()
+	for i, k := range keys {
+		if c.Rec.Truth(t, n.Name, k, sts[i]) && changed != nil && *changed == 0 {
 			*changed = t
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // SnapshotNode reads the watched keys on node alone, as Snapshot does, and
@@ -187,15 +198,28 @@ func (c *Cluster) nodeKeys(node string) (*Node, []string, time.Duration, error) 
 	return c.nodes[i], slices.Clone(c.keys), c.ReadTimeout, nil
 }
 
+// keyReads are the reads of key k that make its state (keyState), in one
+// transaction: TYPE, then the content of each type the truth records (a
+// string's GET, a hash's HGETALL, a list's LRANGE, a sorted set's ZRANGE
+// WITHSCORES). The reads that do not fit the key's type fail inside the
+// transaction and are ignored; reading all of them is what lets one
+// round trip read a key atomically whatever its type.
+func keyReads(k string) [][]string {
+	return [][]string{{"TYPE", k}, {"GET", k}, {"HGETALL", k}, {"LRANGE", k, "0", "-1"}, {"ZRANGE", k, "0", "-1", "WITHSCORES"}}
+}
+
+// nKeyReads is len(keyReads(k)): the replies of one key in a probe's.
+const nKeyReads = 5
+
 // probe is the reads of every watched key that ReadKey makes, for a
-// command's transaction (redistest.Proxy.OnRun): TYPE, GET and HGETALL
-// of each, in Watch's order.
+// command's transaction (redistest.Proxy.OnRun): keyReads of each, in
+// Watch's order.
 func (c *Cluster) probe() [][]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([][]string, 0, 3*len(c.keys))
+	out := make([][]string, 0, nKeyReads*len(c.keys))
 	for _, k := range c.keys {
-		out = append(out, []string{"TYPE", k}, []string{"GET", k}, []string{"HGETALL", k})
+		out = append(out, keyReads(k)...)
 	}
 	return out
 }
@@ -206,50 +230,72 @@ func (c *Cluster) probe() [][]string {
 // transaction's reply arrived. It reports false when the replies do not
 // have probe's shape.
 func (c *Cluster) recordRun(node string, at time.Duration, before, after []any) bool {
-	c.mu.Lock()
-	keys := slices.Clone(c.keys)
-	c.mu.Unlock()
-	if len(before) != 3*len(keys) || len(after) != 3*len(keys) {
+	keys := c.watched()
+	if len(before) != nKeyReads*len(keys) || len(after) != nKeyReads*len(keys) {
 		return false // Watch added a key since the probe
 	}
+	b, a := keyStates(before), keyStates(after)
 	for i, k := range keys {
-		b := keyState(before[3*i], before[3*i+1], before[3*i+2])
-		a := keyState(after[3*i], after[3*i+1], after[3*i+2])
-		c.Rec.TruthRun(node, k, at, b, a)
+		c.Rec.TruthRun(node, k, at, b[i], a[i])
 	}
 	return true
 }
 
-// ReadKey reads what the server at addr holds under key, atomically (one
-// MULTI/EXEC of TYPE, GET and HGETALL: the reads that do not fit the type
-// fail inside the transaction and are ignored). It works on replicas, needs
-// no script, and leaves no connection behind.
+// ReadKey reads what the server at addr holds under key, atomically
+// (ReadKeys of key alone).
 func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) {
-	rs, err := redistest.DoAll(addr, timeout, []string{"MULTI"}, []string{"TYPE", key}, []string{"GET", key},
-		[]string{"HGETALL", key}, []string{"EXEC"})
+	sts, err := ReadKeys(addr, []string{key}, timeout)
 	if err != nil {
 		return history.KeyState{}, err
 	}
-	exec, ok := rs[4].([]any)
-	if !ok || len(exec) != 3 {
-		return history.KeyState{}, fmt.Errorf("unexpected EXEC reply %#v", rs[4])
-	}
-	return keyState(exec[0], exec[1], exec[2]), nil
+	return sts[0], nil
 }
 
-// keyState is a key's state from the replies of TYPE, GET and HGETALL
-// read together (RESP2 or RESP3: a hash's fields as a flat list of names
-// and values; the reads that do not fit the type are errors and ignored).
-func keyState(typReply, get, hgetall any) history.KeyState {
-	typ, _ := typReply.(string)
+// ReadKeys reads what the server at addr holds under each of keys, all
+// at one instant (one MULTI/EXEC of each key's keyReads), on one
+// connection. It works on replicas, needs no script, and leaves no
+// connection behind.
+func ReadKeys(addr string, keys []string, timeout time.Duration) ([]history.KeyState, error) {
+	cmds := [][]string{{"MULTI"}}
+	for _, k := range keys {
+		cmds = append(cmds, keyReads(k)...)
+	}
+	cmds = append(cmds, []string{"EXEC"})
+	rs, err := redistest.DoAll(addr, timeout, cmds...)
+	if err != nil {
+		return nil, err
+	}
+	exec, ok := rs[len(rs)-1].([]any)
+	if !ok || len(exec) != nKeyReads*len(keys) {
+		return nil, fmt.Errorf("unexpected EXEC reply %#v", rs[len(rs)-1])
+	}
+	return keyStates(exec), nil
+}
+
+// keyStates are the states of the keys whose keyReads' replies r holds,
+// one key after another.
+func keyStates(r []any) []history.KeyState {
+	out := make([]history.KeyState, len(r)/nKeyReads)
+	for i := range out {
+		out[i] = keyState(r[nKeyReads*i : nKeyReads*(i+1)])
+	}
+	return out
+}
+
+// keyState is a key's state from the replies of keyReads read together
+// (RESP2 or RESP3: a hash's fields as a flat list of names and values, as
+// redistest flattens a map; the reads that do not fit the type are errors
+// and ignored).
+func keyState(r []any) history.KeyState {
+	typ, _ := r[0].(string)
 	switch typ {
 	case "none", "":
 		return history.KeyState{}
 	case "string":
-		v, _ := get.(string)
+		v, _ := r[1].(string)
 		return history.KeyState{Type: typ, Value: v}
 	case "hash":
-		flat, _ := hgetall.([]any)
+		flat, _ := r[2].([]any)
 		fields := make(map[string]string, len(flat)/2)
 		for i := 0; i+1 < len(flat); i += 2 {
 			f, _ := flat[i].(string)
@@ -257,8 +303,49 @@ func keyState(typReply, get, hgetall any) history.KeyState {
 			fields[f] = v
 		}
 		return history.KeyState{Type: typ, Fields: fields}
+	case "list":
+		elems, _ := r[3].([]any)
+		items := make([]string, len(elems))
+		for i, e := range elems {
+			items[i], _ = e.(string)
+		}
+		return history.KeyState{Type: typ, Items: items}
+	case "zset":
+		return history.KeyState{Type: typ, Fields: zsetFields(r[4])}
 	}
 	return history.KeyState{Type: typ}
+}
+
+// zsetFields is a sorted set's members and scores from ZRANGE WITHSCORES,
+// as a truth record states them (history.ScoreFields, so that a real
+// server's scores read as the simulation's): RESP2 gives a flat list of
+// members and scores, RESP3 a pair for each (the score a double). A score
+// that is no number (no server sends one) is kept as sent.
+func zsetFields(reply any) map[string]string {
+	elems, _ := reply.([]any)
+	var pairs [][2]any
+	for i := 0; i < len(elems); i++ {
+		if p, ok := elems[i].([]any); ok && len(p) == 2 {
+			pairs = append(pairs, [2]any{p[0], p[1]})
+		} else if i+1 < len(elems) {
+			pairs = append(pairs, [2]any{elems[i], elems[i+1]})
+			i++
+		}
+	}
+	scores := make(map[string]float64, len(pairs))
+	odd := map[string]string{}
+	for _, p := range pairs {
+		m, _ := p[0].(string)
+		text := fmt.Sprint(p[1])
+		if s, err := strconv.ParseFloat(text, 64); err == nil {
+			scores[m] = s
+		} else {
+			odd[m] = text
+		}
+	}
+	out := history.ScoreFields(scores)
+	maps.Copy(out, odd)
+	return out
 }
 
 // Do records the operation op on lock by client around f: the call, then

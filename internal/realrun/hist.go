@@ -27,7 +27,8 @@ type hist struct {
 }
 
 // start starts the recorder at time zero, with the topology, the watched
-// key, and the client proxies' faults.
+// keys (the lock's, and a fair lock's queue and timeouts:
+// scenario.TruthKeys), and the client proxies' faults.
 func (h *hist) start(s *scenario.Scenario) {
 	srv := h.srv
 	h.rec = NewRecorder()
@@ -38,7 +39,7 @@ func (h *hist) start(s *scenario.Scenario) {
 			h.cl.AddReplica(rp.Config.Name, n.Config.Name, srv.byName[rp.Config.Name]).Gate = srv.gates[rp.Config.Name]
 		}
 	}
-	h.cl.Watch(s.LockKey())
+	h.cl.Watch(s.TruthKeys()...)
 	for cname, m := range srv.cproxies {
 		for node, p := range m {
 			p.OnRule(func(op, detail string) { h.rec.Fault(op, node, cname, detail) })

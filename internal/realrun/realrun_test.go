@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -405,24 +406,38 @@ func testAcquireRetried(t *testing.T, fault string, idem bool) {
 	}
 }
 
-// TestReadKey: the truth read sees strings, hashes, absence and other
-// types, on a master and on a replica.
+// TestReadKey: the truth read sees strings, hashes, lists (their items in
+// order), sorted sets (their scores as the simulation's truth states them:
+// a whole number of milliseconds without an exponent, a fraction as
+// short as it reads back), absence, and other types by their type only,
+// on a master and on a replica, a key at a time and all at once
+// (ReadKeys); ReadKey speaks RESP2, and RESP3's pairs are
+// TestProbeReadsListsAndSortedSets'.
 func TestReadKey(t *testing.T) {
 	m, rs := redistest.StartReplicated(t, 1, redistest.PersistNone)
 	got, err := m.DoAll([]string{"SET", "s", "v"}, []string{"HSET", "h", "a", "1", "b", "2"},
-		[]string{"LPUSH", "l", "x"}, []string{"WAIT", "1", "2000"})
-	if err != nil || got[3] != "1" {
+		[]string{"RPUSH", "l", "x", "y", "x"}, []string{"ZADD", "z", "1767225634999", "c1:a", "2.5", "c2:b"},
+		[]string{"SADD", "set", "m"}, []string{"WAIT", "1", "2000"})
+	if err != nil || got[5] != "1" {
 		t.Fatalf("setup: %v, %v", got, err)
 	}
+	keys := []string{"s", "h", "l", "z", "set", "none"}
+	wants := []history.KeyState{
+		{Type: "string", Value: "v"}, {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
+		{Type: "list", Items: []string{"x", "y", "x"}},
+		{Type: "zset", Fields: map[string]string{"c1:a": "1767225634999", "c2:b": "2.5"}},
+		{Type: "set"}, {},
+	}
 	for _, s := range []*redistest.Server{m, rs[0]} {
-		for key, want := range map[string]history.KeyState{
-			"s": {Type: "string", Value: "v"}, "h": {Type: "hash", Fields: map[string]string{"a": "1", "b": "2"}},
-			"l": {Type: "list"}, "none": {},
-		} {
+		for i, key := range keys {
 			st, err := ReadKey(s.Addr, key, time.Second)
-			if err != nil || !sameState(st, want) {
-				t.Errorf("%s: ReadKey(%s) = %+v, %v; want %+v", s.Addr, key, st, err, want)
+			if err != nil || !reflect.DeepEqual(st, wants[i]) {
+				t.Errorf("%s: ReadKey(%s) = %#v, %v; want %#v", s.Addr, key, st, err, wants[i])
 			}
+		}
+		// All of them in one transaction, in keys' order.
+		if sts, err := ReadKeys(s.Addr, keys, time.Second); err != nil || !reflect.DeepEqual(sts, wants) {
+			t.Errorf("%s: ReadKeys = %#v, %v; want %#v", s.Addr, sts, err, wants)
 		}
 	}
 }

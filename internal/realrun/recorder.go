@@ -207,7 +207,7 @@ func (r *Recorder) Node(name, role, group string) {
 
 // sameState reports whether a and b are the same key state.
 func sameState(a, b history.KeyState) bool {
-	return a.Type == b.Type && a.Value == b.Value && maps.Equal(a.Fields, b.Fields)
+	return a.Type == b.Type && a.Value == b.Value && maps.Equal(a.Fields, b.Fields) && slices.Equal(a.Items, b.Items)
 }
 
 // Truth records what node held under key as read at t (a time from Since:
@@ -252,13 +252,13 @@ func (r *Recorder) truthLocked(t time.Duration, node, key string, st history.Key
 	case "":
 		rec.Gone = true
 		delete(r.truth, k)
-	case "hash":
-		st.Fields = maps.Clone(st.Fields) // the caller's map may change
-		rec.Fields = st.Fields
-		r.truth[k] = st
 	default:
-		rec.Value = st.Value
-		if st.Type != "string" {
+		// A hash's fields, a sorted set's scores (the same Fields) and a
+		// list's items, as the simulation records them (sim's noteTruth);
+		// cloned, as the caller's may change.
+		st.Fields, st.Items = maps.Clone(st.Fields), slices.Clone(st.Items)
+		rec.Value, rec.Fields, rec.Items = st.Value, st.Fields, st.Items
+		if st.Type != "string" && st.Type != "hash" {
 			rec.Detail = "type " + st.Type
 		}
 		r.truth[k] = st

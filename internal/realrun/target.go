@@ -166,13 +166,16 @@ func (t *target) kill(node string) error {
 	return t.h.cl.Kill(node)
 }
 
-// lost records, for a node killed without persistence, that its keys are
-// gone.
+// lost records, for a node killed without persistence, that its watched
+// keys are gone.
 func (t *target) lost(node string) {
 	if t.srv.byName[node].Persistence() == redistest.PersistNone {
 		t.h.cl.snap.Lock()
 		defer t.h.cl.snap.Unlock()
-		t.h.rec.Truth(t.h.rec.Since(), node, t.s.LockKey(), history.KeyState{})
+		at := t.h.rec.Since()
+		for _, k := range t.h.cl.watched() {
+			t.h.rec.Truth(at, node, k, history.KeyState{})
+		}
 	}
 }
 
