@@ -47,6 +47,13 @@ var levers = []lever{
 // writes tell whether fencing protected the data under a failure mode.
 const fencedColumn = "fenced"
 
+// fairColumn and spinColumn are the FairLock and SpinLock columns, which
+// the method describes.
+const (
+	fairColumn = "fair-single"
+	spinColumn = "spin-single"
+)
+
 // redissonRedLockColumn and specRedLockColumn are the columns the
 // conclusions' note on Redisson's deprecated RedLock compares.
 const (

@@ -105,12 +105,17 @@ func redissonFields(lease time.Duration, watchdog bool, extra string) (leaseLine
 	return leaseLine, options
 }
 
-func redisson(extra string) func(time.Duration, bool) string {
+// redissonKind is redisson's template for another Redisson lock kind
+// (fair, spin) that takes the reentrant fields: the same wait, hold, think
+// and watchdog, its own options left at their defaults.
+func redissonKind(kind, extra string) func(time.Duration, bool) string {
 	return func(lease time.Duration, watchdog bool) string {
 		l, o := redissonFields(lease, watchdog, extra)
-		return "  kind: reentrant\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
+		return "  kind: " + kind + "\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}
 }
+
+func redisson(extra string) func(time.Duration, bool) string { return redissonKind("reentrant", extra) }
 
 func spec(lease time.Duration, _ bool) string {
 	return fmt.Sprintf(`  kind: redlock-spec
@@ -125,7 +130,13 @@ func spec(lease time.Duration, _ bool) string {
 // defaults: a single-server configuration (one address: no WAIT, the lock
 // scripts not resent) and a replicated one (master-slave, Sentinel: WAIT
 // for the replicas the master reports after every lock script, Redisson's
-// default there).
+// default there). FairLock and SpinLock run as the single-server RLock
+// column does (transport, watchdog, wait) with their own options at
+// Redisson 4.7.0's defaults: the fair lock's fairLockWaitTimeout (5 min,
+// which tryLock's 2 s wait overrides, as in Redisson) and its 4.7.0
+// handling of a try without a reply, the spin lock's back-off (1 ms
+// doubling to 128 ms). The spec's RedLock on five nodes stays last: the
+// heatmap runs it (matrix.heat).
 var Algorithms = []Algorithm{
 	{Name: "redisson-single", Title: "RedissonLock, single-server config", Watchdog: true, Redisson: true, yaml: redisson("config: single-server")},
 	{Name: "redisson", Title: "RedissonLock, replicated config (WAIT after every lock script)", Watchdog: true, Redisson: true, yaml: redisson("config: replicated")},
@@ -133,6 +144,8 @@ var Algorithms = []Algorithm{
 		l, o := redissonFields(lease, watchdog, "config: replicated")
 		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
+	{Name: "fair-single", Title: "FairLock, single-server config", Watchdog: true, Redisson: true, yaml: redissonKind("fair", "config: single-server")},
+	{Name: "spin-single", Title: "SpinLock, single-server config", Watchdog: true, Redisson: true, yaml: redissonKind("spin", "config: single-server")},
 	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration, _ bool) string {
 		return fmt.Sprintf(`  kind: simple
   ttl: %s
@@ -216,7 +229,11 @@ var Modes = []Mode{
 			"(noRetry): a lost reply leaves an unknown outcome, counted once. Its replicated config sends the script in a batch with its WAIT, " +
 			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
 			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`, and its single-server twin " +
-			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). go-redis resends every command.",
+			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). FairLock's tryLock (4.7.0) answers a try during its wait that got no reply " +
+			"as a wait that timed out (`false`), having left the queue, although that try may have taken the lock: its owner, told it does not hold it, " +
+			"re-enters that hold with each later acquire and each release leaves it behind, so the others wait until that owner stops acquiring " +
+			"and the lease runs out. " +
+			"go-redis resends every command.",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {drop_reply: %g}\n", x)
 		}},

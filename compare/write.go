@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,7 +99,9 @@ func (r *reportWriter) method() {
 	r.w("*single-server config* is `useSingleServer()` (also what one address in front of a replicated service gives): no WAIT; ")
 	r.w("*replicated config* is master-slave or Sentinel, where Redisson sends `WAIT n 1000` after every lock script (acquire, unlock, ")
 	r.w("watchdog renewal), n being the replicas the master reports, and fails the call when none acknowledged (`checkLockSyncedSlaves`): ")
-	r.w("an acquire gives its hold back and tries again. RedLock, Redisson-style, runs each master as a single server. ")
+	r.w("an acquire gives its hold back and tries again. ")
+	r.redissonKinds()
+	r.w("RedLock, Redisson-style, runs each master as a single server. ")
 	r.w("SimpleLock and the spec's RedLock run on go-redis with its default retries (3, after 8–512 ms) and a 500 ms timeout. ")
 	r.w("A mode may set a longer timeout for every column (delayed messages).\n\n")
 	r.w("The report counts two classes of finding apart:\n\n")
@@ -114,6 +117,36 @@ func (r *reportWriter) method() {
 	r.w("careful for SimpleLock and the spec's RedLock, which return a validity their user is told to respect; trusting for the Redisson family, ")
 	r.w("whose tryLock returns only `true`. [Belief models](#belief) runs both. Every rate is a percentage of the cell's runs, with its 95%% Wilson interval in brackets ")
 	r.w("(%d runs a cell: 0 unsafe runs still allow up to %s).\n\n", r.Seeds, upperPercent(r.Seeds))
+}
+
+// redissonKinds is the method's sentence on the Redisson locks other than
+// RLock that the matrix runs (FairLock, SpinLock), with what their columns
+// leave at Redisson's defaults; nothing when it runs neither.
+func (r *reportWriter) redissonKinds() {
+	fair, spin := r.runs(fairColumn), r.runs(spinColumn)
+	if !fair && !spin {
+		return
+	}
+	var s []string
+	if fair {
+		s = append(s, "FairLock (`RedissonFairLock`) serves its waiters first come, first served from a queue in Redis, each entry with a "+
+			"timeout (the acquire's wait, 2 s, after the waiter ahead of it is due: Redisson uses tryLock's wait instead of `fairLockWaitTimeout`, "+
+			"5 min, whenever it is positive) stamped by its client's clock and compared with the clock of whichever client runs the lock's next script")
+	}
+	if spin {
+		s = append(s, "SpinLock (`RedissonSpinLock`) subscribes to nothing: a waiter tries again after each pause of its default back-off "+
+			"(1 ms, doubling with jitter, up to 128 ms)")
+	}
+	with := "with"
+	if len(s) == 2 {
+		with = "both with"
+	}
+	r.w("%s; %s RLock's watchdog and transport, in the single-server config. ", strings.Join(s, "; "), with)
+}
+
+// runs reports whether the matrix has the column named name.
+func (r *Results) runs(name string) bool {
+	return slices.ContainsFunc(r.Algorithms, func(a Algorithm) bool { return a.Name == name })
 }
 
 // summary is the tables of every mode and algorithm: unsafe runs, then
