@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/locksim/locksim/internal/outcome"
@@ -164,25 +163,3 @@ func (f *FairLock) leave(ctx context.Context, owner string, waitMs int64, verdic
 	}
 	return verdict
 }
-
-// isTimeout reports whether err is a request that got no reply in time (a
-// net.Error's Timeout, the simulation's TimeoutError): Redisson's
-// RedisResponseTimeoutException.
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
-}
-
-// abandonedTry is a fair TryLockFor's error when a try during its wait got
-// no reply (err): the waiter left the queue and the call reports a wait
-// that timed out, as Redisson 4.7.0's tryLock returns false then. It
-// matches ErrWaitTimeout and wraps err; acquire wraps it in
-// outcome.Unknown, so that IsUnknown is true for it: the try may have run,
-// and taken the lock, which then stays for its lease with no watchdog.
-type abandonedTry struct{ err error }
-
-func (e *abandonedTry) Error() string {
-	return ErrWaitTimeout.Error() + " after a try that got no reply (it may have taken the lock, which then stays for its lease): " + e.err.Error()
-}
-
-func (e *abandonedTry) Unwrap() []error { return []error{ErrWaitTimeout, e.err} }

@@ -122,7 +122,10 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 // TryLockFor tries for up to wait, then holds the lock for lease (0: the
 // watchdog keeps it). It returns ErrWaitTimeout when wait passed first, and
 // an error matching ErrWaitTimeout and ctx's error when ctx ended first
-// while it waited. A negative wait, or a lease that is negative or not a
+// while it waited. A try during the wait that gets no reply ends it with an
+// error matching ErrWaitTimeout for which IsUnknown is true, as Redisson
+// 4.7.0's tryLock returns false then: that try may have taken the lock,
+// which then stays for its lease with no watchdog. A negative wait, or a lease that is negative or not a
 // whole number of milliseconds, is refused with ErrInvalid.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if err := checkAcquire(ctx, "TryLockFor "+l.name, wait, lease, false); err != nil {
@@ -140,7 +143,9 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 	if err := checkName(l.name); err != nil {
 		return 0, err
 	}
-	return l.c.acquireWaiting(ctx, l.channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+	// RedissonFencedLock's token calls wait through tryLockAsync, which
+	// 4.7.0's abandoning of a try with no reply does not cover.
+	return l.c.acquireWaiting(ctx, l.channel(), wait, !l.fenced, func(ctx context.Context) (time.Duration, int64, error) {
 		return l.try(ctx, owner, lease)
 	})
 }

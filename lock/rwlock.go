@@ -196,7 +196,8 @@ func (h *RWHalf) TryLock(ctx context.Context, owner string) error {
 }
 
 // TryLockFor tries for up to wait, then holds for lease (0: the watchdog
-// keeps it). It returns ErrWaitTimeout when wait passed first; its
+// keeps it). It returns ErrWaitTimeout when wait passed first, or after a
+// try during the wait that got no reply (as Lock.TryLockFor); its
 // arguments are checked as Lock.TryLockFor checks them.
 func (h *RWHalf) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if err := checkAcquire(ctx, h.what("TryLockFor"), wait, lease, false); err != nil {
@@ -209,7 +210,7 @@ func (h *RWHalf) acquire(ctx context.Context, owner string, wait, lease time.Dur
 	if err := h.rw.check(owner); err != nil {
 		return err
 	}
-	_, err := h.rw.c.acquireWaiting(ctx, h.rw.channel(), wait, func(ctx context.Context) (time.Duration, int64, error) {
+	_, err := h.rw.c.acquireWaiting(ctx, h.rw.channel(), wait, true, func(ctx context.Context) (time.Duration, int64, error) {
 		return h.try(ctx, owner, lease)
 	})
 	return err

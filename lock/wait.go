@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/locksim/locksim/internal/outcome"
 )
 
 // acquireWaiting runs try, and while wait allows (< 0: forever, 0: one try)
@@ -14,17 +16,21 @@ import (
 //
 // A TTL is a deadline counted from when try returned it (when the waiter
 // learned it), never from a later instant: when the subscription breaks
-// mid-wait (its node crashed, the group failed over), the waiter sleeps
-// only what is left of that TTL (and of its wait), not the whole TTL again
-// from the break, which would leave it waiting after the lock it waits for
-// has expired. After the break it subscribes again once its next try has
-// reached the group's (possibly new) master, so a release published there
-// wakes it again; until then it can hear of no release and waits by the
-// TTL alone. Redisson (4.7.0, RedissonLock.tryLock) does the same: its
-// latch wait is bounded by the TTL from the try's return, and its pub/sub
-// service re-attaches the channel's listeners to the new master in the
-// background.
-func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration,
+// mid-wait (its node crashed, the group failed over), the waiter
+// subscribes again at once on the group's (possibly new) master and waits
+// there only what is left of that TTL (and of its wait), not the whole TTL
+// again from the break. Redisson (4.7.0, RedissonLock.tryLock) does the
+// same: its latch wait is bounded by the TTL from the try's return, and its
+// pub/sub service re-attaches the channel's listeners to the new master.
+//
+// With abandon, a bounded wait (wait > 0) whose try inside the wait loop
+// gets no reply gives up, as RedissonLock.tryLock does since 4.7.0 (it
+// catches RedisResponseTimeoutException there and returns false): the
+// error matches ErrWaitTimeout and IsUnknown is true, since that try may
+// have taken the lock, which then stays for its lease with no watchdog.
+// The first try, made before the loop, is not covered (in Redisson its
+// timeout escapes tryLock), nor is a wait for ever (lock()).
+func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration, abandon bool,
 	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
 	start := c.rt.Now()
 	if c.isClosed() {
@@ -64,6 +70,9 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			return 0, gaveUp()
 		}
 		ttl, token, err = try(ctx)
+		if err != nil && abandon && wait > 0 && ctx.Err() == nil && isTimeout(err) {
+			return 0, &outcome.Unknown{Err: &abandonedTry{err}}
+		}
 		if err != nil || ttl < 0 {
 			return token, err
 		}
@@ -228,3 +237,25 @@ func asWaitTimeout(err error) error {
 	}
 	return err
 }
+
+// isTimeout reports whether err is a request that got no reply in time (a
+// net.Error's Timeout, the simulation's TimeoutError): Redisson's
+// RedisResponseTimeoutException.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// abandonedTry is a TryLockFor's error when a try during its wait got no
+// reply (err): the call reports a wait that timed out (a fair waiter left
+// the queue first), as Redisson 4.7.0's tryLock returns false then. It
+// matches ErrWaitTimeout and wraps err; acquire wraps it in
+// outcome.Unknown, so that IsUnknown is true for it: the try may have run,
+// and taken the lock, which then stays for its lease with no watchdog.
+type abandonedTry struct{ err error }
+
+func (e *abandonedTry) Error() string {
+	return ErrWaitTimeout.Error() + " after a try that got no reply (it may have taken the lock, which then stays for its lease): " + e.err.Error()
+}
+
+func (e *abandonedTry) Unwrap() []error { return []error{ErrWaitTimeout, e.err} }
