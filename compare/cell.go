@@ -78,8 +78,12 @@ type Cell struct {
 	Fencing checker.FencingReport
 	// Shortest is the shortest safety counterexample, nil if no run was
 	// unsafe; ShortestAvailability the shortest availability one (a run
-	// whose first availability violation comes soonest), nil if none.
-	Shortest, ShortestAvailability *Counterexample
+	// whose first availability violation comes soonest), nil if none;
+	// ShortestFairness the shortest fairness one (a fair lock's queue:
+	// Kind.Fairness), nil if none.
+	Shortest, ShortestAvailability, ShortestFairness *Counterexample
+	// unfair counts the runs with a fairness finding (Unfair).
+	unfair int
 }
 
 // name is the cell's scenario name.
@@ -122,6 +126,7 @@ type RunOutcome struct {
 	// a shorter one, which the merge would choose anyway).
 	Safety       *Counterexample `json:"safety"`
 	Availability *Counterexample `json:"availability"`
+	Fairness     *Counterexample `json:"fairness"`
 }
 
 // fencingJSON is checker.FencingReport with JSON names.
@@ -135,8 +140,9 @@ type fencingJSON struct {
 // summary sums up the run of seed whose history recs ended at end and
 // whose verdict is v: a safety kind (Kind.Safety) makes it unsafe and its
 // first safety violation is its safety counterexample, whatever
-// availability findings came before; its first other violation is its
-// availability counterexample.
+// availability findings came before; its first fairness violation
+// (Kind.Fairness) is its fairness counterexample, and its first other
+// violation its availability counterexample.
 func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) RunOutcome {
 	sum := RunOutcome{Seed: seed, Kinds: v.Kinds(), Unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
@@ -153,12 +159,17 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 		case checker.Resurrected:
 			sum.Resurrected = true
 		}
-		if x.Kind.Safety() {
+		switch {
+		case x.Kind.Safety():
 			sum.Unsafe = true
 			if sum.Safety == nil {
 				sum.Safety = first(x)
 			}
-		} else if sum.Availability == nil {
+		case x.Kind.Fairness():
+			if sum.Fairness == nil {
+				sum.Fairness = first(x)
+			}
+		case sum.Availability == nil:
 			sum.Availability = first(x)
 		}
 	}
@@ -209,8 +220,12 @@ func (c *Cell) add(s RunOutcome) {
 	c.Fencing.Prevented += s.Fencing.Prevented
 	c.Shortest = shorter(c.Shortest, s.Safety)
 	c.ShortestAvailability = shorter(c.ShortestAvailability, s.Availability)
+	c.ShortestFairness = shorter(c.ShortestFairness, s.Fairness)
 	if len(s.Kinds) == 0 { // not violated: a verdict is violated exactly when it has a kind
 		return
+	}
+	if slices.ContainsFunc(s.Kinds, checker.Kind.Fairness) {
+		c.unfair++
 	}
 	c.Violated++
 	for _, k := range s.Kinds {
@@ -243,13 +258,29 @@ func (c *Cell) Unavailability() (median, worst time.Duration) {
 }
 
 // KindList is the cell's violated kinds of one class (safety when safety
-// is true, availability otherwise) with their run counts, in kind order.
+// is true, availability otherwise: neither counts the fairness kinds,
+// FairnessList's) with their run counts, in kind order.
 func (c *Cell) KindList(safety bool) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
-		if k.Safety() == safety {
+		if k.Safety() == safety && !k.Fairness() {
 			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
 		}
 	}
 	return out
 }
+
+// FairnessList is the cell's violated fairness kinds (Kind.Fairness) with
+// their run counts, in kind order.
+func (c *Cell) FairnessList() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
+		if k.Fairness() {
+			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
+		}
+	}
+	return out
+}
+
+// Unfair counts the cell's runs with any fairness finding.
+func (c *Cell) Unfair() int { return c.unfair }

@@ -140,3 +140,50 @@ func TestFairAndSpinColumnsReport(t *testing.T) {
 		t.Errorf("a report without the columns describes them")
 	}
 }
+
+// TestFairnessSection: a report with the FairLock column under clock jumps
+// has a fairness section whose row names the fairness findings and their
+// shortest counterexample, and those findings are not counted as
+// availability findings; a report without a fair column (the control)
+// has no fairness section.
+func TestFairnessSection(t *testing.T) {
+	write := func(names ...string) ([]byte, *compare.Results) {
+		t.Helper()
+		opts := compare.Options{Seeds: 6, TableOnly: true,
+			Modes:      pick(compare.Modes, func(m compare.Mode) string { return m.Name }, "clock-jump"),
+			Algorithms: pick(compare.Algorithms, func(a compare.Algorithm) string { return a.Name }, names...)}
+		dir := filepath.Join(t.TempDir(), "reports")
+		opts.ScenarioDir = filepath.Join(dir, "scenarios")
+		res, err := compare.Run(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, res
+	}
+	with, res := write("fair-single")
+	c := res.Table[0][0]
+	if c.Unfair() == 0 || c.ShortestFairness == nil || len(c.FairnessList()) == 0 {
+		t.Fatalf("fair-single under clock jumps: %d unfair runs, counterexample %v, kinds %v; want findings", c.Unfair(), c.ShortestFairness, c.FairnessList())
+	}
+	for _, k := range c.KindList(false) {
+		if bytes.Contains([]byte(k), []byte("evicted")) || bytes.Contains([]byte(k), []byte("out-of-order")) || bytes.Contains([]byte(k), []byte("stuck")) {
+			t.Errorf("availability kinds %v count a fairness kind", c.KindList(false))
+		}
+	}
+	for _, want := range []string{"## Fairness: the fair lock's order of service", "| FairLock, single-server config | ",
+		"-fairness.png", "shortest fairness counterexample"} {
+		if !bytes.Contains(with, []byte(want)) {
+			t.Errorf("the report with the fair column lacks %q", want)
+		}
+	}
+	if without, _ := write("redisson-single"); bytes.Contains(without, []byte("## Fairness")) {
+		t.Errorf("a report without a fair column has a fairness section")
+	}
+}

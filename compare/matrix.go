@@ -39,6 +39,10 @@ type Algorithm struct {
 	// Redisson columns' clients use Redisson's transport (retry: redisson,
 	// its 3 s timeout); the others go-redis's retries and a 500 ms timeout.
 	Redisson bool
+	// Fair columns' locks keep a queue that promises first come, first
+	// served: the report's fairness section counts their fairness
+	// findings (checker.Kind.Fairness).
+	Fair bool
 	// yaml is the algorithm mapping of the scenario file (lease: the lock's
 	// validity, the same for every column so that they compare; watchdog:
 	// hold with the watchdog instead of an explicit lease, for the kinds
@@ -144,7 +148,7 @@ var Algorithms = []Algorithm{
 		l, o := redissonFields(lease, watchdog, "config: replicated")
 		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
 	}},
-	{Name: "fair-single", Title: "FairLock, single-server config", Watchdog: true, Redisson: true, yaml: redissonKind("fair", "config: single-server")},
+	{Name: "fair-single", Title: "FairLock, single-server config", Watchdog: true, Redisson: true, Fair: true, yaml: redissonKind("fair", "config: single-server")},
 	{Name: "spin-single", Title: "SpinLock, single-server config", Watchdog: true, Redisson: true, yaml: redissonKind("spin", "config: single-server")},
 	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration, _ bool) string {
 		return fmt.Sprintf(`  kind: simple

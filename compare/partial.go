@@ -131,16 +131,17 @@ func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, er
 // shortest, then chooses what Run does, and a partial result does not
 // carry a counterexample per violated run.
 func keepShortest(jobs []job, outs []RunOutcome) {
-	type held struct{ safety, availability int } // indices in outs, -1: none yet
+	type held struct{ safety, availability, fairness int } // indices in outs, -1: none yet
 	byCell := map[*Cell]*held{}
 	for i, o := range outs {
 		h := byCell[jobs[o.Job].cell]
 		if h == nil {
-			h = &held{-1, -1}
+			h = &held{-1, -1, -1}
 			byCell[jobs[o.Job].cell] = h
 		}
 		h.safety = keepOne(outs, i, h.safety, func(r *RunOutcome) **Counterexample { return &r.Safety })
 		h.availability = keepOne(outs, i, h.availability, func(r *RunOutcome) **Counterexample { return &r.Availability })
+		h.fairness = keepOne(outs, i, h.fairness, func(r *RunOutcome) **Counterexample { return &r.Fairness })
 	}
 }
 

@@ -36,6 +36,9 @@ func (r *reportWriter) write(command string) error {
 	r.writeConclusions()
 	r.method()
 	r.summary()
+	if err := r.fairness(); err != nil {
+		return err
+	}
 	if r.Belief != nil {
 		if err := r.writeBelief(); err != nil {
 			return err
@@ -166,6 +169,48 @@ func (r *reportWriter) summary() {
 	r.w("or a synced step's WAIT that no replica acknowledges, for as long as that lasts.\n\n")
 	r.modeTable(unavailability)
 	r.w("\n")
+}
+
+// fairness is the fairness section: for each fair column (Algorithm.Fair)
+// and each mode, the runs with a fairness finding, the kinds found, and
+// the shortest fairness counterexample. Nothing without a fair column.
+func (r *reportWriter) fairness() error {
+	var cells []*Cell
+	for mi := range r.Modes {
+		for _, c := range r.Table[mi] {
+			if c.Algorithm.Fair {
+				cells = append(cells, c)
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	r.w("<a id=\"fairness\"></a>\n\n## Fairness: the fair lock's order of service\n\n")
+	r.w("A fair lock promises first come, first served on top of mutual exclusion: its waiters queue on the node, each with a timeout ")
+	r.w("by its own client's clock, and a free lock goes to the first of the queue only. Judged from the queue's ground truth on the master: ")
+	r.w("an *evicted waiter* lost its place while it still waited (a client whose clock is ahead read its timeout as passed, a failover lost it, ")
+	r.w("it waited past its timeout), an *out-of-order grant* gave the lock to one who asked after another, already queued, that still waited, ")
+	r.w("and a *stuck queue* kept the lock free while others waited behind an entry whose waiter no longer waited. ")
+	r.w("These are neither safety (one holder at a time still) nor counted in the availability tables above; each cell: runs with a fairness finding, ")
+	r.w("%% of the runs [95%% interval].\n\n")
+	r.w("| failure mode | algorithm | runs with a fairness finding (%%) | fairness findings (runs) | shortest fairness counterexample |\n")
+	r.w("|---|---|---|---|---|\n")
+	for _, c := range cells {
+		kinds := "none"
+		if ks := c.FairnessList(); len(ks) > 0 {
+			kinds = strings.Join(ks, ", ")
+		}
+		r.w("| [%s](#%s) | %s | %s | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, c.Algorithm.Title, rate(c.Unfair(), c.Runs), kinds,
+			r.counterexample(c, c.ShortestFairness))
+	}
+	r.w("\n")
+	for _, c := range cells {
+		if err := r.details(c, c.ShortestFairness, "-fairness"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mode is mode mi's section: what the mode does, then its safety and
