@@ -13,7 +13,8 @@ import (
 
 // notesHistory is c1 holding lk on m1 (drifting) from 0 to 2s, with its
 // WAITs; c3 (drifting) never holds; c2 waits, subscribed on m1 until m1
-// crashes at 3s, then on r1 until it unsubscribes at 3.5s. drift says
+// crashes at 3s, then on r1 until it unsubscribes at 3.5s, and on r1
+// again from 3.6s. drift says
 // whether m1 and c3 drift; partial whether c1's WAITs before 1.5s left a
 // replica out.
 func notesHistory(drift, partial bool) []history.Record {
@@ -54,6 +55,7 @@ func notesHistory(drift, partial bool) []history.Record {
 		history.Record{Kind: history.KindFault, T: at(3000), Node: "m1", Op: history.FaultCrash},
 		sub(history.ReqSubscribe, "r1", 3100),
 		sub(history.ReqUnsubscribe, "r1", 3500),
+		sub(history.ReqSubscribe, "r1", 3600), // on r1 again: no second label
 	)
 	for i := range h {
 		h[i].Seq = i
@@ -93,14 +95,15 @@ const (
 // a fully acknowledged one or one after it) at its return on its client's
 // row; and, for a finding about waiting, the subscriptions of a waiter
 // that never held, on a row of its own, each ending where its node
-// crashed or it unsubscribed, labelled with its node. Their labels are
-// shown and apart. The golden pins the rest.
+// crashed, it unsubscribed or the run ended, labelled where its node
+// changes. Their labels are shown and apart. The golden pins the rest.
 func TestTimelineNotes(t *testing.T) {
 	tl := notesTimeline(true, true, checker.Liveness)
 	got := tl.String()
 	for _, want := range []string{
 		"row belief c1\n  span 0.001s-2.000s holding holder=c1 label=\"lk\"\n  mark 0.600s wait holder=c1 label=\"WAIT 0 of 1 on m1\"\n",
-		"row belief c2\n  span 0.200s-3.000s subscription holder=c2 label=\"subscribed on m1\"\n  span 3.100s-3.500s subscription holder=c2 label=\"subscribed on r1\"\n",
+		"row belief c2\n  span 0.200s-3.000s subscription holder=c2 label=\"subscribed on m1\"\n  span 3.100s-3.500s subscription holder=c2 label=\"subscribed on r1\"\n" +
+			"  span 3.600s-4.000s subscription holder=c2 label=\"subscribed on r1\"\n",
 		"row node m1\n  span 0.001s-2.000s holding holder=c1 label=\"c1\"\n  mark 0.000s drift label=\"+2000 ppm\"\n  mark 3.000s fault label=\"crash\"\n",
 		"row faults faults\n  mark 0.000s drift label=\"c3 -500 ppm\"\n",
 	} {
@@ -119,10 +122,17 @@ func TestTimelineNotes(t *testing.T) {
 	}
 	labels := report.TimelineLabels(tl, plotW, plotH)
 	wantLabelsApart(t, labels, plotW)
+	onR1 := 0
 	for _, l := range labels {
 		if l.Hidden {
 			t.Errorf("label %v hidden: this timeline has room for every label", l)
 		}
+		if l.Text == "subscribed on r1" {
+			onR1++
+		}
+	}
+	if onR1 != 1 {
+		t.Errorf("%d labels of the subscriptions on r1, want 1 (where the node changes)", onR1)
 	}
 	var b strings.Builder
 	b.WriteString(got)

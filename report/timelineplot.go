@@ -473,10 +473,13 @@ func (a *timelineArt) manyLocks() bool {
 	return false
 }
 
-// labelWants are r's labels to place, in order: its spans' (inside the
-// span where they fit; a fault span's beside its start where not), then
-// its fault events' (beside the mark; a lost message's has none: they
-// come by the dozen and the text timeline lists them).
+// labelWants are r's labels to place, in order: its drifts' (at the
+// row's start, ahead of the rest), its spans' (inside the span where they
+// fit; a fault span's beside its start where not, a subscription's left of
+// its start first; a subscription's only where its node changes: a waiter
+// subscribes at every wait), then its fault events' and WAITs' (beside
+// the mark; a lost message's has none: they come by the dozen and the
+// text timeline lists them).
 func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool) []labelWant {
 	up, down := make([]int, lanes), make([]int, lanes)
 	for k := range lanes {
@@ -488,11 +491,16 @@ func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool
 		x := pt.c.Min.X + driftPad
 		wants = append(wants, labelWant{text: m.Label, xs: [][2]vg.Length{{x, x + labelStyle.Width(m.Label)}}, lanes: []int{k % lanes}, pad: driftPad})
 	}
+	subscribedOn := "" // the label of the row's last subscription
 	for _, s := range r.Spans {
 		w := labelStyle.Width(s.Label)
 		x0, x1 := pt.trX(s.From.Seconds()), pt.trX(s.To.Seconds())
+		repeated := s.Kind == Subscription && s.Label == subscribedOn
+		if s.Kind == Subscription {
+			subscribedOn = s.Label
+		}
 		switch {
-		case s.Label == "" || s.Kind == Finding || (r.Kind == Belief && s.Kind == Holding && !manyLocks):
+		case s.Label == "" || s.Kind == Finding || (r.Kind == Belief && s.Kind == Holding && !manyLocks) || repeated:
 		case x1-x0 >= w+2*labelInset && r.Kind == Truth:
 			wants = append(wants, labelWant{text: s.Label, xs: [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, lanes: down})
 		case x1-x0 >= w+2*labelInset:
