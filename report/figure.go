@@ -208,3 +208,44 @@ func starGlyph() polyGlyph {
 	}
 	return g
 }
+
+// circlePath is the circle of radius r around pt.
+func circlePath(pt vg.Point, r vg.Length) vg.Path {
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+	p.Arc(pt, r, 0, 2*math.Pi)
+	p.Close()
+	return p
+}
+
+// clockGlyph is a clock face: a ring and two hands on a white disc (a
+// clock's drift).
+type clockGlyph struct{}
+
+func (clockGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	c.SetColor(color.White)
+	c.Fill(circlePath(pt, r+1))
+	ink := draw.LineStyle{Color: sty.Color, Width: 1.2}
+	c.SetLineStyle(ink)
+	c.Stroke(circlePath(pt, r))
+	c.StrokeLines(ink, []vg.Point{{X: pt.X, Y: pt.Y + r*0.7}, pt, {X: pt.X + r*0.55, Y: pt.Y - r*0.3}})
+}
+
+// halfDisc is a ring with its left half filled, on a white disc: a WAIT
+// that only part of the replicas acknowledged.
+type halfDisc struct{}
+
+func (halfDisc) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	c.SetColor(color.White)
+	c.Fill(circlePath(pt, r+1))
+	var half vg.Path
+	half.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	half.Arc(pt, r, math.Pi/2, math.Pi)
+	half.Close()
+	c.SetColor(sty.Color)
+	c.Fill(half)
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: 1.2})
+	c.Stroke(circlePath(pt, r))
+}

@@ -59,12 +59,14 @@ func savePlot(t *testing.T, d report.Drawer, name string) {
 // overlap and none leaves the image.
 func TestTimelineGolden(t *testing.T) {
 	for _, name := range []string{
-		"f0-failover-lagging-replica",       // overlap, silent loss, failover
-		"resurrected-lock-after-failover",   // resurrected lock on the promoted node's row
-		"k2-fencing-pause",                  // pause span, writes accepted and rejected
-		"unlock-retry-no-latch",             // unlock idempotency, linearizability
-		"fenced-token-reuse-after-failover", // token regression, stale writes accepted
-		"goredis-retry-acquire",             // reentrancy
+		"f0-failover-lagging-replica",        // overlap, silent loss, failover
+		"resurrected-lock-after-failover",    // resurrected lock on the promoted node's row; the waiter's subscriptions
+		"k2-fencing-pause",                   // pause span, writes accepted and rejected
+		"unlock-retry-no-latch",              // unlock idempotency, linearizability
+		"fenced-token-reuse-after-failover",  // token regression, stale writes accepted
+		"goredis-retry-acquire",              // reentrancy
+		"redisson-partial-wait-ack-failover", // the WAIT only 1 of 2 replicas acknowledged
+		"redlock-spec-drift-beyond-budget",   // three nodes' clock drift
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := run(t, name)

@@ -83,18 +83,15 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 type textSelection struct {
 	from, to time.Duration
 	keys     map[string]bool
-	// waiting says the violation is about waiting (liveness, or a
-	// resurrected lock, which everyone waits out): a waiter hears of a
-	// release only from the node it subscribed on, so subscriptions
-	// matter.
+	// waiting says the violation is about waiting (isWaiting), so that
+	// subscriptions matter.
 	waiting bool
 }
 
 // textWindow is the selection around x: from lead before it started, or
 // earlier to show how the holders involved came to hold, until it ended.
 func textWindow(h []history.Record, x checker.Violation, lead time.Duration) textSelection {
-	sel := textSelection{from: max0(x.From - lead), to: x.To, keys: map[string]bool{},
-		waiting: x.Kind == checker.Liveness || x.Kind == checker.Resurrected || x.Kind == checker.StuckQueue}
+	sel := textSelection{from: max0(x.From - lead), to: x.To, keys: map[string]bool{}, waiting: isWaiting(x.Kind)}
 	for _, hd := range checker.Holdings(h, x.To) {
 		if hd.Lock == x.Lock && slices.Contains(x.Holders, hd.Client) && hd.From <= x.To && hd.To >= x.From {
 			sel.from = min(sel.from, max0(hd.From-5*time.Millisecond))

@@ -61,9 +61,19 @@ const (
 	// Finding: a checker finding, the kind in Finding; a span when it lasted,
 	// a mark when it is an instant.
 	Finding
+	// Drift: a node's or client's clock drift from the topology (a mark at
+	// the row's start, labelled with the drift).
+	Drift
+	// Wait: a WAIT that not every replica acknowledged (a mark at its
+	// return, labelled "WAIT k of n on node").
+	Wait
+	// Subscription: a pub/sub subscription, from its SUBSCRIBE until it
+	// ended (a span labelled with the node it was on).
+	Subscription
 )
 
-var markKindNames = [...]string{Holding: "holding", Fault: "fault", Write: "write", WriteRejected: "write-rejected", Finding: "finding"}
+var markKindNames = [...]string{Holding: "holding", Fault: "fault", Write: "write", WriteRejected: "write-rejected", Finding: "finding",
+	Drift: "drift", Wait: "wait", Subscription: "subscription"}
 
 func (k MarkKind) String() string { return markKindNames[k] }
 
@@ -102,7 +112,10 @@ type Row struct {
 // natural order of their names), a row per node and lock key (truth), a
 // row per fenced resource, a row of other faults, the intervals in which
 // two holders believed they held one lock at once (Overlaps), and every
-// other finding of the verdict as a span or mark on the row it concerns.
+// other finding of the verdict as a span or mark on the row it concerns;
+// with the notes the text timeline explains a finding by (addNotes): the
+// topology's clock drifts, the partly acknowledged WAITs before a finding,
+// the subscriptions of a finding about waiting.
 type Timeline struct {
 	Title string
 	// XLabel names the time axis (default "virtual time (s)").
@@ -120,24 +133,33 @@ type Timeline struct {
 func NewTimeline(title string, h []history.Record, end time.Duration, v checker.Verdict) Timeline {
 	tl := Timeline{Title: title, End: end, Violations: v.Violations}
 	holdings := checker.Holdings(h, end)
-	locks := tl.addBeliefRows(holdings)
+	subs := subscriptions(h, v.Violations, end)
+	locks := tl.addBeliefRows(holdings, subscribers(subs))
 	nodeRow := tl.addTruthRows(h, holdings, locks, end)
 	tl.addWrites(h)
 	tl.addFaults(h, end, nodeRow)
+	tl.addNotes(h, v.Violations, nodeRow, subs)
 	tl.addFindings(v.Violations)
 	return tl
 }
 
-// addBeliefRows adds a belief row per holder, in the natural order of
-// their names (c2 before c10, so that rows read as the clients are
-// numbered), and returns the locks held.
-func (tl *Timeline) addBeliefRows(holdings []checker.Holding) map[string]bool {
+// addBeliefRows adds a belief row per holder, and one per client of
+// others that has no holder's row (a waiter that never held, whose
+// subscriptions the row shows), in the natural order of their names (c2
+// before c10, so that rows read as the clients are numbered), and returns
+// the locks held.
+func (tl *Timeline) addBeliefRows(holdings []checker.Holding, others []string) map[string]bool {
 	locks := map[string]bool{}
 	var names []string
 	for _, hd := range holdings {
 		locks[hd.Lock] = true
 		if !slices.Contains(names, hd.Client) {
 			names = append(names, hd.Client)
+		}
+	}
+	for _, c := range others {
+		if !slices.ContainsFunc(names, func(n string) bool { return n == c || strings.HasPrefix(n, c+"/") }) {
+			names = append(names, c)
 		}
 	}
 	slices.SortFunc(names, natural.Compare)

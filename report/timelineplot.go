@@ -165,6 +165,7 @@ func TimelineLabels(tl Timeline, w, h vg.Length) []PlacedLabel {
 // shown is what kinds of mark a timeline has, for its legend.
 type shown struct {
 	belief, truth, faultSpan, faultMark, write, rejected bool
+	drift, wait, subscription                            bool
 	spans, marks                                         map[checker.Kind]bool // findings drawn as strips, as glyphs
 }
 
@@ -178,6 +179,8 @@ func shownIn(tl Timeline) shown {
 				sh.belief, sh.truth = sh.belief || r.Kind != Truth, sh.truth || r.Kind == Truth
 			case Fault:
 				sh.faultSpan = true
+			case Subscription:
+				sh.subscription = true
 			case Finding:
 				sh.spans[s.Finding] = true
 			}
@@ -190,6 +193,10 @@ func shownIn(tl Timeline) shown {
 				sh.write = true
 			case WriteRejected:
 				sh.rejected = true
+			case Drift:
+				sh.drift = true
+			case Wait:
+				sh.wait = true
 			case Finding:
 				sh.marks[m.Finding] = true
 			}
@@ -199,8 +206,9 @@ func shownIn(tl Timeline) shown {
 }
 
 // timelineLegend is an entry for each kind of mark tl shows, in a fixed
-// order: holdings, faults, writes, then the findings in checker.Kinds'
-// order (kinds it does not know after them, by name).
+// order: holdings, faults, writes, the notes (drift, WAIT, subscription),
+// then the findings in checker.Kinds' order (kinds it does not know after
+// them, by name).
 func timelineLegend(tl Timeline, hc holderColors) []LegendEntry {
 	sh := shownIn(tl)
 	first := hc.of("")
@@ -222,6 +230,10 @@ func timelineLegend(tl Timeline, hc holderColors) []LegendEntry {
 	}))
 	add(sh.write, "fenced write accepted", glyphThumb(draw.CircleGlyph{}, first, writeR))
 	add(sh.rejected, "stale write rejected", glyphThumb(slashedRing{}, color.Black, writeR+0.5))
+	for _, k := range []MarkKind{Drift, Wait, Subscription} {
+		st := noteStyle(k)
+		add(sh.drift && k == Drift || sh.wait && k == Wait || sh.subscription && k == Subscription, st.text, st.thumb())
+	}
 	add(len(tl.Overlaps) > 0, styleOf(checker.MutualExclusion).text, barThumb(overlapColor, 1))
 	known := checker.Kinds()
 	var others []checker.Kind
@@ -296,6 +308,9 @@ func (a *timelineArt) Plot(c draw.Canvas, p *plot.Plot) {
 		a.drawMarks(pt, r, float64(n-1-i))
 	}
 	a.placed = a.placeLabels(pt)
+	for i, r := range a.tl.Rows {
+		drawDrifts(pt, r, float64(n-1-i))
+	}
 	for _, l := range a.placed {
 		if l.Hidden {
 			continue
@@ -314,6 +329,8 @@ func (a *timelineArt) drawSpans(pt rowPainter, r Row, y float64) {
 		switch s.Kind {
 		case Fault:
 			pt.rect(x0, x1, y-0.42, y+0.42, faultFill)
+		case Subscription:
+			pt.bracket(x0, x1, y-0.38, y-0.3, noteStyle(Subscription).color)
 		case Finding:
 			slot := float64(findingSlot(s.Finding))
 			pt.rect(x0, x1, y+0.42-stripH*(slot+1), y+0.42-stripH*slot, styleOf(s.Finding).color)
@@ -340,9 +357,11 @@ func findingSlot(k checker.Kind) int {
 }
 
 // drawMarks draws r's marks at height y: fault events as dashed lines
-// across the row, writes as dots on its middle, and the findings' glyphs
-// (the instants', and the lasting ones' at their start, so that a short
-// one shows) on its middle too, stacked upwards where two would overlap.
+// across the row, writes as dots on its middle, and the glyphs of the
+// findings (the instants', and the lasting ones' at their start, so that
+// a short one shows) and of the WAITs on its middle too, where two would
+// overlap a finding's stacked upwards, a WAIT's downwards: the findings
+// keep the middle. Drifts are drawn with their labels (drawDrifts).
 func (a *timelineArt) drawMarks(pt rowPainter, r Row, y float64) {
 	var glyphs []Mark
 	for _, s := range r.Spans {
@@ -360,19 +379,24 @@ func (a *timelineArt) drawMarks(pt rowPainter, r Row, y float64) {
 			pt.c.DrawGlyphNoClip(draw.GlyphStyle{Color: a.colors.of(m.Holder), Radius: writeR, Shape: draw.CircleGlyph{}}, at)
 		case WriteRejected:
 			pt.c.DrawGlyphNoClip(draw.GlyphStyle{Color: color.Black, Radius: writeR + 0.5, Shape: slashedRing{}}, at)
-		case Finding:
+		case Finding, Wait:
 			glyphs = append(glyphs, m)
 		}
 	}
-	slices.SortStableFunc(glyphs, func(a, b Mark) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(glyphs, func(a, b Mark) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.At, b.At)) // Finding < Wait
+	})
 	var placed []vg.Point
 	for _, m := range glyphs {
 		at := vg.Point{X: pt.trX(m.At.Seconds()), Y: pt.trY(y)}
+		st, step := styleOf(m.Finding), 2*glyphR+1
+		if m.Kind == Wait {
+			st, step = noteStyle(Wait), -step
+		}
 		for slices.ContainsFunc(placed, func(q vg.Point) bool { return near(q, at, 2*glyphR+1) }) {
-			at.Y += 2*glyphR + 1
+			at.Y += step
 		}
 		placed = append(placed, at)
-		st := styleOf(m.Finding)
 		pt.c.DrawGlyphNoClip(draw.GlyphStyle{Color: st.color, Radius: glyphR, Shape: st.glyph}, at)
 	}
 }
@@ -404,11 +428,13 @@ func (l PlacedLabel) String() string {
 }
 
 // labelWant is a label to place: its text and the x intervals it may take,
-// in order of preference, and the lanes it may take, likewise.
+// in order of preference, and the lanes it may take, likewise; pad is
+// room kept clear left of the text, for a glyph drawn there.
 type labelWant struct {
 	text  string
 	xs    [][2]vg.Length
 	lanes []int
+	pad   vg.Length
 }
 
 // placeLabels places every row's labels: the names on its spans (a
@@ -419,13 +445,10 @@ type labelWant struct {
 // cannot is hidden.
 func (a *timelineArt) placeLabels(pt rowPainter) []PlacedLabel {
 	n := len(a.tl.Rows)
-	lh := labelStyle.FontExtents().Height
 	manyLocks := a.manyLocks()
 	var out []PlacedLabel
 	for i, r := range a.tl.Rows {
-		y := float64(n - 1 - i)
-		bottom, top := pt.trY(y-0.42), pt.trY(y+0.42)
-		lanes := max(1, int((top-bottom-2)/lh))
+		bottom, lanes := pt.lanes(float64(n - 1 - i))
 		wants := a.labelWants(pt, r, lanes, manyLocks)
 		out = append(out, packLabels(r.Name, wants, lanes, bottom, pt.c.Min.X, pt.c.Max.X)...)
 	}
@@ -450,32 +473,54 @@ func (a *timelineArt) manyLocks() bool {
 	return false
 }
 
-// labelWants are r's labels to place, in order: its spans' (inside the
-// span where they fit; a fault span's beside its start where not), then
-// its fault events' (beside the mark; a lost message's has none: they
-// come by the dozen and the text timeline lists them).
+// labelWants are r's labels to place, in order: its drifts' (at the
+// row's start, ahead of the rest), its spans' (inside the span where they
+// fit; a fault span's beside its start where not, a subscription's left of
+// its start first; a subscription's only where its node changes: a waiter
+// subscribes at every wait), then its fault events' and WAITs' (beside
+// the mark; a lost message's has none: they come by the dozen and the
+// text timeline lists them).
 func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool) []labelWant {
 	up, down := make([]int, lanes), make([]int, lanes)
 	for k := range lanes {
 		up[k], down[k] = k, lanes-1-k
 	}
 	var wants []labelWant
+	for k, m := range drifts(r) {
+		// First, so that it has its place: the row's start, in a lane of its own.
+		x := pt.c.Min.X + driftPad
+		wants = append(wants, labelWant{text: m.Label, xs: [][2]vg.Length{{x, x + labelStyle.Width(m.Label)}}, lanes: []int{k % lanes}, pad: driftPad})
+	}
+	subscribedOn := "" // the label of the row's last subscription
 	for _, s := range r.Spans {
 		w := labelStyle.Width(s.Label)
 		x0, x1 := pt.trX(s.From.Seconds()), pt.trX(s.To.Seconds())
+		repeated := s.Kind == Subscription && s.Label == subscribedOn
+		if s.Kind == Subscription {
+			subscribedOn = s.Label
+		}
 		switch {
-		case s.Label == "" || s.Kind == Finding || (r.Kind == Belief && s.Kind == Holding && !manyLocks):
+		case s.Label == "" || s.Kind == Finding || (r.Kind == Belief && s.Kind == Holding && !manyLocks) || repeated:
 		case x1-x0 >= w+2*labelInset && r.Kind == Truth:
-			wants = append(wants, labelWant{s.Label, [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, down})
+			wants = append(wants, labelWant{text: s.Label, xs: [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, lanes: down})
 		case x1-x0 >= w+2*labelInset:
-			wants = append(wants, labelWant{s.Label, [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, up})
+			wants = append(wants, labelWant{text: s.Label, xs: [][2]vg.Length{{x0 + labelInset, x0 + labelInset + w}}, lanes: up})
 		case s.Kind == Fault:
-			wants = append(wants, labelWant{s.Label, beside(x0, w), up})
+			wants = append(wants, labelWant{text: s.Label, xs: beside(x0, 0, w), lanes: up})
+		case s.Kind == Subscription:
+			// Left of its start rather than over the next one's.
+			b := beside(x0, 0, w)
+			wants = append(wants, labelWant{text: s.Label, xs: [][2]vg.Length{b[1], b[0]}, lanes: up})
 		}
 	}
 	for _, m := range r.Marks {
-		if m.Kind == Fault && m.Label != "" && !strings.HasSuffix(m.Label, " lost") {
-			wants = append(wants, labelWant{m.Label, beside(pt.trX(m.At.Seconds()), labelStyle.Width(m.Label)), up})
+		w := labelStyle.Width(m.Label)
+		switch {
+		case m.Label == "":
+		case m.Kind == Fault && !strings.HasSuffix(m.Label, " lost"):
+			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), 0, w), lanes: up})
+		case m.Kind == Wait:
+			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), glyphR, w), lanes: up})
 		}
 	}
 	return wants
@@ -494,10 +539,11 @@ func packLabels(row string, wants []labelWant, lanes int, bottom, left, right vg
 	search:
 		for _, k := range w.lanes {
 			for _, x := range w.xs {
-				if x[0] < left || x[1] > right || overlapsAny(taken[k], x) {
+				room := [2]vg.Length{x[0] - w.pad, x[1]}
+				if room[0] < left || x[1] > right || overlapsAny(taken[k], room) {
 					continue
 				}
-				taken[k] = append(taken[k], x)
+				taken[k] = append(taken[k], room)
 				l.X0, l.X1, l.Y0, l.Lane, l.Hidden = x[0], x[1], bottom+1+lh*vg.Length(k), k, false
 				break search
 			}
@@ -507,10 +553,18 @@ func packLabels(row string, wants []labelWant, lanes int, bottom, left, right vg
 	return out
 }
 
-// beside is where the label of a mark at x, w wide, may go: right of the
-// mark, else left of it.
-func beside(x, w vg.Length) [][2]vg.Length {
-	return [][2]vg.Length{{x + labelInset, x + labelInset + w}, {x - labelInset - w, x - labelInset}}
+// lanes are the lanes of labels of the row at height y: the lowest's
+// bottom, and how many fit in the row.
+func (p rowPainter) lanes(y float64) (bottom vg.Length, n int) {
+	bottom, top := p.trY(y-0.42), p.trY(y+0.42)
+	return bottom, max(1, int((top-bottom-2)/labelStyle.FontExtents().Height))
+}
+
+// beside is where the label of a mark at x, r wide either side of x (0
+// for a line, a glyph's radius), w wide, may go: right of the mark, else
+// left of it.
+func beside(x, r, w vg.Length) [][2]vg.Length {
+	return [][2]vg.Length{{x + r + labelInset, x + r + labelInset + w}, {x - r - labelInset - w, x - r - labelInset}}
 }
 
 // overlapsAny reports whether x comes within a gap of an interval of taken.
