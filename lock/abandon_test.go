@@ -33,7 +33,9 @@ func TestTryLockForAbandonsATryWithNoReply(t *testing.T) {
 		waitTimeout bool
 	}{
 		{"reentrant", locker{
-			func(ctx context.Context, lc *lock.Client) error { return lc.Lock("lk").LockWithLease(ctx, "main", 3*time.Second) },
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.Lock("lk").LockWithLease(ctx, "main", 3*time.Second)
+			},
 			func(ctx context.Context, lc *lock.Client) error {
 				return lc.Lock("lk").TryLockFor(ctx, "main", 20*time.Second, 0)
 			}}, true},
