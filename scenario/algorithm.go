@@ -95,6 +95,7 @@ type settings struct {
 	ttl         *time.Duration
 	ttlRule     func(ttl time.Duration) string
 	extendEvery *time.Duration // redlock-spec, custom, script
+	readRatio   *float64       // rwlock: the probability of the read half
 	// group is the lock's one group, for a kind on a single group (nil for
 	// RedLock's several): a user's lock (WithUserLock) runs there.
 	group *string

@@ -33,6 +33,10 @@ type ClientSettings struct {
 	ExtendEvery *time.Duration
 	// Belief is the holder's belief model.
 	Belief *traffic.Belief
+	// ReadRatio is rwlock's probability that a holding takes the read half
+	// (0: always the write half, 1: always the read half), so that a
+	// scenario can name its readers and its writers.
+	ReadRatio *float64
 }
 
 // clientCommonFields are the per-client fields of every kind (its
@@ -41,7 +45,7 @@ type ClientSettings struct {
 // drift_ppm): ClientSettings's.
 var (
 	clientCommonFields   = []string{"start", "holds", "hold", "think", "belief"}
-	clientWorkloadFields = append(slices.Clone(clientCommonFields), "ttl", "extend_every", "wait", "lease")
+	clientWorkloadFields = append(slices.Clone(clientCommonFields), "ttl", "extend_every", "wait", "lease", "read_ratio")
 )
 
 // clientFields are the workload fields a client entry may set under a kind
@@ -60,6 +64,9 @@ func clientFields(st settings) []string {
 	}
 	if st.owner != nil {
 		out = append(out, "lease")
+	}
+	if st.readRatio != nil {
+		out = append(out, "read_ratio")
 	}
 	return out
 }
@@ -143,6 +150,10 @@ func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSet
 		d.checkTTL(st, o, join(path, "ttl"), v)
 		cs.TTL = &v
 	}
+	if o.has("read_ratio") {
+		v := o.prob("read_ratio", 0)
+		cs.ReadRatio = &v
+	}
 	return cs
 }
 
@@ -177,8 +188,8 @@ func (s *Scenario) ForClient(name string) Algorithm {
 
 // With returns a with a copy of its config in which cs's set fields
 // override its own: the holding settings every kind has, then those only
-// some kinds have (wait and lease, ttl, extend_every; the loader rejects a
-// client field its kind lacks). Slices (owners, groups) stay shared with
+// some kinds have (wait and lease, ttl, extend_every, read_ratio; the
+// loader rejects a client field its kind lacks). Slices (owners, groups) stay shared with
 // a: only scalar fields change.
 func (a Algorithm) With(cs ClientSettings) Algorithm {
 	if a.Workload == nil {
@@ -196,6 +207,9 @@ func (a Algorithm) With(cs ClientSettings) Algorithm {
 	}
 	if st.extendEvery != nil {
 		set(st.extendEvery, cs.ExtendEvery)
+	}
+	if st.readRatio != nil {
+		set(st.readRatio, cs.ReadRatio)
 	}
 	return a
 }

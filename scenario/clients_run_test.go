@@ -101,9 +101,9 @@ func TestClientSettingsEveryKind(t *testing.T) {
 			x := a.Workload.(*scenario.Fenced)
 			return x.Lease == 4*time.Second && x.Holds == 1
 		}},
-		{"rwlock", "{name: x, wait: 1s, belief: careful}", func(a scenario.Algorithm) bool {
+		{"rwlock", "{name: x, wait: 1s, belief: careful, read_ratio: 1}", func(a scenario.Algorithm) bool {
 			x := a.Workload.(*scenario.RWLock)
-			return x.Wait == time.Second && x.Belief == traffic.BeliefCareful
+			return x.Wait == time.Second && x.Belief == traffic.BeliefCareful && x.ReadRatio == 1
 		}},
 		{"redlock-spec", "{name: x, ttl: 3s, extend_every: 1s, start: 2s}", func(a scenario.Algorithm) bool {
 			x := a.Workload.(*scenario.RedLockSpec)
@@ -128,6 +128,71 @@ func TestClientSettingsEveryKind(t *testing.T) {
 		}
 		if _, err := simrun.Run(s, 0); err != nil {
 			t.Errorf("%s: %v", c.kind, err)
+		}
+	}
+}
+
+// readersAndWriter is an rwlock file whose clients have their roles:
+// readers r1 and r2 (read_ratio 1), writer w (read_ratio 0), and two
+// clients c1, c2 on the algorithm's 0.5.
+const readersAndWriter = `name: roles-rw
+duration: 20s
+topology:
+  nodes: [{name: m1}]
+clients:
+  - {name: r, count: 2, read_ratio: 1}
+  - {name: w, read_ratio: 0}
+  - {name: c, count: 2}
+algorithm:
+  kind: rwlock
+  read_ratio: 0.5
+  wait: 5s
+  hold: 100ms
+  think: 100ms
+  holds: 12
+expect: ok
+`
+
+// TestClientReadRatio: a reader-only client (read_ratio 1) takes only the
+// read half, a writer-only client (0) only the write half, each holding
+// after holding; the clients on the algorithm's 0.5 (the control) take
+// both, so the roles are the clients' own, not the seed's draws.
+func TestClientReadRatio(t *testing.T) {
+	s, err := scenario.Parse("roles-rw.yaml", []byte(readersAndWriter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"r1": 1, "r2": 1, "w": 0, "c1": 0.5} {
+		if got := s.ForClient(name).Workload.(*scenario.RWLock).ReadRatio; got != want {
+			t.Errorf("%s's read_ratio %v, want %v", name, got, want)
+		}
+	}
+	r, err := simrun.Run(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Match {
+		t.Errorf("verdict %v", r.Verdict)
+	}
+	acquires := map[string]map[string]int{} // client -> op -> successful acquires
+	for _, rec := range r.History.Records() {
+		if rec.Kind != history.KindOp || rec.Outcome != history.OutcomeOK || (rec.Op != history.OpAcquire && rec.Op != history.OpAcquireRead) {
+			continue
+		}
+		if acquires[rec.Client] == nil {
+			acquires[rec.Client] = map[string]int{}
+		}
+		acquires[rec.Client][rec.Op]++
+	}
+	for _, c := range []struct {
+		client      string
+		read, write bool // takes the read half, the write half
+	}{
+		{"r1", true, false}, {"r2", true, false}, {"w", false, true}, {"c1", true, true}, {"c2", true, true},
+	} {
+		n := acquires[c.client]
+		if (n[history.OpAcquireRead] > 0) != c.read || (n[history.OpAcquire] > 0) != c.write {
+			t.Errorf("%s: %d read and %d write acquires; want reads %v, writes %v", c.client, n[history.OpAcquireRead], n[history.OpAcquire], c.read, c.write)
 		}
 	}
 }

@@ -58,6 +58,13 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"reentrant", "lease: 1500us", "k.yaml:4: clients[0].lease: 1.5ms is not a whole number of milliseconds (Redis counts it in milliseconds)"},
 		{"redlock-redisson", "lease: 10900us", "k.yaml:4: clients[0].lease: 10.9ms is not a whole number of milliseconds"},
 		{"rwlock", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
+		// read_ratio is rwlock's alone, a probability.
+		{"rwlock", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm rwlock (its per-client fields: start, holds, hold, think, belief, wait, lease, read_ratio)"},
+		{"reentrant", "read_ratio: 1", "k.yaml:4: clients[0].read_ratio: not a field of a client under algorithm reentrant (its per-client fields: start, holds, hold, think, belief, wait, lease)"},
+		{"rwlock", "read_ratio: 1.5", "k.yaml:4: clients[0].read_ratio: probability 1.5 outside [0, 1]"},
+		{"rwlock", "read_ratio: -0.1", "k.yaml:4: clients[0].read_ratio: probability -0.1 outside [0, 1]"},
+		{"rwlock", "read_ratio: half", "k.yaml:4: clients[0].read_ratio: want a probability, got \"half\""},
+		{"rwlock", "read_ratio: .nan", "k.yaml:4: clients[0].read_ratio: probability NaN outside [0, 1]"},
 	} {
 		src := "duration: 1s\ntopology: {nodes: [{name: m1}]}\nclients:\n  - {name: x, " + c.field + "}\nalgorithm: {kind: " + c.kind + "}\nexpect: ok\n"
 		_, err := Parse("k.yaml", []byte(src))

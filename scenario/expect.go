@@ -25,12 +25,14 @@ type Expect struct {
 	Absent []checker.Kind
 	// Liveness, when positive, bounds how long the lock may stay free
 	// while clients wait (checker.Config.Liveness): a longer span is a
-	// liveness violation in the verdict.
+	// liveness violation in the verdict. The file gives it as liveness's
+	// duration, or as its key lock (LivenessLockKey) beside Clients.
 	Liveness time.Duration
 	// Clients bounds single clients' longest waits (checker.ClientWaits),
 	// in file order: a Max is the checker's bound
 	// (checker.Config.ClientWaits), a longer wait a liveness violation in
 	// the verdict; a Min is compared with the verdict's waits by Judge.
+	// Both kinds of bound may be given at once: each is checked.
 	Clients []ClientBound
 	// Fencing bounds the verdict's fencing counts
 	// (checker.Verdict.Fencing), compared by Judge, in file order.
@@ -167,8 +169,15 @@ func (d *decoder) violationKinds(o *obj, k string) []checker.Kind {
 	return out
 }
 
+// LivenessLockKey is the key of liveness's mapping that gives the lock's
+// bound (Expect.Liveness) beside the clients' ("liveness: {lock: 5s, c2:
+// 9s}"): a key that no client of the file may be named, so that the
+// mapping reads one way only.
+const LivenessLockKey = "lock"
+
 // liveness reads expect.liveness ln (at path lf) of o: a duration, the
-// bound on every wait, or a mapping of clients' bounds (clientBounds).
+// bound on every wait, or a mapping of clients' bounds, and the lock's
+// under LivenessLockKey (clientBounds).
 func (d *decoder) liveness(s *Scenario, o *obj, ln *yaml.Node, lf string) {
 	if ln.Kind == yaml.MappingNode {
 		d.clientBounds(s, ln, lf)
@@ -208,13 +217,18 @@ func (d *decoder) checkSweep(o *obj, f string, e *Expect) {
 }
 
 // clientBounds reads liveness as a mapping: client name -> a duration (the
-// most it may wait) or {min, max}.
+// most it may wait) or {min, max}; LivenessLockKey -> the lock's bound, a
+// duration.
 func (d *decoder) clientBounds(s *Scenario, n *yaml.Node, f string) {
 	for i := 0; i+1 < len(n.Content) && d.err == nil; i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		cf := join(f, k.Value)
+		if k.Kind == yaml.ScalarNode && k.Value == LivenessLockKey {
+			d.lockBound(s, k, v, cf)
+			continue
+		}
 		if k.Kind != yaml.ScalarNode || !s.isClient(k.Value) {
-			d.failf(k, cf, "unknown client %s (the clients are %s); liveness is a duration, or a mapping of client names to bounds", describe(k), strings.Join(s.clientNames(), ", "))
+			d.failf(k, cf, "unknown client %s (the clients are %s); liveness is a duration, or a mapping of client names to bounds, with %s for the lock's bound", describe(k), strings.Join(s.clientNames(), ", "), LivenessLockKey)
 			return
 		}
 		if slices.ContainsFunc(s.Expect.Clients, func(c ClientBound) bool { return c.Client == k.Value }) {
@@ -238,6 +252,27 @@ func (d *decoder) clientBounds(s *Scenario, n *yaml.Node, f string) {
 			d.failf(v, cf, "a bound must be positive")
 		}
 		s.Expect.Clients = append(s.Expect.Clients, b)
+	}
+}
+
+// lockBound reads liveness's LivenessLockKey entry (key k, value v, at
+// path f): the lock's bound, a positive duration. A file with a client of
+// that name is refused, since the key would read as either.
+func (d *decoder) lockBound(s *Scenario, k, v *yaml.Node, f string) {
+	switch {
+	case s.isClient(LivenessLockKey):
+		d.failf(k, f, "a client is named %s, and %s here is the lock's bound: rename the client to bound its wait", LivenessLockKey, LivenessLockKey)
+		return
+	case s.Expect.Liveness > 0:
+		d.failf(k, f, "given twice")
+		return
+	case v.Kind != yaml.ScalarNode:
+		d.failf(v, f, "want a duration: the longest the lock may stay free while a client waits")
+		return
+	}
+	s.Expect.Liveness = d.duration(v, f)
+	if d.err == nil && s.Expect.Liveness == 0 {
+		d.failf(v, f, "must be positive")
 	}
 }
 

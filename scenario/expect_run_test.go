@@ -3,8 +3,10 @@ package scenario_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/simrun"
@@ -126,5 +128,54 @@ func TestExpectClientLiveness(t *testing.T) {
 	r = runWith(t, synced, "expect:\n  violated: [liveness]\n  liveness: {c3: 5s, c2: 5s}")
 	if !r.Match || len(r.Verdict.Violations) != 2 || r.Verdict.Violations[0].Holders[0] != "c2" {
 		t.Errorf("two clients over: %s", r.Verdict)
+	}
+}
+
+// TestExpectLockAndClientLiveness: the lock's bound and a client's bounds
+// in one liveness mapping are each checked. A watchdog holder crashes
+// 1.5 s into its holding: the lock stays free (by belief) until its key
+// expires while c2 waits, and c2's wait began before the crash, so its
+// wait is longer than the free span. With both bounds met the run
+// matches; with either one missed (the lock's, c2's max or c2's min), it
+// does not, and the reason names the bound that failed.
+func TestExpectLockAndClientLiveness(t *testing.T) {
+	const file = "client-crash-watchdog-holder.yaml"
+	anyRun := runWith(t, file, "expect: any")
+	free := checker.Waits(anyRun.History.Records(), anyRun.End).LongestUnavailable
+	var wait time.Duration
+	for _, w := range checker.ClientWaits(anyRun.History.Records(), anyRun.End) {
+		if w.Client == "c2" {
+			wait = w.Duration()
+		}
+	}
+	if free < time.Second || wait < free+time.Second {
+		t.Fatalf("free span %v, c2's wait %v: the cases below need a free span of 1s or more and c2 waiting 1s longer", free, wait)
+	}
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+	const margin = 200 * time.Millisecond
+	lockOK, lockLow := ms(free+margin), ms(free-margin)
+	c2OK := "{min: " + ms(wait-margin) + ", max: " + ms(wait+margin) + "}"
+	for _, c := range []struct {
+		liveness, why string
+	}{
+		{"{lock: " + lockOK + ", c2: " + c2OK + "}", ""},
+		{"{c2: " + c2OK + ", lock: " + lockOK + "}", ""},
+		// Each bound alone fails the run.
+		{"{lock: " + lockLow + ", c2: " + c2OK + "}", "got violated [liveness]"},
+		{"{lock: " + lockOK + ", c2: {max: " + ms(wait-margin) + "}}", "got violated [liveness]"},
+		{"{lock: " + lockOK + ", c2: {min: " + ms(wait+margin) + "}}", "c2's longest wait was"},
+	} {
+		r := runWith(t, file, "expect:\n  liveness: "+c.liveness)
+		if r.Match != (c.why == "") || !strings.Contains(r.Why, c.why) {
+			t.Errorf("liveness %s: match %v, why %q; want %q", c.liveness, r.Match, r.Why, c.why)
+			continue
+		}
+		// A violation comes from the bound that failed: the lock's names
+		// no client, c2's names c2.
+		for _, x := range r.Verdict.Violations {
+			if byClient := len(x.Holders) == 1 && x.Holders[0] == "c2"; byClient != strings.Contains(c.liveness, "max: "+ms(wait-margin)) {
+				t.Errorf("liveness %s: violation %v from the wrong bound", c.liveness, x)
+			}
+		}
 	}
 }

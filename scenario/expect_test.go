@@ -71,10 +71,15 @@ func TestParseExpect(t *testing.T) {
 		{"expect: {violated: [mutual-exclusion], absent: [stale-write], liveness: 15s}", "violated [mutual-exclusion] absent [stale-write] liveness<=15s"},
 		{"expect: {liveness: {c2: {min: 1s}, c1: {min: 1s, max: 2s}}}", "ok c2 waits>=1s c1 waits 1s-2s"},
 		{"expect: {violated: [liveness], liveness: {c1: 5s}}", "violated [liveness] c1 waits<=5s"},
+		// The lock's bound and the clients' together, in either order.
+		{"expect: {liveness: {lock: 5s, c2: {min: 1s, max: 2s}}}", "ok liveness<=5s c2 waits 1s-2s"},
+		{"expect: {violated: [liveness], liveness: {c1: 3s, lock: 4s}}", "violated [liveness] liveness<=4s c1 waits<=3s"},
+		{"expect: {liveness: {lock: 5s}}", "ok liveness<=5s"},
 		{"expect: {fencing: {rejected: {min: 1}, stale_accepted: 0, accepted: {max: 9}}}", "ok fencing accepted<=9 rejected>=1 stale_accepted=0"},
 		{"expect: {rates: {mutual-exclusion: {min: 0.5}, violated: {max: 0.9}, silent-loss: 0}, seeds: 200}",
 			"rates [mutual-exclusion >= 50.0%, violated <= 90.0%, silent-loss = 0.0%] over 200 seeds"},
 		{"expect: {rates: {liveness: {min: 0.1, max: 0.2}}, seeds: 10, liveness: {c1: 3s}}", "rates [liveness 10.0%-20.0%] over 10 seeds c1 waits<=3s"},
+		{"expect: {rates: {liveness: 0.5}, seeds: 10, liveness: {lock: 2s, c1: 3s}}", "rates [liveness = 50.0%] over 10 seeds liveness<=2s c1 waits<=3s"},
 	} {
 		s, err := Parse("e.yaml", []byte(strings.Replace(good, "expect: ok", c.expect, 1)))
 		if err != nil {
@@ -102,7 +107,12 @@ func TestBadExpect(t *testing.T) {
 		{"expect: {rates: {}, seeds: 10}", "bad.yaml:18: expect.rates: give at least one kind"},
 		{"expect: {rates: {silent-loss: 0.1}, seeds: 0}", "bad.yaml:18: expect.seeds: 0 out of range"},
 		{"expect: {liveness: 0s}", "bad.yaml:18: expect.liveness: must be positive"},
-		{"expect: {liveness: {c9: 1s}}", "bad.yaml:18: expect.liveness.c9: unknown client \"c9\" (the clients are c1, c2)"},
+		{"expect: {liveness: {c9: 1s}}", "bad.yaml:18: expect.liveness.c9: unknown client \"c9\" (the clients are c1, c2); liveness is a duration, or a mapping of client names to bounds, with lock for the lock's bound"},
+		{"expect: {liveness: {c1: 1s, lock: 0s}}", "bad.yaml:18: expect.liveness.lock: must be positive"},
+		{"expect: {liveness: {lock: soon}}", "bad.yaml:18: expect.liveness.lock: bad duration \"soon\""},
+		{"expect: {liveness: {lock: {max: 5s}}}", "bad.yaml:18: expect.liveness.lock: want a duration: the longest the lock may stay free while a client waits"},
+		{"expect: {liveness: {lock: 5s, c1: 1s, lock: 6s}}", "bad.yaml:18: expect.liveness.lock: given twice"},
+		{"expect:\n  liveness:\n    c1: 1s\n    lock: 0s", "bad.yaml:21: expect.liveness.lock: must be positive"},
 		{"expect: {liveness: {c1: {min: 3s, max: 2s}}}", "bad.yaml:18: expect.liveness.c1.min: 3s is above max 2s"},
 		{"expect: {liveness: {c1: {}}}", "bad.yaml:18: expect.liveness.c1: give min, max or both"},
 		{"expect: {liveness: {c1: 0s}}", "bad.yaml:18: expect.liveness.c1: a bound must be positive"},
@@ -118,6 +128,15 @@ func TestBadExpect(t *testing.T) {
 		if err == nil || !errors.As(err, &e) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s:\n  got  %v\n  want %s", c.expect, err, c.want)
 		}
+	}
+	// A client named lock: the key would read as either, so it is refused.
+	src := strings.Replace(good, "  - {count: 2, retry: go-redis, timeout: 500ms}", "  - {name: lock}\n  - {name: c1}", 1)
+	if _, err := Parse("lock.yaml", []byte(strings.Replace(src, "expect: ok", "expect: {liveness: {lock: 5s}}", 1))); err == nil ||
+		err.Error() != "lock.yaml:19: expect.liveness.lock: a client is named lock, and lock here is the lock's bound: rename the client to bound its wait" {
+		t.Errorf("a client named lock: %v", err)
+	}
+	if _, err := Parse("lock.yaml", []byte(strings.Replace(src, "expect: ok", "expect: {liveness: {c1: 5s}}", 1))); err != nil {
+		t.Errorf("a client named lock, liveness without the key: %v", err)
 	}
 }
 

@@ -109,7 +109,7 @@ func (k *Custom) StartWorkload(c traffic.Client, _ *traffic.Resource) error {
 // becomes its lease); newLock builds each client's lock with that client's
 // lease (traffic.User gives it), the one the checkers count its holds'
 // expiry from. A wait is dropped: the user's lock waits as it does
-// itself. A kind on several groups (RedLock) is an error: a user's lock
+// itself; so is an rwlock's read_ratio: the user's lock has one half. A kind on several groups (RedLock) is an error: a user's lock
 // runs on one. The copy has no Source: a process that would parse the
 // file again (a real run's client workers) would run the file's lock, not
 // the user's, and refuses instead.
@@ -140,7 +140,7 @@ func (s *Scenario) WithUserLock(newLock traffic.NewUserLock, model string) (*Sce
 		if cs.Lease == nil {
 			cs.Lease = cs.TTL
 		}
-		cs.TTL, cs.Wait = nil, nil
+		cs.TTL, cs.Wait, cs.ReadRatio = nil, nil, nil
 	}
 	c.Source = nil
 	return &c, nil

@@ -25,7 +25,7 @@ func (k *RWLock) decode(d *decoder, s *Scenario, o *obj, f string) {
 }
 
 func (k *RWLock) settings() settings {
-	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group, readRatio: &k.ReadRatio}
 }
 
 // Model is the read-write lock's.

@@ -78,7 +78,10 @@ const (
 	OpApplied OpEvent = "applied"
 	// OpReturn is the op's return to the workload (the history.Op's End), whatever
 	// its outcome, "unknown" included: the call returned, the client just
-	// does not know what happened.
+	// does not know what happened. An action due at the return's instant
+	// acts before the client's task sends its next request or calls its
+	// next op, on either backend, so that a fault "right after c1's acquire
+	// returns" is never behind what c1 does next.
 	OpReturn OpEvent = "return"
 )
 

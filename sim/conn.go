@@ -338,8 +338,11 @@ func (c *Client) beginReqTo(g *Group, op string, args []string) reqHandle {
 	return c.beginReqOn(g.master.name, op, args)
 }
 
-// beginReqOn opens a req record naming node.
+// beginReqOn opens a req record naming node, once the faults bound to the
+// return of the running process's last op have acted (OnOp): every
+// request the client sends begins here.
 func (c *Client) beginReqOn(node, op string, args []string) reqHandle {
+	c.w.awaitReturnFaults()
 	idx := c.w.hist.add(history.Record{Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
 	return reqHandle{w: c.w, idx: idx}
 }

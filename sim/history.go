@@ -185,10 +185,16 @@ type opHandle struct {
 // and returns the handle to record its return with. Records stay in call
 // order; an operation never ended is left open (outcome unknown). Until it
 // ends, the requests the calling process sends belong to it (see OnOp).
-// A crashed client records nothing more: the handle does nothing.
+// A crashed client records nothing more: the handle does nothing. A fault
+// bound to the return of the process's last op acts first (OnOp), except
+// before an expire: that is the holder's own conclusion at the instant it
+// reached it (an acquire's reply that came too late), not a call it makes.
 func (c *Client) BeginOp(lock, op string, args ...string) history.Op {
 	if c.crashed {
 		return opHandle{}
+	}
+	if op != history.OpExpire {
+		c.w.awaitReturnFaults()
 	}
 	idx := c.w.hist.add(history.Record{Kind: history.KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: history.OutcomeUnknown})
 	return opHandle{w: c.w, idx: idx, run: c.w.opBegun(c, op, args)}

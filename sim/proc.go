@@ -31,6 +31,10 @@ type proc struct {
 	// (World.curOp).
 	ops    []*opRun
 	partOf *opRun
+	// retFaults are the actions due at the instant of an op's return that
+	// this process recorded (event return, after 0): it sends nothing
+	// more, and begins no op, before they ran (World.awaitReturnFaults).
+	retFaults []*trigger
 	// par is the Runtime.Parallel call this process is a task of: its
 	// body's return (or unwinding) counts down there.
 	par *parallel

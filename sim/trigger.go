@@ -66,13 +66,16 @@ type trigger struct {
 // OnOp arranges for fn to run in the scheduler (not in a process: it must
 // not block) after (world time) the event ev of the op sel selects, once.
 // At after 0 it runs at the instant of the event, right after the step that
-// caused it, behind whatever was already due at that instant: the process
-// that called or returned has parked (a request it sent itself is on its
+// caused it, behind whatever was already due at that instant: at a call,
+// the process that called has parked (a request it sent itself is on its
 // way; tasks it started at that instant, such as Runtime.Parallel's, have
-// not run yet), or the node has executed the command (its reply is on its
-// way). name describes the fault for the history. If fn never runs (the op
-// never began or never reached ev, or it was due after the run ended),
-// Close records a FaultTriggerUnfired fault naming name and why.
+// not run yet); at a return, before the process that returned sends its
+// next request or begins its next op (awaitReturnFaults), so that nothing
+// the client sends after the return precedes the fault; at applied, the
+// node has executed the command (its reply is on its way). name describes
+// the fault for the history. If fn never runs (the op never began or never
+// reached ev, or it was due after the run ended), Close records a
+// FaultTriggerUnfired fault naming name and why.
 func (w *World) OnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration, name string, fn func()) error {
 	if w.closed {
 		return fmt.Errorf("sim: OnOp: world is closed")
@@ -189,10 +192,42 @@ func (w *World) opEnded(run *opRun) {
 	if w.closed {
 		return
 	}
+	p := w.current
 	for _, t := range w.triggers {
 		if t.bound == run && t.ev == setup.OpReturn {
 			w.fire(t)
+			if t.rule == nil && t.after == 0 && p != nil && p.client == run.c {
+				p.retFaults = append(p.retFaults, t)
+			}
 		}
+	}
+}
+
+// awaitReturnFaults parks the running process, if an op it ended has
+// actions due at that return's instant (event return, after 0) that have
+// not run yet, until they have: called before the process sends a request
+// or begins an op, it keeps a fault bound to a return ahead of everything
+// the client sends after it (a pause holds the next request back, a crash
+// stops it), as on real servers, where the client's next command waits
+// for the fault. What the process does before that needs no wait: fire
+// scheduled the actions at the return's instant, ahead of any wake the
+// process could park for (a sleep, a task it starts), and its own clock's
+// timers (a lease estimate counted from the reply) are set as they would
+// be without the fault. The wake posted here comes after the actions; a
+// pause they start delays it to the pause's end (resume), a crash drops it.
+func (w *World) awaitReturnFaults() {
+	p := w.current
+	if p == nil || len(p.retFaults) == 0 {
+		return
+	}
+	pending := false
+	for _, t := range p.retFaults {
+		pending = pending || !t.acted
+	}
+	p.retFaults = p.retFaults[:0]
+	if pending {
+		w.post(w.now, (*procWake)(p))
+		p.park()
 	}
 }
 

@@ -468,3 +468,67 @@ func TestOnOpAppliedSkipsTheNoScriptProbe(t *testing.T) {
 		t.Errorf("applied fired at %v; want once at 3ms, when the EVAL ran (the EVALSHA at 1ms was refused NOSCRIPT)", applied.at)
 	}
 }
+
+// TestOnOpReturnActsBeforeTheTaskGoesOn: a fault bound to an op's return
+// with no delay acts before the task that returned sends anything or calls
+// another op. A depth-2 holding's 1st acquire returns at 2ms and the task
+// calls the 2nd at once: a 100 ms pause bound to the 1st's return must hold
+// the 2nd's call and request back to 102ms (the SET lands at 103ms), and a
+// client crash bound to it must leave the 2nd never called, its SET never
+// sent. An expire the task records in between (a holder that learns at the
+// reply that its estimate ran out) keeps the return's instant: it is the
+// holder's conclusion, not a call. Before returns waited for their faults,
+// both faults acted only once the task had parked on the 2nd acquire's
+// request, which then ran on m1 at 3ms, during the pause or after the
+// crash.
+func TestOnOpReturnActsBeforeTheTaskGoesOn(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		name := map[bool]string{false: "pause", true: "client-crash"}[crash]
+		t.Run(name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := newFWorld(t, 1)
+			defer w.Close()
+			w.master("m1", setup.PersistNone)
+			c1 := w.client("c1", time.Second, setup.NoRetry)
+			conn := w.conn(c1, "m1")
+			act := func() { must(t, c1.Pause(100*ms)) }
+			if crash {
+				act = func() { must(t, c1.Crash()) }
+			}
+			must(t, w.OnOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpReturn, 0, name, act))
+			c1.Go("main", func() {
+				w.opDo(c1, conn, "acquire", "a") // 0 -> 2ms
+				c1.BeginOp("lk", history.OpExpire, "a").End(history.OutcomeOK, "")
+				w.opDo(c1, conn, "acquire", "b") // at once: the nested acquire
+			})
+			w.run(time.Second)
+
+			fault := w.wantFault(name, "", "c1")
+			if fault.At() != 2*ms {
+				t.Errorf("%s at %v; want 2ms, the 1st acquire's return", name, fault.At())
+			}
+			if exp := w.records(history.KindOp, history.OpExpire); len(exp) != 1 || exp[0].At() != 2*ms {
+				t.Errorf("expire records %+v; want one at 2ms, the return's instant", exp)
+			}
+			acqs := w.records(history.KindOp, "acquire")
+			var landed []time.Duration
+			for _, tr := range w.truth("m1", "k") {
+				if tr.Value == "acquireb" {
+					landed = append(landed, tr.At())
+				}
+			}
+			if crash {
+				if len(acqs) != 1 || len(landed) != 0 {
+					t.Errorf("after the crash: %d acquire(s) called, the 2nd's SET landed at %v; want 1 and never", len(acqs), landed)
+				}
+				return
+			}
+			if len(landed) != 1 || landed[0] != 103*ms {
+				t.Errorf("the 2nd acquire's SET ran on m1 at %v; want once at 103ms, after the pause", landed)
+			}
+			if len(acqs) != 2 || acqs[1].At() != 102*ms || fault.Seq > acqs[1].Seq {
+				t.Errorf("acquires %+v; want the 2nd called at 102ms, after the pause's record (seq %d)", acqs, fault.Seq)
+			}
+		})
+	}
+}

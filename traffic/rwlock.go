@@ -19,7 +19,9 @@ type ReadWriteConfig struct {
 	// Options configure the client's lock.Client, as in ReentrantConfig.
 	Options lock.Options
 	// ReadRatio is the probability, drawn per holding from the client's PRNG,
-	// that the holding takes the read half; otherwise the write half.
+	// that the holding takes the read half; otherwise the write half. 0
+	// never takes the read half and 1 always does, whatever the draws: a
+	// writer and a reader (a scenario's client entry sets its own).
 	ReadRatio float64
 	// OwnerConfig and Holding are as in ReentrantConfig; a holding takes
 	// one half Depth times. Belief's default is DefaultBelief's.
