@@ -58,14 +58,15 @@
 //     timer fired), the watchdog told it the lock was lost (Detail "lost"),
 //     or an extension failed (Detail "extend-failed"); its belief ends there
 //     at any depth. When it ends depends on the workload's belief model
-//     (traffic.Belief): a lease counted from the acquire's call or its reply.
+//     (traffic.Belief): a lease counted from the acquire's call or its reply;
+//     the until-release model records none (its belief ends at the release).
 //   - "extend": the holder of a lease (the spec's RedLock) extended it while
 //     holding. Outcome ok (Result the token, Detail "validity=<duration>",
 //     the new validity) or fail (no majority, or its validity had run out).
 //     It neither starts nor ends a holding: Holdings and the linearizability
 //     models ignore it, and the holding it extends lasts until its release
 //     or an "expire" (a failed extension is followed by one, unless the
-//     belief had ended already). A lease kept alive by extensions outlives
+//     belief had ended already or the holder believes until its release). A lease kept alive by extensions outlives
 //     the acquire's own lease; the models already take a hold past its lease
 //     as possibly, never certainly, gone.
 //   - "write": a write to a fenced resource, Result the token it carried,

@@ -101,10 +101,10 @@ func TestSmallMatrix(t *testing.T) {
 	}
 	// 2 algorithms x the table's 2 modes x 4 seeds, x the 4 other levels
 	// of "pause" x 2 seeds (CurveSeeds: half), and the belief section
-	// under pause, 4 seeds: the fenced lock with a lease, careful and
-	// trusting, and SimpleLock trusting (careful, its default, is the
-	// table's cell).
-	if want := 2*2*4 + 2*4*2 + 3*4; calls != want || last != want {
+	// under pause, 4 seeds: the fenced lock with a lease, careful,
+	// trusting and until-release, and SimpleLock trusting and
+	// until-release (careful, its default, is the table's cell).
+	if want := 2*2*4 + 2*4*2 + 5*4; calls != want || last != want {
 		t.Fatalf("progress called %d times, last %d; want %d", calls, last, want)
 	}
 	none, pause := res.Table[0], res.Table[1]
@@ -144,11 +144,14 @@ func TestSmallMatrix(t *testing.T) {
 		t.Errorf("fenced: no writes accepted: %+v", f)
 	}
 	// The belief section: pause only (the modes run), each algorithm with
-	// an explicit lease under both models.
+	// an explicit lease under the three models.
 	if len(res.BeliefModes) != 1 || res.BeliefModes[0].Name != "pause" || len(res.Belief) != 1 || len(res.Belief[0]) != 2 {
 		t.Fatalf("belief section: modes %v, %d rows", res.BeliefModes, len(res.Belief))
 	}
 	for ai, a := range res.BeliefAlgorithms {
+		if n := len(res.Belief[0][ai]); n != 3 {
+			t.Errorf("belief row %s: %d cells, want careful, trusting and until-release", a.Name, n)
+		}
 		for bi, c := range res.Belief[0][ai] {
 			if c.Belief != compare.Beliefs[bi] || c.Runs != 4 || c.Algorithm.Watchdog {
 				t.Errorf("belief cell %s/%s: belief %s, %d runs, watchdog %v", a.Name, compare.Beliefs[bi], c.Belief, c.Runs, c.Algorithm.Watchdog)
@@ -162,6 +165,13 @@ func TestSmallMatrix(t *testing.T) {
 	if c := res.Belief[0][0][1]; !c.BeliefSet || c.Algorithm.Name != "fenced-lease" || c.Unsafe == 0 {
 		t.Errorf("fenced lock with a lease, trusting, under pause: %s, belief set %v, %d unsafe of %d", c.Algorithm.Name, c.BeliefSet, c.Unsafe, c.Runs)
 	}
+	// A pause past the lease breaks the holder who never looks at the
+	// clock too: its column is its own cell, not the trusting one's.
+	for ai := range res.BeliefAlgorithms {
+		if tr, ur := res.Belief[0][ai][1], res.Belief[0][ai][2]; !ur.BeliefSet || ur == tr || ur.Unsafe == 0 {
+			t.Errorf("%s, until-release, under pause: belief set %v, the trusting cell %v, %d unsafe of %d", ur.Algorithm.Name, ur.BeliefSet, ur == tr, ur.Unsafe, ur.Runs)
+		}
+	}
 	if err := res.Write(t.Context(), dir, "simulate compare (test)"); err != nil {
 		t.Fatal(err)
 	}
@@ -173,13 +183,16 @@ func TestSmallMatrix(t *testing.T) {
 	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with a resurrected lock, % of the runs",
 		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
 		"## Belief models", "| FencedLock + fenced resource, replicated config (lease 5s) |", "### Safety", "### Availability",
-		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)"} {
+		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)",
+		"## Belief models: careful, trusting and until-release users", "| [pause](#pause) 6s: careful | [pause](#pause) 6s: trusting | [pause](#pause) 6s: until-release |",
+		"The until-release column has as many unsafe runs as the trusting one in "} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
 	for _, f := range []string{"plots/rate-pause.png", "plots/rate-pause.svg", "plots/timeline-pause--simple.png", "scenarios/pause--simple.yaml",
 		"scenarios/pause--fenced-lease--careful.yaml", "scenarios/pause--fenced-lease--trusting.yaml", "scenarios/pause--simple--trusting.yaml",
+		"scenarios/pause--fenced-lease--until-release.yaml", "scenarios/pause--simple--until-release.yaml",
 		"plots/timeline-pause--fenced-lease--trusting.png"} {
 		data, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {

@@ -197,36 +197,51 @@ func (c *conclusion) fencing(cell *Cell) {
 	}
 }
 
-// belief files the belief section's finding for the mode: whether a
-// careful user (the lease counted from the acquire call) had fewer unsafe
-// runs than a trusting one (counted from the reply), lock by lock. pairs
-// is the section's row of the mode (nil when it does not run the mode).
-func (c *conclusion) belief(pairs [][]*Cell) {
-	var careful, trusting []*Cell
-	for _, pair := range pairs {
-		for _, cell := range pair {
-			if cell.Belief == traffic.BeliefCareful {
+// belief files the belief section's findings for the mode, lock by lock:
+// whether a careful user (the lease counted from the acquire call) had
+// fewer unsafe runs than a trusting one (counted from the reply), and
+// whether a trusting user had fewer than one who relies on the lock until
+// its release (until-release). rows is the section's row of the mode (a
+// cell per lock and model; nil when it does not run the mode).
+func (c *conclusion) belief(rows [][]*Cell) {
+	var careful, trusting, untilRelease []*Cell
+	for _, row := range rows {
+		for _, cell := range row {
+			switch cell.Belief {
+			case traffic.BeliefCareful:
 				careful = append(careful, cell)
-			} else {
+			case traffic.BeliefTrusting:
 				trusting = append(trusting, cell)
+			case traffic.BeliefUntilRelease:
+				untilRelease = append(untilRelease, cell)
 			}
 		}
 	}
-	if len(careful) == 0 || len(careful) != len(trusting) {
+	c.beliefPair("a careful user, who counts the lease from the acquire call, not its reply", careful, trusting)
+	c.beliefPair("a user who counts the lease from the reply rather than holding on until the release, whatever the lease", trusting, untilRelease)
+}
+
+// beliefPair files the finding about who: whether the users of with (a
+// cell per lock) had fewer unsafe runs than those of without (the same
+// locks, in the same order). Helped when some lock's rate was lower beyond
+// chance; not helped when none was and without had unsafe runs; nothing
+// when the two are not the same locks or without had no unsafe run.
+func (c *conclusion) beliefPair(who string, with, without []*Cell) {
+	if len(with) == 0 || len(with) != len(without) {
 		return
 	}
 	helped := 0
-	for i := range careful {
-		if below(careful[i], trusting[i]) {
+	for i := range with {
+		if below(with[i], without[i]) {
 			helped++
 		}
 	}
-	f := fmt.Sprintf("a careful user, who counts the lease from the acquire call, not its reply (lease %v): fewer unsafe runs for %d of %d locks "+
-		"(%s against %s)", Lease, helped, len(careful), span(careful), span(trusting))
+	f := fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks "+
+		"(%s against %s)", who, Lease, helped, len(with), span(with), span(without))
 	switch {
 	case helped > 0:
 		c.Helped = append(c.Helped, f)
-	case slices.ContainsFunc(trusting, func(t *Cell) bool { return t.Unsafe > 0 }):
+	case slices.ContainsFunc(without, func(t *Cell) bool { return t.Unsafe > 0 }):
 		c.NotHelped = append(c.NotHelped, f)
 	}
 }

@@ -57,18 +57,20 @@ func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results
 	r.Belief = [][][]*Cell{{{
 		{Mode: r.Modes[2], Algorithm: simple, Runs: 100, Unsafe: unsafe["belief"]["careful"], Belief: traffic.BeliefCareful},
 		{Mode: r.Modes[2], Algorithm: simple, Runs: 100, Unsafe: unsafe["belief"]["trusting"], Belief: traffic.BeliefTrusting},
+		{Mode: r.Modes[2], Algorithm: simple, Runs: 100, Unsafe: unsafe["belief"]["until-release"], Belief: traffic.BeliefUntilRelease},
 	}}}
 	return r
 }
 
 // referenceCounts are unsafe counts of 100 runs like the reference
 // report's: the synced acquire and the spec's RedLock safe under failover,
-// nothing safe under 6 s pauses, a careful user safer than a trusting one.
+// nothing safe under 6 s pauses, a careful user safer than a trusting one,
+// and a trusting user safer than one who holds on until its release.
 func referenceCounts() map[string]map[string]int {
 	return map[string]map[string]int{
 		"failover": {"redisson-single": 8, "redisson": 0, "fenced": 8, "simple": 8, "redlock-redisson": 16, "redlock-spec-5": 0},
 		"pause":    {"redisson-single": 53, "redisson": 57, "fenced": 53, "simple": 51, "redlock-redisson": 42, "redlock-spec-5": 56},
-		"belief":   {"careful": 0, "trusting": 20},
+		"belief":   {"careful": 0, "trusting": 20, "until-release": 60},
 	}
 }
 
@@ -126,8 +128,12 @@ func TestConclusionsFromData(t *testing.T) {
 	if !containsPart(pause.Helped, "the resource rejected 41 writes and accepted no stale one") {
 		t.Errorf("pause: fencing not credited: helped %q", pause.Helped)
 	}
-	if !containsPart(pause.Helped, "fewer unsafe runs for 1 of 1 locks (0% against 20%)") {
+	if !containsPart(pause.Helped, "a careful user, who counts the lease from the acquire call, not its reply (lease 5s): fewer unsafe runs for 1 of 1 locks (0% against 20%)") {
 		t.Errorf("pause: the careful user not credited: helped %q", pause.Helped)
+	}
+	untilRelease := "a user who counts the lease from the reply rather than holding on until the release, whatever the lease (lease 5s): fewer unsafe runs for "
+	if !containsPart(pause.Helped, untilRelease+"1 of 1 locks (20% against 60%)") {
+		t.Errorf("pause: the trusting user not credited against until-release: helped %q", pause.Helped)
 	}
 	// 53 against 57: within chance, so not credited either way.
 	if !containsPart(pause.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (53% → 57%)") || containsPart(pause.NotHelped, "57%), worse") {
@@ -154,6 +160,9 @@ func TestConclusionsFromData(t *testing.T) {
 	counts["failover"]["redisson"] = 8
 	counts["pause"]["redlock-spec-5"] = 7
 	counts["none"] = map[string]int{"simple": 1}
+	// And until-release is no worse than trusting beyond chance: no
+	// longer credited, listed as what did not help.
+	counts["belief"]["until-release"] = 25
 	r = conclusionsFixture(t, counts)
 	failover, pause = r.conclusions()[0], r.conclusions()[1]
 	if got := titles(failover.Safe); !slices.Equal(got, []string{"redlock-spec-5"}) {
@@ -161,6 +170,9 @@ func TestConclusionsFromData(t *testing.T) {
 	}
 	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 8%)") {
 		t.Errorf("synced acquire at 8 of 100: WAIT still credited: helped %q, not helped %q", failover.Helped, failover.NotHelped)
+	}
+	if containsPart(pause.Helped, untilRelease) || !containsPart(pause.NotHelped, untilRelease+"0 of 1 locks (20% against 25%)") {
+		t.Errorf("until-release at 25 of 100 against 20: still credited: helped %q, not helped %q", pause.Helped, pause.NotHelped)
 	}
 	if got := titles(pause.Least); !slices.Equal(got, []string{"redlock-spec-5"}) {
 		t.Errorf("spec's RedLock at 7 of 100 under pauses: least unsafe %v, want only it", got)
@@ -202,5 +214,35 @@ func TestRateUnit(t *testing.T) {
 		if got := rate(tc.n, tc.runs); got != tc.want {
 			t.Errorf("rate(%d, %d) = %q, want %q", tc.n, tc.runs, got, tc.want)
 		}
+	}
+}
+
+// TestUntilReleaseAgainstTrusting: the belief section's sentence counts
+// the locks and modes whose until-release cell had as many unsafe runs as
+// the trusting one (a cell that differs is not counted alike), and an
+// until-release counterexample identical to the trusting one's (seed and
+// violation) is named once; one that differs in either is not.
+func TestUntilReleaseAgainstTrusting(t *testing.T) {
+	ce := func(seed uint64, to time.Duration) *Counterexample {
+		return &Counterexample{Seed: seed, Violation: checker.Violation{Kind: checker.MutualExclusion, Lock: "lk", From: time.Second, To: to}}
+	}
+	row := func(trusting, untilRelease int, tce, uce *Counterexample) []*Cell {
+		return []*Cell{{Belief: traffic.BeliefCareful}, {Belief: traffic.BeliefTrusting, Unsafe: trusting, Shortest: tce},
+			{Belief: traffic.BeliefUntilRelease, Unsafe: untilRelease, Shortest: uce}}
+	}
+	r := &Results{Belief: [][][]*Cell{{row(3, 3, ce(1, 2*time.Second), ce(1, 2*time.Second)), row(2, 4, ce(2, 2*time.Second), ce(2, 3*time.Second))},
+		{row(0, 0, nil, nil), row(1, 1, ce(4, 2*time.Second), ce(5, 2*time.Second))}}}
+	if alike, pairs := r.untilReleaseAlike(); alike != 3 || pairs != 4 {
+		t.Errorf("alike %d of %d, want 3 of 4", alike, pairs)
+	}
+	same := func(mi, ai int) bool { rw := r.Belief[mi][ai]; return sameAsTrusting(rw, rw[2]) == rw[1] }
+	if !same(0, 0) {
+		t.Error("identical counterexamples not named once")
+	}
+	if same(0, 1) || same(1, 0) || same(1, 1) {
+		t.Error("a counterexample that differs (or none) named as the trusting one's")
+	}
+	if rw := r.Belief[0][0]; sameAsTrusting(rw, rw[1]) != nil || sameAsTrusting(rw, rw[0]) != nil {
+		t.Error("a trusting or careful cell named as the trusting one's")
 	}
 }

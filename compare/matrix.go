@@ -6,8 +6,9 @@
 // and the longest time the lock stayed free while clients waited on the
 // other; the shortest counterexample of each class in each cell with the
 // command that replays it, and the plots. A belief section runs the
-// algorithms with an explicit lease under both belief models (careful,
-// trusting) where late replies make them differ.
+// algorithms with an explicit lease under the three belief models
+// (careful, trusting, until-release) where late replies, pauses and clock
+// jumps make them differ.
 //
 // Each cell of the matrix is an ordinary scenario (package scenario); the
 // table's cells are written out as YAML beside the report, so every
@@ -257,13 +258,14 @@ const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acqu
 // grants ran out.
 const DelayP = 0.01
 
-// BeliefModes names the modes the belief section runs under both belief
-// models: the one where replies come late (delay), and, for contrast, the
+// BeliefModes names the modes the belief section runs under every belief
+// model: the one where replies come late (delay), and, for contrast, the
 // process pauses and clock jumps that also attack a lease.
 var BeliefModes = []string{"delay", "pause", "clock-jump"}
 
-// Beliefs are the belief section's two models, in its columns' order.
-var Beliefs = []traffic.Belief{traffic.BeliefCareful, traffic.BeliefTrusting}
+// Beliefs are the belief section's models, in its columns' order: every
+// model a scenario can name, so that a user finds its own.
+var Beliefs = []traffic.Belief{traffic.BeliefCareful, traffic.BeliefTrusting, traffic.BeliefUntilRelease}
 
 // HeatLeases and HeatDrifts are the heatmap's axes: the spec RedLock (N=5)
 // with this TTL, every node and client clock drifting by a constant drawn

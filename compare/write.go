@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/report"
+	"github.com/locksim/locksim/traffic"
 )
 
 // reportWriter is one writing of the report into dir: the README's text
@@ -385,16 +386,20 @@ func modeTitle(m Mode) string {
 }
 
 // writeBelief writes the belief section: each Leased algorithm under each
-// belief mode with its holders careful and trusting.
+// belief mode with its holders on each model (Beliefs).
 func (r *reportWriter) writeBelief() error {
-	r.w("<a id=\"belief\"></a>\n\n## Belief models: careful and trusting users\n\n")
+	r.w("<a id=\"belief\"></a>\n\n## Belief models: careful, trusting and until-release users\n\n")
 	r.w("How long may a holder rely on a successful acquire? A **careful** user counts the lease from the moment it *called* acquire ")
 	r.w("(for the spec's RedLock, the validity its acquire returns: TTL − elapsed − drift allowance), so a reply that comes late shortens ")
 	r.w("its hold or voids it. A **trusting** user counts the whole lease from the moment the *reply* came, however late: the user of ")
 	r.w("Redisson's `tryLock(wait, lease)`, which returns only `true` (Redisson never checks the time the acquire took). ")
 	r.w("With the watchdog, a careful holder stops when the watchdog reports the lock lost, a trusting one only at its release ")
-	r.w("(Redisson has no such report). The two differ only when a reply comes late relative to the lease: a delayed message, ")
-	r.w("or a pause while the reply is in flight.\n\n")
+	r.w("(Redisson has no such report). An **until-release** user relies on the lock from the reply until it calls release, whatever the lease, ")
+	r.w("and is told of no loss: the user of Redisson's `lock(leaseTime)`, or of any acquire that returns nothing it checks. ")
+	r.w("Careful and trusting differ only when a reply comes late relative to the lease: a delayed message, ")
+	r.w("or a pause while the reply is in flight. Until-release differs from trusting only when the hold outlasts the lease ")
+	r.w("by the holder's clock: the first story of every lock article, work longer than the lease ")
+	r.w("(`scenarios/until-release-work-outlasts-lease.yaml`, with no fault at all).\n\n")
 	r.w("Here every lock takes an explicit lease of %v: the Redisson family's columns use `tryLock(wait 2s, lease %v)` instead of the ", Lease, Lease)
 	r.w("watchdog of the tables above (where only the watchdog's loss report could tell the models apart). ")
 	r.w("Each cell: unsafe runs, %% of the runs [95%% interval]; the lock's default model is in bold.\n\n")
@@ -424,11 +429,28 @@ func (r *reportWriter) writeBelief() error {
 		}
 		r.w("\n")
 	}
+	if alike, pairs := r.untilReleaseAlike(); pairs > 0 {
+		if alike == pairs {
+			r.w("\nThe until-release column has as many unsafe runs as the trusting one in all %d of its cells. ", pairs)
+		} else {
+			r.w("\nThe until-release column has as many unsafe runs as the trusting one in %d of its %d cells. ", alike, pairs)
+		}
+		r.w("Each holder here holds 1 s of its %v lease, by its own clock: after a late reply or a jump of that clock, the hold still ends ", Lease)
+		r.w("by it no later than the lease a trusting user counts, so both believe until the release. A pause stretches the hold, but the trusting ")
+		r.w("holder's lease timer, due during the pause, runs at the resume, the instant the until-release holder's hold ends and it calls ")
+		r.w("release: both stop believing then (a fenced holder, whose hold goes on with the writes left after the resume, believes a little ")
+		r.w("longer under until-release).\n")
+	}
 	r.w("\nThe shortest safety counterexample of each cell not in the tables above:\n\n")
 	for mi := range r.BeliefModes {
 		for ai := range r.BeliefAlgorithms {
 			for _, c := range r.Belief[mi][ai] {
 				if !c.BeliefSet {
+					continue
+				}
+				if t := sameAsTrusting(r.Belief[mi][ai], c); t != nil {
+					r.w("%s under %s, %s: seed %d, %s, the same as under %s.\n\n", c.Algorithm.Title, c.Mode.Name, c.Belief,
+						c.Shortest.Seed, c.Shortest.Violation.Kind, t.Belief)
 					continue
 				}
 				if err := r.details(c, c.Shortest, ""); err != nil {
@@ -520,4 +542,42 @@ func (r *Results) curveRuns(m Mode) string {
 		return fmt.Sprintf("%d runs", r.Seeds)
 	}
 	return fmt.Sprintf("%d runs (%d at the table's %s)", r.CurveSeeds, r.Seeds, m.Format(m.Ref))
+}
+
+// untilReleaseAlike counts the belief section's locks and modes (pairs)
+// where both the trusting and the until-release models ran, and of those
+// the ones where the two had as many unsafe runs (alike): how often the
+// user who never looks at the clock fared as the one who counts the lease
+// from the reply.
+func (r *Results) untilReleaseAlike() (alike, pairs int) {
+	ti, ui := slices.Index(Beliefs, traffic.BeliefTrusting), slices.Index(Beliefs, traffic.BeliefUntilRelease)
+	for _, rows := range r.Belief {
+		for _, cells := range rows {
+			if ti < 0 || ui < 0 || len(cells) <= max(ti, ui) {
+				continue
+			}
+			pairs++
+			if cells[ti].Unsafe == cells[ui].Unsafe {
+				alike++
+			}
+		}
+	}
+	return alike, pairs
+}
+
+// sameAsTrusting is the trusting cell of row (a lock's cells under one
+// mode) when c is its until-release cell and both have the same shortest
+// counterexample (seed and violation): the report names it once, with its
+// timeline, and says so for c. Nil otherwise.
+func sameAsTrusting(row []*Cell, c *Cell) *Cell {
+	if c.Belief != traffic.BeliefUntilRelease || c.Shortest == nil {
+		return nil
+	}
+	for _, t := range row {
+		if t.Belief == traffic.BeliefTrusting && t.Shortest != nil && t.Shortest.Seed == c.Shortest.Seed &&
+			t.Shortest.Violation.String() == c.Shortest.Violation.String() {
+			return t
+		}
+	}
+	return nil
 }

@@ -208,12 +208,14 @@ func (lp *loop) run() {
 
 // believe starts what ends cur's belief before its release: the validity
 // estimate (careful: the library's own until, else the lease from the
-// call; trusting: the lease from the reply) and, under the careful model,
-// the library's report that the lock is lost.
+// call; trusting: the lease from the reply; until-release: none) and,
+// under the careful model, the library's report that the lock is lost.
 func (lp *loop) believe(cur *holding, h hold, call time.Time) {
 	now := lp.rt.Now()
 	var end time.Time
 	switch {
+	case lp.model == traffic.BeliefUntilRelease:
+		// No estimate: the belief ends at the release.
 	case lp.model == traffic.BeliefTrusting && lp.lease > 0:
 		end = now.Add(lp.lease)
 	case !h.until.IsZero():

@@ -34,7 +34,8 @@ type RedisLockConfig struct {
 	RetryBackoff time.Duration
 	RetryLimit   int
 	// Holding is the loop's rhythm. Belief careful (the default): the TTL
-	// from Obtain's call; trusting: from its return.
+	// from Obtain's call; trusting: from its return; until-release: until
+	// the release, whatever the TTL.
 	traffic.Holding
 }
 

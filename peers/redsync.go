@@ -42,7 +42,8 @@ type RedsyncConfig struct {
 	// Holding is the loop's rhythm. Belief careful (the default): the
 	// holder relies on the lock until Mutex.Until(), redsync's own validity
 	// (the call's start plus expiry, minus the time the acquire took and
-	// the drift allowance); trusting: the expiry from the reply.
+	// the drift allowance); trusting: the expiry from the reply;
+	// until-release: until the release, whatever the expiry.
 	traffic.Holding
 }
 

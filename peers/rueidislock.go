@@ -37,7 +37,7 @@ import (
 // gives that key up (a DEL of its own value is tried); when KeyMajority
 // keys are given up, the lock's context is cancelled. That context is the
 // holder's only news of a loss: the careful belief ends at it ("expire",
-// detail "lost"); the trusting holder ignores it.
+// detail "lost"); the trusting and until-release holders ignore it.
 //
 // The key the history watches is key 0 ("rueidislock:0:<name>"), which an
 // uncontended acquire takes first; with KeyMajority 1 it is the lock's only

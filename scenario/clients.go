@@ -71,7 +71,15 @@ func clientFields(st settings) []string {
 	return out
 }
 
-var beliefs = []string{string(traffic.BeliefCareful), string(traffic.BeliefTrusting)}
+// beliefs are the belief field's values (traffic.Beliefs), as the
+// algorithm section and a client entry spell them.
+var beliefs = func() []string {
+	out := make([]string, len(traffic.Beliefs))
+	for i, b := range traffic.Beliefs {
+		out[i] = string(b)
+	}
+	return out
+}()
 
 // pendingClient is a client entry whose workload fields wait for the
 // algorithm's kind: clients[i] entries are read before the algorithm.

@@ -18,7 +18,7 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"lease on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2,\n      lease: 1s}", "bad.yaml:11: clients[0].lease: not a field of a client under algorithm simple"},
 		{"extend_every on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, extend_every: 1s}", "bad.yaml:10: clients[0].extend_every: not a field"},
 		{"unknown client field", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, depth: 2}", "bad.yaml:10: clients[0].depth: unknown field"},
-		{"bad belief", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, belief: naive}", "bad.yaml:10: clients[0].belief: unknown value \"naive\" (want one of careful, trusting)"},
+		{"bad belief", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, belief: naive}", "bad.yaml:10: clients[0].belief: unknown value \"naive\" (want one of careful, trusting, until-release)"},
 		{"negative holds", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: -1}", "bad.yaml:10: clients[0].holds: -1 out of range"},
 		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer"},
 		{"bad start", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, start: soon}", "bad.yaml:10: clients[0].start: bad duration \"soon\""},
@@ -28,7 +28,7 @@ func TestClientSettingsErrors(t *testing.T) {
 		// the lease counted 1.5 ms) is refused, at its line.
 		{"algorithm ttl 1500us", "  ttl: 1s", "  ttl: 1500us", "bad.yaml:13: algorithm.ttl: must be a positive whole number of milliseconds"},
 		{"client ttl 1500us", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 1500us}", "bad.yaml:10: clients[0].ttl: must be a positive whole number of milliseconds"},
-		{"algorithm belief", "  ttl: 1s", "  ttl: 1s\n  belief: sometimes", "bad.yaml:14: algorithm.belief: unknown value \"sometimes\""},
+		{"algorithm belief", "  ttl: 1s", "  ttl: 1s\n  belief: sometimes", "bad.yaml:14: algorithm.belief: unknown value \"sometimes\" (want one of careful, trusting, until-release)"},
 		{"algorithm holds", "  ttl: 1s", "  ttl: 1s\n  holds: 1.5", "bad.yaml:14: algorithm.holds: want an integer"},
 		{"algorithm extend_every on simple", "  ttl: 1s", "  ttl: 1s\n  extend_every: 1s", "bad.yaml:14: algorithm.extend_every: not a field of algorithm simple"},
 	} {

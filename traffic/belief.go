@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -35,25 +36,45 @@ const (
 	// renew, so a user of its API does not learn of the loss, and the
 	// watchdog's report is not recorded as the end of its belief.
 	BeliefTrusting Belief = "trusting"
+	// BeliefUntilRelease: the holder relies on the lock from the acquire's
+	// reply until it calls release, whatever the lease: it never looks at
+	// the clock, nor at a validity the acquire or an extension returned,
+	// nor at an extension's answer (it extends on schedule and holds on),
+	// and with the watchdog it is not told of a loss. No "expire" record
+	// ends its belief. The user of Redisson's lock(leaseTime) or of a
+	// library whose acquire returns nothing it checks: the first story of
+	// every lock article, the holder whose work outlasts its lease.
+	BeliefUntilRelease Belief = "until-release"
 )
+
+// Beliefs are the belief models, in the order the scenario format and
+// errors list them.
+var Beliefs = []Belief{BeliefCareful, BeliefTrusting, BeliefUntilRelease}
 
 // resolve returns the model to use: b, or def (the workload's default)
 // when b is empty; an unknown model is an error naming the workload's kind
 // and the client.
 func (b Belief) resolve(def Belief, kind, client string) (Belief, error) {
-	switch b {
-	case BeliefDefault:
+	if b == BeliefDefault {
 		return def, nil
-	case BeliefCareful, BeliefTrusting:
+	}
+	if slices.Contains(Beliefs, b) {
 		return b, nil
 	}
-	return "", fmt.Errorf("traffic: %s on client %s: unknown belief model %q (want %q or %q)", kind, client, string(b), BeliefCareful, BeliefTrusting)
+	return "", fmt.Errorf("traffic: %s on client %s: unknown belief model %q (want %q, %q or %q)", kind, client, string(b),
+		BeliefCareful, BeliefTrusting, BeliefUntilRelease)
 }
+
+// countsLease reports whether a holder under model m keeps a validity
+// estimate at all (the careful and trusting models, whose estimate can end
+// the belief with an "expire" record); the until-release model's holder
+// keeps none.
+func (m Belief) countsLease() bool { return m != BeliefUntilRelease }
 
 // calling returns the validity estimate to start at the call of an acquire
 // with the given lease (0: the watchdog, none): the careful model's, which
 // runs from the call. The trusting model starts its own at the reply
-// (granted).
+// (granted); the until-release model keeps none.
 func (b *belief) calling(lease time.Duration) *leaseTimer {
 	if b.model == BeliefCareful && lease > 0 {
 		return b.startTimer(lease)
@@ -73,17 +94,18 @@ func (b *belief) granted(lt *leaseTimer, lease time.Duration) {
 
 // observesLoss reports whether a holder under model m learns of the
 // watchdog's report that its lock was lost: the careful model's user does;
-// the trusting model's (Redisson's API) does not.
+// the trusting and until-release models' (Redisson's API) do not.
 func (m Belief) observesLoss() bool { return m == BeliefCareful }
 
 // validFrom returns the validity estimate of an acquire (or extension)
 // called at call that returned a validity of its own (a user's lock's
 // Grant.Validity): the careful model's runs out at call + validity, and
 // has already when that instant is past (acquired then ends the belief at
-// once); the trusting model's runs for validity from now, the reply.
+// once); the trusting model's runs for validity from now, the reply; the
+// until-release model keeps none (nil).
 func (b *belief) validFrom(call time.Time, validity time.Duration) *leaseTimer {
-	if b.model == BeliefTrusting {
-		return b.startTimer(validity)
+	if b.model != BeliefCareful {
+		return b.estimate(validity)
 	}
 	left := validity - b.rt.Now().Sub(call)
 	lt := b.startTimer(max(left, 0))
@@ -91,4 +113,15 @@ func (b *belief) validFrom(call time.Time, validity time.Duration) *leaseTimer {
 		lt.fired = true
 	}
 	return lt
+}
+
+// estimate returns a validity estimate of d from now, or nil under the
+// until-release model, whose holder keeps none: the estimate after a
+// reply that the workload computed itself (the spec's RedLock's validity,
+// an extension's).
+func (b *belief) estimate(d time.Duration) *leaseTimer {
+	if !b.model.countsLease() {
+		return nil
+	}
+	return b.startTimer(d)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/usertest"
 	"github.com/locksim/locksim/redlock"
 	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
@@ -140,6 +141,152 @@ func TestTrustingLeaseFromReply(t *testing.T) {
 	}
 	if ret < 4*300*ms {
 		t.Errorf("the acquire returned at %v: the delay did not apply", ret)
+	}
+}
+
+// untilReleaseStarts start, for TestUntilReleaseOutlastsLease, a holder
+// (lease 1 s, holds once for 3 s, on belief b) or a late contender (from
+// 1.5 s, lease 5 s, the kind's default belief), one per way a workload
+// ends a belief: SimpleLock's TTL, a Redisson lock's lease, the spec's
+// RedLock's own validity, a user's lock's grant validity.
+var untilReleaseStarts = map[string]func(c *sim.Client, b traffic.Belief, holder bool) error{
+	"simple": func(c *sim.Client, b traffic.Belief, holder bool) error {
+		cfg := traffic.SimpleConfig{Group: "m1", Key: "lk", TTL: sec, Holding: traffic.Holding{Hold: 3 * sec, Holds: 1, Belief: b}}
+		if !holder {
+			cfg.Start, cfg.TTL, cfg.Hold, cfg.Think = 1500*ms, 5*sec, 500*ms, 20*ms
+		}
+		return traffic.SimpleLock(c, cfg)
+	},
+	"reentrant": func(c *sim.Client, b traffic.Belief, holder bool) error {
+		cfg := traffic.ReentrantConfig{Group: "m1", Lock: "lk", OwnerConfig: traffic.OwnerConfig{Lease: sec},
+			Holding: traffic.Holding{Hold: 3 * sec, Holds: 1, Belief: b}}
+		if !holder {
+			cfg.Start, cfg.Lease, cfg.Hold, cfg.Think = 1500*ms, 5*sec, 500*ms, 20*ms
+		}
+		return traffic.Reentrant(c, cfg)
+	},
+	"redlock-spec": func(c *sim.Client, b traffic.Belief, holder bool) error {
+		cfg := traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec},
+			Holding: traffic.Holding{Hold: 3 * sec, Holds: 1, Belief: b}}
+		if !holder {
+			cfg.Start, cfg.Options.TTL, cfg.Hold, cfg.Think = 1500*ms, 5*sec, 500*ms, 20*ms
+		}
+		return traffic.SpecRedLock(c, cfg)
+	},
+	"custom": func(c *sim.Client, b traffic.Belief, holder bool) error {
+		cfg := traffic.UserConfig{Group: "m1", Key: "lk", New: usertest.SetNX(usertest.Options{Validity: 900 * ms}), Model: "simple",
+			Lease: sec, Holding: traffic.Holding{Hold: 3 * sec, Holds: 1, Belief: b}}
+		if !holder {
+			cfg.Start, cfg.Lease, cfg.Hold, cfg.Think = 1500*ms, 5*sec, 500*ms, 20*ms
+		}
+		return traffic.User(c, cfg)
+	},
+}
+
+// TestUntilReleaseOutlastsLease: a holder whose 3 s of work outlast its
+// 1 s lease, and a late contender that takes the expired lock at 1.5 s.
+// Under until-release the holder's belief runs from its acquire's reply to
+// its release's call, which answers "not held" (the key is the
+// contender's): no "expire" record, and the two holders overlap. The
+// control is the same run under careful and trusting, whose lease (or
+// validity) ends the belief with an "expire" before the contender takes
+// the lock: no overlap. The three runs make the same operations; only
+// the belief records differ. Fails before the until-release model (an
+// unknown belief model).
+func TestUntilReleaseOutlastsLease(t *testing.T) {
+	for _, name := range slices.Sorted(maps.Keys(untilReleaseStarts)) {
+		t.Run(name, func(t *testing.T) {
+			run := func(b traffic.Belief) ([]history.Record, []checker.Overlap) {
+				e := newEnv(t, 3, append([]string{"m1"}, groups3...)...)
+				must(t, untilReleaseStarts[name](e.client("c1"), b, true))
+				must(t, untilReleaseStarts[name](e.client("c2"), traffic.BeliefDefault, false))
+				e.run(6 * sec)
+				recs := e.records()
+				return recs, checker.Overlaps(checker.Holdings(recs, 6*sec))
+			}
+			until, ov := run(traffic.BeliefUntilRelease)
+			if exp := opsNamed(until, "expire"); len(exp) != 0 {
+				t.Errorf("until-release: expire records %v, want none", exp)
+			}
+			if !overlapsWith(ov, "c1") || !overlapsWith(ov, "c2") {
+				t.Errorf("until-release: no overlap of c1 and c2: %v", ov)
+			}
+			var c1 []checker.Holding
+			for _, h := range checker.Holdings(until, 6*sec) {
+				if c, _, _ := strings.Cut(h.Client, "/"); c == "c1" {
+					c1 = append(c1, h)
+				}
+			}
+			var rel []history.Record
+			for _, r := range opsNamed(until, "release") {
+				if r.Client == "c1" {
+					rel = append(rel, r)
+				}
+			}
+			if len(c1) != 1 || len(rel) != 1 || c1[0].To != rel[0].At() || rel[0].At() < 3*sec {
+				t.Fatalf("until-release: c1's holdings %v, releases %v: want one holding ending at its release's call, after its 3 s hold", c1, rel)
+			}
+			if rel[0].Outcome != history.OutcomeFail || rel[0].Result != "not held" {
+				t.Errorf("until-release: c1's release %s %q, want fail \"not held\" (the key is c2's)", rel[0].Outcome, rel[0].Result)
+			}
+			for _, b := range []traffic.Belief{traffic.BeliefCareful, traffic.BeliefTrusting} {
+				recs, ov := run(b)
+				if len(ov) != 0 {
+					t.Errorf("%s: overlaps %v", b, ov)
+				}
+				if exp := opsNamed(recs, "expire"); len(exp) != 1 || exp[0].Client != "c1" || exp[0].At() > 1500*ms {
+					t.Errorf("%s: expire records %v, want one by c1 before c2's start", b, exp)
+				}
+				if a, u := opsWithout(recs, "expire"), opsWithout(until, "expire"); !slices.Equal(a, u) {
+					t.Errorf("%s and until-release made different operations:\n%s\n---\n%s", b, strings.Join(a, "\n"), strings.Join(u, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// TestUntilReleaseIgnoresFailedExtension: the spec's RedLock (TTL 1 s)
+// extended every 300 ms through a 4 s hold, its holder cut off from two of
+// three nodes at 2 s. Its extensions fail from then on; a careful holder
+// (the control) ends its belief at the first failure ("expire",
+// "extend-failed") and releases, and the contender takes the lock after
+// that; an until-release holder records no "expire", extends on schedule
+// (more extensions, every one after the cut failed) and believes until
+// its release after the whole hold, overlapping the contender, who takes
+// the lock once the keys expire.
+func TestUntilReleaseIgnoresFailedExtension(t *testing.T) {
+	run := func(b traffic.Belief) ([]history.Record, []checker.Overlap) {
+		e := newEnv(t, 5, groups3...)
+		c1, err := e.w.AddClient(setup.ClientConfig{Name: "c1", Timeout: 100 * ms})
+		must(t, err)
+		must(t, traffic.SpecRedLock(c1, traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec},
+			ExtendEvery: 300 * ms, Holding: traffic.Holding{Hold: 4 * sec, Holds: 1, Belief: b}}))
+		must(t, traffic.SpecRedLock(e.client("c2"), traffic.SpecConfig{Groups: groups3, Key: "lk", Options: redlock.SpecOptions{TTL: sec},
+			Holding: traffic.Holding{Hold: 100 * ms, Think: 20 * ms, Start: 100 * ms, Holds: 1}}))
+		must(t, e.w.Net().Partition("cut", []string{"c1"}, []string{"n2", "n3"}, 2*sec, 0))
+		e.run(8 * sec)
+		recs := e.records()
+		return recs, checker.Overlaps(checker.Holdings(recs, 8*sec))
+	}
+	careful, ovC := run(traffic.BeliefCareful)
+	until, ovU := run(traffic.BeliefUntilRelease)
+	if exp := opsNamed(careful, "expire"); len(ovC) != 0 || len(exp) != 1 || exp[0].Detail != "extend-failed" {
+		t.Errorf("careful: overlaps %v, expires %v: want none, and one extend-failed", ovC, exp)
+	}
+	if exp := opsNamed(until, "expire"); len(exp) != 0 {
+		t.Errorf("until-release: expire records %v, want none", exp)
+	}
+	if !overlapsWith(ovU, "c1") || !overlapsWith(ovU, "c2") {
+		t.Errorf("until-release: no overlap of c1 and c2: %v", ovU)
+	}
+	failedC, failedU := count(careful, "extend", "c1", history.OutcomeFail), count(until, "extend", "c1", history.OutcomeFail)
+	if failedC != 1 || failedU < 2 || count(until, "extend", "c1", history.OutcomeOK) != count(careful, "extend", "c1", history.OutcomeOK) {
+		t.Errorf("failed extensions: careful %d, until-release %d: want 1, and more after it with the same successes", failedC, failedU)
+	}
+	for _, r := range opsNamed(until, "release") {
+		if r.Client == "c1" && r.At() < 4*sec {
+			t.Errorf("until-release: c1 released at %v, before its 4 s hold ended", r.At())
+		}
 	}
 }
 
@@ -314,7 +461,7 @@ func TestBeliefBadConfigs(t *testing.T) {
 	}{
 		{"simple start", "negative start", func() error { x := simple; x.Start = -ms; return traffic.SimpleLock(c, x) }},
 		{"simple holds", "negative holds", func() error { x := simple; x.Holds = -1; return traffic.SimpleLock(c, x) }},
-		{"simple belief", `unknown belief model "naive"`, func() error { x := simple; x.Belief = "naive"; return traffic.SimpleLock(c, x) }},
+		{"simple belief", `unknown belief model "naive" (want "careful", "trusting" or "until-release")`, func() error { x := simple; x.Belief = "naive"; return traffic.SimpleLock(c, x) }},
 		{"simple nil client", "nil client", func() error { return traffic.SimpleLock(nil, simple) }},
 		{"reentrant start", "negative start", func() error { x := reent; x.Start = -ms; return traffic.Reentrant(c, x) }},
 		{"reentrant holds", "negative holds", func() error { x := reent; x.Holds = -1; return traffic.Reentrant(c, x) }},

@@ -99,14 +99,14 @@ type belief struct {
 	rt    lock.Runtime
 	lock  string
 	owner string // "" for locks without owners
-	model Belief // BeliefCareful or BeliefTrusting (resolved)
+	model Belief // one of Beliefs (resolved)
 	held  bool   // between a successful acquire and the final release call or an expiry
 	cur   *leaseTimer
 }
 
 // leaseTimer is one acquire's validity estimate, by the client's clock: it
 // runs from the acquire's call for the lease (careful model) or from its
-// reply (trusting model).
+// reply (trusting model); the until-release model keeps none.
 type leaseTimer struct {
 	b     *belief
 	t     lock.Timer
@@ -241,8 +241,8 @@ type ownerLoop struct {
 
 // lost is the watchdog's report that owner no longer holds lockName: under
 // the careful model it ends the belief with an "expire" record, detail
-// "lost"; the trusting model's holder does not learn of it (Redisson has no
-// such callback), so nothing is recorded.
+// "lost"; the trusting and until-release models' holder does not learn of
+// it (Redisson has no such callback), so nothing is recorded.
 func (lp *ownerLoop) lost(name, owner string) {
 	if !lp.model.observesLoss() {
 		return

@@ -78,8 +78,9 @@ type OwnerConfig struct {
 	// With a lease, the holder's validity estimate is the lease, by its own
 	// clock, from the acquire's call or its reply (Holding.Belief): when it
 	// runs out before the release, an "expire" record ends the holder's
-	// belief. With the watchdog, under the careful model the watchdog's
-	// report that the lock was lost does ("expire", "lost").
+	// belief (the until-release model keeps no estimate: its belief ends at
+	// the release). With the watchdog, under the careful model the
+	// watchdog's report that the lock was lost does ("expire", "lost").
 	Lease time.Duration
 }
 

@@ -121,7 +121,7 @@ func (m *memberTrack) event(ev redlock.Event) {
 
 // lost is member i's watchdog reporting owner's hold gone: under the
 // careful model the holding's belief ends when fewer than the quorum of its
-// members remain (the trusting model's holder does not learn of it). The
+// members remain (the other models' holders do not learn of it). The
 // loss is recorded once per holding, even when it arrives after the release
 // call (the renewal was in flight), as Reentrant records every loss report.
 func (m *memberTrack) lost(i int, owner string) {

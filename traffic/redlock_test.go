@@ -132,7 +132,8 @@ func TestRedissonRedLockNoFaults(t *testing.T) {
 // (still in its hold) and the workload records one "expire" (lost) once
 // fewer than a quorum of members remain; a trusting holder (the default:
 // Redisson tells its user nothing) records no expire and believes until its
-// release.
+// release, and so does an until-release holder, with the watchdog or the
+// lease (whose 2 s it outlives asleep).
 func TestRedissonRedLockPause(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -144,6 +145,10 @@ func TestRedissonRedLockPause(t *testing.T) {
 			OwnerConfig: traffic.OwnerConfig{Wait: sec}, Holding: traffic.Holding{Hold: 10 * sec, Belief: traffic.BeliefCareful}}},
 		{"watchdog-trusting", traffic.RedissonConfig{ClientOptions: lock.Options{WatchdogTimeout: 3 * sec},
 			OwnerConfig: traffic.OwnerConfig{Wait: sec}, Holding: traffic.Holding{Hold: 10 * sec}}},
+		{"watchdog-until-release", traffic.RedissonConfig{ClientOptions: lock.Options{WatchdogTimeout: 3 * sec},
+			OwnerConfig: traffic.OwnerConfig{Wait: sec}, Holding: traffic.Holding{Hold: 10 * sec, Belief: traffic.BeliefUntilRelease}}},
+		{"lease-until-release", traffic.RedissonConfig{OwnerConfig: traffic.OwnerConfig{Wait: sec, Lease: 2 * sec},
+			Holding: traffic.Holding{Hold: 500 * ms, Belief: traffic.BeliefUntilRelease}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 6, groups3...)
@@ -155,11 +160,11 @@ func TestRedissonRedLockPause(t *testing.T) {
 			recs := e.records()
 			checkConventions(t, recs, conventions{lock: "lk", owners: cfg.Owners, ops: reentrantOps})
 			expires := opsNamed(recs, "expire")
-			trusting := cfg.Lease == 0 && cfg.Belief != traffic.BeliefCareful
+			untilRelease := cfg.Belief == traffic.BeliefUntilRelease || cfg.Lease == 0 && cfg.Belief != traffic.BeliefCareful
 			switch {
-			case trusting:
+			case untilRelease:
 				if len(expires) != 0 {
-					t.Errorf("expire records %v from a trusting watchdog user", expires)
+					t.Errorf("expire records %v from a holder who believes until its release", expires)
 				}
 				checkHeldUntilRelease(t, recs, paused, woke, 40*sec)
 			case len(expires) != 1 || expires[0].Client != paused || expires[0].At() < woke:

@@ -167,10 +167,10 @@ func TestReentrantPauseWithLease(t *testing.T) {
 // hold ended during the pause too, the release might answer "not held"
 // before the renewal does: then the release ends the belief, and the loss
 // report comes from the release alone.) A trusting holder (the default) is
-// not told: no expire, its belief lasts until its release. The caller's
-// OnLost sees the loss either way.
+// not told: no expire, its belief lasts until its release; so does an
+// until-release holder's. The caller's OnLost sees the loss either way.
 func TestReentrantPauseWithWatchdog(t *testing.T) {
-	for _, belief := range []traffic.Belief{traffic.BeliefCareful, traffic.BeliefDefault} {
+	for _, belief := range []traffic.Belief{traffic.BeliefCareful, traffic.BeliefDefault, traffic.BeliefUntilRelease} {
 		const hold = 10 * sec
 		e := newEnv(t, 5, "m1")
 		var lost []string
@@ -194,7 +194,7 @@ func TestReentrantPauseWithWatchdog(t *testing.T) {
 			}
 		} else {
 			if len(expires) != 0 {
-				t.Errorf("trusting: expire records %v, want none", expires)
+				t.Errorf("%q: expire records %v, want none", belief, expires)
 			}
 			checkHeldUntilRelease(t, recs, paused, woke, 40*sec)
 		}

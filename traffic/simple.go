@@ -28,7 +28,8 @@ type SimpleConfig struct {
 	NoReleaseLatch bool
 	// Holding is the loop's rhythm. Belief's default is DefaultBelief's,
 	// careful: the TTL from the acquire's call (lock.SimpleLease.ValidUntil).
-	// Trusting counts it from the reply.
+	// Trusting counts it from the reply; until-release relies on the lock
+	// until the release, whatever the TTL.
 	Holding
 }
 

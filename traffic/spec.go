@@ -33,7 +33,7 @@ type SpecConfig struct {
 	// Holding is the loop's rhythm. Belief's default is DefaultBelief's,
 	// careful: the lease's own validity, TTL − elapsed − drift, counted from
 	// the acquire's call (redlock.Lease.ValidUntil). Trusting counts the TTL
-	// from the reply.
+	// from the reply; until-release relies on the lock until the release.
 	Holding
 }
 
@@ -84,7 +84,8 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	detail := history.LeaseDetail(ttl, 0)
 	// validity is the holder's estimate after an acquire or extension that
 	// returned now: careful, what is left of the lease's own validity
-	// (positive on every lease Spec returns); trusting, the whole TTL.
+	// (positive on every lease Spec returns); trusting, the whole TTL;
+	// until-release keeps no estimate (belief.estimate).
 	validity := func(lease *redlock.Lease) time.Duration {
 		if model == BeliefTrusting {
 			return ttl
@@ -115,7 +116,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			}
 			op.End(history.OutcomeOK, lease.Token)
 			done++
-			b.acquired(b.startTimer(validity(lease)))
+			b.acquired(b.estimate(validity(lease)))
 			if cfg.ExtendEvery > 0 {
 				holdExtending(ctx, c, rt, b, s.Key(), nil, cfg.Hold, cfg.ExtendEvery, func(ctx context.Context) extension {
 					return specExtend(ctx, s, lease, validity)
@@ -155,7 +156,10 @@ type extension struct {
 // estimate ran out (during a sleep or an extension) or an extension failed
 // (recorded as "expire", Detail "extend-failed", if the belief had not
 // ended already). A holder whose belief ended does not extend again: its
-// holding is over, even if a late extension succeeded. The spec's RedLock
+// holding is over, even if a late extension succeeded. The until-release
+// model's holder has no estimate and ignores a failed extension: it
+// extends on schedule until its hold ends, as a user who never looks at
+// the answer would. The spec's RedLock
 // and a user's lock (User) extend through it.
 func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, name string, args []string,
 	hold, every time.Duration, extend func(context.Context) extension) {
@@ -176,6 +180,9 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, na
 			setDetail(op, x.detail)
 		}
 		op.End(x.outcome, x.result)
+		if x.outcome != history.OutcomeOK && !b.model.countsLease() {
+			continue // the until-release holder holds on, whatever the answer
+		}
 		if x.outcome != history.OutcomeOK {
 			if b.held {
 				b.expire("extend-failed")
@@ -201,7 +208,7 @@ func specExtend(ctx context.Context, s *redlock.Spec, lease *redlock.Lease, vali
 		return extension{outcome: outcome, result: result}
 	}
 	return extension{outcome: outcome, result: lease.Token, detail: "validity=" + v.String(),
-		estimate: func(b *belief) *leaseTimer { return b.startTimer(validity(lease)) }}
+		estimate: func(b *belief) *leaseTimer { return b.estimate(validity(lease)) }}
 }
 
 // extendOutcome classifies an extension's error: ok; fail when the holder
