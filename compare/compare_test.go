@@ -185,7 +185,7 @@ func TestSmallMatrix(t *testing.T) {
 		"## Belief models", "| FencedLock + fenced resource, replicated config (lease 5s) |", "### Safety", "### Availability",
 		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)",
 		"## Belief models: careful, trusting and until-release users", "| [pause](#pause) 6s: careful | [pause](#pause) 6s: trusting | [pause](#pause) 6s: until-release |",
-		"The until-release column has as many unsafe runs as the trusting one in "} {
+		"the until-release column has as many unsafe runs as the trusting one in "} {
 		if !bytes.Contains(readme, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}

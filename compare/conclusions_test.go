@@ -230,8 +230,12 @@ func TestUntilReleaseAgainstTrusting(t *testing.T) {
 		return []*Cell{{Belief: traffic.BeliefCareful}, {Belief: traffic.BeliefTrusting, Unsafe: trusting, Shortest: tce},
 			{Belief: traffic.BeliefUntilRelease, Unsafe: untilRelease, Shortest: uce}}
 	}
-	r := &Results{Belief: [][][]*Cell{{row(3, 3, ce(1, 2*time.Second), ce(1, 2*time.Second)), row(2, 4, ce(2, 2*time.Second), ce(2, 3*time.Second))},
-		{row(0, 0, nil, nil), row(1, 1, ce(4, 2*time.Second), ce(5, 2*time.Second))}}}
+	r := &Results{BeliefModes: []Mode{{Name: "delay"}, {Name: "pause"}, {Name: "long-hold", Hold: 6 * time.Second}},
+		Belief: [][][]*Cell{{row(3, 3, ce(1, 2*time.Second), ce(1, 2*time.Second)), row(2, 4, ce(2, 2*time.Second), ce(2, 3*time.Second))},
+			{row(0, 0, nil, nil), row(1, 1, ce(4, 2*time.Second), ce(5, 2*time.Second))},
+			{row(1, 9, nil, nil)}}}
+	// The long-hold row (holds beyond the lease) is not counted: its
+	// models differ by design.
 	if alike, pairs := r.untilReleaseAlike(); alike != 3 || pairs != 4 {
 		t.Errorf("alike %d of %d, want 3 of 4", alike, pairs)
 	}
@@ -244,5 +248,31 @@ func TestUntilReleaseAgainstTrusting(t *testing.T) {
 	}
 	if rw := r.Belief[0][0]; sameAsTrusting(rw, rw[1]) != nil || sameAsTrusting(rw, rw[0]) != nil {
 		t.Error("a trusting or careful cell named as the trusting one's")
+	}
+}
+
+// TestLongHoldBeliefs: for a mode whose holds outlast the lease, the
+// belief section says what each model's unsafe runs were made of: runs
+// with two holders and the mean silent loss, over every lock. A mode
+// without long holds (the control) gets no such sentence.
+func TestLongHoldBeliefs(t *testing.T) {
+	cell := func(b traffic.Belief, unsafe, two int, loss time.Duration) *Cell {
+		return &Cell{Belief: b, Runs: 10, Unsafe: unsafe, SilentLoss: loss, Kinds: map[checker.Kind]int{checker.MutualExclusion: two}}
+	}
+	row := []*Cell{cell(traffic.BeliefCareful, 0, 0, 0), cell(traffic.BeliefTrusting, 10, 1, 5*time.Millisecond),
+		cell(traffic.BeliefUntilRelease, 10, 9, 20*time.Second)}
+	r := &reportWriter{Results: &Results{BeliefModes: []Mode{{Name: "delay"}, {Name: "long-hold", Hold: 6 * time.Second}},
+		Belief: [][][]*Cell{{row}, {row}}}}
+	r.longHoldBeliefs()
+	got := r.b.String()
+	for _, want := range []string{"Under long-hold, over every lock: careful: 0 unsafe runs of 10, 0 with two holders at once, silent loss 0s per run; ",
+		"trusting: 10 unsafe runs of 10, 1 with two holders at once, silent loss 500µs per run; ",
+		"until-release: 10 unsafe runs of 10, 9 with two holders at once, silent loss 2s per run."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sentence %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "Under delay") {
+		t.Errorf("a mode without long holds got the sentence: %q", got)
 	}
 }

@@ -67,6 +67,9 @@ type Mode struct {
 	// gives up (and go-redis retries); 0 is the matrix's 500 ms. A mode
 	// about late replies raises it, or they would be lost replies.
 	ClientTimeout time.Duration
+	// Hold, when set, is every client's hold (the algorithms' is 1 s): a
+	// mode about work that outlasts the lease.
+	Hold time.Duration
 	// Format shows a level in the report.
 	Format func(x float64) string
 	// Note, if set, is a sentence or two of the report on what the mode
@@ -234,15 +237,30 @@ var Modes = []Mode{
 			"(noRetry): a lost reply leaves an unknown outcome, counted once. Its replicated config sends the script in a batch with its WAIT, " +
 			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
 			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`, and its single-server twin " +
-			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). FairLock's tryLock (4.7.0) answers a try during its wait that got no reply " +
-			"as a wait that timed out (`false`), having left the queue, although that try may have taken the lock: its owner, told it does not hold it, " +
+			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). Redisson 4.7.0's tryLock (RLock's, inherited by FairLock) answers a try during its wait that got no reply " +
+			"as a wait that timed out (`false`; FairLock's waiter leaves the queue first), although that try may have taken the lock: its owner, told it does not hold it, " +
 			"re-enters that hold with each later acquire and each release leaves it behind, so the others wait until that owner stops acquiring " +
 			"and the lease runs out. " +
 			"go-redis resends every command.",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {drop_reply: %g}\n", x)
 		}},
+	longHold,
 }
+
+// longHold is the mode of work that outlasts the lease: no faults, every
+// hold 6 s against the 5 s validity. The watchdog columns keep their lock
+// for as long as they hold it; an explicit lease runs out under the
+// holder, and what happens then is its belief model's (the belief
+// section's first row).
+var longHold = Mode{Name: "long-hold", Title: "work longer than the lease (holds of 6 s, no faults)", Axis: "-",
+	Levels: []float64{6}, Ref: 6, Format: secs, Hold: 6 * time.Second,
+	Note: "No faults: each holder works 6 s against the 5 s validity. The watchdog renews the Redisson columns' locks for as long as they are held; " +
+		"an explicit lease (SimpleLock, the spec's RedLock, and the belief section's leased rows) runs out under its holder, and another takes the lock. " +
+		"Whether the two then overlap is the holder's belief model: one who counts the lease stops relying on it when it runs out; " +
+		"one who relies on it until its release (until-release) works on beside the next holder, the classic story of every Redis-lock article " +
+		"(`scenarios/until-release-work-outlasts-lease.yaml`).",
+	faults: func(float64) (string, string) { return "10ms", "" }}
 
 // fencedUnsyncedNote is the failover modes' note on the FencedLock column
 // of the replicated config.
@@ -259,9 +277,10 @@ const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acqu
 const DelayP = 0.01
 
 // BeliefModes names the modes the belief section runs under every belief
-// model: the one where replies come late (delay), and, for contrast, the
+// model: work that outlasts the lease (long-hold: the until-release
+// holder's story), replies that come late (delay), and, for contrast, the
 // process pauses and clock jumps that also attack a lease.
-var BeliefModes = []string{"delay", "pause", "clock-jump"}
+var BeliefModes = []string{"long-hold", "delay", "pause", "clock-jump"}
 
 // Beliefs are the belief section's models, in its columns' order: every
 // model a scenario can name, so that a user finds its own.
@@ -336,7 +355,11 @@ func scenarioYAML(m Mode, x float64, a Algorithm, belief traffic.Belief) string 
 	if m.ClientTimeout != 0 {
 		timeout = m.ClientTimeout
 	}
-	fmt.Fprintf(&b, "clients:\n  - {count: 3, retry: %s, timeout: %s}\nalgorithm:\n", retry, dur(timeout))
+	hold := ""
+	if m.Hold != 0 {
+		hold = ", hold: " + dur(m.Hold)
+	}
+	fmt.Fprintf(&b, "clients:\n  - {count: 3, retry: %s, timeout: %s%s}\nalgorithm:\n", retry, dur(timeout), hold)
 	b.WriteString(a.yaml(Lease, a.Watchdog))
 	if belief != traffic.BeliefDefault {
 		fmt.Fprintf(&b, "  belief: %s\n", belief)

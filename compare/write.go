@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/traffic"
 )
@@ -429,13 +430,14 @@ func (r *reportWriter) writeBelief() error {
 		}
 		r.w("\n")
 	}
+	r.longHoldBeliefs()
 	if alike, pairs := r.untilReleaseAlike(); pairs > 0 {
 		if alike == pairs {
-			r.w("\nThe until-release column has as many unsafe runs as the trusting one in all %d of its cells. ", pairs)
+			r.w("\nIn the other modes the until-release column has as many unsafe runs as the trusting one in all %d of its cells. ", pairs)
 		} else {
-			r.w("\nThe until-release column has as many unsafe runs as the trusting one in %d of its %d cells. ", alike, pairs)
+			r.w("\nIn the other modes the until-release column has as many unsafe runs as the trusting one in %d of its %d cells. ", alike, pairs)
 		}
-		r.w("Each holder here holds 1 s of its %v lease, by its own clock: after a late reply or a jump of that clock, the hold still ends ", Lease)
+		r.w("Each holder there holds 1 s of its %v lease, by its own clock: after a late reply or a jump of that clock, the hold still ends ", Lease)
 		r.w("by it no later than the lease a trusting user counts, so both believe until the release. A pause stretches the hold, but the trusting ")
 		r.w("holder's lease timer, due during the pause, runs at the resume, the instant the until-release holder's hold ends and it calls ")
 		r.w("release: both stop believing then (a fenced holder, whose hold goes on with the writes left after the resume, believes a little ")
@@ -544,14 +546,18 @@ func (r *Results) curveRuns(m Mode) string {
 	return fmt.Sprintf("%d runs (%d at the table's %s)", r.CurveSeeds, r.Seeds, m.Format(m.Ref))
 }
 
-// untilReleaseAlike counts the belief section's locks and modes (pairs)
-// where both the trusting and the until-release models ran, and of those
-// the ones where the two had as many unsafe runs (alike): how often the
-// user who never looks at the clock fared as the one who counts the lease
-// from the reply.
+// untilReleaseAlike counts the belief section's locks and modes (pairs),
+// but for the modes whose holds outlast the lease (Mode.Hold), where both
+// the trusting and the until-release models ran, and of those the ones
+// where the two had as many unsafe runs (alike): how often the user who
+// never looks at the clock fared as the one who counts the lease from the
+// reply.
 func (r *Results) untilReleaseAlike() (alike, pairs int) {
 	ti, ui := slices.Index(Beliefs, traffic.BeliefTrusting), slices.Index(Beliefs, traffic.BeliefUntilRelease)
-	for _, rows := range r.Belief {
+	for mi, rows := range r.Belief {
+		if r.BeliefModes[mi].Hold != 0 {
+			continue
+		}
 		for _, cells := range rows {
 			if ti < 0 || ui < 0 || len(cells) <= max(ti, ui) {
 				continue
@@ -563,6 +569,45 @@ func (r *Results) untilReleaseAlike() (alike, pairs int) {
 		}
 	}
 	return alike, pairs
+}
+
+// longHoldBeliefs says, for each belief mode whose holds outlast the lease
+// (Mode.Hold), what the unsafe runs of each model were made of, over all
+// its locks: runs with two holders at once and the mean silent loss per
+// run. A trusting holder stops at the lease counted from the reply, a
+// moment after the key, which expires counted from the script's run: its
+// unsafe runs are silent losses of about a round trip. An until-release
+// holder works on beside the next holder.
+func (r *reportWriter) longHoldBeliefs() {
+	for mi, m := range r.BeliefModes {
+		if m.Hold == 0 {
+			continue
+		}
+		var parts []string
+		for bi, b := range Beliefs {
+			runs, two, unsafe := 0, 0, 0
+			var loss time.Duration
+			for _, cells := range r.Belief[mi] {
+				if bi >= len(cells) {
+					continue
+				}
+				c := cells[bi]
+				runs += c.Runs
+				unsafe += c.Unsafe
+				two += c.Kinds[checker.MutualExclusion]
+				loss += c.SilentLoss
+			}
+			if runs == 0 {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s: %d unsafe runs of %d, %d with two holders at once, silent loss %v per run", b, unsafe, runs, two,
+				(loss/time.Duration(runs)).Round(time.Microsecond)))
+		}
+		r.w("\nUnder %s, over every lock: %s. ", m.Name, strings.Join(parts, "; "))
+		r.w("A trusting holder stops at the lease counted from the reply, a moment after the key expired (counted from the lock script's run): ")
+		r.w("its unsafe runs are silent losses of about half a round trip. An until-release holder works on for the rest of its hold beside ")
+		r.w("the next holder.\n")
+	}
 }
 
 // sameAsTrusting is the trusting cell of row (a lock's cells under one
