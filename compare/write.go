@@ -576,7 +576,7 @@ func (r *Results) untilReleaseAlike() (alike, pairs int) {
 // its locks: runs with two holders at once and the mean silent loss per
 // run. A trusting holder stops at the lease counted from the reply, a
 // moment after the key, which expires counted from the script's run: its
-// unsafe runs are silent losses of about a round trip. An until-release
+// unsafe runs are silent losses as long as the reply took. An until-release
 // holder works on beside the next holder.
 func (r *reportWriter) longHoldBeliefs() {
 	for mi, m := range r.BeliefModes {
@@ -605,7 +605,8 @@ func (r *reportWriter) longHoldBeliefs() {
 		}
 		r.w("\nUnder %s, over every lock: %s. ", m.Name, strings.Join(parts, "; "))
 		r.w("A trusting holder stops at the lease counted from the reply, a moment after the key expired (counted from the lock script's run): ")
-		r.w("its unsafe runs are silent losses of about half a round trip. An until-release holder works on for the rest of its hold beside ")
+		r.w("its unsafe runs are silent losses as long as the reply took to come back (the WAIT too, in the replicated config), and now and then ")
+		r.w("a waiter that takes the lock within them. An until-release holder works on for the rest of its hold beside ")
 		r.w("the next holder.\n")
 	}
 }
