@@ -130,7 +130,7 @@ var oracleChecks = []struct {
 	kinds []Kind
 }{
 	{string(MutualExclusion), []Kind{MutualExclusion}},
-	{string(SilentLoss), []Kind{SilentLoss}},
+	{string(SilentLoss), []Kind{SilentLoss, QuorumHeldByDown}},
 	{"reentrancy and resurrected-lock", []Kind{Reentrancy, Resurrected}},
 	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
 	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},

@@ -9,8 +9,15 @@ type Kind string
 
 // The kinds of violation the checkers report.
 const (
-	MutualExclusion   Kind = "mutual-exclusion"   // two holders believed they held one lock at once
-	SilentLoss        Kind = "silent-loss"        // a holder believed it held a lock the nodes no longer gave it
+	MutualExclusion Kind = "mutual-exclusion" // two holders believed they held one lock at once
+	SilentLoss      Kind = "silent-loss"      // a holder believed it held a lock the nodes no longer gave it, and another client could take it
+	// QuorumHeldByDown: a holder believed it held a lock fewer than a
+	// majority of its groups' masters named, but the masters that did not
+	// name it were down, and those up without its key were fewer than a
+	// majority: no other client could take the lock while they stayed
+	// down (a single master counts as a majority of one). The loss of
+	// SilentLoss that a delayed restart makes harmless.
+	QuorumHeldByDown  Kind = "quorum-held-by-down-nodes"
 	StaleWrite        Kind = "stale-write"        // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
 	TokenRegression   Kind = "token-regression"   // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
 	Reentrancy        Kind = "reentrancy"         // the nodes' hold count disagrees with a living owner's unmatched acquires
@@ -35,7 +42,7 @@ const (
 )
 
 // kinds is every Kind, in the order Kinds lists them.
-var kinds = []Kind{MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected,
+var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected,
 	EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
@@ -61,6 +68,12 @@ func KindNames() []string {
 // availability one, where the lock is only unobtainable for a while
 // (Liveness, Resurrected). Reports count the two separately: a lock that
 // keeps everyone waiting until a TTL is not a lock that lets two in.
+//
+// QuorumHeldByDown is not safety: while the masters that forgot the
+// holder stay down, no other client can gather a majority, so nobody else
+// can take the lock; it warns that the holder's exclusion rests on those
+// nodes staying down (one restarted empty while the holder still believes
+// turns the rest of the span into SilentLoss, which is reported as such).
 //
 // UnlockIdempotency is safety: it covers a release that deleted another
 // holder's lock, which lets a third client in while that holder works, and

@@ -13,16 +13,17 @@ import (
 )
 
 // truthKinds are the kinds whose oracles read node truth (truth records):
-// silent loss (a holder's belief against the master's key), reentrancy and
+// silent loss and the quorum held by down nodes (a holder's belief against
+// the masters' keys, and which masters were down), reentrancy and
 // the resurrected lock (the master's hold count against the owner's calls),
 // and unlock idempotency (an unlock's answer against what the master held).
 // On a history without truth records they find nothing, which is no
 // evidence of anything.
-var truthKinds = []Kind{SilentLoss, Reentrancy, UnlockIdempotency, Resurrected}
+var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, UnlockIdempotency, Resurrected}
 
 // NoTruthNote is the note of a verdict on lock operations without a truth
 // record: the kinds of TruthKinds are then not checked (Verdict.Unchecked).
-const NoTruthNote = "silent-loss, reentrancy, unlock-idempotency and resurrected-lock not checked: no node truth in the history " +
+const NoTruthNote = "silent-loss, quorum-held-by-down-nodes, reentrancy, unlock-idempotency and resurrected-lock not checked: no node truth in the history " +
 	"(these oracles compare what clients believed and were told with what the nodes held, which truth records state)"
 
 // TruthKinds lists the kinds whose oracles need node truth (truth

@@ -183,19 +183,32 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 	return out
 }
 
-// refNamedBy is namedBy asking refMaster.
-func (tr *Truth) refNamedBy(h Holding, groups []string, t time.Duration) int {
-	n := 0
-	for _, g := range groups {
-		if Names(tr.State(tr.refMaster(g, t), h.Lock, t), h) {
-			n++
+// refDownSince is downSince as a scan of the history's crashes and
+// restarts of node, in time order (history order among equal times).
+func (tr *Truth) refDownSince(node string, t time.Duration) (time.Duration, bool) {
+	var cs []downChange
+	for _, r := range tr.recs {
+		if r.Kind == history.KindFault && r.Node == node && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) {
+			cs = append(cs, downChange{r.At(), r.Op == history.FaultCrash})
 		}
 	}
-	return n
+	slices.SortStableFunc(cs, func(a, b downChange) int { return cmp.Compare(a.t, b.t) })
+	since, down := time.Duration(0), false
+	for _, c := range cs {
+		if c.t <= t {
+			since, down = c.t, c.down
+		}
+	}
+	if !down {
+		return 0, false
+	}
+	return since, true
 }
 
-// refSilentLosses is SilentLosses scanning every change of the key and
-// every failover for each holding.
+// refSilentLosses is SilentLosses scanning every change of the key, every
+// failover and every crash and restart of any node for each holding, and
+// asking refMaster and refDownSince (the spans, their kinds and texts are
+// the oracle's own lossSpans and lossWith).
 func (tr *Truth) refSilentLosses(hs []Holding) []Violation {
 	var out []Violation
 	for _, h := range hs {
@@ -203,7 +216,6 @@ func (tr *Truth) refSilentLosses(hs []Holding) []Violation {
 		if len(groups) == 0 || h.To <= h.From {
 			continue
 		}
-		quorum := len(groups)/2 + 1
 		times := []time.Duration{h.From}
 		for _, t := range tr.keyTimes[h.Lock] {
 			if t > h.From && t < h.To {
@@ -217,27 +229,14 @@ func (tr *Truth) refSilentLosses(hs []Holding) []Violation {
 				}
 			}
 		}
+		for _, r := range tr.recs {
+			if r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.At() > h.From && r.At() < h.To {
+				times = append(times, r.At())
+			}
+		}
 		slices.Sort(times)
-		times = slices.Compact(times)
-		lostFrom := time.Duration(-1)
-		flush := func(until time.Duration) {
-			if lostFrom >= 0 && until > lostFrom {
-				out = append(out, Violation{Kind: SilentLoss, Lock: h.Lock, Holders: []string{h.Client}, From: lostFrom, To: until,
-					Detail: fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, lostFrom)),
-					Faults: refFaultsBefore(tr.recs, lostFrom, 5)})
-			}
-			lostFrom = -1
-		}
-		for _, t := range times {
-			named := tr.refNamedBy(h, groups, t) >= quorum
-			switch {
-			case !named && lostFrom < 0:
-				lostFrom = t
-			case named && lostFrom >= 0:
-				flush(t)
-			}
-		}
-		flush(h.To)
+		at := func(t time.Duration) loss { return tr.lossWith(h, groups, t, tr.refMaster, tr.refDownSince) }
+		out = append(out, tr.lossSpans(h, groups, slices.Compact(times), at)...)
 	}
 	return out
 }
@@ -294,7 +293,10 @@ func oracleRandHistory(r *rand.Rand, n int) []history.Record {
 			h = append(h, history.Record{Kind: history.KindFault, T: int64(t), Op: history.FaultFailover, Node: "m1", Value: to})
 			master = to
 		case x < 19:
-			h = append(h, history.Record{Kind: history.KindFault, T: int64(t), Op: "crash", Node: "r1"})
+			// A crash or a restart of either node, in any order: a node
+			// down when it is promoted, or restarted while up.
+			op := []string{history.FaultCrash, history.FaultRestart}[r.IntN(2)]
+			h = append(h, history.Record{Kind: history.KindFault, T: int64(t), Op: op, Node: []string{"m1", "r1"}[r.IntN(2)]})
 		default:
 			h = append(h, history.Record{Kind: history.KindReq, T: int64(t), Client: owners[r.IntN(len(owners))].client,
 				Op: history.ReqWait, Node: "m1", Outcome: history.OutcomeOK, Detail: history.WaitDetail(int64(r.IntN(2)), 1)})
@@ -311,13 +313,14 @@ func oracleRandHistory(r *rand.Rand, n int) []history.Record {
 }
 
 // TestOraclesIndexedAgreeWithPasses: on 400 random histories, the
-// reentrancy (and resurrected-lock) oracle, the silent-loss oracle,
+// reentrancy (and resurrected-lock) oracle, the silent-loss oracle (with
+// its spans held by down nodes),
 // Master and FaultsBefore give exactly what the passes they replaced gave,
 // and the histories make each oracle find something often enough to mean
 // it.
 func TestOraclesIndexedAgreeWithPasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 1))
-	var reent, silent int
+	var reent, silent, down int
 	for i := range 400 {
 		h := oracleRandHistory(r, 20+r.IntN(60))
 		tr := NewTruth(h)
@@ -331,7 +334,13 @@ func TestOraclesIndexedAgreeWithPasses(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("history %d: silent losses\n got %v\nwant %v\n%v", i, got, want, h)
 		}
-		silent += len(want)
+		for _, x := range want {
+			if x.Kind == QuorumHeldByDown {
+				down++
+			} else {
+				silent++
+			}
+		}
 		for at := time.Duration(-1); at < 65*time.Millisecond; at += time.Millisecond {
 			if a, b := tr.Master("m1", at), tr.refMaster("m1", at); a != b {
 				t.Fatalf("history %d: Master at %v is %s, the scan's %s", i, at, a, b)
@@ -343,9 +352,9 @@ func TestOraclesIndexedAgreeWithPasses(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d reentrancy or resurrected violations, %d silent losses", reent, silent)
-	if reent < 200 || silent < 200 {
-		t.Fatalf("too few to compare: %d reentrancy, %d silent losses", reent, silent)
+	t.Logf("%d reentrancy or resurrected violations, %d silent losses, %d held by down nodes", reent, silent, down)
+	if reent < 200 || silent < 200 || down < 50 {
+		t.Fatalf("too few to compare: %d reentrancy, %d silent losses, %d held by down nodes", reent, silent, down)
 	}
 }
 

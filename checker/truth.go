@@ -35,6 +35,13 @@ type Truth struct {
 	keysUnsorted map[string]bool
 	// fieldIdx is fieldTimes' index, by key.
 	fieldIdx map[string]map[string][]time.Duration
+	// downs is, per node, its crashes and restarts in time order (history
+	// order among equal times): whether it is down at an instant (downSince).
+	downs map[string][]downChange
+	// downAt is, per group, when a node that serves or served it crashed
+	// or restarted (sorted): the instants at which the group's master may
+	// go down or come back up without any change of a key.
+	downAt map[string][]time.Duration
 }
 
 type masterSpan struct {
@@ -51,7 +58,8 @@ type truthChange struct {
 func NewTruth(h []history.Record) *Truth {
 	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
 		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
-		mastersUnsorted: map[string]bool{}, keysUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{}}
+		mastersUnsorted: map[string]bool{}, keysUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
+		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
 	for i := range h {
 		r := &h[i]
 		switch {
@@ -63,6 +71,8 @@ func NewTruth(h []history.Record) *Truth {
 		case r.Kind == history.KindFault && r.Op == history.FaultFailover && r.Value != "":
 			tr.masters[r.Node] = append(tr.masters[r.Node], masterSpan{r.At(), r.Value})
 			tr.failAt[r.Node] = append(tr.failAt[r.Node], r.At())
+		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
+			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 		case r.Kind == history.KindTruth:
 			k := r.Node + "\x00" + r.Key
 			c := truthChange{t: r.At(), rec: r}
@@ -95,6 +105,7 @@ func NewTruth(h []history.Record) *Truth {
 			tr.mastersUnsorted[g] = true
 		}
 	}
+	tr.indexDowns()
 	return tr
 }
 
@@ -227,7 +238,11 @@ func (tr *Truth) namedBy(h Holding, groups []string, t time.Duration) int {
 
 // SilentLosses reports, for every holding, the spans of its belief during
 // which the nodes no longer gave the lock to its holder: the group's master,
-// or for a lock kept on several groups (RedLock) a majority of them.
+// or for a lock kept on several groups (RedLock) a majority of them. A span
+// is SilentLoss when another client could take the lock, and
+// QuorumHeldByDown when it could not because the masters that forgot the
+// holder were down (lossAt); a span that passes from one to the other is
+// split there, so that each part is reported for what it is.
 //
 // The groups of a lock are those where its key ever appeared, so a RedLock
 // node that never received the key (down from the start) is not counted:
@@ -235,7 +250,9 @@ func (tr *Truth) namedBy(h Holding, groups []string, t time.Duration) int {
 func (tr *Truth) SilentLosses(hs []Holding) []Violation { return tr.silentLosses(hs, nil) }
 
 // silentLosses is SilentLosses spending w: a unit per group asked at each
-// point of each holding.
+// point of each holding. The points are the holding's start and every
+// change of the lock's key, failover, crash and restart of its groups
+// within it: between two of them, what lossAt answers is constant.
 func (tr *Truth) silentLosses(hs []Holding, w *oracleWork) []Violation {
 	var out []Violation
 	for _, h := range hs {
@@ -243,39 +260,46 @@ func (tr *Truth) silentLosses(hs []Holding, w *oracleWork) []Violation {
 		if len(groups) == 0 || h.To <= h.From {
 			continue
 		}
-		quorum := len(groups)/2 + 1
 		times := []time.Duration{h.From}
 		times = append(times, within(tr.keyTimes[h.Lock], h.From, h.To)...)
 		for _, g := range groups {
 			times = append(times, within(tr.failAt[g], h.From, h.To)...)
+			times = append(times, within(tr.downAt[g], h.From, h.To)...)
 		}
 		slices.Sort(times)
 		times = slices.Compact(times)
-		lostFrom := time.Duration(-1)
-		flush := func(until time.Duration) {
-			if lostFrom >= 0 && until > lostFrom {
-				out = append(out, Violation{
-					Kind: SilentLoss, Lock: h.Lock, Holders: []string{h.Client}, From: lostFrom, To: until,
-					Detail: fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, lostFrom)),
-					Faults: tr.faultsBefore(lostFrom),
-				})
-			}
-			lostFrom = -1
-		}
 		if !w.charge(int64(len(times)*len(groups)), h.From) {
 			break
 		}
-		for _, t := range times {
-			named := tr.namedBy(h, groups, t) >= quorum
-			switch {
-			case !named && lostFrom < 0:
-				lostFrom = t
-			case named && lostFrom >= 0:
-				flush(t)
-			}
-		}
-		flush(h.To)
+		out = append(out, tr.lossSpans(h, groups, times, func(t time.Duration) loss { return tr.lossAt(h, groups, t) })...)
 	}
+	return out
+}
+
+// lossSpans is h's losses, asking at (lossAt) at each of times (sorted,
+// the first h.From): a span runs from a point where the loss begins or
+// changes to the next point where it ends or changes, the last to h.To.
+func (tr *Truth) lossSpans(h Holding, groups []string, times []time.Duration, at func(time.Duration) loss) []Violation {
+	var out []Violation
+	var cur loss
+	from := time.Duration(-1)
+	flush := func(until time.Duration) {
+		if from >= 0 && until > from {
+			out = append(out, tr.lossViolation(h, groups, cur, from, until))
+		}
+		from = -1
+	}
+	for _, t := range times {
+		l := at(t)
+		if from >= 0 && l.same(cur) {
+			continue
+		}
+		flush(t)
+		if l.kind != "" {
+			cur, from = l, t
+		}
+	}
+	flush(h.To)
 	return out
 }
 

@@ -72,7 +72,9 @@ type Cell struct {
 	// Kinds counts the runs that violated each property.
 	Kinds map[checker.Kind]int
 	// SilentLoss sums, over all runs, the time holders believed they held
-	// a lock the nodes no longer gave them.
+	// a lock the nodes no longer gave them while another client could take
+	// it (checker.SilentLoss spans; checker.QuorumHeldByDown, which lets
+	// nobody in, is an availability finding and not counted here).
 	SilentLoss time.Duration
 	// Fencing sums the fenced resources' writes over all runs.
 	Fencing checker.FencingReport

@@ -69,7 +69,8 @@ var beyond = map[string]string{
 		"(`scenarios/redisson-partial-wait-ack-failover.yaml`)",
 	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
 	"restart": "AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
-		"after the longest lease: no second holder, but the holder still loses its lock (`scenarios/r0-redlock-delayed-restart.yaml`)",
+		"after the longest lease: while the nodes that forgot a holder are down nobody else can gather a majority, so there is no second holder " +
+		"and no silent loss, only a quorum held by down nodes (`scenarios/r0-redlock-delayed-restart.yaml`)",
 	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource: " +
 		"the paused holder's late write is then rejected (`scenarios/k2-fencing-pause.yaml`)",
 	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once " +

@@ -14,7 +14,7 @@ import (
 	"github.com/locksim/locksim/history"
 )
 
-// Text writes the events of h around the first violation of v, a few lines
+// Text writes the events of h around the first violation of v (focus), a few lines
 // a reader follows to see why: the op records (call, return, outcome,
 // result), the faults, what the nodes' lock keys said, the WAITs (how many
 // replicas acknowledged) and, for a violation about waiting (liveness), the
@@ -31,7 +31,7 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 	if len(v.Violations) == 0 {
 		return ""
 	}
-	x := v.Violations[0]
+	x := focus(v.Violations)
 	sel := textWindow(h, x, lead)
 	for _, y := range v.Violations {
 		sel.keys[y.Lock] = true
@@ -222,3 +222,17 @@ func max0(d time.Duration) time.Duration { return max(d, 0) }
 // fmtT formats a world time in seconds with millisecond precision, so that
 // columns line up.
 func fmtT(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+// focus is the violation Text explains: the first, passing over a quorum
+// held by down nodes (checker.QuorumHeldByDown) when the verdict has
+// another. That loss let nobody in; it often only precedes the finding
+// (a forgotten node restarts empty, and the silent loss and second holder
+// follow), which is what the reader needs to see.
+func focus(vs []checker.Violation) checker.Violation {
+	for _, x := range vs {
+		if x.Kind != checker.QuorumHeldByDown {
+			return x
+		}
+	}
+	return vs[0]
+}

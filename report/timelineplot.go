@@ -74,6 +74,8 @@ func styleOf(k checker.Kind) findingStyle {
 		return findingStyle{overlapColor, square, "mutual exclusion: two holders at once"}
 	case checker.SilentLoss:
 		return findingStyle{color.NRGBA{R: 139, A: 255}, octagon, "silent loss: held by belief, not by the nodes"}
+	case checker.QuorumHeldByDown:
+		return findingStyle{color.NRGBA{R: 150, G: 150, B: 150, A: 255}, octagon, "held by belief; the nodes that forgot it down"}
 	case checker.StaleWrite:
 		return findingStyle{color.NRGBA{R: 215, G: 25, B: 28, A: 255}, crossGlyph{}, "stale write accepted"}
 	case checker.TokenRegression:
@@ -348,7 +350,7 @@ func (a *timelineArt) drawSpans(pt rowPainter, r Row, y float64) {
 // so that two kinds on one row stay apart.
 func findingSlot(k checker.Kind) int {
 	switch k {
-	case checker.SilentLoss:
+	case checker.SilentLoss, checker.QuorumHeldByDown: // one holder's spans of these two never overlap
 		return 0
 	case checker.Linearizability:
 		return 1

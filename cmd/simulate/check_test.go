@@ -121,14 +121,15 @@ const (
 // truth. Two overlapping holders (api-2 takes the lock at 3 s while api-1
 // holds it until 5 s) are flagged, mutual exclusion, exit 1; the same log
 // without the overlap (api-2 at 5.5 s) exits 0 with no violation (the
-// control). Both list silent loss, reentrancy, unlock idempotency and the
-// resurrected lock as not checked for want of node truth, in the text
-// and in JSON, and neither claims "ok".
+// control). Both list silent loss, the quorum held by down nodes,
+// reentrancy, unlock idempotency and the resurrected lock as not checked
+// for want of node truth, in the text and in JSON, and neither claims
+// "ok".
 func TestCheckUserLogWithoutTruth(t *testing.T) {
 	dir := t.TempDir()
 	overlap, clean := filepath.Join(dir, "overlap.jsonl"), filepath.Join(dir, "clean.jsonl")
 	writeTree(t, dir, map[string]string{"overlap.jsonl": overlapLog, "clean.jsonl": cleanLog})
-	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.Reentrancy), string(checker.UnlockIdempotency), string(checker.Resurrected)}, ", ")
+	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.UnlockIdempotency), string(checker.Resurrected)}, ", ")
 	for _, c := range []struct {
 		file, line string
 		code       int
