@@ -210,7 +210,7 @@ var Modes = []Mode{
 			return secs(x), "rates: {failover: 2}\n"
 		}},
 	{Name: "restart", Title: "node crash and restart without persistence (down 1 s)", Axis: "crashes per minute per node",
-		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Format: perMin,
+		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Format: perMin, Note: restartNote,
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {crash: %g, crash_down: 1s}\n", x)
 		}},
@@ -269,6 +269,15 @@ const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acqu
 	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
 	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +
 	"`scenarios/fenced-unsynced-acquire-keeps-hold.yaml`)."
+
+// restartNote is the restart mode's note on what it counts as unsafe: a
+// holder forgotten by a node that is down is a quorum held by down nodes,
+// not a silent loss; what follows the restart is.
+const restartNote = "While a crashed node is down, a holder it forgot is a quorum held by down nodes (an availability finding, below), " +
+	"not a silent loss: nobody else can take the lock then. What is unsafe comes with the restart, the node back up and empty: " +
+	"a silent loss or a second holder when the holder still works on the lock, and a release that reached the restarted node and " +
+	"answered \"not held\" to the owner whose hold it forgot, which no order of the operations explains (linearizability): " +
+	"no one else got in while the node was down, but the owner is told its lock was gone and must assume its work was unprotected."
 
 // DelayP is the probability that the delay mode delays a message (a
 // request or a reply), by a draw uniform in 0 to the mode's level: at the
