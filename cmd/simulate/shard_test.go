@@ -163,13 +163,13 @@ func TestMergeRejects(t *testing.T) {
 }
 
 // TestCompareShard: compare -shard writes the partial result of its
-// shard's runs (every 6th run of the table's 72, from the 6th), and a
+// shard's runs (every 6th run of the table's 81, from the 6th), and a
 // merge of it alone is missing the others.
 func TestCompareShard(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "part.json")
 	code, out, errs := runCLI(t, "compare", "-table", "-seeds", "1", "-shard", "5/6", "-partial", f, "-quiet")
-	if code != 0 || out != "wrote "+f+": 12 of the sweep's 72 runs (merge every shard's with simulate merge)\n" {
+	if code != 0 || out != "wrote "+f+": 13 of the sweep's 81 runs (merge every shard's with simulate merge)\n" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	data, err := os.ReadFile(f)
@@ -184,8 +184,8 @@ func TestCompareShard(t *testing.T) {
 	for _, r := range p.Runs {
 		jobs = append(jobs, r.Job)
 	}
-	if p.Shard != 5 || p.Shards != 6 || p.Jobs != 72 || p.Command != "simulate compare -seeds 1 -table" || p.Build != buildVersion() ||
-		fmt.Sprint(jobs) != "[5 11 17 23 29 35 41 47 53 59 65 71]" {
+	if p.Shard != 5 || p.Shards != 6 || p.Jobs != 81 || p.Command != "simulate compare -seeds 1 -table" || p.Build != buildVersion() ||
+		fmt.Sprint(jobs) != "[5 11 17 23 29 35 41 47 53 59 65 71 77]" {
 		t.Fatalf("partial: shard %d/%d, %d jobs, command %q, build %q, runs %v", p.Shard, p.Shards, p.Jobs, p.Command, p.Build, jobs)
 	}
 	code, _, errs = runCLI(t, "merge", f)
