@@ -37,7 +37,14 @@ func (n *Node) NativeRuns() int { return n.nativeRuns }
 //     release message on another channel than KEYS[2], so waiters never
 //     hear of the release;
 //   - "renew-anyones-lock": renew_batch's twin resets every key's TTL
-//     without checking the holder.
+//     without checking the holder;
+//   - "fair-keeps-due-head": fair_acquire's twin reads its clock one ms
+//     behind, so a queue head whose timeout is now stays (it evicts with
+//     timeout >= now kept, the text with timeout > now);
+//   - "fair-unlock-tells-nobody": fair_unlock's twin publishes to the next
+//     waiter on another channel than KEYS[4]'s;
+//   - "fair-dequeue-gives-no-time-back": fair_dequeue's twin takes no
+//     wait off the timeouts of the waiters behind the one leaving.
 func PlantNativeBug(bug string) (restore func()) {
 	var sc, run = "", (func(e *luaEngine, keys, argv []string) (any, error))(nil)
 	switch bug {
@@ -58,6 +65,23 @@ func PlantNativeBug(bug string) (restore func()) {
 				out[i] = luaReply(r)
 			}
 			return out, nil
+		}
+	case "fair-keeps-due-head":
+		sc, run = scripts.FairAcquire.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			behind := append([]string(nil), argv...)
+			now, _ := luaDecimal(argv[3])
+			behind[3] = luaFormat(now - 1)
+			return nativeFairAcquire(e, keys, behind)
+		}
+	case "fair-unlock-tells-nobody":
+		sc, run = scripts.FairUnlock.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			elsewhere := append([]string(nil), keys...)
+			elsewhere[3] += "-elsewhere"
+			return nativeFairUnlock(e, elsewhere, argv)
+		}
+	case "fair-dequeue-gives-no-time-back":
+		sc, run = scripts.FairDequeue.SHA, func(e *luaEngine, keys, argv []string) (any, error) {
+			return nativeFairDequeue(e, keys, []string{argv[0], "0"})
 		}
 	default:
 		panic("PlantNativeBug: unknown bug " + bug)

@@ -72,7 +72,7 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	for i := 1; i <= top; i++ {
 		switch a := L.Get(i).(type) {
 		case lua.LNumber:
-			args[i-1] = strconv.FormatFloat(float64(a), 'g', 17, 64)
+			args[i-1] = luaFormat(float64(a))
 		case lua.LString:
 			args[i-1] = string(a)
 		default:
@@ -98,6 +98,10 @@ func (e *luaEngine) call(L *lua.LState, raise bool) int {
 	}
 	return 1
 }
+
+// luaFormat is the Lua runner's rendering of the number f passed to
+// redis.call (call), which a twin passing a number back mirrors.
+func luaFormat(f float64) string { return strconv.FormatFloat(f, 'g', 17, 64) }
 
 // do runs args (a command, its name first) as a script's redis.call does,
 // for the Lua runner and the native scripts alike (native.go): ok with the

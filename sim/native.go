@@ -29,19 +29,29 @@ package sim
 //     TestNativeTwinsPinned fails) instead of running stale Go.
 //
 // TestNativeMatchesLua runs every twin and its text on random key spaces
-// (wrong types, odd latch values, expired keys) with random arguments, on
-// two nodes, and requires equal replies, key spaces, histories and
-// replication after every script. LuaInterpreted runs every script through
+// (wrong types, odd latch values, expired keys, fair queues and timeouts
+// due, not due or not numbers to Lua) with random arguments, on two nodes,
+// and requires equal replies, key spaces, histories, published messages
+// and replication after every script. LuaInterpreted runs every script through
 // the Lua runner, so a whole scenario can be replayed without the twins
 // (TestScenariosSameWithoutTwins).
 //
+// The fair lock's acquire, unlock and dequeue have twins too
+// (native_fair.go): its waiters behind a head that does not take the lock
+// try again at once, one fair_acquire per round trip, so interpreting it
+// was about two thirds of a fair-lock run's CPU. Their lists and sorted
+// sets go through the same path, their numbers through Lua's float64
+// (tonumber of a score, sums passed back formatted as the Lua runner
+// formats a number: luaFormat).
+//
 // The read-write lock's scripts have no twin: they loop over hash fields
 // and build key names, their runs are a small share of any workload, and a
-// twin's risk would buy little.
+// twin's risk would buy little. Nor have the force-unlocks of the fair,
+// spin and read-write locks, the non-reentrant acquire, the read-write
+// lock's test: each runs once per call of a rare operation (ForceUnlock,
+// IsLocked) or on a lock kind whose runs are a small share of a report.
 
 import (
-	"strconv"
-
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
 
@@ -91,6 +101,9 @@ var twins = []struct {
 	{scripts.SimpleObtain, "5b07cea9d8c080e1f382948a64290532a192cc27", fitsAtLeast(1, 2), nativeSimpleObtain},
 	{scripts.SimpleRefresh, "7a418abce43670d275ef05a9d9811d2eafe7ad2c", fitsAtLeast(1, 2), nativeCompareAndPexpire},
 	{scripts.RedlockExtend, "fbd3cf14b540ee81668989aec655a05a70e1f23a", fitsAtLeast(1, 2), nativeCompareAndPexpire},
+	{scripts.FairAcquire, "ecbe21a17e2b402180a533ea8a8851a9b438bff6", fitsFairAcquire, nativeFairAcquire},
+	{scripts.FairUnlock, "ea76d5b2d1bbe94657b7f05fe7c283062dfb2f16", fitsFairUnlock, nativeFairUnlock},
+	{scripts.FairDequeue, "22c07de4613e6eb17f2c47995401216977811a0d", fitsFairDequeue, nativeFairDequeue},
 }
 
 // TwinnedScripts lists the names (lock.Script.Name) of the scripts that
@@ -183,30 +196,39 @@ func luaReply(r fastReply) any {
 }
 
 // luaArg is Lua's rendering of the number n passed to redis.call.
-func luaArg(n int) string { return strconv.FormatFloat(float64(n), 'g', 17, 64) }
+func luaArg(n int) string { return luaFormat(float64(n)) }
 
 // tonumber is the reply of a script returning tonumber(r) for a bulk or
-// nil reply r: a plain decimal of up to 15 digits directly, anything else
-// through the Lua state's own tonumber, nil when it is not a number.
+// nil reply r (toFloat), nil when it is not a number.
 func (e *luaEngine) tonumber(r fastReply) (any, error) {
 	if r.kind != fastBulk {
 		return nil, nil // tonumber(false) is nil
 	}
-	s := r.s
-	if plainDecimal(s) {
-		n, _ := strconv.Atoi(s)
-		return luaNumber(n), nil
+	f, ok, err := e.toFloat(r.s)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return int64(f), nil
+}
+
+// toFloat is Lua's tonumber(s) for a string s: a decimal of up to 15
+// digits with an optional minus sign directly (luaDecimal), anything else
+// through the Lua state's own tonumber; ok false when it is nil.
+func (e *luaEngine) toFloat(s string) (f float64, ok bool, err error) {
+	if f, ok := luaDecimal(s); ok {
+		return f, true, nil
 	}
 	L, err := e.state()
 	if err != nil {
-		return nil, err
+		return 0, false, err
 	}
 	top := L.GetTop()
 	defer L.SetTop(top)
 	if err := L.CallByParam(lua.P{Fn: L.GetGlobal("tonumber"), NRet: 1, Protect: true}, lua.LString(s)); err != nil {
-		return nil, err
+		return 0, false, err
 	}
-	return luaToReply(L.Get(-1))
+	n, ok := L.Get(-1).(lua.LNumber)
+	return float64(n), ok, nil
 }
 
 // plainDecimal reports whether s is 0 or a decimal of up to 15 digits
