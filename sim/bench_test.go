@@ -12,6 +12,8 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/traffic"
@@ -115,4 +117,36 @@ func BenchmarkTenMinutes(b *testing.B) {
 // on a loaded machine a steadier measure than the wall time (ProcessCPU).
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(sim.ProcessCPU()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkFairScenario runs scenarios/fair-crashed-waiter.yaml once (its
+// waiters poll a free lock behind a dead head: about 38,000 fair_acquire
+// runs, then the checks), with the default script runner (LuaFast: the
+// fair scripts' Go twins).
+func BenchmarkFairScenario(b *testing.B) { benchFairScenario(b, setup.LuaFast) }
+
+// BenchmarkFairScenarioInterpreted is BenchmarkFairScenario with the
+// scripts' Lua text interpreted (LuaInterpreted).
+func BenchmarkFairScenarioInterpreted(b *testing.B) { benchFairScenario(b, setup.LuaInterpreted) }
+
+func benchFairScenario(b *testing.B, mode setup.LuaMode) {
+	s, err := scenario.Load("../scenarios/fair-crashed-waiter.yaml")
+	must(b, err)
+	for i := range s.Nodes {
+		s.Nodes[i].Config.Lua = mode
+		for j := range s.Nodes[i].Replicas {
+			s.Nodes[i].Replicas[j].Config.Lua = mode
+		}
+	}
+	defer sim.VerifyTruth(false)()
+	b.ResetTimer()
+	cpu := sim.ProcessCPU()
+	for i := 0; i < b.N; i++ {
+		r, err := simrun.Run(s, 0)
+		must(b, err)
+		if !r.Match {
+			b.Fatalf("not as expected: %s", r.Why)
+		}
+	}
+	reportCPU(b, cpu)
 }

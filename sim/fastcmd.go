@@ -3,7 +3,7 @@ package sim
 // A short way through a node for the commands the lock algorithms send most
 // and their scripts call most: the command runs on miniredis's database
 // through its Go API (RedisDB.Get, Set, SetTTL, HGet, HSet, Del, Exists,
-// TTL; Miniredis.Publish) instead of through Server.Dispatch, which looks
+// TTL, List, ZScore; Miniredis.Publish) instead of through Server.Dispatch, which looks
 // the command up, takes locks, writes a RESP reply that the node then
 // parses back. That layer was about a tenth of a simulation's CPU.
 //
@@ -14,7 +14,9 @@ package sim
 // that parse), and every other case, every error reply included, is left to
 // Dispatch before anything has been changed. Each case below is miniredis's
 // own handler (v2.40.0, cmd_string.go, cmd_hash.go, cmd_generic.go,
-// cmd_pubsub.go) with its error branches cut out. A node stops taking the
+// cmd_pubsub.go; the fair lock's reads of its queue and timeouts, LINDEX
+// and ZSCORE, from cmd_list.go and cmd_sorted_set.go) with its error
+// branches cut out. A node stops taking the
 // short way for good (until a restart boots a new miniredis) once any
 // command outside the commands table has run on it (MULTI, SELECT, HELLO,
 // AUTH, SUBSCRIBE, HEXPIRE, ...), since those change what a later command
@@ -27,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/alicebob/miniredis/v2/fpconv"
 )
 
 // fastKind is the kind of a fastReply.
@@ -123,6 +127,10 @@ func (n *Node) fast(cmd string, args []string) (r fastReply, ok bool) {
 		f = fastHset
 	case "PUBLISH":
 		f = fastPublish
+	case "LINDEX":
+		f = fastLindex
+	case "ZSCORE":
+		f = fastZscore
 	default:
 		return r, false
 	}
@@ -287,6 +295,51 @@ func fastPublish(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return r, false
 	}
 	return fastReply{kind: fastInt, i: n.m.Publish(args[1], args[2])}, true
+}
+
+// fastLindex is LINDEX of a missing key or a list, with an index Dispatch
+// reads (strconv.Atoi, not "-0").
+func fastLindex(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 3 || args[2] == "-0" {
+		return r, false
+	}
+	i, err := strconv.Atoi(args[2])
+	if err != nil {
+		return r, false
+	}
+	switch n.db.Type(args[1]) {
+	case "":
+		return fastReply{kind: fastNil}, true
+	case "list":
+		l, _ := n.db.List(args[1]) // miniredis's own slice: only read
+		if i < 0 {
+			i += len(l)
+		}
+		if i < 0 || i >= len(l) {
+			return fastReply{kind: fastNil}, true
+		}
+		return fastReply{kind: fastBulk, s: l[i]}, true
+	}
+	return r, false
+}
+
+// fastZscore is ZSCORE of a missing key, or of a member of a sorted set
+// whose score is not 0, formatted as Dispatch formats it (fpconv.Dtoa).
+// The Go API gives 0 for a missing member and for a score of 0 alike: 0
+// is Dispatch's.
+func fastZscore(n *Node, _ string, args []string) (r fastReply, ok bool) {
+	if len(args) != 3 {
+		return r, false
+	}
+	switch n.db.Type(args[1]) {
+	case "":
+		return fastReply{kind: fastNil}, true
+	case "zset":
+		if sc, _ := n.db.ZScore(args[1], args[2]); sc != 0 {
+			return fastReply{kind: fastBulk, s: fpconv.Dtoa(sc)}, true
+		}
+	}
+	return r, false
 }
 
 // maxFastMillis bounds a TTL in milliseconds the short way takes (a

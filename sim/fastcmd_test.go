@@ -19,14 +19,14 @@ type fastCmdGen struct{ r *rand.Rand }
 
 func (g fastCmdGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
-func (g fastCmdGen) key() string   { return g.pick("a", "b", "h", "s") }
+func (g fastCmdGen) key() string   { return g.pick("a", "b", "h", "s", "l", "z") }
 func (g fastCmdGen) field() string { return g.pick("f", "g", "") }
 func (g fastCmdGen) value() string { return g.pick("1", "x", "", "-3", "41", "9223372036854775807") }
 func (g fastCmdGen) ms() string    { return g.pick("100", "1500", "3000", "0", "-1", "abc", "2500") }
 
 func (g fastCmdGen) command() []string {
 	c := []string{}
-	switch g.r.IntN(16) {
+	switch g.r.IntN(20) {
 	case 0:
 		c = append(c, g.pick("GET", "get"), g.key())
 		if g.r.IntN(8) == 0 {
@@ -94,6 +94,14 @@ func (g fastCmdGen) command() []string {
 		c = append(c, "HDEL", g.key(), g.field())
 	case 15:
 		c = append(c, "INCR", g.key())
+	case 16: // a list (l, mostly), for LINDEX
+		c = append(c, "RPUSH", g.pick("l", "l", g.key()), g.field())
+	case 17: // a sorted set (z, mostly), for ZSCORE
+		c = append(c, "ZADD", g.pick("z", "z", g.key()), g.pick("1", "0", "-0", "-3", "1.5", "inf", "-inf", "1e300", "1700000012345", "0.1"), g.field())
+	case 18:
+		c = append(c, g.pick("LINDEX", "lindex"), g.pick("l", g.key()), g.pick("0", "1", "-1", "-2", "5", "-0", "x", "+1", "01"))
+	case 19:
+		c = append(c, g.pick("ZSCORE", "zscore"), g.pick("z", g.key()), g.field())
 	}
 	if g.r.IntN(20) == 0 {
 		c = append(c, "extra")
