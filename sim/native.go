@@ -20,7 +20,8 @@ package sim
 //   - Its results go through Lua's types as the text's do: a number the
 //     script returns is a float64 before it is a reply (int64(float64(n))),
 //     false and nil are a nil reply, tonumber of anything but a plain
-//     decimal is Lua's own tonumber.
+//     decimal (up to 15 digits, an optional minus sign: luaDecimal) is
+//     Lua's own tonumber.
 //   - It runs only when the arguments have the shape the library sends
 //     (fits): with a missing KEYS or ARGV entry the text would pass nil to
 //     redis.call or compare with nil, and the Lua runner runs it instead.
@@ -38,18 +39,21 @@ package sim
 //
 // The fair lock's acquire, unlock and dequeue have twins too
 // (native_fair.go): its waiters behind a head that does not take the lock
-// try again at once, one fair_acquire per round trip, so interpreting it
-// was about two thirds of a fair-lock run's CPU. Their lists and sorted
-// sets go through the same path, their numbers through Lua's float64
-// (tonumber of a score, sums passed back formatted as the Lua runner
-// formats a number: luaFormat).
+// try again at once, one fair_acquire per round trip, so running that
+// script was about five sixths of a fair-lock scenario's CPU, interpreting
+// its text a third (BenchmarkFairScenarioInterpreted, 2026-11-28). Their
+// lists and sorted sets go through the same path (LINDEX and ZSCORE take
+// the short way), their numbers through Lua's float64 (tonumber of a
+// score, sums passed back formatted as the Lua runner formats a number:
+// luaFormat).
 //
 // The read-write lock's scripts have no twin: they loop over hash fields
 // and build key names, their runs are a small share of any workload, and a
-// twin's risk would buy little. Nor have the force-unlocks of the fair,
-// spin and read-write locks, the non-reentrant acquire, the read-write
-// lock's test: each runs once per call of a rare operation (ForceUnlock,
-// IsLocked) or on a lock kind whose runs are a small share of a report.
+// twin's risk would buy little. Nor have the fair lock's force-unlock (one
+// run per ForceUnlock), the spin lock's unlock and force-unlock, and the
+// non-reentrant acquire: with the fair scripts twinned, a CPU profile of
+// the report's table (compare's BenchmarkReportTable) shows no sample in
+// the Lua runner, so a twin of any of them would buy nothing measurable.
 
 import (
 	"github.com/alicebob/miniredis/v2/server"
@@ -348,6 +352,18 @@ func luaTokenArg(tok fastReply) string {
 	return tok.s
 }
 
+// latchAnswer is the unlock scripts' "local done = redis.call('get',
+// latch); if done ~= false then return tonumber(done) end": done when the
+// latch holds a first run's answer, v that answer.
+func (e *luaEngine) latchAnswer(latch string) (v any, done bool, err error) {
+	r, err := e.callN("GET", latch)
+	if err != nil || r.kind == fastNil {
+		return nil, false, err
+	}
+	v, err = e.tonumber(r)
+	return v, true, err
+}
+
 // luaPair is the reply of a script returning {a, b}: an array that ends
 // at its first nil element (Lua's table length).
 func luaPair(a, b any) []any {
@@ -361,12 +377,8 @@ func luaPair(a, b any) []any {
 func nativeReentrantUnlock(e *luaEngine, keys, argv []string) (any, error) {
 	latch := unlockLatch(argv)
 	if latch {
-		r, err := e.callN("GET", keys[2])
-		if err != nil {
-			return nil, err
-		}
-		if r.kind != fastNil {
-			return e.tonumber(r)
+		if v, done, err := e.latchAnswer(keys[2]); done || err != nil {
+			return v, err
 		}
 	}
 	r, err := e.callN("HEXISTS", keys[0], argv[2])

@@ -285,12 +285,8 @@ func nativeFairUnlock(e *luaEngine, keys, argv []string) (any, error) {
 	msg, lease, field := argv[0], argv[1], argv[2]
 	latch := argv[5] == "1"
 	if latch {
-		done, err := e.callN("GET", keys[4])
-		if err != nil {
-			return nil, err
-		}
-		if done.kind != fastNil {
-			return e.tonumber(done)
+		if v, done, err := e.latchAnswer(keys[4]); done || err != nil {
+			return v, err
 		}
 	}
 	now, _ := luaDecimal(argv[3])
