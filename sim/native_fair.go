@@ -3,13 +3,13 @@ package sim
 // The fair lock's twins (native.go's rules): fair_acquire, fair_unlock and
 // fair_dequeue. A fair lock's waiters behind a head that does not take the
 // lock try again at once, one fair_acquire per round trip (Redisson's own
-// behaviour), so a fair-lock run is mostly fair_acquire: interpreted, about
-// two thirds of its CPU.
+// behaviour), so a fair-lock run is mostly fair_acquire (native.go's
+// header has the measure).
 //
 // Their lists and sorted sets go through luaEngine.do like every other
 // redis.call. Their arithmetic is Lua's, on float64: tonumber of a score
-// string (a plain decimal directly, anything else through the Lua state's
-// own tonumber), -tonumber(ARGV[n]) and sums passed back to redis.call
+// string (toFloat: a decimal directly, anything else through the Lua
+// state's own tonumber), -tonumber(ARGV[n]) and sums passed back to redis.call
 // formatted as the Lua runner formats a number (luaFormat). Where the text
 // meets a nil from tonumber of a score (a score such as inf or 1e+300,
 // which gopher-lua's tonumber does not read) the twin ends with the Lua

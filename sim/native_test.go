@@ -125,10 +125,10 @@ func fairKeys(sc *lock.Script) []string {
 	return []string{"lk", "q", "tq", "ch", "latch"}
 }
 
-// libraryShape reports whether a twinned script's drawn ARGV (of the right length) has
-// the shape the library sends, in which its twin must run: every key and
-// ARGV entry there, and for the fair scripts the numbers (wait, clock) in
-// ms as decimals.
+// libraryShape reports whether a twinned script's drawn ARGV, of the
+// length the library sends, has the library's shape, in which its twin
+// must run: for the fair scripts, the wait and the clock decimals as the
+// library formats them.
 func libraryShape(sc *lock.Script, argv []any) bool {
 	decimal := func(i int) bool { return fairDecimal.MatchString(argv[i].(string)) }
 	switch sc {
@@ -261,7 +261,8 @@ func drawNativeCmd(rt *rapid.T, fairFocus bool) []any {
 // replica), the same key spaces on master and replica after every step
 // (types, values, hash fields, TTLs to the millisecond), and the same
 // published messages, for random sequences of the twinned scripts with
-// drawn arguments on a key space shaped by plain commands. It checks
+// drawn arguments on a key space shaped by plain commands (half of them
+// around a fair lock's queue and timeouts: drawNativeSteps). It checks
 // that the twins actually ran, and TestNativeCatchesPlantedBug that the
 // comparison finds a twin that differs from its text.
 func TestNativeMatchesLua(t *testing.T) {
