@@ -69,26 +69,38 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		if ctx.Err() != nil {
 			return 0, gaveUp()
 		}
-		ttl, token, err = try(ctx)
-		if err != nil && abandon && wait > 0 && ctx.Err() == nil && isTimeout(err) {
-			return 0, &outcome.Unknown{Err: &abandonedTry{err}}
-		}
-		if err != nil || ttl < 0 {
+		done, token, err := c.waitRound(ctx, channel, &sub, start, wait, abandon, gaveUp, try)
+		if done {
 			return token, err
 		}
-		told := c.rt.Now()
-		d := ttl
-		if wait > 0 {
-			left := wait - told.Sub(start)
-			if left <= 0 {
-				return 0, ErrNotAcquired
-			}
-			d = min(d, left)
-		}
-		if err := c.awaitRelease(ctx, channel, &sub, d, told, gaveUp); err != nil {
-			return 0, err
-		}
 	}
+}
+
+// waitRound is one round of acquireWaiting's loop: a try, and the wait
+// for a release after a refusal. done is true when the acquire is over,
+// with its token and error.
+func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscription, start time.Time, wait time.Duration, abandon bool,
+	gaveUp func() error, try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (done bool, token int64, err error) {
+	ttl, token, err := try(ctx)
+	if err != nil && abandon && wait > 0 && ctx.Err() == nil && isTimeout(err) {
+		return true, 0, &outcome.Unknown{Err: &abandonedTry{err}}
+	}
+	if err != nil || ttl < 0 {
+		return true, token, err
+	}
+	told := c.rt.Now()
+	d := ttl
+	if wait > 0 {
+		left := wait - told.Sub(start)
+		if left <= 0 {
+			return true, 0, ErrNotAcquired
+		}
+		d = min(d, left)
+	}
+	if err := c.awaitRelease(ctx, channel, sub, d, told, gaveUp); err != nil {
+		return true, 0, err
+	}
+	return false, 0, nil
 }
 
 // waitScope begins the wait of an acquire whose first try was refused: it

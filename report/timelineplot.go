@@ -493,6 +493,24 @@ func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool
 		x := pt.c.Min.X + driftPad
 		wants = append(wants, labelWant{text: m.Label, xs: [][2]vg.Length{{x, x + labelStyle.Width(m.Label)}}, lanes: []int{k % lanes}, pad: driftPad})
 	}
+	wants = append(wants, spanLabelWants(pt, r, up, down, manyLocks)...)
+	for _, m := range r.Marks {
+		w := labelStyle.Width(m.Label)
+		switch {
+		case m.Label == "":
+		case m.Kind == Fault && !strings.HasSuffix(m.Label, " lost"):
+			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), 0, w), lanes: up})
+		case m.Kind == Wait:
+			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), glyphR, w), lanes: up})
+		}
+	}
+	return wants
+}
+
+// spanLabelWants are labelWants' labels of r's spans, in order, up and
+// down the row's lanes from the top and from the bottom.
+func spanLabelWants(pt rowPainter, r Row, up, down []int, manyLocks bool) []labelWant {
+	var wants []labelWant
 	subscribedOn := "" // the label of the row's last subscription
 	for _, s := range r.Spans {
 		w := labelStyle.Width(s.Label)
@@ -513,16 +531,6 @@ func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool
 			// Left of its start rather than over the next one's.
 			b := beside(x0, 0, w)
 			wants = append(wants, labelWant{text: s.Label, xs: [][2]vg.Length{b[1], b[0]}, lanes: up})
-		}
-	}
-	for _, m := range r.Marks {
-		w := labelStyle.Width(m.Label)
-		switch {
-		case m.Label == "":
-		case m.Kind == Fault && !strings.HasSuffix(m.Label, " lost"):
-			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), 0, w), lanes: up})
-		case m.Kind == Wait:
-			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), glyphR, w), lanes: up})
 		}
 	}
 	return wants
