@@ -27,6 +27,9 @@ type Client struct {
 	latRNG      *rand.Rand
 	retryRNG    *rand.Rand
 	links       map[*Node]*link // its connections to each node
+	// spareAttempts are attempts whose events have all run, for the next
+	// requests (Client.newAttempt).
+	spareAttempts []*attempt
 	idRNG       *rand.Rand
 	crashed     bool // see Crash
 
