@@ -30,8 +30,8 @@ type Client struct {
 	// spareAttempts are attempts whose events have all run, for the next
 	// requests (Client.newAttempt).
 	spareAttempts []*attempt
-	idRNG       *rand.Rand
-	crashed     bool // see Crash
+	idRNG         *rand.Rand
+	crashed       bool // see Crash
 
 	parallelNames []string      // parallelName's names
 	lastInt       setup.ArgText // the last int64 argument its requests sent, as text
