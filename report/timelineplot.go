@@ -146,8 +146,8 @@ func timelineFigure(tl Timeline) (*Figure, *timelineArt) {
 
 // TimelinePlot draws tl: one row per holder (its belief), per node key
 // (ground truth, coloured by the holder it named), per fenced resource
-// (its writes) and a row of faults; fault events are grey marks, pauses
-// and partitions grey spans, every interval in which two holders believed
+// (its writes) and a row of faults; fault events are grey marks (dotted
+// for a fault that could not act), pauses and partitions grey spans, every interval in which two holders believed
 // they held the lock is shaded red across all rows, and every other
 // finding is a strip or a glyph on its row. A legend below the plot
 // explains each kind of mark the timeline has.
