@@ -358,7 +358,7 @@ func TestInterruptedCompare(t *testing.T) {
 	var stdout bytes.Buffer
 	stderr := &cancelOnWrite{cancel: cancel}
 	code := run(ctx, []string{"compare", "-table", "-seeds", "1", "-workers", "2", "-out", filepath.Join(parent, "reports")}, &stdout, stderr)
-	if code != exitInterrupted || !strings.HasPrefix(stdout.String(), "interrupted: unsafe runs") || !strings.Contains(stdout.String(), "none ") ||
+	if code != exitInterrupted || !strings.HasPrefix(stdout.String(), "interrupted: unsafe runs") || !strings.Contains(stdout.String(), "  no faults\n") ||
 		!strings.Contains(stderr.String(), "no report written") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
