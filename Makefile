@@ -105,7 +105,7 @@ bench-peers:
 # test checks) makes the report say "regenerate with make report". To
 # split it over machines, see examples/README.md (Sharded sweeps).
 report:
-	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
+	$(GO) run ./cmd/simulate compare -seeds 1000 -out reports
 
 # agree runs every committed scenario in the simulation and on real
 # redis-server processes and writes the agreement table into docs/real-redis.md

@@ -19,7 +19,7 @@ import (
 // report (make report): only a report written by exactly this command
 // says "regenerate with make report" (compare.Results.Reference). A test
 // checks that the Makefile runs it.
-const referenceCommand = "simulate compare -seeds 100 -out reports"
+const referenceCommand = "simulate compare -seeds 1000 -out reports"
 
 // reportOut is the report directory of compare and merge: out when the
 // user named one, else a new default directory (newReportDir) reserved
