@@ -50,9 +50,8 @@ const (
 	agreeEnd   = "<!-- simulate agree: end -->"
 )
 
-func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok bool) {
+func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("agree", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Float64Var(&f.scale, "scale", 0.2, "multiply the durations of a file without its own real.scale by this for the real run")
 	fs.IntVar(&f.attempts, "attempts", 3, "real runs of a file until one gives the expected verdict (real time, not the seed, decides what a fault hits)")
 	fs.StringVar(&f.out, "out", "", "write the table (Markdown) into this file instead of stdout")
@@ -66,9 +65,9 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	f.paths = paths
 	msg := scaleBad(f.scale)
@@ -105,7 +104,7 @@ type agreeRow struct {
 
 // agree is the agree command.
 func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseAgree(args, stderr)
+	f, status, ok := parseAgree(args, stdout, stderr)
 	if !ok {
 		return status
 	}

@@ -13,7 +13,10 @@
 // Flags may come before or after the files (simulate run x.yaml -seed 3);
 // "--" ends them. A first argument that is neither a command nor a flag
 // is run's file or directory, if it names one (or ends in .yaml);
-// otherwise it is an unknown command (exit 2).
+// otherwise it is an unknown command (exit 2). Help in every form
+// (simulate -h, simulate help, simulate help run, simulate run -h) prints
+// on stdout and exits 0; a bad flag is one line on stderr that names it
+// and points to the command's help, exit 2.
 //
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
@@ -174,11 +177,11 @@ func usage() string {
 }
 
 // help prints the list of commands, or with a command's name its flags
-// (its -h).
+// (its -h), on stdout: every form of help is output, status 0.
 func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
 		for _, c := range commands {
-			if c.name == args[0] && c.name != "help" {
+			if c.name == args[0] {
 				return c.run(ctx, []string{"-h"}, stdout, stderr)
 			}
 		}
@@ -265,11 +268,16 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // description.
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseStatus(err)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR ...]   (flags may follow the files)\n\n"+
+			"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
+			"each. A built-in scenario's name is what simulate run NAME takes.\n\n")
+		fs.PrintDefaults()
+	}
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	all, _, err := loadScaled(paths, 1)
 	if err != nil {
@@ -288,13 +296,26 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parseStatus is the exit status after a flag error: 0 for -h/-help (the
-// flag package printed the command's usage), 2 for bad input.
-func parseStatus(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+// parseFlags parses args with fs (parseInterspersed), the flags of
+// command fs.Name(), and returns the other arguments. -h, -help and
+// --help print the command's usage (fs.Usage) on stdout, status 0: help
+// is the output asked for, which `simulate help run | less` pages. A bad
+// flag is one line on stderr, the flag package's complaint and where the
+// usage is, status 2: the whole usage printed after it buried the
+// complaint. ok is false when the command must stop with status.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+	fs.SetOutput(io.Discard) // the flag package's own printing: the usage after a complaint
+	rest, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil, 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "simulate %s: %v (run 'simulate help %s' for usage)\n", fs.Name(), err, fs.Name())
+		return nil, 2, false
 	}
-	return 2
+	return rest, 0, true
 }
 
 // verdictLine is "ok", or "violated" and the kinds found.

@@ -405,28 +405,63 @@ func TestRateSweeps(t *testing.T) {
 	}
 }
 
-// TestHelpExitsZero: -h on every command prints its flags and exits 0;
-// simulate -h and simulate help list every command, one line each; help
-// COMMAND is the command's -h.
+// TestHelpExitsZero: every form of help prints on stdout, nothing on
+// stderr, and exits 0 (simulate help run | less pages it): -h, -help and
+// --help on every command print its usage and flags; simulate -h and
+// simulate help list every command, one line each; help COMMAND is the
+// command's -h.
 func TestHelpExitsZero(t *testing.T) {
-	for _, cmd := range []string{"run", "list", "demo", "compare", "merge"} {
-		code, _, errs := runCLI(t, cmd, "-h")
-		if code != 0 || !strings.Contains(errs, "-") {
-			t.Errorf("%s -h: exit %d, usage %q", cmd, code, errs)
+	for _, c := range commands {
+		if c.name == "help" {
+			continue
 		}
-		if code, _, errs2 := runCLI(t, "help", cmd); code != 0 || errs2 != errs {
-			t.Errorf("help %s: exit %d, not %s -h's usage", cmd, code, cmd)
+		for _, h := range []string{"-h", "-help", "--help"} {
+			code, out, errs := runCLI(t, c.name, h)
+			if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: simulate "+c.name) || !strings.Contains(out, "\n  -") {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q", c.name, h, code, out, errs)
+			}
+			if code, out2, errs2 := runCLI(t, "help", c.name); code != 0 || out2 != out || errs2 != "" {
+				t.Errorf("help %s: exit %d, not %s -h's usage on stdout (stderr %q)", c.name, code, c.name, errs2)
+			}
 		}
 	}
-	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}, {"help", "-h"}} {
-		code, out, _ := runCLI(t, args...)
-		if code != 0 {
-			t.Errorf("%v: exit %d", args, code)
+	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}, {"help", "-h"}, {"help", "help"}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
 		for _, cmd := range []string{"run", "list", "compare", "agree", "check", "merge", "demo", "help"} {
 			if n := strings.Count(out, "\n  "+cmd+" "); n != 1 {
 				t.Errorf("%v: %d lines for %s:\n%s", args, n, cmd, out)
 			}
+		}
+	}
+}
+
+// TestBadFlagIsOneLine: a flag that does not exist or a bad value is one
+// line on stderr naming it and pointing to the command's help, exit 2,
+// nothing on stdout: not the whole usage, which buried the complaint.
+func TestBadFlagIsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		cmd  string
+		want string
+	}{
+		{[]string{"run", "-frob"}, "run", "flag provided but not defined: -frob"},
+		{[]string{"-frob"}, "run", "flag provided but not defined: -frob"},
+		{[]string{"run", "-seed", "x"}, "run", `invalid value "x" for flag -seed`},
+		{[]string{"list", "-frob"}, "list", "-frob"},
+		{[]string{"demo", "-seed", "-1"}, "demo", "-seed"},
+		{[]string{"compare", "-shard", "3"}, "compare", "-shard"},
+		{[]string{"check", "-liveness", "forever"}, "check", "-liveness"},
+		{[]string{"merge", "-frob"}, "merge", "-frob"},
+		{[]string{"agree", "-frob"}, "agree", "-frob"},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		pointer := "(run 'simulate help " + c.cmd + "' for usage)\n"
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "simulate "+c.cmd+": ") ||
+			!strings.Contains(errs, c.want) || !strings.HasSuffix(errs, pointer) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %q ending %q", c.args, code, out, errs, c.want, pointer)
 		}
 	}
 }
@@ -602,7 +637,6 @@ func TestCompareFlags(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"compare", "-h"}, 0, "usage: simulate compare"},
 		{[]string{"compare", "-seeds", "0"}, 2, "need at least 1"},
 		{[]string{"compare", "extra"}, 2, "unexpected argument"},
 		{[]string{"compare", "-bogus"}, 2, "flag provided but not defined"},

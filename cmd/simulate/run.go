@@ -37,9 +37,8 @@ type runFlags struct {
 
 // parseRun parses run's flags and checks them. ok is false when run must
 // stop with status: after -h (0), or bad input, reported on stderr (2).
-func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool) {
+func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for every scenario (0: each file's own)")
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v1, docs/json-schema.md)")
@@ -55,9 +54,9 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	f.paths = paths
 	if msg := f.bad(); msg != "" {
@@ -136,7 +135,7 @@ func (f runFlags) seedsBad() string {
 // is over the seeds that ran), then the summary of it, marked interrupted,
 // and the status is exitInterrupted.
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseRun(args, stderr)
+	f, status, ok := parseRun(args, stdout, stderr)
 	if !ok {
 		return status
 	}
