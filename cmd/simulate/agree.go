@@ -108,7 +108,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	all, _, err := loadScaled(f.paths, 1)
+	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
@@ -141,7 +141,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !f.quiet {
 			fmt.Fprintf(stderr, "agree: %d/%d %s\n", i+1, len(all), s.Name)
 		}
-		row, code := agreeOne(ctx, f, s, stderr)
+		row, code := agreeOne(ctx, f, s, origins[i].builtin, stderr)
 		if code == exitInterrupted {
 			break
 		}
@@ -176,9 +176,10 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// agreeOne runs s in the simulation and, unless refused, on real servers
-// until a run gives the expected verdict or the attempts run out.
-func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io.Writer) (agreeRow, int) {
+// agreeOne runs s (a built-in scenario when builtin) in the simulation
+// and, unless refused, on real servers until a run gives the expected
+// verdict or the attempts run out.
+func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, builtin bool, stderr io.Writer) (agreeRow, int) {
 	row := agreeRow{s: s, scale: f.scale}
 	if s.Real.Scale > 0 {
 		row.scale = s.Real.Scale
@@ -198,7 +199,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		}
 		row.sim, row.simMatch = verdictLine(r.Verdict), r.Match
 	}
-	rs, err := reload(s, row.scale, len(f.paths) == 0)
+	rs, err := reload(s, row.scale, builtin)
 	if err == nil {
 		err = realCheck(rs)
 	}
@@ -238,9 +239,9 @@ func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Wr
 }
 
 // reload loads s's file again with its durations multiplied by scale:
-// from the built-in scenarios when embedded, else from its path.
-func reload(s *scenario.Scenario, scale float64, embedded bool) (*scenario.Scenario, error) {
-	data, err := source(s, embedded)
+// from the built-in scenarios when builtin, else from its path.
+func reload(s *scenario.Scenario, scale float64, builtin bool) (*scenario.Scenario, error) {
+	data, err := source(s, builtin)
 	if err != nil {
 		return nil, err
 	}

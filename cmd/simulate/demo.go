@@ -54,7 +54,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	}
 	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
 	for _, s := range all {
-		if code := r.single(s); code > status {
+		if code := r.single(s, true); code > status {
 			status = code
 		}
 	}

@@ -1,9 +1,9 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: the built-in scenarios/)
-//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR ...]
-//	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
-//	simulate list [-json] [FILE|DIR ...]
+//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR|NAME ...]   (default: the built-in scenarios/)
+//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR|NAME ...]
+//	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR|NAME ...
+//	simulate list [-json] [FILE|DIR|NAME ...]
 //	simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-shard K/N [-partial FILE]]
 //	simulate check [-model M] [-liveness DUR] [-end DUR] [-json] [-out DIR] FILE.jsonl ...
 //	simulate merge [-out DIR] [-json] PARTIAL...
@@ -11,9 +11,13 @@
 //	simulate help [COMMAND] | -h | -version
 //
 // Flags may come before or after the files (simulate run x.yaml -seed 3);
-// "--" ends them. A first argument that is neither a command nor a flag
-// is run's file or directory, if it names one (or ends in .yaml);
-// otherwise it is an unknown command (exit 2). Help in every form
+// "--" ends them. NAME is the name of a scenario built into the command,
+// as simulate list prints it (simulate run f0-failover-lagging-replica),
+// which runs in any directory; a path that names nothing on the disk and
+// no built-in scenario is bad input that points to list. A first argument
+// that is neither a command nor a flag is run's file, directory or NAME,
+// if it is one (or ends in .yaml); otherwise it is an unknown command
+// (exit 2). Help in every form
 // (simulate -h, simulate help, simulate help run, simulate run -h) prints
 // on stdout and exits 0; a bad flag is one line on stderr that names it
 // and points to the command's help, exit 2.
@@ -21,7 +25,8 @@
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
-// replays it; it ends with one summary line (N scenarios: A as expected, B
+// replays it (simulate run -seed N -out out/ NAME for a built-in scenario,
+// the file's path for a file: a command that works where run ran); it ends with one summary line (N scenarios: A as expected, B
 // not as expected, S skipped). Exit status: 0 when every verdict is the
 // expected one, 1 when one is not, 2 for bad input (a bad scenario file is
 // named with its line and field; an output path that cannot be written is
@@ -99,12 +104,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM:
@@ -185,20 +193,25 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return c.run(ctx, []string{"-h"}, stdout, stderr)
 			}
 		}
-		return unknownCommand(args[0], stderr)
+		return unknownCommand(args[0], false, stderr)
 	}
 	fmt.Fprint(stdout, usage())
 	return 0
 }
 
 // unknownCommand says that name is no command, lists the commands, and
-// returns the exit status of bad input.
-func unknownCommand(name string, stderr io.Writer) int {
+// returns the exit status of bad input. orScenario adds that name is no
+// scenario either, for a first argument that run would have taken.
+func unknownCommand(name string, orScenario bool, stderr io.Writer) int {
 	names := make([]string, len(commands))
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	fmt.Fprintf(stderr, "simulate: unknown command %q (commands: %s; simulate -h describes them)\n", name, strings.Join(names, ", "))
+	var nor string
+	if orScenario {
+		nor = ", nor a file or a built-in scenario's name (simulate list names them)"
+	}
+	fmt.Fprintf(stderr, "simulate: unknown command %q (commands: %s; simulate -h describes them)%s\n", name, strings.Join(names, ", "), nor)
 	return 2
 }
 
@@ -225,8 +238,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	if !strings.HasPrefix(args[0], "-") && !isScenarioPath(args[0]) {
-		return unknownCommand(args[0], stderr)
+	if !strings.HasPrefix(args[0], "-") && !isScenarioPath(args[0]) && !isBuiltinName(args[0]) {
+		return unknownCommand(args[0], true, stderr)
 	}
 	return runScenarios(ctx, args, stdout, stderr)
 }
@@ -240,6 +253,14 @@ func isScenarioPath(arg string) bool {
 	}
 	_, err := os.Stat(arg)
 	return err == nil
+}
+
+// isBuiltinName reports whether arg is the name of a scenario built into
+// the command (simulate list prints them): simulate NAME is simulate run
+// NAME.
+func isBuiltinName(arg string) bool {
+	_, err := fs.Stat(scenarios.FS, arg+".yaml")
+	return err == nil && arg == filepath.Base(arg)
 }
 
 // parseInterspersed parses args with fs, flags and other arguments in any

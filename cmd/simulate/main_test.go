@@ -37,7 +37,7 @@ func TestDemoIsDeterministic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d; stdout:\n%s\nstderr:\n%s", code, out1, errs)
 	}
-	for _, want := range []string{"baseline-simple", "ok", "f0-failover-lagging-replica", "mutual-exclusion, silent-loss", "both believed they held it", "had no key", "replay: go run ./cmd/simulate run -seed 1 -out out/ scenarios/f0-failover-lagging-replica.yaml"} {
+	for _, want := range []string{"baseline-simple", "ok", "f0-failover-lagging-replica", "mutual-exclusion, silent-loss", "both believed they held it", "had no key", "replay: simulate run -seed 1 -out out/ f0-failover-lagging-replica\n"} {
 		if !strings.Contains(out1, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out1)
 		}
@@ -45,7 +45,7 @@ func TestDemoIsDeterministic(t *testing.T) {
 	if strings.Contains(out1, "NOT AS EXPECTED") {
 		t.Fatalf("unexpected verdict:\n%s", out1)
 	}
-	if _, fromRun, _ := runCLI(t, "run", "../../scenarios/baseline-simple.yaml", "../../scenarios/f0-failover-lagging-replica.yaml"); strings.ReplaceAll(fromRun, "../../", "") != out1 {
+	if _, fromRun, _ := runCLI(t, "run", "baseline-simple", "f0-failover-lagging-replica"); fromRun != out1 {
 		t.Fatalf("demo and run of the same files differ:\n%s\n---\n%s", out1, fromRun)
 	}
 	_, out2, _ := runCLI(t, "demo", "-seed", "1")
@@ -145,7 +145,7 @@ func TestRunScenarios(t *testing.T) {
 			t.Errorf("no line for %s", name)
 		}
 	}
-	if !strings.Contains(out, "replay: go run ./cmd/simulate run -seed 1") || strings.Contains(out, "NOT AS EXPECTED") {
+	if !strings.Contains(out, "replay: simulate run -seed 1 -out out/ "+in+"/") || strings.Contains(out, "NOT AS EXPECTED") {
 		t.Fatalf("output:\n%s", out)
 	}
 	// A rate expectation's sweep writes no files; every other one does.
@@ -463,6 +463,51 @@ func TestBadFlagIsOneLine(t *testing.T) {
 			!strings.Contains(errs, c.want) || !strings.HasSuffix(errs, pointer) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %q ending %q", c.args, code, out, errs, c.want, pointer)
 		}
+	}
+}
+
+// TestRunBuiltinName: run takes a built-in scenario's name, as list
+// prints it, in any directory: it runs the command's own copy, prints
+// what run of the file prints, and its replay command names the scenario
+// by its name, which works there (a path into a clone did not). A file's
+// replay command names its path. A name that is neither says so and
+// points to list; a path to a missing file whose name is a built-in
+// scenario's says how to run that one.
+func TestRunBuiltinName(t *testing.T) {
+	const name = "f0-failover-lagging-replica"
+	_, fromFile, _ := runCLI(t, "run", "../../scenarios/"+name+".yaml")
+	if !strings.Contains(fromFile, "replay: simulate run -seed 1 -out out/ ../../scenarios/"+name+".yaml\n") {
+		t.Fatalf("a file's replay command does not name its path:\n%s", fromFile)
+	}
+	t.Chdir(t.TempDir()) // outside the repository: no scenarios/ here
+	for _, args := range [][]string{{"run", name}, {name}, {"run", "-seed", "1", name}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || errs != "" {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		if want := strings.ReplaceAll(fromFile, "../../scenarios/"+name+".yaml", name); out != want {
+			t.Fatalf("%v: not what run of the file prints, with the name in the replay command:\n%s\n--- want\n%s", args, out, want)
+		}
+	}
+	if code, out, errs := runCLI(t, "list", "baseline-simple", name); code != 0 || strings.Count(out, "\n") != 2 || !strings.HasPrefix(out, "baseline-simple ") {
+		t.Errorf("list NAME NAME: exit %d, %q, %q", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "f0-no-such"}, "f0-no-such: no such file or directory, and no scenario built into simulate has that name (simulate list names them)"},
+		{[]string{"f0-no-such"}, `unknown command "f0-no-such"`},
+		{[]string{"run", "scenarios/" + name + ".yaml"}, "no such file or directory (a scenario built into simulate has its name: simulate run " + name + " runs it without the file)"},
+		{[]string{"run", "other.yaml"}, "other.yaml: no such file or directory\n"},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if _, _, errs := runCLI(t, "f0-no-such"); !strings.Contains(errs, "simulate list") {
+		t.Errorf("an unknown first argument does not point to simulate list: %q", errs)
 	}
 }
 

@@ -49,9 +49,9 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	shardFlags(fs, &f.shard, &f.partial, "run")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
-			"Replays scenario files (default: the built-in scenarios/), prints a verdict line for each\n"+
-			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
+			"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
+			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	paths, status, ok := parseFlags(fs, args, stdout, stderr)
@@ -142,13 +142,13 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.backend == "redis" {
 		return runReal(ctx, realArgs{paths: f.paths, seed: f.seed, seeds: f.seeds, scale: f.scale, asJSON: f.asJSON, out: f.out}, stdout, stderr)
 	}
-	all, _, err := loadScaled(f.paths, 1)
+	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
 	}
 	if f.shard.Sharded() {
-		return runShard(ctx, f, all, stdout, stderr)
+		return runShard(ctx, f, all, origins, stdout, stderr)
 	}
 	if f.out != "" {
 		// A single run writes its files; a rate expectation's sweep does not.
@@ -164,7 +164,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
 			break
 		}
-		switch code := r.scenario(s); code {
+		switch code := r.scenario(s, origins[i].builtin); code {
 		case 0:
 		case 1:
 			status = 1
@@ -189,10 +189,10 @@ type runner struct {
 	tally          tally
 }
 
-// scenario runs s once or sweeps it, prints its verdict and returns the
-// exit status it calls for: 0 as expected, 1 not, 2 bad input,
-// exitInterrupted.
-func (r *runner) scenario(s *scenario.Scenario) int {
+// scenario runs s (a built-in scenario when builtin) once or sweeps it,
+// prints its verdict and returns the exit status it calls for: 0 as
+// expected, 1 not, 2 bad input, exitInterrupted.
+func (r *runner) scenario(s *scenario.Scenario, builtin bool) int {
 	n := r.seeds
 	if n == 0 && r.seed == 0 && s.Expect.HasRates() {
 		// A rate expectation is judged over its own sweep by default.
@@ -202,14 +202,14 @@ func (r *runner) scenario(s *scenario.Scenario) int {
 		}
 	}
 	if n > 0 {
-		return r.sweep(s, n)
+		return r.sweep(s, n, builtin)
 	}
-	return r.single(s)
+	return r.single(s, builtin)
 }
 
 // sweep runs s over n seeds and prints its line (writeSweep); an
 // interrupted sweep prints the line of the seeds that ran.
-func (r *runner) sweep(s *scenario.Scenario, n int) int {
+func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	first := sweep.FirstSeed(s, r.seed)
 	pr := newProgress(r.stderr, s.Name, r.quiet)
 	if msg := sweep.CheckSeeds(first, n); msg != "" {
@@ -238,9 +238,10 @@ func (r *runner) sweep(s *scenario.Scenario, n int) int {
 	return 0
 }
 
-// single runs s once, at -seed or its own, prints its verdict and, with
-// -out, writes its files.
-func (r *runner) single(s *scenario.Scenario) int {
+// single runs s once, at -seed or its own, prints its verdict (with the
+// command that replays a violation: replayCommand, which names a built-in
+// scenario by its name) and, with -out, writes its files.
+func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	res, err := simrun.Run(s, r.seed)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
@@ -252,7 +253,7 @@ func (r *runner) single(s *scenario.Scenario) int {
 		vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
 	}
 	if res.Verdict.Status == checker.Violated {
-		vo.replay = fmt.Sprintf("go run ./cmd/simulate run -seed %d -out out/ %s", res.Seed, s.File)
+		vo.replay = replayCommand(replayTarget(s, builtin), res.Seed)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
 	r.tally.count(res.Judged(), res.Match)
