@@ -32,17 +32,22 @@
 // named with its line and field; an output path that cannot be written is
 // found before anything runs), 3 for an internal error (a bug in locksim:
 // a panic, caught and reported as such, never as bad input). -json prints JSON lines instead, schema
-// locksim.run/v1 (docs/json-schema.md).
+// locksim.run/v2 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
-// the violation rate with its Wilson 95% interval. A file whose expectation
+// the violation rate with its Wilson 95% interval, every kind's count and
+// rate, and the first violated seeds (five at most) with their kinds and
+// the command that replays each, so that a sweep leads to a
+// counterexample; for a file that expects a violation, also the first
+// seeds without one. -out writes single runs: with -seeds it is refused,
+// naming a seed to replay with -out instead. A file whose expectation
 // is a rate (expect: {rates: ..., seeds: N}) is judged over a sweep of N
-// seeds unless -seeds says otherwise. The line then lists every kind's
-// rate with its interval, and the run exits 1 when an observed rate lies
+// seeds unless -seeds says otherwise. The kinds' lines then show their
+// bounds, and the run exits 1 when an observed rate lies
 // outside its bounds (the point estimate is judged; the interval is for
 // the reader). -seed S alone runs such a file once at S and does not judge
 // it. Other files' expectations are about one run: a sweep reports their
-// violation rate and does not judge them.
+// rates and does not judge them.
 //
 // A sweep runs -workers N seeds at once (default GOMAXPROCS), and compare
 // as many runs of its cells; the output is the same for any N. A sweep

@@ -6,16 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
@@ -213,7 +216,7 @@ func TestListAndJSON(t *testing.T) {
 		Expected   bool              `json:"expected"`
 		Violations []json.RawMessage `json:"violations"`
 	}
-	if err := json.Unmarshal([]byte(lines[0]), &r); code != 0 || len(lines) != 2 || err != nil || r.Schema != "locksim.run/v1" || r.Type != "run" ||
+	if err := json.Unmarshal([]byte(lines[0]), &r); code != 0 || len(lines) != 2 || err != nil || r.Schema != "locksim.run/v2" || r.Type != "run" ||
 		r.Verdict != "violated" || !r.Expected || len(r.Kinds) == 0 || len(r.Violations) == 0 {
 		t.Fatalf("run -json: exit %d, %v, %+v\n%s\n%s", code, err, r, out, errs)
 	}
@@ -252,7 +255,8 @@ func TestSweepIsDeterministic(t *testing.T) {
 	if !strings.Contains(a, "violated in 6 of 6") || !strings.Contains(a, "violated in 0 of 6") {
 		t.Fatalf("rates:\n%s", a)
 	}
-	if code, _, errs := runCLI(t, "run", "-seeds", "3", "-out", t.TempDir(), "../../scenarios/baseline-simple.yaml"); code != 2 || !strings.Contains(errs, "-out writes single runs") {
+	if code, _, errs := runCLI(t, "run", "-seeds", "3", "-seed", "7", "-out", "my out", "../../scenarios/baseline-simple.yaml"); code != 2 ||
+		!strings.Contains(errs, "-out writes the files of single runs") || !strings.HasSuffix(errs, " simulate run -seed 7 -out 'my out' ../../scenarios/baseline-simple.yaml\n") {
 		t.Fatalf("-seeds with -out: exit %d, %q", code, errs)
 	}
 	if code, _, errs := runCLI(t, "run", t.TempDir()); code != 2 || !strings.Contains(errs, "no *.yaml scenario files") {
@@ -318,7 +322,7 @@ func TestInterruptedRun(t *testing.T) {
 	var stderr bytes.Buffer
 	code := run(ctx, []string{"run", "-seeds", "3", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}, stdout, &stderr)
 	out := stdout.String()
-	if code != exitInterrupted || strings.Count(out, "\n") != 2 || !strings.HasPrefix(out, "f0-failover-lagging-replica ") ||
+	if code != exitInterrupted || strings.Contains(out, "baseline-simple") || !strings.HasPrefix(out, "f0-failover-lagging-replica ") ||
 		!strings.HasSuffix(out, "\n1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped (interrupted: the rest did not run)\n") ||
 		!strings.Contains(stderr.String(), "interrupted: 1 of 2 scenarios run") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
@@ -391,7 +395,7 @@ func TestRateSweeps(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, _, errs = runCLI(t, "run", "-out", dir, pass)
-	if entries, _ := os.ReadDir(dir); code != 0 || len(entries) != 0 || !strings.Contains(errs, "-out writes single runs: nothing written") {
+	if entries, _ := os.ReadDir(dir); code != 0 || len(entries) != 0 || !strings.Contains(errs, "-out writes single runs: nothing written for it; its first violated seed: simulate run -seed 4 -out "+dir+" "+pass+"\n") {
 		t.Fatalf("-out on a rate file: exit %d, %d files, stderr %q", code, len(entries), errs)
 	}
 	if code, out, _ := runCLI(t, "run", "-seed", "4", "-out", dir, pass); code != 0 || !strings.Contains(out, "not judged") {
@@ -508,6 +512,59 @@ func TestRunBuiltinName(t *testing.T) {
 	}
 	if _, _, errs := runCLI(t, "f0-no-such"); !strings.Contains(errs, "simulate list") {
 		t.Errorf("an unknown first argument does not point to simulate list: %q", errs)
+	}
+}
+
+// TestSweepListsSeeds: a sweep leads to its counterexamples: under its
+// line, the count of every kind (for a file whose expectation is about
+// one run too), the first violated seeds with their kinds and the command
+// that replays each, how many more there were, and, for a file that
+// expects a violation, the first seeds without one (k1 violates at every
+// seed of 1-90 but 87). The commands replay what the sweep counted: seed
+// 87 is ok, seed 1 violated. A sweep without a violation is its line
+// alone. -json has the same: every kind's rate, violated_seeds, ok_seeds.
+func TestSweepListsSeeds(t *testing.T) {
+	const name = "k1-pause-longer-than-lease"
+	code, out, errs := runCLI(t, "run", "-seeds", "90", name, "baseline-simple")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	replay := func(seed int) string { return fmt.Sprintf("replay: simulate run -seed %d -out out/ %s\n", seed, name) }
+	want := []string{
+		name + "               seeds 1-90  violated in 89 of 90 (98.9%, 95% CI 94.0-99.8%)\n",
+		"    mutual-exclusion       89 of 90   98.9% (95% CI 94.0-99.8%)\n",
+		"    silent-loss            89 of 90   98.9% (95% CI 94.0-99.8%)\n",
+	}
+	for seed := 1; seed <= 5; seed++ {
+		want = append(want, fmt.Sprintf("    seed %d: violated mutual-exclusion, silent-loss; %s", seed, replay(seed)))
+	}
+	want = append(want, "    (the first 5 of 89 violated seeds)\n",
+		"    seed 87: ok, where the file expects violated [mutual-exclusion]; "+replay(87),
+		"baseline-simple                          seeds 1-90  violated in 0 of 90 (0.0%, 95% CI 0.0-4.1%)\n",
+		"2 scenarios: ")
+	if got := strings.Join(want, ""); !strings.HasPrefix(out, got) {
+		t.Fatalf("sweep output:\n%s\n--- want it to start\n%s", out, got)
+	}
+	if _, one, _ := runCLI(t, "run", "-seed", "87", name); !strings.Contains(one, "seed=87   ok") {
+		t.Errorf("seed 87, listed as ok, replays as:\n%s", one)
+	}
+	if _, one, _ := runCLI(t, "run", "-seed", "1", name); !strings.Contains(one, "seed=1    violated mutual-exclusion, silent-loss") {
+		t.Errorf("seed 1, listed as violated, replays as:\n%s", one)
+	}
+
+	_, out, _ = runCLI(t, "run", "-json", "-seeds", "90", name)
+	var sw jsonSweep
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &sw); err != nil {
+		t.Fatal(err)
+	}
+	kinds := []checker.Kind{checker.MutualExclusion, checker.SilentLoss}
+	if sw.Schema != "locksim.run/v2" || sw.Judged || len(sw.Rates) != 3 || sw.Rates[0].Kind != scenario.AnyViolation || sw.Rates[1].Kind != checker.MutualExclusion ||
+		sw.Rates[1].Runs != 89 || sw.Rates[1].Bound != nil || !sw.Rates[1].OK {
+		t.Errorf("JSON rates of a single-run expectation's sweep: %+v", sw)
+	}
+	if len(sw.ViolatedSeeds) != 5 || sw.ViolatedSeeds[4].Seed != 5 || !slices.Equal(sw.ViolatedSeeds[4].Kinds, kinds) || sw.ViolatedSeeds[4].Replay+"\n" != strings.TrimPrefix(replay(5), "replay: ") ||
+		len(sw.OKSeeds) != 1 || sw.OKSeeds[0].Seed != 87 || len(sw.OKSeeds[0].Kinds) != 0 || sw.OKSeeds[0].Replay+"\n" != strings.TrimPrefix(replay(87), "replay: ") {
+		t.Errorf("JSON seeds: violated %+v, ok %+v", sw.ViolatedSeeds, sw.OKSeeds)
 	}
 }
 

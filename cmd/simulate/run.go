@@ -41,7 +41,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for every scenario (0: each file's own)")
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
-	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v1, docs/json-schema.md)")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v2, docs/json-schema.md)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during long -seeds sweeps")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs of a -seeds sweep at once (the output does not depend on it)")
@@ -82,8 +82,6 @@ func (f runFlags) bad() string {
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
 	case f.seedsBad() != "":
 		return f.seedsBad()
-	case f.seeds > 0 && f.out != "":
-		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
 	}
@@ -147,6 +145,13 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
 	}
+	if f.seeds > 0 && f.out != "" {
+		s := all[0]
+		fmt.Fprintf(stderr, "simulate: -out writes the files of single runs, and a -seeds sweep keeps only the verdicts: run the sweep without -out, "+
+			"which lists its first violated seeds with the command that replays each, then replay one with -out, e.g. %s\n",
+			strings.Replace(replayCommand(replayTarget(s, origins[0].builtin), sweep.FirstSeed(s, f.seed)), "-out out/", "-out "+shellQuote(f.out), 1))
+		return 2
+	}
 	if f.shard.Sharded() {
 		return runShard(ctx, f, all, origins, stdout, stderr)
 	}
@@ -197,9 +202,6 @@ func (r *runner) scenario(s *scenario.Scenario, builtin bool) int {
 	if n == 0 && r.seed == 0 && s.Expect.HasRates() {
 		// A rate expectation is judged over its own sweep by default.
 		n = s.Expect.Seeds
-		if r.out != "" {
-			fmt.Fprintf(r.stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it (replay one seed with -seed N -out DIR)\n", s.Name, n)
-		}
 	}
 	if n > 0 {
 		return r.sweep(s, n, builtin)
@@ -208,7 +210,10 @@ func (r *runner) scenario(s *scenario.Scenario, builtin bool) int {
 }
 
 // sweep runs s over n seeds and prints its line (writeSweep); an
-// interrupted sweep prints the line of the seeds that ran.
+// interrupted sweep prints the line of the seeds that ran. With -out (a
+// rate expectation's own sweep: -seeds refuses -out) it says that nothing
+// was written for s, and how to write the files of one of its seeds: the
+// first violated one, else the first.
 func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	first := sweep.FirstSeed(s, r.seed)
 	pr := newProgress(r.stderr, s.Name, r.quiet)
@@ -220,7 +225,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	pr.finish()
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
-			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
+			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
 			r.tally.count(false, true) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
@@ -230,8 +235,16 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return errStatus(err)
 	}
-	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
+	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
 	r.tally.count(judged, match)
+	if r.out != "" {
+		seed, which := first, "its first seed"
+		if len(t.ViolatedSeeds) > 0 {
+			seed, which = t.ViolatedSeeds[0].Seed, "its first violated seed"
+		}
+		fmt.Fprintf(r.stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it; %s: %s\n",
+			s.Name, n, which, strings.Replace(replayCommand(replayTarget(s, builtin), seed), "-out out/", "-out "+shellQuote(r.out), 1))
+	}
 	if !match {
 		return 1
 	}
@@ -271,36 +284,36 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
 // with its Wilson 95% interval, over the verdicts t counted (seeds first,
-// first+1, ...). For
-// a file whose expectation is a rate (scenario.Expect.HasRates) it judges
-// the sweep (Expect.JudgeTally: the observed rate of each bounded kind
-// must lie within its bounds) and prints every kind's rate, seen or
-// bounded, with its interval; match is false when a rate is outside. Any
-// other file's expectation is about one run and a sweep does not judge it
-// (judged is false, match true): the line is the rate alone.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally) (judged, match bool) {
+// first+1, ...), then every kind's rate with its interval, and the first
+// seeds that violated, each with its kinds and the command that replays
+// it (writeSeeds; target names s as replayTarget does). For a file whose
+// expectation is a rate (scenario.Expect.HasRates) it judges the sweep
+// (Expect.JudgeTally: the observed rate of each bounded kind must lie
+// within its bounds) and prints the bounds; match is false when a rate is
+// outside. Any other file's expectation is about one run and a sweep does
+// not judge it (judged is false, match true).
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string) (judged, match bool) {
 	j := s.Expect.JudgeTally(t)
 	judged = s.Expect.HasRates()
 	if !judged {
 		j.Match, j.Why = true, ""
 	}
 	if asJSON {
-		_ = enc.Encode(sweepJSON(s, first, j, judged))
+		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target))
 		return judged, j.Match
 	}
 	n := t.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
 	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
 		first+uint64(n)-1, j.Violated, n, 100*float64(j.Violated)/float64(n), 100*lo, 100*hi)
-	if !judged {
-		fmt.Fprintln(w, line)
-		return judged, true
+	if judged {
+		mark := "as expected"
+		if !j.Match {
+			mark = "NOT AS EXPECTED: " + j.Why
+		}
+		line += "  (" + mark + ")"
 	}
-	mark := "as expected"
-	if !j.Match {
-		mark = "NOT AS EXPECTED: " + j.Why
-	}
-	fmt.Fprintf(w, "%s  (%s)\n", line, mark)
+	fmt.Fprintln(w, line)
 	for _, r := range j.Rates {
 		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above
@@ -319,7 +332,31 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	if j.Undecided > 0 {
 		fmt.Fprintf(w, "    (%d of %d undecided: a check gave up within its budget; counted as having no kind)\n", j.Undecided, n)
 	}
+	writeSeeds(w, s, t, target)
 	return judged, j.Match
+}
+
+// writeSeeds prints, under a sweep's line, the first seeds of t that
+// violated (scenario.SweepExamples at most), each with its kinds and the
+// command that replays it, and how many more there were: a sweep leads to
+// its counterexamples. For a file that expects a violation of every run,
+// it also prints the first seeds that were ok: the runs that differ.
+func writeSeeds(w io.Writer, s *scenario.Scenario, t *scenario.SweepTally, target string) {
+	for _, sv := range t.ViolatedSeeds {
+		fmt.Fprintf(w, "    seed %d: violated %s; replay: %s\n", sv.Seed, kindList(sv.Kinds), replayCommand(target, sv.Seed))
+	}
+	if more := t.Violated - len(t.ViolatedSeeds); more > 0 {
+		fmt.Fprintf(w, "    (the first %d of %d violated seeds)\n", len(t.ViolatedSeeds), t.Violated)
+	}
+	if len(s.Expect.Violated) == 0 || s.Expect.HasRates() {
+		return
+	}
+	for _, sv := range t.OKSeeds {
+		fmt.Fprintf(w, "    seed %d: ok, where the file expects %s; replay: %s\n", sv.Seed, s.Expect, replayCommand(target, sv.Seed))
+	}
+	if ok := t.Seeds - t.Violated - t.Undecided; ok > len(t.OKSeeds) {
+		fmt.Fprintf(w, "    (the first %d of %d ok seeds)\n", len(t.OKSeeds), ok)
+	}
 }
 
 // verdictOut is one scenario's verdict as run prints it, for a simulated or

@@ -101,7 +101,7 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 	enc, status := jsonLines(stdout), 0
 	var t tally
 	for _, s := range swept {
-		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally)
+		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin))
 		t.count(judged, match)
 		if !match {
 			status = 1

@@ -58,7 +58,7 @@ func Seeds(ctx context.Context, s *scenario.Scenario, first uint64, n, workers i
 	var t scenario.SweepTally
 	_, err := Stream(ctx, n, seedsChunk, workers, func(i int) (SeedRun, error) {
 		return runSeed(s, i, first+uint64(i))
-	}, func(_ int, r SeedRun) { t.Add(r.verdict()) }, progress)
+	}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, progress)
 	return t, err
 }
 
@@ -294,7 +294,7 @@ func MergeRuns(names []string, parts []*RunPartial) ([]Swept, error) {
 	for i, s := range all {
 		t := &scenario.SweepTally{}
 		for _, r := range merged[i*p.Seeds : (i+1)*p.Seeds] {
-			t.Add(r.verdict())
+			t.AddSeed(r.Seed, r.verdict())
 		}
 		out[i] = Swept{Scenario: s, First: firsts[i], Tally: t, Builtin: p.Files[i].Builtin}
 	}
