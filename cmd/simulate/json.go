@@ -116,13 +116,18 @@ type jsonSkipped struct {
 
 // jsonSummary is the last object of a run: the tally.
 type jsonSummary struct {
-	Schema        string `json:"schema"`
-	Type          string `json:"type"`
-	Scenarios     int    `json:"scenarios"`
-	AsExpected    int    `json:"as_expected"`
-	NotAsExpected int    `json:"not_as_expected"`
-	NotJudged     int    `json:"not_judged"`
-	Skipped       int    `json:"skipped"`
+	Schema     string `json:"schema"`
+	Type       string `json:"type"`
+	Scenarios  int    `json:"scenarios"`
+	AsExpected int    `json:"as_expected"`
+	// AsExpectedViolated and AsExpectedSafe split AsExpected: the
+	// scenarios that found a violation (the failure they pin), and those
+	// that found none.
+	AsExpectedViolated int `json:"as_expected_violated"`
+	AsExpectedSafe     int `json:"as_expected_safe"`
+	NotAsExpected      int `json:"not_as_expected"`
+	NotJudged          int `json:"not_judged"`
+	Skipped            int `json:"skipped"`
 	// Interrupted: Ctrl-C stopped the run, and the counts are of what
 	// completed (absent when false).
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -323,7 +323,7 @@ func TestInterruptedRun(t *testing.T) {
 	code := run(ctx, []string{"run", "-seeds", "3", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}, stdout, &stderr)
 	out := stdout.String()
 	if code != exitInterrupted || strings.Contains(out, "baseline-simple") || !strings.HasPrefix(out, "f0-failover-lagging-replica ") ||
-		!strings.HasSuffix(out, "\n1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped (interrupted: the rest did not run)\n") ||
+		!strings.HasSuffix(out, "\n1 scenario: 1 not judged (interrupted: the rest did not run)\n") ||
 		!strings.Contains(stderr.String(), "interrupted: 1 of 2 scenarios run") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
@@ -607,16 +607,57 @@ func TestFlagsAfterFiles(t *testing.T) {
 	}
 }
 
-// TestSummaryLine: run ends with the tally of its scenarios.
+// TestTallyLine: the summary line leaves out the counts that are 0 but
+// the total, names every other, and splits the scenarios as expected into
+// those that found a violation and those that are safe; -json has every
+// count, the split as as_expected_violated and as_expected_safe.
+func TestTallyLine(t *testing.T) {
+	for _, c := range []struct {
+		t    tally
+		want string
+	}{
+		{tally{scenarios: 84, asExpected: 84, violated: 45}, "84 scenarios, all as expected: 45 show the violations they expect, 39 are safe"},
+		{tally{scenarios: 2, asExpected: 2}, "2 scenarios, all as expected: 2 are safe"},
+		{tally{scenarios: 2, asExpected: 2, violated: 2}, "2 scenarios, all as expected: 2 show the violations they expect"},
+		{tally{scenarios: 1, asExpected: 1}, "1 scenario, as expected: it is safe"},
+		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, notJudged: 1, skipped: 1},
+			"10 scenarios: 7 as expected (1 shows the violation it expects, 6 are safe), 1 not as expected, 1 not judged, 1 skipped"},
+		{tally{scenarios: 3, asExpected: 2, violated: 1, skipped: 1}, "3 scenarios: 2 as expected (1 shows the violation it expects, 1 is safe), 1 skipped"},
+		{tally{scenarios: 1, notAsExpected: 1}, "1 scenario: 1 not as expected"},
+		{tally{scenarios: 2, asExpected: 1, notJudged: 1, interrupted: true}, "2 scenarios: 1 as expected (1 is safe), 1 not judged (interrupted: the rest did not run)"},
+		{tally{interrupted: true}, "0 scenarios: 0 as expected (interrupted: the rest did not run)"},
+	} {
+		var b bytes.Buffer
+		c.t.write(&b, nil, false)
+		if got := strings.TrimSuffix(b.String(), "\n"); got != c.want {
+			t.Errorf("%+v:\n got %q\nwant %q", c.t, got, c.want)
+		}
+	}
+	var b bytes.Buffer
+	tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, notJudged: 1, skipped: 1}.write(&b, jsonLines(&b), true)
+	if want := `{"schema":"locksim.run/v2","type":"summary","scenarios":10,"as_expected":7,"as_expected_violated":1,"as_expected_safe":6,"not_as_expected":1,"not_judged":1,"skipped":1}` + "\n"; b.String() != want {
+		t.Errorf("JSON summary %s, want %s", b.String(), want)
+	}
+}
+
+// TestSummaryLine: run ends with the tally of its scenarios, which tells
+// the scenarios that show the violation they expect from those that are
+// safe: "57 scenarios: 57 as expected" hid that half of them demonstrate a
+// lock failing.
 func TestSummaryLine(t *testing.T) {
 	wrong := wrongExpectation(t)
 	for _, c := range []struct {
 		args []string
 		last string
 	}{
-		{[]string{"run", wrong, "../../scenarios/baseline-simple.yaml"}, "2 scenarios: 1 as expected, 1 not as expected, 0 skipped"},
-		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, "1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped"},
-		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"}, "1 scenario: 0 as expected, 0 not as expected, 1 not judged, 0 skipped"},
+		{[]string{"run", wrong, "../../scenarios/baseline-simple.yaml"}, "2 scenarios: 1 as expected (1 is safe), 1 not as expected"},
+		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, "1 scenario: 1 not judged"},
+		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"}, "1 scenario: 1 not judged"},
+		{[]string{"run", "baseline-simple", "f0-failover-lagging-replica", "k1-pause-longer-than-lease", "testdata/scenarios/rate-failover.yaml"},
+			"4 scenarios, all as expected: 3 show the violations they expect, 1 is safe"},
+		{[]string{"run", "f0-failover-lagging-replica"}, "1 scenario, as expected: it shows the violation it expects"},
+		{[]string{"run", "-seeds", "2", "baseline-simple", "f0-failover-lagging-replica", wrong}, "3 scenarios: 3 not judged"},
+		{[]string{"run", "f0-failover-lagging-replica", "-seeds", "2", "testdata/scenarios/rate-failover.yaml"}, "2 scenarios: 1 not as expected, 1 not judged"},
 	} {
 		_, out, _ := runCLI(t, c.args...)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")

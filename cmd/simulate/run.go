@@ -226,7 +226,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
 			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
-			r.tally.count(false, true) // a rate over fewer seeds than asked is not judged
+			r.tally.count(false, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
@@ -236,7 +236,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		return errStatus(err)
 	}
 	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
-	r.tally.count(judged, match)
+	r.tally.count(judged, match, t.Violated > 0)
 	if r.out != "" {
 		seed, which := first, "its first seed"
 		if len(t.ViolatedSeeds) > 0 {
@@ -269,7 +269,7 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 		vo.replay = replayCommand(replayTarget(s, builtin), res.Seed)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
-	r.tally.count(res.Judged(), res.Match)
+	r.tally.count(res.Judged(), res.Match, res.Verdict.Status == checker.Violated)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -423,9 +423,16 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 
 // tally counts a run's scenarios by outcome, for the closing summary line,
 // like Jepsen's closing verdict: one line that says whether everything was
-// as expected.
+// as expected, and of what was, how much shows a violation (the failures
+// the scenarios pin) and how much is safe: about half the built-in
+// scenarios demonstrate a lock failing, and "all as expected" alone read
+// as if every lock had passed.
 type tally struct {
 	scenarios, asExpected, notAsExpected, notJudged, skipped int
+	// violated counts the scenarios as expected that found a violation (a
+	// violated verdict, or a sweep with a violated seed); the other
+	// scenarios as expected found none: safe.
+	violated int
 	// interrupted: Ctrl-C stopped the run; the tally is of what completed
 	// (an interrupted sweep's line counted as not judged).
 	interrupted bool
@@ -433,14 +440,18 @@ type tally struct {
 
 // count adds a scenario that ran: judged against its expectation (as
 // expected or not: match) or not judged (one seed of a rate expectation,
-// or a sweep of a single-run expectation).
-func (t *tally) count(judged, match bool) {
+// or a sweep of a single-run expectation); violated says it found a
+// violation.
+func (t *tally) count(judged, match, violated bool) {
 	t.scenarios++
 	switch {
 	case !judged:
 		t.notJudged++
 	case match:
 		t.asExpected++
+		if violated {
+			t.violated++
+		}
 	default:
 		t.notAsExpected++
 	}
@@ -453,27 +464,61 @@ func (t *tally) skip() {
 	t.skipped++
 }
 
-// write prints the summary line, or the summary object with -json:
-// "N scenarios: A as expected, B not as expected, S skipped", with the
-// scenarios not judged before the skipped when there are any, and
-// "(interrupted: ...)" after an interruption.
+// write prints the summary line, or the summary object with -json. When
+// every scenario ran and was as expected: "N scenarios, all as expected: V
+// show the violations they expect, S are safe" ("1 scenario, as expected:
+// it is safe"); otherwise "N scenarios: A
+// as expected (V show ..., S are safe), B not as expected, J not judged,
+// K skipped", a count of 0 left out; "(interrupted: ...)" after an
+// interruption.
 func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
 		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
+			AsExpectedViolated: t.violated, AsExpectedSafe: t.asExpected - t.violated,
 			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped, Interrupted: t.interrupted})
 		return
 	}
-	noun := "scenarios"
-	if t.scenarios == 1 {
-		noun = "scenario"
+	var split []string
+	if t.violated > 0 {
+		split = append(split, plural(t.violated, "shows the violation it expects", "show the violations they expect"))
 	}
-	line := fmt.Sprintf("%d %s: %d as expected, %d not as expected", t.scenarios, noun, t.asExpected, t.notAsExpected)
-	if t.notJudged > 0 {
-		line += fmt.Sprintf(", %d not judged", t.notJudged)
+	if safe := t.asExpected - t.violated; safe > 0 {
+		split = append(split, plural(safe, "is safe", "are safe"))
 	}
-	line += fmt.Sprintf(", %d skipped", t.skipped)
+	line := plural(t.scenarios, "scenario", "scenarios")
+	switch {
+	case t.asExpected == 1 && t.scenarios == 1:
+		line += ", as expected: " + strings.Replace(split[0], "1 ", "it ", 1)
+	case t.asExpected > 0 && t.asExpected == t.scenarios:
+		line += ", all as expected: " + strings.Join(split, ", ")
+	default:
+		var parts []string
+		if t.asExpected > 0 || t.notAsExpected+t.notJudged+t.skipped == 0 {
+			parts = append(parts, fmt.Sprintf("%d as expected", t.asExpected))
+			if len(split) > 0 {
+				parts[0] += " (" + strings.Join(split, ", ") + ")"
+			}
+		}
+		for _, c := range []struct {
+			n    int
+			what string
+		}{{t.notAsExpected, "not as expected"}, {t.notJudged, "not judged"}, {t.skipped, "skipped"}} {
+			if c.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+			}
+		}
+		line += ": " + strings.Join(parts, ", ")
+	}
 	if t.interrupted {
 		line += " (interrupted: the rest did not run)"
 	}
 	fmt.Fprintln(w, line)
+}
+
+// plural is "n one" for n = 1, else "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
