@@ -110,8 +110,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
 	}
 	// Check the targets before hours of runs, not after.
 	if f.readme != "" {

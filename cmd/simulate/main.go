@@ -315,8 +315,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	}
 	all, _, err := loadScaled(paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
 	}
 	enc := jsonLines(stdout)
 	for _, s := range all {

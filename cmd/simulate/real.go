@@ -120,6 +120,16 @@ func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario
 	return all[0], nil
 }
 
+// loadFailed reports loadScaled's error err on stderr, every line of it
+// ("simulate: FILE:LINE: FIELD: ...": a file's errors are one a line,
+// scenario.Errors) prefixed as the first, and returns its exit status.
+func loadFailed(err error, stderr io.Writer) int {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "simulate: %s\n", line)
+	}
+	return errStatus(err)
+}
+
 // source reads the text of s's file: from the built-in scenarios when
 // builtin (loadScaled says which), else from its path.
 func source(s *scenario.Scenario, builtin bool) ([]byte, error) {
@@ -237,8 +247,7 @@ func finish(ctx context.Context, t *tally, status int, stdout io.Writer, enc *js
 func realRunnable(a realArgs, t *tally, stdout, stderr io.Writer) ([]*scenario.Scenario, int) {
 	loaded, origins, err := loadScaled(a.paths, a.scale)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return nil, errStatus(err)
+		return nil, loadFailed(err, stderr)
 	}
 	bad := 0
 	var all []*scenario.Scenario

@@ -142,8 +142,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
 	}
 	if f.seeds > 0 && f.out != "" {
 		s := all[0]
