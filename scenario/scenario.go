@@ -292,17 +292,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	}) {
 		return
 	}
-	d.part(func() {
-		base := filepath.Base(s.File)
-		s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
-		if d.err == nil && !validName.MatchString(s.Name) {
-			// The name becomes file names (simulate run -out): no separators, no
-			// "..", nothing empty.
-			d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
-		}
-	})
-	d.part(func() { s.Description = top.str("description", "") })
-	d.part(func() { s.Seed = top.uint("seed", 1) })
+	d.header(s, top)
 	durationOK := d.part(func() {
 		if top.required("duration") {
 			s.Duration = top.dur("duration", 0)
@@ -321,13 +311,43 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	if algorithmOK && clientsOK {
 		d.part(func() { d.clientSettings(s) })
 	}
-	faultsOK := topologyOK && clientsOK && algorithmOK
-	if faultsOK {
+	d.faults(s, top, topologyOK && clientsOK && algorithmOK, durationOK)
+	if d.part(func() { top.required("expect") }) && clientsOK {
+		d.part(func() {
+			en, f := top.get("expect")
+			d.expect(s, en, f)
+		})
+	}
+	d.realAndBudget(s, top)
+}
+
+// header reads top's name, description and seed into s, a part each.
+func (d *decoder) header(s *Scenario, top *obj) {
+	d.part(func() {
+		base := filepath.Base(s.File)
+		s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
+		if d.err == nil && !validName.MatchString(s.Name) {
+			// The name becomes file names (simulate run -out): no separators, no
+			// "..", nothing empty.
+			d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+		}
+	})
+	d.part(func() { s.Description = top.str("description", "") })
+	d.part(func() { s.Seed = top.uint("seed", 1) })
+}
+
+// faults reads top's faults, a part each, when read (the nodes, clients
+// and algorithm they name read without an error), and its rates; then,
+// when they and the duration (durationOK) read without an error, checks
+// the timeline of the faults.
+func (d *decoder) faults(s *Scenario, top *obj, read, durationOK bool) {
+	ok := read
+	if read {
 		var items []*yaml.Node
 		var f string
-		faultsOK = d.part(func() { items, f = top.list("faults") })
+		ok = d.part(func() { items, f = top.list("faults") })
 		for i, it := range items {
-			faultsOK = d.part(func() { d.fault(s, it, index(f, i)) }) && faultsOK
+			ok = d.part(func() { d.fault(s, it, index(f, i)) }) && ok
 		}
 	}
 	ratesOK := d.part(func() {
@@ -336,15 +356,13 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 			d.rates(s, rn, f)
 		}
 	})
-	if faultsOK && ratesOK && durationOK {
+	if ok && ratesOK && durationOK {
 		d.part(func() { d.checkTimeline(s, d.faultObjs) })
 	}
-	if d.part(func() { top.required("expect") }) && clientsOK {
-		d.part(func() {
-			en, f := top.get("expect")
-			d.expect(s, en, f)
-		})
-	}
+}
+
+// realAndBudget reads top's real and budget sections, a part each.
+func (d *decoder) realAndBudget(s *Scenario, top *obj) {
 	if top.has("real") {
 		d.part(func() {
 			rn, f := top.get("real")
