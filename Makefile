@@ -108,11 +108,11 @@ report:
 	$(GO) run ./cmd/simulate compare -seeds 100 -out reports
 
 # agree runs every committed scenario in the simulation and on real
-# redis-server processes and writes the agreement table into README.md
+# redis-server processes and writes the agreement table into docs/real-redis.md
 # (between its markers). Real time: several minutes; needs redis-server.
 # CI does not run it.
 agree:
-	$(GO) run ./cmd/simulate agree -readme README.md
+	$(GO) run ./cmd/simulate agree -readme docs/real-redis.md
 
 # real runs the real-server tests (internal/redistest, internal/realrun)
 # with LOCKSIM_REAL set, which adds the long cases make test leaves out (a

@@ -184,11 +184,18 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 // faultsBefore describes the fault events at or before t, in time order:
 // what a reader needs to reproduce the violation. A network rule counts by
 // the messages it actually dropped, delayed or duplicated; messages lost
-// to a partition and heals are not counted (the partition is).
+// to a partition and heals are not counted (the partition is). A fault
+// that could not act is named with the reason its record gives ("crash n2
+// skipped at 24.996s: node is already down"), so that a reader sees which
+// fault did not happen and why.
 func faultsBefore(recs []history.Record, t time.Duration) []string {
 	var out []string
 	for _, r := range recs {
 		if r.Kind != history.KindFault || r.At() > t || r.Op == history.FaultHeal || r.Op == history.FaultNetRule || strings.HasPrefix(r.Op, "lost-") {
+			continue
+		}
+		if r.Op == history.FaultSkipped {
+			out = append(out, skippedEvent(r))
 			continue
 		}
 		target := strings.TrimSpace(r.Node + " " + r.Client)
@@ -198,6 +205,17 @@ func faultsBefore(recs []history.Record, t time.Duration) []string {
 		out = append(out, fmt.Sprintf("%s %s at %v", r.Op, target, r.At().Round(time.Millisecond)))
 	}
 	return out
+}
+
+// skippedEvent is a skipped fault's entry of faultsBefore: the step that
+// could not act, when, and why.
+func skippedEvent(r history.Record) string {
+	step, why := history.ParseSkippedDetail(r.Detail)
+	s := fmt.Sprintf("%s skipped at %v", step, r.At().Round(time.Millisecond))
+	if why != "" {
+		s += ": " + why
+	}
+	return s
 }
 
 func (c *Cell) add(s RunOutcome) {

@@ -25,8 +25,9 @@ const noFaults = "none"
 // the matrix that differ in it (and in what comes with it, which its
 // Change names): Without and With (Algorithm.Name). The
 // conclusions credit it under a failure mode only when the two cells' 95%
-// intervals of unsafe runs do not overlap (see below), so that a
-// difference of a few runs in 100, which chance makes, is never a claim.
+// intervals of unsafe runs do not overlap (see below), and blame it only
+// when they do not overlap the other way, so that a difference of a few
+// runs in 100, which chance makes, is never a claim either way.
 type lever struct {
 	// Change is the advice, in a few words.
 	Change        string
@@ -91,11 +92,16 @@ type conclusion struct {
 	// difference of a few runs. Worst are the cells with the most unsafe
 	// runs (ties all listed), when that is not zero: a plain rank.
 	Safe, Least, Worst []*Cell
-	// Helped and NotHelped are the measured changes (levers, fencing,
-	// belief), rendered: those that lowered the unsafe rate beyond chance,
-	// and those that did not or raised it (a change with nothing to fix,
-	// both cells at zero, is neither).
-	Helped, NotHelped []string
+	// Helped, Worse and NotShown are the measured changes (levers,
+	// fencing, belief), rendered: those that lowered the unsafe rate beyond
+	// chance (the intervals with and without apart, with's below); those
+	// that raised it beyond chance (apart, with's above), or failed at
+	// what they are for (fencing that let a stale write through); and
+	// those whose intervals overlap, whose effect the runs did not show
+	// either way (a change with nothing to fix, both cells at zero, is in
+	// none). Only Worse says a change did not help: an overlap is no
+	// evidence that it did not.
+	Helped, Worse, NotShown []string
 	// Beyond is the advice the matrix does not measure ("" if none).
 	Beyond string
 	// Resurrected are the cells with a resurrected lock (availability).
@@ -165,17 +171,17 @@ func (r *Results) conclusion(mi int) conclusion {
 }
 
 // add files the change measured by with against without: helped when
-// with's interval lies wholly below without's, not helped when they
-// overlap or it lies above, no finding when both are zero.
+// with's interval lies wholly below without's, worse when wholly above,
+// not shown when they overlap, no finding when both are zero.
 func (c *conclusion) add(change string, with, without *Cell) {
 	f := fmt.Sprintf("%s (%s → %s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs))
 	switch {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)
 	case below(without, with):
-		c.NotHelped = append(c.NotHelped, f+", worse")
+		c.Worse = append(c.Worse, f)
 	case without.Unsafe+with.Unsafe > 0:
-		c.NotHelped = append(c.NotHelped, f)
+		c.NotShown = append(c.NotShown, f)
 	}
 }
 
@@ -191,7 +197,7 @@ func (c *conclusion) fencing(cell *Cell) {
 	f := cell.Fencing
 	switch {
 	case f.StaleAccepted > 0:
-		c.NotHelped = append(c.NotHelped, fmt.Sprintf("fencing (FencedLock): the resource accepted %s, "+
+		c.Worse = append(c.Worse, fmt.Sprintf("fencing (FencedLock): the resource accepted %s, "+
 			"the tokens repeated or went backwards in %d of %d runs", count(f.StaleAccepted, "stale write"), cell.Kinds[checker.TokenRegression], cell.Runs))
 	case f.Rejected > 0:
 		c.Helped = append(c.Helped, fmt.Sprintf("fencing (FencedLock): the resource rejected %s and accepted no stale one", count(f.Rejected, "write")))
@@ -224,26 +230,35 @@ func (c *conclusion) belief(rows [][]*Cell) {
 
 // beliefPair files the finding about who: whether the users of with (a
 // cell per lock) had fewer unsafe runs than those of without (the same
-// locks, in the same order). Helped when some lock's rate was lower beyond
-// chance; not helped when none was and without had unsafe runs; nothing
-// when the two are not the same locks or without had no unsafe run.
+// locks, in the same order), lock by lock beyond chance. Helped when some
+// lock's rate was lower beyond chance (and how many were higher, if any);
+// worse when none was lower and some higher; not shown when every lock's
+// intervals overlap and some cell had unsafe runs; nothing when the two
+// are not the same locks or no cell had an unsafe run.
 func (c *conclusion) beliefPair(who string, with, without []*Cell) {
 	if len(with) == 0 || len(with) != len(without) {
 		return
 	}
-	helped := 0
+	fewer, more := 0, 0
 	for i := range with {
-		if below(with[i], without[i]) {
-			helped++
+		switch {
+		case below(with[i], without[i]):
+			fewer++
+		case below(without[i], with[i]):
+			more++
 		}
 	}
-	f := fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks "+
-		"(%s against %s)", who, Lease, helped, len(with), span(with), span(without))
+	rates := fmt.Sprintf("%s against %s", span(with), span(without))
 	switch {
-	case helped > 0:
-		c.Helped = append(c.Helped, f)
-	case slices.ContainsFunc(without, func(t *Cell) bool { return t.Unsafe > 0 }):
-		c.NotHelped = append(c.NotHelped, f)
+	case fewer > 0 && more > 0:
+		c.Helped = append(c.Helped, fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks, more for %d (%s)",
+			who, Lease, fewer, len(with), more, rates))
+	case fewer > 0:
+		c.Helped = append(c.Helped, fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks (%s)", who, Lease, fewer, len(with), rates))
+	case more > 0:
+		c.Worse = append(c.Worse, fmt.Sprintf("%s (lease %v): more unsafe runs for %d of %d locks (%s)", who, Lease, more, len(with), rates))
+	case slices.ContainsFunc(append(slices.Clone(with), without...), func(t *Cell) bool { return t.Unsafe > 0 }):
+		c.NotShown = append(c.NotShown, fmt.Sprintf("%s (lease %v; %s)", who, Lease, rates))
 	}
 }
 
@@ -301,15 +316,18 @@ func (r *reportWriter) writeConclusions() {
 	r.w("(two holders, a holder whose lock the nodes no longer gave it, a stale write accepted, a wrong answer about the lock: [Method](#method)); ")
 	r.w("a lock *stays safe* under a failure when none of its runs was unsafe. Every rate is unsafe runs in %% of the cell's runs, ")
 	r.w("with its 95%% Wilson interval in the tables below (0 of %d runs still allows up to %s). ", r.Seeds, upperPercent(r.Seeds))
-	r.w("A change *helped* only when the intervals with and without it do not overlap. ")
+	r.w("A change *helped* only when the intervals with and without it do not overlap, and *made it worse* only when they do not overlap ")
+	r.w("the other way; where they overlap, its effect is *not shown beyond chance at %s runs*: more runs could show it either way. ", r.tableRuns())
 	r.w("Each lock is used as its library's user would by default (careful for SimpleLock and the spec's RedLock, trusting for the Redisson family: ")
 	r.w("[Belief models](#belief)). Availability (the lock unobtainable, never given to two) is counted apart, in the second table.\n\n")
 	r.control()
 	rows := r.conclusions()
 	r.w("### Safety: what to choose for which failure\n\n")
-	r.w("| failure | stays safe | otherwise | what helped (unsafe runs without → with) | what did not |\n|---|---|---|---|---|\n")
+	r.w("| failure | stays safe | otherwise | what helped (unsafe runs without → with) | what made it worse, or failed | not shown beyond chance at %s runs |\n", r.tableRuns())
+	r.w("|---|---|---|---|---|---|\n")
 	for _, c := range rows {
-		r.w("| [%s](#%s) | %s | %s | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, safeList(c.Safe), leastMost(c), orDash(c.Helped), orDash(c.NotHelped))
+		r.w("| [%s](#%s) | %s | %s | %s | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, safeList(c.Safe), leastMost(c),
+			orDash(c.Helped), orDash(c.Worse), orDash(c.NotShown))
 	}
 	r.w("\nBeyond this matrix (what the named scenarios and searches show, not these runs):\n\n")
 	for _, c := range rows {
@@ -331,6 +349,26 @@ func (r *reportWriter) writeConclusions() {
 	}
 	r.w("\n")
 	r.redissonRedLock(rows)
+}
+
+// tableRuns is how many runs the table's cells had, "100", or their range,
+// "40–100", when an interrupted matrix left some with fewer: the count at
+// which a change's effect was or was not shown beyond chance.
+func (r *Results) tableRuns() string {
+	lo, hi := r.Seeds, r.Seeds
+	first := true
+	for _, row := range r.Table {
+		for _, c := range row {
+			if first {
+				lo, hi, first = c.Runs, c.Runs, false
+			}
+			lo, hi = min(lo, c.Runs), max(hi, c.Runs)
+		}
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // chosenCost is the availability of the row's chosen cells: each one's
@@ -431,9 +469,49 @@ func (r *reportWriter) redLockMeasured(rows []conclusion) string {
 	if faulty == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Here its algorithm (the members taken one after another, no validity returned to the caller) had the highest unsafe rate "+
-		"of all locks under %d of the %d failure modes, and the spec's RedLock on as many masters fewer unsafe runs beyond chance under %d of them.",
-		worst, faulty, specBetter)
+	return redLockSentences(worst, specBetter, faulty, r.tableRuns())
+}
+
+// redLockSentences says that Redisson's RedLock had the highest unsafe
+// rate of all locks under worst of the faulty failure modes, and that the
+// spec's RedLock on as many masters had fewer unsafe runs than it beyond
+// chance under better of them (at runs runs a cell). Each count has its
+// own wording, none, one of one, both, all or some, so that every variant
+// is a whole sentence: two verbs, no word elided.
+func redLockSentences(worst, better, faulty int, runs string) string {
+	const its = "Here its algorithm (the members taken one after another, no validity returned to the caller) "
+	var first string
+	switch {
+	case worst == 0 && faulty == 1:
+		first = its + "did not have the highest unsafe rate of all locks under the one failure mode measured."
+	case worst == 0:
+		first = fmt.Sprintf(its+"had the highest unsafe rate of all locks under none of the %d failure modes measured.", faulty)
+	case worst == faulty && faulty == 1:
+		first = its + "had the highest unsafe rate of all locks under the one failure mode measured."
+	case worst == faulty && faulty == 2:
+		first = its + "had the highest unsafe rate of all locks under both failure modes measured."
+	case worst == faulty:
+		first = fmt.Sprintf(its+"had the highest unsafe rate of all locks under all %d failure modes measured.", faulty)
+	default:
+		first = fmt.Sprintf(its+"had the highest unsafe rate of all locks under %d of the %d failure modes measured.", worst, faulty)
+	}
+	const spec = "the spec's RedLock on as many masters"
+	var second string
+	switch {
+	case better == 0 && faulty == 1:
+		second = fmt.Sprintf("Under that failure mode %s was not shown to have fewer unsafe runs than Redisson's beyond chance at %s runs.", spec, runs)
+	case better == 0:
+		second = fmt.Sprintf("Under none of them was %s shown to have fewer unsafe runs than Redisson's beyond chance at %s runs.", spec, runs)
+	case faulty == 1:
+		second = fmt.Sprintf("Under that failure mode %s had fewer unsafe runs than Redisson's beyond chance.", spec)
+	case better == faulty && faulty == 2:
+		second = fmt.Sprintf("Under both of them %s had fewer unsafe runs than Redisson's beyond chance.", spec)
+	case better == faulty:
+		second = fmt.Sprintf("Under all %d of them %s had fewer unsafe runs than Redisson's beyond chance.", faulty, spec)
+	default:
+		second = fmt.Sprintf("Under %d of them %s had fewer unsafe runs than Redisson's beyond chance.", better, spec)
+	}
+	return first + " " + second
 }
 
 // safeList is the safe cells with their counts: "A; B: unsafe in 0 of

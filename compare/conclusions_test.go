@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +100,8 @@ func written(r *Results) string {
 // credited (8% → 0%), fencing is not (the resource accepted stale writes)
 // while under pauses it is; nothing stays safe under pauses and the least
 // unsafe lock is named. Then the synced acquire gets 8 unsafe runs of 100:
-// it is no longer safe, and WAIT moves from what helped to what did not.
+// it is no longer safe, and WAIT moves from what helped to what was not
+// shown beyond chance.
 func TestConclusionsFromData(t *testing.T) {
 	counts := referenceCounts()
 	r := conclusionsFixture(t, counts)
@@ -117,8 +119,8 @@ func TestConclusionsFromData(t *testing.T) {
 	if !containsPart(failover.Helped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 0%)") {
 		t.Errorf("failover: WAIT not credited: helped %q", failover.Helped)
 	}
-	if !containsPart(failover.NotHelped, "accepted 19 stale writes, the tokens repeated or went backwards in 8 of 100 runs") {
-		t.Errorf("failover: fencing's stale writes not reported: not helped %q", failover.NotHelped)
+	if !containsPart(failover.Worse, "accepted 19 stale writes, the tokens repeated or went backwards in 8 of 100 runs") {
+		t.Errorf("failover: fencing's stale writes not reported: worse %q", failover.Worse)
 	}
 	// 42 of 100 is not below 57 of 100 beyond chance: no lock is named
 	// the least unsafe.
@@ -136,8 +138,8 @@ func TestConclusionsFromData(t *testing.T) {
 		t.Errorf("pause: the trusting user not credited against until-release: helped %q", pause.Helped)
 	}
 	// 53 against 57: within chance, so not credited either way.
-	if !containsPart(pause.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (53% → 57%)") || containsPart(pause.NotHelped, "57%), worse") {
-		t.Errorf("pause: WAIT's 53%% → 57%% should be no clear effect: not helped %q", pause.NotHelped)
+	if !containsPart(pause.NotShown, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (53% → 57%)") || containsPart(pause.Worse, "53% → 57%") {
+		t.Errorf("pause: WAIT's 53%% → 57%% should be no clear effect: not shown %q, worse %q", pause.NotShown, pause.Worse)
 	}
 	text := written(r)
 	for _, want := range []string{
@@ -146,7 +148,7 @@ func TestConclusionsFromData(t *testing.T) {
 		"| none | no lock safer than another beyond chance (42–57%) |",
 		"RedissonLock, replicated config (WAIT after every lock script): 30s / 30s (in the median run no client ever got the lock); RedLock, spec, N=5: 1s / 1s | RedissonLock, single-server config 4% |",
 		"any lock (none was safer): median 1s, worst 1s",
-		"the highest unsafe rate of all locks under 1 of the 2 failure modes, and the spec's RedLock on as many masters fewer unsafe runs beyond chance under 1 of them",
+		"had the highest unsafe rate of all locks under 1 of the 2 failure modes measured. Under 1 of them the spec's RedLock on as many masters had fewer unsafe runs than Redisson's beyond chance.",
 		"0 of 100 runs still allows up to 3.7%",
 	} {
 		if !strings.Contains(text, want) {
@@ -161,18 +163,19 @@ func TestConclusionsFromData(t *testing.T) {
 	counts["pause"]["redlock-spec-5"] = 7
 	counts["none"] = map[string]int{"simple": 1}
 	// And until-release is no worse than trusting beyond chance: no
-	// longer credited, listed as what did not help.
+	// longer credited, listed as not shown beyond chance.
 	counts["belief"]["until-release"] = 25
 	r = conclusionsFixture(t, counts)
 	failover, pause = r.conclusions()[0], r.conclusions()[1]
 	if got := titles(failover.Safe); !slices.Equal(got, []string{"redlock-spec-5"}) {
 		t.Errorf("synced acquire at 8 of 100: safe %v, want only the spec's RedLock", got)
 	}
-	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotHelped, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 8%)") {
-		t.Errorf("synced acquire at 8 of 100: WAIT still credited: helped %q, not helped %q", failover.Helped, failover.NotHelped)
+	if containsPart(failover.Helped, "WAIT") || !containsPart(failover.NotShown, "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 8%)") {
+		t.Errorf("synced acquire at 8 of 100: WAIT still credited: helped %q, not shown %q", failover.Helped, failover.NotShown)
 	}
-	if containsPart(pause.Helped, untilRelease) || !containsPart(pause.NotHelped, untilRelease+"0 of 1 locks (20% against 25%)") {
-		t.Errorf("until-release at 25 of 100 against 20: still credited: helped %q, not helped %q", pause.Helped, pause.NotHelped)
+	untilReleaseNotShown := "a user who counts the lease from the reply rather than holding on until the release, whatever the lease (lease 5s; 20% against 25%)"
+	if containsPart(pause.Helped, untilRelease) || !containsPart(pause.NotShown, untilReleaseNotShown) {
+		t.Errorf("until-release at 25 of 100 against 20: still credited: helped %q, not shown %q", pause.Helped, pause.NotShown)
 	}
 	if got := titles(pause.Least); !slices.Equal(got, []string{"redlock-spec-5"}) {
 		t.Errorf("spec's RedLock at 7 of 100 under pauses: least unsafe %v, want only it", got)
@@ -274,5 +277,179 @@ func TestLongHoldBeliefs(t *testing.T) {
 	}
 	if strings.Contains(got, "Under delay") {
 		t.Errorf("a mode without long holds got the sentence: %q", got)
+	}
+}
+
+// TestOverlapIsNotShownBeyondChance: a change whose intervals with and
+// without overlap is "not shown beyond chance at N runs", never listed as
+// what made it worse or failed: WAIT's 7% → 0% at 100 runs (the intervals
+// 3.4–14% and 0–3.7% overlap), which the report once put under "what did
+// not" help, and 50% → 0% at 10 runs. Intervals apart are credited (8% →
+// 0%) or blamed (0% → 8%), and the table's columns say which is which,
+// the last naming the runs per cell.
+func TestOverlapIsNotShownBeyondChance(t *testing.T) {
+	const wait = "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config"
+	const simpler = "SimpleLock (careful, no watchdog) rather than RedissonLock (replicated config)"
+	for _, tc := range []struct {
+		runs, without, with     int // the failover row's RedissonLock cells: single-server (without), replicated (with)
+		simple                  int // and SimpleLock's, against the replicated config
+		helped, worse, notShown []string
+	}{
+		{100, 7, 0, 0, nil, nil, []string{wait + " (7% → 0%)"}},
+		{10, 5, 0, 0, nil, nil, []string{wait + " (50% → 0%)"}},
+		{100, 8, 0, 8, []string{wait + " (8% → 0%)", "the spec's RedLock on 5 masters rather than SET NX on a master with a replica (8% → 0%)"},
+			[]string{simpler + " (0% → 8%)"}, nil},
+		{100, 0, 8, 0, []string{simpler + " (8% → 0%)"}, []string{wait + " (0% → 8%)"}, nil},
+	} {
+		counts := map[string]map[string]int{"failover": {"redisson-single": tc.without, "redisson": tc.with, "simple": tc.simple}}
+		r := conclusionsFixture(t, counts)
+		r.Seeds = tc.runs
+		for _, row := range r.Table {
+			for _, c := range row {
+				c.Runs = tc.runs
+			}
+		}
+		columnCell(r.Table[1], "fenced").Fencing = checker.FencingReport{} // the levers alone
+		failover := r.conclusions()[0]
+		levers := func(items []string) []string {
+			return slices.DeleteFunc(slices.Clone(items), func(s string) bool { return !strings.Contains(s, " rather than ") })
+		}
+		if got := levers(failover.Helped); !slices.Equal(got, tc.helped) {
+			t.Errorf("%d → %d of %d: helped %q, want %q", tc.without, tc.with, tc.runs, got, tc.helped)
+		}
+		if got := levers(failover.Worse); !slices.Equal(got, tc.worse) {
+			t.Errorf("%d → %d of %d: worse %q, want %q", tc.without, tc.with, tc.runs, got, tc.worse)
+		}
+		if got := levers(failover.NotShown); !slices.Equal(got, tc.notShown) {
+			t.Errorf("%d → %d of %d: not shown %q, want %q", tc.without, tc.with, tc.runs, got, tc.notShown)
+		}
+		text := written(r)
+		header := fmt.Sprintf("| failure | stays safe | otherwise | what helped (unsafe runs without → with) | what made it worse, or failed | not shown beyond chance at %d runs |", tc.runs)
+		if !strings.Contains(text, header) || !strings.Contains(text, fmt.Sprintf("*not shown beyond chance at %d runs*", tc.runs)) {
+			t.Errorf("%d runs: the table's header or the rule's sentence lacks the runs:\n%s", tc.runs, text)
+		}
+		for _, banned := range []string{"what did not", "did not help", ", worse"} {
+			if strings.Contains(text, banned) {
+				t.Errorf("%d runs: the conclusions say %q:\n%s", tc.runs, banned, text)
+			}
+		}
+		// The row's cells, in the table's order: the last three columns
+		// are helped, worse, not shown.
+		line := text[strings.Index(text, "| [master failover"):]
+		line = line[:strings.Index(line, "\n")]
+		cols := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cols) != 6 {
+			t.Fatalf("the failover row has %d columns, want 6: %s", len(cols), line)
+		}
+		for i, want := range [][]string{tc.helped, tc.worse, tc.notShown} {
+			for _, w := range want {
+				if !strings.Contains(cols[3+i], w) {
+					t.Errorf("column %d of the failover row %q lacks %q", 4+i, cols[3+i], w)
+				}
+			}
+		}
+	}
+}
+
+// TestBeliefPairBeyondChance: a belief finding is credited when some
+// lock's interval lies below (and says how many lie above, if any),
+// blamed when none lies below and some above, and not shown when all
+// overlap; nothing when no cell had an unsafe run.
+func TestBeliefPairBeyondChance(t *testing.T) {
+	cells := func(unsafe ...int) []*Cell {
+		var out []*Cell
+		for _, n := range unsafe {
+			out = append(out, &Cell{Unsafe: n, Runs: 100})
+		}
+		return out
+	}
+	const who = "a careful user"
+	for _, tc := range []struct {
+		with, without           []*Cell
+		helped, worse, notShown string
+	}{
+		{cells(0, 0), cells(20, 1), who + " (lease 5s): fewer unsafe runs for 1 of 2 locks (0% against 1–20%)", "", ""},
+		{cells(0, 30), cells(20, 1), who + " (lease 5s): fewer unsafe runs for 1 of 2 locks, more for 1 (0–30% against 1–20%)", "", ""},
+		{cells(30, 1), cells(1, 1), "", who + " (lease 5s): more unsafe runs for 1 of 2 locks (1–30% against 1%)", ""},
+		{cells(3, 0), cells(0, 0), "", "", who + " (lease 5s; 0–3% against 0%)"},
+		{cells(0, 0), cells(0, 0), "", "", ""},
+	} {
+		var c conclusion
+		c.beliefPair(who, tc.with, tc.without)
+		for _, x := range []struct {
+			name string
+			got  []string
+			want string
+		}{{"helped", c.Helped, tc.helped}, {"worse", c.Worse, tc.worse}, {"not shown", c.NotShown, tc.notShown}} {
+			var want []string
+			if x.want != "" {
+				want = []string{x.want}
+			}
+			if !slices.Equal(x.got, want) {
+				t.Errorf("%v against %v: %s %q, want %q", titlesUnsafe(tc.with), titlesUnsafe(tc.without), x.name, x.got, want)
+			}
+		}
+	}
+}
+
+func titlesUnsafe(cells []*Cell) []int {
+	var out []int
+	for _, c := range cells {
+		out = append(out, c.Unsafe)
+	}
+	return out
+}
+
+// TestRedLockSentences: every variant of the note on Redisson's RedLock is
+// two whole sentences, each with its verb (the note once read "the spec's
+// RedLock on as many masters fewer unsafe runs beyond chance under 1 of
+// them"), and says the counts it was given.
+func TestRedLockSentences(t *testing.T) {
+	const its = "Here its algorithm (the members taken one after another, no validity returned to the caller) "
+	const spec = "the spec's RedLock on as many masters"
+	for _, tc := range []struct {
+		worst, better, faulty int
+		want                  string
+	}{
+		{1, 3, 8, its + "had the highest unsafe rate of all locks under 1 of the 8 failure modes measured. " +
+			"Under 3 of them " + spec + " had fewer unsafe runs than Redisson's beyond chance."},
+		{0, 0, 8, its + "had the highest unsafe rate of all locks under none of the 8 failure modes measured. " +
+			"Under none of them was " + spec + " shown to have fewer unsafe runs than Redisson's beyond chance at 100 runs."},
+		{8, 8, 8, its + "had the highest unsafe rate of all locks under all 8 failure modes measured. " +
+			"Under all 8 of them " + spec + " had fewer unsafe runs than Redisson's beyond chance."},
+		{2, 2, 2, its + "had the highest unsafe rate of all locks under both failure modes measured. " +
+			"Under both of them " + spec + " had fewer unsafe runs than Redisson's beyond chance."},
+		{1, 1, 1, its + "had the highest unsafe rate of all locks under the one failure mode measured. " +
+			"Under that failure mode " + spec + " had fewer unsafe runs than Redisson's beyond chance."},
+		{0, 0, 1, its + "did not have the highest unsafe rate of all locks under the one failure mode measured. " +
+			"Under that failure mode " + spec + " was not shown to have fewer unsafe runs than Redisson's beyond chance at 100 runs."},
+		{1, 0, 2, its + "had the highest unsafe rate of all locks under 1 of the 2 failure modes measured. " +
+			"Under none of them was " + spec + " shown to have fewer unsafe runs than Redisson's beyond chance at 100 runs."},
+	} {
+		got := redLockSentences(tc.worst, tc.better, tc.faulty, "100")
+		if got != tc.want {
+			t.Errorf("worst %d, better %d of %d:\n got %q\nwant %q", tc.worst, tc.better, tc.faulty, got, tc.want)
+		}
+	}
+	// Every count, every total up to 9: two sentences, each with a verb.
+	for faulty := 1; faulty <= 9; faulty++ {
+		for worst := 0; worst <= faulty; worst++ {
+			for better := 0; better <= faulty; better++ {
+				got := redLockSentences(worst, better, faulty, "100")
+				first, second, ok := strings.Cut(got, ". ")
+				if !ok || !strings.HasSuffix(second, ".") || strings.Contains(second, ". ") {
+					t.Fatalf("worst %d, better %d of %d: not two sentences: %q", worst, better, faulty, got)
+				}
+				if !strings.Contains(first, " had ") && !strings.Contains(first, " did not have ") {
+					t.Errorf("worst %d, better %d of %d: the first sentence has no verb: %q", worst, better, faulty, first)
+				}
+				if !strings.Contains(second, spec+" had ") && !strings.Contains(second, "was "+spec+" shown") && !strings.Contains(second, spec+" was not shown") {
+					t.Errorf("worst %d, better %d of %d: the second sentence has no verb for the spec's RedLock: %q", worst, better, faulty, second)
+				}
+				if strings.Contains(got, "masters fewer") || strings.Contains(got, " 1 failure modes") || strings.Contains(got, "of the 1 ") {
+					t.Errorf("worst %d, better %d of %d: garbled: %q", worst, better, faulty, got)
+				}
+			}
+		}
 	}
 }

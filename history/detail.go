@@ -107,6 +107,49 @@ func ParseWaitDetail(detail string) (acked, replicas int, ok bool) {
 	return acked, replicas, n == 3 && rest == "acknowledged"
 }
 
+// SkippedDetail is the Detail of a FaultSkipped record: the fault named
+// name could not act, because of err ("crash n2 at 3s: sim: crash n2:
+// node is already down"). ParseSkippedDetail reads it back.
+func SkippedDetail(name string, err error) string { return name + ": " + err.Error() }
+
+// ParseSkippedDetail splits SkippedDetail's text into the step of the
+// fault that could not act and why, for a reader: "crash n2" and "node is
+// already down" above. A step's error names the step itself, after its
+// package ("sim: restart n2: node is up"), and that name is the one to
+// give: a crash's restart that finds the node up is a skipped restart, not
+// a skipped crash; a client's crash, which its error calls a crash, keeps
+// the fault's kind ("client-crash c1"). A detail in no such form gives the
+// fault's name and the whole error (why "" without one).
+func ParseSkippedDetail(detail string) (step, why string) {
+	name, err, ok := strings.Cut(detail, ": ")
+	if !ok {
+		return detail, ""
+	}
+	if pkg, rest, ok := strings.Cut(err, ": "); ok && isPackageName(pkg) {
+		err = rest
+	}
+	step, why, ok = strings.Cut(err, ": ")
+	if !ok {
+		return name, err
+	}
+	kind, _, _ := strings.Cut(name, " ")
+	if op, target, ok := strings.Cut(step, " "); ok && strings.HasSuffix(kind, "-"+op) {
+		step = kind + " " + target
+	}
+	return step, why
+}
+
+// isPackageName says whether s is a Go package name as an error's prefix
+// gives it: lower-case letters only.
+func isPackageName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // quote is strconv.Quote(s). A string of printable ASCII other than '"'
 // and '\\', which Quote copies as it is (lock tokens, counts, "OK"), is
 // quoted by one concatenation instead of Quote's rune-by-rune escaping: a

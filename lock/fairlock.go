@@ -32,17 +32,29 @@ import (
 // fair lock and the other way round, and one watchdog renews both, as in
 // Redisson. A NonReentrantFairLock refuses its holder's second acquire
 // with ErrReentry.
-type FairLock struct{ l Lock }
+type FairLock struct {
+	l Lock
+	// keys are the acquire's keys: the lock, the queue and the timeouts
+	// (keys[1:] the dequeue's), made once: a waiter tries again at once
+	// while the lock is free but not its turn, one acquire per round trip.
+	// Never written after newFairLock, so calls may share them.
+	keys []string
+}
+
+// newFairLock returns l as a fair lock.
+func newFairLock(l Lock) *FairLock {
+	return &FairLock{l: l, keys: []string{l.name, scripts.FairQueueKey(l.name), scripts.FairTimeoutKey(l.name)}}
+}
 
 // FairLock returns the fair lock named name (RedissonFairLock).
-func (c *Client) FairLock(name string) *FairLock { return &FairLock{Lock{c: c, name: name}} }
+func (c *Client) FairLock(name string) *FairLock { return newFairLock(Lock{c: c, name: name}) }
 
 // NonReentrantFairLock returns the non-reentrant fair lock named name
 // (RedissonNonReentrantFairLock, 4.4.0+): a FairLock whose holder's second
 // acquire, by any call, fails with ErrReentry at once (Redisson's
 // IllegalMonitorStateException) and leaves its hold as it was.
 func (c *Client) NonReentrantFairLock(name string) *FairLock {
-	return &FairLock{Lock{c: c, name: name, nonReentrant: true}}
+	return newFairLock(Lock{c: c, name: name, nonReentrant: true})
 }
 
 // WallClock is implemented by a Runtime whose wall clock can differ from
@@ -82,10 +94,10 @@ func (c *Client) fairWaitMs(wait time.Duration) int64 {
 func (f *FairLock) Name() string { return f.l.name }
 
 // queueKey is the waiters' queue (Redisson's threadsQueueName).
-func (f *FairLock) queueKey() string { return scripts.FairQueueKey(f.l.name) }
+func (f *FairLock) queueKey() string { return f.keys[1] }
 
 // timeoutKey is the waiters' timeouts (Redisson's timeoutSetName).
-func (f *FairLock) timeoutKey() string { return scripts.FairTimeoutKey(f.l.name) }
+func (f *FairLock) timeoutKey() string { return f.keys[2] }
 
 // waiterChannel is owner's own channel, on which an unlock tells it that
 // its turn has come.
@@ -174,8 +186,7 @@ func (f *FairLock) tryOnce(ctx context.Context, owner string, lease time.Duratio
 	if l.nonReentrant {
 		reentrant = "0"
 	}
-	v, err := c.evalLock(ctx, scripts.FairAcquire, true, []string{l.name, f.queueKey(), f.timeoutKey()},
-		leaseMs, l.field(owner), waitMs, c.wallMs(), mode, reentrant)
+	v, err := c.evalLock(ctx, scripts.FairAcquire, true, f.keys, leaseMs, l.field(owner), waitMs, c.wallMs(), mode, reentrant)
 	if err != nil {
 		return 0, 0, l.reentered(err, owner)
 	}

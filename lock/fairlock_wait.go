@@ -156,7 +156,7 @@ func (w *fairWaiter) waitFor(ttl time.Duration, told time.Time) (d time.Duration
 func (f *FairLock) leave(ctx context.Context, owner string, waitMs int64, verdict error) error {
 	c := f.l.c
 	_, _, err := c.runRetried(ctx, func() (any, error) {
-		return c.evalLock(ctx, scripts.FairDequeue, false, []string{f.queueKey(), f.timeoutKey()}, f.l.field(owner), waitMs)
+		return c.evalLock(ctx, scripts.FairDequeue, false, f.keys[1:], f.l.field(owner), waitMs)
 	})
 	if err != nil {
 		return err

@@ -91,10 +91,13 @@ func TestSimpleObtainRetry(t *testing.T) {
 		}
 
 		// The context's deadline ends the back-off: known outcome
-		// (refused), and the context's error.
-		dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		// (refused), and the context's error. The back-off is longer than
+		// the deadline and the deadline long enough for the first try even
+		// on a loaded machine, so that the deadline falls in the back-off
+		// (a 50 ms deadline could end the first try's own request).
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		start := time.Now()
-		_, err = l.Obtain(dctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(10 * time.Millisecond)})
+		_, err = l.Obtain(dctx, &lock.ObtainOptions{Retry: lock.LinearBackoff(time.Minute)})
 		cancel()
 		if !errors.Is(err, lock.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) || lock.IsUnknown(err) {
 			t.Fatalf("Obtain past its deadline: %v, want ErrNotAcquired and DeadlineExceeded, known", err)

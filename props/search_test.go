@@ -83,7 +83,7 @@ const soakFactor = 10
 // counterexample once found (soakFactor times that under soak). A count,
 // not rapid's wall-clock shrinktime, so that the shrunk counterexample is
 // the same on any machine, loaded or not, with or without -race: the one
-// the README's table gives. Every CI search shrinks to rapid's fixpoint
+// docs/ARCHITECTURE.md's table of facts gives. Every CI search shrinks to rapid's fixpoint
 // within it (the longest, the retried acquire's, takes 238 runs), so the
 // bound only stops a runaway.
 const shrinkRuns = 500

@@ -70,10 +70,14 @@ const (
 	// Subscription: a pub/sub subscription, from its SUBSCRIBE until it
 	// ended (a span labelled with the node it was on).
 	Subscription
+	// Skipped: a fault that could not act (history.FaultSkipped), a mark
+	// labelled with the step that did not happen ("crash skipped"): drawn
+	// apart from the fault events, since nothing happened there.
+	Skipped
 )
 
 var markKindNames = [...]string{Holding: "holding", Fault: "fault", Write: "write", WriteRejected: "write-rejected", Finding: "finding",
-	Drift: "drift", Wait: "wait", Subscription: "subscription"}
+	Drift: "drift", Wait: "wait", Subscription: "subscription", Skipped: "skipped"}
 
 func (k MarkKind) String() string { return markKindNames[k] }
 

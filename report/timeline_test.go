@@ -2,9 +2,11 @@ package report_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,62 @@ func TestSVGOutlinesText(t *testing.T) {
 	// legend (about 50) are each a filled path; the bars are a handful.
 	if n := bytes.Count(data, []byte("<path")); n < 40 {
 		t.Errorf("the SVG has %d paths: the text is not outlined", n)
+	}
+}
+
+// TestTimelineSkippedFaults: a fault that could not act is a mark of its
+// own kind, dotted, on the row of the node or client its step names
+// ("crash skipped" on m1's row, "client-crash skipped" on c1's), or on the
+// faults row naming its whole step when no row is its target ("failover
+// g1 skipped"), and the legend explains it apart from the fault events,
+// which it once shared without a word. Without a skip there is no such
+// entry.
+func TestTimelineSkippedFaults(t *testing.T) {
+	at := func(ms int64) int64 { return ms * int64(time.Millisecond) }
+	skip := func(ms int64, name, err string) history.Record {
+		return history.Record{Kind: history.KindFault, T: at(ms), Op: history.FaultSkipped, Detail: history.SkippedDetail(name, errors.New(err))}
+	}
+	h := []history.Record{{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"}}
+	h = append(h, acquire("c1", 0, 2*time.Second)...)
+	h = append(h,
+		history.Record{Kind: history.KindTruth, T: at(1), Node: "m1", Key: "lk", Value: "c1"},
+		history.Record{Kind: history.KindFault, T: at(500), Node: "m1", Op: history.FaultCrash},
+		skip(1000, "crash m1 at 1s, restart after 1s", "sim: crash m1: node is already down"),
+		skip(1500, "client-crash c1 at 1.5s", "sim: crash c1: client has already crashed"),
+		skip(2500, "failover g1 at 2.5s", "sim: failover g1: no running replica to promote"),
+	)
+	for i := range h {
+		h[i].Seq = i
+	}
+	tl := report.NewTimeline("skips", h, 4*time.Second, checker.Verdict{})
+	savePlot(t, report.TimelinePlot(tl), "timeline-skips")
+	got := tl.String()
+	for _, want := range []string{
+		"row belief c1\n  span 0.001s-2.000s holding holder=c1 label=\"lk\"\n  mark 1.500s skipped label=\"client-crash skipped\"\n",
+		"row node m1\n  span 0.001s-0.500s holding holder=c1 label=\"c1\"\n  mark 0.500s fault label=\"crash\"\n  mark 1.000s skipped label=\"crash skipped\"\n",
+		"row faults faults\n  mark 2.500s skipped label=\"failover g1 skipped\"\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("timeline lacks\n%s\ngot:\n%s", want, got)
+		}
+	}
+	const skippedLegend = "fault that could not act (skipped)"
+	if l := legendTexts(tl); !slices.Contains(l, skippedLegend) || !slices.Contains(l, "fault event") {
+		t.Errorf("legend %q lacks %q or the fault event's entry", l, skippedLegend)
+	}
+	var shown []string
+	for _, l := range report.TimelineLabels(tl, plotW, plotH) {
+		if !l.Hidden {
+			shown = append(shown, l.Text)
+		}
+	}
+	for _, want := range []string{"crash skipped", "client-crash skipped", "failover g1 skipped"} {
+		if !slices.Contains(shown, want) {
+			t.Errorf("label %q not shown: %q", want, shown)
+		}
+	}
+	control := report.NewTimeline("no skips", h[:len(h)-3], 4*time.Second, checker.Verdict{})
+	if l := legendTexts(control); slices.Contains(l, skippedLegend) {
+		t.Errorf("legend of a timeline without skips %q has %q", l, skippedLegend)
 	}
 }

@@ -27,6 +27,8 @@ func (tl *Timeline) addFaults(h []history.Record, end time.Duration, nodeRow map
 			p.row.Spans = append(p.row.Spans, Span{From: r.At(), To: end, Label: "partition", Kind: Fault})
 		case history.FaultHeal:
 			p.heal(r)
+		case history.FaultSkipped:
+			p.skipped(r)
 		default:
 			p.mark(r)
 		}
@@ -92,6 +94,26 @@ func (p *faultPlacer) mark(r history.Record) {
 		}
 	} else {
 		p.row.Marks = addMark(p.row.Marks, m)
+	}
+}
+
+// skipped is a fault that could not act: a Skipped mark on the row of the
+// node or client its step names, labelled with the step's kind ("crash
+// skipped"), or on the faults row with the whole step ("failover g1
+// skipped"), so that the row it is on says what did not happen.
+func (p *faultPlacer) skipped(r history.Record) {
+	step, _ := history.ParseSkippedDetail(r.Detail)
+	kind, target, _ := strings.Cut(step, " ")
+	m := Mark{At: r.At(), Label: kind + " skipped", Kind: Skipped}
+	if i, ok := p.nodeRow[target]; ok {
+		p.tl.Rows[i].Marks = append(p.tl.Rows[i].Marks, m)
+	} else if rows := p.tl.holderRows(target); len(rows) > 0 {
+		for _, i := range rows {
+			p.tl.Rows[i].Marks = append(p.tl.Rows[i].Marks, m)
+		}
+	} else {
+		m.Label = step + " skipped"
+		p.row.Marks = append(p.row.Marks, m)
 	}
 }
 

@@ -146,8 +146,8 @@ func timelineFigure(tl Timeline) (*Figure, *timelineArt) {
 
 // TimelinePlot draws tl: one row per holder (its belief), per node key
 // (ground truth, coloured by the holder it named), per fenced resource
-// (its writes) and a row of faults; fault events are grey marks, pauses
-// and partitions grey spans, every interval in which two holders believed
+// (its writes) and a row of faults; fault events are grey marks (dotted
+// for a fault that could not act), pauses and partitions grey spans, every interval in which two holders believed
 // they held the lock is shaded red across all rows, and every other
 // finding is a strip or a glyph on its row. A legend below the plot
 // explains each kind of mark the timeline has.
@@ -166,9 +166,9 @@ func TimelineLabels(tl Timeline, w, h vg.Length) []PlacedLabel {
 
 // shown is what kinds of mark a timeline has, for its legend.
 type shown struct {
-	belief, truth, faultSpan, faultMark, write, rejected bool
-	drift, wait, subscription                            bool
-	spans, marks                                         map[checker.Kind]bool // findings drawn as strips, as glyphs
+	belief, truth, faultSpan, faultMark, skipped, write, rejected bool
+	drift, wait, subscription                                     bool
+	spans, marks                                                  map[checker.Kind]bool // findings drawn as strips, as glyphs
 }
 
 // shownIn is what tl shows.
@@ -191,6 +191,8 @@ func shownIn(tl Timeline) shown {
 			switch m.Kind {
 			case Fault:
 				sh.faultMark = true
+			case Skipped:
+				sh.skipped = true
 			case Write:
 				sh.write = true
 			case WriteRejected:
@@ -230,6 +232,10 @@ func timelineLegend(tl Timeline, hc holderColors) []LegendEntry {
 		x := (c.Min.X + c.Max.X) / 2
 		c.StrokeLine2(faultLine, x, c.Min.Y, x, c.Max.Y)
 	}))
+	add(sh.skipped, "fault that could not act (skipped)", thumb(func(c *draw.Canvas) {
+		x := (c.Min.X + c.Max.X) / 2
+		c.StrokeLine2(skippedLine, x, c.Min.Y, x, c.Max.Y)
+	}))
 	add(sh.write, "fenced write accepted", glyphThumb(draw.CircleGlyph{}, first, writeR))
 	add(sh.rejected, "stale write rejected", glyphThumb(slashedRing{}, color.Black, writeR+0.5))
 	for _, k := range []MarkKind{Drift, Wait, Subscription} {
@@ -261,8 +267,12 @@ func timelineLegend(tl Timeline, hc holderColors) []LegendEntry {
 	return out
 }
 
-// faultLine is the dashed line of a fault event.
-var faultLine = draw.LineStyle{Color: faultColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(1)}}
+// faultLine is the dashed line of a fault event; skippedLine the dotted
+// line of a fault that could not act.
+var (
+	faultLine   = draw.LineStyle{Color: faultColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(1)}}
+	skippedLine = draw.LineStyle{Color: faultColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(0.8), vg.Points(2.2)}}
+)
 
 // timelineArt is the plotter that draws a Timeline's rows; placed is the
 // label layout of its last drawing.
@@ -359,7 +369,7 @@ func findingSlot(k checker.Kind) int {
 }
 
 // drawMarks draws r's marks at height y: fault events as dashed lines
-// across the row, writes as dots on its middle, and the glyphs of the
+// across the row (faults that could not act dotted), writes as dots on its middle, and the glyphs of the
 // findings (the instants', and the lasting ones' at their start, so that
 // a short one shows) and of the WAITs on its middle too, where two would
 // overlap a finding's stacked upwards, a WAIT's downwards: the findings
@@ -377,6 +387,8 @@ func (a *timelineArt) drawMarks(pt rowPainter, r Row, y float64) {
 		switch m.Kind {
 		case Fault:
 			pt.c.StrokeLine2(faultLine, x, pt.trY(y-0.45), x, pt.trY(y+0.45))
+		case Skipped:
+			pt.c.StrokeLine2(skippedLine, x, pt.trY(y-0.45), x, pt.trY(y+0.45))
 		case Write:
 			pt.c.DrawGlyphNoClip(draw.GlyphStyle{Color: a.colors.of(m.Holder), Radius: writeR, Shape: draw.CircleGlyph{}}, at)
 		case WriteRejected:
@@ -498,7 +510,7 @@ func (a *timelineArt) labelWants(pt rowPainter, r Row, lanes int, manyLocks bool
 		w := labelStyle.Width(m.Label)
 		switch {
 		case m.Label == "":
-		case m.Kind == Fault && !strings.HasSuffix(m.Label, " lost"):
+		case m.Kind == Fault && !strings.HasSuffix(m.Label, " lost") || m.Kind == Skipped:
 			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), 0, w), lanes: up})
 		case m.Kind == Wait:
 			wants = append(wants, labelWant{text: m.Label, xs: beside(pt.trX(m.At.Seconds()), glyphR, w), lanes: up})

@@ -27,7 +27,7 @@ import "fmt"
 // client that retries every 100 ms (1,000 such clients reach it after
 // about 75 virtual seconds, three of them after about seven virtual
 // hours; a client that holds for seconds records far fewer). That is why
-// the bound is on records, counted as the run goes, and the README
+// the bound is on records, counted as the run goes, and docs/limits.md
 // publishes the sizes that fit.
 const MaxRecords = 1_500_000
 

@@ -18,7 +18,7 @@ import (
 // run and checked in a process of its own: about the heaviest run the
 // limits accept (1,000 clients for 70 virtual seconds, 1.4 million
 // records, just under MaxRecords) and a long one (3 clients for 3 virtual
-// hours, 1.3 million). The README states the measured figures.
+// hours, 1.3 million). docs/limits.md states the measured figures.
 const soakRSSBound = 5 << 29 // 2.5 GiB
 
 // soakRuns are the soak's long runs: name, clients, virtual duration.

@@ -27,8 +27,11 @@ type Client struct {
 	latRNG      *rand.Rand
 	retryRNG    *rand.Rand
 	links       map[*Node]*link // its connections to each node
-	idRNG       *rand.Rand
-	crashed     bool // see Crash
+	// spareAttempts are attempts whose events have all run, for the next
+	// requests (Client.newAttempt).
+	spareAttempts []*attempt
+	idRNG         *rand.Rand
+	crashed       bool // see Crash
 
 	parallelNames []string      // parallelName's names
 	lastInt       setup.ArgText // the last int64 argument its requests sent, as text

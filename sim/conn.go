@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +73,8 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a := &attempt{c: c, node: g.master, what: what, op: op, args: args, handle: handle}
+		a := c.newAttempt()
+		*a = attempt{c: c, node: g.master, what: what, op: op, args: args, handle: handle}
 		if req != nil {
 			a.req, a.hasReq = *req, true
 		}
@@ -95,13 +97,41 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 		}
 		a.timer.Cancel()
 		if a.replied {
-			return a.v, a.err
+			v, err := a.v, a.err
+			c.recycleAttempt(a)
+			return v, err
 		}
 		// The connection is abandoned, as go-redis discards one whose read
 		// timed out; the request may still be applied, its reply is lost.
 		w.net.abandon(c, a.link)
 	}
 	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout + extra}
+}
+
+// newAttempt returns a spare attempt of c, or a new one.
+func (c *Client) newAttempt() *attempt {
+	if n := len(c.spareAttempts); n > 0 {
+		a := c.spareAttempts[n-1]
+		c.spareAttempts = c.spareAttempts[:n-1]
+		return a
+	}
+	return new(attempt)
+}
+
+// recycleAttempt keeps a, whose reply came, for a later request when no
+// event can still reach it: its request arrived once, so its one reply,
+// which came, was its last event (its timer is cancelled). A request the
+// network duplicated arrived twice, and its second reply may still be on
+// the way (a duplicate arrives right after the original, at the same
+// time, so before the first reply is back): such an attempt is left to
+// the collector, as is one that timed out or was cancelled, whose request
+// or reply may still be on the way.
+func (c *Client) recycleAttempt(a *attempt) {
+	if a.arrivals != 1 {
+		return
+	}
+	*a = attempt{}
+	c.spareAttempts = append(c.spareAttempts, a)
 }
 
 // attempt is one try of a request: everything its events (the request
@@ -127,6 +157,8 @@ type attempt struct {
 	// duplicates arrives again, and each later arrival is one of its own.
 	first   arrival
 	arrived bool
+	// arrivals counts the arrivals the node handled (recycleAttempt).
+	arrivals int
 	// The reply that ended the wait (replied), if it was not the timeout.
 	replied bool
 	v       any
@@ -175,6 +207,7 @@ func (x *attemptArrival) run() {
 		ar = &arrival{}
 	}
 	a.arrived = true
+	a.arrivals++
 	*ar = arrival{a: a, ran: a.c.w.now}
 	if a.handle != nil {
 		a.handle.handle(a.node, ar)
@@ -236,6 +269,9 @@ type link struct {
 	node *Node
 	conn int
 	due  [2]time.Duration // by fifoDir
+	// rngs are the network's fault generators of each direction between
+	// the client and the node (Network.rng), by fifoDir, once used.
+	rngs [2]*rand.Rand
 }
 
 // fifoDir is the index of a direction in link.due: requests go to the

@@ -336,10 +336,27 @@ func fastZscore(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastNil}, true
 	case "zset":
 		if sc, _ := n.db.ZScore(args[1], args[2]); sc != 0 {
-			return fastReply{kind: fastBulk, s: fpconv.Dtoa(sc)}, true
+			return fastReply{kind: fastBulk, s: n.scoreText(sc)}, true
 		}
 	}
 	return r, false
+}
+
+// scoreText is fpconv.Dtoa(sc), the text miniredis's ZSCORE answers,
+// kept from the last call: a fair lock's waiters ask for the same queue
+// head's score on every try, and each formatting allocates.
+func (n *Node) scoreText(sc float64) string {
+	if !n.lastScore.ok || n.lastScore.f != sc {
+		n.lastScore = scoreTextMemo{f: sc, s: fpconv.Dtoa(sc), ok: true}
+	}
+	return n.lastScore.s
+}
+
+// scoreTextMemo is a score and its text (Node.scoreText).
+type scoreTextMemo struct {
+	f  float64
+	s  string
+	ok bool
 }
 
 // maxFastMillis bounds a TTL in milliseconds the short way takes (a

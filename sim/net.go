@@ -251,7 +251,7 @@ func (n *Network) send(kind msgKind, c *Client, l *link, conn int, lat time.Dura
 		n.w.recordFault("lost-"+kindName(kind), node, client, "partition: "+what)
 		return
 	}
-	f := n.fate(kind, client, node, from, to, what, op)
+	f := n.fate(kind, l, client, node, from, to, what, op)
 	if f.dropped {
 		return
 	}
@@ -343,13 +343,19 @@ type msgFate struct {
 // and delay. The rules share the link's fault stream (rng), and a rule draws
 // from it only for a probability it sets above 0, in the order drop, delay,
 // duplicate: that order is what pins a seed's faults, so it must not change.
-func (n *Network) fate(kind msgKind, client, node, from, to, what string, op *opRun) msgFate {
+func (n *Network) fate(kind msgKind, l *link, client, node, from, to, what string, op *opRun) msgFate {
 	var f msgFate
 	for _, r := range n.rules {
 		if !r.actsOn(n.w.now, kind, client, node, op) {
 			continue
 		}
-		rng := n.rng(from + ">" + to)
+		rng := l.rngs[fifoDir(kind)]
+		if rng == nil {
+			// The link keeps the direction's generator, which the network
+			// names (rng): found once, not by name per message.
+			rng = n.rng(from + ">" + to)
+			l.rngs[fifoDir(kind)] = rng
+		}
 		if p := r.dropP(kind); p > 0 && rng.Float64() < p {
 			r.ruleHit()
 			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)

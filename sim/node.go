@@ -45,6 +45,8 @@ type Node struct {
 	name  string
 	cfg   setup.NodeConfig
 	group *Group
+	// lastScore is the last score ZSCORE's short way formatted.
+	lastScore scoreTextMemo
 
 	m      *miniredis.Miniredis
 	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock

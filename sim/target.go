@@ -37,12 +37,13 @@ func (w *World) orSkip(name string, act func() error) func() {
 }
 
 // RecordSkipped records that the fault named name could not act, because
-// of err, as a history.FaultSkipped fault "name: err". value marks whose
+// of err, as a history.FaultSkipped fault (history.SkippedDetail: "name:
+// err"). value marks whose
 // fault it was: "" for the world's own ActAt and ActOnOp (a fault drawn
 // from rates), history.SkippedScripted for a fault the scenario scripted,
 // which records its skips itself (package scenario).
 func (w *World) RecordSkipped(name, value string, err error) {
-	w.hist.add(history.Record{Kind: history.KindFault, T: int64(w.now), Op: history.FaultSkipped, Value: value, Detail: name + ": " + err.Error()})
+	w.hist.add(history.Record{Kind: history.KindFault, T: int64(w.now), Op: history.FaultSkipped, Value: value, Detail: history.SkippedDetail(name, err)})
 }
 
 // CheckNode returns Node's error for name, if any.

@@ -184,7 +184,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	pr.finish()
 	if sweep.Interrupted(ctx, err) {
 		fmt.Fprintln(stdout, "interrupted: unsafe runs (a safety property violated) per cell, of the runs done:")
-		printTable(stdout, res)
+		_ = res.WriteTable(stdout)
 		fmt.Fprintf(stderr, "simulate compare: %v: no report written (%s is as it was)\n", err, out)
 		return exitInterrupted
 	}
@@ -212,7 +212,7 @@ func writeReport(ctx context.Context, res *compare.Results, command, out string,
 		return 2
 	}
 	fmt.Fprintf(stdout, "wrote %s\nunsafe runs (a safety property violated) per cell:\n", filepath.Join(out, "README.md"))
-	printTable(stdout, res)
+	_ = res.WriteTable(stdout)
 	return 0
 }
 
@@ -233,15 +233,4 @@ func compareShard(ctx context.Context, f compareFlags, stdout, stderr io.Writer)
 	}
 	p.Build, p.Command = buildVersion(), f.command()
 	return writePartial(partialFile(f.partial, "compare", f.shard), p, len(p.Runs), p.Jobs, stdout, stderr)
-}
-
-// printTable prints the table's unsafe runs of each cell, of its runs.
-func printTable(w io.Writer, res *compare.Results) {
-	for mi, m := range res.Modes {
-		fmt.Fprintf(w, "%-18s", m.Name)
-		for _, c := range res.Table[mi] {
-			fmt.Fprintf(w, " %s %4d/%d", c.Algorithm.Name, c.Unsafe, c.Runs)
-		}
-		fmt.Fprintln(w)
-	}
 }

@@ -362,7 +362,7 @@ func TestInterruptedCompare(t *testing.T) {
 	var stdout bytes.Buffer
 	stderr := &cancelOnWrite{cancel: cancel}
 	code := run(ctx, []string{"compare", "-table", "-seeds", "1", "-workers", "2", "-out", filepath.Join(parent, "reports")}, &stdout, stderr)
-	if code != exitInterrupted || !strings.HasPrefix(stdout.String(), "interrupted: unsafe runs") || !strings.Contains(stdout.String(), "none ") ||
+	if code != exitInterrupted || !strings.HasPrefix(stdout.String(), "interrupted: unsafe runs") || !strings.Contains(stdout.String(), "  no faults\n") ||
 		!strings.Contains(stderr.String(), "no report written") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -638,13 +638,13 @@ func TestTallyLine(t *testing.T) {
 		t    tally
 		want string
 	}{
-		{tally{scenarios: 84, asExpected: 84, violated: 45}, "84 scenarios, all as expected: 45 show the violations they expect, 39 are safe"},
+		{tally{scenarios: 84, asExpected: 84, violated: 45}, "84 scenarios, all as expected: 45 show the violation they pin, 39 are safe"},
 		{tally{scenarios: 2, asExpected: 2}, "2 scenarios, all as expected: 2 are safe"},
-		{tally{scenarios: 2, asExpected: 2, violated: 2}, "2 scenarios, all as expected: 2 show the violations they expect"},
+		{tally{scenarios: 2, asExpected: 2, violated: 2}, "2 scenarios, all as expected: 2 show the violation they pin"},
 		{tally{scenarios: 1, asExpected: 1}, "1 scenario, as expected: it is safe"},
 		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, notJudged: 1, skipped: 1},
-			"10 scenarios: 7 as expected (1 shows the violation it expects, 6 are safe), 1 not as expected, 1 not judged, 1 skipped"},
-		{tally{scenarios: 3, asExpected: 2, violated: 1, skipped: 1}, "3 scenarios: 2 as expected (1 shows the violation it expects, 1 is safe), 1 skipped"},
+			"10 scenarios: 7 as expected (1 shows the violation it pins, 6 are safe), 1 not as expected, 1 not judged, 1 skipped"},
+		{tally{scenarios: 3, asExpected: 2, violated: 1, skipped: 1}, "3 scenarios: 2 as expected (1 shows the violation it pins, 1 is safe), 1 skipped"},
 		{tally{scenarios: 1, notAsExpected: 1}, "1 scenario: 1 not as expected"},
 		{tally{scenarios: 2, asExpected: 1, notJudged: 1, interrupted: true}, "2 scenarios: 1 as expected (1 is safe), 1 not judged (interrupted: the rest did not run)"},
 		{tally{interrupted: true}, "0 scenarios: 0 as expected (interrupted: the rest did not run)"},
@@ -676,8 +676,8 @@ func TestSummaryLine(t *testing.T) {
 		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, "1 scenario: 1 not judged"},
 		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"}, "1 scenario: 1 not judged"},
 		{[]string{"run", "baseline-simple", "f0-failover-lagging-replica", "k1-pause-longer-than-lease", "testdata/scenarios/rate-failover.yaml"},
-			"4 scenarios, all as expected: 3 show the violations they expect, 1 is safe"},
-		{[]string{"run", "f0-failover-lagging-replica"}, "1 scenario, as expected: it shows the violation it expects"},
+			"4 scenarios, all as expected: 3 show the violation they pin, 1 is safe"},
+		{[]string{"run", "f0-failover-lagging-replica"}, "1 scenario, as expected: it shows the violation it pins"},
 		{[]string{"run", "-seeds", "2", "baseline-simple", "f0-failover-lagging-replica", wrong}, "3 scenarios: 3 not judged"},
 		{[]string{"run", "f0-failover-lagging-replica", "-seeds", "2", "testdata/scenarios/rate-failover.yaml"}, "2 scenarios: 1 not as expected, 1 not judged"},
 	} {

@@ -69,11 +69,13 @@ func TestReadmeTableListsEveryFlag(t *testing.T) {
 	}
 }
 
-// TestReadmeListsEveryError: every error the lock library exports (an
-// Err variable of package lock or redlock) is in the README's table of
-// errors, as `lock.ErrX` or `redlock.ErrX`.
-func TestReadmeListsEveryError(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocListsEveryError: every error the lock library exports (an Err
+// variable of package lock or redlock) is in the table of errors of the
+// library's reference, docs/locks.md (the README links it), as
+// `lock.ErrX` or `redlock.ErrX`, so that no error a caller may meet goes
+// undocumented.
+func TestDocListsEveryError(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/locks.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestReadmeListsEveryError(t *testing.T) {
 			for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
 				n++
 				if name := "`" + pkg + "." + m[1] + "`"; !strings.Contains(string(readme), "| "+name+" |") {
-					t.Errorf("the README's table of errors lacks %s (%s)", name, f)
+					t.Errorf("docs/locks.md's table of errors lacks %s (%s)", name, f)
 				}
 			}
 		}

@@ -465,7 +465,7 @@ func (t *tally) skip() {
 
 // write prints the summary line, or the summary object with -json. When
 // every scenario ran and was as expected: "N scenarios, all as expected: V
-// show the violations they expect, S are safe" ("1 scenario, as expected:
+// show the violation they pin, S are safe" ("1 scenario, as expected:
 // it is safe"); otherwise "N scenarios: A
 // as expected (V show ..., S are safe), B not as expected, J not judged,
 // K skipped", a count of 0 left out; "(interrupted: ...)" after an
@@ -479,7 +479,7 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	}
 	var split []string
 	if t.violated > 0 {
-		split = append(split, plural(t.violated, "shows the violation it expects", "show the violations they expect"))
+		split = append(split, plural(t.violated, "shows the violation it pins", "show the violation they pin"))
 	}
 	if safe := t.asExpected - t.violated; safe > 0 {
 		split = append(split, plural(safe, "is safe", "are safe"))

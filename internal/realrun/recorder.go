@@ -190,7 +190,7 @@ func (r *Recorder) Fault(op, node, client, detail string) {
 // says why), as the simulation records it (sim.World.RecordSkipped): the
 // real backend runs scripted faults only.
 func (r *Recorder) Skipped(name string, err error) {
-	r.add(history.Record{Kind: history.KindFault, Op: history.FaultSkipped, Value: history.SkippedScripted, Detail: name + ": " + err.Error()})
+	r.add(history.Record{Kind: history.KindFault, Op: history.FaultSkipped, Value: history.SkippedScripted, Detail: history.SkippedDetail(name, err)})
 }
 
 // Failover records that group's master is now node to (the checkers move

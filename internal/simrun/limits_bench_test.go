@@ -46,7 +46,7 @@ expect: ok
 // holds at the end of the run (bytes per virtual minute, per client per
 // virtual minute, per record), records per client-minute, lock operations,
 // and the wall time of the run and of Check (the oracles and the windowed
-// linearizability check). It fails if a verdict is not ok. The README's
+// linearizability check). It fails if a verdict is not ok. docs/limits.md's
 // limits table comes from it:
 //
 //	go test -run '^$' -bench BenchmarkLimits -benchtime 1x ./internal/simrun/
