@@ -145,21 +145,6 @@ func algorithmNames() []string {
 	return out
 }
 
-// anyAlgorithmField lists every field of any kind, once each, "kind" first
-// and then in table order: what the algorithm section may hold before its
-// kind is known.
-func anyAlgorithmField() []string {
-	out := []string{"kind"}
-	for _, row := range algorithms {
-		for _, f := range row().Fields() {
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
-}
-
 // Algorithm is the workload every client runs: its kind's config, as the
 // algorithm section says.
 type Algorithm struct {
@@ -321,11 +306,30 @@ func (s *Scenario) TruthKeys() []string {
 	return keys
 }
 
+// peekWorkload is the Workload of the kind that top's algorithm section
+// names, read ahead and without an error of its own (the algorithm's part
+// reports its errors): the client entries, read before the algorithm, are
+// checked against its per-client fields. nil when the section or its kind
+// is missing or unknown.
+func (d *decoder) peekWorkload(top *obj) Workload {
+	n := resolve(top.vals["algorithm"])
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k != nil && k.Value == "kind" && v != nil && v.Kind == yaml.ScalarNode && slices.Contains(algorithmNames(), v.Value) {
+			return newWorkload(v.Value)
+		}
+	}
+	return nil
+}
+
 // algorithm reads the algorithm section n (at path f): its kind first,
 // then the kind's fields (its Workload's decode), then the holding fields
 // every kind has, and the kind's TTL rule.
 func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
-	pre := d.mapping(f, n, anyAlgorithmField()...)
+	pre := d.anyMapping(f, n)
 	if !pre.required("kind") {
 		return
 	}
@@ -337,12 +341,10 @@ func (d *decoder) algorithm(s *Scenario, n *yaml.Node, f string) {
 	}
 	w := newWorkload(a.Kind)
 	a.Workload = w
-	o := d.mapping(f, n, append([]string{"kind"}, w.Fields()...)...)
-	if d.err != nil {
-		// Name the kind: the field may be valid for another one.
-		d.err.Msg = fmt.Sprintf("not a field of algorithm %s (its fields: %s)", a.Kind, strings.Join(w.Fields(), ", "))
-		return
-	}
+	// An unknown field names the kind's fields only: it may be valid for
+	// another kind, and all kinds' fields are dozens.
+	o := d.mappingMsg(f, n, append([]string{"kind"}, w.Fields()...),
+		fmt.Sprintf("not a field of algorithm %s (its fields: %s)", a.Kind, strings.Join(w.Fields(), ", ")))
 	w.decode(d, s, o, f)
 	st := w.settings()
 	*st.holding = d.holding(o, traffic.Holding{Hold: time.Second, Think: 100 * time.Millisecond})

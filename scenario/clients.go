@@ -6,7 +6,6 @@ package scenario
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/traffic"
@@ -101,27 +100,19 @@ func (d *decoder) stashClientSettings(o *obj, path string, from, to int) {
 }
 
 // clientSettings reads the stashed client workload fields against the
-// algorithm's kind: a field the kind does not have is an error naming the
-// kind's per-client fields.
+// algorithm's kind, whose per-client fields (clientFields) the entries were
+// read with (peekWorkload): a field the kind does not have was an unknown
+// field then.
 func (d *decoder) clientSettings(s *Scenario) {
 	if d.err != nil {
 		return
 	}
-	a := s.Algorithm
-	st := a.Workload.settings()
-	allowed := clientFields(st)
+	st := s.Algorithm.Workload.settings()
 	for _, p := range d.pendingClients {
 		if d.err != nil {
 			return
 		}
 		o := p.o
-		for _, f := range clientWorkloadFields {
-			if o.has(f) && !slices.Contains(allowed, f) {
-				d.failf(o.keys[f], join(p.path, f), "not a field of a client under algorithm %s (its per-client fields: %s)",
-					a.Kind, strings.Join(allowed, ", "))
-				return
-			}
-		}
 		cs := d.readClientSettings(st, o, p.path)
 		for i := p.from; i < p.to && d.err == nil; i++ {
 			s.Clients[i].Settings = cs
@@ -166,10 +157,15 @@ func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSet
 }
 
 // lease reads an owner-based kind's lease: a positive duration, or
-// "watchdog" (0).
+// "watchdog" (0). A value that is neither says both forms: the watchdog
+// is the lease a Redisson user knows by name, not by duration.
 func (d *decoder) lease(o *obj) time.Duration {
 	n, lf, ok := o.scalar("lease")
 	if !ok || n.Value == "watchdog" {
+		return 0
+	}
+	if _, err := time.ParseDuration(n.Value); err != nil {
+		d.failf(n, lf, "bad lease %q (want a Go duration such as 10s or 1500ms, or watchdog: the lock keeps the key until its release, its watchdog renewing it)", n.Value)
 		return 0
 	}
 	v := d.duration(n, lf)

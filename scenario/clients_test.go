@@ -14,10 +14,10 @@ func TestClientSettingsErrors(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"wait on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, wait: 1s}",
-			"bad.yaml:10: clients[0].wait: not a field of a client under algorithm simple (its per-client fields: start, holds, hold, think, belief, ttl)"},
+			"bad.yaml:10: clients[0].wait: not a field of a client under algorithm simple (a client's fields: name, count, latency, timeout, retry, drift_ppm; its per-client fields of the algorithm: start, holds, hold, think, belief, ttl)"},
 		{"lease on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2,\n      lease: 1s}", "bad.yaml:11: clients[0].lease: not a field of a client under algorithm simple"},
 		{"extend_every on simple", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, extend_every: 1s}", "bad.yaml:10: clients[0].extend_every: not a field"},
-		{"unknown client field", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, depth: 2}", "bad.yaml:10: clients[0].depth: unknown field"},
+		{"unknown client field", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, depth: 2}", "bad.yaml:10: clients[0].depth: not a field of a client under algorithm simple"},
 		{"bad belief", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, belief: naive}", "bad.yaml:10: clients[0].belief: unknown value \"naive\" (want one of careful, trusting, until-release)"},
 		{"negative holds", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: -1}", "bad.yaml:10: clients[0].holds: -1 out of range"},
 		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer"},
@@ -49,8 +49,8 @@ func TestClientSettingsErrors(t *testing.T) {
 	}
 	// Kind-specific: the owner kinds have no ttl, the spec no lease or wait.
 	for _, c := range []struct{ kind, field, want string }{
-		{"reentrant", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm reentrant (its per-client fields: start, holds, hold, think, belief, wait, lease)"},
-		{"redlock-spec", "lease: 1s", "k.yaml:4: clients[0].lease: not a field of a client under algorithm redlock-spec (its per-client fields: start, holds, hold, think, belief, ttl, extend_every)"},
+		{"reentrant", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm reentrant (a client's fields: name, count, latency, timeout, retry, drift_ppm; its per-client fields of the algorithm: start, holds, hold, think, belief, wait, lease)"},
+		{"redlock-spec", "lease: 1s", "k.yaml:4: clients[0].lease: not a field of a client under algorithm redlock-spec (a client's fields: name, count, latency, timeout, retry, drift_ppm; its per-client fields of the algorithm: start, holds, hold, think, belief, ttl, extend_every)"},
 		{"redlock-spec", "wait: 1s", "k.yaml:4: clients[0].wait: not a field"},
 		{"redlock-redisson", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
 		{"redlock-spec", "ttl: 1500us", "k.yaml:4: clients[0].ttl: must be a positive whole number of milliseconds"},
@@ -59,8 +59,8 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"redlock-redisson", "lease: 10900us", "k.yaml:4: clients[0].lease: 10.9ms is not a whole number of milliseconds"},
 		{"rwlock", "extend_every: 1s", "k.yaml:4: clients[0].extend_every: not a field"},
 		// read_ratio is rwlock's alone, a probability.
-		{"rwlock", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm rwlock (its per-client fields: start, holds, hold, think, belief, wait, lease, read_ratio)"},
-		{"reentrant", "read_ratio: 1", "k.yaml:4: clients[0].read_ratio: not a field of a client under algorithm reentrant (its per-client fields: start, holds, hold, think, belief, wait, lease)"},
+		{"rwlock", "ttl: 1s", "k.yaml:4: clients[0].ttl: not a field of a client under algorithm rwlock (a client's fields: name, count, latency, timeout, retry, drift_ppm; its per-client fields of the algorithm: start, holds, hold, think, belief, wait, lease, read_ratio)"},
+		{"reentrant", "read_ratio: 1", "k.yaml:4: clients[0].read_ratio: not a field of a client under algorithm reentrant (a client's fields: name, count, latency, timeout, retry, drift_ppm; its per-client fields of the algorithm: start, holds, hold, think, belief, wait, lease)"},
 		{"rwlock", "read_ratio: 1.5", "k.yaml:4: clients[0].read_ratio: probability 1.5 outside [0, 1]"},
 		{"rwlock", "read_ratio: -0.1", "k.yaml:4: clients[0].read_ratio: probability -0.1 outside [0, 1]"},
 		{"rwlock", "read_ratio: half", "k.yaml:4: clients[0].read_ratio: want a probability, got \"half\""},

@@ -5,9 +5,11 @@ package scenario
 // and every mapping rejects keys it does not know.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +32,40 @@ type Error struct {
 	Internal bool
 }
 
+// Errors are the errors of one file, in the order of their lines (at
+// most MaxErrors, and then a last one saying that more may follow): a
+// file with several errors is reported whole, rather than one error per
+// attempt to load it. A file with one error gives that *Error alone;
+// errors.As finds the first of Errors.
+type Errors []*Error
+
+// Error is the errors, one a line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap is the errors, for errors.As and errors.Is.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// moreErrors starts the message of the last of Errors when reading stopped
+// at MaxErrors.
+const moreErrors = "more errors may follow"
+
+// MaxErrors is the most errors a file's load reports: enough to fix a
+// file in one pass, few enough to read (a file of another format would
+// give one per line).
+const MaxErrors = 10
+
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -44,11 +80,18 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// decoder reads one file. The first error sticks: later reads return zero
-// values, and the caller checks err once per section.
+// decoder reads one file, a part at a time (part): within a part the
+// first error sticks (later reads return zero values, and the caller
+// checks err once per section); the next part is read afresh, so that the
+// errors of several parts are reported together (errs).
 type decoder struct {
 	file string
 	err  *Error
+	// errs are the errors of the parts read before (part), and every
+	// unknown field (unknownField); truncated says a part was left unread
+	// once MaxErrors were found.
+	errs      []*Error
+	truncated bool
 	// scale multiplies every duration read (and every default duration the
 	// reader supplies); 0 means 1. See LoadScaled.
 	scale float64
@@ -82,6 +125,58 @@ func (d *decoder) scaled(v time.Duration) time.Duration {
 		return v
 	}
 	return time.Duration(us) * time.Microsecond
+}
+
+// part reads one part of the file (a section, a node, a client entry, a
+// fault) with read and keeps its error, the first of the part, in errs;
+// it returns whether read found none. Each part starts without an error,
+// so that one bad part does not hide the errors of the next; a part that
+// reads what another built (the faults read the nodes and clients) is read
+// only when that one had no error, lest its errors be the other's
+// consequences (a fault naming a node the bad topology never reached).
+// Once MaxErrors are found, no part is read.
+func (d *decoder) part(read func()) bool {
+	if len(d.errs) >= MaxErrors {
+		d.truncated = true
+		return false
+	}
+	read()
+	if d.err == nil {
+		return true
+	}
+	d.errs = append(d.errs, d.err)
+	d.err = nil
+	return false
+}
+
+// result is the file's error: nil when it had none, the *Error when one,
+// else Errors, in line order (at most MaxErrors, and a note when more may
+// follow).
+func (d *decoder) result() error {
+	errs := d.errs
+	if d.err != nil {
+		errs = append(errs, d.err)
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	slices.SortStableFunc(errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
+	if len(errs) > MaxErrors || d.truncated {
+		errs = append(errs[:min(len(errs), MaxErrors)], &Error{File: d.file,
+			Msg: fmt.Sprintf("%s: the first %d are shown, and reading stopped there", moreErrors, MaxErrors)})
+	}
+	return Errors(errs)
+}
+
+// unknownField records field f, named by key node k, as not one of
+// those its mapping takes: an error (msg) of its own, which does not stop
+// the part (the field is left out and the mapping read on), so that every
+// unknown field of a file is reported.
+func (d *decoder) unknownField(k *yaml.Node, f, msg string) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: k.Line, Column: k.Column, Field: f, Msg: msg})
 }
 
 func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
@@ -136,9 +231,24 @@ type obj struct {
 	keys map[string]*yaml.Node
 }
 
-// mapping reads n as a mapping with only the allowed keys. A nil or
-// missing n gives an empty mapping.
+// mapping reads n as a mapping with only the allowed keys: another is an
+// unknown field, which names the allowed ones. A nil or missing n gives
+// an empty mapping.
 func (d *decoder) mapping(path string, n *yaml.Node, allowed ...string) *obj {
+	return d.mappingMsg(path, n, allowed, "unknown field (want one of "+strings.Join(allowed, ", ")+")")
+}
+
+// anyMapping reads n as a mapping of any keys: to read the key that says
+// which keys the rest may be (an algorithm's or a fault's kind) before
+// checking them.
+func (d *decoder) anyMapping(path string, n *yaml.Node) *obj {
+	return d.mappingMsg(path, n, nil, "")
+}
+
+// mappingMsg is mapping whose unknown fields say unknown (allowed nil:
+// every key is allowed). An unknown field is reported (unknownField) and
+// left out; the part reads on.
+func (d *decoder) mappingMsg(path string, n *yaml.Node, allowed []string, unknown string) *obj {
 	o := &obj{d: d, path: path, node: n, vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
 	n = resolve(n)
 	if n == nil || d.err != nil {
@@ -154,16 +264,9 @@ func (d *decoder) mapping(path string, n *yaml.Node, allowed ...string) *obj {
 			d.failf(k, path, "want a field name, got %s", describe(k))
 			return o
 		}
-		known := false
-		for _, a := range allowed {
-			if a == k.Value {
-				known = true
-				break
-			}
-		}
-		if !known {
-			d.failf(k, join(path, k.Value), "unknown field (want one of %s)", strings.Join(allowed, ", "))
-			return o
+		if allowed != nil && !slices.Contains(allowed, k.Value) {
+			d.unknownField(k, join(path, k.Value), unknown)
+			continue
 		}
 		if _, dup := o.vals[k.Value]; dup {
 			d.failf(k, join(path, k.Value), "field given twice")

@@ -196,7 +196,7 @@ func (d *decoder) checkSweep(o *obj, f string, e *Expect) {
 	switch {
 	case len(e.Rates) > 0 && e.Seeds == 0:
 		d.failf(o.node, join(f, "seeds"), "required with rates: the number of seeds the rates are measured over")
-	case len(e.Rates) == 0 && o.has("seeds"):
+	case !o.has("rates") && o.has("seeds"):
 		d.failf(o.at("seeds"), join(f, "seeds"), "seeds is the size of the sweep that judges rates; give rates too")
 	case len(e.Rates) > 0:
 		// A sweep judges rates; the single-run parts would judge each seed.
@@ -228,7 +228,7 @@ func (d *decoder) clientBounds(s *Scenario, n *yaml.Node, f string) {
 			continue
 		}
 		if k.Kind != yaml.ScalarNode || !s.isClient(k.Value) {
-			d.failf(k, cf, "unknown client %s (the clients are %s); liveness is a duration, or a mapping of client names to bounds, with %s for the lock's bound", describe(k), strings.Join(s.clientNames(), ", "), LivenessLockKey)
+			d.failf(k, cf, "unknown client %s (the clients are %s); liveness is a duration, or a mapping of client names to bounds, with %s for the lock's bound", describe(k), nameList(s.clientNames()), LivenessLockKey)
 			return
 		}
 		if slices.ContainsFunc(s.Expect.Clients, func(c ClientBound) bool { return c.Client == k.Value }) {
@@ -313,18 +313,20 @@ func (d *decoder) fencing(s *Scenario, n *yaml.Node, f string) {
 // {min, max}, in file order.
 func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
 	names := append(checker.KindNames(), string(AnyViolation))
-	o := d.mapping(f, n, names...)
+	o := d.mappingMsg(f, n, names, fmt.Sprintf("unknown violation kind (want one of %s, or violated for any kind)", strings.Join(checker.KindNames(), ", ")))
 	if d.err != nil {
-		d.err.Msg = fmt.Sprintf("unknown violation kind (want one of %s, or violated for any kind)", strings.Join(checker.KindNames(), ", "))
 		return
 	}
-	if len(o.vals) == 0 {
+	if len(o.vals) == 0 && len(resolve(n).Content) == 0 {
 		d.failf(n, f, "give at least one kind")
 		return
 	}
 	s.Expect.RatesLine = n.Line
 	for i := 0; i < len(n.Content); i += 2 {
 		k := resolve(n.Content[i]).Value
+		if !o.has(k) {
+			continue // an unknown kind, reported
+		}
 		v, kf := o.get(k)
 		b := RateBound{Kind: checker.Kind(k), Max: 1}
 		switch {
@@ -350,6 +352,33 @@ func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
 	}
 }
 
+// nodeNames are the names of s's nodes, each master followed by its
+// replicas, in file order.
+func (s *Scenario) nodeNames() []string {
+	var out []string
+	for _, n := range s.Nodes {
+		out = append(out, n.Config.Name)
+		for _, r := range n.Replicas {
+			out = append(out, r.Config.Name)
+		}
+	}
+	return out
+}
+
+// maxListed is how many names an error lists (nameList): a scenario may
+// have a thousand clients.
+const maxListed = 12
+
+// nameList is names joined by commas, the first maxListed of them and how
+// many more there are.
+func nameList(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
+}
+
+// clientNames are the names of s's clients, in file order.
 func (s *Scenario) clientNames() []string {
 	out := make([]string, len(s.Clients))
 	for i, c := range s.Clients {

@@ -62,8 +62,7 @@ func faultKindNamed(name string) *faultKind {
 	return &faultKinds[i]
 }
 
-// faultKindNames and anyFaultField list the kinds, and every field of any
-// kind once ("kind" first), in table order.
+// faultKindNames lists the kinds, in table order.
 func faultKindNames() []string {
 	out := make([]string, len(faultKinds))
 	for i, k := range faultKinds {
@@ -72,22 +71,10 @@ func faultKindNames() []string {
 	return out
 }
 
-func anyFaultField() []string {
-	out := []string{"kind"}
-	for _, k := range faultKinds {
-		for _, f := range k.fields {
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
-}
-
 // fault reads faults[i] n (at path f): its kind first, then the kind's
 // fields (its row's decode), then its trigger when bound to an operation.
 func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
-	pre := d.mapping(f, n, anyFaultField()...)
+	pre := d.anyMapping(f, n)
 	if !pre.required("kind") {
 		return
 	}
@@ -96,12 +83,10 @@ func (d *decoder) fault(s *Scenario, n *yaml.Node, f string) {
 		return
 	}
 	k := faultKindNamed(name)
-	o := d.mapping(f, n, append([]string{"kind"}, k.fields...)...)
-	if d.err != nil {
-		// Name the kind: the field may be valid for another one.
-		d.err.Msg = fmt.Sprintf("not a field of a %s fault (its fields: %s)", name, strings.Join(k.fields, ", "))
-		return
-	}
+	// An unknown field names the kind's fields only: it may be valid for
+	// another kind.
+	o := d.mappingMsg(f, n, append([]string{"kind"}, k.fields...),
+		fmt.Sprintf("not a field of a %s fault (its fields: %s)", name, strings.Join(k.fields, ", ")))
 	r := &faultReader{d: d, s: s, o: o, f: f, triggered: o.has("on")}
 	flt := k.decode(r)
 	if r.triggered && d.err == nil {
@@ -126,20 +111,24 @@ type faultReader struct {
 }
 
 // node reads the node field: a node of the scenario, "" when absent.
-func (r *faultReader) node(required bool) string { return r.name("node", required, r.s.isNode) }
+func (r *faultReader) node(required bool) string {
+	return r.name("node", required, r.s.isNode, "the nodes are "+nameList(r.s.nodeNames()))
+}
 
 // client reads the client field: a client of the scenario, "" when absent.
 func (r *faultReader) client(required bool) string {
-	return r.name("client", required, r.s.isClient)
+	return r.name("client", required, r.s.isClient, "the clients are "+nameList(r.s.clientNames()))
 }
 
-func (r *faultReader) name(field string, required bool, known func(string) bool) string {
+// name reads field, a name known reports whether the scenario has; an
+// unknown one is an error that says which there are (which).
+func (r *faultReader) name(field string, required bool, known func(string) bool, which string) string {
 	if required && !r.o.required(field) {
 		return ""
 	}
 	name := r.o.str(field, "")
 	if name != "" && !known(name) && r.d.err == nil {
-		r.d.failf(r.o.at(field), join(r.f, field), "unknown %s %q", field, name)
+		r.d.failf(r.o.at(field), join(r.f, field), "unknown %s %q (%s)", field, name, which)
 	}
 	return name
 }
@@ -292,7 +281,8 @@ func (r *faultReader) side(side string, other []string) []string {
 	}
 	for i, name := range names {
 		if d.err == nil && !r.s.isNode(name) && !r.s.isClient(name) {
-			d.failf(items[i], index(sf, i), "unknown node or client %q", name)
+			d.failf(items[i], index(sf, i), "unknown node or client %q (the nodes are %s; the clients are %s)", name,
+				nameList(r.s.nodeNames()), nameList(r.s.clientNames()))
 		}
 		if d.err == nil && (slices.Contains(other, name) || slices.Index(names, name) != i) {
 			d.failf(items[i], index(sf, i), "%q is listed twice", name)

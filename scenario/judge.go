@@ -245,6 +245,39 @@ type SweepTally struct {
 	// gaveUp counts, per kind, the runs whose check for it gave up
 	// (checker.Verdict.UndecidedOn): each may hold the kind unseen.
 	gaveUp map[checker.Kind]int
+	// ViolatedSeeds are the first SweepExamples seeds added (AddSeed)
+	// whose verdict was violated, with its kinds, and OKSeeds the first
+	// SweepExamples whose verdict was ok, both in the order added: the
+	// seeds a reader replays to see a counterexample, or the run that
+	// differs in a sweep that mostly violates. A bounded number, so that
+	// the tally's memory stays constant.
+	ViolatedSeeds, OKSeeds []SeedVerdict
+}
+
+// SweepExamples is how many violated seeds, and how many ok ones, a
+// SweepTally keeps: enough to replay a few counterexamples, few enough
+// for a line each.
+const SweepExamples = 5
+
+// SeedVerdict is one seed of a sweep and the kinds its verdict found
+// (none for an ok verdict).
+type SeedVerdict struct {
+	Seed  uint64
+	Kinds []checker.Kind
+}
+
+// AddSeed counts verdict v, the verdict of seed (Add), and keeps the seed
+// among ViolatedSeeds or OKSeeds while they have room. A sweep adds its
+// seeds in seed order, so that they are the sweep's first ones whatever
+// ran first.
+func (t *SweepTally) AddSeed(seed uint64, v checker.Verdict) {
+	t.Add(v)
+	switch {
+	case v.Status == checker.Violated && len(t.ViolatedSeeds) < SweepExamples:
+		t.ViolatedSeeds = append(t.ViolatedSeeds, SeedVerdict{Seed: seed, Kinds: v.Kinds()})
+	case v.Status == checker.OK && len(t.OKSeeds) < SweepExamples:
+		t.OKSeeds = append(t.OKSeeds, SeedVerdict{Seed: seed})
+	}
 }
 
 // Add counts verdict v.

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,46 @@ func TestJudgeComparesVerdict(t *testing.T) {
 		if ok, why := e.Judge(w); ok || !strings.Contains(why, c.why) {
 			t.Errorf("%s: match %v, why %q; want %q", c.name, ok, why, c.why)
 		}
+	}
+}
+
+// TestSweepTallyKeepsFirstSeeds: AddSeed counts as Add does and keeps the
+// first SweepExamples violated seeds, with their kinds, and the first ok
+// ones, in the order added; an unknown verdict is neither, and the kept
+// seeds stop growing past SweepExamples however long the sweep.
+func TestSweepTallyKeepsFirstSeeds(t *testing.T) {
+	me := checker.Verdict{Status: checker.Violated, Violations: []checker.Violation{{Kind: checker.SilentLoss}, {Kind: checker.MutualExclusion}}}
+	var tl SweepTally
+	for seed := uint64(10); seed < 30; seed++ {
+		switch {
+		case seed%3 == 0:
+			tl.AddSeed(seed, checker.Verdict{Status: checker.OK})
+		case seed == 11:
+			tl.AddSeed(seed, checker.Verdict{Status: checker.Unknown})
+		default:
+			tl.AddSeed(seed, me)
+		}
+	}
+	var violated, ok []uint64
+	for _, sv := range tl.ViolatedSeeds {
+		violated = append(violated, sv.Seed)
+		if len(sv.Kinds) != 2 || sv.Kinds[0] != checker.MutualExclusion || sv.Kinds[1] != checker.SilentLoss {
+			t.Errorf("seed %d: kinds %v, want the verdict's, sorted", sv.Seed, sv.Kinds)
+		}
+	}
+	for _, sv := range tl.OKSeeds {
+		ok = append(ok, sv.Seed)
+		if len(sv.Kinds) != 0 {
+			t.Errorf("ok seed %d has kinds %v", sv.Seed, sv.Kinds)
+		}
+	}
+	if want := []uint64{10, 13, 14, 16, 17}; !slices.Equal(violated, want) {
+		t.Errorf("violated seeds %v, want %v", violated, want)
+	}
+	if want := []uint64{12, 15, 18, 21, 24}; !slices.Equal(ok, want) {
+		t.Errorf("ok seeds %v, want %v", ok, want)
+	}
+	if tl.Seeds != 20 || tl.Violated != 13 || tl.Undecided != 1 {
+		t.Errorf("counts: %d seeds, %d violated, %d undecided; want 20, 13, 1", tl.Seeds, tl.Violated, tl.Undecided)
 	}
 }

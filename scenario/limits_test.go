@@ -133,6 +133,11 @@ func checkParsed(err error) error {
 	case !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "fuzz.yaml"):
 		return fmt.Errorf("error %T does not name the file: %v", err, err)
 	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if !strings.HasPrefix(line, "fuzz.yaml") {
+			return fmt.Errorf("an error of several does not name the file: %q in\n%v", line, err)
+		}
+	}
 	return nil
 }
 

@@ -12,7 +12,10 @@
 // or the algorithm refers to exists, every duration and probability is in
 // range. Errors name the file, the line and the field, e.g.
 //
-//	scenarios/f0.yaml:12: faults[0].group: unknown group "m2"
+//	scenarios/f0.yaml:12: faults[0].group: unknown group "m2" (the masters are m1)
+//
+// and a file with several gets them together (Errors, up to MaxErrors),
+// so that it is fixed in one pass.
 package scenario
 
 import (
@@ -25,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -198,9 +202,19 @@ func parseScaled(file string, data []byte, scale float64, open opener) (*Scenari
 		return nil, &Error{File: file, Msg: fmt.Sprintf("scale %v: want a positive number", scale)}
 	}
 	s, err := parse(file, data, scale, open)
-	var e *Error
-	if err != nil && scale != 1 && errors.As(err, &e) {
-		e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
+	if err != nil && scale != 1 {
+		var e *Error
+		var es Errors
+		switch {
+		case errors.As(err, &es):
+			for _, e := range es {
+				if !strings.HasPrefix(e.Msg, moreErrors) {
+					e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
+				}
+			}
+		case errors.As(err, &e):
+			e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
+		}
 	}
 	return s, err
 }
@@ -250,8 +264,8 @@ func parse(file string, data []byte, scale float64, open opener) (s *Scenario, e
 	}
 	s = &Scenario{File: file, Scale: scale, Source: data}
 	d.scenario(s, root.Content[0])
-	if d.err != nil {
-		return nil, d.err
+	if err := d.result(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -263,57 +277,104 @@ var parseHook func(data []byte)
 // validName is what a scenario's name may be.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 
+// scenario reads the file's root mapping n into s, a part at a time
+// (decoder.part), so that the errors of independent parts are reported
+// together; a part that reads what another built is read only when that
+// one had no error: the algorithm reads the nodes (its group), the faults
+// read the nodes, the clients and the algorithm (a trigger's op), the
+// timeline reads the faults, the rates and the duration, the clients'
+// workload fields read the algorithm, and the expectation reads the
+// clients.
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
-	top := d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real", "budget")
-	base := filepath.Base(s.File)
-	s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
-	if d.err == nil && !validName.MatchString(s.Name) {
-		// The name becomes file names (simulate run -out): no separators, no
-		// "..", nothing empty.
-		d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+	var top *obj
+	if !d.part(func() {
+		top = d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real", "budget")
+	}) {
+		return
 	}
-	s.Description = top.str("description", "")
-	s.Seed = top.uint("seed", 1)
-	if top.required("duration") {
-		s.Duration = top.dur("duration", 0)
-		s.DurationLine = top.at("duration").Line
-		if d.err == nil && s.Duration <= 0 {
-			d.failf(top.at("duration"), "duration", "must be positive")
+	d.header(s, top)
+	durationOK := d.part(func() {
+		if top.required("duration") {
+			s.Duration = top.dur("duration", 0)
+			s.DurationLine = top.at("duration").Line
+			if d.err == nil && s.Duration <= 0 {
+				d.failf(top.at("duration"), "duration", "must be positive")
+			}
 		}
-	}
-	if top.required("topology") {
-		tn, f := top.get("topology")
-		d.topology(s, d.mapping(f, tn, "nodes", "engine"))
-	}
-	if top.required("clients") {
-		d.clients(s, top)
-	}
-	if top.required("algorithm") {
+	})
+	topologyOK := d.part(func() { top.required("topology") }) && d.topology(s, top)
+	clientsOK := d.part(func() { top.required("clients") }) && d.clients(s, top, d.peekWorkload(top))
+	algorithmOK := d.part(func() { top.required("algorithm") }) && topologyOK && d.part(func() {
 		an, f := top.get("algorithm")
 		d.algorithm(s, an, f)
-		d.clientSettings(s)
+	})
+	if algorithmOK && clientsOK {
+		d.part(func() { d.clientSettings(s) })
 	}
-	items, f := top.list("faults")
-	for i, it := range items {
-		d.fault(s, it, index(f, i))
+	d.faults(s, top, topologyOK && clientsOK && algorithmOK, durationOK)
+	if d.part(func() { top.required("expect") }) && clientsOK {
+		d.part(func() {
+			en, f := top.get("expect")
+			d.expect(s, en, f)
+		})
 	}
-	if top.has("rates") {
-		rn, f := top.get("rates")
-		d.rates(s, rn, f)
+	d.realAndBudget(s, top)
+}
+
+// header reads top's name, description and seed into s, a part each.
+func (d *decoder) header(s *Scenario, top *obj) {
+	d.part(func() {
+		base := filepath.Base(s.File)
+		s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
+		if d.err == nil && !validName.MatchString(s.Name) {
+			// The name becomes file names (simulate run -out): no separators, no
+			// "..", nothing empty.
+			d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+		}
+	})
+	d.part(func() { s.Description = top.str("description", "") })
+	d.part(func() { s.Seed = top.uint("seed", 1) })
+}
+
+// faults reads top's faults, a part each, when read (the nodes, clients
+// and algorithm they name read without an error), and its rates; then,
+// when they and the duration (durationOK) read without an error, checks
+// the timeline of the faults.
+func (d *decoder) faults(s *Scenario, top *obj, read, durationOK bool) {
+	ok := read
+	if read {
+		var items []*yaml.Node
+		var f string
+		ok = d.part(func() { items, f = top.list("faults") })
+		for i, it := range items {
+			ok = d.part(func() { d.fault(s, it, index(f, i)) }) && ok
+		}
 	}
-	d.checkTimeline(s, d.faultObjs)
-	if top.required("expect") {
-		en, f := top.get("expect")
-		d.expect(s, en, f)
+	ratesOK := d.part(func() {
+		if top.has("rates") {
+			rn, f := top.get("rates")
+			d.rates(s, rn, f)
+		}
+	})
+	if ok && ratesOK && durationOK {
+		d.part(func() { d.checkTimeline(s, d.faultObjs) })
 	}
+}
+
+// realAndBudget reads top's real and budget sections, a part each.
+func (d *decoder) realAndBudget(s *Scenario, top *obj) {
 	if top.has("real") {
-		rn, f := top.get("real")
-		r := d.mapping(f, rn, "scale", "note")
-		s.Real = Real{Scale: r.float("scale", 0, 0.01, 100), Note: r.str("note", "")}
+		d.part(func() {
+			rn, f := top.get("real")
+			r := d.mapping(f, rn, "scale", "note")
+			s.Real = Real{Scale: r.float("scale", 0, 0.01, 100), Note: r.str("note", "")}
+		})
 	}
 	if top.has("budget") {
-		bn, f := top.get("budget")
-		d.budget(s, bn, f)
+		d.part(func() {
+			bn, f := top.get("budget")
+			d.budget(s, bn, f)
+		})
 	}
 }
 
@@ -422,35 +483,59 @@ const (
 // is one more name here (and its meaning in internal/realrun).
 var Engines = []string{EngineManual, EngineSentinel}
 
-func (d *decoder) topology(s *Scenario, top *obj) {
-	s.Engine = top.oneOf("engine", Engines[0], Engines...)
-	if top.has("engine") {
-		s.EngineLine = top.at("engine").Line
+// topology reads the topology section of top (present): its engine, and
+// each node with its replicas, a part each (decoder.part). It returns
+// whether every part read without an error.
+func (d *decoder) topology(s *Scenario, top *obj) bool {
+	var t *obj
+	if !d.part(func() {
+		tn, f := top.get("topology")
+		t = d.mapping(f, tn, "nodes", "engine")
+	}) {
+		return false
 	}
-	if !top.required("nodes") {
-		return
-	}
-	items, f := top.list("nodes")
-	if d.err == nil && len(items) == 0 {
-		d.failf(top.at("nodes"), f, "at least one node is needed")
+	ok := d.part(func() {
+		s.Engine = t.oneOf("engine", Engines[0], Engines...)
+		if t.has("engine") {
+			s.EngineLine = t.at("engine").Line
+		}
+	})
+	var items []*yaml.Node
+	var f string
+	if !d.part(func() {
+		if !t.required("nodes") {
+			return
+		}
+		items, f = t.list("nodes")
+		if d.err == nil && len(items) == 0 {
+			d.failf(t.at("nodes"), f, "at least one node is needed")
+		}
+	}) {
+		return false
 	}
 	for i, it := range items {
-		o, name, ok := d.namedNode(s, index(f, i), it, "replicas")
+		ok = d.part(func() { d.node(s, index(f, i), it) }) && ok
+	}
+	return ok
+}
+
+// node reads node it (at path f) and its replicas into s.
+func (d *decoder) node(s *Scenario, f string, it *yaml.Node) {
+	o, name, ok := d.namedNode(s, f, it, "replicas")
+	if !ok {
+		return
+	}
+	// Appended before its replicas are read, so that newName sees it.
+	s.Nodes = append(s.Nodes, Node{Config: d.nodeConfig(o, name), Line: resolve(it).Line})
+	node := &s.Nodes[len(s.Nodes)-1]
+	reps, rf := o.list("replicas")
+	for j, rt := range reps {
+		ro, rname, ok := d.namedNode(s, index(rf, j), rt, "lag")
 		if !ok {
 			return
 		}
-		// Appended before its replicas are read, so that newName sees it.
-		s.Nodes = append(s.Nodes, Node{Config: d.nodeConfig(o, name), Line: resolve(it).Line})
-		node := &s.Nodes[len(s.Nodes)-1]
-		reps, rf := o.list("replicas")
-		for j, rt := range reps {
-			ro, rname, ok := d.namedNode(s, index(rf, j), rt, "lag")
-			if !ok {
-				return
-			}
-			node.Replicas = append(node.Replicas, Replica{Config: d.nodeConfig(ro, rname),
-				Repl: setup.ReplicaConfig{Lag: ro.dist("lag", setup.Dist{})}, Line: resolve(rt).Line})
-		}
+		node.Replicas = append(node.Replicas, Replica{Config: d.nodeConfig(ro, rname),
+			Repl: setup.ReplicaConfig{Lag: ro.dist("lag", setup.Dist{})}, Line: resolve(rt).Line})
 	}
 }
 
@@ -467,61 +552,91 @@ func (d *decoder) namedNode(s *Scenario, path string, n *yaml.Node, extra string
 
 var retries = []string{"none", "go-redis", "redisson", "redisson-3.36"}
 
-func (d *decoder) clients(s *Scenario, top *obj) {
-	items, f := top.list("clients")
-	if d.err == nil && len(items) == 0 {
-		d.failf(top.at("clients"), f, "at least one client is needed")
+// clientEntryFields are a client entry's own fields, beyond the workload
+// fields its algorithm's kind lets it set (clientFields).
+var clientEntryFields = []string{"name", "count", "latency", "timeout", "retry", "drift_ppm"}
+
+// clients reads the clients list of top (present), each entry a part
+// (decoder.part); w is the algorithm's kind, read ahead (peekWorkload),
+// whose per-client fields an entry may also have (nil when the kind is
+// unknown: any kind's). It returns whether every part read without an
+// error.
+func (d *decoder) clients(s *Scenario, top *obj, w Workload) bool {
+	var items []*yaml.Node
+	var f string
+	if !d.part(func() {
+		items, f = top.list("clients")
+		if d.err == nil && len(items) == 0 {
+			d.failf(top.at("clients"), f, "at least one client is needed")
+		}
+	}) {
+		return false
 	}
+	allowed := append(slices.Clone(clientEntryFields), clientWorkloadFields...)
+	unknown := "unknown field (want one of " + strings.Join(allowed, ", ") + ")"
+	if w != nil {
+		own := clientFields(w.settings())
+		allowed = append(slices.Clone(clientEntryFields), own...)
+		unknown = fmt.Sprintf("not a field of a client under algorithm %s (a client's fields: %s; its per-client fields of the algorithm: %s)",
+			w.Kind(), strings.Join(clientEntryFields, ", "), strings.Join(own, ", "))
+	}
+	ok := true
 	for i, it := range items {
-		cf := index(f, i)
-		o := d.mapping(cf, it, append([]string{"name", "count", "latency", "timeout", "retry", "drift_ppm"}, clientWorkloadFields...)...)
-		first := len(s.Clients)
-		cfg := setup.ClientConfig{
-			Latency:  o.dist("latency", setup.Dist{}),
-			Timeout:  o.dur("timeout", 0),
-			DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999),
-		}
-		if o.has("timeout") && d.err == nil && cfg.Timeout == 0 {
-			d.failf(o.at("timeout"), join(cf, "timeout"), "must be positive")
-		}
-		switch o.oneOf("retry", "none", retries...) {
-		case "go-redis":
-			cfg.Retry = setup.GoRedisRetry
-		case "redisson":
-			cfg.Retry = setup.RedissonRetry
-		case "redisson-3.36":
-			cfg.Retry = setup.Redisson336Retry
-		}
-		if !o.has("count") {
-			if !o.required("name") {
-				return
-			}
-			cfg.Name = o.str("name", "")
-			if !d.newName(o.at("name"), join(cf, "name"), cfg.Name, "client") {
-				return
-			}
-			if len(s.Clients) == MaxClients {
-				d.failf(o.at("name"), join(cf, "name"), "client %d: more than the %d a scenario may have", MaxClients+1, MaxClients)
-				return
-			}
-			s.Clients = append(s.Clients, Client{Config: cfg, Line: resolve(it).Line})
-			d.stashClientSettings(o, cf, first, len(s.Clients))
-			continue
-		}
-		count := o.int("count", 1, 1, MaxClients)
-		if d.err == nil && len(s.Clients)+int(count) > MaxClients {
-			d.failf(o.at("count"), join(cf, "count"), "%d clients in all with this entry's %d: more than the %d a scenario may have", len(s.Clients)+int(count), count, MaxClients)
-		}
-		prefix := o.str("name", "c")
-		for k := int64(1); k <= count && d.err == nil; k++ {
-			c := cfg
-			c.Name = fmt.Sprintf("%s%d", prefix, k)
-			if d.newName(o.at("name"), join(cf, "name"), c.Name, "client") {
-				s.Clients = append(s.Clients, Client{Config: c, Line: resolve(it).Line})
-			}
-		}
-		d.stashClientSettings(o, cf, first, len(s.Clients))
+		ok = d.part(func() { d.client(s, index(f, i), it, allowed, unknown) }) && ok
 	}
+	return ok
+}
+
+// client reads client entry it (at path cf), with the fields allowed
+// (unknown: the message of another), into s: one client, or count.
+func (d *decoder) client(s *Scenario, cf string, it *yaml.Node, allowed []string, unknown string) {
+	o := d.mappingMsg(cf, it, allowed, unknown)
+	first := len(s.Clients)
+	cfg := setup.ClientConfig{
+		Latency:  o.dist("latency", setup.Dist{}),
+		Timeout:  o.dur("timeout", 0),
+		DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999),
+	}
+	if o.has("timeout") && d.err == nil && cfg.Timeout == 0 {
+		d.failf(o.at("timeout"), join(cf, "timeout"), "must be positive")
+	}
+	switch o.oneOf("retry", "none", retries...) {
+	case "go-redis":
+		cfg.Retry = setup.GoRedisRetry
+	case "redisson":
+		cfg.Retry = setup.RedissonRetry
+	case "redisson-3.36":
+		cfg.Retry = setup.Redisson336Retry
+	}
+	if !o.has("count") {
+		if !o.required("name") {
+			return
+		}
+		cfg.Name = o.str("name", "")
+		if !d.newName(o.at("name"), join(cf, "name"), cfg.Name, "client") {
+			return
+		}
+		if len(s.Clients) == MaxClients {
+			d.failf(o.at("name"), join(cf, "name"), "client %d: more than the %d a scenario may have", MaxClients+1, MaxClients)
+			return
+		}
+		s.Clients = append(s.Clients, Client{Config: cfg, Line: resolve(it).Line})
+		d.stashClientSettings(o, cf, first, len(s.Clients))
+		return
+	}
+	count := o.int("count", 1, 1, MaxClients)
+	if d.err == nil && len(s.Clients)+int(count) > MaxClients {
+		d.failf(o.at("count"), join(cf, "count"), "%d clients in all with this entry's %d: more than the %d a scenario may have", len(s.Clients)+int(count), count, MaxClients)
+	}
+	prefix := o.str("name", "c")
+	for k := int64(1); k <= count && d.err == nil; k++ {
+		c := cfg
+		c.Name = fmt.Sprintf("%s%d", prefix, k)
+		if d.newName(o.at("name"), join(cf, "name"), c.Name, "client") {
+			s.Clients = append(s.Clients, Client{Config: c, Line: resolve(it).Line})
+		}
+	}
+	d.stashClientSettings(o, cf, first, len(s.Clients))
 }
 
 func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {

@@ -61,15 +61,11 @@ func (d *decoder) triggerMapping(tf string, n *yaml.Node, kind string, link bool
 	if link {
 		fields = linkTriggerFields
 	}
-	t := d.mapping(tf, n, fields...)
-	switch {
-	case d.err == nil, !strings.HasPrefix(d.err.Msg, "unknown field"):
-	case link:
-		d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
-	default:
-		d.err.Msg = fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages is for link faults)", kind, strings.Join(fields, ", "))
+	msg := fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages is for link faults)", kind, strings.Join(fields, ", "))
+	if link {
+		msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
 	}
-	return t
+	return d.mappingMsg(tf, n, fields, msg)
 }
 
 // opSelector reads the operation a trigger t (at path tf) names: a client
@@ -79,7 +75,7 @@ func (d *decoder) opSelector(s *Scenario, t *obj, tf string) setup.OpSelector {
 	if t.required("client") {
 		sel.Client = t.str("client", "")
 		if d.err == nil && !s.isClient(sel.Client) {
-			d.failf(t.at("client"), join(tf, "client"), "unknown client %q", sel.Client)
+			d.failf(t.at("client"), join(tf, "client"), "unknown client %q (the clients are %s)", sel.Client, nameList(s.clientNames()))
 		}
 	}
 	a := s.Algorithm

@@ -50,9 +50,8 @@ const (
 	agreeEnd   = "<!-- simulate agree: end -->"
 )
 
-func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok bool) {
+func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("agree", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Float64Var(&f.scale, "scale", 0.2, "multiply the durations of a file without its own real.scale by this for the real run")
 	fs.IntVar(&f.attempts, "attempts", 3, "real runs of a file until one gives the expected verdict (real time, not the seed, decides what a fault hits)")
 	fs.StringVar(&f.out, "out", "", "write the table (Markdown) into this file instead of stdout")
@@ -66,9 +65,9 @@ func parseAgree(args []string, stderr io.Writer) (f agreeFlags, status int, ok b
 			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	f.paths = paths
 	msg := scaleBad(f.scale)
@@ -105,14 +104,13 @@ type agreeRow struct {
 
 // agree is the agree command.
 func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseAgree(args, stderr)
+	f, status, ok := parseAgree(args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	all, _, err := loadScaled(f.paths, 1)
+	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
 	}
 	// Check the targets before hours of runs, not after.
 	if f.readme != "" {
@@ -142,7 +140,7 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !f.quiet {
 			fmt.Fprintf(stderr, "agree: %d/%d %s\n", i+1, len(all), s.Name)
 		}
-		row, code := agreeOne(ctx, f, s, stderr)
+		row, code := agreeOne(ctx, f, s, origins[i].builtin, stderr)
 		if code == exitInterrupted {
 			break
 		}
@@ -177,9 +175,10 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// agreeOne runs s in the simulation and, unless refused, on real servers
-// until a run gives the expected verdict or the attempts run out.
-func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io.Writer) (agreeRow, int) {
+// agreeOne runs s (a built-in scenario when builtin) in the simulation
+// and, unless refused, on real servers until a run gives the expected
+// verdict or the attempts run out.
+func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, builtin bool, stderr io.Writer) (agreeRow, int) {
 	row := agreeRow{s: s, scale: f.scale}
 	if s.Real.Scale > 0 {
 		row.scale = s.Real.Scale
@@ -199,7 +198,7 @@ func agreeOne(ctx context.Context, f agreeFlags, s *scenario.Scenario, stderr io
 		}
 		row.sim, row.simMatch = verdictLine(r.Verdict), r.Match
 	}
-	rs, err := reload(s, row.scale, len(f.paths) == 0)
+	rs, err := reload(s, row.scale, builtin)
 	if err == nil {
 		err = realCheck(rs)
 	}
@@ -239,9 +238,9 @@ func agreeErr(ctx context.Context, s *scenario.Scenario, err error, stderr io.Wr
 }
 
 // reload loads s's file again with its durations multiplied by scale:
-// from the built-in scenarios when embedded, else from its path.
-func reload(s *scenario.Scenario, scale float64, embedded bool) (*scenario.Scenario, error) {
-	data, err := source(s, embedded)
+// from the built-in scenarios when builtin, else from its path.
+func reload(s *scenario.Scenario, scale float64, builtin bool) (*scenario.Scenario, error) {
+	data, err := source(s, builtin)
 	if err != nil {
 		return nil, err
 	}

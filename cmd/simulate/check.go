@@ -59,9 +59,8 @@ type checkFlags struct {
 
 // parseCheck parses check's flags and checks them; ok is false when check
 // must stop with status (0 after -h, 2 for bad input, reported on stderr).
-func parseCheck(args []string, stderr io.Writer) (f checkFlags, status int, ok bool) {
+func parseCheck(args []string, stdout, stderr io.Writer) (f checkFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.model, "model", "", "check linearizability against this lock model: simple, reentrant, fenced (the reentrant model) or read-write (rwlock); default none: a history does not name its model")
 	fs.BoolVar(&f.mayFail, "acquire-may-fail", false, "with -model: a refused acquire is legal even when the lock was free (RedLock, a synced acquire)")
 	fs.BoolVar(&f.fromCall, "lease-from-call", false, "with -model: a lease counts from the acquire's call (the spec's RedLock)")
@@ -76,9 +75,9 @@ func parseCheck(args []string, stderr io.Writer) (f checkFlags, status int, ok b
 			"violation, 1 a violation (or a check that gave up within its budget), 2 bad input, 3 internal error.\n\n")
 		fs.PrintDefaults()
 	}
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	files, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	f.files = files
 	if msg := f.bad(); msg != "" {
@@ -129,7 +128,7 @@ func (f *checkFlags) bad() string {
 // gave up within its budget, 2 bad input, 3 an internal error,
 // exitInterrupted after Ctrl-C (no further file is judged).
 func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseCheck(args, stderr)
+	f, status, ok := parseCheck(args, stdout, stderr)
 	if !ok {
 		return status
 	}

@@ -95,9 +95,8 @@ func (f compareFlags) options(dir string, progress func(done, total int)) compar
 
 // parseCompare parses compare's flags and checks them. ok is false when
 // compare must stop with status: after -h (0), or bad input (2).
-func parseCompare(args []string, stderr io.Writer) (f compareFlags, status int, ok bool) {
+func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
 	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
@@ -114,9 +113,9 @@ func parseCompare(args []string, stderr io.Writer) (f compareFlags, status int, 
 			"of the runs and writes a partial result; simulate merge -out DIR writes the report.\n\n")
 		fs.PrintDefaults()
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	rest, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	if msg := f.bad(rest); msg != "" {
 		fmt.Fprintln(stderr, "simulate compare: "+msg)
@@ -167,7 +166,7 @@ func (f compareFlags) bad(rest []string) string {
 // cancellation it writes no report (the old one stays whole), prints the
 // counts of the runs done and returns exitInterrupted.
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseCompare(args, stderr)
+	f, status, ok := parseCompare(args, stdout, stderr)
 	if !ok {
 		return status
 	}

@@ -19,13 +19,19 @@ var demoFiles = []string{"baseline-simple.yaml", "f0-failover-lagging-replica.ya
 // scenarios), at -seed or each file's own, as run does.
 func demo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f runFlags
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of both runs (0: each file's own)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseStatus(err)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: simulate demo [-seed N] [-out DIR]\n\n"+
+			"Replays two scenarios built into the command, SimpleLock's no-fault baseline and F0 (a failover\n"+
+			"while the replica lags, which breaks mutual exclusion), as run does: no file on disk needed.\n"+
+			"Exit status as for run.\n\n")
+		fs.PrintDefaults()
+	}
+	rest, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "simulate demo: unexpected argument %q\n", rest[0])
@@ -47,9 +53,8 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	r := runner{runFlags: f, stdout: stdout, stderr: stderr, enc: jsonLines(stdout)}
-	status := 0
 	for _, s := range all {
-		if code := r.single(s); code > status {
+		if code := r.single(s, true); code > status {
 			status = code
 		}
 	}

@@ -247,3 +247,21 @@ func TestSignalDuringOut(t *testing.T) {
 		}
 	}
 }
+
+// TestShellQuote: a replay command's path reads back as itself in a
+// shell: plain when it holds nothing a shell would read otherwise, in
+// single quotes (a quote in it escaped) when it does.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"scenarios/f0.yaml":   "scenarios/f0.yaml",
+		"../x/a-b_c.yaml":     "../x/a-b_c.yaml",
+		"my scenarios/x.yaml": "'my scenarios/x.yaml'",
+		"it's.yaml":           `'it'\''s.yaml'`,
+		"$HOME/x.yaml":        "'$HOME/x.yaml'",
+		"":                    "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func strs(t *testing.T, v any) []string {
 func checkShardArgs(t *testing.T, args []string, k, n int) string {
 	t.Helper()
 	var stderr bytes.Buffer
-	f, _, ok := parseCompare(args, &stderr)
+	f, _, ok := parseCompare(args, &stderr, &stderr)
 	if !ok || f.shard != (sweep.Shard{Index: k, Count: n}) || f.partial == "" || f.command()+" -out reports" != referenceCommand {
 		t.Fatalf("shard %d/%d: compare %v: shard %v, command %q, partial %q: %s", k, n, args, f.shard, f.command(), f.partial, stderr.String())
 	}

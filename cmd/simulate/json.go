@@ -19,7 +19,7 @@ import (
 
 // Schema names, in every object's "schema" field.
 const (
-	runSchema  = "locksim.run/v1"
+	runSchema  = "locksim.run/v2"
 	listSchema = "locksim.list/v1"
 )
 
@@ -70,9 +70,21 @@ type jsonSweep struct {
 	Expected      bool       `json:"expected"`
 	Why           string     `json:"why"`
 	Rates         []jsonRate `json:"rates"`
+	// ViolatedSeeds and OKSeeds are the sweep's first seeds whose verdict
+	// was violated, and ok (scenario.SweepExamples of each at most).
+	ViolatedSeeds []jsonSeed `json:"violated_seeds"`
+	OKSeeds       []jsonSeed `json:"ok_seeds"`
 }
 
-// jsonRate is one kind's rate in a sweep of a rate expectation.
+// jsonSeed is one seed of a sweep: its verdict's kinds and the command
+// that replays it.
+type jsonSeed struct {
+	Seed   uint64         `json:"seed"`
+	Kinds  []checker.Kind `json:"kinds"`
+	Replay string         `json:"replay"`
+}
+
+// jsonRate is one kind's rate in a sweep.
 type jsonRate struct {
 	Kind       checker.Kind `json:"kind"`
 	Runs       int          `json:"runs"`
@@ -104,13 +116,18 @@ type jsonSkipped struct {
 
 // jsonSummary is the last object of a run: the tally.
 type jsonSummary struct {
-	Schema        string `json:"schema"`
-	Type          string `json:"type"`
-	Scenarios     int    `json:"scenarios"`
-	AsExpected    int    `json:"as_expected"`
-	NotAsExpected int    `json:"not_as_expected"`
-	NotJudged     int    `json:"not_judged"`
-	Skipped       int    `json:"skipped"`
+	Schema     string `json:"schema"`
+	Type       string `json:"type"`
+	Scenarios  int    `json:"scenarios"`
+	AsExpected int    `json:"as_expected"`
+	// AsExpectedViolated and AsExpectedSafe split AsExpected: the
+	// scenarios that found a violation (the failure they pin), and those
+	// that found none.
+	AsExpectedViolated int `json:"as_expected_violated"`
+	AsExpectedSafe     int `json:"as_expected_safe"`
+	NotAsExpected      int `json:"not_as_expected"`
+	NotJudged          int `json:"not_judged"`
+	Skipped            int `json:"skipped"`
 	// Interrupted: Ctrl-C stopped the run, and the counts are of what
 	// completed (absent when false).
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -128,16 +145,15 @@ type jsonList struct {
 }
 
 // sweepJSON is the sweep object of s over n seeds from first, judged j
-// (rates: whether the expectation is a rate, which a sweep judges).
-func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rates bool) jsonSweep {
+// (rates: whether the expectation is a rate, which a sweep judges), with
+// the seeds t kept, replayed by naming target (replayTarget).
+func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rates bool, t *scenario.SweepTally, target string) jsonSweep {
 	n := j.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
 	out := jsonSweep{Schema: runSchema, Type: typeSweep, Name: s.Name, File: s.File, FirstSeed: first, Seeds: n,
 		ViolatedRuns: j.Violated, UndecidedRuns: j.Undecided, ViolationRate: float64(j.Violated) / float64(n),
-		RateCILow: lo, RateCIHigh: hi, Judged: rates, Expected: j.Match, Why: j.Why, Rates: []jsonRate{}}
-	if !rates {
-		return out
-	}
+		RateCILow: lo, RateCIHigh: hi, Judged: rates, Expected: j.Match, Why: j.Why, Rates: []jsonRate{},
+		ViolatedSeeds: seedsJSON(t.ViolatedSeeds, target), OKSeeds: seedsJSON(t.OKSeeds, target)}
 	for _, r := range j.Rates {
 		jr := jsonRate{Kind: r.Kind, Runs: r.Runs, Rate: r.Rate(), OK: r.OK}
 		jr.RateCILow, jr.RateCIHigh = report.Wilson(r.Runs, n)
@@ -145,6 +161,16 @@ func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rate
 			jr.Bound = &jsonBound{Min: r.Bound.Min, Max: r.Bound.Max}
 		}
 		out.Rates = append(out.Rates, jr)
+	}
+	return out
+}
+
+// seedsJSON is the seeds svs of a sweep, each with the command that
+// replays it (target as replayTarget names the scenario).
+func seedsJSON(svs []scenario.SeedVerdict, target string) []jsonSeed {
+	out := []jsonSeed{}
+	for _, sv := range svs {
+		out = append(out, jsonSeed{Seed: sv.Seed, Kinds: orEmpty(sv.Kinds), Replay: replayCommand(target, sv.Seed)})
 	}
 	return out
 }

@@ -1,9 +1,9 @@
 // Command simulate runs locksim's simulations.
 //
-//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR ...]   (default: the built-in scenarios/)
-//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR ...]
-//	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR ...
-//	simulate list [-json] [FILE|DIR ...]
+//	simulate [run] [-seed N] [-seeds N] [-workers N] [-json] [-out DIR] [FILE|DIR|NAME ...]   (default: the built-in scenarios/)
+//	simulate run -seeds N -shard K/N [-partial FILE] [FILE|DIR|NAME ...]
+//	simulate run -backend redis [-scale F] [-json] [-out DIR] FILE|DIR|NAME ...
+//	simulate list [-json] [FILE|DIR|NAME ...]
 //	simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-shard K/N [-partial FILE]]
 //	simulate check [-model M] [-liveness DUR] [-end DUR] [-json] [-out DIR] FILE.jsonl ...
 //	simulate merge [-out DIR] [-json] PARTIAL...
@@ -11,30 +11,51 @@
 //	simulate help [COMMAND] | -h | -version
 //
 // Flags may come before or after the files (simulate run x.yaml -seed 3);
-// "--" ends them. A first argument that is neither a command nor a flag
-// is run's file or directory, if it names one (or ends in .yaml);
-// otherwise it is an unknown command (exit 2).
+// "--" ends them. NAME is the name of a scenario built into the command,
+// as simulate list prints it (simulate run f0-failover-lagging-replica),
+// which runs in any directory; a path that names nothing on the disk and
+// no built-in scenario is bad input that points to list. A first argument
+// that is neither a command nor a flag is run's file, directory or NAME,
+// if it is one (or ends in .yaml); otherwise it is an unknown command
+// (exit 2). Help in every form
+// (simulate -h, simulate help, simulate help run, simulate run -h) prints
+// on stdout and exits 0; a bad flag is one line on stderr that names it
+// and points to the command's help, exit 2.
 //
 // run replays scenario files (package scenario) and prints one verdict line
 // per scenario, with each violation explained for the runs that have them,
 // a text timeline of the events around the first, and the command that
-// replays it; it ends with one summary line (N scenarios: A as expected, B
-// not as expected, S skipped). Exit status: 0 when every verdict is the
-// expected one, 1 when one is not, 2 for bad input (a bad scenario file is
-// named with its line and field; an output path that cannot be written is
-// found before anything runs), 3 for an internal error (a bug in locksim:
-// a panic, caught and reported as such, never as bad input). -json prints JSON lines instead, schema
-// locksim.run/v1 (docs/json-schema.md).
+// replays it (simulate run -seed N -out out/ NAME for a built-in scenario,
+// the file's path for a file: a command that works where run ran). It
+// ends with one summary line, which tells the scenarios that show the
+// violation they expect from those that are safe, since about half the
+// built-in ones demonstrate a lock failing:
+//
+//	84 scenarios, all as expected: 47 show the violation they pin, 37 are safe
+//
+// or, when not all are as expected, "N scenarios: A as expected (V show
+// ..., S are safe), B not as expected, J not judged, K skipped", the counts
+// of 0 left out. Exit status: 0 when every verdict is the expected one, 1
+// when one is not, 2 for bad input (a bad scenario file is named with its
+// line and field; an output path that cannot be written is found before
+// anything runs), 3 for an internal error (a bug in locksim: a panic,
+// caught and reported as such, never as bad input). -json prints JSON
+// lines instead, schema locksim.run/v2 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
-// the violation rate with its Wilson 95% interval. A file whose expectation
+// the violation rate with its Wilson 95% interval, every kind's count and
+// rate, and the first violated seeds (five at most) with their kinds and
+// the command that replays each, so that a sweep leads to a
+// counterexample; for a file that expects a violation, also the first
+// seeds without one. -out writes single runs: with -seeds it is refused,
+// naming a seed to replay with -out instead. A file whose expectation
 // is a rate (expect: {rates: ..., seeds: N}) is judged over a sweep of N
-// seeds unless -seeds says otherwise. The line then lists every kind's
-// rate with its interval, and the run exits 1 when an observed rate lies
+// seeds unless -seeds says otherwise. The kinds' lines then show their
+// bounds, and the run exits 1 when an observed rate lies
 // outside its bounds (the point estimate is judged; the interval is for
 // the reader). -seed S alone runs such a file once at S and does not judge
 // it. Other files' expectations are about one run: a sweep reports their
-// violation rate and does not judge them.
+// rates and does not judge them.
 //
 // A sweep runs -workers N seeds at once (default GOMAXPROCS), and compare
 // as many runs of its cells; the output is the same for any N. A sweep
@@ -96,12 +117,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM:
@@ -174,28 +198,33 @@ func usage() string {
 }
 
 // help prints the list of commands, or with a command's name its flags
-// (its -h).
+// (its -h), on stdout: every form of help is output, status 0.
 func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
 		for _, c := range commands {
-			if c.name == args[0] && c.name != "help" {
+			if c.name == args[0] {
 				return c.run(ctx, []string{"-h"}, stdout, stderr)
 			}
 		}
-		return unknownCommand(args[0], stderr)
+		return unknownCommand(args[0], false, stderr)
 	}
 	fmt.Fprint(stdout, usage())
 	return 0
 }
 
 // unknownCommand says that name is no command, lists the commands, and
-// returns the exit status of bad input.
-func unknownCommand(name string, stderr io.Writer) int {
+// returns the exit status of bad input. orScenario adds that name is no
+// scenario either, for a first argument that run would have taken.
+func unknownCommand(name string, orScenario bool, stderr io.Writer) int {
 	names := make([]string, len(commands))
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	fmt.Fprintf(stderr, "simulate: unknown command %q (commands: %s; simulate -h describes them)\n", name, strings.Join(names, ", "))
+	var nor string
+	if orScenario {
+		nor = ", nor a file or a built-in scenario's name (simulate list names them)"
+	}
+	fmt.Fprintf(stderr, "simulate: unknown command %q (commands: %s; simulate -h describes them)%s\n", name, strings.Join(names, ", "), nor)
 	return 2
 }
 
@@ -222,8 +251,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	if !strings.HasPrefix(args[0], "-") && !isScenarioPath(args[0]) {
-		return unknownCommand(args[0], stderr)
+	if !strings.HasPrefix(args[0], "-") && !isScenarioPath(args[0]) && !isBuiltinName(args[0]) {
+		return unknownCommand(args[0], true, stderr)
 	}
 	return runScenarios(ctx, args, stdout, stderr)
 }
@@ -237,6 +266,14 @@ func isScenarioPath(arg string) bool {
 	}
 	_, err := os.Stat(arg)
 	return err == nil
+}
+
+// isBuiltinName reports whether arg is the name of a scenario built into
+// the command (simulate list prints them): simulate NAME is simulate run
+// NAME.
+func isBuiltinName(arg string) bool {
+	_, err := fs.Stat(scenarios.FS, arg+".yaml")
+	return err == nil && arg == filepath.Base(arg)
 }
 
 // parseInterspersed parses args with fs, flags and other arguments in any
@@ -265,16 +302,20 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // description.
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseStatus(err)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR ...]   (flags may follow the files)\n\n"+
+			"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
+			"each. A built-in scenario's name is what simulate run NAME takes.\n\n")
+		fs.PrintDefaults()
+	}
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	all, _, err := loadScaled(paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
 	}
 	enc := jsonLines(stdout)
 	for _, s := range all {
@@ -288,13 +329,26 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parseStatus is the exit status after a flag error: 0 for -h/-help (the
-// flag package printed the command's usage), 2 for bad input.
-func parseStatus(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+// parseFlags parses args with fs (parseInterspersed), the flags of
+// command fs.Name(), and returns the other arguments. -h, -help and
+// --help print the command's usage (fs.Usage) on stdout, status 0: help
+// is the output asked for, which `simulate help run | less` pages. A bad
+// flag is one line on stderr, the flag package's complaint and where the
+// usage is, status 2: the whole usage printed after it buried the
+// complaint. ok is false when the command must stop with status.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+	fs.SetOutput(io.Discard) // the flag package's own printing: the usage after a complaint
+	rest, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil, 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "simulate %s: %v (run 'simulate help %s' for usage)\n", fs.Name(), err, fs.Name())
+		return nil, 2, false
 	}
-	return 2
+	return rest, 0, true
 }
 
 // verdictLine is "ok", or "violated" and the kinds found.

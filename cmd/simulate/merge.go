@@ -22,9 +22,8 @@ import (
 // unsharded run.
 func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	out := fs.String("out", "", "compare's partial results: write the report into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
-	asJSON := fs.Bool("json", false, "run's partial results: print JSON lines (schema locksim.run/v1), as run -json")
+	asJSON := fs.Bool("json", false, "run's partial results: print JSON lines (schema locksim.run/v2), as run -json")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: simulate merge [-out DIR] [-json] PARTIAL...\n\n"+
 			"Combines the partial results of every shard of one compare -shard K/N or run -seeds N\n"+
@@ -32,9 +31,9 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"from this build of simulate, with the same options, each shard 0..N-1 once.\n\n")
 		fs.PrintDefaults()
 	}
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseStatus(err)
+	files, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "simulate merge: no partial results given (simulate merge [-out DIR] [-json] PARTIAL...)")

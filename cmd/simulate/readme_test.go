@@ -37,7 +37,7 @@ func TestReadmeTableListsEveryFlag(t *testing.T) {
 		if cmd == "help" {
 			continue
 		}
-		code, _, usage := runCLI(t, cmd, "-h")
+		code, usage, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Fatalf("%s -h: exit %d", cmd, code)
 		}

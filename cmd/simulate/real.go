@@ -10,8 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/internal/runfiles"
 	"github.com/locksim/locksim/report"
@@ -29,60 +31,139 @@ type realArgs struct {
 	out    string
 }
 
+// origin is where loadScaled found a scenario.
+type origin struct {
+	// fromDir: found in a directory, or among the built-in scenarios run
+	// by default, rather than named on the command line.
+	fromDir bool
+	// builtin: one of the committed scenarios built into the command
+	// (package scenarios), run by default or named by its name, not read
+	// from the disk: its text is the command's own, and a replay names it
+	// by its name (replayTarget), which works in any directory.
+	builtin bool
+}
+
 // loadScaled loads the files and directories named by paths (default:
 // the committed scenarios, built into the command, named scenarios/<file>
 // as from the repository's root) with every duration multiplied by scale
-// (1 for the simulation: the files as written). fromDir holds the files
-// found in a directory rather than named. A directory without scenario
-// files is an error.
-func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, fromDir map[string]bool, err error) {
-	fromDir = map[string]bool{}
+// (1 for the simulation: the files as written), and says where each was
+// found (origins, in the order of all). A path that names no file or
+// directory may name a built-in scenario (loadBuiltin). A directory
+// without scenario files is an error.
+func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origins []origin, err error) {
 	if len(paths) == 0 {
 		all, err = scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", scale)
-		for _, s := range all {
-			fromDir[s.File] = true
+		for range all {
+			origins = append(origins, origin{fromDir: true, builtin: true})
 		}
-		return all, fromDir, err
+		return all, origins, err
 	}
-	var files []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !st.IsDir() {
-			files = append(files, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			s, err := loadBuiltin(p, scale, err)
+			if err != nil {
+				return nil, nil, err
+			}
+			all, origins = append(all, s), append(origins, origin{builtin: true})
 			continue
 		}
-		ms, err := yamlFiles(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(ms) == 0 {
-			return nil, nil, fmt.Errorf("%s: no *.yaml scenario files", p)
+		files := []string{p}
+		if st.IsDir() {
+			if files, err = yamlFiles(p); err != nil {
+				return nil, nil, err
+			}
+			if len(files) == 0 {
+				return nil, nil, fmt.Errorf("%s: no *.yaml scenario files", p)
+			}
 		}
-		for _, m := range ms {
-			fromDir[m] = true
+		for _, f := range files {
+			s, err := scenario.LoadScaled(f, scale)
+			if err != nil {
+				return nil, nil, err
+			}
+			all, origins = append(all, s), append(origins, origin{fromDir: st.IsDir()})
 		}
-		files = append(files, ms...)
 	}
-	for _, f := range files {
-		s, err := scenario.LoadScaled(f, scale)
-		if err != nil {
-			return nil, nil, err
+	return all, origins, nil
+}
+
+// loadBuiltin loads the built-in scenario named name (as simulate list
+// prints it), with every duration multiplied by scale, when name, which
+// names nothing on the disk (notExist, os.Stat's error), is no path: it
+// has no separator and no .yaml ending. Any other name is an error that
+// says what is missing and where the names are: notExist for a path,
+// with the built-in scenario's name when the path's file is one
+// (scenarios/f0-x.yaml outside a clone of the repository).
+func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario, error) {
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".yaml"), ".yml")
+	_, inFS := fs.Stat(scenarios.FS, base+".yaml")
+	switch {
+	case name != filepath.Base(name) || base != name:
+		if inFS == nil {
+			return nil, fmt.Errorf("%w (a scenario built into simulate has its name: simulate run %s runs it without the file)", notExist, base)
 		}
-		all = append(all, s)
+		return nil, notExist
+	case inFS != nil:
+		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name (simulate list names them)", name)
 	}
-	return all, fromDir, nil
+	all, err := scenario.LoadFS(scenarios.FS, "scenarios", base+".yaml", scale)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) != 1 || all[0].Name != name {
+		return nil, fmt.Errorf("%w: built-in scenario %s: its file names it otherwise", errInternal, name)
+	}
+	return all[0], nil
+}
+
+// loadFailed reports loadScaled's error err on stderr, every line of it
+// ("simulate: FILE:LINE: FIELD: ...": a file's errors are one a line,
+// scenario.Errors) prefixed as the first, and returns its exit status.
+func loadFailed(err error, stderr io.Writer) int {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "simulate: %s\n", line)
+	}
+	return errStatus(err)
 }
 
 // source reads the text of s's file: from the built-in scenarios when
-// embedded (loadScaled loads them when given no path), else from its path.
-func source(s *scenario.Scenario, embedded bool) ([]byte, error) {
-	if embedded {
+// builtin (loadScaled says which), else from its path.
+func source(s *scenario.Scenario, builtin bool) ([]byte, error) {
+	if builtin {
 		return fs.ReadFile(scenarios.FS, path.Base(s.File))
 	}
 	return os.ReadFile(s.File)
+}
+
+// replayTarget is what names s on run's command line wherever the command
+// runs: a built-in scenario's name, which needs no file on the disk, or
+// the path of its file as it was given, quoted for a shell when it must be.
+func replayTarget(s *scenario.Scenario, builtin bool) string {
+	if builtin {
+		return s.Name
+	}
+	return shellQuote(s.File)
+}
+
+// replayCommand is the command that replays target's run at seed and
+// writes its files into out/ (target as replayTarget names it).
+func replayCommand(target string, seed uint64) string {
+	return fmt.Sprintf("simulate run -seed %d -out out/ %s", seed, target)
+}
+
+// shellQuote is arg as a POSIX shell reads it back: as it is when it
+// holds only characters the shell leaves alone, else in single quotes.
+func shellQuote(arg string) string {
+	if arg != "" && strings.IndexFunc(arg, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+@:,=", r))
+	}) < 0 {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }
 
 // yamlFiles lists the *.yaml files of directory dir, sorted. A directory
@@ -164,20 +245,19 @@ func finish(ctx context.Context, t *tally, status int, stdout io.Writer, enc *js
 // there is nothing to run or a file named is bad input. The skipped ones
 // are counted in t.
 func realRunnable(a realArgs, t *tally, stdout, stderr io.Writer) ([]*scenario.Scenario, int) {
-	loaded, fromDir, err := loadScaled(a.paths, a.scale)
+	loaded, origins, err := loadScaled(a.paths, a.scale)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return nil, errStatus(err)
+		return nil, loadFailed(err, stderr)
 	}
 	bad := 0
 	var all []*scenario.Scenario
 	var skipped []string
-	for _, s := range loaded {
+	for i, s := range loaded {
 		err := realCheck(s)
 		switch {
 		case err == nil:
 			all = append(all, s)
-		case fromDir[s.File]:
+		case origins[i].fromDir:
 			t.skip()
 			if a.asJSON {
 				_ = jsonLines(stdout).Encode(jsonSkipped{Schema: runSchema, Type: typeSkipped, Name: s.Name, File: s.File, Backend: "redis", Reason: err.Error()})
@@ -230,7 +310,7 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, st
 	}
 	verdictOut{s: s, backend: "redis", scale: a.scale, head: fmt.Sprintf("redis x%-4g", a.scale), seed: s.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
 		timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
-	t.count(true, r.Match)
+	t.count(true, r.Match, r.Verdict.Status == checker.Violated)
 	if a.out != "" {
 		f := runfiles.Scenario(s, s.Seed, r.Verdict, r.Match, r.Why)
 		f.Base, f.Title, f.XLabel = filepath.Join(a.out, sanitize(s.Name)+".redis"), fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), "real time (s)"

@@ -37,12 +37,11 @@ type runFlags struct {
 
 // parseRun parses run's flags and checks them. ok is false when run must
 // stop with status: after -h (0), or bad input, reported on stderr (2).
-func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool) {
+func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for every scenario (0: each file's own)")
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
-	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v1, docs/json-schema.md)")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v2, docs/json-schema.md)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during long -seeds sweeps")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs of a -seeds sweep at once (the output does not depend on it)")
@@ -50,14 +49,14 @@ func parseRun(args []string, stderr io.Writer) (f runFlags, status int, ok bool)
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	shardFlags(fs, &f.shard, &f.partial, "run")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
-			"Replays scenario files (default: the built-in scenarios/), prints a verdict line for each\n"+
-			"and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
+			"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
+			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
 		fs.PrintDefaults()
 	}
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return f, parseStatus(err), false
+	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	if !ok {
+		return f, status, false
 	}
 	f.paths = paths
 	if msg := f.bad(); msg != "" {
@@ -83,8 +82,6 @@ func (f runFlags) bad() string {
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
 	case f.seedsBad() != "":
 		return f.seedsBad()
-	case f.seeds > 0 && f.out != "":
-		return "-out writes single runs; a -seeds sweep keeps only the verdicts (replay one seed with -seed N -out DIR)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
 	}
@@ -136,20 +133,26 @@ func (f runFlags) seedsBad() string {
 // is over the seeds that ran), then the summary of it, marked interrupted,
 // and the status is exitInterrupted.
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseRun(args, stderr)
+	f, status, ok := parseRun(args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if f.backend == "redis" {
 		return runReal(ctx, realArgs{paths: f.paths, seed: f.seed, seeds: f.seeds, scale: f.scale, asJSON: f.asJSON, out: f.out}, stdout, stderr)
 	}
-	all, _, err := loadScaled(f.paths, 1)
+	all, origins, err := loadScaled(f.paths, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "simulate: %v\n", err)
-		return errStatus(err)
+		return loadFailed(err, stderr)
+	}
+	if f.seeds > 0 && f.out != "" {
+		s := all[0]
+		fmt.Fprintf(stderr, "simulate: -out writes the files of single runs, and a -seeds sweep keeps only the verdicts: run the sweep without -out, "+
+			"which lists its first violated seeds with the command that replays each, then replay one with -out, e.g. %s\n",
+			strings.Replace(replayCommand(replayTarget(s, origins[0].builtin), sweep.FirstSeed(s, f.seed)), "-out out/", "-out "+shellQuote(f.out), 1))
+		return 2
 	}
 	if f.shard.Sharded() {
-		return runShard(ctx, f, all, stdout, stderr)
+		return runShard(ctx, f, all, origins, stdout, stderr)
 	}
 	if f.out != "" {
 		// A single run writes its files; a rate expectation's sweep does not.
@@ -165,7 +168,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "simulate: interrupted: %d of %d scenarios run\n", i, len(all))
 			break
 		}
-		switch code := r.scenario(s); code {
+		switch code := r.scenario(s, origins[i].builtin); code {
 		case 0:
 		case 1:
 			status = 1
@@ -190,27 +193,27 @@ type runner struct {
 	tally          tally
 }
 
-// scenario runs s once or sweeps it, prints its verdict and returns the
-// exit status it calls for: 0 as expected, 1 not, 2 bad input,
-// exitInterrupted.
-func (r *runner) scenario(s *scenario.Scenario) int {
+// scenario runs s (a built-in scenario when builtin) once or sweeps it,
+// prints its verdict and returns the exit status it calls for: 0 as
+// expected, 1 not, 2 bad input, exitInterrupted.
+func (r *runner) scenario(s *scenario.Scenario, builtin bool) int {
 	n := r.seeds
 	if n == 0 && r.seed == 0 && s.Expect.HasRates() {
 		// A rate expectation is judged over its own sweep by default.
 		n = s.Expect.Seeds
-		if r.out != "" {
-			fmt.Fprintf(r.stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it (replay one seed with -seed N -out DIR)\n", s.Name, n)
-		}
 	}
 	if n > 0 {
-		return r.sweep(s, n)
+		return r.sweep(s, n, builtin)
 	}
-	return r.single(s)
+	return r.single(s, builtin)
 }
 
 // sweep runs s over n seeds and prints its line (writeSweep); an
-// interrupted sweep prints the line of the seeds that ran.
-func (r *runner) sweep(s *scenario.Scenario, n int) int {
+// interrupted sweep prints the line of the seeds that ran. With -out (a
+// rate expectation's own sweep: -seeds refuses -out) it says that nothing
+// was written for s, and how to write the files of one of its seeds: the
+// first violated one, else the first.
+func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	first := sweep.FirstSeed(s, r.seed)
 	pr := newProgress(r.stderr, s.Name, r.quiet)
 	if msg := sweep.CheckSeeds(first, n); msg != "" {
@@ -221,8 +224,8 @@ func (r *runner) sweep(s *scenario.Scenario, n int) int {
 	pr.finish()
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
-			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
-			r.tally.count(false, true) // a rate over fewer seeds than asked is not judged
+			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
+			r.tally.count(false, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
@@ -231,17 +234,26 @@ func (r *runner) sweep(s *scenario.Scenario, n int) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return errStatus(err)
 	}
-	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t)
-	r.tally.count(judged, match)
+	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
+	r.tally.count(judged, match, t.Violated > 0)
+	if r.out != "" {
+		seed, which := first, "its first seed"
+		if len(t.ViolatedSeeds) > 0 {
+			seed, which = t.ViolatedSeeds[0].Seed, "its first violated seed"
+		}
+		fmt.Fprintf(r.stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it; %s: %s\n",
+			s.Name, n, which, strings.Replace(replayCommand(replayTarget(s, builtin), seed), "-out out/", "-out "+shellQuote(r.out), 1))
+	}
 	if !match {
 		return 1
 	}
 	return 0
 }
 
-// single runs s once, at -seed or its own, prints its verdict and, with
-// -out, writes its files.
-func (r *runner) single(s *scenario.Scenario) int {
+// single runs s once, at -seed or its own, prints its verdict (with the
+// command that replays a violation: replayCommand, which names a built-in
+// scenario by its name) and, with -out, writes its files.
+func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	res, err := simrun.Run(s, r.seed)
 	if err != nil {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
@@ -253,10 +265,10 @@ func (r *runner) single(s *scenario.Scenario) int {
 		vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
 	}
 	if res.Verdict.Status == checker.Violated {
-		vo.replay = fmt.Sprintf("go run ./cmd/simulate run -seed %d -out out/ %s", res.Seed, s.File)
+		vo.replay = replayCommand(replayTarget(s, builtin), res.Seed)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
-	r.tally.count(res.Judged(), res.Match)
+	r.tally.count(res.Judged(), res.Match, res.Verdict.Status == checker.Violated)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -271,36 +283,36 @@ func (r *runner) single(s *scenario.Scenario) int {
 
 // writeSweep prints a sweep's line (or JSON object): the violation rate
 // with its Wilson 95% interval, over the verdicts t counted (seeds first,
-// first+1, ...). For
-// a file whose expectation is a rate (scenario.Expect.HasRates) it judges
-// the sweep (Expect.JudgeTally: the observed rate of each bounded kind
-// must lie within its bounds) and prints every kind's rate, seen or
-// bounded, with its interval; match is false when a rate is outside. Any
-// other file's expectation is about one run and a sweep does not judge it
-// (judged is false, match true): the line is the rate alone.
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally) (judged, match bool) {
+// first+1, ...), then every kind's rate with its interval, and the first
+// seeds that violated, each with its kinds and the command that replays
+// it (writeSeeds; target names s as replayTarget does). For a file whose
+// expectation is a rate (scenario.Expect.HasRates) it judges the sweep
+// (Expect.JudgeTally: the observed rate of each bounded kind must lie
+// within its bounds) and prints the bounds; match is false when a rate is
+// outside. Any other file's expectation is about one run and a sweep does
+// not judge it (judged is false, match true).
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string) (judged, match bool) {
 	j := s.Expect.JudgeTally(t)
 	judged = s.Expect.HasRates()
 	if !judged {
 		j.Match, j.Why = true, ""
 	}
 	if asJSON {
-		_ = enc.Encode(sweepJSON(s, first, j, judged))
+		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target))
 		return judged, j.Match
 	}
 	n := t.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
 	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
 		first+uint64(n)-1, j.Violated, n, 100*float64(j.Violated)/float64(n), 100*lo, 100*hi)
-	if !judged {
-		fmt.Fprintln(w, line)
-		return judged, true
+	if judged {
+		mark := "as expected"
+		if !j.Match {
+			mark = "NOT AS EXPECTED: " + j.Why
+		}
+		line += "  (" + mark + ")"
 	}
-	mark := "as expected"
-	if !j.Match {
-		mark = "NOT AS EXPECTED: " + j.Why
-	}
-	fmt.Fprintf(w, "%s  (%s)\n", line, mark)
+	fmt.Fprintln(w, line)
 	for _, r := range j.Rates {
 		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above
@@ -319,7 +331,31 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	if j.Undecided > 0 {
 		fmt.Fprintf(w, "    (%d of %d undecided: a check gave up within its budget; counted as having no kind)\n", j.Undecided, n)
 	}
+	writeSeeds(w, s, t, target)
 	return judged, j.Match
+}
+
+// writeSeeds prints, under a sweep's line, the first seeds of t that
+// violated (scenario.SweepExamples at most), each with its kinds and the
+// command that replays it, and how many more there were: a sweep leads to
+// its counterexamples. For a file that expects a violation of every run,
+// it also prints the first seeds that were ok: the runs that differ.
+func writeSeeds(w io.Writer, s *scenario.Scenario, t *scenario.SweepTally, target string) {
+	for _, sv := range t.ViolatedSeeds {
+		fmt.Fprintf(w, "    seed %d: violated %s; replay: %s\n", sv.Seed, kindList(sv.Kinds), replayCommand(target, sv.Seed))
+	}
+	if more := t.Violated - len(t.ViolatedSeeds); more > 0 {
+		fmt.Fprintf(w, "    (the first %d of %d violated seeds)\n", len(t.ViolatedSeeds), t.Violated)
+	}
+	if len(s.Expect.Violated) == 0 || s.Expect.HasRates() {
+		return
+	}
+	for _, sv := range t.OKSeeds {
+		fmt.Fprintf(w, "    seed %d: ok, where the file expects %s; replay: %s\n", sv.Seed, s.Expect, replayCommand(target, sv.Seed))
+	}
+	if ok := t.Seeds - t.Violated - t.Undecided; ok > len(t.OKSeeds) {
+		fmt.Fprintf(w, "    (the first %d of %d ok seeds)\n", len(t.OKSeeds), ok)
+	}
 }
 
 // verdictOut is one scenario's verdict as run prints it, for a simulated or
@@ -386,9 +422,16 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 
 // tally counts a run's scenarios by outcome, for the closing summary line,
 // like Jepsen's closing verdict: one line that says whether everything was
-// as expected.
+// as expected, and of what was, how much shows a violation (the failures
+// the scenarios pin) and how much is safe: about half the built-in
+// scenarios demonstrate a lock failing, and "all as expected" alone read
+// as if every lock had passed.
 type tally struct {
 	scenarios, asExpected, notAsExpected, notJudged, skipped int
+	// violated counts the scenarios as expected that found a violation (a
+	// violated verdict, or a sweep with a violated seed); the other
+	// scenarios as expected found none: safe.
+	violated int
 	// interrupted: Ctrl-C stopped the run; the tally is of what completed
 	// (an interrupted sweep's line counted as not judged).
 	interrupted bool
@@ -396,14 +439,18 @@ type tally struct {
 
 // count adds a scenario that ran: judged against its expectation (as
 // expected or not: match) or not judged (one seed of a rate expectation,
-// or a sweep of a single-run expectation).
-func (t *tally) count(judged, match bool) {
+// or a sweep of a single-run expectation); violated says it found a
+// violation.
+func (t *tally) count(judged, match, violated bool) {
 	t.scenarios++
 	switch {
 	case !judged:
 		t.notJudged++
 	case match:
 		t.asExpected++
+		if violated {
+			t.violated++
+		}
 	default:
 		t.notAsExpected++
 	}
@@ -416,27 +463,61 @@ func (t *tally) skip() {
 	t.skipped++
 }
 
-// write prints the summary line, or the summary object with -json:
-// "N scenarios: A as expected, B not as expected, S skipped", with the
-// scenarios not judged before the skipped when there are any, and
-// "(interrupted: ...)" after an interruption.
+// write prints the summary line, or the summary object with -json. When
+// every scenario ran and was as expected: "N scenarios, all as expected: V
+// show the violation they pin, S are safe" ("1 scenario, as expected:
+// it is safe"); otherwise "N scenarios: A
+// as expected (V show ..., S are safe), B not as expected, J not judged,
+// K skipped", a count of 0 left out; "(interrupted: ...)" after an
+// interruption.
 func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
 		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
+			AsExpectedViolated: t.violated, AsExpectedSafe: t.asExpected - t.violated,
 			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped, Interrupted: t.interrupted})
 		return
 	}
-	noun := "scenarios"
-	if t.scenarios == 1 {
-		noun = "scenario"
+	var split []string
+	if t.violated > 0 {
+		split = append(split, plural(t.violated, "shows the violation it pins", "show the violation they pin"))
 	}
-	line := fmt.Sprintf("%d %s: %d as expected, %d not as expected", t.scenarios, noun, t.asExpected, t.notAsExpected)
-	if t.notJudged > 0 {
-		line += fmt.Sprintf(", %d not judged", t.notJudged)
+	if safe := t.asExpected - t.violated; safe > 0 {
+		split = append(split, plural(safe, "is safe", "are safe"))
 	}
-	line += fmt.Sprintf(", %d skipped", t.skipped)
+	line := plural(t.scenarios, "scenario", "scenarios")
+	switch {
+	case t.asExpected == 1 && t.scenarios == 1:
+		line += ", as expected: " + strings.Replace(split[0], "1 ", "it ", 1)
+	case t.asExpected > 0 && t.asExpected == t.scenarios:
+		line += ", all as expected: " + strings.Join(split, ", ")
+	default:
+		var parts []string
+		if t.asExpected > 0 || t.notAsExpected+t.notJudged+t.skipped == 0 {
+			parts = append(parts, fmt.Sprintf("%d as expected", t.asExpected))
+			if len(split) > 0 {
+				parts[0] += " (" + strings.Join(split, ", ") + ")"
+			}
+		}
+		for _, c := range []struct {
+			n    int
+			what string
+		}{{t.notAsExpected, "not as expected"}, {t.notJudged, "not judged"}, {t.skipped, "skipped"}} {
+			if c.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+			}
+		}
+		line += ": " + strings.Join(parts, ", ")
+	}
 	if t.interrupted {
 		line += " (interrupted: the rest did not run)"
 	}
 	fmt.Fprintln(w, line)
+}
+
+// plural is "n one" for n = 1, else "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -35,14 +35,20 @@ func shardRun(t *testing.T, dir, name string, n int, args ...string) []string {
 // TestShardedSweepMerge: a run -seeds sweep split in 3 shards and merged
 // prints what the unsharded sweep prints, byte for byte, text and JSON,
 // with the same exit status (1 here: a rate outside its bounds), whatever
-// the order the parts are given in.
+// the order the parts are given in: the violated seeds listed too, with
+// their replay commands, which name a built-in scenario by its name.
 func TestShardedSweepMerge(t *testing.T) {
 	dir := t.TempDir()
-	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml"}
+	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml", "f0-reentrant-failover"}
 	wantCode, want, _ := runCLI(t, sweep...)
 	_, wantJSON, _ := runCLI(t, append([]string{"run", "-json"}, sweep[1:]...)...)
 	if wantCode != 1 {
 		t.Fatalf("unsharded sweep: exit %d, want 1 (a refuted rate)\n%s", wantCode, want)
+	}
+	for _, replay := range []string{"replay: simulate run -seed 5 -out out/ f0-reentrant-failover\n", "replay: simulate run -seed 4 -out out/ testdata/scenarios/rate-failover-claimed-safe.yaml\n"} {
+		if !strings.Contains(want, replay) {
+			t.Fatalf("unsharded sweep lists no %q:\n%s", replay, want)
+		}
 	}
 	parts := shardRun(t, dir, "run", 3, sweep...)
 	reversed := slices.Clone(parts)

@@ -16,13 +16,13 @@ import (
 	"github.com/locksim/locksim/scenario"
 )
 
-// sources reads the files of the scenarios all (loaded from paths by
-// loadScaled: from the built-in scenarios when paths is empty).
-func sources(all []*scenario.Scenario, paths []string) ([][]byte, error) {
+// sources reads the files of the scenarios all (loaded by loadScaled,
+// which found them at origins).
+func sources(all []*scenario.Scenario, origins []origin) ([][]byte, error) {
 	out := make([][]byte, len(all))
 	for i, s := range all {
 		var err error
-		if out[i], err = source(s, len(paths) == 0); err != nil {
+		if out[i], err = source(s, origins[i].builtin); err != nil {
 			return nil, err
 		}
 	}
@@ -43,18 +43,22 @@ func runCommand(f runFlags) string {
 // f.shard owns and writes it as a partial result to f.partial (checked
 // before any run: checkOutputFile); stdout says what it wrote. An
 // interrupted shard writes nothing.
-func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, stdout, stderr io.Writer) int {
+func runShard(ctx context.Context, f runFlags, all []*scenario.Scenario, origins []origin, stdout, stderr io.Writer) int {
 	file := partialFile(f.partial, "run", f.shard)
 	if err := cmp.Or(checkNotInput("-partial", file, all), checkOutputFile("-partial", file)); err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
-	src, err := sources(all, f.paths)
+	src, err := sources(all, origins)
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return 2
 	}
-	p, err := sweep.NewRunPartial(all, src, f.seed, f.seeds, f.shard, buildVersion(), runCommand(f))
+	builtin := make([]bool, len(origins))
+	for i, o := range origins {
+		builtin[i] = o.builtin
+	}
+	p, err := sweep.NewRunPartial(all, src, builtin, f.seed, f.seeds, f.shard, buildVersion(), runCommand(f))
 	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)
 		return errStatus(err)
@@ -97,8 +101,8 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 	enc, status := jsonLines(stdout), 0
 	var t tally
 	for _, s := range swept {
-		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally)
-		t.count(judged, match)
+		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin))
+		t.count(judged, match, s.Tally.Violated > 0)
 		if !match {
 			status = 1
 		}

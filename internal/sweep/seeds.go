@@ -58,7 +58,7 @@ func Seeds(ctx context.Context, s *scenario.Scenario, first uint64, n, workers i
 	var t scenario.SweepTally
 	_, err := Stream(ctx, n, seedsChunk, workers, func(i int) (SeedRun, error) {
 		return runSeed(s, i, first+uint64(i))
-	}, func(_ int, r SeedRun) { t.Add(r.verdict()) }, progress)
+	}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, progress)
 	return t, err
 }
 
@@ -150,23 +150,27 @@ type RunPartial struct {
 	firsts []uint64
 }
 
-// File is one scenario file of a sweep: its name, its text, and the first
-// seed of its sweep.
+// File is one scenario file of a sweep: its name, its text, the first
+// seed of its sweep, and whether it is a scenario built into the command
+// (package scenarios), which the merge's replay commands name by its name
+// rather than by a path.
 type File struct {
 	File      string `json:"file"`
 	Source    string `json:"source"`
 	FirstSeed uint64 `json:"first_seed"`
+	Builtin   bool   `json:"builtin"`
 }
 
 // NewRunPartial is shard's part of the sweep of the scenarios all (read
-// from the texts sources), seeds seeds each from FirstSeed(s, seed), with
+// from the texts sources; builtin says which are built into the command),
+// seeds seeds each from FirstSeed(s, seed), with
 // its header (build and command are the caller's: its version, and the
 // unsharded sweep's command line), none of its runs run yet (Run runs
 // them). It refuses, as bad input, a sweep of more runs than a partial
 // result holds (MaxSeeds), one past the largest seed (CheckSeeds), and
 // files of more than MaxSources; the merge parses the texts again, and so
 // does this.
-func NewRunPartial(all []*scenario.Scenario, sources [][]byte, seed uint64, seeds int, shard Shard, build, command string) (*RunPartial, error) {
+func NewRunPartial(all []*scenario.Scenario, sources [][]byte, builtin []bool, seed uint64, seeds int, shard Shard, build, command string) (*RunPartial, error) {
 	if len(all)*seeds > MaxSeeds {
 		return nil, fmt.Errorf("-shard: %d files of %d seeds are %d runs, more than the %d a sharded sweep may have (its partial results hold every run)",
 			len(all), seeds, len(all)*seeds, MaxSeeds)
@@ -178,7 +182,7 @@ func NewRunPartial(all []*scenario.Scenario, sources [][]byte, seed uint64, seed
 	}
 	p := &RunPartial{Seed: seed, Seeds: seeds, Runs: []SeedRun{}}
 	for i, s := range all {
-		p.Files = append(p.Files, File{File: s.File, Source: string(sources[i]), FirstSeed: FirstSeed(s, seed)})
+		p.Files = append(p.Files, File{File: s.File, Source: string(sources[i]), FirstSeed: FirstSeed(s, seed), Builtin: builtin[i]})
 	}
 	if b, err := json.Marshal(p.Files); err != nil || len(b) > MaxSources {
 		return nil, fmt.Errorf("-shard: the scenario files take %d bytes in a partial result, more than the %d (16 MiB) it may hold", len(b), MaxSources)
@@ -211,12 +215,12 @@ func (p *RunPartial) Run(ctx context.Context, workers int, progress func(done, t
 	return len(runs), len(idx), err
 }
 
-// digest is a SHA-256 of a sweep's files: their names, texts and first
-// seeds, and the seeds per file.
+// digest is a SHA-256 of a sweep's files: their names, texts, first
+// seeds and whether they are built in, and the seeds per file.
 func (p *RunPartial) digest() string {
 	h := sha256.New()
 	for _, f := range p.Files {
-		fmt.Fprintf(h, "%s\x00%d %d %d\n%s\x00", f.File, f.FirstSeed, p.Seeds, len(f.Source), f.Source)
+		fmt.Fprintf(h, "%s\x00%d %d %d %t\n%s\x00", f.File, f.FirstSeed, p.Seeds, len(f.Source), f.Builtin, f.Source)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -246,11 +250,13 @@ func DecodeRunPartial(data []byte) (*RunPartial, error) {
 }
 
 // Swept is one scenario's sweep as a merge rebuilds it: the scenario, its
-// first seed, and the tally of its seeds' verdicts.
+// first seed, the tally of its seeds' verdicts, and whether the scenario
+// is built into the command (File.Builtin).
 type Swept struct {
 	Scenario *scenario.Scenario
 	First    uint64
 	Tally    *scenario.SweepTally
+	Builtin  bool
 }
 
 // MergeRuns rebuilds, from the partial results of every shard of one run
@@ -288,9 +294,9 @@ func MergeRuns(names []string, parts []*RunPartial) ([]Swept, error) {
 	for i, s := range all {
 		t := &scenario.SweepTally{}
 		for _, r := range merged[i*p.Seeds : (i+1)*p.Seeds] {
-			t.Add(r.verdict())
+			t.AddSeed(r.Seed, r.verdict())
 		}
-		out[i] = Swept{Scenario: s, First: firsts[i], Tally: t}
+		out[i] = Swept{Scenario: s, First: firsts[i], Tally: t, Builtin: p.Files[i].Builtin}
 	}
 	return out, nil
 }

@@ -1,0 +1,153 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// errorLines is err's lines: one error each.
+func errorLines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	return strings.Split(err.Error(), "\n")
+}
+
+// TestEveryErrorReported: a file with errors in independent parts reports
+// every one, one a line in line order, each naming the file, the line and
+// the field; errors.As finds the first as an *Error; an unknown field does
+// not stop the part it is in (the mapping is read on), so that two in one
+// mapping are both reported.
+func TestEveryErrorReported(t *testing.T) {
+	src := `name: t
+seed: -1
+duration: 2s
+topology:
+  nodes:
+    - name: m1
+      replicas:
+        - {name: r1, lag: 1ms, speed: 2}
+clients:
+  - {count: 2, retry: sometimes}
+algorithm:
+  kind: simple
+  ttl: 1s
+  leese: 3s
+  holdz: 1
+faults:
+  - {at: 1s, kind: crash, node: m1}
+expect: {violated: [overlap]}
+budget: {memory: 1}
+`
+	_, err := Parse("m.yaml", []byte(src))
+	want := []string{
+		`m.yaml:2: seed: want a non-negative integer, got "-1"`,
+		`m.yaml:8: topology.nodes[0].replicas[0].speed: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
+		`m.yaml:10: clients[0].retry: unknown value "sometimes" (want one of none, go-redis, redisson, redisson-3.36)`,
+		`m.yaml:14: algorithm.leese: not a field of algorithm simple (its fields: group, key, ttl, hold, think, unsafe_del, plain_setnx, release_latch, start, holds, belief)`,
+		`m.yaml:15: algorithm.holdz: not a field of algorithm simple (its fields: group, key, ttl, hold, think, unsafe_del, plain_setnx, release_latch, start, holds, belief)`,
+		`m.yaml:19: budget.memory: `,
+	}
+	got := errorLines(err)
+	if len(got) != len(want) {
+		t.Fatalf("%d errors, want %d:\n%v", len(got), len(want), err)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("error %d:\n  %s\nwant prefix\n  %s", i, got[i], want[i])
+		}
+	}
+	var es Errors
+	var e *Error
+	if !errors.As(err, &es) || len(es) != len(want) || !errors.As(err, &e) || e.Line != 2 || e.Field != "seed" {
+		t.Errorf("errors.As: Errors %v, first %+v", es, e)
+	}
+	// The clients failed: the faults and the expectation, which read them,
+	// are left unread; so is what the bad kind leaves unknown.
+	if strings.Contains(err.Error(), "overlap") || strings.Contains(err.Error(), "faults[") {
+		t.Errorf("a part that reads a bad one was read:\n%v", err)
+	}
+}
+
+// TestErrorsOfDependentParts: a part that reads what a bad part builds is
+// not read, so that no error is the consequence of another: with a bad
+// node, a fault naming a node after it is no "unknown node"; with the
+// clients and the topology good, the faults and the expectation are read
+// and their errors reported beside the algorithm's unknown field.
+func TestErrorsOfDependentParts(t *testing.T) {
+	bad := strings.Replace(good, "    - name: m1\n", "    - name: m1\n      persistence: sometimes\n", 1)
+	bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: r1}", 1)
+	_, err := Parse("d.yaml", []byte(bad))
+	if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], "persistence") {
+		t.Errorf("a bad node: errors\n%v\nwant the node's alone", err)
+	}
+	bad = strings.Replace(good, "  ttl: 1s", "  ttl: 1s\n  ttl_ms: 5", 1)
+	bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: pause, client: c9, for: 1s}", 1)
+	bad = strings.Replace(bad, "expect: ok", "expect: {violated: [overlap]}", 1)
+	_, err = Parse("d.yaml", []byte(bad))
+	want := []string{"algorithm.ttl_ms: not a field of algorithm simple", `faults[1].client: unknown client "c9" (the clients are c1, c2)`,
+		`expect.violated[0]: unknown violation kind "overlap"`}
+	lines := errorLines(err)
+	if len(lines) != len(want) {
+		t.Fatalf("errors\n%v\nwant %d", err, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("error %d: %s, want %s", i, lines[i], w)
+		}
+	}
+}
+
+// TestErrorsLimit: past MaxErrors errors, a file's errors are the first
+// MaxErrors and a line saying that more may follow; reading stops there.
+func TestErrorsLimit(t *testing.T) {
+	var extra strings.Builder
+	for i := range MaxErrors + 5 {
+		fmt.Fprintf(&extra, "\n  bad_%d: 1", i)
+	}
+	_, err := Parse("l.yaml", []byte(strings.Replace(good, "  ttl: 1s", "  ttl: 1s"+extra.String(), 1)))
+	lines := errorLines(err)
+	if len(lines) != MaxErrors+1 || !strings.HasPrefix(lines[0], "l.yaml:14: algorithm.bad_0: not a field") ||
+		!strings.HasPrefix(lines[MaxErrors-1], fmt.Sprintf("l.yaml:%d: algorithm.bad_%d: ", 14+MaxErrors-1, MaxErrors-1)) ||
+		lines[MaxErrors] != "l.yaml: more errors may follow: the first 10 are shown, and reading stopped there" {
+		t.Errorf("%d lines:\n%v", len(lines), err)
+	}
+	// Scaled, every error but the note says the durations were.
+	_, err = ParseScaled("l.yaml", []byte(strings.Replace(good, "seed: 3", "seed: x", 1)+"budget: {steps: y}\n"), 0.5)
+	if lines := errorLines(err); len(lines) != 2 || !strings.HasSuffix(lines[0], "(every duration scaled by 0.5)") || !strings.HasSuffix(lines[1], "(every duration scaled by 0.5)") {
+		t.Errorf("scaled:\n%v", err)
+	}
+}
+
+// TestErrorsListWhatExists: an unknown node, client or node-or-client
+// names those the file has (the first dozen of many); a lease that is no
+// duration says the forms a lease takes, watchdog among them; an unknown
+// field of a fault names its kind's fields.
+func TestErrorsListWhatExists(t *testing.T) {
+	many := strings.Replace(good, "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 20, retry: go-redis, timeout: 500ms}", 1)
+	for _, c := range []struct{ src, old, new, want string }{
+		{good, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: r9}", `e.yaml:16: faults[1].node: unknown node "r9" (the nodes are m1, r1)`},
+		{good, "group: m1}", "group: m1}\n  - {at: 1s, kind: client-crash, client: c3}", `e.yaml:16: faults[1].client: unknown client "c3" (the clients are c1, c2)`},
+		{many, "group: m1}", "group: m1}\n  - {at: 1s, kind: client-crash, client: c30}", `e.yaml:16: faults[1].client: unknown client "c30" (the clients are c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 and 8 more)`},
+		{good, "group: m1}", "group: m1}\n  - {kind: partition, a: [m1], b: [x]}", `e.yaml:16: faults[1].b[0]: unknown node or client "x" (the nodes are m1, r1; the clients are c1, c2)`},
+		{good, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: m1, client: c1}", `e.yaml:16: faults[1].client: not a field of a crash fault (its fields: at, on, node, down, stay)`},
+		{good, "group: m1}", "group: m1}\n  - {kind: drop-replies, on: {client: c7, op: acquire}}", `e.yaml:16: faults[1].on.client: unknown client "c7" (the clients are c1, c2)`},
+		{good, "kind: simple\n  ttl: 1s", "kind: reentrant\n  lease: forever", `e.yaml:13: algorithm.lease: bad lease "forever" (want a Go duration such as 10s or 1500ms, or watchdog`},
+		{good, "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, lease: forever}", `e.yaml:10: clients[0].lease: not a field of a client under algorithm simple`},
+	} {
+		if !strings.Contains(c.src, c.old) {
+			t.Fatalf("test bug: %q not in the file", c.old)
+		}
+		_, err := Parse("e.yaml", []byte(strings.Replace(c.src, c.old, c.new, 1)))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("error\n  %v\nwant prefix\n  %s", err, c.want)
+		}
+	}
+	_, err := Parse("e.yaml", []byte(strings.Replace(strings.Replace(good, "kind: simple\n  ttl: 1s", "kind: reentrant", 1),
+		"{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, lease: 5 seconds}", 1)))
+	if err == nil || !strings.Contains(err.Error(), `e.yaml:10: clients[0].lease: bad lease "5 seconds" (want a Go duration such as 10s or 1500ms, or watchdog`) {
+		t.Errorf("a client's lease: %v", err)
+	}
+}
