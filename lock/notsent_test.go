@@ -359,7 +359,9 @@ func TestWaitingTryNotSent(t *testing.T) {
 		}{
 			{"Lock.Lock", lock.ErrNotAcquired, func(c *lock.Client, ctx context.Context) error { return c.Lock("w1").Lock(ctx, "w") },
 				func(c *lock.Client) error { return c.Lock("w1").Lock(bg, "h") }, func(c *lock.Client) error { return c.Lock("w1").Unlock(bg, "h") }},
-			{"Lock.TryLockFor", lock.ErrWaitTimeout, func(c *lock.Client, ctx context.Context) error { return c.Lock("w2").TryLockFor(ctx, "w", time.Minute, 0) },
+			{"Lock.TryLockFor", lock.ErrWaitTimeout, func(c *lock.Client, ctx context.Context) error {
+				return c.Lock("w2").TryLockFor(ctx, "w", time.Minute, 0)
+			},
 				func(c *lock.Client) error { return c.Lock("w2").Lock(bg, "h") }, func(c *lock.Client) error { return c.Lock("w2").Unlock(bg, "h") }},
 			{"FairLock.Lock", lock.ErrNotAcquired, func(c *lock.Client, ctx context.Context) error { return c.FairLock("w3").Lock(ctx, "w") },
 				func(c *lock.Client) error { return c.FairLock("w3").Lock(bg, "h") }, func(c *lock.Client) error { return c.FairLock("w3").Unlock(bg, "h") }},
