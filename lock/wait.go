@@ -258,9 +258,11 @@ func asWaitTimeout(err error) error {
 // not sent because ctx had ended (ErrNotSent, with ctx ended): the acquire
 // gives up then with the known outcome it gives when ctx ends while it
 // waits (gaveUp), since the try before it was refused and this one never
-// reached a server.
+// reached a server. Not an unknown outcome that wraps ErrNotSent: a
+// synced try whose script ran unsynced and whose give-back was not sent
+// (giveBackError) left its hold in Redis.
 func endedUnsent(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil && errors.Is(err, ErrNotSent)
+	return err != nil && ctx.Err() != nil && errors.Is(err, ErrNotSent) && !IsUnknown(err)
 }
 
 // isTimeout reports whether err is a request that got no reply in time (a
