@@ -132,6 +132,15 @@ func (e ReplyError) Error() string { return string(e) }
 // only where a request may have reached a server: an argument refused
 // before sending (ErrInvalid, ErrBadName) and a request that could not be
 // sent (ErrNotSent) are known outcomes.
+//
+// A transport error alone does not tell whether the request was sent: a
+// go-redis client that retries returns the last attempt's error, a
+// refused connection say, after an earlier attempt that may have run. So a
+// bare "dial tcp ...: connection refused", "redis: connection pool timeout"
+// or context error counts as unknown, and RedisConn wraps such an error in
+// ErrNotSent where it knows better: a context that had ended before the
+// request, and a client without retries that got no connection (see
+// RedisConn).
 func IsUnknown(err error) bool {
 	if err == nil {
 		return false

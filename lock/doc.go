@@ -4,14 +4,42 @@
 // poll), NonReentrantLock and NonReentrantFairLock, all from a Client, and
 // SimpleLock (SET NX with a TTL, as bsm/redislock).
 //
-// Wrap a go-redis client with NewRedisConn, make a Client with New in
-// WallRuntime (the machine's clock and goroutines), and take a lock by name
+// Start from a go-redis client with NewFromRedis, and take a lock by name
 // for an owner, the unit of work that holds it (Go has no thread ids):
 //
-//	locks, err := lock.New(lock.NewRedisConn(rdb), lock.WallRuntime{}, lock.Options{})
+//	import (
+//		"github.com/redis/go-redis/v9"
+//		"github.com/locksim/locksim/lock"
+//	)
+//
+//	rc := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	defer rc.Close()
+//	locks, err := lock.NewFromRedis(rc, lock.Options{}) // Redisson's defaults: a 30 s watchdog lease
+//	if err != nil {
+//		return err
+//	}
+//	defer locks.Close() // before rc.Close: stops the watchdog
+//
 //	l := locks.Lock("orders")
-//	err = l.Lock(ctx, "job-42") // blocks; the watchdog renews the lease
-//	err = l.Unlock(ctx, "job-42")
+//	if err := l.Lock(ctx, "job-42"); err != nil { // waits; the watchdog renews the lease
+//		return err
+//	}
+//	work, stop, err := l.LostContext(ctx, "job-42") // ends if the lock is lost
+//	if err != nil {
+//		return err
+//	}
+//	defer stop()
+//	workErr := doWork(work)
+//	if err := l.Unlock(ctx, "job-42"); err != nil {
+//		return err // ErrNotHeld: the lock was lost (expired, deleted, failed over) while working
+//	}
+//	return workErr
+//
+// The module's examples/quickstart is this as a complete program. This
+// package's runnable examples are on pkg.go.dev and run with
+// "go test -run Example ./lock/" (go doc in a terminal prints no
+// examples). NewFromRedis is New(NewRedisConn(rc), WallRuntime{}, opts):
+// New takes any Conn and Runtime.
 //
 // An error is a verdict (ErrNotAcquired, ErrNotHeld, ...; compare with
 // errors.Is) or, where IsUnknown says so, an unknown outcome (the command

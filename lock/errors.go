@@ -64,11 +64,12 @@ var (
 	// duration, or a lease that is not a positive whole number of
 	// milliseconds (see Options). Nothing was sent.
 	ErrInvalid = errors.New("lock: invalid argument")
-	// ErrNotSent: the request could not be sent (RedisConn could not
-	// connect, and go-redis does not retry: see RedisConn), or, in a
-	// replicated deployment, the replica count could not be read (INFO got
-	// no answer), so the lock script was not sent: nothing ran on the
-	// server.
+	// ErrNotSent: the request was not sent (its context had ended before
+	// it, or RedisConn's go-redis client, which does not retry, got no
+	// connection: see RedisConn), or, in a replicated deployment, the
+	// replica count could not be read (INFO got no answer), so the lock
+	// script was not sent: nothing ran on the server. It wraps the cause
+	// (the context's error, the dial error).
 	ErrNotSent = errors.New("lock: request not sent")
 )
 

@@ -23,13 +23,76 @@ func exampleRedis() (*redis.Client, func()) {
 	return rc, func() { _ = rc.Close(); m.Close() }
 }
 
+// The one-call start from a go-redis client, with Redisson's defaults: a
+// lock kept by the watchdog's 30 s lease, and Unlock's error checked, as
+// it is the one that reports a lock lost while it was held.
+func ExampleNewFromRedis() {
+	rc, stop := exampleRedis() // redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer stop()
+	ctx := context.Background()
+
+	locks, err := lock.NewFromRedis(rc, lock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close() // stops the watchdog; before rc is closed
+
+	l := locks.Lock("orders")
+	if err := l.Lock(ctx, "job-42"); err != nil {
+		panic(err)
+	}
+	fmt.Println("holding orders; lease", locks.WatchdogTimeout())
+	// ... the work the lock protects ...
+	if err := l.Unlock(ctx, "job-42"); err != nil {
+		fmt.Println("the lock was lost while working:", err)
+		return
+	}
+	fmt.Println("released")
+	// Output:
+	// holding orders; lease 30s
+	// released
+}
+
+// The news of a lost lock: the context LostContext returns ends when the
+// watchdog finds the lock gone (here its key is deleted, as a failover to
+// a replica that never had it loses it), with the cause ErrLockLost, and
+// Unlock then answers ErrNotHeld.
+func ExampleLock_LostContext() {
+	rc, stop := exampleRedis()
+	defer stop()
+	ctx := context.Background()
+	locks, err := lock.NewFromRedis(rc, lock.Options{WatchdogTimeout: 300 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+
+	l := locks.Lock("orders")
+	if err := l.Lock(ctx, "job-42"); err != nil {
+		panic(err)
+	}
+	work, done, err := l.LostContext(ctx, "job-42")
+	if err != nil {
+		panic(err)
+	}
+	defer done()
+
+	rc.Del(ctx, "orders") // the lock is lost
+	<-work.Done()         // the watchdog's next renewal, within 100 ms, finds it lost
+	fmt.Println("work stopped:", context.Cause(work))
+	fmt.Println("unlock:", l.Unlock(ctx, "job-42"))
+	// Output:
+	// work stopped: lock: lock lost
+	// unlock: lock: not held by this owner
+}
+
 // A reentrant lock kept by the watchdog: a second owner waits, or, with
 // TryLock, is refused.
 func ExampleLock() {
 	rc, stop := exampleRedis()
 	defer stop()
 	ctx := context.Background()
-	locks, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	locks, err := lock.NewFromRedis(rc, lock.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -56,7 +119,7 @@ func ExampleLock_Lock_cancelled() {
 	rc, stop := exampleRedis()
 	defer stop()
 	ctx := context.Background()
-	locks, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	locks, err := lock.NewFromRedis(rc, lock.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -80,7 +143,7 @@ func ExampleFencedLock() {
 	rc, stop := exampleRedis()
 	defer stop()
 	ctx := context.Background()
-	locks, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	locks, err := lock.NewFromRedis(rc, lock.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -107,7 +170,7 @@ func ExampleReadWriteLock() {
 	rc, stop := exampleRedis()
 	defer stop()
 	ctx := context.Background()
-	locks, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	locks, err := lock.NewFromRedis(rc, lock.Options{})
 	if err != nil {
 		panic(err)
 	}

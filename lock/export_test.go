@@ -30,3 +30,7 @@ func BackOffPauses(b BackOff, n int, draw func(n int64) int64) ([]time.Duration,
 	}
 	return out, nil
 }
+
+// Unsent is RedisConn's classification of a go-redis error: err wrapped in
+// ErrNotSent when it shows the request was not sent, err otherwise.
+func (r *RedisConn) Unsent(err error) error { return r.unsent(err) }

@@ -99,6 +99,9 @@ func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() 
 			return gaveUp()
 		}
 		ttl, acquired, err := w.try(ctx)
+		if endedUnsent(ctx, err) {
+			return gaveUp()
+		}
 		if err != nil || acquired {
 			return w.ended(ctx, err)
 		}

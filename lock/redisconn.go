@@ -19,15 +19,22 @@ import (
 // Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout),
 // but for TRYAGAIN (see TryAgainFor).
 //
-// A request that could not be sent because the connection could not be made
-// (a dial error: "connection refused", a dial timeout) is a known outcome,
-// ErrNotSent, when the go-redis client is a *redis.Client that does not
-// retry (Options.MaxRetries -1): its one attempt never reached the server.
-// With retries (go-redis's default, 3) the dial error is only the last
+// A request that RedisConn can tell was never sent is a known outcome,
+// ErrNotSent (IsUnknown is false for it), wrapping go-redis's error:
+//   - any request whose context had ended before it was handed to go-redis
+//     (the error also matches the context's error);
+//   - with a *redis.Client that does not retry (Options.MaxRetries -1), a
+//     request that could not get a connection: a dial error ("connect:
+//     connection refused", a dial timeout) or a pool timeout ("redis:
+//     connection pool timeout"). Its one attempt never reached a server.
+//
+// With retries (go-redis's default, 3) such an error is only the last
 // attempt's: an earlier attempt may have been written and its reply lost
 // (go-redis retries after EOF and read timeouts) before the server went
-// away, so the error stays an unknown outcome (IsUnknown). So does it on a
-// Cluster client, which also redirects on its own.
+// away or the pool ran dry, so the error stays an unknown outcome
+// (IsUnknown), as a context's end during the call does (go-redis's back-off
+// between attempts ends at it). So does a dial error on a Cluster client,
+// which also redirects on its own.
 type RedisConn struct {
 	c redis.UniversalClient
 
@@ -47,6 +54,32 @@ type RedisConn struct {
 
 // NewRedisConn wraps c. The client is not closed by RedisConn.
 func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} }
+
+// NewFromRedis returns a Client of the Redis that rc reaches (a
+// *redis.Client, a Sentinel failover client or a *redis.ClusterClient, as
+// redis.NewUniversalClient makes them), living on the machine's clock and
+// goroutines: New(NewRedisConn(rc), WallRuntime{}, opts), the one call to
+// start with.
+//
+// Options{} is Redisson 4.7.0's defaults: a lock taken without a lease is
+// kept by the watchdog with a 30 s lease renewed every 10 s, the unlock
+// latch is on (a resent unlock counts once), a single server (no WAIT for
+// replicas: set Deployment to Replicated for a master with replicas, as
+// Redisson does for a replicated configuration), a fair lock's waiter
+// drops out of the queue after 5 min, and the client's id, the first half
+// of its holder fields, is a fresh random one. Options.OnLost is nil: see
+// Lock.LostContext for the news of a lost lock.
+//
+// rc stays the caller's: close the Client first (Close stops its watchdogs
+// and waits for its own requests, releasing nothing), then rc. rc's
+// retries decide which transport errors are known outcomes (RedisConn): a
+// refused connection is ErrNotSent only with MaxRetries -1.
+func NewFromRedis(rc redis.UniversalClient, opts Options) (*Client, error) {
+	if rc == nil {
+		return nil, invalid("NewFromRedis", "nil go-redis client")
+	}
+	return New(NewRedisConn(rc), WallRuntime{}, opts)
+}
 
 // Cluster reports whether the client is a go-redis ClusterClient
 // (ClusterConn): the watchdog then renews one hash slot's holds per script.
@@ -80,7 +113,7 @@ func (r *RedisConn) tryAgain(ctx context.Context, f func() (any, error)) (any, e
 // script (after a restart, or a failover to a node that never saw it);
 // again after TRYAGAIN (TryAgainFor).
 func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
-	if err := checkCtx(ctx, "RedisConn.Eval"); err != nil {
+	if err := checkSend(ctx, "RedisConn.Eval"); err != nil {
 		return nil, err
 	}
 	v, err := r.tryAgain(ctx, func() (any, error) {
@@ -100,7 +133,7 @@ func (r *RedisConn) Eval(ctx context.Context, s *Script, keys []string, args ...
 // would send the keyless WAIT to any node), and EvalWait follows the
 // Cluster's redirections itself, since a node's own pipeline does not.
 func (r *RedisConn) EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
-	if err := checkCtx(ctx, "RedisConn.EvalWait"); err != nil {
+	if err := checkSend(ctx, "RedisConn.EvalWait"); err != nil {
 		return nil, 0, err
 	}
 	if cc, ok := r.c.(*redis.ClusterClient); ok && len(keys) > 0 {
@@ -275,7 +308,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // allocations against 5 (BenchmarkRefusedSetNX), and a refusal is the
 // commonest reply a contended lock gets.
 func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
-	if err := checkCtx(ctx, "RedisConn.Do"); err != nil {
+	if err := checkSend(ctx, "RedisConn.Do"); err != nil {
 		return nil, err
 	}
 	if isSetNX(args) {
@@ -293,11 +326,29 @@ func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
 	return v, r.unsent(err)
 }
 
-// unsent wraps err in ErrNotSent when it is a dial error of a client whose
-// one attempt it was (see RedisConn), and returns it as it is otherwise.
-func (r *RedisConn) unsent(err error) error {
-	if err == nil || !isDialError(err) {
+// checkSend is checkCtx, and ErrNotSent wrapping the context's error when
+// ctx has ended already: go-redis would refuse the request unsent with
+// that bare error, which reads as an unknown outcome (IsUnknown), since
+// the same error also ends go-redis's back-off after an attempt that was
+// written.
+func checkSend(ctx context.Context, what string) error {
+	if err := checkCtx(ctx, what); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSent, err)
+	}
+	return nil
+}
+
+// unsent wraps err in ErrNotSent when it says that the request got no
+// connection (a dial error or a pool timeout) and the attempt that failed
+// was the request's only one (see RedisConn), and returns it as it is
+// otherwise.
+func (r *RedisConn) unsent(err error) error {
+	var we *WaitError
+	if err == nil || errors.As(err, &we) || !isDialError(err) && !errors.Is(err, redis.ErrPoolTimeout) {
+		return err // a WaitError's script ran
 	}
 	if c, ok := r.c.(*redis.Client); !ok || c.Options().MaxRetries != 0 {
 		return err

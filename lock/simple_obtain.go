@@ -120,6 +120,10 @@ func (l *SimpleLock) Obtain(ctx context.Context, opts *ObtainOptions) (*SimpleLe
 	_, hasDeadline := ctx.Deadline()
 	for n := 1; ; n++ {
 		lease, err := l.attempt(ctx, o.Token)
+		if n > 1 && endedUnsent(ctx, err) {
+			// ctx ended with the back-off, before the attempt was sent.
+			return nil, fmt.Errorf("lock: Obtain %q: %w (%d attempts), then %w", l.key, ErrNotAcquired, n-1, err)
+		}
 		if !errors.Is(err, ErrNotAcquired) {
 			return lease, err
 		}

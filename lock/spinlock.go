@@ -217,6 +217,9 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 			return c.gaveUpWaiting(outer)
 		}
 		ttl, _, err = l.try(ctx, owner, lease)
+		if endedUnsent(ctx, err) {
+			return c.gaveUpWaiting(outer)
+		}
 		if err != nil || ttl < 0 {
 			return err
 		}

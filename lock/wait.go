@@ -63,9 +63,10 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	for {
 		// A context that ended since the last try (with the release that
 		// woke this waiter, say) gives up here, before a try that the Conn
-		// would refuse unsent with the context's error, which reads as an
-		// unknown outcome: the last try sent was refused, so nothing is
-		// held.
+		// would refuse unsent (a Conn may answer that with the bare
+		// context's error, which reads as an unknown outcome; RedisConn
+		// answers ErrNotSent, endedUnsent): the last try sent was refused,
+		// so nothing is held.
 		if ctx.Err() != nil {
 			return 0, gaveUp()
 		}
@@ -82,6 +83,9 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscription, start time.Time, wait time.Duration, abandon bool,
 	gaveUp func() error, try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (done bool, token int64, err error) {
 	ttl, token, err := try(ctx)
+	if endedUnsent(ctx, err) {
+		return true, 0, gaveUp()
+	}
 	if err != nil && abandon && wait > 0 && ctx.Err() == nil && isTimeout(err) {
 		return true, 0, &outcome.Unknown{Err: &abandonedTry{err}}
 	}
@@ -248,6 +252,17 @@ func asWaitTimeout(err error) error {
 		return ErrWaitTimeout
 	}
 	return err
+}
+
+// endedUnsent reports whether err is a try of a waiting acquire that was
+// not sent because ctx had ended (ErrNotSent, with ctx ended): the acquire
+// gives up then with the known outcome it gives when ctx ends while it
+// waits (gaveUp), since the try before it was refused and this one never
+// reached a server. Not an unknown outcome that wraps ErrNotSent: a
+// synced try whose script ran unsynced and whose give-back was not sent
+// (giveBackError) left its hold in Redis.
+func endedUnsent(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && errors.Is(err, ErrNotSent) && !IsUnknown(err)
 }
 
 // isTimeout reports whether err is a request that got no reply in time (a

@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	lost := make(chan struct{}, 1)
-	locks, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{
+	locks, err := lock.NewFromRedis(rc, lock.Options{
 		WatchdogTimeout: c.watchdog,
 		OnLost: func(name, owner string) {
 			fmt.Fprintf(stderr, "lock: the watchdog found lock %q no longer held by %s\n", name, owner)
