@@ -411,6 +411,15 @@ type redisSub struct{ ps *redis.PubSub }
 // pub/sub connection, which ends the blocked read at once, and Next returns
 // the context's error; the subscription is then unusable, and its owner
 // (acquireWaiting) closes it on return anyway.
+//
+// Next returns by its timeout when the connection breaks too: go-redis
+// reconnects a broken pub/sub connection inside ReceiveTimeout, with the
+// context it is given, and retries the new connection's handshake with the
+// client's retry backoff (seconds with Redisson's; a proxy or a load
+// balancer that accepts connections for a dead server makes every retry
+// fail), so ReceiveTimeout gets a context that ends at Next's deadline.
+// The waiter then tries again when its TTL runs out, as Redisson's does
+// whatever its pub/sub connection is doing.
 func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
@@ -418,12 +427,14 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 	stop := context.AfterFunc(ctx, func() { _ = s.ps.Close() })
 	defer stop()
 	deadline := time.Now().Add(timeout)
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return "", false, nil
 		}
-		m, err := s.ps.ReceiveTimeout(ctx, left)
+		m, err := s.ps.ReceiveTimeout(rctx, left)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()

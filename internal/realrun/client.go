@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/resend"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/traffic"
@@ -28,7 +29,7 @@ import (
 // holds gil while it runs and gives it up while it sleeps or waits for
 // Redis. It reaches the run's parts through r: its tasks are the run's
 // (tasks), its connections go through its proxies (servers), its ops and
-// commands are recorded in the history (hist). mu guards rcs and closers;
+// commands are recorded in the history (hist). mu guards rcs, onces and closers;
 // steps and lastEnd are its tasks', under gil. (A worker's stub client
 // in the coordinator, worker.go, has no run: only its name, cfg and
 // lastEnd are used.)
@@ -38,8 +39,12 @@ type client struct {
 	cfg  setup.ClientConfig
 	gil  sync.Mutex
 
-	mu      sync.Mutex
-	rcs     map[string]*redis.Client
+	mu  sync.Mutex
+	rcs map[string]*redis.Client
+	// onces are the clients that send each request once (no retries), by
+	// group: the requests the lock code marks with resend.Forbid go
+	// through them when c's retry policy honours that (HonourNoResend).
+	onces   map[string]*redis.Client
 	closers []func() // peer libraries' clients (OnClose)
 
 	// steps counts the times a task gave the baton up (under gil); lastEnd
@@ -64,7 +69,7 @@ func (r *run) newClient(cfg setup.ClientConfig) *client {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Duration(float64(3*time.Second) * r.s.Scale)
 	}
-	return &client{r: r, name: cfg.Name, cfg: cfg, rcs: map[string]*redis.Client{}}
+	return &client{r: r, name: cfg.Name, cfg: cfg, rcs: map[string]*redis.Client{}, onces: map[string]*redis.Client{}}
 }
 
 func (c *client) Name() string { return c.name }
@@ -85,6 +90,11 @@ func (c *client) Go(_ string, f func()) { c.r.life.spawn(c, f, nil) }
 
 // Conn returns a connection to group through a go-redis client whose
 // dialer reaches the group's current master through this client's proxy.
+// Under a retry policy that honours the lock code's resend.Forbid
+// (Redisson's, whose single-server config sends the lock scripts with
+// noRetry), the connection sends those requests through a second client
+// that never retries: go-redis alone would resend them after a timeout,
+// as the simulation's Redisson does not.
 func (c *client) Conn(group string) (lock.Conn, error) {
 	if err := c.r.srv.checkGroup(group); err != nil {
 		return nil, err
@@ -93,14 +103,33 @@ func (c *client) Conn(group string) (lock.Conn, error) {
 	defer c.mu.Unlock()
 	rc, ok := c.rcs[group]
 	if !ok {
-		if sen := c.r.srv.sen; sen != nil {
-			rc = sen.failoverClient(c, group)
-		} else {
-			rc = redis.NewClient(c.options(group))
-		}
+		rc = c.newRedis(group, false)
 		c.rcs[group] = rc
 	}
-	return &gilConn{c: c, group: group, rc: lock.NewRedisConn(rc)}, nil
+	g := &gilConn{c: c, group: group, rc: lock.NewRedisConn(rc)}
+	if p := c.cfg.Retry; p.HonourNoResend && p.MaxRetries > 0 {
+		once, ok := c.onces[group]
+		if !ok {
+			once = c.newRedis(group, true)
+			c.onces[group] = once
+		}
+		g.once = lock.NewRedisConn(once)
+	}
+	return g, nil
+}
+
+// newRedis is a new go-redis client of group for c: through the sentinels
+// under engine sentinel, else dialling c's proxy of the group's current
+// master; with once, it sends every request once.
+func (c *client) newRedis(group string, once bool) *redis.Client {
+	o := c.options(group)
+	if once {
+		o.MaxRetries = -1
+	}
+	if sen := c.r.srv.sen; sen != nil {
+		return sen.failoverClient(c, group, o)
+	}
+	return redis.NewClient(o)
 }
 
 // options are the go-redis options of c's client of group: c's timeout and
@@ -131,6 +160,9 @@ func (c *client) closeRedis() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, rc := range c.rcs {
+		_ = rc.Close()
+	}
+	for _, rc := range c.onces {
 		_ = rc.Close()
 	}
 	for _, f := range c.closers {
@@ -219,11 +251,13 @@ func (rt clientRuntime) NewID() string { return rt.c.name + "-" + lock.WallRunti
 
 // gilConn is lock's go-redis Conn (lock.RedisConn) giving up the client's
 // baton while it waits for Redis, and ending the task if the run ended
-// meanwhile.
+// meanwhile. once, when set, sends the scripts marked with resend.Forbid
+// (client.Conn).
 type gilConn struct {
 	c     *client
 	group string
 	rc    *lock.RedisConn
+	once  *lock.RedisConn
 }
 
 var _ lock.EvalWaiter = (*gilConn)(nil)
@@ -245,8 +279,12 @@ func (g *gilConn) wait(ctx context.Context, f func(ctx context.Context)) {
 
 // Eval, EvalWait and Do record a req record (reqs.go) around the call.
 func (g *gilConn) Eval(ctx context.Context, s *lock.Script, keys []string, args ...any) (v any, err error) {
+	rc := g.rc
+	if g.once != nil && resend.Forbidden(ctx) {
+		rc = g.once
+	}
 	q := g.evalReq(s, keys, args)
-	g.wait(ctx, func(ctx context.Context) { v, err = g.rc.Eval(ctx, s, keys, args...) })
+	g.wait(ctx, func(ctx context.Context) { v, err = rc.Eval(ctx, s, keys, args...) })
 	q.end(v, err)
 	return v, err
 }

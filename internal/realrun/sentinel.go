@@ -293,9 +293,10 @@ func (e *sentinelEngine) close() error {
 	return errors.Join(errs...)
 }
 
-// failoverClient is client c's go-redis client of group under Sentinel:
+// failoverClient is client c's go-redis client of a group under Sentinel:
 // redis.NewFailoverClient with the sentinels' addresses and the group's
-// name, c's timeouts and retry policy (those of c.options).
+// name, and base's timeouts and retry policy (c.options of the group, or
+// its variant that never retries: client.newRedis).
 //
 // The sentinels give the master's own address, while c must reach every
 // node through its proxy of that node (partitions, dropped replies). The
@@ -307,8 +308,7 @@ func (e *sentinelEngine) close() error {
 // connection. The other way, announcing each client's proxy address to
 // Sentinel (replica-announce-ip/port), cannot work with one proxy per
 // client and node: a server announces one address to every client.
-func (e *sentinelEngine) failoverClient(c *client, group string) *redis.Client {
-	base := c.options(group)
+func (e *sentinelEngine) failoverClient(c *client, group string, base *redis.Options) *redis.Client {
 	return redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:      group,
 		SentinelAddrs:   e.ss.Addrs(),

@@ -109,18 +109,22 @@ func (sv *servers) launchServers() error {
 	return nil
 }
 
-// waitReplication waits for every replica to be in sync, then gives its
-// link the replication lag.
+// waitReplication waits for every replica to be in sync and its master
+// to stream its writes to it (WaitReplicas: a replica that has just synced
+// may otherwise get the run's first writes up to a second late), then
+// gives its link the replication lag.
 func (sv *servers) waitReplication() error {
 	for _, n := range sv.s.Nodes {
 		for _, rp := range n.Replicas {
 			if err := sv.byName[rp.Config.Name].WaitLinkUp(10 * time.Second); err != nil {
 				return err
 			}
-			sv.links[rp.Config.Name].proxy.Lag(rp.Repl.Lag.Min)
 		}
 		if err := sv.byName[n.Config.Name].WaitReplicas(len(n.Replicas), 10*time.Second); err != nil {
 			return err
+		}
+		for _, rp := range n.Replicas {
+			sv.links[rp.Config.Name].proxy.Lag(rp.Repl.Lag.Min)
 		}
 	}
 	return nil

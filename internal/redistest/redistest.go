@@ -479,9 +479,22 @@ func (s *Server) WaitLinkUp(timeout time.Duration) error {
 	}, "redistest: replica %s: link not up", s.Addr)
 }
 
-// WaitReplicas waits until the master counts at least n online replicas.
+// WaitReplicas waits until the master counts at least n online replicas
+// and streams its writes to n of them.
+//
+// Online is not streaming: Redis 7.0 starts a freshly synced replica's
+// command stream at the replica's first REPLCONF ACK that finds it online
+// ("Waiting for REPLCONF ACK from slave to enable streaming"), and when
+// the ACK the replica sends as it finishes loading comes before the master
+// has noticed the end of the RDB transfer, the next one comes from the
+// replica's once-a-second cron: a write made meanwhile reaches the replica
+// up to a second late, after the replication lag a run gives its link. So
+// WaitReplicas then makes a write the master propagates and that leaves no
+// key (PUBLISH on a channel nobody hears), and WAITs for n replicas to
+// acknowledge it, which they can only once their stream flows.
 func (s *Server) WaitReplicas(n int, timeout time.Duration) error {
-	return waitFor(timeout, func() (bool, string) {
+	deadline := time.Now().Add(timeout)
+	err := waitFor(timeout, func() (bool, string) {
 		info, err := s.Info("replication")
 		if err != nil {
 			return false, err.Error()
@@ -494,6 +507,19 @@ func (s *Server) WaitReplicas(n int, timeout time.Duration) error {
 		}
 		return online >= n, fmt.Sprintf("%d of %d replicas online", online, n)
 	}, "redistest: master %s: replicas", s.Addr)
+	if err != nil || n <= 0 {
+		return err
+	}
+	left := max(time.Until(deadline), 100*time.Millisecond)
+	got, err := DoAll(s.Addr, left+5*time.Second, []string{"PUBLISH", "redistest:streaming", ""},
+		[]string{"WAIT", strconv.Itoa(n), strconv.FormatInt(left.Milliseconds(), 10)})
+	if err != nil {
+		return fmt.Errorf("redistest: master %s: replicas: %w", s.Addr, err)
+	}
+	if acked, _ := strconv.Atoi(fmt.Sprint(got[1])); acked < n {
+		return fmt.Errorf("redistest: master %s: replicas: %v of %d acknowledged a write within %v (their stream did not start)", s.Addr, got[1], n, left)
+	}
+	return nil
 }
 
 func waitFor(timeout time.Duration, f func() (bool, string), format string, args ...any) error {

@@ -142,6 +142,34 @@ func TestReplication(t *testing.T) {
 	}
 }
 
+// TestWaitReplicasStreams: once WaitReplicas returns, the master streams
+// its writes to every replica. Redis 7.0 calls a replica online after its
+// sync but starts its command stream only at the replica's first
+// REPLCONF ACK that comes after that; when the replica's first ACK races
+// ahead of the master noticing the end of its RDB transfer, the next one
+// comes from the replica's once-a-second cron, and a write made in that
+// second reaches the replica only then (on a loaded machine, about one
+// sync in four of the second replica's). Each round syncs two fresh
+// replicas and wants a write on both well within that second.
+func TestWaitReplicasStreams(t *testing.T) {
+	const rounds = 16
+	for i := range rounds {
+		m, rs := StartReplicated(t, 2, PersistNone)
+		mustDo(t, m, "OK", "SET", "k", "v")
+		for j, r := range rs {
+			if err := waitFor(400*time.Millisecond, func() (bool, string) {
+				v, err := r.Do("GET", "k")
+				return err == nil && v == "v", fmt.Sprintf("GET k: %#v, %v", v, err)
+			}, "round %d: replica %d: a write made once WaitReplicas returned", i, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range append(rs, m) {
+			_ = s.Stop()
+		}
+	}
+}
+
 // TestProxyDropAndDelay: a dropped reply leaves the command applied and
 // the connection mute; a delayed reply arrives late; Seen counts requests.
 func TestProxyDropAndDelay(t *testing.T) {
