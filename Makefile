@@ -99,7 +99,7 @@ bench-peers:
 # curve point elsewhere, 25 per heatmap cell. Same seeds, same numbers.
 # compare sets its own garbage collection unless GOGC or GOMEMLIMIT is set
 # (a 512 MB heap before it collects: compare.TuneGC): the runs allocate
-# freely and keep little. CI does not run it; see README.md for its time.
+# freely and keep little. CI does not run it; docs/speed.md gives its time.
 # It is the only command that writes reports/: compare without -out writes
 # into a new directory, and only this command line (-out reports, which a
 # test checks) makes the report say "regenerate with make report". To

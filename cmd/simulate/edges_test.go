@@ -265,3 +265,27 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokedAs: replay commands name "go run ./cmd/simulate" only when
+// go run built the executable and the working directory is the module's
+// root (where that command works), "simulate" otherwise.
+func TestInvokedAs(t *testing.T) {
+	for _, tc := range []struct {
+		exe      string
+		inModule bool
+		want     string
+	}{
+		{"/tmp/go-build1234/b001/exe/simulate", true, "go run ./cmd/simulate"},
+		{"/tmp/go-build1234/b001/exe/simulate", false, "simulate"},
+		{"/home/u/go/bin/simulate", true, "simulate"},
+		{"/usr/local/bin/simulate", false, "simulate"},
+	} {
+		if got := invokedAs(tc.exe, tc.inModule); got != tc.want {
+			t.Errorf("invokedAs(%q, %v) = %q, want %q", tc.exe, tc.inModule, got, tc.want)
+		}
+	}
+	// In a test the command's name stays the installed one's.
+	if got := replayCommand("x", 3); got != "simulate run -seed 3 -out out/ x" {
+		t.Errorf("replayCommand = %q", got)
+	}
+}

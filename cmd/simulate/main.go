@@ -142,6 +142,9 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go onSignals(sigs, cancel, os.Stderr, os.Exit)
+	if exe, err := os.Executable(); err == nil {
+		commandName = invokedAs(exe, fileExists("cmd/simulate/main.go"))
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	signal.Stop(sigs)
 	os.Exit(code)

@@ -152,7 +152,32 @@ func replayTarget(s *scenario.Scenario, builtin bool) string {
 // replayCommand is the command that replays target's run at seed and
 // writes its files into out/ (target as replayTarget names it).
 func replayCommand(target string, seed uint64) string {
-	return fmt.Sprintf("simulate run -seed %d -out out/ %s", seed, target)
+	return fmt.Sprintf("%s run -seed %d -out out/ %s", commandName, seed, target)
+}
+
+// commandName is how replay commands name this command: "simulate" (the
+// installed command), or "go run ./cmd/simulate" when it was started that
+// way in a clone (invokedAs), where "simulate" may not be on the PATH at
+// all: a hint must work where the command ran. main sets it; run's tests
+// see "simulate".
+var commandName = "simulate"
+
+// invokedAs is commandName for an executable at exe: "go run
+// ./cmd/simulate" when go run built it (go puts the binary under a
+// go-build directory of its own) and the working directory is the
+// module's root (inModule: cmd/simulate/main.go is there), else
+// "simulate".
+func invokedAs(exe string, inModule bool) string {
+	if inModule && strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ./cmd/simulate"
+	}
+	return "simulate"
+}
+
+// fileExists reports whether name is a regular file.
+func fileExists(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // shellQuote is arg as a POSIX shell reads it back: as it is when it
