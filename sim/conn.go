@@ -155,9 +155,9 @@ type attempt struct {
 	timer  event // the client's timeout
 	// first is the request's arrival at the node; a request the network
 	// duplicates arrives again, and each later arrival is one of its own.
-	first   arrival
-	arrived bool
-	// arrivals counts the arrivals the node handled (recycleAttempt).
+	first arrival
+	// arrivals counts the arrivals the node handled: the first uses
+	// first, a later one (a duplicate) its own; recycleAttempt reads it.
 	arrivals int
 	// The reply that ended the wait (replied), if it was not the timeout.
 	replied bool
@@ -203,10 +203,9 @@ func (x *attemptArrival) run() {
 		return
 	}
 	ar := &a.first
-	if a.arrived {
+	if a.arrivals > 0 {
 		ar = &arrival{}
 	}
-	a.arrived = true
 	a.arrivals++
 	*ar = arrival{a: a, ran: a.c.w.now}
 	if a.handle != nil {

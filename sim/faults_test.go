@@ -725,6 +725,30 @@ func TestDuplicateRequestRunsTheCommandTwice(t *testing.T) {
 	}
 }
 
+// TestDuplicatedRequestsReplyStaysItsOwn: the reply to a duplicated
+// request's second arrival comes back after the client has its first reply
+// and has sent its next command; it must not be taken for that command's
+// reply (a client reuses an attempt only when its request arrived once).
+func TestDuplicatedRequestsReplyStaysItsOwn(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", 0, setup.NoRetry)
+	conn := w.conn(c1, "m1")
+	w.rule(setup.Rule{Name: "dup", Client: "c1", Duplicate: 1})
+
+	var incr, get reply
+	c1.Go("main", func() {
+		incr = w.do(conn, "INCR", "n")
+		get = w.do(conn, "GET", "other")
+	})
+	w.run(time.Second)
+
+	w.wantReply("INCR", incr, int64(1))
+	w.wantReply("GET", get, nil)
+}
+
 // 8. Delays with the go-redis retry policy.
 
 func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
