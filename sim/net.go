@@ -52,7 +52,6 @@ type Network struct {
 	rules      []*rule
 	partitions []*partition
 	lastDue    map[fifoKey]time.Duration // when the last message of an abandoned connection's direction arrives (link.due: a current one's)
-	faultRNG   map[string]*rand.Rand     // by link ("from>to")
 	free       []*delivery               // deliveries that arrived, for new messages
 }
 
@@ -70,7 +69,7 @@ type fifoKey struct {
 }
 
 func newNetwork(w *World) *Network {
-	return &Network{w: w, lastDue: map[fifoKey]time.Duration{}, faultRNG: map[string]*rand.Rand{}}
+	return &Network{w: w, lastDue: map[fifoKey]time.Duration{}}
 }
 
 // AddRule adds a network fault rule.
@@ -227,13 +226,15 @@ func (n *Network) cut(x, y string) bool {
 	return false
 }
 
-func (n *Network) rng(link string) *rand.Rand {
-	r, ok := n.faultRNG[link]
-	if !ok {
-		r = n.w.Rand("net-fault/" + link)
-		n.faultRNG[link] = r
+// rng is the fault stream of the messages from -> to, kept by their
+// client's link (link.rngs), made at its first use: a stream per link and
+// direction, named by it, so that one link's draws never shift another's.
+func (n *Network) rng(l *link, kind msgKind, from, to string) *rand.Rand {
+	d := fifoDir(kind)
+	if l.rngs[d] == nil {
+		l.rngs[d] = n.w.Rand("net-fault/" + from + ">" + to)
 	}
-	return r
+	return l.rngs[d]
 }
 
 // send carries one message from -> to after latency lat, applying active
@@ -349,13 +350,7 @@ func (n *Network) fate(kind msgKind, l *link, client, node, from, to, what strin
 		if !r.actsOn(n.w.now, kind, client, node, op) {
 			continue
 		}
-		rng := l.rngs[fifoDir(kind)]
-		if rng == nil {
-			// The link keeps the direction's generator, which the network
-			// names (rng): found once, not by name per message.
-			rng = n.rng(from + ">" + to)
-			l.rngs[fifoDir(kind)] = rng
-		}
+		rng := n.rng(l, kind, from, to)
 		if p := r.dropP(kind); p > 0 && rng.Float64() < p {
 			r.ruleHit()
 			n.w.recordFault("drop-"+kindName(kind), node, client, r.Name+": "+what)
