@@ -206,7 +206,7 @@ func (f *fairWalk) evicted(s *waitSpan, t time.Duration, master string) Violatio
 	case f.tr.State(master, f.q.Queue, t) == nil && !slices.Contains(f.queue[1:], s.field):
 		why = "removed from the queue (the whole queue went)"
 	}
-	if by := f.removedBy(t, s.field); by != "" {
+	if by := f.removedBy(t); by != "" {
 		why += " by " + by
 	}
 	return Violation{Kind: EvictedWaiter, Lock: f.q.Lock, Holders: []string{s.holder}, From: t, To: t,
@@ -216,9 +216,9 @@ func (f *fairWalk) evicted(s *waitSpan, t time.Duration, master string) Violatio
 
 // removedBy names the request that changed the queue at t, with the
 // clock it stamped the queue with, when the history shows it (a
-// simulation's Applied times): "c3's eval:fair_acquire (its clock read
-// 1767225900000)".
-func (f *fairWalk) removedBy(t time.Duration, field string) string {
+// simulation's Applied times): "c3's eval:fair_acquire (stamped with its
+// clock, 1767225900000)".
+func (f *fairWalk) removedBy(t time.Duration) string {
 	for i := range f.tr.recs {
 		r := &f.tr.recs[i]
 		if r.Kind != history.KindReq || !slices.Contains(r.Applied, int64(t)) || !slices.Contains(r.Args, f.q.Queue) {

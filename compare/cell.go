@@ -281,21 +281,19 @@ func (c *Cell) Unavailability() (median, worst time.Duration) {
 // is true, availability otherwise: neither counts the fairness kinds,
 // FairnessList's) with their run counts, in kind order.
 func (c *Cell) KindList(safety bool) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
-		if k.Safety() == safety && !k.Fairness() {
-			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
-		}
-	}
-	return out
+	return c.kindsWhere(func(k checker.Kind) bool { return k.Safety() == safety && !k.Fairness() })
 }
 
 // FairnessList is the cell's violated fairness kinds (Kind.Fairness) with
 // their run counts, in kind order.
-func (c *Cell) FairnessList() []string {
+func (c *Cell) FairnessList() []string { return c.kindsWhere(checker.Kind.Fairness) }
+
+// kindsWhere is the cell's violated kinds that keep keeps, each with its
+// run count, in kind order.
+func (c *Cell) kindsWhere(keep func(checker.Kind) bool) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
-		if k.Fairness() {
+		if keep(k) {
 			out = append(out, fmt.Sprintf("%s %d", k, c.Kinds[k]))
 		}
 	}

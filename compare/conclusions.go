@@ -257,7 +257,7 @@ func (c *conclusion) beliefPair(who string, with, without []*Cell) {
 		c.Helped = append(c.Helped, fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks (%s)", who, Lease, fewer, len(with), rates))
 	case more > 0:
 		c.Worse = append(c.Worse, fmt.Sprintf("%s (lease %v): more unsafe runs for %d of %d locks (%s)", who, Lease, more, len(with), rates))
-	case slices.ContainsFunc(append(slices.Clone(with), without...), func(t *Cell) bool { return t.Unsafe > 0 }):
+	case slices.ContainsFunc(with, (*Cell).anyUnsafe) || slices.ContainsFunc(without, (*Cell).anyUnsafe):
 		c.NotShown = append(c.NotShown, fmt.Sprintf("%s (lease %v; %s)", who, Lease, rates))
 	}
 }
@@ -602,3 +602,6 @@ func pctNumber(x float64) string {
 	}
 	return fmt.Sprintf("%.2g", x)
 }
+
+// anyUnsafe reports whether any of c's runs was unsafe.
+func (c *Cell) anyUnsafe() bool { return c.Unsafe > 0 }

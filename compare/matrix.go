@@ -294,7 +294,7 @@ var BeliefModes = []string{"long-hold", "delay", "pause", "clock-jump"}
 
 // Beliefs are the belief section's models, in its columns' order: every
 // model a scenario can name, so that a user finds its own.
-var Beliefs = []traffic.Belief{traffic.BeliefCareful, traffic.BeliefTrusting, traffic.BeliefUntilRelease}
+var Beliefs = traffic.Beliefs
 
 // HeatLeases and HeatDrifts are the heatmap's axes: the spec RedLock (N=5)
 // with this TTL, every node and client clock drifting by a constant drawn

@@ -199,7 +199,7 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 		return nil, &LineError{Field: field, Msg: fmt.Sprintf("want %s, got %s", wantOf(field), te.Value)}
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied)"}
+		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied, items, answered)"}
 	}
 	return nil, &LineError{Msg: err.Error()}
 }
@@ -207,13 +207,13 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 // wantOf says what a field holds, for a value of the wrong type.
 func wantOf(field string) string {
 	switch field {
-	case "t", "end":
+	case "t", "end", "answered":
 		return "a whole number of nanoseconds since the history's start"
 	case "applied":
 		return "an array of whole numbers of nanoseconds"
 	case "seq":
 		return "a whole number"
-	case "args":
+	case "args", "items":
 		return "an array of strings"
 	case "fields":
 		return "an object of strings"

@@ -276,8 +276,9 @@ func isTimeout(err error) bool {
 // abandonedTry is a TryLockFor's error when a try during its wait got no
 // reply (err): the call reports a wait that timed out (a fair waiter left
 // the queue first), as Redisson 4.7.0's tryLock returns false then. It
-// matches ErrWaitTimeout and wraps err; acquire wraps it in
-// outcome.Unknown, so that IsUnknown is true for it: the try may have run,
+// matches ErrWaitTimeout and wraps err; its makers (waitRound,
+// fairWaiter.ended) wrap it in outcome.Unknown, so that IsUnknown is true
+// for it: the try may have run,
 // and taken the lock, which then stays for its lease with no watchdog.
 type abandonedTry struct{ err error }
 

@@ -60,9 +60,11 @@ func Fair(c Client, cfg FairConfig) error {
 		return fmt.Errorf("traffic: fair lock: a wait (%v) with Forever, which waits as long as it takes", cfg.Wait)
 	}
 	return startOwnerLock(c, fairNames, cfg.DefaultBelief(), rc, func(lc *lock.Client) tryLocker {
-		f := lc.FairLock(cfg.Lock)
+		var f *lock.FairLock
 		if cfg.NonReentrant {
 			f = lc.NonReentrantFairLock(cfg.Lock)
+		} else {
+			f = lc.FairLock(cfg.Lock)
 		}
 		if cfg.Forever {
 			return lockForever{f}

@@ -58,8 +58,8 @@ func newReportDir() (dir string, release func(), err error) {
 }
 
 // maxCompareSeeds is the most seeds compare -seeds takes. The reference
-// report's 100 take about ten minutes on two cores (make report), this
-// many a day or more; a cell's 95% interval at this many is a few
+// report's 1,000 take about 20 minutes on two cores (make report;
+// docs/speed.md), this many several days; a cell's 95% interval at this many is a few
 // hundredths of a percentage point wide. Runs are added to their cells as
 // they complete (compare.Run), but each keeps a few bytes there (its
 // unavailability, for the report's percentiles) and the run list is made

@@ -307,7 +307,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR ...]   (flags may follow the files)\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
 			"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
 			"each. A built-in scenario's name is what simulate run NAME takes.\n\n")
 		fs.PrintDefaults()

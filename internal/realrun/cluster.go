@@ -209,9 +209,9 @@ func keyReads(k string) [][]string {
 }
 
 // nKeyReads is len(keyReads(k)): the replies of one key in a probe's.
-const nKeyReads = 5
+var nKeyReads = len(keyReads(""))
 
-// probe is the reads of every watched key that ReadKey makes, for a
+// probe is the reads of every watched key that ReadKeys makes, for a
 // command's transaction (redistest.Proxy.OnRun): keyReads of each, in
 // Watch's order.
 func (c *Cluster) probe() [][]string {
@@ -239,16 +239,6 @@ func (c *Cluster) recordRun(node string, at time.Duration, before, after []any) 
 		c.Rec.TruthRun(node, k, at, b[i], a[i])
 	}
 	return true
-}
-
-// ReadKey reads what the server at addr holds under key, atomically
-// (ReadKeys of key alone).
-func ReadKey(addr, key string, timeout time.Duration) (history.KeyState, error) {
-	sts, err := ReadKeys(addr, []string{key}, timeout)
-	if err != nil {
-		return history.KeyState{}, err
-	}
-	return sts[0], nil
 }
 
 // ReadKeys reads what the server at addr holds under each of keys, all

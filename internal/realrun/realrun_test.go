@@ -411,7 +411,7 @@ func testAcquireRetried(t *testing.T, fault string, idem bool) {
 // a whole number of milliseconds without an exponent, a fraction as
 // short as it reads back), absence, and other types by their type only,
 // on a master and on a replica, a key at a time and all at once
-// (ReadKeys); ReadKey speaks RESP2, and RESP3's pairs are
+// (ReadKeys); it speaks RESP2, and RESP3's pairs are
 // TestProbeReadsListsAndSortedSets'.
 func TestReadKey(t *testing.T) {
 	m, rs := redistest.StartReplicated(t, 1, redistest.PersistNone)
@@ -430,9 +430,9 @@ func TestReadKey(t *testing.T) {
 	}
 	for _, s := range []*redistest.Server{m, rs[0]} {
 		for i, key := range keys {
-			st, err := ReadKey(s.Addr, key, time.Second)
-			if err != nil || !reflect.DeepEqual(st, wants[i]) {
-				t.Errorf("%s: ReadKey(%s) = %#v, %v; want %#v", s.Addr, key, st, err, wants[i])
+			sts, err := ReadKeys(s.Addr, []string{key}, time.Second)
+			if err != nil || len(sts) != 1 || !reflect.DeepEqual(sts[0], wants[i]) {
+				t.Errorf("%s: ReadKeys(%s) = %#v, %v; want %#v", s.Addr, key, sts, err, wants[i])
 			}
 		}
 		// All of them in one transaction, in keys' order.

@@ -99,20 +99,19 @@ func (o *recOp) SetDetail(detail string) {
 func (o *recOp) End(outcome history.Outcome, result string) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
-	rec := &o.r.recs[o.idx]
-	rec.Outcome, rec.Result = outcome, result
-	end := int64(o.r.Since())
-	if outcome != history.OutcomeUnknown {
-		rec.End = &end
-	} else {
-		rec.Answered = &end
-	}
+	o.endLocked(o.r.Since(), outcome, result) // read under the lock, as the records' order
 }
 
 // EndAt is End with the return at t (from Since), not now.
 func (o *recOp) EndAt(t time.Duration, outcome history.Outcome, result string) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
+	o.endLocked(t, outcome, result)
+}
+
+// endLocked is End at t, o.r.mu held: an unknown outcome's t is when the
+// caller gave up (Answered), not a return.
+func (o *recOp) endLocked(t time.Duration, outcome history.Outcome, result string) {
 	rec := &o.r.recs[o.idx]
 	rec.Outcome, rec.Result = outcome, result
 	end := int64(t)
