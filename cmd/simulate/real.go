@@ -151,8 +151,11 @@ func replayTarget(s *scenario.Scenario, builtin bool) string {
 
 // replayCommand is the command that replays target's run at seed and
 // writes its files into out/ (target as replayTarget names it).
-func replayCommand(target string, seed uint64) string {
-	return fmt.Sprintf("%s run -seed %d -out out/ %s", commandName, seed, target)
+func replayCommand(target string, seed uint64) string { return replayInto(target, seed, "out/") }
+
+// replayInto is replayCommand writing into out (as the shell reads it).
+func replayInto(target string, seed uint64, out string) string {
+	return fmt.Sprintf("%s run -seed %d -out %s %s", commandName, seed, out, target)
 }
 
 // commandName is how replay commands name this command: "simulate" (the

@@ -148,7 +148,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		s := all[0]
 		fmt.Fprintf(stderr, "simulate: -out writes the files of single runs, and a -seeds sweep keeps only the verdicts: run the sweep without -out, "+
 			"which lists its first violated seeds with the command that replays each, then replay one with -out, e.g. %s\n",
-			strings.Replace(replayCommand(replayTarget(s, origins[0].builtin), sweep.FirstSeed(s, f.seed)), "-out out/", "-out "+shellQuote(f.out), 1))
+			replayInto(replayTarget(s, origins[0].builtin), sweep.FirstSeed(s, f.seed), shellQuote(f.out)))
 		return 2
 	}
 	if f.shard.Sharded() {
@@ -242,7 +242,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 			seed, which = t.ViolatedSeeds[0].Seed, "its first violated seed"
 		}
 		fmt.Fprintf(r.stderr, "simulate: %s: a rate expectation sweeps %d seeds and -out writes single runs: nothing written for it; %s: %s\n",
-			s.Name, n, which, strings.Replace(replayCommand(replayTarget(s, builtin), seed), "-out out/", "-out "+shellQuote(r.out), 1))
+			s.Name, n, which, replayInto(replayTarget(s, builtin), seed, shellQuote(r.out)))
 	}
 	if !match {
 		return 1
