@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/locksim/locksim/internal/outcome"
 	"github.com/locksim/locksim/internal/scripts"
 )
 
@@ -123,8 +122,10 @@ func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() 
 // or failed with err: a bounded wait whose try got no reply leaves the
 // queue, as Redisson 4.7.0's tryLock (unless FairLockTimeoutLeavesEntry).
 func (w *fairWaiter) ended(ctx context.Context, err error) error {
-	if err != nil && w.timed() && ctx.Err() == nil && isTimeout(err) && !w.f.l.c.opts.FairLockTimeoutLeavesEntry {
-		return w.leave(ctx, &outcome.Unknown{Err: &abandonedTry{err}})
+	if w.timed() && !w.f.l.c.opts.FairLockTimeoutLeavesEntry {
+		if abandoned := abandonedTryErr(ctx, err); abandoned != nil {
+			return w.leave(ctx, abandoned)
+		}
 	}
 	return err
 }

@@ -86,8 +86,10 @@ func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscriptio
 	if endedUnsent(ctx, err) {
 		return true, 0, gaveUp()
 	}
-	if err != nil && abandon && wait > 0 && ctx.Err() == nil && isTimeout(err) {
-		return true, 0, &outcome.Unknown{Err: &abandonedTry{err}}
+	if abandon && wait > 0 {
+		if abandoned := abandonedTryErr(ctx, err); abandoned != nil {
+			return true, 0, abandoned
+		}
 	}
 	if err != nil || ttl < 0 {
 		return true, token, err
@@ -276,11 +278,22 @@ func isTimeout(err error) bool {
 // abandonedTry is a TryLockFor's error when a try during its wait got no
 // reply (err): the call reports a wait that timed out (a fair waiter left
 // the queue first), as Redisson 4.7.0's tryLock returns false then. It
-// matches ErrWaitTimeout and wraps err; its makers (waitRound,
-// fairWaiter.ended) wrap it in outcome.Unknown, so that IsUnknown is true
-// for it: the try may have run,
-// and taken the lock, which then stays for its lease with no watchdog.
+// matches ErrWaitTimeout and wraps err; abandonedTryErr wraps it in
+// outcome.Unknown, so that IsUnknown is true for it: the try may have
+// run, and taken the lock, which then stays for its lease with no
+// watchdog.
 type abandonedTry struct{ err error }
+
+// abandonedTryErr is the error of a bounded wait that abandons a try
+// that failed with err: an unknown outcome wrapping abandonedTry when the
+// try got no reply in time while ctx still runs, nil otherwise (err is
+// then the call's own).
+func abandonedTryErr(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !isTimeout(err) {
+		return nil
+	}
+	return &outcome.Unknown{Err: &abandonedTry{err}}
+}
 
 func (e *abandonedTry) Error() string {
 	return ErrWaitTimeout.Error() + " after a try that got no reply (it may have taken the lock, which then stays for its lease): " + e.err.Error()
