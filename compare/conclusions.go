@@ -315,7 +315,11 @@ func (r *reportWriter) writeConclusions() {
 	r.w("What the runs below say, for a Redis user choosing a lock. A run is *unsafe* when a safety property failed in it ")
 	r.w("(two holders, a holder whose lock the nodes no longer gave it, a stale write accepted, a wrong answer about the lock: [Method](#method)); ")
 	r.w("a lock *stays safe* under a failure when none of its runs was unsafe. Every rate is unsafe runs in %% of the cell's runs, ")
-	r.w("with its 95%% Wilson interval in the tables below (0 of %d runs still allows up to %s). ", r.Seeds, upperPercent(r.Seeds))
+	if r.Precision > 0 {
+		r.w("with its 95%% Wilson interval in the tables below (%s). ", r.zeroBound())
+	} else {
+		r.w("with its 95%% Wilson interval in the tables below (0 of %d runs still allows up to %s). ", r.Seeds, upperPercent(r.Seeds))
+	}
 	r.w("A change *helped* only when the intervals with and without it do not overlap, and *made it worse* only when they do not overlap ")
 	r.w("the other way; where they overlap, its effect is *not shown beyond chance at %s runs*: more runs could show it either way. ", r.tableRuns())
 	r.w("Each lock is used as its library's user would by default (careful for SimpleLock and the spec's RedLock, trusting for the Redisson family: ")

@@ -43,8 +43,17 @@ type Options struct {
 	// ScenarioDir is where the report puts the cells' scenario files; the
 	// replay commands name files there (default "reports/scenarios").
 	ScenarioDir string
+	// Precision, above 0, is precision mode: a cell runs its seeds from 1
+	// only until the 95% interval of every rate the report gives of it
+	// (Cell.Width) is at most Precision percentage points wide, looking
+	// at 50 runs, then at each doubling (PrecisionFirstLook); Seeds,
+	// CurveSeeds and HeatSeeds are then the most a cell runs. 0 runs every
+	// cell over all its seeds. Between MinPrecision and MaxPrecision.
+	Precision float64
 	// Progress, if set, is called after each run with the runs done and
 	// the total, one call at a time (from the worker that finished it).
+	// In precision mode the total is the most there can still be, which
+	// falls as cells turn out precise.
 	Progress func(done, total int)
 }
 
@@ -53,8 +62,13 @@ type Results struct {
 	// Modes and Algorithms are the rows and columns run.
 	Modes      []Mode
 	Algorithms []Algorithm
-	// Seeds, CurveSeeds and HeatSeeds are the runs per cell (Options').
+	// Seeds, CurveSeeds and HeatSeeds are the runs per cell (Options'):
+	// in precision mode the most a cell ran.
 	Seeds, CurveSeeds, HeatSeeds int
+	// Precision is Options.Precision: above 0, each cell ran until its
+	// intervals were at most this many points wide (or its cap), and its
+	// Runs say how many that took.
+	Precision float64
 	// Table[m][a] is Modes[m] at its Ref level for Algorithms[a].
 	Table [][]*Cell
 	// Curves[m][l][a] is Modes[m] at Levels[l] for Algorithms[a] (nil with
@@ -81,16 +95,20 @@ type Results struct {
 
 // Run runs the matrix: the table's cells, then (unless TableOnly) the
 // curves' other levels, the belief section and (unless NoHeat) the
-// heatmap, every cell over its seeds on opts.Workers goroutines.
+// heatmap, every cell over its seeds on opts.Workers goroutines (in
+// precision mode, over as many as its rates need: runPrecise).
 //
 // When ctx is cancelled (Ctrl-C) no new run starts, and Run returns the
-// results of the runs done with an error wrapping ctx's: those runs are a
-// prefix of the cells in that order, each over its first seeds, so a
-// cell's counts are those of its first Runs seeds.
+// results of the runs done with an error wrapping ctx's: a cell's counts
+// are those of its first Runs seeds (without precision mode the runs done
+// are also a prefix of the cells in that order).
 func Run(ctx context.Context, opts Options) (*Results, error) {
 	m, err := build(opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Precision > 0 {
+		return m.runPrecise(ctx)
 	}
 	jobs := m.jobs()
 	// The outcomes are added to their cells runChunk runs at a time, in
@@ -117,6 +135,9 @@ var runChunk = sweep.DefaultChunk
 func build(opts Options) (*matrix, error) {
 	if opts.Seeds <= 0 {
 		return nil, fmt.Errorf("compare: %d seeds: need at least 1", opts.Seeds)
+	}
+	if p := opts.Precision; p != 0 && (p < MinPrecision || p > MaxPrecision) {
+		return nil, fmt.Errorf("compare: precision %v points: want %v to %v", p, MinPrecision, MaxPrecision)
 	}
 	opts = opts.withDefaults()
 	m := &matrix{opts: opts, res: &Results{Seeds: opts.Seeds, CurveSeeds: opts.CurveSeeds, HeatSeeds: opts.HeatSeeds, ScenarioDir: opts.ScenarioDir,

@@ -69,6 +69,7 @@ const maxCompareSeeds = 10_000
 // compareFlags are compare's flags.
 type compareFlags struct {
 	seeds, workers int
+	precision      float64
 	out            string
 	table, quiet   bool
 	shard          sweep.Shard
@@ -81,6 +82,9 @@ type compareFlags struct {
 // -workers was, and a merge of shards quotes what one run would.
 func (f compareFlags) command() string {
 	cmd := "simulate compare -seeds " + strconv.Itoa(f.seeds)
+	if f.precision > 0 {
+		cmd += " -precision " + strconv.FormatFloat(f.precision, 'g', -1, 64)
+	}
 	if f.table {
 		cmd += " -table"
 	}
@@ -89,7 +93,7 @@ func (f compareFlags) command() string {
 
 // options are the compare.Options of f, its scenario files under dir's.
 func (f compareFlags) options(dir string, progress func(done, total int)) compare.Options {
-	return compare.Options{Seeds: f.seeds, Workers: f.workers, TableOnly: f.table,
+	return compare.Options{Seeds: f.seeds, Workers: f.workers, TableOnly: f.table, Precision: f.precision,
 		ScenarioDir: filepath.ToSlash(filepath.Join(dir, "scenarios")), Progress: progress}
 }
 
@@ -100,15 +104,19 @@ func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, stat
 	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
 	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
+	fs.Float64Var(&f.precision, "precision", 0, "run each cell only until every rate the report gives of it has a 95% interval at most this many percentage points wide, -seeds (N/2, N/4) then being the most a cell runs; the report gives each cell's runs (0: every cell runs all its seeds)")
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	shardFlags(fs, &f.shard, &f.partial, "compare")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate compare [-seeds N] [-workers N] [-out DIR] [-table] [-quiet] [-shard K/N [-partial FILE]]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: simulate compare [-seeds N] [-precision P] [-workers N] [-out DIR] [-table] [-quiet] [-shard K/N [-partial FILE]]\n\n"+
 			"Runs every algorithm under every failure mode (and, without -table, at several fault\n"+
 			"intensities, the belief section and the RedLock lease x drift heatmap) for N seeds each,\n"+
 			"-workers runs at once, and writes the report: DIR/README.md, the cells' scenario files and\n"+
-			"the plots. Without -out it writes into a new directory, never over an existing report;\n"+
+			"the plots. With -precision P a cell stops as soon as its rates' 95%% intervals are at most\n"+
+			"P points wide (looked at after 50 runs, then at each doubling, up to its N), so that a\n"+
+			"cell at 0%% costs a few hundred runs and the runs go where a rate is uncertain.\n"+
+			"Without -out it writes into a new directory, never over an existing report;\n"+
 			"make report writes the reference report (-out reports). With -shard it runs one shard\n"+
 			"of the runs and writes a partial result; simulate merge -out DIR writes the report.\n\n")
 		fs.PrintDefaults()
@@ -134,6 +142,10 @@ func (f compareFlags) bad(rest []string) string {
 		return fmt.Sprintf("-seeds %d: need at least 1", f.seeds)
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	case f.precision != 0 && (f.precision < compare.MinPrecision || f.precision > compare.MaxPrecision):
+		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, compare.MinPrecision, compare.MaxPrecision)
+	case f.precision != 0 && f.shard.Sharded():
+		return "-precision decides each cell's next runs from its runs so far, which one shard does not see: run it without -shard"
 	case f.shard.Sharded() && f.out != "":
 		return "-out is the report's directory, which merge writes: a shard writes a partial result (-partial FILE)"
 	case f.partial != "" && !f.shard.Sharded():

@@ -807,6 +807,9 @@ func TestCompareFlags(t *testing.T) {
 		{[]string{"compare", "-bogus"}, 2, "flag provided but not defined"},
 		{[]string{"compare", "-out", "."}, 2, "not a directory the report may replace"},
 		{[]string{"compare", "-out", "testdata"}, 2, "-out testdata: not empty, and no .locksim-report file"},
+		{[]string{"compare", "-precision", "0.05"}, 2, "-precision 0.05: want 0.1 to 50 percentage points"},
+		{[]string{"compare", "-precision", "-1"}, 2, "-precision -1: want 0.1 to 50"},
+		{[]string{"compare", "-precision", "2", "-shard", "0/2"}, 2, "-precision decides each cell's next runs from its runs so far"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) {

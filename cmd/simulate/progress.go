@@ -83,6 +83,9 @@ func (p *progress) update(done, total int) {
 				progressbar.OptionSetItsString("runs"), progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
 		}
+		if int64(total) != p.bar.GetMax64() {
+			p.bar.ChangeMax(total) // compare -precision: the total falls as cells are done
+		}
 		_ = p.bar.Set(done)
 		return
 	}
