@@ -245,6 +245,9 @@ func validate(w *wireRecord) (field, msg string) {
 	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
 		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
 	}
+	if w.Answered != nil && w.Kind != KindOp {
+		return "answered", fmt.Sprintf("a %s record has no answered time (only an op record of unknown outcome does: when the call returned to its caller)", w.Kind)
+	}
 	switch w.Kind {
 	case KindOp:
 		return validateOp(w)
@@ -306,7 +309,9 @@ func validateOp(w *wireRecord) (field, msg string) {
 
 // validateReturn checks an op or req record's outcome against its return:
 // a known outcome; a return, not before the call, unless the outcome is
-// unknown, which has none (the caller never learned it).
+// unknown, which has none (the caller never learned it); an answered time
+// only with an unknown outcome (it is when such a call returned to its
+// caller, which a known outcome's end already says), not before the call.
 func validateReturn(w *wireRecord) (field, msg string) {
 	switch {
 	case w.Outcome == "":
@@ -319,6 +324,10 @@ func validateReturn(w *wireRecord) (field, msg string) {
 		return "end", fmt.Sprintf("missing: the return of an operation that ended %s, in nanoseconds (an operation whose outcome the caller never learned is %q, without end)", w.Outcome, OutcomeUnknown)
 	case w.End != nil && *w.End < *w.T:
 		return "end", fmt.Sprintf("%d returns before its call (t %d)", *w.End, *w.T)
+	case w.Answered != nil && w.Outcome != OutcomeUnknown:
+		return "answered", fmt.Sprintf("an operation that ended %s has no answered time (its return is end; answered is when a call of outcome %q returned to its caller)", w.Outcome, OutcomeUnknown)
+	case w.Answered != nil && *w.Answered < *w.T:
+		return "answered", fmt.Sprintf("%d is before its call (t %d): a call of unknown outcome returns to its caller after it is made", *w.Answered, *w.T)
 	}
 	return "", ""
 }

@@ -17,7 +17,7 @@ const good = `{"seq":0,"kind":"node","t":0,"node":"m1","op":"master","value":"m1
 {"seq":3,"kind":"req","t":5,"end":7,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"ok","result":"nil","applied":[6]}
 {"seq":4,"kind":"truth","t":6,"node":"m1","key":"lk","fields":{"c1:a":"1"}}
 {"seq":5,"kind":"fault","t":8,"node":"m1","op":"failover","value":"r1","detail":"m1 -> r1"}
-{"seq":6,"kind":"op","t":9,"client":"c1","lock":"lk","op":"release","args":["a"],"outcome":"unknown"}
+{"seq":6,"kind":"op","t":9,"client":"c1","lock":"lk","op":"release","args":["a"],"outcome":"unknown","answered":9}
 {"seq":7,"kind":"truth","t":10,"node":"r1","key":"lk","gone":true}
 {"seq":8,"kind":"fault","t":11,"client":"c1","op":"client-crash"}
 `
@@ -105,6 +105,12 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"crash without the client", 9, strings.Replace(lines[8], `"client":"c1",`, ``, 1), "9: client: missing"},
 		{"node of no role", 1, strings.Replace(lines[0], `"master"`, `"leader"`, 1), `1: op: role "leader"`},
 		{"a return on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"end":7,`, 1), "5: end: a truth record has no return"},
+		{"answered before the call", 7, strings.Replace(lines[6], `"answered":9`, `"answered":8`, 1), "7: answered: 8 is before its call (t 9)"},
+		{"answered with a return", 3, strings.Replace(acq, `"detail":"lease=10s"`, `"detail":"lease=10s","answered":7`, 1), "3: answered: an operation that ended ok has no answered time"},
+		{"answered on a refusal", 3, strings.Replace(acq, `"outcome":"ok","result":"12","detail":"lease=10s"`, `"outcome":"fail","answered":7`, 1), "3: answered: an operation that ended fail has no answered time"},
+		{"answered on a req", 4, `{"seq":3,"kind":"req","t":5,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"unknown","answered":7}`, "4: answered: a req record has no answered time"},
+		{"answered on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"answered":7,`, 1), "5: answered: a truth record has no answered time"},
+		{"answered not a number", 7, strings.Replace(lines[6], `"answered":9`, `"answered":"9ns"`, 1), "7: answered: want a whole number of nanoseconds since the history's start, got string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ls := append([]string(nil), lines...)
