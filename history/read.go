@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -50,29 +51,27 @@ var outcomes = []Outcome{OutcomeOK, OutcomeFail, OutcomeError, OutcomeUnknown}
 // kinds are the record kinds.
 var kinds = []Kind{KindOp, KindReq, KindFault, KindTruth, KindNode, KindClient}
 
-// wireRecord is a Record as a line holds it, seq and t as pointers to tell
-// a field left out from a zero.
+// wireRecord is a Record as a line holds it: Record's fields but seq and
+// t, which are pointers here to tell a field left out from a zero, and
+// which, at a shallower depth, take the JSON names "seq" and "t" from
+// Record's.
 type wireRecord struct {
-	Seq      *int              `json:"seq"`
-	Kind     Kind              `json:"kind"`
-	T        *int64            `json:"t"`
-	End      *int64            `json:"end"`
-	Client   string            `json:"client"`
-	Node     string            `json:"node"`
-	Lock     string            `json:"lock"`
-	Key      string            `json:"key"`
-	Op       string            `json:"op"`
-	Args     []string          `json:"args"`
-	Outcome  Outcome           `json:"outcome"`
-	Result   string            `json:"result"`
-	Value    string            `json:"value"`
-	Fields   map[string]string `json:"fields"`
-	Gone     bool              `json:"gone"`
-	Detail   string            `json:"detail"`
-	Applied  []int64           `json:"applied"`
-	Items    []string          `json:"items"`
-	Answered *int64            `json:"answered"`
+	Record
+	Seq *int   `json:"seq"`
+	T   *int64 `json:"t"`
 }
+
+// recordFields lists Record's JSON names in its field order, for the
+// error of an unknown field: read from Record's tags, so that the list
+// names every field a line may have, a field added to Record included.
+var recordFields = func() string {
+	t := reflect.TypeFor[Record]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return strings.Join(names, ", ")
+}()
 
 // ScanJSONL reads a history of JSON lines from r, file naming it in
 // errors, and calls fn with each record in order; it returns how many
@@ -172,8 +171,9 @@ func ReadJSONL(r io.Reader, file string, maxRecords int) ([]Record, error) {
 
 // record is w as a Record numbered seq.
 func (w *wireRecord) record(seq int) Record {
-	return Record{Seq: seq, Kind: w.Kind, T: *w.T, End: w.End, Client: w.Client, Node: w.Node, Lock: w.Lock, Key: w.Key, Op: w.Op,
-		Args: w.Args, Outcome: w.Outcome, Result: w.Result, Value: w.Value, Fields: w.Fields, Gone: w.Gone, Detail: w.Detail, Applied: w.Applied, Items: w.Items, Answered: w.Answered}
+	r := w.Record
+	r.Seq, r.T = seq, *w.T
+	return r
 }
 
 // decodeLine decodes one line, a JSON object of Record's fields; the error
@@ -195,11 +195,13 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 	case errors.As(err, &te) && te.Field == "":
 		return nil, &LineError{Msg: fmt.Sprintf("a JSON %s, not an object (a record is one object a line)", te.Value)}
 	case errors.As(err, &te):
-		field, _, _ := strings.Cut(te.Field, ".")
+		// The path of the field, from the line's object: a field of the
+		// embedded Record is named through it ("Record.args").
+		field, _, _ := strings.Cut(strings.TrimPrefix(te.Field, "Record."), ".")
 		return nil, &LineError{Field: field, Msg: fmt.Sprintf("want %s, got %s", wantOf(field), te.Value)}
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied, items, answered)"}
+		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: " + recordFields + ")"}
 	}
 	return nil, &LineError{Msg: err.Error()}
 }
@@ -244,6 +246,9 @@ func validate(w *wireRecord) (field, msg string) {
 	}
 	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
 		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
+	}
+	if w.Answered != nil && w.Kind != KindOp {
+		return "answered", fmt.Sprintf("a %s record has no answered time (only an op record of unknown outcome does: when the call returned to its caller)", w.Kind)
 	}
 	switch w.Kind {
 	case KindOp:
@@ -306,7 +311,9 @@ func validateOp(w *wireRecord) (field, msg string) {
 
 // validateReturn checks an op or req record's outcome against its return:
 // a known outcome; a return, not before the call, unless the outcome is
-// unknown, which has none (the caller never learned it).
+// unknown, which has none (the caller never learned it); an answered time
+// only with an unknown outcome (it is when such a call returned to its
+// caller, which a known outcome's end already says), not before the call.
 func validateReturn(w *wireRecord) (field, msg string) {
 	switch {
 	case w.Outcome == "":
@@ -319,6 +326,10 @@ func validateReturn(w *wireRecord) (field, msg string) {
 		return "end", fmt.Sprintf("missing: the return of an operation that ended %s, in nanoseconds (an operation whose outcome the caller never learned is %q, without end)", w.Outcome, OutcomeUnknown)
 	case w.End != nil && *w.End < *w.T:
 		return "end", fmt.Sprintf("%d returns before its call (t %d)", *w.End, *w.T)
+	case w.Answered != nil && w.Outcome != OutcomeUnknown:
+		return "answered", fmt.Sprintf("an operation that ended %s has no answered time (its return is end; answered is when a call of outcome %q returned to its caller)", w.Outcome, OutcomeUnknown)
+	case w.Answered != nil && *w.Answered < *w.T:
+		return "answered", fmt.Sprintf("%d is before its call (t %d): a call of unknown outcome returns to its caller after it is made", *w.Answered, *w.T)
 	}
 	return "", ""
 }

@@ -17,7 +17,7 @@ const good = `{"seq":0,"kind":"node","t":0,"node":"m1","op":"master","value":"m1
 {"seq":3,"kind":"req","t":5,"end":7,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"ok","result":"nil","applied":[6]}
 {"seq":4,"kind":"truth","t":6,"node":"m1","key":"lk","fields":{"c1:a":"1"}}
 {"seq":5,"kind":"fault","t":8,"node":"m1","op":"failover","value":"r1","detail":"m1 -> r1"}
-{"seq":6,"kind":"op","t":9,"client":"c1","lock":"lk","op":"release","args":["a"],"outcome":"unknown"}
+{"seq":6,"kind":"op","t":9,"client":"c1","lock":"lk","op":"release","args":["a"],"outcome":"unknown","answered":9}
 {"seq":7,"kind":"truth","t":10,"node":"r1","key":"lk","gone":true}
 {"seq":8,"kind":"fault","t":11,"client":"c1","op":"client-crash"}
 `
@@ -91,8 +91,14 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"bad lease", 3, strings.Replace(acq, `lease=10s`, `lease=10`, 1), `3: detail: lease=10: bad duration "10"`},
 		{"bad released count", 3, strings.Replace(acq, `lease=10s`, `released=4/3`, 1), "3: detail: released=4/3: want released=K/N"},
 		{"bad release answer", 7, `{"seq":6,"kind":"op","t":9,"end":9,"client":"c1","lock":"lk","op":"release","outcome":"ok","result":"yes"}`, `7: result: "yes": a successful release's result`},
-		{"unknown field", 3, strings.Replace(acq, `"client"`, `"owner":"a","client"`, 1), "3: owner: unknown field"},
+		{"unknown field", 3, strings.Replace(acq, `"client"`, `"owner":"a","client"`, 1), "3: owner: unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied, items, answered)"},
+		{"a record in a record", 3, strings.Replace(acq, `"client"`, `"Record":{},"client"`, 1), "3: Record: unknown field"},
 		{"args not strings", 3, strings.Replace(acq, `["a"]`, `[1]`, 1), "3: args: want an array of strings, got number"},
+		{"fields not strings", 5, strings.Replace(lines[4], `"1"}`, `1}`, 1), "5: fields: want an object of strings, got number"},
+		{"gone not true or false", 8, strings.Replace(lines[7], `true`, `1`, 1), "8: gone: want true or false, got number"},
+		{"applied not numbers", 4, strings.Replace(lines[3], `[6]`, `["6"]`, 1), "4: applied: want an array of whole numbers of nanoseconds, got string"},
+		{"kind not a string", 3, strings.Replace(acq, `"kind":"op"`, `"kind":1`, 1), "3: kind: want a string, got number"},
+		{"seq not a whole number", 3, strings.Replace(acq, `"seq":2`, `"seq":2.5`, 1), "3: seq: want a whole number, got number 2.5"},
 		{"not JSON", 3, `{"seq":2,"kind":"op"`, "3: not one JSON object"},
 		{"two objects on a line", 3, acq + " " + acq, "3: not one JSON object"},
 		{"an array", 3, `[1,2]`, "3: a JSON array, not an object"},
@@ -105,6 +111,12 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"crash without the client", 9, strings.Replace(lines[8], `"client":"c1",`, ``, 1), "9: client: missing"},
 		{"node of no role", 1, strings.Replace(lines[0], `"master"`, `"leader"`, 1), `1: op: role "leader"`},
 		{"a return on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"end":7,`, 1), "5: end: a truth record has no return"},
+		{"answered before the call", 7, strings.Replace(lines[6], `"answered":9`, `"answered":8`, 1), "7: answered: 8 is before its call (t 9)"},
+		{"answered with a return", 3, strings.Replace(acq, `"detail":"lease=10s"`, `"detail":"lease=10s","answered":7`, 1), "3: answered: an operation that ended ok has no answered time"},
+		{"answered on a refusal", 3, strings.Replace(acq, `"outcome":"ok","result":"12","detail":"lease=10s"`, `"outcome":"fail","answered":7`, 1), "3: answered: an operation that ended fail has no answered time"},
+		{"answered on a req", 4, `{"seq":3,"kind":"req","t":5,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"unknown","answered":7}`, "4: answered: a req record has no answered time"},
+		{"answered on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"answered":7,`, 1), "5: answered: a truth record has no answered time"},
+		{"answered not a number", 7, strings.Replace(lines[6], `"answered":9`, `"answered":"9ns"`, 1), "7: answered: want a whole number of nanoseconds since the history's start, got string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ls := append([]string(nil), lines...)

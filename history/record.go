@@ -100,7 +100,8 @@ type Record struct {
 	// call returned to its caller (with the error that left it unknown):
 	// when the caller stopped waiting, which the fairness oracles need. End
 	// stays nil, as the effect's window is still open. Absent for an op
-	// that never returned (its client crashed, the run ended).
+	// that never returned (its client crashed, the run ended). Never
+	// before T, and on no other record: ReadJSONL refuses it there.
 	Answered *int64 `json:"answered,omitempty"`
 }
 
