@@ -121,9 +121,15 @@ func (d *decoder) clientSettings(s *Scenario) {
 }
 
 // readClientSettings reads the workload fields of client entry o (at
-// path), which a kind whose config has settings st has.
+// path), which a kind whose config has settings st has. A wait under the
+// algorithm's wait: forever is refused (settings.forever).
 func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSettings {
 	var cs ClientSettings
+	if st.forever != nil && *st.forever && o.has("wait") {
+		d.failf(o.at("wait"), join(path, "wait"), "the algorithm's wait is %s: every client's acquire is Redisson's lock(), which waits as long as it takes "+
+			"and has no wait of its own (leave this wait out, or give the algorithm's wait a duration)", waitForever)
+		return cs
+	}
 	durp := func(f string) *time.Duration {
 		if !o.has(f) {
 			return nil
