@@ -151,11 +151,18 @@ func (d *decoder) part(read func()) bool {
 
 // result is the file's error: nil when it had none, the *Error when one,
 // else Errors, in line order (at most MaxErrors, and a note when more may
-// follow).
+// follow). With a scale (LoadScaled), each error of the file says the
+// durations were scaled, as a value may be wrong only scaled (a TTL made
+// fractional); the note, about the list and not the file, does not.
 func (d *decoder) result() error {
 	errs := d.errs
 	if d.err != nil {
 		errs = append(errs, d.err)
+	}
+	if d.scale != 0 && d.scale != 1 {
+		for _, e := range errs {
+			e.Msg += fmt.Sprintf(" (every duration scaled by %g)", d.scale)
+		}
 	}
 	switch len(errs) {
 	case 0:
