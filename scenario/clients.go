@@ -170,11 +170,12 @@ func (d *decoder) lease(o *obj) time.Duration {
 	if !ok || n.Value == "watchdog" {
 		return 0
 	}
-	if _, err := time.ParseDuration(n.Value); err != nil {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
 		d.failf(n, lf, "bad lease %q (want a Go duration such as 10s or 1500ms, or watchdog: the lock keeps the key until its release, its watchdog renewing it)", n.Value)
 		return 0
 	}
-	v := d.duration(n, lf)
+	v = d.parsedDuration(n, lf, v)
 	if d.err == nil && v == 0 {
 		d.failf(n, lf, "must be positive (or \"watchdog\")")
 	}

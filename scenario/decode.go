@@ -383,6 +383,14 @@ func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
 		d.failf(n, f, "bad duration %q (want a Go duration such as 250ms or 5s)", n.Value)
 		return 0
 	}
+	return d.parsedDuration(n, f, v)
+}
+
+// parsedDuration is duration past the parse: v, parsed from n (field f),
+// must not be negative nor above setup.MaxDuration, and is scaled. A
+// reader whose bad value has a message of its own (lease, which names
+// watchdog) parses once and checks the rest here.
+func (d *decoder) parsedDuration(n *yaml.Node, f string, v time.Duration) time.Duration {
 	if v < 0 {
 		d.failf(n, f, "negative duration %v", v)
 		return 0
