@@ -102,6 +102,12 @@ type settings struct {
 	// lockWaits marks an owner-based kind whose lock waits (or not) as it
 	// does itself (custom, script): it has no wait, nor its clients.
 	lockWaits bool
+	// forever is the kind's wait: forever (fair's Forever), nil for a kind
+	// without it. It is the algorithm section's and not a client entry's:
+	// set, every client's acquire is Redisson's lock(), which has no wait
+	// of its own, so a client's wait is refused (clientSettings) rather
+	// than the run failing, or a wait: 0s being ignored.
+	forever *bool
 }
 
 // algorithms is the table of algorithm kinds, one row per kind: the

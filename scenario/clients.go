@@ -121,9 +121,15 @@ func (d *decoder) clientSettings(s *Scenario) {
 }
 
 // readClientSettings reads the workload fields of client entry o (at
-// path), which a kind whose config has settings st has.
+// path), which a kind whose config has settings st has. A wait under the
+// algorithm's wait: forever is refused (settings.forever).
 func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSettings {
 	var cs ClientSettings
+	if st.forever != nil && *st.forever && o.has("wait") {
+		d.failf(o.at("wait"), join(path, "wait"), "the algorithm's wait is %s: every client's acquire is Redisson's lock(), which waits as long as it takes "+
+			"and has no wait of its own (leave this wait out, or give the algorithm's wait a duration)", waitForever)
+		return cs
+	}
 	durp := func(f string) *time.Duration {
 		if !o.has(f) {
 			return nil
@@ -164,11 +170,12 @@ func (d *decoder) lease(o *obj) time.Duration {
 	if !ok || n.Value == "watchdog" {
 		return 0
 	}
-	if _, err := time.ParseDuration(n.Value); err != nil {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
 		d.failf(n, lf, "bad lease %q (want a Go duration such as 10s or 1500ms, or watchdog: the lock keeps the key until its release, its watchdog renewing it)", n.Value)
 		return 0
 	}
-	v := d.duration(n, lf)
+	v = d.parsedDuration(n, lf, v)
 	if d.err == nil && v == 0 {
 		d.failf(n, lf, "must be positive (or \"watchdog\")")
 	}

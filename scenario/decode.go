@@ -151,11 +151,18 @@ func (d *decoder) part(read func()) bool {
 
 // result is the file's error: nil when it had none, the *Error when one,
 // else Errors, in line order (at most MaxErrors, and a note when more may
-// follow).
+// follow). With a scale (LoadScaled), each error of the file says the
+// durations were scaled, as a value may be wrong only scaled (a TTL made
+// fractional); the note, about the list and not the file, does not.
 func (d *decoder) result() error {
 	errs := d.errs
 	if d.err != nil {
 		errs = append(errs, d.err)
+	}
+	if d.scale != 0 && d.scale != 1 {
+		for _, e := range errs {
+			e.Msg += fmt.Sprintf(" (every duration scaled by %g)", d.scale)
+		}
 	}
 	switch len(errs) {
 	case 0:
@@ -376,6 +383,14 @@ func (d *decoder) duration(n *yaml.Node, f string) time.Duration {
 		d.failf(n, f, "bad duration %q (want a Go duration such as 250ms or 5s)", n.Value)
 		return 0
 	}
+	return d.parsedDuration(n, f, v)
+}
+
+// parsedDuration is duration past the parse: v, parsed from n (field f),
+// must not be negative nor above setup.MaxDuration, and is scaled. A
+// reader whose bad value has a message of its own (lease, which names
+// watchdog) parses once and checks the rest here.
+func (d *decoder) parsedDuration(n *yaml.Node, f string, v time.Duration) time.Duration {
 	if v < 0 {
 		d.failf(n, f, "negative duration %v", v)
 		return 0

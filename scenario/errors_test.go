@@ -119,6 +119,16 @@ func TestErrorsLimit(t *testing.T) {
 	if lines := errorLines(err); len(lines) != 2 || !strings.HasSuffix(lines[0], "(every duration scaled by 0.5)") || !strings.HasSuffix(lines[1], "(every duration scaled by 0.5)") {
 		t.Errorf("scaled:\n%v", err)
 	}
+	_, err = ParseScaled("l.yaml", []byte(strings.Replace(good, "  ttl: 1s", "  ttl: 1s"+extra.String(), 1)), 0.5)
+	lines = errorLines(err)
+	for i, l := range lines[:min(len(lines), MaxErrors)] {
+		if !strings.Contains(l, ": not a field of algorithm simple (its fields: ") || !strings.HasSuffix(l, ") (every duration scaled by 0.5)") {
+			t.Errorf("scaled, error %d: %s", i, l)
+		}
+	}
+	if len(lines) != MaxErrors+1 || lines[MaxErrors] != "l.yaml: more errors may follow: the first 10 are shown, and reading stopped there" {
+		t.Errorf("scaled, %d lines:\n%v", len(lines), err)
+	}
 }
 
 // TestErrorsListWhatExists: an unknown node, client or node-or-client

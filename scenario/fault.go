@@ -112,23 +112,25 @@ type faultReader struct {
 
 // node reads the node field: a node of the scenario, "" when absent.
 func (r *faultReader) node(required bool) string {
-	return r.name("node", required, r.s.isNode, "the nodes are "+nameList(r.s.nodeNames()))
+	return r.name("node", required, r.s.isNode, func() string { return "the nodes are " + nameList(r.s.nodeNames()) })
 }
 
 // client reads the client field: a client of the scenario, "" when absent.
 func (r *faultReader) client(required bool) string {
-	return r.name("client", required, r.s.isClient, "the clients are "+nameList(r.s.clientNames()))
+	return r.name("client", required, r.s.isClient, func() string { return "the clients are " + nameList(r.s.clientNames()) })
 }
 
 // name reads field, a name known reports whether the scenario has; an
-// unknown one is an error that says which there are (which).
-func (r *faultReader) name(field string, required bool, known func(string) bool, which string) string {
+// unknown one is an error that says which there are (which, called only
+// then: a scenario's names are listed for an error, not for every fault
+// read).
+func (r *faultReader) name(field string, required bool, known func(string) bool, which func() string) string {
 	if required && !r.o.required(field) {
 		return ""
 	}
 	name := r.o.str(field, "")
 	if name != "" && !known(name) && r.d.err == nil {
-		r.d.failf(r.o.at(field), join(r.f, field), "unknown %s %q (%s)", field, name, which)
+		r.d.failf(r.o.at(field), join(r.f, field), "unknown %s %q (%s)", field, name, which())
 	}
 	return name
 }

@@ -24,21 +24,19 @@ func (*Fair) Fields() []string {
 
 func (k *Fair) decode(d *decoder, s *Scenario, o *obj, f string) {
 	g := d.group(s, o, f)
-	// wait: forever is Redisson's lock(): read as no wait by the owner
-	// fields, and as Forever here.
+	// wait: forever is Redisson's lock(): Forever, with no wait of
+	// TryLockFor's (ownerConfig).
 	forever := false
-	if n, _, ok := o.scalar("wait"); ok && n.Value == "forever" {
-		forever = true
-		delete(o.vals, "wait")
-	}
-	lk, opts, oc := d.owner(s, o, g)
+	lk, opts, oc := d.owner(s, o, g, &forever)
 	opts.FairLockWaitTimeout = o.msDur("fair_wait_timeout", 0)
 	opts.FairLockTimeoutLeavesEntry = o.bool("timeout_leaves_entry", false)
 	k.FairConfig = traffic.FairConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc,
 		NonReentrant: o.bool("non_reentrant", false), Forever: forever}
 }
 
-func (k *Fair) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+func (k *Fair) settings() settings {
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, forever: &k.Forever}
+}
 
 // Model is the reentrant lock's, or with non_reentrant the simple lock's
 // (a holder's own second acquire is refused), as the non-reentrant kind's;

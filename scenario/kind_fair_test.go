@@ -86,3 +86,59 @@ func TestFairTruthKeys(t *testing.T) {
 		t.Errorf("simple: truth keys %q, want the lock key %q alone", got, s.LockKey())
 	}
 }
+
+// TestFairForeverClientWait: wait: forever is the algorithm section's, and
+// makes every client's acquire Redisson's lock(), which has no wait of its
+// own: a client entry's wait under it (a duration, 0s, or forever) is
+// refused at the client's wait, naming file, line and field, rather than
+// the run failing at the algorithm's line or a 0s being ignored.
+func TestFairForeverClientWait(t *testing.T) {
+	forever := strings.Replace(fairFile, "  wait: 2s\n", "  wait: forever\n", 1)
+	for _, w := range []string{"2s", "0s", "forever"} {
+		src := strings.Replace(forever, "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, wait: "+w+"}", 1)
+		_, err := Parse("fair.yaml", []byte(src))
+		want := "fair.yaml:10: clients[0].wait: the algorithm's wait is forever: every client's acquire is Redisson's lock()"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("client wait %s under wait: forever: %v; want %q", w, err, want)
+		}
+	}
+}
+
+// TestFairWaitCombinations: what stays valid around wait: forever. The
+// algorithm's forever (with a client's own lease and hold) is Forever with
+// no wait, for the section and for each client; a duration in the
+// algorithm and a client's own wait is that client's TryLockFor wait; a
+// client's forever under a duration, and forever under a kind without
+// Redisson's lock(), are bad durations.
+func TestFairWaitCombinations(t *testing.T) {
+	forever := strings.Replace(fairFile, "  wait: 2s\n", "  wait: forever\n", 1)
+	client := "{count: 2, retry: go-redis, timeout: 500ms}"
+	s, err := Parse("fair.yaml", []byte(strings.Replace(forever, client, "{count: 2, lease: 5s, hold: 300ms}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.Algorithm.Workload.(*Fair); !k.Forever || k.Wait != 0 {
+		t.Errorf("algorithm wait: forever: Forever %v, wait %v; want Forever and no wait", k.Forever, k.Wait)
+	}
+	c := s.ForClient(s.Clients[0].Config.Name).Workload.(*Fair)
+	if !c.Forever || c.Wait != 0 || c.Lease != 5*time.Second || c.Hold != 300*time.Millisecond {
+		t.Errorf("a client under wait: forever: Forever %v, wait %v, lease %v, hold %v; want Forever, no wait, its lease 5s and hold 300ms",
+			c.Forever, c.Wait, c.Lease, c.Hold)
+	}
+	s, err = Parse("fair.yaml", []byte(strings.Replace(fairFile, client, "{count: 2, wait: 5s}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.ForClient(s.Clients[0].Config.Name).Workload.(*Fair); c.Forever || c.Wait != 5*time.Second {
+		t.Errorf("a client's wait 5s under wait 2s: Forever %v, wait %v; want its own wait", c.Forever, c.Wait)
+	}
+	for _, c := range []struct{ src, want string }{
+		{strings.Replace(fairFile, client, "{count: 2, wait: forever}", 1), `fair.yaml:10: clients[0].wait: bad duration "forever"`},
+		{strings.Replace(strings.Replace(forever, "  non_reentrant: true\n  fair_wait_timeout: 20s\n  timeout_leaves_entry: true\n", "", 1), "kind: fair", "kind: reentrant", 1),
+			`fair.yaml:14: algorithm.wait: bad duration "forever"`},
+	} {
+		if _, err := Parse("fair.yaml", []byte(c.src)); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v; want %q", err, c.want)
+		}
+	}
+}

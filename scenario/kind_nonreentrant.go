@@ -21,7 +21,7 @@ func (*NonReentrant) Fields() []string { return slices.Clone(ownerFields) }
 
 func (k *NonReentrant) decode(d *decoder, s *Scenario, o *obj, f string) {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(s, o, g)
+	lk, opts, oc := d.owner(s, o, g, nil)
 	k.NonReentrantConfig = traffic.NonReentrantConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc}
 }
 

@@ -22,7 +22,7 @@ func (*RedLockRedisson) Fields() []string {
 
 func (k *RedLockRedisson) decode(d *decoder, s *Scenario, o *obj, f string) {
 	gs := d.groups(s, o, f)
-	lk, opts, oc := d.owner(s, o, "")
+	lk, opts, oc := d.owner(s, o, "", nil)
 	k.RedissonConfig = traffic.RedissonConfig{Groups: gs, Lock: lk, ClientOptions: opts,
 		Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)}, OwnerConfig: oc}
 }

@@ -27,7 +27,7 @@ func (k *Reentrant) decode(d *decoder, s *Scenario, o *obj, f string) {
 // and the lock part of fenced's, whose section has no locks).
 func (d *decoder) reentrant(s *Scenario, o *obj, f string) traffic.ReentrantConfig {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(s, o, g)
+	lk, opts, oc := d.owner(s, o, g, nil)
 	rc := traffic.ReentrantConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc}
 	if o.has("locks") {
 		rc.Locks = d.locks(o, f)

@@ -20,7 +20,7 @@ func (*RWLock) Fields() []string { return append([]string{"read_ratio"}, ownerFi
 
 func (k *RWLock) decode(d *decoder, s *Scenario, o *obj, f string) {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(s, o, g)
+	lk, opts, oc := d.owner(s, o, g, nil)
 	k.ReadWriteConfig = traffic.ReadWriteConfig{Group: g, Lock: lk, Options: opts, ReadRatio: o.prob("read_ratio", 0.5), OwnerConfig: oc}
 }
 

@@ -23,7 +23,7 @@ var backoffFields = []string{"initial_delay", "max_delay", "multiplier", "consta
 
 func (k *Spin) decode(d *decoder, s *Scenario, o *obj, f string) {
 	g := d.group(s, o, f)
-	lk, opts, oc := d.owner(s, o, g)
+	lk, opts, oc := d.owner(s, o, g, nil)
 	bn, bf := o.get("backoff")
 	b := d.mapping(bf, bn, backoffFields...)
 	k.SpinConfig = traffic.SpinConfig{Group: g, Lock: lk, Options: opts, OwnerConfig: oc, BackOff: lock.BackOff{

@@ -82,12 +82,20 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 }
 
 // ownerConfig reads the OwnerConfig's fields of o: random_owners, depth,
-// wait (0 for a kind without the field), owners and lease.
-func (d *decoder) ownerConfig(o *obj) traffic.OwnerConfig {
+// wait (0 for a kind without the field), owners and lease. forever is
+// where a kind that has Redisson's lock() (the fair kind's Forever) takes
+// wait: forever, which sets it and leaves the wait 0, the OwnerConfig's
+// wait being TryLockFor's; nil for the other kinds, to which forever is a
+// bad duration as any other word.
+func (d *decoder) ownerConfig(o *obj, forever *bool) traffic.OwnerConfig {
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
 		Depth:        int(o.int("depth", 1, 1, 100)),
-		Wait:         o.dur("wait", 0),
+	}
+	if forever != nil && o.str("wait", "") == waitForever {
+		*forever = true
+	} else {
+		oc.Wait = o.dur("wait", 0)
 	}
 	if o.has("owners") {
 		oc.Owners = o.strs("owners")
@@ -106,15 +114,20 @@ func (d *decoder) ownerConfig(o *obj) traffic.OwnerConfig {
 // lock client models (lock.Deployment).
 var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
 
+// waitForever is the wait of Redisson's lock(), which waits as long as it
+// takes: the fair kind's (traffic.FairConfig.Forever), and the algorithm
+// section's only.
+const waitForever = "forever"
+
 // owner reads the fields the owner-based kinds share beyond the group(s):
-// the lock's name, the lock client's options and the OwnerConfig. group is
-// the lock's group ("" for RedLock's several): options.config defaults to
-// replicated when it has replicas, as Redisson's default configuration for
-// such a deployment (master-slave, Sentinel) takes the synced step, and to
-// single-server otherwise.
-func (d *decoder) owner(s *Scenario, o *obj, group string) (string, lock.Options, traffic.OwnerConfig) {
+// the lock's name, the lock client's options and the OwnerConfig (forever
+// as ownerConfig's). group is the lock's group ("" for RedLock's several):
+// options.config defaults to replicated when it has replicas, as
+// Redisson's default configuration for such a deployment (master-slave,
+// Sentinel) takes the synced step, and to single-server otherwise.
+func (d *decoder) owner(s *Scenario, o *obj, group string, forever *bool) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
-	oc := d.ownerConfig(o)
+	oc := d.ownerConfig(o, forever)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
 		"watchdog_timeout", "watchdog_batch_size")

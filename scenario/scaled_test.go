@@ -47,6 +47,13 @@ func TestLoadScaled(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml:4: algorithm.ttl:") || !strings.Contains(err.Error(), "scaled by 0.5") {
 		t.Fatalf("error %v", err)
 	}
+	// An error about the file's form, before any duration is read, does
+	// not say the durations were scaled.
+	for _, bad := range []string{"a: [\n", "", "name: a\n---\nname: b\n"} {
+		if _, err := scenario.ParseScaled("x.yaml", []byte(bad), 0.5); err == nil || strings.Contains(err.Error(), "scaled") {
+			t.Errorf("%q: error %v, want one without the scale", bad, err)
+		}
+	}
 	if _, err := scenario.ParseScaled("x.yaml", data, 0); err == nil {
 		t.Fatal("scale 0 accepted")
 	}

@@ -201,22 +201,7 @@ func parseScaled(file string, data []byte, scale float64, open opener) (*Scenari
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("scale %v: want a positive number", scale)}
 	}
-	s, err := parse(file, data, scale, open)
-	if err != nil && scale != 1 {
-		var e *Error
-		var es Errors
-		switch {
-		case errors.As(err, &es):
-			for _, e := range es {
-				if !strings.HasPrefix(e.Msg, moreErrors) {
-					e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
-				}
-			}
-		case errors.As(err, &e):
-			e.Msg += fmt.Sprintf(" (every duration scaled by %g)", scale)
-		}
-	}
-	return s, err
+	return parse(file, data, scale, open)
 }
 
 // Parse reads a scenario from data; file names it in errors, and the files
