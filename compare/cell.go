@@ -19,13 +19,16 @@ import (
 
 // Counterexample is one class of a cell's shortest violating run (safety
 // or availability, see checker.Kind.Safety): fewest fault events before the
-// run's first violation of that class, then earliest such violation, then
-// lowest seed.
+// run's first violation of that class (Events: the faults that acted),
+// then earliest such violation, then lowest seed.
 type Counterexample struct {
 	Seed uint64 `json:"seed"`
 	// Faults are the fault events at or before the violation's end, in
-	// time order.
+	// time order, with the scheduled steps that could not act (a crash of
+	// a node already down), named with their reason.
 	Faults []string `json:"faults"`
+	// Skipped counts the entries of Faults that are such steps.
+	Skipped int `json:"skipped"`
 	// Violation is the run's first violation of the class (its Faults
 	// nil: Faults above name them).
 	Violation checker.Violation `json:"violation"`
@@ -149,7 +152,8 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 	sum := RunOutcome{Seed: seed, Kinds: v.Kinds(), Unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
 		x.Faults = nil // the counterexample names its faults itself
-		return &Counterexample{Seed: seed, Faults: faultsBefore(recs, x.To), Violation: x}
+		faults, skipped := faultsBefore(recs, x.To)
+		return &Counterexample{Seed: seed, Faults: faults, Skipped: skipped, Violation: x}
 	}
 	for _, x := range v.Violations {
 		switch x.Kind {
@@ -181,21 +185,22 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 	return sum
 }
 
-// faultsBefore describes the fault events at or before t, in time order:
+// faultsBefore describes the fault events at or before t, in time order,
+// and counts the skipped steps among them:
 // what a reader needs to reproduce the violation. A network rule counts by
 // the messages it actually dropped, delayed or duplicated; messages lost
 // to a partition and heals are not counted (the partition is). A fault
 // that could not act is named with the reason its record gives ("crash n2
 // skipped at 24.996s: node is already down"), so that a reader sees which
 // fault did not happen and why.
-func faultsBefore(recs []history.Record, t time.Duration) []string {
-	var out []string
+func faultsBefore(recs []history.Record, t time.Duration) (out []string, skipped int) {
 	for _, r := range recs {
 		if r.Kind != history.KindFault || r.At() > t || r.Op == history.FaultHeal || r.Op == history.FaultNetRule || strings.HasPrefix(r.Op, "lost-") {
 			continue
 		}
 		if r.Op == history.FaultSkipped {
 			out = append(out, skippedEvent(r))
+			skipped++
 			continue
 		}
 		target := strings.TrimSpace(r.Node + " " + r.Client)
@@ -204,8 +209,13 @@ func faultsBefore(recs []history.Record, t time.Duration) []string {
 		}
 		out = append(out, fmt.Sprintf("%s %s at %v", r.Op, target, r.At().Round(time.Millisecond)))
 	}
-	return out
+	return out, skipped
 }
+
+// Events is how many fault events acted before the counterexample's
+// violation: its Faults but the skipped steps, which changed nothing and
+// so make a run no longer to follow.
+func (ce *Counterexample) Events() int { return len(ce.Faults) - ce.Skipped }
 
 // skippedEvent is a skipped fault's entry of faultsBefore: the step that
 // could not act, when, and why.
@@ -260,7 +270,7 @@ func shorter(held, ce *Counterexample) *Counterexample {
 	if ce == nil {
 		return held
 	}
-	if held == nil || cmp.Or(cmp.Compare(len(ce.Faults), len(held.Faults)),
+	if held == nil || cmp.Or(cmp.Compare(ce.Events(), held.Events()),
 		cmp.Compare(ce.Violation.From, held.Violation.From)) < 0 {
 		return ce
 	}

@@ -43,13 +43,14 @@ expect: any
 		t.Fatal("no fault skipped: pick a higher rate")
 	}
 	var got []string
-	for _, f := range faultsBefore(recs, r.End) {
+	all, skipped := faultsBefore(recs, r.End)
+	for _, f := range all {
 		if strings.Contains(f, "skipped") {
 			got = append(got, f)
 		}
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d skipped events listed, the history has %d: %q", len(got), len(want), got)
+	if len(got) != len(want) || skipped != len(want) {
+		t.Fatalf("%d skipped events listed (counted %d), the history has %d: %q", len(got), skipped, len(want), got)
 	}
 	for i, f := range got {
 		node, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(f, "crash "), "restart "), " ")
@@ -65,8 +66,9 @@ expect: any
 	}
 	one := []history.Record{{Kind: history.KindFault, T: int64(24996 * time.Millisecond), Op: history.FaultSkipped,
 		Detail: history.SkippedDetail("crash n2 at 24.996s, restart after 1s", errString("sim: crash n2: node is already down"))}}
-	if got, want := faultsBefore(one, 30*time.Second), "crash n2 skipped at 24.996s: node is already down"; len(got) != 1 || got[0] != want {
-		t.Errorf("faultsBefore = %q, want [%q]", got, want)
+	got, n := faultsBefore(one, 30*time.Second)
+	if want := "crash n2 skipped at 24.996s: node is already down"; len(got) != 1 || got[0] != want || n != 1 {
+		t.Errorf("faultsBefore = %q (%d skipped), want [%q] (1)", got, n, want)
 	}
 }
 

@@ -100,11 +100,21 @@ func TestShorter(t *testing.T) {
 		{ce(1, 2, time.Second), ce(2, 2, 500*time.Millisecond), 2},
 		{ce(1, 2, time.Second), ce(2, 2, time.Second), 1},
 		{ce(1, 1, 5*time.Second), ce(2, 2, time.Second), 1},
+		// A skipped step acted on nothing: 3 faults of which 2 were
+		// skipped are 1 event, fewer than 2.
+		{ce(1, 2, time.Second), skip(ce(2, 3, 5*time.Second), 2), 2},
+		{skip(ce(1, 3, time.Second), 1), ce(2, 2, 5*time.Second), 1},
 	} {
 		if got := shorter(tc.held, tc.next); got.Seed != tc.want {
 			t.Errorf("shorter(%+v, %+v) = seed %d, want %d", tc.held, tc.next, got.Seed, tc.want)
 		}
 	}
+}
+
+// skip marks the first n of ce's faults as skipped steps.
+func skip(ce *Counterexample, n int) *Counterexample {
+	ce.Skipped = n
+	return ce
 }
 
 // TestUnavailability: the median and worst of the runs' longest

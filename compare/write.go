@@ -621,7 +621,7 @@ func (r *Results) counterexample(c *Cell, ce *Counterexample) string {
 		return "-"
 	}
 	return fmt.Sprintf("seed %d: %s at %v after %d fault event(s); `%s`", ce.Seed, ce.Violation.Kind,
-		ce.Violation.From.Round(time.Millisecond), len(ce.Faults), r.replay(c, ce))
+		ce.Violation.From.Round(time.Millisecond), ce.Events(), r.replay(c, ce))
 }
 
 // curveRuns says how many runs each point of mode m's curve has: the
