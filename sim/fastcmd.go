@@ -343,13 +343,20 @@ func fastZscore(n *Node, _ string, args []string) (r fastReply, ok bool) {
 }
 
 // scoreText is fpconv.Dtoa(sc), the text miniredis's ZSCORE answers,
-// kept from the last call: a fair lock's waiters ask for the same queue
-// head's score on every try, and each formatting allocates.
+// kept for the last few scores formatted: a fair lock's waiters ask on
+// every try for the queue head's score and for their own, the same few
+// scores over and over, and each formatting allocates. With one entry the
+// head's and a waiter's scores evicted each other at every try.
 func (n *Node) scoreText(sc float64) string {
-	if !n.lastScore.ok || n.lastScore.f != sc {
-		n.lastScore = scoreTextMemo{f: sc, s: fpconv.Dtoa(sc), ok: true}
+	for i := range n.scores {
+		if m := &n.scores[i]; m.ok && m.f == sc {
+			return m.s
+		}
 	}
-	return n.lastScore.s
+	m := &n.scores[n.nextScore]
+	n.nextScore = (n.nextScore + 1) % len(n.scores)
+	*m = scoreTextMemo{f: sc, s: fpconv.Dtoa(sc), ok: true}
+	return m.s
 }
 
 // scoreTextMemo is a score and its text (Node.scoreText).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2/fpconv"
 	"github.com/locksim/locksim/setup"
 )
 
@@ -215,5 +216,21 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScoreTextMemo: scoreText answers fpconv.Dtoa of every score, whether
+// it is kept or not, for a run of scores that cycles through more than
+// the memo holds and comes back to each (a kept text given for another
+// score would fail it).
+func TestScoreTextMemo(t *testing.T) {
+	var n Node
+	scores := []float64{1767225609009, 1767225611009.5, -3, 1e300, 0.1, 1767225609009, 42, 1767225611009.5, -3, 7, 0.1, 1e300}
+	for round := 0; round < 3; round++ {
+		for _, sc := range scores {
+			if got, want := n.scoreText(sc), fpconv.Dtoa(sc); got != want {
+				t.Fatalf("scoreText(%v) = %q, want %q", sc, got, want)
+			}
+		}
 	}
 }

@@ -45,8 +45,11 @@ type Node struct {
 	name  string
 	cfg   setup.NodeConfig
 	group *Group
-	// lastScore is the last score ZSCORE's short way formatted.
-	lastScore scoreTextMemo
+	// scores are the last scores ZSCORE's short way formatted (scoreText),
+	// nextScore the entry the next new one replaces: as many as a fair
+	// queue's head and three waiters read.
+	scores    [4]scoreTextMemo
+	nextScore int
 
 	m      *miniredis.Miniredis
 	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock
