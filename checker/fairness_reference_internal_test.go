@@ -21,6 +21,13 @@ import (
 // as the reference its indexed walk must agree with: every span scanned
 // for each entry at each instant, the history scanned for each eviction.
 
+// RefFairnessViolations is FairnessViolations by the reference walk
+// (refFairnessViolations), for BenchmarkFairness in the package's external
+// tests, which times both on the same histories in one run.
+func RefFairnessViolations(h []history.Record, end time.Duration, queues []FairQueue) []Violation {
+	return NewTruth(h).refFairnessViolations(h, end, queues)
+}
+
 // refWaitSpan is waitSpan as the reference walk keeps it.
 type refWaitSpan struct {
 	holder, field string

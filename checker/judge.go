@@ -60,15 +60,17 @@ type Config struct {
 // compares besides the violations: the fencing counts (Verdict.Fencing)
 // and, when cfg names clients, their longest waits (Verdict.Waits).
 //
-// Each oracle of oracleChecks, the fairness oracle among them, may spend
-// Budget.Work units over the whole history, counted as it goes: the
-// fairness oracle a unit for each instant its walk of a queue looks at
-// and one for each queue entry before and after, lock field and acquire
-// call under way it compares then, every queue of cfg against the one
-// budget. Its walk asks indexes (the calls under way, the waiters' own
-// leaves, the queue's requests by when they ran), so that its work, and
-// its time, grow with the instants times what is under way at each, not
-// with every call of the run at each.
+// Each oracle, the fairness oracle among them, may spend Budget.Work
+// units over the whole history, counted by itself as it goes, never by the
+// clock, so that a history gets the same verdict on any machine. The
+// fairness oracle counts a unit for each instant its walk of a queue looks
+// at and one for each queue entry before and after, lock field and acquire
+// call under way it compares there, all of cfg's queues against the one
+// budget; it asks indexes (the calls under way, the waiters' own leaves,
+// the requests that ran on the queue), so that its work grows with the
+// instants times what is under way at each, not with every call of the
+// run. When the budget runs out it stops where it is, as the others do: a
+// stuck queue still open there is not reported.
 //
 // A history of lock operations without a single truth record (a
 // production system's log of its lock calls) gives the oracles that read
