@@ -1,7 +1,6 @@
 package checker_test
 
 import (
-	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -15,13 +14,13 @@ import (
 )
 
 // fairServedHistory is a long fair-lock history made up: waiters c0 to
-// c<waiters-1> take lock "lk" in turn for rounds rounds, each in the
-// queue behind the others until its turn (so the queue holds waiters-1
-// entries at every instant, about two queue changes a round), and every
-// 50th round the head's entry is dropped by another's fair_acquire just
-// before its turn (an eviction the oracle explains by that request), the
-// next in line served in its place. Each hold lasts 10 ms, each acquire
-// call waits from its holder's last release until its turn.
+// c<waiters-1> take lock "lk" in turn for rounds rounds, each asking again
+// just after its release and waiting in the queue behind the others until
+// its turn (the queue holds all but one or two of them at every instant;
+// two changes of it a round), each hold about 10 ms. Every 50th round the
+// head's entry is dropped by the next one's fair_acquire (an eviction the
+// oracle explains by that request): its call ends and it asks again at
+// the tail, and the next is served in its place.
 func fairServedHistory(waiters, rounds int) []history.Record {
 	const ms = time.Millisecond
 	queue := scripts.FairQueueKey("lk")
@@ -91,36 +90,32 @@ func fairServedHistory(waiters, rounds int) []history.Record {
 		holder = next
 		t += 3 * ms
 	}
-	h := sortedHistory(recs)
-	return h
+	return sortedHistory(recs)
 }
 
 // BenchmarkFairness times the fairness oracle alone (FairnessViolations)
 // on long fair-lock histories, against the walk it replaced
 // (RefFairnessViolations: every call of the run scanned at each queue
 // entry of each instant, the history at each eviction) on the same history
-// in the same run, after checking that both find the same:
+// in the same run, after checking that both find the same. It runs as
 //
+//	go test -run '^$' -bench BenchmarkFairness ./checker/
+//
+// on these histories:
 //   - crashed-waiter: scenarios/fair-crashed-waiter.yaml's run (its
 //     waiters polling behind a dead head, then a stuck queue);
-//
 //   - contended: twenty clients, two owners each, contending for a fair
 //     lock for a virtual minute (every wait bounded, so entries come and go);
-//
 //   - served: fairServedHistory, 10 or 40 waiters, 2,000 rounds (an
 //     eviction every 50th).
-//
-//     go test -run '^$' -bench BenchmarkFairness ./checker/
 func BenchmarkFairness(b *testing.B) {
 	type input struct {
-		name   string
 		h      []history.Record
 		end    time.Duration
 		queues []checker.FairQueue
 	}
 	lk := []checker.FairQueue{checker.RedissonFairQueue("lk")}
-	load := func(name string, src func() (*scenario.Scenario, error)) input {
-		s, err := src()
+	run := func(b *testing.B, s *scenario.Scenario, err error) input {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -128,15 +123,22 @@ func BenchmarkFairness(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return input{name, r.History.Records(), r.End, s.Algorithm.Queues()}
+		return input{r.History.Records(), r.End, s.Algorithm.Queues()}
 	}
-	inputs := []func() input{
-		func() input {
-			return load("crashed-waiter", func() (*scenario.Scenario, error) { return scenario.Load("../scenarios/fair-crashed-waiter.yaml") })
-		},
-		func() input {
-			return load("contended", func() (*scenario.Scenario, error) {
-				return scenario.Parse("contended.yaml", []byte(`name: contended
+	served := func(waiters int) input {
+		h := fairServedHistory(waiters, 2000)
+		return input{h, time.Duration(h[len(h)-1].T) + time.Second, lk}
+	}
+	for _, c := range []struct {
+		name string
+		mk   func(b *testing.B) input
+	}{
+		{"crashed-waiter", func(b *testing.B) input {
+			s, err := scenario.Load("../scenarios/fair-crashed-waiter.yaml")
+			return run(b, s, err)
+		}},
+		{"contended", func(b *testing.B) input {
+			s, err := scenario.Parse("contended.yaml", []byte(`name: contended
 seed: 1
 duration: 60s
 topology:
@@ -151,31 +153,32 @@ algorithm:
   think: 10ms
 expect: any
 `))
-			})
-		},
-		func() input { return input{"served/waiters=10", fairServedHistory(10, 2000), 0, lk} },
-		func() input { return input{"served/waiters=40", fairServedHistory(40, 2000), 0, lk} },
-	}
-	for _, mk := range inputs {
-		in := mk()
-		if in.end == 0 {
-			in.end = time.Duration(in.h[len(in.h)-1].T) + time.Second
-		}
-		want := checker.RefFairnessViolations(in.h, in.end, in.queues)
-		if got := checker.FairnessViolations(in.h, in.end, in.queues); !reflect.DeepEqual(got, want) {
-			b.Fatalf("%s: the indexed walk found %d violations, the reference %d", in.name, len(got), len(want))
-		}
-		for _, impl := range []struct {
-			name string
-			f    func([]history.Record, time.Duration, []checker.FairQueue) []checker.Violation
-		}{{"indexed", checker.FairnessViolations}, {"reference", checker.RefFairnessViolations}} {
-			b.Run(fmt.Sprintf("%s/records=%d/%s", in.name, len(in.h), impl.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					impl.f(in.h, in.end, in.queues)
-				}
-				b.ReportMetric(float64(len(want)), "violations")
-			})
-		}
+			return run(b, s, err)
+		}},
+		{"served/waiters=10", func(*testing.B) input { return served(10) }},
+		{"served/waiters=40", func(*testing.B) input { return served(40) }},
+	} {
+		// Each history is made, and the walks compared, only when a
+		// benchmark of it runs.
+		b.Run(c.name, func(b *testing.B) {
+			in := c.mk(b)
+			want := checker.RefFairnessViolations(in.h, in.end, in.queues)
+			if got := checker.FairnessViolations(in.h, in.end, in.queues); !reflect.DeepEqual(got, want) {
+				b.Fatalf("the indexed walk found %d violations, the reference %d", len(got), len(want))
+			}
+			for _, impl := range []struct {
+				name string
+				f    func([]history.Record, time.Duration, []checker.FairQueue) []checker.Violation
+			}{{"indexed", checker.FairnessViolations}, {"reference", checker.RefFairnessViolations}} {
+				b.Run(impl.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						impl.f(in.h, in.end, in.queues)
+					}
+					b.ReportMetric(float64(len(in.h)), "records")
+					b.ReportMetric(float64(len(want)), "violations")
+				})
+			}
+		})
 	}
 }
