@@ -35,7 +35,8 @@ type Budget struct {
 	// Work bounds the total work of each check over the whole history: the
 	// linearizability check's model steps over every window of every
 	// lock, and each oracle's elementary comparisons (a holding against a
-	// key change, a hold count at a check time, a pair of holdings).
+	// key change, a hold count at a check time, a pair of holdings, a fair
+	// lock's queue entry at an instant).
 	Work int64
 	// Wall is the wall-clock safety net of each Porcupine search (0: none).
 	// It is no budget: the counted bounds above are spent long before it on

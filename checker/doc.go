@@ -1,7 +1,8 @@
 // Package checker turns a recorded history (package history: the
 // simulation's or a real run's) into verdicts: mutual exclusion on belief, ground truth, fencing, reentrancy, unlock
-// idempotency, resurrected locks, liveness, and linearizability against
-// Porcupine models. Kinds lists every kind of violation; Kind.Safety
+// idempotency, resurrected locks, a fair lock's order of service
+// (evicted waiters, out-of-order grants, stuck queues), liveness, and
+// linearizability against Porcupine models. Kinds lists every kind of violation; Kind.Safety
 // separates safety violations (two holders, a holder without the lock,
 // stale writes, wrong hold counts or unlock answers) from availability
 // ones (liveness, a resurrected lock that everyone waits out), so that

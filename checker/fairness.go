@@ -74,12 +74,14 @@ var fairLeaveReq = "eval:" + scripts.FairDequeue.Name
 // when its holder stopped waiting (the return; for a call whose outcome
 // stayed unknown, when it answered so (Record.Answered), else the
 // holder's next call or its client's crash; else the end of the run). arrived is when its field first stood in the queue
-// during the call (0 with queued false: never).
+// during the call (0 with queued false: never). seq is its place in call
+// order (waitSpans'), the order in which the walk lists and picks spans.
 type waitSpan struct {
 	holder, field string
 	from, to      time.Duration
 	arrived       time.Duration
 	queued        bool
+	seq           int
 }
 
 // FairnessViolations judges h's fair lock queues (one per FairQueue) that
@@ -87,13 +89,22 @@ type waitSpan struct {
 // A queue that never shows in the truth (a history without node truth)
 // gives nothing to judge.
 func FairnessViolations(h []history.Record, end time.Duration, queues []FairQueue) []Violation {
-	return NewTruth(h).fairnessViolations(h, end, queues)
+	return NewTruth(h).fairnessViolations(h, end, queues, nil)
 }
 
-func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queues []FairQueue) []Violation {
+// fairnessViolations is FairnessViolations spending w (fairWalk.step
+// charges it), the queues one after the other. Once w runs out the walk
+// stops where it is: what it found stands, a stuck span still open there
+// is not reported (its end was not reached), and no later queue is
+// judged.
+func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queues []FairQueue, w *oracleWork) []Violation {
+	if len(queues) == 0 {
+		return nil
+	}
 	var out []Violation
+	leaves := leaveTimes(h)
 	for _, q := range queues {
-		out = append(out, tr.fairness(h, end, q)...)
+		out = append(out, tr.fairness(h, end, q, leaves, w)...)
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind))
@@ -103,42 +114,52 @@ func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queue
 
 // fairness judges one queue: it walks the instants at which the
 // authority's queue or lock changed, or a waiter came or went, in order.
-func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue) []Violation {
+func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue, leaves map[string]map[string][]time.Duration, w *oracleWork) []Violation {
 	groups := tr.Groups(q.Queue)
 	if len(groups) == 0 {
 		return nil
 	}
 	g := groups[0]
 	spans := waitSpans(h, q.Lock, end)
-	leaves := leaveCalls(h)
 	times := slices.Concat(tr.keyTimes[q.Queue], tr.keyTimes[q.Lock], tr.failAt[g])
 	for _, s := range spans {
 		times = append(times, s.from, s.to)
 	}
 	slices.Sort(times)
 	times = slices.Compact(times)
-	f := fairWalk{tr: tr, q: q, g: g, spans: spans, leaves: leaves}
+	f := fairWalk{tr: tr, q: q, g: g, under: newUnderWay(spans), leaves: leaves}
 	for _, t := range times {
 		if t > end {
 			break
 		}
-		f.step(t)
+		if !f.step(t, w) {
+			return f.out
+		}
 	}
 	f.closeStuck(end)
 	return f.out
 }
 
 // fairWalk is fairness's state between instants: the authority's queue
-// and lock holders as last seen, and a stuck span under way.
+// and lock holders as last seen, the acquire calls under way, and a stuck
+// span under way. What it asks at each instant is indexed, so that an
+// instant costs the queue, the lock's fields and the calls under way then,
+// not every call of the run nor the whole history.
 type fairWalk struct {
-	tr     *Truth
-	q      FairQueue
-	g      string
-	spans  []*waitSpan
-	leaves map[string][]history.Record // client -> its leave requests
-	queue  []string
-	held   map[string]string
-	master string
+	tr    *Truth
+	q     FairQueue
+	g     string
+	under underWay
+	// leaves is when the waiters asked to leave the queue themselves
+	// (leaveTimes): client -> field -> call times, sorted.
+	leaves map[string]map[string][]time.Duration
+	// changedBy is, by applied time, the first request in the history
+	// that ran on the queue then (removedBy), made on the first eviction.
+	changedBy map[int64]int
+	places    placeIndex
+	queue     []string
+	held      map[string]string
+	master    string
 	// stuck is the head whose waiter is gone, since stuckFrom, while
 	// others waited for the free lock ("" when none).
 	stuck     string
@@ -146,22 +167,30 @@ type fairWalk struct {
 	out       []Violation
 }
 
-// step looks at instant t: the queue and lock on the authority after every
-// change at t, against what they were.
-func (f *fairWalk) step(t time.Duration) {
+// step looks at instant t (each after the last): the queue and lock on the
+// authority after every change at t, against what they were. It charges w
+// a unit for the instant and one for each entry of the queue before and
+// after, each field of the lock and each call under way, and reports false,
+// without looking, when w has run out.
+func (f *fairWalk) step(t time.Duration, w *oracleWork) bool {
+	f.under.advance(t)
 	master := f.tr.Master(f.g, t)
 	queue := items(f.tr.State(master, f.q.Queue, t))
 	held := fields(f.tr.State(master, f.q.Lock, t))
-	for _, field := range f.queue {
-		if !lostPlace(field, f.queue, queue) || held[field] != "" {
+	if !w.charge(int64(1+len(f.queue)+len(queue)+len(held)+len(f.under.now)), t) {
+		return false
+	}
+	lost := f.places.lostPlaces(f.queue, queue)
+	for i, field := range f.queue {
+		if !lost[i] || held[field] != "" {
 			continue
 		}
-		if s := f.waiting(field, t); s != nil && !f.leaving(s, t) {
+		if s := f.waiting(field); s != nil && !f.leaving(s, t) {
 			f.out = append(f.out, f.evicted(s, t, master))
 		}
 	}
 	for _, field := range queue {
-		if s := f.waiting(field, t); s != nil && !s.queued {
+		if s := f.waiting(field); s != nil && !s.queued {
 			s.arrived, s.queued = t, true
 		}
 	}
@@ -172,28 +201,20 @@ func (f *fairWalk) step(t time.Duration) {
 	}
 	f.queue, f.held, f.master = queue, held, master
 	f.checkStuck(t)
+	return true
 }
 
-// waiting is field's acquire call under way at t (nil when none).
-func (f *fairWalk) waiting(field string, t time.Duration) *waitSpan {
-	for _, s := range f.spans {
-		if s.field == field && s.from <= t && t < s.to {
-			return s
-		}
-	}
-	return nil
-}
+// waiting is field's acquire call under way at the walk's instant (nil
+// when none): the first in call order.
+func (f *fairWalk) waiting(field string) *waitSpan { return f.under.first[field] }
 
 // leaving reports whether s's waiter had asked to leave the queue by t
 // (its wait was over): what it did to the queue then is its own doing.
 func (f *fairWalk) leaving(s *waitSpan, t time.Duration) bool {
 	client, _, _ := strings.Cut(s.holder, "/")
-	for _, r := range f.leaves[client] {
-		if r.At() >= s.from && r.At() <= t && slices.Contains(r.Args, s.field) {
-			return true
-		}
-	}
-	return false
+	at := f.leaves[client][s.field]
+	i := atOrBefore(at, s.from-1) // the first asked at or after s.from
+	return i < len(at) && at[i] <= t
 }
 
 // evicted is the EvictedWaiter violation of s's entry, gone from the
@@ -217,33 +238,53 @@ func (f *fairWalk) evicted(s *waitSpan, t time.Duration, master string) Violatio
 // removedBy names the request that changed the queue at t, with the
 // clock it stamped the queue with, when the history shows it (a
 // simulation's Applied times): "c3's eval:fair_acquire (stamped with its
-// clock, 1767225900000)".
+// clock, 1767225900000)". Of several, the first in the history.
 func (f *fairWalk) removedBy(t time.Duration) string {
-	for i := range f.tr.recs {
-		r := &f.tr.recs[i]
-		if r.Kind != history.KindReq || !slices.Contains(r.Applied, int64(t)) || !slices.Contains(r.Args, f.q.Queue) {
+	if f.changedBy == nil {
+		f.changedBy = queueRuns(f.tr.recs, f.q.Queue)
+	}
+	i, ok := f.changedBy[int64(t)]
+	if !ok {
+		return ""
+	}
+	r := &f.tr.recs[i]
+	who := r.Client + "'s " + r.Op
+	if i, ok := fairClockArg[r.Op]; ok && i < len(r.Args) {
+		who += " (stamped with its clock, " + r.Args[i] + ")"
+	}
+	return who
+}
+
+// queueRuns indexes h's requests naming queue among their args by the
+// times a node ran them (Applied): each time to the first such request in
+// h.
+func queueRuns(h []history.Record, queue string) map[int64]int {
+	out := map[int64]int{}
+	for i := range h {
+		r := &h[i]
+		if r.Kind != history.KindReq || len(r.Applied) == 0 || !slices.Contains(r.Args, queue) {
 			continue
 		}
-		who := r.Client + "'s " + r.Op
-		if i, ok := fairClockArg[r.Op]; ok && i < len(r.Args) {
-			who += " (stamped with its clock, " + r.Args[i] + ")"
+		for _, at := range r.Applied {
+			if _, ok := out[at]; !ok {
+				out[at] = i
+			}
 		}
-		return who
 	}
-	return ""
+	return out
 }
 
 // overtaken is the OutOfOrder violations of field taking the lock at t:
 // one for each waiter still waiting then that had stood in the queue
-// before field's holder even asked.
+// before field's holder even asked, in call order.
 func (f *fairWalk) overtaken(field string, t time.Duration) []Violation {
-	took := f.waiting(field, t)
+	took := f.waiting(field)
 	if took == nil {
 		return nil
 	}
 	var out []Violation
-	for _, s := range f.spans {
-		if s.field == field || !s.queued || s.arrived >= took.from || s.from > t || t >= s.to || f.leaving(s, t) {
+	for _, s := range f.under.now {
+		if s.field == field || !s.queued || s.arrived >= took.from || f.leaving(s, t) {
 			continue
 		}
 		out = append(out, Violation{Kind: OutOfOrder, Lock: f.q.Lock, Holders: []string{took.holder, s.holder}, From: t, To: t,
@@ -258,7 +299,7 @@ func (f *fairWalk) overtaken(field string, t time.Duration) []Violation {
 // head of the queue has no waiter, and another waiter waits.
 func (f *fairWalk) checkStuck(t time.Duration) {
 	head := ""
-	if len(f.held) == 0 && len(f.queue) > 0 && f.waiting(f.queue[0], t) == nil && f.othersWait(f.queue[0], t) {
+	if len(f.held) == 0 && len(f.queue) > 0 && f.waiting(f.queue[0]) == nil && f.othersWait(f.queue[0]) {
 		head = f.queue[0]
 	}
 	if head == f.stuck {
@@ -268,9 +309,10 @@ func (f *fairWalk) checkStuck(t time.Duration) {
 	f.stuck, f.stuckFrom = head, t
 }
 
-// othersWait reports whether a waiter other than field's waits at t.
-func (f *fairWalk) othersWait(field string, t time.Duration) bool {
-	return slices.ContainsFunc(f.spans, func(s *waitSpan) bool { return s.field != field && s.from <= t && t < s.to })
+// othersWait reports whether a waiter other than field's waits at the
+// walk's instant.
+func (f *fairWalk) othersWait(field string) bool {
+	return slices.ContainsFunc(f.under.now, func(s *waitSpan) bool { return s.field != field })
 }
 
 // closeStuck ends a stuck span under way at t.
@@ -284,6 +326,98 @@ func (f *fairWalk) closeStuck(t time.Duration) {
 		Detail: fmt.Sprintf("the lock was free for %v while others waited, its queue headed by %s, which no longer waited", t-f.stuckFrom, holder),
 		Faults: f.tr.faultsBefore(f.stuckFrom)})
 	f.stuck = ""
+}
+
+// underWay is the acquire calls under way (from <= t < to) at the walk's
+// instant t, kept as t advances: a call comes in at the first instant at
+// or after it, and goes at the first at or after its end, so that asking
+// who waits costs the calls under way, not every call of the run.
+type underWay struct {
+	byFrom []*waitSpan // every call, by call time (call order among equal ones)
+	next   int         // byFrom[next:] are not called yet
+	now    []*waitSpan // the calls under way, in call order (seq)
+	first  map[string]*waitSpan
+}
+
+func newUnderWay(spans []*waitSpan) underWay {
+	byFrom := slices.Clone(spans)
+	slices.SortStableFunc(byFrom, func(a, b *waitSpan) int { return cmp.Compare(a.from, b.from) })
+	return underWay{byFrom: byFrom, first: map[string]*waitSpan{}}
+}
+
+// advance moves u to instant t, which is not before the last: first is
+// then each field's first call under way, in call order.
+func (u *underWay) advance(t time.Duration) {
+	came := false
+	for ; u.next < len(u.byFrom) && u.byFrom[u.next].from <= t; u.next++ {
+		if s := u.byFrom[u.next]; t < s.to {
+			u.now = append(u.now, s)
+			came = true
+		}
+	}
+	if came {
+		slices.SortFunc(u.now, func(a, b *waitSpan) int { return cmp.Compare(a.seq, b.seq) })
+	}
+	n := len(u.now)
+	u.now = slices.DeleteFunc(u.now, func(s *waitSpan) bool { return s.to <= t })
+	if !came && len(u.now) == n {
+		return
+	}
+	clear(u.first)
+	for _, s := range u.now {
+		if u.first[s.field] == nil {
+			u.first[s.field] = s
+		}
+	}
+}
+
+// shortQueue is the longest queue whose lost places lostPlaces asks
+// lostPlace for entry by entry: below it the pass costs more than it saves.
+const shortQueue = 8
+
+// placeIndex is lostPlaces' room, kept from instant to instant.
+type placeIndex struct {
+	before, after map[string]int // each entry's first place
+	ahead         []int
+	lost          []bool
+}
+
+// lostPlaces is, for each entry of before, whether it lost its place in
+// after (lostPlace), valid until the next call. A long queue is judged in
+// one pass over each list rather than one per pair of entries: an entry
+// lost its place when it is not in after, or when the foremost place in
+// after of those behind its first place in before is ahead of its own
+// (first places, as lostPlace finds them).
+func (x *placeIndex) lostPlaces(before, after []string) []bool {
+	x.lost = x.lost[:0]
+	if len(before) <= shortQueue {
+		for _, field := range before {
+			x.lost = append(x.lost, lostPlace(field, before, after))
+		}
+		return x.lost
+	}
+	if x.before == nil {
+		x.before, x.after = map[string]int{}, map[string]int{}
+	}
+	clear(x.before)
+	clear(x.after)
+	for j := len(after) - 1; j >= 0; j-- {
+		x.after[after[j]] = j
+	}
+	x.ahead = slices.Grow(x.ahead[:0], len(before))[:len(before)]
+	ahead := len(after) // no entry behind stands in after
+	for i := len(before) - 1; i >= 0; i-- {
+		x.before[before[i]] = i
+		x.ahead[i] = ahead
+		if k, ok := x.after[before[i]]; ok && k < ahead {
+			ahead = k
+		}
+	}
+	for _, field := range before {
+		j, ok := x.after[field]
+		x.lost = append(x.lost, !ok || x.ahead[x.before[field]] < j)
+	}
+	return x.lost
 }
 
 // lostPlace reports whether field, in before, lost its place in after: it
@@ -321,12 +455,7 @@ func fields(r *history.Record) map[string]string {
 func waitSpans(h []history.Record, lock string, end time.Duration) []*waitSpan {
 	var out []*waitSpan
 	next := map[string]time.Duration{} // holder -> call of its next op (filled backwards)
-	crash := map[string][]time.Duration{}
-	for i := range h {
-		if crashed(&h[i]) {
-			crash[h[i].Client] = append(crash[h[i].Client], h[i].At())
-		}
-	}
+	crash := crashTimes(h)
 	for i := len(h) - 1; i >= 0; i-- {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Lock != lock {
@@ -346,23 +475,56 @@ func waitSpans(h []history.Record, lock string, end time.Duration) []*waitSpan {
 		} else if hasNext {
 			to = nextCall
 		}
-		for _, c := range crash[r.Client] {
-			if c >= r.At() && c < to {
-				to = c
-			}
+		// The client's first crash at or after the call, if before to.
+		cs := crash[r.Client]
+		if k := atOrBefore(cs, r.At()-1); k < len(cs) && cs[k] < to {
+			to = cs[k]
 		}
 		out = append(out, &waitSpan{holder: holder, field: holderField(holder), from: r.At(), to: to})
 	}
 	slices.Reverse(out)
+	for i, s := range out {
+		s.seq = i
+	}
 	return out
 }
 
-// leaveCalls are the fair waiters' own leave requests, by client.
-func leaveCalls(h []history.Record) map[string][]history.Record {
-	out := map[string][]history.Record{}
-	for _, r := range h {
-		if r.Kind == history.KindReq && r.Op == fairLeaveReq {
-			out[r.Client] = append(out[r.Client], r)
+// crashTimes is when each client crashed, sorted.
+func crashTimes(h []history.Record) map[string][]time.Duration {
+	var crashes []*history.Record
+	for i := range h {
+		if crashed(&h[i]) {
+			crashes = append(crashes, &h[i])
+		}
+	}
+	slices.SortStableFunc(crashes, func(a, b *history.Record) int { return cmp.Compare(a.T, b.T) })
+	out := map[string][]time.Duration{}
+	for _, r := range crashes {
+		out[r.Client] = append(out[r.Client], r.At())
+	}
+	return out
+}
+
+// leaveTimes is when the fair waiters asked to leave the queue themselves
+// (fairLeaveReq): client -> each of the request's args (the waiter's
+// field among them) -> call times, sorted.
+func leaveTimes(h []history.Record) map[string]map[string][]time.Duration {
+	var leaves []*history.Record
+	for i := range h {
+		if r := &h[i]; r.Kind == history.KindReq && r.Op == fairLeaveReq {
+			leaves = append(leaves, r)
+		}
+	}
+	slices.SortStableFunc(leaves, func(a, b *history.Record) int { return cmp.Compare(a.T, b.T) })
+	out := map[string]map[string][]time.Duration{}
+	for _, r := range leaves {
+		byArg := out[r.Client]
+		if byArg == nil {
+			byArg = map[string][]time.Duration{}
+			out[r.Client] = byArg
+		}
+		for _, a := range r.Args {
+			byArg[a] = append(byArg[a], r.At())
 		}
 	}
 	return out

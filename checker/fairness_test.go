@@ -1,6 +1,8 @@
 package checker_test
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +200,58 @@ func TestQueuesInFindsAFairLockByItsQueue(t *testing.T) {
 	}
 	if got := checker.QueuesIn(noQueue); len(got) != 0 {
 		t.Errorf("QueuesIn without the queue's truth = %v; want none", got)
+	}
+}
+
+// TestJudgeBoundsFairness: Judge counts the fairness oracle's work against
+// Budget.Work like every oracle's. On the evicted-and-overtaken story,
+// each budget from 1 unit up gives a prefix of the findings the default
+// budget gives, and any budget that cut them short leaves a note naming
+// the fairness oracle and its kinds undecided; some budget keeps the
+// eviction at 25 ms and stops before the out-of-order grant at 31 ms, and
+// the default budget decides all three kinds.
+func TestJudgeBoundsFairness(t *testing.T) {
+	x := served(60, history.OutcomeOK, 32).queue(25, "m1", "c3:a").
+		holds(31, "m1", "c3:a").queue(31, "m1")
+	h := sortedHistory(x.recs)
+	cfg := checker.Config{End: time.Duration(ms(100)), Queues: []checker.FairQueue{checker.RedissonFairQueue("lk")}}
+	fair := func(v checker.Verdict) []checker.Violation {
+		var out []checker.Violation
+		for _, x := range v.Violations {
+			if x.Kind.Fairness() {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	full := checker.Judge(h, cfg)
+	want := fair(full)
+	wantKinds(t, want, checker.EvictedWaiter, checker.OutOfOrder)
+	for _, k := range []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue} {
+		if full.UndecidedOn(k) {
+			t.Fatalf("default budget: %s undecided:\n%s", k, full)
+		}
+	}
+	cut := false
+	for work := int64(1); work <= 200; work++ {
+		c := cfg
+		c.Budget.Work = work
+		v := checker.Judge(h, c)
+		got := fair(v)
+		noted := slices.ContainsFunc(v.Notes, func(n string) bool {
+			return strings.HasPrefix(n, "fairness (evicted-waiter, out-of-order-grant, stuck-queue): gave up at ")
+		})
+		if len(got) > len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want[:len(got)])) {
+			t.Fatalf("work %d: fairness findings %v, not a prefix of %v", work, got, want)
+		}
+		if len(got) < len(want) && (!noted || !v.UndecidedOn(checker.OutOfOrder) || !v.UndecidedOn(checker.StuckQueue)) {
+			t.Fatalf("work %d: findings cut short without the fairness oracle giving up:\n%s", work, v)
+		}
+		if len(got) == 1 && noted {
+			cut = true
+		}
+	}
+	if !cut {
+		t.Fatal("no budget stopped the walk between the eviction and the out-of-order grant")
 	}
 }

@@ -49,14 +49,28 @@ type Config struct {
 
 // Judge checks h, a history that ran until cfg.End, and returns the whole
 // verdict: the belief, ground-truth, reentrancy, unlock-idempotency and
-// fencing oracles, linearizability against cfg.Model, and the liveness
-// bounds cfg sets, each run once within cfg.Budget, violations in time
-// order (then by kind and lock). A check that would exceed the budget gives
-// up: the violations it found stand, a note says where it stopped, its
-// kinds are undecided (Verdict.UndecidedOn), and the verdict is Unknown
-// unless something was found. The verdict also carries what an expectation
+// fencing oracles, the fairness oracle over the fair lock queues cfg
+// names (evicted waiters, out-of-order grants, stuck queues),
+// linearizability against cfg.Model, and the liveness bounds cfg sets,
+// each run once within cfg.Budget, violations in time order (then by kind
+// and lock). A check that would exceed the budget gives up: the
+// violations it found stand, a note says where it stopped, its kinds are
+// undecided (Verdict.UndecidedOn), and the verdict is Unknown unless
+// something was found. The verdict also carries what an expectation
 // compares besides the violations: the fencing counts (Verdict.Fencing)
 // and, when cfg names clients, their longest waits (Verdict.Waits).
+//
+// Each oracle, the fairness oracle among them, may spend Budget.Work
+// units over the whole history, counted by itself as it goes, never by the
+// clock, so that a history gets the same verdict on any machine. The
+// fairness oracle counts a unit for each instant its walk of a queue looks
+// at and one for each queue entry before and after, lock field and acquire
+// call under way it compares there, all of cfg's queues against the one
+// budget; it asks indexes (the calls under way, the waiters' own leaves,
+// the requests that ran on the queue), so that its work grows with the
+// instants times what is under way at each, not with every call of the
+// run. When the budget runs out it stops where it is, as the others do: a
+// stuck queue still open there is not reported.
 //
 // A history of lock operations without a single truth record (a
 // production system's log of its lock calls) gives the oracles that read
@@ -88,7 +102,7 @@ func Judge(h []history.Record, cfg Config) Verdict {
 	if cfg.Liveness > 0 {
 		all = append(all, LivenessViolations(h, cfg.End, cfg.Liveness)...)
 	}
-	all = append(all, tr.fairnessViolations(h, cfg.End, cfg.Queues)...)
+	all = append(all, tr.fairnessViolations(h, cfg.End, cfg.Queues, works[5])...)
 	if len(cfg.ClientWaits) > 0 {
 		v.Waits = ClientWaits(h, cfg.End)
 		all = append(all, clientLiveness(h, v.Waits, cfg.ClientWaits)...)
@@ -134,4 +148,5 @@ var oracleChecks = []struct {
 	{"reentrancy and resurrected-lock", []Kind{Reentrancy, Resurrected}},
 	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
 	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},
+	{"fairness (evicted-waiter, out-of-order-grant, stuck-queue)", []Kind{EvictedWaiter, OutOfOrder, StuckQueue}},
 }
