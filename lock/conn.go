@@ -140,7 +140,9 @@ func (e ReplyError) Error() string { return string(e) }
 // or context error counts as unknown, and RedisConn wraps such an error in
 // ErrNotSent where it knows better: a context that had ended before the
 // request, and a client without retries that got no connection (see
-// RedisConn).
+// RedisConn). The simulation's Conn answers a context that had ended
+// before the request with ErrNotSent too, so a simulated history and a
+// real one classify that call alike.
 func IsUnknown(err error) bool {
 	if err == nil {
 		return false

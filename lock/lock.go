@@ -90,8 +90,8 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 // an error that matches both ErrNotAcquired and ctx's error with errors.Is:
 // a known outcome, nothing is held. When ctx ends during a try, the
 // outcome of that try is unknown (IsUnknown); a ctx that had ended before
-// the call sends nothing (ErrNotSent, wrapping ctx's error: through
-// RedisConn).
+// the call sends nothing (ErrNotSent, wrapping ctx's error, through
+// RedisConn and the simulation's Conn alike).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
 	if err := checkCtx(ctx, "Lock "+l.name); err != nil {
 		return err

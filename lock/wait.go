@@ -63,10 +63,10 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	for {
 		// A context that ended since the last try (with the release that
 		// woke this waiter, say) gives up here, before a try that the Conn
-		// would refuse unsent (a Conn may answer that with the bare
-		// context's error, which reads as an unknown outcome; RedisConn
-		// answers ErrNotSent, endedUnsent): the last try sent was refused,
-		// so nothing is held.
+		// would refuse unsent (a Conn of one's own may answer that with the
+		// bare context's error, which reads as an unknown outcome;
+		// RedisConn and the simulation's Conn answer ErrNotSent,
+		// endedUnsent): the last try sent was refused, so nothing is held.
 		if ctx.Err() != nil {
 			return 0, gaveUp()
 		}

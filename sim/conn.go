@@ -71,6 +71,13 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			// The bare context's error, an unknown outcome, as go-redis
+			// refuses a command whose context has ended: after an attempt
+			// that timed out (it may have run), and, for the first, where
+			// lock.RedisConn does not check the context itself (Subscribe,
+			// the EVAL sent after a NOSCRIPT). Eval, EvalWait and Do refuse
+			// a request whose context had ended before it with ErrNotSent
+			// (notSent) before they get here.
 			return nil, err
 		}
 		a := c.newAttempt()
@@ -322,6 +329,10 @@ func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args
 	// The req record's arguments share cmd's keys and arguments, which
 	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
 	h := s.c.beginReqTo(s.g, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
+	if err := notSent(ctx); err != nil {
+		h.endReq(nil, err)
+		return nil, err
+	}
 	v, err := s.command(ctx, &h, "evalsha", cmd)
 	if replyIs(err, "NOSCRIPT") {
 		cmd[0], cmd[1] = "EVAL", sc.Src
@@ -341,6 +352,10 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	}
 	what := s.lowerName(argv[0])
 	h := s.c.beginReqTo(s.g, what, argv[1:])
+	if err := notSent(ctx); err != nil {
+		h.endReq(nil, err)
+		return nil, err
+	}
 	v, err := s.command(ctx, &h, what, argv)
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
@@ -348,6 +363,22 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 	}
 	h.endReq(v, err)
 	return v, err
+}
+
+// notSent is the error of a request whose context has ended before it is
+// sent, nil while ctx runs: lock.ErrNotSent wrapping the context's error,
+// as lock.RedisConn answers it (checkSend), a known outcome (lock.IsUnknown
+// is false for it), since nothing reached a node. Eval, EvalWait and Do
+// ask it once the request's req record is open (its return faults have
+// acted: beginReqOn), so the record ends unknown with the error as its
+// Detail, as a real run records RedisConn's answer. A context that ends
+// later, while an attempt is on its way or after one timed out, leaves the
+// outcome unknown (roundTripFor): that attempt may have run.
+func notSent(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", lock.ErrNotSent, err)
+	}
+	return nil
 }
 
 // command sends args, named what (the command's name in lower case).

@@ -9,8 +9,12 @@ package sim
 // holder's lease runs out. So does a request's back-off between retries,
 // as go-redis's. Other requests wait for their reply or timeout whatever
 // the context does, as go-redis's commands do (their reads honour only a
-// deadline, which has no meaning in virtual time: see below); a cancel
-// before an attempt is sent still stops it.
+// deadline, which has no meaning in virtual time: see below). A context
+// that had ended before a request is sent stops it unsent: Eval, EvalWait
+// and Do answer lock.ErrNotSent wrapping the context's error, a known
+// outcome, as lock.RedisConn does (conn.go's notSent). One that ends while
+// an attempt is out stops the retry after it, with the bare context's
+// error, an unknown outcome: that attempt may have run.
 //
 // Nothing here may watch ctx.Done() (that needs a goroutine or a select,
 // and a goroutine would decide when the world sees the end). Instead a

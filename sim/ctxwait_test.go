@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,4 +338,182 @@ func TestRetryBackoffEndsWithContext(t *testing.T) {
 	if !errors.Is(got, context.Canceled) || at != cancelAt {
 		t.Errorf("Do: %v at %v; want context.Canceled at %v", got, at, cancelAt)
 	}
+}
+
+// TestEndedContextNotSent: a request whose context had ended before it was
+// sent is refused unsent with lock.ErrNotSent wrapping the context's
+// error, a known outcome, as lock.RedisConn answers it
+// (lock.TestContextEndedNotSent): Do, Eval and EvalWait at the Conn, and
+// through them a Lock, which takes nothing, and an Unlock, after which the
+// hold and its watchdog stay. Nothing reaches the node: the req records end
+// unknown with that error as their Detail, as a real run records it, and
+// none notes a run. A context that ends while the request is on its way
+// leaves the outcome unknown (the bare context's error): the request ran,
+// its reply was lost, and the retry is not sent. Before, the unsent case
+// was the bare context's error too, an unknown outcome where a real server
+// gave a known one. Subscribe answers the bare error in both cases, as
+// lock.RedisConn's Subscribe does.
+func TestEndedContextNotSent(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	bg := context.Background()
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	expired, cancelExpired := context.WithDeadline(bg, time.Unix(0, 0))
+	defer cancelExpired()
+	ctxs := []struct {
+		name  string
+		ctx   context.Context
+		cause error
+	}{{"cancelled", cancelled, context.Canceled}, {"expired", expired, context.DeadlineExceeded}}
+	known := func(t *testing.T, what string, err, cause error) {
+		t.Helper()
+		if !errors.Is(err, lock.ErrNotSent) || !errors.Is(err, cause) || lock.IsUnknown(err) {
+			t.Errorf("%s: %v (IsUnknown %v); want ErrNotSent and %v, a known outcome", what, err, lock.IsUnknown(err), cause)
+		}
+	}
+	script := lock.NewScript("set_k", "return redis.call('SET', KEYS[1], ARGV[1])")
+
+	t.Run("before the call", func(t *testing.T) {
+		cw := newCancelWorld(t, 6)
+		w := cw.w
+		conn, lc := cw.conn["c1"], cw.lc["c1"]
+		ew, ok := conn.(lock.EvalWaiter)
+		if !ok {
+			t.Fatal("the simulated Conn is not a lock.EvalWaiter")
+		}
+		var got []string
+		var stillSet, stillHeld bool
+		var setupErr error
+		renewedFrom := time.Duration(-1)
+		cw.client(t, "c1").Go("caller", func() {
+			l := lc.Lock("held")
+			if setupErr = l.Lock(bg, "o"); setupErr != nil {
+				return
+			}
+			for _, x := range ctxs {
+				start := w.Now()
+				_, err := conn.Do(x.ctx, "SET", "k", "v")
+				known(t, x.name+" Do", err, x.cause)
+				_, err = conn.Eval(x.ctx, script, []string{"k"}, "v")
+				known(t, x.name+" Eval", err, x.cause)
+				_, _, err = ew.EvalWait(x.ctx, script, []string{"k"}, 1, time.Second, "v")
+				known(t, x.name+" EvalWait", err, x.cause)
+				known(t, x.name+" Lock.Lock", lc.Lock("a").Lock(x.ctx, "o"), x.cause)
+				known(t, x.name+" Unlock", l.Unlock(x.ctx, "o"), x.cause)
+				if w.Now() != start {
+					t.Errorf("%s: the refused calls took %v of virtual time", x.name, w.Now()-start)
+				}
+				_, err = conn.Subscribe(x.ctx, "ch")
+				if !errors.Is(err, x.cause) || errors.Is(err, lock.ErrNotSent) {
+					t.Errorf("%s Subscribe: %v; want the bare %v, as RedisConn's Subscribe", x.name, err, x.cause)
+				}
+			}
+			renewedFrom = w.Now()
+			_ = cw.rt["c1"].Sleep(bg, 25*time.Second) // past the first renewal (10 s)
+			v, err := conn.Do(bg, "EXISTS", "k", "a")
+			stillSet = err != nil || v != int64(0)
+			stillHeld, setupErr = l.IsHeldBy(bg, "o")
+			setupErr = errors.Join(setupErr, l.Unlock(bg, "o"))
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		if setupErr != nil {
+			t.Fatal(setupErr)
+		}
+		if stillSet {
+			t.Error("k or a exists after requests that sent nothing")
+		}
+		if !stillHeld {
+			t.Error("the hold was released by an unlock that sent nothing")
+		}
+		recs := w.History().Records()
+		if n := renewalsBy(recs, "c1", renewedFrom); n == 0 {
+			t.Error("no renewal after the unsent unlocks: its watchdog was stopped")
+		}
+		for _, r := range recs {
+			if r.Kind != history.KindReq || r.At() != renewedFrom || r.Op == history.ReqSubscribe {
+				continue
+			}
+			// Every request at that instant, before the sleep, was refused.
+			got = append(got, r.Op)
+			if r.Outcome != history.OutcomeUnknown || r.End != nil || len(r.Applied) != 0 || !strings.HasPrefix(r.Detail, lock.ErrNotSent.Error()+": ") {
+				t.Errorf("req record %+v: want unknown, no run, Detail the ErrNotSent error", r)
+			}
+		}
+		// Per context: set, the script, the script and its WAIT, the
+		// acquire, the unlock.
+		if len(got) != 2*6 {
+			t.Errorf("req records of the refused calls: %q, want 6 per context", got)
+		}
+	})
+
+	t.Run("in flight", func(t *testing.T) {
+		w := sim.New(7)
+		must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+		c2, err := w.AddClient(setup.ClientConfig{Name: "c2", Timeout: time.Second, Retry: setup.RetryPolicy{MaxRetries: 1}})
+		must(t, err)
+		c3, err := w.AddClient(setup.ClientConfig{Name: "c3"})
+		must(t, err)
+		conn, err := c2.Conn("m1")
+		must(t, err)
+		// From 100 ms every reply to c2 is lost: by then the script is
+		// cached on m1, so its EVALSHA runs rather than meet NOSCRIPT.
+		const lossFrom = 100 * time.Millisecond
+		must(t, w.Net().AddRule(setup.Rule{Name: "lose-replies", Client: "c2", From: lossFrom, DropReply: 1}))
+		const cancelAt = 500 * time.Millisecond // into the first attempt
+		var loadErr, doErr, evalErr, checkErr error
+		var doAt, evalAt time.Duration
+		var v any
+		c2.Go("caller", func() {
+			_, loadErr = conn.Eval(bg, script, []string{"loaded"}, "v")
+			_ = c2.Runtime().Sleep(bg, lossFrom-w.Now())
+			start := w.Now()
+			ctx, cancel := context.WithCancel(bg)
+			c3.Go("canceller", func() {
+				_ = c3.Runtime().Sleep(bg, cancelAt)
+				cancel()
+			})
+			_, doErr = conn.Do(ctx, "SET", "k", "v")
+			doAt = w.Now() - start
+			start = w.Now()
+			ctx, cancel = context.WithCancel(bg)
+			c3.Go("canceller", func() {
+				_ = c3.Runtime().Sleep(bg, cancelAt)
+				cancel()
+			})
+			_, evalErr = conn.Eval(ctx, script, []string{"e"}, "v")
+			evalAt = w.Now() - start
+			v, checkErr = conn.Do(bg, "MGET", "k", "e") // its reply is lost too
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		if loadErr != nil {
+			t.Fatal(loadErr)
+		}
+		for _, x := range []struct {
+			what string
+			err  error
+			at   time.Duration
+		}{{"Do", doErr, doAt}, {"Eval", evalErr, evalAt}} {
+			if !errors.Is(x.err, context.Canceled) || errors.Is(x.err, lock.ErrNotSent) || !lock.IsUnknown(x.err) || x.at != time.Second {
+				t.Errorf("%s cancelled in flight: %v (IsUnknown %v) after %v; want the bare context.Canceled, unknown, at the attempt's timeout (1s)", x.what, x.err, lock.IsUnknown(x.err), x.at)
+			}
+		}
+		var te *sim.TimeoutError
+		if !errors.As(checkErr, &te) || v != nil {
+			t.Fatalf("MGET: %v, %v; want a timeout (its replies are lost)", v, checkErr)
+		}
+		ran := 0
+		for _, r := range w.History().Records() {
+			if r.Kind == history.KindReq && r.Client == "c2" && r.At() >= lossFrom && (r.Op == "set" || strings.HasPrefix(r.Op, "eval:")) {
+				ran++
+				if r.Outcome != history.OutcomeUnknown || len(r.Applied) != 1 || r.Detail != context.Canceled.Error() {
+					t.Errorf("req record %+v: want unknown, run once (the retry not sent), Detail %q", r, context.Canceled.Error())
+				}
+			}
+		}
+		if ran != 2 {
+			t.Errorf("%d req records of the set and the script, want 2", ran)
+		}
+	})
 }

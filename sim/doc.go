@@ -42,7 +42,9 @@
 //   - evalwait.go: the synced acquire's script and WAIT as one request
 //     (lock.EvalWaiter), retried whole as go-redis's pipeline is.
 //   - conn.go: a client's lock.Conn: round trips with timeouts and the
-//     client's setup.RetryPolicy, req records.
+//     client's setup.RetryPolicy, req records; a request whose context
+//     had ended is refused unsent with lock.ErrNotSent, as
+//     lock.RedisConn refuses it.
 //   - pubsub.go: subscriptions, publishing to subscribers, and their loss
 //     when the node crashes.
 //   - ctxwait.go: waits (Sleep, Subscription.Next) that end when their

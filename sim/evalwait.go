@@ -34,6 +34,11 @@ func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, 
 	wait := []string{"WAIT", strconv.Itoa(replicas), strconv.FormatInt(timeout.Milliseconds(), 10)}
 	eh := s.c.beginReqTo(s.g, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
 	wh := s.c.beginReqTo(s.g, history.ReqWait, wait[1:])
+	if err := notSent(ctx); err != nil {
+		eh.endReq(nil, err)
+		wh.endReq(nil, err)
+		return nil, 0, err
+	}
 	p := &evalWaitPipe{client: s.c.name, script: script, wait: wait, waitReq: &wh}
 	var extra time.Duration
 	if s.c.cfg.Retry.WaitExtendsTimeout {
