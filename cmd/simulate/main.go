@@ -306,13 +306,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
-			"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
-			"each. A built-in scenario's name is what simulate run NAME takes.\n\n")
-		fs.PrintDefaults()
-	}
-	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	paths, status, ok := parseFlags(fs, "simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)",
+		"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
+			"each. A built-in scenario's name is what simulate run NAME takes.",
+		args, stdout, stderr)
 	if !ok {
 		return status
 	}
@@ -334,12 +331,20 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 
 // parseFlags parses args with fs (parseInterspersed), the flags of
 // command fs.Name(), and returns the other arguments. -h, -help and
-// --help print the command's usage (fs.Usage) on stdout, status 0: help
-// is the output asked for, which `simulate help run | less` pages. A bad
-// flag is one line on stderr, the flag package's complaint and where the
+// --help print the command's usage on stdout, status 0: help is the
+// output asked for, which `simulate help run | less` pages. The usage is
+// "usage: " and synopsis (the command line, "simulate run [FLAGS] ..."),
+// a blank line, about (what the command does), a blank line and the
+// flags (fs.PrintDefaults): every command states only its own text, and
+// every help has the same form. A bad flag
+// is one line on stderr, the flag package's complaint and where the
 // usage is, status 2: the whole usage printed after it buried the
 // complaint. ok is false when the command must stop with status.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+func parseFlags(fs *flag.FlagSet, synopsis, about string, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\n%s\n\n", synopsis, about)
+		fs.PrintDefaults()
+	}
 	fs.SetOutput(io.Discard) // the flag package's own printing: the usage after a complaint
 	rest, err := parseInterspersed(fs, args)
 	switch {

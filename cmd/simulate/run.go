@@ -48,13 +48,10 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs.StringVar(&f.backend, "backend", "sim", "sim (the simulation) or redis (real redis-server processes, in real time)")
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	shardFlags(fs, &f.shard, &f.partial, "run")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
-			"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
-			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
-		fs.PrintDefaults()
-	}
-	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	paths, status, ok := parseFlags(fs, "simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)",
+		"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
+			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.",
+		args, stdout, stderr)
 	if !ok {
 		return f, status, false
 	}
