@@ -34,12 +34,17 @@
 //	84 scenarios, all as expected: 47 show the violation they pin, 37 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
-// ..., S are safe), B not as expected, J not judged, K skipped", the counts
-// of 0 left out. Exit status: 0 when every verdict is the expected one, 1
-// when one is not, 2 for bad input (a bad scenario file is named with its
-// line and field; an output path that cannot be written is found before
-// anything runs), 3 for an internal error (a bug in locksim: a panic,
-// caught and reported as such, never as bad input). -json prints JSON
+// ..., S are safe), B not as expected, J not judged (swept; ...), K
+// skipped", the counts of 0 left out, a scenario not judged counted with
+// why: a sweep of a file whose expectation is not a rate, one seed of a
+// rate expectation, a sweep cut short. When every scenario was swept and
+// not judged it says so: "1 scenario, swept: its file's expectation is
+// not a rate, so its rate is reported, not judged". Exit status: 0 when
+// every verdict is the expected one, 1 when one is not, 2 for bad input
+// (a bad scenario file is named with its line and field; an output path
+// that cannot be written is found before anything runs), 3 for an
+// internal error (a bug in locksim: a panic, caught and reported as such,
+// never as bad input). -json prints JSON
 // lines instead, schema locksim.run/v2 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
