@@ -567,7 +567,7 @@ func TestSweepListsSeeds(t *testing.T) {
 	want = append(want, "    (the first 5 of 89 violated seeds)\n",
 		"    seed 87: ok, where the file expects violated [mutual-exclusion]; "+replay(87),
 		"baseline-simple                          seeds 1-90  violated in 0 of 90 (0.0%, 95% CI 0.0-4.1%)\n",
-		"2 scenarios: ")
+		"2 scenarios, swept: their files' expectations are not rates, so their rates are reported, not judged\n")
 	if got := strings.Join(want, ""); !strings.HasPrefix(out, got) {
 		t.Fatalf("sweep output:\n%s\n--- want it to start\n%s", out, got)
 	}
