@@ -356,10 +356,26 @@ func (r *reportWriter) writeConclusions() {
 }
 
 // tableRuns is how many runs the table's cells had, "100", or their range,
-// "40–100", when an interrupted matrix left some with fewer: the count at
-// which a change's effect was or was not shown beyond chance.
+// "40–100", when an interrupted matrix left some with fewer
+// (tableRunsRange): the count at which a change's effect was or was not
+// shown beyond chance.
 func (r *Results) tableRuns() string {
-	lo, hi := r.Seeds, r.Seeds
+	lo, hi := r.tableRunsRange()
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// tableRunsRange is the fewest and the most runs of the table's cells,
+// every cell counted wherever it is, one with no run too (an interrupted
+// matrix): lo < hi when the cells ran different counts. The compact table
+// (WriteTable) and the conclusions (tableRuns) both take their count from
+// it, so that they never disagree on whether the cells ran alike, nor on
+// how many runs they had. A table without a cell gives Seeds, the runs a
+// cell was to have.
+func (r *Results) tableRunsRange() (lo, hi int) {
+	lo, hi = r.Seeds, r.Seeds
 	first := true
 	for _, row := range r.Table {
 		for _, c := range row {
@@ -369,10 +385,7 @@ func (r *Results) tableRuns() string {
 			lo, hi = min(lo, c.Runs), max(hi, c.Runs)
 		}
 	}
-	if lo == hi {
-		return fmt.Sprint(lo)
-	}
-	return fmt.Sprintf("%d–%d", lo, hi)
+	return lo, hi
 }
 
 // chosenCost is the availability of the row's chosen cells: each one's

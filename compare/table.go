@@ -9,22 +9,18 @@ import (
 // WriteTable writes the report's safety table ("Safety: unsafe runs (%)")
 // compactly for a terminal: a row per failure mode and a column per lock,
 // named as the report names them, each cell the unsafe runs in % of its
-// runs as the report gives it without the interval (as a count of its
-// runs, "3/40", when the cells ran different counts, as in an interrupted
-// matrix; "-" for a cell with none). The columns are numbered and their
-// titles listed below the table, and each row's title follows its cells:
-// the titles are long, and the numbers stay aligned however long they
-// are. The report is where the intervals and the details are.
+// runs as the report gives it without the interval, the runs said once in
+// the header; "-" for a cell with no run. When the cells ran different
+// counts (tableRunsRange, which the conclusions' count comes from too), as
+// in an interrupted matrix, where a cell with no run is one of them
+// wherever it is, each cell is a count of its runs instead, "3/40". The
+// columns are numbered and their titles listed below the table, and each
+// row's title follows its cells: the titles are long, and the numbers
+// stay aligned however long they are. The report is where the intervals
+// and the details are.
 func (r *Results) WriteTable(w io.Writer) error {
-	runs, even := 0, true
-	for _, row := range r.Table {
-		for _, c := range row {
-			if runs == 0 {
-				runs = c.Runs
-			}
-			even = even && c.Runs == runs
-		}
-	}
+	runs, most := r.tableRunsRange()
+	even := runs == most
 	cell := func(c *Cell) string {
 		switch {
 		case c.Runs == 0:

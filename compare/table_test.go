@@ -76,3 +76,54 @@ columns:
 		}
 	}
 }
+
+// TestWriteTableFirstCellNotRun: a cell with no run makes the cells
+// uneven wherever it is, the first cell too (an interrupted matrix whose
+// first cell had none): the table gives every cell's count, as for the
+// last cell not run, and the conclusions the range from 0. The table
+// used to pass over a first cell with no run and read "% of 100 runs a
+// cell" while the conclusions said 0–100.
+func TestWriteTableFirstCellNotRun(t *testing.T) {
+	want := `     1       2       3       4       5       6  failure mode (unsafe runs of the cell's runs)
+     -   0/100   0/100   0/100   0/100   0/100  no faults
+ 8/100   0/100   8/100   8/100  16/100   0/100  master failover, replica lagging 0-200 ms (2/min)
+53/100  57/100  53/100  51/100  42/100  56/100  client process pause (2/min per client) (6s)
+`
+	first := conclusionsFixture(t, referenceCounts())
+	first.Table[0][0].Runs = 0
+	last := conclusionsFixture(t, referenceCounts())
+	last.Table[2][5].Runs, last.Table[2][5].Unsafe = 0, 0
+	for _, c := range []struct {
+		name  string
+		r     *Results
+		table string
+	}{
+		{"first", first, want},
+		{"last", last, strings.Replace(strings.Replace(want, "     -   0/100", " 0/100   0/100", 1), "56/100  client", "     -  client", 1)},
+	} {
+		var b strings.Builder
+		if err := c.r.WriteTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := strings.Cut(b.String(), "\ncolumns:\n")
+		if got != c.table {
+			t.Errorf("%s cell not run: table\n%s\nwant\n%s", c.name, got, c.table)
+		}
+		if runs := c.r.tableRuns(); runs != "0–100" {
+			t.Errorf("%s cell not run: the conclusions' runs %q, want 0–100", c.name, runs)
+		}
+	}
+}
+
+// TestTableRunsEven: cells that all ran as many runs are said once, in
+// the table's header and in the conclusions alike.
+func TestTableRunsEven(t *testing.T) {
+	r := conclusionsFixture(t, referenceCounts())
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "failure mode (unsafe runs, % of 100 runs a cell)\n") || r.tableRuns() != "100" {
+		t.Errorf("even cells: table\n%s\nconclusions' runs %q, want 100", b.String(), r.tableRuns())
+	}
+}

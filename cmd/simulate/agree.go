@@ -58,14 +58,11 @@ func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status i
 	fs.StringVar(&f.readme, "readme", "", "also replace the table between the "+agreeBegin+" and "+agreeEnd+" lines of this file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "simulated runs of a rate sweep at once (real runs go one at a time)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate agree [FLAGS] [FILE|DIR ...]   (flags may follow the files)\n\n"+
-			"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
+	paths, status, ok := parseFlags(fs, "simulate agree [FLAGS] [FILE|DIR ...]   (flags may follow the files)",
+		"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
 			"can reproduce it, on real redis-server processes, and prints a Markdown table of both verdicts\n"+
-			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.\n\n")
-		fs.PrintDefaults()
-	}
-	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.",
+		args, stdout, stderr)
 	if !ok {
 		return f, status, false
 	}

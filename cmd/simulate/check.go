@@ -68,14 +68,11 @@ func parseCheck(args []string, stdout, stderr io.Writer) (f checkFlags, status i
 	fs.DurationVar(&f.end, "end", 0, "the time the history ran until: holdings and waits still open end there (default: its last call, return or run)")
 	fs.StringVar(&f.out, "out", "", "write each history's verdict, timeline plot and Porcupine visualization into this directory, as run -out does")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON line per history (schema "+checkSchema+", docs/json-schema.md)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate check [FLAGS] FILE.jsonl ...   (flags may follow the files)\n\n"+
-			"Judges histories of JSON lines: saved by run -out, recorded on real servers, or written from\n"+
+	files, status, ok := parseFlags(fs, "simulate check [FLAGS] FILE.jsonl ...   (flags may follow the files)",
+		"Judges histories of JSON lines: saved by run -out, recorded on real servers, or written from\n"+
 			"your own system's logs (docs/json-schema.md, \"Judging your own history\"). Exit status: 0 no\n"+
-			"violation, 1 a violation (or a check that gave up within its budget), 2 bad input, 3 internal error.\n\n")
-		fs.PrintDefaults()
-	}
-	files, status, ok := parseFlags(fs, args, stdout, stderr)
+			"violation, 1 a violation (or a check that gave up within its budget), 2 bad input, 3 internal error.",
+		args, stdout, stderr)
 	if !ok {
 		return f, status, false
 	}

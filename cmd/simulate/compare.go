@@ -108,20 +108,17 @@ func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, stat
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	shardFlags(fs, &f.shard, &f.partial, "compare")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate compare [-seeds N] [-precision P] [-workers N] [-out DIR] [-table] [-quiet] [-shard K/N [-partial FILE]]\n\n"+
-			"Runs every algorithm under every failure mode (and, without -table, at several fault\n"+
+	rest, status, ok := parseFlags(fs, "simulate compare [-seeds N] [-precision P] [-workers N] [-out DIR] [-table] [-quiet] [-shard K/N [-partial FILE]]",
+		"Runs every algorithm under every failure mode (and, without -table, at several fault\n"+
 			"intensities, the belief section and the RedLock lease x drift heatmap) for N seeds each,\n"+
 			"-workers runs at once, and writes the report: DIR/README.md, the cells' scenario files and\n"+
-			"the plots. With -precision P a cell stops as soon as its rates' 95%% intervals are at most\n"+
+			"the plots. With -precision P a cell stops as soon as its rates' 95% intervals are at most\n"+
 			"P points wide (looked at after 50 runs, then at each doubling, up to its N), so that a\n"+
-			"cell at 0%% costs a few hundred runs and the runs go where a rate is uncertain.\n"+
+			"cell at 0% costs a few hundred runs and the runs go where a rate is uncertain.\n"+
 			"Without -out it writes into a new directory, never over an existing report;\n"+
 			"make report writes the reference report (-out reports). With -shard it runs one shard\n"+
-			"of the runs and writes a partial result; simulate merge -out DIR writes the report.\n\n")
-		fs.PrintDefaults()
-	}
-	rest, status, ok := parseFlags(fs, args, stdout, stderr)
+			"of the runs and writes a partial result; simulate merge -out DIR writes the report.",
+		args, stdout, stderr)
 	if !ok {
 		return f, status, false
 	}

@@ -22,14 +22,11 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of both runs (0: each file's own)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate demo [-seed N] [-out DIR]\n\n"+
-			"Replays two scenarios built into the command, SimpleLock's no-fault baseline and F0 (a failover\n"+
+	rest, status, ok := parseFlags(fs, "simulate demo [-seed N] [-out DIR]",
+		"Replays two scenarios built into the command, SimpleLock's no-fault baseline and F0 (a failover\n"+
 			"while the replica lags, which breaks mutual exclusion), as run does: no file on disk needed.\n"+
-			"Exit status as for run.\n\n")
-		fs.PrintDefaults()
-	}
-	rest, status, ok := parseFlags(fs, args, stdout, stderr)
+			"Exit status as for run.",
+		args, stdout, stderr)
 	if !ok {
 		return status
 	}

@@ -34,12 +34,17 @@
 //	84 scenarios, all as expected: 47 show the violation they pin, 37 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
-// ..., S are safe), B not as expected, J not judged, K skipped", the counts
-// of 0 left out. Exit status: 0 when every verdict is the expected one, 1
-// when one is not, 2 for bad input (a bad scenario file is named with its
-// line and field; an output path that cannot be written is found before
-// anything runs), 3 for an internal error (a bug in locksim: a panic,
-// caught and reported as such, never as bad input). -json prints JSON
+// ..., S are safe), B not as expected, J not judged (swept; ...), K
+// skipped", the counts of 0 left out, a scenario not judged counted with
+// why: a sweep of a file whose expectation is not a rate, one seed of a
+// rate expectation, a sweep cut short. When every scenario was swept and
+// not judged it says so: "1 scenario, swept: its file's expectation is
+// not a rate, so its rate is reported, not judged". Exit status: 0 when
+// every verdict is the expected one, 1 when one is not, 2 for bad input
+// (a bad scenario file is named with its line and field; an output path
+// that cannot be written is found before anything runs), 3 for an
+// internal error (a bug in locksim: a panic, caught and reported as such,
+// never as bad input). -json prints JSON
 // lines instead, schema locksim.run/v2 (docs/json-schema.md).
 //
 // run -seeds N sweeps N seeds (from -seed, or each file's seed) and prints
@@ -306,13 +311,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
-			"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
-			"each. A built-in scenario's name is what simulate run NAME takes.\n\n")
-		fs.PrintDefaults()
-	}
-	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	paths, status, ok := parseFlags(fs, "simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)",
+		"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
+			"each. A built-in scenario's name is what simulate run NAME takes.",
+		args, stdout, stderr)
 	if !ok {
 		return status
 	}
@@ -334,12 +336,20 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 
 // parseFlags parses args with fs (parseInterspersed), the flags of
 // command fs.Name(), and returns the other arguments. -h, -help and
-// --help print the command's usage (fs.Usage) on stdout, status 0: help
-// is the output asked for, which `simulate help run | less` pages. A bad
-// flag is one line on stderr, the flag package's complaint and where the
+// --help print the command's usage on stdout, status 0: help is the
+// output asked for, which `simulate help run | less` pages. The usage is
+// "usage: " and synopsis (the command line, "simulate run [FLAGS] ..."),
+// a blank line, about (what the command does), a blank line and the
+// flags (fs.PrintDefaults): every command states only its own text, and
+// every help has the same form. A bad flag
+// is one line on stderr, the flag package's complaint and where the
 // usage is, status 2: the whole usage printed after it buried the
 // complaint. ok is false when the command must stop with status.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+func parseFlags(fs *flag.FlagSet, synopsis, about string, args []string, stdout, stderr io.Writer) (rest []string, status int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\n%s\n\n", synopsis, about)
+		fs.PrintDefaults()
+	}
 	fs.SetOutput(io.Discard) // the flag package's own printing: the usage after a complaint
 	rest, err := parseInterspersed(fs, args)
 	switch {

@@ -177,16 +177,23 @@ func TestRunBadScenarioExitsTwo(t *testing.T) {
 // run contradicts, and returns the file's path.
 func wrongExpectation(t *testing.T) string {
 	t.Helper()
+	return f0Expecting(t, "wrong.yaml", "ok")
+}
+
+// f0Expecting writes F0's scenario with the expectation expect into a
+// temporary file name and returns its path.
+func f0Expecting(t *testing.T, name, expect string) string {
+	t.Helper()
 	src, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := strings.Index(string(src), "expect:")
-	wrong := filepath.Join(t.TempDir(), "wrong.yaml")
-	if err := os.WriteFile(wrong, append(src[:i:i], []byte("expect: ok\n")...), 0o644); err != nil {
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, append(src[:i:i], []byte("expect: "+expect+"\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return wrong
+	return file
 }
 
 // TestRunUnexpectedVerdictExitsOne: a scenario whose expectation is wrong
@@ -323,7 +330,7 @@ func TestInterruptedRun(t *testing.T) {
 	code := run(ctx, []string{"run", "-seeds", "3", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}, stdout, &stderr)
 	out := stdout.String()
 	if code != exitInterrupted || strings.Contains(out, "baseline-simple") || !strings.HasPrefix(out, "f0-failover-lagging-replica ") ||
-		!strings.HasSuffix(out, "\n1 scenario: 1 not judged (interrupted: the rest did not run)\n") ||
+		!strings.HasSuffix(out, "\n1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged (interrupted: the rest did not run)\n") ||
 		!strings.Contains(stderr.String(), "interrupted: 1 of 2 scenarios run") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
@@ -348,6 +355,25 @@ func TestInterruptedRun(t *testing.T) {
 	}
 	if !reflect.DeepEqual(part, first4) {
 		t.Errorf("interrupted sweep counted %+v, the sweep of its 4 seeds %+v", part, first4)
+	}
+}
+
+// TestInterruptedSweepSummary: a sweep interrupted before its last seed
+// (here, at its first progress line) prints its line over the seeds that
+// ran, and the summary counts it as cut short, not judged, whatever its
+// expectation.
+func TestInterruptedSweepSummary(t *testing.T) {
+	alwaysProgress(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout bytes.Buffer
+	stderr := &cancelOnWrite{cancel: cancel}
+	code := run(ctx, []string{"run", "-seeds", "1000", "-workers", "1", "../../scenarios/f0-failover-lagging-replica.yaml", "../../scenarios/baseline-simple.yaml"}, &stdout, stderr)
+	out := stdout.String()
+	if code != exitInterrupted || !strings.HasPrefix(out, "f0-failover-lagging-replica ") || strings.Contains(out, "of 1000 (") ||
+		!strings.HasSuffix(out, "\n1 scenario: 1 sweep cut short and not judged (interrupted: the rest did not run)\n") ||
+		!strings.Contains(stderr.String(), "seeds ran (its line is over those)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
 }
 
@@ -541,7 +567,7 @@ func TestSweepListsSeeds(t *testing.T) {
 	want = append(want, "    (the first 5 of 89 violated seeds)\n",
 		"    seed 87: ok, where the file expects violated [mutual-exclusion]; "+replay(87),
 		"baseline-simple                          seeds 1-90  violated in 0 of 90 (0.0%, 95% CI 0.0-4.1%)\n",
-		"2 scenarios: ")
+		"2 scenarios, swept: their files' expectations are not rates, so their rates are reported, not judged\n")
 	if got := strings.Join(want, ""); !strings.HasPrefix(out, got) {
 		t.Fatalf("sweep output:\n%s\n--- want it to start\n%s", out, got)
 	}
@@ -642,11 +668,23 @@ func TestTallyLine(t *testing.T) {
 		{tally{scenarios: 2, asExpected: 2}, "2 scenarios, all as expected: 2 are safe"},
 		{tally{scenarios: 2, asExpected: 2, violated: 2}, "2 scenarios, all as expected: 2 show the violation they pin"},
 		{tally{scenarios: 1, asExpected: 1}, "1 scenario, as expected: it is safe"},
-		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, notJudged: 1, skipped: 1},
-			"10 scenarios: 7 as expected (1 shows the violation it pins, 6 are safe), 1 not as expected, 1 not judged, 1 skipped"},
+		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, swept: 1, skipped: 1},
+			"10 scenarios: 7 as expected (1 shows the violation it pins, 6 are safe), 1 not as expected, 1 not judged (swept; its file's expectation is not a rate), 1 skipped"},
 		{tally{scenarios: 3, asExpected: 2, violated: 1, skipped: 1}, "3 scenarios: 2 as expected (1 shows the violation it pins, 1 is safe), 1 skipped"},
 		{tally{scenarios: 1, notAsExpected: 1}, "1 scenario: 1 not as expected"},
-		{tally{scenarios: 2, asExpected: 1, notJudged: 1, interrupted: true}, "2 scenarios: 1 as expected (1 is safe), 1 not judged (interrupted: the rest did not run)"},
+		{tally{scenarios: 2, asExpected: 1, cut: 1, interrupted: true}, "2 scenarios: 1 as expected (1 is safe), 1 sweep cut short and not judged (interrupted: the rest did not run)"},
+		{tally{scenarios: 1, cut: 1, interrupted: true}, "1 scenario: 1 sweep cut short and not judged (interrupted: the rest did not run)"},
+		{tally{scenarios: 1, swept: 1}, "1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged"},
+		{tally{scenarios: 3, swept: 3}, "3 scenarios, swept: their files' expectations are not rates, so their rates are reported, not judged"},
+		{tally{scenarios: 1, swept: 1, interrupted: true},
+			"1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged (interrupted: the rest did not run)"},
+		{tally{scenarios: 84, asExpected: 3, violated: 1, swept: 81},
+			"84 scenarios: 3 as expected (1 shows the violation it pins, 2 are safe), 81 not judged (swept; their files' expectations are not rates)"},
+		{tally{scenarios: 1, oneSeed: 1}, "1 scenario, run at one seed: its file's expectation is a rate over a sweep, so one run is not judged"},
+		{tally{scenarios: 2, oneSeed: 2}, "2 scenarios, run at one seed: their files' expectations are rates over sweeps, so one run of each is not judged"},
+		{tally{scenarios: 5, swept: 2, oneSeed: 2, cut: 1, interrupted: true},
+			"5 scenarios: 2 not judged (swept; their files' expectations are not rates), 2 not judged (run at one seed; their files' expectations are rates), " +
+				"1 sweep cut short and not judged (interrupted: the rest did not run)"},
 		{tally{interrupted: true}, "0 scenarios: 0 as expected (interrupted: the rest did not run)"},
 	} {
 		var b bytes.Buffer
@@ -656,8 +694,8 @@ func TestTallyLine(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, notJudged: 1, skipped: 1}.write(&b, jsonLines(&b), true)
-	if want := `{"schema":"locksim.run/v2","type":"summary","scenarios":10,"as_expected":7,"as_expected_violated":1,"as_expected_safe":6,"not_as_expected":1,"not_judged":1,"skipped":1}` + "\n"; b.String() != want {
+	tally{scenarios: 12, asExpected: 7, violated: 1, notAsExpected: 1, swept: 1, oneSeed: 1, cut: 1, skipped: 1}.write(&b, jsonLines(&b), true)
+	if want := `{"schema":"locksim.run/v2","type":"summary","scenarios":12,"as_expected":7,"as_expected_violated":1,"as_expected_safe":6,"not_as_expected":1,"not_judged":3,"skipped":1}` + "\n"; b.String() != want {
 		t.Errorf("JSON summary %s, want %s", b.String(), want)
 	}
 }
@@ -665,21 +703,31 @@ func TestTallyLine(t *testing.T) {
 // TestSummaryLine: run ends with the tally of its scenarios, which tells
 // the scenarios that show the violation they expect from those that are
 // safe: "57 scenarios: 57 as expected" hid that half of them demonstrate a
-// lock failing.
+// lock failing. A scenario not judged is said why: a sweep of a file that
+// expects no rate (expect: any too), or one seed of a rate expectation.
 func TestSummaryLine(t *testing.T) {
 	wrong := wrongExpectation(t)
+	anything := f0Expecting(t, "anything.yaml", "any")
 	for _, c := range []struct {
 		args []string
 		last string
 	}{
 		{[]string{"run", wrong, "../../scenarios/baseline-simple.yaml"}, "2 scenarios: 1 as expected (1 is safe), 1 not as expected"},
-		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, "1 scenario: 1 not judged"},
-		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"}, "1 scenario: 1 not judged"},
+		{[]string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"},
+			"1 scenario, run at one seed: its file's expectation is a rate over a sweep, so one run is not judged"},
+		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"},
+			"1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged"},
+		{[]string{"run", "-seeds", "2", anything}, "1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged"},
+		{[]string{"run", anything}, "1 scenario, as expected: it shows the violation it pins"},
 		{[]string{"run", "baseline-simple", "f0-failover-lagging-replica", "k1-pause-longer-than-lease", "testdata/scenarios/rate-failover.yaml"},
 			"4 scenarios, all as expected: 3 show the violation they pin, 1 is safe"},
 		{[]string{"run", "f0-failover-lagging-replica"}, "1 scenario, as expected: it shows the violation it pins"},
-		{[]string{"run", "-seeds", "2", "baseline-simple", "f0-failover-lagging-replica", wrong}, "3 scenarios: 3 not judged"},
-		{[]string{"run", "f0-failover-lagging-replica", "-seeds", "2", "testdata/scenarios/rate-failover.yaml"}, "2 scenarios: 1 not as expected, 1 not judged"},
+		{[]string{"run", "-seeds", "2", "baseline-simple", "f0-failover-lagging-replica", wrong},
+			"3 scenarios, swept: their files' expectations are not rates, so their rates are reported, not judged"},
+		{[]string{"run", "f0-failover-lagging-replica", "-seeds", "2", "testdata/scenarios/rate-failover.yaml"},
+			"2 scenarios: 1 not as expected, 1 not judged (swept; its file's expectation is not a rate)"},
+		{[]string{"run", "-seeds", "2", "testdata/scenarios/rate-failover.yaml", "f0-failover-lagging-replica", "baseline-simple"},
+			"3 scenarios: 1 not as expected, 2 not judged (swept; their files' expectations are not rates)"},
 	} {
 		_, out, _ := runCLI(t, c.args...)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")

@@ -24,14 +24,11 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "compare's partial results: write the report into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
 	asJSON := fs.Bool("json", false, "run's partial results: print JSON lines (schema locksim.run/v2), as run -json")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate merge [-out DIR] [-json] PARTIAL...\n\n"+
-			"Combines the partial results of every shard of one compare -shard K/N or run -seeds N\n"+
+	files, status, ok := parseFlags(fs, "simulate merge [-out DIR] [-json] PARTIAL...",
+		"Combines the partial results of every shard of one compare -shard K/N or run -seeds N\n"+
 			"-shard K/N into what the unsharded command writes, byte for byte. The parts must come\n"+
-			"from this build of simulate, with the same options, each shard 0..N-1 once.\n\n")
-		fs.PrintDefaults()
-	}
-	files, status, ok := parseFlags(fs, args, stdout, stderr)
+			"from this build of simulate, with the same options, each shard 0..N-1 once.",
+		args, stdout, stderr)
 	if !ok {
 		return status
 	}

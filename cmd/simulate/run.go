@@ -48,13 +48,10 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs.StringVar(&f.backend, "backend", "sim", "sim (the simulation) or redis (real redis-server processes, in real time)")
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	shardFlags(fs, &f.shard, &f.partial, "run")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)\n\n"+
-			"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
-			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.\n\n")
-		fs.PrintDefaults()
-	}
-	paths, status, ok := parseFlags(fs, args, stdout, stderr)
+	paths, status, ok := parseFlags(fs, "simulate run [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)",
+		"Replays scenario files (default: the built-in scenarios/; NAME: a built-in one, as simulate\n"+
+			"list names it), prints a verdict line for each and a closing summary line. Exit status: 0 all as expected, 1 one not, 2 bad input, 3 internal error, 130 interrupted.",
+		args, stdout, stderr)
 	if !ok {
 		return f, status, false
 	}
@@ -225,7 +222,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
 			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
-			r.tally.count(false, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
+			r.tally.count(notJudgedCut, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
@@ -235,7 +232,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		return errStatus(err)
 	}
 	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
-	r.tally.count(judged, match, t.Violated > 0)
+	r.tally.count(sweepJudging(judged), match, t.Violated > 0)
 	if r.out != "" {
 		seed, which := first, "its first seed"
 		if len(t.ViolatedSeeds) > 0 {
@@ -268,7 +265,11 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 		vo.replay = replayCommand(replayTarget(s, builtin), res.Seed)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
-	r.tally.count(res.Judged(), res.Match, res.Verdict.Status == checker.Violated)
+	j := judgedRun
+	if !res.Judged() {
+		j = notJudgedOneSeed
+	}
+	r.tally.count(j, res.Match, res.Verdict.Status == checker.Violated)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -425,27 +426,62 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 // as expected, and of what was, how much shows a violation (the failures
 // the scenarios pin) and how much is safe: about half the built-in
 // scenarios demonstrate a lock failing, and "all as expected" alone read
-// as if every lock had passed.
+// as if every lock had passed. Of the scenarios not judged it says why,
+// as their lines do not all say it: "1 not judged" alone, after a sweep
+// of a file that expects no rate, read as if something had gone wrong.
 type tally struct {
-	scenarios, asExpected, notAsExpected, notJudged, skipped int
+	scenarios, asExpected, notAsExpected, skipped int
 	// violated counts the scenarios as expected that found a violation (a
 	// violated verdict, or a sweep with a violated seed); the other
 	// scenarios as expected found none: safe.
 	violated int
+	// swept, oneSeed and cut count the scenarios run but not judged, by
+	// why (notJudgedSwept, notJudgedOneSeed, notJudgedCut).
+	swept, oneSeed, cut int
 	// interrupted: Ctrl-C stopped the run; the tally is of what completed
-	// (an interrupted sweep's line counted as not judged).
+	// (an interrupted sweep's line counted as not judged: cut).
 	interrupted bool
 }
 
+// judging says whether a scenario that ran was judged against its
+// expectation, and if not, why: the summary line says it.
+type judging int
+
+const (
+	// judgedRun: judged, as expected or not.
+	judgedRun judging = iota
+	// notJudgedSwept: a sweep of a file whose expectation is not a rate
+	// (a single run's verdict, or any): its rate is reported, not judged.
+	notJudgedSwept
+	// notJudgedOneSeed: one run (-seed) of a file whose expectation is a
+	// rate over a sweep.
+	notJudgedOneSeed
+	// notJudgedCut: a sweep an interruption cut short: its rate is over
+	// fewer seeds than asked.
+	notJudgedCut
+)
+
+// sweepJudging is the judging of a sweep that ran to its end: judged
+// (writeSweep's) for a rate expectation, notJudgedSwept otherwise.
+func sweepJudging(judged bool) judging {
+	if judged {
+		return judgedRun
+	}
+	return notJudgedSwept
+}
+
 // count adds a scenario that ran: judged against its expectation (as
-// expected or not: match) or not judged (one seed of a rate expectation,
-// or a sweep of a single-run expectation); violated says it found a
-// violation.
-func (t *tally) count(judged, match, violated bool) {
+// expected or not: match), or not judged, j saying why; violated says it
+// found a violation.
+func (t *tally) count(j judging, match, violated bool) {
 	t.scenarios++
 	switch {
-	case !judged:
-		t.notJudged++
+	case j == notJudgedSwept:
+		t.swept++
+	case j == notJudgedOneSeed:
+		t.oneSeed++
+	case j == notJudgedCut:
+		t.cut++
 	case match:
 		t.asExpected++
 		if violated {
@@ -454,6 +490,11 @@ func (t *tally) count(judged, match, violated bool) {
 	default:
 		t.notAsExpected++
 	}
+}
+
+// notJudged is how many scenarios ran and were not judged, for any reason.
+func (t tally) notJudged() int {
+	return t.swept + t.oneSeed + t.cut
 }
 
 // skip adds a scenario that did not run (-backend redis, found in a
@@ -466,15 +507,19 @@ func (t *tally) skip() {
 // write prints the summary line, or the summary object with -json. When
 // every scenario ran and was as expected: "N scenarios, all as expected: V
 // show the violation they pin, S are safe" ("1 scenario, as expected:
-// it is safe"); otherwise "N scenarios: A
-// as expected (V show ..., S are safe), B not as expected, J not judged,
-// K skipped", a count of 0 left out; "(interrupted: ...)" after an
-// interruption.
+// it is safe"); when every scenario is a sweep of a file whose
+// expectation is not a rate: "N scenarios, swept: their files'
+// expectations are not rates, so their rates are reported, not judged"
+// (and alike when every one is one seed of a rate expectation); otherwise
+// "N scenarios: A as expected (V show ..., S are safe), B not as
+// expected, J not judged (swept; ...), K skipped", a count of 0 left out;
+// "(interrupted: ...)" after an interruption. The JSON object counts the
+// scenarios not judged together, whatever why (not_judged).
 func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
 		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
 			AsExpectedViolated: t.violated, AsExpectedSafe: t.asExpected - t.violated,
-			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged, Skipped: t.skipped, Interrupted: t.interrupted})
+			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged(), Skipped: t.skipped, Interrupted: t.interrupted})
 		return
 	}
 	var split []string
@@ -484,27 +529,57 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if safe := t.asExpected - t.violated; safe > 0 {
 		split = append(split, plural(safe, "is safe", "are safe"))
 	}
+	// Each reason a scenario was not judged: the part of the summary that
+	// counts them, and the whole summary when it is every scenario's ("" for
+	// none: the interruption is said after it).
+	unjudged := []struct {
+		n               int
+		one, many       string
+		allOne, allMany string
+	}{
+		{t.swept, "not judged (swept; its file's expectation is not a rate)", "not judged (swept; their files' expectations are not rates)",
+			"swept: its file's expectation is not a rate, so its rate is reported, not judged",
+			"swept: their files' expectations are not rates, so their rates are reported, not judged"},
+		{t.oneSeed, "not judged (run at one seed; its file's expectation is a rate)", "not judged (run at one seed; their files' expectations are rates)",
+			"run at one seed: its file's expectation is a rate over a sweep, so one run is not judged",
+			"run at one seed: their files' expectations are rates over sweeps, so one run of each is not judged"},
+		{t.cut, "sweep cut short and not judged", "sweeps cut short and not judged", "", ""},
+	}
 	line := plural(t.scenarios, "scenario", "scenarios")
+	all := ""
+	for _, c := range unjudged {
+		if c.n > 0 && c.n == t.scenarios {
+			all = c.allMany
+			if c.n == 1 {
+				all = c.allOne
+			}
+		}
+	}
 	switch {
 	case t.asExpected == 1 && t.scenarios == 1:
 		line += ", as expected: " + strings.Replace(split[0], "1 ", "it ", 1)
 	case t.asExpected > 0 && t.asExpected == t.scenarios:
 		line += ", all as expected: " + strings.Join(split, ", ")
+	case all != "":
+		line += ", " + all
 	default:
 		var parts []string
-		if t.asExpected > 0 || t.notAsExpected+t.notJudged+t.skipped == 0 {
+		if t.asExpected > 0 || t.notAsExpected+t.notJudged()+t.skipped == 0 {
 			parts = append(parts, fmt.Sprintf("%d as expected", t.asExpected))
 			if len(split) > 0 {
 				parts[0] += " (" + strings.Join(split, ", ") + ")"
 			}
 		}
-		for _, c := range []struct {
-			n    int
-			what string
-		}{{t.notAsExpected, "not as expected"}, {t.notJudged, "not judged"}, {t.skipped, "skipped"}} {
+		if t.notAsExpected > 0 {
+			parts = append(parts, fmt.Sprintf("%d not as expected", t.notAsExpected))
+		}
+		for _, c := range unjudged {
 			if c.n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+				parts = append(parts, plural(c.n, c.one, c.many))
 			}
+		}
+		if t.skipped > 0 {
+			parts = append(parts, fmt.Sprintf("%d skipped", t.skipped))
 		}
 		line += ": " + strings.Join(parts, ", ")
 	}

@@ -102,7 +102,7 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 	var t tally
 	for _, s := range swept {
 		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin))
-		t.count(judged, match, s.Tally.Violated > 0)
+		t.count(sweepJudging(judged), match, s.Tally.Violated > 0)
 		if !match {
 			status = 1
 		}
