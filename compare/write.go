@@ -568,14 +568,7 @@ func (r *Results) precisionRule() string {
 // zeroBound is precision mode's note on what 0 unsafe runs of a cell
 // allow, at the fewest runs of a table cell.
 func (r *Results) zeroBound() string {
-	least := 0
-	for _, row := range r.Table {
-		for _, c := range row {
-			if least == 0 || c.Runs < least {
-				least = c.Runs
-			}
-		}
-	}
+	least, _ := r.tableRunsRange()
 	return fmt.Sprintf("each cell's runs are given; at the fewest, %d, 0 unsafe runs still allow up to %s", least, upperPercent(least))
 }
 
