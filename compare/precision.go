@@ -11,33 +11,15 @@ import (
 	"slices"
 
 	"github.com/locksim/locksim/internal/sweep"
-	"github.com/locksim/locksim/report"
 )
 
-// PrecisionFirstLook is how many runs a cell has when precision mode
-// first looks at its intervals (or fewer, when its cap is lower). Each
-// later look comes at twice the runs of the one before, up to the cap:
-// a handful of looks in all, so that stopping at the first narrow enough
-// interval moves the interval's coverage little from its 95%, where a
-// look after every run would make a cell stop on its first lucky streak.
-const PrecisionFirstLook = 50
-
-// MinPrecision and MaxPrecision bound Options.Precision, in percentage
-// points: an interval narrower than a tenth of a point needs about a
-// million runs even at 0%, and one of 50 points says almost nothing.
+// PrecisionFirstLook, MinPrecision and MaxPrecision are precision mode's
+// first look and bounds (package sweep's, which run -precision shares).
 const (
-	MinPrecision = 0.1
-	MaxPrecision = 50
+	PrecisionFirstLook = sweep.PrecisionFirstLook
+	MinPrecision       = sweep.MinPrecision
+	MaxPrecision       = sweep.MaxPrecision
 )
-
-// nextLook is the runs a cell that has run runs (of at most limit) has at
-// the next look.
-func nextLook(runs, limit int) int {
-	if runs == 0 {
-		return min(limit, PrecisionFirstLook)
-	}
-	return min(limit, 2*runs)
-}
 
 // rates are the counts of the rates the report gives of c, each over
 // c.Runs: the heatmap's cells their lock failures (the heatmap's rate),
@@ -55,16 +37,9 @@ func (c *Cell) rates() []int {
 	return r
 }
 
-// Width is the widest 95% Wilson interval of the rates the report gives
-// of c (rates), in percentage points: what precision mode narrows.
-func (c *Cell) Width() float64 {
-	w := 0.0
-	for _, k := range c.rates() {
-		lo, hi := report.Wilson(k, c.Runs)
-		w = max(w, 100*(hi-lo))
-	}
-	return w
-}
+// Width is the widest 95% interval of the rates the report gives of c
+// (rates), in percentage points: what precision mode narrows.
+func (c *Cell) Width() float64 { return sweep.Width(c.Runs, c.rates()...) }
 
 // precise reports whether c is done in precision mode: it ran its cap, or
 // every rate of it is within p points.
@@ -73,7 +48,7 @@ func (c *Cell) precise(p float64) bool {
 }
 
 // runPrecise runs the matrix in precision mode: in rounds, each giving
-// every cell not yet precise its runs up to its next look (nextLook), its
+// every cell not yet precise its runs up to its next look (sweep.NextLook), its
 // seeds in order after those it has. Whether a cell goes on depends only
 // on its own first runs, which are the same whoever ran them, so the
 // report does not depend on the workers, as Run's does not.
@@ -88,7 +63,7 @@ func (m *matrix) runPrecise(ctx context.Context) (*Results, error) {
 		var jobs []job
 		bound := done
 		for _, c := range open {
-			for s := c.Runs + 1; s <= nextLook(c.Runs, c.seeds); s++ {
+			for s := c.Runs + 1; s <= sweep.NextLook(c.Runs, c.seeds); s++ {
 				jobs = append(jobs, job{c, uint64(s)})
 			}
 			bound += c.seeds - c.Runs

@@ -266,6 +266,16 @@ type SeedVerdict struct {
 	Kinds []checker.Kind
 }
 
+// Counts are the tally's counts that a sweep gives as rates over its
+// Seeds: its violated seeds, then each kind's, in kind order.
+func (t *SweepTally) Counts() []int {
+	out := []int{t.Violated}
+	for _, k := range slices.Sorted(maps.Keys(t.kinds)) {
+		out = append(out, t.kinds[k])
+	}
+	return out
+}
+
 // AddSeed counts verdict v, the verdict of seed (Add), and keeps the seed
 // among ViolatedSeeds or OKSeeds while they have room. A sweep adds its
 // seeds in seed order, so that they are the sweep's first ones whatever

@@ -274,6 +274,29 @@ func TestSweepIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestRunPrecision: run -seeds N -precision P stops a sweep at the first
+// look where its rates are within P points and says so under its line;
+// -precision without -seeds, with -shard or out of its range is bad input.
+func TestRunPrecision(t *testing.T) {
+	code, out, errs := runCLI(t, "run", "-seeds", "2000", "-precision", "2", "-quiet", "../../scenarios/baseline-simple.yaml")
+	if code != 0 || !strings.Contains(out, "seeds 1-200  violated in 0 of 200 (0.0%, 95% CI 0.0-1.9%)") ||
+		!strings.Contains(out, "    (-precision 2: stopped after 200 of 2000 seeds, every rate's 95% interval at most 2 points wide)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-precision", "2", "../../scenarios/baseline-simple.yaml"}, "-precision stops a -seeds sweep of the simulation early: give -seeds N"},
+		{[]string{"run", "-seeds", "10", "-precision", "2", "-shard", "0/2", "../../scenarios/baseline-simple.yaml"}, "-precision stops a -seeds sweep"},
+		{[]string{"run", "-seeds", "10", "-precision", "60", "../../scenarios/baseline-simple.yaml"}, "-precision 60: want 0.1 to 50 percentage points"},
+	} {
+		if code, _, errs := runCLI(t, c.args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
 // TestWorkersDoNotChangeOutput: a sweep prints the same bytes on one
 // worker and on four, and they are the golden file's; likewise a rate
 // sweep's JSON.

@@ -20,14 +20,17 @@ import (
 
 // runFlags are run's flags, and the files and directories it is given.
 type runFlags struct {
-	seed    uint64
-	seeds   int
-	asJSON  bool
-	out     string
-	quiet   bool
-	workers int
-	backend string
-	scale   float64
+	seed  uint64
+	seeds int
+	// precision, above 0, stops a -seeds sweep at the first look where
+	// its rates are within that many points (sweep.SeedsPrecise).
+	precision float64
+	asJSON    bool
+	out       string
+	quiet     bool
+	workers   int
+	backend   string
+	scale     float64
 	// shard is -shard K/N (zero: the whole sweep) and partial where its
 	// partial result goes.
 	shard   sweep.Shard
@@ -41,6 +44,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for every scenario (0: each file's own)")
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the seed and print the violation rate (default for a file with a rate expectation: its expect.seeds)")
+	fs.Float64Var(&f.precision, "precision", 0, "with -seeds N: stop a sweep as soon as its violation rate and each kind's have a 95% interval at most this many percentage points wide (looked at after 50 seeds, then at each doubling; N the most it runs)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v2, docs/json-schema.md)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during long -seeds sweeps")
@@ -79,6 +83,10 @@ func (f runFlags) bad() string {
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
 	case f.seedsBad() != "":
 		return f.seedsBad()
+	case f.precision != 0 && (f.precision < sweep.MinPrecision || f.precision > sweep.MaxPrecision):
+		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, sweep.MinPrecision, sweep.MaxPrecision)
+	case f.precision != 0 && (f.seeds == 0 || f.backend != "sim" || f.shard.Sharded()):
+		return "-precision stops a -seeds sweep of the simulation early: give -seeds N (the most seeds it runs), and no -backend redis or -shard (a shard does not see the other shards' seeds)"
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
 	}
@@ -217,7 +225,13 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %s\n", s.Name, msg)
 		return 2
 	}
-	t, err := sweep.Seeds(r.ctx, s, first, n, r.workers, pr.update)
+	var t scenario.SweepTally
+	var err error
+	if r.precision > 0 {
+		t, err = sweep.SeedsPrecise(r.ctx, s, first, n, r.workers, r.precision, pr.update)
+	} else {
+		t, err = sweep.Seeds(r.ctx, s, first, n, r.workers, pr.update)
+	}
 	pr.finish()
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
@@ -232,6 +246,10 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		return errStatus(err)
 	}
 	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
+	if r.precision > 0 && t.Seeds < n && !r.asJSON {
+		fmt.Fprintf(r.stdout, "    (-precision %v: stopped after %d of %d seeds, every rate's 95%% interval at most %v points wide)\n",
+			r.precision, t.Seeds, n, r.precision)
+	}
 	r.tally.count(sweepJudging(judged), match, t.Violated > 0)
 	if r.out != "" {
 		seed, which := first, "its first seed"

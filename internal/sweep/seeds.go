@@ -62,6 +62,31 @@ func Seeds(ctx context.Context, s *scenario.Scenario, first uint64, n, workers i
 	return t, err
 }
 
+// SeedsPrecise is Seeds in precision mode (run -seeds n -precision p): it
+// runs s's seeds from first in rounds, up to each of precision mode's
+// looks (NextLook: 50, 100, 200, ... and n), and stops at the first look
+// where the sweep's violation rate and each kind's have a 95% interval at
+// most p points wide, or at n. Whether it goes on depends only on the
+// seeds run so far, in order, so the tally does not depend on workers.
+// progress is told the seeds run out of n.
+func SeedsPrecise(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, p float64, progress func(done, total int)) (scenario.SweepTally, error) {
+	var t scenario.SweepTally
+	for t.Seeds < n {
+		lo, hi := t.Seeds, NextLook(t.Seeds, n)
+		var pr func(done, total int)
+		if progress != nil {
+			pr = func(d, _ int) { progress(lo+d, n) }
+		}
+		_, err := Stream(ctx, hi-lo, seedsChunk, workers, func(i int) (SeedRun, error) {
+			return runSeed(s, lo+i, first+uint64(lo+i))
+		}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, pr)
+		if err != nil || Width(t.Seeds, t.Counts()...) <= p {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
 // runSeed runs s at seed, job job of its sweep: the one place a sweep of
 // seeds runs a scenario. A panic in it is a bug, which Run reports as an
 // error wrapping ErrPanic.

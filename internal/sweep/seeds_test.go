@@ -81,3 +81,43 @@ func TestSweepChunks(t *testing.T) {
 		t.Errorf("interrupted after 5 seeds: %+v, %v; want %+v", part, err, prefix)
 	}
 }
+
+// TestSeedsPrecise: a sweep whose rates are narrow at the first look stops
+// there (F0 violates every seed: 50 of 50 is a 7.1-point interval), one
+// whose rate is near a third runs on to its cap (the control: a sweep
+// that always stopped early would fail it); either way its tally is the
+// plain sweep's over as many seeds, whatever the workers.
+func TestSeedsPrecise(t *testing.T) {
+	for _, tc := range []struct {
+		file       string
+		cap, seeds int
+	}{
+		{"../../scenarios/f0-reentrant-failover.yaml", 400, PrecisionFirstLook},
+		{"../../scenarios/lost-reply-simple-acquire-plain.yaml", 60, 60},
+	} {
+		s, err := scenario.Load(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := Seeds(t.Context(), s, s.Seed, tc.seeds, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{1, 3} {
+			last := 0
+			got, err := SeedsPrecise(t.Context(), s, s.Seed, tc.cap, workers, 10, func(done, total int) {
+				if done <= last || total != tc.cap {
+					t.Errorf("%s: progress %d of %d after %d", s.Name, done, total, last)
+				}
+				last = done
+			})
+			if err != nil || !reflect.DeepEqual(got, plain) {
+				t.Errorf("%s, %d workers: %d seeds (%d violated), %v; want the plain sweep's %d (%d)",
+					s.Name, workers, got.Seeds, got.Violated, err, plain.Seeds, plain.Violated)
+			}
+			if w := Width(got.Seeds, got.Counts()...); (tc.seeds < tc.cap) != (w <= 10) {
+				t.Errorf("%s: stopped at %d of %d with a %.1f-point interval", s.Name, got.Seeds, tc.cap, w)
+			}
+		}
+	}
+}
