@@ -118,14 +118,17 @@ func (a keyArgs) of(args []string) []string {
 // order. It only records (it runs under miniredis's lock).
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 	n.noteExotic(cmd)
-	n.record(cmd, args)
+	if n.capturing {
+		n.record(cmd, commands[cmd], args)
+	}
 	return false
 }
 
-// record notes, while capturing, what command cmd (upper case) with args
-// writes or publishes: the hook's work, which the short way (fastcmd.go)
-// does itself.
-func (n *Node) record(cmd string, args []string) {
+// record notes, while capturing, what command cmd (upper case; spec its
+// entry of commands, the zero spec for one not listed) with args writes
+// or publishes: the hook's work, which the short way (fastcmd.go) does
+// itself, handing the spec it already has.
+func (n *Node) record(cmd string, spec cmdSpec, args []string) {
 	if !n.capturing {
 		return
 	}
@@ -133,7 +136,7 @@ func (n *Node) record(cmd string, args []string) {
 		n.published = append(n.published, [2]string{args[0], args[1]})
 		return
 	}
-	if spec, ok := commands[cmd]; ok && spec.write {
+	if spec.write {
 		n.touched = append(n.touched, spec.keys.of(args)...)
 		if !n.fastKept {
 			n.reshaped = true
@@ -160,7 +163,7 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	}
 	n.syncCommand(spec, known, args)
 	n.capturing = true
-	if r, ok := n.runFast(cmd, args); ok {
+	if r, ok := n.runFast(cmd, spec, args); ok {
 		n.capturing = false
 		return r.normalised(), nil
 	}

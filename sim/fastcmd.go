@@ -85,16 +85,17 @@ func (n *Node) noteExotic(cmd string) {
 }
 
 // runFast runs the command args (its name first; cmd is that name in upper
-// case) the short way, after syncCommand, and shows it to the hook as
-// Dispatch would. ok false: the command was not run, and is Dispatch's.
-func (n *Node) runFast(cmd string, args []string) (r fastReply, ok bool) {
+// case, spec its entry of commands) the short way, after syncCommand, and
+// shows it to the hook as Dispatch would. ok false: the command was not
+// run, and is Dispatch's.
+func (n *Node) runFast(cmd string, spec cmdSpec, args []string) (r fastReply, ok bool) {
 	if n.exotic || noFastCommands {
 		return r, false
 	}
 	n.fastKept = false
 	if r, ok = n.fast(cmd, args); ok {
 		n.fastHits++
-		n.record(cmd, args[1:])
+		n.record(cmd, spec, args[1:])
 	}
 	n.fastKept = false
 	return r, ok

@@ -125,7 +125,7 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		args[0] = spec.name
 	}
 	e.n.syncCommand(spec, known, args)
-	if r, ok := e.n.runFast(name, args); ok {
+	if r, ok := e.n.runFast(name, spec, args); ok {
 		return r, nil, true, nil
 	}
 	if e.peer == nil {
