@@ -48,10 +48,11 @@ func (c *Cell) precise(p float64) bool {
 }
 
 // runPrecise runs the matrix in precision mode: in rounds, each giving
-// every cell not yet precise its runs up to its next look (sweep.NextLook), its
-// seeds in order after those it has. Whether a cell goes on depends only
-// on its own first runs, which are the same whoever ran them, so the
-// report does not depend on the workers, as Run's does not.
+// every cell not yet precise its runs up to its next look
+// (sweep.NextLook), its seeds in order after those it has. Whether a cell
+// goes on depends only on its own first runs, which are the same whoever
+// ran them, so the report does not depend on the workers, as Run's does
+// not.
 //
 // Progress is told the runs done and the most there can still be (every
 // open cell to its cap): a total that falls as cells turn out precise.
