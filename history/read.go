@@ -239,16 +239,8 @@ func validate(w *wireRecord) (field, msg string) {
 	case *w.T < 0:
 		return "t", fmt.Sprintf("%d is negative", *w.T)
 	}
-	for _, a := range w.Applied {
-		if a < *w.T {
-			return "applied", fmt.Sprintf("%d is before the call (t %d): a node ran the command after it was sent", a, *w.T)
-		}
-	}
-	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
-		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
-	}
-	if w.Answered != nil && w.Kind != KindOp {
-		return "answered", fmt.Sprintf("a %s record has no answered time (only an op record of unknown outcome does: when the call returned to its caller)", w.Kind)
+	if f, m := validateTimes(w); m != "" {
+		return f, m
 	}
 	switch w.Kind {
 	case KindOp:
@@ -271,6 +263,24 @@ func validate(w *wireRecord) (field, msg string) {
 		}
 	case KindClient:
 		return required(w, "client")
+	}
+	return "", ""
+}
+
+// validateTimes checks a record's times against its call (t) and its
+// kind: a node applies a command after it was sent, and only calls (op and
+// req records) return, only an op answers.
+func validateTimes(w *wireRecord) (field, msg string) {
+	for _, a := range w.Applied {
+		if a < *w.T {
+			return "applied", fmt.Sprintf("%d is before the call (t %d): a node ran the command after it was sent", a, *w.T)
+		}
+	}
+	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
+		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
+	}
+	if w.Answered != nil && w.Kind != KindOp {
+		return "answered", fmt.Sprintf("a %s record has no answered time (only an op record of unknown outcome does: when the call returned to its caller)", w.Kind)
 	}
 	return "", ""
 }

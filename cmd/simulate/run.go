@@ -83,12 +83,23 @@ func (f runFlags) bad() string {
 		return "-scale is for -backend redis (the simulation runs in virtual time)"
 	case f.seedsBad() != "":
 		return f.seedsBad()
-	case f.precision != 0 && (f.precision < sweep.MinPrecision || f.precision > sweep.MaxPrecision):
-		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, sweep.MinPrecision, sweep.MaxPrecision)
-	case f.precision != 0 && (f.seeds == 0 || f.backend != "sim" || f.shard.Sharded()):
-		return "-precision stops a -seeds sweep of the simulation early: give -seeds N (the most seeds it runs), and no -backend redis or -shard (a shard does not see the other shards' seeds)"
+	case f.precisionBad() != "":
+		return f.precisionBad()
 	case f.workers < 1:
 		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	}
+	return ""
+}
+
+// precisionBad says what is wrong with -precision, "" if nothing.
+func (f runFlags) precisionBad() string {
+	switch {
+	case f.precision == 0:
+		return ""
+	case f.precision < sweep.MinPrecision || f.precision > sweep.MaxPrecision:
+		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, sweep.MinPrecision, sweep.MaxPrecision)
+	case f.seeds == 0 || f.backend != "sim" || f.shard.Sharded():
+		return "-precision stops a -seeds sweep of the simulation early: give -seeds N (the most seeds it runs), and no -backend redis or -shard (a shard does not see the other shards' seeds)"
 	}
 	return ""
 }
@@ -550,11 +561,7 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	// Each reason a scenario was not judged: the part of the summary that
 	// counts them, and the whole summary when it is every scenario's ("" for
 	// none: the interruption is said after it).
-	unjudged := []struct {
-		n               int
-		one, many       string
-		allOne, allMany string
-	}{
+	unjudged := []unjudgedReason{
 		{t.swept, "not judged (swept; its file's expectation is not a rate)", "not judged (swept; their files' expectations are not rates)",
 			"swept: its file's expectation is not a rate, so its rate is reported, not judged",
 			"swept: their files' expectations are not rates, so their rates are reported, not judged"},
@@ -581,30 +588,47 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	case all != "":
 		line += ", " + all
 	default:
-		var parts []string
-		if t.asExpected > 0 || t.notAsExpected+t.notJudged()+t.skipped == 0 {
-			parts = append(parts, fmt.Sprintf("%d as expected", t.asExpected))
-			if len(split) > 0 {
-				parts[0] += " (" + strings.Join(split, ", ") + ")"
-			}
-		}
-		if t.notAsExpected > 0 {
-			parts = append(parts, fmt.Sprintf("%d not as expected", t.notAsExpected))
-		}
-		for _, c := range unjudged {
-			if c.n > 0 {
-				parts = append(parts, plural(c.n, c.one, c.many))
-			}
-		}
-		if t.skipped > 0 {
-			parts = append(parts, fmt.Sprintf("%d skipped", t.skipped))
-		}
-		line += ": " + strings.Join(parts, ", ")
+		line += ": " + strings.Join(t.parts(split, unjudged), ", ")
 	}
 	if t.interrupted {
 		line += " (interrupted: the rest did not run)"
 	}
 	fmt.Fprintln(w, line)
+}
+
+// unjudgedReason is one reason scenarios were not judged, for the summary
+// line: how many (n), the part that counts them (one, many) and the whole
+// line's text when it is every scenario's (allOne, allMany; "" for none).
+type unjudgedReason struct {
+	n               int
+	one, many       string
+	allOne, allMany string
+}
+
+// parts are the counts of a summary line whose scenarios did not all fare
+// alike: those as expected (split says how), not as expected, not judged
+// for each reason, and skipped, a count of 0 left out (but for the first,
+// when nothing else would be said).
+func (t tally) parts(split []string, unjudged []unjudgedReason) []string {
+	var parts []string
+	if t.asExpected > 0 || t.notAsExpected+t.notJudged()+t.skipped == 0 {
+		parts = append(parts, fmt.Sprintf("%d as expected", t.asExpected))
+		if len(split) > 0 {
+			parts[0] += " (" + strings.Join(split, ", ") + ")"
+		}
+	}
+	if t.notAsExpected > 0 {
+		parts = append(parts, fmt.Sprintf("%d not as expected", t.notAsExpected))
+	}
+	for _, c := range unjudged {
+		if c.n > 0 {
+			parts = append(parts, plural(c.n, c.one, c.many))
+		}
+	}
+	if t.skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", t.skipped))
+	}
+	return parts
 }
 
 // plural is "n one" for n = 1, else "n many".
