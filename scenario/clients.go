@@ -113,7 +113,7 @@ func (d *decoder) clientSettings(s *Scenario) {
 			return
 		}
 		o := p.o
-		cs := d.readClientSettings(st, o, p.path)
+		cs := d.readClientSettings(st, s.Algorithm.Kind, o, p.path)
 		for i := p.from; i < p.to && d.err == nil; i++ {
 			s.Clients[i].Settings = cs
 		}
@@ -121,13 +121,11 @@ func (d *decoder) clientSettings(s *Scenario) {
 }
 
 // readClientSettings reads the workload fields of client entry o (at
-// path), which a kind whose config has settings st has. A wait under the
-// algorithm's wait: forever is refused (settings.forever).
-func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSettings {
+// path), which kind, whose config has settings st, has. A wait that
+// forever makes wrong is refused (badClientWait).
+func (d *decoder) readClientSettings(st settings, kind string, o *obj, path string) ClientSettings {
 	var cs ClientSettings
-	if st.forever != nil && *st.forever && o.has("wait") {
-		d.failf(o.at("wait"), join(path, "wait"), "the algorithm's wait is %s: every client's acquire is Redisson's lock(), which waits as long as it takes "+
-			"and has no wait of its own (leave this wait out, or give the algorithm's wait a duration)", waitForever)
+	if d.badClientWait(st, kind, o, path) {
 		return cs
 	}
 	durp := func(f string) *time.Duration {
@@ -160,6 +158,35 @@ func (d *decoder) readClientSettings(st settings, o *obj, path string) ClientSet
 		cs.ReadRatio = &v
 	}
 	return cs
+}
+
+// badClientWait refuses the wait of client entry o (at path) under kind
+// kind, whose config has settings st, where wait: forever makes it wrong,
+// and says whether it did: any wait under the algorithm's wait: forever
+// (settings.forever), which makes every client's acquire Redisson's
+// lock(), naming that wait's line; and a client's forever, which is the
+// fair kind's algorithm section's alone (foreverOnly): under a fair
+// algorithm whose wait is a duration it belongs in the algorithm section,
+// and under another kind it is no wait at all. Any other wait is read as
+// a duration (readClientSettings).
+func (d *decoder) badClientWait(st settings, kind string, o *obj, path string) bool {
+	if !o.has("wait") {
+		return false
+	}
+	n, f := o.at("wait"), join(path, "wait")
+	switch {
+	case st.forever != nil && *st.forever:
+		d.failf(n, f, "the algorithm's wait is %s (line %d): every client's acquire is Redisson's lock(), which waits as long as it takes "+
+			"and has no wait of its own (leave this wait out, or give the algorithm's wait a duration)", waitForever, d.foreverLine)
+	case o.str("wait", "") != waitForever:
+		return false
+	case st.forever != nil:
+		d.failf(n, f, "a client cannot wait %s on its own: %s, and makes every client's acquire lock(); "+
+			"set wait: %s in the algorithm section, or give this client a Go duration such as 250ms or 5s", waitForever, foreverOnly, waitForever)
+	default:
+		d.failf(n, f, "%s, not a client's; a client's wait under algorithm %s is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, kind)
+	}
+	return true
 }
 
 // lease reads an owner-based kind's lease: a positive duration, or

@@ -106,6 +106,11 @@ type decoder struct {
 	faultObjs []*obj
 	// open reads the files the scenario names (a script kind's Lua).
 	open opener
+	// foreverLine is the line of the algorithm section's wait: forever (0
+	// without one), which the error of a client's wait under it names: the
+	// client entries' settings are read after the section, which the decoder
+	// does not keep.
+	foreverLine int
 }
 
 // scaled is d multiplied by the decoder's scale, rounded to the

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -90,16 +91,23 @@ func TestFairTruthKeys(t *testing.T) {
 // TestFairForeverClientWait: wait: forever is the algorithm section's, and
 // makes every client's acquire Redisson's lock(), which has no wait of its
 // own: a client entry's wait under it (a duration, 0s, or forever) is
-// refused at the client's wait, naming file, line and field, rather than
-// the run failing at the algorithm's line or a 0s being ignored.
+// refused at the client's wait, naming file, line and field, and the line
+// of the algorithm's wait (wherever it is in the section), rather than the
+// run failing at the algorithm's line or a 0s being ignored.
 func TestFairForeverClientWait(t *testing.T) {
 	forever := strings.Replace(fairFile, "  wait: 2s\n", "  wait: forever\n", 1)
-	for _, w := range []string{"2s", "0s", "forever"} {
-		src := strings.Replace(forever, "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, wait: "+w+"}", 1)
-		_, err := Parse("fair.yaml", []byte(src))
-		want := "fair.yaml:10: clients[0].wait: the algorithm's wait is forever: every client's acquire is Redisson's lock()"
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("client wait %s under wait: forever: %v; want %q", w, err, want)
+	last := strings.Replace(strings.Replace(fairFile, "  wait: 2s\n", "", 1), "  timeout_leaves_entry: true\n", "  timeout_leaves_entry: true\n  wait: forever\n", 1)
+	for _, c := range []struct {
+		src  string
+		line int
+	}{{forever, 14}, {last, 17}} {
+		for _, w := range []string{"2s", "0s", "forever"} {
+			src := strings.Replace(c.src, "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, wait: "+w+"}", 1)
+			_, err := Parse("fair.yaml", []byte(src))
+			want := fmt.Sprintf("fair.yaml:10: clients[0].wait: the algorithm's wait is forever (line %d): every client's acquire is Redisson's lock()", c.line)
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("client wait %s under wait: forever at line %d: %v; want %q", w, c.line, err, want)
+			}
 		}
 	}
 }
@@ -108,8 +116,9 @@ func TestFairForeverClientWait(t *testing.T) {
 // algorithm's forever (with a client's own lease and hold) is Forever with
 // no wait, for the section and for each client; a duration in the
 // algorithm and a client's own wait is that client's TryLockFor wait; a
-// client's forever under a duration, and forever under a kind without
-// Redisson's lock(), are bad durations.
+// client's forever under a duration (or under no algorithm wait) is
+// refused, saying it belongs in the algorithm section (forever under
+// another kind: TestForeverOutsideFair).
 func TestFairWaitCombinations(t *testing.T) {
 	forever := strings.Replace(fairFile, "  wait: 2s\n", "  wait: forever\n", 1)
 	client := "{count: 2, retry: go-redis, timeout: 500ms}"
@@ -132,12 +141,56 @@ func TestFairWaitCombinations(t *testing.T) {
 	if c := s.ForClient(s.Clients[0].Config.Name).Workload.(*Fair); c.Forever || c.Wait != 5*time.Second {
 		t.Errorf("a client's wait 5s under wait 2s: Forever %v, wait %v; want its own wait", c.Forever, c.Wait)
 	}
+	want := "fair.yaml:10: clients[0].wait: a client cannot wait forever on its own: forever is the fair kind's algorithm section's wait only " +
+		"(Redisson's lock() on a fair lock, which waits as long as it takes), and makes every client's acquire lock(); " +
+		"set wait: forever in the algorithm section, or give this client a Go duration such as 250ms or 5s"
+	for _, src := range []string{fairFile, strings.Replace(fairFile, "  wait: 2s\n", "", 1)} {
+		_, err := Parse("fair.yaml", []byte(strings.Replace(src, client, "{count: 2, wait: forever}", 1)))
+		if err == nil || err.Error() != want {
+			t.Errorf("a client's wait: forever under a fair algorithm without it: %v; want %q", err, want)
+		}
+	}
+}
+
+// TestForeverOutsideFair: wait: forever under any owner-based kind but
+// fair, in the algorithm section or a client entry, is refused naming
+// file, line and field, saying that forever is the fair kind's algorithm
+// section's and that this kind's wait is a duration, rather than as a bad
+// duration; the list of those kinds is every kind with an owner's wait
+// (so that a new one is tested too). A kind without a wait field still
+// says so, unknown field as any other.
+func TestForeverOutsideFair(t *testing.T) {
+	ownerKinds := []string{"reentrant", "fenced", "rwlock", "spin", "non-reentrant", "redlock-redisson"}
+	var withWait []string
+	for _, k := range algorithmNames() {
+		w := newWorkload(k)
+		if k != "fair" && slices.Contains(w.Fields(), "wait") && w.settings().owner != nil {
+			withWait = append(withWait, k)
+		}
+	}
+	if !slices.Equal(withWait, ownerKinds) {
+		t.Errorf("kinds with an owner's wait besides fair: %q, want %q", withWait, ownerKinds)
+	}
+	const only = "forever is the fair kind's algorithm section's wait only (Redisson's lock() on a fair lock, which waits as long as it takes)"
+	client := "{count: 2, retry: go-redis, timeout: 500ms}"
+	for _, k := range ownerKinds {
+		alg := "  kind: " + k + "\n  wait: forever\n"
+		src := strings.Replace(good, "  kind: simple\n  ttl: 1s\n", alg, 1)
+		want := "k.yaml:13: algorithm.wait: " + only + "; algorithm " + k + "'s wait is a Go duration such as 250ms or 5s (0s: try once)"
+		if _, err := Parse("k.yaml", []byte(src)); err == nil || err.Error() != want {
+			t.Errorf("%s: algorithm wait: forever: %v; want %q", k, err, want)
+		}
+		src = strings.Replace(strings.Replace(good, "  kind: simple\n  ttl: 1s\n", "  kind: "+k+"\n", 1), client, "{count: 2, wait: forever}", 1)
+		want = "k.yaml:10: clients[0].wait: " + only + ", not a client's; a client's wait under algorithm " + k + " is a Go duration such as 250ms or 5s (0s: try once)"
+		if _, err := Parse("k.yaml", []byte(src)); err == nil || err.Error() != want {
+			t.Errorf("%s: client wait: forever: %v; want %q", k, err, want)
+		}
+	}
 	for _, c := range []struct{ src, want string }{
-		{strings.Replace(fairFile, client, "{count: 2, wait: forever}", 1), `fair.yaml:10: clients[0].wait: bad duration "forever"`},
-		{strings.Replace(strings.Replace(forever, "  non_reentrant: true\n  fair_wait_timeout: 20s\n  timeout_leaves_entry: true\n", "", 1), "kind: fair", "kind: reentrant", 1),
-			`fair.yaml:14: algorithm.wait: bad duration "forever"`},
+		{strings.Replace(good, "  ttl: 1s\n", "  ttl: 1s\n  wait: forever\n", 1), "k.yaml:14: algorithm.wait: not a field of algorithm simple"},
+		{strings.Replace(good, client, "{count: 2, wait: forever}", 1), "k.yaml:10: clients[0].wait: not a field of a client under algorithm simple"},
 	} {
-		if _, err := Parse("fair.yaml", []byte(c.src)); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if _, err := Parse("k.yaml", []byte(c.src)); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%v; want %q", err, c.want)
 		}
 	}

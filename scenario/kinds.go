@@ -81,22 +81,15 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 	return gs
 }
 
-// ownerConfig reads the OwnerConfig's fields of o: random_owners, depth,
-// wait (0 for a kind without the field), owners and lease. forever is
-// where a kind that has Redisson's lock() (the fair kind's Forever) takes
-// wait: forever, which sets it and leaves the wait 0, the OwnerConfig's
-// wait being TryLockFor's; nil for the other kinds, to which forever is a
-// bad duration as any other word.
-func (d *decoder) ownerConfig(o *obj, forever *bool) traffic.OwnerConfig {
+// ownerConfig reads the OwnerConfig's fields of o, the algorithm section
+// of kind kind: random_owners, depth, wait (ownerWait; 0 for a kind
+// without the field), owners and lease. forever is as ownerWait's.
+func (d *decoder) ownerConfig(o *obj, kind string, forever *bool) traffic.OwnerConfig {
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
 		Depth:        int(o.int("depth", 1, 1, 100)),
 	}
-	if forever != nil && o.str("wait", "") == waitForever {
-		*forever = true
-	} else {
-		oc.Wait = o.dur("wait", 0)
-	}
+	oc.Wait = d.ownerWait(o, kind, forever)
 	if o.has("owners") {
 		oc.Owners = o.strs("owners")
 		_, of := o.get("owners")
@@ -119,6 +112,31 @@ var deployments = []string{lock.SingleServer.String(), lock.Replicated.String()}
 // section's only.
 const waitForever = "forever"
 
+// foreverOnly says where wait: forever is valid, in the errors that
+// refuse it elsewhere: the word is Redisson's API's, which a user may try
+// on any lock or client, and a bare "bad duration" would not say where it
+// belongs.
+const foreverOnly = waitForever + " is the fair kind's algorithm section's wait only (Redisson's lock() on a fair lock, which waits as long as it takes)"
+
+// ownerWait reads the wait of o, the algorithm section of the owner-based
+// kind kind: a duration, TryLockFor's wait. forever is where a kind that
+// has Redisson's lock() (the fair kind's Forever) takes wait: forever,
+// which sets it, keeps the line for the errors of a client's wait
+// (decoder.foreverLine) and leaves the wait 0; nil for the other kinds, to
+// which forever is an error saying where it belongs (foreverOnly).
+func (d *decoder) ownerWait(o *obj, kind string, forever *bool) time.Duration {
+	if o.str("wait", "") != waitForever {
+		return o.dur("wait", 0)
+	}
+	if forever == nil {
+		d.failf(o.at("wait"), join(o.path, "wait"), "%s; algorithm %s's wait is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, kind)
+		return 0
+	}
+	*forever = true
+	d.foreverLine = o.at("wait").Line
+	return 0
+}
+
 // owner reads the fields the owner-based kinds share beyond the group(s):
 // the lock's name, the lock client's options and the OwnerConfig (forever
 // as ownerConfig's). group is the lock's group ("" for RedLock's several):
@@ -127,7 +145,7 @@ const waitForever = "forever"
 // Sentinel) takes the synced step, and to single-server otherwise.
 func (d *decoder) owner(s *Scenario, o *obj, group string, forever *bool) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
-	oc := d.ownerConfig(o, forever)
+	oc := d.ownerConfig(o, s.Algorithm.Kind, forever)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
 		"watchdog_timeout", "watchdog_batch_size")
