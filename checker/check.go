@@ -93,8 +93,9 @@ type Verdict struct {
 	GaveUp []Kind
 	// Unchecked lists the kinds no check could look for, because the
 	// history lacks the records their oracle reads (TruthKinds without
-	// truth records: NoTruthNote). They are in GaveUp too: undecided,
-	// never passed.
+	// truth records: NoTruthNote; then the fairness kinds too when
+	// Config.Queues names a queue: NoQueueTruthNote). They are in GaveUp
+	// too: undecided, never passed.
 	Unchecked []Kind
 	// Fencing is the fencing oracle's counts of the writes to fenced
 	// resources (as Fencing's report): what an expectation bounds them by

@@ -34,7 +34,10 @@
 // (TruthKinds); on lock operations without a single truth record Judge
 // reports their kinds as not checked (Verdict.Unchecked, NoTruthNote),
 // never as passed, and Verdict.Cleared tells such a verdict without a
-// violation from one that found something or gave up.
+// violation from one that found something or gave up. The fairness
+// oracle follows each fair lock's queue (Config.Queues) in the truth too:
+// given queues and no truth record, Judge reports its kinds as not
+// checked in the same way (NoQueueTruthNote).
 //
 // # Op records
 //

@@ -76,8 +76,10 @@ type Config struct {
 // production system's log of its lock calls) gives the oracles that read
 // node truth nothing to compare with: their kinds (TruthKinds) are
 // reported as not checked (Verdict.Unchecked, undecided, with
-// NoTruthNote), never as passed; mutual exclusion by belief, fencing,
-// linearizability and liveness judge it as any history.
+// NoTruthNote), never as passed, and so are the fairness oracle's when
+// cfg.Queues names any queue (NoQueueTruthNote: it follows each queue in
+// the truth); mutual exclusion by belief, fencing, linearizability and
+// liveness judge it as any history.
 func Judge(h []history.Record, cfg Config) Verdict {
 	bud := cfg.Budget.For(len(h))
 	var v Verdict
@@ -119,6 +121,10 @@ func Judge(h []history.Record, cfg Config) Verdict {
 	if !hasTruth(h) && hasOps(h) {
 		v.Unchecked = TruthKinds()
 		v.Undecided(NoTruthNote, truthKinds...)
+		if len(cfg.Queues) > 0 {
+			v.Unchecked = append(v.Unchecked, fairKinds...)
+			v.Undecided(NoQueueTruthNote, fairKinds...)
+		}
 	}
 	// A lock whose search gave up leaves its note even when another lock's
 	// was violated; a linearizability check that decided every lock adds
@@ -148,5 +154,5 @@ var oracleChecks = []struct {
 	{"reentrancy and resurrected-lock", []Kind{Reentrancy, Resurrected}},
 	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
 	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},
-	{"fairness (evicted-waiter, out-of-order-grant, stuck-queue)", []Kind{EvictedWaiter, OutOfOrder, StuckQueue}},
+	{"fairness (evicted-waiter, out-of-order-grant, stuck-queue)", fairKinds},
 }

@@ -2,7 +2,8 @@
 // fencing, linearizability and liveness read the op records alone; the
 // oracles that compare beliefs and answers with the nodes' state read
 // truth records, and on a history without any (a production system's log
-// of its lock calls) they are reported as not checked rather than passed.
+// of its lock calls) they are reported as not checked rather than passed;
+// so is the fairness oracle, when Judge is given fair locks' queues.
 
 package checker
 
@@ -21,10 +22,23 @@ import (
 // evidence of anything.
 var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, UnlockIdempotency, Resurrected}
 
+// fairKinds are the fairness oracle's kinds (Config.Queues), which read a
+// fair lock's queue and hash on its master over time, as truth records
+// state them: on a history without truth records the oracle sees no queue
+// and finds nothing, which is no evidence either.
+var fairKinds = []Kind{EvictedWaiter, OutOfOrder, StuckQueue}
+
 // NoTruthNote is the note of a verdict on lock operations without a truth
 // record: the kinds of TruthKinds are then not checked (Verdict.Unchecked).
 const NoTruthNote = "silent-loss, quorum-held-by-down-nodes, reentrancy, unlock-idempotency and resurrected-lock not checked: no node truth in the history " +
 	"(these oracles compare what clients believed and were told with what the nodes held, which truth records state)"
+
+// NoQueueTruthNote is the note of a verdict on lock operations without a
+// truth record when Config.Queues names fair locks' queues: the fairness
+// oracle's kinds (evicted-waiter, out-of-order-grant, stuck-queue) are
+// then not checked (Verdict.Unchecked), as NoTruthNote's are.
+const NoQueueTruthNote = "evicted-waiter, out-of-order-grant and stuck-queue not checked: no node truth in the history " +
+	"(the fairness oracle follows each fair lock's queue and holder on its master, which truth records state)"
 
 // TruthKinds lists the kinds whose oracles need node truth (truth
 // records), in the order Kinds lists them (a fresh slice each call).

@@ -120,3 +120,57 @@ func TestJudgeWithoutTruthSaysNotChecked(t *testing.T) {
 		}
 	})
 }
+
+// TestJudgeFairnessWithoutTruthSaysNotChecked: the fairness oracle
+// follows a fair lock's queue in the truth, so on a history of lock calls
+// without a truth record, Judge given the lock's queue (Config.Queues)
+// reports its kinds as not checked, as it does the truth oracles': after
+// TruthKinds in Unchecked, undecided, with NoQueueTruthNote, and the
+// verdict still Cleared. Without Queues nothing of fairness is listed. The
+// control: the same fair story with its truth is judged, nothing
+// unchecked, and finds the stuck queue that the history without truth
+// could not show.
+func TestJudgeFairnessWithoutTruthSaysNotChecked(t *testing.T) {
+	fair := []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue}
+	queues := []checker.FairQueue{checker.RedissonFairQueue("lk")}
+	end := time.Duration(ms(100))
+	// c2's call ends at 28 leaving its entry, which blocks c3 from 30,
+	// when the lock comes free, to 50 (TestFairStuckEntryBlocksTheFreeLock's
+	// story).
+	withTruth := sortedHistory(served(28, history.OutcomeError, 52).queue(50, "m1", "c3:a").
+		holds(51, "m1", "c3:a").queue(51, "m1").recs)
+	var noTruth []history.Record
+	for _, r := range withTruth {
+		if r.Kind != history.KindTruth {
+			noTruth = append(noTruth, r)
+		}
+	}
+
+	v := checker.Judge(noTruth, checker.Config{End: end, Queues: queues})
+	want := append(checker.TruthKinds(), fair...)
+	if !slices.Equal(v.Unchecked, want) || !slices.Contains(v.Notes, checker.NoQueueTruthNote) ||
+		!slices.Contains(v.Notes, checker.NoTruthNote) || v.Status != checker.Unknown || !v.Cleared() || len(v.Violations) > 0 {
+		t.Fatalf("without truth, with queues: unchecked %v (want %v), cleared %v, verdict:\n%s", v.Unchecked, want, v.Cleared(), v)
+	}
+	for _, k := range fair {
+		if !v.UndecidedOn(k) {
+			t.Errorf("%s is not undecided without truth", k)
+		}
+	}
+
+	v = checker.Judge(noTruth, checker.Config{End: end})
+	if !slices.Equal(v.Unchecked, checker.TruthKinds()) || slices.Contains(v.Notes, checker.NoQueueTruthNote) {
+		t.Fatalf("without truth or queues: unchecked %v, notes %q", v.Unchecked, v.Notes)
+	}
+	for _, k := range fair {
+		if v.UndecidedOn(k) {
+			t.Errorf("without queues, %s is undecided", k)
+		}
+	}
+
+	v = checker.Judge(withTruth, checker.Config{End: end, Queues: queues})
+	if len(v.Unchecked) > 0 || len(v.GaveUp) > 0 || slices.Contains(v.Notes, checker.NoQueueTruthNote) ||
+		!slices.Equal(v.Kinds(), []checker.Kind{checker.StuckQueue}) {
+		t.Fatalf("control, with truth: kinds %v, unchecked %v, gave up %v; verdict:\n%s", v.Kinds(), v.Unchecked, v.GaveUp, v)
+	}
+}

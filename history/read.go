@@ -239,6 +239,9 @@ func validate(w *wireRecord) (field, msg string) {
 	case *w.T < 0:
 		return "t", fmt.Sprintf("%d is negative", *w.T)
 	}
+	if f, m := validateKindFields(w); m != "" {
+		return f, m
+	}
 	if f, m := validateTimes(w); m != "" {
 		return f, m
 	}
@@ -267,20 +270,58 @@ func validate(w *wireRecord) (field, msg string) {
 	return "", ""
 }
 
-// validateTimes checks a record's times against its call (t) and its
-// kind: a node applies a command after it was sent, and only calls (op and
-// req records) return, only an op answers.
+// kindFields are the fields that only some kinds of record carry, in
+// Record's order, each with those kinds and what a record of another kind
+// is told. On any other kind the field means nothing: no judge reads it
+// there, so a line that has it was written meaning something the judges
+// would not see, and is refused rather than read without it.
+var kindFields = []struct {
+	field string
+	kinds []Kind
+	has   func(*wireRecord) bool
+	msg   string // after "a KIND record has "
+}{
+	{"end", []Kind{KindOp, KindReq}, func(w *wireRecord) bool { return w.End != nil },
+		"no return (only op and req records do)"},
+	{"fields", []Kind{KindTruth}, func(w *wireRecord) bool { return w.Fields != nil },
+		"no fields (only a truth record does: a hash's fields, or a sorted set's members and scores)"},
+	{"gone", []Kind{KindTruth}, func(w *wireRecord) bool { return w.Gone },
+		"no gone (only a truth record does: its key no longer exists)"},
+	{"applied", []Kind{KindReq}, func(w *wireRecord) bool { return w.Applied != nil },
+		"no applied times (only a req record does: when a node ran the command)"},
+	{"items", []Kind{KindTruth}, func(w *wireRecord) bool { return w.Items != nil },
+		"no items (only a truth record does: a list's elements)"},
+	{"answered", []Kind{KindOp}, func(w *wireRecord) bool { return w.Answered != nil },
+		"no answered time (only an op record of unknown outcome does: when the call returned to its caller)"},
+}
+
+// validateKindFields refuses the first field of kindFields that w has
+// while its kind does not carry it. A field given empty ("items": [],
+// "fields": {}) is given; "gone": false is the same as leaving it out.
+func validateKindFields(w *wireRecord) (field, msg string) {
+	for _, f := range kindFields {
+		if f.has(w) && !slices.Contains(f.kinds, w.Kind) {
+			return f.field, fmt.Sprintf("%s record has %s", article(w.Kind), f.msg)
+		}
+	}
+	return "", ""
+}
+
+// article is "a KIND", or "an op".
+func article(k Kind) string {
+	if k == KindOp {
+		return "an " + string(k)
+	}
+	return "a " + string(k)
+}
+
+// validateTimes checks a record's times against its call (t): a node
+// applies a command after it was sent.
 func validateTimes(w *wireRecord) (field, msg string) {
 	for _, a := range w.Applied {
 		if a < *w.T {
 			return "applied", fmt.Sprintf("%d is before the call (t %d): a node ran the command after it was sent", a, *w.T)
 		}
-	}
-	if w.End != nil && w.Kind != KindOp && w.Kind != KindReq {
-		return "end", fmt.Sprintf("a %s record has no return (only op and req records do)", w.Kind)
-	}
-	if w.Answered != nil && w.Kind != KindOp {
-		return "answered", fmt.Sprintf("a %s record has no answered time (only an op record of unknown outcome does: when the call returned to its caller)", w.Kind)
 	}
 	return "", ""
 }

@@ -116,6 +116,8 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"answered on a refusal", 3, strings.Replace(acq, `"outcome":"ok","result":"12","detail":"lease=10s"`, `"outcome":"fail","answered":7`, 1), "3: answered: an operation that ended fail has no answered time"},
 		{"answered on a req", 4, `{"seq":3,"kind":"req","t":5,"client":"c1","node":"m1","op":"evalsha","args":["lk"],"outcome":"unknown","answered":7}`, "4: answered: a req record has no answered time"},
 		{"answered on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"answered":7,`, 1), "5: answered: a truth record has no answered time"},
+		{"applied on an op record", 3, strings.Replace(acq, `"detail":"lease=10s"`, `"detail":"lease=10s","applied":[4]`, 1), "3: applied: an op record has no applied times (only a req record does"},
+		{"items on a fault record", 6, strings.Replace(lines[5], `"detail"`, `"items":["c1:a"],"detail"`, 1), "6: items: a fault record has no items (only a truth record does"},
 		{"answered not a number", 7, strings.Replace(lines[6], `"answered":9`, `"answered":"9ns"`, 1), "7: answered: want a whole number of nanoseconds since the history's start, got string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,5 +156,61 @@ func TestReadJSONLBounds(t *testing.T) {
 	if _, err := history.ReadJSONL(strings.NewReader(noOps), "h.jsonl", 100); err == nil ||
 		err.Error() != `h.jsonl: 1 records and no op record (kind "op"): a history to judge holds the lock operations` {
 		t.Fatalf("no op record: %v", err)
+	}
+}
+
+// TestReadJSONLKindFields: applied belongs to req records, fields, gone
+// and items to truth records; each is read on its own kind (the control)
+// and refused on every other, given empty too, with the line and the
+// field named. "gone": false is as if left out, so read on any kind.
+func TestReadJSONLKindFields(t *testing.T) {
+	base := map[history.Kind]string{
+		history.KindOp:     `{"kind":"op","t":5,"end":7,"client":"c1","lock":"lk","op":"acquire","outcome":"ok"}`,
+		history.KindReq:    `{"kind":"req","t":5,"end":7,"client":"c1","node":"m1","op":"evalsha","outcome":"ok"}`,
+		history.KindFault:  `{"kind":"fault","t":5,"node":"m1","op":"crash"}`,
+		history.KindTruth:  `{"kind":"truth","t":5,"node":"m1","key":"lk"}`,
+		history.KindNode:   `{"kind":"node","t":5,"node":"m1","op":"master","value":"m1"}`,
+		history.KindClient: `{"kind":"client","t":5,"client":"c1","detail":"drift +1000 ppm"}`,
+	}
+	kinds := []history.Kind{history.KindOp, history.KindReq, history.KindFault, history.KindTruth, history.KindNode, history.KindClient}
+	for _, c := range []struct {
+		field, json string
+		on          history.Kind // the one kind that carries it
+		says        string       // the refusal, after "a KIND record has "
+	}{
+		{"applied", `"applied":[6]`, history.KindReq, "no applied times (only a req record does: when a node ran the command)"},
+		{"applied", `"applied":[]`, history.KindReq, "no applied times"},
+		{"fields", `"fields":{"c1:a":"1"}`, history.KindTruth, "no fields (only a truth record does: a hash's fields, or a sorted set's members and scores)"},
+		{"fields", `"fields":{}`, history.KindTruth, "no fields"},
+		{"gone", `"gone":true`, history.KindTruth, "no gone (only a truth record does: its key no longer exists)"},
+		{"items", `"items":["c1:a"]`, history.KindTruth, "no items (only a truth record does: a list's elements)"},
+		{"items", `"items":[]`, history.KindTruth, "no items"},
+		{"gone", `"gone":false`, "", ""},
+	} {
+		for _, k := range kinds {
+			t.Run(c.json+" on "+string(k), func(t *testing.T) {
+				line := strings.Replace(base[k], `"t":5,`, `"t":5,`+c.json+`,`, 1)
+				in := `{"kind":"op","t":0,"end":1,"client":"c0","lock":"lk","op":"acquire","outcome":"fail"}` + "\n" + line + "\n"
+				recs, err := history.ReadJSONL(strings.NewReader(in), "h.jsonl", 10)
+				if c.says == "" || k == c.on {
+					if err != nil || len(recs) != 2 {
+						t.Fatalf("%s refused: %v", line, err)
+					}
+					return
+				}
+				a := "a "
+				if k == history.KindOp {
+					a = "an "
+				}
+				want := "h.jsonl:2: " + c.field + ": " + a + string(k) + " record has " + c.says
+				var le *history.LineError
+				if err == nil || !errors.As(err, &le) || !strings.HasPrefix(err.Error(), want) || recs != nil {
+					t.Fatalf("%s: got %v (%d records), want %s...", line, err, len(recs), want)
+				}
+				if le.Line != 2 || le.Field != c.field {
+					t.Fatalf("error names line %d field %q, want line 2 field %q", le.Line, le.Field, c.field)
+				}
+			})
+		}
 	}
 }

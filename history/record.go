@@ -78,9 +78,11 @@ type Record struct {
 	Value string `json:"value,omitempty"`
 	// Fields is a hash key's fields, for truth records (JSON sorts the
 	// keys); for a sorted set's (Detail "type zset"), its members and
-	// their scores (ScoreFields).
+	// their scores (ScoreFields). On no other record: ReadJSONL refuses it
+	// there.
 	Fields map[string]string `json:"fields,omitempty"`
-	// Gone marks a truth record for a key that no longer exists.
+	// Gone marks a truth record for a key that no longer exists; ReadJSONL
+	// refuses it on another record.
 	Gone   bool   `json:"gone,omitempty"`
 	Detail string `json:"detail,omitempty"`
 	// Applied lists, for a req record of the simulation, the times at which
@@ -90,11 +92,13 @@ type Record struct {
 	// none. It is when the command took effect, which the call and return
 	// only bound: checkers judge a reply against the node's state then.
 	// Histories from real servers leave it empty (a client cannot see it).
-	// It is after the others so that their JSON stays as it was.
+	// On no other record: ReadJSONL refuses it there. It is after the
+	// others so that their JSON stays as it was.
 	Applied []int64 `json:"applied,omitempty"`
 	// Items is a list key's elements, first to last, for truth records
-	// (Detail "type list"): a fair lock's queue. Last, as Applied, so that
-	// the other fields' JSON stays as it was.
+	// (Detail "type list"): a fair lock's queue; ReadJSONL refuses it on
+	// another record. Last, as Applied, so that the other fields' JSON
+	// stays as it was.
 	Items []string `json:"items,omitempty"`
 	// Answered is, for an op record whose outcome stayed unknown, when the
 	// call returned to its caller (with the error that left it unknown):
