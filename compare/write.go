@@ -557,12 +557,19 @@ func (r *Results) seedRange() string {
 // precisionRule is the method's paragraph on how precision mode chose
 // each cell's count of runs.
 func (r *Results) precisionRule() string {
+	most := fmt.Sprintf("%d runs a table cell", r.Seeds)
+	if r.Curves != nil {
+		most += fmt.Sprintf(", %d a curve point", r.CurveSeeds)
+	}
+	if r.Heat != nil {
+		most += fmt.Sprintf(", %d a heatmap cell", r.HeatSeeds)
+	}
 	return fmt.Sprintf("How many runs a cell got: it is looked at after %d runs, then at each doubling, and stops at the first look "+
 		"where every rate the report gives of it (unsafe runs and resurrected locks; a fair lock's fairness findings; the heatmap's "+
-		"lock failures) has a 95%% interval at most %s points wide, or at its most: %d runs a table cell, %d a curve point, %d a heatmap cell. "+
+		"lock failures) has a 95%% interval at most %s points wide, or at its most: %s. "+
 		"A rate near 0%% or 100%% is pinned by a few hundred runs, one near 50%% needs thousands; each rate is given with its cell's runs. "+
 		"Stopping at so few looks keeps the intervals' coverage close to its 95%%.",
-		PrecisionFirstLook, pctNumber(r.Precision), r.Seeds, r.CurveSeeds, r.HeatSeeds)
+		PrecisionFirstLook, pctNumber(r.Precision), most)
 }
 
 // zeroBound is precision mode's note on what 0 unsafe runs of a cell
