@@ -86,13 +86,11 @@ func (p *faultPlacer) heal(r history.Record) {
 // rows, or the faults row.
 func (p *faultPlacer) mark(r history.Record) {
 	m := Mark{At: r.At(), Label: faultLabel(r), Kind: Fault}
-	if i, ok := p.nodeRow[r.Node]; ok && r.Client == "" {
+	rows := p.tl.rowsFor(p.nodeRow, r.Node, r.Client)
+	for _, i := range rows {
 		p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
-	} else if rows := p.tl.holderRows(r.Client); len(rows) > 0 && r.Node == "" {
-		for _, i := range rows {
-			p.tl.Rows[i].Marks = addMark(p.tl.Rows[i].Marks, m)
-		}
-	} else {
+	}
+	if len(rows) == 0 {
 		p.row.Marks = addMark(p.row.Marks, m)
 	}
 }
@@ -105,13 +103,14 @@ func (p *faultPlacer) skipped(r history.Record) {
 	step, _ := history.ParseSkippedDetail(r.Detail)
 	kind, target, _ := strings.Cut(step, " ")
 	m := Mark{At: r.At(), Label: kind + " skipped", Kind: Skipped}
-	if i, ok := p.nodeRow[target]; ok {
+	rows := p.tl.rowsFor(p.nodeRow, target, "")
+	if len(rows) == 0 {
+		rows = p.tl.rowsFor(p.nodeRow, "", target)
+	}
+	for _, i := range rows {
 		p.tl.Rows[i].Marks = append(p.tl.Rows[i].Marks, m)
-	} else if rows := p.tl.holderRows(target); len(rows) > 0 {
-		for _, i := range rows {
-			p.tl.Rows[i].Marks = append(p.tl.Rows[i].Marks, m)
-		}
-	} else {
+	}
+	if len(rows) == 0 {
 		m.Label = step + " skipped"
 		p.row.Marks = append(p.row.Marks, m)
 	}

@@ -97,15 +97,10 @@ func (tl *Timeline) addNotes(h []history.Record, vs []checker.Violation, nodeRow
 			continue
 		}
 		m := Mark{At: r.At(), Label: strings.TrimPrefix(r.Detail, "drift "), Kind: Drift}
-		switch i, ok := nodeRow[r.Node]; {
-		case r.Kind == history.KindClient:
+		if r.Kind == history.KindClient {
 			tl.addClientMark(r.Client, m)
-		case ok:
-			tl.Rows[i].Marks = append(tl.Rows[i].Marks, m)
-		default:
-			m.Label = r.Node + " " + m.Label
-			i = tl.faultsRow()
-			tl.Rows[i].Marks = append(tl.Rows[i].Marks, m)
+		} else {
+			tl.addMarkOn(tl.rowsFor(nodeRow, r.Node, ""), r.Node, m)
 		}
 	}
 	for _, r := range causeWaits(h, vs) {
@@ -124,7 +119,13 @@ func (tl *Timeline) addNotes(h []history.Record, vs []checker.Violation, nodeRow
 // addClientMark puts m on the rows of the client who (all its holders'),
 // or on the faults row, its label prefixed with who, when it has none.
 func (tl *Timeline) addClientMark(who string, m Mark) {
-	rows := tl.holderRows(who)
+	tl.addMarkOn(tl.rowsFor(nil, "", who), who, m)
+}
+
+// addMarkOn puts m on rows, or, when there are none, on the faults row
+// with its label prefixed by who (the node or client it is about, which
+// has no row of its own).
+func (tl *Timeline) addMarkOn(rows []int, who string, m Mark) {
 	if len(rows) == 0 {
 		m.Label = who + " " + m.Label
 		rows = []int{tl.faultsRow()}
@@ -132,6 +133,21 @@ func (tl *Timeline) addClientMark(who string, m Mark) {
 	for _, i := range rows {
 		tl.Rows[i].Marks = append(tl.Rows[i].Marks, m)
 	}
+}
+
+// rowsFor is where a mark about node or client goes: node's row (of
+// nodeRow) when the mark names a node and no client, else the rows of
+// client's holders when it names a client and no node; none when neither
+// has a row, for the caller to put it on the faults row as that row
+// needs (fault marks merged, notes prefixed with whom they are about).
+func (tl *Timeline) rowsFor(nodeRow map[string]int, node, client string) []int {
+	if i, ok := nodeRow[node]; ok && node != "" && client == "" {
+		return []int{i}
+	}
+	if node == "" {
+		return tl.holderRows(client)
+	}
+	return nil
 }
 
 // faultsRow is the index of the faults row, added last if there is none.
