@@ -375,15 +375,18 @@ func (r *Results) tableRuns() string {
 // how many runs they had. A table without a cell gives Seeds, the runs a
 // cell was to have.
 func (r *Results) tableRunsRange() (lo, hi int) {
-	lo, hi = r.Seeds, r.Seeds
-	first := true
-	for _, row := range r.Table {
-		for _, c := range row {
-			if first {
-				lo, hi, first = c.Runs, c.Runs, false
-			}
-			lo, hi = min(lo, c.Runs), max(hi, c.Runs)
+	return runsRange(slices.Concat(r.Table...), r.Seeds)
+}
+
+// runsRange is the fewest and the most runs of cells, none and none when
+// there is no cell.
+func runsRange(cells []*Cell, none int) (lo, hi int) {
+	lo, hi = none, none
+	for i, c := range cells {
+		if i == 0 {
+			lo, hi = c.Runs, c.Runs
 		}
+		lo, hi = min(lo, c.Runs), max(hi, c.Runs)
 	}
 	return lo, hi
 }

@@ -103,6 +103,11 @@ func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, er
 	if count < 1 || index < 0 || index >= count {
 		return nil, fmt.Errorf("compare: shard %v: want 0 <= K < N", shard)
 	}
+	if opts.Precision != 0 {
+		// A cell's next runs depend on all its runs so far, which no shard
+		// has: a shard would silently run every seed instead.
+		return nil, fmt.Errorf("compare: shard %v: precision mode decides each cell's runs from the ones before, which a shard does not see", shard)
+	}
 	m, err := build(opts)
 	if err != nil {
 		return nil, err

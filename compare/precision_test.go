@@ -86,7 +86,7 @@ func TestPrecision(t *testing.T) {
 }
 
 // TestPrecisionBounds: a precision outside MinPrecision..MaxPrecision is
-// refused before anything runs.
+// refused before anything runs, and so is a shard in precision mode.
 func TestPrecisionBounds(t *testing.T) {
 	for _, p := range []float64{0.05, -1, 51} {
 		opts := small(t, true)
@@ -94,5 +94,11 @@ func TestPrecisionBounds(t *testing.T) {
 		if _, err := compare.Run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "want 0.1 to 50") {
 			t.Errorf("precision %v: %v", p, err)
 		}
+	}
+	// A shard cannot run precision mode: it would run every seed.
+	opts := small(t, true)
+	opts.Precision = 2
+	if _, err := compare.RunShard(t.Context(), opts, 0, 2); err == nil || !strings.Contains(err.Error(), "precision mode") {
+		t.Errorf("RunShard in precision mode: %v", err)
 	}
 }

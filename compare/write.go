@@ -582,13 +582,7 @@ func (r *Results) zeroBound() string {
 // runsOf is how many runs cells had: "500 runs", or their range,
 // "50–500 runs", when they differ (precision mode, an interrupted matrix).
 func runsOf(cells []*Cell) string {
-	lo, hi := 0, 0
-	for i, c := range cells {
-		if i == 0 {
-			lo, hi = c.Runs, c.Runs
-		}
-		lo, hi = min(lo, c.Runs), max(hi, c.Runs)
-	}
+	lo, hi := runsRange(cells, 0)
 	if lo == hi {
 		return fmt.Sprintf("%d runs", lo)
 	}

@@ -56,10 +56,18 @@ var seedsChunk = DefaultChunk
 // ctx's error; when a run fails, its error.
 func Seeds(ctx context.Context, s *scenario.Scenario, first uint64, n, workers int, progress func(done, total int)) (scenario.SweepTally, error) {
 	var t scenario.SweepTally
-	_, err := Stream(ctx, n, seedsChunk, workers, func(i int) (SeedRun, error) {
-		return runSeed(s, i, first+uint64(i))
-	}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, progress)
+	err := seedsInto(ctx, &t, s, first, 0, n, workers, progress)
 	return t, err
+}
+
+// seedsInto runs the jobs lo..hi-1 of s's sweep from first (seeds
+// first+lo, ...) and counts their verdicts into t in seed order; progress
+// is told the jobs done of hi-lo.
+func seedsInto(ctx context.Context, t *scenario.SweepTally, s *scenario.Scenario, first uint64, lo, hi, workers int, progress func(done, total int)) error {
+	_, err := Stream(ctx, hi-lo, seedsChunk, workers, func(i int) (SeedRun, error) {
+		return runSeed(s, lo+i, first+uint64(lo+i))
+	}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, progress)
+	return err
 }
 
 // SeedsPrecise is Seeds in precision mode (run -seeds n -precision p): it
@@ -77,9 +85,7 @@ func SeedsPrecise(ctx context.Context, s *scenario.Scenario, first uint64, n, wo
 		if progress != nil {
 			pr = func(d, _ int) { progress(lo+d, n) }
 		}
-		_, err := Stream(ctx, hi-lo, seedsChunk, workers, func(i int) (SeedRun, error) {
-			return runSeed(s, lo+i, first+uint64(lo+i))
-		}, func(_ int, r SeedRun) { t.AddSeed(r.Seed, r.verdict()) }, pr)
+		err := seedsInto(ctx, &t, s, first, lo, hi, workers, pr)
 		if err != nil || Width(t.Seeds, t.Counts()...) <= p {
 			return t, err
 		}
