@@ -104,6 +104,9 @@ func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queue
 	var out []Violation
 	leaves := leaveTimes(h)
 	for _, q := range queues {
+		if w != nil && w.stopped {
+			break // the budget ran out on a queue before: nothing more is judged, nor read
+		}
 		out = append(out, tr.fairness(h, end, q, leaves, w)...)
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
@@ -171,7 +174,7 @@ type fairWalk struct {
 // authority after every change at t, against what they were. It charges w
 // a unit for the instant and one for each entry of the queue before and
 // after, each field of the lock and each call under way, and reports false,
-// without looking, when w has run out.
+// without comparing them, when w has run out.
 func (f *fairWalk) step(t time.Duration, w *oracleWork) bool {
 	f.under.advance(t)
 	master := f.tr.Master(f.g, t)

@@ -68,6 +68,9 @@ func TestNewFromRedis(t *testing.T) {
 	if _, err := lock.NewFromRedis(nil, lock.Options{}); !errors.Is(err, lock.ErrInvalid) {
 		t.Errorf("NewFromRedis(nil): %v, want ErrInvalid", err)
 	}
+	if _, err := lock.NewFromRedis((*redis.Client)(nil), lock.Options{}); !errors.Is(err, lock.ErrInvalid) {
+		t.Errorf("NewFromRedis((*redis.Client)(nil)): %v, want ErrInvalid", err)
+	}
 }
 
 // dialRefused is the error go-redis returns when nothing listens at the

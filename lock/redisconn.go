@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -21,8 +22,9 @@ import (
 //
 // A request that RedisConn can tell was never sent is a known outcome,
 // ErrNotSent (IsUnknown is false for it), wrapping go-redis's error:
-//   - any request whose context had ended before it was handed to go-redis
-//     (the error also matches the context's error);
+//   - an Eval, EvalWait or Do whose context had ended before it was
+//     handed to go-redis (the error also matches the context's error;
+//     Subscribe answers with the bare context error, as go-redis does);
 //   - with a *redis.Client that does not retry (Options.MaxRetries -1), a
 //     request that could not get a connection: a dial error ("connect:
 //     connection refused", a dial timeout) or a pool timeout ("redis:
@@ -75,10 +77,17 @@ func NewRedisConn(c redis.UniversalClient) *RedisConn { return &RedisConn{c: c} 
 // retries decide which transport errors are known outcomes (RedisConn): a
 // refused connection is ErrNotSent only with MaxRetries -1.
 func NewFromRedis(rc redis.UniversalClient, opts Options) (*Client, error) {
-	if rc == nil {
+	if rc == nil || isNilPointer(rc) {
 		return nil, invalid("NewFromRedis", "nil go-redis client")
 	}
 	return New(NewRedisConn(rc), WallRuntime{}, opts)
+}
+
+// isNilPointer reports whether rc holds a nil pointer ((*redis.Client)(nil)),
+// which rc == nil does not catch and whose first command would panic.
+func isNilPointer(rc redis.UniversalClient) bool {
+	v := reflect.ValueOf(rc)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Cluster reports whether the client is a go-redis ClusterClient
@@ -335,6 +344,14 @@ func checkSend(ctx context.Context, what string) error {
 	if err := checkCtx(ctx, what); err != nil {
 		return err
 	}
+	return NotSent(ctx)
+}
+
+// NotSent is the error of a request whose context ctx had ended before it
+// was sent: ErrNotSent wrapping ctx's error (nil while ctx is live). The
+// simulation's connection answers with it too, so that real and simulated
+// histories classify that call alike.
+func NotSent(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}

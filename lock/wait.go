@@ -256,8 +256,9 @@ func asWaitTimeout(err error) error {
 	return err
 }
 
-// endedUnsent reports whether err is a try of a waiting acquire that was
-// not sent because ctx had ended (ErrNotSent, with ctx ended): the acquire
+// endedUnsent reports whether err is a try of a waiting acquire (or a
+// retry of SimpleLock.Obtain after its back-off) that was not sent
+// because ctx had ended (ErrNotSent, with ctx ended): the acquire
 // gives up then with the known outcome it gives when ctx ends while it
 // waits (gaveUp), since the try before it was refused and this one never
 // reached a server. Not an unknown outcome that wraps ErrNotSent: a

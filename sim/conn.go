@@ -374,12 +374,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 // Detail, as a real run records RedisConn's answer. A context that ends
 // later, while an attempt is on its way or after one timed out, leaves the
 // outcome unknown (roundTripFor): that attempt may have run.
-func notSent(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", lock.ErrNotSent, err)
-	}
-	return nil
-}
+func notSent(ctx context.Context) error { return lock.NotSent(ctx) }
 
 // command sends args, named what (the command's name in lower case).
 func (s *simConn) command(ctx context.Context, req *reqHandle, what string, args []string) (any, error) {
