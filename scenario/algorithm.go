@@ -105,7 +105,7 @@ type settings struct {
 	// forever is the kind's wait: forever (fair's Forever), nil for a kind
 	// without it. It is the algorithm section's and not a client entry's:
 	// set, every client's acquire is Redisson's lock(), which has no wait
-	// of its own, so a client's wait is refused (clientSettings) rather
+	// of its own, so a client's wait is refused (badClientWait) rather
 	// than the run failing, or a wait: 0s being ignored.
 	forever *bool
 }

@@ -58,7 +58,7 @@ func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status i
 	fs.StringVar(&f.readme, "readme", "", "also replace the table between the "+agreeBegin+" and "+agreeEnd+" lines of this file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "simulated runs of a rate sweep at once (real runs go one at a time)")
-	paths, status, ok := parseFlags(fs, "simulate agree [FLAGS] [FILE|DIR ...]   (flags may follow the files)",
+	paths, status, ok := parseFlags(fs, "simulate agree [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)",
 		"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
 			"can reproduce it, on real redis-server processes, and prints a Markdown table of both verdicts\n"+
 			"and whether they agree. Exit status: 0 the table was written, 2 bad input, 3 internal error, 130 interrupted.",

@@ -100,14 +100,14 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origin
 // (scenarios/f0-x.yaml outside a clone of the repository).
 func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario, error) {
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".yaml"), ".yml")
-	_, inFS := fs.Stat(scenarios.FS, base+".yaml")
+	inFS := isBuiltinName(base)
 	switch {
 	case name != filepath.Base(name) || base != name:
-		if inFS == nil {
+		if inFS {
 			return nil, fmt.Errorf("%w (a scenario built into simulate has its name: simulate run %s runs it without the file)", notExist, base)
 		}
 		return nil, notExist
-	case inFS != nil:
+	case !inFS:
 		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name (simulate list names them)", name)
 	}
 	all, err := scenario.LoadFS(scenarios.FS, "scenarios", base+".yaml", scale)
