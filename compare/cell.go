@@ -50,6 +50,8 @@ type Cell struct {
 	Scenario  *scenario.Scenario
 	// seeds is how many runs the cell gets.
 	seeds int
+	// lanes is the cell's lane group, or nil.
+	lanes *laneGroup
 	// YAML is the scenario file's text.
 	YAML string
 

@@ -74,9 +74,7 @@ func (m *matrix) runPrecise(ctx context.Context) (*Results, error) {
 			base := done
 			progress = func(d, _ int) { m.opts.Progress(base+d, bound) }
 		}
-		n, err := sweep.Stream(ctx, len(jobs), runChunk, m.opts.Workers, func(i int) (RunOutcome, error) {
-			return runJob(jobs, i)
-		}, func(i int, o RunOutcome) { jobs[i].cell.add(o) }, progress)
+		n, err := streamJobs(ctx, jobs, m.opts.Workers, progress)
 		done += n
 		if sweep.Interrupted(ctx, err) {
 			return m.res, fmt.Errorf("compare: interrupted after %d runs: %w", done, err)

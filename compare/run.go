@@ -50,8 +50,10 @@ type Options struct {
 	// CurveSeeds and HeatSeeds are then the most a cell runs. 0 runs every
 	// cell over all its seeds. Between MinPrecision and MaxPrecision.
 	Precision float64
-	// Progress, if set, is called after each run with the runs done and
-	// the total, one call at a time (from the worker that finished it).
+	// Progress, if set, is called as runs end with the runs done and the
+	// total, one call at a time (from the worker that finished them): once
+	// per world, which for a lane group's runs at one seed is one call for
+	// all of them.
 	// In precision mode the total is the most there can still be, which
 	// falls as cells turn out precise.
 	Progress func(done, total int)
@@ -114,9 +116,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	// The outcomes are added to their cells runChunk runs at a time, in
 	// job order (which Cell.add needs), so that they are never all held:
 	// a run's outcome is far larger than what its cell keeps of it.
-	done, err := sweep.Stream(ctx, len(jobs), runChunk, m.opts.Workers, func(i int) (RunOutcome, error) {
-		return runJob(jobs, i)
-	}, func(i int, o RunOutcome) { jobs[i].cell.add(o) }, m.opts.Progress)
+	done, err := streamJobs(ctx, jobs, m.opts.Workers, m.opts.Progress)
 	if sweep.Interrupted(ctx, err) {
 		return m.res, fmt.Errorf("compare: interrupted after %d of %d runs: %w", done, len(jobs), err)
 	}
@@ -272,6 +272,7 @@ func (m *matrix) belief() error {
 				}
 				pair = append(pair, c)
 			}
+			group(pair)
 			rows = append(rows, pair)
 		}
 		m.res.BeliefModes = append(m.res.BeliefModes, md)
@@ -318,14 +319,6 @@ func (m *matrix) jobs() []job {
 		}
 	}
 	return jobs
-}
-
-// runJobs runs the jobs whose indices idx lists on opts.Workers
-// goroutines (sweep.Jobs) and returns their outcomes by position in idx.
-// When ctx is cancelled it returns the outcomes of the runs done (a prefix
-// of idx) with ctx's error.
-func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOutcome, error) {
-	return sweep.Jobs(ctx, idx, opts.Workers, func(i int) (RunOutcome, error) { return runJob(jobs, i) }, opts.Progress)
 }
 
 // runJob runs jobs[i], the matrix's run i, and sums it up: the one place

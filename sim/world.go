@@ -55,6 +55,11 @@ type World struct {
 	// ctxWaits are the waits that end with their context (ctxwait.go), in
 	// the order they began.
 	ctxWaits []*ctxWait
+
+	// lanes, laneRecs and lanesTaken are the world's lanes (lanes.go).
+	lanes      []string
+	laneRecs   [][]laneRecord
+	lanesTaken int
 }
 
 // evalName is the req record's name for a run of sc, "eval:" and its name,

@@ -3,7 +3,6 @@ package traffic
 import (
 	"fmt"
 	"slices"
-	"time"
 )
 
 // Belief is the model of how a holder judges, after a successful acquire,
@@ -70,58 +69,3 @@ func (b Belief) resolve(def Belief, kind, client string) (Belief, error) {
 // the belief with an "expire" record); the until-release model's holder
 // keeps none.
 func (m Belief) countsLease() bool { return m != BeliefUntilRelease }
-
-// calling returns the validity estimate to start at the call of an acquire
-// with the given lease (0: the watchdog, none): the careful model's, which
-// runs from the call. The trusting model starts its own at the reply
-// (granted); the until-release model keeps none.
-func (b *belief) calling(lease time.Duration) *leaseTimer {
-	if b.model == BeliefCareful && lease > 0 {
-		return b.startTimer(lease)
-	}
-	return nil
-}
-
-// granted notes a successful acquire whose call started lt (calling's,
-// possibly nil): under the trusting model the estimate starts now, at the
-// reply, for the lease.
-func (b *belief) granted(lt *leaseTimer, lease time.Duration) {
-	if b.model == BeliefTrusting && lease > 0 {
-		lt = b.startTimer(lease)
-	}
-	b.acquired(lt)
-}
-
-// observesLoss reports whether a holder under model m learns of the
-// watchdog's report that its lock was lost: the careful model's user does;
-// the trusting and until-release models' (Redisson's API) do not.
-func (m Belief) observesLoss() bool { return m == BeliefCareful }
-
-// validFrom returns the validity estimate of an acquire (or extension)
-// called at call that returned a validity of its own (a user's lock's
-// Grant.Validity): the careful model's runs out at call + validity, and
-// has already when that instant is past (acquired then ends the belief at
-// once); the trusting model's runs for validity from now, the reply; the
-// until-release model keeps none (nil).
-func (b *belief) validFrom(call time.Time, validity time.Duration) *leaseTimer {
-	if b.model != BeliefCareful {
-		return b.estimate(validity)
-	}
-	left := validity - b.rt.Now().Sub(call)
-	lt := b.startTimer(max(left, 0))
-	if left <= 0 {
-		lt.fired = true
-	}
-	return lt
-}
-
-// estimate returns a validity estimate of d from now, or nil under the
-// until-release model, whose holder keeps none: the estimate after a
-// reply that the workload computed itself (the spec's RedLock's validity,
-// an extension's).
-func (b *belief) estimate(d time.Duration) *leaseTimer {
-	if !b.model.countsLease() {
-		return nil
-	}
-	return b.startTimer(d)
-}

@@ -91,101 +91,6 @@ func setDetail(op history.Op, detail string) {
 	}
 }
 
-// belief is what one holder (a client's owner, on one lock) believes it
-// holds during one holding, and its own estimate of how long that stays
-// valid. It records "expire" when the estimate runs out before the release.
-type belief struct {
-	c     Client
-	rt    lock.Runtime
-	lock  string
-	owner string // "" for locks without owners
-	model Belief // one of Beliefs (resolved)
-	held  bool   // between a successful acquire and the final release call or an expiry
-	cur   *leaseTimer
-}
-
-// leaseTimer is one acquire's validity estimate, by the client's clock: it
-// runs from the acquire's call for the lease (careful model) or from its
-// reply (trusting model); the until-release model keeps none.
-type leaseTimer struct {
-	b     *belief
-	t     lock.Timer
-	fired bool
-}
-
-func newBelief(c Client, rt lock.Runtime, lockName, owner string, model Belief) *belief {
-	return &belief{c: c, rt: rt, lock: lockName, owner: owner, model: model}
-}
-
-func (b *belief) args() []string {
-	if b.owner == "" {
-		return nil
-	}
-	return []string{b.owner}
-}
-
-// startTimer starts the validity estimate of an acquire about to be sent.
-// It takes effect only when that acquire succeeds (acquired); until then the
-// previous estimate, if any, stands.
-func (b *belief) startTimer(d time.Duration) *leaseTimer {
-	lt := &leaseTimer{b: b}
-	lt.t = b.rt.AfterFunc(d, func() {
-		lt.fired = true
-		if b.cur == lt && b.held {
-			b.expire("")
-		}
-	})
-	return lt
-}
-
-// acquired notes a successful acquire whose validity estimate is lt (nil:
-// none, the watchdog keeps the lock). A reentrant acquire's estimate
-// replaces the previous one, since the lock's lease restarted with it.
-func (b *belief) acquired(lt *leaseTimer) {
-	if lt != nil {
-		if b.cur != nil && b.cur != lt {
-			b.cur.t.Stop()
-		}
-		b.cur = lt
-	}
-	b.held = true
-	if lt != nil && lt.fired {
-		// The estimate ran out before the reply came: the holder knows at
-		// once that it cannot rely on the lock.
-		b.expire("")
-	}
-}
-
-// failed drops the estimate of an acquire that did not succeed.
-func (b *belief) failed(lt *leaseTimer) {
-	if lt != nil && lt != b.cur {
-		lt.t.Stop()
-	}
-}
-
-// releasing ends the belief at the call of the release that gives back the
-// last hold.
-func (b *belief) releasing() {
-	b.held = false
-	if b.cur != nil {
-		b.cur.t.Stop()
-		b.cur = nil
-	}
-}
-
-// expire records that the holder's validity ran out (detail "") or that it
-// was told the lock was lost (detail "lost"), and ends the belief.
-func (b *belief) expire(detail string) {
-	op := b.c.BeginOp(b.lock, history.OpExpire, b.args()...)
-	setDetail(op, detail)
-	op.End(history.OutcomeOK, "")
-	b.held = false
-	if b.cur != nil {
-		b.cur.t.Stop()
-		b.cur = nil
-	}
-}
-
 // heldLock is what the owner-based loop needs of a lock: acquire one hold
 // (read or exclusive) and give one back. The grant of a successful acquire
 // says what its record and its holder keep (ownerLoop.run): its Value, or
@@ -217,7 +122,7 @@ type ownerLoop struct {
 	think     func() time.Duration
 	readRatio float64 // 0: exclusive only
 	rng       *rand.Rand
-	model     Belief        // the holders' belief model (resolved)
+	model     judged        // the holders' belief models (resolved)
 	start     time.Duration // the pause before the first attempt
 	holds     int           // holdings before the loop stops; 0: no limit
 
@@ -248,12 +153,12 @@ func (lp *ownerLoop) lost(name, owner string) {
 		return
 	}
 	if b := lp.active; b != nil && b.owner == owner && b.lock == name {
-		b.expire("lost")
+		b.lost()
 		return
 	}
 	// A report about no current holding (the holding ended while the renewal
 	// was in flight): still a fact the history keeps.
-	newBelief(lp.c, lp.rt, name, owner, lp.model).expire("lost")
+	newBelief(lp.c, lp.rt, name, owner, lp.model).lost()
 }
 
 func (lp *ownerLoop) run() {

@@ -117,12 +117,16 @@ func newLoop(c Client, n names, def Belief, lockName string, oc OwnerConfig, h H
 	if err != nil {
 		return nil, err
 	}
+	j, err := judgedBy(c, kind, model, false)
+	if err != nil {
+		return nil, err
+	}
 	rng := c.Rand("traffic/" + n.stream + "/" + lockName)
 	return &ownerLoop{
 		c: c, rt: c.Runtime(), lockName: lockName,
 		owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},
 		depth:  depth, lease: oc.Lease, hold: h.Hold, think: Thinker(rng, h.Think), rng: rng,
-		model: model, start: h.Start, holds: h.Holds,
+		model: j, start: h.Start, holds: h.Holds,
 	}, nil
 }
 

@@ -126,7 +126,7 @@ func (m *memberTrack) event(ev redlock.Event) {
 // call (the renewal was in flight), as Reentrant records every loss report.
 func (m *memberTrack) lost(i int, owner string) {
 	b := m.lp.active
-	if b == nil || b.owner != owner || !m.held[i] || !b.model.observesLoss() {
+	if b == nil || b.owner != owner || !m.held[i] || !m.lp.model.observesLoss() {
 		return
 	}
 	m.held[i] = false
@@ -138,7 +138,7 @@ func (m *memberTrack) lost(i int, owner string) {
 	}
 	if n < m.quorum && !m.reported {
 		m.reported = true
-		b.expire("lost")
+		b.lost()
 	}
 }
 

@@ -58,6 +58,10 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 	if err != nil {
 		return err
 	}
+	j, err := judgedBy(c, kind, model, false)
+	if err != nil {
+		return err
+	}
 	conn, err := c.Conn(cfg.Group)
 	if err != nil {
 		return err
@@ -76,7 +80,7 @@ func SimpleLock(c Client, cfg SimpleConfig) error {
 			_ = rt.Sleep(ctx, cfg.Start)
 		}
 		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
-			b := newBelief(c, rt, cfg.Key, "", model)
+			b := newBelief(c, rt, cfg.Key, "", j)
 			lt := b.calling(cfg.TTL)
 			op := c.BeginOp(cfg.Key, history.OpAcquire)
 			setDetail(op, detail)

@@ -69,6 +69,10 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	if err != nil {
 		return err
 	}
+	j, err := judgedBy(c, kind, model, cfg.ExtendEvery > 0)
+	if err != nil {
+		return err
+	}
 	conns, err := groupConns(c, kind, cfg.Groups)
 	if err != nil {
 		return err
@@ -82,15 +86,17 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 	think := Thinker(rng, cfg.Think)
 	ttl := s.Options().TTL
 	detail := history.LeaseDetail(ttl, 0)
-	// validity is the holder's estimate after an acquire or extension that
-	// returned now: careful, what is left of the lease's own validity
-	// (positive on every lease Spec returns); trusting, the whole TTL;
-	// until-release keeps no estimate (belief.estimate).
-	validity := func(lease *redlock.Lease) time.Duration {
-		if model == BeliefTrusting {
-			return ttl
+	// validity is the holder's estimate under model m after an acquire or
+	// extension that returned now: careful, what is left of the lease's own
+	// validity (positive on every lease Spec returns); trusting, the whole
+	// TTL; until-release keeps no estimate (belief.estimate).
+	validity := func(lease *redlock.Lease) func(m Belief) time.Duration {
+		return func(m Belief) time.Duration {
+			if m == BeliefTrusting {
+				return ttl
+			}
+			return max(lease.Remaining(rt.Now()), 0)
 		}
-		return max(lease.Remaining(rt.Now()), 0)
 	}
 	c.Go(kind+":"+cfg.Key, func() {
 		ctx := context.Background()
@@ -98,7 +104,7 @@ func SpecRedLock(c Client, cfg SpecConfig) error {
 			_ = rt.Sleep(ctx, cfg.Start)
 		}
 		for done := 0; cfg.Holds == 0 || done < cfg.Holds; {
-			b := newBelief(c, rt, cfg.Key, "", model)
+			b := newBelief(c, rt, cfg.Key, "", j)
 			op := c.BeginOp(cfg.Key, history.OpAcquire)
 			setDetail(op, detail)
 			var lease *redlock.Lease
@@ -171,7 +177,7 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, na
 		}
 		_ = rt.Sleep(ctx, min(left, every))
 		_ = rt.Sleep(ctx, 0) // let a lease timer due now run first
-		if !b.held || !rt.Now().Before(until) {
+		if !b.held() || !rt.Now().Before(until) {
 			return
 		}
 		op := c.BeginOp(name, history.OpExtend, args...)
@@ -180,16 +186,16 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, na
 			setDetail(op, x.detail)
 		}
 		op.End(x.outcome, x.result)
-		if x.outcome != history.OutcomeOK && !b.model.countsLease() {
+		if x.outcome != history.OutcomeOK && !b.model().countsLease() {
 			continue // the until-release holder holds on, whatever the answer
 		}
 		if x.outcome != history.OutcomeOK {
-			if b.held {
+			if b.held() {
 				b.expire("extend-failed")
 			}
 			return
 		}
-		if !b.held {
+		if !b.held() {
 			return
 		}
 		if x.estimate != nil {
@@ -201,7 +207,7 @@ func holdExtending(ctx context.Context, c Client, rt lock.Runtime, b *belief, na
 // specExtend extends the spec's RedLock lease: Result the lease's token,
 // Detail "validity=<d>" when it succeeded, and then the holder's estimate
 // validity(lease) from now.
-func specExtend(ctx context.Context, s *redlock.Spec, lease *redlock.Lease, validity func(*redlock.Lease) time.Duration) extension {
+func specExtend(ctx context.Context, s *redlock.Spec, lease *redlock.Lease, validity func(*redlock.Lease) func(Belief) time.Duration) extension {
 	v, err := s.Extend(ctx, lease)
 	outcome, result := extendOutcome(err)
 	if outcome != history.OutcomeOK {

@@ -11,10 +11,12 @@ package simrun
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 )
@@ -27,6 +29,9 @@ type Result struct {
 	// stopped at.
 	History *sim.History
 	End     time.Duration
+	// Records is a lane's history, for a result of RunLanes (History is
+	// then nil).
+	Records []history.Record
 	// Verdict is Scenario.Check's: checker.Check's oracles, linearizability
 	// against the algorithm's model, and liveness when the expectation sets
 	// a bound (for the lock or for a client).
@@ -54,11 +59,17 @@ func (r Result) Judged() bool { return !r.Scenario.Expect.HasRates() }
 // Build returns the world of s for seed (0: the file's seed): its nodes,
 // replicas and clients, each client running the algorithm's workload. It
 // applies no faults: Schedule returns them.
-func Build(s *scenario.Scenario, seed uint64) (*sim.World, error) {
+func Build(s *scenario.Scenario, seed uint64) (*sim.World, error) { return build(s, seed, nil) }
+
+// build is Build with the world's lanes (sim.World.SetLanes; nil: none).
+func build(s *scenario.Scenario, seed uint64, lanes []string) (*sim.World, error) {
 	if seed == 0 {
 		seed = s.Seed
 	}
 	w := sim.New(seed)
+	if err := w.SetLanes(lanes...); err != nil {
+		return nil, err
+	}
 	for _, n := range s.Nodes {
 		if _, err := w.AddNode(n.Config); err != nil {
 			return nil, s.ErrAt(n.Line, "topology.nodes", err)
@@ -111,21 +122,77 @@ func Run(s *scenario.Scenario, seed uint64) (Result, error) {
 		seed = s.Seed
 	}
 	r := Result{Scenario: s, Seed: seed}
-	if err := s.CheckLimits(); err != nil {
-		return r, err
-	}
-	w, err := Build(s, seed)
+	w, err := runWorld(s, seed, nil, &r)
 	if err != nil {
 		return r, err
+	}
+	r.History = w.History()
+	judge(&r, w.History().Records())
+	return r, nil
+}
+
+// RunLanes runs s for seed once for several scenarios that differ from it
+// only in their holders' belief model (the algorithm's belief): s itself
+// and each of others. A belief is the user's reading of the lock and
+// changes nothing the lock, the network or the nodes do, so one world
+// serves every model: each model's "expire" records go to a lane of its
+// own (sim.World.SetLanes), and each result is judged on its lane's
+// history, which is the history that scenario's own run records, byte
+// for byte (TestRunLanesSameAsRuns). Results[0] is s's, then others' in
+// order; their History is nil and Records holds the lane's history (the
+// world's own is recycled). A workload that acts on its holders' belief
+// (one that extends its hold) refuses lanes, and a fault bound to an
+// "expire" operation is refused here: a lane's records fire no trigger.
+func RunLanes(s *scenario.Scenario, others []*scenario.Scenario, seed uint64) ([]Result, error) {
+	if seed == 0 {
+		seed = s.Seed
+	}
+	all := append([]*scenario.Scenario{s}, others...)
+	lanes := make([]string, len(all))
+	for i, o := range all {
+		lanes[i] = string(o.Algorithm.Belief())
+	}
+	r := Result{Scenario: s, Seed: seed}
+	w, err := runWorld(s, seed, lanes, &r)
+	if err != nil {
+		return nil, err
+	}
+	if w.LanesTaken() == 0 {
+		return nil, fmt.Errorf("%s: run in lanes, but its workload records no belief", s.File)
+	}
+	if name := w.LaneTrigger(history.OpExpire); name != "" {
+		return nil, fmt.Errorf("%s: run in lanes, but fault %s is bound to an expire operation, which a lane's records do not fire", s.File, name)
+	}
+	out := make([]Result, len(all))
+	for i, o := range all {
+		out[i] = r
+		out[i].Scenario = o
+		out[i].Faults = slices.Clone(r.Faults)
+		out[i].Records = w.Lane(i)
+		judge(&out[i], out[i].Records)
+	}
+	w.History().Recycle()
+	return out, nil
+}
+
+// runWorld builds the world of s for seed with the given lanes, applies
+// the faults (naming them in r), runs it within its limits and closes it.
+func runWorld(s *scenario.Scenario, seed uint64, lanes []string, r *Result) (*sim.World, error) {
+	if err := s.CheckLimits(); err != nil {
+		return nil, err
+	}
+	w, err := build(s, seed, lanes)
+	if err != nil {
+		return nil, err
 	}
 	defer w.Close()
 	sched, err := Schedule(s, w)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	for i, f := range sched {
 		if err := f.Validate(w); err != nil {
-			return r, faultErr(s, i, f, err)
+			return nil, faultErr(s, i, f, err)
 		}
 	}
 	for i, f := range sched {
@@ -134,25 +201,29 @@ func Run(s *scenario.Scenario, seed uint64) (Result, error) {
 			t = scriptedTarget{w}
 		}
 		if err := f.Apply(t); err != nil {
-			return r, faultErr(s, i, f, err)
+			return nil, faultErr(s, i, f, err)
 		}
 		r.Faults = append(r.Faults, f.Name())
 	}
 	if err := runBounded(s, w, seed); err != nil {
-		return r, err
+		return nil, err
 	}
 	w.Close()
-	recs := w.History().Records()
-	r.History, r.End = w.History(), w.Now()
-	r.Verdict = s.Check(recs, w.Now())
-	// One run of a rate expectation is not judged (Judged): JudgeRun
-	// matches it unless a scripted fault did not act.
+	r.End = w.Now()
+	return w, nil
+}
+
+// judge checks recs, the history of r's run, against r's scenario and
+// judges the run (not when the expectation is about rates: one run of a
+// rate expectation matches unless a scripted fault did not act).
+func judge(r *Result, recs []history.Record) {
+	s := r.Scenario
+	r.Verdict = s.Check(recs, r.End)
 	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = scenario.Unfired(recs), scenario.Skipped(recs)
 	if note := scenario.DrawnSkippedNote(recs); note != "" {
 		r.Verdict.Notes = append(r.Verdict.Notes, note)
 	}
-	return r, nil
 }
 
 // faultErr is err, from fault i of the schedule f belongs to, as an

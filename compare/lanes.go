@@ -1,0 +1,178 @@
+package compare
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/scenario"
+)
+
+// laneGroup is cells whose scenarios differ only in their holders' belief
+// model: the belief section's cells of one mode and algorithm, with the
+// table's cell when it is one of them. A holder's belief is the user's
+// reading of the lock, which changes nothing the lock, the network or the
+// nodes do, so the group's runs at one seed are one world
+// (simrun.RunLanes), judged once per cell: the outcomes are those of
+// separate runs, byte for byte (TestLaneGroupsSameAsRuns), for a third of
+// the CPU.
+type laneGroup struct {
+	cells []*Cell
+}
+
+// group makes cells one lane group (fewer than two: none).
+func group(cells []*Cell) {
+	if len(cells) < 2 {
+		return
+	}
+	g := &laneGroup{cells: cells}
+	for _, c := range cells {
+		c.lanes = g
+	}
+}
+
+// units lists the worlds that run js: the runs of a lane group's cells at
+// one seed are one unit when every cell of the group runs the same seeds
+// in js (so that each cell still gets its outcomes in seed order), and
+// every other run is a unit of its own. Units are in the order of their
+// first run, each unit's runs in js's order: its first run's cell is the
+// world's.
+func units(js []job) [][]int {
+	type key struct {
+		c    *Cell
+		seed uint64
+	}
+	pos := make(map[key]int, len(js))
+	seedsOf := map[*Cell][]uint64{}
+	for i, j := range js {
+		pos[key{j.cell, j.seed}] = i
+		if j.cell.lanes != nil {
+			seedsOf[j.cell] = append(seedsOf[j.cell], j.seed)
+		}
+	}
+	whole := map[*laneGroup]bool{}
+	shared := func(g *laneGroup) bool {
+		ok, seen := whole[g]
+		if !seen {
+			ok = true
+			for _, c := range g.cells[1:] {
+				ok = ok && slices.Equal(seedsOf[c], seedsOf[g.cells[0]])
+			}
+			whole[g] = ok
+		}
+		return ok
+	}
+	taken := make([]bool, len(js))
+	var us [][]int
+	for i, j := range js {
+		if taken[i] {
+			continue
+		}
+		if g := j.cell.lanes; g != nil && shared(g) {
+			u := make([]int, 0, len(g.cells))
+			for _, c := range g.cells {
+				p := pos[key{c, j.seed}]
+				u = append(u, p)
+				taken[p] = true
+			}
+			slices.Sort(u)
+			us = append(us, u)
+			continue
+		}
+		taken[i] = true
+		us = append(us, []int{i})
+	}
+	return us
+}
+
+// runUnit runs the unit u of js (units) and sums up each of its runs,
+// numbered by job (its index in the matrix's list, for a partial result).
+func runUnit(js []job, u []int, job func(pos int) int) ([]RunOutcome, error) {
+	if len(u) == 1 {
+		o, err := runJob(js, u[0])
+		o.Job = job(u[0])
+		return []RunOutcome{o}, err
+	}
+	first := js[u[0]]
+	others := make([]*scenario.Scenario, len(u)-1)
+	for k, p := range u[1:] {
+		others[k] = js[p].cell.Scenario
+	}
+	rs, err := simrun.RunLanes(first.cell.Scenario, others, first.seed)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]RunOutcome, len(u))
+	for k, r := range rs {
+		outs[k] = summary(first.seed, r.Verdict, r.Records, r.End)
+		outs[k].Job = job(u[k])
+	}
+	return outs, nil
+}
+
+// streamJobs runs js on workers, by units, and adds each outcome to its
+// cell, each cell's in js's order; progress, if set, counts the runs of js
+// done. It returns the runs done, each added.
+func streamJobs(ctx context.Context, js []job, workers int, progress func(done, total int)) (int, error) {
+	us := units(js)
+	var ran atomic.Int64
+	var pr func(int, int)
+	if progress != nil {
+		pr = func(int, int) { progress(int(ran.Load()), len(js)) }
+	}
+	self := func(p int) int { return p }
+	n, err := sweep.Stream(ctx, len(us), runChunk, workers, func(u int) ([]RunOutcome, error) {
+		outs, err := runUnit(js, us[u], self)
+		ran.Add(int64(len(outs)))
+		return outs, err
+	}, func(u int, outs []RunOutcome) {
+		for k, o := range outs {
+			js[us[u][k]].cell.add(o)
+		}
+	}, pr)
+	done := 0
+	for _, u := range us[:n] {
+		done += len(u)
+	}
+	return done, err
+}
+
+// runJobs runs the jobs whose indices idx lists on opts.Workers
+// goroutines, by units, and returns their outcomes by position in idx.
+// When ctx is cancelled or a run fails it returns the outcomes of a prefix
+// of idx, every one of a run that ended, with the error.
+func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOutcome, error) {
+	js := make([]job, len(idx))
+	for k, i := range idx {
+		js[k] = jobs[i]
+	}
+	us := units(js)
+	ui := make([]int, len(us))
+	for k := range ui {
+		ui[k] = k
+	}
+	var ran atomic.Int64
+	var pr func(int, int)
+	if opts.Progress != nil {
+		pr = func(int, int) { opts.Progress(int(ran.Load()), len(js)) }
+	}
+	res, err := sweep.Jobs(ctx, ui, opts.Workers, func(u int) ([]RunOutcome, error) {
+		outs, err := runUnit(js, us[u], func(p int) int { return idx[p] })
+		ran.Add(int64(len(outs)))
+		return outs, err
+	}, pr)
+	out := make([]RunOutcome, len(idx))
+	have := make([]bool, len(idx))
+	for u, outs := range res {
+		for k, o := range outs {
+			out[us[u][k]], have[us[u][k]] = o, true
+		}
+	}
+	n := 0
+	for n < len(idx) && have[n] {
+		n++
+	}
+	return out[:n], err
+}
