@@ -172,8 +172,8 @@ func TestErrorsLimit(t *testing.T) {
 	}
 }
 
-// TestErrorsListWhatExists: an unknown node, client or node-or-client
-// names those the file has (the first dozen of many); a lease that is no
+// TestErrorsListWhatExists: an unknown node, client, node-or-client or
+// group names those the file has (the first dozen of many); a lease that is no
 // duration says the forms a lease takes, watchdog among them; an unknown
 // field of a fault names its kind's fields.
 func TestErrorsListWhatExists(t *testing.T) {
@@ -200,5 +200,27 @@ func TestErrorsListWhatExists(t *testing.T) {
 		"{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, lease: 5 seconds}", 1)))
 	if err == nil || !strings.Contains(err.Error(), `e.yaml:10: clients[0].lease: bad lease "5 seconds" (want a Go duration such as 10s or 1500ms, or watchdog`) {
 		t.Errorf("a client's lease: %v", err)
+	}
+	// Fourteen masters: an unknown group, the algorithm's or a failover's,
+	// names the first dozen.
+	var masters strings.Builder
+	for i := 2; i <= 14; i++ {
+		fmt.Fprintf(&masters, "\n    - {name: m%d}", i)
+	}
+	const first = "lag: {kind: uniform, min: 1ms, max: 5ms}}"
+	many = strings.Replace(good, first, first+masters.String(), 1)
+	const list = "(the masters are m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12 and 2 more)"
+	for _, c := range []struct{ old, new, want string }{
+		{"  ttl: 1s", "  ttl: 1s\n  group: m99", `algorithm.group: unknown group "m99" ` + list},
+		{"kind: simple\n  ttl: 1s", "kind: redlock-spec\n  ttl: 1s\n  groups: [m1, m99]", `algorithm.groups[1]: unknown group "m99" ` + list},
+		{"{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: failover, group: m99}", `faults[0].group: unknown group "m99" ` + list},
+	} {
+		if !strings.Contains(many, c.old) {
+			t.Fatalf("test bug: %q not in the file", c.old)
+		}
+		_, err := Parse("e.yaml", []byte(strings.Replace(many, c.old, c.new, 1)))
+		if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("error\n  %v\nwant one containing\n  %s", err, c.want)
+		}
 	}
 }

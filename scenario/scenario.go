@@ -563,11 +563,14 @@ func (d *decoder) clients(s *Scenario, top *obj, w Workload) bool {
 	}) {
 		return false
 	}
-	allowed := append(slices.Clone(clientEntryFields), clientWorkloadFields...)
-	unknown := "unknown field (want one of " + strings.Join(allowed, ", ") + ")"
-	if w != nil {
+	allowed := slices.Clone(clientEntryFields)
+	var unknown string
+	if w == nil {
+		allowed = append(allowed, clientWorkloadFields...)
+		unknown = "unknown field (want one of " + strings.Join(allowed, ", ") + ")"
+	} else {
 		own := clientFields(w.settings())
-		allowed = append(slices.Clone(clientEntryFields), own...)
+		allowed = append(allowed, own...)
 		unknown = fmt.Sprintf("not a field of a client under algorithm %s (a client's fields: %s; its per-client fields of the algorithm: %s)",
 			w.Kind(), strings.Join(clientEntryFields, ", "), strings.Join(own, ", "))
 	}
