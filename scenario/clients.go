@@ -107,13 +107,11 @@ func (d *decoder) clientSettings(s *Scenario) {
 	if d.err != nil {
 		return
 	}
-	st := s.Algorithm.Workload.settings()
 	for _, p := range d.pendingClients {
 		if d.err != nil {
 			return
 		}
-		o := p.o
-		cs := d.readClientSettings(st, s.Algorithm.Kind, o, p.path)
+		cs := d.readClientSettings(s, p.o, p.path)
 		for i := p.from; i < p.to && d.err == nil; i++ {
 			s.Clients[i].Settings = cs
 		}
@@ -121,13 +119,14 @@ func (d *decoder) clientSettings(s *Scenario) {
 }
 
 // readClientSettings reads the workload fields of client entry o (at
-// path), which kind, whose config has settings st, has. A wait that
-// forever makes wrong is refused (badClientWait).
-func (d *decoder) readClientSettings(st settings, kind string, o *obj, path string) ClientSettings {
+// path), which s's algorithm has. A wait that forever makes wrong is
+// refused (badClientWait).
+func (d *decoder) readClientSettings(s *Scenario, o *obj, path string) ClientSettings {
 	var cs ClientSettings
-	if d.badClientWait(st, kind, o, path) {
+	if d.badClientWait(s, o, path) {
 		return cs
 	}
+	st := s.Algorithm.Workload.settings()
 	durp := func(f string) *time.Duration {
 		if !o.has(f) {
 			return nil
@@ -160,19 +159,19 @@ func (d *decoder) readClientSettings(st settings, kind string, o *obj, path stri
 	return cs
 }
 
-// badClientWait refuses the wait of client entry o (at path) under kind
-// kind, whose config has settings st, where wait: forever makes it wrong,
-// and says whether it did: any wait under the algorithm's wait: forever
-// (settings.forever), which makes every client's acquire Redisson's
-// lock(), naming that wait's line; and a client's forever, which is the
-// fair kind's algorithm section's alone (foreverOnly): under a fair
-// algorithm whose wait is a duration it belongs in the algorithm section,
-// and under another kind it is no wait at all. Any other wait is read as
-// a duration (readClientSettings).
-func (d *decoder) badClientWait(st settings, kind string, o *obj, path string) bool {
+// badClientWait refuses the wait of client entry o (at path) under s's
+// algorithm where wait: forever makes it wrong, and says whether it did:
+// any wait under the algorithm's wait: forever (settings.forever), which
+// makes every client's acquire Redisson's lock(), naming that wait's line;
+// and a client's forever, which is the fair kind's algorithm section's
+// alone (foreverOnly): under a fair algorithm whose wait is a duration it
+// belongs in the algorithm section, and under another kind it is no wait
+// at all. Any other wait is read as a duration (readClientSettings).
+func (d *decoder) badClientWait(s *Scenario, o *obj, path string) bool {
 	if !o.has("wait") {
 		return false
 	}
+	st := s.Algorithm.Workload.settings()
 	n, f := o.at("wait"), join(path, "wait")
 	switch {
 	case st.forever != nil && *st.forever:
@@ -184,7 +183,7 @@ func (d *decoder) badClientWait(st settings, kind string, o *obj, path string) b
 		d.failf(n, f, "a client cannot wait %s on its own: %s, and makes every client's acquire lock(); "+
 			"set wait: %s in the algorithm section, or give this client a Go duration such as 250ms or 5s", waitForever, foreverOnly, waitForever)
 	default:
-		d.failf(n, f, "%s, not a client's; a client's wait under algorithm %s is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, kind)
+		d.failf(n, f, "%s, not a client's; a client's wait under algorithm %s is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, s.Algorithm.Kind)
 	}
 	return true
 }

@@ -33,7 +33,8 @@ type Error struct {
 }
 
 // Errors are the errors of one file, in the order of their lines (at
-// most MaxErrors, and then a last one saying that more may follow): a
+// most MaxErrors, and then a last one saying how many more there are, or
+// that more may follow when reading stopped there: decoder.result): a
 // file with several errors is reported whole, rather than one error per
 // attempt to load it. A file with one error gives that *Error alone;
 // errors.As finds the first of Errors.
@@ -58,7 +59,8 @@ func (es Errors) Unwrap() []error {
 }
 
 // moreErrors starts the message of the last of Errors when reading stopped
-// at MaxErrors.
+// at MaxErrors: a part was left unread (decoder.truncated), whose errors
+// are not known.
 const moreErrors = "more errors may follow"
 
 // MaxErrors is the most errors a file's load reports: enough to fix a
@@ -88,8 +90,8 @@ type decoder struct {
 	file string
 	err  *Error
 	// errs are the errors of the parts read before (part), and every
-	// unknown field (unknownField); truncated says a part was left unread
-	// once MaxErrors were found.
+	// unknown field (obj.unknownField); truncated says a part was left
+	// unread once MaxErrors were found.
 	errs      []*Error
 	truncated bool
 	// scale multiplies every duration read (and every default duration the
@@ -134,29 +136,33 @@ func (d *decoder) scaled(v time.Duration) time.Duration {
 
 // part reads one part of the file (a section, a node, a client entry, a
 // fault) with read and keeps its error, the first of the part, in errs;
-// it returns whether read found none. Each part starts without an error,
-// so that one bad part does not hide the errors of the next; a part that
-// reads what another built (the faults read the nodes and clients) is read
-// only when that one had no error, lest its errors be the other's
-// consequences (a fault naming a node the bad topology never reached).
+// it returns whether read added no error at all: neither that one nor an
+// unknown field (unknownField), which is left out while the part reads
+// on, so that the part built less than the file says (a misspelled
+// replicas leaves its node without them). Each part starts without an
+// error, so that one bad part does not hide the errors of the next; a part
+// that reads what another built (the faults read the nodes and clients)
+// is read only when that one succeeded, lest its errors be the other's
+// consequences (a fault naming a replica the bad topology never reached).
 // Once MaxErrors are found, no part is read.
 func (d *decoder) part(read func()) bool {
 	if len(d.errs) >= MaxErrors {
 		d.truncated = true
 		return false
 	}
+	before := len(d.errs)
 	read()
-	if d.err == nil {
-		return true
+	if d.err != nil {
+		d.errs = append(d.errs, d.err)
+		d.err = nil
 	}
-	d.errs = append(d.errs, d.err)
-	d.err = nil
-	return false
+	return len(d.errs) == before
 }
 
 // result is the file's error: nil when it had none, the *Error when one,
-// else Errors, in line order (at most MaxErrors, and a note when more may
-// follow). With a scale (LoadScaled), each error of the file says the
+// else Errors, in line order (at most MaxErrors, and a note when there
+// are more: that more may follow when a part was left unread for the
+// limit (part), else how many more were found). With a scale (LoadScaled), each error of the file says the
 // durations were scaled, as a value may be wrong only scaled (a TTL made
 // fractional); the note, about the list and not the file, does not.
 func (d *decoder) result() error {
@@ -176,19 +182,32 @@ func (d *decoder) result() error {
 		return errs[0]
 	}
 	slices.SortStableFunc(errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
-	if len(errs) > MaxErrors || d.truncated {
+	switch {
+	case d.truncated:
 		errs = append(errs[:min(len(errs), MaxErrors)], &Error{File: d.file,
 			Msg: fmt.Sprintf("%s: the first %d are shown, and reading stopped there", moreErrors, MaxErrors)})
+	case len(errs) > MaxErrors:
+		// No part was left unread for the limit: the errors past it are the
+		// last part's (whose unknown fields do not stop it), and their
+		// number is known.
+		more := fmt.Sprintf("%d more errors", len(errs)-MaxErrors)
+		if len(errs) == MaxErrors+1 {
+			more = "1 more error"
+		}
+		errs = append(errs[:MaxErrors], &Error{File: d.file,
+			Msg: fmt.Sprintf("%s: the first %d are shown", more, MaxErrors)})
 	}
 	return Errors(errs)
 }
 
-// unknownField records field f, named by key node k, as not one of
-// those its mapping takes: an error (msg) of its own, which does not stop
-// the part (the field is left out and the mapping read on), so that every
-// unknown field of a file is reported.
-func (d *decoder) unknownField(k *yaml.Node, f, msg string) {
-	d.errs = append(d.errs, &Error{File: d.file, Line: k.Line, Column: k.Column, Field: f, Msg: msg})
+// unknownField records field f of o, named by key node k, as not one of
+// those o takes: an error (msg) of its own, which does not stop the part
+// (the field is left out and the mapping read on), so that every unknown
+// field of a file is reported; but the part fails (part), and o is marked
+// (obj.unknown), its checks of which fields it has left unmade.
+func (o *obj) unknownField(k *yaml.Node, f, msg string) {
+	o.unknown = true
+	o.d.errs = append(o.d.errs, &Error{File: o.d.file, Line: k.Line, Column: k.Column, Field: f, Msg: msg})
 }
 
 func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
@@ -241,6 +260,11 @@ type obj struct {
 	node *yaml.Node
 	vals map[string]*yaml.Node
 	keys map[string]*yaml.Node
+	// unknown says a key was not one of the allowed (unknownField): a check
+	// of which fields the mapping has ("give min, max or both") is then
+	// left unmade, as the unknown key may be a misspelled one of them and
+	// its error says so already.
+	unknown bool
 }
 
 // mapping reads n as a mapping with only the allowed keys: another is an
@@ -277,7 +301,7 @@ func (d *decoder) mappingMsg(path string, n *yaml.Node, allowed []string, unknow
 			return o
 		}
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
-			d.unknownField(k, join(path, k.Value), unknown)
+			o.unknownField(k, join(path, k.Value), unknown)
 			continue
 		}
 		if _, dup := o.vals[k.Value]; dup {

@@ -19,7 +19,8 @@ func errorLines(err error) []string {
 // every one, one a line in line order, each naming the file, the line and
 // the field; errors.As finds the first as an *Error; an unknown field does
 // not stop the part it is in (the mapping is read on), so that two in one
-// mapping are both reported.
+// mapping are both reported, but it fails the part: the algorithm, which
+// reads the topology, is left unread.
 func TestEveryErrorReported(t *testing.T) {
 	src := `name: t
 seed: -1
@@ -28,7 +29,7 @@ topology:
   nodes:
     - name: m1
       replicas:
-        - {name: r1, lag: 1ms, speed: 2}
+        - {name: r1, lag: 1ms, speed: 2, lagg: 3ms}
 clients:
   - {count: 2, retry: sometimes}
 algorithm:
@@ -45,9 +46,8 @@ budget: {memory: 1}
 	want := []string{
 		`m.yaml:2: seed: want a non-negative integer, got "-1"`,
 		`m.yaml:8: topology.nodes[0].replicas[0].speed: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
+		`m.yaml:8: topology.nodes[0].replicas[0].lagg: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
 		`m.yaml:10: clients[0].retry: unknown value "sometimes" (want one of none, go-redis, redisson, redisson-3.36)`,
-		`m.yaml:14: algorithm.leese: not a field of algorithm simple (its fields: group, key, ttl, hold, think, unsafe_del, plain_setnx, release_latch, start, holds, belief)`,
-		`m.yaml:15: algorithm.holdz: not a field of algorithm simple (its fields: group, key, ttl, hold, think, unsafe_del, plain_setnx, release_latch, start, holds, belief)`,
 		`m.yaml:19: budget.memory: `,
 	}
 	got := errorLines(err)
@@ -65,43 +65,74 @@ budget: {memory: 1}
 		t.Errorf("errors.As: Errors %v, first %+v", es, e)
 	}
 	// The clients failed: the faults and the expectation, which read them,
-	// are left unread; so is what the bad kind leaves unknown.
-	if strings.Contains(err.Error(), "overlap") || strings.Contains(err.Error(), "faults[") {
+	// are left unread; the topology failed: so is the algorithm.
+	if strings.Contains(err.Error(), "overlap") || strings.Contains(err.Error(), "faults[") || strings.Contains(err.Error(), "algorithm.") {
 		t.Errorf("a part that reads a bad one was read:\n%v", err)
 	}
 }
 
 // TestErrorsOfDependentParts: a part that reads what a bad part builds is
-// not read, so that no error is the consequence of another: with a bad
-// node, a fault naming a node after it is no "unknown node"; with the
-// clients and the topology good, the faults and the expectation are read
-// and their errors reported beside the algorithm's unknown field.
+// not read, so that no error is the consequence of another; a part with an
+// unknown field is a bad one, as the field is left out of what it builds.
+// With a bad node, or one whose misspelled replicas leave it without its
+// replica, a fault naming that replica is no "unknown node"; with an
+// unknown field in the algorithm, the faults (which read it) are left
+// unread and the expectation (which reads the clients) is read; with one in
+// the budget, which nothing reads, or in the root mapping, whose sections
+// are each read from their own key, the faults and the expectation are
+// read and their errors reported beside it.
 func TestErrorsOfDependentParts(t *testing.T) {
-	bad := strings.Replace(good, "    - name: m1\n", "    - name: m1\n      persistence: sometimes\n", 1)
-	bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: r1}", 1)
-	_, err := Parse("d.yaml", []byte(bad))
-	if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], "persistence") {
-		t.Errorf("a bad node: errors\n%v\nwant the node's alone", err)
+	withR1 := strings.Replace(good, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: r1}", 1)
+	for _, c := range []struct{ old, new, want string }{
+		{"    - name: m1\n", "    - name: m1\n      persistence: sometimes\n", `d.yaml:7: topology.nodes[0].persistence: unknown value "sometimes"`},
+		{"      replicas:\n", "      replicaz:\n", `d.yaml:7: topology.nodes[0].replicaz: unknown field (want one of name, persistence, drift_ppm, lua, replicas)`},
+	} {
+		if !strings.Contains(withR1, c.old) {
+			t.Fatalf("test bug: %q not in the file", c.old)
+		}
+		_, err := Parse("d.yaml", []byte(strings.Replace(withR1, c.old, c.new, 1)))
+		if lines := errorLines(err); len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) {
+			t.Errorf("a bad node (%s): errors\n%v\nwant the node's alone: %s", c.new, err, c.want)
+		}
 	}
-	bad = strings.Replace(good, "  ttl: 1s", "  ttl: 1s\n  ttl_ms: 5", 1)
-	bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: pause, client: c9, for: 1s}", 1)
-	bad = strings.Replace(bad, "expect: ok", "expect: {violated: [overlap]}", 1)
-	_, err = Parse("d.yaml", []byte(bad))
-	want := []string{"algorithm.ttl_ms: not a field of algorithm simple", `faults[1].client: unknown client "c9" (the clients are c1, c2)`,
-		`expect.violated[0]: unknown violation kind "overlap"`}
-	lines := errorLines(err)
-	if len(lines) != len(want) {
-		t.Fatalf("errors\n%v\nwant %d", err, len(want))
+	// Without the node's error, the fault does read: the test's file is good
+	// but for it.
+	if _, err := Parse("d.yaml", []byte(withR1)); err != nil {
+		t.Fatalf("the file without the node's error: %v", err)
 	}
-	for i, w := range want {
-		if !strings.Contains(lines[i], w) {
-			t.Errorf("error %d: %s, want %s", i, lines[i], w)
+	for _, c := range []struct {
+		old, new string
+		want     []string
+	}{
+		{"  ttl: 1s", "  ttl: 1s\n  ttl_ms: 5", []string{"d.yaml:14: algorithm.ttl_ms: not a field of algorithm simple",
+			`d.yaml:20: expect.violated[0]: unknown violation kind "overlap"`}},
+		{"expect: ok", "expect: ok\nbudget: {stepz: 5}", []string{`d.yaml:16: faults[1].client: unknown client "c9" (the clients are c1, c2)`,
+			`d.yaml:19: expect.violated[0]: unknown violation kind "overlap"`, "d.yaml:20: budget.stepz: unknown field"}},
+		// The root's unknown field fails no section.
+		{"expect: ok", "expect: ok\nbudgett: {steps: 5000}", []string{`d.yaml:16: faults[1].client: unknown client "c9" (the clients are c1, c2)`,
+			`d.yaml:19: expect.violated[0]: unknown violation kind "overlap"`, "d.yaml:20: budgett: unknown field (want one of name, description, "}},
+	} {
+		bad := strings.Replace(good, c.old, c.new, 1)
+		bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: pause, client: c9, for: 1s}", 1)
+		bad = strings.Replace(bad, "expect: ok", "expect: {violated: [overlap]}", 1)
+		_, err := Parse("d.yaml", []byte(bad))
+		lines := errorLines(err)
+		if len(lines) != len(c.want) {
+			t.Errorf("%s: errors\n%v\nwant %d", c.new, err, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("%s: error %d: %s, want %s", c.new, i, lines[i], w)
+			}
 		}
 	}
 }
 
 // TestErrorsLimit: past MaxErrors errors, a file's errors are the first
 // MaxErrors and a line saying that more may follow; reading stops there.
+// When the unknown fields of the last part read pass MaxErrors, nothing is
+// left unread, and the line says how many more there are.
 func TestErrorsLimit(t *testing.T) {
 	var extra strings.Builder
 	for i := range MaxErrors + 5 {
@@ -113,6 +144,16 @@ func TestErrorsLimit(t *testing.T) {
 		!strings.HasPrefix(lines[MaxErrors-1], fmt.Sprintf("l.yaml:%d: algorithm.bad_%d: ", 14+MaxErrors-1, MaxErrors-1)) ||
 		lines[MaxErrors] != "l.yaml: more errors may follow: the first 10 are shown, and reading stopped there" {
 		t.Errorf("%d lines:\n%v", len(lines), err)
+	}
+	var budget strings.Builder
+	for i := range MaxErrors + 5 {
+		fmt.Fprintf(&budget, ", bad_%d: 1", i)
+	}
+	_, err = Parse("l.yaml", []byte(good+"budget: {steps: 5000"+budget.String()+"}\n"))
+	lines = errorLines(err)
+	if len(lines) != MaxErrors+1 || !strings.HasPrefix(lines[0], "l.yaml:19: budget.bad_0: unknown field") ||
+		lines[MaxErrors] != "l.yaml: 5 more errors: the first 10 are shown" {
+		t.Errorf("the last part's unknown fields, %d lines:\n%v", len(lines), err)
 	}
 	// Scaled, every error but the note says the durations were.
 	_, err = ParseScaled("l.yaml", []byte(strings.Replace(good, "seed: 3", "seed: x", 1)+"budget: {steps: y}\n"), 0.5)
@@ -131,8 +172,8 @@ func TestErrorsLimit(t *testing.T) {
 	}
 }
 
-// TestErrorsListWhatExists: an unknown node, client or node-or-client
-// names those the file has (the first dozen of many); a lease that is no
+// TestErrorsListWhatExists: an unknown node, client, node-or-client or
+// group names those the file has (the first dozen of many); a lease that is no
 // duration says the forms a lease takes, watchdog among them; an unknown
 // field of a fault names its kind's fields.
 func TestErrorsListWhatExists(t *testing.T) {
@@ -159,5 +200,27 @@ func TestErrorsListWhatExists(t *testing.T) {
 		"{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, lease: 5 seconds}", 1)))
 	if err == nil || !strings.Contains(err.Error(), `e.yaml:10: clients[0].lease: bad lease "5 seconds" (want a Go duration such as 10s or 1500ms, or watchdog`) {
 		t.Errorf("a client's lease: %v", err)
+	}
+	// Fourteen masters: an unknown group, the algorithm's or a failover's,
+	// names the first dozen.
+	var masters strings.Builder
+	for i := 2; i <= 14; i++ {
+		fmt.Fprintf(&masters, "\n    - {name: m%d}", i)
+	}
+	const first = "lag: {kind: uniform, min: 1ms, max: 5ms}}"
+	many = strings.Replace(good, first, first+masters.String(), 1)
+	const list = "(the masters are m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12 and 2 more)"
+	for _, c := range []struct{ old, new, want string }{
+		{"  ttl: 1s", "  ttl: 1s\n  group: m99", `algorithm.group: unknown group "m99" ` + list},
+		{"kind: simple\n  ttl: 1s", "kind: redlock-spec\n  ttl: 1s\n  groups: [m1, m99]", `algorithm.groups[1]: unknown group "m99" ` + list},
+		{"{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: failover, group: m99}", `faults[0].group: unknown group "m99" ` + list},
+	} {
+		if !strings.Contains(many, c.old) {
+			t.Fatalf("test bug: %q not in the file", c.old)
+		}
+		_, err := Parse("e.yaml", []byte(strings.Replace(many, c.old, c.new, 1)))
+		if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("error\n  %v\nwant one containing\n  %s", err, c.want)
+		}
 	}
 }

@@ -236,19 +236,21 @@ func (d *decoder) clientBounds(s *Scenario, n *yaml.Node, f string) {
 			return
 		}
 		b := ClientBound{Client: k.Value}
+		unknown := false // the bound's mapping had an unknown key
 		if v.Kind == yaml.ScalarNode {
 			b.Max = d.duration(v, cf)
 		} else {
 			m := d.mapping(cf, v, "min", "max")
 			b.Min, b.Max = m.dur("min", 0), m.dur("max", 0)
-			if d.err == nil && !m.has("min") && !m.has("max") {
+			unknown = m.unknown
+			if d.err == nil && !m.unknown && !m.has("min") && !m.has("max") {
 				d.failf(v, cf, "give min, max or both")
 			}
 			if d.err == nil && b.Max > 0 && b.Min > b.Max {
 				d.failf(m.at("min"), join(cf, "min"), "%v is above max %v", b.Min, b.Max)
 			}
 		}
-		if d.err == nil && b.Min == 0 && b.Max == 0 {
+		if d.err == nil && !unknown && b.Min == 0 && b.Max == 0 {
 			d.failf(v, cf, "a bound must be positive")
 		}
 		s.Expect.Clients = append(s.Expect.Clients, b)
@@ -280,7 +282,7 @@ func (d *decoder) lockBound(s *Scenario, k, v *yaml.Node, f string) {
 // {min, max}.
 func (d *decoder) fencing(s *Scenario, n *yaml.Node, f string) {
 	o := d.mapping(f, n, fencingCounts...)
-	if d.err == nil && len(o.vals) == 0 {
+	if d.err == nil && !o.unknown && len(o.vals) == 0 {
 		d.failf(n, f, "give at least one of %s", strings.Join(fencingCounts, ", "))
 	}
 	for _, c := range fencingCounts {
@@ -298,7 +300,7 @@ func (d *decoder) fencing(s *Scenario, n *yaml.Node, f string) {
 			if m.has("max") {
 				b.Max = int(m.int("max", 0, 0, math.MaxInt32))
 			}
-			if d.err == nil && !m.has("min") && !m.has("max") {
+			if d.err == nil && !m.unknown && !m.has("min") && !m.has("max") {
 				d.failf(v, cf, "give min, max or both")
 			}
 			if d.err == nil && b.Max >= 0 && b.Min > b.Max {
@@ -317,7 +319,7 @@ func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
 	if d.err != nil {
 		return
 	}
-	if len(o.vals) == 0 && len(resolve(n).Content) == 0 {
+	if !o.unknown && len(o.vals) == 0 {
 		d.failf(n, f, "give at least one kind")
 		return
 	}
@@ -338,7 +340,7 @@ func (d *decoder) rateBounds(s *Scenario, n *yaml.Node, f string) {
 		default:
 			m := d.mapping(kf, v, "min", "max")
 			b.Min, b.Max = m.float("min", 0, 0, 1), m.float("max", 1, 0, 1)
-			if d.err == nil && !m.has("min") && !m.has("max") {
+			if d.err == nil && !m.unknown && !m.has("min") && !m.has("max") {
 				d.failf(v, kf, "give min, max or both")
 			}
 			if d.err == nil && b.Min > b.Max {

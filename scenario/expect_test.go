@@ -140,6 +140,27 @@ func TestBadExpect(t *testing.T) {
 	}
 }
 
+// TestExpectUnknownKeyAlone: an unknown key of an expectation's mapping is
+// its one error: the checks of which keys the mapping has ("give at least
+// one of", "give min, max or both", "a bound must be positive") are left
+// unmade, as the key may be a misspelled one of them; an empty mapping
+// still gets them.
+func TestExpectUnknownKeyAlone(t *testing.T) {
+	for _, c := range []struct{ expect, want string }{
+		{"expect: {fencing: {bogus: 1}}", "bad.yaml:18: expect.fencing.bogus: unknown field (want one of accepted, rejected, stale_accepted)"},
+		{"expect: {fencing: {rejected: {mni: 1}}}", "bad.yaml:18: expect.fencing.rejected.mni: unknown field (want one of min, max)"},
+		{"expect: {liveness: {c1: {mni: 1s}}}", "bad.yaml:18: expect.liveness.c1.mni: unknown field (want one of min, max)"},
+		{"expect: {liveness: {c1: {min: 0s, mxa: 1s}}}", "bad.yaml:18: expect.liveness.c1.mxa: unknown field (want one of min, max)"},
+		{"expect: {rates: {bogus: 0.1}, seeds: 10}", "bad.yaml:18: expect.rates.bogus: unknown violation kind (want one of "},
+		{"expect: {rates: {silent-loss: {mni: 0.1}}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss.mni: unknown field (want one of min, max)"},
+	} {
+		_, err := Parse("bad.yaml", []byte(strings.Replace(good, "expect: ok", c.expect, 1)))
+		if lines := errorLines(err); len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) {
+			t.Errorf("%s:\n  got  %v\n  want the one error %s", c.expect, err, c.want)
+		}
+	}
+}
+
 // TestReal: the real block is read as written (its scale is not scaled
 // with the file's durations), and a bad one names the file, line and field.
 func TestReal(t *testing.T) {

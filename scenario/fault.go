@@ -201,7 +201,7 @@ func decodeFailover(r *faultReader) faults.Fault {
 	switch {
 	case d.err != nil:
 	case !ok:
-		d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, strings.Join(r.s.masters(), ", "))
+		d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, nameList(r.s.masters()))
 	case len(grp.Replicas) == 0:
 		d.failf(o.at("group"), join(f, "group"), "group %q has no replica to promote", g)
 	}

@@ -48,7 +48,7 @@ func (d *decoder) user(s *Scenario, o *obj, f string) traffic.UserConfig {
 	if !o.required("lease") {
 		return uc
 	}
-	uc.OwnerConfig = d.ownerConfig(o, s.Algorithm.Kind, nil)
+	uc.OwnerConfig = d.ownerConfig(s, o, nil)
 	uc.ExtendEvery = o.dur("extend_every", 0)
 	if d.err == nil && uc.ExtendEvery > 0 && uc.OwnerConfig.Lease == 0 {
 		d.failf(o.at("extend_every"), join(f, "extend_every"), "an extension renews a lease: with lease watchdog there is none")

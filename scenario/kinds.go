@@ -7,7 +7,6 @@ package scenario
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -54,7 +53,7 @@ func (d *decoder) group(s *Scenario, o *obj, f string) string {
 	masters := s.masters()
 	g := o.str("group", masters[0])
 	if _, ok := s.group(g); !ok && d.err == nil {
-		d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
+		d.failf(o.at("group"), join(f, "group"), "unknown group %q (the masters are %s)", g, nameList(masters))
 	}
 	return g
 }
@@ -69,7 +68,7 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 	items, gf := o.list("groups")
 	for i, g := range gs {
 		if _, ok := s.group(g); !ok {
-			d.failf(items[i], index(gf, i), "unknown group %q (the masters are %s)", g, strings.Join(masters, ", "))
+			d.failf(items[i], index(gf, i), "unknown group %q (the masters are %s)", g, nameList(masters))
 		}
 		if slices.Index(gs, g) != i {
 			d.failf(o.at("groups"), index(gf, i), "group %q listed twice", g)
@@ -81,15 +80,15 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 	return gs
 }
 
-// ownerConfig reads the OwnerConfig's fields of o, the algorithm section
-// of kind kind: random_owners, depth, wait (ownerWait; 0 for a kind
-// without the field), owners and lease. forever is as ownerWait's.
-func (d *decoder) ownerConfig(o *obj, kind string, forever *bool) traffic.OwnerConfig {
+// ownerConfig reads the OwnerConfig's fields of o, s's algorithm section:
+// random_owners, depth, wait (ownerWait; 0 for a kind without the field),
+// owners and lease. forever is as ownerWait's.
+func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool) traffic.OwnerConfig {
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
 		Depth:        int(o.int("depth", 1, 1, 100)),
 	}
-	oc.Wait = d.ownerWait(o, kind, forever)
+	oc.Wait = d.ownerWait(s, o, forever)
 	if o.has("owners") {
 		oc.Owners = o.strs("owners")
 		_, of := o.get("owners")
@@ -118,18 +117,18 @@ const waitForever = "forever"
 // belongs.
 const foreverOnly = waitForever + " is the fair kind's algorithm section's wait only (Redisson's lock() on a fair lock, which waits as long as it takes)"
 
-// ownerWait reads the wait of o, the algorithm section of the owner-based
-// kind kind: a duration, TryLockFor's wait. forever is where a kind that
+// ownerWait reads the wait of o, s's algorithm section, of an owner-based
+// kind: a duration, TryLockFor's wait. forever is where a kind that
 // has Redisson's lock() (the fair kind's Forever) takes wait: forever,
 // which sets it, keeps the line for the errors of a client's wait
 // (decoder.foreverLine) and leaves the wait 0; nil for the other kinds, to
 // which forever is an error saying where it belongs (foreverOnly).
-func (d *decoder) ownerWait(o *obj, kind string, forever *bool) time.Duration {
+func (d *decoder) ownerWait(s *Scenario, o *obj, forever *bool) time.Duration {
 	if o.str("wait", "") != waitForever {
 		return o.dur("wait", 0)
 	}
 	if forever == nil {
-		d.failf(o.at("wait"), join(o.path, "wait"), "%s; algorithm %s's wait is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, kind)
+		d.failf(o.at("wait"), join(o.path, "wait"), "%s; algorithm %s's wait is a Go duration such as 250ms or 5s (0s: try once)", foreverOnly, s.Algorithm.Kind)
 		return 0
 	}
 	*forever = true
@@ -145,7 +144,7 @@ func (d *decoder) ownerWait(o *obj, kind string, forever *bool) time.Duration {
 // Sentinel) takes the synced step, and to single-server otherwise.
 func (d *decoder) owner(s *Scenario, o *obj, group string, forever *bool) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
-	oc := d.ownerConfig(o, s.Algorithm.Kind, forever)
+	oc := d.ownerConfig(s, o, forever)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
 		"watchdog_timeout", "watchdog_batch_size")

@@ -265,16 +265,22 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 // scenario reads the file's root mapping n into s, a part at a time
 // (decoder.part), so that the errors of independent parts are reported
 // together; a part that reads what another built is read only when that
-// one had no error: the algorithm reads the nodes (its group), the faults
+// one had no error, an unknown field included: the algorithm reads the nodes (its group), the faults
 // read the nodes, the clients and the algorithm (a trigger's op), the
 // timeline reads the faults, the rates and the duration, the clients'
 // workload fields read the algorithm, and the expectation reads the
 // clients.
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
+	// The root's unknown fields are reported, and fail no section: each
+	// section is read from its own key, which a misspelled one leaves
+	// missing (an error of its own when required).
 	var top *obj
-	if !d.part(func() {
+	read := false
+	d.part(func() {
 		top = d.mapping("", n, "name", "description", "seed", "duration", "topology", "clients", "algorithm", "faults", "rates", "expect", "real", "budget")
-	}) {
+		read = d.err == nil
+	})
+	if !read {
 		return
 	}
 	d.header(s, top)
@@ -557,11 +563,14 @@ func (d *decoder) clients(s *Scenario, top *obj, w Workload) bool {
 	}) {
 		return false
 	}
-	allowed := append(slices.Clone(clientEntryFields), clientWorkloadFields...)
-	unknown := "unknown field (want one of " + strings.Join(allowed, ", ") + ")"
-	if w != nil {
+	allowed := slices.Clone(clientEntryFields)
+	var unknown string
+	if w == nil {
+		allowed = append(allowed, clientWorkloadFields...)
+		unknown = "unknown field (want one of " + strings.Join(allowed, ", ") + ")"
+	} else {
 		own := clientFields(w.settings())
-		allowed = append(slices.Clone(clientEntryFields), own...)
+		allowed = append(allowed, own...)
 		unknown = fmt.Sprintf("not a field of a client under algorithm %s (a client's fields: %s; its per-client fields of the algorithm: %s)",
 			w.Kind(), strings.Join(clientEntryFields, ", "), strings.Join(own, ", "))
 	}

@@ -625,15 +625,15 @@ func TestEveryScenarioErrorReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(string(src), "  ttl: 10s", "  ttl: 10s\n  leese: 3s", 1)
-	bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 6s, kind: crash, node: r9}", 1)
+	bad := strings.Replace(string(src), "group: m1}", "group: m1}\n  - {at: 6s, kind: crash, node: r9}", 1)
+	bad = strings.Replace(bad, "  violated: [mutual-exclusion]", "  violated: [mutual-exclusion]\n  absnt: [silent-loss]", 1)
 	f := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(f, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runCLI(t, "run", f)
-	want := "simulate: " + f + ":18: algorithm.leese: not a field of algorithm simple (its fields: group, key, ttl, hold, think, unsafe_del, plain_setnx, release_latch, start, holds, belief)\n" +
-		"simulate: " + f + `:23: faults[1].node: unknown node "r9" (the nodes are m1, r1)` + "\n"
+	want := "simulate: " + f + `:22: faults[1].node: unknown node "r9" (the nodes are m1, r1)` + "\n" +
+		"simulate: " + f + ":25: expect.absnt: unknown field (want one of violated, absent, liveness, fencing, rates, seeds)\n"
 	if code != 2 || out != "" || errs != want {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errs, want)
 	}
