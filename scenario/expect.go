@@ -180,6 +180,10 @@ const LivenessLockKey = "lock"
 // under LivenessLockKey (clientBounds).
 func (d *decoder) liveness(s *Scenario, o *obj, ln *yaml.Node, lf string) {
 	if ln.Kind == yaml.MappingNode {
+		if len(ln.Content) == 0 {
+			d.failf(ln, lf, "give the lock's bound (%s: DURATION), a client's or both (the clients are %s), or one duration for every wait", LivenessLockKey, nameList(s.clientNames()))
+			return
+		}
 		d.clientBounds(s, ln, lf)
 		return
 	}

@@ -120,6 +120,7 @@ func TestBadExpect(t *testing.T) {
 		{"expect: {fencing: {rejected: -1}}", "bad.yaml:18: expect.fencing.rejected: -1 out of range"},
 		{"expect: {fencing: {rejected: {min: 3, max: 2}}}", "bad.yaml:18: expect.fencing.rejected.min: 3 is above max 2"},
 		{"expect: {fencing: {}}", "bad.yaml:18: expect.fencing: give at least one of accepted, rejected, stale_accepted"},
+		{"expect: {liveness: {}}", "bad.yaml:18: expect.liveness: give the lock's bound (lock: DURATION), a client's or both (the clients are "},
 		{"expect: {absent: [silent-loss, silent-loss]}", "bad.yaml:18: expect.absent[1]: silent-loss listed twice"},
 		{"expect: {violated: [silent-loss], absent: [silent-loss]}", "bad.yaml:18: expect.absent[0]: silent-loss is both violated and absent"},
 	} {
