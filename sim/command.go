@@ -124,14 +124,13 @@ func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 	return false
 }
 
-// record notes, while capturing, what command cmd (upper case; spec its
-// entry of commands, the zero spec for one not listed) with args writes
-// or publishes: the hook's work, which the short way (fastcmd.go) does
-// itself, handing the spec it already has.
+// record notes what command cmd (upper case; spec its entry of commands,
+// the zero spec for one not listed) with args writes or publishes: the
+// hook's work, which the short way (fastcmd.go) does itself, handing the
+// spec it already has. Call it only while capturing (within dispatch):
+// the hook checks, and runFast runs only within dispatch, directly or
+// from a script's redis.call, both after dispatch set capturing.
 func (n *Node) record(cmd string, spec cmdSpec, args []string) {
-	if !n.capturing {
-		return
-	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		n.published = append(n.published, [2]string{args[0], args[1]})
 		return

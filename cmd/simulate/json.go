@@ -55,12 +55,19 @@ type jsonRun struct {
 
 // jsonSweep is a sweep of seeds of one scenario.
 type jsonSweep struct {
-	Schema        string     `json:"schema"`
-	Type          string     `json:"type"`
-	Name          string     `json:"name"`
-	File          string     `json:"file"`
-	FirstSeed     uint64     `json:"first_seed"`
-	Seeds         int        `json:"seeds"`
+	Schema    string `json:"schema"`
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	File      string `json:"file"`
+	FirstSeed uint64 `json:"first_seed"`
+	Seeds     int    `json:"seeds"`
+	// SeedsAsked is the most seeds the sweep was to run (-seeds N, or a
+	// rate expectation's own count) and Precision -precision P (0 without):
+	// Seeds below SeedsAsked with Precision above 0, in a run that was not
+	// interrupted, is a sweep precision mode stopped early, which Seeds
+	// alone does not tell from a sweep asked for fewer seeds.
+	SeedsAsked    int        `json:"seeds_asked"`
+	Precision     float64    `json:"precision"`
 	ViolatedRuns  int        `json:"violated_runs"`
 	UndecidedRuns int        `json:"undecided_runs"`
 	ViolationRate float64    `json:"violation_rate"`
@@ -147,10 +154,11 @@ type jsonList struct {
 // sweepJSON is the sweep object of s over n seeds from first, judged j
 // (rates: whether the expectation is a rate, which a sweep judges), with
 // the seeds t kept, replayed by naming target (replayTarget).
-func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rates bool, t *scenario.SweepTally, target string) jsonSweep {
+func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rates bool, t *scenario.SweepTally, target string, ask sweepAsk) jsonSweep {
 	n := j.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
 	out := jsonSweep{Schema: runSchema, Type: typeSweep, Name: s.Name, File: s.File, FirstSeed: first, Seeds: n,
+		SeedsAsked: ask.seeds, Precision: ask.precision,
 		ViolatedRuns: j.Violated, UndecidedRuns: j.Undecided, ViolationRate: float64(j.Violated) / float64(n),
 		RateCILow: lo, RateCIHigh: hi, Judged: rates, Expected: j.Match, Why: j.Why, Rates: []jsonRate{},
 		ViolatedSeeds: seedsJSON(t.ViolatedSeeds, target), OKSeeds: seedsJSON(t.OKSeeds, target)}

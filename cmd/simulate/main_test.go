@@ -275,13 +275,45 @@ func TestSweepIsDeterministic(t *testing.T) {
 }
 
 // TestRunPrecision: run -seeds N -precision P stops a sweep at the first
-// look where its rates are within P points and says so under its line;
-// -precision without -seeds, with -shard or out of its range is bad input.
+// look where its rates are within P points and says so right under its
+// line, before its kinds' rates and its seeds; its JSON object gives the
+// precision and the cap, which tell it from a sweep asked for fewer seeds
+// (whose seeds_asked is its seeds, and precision 0). -precision without
+// -seeds, with -shard or out of its range is bad input.
 func TestRunPrecision(t *testing.T) {
 	code, out, errs := runCLI(t, "run", "-seeds", "2000", "-precision", "2", "-quiet", "../../scenarios/baseline-simple.yaml")
 	if code != 0 || !strings.Contains(out, "seeds 1-200  violated in 0 of 200 (0.0%, 95% CI 0.0-1.9%)") ||
 		!strings.Contains(out, "    (-precision 2: stopped after 200 of 2000 seeds, every rate's 95% interval at most 2 points wide)") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "run", "-seeds", "400", "-precision", "10", "-quiet", "../../scenarios/k1-pause-longer-than-lease.yaml")
+	lines := strings.Split(out, "\n")
+	if code != 0 || len(lines) < 4 || !strings.Contains(lines[0], "seeds 1-50  violated in 50 of 50") ||
+		lines[1] != "    (-precision 10: stopped after 50 of 400 seeds, every rate's 95% interval at most 10 points wide)" ||
+		!strings.HasPrefix(lines[2], "    mutual-exclusion ") {
+		t.Fatalf("exit %d; want the -precision line right under the sweep's line, before its kinds and seeds:\n%s%s", code, out, errs)
+	}
+	for _, c := range []struct {
+		args              []string
+		seeds, seedsAsked int
+		precision         float64
+	}{
+		{[]string{"-seeds", "2000", "-precision", "2"}, 200, 2000, 2},
+		{[]string{"-seeds", "200"}, 200, 200, 0},
+		{[]string{"-seeds", "30", "-precision", "2"}, 30, 30, 2}, // the cap came first
+	} {
+		args := append(append([]string{"run", "-json", "-quiet"}, c.args...), "../../scenarios/baseline-simple.yaml")
+		code, out, errs := runCLI(t, args...)
+		var got struct {
+			Type       string  `json:"type"`
+			Seeds      int     `json:"seeds"`
+			SeedsAsked int     `json:"seeds_asked"`
+			Precision  float64 `json:"precision"`
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &got); code != 0 || err != nil || got.Type != "sweep" ||
+			got.Seeds != c.seeds || got.SeedsAsked != c.seedsAsked || got.Precision != c.precision {
+			t.Errorf("%v: exit %d, %v, %+v; want seeds %d, seeds_asked %d, precision %v\n%s", args, code, err, got, c.seeds, c.seedsAsked, c.precision, errs)
+		}
 	}
 	for _, c := range []struct {
 		args []string
@@ -784,6 +816,8 @@ func TestGolden(t *testing.T) {
 		{"run-rates-refuted", []string{"run", "testdata/scenarios/rate-failover-claimed-safe.yaml"}, 1},
 		{"run-rates-one-seed", []string{"run", "-seed", "4", "testdata/scenarios/rate-failover.yaml"}, 0},
 		{"run-rates-json", []string{"run", "-json", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "testdata/scenarios/rate-failover.yaml"}, 1},
+		{"run-precision", []string{"run", "-quiet", "-seeds", "400", "-precision", "10", "../../scenarios/k1-pause-longer-than-lease.yaml", "../../scenarios/baseline-simple.yaml"}, 0},
+		{"run-precision-json", []string{"run", "-quiet", "-json", "-seeds", "400", "-precision", "10", "../../scenarios/k1-pause-longer-than-lease.yaml", "../../scenarios/baseline-simple.yaml"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, c.args...)

@@ -246,7 +246,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	pr.finish()
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
-			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
+			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision, interrupted: true})
 			r.tally.count(notJudgedCut, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
@@ -256,11 +256,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return errStatus(err)
 	}
-	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin))
-	if r.precision > 0 && t.Seeds < n && !r.asJSON {
-		fmt.Fprintf(r.stdout, "    (-precision %v: stopped after %d of %d seeds, every rate's 95%% interval at most %v points wide)\n",
-			r.precision, t.Seeds, n, r.precision)
-	}
+	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision})
 	r.tally.count(sweepJudging(judged), match, t.Violated > 0)
 	if r.out != "" {
 		seed, which := first, "its first seed"
@@ -311,9 +307,28 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	return 0
 }
 
+// sweepAsk is what a sweep was asked for: seeds, the most seeds it runs
+// (-seeds N, or a rate expectation's own count), and precision, -precision
+// P (0: every seed). interrupted says Ctrl-C cut the sweep short: its
+// seeds fall short of the ask for that reason, not for its precision.
+type sweepAsk struct {
+	seeds       int
+	precision   float64
+	interrupted bool
+}
+
+// stoppedEarly reports whether precision mode ended a sweep that ran ran
+// seeds before its cap: its rates' intervals were narrow enough.
+func (a sweepAsk) stoppedEarly(ran int) bool {
+	return a.precision > 0 && ran < a.seeds && !a.interrupted
+}
+
 // writeSweep prints a sweep's line (or JSON object): the violation rate
 // with its Wilson 95% interval, over the verdicts t counted (seeds first,
-// first+1, ...), then every kind's rate with its interval, and the first
+// first+1, ...); when precision mode stopped it before the seeds asked
+// (ask), a line right under it that says so, as it explains the line's
+// count of seeds and every rate's below; then every kind's rate with its
+// interval, and the first
 // seeds that violated, each with its kinds and the command that replays
 // it (writeSeeds; target names s as replayTarget does). For a file whose
 // expectation is a rate (scenario.Expect.HasRates) it judges the sweep
@@ -321,14 +336,14 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 // within its bounds) and prints the bounds; match is false when a rate is
 // outside. Any other file's expectation is about one run and a sweep does
 // not judge it (judged is false, match true).
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string) (judged, match bool) {
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string, ask sweepAsk) (judged, match bool) {
 	j := s.Expect.JudgeTally(t)
 	judged = s.Expect.HasRates()
 	if !judged {
 		j.Match, j.Why = true, ""
 	}
 	if asJSON {
-		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target))
+		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target, ask))
 		return judged, j.Match
 	}
 	n := t.Seeds
@@ -343,6 +358,10 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		line += "  (" + mark + ")"
 	}
 	fmt.Fprintln(w, line)
+	if ask.stoppedEarly(n) {
+		fmt.Fprintf(w, "    (-precision %v: stopped after %d of %d seeds, every rate's 95%% interval at most %v points wide)\n",
+			ask.precision, n, ask.seeds, ask.precision)
+	}
 	for _, r := range j.Rates {
 		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above

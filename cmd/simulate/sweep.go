@@ -101,7 +101,9 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 	enc, status := jsonLines(stdout), 0
 	var t tally
 	for _, s := range swept {
-		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin))
+		// A merged sweep ran every seed it was asked for: -precision is
+		// refused with -shard.
+		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin), sweepAsk{seeds: s.Tally.Seeds})
 		t.count(sweepJudging(judged), match, s.Tally.Violated > 0)
 		if !match {
 			status = 1

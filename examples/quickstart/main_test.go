@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -22,6 +21,15 @@ import (
 // printed.
 func captureStdout(t *testing.T, f func()) string {
 	t.Helper()
+	return captureLines(t, f, nil)
+}
+
+// captureLines is captureStdout that also hands each line f prints (without
+// its newline) to onLine, when not nil, as it arrives: onLine sees the
+// moment a line was printed, not only its order. onLine runs on another
+// goroutine; captureLines returns after its last call.
+func captureLines(t *testing.T, f func(), onLine func(line string)) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +38,18 @@ func captureStdout(t *testing.T, f func()) string {
 	os.Stdout = w
 	out := make(chan string)
 	go func() {
-		var b bytes.Buffer
-		_, _ = io.Copy(&b, r)
+		var b strings.Builder
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadString('\n')
+			b.WriteString(line)
+			if onLine != nil && strings.HasSuffix(line, "\n") {
+				onLine(strings.TrimSuffix(line, "\n"))
+			}
+			if err != nil {
+				break
+			}
+		}
 		out <- b.String()
 	}()
 	defer func() {
@@ -63,7 +81,10 @@ func TestQuickstart(t *testing.T) {
 }
 
 // TestQuickstartWaits: while another client holds the lock, the program
-// waits, and takes it once the other releases it.
+// waits, and takes it once the other releases it: its "holding orders"
+// line comes out only after the other owner began to release, 300 ms in
+// (the order of the lines alone could not show it: the program works for
+// 2 s, so the release has always come by the time it returns).
 func TestQuickstartWaits(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
@@ -86,13 +107,21 @@ func TestQuickstartWaits(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	// holdingAfterRelease is whether the other owner had begun to release
+	// when the program said it held the lock (sawHolding): set by the line
+	// reader, read after captureLines returns.
+	var sawHolding, holdingAfterRelease bool
 	var runErr error
-	out := captureStdout(t, func() { runErr = run(ctx, s.Addr, lock.Options{}) })
+	out := captureLines(t, func() { runErr = run(ctx, s.Addr, lock.Options{}) }, func(line string) {
+		if line == "holding orders" && !sawHolding {
+			sawHolding, holdingAfterRelease = true, releasing.Load()
+		}
+	})
 	if runErr != nil || !strings.HasPrefix(out, "holding orders\n") {
 		t.Errorf("run: %v, stdout %q; want it to take the lock once the other owner released it", runErr, out)
 	}
-	if !releasing.Load() {
-		t.Error("run took the lock while the other owner held it")
+	if sawHolding && !holdingAfterRelease {
+		t.Error("run said it held the lock before the other owner released it: it did not wait")
 	}
 	<-released // the other's Unlock has returned before its client closes
 }
