@@ -132,8 +132,9 @@ real:
 # 1,000 clients of each simulated kind, a verdict within the checks'
 # budget and peak RSS under 3 GiB, each in a process of its own), the
 # library's stress runs on a redis-server for a minute each
-# (lock/stress_test.go), and the correct example lock of one's own
-# (examples/ownlock) over 2,000 searched runs and 2,000 seeds.
+# (lock/stress_test.go), the correct example lock of one's own
+# (examples/ownlock) over 2,000 searched runs and 2,000 seeds, and every
+# lane group of the report against its cells' own runs at 3 seeds.
 soak:
 	LOCKSIM_BASELINE_SEEDS=2000 $(GO) test -count=1 -run BaselinesNoFalsePositives -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run Determinism -timeout 60m ./sim/
@@ -142,6 +143,7 @@ soak:
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run '^TestSoakMaxima$$' -v -timeout 60m ./scenario/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestStress' -timeout 10m ./lock/
 	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestSetNXSurvives' -timeout 30m ./examples/ownlock/
+	LOCKSIM_SOAK=1 $(GO) test -count=1 -run 'TestLaneGroupsSameAsRuns' -timeout 30m ./compare/
 
 # report-real runs each peer library's scenario (scenarios/peers/peer-*.yaml:
 # redsync, bsm/redislock, rueidislock) 20 times on real redis-servers (needs

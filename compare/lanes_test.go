@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"os"
 	"reflect"
 	"testing"
 
@@ -33,13 +34,15 @@ func jsonl(t *testing.T, recs []history.Record) []byte {
 	return b.Bytes()
 }
 
-// TestLaneGroupsSameAsRuns: every lane group of the report, run as one
-// world per seed (simrun.RunLanes), gives each of its cells the history,
-// verdict, judgement and outcome the cell's own run gives, byte for byte.
-// Its control: the cells of a group do differ (their histories are not
-// all one), so the comparison would catch a lane given another's records.
+// TestLaneGroupsSameAsRuns: a lane group of the report, run as one world
+// per seed (simrun.RunLanes), gives each of its cells the history,
+// verdict, judgement and outcome the cell's own run gives, byte for byte:
+// each algorithm's group under one of the belief modes in turn, at seed
+// 1 (every group at seeds 1 to 3 under make soak: LOCKSIM_SOAK=1). Its
+// control: the cells of a group do differ (their histories are not all
+// one), so the comparison would catch a lane given another's records.
 func TestLaneGroupsSameAsRuns(t *testing.T) {
-	m, err := build(Options{Seeds: 2, NoHeat: true})
+	m, err := build(Options{Seeds: 1, NoHeat: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +50,19 @@ func TestLaneGroupsSameAsRuns(t *testing.T) {
 	if want := len(BeliefModes) * len(Algorithms); len(gs) != want {
 		t.Fatalf("%d lane groups, want one per belief mode and algorithm (%d)", len(gs), want)
 	}
+	seeds := uint64(3)
+	if os.Getenv("LOCKSIM_SOAK") == "" {
+		// Groups are listed mode by mode, each mode's algorithms in
+		// order: algorithm a under mode a mod len(BeliefModes).
+		var some []*laneGroup
+		for a := range Algorithms {
+			some = append(some, gs[(a%len(BeliefModes))*len(Algorithms)+a])
+		}
+		gs, seeds = some, 1
+	}
 	differ := 0
 	for _, g := range gs {
-		for seed := uint64(1); seed <= 2; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			others := make([]*scenario.Scenario, len(g.cells)-1)
 			for k, c := range g.cells[1:] {
 				others[k] = c.Scenario
