@@ -4,6 +4,7 @@ package scenario
 // describing an expectation.
 
 import (
+	"reflect"
 	"cmp"
 	"fmt"
 	"maps"
@@ -46,6 +47,13 @@ func (s *Scenario) CheckBudget() checker.Budget {
 // expectation.
 func (s *Scenario) Check(recs []history.Record, end time.Duration) checker.Verdict {
 	return checker.Judge(recs, s.checkConfig(end))
+}
+
+// SameChecks reports whether s and o check a history that ran until end
+// alike (the same checker.Config): their verdicts on one history are
+// then one.
+func (s *Scenario) SameChecks(o *Scenario, end time.Duration) bool {
+	return reflect.DeepEqual(s.checkConfig(end), o.checkConfig(end))
 }
 
 // checkConfig is the checker's configuration for a run of s that ran until

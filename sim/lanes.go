@@ -78,6 +78,10 @@ func (c *Client) RecordLane(i int, lock, op, detail string, args ...string) {
 		Client: c.name, Lock: lock, Op: op, Args: args, Outcome: history.OutcomeOK, Detail: detail}})
 }
 
+// LaneEmpty reports whether lane i holds no record: its history is then
+// the world's own.
+func (w *World) LaneEmpty(i int) bool { return len(w.laneRecs[i]) == 0 }
+
 // Lane returns the history of lane i: the world's records with the lane's
 // among them where they were made, numbered from 0 (Seq). The slice is
 // new; the world's history is not changed.

@@ -47,7 +47,13 @@ func TestLanesPutTheirRecordsWhereMade(t *testing.T) {
 	}
 	op := c.BeginOp("L", history.OpAcquire, "o")
 	op.End(history.OutcomeOK, "")
+	if !w.LaneEmpty(0) {
+		t.Fatal("a lane without records is not empty")
+	}
 	c.RecordLane(0, "L", history.OpExpire, "", "o")
+	if w.LaneEmpty(0) || !w.LaneEmpty(1) {
+		t.Fatal("LaneEmpty wrong after a record in lane 0")
+	}
 	c.RecordLane(1, "L", history.OpExpire, "lost", "o")
 	op = c.BeginOp("L", history.OpRelease, "o")
 	op.End(history.OutcomeOK, "")

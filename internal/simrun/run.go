@@ -127,7 +127,8 @@ func Run(s *scenario.Scenario, seed uint64) (Result, error) {
 		return r, err
 	}
 	r.History = w.History()
-	judge(&r, w.History().Records())
+	recs := w.History().Records()
+	judge(&r, recs, s.Check(recs, r.End))
 	return r, nil
 }
 
@@ -163,15 +164,38 @@ func RunLanes(s *scenario.Scenario, others []*scenario.Scenario, seed uint64) ([
 	if name := w.LaneTrigger(history.OpExpire); name != "" {
 		return nil, fmt.Errorf("%s: run in lanes, but fault %s is bound to an expire operation, which a lane's records do not fire", s.File, name)
 	}
+	// A lane without records has the world's history (often: the
+	// until-release model records none, the others only when an estimate
+	// runs out), and scenarios that check alike judge it once.
+	base := w.History().Records()
+	onBase := false
+	type verdictOn struct {
+		s *scenario.Scenario
+		v checker.Verdict
+	}
+	var verdicts []verdictOn
 	out := make([]Result, len(all))
 	for i, o := range all {
 		out[i] = r
 		out[i].Scenario = o
 		out[i].Faults = slices.Clone(r.Faults)
-		out[i].Records = w.Lane(i)
-		judge(&out[i], out[i].Records)
+		if !w.LaneEmpty(i) {
+			out[i].Records = w.Lane(i)
+			judge(&out[i], out[i].Records, o.Check(out[i].Records, r.End))
+			continue
+		}
+		out[i].Records, onBase = base, true
+		k := slices.IndexFunc(verdicts, func(x verdictOn) bool { return x.s.SameChecks(o, r.End) })
+		if k < 0 {
+			verdicts = append(verdicts, verdictOn{o, o.Check(base, r.End)})
+			k = len(verdicts) - 1
+		}
+		judge(&out[i], base, verdicts[k].v)
 	}
-	w.History().Recycle()
+	if !onBase {
+		// No result holds the world's records: the next run may reuse them.
+		w.History().Recycle()
+	}
 	return out, nil
 }
 
@@ -213,12 +237,15 @@ func runWorld(s *scenario.Scenario, seed uint64, lanes []string, r *Result) (*si
 	return w, nil
 }
 
-// judge checks recs, the history of r's run, against r's scenario and
-// judges the run (not when the expectation is about rates: one run of a
-// rate expectation matches unless a scripted fault did not act).
-func judge(r *Result, recs []history.Record) {
+// judge judges the run of r, whose history recs got the verdict v (its
+// scenario's Check), against its scenario's expectation (not when the
+// expectation is about rates: one run of a rate expectation matches
+// unless a scripted fault did not act). v may be another result's: the
+// notes this adds go to a slice of r's own.
+func judge(r *Result, recs []history.Record, v checker.Verdict) {
 	s := r.Scenario
-	r.Verdict = s.Check(recs, r.End)
+	v.Notes = slices.Clip(v.Notes)
+	r.Verdict = v
 	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = scenario.Unfired(recs), scenario.Skipped(recs)
 	if note := scenario.DrawnSkippedNote(recs); note != "" {
