@@ -4,10 +4,10 @@ package scenario
 // describing an expectation.
 
 import (
-	"reflect"
 	"cmp"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
