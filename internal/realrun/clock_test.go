@@ -81,6 +81,7 @@ func processesUnder(dir string) []string {
 // after it. Real time decides whether c1's first acquire returns before the
 // jump (it dials five servers first): up to three attempts.
 func TestClockJumpK3(t *testing.T) {
+	t.Parallel()
 	redistest.FaketimeLibrary(t)
 	s, err := scenario.LoadScaled("../../scenarios/k3-redlock-clock-jump-timed.yaml", 0.2)
 	if err != nil {
@@ -115,6 +116,7 @@ func TestClockJumpK3(t *testing.T) {
 // TestClockJumpK3Control: the same run without the jump keeps mutual
 // exclusion: the violation above is the jump's.
 func TestClockJumpK3Control(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../scenarios/k3-redlock-clock-jump-timed.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +142,7 @@ func TestClockJumpK3Control(t *testing.T) {
 // silently loses it and the next client takes it while it still holds, as
 // in the simulation (which gives the same verdict for this file).
 func TestNodeDriftExpiresEarly(t *testing.T) {
+	t.Parallel()
 	redistest.FaketimeLibrary(t)
 	s, err := scenario.Parse("drift.yaml", []byte(`name: node-drift-fast
 duration: 3s
@@ -174,6 +177,7 @@ expect:
 // TestProcessesUnder: the control of replayUntil's check sees a server
 // while it runs and not after it stops.
 func TestProcessesUnder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := redistest.StartConfig(t, redistest.Config{Dir: dir})
 	if len(processesUnder(dir)) != 1 {

@@ -31,6 +31,7 @@ import (
 // so those files get attempts. check, when set, asserts more of a run
 // that matched.
 func TestPeerScenarios(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	for _, tc := range []struct {
 		file     string
@@ -64,6 +65,7 @@ func TestPeerScenarios(t *testing.T) {
 		{"peer-rueidislock-lost-replies.yaml", 2, nil},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			t.Parallel()
 			s, err := scenario.LoadScaled("../../scenarios/peers/"+tc.file, 0.2)
 			if err != nil {
 				t.Fatal(err)
@@ -216,6 +218,7 @@ func holdingsAt(recs []history.Record, t time.Duration) []string {
 // second try (the same value) succeeds. No second holder: a lost
 // acquisition, not a safety violation.
 func TestRedsyncRetriedSetNXRefusesItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := redistest.Start(t)
 	p := redistest.NewProxy(t, s.Addr)
@@ -258,6 +261,7 @@ func TestRedsyncRetriedSetNXRefusesItsOwn(t *testing.T) {
 // succeeds, and the key holds its token. The control: a key another
 // client wrote is not taken (ErrNotObtained).
 func TestRedisLockObtainRetrySeesItsOwnKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := redistest.Start(t)
 	p := redistest.NewProxy(t, s.Addr)
@@ -321,6 +325,7 @@ func serversUnder(dir string) []string {
 // TestServersUnderSeesAServer: the control of serversUnder: a running
 // server in the directory is found, and not once it is stopped.
 func TestServersUnderSeesAServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := redistest.StartConfig(t, redistest.Config{Dir: dir})
 	if len(serversUnder(dir)) == 0 {
