@@ -79,9 +79,10 @@ func processesUnder(dir string) []string {
 // n3, n4 and n5 while c1 holds: mutual exclusion is violated, as in the
 // simulation. The history records the jump on n3 and n3's key gone right
 // after it. Real time decides whether c1's first acquire returns before the
-// jump (it dials five servers first): up to three attempts.
+// jump (it dials five servers first): up to three attempts. It runs
+// serially: beside the parallel tests the first acquire often missed the
+// jump (a second attempt in 2 of 8 runs of the package, a third in one).
 func TestClockJumpK3(t *testing.T) {
-	t.Parallel()
 	redistest.FaketimeLibrary(t)
 	s, err := scenario.LoadScaled("../../scenarios/k3-redlock-clock-jump-timed.yaml", 0.2)
 	if err != nil {
