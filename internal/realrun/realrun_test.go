@@ -36,7 +36,8 @@ import (
 // when it calls goleak.VerifyNone, which would see the parallel tests'
 // goroutines as leaks, or t.Setenv, or replaces a package variable
 // (workerCommand), or when its margins of real time are too thin for the
-// load of the others (TestOpBoundWorkerScenariosSerial, TestClockJumpK3).
+// load of the others (TestOpBoundWorkerScenariosSerial,
+// TestPeerScenariosSerial, TestClockJumpK3).
 func TestMain(m *testing.M) {
 	MaybeWorker()
 	orphanHelper() // TestPausedWorkerDiesWithCoordinator's coordinator
