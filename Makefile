@@ -58,13 +58,14 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# The slowest package is internal/realrun (real servers, Sentinel, a
-# Redis Cluster, worker processes: about 4 minutes under -race), then
-# cmd/simulate (2) and props (1.5); fuzz adds about 25 s.
+# The slowest packages are internal/realrun (real servers, Sentinel, a
+# Redis Cluster, worker processes: under 2 minutes under -race, its tests
+# 4 at a time, 5 minutes one at a time) and cmd/simulate (2), then props
+# (1.5); fuzz adds about 25 s.
 # The per-package limit is raised above go test's default 10 minutes so
 # that a slower machine is not failed by it.
 #
-# -p 3: internal/realrun spends its 4 minutes mostly waiting on real time
+# -p 3: internal/realrun spends its time mostly waiting on real time
 # (servers, Sentinel elections, scenario durations), and with go test's
 # default of one package per core it held one of the two package slots
 # the whole time, so the CPU-bound packages ran one at a time beside it:
@@ -117,8 +118,8 @@ agree:
 # real runs the real-server tests (internal/redistest, internal/realrun)
 # with LOCKSIM_REAL set, which adds the long cases make test leaves out (a
 # Sentinel failover of a frozen master, SIGSTOP instead of SIGKILL); it
-# needs redis-server and redis-sentinel and fails without them. About a
-# minute and a half. CI does not run it.
+# needs redis-server and redis-sentinel and fails without them. About two
+# minutes. CI does not run it.
 real:
 	LOCKSIM_REAL=1 LOCKSIM_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 20m ./internal/redistest/ ./internal/realrun/
 

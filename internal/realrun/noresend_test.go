@@ -19,6 +19,7 @@ import (
 // queue, and a hold counted twice could show where the simulation has
 // none.
 func TestLockScriptNotResent(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	s, err := scenario.LoadScaled("../../scenarios/redisson-single-server-acquire-not-resent.yaml", 0.2)
 	if err != nil {

@@ -29,19 +29,38 @@ import (
 // its expectation, as TestScenarioReplay does for locksim's own locks: a
 // failover or a crash hits a holding only when real time puts one there,
 // so those files get attempts. check, when set, asserts more of a run
-// that matched.
+// that matched. The files whose check bounds a delay of real time are
+// TestPeerScenariosSerial's.
 func TestPeerScenarios(t *testing.T) {
-	bin := redistest.Binary(t)
-	for _, tc := range []struct {
-		file     string
-		attempts int
-		check    func(t *testing.T, r Result) bool
-	}{
+	t.Parallel()
+	replayPeers(t, true, []peerCase{
 		{"baseline-redsync.yaml", 3, acquiredByAll},
 		{"baseline-redislock.yaml", 3, acquiredByAll},
 		{"baseline-rueidislock.yaml", 3, acquiredByAll},
 		{"peer-redsync-failover.yaml", 4, nil},
 		{"peer-redislock-failover.yaml", 4, nil},
+		// The control of peer-rueidislock-failover (TestPeerScenariosSerial):
+		// holders that ignore the context overlap the next.
+		{"peer-rueidislock-failover-context-ignored.yaml", 4, nil},
+		{"peer-redsync-restart-no-persistence.yaml", 2, nil},
+		{"peer-redislock-restart-no-persistence.yaml", 4, nil},
+		// K3 for the peers: a node's clock jumps (libfaketime) and the
+		// holder's key there expires at once.
+		{"peer-redsync-clock-jump.yaml", 2, nil},
+		{"peer-redislock-clock-jump.yaml", 2, nil},
+		{"peer-redsync-lost-replies.yaml", 2, nil},
+		{"peer-redislock-lost-replies.yaml", 2, nil},
+		{"peer-rueidislock-lost-replies.yaml", 2, nil},
+	})
+}
+
+// TestPeerScenariosSerial is TestPeerScenarios for the files whose check
+// bounds a delay of real time (lostAfterFault: 200 ms), run serially,
+// with no other test of the package beside them: the delay it bounds,
+// about 30 ms so, reached 143 ms beside the parallel tests and 166 ms
+// with a second copy of the package running.
+func TestPeerScenariosSerial(t *testing.T) {
+	replayPeers(t, false, []peerCase{
 		// Does rueidislock's context really get cancelled when a failover
 		// loses its key? Yes: the holder at the kill hears "lost" within
 		// milliseconds (its connection breaks, the extension fails), long
@@ -50,20 +69,27 @@ func TestPeerScenarios(t *testing.T) {
 		// restarted master (the files do not forbid mutual exclusion;
 		// reports/real measures it).
 		{"peer-rueidislock-failover.yaml", 4, lostAfterFault(history.FaultFailover)},
-		// The control: holders that ignore the context overlap the next.
-		{"peer-rueidislock-failover-context-ignored.yaml", 4, nil},
-		{"peer-redsync-restart-no-persistence.yaml", 2, nil},
-		{"peer-redislock-restart-no-persistence.yaml", 4, nil},
 		{"peer-rueidislock-restart-no-persistence.yaml", 4, lostAfterFault(history.FaultCrash)},
-		// K3 for the peers: a node's clock jumps (libfaketime) and the
-		// holder's key there expires at once.
-		{"peer-redsync-clock-jump.yaml", 2, nil},
-		{"peer-redislock-clock-jump.yaml", 2, nil},
-		{"peer-redsync-lost-replies.yaml", 2, nil},
-		{"peer-redislock-lost-replies.yaml", 2, nil},
-		{"peer-rueidislock-lost-replies.yaml", 2, nil},
-	} {
+	})
+}
+
+// peerCase is a peer scenario (a file of scenarios/peers) for replayPeers,
+// the attempts it gets and what else a run that matched must show.
+type peerCase struct {
+	file     string
+	attempts int
+	check    func(t *testing.T, r Result) bool
+}
+
+// replayPeers replays each case as TestPeerScenarios says, in subtests run
+// in parallel when parallel is set.
+func replayPeers(t *testing.T, parallel bool, cases []peerCase) {
+	bin := redistest.Binary(t)
+	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			s, err := scenario.LoadScaled("../../scenarios/peers/"+tc.file, 0.2)
 			if err != nil {
 				t.Fatal(err)
@@ -216,6 +242,7 @@ func holdingsAt(recs []history.Record, t time.Duration) []string {
 // second try (the same value) succeeds. No second holder: a lost
 // acquisition, not a safety violation.
 func TestRedsyncRetriedSetNXRefusesItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := redistest.Start(t)
 	p := redistest.NewProxy(t, s.Addr)
@@ -258,6 +285,7 @@ func TestRedsyncRetriedSetNXRefusesItsOwn(t *testing.T) {
 // succeeds, and the key holds its token. The control: a key another
 // client wrote is not taken (ErrNotObtained).
 func TestRedisLockObtainRetrySeesItsOwnKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := redistest.Start(t)
 	p := redistest.NewProxy(t, s.Addr)
@@ -321,6 +349,7 @@ func serversUnder(dir string) []string {
 // TestServersUnderSeesAServer: the control of serversUnder: a running
 // server in the directory is found, and not once it is stopped.
 func TestServersUnderSeesAServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := redistest.StartConfig(t, redistest.Config{Dir: dir})
 	if len(serversUnder(dir)) == 0 {

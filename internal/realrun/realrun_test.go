@@ -3,9 +3,11 @@ package realrun
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,12 +26,36 @@ import (
 
 // TestMain runs the test binary as a client worker when a real run started
 // it as one (worker.go), and otherwise the tests, checking for goroutine
-// leaks.
+// leaks, with up to parallelTests of them at once unless -parallel says
+// otherwise.
+//
+// Most tests call t.Parallel: each starts servers of its own, in its own
+// directories, on ports no other test of the process is given
+// (redistest's freePort and ListenProxy), and stops them when it ends. A
+// test stays serial (it then runs before the parallel ones start, alone)
+// when it calls goleak.VerifyNone, which would see the parallel tests'
+// goroutines as leaks, or t.Setenv, or replaces a package variable
+// (workerCommand), or when its margins of real time are too thin for the
+// load of the others (TestOpBoundWorkerScenariosSerial,
+// TestPeerScenariosSerial, TestClockJumpK3).
 func TestMain(m *testing.M) {
 	MaybeWorker()
 	orphanHelper() // TestPausedWorkerDiesWithCoordinator's coordinator
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 	goleak.VerifyTestMain(m)
 }
+
+// parallelTests is how many tests run at once by default. The tests wait
+// on real time (servers starting, Sentinel and Cluster failovers, the
+// scenarios' durations) far more than they use the CPU: go test's default,
+// GOMAXPROCS (2 on a 2-core machine), left the package at about 150 s
+// under -race there, 4 at about 80 s (and serial, 300 s).
+const parallelTests = 4
 
 // newRedis is a go-redis client on addr with go-redis's default retries
 // (MaxRetries 3, read timeouts retried) and the given read timeout (0: the
@@ -214,6 +240,7 @@ func (f f0Lock) acquire(t *testing.T, client string, rc *redis.Client, synced bo
 // applies it on SIGCONT; on this machine that happened in about a third of
 // the runs of the same sequence without the proxy.
 func TestF0Failover(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		lock  f0Lock
 		kinds []checker.Kind
@@ -227,6 +254,7 @@ func TestF0Failover(t *testing.T) {
 			name += "-synced"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			m := redistest.StartConfig(t, redistest.Config{})
 			link := redistest.NewProxy(t, m.Addr)
@@ -287,8 +315,10 @@ func TestF0Failover(t *testing.T) {
 // unlock that worked; the checker reports it (unlock idempotency). With the
 // latch, the retry returns the first attempt's answer: success.
 func TestUnlockRetriedAfterLostReply(t *testing.T) {
+	t.Parallel()
 	for _, latch := range []bool{false, true} {
 		t.Run(fmt.Sprintf("latch=%v", latch), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			s := redistest.Start(t)
 			loadScripts(t, s, scripts.ReentrantAcquire, scripts.ReentrantUnlock)
@@ -342,9 +372,11 @@ func TestUnlockRetriedAfterLostReply(t *testing.T) {
 // With IdempotentAcquire the retry finds its request's latch and counts
 // once: 1 hold, and the unlock frees the lock.
 func TestAcquireRetriedAfterLostReply(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"drop", "delay"} {
 		for _, idem := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/idempotent=%v", fault, idem), func(t *testing.T) {
+				t.Parallel()
 				testAcquireRetried(t, fault, idem)
 			})
 		}
@@ -414,6 +446,7 @@ func testAcquireRetried(t *testing.T, fault string, idem bool) {
 // (ReadKeys); it speaks RESP2, and RESP3's pairs are
 // TestProbeReadsListsAndSortedSets'.
 func TestReadKey(t *testing.T) {
+	t.Parallel()
 	m, rs := redistest.StartReplicated(t, 1, redistest.PersistNone)
 	got, err := m.DoAll([]string{"SET", "s", "v"}, []string{"HSET", "h", "a", "1", "b", "2"},
 		[]string{"RPUSH", "l", "x", "y", "x"}, []string{"ZADD", "z", "1767225634999", "c1:a", "2.5", "c2:b"},
@@ -479,9 +512,11 @@ func (f r0Lock) acquire(t *testing.T, client string, conns []lock.Conn) func(con
 // exclusion and silent loss (only 2 of 5 nodes name c1). The control: with
 // appendfsync always, n3 comes back with c1's key and c2 is refused.
 func TestR0RestartWithoutPersistence(t *testing.T) {
+	t.Parallel()
 	for _, alg := range []r0Lock{{name: "spec"}, {name: "redisson", args: []string{"o1"}}} {
 		for _, p := range []redistest.Persistence{redistest.PersistNone, redistest.PersistAlways} {
 			t.Run(alg.name+"/"+p.String(), func(t *testing.T) {
+				t.Parallel()
 				ctx := context.Background()
 				servers := redistest.StartMasters(t, 5, p)
 				rec := NewRecorder()
@@ -591,11 +626,12 @@ func (h *connThief) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // (A connection dialled after the write does not show it: its HELLO already
 // moves its offset past the write, so its WAIT waits.)
 func TestSyncedAcquireWaitOnAnotherConnection(t *testing.T) {
+	t.Parallel()
 	// The control that must fail: script and WAIT as two pooled commands,
 	// the WAIT stolen onto an idle connection, the acquire trusted at once,
 	// and F0 breaks exclusion.
-	t.Run("two-commands", func(t *testing.T) { syncedAcquireUnderThief(t, true) })
-	t.Run("pipelined", func(t *testing.T) { syncedAcquireUnderThief(t, false) })
+	t.Run("two-commands", func(t *testing.T) { t.Parallel(); syncedAcquireUnderThief(t, true) })
+	t.Run("pipelined", func(t *testing.T) { t.Parallel(); syncedAcquireUnderThief(t, false) })
 }
 
 func syncedAcquireUnderThief(t *testing.T, twoCommands bool) {

@@ -122,6 +122,7 @@ func waitCaughtUp(m, r *redistest.Server) error {
 // refused, since no replica acknowledges, and the same failover then
 // breaks nothing.
 func TestF0RedisClusterFailover(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		force  bool
@@ -135,6 +136,7 @@ func TestF0RedisClusterFailover(t *testing.T) {
 		{"kill-reentrant-synced", false, "reentrant", true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			rcl := redistest.StartRedisCluster(t, redistest.RedisClusterConfig{})
 			slot, err := rcl.KeySlot("lk")

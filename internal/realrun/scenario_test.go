@@ -34,6 +34,7 @@ import (
 // machine only lengthens real waits); its min, which is what shows that a
 // lock was not freed early, stays exact.
 func TestScenarioReplay(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	for _, tc := range []struct {
 		file     string
@@ -122,6 +123,7 @@ func TestScenarioReplay(t *testing.T) {
 		{file: "delayed-compare-and-delete.yaml", scale: 0.5, attempts: 2, slack: 300 * time.Millisecond},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			t.Parallel()
 			s, err := scenario.LoadScaled("../../scenarios/"+tc.file, tc.scale)
 			if err != nil {
 				t.Fatal(err)
@@ -279,6 +281,7 @@ func recordLine(r history.Record) string {
 // heal, a crash that stays and the restart that ends it, and a failover
 // (whose old master crashes first).
 func TestRealFaultSteps(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	data := []byte(`duration: 1200ms
 topology:

@@ -3,8 +3,6 @@ package realrun
 import (
 	"errors"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,23 +19,6 @@ import (
 func sentinelBins(t *testing.T) Options {
 	t.Helper()
 	return Options{Bin: redistest.Binary(t), Sentinel: SentinelOptions{Bin: redistest.SentinelBinary(t)}}
-}
-
-// children lists the test process's child processes (of every thread):
-// a run that leaves no process behind leaves this list as it found it.
-func children(t *testing.T) []string {
-	t.Helper()
-	tasks, err := filepath.Glob("/proc/self/task/*/children")
-	if err != nil || len(tasks) == 0 {
-		t.Skipf("no /proc/self/task/*/children: %v", err)
-	}
-	var out []string
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		out = append(out, strings.Fields(string(b))...)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // sentinelFailovers checks that the run's failover records are the
@@ -83,6 +64,7 @@ func sentinelFailovers(t *testing.T, r Result) []history.Record {
 // master frozen (SIGSTOP) instead of killed runs with LOCKSIM_REAL set
 // (make real), to keep make test's time down.
 func TestSentinelScenarios(t *testing.T) {
+	t.Parallel()
 	opts := sentinelBins(t)
 	for _, tc := range []struct {
 		file     string
@@ -108,6 +90,7 @@ func TestSentinelScenarios(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s, err := scenario.Load("../../scenarios/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
@@ -115,7 +98,6 @@ func TestSentinelScenarios(t *testing.T) {
 			if s.Engine != scenario.EngineSentinel {
 				t.Fatalf("engine %q", s.Engine)
 			}
-			before := children(t)
 			for i := 1; ; i++ {
 				o := opts
 				o.Dir = t.TempDir()
@@ -125,8 +107,8 @@ func TestSentinelScenarios(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if after := children(t); !slices.Equal(after, before) {
-					t.Fatalf("child processes %v after the run, %v before", after, before)
+				if left := processesUnder(o.Dir); len(left) > 0 {
+					t.Fatalf("processes left behind by the run: %v", left)
 				}
 				fos := sentinelFailovers(t, r)
 				if len(fos) != 1 {
@@ -160,6 +142,7 @@ func TestSentinelScenarios(t *testing.T) {
 // node): a reply drop on c1's proxy of m1 drops c1's replies, and only
 // c1's.
 func TestSentinelClientsThroughProxies(t *testing.T) {
+	t.Parallel()
 	opts := sentinelBins(t)
 	opts.Dir = t.TempDir()
 	data := []byte(`duration: 1s
@@ -270,6 +253,7 @@ func TestSentinelNoBinary(t *testing.T) {
 //
 // It runs with LOCKSIM_REAL set (make real): 9 s of real time.
 func TestSentinelSyncedTwoReplicas(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LOCKSIM_REAL") == "" {
 		t.Skip("set LOCKSIM_REAL=1 (make real) to run it")
 	}

@@ -42,8 +42,10 @@ func truthOf(recs []history.Record, node, key string) []history.Record {
 // pair for each, the score a double); a change of the items alone, or of a
 // score alone, is a new record. Records hands out copies of the items.
 func TestProbeReadsListsAndSortedSets(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []int{2, 3} {
 		t.Run(fmt.Sprintf("resp%d", protocol), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			s := redistest.Start(t)
 			p := redistest.NewProxy(t, s.Addr)
@@ -191,6 +193,7 @@ func shapes(recs []history.Record, lk string) []string {
 // holder fields, and sorted sets of their timeouts in whole milliseconds
 // since the epoch, shape for shape.
 func TestFairQueueTruthMirrorsSimulation(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	const file = "../../scenarios/baseline-fair.yaml"
 	s, err := scenario.Load(file)

@@ -86,9 +86,11 @@ func frozenDuring(t *testing.T, recs []history.Record, client string, at, d time
 // c3 calls nothing while frozen (not even its watchdog's renewal), and no
 // process of the run is left behind.
 func TestPauseK1(t *testing.T) {
+	t.Parallel()
 	redistest.Binary(t)
 	for _, file := range []string{"k1-pause-longer-than-lease.yaml", "k1-pause-watchdog.yaml"} {
 		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			t.Parallel()
 			s := pinnedK(t, file)
 			r := replayUntil(t, s, 3)
 			at, d := pauseWindow(t, r.Records, "c3")
@@ -105,6 +107,7 @@ func TestPauseK1(t *testing.T) {
 // after it thaws carry an older token than c2's or c1's and are refused:
 // mutual exclusion is violated, no stale write is accepted.
 func TestPauseK2(t *testing.T) {
+	t.Parallel()
 	redistest.Binary(t)
 	s := pinnedK(t, "k2-fencing-pause.yaml")
 	r := replayUntil(t, s, 3)
@@ -132,6 +135,7 @@ func TestPauseK2(t *testing.T) {
 // clients give (baseline-simple: ok), records the workers' commands with
 // the times the server ran them, and leaves no process behind.
 func TestWorkersWithoutPause(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	s, err := scenario.LoadScaled("../../scenarios/baseline-simple.yaml", 0.2)
 	if err != nil {
@@ -178,6 +182,7 @@ func TestWorkersWithoutPause(t *testing.T) {
 // TestWorkerEndsWithItsPipe: a worker whose coordinator goes away (its
 // stdin closes) exits at once, before or after its start.
 func TestWorkerEndsWithItsPipe(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +213,7 @@ func TestWorkerEndsWithItsPipe(t *testing.T) {
 // TestPauseK1Control: the same run without the pause keeps mutual
 // exclusion: the violation of TestPauseK1 is the SIGSTOP's.
 func TestPauseK1Control(t *testing.T) {
+	t.Parallel()
 	bin := redistest.Binary(t)
 	b, err := os.ReadFile("../../scenarios/k1-pause-longer-than-lease.yaml")
 	if err != nil {
@@ -239,6 +245,7 @@ func TestPauseK1Control(t *testing.T) {
 // replica violates mutual exclusion with worker clients as with in-process
 // ones (up to four attempts, as TestScenarioReplay allows).
 func TestWorkersFollowFailover(t *testing.T) {
+	t.Parallel()
 	s, err := scenario.LoadScaled("../../scenarios/f0-failover-lagging-replica.yaml", 0.2)
 	if err != nil {
 		t.Fatal(err)
@@ -292,6 +299,7 @@ func orphanHelper() {
 // cleanup runs), the kernel kills the worker too (Pdeathsig), so that no
 // worker outlives its run.
 func TestPausedWorkerDiesWithCoordinator(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +349,7 @@ func alive(pid int) bool {
 // calls nothing more, its key expires at its lease's end, and c2 takes the
 // lock only then; the run is ok, as in the simulation.
 func TestClientCrashKillsWorker(t *testing.T) {
+	t.Parallel()
 	s, err := scenario.Parse("crash.yaml", []byte(`name: client-crash-holder
 duration: 3s
 topology: {nodes: [{name: m1}]}
@@ -414,19 +423,41 @@ func TestWorkerNotWorkerAware(t *testing.T) {
 // worker's op begins (before the worker goes on), and the fault is a real
 // SIGSTOP, SIGKILL or libfaketime jump. Each gives the file's verdict, as
 // in the simulation (up to two attempts: real time decides the rest of the
-// run).
+// run). The files whose verdict hangs on tens of milliseconds of real time
+// are TestOpBoundWorkerScenariosSerial's.
 func TestOpBoundWorkerScenarios(t *testing.T) {
-	redistest.Binary(t)
-	for _, file := range []string{
+	t.Parallel()
+	replayOpBound(t, true,
 		"simple-pause-careful.yaml",
-		"watchdog-pause-after-expiry.yaml",
-		"watchdog-pause-before-expiry.yaml",
 		"fenced-write-after-pause.yaml",
 		"client-crash-watchdog-holder.yaml",
-		"crashed-holder-lease.yaml",
-		"k3-redlock-clock-jump.yaml",
-	} {
+		"k3-redlock-clock-jump.yaml")
+}
+
+// TestOpBoundWorkerScenariosSerial is TestOpBoundWorkerScenarios for the
+// files whose verdict hangs on tens of milliseconds of real time, run
+// serially, with no other test of the package beside them: at scale 0.5,
+// watchdog-pause-before-expiry's renewal lands 50 ms before the key would
+// expire, and the liveness bounds of watchdog-pause-after-expiry and
+// crashed-holder-lease are 100 and 150 ms wide. Run beside eight other
+// tests, watchdog-pause-before-expiry failed both attempts: the renewal
+// after the pause came too late, then c2 waited 37 ms past its bound.
+func TestOpBoundWorkerScenariosSerial(t *testing.T) {
+	replayOpBound(t, false,
+		"watchdog-pause-after-expiry.yaml",
+		"watchdog-pause-before-expiry.yaml",
+		"crashed-holder-lease.yaml")
+}
+
+// replayOpBound replays each file as TestOpBoundWorkerScenarios says, in
+// subtests run in parallel when parallel is set.
+func replayOpBound(t *testing.T, parallel bool, files ...string) {
+	redistest.Binary(t)
+	for _, file := range files {
 		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			// At the file's own real.scale when it has one: a liveness
 			// bound of +-100 ms is +-20 ms at 0.2, less than a loaded
 			// machine's overhead.

@@ -115,9 +115,10 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return p
 }
 
-// ListenProxy starts a proxy in front of target on a free loopback port.
+// ListenProxy starts a proxy in front of target on a free loopback port
+// that the process never handed out before (listenFresh).
 func ListenProxy(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenFresh()
 	if err != nil {
 		return nil, fmt.Errorf("redistest: proxy listen: %w", err)
 	}

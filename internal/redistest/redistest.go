@@ -536,8 +536,51 @@ func waitFor(timeout time.Duration, f func() (bool, string), format string, args
 	}
 }
 
+// handed are the loopback ports this process has handed out (freePort's,
+// and the proxies' of listenFresh): none is handed out twice. A server
+// keeps its port when it is killed, to restart on it, and a killed node's
+// peers (replicas, sentinels, Cluster nodes, clients) keep dialling it;
+// meanwhile the kernel holds the port for no one. Tests that run in
+// parallel would otherwise be offered it for a server or proxy of theirs:
+// the restart would then fail to bind, or a replica of one test would
+// sync from another test's master.
+var handed = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// listenFresh listens on a loopback port that handed does not hold, and
+// adds it there. The ports the kernel offers that were handed out already
+// stay bound until it returns, so that it is not offered one twice.
+func listenFresh() (net.Listener, error) {
+	var refused []net.Listener
+	defer func() {
+		for _, l := range refused {
+			_ = l.Close()
+		}
+	}()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		handed.Lock()
+		fresh := !handed.ports[port]
+		handed.ports[port] = true
+		handed.Unlock()
+		if fresh {
+			return l, nil
+		}
+		refused = append(refused, l)
+	}
+	return nil, fmt.Errorf("the kernel offered %d ports in a row that this process had handed out already", len(refused))
+}
+
+// freePort returns a loopback port that is free now and that this
+// process never handed out before (handed).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := listenFresh()
 	if err != nil {
 		return 0, fmt.Errorf("redistest: free port: %w", err)
 	}

@@ -393,3 +393,32 @@ func TestStopAll(t *testing.T) {
 		t.Errorf("a second StopAll stopped %d", n)
 	}
 }
+
+// TestFreePortsNeverRepeat: the ports freePort and ListenProxy hand out
+// are all different, also once the earlier ones were closed (the kernel
+// offers a closed port again: among 400 of its picks from the ephemeral
+// range, some repeat almost surely).
+func TestFreePortsNeverRepeat(t *testing.T) {
+	seen := map[int]bool{}
+	for i := range 400 {
+		var port int
+		if i%4 == 3 {
+			p, err := ListenProxy("127.0.0.1:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			_, ps, _ := net.SplitHostPort(p.Addr)
+			port, _ = strconv.Atoi(ps)
+		} else {
+			var err error
+			if port, err = freePort(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if seen[port] {
+			t.Fatalf("port %d handed out twice (pick %d)", port, i)
+		}
+		seen[port] = true
+	}
+}
