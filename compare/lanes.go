@@ -118,10 +118,7 @@ func runUnit(js []job, u []int, job func(pos int) int) ([]RunOutcome, error) {
 func streamJobs(ctx context.Context, js []job, workers int, progress func(done, total int)) (int, error) {
 	us := units(js)
 	var ran atomic.Int64
-	var pr func(int, int)
-	if progress != nil {
-		pr = func(int, int) { progress(int(ran.Load()), len(js)) }
-	}
+	pr := runsDone(&ran, len(js), progress)
 	self := func(p int) int { return p }
 	n, err := sweep.Stream(ctx, len(us), runChunk, workers, func(u int) ([]RunOutcome, error) {
 		outs, err := runUnit(js, us[u], self)
@@ -139,6 +136,16 @@ func streamJobs(ctx context.Context, js []job, workers int, progress func(done, 
 	return done, err
 }
 
+// runsDone is the progress callback of a sweep of units that reports to
+// progress (nil: none) the runs done of total, as ran counts them: the
+// sweep counts units, which may hold several runs each.
+func runsDone(ran *atomic.Int64, total int, progress func(done, total int)) func(int, int) {
+	if progress == nil {
+		return nil
+	}
+	return func(int, int) { progress(int(ran.Load()), total) }
+}
+
 // runJobs runs the jobs whose indices idx lists on opts.Workers
 // goroutines, by units, and returns their outcomes by position in idx.
 // When ctx is cancelled or a run fails it returns the outcomes of a prefix
@@ -154,10 +161,7 @@ func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOut
 		ui[k] = k
 	}
 	var ran atomic.Int64
-	var pr func(int, int)
-	if opts.Progress != nil {
-		pr = func(int, int) { opts.Progress(int(ran.Load()), len(js)) }
-	}
+	pr := runsDone(&ran, len(js), opts.Progress)
 	res, err := sweep.Jobs(ctx, ui, opts.Workers, func(u int) ([]RunOutcome, error) {
 		outs, err := runUnit(js, us[u], func(p int) int { return idx[p] })
 		ran.Add(int64(len(outs)))
