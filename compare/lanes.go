@@ -16,8 +16,8 @@ import (
 // reading of the lock, which changes nothing the lock, the network or the
 // nodes do, so the group's runs at one seed are one world
 // (simrun.RunLanes), judged once per cell: the outcomes are those of
-// separate runs, byte for byte (TestLaneGroupsSameAsRuns), for a third of
-// the CPU.
+// separate runs, byte for byte (TestLaneGroupsSameAsRuns), for one
+// simulation instead of one per cell.
 type laneGroup struct {
 	cells []*Cell
 }

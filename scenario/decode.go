@@ -162,9 +162,10 @@ func (d *decoder) part(read func()) bool {
 // result is the file's error: nil when it had none, the *Error when one,
 // else Errors, in line order (at most MaxErrors, and a note when there
 // are more: that more may follow when a part was left unread for the
-// limit (part), else how many more were found). With a scale (LoadScaled), each error of the file says the
-// durations were scaled, as a value may be wrong only scaled (a TTL made
-// fractional); the note, about the list and not the file, does not.
+// limit (part), else how many more were found). With a scale
+// (LoadScaled), each error of the file says the durations were scaled, as
+// a value may be wrong only scaled (a TTL made fractional); the note,
+// about the list and not the file, does not.
 func (d *decoder) result() error {
 	errs := d.errs
 	if d.err != nil {

@@ -265,11 +265,11 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 // scenario reads the file's root mapping n into s, a part at a time
 // (decoder.part), so that the errors of independent parts are reported
 // together; a part that reads what another built is read only when that
-// one had no error, an unknown field included: the algorithm reads the nodes (its group), the faults
-// read the nodes, the clients and the algorithm (a trigger's op), the
-// timeline reads the faults, the rates and the duration, the clients'
-// workload fields read the algorithm, and the expectation reads the
-// clients.
+// one had no error, an unknown field included: the algorithm reads the
+// nodes (its group), the faults read the nodes, the clients and the
+// algorithm (a trigger's op), the timeline reads the faults, the rates
+// and the duration, the clients' workload fields read the algorithm, and
+// the expectation reads the clients.
 func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	// The root's unknown fields are reported, and fail no section: each
 	// section is read from its own key, which a misspelled one leaves

@@ -89,3 +89,26 @@ func TestLanesPutTheirRecordsWhereMade(t *testing.T) {
 		t.Fatalf("a crashed client's lane record was kept (%d records)", n)
 	}
 }
+
+// TestLaneTriggerNamesExpireFaults: a fault bound to an operation a lane
+// records is named (a lane's records fire no trigger), one bound to
+// another operation is not.
+func TestLaneTriggerNamesExpireFaults(t *testing.T) {
+	w := sim.New(1)
+	defer w.Close()
+	if _, err := w.AddClient(setup.ClientConfig{Name: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.OnOp(setup.OpSelector{Client: "c1", Op: history.OpAcquire, Nth: 1}, setup.OpCall, 0, "pause-on-acquire", func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if name := w.LaneTrigger(history.OpExpire); name != "" {
+		t.Fatalf("LaneTrigger named %q for a fault bound to acquire", name)
+	}
+	if err := w.OnOp(setup.OpSelector{Client: "c1", Op: history.OpExpire, Nth: 1}, setup.OpCall, 0, "pause-on-expire", func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if name := w.LaneTrigger(history.OpExpire); name != "pause-on-expire" {
+		t.Fatalf("LaneTrigger = %q, want the fault bound to expire", name)
+	}
+}

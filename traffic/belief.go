@@ -69,3 +69,8 @@ func (b Belief) resolve(def Belief, kind, client string) (Belief, error) {
 // the belief with an "expire" record); the until-release model's holder
 // keeps none.
 func (m Belief) countsLease() bool { return m != BeliefUntilRelease }
+
+// observesLoss reports whether a holder under model m learns of the
+// watchdog's report that its lock was lost: the careful model's user does;
+// the trusting and until-release models' (Redisson's API) do not.
+func (m Belief) observesLoss() bool { return m == BeliefCareful }

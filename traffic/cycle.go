@@ -1,9 +1,9 @@
 package traffic
 
 // The machinery the workloads share: think times, owner choice, outcome
-// classification, the holder's own belief (its lease timer and the
-// "expire" records), and the owner-based loop. Their configuration checks
-// are in holding.go.
+// classification, and the owner-based loop. The holder's own belief (its
+// lease timers and the "expire" records, under one model or a lane's
+// each) is in holder.go; the configuration checks are in holding.go.
 
 import (
 	"context"

@@ -8,11 +8,6 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
-// observesLoss reports whether a holder under model m learns of the
-// watchdog's report that its lock was lost: the careful model's user does;
-// the trusting and until-release models' (Redisson's API) do not.
-func (m Belief) observesLoss() bool { return m == BeliefCareful }
-
 // laneClient is a client of a world with lanes (sim.World.SetLanes): one
 // run that stands for the runs of several belief models at once, since a
 // holder's belief is its reading of the lock and changes nothing the lock,
@@ -46,10 +41,10 @@ func judgedBy(c Client, kind string, model Belief, extends bool) (judged, error)
 	if len(names) == 0 {
 		return judged{models: []Belief{model}}, nil
 	}
-	if extends {
-		return judged{}, fmt.Errorf("traffic: %s on client %s: lanes need a workload that does not act on its holders' belief, and this one stops extending when its belief ends", kind, c.Name())
-	}
 	j := judged{lanes: lc}
+	if extends {
+		return judged{}, j.refuseExtending(kind, c.Name())
+	}
 	for _, n := range names {
 		m, err := Belief(n).resolve(model, kind, c.Name())
 		if err != nil {
@@ -61,6 +56,13 @@ func judgedBy(c Client, kind string, model Belief, extends bool) (judged, error)
 		return judged{}, fmt.Errorf("traffic: %s on client %s: the first lane's belief model is %s, the workload's %s", kind, c.Name(), j.models[0], model)
 	}
 	return j, nil
+}
+
+// refuseExtending is the error of a workload in lanes (j.lanes set) that
+// extends its hold: it stops extending when its belief ends, so its
+// traffic depends on the model and one world cannot stand for several.
+func (j judged) refuseExtending(kind, client string) error {
+	return fmt.Errorf("traffic: %s on client %s: lanes need a workload that does not act on its holders' belief, and this one stops extending when its belief ends", kind, client)
 }
 
 // observesLoss reports whether any of the models learns of a loss the

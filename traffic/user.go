@@ -169,8 +169,7 @@ func startUser(c Client, cfg UserConfig, n names, def Belief) error {
 			return fmt.Errorf("traffic: %s on client %s: extend interval %v, but the lock cannot extend (no Extend method: UserExtender)", kind, name, cfg.ExtendEvery)
 		}
 		if lp.model.lanes != nil {
-			_, err := judgedBy(c, kind, lp.model.models[0], true)
-			return err
+			return lp.model.refuseExtending(kind, name)
 		}
 		lp.extendEvery = cfg.ExtendEvery
 		lp.extend = func(ctx context.Context, owner string) extension { return h.extend(ctx, x, owner, lease) }
