@@ -173,3 +173,64 @@ func TestUnitsKeepCellOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsKeepLaneGroups: sharded, the matrix deals units, so every lane
+// group's runs at one seed fall to one shard, where they are still one
+// world (units of the shard's runs), and every run to exactly one shard.
+// A control: dealt by runs, as before units, the groups would be split.
+func TestShardsKeepLaneGroups(t *testing.T) {
+	var modes []Mode
+	for _, md := range Modes {
+		if md.Name == "pause" || md.Name == "none" {
+			modes = append(modes, md)
+		}
+	}
+	m, err := build(Options{Seeds: 5, NoHeat: true, Modes: modes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := m.jobs()
+	whole := 0
+	for _, u := range units(jobs) {
+		if len(u) > 1 {
+			whole++
+		}
+	}
+	const n = 3
+	owned := make([]int, len(jobs))
+	shared, split := 0, 0
+	for k := range n {
+		idx := owner(jobs)(sweep.Shard{Index: k, Count: n})
+		sub := make([]job, len(idx))
+		for i, j := range idx {
+			sub[i] = jobs[j]
+			owned[j]++
+		}
+		for _, u := range units(sub) {
+			if len(u) > 1 {
+				shared++
+			}
+		}
+		byRuns := sweep.Shard{Index: k, Count: n}.Jobs(len(jobs))
+		sub = sub[:0]
+		for _, j := range byRuns {
+			sub = append(sub, jobs[j])
+		}
+		for _, u := range units(sub) {
+			if len(u) > 1 {
+				split++
+			}
+		}
+	}
+	for j, c := range owned {
+		if c != 1 {
+			t.Fatalf("job %d owned by %d shards", j, c)
+		}
+	}
+	if whole == 0 || shared != whole {
+		t.Errorf("%d of the %d shared worlds kept by the shards", shared, whole)
+	}
+	if split == whole {
+		t.Errorf("control: dealt by runs, the shards kept all %d shared worlds too; the test shows nothing", whole)
+	}
+}

@@ -16,12 +16,19 @@ import (
 // PartialSchema names the format of a partial result of the matrix and
 // its version; ReadPartial refuses any other. A change to Partial or
 // RunOutcome that an older reader would misread takes a new version.
-const PartialSchema = "locksim.compare-partial/v2"
+const PartialSchema = "locksim.compare-partial/v3"
 
 // PartialFormat is a partial result of the matrix as sweep.ReadPartial
 // reads it: a run takes at most 8 KiB (its counterexamples with it: the
-// largest seen is under 1 KiB).
-var PartialFormat = sweep.Format{Schema: PartialSchema, RunBytes: 8 << 10}
+// largest seen is under 1 KiB), and the matrix is sharded by units
+// (owner), a lane group's of at most one run per belief model.
+var PartialFormat = sweep.Format{Schema: PartialSchema, RunBytes: 8 << 10, UnitJobs: int64(len(Beliefs))}
+
+// owner is which runs of jobs (the matrix's, in job order) each shard
+// owns: its units (units: a lane group's runs at one seed are one world),
+// unit k to shard k mod N, so that sharding keeps the worlds a lane group
+// shares.
+func owner(jobs []job) sweep.Owner { return sweep.ByUnits(units(jobs)) }
 
 // Partial is one shard's part of the matrix (RunShard): the outcome of
 // each run the shard owns, in job order, with what the merge needs to
@@ -91,7 +98,8 @@ func (m *matrix) digest() string {
 }
 
 // RunShard runs the runs of the matrix opts describes that shard index of
-// count owns (sweep.Shard: every count-th run in job order, from index),
+// count owns (owner: every count-th unit of runs in job order, from
+// index),
 // on opts.Workers goroutines, and returns them as a partial result.
 // opts.Progress counts the shard's runs. Of a cell's runs in the shard,
 // only the shortest counterexample of each class is kept: the merge
@@ -113,7 +121,7 @@ func RunShard(ctx context.Context, opts Options, index, count int) (*Partial, er
 		return nil, err
 	}
 	jobs := m.jobs()
-	idx := shard.Jobs(len(jobs))
+	idx := owner(jobs)(shard)
 	outs, err := runJobs(ctx, jobs, idx, m.opts)
 	if err != nil {
 		return nil, fmt.Errorf("compare: shard %v: %d of its %d runs done: %w", shard, len(outs), len(idx), err)
@@ -222,7 +230,7 @@ func Merge(names []string, parts []*Partial, scenarioDir string) (*Results, erro
 			return fmt.Errorf("seed %d, but the job's seed is %d", o.Seed, jobs[i].seed)
 		}
 		return sweep.CheckKinds(o.Kinds)
-	})
+	}, owner(jobs))
 	if err != nil {
 		return nil, err
 	}

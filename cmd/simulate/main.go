@@ -80,7 +80,8 @@
 // of the writes under way are removed, and the status is 130 too.
 //
 // compare -shard K/N and run -seeds N -shard K/N run one shard of the
-// sweep (job i belongs to shard i mod N; K is 0-based, as Kubernetes's
+// sweep (runs dealt to the shards in turn, compare's by world; K is
+// 0-based, as Kubernetes's
 // JOB_COMPLETION_INDEX) and write its partial result (-partial, default
 // CMD-shard-K-of-N.json); merge combines every shard's into what the
 // unsharded command writes, byte for byte.

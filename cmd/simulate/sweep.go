@@ -116,7 +116,7 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 // shardFlags defines -shard and -partial on fs, for command cmd (run or
 // compare).
 func shardFlags(fs *flag.FlagSet, shard *sweep.Shard, partial *string, cmd string) {
-	fs.Func("shard", "run only shard K of N (K from 0, as JOB_COMPLETION_INDEX; job i is shard i mod N) and write a partial result for simulate merge",
+	fs.Func("shard", "run only shard K of N (K from 0, as JOB_COMPLETION_INDEX; runs dealt to the shards in turn) and write a partial result for simulate merge",
 		func(v string) error {
 			s, err := sweep.ParseShard(v)
 			*shard = s

@@ -10,7 +10,8 @@
 //     finish);
 //   - chunks with a running tally (Stream): a sweep's memory is that of
 //     one chunk, whatever its number of jobs;
-//   - -shard K/N (Shard): job i belongs to shard i mod N;
+//   - -shard K/N (Shard): job i belongs to shard i mod N, or, for jobs
+//     that run in units, unit k to shard k mod N (ByUnits);
 //   - partial results (Header, WritePartial, ReadPartial): one shard's runs
 //     in a JSON file, with what the merge checks that the parts belong
 //     together;

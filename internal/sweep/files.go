@@ -20,11 +20,14 @@ import (
 // Format is a format of partial result the merge reads: its Schema (the
 // header's), and the most bytes one of its runs takes (RunBytes) and its
 // fixed part takes beyond the header (Extra), which bound the size of a
-// part (ReadPartial).
+// part (ReadPartial). UnitJobs is the most jobs one unit of a sweep
+// sharded ByUnits holds (0 or 1: the sweep is sharded by jobs), which a
+// shard may own beyond its even share.
 type Format struct {
 	Schema   string
 	RunBytes int64
 	Extra    int64
+	UnitJobs int64
 }
 
 // MaxHeader is the most bytes the header of a partial result takes: the
@@ -185,6 +188,9 @@ func partialLimit(h Header, f Format) (int64, error) {
 	if h.Jobs > h.Shard {
 		owned = int64((h.Jobs-h.Shard-1)/h.Shards + 1)
 	}
+	// Sharded by units: at most as many units as jobs, each of at most
+	// UnitJobs jobs (and never more jobs than the sweep has).
+	owned = min(owned*max(f.UnitJobs, 1), int64(h.Jobs))
 	return MaxHeader + owned*f.RunBytes + f.Extra, nil
 }
 

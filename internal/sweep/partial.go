@@ -126,18 +126,22 @@ func CheckHeaders(names []string, hs []Header) error {
 // Collect places the outcomes of the parts into one slice indexed by
 // job: each part (shard parts[p]) lists its outcomes with their job
 // indices (index(o)), which must be exactly the jobs its shard owns out of
-// n. It is how a merge checks that no run is missing or counted twice.
-func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int) ([]T, error) {
+// n (owns; nil: Shard.Jobs). It is how a merge checks that no run is
+// missing or counted twice.
+func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns Owner) ([]T, error) {
+	if owns == nil {
+		owns = func(s Shard) []int { return s.Jobs(n) }
+	}
 	out := make([]T, n)
 	for p, outcomes := range parts {
-		want := shards[p].Jobs(n)
+		want := owns(shards[p])
 		got := make([]int, len(outcomes))
 		for i, o := range outcomes {
 			got[i] = index(o)
 		}
 		if !slices.Equal(got, want) {
-			return nil, fmt.Errorf("shard %v does not hold the runs it owns (the jobs i of %d with i mod %d = %d): %s",
-				shards[p], n, max(shards[p].Count, 1), shards[p].Index, firstDifference(got, want))
+			return nil, fmt.Errorf("shard %v does not hold the runs it owns (%d of the %d): %s",
+				shards[p], len(want), n, firstDifference(got, want))
 		}
 		for i, j := range got {
 			out[j] = outcomes[i]
@@ -163,12 +167,13 @@ func firstDifference(got, want []int) string {
 // one of the sweep's jobs (of names what they are jobs of, in the
 // message: "sweep", "matrix") and pass check, which knows the jobs (a
 // run's seed is its job's, its verdict and kinds exist: CheckKinds);
-// every part must hold exactly the runs its shard owns (Collect); and
+// every part must hold exactly the runs its shard owns (Collect, by
+// owns; nil: Shard.Jobs); and
 // every part's runs must be those its shard wrote (Header.CheckRuns). A
 // partial result edited by hand or damaged is refused, naming its file,
 // the run and what is wrong, rather than counted. The headers are checked
 // before (CheckHeaders).
-func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string, job func(R) int, check func(job int, r R) error) ([]R, error) {
+func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string, job func(R) int, check func(job int, r R) error, owns Owner) ([]R, error) {
 	shards := make([]Shard, len(parts))
 	for p, runs := range parts {
 		shards[p] = Shard{Index: hs[p].Shard, Count: hs[p].Shards}
@@ -182,7 +187,7 @@ func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string
 			}
 		}
 	}
-	all, err := Collect(jobs, shards, parts, job)
+	all, err := Collect(jobs, shards, parts, job, owns)
 	if err != nil {
 		return nil, err
 	}

@@ -317,7 +317,7 @@ func MergeRuns(names []string, parts []*RunPartial) ([]Swept, error) {
 	}
 	merged, err := Gather(names, hs, runs, p.Jobs, "sweep", func(r SeedRun) int { return r.Job }, func(job int, r SeedRun) error {
 		return r.check(firsts[job/p.Seeds] + uint64(job%p.Seeds))
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,15 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Shard is part Index (0-based) of Count parts of a sweep's jobs, for
 // running one sweep on several machines (simulate's -shard K/N): job i
-// belongs to shard i mod Count.
+// belongs to shard i mod Count (Jobs), or unit k of jobs that run
+// together to shard k mod Count (ByUnits).
 //
 // Striding rather than contiguous blocks, because a sweep's jobs are in
 // cell (or scenario) order and their costs differ several-fold from cell
@@ -54,4 +56,27 @@ func (s Shard) Jobs(n int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// Owner lists, in increasing order, the indices of the jobs a shard owns
+// in a sweep: Shard.Jobs of the sweep's number of jobs, or ByUnits.
+type Owner func(s Shard) []int
+
+// ByUnits is the Owner of a sweep whose jobs run in units, several jobs
+// to one unit (compare runs a lane group's runs of one seed as one
+// world): unit k belongs to shard k mod Count, with all its jobs, so
+// that no unit is split between machines. units lists each unit's job
+// indices; every job is in exactly one. Striding over units keeps
+// Shard's reason: units are in job order, so every shard gets every
+// Count-th unit of every cell.
+func ByUnits(units [][]int) Owner {
+	return func(s Shard) []int {
+		step := max(s.Count, 1)
+		var out []int
+		for k := s.Index; k < len(units); k += step {
+			out = append(out, units[k]...)
+		}
+		slices.Sort(out)
+		return out
+	}
 }

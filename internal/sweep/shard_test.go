@@ -56,3 +56,39 @@ func TestParseShard(t *testing.T) {
 		}
 	}
 }
+
+// TestByUnits: sharded by units, each unit's jobs go whole to shard k mod
+// N, every job is owned exactly once, and a shard's jobs come sorted.
+func TestByUnits(t *testing.T) {
+	units := [][]int{{0, 3, 6}, {1}, {2}, {4, 7}, {5}, {8}}
+	owns := ByUnits(units)
+	got := fmt.Sprint(owns(Shard{0, 2}), owns(Shard{1, 2}), owns(Shard{}))
+	if want := "[0 2 3 5 6] [1 4 7 8] [0 1 2 3 4 5 6 7 8]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, count := range []int{1, 2, 3, 4, 7} {
+		seen := map[int]int{}
+		for k := range count {
+			for _, j := range owns(Shard{k, count}) {
+				seen[j]++
+			}
+		}
+		for j := range 9 {
+			if seen[j] != 1 {
+				t.Errorf("%d shards: job %d owned %d times", count, j, seen[j])
+			}
+		}
+	}
+}
+
+// TestPartialLimitByUnits: a part sharded by units may hold up to
+// UnitJobs times its even share of the runs, never more than the sweep.
+func TestPartialLimitByUnits(t *testing.T) {
+	h := Header{Shard: 0, Shards: 4, Jobs: 10}
+	byJobs, _ := partialLimit(h, Format{RunBytes: 100})
+	byUnits, _ := partialLimit(h, Format{RunBytes: 100, UnitJobs: 3})
+	whole, _ := partialLimit(Header{Shard: 0, Shards: 1, Jobs: 10}, Format{RunBytes: 100, UnitJobs: 3})
+	if byJobs != MaxHeader+300 || byUnits != MaxHeader+900 || whole != MaxHeader+1000 {
+		t.Errorf("limits %d, %d, %d: want %d, %d, %d", byJobs, byUnits, whole, MaxHeader+300, MaxHeader+900, MaxHeader+1000)
+	}
+}
