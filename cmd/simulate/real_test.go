@@ -88,20 +88,30 @@ func TestRealBackendDirectorySkips(t *testing.T) {
 // again: worker.go's init), gives a verdict line with the pause in its
 // history, and leaves nothing running. Whether the pause hits the holder
 // is real time's (K1's c3 is the first holder in some runs only), so the
-// exit may be 0 or 1, never 2.
+// exit may be 0 or 1, never 2. The pause is bound to c3's first holding,
+// which a machine loaded enough can delay past the run's 2 s of real time
+// (the trigger is then recorded unfired): such a run is tried again, up to
+// three times, and only a run with a wrong exit or output fails at once.
 func TestRealBackendPause(t *testing.T) {
 	redistest.Binary(t)
 	defer goleak.VerifyNone(t)
-	dir := t.TempDir()
-	code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", "-out", dir, "../../scenarios/k1-pause-longer-than-lease.yaml")
-	if (code != 0 && code != 1) || !strings.HasPrefix(out, "k1-pause-longer-than-lease ") || errs != "" {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-	hist, err := os.ReadFile(filepath.Join(dir, "k1-pause-longer-than-lease.redis.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(hist), `"op":"pause"`) || !strings.Contains(string(hist), `"client":"c3"`) {
-		t.Fatalf("no pause of c3 in the history:\n%s", hist)
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		dir := t.TempDir()
+		code, out, errs := runCLI(t, "run", "-backend", "redis", "-scale", "0.2", "-out", dir, "../../scenarios/k1-pause-longer-than-lease.yaml")
+		if (code != 0 && code != 1) || !strings.HasPrefix(out, "k1-pause-longer-than-lease ") || errs != "" {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+		}
+		hist, err := os.ReadFile(filepath.Join(dir, "k1-pause-longer-than-lease.redis.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(hist), `"op":"pause"`) && strings.Contains(string(hist), `"client":"c3"`) {
+			return
+		}
+		if attempt == attempts {
+			t.Fatalf("no pause of c3 in the history of any of %d runs; the last:\n%s", attempts, hist)
+		}
+		t.Logf("run %d: c3's pause did not fire in real time (a loaded machine); trying again", attempt)
 	}
 }
