@@ -48,22 +48,28 @@ type ctxWait struct {
 }
 
 // watchCtx lists wt to be woken (with ctxDone) once ctx has ended, and
-// returns the function that takes it off the list again, to be called when
-// the wait is over. A context that can never end (ctx.Done() is nil:
-// context.Background, WithoutCancel) is not listed: the wait is exactly
-// the unwatched one.
-func (w *World) watchCtx(ctx context.Context, wt *waiter) (unwatch func()) {
+// returns its entry, which unwatch takes off the list again when the wait
+// is over. A context that can never end (ctx.Done() is nil:
+// context.Background, WithoutCancel) is not listed (the entry is nil): the
+// wait is exactly the unwatched one.
+func (w *World) watchCtx(ctx context.Context, wt *waiter) *ctxWait {
 	if ctx.Done() == nil {
-		return func() {}
+		return nil
 	}
 	cw := &ctxWait{ctx: ctx, wt: wt}
 	w.ctxWaits = append(w.ctxWaits, cw)
-	return func() {
-		for i, x := range w.ctxWaits {
-			if x == cw {
-				w.ctxWaits = append(w.ctxWaits[:i], w.ctxWaits[i+1:]...)
-				return
-			}
+	return cw
+}
+
+// unwatch takes cw, watchCtx's entry (nil: none), off the list.
+func (w *World) unwatch(cw *ctxWait) {
+	if cw == nil {
+		return
+	}
+	for i, x := range w.ctxWaits {
+		if x == cw {
+			w.ctxWaits = append(w.ctxWaits[:i], w.ctxWaits[i+1:]...)
+			return
 		}
 	}
 }
@@ -96,9 +102,9 @@ func (w *World) sleepCtx(ctx context.Context, op string, d time.Duration) error 
 	}
 	wt := w.newWaiter(op)
 	tm := w.after(d, func() { wt.wake(nil) })
-	unwatch := w.watchCtx(ctx, wt)
+	cw := w.watchCtx(ctx, wt)
 	v := wt.wait()
-	unwatch()
+	w.unwatch(cw)
 	tm.Cancel()
 	if _, ok := v.(ctxDone); ok {
 		return ctx.Err()

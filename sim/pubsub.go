@@ -117,9 +117,9 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 		wt := w.newWaiter("Subscription.Next")
 		s.waiter = wt
 		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
-		unwatch := w.watchCtx(ctx, wt)
+		cw := w.watchCtx(ctx, wt)
 		v := wt.wait()
-		unwatch()
+		w.unwatch(cw)
 		tm.Cancel()
 		s.waiter = nil
 		if _, ok := v.(ctxDone); ok {
