@@ -151,7 +151,7 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 	// RedissonFencedLock's token calls wait through tryLockAsync, which
 	// 4.7.0's abandoning of a try with no reply does not cover.
 	return l.c.acquireWaiting(ctx, l.channel(), wait, !l.fenced, func(ctx context.Context) (time.Duration, int64, error) {
-		return l.try(ctx, t)
+		return l.try(ctx, ctx, t)
 	})
 }
 
@@ -187,21 +187,23 @@ func (l *Lock) newTry(owner string, lease time.Duration) *lockTry {
 
 // try runs the acquire script once (and again while its synced step fails,
 // see tryGivingBack). ttl < 0 means acquired; otherwise it is the other
-// holder's remaining lease.
-func (l *Lock) try(ctx context.Context, t *lockTry) (time.Duration, int64, error) {
+// holder's remaining lease. The script goes out under sctx, ctx or ctx
+// marked already as evalLock marks it (noResendCtx); everything else
+// under ctx.
+func (l *Lock) try(ctx, sctx context.Context, t *lockTry) (time.Duration, int64, error) {
 	if l.fenced {
 		// RedissonFencedLock's token calls (lockAndGetToken and
 		// tryLockAndGetToken, 4.7.0) run the acquire script without
 		// handleNoSync and without ServiceManager.execute: an unsynced
 		// acquire fails with ErrNotSynced while the master keeps the hold
 		// and the token it took, with no watchdog, until its lease ends.
-		return l.tryOnce(ctx, t)
+		return l.tryOnce(sctx, t)
 	}
 	if l.spin {
-		return l.trySpin(ctx, t)
+		return l.trySpin(ctx, sctx, t)
 	}
 	return l.c.tryGivingBack(ctx,
-		func() (time.Duration, int64, error) { return l.tryOnce(ctx, t) },
+		func() (time.Duration, int64, error) { return l.tryOnce(sctx, t) },
 		func() error { return l.giveBack(ctx, t.owner, t.lease) })
 }
 

@@ -192,7 +192,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 		return ErrClosed
 	}
 	t := l.newTry(owner, lease)
-	ttl, _, err := l.try(ctx, t)
+	ttl, _, err := l.try(ctx, ctx, t)
 	if err != nil || ttl < 0 {
 		return err
 	}
@@ -208,6 +208,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	}
 	defer unregister()
 	p := b.policy()
+	sctx := c.noResendCtx(ctx) // marked once for every try of the wait
 	for {
 		if wait > 0 && c.rt.Now().Sub(start) >= wait {
 			return ErrNotAcquired
@@ -217,7 +218,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 			// the Conn would refuse unsent (acquireWaiting says why).
 			return c.gaveUpWaiting(outer)
 		}
-		ttl, _, err = l.try(ctx, t)
+		ttl, _, err = l.try(ctx, sctx, t)
 		if endedUnsent(ctx, err) {
 			return c.gaveUpWaiting(outer)
 		}
@@ -230,9 +231,10 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 // trySpin is the spin lock's try (RedissonSpinLock.tryAcquireAsync,
 // 4.7.0): the acquire script once; when its synced step failed, the hold is
 // given back (handleNoSync) and the try fails with ErrNotSynced, not
-// retried (no ServiceManager.execute around it, unlike Lock's).
-func (l *Lock) trySpin(ctx context.Context, t *lockTry) (time.Duration, int64, error) {
-	ttl, token, err := l.tryOnce(ctx, t)
+// retried (no ServiceManager.execute around it, unlike Lock's). The
+// script goes out under sctx (Lock.try).
+func (l *Lock) trySpin(ctx, sctx context.Context, t *lockTry) (time.Duration, int64, error) {
+	ttl, token, err := l.tryOnce(sctx, t)
 	if errors.Is(err, ErrNotSynced) {
 		if gerr := l.giveBack(ctx, t.owner, t.lease); gerr != nil {
 			return 0, 0, gerr

@@ -56,9 +56,35 @@ func (w *World) watchCtx(ctx context.Context, wt *waiter) *ctxWait {
 	if ctx.Done() == nil {
 		return nil
 	}
-	cw := &ctxWait{ctx: ctx, wt: wt}
+	return w.listCtxWait(&ctxWait{ctx: ctx, wt: wt})
+}
+
+// listCtxWait lists cw.
+func (w *World) listCtxWait(cw *ctxWait) *ctxWait {
 	w.ctxWaits = append(w.ctxWaits, cw)
 	return cw
+}
+
+// ctxWaiter is a waiter with the entry that lists it while its context
+// runs, in one allocation: a wait that may end at a cancel (sleepCtx,
+// Subscription.Next) needs both.
+type ctxWaiter struct {
+	wt waiter
+	cw ctxWait
+}
+
+// newCtxWaiter is newWaiter for a wait that may end at a cancel.
+func (w *World) newCtxWaiter(op string) *ctxWaiter {
+	return &ctxWaiter{wt: waiter{p: w.self(op)}}
+}
+
+// watch is watchCtx for x's waiter, listed with x's own entry.
+func (w *World) watch(ctx context.Context, x *ctxWaiter) *ctxWait {
+	if ctx.Done() == nil {
+		return nil
+	}
+	x.cw = ctxWait{ctx: ctx, wt: &x.wt}
+	return w.listCtxWait(&x.cw)
 }
 
 // unwatch takes cw, watchCtx's entry (nil: none), off the list.
@@ -100,9 +126,10 @@ func (w *World) sleepCtx(ctx context.Context, op string, d time.Duration) error 
 		w.sleepWorld(op, d)
 		return nil
 	}
-	wt := w.newWaiter(op)
+	x := w.newCtxWaiter(op)
+	wt := &x.wt
 	tm := w.after(d, func() { wt.wake(nil) })
-	cw := w.watchCtx(ctx, wt)
+	cw := w.watch(ctx, x)
 	v := wt.wait()
 	w.unwatch(cw)
 	tm.Cancel()
