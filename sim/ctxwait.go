@@ -73,7 +73,9 @@ type ctxWaiter struct {
 	cw ctxWait
 }
 
-// newCtxWaiter is newWaiter for a wait that may end at a cancel.
+// newCtxWaiter returns a waiter of the running process (op names the
+// wait, for the panic of a call outside any process: self), with room for
+// its context entry.
 func (w *World) newCtxWaiter(op string) *ctxWaiter {
 	return &ctxWaiter{wt: waiter{p: w.self(op)}}
 }
