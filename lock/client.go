@@ -167,6 +167,43 @@ type Client struct {
 	// replicas is the master's connected_slaves as last read, -1 when it
 	// must be read again (synced.go).
 	replicas int
+	// fields are owners' holder fields as script arguments (fieldArg).
+	fields map[string]any
+
+	// watchdogArg is ms(WatchdogTimeout), the lease of an acquire without
+	// one, as a script argument: boxed once in New (leaseArg).
+	watchdogArg any
+}
+
+// maxFields bounds Client.fields: an owner may be any string (a request
+// id), so the cache starts again when it is full rather than grow with
+// every owner a long-lived client has seen.
+const maxFields = 256
+
+// fieldArg is owner's holder field (Lock.field) as a script argument. It
+// is kept per owner: every acquire, try and unlock sends it, and building
+// the field and boxing it were two allocations each time.
+func (c *Client) fieldArg(owner string) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.fields[owner]
+	if !ok {
+		if len(c.fields) >= maxFields {
+			clear(c.fields)
+		}
+		f = c.opts.ID + ":" + owner
+		c.fields[owner] = f
+	}
+	return f
+}
+
+// leaseArg is leaseMs(lease) as a script argument, the watchdog's boxed
+// once.
+func (c *Client) leaseArg(lease time.Duration) any {
+	if lease == 0 {
+		return c.watchdogArg
+	}
+	return ms(lease)
 }
 
 // Close stops every watchdog of the client and ends every acquire waiting
@@ -303,7 +340,8 @@ func New(conn Conn, rt Runtime, opts Options) (*Client, error) {
 		// one could re-enter and release the other's hold.
 		return nil, fmt.Errorf("%w: client id %q contains ':'", ErrBadName, opts.ID)
 	}
-	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}, replicas: -1}, nil
+	return &Client{conn: conn, rt: rt, opts: opts, renewals: map[string]*renewal{}, replicas: -1,
+		fields: map[string]any{}, watchdogArg: ms(opts.WatchdogTimeout)}, nil
 }
 
 // ID is the client's id, the first half of its holder fields.

@@ -79,12 +79,32 @@ func invalid(what, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalid, what, fmt.Sprintf(format, args...))
 }
 
+// call names a method call in an error: the method, the lock (or key) it
+// was called on, and a read-write half's mode. It stays a value, spelled
+// out (String) only when an error needs it: every exported method checks
+// its arguments with it before anything else, and a name built for that
+// check was an allocation per call.
+type call struct{ op, name, mode string }
+
+// String is the call as errors name it: "TryLock orders", "Unlock orders
+// (read)", or the method alone.
+func (c call) String() string {
+	s := c.op
+	if c.name != "" {
+		s += " " + c.name
+	}
+	if c.mode != "" {
+		s += " (" + c.mode + ")"
+	}
+	return s
+}
+
 // checkCtx refuses a nil context for the call what. Every exported method
 // that takes a context checks it before anything else: go-redis, and the
 // locks' own waits, would panic on it.
-func checkCtx(ctx context.Context, what string) error {
+func checkCtx(ctx context.Context, what call) error {
 	if ctx == nil {
-		return invalid(what, "nil context (use context.Background())")
+		return invalid(what.String(), "nil context (use context.Background())")
 	}
 	return nil
 }
@@ -107,18 +127,24 @@ func checkMs(what, name string, d time.Duration) error {
 	return nil
 }
 
+// wholeMs reports whether checkMs passes d.
+func wholeMs(d time.Duration) bool { return d >= 0 && d%time.Millisecond == 0 }
+
 // checkAcquire checks an acquire's arguments: ctx, a non-negative wait (of
 // TryLockFor; 0 for the calls that take none), and the lease (0: the
 // watchdog, refused when leased says a lease is required).
-func checkAcquire(ctx context.Context, what string, wait, lease time.Duration, leased bool) error {
+func checkAcquire(ctx context.Context, what call, wait, lease time.Duration, leased bool) error {
 	if err := checkCtx(ctx, what); err != nil {
 		return err
 	}
 	if wait < 0 {
-		return invalid(what, "negative wait %v", wait)
+		return invalid(what.String(), "negative wait %v", wait)
 	}
 	if leased && lease <= 0 {
-		return invalid(what, "lease %v must be positive", lease)
+		return invalid(what.String(), "lease %v must be positive", lease)
 	}
-	return checkMs(what, "lease", lease)
+	if !wholeMs(lease) {
+		return checkMs(what.String(), "lease", lease)
+	}
+	return nil
 }

@@ -108,7 +108,7 @@ func (f *FairLock) waiterChannel(owner string) string { return f.l.channel() + "
 // ErrNotAcquired and the context's error, and leaves its queue entry
 // until its timeout, as a Redisson waiter that is interrupted does.
 func (f *FairLock) Lock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "Lock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Lock", name: f.l.name}); err != nil {
 		return err
 	}
 	return f.acquire(ctx, owner, -1, 0)
@@ -117,7 +117,7 @@ func (f *FairLock) Lock(ctx context.Context, owner string) error {
 // LockWithLease blocks until owner holds the lock for lease (no
 // watchdog); the lease is checked as Lock.LockWithLease checks it.
 func (f *FairLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if err := checkAcquire(ctx, "LockWithLease "+f.l.name, 0, lease, true); err != nil {
+	if err := checkAcquire(ctx, call{op: "LockWithLease", name: f.l.name}, 0, lease, true); err != nil {
 		return err
 	}
 	return f.acquire(ctx, owner, -1, lease)
@@ -126,7 +126,7 @@ func (f *FairLock) LockWithLease(ctx context.Context, owner string, lease time.D
 // TryLock tries once, without joining the queue (the watchdog keeps the
 // lock): ErrNotAcquired when it is held, or free while others wait.
 func (f *FairLock) TryLock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "TryLock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "TryLock", name: f.l.name}); err != nil {
 		return err
 	}
 	if err := checkName(f.l.name); err != nil {
@@ -135,7 +135,9 @@ func (f *FairLock) TryLock(ctx context.Context, owner string) error {
 	if f.l.c.isClosed() {
 		return ErrClosed
 	}
-	_, acquired, err := f.try(ctx, owner, 0, f.l.c.fairWaitMs(0), "once")
+	t := new(fairTry)
+	f.newTry(t, owner, 0, f.l.c.fairWaitMs(0), "once")
+	_, acquired, err := f.try(ctx, ctx, t)
 	if err == nil && !acquired {
 		err = ErrNotAcquired
 	}
@@ -156,45 +158,70 @@ func (f *FairLock) TryLock(ctx context.Context, owner string) error {
 // matching ErrWaitTimeout and the context's, its queue entry left until
 // its timeout. Arguments are checked as Lock.TryLockFor checks them.
 func (f *FairLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if err := checkAcquire(ctx, "TryLockFor "+f.l.name, wait, lease, false); err != nil {
+	if err := checkAcquire(ctx, call{op: "TryLockFor", name: f.l.name}, wait, lease, false); err != nil {
 		return err
 	}
 	return asWaitTimeout(f.acquire(ctx, owner, wait, lease))
 }
 
-// try runs fair_acquire (mode "queue" or "once") with lease and a queue
-// wait of waitMs, and runs it again after giving back an unsynced hold as
-// tryGivingBack allows (Redisson's handleNoSync and ServiceManager.execute
-// around tryLockInnerAsync). ttl is the script's time to wait when
-// refused.
-func (f *FairLock) try(ctx context.Context, owner string, lease time.Duration, waitMs int64, mode string) (ttl time.Duration, acquired bool, err error) {
+// fairTry is one fair acquire's call of fair_acquire, made once for all
+// its tries (a waiter tries again at once while the lock is free but not
+// its turn, one try per round trip): owner, lease, and the script's
+// arguments (lease in ms, holder field, queue wait in ms, the client's
+// wall clock, mode, reentrancy), of which each try sets only the wall
+// clock. A Conn keeps no argument past its call (Conn), and the tries of
+// one acquire run one after another, so they share the list.
+type fairTry struct {
+	owner   string
+	lease   time.Duration
+	leaseMs int64
+	args    [6]any
+}
+
+// fairWall is the index of the wall clock in fairTry.args.
+const fairWall = 3
+
+// newTry makes owner's fairTry with lease and a queue wait of waitMs in
+// mode ("queue" or "once").
+func (f *FairLock) newTry(t *fairTry, owner string, lease time.Duration, waitMs int64, mode any) {
+	c := f.l.c
+	*t = fairTry{owner: owner, lease: lease, leaseMs: c.leaseMs(lease)}
+	t.args = [6]any{c.leaseArg(lease), c.fieldArg(owner), waitMs, nil, mode, "1"}
+	if f.l.nonReentrant {
+		t.args[5] = "0"
+	}
+}
+
+// try runs t's fair_acquire, and runs it again after giving back an
+// unsynced hold as tryGivingBack allows (Redisson's handleNoSync and
+// ServiceManager.execute around tryLockInnerAsync). ttl is the script's
+// time to wait when refused. The script goes out under sctx, ctx or ctx
+// marked already as evalLock marks it (noResendCtx); everything else
+// under ctx.
+func (f *FairLock) try(ctx, sctx context.Context, t *fairTry) (ttl time.Duration, acquired bool, err error) {
 	ttl, got, err := f.l.c.tryGivingBack(ctx,
-		func() (time.Duration, int64, error) { return f.tryOnce(ctx, owner, lease, waitMs, mode) },
-		func() error { return f.giveBack(ctx, owner, lease) })
+		func() (time.Duration, int64, error) { return f.tryOnce(sctx, t) },
+		func() error { return f.giveBack(ctx, t.owner, t.lease) })
 	return ttl, got == 1, err
 }
 
-// tryOnce runs fair_acquire once through the synced step (not to be
+// tryOnce runs t's fair_acquire once through the synced step (not to be
 // resent: Redisson's syncedEvalNoRetry), stamped with the client's wall
 // clock now. Its second result is 1 when it acquired; the first, when it
 // did not, the time to wait (negative: none, wait for a message).
-func (f *FairLock) tryOnce(ctx context.Context, owner string, lease time.Duration, waitMs int64, mode string) (time.Duration, int64, error) {
+func (f *FairLock) tryOnce(ctx context.Context, t *fairTry) (time.Duration, int64, error) {
 	l := &f.l
 	c := l.c
-	leaseMs := c.leaseMs(lease)
-	reentrant := "1"
-	if l.nonReentrant {
-		reentrant = "0"
-	}
-	v, err := c.evalLock(ctx, scripts.FairAcquire, true, f.keys, leaseMs, l.field(owner), waitMs, c.wallMs(), mode, reentrant)
+	t.args[fairWall] = c.wallMs()
+	v, err := c.evalLock(ctx, scripts.FairAcquire, true, f.keys, t.args[:]...)
 	if err != nil {
-		return 0, 0, l.reentered(err, owner)
+		return 0, 0, l.reentered(err, t.owner)
 	}
 	if v != nil {
 		n, _ := v.(int64)
 		return time.Duration(n) * time.Millisecond, 0, nil
 	}
-	l.took(owner, lease, leaseMs)
+	l.took(t.owner, t.lease, t.leaseMs)
 	return 0, 1, nil
 }
 
@@ -215,7 +242,7 @@ func (f *FairLock) unlockOnce(ctx context.Context, owner string, leaseMs int64, 
 	l := &f.l
 	c := l.c
 	return c.evalLock(ctx, scripts.FairUnlock, true, []string{l.name, f.queueKey(), f.timeoutKey(), l.channel(), latch},
-		unlockMessage, leaseMs, l.field(owner), c.wallMs(), latchTTL, c.latchFlag())
+		unlockMessage, leaseMs, c.fieldArg(owner), c.wallMs(), latchTTL, c.latchFlag())
 }
 
 // Unlock releases one hold of owner's and, with the last, tells the first
@@ -224,7 +251,7 @@ func (f *FairLock) unlockOnce(ctx context.Context, owner string, leaseMs int64, 
 // fair unlock script answers such an unlock as a release. It returns
 // ErrNotHeld only when others hold the lock.
 func (f *FairLock) Unlock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "Unlock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Unlock", name: f.l.name}); err != nil {
 		return err
 	}
 	if err := checkName(f.l.name); err != nil {
@@ -238,7 +265,7 @@ func (f *FairLock) Unlock(ctx context.Context, owner string) error {
 // ForceUnlock deletes the lock whoever holds it and tells the first
 // waiter. It reports whether there was a lock to delete.
 func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := checkCtx(ctx, "ForceUnlock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "ForceUnlock", name: f.l.name}); err != nil {
 		return false, err
 	}
 	if err := checkName(f.l.name); err != nil {

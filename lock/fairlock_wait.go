@@ -24,12 +24,13 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	if err := checkName(f.l.name); err != nil {
 		return err
 	}
-	w := &fairWaiter{f: f, owner: owner, wait: wait, lease: lease, waitMs: c.fairWaitMs(wait), start: c.rt.Now(),
+	w := &fairWaiter{f: f, owner: owner, wait: wait, waitMs: c.fairWaitMs(wait), start: c.rt.Now(),
 		channel: f.waiterChannel(owner)}
+	f.newTry(&w.t, owner, lease, w.waitMs, "queue")
 	if c.isClosed() {
 		return ErrClosed
 	}
-	_, acquired, err := w.try(ctx)
+	_, acquired, err := w.try(ctx, ctx)
 	if err != nil || acquired {
 		return err
 	}
@@ -63,14 +64,16 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 }
 
 // fairWaiter is one waiting fair acquire: owner's, with its wait (< 0:
-// for ever), lease, queue wait in ms, start and own channel.
+// for ever), queue wait in ms, start and own channel, and its tries'
+// fair_acquire (with the lease).
 type fairWaiter struct {
-	f           *FairLock
-	owner       string
-	wait, lease time.Duration
-	waitMs      int64
-	start       time.Time
-	channel     string
+	f       *FairLock
+	owner   string
+	wait    time.Duration
+	waitMs  int64
+	start   time.Time
+	channel string
+	t       fairTry
 }
 
 // timed reports whether the wait is bounded (TryLockFor).
@@ -79,9 +82,9 @@ func (w *fairWaiter) timed() bool { return w.wait >= 0 }
 // spent reports whether a bounded wait is used up.
 func (w *fairWaiter) spent() bool { return w.timed() && w.f.l.c.rt.Now().Sub(w.start) >= w.wait }
 
-// try runs fair_acquire in queue mode.
-func (w *fairWaiter) try(ctx context.Context) (time.Duration, bool, error) {
-	return w.f.try(ctx, w.owner, w.lease, w.waitMs, "queue")
+// try runs fair_acquire in queue mode, the script under sctx (FairLock.try).
+func (w *fairWaiter) try(ctx, sctx context.Context) (time.Duration, bool, error) {
+	return w.f.try(ctx, sctx, &w.t)
 }
 
 // leave takes the waiter out of the queue and returns verdict (leave).
@@ -93,11 +96,12 @@ func (w *fairWaiter) leave(ctx context.Context, verdict error) error {
 // is taken, the wait is spent, a try fails, or ctx ends (gaveUp's error).
 func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() error) error {
 	c := w.f.l.c
+	sctx := c.noResendCtx(ctx) // marked once for every try of the wait
 	for {
 		if ctx.Err() != nil {
 			return gaveUp()
 		}
-		ttl, acquired, err := w.try(ctx)
+		ttl, acquired, err := w.try(ctx, sctx)
 		if endedUnsent(ctx, err) {
 			return gaveUp()
 		}
@@ -160,7 +164,7 @@ func (w *fairWaiter) waitFor(ttl time.Duration, told time.Time) (d time.Duration
 func (f *FairLock) leave(ctx context.Context, owner string, waitMs int64, verdict error) error {
 	c := f.l.c
 	_, _, err := c.runRetried(ctx, func() (any, error) {
-		return c.evalLock(ctx, scripts.FairDequeue, false, f.keys[1:], f.l.field(owner), waitMs)
+		return c.evalLock(ctx, scripts.FairDequeue, false, f.keys[1:], c.fieldArg(owner), waitMs)
 	})
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ type FencedLock struct{ l Lock }
 
 // Lock blocks until owner holds the lock (watchdog) and returns its token.
 func (f *FencedLock) Lock(ctx context.Context, owner string) (int64, error) {
-	if err := checkCtx(ctx, "Lock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Lock", name: f.l.name}); err != nil {
 		return 0, err
 	}
 	return f.l.acquire(ctx, owner, -1, 0)
@@ -23,7 +23,7 @@ func (f *FencedLock) Lock(ctx context.Context, owner string) (int64, error) {
 // LockWithLease blocks until owner holds the lock for lease; returns the
 // token. The lease is checked as Lock.LockWithLease checks it.
 func (f *FencedLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) (int64, error) {
-	if err := checkAcquire(ctx, "LockWithLease "+f.l.name, 0, lease, true); err != nil {
+	if err := checkAcquire(ctx, call{op: "LockWithLease", name: f.l.name}, 0, lease, true); err != nil {
 		return 0, err
 	}
 	return f.l.acquire(ctx, owner, -1, lease)
@@ -31,7 +31,7 @@ func (f *FencedLock) LockWithLease(ctx context.Context, owner string, lease time
 
 // TryLock tries once (watchdog); ErrNotAcquired when held by another.
 func (f *FencedLock) TryLock(ctx context.Context, owner string) (int64, error) {
-	if err := checkCtx(ctx, "TryLock "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "TryLock", name: f.l.name}); err != nil {
 		return 0, err
 	}
 	return f.l.acquire(ctx, owner, 0, 0)
@@ -39,7 +39,7 @@ func (f *FencedLock) TryLock(ctx context.Context, owner string) (int64, error) {
 
 // TryLockFor tries for up to wait and holds for lease (0: watchdog).
 func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) (int64, error) {
-	if err := checkAcquire(ctx, "TryLockFor "+f.l.name, wait, lease, false); err != nil {
+	if err := checkAcquire(ctx, call{op: "TryLockFor", name: f.l.name}, wait, lease, false); err != nil {
 		return 0, err
 	}
 	t, err := f.l.acquire(ctx, owner, wait, lease)
@@ -48,7 +48,7 @@ func (f *FencedLock) TryLockFor(ctx context.Context, owner string, wait, lease t
 
 // Token is the highest token issued so far (0 before the first).
 func (f *FencedLock) Token(ctx context.Context) (int64, error) {
-	if err := checkCtx(ctx, "Token "+f.l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Token", name: f.l.name}); err != nil {
 		return 0, err
 	}
 	v, err := f.l.c.conn.Do(ctx, "GET", f.l.tokenKey())

@@ -40,7 +40,9 @@ func (l *Lock) Name() string { return l.name }
 // published there wakes every waiter for nothing).
 func (l *Lock) channel() string { return "redisson_lock__channel:" + scripts.Tagged(l.name) }
 
-func (l *Lock) field(owner string) string { return l.c.opts.ID + ":" + owner }
+// field is owner's holder field, "<client ID>:<owner>" (Client.fieldArg
+// keeps it).
+func (l *Lock) field(owner string) string { return l.c.fieldArg(owner).(string) }
 
 // tokenKey is the fenced lock's token counter: Redisson's name for it
 // (prefixName("redisson_lock_token", name)), in the reserved namespace.
@@ -93,7 +95,7 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 // the call sends nothing (ErrNotSent, wrapping ctx's error, through
 // RedisConn and the simulation's Conn alike).
 func (l *Lock) Lock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "Lock "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Lock", name: l.name}); err != nil {
 		return err
 	}
 	_, err := l.acquire(ctx, owner, -1, 0)
@@ -104,7 +106,7 @@ func (l *Lock) Lock(ctx context.Context, owner string) error {
 // the lock expires after lease unless unlocked). The lease must be a
 // positive whole number of milliseconds (ErrInvalid otherwise; see Options).
 func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if err := checkAcquire(ctx, "LockWithLease "+l.name, 0, lease, true); err != nil {
+	if err := checkAcquire(ctx, call{op: "LockWithLease", name: l.name}, 0, lease, true); err != nil {
 		return err
 	}
 	_, err := l.acquire(ctx, owner, -1, lease)
@@ -114,7 +116,7 @@ func (l *Lock) LockWithLease(ctx context.Context, owner string, lease time.Durat
 // TryLock tries once; the watchdog keeps the lock. It returns ErrNotAcquired
 // when another holder has it.
 func (l *Lock) TryLock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "TryLock "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "TryLock", name: l.name}); err != nil {
 		return err
 	}
 	_, err := l.acquire(ctx, owner, 0, 0)
@@ -130,7 +132,7 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 // which then stays for its lease with no watchdog. A negative wait, or a lease that is negative or not a
 // whole number of milliseconds, is refused with ErrInvalid.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if err := checkAcquire(ctx, "TryLockFor "+l.name, wait, lease, false); err != nil {
+	if err := checkAcquire(ctx, call{op: "TryLockFor", name: l.name}, wait, lease, false); err != nil {
 		return err
 	}
 	_, err := l.acquire(ctx, owner, wait, lease)
@@ -145,42 +147,70 @@ func (l *Lock) acquire(ctx context.Context, owner string, wait, lease time.Durat
 	if err := checkName(l.name); err != nil {
 		return 0, err
 	}
+	t := l.newTry(owner, lease)
 	// RedissonFencedLock's token calls wait through tryLockAsync, which
 	// 4.7.0's abandoning of a try with no reply does not cover.
 	return l.c.acquireWaiting(ctx, l.channel(), wait, !l.fenced, func(ctx context.Context) (time.Duration, int64, error) {
-		return l.try(ctx, owner, lease)
+		return l.try(ctx, ctx, t)
 	})
+}
+
+// lockTry is one acquire's call of the acquire script, made once for all
+// its tries (a waiter tries again after each release it hears of): owner,
+// lease, and the script's keys and arguments (the lock, a fenced lock's
+// token counter; lease in ms, holder field), to which each try of an
+// idempotent acquire adds its latch and the latch's TTL. A Conn keeps
+// neither past its call (Conn), and the tries of one acquire run one after
+// another, so they share them.
+type lockTry struct {
+	owner   string
+	lease   time.Duration
+	leaseMs int64
+	// nKeys of keys, 2 of args are the acquire's own; the rest are a try's.
+	nKeys int
+	keys  [3]string
+	args  [4]any
+}
+
+// newTry makes owner's lockTry with lease.
+func (l *Lock) newTry(owner string, lease time.Duration) *lockTry {
+	c := l.c
+	t := &lockTry{owner: owner, lease: lease, leaseMs: c.leaseMs(lease), nKeys: 1}
+	t.keys[0] = l.name
+	if l.fenced {
+		t.keys[1] = l.tokenKey()
+		t.nKeys = 2
+	}
+	t.args[0], t.args[1] = c.leaseArg(lease), c.fieldArg(owner)
+	return t
 }
 
 // try runs the acquire script once (and again while its synced step fails,
 // see tryGivingBack). ttl < 0 means acquired; otherwise it is the other
-// holder's remaining lease.
-func (l *Lock) try(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
+// holder's remaining lease. The script goes out under sctx, ctx or ctx
+// marked already as evalLock marks it (noResendCtx); everything else
+// under ctx.
+func (l *Lock) try(ctx, sctx context.Context, t *lockTry) (time.Duration, int64, error) {
 	if l.fenced {
 		// RedissonFencedLock's token calls (lockAndGetToken and
 		// tryLockAndGetToken, 4.7.0) run the acquire script without
 		// handleNoSync and without ServiceManager.execute: an unsynced
 		// acquire fails with ErrNotSynced while the master keeps the hold
 		// and the token it took, with no watchdog, until its lease ends.
-		return l.tryOnce(ctx, owner, lease)
+		return l.tryOnce(sctx, t)
 	}
 	if l.spin {
-		return l.trySpin(ctx, owner, lease)
+		return l.trySpin(ctx, sctx, t)
 	}
 	return l.c.tryGivingBack(ctx,
-		func() (time.Duration, int64, error) { return l.tryOnce(ctx, owner, lease) },
-		func() error { return l.giveBack(ctx, owner, lease) })
+		func() (time.Duration, int64, error) { return l.tryOnce(sctx, t) },
+		func() error { return l.giveBack(ctx, t.owner, t.lease) })
 }
 
-// tryOnce runs the acquire script once through the synced step.
-func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (ttl time.Duration, token int64, err error) {
+// tryOnce runs t's acquire script once through the synced step.
+func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, token int64, err error) {
 	c := l.c
-	leaseMs := c.leaseMs(lease)
-	keys := []string{l.name}
-	if l.fenced {
-		keys = append(keys, l.tokenKey())
-	}
-	args := []any{leaseMs, l.field(owner)}
+	keys, args := t.keys[:t.nKeys], t.args[:2]
 	if c.opts.IdempotentAcquire {
 		keys = append(keys, l.latchKey("acquire", c.rt.NewID()))
 		args = append(args, "1", ms(c.acquireLatchTTL()))
@@ -194,7 +224,7 @@ func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (
 	}
 	v, err := c.evalLock(ctx, script, true, keys, args...)
 	if err != nil {
-		return 0, 0, l.reentered(err, owner)
+		return 0, 0, l.reentered(err, t.owner)
 	}
 	ttlMs, acquired := int64(-1), v == nil
 	if l.fenced {
@@ -214,7 +244,7 @@ func (l *Lock) tryOnce(ctx context.Context, owner string, lease time.Duration) (
 		}
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
-	l.took(owner, lease, leaseMs)
+	l.took(t.owner, t.lease, t.leaseMs)
 	return -1, token, nil
 }
 
@@ -301,7 +331,7 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // when no watchdog keeps owner's hold (not held, or held with a lease,
 // whose end the caller knows).
 func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {
-	if err := checkCtx(parent, "LostContext "+l.name); err != nil {
+	if err := checkCtx(parent, call{op: "LostContext", name: l.name}); err != nil {
 		return nil, nil, err
 	}
 	return l.c.lostContext(parent, holderKey(l, owner))
@@ -309,7 +339,7 @@ func (l *Lock) LostContext(parent context.Context, owner string) (context.Contex
 
 // IsLocked reports whether anyone holds the lock.
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	if err := checkCtx(ctx, "IsLocked "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "IsLocked", name: l.name}); err != nil {
 		return false, err
 	}
 	v, err := l.c.conn.Do(ctx, "EXISTS", l.name)
@@ -319,20 +349,20 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeldBy reports whether owner (of this client) holds the lock.
 func (l *Lock) IsHeldBy(ctx context.Context, owner string) (bool, error) {
-	if err := checkCtx(ctx, "IsHeldBy "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "IsHeldBy", name: l.name}); err != nil {
 		return false, err
 	}
-	v, err := l.c.conn.Do(ctx, "HEXISTS", l.name, l.field(owner))
+	v, err := l.c.conn.Do(ctx, "HEXISTS", l.name, l.c.fieldArg(owner))
 	n, _ := v.(int64)
 	return n == 1, err
 }
 
 // HoldCount is how many holds owner has (0 when it holds none).
 func (l *Lock) HoldCount(ctx context.Context, owner string) (int, error) {
-	if err := checkCtx(ctx, "HoldCount "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "HoldCount", name: l.name}); err != nil {
 		return 0, err
 	}
-	v, err := l.c.conn.Do(ctx, "HGET", l.name, l.field(owner))
+	v, err := l.c.conn.Do(ctx, "HGET", l.name, l.c.fieldArg(owner))
 	if err != nil || v == nil {
 		return 0, err
 	}
@@ -350,7 +380,7 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) { return l.c.ttl(
 
 // ttl is key's PTTL as a duration, ErrNotLocked when the key is absent.
 func (c *Client) ttl(ctx context.Context, key string) (time.Duration, error) {
-	if err := checkCtx(ctx, "TTL "+key); err != nil {
+	if err := checkCtx(ctx, call{op: "TTL", name: key}); err != nil {
 		return 0, err
 	}
 	v, err := c.conn.Do(ctx, "PTTL", key)

@@ -341,7 +341,7 @@ func (r *RedisConn) Do(ctx context.Context, args ...any) (any, error) {
 // the same error also ends go-redis's back-off after an attempt that was
 // written.
 func checkSend(ctx context.Context, what string) error {
-	if err := checkCtx(ctx, what); err != nil {
+	if err := checkCtx(ctx, call{op: what}); err != nil {
 		return err
 	}
 	return NotSent(ctx)
@@ -402,7 +402,7 @@ func isSetNX(args []any) bool {
 // A cancellation of ctx ends the wait for the confirmation at once (see
 // redisSub.Next).
 func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
-	if err := checkCtx(ctx, "RedisConn.Subscribe"); err != nil {
+	if err := checkCtx(ctx, call{op: "RedisConn.Subscribe"}); err != nil {
 		return nil, err
 	}
 	ps := r.c.Subscribe(ctx, channel)

@@ -113,7 +113,7 @@ func (rw *ReadWriteLock) timeoutPrefix(owner string) string {
 
 // IsLocked reports whether anyone holds either half.
 func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
-	if err := checkCtx(ctx, "IsLocked "+rw.name); err != nil {
+	if err := checkCtx(ctx, call{op: "IsLocked", name: rw.name}); err != nil {
 		return false, err
 	}
 	v, err := rw.c.conn.Do(ctx, "EXISTS", rw.name)
@@ -123,7 +123,7 @@ func (rw *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
 
 // Mode is ModeRead or ModeWrite, or "" when the lock is free.
 func (rw *ReadWriteLock) Mode(ctx context.Context) (string, error) {
-	if err := checkCtx(ctx, "Mode "+rw.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Mode", name: rw.name}); err != nil {
 		return "", err
 	}
 	v, err := rw.c.conn.Do(ctx, "HGET", rw.name, "mode")
@@ -141,7 +141,7 @@ func (rw *ReadWriteLock) TTL(ctx context.Context) (time.Duration, error) {
 // the waiters. It reports whether there was a lock to delete. The holders'
 // watchdogs stop at their next renewal (and report the lock lost).
 func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := checkCtx(ctx, "ForceUnlock "+rw.name); err != nil {
+	if err := checkCtx(ctx, call{op: "ForceUnlock", name: rw.name}); err != nil {
 		return false, err
 	}
 	if err := checkName(rw.name); err != nil {
@@ -158,7 +158,7 @@ func (rw *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // what names the call op of this half in errors: "Lock lk (read)".
-func (h *RWHalf) what(op string) string { return op + " " + h.rw.name + " (" + h.mode() + ")" }
+func (h *RWHalf) what(op string) call { return call{op: op, name: h.rw.name, mode: h.mode()} }
 
 // mode is ModeRead for the read half, ModeWrite for the write half: the
 // mode the scripts and error messages name the half by.

@@ -24,6 +24,9 @@ type SimpleLock struct {
 	rt   Runtime
 	key  string
 	opts SimpleOptions
+	// setNX is the acquire's SET NX, its token to be set (TryLock copies
+	// it): the key and TTL boxed once.
+	setNX scripts.SetNXCmd
 }
 
 // SimpleOptions configures a SimpleLock.
@@ -96,19 +99,22 @@ func NewSimpleLock(conn Conn, rt Runtime, key string, opts SimpleOptions) (*Simp
 	if err := checkName(key); err != nil {
 		return nil, fmt.Errorf("lock: NewSimpleLock: %w", err)
 	}
-	return &SimpleLock{conn: conn, rt: rt, key: key, opts: opts}, nil
+	return &SimpleLock{conn: conn, rt: rt, key: key, opts: opts,
+		setNX: scripts.NewSetNXCmd(key, opts.TTL.Milliseconds(), opts.PlainSetNX)}, nil
 }
 
 // TryLock tries once. It returns ErrNotAcquired when another owner holds the
 // lock, and an error for which IsUnknown is true when the outcome is unknown
 // (the key may have been set: it then expires after the TTL).
 func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
-	if err := checkCtx(ctx, "TryLock "+l.key); err != nil {
+	if err := checkCtx(ctx, call{op: "TryLock", name: l.key}); err != nil {
 		return nil, err
 	}
 	token := l.rt.NewID()
 	start := l.rt.Now()
-	ok, err := scripts.SetNX[ReplyError](ctx, l.conn, l.key, token, l.opts.TTL.Milliseconds(), l.opts.PlainSetNX)
+	cmd := l.setNX
+	cmd.SetToken(token)
+	ok, err := scripts.SetNXWith[ReplyError](ctx, l.conn, &cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +130,7 @@ func (l *SimpleLock) TryLock(ctx context.Context) (*SimpleLease, error) {
 // sent). With UnsafeDelRelease it deletes the key whatever it holds and
 // never returns ErrNotHeld for a lease.
 func (l *SimpleLock) Unlock(ctx context.Context, lease *SimpleLease) error {
-	if err := checkCtx(ctx, "Unlock "+l.key); err != nil {
+	if err := checkCtx(ctx, call{op: "Unlock", name: l.key}); err != nil {
 		return err
 	}
 	if lease == nil {

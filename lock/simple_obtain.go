@@ -109,7 +109,7 @@ type ObtainOptions struct {
 //
 // The back-off sleeps on the Runtime, so in a simulation it is virtual.
 func (l *SimpleLock) Obtain(ctx context.Context, opts *ObtainOptions) (*SimpleLease, error) {
-	if err := checkCtx(ctx, "Obtain "+l.key); err != nil {
+	if err := checkCtx(ctx, call{op: "Obtain", name: l.key}); err != nil {
 		return nil, err
 	}
 	var o ObtainOptions
@@ -173,7 +173,7 @@ func (l *SimpleLock) attempt(ctx context.Context, token string) (*SimpleLease, e
 // writes lease.ValidUntil: do not refresh one lease from two goroutines at
 // once.
 func (l *SimpleLock) Refresh(ctx context.Context, lease *SimpleLease, ttl time.Duration) error {
-	if err := checkCtx(ctx, "Refresh "+l.key); err != nil {
+	if err := checkCtx(ctx, call{op: "Refresh", name: l.key}); err != nil {
 		return err
 	}
 	if lease == nil {

@@ -136,7 +136,7 @@ func (c *Client) SpinLockWith(name string, b BackOff) *SpinLock {
 // it returns an error matching ErrNotAcquired and ctx's error; when ctx
 // ends during a try, the outcome of that try is unknown (IsUnknown).
 func (s *SpinLock) Lock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "Lock "+s.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Lock", name: s.name}); err != nil {
 		return err
 	}
 	return s.acquire(ctx, owner, -1, 0)
@@ -145,7 +145,7 @@ func (s *SpinLock) Lock(ctx context.Context, owner string) error {
 // LockWithLease blocks as Lock does, then holds the lock for lease (no
 // watchdog). The lease must be a positive whole number of milliseconds.
 func (s *SpinLock) LockWithLease(ctx context.Context, owner string, lease time.Duration) error {
-	if err := checkAcquire(ctx, "LockWithLease "+s.name, 0, lease, true); err != nil {
+	if err := checkAcquire(ctx, call{op: "LockWithLease", name: s.name}, 0, lease, true); err != nil {
 		return err
 	}
 	return s.acquire(ctx, owner, -1, lease)
@@ -154,7 +154,7 @@ func (s *SpinLock) LockWithLease(ctx context.Context, owner string, lease time.D
 // TryLock tries once; the watchdog keeps the lock. ErrNotAcquired when
 // another holder has it.
 func (s *SpinLock) TryLock(ctx context.Context, owner string) error {
-	if err := checkCtx(ctx, "TryLock "+s.name); err != nil {
+	if err := checkCtx(ctx, call{op: "TryLock", name: s.name}); err != nil {
 		return err
 	}
 	return s.acquire(ctx, owner, 0, 0)
@@ -168,7 +168,7 @@ func (s *SpinLock) TryLock(ctx context.Context, owner string) error {
 // win the lock. ErrWaitTimeout when every try was refused; an error
 // matching ErrWaitTimeout and ctx's error when ctx ended during a pause.
 func (s *SpinLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
-	if err := checkAcquire(ctx, "TryLockFor "+s.name, wait, lease, false); err != nil {
+	if err := checkAcquire(ctx, call{op: "TryLockFor", name: s.name}, wait, lease, false); err != nil {
 		return err
 	}
 	return asWaitTimeout(s.acquire(ctx, owner, wait, lease))
@@ -191,7 +191,8 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	if c.isClosed() {
 		return ErrClosed
 	}
-	ttl, _, err := l.try(ctx, owner, lease)
+	t := l.newTry(owner, lease)
+	ttl, _, err := l.try(ctx, ctx, t)
 	if err != nil || ttl < 0 {
 		return err
 	}
@@ -207,6 +208,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	}
 	defer unregister()
 	p := b.policy()
+	sctx := c.noResendCtx(ctx) // marked once for every try of the wait
 	for {
 		if wait > 0 && c.rt.Now().Sub(start) >= wait {
 			return ErrNotAcquired
@@ -216,7 +218,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 			// the Conn would refuse unsent (acquireWaiting says why).
 			return c.gaveUpWaiting(outer)
 		}
-		ttl, _, err = l.try(ctx, owner, lease)
+		ttl, _, err = l.try(ctx, sctx, t)
 		if endedUnsent(ctx, err) {
 			return c.gaveUpWaiting(outer)
 		}
@@ -229,11 +231,12 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 // trySpin is the spin lock's try (RedissonSpinLock.tryAcquireAsync,
 // 4.7.0): the acquire script once; when its synced step failed, the hold is
 // given back (handleNoSync) and the try fails with ErrNotSynced, not
-// retried (no ServiceManager.execute around it, unlike Lock's).
-func (l *Lock) trySpin(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
-	ttl, token, err := l.tryOnce(ctx, owner, lease)
+// retried (no ServiceManager.execute around it, unlike Lock's). The
+// script goes out under sctx (Lock.try).
+func (l *Lock) trySpin(ctx, sctx context.Context, t *lockTry) (time.Duration, int64, error) {
+	ttl, token, err := l.tryOnce(sctx, t)
 	if errors.Is(err, ErrNotSynced) {
-		if gerr := l.giveBack(ctx, owner, lease); gerr != nil {
+		if gerr := l.giveBack(ctx, t.owner, t.lease); gerr != nil {
 			return 0, 0, gerr
 		}
 	}

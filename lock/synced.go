@@ -66,7 +66,7 @@ func (c *Client) synced() bool {
 func (c *Client) evalLock(ctx context.Context, s *Script, noResend bool, keys []string, args ...any) (any, error) {
 	if !c.synced() {
 		if noResend {
-			ctx = resend.Forbid(ctx)
+			ctx = resend.Forbid(ctx) // ctx itself when marked already (noResendCtx)
 		}
 		return c.conn.Eval(ctx, s, keys, args...)
 	}
@@ -82,8 +82,7 @@ func (c *Client) evalLock(ctx context.Context, s *Script, noResend bool, keys []
 	var acked int64
 	if ew, ok := c.conn.(EvalWaiter); ok {
 		v, acked, err = ew.EvalWait(ctx, s, keys, n, c.opts.SyncTimeout, args...)
-		var we *WaitError
-		if errors.As(err, &we) {
+		if isWaitError(err) {
 			// The script ran but its WAIT failed: nothing is known to be
 			// synced.
 			acked, err = 0, nil
@@ -108,6 +107,29 @@ func (c *Client) evalLock(ctx context.Context, s *Script, noResend bool, keys []
 		return v, ErrNotSynced
 	}
 	return v, nil
+}
+
+// isWaitError reports whether err is or wraps a *WaitError. A nil err
+// returns at once: errors.As's target escapes, an allocation, and nearly
+// every script's err is nil.
+func isWaitError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var we *WaitError
+	return errors.As(err, &we)
+}
+
+// noResendCtx is ctx as evalLock sends a noResend script under it: marked
+// not to be resent (resend.Forbid) without the synced step, ctx itself
+// with it. A caller that sends many such scripts under one context (a
+// fair waiter's tries) marks it once with this, and evalLock leaves a
+// context marked already as it is; the mark is an allocation.
+func (c *Client) noResendCtx(ctx context.Context) context.Context {
+	if c.synced() {
+		return ctx
+	}
+	return resend.Forbid(ctx)
 }
 
 // replicaCount is the WAIT's replica count: SyncReplicas when set, else the

@@ -16,7 +16,7 @@ import (
 // ran on the master, as in Redisson, whose unlock throws then.
 func (l *Lock) Unlock(ctx context.Context, owner string) error {
 	c := l.c
-	if err := checkCtx(ctx, "Unlock "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "Unlock", name: l.name}); err != nil {
 		return err
 	}
 	if err := checkName(l.name); err != nil {
@@ -83,15 +83,16 @@ func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, 
 // nothing (its waiters poll).
 func (l *Lock) unlockCall(latch string, leaseMs int64, owner string, latchTTL int64) (*Script, []string, []any) {
 	if l.spin {
-		return scripts.SpinUnlock, []string{l.name, latch}, []any{leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
+		return scripts.SpinUnlock, []string{l.name, latch}, []any{leaseMs, l.c.fieldArg(owner), latchTTL, l.c.latchFlag()}
 	}
 	return scripts.ReentrantUnlock, []string{l.name, l.channel(), latch},
-		[]any{unlockMessage, leaseMs, l.field(owner), latchTTL, l.c.latchFlag()}
+		[]any{unlockMessage, leaseMs, l.c.fieldArg(owner), latchTTL, l.c.latchFlag()}
 }
 
 // latchFlag is the unlock scripts' latch switch: "1" unless
-// Options.DisableUnlockLatch.
-func (c *Client) latchFlag() string {
+// Options.DisableUnlockLatch (a constant as a script argument: no
+// allocation).
+func (c *Client) latchFlag() any {
 	if c.opts.DisableUnlockLatch {
 		return "0"
 	}
@@ -121,7 +122,7 @@ func (c *Client) dropLatch(ctx context.Context, key string, reply any, err error
 // ForceUnlock deletes the lock whoever holds it and wakes the waiters. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := checkCtx(ctx, "ForceUnlock "+l.name); err != nil {
+	if err := checkCtx(ctx, call{op: "ForceUnlock", name: l.name}); err != nil {
 		return false, err
 	}
 	if err := checkName(l.name); err != nil {

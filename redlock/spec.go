@@ -318,7 +318,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	token := s.newToken()
 	start := s.rt.Now()
 	fo := s.takeFanout(ctx, nodeSetNX)
-	fo.token = token
+	fo.setNX.SetToken(token)
 	granted, nodeErr := s.onAll(fo)
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()

@@ -26,8 +26,8 @@ type fanout struct {
 	s     *Spec
 	ctx   context.Context
 	call  nodeCall
-	token string   // nodeSetNX's
-	keys  []string // the scripts' KEYS and ARGV
+	setNX scripts.SetNXCmd // nodeSetNX's, the key and TTL set once
+	keys  []string         // the scripts' KEYS and ARGV
 	args  []any
 	oks   []bool
 	errs  []error
@@ -47,25 +47,34 @@ func (s *Spec) takeFanout(ctx context.Context, call nodeCall) *fanout {
 	}
 	s.mu.Unlock()
 	if fo == nil {
-		n := len(s.conns)
-		fo = &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), tasks: make([]func(), n)}
-		for i := range fo.tasks {
-			fo.tasks[i] = func() { fo.run(i) }
-		}
+		fo = s.newFanout()
 	}
 	fo.ctx, fo.call = ctx, call
+	return fo
+}
+
+// newFanout returns a new fanout of s. (Apart from takeFanout, whose fo
+// the tasks would otherwise capture: moved to the heap on every call, the
+// pooled ones' too.)
+func (s *Spec) newFanout() *fanout {
+	n := len(s.conns)
+	fo := &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), tasks: make([]func(), n),
+		setNX: scripts.NewSetNXCmd(s.key, s.opts.TTL.Milliseconds(), s.opts.PlainSetNX)}
+	for i := range fo.tasks {
+		fo.tasks[i] = func() { fo.run(i) }
+	}
 	return fo
 }
 
 // run asks node i and notes its answer: whether it granted, extended or
 // released, and its error, naming the node.
 func (fo *fanout) run(i int) {
-	s, c := fo.s, fo.s.conns[i]
+	c := fo.s.conns[i]
 	var ok bool
 	var err error
 	switch fo.call {
 	case nodeSetNX:
-		ok, err = scripts.SetNX[lock.ReplyError](fo.ctx, c, s.key, fo.token, s.opts.TTL.Milliseconds(), s.opts.PlainSetNX)
+		ok, err = scripts.SetNXWith[lock.ReplyError](fo.ctx, c, &fo.setNX)
 	case nodeExtend, nodeRelease:
 		sc := scripts.SimpleRelease
 		if fo.call == nodeExtend {
@@ -99,7 +108,8 @@ func (s *Spec) onAll(fo *fanout) (int, error) {
 	clear(fo.oks)
 	clear(fo.errs)
 	clear(fo.argBuf[:])
-	fo.ctx, fo.token, fo.keys, fo.args = nil, "", nil, nil
+	fo.setNX.SetToken("")
+	fo.ctx, fo.keys, fo.args = nil, nil, nil
 	s.mu.Lock()
 	s.fanouts = append(s.fanouts, fo)
 	s.mu.Unlock()

@@ -20,25 +20,41 @@ func ArgStrings(args []any) ([]string, error) {
 }
 
 // ArgText renders command arguments as ArgStrings does, keeping the text
-// of the last int64 argument for the next call: a client sends the same
-// lease in milliseconds in most of its requests, and formats it once. Its
-// zero value is ready; a nil *ArgText keeps nothing. The text it returns
-// is ArgStrings' whatever it kept.
+// of the last few int64 arguments for the next calls: a client sends the
+// same lease, wait and TTLs in milliseconds in most of its requests (a fair
+// lock's try sends three numbers, two of them the same every time), and
+// formats each once. Its zero value is ready; a nil *ArgText keeps
+// nothing. The text it returns is ArgStrings' whatever it kept.
 type ArgText struct {
+	ints [argTextInts]intText
+	// next is the entry of ints the next new value replaces.
+	next int
+}
+
+// argTextInts is how many numbers an ArgText keeps.
+const argTextInts = 4
+
+// intText is an int64 and its text.
+type intText struct {
 	v  int64
 	s  string
 	ok bool
 }
 
-// format is v in decimal, from the last value kept when it is the same.
-func (t *ArgText) format(v int64) string {
+// Int is v in decimal, from the values kept when it is one of them.
+func (t *ArgText) Int(v int64) string {
 	if t == nil {
 		return strconv.FormatInt(v, 10)
 	}
-	if !t.ok || t.v != v {
-		*t = ArgText{v: v, s: strconv.FormatInt(v, 10), ok: true}
+	for i := range t.ints {
+		if e := &t.ints[i]; e.ok && e.v == v {
+			return e.s
+		}
 	}
-	return t.s
+	e := &t.ints[t.next]
+	*e = intText{v: v, s: strconv.FormatInt(v, 10), ok: true}
+	t.next = (t.next + 1) % argTextInts
+	return e.s
 }
 
 // Fill writes args' text into out (of args' length), as ArgStrings returns
@@ -53,7 +69,7 @@ func (t *ArgText) Fill(out []string, args []any) error {
 		case int:
 			out[i] = strconv.Itoa(v)
 		case int64:
-			out[i] = t.format(v)
+			out[i] = t.Int(v)
 		case uint64:
 			out[i] = strconv.FormatUint(v, 10)
 		case int32:

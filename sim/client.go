@@ -34,7 +34,7 @@ type Client struct {
 	crashed       bool // see Crash
 
 	parallelNames []string      // parallelName's names
-	lastInt       setup.ArgText // the last int64 argument its requests sent, as text
+	lastInt       setup.ArgText // the last int64 arguments its requests sent, as text
 	parFree       []*parallel   // parallel values of returned Parallel calls, for the next
 }
 

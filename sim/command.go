@@ -164,7 +164,7 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	n.capturing = true
 	if r, ok := n.runFast(cmd, spec, args); ok {
 		n.capturing = false
-		return r.normalised(), nil
+		return r.normalised(n), nil
 	}
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)

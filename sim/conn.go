@@ -92,9 +92,9 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 		c.sendOn(msgRequest, a.link, a.conn, what, op, (*attemptArrival)(a))
 		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+extra), (*attemptTimeout)(a))
 		if req != nil && req.cancellable {
-			unwatch := w.watchCtx(ctx, &a.wt)
+			cw := w.watchCtx(ctx, &a.wt)
 			v := a.wt.wait()
-			unwatch()
+			w.unwatch(cw)
 			if _, ok := v.(ctxDone); ok {
 				a.timer.Cancel()
 				return nil, ctx.Err() // the reply, if one comes, is dropped

@@ -48,22 +48,56 @@ type ctxWait struct {
 }
 
 // watchCtx lists wt to be woken (with ctxDone) once ctx has ended, and
-// returns the function that takes it off the list again, to be called when
-// the wait is over. A context that can never end (ctx.Done() is nil:
-// context.Background, WithoutCancel) is not listed: the wait is exactly
-// the unwatched one.
-func (w *World) watchCtx(ctx context.Context, wt *waiter) (unwatch func()) {
+// returns its entry, which unwatch takes off the list again when the wait
+// is over. A context that can never end (ctx.Done() is nil:
+// context.Background, WithoutCancel) is not listed (the entry is nil): the
+// wait is exactly the unwatched one.
+func (w *World) watchCtx(ctx context.Context, wt *waiter) *ctxWait {
 	if ctx.Done() == nil {
-		return func() {}
+		return nil
 	}
-	cw := &ctxWait{ctx: ctx, wt: wt}
+	return w.listCtxWait(&ctxWait{ctx: ctx, wt: wt})
+}
+
+// listCtxWait lists cw.
+func (w *World) listCtxWait(cw *ctxWait) *ctxWait {
 	w.ctxWaits = append(w.ctxWaits, cw)
-	return func() {
-		for i, x := range w.ctxWaits {
-			if x == cw {
-				w.ctxWaits = append(w.ctxWaits[:i], w.ctxWaits[i+1:]...)
-				return
-			}
+	return cw
+}
+
+// ctxWaiter is a waiter with the entry that lists it while its context
+// runs, in one allocation: a wait that may end at a cancel (sleepCtx,
+// Subscription.Next) needs both.
+type ctxWaiter struct {
+	wt waiter
+	cw ctxWait
+}
+
+// newCtxWaiter returns a waiter of the running process (op names the
+// wait, for the panic of a call outside any process: self), with room for
+// its context entry.
+func (w *World) newCtxWaiter(op string) *ctxWaiter {
+	return &ctxWaiter{wt: waiter{p: w.self(op)}}
+}
+
+// watch is watchCtx for x's waiter, listed with x's own entry.
+func (w *World) watch(ctx context.Context, x *ctxWaiter) *ctxWait {
+	if ctx.Done() == nil {
+		return nil
+	}
+	x.cw = ctxWait{ctx: ctx, wt: &x.wt}
+	return w.listCtxWait(&x.cw)
+}
+
+// unwatch takes cw, watchCtx's entry (nil: none), off the list.
+func (w *World) unwatch(cw *ctxWait) {
+	if cw == nil {
+		return
+	}
+	for i, x := range w.ctxWaits {
+		if x == cw {
+			w.ctxWaits = append(w.ctxWaits[:i], w.ctxWaits[i+1:]...)
+			return
 		}
 	}
 }
@@ -94,11 +128,12 @@ func (w *World) sleepCtx(ctx context.Context, op string, d time.Duration) error 
 		w.sleepWorld(op, d)
 		return nil
 	}
-	wt := w.newWaiter(op)
+	x := w.newCtxWaiter(op)
+	wt := &x.wt
 	tm := w.after(d, func() { wt.wake(nil) })
-	unwatch := w.watchCtx(ctx, wt)
+	cw := w.watch(ctx, x)
 	v := wt.wait()
-	unwatch()
+	w.unwatch(cw)
 	tm.Cancel()
 	if _, ok := v.(ctxDone); ok {
 		return ctx.Err()

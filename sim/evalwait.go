@@ -8,7 +8,6 @@ import (
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
-	"github.com/locksim/locksim/setup"
 )
 
 var _ lock.EvalWaiter = (*simConn)(nil)
@@ -25,14 +24,17 @@ var _ lock.EvalWaiter = (*simConn)(nil)
 // NOSCRIPT, by source, each time with its WAIT, as the pipeline does. The
 // history has a req record for the script and one for the WAIT.
 func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
-	argv, err := setup.ArgStrings(args)
-	if err != nil {
+	// As Eval: the arguments rendered straight into the command, whose
+	// keys and arguments the req record shares (NOSCRIPT's retry changes a
+	// copy).
+	script := make([]string, 3+len(keys)+len(args))
+	script[0], script[1], script[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
+	copy(script[3:], keys)
+	if err := s.c.lastInt.Fill(script[3+len(keys):], args); err != nil {
 		return nil, 0, err
 	}
-	script := append([]string{"EVALSHA", sc.SHA, strconv.Itoa(len(keys))}, keys...)
-	script = append(script, argv...)
-	wait := []string{"WAIT", strconv.Itoa(replicas), strconv.FormatInt(timeout.Milliseconds(), 10)}
-	eh := s.c.beginReqTo(s.g, "eval:"+sc.Name, append(slices.Clone(keys), argv...))
+	wait := []string{"WAIT", strconv.Itoa(replicas), s.c.lastInt.Int(timeout.Milliseconds())}
+	eh := s.c.beginReqTo(s.g, s.c.w.evalName(sc), script[3:len(script):len(script)])
 	wh := s.c.beginReqTo(s.g, history.ReqWait, wait[1:])
 	if err := notSent(ctx); err != nil {
 		eh.endReq(nil, err)

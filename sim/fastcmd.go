@@ -51,11 +51,13 @@ type fastReply struct {
 	s    string
 }
 
-// normalised is the reply as the node's dispatch returns it: what
-// normalise makes of parseReply's value of the RESP reply Dispatch would
-// have written (an int64, a string for a bulk string or a status, nil), a
-// status or bulk "OK" as one interface value made once.
-func (r fastReply) normalised() any {
+// normalised is the reply as node n's dispatch returns it: what normalise
+// makes of parseReply's value of the RESP reply Dispatch would have
+// written (an int64, a string for a bulk string or a status, nil), a
+// status or bulk "OK" as one interface value made once, and any other
+// string as the interface value of the last one when it is the same
+// (Node.bulk).
+func (r fastReply) normalised(n *Node) any {
 	switch r.kind {
 	case fastInt:
 		return int64(r.i)
@@ -63,7 +65,11 @@ func (r fastReply) normalised() any {
 		if r.s == "OK" {
 			return okReply
 		}
-		return r.s
+		b := &n.bulk
+		if !b.ok || b.s != r.s {
+			b.s, b.v, b.ok = r.s, r.s, true
+		}
+		return b.v
 	}
 	return nil
 }

@@ -174,56 +174,59 @@ func (h *History) at(i int) *history.Record {
 // WriteJSONL writes the history as JSON lines.
 func (h *History) WriteJSONL(w io.Writer) error { return history.WriteJSONL(w, h.Records()) }
 
-// opHandle is an operation that has been called and not yet returned.
-type opHandle struct {
-	w   *World
-	idx int
-	run *opRun // the op as it runs, for triggers; nil: a crashed client's, recording nothing
-}
+// noOp is the operation of a crashed client: it records nothing.
+type noOp struct{}
+
+func (noOp) SetDetail(string)            {}
+func (noOp) End(history.Outcome, string) {}
 
 // BeginOp records the call of a client-visible operation on lock by client c
-// and returns the handle to record its return with. Records stay in call
-// order; an operation never ended is left open (outcome unknown). Until it
-// ends, the requests the calling process sends belong to it (see OnOp).
-// A crashed client records nothing more: the handle does nothing. A fault
-// bound to the return of the process's last op acts first (OnOp), except
-// before an expire: that is the holder's own conclusion at the instant it
-// reached it (an acquire's reply that came too late), not a call it makes.
+// and returns the handle to record its return with: the op as it runs
+// (opRun), which knows its record. Records stay in call order; an
+// operation never ended is left open (outcome unknown). Until it ends, the
+// requests the calling process sends belong to it (see OnOp). A crashed
+// client records nothing more: the handle does nothing. A fault bound to
+// the return of the process's last op acts first (OnOp), except before an
+// expire: that is the holder's own conclusion at the instant it reached it
+// (an acquire's reply that came too late), not a call it makes.
 func (c *Client) BeginOp(lock, op string, args ...string) history.Op {
 	if c.crashed {
-		return opHandle{}
+		return noOp{}
 	}
 	if op != history.OpExpire {
 		c.w.awaitReturnFaults()
 	}
 	idx := c.w.hist.add(history.Record{Kind: history.KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: history.OutcomeUnknown})
-	return opHandle{w: c.w, idx: idx, run: c.w.opBegun(c, op, args)}
+	run := c.w.opBegun(c, op, args)
+	run.idx = idx
+	return run
 }
 
 // SetDetail sets the operation's Detail (for example "lease=10s").
-func (h opHandle) SetDetail(detail string) {
-	if h.run == nil || h.run.c.crashed {
+func (run *opRun) SetDetail(detail string) {
+	if run.c.crashed {
 		return
 	}
-	h.w.hist.at(h.idx).Detail = detail
+	run.c.w.hist.at(run.idx).Detail = detail
 }
 
 // End records the return of the operation with its outcome and result.
 // history.OutcomeUnknown leaves the return open.
-func (h opHandle) End(outcome history.Outcome, result string) {
-	if h.run == nil || h.run.c.crashed {
+func (run *opRun) End(outcome history.Outcome, result string) {
+	if run.c.crashed {
 		// A crashed client's open ops stay open: it never learned their
 		// outcome (a process unwinding at Close may still call End).
 		return
 	}
-	h.w.opEnded(h.run)
-	r := h.w.hist.at(h.idx)
+	w := run.c.w
+	w.opEnded(run)
+	r := w.hist.at(run.idx)
 	r.Outcome = outcome
 	r.Result = result
 	if outcome != history.OutcomeUnknown {
-		r.End = &h.w.hist.ints(int64(h.w.now))[0]
+		r.End = &w.hist.ints(int64(w.now))[0]
 	} else {
-		r.Answered = &h.w.hist.ints(int64(h.w.now))[0]
+		r.Answered = &w.hist.ints(int64(w.now))[0]
 	}
 }
 

@@ -50,6 +50,14 @@ type Node struct {
 	// queue's head and three waiters read.
 	scores    [4]scoreTextMemo
 	nextScore int
+	// bulk is the last bulk string the short way answered, as an interface
+	// value (fastReply.normalised): a contended lock's SET ... GET answers
+	// every contender with the holder's token.
+	bulk struct {
+		s  string
+		v  any
+		ok bool
+	}
 
 	m      *miniredis.Miniredis
 	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock

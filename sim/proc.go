@@ -244,8 +244,6 @@ type waiter struct {
 	val   any
 }
 
-func (w *World) newWaiter(op string) *waiter { return &waiter{p: w.self(op)} }
-
 // wake ends the wait with v, if it has not ended yet. Once the world is
 // closing nothing is woken: a process unwinding there (say, the last task of
 // a Runtime.Parallel) must not resume another, which will be unwound in turn.

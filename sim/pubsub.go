@@ -114,12 +114,13 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 		if err := ctx.Err(); err != nil {
 			return "", false, err
 		}
-		wt := w.newWaiter("Subscription.Next")
+		x := w.newCtxWaiter("Subscription.Next")
+		wt := &x.wt
 		s.waiter = wt
 		tm := w.after(s.c.clock.WorldSpan(timeout), func() { wt.wake(timeoutMark{}) })
-		unwatch := w.watchCtx(ctx, wt)
+		cw := w.watch(ctx, x)
 		v := wt.wait()
-		unwatch()
+		w.unwatch(cw)
 		tm.Cancel()
 		s.waiter = nil
 		if _, ok := v.(ctxDone); ok {

@@ -30,7 +30,9 @@ func (w *World) checkSelector(s setup.OpSelector) error {
 	return s.Validate()
 }
 
-// opRun is one operation as it runs.
+// opRun is one operation as it runs. One that BeginOp began is also the
+// history.Op it returned, which records the op's return on its record (a
+// handle of its own, boxed into the interface, was an allocation per op).
 type opRun struct {
 	c     *Client
 	op    string
@@ -39,6 +41,7 @@ type opRun struct {
 	t     time.Duration
 	apply bool // a node has executed one of its requests
 	ret   bool // it returned
+	idx   int  // its op record, when BeginOp began it
 }
 
 // trigger is one fault bound to an op: an action at one of its events, or a

@@ -87,6 +87,10 @@ type belief struct {
 	lock  string
 	owner string // "" for locks without owners
 	ms    []*modelBelief
+	// first and msBuf back ms[0] and ms when one model is judged (every
+	// world but one with lanes): one allocation per holding, not three.
+	first modelBelief
+	msBuf [1]*modelBelief
 }
 
 // modelBelief is a holding's belief under one model.
@@ -103,6 +107,8 @@ type modelBelief struct {
 // any.
 type leaseTimer struct {
 	ts []*modelTimer
+	// buf backs ts under one model (belief.first).
+	buf [1]*modelTimer
 }
 
 // at is the estimate under model i, or nil.
@@ -124,13 +130,23 @@ type modelTimer struct {
 }
 
 func newBelief(c Client, rt lock.Runtime, lockName, owner string, j judged) *belief {
-	b := &belief{c: c, rt: rt, lock: lockName, owner: owner, ms: make([]*modelBelief, len(j.models))}
+	b := &belief{c: c, rt: rt, lock: lockName, owner: owner}
+	if len(j.models) == 1 {
+		b.ms = b.msBuf[:]
+	} else {
+		b.ms = make([]*modelBelief, len(j.models))
+	}
 	for i, m := range j.models {
 		lane := -1
 		if j.lanes != nil {
 			lane = i
 		}
-		b.ms[i] = &modelBelief{b: b, model: m, lane: lane}
+		mb := &b.first
+		if i > 0 {
+			mb = new(modelBelief)
+		}
+		*mb = modelBelief{b: b, model: m, lane: lane}
+		b.ms[i] = mb
 	}
 	return b
 }
@@ -157,7 +173,12 @@ func (b *belief) each(f func(mb *modelBelief, i int) *modelTimer) *leaseTimer {
 	for i, mb := range b.ms {
 		if t := f(mb, i); t != nil {
 			if lt == nil {
-				lt = &leaseTimer{ts: make([]*modelTimer, len(b.ms))}
+				lt = new(leaseTimer)
+				if len(b.ms) == 1 {
+					lt.ts = lt.buf[:]
+				} else {
+					lt.ts = make([]*modelTimer, len(b.ms))
+				}
 			}
 			lt.ts[i] = t
 		}

@@ -20,10 +20,21 @@ import "context"
 type key struct{}
 
 // Forbid returns ctx marked: a request sent with it is not sent again
-// after its response timed out.
+// after its response timed out. A context marked already is returned as it
+// is, and context.Background() marked is made once: the lock code marks
+// every acquire and unlock script, and each mark is an allocation.
 func Forbid(ctx context.Context) context.Context {
+	if ctx == context.Background() {
+		return forbiddenBackground
+	}
+	if Forbidden(ctx) {
+		return ctx
+	}
 	return context.WithValue(ctx, key{}, true)
 }
+
+// forbiddenBackground is context.Background() marked by Forbid.
+var forbiddenBackground = context.WithValue(context.Background(), key{}, true)
 
 // Forbidden reports whether ctx was marked by Forbid.
 func Forbidden(ctx context.Context) bool {

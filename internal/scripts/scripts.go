@@ -251,16 +251,48 @@ type Doer interface {
 // R is the caller's Redis error reply type (lock.ReplyError): a reply that
 // refuses NX with GET as a syntax error is wrapped with the advice to set
 // PlainSetNX. (A type parameter, because this package cannot import lock,
-// which imports it.) SimpleLock and the spec's RedLock acquire with it.
+// which imports it.) SimpleLock and the spec's RedLock acquire with it,
+// through SetNXCmd.
 func SetNX[R interface {
 	~string
 	error
 }](ctx context.Context, conn Doer, key, token string, ttlMs int64, plain bool) (bool, error) {
-	if plain {
-		v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs)
+	cmd := NewSetNXCmd(key, ttlMs, plain)
+	cmd.SetToken(token)
+	return SetNXWith[R](ctx, conn, &cmd)
+}
+
+// SetNXCmd is the command SetNX sends, SET key token NX PX ttl GET (or
+// without GET), made once for a lock's key and TTL (NewSetNXCmd) and given
+// each acquisition's token (SetToken): each argument is an interface value,
+// and boxing the key, token and TTL for every request (every node of a
+// RedLock) was an allocation each. A Conn reads the arguments and keeps
+// none (lock.Conn), so one SetNXCmd may go to many nodes at once.
+type SetNXCmd struct {
+	args  [7]any
+	plain bool
+	token string
+}
+
+// NewSetNXCmd returns SET key token NX PX ttlMs GET, without GET when
+// plain, its token to be set.
+func NewSetNXCmd(key string, ttlMs int64, plain bool) SetNXCmd {
+	return SetNXCmd{args: [7]any{"SET", key, nil, "NX", "PX", ttlMs, "GET"}, plain: plain}
+}
+
+// SetToken sets the acquisition's token.
+func (c *SetNXCmd) SetToken(token string) { c.args[2], c.token = token, token }
+
+// SetNXWith is SetNX with the command cmd, its token set.
+func SetNXWith[R interface {
+	~string
+	error
+}](ctx context.Context, conn Doer, cmd *SetNXCmd) (bool, error) {
+	if cmd.plain {
+		v, err := conn.Do(ctx, cmd.args[:6]...)
 		return err == nil && v == "OK", err
 	}
-	v, err := conn.Do(ctx, "SET", key, token, "NX", "PX", ttlMs, "GET")
+	v, err := conn.Do(ctx, cmd.args[:]...)
 	if err != nil {
 		var re R
 		if errors.As(err, &re) && strings.Contains(strings.ToLower(string(re)), "syntax") {
@@ -268,5 +300,5 @@ func SetNX[R interface {
 		}
 		return false, err
 	}
-	return v == nil || v == token, nil
+	return v == nil || v == cmd.token, nil
 }
