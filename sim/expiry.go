@@ -66,11 +66,26 @@ func (n *Node) syncKey(k string) {
 	n.keyBase[k] = n.synced
 	if ttl := n.db.TTL(k); ttl > 0 {
 		if ttl -= n.synced - base; ttl > 0 {
-			n.db.SetTTL(k, ttl)
+			n.db.SetTTL(k, ttl) // the same expiry, counted from now: no write
 		} else {
 			n.db.Del(k)
+			n.writes++
 		}
 	}
+}
+
+// dueBySync reports whether syncKey(k) would delete k now: its expiry is
+// due (at or before the last tick). It changes nothing.
+func (n *Node) dueBySync(k string) bool {
+	base, ok := n.keyBase[k]
+	if !ok {
+		base = n.ttlBase
+	}
+	if base == n.synced {
+		return false
+	}
+	ttl := n.db.TTL(k)
+	return ttl > 0 && ttl-(n.synced-base) <= 0
 }
 
 // syncAll brings every key to the node-local time now: after it, every
