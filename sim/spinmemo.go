@@ -3,39 +3,46 @@ package sim
 // The spin memo: a queued fair-lock waiter's fair_acquire answered
 // without its redis.calls when nothing it reads can have changed.
 //
-// A waiter behind a queue head that does not take the lock (paused, or
+// A waiter behind a queue head that does not take a free lock (paused, or
 // dead and not yet timed out) runs fair_acquire once per round trip, and
 // each run is the same reads: the queue's head and its timeout, the lock's
 // existence, the head again, the waiter's hold, the waiter's timeout, the
 // lock's PTTL. Such a run writes nothing, and its answer, max(0, PTTL),
 // depends only on the three keys' contents, on ARGV (the clock, ARGV[4],
 // only through the eviction loop's "timeout > now"), and on the lock's
-// PTTL at the node's clock. So the node keeps, for the last few such runs
-// (by KEYS and ARGV but the clock), the node's write count after the run
-// and the head's timeout the loop compared, and answers a repeat by
-// running only what can differ: its keys brought to the node's clock
-// (syncKey, which deletes a key whose expiry is due: a write), the reads'
-// mark on the keys' last use (miniredis's LRU clock, which OBJECT IDLETIME
-// reads), and the PTTL.
+// PTTL at the node's clock, -2 while there is no lock key: the answer 0.
+// So the node keeps, for the last few such runs (by KEYS and ARGV but the
+// clock), the node's write count after the run and the head's timeout the
+// loop compared, and answers a repeat with 0, doing only what the run
+// would do besides: its keys brought to the node's clock (syncKey, which
+// deletes a key whose expiry is due), and the reads' mark on the keys'
+// last use (miniredis's LRU clock, which OBJECT IDLETIME reads).
 //
 // The memo answers only what the run would answer, with the same effects:
 //
 //   - A run is kept only if it wrote nothing (the node's write count,
 //     Node.writes, unchanged across it: no eviction, no key expired as it
-//     was touched) and every one of its redis.calls took the short way
-//     (fastcmd.go): a call through Dispatch leaves a trace of its own
-//     (miniredis counts it for INFO), which skipping it would lose.
-//   - A repeat is answered only while the write count is the kept one, after
-//     the three keys are brought to the node's clock: any write on the node
-//     since (a command, another script, a key expired, the replication
-//     stream, a restart's data) ends it. Node.writes is counted where every
-//     change passes, not per key, and only grows (no ABA). miniredis's own
-//     per-key version cannot serve: bringing a TTL to the clock (syncKey's
-//     SetTTL) raises it at every run, and it is not exported.
+//     was touched), every one of its redis.calls took the short way
+//     (fastcmd.go: a call through Dispatch leaves a trace of its own,
+//     miniredis's count of commands for INFO, which skipping it would
+//     lose), and it found no lock key (PTTL -2). A waiter behind a held
+//     lock is never kept anyway (HEXISTS of a field the hash lacks is
+//     Dispatch's); it waits for the lock's PTTL, while behind a free lock
+//     it tries again at once.
+//   - A repeat is answered only while the write count is the kept one:
+//     any write on the node since (a command, another script, a key
+//     expired, the replication stream, a restart's data) ends it, and no
+//     lock key can have appeared. Node.writes is counted where every change
+//     passes, not per key, and only grows (no ABA). miniredis's own per-key
+//     version cannot serve: bringing a TTL to the clock (syncKey's SetTTL)
+//     raises it at every run, and it is not exported.
+//   - Nor when bringing one of the three keys to the node's clock would
+//     delete it (its expiry due, a write the run would make and then see):
+//     that is read before anything is done, since the run, taking another
+//     path, might not look at every key.
 //   - The head's timeout must still be after the new clock (clock jumps
 //     move it either way); a head not compared (an empty queue, a head
 //     without a timeout) does not depend on it.
-//   - The PTTL is asked again (the short way, as the run's last call).
 //   - What else a run does is the same either way or invisible: no key is
 //     written, so nothing is replicated, logged or recorded in the truth; the
 //     reply reaches the req record by the same path; the script cache was
@@ -54,7 +61,8 @@ package sim
 // restarts, failovers, a script cache flush, FLUSHALL) on a node with the
 // memo and on one without, and requires equal replies, databases (values,
 // TTLs as miniredis keeps them, the LRU clock, the per-key versions),
-// truth, replication and histories after every step.
+// truth, replication and histories after every step;
+// TestSpinMemoMeetsDueKey a spin that meets a key whose expiry is due.
 
 // spinSlots is how many runs the memo keeps: one per waiter spinning at
 // once on a node (a fair lock's waiters each ask with their own field).
@@ -105,9 +113,11 @@ func (e *luaEngine) spinFind(keys, argv []string, stale bool) *spinMemo {
 
 // spinKeep keeps a fair_acquire run (keys, argv; head, where its eviction
 // loop stopped) that wrote nothing and sent nothing through Dispatch, and
-// answered a queued waiter max(0, PTTL).
+// answered a queued waiter max(0, PTTL) with no lock key (PTTL -2). A run
+// whose three keys are not distinct is not kept (not the library's shape,
+// and spinAnswer's plans of their syncs would not hold).
 func (e *luaEngine) spinKeep(keys, argv []string, head fairHead) {
-	if !e.n.spinMemoOn() {
+	if !e.n.spinMemoOn() || keys[0] == keys[1] || keys[0] == keys[2] || keys[1] == keys[2] {
 		return
 	}
 	m := e.spinFind(keys, argv, true)
@@ -133,28 +143,33 @@ func (e *luaEngine) spinAnswer(keys, argv []string, now float64) (v any, ok bool
 		return nil, false, nil
 	}
 	lk, queue, timeouts := keys[0], keys[1], keys[2]
-	if n.writes != m.writes || (m.head.timed && !(m.head.timeout > now)) ||
-		n.dueBySync(queue) || n.dueBySync(timeouts) || n.dueBySync(lk) {
-		// Something has changed, or the run will write: evict the head,
-		// or delete a key whose expiry is due. Nothing has been touched
-		// (the run may not look at every key).
-		m.ok = false
-		n.spinStale++
-		return nil, false, nil
+	if n.writes != m.writes || (m.head.timed && !(m.head.timeout > now)) {
+		return e.spinStale(m)
+	}
+	pq, pt, pl := n.planSync(queue), n.planSync(timeouts), n.planSync(lk)
+	if n.deletes(pq) || n.deletes(pt) || n.deletes(pl) {
+		return e.spinStale(m)
 	}
 	// The run's first look at each key brings it to the node's clock (a
-	// TTL re-counted, no key deleted); its reads of the queue and the
-	// timeouts mark them used now (miniredis's LRU clock, as EXISTS does:
-	// when they exist); the PTTL marks the lock.
-	n.syncKey(queue)
-	n.syncKey(timeouts)
-	n.syncKey(lk)
+	// TTL re-counted, no key deleted; the keys are distinct, so the plans
+	// hold); its reads of the queue and the timeouts mark them used now
+	// (miniredis's LRU clock, as EXISTS does: when they exist). The lock
+	// key is still missing (making one is a write): the PTTL, -2, would
+	// change nothing, and max(0, -2) is 0.
+	n.doSync(pq)
+	n.doSync(pt)
+	n.doSync(pl)
 	n.db.Exists(queue)
 	n.db.Exists(timeouts)
 	n.spinHits++
-	pttl, err := e.callN("PTTL", lk)
-	if err != nil {
-		return nil, true, err
-	}
-	return luaNumber(max(0, pttl.i)), true, nil
+	return luaNumber(0), true, nil
+}
+
+// spinStale drops m, found no longer holding: something has changed, or
+// the run will write (evict the head, or delete a key whose expiry is
+// due). Nothing has been touched (the run may not look at every key).
+func (e *luaEngine) spinStale(m *spinMemo) (any, bool, error) {
+	m.ok = false
+	e.n.spinStale++
+	return nil, false, nil
 }
