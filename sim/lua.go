@@ -36,9 +36,10 @@ type luaEngine struct {
 	// dispatches counts the redis.calls sent through Dispatch (do),
 	// which the spin memo must not skip (spinmemo.go).
 	dispatches uint64
-	// spin are the spin memo's entries (spinmemo.go), spinNext the one
-	// the next new entry replaces.
-	spin     [spinSlots]spinMemo
+	// spin are the spin memo's entries (spinmemo.go), made at the first
+	// run kept (most nodes never keep one), spinNext the one the next new
+	// entry replaces.
+	spin     *[spinSlots]spinMemo
 	spinNext int
 }
 

@@ -103,6 +103,9 @@ func (n *Node) spinMemoOn() bool { return !n.exotic && !n.exposed && !n.noSpinMe
 // spinFind is the kept run for keys and argv, or nil; with stale, also
 // an entry that no longer holds (to be kept anew in its place).
 func (e *luaEngine) spinFind(keys, argv []string, stale bool) *spinMemo {
+	if e.spin == nil {
+		return nil
+	}
 	for i := range e.spin {
 		if m := &e.spin[i]; (m.ok || stale) && m.matches(keys, argv) {
 			return m
@@ -119,6 +122,9 @@ func (e *luaEngine) spinFind(keys, argv []string, stale bool) *spinMemo {
 func (e *luaEngine) spinKeep(keys, argv []string, head fairHead) {
 	if !e.n.spinMemoOn() || keys[0] == keys[1] || keys[0] == keys[2] || keys[1] == keys[2] {
 		return
+	}
+	if e.spin == nil {
+		e.spin = new([spinSlots]spinMemo)
 	}
 	m := e.spinFind(keys, argv, true)
 	if m == nil {
