@@ -115,11 +115,17 @@ func (a keyArgs) of(args []string) []string {
 }
 
 // hook sees every command miniredis runs, including those a script runs, in
-// order. It only records (it runs under miniredis's lock).
+// order. It only records (it runs under miniredis's lock): any command but
+// a read of the commands table counts as a write (Node.writes), whether or
+// not it changes anything.
 func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
-	n.noteExotic(cmd)
+	spec, known := commands[cmd]
+	n.noteExotic(cmd, known)
+	if !known || spec.write {
+		n.writes++
+	}
 	if n.capturing {
-		n.record(cmd, commands[cmd], args)
+		n.record(cmd, spec, args)
 	}
 	return false
 }

@@ -55,20 +55,46 @@ func (n *Node) syncCommand(spec cmdSpec, ok bool, args []string) {
 
 // syncKey brings key k's TTL to the node-local time of the last tick: it
 // subtracts the time since k's base and deletes k when none is left.
-func (n *Node) syncKey(k string) {
+func (n *Node) syncKey(k string) { n.doSync(n.planSync(k)) }
+
+// keySync is what syncKey would do to a key, read apart from doing it
+// (planSync, doSync), so that the spin memo can see whether it would
+// delete the key before doing anything. A plan holds until the next tick
+// or the next change of its key.
+type keySync struct {
+	k    string
+	base time.Duration // the key's base; the last tick's: nothing to do
+	ttl  time.Duration // its TTL as of base (0: none)
+}
+
+// planSync reads what syncKey(k) would do.
+func (n *Node) planSync(k string) keySync {
 	base, ok := n.keyBase[k]
 	if !ok {
 		base = n.ttlBase
 	}
 	if base == n.synced {
+		return keySync{k: k, base: base}
+	}
+	return keySync{k: k, base: base, ttl: n.db.TTL(k)}
+}
+
+// deletes reports whether doing p deletes its key: its expiry is due (at
+// or before the last tick).
+func (n *Node) deletes(p keySync) bool { return p.ttl > 0 && p.ttl-(n.synced-p.base) <= 0 }
+
+// doSync does p.
+func (n *Node) doSync(p keySync) {
+	if p.base == n.synced {
 		return
 	}
-	n.keyBase[k] = n.synced
-	if ttl := n.db.TTL(k); ttl > 0 {
-		if ttl -= n.synced - base; ttl > 0 {
-			n.db.SetTTL(k, ttl)
+	n.keyBase[p.k] = n.synced
+	if p.ttl > 0 {
+		if ttl := p.ttl - (n.synced - p.base); ttl > 0 {
+			n.db.SetTTL(p.k, ttl) // the same expiry, counted from now: no write
 		} else {
-			n.db.Del(k)
+			n.db.Del(p.k)
+			n.writes++
 		}
 	}
 }

@@ -81,11 +81,11 @@ var okReply any = "OK"
 // short way valid: they read (and list) keys, nothing else.
 var safeForFast = map[string]bool{"KEYS": true, "SCAN": true, "DBSIZE": true}
 
-// noteExotic is called by the hook with every command miniredis runs; one
-// that can change what a later command means ends the short way on this
-// miniredis.
-func (n *Node) noteExotic(cmd string) {
-	if _, ok := commands[cmd]; !ok && !safeForFast[cmd] {
+// noteExotic is called by the hook with every command miniredis runs
+// (spec and known its entry of commands): one that can change what a
+// later command means ends the short way on this miniredis.
+func (n *Node) noteExotic(cmd string, known bool) {
+	if !known && !safeForFast[cmd] {
 		n.exotic = true
 	}
 }
@@ -101,6 +101,9 @@ func (n *Node) runFast(cmd string, spec cmdSpec, args []string) (r fastReply, ok
 	n.fastKept = false
 	if r, ok = n.fast(cmd, args); ok {
 		n.fastHits++
+		if spec.write {
+			n.writes++
+		}
 		n.record(cmd, spec, args[1:])
 	}
 	n.fastKept = false

@@ -144,6 +144,7 @@ func (n *Node) readKey(k string) keyState {
 // the stream or a restart loading its data does. An expiry already past
 // deletes.
 func (n *Node) setKey(k string, st keyState) {
+	n.writes++
 	if n.setHashInPlace(k, st) {
 		n.keyBase[k] = n.synced
 		n.noteTruth(k, st)

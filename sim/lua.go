@@ -33,6 +33,14 @@ type luaEngine struct {
 	argv    *lua.LTable
 	args    []string // redis.call's arguments (call)
 	specs   [16]specEntry
+	// dispatches counts the redis.calls sent through Dispatch (do),
+	// which the spin memo must not skip (spinmemo.go).
+	dispatches uint64
+	// spin are the spin memo's entries (spinmemo.go), made at the first
+	// run kept (most nodes never keep one), spinNext the one the next new
+	// entry replaces.
+	spin     *[spinSlots]spinMemo
+	spinNext int
 }
 
 // specEntry is a command name's spec remembered by the name string's

@@ -133,6 +133,7 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		// lock scripts' commands take the short way (fastcmd.go).
 		e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
 	}
+	e.dispatches++
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()

@@ -83,6 +83,24 @@ type Node struct {
 	exotic     bool
 	fastHits   int // commands that took the short way (tests)
 	nativeRuns int // scripts run as their Go twins (tests)
+	spinHits   int // fair_acquire runs the spin memo answered (tests)
+	spinStale  int // kept runs found no longer holding (tests)
+
+	// writes counts every change that may have reached the keyspace of
+	// the node's miniredis, at the points through which every change
+	// passes: a command the short way ran that writes (runFast), a
+	// command Dispatch runs that is not a read of the commands table
+	// (hook), a key deleted as it expires (syncKey), a key set from the
+	// replication stream or a restart's data (setKey), a fresh miniredis
+	// (boot). It only grows, so an equal count means no change since
+	// (the spin memo of spinmemo.go relies on it).
+	writes uint64
+	// exposed: Miniredis has handed the database out (to a test), which
+	// may write it behind the node's back; the spin memo is off until a
+	// restart boots a new one.
+	exposed bool
+	// noSpinMemo turns the spin memo off on this node (tests compare).
+	noSpinMemo bool
 
 	fieldBuf, fvBuf []string // setKey's buffers
 
@@ -196,7 +214,8 @@ func (n *Node) boot(data map[string]keyState) error {
 	m.Seed(int(n.w.Rand("node/" + n.name).Int64()))
 	m.Server().SetPreHook(n.hook)
 	n.m, n.db = m, m.DB(0)
-	n.exotic = false
+	n.exotic, n.exposed = false, false
+	n.writes++
 	n.tick()
 	n.resetBases(0)
 	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
@@ -233,8 +252,14 @@ func (n *Node) IsMaster() bool { return n.group.master == n }
 
 // Miniredis exposes the node's miniredis for inspection in tests, with
 // every key's TTL brought to the present. It changes across restarts, and is
-// nil while the node is down.
-func (n *Node) Miniredis() *miniredis.Miniredis { n.syncAll(); return n.m }
+// nil while the node is down. Whatever is done with it bypasses the node's
+// count of writes, so it ends the spin memo on this miniredis (exposed).
+func (n *Node) Miniredis() *miniredis.Miniredis {
+	n.syncAll()
+	n.exposed = true
+	n.writes++
+	return n.m
+}
 
 // LocalNow is the node's wall clock now.
 func (n *Node) LocalNow() time.Duration { return n.clock.Local(n.w.now) }
