@@ -268,12 +268,14 @@ func mix(h, v uint64) uint64 {
 
 // lockState is one state a lock can be in under one of the models.
 type lockState interface {
-	// step applies an operation of known outcome (ok or fail) and returns
-	// the possible next states, none if it is illegal from this state.
-	step(o *linOp) []lockState
+	// step applies an operation of known outcome (ok or fail) and appends
+	// the possible next states to out, none if it is illegal from this
+	// state.
+	step(o *linOp, out []lockState) []lockState
 	// fire applies an armed operation u of unknown outcome, one or more
-	// times, at points no later than bound.
-	fire(u *linOp, bound int64) []lockState
+	// times, at points no later than bound, and appends the possible next
+	// states to out.
+	fire(u *linOp, bound int64, out []lockState) []lockState
 	// covers reports whether every continuation legal from b is legal from
 	// the receiver (b is of the same type).
 	covers(b lockState) bool
@@ -295,20 +297,36 @@ type linState struct {
 }
 
 // addState adds x to set unless a member covers it, dropping the members x
-// covers; it reports whether x was added.
+// covers; it reports whether x was added. It works in place, in set's
+// backing array: set is the caller's own, never a linState's that another
+// may read (every caller builds its set from nil or from a copy).
 func addState(set []lockState, x lockState) ([]lockState, bool) {
 	for _, y := range set {
 		if y.covers(x) {
 			return set, false
 		}
 	}
-	out := set[:0:0]
+	out := set[:0]
 	for _, y := range set {
 		if !x.covers(y) {
 			out = append(out, y)
 		}
 	}
+	clear(set[len(out):]) // the dropped members' slots
 	return append(out, x), true
+}
+
+// pruneStates is the set addState builds by adding states one by one, in
+// order, made in states' own backing array (states is the caller's own):
+// the set never holds more than the states read so far, so the slot it
+// writes has always been read already.
+func pruneStates(states []lockState) []lockState {
+	set := states[:0]
+	for i := range states {
+		set, _ = addState(set, states[i])
+	}
+	clear(states[len(set):])
+	return set
 }
 
 // armedCovers: firing a gives, from any state, states covering those firing
@@ -343,7 +361,7 @@ func (st *linState) closure(bound int64) []lockState {
 	if len(st.armed) == 0 {
 		return st.set
 	}
-	var all, queue []lockState
+	var all, queue, fired []lockState
 	for _, x := range st.set {
 		var added bool
 		if all, added = addState(all, x); added {
@@ -354,7 +372,8 @@ func (st *linState) closure(bound int64) []lockState {
 		x := queue[0]
 		queue = queue[1:]
 		for _, u := range st.armed {
-			for _, y := range x.fire(u, bound) {
+			fired = x.fire(u, bound, fired[:0])
+			for _, y := range fired {
 				var added bool
 				if all, added = addState(all, y); added {
 					queue = append(queue, y)
@@ -374,10 +393,9 @@ func (st *linState) step(o *linOp) (bool, *linState) {
 	}
 	var next []lockState
 	for _, x := range st.closure(o.ret) {
-		for _, y := range x.step(o) {
-			next, _ = addState(next, y)
-		}
+		next = x.step(o, next)
 	}
+	next = pruneStates(next)
 	return len(next) > 0, &linState{set: next, armed: st.armed}
 }
 

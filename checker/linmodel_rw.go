@@ -75,8 +75,8 @@ func (s rwState) withReader(h, lo, hi int32) rwState {
 }
 
 // acquire applies o's read or write acquire once (many: one or more times)
-// at a point no later than ret.
-func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
+// at a point no later than ret, and appends the outcomes to out.
+func (s rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []lockState {
 	one := int32(1)
 	if many {
 		one = manyHolds
@@ -89,9 +89,8 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		return rwState{writer: o.holder, wlo: 1, whi: one, exp: exp, rmin: never, at: at}
 	}
 	if s.free() {
-		return []lockState{fresh(s.at)}
+		return append(out, fresh(s.at))
 	}
-	var out []lockState
 	switch {
 	case o.kind == linAcquireRead && (s.writer < 0 || s.writer == o.holder):
 		lo, hi := int32(1), one
@@ -126,15 +125,15 @@ func (s rwState) refused(o *linOp) bool {
 }
 
 // release applies o's successful read or write release with result res
-// (many: one or more times) at a point no later than ret.
-func (s rwState) release(o *linOp, ret int64, res linResult, many bool) []lockState {
+// (many: one or more times) at a point no later than ret, and appends the
+// outcomes to out.
+func (s rwState) release(o *linOp, ret int64, res linResult, many bool, out []lockState) []lockState {
 	if s.free() {
 		if res != resRemain {
-			return []lockState{s}
+			return append(out, s)
 		}
-		return nil
+		return out
 	}
-	var out []lockState
 	var lo, hi int32
 	if o.kind == linReleaseRead {
 		if i := s.reader(o.holder); i >= 0 {
@@ -192,37 +191,37 @@ func (s rwState) less(o *linOp, lo, hi int32) rwState {
 	return n
 }
 
-func (s rwState) step(o *linOp) []lockState {
+func (s rwState) step(o *linOp, out []lockState) []lockState {
 	if o.ret < s.at {
-		return nil
+		return out
 	}
 	acquire := o.kind == linAcquire || o.kind == linAcquireRead
 	switch {
 	case acquire && o.out == outOK:
-		return s.acquire(o, o.ret, false)
+		return s.acquire(o, o.ret, false, out)
 	case acquire:
 		if s.refused(o) || o.mayFail {
-			return []lockState{s}
+			return append(out, s)
 		}
 	case o.out == outOK:
-		return s.release(o, o.ret, o.res, false)
+		return s.release(o, o.ret, o.res, false, out)
 	default:
 		holds := s.writer == o.holder
 		if o.kind == linReleaseRead {
 			holds = s.reader(o.holder) >= 0
 		}
 		if !s.free() && !holds {
-			return []lockState{s}
+			return append(out, s)
 		}
 	}
-	return nil
+	return out
 }
 
-func (s rwState) fire(u *linOp, bound int64) []lockState {
+func (s rwState) fire(u *linOp, bound int64, out []lockState) []lockState {
 	if u.kind == linAcquire || u.kind == linAcquireRead {
-		return s.acquire(u, bound, true)
+		return s.acquire(u, bound, true, out)
 	}
-	return s.release(u, bound, resEither, true)
+	return s.release(u, bound, resEither, true, out)
 }
 
 func (s rwState) covers(b lockState) bool {

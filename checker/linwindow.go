@@ -182,7 +182,7 @@ func linCarry(ends []*linState) []*linState {
 			out = append(out, &linState{armed: e.armed})
 			i = len(out) - 1
 		}
-		set := slices.Clone(out[i].set)
+		set := out[i].set // out[i] is linCarry's own: addState works in place
 		for _, x := range e.set {
 			set, _ = addState(set, x)
 		}
