@@ -254,7 +254,7 @@ func sweepEvents(win []linOp) []sweepEvent {
 // the sweep's instant, and the slot (bit of the configurations' bitsets)
 // each open operation has, with the free ones; and what its steps reuse:
 // the slab bitsets are cut from, linearizeUntil's frontier of configurations
-// seen and its stack.
+// seen and its stack, and the steps' scratch slice.
 type frontierSweep struct {
 	win   []linOp
 	b     *linBudget
@@ -266,6 +266,7 @@ type frontierSweep struct {
 	slab  []uint64
 	seen  *linFrontier
 	stack []linConfig
+	succ  []lockState // linState.stepIn's scratch
 }
 
 // bitSlab is how many bitset words a sweep allocates at once (bits).
@@ -309,7 +310,7 @@ func (sw *frontierSweep) without(c linConfig, bit int) linConfig {
 }
 
 func (sw *frontierSweep) step(st *linState, i int) (bool, *linState) {
-	ok, next := st.step(&sw.win[i])
+	ok, next := st.stepIn(&sw.win[i], &sw.succ)
 	sw.b.steps += stepCost(next)
 	return ok, next
 }

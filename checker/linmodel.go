@@ -175,8 +175,10 @@ func (o *linOp) watchdogEnd(start int64) int64 {
 // after the operation, and the operation is illegal when none is left. That
 // is how the models say "the history cannot tell": a hold past its earliest
 // expiry leads both to "still held" and to "gone", and an uncertain hold
-// count is kept as a range. States are plain values; steps never modify
-// their inputs.
+// count is kept as a range. States are values never changed once made,
+// shared by pointer: steps never modify their inputs, and a step that
+// leaves a lock state as it is gives the same one back, so that an
+// operation that changes nothing (a refused acquire) makes nothing new.
 //
 // Rules shared by the three models, each chosen to err towards "legal":
 //
@@ -266,7 +268,10 @@ func mix(h, v uint64) uint64 {
 	return h
 }
 
-// lockState is one state a lock can be in under one of the models.
+// lockState is one state a lock can be in under one of the models. Its
+// implementations are pointers to values never changed once made (see
+// Models above), so that == on two lockStates, which linState.step uses,
+// is identity, and cheap.
 type lockState interface {
 	// step applies an operation of known outcome (ok or fail) and appends
 	// the possible next states to out, none if it is illegal from this
@@ -386,16 +391,38 @@ func (st *linState) closure(bound int64) []lockState {
 
 // step is Porcupine's Step: an operation of unknown outcome is armed; one
 // of known outcome maps every state reachable before its return (closure)
-// to every state after it, and is illegal when none is left.
-func (st *linState) step(o *linOp) (bool, *linState) {
+// to every state after it, and is illegal when none is left. A step that
+// leaves every lock state as it was returns st itself.
+func (st *linState) step(o *linOp) (bool, *linState) { return st.stepIn(o, nil) }
+
+// stepIn is step collecting the next lock states in *scratch (nil: a new
+// slice), which it leaves empty for the next step: a search that steps
+// many times (frontierSweep) allocates no slice for a step that changes
+// nothing, and one of the right size for one that does.
+func (st *linState) stepIn(o *linOp, scratch *[]lockState) (bool, *linState) {
 	if o.out == outUnknown {
 		return true, st.arm(o)
 	}
 	var next []lockState
+	if scratch != nil {
+		next = *scratch
+	}
 	for _, x := range st.closure(o.ret) {
 		next = x.step(o, next)
 	}
 	next = pruneStates(next)
+	if scratch != nil {
+		*scratch = next[:0]
+		defer clear(next) // once next is copied, or found to be st's
+	}
+	if len(next) > 0 && slices.Equal(next, st.set) {
+		// Every lock state was left as it was (the same pointers: every
+		// lockState is one): st is the state after o too.
+		return true, st
+	}
+	if scratch != nil {
+		next = slices.Clone(next)
+	}
 	return len(next) > 0, &linState{set: next, armed: st.armed}
 }
 
@@ -440,9 +467,9 @@ func (lh *linHistory) model(partitioned bool) porcupine.Model {
 	var init lockState
 	switch lh.kind {
 	case LockSimple:
-		init = simpleState{holder: -1}
+		init = &simpleState{holder: -1}
 	case LockReentrant:
-		init = reentState{holder: -1}
+		init = &reentState{holder: -1}
 	default:
 		init = freed(0)
 	}
