@@ -30,14 +30,14 @@ type linHistory struct {
 // buildLin extracts kind's lock operations from h, in record order: the
 // acquires and releases (and, for LockReadWrite, their read halves) with
 // their outcomes, leases and watchdog stops, as the models read them.
-func buildLin(h []history.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
+func buildLin(h []history.Record, kind LockKind, opts []LinOption, reqs *lazyReqs) (*linHistory, error) {
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
 	lh := &linHistory{kind: kind}
 	b := linBuilder{lh: lh, h: h, mayFail: slices.Contains(opts, AcquireMayFail), fromCall: slices.Contains(opts, LeaseFromCall),
 		lockIdx: lh.indexLocks(h), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
-		reqs: clientReqs(h), crashAt: firstCrashes(h)}
+		reqs: reqs, crashAt: firstCrashes(h)}
 	for i := range h {
 		r := &h[i]
 		k, ok := linKindOf(r)
@@ -144,7 +144,7 @@ type linBuilder struct {
 	lockIdx           map[string]int32
 	holderIdx         map[string]int32
 	lastLease         map[linHalf]linLease
-	reqs              map[string][]int // client -> its req records (clientReqs), where leases are looked up
+	reqs              *lazyReqs        // h's req records, where leases are looked up
 	crashAt           map[string]int64 // client -> its first crash
 }
 
@@ -218,7 +218,7 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 		return
 	}
 	if !ok {
-		if l.lease, ok = reqLease(b.h, b.reqs[r.Client], r); !ok {
+		if l.lease, ok = reqLease(b.h, b.reqs.of(r.Client), r); !ok {
 			b.lh.noLease++
 		}
 	}
