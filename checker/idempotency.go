@@ -52,7 +52,7 @@ func (tr *Truth) idempotencyViolations(h []history.Record, reqs *lazyReqs, w *or
 		if r.Op != history.OpRelease || (r.Outcome != history.OutcomeOK && r.Outcome != history.OutcomeFail) {
 			continue
 		}
-		groups := tr.Groups(r.Lock)
+		groups := tr.groups(r.Lock)
 		if len(groups) != 1 {
 			continue
 		}

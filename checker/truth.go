@@ -19,20 +19,15 @@ import (
 // every change of every key on every node, so that checkers can ask what a
 // group's master said about a key at any instant.
 type Truth struct {
-	groupOf  map[string]string          // node -> group
-	masters  map[string][]masterSpan    // group -> masters over time
-	changes  map[string][]truthChange   // node + "\x00" + key -> changes in order
-	keyNodes map[string][]string        // key -> nodes that ever had it (sorted)
-	keyTimes map[string][]time.Duration // key -> every change or failover time (sorted)
-	failAt   map[string][]time.Duration // group -> failover times (sorted)
-	recs     []history.Record
-	causes   lazyCauses // recs' causes index (faultsBefore)
+	groupOf map[string]string          // node -> group
+	masters map[string][]masterSpan    // group -> masters over time
+	keys    map[string]*keyTruth       // key -> its changes
+	failAt  map[string][]time.Duration // group -> failover times (sorted)
+	recs    []history.Record
+	causes  lazyCauses // recs' causes index (faultsBefore)
 	// mastersUnsorted marks the groups whose masters are not in time
 	// order, which Master then scans.
 	mastersUnsorted map[string]bool
-	// keysUnsorted marks the keys with changes on some node not in time
-	// order (countBounds).
-	keysUnsorted map[string]bool
 	// fieldIdx is fieldTimes' index, by key.
 	fieldIdx map[string]map[string][]time.Duration
 	// downs is, per node, its crashes and restarts in time order (history
@@ -54,11 +49,92 @@ type truthChange struct {
 	rec *history.Record // nil for "gone"
 }
 
+// keyTruth is what the truth records say of one key, indexed by NewTruth
+// in one look-up per record: the nodes that ever had it (sorted, once
+// NewTruth is done), each one's changes in history order (changes[i] are
+// nodes[i]'s: a key is on a handful of nodes, found by a scan), every
+// change's time on any node (sorted), whether some node's changes are out
+// of time order (countBounds then asks every time), and the groups the key
+// was in (Groups).
+type keyTruth struct {
+	nodes    []string
+	changes  [][]truthChange
+	times    []time.Duration
+	unsorted bool
+	groups   []string
+}
+
+// add records c, a change of the key on node.
+func (kt *keyTruth) add(node string, c truthChange) {
+	i := slices.Index(kt.nodes, node)
+	if i < 0 {
+		i = len(kt.nodes)
+		kt.nodes = append(kt.nodes, node)
+		kt.changes = append(kt.changes, nil)
+	}
+	kt.changes[i] = append(kt.changes[i], c)
+	kt.times = append(kt.times, c.t)
+}
+
+// index sorts what add collected (the nodes with their changes, and the
+// times), and finds the groups, given each node's (groupOf).
+func (kt *keyTruth) index(groupOf map[string]string) {
+	if !slices.IsSorted(kt.nodes) {
+		order := make([]int, len(kt.nodes))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(kt.nodes[a], kt.nodes[b]) })
+		nodes, changes := make([]string, len(order)), make([][]truthChange, len(order))
+		for i, j := range order {
+			nodes[i], changes[i] = kt.nodes[j], kt.changes[j]
+		}
+		kt.nodes, kt.changes = nodes, changes
+	}
+	// Sorted, so that the oracles find the changes within a span by a
+	// binary search; each use sorts what it takes anyway.
+	slices.Sort(kt.times)
+	for _, cs := range kt.changes {
+		if !slices.IsSortedFunc(cs, func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
+			kt.unsorted = true
+		}
+	}
+	for _, n := range kt.nodes {
+		g := groupOf[n]
+		if g == "" {
+			g = n
+		}
+		if !slices.Contains(kt.groups, g) {
+			kt.groups = append(kt.groups, g)
+		}
+	}
+	slices.Sort(kt.groups)
+}
+
+// changesOn is the key's changes on node, in history order.
+func (kt *keyTruth) changesOn(node string) []truthChange {
+	if i := slices.Index(kt.nodes, node); i >= 0 {
+		return kt.changes[i]
+	}
+	return nil
+}
+
+// key is what the truth records say of key; nil when they say nothing.
+func (tr *Truth) key(key string) *keyTruth { return tr.keys[key] }
+
+// keyTimes is every change time of key on any node, sorted.
+func (tr *Truth) keyTimes(key string) []time.Duration {
+	if kt := tr.keys[key]; kt != nil {
+		return kt.times
+	}
+	return nil
+}
+
 // NewTruth indexes h.
 func NewTruth(h []history.Record) *Truth {
-	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
-		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
-		mastersUnsorted: map[string]bool{}, keysUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
+	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keys: map[string]*keyTruth{},
+		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
+		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
 	for i := range h {
 		r := &h[i]
@@ -74,31 +150,24 @@ func NewTruth(h []history.Record) *Truth {
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 		case r.Kind == history.KindTruth:
-			k := r.Node + "\x00" + r.Key
 			c := truthChange{t: r.At(), rec: r}
 			if r.Gone {
 				c.rec = nil
 			}
-			tr.changes[k] = append(tr.changes[k], c)
-			if !slices.Contains(tr.keyNodes[r.Key], r.Node) {
-				tr.keyNodes[r.Key] = append(tr.keyNodes[r.Key], r.Node)
+			kt := tr.keys[r.Key]
+			if kt == nil {
+				kt = &keyTruth{}
+				tr.keys[r.Key] = kt
 			}
-			tr.keyTimes[r.Key] = append(tr.keyTimes[r.Key], r.At())
+			kt.add(r.Node, c)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(tr.keyNodes)) {
-		slices.Sort(tr.keyNodes[k])
-		// Sorted, so that the oracles find the changes within a span by a
-		// binary search; each use sorts what it takes anyway.
-		slices.Sort(tr.keyTimes[k])
+	//detlint:allow maprange each key's index is made from its own records alone
+	for _, kt := range tr.keys {
+		kt.index(tr.groupOf)
 	}
 	for _, g := range slices.Sorted(maps.Keys(tr.failAt)) {
 		slices.Sort(tr.failAt[g])
-	}
-	for _, k := range slices.Sorted(maps.Keys(tr.changes)) {
-		if !slices.IsSortedFunc(tr.changes[k], func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
-			tr.keysUnsorted[k[strings.IndexByte(k, 0)+1:]] = true
-		}
 	}
 	for _, g := range slices.Sorted(maps.Keys(tr.masters)) {
 		if !slices.IsSortedFunc(tr.masters[g], func(a, b masterSpan) int { return cmp.Compare(a.from, b.from) }) {
@@ -118,9 +187,13 @@ func (tr *Truth) fieldTimes(key string) map[string][]time.Duration {
 		return ft
 	}
 	ft := map[string][]time.Duration{}
-	for _, node := range tr.keyNodes[key] {
+	kt := tr.key(key)
+	if kt == nil {
+		kt = &keyTruth{}
+	}
+	for _, cs := range kt.changes {
 		var prev map[string]string
-		for _, c := range tr.changes[node+"\x00"+key] {
+		for _, c := range cs {
 			var cur map[string]string
 			if c.rec != nil {
 				cur = c.rec.Fields
@@ -158,19 +231,15 @@ func within(sorted []time.Duration, from, to time.Duration) []time.Duration {
 }
 
 // Groups lists the groups in which key ever existed, sorted.
-func (tr *Truth) Groups(key string) []string {
-	var out []string
-	for _, n := range tr.keyNodes[key] {
-		g := tr.groupOf[n]
-		if g == "" {
-			g = n
-		}
-		if !slices.Contains(out, g) {
-			out = append(out, g)
-		}
+func (tr *Truth) Groups(key string) []string { return slices.Clone(tr.groups(key)) }
+
+// groups is Groups without the copy: the index's own list, which the
+// oracles only read.
+func (tr *Truth) groups(key string) []string {
+	if kt := tr.keys[key]; kt != nil {
+		return kt.groups
 	}
-	slices.Sort(out)
-	return out
+	return nil
 }
 
 // Master is the node serving group at t: the last of the group's masters
@@ -197,7 +266,10 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // State is key's record on node at t (after every change at t), or nil
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
-	cs := tr.changes[node+"\x00"+key]
+	var cs []truthChange
+	if kt := tr.keys[key]; kt != nil {
+		cs = kt.changesOn(node)
+	}
 	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
 	if i == 0 {
 		return nil
@@ -256,12 +328,12 @@ func (tr *Truth) SilentLosses(hs []Holding) []Violation { return tr.silentLosses
 func (tr *Truth) silentLosses(hs []Holding, w *oracleWork) []Violation {
 	var out []Violation
 	for _, h := range hs {
-		groups := tr.Groups(h.Lock)
+		groups := tr.groups(h.Lock)
 		if len(groups) == 0 || h.To <= h.From {
 			continue
 		}
 		times := []time.Duration{h.From}
-		times = append(times, within(tr.keyTimes[h.Lock], h.From, h.To)...)
+		times = append(times, within(tr.keyTimes(h.Lock), h.From, h.To)...)
 		for _, g := range groups {
 			times = append(times, within(tr.failAt[g], h.From, h.To)...)
 			times = append(times, within(tr.downAt[g], h.From, h.To)...)
