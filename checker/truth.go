@@ -21,7 +21,8 @@ import (
 type Truth struct {
 	groupOf map[string]string          // node -> group
 	masters map[string][]masterSpan    // group -> masters over time
-	keys    map[string]*keyTruth       // key -> its changes
+	keyIdx  map[string]int32           // key -> its index in keys
+	keys    []keyTruth                 // every key's changes
 	failAt  map[string][]time.Duration // group -> failover times (sorted)
 	recs    []history.Record
 	causes  lazyCauses // recs' causes index (faultsBefore)
@@ -49,47 +50,92 @@ type truthChange struct {
 	rec *history.Record // nil for "gone"
 }
 
-// keyTruth is what the truth records say of one key, indexed by NewTruth
-// in one look-up per record: the nodes that ever had it (sorted, once
-// NewTruth is done), each one's changes in history order (changes[i] are
-// nodes[i]'s: a key is on a handful of nodes, found by a scan), every
-// change's time on any node (sorted), whether some node's changes are out
-// of time order (countBounds then asks every time), and the groups the key
-// was in (Groups).
+// keyTruth is what the truth records say of one key: the nodes that ever
+// had it (sorted, once NewTruth is done), each one's changes in history
+// order (changes[i] are nodes[i]'s: a key is on a handful of nodes, found
+// by a scan), every change's time on any node (sorted), whether some
+// node's changes are out of time order (countBounds then asks every
+// time), and the groups the key was in (Groups). counts[i] is how many
+// changes nodes[i] has, while NewTruth builds the index: it counts them
+// first, so that the changes and times go into slices of the right size.
 type keyTruth struct {
 	nodes    []string
+	counts   []int
 	changes  [][]truthChange
 	times    []time.Duration
 	unsorted bool
 	groups   []string
 }
 
-// add records c, a change of the key on node.
-func (kt *keyTruth) add(node string, c truthChange) {
-	i := slices.Index(kt.nodes, node)
-	if i < 0 {
-		i = len(kt.nodes)
-		kt.nodes = append(kt.nodes, node)
-		kt.changes = append(kt.changes, nil)
-	}
-	kt.changes[i] = append(kt.changes[i], c)
-	kt.times = append(kt.times, c.t)
+// truthRef is a truth record, h[rec], of the key keys[key] on that key's
+// node nodes[node]: where NewTruth puts its change once it has counted
+// them all.
+type truthRef struct {
+	key, node int32
+	rec       int
 }
 
-// index sorts what add collected (the nodes with their changes, and the
-// times), and finds the groups, given each node's (groupOf).
+// refer counts r, a truth record at h[i], against its key and node (one
+// look-up of the key), and returns where its change goes.
+func (tr *Truth) refer(r *history.Record, i int) truthRef {
+	k, ok := tr.keyIdx[r.Key]
+	if !ok {
+		k = int32(len(tr.keys))
+		tr.keyIdx[r.Key] = k
+		tr.keys = append(tr.keys, keyTruth{})
+	}
+	kt := &tr.keys[k]
+	n := slices.Index(kt.nodes, r.Node)
+	if n < 0 {
+		n = len(kt.nodes)
+		kt.nodes = append(kt.nodes, r.Node)
+		kt.counts = append(kt.counts, 0)
+	}
+	kt.counts[n]++
+	return truthRef{key: k, node: int32(n), rec: i}
+}
+
+// indexKeys puts the changes refs refer to (refer, in history order) into
+// their keys: every key's changes and times are cut, at their counted
+// sizes, from one slice of each, then each key is sorted (keyTruth.index).
+func (tr *Truth) indexKeys(h []history.Record, refs []truthRef) {
+	changes := make([]truthChange, len(refs))
+	times := make([]time.Duration, len(refs))
+	off := 0
+	for k := range tr.keys {
+		kt := &tr.keys[k]
+		start := off
+		kt.changes = make([][]truthChange, len(kt.counts))
+		for n, c := range kt.counts {
+			kt.changes[n] = changes[off : off : off+c]
+			off += c
+		}
+		kt.times, kt.counts = times[start:start:off], nil
+	}
+	for _, ref := range refs {
+		r := &h[ref.rec]
+		c := truthChange{t: r.At(), rec: r}
+		if r.Gone {
+			c.rec = nil
+		}
+		kt := &tr.keys[ref.key]
+		kt.changes[ref.node] = append(kt.changes[ref.node], c)
+		kt.times = append(kt.times, c.t)
+	}
+	for k := range tr.keys {
+		tr.keys[k].index(tr.groupOf)
+	}
+}
+
+// index sorts what indexKeys put in kt (the nodes with their changes,
+// and the times), and finds the groups, given each node's (groupOf).
 func (kt *keyTruth) index(groupOf map[string]string) {
-	if !slices.IsSorted(kt.nodes) {
-		order := make([]int, len(kt.nodes))
-		for i := range order {
-			order[i] = i
+	// An insertion sort of the few nodes, their changes along.
+	for i := 1; i < len(kt.nodes); i++ {
+		for j := i; j > 0 && kt.nodes[j] < kt.nodes[j-1]; j-- {
+			kt.nodes[j], kt.nodes[j-1] = kt.nodes[j-1], kt.nodes[j]
+			kt.changes[j], kt.changes[j-1] = kt.changes[j-1], kt.changes[j]
 		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(kt.nodes[a], kt.nodes[b]) })
-		nodes, changes := make([]string, len(order)), make([][]truthChange, len(order))
-		for i, j := range order {
-			nodes[i], changes[i] = kt.nodes[j], kt.changes[j]
-		}
-		kt.nodes, kt.changes = nodes, changes
 	}
 	// Sorted, so that the oracles find the changes within a span by a
 	// binary search; each use sorts what it takes anyway.
@@ -120,11 +166,16 @@ func (kt *keyTruth) changesOn(node string) []truthChange {
 }
 
 // key is what the truth records say of key; nil when they say nothing.
-func (tr *Truth) key(key string) *keyTruth { return tr.keys[key] }
+func (tr *Truth) key(key string) *keyTruth {
+	if k, ok := tr.keyIdx[key]; ok {
+		return &tr.keys[k]
+	}
+	return nil
+}
 
 // keyTimes is every change time of key on any node, sorted.
 func (tr *Truth) keyTimes(key string) []time.Duration {
-	if kt := tr.keys[key]; kt != nil {
+	if kt := tr.key(key); kt != nil {
 		return kt.times
 	}
 	return nil
@@ -132,10 +183,11 @@ func (tr *Truth) keyTimes(key string) []time.Duration {
 
 // NewTruth indexes h.
 func NewTruth(h []history.Record) *Truth {
-	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keys: map[string]*keyTruth{},
+	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
 		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
 		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
+	var refs []truthRef // the truth records, counted against their keys
 	for i := range h {
 		r := &h[i]
 		switch {
@@ -150,22 +202,10 @@ func NewTruth(h []history.Record) *Truth {
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 		case r.Kind == history.KindTruth:
-			c := truthChange{t: r.At(), rec: r}
-			if r.Gone {
-				c.rec = nil
-			}
-			kt := tr.keys[r.Key]
-			if kt == nil {
-				kt = &keyTruth{}
-				tr.keys[r.Key] = kt
-			}
-			kt.add(r.Node, c)
+			refs = append(refs, tr.refer(r, i))
 		}
 	}
-	//detlint:allow maprange each key's index is made from its own records alone
-	for _, kt := range tr.keys {
-		kt.index(tr.groupOf)
-	}
+	tr.indexKeys(h, refs)
 	for _, g := range slices.Sorted(maps.Keys(tr.failAt)) {
 		slices.Sort(tr.failAt[g])
 	}
@@ -236,7 +276,7 @@ func (tr *Truth) Groups(key string) []string { return slices.Clone(tr.groups(key
 // groups is Groups without the copy: the index's own list, which the
 // oracles only read.
 func (tr *Truth) groups(key string) []string {
-	if kt := tr.keys[key]; kt != nil {
+	if kt := tr.key(key); kt != nil {
 		return kt.groups
 	}
 	return nil
@@ -267,7 +307,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
 	var cs []truthChange
-	if kt := tr.keys[key]; kt != nil {
+	if kt := tr.key(key); kt != nil {
 		cs = kt.changesOn(node)
 	}
 	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
