@@ -421,9 +421,25 @@ func (st *linState) stepIn(o *linOp, scratch *[]lockState) (bool, *linState) {
 		return true, st
 	}
 	if scratch != nil {
-		next = slices.Clone(next)
+		return len(next) > 0, newLinState(next, st.armed)
 	}
 	return len(next) > 0, &linState{set: next, armed: st.armed}
+}
+
+// newLinState is a new linState of a copy of set, and armed. A set of one
+// lock state, nearly every step's, is allocated with the state itself (its
+// slice's capacity is one: an append to it would copy it).
+func newLinState(set []lockState, armed []*linOp) *linState {
+	if len(set) == 1 {
+		one := &struct {
+			linState
+			x [1]lockState
+		}{}
+		one.x[0] = set[0]
+		one.linState = linState{set: one.x[:], armed: armed}
+		return &one.linState
+	}
+	return &linState{set: slices.Clone(set), armed: armed}
 }
 
 // equal is Porcupine's Equal: the same armed operations, and sets whose

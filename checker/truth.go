@@ -51,20 +51,25 @@ type truthChange struct {
 }
 
 // keyTruth is what the truth records say of one key: the nodes that ever
-// had it (sorted, once NewTruth is done), each one's changes in history
-// order (changes[i] are nodes[i]'s: a key is on a handful of nodes, found
-// by a scan), every change's time on any node (sorted), whether some
-// node's changes are out of time order (countBounds then asks every
-// time), and the groups the key was in (Groups). counts[i] is how many
-// changes nodes[i] has, while NewTruth builds the index: it counts them
-// first, so that the changes and times go into slices of the right size.
+// had it, each with its changes (sorted by node once NewTruth is done: a
+// key is on a handful of nodes, found by a scan), every change's time on
+// any node (sorted), whether some node's changes are out of time order
+// (countBounds then asks every time), and the groups the key was in
+// (Groups).
 type keyTruth struct {
-	nodes    []string
-	counts   []int
-	changes  [][]truthChange
+	nodes    []keyNode
 	times    []time.Duration
 	unsorted bool
 	groups   []string
+}
+
+// keyNode is one node's changes of a key, in history order. count is how
+// many there are, while NewTruth builds the index: it counts them first, so
+// that the changes and times go into slices of the right size.
+type keyNode struct {
+	name    string
+	count   int
+	changes []truthChange
 }
 
 // truthRef is a truth record, h[rec], of the key keys[key] on that key's
@@ -85,13 +90,12 @@ func (tr *Truth) refer(r *history.Record, i int) truthRef {
 		tr.keys = append(tr.keys, keyTruth{})
 	}
 	kt := &tr.keys[k]
-	n := slices.Index(kt.nodes, r.Node)
+	n := slices.IndexFunc(kt.nodes, func(kn keyNode) bool { return kn.name == r.Node })
 	if n < 0 {
 		n = len(kt.nodes)
-		kt.nodes = append(kt.nodes, r.Node)
-		kt.counts = append(kt.counts, 0)
+		kt.nodes = append(kt.nodes, keyNode{name: r.Node})
 	}
-	kt.counts[n]++
+	kt.nodes[n].count++
 	return truthRef{key: k, node: int32(n), rec: i}
 }
 
@@ -105,12 +109,12 @@ func (tr *Truth) indexKeys(h []history.Record, refs []truthRef) {
 	for k := range tr.keys {
 		kt := &tr.keys[k]
 		start := off
-		kt.changes = make([][]truthChange, len(kt.counts))
-		for n, c := range kt.counts {
-			kt.changes[n] = changes[off : off : off+c]
-			off += c
+		for n := range kt.nodes {
+			kn := &kt.nodes[n]
+			kn.changes = changes[off : off : off+kn.count]
+			off += kn.count
 		}
-		kt.times, kt.counts = times[start:start:off], nil
+		kt.times = times[start:start:off]
 	}
 	for _, ref := range refs {
 		r := &h[ref.rec]
@@ -119,48 +123,62 @@ func (tr *Truth) indexKeys(h []history.Record, refs []truthRef) {
 			c.rec = nil
 		}
 		kt := &tr.keys[ref.key]
-		kt.changes[ref.node] = append(kt.changes[ref.node], c)
+		kn := &kt.nodes[ref.node]
+		kn.changes = append(kn.changes, c)
 		kt.times = append(kt.times, c.t)
 	}
+	one := map[string][]string{} // group -> a list of that group alone, which the keys in it share
 	for k := range tr.keys {
-		tr.keys[k].index(tr.groupOf)
+		tr.keys[k].index(tr.groupOf, one)
 	}
 }
 
 // index sorts what indexKeys put in kt (the nodes with their changes,
-// and the times), and finds the groups, given each node's (groupOf).
-func (kt *keyTruth) index(groupOf map[string]string) {
-	// An insertion sort of the few nodes, their changes along.
+// and the times), and finds the groups, given each node's (groupOf). The
+// keys of one group share one list of it (one): the oracles only read a
+// key's groups.
+func (kt *keyTruth) index(groupOf map[string]string, one map[string][]string) {
+	// An insertion sort of the few nodes.
 	for i := 1; i < len(kt.nodes); i++ {
-		for j := i; j > 0 && kt.nodes[j] < kt.nodes[j-1]; j-- {
+		for j := i; j > 0 && kt.nodes[j].name < kt.nodes[j-1].name; j-- {
 			kt.nodes[j], kt.nodes[j-1] = kt.nodes[j-1], kt.nodes[j]
-			kt.changes[j], kt.changes[j-1] = kt.changes[j-1], kt.changes[j]
 		}
 	}
 	// Sorted, so that the oracles find the changes within a span by a
 	// binary search; each use sorts what it takes anyway.
 	slices.Sort(kt.times)
-	for _, cs := range kt.changes {
-		if !slices.IsSortedFunc(cs, func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
+	for _, kn := range kt.nodes {
+		if !slices.IsSortedFunc(kn.changes, func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
 			kt.unsorted = true
 		}
 	}
-	for _, n := range kt.nodes {
-		g := groupOf[n]
+	var groups []string
+	for _, kn := range kt.nodes {
+		g := groupOf[kn.name]
 		if g == "" {
-			g = n
+			g = kn.name
 		}
-		if !slices.Contains(kt.groups, g) {
-			kt.groups = append(kt.groups, g)
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
 		}
 	}
-	slices.Sort(kt.groups)
+	if len(groups) == 1 {
+		if shared, ok := one[groups[0]]; ok {
+			groups = shared
+		} else {
+			one[groups[0]] = groups
+		}
+	}
+	slices.Sort(groups)
+	kt.groups = groups
 }
 
 // changesOn is the key's changes on node, in history order.
 func (kt *keyTruth) changesOn(node string) []truthChange {
-	if i := slices.Index(kt.nodes, node); i >= 0 {
-		return kt.changes[i]
+	for _, kn := range kt.nodes {
+		if kn.name == node {
+			return kn.changes
+		}
 	}
 	return nil
 }
@@ -231,9 +249,9 @@ func (tr *Truth) fieldTimes(key string) map[string][]time.Duration {
 	if kt == nil {
 		kt = &keyTruth{}
 	}
-	for _, cs := range kt.changes {
+	for _, kn := range kt.nodes {
 		var prev map[string]string
-		for _, c := range cs {
+		for _, c := range kn.changes {
 			var cur map[string]string
 			if c.rec != nil {
 				cur = c.rec.Fields
