@@ -86,10 +86,11 @@ func linKindOf(r *history.Record) (linKind, bool) {
 }
 
 // indexLocks sets lh.end to the latest time in h and lh.locks to the locks
-// of the operations lh.kind's model reads, sorted, and returns each lock's
-// index.
+// of the operations lh.kind's model reads, sorted, makes room for those
+// operations in lh.ops, and returns each lock's index.
 func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
 	lockIdx := map[string]int32{}
+	n := 0
 	for i := range h {
 		r := &h[i]
 		lh.end = max(lh.end, r.T)
@@ -97,12 +98,14 @@ func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
 			lh.end = max(lh.end, *r.End)
 		}
 		if k, ok := linKindOf(r); ok && (lh.kind == LockReadWrite || !k.read()) {
+			n++
 			if _, seen := lockIdx[r.Lock]; !seen {
 				lockIdx[r.Lock] = 0
 				lh.locks = append(lh.locks, r.Lock)
 			}
 		}
 	}
+	lh.ops = make([]linOp, 0, n)
 	slices.Sort(lh.locks)
 	for i, l := range lh.locks {
 		lockIdx[l] = int32(i)
@@ -394,7 +397,13 @@ func (lh *linHistory) operations(ops []linOp) []porcupine.Operation {
 
 // opsOf returns copies of the operations on lock l, in record order.
 func (lh *linHistory) opsOf(l int32) []linOp {
-	var out []linOp
+	n := 0
+	for i := range lh.ops {
+		if lh.ops[i].lock == l {
+			n++
+		}
+	}
+	out := make([]linOp, 0, n)
 	for _, o := range lh.ops {
 		if o.lock == l {
 			out = append(out, o)
