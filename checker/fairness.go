@@ -118,13 +118,13 @@ func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queue
 // fairness judges one queue: it walks the instants at which the
 // authority's queue or lock changed, or a waiter came or went, in order.
 func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue, leaves map[string]map[string][]time.Duration, w *oracleWork) []Violation {
-	groups := tr.Groups(q.Queue)
+	groups := tr.groups(q.Queue)
 	if len(groups) == 0 {
 		return nil
 	}
 	g := groups[0]
 	spans := waitSpans(h, q.Lock, end)
-	times := slices.Concat(tr.keyTimes[q.Queue], tr.keyTimes[q.Lock], tr.failAt[g])
+	times := slices.Concat(tr.keyTimes(q.Queue), tr.keyTimes(q.Lock), tr.failAt[g])
 	for _, s := range spans {
 		times = append(times, s.from, s.to)
 	}
@@ -197,10 +197,18 @@ func (f *fairWalk) step(t time.Duration, w *oracleWork) bool {
 			s.arrived, s.queued = t, true
 		}
 	}
-	for _, field := range slices.Sorted(maps.Keys(held)) {
+	// The fields that took the lock at t, in order: most instants have
+	// none, and collect nothing.
+	var took []string
+	//detlint:allow maprange collected, then sorted below
+	for field := range held {
 		if f.held[field] == "" {
-			f.out = append(f.out, f.overtaken(field, t)...)
+			took = append(took, field)
 		}
+	}
+	slices.Sort(took)
+	for _, field := range took {
+		f.out = append(f.out, f.overtaken(field, t)...)
 	}
 	f.queue, f.held, f.master = queue, held, master
 	f.checkStuck(t)

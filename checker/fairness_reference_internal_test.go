@@ -59,7 +59,7 @@ func (tr *Truth) refFairness(h []history.Record, end time.Duration, q FairQueue)
 	g := groups[0]
 	spans := refWaitSpans(h, q.Lock, end)
 	leaves := refLeaveCalls(h)
-	times := slices.Concat(tr.keyTimes[q.Queue], tr.keyTimes[q.Lock], tr.failAt[g])
+	times := slices.Concat(tr.keyTimes(q.Queue), tr.keyTimes(q.Lock), tr.failAt[g])
 	for _, s := range spans {
 		times = append(times, s.from, s.to)
 	}

@@ -68,7 +68,9 @@ type FencingReport struct {
 // runs (a real server's, from internal/realrun, records none) falls back on
 // the returns, which a late reply can misorder: there a regression may be a
 // delayed reply's.
-func Fencing(h []history.Record) (FencingReport, []Violation) { return fencing(h, nil, nil) }
+func Fencing(h []history.Record) (FencingReport, []Violation) {
+	return fencing(h, nil, &lazyReqs{h: h}, nil)
+}
 
 // fencedAcquireReq is the req record's command of FencedLock's acquire
 // script, whose reply carries the token it issued.
@@ -87,17 +89,17 @@ func historyEnd(h []history.Record) time.Duration {
 }
 
 // fencing is Fencing with h's holdings, when the caller has them (nil: it
-// computes them if it needs them). Only which holding an acquire belongs to
+// computes them if it needs them), and h's req index. Only which holding an acquire belongs to
 // is read, so any end after the last record serves. The stale writes come
 // before the regressions, each in record order, then all by time (a stable
 // sort), as the verdict lists them.
 //
 // w is what it may spend (nil: no bound): a unit per write and acquire
 // with a token, and per holding of the acquirer's looked at.
-func fencing(h []history.Record, hs []Holding, w *oracleWork) (FencingReport, []Violation) {
+func fencing(h []history.Record, hs []Holding, reqs *lazyReqs, w *oracleWork) (FencingReport, []Violation) {
 	causes := &lazyCauses{h: h}
 	fw := fencedWrites{highest: map[string]written{}, causes: causes}
-	ti := tokenIssues{h: h, hs: hs, causes: causes, w: w}
+	ti := tokenIssues{h: h, hs: hs, reqs: reqs, causes: causes, w: w}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
@@ -204,10 +206,10 @@ type issue struct {
 type tokenIssues struct {
 	h  []history.Record
 	hs []Holding // h's holdings; nil until needed, when the caller had none
-	// byHolder and reqs index h, built on the first acquire with a token
-	// (most locks have none).
+	// byHolder indexes h, built on the first acquire with a token (most
+	// locks have none).
 	byHolder map[string][]Holding // holder + "\x00" + lock -> its exclusive holdings
-	reqs     map[string][]int     // client -> its req records (clientReqs)
+	reqs     *lazyReqs
 	issues   []issue
 	causes   *lazyCauses
 	w        *oracleWork
@@ -215,7 +217,7 @@ type tokenIssues struct {
 
 // add records the token tok that r, a successful acquire, got.
 func (ti *tokenIssues) add(r *history.Record, tok int64) {
-	if ti.reqs == nil {
+	if ti.byHolder == nil {
 		ti.index()
 	}
 	end, _ := r.Returned()
@@ -227,7 +229,7 @@ func (ti *tokenIssues) add(r *history.Record, tok int64) {
 	ti.issues = append(ti.issues, a)
 }
 
-// index builds byHolder (from the caller's holdings, or h's own) and reqs.
+// index builds byHolder (from the caller's holdings, or h's own).
 func (ti *tokenIssues) index() {
 	if ti.hs == nil {
 		ti.hs = Holdings(ti.h, historyEnd(ti.h))
@@ -239,7 +241,6 @@ func (ti *tokenIssues) index() {
 			ti.byHolder[k] = append(ti.byHolder[k], hd)
 		}
 	}
-	ti.reqs = clientReqs(ti.h)
 }
 
 // holdingStart is the start of holder's latest exclusive holding of lock
@@ -261,7 +262,7 @@ func (ti *tokenIssues) holdingStart(holder, lock string, t time.Duration) time.D
 // script); ok is false when the history records no such run.
 func (ti *tokenIssues) issueRuns(r *history.Record, tok int64) (first, last time.Duration, ok bool) {
 	reply := history.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
-	ix := opReqs(ti.h, ti.reqs[r.Client], r, func(q *history.Record) bool {
+	ix := opReqs(ti.h, ti.reqs.of(r.Client), r, func(q *history.Record) bool {
 		return q.Op == fencedAcquireReq && q.Outcome == history.OutcomeOK && q.Result == reply
 	})
 	if len(ix) == 0 {

@@ -32,15 +32,14 @@ import (
 // its call, which may then flag such a delayed release. The holding's
 // token comes from the holder's last acquire.
 func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
-	return tr.idempotencyViolations(h, nil)
+	return tr.idempotencyViolations(h, &lazyReqs{h: h}, nil)
 }
 
 // idempotencyViolations is IdempotencyViolations spending w: a unit per
-// release judged, and per run of it.
-func (tr *Truth) idempotencyViolations(h []history.Record, w *oracleWork) []Violation {
+// release judged, and per run of it. reqs is h's req index.
+func (tr *Truth) idempotencyViolations(h []history.Record, reqs *lazyReqs, w *oracleWork) []Violation {
 	var out []Violation
 	lastToken := map[string]string{}
-	reqs := clientReqs(h) // client -> its req records on a key, in call order
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindOp {
@@ -53,11 +52,11 @@ func (tr *Truth) idempotencyViolations(h []history.Record, w *oracleWork) []Viol
 		if r.Op != history.OpRelease || (r.Outcome != history.OutcomeOK && r.Outcome != history.OutcomeFail) {
 			continue
 		}
-		groups := tr.Groups(r.Lock)
+		groups := tr.groups(r.Lock)
 		if len(groups) != 1 {
 			continue
 		}
-		u := unlock{r: r, groups: groups, runs: releaseRuns(h, reqs[r.Client], r),
+		u := unlock{r: r, groups: groups, runs: releaseRuns(h, reqs.of(r.Client), r),
 			hd: Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}}
 		if !w.charge(1+int64(len(u.runs)), r.At()) {
 			break

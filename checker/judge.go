@@ -92,13 +92,14 @@ func Judge(h []history.Record, cfg Config) Verdict {
 	all := overlapViolations(h, hs, works[0])
 	all = append(all, tr.silentLosses(hs, works[1])...)
 	all = append(all, tr.reentrancyViolations(h, works[2])...)
-	all = append(all, tr.idempotencyViolations(h, works[3])...)
-	rep, fenced := fencing(h, hs, works[4])
+	reqs := &lazyReqs{h: h} // the req index, shared by the checks that ask it
+	all = append(all, tr.idempotencyViolations(h, reqs, works[3])...)
+	rep, fenced := fencing(h, hs, reqs, works[4])
 	all = append(all, fenced...)
 	v.Fencing = rep
 	var lin Verdict
 	if cfg.Model != 0 {
-		lin = LinearizableWithin(h, cfg.Model, bud, cfg.LinOptions...)
+		lin = linearizableWithin(h, cfg.Model, bud, cfg.LinOptions, reqs)
 		all = append(all, lin.Violations...)
 	}
 	if cfg.Liveness > 0 {

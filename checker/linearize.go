@@ -127,9 +127,14 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 // window (its time span, its operations, the most open at once) and the
 // bound that ran out.
 func LinearizableWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) Verdict {
+	return linearizableWithin(h, kind, bud, opts, &lazyReqs{h: h})
+}
+
+// linearizableWithin is LinearizableWithin with h's req index.
+func linearizableWithin(h []history.Record, kind LockKind, bud Budget, opts []LinOption, reqs *lazyReqs) Verdict {
 	bud = bud.For(len(h))
 	var v Verdict
-	lh, err := buildLin(h, kind, opts)
+	lh, err := buildLin(h, kind, opts, reqs)
 	if err != nil {
 		v.Undecided("linearizability: "+err.Error(), Linearizability)
 		return v
@@ -207,7 +212,7 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 // DefaultBudget(len(h))).
 func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) (Visualization, error) {
 	bud = bud.For(len(h))
-	lh, err := buildLin(h, kind, opts)
+	lh, err := buildLin(h, kind, opts, &lazyReqs{h: h})
 	if err != nil {
 		return Visualization{}, fmt.Errorf("checker: Visualize: %w", err)
 	}

@@ -15,21 +15,6 @@ type linConfig struct {
 
 func (c linConfig) has(bit int) bool { return c.lin[bit/64]&(1<<(bit%64)) != 0 }
 
-func (c linConfig) with(bit int) linConfig {
-	lin := slices.Clone(c.lin)
-	lin[bit/64] |= 1 << (bit % 64)
-	return linConfig{lin: lin, st: c.st}
-}
-
-func (c linConfig) without(bit int) linConfig {
-	if !c.has(bit) {
-		return c
-	}
-	lin := slices.Clone(c.lin)
-	lin[bit/64] &^= 1 << (bit % 64)
-	return linConfig{lin: lin, st: c.st}
-}
-
 func (c linConfig) key() uint64 {
 	var h uint64
 	for _, w := range c.lin {
@@ -68,6 +53,15 @@ type linFrontier struct {
 const frontierScan = 16
 
 func newFrontier(b *linBudget) *linFrontier { return &linFrontier{b: b} }
+
+// reset empties f for reuse: it gives back what it holds (drop) and
+// forgets its configurations, keeping its slices' capacity. Its index goes
+// with them, so that f finds by a scan again, as a new frontier does.
+func (f *linFrontier) reset() {
+	f.drop()
+	clear(f.cfgs) // the states and bitsets they point to are garbage now
+	f.keys, f.cfgs, f.byKey = f.keys[:0], f.cfgs[:0], nil
+}
 
 // count adds n bytes (negative: fewer) to what f holds.
 func (f *linFrontier) count(n int64) {
@@ -174,7 +168,7 @@ func (f *linFrontier) add(c linConfig) {
 // legal too and ends in a superset; the union carried is the same.
 func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) (ends []*linState, ok, spent bool) {
 	evs := sweepEvents(win)
-	sw := &frontierSweep{win: win, b: b, eager: true, slot: make([]int32, len(win))}
+	sw := &frontierSweep{win: win, b: b, eager: true, slot: make([]int32, len(win)), seen: newFrontier(b)}
 	for _, st := range from {
 		sw.eager = sw.eager && len(st.armed) == 0
 	}
@@ -182,23 +176,24 @@ func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) 
 		sw.eager = sw.eager && win[i].out != outUnknown
 	}
 	words := (maxOpenEvents(evs) + 63) / 64
-	cur := newFrontier(b)
+	// Two frontiers serve the whole sweep: each event fills next from cur,
+	// then cur is emptied (reset) and the two change places.
+	cur, next := newFrontier(b), newFrontier(b)
 	for _, st := range from {
-		cur.add(linConfig{lin: make([]uint64, words), st: st})
+		cur.add(linConfig{lin: sw.bits(words), st: st})
 	}
 	for _, ev := range evs {
 		if b.spent() {
 			cur.drop()
 			return nil, false, true
 		}
-		var next *linFrontier
 		if !ev.ret {
-			next = sw.call(cur, ev.i)
+			sw.call(cur, next, ev.i)
 		} else {
-			next = sw.ret(cur, ev.i)
+			sw.ret(cur, next, ev.i)
 		}
-		cur.drop()
-		cur = next
+		cur.reset()
+		cur, next = next, cur
 		if ev.ret && len(cur.cfgs) == 0 {
 			return nil, b.spent(), b.spent()
 		}
@@ -257,7 +252,9 @@ func sweepEvents(win []linOp) []sweepEvent {
 // frontierSweep is one frontierEnds sweep: the window, the budget, whether
 // the refused-acquire reduction applies (eager), the operations open at
 // the sweep's instant, and the slot (bit of the configurations' bitsets)
-// each open operation has, with the free ones.
+// each open operation has, with the free ones; and what its steps reuse:
+// the slab bitsets are cut from, linearizeUntil's frontier of configurations
+// seen and its stack, and the steps' scratch slice.
 type frontierSweep struct {
 	win   []linOp
 	b     *linBudget
@@ -266,13 +263,54 @@ type frontierSweep struct {
 	slot  []int32 // slot[i]: win[i]'s bit while it is open
 	free  []int32 // slots given back, to take again (last first)
 	slots int32   // slots taken so far
+	slab  []uint64
+	seen  *linFrontier
+	stack []linConfig
+	succ  []lockState // linState.stepIn's scratch
 }
+
+// bitSlab is how many bitset words a sweep allocates at once (bits).
+const bitSlab = 256
 
 // bit is win[i]'s slot.
 func (sw *frontierSweep) bit(i int) int { return int(sw.slot[i]) }
 
+// bits returns n zeroed words for a new bitset, cut from the sweep's slab:
+// a sweep makes a bitset at nearly every step, and one allocation serves
+// hundreds of them. The words cut are the bitset's alone: a configuration's
+// bitset is never changed once it is made (configurations share bitsets,
+// so with and without make new ones), and the slab's words not yet cut are
+// still zero.
+func (sw *frontierSweep) bits(n int) []uint64 {
+	if len(sw.slab) < n {
+		sw.slab = make([]uint64, max(bitSlab, n))
+	}
+	lin := sw.slab[:n:n]
+	sw.slab = sw.slab[n:]
+	return lin
+}
+
+// with is c with slot bit set: win's operation there linearized.
+func (sw *frontierSweep) with(c linConfig, bit int) linConfig {
+	lin := sw.bits(len(c.lin))
+	copy(lin, c.lin)
+	lin[bit/64] |= 1 << (bit % 64)
+	return linConfig{lin: lin, st: c.st}
+}
+
+// without is c with slot bit clear: c itself when it is.
+func (sw *frontierSweep) without(c linConfig, bit int) linConfig {
+	if !c.has(bit) {
+		return c
+	}
+	lin := sw.bits(len(c.lin))
+	copy(lin, c.lin)
+	lin[bit/64] &^= 1 << (bit % 64)
+	return linConfig{lin: lin, st: c.st}
+}
+
 func (sw *frontierSweep) step(st *linState, i int) (bool, *linState) {
-	ok, next := st.step(&sw.win[i])
+	ok, next := st.stepIn(&sw.win[i], &sw.succ)
 	sw.b.steps += stepCost(next)
 	return ok, next
 }
@@ -284,7 +322,7 @@ func (sw *frontierSweep) absorbOne(c linConfig, i int) linConfig {
 		return c
 	}
 	if ok, next := sw.step(c.st, i); ok && next.equal(c.st) {
-		return c.with(sw.bit(i))
+		return sw.with(c, sw.bit(i))
 	}
 	return c
 }
@@ -297,8 +335,9 @@ func (sw *frontierSweep) absorb(c linConfig) linConfig {
 	return c
 }
 
-// call opens win[i] in every configuration of cur, in a free slot.
-func (sw *frontierSweep) call(cur *linFrontier, i int) *linFrontier {
+// call opens win[i] in every configuration of cur, in a free slot, and
+// puts the configurations in next (empty).
+func (sw *frontierSweep) call(cur, next *linFrontier, i int) {
 	if n := len(sw.free); n > 0 {
 		sw.slot[i] = sw.free[n-1]
 		sw.free = sw.free[:n-1]
@@ -307,38 +346,33 @@ func (sw *frontierSweep) call(cur *linFrontier, i int) *linFrontier {
 		sw.slots++
 	}
 	sw.open = append(sw.open, i)
-	next := newFrontier(sw.b)
 	for _, c := range cur.cfgs {
 		// Only the new operation: the others were tried on this same
 		// state when it was reached.
 		next.add(sw.absorbOne(c, i))
 	}
-	return next
 }
 
-// ret closes win[i]: every configuration that has not linearized it
-// linearizes open operations until it is among them, in every legal way.
-// Its slot is then clear in every configuration, and free.
-func (sw *frontierSweep) ret(cur *linFrontier, i int) *linFrontier {
-	next := newFrontier(sw.b)
+// ret closes win[i]: every configuration of cur that has not linearized
+// it linearizes open operations until it is among them, in every legal
+// way; the configurations go to next (empty). Its slot is then clear in
+// every configuration, and free.
+func (sw *frontierSweep) ret(cur, next *linFrontier, i int) {
 	for _, c := range cur.cfgs {
 		if c.has(sw.bit(i)) {
-			next.add(c.without(sw.bit(i)))
+			next.add(sw.without(c, sw.bit(i)))
 			continue
 		}
 		sw.linearizeUntil(c, i, next)
 	}
 	sw.open = slices.DeleteFunc(sw.open, func(j int) bool { return j == i })
 	sw.free = append(sw.free, sw.slot[i])
-	return next
 }
 
 // linearizeUntil adds to next every configuration reached from c by
 // linearizing open operations up to and including win[i] (i then closed).
 func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
-	seen := newFrontier(sw.b)
-	defer seen.drop()
-	stack := []linConfig{c}
+	seen, stack := sw.seen, append(sw.stack[:0], c)
 	for len(stack) > 0 && !sw.b.spent() {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -350,9 +384,9 @@ func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
 			if !ok {
 				continue
 			}
-			y := sw.absorb(linConfig{lin: x.with(sw.bit(j)).lin, st: st})
+			y := sw.absorb(sw.with(linConfig{lin: x.lin, st: st}, sw.bit(j)))
 			if y.has(sw.bit(i)) {
-				next.add(y.without(sw.bit(i)))
+				next.add(sw.without(y, sw.bit(i)))
 				continue
 			}
 			if seenAdd(seen, y) {
@@ -360,6 +394,8 @@ func (sw *frontierSweep) linearizeUntil(c linConfig, i int, next *linFrontier) {
 			}
 		}
 	}
+	seen.reset()
+	sw.stack = stack[:0]
 }
 
 // seenAdd adds y to seen unless an equal configuration (same linearized

@@ -30,14 +30,14 @@ type linHistory struct {
 // buildLin extracts kind's lock operations from h, in record order: the
 // acquires and releases (and, for LockReadWrite, their read halves) with
 // their outcomes, leases and watchdog stops, as the models read them.
-func buildLin(h []history.Record, kind LockKind, opts []LinOption) (*linHistory, error) {
+func buildLin(h []history.Record, kind LockKind, opts []LinOption, reqs *lazyReqs) (*linHistory, error) {
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
 	lh := &linHistory{kind: kind}
 	b := linBuilder{lh: lh, h: h, mayFail: slices.Contains(opts, AcquireMayFail), fromCall: slices.Contains(opts, LeaseFromCall),
 		lockIdx: lh.indexLocks(h), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
-		reqs: clientReqs(h), crashAt: firstCrashes(h)}
+		reqs: reqs, crashAt: firstCrashes(h)}
 	for i := range h {
 		r := &h[i]
 		k, ok := linKindOf(r)
@@ -86,10 +86,11 @@ func linKindOf(r *history.Record) (linKind, bool) {
 }
 
 // indexLocks sets lh.end to the latest time in h and lh.locks to the locks
-// of the operations lh.kind's model reads, sorted, and returns each lock's
-// index.
+// of the operations lh.kind's model reads, sorted, makes room for those
+// operations in lh.ops, and returns each lock's index.
 func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
 	lockIdx := map[string]int32{}
+	n := 0
 	for i := range h {
 		r := &h[i]
 		lh.end = max(lh.end, r.T)
@@ -97,12 +98,14 @@ func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
 			lh.end = max(lh.end, *r.End)
 		}
 		if k, ok := linKindOf(r); ok && (lh.kind == LockReadWrite || !k.read()) {
+			n++
 			if _, seen := lockIdx[r.Lock]; !seen {
 				lockIdx[r.Lock] = 0
 				lh.locks = append(lh.locks, r.Lock)
 			}
 		}
 	}
+	lh.ops = make([]linOp, 0, n)
 	slices.Sort(lh.locks)
 	for i, l := range lh.locks {
 		lockIdx[l] = int32(i)
@@ -144,7 +147,7 @@ type linBuilder struct {
 	lockIdx           map[string]int32
 	holderIdx         map[string]int32
 	lastLease         map[linHalf]linLease
-	reqs              map[string][]int // client -> its req records (clientReqs), where leases are looked up
+	reqs              *lazyReqs        // h's req records, where leases are looked up
 	crashAt           map[string]int64 // client -> its first crash
 }
 
@@ -218,7 +221,7 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 		return
 	}
 	if !ok {
-		if l.lease, ok = reqLease(b.h, b.reqs[r.Client], r); !ok {
+		if l.lease, ok = reqLease(b.h, b.reqs.of(r.Client), r); !ok {
 			b.lh.noLease++
 		}
 	}
@@ -394,7 +397,13 @@ func (lh *linHistory) operations(ops []linOp) []porcupine.Operation {
 
 // opsOf returns copies of the operations on lock l, in record order.
 func (lh *linHistory) opsOf(l int32) []linOp {
-	var out []linOp
+	n := 0
+	for i := range lh.ops {
+		if lh.ops[i].lock == l {
+			n++
+		}
+	}
+	out := make([]linOp, 0, n)
 	for _, o := range lh.ops {
 		if o.lock == l {
 			out = append(out, o)

@@ -175,8 +175,10 @@ func (o *linOp) watchdogEnd(start int64) int64 {
 // after the operation, and the operation is illegal when none is left. That
 // is how the models say "the history cannot tell": a hold past its earliest
 // expiry leads both to "still held" and to "gone", and an uncertain hold
-// count is kept as a range. States are plain values; steps never modify
-// their inputs.
+// count is kept as a range. States are values never changed once made,
+// shared by pointer: steps never modify their inputs, and a step that
+// leaves a lock state as it is gives the same one back, so that an
+// operation that changes nothing (a refused acquire) makes nothing new.
 //
 // Rules shared by the three models, each chosen to err towards "legal":
 //
@@ -266,14 +268,19 @@ func mix(h, v uint64) uint64 {
 	return h
 }
 
-// lockState is one state a lock can be in under one of the models.
+// lockState is one state a lock can be in under one of the models. Its
+// implementations are pointers to values never changed once made (see
+// Models above), so that == on two lockStates, which linState.step uses,
+// is identity, and cheap.
 type lockState interface {
-	// step applies an operation of known outcome (ok or fail) and returns
-	// the possible next states, none if it is illegal from this state.
-	step(o *linOp) []lockState
+	// step applies an operation of known outcome (ok or fail) and appends
+	// the possible next states to out, none if it is illegal from this
+	// state.
+	step(o *linOp, out []lockState) []lockState
 	// fire applies an armed operation u of unknown outcome, one or more
-	// times, at points no later than bound.
-	fire(u *linOp, bound int64) []lockState
+	// times, at points no later than bound, and appends the possible next
+	// states to out.
+	fire(u *linOp, bound int64, out []lockState) []lockState
 	// covers reports whether every continuation legal from b is legal from
 	// the receiver (b is of the same type).
 	covers(b lockState) bool
@@ -295,20 +302,36 @@ type linState struct {
 }
 
 // addState adds x to set unless a member covers it, dropping the members x
-// covers; it reports whether x was added.
+// covers; it reports whether x was added. It works in place, in set's
+// backing array: set is the caller's own, never a linState's that another
+// may read (every caller builds its set from nil or from a copy).
 func addState(set []lockState, x lockState) ([]lockState, bool) {
 	for _, y := range set {
 		if y.covers(x) {
 			return set, false
 		}
 	}
-	out := set[:0:0]
+	out := set[:0]
 	for _, y := range set {
 		if !x.covers(y) {
 			out = append(out, y)
 		}
 	}
+	clear(set[len(out):]) // the dropped members' slots
 	return append(out, x), true
+}
+
+// pruneStates is the set addState builds by adding states one by one, in
+// order, made in states' own backing array (states is the caller's own):
+// the set never holds more than the states read so far, so the slot it
+// writes has always been read already.
+func pruneStates(states []lockState) []lockState {
+	set := states[:0]
+	for i := range states {
+		set, _ = addState(set, states[i])
+	}
+	clear(states[len(set):])
+	return set
 }
 
 // armedCovers: firing a gives, from any state, states covering those firing
@@ -343,7 +366,7 @@ func (st *linState) closure(bound int64) []lockState {
 	if len(st.armed) == 0 {
 		return st.set
 	}
-	var all, queue []lockState
+	var all, queue, fired []lockState
 	for _, x := range st.set {
 		var added bool
 		if all, added = addState(all, x); added {
@@ -354,7 +377,8 @@ func (st *linState) closure(bound int64) []lockState {
 		x := queue[0]
 		queue = queue[1:]
 		for _, u := range st.armed {
-			for _, y := range x.fire(u, bound) {
+			fired = x.fire(u, bound, fired[:0])
+			for _, y := range fired {
 				var added bool
 				if all, added = addState(all, y); added {
 					queue = append(queue, y)
@@ -367,18 +391,55 @@ func (st *linState) closure(bound int64) []lockState {
 
 // step is Porcupine's Step: an operation of unknown outcome is armed; one
 // of known outcome maps every state reachable before its return (closure)
-// to every state after it, and is illegal when none is left.
-func (st *linState) step(o *linOp) (bool, *linState) {
+// to every state after it, and is illegal when none is left. A step that
+// leaves every lock state as it was returns st itself.
+func (st *linState) step(o *linOp) (bool, *linState) { return st.stepIn(o, nil) }
+
+// stepIn is step collecting the next lock states in *scratch (nil: a new
+// slice), which it leaves empty for the next step: a search that steps
+// many times (frontierSweep) allocates no slice for a step that changes
+// nothing, and one of the right size for one that does.
+func (st *linState) stepIn(o *linOp, scratch *[]lockState) (bool, *linState) {
 	if o.out == outUnknown {
 		return true, st.arm(o)
 	}
 	var next []lockState
+	if scratch != nil {
+		next = *scratch
+	}
 	for _, x := range st.closure(o.ret) {
-		for _, y := range x.step(o) {
-			next, _ = addState(next, y)
-		}
+		next = x.step(o, next)
+	}
+	next = pruneStates(next)
+	if scratch != nil {
+		*scratch = next[:0]
+		defer clear(next) // once next is copied, or found to be st's
+	}
+	if len(next) > 0 && slices.Equal(next, st.set) {
+		// Every lock state was left as it was (the same pointers: every
+		// lockState is one): st is the state after o too.
+		return true, st
+	}
+	if scratch != nil {
+		return len(next) > 0, newLinState(next, st.armed)
 	}
 	return len(next) > 0, &linState{set: next, armed: st.armed}
+}
+
+// newLinState is a new linState of a copy of set, and armed. A set of one
+// lock state, nearly every step's, is allocated with the state itself (its
+// slice's capacity is one: an append to it would copy it).
+func newLinState(set []lockState, armed []*linOp) *linState {
+	if len(set) == 1 {
+		one := &struct {
+			linState
+			x [1]lockState
+		}{}
+		one.x[0] = set[0]
+		one.linState = linState{set: one.x[:], armed: armed}
+		return &one.linState
+	}
+	return &linState{set: slices.Clone(set), armed: armed}
 }
 
 // equal is Porcupine's Equal: the same armed operations, and sets whose
@@ -422,9 +483,9 @@ func (lh *linHistory) model(partitioned bool) porcupine.Model {
 	var init lockState
 	switch lh.kind {
 	case LockSimple:
-		init = simpleState{holder: -1}
+		init = &simpleState{holder: -1}
 	case LockReentrant:
-		init = reentState{holder: -1}
+		init = &reentState{holder: -1}
 	default:
 		init = freed(0)
 	}

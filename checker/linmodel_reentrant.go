@@ -24,15 +24,15 @@ type reentState struct {
 }
 
 // acquire applies o's acquire once (many: one or more times) at a point no
-// later than ret.
-func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
+// later than ret, and appends the outcome to out.
+func (s *reentState) acquire(o *linOp, ret int64, many bool, out []lockState) []lockState {
 	one := int32(1)
 	if many {
 		one = manyHolds
 	}
 	switch {
 	case s.holder < 0:
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(s.at), at: s.at}}
+		return append(out, &reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(s.at), at: s.at})
 	case s.holder == o.holder:
 		// Nested; or, once the hold may have expired, a fresh hold of one:
 		// the union of the two, at the earlier point.
@@ -44,41 +44,39 @@ func (s reentState) acquire(o *linOp, ret int64, many bool) []lockState {
 		if s.exp == never {
 			exp = never
 		}
-		return []lockState{reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at}}
+		return append(out, &reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at})
 	case ret >= s.exp:
 		at := max(s.at, s.exp)
-		return []lockState{reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(at), at: at}}
+		return append(out, &reentState{holder: o.holder, lo: 1, hi: one, exp: o.leaseEnd(at), at: at})
 	}
-	return nil
+	return out
 }
 
 // remain is the lock after one of the holder's holds (many: one or more)
 // was given back and at least one remains.
-func (s reentState) remain(o *linOp, many bool) reentState {
+func (s *reentState) remain(o *linOp, many bool) *reentState {
 	lo := max(s.lo, 2) - 1
 	if many {
 		lo = 1
 	}
-	return reentState{holder: s.holder, lo: lo, hi: decHolds(s.hi), exp: min(s.exp, o.relEnd(s.at)), at: s.at}
+	return &reentState{holder: s.holder, lo: lo, hi: decHolds(s.hi), exp: min(s.exp, o.relEnd(s.at)), at: s.at}
 }
 
-func (s reentState) step(o *linOp) []lockState {
+func (s *reentState) step(o *linOp, out []lockState) []lockState {
 	if o.ret < s.at {
-		return nil
+		return out
 	}
 	mine := s.holder >= 0 && s.holder == o.holder
-	free := reentState{holder: -1, at: s.at}
-	var out []lockState
 	switch {
 	case o.kind == linAcquire && o.out == outOK:
-		return s.acquire(o, o.ret, false)
+		return s.acquire(o, o.ret, false, out)
 	case o.kind == linAcquire: // refused
 		if (s.holder >= 0 && !mine) || o.mayFail {
 			out = append(out, s)
 		}
 	case o.out == outOK:
 		if mine && o.res != resRemain && s.lo <= 1 {
-			out = append(out, free)
+			out = append(out, &reentState{holder: -1, at: s.at})
 		}
 		if mine && o.res != resReleased && s.hi >= 2 {
 			out = append(out, s.remain(o, false))
@@ -86,44 +84,44 @@ func (s reentState) step(o *linOp) []lockState {
 	case !mine:
 		out = append(out, s)
 	case o.ret >= s.exp:
-		out = append(out, reentState{holder: -1, at: max(s.at, s.exp)})
+		out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
 	}
 	return out
 }
 
-func (s reentState) fire(u *linOp, bound int64) []lockState {
+func (s *reentState) fire(u *linOp, bound int64, out []lockState) []lockState {
 	if u.kind == linAcquire {
-		return s.acquire(u, bound, true)
+		return s.acquire(u, bound, true, out)
 	}
 	if s.holder < 0 || s.holder != u.holder {
-		return nil
+		return out
 	}
-	out := []lockState{reentState{holder: -1, at: s.at}}
+	out = append(out, &reentState{holder: -1, at: s.at})
 	if s.hi >= 2 {
 		out = append(out, s.remain(u, true))
 	}
 	return out
 }
 
-func (s reentState) covers(b lockState) bool {
-	t := b.(reentState)
+func (s *reentState) covers(b lockState) bool {
+	t := b.(*reentState)
 	return s.holder == t.holder && s.lo <= t.lo && s.hi >= t.hi && s.exp <= t.exp && s.at <= t.at
 }
 
-func (s reentState) bytes() int64 { return 32 }
+func (s *reentState) bytes() int64 { return 32 }
 
-func (s reentState) hash() uint64 {
+func (s *reentState) hash() uint64 {
 	return mix(mix(mix(mix(uint64(s.holder), uint64(s.lo)), uint64(s.hi)), uint64(s.exp)), uint64(s.at))
 }
 
-func (s reentState) holders() []int32 {
+func (s *reentState) holders() []int32 {
 	if s.holder < 0 {
 		return nil
 	}
 	return []int32{s.holder}
 }
 
-func (s reentState) describe(names []string) string {
+func (s *reentState) describe(names []string) string {
 	if s.holder < 0 {
 		return describeFree(s.at)
 	}

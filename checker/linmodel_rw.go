@@ -40,12 +40,12 @@ type rwState struct {
 	at       int64
 }
 
-func (s rwState) free() bool { return s.writer < 0 && len(s.readers) == 0 }
+func (s *rwState) free() bool { return s.writer < 0 && len(s.readers) == 0 }
 
 // freed is the free lock at linearization point at.
-func freed(at int64) rwState { return rwState{writer: -1, rmin: never, at: at} }
+func freed(at int64) *rwState { return &rwState{writer: -1, rmin: never, at: at} }
 
-func (s rwState) reader(h int32) int {
+func (s *rwState) reader(h int32) int {
 	for i, r := range s.readers {
 		if r.holder == h {
 			return i
@@ -54,9 +54,9 @@ func (s rwState) reader(h int32) int {
 	return -1
 }
 
-// withReader returns s with h's read hold set to [lo, hi] (removed when
-// hi == 0), normalised to the free lock when nothing is held.
-func (s rwState) withReader(h, lo, hi int32) rwState {
+// withReader returns a new state: s with h's read hold set to [lo, hi]
+// (removed when hi == 0), normalised to the free lock when nothing is held.
+func (s *rwState) withReader(h, lo, hi int32) *rwState {
 	rs := make([]rwHold, 0, len(s.readers)+1)
 	for _, r := range s.readers {
 		if r.holder != h {
@@ -67,31 +67,31 @@ func (s rwState) withReader(h, lo, hi int32) rwState {
 		rs = append(rs, rwHold{holder: h, lo: lo, hi: hi})
 		slices.SortFunc(rs, func(a, b rwHold) int { return cmp.Compare(a.holder, b.holder) })
 	}
-	s.readers = rs
-	if s.free() {
+	n := *s
+	n.readers = rs
+	if n.free() {
 		return freed(s.at)
 	}
-	return s
+	return &n
 }
 
 // acquire applies o's read or write acquire once (many: one or more times)
-// at a point no later than ret.
-func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
+// at a point no later than ret, and appends the outcomes to out.
+func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []lockState {
 	one := int32(1)
 	if many {
 		one = manyHolds
 	}
-	fresh := func(at int64) rwState {
+	fresh := func(at int64) *rwState {
 		exp := o.leaseEnd(at)
 		if o.kind == linAcquireRead {
-			return rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
+			return &rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
 		}
-		return rwState{writer: o.holder, wlo: 1, whi: one, exp: exp, rmin: never, at: at}
+		return &rwState{writer: o.holder, wlo: 1, whi: one, exp: exp, rmin: never, at: at}
 	}
 	if s.free() {
-		return []lockState{fresh(s.at)}
+		return append(out, fresh(s.at))
 	}
-	var out []lockState
 	switch {
 	case o.kind == linAcquireRead && (s.writer < 0 || s.writer == o.holder):
 		lo, hi := int32(1), one
@@ -103,13 +103,13 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 		n.exp, n.rmin = max(s.exp, exp), min(s.rmin, exp)
 		out = append(out, n)
 	case o.kind == linAcquire && s.writer == o.holder:
-		n := s
+		n := *s
 		n.wlo, n.whi = s.wlo+1, incHolds(s.whi, many)
 		n.exp = addSat(s.exp, o.lease)
 		if o.lease == never {
 			n.exp = max(s.exp, o.leaseEnd(s.at))
 		}
-		out = append(out, n)
+		out = append(out, &n)
 	}
 	if ret >= s.exp {
 		out = append(out, fresh(max(s.at, s.exp)))
@@ -118,7 +118,7 @@ func (s rwState) acquire(o *linOp, ret int64, many bool) []lockState {
 }
 
 // refused says whether o's acquire can be refused.
-func (s rwState) refused(o *linOp) bool {
+func (s *rwState) refused(o *linOp) bool {
 	if o.kind == linAcquireRead {
 		return s.writer >= 0 && s.writer != o.holder
 	}
@@ -126,15 +126,15 @@ func (s rwState) refused(o *linOp) bool {
 }
 
 // release applies o's successful read or write release with result res
-// (many: one or more times) at a point no later than ret.
-func (s rwState) release(o *linOp, ret int64, res linResult, many bool) []lockState {
+// (many: one or more times) at a point no later than ret, and appends the
+// outcomes to out.
+func (s *rwState) release(o *linOp, ret int64, res linResult, many bool, out []lockState) []lockState {
 	if s.free() {
 		if res != resRemain {
-			return []lockState{s}
+			return append(out, s)
 		}
-		return nil
+		return out
 	}
-	var out []lockState
 	var lo, hi int32
 	if o.kind == linReleaseRead {
 		if i := s.reader(o.holder); i >= 0 {
@@ -160,8 +160,9 @@ func (s rwState) release(o *linOp, ret int64, res linResult, many bool) []lockSt
 	return out
 }
 
-// without is s after o.holder's last hold of o's half is given back.
-func (s rwState) without(o *linOp) rwState {
+// without is a new state: s after o.holder's last hold of o's half is
+// given back.
+func (s *rwState) without(o *linOp) *rwState {
 	if o.kind == linReleaseRead {
 		n := s.withReader(o.holder, 0, 0)
 		if !n.free() {
@@ -171,62 +172,63 @@ func (s rwState) without(o *linOp) rwState {
 	}
 	// The last write hold: the lock goes, or stays in read mode for the
 	// writer's own read holds, its TTL untouched.
-	n := s
+	n := *s
 	n.writer, n.wlo, n.whi = -1, 0, 0
 	if n.free() {
 		return freed(s.at)
 	}
-	return n
+	return &n
 }
 
-// less is s with o.holder's holds of o's half set to [lo, hi] (hi >= 1).
-func (s rwState) less(o *linOp, lo, hi int32) rwState {
+// less is a new state: s with o.holder's holds of o's half set to
+// [lo, hi] (hi >= 1).
+func (s *rwState) less(o *linOp, lo, hi int32) *rwState {
 	if o.kind == linReleaseRead {
 		n := s.withReader(o.holder, lo, hi)
 		n.exp = min(s.exp, s.rmin)
 		return n
 	}
-	n := s
+	n := *s
 	n.wlo, n.whi = lo, hi
 	n.exp = min(s.exp, o.relEnd(s.at))
-	return n
+	return &n
 }
 
-func (s rwState) step(o *linOp) []lockState {
+func (s *rwState) step(o *linOp, out []lockState) []lockState {
 	if o.ret < s.at {
-		return nil
+		return out
 	}
 	acquire := o.kind == linAcquire || o.kind == linAcquireRead
 	switch {
 	case acquire && o.out == outOK:
-		return s.acquire(o, o.ret, false)
+		return s.acquire(o, o.ret, false, out)
 	case acquire:
 		if s.refused(o) || o.mayFail {
-			return []lockState{s}
+			return append(out, s)
 		}
 	case o.out == outOK:
-		return s.release(o, o.ret, o.res, false)
+		return s.release(o, o.ret, o.res, false, out)
 	default:
 		holds := s.writer == o.holder
 		if o.kind == linReleaseRead {
 			holds = s.reader(o.holder) >= 0
 		}
 		if !s.free() && !holds {
-			return []lockState{s}
+			return append(out, s)
 		}
 	}
-	return nil
+	return out
 }
 
-func (s rwState) fire(u *linOp, bound int64) []lockState {
+func (s *rwState) fire(u *linOp, bound int64, out []lockState) []lockState {
 	if u.kind == linAcquire || u.kind == linAcquireRead {
-		return s.acquire(u, bound, true)
+		return s.acquire(u, bound, true, out)
 	}
-	return s.release(u, bound, resEither, true)
+	return s.release(u, bound, resEither, true, out)
 }
 
-func (s rwState) covers(b lockState) bool {
-	t := b.(rwState)
+func (s *rwState) covers(b lockState) bool {
+	t := b.(*rwState)
 	if s.writer != t.writer || s.wlo > t.wlo || s.whi < t.whi || s.exp > t.exp || s.rmin > t.rmin || s.at > t.at ||
 		len(s.readers) != len(t.readers) {
 		return false
@@ -241,9 +243,9 @@ func (s rwState) covers(b lockState) bool {
 }
 
 // bytes counts the readers' holds (12 bytes each) besides the value.
-func (s rwState) bytes() int64 { return 64 + 12*int64(len(s.readers)) }
+func (s *rwState) bytes() int64 { return 64 + 12*int64(len(s.readers)) }
 
-func (s rwState) hash() uint64 {
+func (s *rwState) hash() uint64 {
 	h := mix(mix(mix(mix(mix(uint64(s.writer), uint64(s.wlo)), uint64(s.whi)), uint64(s.exp)), uint64(s.rmin)), uint64(s.at))
 	for _, r := range s.readers {
 		h = mix(mix(mix(h, uint64(r.holder)), uint64(r.lo)), uint64(r.hi))
@@ -251,7 +253,7 @@ func (s rwState) hash() uint64 {
 	return h
 }
 
-func (s rwState) holders() []int32 {
+func (s *rwState) holders() []int32 {
 	var out []int32
 	if s.writer >= 0 {
 		out = append(out, s.writer)
@@ -262,7 +264,7 @@ func (s rwState) holders() []int32 {
 	return out
 }
 
-func (s rwState) describe(names []string) string {
+func (s *rwState) describe(names []string) string {
 	if s.free() {
 		return describeFree(s.at)
 	}

@@ -26,73 +26,73 @@ type simpleState struct {
 	at     int64
 }
 
-// take is the lock after o's acquire took effect at a point no later than
-// ret, if it can have.
-func (s simpleState) take(o *linOp, ret int64) []lockState {
+// take appends to out the lock after o's acquire took effect at a point no
+// later than ret, if it can have.
+func (s *simpleState) take(o *linOp, ret int64, out []lockState) []lockState {
 	if s.holder < 0 {
-		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(s.at), at: s.at}}
+		return append(out, &simpleState{holder: o.holder, exp: o.leaseEnd(s.at), at: s.at})
 	}
 	if ret >= s.exp {
 		at := max(s.at, s.exp)
-		return []lockState{simpleState{holder: o.holder, exp: o.leaseEnd(at), at: at}}
+		return append(out, &simpleState{holder: o.holder, exp: o.leaseEnd(at), at: at})
 	}
-	return nil
+	return out
 }
 
-func (s simpleState) step(o *linOp) []lockState {
+func (s *simpleState) step(o *linOp, out []lockState) []lockState {
 	if o.ret < s.at {
-		return nil
+		return out
 	}
 	mine := s.holder == o.holder
 	switch {
 	case o.kind == linAcquire && o.out == outOK:
-		return s.take(o, o.ret)
+		return s.take(o, o.ret, out)
 	case o.kind == linAcquire && (s.holder >= 0 || o.mayFail): // refused
-		return []lockState{s}
+		return append(out, s)
 	case o.kind == linRelease && o.out == outOK && mine:
-		return []lockState{simpleState{holder: -1, at: s.at}}
+		return append(out, &simpleState{holder: -1, at: s.at})
 	case o.kind == linRelease && o.out == outFail && !mine:
-		return []lockState{s}
+		return append(out, s)
 	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= s.exp:
 		// Its deletes freed the lock at some point of its interval, as
 		// early as its call; its answer, at the return, is true once the
 		// hold may have run out.
-		return []lockState{simpleState{holder: -1, at: s.at}}
+		return append(out, &simpleState{holder: -1, at: s.at})
 	case o.kind == linRelease && o.out == outFail && o.ret >= s.exp:
-		return []lockState{simpleState{holder: -1, at: max(s.at, s.exp)}}
+		return append(out, &simpleState{holder: -1, at: max(s.at, s.exp)})
 	}
-	return nil
+	return out
 }
 
-func (s simpleState) fire(u *linOp, bound int64) []lockState {
+func (s *simpleState) fire(u *linOp, bound int64, out []lockState) []lockState {
 	switch {
 	case u.kind == linAcquire:
-		return s.take(u, bound)
+		return s.take(u, bound, out)
 	case u.kind == linRelease && s.holder == u.holder:
-		return []lockState{simpleState{holder: -1, at: s.at}}
+		return append(out, &simpleState{holder: -1, at: s.at})
 	}
-	return nil
+	return out
 }
 
-func (s simpleState) covers(b lockState) bool {
-	t := b.(simpleState)
+func (s *simpleState) covers(b lockState) bool {
+	t := b.(*simpleState)
 	return s.holder == t.holder && s.exp <= t.exp && s.at <= t.at
 }
 
-func (s simpleState) bytes() int64 { return 24 }
+func (s *simpleState) bytes() int64 { return 24 }
 
-func (s simpleState) hash() uint64 {
+func (s *simpleState) hash() uint64 {
 	return mix(mix(uint64(s.holder), uint64(s.exp)), uint64(s.at))
 }
 
-func (s simpleState) holders() []int32 {
+func (s *simpleState) holders() []int32 {
 	if s.holder < 0 {
 		return nil
 	}
 	return []int32{s.holder}
 }
 
-func (s simpleState) describe(names []string) string {
+func (s *simpleState) describe(names []string) string {
 	if s.holder < 0 {
 		return describeFree(s.at)
 	}

@@ -182,7 +182,7 @@ func linCarry(ends []*linState) []*linState {
 			out = append(out, &linState{armed: e.armed})
 			i = len(out) - 1
 		}
-		set := slices.Clone(out[i].set)
+		set := out[i].set // out[i] is linCarry's own: addState works in place
 		for _, x := range e.set {
 			set, _ = addState(set, x)
 		}
@@ -231,8 +231,8 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 	return ends, false, false
 }
 
-// checkLock checks one lock's operations (in record order) window by
-// window.
+// checkLock checks one lock's operations (in record order; its own copy,
+// opsOf's, which it sorts by call) window by window.
 //
 // Why cutting is sound. A cut is a quiescent point: every operation of the
 // window before it has ended (its return; its call for an operation of
@@ -276,7 +276,7 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 // is such a burst); Unknown says what was not decided. More than
 // linMaxGroups distinct armed sets at a cut also make the lock undecided.
 func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, work *linWork) linLockResult {
-	sorted := slices.Clone(ops)
+	sorted := ops // checkLock's own (opsOf's copy): sorted in place
 	slices.SortStableFunc(sorted, func(a, b linOp) int { return cmpInt64(a.call, b.call) })
 	wins := linWindows(sorted, linMinWindow)
 	carried := []*linState{lh.model(false).Init().(*linState)}
@@ -284,10 +284,13 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, wor
 	done := 0
 	for wi, win := range wins {
 		lock := lh.locks[win[0].lock]
-		span := fmt.Sprintf("the window %v to %v of lock %s (%d operations, at most %d open at once; window %d of %d, after %d operations found legal)",
-			time.Duration(win[0].call), time.Duration(windowEnd(win)), lock, len(win), maxOpen(win), wi+1, len(wins), done)
+		// span names the window, for a note: only a window given up on needs one.
+		span := func() string {
+			return fmt.Sprintf("the window %v to %v of lock %s (%d operations, at most %d open at once; window %d of %d, after %d operations found legal)",
+				time.Duration(win[0].call), time.Duration(windowEnd(win)), lock, len(win), maxOpen(win), wi+1, len(wins), done)
+		}
 		gaveUp := func(what string) linLockResult {
-			return linLockResult{windows: wi, undecided: fmt.Sprintf("linearizability (%s model): gave up on %s: %s", lh.kind, span, what)}
+			return linLockResult{windows: wi, undecided: fmt.Sprintf("linearizability (%s model): gave up on %s: %s", lh.kind, span(), what)}
 		}
 		// Once the states carried are not exact, no later cut can be made
 		// exact again (an exhaustive search from some of E finds some of
@@ -304,7 +307,7 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, wor
 			}
 			if spent {
 				inexact = fmt.Sprintf("the search for every state the lock could be in after %s gave up (%s), so only the state one legal order of it reaches was carried on",
-					span, work.why(b))
+					span(), work.why(b))
 			}
 		}
 		var b *linBudget

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -29,7 +30,8 @@ type WaitStats struct {
 // returned, and the longest span a lock stayed free while a client wanted
 // it (from its first attempt to the return of the one that succeeded, as
 // wantSpans gives them), which a lost unlock, a crashed holder or too many
-// nodes down cause.
+// nodes down cause (LongestUnavailable). A history in which no acquire
+// attempt returned has no statistics: all zero.
 func Waits(h []history.Record, end time.Duration) WaitStats {
 	var ws WaitStats
 	lat, locks := acquireLatencies(h)
@@ -39,7 +41,39 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 	slices.Sort(lat)
 	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
 	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
+	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = longestUnavailableOf(h, end, locks)
+	return ws
+}
 
+// LongestUnavailable is Waits(h, end)'s LongestUnavailable, LongestLock
+// and LongestFrom, without the latencies Waits also measures and sorts: the
+// longest span during which a lock was held by nobody (by belief) while
+// some client waited for it, the lock (of equally long spans, that of the
+// lock attempted first) and the span's start. All are zero when no acquire
+// attempt returned, as in Waits, or when no lock was ever unavailable.
+func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Duration, lock string, from time.Duration) {
+	var locks []string
+	returned := false
+	for i := range h {
+		r := &h[i]
+		if !isAttempt(r) {
+			continue
+		}
+		if !slices.Contains(locks, r.Lock) {
+			locks = append(locks, r.Lock)
+		}
+		_, ok := r.Returned()
+		returned = returned || ok
+	}
+	if !returned {
+		return 0, "", 0
+	}
+	return longestUnavailableOf(h, end, locks)
+}
+
+// longestUnavailableOf is LongestUnavailable given the locks attempted in
+// h, in the order of their first attempt.
+func longestUnavailableOf(h []history.Record, end time.Duration, locks []string) (longest time.Duration, lock string, from time.Duration) {
 	waiting := map[string][]span{}
 	for _, w := range wantSpans(h, end) {
 		waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To})
@@ -51,11 +85,11 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 	// Locks in the order of their first attempt: of equally long spans, the
 	// first lock's is reported.
 	for _, l := range locks {
-		if d, from := longestUnavailable(waiting[l], held[l]); d > ws.LongestUnavailable {
-			ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = d, l, from
+		if d, start := longestUnavailable(waiting[l], held[l]); d > longest {
+			longest, lock, from = d, l, start
 		}
 	}
-	return ws
+	return longest, lock, from
 }
 
 // span is an interval [from, to) of world time.
@@ -154,12 +188,16 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 // held the lock. Waits and ClientWaits both measure these spans, so that
 // the two agree on what a wait is.
 func wantSpans(h []history.Record, end time.Duration) []ClientWait {
+	type want struct{ client, lock string }
 	var out []ClientWait
-	open := map[string]ClientWait{} // client + "\x00" + lock -> the open want
+	open := map[want]ClientWait{} // the open wants
 	// closeAll ends, at at, the open wants of client (of every client when
-	// all is set), in key order.
+	// all is set), by client, then lock.
 	closeAll := func(client string, all bool, at time.Duration, crashed bool) {
-		for _, k := range slices.Sorted(maps.Keys(open)) {
+		keys := slices.SortedFunc(maps.Keys(open), func(a, b want) int {
+			return cmp.Or(strings.Compare(a.client, b.client), strings.Compare(a.lock, b.lock))
+		})
+		for _, k := range keys {
 			if w := open[k]; all || w.Client == client {
 				w.To, w.Crashed = max(at, w.From), crashed
 				out = append(out, w)
@@ -176,7 +214,7 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 		if !isAttempt(r) {
 			continue
 		}
-		k := r.Client + "\x00" + r.Lock
+		k := want{r.Client, r.Lock}
 		if _, ok := open[k]; !ok {
 			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
 		}
@@ -195,13 +233,13 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 // (the lease plus the wait, for the algorithm under test), the spans longer
 // than it: a deadlock, or a lock that stayed unobtainable.
 func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
-	ws := Waits(h, end)
-	if ws.LongestUnavailable <= bound {
+	longest, lock, from := LongestUnavailable(h, end)
+	if longest <= bound {
 		return nil
 	}
-	return []Violation{{Kind: Liveness, Lock: ws.LongestLock, From: ws.LongestFrom, To: ws.LongestFrom + ws.LongestUnavailable,
-		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", ws.LongestUnavailable, bound),
-		Faults: FaultsBefore(h, ws.LongestFrom, 5)}}
+	return []Violation{{Kind: Liveness, Lock: lock, From: from, To: from + longest,
+		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", longest, bound),
+		Faults: FaultsBefore(h, from, 5)}}
 }
 
 // ClientWait is one client's longest wait for a lock: from the call of its

@@ -104,3 +104,38 @@ func TestWaitsAndLiveness(t *testing.T) {
 		t.Fatalf("beyond the bound: %v", v)
 	}
 }
+
+// TestLongestUnavailableIsWaits: LongestUnavailable answers what Waits
+// says of the longest unavailability, lock and start included, and zero
+// when no attempt returned (a client still waiting at the end of a run
+// whose every attempt stayed open: Waits measures nothing there).
+func TestLongestUnavailableIsWaits(t *testing.T) {
+	s := time.Second
+	two := []history.Record{
+		// lk1 free while c2 waits from 1s to 5s; lk2 while c4 waits from
+		// 2s to 6s, as long: lk1, attempted first, is the one named.
+		rec(0, "c1", "acquire", 0, 1, history.OutcomeOK, "t1"),
+		rec(1, "c1", "release", s, open, history.OutcomeUnknown, ""),
+		rec(2, "c2", "acquire", s, 5*s, history.OutcomeOK, "t2"),
+		{Seq: 3, Kind: history.KindOp, T: int64(2 * s), Client: "c4", Lock: "lk2", Op: "acquire", Outcome: history.OutcomeUnknown},
+		{Seq: 4, Kind: history.KindOp, T: int64(2*s + 1), End: ptr(int64(6 * s)), Client: "c4", Lock: "lk2", Op: "acquire", Outcome: history.OutcomeOK},
+	}
+	unreturned := []history.Record{
+		{Seq: 0, Kind: history.KindOp, T: int64(s), Client: "c2", Lock: "lk", Op: "acquire", Outcome: history.OutcomeUnknown},
+	}
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		want time.Duration
+		lock string
+	}{{"two locks", two, 4 * s, "lk"}, {"no attempt returned", unreturned, 0, ""}, {"empty", nil, 0, ""}} {
+		longest, lock, from := checker.LongestUnavailable(c.h, time.Minute)
+		ws := checker.Waits(c.h, time.Minute)
+		if longest != ws.LongestUnavailable || lock != ws.LongestLock || from != ws.LongestFrom {
+			t.Errorf("%s: LongestUnavailable = %v, %q, %v; Waits says %v, %q, %v", c.name, longest, lock, from, ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom)
+		}
+		if longest != c.want || lock != c.lock {
+			t.Errorf("%s: LongestUnavailable = %v on %q; want %v on %q", c.name, longest, lock, c.want, c.lock)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			return nil
 		}
 		var checks []time.Duration
-		checks = append(checks, tr.keyTimes[k.lock]...)
+		checks = append(checks, tr.keyTimes(k.lock)...)
 		checks = append(checks, tr.failAt[group]...)
 		for _, r := range rops {
 			if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !busyBut(end, r) {
@@ -217,7 +217,7 @@ func (tr *Truth) refSilentLosses(hs []Holding) []Violation {
 			continue
 		}
 		times := []time.Duration{h.From}
-		for _, t := range tr.keyTimes[h.Lock] {
+		for _, t := range tr.keyTimes(h.Lock) {
 			if t > h.From && t < h.To {
 				times = append(times, t)
 			}

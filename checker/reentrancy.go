@@ -43,7 +43,7 @@ func (tr *Truth) reentrancyViolations(h []history.Record, w *oracleWork) []Viola
 	order, ops := countedOps(h)
 	var out []Violation
 	for _, k := range order {
-		groups := tr.Groups(k.lock)
+		groups := tr.groups(k.lock)
 		if len(groups) != 1 {
 			continue
 		}
@@ -241,7 +241,7 @@ func (tr *Truth) checkSources(k heldCount, group string, oh ownerHolds) [3][]tim
 		}
 	}
 	slices.Sort(quiet)
-	return [3][]time.Duration{tr.keyTimes[k.lock], tr.failAt[group], quiet}
+	return [3][]time.Duration{tr.keyTimes(k.lock), tr.failAt[group], quiet}
 }
 
 // nextCheck is the first check time of srcs at or after t, if any.
@@ -288,7 +288,7 @@ func (oh ownerHolds) firstQuiet(srcs [3][]time.Duration, lo, hi time.Duration) (
 // order, as histories record them; otherwise every check time of srcs is
 // a bound of its own, and each is judged.
 func (tr *Truth) countBounds(k heldCount, group string, oh ownerHolds, srcs [3][]time.Duration) []time.Duration {
-	if tr.keysUnsorted[k.lock] || tr.mastersUnsorted[group] {
+	if kt := tr.key(k.lock); (kt != nil && kt.unsorted) || tr.mastersUnsorted[group] {
 		bounds := slices.Concat(srcs[0], srcs[1], srcs[2])
 		slices.Sort(bounds)
 		return slices.Compact(bounds)

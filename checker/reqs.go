@@ -40,6 +40,23 @@ func clientReqs(h []history.Record) map[string][]int {
 	return reqs
 }
 
+// lazyReqs is clientReqs(h), made on the first question (a check may
+// need none) and then shared: Judge gives one to every check that asks it,
+// so that h is indexed once, not once per check. The index is only read
+// once made.
+type lazyReqs struct {
+	h []history.Record
+	m map[string][]int
+}
+
+// of is client's req records on a key (clientReqs).
+func (l *lazyReqs) of(client string) []int {
+	if l.m == nil {
+		l.m = clientReqs(l.h)
+	}
+	return l.m[client]
+}
+
 // opReqs is the req records op sent: of its client's req records (reqs,
 // from clientReqs), those on op's lock (first argument) called between op's
 // call and its return (or after its call, when it never returned) that keep

@@ -19,20 +19,16 @@ import (
 // every change of every key on every node, so that checkers can ask what a
 // group's master said about a key at any instant.
 type Truth struct {
-	groupOf  map[string]string          // node -> group
-	masters  map[string][]masterSpan    // group -> masters over time
-	changes  map[string][]truthChange   // node + "\x00" + key -> changes in order
-	keyNodes map[string][]string        // key -> nodes that ever had it (sorted)
-	keyTimes map[string][]time.Duration // key -> every change or failover time (sorted)
-	failAt   map[string][]time.Duration // group -> failover times (sorted)
-	recs     []history.Record
-	causes   lazyCauses // recs' causes index (faultsBefore)
+	groupOf map[string]string          // node -> group
+	masters map[string][]masterSpan    // group -> masters over time
+	keyIdx  map[string]int32           // key -> its index in keys
+	keys    []keyTruth                 // every key's changes
+	failAt  map[string][]time.Duration // group -> failover times (sorted)
+	recs    []history.Record
+	causes  lazyCauses // recs' causes index (faultsBefore)
 	// mastersUnsorted marks the groups whose masters are not in time
 	// order, which Master then scans.
 	mastersUnsorted map[string]bool
-	// keysUnsorted marks the keys with changes on some node not in time
-	// order (countBounds).
-	keysUnsorted map[string]bool
 	// fieldIdx is fieldTimes' index, by key.
 	fieldIdx map[string]map[string][]time.Duration
 	// downs is, per node, its crashes and restarts in time order (history
@@ -54,12 +50,162 @@ type truthChange struct {
 	rec *history.Record // nil for "gone"
 }
 
+// keyTruth is what the truth records say of one key: the nodes that ever
+// had it, each with its changes (sorted by node once NewTruth is done: a
+// key is on a handful of nodes, found by a scan), every change's time on
+// any node (sorted), whether some node's changes are out of time order
+// (countBounds then asks every time), and the groups the key was in
+// (Groups).
+type keyTruth struct {
+	nodes    []keyNode
+	times    []time.Duration
+	unsorted bool
+	groups   []string
+}
+
+// keyNode is one node's changes of a key, in history order. count is how
+// many there are, while NewTruth builds the index: it counts them first, so
+// that the changes and times go into slices of the right size.
+type keyNode struct {
+	name    string
+	count   int
+	changes []truthChange
+}
+
+// truthRef is a truth record, h[rec], of the key keys[key] on that key's
+// node nodes[node]: where NewTruth puts its change once it has counted
+// them all.
+type truthRef struct {
+	key, node int32
+	rec       int
+}
+
+// refer counts r, a truth record at h[i], against its key and node (one
+// look-up of the key), and returns where its change goes.
+func (tr *Truth) refer(r *history.Record, i int) truthRef {
+	k, ok := tr.keyIdx[r.Key]
+	if !ok {
+		k = int32(len(tr.keys))
+		tr.keyIdx[r.Key] = k
+		tr.keys = append(tr.keys, keyTruth{})
+	}
+	kt := &tr.keys[k]
+	n := slices.IndexFunc(kt.nodes, func(kn keyNode) bool { return kn.name == r.Node })
+	if n < 0 {
+		n = len(kt.nodes)
+		kt.nodes = append(kt.nodes, keyNode{name: r.Node})
+	}
+	kt.nodes[n].count++
+	return truthRef{key: k, node: int32(n), rec: i}
+}
+
+// indexKeys puts the changes refs refer to (refer, in history order) into
+// their keys: every key's changes and times are cut, at their counted
+// sizes, from one slice of each, then each key is sorted (keyTruth.index).
+func (tr *Truth) indexKeys(h []history.Record, refs []truthRef) {
+	changes := make([]truthChange, len(refs))
+	times := make([]time.Duration, len(refs))
+	off := 0
+	for k := range tr.keys {
+		kt := &tr.keys[k]
+		start := off
+		for n := range kt.nodes {
+			kn := &kt.nodes[n]
+			kn.changes = changes[off : off : off+kn.count]
+			off += kn.count
+		}
+		kt.times = times[start:start:off]
+	}
+	for _, ref := range refs {
+		r := &h[ref.rec]
+		c := truthChange{t: r.At(), rec: r}
+		if r.Gone {
+			c.rec = nil
+		}
+		kt := &tr.keys[ref.key]
+		kn := &kt.nodes[ref.node]
+		kn.changes = append(kn.changes, c)
+		kt.times = append(kt.times, c.t)
+	}
+	one := map[string][]string{} // group -> a list of that group alone, which the keys in it share
+	for k := range tr.keys {
+		tr.keys[k].index(tr.groupOf, one)
+	}
+}
+
+// index sorts what indexKeys put in kt (the nodes with their changes,
+// and the times), and finds the groups, given each node's (groupOf). The
+// keys of one group share one list of it (one): the oracles only read a
+// key's groups.
+func (kt *keyTruth) index(groupOf map[string]string, one map[string][]string) {
+	// An insertion sort of the few nodes.
+	for i := 1; i < len(kt.nodes); i++ {
+		for j := i; j > 0 && kt.nodes[j].name < kt.nodes[j-1].name; j-- {
+			kt.nodes[j], kt.nodes[j-1] = kt.nodes[j-1], kt.nodes[j]
+		}
+	}
+	// Sorted, so that the oracles find the changes within a span by a
+	// binary search; each use sorts what it takes anyway.
+	slices.Sort(kt.times)
+	for _, kn := range kt.nodes {
+		if !slices.IsSortedFunc(kn.changes, func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
+			kt.unsorted = true
+		}
+	}
+	var groups []string
+	for _, kn := range kt.nodes {
+		g := groupOf[kn.name]
+		if g == "" {
+			g = kn.name
+		}
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 1 {
+		if shared, ok := one[groups[0]]; ok {
+			groups = shared
+		} else {
+			one[groups[0]] = groups
+		}
+	}
+	slices.Sort(groups)
+	kt.groups = groups
+}
+
+// changesOn is the key's changes on node, in history order.
+func (kt *keyTruth) changesOn(node string) []truthChange {
+	for _, kn := range kt.nodes {
+		if kn.name == node {
+			return kn.changes
+		}
+	}
+	return nil
+}
+
+// key is what the truth records say of key; nil when they say nothing.
+func (tr *Truth) key(key string) *keyTruth {
+	if k, ok := tr.keyIdx[key]; ok {
+		return &tr.keys[k]
+	}
+	return nil
+}
+
+// keyTimes is every change time of key on any node, sorted.
+func (tr *Truth) keyTimes(key string) []time.Duration {
+	if kt := tr.key(key); kt != nil {
+		return kt.times
+	}
+	return nil
+}
+
 // NewTruth indexes h.
 func NewTruth(h []history.Record) *Truth {
-	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, changes: map[string][]truthChange{},
-		keyNodes: map[string][]string{}, keyTimes: map[string][]time.Duration{}, failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
-		mastersUnsorted: map[string]bool{}, keysUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
+	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
+		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
+		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
+	var refs []truthRef // the truth records, counted against their keys
 	for i := range h {
 		r := &h[i]
 		switch {
@@ -74,31 +220,12 @@ func NewTruth(h []history.Record) *Truth {
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 		case r.Kind == history.KindTruth:
-			k := r.Node + "\x00" + r.Key
-			c := truthChange{t: r.At(), rec: r}
-			if r.Gone {
-				c.rec = nil
-			}
-			tr.changes[k] = append(tr.changes[k], c)
-			if !slices.Contains(tr.keyNodes[r.Key], r.Node) {
-				tr.keyNodes[r.Key] = append(tr.keyNodes[r.Key], r.Node)
-			}
-			tr.keyTimes[r.Key] = append(tr.keyTimes[r.Key], r.At())
+			refs = append(refs, tr.refer(r, i))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(tr.keyNodes)) {
-		slices.Sort(tr.keyNodes[k])
-		// Sorted, so that the oracles find the changes within a span by a
-		// binary search; each use sorts what it takes anyway.
-		slices.Sort(tr.keyTimes[k])
-	}
+	tr.indexKeys(h, refs)
 	for _, g := range slices.Sorted(maps.Keys(tr.failAt)) {
 		slices.Sort(tr.failAt[g])
-	}
-	for _, k := range slices.Sorted(maps.Keys(tr.changes)) {
-		if !slices.IsSortedFunc(tr.changes[k], func(a, b truthChange) int { return cmp.Compare(a.t, b.t) }) {
-			tr.keysUnsorted[k[strings.IndexByte(k, 0)+1:]] = true
-		}
 	}
 	for _, g := range slices.Sorted(maps.Keys(tr.masters)) {
 		if !slices.IsSortedFunc(tr.masters[g], func(a, b masterSpan) int { return cmp.Compare(a.from, b.from) }) {
@@ -118,9 +245,13 @@ func (tr *Truth) fieldTimes(key string) map[string][]time.Duration {
 		return ft
 	}
 	ft := map[string][]time.Duration{}
-	for _, node := range tr.keyNodes[key] {
+	kt := tr.key(key)
+	if kt == nil {
+		kt = &keyTruth{}
+	}
+	for _, kn := range kt.nodes {
 		var prev map[string]string
-		for _, c := range tr.changes[node+"\x00"+key] {
+		for _, c := range kn.changes {
 			var cur map[string]string
 			if c.rec != nil {
 				cur = c.rec.Fields
@@ -158,19 +289,15 @@ func within(sorted []time.Duration, from, to time.Duration) []time.Duration {
 }
 
 // Groups lists the groups in which key ever existed, sorted.
-func (tr *Truth) Groups(key string) []string {
-	var out []string
-	for _, n := range tr.keyNodes[key] {
-		g := tr.groupOf[n]
-		if g == "" {
-			g = n
-		}
-		if !slices.Contains(out, g) {
-			out = append(out, g)
-		}
+func (tr *Truth) Groups(key string) []string { return slices.Clone(tr.groups(key)) }
+
+// groups is Groups without the copy: the index's own list, which the
+// oracles only read.
+func (tr *Truth) groups(key string) []string {
+	if kt := tr.key(key); kt != nil {
+		return kt.groups
 	}
-	slices.Sort(out)
-	return out
+	return nil
 }
 
 // Master is the node serving group at t: the last of the group's masters
@@ -197,7 +324,10 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // State is key's record on node at t (after every change at t), or nil
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
-	cs := tr.changes[node+"\x00"+key]
+	var cs []truthChange
+	if kt := tr.key(key); kt != nil {
+		cs = kt.changesOn(node)
+	}
 	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
 	if i == 0 {
 		return nil
@@ -256,12 +386,12 @@ func (tr *Truth) SilentLosses(hs []Holding) []Violation { return tr.silentLosses
 func (tr *Truth) silentLosses(hs []Holding, w *oracleWork) []Violation {
 	var out []Violation
 	for _, h := range hs {
-		groups := tr.Groups(h.Lock)
+		groups := tr.groups(h.Lock)
 		if len(groups) == 0 || h.To <= h.From {
 			continue
 		}
 		times := []time.Duration{h.From}
-		times = append(times, within(tr.keyTimes[h.Lock], h.From, h.To)...)
+		times = append(times, within(tr.keyTimes(h.Lock), h.From, h.To)...)
 		for _, g := range groups {
 			times = append(times, within(tr.failAt[g], h.From, h.To)...)
 			times = append(times, within(tr.downAt[g], h.From, h.To)...)

@@ -72,7 +72,7 @@ type Cell struct {
 	Resurrected int
 	// Unavailable is, per run in seed order, the longest span during which
 	// the lock was free (held by nobody, by belief) while a client waited
-	// for it (checker.Waits' LongestUnavailable).
+	// for it (checker.LongestUnavailable).
 	Unavailable []time.Duration
 	// Kinds counts the runs that violated each property.
 	Kinds map[checker.Kind]int
@@ -181,7 +181,7 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 			sum.Availability = first(x)
 		}
 	}
-	sum.Unavailable = checker.Waits(recs, end).LongestUnavailable
+	sum.Unavailable, _, _ = checker.LongestUnavailable(recs, end)
 	f, _ := checker.Fencing(recs)
 	sum.Fencing = fencingJSON{Accepted: f.Accepted, Rejected: f.Rejected, StaleAccepted: f.StaleAccepted, Prevented: f.Prevented}
 	return sum

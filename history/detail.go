@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,7 @@ func ReleasedDetail(released, nodes int) string {
 // (detailFields); ok is false when there is none or it is malformed
 // (negative, or more released than nodes).
 func ParseReleasedDetail(detail string) (released, nodes int, ok bool) {
-	for _, f := range detailFields(detail) {
+	for f := range detailFields(detail) {
 		s, found := strings.CutPrefix(f, "released=")
 		if !found {
 			continue
@@ -68,7 +69,7 @@ func LeaseDetail(lease, watchdog time.Duration) string {
 // plain field "watchdog", which does not say it. ok is false when there is
 // none (a malformed or negative duration does not count).
 func ParseLeaseDetail(detail string) (d time.Duration, watchdog, ok bool) {
-	for _, f := range detailFields(detail) {
+	for f := range detailFields(detail) {
 		if f == "watchdog" {
 			return 0, true, true
 		}
@@ -88,9 +89,10 @@ func ParseLeaseDetail(detail string) (d time.Duration, watchdog, ok bool) {
 
 // detailFields splits a Detail into the fields the parsers look among:
 // a Detail may carry several facts, separated by spaces, commas or
-// semicolons ("lost; released=1/3").
-func detailFields(detail string) []string {
-	return strings.FieldsFunc(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' })
+// semicolons ("lost; released=1/3"). The fields come one by one, without
+// a slice: the checkers parse a Detail per operation.
+func detailFields(detail string) iter.Seq[string] {
+	return strings.FieldsFuncSeq(detail, func(r rune) bool { return r == ' ' || r == ',' || r == ';' })
 }
 
 // WaitDetail is the Detail of a WAIT's req record: how many replicas

@@ -338,7 +338,7 @@ func validateOp(w *wireRecord) (field, msg string) {
 	if f, m := validateReturn(w); m != "" {
 		return f, m
 	}
-	for _, f := range detailFields(w.Detail) {
+	for f := range detailFields(w.Detail) {
 		name, val, ok := strings.Cut(f, "=")
 		if !ok {
 			continue // "watchdog" alone, "lost": no value to read
