@@ -46,26 +46,14 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 }
 
 // LongestUnavailable is Waits(h, end)'s LongestUnavailable, LongestLock
-// and LongestFrom, without the latencies Waits also measures and sorts: the
+// and LongestFrom, without sorting the latencies for Waits' percentiles: the
 // longest span during which a lock was held by nobody (by belief) while
 // some client waited for it, the lock (of equally long spans, that of the
 // lock attempted first) and the span's start. All are zero when no acquire
 // attempt returned, as in Waits, or when no lock was ever unavailable.
 func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Duration, lock string, from time.Duration) {
-	var locks []string
-	returned := false
-	for i := range h {
-		r := &h[i]
-		if !isAttempt(r) {
-			continue
-		}
-		if !slices.Contains(locks, r.Lock) {
-			locks = append(locks, r.Lock)
-		}
-		_, ok := r.Returned()
-		returned = returned || ok
-	}
-	if !returned {
+	lat, locks := acquireLatencies(h)
+	if len(lat) == 0 {
 		return 0, "", 0
 	}
 	return longestUnavailableOf(h, end, locks)
