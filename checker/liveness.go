@@ -63,9 +63,7 @@ func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Dur
 // h, in the order of their first attempt.
 func longestUnavailableOf(h []history.Record, end time.Duration, locks []string) (longest time.Duration, lock string, from time.Duration) {
 	waiting := map[string][]span{}
-	for _, w := range wantSpans(h, end) {
-		waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To})
-	}
+	wantSpans(h, end, func(w ClientWait) { waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To}) })
 	held := map[string][]span{}
 	for _, hd := range Holdings(h, end) {
 		held[hd.Lock] = append(held[hd.Lock], span{hd.From, hd.To})
@@ -166,18 +164,18 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 	return longest, from
 }
 
-// wantSpans is every span during which a client wanted a lock, in the
-// order the spans ended: a client wants a lock from the call of its first
-// attempt after its last success (or after the start) until the return of
-// the attempt that succeeds (Acquired), its crash (Crashed: a dead client
-// wants nothing), or end. Retry loops that think between attempts still
+// wantSpans calls emit with every span during which a client wanted a
+// lock, in the order the spans ended (its callers keep a part of each: a
+// list of them all was garbage at once): a client wants a lock from the
+// call of its first attempt after its last success (or after the start)
+// until the return of the attempt that succeeds (Acquired), its crash
+// (Crashed: a dead client wants nothing), or end. Retry loops that think between attempts still
 // count as waiting: the client wanted the lock all along. An attempt whose
 // outcome stayed unknown does not end a want: the client never learned it
 // held the lock. Waits and ClientWaits both measure these spans, so that
 // the two agree on what a wait is.
-func wantSpans(h []history.Record, end time.Duration) []ClientWait {
+func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
 	type want struct{ client, lock string }
-	var out []ClientWait
 	open := map[want]ClientWait{} // the open wants
 	// closeAll ends, at at, the open wants of client (of every client when
 	// all is set), by client, then lock.
@@ -188,7 +186,7 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 		for _, k := range keys {
 			if w := open[k]; all || w.Client == client {
 				w.To, w.Crashed = max(at, w.From), crashed
-				out = append(out, w)
+				emit(w)
 				delete(open, k)
 			}
 		}
@@ -203,18 +201,22 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 			continue
 		}
 		k := want{r.Client, r.Lock}
-		if _, ok := open[k]; !ok {
-			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
+		w, wanted := open[k]
+		if !wanted {
+			w = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
 		}
-		if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
-			w := open[k]
+		switch ret, ok := r.Returned(); {
+		case ok && r.Outcome == history.OutcomeOK:
 			w.To, w.Acquired = ret, true
-			out = append(out, w)
-			delete(open, k)
+			emit(w)
+			if wanted {
+				delete(open, k)
+			}
+		case !wanted:
+			open[k] = w
 		}
 	}
 	closeAll("", true, end, false) // wants still open at the end wait until the end
-	return out
 }
 
 // LivenessViolations reports, given the longest acceptable unavailability
@@ -271,11 +273,11 @@ func (w ClientWait) String() string {
 // never learned it held the lock.
 func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
 	longest := map[string]ClientWait{}
-	for _, w := range wantSpans(h, end) {
+	wantSpans(h, end, func(w ClientWait) {
 		if cur, ok := longest[w.Client]; !ok || w.Duration() > cur.Duration() {
 			longest[w.Client] = w
 		}
-	}
+	})
 	out := slices.Collect(maps.Values(longest))
 	slices.SortFunc(out, func(a, b ClientWait) int { return cmp.Compare(a.Client, b.Client) })
 	return out
