@@ -130,7 +130,7 @@ func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue, le
 	}
 	slices.Sort(times)
 	times = slices.Compact(times)
-	f := fairWalk{tr: tr, q: q, g: g, under: newUnderWay(spans), leaves: leaves}
+	f := fairWalk{tr: tr, q: q, g: g, under: newUnderWay(spans), leaves: leaves, instants: times}
 	for _, t := range times {
 		if t > end {
 			break
@@ -156,8 +156,12 @@ type fairWalk struct {
 	// leaves is when the waiters asked to leave the queue themselves
 	// (leaveTimes): client -> field -> call times, sorted.
 	leaves map[string]map[string][]time.Duration
-	// changedBy is the runs of the requests on the queue (queueRuns),
-	// made on the first eviction (removedBy); nil before.
+	// instants are the times the walk steps to, sorted: the only times
+	// removedBy is asked about.
+	instants []time.Duration
+	// changedBy is the runs of the requests on the queue at the walk's
+	// instants (queueRuns), made on the first eviction (removedBy); nil
+	// before.
 	changedBy []queueRun
 	places    placeIndex
 	queue     []string
@@ -252,7 +256,7 @@ func (f *fairWalk) evicted(s *waitSpan, t time.Duration, master string) Violatio
 // clock, 1767225900000)". Of several, the first in the history.
 func (f *fairWalk) removedBy(t time.Duration) string {
 	if f.changedBy == nil {
-		f.changedBy = queueRuns(f.tr.recs, f.q.Queue)
+		f.changedBy = queueRuns(f.tr.recs, f.q.Queue, f.instants)
 	}
 	i, ok := firstRunAt(f.changedBy, int64(t))
 	if !ok {
@@ -274,12 +278,14 @@ type queueRun struct {
 }
 
 // queueRuns lists the runs of h's requests naming queue among their args
-// (Applied), sorted by time, then by record: firstRunAt finds the first
-// request in h that ran at a time. A sorted list rather than a map from
-// time to request: a fair lock's waiters spin, up to tens of thousands of
-// requests a run, and filling a map with them cost several times the
-// sort of a list that their record order has almost sorted already.
-func queueRuns(h []history.Record, queue string) []queueRun {
+// (Applied) at one of instants (sorted), sorted by time, then by record:
+// firstRunAt finds the first request in h that ran at one of those
+// instants. A fair lock's waiters spin, up to tens of thousands of
+// requests a run, most of which change nothing and so run at no instant
+// of the walk: a list of only those that do is short to sort, where a
+// map of every run (or a sorted list of them all) cost most of the
+// oracle's time.
+func queueRuns(h []history.Record, queue string, instants []time.Duration) []queueRun {
 	out := []queueRun{}
 	for i := range h {
 		r := &h[i]
@@ -287,7 +293,9 @@ func queueRuns(h []history.Record, queue string) []queueRun {
 			continue
 		}
 		for _, at := range r.Applied {
-			out = append(out, queueRun{at, i})
+			if _, ok := slices.BinarySearch(instants, time.Duration(at)); ok {
+				out = append(out, queueRun{at, i})
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b queueRun) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.rec, b.rec)) })
