@@ -81,32 +81,6 @@ func longestUnavailableOf(h []history.Record, end time.Duration, locks []string)
 // span is an interval [from, to) of world time.
 type span struct{ from, to time.Duration }
 
-// spanIndex answers whether a time falls in one of a set of spans, by two
-// binary searches instead of a pass over the spans (which, asked at every
-// span's boundary, made Waits quadratic with many clients).
-type spanIndex struct{ froms, tos []time.Duration }
-
-// newSpanIndex indexes ss's non-empty spans: t falls in one of them when
-// more start at or before t than end at or before t (a non-empty span
-// that ended by t also started by t).
-func newSpanIndex(ss []span) spanIndex {
-	var x spanIndex
-	for _, s := range ss {
-		if s.from < s.to {
-			x.froms = append(x.froms, s.from)
-			x.tos = append(x.tos, s.to)
-		}
-	}
-	slices.Sort(x.froms)
-	slices.Sort(x.tos)
-	return x
-}
-
-// inAny reports whether t falls in one of the spans, [from, to).
-func (x spanIndex) inAny(t time.Duration) bool {
-	return atOrBefore(x.froms, t) > atOrBefore(x.tos, t)
-}
-
 // isAttempt reports whether r is an acquire attempt (exclusive or shared).
 func isAttempt(r *history.Record) bool {
 	return r.Kind == history.KindOp && (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead)
@@ -137,20 +111,43 @@ func acquireLatencies(h []history.Record) ([]time.Duration, []string) {
 // waits (waiting) and nobody holds it (held). The event points are the
 // spans' boundaries, between which nothing changes. It returns the longest
 // unavailable span's length and start (the first of equally long ones).
+//
+// It sweeps the boundaries once in time order, counting the spans under
+// way: at a point t, after every boundary at t, a non-empty span [from,
+// to) is under way when it started at or before t and has not ended by t.
+// An empty or inverted span counts for nothing but is still a point, as
+// every boundary is. (Two binary searches per point in sorted starts and
+// ends, the way before, cost three sorts instead of one.)
 func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
-	var pts []time.Duration
+	type boundary struct {
+		t          time.Duration
+		wait, hold int // how the spans under way change at t
+	}
+	bs := make([]boundary, 0, 2*(len(waiting)+len(held)))
 	for _, s := range waiting {
-		pts = append(pts, s.from, s.to)
+		d := 0
+		if s.from < s.to {
+			d = 1
+		}
+		bs = append(bs, boundary{s.from, d, 0}, boundary{s.to, -d, 0})
 	}
 	for _, s := range held {
-		pts = append(pts, s.from, s.to)
+		d := 0
+		if s.from < s.to {
+			d = 1
+		}
+		bs = append(bs, boundary{s.from, 0, d}, boundary{s.to, 0, -d})
 	}
-	slices.Sort(pts)
-	pts = slices.Compact(pts)
-	w, hd := newSpanIndex(waiting), newSpanIndex(held)
+	slices.SortFunc(bs, func(a, b boundary) int { return cmp.Compare(a.t, b.t) })
 	start := time.Duration(-1)
-	for _, t := range pts {
-		bad := w.inAny(t) && !hd.inAny(t)
+	waits, holds := 0, 0
+	for i := 0; i < len(bs); {
+		t := bs[i].t
+		for ; i < len(bs) && bs[i].t == t; i++ {
+			waits += bs[i].wait
+			holds += bs[i].hold
+		}
+		bad := waits > 0 && holds == 0
 		switch {
 		case bad && start < 0:
 			start = t
