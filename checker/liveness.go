@@ -41,8 +41,19 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 	slices.Sort(lat)
 	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
 	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
-	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = longestUnavailableOf(h, end, locks)
+	u := unavailableOf(h, end, locks, Holdings(h, end))
+	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = u.Longest, u.Lock, u.From
 	return ws
+}
+
+// Unavailability is a history's longest unavailability: the longest span
+// during which a lock was held by nobody (by belief) while some client
+// waited for it (Longest, zero when none), the lock and the span's start,
+// as LongestUnavailable gives them.
+type Unavailability struct {
+	Longest time.Duration
+	Lock    string
+	From    time.Duration
 }
 
 // LongestUnavailable is Waits(h, end)'s LongestUnavailable, LongestLock
@@ -52,30 +63,42 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 // lock attempted first) and the span's start. All are zero when no acquire
 // attempt returned, as in Waits, or when no lock was ever unavailable.
 func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Duration, lock string, from time.Duration) {
-	lat, locks := acquireLatencies(h)
-	if len(lat) == 0 {
-		return 0, "", 0
-	}
-	return longestUnavailableOf(h, end, locks)
+	u := unavailability(h, end, nil)
+	return u.Longest, u.Lock, u.From
 }
 
-// longestUnavailableOf is LongestUnavailable given the locks attempted in
-// h, in the order of their first attempt.
-func longestUnavailableOf(h []history.Record, end time.Duration, locks []string) (longest time.Duration, lock string, from time.Duration) {
+// unavailability is LongestUnavailable's, given hs, h's holdings until
+// end (Holdings), when the caller has them (nil: it makes them if it
+// needs them).
+func unavailability(h []history.Record, end time.Duration, hs []Holding) Unavailability {
+	lat, locks := acquireLatencies(h)
+	if len(lat) == 0 {
+		return Unavailability{}
+	}
+	if hs == nil {
+		hs = Holdings(h, end)
+	}
+	return unavailableOf(h, end, locks, hs)
+}
+
+// unavailableOf is LongestUnavailable given the locks attempted in h, in
+// the order of their first attempt, and h's holdings until end.
+func unavailableOf(h []history.Record, end time.Duration, locks []string, hs []Holding) Unavailability {
 	waiting := map[string][]span{}
 	wantSpans(h, end, func(w ClientWait) { waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To}) })
 	held := map[string][]span{}
-	for _, hd := range Holdings(h, end) {
+	for _, hd := range hs {
 		held[hd.Lock] = append(held[hd.Lock], span{hd.From, hd.To})
 	}
 	// Locks in the order of their first attempt: of equally long spans, the
 	// first lock's is reported.
+	var u Unavailability
 	for _, l := range locks {
-		if d, start := longestUnavailable(waiting[l], held[l]); d > longest {
-			longest, lock, from = d, l, start
+		if d, start := longestUnavailable(waiting[l], held[l]); d > u.Longest {
+			u = Unavailability{Longest: d, Lock: l, From: start}
 		}
 	}
-	return longest, lock, from
+	return u
 }
 
 // span is an interval [from, to) of world time.
@@ -220,13 +243,18 @@ func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
 // (the lease plus the wait, for the algorithm under test), the spans longer
 // than it: a deadlock, or a lock that stayed unobtainable.
 func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
-	longest, lock, from := LongestUnavailable(h, end)
-	if longest <= bound {
+	return livenessViolations(h, unavailability(h, end, nil), bound)
+}
+
+// livenessViolations is LivenessViolations given h's longest
+// unavailability u.
+func livenessViolations(h []history.Record, u Unavailability, bound time.Duration) []Violation {
+	if u.Longest <= bound {
 		return nil
 	}
-	return []Violation{{Kind: Liveness, Lock: lock, From: from, To: from + longest,
-		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", longest, bound),
-		Faults: FaultsBefore(h, from, 5)}}
+	return []Violation{{Kind: Liveness, Lock: u.Lock, From: u.From, To: u.From + u.Longest,
+		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", u.Longest, bound),
+		Faults: FaultsBefore(h, u.From, 5)}}
 }
 
 // ClientWait is one client's longest wait for a lock: from the call of its

@@ -145,7 +145,8 @@ type fencingJSON struct {
 }
 
 // summary sums up the run of seed whose history recs ended at end and
-// whose verdict is v: a safety kind (Kind.Safety) makes it unsafe and its
+// whose verdict is v (its scenario's Check of recs until end: the counts
+// it carries are read, not made again): a safety kind (Kind.Safety) makes it unsafe and its
 // first safety violation is its safety counterexample, whatever
 // availability findings came before; its first fairness violation
 // (Kind.Fairness) is its fairness counterexample, and its first other
@@ -181,10 +182,23 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 			sum.Availability = first(x)
 		}
 	}
-	sum.Unavailable, _, _ = checker.LongestUnavailable(recs, end)
+	sum.Unavailable = runUnavailable(v, recs, end)
 	f := runFencing(v, recs)
 	sum.Fencing = fencingJSON{Accepted: f.Accepted, Rejected: f.Rejected, StaleAccepted: f.StaleAccepted, Prevented: f.Prevented}
 	return sum
+}
+
+// runUnavailable is checker.LongestUnavailable's longest span of recs,
+// which ran until end and whose verdict is v: the verdict's own
+// (Verdict.Unavailable), which Judge measured on the holdings its oracles
+// read, instead of making them again; measured here only for a verdict
+// Judge did not make (TestRunUnavailableIsLongestUnavailable).
+func runUnavailable(v checker.Verdict, recs []history.Record, end time.Duration) time.Duration {
+	if v.Unavailable != nil {
+		return v.Unavailable.Longest
+	}
+	d, _, _ := checker.LongestUnavailable(recs, end)
+	return d
 }
 
 // runFencing is checker.Fencing's report of recs, whose verdict is v: the

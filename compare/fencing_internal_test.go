@@ -61,3 +61,41 @@ func TestRunFencingIsFencing(t *testing.T) {
 		t.Error("no small budget's verdict counted fewer writes: the test does not show that runFencing counts again")
 	}
 }
+
+// TestRunUnavailableIsLongestUnavailable: a run's longest unavailability
+// (runUnavailable, from the verdict) is checker.LongestUnavailable's of
+// its history, for a column of each kind of lock under every mode at two
+// seeds, among them runs where a lock was unavailable for a while; and a
+// verdict Judge did not make (no Unavailable) gets it measured.
+func TestRunUnavailableIsLongestUnavailable(t *testing.T) {
+	unavailable := 0
+	for _, a := range Algorithms {
+		for _, md := range Modes {
+			s, err := scenario.Parse("cell.yaml", []byte(ScenarioYAML(md, md.Ref, a)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := simrun.Run(s, 1+uint64(len(a.Name)%2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := r.History.Records()
+			want, _, _ := checker.LongestUnavailable(recs, r.End)
+			if r.Verdict.Unavailable == nil {
+				t.Fatalf("%s %s: the verdict has no unavailability", a.Name, md.Name)
+			}
+			if got := runUnavailable(r.Verdict, recs, r.End); got != want {
+				t.Errorf("%s %s: runUnavailable %v, LongestUnavailable %v", a.Name, md.Name, got, want)
+			}
+			if got := runUnavailable(checker.Verdict{}, recs, r.End); got != want {
+				t.Errorf("%s %s, a verdict without it: runUnavailable %v, LongestUnavailable %v", a.Name, md.Name, got, want)
+			}
+			if want > 0 {
+				unavailable++
+			}
+		}
+	}
+	if unavailable < 10 {
+		t.Errorf("only %d runs with a lock unavailable: too few to compare", unavailable)
+	}
+}
