@@ -108,6 +108,12 @@ type Verdict struct {
 	// client, when the Config named any client (Config.ClientWaits); nil
 	// otherwise. An expectation of a least wait is compared with these.
 	Waits []ClientWait
+	// Unavailable is the history's longest unavailability
+	// (LongestUnavailable), which Judge measures on the holdings its
+	// oracles read: a report of the run reads it here rather than making
+	// the holdings again. Nil on a verdict Judge did not make (Judge never
+	// changes it after: verdicts of one history may share it).
+	Unavailable *Unavailability
 }
 
 // Cleared reports whether v found no violation and every check that could

@@ -130,7 +130,7 @@ func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue, le
 	}
 	slices.Sort(times)
 	times = slices.Compact(times)
-	f := fairWalk{tr: tr, q: q, g: g, under: newUnderWay(spans), leaves: leaves}
+	f := fairWalk{tr: tr, q: q, g: g, under: newUnderWay(spans), leaves: leaves, instants: times}
 	for _, t := range times {
 		if t > end {
 			break
@@ -156,9 +156,13 @@ type fairWalk struct {
 	// leaves is when the waiters asked to leave the queue themselves
 	// (leaveTimes): client -> field -> call times, sorted.
 	leaves map[string]map[string][]time.Duration
-	// changedBy is, by applied time, the first request in the history
-	// that ran on the queue then (removedBy), made on the first eviction.
-	changedBy map[int64]int
+	// instants are the times the walk steps to, sorted: the only times
+	// removedBy is asked about.
+	instants []time.Duration
+	// changedBy is the runs of the requests on the queue at the walk's
+	// instants (queueRuns), made on the first eviction (removedBy); nil
+	// before.
+	changedBy []queueRun
 	places    placeIndex
 	queue     []string
 	held      map[string]string
@@ -252,9 +256,9 @@ func (f *fairWalk) evicted(s *waitSpan, t time.Duration, master string) Violatio
 // clock, 1767225900000)". Of several, the first in the history.
 func (f *fairWalk) removedBy(t time.Duration) string {
 	if f.changedBy == nil {
-		f.changedBy = queueRuns(f.tr.recs, f.q.Queue)
+		f.changedBy = queueRuns(f.tr.recs, f.q.Queue, f.instants)
 	}
-	i, ok := f.changedBy[int64(t)]
+	i, ok := firstRunAt(f.changedBy, int64(t))
 	if !ok {
 		return ""
 	}
@@ -266,23 +270,46 @@ func (f *fairWalk) removedBy(t time.Duration) string {
 	return who
 }
 
-// queueRuns indexes h's requests naming queue among their args by the
-// times a node ran them (Applied): each time to the first such request in
-// h.
-func queueRuns(h []history.Record, queue string) map[int64]int {
-	out := map[int64]int{}
+// queueRun is a time a node ran a request (one of its Applied) and the
+// request's index in the history.
+type queueRun struct {
+	at  int64
+	rec int
+}
+
+// queueRuns lists the runs of h's requests naming queue among their args
+// (Applied) at one of instants (sorted), sorted by time, then by record:
+// firstRunAt finds the first request in h that ran at one of those
+// instants. A fair lock's waiters spin, up to tens of thousands of
+// requests a run, most of which change nothing and so run at no instant
+// of the walk: a list of only those that do is short to sort, where a
+// map of every run (or a sorted list of them all) cost most of the
+// oracle's time.
+func queueRuns(h []history.Record, queue string, instants []time.Duration) []queueRun {
+	out := []queueRun{}
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindReq || len(r.Applied) == 0 || !slices.Contains(r.Args, queue) {
 			continue
 		}
 		for _, at := range r.Applied {
-			if _, ok := out[at]; !ok {
-				out[at] = i
+			if _, ok := slices.BinarySearch(instants, time.Duration(at)); ok {
+				out = append(out, queueRun{at, i})
 			}
 		}
 	}
+	slices.SortFunc(out, func(a, b queueRun) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.rec, b.rec)) })
 	return out
+}
+
+// firstRunAt is the first request in the history among runs (queueRuns)
+// that ran at t, and false when none did.
+func firstRunAt(runs []queueRun, t int64) (int, bool) {
+	k, ok := slices.BinarySearchFunc(runs, t, func(r queueRun, t int64) int { return cmp.Compare(r.at, t) })
+	if !ok {
+		return 0, false
+	}
+	return runs[k].rec, true
 }
 
 // overtaken is the OutOfOrder violations of field taking the lock at t:

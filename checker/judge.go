@@ -58,7 +58,10 @@ type Config struct {
 // undecided (Verdict.UndecidedOn), and the verdict is Unknown unless
 // something was found. The verdict also carries what an expectation
 // compares besides the violations: the fencing counts (Verdict.Fencing)
-// and, when cfg names clients, their longest waits (Verdict.Waits).
+// and, when cfg names clients, their longest waits (Verdict.Waits); and
+// the history's longest unavailability (Verdict.Unavailable), measured on
+// the holdings the oracles read, which the liveness bound is compared
+// with and a report of the run reads.
 //
 // Each oracle, the fairness oracle among them, may spend Budget.Work
 // units over the whole history, counted by itself as it goes, never by the
@@ -102,8 +105,10 @@ func Judge(h []history.Record, cfg Config) Verdict {
 		lin = linearizableWithin(h, cfg.Model, bud, cfg.LinOptions, reqs)
 		all = append(all, lin.Violations...)
 	}
+	u := unavailability(h, cfg.End, hs)
+	v.Unavailable = &u
 	if cfg.Liveness > 0 {
-		all = append(all, LivenessViolations(h, cfg.End, cfg.Liveness)...)
+		all = append(all, livenessViolations(h, u, cfg.Liveness)...)
 	}
 	all = append(all, tr.fairnessViolations(h, cfg.End, cfg.Queues, works[5])...)
 	if len(cfg.ClientWaits) > 0 {

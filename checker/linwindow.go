@@ -276,7 +276,7 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 // is such a burst); Unknown says what was not decided. More than
 // linMaxGroups distinct armed sets at a cut also make the lock undecided.
 func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, work *linWork) linLockResult {
-	sorted := ops // checkLock's own (opsOf's copy): sorted in place
+	sorted := ops // checkLock's own (opsOf's copy, or the only lock's lh.ops): sorted in place
 	slices.SortStableFunc(sorted, func(a, b linOp) int { return cmpInt64(a.call, b.call) })
 	wins := linWindows(sorted, linMinWindow)
 	carried := []*linState{lh.model(false).Init().(*linState)}

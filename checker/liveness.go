@@ -41,8 +41,19 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 	slices.Sort(lat)
 	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
 	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
-	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = longestUnavailableOf(h, end, locks)
+	u := unavailableOf(h, end, locks, Holdings(h, end))
+	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = u.Longest, u.Lock, u.From
 	return ws
+}
+
+// Unavailability is a history's longest unavailability: the longest span
+// during which a lock was held by nobody (by belief) while some client
+// waited for it (Longest, zero when none), the lock and the span's start,
+// as LongestUnavailable gives them.
+type Unavailability struct {
+	Longest time.Duration
+	Lock    string
+	From    time.Duration
 }
 
 // LongestUnavailable is Waits(h, end)'s LongestUnavailable, LongestLock
@@ -52,62 +63,46 @@ func Waits(h []history.Record, end time.Duration) WaitStats {
 // lock attempted first) and the span's start. All are zero when no acquire
 // attempt returned, as in Waits, or when no lock was ever unavailable.
 func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Duration, lock string, from time.Duration) {
-	lat, locks := acquireLatencies(h)
-	if len(lat) == 0 {
-		return 0, "", 0
-	}
-	return longestUnavailableOf(h, end, locks)
+	u := unavailability(h, end, nil)
+	return u.Longest, u.Lock, u.From
 }
 
-// longestUnavailableOf is LongestUnavailable given the locks attempted in
-// h, in the order of their first attempt.
-func longestUnavailableOf(h []history.Record, end time.Duration, locks []string) (longest time.Duration, lock string, from time.Duration) {
-	waiting := map[string][]span{}
-	for _, w := range wantSpans(h, end) {
-		waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To})
+// unavailability is LongestUnavailable's, given hs, h's holdings until
+// end (Holdings), when the caller has them (nil: it makes them if it
+// needs them).
+func unavailability(h []history.Record, end time.Duration, hs []Holding) Unavailability {
+	lat, locks := acquireLatencies(h)
+	if len(lat) == 0 {
+		return Unavailability{}
 	}
+	if hs == nil {
+		hs = Holdings(h, end)
+	}
+	return unavailableOf(h, end, locks, hs)
+}
+
+// unavailableOf is LongestUnavailable given the locks attempted in h, in
+// the order of their first attempt, and h's holdings until end.
+func unavailableOf(h []history.Record, end time.Duration, locks []string, hs []Holding) Unavailability {
+	waiting := map[string][]span{}
+	wantSpans(h, end, func(w ClientWait) { waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To}) })
 	held := map[string][]span{}
-	for _, hd := range Holdings(h, end) {
+	for _, hd := range hs {
 		held[hd.Lock] = append(held[hd.Lock], span{hd.From, hd.To})
 	}
 	// Locks in the order of their first attempt: of equally long spans, the
 	// first lock's is reported.
+	var u Unavailability
 	for _, l := range locks {
-		if d, start := longestUnavailable(waiting[l], held[l]); d > longest {
-			longest, lock, from = d, l, start
+		if d, start := longestUnavailable(waiting[l], held[l]); d > u.Longest {
+			u = Unavailability{Longest: d, Lock: l, From: start}
 		}
 	}
-	return longest, lock, from
+	return u
 }
 
 // span is an interval [from, to) of world time.
 type span struct{ from, to time.Duration }
-
-// spanIndex answers whether a time falls in one of a set of spans, by two
-// binary searches instead of a pass over the spans (which, asked at every
-// span's boundary, made Waits quadratic with many clients).
-type spanIndex struct{ froms, tos []time.Duration }
-
-// newSpanIndex indexes ss's non-empty spans: t falls in one of them when
-// more start at or before t than end at or before t (a non-empty span
-// that ended by t also started by t).
-func newSpanIndex(ss []span) spanIndex {
-	var x spanIndex
-	for _, s := range ss {
-		if s.from < s.to {
-			x.froms = append(x.froms, s.from)
-			x.tos = append(x.tos, s.to)
-		}
-	}
-	slices.Sort(x.froms)
-	slices.Sort(x.tos)
-	return x
-}
-
-// inAny reports whether t falls in one of the spans, [from, to).
-func (x spanIndex) inAny(t time.Duration) bool {
-	return atOrBefore(x.froms, t) > atOrBefore(x.tos, t)
-}
 
 // isAttempt reports whether r is an acquire attempt (exclusive or shared).
 func isAttempt(r *history.Record) bool {
@@ -139,20 +134,43 @@ func acquireLatencies(h []history.Record) ([]time.Duration, []string) {
 // waits (waiting) and nobody holds it (held). The event points are the
 // spans' boundaries, between which nothing changes. It returns the longest
 // unavailable span's length and start (the first of equally long ones).
+//
+// It sweeps the boundaries once in time order, counting the spans under
+// way: at a point t, after every boundary at t, a non-empty span [from,
+// to) is under way when it started at or before t and has not ended by t.
+// An empty or inverted span counts for nothing but is still a point, as
+// every boundary is. (Two binary searches per point in sorted starts and
+// ends, the way before, cost three sorts instead of one.)
 func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
-	var pts []time.Duration
+	type boundary struct {
+		t          time.Duration
+		wait, hold int // how the spans under way change at t
+	}
+	bs := make([]boundary, 0, 2*(len(waiting)+len(held)))
 	for _, s := range waiting {
-		pts = append(pts, s.from, s.to)
+		d := 0
+		if s.from < s.to {
+			d = 1
+		}
+		bs = append(bs, boundary{s.from, d, 0}, boundary{s.to, -d, 0})
 	}
 	for _, s := range held {
-		pts = append(pts, s.from, s.to)
+		d := 0
+		if s.from < s.to {
+			d = 1
+		}
+		bs = append(bs, boundary{s.from, 0, d}, boundary{s.to, 0, -d})
 	}
-	slices.Sort(pts)
-	pts = slices.Compact(pts)
-	w, hd := newSpanIndex(waiting), newSpanIndex(held)
+	slices.SortFunc(bs, func(a, b boundary) int { return cmp.Compare(a.t, b.t) })
 	start := time.Duration(-1)
-	for _, t := range pts {
-		bad := w.inAny(t) && !hd.inAny(t)
+	waits, holds := 0, 0
+	for i := 0; i < len(bs); {
+		t := bs[i].t
+		for ; i < len(bs) && bs[i].t == t; i++ {
+			waits += bs[i].wait
+			holds += bs[i].hold
+		}
+		bad := waits > 0 && holds == 0
 		switch {
 		case bad && start < 0:
 			start = t
@@ -166,18 +184,18 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 	return longest, from
 }
 
-// wantSpans is every span during which a client wanted a lock, in the
-// order the spans ended: a client wants a lock from the call of its first
-// attempt after its last success (or after the start) until the return of
-// the attempt that succeeds (Acquired), its crash (Crashed: a dead client
-// wants nothing), or end. Retry loops that think between attempts still
+// wantSpans calls emit with every span during which a client wanted a
+// lock, in the order the spans ended (its callers keep a part of each: a
+// list of them all was garbage at once): a client wants a lock from the
+// call of its first attempt after its last success (or after the start)
+// until the return of the attempt that succeeds (Acquired), its crash
+// (Crashed: a dead client wants nothing), or end. Retry loops that think between attempts still
 // count as waiting: the client wanted the lock all along. An attempt whose
 // outcome stayed unknown does not end a want: the client never learned it
 // held the lock. Waits and ClientWaits both measure these spans, so that
 // the two agree on what a wait is.
-func wantSpans(h []history.Record, end time.Duration) []ClientWait {
+func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
 	type want struct{ client, lock string }
-	var out []ClientWait
 	open := map[want]ClientWait{} // the open wants
 	// closeAll ends, at at, the open wants of client (of every client when
 	// all is set), by client, then lock.
@@ -188,7 +206,7 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 		for _, k := range keys {
 			if w := open[k]; all || w.Client == client {
 				w.To, w.Crashed = max(at, w.From), crashed
-				out = append(out, w)
+				emit(w)
 				delete(open, k)
 			}
 		}
@@ -203,31 +221,40 @@ func wantSpans(h []history.Record, end time.Duration) []ClientWait {
 			continue
 		}
 		k := want{r.Client, r.Lock}
-		if _, ok := open[k]; !ok {
-			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
+		w, wanted := open[k]
+		if !wanted {
+			w = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
 		}
-		if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
-			w := open[k]
+		switch ret, ok := r.Returned(); {
+		case ok && r.Outcome == history.OutcomeOK:
 			w.To, w.Acquired = ret, true
-			out = append(out, w)
-			delete(open, k)
+			emit(w)
+			if wanted {
+				delete(open, k)
+			}
+		case !wanted:
+			open[k] = w
 		}
 	}
 	closeAll("", true, end, false) // wants still open at the end wait until the end
-	return out
 }
 
 // LivenessViolations reports, given the longest acceptable unavailability
 // (the lease plus the wait, for the algorithm under test), the spans longer
 // than it: a deadlock, or a lock that stayed unobtainable.
 func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
-	longest, lock, from := LongestUnavailable(h, end)
-	if longest <= bound {
+	return livenessViolations(h, unavailability(h, end, nil), bound)
+}
+
+// livenessViolations is LivenessViolations given h's longest
+// unavailability u.
+func livenessViolations(h []history.Record, u Unavailability, bound time.Duration) []Violation {
+	if u.Longest <= bound {
 		return nil
 	}
-	return []Violation{{Kind: Liveness, Lock: lock, From: from, To: from + longest,
-		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", longest, bound),
-		Faults: FaultsBefore(h, from, 5)}}
+	return []Violation{{Kind: Liveness, Lock: u.Lock, From: u.From, To: u.From + u.Longest,
+		Detail: fmt.Sprintf("free while clients waited for %v, longer than the bound %v", u.Longest, bound),
+		Faults: FaultsBefore(h, u.From, 5)}}
 }
 
 // ClientWait is one client's longest wait for a lock: from the call of its
@@ -271,11 +298,11 @@ func (w ClientWait) String() string {
 // never learned it held the lock.
 func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
 	longest := map[string]ClientWait{}
-	for _, w := range wantSpans(h, end) {
+	wantSpans(h, end, func(w ClientWait) {
 		if cur, ok := longest[w.Client]; !ok || w.Duration() > cur.Duration() {
 			longest[w.Client] = w
 		}
-	}
+	})
 	out := slices.Collect(maps.Values(longest))
 	slices.SortFunc(out, func(a, b ClientWait) int { return cmp.Compare(a.Client, b.Client) })
 	return out

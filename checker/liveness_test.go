@@ -108,7 +108,8 @@ func TestWaitsAndLiveness(t *testing.T) {
 // TestLongestUnavailableIsWaits: LongestUnavailable answers what Waits
 // says of the longest unavailability, lock and start included, and zero
 // when no attempt returned (a client still waiting at the end of a run
-// whose every attempt stayed open: Waits measures nothing there).
+// whose every attempt stayed open: Waits measures nothing there); and
+// Judge's verdict carries the same (Verdict.Unavailable).
 func TestLongestUnavailableIsWaits(t *testing.T) {
 	s := time.Second
 	two := []history.Record{
@@ -136,6 +137,14 @@ func TestLongestUnavailableIsWaits(t *testing.T) {
 		}
 		if longest != c.want || lock != c.lock {
 			t.Errorf("%s: LongestUnavailable = %v on %q; want %v on %q", c.name, longest, lock, c.want, c.lock)
+		}
+		// Judge measures it on its own holdings, with or without a
+		// liveness bound to compare it with.
+		for _, bound := range []time.Duration{0, 3 * s} {
+			v := checker.Judge(c.h, checker.Config{End: time.Minute, Liveness: bound})
+			if u := v.Unavailable; u == nil || *u != (checker.Unavailability{Longest: longest, Lock: lock, From: from}) {
+				t.Errorf("%s, liveness bound %v: Judge's unavailability %+v; LongestUnavailable %v, %q, %v", c.name, bound, u, longest, lock, from)
+			}
 		}
 	}
 }

@@ -392,8 +392,9 @@ func refLongestUnavailable(waiting, held []span) (longest, from time.Duration) {
 }
 
 // TestLongestUnavailableAgreesWithPass: on 2,000 random sets of spans
-// (empty and inverted ones among them, on a coarse grid), the indexed
-// longestUnavailable is the pass's, and the sets give a span often.
+// (empty and inverted ones among them, on a coarse grid), the sweep of
+// longestUnavailable finds the pass's span, and the sets give a span
+// often.
 func TestLongestUnavailableAgreesWithPass(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 2))
 	spans := func() []span {

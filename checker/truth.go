@@ -349,10 +349,24 @@ func Names(st *history.Record, h Holding) bool {
 	if st.Fields == nil {
 		return h.Token != "" && st.Value == h.Token
 	}
-	f := holderField(h.Client)
-	_, ok := st.Fields[f]
-	_, okw := st.Fields[f+":write"]
-	return ok || okw
+	// The field names are built in a buffer on the stack: a map index by
+	// string(bytes) allocates nothing, and the silent-loss oracle asks
+	// this of every group at every point of every holding.
+	var buf [64]byte
+	f := appendHolderField(buf[:0], h.Client)
+	if _, ok := st.Fields[string(f)]; ok {
+		return true
+	}
+	_, ok := st.Fields[string(append(f, ":write"...))]
+	return ok
+}
+
+// appendHolderField appends holderField(holder) to b.
+func appendHolderField(b []byte, holder string) []byte {
+	if client, owner, ok := strings.Cut(holder, "/"); ok {
+		return append(append(append(b, client...), ':'), owner...)
+	}
+	return append(b, holder...)
 }
 
 // namedBy counts the groups whose master names h at t.

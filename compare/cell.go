@@ -145,7 +145,8 @@ type fencingJSON struct {
 }
 
 // summary sums up the run of seed whose history recs ended at end and
-// whose verdict is v: a safety kind (Kind.Safety) makes it unsafe and its
+// whose verdict is v (its scenario's Check of recs until end: the counts
+// it carries are read, not made again): a safety kind (Kind.Safety) makes it unsafe and its
 // first safety violation is its safety counterexample, whatever
 // availability findings came before; its first fairness violation
 // (Kind.Fairness) is its fairness counterexample, and its first other
@@ -181,10 +182,38 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 			sum.Availability = first(x)
 		}
 	}
-	sum.Unavailable, _, _ = checker.LongestUnavailable(recs, end)
-	f, _ := checker.Fencing(recs)
+	sum.Unavailable = runUnavailable(v, recs, end)
+	f := runFencing(v, recs)
 	sum.Fencing = fencingJSON{Accepted: f.Accepted, Rejected: f.Rejected, StaleAccepted: f.StaleAccepted, Prevented: f.Prevented}
 	return sum
+}
+
+// runUnavailable is checker.LongestUnavailable's longest span of recs,
+// which ran until end and whose verdict is v: the verdict's own
+// (Verdict.Unavailable), which Judge measured on the holdings its oracles
+// read, instead of making them again; measured here only for a verdict
+// Judge did not make (TestRunUnavailableIsLongestUnavailable).
+func runUnavailable(v checker.Verdict, recs []history.Record, end time.Duration) time.Duration {
+	if v.Unavailable != nil {
+		return v.Unavailable.Longest
+	}
+	d, _, _ := checker.LongestUnavailable(recs, end)
+	return d
+}
+
+// runFencing is checker.Fencing's report of recs, whose verdict is v: the
+// verdict's own counts (Verdict.Fencing), which the judge's fencing oracle
+// took over the whole history unless it gave up within its budget
+// (UndecidedOn(StaleWrite)); only then is the oracle run again, without a
+// budget, so that a run's counts never depend on where a budget stopped.
+// Running it again on every run was a second pass over the history for
+// the counts the verdict already had (TestRunFencingIsFencing).
+func runFencing(v checker.Verdict, recs []history.Record) checker.FencingReport {
+	if !v.UndecidedOn(checker.StaleWrite) {
+		return v.Fencing
+	}
+	f, _ := checker.Fencing(recs)
+	return f
 }
 
 // faultsBefore describes the fault events at or before t, in time order,
@@ -196,7 +225,8 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 // skipped at 24.996s: node is already down"), so that a reader sees which
 // fault did not happen and why.
 func faultsBefore(recs []history.Record, t time.Duration) (out []string, skipped int) {
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i] // a copy of each record cost more than the loop's tests
 		if r.Kind != history.KindFault || r.At() > t || r.Op == history.FaultHeal || r.Op == history.FaultNetRule || strings.HasPrefix(r.Op, "lost-") {
 			continue
 		}
@@ -221,7 +251,7 @@ func (ce *Counterexample) Events() int { return len(ce.Faults) - ce.Skipped }
 
 // skippedEvent is a skipped fault's entry of faultsBefore: the step that
 // could not act, when, and why.
-func skippedEvent(r history.Record) string {
+func skippedEvent(r *history.Record) string {
 	step, why := history.ParseSkippedDetail(r.Detail)
 	s := fmt.Sprintf("%s skipped at %v", step, r.At().Round(time.Millisecond))
 	if why != "" {
