@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/fpconv"
 )
 
@@ -153,16 +154,18 @@ func (n *Node) fast(cmd string, args []string) (r fastReply, ok bool) {
 // Dispatch's.
 type fastCommand func(n *Node, cmd string, args []string) (r fastReply, ok bool)
 
+// fastGet is GET of a missing key or a string. One RedisDB.Get tells
+// them apart from another type (ErrWrongType, Dispatch's), and marks the
+// key used (miniredis's LRU clock) when it exists, as cmdGet does.
 func fastGet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if len(args) != 2 {
 		return r, false
 	}
-	switch n.db.Type(args[1]) {
-	case "":
-		return fastReply{kind: fastNil}, true
-	case "string":
-		v, _ := n.db.Get(args[1])
+	switch v, err := n.db.Get(args[1]); err {
+	case nil:
 		return fastReply{kind: fastBulk, s: v}, true
+	case miniredis.ErrKeyNotFound:
+		return fastReply{kind: fastNil}, true
 	}
 	return r, false
 }
@@ -413,11 +416,15 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return r, false // WRONGTYPE
 	}
 	old := ""
-	if typ == "string" {
+	if get && typ == "string" {
 		old, _ = db.Get(key)
 	}
 	if !readonly {
-		db.Del(key)
+		// Set replaces a string (and drops its TTL) as Del then Set
+		// would, to the key's version count; it refuses another type.
+		if exists && typ != "string" {
+			db.Del(key)
+		}
 		_ = db.Set(key, value)
 		if ttlSet {
 			db.SetTTL(key, ttl)
