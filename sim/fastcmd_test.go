@@ -112,14 +112,17 @@ func (g fastCmdGen) command() []string {
 
 // TestFastCommandsMatchDispatch runs random command sequences on two
 // masters at the same instants, one taking the short way of fastcmd.go and
-// one with every command through miniredis's Dispatch, directly and (half
-// the time) by redis.pcall from a script, and requires after every command
-// equal replies and errors, equal databases (values and TTLs), equal truth
+// one with every command through miniredis's Dispatch, directly (half the
+// time), by redis.pcall from a script (a quarter), or two commands by one
+// script (a quarter: the second may read a key the first wrote), and
+// requires after every command equal replies and errors, equal databases (values and TTLs), equal truth
 // and equal replication offsets (the same writes propagated). It also
 // requires that most commands took the short way, so that it compares
 // something.
 func TestFastCommandsMatchDispatch(t *testing.T) {
 	const viaScript = "return redis.pcall(unpack(ARGV))"
+	const viaScriptTwo = "local n = tonumber(ARGV[1]); " +
+		"return {redis.pcall(unpack(ARGV, 2, n + 1)), redis.pcall(unpack(ARGV, n + 2))}"
 	totalFast, total := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		w := New(seed)
@@ -137,8 +140,23 @@ func TestFastCommandsMatchDispatch(t *testing.T) {
 		for step := 0; step < 300; step++ {
 			at += time.Duration(g.r.IntN(4)) * 500 * time.Millisecond
 			cmd := g.command()
-			if g.r.IntN(2) == 0 && len(cmd) > 0 {
+			switch g.r.IntN(4) {
+			case 0, 1:
 				cmd = append([]string{"EVAL", viaScript, "0"}, cmd...)
+			case 2:
+				// Two commands in one script: the second may read
+				// a key the first wrote in the same command.
+				second := g.command()
+				if g.r.IntN(2) == 0 {
+					// A change of a hash's fields, then a read of
+					// the field.
+					cmd = []string{"HDEL", "h", g.field()}
+					if g.r.IntN(2) == 0 {
+						cmd = []string{"HSET", "h", g.field(), g.value()}
+					}
+					second = []string{g.pick("HEXISTS", "HGET"), "h", cmd[2]}
+				}
+				cmd = append(append([]string{"EVAL", viaScriptTwo, "0", fmt.Sprint(len(cmd))}, cmd...), second...)
 			}
 			step := step
 			must(t, w.At(at, func() {

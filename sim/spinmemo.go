@@ -26,9 +26,8 @@ package sim
 //     (fastcmd.go: a call through Dispatch leaves a trace of its own,
 //     miniredis's count of commands for INFO, which skipping it would
 //     lose), and it found no lock key (PTTL -2). A waiter behind a held
-//     lock is never kept anyway (HEXISTS of a field the hash lacks is
-//     Dispatch's); it waits for the lock's PTTL, while behind a free lock
-//     it tries again at once.
+//     lock is never kept (its PTTL is the lock's); it waits for that
+//     PTTL, while behind a free lock it tries again at once.
 //   - A repeat is answered only while the write count is the kept one:
 //     any write on the node since (a command, another script, a key
 //     expired, the replication stream, a restart's data) ends it, and no
