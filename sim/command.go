@@ -142,7 +142,9 @@ func (n *Node) record(cmd string, spec cmdSpec, args []string) {
 		return
 	}
 	if spec.write {
-		n.touched = append(n.touched, spec.keys.of(args)...)
+		keys := spec.keys.of(args)
+		n.forgetKnown(keys)
+		n.touched = append(n.touched, keys...)
 		if !n.fastKept {
 			n.reshaped = true
 		}
@@ -159,6 +161,7 @@ func isWrite(cmd string, spec cmdSpec) bool {
 // from lookupCommand) on miniredis and returns its parsed reply.
 func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
+	n.known = n.known[:0]
 	n.published = n.published[:0]
 	n.reshaped = false
 	if n.lua != nil && n.lua.handles(cmd) {

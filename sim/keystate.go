@@ -52,7 +52,13 @@ func (n *Node) effects() []keyEffect {
 		if slices.Contains(n.touched[:i], k) {
 			continue
 		}
-		st, ok := n.readHashByTruth(k)
+		st, same, ok := n.knownAfter(k)
+		if same {
+			continue // unchanged: its state is the truth's
+		}
+		if !ok {
+			st, ok = n.readHashByTruth(k)
+		}
 		if !ok {
 			st = n.readKey(k)
 		}

@@ -113,7 +113,13 @@ type Node struct {
 	// set by such a short way for the hook's record). effects reads a hash
 	// the command left in shape by the truth's fields (readHashByTruth).
 	reshaped, fastKept bool
-	published          [][2]string
+	// known are keys' states after the command under way, as the short
+	// way that last wrote each of them left them (knownAfter); fastAfter
+	// and fastState are what the last short way knew (runFast).
+	known     []knownKey
+	fastAfter fastAfter
+	fastState keyState
+	published [][2]string
 
 	offset       uint64            // replication offset: one per write command
 	clientOffset map[string]uint64 // last write offset per client (for WAIT)
