@@ -207,7 +207,7 @@ func normalise(v any) any {
 func (n *Node) exec(client string, args []string) (any, error) {
 	n.tick()
 	n.pruneBases()
-	spec, known := lookupCommand(args[0])
+	spec, known := n.specs.lookup(args[0])
 	cmd := spec.name
 	if !known {
 		cmd = strings.ToUpper(args[0])

@@ -109,7 +109,7 @@ func luaFormat(f float64) string { return strconv.FormatFloat(f, 'g', 17, 64) }
 // the command's error reply, or the refusal of a command scripts may not
 // run. args[0] may be replaced by the name in upper case.
 func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error) {
-	spec, known := e.lookup(args[0])
+	spec, known := e.specs.lookup(args[0])
 	name := spec.name
 	if !known {
 		name = strings.ToUpper(args[0])

@@ -102,7 +102,8 @@ type Node struct {
 	// noSpinMemo turns the spin memo off on this node (tests compare).
 	noSpinMemo bool
 
-	fieldBuf, fvBuf []string // setKey's buffers
+	fieldBuf, fvBuf []string  // setKey's buffers
+	specs           specCache // the specs of client commands' names (exec)
 
 	capturing bool
 	touched   []string
