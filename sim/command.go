@@ -169,12 +169,13 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 		defer func() { n.capturing = false }()
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
-	n.syncCommand(spec, known, args)
+	n.expireCommand(spec, known, args)
 	n.capturing = true
 	if r, ok := n.runFast(cmd, spec, args); ok {
 		n.capturing = false
 		return r.normalised(n), nil
 	}
+	n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false

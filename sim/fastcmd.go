@@ -284,6 +284,7 @@ func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastInt, i: 0}, true
 	}
 	n.db.SetTTL(args[1], time.Duration(ms)*time.Millisecond)
+	n.keyBase[args[1]] = n.synced // the TTL counts from now
 	return fastReply{kind: fastInt, i: 1}, true
 }
 
@@ -295,8 +296,12 @@ func fastPttl(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastInt, i: -2}, true
 	}
 	// The Go API gives 0 for "no TTL"; a TTL of exactly 0 (not yet
-	// removed) would read the same, so 0 is Dispatch's.
-	if ttl := n.db.TTL(args[1]); ttl != 0 {
+	// removed) would read the same, so 0 is Dispatch's, as is a TTL
+	// below 0 (none is set so). A TTL counts from the key's base: the
+	// time left now is what is left after the time since (more than 0,
+	// expireCommand having deleted the key were it due).
+	if ttl := n.db.TTL(args[1]); ttl > 0 {
+		ttl -= n.synced - n.baseOf(args[1])
 		return fastReply{kind: fastInt, i: int(ttl.Nanoseconds() / 1000000)}, true
 	}
 	return r, false
@@ -539,6 +544,7 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		_ = db.Set(key, value)
 		if ttlSet {
 			db.SetTTL(key, ttl)
+			n.keyBase[key] = n.synced // the TTL counts from now
 		}
 		// As readKey would read it back: the TTL counted from the
 		// last tick, the key's base since syncCommand.

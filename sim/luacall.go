@@ -124,10 +124,11 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		// known name: an unknown one's error reply quotes it as written.)
 		args[0] = spec.name
 	}
-	e.n.syncCommand(spec, known, args)
+	e.n.expireCommand(spec, known, args)
 	if r, ok := e.n.runFast(name, spec, args); ok {
 		return r, nil, true, nil
 	}
+	e.n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	if e.peer == nil {
 		// Made at the first command a script sends through Dispatch: the
 		// lock scripts' commands take the short way (fastcmd.go).

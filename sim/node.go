@@ -72,6 +72,7 @@ type Node struct {
 	ttlBase   time.Duration            // base of every key not in keyBase
 	keyBase   map[string]time.Duration // keys brought up to date since
 	baseLimit int                      // keyBase size that prunes it
+	expired   []string                 // keys found not due since the last tick (expireKey)
 
 	master  *Node       // nil when master
 	links   []*replLink // to replicas, when master
