@@ -73,8 +73,11 @@ func (n *Node) expireKey(k string) {
 	if slices.Contains(n.expired, k) {
 		return
 	}
-	if p := n.planSync(k); n.deletes(p) {
-		n.doSync(p)
+	// deletes(planSync(k)), reading the base only of a key with a TTL
+	// (most keys a lock reads without one are missing: latches, a free
+	// lock).
+	if ttl := n.db.TTL(k); ttl > 0 && ttl-(n.synced-n.baseOf(k)) <= 0 {
+		n.syncKey(k)
 	}
 	n.expired = append(n.expired, k)
 }
