@@ -142,7 +142,9 @@ func (n *Node) record(cmd string, spec cmdSpec, args []string) {
 		return
 	}
 	if spec.write {
-		n.touched = append(n.touched, spec.keys.of(args)...)
+		keys := spec.keys.of(args)
+		n.forgetKnown(keys)
+		n.touched = append(n.touched, keys...)
 		if !n.fastKept {
 			n.reshaped = true
 		}
@@ -159,6 +161,7 @@ func isWrite(cmd string, spec cmdSpec) bool {
 // from lookupCommand) on miniredis and returns its parsed reply.
 func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
+	n.known = n.known[:0]
 	n.published = n.published[:0]
 	n.reshaped = false
 	if n.lua != nil && n.lua.handles(cmd) {
@@ -166,12 +169,13 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 		defer func() { n.capturing = false }()
 		return n.lua.exec(cmd, args) // its redis.calls bring their own keys up to date
 	}
-	n.syncCommand(spec, known, args)
+	n.expireCommand(spec, known, args)
 	n.capturing = true
 	if r, ok := n.runFast(cmd, spec, args); ok {
 		n.capturing = false
 		return r.normalised(n), nil
 	}
+	n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false
@@ -204,7 +208,7 @@ func normalise(v any) any {
 func (n *Node) exec(client string, args []string) (any, error) {
 	n.tick()
 	n.pruneBases()
-	spec, known := lookupCommand(args[0])
+	spec, known := n.specs.lookup(args[0])
 	cmd := spec.name
 	if !known {
 		cmd = strings.ToUpper(args[0])

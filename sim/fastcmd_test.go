@@ -20,6 +20,8 @@ type fastCmdGen struct{ r *rand.Rand }
 
 func (g fastCmdGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
+func (g fastCmdGen) pick2(xs ...[]string) []string { return xs[g.r.IntN(len(xs))] }
+
 func (g fastCmdGen) key() string   { return g.pick("a", "b", "h", "s", "l", "z") }
 func (g fastCmdGen) field() string { return g.pick("f", "g", "") }
 func (g fastCmdGen) value() string { return g.pick("1", "x", "", "-3", "41", "9223372036854775807") }
@@ -112,14 +114,18 @@ func (g fastCmdGen) command() []string {
 
 // TestFastCommandsMatchDispatch runs random command sequences on two
 // masters at the same instants, one taking the short way of fastcmd.go and
-// one with every command through miniredis's Dispatch, directly and (half
-// the time) by redis.pcall from a script, and requires after every command
-// equal replies and errors, equal databases (values and TTLs), equal truth
+// one with every command through miniredis's Dispatch, directly (half the
+// time), by redis.pcall from a script (a quarter), or two commands by one
+// script (a quarter: the second may read or write a key the first wrote),
+// and
+// requires after every command equal replies and errors, equal databases (values and TTLs), equal truth
 // and equal replication offsets (the same writes propagated). It also
 // requires that most commands took the short way, so that it compares
 // something.
 func TestFastCommandsMatchDispatch(t *testing.T) {
 	const viaScript = "return redis.pcall(unpack(ARGV))"
+	const viaScriptTwo = "local n = tonumber(ARGV[1]); " +
+		"return {redis.pcall(unpack(ARGV, 2, n + 1)), redis.pcall(unpack(ARGV, n + 2))}"
 	totalFast, total := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		w := New(seed)
@@ -137,8 +143,41 @@ func TestFastCommandsMatchDispatch(t *testing.T) {
 		for step := 0; step < 300; step++ {
 			at += time.Duration(g.r.IntN(4)) * 500 * time.Millisecond
 			cmd := g.command()
-			if g.r.IntN(2) == 0 && len(cmd) > 0 {
+			switch g.r.IntN(4) {
+			case 0, 1:
 				cmd = append([]string{"EVAL", viaScript, "0"}, cmd...)
+			case 2:
+				// Two commands in one script: the second may read
+				// a key the first wrote in the same command.
+				second := g.command()
+				switch g.r.IntN(4) {
+				case 0:
+					// A change of a hash's fields, then a read of
+					// the field.
+					cmd = []string{"HDEL", "h", g.field()}
+					if g.r.IntN(2) == 0 {
+						cmd = []string{"HSET", "h", g.field(), g.value()}
+					}
+					second = []string{g.pick("HEXISTS", "HGET"), "h", cmd[2]}
+				case 1:
+					// A SET or DEL, then another write of the key.
+					k := g.key()
+					cmd = []string{"SET", k, g.value(), "PX", g.ms()}
+					switch g.r.IntN(3) {
+					case 0:
+						cmd = cmd[:3]
+					case 1:
+						cmd = []string{"DEL", k}
+					}
+					second = g.pick2(
+						[]string{"SET", k, g.value(), "NX"},
+						[]string{"SET", k, g.value(), "NX", "PX", g.ms()},
+						[]string{"PEXPIRE", k, g.ms()},
+						[]string{"DEL", k},
+						[]string{"HSET", k, g.field(), g.value()},
+						[]string{"INCR", k})
+				}
+				cmd = append(append([]string{"EVAL", viaScriptTwo, "0", fmt.Sprint(len(cmd))}, cmd...), second...)
 			}
 			step := step
 			must(t, w.At(at, func() {

@@ -52,7 +52,13 @@ func (n *Node) effects() []keyEffect {
 		if slices.Contains(n.touched[:i], k) {
 			continue
 		}
-		st, ok := n.readHashByTruth(k)
+		st, same, ok := n.knownAfter(k)
+		if same {
+			continue // unchanged: its state is the truth's
+		}
+		if !ok {
+			st, ok = n.readHashByTruth(k)
+		}
 		if !ok {
 			st = n.readKey(k)
 		}
@@ -84,7 +90,7 @@ func (n *Node) readHashByTruth(k string) (keyState, bool) {
 	if !ok || old.Type != "hash" {
 		return keyState{}, false
 	}
-	n.syncKey(k)
+	n.expireKey(k)
 	if n.db.Type(k) != "hash" {
 		return keyState{}, false
 	}
@@ -98,14 +104,15 @@ func (n *Node) readHashByTruth(k string) (keyState, bool) {
 		st.Hash[f] = v
 	}
 	if ttl := n.db.TTL(k); ttl > 0 {
-		st.ExpireAt, st.Expires = n.synced+ttl, true
+		st.ExpireAt, st.Expires = n.baseOf(k)+ttl, true
 	}
 	return st, true
 }
 
-// readKey reads a key's whole state from miniredis, as of the last tick.
+// readKey reads a key's whole state from miniredis, as of the last tick:
+// its expiry is its base plus the TTL miniredis counts from it.
 func (n *Node) readKey(k string) keyState {
-	n.syncKey(k)
+	n.expireKey(k)
 	var st keyState
 	switch t := n.db.Type(k); t {
 	case "":
@@ -135,7 +142,7 @@ func (n *Node) readKey(k string) keyState {
 		return st
 	}
 	if ttl := n.db.TTL(k); ttl > 0 {
-		st.ExpireAt, st.Expires = n.synced+ttl, true
+		st.ExpireAt, st.Expires = n.baseOf(k)+ttl, true
 	}
 	return st
 }

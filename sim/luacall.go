@@ -109,7 +109,7 @@ func luaFormat(f float64) string { return strconv.FormatFloat(f, 'g', 17, 64) }
 // the command's error reply, or the refusal of a command scripts may not
 // run. args[0] may be replaced by the name in upper case.
 func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error) {
-	spec, known := e.lookup(args[0])
+	spec, known := e.specs.lookup(args[0])
 	name := spec.name
 	if !known {
 		name = strings.ToUpper(args[0])
@@ -124,10 +124,11 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		// known name: an unknown one's error reply quotes it as written.)
 		args[0] = spec.name
 	}
-	e.n.syncCommand(spec, known, args)
+	e.n.expireCommand(spec, known, args)
 	if r, ok := e.n.runFast(name, spec, args); ok {
 		return r, nil, true, nil
 	}
+	e.n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	if e.peer == nil {
 		// Made at the first command a script sends through Dispatch: the
 		// lock scripts' commands take the short way (fastcmd.go).

@@ -72,6 +72,7 @@ type Node struct {
 	ttlBase   time.Duration            // base of every key not in keyBase
 	keyBase   map[string]time.Duration // keys brought up to date since
 	baseLimit int                      // keyBase size that prunes it
+	expired   []string                 // keys found not due since the last tick (expireKey)
 
 	master  *Node       // nil when master
 	links   []*replLink // to replicas, when master
@@ -102,7 +103,8 @@ type Node struct {
 	// noSpinMemo turns the spin memo off on this node (tests compare).
 	noSpinMemo bool
 
-	fieldBuf, fvBuf []string // setKey's buffers
+	fieldBuf, fvBuf []string  // setKey's buffers
+	specs           specCache // the specs of client commands' names (exec)
 
 	capturing bool
 	touched   []string
@@ -113,7 +115,13 @@ type Node struct {
 	// set by such a short way for the hook's record). effects reads a hash
 	// the command left in shape by the truth's fields (readHashByTruth).
 	reshaped, fastKept bool
-	published          [][2]string
+	// known are keys' states after the command under way, as the short
+	// way that last wrote each of them left them (knownAfter); fastAfter
+	// and fastState are what the last short way knew (runFast).
+	known     []knownKey
+	fastAfter fastAfter
+	fastState keyState
+	published [][2]string
 
 	offset       uint64            // replication offset: one per write command
 	clientOffset map[string]uint64 // last write offset per client (for WAIT)

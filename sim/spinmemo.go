@@ -14,9 +14,10 @@ package sim
 // So the node keeps, for the last few such runs (by KEYS and ARGV but the
 // clock), the node's write count after the run and the head's timeout the
 // loop compared, and answers a repeat with 0, doing only what the run
-// would do besides: its keys brought to the node's clock (syncKey, which
-// deletes a key whose expiry is due), and the reads' mark on the keys'
-// last use (miniredis's LRU clock, which OBJECT IDLETIME reads).
+// would do besides: its keys' expiry checked at the node's clock
+// (expireKey, which deletes a key whose expiry is due), and the reads'
+// mark on the keys' last use (miniredis's LRU clock, which OBJECT IDLETIME
+// reads).
 //
 // The memo answers only what the run would answer, with the same effects:
 //
@@ -26,17 +27,16 @@ package sim
 //     (fastcmd.go: a call through Dispatch leaves a trace of its own,
 //     miniredis's count of commands for INFO, which skipping it would
 //     lose), and it found no lock key (PTTL -2). A waiter behind a held
-//     lock is never kept anyway (HEXISTS of a field the hash lacks is
-//     Dispatch's); it waits for the lock's PTTL, while behind a free lock
-//     it tries again at once.
+//     lock is never kept (its PTTL is the lock's); it waits for that
+//     PTTL, while behind a free lock it tries again at once.
 //   - A repeat is answered only while the write count is the kept one:
 //     any write on the node since (a command, another script, a key
 //     expired, the replication stream, a restart's data) ends it, and no
 //     lock key can have appeared. Node.writes is counted where every change
 //     passes, not per key, and only grows (no ABA). miniredis's own per-key
-//     version cannot serve: bringing a TTL to the clock (syncKey's SetTTL)
-//     raises it at every run, and it is not exported.
-//   - Nor when bringing one of the three keys to the node's clock would
+//     version cannot serve: it is not exported, and any TTL rewritten (a
+//     Dispatch command's syncCommand) raises it.
+//   - Nor when checking one of the three keys at the node's clock would
 //     delete it (its expiry due, a write the run would make and then see):
 //     that is read before anything is done, since the run, taking another
 //     path, might not look at every key.
@@ -156,15 +156,13 @@ func (e *luaEngine) spinAnswer(keys, argv []string, now float64) (v any, ok bool
 	if n.deletes(pq) || n.deletes(pt) || n.deletes(pl) {
 		return e.spinStale(m)
 	}
-	// The run's first look at each key brings it to the node's clock (a
-	// TTL re-counted, no key deleted; the keys are distinct, so the plans
+	// The run's first look at each key finds it not due (expireKey: no
+	// key deleted, no TTL rewritten; the keys are distinct, so the plans
 	// hold); its reads of the queue and the timeouts mark them used now
 	// (miniredis's LRU clock, as EXISTS does: when they exist). The lock
 	// key is still missing (making one is a write): the PTTL, -2, would
 	// change nothing, and max(0, -2) is 0.
-	n.doSync(pq)
-	n.doSync(pt)
-	n.doSync(pl)
+	n.expired = append(n.expired, queue, timeouts, lk)
 	n.db.Exists(queue)
 	n.db.Exists(timeouts)
 	n.spinHits++
