@@ -1,0 +1,180 @@
+package sim
+
+// A lock.Caller task (clientRuntime.CallAll) without a coroutine. Such a
+// task makes one request (a simConn's Do or Eval) and reports its answer:
+// it parks only while its request's attempt is out. So instead of a
+// carrier it keeps its place in a callTask and takes each step on the
+// scheduler's stack, where switchTo would have resumed its coroutine:
+// beginCall where the coroutine's body would begin, replyCall where the
+// body would come back from its attempt's wait. The steps call the very
+// functions the coroutine's Do and Eval call (beginDo, sendAttempt,
+// attemptEnded, endEval, ...), in the same order, so the requests, the
+// events they queue and the random draws they make are the same.
+//
+// What the steps cannot do without blocking, a task hands to a carrier at
+// the point it has reached, in the same step (toCarrier): the retries
+// after a first attempt that timed out (a back-off sleeps) and the EVAL
+// sent after a NOSCRIPT; from there on it is a coroutine process like any
+// other. A RedLock client's requests nearly all get their reply to the
+// first attempt, so nearly every task ends without one.
+
+import (
+	"context"
+
+	"github.com/locksim/locksim/lock"
+)
+
+// Two settings for the differential test of these tasks against the
+// coroutines they stand for (calltask_test.go): onCarriers makes CallAll
+// run its tasks as Parallel's, each on a carrier from its start, the
+// reference; retryFrom is the number of the attempt a carrier goes on
+// with after a first that timed out (1, the second; a test plants a bug
+// by skipping the retries).
+var (
+	onCarriers = false
+	retryFrom  = 1
+)
+
+// callTask is the state of a lock.Caller task's request between its
+// steps.
+type callTask struct {
+	ctx  context.Context
+	conn *simConn
+	req  *lock.Call
+	i    int                           // the call's index, done's first argument
+	done func(i int, v any, err error) // CallAll's
+	// started: beginCall has run (the coroutine's body would have begun).
+	started bool
+	r       connReq  // the request, once begun
+	rt      request  // its round trip
+	a       *attempt // its first attempt, while it is out
+}
+
+// stepCall takes the next step of p, a lock.Caller task, when it is
+// resumed (switchTo, p the current process): its start, or the end of its
+// attempt's wait. Killed (World.Close), it ends, as a coroutine process
+// unwinds: counted on its Parallel call if its body had begun. A panic
+// fails the world, as runProc's recover does.
+func (w *World) stepCall(p *proc) {
+	t := &p.call
+	defer func() {
+		if r := recover(); r != nil {
+			if t.started {
+				p.par.taskDone()
+			}
+			w.procPanicked(p, r)
+			w.ended(p)
+		}
+	}()
+	switch {
+	case p.killed:
+		if t.started {
+			p.par.taskDone()
+		}
+		w.ended(p)
+	case !t.started:
+		t.started = true
+		w.beginCall(p)
+	case t.a.wt.fired: // else not woken by the attempt: wait on (waiter.wait)
+		w.replyCall(p)
+	}
+}
+
+// beginCall begins p's request and sends its first attempt, as Do or Eval
+// and roundTripFor do.
+func (w *World) beginCall(p *proc) {
+	t := &p.call
+	if len(p.retFaults) > 0 {
+		// Faults bound to the return of an op of p's would park it before
+		// its request (awaitReturnFaults): a new task has ended no op, but
+		// should one have, its carrier waits.
+		w.toCarrier(p, func() {
+			v, err := t.req.Do(t.ctx)
+			t.done(t.i, v, err)
+		})
+		return
+	}
+	var err error
+	if t.req.Script != nil {
+		t.r, err = t.conn.beginEval(t.ctx, t.req.Script, t.req.Keys, t.req.Args)
+	} else {
+		t.r, err = t.conn.beginDo(t.ctx, t.req.Args)
+	}
+	if t.r.cmd == nil {
+		t.done(t.i, nil, err)
+		w.callEnded(p)
+		return
+	}
+	c := t.conn.c
+	t.rt = c.request(t.ctx, t.conn.g, t.r.what, &t.r.h, t.r.cmd, nil, 0)
+	if t.rt.attempts < 1 {
+		v, err := c.attemptsFrom(t.ctx, &t.rt, 0) // none to wait for
+		w.roundTripped(p, v, err)
+		return
+	}
+	if t.a, err = c.sendAttempt(t.ctx, &t.rt); err != nil {
+		w.roundTripped(p, nil, err)
+	}
+}
+
+// replyCall ends the wait of p's first attempt: with its reply, or, when it
+// timed out, by handing the retries to a carrier.
+func (w *World) replyCall(p *proc) {
+	t := &p.call
+	c := t.conn.c
+	v, replied, err := c.attemptEnded(t.a)
+	t.a = nil
+	if !replied {
+		w.carried++
+		w.toCarrier(p, func() {
+			v, err := c.attemptsFrom(t.ctx, &t.rt, retryFrom)
+			t.finish(v, err)
+		})
+		return
+	}
+	w.roundTripped(p, v, err)
+}
+
+// roundTripped ends p's request, whose round trip was answered v, err
+// (by the node or by the context), and p with it; an EVALSHA the node
+// answered NOSCRIPT is followed by its EVAL on a carrier.
+func (w *World) roundTripped(p *proc, v any, err error) {
+	t := &p.call
+	if t.req.Script != nil && replyIs(err, "NOSCRIPT") {
+		w.carried++
+		w.toCarrier(p, func() { t.finish(v, err) })
+		return
+	}
+	t.finish(v, err)
+	w.stepped++
+	w.callEnded(p)
+}
+
+// finish ends t's request, whose round trip was answered v, err, as Do or
+// Eval does, and reports their answer to done. Only an Eval's NOSCRIPT
+// blocks here (endEval).
+func (t *callTask) finish(v any, err error) {
+	if t.req.Script != nil {
+		v, err = t.conn.endEval(t.ctx, t.req.Script, &t.r, v, err)
+	} else {
+		v, err = endDo(&t.r.h, v, err)
+	}
+	t.done(t.i, v, err)
+}
+
+// callEnded ends p, whose task has returned, as a coroutine process ends
+// (runTask, runProc, then its carrier's recycle).
+func (w *World) callEnded(p *proc) {
+	p.par.taskDone()
+	w.ended(p)
+	w.recycle(p)
+}
+
+// toCarrier gives p a carrier and continues it there with rest, the rest
+// of its task, at once (p is the current process): the carrier runs rest
+// as the body of a Parallel task (runTask) from this point on.
+func (w *World) toCarrier(p *proc, rest func()) {
+	p.body = rest
+	p.carrier = w.carrierFor(p)
+	p.carrier.resume()
+}
