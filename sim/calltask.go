@@ -94,11 +94,13 @@ func (w *World) beginCall(p *proc) {
 		})
 		return
 	}
-	var err error
-	if t.req.Script != nil {
-		t.r, err = t.conn.beginEval(t.ctx, t.req.Script, t.req.Keys, t.req.Args)
-	} else {
-		t.r, err = t.conn.beginDo(t.ctx, t.req.Args)
+	cmd, err := p.par.command(t.conn.c, t.req)
+	if err == nil {
+		if t.req.Script != nil {
+			t.r, err = t.conn.openEval(t.ctx, t.req.Script, cmd)
+		} else {
+			t.r, err = t.conn.openDo(t.ctx, cmd)
+		}
 	}
 	if t.r.cmd == nil {
 		t.done(t.i, nil, err)
@@ -160,6 +162,41 @@ func (t *callTask) finish(v any, err error) {
 		v, err = endDo(&t.r.h, v, err)
 	}
 	t.done(t.i, v, err)
+}
+
+// command is the command of req, a call of g's tasks, made by client c:
+// the one an earlier task of g rendered when it made the same call (the
+// same script and the very same KEYS and ARGV, which CallAll's caller
+// leaves alone until it returns), else a new one. A RedLock fan-out
+// sends one command to every node; nothing writes into a command once
+// rendered (openEval, openDo), and its text depends on nothing else.
+func (g *parallel) command(c *Client, req *lock.Call) ([]string, error) {
+	if g.cmdOf != nil && sameCall(g.cmdOf, req) {
+		return g.cmd, nil
+	}
+	var cmd []string
+	var err error
+	if req.Script != nil {
+		cmd, err = c.evalCommand(req.Script, req.Keys, req.Args)
+	} else {
+		cmd, err = c.doCommand(req.Args)
+	}
+	if err == nil {
+		g.cmd, g.cmdOf = cmd, req
+	}
+	return cmd, err
+}
+
+// sameCall reports whether a and b make the same request (their Conns
+// aside): the same script, KEYS and ARGV, the very same slices.
+func sameCall(a, b *lock.Call) bool {
+	return a.Script == b.Script && sameSlice(a.Keys, b.Keys) && sameSlice(a.Args, b.Args)
+}
+
+// sameSlice reports whether a and b are the same slice: as long, and on
+// the same array (two empty slices are the same).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // callEnded ends p, whose task has returned, as a coroutine process ends

@@ -287,11 +287,15 @@ func (c *Client) newParallel(n int) *parallel {
 }
 
 // parallel is one Runtime.Parallel call: how many of its tasks have not
-// returned yet, the caller's wait for the last, and the caller's op.
+// returned yet, the caller's wait for the last, and the caller's op; for
+// a CallAll, the last command its tasks rendered (cmd) and the call it is
+// of (cmdOf), for the tasks after (parallel.command).
 type parallel struct {
-	wt   waiter
-	left int
-	op   *opRun
+	wt    waiter
+	left  int
+	op    *opRun
+	cmd   []string
+	cmdOf *lock.Call
 }
 
 // taskDone counts a task of g that returned (or unwound); the last wakes

@@ -385,16 +385,32 @@ type connReq struct {
 // before it is sent (an argument Eval cannot render, a context that has
 // ended) returns no command (r.cmd nil) and its error.
 func (s *simConn) beginEval(ctx context.Context, sc *lock.Script, keys []string, args []any) (r connReq, err error) {
+	cmd, err := s.c.evalCommand(sc, keys, args)
+	if err != nil {
+		return r, err
+	}
+	return s.openEval(ctx, sc, cmd)
+}
+
+// evalCommand is the EVALSHA command of sc with keys and args.
+func (c *Client) evalCommand(sc *lock.Script, keys []string, args []any) ([]string, error) {
 	// The arguments are rendered straight into the command (one slice,
 	// not a second one for ArgStrings' result to be copied from).
 	cmd := make([]string, 3+len(keys)+len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
-	if err := s.c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
-		return r, err
+	if err := c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
+		return nil, err
 	}
-	// The req record's arguments share cmd's keys and arguments, which
-	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
+	return cmd, nil
+}
+
+// openEval opens the req record of Eval's request cmd (evalCommand's),
+// unless ctx has ended: no command then, and the error. Nothing writes
+// into cmd from here on (NOSCRIPT's EVAL is a copy: endEval), so requests
+// of the same script and arguments may share one (CallAll's).
+func (s *simConn) openEval(ctx context.Context, sc *lock.Script, cmd []string) (r connReq, err error) {
+	// The req record's arguments share cmd's keys and arguments.
 	h := s.c.beginReqTo(s.g, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
 	if err := notSent(ctx); err != nil {
 		h.endReq(nil, err)
@@ -408,6 +424,7 @@ func (s *simConn) beginEval(ctx context.Context, sc *lock.Script, keys []string,
 // nothing else here does), and the req record ends with the last answer.
 func (s *simConn) endEval(ctx context.Context, sc *lock.Script, r *connReq, v any, err error) (any, error) {
 	if replyIs(err, "NOSCRIPT") {
+		r.cmd = slices.Clone(r.cmd) // the EVALSHA's may be another request's too
 		r.cmd[0], r.cmd[1] = "EVAL", sc.Src
 		v, err = s.command(ctx, &r.h, "eval", r.cmd)
 	}
@@ -426,13 +443,28 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 
 // beginDo opens Do's request, as beginEval does Eval's.
 func (s *simConn) beginDo(ctx context.Context, args []any) (r connReq, err error) {
-	argv := make([]string, len(args))
-	if err := s.c.lastInt.Fill(argv, args); err != nil {
+	argv, err := s.c.doCommand(args)
+	if err != nil {
 		return r, err
 	}
-	if len(argv) == 0 {
-		return r, errors.New("sim: Do: empty command")
+	return s.openDo(ctx, argv)
+}
+
+// doCommand is the command args, as text.
+func (c *Client) doCommand(args []any) ([]string, error) {
+	argv := make([]string, len(args))
+	if err := c.lastInt.Fill(argv, args); err != nil {
+		return nil, err
 	}
+	if len(argv) == 0 {
+		return nil, errors.New("sim: Do: empty command")
+	}
+	return argv, nil
+}
+
+// openDo opens the req record of Do's request argv (doCommand's), as
+// openEval does Eval's; nothing writes into argv either.
+func (s *simConn) openDo(ctx context.Context, argv []string) (r connReq, err error) {
 	what := s.lowerName(argv[0])
 	h := s.c.beginReqTo(s.g, what, argv[1:])
 	if err := notSent(ctx); err != nil {
