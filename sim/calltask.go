@@ -56,7 +56,7 @@ type callTask struct {
 // unwinds: counted on its Parallel call if its body had begun. A panic
 // fails the world, as runProc's recover does.
 func (w *World) stepCall(p *proc) {
-	t := &p.call
+	t := p.call
 	defer func() {
 		if r := recover(); r != nil {
 			if t.started {
@@ -83,7 +83,7 @@ func (w *World) stepCall(p *proc) {
 // beginCall begins p's request and sends its first attempt, as Do or Eval
 // and roundTripFor do.
 func (w *World) beginCall(p *proc) {
-	t := &p.call
+	t := p.call
 	if len(p.retFaults) > 0 {
 		// Faults bound to the return of an op of p's would park it before
 		// its request (awaitReturnFaults): a new task has ended no op, but
@@ -122,7 +122,7 @@ func (w *World) beginCall(p *proc) {
 // replyCall ends the wait of p's first attempt: with its reply, or, when it
 // timed out, by handing the retries to a carrier.
 func (w *World) replyCall(p *proc) {
-	t := &p.call
+	t := p.call
 	c := t.conn.c
 	v, replied, err := c.attemptEnded(t.a)
 	t.a = nil
@@ -141,14 +141,13 @@ func (w *World) replyCall(p *proc) {
 // (by the node or by the context), and p with it; an EVALSHA the node
 // answered NOSCRIPT is followed by its EVAL on a carrier.
 func (w *World) roundTripped(p *proc, v any, err error) {
-	t := &p.call
+	t := p.call
 	if t.req.Script != nil && replyIs(err, "NOSCRIPT") {
 		w.carried++
 		w.toCarrier(p, func() { t.finish(v, err) })
 		return
 	}
 	t.finish(v, err)
-	w.stepped++
 	w.callEnded(p)
 }
 
@@ -202,6 +201,7 @@ func sameSlice[T any](a, b []T) bool {
 // callEnded ends p, whose task has returned, as a coroutine process ends
 // (runTask, runProc, then its carrier's recycle).
 func (w *World) callEnded(p *proc) {
+	w.stepped++
 	p.par.taskDone()
 	w.ended(p)
 	w.recycle(p)

@@ -238,7 +238,10 @@ func (r clientRuntime) CallAll(ctx context.Context, calls []lock.Call, done func
 		p := w.newProc(r.c, r.c.parallelName(i))
 		p.partOf, p.par = g.op, g
 		if !p.done {
-			p.call = callTask{ctx: ctx, conn: calls[i].Conn.(*simConn), req: &calls[i], i: i, done: done}
+			if p.call == nil {
+				p.call = new(callTask)
+			}
+			*p.call = callTask{ctx: ctx, conn: calls[i].Conn.(*simConn), req: &calls[i], i: i, done: done}
 			w.post(w.now, (*procWake)(p))
 		}
 	}

@@ -39,8 +39,10 @@ type proc struct {
 	// body's return (or unwinding) counts down there.
 	par *parallel
 	// call is the request of a lock.Caller's task, a process without a
-	// carrier (nil) until it needs one (calltask.go).
-	call callTask
+	// carrier (nil) until it needs one (calltask.go). A process reused
+	// (recycle, newProc) keeps it for the next such task: only a task
+	// made by CallAll reads it, which sets it first.
+	call *callTask
 	// prev and next link the world's live processes in the order they
 	// were spawned (World.live).
 	prev, next *proc
@@ -76,7 +78,7 @@ func (w *World) newProc(c *Client, name string) *proc {
 	var p *proc
 	if n := len(w.freeProcs); n > 0 {
 		p, w.freeProcs = w.freeProcs[n-1], w.freeProcs[:n-1]
-		*p = proc{w: w, name: name, client: c}
+		*p = proc{w: w, name: name, client: c, call: p.call}
 	} else {
 		p = &proc{w: w, name: name, client: c}
 	}
@@ -169,7 +171,7 @@ func (w *World) recycle(p *proc) {
 	if p.par == nil || cap(p.ops) != 0 || w.closed {
 		return
 	}
-	*p = proc{}
+	*p = proc{call: p.call}
 	w.freeProcs = append(w.freeProcs, p)
 }
 
