@@ -108,13 +108,13 @@ func (w *World) beginCall(p *proc) {
 		return
 	}
 	c := t.conn.c
-	t.rt = c.request(t.ctx, t.conn.g, t.r.what, &t.r.h, t.r.cmd, nil, 0)
+	t.rt = c.request(t.ctx, t.conn.g, t.r.what, t.r.cmd, nil, 0)
 	if t.rt.attempts < 1 {
-		v, err := c.attemptsFrom(t.ctx, &t.rt, 0) // none to wait for
+		v, err := c.attemptsFrom(t.ctx, &t.rt, &t.r.h, 0) // none to wait for
 		w.roundTripped(p, v, err)
 		return
 	}
-	if t.a, err = c.sendAttempt(t.ctx, &t.rt); err != nil {
+	if t.a, err = c.sendAttempt(t.ctx, &t.rt, &t.r.h); err != nil {
 		w.roundTripped(p, nil, err)
 	}
 }
@@ -129,7 +129,7 @@ func (w *World) replyCall(p *proc) {
 	if !replied {
 		w.carried++
 		w.toCarrier(p, func() {
-			v, err := c.attemptsFrom(t.ctx, &t.rt, retryFrom)
+			v, err := c.attemptsFrom(t.ctx, &t.rt, &t.r.h, retryFrom)
 			t.finish(v, err)
 		})
 		return

@@ -59,16 +59,17 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 // roundTripFor is roundTrip with each attempt's timeout extra longer than
 // the client's (a script sent with its WAIT, under Redisson's transport).
 func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler, extra time.Duration) (any, error) {
-	r := c.request(ctx, g, what, req, args, handle, extra)
-	return c.attemptsFrom(ctx, &r, 0)
+	r := c.request(ctx, g, what, args, handle, extra)
+	return c.attemptsFrom(ctx, &r, req, 0)
 }
 
 // request is one request's round trip (roundTripFor): what each of its
-// attempts sends, and how many it may make.
+// attempts sends, and how many it may make. (Its req record's handle is
+// passed beside it: the attempts keep a copy of what request holds, so
+// escape analysis would move a handle held here to the heap.)
 type request struct {
 	g        *Group
 	what     string
-	req      *reqHandle
 	args     []string
 	handle   handler
 	extra    time.Duration
@@ -79,15 +80,15 @@ type request struct {
 // request is the round trip of a request from the running process, as
 // roundTripFor makes it: of its op, with the attempts its retry policy
 // allows.
-func (c *Client) request(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler, extra time.Duration) request {
-	return request{g: g, what: what, req: req, args: args, handle: handle, extra: extra,
+func (c *Client) request(ctx context.Context, g *Group, what string, args []string, handle handler, extra time.Duration) request {
+	return request{g: g, what: what, args: args, handle: handle, extra: extra,
 		op: c.w.curOp(), attempts: c.cfg.Retry.Attempts(resend.Forbidden(ctx))}
 }
 
 // attemptsFrom makes r's attempts from number from on (0: the first), and
 // returns the reply of the first that gets one, or the error that ended
-// them.
-func (c *Client) attemptsFrom(ctx context.Context, r *request, from int) (any, error) {
+// them. req, when not nil, is the request's req record.
+func (c *Client) attemptsFrom(ctx context.Context, r *request, req *reqHandle, from int) (any, error) {
 	w := c.w
 	for i := from; i < r.attempts; i++ {
 		if i > 0 {
@@ -97,11 +98,11 @@ func (c *Client) attemptsFrom(ctx context.Context, r *request, from int) (any, e
 				}
 			}
 		}
-		a, err := c.sendAttempt(ctx, r)
+		a, err := c.sendAttempt(ctx, r, req)
 		if err != nil {
 			return nil, err
 		}
-		if r.req != nil && r.req.cancellable {
+		if req != nil && req.cancellable {
 			cw := w.watchCtx(ctx, &a.wt)
 			v := a.wt.wait()
 			w.unwatch(cw)
@@ -119,9 +120,10 @@ func (c *Client) attemptsFrom(ctx context.Context, r *request, from int) (any, e
 	return nil, &TimeoutError{Client: c.name, Group: r.g.name, Attempts: r.attempts, PerAttempt: c.cfg.Timeout + r.extra}
 }
 
-// sendAttempt sends an attempt of r from the running process, which then
-// waits on its waiter, unless ctx has ended (its error).
-func (c *Client) sendAttempt(ctx context.Context, r *request) (*attempt, error) {
+// sendAttempt sends an attempt of r, whose req record is req (nil: none),
+// from the running process, which then waits on its waiter, unless ctx
+// has ended (its error).
+func (c *Client) sendAttempt(ctx context.Context, r *request, req *reqHandle) (*attempt, error) {
 	if err := ctx.Err(); err != nil {
 		// The bare context's error, an unknown outcome, as go-redis
 		// refuses a command whose context has ended: after an attempt
@@ -135,11 +137,11 @@ func (c *Client) sendAttempt(ctx context.Context, r *request) (*attempt, error) 
 	w := c.w
 	a := c.newAttempt()
 	*a = attempt{c: c, node: r.g.master, what: r.what, op: r.op, args: r.args, handle: r.handle}
-	if r.req != nil {
-		a.req, a.hasReq = *r.req, true
+	if req != nil {
+		a.req, a.hasReq = *req, true
 	}
 	a.wt.p = w.self("Conn")
-	r.req.sentTo(a.node)
+	req.sentTo(a.node)
 	a.link = c.link(a.node)
 	a.conn = a.link.conn
 	c.sendOn(msgRequest, a.link, a.conn, r.what, r.op, (*attemptArrival)(a))
