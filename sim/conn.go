@@ -135,8 +135,8 @@ func (c *Client) sendAttempt(ctx context.Context, r *request, req *reqHandle) (*
 		return nil, err
 	}
 	w := c.w
-	a := c.newAttempt()
-	*a = attempt{c: c, node: r.g.master, what: r.what, op: r.op, args: r.args, handle: r.handle}
+	a := c.newAttempt() // zero: set only what is not
+	a.c, a.node, a.what, a.op, a.args, a.handle = c, r.g.master, r.what, r.op, r.args, r.handle
 	if req != nil {
 		a.req, a.hasReq = *req, true
 	}
@@ -164,7 +164,9 @@ func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 	return nil, false, nil
 }
 
-// newAttempt returns a spare attempt of c, or a new one.
+// newAttempt returns a spare attempt of c, or a new one: a zero attempt
+// either way (recycleAttempt clears a spare), which sendAttempt fills in
+// field by field rather than writing the whole of it again.
 func (c *Client) newAttempt() *attempt {
 	if n := len(c.spareAttempts); n > 0 {
 		a := c.spareAttempts[n-1]
