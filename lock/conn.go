@@ -93,6 +93,39 @@ type Runtime interface {
 	NewID() string
 }
 
+// Call is one request of a fan-out (Caller.CallAll): Conn.Eval(ctx,
+// Script, Keys, Args...) when Script is set, else Conn.Do(ctx, Args...).
+// As with Eval and Do themselves, Keys and Args are the caller's again
+// once CallAll has returned.
+type Call struct {
+	Conn   Conn
+	Script *Script
+	Keys   []string
+	Args   []any
+}
+
+// Do makes the call on its Conn.
+func (c *Call) Do(ctx context.Context) (any, error) {
+	if c.Script != nil {
+		return c.Conn.Eval(ctx, c.Script, c.Keys, c.Args...)
+	}
+	return c.Conn.Do(ctx, c.Args...)
+}
+
+// Caller is implemented by a Runtime that makes the requests of a fan-out
+// itself, without a task of its own for each: the simulation's, whose
+// tasks are coroutines, and a switch into one and back for every node of
+// every request costs more than the request's own work there. A lock that
+// asks every node the same thing (RedLock) uses it when its Runtime has it
+// and Parallel otherwise: the two must be indistinguishable.
+type Caller interface {
+	// CallAll is Parallel(t_0, ..., t_n-1) with the task
+	// t_i = func() { v, err := calls[i].Do(ctx); done(i, v, err) }: it
+	// makes every call at once, runs done in call i's task as the call
+	// returns, and returns when every task has.
+	CallAll(ctx context.Context, calls []Call, done func(i int, v any, err error))
+}
+
 // Timer is a pending AfterFunc.
 type Timer interface {
 	// Stop prevents the function from running; it reports whether it did.

@@ -60,15 +60,59 @@ func (c *recordingConn) Subscribe(context.Context, string) (lock.Subscription, e
 // line is how recordingConn records a call with these parts.
 func line(parts ...any) string { return strings.TrimSuffix(fmt.Sprintln(parts...), "\n") }
 
+// callerRuntime is countingRuntime with lock.Caller, its CallAll made of
+// Parallel's tasks, counting its calls.
+type callerRuntime struct {
+	countingRuntime
+	callAlls atomic.Int64
+}
+
+func (r *callerRuntime) CallAll(ctx context.Context, calls []lock.Call, done func(int, any, error)) {
+	r.callAlls.Add(1)
+	fs := make([]func(), len(calls))
+	for i := range calls {
+		fs[i] = func() {
+			v, err := calls[i].Do(ctx)
+			done(i, v, err)
+		}
+	}
+	r.Parallel(fs...)
+}
+
 // TestFanoutSendsEachCallsArguments: the node calls of TryLock, Extend and
 // Unlock, whose fan-outs a Spec reuses, send each call's own token and
 // release latch (scripts.ReleaseLatchKey of the token and the call's id,
 // for a plain name and one with its own hash tag), never a previous
-// call's.
+// call's: through Parallel's tasks, and through a Runtime's lock.Caller,
+// which every fan-out then uses.
 func TestFanoutSendsEachCallsArguments(t *testing.T) {
+	t.Run("parallel", func(t *testing.T) { testFanoutArguments(t, func() idRuntime { return &countingRuntime{} }) })
+	t.Run("caller", func(t *testing.T) {
+		var rts []*callerRuntime
+		testFanoutArguments(t, func() idRuntime {
+			rts = append(rts, &callerRuntime{})
+			return rts[len(rts)-1]
+		})
+		for _, rt := range rts {
+			if n := rt.callAlls.Load(); n != 9 {
+				t.Errorf("%d fan-outs through CallAll, want 9 (3 rounds of TryLock, Extend, Unlock)", n)
+			}
+		}
+	})
+}
+
+// idRuntime is a lock.Runtime whose ids come from a counter.
+type idRuntime interface {
+	lock.Runtime
+	lastID() int64
+}
+
+func (r *countingRuntime) lastID() int64 { return r.ids.Load() }
+
+func testFanoutArguments(t *testing.T, newRuntime func() idRuntime) {
 	ctx := context.Background()
 	for _, key := range []string{"lk", "orders:{42}:lock"} {
-		rt := &countingRuntime{}
+		rt := newRuntime()
 		conns := []*recordingConn{{}, {}, {}}
 		s, err := NewSpec(rt, []lock.Conn{conns[0], conns[1], conns[2]}, key, SpecOptions{TTL: time.Second})
 		if err != nil {
@@ -86,7 +130,7 @@ func TestFanoutSendsEachCallsArguments(t *testing.T) {
 			if _, err := s.Unlock(ctx, l); err != nil {
 				t.Fatal(err)
 			}
-			latch := scripts.ReleaseLatchKey(key, l.Token+":id"+strconv.FormatInt(rt.ids.Load(), 10))
+			latch := scripts.ReleaseLatchKey(key, l.Token+":id"+strconv.FormatInt(rt.lastID(), 10))
 			want = append(want,
 				line("SET", key, l.Token, "NX", "PX", int64(1000), "GET"),
 				line(scripts.RedlockExtend.Name, []string{key}, []any{l.Token, int64(1000)}),

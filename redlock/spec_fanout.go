@@ -19,9 +19,11 @@ const (
 )
 
 // fanout is one onAll call's state: the call and its arguments, and each
-// node's answer. Its tasks, closures made once per fanout, read them, so
-// that a call allocates neither closures nor result slices; a Spec keeps
-// its idle fanouts for the next call (takeFanout, onAll).
+// node's answer. Its requests (calls) and the funcs that note their
+// answers (done, and the tasks of a Runtime that is no lock.Caller) are
+// made once per fanout and read these fields, so that a call allocates
+// neither closures nor result slices; a Spec keeps its idle fanouts for the
+// next call (takeFanout, onAll).
 type fanout struct {
 	s     *Spec
 	ctx   context.Context
@@ -31,6 +33,11 @@ type fanout struct {
 	args  []any
 	oks   []bool
 	errs  []error
+	// calls are the requests to each node (their Conn set once, the rest
+	// by onAll); done notes node i's answer; tasks[i] makes call i and
+	// notes its answer, for a Runtime's Parallel.
+	calls []lock.Call
+	done  func(i int, v any, err error)
 	tasks []func()
 	// keyBuf and argBuf back keys and args.
 	keyBuf [2]string
@@ -54,34 +61,51 @@ func (s *Spec) takeFanout(ctx context.Context, call nodeCall) *fanout {
 }
 
 // newFanout returns a new fanout of s. (Apart from takeFanout, whose fo
-// the tasks would otherwise capture: moved to the heap on every call, the
+// the funcs would otherwise capture: moved to the heap on every call, the
 // pooled ones' too.)
 func (s *Spec) newFanout() *fanout {
 	n := len(s.conns)
-	fo := &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), tasks: make([]func(), n),
+	fo := &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), calls: make([]lock.Call, n), tasks: make([]func(), n),
 		setNX: scripts.NewSetNXCmd(s.key, s.opts.TTL.Milliseconds(), s.opts.PlainSetNX)}
+	for i, c := range s.conns {
+		fo.calls[i].Conn = c
+	}
+	fo.done = fo.note
 	for i := range fo.tasks {
-		fo.tasks[i] = func() { fo.run(i) }
+		fo.tasks[i] = func() {
+			v, err := fo.calls[i].Do(fo.ctx)
+			fo.note(i, v, err)
+		}
 	}
 	return fo
 }
 
-// run asks node i and notes its answer: whether it granted, extended or
-// released, and its error, naming the node.
-func (fo *fanout) run(i int) {
-	c := fo.s.conns[i]
-	var ok bool
-	var err error
+// setCalls sets every node's request to fo's call and its arguments.
+func (fo *fanout) setCalls() {
+	var sc *lock.Script
+	keys, args := fo.keys, fo.args
 	switch fo.call {
 	case nodeSetNX:
-		ok, err = scripts.SetNXWith[lock.ReplyError](fo.ctx, c, &fo.setNX)
+		keys, args = nil, fo.setNX.Args()
+	case nodeExtend:
+		sc = scripts.RedlockExtend
+	case nodeRelease:
+		sc = scripts.SimpleRelease
+	}
+	for i := range fo.calls {
+		c := &fo.calls[i]
+		c.Script, c.Keys, c.Args = sc, keys, args
+	}
+}
+
+// note notes node i's answer v, err: whether it granted, extended or
+// released, and its error, naming the node.
+func (fo *fanout) note(i int, v any, err error) {
+	var ok bool
+	switch fo.call {
+	case nodeSetNX:
+		ok, err = scripts.SetNXReply[lock.ReplyError](&fo.setNX, v, err)
 	case nodeExtend, nodeRelease:
-		sc := scripts.SimpleRelease
-		if fo.call == nodeExtend {
-			sc = scripts.RedlockExtend
-		}
-		var v any
-		v, err = c.Eval(fo.ctx, sc, fo.keys, fo.args...)
 		n, _ := v.(int64)
 		ok = err == nil && n == 1
 	}
@@ -92,12 +116,18 @@ func (fo *fanout) run(i int) {
 }
 
 // onAll runs fo's call against every node in parallel (one task per node,
-// joined by Runtime.Parallel) and returns how many answered true, with the
-// nodes' errors joined, each naming its node index. fo goes back to s's
+// joined by Runtime.Parallel, or the Runtime's lock.Caller, which the
+// simulation's is) and returns how many answered true, with the nodes'
+// errors joined, each naming its node index. fo goes back to s's
 // idle fanouts, cleared; a call that never returns (a task panicked, or
 // the simulated world closed under it) just never gives it back.
 func (s *Spec) onAll(fo *fanout) (int, error) {
-	s.rt.Parallel(fo.tasks...)
+	fo.setCalls()
+	if cr, ok := s.rt.(lock.Caller); ok {
+		cr.CallAll(fo.ctx, fo.calls, fo.done)
+	} else {
+		s.rt.Parallel(fo.tasks...)
+	}
 	n := 0
 	for _, ok := range fo.oks {
 		if ok {
@@ -110,6 +140,10 @@ func (s *Spec) onAll(fo *fanout) (int, error) {
 	clear(fo.argBuf[:])
 	fo.setNX.SetToken("")
 	fo.ctx, fo.keys, fo.args = nil, nil, nil
+	for i := range fo.calls {
+		c := &fo.calls[i]
+		c.Script, c.Keys, c.Args = nil, nil, nil
+	}
 	s.mu.Lock()
 	s.fanouts = append(s.fanouts, fo)
 	s.mu.Unlock()

@@ -207,18 +207,74 @@ func (r clientRuntime) Parallel(fs ...func()) {
 	if len(fs) == 0 {
 		return
 	}
-	w := r.c.w
-	g := r.c.newParallel(len(fs))
-	g.wt.p = w.self("Parallel")
-	// The tasks are part of the caller's op: their requests are its.
-	op := w.curOp()
+	g := r.c.fork(len(fs))
 	for i, f := range fs {
-		p := w.spawn(r.c, r.c.parallelName(i), f)
-		p.partOf = op
-		p.par = g
+		p := r.c.w.spawn(r.c, r.c.parallelName(i), f)
+		p.partOf, p.par = g.op, g
 	}
+	r.c.join(g)
+}
+
+// CallAll implements lock.Caller: Parallel's tasks, each making one
+// request, but run without a coroutine each where the requests are the
+// client's own simConn's (calltask.go), since a switch into a coroutine
+// and back costs more than most of a request's own work. Each task is a
+// process as Parallel's are, named as they are, started by the same
+// event, and its steps run at the instants and in the order of the
+// coroutine's, so the choice changes no history.
+func (r clientRuntime) CallAll(ctx context.Context, calls []lock.Call, done func(i int, v any, err error)) {
+	if len(calls) == 0 {
+		return
+	}
+	for i := range calls {
+		if _, ok := calls[i].Conn.(*simConn); !ok || onCarriers {
+			r.Parallel(callTasks(ctx, calls, done)...)
+			return
+		}
+	}
+	w := r.c.w
+	g := r.c.fork(len(calls))
+	for i := range calls {
+		p := w.newProc(r.c, r.c.parallelName(i))
+		p.partOf, p.par = g.op, g
+		if !p.done {
+			if p.call == nil {
+				p.call = new(callTask)
+			}
+			*p.call = callTask{ctx: ctx, conn: calls[i].Conn.(*simConn), req: &calls[i], i: i, done: done}
+			w.post(w.now, (*procWake)(p))
+		}
+	}
+	r.c.join(g)
+}
+
+// callTasks are CallAll's tasks as funcs, for Parallel.
+func callTasks(ctx context.Context, calls []lock.Call, done func(i int, v any, err error)) []func() {
+	fs := make([]func(), len(calls))
+	for i := range calls {
+		fs[i] = func() {
+			v, err := calls[i].Do(ctx)
+			done(i, v, err)
+		}
+	}
+	return fs
+}
+
+// fork begins a Parallel call of n tasks from the running process: its
+// tasks are part of the caller's op (their requests are its).
+func (c *Client) fork(n int) *parallel {
+	w := c.w
+	g := c.newParallel(n)
+	g.wt.p = w.self("Parallel")
+	g.op = w.curOp()
+	return g
+}
+
+// join parks the caller of the Parallel call g until its last task has
+// returned.
+func (c *Client) join(g *parallel) {
 	g.wt.wait()
-	r.c.parFree = append(r.c.parFree, g) // nothing refers to it any more
+	c.parFree = append(c.parFree, g) // nothing refers to it any more
 }
 
 // newParallel is a parallel value for n tasks, one that an earlier
@@ -234,10 +290,15 @@ func (c *Client) newParallel(n int) *parallel {
 }
 
 // parallel is one Runtime.Parallel call: how many of its tasks have not
-// returned yet, and the caller's wait for the last.
+// returned yet, the caller's wait for the last, and the caller's op; for
+// a CallAll, the last command its tasks rendered (cmd) and the call it is
+// of (cmdOf), for the tasks after (parallel.command).
 type parallel struct {
-	wt   waiter
-	left int
+	wt    waiter
+	left  int
+	op    *opRun
+	cmd   []string
+	cmdOf *lock.Call
 }
 
 // taskDone counts a task of g that returned (or unwound); the last wakes

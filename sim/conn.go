@@ -59,10 +59,38 @@ func (c *Client) roundTrip(ctx context.Context, g *Group, what string, req *reqH
 // roundTripFor is roundTrip with each attempt's timeout extra longer than
 // the client's (a script sent with its WAIT, under Redisson's transport).
 func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *reqHandle, args []string, handle handler, extra time.Duration) (any, error) {
+	r := c.request(ctx, g, what, args, handle, extra)
+	return c.attemptsFrom(ctx, &r, req, 0)
+}
+
+// request is one request's round trip (roundTripFor): what each of its
+// attempts sends, and how many it may make. (Its req record's handle is
+// passed beside it: the attempts keep a copy of what request holds, so
+// escape analysis would move a handle held here to the heap.)
+type request struct {
+	g        *Group
+	what     string
+	args     []string
+	handle   handler
+	extra    time.Duration
+	op       *opRun
+	attempts int
+}
+
+// request is the round trip of a request from the running process, as
+// roundTripFor makes it: of its op, with the attempts its retry policy
+// allows.
+func (c *Client) request(ctx context.Context, g *Group, what string, args []string, handle handler, extra time.Duration) request {
+	return request{g: g, what: what, args: args, handle: handle, extra: extra,
+		op: c.w.curOp(), attempts: c.cfg.Retry.Attempts(resend.Forbidden(ctx))}
+}
+
+// attemptsFrom makes r's attempts from number from on (0: the first), and
+// returns the reply of the first that gets one, or the error that ended
+// them. req, when not nil, is the request's req record.
+func (c *Client) attemptsFrom(ctx context.Context, r *request, req *reqHandle, from int) (any, error) {
 	w := c.w
-	op := w.curOp()
-	attempts := c.cfg.Retry.Attempts(resend.Forbidden(ctx))
-	for i := 0; i < attempts; i++ {
+	for i := from; i < r.attempts; i++ {
 		if i > 0 {
 			if d := c.cfg.Retry.Backoff(i, c.retryRNG); d > 0 {
 				if err := w.sleepCtx(ctx, "retry backoff", c.clock.WorldSpan(d)); err != nil {
@@ -70,27 +98,10 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 				}
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			// The bare context's error, an unknown outcome, as go-redis
-			// refuses a command whose context has ended: after an attempt
-			// that timed out (it may have run), and, for the first, where
-			// lock.RedisConn does not check the context itself (Subscribe,
-			// the EVAL sent after a NOSCRIPT). Eval, EvalWait and Do refuse
-			// a request whose context had ended before it with ErrNotSent
-			// (notSent) before they get here.
+		a, err := c.sendAttempt(ctx, r, req)
+		if err != nil {
 			return nil, err
 		}
-		a := c.newAttempt()
-		*a = attempt{c: c, node: g.master, what: what, op: op, args: args, handle: handle}
-		if req != nil {
-			a.req, a.hasReq = *req, true
-		}
-		a.wt.p = w.self("Conn")
-		req.sentTo(a.node)
-		a.link = c.link(a.node)
-		a.conn = a.link.conn
-		c.sendOn(msgRequest, a.link, a.conn, what, op, (*attemptArrival)(a))
-		w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+extra), (*attemptTimeout)(a))
 		if req != nil && req.cancellable {
 			cw := w.watchCtx(ctx, &a.wt)
 			v := a.wt.wait()
@@ -102,20 +113,60 @@ func (c *Client) roundTripFor(ctx context.Context, g *Group, what string, req *r
 		} else {
 			a.wt.wait()
 		}
-		a.timer.Cancel()
-		if a.replied {
-			v, err := a.v, a.err
-			c.recycleAttempt(a)
+		if v, replied, err := c.attemptEnded(a); replied {
 			return v, err
 		}
-		// The connection is abandoned, as go-redis discards one whose read
-		// timed out; the request may still be applied, its reply is lost.
-		w.net.abandon(c, a.link)
 	}
-	return nil, &TimeoutError{Client: c.name, Group: g.name, Attempts: attempts, PerAttempt: c.cfg.Timeout + extra}
+	return nil, &TimeoutError{Client: c.name, Group: r.g.name, Attempts: r.attempts, PerAttempt: c.cfg.Timeout + r.extra}
 }
 
-// newAttempt returns a spare attempt of c, or a new one.
+// sendAttempt sends an attempt of r, whose req record is req (nil: none),
+// from the running process, which then waits on its waiter, unless ctx
+// has ended (its error).
+func (c *Client) sendAttempt(ctx context.Context, r *request, req *reqHandle) (*attempt, error) {
+	if err := ctx.Err(); err != nil {
+		// The bare context's error, an unknown outcome, as go-redis
+		// refuses a command whose context has ended: after an attempt
+		// that timed out (it may have run), and, for the first, where
+		// lock.RedisConn does not check the context itself (Subscribe,
+		// the EVAL sent after a NOSCRIPT). Eval, EvalWait and Do refuse
+		// a request whose context had ended before it with ErrNotSent
+		// (notSent) before they get here.
+		return nil, err
+	}
+	w := c.w
+	a := c.newAttempt() // zero: set only what is not
+	a.c, a.node, a.what, a.op, a.args, a.handle = c, r.g.master, r.what, r.op, r.args, r.handle
+	if req != nil {
+		a.req, a.hasReq = *req, true
+	}
+	a.wt.p = w.self("Conn")
+	req.sentTo(a.node)
+	a.link = c.link(a.node)
+	a.conn = a.link.conn
+	c.sendOn(msgRequest, a.link, a.conn, r.what, r.op, (*attemptArrival)(a))
+	w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+r.extra), (*attemptTimeout)(a))
+	return a, nil
+}
+
+// attemptEnded ends a, whose wait is over: its reply, if it came
+// (replied), or else, the attempt having timed out, the connection is
+// abandoned, as go-redis discards one whose read timed out: the request
+// may still be applied, its reply is lost.
+func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
+	a.timer.Cancel()
+	if a.replied {
+		v, err := a.v, a.err
+		c.recycleAttempt(a)
+		return v, true, err
+	}
+	c.w.net.abandon(c, a.link)
+	return nil, false, nil
+}
+
+// newAttempt returns a spare attempt of c, or a new one: a zero attempt
+// either way (recycleAttempt clears a spare), which sendAttempt fills in
+// field by field rather than writing the whole of it again.
 func (c *Client) newAttempt() *attempt {
 	if n := len(c.spareAttempts); n > 0 {
 		a := c.spareAttempts[n-1]
@@ -318,45 +369,118 @@ func (s *simConn) lowerName(name string) string {
 }
 
 func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
+	r, err := s.beginEval(ctx, sc, keys, args)
+	if r.cmd == nil {
+		return nil, err
+	}
+	v, err := s.command(ctx, &r.h, r.what, r.cmd)
+	return s.endEval(ctx, sc, &r, v, err)
+}
+
+// connReq is a request of a simConn's about to be sent: its command, its
+// name in lower case and its req record.
+type connReq struct {
+	cmd  []string
+	what string
+	h    reqHandle
+}
+
+// beginEval opens Eval's request (EVALSHA first). A request that ends
+// before it is sent (an argument Eval cannot render, a context that has
+// ended) returns no command (r.cmd nil) and its error.
+func (s *simConn) beginEval(ctx context.Context, sc *lock.Script, keys []string, args []any) (r connReq, err error) {
+	cmd, err := s.c.evalCommand(sc, keys, args)
+	if err != nil {
+		return r, err
+	}
+	return s.openEval(ctx, sc, cmd)
+}
+
+// evalCommand is the EVALSHA command of sc with keys and args.
+func (c *Client) evalCommand(sc *lock.Script, keys []string, args []any) ([]string, error) {
 	// The arguments are rendered straight into the command (one slice,
 	// not a second one for ArgStrings' result to be copied from).
 	cmd := make([]string, 3+len(keys)+len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
-	if err := s.c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
+	if err := c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
 		return nil, err
 	}
-	// The req record's arguments share cmd's keys and arguments, which
-	// nothing changes (NOSCRIPT's retry rewrites cmd[0] and cmd[1] only).
+	return cmd, nil
+}
+
+// openEval opens the req record of Eval's request cmd (evalCommand's),
+// unless ctx has ended: no command then, and the error. Nothing writes
+// into cmd from here on (NOSCRIPT's EVAL is a copy: endEval), so requests
+// of the same script and arguments may share one (CallAll's).
+func (s *simConn) openEval(ctx context.Context, sc *lock.Script, cmd []string) (r connReq, err error) {
+	// The req record's arguments share cmd's keys and arguments.
 	h := s.c.beginReqTo(s.g, s.c.w.evalName(sc), cmd[3:len(cmd):len(cmd)])
 	if err := notSent(ctx); err != nil {
 		h.endReq(nil, err)
-		return nil, err
+		return r, err
 	}
-	v, err := s.command(ctx, &h, "evalsha", cmd)
+	return connReq{cmd: cmd, what: "evalsha", h: h}, nil
+}
+
+// endEval ends Eval's request r, whose EVALSHA was answered v, err: a
+// node that answered NOSCRIPT is sent the script's source (which blocks;
+// nothing else here does), and the req record ends with the last answer.
+func (s *simConn) endEval(ctx context.Context, sc *lock.Script, r *connReq, v any, err error) (any, error) {
 	if replyIs(err, "NOSCRIPT") {
-		cmd[0], cmd[1] = "EVAL", sc.Src
-		v, err = s.command(ctx, &h, "eval", cmd)
+		r.cmd = slices.Clone(r.cmd) // the EVALSHA's may be another request's too
+		r.cmd[0], r.cmd[1] = "EVAL", sc.Src
+		v, err = s.command(ctx, &r.h, "eval", r.cmd)
 	}
-	h.endReq(v, err)
+	r.h.endReq(v, err)
 	return v, err
 }
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
+	r, err := s.beginDo(ctx, args)
+	if r.cmd == nil {
+		return nil, err
+	}
+	v, err := s.command(ctx, &r.h, r.what, r.cmd)
+	return endDo(&r.h, v, err)
+}
+
+// beginDo opens Do's request, as beginEval does Eval's.
+func (s *simConn) beginDo(ctx context.Context, args []any) (r connReq, err error) {
+	argv, err := s.c.doCommand(args)
+	if err != nil {
+		return r, err
+	}
+	return s.openDo(ctx, argv)
+}
+
+// doCommand is the command args, as text.
+func (c *Client) doCommand(args []any) ([]string, error) {
 	argv := make([]string, len(args))
-	if err := s.c.lastInt.Fill(argv, args); err != nil {
+	if err := c.lastInt.Fill(argv, args); err != nil {
 		return nil, err
 	}
 	if len(argv) == 0 {
 		return nil, errors.New("sim: Do: empty command")
 	}
+	return argv, nil
+}
+
+// openDo opens the req record of Do's request argv (doCommand's), as
+// openEval does Eval's; nothing writes into argv either.
+func (s *simConn) openDo(ctx context.Context, argv []string) (r connReq, err error) {
 	what := s.lowerName(argv[0])
 	h := s.c.beginReqTo(s.g, what, argv[1:])
 	if err := notSent(ctx); err != nil {
 		h.endReq(nil, err)
-		return nil, err
+		return r, err
 	}
-	v, err := s.command(ctx, &h, what, argv)
+	return connReq{cmd: argv, what: what, h: h}, nil
+}
+
+// endDo ends the req record h of Do's request, answered v, err (a WAIT's
+// reply is its count, with the replicas in the record's Detail).
+func endDo(h *reqHandle, v any, err error) (any, error) {
 	if wr, ok := v.(waitReply); ok {
 		v = wr.acked
 		h.setDetail(history.WaitDetail(wr.acked, wr.replicas))

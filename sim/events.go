@@ -42,45 +42,53 @@ func (e *event) Cancel() {
 // another struct and never pushed has no queue: index 0 means nothing.)
 func (e *event) pending() bool { return e.q != nil && e.index >= 0 }
 
-// eventQueue is a binary min-heap of events by (at, seq), written out for
-// *event (container/heap's interface calls cost a tenth of a run).
-type eventQueue []*event
+// eventQueue is a 4-ary min-heap of events by (at, seq), written out for
+// *event (container/heap's interface calls cost a tenth of a run). Each
+// entry carries its event's key, so that sifting compares entries without
+// reading the events; four children a node halve the heap's depth, and a
+// node's children sit side by side. (Any heap pops the same order: the
+// key is unique.)
+type eventQueue []queued
 
-func (q eventQueue) empty() bool  { return len(q) == 0 }
-func (q eventQueue) peek() *event { return q[0] }
-func (q eventQueue) less(i, j int) bool {
-	a, b := q[i], q[j]
+// queued is an entry of the queue: an event and its key.
+type queued struct {
+	at  time.Duration
+	seq uint64
+	e   *event
+}
+
+// before reports whether a's key is below b's.
+func (a *queued) before(b *queued) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-func (q eventQueue) swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
-}
+func (q eventQueue) empty() bool  { return len(q) == 0 }
+func (q eventQueue) peek() *event { return q[0].e }
 
 func (q *eventQueue) push(e *event) {
 	e.index = len(*q)
-	*q = append(*q, e)
+	*q = append(*q, queued{at: e.at, seq: e.seq, e: e})
 	q.up(e.index)
 }
 
 // pop removes and returns the first event.
 func (q *eventQueue) pop() *event {
-	e := (*q)[0]
+	e := (*q)[0].e
 	q.remove(0)
 	return e
 }
 
-// remove takes the event at position i off the queue.
+// remove takes the event at position i off the queue: the last entry
+// takes its place and moves down or up to where it belongs.
 func (q *eventQueue) remove(i int) {
 	h := *q
-	e := h[i]
+	e := h[i].e
 	last := len(h) - 1
 	if i != last {
-		h.swap(i, last)
+		h[i] = h[last]
+		h[i].e.index = i
 	}
-	h[last] = nil
+	h[last] = queued{}
 	*q = h[:last]
 	e.index = -1
 	if i != last && !q.down(i) {
@@ -88,34 +96,47 @@ func (q *eventQueue) remove(i int) {
 	}
 }
 
+// up moves the entry at i towards the root to its place.
 func (q eventQueue) up(i int) {
+	x := q[i]
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			return
+		p := (i - 1) / 4
+		if !x.before(&q[p]) {
+			break
 		}
-		q.swap(i, p)
+		q[i] = q[p]
+		q[i].e.index = i
 		i = p
 	}
+	q[i] = x
+	x.e.index = i
 }
 
-// down sifts the event at i down and reports whether it moved.
+// down moves the entry at i towards the leaves to its place and reports
+// whether it moved.
 func (q eventQueue) down(i int) bool {
 	start := i
 	n := len(q)
+	x := q[i]
 	for {
-		c := 2*i + 1
+		c := 4*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && q.less(c+1, c) {
-			c++
+		m := c // the least child
+		for k, end := c+1, min(c+4, n); k < end; k++ {
+			if q[k].before(&q[m]) {
+				m = k
+			}
 		}
-		if !q.less(c, i) {
+		if !q[m].before(&x) {
 			break
 		}
-		q.swap(i, c)
-		i = c
+		q[i] = q[m]
+		q[i].e.index = i
+		i = m
 	}
+	q[i] = x
+	x.e.index = i
 	return i > start
 }

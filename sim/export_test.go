@@ -112,3 +112,23 @@ func (w *World) FreeProcs() int { return len(w.freeProcs) }
 func Backoff(p setup.RetryPolicy, i int, seed uint64) time.Duration {
 	return p.Backoff(i, rand.New(rand.NewPCG(seed, 1)))
 }
+
+// CallsOnCarriers makes CallAll run its tasks as Parallel's (the
+// reference of calltask_test.go) when on, until restore is called.
+func CallsOnCarriers(on bool) (restore func()) {
+	old := onCarriers
+	onCarriers = on
+	return func() { onCarriers = old }
+}
+
+// PlantCallRetryBug makes a lock.Caller task whose first attempt timed
+// out give up without its retries, a control for the differential test,
+// until restore is called.
+func PlantCallRetryBug() (restore func()) {
+	retryFrom = 1 << 30
+	return func() { retryFrom = 1 }
+}
+
+// CallTasks counts the lock.Caller tasks of w that ended without a carrier
+// (stepped) and those handed to one (carried).
+func (w *World) CallTasks() (stepped, carried int) { return w.stepped, w.carried }

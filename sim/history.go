@@ -99,13 +99,16 @@ func (h *History) Recycle() {
 	recycled.Put(&c)
 }
 
-// chunkSize is the number of records per chunk (about 256 KB) after the
-// first, which grows as a slice does up to firstChunk records (8 MB): the
+// chunkSize is the number of records per chunk (about 280 KB) after the
+// first, which grows as a slice does up to firstChunk records (18 MB): the
 // runs of a sweep fit in it, and Records returns it as it is, and Recycle
 // hands it to the next run. At 8192 a RedLock heatmap run (about 10,500
 // records) outgrew it: its records were copied once more by Records, and
-// its memory was not recycled (42% of the bytes such a run allocated).
-const chunkSize, firstChunk = 1024, 32768
+// its memory was not recycled (42% of the bytes such a run allocated); at
+// 32768 so did a fair lock's waiters polling behind a dead head for a
+// minute (scenarios/fair-crashed-waiter.yaml, 38,000 records: a third of
+// its CPU).
+const chunkSize, firstChunk = 1024, 65536
 
 // Records returns the records in order. The slice must not be modified; it
 // stays valid until the next record is added.

@@ -38,6 +38,11 @@ type proc struct {
 	// par is the Runtime.Parallel call this process is a task of: its
 	// body's return (or unwinding) counts down there.
 	par *parallel
+	// call is the request of a lock.Caller's task, a process without a
+	// carrier (nil) until it needs one (calltask.go). A process reused
+	// (recycle, newProc) keeps it for the next such task: only a task
+	// made by CallAll reads it, which sets it first.
+	call *callTask
 	// prev and next link the world's live processes in the order they
 	// were spawned (World.live).
 	prev, next *proc
@@ -57,10 +62,23 @@ type errKilled struct{}
 // current time (after the running process, if any, parks).
 // A closed world, or a crashed client, starts nothing.
 func (w *World) spawn(c *Client, name string, f func()) *proc {
+	p := w.newProc(c, name)
+	if p.done {
+		return p
+	}
+	p.carrier = w.carrierFor(p)
+	p.body = f
+	w.post(w.now, (*procWake)(p))
+	return p
+}
+
+// newProc is a new process owned by c, live, its start not yet scheduled;
+// one that a closed world, or a crashed client, never starts is done.
+func (w *World) newProc(c *Client, name string) *proc {
 	var p *proc
 	if n := len(w.freeProcs); n > 0 {
 		p, w.freeProcs = w.freeProcs[n-1], w.freeProcs[:n-1]
-		*p = proc{w: w, name: name, client: c}
+		*p = proc{w: w, name: name, client: c, call: p.call}
 	} else {
 		p = &proc{w: w, name: name, client: c}
 	}
@@ -69,9 +87,6 @@ func (w *World) spawn(c *Client, name string, f func()) *proc {
 		return p
 	}
 	w.live.add(p)
-	p.carrier = w.carrierFor(p)
-	p.body = f
-	w.post(w.now, (*procWake)(p))
 	return p
 }
 
@@ -156,7 +171,7 @@ func (w *World) recycle(p *proc) {
 	if p.par == nil || cap(p.ops) != 0 || w.closed {
 		return
 	}
-	*p = proc{}
+	*p = proc{call: p.call}
 	w.freeProcs = append(w.freeProcs, p)
 }
 
@@ -167,12 +182,10 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(errKilled); !ok {
-				w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
+				w.procPanicked(p, r)
 			}
 		}
-		p.done = true
-		p.body = nil
-		w.live.remove(p)
+		w.ended(p)
 	}()
 	if !p.killed {
 		if p.par != nil {
@@ -183,6 +196,18 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 	}
 }
 
+// procPanicked fails the world with the panic r of process p.
+func (w *World) procPanicked(p *proc, r any) {
+	w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
+}
+
+// ended notes that p has ended: it leaves the live processes.
+func (w *World) ended(p *proc) {
+	p.done = true
+	p.body = nil
+	w.live.remove(p)
+}
+
 // runTask runs the body of a Runtime.Parallel task, counting its return
 // (or unwinding, a panic included) on its call.
 func (p *proc) runTask() {
@@ -190,11 +215,17 @@ func (p *proc) runTask() {
 	p.body()
 }
 
-// switchTo hands the baton to p and waits until p parks or ends.
+// switchTo hands the baton to p and waits until p parks or ends. A
+// process without a carrier, a lock.Caller's task, takes its next step
+// on the scheduler's own stack (stepCall).
 func (w *World) switchTo(p *proc) {
 	prev := w.current
 	w.current = p
-	p.carrier.resume()
+	if p.carrier != nil {
+		p.carrier.resume()
+	} else {
+		w.stepCall(p)
+	}
 	w.current = prev
 }
 

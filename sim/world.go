@@ -35,8 +35,11 @@ type World struct {
 	idle    []*carrier // carriers whose process ended, for spawn to reuse
 	// freeProcs are ended processes spawn may reuse (recycle).
 	freeProcs []*proc
-	err       error
-	closed    bool
+	// stepped and carried count the lock.Caller tasks that ended without a
+	// carrier and those handed to one (calltask.go), for its tests.
+	stepped, carried int
+	err              error
+	closed           bool
 
 	nodes   map[string]*Node
 	groups  map[string]*Group

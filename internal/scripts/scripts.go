@@ -288,11 +288,27 @@ func SetNXWith[R interface {
 	~string
 	error
 }](ctx context.Context, conn Doer, cmd *SetNXCmd) (bool, error) {
+	v, err := conn.Do(ctx, cmd.Args()...)
+	return SetNXReply[R](cmd, v, err)
+}
+
+// Args is cmd's command, as Do takes it (SetNXWith sends it).
+func (c *SetNXCmd) Args() []any {
+	if c.plain {
+		return c.args[:6]
+	}
+	return c.args[:]
+}
+
+// SetNXReply is what SetNXWith answers when the node answered cmd with v
+// and err: whether the key is the token's, or the error.
+func SetNXReply[R interface {
+	~string
+	error
+}](cmd *SetNXCmd, v any, err error) (bool, error) {
 	if cmd.plain {
-		v, err := conn.Do(ctx, cmd.args[:6]...)
 		return err == nil && v == "OK", err
 	}
-	v, err := conn.Do(ctx, cmd.args[:]...)
 	if err != nil {
 		var re R
 		if errors.As(err, &re) && strings.Contains(strings.ToLower(string(re)), "syntax") {
