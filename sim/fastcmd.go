@@ -509,7 +509,7 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if !ok {
 		return r, false
 	}
-	nx, xx, get, ttlSet, ttl := o.nx, o.xx, o.get, o.ttlSet, o.ttl
+	nx, xx, get := o.nx, o.xx, o.get
 	db := n.db
 	if nx && !get && db.Exists(key) {
 		// cmdSet's own test (db.exists), which marks the key used.
@@ -536,23 +536,7 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		old, _ = db.Get(key)
 	}
 	if !readonly {
-		// Set replaces a string (and drops its TTL) as Del then Set
-		// would, to the key's version count; it refuses another type.
-		if exists && typ != "string" {
-			db.Del(key)
-		}
-		_ = db.Set(key, value)
-		if ttlSet {
-			db.SetTTL(key, ttl)
-			n.keyBase[key] = n.synced // the TTL counts from now
-		}
-		// As readKey would read it back: the TTL counted from the
-		// last tick, the key's base since syncCommand.
-		n.fastAfter = afterState
-		n.fastState = keyState{Type: "string", Str: value}
-		if ttlSet {
-			n.fastState.ExpireAt, n.fastState.Expires = n.synced+ttl, true
-		}
+		n.setString(key, value, typ, o)
 	}
 	if get {
 		if typ != "string" {
@@ -561,6 +545,30 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastBulk, s: old}, true
 	}
 	return fastReply{kind: fastStatus, s: "OK"}, true
+}
+
+// setString is the write of fastSet: value under key (typ its type
+// before, "" when missing) with o's TTL, as cmdSet writes it, and the
+// state it left noted for effects (fastAfter).
+func (n *Node) setString(key, value, typ string, o setOptions) {
+	db := n.db
+	// Set replaces a string (and drops its TTL) as Del then Set would,
+	// to the key's version count; it refuses another type.
+	if typ != "" && typ != "string" {
+		db.Del(key)
+	}
+	_ = db.Set(key, value)
+	if o.ttlSet {
+		db.SetTTL(key, o.ttl)
+		n.keyBase[key] = n.synced // the TTL counts from now
+	}
+	// As readKey would read it back: the TTL counted from the last tick,
+	// the key's base since syncCommand.
+	n.fastAfter = afterState
+	n.fastState = keyState{Type: "string", Str: value}
+	if o.ttlSet {
+		n.fastState.ExpireAt, n.fastState.Expires = n.synced+o.ttl, true
+	}
 }
 
 // setOptions are SET's options the short way takes.
