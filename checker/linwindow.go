@@ -231,8 +231,9 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 	return ends, false, false
 }
 
-// checkLock checks one lock's operations (in record order; its own copy,
-// opsOf's, which it sorts by call) window by window.
+// checkLock checks one lock's operations (in record order, handed over:
+// opsOf's copy, or lh.ops itself in a history of one lock; it sorts them
+// by call in place) window by window.
 //
 // Why cutting is sound. A cut is a quiescent point: every operation of the
 // window before it has ended (its return; its call for an operation of
@@ -276,7 +277,7 @@ func (lh *linHistory) searchWindow(win []linOp, from []*linState, exhaustive boo
 // is such a burst); Unknown says what was not decided. More than
 // linMaxGroups distinct armed sets at a cut also make the lock undecided.
 func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, work *linWork) linLockResult {
-	sorted := ops // checkLock's own (opsOf's copy, or the only lock's lh.ops): sorted in place
+	sorted := ops // handed over: sorted in place
 	slices.SortStableFunc(sorted, func(a, b linOp) int { return cmpInt64(a.call, b.call) })
 	wins := linWindows(sorted, linMinWindow)
 	carried := []*linState{lh.model(false).Init().(*linState)}

@@ -189,8 +189,9 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 // list of them all was garbage at once): a client wants a lock from the
 // call of its first attempt after its last success (or after the start)
 // until the return of the attempt that succeeds (Acquired), its crash
-// (Crashed: a dead client wants nothing), or end. Retry loops that think between attempts still
-// count as waiting: the client wanted the lock all along. An attempt whose
+// (Crashed: a dead client wants nothing), or end. Retry loops that think
+// between attempts still count as waiting: the client wanted the lock all
+// along. An attempt whose
 // outcome stayed unknown does not end a want: the client never learned it
 // held the lock. Waits and ClientWaits both measure these spans, so that
 // the two agree on what a wait is.

@@ -126,6 +126,30 @@ type Caller interface {
 	CallAll(ctx context.Context, calls []Call, done func(i int, v any, err error))
 }
 
+// CallAll makes calls at once through rt and runs done(i, v, err) as call
+// i returns, returning when every call has: rt's own CallAll when it is a
+// Caller, else Parallel with CallTasks.
+func CallAll(rt Runtime, ctx context.Context, calls []Call, done func(i int, v any, err error)) {
+	if c, ok := rt.(Caller); ok {
+		c.CallAll(ctx, calls, done)
+		return
+	}
+	rt.Parallel(CallTasks(ctx, calls, done)...)
+}
+
+// CallTasks are the tasks Caller.CallAll stands for, one per call, for
+// Parallel: task i makes calls[i] and hands its answer to done.
+func CallTasks(ctx context.Context, calls []Call, done func(i int, v any, err error)) []func() {
+	fs := make([]func(), len(calls))
+	for i := range calls {
+		fs[i] = func() {
+			v, err := calls[i].Do(ctx)
+			done(i, v, err)
+		}
+	}
+	return fs
+}
+
 // Timer is a pending AfterFunc.
 type Timer interface {
 	// Stop prevents the function from running; it reports whether it did.

@@ -69,14 +69,7 @@ type callerRuntime struct {
 
 func (r *callerRuntime) CallAll(ctx context.Context, calls []lock.Call, done func(int, any, error)) {
 	r.callAlls.Add(1)
-	fs := make([]func(), len(calls))
-	for i := range calls {
-		fs[i] = func() {
-			v, err := calls[i].Do(ctx)
-			done(i, v, err)
-		}
-	}
-	r.Parallel(fs...)
+	r.Parallel(lock.CallTasks(ctx, calls, done)...)
 }
 
 // TestFanoutSendsEachCallsArguments: the node calls of TryLock, Extend and

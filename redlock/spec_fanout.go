@@ -19,11 +19,11 @@ const (
 )
 
 // fanout is one onAll call's state: the call and its arguments, and each
-// node's answer. Its requests (calls) and the funcs that note their
-// answers (done, and the tasks of a Runtime that is no lock.Caller) are
-// made once per fanout and read these fields, so that a call allocates
-// neither closures nor result slices; a Spec keeps its idle fanouts for the
-// next call (takeFanout, onAll).
+// node's answer. Its requests (calls) and the func that notes their
+// answers (done) are made once per fanout and read these fields, so that
+// a call through a lock.Caller (the simulation's Runtime) allocates
+// neither closures nor result slices; a Spec keeps its idle fanouts for
+// the next call (takeFanout, onAll).
 type fanout struct {
 	s     *Spec
 	ctx   context.Context
@@ -34,11 +34,9 @@ type fanout struct {
 	oks   []bool
 	errs  []error
 	// calls are the requests to each node (their Conn set once, the rest
-	// by onAll); done notes node i's answer; tasks[i] makes call i and
-	// notes its answer, for a Runtime's Parallel.
+	// by onAll); done notes node i's answer.
 	calls []lock.Call
 	done  func(i int, v any, err error)
-	tasks []func()
 	// keyBuf and argBuf back keys and args.
 	keyBuf [2]string
 	argBuf [2]any
@@ -61,22 +59,16 @@ func (s *Spec) takeFanout(ctx context.Context, call nodeCall) *fanout {
 }
 
 // newFanout returns a new fanout of s. (Apart from takeFanout, whose fo
-// the funcs would otherwise capture: moved to the heap on every call, the
+// the func would otherwise capture: moved to the heap on every call, the
 // pooled ones' too.)
 func (s *Spec) newFanout() *fanout {
 	n := len(s.conns)
-	fo := &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), calls: make([]lock.Call, n), tasks: make([]func(), n),
+	fo := &fanout{s: s, oks: make([]bool, n), errs: make([]error, n), calls: make([]lock.Call, n),
 		setNX: scripts.NewSetNXCmd(s.key, s.opts.TTL.Milliseconds(), s.opts.PlainSetNX)}
 	for i, c := range s.conns {
 		fo.calls[i].Conn = c
 	}
 	fo.done = fo.note
-	for i := range fo.tasks {
-		fo.tasks[i] = func() {
-			v, err := fo.calls[i].Do(fo.ctx)
-			fo.note(i, v, err)
-		}
-	}
 	return fo
 }
 
@@ -115,19 +107,15 @@ func (fo *fanout) note(i int, v any, err error) {
 	}
 }
 
-// onAll runs fo's call against every node in parallel (one task per node,
-// joined by Runtime.Parallel, or the Runtime's lock.Caller, which the
-// simulation's is) and returns how many answered true, with the nodes'
+// onAll runs fo's call against every node in parallel (lock.CallAll: the
+// Runtime's lock.Caller, which the simulation's is, or a task per node
+// joined by Runtime.Parallel) and returns how many answered true, with the nodes'
 // errors joined, each naming its node index. fo goes back to s's
 // idle fanouts, cleared; a call that never returns (a task panicked, or
 // the simulated world closed under it) just never gives it back.
 func (s *Spec) onAll(fo *fanout) (int, error) {
 	fo.setCalls()
-	if cr, ok := s.rt.(lock.Caller); ok {
-		cr.CallAll(fo.ctx, fo.calls, fo.done)
-	} else {
-		s.rt.Parallel(fo.tasks...)
-	}
+	lock.CallAll(s.rt, fo.ctx, fo.calls, fo.done)
 	n := 0
 	for _, ok := range fo.oks {
 		if ok {

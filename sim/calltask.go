@@ -7,7 +7,7 @@ package sim
 // scheduler's stack, where switchTo would have resumed its coroutine:
 // beginCall where the coroutine's body would begin, replyCall where the
 // body would come back from its attempt's wait. The steps call the very
-// functions the coroutine's Do and Eval call (beginDo, sendAttempt,
+// functions the coroutine's Do and Eval call (openDo, sendAttempt,
 // attemptEnded, endEval, ...), in the same order, so the requests, the
 // events they queue and the random draws they make are the same.
 //

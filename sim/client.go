@@ -228,7 +228,7 @@ func (r clientRuntime) CallAll(ctx context.Context, calls []lock.Call, done func
 	}
 	for i := range calls {
 		if _, ok := calls[i].Conn.(*simConn); !ok || onCarriers {
-			r.Parallel(callTasks(ctx, calls, done)...)
+			r.Parallel(lock.CallTasks(ctx, calls, done)...)
 			return
 		}
 	}
@@ -246,18 +246,6 @@ func (r clientRuntime) CallAll(ctx context.Context, calls []lock.Call, done func
 		}
 	}
 	r.c.join(g)
-}
-
-// callTasks are CallAll's tasks as funcs, for Parallel.
-func callTasks(ctx context.Context, calls []lock.Call, done func(i int, v any, err error)) []func() {
-	fs := make([]func(), len(calls))
-	for i := range calls {
-		fs[i] = func() {
-			v, err := calls[i].Do(ctx)
-			done(i, v, err)
-		}
-	}
-	return fs
 }
 
 // fork begins a Parallel call of n tasks from the running process: its

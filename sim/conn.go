@@ -369,7 +369,11 @@ func (s *simConn) lowerName(name string) string {
 }
 
 func (s *simConn) Eval(ctx context.Context, sc *lock.Script, keys []string, args ...any) (any, error) {
-	r, err := s.beginEval(ctx, sc, keys, args)
+	cmd, err := s.c.evalCommand(sc, keys, args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.openEval(ctx, sc, cmd)
 	if r.cmd == nil {
 		return nil, err
 	}
@@ -383,17 +387,6 @@ type connReq struct {
 	cmd  []string
 	what string
 	h    reqHandle
-}
-
-// beginEval opens Eval's request (EVALSHA first). A request that ends
-// before it is sent (an argument Eval cannot render, a context that has
-// ended) returns no command (r.cmd nil) and its error.
-func (s *simConn) beginEval(ctx context.Context, sc *lock.Script, keys []string, args []any) (r connReq, err error) {
-	cmd, err := s.c.evalCommand(sc, keys, args)
-	if err != nil {
-		return r, err
-	}
-	return s.openEval(ctx, sc, cmd)
 }
 
 // evalCommand is the EVALSHA command of sc with keys and args.
@@ -410,7 +403,8 @@ func (c *Client) evalCommand(sc *lock.Script, keys []string, args []any) ([]stri
 }
 
 // openEval opens the req record of Eval's request cmd (evalCommand's),
-// unless ctx has ended: no command then, and the error. Nothing writes
+// EVALSHA first, unless ctx has ended: no command then (r.cmd nil), and
+// the error. Nothing writes
 // into cmd from here on (NOSCRIPT's EVAL is a copy: endEval), so requests
 // of the same script and arguments may share one (CallAll's).
 func (s *simConn) openEval(ctx context.Context, sc *lock.Script, cmd []string) (r connReq, err error) {
@@ -437,21 +431,16 @@ func (s *simConn) endEval(ctx context.Context, sc *lock.Script, r *connReq, v an
 }
 
 func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
-	r, err := s.beginDo(ctx, args)
+	argv, err := s.c.doCommand(args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.openDo(ctx, argv)
 	if r.cmd == nil {
 		return nil, err
 	}
 	v, err := s.command(ctx, &r.h, r.what, r.cmd)
 	return endDo(&r.h, v, err)
-}
-
-// beginDo opens Do's request, as beginEval does Eval's.
-func (s *simConn) beginDo(ctx context.Context, args []any) (r connReq, err error) {
-	argv, err := s.c.doCommand(args)
-	if err != nil {
-		return r, err
-	}
-	return s.openDo(ctx, argv)
 }
 
 // doCommand is the command args, as text.
