@@ -176,6 +176,7 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 		return r.normalised(n), nil
 	}
 	n.syncCommand(spec, known, args) // Dispatch may read the TTLs
+	n.seedRand()
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false

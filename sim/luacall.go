@@ -135,6 +135,7 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		e.peer = server.NewPeer(bufio.NewWriter(&e.buf))
 	}
 	e.dispatches++
+	e.n.seedRand()
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
 	e.peer.Flush()
