@@ -41,12 +41,21 @@ import (
 
 // tick sets miniredis's clock (TIME, EXPIREAT) to the node-local time now.
 // TTLs move only when a key is brought up to date (syncKey, syncAll).
+// SetTime (a lock each, at every command) is skipped while the node-local
+// time has not moved since tick last set it (timeSet): only tick sets
+// miniredis's time, but for a test handed the server (Miniredis), which
+// clears timeSet as boot does, and SetTime to the time miniredis already
+// has changes nothing (ClockTTL, the one other thing it looks at, is off).
 func (n *Node) tick() {
 	if n.m == nil {
 		return
 	}
-	n.synced = n.clock.Local(n.w.now)
-	n.m.SetTime(Epoch.Add(n.synced))
+	local := n.clock.Local(n.w.now)
+	if !n.timeSet || local != n.synced {
+		n.m.SetTime(Epoch.Add(local))
+		n.timeSet = true
+	}
+	n.synced = local
 	n.expired = n.expired[:0]
 }
 

@@ -66,6 +66,8 @@ type Node struct {
 	buf    bytes.Buffer
 	clock  Clock
 	synced time.Duration // node-local time of the last tick (miniredis's clock)
+	// timeSet: miniredis's time is Epoch+synced (tick skips SetTime).
+	timeSet bool
 	// seed is what seedRand seeds miniredis with, drawn at boot; seeded
 	// says it did since the boot.
 	seed   int64
@@ -228,6 +230,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.m, n.db = m, m.DB(0)
 	n.exotic, n.exposed = false, false
 	n.writes++
+	n.timeSet = false
 	n.tick()
 	n.resetBases(0)
 	n.peer = nil // made at the first dispatch (seedRand)
@@ -289,6 +292,7 @@ func (n *Node) Miniredis() *miniredis.Miniredis {
 		n.seedRand()
 	}
 	n.exposed = true
+	n.timeSet = false // the test may set miniredis's time
 	n.writes++
 	return n.m
 }

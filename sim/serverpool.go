@@ -41,7 +41,7 @@ import (
 //     direct API (NewSubscriber) change them: empty, as fresh.
 //   - passwords, the selected database of the direct API, ClockTTL and its
 //     last tick: only the direct API sets them: as fresh.
-//   - the time (now): SetTime at every boot (tick).
+//   - the time (now): SetTime at every boot (tick, timeSet false).
 //   - rand: Seed, only called before the first dispatch since a boot
 //     (seedRand) or when the node hands the server out: never called on a
 //     pooled server, so nil, as fresh.

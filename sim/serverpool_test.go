@@ -224,3 +224,24 @@ func TestPooledServersAreFresh(t *testing.T) {
 		t.Fatalf("only %d servers were taken from the pool in 40 runs", reused)
 	}
 }
+
+// TestTickSetsTimeAfterTestSetsIt: tick skips SetTime while the node's
+// time has not moved, but not after a test handed the server
+// (Miniredis) set miniredis's time: TIME at the same instant is the
+// node's again.
+func TestTickSetsTimeAfterTestSetsIt(t *testing.T) {
+	w := New(1)
+	defer w.Close()
+	n, err := w.AddNode(setup.NodeConfig{Name: "m1"})
+	must(t, err)
+	var before, after any
+	must(t, w.At(10*time.Millisecond, func() {
+		before, _ = n.exec("c", []string{"TIME"})
+		n.Miniredis().SetTime(Epoch.Add(time.Hour))
+		after, _ = n.exec("c", []string{"TIME"})
+	}))
+	must(t, w.Run(time.Second))
+	if want := []any{"1767225600", "10000"}; fmt.Sprint(before) != fmt.Sprint(want) || fmt.Sprint(after) != fmt.Sprint(want) {
+		t.Fatalf("TIME answered %v, then %v after a test set the time: want %v both times", before, after, want)
+	}
+}
