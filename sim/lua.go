@@ -26,13 +26,17 @@ type luaEngine struct {
 	n       *Node
 	L       *lua.LState
 	scripts map[string]*compiled // sha -> compiled script
-	native  bool                 // run the library's scripts natively (LuaFast)
-	peer    *server.Peer
-	buf     bytes.Buffer
-	keys    *lua.LTable
-	argv    *lua.LTable
-	args    []string // redis.call's arguments (call)
-	specs   specCache
+	// found are the scripts EVALSHA found last (bySHA), nextFound the
+	// entry the next one replaces; emptied with scripts.
+	found     [4]foundSHA
+	nextFound int
+	native    bool // run the library's scripts natively (LuaFast)
+	peer      *server.Peer
+	buf       bytes.Buffer
+	keys      *lua.LTable
+	argv      *lua.LTable
+	args      []string // redis.call's arguments (call)
+	specs     specCache
 	// dispatches counts the redis.calls sent through Dispatch (do),
 	// which the spin memo must not skip (spinmemo.go).
 	dispatches uint64
@@ -189,14 +193,7 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 			}
 			c = f
 		} else {
-			// The cache's keys are lower-case hex (sha1Hex), as clients
-			// send them: a SHA found as sent is the one strings.ToLower
-			// would give, without its scan of the 40 bytes at every
-			// EVALSHA (about 1% of a report's CPU).
-			f, ok := e.scripts[args[1]]
-			if !ok {
-				f, ok = e.scripts[strings.ToLower(args[1])]
-			}
+			f, ok := e.bySHA(args[1])
 			if !ok {
 				return nil, lock.ReplyError("NOSCRIPT No matching script. Please use EVAL.")
 			}
@@ -245,6 +242,7 @@ func (e *luaEngine) script(args []string) (any, error) {
 		return out, nil
 	case "FLUSH":
 		e.scripts = map[string]*compiled{}
+		e.found = [len(e.found)]foundSHA{}
 		return "OK", nil
 	}
 	return nil, lock.ReplyError("ERR unknown subcommand '" + args[0] + "'")
@@ -253,6 +251,39 @@ func (e *luaEngine) script(args []string) (any, error) {
 func sha1Hex(s string) string {
 	sum := sha1.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// foundSHA is a script EVALSHA found in the cache, by the SHA as sent.
+type foundSHA struct {
+	sha string
+	c   *compiled
+}
+
+// bySHA returns the cached script whose SHA is sha, in either case.
+// Looking a 40-byte key up in the cache hashes it, at every EVALSHA (about
+// 1% of a report's CPU); a client sends its few scripts' SHAs over and
+// over, mostly the very strings it sent before, so the SHAs last found
+// (found) are compared first: string equality, which is exact and, for
+// the same string, a comparison of pointers. A cache entry never changes
+// once made and SCRIPT FLUSH empties found with the cache, so an entry of
+// found is the cache's answer for its SHA. The cache's keys are lower-case
+// hex (sha1Hex), as clients send them: a SHA found as sent is the one
+// strings.ToLower would give, without its scan of the 40 bytes.
+func (e *luaEngine) bySHA(sha string) (*compiled, bool) {
+	for i := range e.found {
+		if f := &e.found[i]; f.c != nil && f.sha == sha {
+			return f.c, true
+		}
+	}
+	c, ok := e.scripts[sha]
+	if !ok {
+		c, ok = e.scripts[strings.ToLower(sha)]
+	}
+	if ok {
+		e.found[e.nextFound] = foundSHA{sha, c}
+		e.nextFound = (e.nextFound + 1) % len(e.found)
+	}
+	return c, ok
 }
 
 // compiled is a script in a node's cache: its compiled text, its function
