@@ -263,7 +263,7 @@ func (n *Node) stop() {
 // SPOP, SRANDMEMBER, HRANDFIELD, ZRANDMEMBER): unseeded, miniredis would
 // draw from the global math/rand. Seeding later than at boot draws the
 // same numbers, and most nodes never dispatch: seeding (a math/rand source)
-// and the peer's buffer were 1.5% of a report's CPU.
+// was over 1% of a report's CPU.
 func (n *Node) seedRand() {
 	if n.seeded {
 		return

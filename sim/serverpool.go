@@ -33,18 +33,20 @@ import (
 //     FlushAll (giveBackServer). Its keyVersion counts are kept (flush does
 //     not clear them) and are only ever compared by EXEC with the count
 //     WATCH read from the same map, as "has it grown since": counts that
-//     start higher give the same answers.
+//     start higher give the same answers. (The map grows by the keys each
+//     life writes; the garbage collector's emptying of the pool bounds it.)
 //   - other databases: none exist; only SELECT, SWAPDB, MOVE, COPY's DB
 //     option (dispatched) or the direct API (exposed) make one.
-//   - scripts (the EVALSHA cache), subscribers, the WATCH/MULTI state:
-//     only dispatched commands (EVAL, SCRIPT LOAD, SUBSCRIBE, ...) or the
-//     direct API (NewSubscriber) change them: empty, as fresh.
+//   - scripts (the EVALSHA cache), subscribers: only dispatched commands
+//     (EVAL, SCRIPT LOAD, SUBSCRIBE, ...) or the direct API
+//     (NewSubscriber) change them: empty, as fresh. A connection's state
+//     (selected database, MULTI, WATCH) is its peer's, made anew each life.
 //   - passwords, the selected database of the direct API, ClockTTL and its
 //     last tick: only the direct API sets them: as fresh.
 //   - the time (now): SetTime at every boot (tick, timeSet false).
-//   - rand: Seed, only called before the first dispatch since a boot
-//     (seedRand) or when the node hands the server out: never called on a
-//     pooled server, so nil, as fresh.
+//   - rand: nil, or seeded by a life that dispatched only unknown
+//     commands; either way seeded anew (seedRand) before the first
+//     dispatch of every life, and only dispatched commands draw from it.
 //   - Ctx: cancelled only by Close, never called on a pooled server.
 //   - the server's commands table: never changed (the simulation registers
 //     no command); its pre-hook: removed here, set at boot; its peers: none
