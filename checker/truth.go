@@ -25,7 +25,8 @@ type Truth struct {
 	keys    []keyTruth                 // every key's changes
 	failAt  map[string][]time.Duration // group -> failover times (sorted)
 	recs    []history.Record
-	causes  lazyCauses // recs' causes index (faultsBefore)
+	ix      *recordIndex // recs' records by kind
+	causes  lazyCauses   // recs' causes index (faultsBefore)
 	// mastersUnsorted marks the groups whose masters are not in time
 	// order, which Master then scans.
 	mastersUnsorted map[string]bool
@@ -200,13 +201,17 @@ func (tr *Truth) keyTimes(key string) []time.Duration {
 }
 
 // NewTruth indexes h.
-func NewTruth(h []history.Record) *Truth {
-	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
+func NewTruth(h []history.Record) *Truth { return newTruth(indexRecords(h)) }
+
+// newTruth is NewTruth of ix's history, reading its world records.
+func newTruth(ix *recordIndex) *Truth {
+	h := ix.h
+	tr := &Truth{ix: ix, groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
 		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
 		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
 	var refs []truthRef // the truth records, counted against their keys
-	for i := range h {
+	for _, i := range ix.world {
 		r := &h[i]
 		switch {
 		case r.Kind == history.KindNode:

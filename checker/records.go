@@ -1,0 +1,64 @@
+// The record index: a history's records by kind, listed in one pass for
+// every check of a Judge.
+
+package checker
+
+import "github.com/locksim/locksim/history"
+
+// recordIndex is a history with the indices of the records each check
+// walks, by kind, every list in history order, and the history's latest
+// instant. Judge makes one (indexRecords) and hands it to every check.
+// Most records of a simulated history are req records, which most checks
+// skip: each walked the whole history for the few records it reads, and
+// those passes cost some checks more than their own work. A check walks
+// the list of the kinds it reads and still tests each record's kind, so
+// that an index listing every record in every list (allRecords) gives the
+// same verdict: the tests judge with both.
+type recordIndex struct {
+	h []history.Record
+	// ops are the op records; faults the fault records; opsFaults both
+	// (beliefs and wants, which a client's crash ends); world the node,
+	// fault and truth records (the topology, failovers, crashes and what
+	// the nodes held: Truth).
+	ops, faults, opsFaults, world []int
+	// last is the latest call or return of any record in h (0 at least).
+	last int64
+}
+
+// indexRecords indexes h in one pass.
+func indexRecords(h []history.Record) *recordIndex {
+	ix := &recordIndex{h: h}
+	for i := range h {
+		r := &h[i]
+		ix.last = max(ix.last, r.T)
+		if r.End != nil {
+			ix.last = max(ix.last, *r.End)
+		}
+		switch r.Kind {
+		case history.KindOp:
+			ix.ops = append(ix.ops, i)
+			ix.opsFaults = append(ix.opsFaults, i)
+		case history.KindFault:
+			ix.faults = append(ix.faults, i)
+			ix.opsFaults = append(ix.opsFaults, i)
+			ix.world = append(ix.world, i)
+		case history.KindNode, history.KindTruth:
+			ix.world = append(ix.world, i)
+		}
+	}
+	return ix
+}
+
+// allRecords is an index of h that lists every record in every list: the
+// checks then walk the whole history, as they did before the index, and
+// their own tests of each record's kind pick what they read. The tests
+// compare Judge's verdicts with it and with indexRecords'.
+func allRecords(h []history.Record) *recordIndex {
+	ix := indexRecords(h)
+	all := make([]int, len(h))
+	for i := range all {
+		all[i] = i
+	}
+	ix.ops, ix.faults, ix.opsFaults, ix.world = all, all, all, all
+	return ix
+}
