@@ -25,9 +25,20 @@ type recordIndex struct {
 	last int64
 }
 
-// indexRecords indexes h in one pass.
+// indexRecords indexes h in one pass. The pass notes each record's kind
+// in a byte and counts the kinds, so that the lists are cut, at their
+// sizes, from one slice, filled from the bytes: growing each list by
+// appending cost as much garbage as the lists themselves.
 func indexRecords(h []history.Record) *recordIndex {
+	const (
+		other = iota
+		op
+		fault
+		world // a node or truth record
+	)
 	ix := &recordIndex{h: h}
+	kinds := make([]uint8, len(h))
+	var count [4]int
 	for i := range h {
 		r := &h[i]
 		ix.last = max(ix.last, r.T)
@@ -36,13 +47,32 @@ func indexRecords(h []history.Record) *recordIndex {
 		}
 		switch r.Kind {
 		case history.KindOp:
+			kinds[i] = op
+		case history.KindFault:
+			kinds[i] = fault
+		case history.KindNode, history.KindTruth:
+			kinds[i] = world
+		}
+		count[kinds[i]]++
+	}
+	nOps, nFaults, nWorld := count[op], count[fault], count[fault]+count[world]
+	buf := make([]int, 2*(nOps+nFaults)+nWorld)
+	cut := func(n int) []int {
+		list := buf[:0:n]
+		buf = buf[n:]
+		return list
+	}
+	ix.ops, ix.faults, ix.opsFaults, ix.world = cut(nOps), cut(nFaults), cut(nOps+nFaults), cut(nWorld)
+	for i, k := range kinds {
+		switch k {
+		case op:
 			ix.ops = append(ix.ops, i)
 			ix.opsFaults = append(ix.opsFaults, i)
-		case history.KindFault:
+		case fault:
 			ix.faults = append(ix.faults, i)
 			ix.opsFaults = append(ix.opsFaults, i)
 			ix.world = append(ix.world, i)
-		case history.KindNode, history.KindTruth:
+		case world:
 			ix.world = append(ix.world, i)
 		}
 	}
