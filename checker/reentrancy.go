@@ -179,21 +179,35 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 	return oh
 }
 
-// atOrBefore is how many of sorted are at or before t.
+// atOrBefore is how many of sorted are at or before t: upTo's binary
+// search, written out for the lists of times that the oracles ask most
+// (no call through a function value per probe).
 func atOrBefore(sorted []time.Duration, t time.Duration) int {
-	return upTo(sorted, t, func(x time.Duration) time.Duration { return x })
+	i, j := 0, len(sorted)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if sorted[h] <= t {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
 }
 
 // upTo is how many of xs, in time order by at, are at or before t: a
-// binary search.
+// binary search, probing as slices.BinarySearchFunc does.
 func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
-	n, _ := slices.BinarySearchFunc(xs, t, func(x T, t time.Duration) int {
-		if at(x) <= t {
-			return -1
+	i, j := 0, len(xs)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if at(xs[h]) <= t {
+			i = h + 1
+		} else {
+			j = h
 		}
-		return 1
-	})
-	return n
+	}
+	return i
 }
 
 // unmatched is the count the master should show at t: the steps up to t.
