@@ -219,7 +219,7 @@ func newTruth(ix *recordIndex) *Truth {
 		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
 		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
-	var refs []truthRef // the truth records, counted against their keys
+	refs := make([]truthRef, 0, len(ix.world)) // the truth records, counted against their keys (most of the world records)
 	for _, i := range ix.world {
 		r := &h[i]
 		switch {
