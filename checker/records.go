@@ -17,9 +17,10 @@ import "github.com/locksim/locksim/history"
 type recordIndex struct {
 	h []history.Record
 	// ops are the op records; faults the fault records; opsFaults both
-	// (beliefs and wants, which a client's crash ends); world the node,
-	// fault and truth records (the topology, failovers, crashes and what
-	// the nodes held: Truth).
+	// (beliefs and wants, which a client's crash ends), ops itself when
+	// there is no fault record; world the node, fault and truth records
+	// (the topology, failovers, crashes and what the nodes held: Truth).
+	// The checks only read the lists.
 	ops, faults, opsFaults, world []int
 	// last is the latest call or return of any record in h (0 at least).
 	last int64
@@ -56,18 +57,24 @@ func indexRecords(h []history.Record) *recordIndex {
 		count[kinds[i]]++
 	}
 	nOps, nFaults, nWorld := count[op], count[fault], count[fault]+count[world]
-	buf := make([]int, 2*(nOps+nFaults)+nWorld)
+	nOpsFaults := nOps + nFaults
+	if nFaults == 0 {
+		nOpsFaults = 0 // opsFaults is ops: the checks only read the lists
+	}
+	buf := make([]int, nOps+nFaults+nOpsFaults+nWorld)
 	cut := func(n int) []int {
 		list := buf[:0:n]
 		buf = buf[n:]
 		return list
 	}
-	ix.ops, ix.faults, ix.opsFaults, ix.world = cut(nOps), cut(nFaults), cut(nOps+nFaults), cut(nWorld)
+	ix.ops, ix.faults, ix.opsFaults, ix.world = cut(nOps), cut(nFaults), cut(nOpsFaults), cut(nWorld)
 	for i, k := range kinds {
 		switch k {
 		case op:
 			ix.ops = append(ix.ops, i)
-			ix.opsFaults = append(ix.opsFaults, i)
+			if nFaults > 0 {
+				ix.opsFaults = append(ix.opsFaults, i)
+			}
 		case fault:
 			ix.faults = append(ix.faults, i)
 			ix.opsFaults = append(ix.opsFaults, i)
@@ -75,6 +82,9 @@ func indexRecords(h []history.Record) *recordIndex {
 		case world:
 			ix.world = append(ix.world, i)
 		}
+	}
+	if nFaults == 0 {
+		ix.opsFaults = ix.ops
 	}
 	return ix
 }
