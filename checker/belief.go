@@ -49,8 +49,13 @@ type Holding struct {
 // Holdings extracts every believed holding from h's op records; end closes
 // holdings still open.
 func Holdings(h []history.Record, end time.Duration) []Holding {
+	return holdings(indexRecords(h), end)
+}
+
+// holdings is Holdings of ix's history, reading its op and fault records.
+func holdings(ix *recordIndex, end time.Duration) []Holding {
 	b := beliefs{open: map[beliefKey]*openHolding{}}
-	for _, s := range beliefSteps(h) {
+	for _, s := range beliefSteps(ix) {
 		b.apply(s)
 	}
 	//detlint:allow maprange collected, then sorted by (lock, from, client) below, a total order on open holdings
@@ -74,9 +79,10 @@ type beliefStep struct {
 // count: acquires at their return (only successful ones: an acquire whose
 // outcome the holder never learned starts no belief), releases, expiries
 // and client crashes at their call, in time order, then record order.
-func beliefSteps(h []history.Record) []beliefStep {
+func beliefSteps(ix *recordIndex) []beliefStep {
+	h := ix.h
 	var steps []beliefStep
-	for i := range h {
+	for _, i := range ix.opsFaults {
 		r := &h[i]
 		switch {
 		case crashed(r):

@@ -89,7 +89,8 @@ type waitSpan struct {
 // A queue that never shows in the truth (a history without node truth)
 // gives nothing to judge.
 func FairnessViolations(h []history.Record, end time.Duration, queues []FairQueue) []Violation {
-	return NewTruth(h).fairnessViolations(h, end, queues, nil)
+	tr := NewTruth(h)
+	return tr.fairnessViolations(tr.ix, end, queues, nil)
 }
 
 // fairnessViolations is FairnessViolations spending w (fairWalk.step
@@ -97,17 +98,17 @@ func FairnessViolations(h []history.Record, end time.Duration, queues []FairQueu
 // stops where it is: what it found stands, a stuck span still open there
 // is not reported (its end was not reached), and no later queue is
 // judged.
-func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queues []FairQueue, w *oracleWork) []Violation {
+func (tr *Truth) fairnessViolations(ix *recordIndex, end time.Duration, queues []FairQueue, w *oracleWork) []Violation {
 	if len(queues) == 0 {
 		return nil
 	}
 	var out []Violation
-	leaves := leaveTimes(h)
+	leaves := leaveTimes(ix.h)
 	for _, q := range queues {
 		if w != nil && w.stopped {
 			break // the budget ran out on a queue before: nothing more is judged, nor read
 		}
-		out = append(out, tr.fairness(h, end, q, leaves, w)...)
+		out = append(out, tr.fairness(ix, end, q, leaves, w)...)
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Kind, b.Kind))
@@ -117,13 +118,13 @@ func (tr *Truth) fairnessViolations(h []history.Record, end time.Duration, queue
 
 // fairness judges one queue: it walks the instants at which the
 // authority's queue or lock changed, or a waiter came or went, in order.
-func (tr *Truth) fairness(h []history.Record, end time.Duration, q FairQueue, leaves map[string]map[string][]time.Duration, w *oracleWork) []Violation {
+func (tr *Truth) fairness(ix *recordIndex, end time.Duration, q FairQueue, leaves map[string]map[string][]time.Duration, w *oracleWork) []Violation {
 	groups := tr.groups(q.Queue)
 	if len(groups) == 0 {
 		return nil
 	}
 	g := groups[0]
-	spans := waitSpans(h, q.Lock, end)
+	spans := waitSpans(ix, q.Lock, end)
 	times := slices.Concat(tr.keyTimes(q.Queue), tr.keyTimes(q.Lock), tr.failAt[g])
 	for _, s := range spans {
 		times = append(times, s.from, s.to)
@@ -489,13 +490,15 @@ func fields(r *history.Record) map[string]string {
 	return r.Fields
 }
 
-// waitSpans lists lock's acquire calls as waitSpans, in call order.
-func waitSpans(h []history.Record, lock string, end time.Duration) []*waitSpan {
+// waitSpans lists lock's acquire calls in ix's history as waitSpans, in
+// call order.
+func waitSpans(ix *recordIndex, lock string, end time.Duration) []*waitSpan {
+	h := ix.h
 	var out []*waitSpan
 	next := map[string]time.Duration{} // holder -> call of its next op (filled backwards)
-	crash := crashTimes(h)
-	for i := len(h) - 1; i >= 0; i-- {
-		r := &h[i]
+	crash := crashTimes(ix)
+	for k := len(ix.ops) - 1; k >= 0; k-- {
+		r := &h[ix.ops[k]]
 		if r.Kind != history.KindOp || r.Lock != lock {
 			continue
 		}
@@ -527,10 +530,11 @@ func waitSpans(h []history.Record, lock string, end time.Duration) []*waitSpan {
 	return out
 }
 
-// crashTimes is when each client crashed, sorted.
-func crashTimes(h []history.Record) map[string][]time.Duration {
+// crashTimes is when each client of ix's history crashed, sorted.
+func crashTimes(ix *recordIndex) map[string][]time.Duration {
+	h := ix.h
 	var crashes []*history.Record
-	for i := range h {
+	for _, i := range ix.faults {
 		if crashed(&h[i]) {
 			crashes = append(crashes, &h[i])
 		}

@@ -414,12 +414,12 @@ func TestFairnessIndexedAgreesWithPasses(t *testing.T) {
 		h := fairRandHistory(r, 40+r.IntN(120))
 		end := time.Duration(70+r.IntN(20)) * time.Millisecond
 		want := NewTruth(h).refFairnessViolations(h, end, queues)
-		got := NewTruth(h).fairnessViolations(h, end, queues, nil)
+		got := NewTruth(h).fairnessViolations(indexRecords(h), end, queues, nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("history %d:\n got %v\nwant %v\n%v", i, got, want, h)
 		}
 		w := newOracleWork("fairness", Budget{Work: 1 << 40})
-		if got := NewTruth(h).fairnessViolations(h, end, queues, w); !reflect.DeepEqual(got, want) || w.note() != "" {
+		if got := NewTruth(h).fairnessViolations(indexRecords(h), end, queues, w); !reflect.DeepEqual(got, want) || w.note() != "" {
 			t.Fatalf("history %d, within a budget: %v (note %q)\nwant %v", i, got, w.note(), want)
 		}
 		for _, v := range want {

@@ -69,7 +69,7 @@ type FencingReport struct {
 // the returns, which a late reply can misorder: there a regression may be a
 // delayed reply's.
 func Fencing(h []history.Record) (FencingReport, []Violation) {
-	return fencing(h, nil, &lazyReqs{h: h}, nil)
+	return fencing(indexRecords(h), nil, &lazyReqs{h: h}, nil)
 }
 
 // fencedAcquireReq is the req record's command of FencedLock's acquire
@@ -96,11 +96,12 @@ func historyEnd(h []history.Record) time.Duration {
 //
 // w is what it may spend (nil: no bound): a unit per write and acquire
 // with a token, and per holding of the acquirer's looked at.
-func fencing(h []history.Record, hs []Holding, reqs *lazyReqs, w *oracleWork) (FencingReport, []Violation) {
+func fencing(ix *recordIndex, hs []Holding, reqs *lazyReqs, w *oracleWork) (FencingReport, []Violation) {
+	h := ix.h
 	causes := &lazyCauses{h: h}
 	fw := fencedWrites{highest: map[string]written{}, causes: causes}
-	ti := tokenIssues{h: h, hs: hs, reqs: reqs, causes: causes, w: w}
-	for i := range h {
+	ti := tokenIssues{h: h, ix: ix, hs: hs, reqs: reqs, causes: causes, w: w}
+	for _, i := range ix.ops {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
 			continue
@@ -205,7 +206,8 @@ type issue struct {
 // regressions among them.
 type tokenIssues struct {
 	h  []history.Record
-	hs []Holding // h's holdings; nil until needed, when the caller had none
+	ix *recordIndex // h's records by kind
+	hs []Holding    // h's holdings; nil until needed, when the caller had none
 	// byHolder indexes h, built on the first acquire with a token (most
 	// locks have none).
 	byHolder map[string][]Holding // holder + "\x00" + lock -> its exclusive holdings
@@ -232,7 +234,7 @@ func (ti *tokenIssues) add(r *history.Record, tok int64) {
 // index builds byHolder (from the caller's holdings, or h's own).
 func (ti *tokenIssues) index() {
 	if ti.hs == nil {
-		ti.hs = Holdings(ti.h, historyEnd(ti.h))
+		ti.hs = holdings(ti.ix, historyEnd(ti.h))
 	}
 	ti.byHolder = map[string][]Holding{}
 	for _, hd := range ti.hs {

@@ -32,15 +32,17 @@ import (
 // its call, which may then flag such a delayed release. The holding's
 // token comes from the holder's last acquire.
 func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
-	return tr.idempotencyViolations(h, &lazyReqs{h: h}, nil)
+	return tr.idempotencyViolations(indexRecords(h), &lazyReqs{h: h}, nil)
 }
 
 // idempotencyViolations is IdempotencyViolations spending w: a unit per
-// release judged, and per run of it. reqs is h's req index.
-func (tr *Truth) idempotencyViolations(h []history.Record, reqs *lazyReqs, w *oracleWork) []Violation {
+// release judged, and per run of it. reqs is the req index of ix's
+// history.
+func (tr *Truth) idempotencyViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
+	h := ix.h
 	var out []Violation
 	lastToken := map[string]string{}
-	for i := range h {
+	for _, i := range ix.ops {
 		r := &h[i]
 		if r.Kind != history.KindOp {
 			continue

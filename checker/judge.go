@@ -83,36 +83,41 @@ type Config struct {
 // cfg.Queues names any queue (NoQueueTruthNote: it follows each queue in
 // the truth); mutual exclusion by belief, fencing, linearizability and
 // liveness judge it as any history.
-func Judge(h []history.Record, cfg Config) Verdict {
+func Judge(h []history.Record, cfg Config) Verdict { return judge(indexRecords(h), cfg) }
+
+// judge is Judge of ix's history: every check walks the records ix lists
+// for it.
+func judge(ix *recordIndex, cfg Config) Verdict {
+	h := ix.h
 	bud := cfg.Budget.For(len(h))
 	var v Verdict
-	tr := NewTruth(h)
-	hs := Holdings(h, cfg.End)
+	tr := newTruth(ix)
+	hs := holdings(ix, cfg.End)
 	works := make([]*oracleWork, len(oracleChecks))
 	for i, c := range oracleChecks {
 		works[i] = newOracleWork(c.name, bud)
 	}
 	all := overlapViolations(h, hs, works[0])
 	all = append(all, tr.silentLosses(hs, works[1])...)
-	all = append(all, tr.reentrancyViolations(h, works[2])...)
+	all = append(all, tr.reentrancyViolations(ix, works[2])...)
 	reqs := &lazyReqs{h: h} // the req index, shared by the checks that ask it
-	all = append(all, tr.idempotencyViolations(h, reqs, works[3])...)
-	rep, fenced := fencing(h, hs, reqs, works[4])
+	all = append(all, tr.idempotencyViolations(ix, reqs, works[3])...)
+	rep, fenced := fencing(ix, hs, reqs, works[4])
 	all = append(all, fenced...)
 	v.Fencing = rep
 	var lin Verdict
 	if cfg.Model != 0 {
-		lin = linearizableWithin(h, cfg.Model, bud, cfg.LinOptions, reqs)
+		lin = linearizableWithin(ix, cfg.Model, bud, cfg.LinOptions, reqs)
 		all = append(all, lin.Violations...)
 	}
-	u := unavailability(h, cfg.End, hs)
+	u := unavailability(ix, cfg.End, hs)
 	v.Unavailable = &u
 	if cfg.Liveness > 0 {
 		all = append(all, livenessViolations(h, u, cfg.Liveness)...)
 	}
-	all = append(all, tr.fairnessViolations(h, cfg.End, cfg.Queues, works[5])...)
+	all = append(all, tr.fairnessViolations(ix, cfg.End, cfg.Queues, works[5])...)
 	if len(cfg.ClientWaits) > 0 {
-		v.Waits = ClientWaits(h, cfg.End)
+		v.Waits = clientWaits(ix, cfg.End)
 		all = append(all, clientLiveness(h, v.Waits, cfg.ClientWaits)...)
 	}
 	slices.SortStableFunc(all, func(a, b Violation) int {

@@ -30,15 +30,16 @@ type linHistory struct {
 // buildLin extracts kind's lock operations from h, in record order: the
 // acquires and releases (and, for LockReadWrite, their read halves) with
 // their outcomes, leases and watchdog stops, as the models read them.
-func buildLin(h []history.Record, kind LockKind, opts []LinOption, reqs *lazyReqs) (*linHistory, error) {
+func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs) (*linHistory, error) {
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
+	h := ix.h
 	lh := &linHistory{kind: kind}
 	b := linBuilder{lh: lh, h: h, mayFail: slices.Contains(opts, AcquireMayFail), fromCall: slices.Contains(opts, LeaseFromCall),
-		lockIdx: lh.indexLocks(h), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
-		reqs: reqs, crashAt: firstCrashes(h)}
-	for i := range h {
+		lockIdx: lh.indexLocks(ix), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
+		reqs: reqs, crashAt: firstCrashes(ix)}
+	for _, i := range ix.ops {
 		r := &h[i]
 		k, ok := linKindOf(r)
 		switch {
@@ -85,18 +86,16 @@ func linKindOf(r *history.Record) (linKind, bool) {
 	return 0, false
 }
 
-// indexLocks sets lh.end to the latest time in h and lh.locks to the locks
-// of the operations lh.kind's model reads, sorted, makes room for those
-// operations in lh.ops, and returns each lock's index.
-func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
+// indexLocks sets lh.end to the latest time in ix's history and lh.locks
+// to the locks of the operations lh.kind's model reads, sorted, makes room
+// for those operations in lh.ops, and returns each lock's index.
+func (lh *linHistory) indexLocks(ix *recordIndex) map[string]int32 {
+	h := ix.h
 	lockIdx := map[string]int32{}
 	n := 0
-	for i := range h {
+	lh.end = ix.last
+	for _, i := range ix.ops {
 		r := &h[i]
-		lh.end = max(lh.end, r.T)
-		if r.End != nil {
-			lh.end = max(lh.end, *r.End)
-		}
 		if k, ok := linKindOf(r); ok && (lh.kind == LockReadWrite || !k.read()) {
 			n++
 			if _, seen := lockIdx[r.Lock]; !seen {
@@ -113,11 +112,12 @@ func (lh *linHistory) indexLocks(h []history.Record) map[string]int32 {
 	return lockIdx
 }
 
-// firstCrashes is each client's first crash in h: nobody renews its
-// watchdog holds from there on.
-func firstCrashes(h []history.Record) map[string]int64 {
+// firstCrashes is each client's first crash in ix's history: nobody
+// renews its watchdog holds from there on.
+func firstCrashes(ix *recordIndex) map[string]int64 {
+	h := ix.h
 	crashAt := map[string]int64{}
-	for i := range h {
+	for _, i := range ix.faults {
 		if r := &h[i]; crashed(r) {
 			if _, ok := crashAt[r.Client]; !ok {
 				crashAt[r.Client] = r.T

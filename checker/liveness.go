@@ -34,14 +34,15 @@ type WaitStats struct {
 // attempt returned has no statistics: all zero.
 func Waits(h []history.Record, end time.Duration) WaitStats {
 	var ws WaitStats
-	lat, locks := acquireLatencies(h)
+	ix := indexRecords(h)
+	lat, locks := acquireLatencies(ix)
 	if len(lat) == 0 {
 		return ws
 	}
 	slices.Sort(lat)
 	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)] }
 	ws.Count, ws.P50, ws.P90, ws.P99, ws.Max = len(lat), pct(50), pct(90), pct(99), lat[len(lat)-1]
-	u := unavailableOf(h, end, locks, Holdings(h, end))
+	u := unavailableOf(ix, end, locks, holdings(ix, end))
 	ws.LongestUnavailable, ws.LongestLock, ws.LongestFrom = u.Longest, u.Lock, u.From
 	return ws
 }
@@ -63,29 +64,30 @@ type Unavailability struct {
 // lock attempted first) and the span's start. All are zero when no acquire
 // attempt returned, as in Waits, or when no lock was ever unavailable.
 func LongestUnavailable(h []history.Record, end time.Duration) (longest time.Duration, lock string, from time.Duration) {
-	u := unavailability(h, end, nil)
+	u := unavailability(indexRecords(h), end, nil)
 	return u.Longest, u.Lock, u.From
 }
 
-// unavailability is LongestUnavailable's, given hs, h's holdings until
-// end (Holdings), when the caller has them (nil: it makes them if it
-// needs them).
-func unavailability(h []history.Record, end time.Duration, hs []Holding) Unavailability {
-	lat, locks := acquireLatencies(h)
+// unavailability is LongestUnavailable's of ix's history, given hs, its
+// holdings until end (Holdings), when the caller has them (nil: it makes
+// them if it needs them).
+func unavailability(ix *recordIndex, end time.Duration, hs []Holding) Unavailability {
+	lat, locks := acquireLatencies(ix)
 	if len(lat) == 0 {
 		return Unavailability{}
 	}
 	if hs == nil {
-		hs = Holdings(h, end)
+		hs = holdings(ix, end)
 	}
-	return unavailableOf(h, end, locks, hs)
+	return unavailableOf(ix, end, locks, hs)
 }
 
-// unavailableOf is LongestUnavailable given the locks attempted in h, in
-// the order of their first attempt, and h's holdings until end.
-func unavailableOf(h []history.Record, end time.Duration, locks []string, hs []Holding) Unavailability {
+// unavailableOf is LongestUnavailable given the locks attempted in ix's
+// history, in the order of their first attempt, and its holdings until
+// end.
+func unavailableOf(ix *recordIndex, end time.Duration, locks []string, hs []Holding) Unavailability {
 	waiting := map[string][]span{}
-	wantSpans(h, end, func(w ClientWait) { waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To}) })
+	wantSpans(ix, end, func(w ClientWait) { waiting[w.Lock] = append(waiting[w.Lock], span{w.From, w.To}) })
 	held := map[string][]span{}
 	for _, hd := range hs {
 		held[hd.Lock] = append(held[hd.Lock], span{hd.From, hd.To})
@@ -109,13 +111,14 @@ func isAttempt(r *history.Record) bool {
 	return r.Kind == history.KindOp && (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead)
 }
 
-// acquireLatencies is how long each acquire attempt of h that returned
-// took, in record order, and the locks attempted, in the order of their
-// first attempt.
-func acquireLatencies(h []history.Record) ([]time.Duration, []string) {
+// acquireLatencies is how long each acquire attempt of ix's history that
+// returned took, in record order, and the locks attempted, in the order of
+// their first attempt.
+func acquireLatencies(ix *recordIndex) ([]time.Duration, []string) {
+	h := ix.h
 	var lat []time.Duration
 	var locks []string
-	for i := range h {
+	for _, i := range ix.ops {
 		r := &h[i]
 		if !isAttempt(r) {
 			continue
@@ -195,7 +198,8 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 // outcome stayed unknown does not end a want: the client never learned it
 // held the lock. Waits and ClientWaits both measure these spans, so that
 // the two agree on what a wait is.
-func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
+func wantSpans(ix *recordIndex, end time.Duration, emit func(ClientWait)) {
+	h := ix.h
 	type want struct{ client, lock string }
 	open := map[want]ClientWait{} // the open wants
 	// closeAll ends, at at, the open wants of client (of every client when
@@ -212,7 +216,7 @@ func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
 			}
 		}
 	}
-	for i := range h {
+	for _, i := range ix.opsFaults {
 		r := &h[i]
 		if crashed(r) {
 			closeAll(r.Client, false, r.At(), true)
@@ -244,7 +248,7 @@ func wantSpans(h []history.Record, end time.Duration, emit func(ClientWait)) {
 // (the lease plus the wait, for the algorithm under test), the spans longer
 // than it: a deadlock, or a lock that stayed unobtainable.
 func LivenessViolations(h []history.Record, end, bound time.Duration) []Violation {
-	return livenessViolations(h, unavailability(h, end, nil), bound)
+	return livenessViolations(h, unavailability(indexRecords(h), end, nil), bound)
 }
 
 // livenessViolations is LivenessViolations given h's longest
@@ -298,8 +302,13 @@ func (w ClientWait) String() string {
 // An attempt whose outcome stayed unknown does not end a wait: the client
 // never learned it held the lock.
 func ClientWaits(h []history.Record, end time.Duration) []ClientWait {
+	return clientWaits(indexRecords(h), end)
+}
+
+// clientWaits is ClientWaits of ix's history.
+func clientWaits(ix *recordIndex, end time.Duration) []ClientWait {
 	longest := map[string]ClientWait{}
-	wantSpans(h, end, func(w ClientWait) {
+	wantSpans(ix, end, func(w ClientWait) {
 		if cur, ok := longest[w.Client]; !ok || w.Duration() > cur.Duration() {
 			longest[w.Client] = w
 		}

@@ -76,7 +76,7 @@ func (tr *Truth) refMaster(group string, t time.Duration) string {
 // refReentrancy is ReentrancyViolations as it compared every count at
 // every check time, each question a pass over the owner's operations.
 func (tr *Truth) refReentrancy(h []history.Record) []Violation {
-	order, ops := countedOps(h)
+	order, ops := countedOps(indexRecords(h))
 	var out []Violation
 	for _, k := range order {
 		groups := tr.Groups(k.lock)

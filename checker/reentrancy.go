@@ -34,13 +34,13 @@ import (
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared.
 func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
-	return tr.reentrancyViolations(h, nil)
+	return tr.reentrancyViolations(indexRecords(h), nil)
 }
 
 // reentrancyViolations is ReentrancyViolations spending w: a unit per hold
 // count compared at a check time, and per release judged.
-func (tr *Truth) reentrancyViolations(h []history.Record, w *oracleWork) []Violation {
-	order, ops := countedOps(h)
+func (tr *Truth) reentrancyViolations(ix *recordIndex, w *oracleWork) []Violation {
+	order, ops := countedOps(ix)
 	var out []Violation
 	for _, k := range order {
 		groups := tr.groups(k.lock)
@@ -63,14 +63,16 @@ func (tr *Truth) reentrancyViolations(h []history.Record, w *oracleWork) []Viola
 // its own, as the lock counts them apart.
 type heldCount struct{ holder, lock, field string }
 
-// countedOps groups h's acquire and release op records that name an owner
-// by the hold count they change, in the order each count first appears (so
-// that violations come out in history order, whatever the map's).
-func countedOps(h []history.Record) ([]heldCount, map[heldCount][]*history.Record) {
-	rw := readWriteLocks(h)
+// countedOps groups the acquire and release op records of ix's history
+// that name an owner by the hold count they change, in the order each
+// count first appears (so that violations come out in history order,
+// whatever the map's).
+func countedOps(ix *recordIndex) ([]heldCount, map[heldCount][]*history.Record) {
+	h := ix.h
+	rw := readWriteLocks(ix)
 	ops := map[heldCount][]*history.Record{}
 	var order []heldCount
-	for i := range h {
+	for _, i := range ix.ops {
 		r := &h[i]
 		if r.Kind != history.KindOp || len(r.Args) == 0 || r.Args[0] == "" {
 			continue
@@ -95,11 +97,12 @@ func countedOps(h []history.Record) ([]heldCount, map[heldCount][]*history.Recor
 	return order, ops
 }
 
-// readWriteLocks is the set of locks h has read operations on: their write
-// holds live in a field of their own (heldCount).
-func readWriteLocks(h []history.Record) map[string]bool {
+// readWriteLocks is the set of locks ix's history has read operations on:
+// their write holds live in a field of their own (heldCount).
+func readWriteLocks(ix *recordIndex) map[string]bool {
+	h := ix.h
 	rw := map[string]bool{}
-	for i := range h {
+	for _, i := range ix.ops {
 		if r := &h[i]; r.Kind == history.KindOp && (r.Op == history.OpAcquireRead || r.Op == history.OpReleaseRead) {
 			rw[r.Lock] = true
 		}
@@ -176,21 +179,35 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 	return oh
 }
 
-// atOrBefore is how many of sorted are at or before t.
+// atOrBefore is how many of sorted are at or before t: upTo's binary
+// search, written out for the lists of times that the oracles ask most
+// (no call through a function value per probe).
 func atOrBefore(sorted []time.Duration, t time.Duration) int {
-	return upTo(sorted, t, func(x time.Duration) time.Duration { return x })
+	i, j := 0, len(sorted)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if sorted[h] <= t {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
 }
 
 // upTo is how many of xs, in time order by at, are at or before t: a
-// binary search.
+// binary search, probing as slices.BinarySearchFunc does.
 func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
-	n, _ := slices.BinarySearchFunc(xs, t, func(x T, t time.Duration) int {
-		if at(x) <= t {
-			return -1
+	i, j := 0, len(xs)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if at(xs[h]) <= t {
+			i = h + 1
+		} else {
+			j = h
 		}
-		return 1
-	})
-	return n
+	}
+	return i
 }
 
 // unmatched is the count the master should show at t: the steps up to t.

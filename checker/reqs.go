@@ -14,28 +14,37 @@ import (
 // clientReqs indexes h's req records that name a key (Args[0]) by client:
 // each client's indices into h, in call order, for opReqs. A client's
 // requests come in runs (a RedLock client's go to every node at once, a
-// script's WAIT follows it), so the run's client keeps its list at hand
-// and the map is read and written only where the client changes.
+// script's WAIT follows it), so the client of the run is looked up only
+// where the client changes; the lists are kept in a slice, by the order
+// of each client's first request, and go into the map once at the end
+// (putting a client's list back into the map at every change of client
+// cost more than the look-ups).
 func clientReqs(h []history.Record) map[string][]int {
-	reqs := map[string][]int{}
+	pos := map[string]int{} // client -> its list in lists
+	var clients []string
+	var lists [][]int
 	var client string
-	var idx []int
-	open := false
+	cur := -1 // the run's client's list; -1 before the first
 	for i := range h {
 		r := &h[i]
 		if r.Kind != history.KindReq || len(r.Args) == 0 {
 			continue
 		}
-		if !open || r.Client != client {
-			if open {
-				reqs[client] = idx
+		if cur < 0 || r.Client != client {
+			p, ok := pos[r.Client]
+			if !ok {
+				p = len(lists)
+				pos[r.Client] = p
+				clients = append(clients, r.Client)
+				lists = append(lists, nil)
 			}
-			client, idx, open = r.Client, reqs[r.Client], true
+			client, cur = r.Client, p
 		}
-		idx = append(idx, i)
+		lists[cur] = append(lists[cur], i)
 	}
-	if open {
-		reqs[client] = idx
+	reqs := make(map[string][]int, len(lists))
+	for p, c := range clients {
+		reqs[c] = lists[p]
 	}
 	return reqs
 }

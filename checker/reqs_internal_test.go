@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -36,5 +38,41 @@ func TestClientReqsIndexesEveryClient(t *testing.T) {
 	}
 	if got := clientReqs(nil); len(got) != 0 {
 		t.Errorf("clientReqs(nil) = %v", got)
+	}
+}
+
+// TestClientReqsRandom: on 2,000 random histories of up to 8 clients
+// (runs of one client's requests, of every length, and requests without
+// a key, op records and empty client names among them), clientReqs lists
+// exactly each client's req records that name a key, in order.
+func TestClientReqsRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 1))
+	for n := range 2000 {
+		var h []history.Record
+		for range r.IntN(60) {
+			c := fmt.Sprintf("c%d", r.IntN(8))
+			if r.IntN(10) == 0 {
+				c = ""
+			}
+			for range 1 + r.IntN(4) {
+				rec := history.Record{Kind: history.KindReq, Client: c, Args: []string{"lk"}}
+				switch r.IntN(6) {
+				case 0:
+					rec.Args = nil
+				case 1:
+					rec.Kind = history.KindOp
+				}
+				h = append(h, rec)
+			}
+		}
+		want := map[string][]int{}
+		for i, rec := range h {
+			if rec.Kind == history.KindReq && len(rec.Args) > 0 {
+				want[rec.Client] = append(want[rec.Client], i)
+			}
+		}
+		if got := clientReqs(h); !maps.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("history %d: clientReqs = %v, want %v", n, got, want)
+		}
 	}
 }

@@ -25,7 +25,8 @@ type Truth struct {
 	keys    []keyTruth                 // every key's changes
 	failAt  map[string][]time.Duration // group -> failover times (sorted)
 	recs    []history.Record
-	causes  lazyCauses // recs' causes index (faultsBefore)
+	ix      *recordIndex // recs' records by kind
+	causes  lazyCauses   // recs' causes index (faultsBefore)
 	// mastersUnsorted marks the groups whose masters are not in time
 	// order, which Master then scans.
 	mastersUnsorted map[string]bool
@@ -80,14 +81,23 @@ type truthRef struct {
 	rec       int
 }
 
-// refer counts r, a truth record at h[i], against its key and node (one
-// look-up of the key), and returns where its change goes.
-func (tr *Truth) refer(r *history.Record, i int) truthRef {
-	k, ok := tr.keyIdx[r.Key]
-	if !ok {
-		k = int32(len(tr.keys))
-		tr.keyIdx[r.Key] = k
-		tr.keys = append(tr.keys, keyTruth{})
+// refer counts r, a truth record at h[i], against its key and node, and
+// returns where its change goes. refs are the truth records before it: a
+// key's changes come in runs (a write reaches the master, then its
+// replicas), so a record of the previous one's key takes its index
+// without a look-up of the key.
+func (tr *Truth) refer(h []history.Record, refs []truthRef, r *history.Record, i int) truthRef {
+	var k int32
+	if n := len(refs); n > 0 && h[refs[n-1].rec].Key == r.Key {
+		k = refs[n-1].key
+	} else {
+		var ok bool
+		k, ok = tr.keyIdx[r.Key]
+		if !ok {
+			k = int32(len(tr.keys))
+			tr.keyIdx[r.Key] = k
+			tr.keys = append(tr.keys, keyTruth{})
+		}
 	}
 	kt := &tr.keys[k]
 	n := slices.IndexFunc(kt.nodes, func(kn keyNode) bool { return kn.name == r.Node })
@@ -200,13 +210,17 @@ func (tr *Truth) keyTimes(key string) []time.Duration {
 }
 
 // NewTruth indexes h.
-func NewTruth(h []history.Record) *Truth {
-	tr := &Truth{groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
+func NewTruth(h []history.Record) *Truth { return newTruth(indexRecords(h)) }
+
+// newTruth is NewTruth of ix's history, reading its world records.
+func newTruth(ix *recordIndex) *Truth {
+	h := ix.h
+	tr := &Truth{ix: ix, groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
 		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
 		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
 		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
-	var refs []truthRef // the truth records, counted against their keys
-	for i := range h {
+	refs := make([]truthRef, 0, len(ix.world)) // the truth records, counted against their keys (most of the world records)
+	for _, i := range ix.world {
 		r := &h[i]
 		switch {
 		case r.Kind == history.KindNode:
@@ -220,7 +234,7 @@ func NewTruth(h []history.Record) *Truth {
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 		case r.Kind == history.KindTruth:
-			refs = append(refs, tr.refer(r, i))
+			refs = append(refs, tr.refer(h, refs, r, i))
 		}
 	}
 	tr.indexKeys(h, refs)

@@ -68,7 +68,7 @@ func TestWantSpansAgreesWithList(t *testing.T) {
 		h := fairRandHistory(r, 20+r.IntN(100))
 		end := time.Duration(70+r.IntN(20)) * time.Millisecond
 		var got []ClientWait
-		wantSpans(h, end, func(w ClientWait) { got = append(got, w) })
+		wantSpans(indexRecords(h), end, func(w ClientWait) { got = append(got, w) })
 		want := refWantSpans(h, end)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("history %d:\n got %v\nwant %v", i, got, want)
