@@ -43,6 +43,32 @@ func TestSearchesAgreeWithBinarySearchFunc(t *testing.T) {
 			if got := upTo(xs, at, id); got != want {
 				t.Fatalf("upTo(%v, %v) = %d, BinarySearchFunc's %d", xs, at, got, want)
 			}
+			// before(t) is atOrBefore(t-1) but at the least time, where
+			// t-1 wraps around: nothing is before it.
+			wantBefore := 0
+			if at != -1<<63 {
+				wantBefore = atOrBefore(xs, at-1)
+			}
+			if got := before(xs, at); got != wantBefore {
+				t.Fatalf("before(%v, %v) = %d, want %d", xs, at, got, wantBefore)
+			}
 		}
+	}
+}
+
+// TestNextCheckFromTheLeastTime: countDisagreements asks for the first
+// check time from the least time for its first segment, the one before
+// every bound; it must get the first one there is, not none (atOrBefore of
+// t-1 wrapped around to the greatest time and skipped that segment).
+func TestNextCheckFromTheLeastTime(t *testing.T) {
+	srcs := [3][]time.Duration{{5, 9}, nil, {-3, 7}}
+	if got, ok := nextCheck(srcs, -1<<63); !ok || got != -3 {
+		t.Fatalf("nextCheck from the least time = %v, %v; want -3, true", got, ok)
+	}
+	if got, ok := nextCheck(srcs, 6); !ok || got != 7 {
+		t.Fatalf("nextCheck from 6 = %v, %v; want 7, true", got, ok)
+	}
+	if _, ok := nextCheck(srcs, 10); ok {
+		t.Fatal("nextCheck from 10 found a check time; there is none")
 	}
 }
