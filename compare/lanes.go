@@ -138,12 +138,24 @@ func streamJobs(ctx context.Context, js []job, workers int, progress func(done, 
 
 // runsDone is the progress callback of a sweep of units that reports to
 // progress (nil: none) the runs done of total, as ran counts them: the
-// sweep counts units, which may hold several runs each.
+// sweep counts units, which may hold several runs each. Two workers may
+// both add their runs to ran before either's unit is reported, and the
+// second report would then repeat the first's count: a count no higher
+// than the last reported is not reported, so that progress only rises.
+// The last report is still the whole count (every unit adds before it is
+// reported). The sweep serialises its progress calls, so last needs no
+// lock.
 func runsDone(ran *atomic.Int64, total int, progress func(done, total int)) func(int, int) {
 	if progress == nil {
 		return nil
 	}
-	return func(int, int) { progress(int(ran.Load()), total) }
+	last := 0
+	return func(int, int) {
+		if n := int(ran.Load()); n > last {
+			last = n
+			progress(n, total)
+		}
+	}
 }
 
 // runJobs runs the jobs whose indices idx lists on opts.Workers
