@@ -46,7 +46,7 @@ func refShareGlyphs(svg []byte) []byte {
 
 // outlinedSVG is a plot with text drawn as render draws an SVG, before
 // shareGlyphs.
-func outlinedSVG(t *testing.T) []byte {
+func outlinedSVG(t testing.TB) []byte {
 	t.Helper()
 	p := plot.New()
 	p.Title.Text = "Unsafe runs, by lease (95% intervals)"
@@ -116,5 +116,24 @@ func TestShareGlyphsAsTheExpression(t *testing.T) {
 		if got, want := shareGlyphs(b), refShareGlyphs(b); !bytes.Equal(got, want) {
 			t.Fatalf("a changed plot: the scan's rewrite differs from the expression's")
 		}
+	}
+}
+
+// BenchmarkShareGlyphs rewrites a rendered plot's SVG by the scan
+// (shareGlyphs) and, as the baseline measured in the same run, by the
+// regular expression it replaced (refShareGlyphs): compare the two
+// sub-benchmarks' times as a ratio.
+func BenchmarkShareGlyphs(b *testing.B) {
+	svg := outlinedSVG(b)
+	for _, c := range []struct {
+		name string
+		f    func([]byte) []byte
+	}{{"scan", shareGlyphs}, {"expression", refShareGlyphs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(svg)))
+			for b.Loop() {
+				c.f(svg)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ package sim
 // the replicas and the log, records them in the ground truth, and publishes.
 
 import (
+	"bufio"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,11 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	}
 	n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	n.seedRand()
+	if n.peer == nil {
+		// Made at the first command since the boot that goes through
+		// Dispatch: most nodes' commands all take the short way.
+		n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
+	}
 	n.buf.Reset()
 	n.m.Server().Dispatch(n.peer, args)
 	n.capturing = false

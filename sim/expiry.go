@@ -56,7 +56,7 @@ func (n *Node) tick() {
 		n.timeSet = true
 	}
 	n.synced = local
-	n.expired = n.expired[:0]
+	n.notDue = n.notDue[:0]
 }
 
 // expireCommand deletes the keys of a command about to take the short way
@@ -74,12 +74,12 @@ func (n *Node) expireCommand(spec cmdSpec, ok bool, args []string) {
 
 // expireKey deletes key k when its expiry is due at the last tick (as
 // syncKey would), and otherwise leaves its TTL counted from its base.
-// A key found not due stays so until the next tick (n.expired lists them):
+// A key found not due stays so until the next tick (n.notDue lists them):
 // a TTL set since is counted from the last tick and more than zero, and a
 // key given an expiry already past is deleted at once (setKey, and
 // miniredis's own commands).
 func (n *Node) expireKey(k string) {
-	if slices.Contains(n.expired, k) {
+	if slices.Contains(n.notDue, k) {
 		return
 	}
 	// deletes(planSync(k)), reading the base only of a key with a TTL
@@ -88,7 +88,7 @@ func (n *Node) expireKey(k string) {
 	if ttl := n.db.TTL(k); ttl > 0 && ttl-(n.synced-n.baseOf(k)) <= 0 {
 		n.syncKey(k)
 	}
-	n.expired = append(n.expired, k)
+	n.notDue = append(n.notDue, k)
 }
 
 // baseOf is key k's base: the node-local time its TTL in miniredis is

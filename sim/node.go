@@ -7,7 +7,6 @@ package sim
 // repl.go.
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"maps"
@@ -62,7 +61,7 @@ type Node struct {
 	m      *miniredis.Miniredis
 	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock
 	lua    *luaEngine         // nil in LuaMiniredis mode
-	peer   *server.Peer       // nil until seedRand
+	peer   *server.Peer       // nil until the first Dispatch since the boot (dispatch)
 	buf    bytes.Buffer
 	clock  Clock
 	synced time.Duration // node-local time of the last tick (miniredis's clock)
@@ -78,7 +77,7 @@ type Node struct {
 	ttlBase   time.Duration            // base of every key not in keyBase
 	keyBase   map[string]time.Duration // keys brought up to date since
 	baseLimit int                      // keyBase size that prunes it
-	expired   []string                 // keys found not due since the last tick (expireKey)
+	notDue    []string                 // keys found not due since the last tick (expireKey)
 
 	master  *Node       // nil when master
 	links   []*replLink // to replicas, when master
@@ -233,7 +232,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.timeSet = false
 	n.tick()
 	n.resetBases(0)
-	n.peer = nil // made at the first dispatch (seedRand)
+	n.peer = nil // made at the first Dispatch (dispatch)
 	if n.cfg.Lua != setup.LuaMiniredis {
 		n.lua = newLuaEngine(n) // a restart loses the script cache, as in Redis
 	}
@@ -256,21 +255,20 @@ func (n *Node) stop() {
 	}
 }
 
-// seedRand seeds miniredis's random numbers with the seed boot drew, and
-// makes the node's peer, before the first command since the boot that goes
-// through miniredis's Dispatch, the only way (but for the direct API of a
-// server the node handed out: Miniredis) to its random draws (RANDOMKEY,
-// SPOP, SRANDMEMBER, HRANDFIELD, ZRANDMEMBER): unseeded, miniredis would
-// draw from the global math/rand. Seeding later than at boot draws the
-// same numbers, and most nodes never dispatch: seeding (a math/rand source)
-// was over 1% of a report's CPU.
+// seedRand seeds miniredis's random numbers with the seed boot drew,
+// before the first command since the boot that goes through miniredis's
+// Dispatch, the only way (but for the direct API of a server the node
+// handed out: Miniredis) to its random draws (RANDOMKEY, SPOP,
+// SRANDMEMBER, HRANDFIELD, ZRANDMEMBER): unseeded, miniredis would draw
+// from the global math/rand. Seeding later than at boot draws the same
+// numbers, and most nodes never dispatch: seeding (a math/rand source) was
+// over 1% of a report's CPU.
 func (n *Node) seedRand() {
 	if n.seeded {
 		return
 	}
 	n.m.Seed(int(n.seed))
 	n.seeded = true
-	n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
 }
 
 // Name is the node's name.

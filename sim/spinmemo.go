@@ -162,7 +162,7 @@ func (e *luaEngine) spinAnswer(keys, argv []string, now float64) (v any, ok bool
 	// (miniredis's LRU clock, as EXISTS does: when they exist). The lock
 	// key is still missing (making one is a write): the PTTL, -2, would
 	// change nothing, and max(0, -2) is 0.
-	n.expired = append(n.expired, queue, timeouts, lk)
+	n.notDue = append(n.notDue, queue, timeouts, lk)
 	n.db.Exists(queue)
 	n.db.Exists(timeouts)
 	n.spinHits++
