@@ -229,7 +229,7 @@ func (f *fairWalk) waiting(field string) *waitSpan { return f.under.first[field]
 func (f *fairWalk) leaving(s *waitSpan, t time.Duration) bool {
 	client, _, _ := strings.Cut(s.holder, "/")
 	at := f.leaves[client][s.field]
-	i := before(at, s.from) // the first asked at or after s.from
+	i := strictlyBefore(at, s.from) // the first asked at or after s.from
 	return i < len(at) && at[i] <= t
 }
 
@@ -518,7 +518,7 @@ func waitSpans(ix *recordIndex, lock string, end time.Duration) []*waitSpan {
 		}
 		// The client's first crash at or after the call, if before to.
 		cs := crash[r.Client]
-		if k := before(cs, r.At()); k < len(cs) && cs[k] < to {
+		if k := strictlyBefore(cs, r.At()); k < len(cs) && cs[k] < to {
 			to = cs[k]
 		}
 		out = append(out, &waitSpan{holder: holder, field: holderField(holder), from: r.At(), to: to})

@@ -195,10 +195,11 @@ func atOrBefore(sorted []time.Duration, t time.Duration) int {
 	return i
 }
 
-// before is how many of sorted are strictly before t: atOrBefore(sorted,
-// t-1), but defined at the least time too, where t-1 would wrap around to
-// the greatest (and count everything as at or before it).
-func before(sorted []time.Duration, t time.Duration) int {
+// strictlyBefore is how many of sorted are strictly before t:
+// atOrBefore(sorted, t-1), but defined at the least time too, where t-1
+// would wrap around to the greatest (and count everything as at or before
+// it).
+func strictlyBefore(sorted []time.Duration, t time.Duration) int {
 	i, j := 0, len(sorted)
 	for i < j {
 		h := int(uint(i+j) >> 1)
@@ -238,7 +239,7 @@ func (oh ownerHolds) unmatched(t time.Duration) int {
 // never returned or returned at or after t.
 func (oh ownerHolds) inFlight(t time.Duration) int {
 	// An operation that returned before t was called before t too.
-	return atOrBefore(oh.calls, t) - before(oh.ends, t)
+	return atOrBefore(oh.calls, t) - strictlyBefore(oh.ends, t)
 }
 
 // endsOK reports whether a successful operation returned at t (opEndingAt
@@ -281,7 +282,7 @@ func (tr *Truth) checkSources(k heldCount, group string, oh ownerHolds) [3][]tim
 func nextCheck(srcs [3][]time.Duration, t time.Duration) (time.Duration, bool) {
 	best, ok := time.Duration(0), false
 	for _, src := range srcs {
-		if i := before(src, t); i < len(src) && (!ok || src[i] < best) {
+		if i := strictlyBefore(src, t); i < len(src) && (!ok || src[i] < best) {
 			best, ok = src[i], true
 		}
 	}
@@ -300,7 +301,7 @@ func (oh ownerHolds) firstQuiet(srcs [3][]time.Duration, lo, hi time.Duration) (
 		if !oh.busyBut(t, true) {
 			return t, true
 		}
-		i := before(oh.ends, t) // the first return at or after t
+		i := strictlyBefore(oh.ends, t) // the first return at or after t
 		switch {
 		case i == len(oh.ends):
 			return 0, false // nothing left returns: busy from here on

@@ -43,14 +43,14 @@ func TestSearchesAgreeWithBinarySearchFunc(t *testing.T) {
 			if got := upTo(xs, at, id); got != want {
 				t.Fatalf("upTo(%v, %v) = %d, BinarySearchFunc's %d", xs, at, got, want)
 			}
-			// before(t) is atOrBefore(t-1) but at the least time, where
+			// strictlyBefore(t) is atOrBefore(t-1) but at the least time, where
 			// t-1 wraps around: nothing is before it.
 			wantBefore := 0
 			if at != -1<<63 {
 				wantBefore = atOrBefore(xs, at-1)
 			}
-			if got := before(xs, at); got != wantBefore {
-				t.Fatalf("before(%v, %v) = %d, want %d", xs, at, got, wantBefore)
+			if got := strictlyBefore(xs, at); got != wantBefore {
+				t.Fatalf("strictlyBefore(%v, %v) = %d, want %d", xs, at, got, wantBefore)
 			}
 		}
 	}

@@ -298,7 +298,7 @@ func (tr *Truth) faultsBefore(t time.Duration) []history.Record { return tr.caus
 // within is the times of sorted (ascending) strictly between from and to.
 func within(sorted []time.Duration, from, to time.Duration) []time.Duration {
 	i := atOrBefore(sorted, from)
-	j := i + before(sorted[i:], to)
+	j := i + strictlyBefore(sorted[i:], to)
 	return sorted[i:j]
 }
 
