@@ -129,7 +129,7 @@ type Caller interface {
 // CallAll makes calls at once through rt and runs done(i, v, err) as call
 // i returns, returning when every call has: rt's own CallAll when it is a
 // Caller, else Parallel with CallTasks.
-func CallAll(rt Runtime, ctx context.Context, calls []Call, done func(i int, v any, err error)) {
+func CallAll(ctx context.Context, rt Runtime, calls []Call, done func(i int, v any, err error)) {
 	if c, ok := rt.(Caller); ok {
 		c.CallAll(ctx, calls, done)
 		return

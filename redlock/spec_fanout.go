@@ -115,7 +115,7 @@ func (fo *fanout) note(i int, v any, err error) {
 // the simulated world closed under it) just never gives it back.
 func (s *Spec) onAll(fo *fanout) (int, error) {
 	fo.setCalls()
-	lock.CallAll(s.rt, fo.ctx, fo.calls, fo.done)
+	lock.CallAll(fo.ctx, s.rt, fo.calls, fo.done)
 	n := 0
 	for _, ok := range fo.oks {
 		if ok {
