@@ -116,10 +116,11 @@ func (a keyArgs) of(args []string) []string {
 }
 
 // hook sees every command miniredis runs, including those a script runs, in
-// order. It only records (it runs under miniredis's lock): any command but
-// a read of the commands table counts as a write (Node.writes), whether or
-// not it changes anything.
-func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
+// order. It records: any command but a read of the commands table counts
+// as a write (Node.writes), whether or not it changes anything. It answers
+// only RANDOMKEY itself (randomKey), whose miniredis pick no seed
+// reproduces.
+func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	spec, known := commands[cmd]
 	n.noteExotic(cmd, known)
 	if !known || spec.write {
@@ -127,6 +128,9 @@ func (n *Node) hook(_ *server.Peer, cmd string, args ...string) bool {
 	}
 	if n.capturing {
 		n.record(cmd, spec, args)
+	}
+	if !known && cmd == "RANDOMKEY" {
+		return n.randomKey(c, args)
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -71,7 +72,10 @@ type Node struct {
 	// says it did since the boot.
 	seed   int64
 	seeded bool
-	up     bool
+	// keyPick draws RANDOMKEY's picks (randomKey), from seed; nil until
+	// the first since the boot.
+	keyPick *rand.Rand
+	up      bool
 
 	// How far each key's TTL has been brought (expiry.go).
 	ttlBase   time.Duration            // base of every key not in keyBase
@@ -224,7 +228,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	}
 	// The seed is drawn now, so the node's stream draws what it always
 	// has; miniredis is seeded only before its first dispatch (seedRand).
-	n.seed, n.seeded = n.w.Rand("node/"+n.name).Int64(), false
+	n.seed, n.seeded, n.keyPick = n.w.Rand("node/"+n.name).Int64(), false, nil
 	m.Server().SetPreHook(n.hook)
 	n.m, n.db = m, m.DB(0)
 	n.exotic, n.exposed = false, false

@@ -40,8 +40,8 @@ var poolNodes = []string{"m1", "r1", "m2"}
 // but on m1 (no dispatch on r1 and m2: the servers the world ends with
 // there are pooled, keys of every type and all);
 // otherwise also commands miniredis's Dispatch runs: its random draws
-// (HRANDFIELD, ZRANDMEMBER; not RANDOMKEY, which picks by ranging over
-// a Go map, so differs from run to run), the script cache (SCRIPT LOAD and
+// (HRANDFIELD, ZRANDMEMBER), RANDOMKEY (which the node answers: see
+// randomKey), the script cache (SCRIPT LOAD and
 // EXISTS, EVALSHA), INFO's counters through a script, TIME, WATCH and
 // EXEC (key versions), OBJECT IDLETIME (the LRU clock), KEYS and DBSIZE,
 // SELECT (another database), and crashes and restarts (some at the
@@ -84,6 +84,7 @@ func poolSteps(r *rand.Rand, n int, tame bool) []poolStep {
 	wild := []func() []string{
 		func() []string { return []string{"HRANDFIELD", key(), "-5"} },
 		func() []string { return []string{"ZRANDMEMBER", key(), "-5"} },
+		func() []string { return []string{"RANDOMKEY"} },
 		func() []string { return []string{"HSET", key(), "f" + num(3), num(99)} },
 		func() []string { return []string{"RPUSH", key(), "e" + num(4)} },
 		func() []string { return []string{"SCRIPT", "LOAD", "return 1"} },
