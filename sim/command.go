@@ -118,8 +118,8 @@ func (a keyArgs) of(args []string) []string {
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It records: any command but a read of the commands table counts
 // as a write (Node.writes), whether or not it changes anything. It answers
-// only RANDOMKEY itself (randomKey), whose miniredis pick no seed
-// reproduces.
+// itself only the few commands whose miniredis reply follows Go's map
+// order (answerInOrder).
 func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	spec, known := commands[cmd]
 	n.noteExotic(cmd, known)
@@ -129,8 +129,8 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	if n.capturing {
 		n.record(cmd, spec, args)
 	}
-	if !known && cmd == "RANDOMKEY" {
-		return n.randomKey(c, args)
+	if !known {
+		return n.answerInOrder(c, cmd, args)
 	}
 	return false
 }

@@ -72,10 +72,13 @@ type Node struct {
 	// says it did since the boot.
 	seed   int64
 	seeded bool
-	// keyPick draws RANDOMKEY's picks (randomKey), from seed; nil until
-	// the first since the boot.
+	// keyPick draws RANDOMKEY's picks (answerInOrder), from seed; nil
+	// until the first since the boot.
 	keyPick *rand.Rand
-	up      bool
+	// inner: the node's own call through Dispatch is under way
+	// (innerCall), which the hook leaves to miniredis.
+	inner bool
+	up    bool
 
 	// How far each key's TTL has been brought (expiry.go).
 	ttlBase   time.Duration            // base of every key not in keyBase
