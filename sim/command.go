@@ -162,9 +162,9 @@ func isWrite(cmd string, spec cmdSpec) bool {
 	return spec.write || cmd == "EVAL" || cmd == "EVALSHA"
 }
 
-// dispatch runs one command (cmd its name in upper case, spec and known
-// from lookupCommand) on miniredis and returns its parsed reply.
-func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (any, error) {
+// dispatch runs client's command (cmd its name in upper case, spec and
+// known from lookupCommand) on miniredis and returns its parsed reply.
+func (n *Node) dispatch(client, cmd string, spec cmdSpec, known bool, args []string) (any, error) {
 	n.touched = n.touched[:0]
 	n.known = n.known[:0]
 	n.published = n.published[:0]
@@ -182,20 +182,35 @@ func (n *Node) dispatch(cmd string, spec cmdSpec, known bool, args []string) (an
 	}
 	n.syncCommand(spec, known, args) // Dispatch may read the TTLs
 	n.seedRand()
-	if n.peer == nil {
-		// Made at the first command since the boot that goes through
-		// Dispatch: most nodes' commands all take the short way.
-		n.peer = server.NewPeer(bufio.NewWriter(&n.buf))
-	}
+	p := n.peerOf(client)
 	n.buf.Reset()
-	n.m.Server().Dispatch(n.peer, args)
+	n.m.Server().Dispatch(p, args)
 	n.capturing = false
-	n.peer.Flush()
+	p.Flush()
 	v, err := parseReply(n.buf.Bytes())
 	if err != nil {
 		return nil, lock.ReplyError(err.Error())
 	}
 	return normalise(v), nil
+}
+
+// peerOf is client's connection to the node's miniredis, made at its
+// first command through Dispatch since the boot (most nodes' commands all
+// take the short way). A connection's state (MULTI and its queue, WATCH,
+// SELECT) is its own, as each client's is on a Redis server: on one
+// connection shared by every client, one client's MULTI queued the next
+// commands of all the others into its transaction. A restart drops every
+// connection (boot).
+func (n *Node) peerOf(client string) *server.Peer {
+	p := n.peers[client]
+	if p == nil {
+		if n.peers == nil {
+			n.peers = map[string]*server.Peer{}
+		}
+		p = server.NewPeer(bufio.NewWriter(&n.buf))
+		n.peers[client] = p
+	}
+	return p
 }
 
 func normalise(v any) any {
@@ -227,7 +242,7 @@ func (n *Node) exec(client string, args []string) (any, error) {
 	if n.master != nil && isWrite(cmd, spec) {
 		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")
 	}
-	v, err := n.dispatch(cmd, spec, known, args)
+	v, err := n.dispatch(client, cmd, spec, known, args)
 	effects := n.effects()
 	pubs := slices.Clone(n.published)
 	if len(effects) > 0 {

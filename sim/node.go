@@ -60,9 +60,9 @@ type Node struct {
 	}
 
 	m      *miniredis.Miniredis
-	db     *miniredis.RedisDB // m's database 0, the one modelled: its methods skip m.DB's lock
-	lua    *luaEngine         // nil in LuaMiniredis mode
-	peer   *server.Peer       // nil until the first Dispatch since the boot (dispatch)
+	db     *miniredis.RedisDB      // m's database 0, the one modelled: its methods skip m.DB's lock
+	lua    *luaEngine              // nil in LuaMiniredis mode
+	peers  map[string]*server.Peer // each client's connection, made at its first Dispatch since the boot (peerOf)
 	buf    bytes.Buffer
 	clock  Clock
 	synced time.Duration // node-local time of the last tick (miniredis's clock)
@@ -239,7 +239,7 @@ func (n *Node) boot(data map[string]keyState) error {
 	n.timeSet = false
 	n.tick()
 	n.resetBases(0)
-	n.peer = nil // made at the first Dispatch (dispatch)
+	n.peers = nil // made at each client's first Dispatch (peerOf)
 	if n.cfg.Lua != setup.LuaMiniredis {
 		n.lua = newLuaEngine(n) // a restart loses the script cache, as in Redis
 	}

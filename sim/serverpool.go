@@ -40,7 +40,8 @@ import (
 //   - scripts (the EVALSHA cache), subscribers: only dispatched commands
 //     (EVAL, SCRIPT LOAD, SUBSCRIBE, ...) or the direct API
 //     (NewSubscriber) change them: empty, as fresh. A connection's state
-//     (selected database, MULTI, WATCH) is its peer's, made anew each life.
+//     (selected database, MULTI, WATCH) is on the node's peers, one per
+//     client, made anew each life.
 //   - passwords, the selected database of the direct API, ClockTTL and its
 //     last tick: only the direct API sets them: as fresh.
 //   - the time (now): SetTime at every boot (tick, timeSet false).
