@@ -185,6 +185,9 @@ func (n *Node) dispatch(client, cmd string, spec cmdSpec, known bool, args []str
 	p := n.peerOf(client)
 	n.buf.Reset()
 	n.m.Server().Dispatch(p, args)
+	if !known {
+		n.touchAll(cmd)
+	}
 	n.capturing = false
 	p.Flush()
 	v, err := parseReply(n.buf.Bytes())

@@ -23,12 +23,14 @@ import (
 // Once built it is never mutated, so maps and records may share its Hash.
 type keyState struct {
 	// Type is "string", "hash", "list", "zset" (a fair lock's queue and
-	// its timeouts), or "" when the key does not exist.
+	// its timeouts), "set" (a user's lock may keep one), or "" when the
+	// key does not exist.
 	Type string
 	Str  string
 	Hash map[string]string
 	List []string
 	ZSet map[string]float64
+	Set  []string // members, sorted
 	// ExpireAt is the node-local wall-clock time the key expires, when
 	// Expires. (Not 0 for "never": a clock set back past zero makes 0, and
 	// negative times, real expiries.)
@@ -70,6 +72,33 @@ func (n *Node) effects() []keyEffect {
 	}
 	return out
 }
+
+// touchAll counts every key as touched by the command under way, which ran
+// through Dispatch and is outside the commands table (SADD, LMOVE, EXEC's
+// queue, a script on miniredis's own runner, a blocking pop): it may have
+// written any key, where a listed command writes only its own. effects
+// then keeps the keys whose state differs from the truth's, so that the
+// command's writes reach the replicas, the log and the truth like any
+// other's. Without it they reached none: a user's lock that wrote with
+// such a command was judged against a truth that never saw its writes.
+// The commands that only read (safeForFast) touch nothing.
+func (n *Node) touchAll(cmd string) {
+	if safeForFast[cmd] || noTouchAll {
+		return
+	}
+	live := n.db.Keys() // sorted
+	n.touched = append(n.touched, live...)
+	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
+		if _, found := slices.BinarySearch(live, k); !found {
+			n.touched = append(n.touched, k) // deleted, or expired
+		}
+	}
+	n.known = n.known[:0]
+	n.reshaped = true
+}
+
+// noTouchAll turns touchAll off (a test's control).
+var noTouchAll bool
 
 // readHashByTruth is readKey for a key the command under way wrote only in
 // ways that keep its shape (not reshaped): a hash the truth holds keeps the
@@ -137,6 +166,9 @@ func (n *Node) readKey(k string) keyState {
 		st.Type = t
 		z, _ := n.db.SortedSet(k)
 		st.ZSet = maps.Clone(z)
+	case "set":
+		st.Type = t
+		st.Set, _ = n.db.Members(k) // a new slice, sorted
 	default:
 		n.w.fail(fmt.Errorf("sim: node %s: key %q has type %s, which the simulation does not replicate", n.name, k, t))
 		return st
@@ -186,6 +218,8 @@ func (n *Node) setKey(k string, st keyState) {
 		for _, m := range slices.Sorted(maps.Keys(st.ZSet)) {
 			_, _ = n.db.ZAdd(k, st.ZSet[m], m)
 		}
+	case "set":
+		_, _ = n.db.SetAdd(k, st.Set...)
 	}
 	if st.Expires {
 		n.db.SetTTL(k, st.ExpireAt-n.synced)
@@ -260,7 +294,7 @@ func (n *Node) snapshot() map[string]keyState {
 // them and records can share their hash maps.
 func sameValue(a, b keyState) bool {
 	if a.Type != b.Type || a.Str != b.Str || len(a.Hash) != len(b.Hash) ||
-		!slices.Equal(a.List, b.List) || !maps.Equal(a.ZSet, b.ZSet) {
+		!slices.Equal(a.List, b.List) || !maps.Equal(a.ZSet, b.ZSet) || !slices.Equal(a.Set, b.Set) {
 		return false
 	}
 	//detlint:allow maprange an equality test, whose result does not depend on the order
@@ -300,6 +334,11 @@ func (n *Node) noteTruth(k string, st keyState) {
 		n.truth[k] = st
 	case "zset":
 		rec.Fields, rec.Detail = history.ScoreFields(st.ZSet), "type zset"
+		n.truth[k] = st
+	default:
+		// Recorded by its type alone, as a run on real servers records
+		// it (the checkers read strings, hashes, lists and sorted sets).
+		rec.Detail = "type " + st.Type
 		n.truth[k] = st
 	}
 	n.w.hist.add(rec)

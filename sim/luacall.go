@@ -138,6 +138,9 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 	e.n.seedRand()
 	e.buf.Reset()
 	e.n.m.Server().Dispatch(e.peer, args)
+	if !known {
+		e.n.touchAll(name)
+	}
 	e.peer.Flush()
 	v, perr := parseReply(e.buf.Bytes())
 	if perr != nil {
