@@ -373,8 +373,20 @@ func (n *Node) refreshTruth() {
 var verifyTruth bool
 
 // checkTruth fails the world if a key the truth knows holds a value or
-// expiry other than what the truth recorded.
+// expiry other than what the truth recorded, or if miniredis holds a key
+// the truth does not know (mayBeDue relies on both; the latter is not
+// checked once a command outside the commands table ran or the database
+// was handed out, which may write keys behind the truth's back, and after
+// which mayBeDue does not rely on it).
 func (n *Node) checkTruth() {
+	if !n.exotic && !n.exposed {
+		for _, k := range n.db.Keys() {
+			if _, ok := n.truth[k]; !ok {
+				n.w.fail(fmt.Errorf("sim: node %s: key %q is not in the truth", n.name, k))
+				return
+			}
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
 		st, ok := n.readHashByTruth(k)
 		if !ok {
