@@ -281,10 +281,16 @@ func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	}
 	n.fastKept = true // a TTL, no key or field added or removed
 	if !n.db.Exists(args[1]) {
+		n.fastAfter, n.fastState = afterState, keyState{} // still no key
 		return fastReply{kind: fastInt, i: 0}, true
 	}
-	n.db.SetTTL(args[1], time.Duration(ms)*time.Millisecond)
+	ttl := time.Duration(ms) * time.Millisecond
+	n.db.SetTTL(args[1], ttl)
 	n.keyBase[args[1]] = n.synced // the TTL counts from now
+	if st, ok := n.stateOf(args[1]); ok {
+		st.ExpireAt, st.Expires = n.synced+ttl, true
+		n.fastAfter, n.fastState = afterState, st
+	}
 	return fastReply{kind: fastInt, i: 1}, true
 }
 
@@ -376,6 +382,8 @@ func fastHincrby(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return r, false
 	}
 	cur := 0
+	var before keyState // no key: a new hash
+	known := true
 	switch n.db.Type(args[1]) {
 	case "":
 	case "hash":
@@ -387,11 +395,16 @@ func fastHincrby(n *Node, _ string, args []string) (r fastReply, ok bool) {
 			return r, false
 		}
 		n.fastKept = true // an existing field's value
+		before, known = n.stateOf(args[1])
 	default:
 		return r, false
 	}
 	cur += delta
-	n.db.HSet(args[1], args[2], strconv.Itoa(cur))
+	v := strconv.Itoa(cur)
+	n.db.HSet(args[1], args[2], v)
+	if known {
+		n.hashSetAfter(before, args[2], v)
+	}
 	return fastReply{kind: fastInt, i: cur}, true
 }
 
@@ -402,6 +415,8 @@ func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return r, false
 	}
 	created := 0
+	var before keyState // no key: a new hash
+	known := true
 	switch n.db.Type(args[1]) {
 	case "":
 		created = 1
@@ -410,11 +425,58 @@ func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
 			return r, false
 		}
 		n.fastKept = true // an existing field's value
+		before, known = n.stateOf(args[1])
 	default:
 		return r, false
 	}
 	n.db.HSet(args[1], args[2], args[3])
+	if known {
+		n.hashSetAfter(before, args[2], args[3])
+	}
 	return fastReply{kind: fastInt, i: created}, true
+}
+
+// hashSetAfter notes for effects (fastAfter) the state a hash is left in
+// by setting field f to v: before, the key's state before (no key: a new
+// hash, without a TTL), with f set, its TTL kept. The map is a new one:
+// key states are never mutated.
+func (n *Node) hashSetAfter(before keyState, f, v string) {
+	st := before
+	st.Type = "hash"
+	st.Hash = make(map[string]string, len(before.Hash)+1)
+	//detlint:allow maprange filling a map, whose content does not depend on the order
+	for k, x := range before.Hash {
+		st.Hash[k] = x
+	}
+	st.Hash[f] = v
+	n.fastAfter, n.fastState = afterState, st
+}
+
+// stateOf is the state of key k, which miniredis holds (the caller has
+// just found it there), as the node knows it without reading miniredis
+// (readKey's locks, and listing a hash's fields): as the last short way
+// of the command under way that wrote it left it (knownAfter), or, for a
+// key the command has not written (nor one the database was handed out
+// for: exposed), the truth's value with the expiry of the truth's index:
+// every change of a key's value or expiry on a node goes through the truth
+// but expiry, which deletes, and the key is there (readHashByTruth's and
+// mayBeDue's invariant; the short way runs only on a node that is not
+// exotic). ok false when it cannot tell. effects' reads of the keys that
+// PEXPIRE, HINCRBY and HSET wrote were about 2% of a report's CPU.
+func (n *Node) stateOf(k string) (keyState, bool) {
+	st, same, ok := n.knownAfter(k)
+	if ok {
+		return st, true
+	}
+	if !same && (n.exposed || slices.Contains(n.touched, k)) {
+		return keyState{}, false
+	}
+	old, ok := n.truth[k]
+	if !ok {
+		return keyState{}, false
+	}
+	old.ExpireAt, old.Expires = n.expiry.get(k)
+	return old, true
 }
 
 func fastPublish(n *Node, _ string, args []string) (r fastReply, ok bool) {
@@ -516,13 +578,34 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		n.fastAfter = afterUnchanged
 		return fastReply{kind: fastNil}, true
 	}
-	typ := db.Type(key)
+	var typ, old string
+	switch {
+	case nx && !get:
+		// Exists just found no key.
+	case get && (nx || xx):
+		// One Get tells a missing key, a string (and its value) and
+		// another type apart; it marks an existing key used, as
+		// cmdSet's own test of NX or XX (db.exists) does.
+		switch v, err := db.Get(key); err {
+		case nil:
+			typ, old = "string", v
+		case miniredis.ErrKeyNotFound:
+		default:
+			return r, false // WRONGTYPE
+		}
+	default:
+		typ = db.Type(key)
+		if get && typ == "string" {
+			old, _ = db.Get(key)
+		}
+	}
 	exists := typ != ""
 	readonly := false
 	if nx && exists {
 		readonly = true // GET: nx && !get returned above
 	}
 	if xx && !exists {
+		n.fastAfter, n.fastState = afterState, keyState{} // still no key
 		if !get {
 			return fastReply{kind: fastNil}, true
 		}
@@ -531,9 +614,8 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if get && exists && typ != "string" {
 		return r, false // WRONGTYPE
 	}
-	old := ""
-	if get && typ == "string" {
-		old, _ = db.Get(key)
+	if readonly && exists {
+		n.fastAfter = afterUnchanged
 	}
 	if !readonly {
 		n.setString(key, value, typ, o)
