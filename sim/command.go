@@ -14,6 +14,7 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 )
 
 // keyArgs says which of a command's arguments (after its name) are keys.
@@ -227,6 +228,11 @@ func (n *Node) exec(client string, args []string) (any, error) {
 	effects := n.effects()
 	pubs := slices.Clone(n.published)
 	if len(effects) > 0 {
+		if len(n.links) > 0 || n.cfg.Persistence == setup.PersistEverySec {
+			// Kept by the links' queues or the log (n.log): not the
+			// buffer effects reuses.
+			effects = slices.Clone(effects)
+		}
 		n.offset++
 		n.clientOffset[client] = n.offset
 		for _, l := range n.links {

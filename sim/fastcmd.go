@@ -663,21 +663,21 @@ type setOptions struct {
 // once, in any order and case); ok false for anything else.
 func parseSetOptions(opts []string) (s setOptions, ok bool) {
 	for len(opts) > 0 {
-		o := opts[0]
-		switch {
-		case strings.EqualFold(o, "NX"):
+		o := setOptionName(opts[0])
+		switch o {
+		case "NX":
 			s.nx = true
-		case strings.EqualFold(o, "XX"):
+		case "XX":
 			s.xx = true
-		case strings.EqualFold(o, "GET"):
+		case "GET":
 			s.get = true
-		case strings.EqualFold(o, "PX"), strings.EqualFold(o, "EX"):
+		case "PX", "EX":
 			if len(opts) < 2 || s.ttlSet {
 				return s, false
 			}
 			v, err := strconv.Atoi(opts[1])
 			unit, limit := time.Millisecond, maxFastMillis
-			if strings.EqualFold(o, "EX") {
+			if o == "EX" {
 				unit, limit = time.Second, maxFastMillis/1000
 			}
 			if err != nil || v <= 0 || v > limit {
@@ -691,6 +691,23 @@ func parseSetOptions(opts []string) (s setOptions, ok bool) {
 		opts = opts[1:]
 	}
 	return s, true
+}
+
+// setOptionName is o in upper case when it is one of the SET options the
+// short way takes (NX, XX, GET, PX, EX) in any case, and "" otherwise.
+// The libraries send them in upper case, which one switch finds; the
+// comparisons without case (strings.EqualFold) are for the rest.
+func setOptionName(o string) string {
+	switch o {
+	case "NX", "XX", "GET", "PX", "EX":
+		return o
+	}
+	for _, name := range [...]string{"NX", "XX", "GET", "PX", "EX"} {
+		if strings.EqualFold(o, name) {
+			return name
+		}
+	}
+	return ""
 }
 
 // noFastCommands turns the short way off in every node (tests compare).

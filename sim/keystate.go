@@ -46,8 +46,11 @@ type keyEffect struct {
 // effects snapshots every key the last command touched and changed, once
 // each, in the order first touched. The node's truth map holds every key's
 // last known value and expiry, which is what "changed" is measured against.
+// The slice is the node's buffer (effBuf), valid until the next call: what
+// keeps it (a replication stream, the everysec log) keeps a copy (exec).
 func (n *Node) effects() []keyEffect {
-	var out []keyEffect
+	clear(n.effBuf) // the last command's states: not kept alive by the buffer
+	out := n.effBuf[:0]
 	for i, k := range n.touched {
 		if slices.Contains(n.touched[:i], k) {
 			continue
@@ -68,6 +71,7 @@ func (n *Node) effects() []keyEffect {
 		}
 		out = append(out, keyEffect{key: k, st: st})
 	}
+	n.effBuf = out
 	return out
 }
 

@@ -108,8 +108,9 @@ type Node struct {
 	// noSpinMemo turns the spin memo off on this node (tests compare).
 	noSpinMemo bool
 
-	fieldBuf, fvBuf []string  // setKey's buffers
-	specs           specCache // the specs of client commands' names (exec)
+	fieldBuf, fvBuf []string    // setKey's buffers
+	effBuf          []keyEffect // effects' buffer
+	specs           specCache   // the specs of client commands' names (exec)
 
 	capturing bool
 	touched   []string
