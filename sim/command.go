@@ -252,18 +252,22 @@ func (n *Node) exec(client string, args []string) (any, error) {
 // handleCommand runs a client command at the node. WAIT's count comes
 // back as a waitReply, which names how many replicas the master had.
 func (n *Node) handleCommand(client string, args []string, r replier) {
-	if strings.EqualFold(args[0], "WAIT") {
-		n.wait(client, args, func(v any, err error) {
-			if k, ok := v.(int64); ok {
-				v = waitReply{acked: k, replicas: len(n.links)}
-			}
-			r.answer(v, err)
-		})
-		return
-	}
-	if strings.EqualFold(args[0], "INFO") {
-		r.answer(n.info(), nil)
-		return
+	// Only a four-byte name can be either (of ASCII letters, only k and s
+	// have a case fold of another length): most names are not compared.
+	if len(args[0]) == len("WAIT") {
+		if strings.EqualFold(args[0], "WAIT") {
+			n.wait(client, args, func(v any, err error) {
+				if k, ok := v.(int64); ok {
+					v = waitReply{acked: k, replicas: len(n.links)}
+				}
+				r.answer(v, err)
+			})
+			return
+		}
+		if strings.EqualFold(args[0], "INFO") {
+			r.answer(n.info(), nil)
+			return
+		}
 	}
 	r.answer(n.exec(client, args))
 }
