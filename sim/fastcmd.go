@@ -115,6 +115,8 @@ func (n *Node) runFast(cmd string, spec cmdSpec, args []string) (r fastReply, ok
 		switch after {
 		case afterState:
 			n.known = append(n.known, knownKey{key: args[1], st: n.fastState})
+		case afterHashSet:
+			n.known = append(n.known, knownKey{key: args[1], st: n.fastState, field: n.fastField, setField: true})
 		case afterUnchanged:
 			n.known = append(n.known, knownKey{key: args[1], same: true})
 		case afterGone:
@@ -135,6 +137,7 @@ type fastAfter uint8
 const (
 	afterUnknown   fastAfter = iota // read it (effects)
 	afterState                      // the first key holds Node.fastState
+	afterHashSet                    // ... with field fastField[0] set to fastField[1]
 	afterGone                       // every key is gone (DEL)
 	afterUnchanged                  // nothing written (SET NX that found the key)
 )
@@ -147,10 +150,17 @@ const (
 // invariant; not once the database was handed out, exposed). Any write
 // to the key through record drops its entry; the next short way that
 // knows adds a new one.
+//
+// A hash field's write (setField) is kept as the state before it and the
+// field set (field: name, value), and made a new map only when read
+// (knownAfter): a write the command's next one replaces is not (an
+// unlock's HINCRBY to 0, then DEL).
 type knownKey struct {
-	key  string
-	st   keyState
-	same bool
+	key      string
+	st       keyState
+	same     bool
+	field    [2]string
+	setField bool
 }
 
 // knownAfter is key k's state after the command under way when the short
@@ -162,6 +172,9 @@ type knownKey struct {
 func (n *Node) knownAfter(k string) (st keyState, same, ok bool) {
 	for i := range n.known {
 		if e := &n.known[i]; e.key == k {
+			if e.setField {
+				return withField(e.st, e.field[0], e.field[1]), false, true
+			}
 			return e.st, e.same, !e.same
 		}
 	}
@@ -438,18 +451,22 @@ func fastHset(n *Node, _ string, args []string) (r fastReply, ok bool) {
 
 // hashSetAfter notes for effects (fastAfter) the state a hash is left in
 // by setting field f to v: before, the key's state before (no key: a new
-// hash, without a TTL), with f set, its TTL kept. The map is a new one:
-// key states are never mutated.
+// hash, without a TTL), with f set (withField, when read), its TTL kept.
 func (n *Node) hashSetAfter(before keyState, f, v string) {
-	st := before
-	st.Type = "hash"
-	st.Hash = make(map[string]string, len(before.Hash)+1)
+	n.fastAfter, n.fastState, n.fastField = afterHashSet, before, [2]string{f, v}
+}
+
+// withField is hash state st (or no key: a new hash) with field f set to
+// v, its TTL kept, in a new map: key states are never mutated.
+func withField(st keyState, f, v string) keyState {
+	h := make(map[string]string, len(st.Hash)+1)
 	//detlint:allow maprange filling a map, whose content does not depend on the order
-	for k, x := range before.Hash {
-		st.Hash[k] = x
+	for k, x := range st.Hash {
+		h[k] = x
 	}
-	st.Hash[f] = v
-	n.fastAfter, n.fastState = afterState, st
+	h[f] = v
+	st.Type, st.Hash = "hash", h
+	return st
 }
 
 // stateOf is the state of key k, which miniredis holds (the caller has

@@ -127,6 +127,7 @@ type Node struct {
 	known     []knownKey
 	fastAfter fastAfter
 	fastState keyState
+	fastField [2]string // a hash field set on fastState (afterHashSet)
 	published [][2]string
 
 	offset       uint64            // replication offset: one per write command
