@@ -14,6 +14,7 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 )
 
 // keyArgs says which of a command's arguments (after its name) are keys.
@@ -249,6 +250,11 @@ func (n *Node) exec(client string, args []string) (any, error) {
 	effects := n.effects()
 	pubs := slices.Clone(n.published)
 	if len(effects) > 0 {
+		if len(n.links) > 0 || n.cfg.Persistence == setup.PersistEverySec {
+			// Kept by the links' queues or the log (n.log): not the
+			// buffer effects reuses.
+			effects = slices.Clone(effects)
+		}
 		n.offset++
 		n.clientOffset[client] = n.offset
 		for _, l := range n.links {
@@ -268,18 +274,22 @@ func (n *Node) exec(client string, args []string) (any, error) {
 // handleCommand runs a client command at the node. WAIT's count comes
 // back as a waitReply, which names how many replicas the master had.
 func (n *Node) handleCommand(client string, args []string, r replier) {
-	if strings.EqualFold(args[0], "WAIT") {
-		n.wait(client, args, func(v any, err error) {
-			if k, ok := v.(int64); ok {
-				v = waitReply{acked: k, replicas: len(n.links)}
-			}
-			r.answer(v, err)
-		})
-		return
-	}
-	if strings.EqualFold(args[0], "INFO") {
-		r.answer(n.info(), nil)
-		return
+	// Only a four-byte name can be either (of ASCII letters, only k and s
+	// have a case fold of another length): most names are not compared.
+	if len(args[0]) == len("WAIT") {
+		if strings.EqualFold(args[0], "WAIT") {
+			n.wait(client, args, func(v any, err error) {
+				if k, ok := v.(int64); ok {
+					v = waitReply{acked: k, replicas: len(n.links)}
+				}
+				r.answer(v, err)
+			})
+			return
+		}
+		if strings.EqualFold(args[0], "INFO") {
+			r.answer(n.info(), nil)
+			return
+		}
 	}
 	r.answer(n.exec(client, args))
 }

@@ -48,8 +48,11 @@ type keyEffect struct {
 // effects snapshots every key the last command touched and changed, once
 // each, in the order first touched. The node's truth map holds every key's
 // last known value and expiry, which is what "changed" is measured against.
+// The slice is the node's buffer (effBuf), valid until the next call: what
+// keeps it (a replication stream, the everysec log) keeps a copy (exec).
 func (n *Node) effects() []keyEffect {
-	var out []keyEffect
+	clear(n.effBuf) // the last command's states: not kept alive by the buffer
+	out := n.effBuf[:0]
 	for i, k := range n.touched {
 		if slices.Contains(n.touched[:i], k) {
 			continue
@@ -70,6 +73,7 @@ func (n *Node) effects() []keyEffect {
 		}
 		out = append(out, keyEffect{key: k, st: st})
 	}
+	n.effBuf = out
 	return out
 }
 
@@ -412,8 +416,20 @@ func (n *Node) refreshTruth() {
 var verifyTruth bool
 
 // checkTruth fails the world if a key the truth knows holds a value or
-// expiry other than what the truth recorded.
+// expiry other than what the truth recorded, or if miniredis holds a key
+// the truth does not know (mayBeDue relies on both; the latter is not
+// checked once a command outside the commands table ran or the database
+// was handed out, which may write keys behind the truth's back, and after
+// which mayBeDue does not rely on it).
 func (n *Node) checkTruth() {
+	if !n.exotic && !n.exposed {
+		for _, k := range n.db.Keys() {
+			if _, ok := n.truth[k]; !ok {
+				n.w.fail(fmt.Errorf("sim: node %s: key %q is not in the truth", n.name, k))
+				return
+			}
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
 		st, ok := n.readHashByTruth(k)
 		if !ok {

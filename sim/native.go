@@ -235,20 +235,6 @@ func (e *luaEngine) toFloat(s string) (f float64, ok bool, err error) {
 	return float64(n), ok, nil
 }
 
-// plainDecimal reports whether s is 0 or a decimal of up to 15 digits
-// without a leading zero, which Lua reads as the integer it spells.
-func plainDecimal(s string) bool {
-	if s == "" || len(s) > 15 || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // nativeReentrantAcquire is reentrant_acquire.lua.
 func nativeReentrantAcquire(e *luaEngine, keys, argv []string) (any, error) {
 	idem := idempotent(argv)

@@ -33,20 +33,26 @@ import (
 	"github.com/locksim/locksim/lock"
 )
 
-// luaDecimal is Lua's tonumber(s) for s a plain decimal (plainDecimal)
-// with an optional minus sign, which Lua reads as the integer it spells;
-// ok false for any other s.
+// luaDecimal is Lua's tonumber(s) for s a plain decimal (0, or up to 15
+// digits without a leading zero) with an optional minus sign, which Lua
+// reads as the integer it spells; ok false for any other s. It checks and
+// reads the digits in one pass: a fair_acquire reads two decimals twice
+// (fitsFairAcquire, then the twin).
 func luaDecimal(s string) (f float64, ok bool) {
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {
 		s = s[1:]
 	}
-	if !plainDecimal(s) {
+	if s == "" || len(s) > 15 || (s[0] == '0' && len(s) > 1) {
 		return 0, false
 	}
 	n := 0
 	for i := 0; i < len(s); i++ {
-		n = n*10 + int(s[i]-'0')
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
 	}
 	if neg {
 		n = -n

@@ -115,8 +115,9 @@ type Node struct {
 	// noSpinMemo turns the spin memo off on this node (tests compare).
 	noSpinMemo bool
 
-	fieldBuf, fvBuf []string  // setKey's buffers
-	specs           specCache // the specs of client commands' names (exec)
+	fieldBuf, fvBuf []string    // setKey's buffers
+	effBuf          []keyEffect // effects' buffer
+	specs           specCache   // the specs of client commands' names (exec)
 
 	capturing bool
 	touched   []string
@@ -133,6 +134,7 @@ type Node struct {
 	known     []knownKey
 	fastAfter fastAfter
 	fastState keyState
+	fastField [2]string // a hash field set on fastState (afterHashSet)
 	published [][2]string
 
 	offset       uint64            // replication offset: one per write command

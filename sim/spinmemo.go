@@ -118,7 +118,7 @@ func (e *luaEngine) spinFind(keys, argv []string, stale bool) *spinMemo {
 // loop stopped) that wrote nothing and sent nothing through Dispatch, and
 // answered a queued waiter max(0, PTTL) with no lock key (PTTL -2). A run
 // whose three keys are not distinct is not kept (not the library's shape,
-// and spinAnswer's plans of their syncs would not hold).
+// and spinAnswer's checks of their expiry would not hold).
 func (e *luaEngine) spinKeep(keys, argv []string, head fairHead) {
 	if !e.n.spinMemoOn() || keys[0] == keys[1] || keys[0] == keys[2] || keys[1] == keys[2] {
 		return
@@ -152,12 +152,11 @@ func (e *luaEngine) spinAnswer(keys, argv []string, now float64) (v any, ok bool
 	if n.writes != m.writes || (m.head.timed && !(m.head.timeout > now)) {
 		return e.spinStale(m)
 	}
-	pq, pt, pl := n.planSync(queue), n.planSync(timeouts), n.planSync(lk)
-	if n.deletes(pq) || n.deletes(pt) || n.deletes(pl) {
+	if n.syncDeletes(queue) || n.syncDeletes(timeouts) || n.syncDeletes(lk) {
 		return e.spinStale(m)
 	}
 	// The run's first look at each key finds it not due (expireKey: no
-	// key deleted, no TTL rewritten; the keys are distinct, so the plans
+	// key deleted, no TTL rewritten; the keys are distinct, so the checks
 	// hold); its reads of the queue and the timeouts mark them used now
 	// (miniredis's LRU clock, as EXISTS does: when they exist). The lock
 	// key is still missing (making one is a write): the PTTL, -2, would
