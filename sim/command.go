@@ -131,7 +131,7 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 		n.record(cmd, spec, args)
 	}
 	if !known {
-		return n.answerInOrder(c, cmd, args)
+		return n.answerInOrder(c, cmd, args) || (!n.inner && n.answerNonBlocking(c, cmd, args))
 	}
 	return false
 }
@@ -160,7 +160,7 @@ func (n *Node) record(cmd string, spec cmdSpec, args []string) {
 // isWrite reports whether a client command (cmd, upper case; spec and
 // known from lookupCommand) may write (refused on replicas).
 func isWrite(cmd string, spec cmdSpec) bool {
-	return spec.write || cmd == "EVAL" || cmd == "EVALSHA"
+	return spec.write || cmd == "EVAL" || cmd == "EVALSHA" || (mayBlock(cmd) && cmd != "XREAD")
 }
 
 // dispatch runs client's command (cmd its name in upper case, spec and
@@ -291,7 +291,18 @@ func (n *Node) handleCommand(client string, args []string, r replier) {
 			return
 		}
 	}
+	// Every blocking command's name starts with B or X, which no command
+	// of the lock algorithms' does: most names are not upper-cased.
+	if len(args[0]) > 0 && (args[0][0]|0x20 == 'b' || args[0][0]|0x20 == 'x') {
+		if cmd := strings.ToUpper(args[0]); mayBlock(cmd) {
+			if f, ok := nonBlocking(cmd, args); ok {
+				n.block(client, args, f, r)
+				return
+			}
+		}
+	}
 	r.answer(n.exec(client, args))
+	n.serveBlocked()
 }
 
 // info answers INFO, whatever section was asked, with the replication

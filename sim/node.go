@@ -78,7 +78,11 @@ type Node struct {
 	// inner: the node's own call through Dispatch is under way
 	// (innerCall), which the hook leaves to miniredis.
 	inner bool
-	up    bool
+	// blocked are the clients' blocking commands waiting (blocking.go),
+	// in the order they blocked; serving: serveBlocked is under way.
+	blocked []*blocked
+	serving bool
+	up      bool
 
 	// How far each key's TTL has been brought (expiry.go).
 	ttlBase   time.Duration            // base of every key not in keyBase

@@ -84,6 +84,7 @@ func (n *Node) Crash() error {
 		}
 	}
 	n.waits = nil
+	n.dropBlocked()
 	for _, ch := range slices.Sorted(maps.Keys(n.subs)) {
 		for _, s := range n.subs[ch] {
 			s.lost(n)
