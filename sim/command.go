@@ -133,6 +133,12 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	if !known {
 		return n.answerInOrder(c, cmd, args) || (!n.inner && n.answerNonBlocking(c, cmd, args))
 	}
+	if cmd == "PUBLISH" && len(args) == 2 {
+		// Published by the node (record), to its subscribers: miniredis
+		// has none of them (receivers).
+		c.WriteInt(n.receivers(args[0]))
+		return true
+	}
 	return false
 }
 

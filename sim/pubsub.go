@@ -74,6 +74,23 @@ func (n *Node) subscribe(s *simSub) {
 	}
 }
 
+// receivers is PUBLISH's count: the clients subscribed to channel on
+// this node (each subscription its own connection, as go-redis's PubSub
+// is), not counting a crashed client's, whose connections its operating
+// system closed. miniredis counts only its own subscribers, which the
+// simulation's are not: its PUBLISH answered 0 to every publisher, where
+// Redis answers how many received the message, which a user's script may
+// read.
+func (n *Node) receivers(channel string) int {
+	c := 0
+	for _, s := range n.subs[channel] {
+		if !s.c.crashed {
+			c++
+		}
+	}
+	return c
+}
+
 // publish sends msg to the channel's subscribers as network messages.
 func (n *Node) publish(channel, msg string) {
 	for _, s := range n.subs[channel] {

@@ -1,0 +1,70 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/setup"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestPublishCountsSubscribers: PUBLISH answers how many clients are
+// subscribed to the channel on the node, as Redis does, sent by a client
+// or from a script of either runner, through the short way or miniredis
+// (after a command outside the commands table ends the short way): two
+// subscribers, then one when the other's client crashed. miniredis, which
+// knows none of the simulation's subscribers, answered 0.
+func TestPublishCountsSubscribers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, lua := range []setup.LuaMode{setup.LuaFast, setup.LuaMiniredis} {
+		w := sim.New(1)
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: lua})
+		must(t, err)
+		var subs []*sim.Client
+		for i := range 2 {
+			c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprint("s", i)})
+			must(t, err)
+			conn, err := c.Conn("m1")
+			must(t, err)
+			c.Go("sub", func() {
+				sub, err := conn.Subscribe(context.Background(), "ch")
+				must(t, err)
+				_, _, _ = sub.Next(context.Background(), time.Minute)
+			})
+			subs = append(subs, c)
+		}
+		p, err := w.AddClient(setup.ClientConfig{Name: "p"})
+		must(t, err)
+		conn, err := p.Conn("m1")
+		must(t, err)
+		var got []any
+		p.Go("pub", func() {
+			rt := p.Runtime()
+			_ = rt.Sleep(context.Background(), time.Second)
+			for i, args := range [][]any{
+				{"PUBLISH", "ch", "a"},
+				{"EVAL", "return redis.call('publish', 'ch', 'b')", "0"},
+				{"SADD", "s", "x"}, // ends the short way: miniredis runs the rest
+				{"PUBLISH", "ch", "c"},
+				{"EVAL", "return redis.call('publish', 'ch', 'd')", "0"},
+				{"PUBLISH", "other", "e"},
+			} {
+				if i == 3 {
+					must(t, subs[1].Crash())
+				}
+				v, err := conn.Do(context.Background(), args...)
+				must(t, err)
+				got = append(got, v)
+			}
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		if fmt.Sprint(got) != "[2 2 1 1 1 0]" {
+			t.Errorf("Lua mode %d: PUBLISH answered %v, want [2 2 1 1 1 0]", lua, got)
+		}
+	}
+}
