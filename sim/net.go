@@ -267,24 +267,26 @@ func (n *Network) send(kind msgKind, c *Client, l *link, conn int, lat time.Dura
 		oldDue = n.lastDue[old]
 		due = &oldDue
 	}
-	m := delivery{n: n, kind: kind, from: from, to: to, client: client, node: node, what: what, deliver: deliver}
-	n.post(due, lat, m)
+	d := n.post(due, lat)
+	*d = delivery{n: n, kind: kind, c: c, node: nd, what: what, deliver: deliver}
 	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
-		n.post(due, lat, m)
+		*n.post(due, lat) = *d
 	}
 	if abandoned {
 		n.lastDue[old] = oldDue
 	}
 }
 
-// post delivers m after lat, and not before the last message of its
-// connection's direction, whose arrival *due it then becomes.
-func (n *Network) post(due *time.Duration, lat time.Duration, m delivery) {
+// post queues a delivery after lat, and not before the last message of
+// its connection's direction, whose arrival *due it then becomes, and
+// returns it for the caller to fill in (before it runs: the caller is
+// running).
+func (n *Network) post(due *time.Duration, lat time.Duration) *delivery {
 	*due = max(n.w.now+lat, *due)
 	d := n.delivery()
-	*d = m
 	n.w.post(*due, d)
+	return d
 }
 
 // abandon drops c's current connection of l (go-redis discards one whose
@@ -298,14 +300,26 @@ func (n *Network) abandon(c *Client, l *link) {
 	l.due = [2]time.Duration{}
 }
 
-// delivery is a message on its way: at its time it is lost if a partition
-// cut its link meanwhile, else delivered. Deliveries are posted events, so
-// the network keeps the ones that arrived for the next messages.
+// delivery is a message on its way between client c and node: at its
+// time it is lost if a partition cut its link meanwhile, else delivered.
+// Deliveries are posted events, so the network keeps the ones that arrived
+// for the next messages. (It names its ends by pointer, not by their names
+// twice over, from and to: every message copies it.)
 type delivery struct {
-	n                            *Network
-	kind                         msgKind
-	from, to, client, node, what string
-	deliver                      runner
+	n       *Network
+	kind    msgKind
+	c       *Client
+	node    *Node
+	what    string
+	deliver runner
+}
+
+// ends are the names of the message's sender and receiver.
+func (d *delivery) ends() (from, to string) {
+	if d.kind == msgRequest {
+		return d.c.name, d.node.name
+	}
+	return d.node.name, d.c.name
 }
 
 // delivery takes a delivery from the free list, or makes one.
@@ -322,8 +336,8 @@ func (d *delivery) run() {
 	m := *d
 	*d = delivery{}
 	m.n.free = append(m.n.free, d)
-	if m.n.cut(m.from, m.to) {
-		m.n.w.recordFault("lost-"+kindName(m.kind), m.node, m.client, "partition: "+m.what)
+	if m.n.cut(m.ends()) {
+		m.n.w.recordFault("lost-"+kindName(m.kind), m.node.name, m.c.name, "partition: "+m.what)
 		return
 	}
 	m.deliver.run()
