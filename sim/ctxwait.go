@@ -128,15 +128,25 @@ func (w *World) sleepCtx(ctx context.Context, op string, d time.Duration) error 
 		w.sleepWorld(op, d)
 		return nil
 	}
-	x := w.newCtxWaiter(op)
-	wt := &x.wt
-	tm := w.after(d, func() { wt.wake(nil) })
-	cw := w.watch(ctx, x)
-	v := wt.wait()
+	x := &ctxSleep{ctxWaiter: ctxWaiter{wt: waiter{p: w.self(op)}}}
+	w.push(&x.timer, w.now+d, x)
+	cw := w.watch(ctx, &x.ctxWaiter)
+	v := x.wt.wait()
 	w.unwatch(cw)
-	tm.Cancel()
+	x.timer.Cancel()
 	if _, ok := v.(ctxDone); ok {
 		return ctx.Err()
 	}
 	return nil
 }
+
+// ctxSleep is a sleepCtx's wait: its waiter, context entry and timer in
+// one allocation (a fair lock's waiter sleeps between its tries), the
+// timer's runner being the sleep itself.
+type ctxSleep struct {
+	ctxWaiter
+	timer event
+}
+
+// run ends the sleep at its time (unless the context ended it first).
+func (x *ctxSleep) run() { x.wt.wake(nil) }
