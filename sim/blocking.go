@@ -28,7 +28,12 @@ import (
 //     clients blocked, after every command a client or script sends to the
 //     node, and answered as soon as one finds something, or with a nil
 //     reply when its timeout (node time; 0 waits for ever) passes. A crash
-//     answers none of them: the client's own timeout ends its wait.
+//     answers none of them: the client's own timeout ends its wait. A
+//     client whose wait timed out closes the connection (go-redis discards
+//     one whose read timed out), and the close, following the request on
+//     it, drops the command at the node (Node.unblock), as Redis unblocks
+//     a client that disconnected; one served before the close arrives
+//     took what it found with it, as in Redis.
 
 // blockingForm is a blocking command read: its non-blocking form, how to
 // put that form's reply back in the blocking command's shape, and its
@@ -272,6 +277,19 @@ func (n *Node) serveBlocked() {
 		}
 		clear(n.blocked[len(keep):])
 		n.blocked = keep
+	}
+}
+
+// unblock drops the blocked command of attempt a, whose client closed
+// the connection it came on (its wait timed out), if it still waits.
+func (n *Node) unblock(a *attempt) {
+	for _, b := range n.blocked {
+		if ar, ok := b.reply.(*arrival); ok && ar.a == a && !b.done {
+			b.done = true
+			if b.timeout != nil {
+				b.timeout.Cancel()
+			}
+		}
 	}
 }
 

@@ -137,3 +137,39 @@ func TestBlockingInScriptsDoesNotBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingDroppedWithItsConnection: a client whose blocking command
+// timed out on its side closes the connection (go-redis discards one whose
+// read timed out), and the node drops the command when the close arrives,
+// as Redis unblocks a client that disconnected: a later push is not popped
+// for nobody, and the next reader finds it.
+func TestBlockingDroppedWithItsConnection(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := sim.New(3)
+	must(t, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+	var got []string
+	for i, call := range []struct {
+		at      time.Duration
+		timeout time.Duration
+		args    []any
+	}{
+		{0, time.Second, []any{"BLPOP", "q", "0"}},
+		{2 * time.Second, time.Second, []any{"RPUSH", "q", "a"}},
+		{3 * time.Second, time.Second, []any{"LPOP", "q"}},
+	} {
+		c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprint("c", i), Timeout: call.timeout})
+		must(t, err)
+		conn, err := c.Conn("m1")
+		must(t, err)
+		c.Go("call", func() {
+			_ = c.Runtime().Sleep(context.Background(), call.at)
+			v, err := conn.Do(context.Background(), call.args...)
+			got = append(got, fmt.Sprintf("%v %v %v", call.args[0], v, err != nil))
+		})
+	}
+	must(t, w.Run(time.Minute))
+	w.Close()
+	if fmt.Sprint(got) != "[BLPOP <nil> true RPUSH 1 false LPOP a false]" {
+		t.Errorf("got %v, want the BLPOP timed out and dropped, the push read by LPOP", got)
+	}
+}

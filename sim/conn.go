@@ -161,6 +161,14 @@ func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 		return v, true, err
 	}
 	c.w.net.abandon(c, a.link)
+	if a.handle == nil && len(a.args) > 0 && mayBlock(strings.ToUpper(a.args[0])) {
+		// The connection's close follows the request on it: a blocking
+		// command still waiting at the node is dropped when it arrives,
+		// as Redis unblocks a client that disconnected. Only after a
+		// blocking command: a message draws the network's numbers.
+		node := a.node
+		c.sendOn(msgRequest, a.link, a.conn, "close", a.op, runFunc(func() { node.unblock(a) }))
+	}
 	return nil, false, nil
 }
 
