@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +56,6 @@ func TestExoticWritesReplicated(t *testing.T) {
 	defer func() { noTouchAll = false }()
 	defer VerifyTruth(false)()
 	if master, replica := run(setup.LuaFast); master == replica {
-		t.Fatal(fmt.Sprintf("control: without touchAll the replica still holds the master's keys:\n%s", master))
+		t.Fatalf("control: without touchAll the replica still holds the master's keys:\n%s", master)
 	}
 }

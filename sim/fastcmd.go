@@ -595,26 +595,9 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		n.fastAfter = afterUnchanged
 		return fastReply{kind: fastNil}, true
 	}
-	var typ, old string
-	switch {
-	case nx && !get:
-		// Exists just found no key.
-	case get && (nx || xx):
-		// One Get tells a missing key, a string (and its value) and
-		// another type apart; it marks an existing key used, as
-		// cmdSet's own test of NX or XX (db.exists) does.
-		switch v, err := db.Get(key); err {
-		case nil:
-			typ, old = "string", v
-		case miniredis.ErrKeyNotFound:
-		default:
-			return r, false // WRONGTYPE
-		}
-	default:
-		typ = db.Type(key)
-		if get && typ == "string" {
-			old, _ = db.Get(key)
-		}
+	typ, old, ok := setBefore(db, key, o)
+	if !ok {
+		return r, false // WRONGTYPE
 	}
 	exists := typ != ""
 	readonly := false
@@ -644,6 +627,33 @@ func fastSet(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		return fastReply{kind: fastBulk, s: old}, true
 	}
 	return fastReply{kind: fastStatus, s: "OK"}, true
+}
+
+// setBefore reads what fastSet needs of key before it writes: the key's
+// type ("" when missing) and, for GET, its string value. ok is false for
+// a key of another type under GET with NX or XX (WRONGTYPE: Dispatch's).
+func setBefore(db *miniredis.RedisDB, key string, o setOptions) (typ, old string, ok bool) {
+	switch {
+	case o.nx && !o.get:
+		return "", "", true // fastSet's Exists just found no key
+	case o.get && (o.nx || o.xx):
+		// One Get tells a missing key, a string (and its value) and
+		// another type apart; it marks an existing key used, as
+		// cmdSet's own test of NX or XX (db.exists) does.
+		switch v, err := db.Get(key); err {
+		case nil:
+			return "string", v, true
+		case miniredis.ErrKeyNotFound:
+			return "", "", true
+		default:
+			return "", "", false
+		}
+	}
+	typ = db.Type(key)
+	if o.get && typ == "string" {
+		old, _ = db.Get(key)
+	}
+	return typ, old, true
 }
 
 // setString is the write of fastSet: value under key (typ its type
