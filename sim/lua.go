@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -9,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
+	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/setup"
 )
@@ -293,6 +296,9 @@ type compiled struct {
 	proto  *lua.FunctionProto
 	fn     *lua.LFunction
 	native *nativeScript
+	// user: not one of the library's own scripts (scripts.IsLibrary),
+	// so run under the wall-clock safety net (run).
+	user bool
 }
 
 // compile parses src and caches it under its SHA, as EVAL and SCRIPT LOAD
@@ -309,7 +315,7 @@ func (e *luaEngine) compile(src string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{proto: p, native: natives[sha]}
+	c := &compiled{proto: p, native: natives[sha], user: !scripts.IsLibrary(sha)}
 	e.scripts[sha] = c
 	return c, nil
 }
@@ -374,7 +380,11 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 	fillArgs(e.argv, argv)
 	L.SetTop(0)
 	L.Push(fn)
-	err = L.PCall(0, 1, nil)
+	if c.user {
+		err = e.runUser(L)
+	} else {
+		err = L.PCall(0, 1, nil)
+	}
 	defer L.SetTop(0)
 	if err != nil {
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -388,6 +398,31 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 		return nil, lock.ReplyError("ERR user_script: " + oneLine(err.Error()))
 	}
 	return luaToReply(L.Get(1))
+}
+
+// ScriptWallLimit is how long a user's script may run, in wall time, before
+// the run fails: a script whose loop never ends would stop the simulation
+// for good, where a Redis server would stay busy with it (answering BUSY
+// to every other client) until SCRIPT KILL, so the simulation cannot go on
+// either. A script that ends within it is not affected, whatever the
+// machine, so outputs do not depend on it. The library's own scripts run
+// without it: gopher-lua checks a context at every instruction, which
+// would slow every script. miniredis's own runner (lua: miniredis) has no
+// such limit.
+var ScriptWallLimit = 30 * time.Second
+
+// runUser runs the function on L's stack as run does, under
+// ScriptWallLimit: past it, the world fails with an error that says why.
+func (e *luaEngine) runUser(L *lua.LState) error {
+	ctx, cancel := context.WithTimeout(context.Background(), ScriptWallLimit) //detlint:allow wallclock a safety net that only ends a script that never ends; see ScriptWallLimit
+	defer cancel()
+	L.SetContext(ctx)
+	defer L.RemoveContext()
+	err := L.PCall(0, 1, nil)
+	if err != nil && ctx.Err() != nil {
+		e.n.w.fail(fmt.Errorf("sim: node %s: a user's script ran for %v of wall time without finishing (a loop that never ends?); on Redis it would keep the node busy, answering BUSY to every other client, until SCRIPT KILL", e.n.name, ScriptWallLimit))
+	}
+	return err
 }
 
 // fillArgs makes t the Lua array of vals (KEYS, ARGV). An element that

@@ -51,8 +51,18 @@ func must(name string) *Script {
 	if err != nil {
 		panic(fmt.Sprintf("scripts: embedded script %s: %v", name, err))
 	}
-	return New(name, string(src))
+	s := New(name, string(src))
+	library[s.SHA] = true
+	return s
 }
+
+// library holds the SHAs of the library's own scripts (must), filled as
+// the package's variables are initialised and only read after.
+var library = map[string]bool{}
+
+// IsLibrary reports whether sha is one of the library's own scripts, as
+// opposed to a user's (a script lock's, or one a user's Go lock sends).
+func IsLibrary(sha string) bool { return library[sha] }
 
 // Scripts of the reentrant and fenced locks (lock.Lock, lock.FencedLock).
 var (
