@@ -167,7 +167,12 @@ func (n *Node) answerNonBlocking(c *server.Peer, cmd string, args []string) bool
 	if !ok {
 		return false
 	}
-	if inTx, ok := inTransaction(c); !ok || inTx {
+	switch inTx, ok := inTransaction(c); {
+	case !ok:
+		// Left to miniredis, it would block the simulation.
+		c.WriteError("ERR locksim: " + cmd + " is not simulated with this miniredis (its connection state is not readable): it would block the simulation")
+		return true
+	case inTx:
 		return false
 	}
 	v, err := n.innerCall(c, f.args...)
