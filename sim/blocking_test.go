@@ -66,10 +66,10 @@ func runBlocking(t *testing.T, lua setup.LuaMode, calls []*blockingCall, crashAt
 // answered when another client's push gives it something, the clients
 // blocked first served first, or with nil when its timeout passes; the
 // pops reach the replica; a crash of the node answers none (the client's
-// own timeout ends the wait). The run takes no wall time to speak of.
+// own timeout ends the wait). A command blocked inside miniredis would
+// answer at the instant it was sent (no virtual time passes), or never.
 func TestBlockingWaitsInVirtualTime(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	start := time.Now() //detlint:allow wallclock the test's own bound on the wall time the run takes
 	calls := []*blockingCall{
 		{client: "c1", at: 0, args: []any{"BLPOP", "q", "q2", "0"}},
 		{client: "c2", at: 100 * time.Millisecond, args: []any{"BLPOP", "q", "5"}},
@@ -100,9 +100,6 @@ func TestBlockingWaitsInVirtualTime(t *testing.T) {
 	}
 	if replica != "[k z]" {
 		t.Errorf("the replica holds %s, want [k z] (the pops reach it)", replica)
-	}
-	if d := time.Since(start); d > 5*time.Second { //detlint:allow wallclock see above
-		t.Errorf("the run took %v of wall time: a command blocked in miniredis", d)
 	}
 
 	// A crash answers none: the client's 10 s timeout ends the wait.
