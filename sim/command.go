@@ -119,8 +119,11 @@ func (a keyArgs) of(args []string) []string {
 // hook sees every command miniredis runs, including those a script runs, in
 // order. It records: any command but a read of the commands table counts
 // as a write (Node.writes), whether or not it changes anything. It answers
-// itself only the few commands whose miniredis reply follows Go's map
-// order (answerInOrder).
+// in miniredis's place the commands miniredis would answer wrongly for the
+// simulation: those whose reply follows Go's map order (answerInOrder),
+// the blocking ones, which would block it (answerNonBlocking), and PUBLISH,
+// whose subscribers are the node's (receivers); but not the node's own
+// calls through Dispatch on their behalf (inner).
 func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	spec, known := commands[cmd]
 	n.noteExotic(cmd, known)
@@ -130,8 +133,8 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	if n.capturing {
 		n.record(cmd, spec, args)
 	}
-	if !known {
-		return n.answerInOrder(c, cmd, args) || (!n.inner && n.answerNonBlocking(c, cmd, args))
+	if !known && !n.inner {
+		return n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args)
 	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		// Published by the node (record), to its subscribers: miniredis

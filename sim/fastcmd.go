@@ -500,7 +500,7 @@ func fastPublish(n *Node, _ string, args []string) (r fastReply, ok bool) {
 	if len(args) != 3 {
 		return r, false
 	}
-	return fastReply{kind: fastInt, i: n.m.Publish(args[1], args[2]) + n.receivers(args[1])}, true
+	return fastReply{kind: fastInt, i: n.receivers(args[1])}, true
 }
 
 // fastLindex is LINDEX of a missing key or a list, with an index Dispatch

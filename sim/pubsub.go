@@ -77,8 +77,9 @@ func (n *Node) subscribe(s *simSub) {
 // receivers is PUBLISH's count: the clients subscribed to channel on
 // this node (each subscription its own connection, as go-redis's PubSub
 // is), not counting a crashed client's, whose connections its operating
-// system closed. miniredis counts only its own subscribers, which the
-// simulation's are not: its PUBLISH answered 0 to every publisher, where
+// system closed: PUBLISH's answer on the short way and from the hook.
+// miniredis counts only its own subscribers, which the simulation's are
+// not (it has none): its PUBLISH answered 0 to every publisher, where
 // Redis answers how many received the message, which a user's script may
 // read.
 func (n *Node) receivers(channel string) int {

@@ -24,10 +24,11 @@ import (
 // (SetTime) and took database 0 (DB(0)); the node wrote and read database
 // 0 through RedisDB's exported methods (Set, HSet, SetTTL, Del, ...: the
 // short way of fastcmd.go, setKey, syncKey), which touch only that
-// database's maps, and published through Publish, which only reads the
-// subscribers. Nothing went through Dispatch (TotalCommands is 0: every
-// known command Dispatch runs counts, and an unknown one only writes an
-// error to its peer), and the node never handed the server out (exposed).
+// database's maps. Nothing went through Dispatch (TotalCommands is 0:
+// every known command Dispatch runs counts; an unknown one only writes an
+// error to its peer; one the pre-hook answers itself, PUBLISH, changes
+// nothing in miniredis, and those it answers through miniredis count),
+// and the node never handed the server out (exposed).
 // Field by field, against NewMiniRedis + Dial:
 //   - database 0's keys, values, TTLs, hash field TTLs and lru: emptied by
 //     FlushAll (giveBackServer). Its keyVersion counts are kept (flush does
@@ -46,7 +47,7 @@ import (
 //     last tick: only the direct API sets them: as fresh.
 //   - the time (now): SetTime at every boot (tick, timeSet false).
 //   - rand: nil, or seeded by a life that dispatched only unknown
-//     commands; either way seeded anew (seedRand) before the first
+//     commands or PUBLISH; either way seeded anew (seedRand) before the first
 //     dispatch of every life, and only dispatched commands draw from it.
 //   - Ctx: cancelled only by Close, never called on a pooled server.
 //   - the server's commands table: never changed (the simulation registers

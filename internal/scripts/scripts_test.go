@@ -1,6 +1,9 @@
 package scripts
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestTagged pins Redis Cluster's hash-tag rule as Tagged applies it: the
 // derived keys of a name with a tag hash by that tag; other names are
@@ -42,6 +45,35 @@ func TestKeySlot(t *testing.T) {
 	} {
 		if got := KeySlot(key); got != want {
 			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
+
+// TestIsLibrary: every embedded script is the library's (the simulation
+// runs those without the wall-clock limit it puts on a user's), and a
+// script made from other text, or from a library script's text edited, is
+// not.
+func TestIsLibrary(t *testing.T) {
+	files, err := scriptFS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		src, err := scriptFS.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// New, not must, which would register it.
+		if s := New(strings.TrimSuffix(f.Name(), ".lua"), string(src)); !IsLibrary(s.SHA) {
+			t.Errorf("%s is not the library's", f.Name())
+		}
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d embedded scripts", len(files))
+	}
+	for _, src := range []string{"return 1", ReentrantAcquire.Src + " "} {
+		if IsLibrary(New("mine", src).SHA) {
+			t.Errorf("%q is the library's", src)
 		}
 	}
 }
