@@ -121,9 +121,11 @@ func (a keyArgs) of(args []string) []string {
 // as a write (Node.writes), whether or not it changes anything. It answers
 // in miniredis's place the commands miniredis would answer wrongly for the
 // simulation: those whose reply follows Go's map order (answerInOrder),
-// the blocking ones, which would block it (answerNonBlocking), and PUBLISH,
-// whose subscribers are the node's (receivers); but not the node's own
-// calls through Dispatch on their behalf (inner).
+// the blocking ones, which would block it (answerNonBlocking), and PUBLISH
+// and PUBSUB, whose subscribers are the node's (receivers, answerPubsub);
+// but not the node's own calls through Dispatch on their behalf (inner).
+// It refuses, failing the run, a command that would reach a database the
+// node does not simulate (refuseOtherDatabase).
 func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	spec, known := commands[cmd]
 	n.noteExotic(cmd, known)
@@ -134,7 +136,8 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 		n.record(cmd, spec, args)
 	}
 	if !known && !n.inner {
-		return n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args)
+		return n.refuseOtherDatabase(c, cmd, args) || n.answerPubsub(c, cmd, args) ||
+			n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args)
 	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		// Published by the node (record), to its subscribers: miniredis

@@ -9,10 +9,11 @@ import (
 	"github.com/locksim/locksim/setup"
 )
 
-// TestConnectionStatePerClient: MULTI, WATCH and SELECT are each client's
-// own, as each client's connection's state is on a Redis server: another
-// client's commands between a MULTI and its EXEC run at once, outside the
-// transaction; another client's SELECT does not move this one's database;
+// TestConnectionStatePerClient: MULTI, WATCH and a connection's name are
+// each client's own, as each client's connection's state is on a Redis
+// server: another client's commands between a MULTI and its EXEC run at
+// once, outside the transaction; another client's CLIENT SETNAME does not
+// name this one's connection;
 // a write by another client aborts a watcher's EXEC; and a restart drops
 // the connections (a MULTI open before it is gone after it).
 func TestConnectionStatePerClient(t *testing.T) {
@@ -31,12 +32,11 @@ func TestConnectionStatePerClient(t *testing.T) {
 		{"b", []string{"GET", "x"}, "1"},
 		{"a", []string{"INCR", "y"}, "QUEUED"},
 		{"a", []string{"EXEC"}, "[1]"},
-		{"b", []string{"SELECT", "1"}, "OK"},
-		{"a", []string{"GET", "x"}, "1"},
-		{"b", []string{"GET", "x"}, "<nil>"},
+		{"b", []string{"CLIENT", "SETNAME", "bee"}, "OK"},
+		{"a", []string{"CLIENT", "GETNAME"}, "<nil>"},
+		{"b", []string{"CLIENT", "GETNAME"}, "bee"},
 		{"a", []string{"WATCH", "x"}, "OK"},
 		{"a", []string{"MULTI"}, "OK"},
-		{"b", []string{"SELECT", "0"}, "OK"},
 		{"b", []string{"SET", "x", "2"}, "OK"},
 		{"a", []string{"SET", "x", "3"}, "QUEUED"},
 		{"a", []string{"EXEC"}, "<nil>"},

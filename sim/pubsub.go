@@ -8,7 +8,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/lock"
 )
@@ -178,4 +181,70 @@ func (s *simSub) Close() error {
 		})
 	}
 	return nil
+}
+
+// answerPubsub answers PUBSUB's introspection from the hook, as Redis
+// answers it, from the node's subscriptions: miniredis knows only its own
+// subscribers, and the simulation's are the node's (receivers), so its
+// answers were an empty list and zeros whatever the clients held. It
+// reports whether it answered; a subcommand it does not know, or one with
+// the wrong number of arguments, is left to miniredis's error.
+//
+//   - NUMSUB channel...: each channel and its count of subscribed clients
+//     (crashed clients' connections are closed: not counted).
+//   - CHANNELS [pattern]: the channels with a subscriber, sorted (Redis's
+//     order is its dictionary's, which it does not promise), those that
+//     match pattern (Redis's glob, matchGlob) if one is given.
+//   - NUMPAT: 0, SHARDCHANNELS: none, SHARDNUMSUB: zeros: the simulation
+//     has no pattern or shard subscriptions.
+//
+// Inside MULTI it answers an error that says why: miniredis would queue
+// its own answer, which EXEC runs without the hook.
+func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
+	if cmd != "PUBSUB" || len(args) == 0 {
+		return false
+	}
+	sub, rest := strings.ToUpper(args[0]), args[1:]
+	switch {
+	case (sub == "CHANNELS" || sub == "SHARDCHANNELS") && len(rest) <= 1:
+	case sub == "NUMSUB" || sub == "SHARDNUMSUB":
+	case sub == "NUMPAT" && len(rest) == 0:
+	default:
+		return false
+	}
+	switch inTx, ok := inTransaction(c); {
+	case !ok:
+		c.WriteError("ERR locksim: PUBSUB is not simulated with this miniredis (its connection state is not readable)")
+		return true
+	case inTx:
+		c.WriteError("ERR locksim: PUBSUB inside MULTI is not simulated: miniredis would answer it without the node's subscribers")
+		return true
+	}
+	switch sub {
+	case "NUMPAT":
+		c.WriteInt(0)
+	case "SHARDCHANNELS":
+		c.WriteLen(0)
+	case "NUMSUB", "SHARDNUMSUB":
+		c.WriteLen(2 * len(rest))
+		for _, ch := range rest {
+			c.WriteBulk(ch)
+			if sub == "NUMSUB" {
+				c.WriteInt(n.receivers(ch))
+			} else {
+				c.WriteInt(0)
+			}
+		}
+	case "CHANNELS":
+		var active []string
+		//detlint:allow maprange the channels are sorted next
+		for ch := range n.subs {
+			if n.receivers(ch) > 0 && (len(rest) == 0 || matchGlob(rest[0], ch)) {
+				active = append(active, ch)
+			}
+		}
+		slices.Sort(active)
+		c.WriteStrings(active)
+	}
+	return true
 }

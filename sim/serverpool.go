@@ -36,12 +36,13 @@ import (
 //     WATCH read from the same map, as "has it grown since": counts that
 //     start higher give the same answers. (The map grows by the keys each
 //     life writes; the garbage collector's emptying of the pool bounds it.)
-//   - other databases: none exist; only SELECT, SWAPDB, MOVE, COPY's DB
-//     option (dispatched) or the direct API (exposed) make one.
+//   - other databases: none exist; the hook refuses SELECT, SWAPDB, MOVE
+//     and COPY's DB option to one (refuseOtherDatabase), and only the
+//     direct API (exposed) could make one.
 //   - scripts (the EVALSHA cache), subscribers: only dispatched commands
 //     (EVAL, SCRIPT LOAD, SUBSCRIBE, ...) or the direct API
 //     (NewSubscriber) change them: empty, as fresh. A connection's state
-//     (selected database, MULTI, WATCH) is on the node's peers, one per
+//     (MULTI, WATCH, its name) is on the node's peers, one per
 //     client, made anew each life.
 //   - passwords, the selected database of the direct API, ClockTTL and its
 //     last tick: only the direct API sets them: as fresh.

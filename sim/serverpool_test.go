@@ -44,7 +44,7 @@ var poolNodes = []string{"m1", "r1", "m2"}
 // randomKey), the script cache (SCRIPT LOAD and
 // EXISTS, EVALSHA), INFO's counters through a script, TIME, WATCH and
 // EXEC (key versions), OBJECT IDLETIME (the LRU clock), KEYS and DBSIZE,
-// SELECT (another database), and crashes and restarts (some at the
+// CLIENT SETNAME (a connection's state), and crashes and restarts (some at the
 // instant of the node's last command).
 func poolSteps(r *rand.Rand, n int, tame bool) []poolStep {
 	// The short way's commands keep to keys of their type (a wrong type
@@ -98,7 +98,7 @@ func poolSteps(r *rand.Rand, n int, tame bool) []poolStep {
 		func() []string { return []string{"OBJECT", "IDLETIME", key()} },
 		func() []string { return []string{"KEYS", "*"} },
 		func() []string { return []string{"DBSIZE"} },
-		func() []string { return []string{"SELECT", fmt.Sprint(r.IntN(2))} },
+		func() []string { return []string{"CLIENT", "SETNAME", fmt.Sprint("c", r.IntN(2))} },
 	}
 	var steps []poolStep
 	at := time.Duration(0)
