@@ -16,7 +16,7 @@ import (
 // run as before. Its control: with the refusal off, a SELECT 1 and a SET
 // leave a key the replica never gets, the loss the refusal reports.
 func TestOtherDatabaseFailsTheRun(t *testing.T) {
-	run := func(lua setup.LuaMode, cmds ...[]string) (replies []string, runErr error, master, replica string) {
+	run := func(lua setup.LuaMode, cmds ...[]string) (replies []string, master, replica string, runErr error) {
 		w := New(1)
 		defer w.Close()
 		m, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: lua})
@@ -37,7 +37,8 @@ func TestOtherDatabaseFailsTheRun(t *testing.T) {
 			master = m.Miniredis().Dump() + "db 1:\n" + strings.Join(m.Miniredis().DB(1).Keys(), " ")
 			replica = r.Miniredis().Dump() + "db 1:\n" + strings.Join(r.Miniredis().DB(1).Keys(), " ")
 		}))
-		return replies, w.Run(time.Second), master, replica
+		runErr = w.Run(time.Second)
+		return replies, master, replica, runErr
 	}
 	refused := []struct {
 		cmd  []string
@@ -52,7 +53,7 @@ func TestOtherDatabaseFailsTheRun(t *testing.T) {
 	}
 	for _, lua := range []setup.LuaMode{setup.LuaFast, setup.LuaMiniredis} {
 		for _, c := range refused {
-			replies, err, _, _ := run(lua, []string{"SET", "k", "v"}, c.cmd)
+			replies, _, _, err := run(lua, []string{"SET", "k", "v"}, c.cmd)
 			if err == nil || !strings.Contains(err.Error(), "node m1: "+c.what+": only database 0 is simulated") {
 				t.Errorf("Lua mode %d, %q: run error %v, want one naming node m1 and %q", lua, c.cmd, err, c.what)
 			}
@@ -60,7 +61,7 @@ func TestOtherDatabaseFailsTheRun(t *testing.T) {
 				t.Errorf("Lua mode %d, %q: replies %q, want the refusal's error last", lua, c.cmd, replies)
 			}
 		}
-		replies, err, master, replica := run(lua,
+		replies, master, replica, err := run(lua,
 			[]string{"SET", "k", "v"}, []string{"SELECT", "0"}, []string{"SELECT", "x"},
 			[]string{"MOVE", "k", "0"}, []string{"COPY", "k", "k2"}, []string{"SWAPDB", "0", "0"},
 			[]string{"EVAL", "redis.call('select', '0') return redis.call('get', 'k')", "0"})
@@ -78,7 +79,7 @@ func TestOtherDatabaseFailsTheRun(t *testing.T) {
 
 	anyDatabase = true
 	defer func() { anyDatabase = false }()
-	_, err, master, replica := run(setup.LuaFast, []string{"SELECT", "1"}, []string{"SET", "k", "v"})
+	_, master, replica, err := run(setup.LuaFast, []string{"SELECT", "1"}, []string{"SET", "k", "v"})
 	if err != nil || master == replica || !strings.Contains(master, "db 1:\nk") {
 		t.Fatalf("control: with other databases let through, the run failed (%v) or the replica got the key:\n%s\n%s", err, master, replica)
 	}

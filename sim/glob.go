@@ -22,22 +22,7 @@ func globFrom(p, s string, skip *bool, nesting int) bool {
 	for len(p) > 0 && len(s) > 0 {
 		switch p[0] {
 		case '*':
-			for len(p) > 1 && p[1] == '*' {
-				p = p[1:]
-			}
-			if len(p) == 1 {
-				return true
-			}
-			for ; len(s) > 0; s = s[1:] {
-				if globFrom(p[1:], s, skip, nesting+1) {
-					return true
-				}
-				if *skip {
-					return false
-				}
-			}
-			*skip = true
-			return false
+			return globStar(p, s, skip, nesting)
 		case '?':
 			s = s[1:]
 		case '[':
@@ -66,6 +51,27 @@ func globFrom(p, s string, skip *bool, nesting int) bool {
 		}
 	}
 	return len(p) == 0 && len(s) == 0
+}
+
+// globStar matches s against p, which starts with a star: the pattern's
+// rest from every position of s on.
+func globStar(p, s string, skip *bool, nesting int) bool {
+	for len(p) > 1 && p[1] == '*' {
+		p = p[1:]
+	}
+	if len(p) == 1 {
+		return true
+	}
+	for ; len(s) > 0; s = s[1:] {
+		if globFrom(p[1:], s, skip, nesting+1) {
+			return true
+		}
+		if *skip {
+			return false
+		}
+	}
+	*skip = true
+	return false
 }
 
 // globClass matches byte b against the class that starts p (at its '['),

@@ -205,11 +205,7 @@ func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 		return false
 	}
 	sub, rest := strings.ToUpper(args[0]), args[1:]
-	switch {
-	case (sub == "CHANNELS" || sub == "SHARDCHANNELS") && len(rest) <= 1:
-	case sub == "NUMSUB" || sub == "SHARDNUMSUB":
-	case sub == "NUMPAT" && len(rest) == 0:
-	default:
+	if !pubsubAnswered(sub, rest) {
 		return false
 	}
 	switch inTx, ok := inTransaction(c); {
@@ -220,6 +216,26 @@ func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 		c.WriteError("ERR locksim: PUBSUB inside MULTI is not simulated: miniredis would answer it without the node's subscribers")
 		return true
 	}
+	n.writePubsub(c, sub, rest)
+	return true
+}
+
+// pubsubAnswered reports whether answerPubsub answers PUBSUB's subcommand
+// sub (upper case) with arguments rest.
+func pubsubAnswered(sub string, rest []string) bool {
+	switch sub {
+	case "CHANNELS", "SHARDCHANNELS":
+		return len(rest) <= 1
+	case "NUMSUB", "SHARDNUMSUB":
+		return true
+	case "NUMPAT":
+		return len(rest) == 0
+	}
+	return false
+}
+
+// writePubsub writes answerPubsub's answer to c.
+func (n *Node) writePubsub(c *server.Peer, sub string, rest []string) {
 	switch sub {
 	case "NUMPAT":
 		c.WriteInt(0)
@@ -246,5 +262,4 @@ func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 		slices.Sort(active)
 		c.WriteStrings(active)
 	}
-	return true
 }
