@@ -137,7 +137,8 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	}
 	if !known && !n.inner {
 		return n.refuseOtherDatabase(c, cmd, args) || n.answerPubsub(c, cmd, args) ||
-			n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args)
+			n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args) ||
+			n.unknownInTransaction(c, cmd)
 	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		// Published by the node (record), to its subscribers: miniredis
@@ -282,6 +283,11 @@ func (n *Node) exec(client string, args []string) (any, error) {
 		cmd = strings.ToUpper(args[0])
 	}
 	if n.master != nil && isWrite(cmd, spec) {
+		if p := n.peers[client]; p != nil {
+			if inTx, _ := inTransaction(p); inTx {
+				n.abortQueued(p) // as Redis: a refused command aborts the EXEC
+			}
+		}
 		return nil, lock.ReplyError("READONLY You can't write against a read only replica.")
 	}
 	v, err := n.dispatch(client, cmd, spec, known, args)

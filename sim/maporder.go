@@ -49,6 +49,7 @@ func (n *Node) answerInOrder(c *server.Peer, cmd string, args []string) bool {
 		c.WriteError("ERR locksim: " + cmd + " is not simulated with this miniredis (its connection state is not readable): its reply would follow an order no seed reproduces")
 		return true
 	case inTx:
+		n.abortQueued(c)
 		c.WriteError("ERR locksim: " + cmd + " inside MULTI is not simulated: its reply would follow an order no seed reproduces")
 		return true
 	}
@@ -120,4 +121,26 @@ func inTransaction(c *server.Peer) (inTx, ok bool) {
 		return false, false
 	}
 	return !tx.IsNil(), true
+}
+
+// abortQueued marks c's transaction to be discarded, as Redis flags a
+// transaction a command failed to join (refused, unknown, of the wrong
+// arity): its EXEC then answers EXECABORT instead of running the rest of
+// the queue. miniredis flags its own refusals (a wrong arity) but not the
+// node's (READONLY on a replica, the hook's refusals inside MULTI) nor an
+// unknown command; a GET without its key, on a connection that shares c's
+// state, is a refusal of miniredis's own, which flags it. Call it only
+// for a connection inside MULTI.
+func (n *Node) abortQueued(c *server.Peer) {
+	_, _ = n.innerCall(c, "GET")
+}
+
+// unknownInTransaction flags c's transaction when cmd, a command miniredis
+// does not know, is sent inside MULTI (abortQueued), and leaves the reply
+// (unknown command) to miniredis: it never answers.
+func (n *Node) unknownInTransaction(c *server.Peer, cmd string) bool {
+	if inTx, _ := inTransaction(c); inTx && !n.m.Server().IsRegisteredCommand(cmd) {
+		n.abortQueued(c)
+	}
+	return false
 }

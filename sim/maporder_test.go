@@ -87,7 +87,8 @@ func TestRandomKeyOneAnswerPerSeed(t *testing.T) {
 
 // TestMapOrderWhereItCannotBeAnswered: RANDOMKEY and SUNION inside MULTI
 // get an error reply that says why (EXEC would run miniredis's own code,
-// whose reply no seed reproduces); RANDOMKEY picks among the live keys,
+// whose reply no seed reproduces), and abort the transaction, as a refused
+// command does on Redis; RANDOMKEY picks among the live keys,
 // from miniredis's own script runner too; a wrong arity is miniredis's own
 // error.
 func TestMapOrderWhereItCannotBeAnswered(t *testing.T) {
@@ -110,7 +111,7 @@ func TestMapOrderWhereItCannotBeAnswered(t *testing.T) {
 		{m1, []string{"MULTI"}, "OK"},
 		{m1, []string{"RANDOMKEY"}, "RANDOMKEY inside MULTI is not simulated"},
 		{m1, []string{"SUNION", "s"}, "SUNION inside MULTI is not simulated"},
-		{m1, []string{"EXEC"}, "[]"},
+		{m1, []string{"EXEC"}, "EXECABORT"},
 		{m1, []string{"SUNION", "none"}, "[]"},
 		{m1, []string{"SUNION", "k"}, "WRONGTYPE"},
 		{m2, []string{"SET", "a", "v"}, "OK"},

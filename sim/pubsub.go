@@ -213,6 +213,7 @@ func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 		c.WriteError("ERR locksim: PUBSUB is not simulated with this miniredis (its connection state is not readable)")
 		return true
 	case inTx:
+		n.abortQueued(c)
 		c.WriteError("ERR locksim: PUBSUB inside MULTI is not simulated: miniredis would answer it without the node's subscribers")
 		return true
 	}

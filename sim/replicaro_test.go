@@ -50,7 +50,8 @@ func TestRedisWritesAsRedis(t *testing.T) {
 // TestReplicaRefusesWrites: a replica answers READONLY to a write of a
 // command outside the node's table (SADD, LMOVE, SORT) as to one inside
 // it, and runs the reads; the master's state reaches it only by
-// replication.
+// replication. A command refused inside MULTI, or one Redis does not
+// know, makes the EXEC answer EXECABORT, as on a redis-server 7.0.
 func TestReplicaRefusesWrites(t *testing.T) {
 	w := New(1)
 	defer w.Close()
@@ -70,6 +71,20 @@ func TestReplicaRefusesWrites(t *testing.T) {
 		{r, []string{"SORT", "s", "ALPHA"}, "READONLY"},
 		{r, []string{"SMEMBERS", "s"}, "[a]"},
 		{r, []string{"SCARD", "s"}, "1"},
+		// Inside MULTI the refusal aborts the transaction, as on a
+		// redis-server 7.0 replica.
+		{r, []string{"MULTI"}, "OK"},
+		{r, []string{"SET", "k", "v"}, "READONLY"},
+		{r, []string{"SCARD", "s"}, "QUEUED"},
+		{r, []string{"EXEC"}, "EXECABORT"},
+		{r, []string{"SCARD", "s"}, "1"},
+		// An unknown command aborts it too (Redis's rule, which miniredis
+		// does not follow by itself).
+		{m, []string{"MULTI"}, "OK"},
+		{m, []string{"NOSUCHCOMMAND", "x"}, "unknown command"},
+		{m, []string{"SADD", "s", "z"}, "QUEUED"},
+		{m, []string{"EXEC"}, "EXECABORT"},
+		{m, []string{"SCARD", "s"}, "1"},
 	}
 	for i, s := range steps {
 		must(t, w.At(time.Duration(i)*10*time.Millisecond, func() {
