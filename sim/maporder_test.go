@@ -98,12 +98,7 @@ func TestMapOrderWhereItCannotBeAnswered(t *testing.T) {
 	must(t, err)
 	m2, err := w.AddNode(setup.NodeConfig{Name: "m2", Lua: setup.LuaMiniredis})
 	must(t, err)
-	type step struct {
-		n    *Node
-		args []string
-		want string // in the reply or the error
-	}
-	steps := []step{
+	runExecSteps(t, w, time.Millisecond, []execStep{
 		{m1, []string{"RANDOMKEY"}, "<nil>"},
 		{m1, []string{"SET", "k", "v"}, "OK"},
 		{m1, []string{"RANDOMKEY"}, "k"},
@@ -117,25 +112,7 @@ func TestMapOrderWhereItCannotBeAnswered(t *testing.T) {
 		{m2, []string{"SET", "a", "v"}, "OK"},
 		{m2, []string{"RANDOMKEY"}, "a"},
 		{m2, []string{"EVAL", "return redis.call('RANDOMKEY')", "0"}, "a"},
-	}
-	ran := 0
-	for i, s := range steps {
-		must(t, w.At(time.Duration(i)*time.Millisecond, func() {
-			ran++
-			v, err := s.n.exec("c", s.args)
-			got := fmt.Sprint(v)
-			if err != nil {
-				got = err.Error()
-			}
-			if !strings.Contains(got, s.want) {
-				t.Errorf("%s %q: %q, want %q in it", s.n.name, s.args, got, s.want)
-			}
-		}))
-	}
-	must(t, w.Run(time.Second))
-	if ran != len(steps) {
-		t.Fatalf("%d of %d steps ran", ran, len(steps))
-	}
+	})
 }
 
 // TestMiniredisAnswersOnePerSeed: the commands through which a script or

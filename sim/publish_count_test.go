@@ -26,19 +26,7 @@ func TestPublishCountsSubscribers(t *testing.T) {
 		w := sim.New(1)
 		_, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: lua})
 		must(t, err)
-		var subs []*sim.Client
-		for i := range 2 {
-			c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprint("s", i)})
-			must(t, err)
-			conn, err := c.Conn("m1")
-			must(t, err)
-			c.Go("sub", func() {
-				sub, err := conn.Subscribe(context.Background(), "ch")
-				must(t, err)
-				_, _, _ = sub.Next(context.Background(), time.Minute)
-			})
-			subs = append(subs, c)
-		}
+		subs := subscribers(t, w, "ch", "ch")
 		p, err := w.AddClient(setup.ClientConfig{Name: "p"})
 		must(t, err)
 		conn, err := p.Conn("m1")
@@ -83,19 +71,7 @@ func TestPubsubAnswersFromTheNode(t *testing.T) {
 		w := sim.New(1)
 		_, err := w.AddNode(setup.NodeConfig{Name: "m1", Lua: lua})
 		must(t, err)
-		var subs []*sim.Client
-		for i, ch := range []string{"ch", "ch", "lock:x", ""} {
-			c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprint("s", i)})
-			must(t, err)
-			conn, err := c.Conn("m1")
-			must(t, err)
-			c.Go("sub", func() {
-				sub, err := conn.Subscribe(context.Background(), ch)
-				must(t, err)
-				_, _, _ = sub.Next(context.Background(), time.Minute)
-			})
-			subs = append(subs, c)
-		}
+		subs := subscribers(t, w, "ch", "ch", "lock:x", "")
 		p, err := w.AddClient(setup.ClientConfig{Name: "p"})
 		must(t, err)
 		conn, err := p.Conn("m1")
@@ -162,4 +138,24 @@ func showReply(v any) string {
 		return fmt.Sprintf("%q", x)
 	}
 	return fmt.Sprint(v)
+}
+
+// subscribers adds a client per channel (s0, s1, ...), each subscribed to
+// its channel on m1 and waiting for a message.
+func subscribers(t *testing.T, w *sim.World, channels ...string) []*sim.Client {
+	t.Helper()
+	var subs []*sim.Client
+	for i, ch := range channels {
+		c, err := w.AddClient(setup.ClientConfig{Name: fmt.Sprint("s", i)})
+		must(t, err)
+		conn, err := c.Conn("m1")
+		must(t, err)
+		c.Go("sub", func() {
+			sub, err := conn.Subscribe(context.Background(), ch)
+			must(t, err)
+			_, _, _ = sub.Next(context.Background(), time.Minute)
+		})
+		subs = append(subs, c)
+	}
+	return subs
 }

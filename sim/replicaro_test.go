@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +58,7 @@ func TestReplicaRefusesWrites(t *testing.T) {
 	must(t, err)
 	r, err := w.AddReplica("m1", setup.NodeConfig{Name: "r1"}, setup.ReplicaConfig{Lag: setup.Fixed(time.Millisecond)})
 	must(t, err)
-	steps := []struct {
-		n    *Node
-		args []string
-		want string
-	}{
+	runExecSteps(t, w, 10*time.Millisecond, []execStep{
 		{m, []string{"SADD", "s", "a"}, "1"},
 		{r, []string{"SADD", "s", "b"}, "READONLY"},
 		{r, []string{"SET", "k", "v"}, "READONLY"},
@@ -85,18 +80,5 @@ func TestReplicaRefusesWrites(t *testing.T) {
 		{m, []string{"SADD", "s", "z"}, "QUEUED"},
 		{m, []string{"EXEC"}, "EXECABORT"},
 		{m, []string{"SCARD", "s"}, "1"},
-	}
-	for i, s := range steps {
-		must(t, w.At(time.Duration(i)*10*time.Millisecond, func() {
-			v, err := s.n.exec("c", append([]string(nil), s.args...))
-			got := fmt.Sprint(v)
-			if err != nil {
-				got = err.Error()
-			}
-			if !strings.Contains(got, s.want) {
-				t.Errorf("%s %q: %q, want %q in it", s.n.name, s.args, got, s.want)
-			}
-		}))
-	}
-	must(t, w.Run(time.Second))
+	})
 }
