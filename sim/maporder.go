@@ -33,8 +33,9 @@ const randomKeyStream = 0x72616e646f6d6b65 // "randomke"
 // Both go through miniredis on a connection of the node's that shares the
 // caller's connection state (from miniredis's own script runner, the
 // script's, whose call already holds miniredis's lock).
-// Inside MULTI they get an error reply that says why instead: miniredis
-// queues its own code for them, which EXEC runs without the hook.
+// Inside MULTI they get an error reply that says why instead, and the
+// EXEC aborts (abortQueued): miniredis queues its own code for them, which
+// EXEC runs without the hook.
 func (n *Node) answerInOrder(c *server.Peer, cmd string, args []string) bool {
 	switch {
 	case miniredisOrder:

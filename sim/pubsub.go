@@ -198,8 +198,9 @@ func (s *simSub) Close() error {
 //   - NUMPAT: 0, SHARDCHANNELS: none, SHARDNUMSUB: zeros: the simulation
 //     has no pattern or shard subscriptions.
 //
-// Inside MULTI it answers an error that says why: miniredis would queue
-// its own answer, which EXEC runs without the hook.
+// Inside MULTI it answers an error that says why, and the EXEC aborts
+// (abortQueued): miniredis would queue its own answer, which EXEC runs
+// without the hook.
 func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 	if cmd != "PUBSUB" || len(args) == 0 {
 		return false
