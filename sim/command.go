@@ -240,7 +240,7 @@ func (n *Node) dispatch(client, cmd string, spec cmdSpec, known bool, args []str
 // peerOf is client's connection to the node's miniredis, made at its
 // first command through Dispatch since the boot (most nodes' commands all
 // take the short way). A connection's state (MULTI and its queue, WATCH,
-// SELECT) is its own, as each client's is on a Redis server: on one
+// its name) is its own, as each client's is on a Redis server: on one
 // connection shared by every client, one client's MULTI queued the next
 // commands of all the others into its transaction. A restart drops every
 // connection (boot).

@@ -34,8 +34,7 @@ const randomKeyStream = 0x72616e646f6d6b65 // "randomke"
 // caller's connection state (from miniredis's own script runner, the
 // script's, whose call already holds miniredis's lock).
 // Inside MULTI they get an error reply that says why instead, and the
-// EXEC aborts (abortQueued): miniredis queues its own code for them, which
-// EXEC runs without the hook.
+// EXEC aborts (refusedInMulti).
 func (n *Node) answerInOrder(c *server.Peer, cmd string, args []string) bool {
 	switch {
 	case miniredisOrder:
@@ -45,13 +44,7 @@ func (n *Node) answerInOrder(c *server.Peer, cmd string, args []string) bool {
 	default:
 		return false
 	}
-	switch inTx, ok := inTransaction(c); {
-	case !ok:
-		c.WriteError("ERR locksim: " + cmd + " is not simulated with this miniredis (its connection state is not readable): its reply would follow an order no seed reproduces")
-		return true
-	case inTx:
-		n.abortQueued(c)
-		c.WriteError("ERR locksim: " + cmd + " inside MULTI is not simulated: its reply would follow an order no seed reproduces")
+	if n.refusedInMulti(c, cmd, "its reply would follow an order no seed reproduces") {
 		return true
 	}
 	if cmd == "RANDOMKEY" {
@@ -122,6 +115,25 @@ func inTransaction(c *server.Peer) (inTx, ok bool) {
 		return false, false
 	}
 	return !tx.IsNil(), true
+}
+
+// refusedInMulti refuses, with an error reply that names cmd and says
+// why (what miniredis's own answer would get wrong), a command the hook
+// answers when c is inside MULTI, where miniredis would queue its own
+// code for EXEC, which runs without the hook; the EXEC then aborts
+// (abortQueued). It refuses too when c's state cannot be read
+// (inTransaction). It reports whether it refused.
+func (n *Node) refusedInMulti(c *server.Peer, cmd, why string) bool {
+	switch inTx, ok := inTransaction(c); {
+	case !ok:
+		c.WriteError("ERR locksim: " + cmd + " is not simulated with this miniredis (its connection state is not readable): " + why)
+		return true
+	case inTx:
+		n.abortQueued(c)
+		c.WriteError("ERR locksim: " + cmd + " inside MULTI is not simulated: " + why)
+		return true
+	}
+	return false
 }
 
 // abortQueued marks c's transaction to be discarded, as Redis flags a

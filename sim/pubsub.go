@@ -199,8 +199,7 @@ func (s *simSub) Close() error {
 //     has no pattern or shard subscriptions.
 //
 // Inside MULTI it answers an error that says why, and the EXEC aborts
-// (abortQueued): miniredis would queue its own answer, which EXEC runs
-// without the hook.
+// (refusedInMulti).
 func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 	if cmd != "PUBSUB" || len(args) == 0 {
 		return false
@@ -209,13 +208,7 @@ func (n *Node) answerPubsub(c *server.Peer, cmd string, args []string) bool {
 	if !pubsubAnswered(sub, rest) {
 		return false
 	}
-	switch inTx, ok := inTransaction(c); {
-	case !ok:
-		c.WriteError("ERR locksim: PUBSUB is not simulated with this miniredis (its connection state is not readable)")
-		return true
-	case inTx:
-		n.abortQueued(c)
-		c.WriteError("ERR locksim: PUBSUB inside MULTI is not simulated: miniredis would answer it without the node's subscribers")
+	if n.refusedInMulti(c, cmd, "miniredis would answer it without the node's subscribers") {
 		return true
 	}
 	n.writePubsub(c, sub, rest)

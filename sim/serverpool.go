@@ -26,8 +26,9 @@ import (
 // short way of fastcmd.go, setKey, syncKey), which touch only that
 // database's maps. Nothing went through Dispatch (TotalCommands is 0:
 // every known command Dispatch runs counts; an unknown one only writes an
-// error to its peer; one the pre-hook answers itself, PUBLISH, changes
-// nothing in miniredis, and those it answers through miniredis count),
+// error to its peer; one the pre-hook answers or refuses itself (PUBLISH,
+// PUBSUB, another database) changes nothing in miniredis, and those it
+// answers through miniredis count),
 // and the node never handed the server out (exposed).
 // Field by field, against NewMiniRedis + Dial:
 //   - database 0's keys, values, TTLs, hash field TTLs and lru: emptied by
