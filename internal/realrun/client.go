@@ -6,11 +6,13 @@ package realrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -289,10 +291,27 @@ func (g *gilConn) Eval(ctx context.Context, s *lock.Script, keys []string, args 
 	return v, err
 }
 
+// EvalWait records the script's req record and the WAIT's, as the
+// simulation does (sim's EvalWait): the WAIT's ends with the script's error
+// when the script failed (the WAIT's answer is of no use then), with its
+// own error when only the WAIT failed, and otherwise with its count and
+// the replicas the node had (reqRec.endAs).
 func (g *gilConn) EvalWait(ctx context.Context, s *lock.Script, keys []string, replicas int, timeout time.Duration, args ...any) (v any, n int64, err error) {
 	q := g.evalReq(s, keys, args)
+	wq := g.c.beginReq(g.group, history.ReqWait, []string{strconv.Itoa(replicas), strconv.FormatInt(timeout.Milliseconds(), 10)})
 	g.wait(ctx, func(ctx context.Context) { v, n, err = g.rc.EvalWait(ctx, s, keys, replicas, timeout, args...) })
-	q.end(v, err)
+	var we *lock.WaitError
+	switch {
+	case errors.As(err, &we):
+		q.end(v, nil)
+		wq.end(nil, we.Err)
+	case err != nil:
+		q.end(v, err)
+		wq.end(nil, err)
+	default:
+		q.end(v, nil)
+		wq.end(n, nil)
+	}
 	return v, n, err
 }
 

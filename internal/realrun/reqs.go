@@ -13,6 +13,7 @@ package realrun
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,10 @@ type reqRec struct {
 	// lives: the coordinator's req id.
 	remote *workerSink
 	id     int64
+	// replicas, for a WAIT, is how many replicas the node that ran it
+	// had when its reply reached the proxy (servers.replicasOf), -1 until
+	// then: the WAIT's Detail (endAs).
+	replicas atomic.Int64
 }
 
 // beginReq records the call of a command by client to group's master: op
@@ -62,6 +67,7 @@ func (h *hist) beginReq(client, group, op string, args []string) *reqRec {
 	ps := h.srv.clientProxies(client, func(n string) bool { return h.srv.groupOf[n] == group })
 	q := &reqRec{h: h, idx: h.rec.BeginReq(client, node, op, args)}
 	q.open.Store(true)
+	q.replicas.Store(-1)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
 	for _, np := range ps {
 		if probed(op) {
@@ -75,6 +81,9 @@ func (h *hist) beginReq(client, group, op string, args []string) *reqRec {
 		}
 		q.disarm = append(q.disarm, np.p.OnReplyFirst(match, func(reply []byte) bool {
 			if q.open.Load() && !refusedUnrun(reply) {
+				if op == history.ReqWait {
+					q.replicas.Store(int64(h.srv.replicasOf(np.node)))
+				}
 				h.noteRunAfter(q, np.node)
 			}
 			return false
@@ -147,11 +156,20 @@ func (q *reqRec) end(v any, err error) {
 	q.endAs(outcome, result, detail)
 }
 
-// endAs records q's return as reqOutcome classified it.
+// endAs records q's return as reqOutcome classified it. A WAIT answered
+// gets the Detail the simulation gives it (history.WaitDetail): its count
+// of the replicas the node that ran it had, which the causes of a
+// violation read (checker.FaultsBefore lists a WAIT that fewer replicas
+// acknowledged).
 func (q *reqRec) endAs(outcome history.Outcome, result, detail string) {
 	q.open.Store(false)
 	for _, d := range q.disarm {
 		d()
+	}
+	if n := q.replicas.Load(); n >= 0 && outcome == history.OutcomeOK && detail == "" {
+		if acked, err := strconv.ParseInt(result, 10, 64); err == nil {
+			detail = history.WaitDetail(acked, int(n))
+		}
 	}
 	q.h.rec.EndReq(q.idx, outcome, result, detail)
 }

@@ -221,3 +221,64 @@ func TestReqRunsUnderConcurrentWrites(t *testing.T) {
 		t.Fatalf("none of c1's 200 runs followed a write of the other writer (%d writes): nothing was tested", writes.Load())
 	}
 }
+
+// TestWaitByDoHasItsDetail: a WAIT a lock sends by Do (not pipelined with
+// its script) gets the Detail the simulation gives a WAIT: its count of
+// the replicas its node had (here m1, without replicas: "0 of 0"), which
+// the causes of a violation read. Without it, a real history's WAITs had
+// no Detail and no violation named a partly acknowledged one. A command
+// other than WAIT gets no such Detail.
+func TestWaitByDoHasItsDetail(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Run("m1", func(t *testing.T) { waitByDo(t) })
+}
+
+func waitByDo(t *testing.T) {
+	g := newReqRig(t)
+	g.do(t, nil, "SET", g.key, "tok1")
+	g.do(t, nil, "WAIT", "1", "20")
+	var waits, sets []history.Record
+	for _, r := range g.r.h.rec.Records() {
+		switch {
+		case r.Kind == history.KindReq && r.Op == history.ReqWait:
+			waits = append(waits, r)
+		case r.Kind == history.KindReq && r.Op == "set":
+			sets = append(sets, r)
+		}
+	}
+	if len(waits) != 1 || waits[0].Outcome != history.OutcomeOK || waits[0].Result != "0" || waits[0].Detail != history.WaitDetail(0, 0) {
+		t.Fatalf("WAIT's req records: %+v, want one answered 0 with %q", waits, history.WaitDetail(0, 0))
+	}
+	if len(sets) != 1 || sets[0].Detail != "" {
+		t.Fatalf("SET's req records: %+v, want one without a Detail", sets)
+	}
+}
+
+// TestReplicasOf: a WAIT's count of replicas is its node's in the run's
+// topology, as the simulation counts a master's: the replicas whose link
+// leads to it (a partitioned or down one's included), none for a node
+// that is not its group's master; under Sentinel the group's other nodes.
+func TestReplicasOf(t *testing.T) {
+	sv := &servers{groupOf: map[string]string{"m1": "m1", "r1": "m1", "r2": "m1", "m2": "m2"},
+		current: map[string]string{"m1": "m1", "m2": "m2"},
+		links:   map[string]*link{"r1": {upstream: "m1"}, "r2": {upstream: "m1"}}}
+	for node, want := range map[string]int{"m1": 2, "r1": 0, "m2": 0} {
+		if got := sv.replicasOf(node); got != want {
+			t.Errorf("replicasOf(%s) = %d, want %d", node, got, want)
+		}
+	}
+	// A failover to r2 that r1 follows, m1 down.
+	sv.current["m1"] = "r2"
+	sv.links = map[string]*link{"r1": {upstream: "r2"}}
+	if got := sv.replicasOf("r2"); got != 1 {
+		t.Errorf("after the failover: replicasOf(r2) = %d, want 1", got)
+	}
+	if got := sv.replicasOf("m1"); got != 0 {
+		t.Errorf("after the failover: replicasOf(m1) = %d, want 0", got)
+	}
+	// Under Sentinel the links are gone after a promotion.
+	sv.sen, sv.links = &sentinelEngine{}, map[string]*link{}
+	if got := sv.replicasOf("r2"); got != 2 {
+		t.Errorf("under Sentinel: replicasOf(r2) = %d, want 2", got)
+	}
+}

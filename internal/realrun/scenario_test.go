@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/scenario"
@@ -149,18 +151,69 @@ func TestScenarioReplay(t *testing.T) {
 				}
 				t.Logf("attempt %d (%v): %s (setup reached: %v %s)", i, time.Since(start).Round(time.Millisecond), r.Verdict, reached, why)
 				if r.Match && reached {
+					if chk := replayChecks[tc.file]; chk != nil {
+						chk(t, &r)
+					}
 					return
 				}
 				if i >= attempts || (tc.setup != nil && reached) {
-					var b strings.Builder
-					for _, rec := range r.Records {
-						b.WriteString(recordLine(rec))
-					}
-					t.Fatalf("%s: %s (setup reached: %v %s)\nhistory:\n%s", s.Name, r.Why, reached, why, b.String())
+					t.Fatalf("%s: %s (setup reached: %v %s)\nhistory:\n%s", s.Name, r.Why, reached, why, historyText(r.Records))
 				}
 			}
 		})
 	}
+}
+
+// replayChecks are what a replayed file's history must show besides its
+// verdict, once it matched.
+var replayChecks = map[string]func(t *testing.T, r *Result){
+	// c1's acquire and its WAIT went out in one pipeline (EvalWait): the
+	// WAIT has its req record, with the count of the replicas m1 had, and
+	// the two holders' violation names it among its causes, as the
+	// simulation's history of the file does.
+	"redisson-partial-wait-ack-failover.yaml": func(t *testing.T, r *Result) {
+		t.Helper()
+		wait := weakWaitOf(r.Records, "c1")
+		if wait == nil {
+			t.Fatalf("no WAIT req record of c1 acknowledged by fewer replicas than m1 had:\n%s", historyText(r.Records))
+		}
+		if wait.Detail != "1 of 2 replicas acknowledged" || wait.Result != "1" || wait.Node != "m1" {
+			t.Fatalf("c1's WAIT: %s", recordLine(*wait))
+		}
+		for _, v := range r.Verdict.Violations {
+			if v.Kind != checker.MutualExclusion {
+				continue
+			}
+			if !slices.ContainsFunc(v.Faults, func(f history.Record) bool { return f.Op == history.ReqWait && f.Client == "c1" }) {
+				t.Fatalf("the violation's causes leave out c1's WAIT: %v", v.Faults)
+			}
+			return
+		}
+		t.Fatalf("no mutual-exclusion violation: %s", r.Verdict)
+	},
+}
+
+// weakWaitOf is client's first WAIT req record answered with fewer
+// acknowledgements than its node had replicas, nil if none.
+func weakWaitOf(recs []history.Record, client string) *history.Record {
+	for i, r := range recs {
+		if r.Kind != history.KindReq || r.Op != history.ReqWait || r.Client != client || r.Outcome != history.OutcomeOK {
+			continue
+		}
+		if k, n, ok := history.ParseWaitDetail(r.Detail); ok && k < n {
+			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// historyText is recs one line each, for a failure's message.
+func historyText(recs []history.Record) string {
+	var b strings.Builder
+	for _, rec := range recs {
+		b.WriteString(recordLine(rec))
+	}
+	return b.String()
 }
 
 // firstAcquireOK is a setup check: client's first acquire succeeded.

@@ -294,6 +294,37 @@ func (sv *servers) masterOf(group string) (master string, reps []string) {
 	return master, reps
 }
 
+// replicasOf is how many replicas node has in the run's topology, as the
+// simulation counts a master's (its replication links, a down replica's
+// included): the group's replicas whose link leads to node. Under
+// Sentinel, which repoints every other node of the group at the master it
+// promoted (the old master too, once it is back), without the links, the
+// group's current master has all the group's other nodes; a node that is
+// no master has none.
+func (sv *servers) replicasOf(node string) int {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	group := sv.groupOf[node]
+	if sv.current[group] != node {
+		return 0
+	}
+	n := 0
+	if sv.sen != nil {
+		for _, g := range sv.groupOf {
+			if g == group {
+				n++
+			}
+		}
+		return n - 1
+	}
+	for _, l := range sv.links {
+		if l.upstream == node {
+			n++
+		}
+	}
+	return n
+}
+
 // promoted makes to, promoted, group's master: its replication link is
 // retired.
 func (sv *servers) promoted(group, to string) {
