@@ -234,6 +234,9 @@ func (n *Node) block(client string, args []string, f blockingForm, r replier) {
 		return
 	}
 	b := &blocked{client: client, args: args, reply: r}
+	if ar, ok := r.(*arrival); ok {
+		ar.blocked = true
+	}
 	if f.timeout > 0 {
 		b.timeout = n.w.after(n.clock.WorldSpan(f.timeout), func() {
 			if !b.done {
@@ -245,12 +248,19 @@ func (n *Node) block(client string, args []string, f blockingForm, r replier) {
 	n.blocked = append(n.blocked, b)
 }
 
-// answer replies to the blocked client, the command run now.
+// answer replies to the blocked client, the command run now: served, or
+// its timeout's nil reply. Its op is applied now, as a real run notes the
+// command run when its reply leaves the server; a command dropped unserved
+// (its client closed the connection, or the node crashed) never is.
 func (b *blocked) answer(v any, err error) {
-	if ar, ok := b.reply.(*arrival); ok {
+	ar, ok := b.reply.(*arrival)
+	if ok {
 		ar.ran = ar.a.c.w.now // when it took effect, for the req record
 	}
 	b.reply.answer(v, err)
+	if ok {
+		ar.a.c.w.opApplied(ar.a.op)
+	}
 }
 
 // serveBlocked tries the node's blocked commands again, in the order they

@@ -237,6 +237,10 @@ type arrival struct {
 	a       *attempt
 	ran     time.Duration // when the node ran it
 	refused bool          // the node refused it unrun (refusedUnrun)
+	// blocked: a blocking command that found nothing and waits at the
+	// node (Node.block); it takes effect, and its op is applied, when it
+	// is answered (blocked.answer).
+	blocked bool
 	v       any
 	err     error
 }
@@ -281,8 +285,9 @@ func (x *attemptArrival) run() {
 	}
 	// A request the node refused without running it (NOSCRIPT,
 	// READONLY) changed nothing: the op is not applied yet. A reply
-	// that comes later (WAIT) was run on arrival.
-	if !ar.refused {
+	// that comes later (WAIT) was run on arrival; a blocking command
+	// that waits is run when it is answered, which applies its op then.
+	if !ar.refused && !ar.blocked {
 		a.c.w.opApplied(a.op)
 	}
 }

@@ -532,3 +532,49 @@ func TestOnOpReturnActsBeforeTheTaskGoesOn(t *testing.T) {
 		})
 	}
 }
+
+// TestOnOpAppliedWhenABlockedCommandIsServed: an op whose command blocks
+// (BLPOP on an empty list) is applied when the node answers it, served or
+// timed out, not when it arrives and waits: a fault "when c1's acquire is
+// applied" acts once the pop took something, as a real run notes the
+// command run when its reply leaves the server. The BLPOP arrives at 1ms
+// and waits; c2's RPUSH sent at 50ms lands at 51ms and serves it. A second
+// BLPOP, with nothing pushed, times out after 100ms (node time): applied
+// then. Before, both fired at 1ms.
+func TestOnOpAppliedWhenABlockedCommandIsServed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
+	c2 := w.client("c2", time.Second, setup.NoRetry)
+	conn1, conn2 := w.conn(c1, "m1"), w.conn(c2, "m1")
+	var served, timedOut fired
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpApplied, 0, &served)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 2}, setup.OpApplied, 0, &timedOut)
+	var first, second reply
+	c1.Go("main", func() {
+		h := c1.BeginOp("lk", "acquire")
+		first = w.do(conn1, "BLPOP", "q", "0")
+		h.End(history.OutcomeOK, "")
+		h = c1.BeginOp("lk", "acquire")
+		second = w.do(conn1, "BLPOP", "q", "0.1")
+		h.End(history.OutcomeOK, "")
+	})
+	c2.Go("main", func() {
+		_ = c2.Runtime().Sleep(context.Background(), 50*ms)
+		w.do(conn2, "RPUSH", "q", "a")
+	})
+	w.run(time.Second)
+	if fmt.Sprint(first.v) != "[q a]" || first.err != nil {
+		t.Errorf("the first BLPOP = %v, %v; want [q a]", first.v, first.err)
+	}
+	if len(served.at) != 1 || served.at[0] != 51*ms {
+		t.Errorf("the first acquire was applied at %v; want once at 51ms, when the RPUSH served its BLPOP (it arrived at 1ms)", served.at)
+	}
+	w.wantReply("the second BLPOP", second, nil)
+	// Sent at 52ms, it arrives at 53ms and times out at 153ms.
+	if len(timedOut.at) != 1 || timedOut.at[0] != 153*ms {
+		t.Errorf("the second acquire was applied at %v; want once at 153ms, its timeout (it arrived at 53ms)", timedOut.at)
+	}
+}
