@@ -4,8 +4,11 @@ package scenario
 // (traffic.ScriptLock), read by the loader beside the scenario file.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	luaparse "github.com/yuin/gopher-lua/parse"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/scripts"
@@ -83,7 +86,30 @@ func (d *decoder) luaFile(o *obj, f, role string) *scripts.Script {
 		d.failf(n, rf, "%s is empty", p)
 		return nil
 	}
+	if err := luaSyntax(string(data), p); err != nil {
+		d.failf(n, rf, "%v", err)
+		return nil
+	}
 	return scripts.New("script_"+role, string(data))
+}
+
+// luaSyntax is nil when src, the Lua file p, parses, and otherwise an
+// error naming the file, the line and what the parser found: a script
+// that does not compile would fail every call it is in (Redis answers
+// each EVAL "Error compiling script"), so the run would judge a lock
+// that never ran. It is the grammar alone (gopher-lua's parser, Lua 5.1
+// as Redis's), not an interpreter: what it refuses neither Redis nor the
+// simulation runs.
+func luaSyntax(src, p string) error {
+	_, err := luaparse.Parse(strings.NewReader(src), p)
+	var pe *luaparse.Error
+	if err == nil || !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Pos.Line == luaparse.EOF {
+		return fmt.Errorf("%s: at its end: %s (the script does not compile)", p, pe.Message)
+	}
+	return fmt.Errorf("%s:%d: %s near %q (the script does not compile)", p, pe.Pos.Line, pe.Message, pe.Token)
 }
 
 // trimOwnPath is err's text, with the path it names once.

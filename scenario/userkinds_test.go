@@ -33,7 +33,8 @@ expect: ok
 func writeScript(t *testing.T, src string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, text := range map[string]string{"s.yaml": src, "acquire.lua": "return 1\n", "release.lua": "return 1\n", "empty.lua": " \n"} {
+	for name, text := range map[string]string{"s.yaml": src, "acquire.lua": "return 1\n", "release.lua": "return 1\n", "empty.lua": " \n",
+		"unclosed.lua": "if redis.call(\n", "twoequals.lua": "local x = = 1\nreturn x\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func writeScript(t *testing.T, src string) string {
 // TestUserKindErrors: the loader's errors about the fields of the script
 // and custom kinds name the file, the line and the field: an unknown
 // model, reply convention or owner_in, a missing, unreadable or empty Lua
-// file, a script lock without a lease, a fenced one marked by value,
+// file or one that does not compile, a script lock without a lease, a fenced one marked by value,
 // extensions without an extend script or with no lease, and a wait, which
 // a user's lock does for itself (the section's or a client's).
 func TestUserKindErrors(t *testing.T) {
@@ -78,6 +79,19 @@ func TestUserKindErrors(t *testing.T) {
 				t.Errorf("error\n  %v\nwant prefix\n  %s", err, c.want)
 			}
 		})
+	}
+	// A Lua file that does not compile is refused, naming its line (or
+	// its end) and what the parser found: every call of it would fail,
+	// and the run would judge a lock that never ran.
+	for file, want := range map[string]string{
+		"unclosed.lua":  "unclosed.lua: at its end: syntax error (the script does not compile)",
+		"twoequals.lua": `twoequals.lua:1: syntax error near "=" (the script does not compile)`,
+	} {
+		p := writeScript(t, strings.Replace(scriptFile, "release: release.lua", "release: "+file, 1))
+		_, err := Load(p)
+		if err == nil || !strings.HasPrefix(err.Error(), filepath.Join(filepath.Dir(p), "s.yaml:10: algorithm.release: ")) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: error\n  %v\nwant s.yaml:10: algorithm.release: ... %s", file, err, want)
+		}
 	}
 	// The control: the file as it is loads, with its scripts.
 	s, err := Load(writeScript(t, scriptFile))

@@ -127,14 +127,16 @@ type jsonSummary struct {
 	Type       string `json:"type"`
 	Scenarios  int    `json:"scenarios"`
 	AsExpected int    `json:"as_expected"`
-	// AsExpectedViolated and AsExpectedSafe split AsExpected: the
-	// scenarios that found a violation (the failure they pin), and those
-	// that found none.
-	AsExpectedViolated int `json:"as_expected_violated"`
-	AsExpectedSafe     int `json:"as_expected_safe"`
-	NotAsExpected      int `json:"not_as_expected"`
-	NotJudged          int `json:"not_judged"`
-	Skipped            int `json:"skipped"`
+	// AsExpectedViolated, AsExpectedUndecided and AsExpectedSafe split
+	// AsExpected: the scenarios that found a violation (the failure they
+	// pin), those whose verdict is unknown (expect: any), and those that
+	// found none.
+	AsExpectedViolated  int `json:"as_expected_violated"`
+	AsExpectedUndecided int `json:"as_expected_undecided"`
+	AsExpectedSafe      int `json:"as_expected_safe"`
+	NotAsExpected       int `json:"not_as_expected"`
+	NotJudged           int `json:"not_judged"`
+	Skipped             int `json:"skipped"`
 	// Interrupted: Ctrl-C stopped the run, and the counts are of what
 	// completed (absent when false).
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -712,8 +712,9 @@ func TestFlagsAfterFiles(t *testing.T) {
 
 // TestTallyLine: the summary line leaves out the counts that are 0 but
 // the total, names every other, and splits the scenarios as expected into
-// those that found a violation and those that are safe; -json has every
-// count, the split as as_expected_violated and as_expected_safe.
+// those that found a violation, those that are safe and those whose
+// verdict is unknown (undecided, not safe); -json has every count, the
+// split as as_expected_violated, as_expected_undecided and as_expected_safe.
 func TestTallyLine(t *testing.T) {
 	for _, c := range []struct {
 		t    tally
@@ -723,6 +724,11 @@ func TestTallyLine(t *testing.T) {
 		{tally{scenarios: 2, asExpected: 2}, "2 scenarios, all as expected: 2 are safe"},
 		{tally{scenarios: 2, asExpected: 2, violated: 2}, "2 scenarios, all as expected: 2 show the violation they pin"},
 		{tally{scenarios: 1, asExpected: 1}, "1 scenario, as expected: it is safe"},
+		// expect: any with an unknown verdict (a check could not look):
+		// not cleared, so not "safe".
+		{tally{scenarios: 1, asExpected: 1, undecided: 1}, "1 scenario, as expected: it is undecided (a check could not decide: its verdict is unknown)"},
+		{tally{scenarios: 4, asExpected: 4, violated: 1, undecided: 2},
+			"4 scenarios, all as expected: 1 shows the violation it pins, 1 is safe, 2 are undecided (a check could not decide: their verdicts are unknown)"},
 		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, swept: 1, skipped: 1},
 			"10 scenarios: 7 as expected (1 shows the violation it pins, 6 are safe), 1 not as expected, 1 not judged (swept; its file's expectation is not a rate), 1 skipped"},
 		{tally{scenarios: 3, asExpected: 2, violated: 1, skipped: 1}, "3 scenarios: 2 as expected (1 shows the violation it pins, 1 is safe), 1 skipped"},
@@ -749,8 +755,8 @@ func TestTallyLine(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	tally{scenarios: 12, asExpected: 7, violated: 1, notAsExpected: 1, swept: 1, oneSeed: 1, cut: 1, skipped: 1}.write(&b, jsonLines(&b), true)
-	if want := `{"schema":"locksim.run/v2","type":"summary","scenarios":12,"as_expected":7,"as_expected_violated":1,"as_expected_safe":6,"not_as_expected":1,"not_judged":3,"skipped":1}` + "\n"; b.String() != want {
+	tally{scenarios: 12, asExpected: 7, violated: 1, undecided: 2, notAsExpected: 1, swept: 1, oneSeed: 1, cut: 1, skipped: 1}.write(&b, jsonLines(&b), true)
+	if want := `{"schema":"locksim.run/v2","type":"summary","scenarios":12,"as_expected":7,"as_expected_violated":1,"as_expected_undecided":2,"as_expected_safe":4,"not_as_expected":1,"not_judged":3,"skipped":1}` + "\n"; b.String() != want {
 		t.Errorf("JSON summary %s, want %s", b.String(), want)
 	}
 }

@@ -247,7 +247,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
 			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision, interrupted: true})
-			r.tally.count(notJudgedCut, true, t.Violated > 0) // a rate over fewer seeds than asked is not judged
+			r.tally.count(notJudgedCut, true, sweepStatus(t.Violated > 0)) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
@@ -257,7 +257,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		return errStatus(err)
 	}
 	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision})
-	r.tally.count(sweepJudging(judged), match, t.Violated > 0)
+	r.tally.count(sweepJudging(judged), match, sweepStatus(t.Violated > 0))
 	if r.out != "" {
 		seed, which := first, "its first seed"
 		if len(t.ViolatedSeeds) > 0 {
@@ -294,7 +294,7 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	if !res.Judged() {
 		j = notJudgedOneSeed
 	}
-	r.tally.count(j, res.Match, res.Verdict.Status == checker.Violated)
+	r.tally.count(j, res.Match, res.Verdict.Status)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -480,9 +480,11 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 type tally struct {
 	scenarios, asExpected, notAsExpected, skipped int
 	// violated counts the scenarios as expected that found a violation (a
-	// violated verdict, or a sweep with a violated seed); the other
-	// scenarios as expected found none: safe.
-	violated int
+	// violated verdict, or a sweep with a violated seed); undecided those
+	// as expected (expect: any) whose verdict is unknown: a check gave up
+	// or could not look, so they are not cleared; the other scenarios as
+	// expected found none: safe.
+	violated, undecided int
 	// swept, oneSeed and cut count the scenarios run but not judged, by
 	// why (notJudgedSwept, notJudgedOneSeed, notJudgedCut).
 	swept, oneSeed, cut int
@@ -519,9 +521,9 @@ func sweepJudging(judged bool) judging {
 }
 
 // count adds a scenario that ran: judged against its expectation (as
-// expected or not: match), or not judged, j saying why; violated says it
-// found a violation.
-func (t *tally) count(j judging, match, violated bool) {
+// expected or not: match), or not judged, j saying why; st is what it
+// found (a sweep's: Violated when a seed was, OK otherwise: sweepStatus).
+func (t *tally) count(j judging, match bool, st checker.Status) {
 	t.scenarios++
 	switch {
 	case j == notJudgedSwept:
@@ -532,12 +534,24 @@ func (t *tally) count(j judging, match, violated bool) {
 		t.cut++
 	case match:
 		t.asExpected++
-		if violated {
+		switch st {
+		case checker.Violated:
 			t.violated++
+		case checker.Unknown:
+			t.undecided++
 		}
 	default:
 		t.notAsExpected++
 	}
+}
+
+// sweepStatus is what a sweep found, for the tally: Violated when a seed
+// was, OK otherwise.
+func sweepStatus(violated bool) checker.Status {
+	if violated {
+		return checker.Violated
+	}
+	return checker.OK
 }
 
 // notJudged is how many scenarios ran and were not judged, for any reason.
@@ -566,7 +580,7 @@ func (t *tally) skip() {
 func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if asJSON {
 		_ = enc.Encode(jsonSummary{Schema: runSchema, Type: typeSummary, Scenarios: t.scenarios, AsExpected: t.asExpected,
-			AsExpectedViolated: t.violated, AsExpectedSafe: t.asExpected - t.violated,
+			AsExpectedViolated: t.violated, AsExpectedUndecided: t.undecided, AsExpectedSafe: t.asExpected - t.violated - t.undecided,
 			NotAsExpected: t.notAsExpected, NotJudged: t.notJudged(), Skipped: t.skipped, Interrupted: t.interrupted})
 		return
 	}
@@ -574,8 +588,12 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	if t.violated > 0 {
 		split = append(split, plural(t.violated, "shows the violation it pins", "show the violation they pin"))
 	}
-	if safe := t.asExpected - t.violated; safe > 0 {
+	if safe := t.asExpected - t.violated - t.undecided; safe > 0 {
 		split = append(split, plural(safe, "is safe", "are safe"))
+	}
+	if t.undecided > 0 {
+		split = append(split, plural(t.undecided, "is undecided (a check could not decide: its verdict is unknown)",
+			"are undecided (a check could not decide: their verdicts are unknown)"))
 	}
 	// Each reason a scenario was not judged: the part of the summary that
 	// counts them, and the whole summary when it is every scenario's ("" for
