@@ -199,15 +199,15 @@ var Modes = []Mode{
 		faults: func(float64) (string, string) { return "10ms", "" }},
 	{Name: "failover", Title: "master failover, replica lagging 0-200 ms", Axis: "failovers per minute per group",
 		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Replicated: true, Format: perMin,
-		Note: fencedUnsyncedNote,
+		Note: failoverNote + " " + fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
-			return "{kind: uniform, min: 0s, max: 200ms}", fmt.Sprintf("rates: {failover: %g}\n", x)
+			return "{kind: uniform, min: 0s, max: 200ms}", fmt.Sprintf("rates: {failover: %g, failover_down: %s}\n", x, dur(FailoverDown))
 		}},
 	{Name: "replication-lag", Title: "failover (2/min) with a replica this far behind", Axis: "replication lag (s)",
 		Levels: []float64{0.001, 0.01, 0.1, 1, 5}, Ref: 1, Replicated: true, Format: secs,
-		Note: fencedUnsyncedNote,
+		Note: failoverNote + " " + fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
-			return secs(x), "rates: {failover: 2}\n"
+			return secs(x), fmt.Sprintf("rates: {failover: 2, failover_down: %s}\n", dur(FailoverDown))
 		}},
 	{Name: "restart", Title: "node crash and restart without persistence (down 1 s)", Axis: "crashes per minute per node",
 		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Format: perMin, Note: restartNote,
@@ -265,6 +265,19 @@ var longHold = Mode{Name: "long-hold", Title: "work longer than the lease (holds
 
 // fencedUnsyncedNote is the failover modes' note on the FencedLock column
 // of the replicated config.
+// FailoverDown is how long the master a failover crashed stays down in
+// the failover modes before it restarts as a replica of the new master (a
+// supervisor restarting the process, Sentinel repointing it): the group
+// then has a replica again and can fail over again, as a deployment does.
+const FailoverDown = 10 * time.Second
+
+// failoverNote says what a failover does in the failover modes.
+var failoverNote = "A failover crashes the master and promotes its most up-to-date replica; the old master restarts empty " +
+	dur(FailoverDown) + " later as a replica of the new one, so a group can fail over again in a run. " +
+	"Redisson's replicated config counts the master's replicas once and again only when a WAIT's count differs: after a failover to a master " +
+	"without replicas it sends no WAIT, and keeps sending none once the old master is back (`scenarios/redisson-replica-count-stuck-at-zero.yaml`), " +
+	"so a second failover can lose its locks."
+
 const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
 	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
 	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +

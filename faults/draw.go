@@ -17,7 +17,12 @@ import (
 // move the faults drawn for the others.
 type Rates struct {
 	// Failover is failovers per minute of each group that has replicas.
-	Failover float64
+	// The master a failover crashes stays down, unless FailoverDown is set:
+	// then it restarts after a draw from it and rejoins its group as a
+	// replica (a supervisor restarts the process and Sentinel repoints
+	// it), so that the group can fail over again.
+	Failover     float64
+	FailoverDown setup.Dist
 	// Crash is crashes per minute of each node; each restarts after a draw
 	// from CrashDown (default fixed 1 s).
 	Crash     float64
@@ -69,7 +74,7 @@ func (r Rates) validate() error {
 	for _, d := range []struct {
 		name string
 		d    setup.Dist
-	}{{"crash_down", r.CrashDown}, {"pause_for", r.PauseFor}, {"jump_by", r.JumpBy}, {"partition_for", r.PartitionFor}, {"delay", r.Delay}} {
+	}{{"failover_down", r.FailoverDown}, {"crash_down", r.CrashDown}, {"pause_for", r.PauseFor}, {"jump_by", r.JumpBy}, {"partition_for", r.PartitionFor}, {"delay", r.Delay}} {
 		if err := d.d.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
 		}
@@ -171,8 +176,13 @@ func (d drawer) failovers() Schedule {
 		if d.w.GroupSize(g) < 2 {
 			continue
 		}
-		for _, t := range d.arrivals(d.stream("failover", g), d.r.Failover) {
-			s = append(s, Failover{At: t, Group: g})
+		rng := d.stream("failover", g)
+		for _, t := range d.arrivals(rng, d.r.Failover) {
+			f := Failover{At: t, Group: g}
+			if d.r.FailoverDown != (setup.Dist{}) {
+				f.Down = max(d.r.FailoverDown.Sample(rng), 1)
+			}
+			s = append(s, f)
 		}
 	}
 	return s

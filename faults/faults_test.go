@@ -419,3 +419,47 @@ func TestDrawKeepsEachTargetOnItsOwnStream(t *testing.T) {
 		t.Error("the new client and node drew no faults at all")
 	}
 }
+
+// TestDrawFailoverDown: with failover_down, each drawn failover brings the
+// master it crashed back after a draw from it, and the failovers fall at
+// the instants they fall without it (the draws come after the arrivals, on
+// the failover stream). In the world (m1 and one replica), a failover acts
+// when the group has a replica up: with the old master back, every one but
+// those less than failover_down after the last that acted; without, only
+// the first. Each that acted restarts the master it crashed.
+func TestDrawFailoverDown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const dur, down = 10 * time.Minute, 2 * time.Second
+	plain := draw(t, 5, faults.Rates{Failover: 4}, dur)
+	back := draw(t, 5, faults.Rates{Failover: 4, FailoverDown: setup.Fixed(down)}, dur)
+	if len(plain) < 10 || len(plain) != len(back) {
+		t.Fatalf("%d failovers plain, %d with failover_down; want the same, at least 10", len(plain), len(back))
+	}
+	acts := 0
+	last := -down
+	for i := range plain {
+		p, b := plain[i].(faults.Failover), back[i].(faults.Failover)
+		if p.At != b.At || p.Group != b.Group || p.Down != 0 || b.Down != down {
+			t.Fatalf("failover %d: plain %+v, with failover_down %+v", i, p, b)
+		}
+		if b.At >= last+down {
+			acts, last = acts+1, b.At
+		}
+	}
+	for _, c := range []struct {
+		s               faults.Schedule
+		acted, restarts int
+	}{{plain, 1, 0}, {back, acts, acts}} {
+		w := topology(t, 5)
+		check(t, c.s.Apply(w))
+		check(t, w.Run(dur))
+		acted, restarts, skipped := len(faultRecords(w, "failover")), len(faultRecords(w, "restart")), countSkipped(w, "failover ")
+		w.Close()
+		if acted != c.acted || restarts != c.restarts || acted+skipped != len(c.s) {
+			t.Errorf("%d drawn: %d acted, %d restarts, %d skipped; want %d acted, %d restarts, the rest skipped", len(c.s), acted, restarts, skipped, c.acted, c.restarts)
+		}
+	}
+	if acts < len(back)/2 {
+		t.Errorf("only %d of %d failovers act with the old master back", acts, len(back))
+	}
+}

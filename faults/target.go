@@ -45,6 +45,15 @@ type Target interface {
 	Partition(a, b []string, from, until time.Duration) error
 }
 
+// MasterRejoiner is a target that can bring the master a failover crashed
+// back as a replica (Failover.Down): the simulation.
+type MasterRejoiner interface {
+	// FailoverRejoin fails group over as Target.Failover does and, when
+	// the failover crashed the group's master, restarts that node down
+	// later, a replica of the group's master then.
+	FailoverRejoin(group, to string, down time.Duration) error
+}
+
 // ClientPauser is a target that can freeze a client (its processes, timers
 // and replies) for a while: the simulation, and the real backend (SIGSTOP
 // of the client's worker process).

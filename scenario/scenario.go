@@ -634,11 +634,11 @@ func (d *decoder) client(s *Scenario, cf string, it *yaml.Node, allowed []string
 }
 
 func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
-	o := d.mapping(f, n, "failover", "crash", "crash_down", "pause", "pause_for", "clock_jump", "jump_by",
+	o := d.mapping(f, n, "failover", "failover_down", "crash", "crash_down", "pause", "pause_for", "clock_jump", "jump_by",
 		"partition", "partition_for", "drift_ppm", "drop_request", "drop_reply", "drop_push", "duplicate", "delay_p", "delay")
 	rate := func(k string) float64 { return o.float(k, 0, 0, faults.MaxRate) }
 	s.Rates = faults.Rates{
-		Failover: rate("failover"), Crash: rate("crash"), CrashDown: o.dist("crash_down", setup.Dist{}),
+		Failover: rate("failover"), FailoverDown: o.dist("failover_down", setup.Dist{}), Crash: rate("crash"), CrashDown: o.dist("crash_down", setup.Dist{}),
 		Pause: rate("pause"), PauseFor: o.dist("pause_for", setup.Dist{}),
 		ClockJump: rate("clock_jump"), JumpBy: o.dist("jump_by", setup.Dist{}),
 		Partition: rate("partition"), PartitionFor: o.dist("partition_for", setup.Dist{}),

@@ -1207,3 +1207,55 @@ func TestValidDistributionsSampleSafely(t *testing.T) {
 		}
 	}
 }
+
+// TestFailoverRejoinBringsTheOldMasterBack: a failover with a down time
+// (faults.Failover.Down, rates' failover_down) restarts the master it
+// crashed that much later, a replica of the new master, fed the data: the
+// group can then fail over again, back to it. The control, the plain
+// failover, leaves m1 down, and the second failover finds no replica to
+// promote (a skipped fault): one failover per run, whatever the rate.
+func TestFailoverRejoinBringsTheOldMasterBack(t *testing.T) {
+	for _, rejoin := range []bool{true, false} {
+		t.Run(map[bool]string{true: "rejoin", false: "stays-down"}[rejoin], func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := newFWorld(t, 1)
+			defer w.Close()
+			m1 := w.master("m1", setup.PersistNone)
+			r1 := w.replica("m1", "r1", 10*ms)
+			c1 := w.client("c1", 0, setup.NoRetry)
+			conn := w.conn(c1, "m1")
+			failover := func() error { return w.Failover("m1", "") }
+			if rejoin {
+				failover = func() error { return w.FailoverRejoin("m1", "", 500*ms) }
+			}
+			w.at(time.Second, "failover", failover)
+			must(t, w.ActAt(2*time.Second, "failover again", failover))
+			var set, get reply
+			c1.Go("main", func() {
+				w.sleepUntil(c1, 1200*ms)
+				set = w.do(conn, "SET", "k", "v") // on r1, promoted
+				w.sleepUntil(c1, 2500*ms)
+				get = w.do(conn, "GET", "k")
+			})
+			w.run(3 * time.Second)
+
+			w.wantReply("SET on r1", set, "OK")
+			skipped := len(w.records(history.KindFault, history.FaultSkipped))
+			if !rejoin {
+				if m1.Up() || !r1.IsMaster() || skipped != 1 {
+					t.Fatalf("stays down: m1 up %v, r1 master %v, %d skipped faults; want m1 down, r1 master, the second failover skipped", m1.Up(), r1.IsMaster(), skipped)
+				}
+				return
+			}
+			// m1 rejoined at 1.5s, synced r1's write, and was promoted at
+			// 2s; r1, crashed then, rejoins at 2.5s.
+			if !m1.Up() || !m1.IsMaster() || skipped != 0 {
+				t.Fatalf("rejoin: m1 up %v, master %v, %d skipped faults; want m1 the master again, nothing skipped", m1.Up(), m1.IsMaster(), skipped)
+			}
+			w.wantReply("GET on m1, the master again", get, "v")
+			if !r1.Up() || r1.IsMaster() {
+				t.Fatalf("rejoin: r1 up %v, master %v; want it back as m1's replica", r1.Up(), r1.IsMaster())
+			}
+		})
+	}
+}

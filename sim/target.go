@@ -73,6 +73,24 @@ func (w *World) RestartNode(name string) error {
 	return n.Restart()
 }
 
+// FailoverRejoin fails group over (Failover) and, when that crashed the
+// group's master, restarts the old master down later (Node.Restart), which
+// makes it a replica of the group's master then: a supervisor restarting
+// the process and Sentinel repointing it. A restart the node needs no more
+// (something else restarted it) is recorded as skipped.
+func (w *World) FailoverRejoin(group, to string, down time.Duration) error {
+	g, err := w.Group(group)
+	if err != nil {
+		return err
+	}
+	old := g.master
+	wasUp := old.up
+	if err := w.Failover(group, to); err != nil || !wasUp {
+		return err
+	}
+	return w.ActAt(w.now+down, fmt.Sprintf("restart %s (failed over at %v)", old.name, w.now), old.Restart)
+}
+
 // Partition is Network.Partition without a name: the record names the
 // sides and the window.
 func (w *World) Partition(a, b []string, from, until time.Duration) error {
