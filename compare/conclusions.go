@@ -571,11 +571,16 @@ func leastMost(c conclusion) string {
 	return orDash(parts)
 }
 
-// ratedList is the cells' titles with their unsafe rates.
+// ratedList is the cells' titles with their unsafe rates, and the share
+// of the runs with two holders at once: an unsafe run may be one whose
+// lock answered wrongly (a release told "not held" after a restart forgot
+// the hold) without a second holder, and a reader choosing a lock weighs
+// the two differently.
 func ratedList(cells []*Cell) string {
 	var out []string
 	for _, c := range cells {
-		out = append(out, c.Algorithm.Title+" "+percent(c.Unsafe, c.Runs))
+		out = append(out, fmt.Sprintf("%s %s (two holders in %s)", c.Algorithm.Title, percent(c.Unsafe, c.Runs),
+			percent(c.Kinds[checker.MutualExclusion], c.Runs)))
 	}
 	return strings.Join(out, "; ")
 }

@@ -276,7 +276,8 @@ var failoverNote = "A failover crashes the master and promotes its most up-to-da
 	dur(FailoverDown) + " later as a replica of the new one, so a group can fail over again in a run. " +
 	"Redisson's replicated config counts the master's replicas once and again only when a WAIT's count differs: after a failover to a master " +
 	"without replicas it sends no WAIT, and keeps sending none once the old master is back (`scenarios/redisson-replica-count-stuck-at-zero.yaml`), " +
-	"so a second failover can lose its locks."
+	"so a second failover can lose its locks. The RedLock columns fail over too (each master with a replica of its own): the Redlock spec " +
+	"assumes independent masters without asynchronous failover, so they measure a deployment outside the spec's model."
 
 const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
 	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
