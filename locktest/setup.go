@@ -46,7 +46,63 @@ type Setup struct {
 }
 
 func (s Setup) apply(c *config) error { return c.setSrc(s) }
-func (s Setup) expr() string          { return "locktest.Setup{...}" }
+
+// expr is s as a Go expression a replay hint can be pasted as: its fields
+// that are not zero, in declaration order.
+func (s Setup) expr() string {
+	var f []string
+	str := func(name, v string) {
+		if v != "" {
+			f = append(f, fmt.Sprintf("%s: %q", name, v))
+		}
+	}
+	num := func(name string, v int64) {
+		if v != 0 {
+			f = append(f, fmt.Sprintf("%s: %d", name, v))
+		}
+	}
+	dur := func(name string, d time.Duration) {
+		if d != 0 {
+			f = append(f, name+": "+goDuration(d))
+		}
+	}
+	str("Name", s.Name)
+	num("Seed", int64(s.Seed))
+	dur("Duration", s.Duration)
+	num("Replicas", int64(s.Replicas))
+	dur("Lag", s.Lag)
+	num("Clients", int64(s.Clients))
+	dur("Timeout", s.Timeout)
+	str("Retry", s.Retry)
+	dur("Lease", s.Lease)
+	dur("Hold", s.Hold)
+	dur("Think", s.Think)
+	if len(s.Faults) > 0 {
+		q := make([]string, len(s.Faults))
+		for i, x := range s.Faults {
+			q[i] = strconv.Quote(x)
+		}
+		f = append(f, "Faults: []string{"+strings.Join(q, ", ")+"}")
+	}
+	return "locktest.Setup{" + strings.Join(f, ", ") + "}"
+}
+
+// goDuration is d as Go source: a whole number of the largest unit of
+// time package that divides it ("10 * time.Second"), else nanoseconds.
+func goDuration(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}} {
+		if d%u.d == 0 {
+			if d == u.d {
+				return "time." + u.name
+			}
+			return fmt.Sprintf("%d * time.%s", d/u.d, u.name)
+		}
+	}
+	return fmt.Sprintf("time.Duration(%d)", int64(d))
+}
 
 func (s Setup) parse(scale float64) (*scenario.Scenario, error) {
 	return scenario.ParseScaled(s.name()+" (locktest.Setup)", []byte(s.YAML()), scale)
