@@ -278,11 +278,25 @@ func isScenarioPath(arg string) bool {
 }
 
 // isBuiltinName reports whether arg is the name of a scenario built into
-// the command (simulate list prints them): simulate NAME is simulate run
-// NAME.
-func isBuiltinName(arg string) bool {
-	_, err := fs.Stat(scenarios.FS, arg+".yaml")
-	return err == nil && arg == filepath.Base(arg)
+// the command (simulate list prints them; or one of the script kind's,
+// builtinFile): simulate NAME is simulate run NAME.
+func isBuiltinName(arg string) bool { return builtinFile(arg) != "" }
+
+// builtinFile is the file in scenarios.FS of the built-in scenario named
+// name, "" for none: a top-level file, or one of the script kind's
+// examples (script/, with their Lua beside them), which an installed
+// command carries too, so that the Lua route can be tried without a
+// clone. simulate run with no path and simulate list leave those out.
+func builtinFile(name string) string {
+	if name != filepath.Base(name) || name == "" {
+		return ""
+	}
+	for _, f := range []string{name + ".yaml", "script/" + name + ".yaml"} {
+		if _, err := fs.Stat(scenarios.FS, f); err == nil {
+			return f
+		}
+	}
+	return ""
 }
 
 // parseInterspersed parses args with fs, flags and other arguments in any

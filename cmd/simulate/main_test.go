@@ -561,6 +561,7 @@ func TestBadFlagIsOneLine(t *testing.T) {
 func TestRunBuiltinName(t *testing.T) {
 	const name = "f0-failover-lagging-replica"
 	_, fromFile, _ := runCLI(t, "run", "../../scenarios/"+name+".yaml")
+	_, scriptFromFile, _ := runCLI(t, "run", "../../scenarios/script/baseline-script.yaml")
 	if !strings.Contains(fromFile, "replay: simulate run -seed 1 -out out/ ../../scenarios/"+name+".yaml\n") {
 		t.Fatalf("a file's replay command does not name its path:\n%s", fromFile)
 	}
@@ -577,11 +578,21 @@ func TestRunBuiltinName(t *testing.T) {
 	if code, out, errs := runCLI(t, "list", "baseline-simple", name); code != 0 || strings.Count(out, "\n") != 2 || !strings.HasPrefix(out, "baseline-simple ") {
 		t.Errorf("list NAME NAME: exit %d, %q, %q", code, out, errs)
 	}
+	// The script kind's examples run by name too, outside the repository
+	// (their Lua comes from the command's own files), as run of the file
+	// prints them.
+	for _, args := range [][]string{{"run", "baseline-script"}, {"baseline-script"}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || errs != "" || out != scriptFromFile || !strings.HasPrefix(out, "baseline-script ") {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want run of the file's %q", args, code, errs, out, scriptFromFile)
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"run", "f0-no-such"}, "f0-no-such: no such file or directory, and no scenario built into simulate has that name (simulate list names them)"},
+		{[]string{"run", "script/baseline-script"}, "(a scenario built into simulate has its name: simulate run baseline-script runs it without the file)"},
 		{[]string{"f0-no-such"}, `unknown command "f0-no-such"`},
 		{[]string{"run", "scenarios/" + name + ".yaml"}, "no such file or directory (a scenario built into simulate has its name: simulate run " + name + " runs it without the file)"},
 		{[]string{"run", "other.yaml"}, "other.yaml: no such file or directory\n"},

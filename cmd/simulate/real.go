@@ -109,7 +109,7 @@ func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario
 	case !inFS:
 		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name (simulate list names them)", name)
 	}
-	all, err := scenario.LoadFS(scenarios.FS, "scenarios", base+".yaml", scale)
+	all, err := scenario.LoadFS(scenarios.FS, "scenarios", builtinFile(base), scale)
 	if err != nil {
 		return nil, err
 	}
