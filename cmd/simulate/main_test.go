@@ -972,6 +972,20 @@ func TestProgressLines(t *testing.T) {
 	if newProgress(&b, "x", true) != nil {
 		t.Fatal("quiet progress is not nil")
 	}
+	// A sweep that stops short of its cap (-precision) says where it
+	// stopped; one that ran its whole total (above) adds nothing.
+	b.Reset()
+	p = newProgress(&b, "precise", false)
+	p.now, p.start = func() time.Time { return clock }, clock
+	for i := 1; i <= 80; i++ {
+		clock = clock.Add(100 * time.Millisecond)
+		p.update(i, 300)
+	}
+	p.finish()
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	if last := lines[len(lines)-1]; last != "precise: stopped after 80 of at most 300 runs" {
+		t.Fatalf("a sweep stopped short ends its progress with %q:\n%s", last, b.String())
+	}
 }
 
 // alwaysProgress makes every sweep show its progress until the test ends.

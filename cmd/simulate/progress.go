@@ -32,6 +32,8 @@ type progress struct {
 	shown bool
 	bar   *progressbar.ProgressBar
 	tenth int
+	// done and total are the last update's, for finish's line.
+	done, total int
 }
 
 // newProgress is the progress of a sweep starting now; nil (which reports
@@ -69,6 +71,7 @@ func (p *progress) update(done, total int) {
 	if p == nil {
 		return
 	}
+	p.done, p.total = done, total
 	first := !p.shown
 	if first {
 		if !long(p.now().Sub(p.start), done, total) {
@@ -95,9 +98,16 @@ func (p *progress) update(done, total int) {
 	}
 }
 
-// finish clears the bar.
+// finish clears the bar. Without one, a sweep that showed its progress
+// and stopped short of its total (-precision: the interval narrowed
+// before the cap; or an interruption) says where it stopped, so that a
+// log's last line is not a count that seems to stall.
 func (p *progress) finish() {
-	if p != nil && p.bar != nil {
+	switch {
+	case p == nil:
+	case p.bar != nil:
 		_ = p.bar.Finish()
+	case p.shown && p.done < p.total:
+		fmt.Fprintf(p.w, "%s: stopped after %d of at most %d runs\n", p.what, p.done, p.total)
 	}
 }
