@@ -738,6 +738,8 @@ func TestTallyLine(t *testing.T) {
 		// expect: any with an unknown verdict (a check could not look):
 		// not cleared, so not "safe".
 		{tally{scenarios: 1, asExpected: 1, undecided: 1}, "1 scenario, as expected: it is undecided (a check could not decide: its verdict is unknown)"},
+		{tally{scenarios: 3, asExpected: 3, violated: 2, unpinned: 1},
+			"3 scenarios, all as expected: 1 shows the violation it pins, 1 shows a violation (its file expects any verdict), 1 is safe"},
 		{tally{scenarios: 4, asExpected: 4, violated: 1, undecided: 2},
 			"4 scenarios, all as expected: 1 shows the violation it pins, 1 is safe, 2 are undecided (a check could not decide: their verdicts are unknown)"},
 		{tally{scenarios: 10, asExpected: 7, violated: 1, notAsExpected: 1, swept: 1, skipped: 1},
@@ -790,7 +792,9 @@ func TestSummaryLine(t *testing.T) {
 		{[]string{"run", "-seeds", "2", "../../scenarios/baseline-simple.yaml"},
 			"1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged"},
 		{[]string{"run", "-seeds", "2", anything}, "1 scenario, swept: its file's expectation is not a rate, so its rate is reported, not judged"},
-		{[]string{"run", anything}, "1 scenario, as expected: it shows the violation it pins"},
+		// F0 expecting any verdict: a violation found, none pinned.
+		{[]string{"run", anything}, "1 scenario, as expected: it shows a violation (its file expects any verdict)"},
+		{[]string{"run", anything, "f0-failover-lagging-replica"}, "2 scenarios, all as expected: 1 shows the violation it pins, 1 shows a violation (its file expects any verdict)"},
 		{[]string{"run", "baseline-simple", "f0-failover-lagging-replica", "k1-pause-longer-than-lease", "testdata/scenarios/rate-failover.yaml"},
 			"4 scenarios, all as expected: 3 show the violation they pin, 1 is safe"},
 		{[]string{"run", "f0-failover-lagging-replica"}, "1 scenario, as expected: it shows the violation it pins"},

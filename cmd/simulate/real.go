@@ -337,7 +337,7 @@ func realOne(ctx context.Context, a realArgs, s *scenario.Scenario, t *tally, st
 	}
 	verdictOut{s: s, backend: "redis", scale: a.scale, head: fmt.Sprintf("redis x%-4g", a.scale), seed: s.Seed, verdict: r.Verdict, match: r.Match, why: r.Why,
 		timeline: report.Text(r.Records, r.Verdict, time.Duration(500*float64(time.Millisecond)*a.scale), 24)}.write(stdout, enc, a.asJSON)
-	t.count(judgedRun, r.Match, r.Verdict.Status)
+	t.countRun(judgedRun, r.Match, r.Verdict.Status, s)
 	if a.out != "" {
 		f := runfiles.Scenario(s, s.Seed, r.Verdict, r.Match, r.Why)
 		f.Base, f.Title, f.XLabel = filepath.Join(a.out, sanitize(s.Name)+".redis"), fmt.Sprintf("%s on redis-server, scale %g", s.Name, a.scale), "real time (s)"

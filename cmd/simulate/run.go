@@ -294,7 +294,7 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	if !res.Judged() {
 		j = notJudgedOneSeed
 	}
-	r.tally.count(j, res.Match, res.Verdict.Status)
+	r.tally.countRun(j, res.Match, res.Verdict.Status, s)
 	if r.out != "" {
 		if err := writeRun(r.out, s, res, r.stderr); err != nil {
 			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
@@ -485,6 +485,10 @@ type tally struct {
 	// or could not look, so they are not cleared; the other scenarios as
 	// expected found none: safe.
 	violated, undecided int
+	// unpinned counts those of violated whose file expects any verdict
+	// (expect: any): they found a violation but pin none, and the summary
+	// line says so.
+	unpinned int
 	// swept, oneSeed and cut count the scenarios run but not judged, by
 	// why (notJudgedSwept, notJudgedOneSeed, notJudgedCut).
 	swept, oneSeed, cut int
@@ -545,6 +549,15 @@ func (t *tally) count(j judging, match bool, st checker.Status) {
 	}
 }
 
+// countRun is count for one run of s, judged or not (j): a violation
+// found where s expects any verdict is counted unpinned too.
+func (t *tally) countRun(j judging, match bool, st checker.Status, s *scenario.Scenario) {
+	t.count(j, match, st)
+	if j == judgedRun && match && st == checker.Violated && s.Expect.Any {
+		t.unpinned++
+	}
+}
+
 // sweepStatus is what a sweep found, for the tally: Violated when a seed
 // was, OK otherwise.
 func sweepStatus(violated bool) checker.Status {
@@ -585,8 +598,11 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 		return
 	}
 	var split []string
-	if t.violated > 0 {
-		split = append(split, plural(t.violated, "shows the violation it pins", "show the violation they pin"))
+	if pinned := t.violated - t.unpinned; pinned > 0 {
+		split = append(split, plural(pinned, "shows the violation it pins", "show the violation they pin"))
+	}
+	if t.unpinned > 0 {
+		split = append(split, plural(t.unpinned, "shows a violation (its file expects any verdict)", "show violations (their files expect any verdict)"))
 	}
 	if safe := t.asExpected - t.violated - t.undecided; safe > 0 {
 		split = append(split, plural(safe, "is safe", "are safe"))
