@@ -263,8 +263,6 @@ var longHold = Mode{Name: "long-hold", Title: "work longer than the lease (holds
 		"(`scenarios/until-release-work-outlasts-lease.yaml`).",
 	faults: func(float64) (string, string) { return "10ms", "" }}
 
-// fencedUnsyncedNote is the failover modes' note on the FencedLock column
-// of the replicated config.
 // FailoverDown is how long the master a failover crashed stays down in
 // the failover modes before it restarts as a replica of the new master (a
 // supervisor restarting the process, Sentinel repointing it): the group
@@ -279,6 +277,8 @@ var failoverNote = "A failover crashes the master and promotes its most up-to-da
 	"so a second failover can lose its locks. The RedLock columns fail over too (each master with a replica of its own): the Redlock spec " +
 	"assumes independent masters without asynchronous failover, so they measure a deployment outside the spec's model."
 
+// fencedUnsyncedNote is the failover modes' note on the FencedLock column
+// of the replicated config.
 const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
 	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
 	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +

@@ -67,7 +67,9 @@ func (s Setup) expr() string {
 		}
 	}
 	str("Name", s.Name)
-	num("Seed", int64(s.Seed))
+	if s.Seed != 0 {
+		f = append(f, fmt.Sprintf("Seed: %d", s.Seed))
+	}
 	dur("Duration", s.Duration)
 	num("Replicas", int64(s.Replicas))
 	dur("Lag", s.Lag)

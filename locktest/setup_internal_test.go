@@ -14,6 +14,7 @@ func TestSetupExprIsGo(t *testing.T) {
 		want string
 	}{
 		{Setup{}, "locktest.Setup{}"},
+		{Setup{Seed: 1 << 63}, "locktest.Setup{Seed: 9223372036854775808}"},
 		{Setup{Name: "f0-in-go", Seed: 3, Replicas: 1, Lag: 1500 * time.Millisecond, Lease: 10 * time.Second, Hold: time.Minute,
 			Timeout: 2500 * time.Microsecond, Think: 7, Retry: "none", Faults: []string{`{kind: failover, at: 5s, group: "m1"}`}},
 			`locktest.Setup{Name: "f0-in-go", Seed: 3, Replicas: 1, Lag: 1500 * time.Millisecond, Timeout: 2500 * time.Microsecond, Retry: "none", ` +

@@ -172,6 +172,15 @@ func LoadFS(fsys fs.FS, dir, pattern string, scale float64) ([]*Scenario, error)
 	return out, nil
 }
 
+// ParseFS is ParseScaled for the file name of fsys (named dir/name, as
+// LoadFS names it), given its text: the files it names (a script kind's
+// Lua) are read from fsys beside it, as LoadFS reads them. A built-in
+// scenario's text parsed again (a shard's merge, a replay on real servers)
+// finds its Lua in the command's own files, not on the disk.
+func ParseFS(fsys fs.FS, dir, name string, data []byte, scale float64) (*Scenario, error) {
+	return parseScaled(filepath.Join(dir, name), data, scale, fsOpener(fsys, dir, name))
+}
+
 // LoadScaled reads and validates one scenario file with every duration in
 // it multiplied by scale (> 0): the run's duration, the fault times and
 // durations, the algorithm's leases, holds and think times, the clients'

@@ -26,7 +26,7 @@ var grammar = []string{"github.com/yuin/gopher-lua/parse", "github.com/yuin/goph
 var shared = []string{"internal/realrun", "faults", "traffic", "scenario", "setup"}
 
 // TestLayers: the real backend and the packages both backends share link
-// no simulation (package sim, miniredis, gopher-lua): the vocabulary they
+// no simulation (package sim, miniredis, gopher-lua but its grammar): the vocabulary they
 // speak is this package's, so that the two backends are equals at the type
 // level and a change to the simulation does not reach the real backend.
 // This package itself imports no other package of the project. The
@@ -84,7 +84,6 @@ func listDeps(t *testing.T, pkgs []string) map[string][]string {
 	return deps
 }
 
-// countUnder is how many of paths are root or a package under it.
 // countIn is how many of paths are in set.
 func countIn(paths, set []string) int {
 	n := 0
@@ -96,6 +95,7 @@ func countIn(paths, set []string) int {
 	return n
 }
 
+// countUnder is how many of paths are root or a package under it.
 func countUnder(paths []string, root string) int {
 	n := 0
 	for _, p := range paths {

@@ -1259,3 +1259,30 @@ func TestFailoverRejoinBringsTheOldMasterBack(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverRejoinLeavesAnotherCrashAlone: the restart a failover
+// schedules (FailoverRejoin) is its own crash's: m1, failed over at 1s
+// with a rejoin due at 2s, is restarted at 1.2s and crashed again at 1.4s
+// by other faults, whose own restart comes at 2.5s. At 2s the rejoin
+// leaves m1 down (recorded as skipped); without the check it restarted m1
+// half a second early.
+func TestFailoverRejoinLeavesAnotherCrashAlone(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	m1 := w.master("m1", setup.PersistNone)
+	w.replica("m1", "r1", 10*ms)
+	w.at(time.Second, "failover", func() error { return w.FailoverRejoin("m1", "", time.Second) })
+	w.at(1200*ms, "restart m1", m1.Restart)
+	w.at(1400*ms, "crash m1", m1.Crash)
+	w.at(2500*ms, "restart m1 again", m1.Restart)
+	var upAt2100 bool
+	w.at(2100*ms, "look", func() error { upAt2100 = m1.Up(); return nil })
+	w.run(3 * time.Second)
+	if upAt2100 || !m1.Up() {
+		t.Fatalf("m1 up at 2.1s %v, at 3s %v; want down until its own restart at 2.5s", upAt2100, m1.Up())
+	}
+	if skipped := w.records(history.KindFault, history.FaultSkipped); len(skipped) != 1 || !strings.Contains(skipped[0].Detail, "restarted since its failover") {
+		t.Fatalf("skipped faults %v; want the rejoin's restart", skipped)
+	}
+}

@@ -83,6 +83,10 @@ type Node struct {
 	blocked []*blocked
 	serving bool
 	up      bool
+	// crashes counts the node's crashes, so that a restart scheduled for
+	// one crash (FailoverRejoin's) can tell that the node went down again
+	// since, for another fault's own restart.
+	crashes int
 
 	// How far each key's TTL has been brought (expiry.go).
 	ttlBase   time.Duration            // base of every key not in keyBase

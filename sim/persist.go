@@ -71,6 +71,7 @@ func (n *Node) Crash() error {
 		}
 	}
 	n.up = false
+	n.crashes++
 	for _, l := range n.links {
 		l.reset()
 	}

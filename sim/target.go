@@ -76,8 +76,9 @@ func (w *World) RestartNode(name string) error {
 // FailoverRejoin fails group over (Failover) and, when that crashed the
 // group's master, restarts the old master down later (Node.Restart), which
 // makes it a replica of the group's master then: a supervisor restarting
-// the process and Sentinel repointing it. A restart the node needs no more
-// (something else restarted it) is recorded as skipped.
+// the process and Sentinel repointing it. The restart is this crash's
+// only: a node something else restarted in between, or that crashed again
+// since (its own fault restarts it), is left alone, and the skip recorded.
 func (w *World) FailoverRejoin(group, to string, down time.Duration) error {
 	g, err := w.Group(group)
 	if err != nil {
@@ -88,7 +89,13 @@ func (w *World) FailoverRejoin(group, to string, down time.Duration) error {
 	if err := w.Failover(group, to); err != nil || !wasUp {
 		return err
 	}
-	return w.ActAt(w.now+down, fmt.Sprintf("restart %s (failed over at %v)", old.name, w.now), old.Restart)
+	crash := old.crashes
+	return w.ActAt(w.now+down, fmt.Sprintf("restart %s (failed over at %v)", old.name, w.now), func() error {
+		if old.up || old.crashes != crash {
+			return fmt.Errorf("sim: restart %s: it was restarted since its failover", old.name)
+		}
+		return old.Restart()
+	})
 }
 
 // Partition is Network.Partition without a name: the record names the

@@ -26,6 +26,7 @@ import (
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // agreeFlags are agree's flags and paths.
@@ -240,6 +241,9 @@ func reload(s *scenario.Scenario, scale float64, builtin bool) (*scenario.Scenar
 	data, err := source(s, builtin)
 	if err != nil {
 		return nil, err
+	}
+	if builtin {
+		return scenario.ParseFS(scenarios.FS, "scenarios", builtinPath(s.File), data, scale)
 	}
 	return scenario.ParseScaled(s.File, data, scale)
 }

@@ -998,3 +998,21 @@ func alwaysProgress(t *testing.T) {
 	progressAfter, progressLong = 0, 0
 	t.Cleanup(func() { progressAfter, progressLong = after, long })
 }
+
+// TestSweepStatus: a sweep counts as having found a violation when a seed
+// was violated, as undecided (not safe) when none was but a seed's
+// verdict was unknown, and as safe only when every seed was ok.
+func TestSweepStatus(t *testing.T) {
+	for _, c := range []struct {
+		t    scenario.SweepTally
+		want checker.Status
+	}{
+		{scenario.SweepTally{Seeds: 5, Violated: 1, Undecided: 2}, checker.Violated},
+		{scenario.SweepTally{Seeds: 5, Undecided: 1}, checker.Unknown},
+		{scenario.SweepTally{Seeds: 5}, checker.OK},
+	} {
+		if got := sweepStatus(&c.t); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.t, got, c.want)
+		}
+	}
+}

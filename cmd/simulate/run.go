@@ -247,7 +247,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 	if sweep.Interrupted(r.ctx, err) {
 		if t.Seeds > 0 {
 			writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision, interrupted: true})
-			r.tally.count(notJudgedCut, true, sweepStatus(t.Violated > 0)) // a rate over fewer seeds than asked is not judged
+			r.tally.count(notJudgedCut, true, sweepStatus(&t)) // a rate over fewer seeds than asked is not judged
 		}
 		fmt.Fprintf(r.stderr, "simulate: interrupted: %s: %d of %d seeds ran (its line is over those)\n", s.Name, t.Seeds, n)
 		return exitInterrupted
@@ -257,7 +257,7 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		return errStatus(err)
 	}
 	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision})
-	r.tally.count(sweepJudging(judged), match, sweepStatus(t.Violated > 0))
+	r.tally.count(sweepJudging(judged), match, sweepStatus(&t))
 	if r.out != "" {
 		seed, which := first, "its first seed"
 		if len(t.ViolatedSeeds) > 0 {
@@ -526,7 +526,7 @@ func sweepJudging(judged bool) judging {
 
 // count adds a scenario that ran: judged against its expectation (as
 // expected or not: match), or not judged, j saying why; st is what it
-// found (a sweep's: Violated when a seed was, OK otherwise: sweepStatus).
+// found (a sweep's: sweepStatus).
 func (t *tally) count(j judging, match bool, st checker.Status) {
 	t.scenarios++
 	switch {
@@ -558,11 +558,15 @@ func (t *tally) countRun(j judging, match bool, st checker.Status, s *scenario.S
 	}
 }
 
-// sweepStatus is what a sweep found, for the tally: Violated when a seed
-// was, OK otherwise.
-func sweepStatus(violated bool) checker.Status {
-	if violated {
+// sweepStatus is what the sweep t found, for the tally: Violated when a
+// seed was, else Unknown when a seed's verdict was (not every seed is
+// cleared), else OK.
+func sweepStatus(t *scenario.SweepTally) checker.Status {
+	switch {
+	case t.Violated > 0:
 		return checker.Violated
+	case t.Undecided > 0:
+		return checker.Unknown
 	}
 	return checker.OK
 }

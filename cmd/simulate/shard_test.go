@@ -36,10 +36,14 @@ func shardRun(t *testing.T, dir, name string, n int, args ...string) []string {
 // prints what the unsharded sweep prints, byte for byte, text and JSON,
 // with the same exit status (1 here: a rate outside its bounds), whatever
 // the order the parts are given in: the violated seeds listed too, with
-// their replay commands, which name a built-in scenario by its name.
+// their replay commands, which name a built-in scenario by its name. The
+// merge is run outside the repository, where only the command's own files
+// hold a built-in scenario's Lua.
 func TestShardedSweepMerge(t *testing.T) {
 	dir := t.TempDir()
-	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml", "f0-reentrant-failover"}
+	// baseline-script is a built-in script kind's example: the merge finds
+	// its Lua in the command's own files.
+	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml", "f0-reentrant-failover", "baseline-script"}
 	wantCode, want, _ := runCLI(t, sweep...)
 	_, wantJSON, _ := runCLI(t, append([]string{"run", "-json"}, sweep[1:]...)...)
 	if wantCode != 1 {
@@ -51,6 +55,7 @@ func TestShardedSweepMerge(t *testing.T) {
 		}
 	}
 	parts := shardRun(t, dir, "run", 3, sweep...)
+	t.Chdir(t.TempDir())
 	reversed := slices.Clone(parts)
 	slices.Reverse(reversed)
 	for _, c := range []struct {

@@ -104,7 +104,7 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 		// A merged sweep ran every seed it was asked for: -precision is
 		// refused with -shard.
 		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin), sweepAsk{seeds: s.Tally.Seeds})
-		t.count(sweepJudging(judged), match, sweepStatus(s.Tally.Violated > 0))
+		t.count(sweepJudging(judged), match, sweepStatus(s.Tally))
 		if !match {
 			status = 1
 		}

@@ -257,7 +257,9 @@ func waitByDo(t *testing.T) {
 // TestReplicasOf: a WAIT's count of replicas is its node's in the run's
 // topology, as the simulation counts a master's: the replicas whose link
 // leads to it (a partitioned or down one's included), none for a node
-// that is not its group's master; under Sentinel the group's other nodes.
+// that is not its group's master; under Sentinel, after a promotion (the
+// links dropped), the group's other nodes that are running: not the old
+// master while it is down, which the simulation's count leaves out too.
 func TestReplicasOf(t *testing.T) {
 	sv := &servers{groupOf: map[string]string{"m1": "m1", "r1": "m1", "r2": "m1", "m2": "m2"},
 		current: map[string]string{"m1": "m1", "m2": "m2"},
@@ -276,9 +278,15 @@ func TestReplicasOf(t *testing.T) {
 	if got := sv.replicasOf("m1"); got != 0 {
 		t.Errorf("after the failover: replicasOf(m1) = %d, want 0", got)
 	}
-	// Under Sentinel the links are gone after a promotion.
+	// Under Sentinel the links are gone after a promotion; r1 runs (a
+	// zero Server is Running), m1 has no server here: down.
 	sv.sen, sv.links = &sentinelEngine{}, map[string]*link{}
+	sv.byName = map[string]*redistest.Server{"r1": {}, "r2": {}}
+	if got := sv.replicasOf("r2"); got != 1 {
+		t.Errorf("under Sentinel, m1 down: replicasOf(r2) = %d, want 1 (r1)", got)
+	}
+	sv.byName["m1"] = &redistest.Server{}
 	if got := sv.replicasOf("r2"); got != 2 {
-		t.Errorf("under Sentinel: replicasOf(r2) = %d, want 2", got)
+		t.Errorf("under Sentinel, m1 back: replicasOf(r2) = %d, want 2", got)
 	}
 }

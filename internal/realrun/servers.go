@@ -294,13 +294,17 @@ func (sv *servers) masterOf(group string) (master string, reps []string) {
 	return master, reps
 }
 
-// replicasOf is how many replicas node has in the run's topology, as the
-// simulation counts a master's (its replication links, a down replica's
-// included): the group's replicas whose link leads to node. Under
-// Sentinel, which repoints every other node of the group at the master it
-// promoted (the old master too, once it is back), without the links, the
-// group's current master has all the group's other nodes; a node that is
-// no master has none.
+// replicasOf is how many replicas node has in the run's topology, as near
+// as the run can tell how the simulation counts a master's (its
+// replication links: a replica down since the last failover included, one
+// down at a failover left out until it is back): the group's replicas
+// whose link leads to node. Under Sentinel, which repoints the group's
+// other nodes at the master it promoted without the links (they are
+// dropped at the promotion), a promoted master has those of the group's
+// other nodes that are running: the old master once it is back. A node
+// that is not its group's master has none. The harness's own failover
+// repoints a replica that is down too, where the simulation attaches it
+// only when it is back: a WAIT then counts it.
 func (sv *servers) replicasOf(node string) int {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
@@ -309,16 +313,16 @@ func (sv *servers) replicasOf(node string) int {
 		return 0
 	}
 	n := 0
-	if sv.sen != nil {
-		for _, g := range sv.groupOf {
-			if g == group {
-				n++
-			}
-		}
-		return n - 1
-	}
 	for _, l := range sv.links {
 		if l.upstream == node {
+			n++
+		}
+	}
+	if sv.sen == nil || n > 0 {
+		return n
+	}
+	for other, g := range sv.groupOf {
+		if srv, ok := sv.byName[other]; ok && g == group && other != node && srv.State() == redistest.Running {
 			n++
 		}
 	}

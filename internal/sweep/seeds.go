@@ -11,10 +11,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
+	"strings"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // MaxSeeds is the most seeds a sweep of one scenario takes (run -seeds),
@@ -261,7 +264,14 @@ func (p *RunPartial) scenarios() ([]*scenario.Scenario, []uint64, error) {
 	var all []*scenario.Scenario
 	var firsts []uint64
 	for _, f := range p.Files {
-		s, err := scenario.Parse(f.File, []byte(f.Source))
+		var s *scenario.Scenario
+		var err error
+		if f.Builtin {
+			// Its Lua, if any, is the command's own, beside it.
+			s, err = scenario.ParseFS(scenarios.FS, "scenarios", strings.TrimPrefix(filepath.ToSlash(f.File), "scenarios/"), []byte(f.Source), 1)
+		} else {
+			s, err = scenario.Parse(f.File, []byte(f.Source))
+		}
 		if err != nil {
 			return nil, nil, err
 		}
