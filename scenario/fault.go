@@ -34,7 +34,7 @@ var linkFields = []string{"from", "until", "on", "client", "node", "p"}
 
 // faultKinds is the table of fault kinds, in the order errors list them.
 var faultKinds = []faultKind{
-	{"failover", []string{"at", "on", "group", "to"}, decodeFailover},
+	{"failover", []string{"at", "on", "group", "to", "down"}, decodeFailover},
 	{"crash", []string{"at", "on", "node", "down", "stay"}, decodeCrash},
 	{"restart", []string{"at", "on", "node"}, func(r *faultReader) faults.Fault {
 		return faults.Restart{At: r.at(), Node: r.node(true)}
@@ -209,7 +209,11 @@ func decodeFailover(r *faultReader) faults.Fault {
 	if to != "" && d.err == nil && !slices.ContainsFunc(grp.Replicas, func(r Replica) bool { return r.Config.Name == to }) {
 		d.failf(o.at("to"), join(f, "to"), "%q is not a replica of %q", to, g)
 	}
-	return faults.Failover{At: t, Group: g, To: to}
+	down := o.dur("down", 0)
+	if d.err == nil && o.has("down") && down <= 0 {
+		d.failf(o.at("down"), join(f, "down"), "must be positive: leave it out for a master that stays down")
+	}
+	return faults.Failover{At: t, Group: g, To: to, Down: down}
 }
 
 func decodeCrash(r *faultReader) faults.Fault {

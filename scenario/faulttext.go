@@ -63,6 +63,9 @@ func faultFields(f faults.Fault, bound bool) ([]string, error) {
 		if x.To != "" {
 			add("to", x.To)
 		}
+		if x.Down > 0 {
+			dur("down", x.Down)
+		}
 	case faults.Crash:
 		add("kind", "crash")
 		timed(x.At)

@@ -64,6 +64,7 @@ func TestFaultTextRoundTrip(t *testing.T) {
 	for _, f := range []faults.Fault{
 		faults.Failover{At: 5 * time.Second, Group: "m1"},
 		faults.Failover{At: 0, Group: "m1", To: "r2"},
+		faults.Failover{At: 5 * time.Second, Group: "m1", Down: 10 * time.Second},
 		faults.Crash{At: 100 * time.Millisecond, Node: "m2", Down: 1500 * time.Millisecond},
 		faults.Crash{At: time.Second, Node: "r1", Stay: true},
 		faults.Pause{At: 1234 * time.Millisecond, Client: "c3", For: 4922 * time.Millisecond},

@@ -74,6 +74,7 @@ func TestBadFiles(t *testing.T) {
 		{"negative duration", "timeout: 500ms", "timeout: -5ms", "bad.yaml:10: clients[0].timeout: negative duration"},
 		{"bad lag", "max: 5ms", "max: 5xs", "bad.yaml:8: topology.nodes[0].replicas[0].lag.max: bad duration"},
 		{"unknown group", "group: m1}", "group: m2}", "bad.yaml:15: faults[0].group: unknown group \"m2\""},
+		{"failover down not positive", "group: m1}", "group: m1, down: 0s}", "bad.yaml:15: faults[0].down: must be positive"},
 		{"unknown node", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: crash, node: m9}", "bad.yaml:15: faults[0].node: unknown node \"m9\""},
 		{"unknown client", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: pause, client: c7, for: 1s}", "bad.yaml:15: faults[0].client: unknown client \"c7\""},
 		{"probability above 1", "drop_reply: 0.01", "drop_reply: 1.5", "bad.yaml:17: rates.drop_reply: probability 1.5 outside [0, 1]"},
