@@ -1213,7 +1213,8 @@ func TestValidDistributionsSampleSafely(t *testing.T) {
 // crashed that much later, a replica of the new master, fed the data: the
 // group can then fail over again, back to it. The control, the plain
 // failover, leaves m1 down, and the second failover finds no replica to
-// promote (a skipped fault): one failover per run, whatever the rate.
+// promote (a skipped fault): with one replica, one failover per run, whatever
+// the rate.
 func TestFailoverRejoinBringsTheOldMasterBack(t *testing.T) {
 	for _, rejoin := range []bool{true, false} {
 		t.Run(map[bool]string{true: "rejoin", false: "stays-down"}[rejoin], func(t *testing.T) {
