@@ -52,11 +52,34 @@ func (f Failover) Validate(t Target) error {
 	return errors.Join(checkTime("at", f.At), checkTime("down", f.Down))
 }
 
-func (f Failover) Apply(t Target) error { return atItsTime(t, f, f.At) }
+// Apply schedules the failover at At and, with Down, its rejoin at
+// At+Down, both now, as Crash.Apply schedules a crash's restart: the real
+// backend takes only steps known before the run starts.
+func (f Failover) Apply(t Target) error {
+	r, ok := t.(MasterRejoiner)
+	if !ok || f.Down == 0 {
+		return atItsTime(t, f, f.At)
+	}
+	failover, rejoin := r.FailoverSteps(f.Group, f.To)
+	if err := t.ActAt(f.At, f.Name(), failover); err != nil {
+		return err
+	}
+	return t.ActAt(f.At+f.Down, f.rejoinName(), rejoin)
+}
 
 func (f Failover) now(t Target) error {
-	if r, ok := t.(MasterRejoiner); ok && f.Down > 0 {
-		return r.FailoverRejoin(f.Group, f.To, f.Down)
+	r, ok := t.(MasterRejoiner)
+	if !ok || f.Down == 0 {
+		return t.Failover(f.Group, f.To)
 	}
-	return t.Failover(f.Group, f.To)
+	failover, rejoin := r.FailoverSteps(f.Group, f.To)
+	if err := failover(); err != nil {
+		return err
+	}
+	return t.ActAt(t.Now()+f.Down, f.rejoinName(), rejoin)
+}
+
+// rejoinName names the rejoin step in a skip's record.
+func (f Failover) rejoinName() string {
+	return fmt.Sprintf("the restart %v after %s of the master it crashed", f.Down, f.what())
 }

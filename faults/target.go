@@ -46,12 +46,14 @@ type Target interface {
 }
 
 // MasterRejoiner is a target that can bring the master a failover crashed
-// back as a replica (Failover.Down): the simulation.
+// back as a replica (Failover.Down): the simulation, and the real backend.
 type MasterRejoiner interface {
-	// FailoverRejoin fails group over as Target.Failover does and, when
-	// the failover crashed the group's master, restarts that node down
-	// later, a replica of the group's master then.
-	FailoverRejoin(group, to string, down time.Duration) error
+	// FailoverSteps are a failover of group, as Target.Failover, and its
+	// rejoin: the master the failover crashed restarted, a replica of the
+	// group's master then. The rejoin does nothing when the failover
+	// crashed no master, and cannot act (an error) when something else
+	// restarted that node since, or crashed it again.
+	FailoverSteps(group, to string) (failover, rejoin func() error)
 }
 
 // ClientPauser is a target that can freeze a client (its processes, timers

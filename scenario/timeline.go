@@ -35,6 +35,7 @@ const (
 	stepCrashRestart
 	stepRestart
 	stepFailover
+	stepFailoverRejoin
 	stepClientCrash
 )
 
@@ -55,6 +56,12 @@ type world struct {
 	acted    map[int]bool      // crash fault i -> its crash acted (so its restart will)
 	why      map[string]string // node or client -> what last changed it
 	promoted map[string]string // group -> what promoted its master
+	// downBy is the fault whose step last took a node down; rejoin, the
+	// master a failover with down crashed (faults.Failover.Down): its
+	// rejoin restarts that node only if that failover's crash is what
+	// keeps it down.
+	downBy map[string]int
+	rejoin map[int]string
 }
 
 // maxWorlds bounds the walk: past it (a long chain of failovers of groups
@@ -92,7 +99,7 @@ func (d *decoder) checkTimeline(s *Scenario, objs []*obj) {
 func newTimeline(s *Scenario) *timeline {
 	tl := &timeline{s: s, members: map[string][]string{}, dynamic: map[string]bool{}}
 	w := world{up: map[string]bool{}, master: map[string]string{}, crashed: map[string]bool{}, acted: map[int]bool{},
-		why: map[string]string{}, promoted: map[string]string{}}
+		why: map[string]string{}, promoted: map[string]string{}, downBy: map[string]int{}, rejoin: map[int]string{}}
 	for _, n := range s.Nodes {
 		g := n.Config.Name
 		w.master[g] = g
@@ -168,6 +175,9 @@ func timedSteps(s *Scenario) []timedStep {
 			add(x.At, i, stepRestart)
 		case faults.Failover:
 			add(x.At, i, stepFailover)
+			if x.Down > 0 {
+				add(x.At+x.Down, i, stepFailoverRejoin)
+			}
 		case faults.ClientCrash:
 			add(x.At, i, stepClientCrash)
 		}
@@ -179,8 +189,11 @@ func timedSteps(s *Scenario) []timedStep {
 // stepName names the step of f in errors: the fault's own name, or for a
 // crash's restart "the restart at T of crash ...".
 func stepName(f faults.Fault, st timedStep) string {
-	if st.kind == stepCrashRestart {
+	switch st.kind {
+	case stepCrashRestart:
 		return fmt.Sprintf("the restart at %v of %s", st.at, f.Name())
+	case stepFailoverRejoin:
+		return fmt.Sprintf("the restart at %v of the master failed over by %s", st.at, f.Name())
 	}
 	return f.Name()
 }
@@ -196,7 +209,10 @@ func (tl *timeline) step(st timedStep) (msg, field string) {
 			field = "down"
 		}
 	case faults.Failover:
-		if f.To != "" {
+		switch {
+		case st.kind == stepFailoverRejoin:
+			field = "down"
+		case f.To != "":
 			field = "to"
 		}
 	}
@@ -232,6 +248,7 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 		case st.kind == stepCrash:
 			w = w.clone()
 			w.up[f.Node], w.acted[st.i], w.why[f.Node] = false, true, "crashed "+by
+			w.downBy[f.Node] = st.i
 		case !w.acted[st.i]:
 		case w.up[f.Node]:
 			return nil, fmt.Sprintf("node %s is up (%s)", f.Node, w.whyUp(f.Node))
@@ -249,8 +266,28 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 			w.up[f.Node], w.why[f.Node] = true, "restarted "+by
 		}
 	case faults.Failover:
-		if !tl.dynamic[f.Group] {
-			return tl.failover(w, f, by)
+		switch {
+		case tl.dynamic[f.Group]:
+		case st.kind == stepFailoverRejoin:
+			n, ok := w.rejoin[st.i]
+			switch {
+			case !ok: // the failover did not act, or crashed no master
+			case w.up[n]:
+				return nil, fmt.Sprintf("node %s is up (%s)", n, w.whyUp(n))
+			case w.downBy[n] != st.i:
+				return nil, fmt.Sprintf("node %s crashed again since (%s)", n, w.why[n])
+			default:
+				w = w.clone()
+				w.up[n], w.why[n] = true, "back as a replica "+by+", its down time"
+			}
+		default:
+			ws, why := tl.failover(w, f, by)
+			for _, x := range ws {
+				if m := w.master[f.Group]; f.Down > 0 && w.up[m] && !x.up[m] {
+					x.rejoin[st.i], x.downBy[m] = m, st.i
+				}
+			}
+			return ws, why
 		}
 	case faults.ClientCrash:
 		switch {
@@ -327,7 +364,8 @@ func (tl *timeline) describe(w world, g string) string {
 
 func (w world) clone() world {
 	return world{up: maps.Clone(w.up), master: maps.Clone(w.master), crashed: maps.Clone(w.crashed),
-		acted: maps.Clone(w.acted), why: maps.Clone(w.why), promoted: maps.Clone(w.promoted)}
+		acted: maps.Clone(w.acted), why: maps.Clone(w.why), promoted: maps.Clone(w.promoted),
+		downBy: maps.Clone(w.downBy), rejoin: maps.Clone(w.rejoin)}
 }
 
 // key identifies what of w decides later steps (not the why strings).
@@ -344,6 +382,12 @@ func (w world) key() string {
 	}
 	for _, i := range slices.Sorted(maps.Keys(w.acted)) {
 		fmt.Fprintf(&b, "%d:%v,", i, w.acted[i])
+	}
+	for _, n := range slices.Sorted(maps.Keys(w.downBy)) {
+		fmt.Fprintf(&b, "%s<%d,", n, w.downBy[n])
+	}
+	for _, i := range slices.Sorted(maps.Keys(w.rejoin)) {
+		fmt.Fprintf(&b, "%d^%s,", i, w.rejoin[i])
 	}
 	return b.String()
 }

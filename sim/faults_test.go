@@ -1225,12 +1225,18 @@ func TestFailoverRejoinBringsTheOldMasterBack(t *testing.T) {
 			r1 := w.replica("m1", "r1", 10*ms)
 			c1 := w.client("c1", 0, setup.NoRetry)
 			conn := w.conn(c1, "m1")
-			failover := func() error { return w.Failover("m1", "") }
-			if rejoin {
-				failover = func() error { return w.FailoverRejoin("m1", "", 500*ms) }
+			// Each failover, with its rejoin 500ms later when rejoin.
+			failoverAt := func(at time.Duration) {
+				if !rejoin {
+					must(t, w.ActAt(at, "failover", func() error { return w.Failover("m1", "") }))
+					return
+				}
+				failover, back := w.FailoverSteps("m1", "")
+				must(t, w.ActAt(at, "failover", failover))
+				must(t, w.ActAt(at+500*ms, "rejoin", back))
 			}
-			w.at(time.Second, "failover", failover)
-			must(t, w.ActAt(2*time.Second, "failover again", failover))
+			failoverAt(time.Second)
+			failoverAt(2 * time.Second)
 			var set, get reply
 			c1.Go("main", func() {
 				w.sleepUntil(c1, 1200*ms)
@@ -1261,8 +1267,8 @@ func TestFailoverRejoinBringsTheOldMasterBack(t *testing.T) {
 	}
 }
 
-// TestFailoverRejoinLeavesAnotherCrashAlone: the restart a failover
-// schedules (FailoverRejoin) is its own crash's: m1, failed over at 1s
+// TestFailoverRejoinLeavesAnotherCrashAlone: a failover's rejoin
+// (FailoverSteps) restarts its own crash's node only: m1, failed over at 1s
 // with a rejoin due at 2s, is restarted at 1.2s and crashed again at 1.4s
 // by other faults, whose own restart comes at 2.5s. At 2s the rejoin
 // leaves m1 down (recorded as skipped); without the check it restarted m1
@@ -1273,7 +1279,9 @@ func TestFailoverRejoinLeavesAnotherCrashAlone(t *testing.T) {
 	defer w.Close()
 	m1 := w.master("m1", setup.PersistNone)
 	w.replica("m1", "r1", 10*ms)
-	w.at(time.Second, "failover", func() error { return w.FailoverRejoin("m1", "", time.Second) })
+	failover, rejoin := w.FailoverSteps("m1", "")
+	w.at(time.Second, "failover", failover)
+	must(t, w.ActAt(2*time.Second, "rejoin", rejoin))
 	w.at(1200*ms, "restart m1", m1.Restart)
 	w.at(1400*ms, "crash m1", m1.Crash)
 	w.at(2500*ms, "restart m1 again", m1.Restart)

@@ -84,7 +84,7 @@ type Node struct {
 	serving bool
 	up      bool
 	// crashes counts the node's crashes, so that a restart scheduled for
-	// one crash (FailoverRejoin's) can tell that the node went down again
+	// one crash (FailoverSteps' rejoin) can tell that the node went down again
 	// since, for another fault's own restart.
 	crashes int
 

@@ -73,29 +73,39 @@ func (w *World) RestartNode(name string) error {
 	return n.Restart()
 }
 
-// FailoverRejoin fails group over (Failover) and, when that crashed the
-// group's master, restarts the old master down later (Node.Restart), which
-// makes it a replica of the group's master then: a supervisor restarting
-// the process and Sentinel repointing it. The restart is this crash's
-// only: a node something else restarted in between, or that crashed again
-// since (its own fault restarts it), is left alone, and the skip recorded.
-func (w *World) FailoverRejoin(group, to string, down time.Duration) error {
-	g, err := w.Group(group)
-	if err != nil {
-		return err
+// FailoverSteps are a failover of group (Failover) and its rejoin: when
+// the failover crashed the group's master, the rejoin restarts that node
+// (Node.Restart), which makes it a replica of the group's master then: a
+// supervisor restarting the process and Sentinel repointing it. The
+// restart is that crash's only: a node something else restarted in
+// between, or that crashed again since (its own fault restarts it), is
+// left alone, and the skip recorded.
+func (w *World) FailoverSteps(group, to string) (failover, rejoin func() error) {
+	var old *Node
+	crash := -1
+	failover = func() error {
+		g, err := w.Group(group)
+		if err != nil {
+			return err
+		}
+		m := g.master
+		wasUp := m.up
+		if err := w.Failover(group, to); err != nil || !wasUp {
+			return err
+		}
+		old, crash = m, m.crashes
+		return nil
 	}
-	old := g.master
-	wasUp := old.up
-	if err := w.Failover(group, to); err != nil || !wasUp {
-		return err
-	}
-	crash := old.crashes
-	return w.ActAt(w.now+down, fmt.Sprintf("restart %s (failed over at %v)", old.name, w.now), func() error {
-		if old.up || old.crashes != crash {
+	rejoin = func() error {
+		switch {
+		case old == nil:
+			return nil // the failover crashed no master
+		case old.up || old.crashes != crash:
 			return fmt.Errorf("sim: restart %s: it was restarted since its failover", old.name)
 		}
 		return old.Restart()
-	})
+	}
+	return failover, rejoin
 }
 
 // Partition is Network.Partition without a name: the record names the

@@ -67,6 +67,13 @@ func checkClients(s *scenario.Scenario) error {
 // checkFaults asks each scripted fault whether the real target can run it.
 func checkFaults(s *scenario.Scenario) error {
 	for i, f := range s.Faults {
+		if on, ok := f.Fault.(faults.OnOp); ok {
+			if fo, ok := on.Fault.(faults.Failover); ok && fo.Down > 0 {
+				// Its rejoin would be scheduled once the run has started;
+				// every step here is known before (target.ActAt).
+				return unsupported(s, f.Line, fmt.Sprintf("faults[%d].down", i), "a failover bound to an operation brings its master back only in the simulation; give the failover a time (at)")
+			}
+		}
 		err := f.Fault.Available(realTarget)
 		var u *faults.Unavailable
 		switch {

@@ -310,6 +310,22 @@ func TestScenarioUnsupported(t *testing.T) {
 	if err := Check(s); err == nil || !strings.HasPrefix(err.Error(), "x.yaml:5: rates:") {
 		t.Fatalf("rates: %v", err)
 	}
+	// A failover bound to an operation cannot bring its master back here
+	// (its rejoin would be scheduled after the start); one at a time can.
+	for _, c := range []struct{ fault, want string }{
+		{"{kind: failover, group: m1, down: 1s, on: {client: c1, op: acquire, event: applied}}", "x.yaml:6: faults[0].down: a failover bound to an operation"},
+		{"{kind: failover, group: m1, down: 1s, at: 1s}", ""},
+	} {
+		data := []byte("duration: 3s\ntopology: {nodes: [{name: m1, replicas: [{name: r1}]}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nfaults:\n  - " + c.fault + "\nexpect: any\n")
+		s, err := scenario.Parse("x.yaml", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Check(s)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.fault, err, c.want)
+		}
+	}
 }
 
 func TestScenarioNoServer(t *testing.T) {

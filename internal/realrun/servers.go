@@ -346,7 +346,9 @@ func (sv *servers) follow(rep, master string) error {
 		return err
 	}
 	sv.mu.Lock()
-	sv.oldLinks = append(sv.oldLinks, sv.links[rep].proxy)
+	if l, ok := sv.links[rep]; ok { // none for a master that rejoins
+		sv.oldLinks = append(sv.oldLinks, l.proxy)
+	}
 	sv.links[rep] = &link{proxy: lp, upstream: master}
 	sv.mu.Unlock()
 	return sv.byName[rep].ReplicaOf(lp.Addr)

@@ -191,6 +191,43 @@ func (t *target) RestartNode(node string) error {
 	return nil
 }
 
+var _ faults.MasterRejoiner = (*target)(nil)
+
+// FailoverSteps are Failover and its rejoin, as the simulation's
+// World.FailoverSteps: when the failover took the group's master down,
+// the rejoin brings that node back as a replica of the group's master
+// then: the process restarted and made to replicate through a new link
+// (servers.follow); under Sentinel, which repoints it itself, restarted
+// (or thawed, when the engine freezes the master it fails over). A node
+// that is not down then (something else restarted it) is left alone, the
+// skip recorded.
+func (t *target) FailoverSteps(group, to string) (failover, rejoin func() error) {
+	old := ""
+	failover = func() error {
+		m := t.srv.master(group)
+		wasUp := t.srv.byName[m].State() == redistest.Running
+		if err := t.Failover(group, to); err != nil || !wasUp {
+			return err
+		}
+		old = m
+		return nil
+	}
+	rejoin = func() error {
+		sen := t.srv.sen
+		switch {
+		case old == "":
+			return nil // the failover took no master down
+		case sen != nil && sen.opts.Freeze:
+			return t.h.cl.Resume(old)
+		}
+		if err := t.RestartNode(old); err != nil || sen != nil {
+			return err
+		}
+		return t.srv.follow(old, t.srv.master(group))
+	}
+	return failover, rejoin
+}
+
 // Failover kills group's master and promotes to (or the running replica
 // with the highest replication offset), which becomes the group's master
 // for the clients; the other replicas follow it. Under engine sentinel the
