@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -147,6 +148,43 @@ func benchFairScenario(b *testing.B, mode setup.LuaMode) {
 		if !r.Match {
 			b.Fatalf("not as expected: %s", r.Why)
 		}
+	}
+	reportCPU(b, cpu)
+}
+
+// BenchmarkRoundTrip is the floor under every simulated request: one
+// client's GET of a missing key through its Conn, the network, a master
+// without replicas and back, with its req record, in worlds of 10,000
+// requests (a report run sends about 2,000) whose history is handed on as
+// a report's runs hand it on (History.Recycle), the collector set as
+// simulate compare sets it, nothing else. It reports the CPU per request:
+// what any request of a report run costs before its command does
+// anything.
+func BenchmarkRoundTrip(b *testing.B) {
+	defer sim.VerifyTruth(false)()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
+	const perWorld = 10_000
+	cpu := sim.ProcessCPU()
+	for done := 0; done < b.N; done += perWorld {
+		w := sim.New(uint64(done + 1))
+		must(b, err1(w.AddNode(setup.NodeConfig{Name: "m1"})))
+		c, err := w.AddClient(setup.ClientConfig{Name: "c1"})
+		must(b, err)
+		conn, err := c.Conn("m1")
+		must(b, err)
+		n := min(perWorld, b.N-done)
+		c.Go("bench", func() {
+			ctx := context.Background()
+			for range n {
+				if _, err := conn.Do(ctx, "GET", "k"); err != nil {
+					panic(err)
+				}
+			}
+		})
+		must(b, w.Run(24*time.Hour))
+		w.History().Recycle()
+		w.Close()
 	}
 	reportCPU(b, cpu)
 }
