@@ -32,7 +32,8 @@ func (f Failover) timed() bool { return f.At != 0 }
 
 // Available is nil: every target fails a group over (the real backend
 // kills the master and promotes a replica with REPLICAOF NO ONE). Bringing
-// the old master back (Down) needs a MasterRejoiner: the simulation.
+// the old master back (Down) needs a MasterRejoiner: the simulation, and
+// the real backend (not under Sentinel: its Check refuses that).
 func (f Failover) Available(t Target) error {
 	if _, ok := t.(MasterRejoiner); f.Down > 0 && !ok {
 		return unavailable("down", "failover: the target cannot bring the old master back as a replica")
@@ -64,7 +65,7 @@ func (f Failover) Apply(t Target) error {
 	if err := t.ActAt(f.At, f.Name(), failover); err != nil {
 		return err
 	}
-	return t.ActAt(f.At+f.Down, f.rejoinName(), rejoin)
+	return t.ActAt(f.At+f.Down, f.rejoinName(f.At), rejoin)
 }
 
 func (f Failover) now(t Target) error {
@@ -76,10 +77,11 @@ func (f Failover) now(t Target) error {
 	if err := failover(); err != nil {
 		return err
 	}
-	return t.ActAt(t.Now()+f.Down, f.rejoinName(), rejoin)
+	at := t.Now()
+	return t.ActAt(at+f.Down, f.rejoinName(at), rejoin)
 }
 
-// rejoinName names the rejoin step in a skip's record.
-func (f Failover) rejoinName() string {
-	return fmt.Sprintf("the restart %v after %s of the master it crashed", f.Down, f.what())
+// rejoinName names the rejoin of the failover at at in a skip's record.
+func (f Failover) rejoinName(at time.Duration) string {
+	return fmt.Sprintf("the restart at %v of the master failover %s at %v crashed", at+f.Down, f.Group, at)
 }

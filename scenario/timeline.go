@@ -283,8 +283,11 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 		default:
 			ws, why := tl.failover(w, f, by)
 			for _, x := range ws {
-				if m := w.master[f.Group]; f.Down > 0 && w.up[m] && !x.up[m] {
-					x.rejoin[st.i], x.downBy[m] = m, st.i
+				if m := w.master[f.Group]; w.up[m] && !x.up[m] {
+					x.downBy[m] = st.i
+					if f.Down > 0 {
+						x.rejoin[st.i] = m
+					}
 				}
 			}
 			return ws, why

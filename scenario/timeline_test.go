@@ -59,6 +59,10 @@ func TestTimedFaultsThatCannotAct(t *testing.T) {
 		{"a failover's rejoin after its master crashed again",
 			"  - {at: 1s, kind: failover, group: m1, down: 3s}\n  - {at: 2s, kind: restart, node: m1}\n  - {at: 3s, kind: crash, node: m1, stay: true}\n",
 			"t.yaml:12: faults[0].down: the restart at 4s of the master failed over by failover m1 (its master back as a replica after 3s) at 1s cannot act: node m1 crashed again since (crashed at 3s by faults[2])"},
+		{"a failover's rejoin after another failover crashed its master again",
+			"  - {at: 1s, kind: failover, group: m2, to: r2, down: 5s}\n  - {at: 2s, kind: restart, node: m2}\n  - {at: 2500ms, kind: crash, node: r3, stay: true}\n" +
+				"  - {at: 3s, kind: failover, group: m2}\n  - {at: 3500ms, kind: restart, node: r3}\n  - {at: 4s, kind: failover, group: m2, to: r3}\n",
+			"t.yaml:12: faults[0].down: the restart at 6s of the master failed over by failover m2 (its master back as a replica after 5s) at 1s cannot act: node m2 crashed again since (crashed at 4s by faults[5], the master it failed over)"},
 		{"a second failover before the first's rejoin",
 			"  - {at: 1s, kind: failover, group: m1, down: 2s}\n  - {at: 2s, kind: failover, group: m1}\n",
 			"t.yaml:13: faults[1].at: failover m1 at 2s cannot act: group m1 has no running replica left to promote"},

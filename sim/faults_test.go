@@ -1291,7 +1291,7 @@ func TestFailoverRejoinLeavesAnotherCrashAlone(t *testing.T) {
 	if upAt2100 || !m1.Up() {
 		t.Fatalf("m1 up at 2.1s %v, at 3s %v; want down until its own restart at 2.5s", upAt2100, m1.Up())
 	}
-	if skipped := w.records(history.KindFault, history.FaultSkipped); len(skipped) != 1 || !strings.Contains(skipped[0].Detail, "restarted since its failover") {
+	if skipped := w.records(history.KindFault, history.FaultSkipped); len(skipped) != 1 || !strings.Contains(skipped[0].Detail, "since its failover") {
 		t.Fatalf("skipped faults %v; want the rejoin's restart", skipped)
 	}
 }

@@ -101,7 +101,7 @@ func (w *World) FailoverSteps(group, to string) (failover, rejoin func() error) 
 		case old == nil:
 			return nil // the failover crashed no master
 		case old.up || old.crashes != crash:
-			return fmt.Errorf("sim: restart %s: it was restarted since its failover", old.name)
+			return fmt.Errorf("sim: restart %s: it was restarted, or restarted and crashed again, since its failover", old.name)
 		}
 		return old.Restart()
 	}

@@ -67,6 +67,9 @@ func checkClients(s *scenario.Scenario) error {
 // checkFaults asks each scripted fault whether the real target can run it.
 func checkFaults(s *scenario.Scenario) error {
 	for i, f := range s.Faults {
+		if fo, ok := f.Fault.(faults.Failover); ok && fo.Down > 0 && s.Engine == scenario.EngineSentinel {
+			return unsupported(s, f.Line, fmt.Sprintf("faults[%d].down", i), "under topology.engine sentinel the sentinels promote seconds after the kill, whenever they agree, so a master brought back on a clock would race them")
+		}
 		if on, ok := f.Fault.(faults.OnOp); ok {
 			if fo, ok := on.Fault.(faults.Failover); ok && fo.Down > 0 {
 				// Its rejoin would be scheduled once the run has started;

@@ -312,11 +312,14 @@ func TestScenarioUnsupported(t *testing.T) {
 	}
 	// A failover bound to an operation cannot bring its master back here
 	// (its rejoin would be scheduled after the start); one at a time can.
-	for _, c := range []struct{ fault, want string }{
-		{"{kind: failover, group: m1, down: 1s, on: {client: c1, op: acquire, event: applied}}", "x.yaml:6: faults[0].down: a failover bound to an operation"},
-		{"{kind: failover, group: m1, down: 1s, at: 1s}", ""},
+	// Nor can it under Sentinel, whose sentinels promote whenever they
+	// agree.
+	for _, c := range []struct{ engine, fault, want string }{
+		{"", "{kind: failover, group: m1, down: 1s, on: {client: c1, op: acquire, event: applied}}", "x.yaml:6: faults[0].down: a failover bound to an operation"},
+		{"", "{kind: failover, group: m1, down: 1s, at: 1s}", ""},
+		{"engine: sentinel, ", "{kind: failover, group: m1, down: 1s, at: 1s}", "x.yaml:6: faults[0].down: under topology.engine sentinel"},
 	} {
-		data := []byte("duration: 3s\ntopology: {nodes: [{name: m1, replicas: [{name: r1}]}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nfaults:\n  - " + c.fault + "\nexpect: any\n")
+		data := []byte("duration: 3s\ntopology: {" + c.engine + "nodes: [{name: m1, replicas: [{name: r1}]}]}\nclients: [{name: c1}]\nalgorithm: {kind: simple}\nfaults:\n  - " + c.fault + "\nexpect: any\n")
 		s, err := scenario.Parse("x.yaml", data)
 		if err != nil {
 			t.Fatal(err)

@@ -43,6 +43,9 @@ type target struct {
 	mu      sync.Mutex
 	acts    []action
 	started bool
+	// kills counts each node's kills (kill), so that a failover's rejoin
+	// can tell that its node went down again since (FailoverSteps).
+	kills map[string]int
 }
 
 // action is a fault's step at a time of the run.
@@ -163,7 +166,20 @@ func (t *target) kill(node string) error {
 	// stamped after it would bring the key back).
 	t.h.cl.snap.Lock()
 	defer t.h.cl.snap.Unlock()
+	t.mu.Lock()
+	if t.kills == nil {
+		t.kills = map[string]int{}
+	}
+	t.kills[node]++
+	t.mu.Unlock()
 	return t.h.cl.Kill(node)
+}
+
+// killsOf is how many times node was killed.
+func (t *target) killsOf(node string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.kills[node]
 }
 
 // lost records, for a node killed without persistence, that its watched
@@ -194,33 +210,33 @@ func (t *target) RestartNode(node string) error {
 var _ faults.MasterRejoiner = (*target)(nil)
 
 // FailoverSteps are Failover and its rejoin, as the simulation's
-// World.FailoverSteps: when the failover took the group's master down,
-// the rejoin brings that node back as a replica of the group's master
-// then: the process restarted and made to replicate through a new link
-// (servers.follow); under Sentinel, which repoints it itself, restarted
-// (or thawed, when the engine freezes the master it fails over). A node
-// that is not down then (something else restarted it) is left alone, the
-// skip recorded.
+// World.FailoverSteps: when the failover killed the group's master, the
+// rejoin brings that node back as a replica of the group's master then:
+// the process restarted and made to replicate through a new link
+// (servers.follow). A node that is not down then (something else
+// restarted it), or that was killed again since (its own fault restarts
+// it), is left alone, the skip recorded. Not under Sentinel, whose
+// sentinels promote seconds after the kill, whenever they agree: Check
+// refuses a failover's down there.
 func (t *target) FailoverSteps(group, to string) (failover, rejoin func() error) {
-	old := ""
+	old, kills := "", 0
 	failover = func() error {
 		m := t.srv.master(group)
 		wasUp := t.srv.byName[m].State() == redistest.Running
-		if err := t.Failover(group, to); err != nil || !wasUp {
+		if err := t.Failover(group, to); err != nil || !wasUp || t.srv.byName[m].State() != redistest.Down {
 			return err
 		}
-		old = m
+		old, kills = m, t.killsOf(m)
 		return nil
 	}
 	rejoin = func() error {
-		sen := t.srv.sen
 		switch {
 		case old == "":
-			return nil // the failover took no master down
-		case sen != nil && sen.opts.Freeze:
-			return t.h.cl.Resume(old)
+			return nil // the failover killed no master
+		case t.srv.byName[old].State() == redistest.Down && t.killsOf(old) != kills:
+			return cannotAct("restart %s: it was restarted and killed again since its failover", old)
 		}
-		if err := t.RestartNode(old); err != nil || sen != nil {
+		if err := t.RestartNode(old); err != nil {
 			return err
 		}
 		return t.srv.follow(old, t.srv.master(group))
