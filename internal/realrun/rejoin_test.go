@@ -73,3 +73,38 @@ expect: any
 		})
 	}
 }
+
+// TestPartitionCutsALinkMadeAfterIt: a partition in force cuts a
+// replication link made after it began, as in the simulation: m1, failed
+// over to r1 at 300ms, rejoins as r1's replica at 800ms while a partition
+// keeps it apart from r1 (from 600ms), so it never gets c1's lock (taken
+// on r1 at 1s), and the failover back to m1 at 2.5s loses it: a silent
+// loss, the simulation's verdict. The new link was left uncut: m1 got the
+// key and the run was ok.
+func TestPartitionCutsALinkMadeAfterIt(t *testing.T) {
+	t.Parallel()
+	bin := redistest.Binary(t)
+	s, err := scenario.Parse("partitioned-rejoin.yaml", []byte(`duration: 4s
+topology:
+  nodes:
+    - name: m1
+      replicas: [{name: r1, lag: 10ms}]
+clients: [{name: c1, start: 1s, holds: 1, hold: 3s}]
+algorithm: {kind: simple, ttl: 3500ms, hold: 3s, think: 100ms}
+faults:
+  - {at: 300ms, kind: failover, group: m1, down: 500ms}
+  - {kind: partition, from: 600ms, a: [m1], b: [r1]}
+  - {at: 2500ms, kind: failover, group: m1}
+expect: {violated: [silent-loss]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Match {
+		t.Fatalf("%s: %s", r.Verdict, r.Why)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -51,6 +52,18 @@ type servers struct {
 	cproxies map[string]map[string]*redistest.Proxy
 	gates    map[string]*redistest.Gate
 	cuts     map[*redistest.Proxy]int
+	// parts are the partitions in force (cut), so that a replication
+	// link made while one is (follow: a replica repointed at a failover,
+	// a master rejoining) starts cut as the simulation's would be.
+	parts []partition
+}
+
+// partition is a partition in force: the two sides it cuts apart.
+type partition struct{ a, b []string }
+
+// apart reports whether p cuts x from y.
+func (p partition) apart(x, y string) bool {
+	return (slices.Contains(p.a, x) && slices.Contains(p.b, y)) || (slices.Contains(p.b, x) && slices.Contains(p.a, y))
 }
 
 func newServers(s *scenario.Scenario, opts Options) *servers {
@@ -350,6 +363,13 @@ func (sv *servers) follow(rep, master string) error {
 		sv.oldLinks = append(sv.oldLinks, l.proxy)
 	}
 	sv.links[rep] = &link{proxy: lp, upstream: master}
+	for _, p := range sv.parts {
+		if p.apart(rep, master) {
+			if sv.cuts[lp]++; sv.cuts[lp] == 1 {
+				lp.Cut()
+			}
+		}
+	}
 	sv.mu.Unlock()
 	return sv.byName[rep].ReplicaOf(lp.Addr)
 }
@@ -380,6 +400,11 @@ func (sv *servers) cut(a, b []string, cut bool) {
 	var ps []*redistest.Proxy
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	if cut {
+		sv.parts = append(sv.parts, partition{a, b})
+	} else if i := slices.IndexFunc(sv.parts, func(p partition) bool { return slices.Equal(p.a, a) && slices.Equal(p.b, b) }); i >= 0 {
+		sv.parts = slices.Delete(sv.parts, i, i+1)
+	}
 	pair := func(x, y string) {
 		if m, ok := sv.cproxies[x]; ok {
 			if px, ok := m[y]; ok {
