@@ -266,31 +266,8 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 			w.up[f.Node], w.why[f.Node] = true, "restarted "+by
 		}
 	case faults.Failover:
-		switch {
-		case tl.dynamic[f.Group]:
-		case st.kind == stepFailoverRejoin:
-			n, ok := w.rejoin[st.i]
-			switch {
-			case !ok: // the failover did not act, or crashed no master
-			case w.up[n]:
-				return nil, fmt.Sprintf("node %s is up (%s)", n, w.whyUp(n))
-			case w.downBy[n] != st.i:
-				return nil, fmt.Sprintf("node %s crashed again since (%s)", n, w.why[n])
-			default:
-				w = w.clone()
-				w.up[n], w.why[n] = true, "back as a replica "+by+", its down time"
-			}
-		default:
-			ws, why := tl.failover(w, f, by)
-			for _, x := range ws {
-				if m := w.master[f.Group]; w.up[m] && !x.up[m] {
-					x.downBy[m] = st.i
-					if f.Down > 0 {
-						x.rejoin[st.i] = m
-					}
-				}
-			}
-			return ws, why
+		if !tl.dynamic[f.Group] {
+			return tl.failoverStep(w, f, st, by)
 		}
 	case faults.ClientCrash:
 		switch {
@@ -301,6 +278,36 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 			w = w.clone()
 			w.crashed[f.Client], w.why[f.Client] = true, "crashed "+by
 		}
+	}
+	return []world{w}, ""
+}
+
+// failoverStep takes st, a step of failover f, in w: the failover
+// (failover), noting the master it crashed, or its rejoin, which restarts
+// that master if that crash is what keeps it down.
+func (tl *timeline) failoverStep(w world, f faults.Failover, st timedStep, by string) ([]world, string) {
+	if st.kind != stepFailoverRejoin {
+		ws, why := tl.failover(w, f, by)
+		for _, x := range ws {
+			if m := w.master[f.Group]; w.up[m] && !x.up[m] {
+				x.downBy[m] = st.i
+				if f.Down > 0 {
+					x.rejoin[st.i] = m
+				}
+			}
+		}
+		return ws, why
+	}
+	n, ok := w.rejoin[st.i]
+	switch {
+	case !ok: // the failover did not act, or crashed no master
+	case w.up[n]:
+		return nil, fmt.Sprintf("node %s is up (%s)", n, w.whyUp(n))
+	case w.downBy[n] != st.i:
+		return nil, fmt.Sprintf("node %s crashed again since (%s)", n, w.why[n])
+	default:
+		w = w.clone()
+		w.up[n], w.why[n] = true, "back as a replica "+by+", its down time"
 	}
 	return []world{w}, ""
 }
