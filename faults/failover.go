@@ -57,28 +57,30 @@ func (f Failover) Validate(t Target) error {
 // At+Down, both now, as Crash.Apply schedules a crash's restart: the real
 // backend takes only steps known before the run starts.
 func (f Failover) Apply(t Target) error {
-	r, ok := t.(MasterRejoiner)
-	if !ok || f.Down == 0 {
-		return atItsTime(t, f, f.At)
-	}
-	failover, rejoin := r.FailoverSteps(f.Group, f.To)
-	if err := t.ActAt(f.At, f.Name(), failover); err != nil {
+	failover, rejoin := f.steps(t)
+	if err := t.ActAt(f.At, f.Name(), failover); err != nil || rejoin == nil {
 		return err
 	}
 	return t.ActAt(f.At+f.Down, f.rejoinName(f.At), rejoin)
 }
 
+// now fails the group over now and, with Down, schedules the rejoin.
 func (f Failover) now(t Target) error {
-	r, ok := t.(MasterRejoiner)
-	if !ok || f.Down == 0 {
-		return t.Failover(f.Group, f.To)
-	}
-	failover, rejoin := r.FailoverSteps(f.Group, f.To)
-	if err := failover(); err != nil {
+	failover, rejoin := f.steps(t)
+	if err := failover(); err != nil || rejoin == nil {
 		return err
 	}
 	at := t.Now()
 	return t.ActAt(at+f.Down, f.rejoinName(at), rejoin)
+}
+
+// steps are the failover on t and, with Down (on a MasterRejoiner, which
+// Available requires), its rejoin; nil without.
+func (f Failover) steps(t Target) (failover, rejoin func() error) {
+	if r, ok := t.(MasterRejoiner); ok && f.Down > 0 {
+		return r.FailoverSteps(f.Group, f.To)
+	}
+	return func() error { return t.Failover(f.Group, f.To) }, nil
 }
 
 // rejoinName names the rejoin of the failover at at in a skip's record.

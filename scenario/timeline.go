@@ -283,20 +283,11 @@ func (tl *timeline) stepIn(w world, st timedStep) ([]world, string) {
 }
 
 // failoverStep takes st, a step of failover f, in w: the failover
-// (failover), noting the master it crashed, or its rejoin, which restarts
-// that master if that crash is what keeps it down.
+// (failover), or its rejoin, which restarts the master it crashed if that
+// crash is what keeps it down.
 func (tl *timeline) failoverStep(w world, f faults.Failover, st timedStep, by string) ([]world, string) {
 	if st.kind != stepFailoverRejoin {
-		ws, why := tl.failover(w, f, by)
-		for _, x := range ws {
-			if m := w.master[f.Group]; w.up[m] && !x.up[m] {
-				x.downBy[m] = st.i
-				if f.Down > 0 {
-					x.rejoin[st.i] = m
-				}
-			}
-		}
-		return ws, why
+		return tl.failover(w, f, st.i, by)
 	}
 	n, ok := w.rejoin[st.i]
 	switch {
@@ -312,11 +303,12 @@ func (tl *timeline) failoverStep(w world, f faults.Failover, st timedStep, by st
 	return []world{w}, ""
 }
 
-// failover takes failover f in w: it crashes the master if it is up and
-// promotes f.To, or else one of the running replicas: one world per
-// replica it may promote (Sentinel's choice, the most up-to-date, is the
-// run's to make).
-func (tl *timeline) failover(w world, f faults.Failover, by string) ([]world, string) {
+// failover takes failover f, fault i, in w: it crashes the master if it
+// is up (noting that fault i took it down, and, with Down, that its rejoin
+// restarts it) and promotes f.To, or else one of the running replicas: one
+// world per replica it may promote (Sentinel's choice, the most
+// up-to-date, is the run's to make).
+func (tl *timeline) failover(w world, f faults.Failover, i int, by string) ([]world, string) {
 	g := f.Group
 	m := w.master[g]
 	var cands []string
@@ -332,13 +324,16 @@ func (tl *timeline) failover(w world, f faults.Failover, by string) ([]world, st
 		return nil, fmt.Sprintf("group %s has no running replica left to promote (%s)", g, tl.describe(w, g))
 	}
 	out := make([]world, len(cands))
-	for i, c := range cands {
+	for j, c := range cands {
 		x := w.clone()
 		if x.up[m] {
-			x.up[m], x.why[m] = false, "crashed "+by+", the master it failed over"
+			x.up[m], x.why[m], x.downBy[m] = false, "crashed "+by+", the master it failed over", i
+			if f.Down > 0 {
+				x.rejoin[i] = m
+			}
 		}
 		x.master[g], x.promoted[g] = c, "promoted "+by
-		out[i] = x
+		out[j] = x
 	}
 	return out, ""
 }

@@ -4,7 +4,19 @@
 // that loads, runs and judges them is package scenario.
 package scenarios
 
-import "embed"
+import (
+	"embed"
+	"path/filepath"
+	"strings"
+)
+
+// Dir is the directory FS's files are named under (scenario.LoadFS's
+// dir): their path from the repository's root.
+const Dir = "scenarios"
+
+// Path is the path in FS of the committed file named file (Dir/x.yaml,
+// Dir/script/x.yaml), as LoadFS named it.
+func Path(file string) string { return strings.TrimPrefix(filepath.ToSlash(file), Dir+"/") }
 
 // FS holds every committed scenario file (*.yaml) at its root; load them
 // with scenario.LoadFS(FS, "scenarios", "*.yaml", 1), which names each

@@ -26,7 +26,6 @@ import (
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
-	"github.com/locksim/locksim/scenarios"
 )
 
 // agreeFlags are agree's flags and paths.
@@ -242,10 +241,7 @@ func reload(s *scenario.Scenario, scale float64, builtin bool) (*scenario.Scenar
 	if err != nil {
 		return nil, err
 	}
-	if builtin {
-		return scenario.ParseFS(scenarios.FS, "scenarios", builtinPath(s.File), data, scale)
-	}
-	return scenario.ParseScaled(s.File, data, scale)
+	return sweep.ParseSource(s.File, data, builtin, scale)
 }
 
 // refusal is why real servers cannot run a file: the field and reason of

@@ -132,15 +132,9 @@ func loadFailed(err error, stderr io.Writer) int {
 // builtin (loadScaled says which), else from its path.
 func source(s *scenario.Scenario, builtin bool) ([]byte, error) {
 	if builtin {
-		return fs.ReadFile(scenarios.FS, builtinPath(s.File))
+		return fs.ReadFile(scenarios.FS, scenarios.Path(s.File))
 	}
 	return os.ReadFile(s.File)
-}
-
-// builtinPath is the path in scenarios.FS of the built-in scenario file
-// named file (scenarios/x.yaml, scenarios/script/x.yaml).
-func builtinPath(file string) string {
-	return strings.TrimPrefix(filepath.ToSlash(file), "scenarios/")
 }
 
 // replayTarget is what names s on run's command line wherever the command

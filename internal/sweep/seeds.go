@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
-	"strings"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/simrun"
@@ -264,20 +262,24 @@ func (p *RunPartial) scenarios() ([]*scenario.Scenario, []uint64, error) {
 	var all []*scenario.Scenario
 	var firsts []uint64
 	for _, f := range p.Files {
-		var s *scenario.Scenario
-		var err error
-		if f.Builtin {
-			// Its Lua, if any, is the command's own, beside it.
-			s, err = scenario.ParseFS(scenarios.FS, "scenarios", strings.TrimPrefix(filepath.ToSlash(f.File), "scenarios/"), []byte(f.Source), 1)
-		} else {
-			s, err = scenario.Parse(f.File, []byte(f.Source))
-		}
+		s, err := ParseSource(f.File, []byte(f.Source), f.Builtin, 1)
 		if err != nil {
 			return nil, nil, err
 		}
 		all, firsts = append(all, s), append(firsts, f.FirstSeed)
 	}
 	return all, firsts, nil
+}
+
+// ParseSource parses src, the text of the scenario file named file as it
+// was loaded, with every duration multiplied by scale: a built-in one's
+// (builtin) with the files it names (a script kind's Lua) read from the
+// command's own (scenarios.FS), another's beside it on the disk.
+func ParseSource(file string, src []byte, builtin bool, scale float64) (*scenario.Scenario, error) {
+	if builtin {
+		return scenario.ParseFS(scenarios.FS, scenarios.Dir, scenarios.Path(file), src, scale)
+	}
+	return scenario.ParseScaled(file, src, scale)
 }
 
 // DecodeRunPartial decodes a run -seeds partial result (a RunPartial as
