@@ -108,6 +108,12 @@ type Verdict struct {
 	// client, when the Config named any client (Config.ClientWaits); nil
 	// otherwise. An expectation of a least wait is compared with these.
 	Waits []ClientWait
+	// NeverHeld says no acquire of the history succeeded and every one
+	// answered ended in an error (a note names the first): the lock was
+	// never held, so the history tested nothing, and the status is
+	// Unknown. A test of a lock fails on it rather than passing a lock
+	// that cannot be taken.
+	NeverHeld bool
 	// Unavailable is the history's longest unavailability
 	// (LongestUnavailable), which Judge measures on the holdings its
 	// oracles read: a report of the run reads it here rather than making
@@ -119,13 +125,14 @@ type Verdict struct {
 // Cleared reports whether v found no violation and every check that could
 // look at its history decided: the status is OK, or Unknown only for the
 // kinds the history lacks the records to check (Unchecked), none given up
-// within the budget. A caller that accepts a history without node truth
+// within the budget, and the lock was held (not NeverHeld). A caller that
+// accepts a history without node truth
 // (a production log of lock calls) reads this, and lists Unchecked as not
 // checked, rather than Status, which stays Unknown so that nobody reads
 // such a verdict as "ok".
 func (v Verdict) Cleared() bool {
-	if len(v.Violations) > 0 {
-		return false
+	if len(v.Violations) > 0 || v.NeverHeld {
+		return false // a lock never held tested nothing
 	}
 	for _, k := range v.GaveUp {
 		if !slices.Contains(v.Unchecked, k) {

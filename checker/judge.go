@@ -45,6 +45,13 @@ type Config struct {
 	// Queues are the fair locks' queues whose order of service is judged
 	// (FairnessViolations); none: no fairness check.
 	Queues []FairQueue
+	// TruthRecorded says the history comes from a run that records node
+	// truth as it happens (a simulated world, or real servers locksim
+	// watches): a history of lock operations without a truth record then
+	// means the nodes never held a key, which the truth oracles judge,
+	// rather than a history that lacks truth (a production log), whose
+	// truth oracles are not checked (NoTruthNote).
+	TruthRecorded bool
 }
 
 // Judge checks h, a history that ran until cfg.End, and returns the whole
@@ -129,7 +136,11 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 			v.Undecided(n, oracleChecks[i].kinds...)
 		}
 	}
-	if !hasTruth(h) && hasOps(h) {
+	if note := neverHeldNote(ix); note != "" {
+		v.NeverHeld = true
+		v.Undecided(note)
+	}
+	if !cfg.TruthRecorded && !hasTruth(h) && hasOps(h) {
 		v.Unchecked = TruthKinds()
 		v.Undecided(NoTruthNote, truthKinds...)
 		if len(cfg.Queues) > 0 {

@@ -8,7 +8,9 @@
 package checker
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/locksim/locksim/history"
 )
@@ -59,4 +61,53 @@ func hasKind(h []history.Record, k history.Kind) bool {
 		}
 	}
 	return false
+}
+
+// neverHeldNote is the note of a history in which the lock was never held
+// because every acquire failed with an error: no acquire succeeded, and
+// at least one, every one that was answered, ended in an error (those
+// that timed out aside). Such a history tests no holding, so it neither
+// clears the lock nor condemns it: Judge makes the verdict Unknown with
+// this note, which names the first error, rather than letting "ok" stand
+// for a lock whose script does not run (a syntax error, a wrong argument)
+// or whose acquire breaks on every call. An acquire refused because
+// another held the lock (fail) means someone held it: no note. "" when
+// the lock was held, or nothing was tried.
+func neverHeldNote(ix *recordIndex) string {
+	var tried, errs int
+	var first *history.Record
+	for _, i := range ix.ops {
+		r := &ix.h[i]
+		if r.Op != history.OpAcquire && r.Op != history.OpAcquireRead {
+			continue
+		}
+		tried++
+		switch r.Outcome {
+		case history.OutcomeOK, history.OutcomeFail:
+			return ""
+		case history.OutcomeError:
+			if errs++; first == nil {
+				first = r
+			}
+		}
+	}
+	if errs == 0 {
+		return ""
+	}
+	who := first.Client
+	if len(first.Args) > 0 {
+		who += "/" + first.Args[0]
+	}
+	return fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
+		"a lock never held tests no holding, so the run neither clears it nor condemns it",
+		lockName(first.Lock), tried, errs, who, time.Duration(first.T), first.Result)
+}
+
+// lockName is how a note names lock l: "lock lk", or "the lock" when the
+// record names none.
+func lockName(l string) string {
+	if l == "" {
+		return "the lock"
+	}
+	return "lock " + l
 }

@@ -42,12 +42,13 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 		return err
 	}
 	defer end()
-	sub, err := c.conn.Subscribe(ctx, w.channel)
+	sub, err := c.subscribeWithin(ctx, w.channel, w.start, w.wait)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return gaveUp()
 	case err != nil && w.timed():
-		// Redisson's tryLock logs the subscription's failure and gives up.
+		// Redisson's tryLock logs the subscription's failure, or its
+		// outlasting the wait, and gives up.
 		return w.leave(ctx, &waitEnded{ErrNotAcquired, err})
 	case err != nil:
 		return err

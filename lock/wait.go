@@ -30,6 +30,13 @@ import (
 // have taken the lock, which then stays for its lease with no watchdog.
 // The first try, made before the loop, is not covered (in Redisson its
 // timeout escapes tryLock), nor is a wait for ever (lock()).
+//
+// A bounded wait ends, refused, as soon as it is spent (waitSpent): after
+// the first try, after subscribing, after each try and after each wait
+// for a release, never with a try after the wait; and its subscription is
+// waited for only what is left of it (subscribeWithin): a subscription
+// that fails or outlasts it ends the wait refused, a known outcome
+// (waitEnded), as Redisson's tryLock returns false.
 func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.Duration, abandon bool,
 	try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (int64, error) {
 	start := c.rt.Now()
@@ -40,7 +47,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	if err != nil || ttl < 0 {
 		return token, err
 	}
-	if wait == 0 {
+	if wait == 0 || c.waitSpent(start, wait) {
 		return 0, ErrNotAcquired
 	}
 	ctx, gaveUp, end, err := c.waitScope(ctx)
@@ -48,11 +55,15 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		return 0, err
 	}
 	defer end()
-	sub, err := c.conn.Subscribe(ctx, channel)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, gaveUp()
-		}
+	sub, err := c.subscribeWithin(ctx, channel, start, wait)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return 0, gaveUp()
+	case err != nil && wait > 0:
+		// Redisson's tryLock gives up (false) when its subscription
+		// fails or outlasts the wait: nothing is held.
+		return 0, &waitEnded{ErrNotAcquired, err}
+	case err != nil:
 		return 0, err
 	}
 	defer func() {
@@ -60,6 +71,9 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 			_ = sub.Close()
 		}
 	}()
+	if c.waitSpent(start, wait) {
+		return 0, ErrNotAcquired
+	}
 	for {
 		// A context that ended since the last try (with the release that
 		// woke this waiter, say) gives up here, before a try that the Conn
@@ -106,7 +120,44 @@ func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscriptio
 	if err := c.awaitRelease(ctx, channel, sub, d, told, gaveUp); err != nil {
 		return true, 0, err
 	}
+	if c.waitSpent(start, wait) {
+		return true, 0, ErrNotAcquired // no try after the wait ran out
+	}
 	return false, 0, nil
+}
+
+// waitSpent reports whether a bounded wait (wait > 0) begun at start is
+// used up: Redisson's tryLock (4.7.0) checks the time left after its
+// first try, after subscribing, after each try and after each wait for
+// a release, and gives up (false) when none is left, without another try.
+func (c *Client) waitSpent(start time.Time, wait time.Duration) bool {
+	return wait > 0 && c.rt.Now().Sub(start) >= wait
+}
+
+// errSubscribeOutlastedWait is the cause of a bounded acquire that gave up
+// because its subscription was not made within what was left of its wait.
+var errSubscribeOutlastedWait = errors.New("lock: the subscription to the lock's channel was not made within the wait")
+
+// subscribeWithin subscribes to channel for an acquire waiting since start
+// for up to wait (< 0: for ever, no bound): a bounded wait waits for the
+// subscription only what is left of it, as Redisson's tryLock waits for
+// its subscription future (subscribeFuture.get(time)), and then fails with
+// errSubscribeOutlastedWait; the subscription, if made later, is closed
+// (the simulation's Conn closes it when its context ends).
+func (c *Client) subscribeWithin(ctx context.Context, channel string, start time.Time, wait time.Duration) (Subscription, error) {
+	if wait <= 0 {
+		return c.conn.Subscribe(ctx, channel)
+	}
+	left := wait - c.rt.Now().Sub(start)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := c.rt.AfterFunc(left, cancel)
+	sub, err := c.conn.Subscribe(sctx, channel)
+	t.Stop()
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return nil, errSubscribeOutlastedWait
+	}
+	return sub, err
 }
 
 // waitScope begins the wait of an acquire whose first try was refused: it

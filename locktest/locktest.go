@@ -134,9 +134,12 @@ func Check(impl Impl, opts ...Option) ([]Result, error) {
 // lock, a stale write, a wrong answer about who holds it): the first such
 // run's verdict, the events around the violation and the call that
 // replays it, and the seeds of the others; and with
-// the error of a scenario that cannot run. Availability findings
-// (liveness, a resurrected lock) and verdicts the checks could not decide
-// are logged, not failed. The scenario file's own expectation is not
+// the error of a scenario that cannot run; and with the runs in which
+// the lock was never held because every acquire ended in an error
+// (checker.Verdict.NeverHeld: a lock that cannot be taken is broken, and
+// such a run tests nothing). Availability findings (liveness, a
+// resurrected lock) and other verdicts the checks could not decide are
+// logged, not failed. The scenario file's own expectation is not
 // judged: Run asks whether the lock under test is safe there. With Out,
 // the files of each failing run are written too. On real servers
 // without redis-server, Run skips t unless LOCKSIM_REQUIRE_REDIS is set.
@@ -153,8 +156,11 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 	}
 	c, _ := configure(opts) // configure succeeded in Check
 	var first string
-	var seeds []uint64
+	var seeds, never []uint64
 	for _, r := range rs {
+		if r.Verdict.NeverHeld {
+			never = append(never, r.Seed)
+		}
 		if !r.Unsafe() {
 			if len(r.Verdict.Violations) > 0 || r.Verdict.Status == checker.Unknown {
 				t.Logf("%s", r)
@@ -173,6 +179,10 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 	}
 	if len(seeds) > 0 {
 		t.Fatalf("locktest: %d of %d runs violate safety (seeds %s); the first:\n%s", len(seeds), len(rs), seedRanges(seeds), first)
+	}
+	if len(never) > 0 {
+		t.Fatalf("locktest: in %d of %d runs (seeds %s) the lock was never held: every acquire answered ended in an error (logged above), so those runs tested nothing",
+			len(never), len(rs), seedRanges(never))
 	}
 	return rs
 }

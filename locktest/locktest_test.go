@@ -1,17 +1,21 @@
 package locktest_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/examples/ownlock"
+	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/locktest"
 )
 
@@ -182,5 +186,46 @@ func TestResultWrite(t *testing.T) {
 	}
 	if err := (locktest.Result{}).Write(dir); err == nil {
 		t.Errorf("Write of a zero Result: no error")
+	}
+}
+
+// brokenAcquire is a lock whose acquire script does not run: Redis
+// answers every call with an error (SET with an argument it does not
+// know), as a typo in a team's Lua would.
+type brokenAcquire struct {
+	conn lock.Conn
+	key  string
+	ttl  time.Duration
+}
+
+var badSet = lock.NewScript("broken_acquire", `return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'EXTRA')`)
+
+func (b *brokenAcquire) Acquire(ctx context.Context, owner string) (locktest.Grant, error) {
+	_, err := b.conn.Eval(ctx, badSet, []string{b.key}, owner, strconv.FormatInt(b.ttl.Milliseconds(), 10))
+	return locktest.Grant{}, err
+}
+
+func (b *brokenAcquire) Release(ctx context.Context, owner string, g locktest.Grant) error {
+	return lock.ErrNotHeld
+}
+
+// TestRunFailsALockNeverHeld: a lock whose every acquire ends in an error
+// was never held, so its runs test nothing; Run fails the test saying so
+// (it passed before: no holder, no violation), and each run's verdict is
+// undecided with the first error in its note. The control is
+// TestRunSafeLock: a lock that is held passes.
+func TestRunFailsALockNeverHeld(t *testing.T) {
+	impl := locktest.Impl{New: func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+		return &brokenAcquire{conn: conn, key: key, ttl: lease}, nil
+	}}
+	rec := &recorder{TB: t}
+	rs := locktest.Run(rec, impl, locktest.Scenario("baseline-simple"), locktest.Seeds(1, 2))
+	if !rec.failed || !strings.Contains(rec.text(), "in 2 of 2 runs (seeds 1-2) the lock was never held") {
+		t.Fatalf("Run did not fail a lock never held (failed %v):\n%s", rec.failed, rec.text())
+	}
+	for _, r := range rs {
+		if !r.Verdict.NeverHeld || r.Verdict.Status != checker.Unknown || !strings.Contains(r.String(), "ERR syntax error") {
+			t.Errorf("seed %d: %s", r.Seed, r)
+		}
 	}
 }

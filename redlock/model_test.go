@@ -616,19 +616,22 @@ func (m *rdModel) tryLock(T time.Duration, f string, lease time.Duration) (strin
 	return "ok", t - T, events
 }
 
-// unlock is Redisson.Unlock(owner) called at T: one member after another
-// for a RedLock (not-held only when no member was released), all at once
-// for a MultiLock (any member's not-held).
+// unlock is Redisson.Unlock(owner) called at T: one member after another;
+// for a RedLock not-held only when no member was released, for a
+// MultiLock not-held at the first member that was not held, the members
+// after it left alone.
 func (m *rdModel) unlock(T time.Duration, f string) (string, time.Duration) {
 	const L = time.Millisecond
 	if m.multi {
-		res := "ok"
+		t := T
 		for _, mb := range m.members {
-			if mb.unlock(T+L, f) != nil {
-				res = "not-held"
+			err := mb.unlock(t+L, f)
+			t += 2 * L
+			if err != nil {
+				return "not-held", t - T
 			}
 		}
-		return res, 2 * L
+		return "ok", t - T
 	}
 	t, released := T, 0
 	for _, mb := range m.members {

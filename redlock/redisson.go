@@ -412,9 +412,12 @@ func (r *Redisson) unlockInner(ctx context.Context, owner string, members []int)
 
 // Unlock releases owner's hold on every member.
 //
-// A MultiLock unlocks all members in parallel and returns every member's
-// error joined, "not held" (lock.ErrNotHeld) included, as
-// RedissonMultiLock.unlock throws on the first failed member.
+// A MultiLock unlocks the members one after another and stops at the
+// first that fails, returning its error ("not held", lock.ErrNotHeld,
+// included): the members after it are left as they were, held, their
+// watchdogs still renewing them. Redisson 4.7.0's RedissonMultiLock.unlock
+// is locks.forEach(Lock::unlock), which the first member's exception
+// ends.
 //
 // A RedLock unlocks the members one after another (RedissonRedLock.unlock
 // is unlockInner, which ignores errors). Members the owner never acquired
@@ -433,12 +436,12 @@ func (r *Redisson) Unlock(ctx context.Context, owner string) error {
 		}
 	}
 	if r.opts.MultiLock {
-		fs := make([]func(), n)
-		for i := range fs {
-			fs[i] = func() { unlock(i) }
+		for i := range n {
+			if unlock(i); errs[i] != nil {
+				return errs[i]
+			}
 		}
-		r.rt.Parallel(fs...)
-		return unknownIfAny(errors.Join(errs...))
+		return nil
 	}
 	released, notHeld := 0, 0
 	for i := range n {

@@ -284,3 +284,46 @@ func TestRedissonLockAndUnlock(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestMultiLockUnlockStopsAtTheFirstFailure: Redisson 4.7.0's
+// RedissonMultiLock.unlock unlocks the members in order
+// (locks.forEach(Lock::unlock)), and the first member that throws ends it:
+// the members after it stay held. c1 holds lk on n1, n2 and n3 with a
+// minute's lease; c2 deletes n1's key at 1 s; c1's Unlock at 2 s answers
+// "not held" (n1's) and leaves n2 and n3 held. A RedLock in the same
+// state (the control) releases n2 and n3, and answers ok: it released
+// some member.
+func TestMultiLockUnlockStopsAtTheFirstFailure(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, multi := range []bool{true, false} {
+		r := newRig(t, 1, 3)
+		c := r.client("c1", ms, 50*ms)
+		del := r.client("c2", ms, 50*ms)
+		rl, _ := r.redisson(c, redlock.RedissonOptions{MultiLock: multi})
+		unlockErr := errPending
+		c.Go("test", func() {
+			must(t, rl.LockWithLease(bg, "o", time.Minute))
+			sleepUntil(r.World, c, 2*time.Second)
+			unlockErr = rl.Unlock(bg, "o")
+		})
+		del.Go("del", func() {
+			sleepUntil(r.World, del, time.Second)
+			if _, err := r.conns(del)[0].Do(bg, "DEL", "lk"); err != nil {
+				t.Error(err)
+			}
+		})
+		r.run(3 * time.Second)
+		if multi {
+			if !errors.Is(unlockErr, lock.ErrNotHeld) {
+				t.Errorf("MultiLock Unlock: %v, want lock.ErrNotHeld (n1's)", unlockErr)
+			}
+			r.wantKeys("lk", "n2", "n3")
+		} else {
+			if unlockErr != nil {
+				t.Errorf("RedLock Unlock: %v, want nil (n2 and n3 released)", unlockErr)
+			}
+			r.wantKeys("lk")
+		}
+		r.Close()
+	}
+}

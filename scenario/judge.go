@@ -58,10 +58,12 @@ func (s *Scenario) SameChecks(o *Scenario, end time.Duration) bool {
 
 // checkConfig is the checker's configuration for a run of s that ran until
 // end: the algorithm's model (LockKind, LinOptions), CheckBudget, and the
-// bounds of the expect section (Expect.bounds).
+// bounds of the expect section (Expect.bounds). A scenario runs on a
+// simulated world or on real servers locksim watches, both of which
+// record node truth (TruthRecorded).
 func (s *Scenario) checkConfig(end time.Duration) checker.Config {
 	cfg := checker.Config{Model: s.Algorithm.LockKind(), LinOptions: s.Algorithm.LinOptions(), End: end, Budget: s.CheckBudget(),
-		Queues: s.Algorithm.Queues()}
+		Queues: s.Algorithm.Queues(), TruthRecorded: true}
 	s.Expect.bounds(&cfg)
 	return cfg
 }
@@ -86,6 +88,9 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	if len(e.Violated) == 0 && len(e.Absent) == 0 {
 		if v.Status == checker.OK {
 			return true, ""
+		}
+		if len(got) == 0 {
+			return false, fmt.Sprintf("expected ok, got %s: a check could not decide (its note says why)", v.Status)
 		}
 		return false, fmt.Sprintf("expected ok, got %s %s", v.Status, kindList(got))
 	}
@@ -260,6 +265,10 @@ type SweepTally struct {
 	// differs in a sweep that mostly violates. A bounded number, so that
 	// the tally's memory stays constant.
 	ViolatedSeeds, OKSeeds []SeedVerdict
+	// UndecidedSeeds are the first SweepExamples seeds added whose verdict
+	// was unknown: a run's notes say why it could not be decided, so a
+	// reader replays one of these.
+	UndecidedSeeds []uint64
 }
 
 // SweepExamples is how many violated seeds, and how many ok ones, a
@@ -285,7 +294,7 @@ func (t *SweepTally) Counts() []int {
 }
 
 // AddSeed counts verdict v, the verdict of seed (Add), and keeps the seed
-// among ViolatedSeeds or OKSeeds while they have room. A sweep adds its
+// among ViolatedSeeds, OKSeeds or UndecidedSeeds while they have room. A sweep adds its
 // seeds in seed order, so that they are the sweep's first ones whatever
 // ran first.
 func (t *SweepTally) AddSeed(seed uint64, v checker.Verdict) {
@@ -295,6 +304,8 @@ func (t *SweepTally) AddSeed(seed uint64, v checker.Verdict) {
 		t.ViolatedSeeds = append(t.ViolatedSeeds, SeedVerdict{Seed: seed, Kinds: v.Kinds()})
 	case v.Status == checker.OK && len(t.OKSeeds) < SweepExamples:
 		t.OKSeeds = append(t.OKSeeds, SeedVerdict{Seed: seed})
+	case v.Status == checker.Unknown && len(t.UndecidedSeeds) < SweepExamples:
+		t.UndecidedSeeds = append(t.UndecidedSeeds, seed)
 	}
 }
 

@@ -360,6 +360,8 @@ func (j checkJudged) mark() string {
 	switch {
 	case len(j.v.Violations) > 0:
 		return ""
+	case j.v.NeverHeld:
+		return "  (the lock was never held: see the note)"
 	case !j.v.Cleared():
 		return "  (a check gave up within its budget: see its note)"
 	case len(j.v.Unchecked) > 0:

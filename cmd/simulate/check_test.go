@@ -158,6 +158,28 @@ func TestCheckUserLogWithoutTruth(t *testing.T) {
 	}
 }
 
+// TestCheckLogOfALockNeverHeld: a log whose every acquire ended in an
+// error (the lock never held) is not cleared: its verdict is unknown, the
+// line says the lock was never held, its note names the first error, and
+// the exit status is 1. The clean log of TestCheckUserLogWithoutTruth,
+// whose lock was held, exits 0 (the control).
+func TestCheckLogOfALockNeverHeld(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"never.jsonl": `{"kind":"op","t":0,"end":2000000,"client":"api-1","lock":"orders","op":"acquire","args":["job-42"],"outcome":"error","result":"ERR wrong number of arguments"}
+{"kind":"op","t":1000000,"end":3000000,"client":"api-2","lock":"orders","op":"acquire","args":["job-43"],"outcome":"error","result":"ERR wrong number of arguments"}
+`})
+	code, out, errs := runCLI(t, "check", filepath.Join(dir, "never.jsonl"))
+	for _, want := range []string{"unknown  (the lock was never held: see the note)",
+		"lock orders never held: none of the 2 acquires succeeded, 2 ended in an error (the first, api-1/job-42's at 0s: ERR wrong number of arguments)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check says no %q:\n%s%s", want, out, errs)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}
+
 // TestCheckBadInput: a bad line is refused naming the file, the line and
 // the field, exit 2, and nothing is written under -out, not even for the
 // good history given before it; so are a file that is not a regular file,

@@ -1016,3 +1016,54 @@ func TestSweepStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSaysWhyUndecided: a script lock whose acquire script errors on
+// every call (a typo: SET with an argument Redis does not know) was never
+// held; the run is unknown, not as expected under "expect: ok", and says
+// why under its line: the lock never held, the first error. A sweep of
+// it counts the seeds undecided and names the first to replay. Before,
+// the line said only "got unknown []", and the sweep blamed a check's
+// budget.
+func TestRunSaysWhyUndecided(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../scenarios/script/baseline-script.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"bad.yaml":        strings.Replace(strings.Replace(string(src), "name: baseline-script", "name: bad-acquire", 1), "simplelock-acquire.lua", "bad-acquire.lua", 1),
+		"bad-acquire.lua": "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'EXTRA')\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, "../../scenarios/script/simplelock-release.lua", filepath.Join(dir, "simplelock-release.lua"))
+	file := filepath.Join(dir, "bad.yaml")
+	code, out, _ := runCLI(t, "run", file)
+	for _, want := range []string{"unknown", "NOT AS EXPECTED: expected ok, got unknown: a check could not decide (its note says why)",
+		"\n    undecided: lock lk never held: none of the ", "(the first, c1/main's at 0s: ERR syntax error)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run says no %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	_, out, _ = runCLI(t, "run", "-seeds", "2", file)
+	if want := "(2 of 2 undecided: a check could not decide, and they count as having no kind; the first, seed 1, replay: simulate run -seed 1"; !strings.Contains(out, want) {
+		t.Errorf("sweep says no %q:\n%s", want, out)
+	}
+}
+
+// copyFile copies file from to to.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

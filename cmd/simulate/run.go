@@ -378,7 +378,13 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		fmt.Fprintln(w)
 	}
 	if j.Undecided > 0 {
-		fmt.Fprintf(w, "    (%d of %d undecided: a check gave up within its budget; counted as having no kind)\n", j.Undecided, n)
+		// Why a run is undecided is in its notes (a check that gave up
+		// within its budget, a lock never held): the replay prints them.
+		first := ""
+		if len(t.UndecidedSeeds) > 0 {
+			first = fmt.Sprintf("; the first, seed %d, replay: %s", t.UndecidedSeeds[0], replayCommand(target, t.UndecidedSeeds[0]))
+		}
+		fmt.Fprintf(w, "    (%d of %d undecided: a check could not decide, and they count as having no kind%s)\n", j.Undecided, n, first)
 	}
 	writeSeeds(w, s, t, target)
 	return judged, j.Match
@@ -454,6 +460,11 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.s.Name, o.head, verdictLine(o.verdict), mark)
 	if o.note != "" {
 		fmt.Fprintf(w, "    note: %s\n", o.note)
+	}
+	if o.verdict.Status == checker.Unknown {
+		for _, n := range o.verdict.Notes {
+			fmt.Fprintf(w, "    undecided: %s\n", n) // why: an unknown verdict says nothing else
+		}
 	}
 	for _, x := range o.verdict.Violations {
 		fmt.Fprintf(w, "    %v\n", x)

@@ -1,0 +1,100 @@
+package checker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
+)
+
+// TestNeverHeldIsUndecided: a history whose every answered acquire ended
+// in an error (a lock script that does not run, say) held the lock never,
+// so it tests nothing: the verdict is Unknown, NeverHeld, and its note
+// names the lock, the counts and the first error, where it used to be
+// "ok" on a run that records truth (no key was ever written, so no
+// oracle had anything to find). The controls: one acquire that succeeded,
+// or one refused because another held the lock, or acquires that only
+// timed out, leave no such note; the clean run is OK.
+func TestNeverHeldIsUndecided(t *testing.T) {
+	const ms = time.Millisecond
+	errAcq := func(b *linHist, holder string, at time.Duration) {
+		b.add(holder, "lk", history.OpAcquire, at, at+ms, history.OutcomeError, "ERR syntax error", lnL10)
+	}
+	cfg := checker.Config{End: 10 * lnS, TruthRecorded: true}
+	for _, c := range []struct {
+		name  string
+		build func(b *linHist)
+		never bool
+	}{
+		{"every acquire an error", func(b *linHist) {
+			errAcq(b, "c1/main", 0)
+			errAcq(b, "c2/main", 5*ms)
+			b.acq("c3/main", 10*ms, lnOpen, lnUnknown, lnL10) // timed out: counted, not an error
+		}, true},
+		{"one acquire succeeded", func(b *linHist) {
+			errAcq(b, "c1/main", 0)
+			b.acq("c2/main", 5*ms, 6*ms, lnOK, lnL10)
+			b.rel("c2/main", lnS, lnS+ms, lnOK, "1")
+		}, false},
+		{"one acquire refused: someone held it", func(b *linHist) {
+			errAcq(b, "c1/main", 0)
+			b.acq("c2/main", 5*ms, 6*ms, lnFail, lnL10)
+		}, false},
+		{"acquires only timed out", func(b *linHist) {
+			b.acq("c1/main", 0, lnOpen, lnUnknown, lnL10)
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &linHist{}
+			c.build(b)
+			v := checker.Judge(b.recs, cfg)
+			if v.NeverHeld != c.never {
+				t.Fatalf("NeverHeld %v, want %v; verdict:\n%s", v.NeverHeld, c.never, v)
+			}
+			if !c.never {
+				for _, n := range v.Notes {
+					if strings.Contains(n, "never held") {
+						t.Fatalf("note %q on a history whose lock was held or not answered", n)
+					}
+				}
+				return
+			}
+			linWantStatus(t, v, checker.Unknown)
+			if v.Cleared() {
+				t.Fatalf("a lock never held is cleared; verdict:\n%s", v)
+			}
+			want := "lock lk never held: none of the 3 acquires succeeded, 2 ended in an error (the first, c1/main's at 0s: ERR syntax error)"
+			if len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], want) {
+				t.Fatalf("notes %q, want one beginning %q", v.Notes, want)
+			}
+			if len(v.GaveUp) > 0 || len(v.Violations) > 0 {
+				t.Fatalf("undecided kinds %v, violations %v: a lock never held gives neither", v.GaveUp, v.Violations)
+			}
+		})
+	}
+}
+
+// TestTruthRecordedWithoutTruthRecords: a history of lock calls from a
+// run that records truth (TruthRecorded) but holds no truth record had
+// nodes that never held a key: its truth oracles judge it, so nothing is
+// Unchecked and the verdict is OK. The control: the same history as a
+// production log (TruthRecorded false) leaves the truth kinds not
+// checked, and the verdict Unknown.
+func TestTruthRecordedWithoutTruthRecords(t *testing.T) {
+	const ms = time.Millisecond
+	b := &linHist{}
+	b.acq("c1/main", 0, ms, lnOK, lnL10)
+	b.rel("c1/main", lnS, lnS+ms, lnOK, "1")
+	recorded := checker.Judge(b.recs, checker.Config{End: 10 * lnS, TruthRecorded: true})
+	if len(recorded.Unchecked) > 0 {
+		t.Fatalf("truth recorded: unchecked %v, want none; verdict:\n%s", recorded.Unchecked, recorded)
+	}
+	linWantStatus(t, recorded, checker.OK)
+	logged := checker.Judge(b.recs, checker.Config{End: 10 * lnS})
+	if len(logged.Unchecked) == 0 {
+		t.Fatalf("production log: want the truth kinds unchecked; verdict:\n%s", logged)
+	}
+	linWantStatus(t, logged, checker.Unknown)
+}

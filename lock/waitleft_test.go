@@ -1,0 +1,193 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
+)
+
+// TestTryLockForStopsWhenTheWaitIsSpent: Redisson 4.7.0's tryLock
+// (RedissonLock.tryLock) looks at the time left after its first try,
+// after subscribing, after each try and after each wait for a release,
+// and returns false as soon as none is left, without another try. c1
+// holds lk; c2 calls TryLockFor from 10 ms, for each lock that waits
+// this way (the reentrant lock, the fenced lock, both read-write halves):
+//
+//   - wait 100 ms, round trips of 160 ms, c1 releasing at 300 ms: the
+//     first try returns with the wait spent (at 170 ms; the read half's
+//     at 330 ms, its script loaded first), so the call ends then,
+//     refused, with no subscription (it used to subscribe, try again and
+//     take the lock, hundreds of milliseconds past its wait);
+//   - wait 500 ms, round trips of 2 ms, c1 holding for 3 s: the wait for
+//     a release ends at 510 ms with the wait spent, and so does the call,
+//     after two tries (it used to try a third time).
+func TestTryLockForStopsWhenTheWaitIsSpent(t *testing.T) {
+	type locker struct {
+		name, acquire string // acquire: the req op of a try
+		hold             func(ctx context.Context, lc *lock.Client, lease time.Duration) error
+		release          func(ctx context.Context, lc *lock.Client) error
+		try              func(ctx context.Context, lc *lock.Client, wait time.Duration) error
+	}
+	lockers := []locker{
+		{"reentrant", "eval:reentrant_acquire",
+			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
+				return lc.Lock("lk").LockWithLease(ctx, "main", lease)
+			},
+			func(ctx context.Context, lc *lock.Client) error { return lc.Lock("lk").Unlock(ctx, "main") },
+			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
+				return lc.Lock("lk").TryLockFor(ctx, "main", wait, 0)
+			}},
+		{"fenced", "eval:fenced_acquire",
+			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
+				_, err := lc.FencedLock("lk").LockWithLease(ctx, "main", lease)
+				return err
+			},
+			func(ctx context.Context, lc *lock.Client) error { return lc.FencedLock("lk").Unlock(ctx, "main") },
+			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
+				_, err := lc.FencedLock("lk").TryLockFor(ctx, "main", wait, 0)
+				return err
+			}},
+		{"write half", "eval:rw_write_acquire",
+			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
+				return lc.ReadWriteLock("lk").WriteLock().LockWithLease(ctx, "main", lease)
+			},
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.ReadWriteLock("lk").WriteLock().Unlock(ctx, "main")
+			},
+			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
+				return lc.ReadWriteLock("lk").WriteLock().TryLockFor(ctx, "main", wait, 0)
+			}},
+		{"read half", "eval:rw_read_acquire",
+			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
+				return lc.ReadWriteLock("lk").WriteLock().LockWithLease(ctx, "main", lease)
+			},
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.ReadWriteLock("lk").WriteLock().Unlock(ctx, "main")
+			},
+			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
+				return lc.ReadWriteLock("lk").ReadLock().TryLockFor(ctx, "main", wait, 0)
+			}},
+	}
+	const ms = time.Millisecond
+	for _, l := range lockers {
+		for _, c := range []struct {
+			name               string
+			latency, wait      time.Duration
+			heldFor            time.Duration
+			returned           time.Duration
+			tries, subscribers int
+		}{
+			{"spent by the first try", 80 * ms, 100 * ms, 300 * ms, 0, 1, 0},
+			{"spent by the wait for a release", ms, 500 * ms, 3 * time.Second, 510 * ms, 2, 1},
+		} {
+			t.Run(l.name+"/"+c.name, func(t *testing.T) {
+				wd := newWorld(t, -1, lock.Options{}, "c1")
+				wd.addClient("c2", setup.ClientConfig{Latency: setup.Fixed(c.latency), Timeout: 3 * time.Second}, lock.Options{})
+				wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+					start := rt.Now()
+					wantErr(t, l.hold(ctx, lc, time.Minute), nil, "c1 hold")
+					_ = rt.Sleep(ctx, c.heldFor-rt.Now().Sub(start))
+					wantErr(t, l.release(ctx, lc), nil, "c1 release")
+				})
+				var err error
+				var returned time.Duration
+				wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+					_ = rt.Sleep(ctx, 10*ms)
+					err = l.try(ctx, lc, c.wait)
+					returned = wd.w.Now()
+				})
+				wd.run(time.Minute)
+				if !errors.Is(err, lock.ErrWaitTimeout) || lock.IsUnknown(err) {
+					t.Errorf("TryLockFor: %v; want ErrWaitTimeout, a known refusal", err)
+				}
+				tries, firstEnd := 0, time.Duration(0)
+				for _, r := range wd.reqs(l.acquire) {
+					if r.Client == "c2" {
+						if tries++; tries == 1 && r.End != nil {
+							firstEnd = time.Duration(*r.End)
+						}
+					}
+				}
+				want := c.returned
+				if want == 0 {
+					want = firstEnd // the first try's return (its script loaded first: EVALSHA, NOSCRIPT, EVAL)
+				}
+				if returned != want {
+					t.Errorf("TryLockFor returned at %v, want %v", returned, want)
+				}
+				subs := 0
+				for _, r := range wd.reqs(history.ReqSubscribe) {
+					if r.Client == "c2" {
+						subs++
+					}
+				}
+				if tries != c.tries || subs != c.subscribers {
+					t.Errorf("c2 sent %d tries and %d subscriptions, want %d and %d", tries, subs, c.tries, c.subscribers)
+				}
+			})
+		}
+	}
+}
+
+// TestTryLockForSubscribesWithinTheWait: Redisson's tryLock waits for its
+// subscription only the time left of its wait (subscribeFuture.get(time))
+// and returns false when it is not made by then, or fails: a known
+// refusal. c1 holds lk for a minute; c2's TryLockFor (wait 2 s, from 10
+// ms, a 3 s timeout per attempt) gets its first try's refusal at 12 ms,
+// and then c2 is cut from m1 until 1.5 s, so its subscription gets no
+// answer: the call ends at 2.01 s, its wait, with ErrWaitTimeout, a known
+// outcome, for the reentrant lock, and for the fair lock after it leaves
+// the queue. It used to wait for the subscription's timeout (3 s), and
+// the reentrant lock returned its error, an unknown outcome.
+func TestTryLockForSubscribesWithinTheWait(t *testing.T) {
+	const ms = time.Millisecond
+	for _, l := range []struct {
+		name     string
+		hold     func(ctx context.Context, lc *lock.Client) error
+		try      func(ctx context.Context, lc *lock.Client) error
+		returned time.Duration
+	}{
+		{"reentrant",
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.Lock("lk").LockWithLease(ctx, "main", time.Minute)
+			},
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.Lock("lk").TryLockFor(ctx, "main", 2*time.Second, 0)
+			}, 2010 * ms},
+		{"fair",
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.FairLock("lk").LockWithLease(ctx, "main", time.Minute)
+			},
+			func(ctx context.Context, lc *lock.Client) error {
+				return lc.FairLock("lk").TryLockFor(ctx, "main", 2*time.Second, 0)
+			}, 2014 * ms}, // then leaves the queue (acquireFailed): EVALSHA, NOSCRIPT, EVAL
+	} {
+		t.Run(l.name, func(t *testing.T) {
+			wd := newWorld(t, -1, lock.Options{}, "c1")
+			wd.addClient("c2", setup.ClientConfig{Timeout: 3 * time.Second}, lock.Options{})
+			wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+				wantErr(t, l.hold(ctx, lc), nil, "c1 hold")
+			})
+			var err error
+			var returned time.Duration
+			wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				_ = rt.Sleep(ctx, 10*ms)
+				err = l.try(ctx, lc)
+				returned = wd.w.Now()
+			})
+			must(t, wd.w.Partition([]string{"c2"}, []string{"m1"}, 13*ms, 1500*ms))
+			wd.run(time.Minute)
+			if !errors.Is(err, lock.ErrWaitTimeout) || lock.IsUnknown(err) {
+				t.Errorf("TryLockFor: %v; want ErrWaitTimeout, a known refusal", err)
+			}
+			if returned != l.returned {
+				t.Errorf("TryLockFor returned at %v, want %v", returned, l.returned)
+			}
+		})
+	}
+}
