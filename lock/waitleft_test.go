@@ -29,9 +29,9 @@ import (
 func TestTryLockForStopsWhenTheWaitIsSpent(t *testing.T) {
 	type locker struct {
 		name, acquire string // acquire: the req op of a try
-		hold             func(ctx context.Context, lc *lock.Client, lease time.Duration) error
-		release          func(ctx context.Context, lc *lock.Client) error
-		try              func(ctx context.Context, lc *lock.Client, wait time.Duration) error
+		hold          func(ctx context.Context, lc *lock.Client, lease time.Duration) error
+		release       func(ctx context.Context, lc *lock.Client) error
+		try           func(ctx context.Context, lc *lock.Client, wait time.Duration) error
 	}
 	lockers := []locker{
 		{"reentrant", "eval:reentrant_acquire",
