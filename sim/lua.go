@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	luajson "github.com/alicebob/miniredis/v2/gopher-json"
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -84,17 +85,21 @@ func (c *specCache) lookup(name string) (cmdSpec, bool) {
 
 // protectGlobals makes reading an unknown global or creating one an error,
 // as Redis 7 does, so that one script cannot leave state for the next in the
-// shared Lua state.
-const protectGlobals = `
-local mt = {}
-mt.__newindex = function(t, n, v)
-  error("Script attempted to create global variable '" .. tostring(n) .. "'", 2)
-end
-mt.__index = function(t, n)
-  error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
-end
-setmetatable(_G, mt)
-`
+// shared Lua state. Its metamethods are Go functions, so that the error
+// names the line of the script that read or wrote the global (a Lua
+// metamethod's error named its own line, whatever the script's).
+func protectGlobals(L *lua.LState) {
+	mt := L.NewTable()
+	L.SetField(mt, "__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to create global variable '%s'", L.Get(2).String())
+		return 0
+	}))
+	L.SetField(mt, "__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		return 0
+	}))
+	L.SetMetatable(L.Get(lua.GlobalsIndex), mt)
+}
 
 // newLuaEngine is a node's script runner, without its Lua state yet.
 func newLuaEngine(n *Node) *luaEngine {
@@ -125,6 +130,14 @@ func (e *luaEngine) state() (*lua.LState, error) {
 			return nil, fmt.Errorf("sim: node %s: open Lua library %s: %w", e.n.name, lib.name, err)
 		}
 	}
+	// Redis's cjson library: encode and decode, through the JSON module
+	// miniredis gives its own scripts.
+	if err := L.CallByParam(lua.P{Fn: L.NewFunction(luajson.Loader), NRet: 1, Protect: true}); err != nil {
+		L.Close()
+		return nil, fmt.Errorf("sim: node %s: open Lua library cjson: %w", e.n.name, err)
+	}
+	L.SetGlobal("cjson", L.Get(-1))
+	L.Pop(1)
 	// Redis removes these from its scripting environment.
 	for _, name := range []string{"dofile", "loadfile", "print"} {
 		L.SetGlobal(name, lua.LNil)
@@ -153,15 +166,7 @@ func (e *luaEngine) state() (*lua.LState, error) {
 	keys, argv := L.NewTable(), L.NewTable()
 	L.SetGlobal("KEYS", keys)
 	L.SetGlobal("ARGV", argv)
-	p, err := compileProto(protectGlobals)
-	if err == nil {
-		L.Push(L.NewFunctionFromProto(p))
-		err = L.PCall(0, 0, nil)
-	}
-	if err != nil {
-		L.Close()
-		return nil, fmt.Errorf("sim: node %s: %w", e.n.name, err)
-	}
+	protectGlobals(L)
 	e.L, e.keys, e.argv = L, keys, argv
 	return L, nil
 }

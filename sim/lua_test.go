@@ -254,3 +254,38 @@ func TestScriptCachedAfterRuntimeError(t *testing.T) {
 		t.Errorf("redis-server: EVALSHA after a failed EVAL = %v; want the WRONGTYPE error (script cached)", err)
 	}
 }
+
+// TestGlobalErrorsNameTheScriptsLine: reading an unknown global, or
+// creating one, is an error, as in Redis 7, and it names the line of the
+// script that did it (line 3 and line 2 here). Before, the error named a
+// line of the simulator's own guard (4 and 7), whatever the script's.
+func TestGlobalErrorsNameTheScriptsLine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fast, _ := evalBoth(t, []luaCall{
+		{src: "local x = 1\nlocal y = 2\nreturn undefinedvar\n"},
+		{src: "local x = 1\nleaked = 2\nreturn x\n"},
+	})
+	for i, want := range []string{
+		"user_script:3: Script attempted to access nonexistent global variable 'undefinedvar'",
+		"user_script:2: Script attempted to create global variable 'leaked'",
+	} {
+		if !strings.Contains(fast[i], want) {
+			t.Errorf("script %d: %s; want an error saying %q", i, fast[i], want)
+		}
+	}
+}
+
+// TestCjson: a script has Redis's cjson library, as on Redis (a lock that
+// keeps its holder's metadata as JSON): encode and decode round-trip a
+// table, in both runners. Before, cjson was a nonexistent global in the
+// default runner.
+func TestCjson(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	calls := []luaCall{
+		{src: "local t = cjson.decode(ARGV[1]) return {t.owner, t.n, cjson.encode({owner = t.owner})}", args: []any{`{"owner":"c1","n":3}`}},
+	}
+	fast, mini := evalBoth(t, calls)
+	if want := `["c1" 3 "{\"owner\":\"c1\"}"]`; fast[0] != want || mini[0] != want {
+		t.Errorf("cjson: default runner %s, miniredis %s; want %s", fast[0], mini[0], want)
+	}
+}
