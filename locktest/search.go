@@ -26,7 +26,9 @@ import (
 
 // Budget is what a search (Search, Find) draws its runs from and may
 // spend. Its zero value is a usable budget: up to 2 faults of the default
-// kinds per run, 100 runs on Setup{}.
+// kinds per run, at drawn times, 100 runs on Setup{}. A bug that needs a
+// fault on one request (a lost reply to a release by plain DEL) wants
+// OnOps too: at a drawn time such a fault hits that request by chance.
 type Budget struct {
 	// Faults are the fault kinds to draw, as scenario files name them:
 	// failover, crash, pause, client-crash, clock-jump, drop-replies,

@@ -261,7 +261,8 @@ func (p *proc) park() {
 // the caller, reported by panic with an explanation.
 func (w *World) self(op string) *proc {
 	if w.current == nil {
-		panic(fmt.Sprintf("sim: %s called outside a simulated process (use Client.Go)", op))
+		panic(fmt.Sprintf("sim: %s called outside a simulated process: start a lock's background work "+
+			"(a watchdog, a renewal) with lock.Runtime.Go or AfterFunc, never a goroutine (in a test's own code, Client.Go)", op))
 	}
 	return w.current
 }
