@@ -55,8 +55,8 @@ type Config struct {
 }
 
 // Judge checks h, a history that ran until cfg.End, and returns the whole
-// verdict: the belief, ground-truth, reentrancy, unlock-idempotency and
-// fencing oracles, the fairness oracle over the fair lock queues cfg
+// verdict: the belief, ground-truth, reentrancy, unlock-idempotency,
+// extend-answer and fencing oracles, the fairness oracle over the fair lock queues cfg
 // names (evicted waiters, out-of-order grants, stuck queues),
 // linearizability against cfg.Model, and the liveness bounds cfg sets,
 // each run once within cfg.Budget, violations in time order (then by kind
@@ -109,6 +109,7 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 	all = append(all, tr.reentrancyViolations(ix, works[2])...)
 	reqs := &lazyReqs{h: h} // the req index, shared by the checks that ask it
 	all = append(all, tr.idempotencyViolations(ix, reqs, works[3])...)
+	all = append(all, tr.extendViolations(ix, reqs, works[6])...)
 	rep, fenced := fencing(ix, hs, reqs, works[4])
 	all = append(all, fenced...)
 	v.Fencing = rep
@@ -177,4 +178,5 @@ var oracleChecks = []struct {
 	{string(UnlockIdempotency), []Kind{UnlockIdempotency}},
 	{"fencing (stale-write, token-regression)", []Kind{StaleWrite, TokenRegression}},
 	{"fairness (evicted-waiter, out-of-order-grant, stuck-queue)", fairKinds},
+	{string(ExtendAnswer), []Kind{ExtendAnswer}},
 }

@@ -22,6 +22,7 @@ const (
 	TokenRegression   Kind = "token-regression"   // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
 	Reentrancy        Kind = "reentrancy"         // the nodes' hold count disagrees with a living owner's unmatched acquires
 	UnlockIdempotency Kind = "unlock-idempotency" // a retried or an owner's unlock answered wrongly, or a non-owner's released
+	ExtendAnswer      Kind = "extend-answer"      // an extend answered success while the master named another holder, or none
 	Liveness          Kind = "liveness"           // a lock stayed unavailable longer than lease plus wait
 	Linearizability   Kind = "linearizability"    // no order of the operations fits the lock's model
 	// Resurrected: nobody holds the lock by belief, yet the master shows a
@@ -42,7 +43,7 @@ const (
 )
 
 // kinds is every Kind, in the order Kinds lists them.
-var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Liveness, Linearizability, Resurrected,
+var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, ExtendAnswer, Liveness, Linearizability, Resurrected,
 	EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
@@ -79,12 +80,14 @@ func KindNames() []string {
 // holder's lock, which lets a third client in while that holder works, and
 // an unlock that answers "not held" to the owner it released, a wrong
 // answer about the lock's state on which the owner acts (it must assume its
-// critical section was unprotected). Neither is a mere wait. An unknown
+// critical section was unprotected). Neither is a mere wait. ExtendAnswer
+// is safety for the same reason: an extend that says yes to a holder the
+// master no longer names keeps it working on another's lock. An unknown
 // kind is not safety, nor is a fairness kind (Fairness): an unfair grant
 // still gives the lock to one holder at a time.
 func (k Kind) Safety() bool {
 	switch k {
-	case MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, Linearizability:
+	case MutualExclusion, SilentLoss, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, ExtendAnswer, Linearizability:
 		return true
 	}
 	return false

@@ -15,7 +15,7 @@ func TestKindsAndSafety(t *testing.T) {
 	ks := checker.Kinds()
 	availability := []checker.Kind{checker.Liveness, checker.Resurrected, checker.QuorumHeldByDown}
 	safety := []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
-		checker.Reentrancy, checker.UnlockIdempotency, checker.Linearizability}
+		checker.Reentrancy, checker.UnlockIdempotency, checker.ExtendAnswer, checker.Linearizability}
 	fairness := []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue}
 	if len(ks) != len(availability)+len(safety)+len(fairness) {
 		t.Fatalf("Kinds() = %v", ks)

@@ -19,10 +19,11 @@ import (
 // silent loss and the quorum held by down nodes (a holder's belief against
 // the masters' keys, and which masters were down), reentrancy and
 // the resurrected lock (the master's hold count against the owner's calls),
-// and unlock idempotency (an unlock's answer against what the master held).
-// On a history without truth records they find nothing, which is no
-// evidence of anything.
-var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, UnlockIdempotency, Resurrected}
+// unlock idempotency (an unlock's answer against what the master held)
+// and the extend's answer (ExtendAnswer, the same for an extend). On a
+// history without truth records they find nothing, which is no evidence
+// of anything.
+var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, UnlockIdempotency, ExtendAnswer, Resurrected}
 
 // fairKinds are the fairness oracle's kinds (Config.Queues), which read a
 // fair lock's queue and hash on its master over time, as truth records
@@ -32,7 +33,7 @@ var fairKinds = []Kind{EvictedWaiter, OutOfOrder, StuckQueue}
 
 // NoTruthNote is the note of a verdict on lock operations without a truth
 // record: the kinds of TruthKinds are then not checked (Verdict.Unchecked).
-const NoTruthNote = "silent-loss, quorum-held-by-down-nodes, reentrancy, unlock-idempotency and resurrected-lock not checked: no node truth in the history " +
+const NoTruthNote = "silent-loss, quorum-held-by-down-nodes, reentrancy, unlock-idempotency, extend-answer and resurrected-lock not checked: no node truth in the history " +
 	"(these oracles compare what clients believed and were told with what the nodes held, which truth records state)"
 
 // NoQueueTruthNote is the note of a verdict on lock operations without a

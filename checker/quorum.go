@@ -138,11 +138,35 @@ func (tr *Truth) lossWith(h Holding, groups []string, t time.Duration,
 // down since when, and why nobody else could take the lock.
 func (tr *Truth) lossViolation(h Holding, groups []string, l loss, from, until time.Duration) Violation {
 	detail := fmt.Sprintf("%s believed it held the lock while %s", h.Client, tr.describe(h, groups, from))
+	if then := tr.describeChange(h, groups, from, until); then != "" {
+		detail += "; " + then
+	}
 	if l.kind == QuorumHeldByDown {
 		detail += "; " + heldByDown(l, len(groups))
 	}
 	return Violation{Kind: l.kind, Lock: h.Lock, Holders: []string{h.Client}, From: from, To: until, Detail: detail,
 		Faults: tr.faultsBefore(from)}
+}
+
+// describeChange says what a single group's master held of h's lock at
+// the first change within (from, until), when it differs from what it held
+// at from: "from 1.051s the master m1 held "c2-…"", so that a span that
+// began with no key and went on while another holder took the lock names
+// that holder. "" when nothing changed, or for several groups.
+func (tr *Truth) describeChange(h Holding, groups []string, from, until time.Duration) string {
+	if len(groups) != 1 {
+		return ""
+	}
+	first := tr.describe(h, groups, from)
+	for _, t := range within(tr.keyTimes(h.Lock), from, until) {
+		if t <= from || t >= until {
+			continue
+		}
+		if d := tr.describe(h, groups, t); d != first {
+			return fmt.Sprintf("from %v %s", t, d)
+		}
+	}
+	return ""
 }
 
 // heldByDown says which masters were down and why that kept every other

@@ -84,6 +84,8 @@ func styleOf(k checker.Kind) findingStyle {
 		return findingStyle{color.NRGBA{R: 197, G: 27, B: 125, A: 255}, diamond, "reentrancy: hold count wrong"}
 	case checker.UnlockIdempotency:
 		return findingStyle{color.NRGBA{R: 20, G: 20, B: 20, A: 255}, square, "unlock answer contradicts the nodes"}
+	case checker.ExtendAnswer:
+		return findingStyle{color.NRGBA{R: 20, G: 20, B: 20, A: 255}, diamond, "extend said yes to a holder the nodes did not name"}
 	case checker.Resurrected:
 		return findingStyle{color.NRGBA{R: 217, G: 95, B: 2, A: 255}, triangleUp, "resurrected lock: key back, nobody holds it"}
 	case checker.Liveness:

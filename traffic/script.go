@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -277,7 +278,7 @@ func (l *scriptLock) Extend(ctx context.Context, owner string, g Grant) (Grant, 
 // a known outcome, as an error reply's is (not lock.IsUnknown), so the
 // op's outcome is "error" and its Result says which reply of which script.
 func (l *scriptLock) badReply(what string, v any) error {
-	return lock.ReplyError(fmt.Sprintf("the %s script %s answered %#v, which the %s reply convention does not define", what, l.cfg.scriptOf(what).Name, v, l.cfg.Reply))
+	return lock.ReplyError(fmt.Sprintf("the %s script %s answered %s, which the %s reply convention does not define", what, l.cfg.scriptOf(what).Name, history.FormatReply(v), l.cfg.Reply))
 }
 
 func (cfg ScriptConfig) scriptOf(what string) *lock.Script {

@@ -129,7 +129,7 @@ func TestCheckUserLogWithoutTruth(t *testing.T) {
 	dir := t.TempDir()
 	overlap, clean := filepath.Join(dir, "overlap.jsonl"), filepath.Join(dir, "clean.jsonl")
 	writeTree(t, dir, map[string]string{"overlap.jsonl": overlapLog, "clean.jsonl": cleanLog})
-	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.UnlockIdempotency), string(checker.Resurrected)}, ", ")
+	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.UnlockIdempotency), string(checker.ExtendAnswer), string(checker.Resurrected)}, ", ")
 	for _, c := range []struct {
 		file, line string
 		code       int

@@ -1067,3 +1067,50 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExtendAnswerFound: a script lock whose extend renews the key without
+// checking whose it is (a plain PEXPIRE) answers success to a holder that
+// lost its key in a crash of the master without persistence while another
+// holds the lock: the verdict names extend-answer, with what the master
+// held. The same lock with a compare-and-pexpire extend (the control) is
+// refused there, and has no such finding: the two are told apart by kind.
+func TestExtendAnswerFound(t *testing.T) {
+	dir := t.TempDir()
+	const yaml = `name: extend-NAME
+seed: 1
+duration: 10s
+topology:
+  nodes: [{name: m1}]
+clients:
+  - {name: c1, holds: 1, hold: 4s}
+  - {name: c2, start: 1050ms, think: 20ms, hold: 4s, holds: 1}
+algorithm:
+  kind: script
+  acquire: simplelock-acquire.lua
+  release: simplelock-release.lua
+  extend: NAME.lua
+  extend_every: 300ms
+  lease: 1s
+faults:
+  - {kind: crash, node: m1, at: 1s, down: 10ms}
+expect: any
+`
+	writeTree(t, dir, map[string]string{
+		"bad.yaml":  strings.ReplaceAll(yaml, "NAME", "bad"),
+		"good.yaml": strings.ReplaceAll(yaml, "NAME", "good"),
+		"bad.lua":   "return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n",
+		"good.lua":  "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nend\nreturn 0\n",
+	})
+	for _, f := range []string{"simplelock-acquire.lua", "simplelock-release.lua"} {
+		copyFile(t, "../../scenarios/script/"+f, filepath.Join(dir, f))
+	}
+	_, bad, _ := runCLI(t, "run", filepath.Join(dir, "bad.yaml"))
+	if !strings.Contains(bad, "violated extend-answer") || !strings.Contains(bad, "extend-answer on lk by c1/main at ") ||
+		!strings.Contains(bad, `c1/main's extend answered success while the master m1 held "`) {
+		t.Errorf("the unchecked extend:\n%s", bad)
+	}
+	_, good, _ := runCLI(t, "run", filepath.Join(dir, "good.yaml"))
+	if strings.Contains(good, "extend-answer") || !strings.Contains(good, "violated") {
+		t.Errorf("the checked extend (violated, but not extend-answer):\n%s", good)
+	}
+}

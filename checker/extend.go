@@ -1,0 +1,88 @@
+// The extend-answer oracle: an extend's success against what the master
+// held when the extend ran.
+
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// extendViolations reports, on single-group locks, an owner's extend that
+// answered success although the master named someone else, or nobody,
+// just before every run of its commands (the req records' Applied): no
+// run could truthfully have said the owner still held the lock, so the
+// owner works on, extended by its own account, on a lock that is not its
+// own. The classic cause is an extend that renews the key without
+// checking whose it is (a plain PEXPIRE): the mutual exclusion and silent
+// loss it leads to are found by their own oracles, this one names the
+// wrong answer that caused them. An extend whose runs the history does
+// not record (real servers) is not judged: the master's state at its call
+// says nothing of when it ran. w is charged a unit per extend judged, and
+// per run of it.
+func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
+	h := ix.h
+	var out []Violation
+	lastToken := map[string]string{}
+	for _, i := range ix.ops {
+		r := &h[i]
+		holder := holderName(r)
+		if r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK {
+			lastToken[holder+"\x00"+r.Lock] = r.Result
+		}
+		if r.Op != history.OpExtend || r.Outcome != history.OutcomeOK {
+			continue
+		}
+		groups := tr.groups(r.Lock)
+		if len(groups) != 1 {
+			continue
+		}
+		runs := opRuns(h, reqs.of(r.Client), r)
+		if !w.charge(1+int64(len(runs)), r.At()) {
+			break
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		hd := Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}
+		if v, wrong := tr.judgeExtend(r, hd, groups, runs); wrong {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// judgeExtend reports the violation of extend r by hd when the master
+// named hd just before none of its runs.
+func (tr *Truth) judgeExtend(r *history.Record, hd Holding, groups []string, runs []time.Duration) (Violation, bool) {
+	for _, t := range runs {
+		if Names(tr.State(tr.Master(groups[0], t), r.Lock, t-1), hd) {
+			return Violation{}, false
+		}
+	}
+	t := runs[0]
+	detail := fmt.Sprintf("%s's extend answered success while %s when it ran", hd.Client, tr.describe(hd, groups, t-1))
+	if len(runs) > 1 {
+		detail = fmt.Sprintf("%s's extend answered success, and before each of its %d runs the master named someone else or nobody: at the first %s",
+			hd.Client, len(runs), tr.describe(hd, groups, t-1))
+	}
+	return Violation{Kind: ExtendAnswer, Lock: r.Lock, Holders: []string{hd.Client}, From: t, To: t, Detail: detail, Faults: tr.faultsBefore(t)}, true
+}
+
+// opRuns is when op's commands on its lock took effect: the times a node
+// ran the commands its client sent on the lock between the op's call and
+// its return (req records' Applied, sorted), or nil when the history does
+// not say.
+func opRuns(h []history.Record, reqs []int, op *history.Record) []time.Duration {
+	var out []time.Duration
+	for _, i := range opReqs(h, reqs, op, func(*history.Record) bool { return true }) {
+		for _, t := range h[i].Applied {
+			out = append(out, time.Duration(t))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
