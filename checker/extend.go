@@ -64,7 +64,7 @@ func (tr *Truth) judgeExtend(r *history.Record, hd Holding, groups []string, run
 		}
 	}
 	t := runs[0]
-	detail := fmt.Sprintf("%s's extend answered success while %s when it ran", hd.Client, tr.describe(hd, groups, t-1))
+	detail := fmt.Sprintf("%s's extend answered success, but when it ran %s", hd.Client, tr.describe(hd, groups, t-1))
 	if len(runs) > 1 {
 		detail = fmt.Sprintf("%s's extend answered success, and before each of its %d runs the master named someone else or nobody: at the first %s",
 			hd.Client, len(runs), tr.describe(hd, groups, t-1))

@@ -44,7 +44,7 @@ func TestExtendAnswer(t *testing.T) {
 			found = append(found, x)
 		}
 	}
-	if len(found) != 1 || found[0].From != 1501*ms || !strings.Contains(found[0].Detail, `c1/main's extend answered success while the master m1 held "t2" when it ran`) {
+	if len(found) != 1 || found[0].From != 1501*ms || !strings.Contains(found[0].Detail, `c1/main's extend answered success, but when it ran the master m1 held "t2"`) {
 		t.Fatalf("want one extend-answer at 1.501s naming c2's token; verdict:\n%s", v)
 	}
 	if !checker.ExtendAnswer.Safety() {
@@ -59,6 +59,41 @@ func TestExtendAnswer(t *testing.T) {
 			if x.Kind == checker.ExtendAnswer {
 				t.Errorf("extend at %v answered %s: %v", c.at, c.outcome, x)
 			}
+		}
+	}
+}
+
+// TestHolderNameAsValueExplained: a lock that keeps its holder's name in
+// the key's value, judged as one that marks it as a hash field (its
+// acquires name no token: a script lock's owner_in: field where its script
+// writes the value), reads as lost while its key is there; the silent
+// loss says so and names the setting, where it said only that the master
+// held "c1:main", which read as a contradiction. The control: the master
+// holding another holder's name is described as before.
+func TestHolderNameAsValueExplained(t *testing.T) {
+	const ms = time.Millisecond
+	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	h := func(value string) []history.Record {
+		return inTimeOrder([]history.Record{
+			{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+			{Kind: history.KindOp, T: 0, End: end(ms), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Detail: "lease=10s"},
+			{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: value},
+		})
+	}
+	cfg := checker.Config{End: 2 * time.Second, TruthRecorded: true}
+	for value, want := range map[string]string{
+		"c1:main": `the master m1 held "c1:main", the holder's name, as the key's value (its acquire named no token: a lock that keeps its holder in the value is owner_in: value)`,
+		"c2:main": `the master m1 held "c2:main"`,
+	} {
+		v := checker.Judge(h(value), cfg)
+		var detail string
+		for _, x := range v.Violations {
+			if x.Kind == checker.SilentLoss {
+				detail = x.Detail
+			}
+		}
+		if !strings.HasSuffix(detail, want) {
+			t.Errorf("master holding %q: silent loss %q, want it to end %q", value, detail, want)
 		}
 	}
 }

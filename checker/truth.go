@@ -473,6 +473,13 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 		case st.Fields != nil:
 			return fmt.Sprintf("the master %s named %v", m, slices.Sorted(maps.Keys(st.Fields)))
 		}
+		if h.Token == "" && st.Value == holderField(h.Client) {
+			// The key holds the holder's own name as a string, but its
+			// acquire named no token: a lock that marks its holder in the
+			// key's value, judged as one that marks it as a hash field
+			// (a script lock's owner_in: field where it should be value).
+			return fmt.Sprintf("the master %s held %q, the holder's name, as the key's value (its acquire named no token: a lock that keeps its holder in the value is owner_in: value)", m, st.Value)
+		}
 		return fmt.Sprintf("the master %s held %q", m, st.Value)
 	}
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))

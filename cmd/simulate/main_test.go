@@ -1106,7 +1106,7 @@ expect: any
 	}
 	_, bad, _ := runCLI(t, "run", filepath.Join(dir, "bad.yaml"))
 	if !strings.Contains(bad, "violated extend-answer") || !strings.Contains(bad, "extend-answer on lk by c1/main at ") ||
-		!strings.Contains(bad, `c1/main's extend answered success while the master m1 held "`) {
+		!strings.Contains(bad, `c1/main's extend answered success, but when it ran the master m1 held "`) {
 		t.Errorf("the unchecked extend:\n%s", bad)
 	}
 	_, good, _ := runCLI(t, "run", filepath.Join(dir, "good.yaml"))
