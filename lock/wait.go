@@ -59,9 +59,11 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return 0, gaveUp()
-	case err != nil && wait > 0:
+	case err != nil && wait > 0 && (abandon || errors.Is(err, errSubscribeOutlastedWait)):
 		// Redisson's tryLock gives up (false) when its subscription
-		// fails or outlasts the wait: nothing is held.
+		// fails or outlasts the wait: nothing is held. The fenced lock's
+		// token calls (tryLockAndGetTokenAsync) give up so when it
+		// outlasts the wait, and fail with a subscription's error.
 		return 0, &waitEnded{ErrNotAcquired, err}
 	case err != nil:
 		return 0, err
