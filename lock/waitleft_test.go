@@ -191,3 +191,47 @@ func TestTryLockForSubscribesWithinTheWait(t *testing.T) {
 		})
 	}
 }
+
+// failSubscribe is a Conn whose subscriptions fail at once with errBoom.
+type failSubscribe struct{ lock.Conn }
+
+var errBoom = errors.New("boom: the subscription failed")
+
+func (failSubscribe) Subscribe(context.Context, string) (lock.Subscription, error) {
+	return nil, errBoom
+}
+
+// TestTryLockForSubscriptionFails: a subscription that fails (not one
+// that outlasts the wait) ends RLock's tryLock refused, a known outcome
+// (Redisson's tryLock returns false on the subscription future's
+// ExecutionException), while the fenced lock's token call fails with the
+// subscription's error (tryLockAndGetTokenAsync completes exceptionally).
+func TestTryLockForSubscriptionFails(t *testing.T) {
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	c2, err := wd.w.AddClient(setup.ClientConfig{Name: "c2", Latency: setup.Fixed(time.Millisecond), Timeout: 3 * time.Second})
+	must(t, err)
+	conn, err := c2.Conn("m1")
+	must(t, err)
+	lc, err := lock.New(failSubscribe{conn}, c2.Runtime(), lock.Options{ID: "c2"})
+	must(t, err)
+	defer lc.Close()
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
+		_, err := lc.FencedLock("fk").LockWithLease(ctx, "main", time.Minute)
+		wantErr(t, err, nil, "c1 fenced hold")
+	})
+	var plain, fenced error
+	c2.Go("c2", func() {
+		ctx := context.Background()
+		_ = c2.Runtime().Sleep(ctx, 10*time.Millisecond)
+		plain = lc.Lock("lk").TryLockFor(ctx, "main", 2*time.Second, 0)
+		_, fenced = lc.FencedLock("fk").TryLockFor(ctx, "main", 2*time.Second, 0)
+	})
+	wd.run(time.Minute)
+	if !errors.Is(plain, lock.ErrWaitTimeout) || lock.IsUnknown(plain) {
+		t.Errorf("Lock.TryLockFor: %v; want ErrWaitTimeout, a known refusal", plain)
+	}
+	if !errors.Is(fenced, errBoom) || errors.Is(fenced, lock.ErrWaitTimeout) {
+		t.Errorf("FencedLock.TryLockFor: %v; want the subscription's error", fenced)
+	}
+}
