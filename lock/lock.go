@@ -249,14 +249,17 @@ func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, toke
 }
 
 // took accounts for a hold owner just took with lease (0: the watchdog's,
-// leaseMs its TTL): the watchdog starts (or counts one more hold), and the
-// lease is remembered for the unlocks that leave holds.
+// leaseMs its TTL): a watchdog hold starts the watchdog (or counts one
+// more hold), and the lease is remembered for the unlocks that leave
+// holds. A leased hold is not counted, as Redisson 4.7.0 counts only the
+// acquires that schedule a renewal while every unlock gives one back
+// (LockEntry.removeThreadId): a holder that mixes leased and watchdog
+// holds stops its watchdog at an unlock that leaves a hold, which then
+// expires under it.
 func (l *Lock) took(owner string, lease time.Duration, leaseMs int64) {
 	c := l.c
 	if lease == 0 {
 		c.startRenewal(l, owner)
-	} else {
-		c.holdMore(holderKey(l, owner)) // a leased hold still counts while a watchdog runs
 	}
 	c.setLease(l, owner, leaseMs)
 }

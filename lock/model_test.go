@@ -250,7 +250,7 @@ type lkModel struct {
 }
 
 type lkWatchdog struct {
-	depth int // holds not yet given back since the watchdog started (lock's renewal.depth)
+	depth int // watchdog holds not yet given back since the watchdog started (lock's renewal.depth)
 }
 
 func newLkModel(fenced bool) *lkModel {
@@ -368,9 +368,9 @@ func (m *lkModel) apply(a lkAction) lkResult {
 				res.token = m.token
 			}
 			res.err = "ok"
-			if wd, ok := m.wds[f]; ok {
-				wd.depth++ // every hold counts while a watchdog runs
-			} else if watchdog {
+			if wd, ok := m.wds[f]; ok && watchdog {
+				wd.depth++ // a watchdog hold counts; a leased one does not (Redisson's LockEntry)
+			} else if !ok && watchdog {
 				m.wds[f] = &lkWatchdog{depth: 1}
 				m.tasks.start(clientName(a.client), r)
 			}
@@ -1011,9 +1011,10 @@ func (m *rwModel) apply(a rwAction) rwModelResult {
 				half = "read|"
 			}
 			switch k := half + rf; {
+			case !watchdog: // a leased hold is not counted (Redisson's LockEntry)
 			case m.wds[k] > 0:
-				m.wds[k]++ // every hold counts while a watchdog runs
-			case watchdog:
+				m.wds[k]++
+			default:
 				m.wds[k] = 1
 				m.tasks.start(rwTask(k), r)
 			}

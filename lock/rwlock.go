@@ -283,9 +283,7 @@ func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration)
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
 	if lease == 0 {
-		h.startWatchdog(owner)
-	} else {
-		c.holdMore(h.watchdogKey(owner)) // a leased hold still counts while a watchdog runs
+		h.startWatchdog(owner) // a leased hold is not counted (Lock.took)
 	}
 	c.setLeaseOf(h.watchdogKey(owner), leaseMs)
 	return -1, 0, nil

@@ -235,3 +235,40 @@ func TestTryLockForSubscriptionFails(t *testing.T) {
 		t.Errorf("FencedLock.TryLockFor: %v; want the subscription's error", fenced)
 	}
 }
+
+// TestMixedHoldsStopTheWatchdog: Redisson 4.7.0 counts a holder's watchdog
+// holds only (LockEntry.addThreadId, at the acquires that schedule a
+// renewal), and every unlock gives one back (removeThreadId). c1 takes lk
+// with the watchdog at 0, again with a 10 s lease at 1 s (the re-entry
+// sets the key's TTL to 10 s), and unlocks once at 2 s: that unlock takes
+// the watchdog's only count, the watchdog stops, and the hold c1 still
+// has expires with the lease the unlock re-applied, about 12 s, under its
+// owner. The control: taken twice with the watchdog, the same unlock
+// leaves the watchdog running, and the key is there at 40 s.
+func TestMixedHoldsStopTheWatchdog(t *testing.T) {
+	for _, mixed := range []bool{true, false} {
+		wd := newWorld(t, -1, lock.Options{}, "c1")
+		wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+			l := lc.Lock("lk")
+			wantErr(t, l.Lock(ctx, "main"), nil, "watchdog hold")
+			_ = rt.Sleep(ctx, time.Second)
+			if mixed {
+				wantErr(t, l.LockWithLease(ctx, "main", 10*time.Second), nil, "leased hold")
+			} else {
+				wantErr(t, l.Lock(ctx, "main"), nil, "second watchdog hold")
+			}
+			_ = rt.Sleep(ctx, time.Second)
+			wantErr(t, l.Unlock(ctx, "main"), nil, "unlock")
+		})
+		wd.run(11 * time.Second)
+		node, err := wd.w.Node("m1")
+		must(t, err)
+		if !node.Miniredis().Exists("lk") {
+			t.Fatalf("mixed %v: lk gone at 11 s", mixed)
+		}
+		wd.run(40 * time.Second)
+		if got := node.Miniredis().Exists("lk"); got == mixed {
+			t.Errorf("mixed %v: lk exists at 40 s: %v; want %v (the watchdog stopped only for the mixed holds)", mixed, got, !mixed)
+		}
+	}
+}

@@ -24,9 +24,10 @@ type renewal struct {
 	// gen counts acquisitions while this watchdog runs: a renewal that was
 	// sent before a re-acquire and answers "not held" is stale, not a loss.
 	gen int
-	// depth is the client's own count of the holder's holds, as Redisson's
-	// renewal entry counts a thread's: an unlock whose outcome is unknown
-	// still gives one back, and the watchdog stops at zero.
+	// depth is the client's own count of the holder's watchdog holds, as
+	// Redisson's renewal entry counts a thread's: every unlock gives one
+	// back (one whose outcome is unknown too, and one of a leased hold,
+	// which was not counted), and the watchdog stops at zero.
 	depth int
 	// ends cancels the contexts LostContext returned, with the reason the
 	// watchdog stopped.
@@ -65,17 +66,6 @@ func (c *Client) startWatchdog(r *renewal) {
 	if start {
 		c.armTask(r.task, ep)
 	}
-}
-
-// holdMore counts one more hold of the holder's, if its watchdog runs:
-// every hold is given back by an unlock, so every hold must be counted, or
-// mixing leased and watchdog acquires would stop the watchdog early.
-func (c *Client) holdMore(key string) {
-	c.mu.Lock()
-	if r, ok := c.renewals[key]; ok {
-		r.depth++
-	}
-	c.mu.Unlock()
 }
 
 // releaseOne gives back one of a holder's holds on the client's side after
