@@ -281,3 +281,23 @@ func TestTimelinePartitionsHealApart(t *testing.T) {
 		t.Fatalf("partition spans %s, want 1s-2s 1s-3s", got)
 	}
 }
+
+// TestTextListsTheRefusalItIsAbout: refused acquires are counted, not
+// listed, but for the one the violation spans (a linearizability finding
+// about a refusal no order explains): that one is listed, so that the
+// timeline shows the operation its violation names. The other refusal
+// is counted (the control).
+func TestTextListsTheRefusalItIsAbout(t *testing.T) {
+	const ms = time.Millisecond
+	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	h := []history.Record{
+		{Seq: 0, Kind: history.KindOp, T: 0, End: end(508 * ms), Client: "c2", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeFail},
+		{Seq: 1, Kind: history.KindOp, T: int64(100 * ms), End: end(101 * ms), Client: "c3", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeFail},
+	}
+	v := checker.Verdict{Status: checker.Violated}
+	v.Add(checker.Violation{Kind: checker.Linearizability, Lock: "lk", Holders: []string{"c2/main"}, From: 0, To: 508 * ms, Detail: "c2/main acquire → fail"})
+	txt := report.Text(h, v, time.Second, 40)
+	if !strings.Contains(txt, "c2/main  acquire lk") || !strings.Contains(txt, "(and 1 refused acquires)") {
+		t.Errorf("want c2's refusal listed and c3's counted:\n%s", txt)
+	}
+}

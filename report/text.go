@@ -25,7 +25,8 @@ import (
 // precede the window: the topology's clock drifts, earlier faults (a
 // partition that lasts to the end), the last WAIT not every replica
 // acknowledged. Refused acquires (contenders polling a held lock) are
-// counted, not listed: they are most of a busy history and change nothing.
+// counted, not listed: they are most of a busy history and change nothing,
+// but for the one the violation is about (namedBy).
 // It returns "" when v has no violation.
 func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) string {
 	if len(v.Violations) == 0 {
@@ -50,6 +51,8 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 	for _, r := range h {
 		line, refusal := sel.line(r)
 		switch {
+		case refusal && namedBy(r, x):
+			lines = append(lines, opLine(r)) // the refusal the violation is about
 		case refusal:
 			refused++
 		case line != "":
@@ -129,6 +132,15 @@ func (sel textSelection) line(r history.Record) (line string, refused bool) {
 		return fmt.Sprintf("%12s  %-8s %s = %s", fmtT(r.At()), r.Node, r.Key, state), false
 	}
 	return "", false
+}
+
+// namedBy reports whether op record r is the operation violation x is
+// about: one that spans x exactly (a linearizability violation spans the
+// operation no order fits), so that the timeline lists it even when it is
+// a refused acquire, which it otherwise only counts.
+func namedBy(r history.Record, x checker.Violation) bool {
+	e, ok := r.Returned()
+	return ok && r.At() == x.From && e == x.To && x.From < x.To
 }
 
 // inWindow says whether r falls in the window: an op or a request if it
