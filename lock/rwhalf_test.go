@@ -15,8 +15,8 @@ import (
 // unknown counts the hold as given back on the client's side, as
 // Lock.Unlock does (and Redisson's cancelExpirationRenewal on any unlock
 // outcome): the watchdog stops with the last hold, instead of renewing for
-// ever a hold its owner believes released. A leased hold counts too. On
-// miniredis and redis-server.
+// ever a hold its owner believes released. On miniredis and
+// redis-server.
 func TestRWHalfUnknownUnlockGivesBack(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	forBackends(t, func(t *testing.T, rc *redis.Client) {
@@ -25,7 +25,7 @@ func TestRWHalfUnknownUnlockGivesBack(t *testing.T) {
 		must(t, err)
 		for _, h := range []*lock.RWHalf{lc.ReadWriteLock("w").WriteLock(), lc.ReadWriteLock("r").ReadLock()} {
 			must(t, h.Lock(ctx, "o"))
-			must(t, h.LockWithLease(ctx, "o", time.Minute))
+			must(t, h.Lock(ctx, "o"))
 			for i, want := range []int{1, 0} {
 				if err := h.Unlock(ctx, "o"); !lock.IsUnknown(err) {
 					t.Fatalf("%s: unlock %d: %v; want an unknown outcome", h.Kind(), i+1, err)

@@ -519,9 +519,7 @@ func (mb *rdMember) try(e time.Duration, f string, lease time.Duration) bool {
 	}
 	if lease == 0 {
 		lease = mdW
-		mb.wds[f]++
-	} else if _, running := mb.wds[f]; running {
-		mb.wds[f]++ // every hold counts while a watchdog runs
+		mb.wds[f]++ // only a watchdog hold counts (Redisson's LockEntry)
 	}
 	mb.holders[f]++
 	mb.expireAt = e + lease
