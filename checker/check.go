@@ -108,11 +108,11 @@ type Verdict struct {
 	// client, when the Config named any client (Config.ClientWaits); nil
 	// otherwise. An expectation of a least wait is compared with these.
 	Waits []ClientWait
-	// NeverHeld says no acquire of the history succeeded and every one
-	// answered ended in an error (a note names the first): the lock was
-	// never held, so the history tested nothing, and the status is
-	// Unknown. A test of a lock fails on it rather than passing a lock
-	// that cannot be taken.
+	// NeverHeld says a lock of the history was never held because every
+	// acquire answered ended in an error (no acquire succeeded, the nodes
+	// never held its key; a note per such lock names the first error): it
+	// was tested in nothing, and the status is Unknown. A test of a lock
+	// fails on it rather than passing a lock that cannot be taken.
 	NeverHeld bool
 	// Unavailable is the history's longest unavailability
 	// (LongestUnavailable), which Judge measures on the holdings its

@@ -89,7 +89,11 @@ type Config struct {
 // NoTruthNote), never as passed, and so are the fairness oracle's when
 // cfg.Queues names any queue (NoQueueTruthNote: it follows each queue in
 // the truth); mutual exclusion by belief, fencing, linearizability and
-// liveness judge it as any history.
+// liveness judge it as any history. A history from a run that records
+// truth (cfg.TruthRecorded) is not such a log: no truth record there
+// means no key was ever held, which the truth oracles judge. A lock whose
+// every answered acquire ended in an error was never held: the verdict is
+// Unknown with a note naming the first error (Verdict.NeverHeld).
 func Judge(h []history.Record, cfg Config) Verdict { return judge(indexRecords(h), cfg) }
 
 // judge is Judge of ix's history: every check walks the records ix lists
@@ -137,7 +141,7 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 			v.Undecided(n, oracleChecks[i].kinds...)
 		}
 	}
-	if note := neverHeldNote(ix); note != "" {
+	for _, note := range neverHeldNotes(ix) {
 		v.NeverHeld = true
 		v.Undecided(note)
 	}
@@ -161,8 +165,8 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 }
 
 // Check is Judge with no model and no bound, under the default budget: the
-// belief, ground-truth, reentrancy, unlock-idempotency and fencing oracles
-// over h (end closes open holdings).
+// belief, ground-truth, reentrancy, unlock-idempotency, extend-answer and
+// fencing oracles over h (end closes open holdings).
 func Check(h []history.Record, end time.Duration) Verdict { return Judge(h, Config{End: end}) }
 
 // oracleChecks are Judge's oracles, in the order it runs them: the

@@ -45,11 +45,16 @@ func TestNeverHeldIsUndecided(t *testing.T) {
 		{"acquires only timed out", func(b *linHist) {
 			b.acq("c1/main", 0, lnOpen, lnUnknown, lnL10)
 		}, false},
+		{"an error after the key was written (an unsynced acquire given back)", func(b *linHist) {
+			errAcq(b, "c1/main", 0)
+			b.recs = append(b.recs, history.Record{Seq: len(b.recs), Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: map[string]string{"c1:main": "1"}},
+				history.Record{Seq: len(b.recs) + 1, Kind: history.KindTruth, T: int64(ms), Node: "m1", Key: "lk", Gone: true})
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &linHist{}
 			c.build(b)
-			v := checker.Judge(b.recs, cfg)
+			v := checker.Judge(inTimeOrder(b.recs), cfg)
 			if v.NeverHeld != c.never {
 				t.Fatalf("NeverHeld %v, want %v; verdict:\n%s", v.NeverHeld, c.never, v)
 			}
@@ -97,4 +102,18 @@ func TestTruthRecordedWithoutTruthRecords(t *testing.T) {
 		t.Fatalf("production log: want the truth kinds unchecked; verdict:\n%s", logged)
 	}
 	linWantStatus(t, logged, checker.Unknown)
+}
+
+// TestNeverHeldPerLock: the note is per lock: of two locks, the one held
+// gets none, and the one whose every acquire errored gets its own, naming
+// it (one lock held used to hide the other).
+func TestNeverHeldPerLock(t *testing.T) {
+	const ms = time.Millisecond
+	b := &linHist{}
+	b.acq("c1/main", 0, ms, lnOK, lnL10)
+	b.add("c2/main", "other", history.OpAcquire, 2*ms, 3*ms, history.OutcomeError, "ERR boom", lnL10)
+	v := checker.Judge(b.recs, checker.Config{End: lnS, TruthRecorded: true})
+	if !v.NeverHeld || len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], "lock other never held: none of the 1 acquires succeeded") {
+		t.Fatalf("NeverHeld %v, notes %q; want one note for lock other", v.NeverHeld, v.Notes)
+	}
 }

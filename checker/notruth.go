@@ -9,6 +9,7 @@ package checker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -64,44 +65,69 @@ func hasKind(h []history.Record, k history.Kind) bool {
 	return false
 }
 
-// neverHeldNote is the note of a history in which the lock was never held
-// because every acquire failed with an error: no acquire succeeded, and
-// at least one, every one that was answered, ended in an error (those
-// that timed out aside). Such a history tests no holding, so it neither
-// clears the lock nor condemns it: Judge makes the verdict Unknown with
-// this note, which names the first error, rather than letting "ok" stand
-// for a lock whose script does not run (a syntax error, a wrong argument)
-// or whose acquire breaks on every call. An acquire refused because
-// another held the lock (fail) means someone held it: no note. "" when
-// the lock was held, or nothing was tried.
-func neverHeldNote(ix *recordIndex) string {
-	var tried, errs int
-	var first *history.Record
+// neverHeldNotes are the notes of the locks a history never held because
+// every acquire failed with an error: for each lock, no acquire
+// succeeded, the nodes never held its key (by the truth records; in a
+// history without them, no acquire was refused either, since a refusal
+// says another held it), and at least one acquire ended in an error
+// (those that timed out aside). Such a lock was tested in nothing, so
+// the verdict neither clears nor condemns it: Judge makes it Unknown with
+// these notes, each naming the first error, rather than letting "ok"
+// stand for a lock whose script does not run (a syntax error, a wrong
+// argument) or whose acquire breaks on every call. A lock whose acquire
+// ran but was then refused (an unsynced acquire given back, a RedLock
+// short of a quorum) wrote its key, and gets no note. In lock order.
+func neverHeldNotes(ix *recordIndex) []string {
+	type tally struct {
+		tried, errs int
+		held        bool
+		first       *history.Record
+	}
+	locks := map[string]*tally{}
+	truth := hasTruth(ix.h)
 	for _, i := range ix.ops {
 		r := &ix.h[i]
 		if r.Op != history.OpAcquire && r.Op != history.OpAcquireRead {
 			continue
 		}
-		tried++
-		switch r.Outcome {
-		case history.OutcomeOK, history.OutcomeFail:
-			return ""
-		case history.OutcomeError:
-			if errs++; first == nil {
-				first = r
+		t := locks[r.Lock]
+		if t == nil {
+			t = &tally{}
+			locks[r.Lock] = t
+		}
+		t.tried++
+		switch {
+		case r.Outcome == history.OutcomeOK, r.Outcome == history.OutcomeFail && !truth:
+			t.held = true
+		case r.Outcome == history.OutcomeError:
+			if t.errs++; t.first == nil {
+				t.first = r
 			}
 		}
 	}
-	if errs == 0 {
-		return ""
+	if truth {
+		for _, i := range ix.world {
+			r := &ix.h[i]
+			if t := locks[r.Key]; r.Kind == history.KindTruth && t != nil && !r.Gone {
+				t.held = true
+			}
+		}
 	}
-	who := first.Client
-	if len(first.Args) > 0 {
-		who += "/" + first.Args[0]
+	var notes []string
+	for _, l := range slices.Sorted(maps.Keys(locks)) {
+		t := locks[l]
+		if t.held || t.errs == 0 {
+			continue
+		}
+		who := t.first.Client
+		if len(t.first.Args) > 0 {
+			who += "/" + t.first.Args[0]
+		}
+		notes = append(notes, fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
+			"a lock never held tests no holding, so the run neither clears it nor condemns it",
+			lockName(l), t.tried, t.errs, who, time.Duration(t.first.T), t.first.Result))
 	}
-	return fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
-		"a lock never held tests no holding, so the run neither clears it nor condemns it",
-		lockName(first.Lock), tried, errs, who, time.Duration(first.T), first.Result)
+	return notes
 }
 
 // lockName is how a note names lock l: "lock lk", or "the lock" when the

@@ -141,7 +141,7 @@ func (c *Client) waitSpent(start time.Time, wait time.Duration) bool {
 var errSubscribeOutlastedWait = errors.New("lock: the subscription to the lock's channel was not made within the wait")
 
 // subscribeWithin subscribes to channel for an acquire waiting since start
-// for up to wait (< 0: for ever, no bound): a bounded wait waits for the
+// for up to wait (<= 0: for ever, no bound): a bounded wait waits for the
 // subscription only what is left of it, as Redisson's tryLock waits for
 // its subscription future (subscribeFuture.get(time)), and then fails with
 // errSubscribeOutlastedWait; the subscription, if made later, is closed
@@ -150,7 +150,16 @@ func (c *Client) subscribeWithin(ctx context.Context, channel string, start time
 	if wait <= 0 {
 		return c.conn.Subscribe(ctx, channel)
 	}
-	left := wait - c.rt.Now().Sub(start)
+	return c.subscribeFor(ctx, channel, wait-c.rt.Now().Sub(start))
+}
+
+// subscribeFor subscribes to channel, waiting for the subscription at
+// most left (errSubscribeOutlastedWait after that; left of waitForever or
+// more: no bound).
+func (c *Client) subscribeFor(ctx context.Context, channel string, left time.Duration) (Subscription, error) {
+	if left >= waitForever {
+		return c.conn.Subscribe(ctx, channel)
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := c.rt.AfterFunc(left, cancel)
@@ -193,7 +202,8 @@ const (
 // release between that try and the subscription is not missed (the caller
 // tries once more before waiting). A subscription that breaks while it
 // waits (its node went away) is made again at once, on the group's master
-// now, and the wait goes on there for what is left of d: Redisson
+// now, within what is left of d (as any subscription here: subscribeFor),
+// and the wait goes on there for the rest of d: Redisson
 // resubscribes a broken connection's channels on reconnection and when a
 // master changes (PublishSubscribeService.reattachPubSub, 4.7.0), and
 // go-redis's PubSub reconnects and resubscribes on its next receive. When
@@ -202,7 +212,7 @@ const (
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
 	if *sub == nil {
-		s, err := c.conn.Subscribe(ctx, channel)
+		s, err := c.subscribeFor(ctx, channel, d-c.rt.Now().Sub(told))
 		if err == nil {
 			*sub = s
 			return nil
@@ -258,7 +268,16 @@ func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Sub
 		if resubscribed {
 			return false, nil
 		}
-		s, err := c.conn.Subscribe(ctx, channel)
+		// Made again within what is left of d, as Redisson's wait on its
+		// latch is bounded by it whatever its pub/sub service does.
+		left := d
+		if d != waitForever {
+			left = d - c.rt.Now().Sub(told)
+		}
+		if left <= 0 {
+			return true, nil
+		}
+		s, err := c.subscribeFor(ctx, channel, left)
 		if err != nil {
 			return false, ctx.Err()
 		}

@@ -272,3 +272,36 @@ func TestMixedHoldsStopTheWatchdog(t *testing.T) {
 		}
 	}
 }
+
+// TestTryLockForResubscribesWithinTheWait: a subscription that breaks
+// while its waiter waits is made again within what is left of the wait,
+// as Redisson's wait on its latch is bounded by it. c1 holds lk for a
+// minute; c2's TryLockFor (wait 2 s, from 10 ms, a 3 s timeout per
+// attempt) subscribes at once; m1 crashes at 500 ms and stays down until
+// 5.5 s, which breaks the subscription, and its new subscription gets no
+// answer: the call ends at 2.01 s, its wait, refused. It used to wait for
+// the new subscription's timeout (3.5 s and more).
+func TestTryLockForResubscribesWithinTheWait(t *testing.T) {
+	const ms = time.Millisecond
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	wd.addClient("c2", setup.ClientConfig{Timeout: 3 * time.Second}, lock.Options{})
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
+	})
+	var err error
+	var returned time.Duration
+	wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		_ = rt.Sleep(ctx, 10*ms)
+		err = lc.Lock("lk").TryLockFor(ctx, "main", 2*time.Second, 0)
+		returned = wd.w.Now()
+	})
+	must(t, wd.w.ActAt(500*ms, "crash m1", func() error { return wd.w.CrashNode("m1") }))
+	must(t, wd.w.ActAt(5500*ms, "restart m1", func() error { return wd.w.RestartNode("m1") }))
+	wd.run(time.Minute)
+	if !errors.Is(err, lock.ErrWaitTimeout) {
+		t.Errorf("TryLockFor: %v; want ErrWaitTimeout", err)
+	}
+	if want := 2010 * ms; returned != want {
+		t.Errorf("TryLockFor returned at %v, want %v", returned, want)
+	}
+}
