@@ -25,6 +25,9 @@ import (
 // per run of it.
 func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
 	h := ix.h
+	if !slices.ContainsFunc(ix.ops, func(i int) bool { return h[i].Op == history.OpExtend && h[i].Outcome == history.OutcomeOK }) {
+		return nil // most histories: nothing to judge, nothing to allocate
+	}
 	var out []Violation
 	lastToken := map[string]string{}
 	for _, i := range ix.ops {

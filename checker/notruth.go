@@ -83,6 +83,12 @@ func neverHeldNotes(ix *recordIndex) []string {
 		held        bool
 		first       *history.Record
 	}
+	if !slices.ContainsFunc(ix.ops, func(i int) bool {
+		r := &ix.h[i]
+		return r.Outcome == history.OutcomeError && (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead)
+	}) {
+		return nil // no acquire ended in an error: most histories, at no allocation
+	}
 	locks := map[string]*tally{}
 	truth := hasTruth(ix.h)
 	for _, i := range ix.ops {

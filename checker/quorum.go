@@ -157,13 +157,16 @@ func (tr *Truth) describeChange(h Holding, groups []string, from, until time.Dur
 	if len(groups) != 1 {
 		return ""
 	}
-	first := tr.describe(h, groups, from)
+	m0 := tr.Master(groups[0], from)
+	st0 := tr.State(m0, h.Lock, from)
 	for _, t := range within(tr.keyTimes(h.Lock), from, until) {
 		if t <= from || t >= until {
 			continue
 		}
-		if d := tr.describe(h, groups, t); d != first {
-			return fmt.Sprintf("from %v %s", t, d)
+		// Compared as states, described once: a long span passes many
+		// points, and a description is a string made.
+		if m := tr.Master(groups[0], t); m != m0 || !sameKeyState(tr.State(m, h.Lock, t), st0) {
+			return fmt.Sprintf("from %v %s", t, tr.describe(h, groups, t))
 		}
 	}
 	return ""
