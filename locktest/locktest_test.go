@@ -229,3 +229,18 @@ func TestRunFailsALockNeverHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioFindsTheScriptExamples: Scenario names the script kind's
+// committed examples too, as simulate run does (baseline-script,
+// delayed-plain-del-script), and runs the lock under test in their place:
+// the correct lock is safe in the baseline. Before, they were "no
+// committed scenario".
+func TestScenarioFindsTheScriptExamples(t *testing.T) {
+	rs := locktest.Run(t, setnx, locktest.Scenario("baseline-script"), locktest.Seeds(1, 2))
+	if len(rs) != 2 || rs[0].Name != "baseline-script" || len(rs[0].Kinds()) > 0 {
+		t.Fatalf("results %v", rs)
+	}
+	if _, err := locktest.Check(setnx, locktest.Scenario("delayed-plain-del-script"), locktest.Seeds(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -68,7 +68,8 @@ func (c *config) seedList(def uint64) []uint64 {
 }
 
 // Scenario runs one of locksim's committed scenarios (scenarios/, as
-// `simulate list` shows them), by its name, with the lock under test in
+// `simulate list` shows them, and the script kind's examples in
+// scenarios/script/), by its name, with the lock under test in
 // place of the scenario's: its topology, clients, faults, duration and
 // seed stay; of its algorithm section the holding settings (hold, think,
 // start, holds, belief), the owners and the lease (a ttl is the lease)

@@ -6,6 +6,7 @@ package locktest
 import (
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -42,19 +43,22 @@ func (b builtin) apply(c *config) error { return c.setSrc(b) }
 func (b builtin) expr() string          { return fmt.Sprintf("locktest.Scenario(%q)", string(b)) }
 
 func (b builtin) parse(scale float64) (*scenario.Scenario, error) {
-	name := strings.TrimSuffix(string(b), ".yaml")
-	data, err := fs.ReadFile(scenarios.FS, name+".yaml")
-	if err != nil || strings.ContainsAny(name, "/\\") {
+	f := scenarios.Builtin(strings.TrimSuffix(string(b), ".yaml"))
+	data, err := fs.ReadFile(scenarios.FS, f)
+	if f == "" || err != nil {
 		return nil, fmt.Errorf("locktest: no committed scenario %q (the names: %s)", string(b), strings.Join(builtinNames(), ", "))
 	}
-	return scenario.ParseScaled("scenarios/"+name+".yaml", data, scale)
+	return scenario.ParseFS(scenarios.FS, scenarios.Dir, f, data, scale)
 }
 
-// builtinNames are the committed scenarios' names, sorted.
+// builtinNames are the committed scenarios' names, sorted: the top-level
+// files and the script kind's examples (scenarios.Builtin).
 func builtinNames() []string {
 	names, _ := fs.Glob(scenarios.FS, "*.yaml")
+	script, _ := fs.Glob(scenarios.FS, "script/*.yaml")
+	names = append(names, script...)
 	for i, n := range names {
-		names[i] = strings.TrimSuffix(n, ".yaml")
+		names[i] = strings.TrimSuffix(filepath.Base(n), ".yaml")
 	}
 	slices.Sort(names)
 	return names

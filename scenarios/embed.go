@@ -6,6 +6,7 @@ package scenarios
 
 import (
 	"embed"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -28,3 +29,19 @@ func Path(file string) string { return strings.TrimPrefix(filepath.ToSlash(file)
 //
 //go:embed *.yaml script/*.yaml script/*.lua custom/*.yaml
 var FS embed.FS
+
+// Builtin is the file in FS of the committed scenario named name, "" for
+// none: a top-level file, or one of the script kind's examples (script/,
+// with their Lua beside them), which an installed command carries too, so
+// that the Lua route can be tried without a clone.
+func Builtin(name string) string {
+	if name != filepath.Base(name) || name == "" {
+		return ""
+	}
+	for _, f := range []string{name + ".yaml", "script/" + name + ".yaml"} {
+		if _, err := fs.Stat(FS, f); err == nil {
+			return f
+		}
+	}
+	return ""
+}

@@ -123,10 +123,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -283,21 +281,9 @@ func isScenarioPath(arg string) bool {
 func isBuiltinName(arg string) bool { return builtinFile(arg) != "" }
 
 // builtinFile is the file in scenarios.FS of the built-in scenario named
-// name, "" for none: a top-level file, or one of the script kind's
-// examples (script/, with their Lua beside them), which an installed
-// command carries too, so that the Lua route can be tried without a
-// clone. simulate run with no path and simulate list leave those out.
-func builtinFile(name string) string {
-	if name != filepath.Base(name) || name == "" {
-		return ""
-	}
-	for _, f := range []string{name + ".yaml", "script/" + name + ".yaml"} {
-		if _, err := fs.Stat(scenarios.FS, f); err == nil {
-			return f
-		}
-	}
-	return ""
-}
+// name, "" for none (scenarios.Builtin). simulate run with no path and
+// simulate list leave the script kind's examples out.
+func builtinFile(name string) string { return scenarios.Builtin(name) }
 
 // parseInterspersed parses args with fs, flags and other arguments in any
 // order (simulate run scenarios/x.yaml -seed 3), and returns the other
