@@ -78,27 +78,50 @@ func hasKind(h []history.Record, k history.Kind) bool {
 // ran but was then refused (an unsynced acquire given back, a RedLock
 // short of a quorum) wrote its key, and gets no note. In lock order.
 func neverHeldNotes(ix *recordIndex) []string {
-	type tally struct {
-		tried, errs int
-		held        bool
-		first       *history.Record
-	}
 	if !slices.ContainsFunc(ix.ops, func(i int) bool {
 		r := &ix.h[i]
-		return r.Outcome == history.OutcomeError && (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead)
+		return r.Outcome == history.OutcomeError && isAcquire(r)
 	}) {
 		return nil // no acquire ended in an error: most histories, at no allocation
 	}
-	locks := map[string]*tally{}
+	locks := acquireTallies(ix)
+	var notes []string
+	for _, l := range slices.Sorted(maps.Keys(locks)) {
+		if t := locks[l]; !t.held && t.errs > 0 {
+			notes = append(notes, t.note(l))
+		}
+	}
+	return notes
+}
+
+// isAcquire reports whether op record r is an acquire (of either kind).
+func isAcquire(r *history.Record) bool {
+	return r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
+}
+
+// acquireTally is what neverHeldNotes knows of one lock: its acquires,
+// those that ended in an error and the first of them, and whether it was
+// held.
+type acquireTally struct {
+	tried, errs int
+	held        bool
+	first       *history.Record
+}
+
+// acquireTallies tallies ix's acquires by lock: held when one succeeded,
+// or the nodes held the lock's key (truth records), or, in a history
+// without truth, one was refused.
+func acquireTallies(ix *recordIndex) map[string]*acquireTally {
+	locks := map[string]*acquireTally{}
 	truth := hasTruth(ix.h)
 	for _, i := range ix.ops {
 		r := &ix.h[i]
-		if r.Op != history.OpAcquire && r.Op != history.OpAcquireRead {
+		if !isAcquire(r) {
 			continue
 		}
 		t := locks[r.Lock]
 		if t == nil {
-			t = &tally{}
+			t = &acquireTally{}
 			locks[r.Lock] = t
 		}
 		t.tried++
@@ -111,29 +134,24 @@ func neverHeldNotes(ix *recordIndex) []string {
 			}
 		}
 	}
-	if truth {
-		for _, i := range ix.world {
-			r := &ix.h[i]
-			if t := locks[r.Key]; r.Kind == history.KindTruth && t != nil && !r.Gone {
-				t.held = true
-			}
+	for _, i := range ix.world {
+		r := &ix.h[i]
+		if t := locks[r.Key]; r.Kind == history.KindTruth && t != nil && !r.Gone {
+			t.held = true
 		}
 	}
-	var notes []string
-	for _, l := range slices.Sorted(maps.Keys(locks)) {
-		t := locks[l]
-		if t.held || t.errs == 0 {
-			continue
-		}
-		who := t.first.Client
-		if len(t.first.Args) > 0 {
-			who += "/" + t.first.Args[0]
-		}
-		notes = append(notes, fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
-			"a lock never held tests no holding, so the run neither clears it nor condemns it",
-			lockName(l), t.tried, t.errs, who, time.Duration(t.first.T), t.first.Result))
+	return locks
+}
+
+// note is the never-held note of lock l.
+func (t *acquireTally) note(l string) string {
+	who := t.first.Client
+	if len(t.first.Args) > 0 {
+		who += "/" + t.first.Args[0]
 	}
-	return notes
+	return fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
+		"a lock never held tests no holding, so the run neither clears it nor condemns it",
+		lockName(l), t.tried, t.errs, who, time.Duration(t.first.T), t.first.Result)
 }
 
 // lockName is how a note names lock l: "lock lk", or "the lock" when the
