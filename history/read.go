@@ -184,6 +184,9 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 		err := json.Unmarshal(b, &v)
 		return nil, &LineError{Msg: fmt.Sprintf("not one JSON object: %v", err)}
 	}
+	if k := duplicateKey(b); k != "" {
+		return nil, &LineError{Field: k, Msg: "given twice in the record (a record names each field once; JSON would keep the last silently)"}
+	}
 	var w wireRecord
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -204,6 +207,34 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: " + recordFields + ")"}
 	}
 	return nil, &LineError{Msg: err.Error()}
+}
+
+// duplicateKey is the first key that the JSON object b (valid JSON) gives
+// twice at its top level, "" when none (or when b is not an object):
+// encoding/json keeps the last of two silently, so that a record read
+// "t" from one and "end" checked against the other.
+func duplicateKey(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	var seen []string // a record has at most a score of fields
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if slices.Contains(seen, k) {
+			return k
+		}
+		seen = append(seen, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // wantOf says what a field holds, for a value of the wrong type.

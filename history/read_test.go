@@ -101,6 +101,7 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"kind not a string", 3, strings.Replace(acq, `"kind":"op"`, `"kind":1`, 1), "3: kind: want a string, got number"},
 		{"seq not a whole number", 3, strings.Replace(acq, `"seq":2`, `"seq":2.5`, 1), "3: seq: want a whole number, got number 2.5"},
 		{"not JSON", 3, `{"seq":2,"kind":"op"`, "3: not one JSON object"},
+		{"a field twice", 3, strings.Replace(acq, `"end":7`, `"end":7,"t":9`, 1), "3: t: given twice in the record"},
 		{"two objects on a line", 3, acq + " " + acq, "3: not one JSON object"},
 		{"an array", 3, `[1,2]`, "3: a JSON array, not an object"},
 		{"duplicate seq", 4, strings.Replace(lines[3], `"seq":3`, `"seq":2`, 1), "4: seq: 2 again (line 3 has it)"},
@@ -201,9 +202,13 @@ func TestReadJSONLKindFields(t *testing.T) {
 	} {
 		for _, k := range kinds {
 			t.Run(c.json+" on "+string(k), func(t *testing.T) {
-				// The field goes after t, so that a base line's own value of
-				// it (an op record's client) is the one read.
-				line := strings.Replace(base[k], `"t":5,`, `"t":5,`+c.json+`,`, 1)
+				// The field goes after t, unless the base line gives it
+				// already (an op record's client): a record names a field
+				// once.
+				line := base[k]
+				if !strings.Contains(line, `"`+c.field+`":`) {
+					line = strings.Replace(line, `"t":5,`, `"t":5,`+c.json+`,`, 1)
+				}
 				in := `{"kind":"op","t":0,"end":1,"client":"c0","lock":"lk","op":"acquire","outcome":"fail"}` + "\n" + line + "\n"
 				recs, err := history.ReadJSONL(strings.NewReader(in), "h.jsonl", 10)
 				if c.says == "" || slices.Contains(c.on, k) {
