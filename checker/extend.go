@@ -29,13 +29,11 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		return nil // most histories: nothing to judge, nothing to allocate
 	}
 	var out []Violation
-	lastToken := map[string]string{}
+	tokens := lastTokens{}
 	for _, i := range ix.ops {
 		r := &h[i]
 		holder := holderName(r)
-		if r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK {
-			lastToken[holder+"\x00"+r.Lock] = r.Result
-		}
+		tokens.see(r, holder)
 		if r.Op != history.OpExtend || r.Outcome != history.OutcomeOK {
 			continue
 		}
@@ -43,14 +41,14 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		if len(groups) != 1 {
 			continue
 		}
-		runs := opRuns(h, reqs.of(r.Client), r)
+		runs := opRuns(h, reqs.of(r.Client), r, nil)
 		if !w.charge(1+int64(len(runs)), r.At()) {
 			break
 		}
 		if len(runs) == 0 {
 			continue
 		}
-		hd := Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}
+		hd := Holding{Client: holder, Lock: r.Lock, Token: tokens.of(holder, r.Lock)}
 		if v, wrong := tr.judgeExtend(r, hd, groups, runs); wrong {
 			out = append(out, v)
 		}
@@ -73,19 +71,4 @@ func (tr *Truth) judgeExtend(r *history.Record, hd Holding, groups []string, run
 			hd.Client, len(runs), tr.describe(hd, groups, t-1))
 	}
 	return Violation{Kind: ExtendAnswer, Lock: r.Lock, Holders: []string{hd.Client}, From: t, To: t, Detail: detail, Faults: tr.faultsBefore(t)}, true
-}
-
-// opRuns is when op's commands on its lock took effect: the times a node
-// ran the commands its client sent on the lock between the op's call and
-// its return (req records' Applied, sorted), or nil when the history does
-// not say.
-func opRuns(h []history.Record, reqs []int, op *history.Record) []time.Duration {
-	var out []time.Duration
-	for _, i := range opReqs(h, reqs, op, func(*history.Record) bool { return true }) {
-		for _, t := range h[i].Applied {
-			out = append(out, time.Duration(t))
-		}
-	}
-	slices.Sort(out)
-	return out
 }

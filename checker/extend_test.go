@@ -15,7 +15,7 @@ import (
 // outcome.
 func extendHistory(at time.Duration, outcome history.Outcome) []history.Record {
 	const ms = time.Millisecond
-	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	end := func(d time.Duration) *int64 { return ptr(int64(d)) }
 	return inTimeOrder([]history.Record{
 		{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
 		{Kind: history.KindOp, T: 0, End: end(ms), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: "t1", Detail: "lease=1s"},
@@ -72,7 +72,7 @@ func TestExtendAnswer(t *testing.T) {
 // holding another holder's name is described as before.
 func TestHolderNameAsValueExplained(t *testing.T) {
 	const ms = time.Millisecond
-	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	end := func(d time.Duration) *int64 { return ptr(int64(d)) }
 	h := func(value string) []history.Record {
 		return inTimeOrder([]history.Record{
 			{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},

@@ -41,16 +41,14 @@ func (tr *Truth) IdempotencyViolations(h []history.Record) []Violation {
 func (tr *Truth) idempotencyViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
 	h := ix.h
 	var out []Violation
-	lastToken := map[string]string{}
+	tokens := lastTokens{}
 	for _, i := range ix.ops {
 		r := &h[i]
 		if r.Kind != history.KindOp {
 			continue
 		}
 		holder := holderName(r)
-		if r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK {
-			lastToken[holder+"\x00"+r.Lock] = r.Result
-		}
+		tokens.see(r, holder)
 		if r.Op != history.OpRelease || (r.Outcome != history.OutcomeOK && r.Outcome != history.OutcomeFail) {
 			continue
 		}
@@ -58,8 +56,8 @@ func (tr *Truth) idempotencyViolations(ix *recordIndex, reqs *lazyReqs, w *oracl
 		if len(groups) != 1 {
 			continue
 		}
-		u := unlock{r: r, groups: groups, runs: releaseRuns(h, reqs.of(r.Client), r),
-			hd: Holding{Client: holder, Lock: r.Lock, Token: lastToken[holder+"\x00"+r.Lock]}}
+		u := unlock{r: r, groups: groups, runs: opRuns(h, reqs.of(r.Client), r, isReleaseReq),
+			hd: Holding{Client: holder, Lock: r.Lock, Token: tokens.of(holder, r.Lock)}}
 		if !w.charge(1+int64(len(u.runs)), r.At()) {
 			break
 		}
@@ -78,7 +76,7 @@ type unlock struct {
 	// hd is the holding the release gives back: its holder, and the token
 	// of the holder's last acquire.
 	hd Holding
-	// runs are when a node ran the release's commands (releaseRuns); none
+	// runs are when a node ran the release's commands (opRuns); none
 	// when the history does not say.
 	runs []time.Duration
 }
@@ -177,13 +175,14 @@ func isReleaseReq(op string) bool {
 	return op == "del" || strings.HasPrefix(op, "eval:") && (strings.HasSuffix(op, "unlock") || strings.HasSuffix(op, "release"))
 }
 
-// releaseRuns is when a release op took effect: the times a node ran the
-// release commands its client sent on its lock between its call and its
-// return (req records' Applied, sorted), or nil when the history does not
-// say (a real server's history records no runs).
-func releaseRuns(h []history.Record, reqs []int, op *history.Record) []time.Duration {
+// opRuns is when op took effect: the times a node ran the commands its
+// client sent on op's lock between its call and its return, those keep
+// accepts by name (isReleaseReq for a release's; nil: every one), from
+// the req records' Applied, sorted; nil when the history does not say (a
+// real server's history records no runs).
+func opRuns(h []history.Record, reqs []int, op *history.Record, keep func(op string) bool) []time.Duration {
 	var out []time.Duration
-	for _, i := range opReqs(h, reqs, op, func(r *history.Record) bool { return isReleaseReq(r.Op) }) {
+	for _, i := range opReqs(h, reqs, op, func(r *history.Record) bool { return keep == nil || keep(r.Op) }) {
 		for _, t := range h[i].Applied {
 			out = append(out, time.Duration(t))
 		}
@@ -191,3 +190,19 @@ func releaseRuns(h []history.Record, reqs []int, op *history.Record) []time.Dura
 	slices.Sort(out)
 	return out
 }
+
+// lastTokens follows, in op order, the token of each holder's last
+// successful acquire of each lock: the holding a later release or extend
+// of that holder acts on.
+type lastTokens map[string]string
+
+// see notes op record r of holder (holderName(r)) if it is a successful
+// acquire.
+func (lt lastTokens) see(r *history.Record, holder string) {
+	if r.Op == history.OpAcquire && r.Outcome == history.OutcomeOK {
+		lt[holder+"\x00"+r.Lock] = r.Result
+	}
+}
+
+// of is holder's last token for lock, "" for none.
+func (lt lastTokens) of(holder, lock string) string { return lt[holder+"\x00"+lock] }

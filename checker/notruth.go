@@ -145,13 +145,9 @@ func acquireTallies(ix *recordIndex) map[string]*acquireTally {
 
 // note is the never-held note of lock l.
 func (t *acquireTally) note(l string) string {
-	who := t.first.Client
-	if len(t.first.Args) > 0 {
-		who += "/" + t.first.Args[0]
-	}
 	return fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
 		"a lock never held tests no holding, so the run neither clears it nor condemns it",
-		lockName(l), t.tried, t.errs, who, time.Duration(t.first.T), t.first.Result)
+		lockName(l), t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
 }
 
 // lockName is how a note names lock l: "lock lk", or "the lock" when the

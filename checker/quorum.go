@@ -160,7 +160,7 @@ func (tr *Truth) describeChange(h Holding, groups []string, from, until time.Dur
 	m0 := tr.Master(groups[0], from)
 	st0 := tr.State(m0, h.Lock, from)
 	for _, t := range within(tr.keyTimes(h.Lock), from, until) {
-		if t <= from || t >= until {
+		if t <= from { // within starts at the point at or before from
 			continue
 		}
 		// Compared as states, described once: a long span passes many

@@ -212,7 +212,7 @@ const (
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
 	if *sub == nil {
-		s, err := c.subscribeFor(ctx, channel, d-c.rt.Now().Sub(told))
+		s, err := c.subscribeFor(ctx, channel, c.restOf(d, told))
 		if err == nil {
 			*sub = s
 			return nil
@@ -249,10 +249,7 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 // (err is ctx's error when ctx ended).
 func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time) (woke bool, err error) {
 	for resubscribed := false; ; resubscribed = true {
-		rest := d
-		if d != waitForever {
-			rest = d - c.rt.Now().Sub(told)
-		}
+		rest := c.restOf(d, told)
 		if rest <= 0 {
 			return true, nil
 		}
@@ -270,10 +267,7 @@ func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Sub
 		}
 		// Made again within what is left of d, as Redisson's wait on its
 		// latch is bounded by it whatever its pub/sub service does.
-		left := d
-		if d != waitForever {
-			left = d - c.rt.Now().Sub(told)
-		}
+		left := c.restOf(d, told)
 		if left <= 0 {
 			return true, nil
 		}
@@ -283,6 +277,15 @@ func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Sub
 		}
 		*sub = s
 	}
+}
+
+// restOf is what is left, now, of a wait of d counted from told
+// (waitForever stays waitForever).
+func (c *Client) restOf(d time.Duration, told time.Time) time.Duration {
+	if d == waitForever {
+		return d
+	}
+	return d - c.rt.Now().Sub(told)
 }
 
 // gaveUpWaiting is the error of an acquire whose wait ended (its context,

@@ -33,6 +33,13 @@ func TestTryLockForStopsWhenTheWaitIsSpent(t *testing.T) {
 		release       func(ctx context.Context, lc *lock.Client) error
 		try           func(ctx context.Context, lc *lock.Client, wait time.Duration) error
 	}
+	// Both halves wait behind a writer.
+	holdWrite := func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
+		return lc.ReadWriteLock("lk").WriteLock().LockWithLease(ctx, "main", lease)
+	}
+	releaseWrite := func(ctx context.Context, lc *lock.Client) error {
+		return lc.ReadWriteLock("lk").WriteLock().Unlock(ctx, "main")
+	}
 	lockers := []locker{
 		{"reentrant", "eval:reentrant_acquire",
 			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
@@ -52,23 +59,11 @@ func TestTryLockForStopsWhenTheWaitIsSpent(t *testing.T) {
 				_, err := lc.FencedLock("lk").TryLockFor(ctx, "main", wait, 0)
 				return err
 			}},
-		{"write half", "eval:rw_write_acquire",
-			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
-				return lc.ReadWriteLock("lk").WriteLock().LockWithLease(ctx, "main", lease)
-			},
-			func(ctx context.Context, lc *lock.Client) error {
-				return lc.ReadWriteLock("lk").WriteLock().Unlock(ctx, "main")
-			},
+		{"write half", "eval:rw_write_acquire", holdWrite, releaseWrite,
 			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
 				return lc.ReadWriteLock("lk").WriteLock().TryLockFor(ctx, "main", wait, 0)
 			}},
-		{"read half", "eval:rw_read_acquire",
-			func(ctx context.Context, lc *lock.Client, lease time.Duration) error {
-				return lc.ReadWriteLock("lk").WriteLock().LockWithLease(ctx, "main", lease)
-			},
-			func(ctx context.Context, lc *lock.Client) error {
-				return lc.ReadWriteLock("lk").WriteLock().Unlock(ctx, "main")
-			},
+		{"read half", "eval:rw_read_acquire", holdWrite, releaseWrite,
 			func(ctx context.Context, lc *lock.Client, wait time.Duration) error {
 				return lc.ReadWriteLock("lk").ReadLock().TryLockFor(ctx, "main", wait, 0)
 			}},

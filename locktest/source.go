@@ -44,9 +44,12 @@ func (b builtin) expr() string          { return fmt.Sprintf("locktest.Scenario(
 
 func (b builtin) parse(scale float64) (*scenario.Scenario, error) {
 	f := scenarios.Builtin(strings.TrimSuffix(string(b), ".yaml"))
-	data, err := fs.ReadFile(scenarios.FS, f)
-	if f == "" || err != nil {
+	if f == "" {
 		return nil, fmt.Errorf("locktest: no committed scenario %q (the names: %s)", string(b), strings.Join(builtinNames(), ", "))
+	}
+	data, err := fs.ReadFile(scenarios.FS, f)
+	if err != nil {
+		return nil, err // a file Builtin found in the command's own files
 	}
 	return scenario.ParseFS(scenarios.FS, scenarios.Dir, f, data, scale)
 }

@@ -36,7 +36,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	}
 	var all []*scenario.Scenario
 	for _, name := range demoFiles {
-		s, err := scenario.LoadFS(scenarios.FS, "scenarios", name, 1)
+		s, err := scenario.LoadFS(scenarios.FS, scenarios.Dir, name, 1)
 		if err != nil || len(s) != 1 {
 			fmt.Fprintf(stderr, "simulate demo: built-in scenario %s: %v\n", name, err)
 			return 2

@@ -277,13 +277,9 @@ func isScenarioPath(arg string) bool {
 
 // isBuiltinName reports whether arg is the name of a scenario built into
 // the command (simulate list prints them; or one of the script kind's,
-// builtinFile): simulate NAME is simulate run NAME.
-func isBuiltinName(arg string) bool { return builtinFile(arg) != "" }
-
-// builtinFile is the file in scenarios.FS of the built-in scenario named
-// name, "" for none (scenarios.Builtin). simulate run with no path and
-// simulate list leave the script kind's examples out.
-func builtinFile(name string) string { return scenarios.Builtin(name) }
+// scenarios.Builtin): simulate NAME is simulate run NAME. simulate run
+// with no path and simulate list leave the script kind's examples out.
+func isBuiltinName(arg string) bool { return scenarios.Builtin(arg) != "" }
 
 // parseInterspersed parses args with fs, flags and other arguments in any
 // order (simulate run scenarios/x.yaml -seed 3), and returns the other

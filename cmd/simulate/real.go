@@ -50,7 +50,7 @@ type origin struct {
 // without scenario files is an error.
 func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origins []origin, err error) {
 	if len(paths) == 0 {
-		all, err = scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", scale)
+		all, err = scenario.LoadFS(scenarios.FS, scenarios.Dir, "*.yaml", scale)
 		for range all {
 			origins = append(origins, origin{fromDir: true, builtin: true})
 		}
@@ -108,7 +108,7 @@ func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario
 	case !inFS:
 		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name (simulate list names them)", name)
 	}
-	all, err := scenario.LoadFS(scenarios.FS, "scenarios", builtinFile(base), scale)
+	all, err := scenario.LoadFS(scenarios.FS, scenarios.Dir, scenarios.Builtin(base), scale)
 	if err != nil {
 		return nil, err
 	}
