@@ -6,6 +6,7 @@ package checker
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -13,16 +14,20 @@ import (
 
 // extendViolations reports, on single-group locks, an owner's extend that
 // answered success although the master named someone else, or nobody,
-// just before every run of its commands (the req records' Applied): no
-// run could truthfully have said the owner still held the lock, so the
-// owner works on, extended by its own account, on a lock that is not its
-// own. The classic cause is an extend that renews the key without
-// checking whose it is (a plain PEXPIRE): the mutual exclusion and silent
-// loss it leads to are found by their own oracles, this one names the
-// wrong answer that caused them. An extend whose runs the history does
-// not record (real servers) is not judged: the master's state at its call
-// says nothing of when it ran. w is charged a unit per extend judged, and
-// per run of it.
+// just before every run of its commands that may write (the req records'
+// Applied; mayExtend): no run could truthfully have renewed the owner's
+// hold, so the owner works on, extended by its own account, on a lock
+// that is not its own. The classic cause is an extend that renews the key
+// without checking whose it is (a plain PEXPIRE): the mutual exclusion
+// and silent loss it leads to are found by their own oracles, this one
+// names the wrong answer that caused them. Only the runs that may write
+// are asked, since a read renews nothing: a check-then-act extend (a GET
+// that finds the owner's value, then a separate PEXPIRE that runs after
+// the key changed hands) is judged by its PEXPIRE, not cleared by its
+// GET. An extend that sent only reads is judged by them. An extend whose
+// runs the history does not record (real servers) is not judged: the
+// master's state at its call says nothing of when it ran. w is charged a
+// unit per extend judged, and per run of it.
 func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
 	h := ix.h
 	if !slices.ContainsFunc(ix.ops, func(i int) bool { return h[i].Op == history.OpExtend && h[i].Outcome == history.OutcomeOK }) {
@@ -41,7 +46,10 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		if len(groups) != 1 {
 			continue
 		}
-		runs := opRuns(h, reqs.of(r.Client), r, nil)
+		runs := opRuns(h, reqs.of(r.Client), r, mayExtend)
+		if len(runs) == 0 {
+			runs = opRuns(h, reqs.of(r.Client), r, nil) // an extend that only read
+		}
 		if !w.charge(1+int64(len(runs)), r.At()) {
 			break
 		}
@@ -71,4 +79,16 @@ func (tr *Truth) judgeExtend(r *history.Record, hd Holding, groups []string, run
 			hd.Client, len(runs), tr.describe(hd, groups, t-1))
 	}
 	return Violation{Kind: ExtendAnswer, Lock: r.Lock, Holders: []string{hd.Client}, From: t, To: t, Detail: detail, Faults: tr.faultsBefore(t)}, true
+}
+
+// mayExtend reports whether a req record's command (op: a command's name
+// in lower case, or "eval:" and a lock script's name) may write, and so
+// renew a hold: a script (a lock's, or one a Go lock sends by EVAL,
+// EVALSHA or FCALL), or a command Redis flags "write" (history.Writes).
+func mayExtend(op string) bool {
+	switch {
+	case strings.HasPrefix(op, "eval:"), strings.EqualFold(op, "eval"), strings.EqualFold(op, "evalsha"), strings.EqualFold(op, "fcall"):
+		return true
+	}
+	return history.Writes(op)
 }

@@ -14,19 +14,85 @@ import (
 // extend is called at at and its script runs 1 ms later, answering
 // outcome.
 func extendHistory(at time.Duration, outcome history.Outcome) []history.Record {
+	return extendSending(at, outcome, extendReq(at, "eval:script_extend", at+time.Millisecond, "lk", "t1", "1000"))
+}
+
+// extendSending is extendHistory's lock with c1's extend called at at,
+// returning with outcome 1 ms after the last reply to reqs, the requests
+// it sent.
+func extendSending(at time.Duration, outcome history.Outcome, reqs ...history.Record) []history.Record {
 	const ms = time.Millisecond
 	end := func(d time.Duration) *int64 { return ptr(int64(d)) }
-	return inTimeOrder([]history.Record{
+	ret := at
+	for _, r := range reqs {
+		ret = max(ret, time.Duration(*r.End)+ms)
+	}
+	return inTimeOrder(append([]history.Record{
 		{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
 		{Kind: history.KindOp, T: 0, End: end(ms), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: "t1", Detail: "lease=1s"},
 		{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: "t1"},
 		{Kind: history.KindTruth, T: int64(time.Second), Node: "m1", Key: "lk", Gone: true},
 		{Kind: history.KindOp, T: int64(1100 * ms), End: end(1101 * ms), Client: "c2", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: "t2", Detail: "lease=1s"},
 		{Kind: history.KindTruth, T: int64(1100*ms + ms/2), Node: "m1", Key: "lk", Value: "t2"},
-		{Kind: history.KindOp, T: int64(at), End: end(at + 2*ms), Client: "c1", Lock: "lk", Op: history.OpExtend, Args: []string{"main"}, Outcome: outcome, Result: "t1"},
-		{Kind: history.KindReq, T: int64(at), End: end(at + 2*ms), Client: "c1", Node: "m1", Op: "eval:script_extend", Args: []string{"lk", "t1", "1000"},
-			Outcome: history.OutcomeOK, Applied: []int64{int64(at + ms)}},
-	})
+		{Kind: history.KindOp, T: int64(at), End: end(ret), Client: "c1", Lock: "lk", Op: history.OpExtend, Args: []string{"main"}, Outcome: outcome, Result: "t1"},
+	}, reqs...))
+}
+
+// extendReq is c1's req record of op with args, called at at, run at
+// ran and answered 1 ms later.
+func extendReq(at time.Duration, op string, ran time.Duration, args ...string) history.Record {
+	return history.Record{Kind: history.KindReq, T: int64(at), End: ptr(int64(ran + time.Millisecond)), Client: "c1", Node: "m1", Op: op, Args: args,
+		Outcome: history.OutcomeOK, Applied: []int64{int64(ran)}}
+}
+
+// TestExtendAnswerCheckThenAct: an extend made of two requests, a GET
+// that finds the owner's value and a PEXPIRE sent after it, is judged by
+// the PEXPIRE, the run that renews: when the key changed hands between
+// the two (the GET at 0.99 s names t1, the PEXPIRE at 1.102 s renews c2's
+// t2), it is an extend-answer, which its GET alone had cleared. The
+// controls: both runs while the master named c1 is none; an extend that
+// sent only a GET is judged by it (finding t2: a violation).
+func TestExtendAnswerCheckThenAct(t *testing.T) {
+	const ms = time.Millisecond
+	cfg := checker.Config{End: 3 * time.Second, TruthRecorded: true}
+	extendAnswers := func(h []history.Record) []checker.Violation {
+		var found []checker.Violation
+		for _, x := range checker.Judge(h, cfg).Violations {
+			if x.Kind == checker.ExtendAnswer {
+				found = append(found, x)
+			}
+		}
+		return found
+	}
+	raced := extendSending(989*ms, history.OutcomeOK,
+		extendReq(989*ms, "get", 990*ms, "lk"),
+		extendReq(991*ms, "pexpire", 1102*ms, "lk", "1000"))
+	if found := extendAnswers(raced); len(found) != 1 || found[0].From != 1102*ms || !strings.Contains(found[0].Detail, `the master m1 held "t2"`) {
+		t.Errorf("GET then PEXPIRE across the change of hands: want one extend-answer at 1.102s naming t2, got %v", found)
+	}
+	// The release c1 sends at the instant its extend returns (no time
+	// passes between two ops in the simulation) is not one of the
+	// extend's runs: the finding names the PEXPIRE's run alone.
+	ret := raced[len(raced)-1]
+	for _, r := range raced {
+		if r.Kind == history.KindOp && r.Op == history.OpExtend {
+			ret = r
+		}
+	}
+	next := extendReq(time.Duration(*ret.End), "eval:script_release", time.Duration(*ret.End)+ms, "lk", "t1")
+	if found := extendAnswers(inTimeOrder(append(raced, next))); len(found) != 1 || !strings.Contains(found[0].Detail, "extend answered success, but when it ran") {
+		t.Errorf("with the next op's release sent at the extend's return: want the PEXPIRE's run alone, got %v", found)
+	}
+	inTime := extendSending(900*ms, history.OutcomeOK,
+		extendReq(900*ms, "get", 901*ms, "lk"),
+		extendReq(902*ms, "pexpire", 950*ms, "lk", "1000"))
+	if found := extendAnswers(inTime); len(found) != 0 {
+		t.Errorf("GET then PEXPIRE while c1 held: %v", found)
+	}
+	readOnly := extendSending(1200*ms, history.OutcomeOK, extendReq(1200*ms, "get", 1201*ms, "lk"))
+	if found := extendAnswers(readOnly); len(found) != 1 || found[0].From != 1201*ms {
+		t.Errorf("an extend that only read t2: want one extend-answer at 1.201s, got %v", found)
+	}
 }
 
 // TestExtendAnswer: an extend that answered success while the master held

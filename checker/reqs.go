@@ -70,13 +70,17 @@ func (l *lazyReqs) of(client string) []int {
 // from clientReqs), those on op's lock (first argument) called between op's
 // call and its return (or after its call, when it never returned) that keep
 // accepts, as indices into h in call order. A client's commands are sent by
-// its ops, so these are the commands that made op's answer.
+// its ops, so these are the commands that made op's answer. A request
+// called at the very instant op returned, when op took time, is not op's:
+// an op waits for its requests' replies, which take time, so such a
+// request is what the process did next (a release sent as its extend
+// returned; in the simulation no time passes between the two).
 func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
 	var out []int
 	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
 	for ; j < len(reqs); j++ {
 		r := &h[reqs[j]]
-		if op.End != nil && r.T > *op.End {
+		if op.End != nil && (r.T > *op.End || r.T == *op.End && *op.End > op.T) {
 			break
 		}
 		if r.Args[0] == op.Lock && keep(r) {

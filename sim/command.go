@@ -13,6 +13,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2/server"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/setup"
 )
@@ -177,30 +178,8 @@ func (n *Node) record(cmd string, spec cmdSpec, args []string) {
 // forms are SORT_RO and GEORADIUS_RO). Scripts are refused as well: the
 // simulation's scripts are the locks', which write.
 func isWrite(cmd string, spec cmdSpec) bool {
-	return spec.write || cmd == "EVAL" || cmd == "EVALSHA" || redisWrites[cmd]
+	return spec.write || cmd == "EVAL" || cmd == "EVALSHA" || history.Writes(cmd)
 }
-
-// redisWrites lists the commands redis-server 7.0 flags "write" (COMMAND
-// INFO), and XGROUP, whose subcommands but HELP are. TestRedisWritesAsRedis
-// holds the list to a redis-server's table.
-var redisWrites = func() map[string]bool {
-	m := map[string]bool{"XGROUP": true}
-	for _, name := range strings.Fields(`APPEND BITFIELD BITOP BLMOVE BLMPOP BLPOP
-		BRPOP BRPOPLPUSH BZMPOP BZPOPMAX BZPOPMIN COPY DECR DECRBY DEL EXPIRE
-		EXPIREAT FLUSHALL FLUSHDB GEOADD GEORADIUS GEORADIUSBYMEMBER
-		GEOSEARCHSTORE GETDEL GETEX GETSET HDEL HINCRBY HINCRBYFLOAT HMSET HSET
-		HSETNX INCR INCRBY INCRBYFLOAT LINSERT LMOVE LMPOP LPOP LPUSH LPUSHX
-		LREM LSET LTRIM MIGRATE MOVE MSET MSETNX PERSIST PEXPIRE PEXPIREAT
-		PFADD PFDEBUG PFMERGE PSETEX RENAME RENAMENX RESTORE RESTORE-ASKING
-		RPOP RPOPLPUSH RPUSH RPUSHX SADD SDIFFSTORE SET SETBIT SETEX SETNX
-		SETRANGE SINTERSTORE SMOVE SORT SPOP SREM SUNIONSTORE SWAPDB UNLINK
-		XACK XADD XAUTOCLAIM XCLAIM XDEL XREADGROUP XSETID XTRIM ZADD
-		ZDIFFSTORE ZINCRBY ZINTERSTORE ZMPOP ZPOPMAX ZPOPMIN ZRANGESTORE ZREM
-		ZREMRANGEBYLEX ZREMRANGEBYRANK ZREMRANGEBYSCORE ZUNIONSTORE`) {
-		m[name] = true
-	}
-	return m
-}()
 
 // dispatch runs client's command (cmd its name in upper case, spec and
 // known from lookupCommand) on miniredis and returns its parsed reply.

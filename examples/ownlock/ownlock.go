@@ -1,6 +1,6 @@
 // Package ownlock is a worked example of testing a Redis lock of one's
-// own with locksim (package locktest): a correct one, and two classic
-// mistakes that locksim catches with a shrunk counterexample each. The
+// own with locksim (package locktest): a correct one, and four classic
+// mistakes that locksim catches, each with a counterexample. The
 // locks are written against lock.Conn and lock.Runtime only (no Redis
 // client of their own, no wall clock, no global random source), so that
 // the same code runs on go-redis in production (lock.NewRedisConn,
@@ -23,6 +23,11 @@
 //     then DELs. A holder paused between the GET and the DEL (a GC pause,
 //     a slow network) deletes the lock of the holder that took it after
 //     its TTL ran out.
+//
+//   - GetThenExpire (broken): extends its hold by a GET, a comparison in
+//     Go, then PEXPIRE. A holder paused between the GET and the PEXPIRE
+//     renews the key of the holder that took it after its TTL ran out,
+//     and answers itself success.
 //
 //   - Textbook: SET NX PX and compare-and-delete without GET and the
 //     latch. Safe against other holders, but a resent SET that finds its
@@ -111,6 +116,30 @@ func (l *base) Release(ctx context.Context, _ string, g locktest.Grant) error {
 	return nil
 }
 
+// compareAndExpire gives KEYS[1] a TTL of ARGV[2] ms only while it holds
+// ARGV[1]: one script, so that nothing can change the key between the
+// read and the renewal.
+var compareAndExpire = lock.NewScript("ownlock_extend", `if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// Extend renews the key's TTL by compare-and-pexpire. Resent (go-redis
+// tried again after a timeout), it answers as the first did while the key
+// is still the holder's.
+func (l *base) Extend(ctx context.Context, _ string, g locktest.Grant) (locktest.Grant, error) {
+	n, err := l.conn.Eval(ctx, compareAndExpire, []string{l.key}, g.Value, l.ttl.Milliseconds())
+	if err != nil {
+		return locktest.Grant{}, err
+	}
+	if n != int64(1) {
+		return locktest.Grant{}, lock.ErrNotHeld
+	}
+	// The holder may rely on the TTL from the call: it was renewed after it.
+	return locktest.Grant{Value: g.Value, Validity: l.ttl}, nil
+}
+
 // build makes one client's lock: mk wraps the client's base, whose keys
 // live lease, the lease the client runs with (locktest gives it: the
 // checkers count a hold's expiry from it). These locks keep their keys by
@@ -125,7 +154,10 @@ func build[L locktest.Lock](conn lock.Conn, rt lock.Runtime, key string, lease t
 
 // The makers are locktest.NewLocks: each client's lock is built with the
 // client's lease.
-var _ = []locktest.NewLock{NewSetNX, NewSetNXThenExpire, NewGetThenDel, NewTextbook}
+var _ = []locktest.NewLock{NewSetNX, NewSetNXThenExpire, NewGetThenDel, NewGetThenExpire, NewTextbook}
+
+// The locks extend a hold by base's compare-and-pexpire, but GetThenExpire.
+var _ = []locktest.Extender{&SetNX{}, &SetNXThenExpire{}, &GetThenDel{}, &GetThenExpire{}, &Textbook{}}
 
 // SetNX is a correct lock: SET NX PX GET with a random value, released by
 // compare-and-delete with a release latch (base's Acquire and Release).
@@ -194,6 +226,35 @@ func (l *GetThenDel) Release(ctx context.Context, _ string, g locktest.Grant) er
 	// The bug: the key may have expired and been taken since the GET.
 	_, err = l.conn.Do(ctx, "DEL", l.key)
 	return err
+}
+
+// GetThenExpire is broken: it takes and releases the lock correctly
+// (base's Acquire and Release), but extends it by a GET, a comparison in
+// Go and a PEXPIRE: between the GET and the PEXPIRE the key can expire
+// and be taken by another holder, whose key the PEXPIRE then renews while
+// this holder is told its own hold was extended.
+type GetThenExpire struct{ base }
+
+// NewGetThenExpire makes a client's GetThenExpire lock, whose keys live
+// the client's lease.
+func NewGetThenExpire(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+	return build(conn, rt, key, lease, false, func(b base) *GetThenExpire { return &GetThenExpire{b} })
+}
+
+// Extend GETs the key, compares, and PEXPIREs.
+func (l *GetThenExpire) Extend(ctx context.Context, _ string, g locktest.Grant) (locktest.Grant, error) {
+	v, err := l.conn.Do(ctx, "GET", l.key)
+	if err != nil {
+		return locktest.Grant{}, err
+	}
+	if v != g.Value {
+		return locktest.Grant{}, errors.Join(lock.ErrNotHeld, errNotMine)
+	}
+	// The bug: the key may have expired and been taken since the GET.
+	if _, err := l.conn.Do(ctx, "PEXPIRE", l.key, l.ttl.Milliseconds()); err != nil {
+		return locktest.Grant{}, err
+	}
+	return locktest.Grant{Value: g.Value, Validity: l.ttl}, nil
 }
 
 // Textbook is SetNX without GET and without the release latch: the

@@ -209,6 +209,33 @@ func TestGetThenDelIsFlagged(t *testing.T) {
 	})
 }
 
+// TestGetThenExpireIsFlagged: an extend by GET, a comparison in Go and
+// PEXPIRE is flagged on the committed run (written by hand: a search
+// draws no extends), where c1 is paused just after its extend's GET was
+// sent: its key expires, c2 takes the lock, and c1's PEXPIRE renews c2's
+// key while c1 is told its hold was extended (extend-answer, judged by
+// the PEXPIRE's run, not by the GET's, which found c1's value). The
+// correct lock, paused the same way, answers that it no longer holds the
+// lock: no extend-answer (the pause outlasts its lease, so it too believes
+// it held the lock past its key: the mutual exclusion a pause makes).
+func TestGetThenExpireIsFlagged(t *testing.T) {
+	file := locktest.File(filepath.Join("testdata", "locktest", "get-then-expire.yaml"))
+	rs, err := locktest.Check(locktest.Impl{New: ownlock.NewGetThenExpire}, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs[0]; !r.Match || !strings.Contains(r.String(), `c1/main's extend answered success, but when it ran the master m1 held "c2-`) {
+		t.Errorf("the check-then-act extend (as expected: %v, %s):\n%s", r.Match, r.Why, r)
+	}
+	rs, err = locktest.Check(locktest.Impl{New: ownlock.NewSetNX}, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(rs[0].Kinds(), "extend-answer") {
+		t.Errorf("the compare-and-pexpire extend shows extend-answer:\n%s", rs[0])
+	}
+}
+
 // TestNoLeaseRefused: the locks keep their keys by a TTL, the client's
 // lease; a scenario without one (lease watchdog: Setup's default) cannot
 // run them, and says why instead of running a lock whose key never
