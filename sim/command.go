@@ -141,6 +141,12 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 			n.answerInOrder(c, cmd, args) || n.answerNonBlocking(c, cmd, args) ||
 			n.unknownInTransaction(c, cmd)
 	}
+	if cmd == "SET" && !n.inner && setRedisRefuses(args) {
+		if !n.refusedInMulti(c, cmd, "Redis answers this SET a syntax error when EXEC runs it, where miniredis would run it") {
+			c.WriteError("ERR syntax error")
+		}
+		return true
+	}
 	if cmd == "PUBLISH" && len(args) == 2 {
 		// Published by the node (record), to its subscribers: miniredis
 		// has none of them (receivers).
@@ -148,6 +154,30 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 		return true
 	}
 	return false
+}
+
+// setRedisRefuses reports whether a SET with args (its key, value and
+// options) combines options Redis refuses together, with a syntax error,
+// and miniredis takes: NX with XX (miniredis sets only a key that both
+// exists and does not, so never), or KEEPTTL with a TTL (EX, PX, EXAT,
+// PXAT: miniredis keeps the old TTL). A lock of one's own that sent
+// either would pass the simulation and fail on every Redis.
+func setRedisRefuses(args []string) bool {
+	var nx, xx, keep, ttl bool
+	for i := 2; i < len(args); i++ {
+		switch o := args[i]; {
+		case strings.EqualFold(o, "NX"):
+			nx = true
+		case strings.EqualFold(o, "XX"):
+			xx = true
+		case strings.EqualFold(o, "KEEPTTL"):
+			keep = true
+		case strings.EqualFold(o, "EX"), strings.EqualFold(o, "PX"), strings.EqualFold(o, "EXAT"), strings.EqualFold(o, "PXAT"):
+			ttl = true
+			i++ // its value
+		}
+	}
+	return nx && xx || keep && ttl
 }
 
 // record notes what command cmd (upper case; spec its entry of commands,

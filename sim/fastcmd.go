@@ -687,7 +687,8 @@ type setOptions struct {
 }
 
 // parseSetOptions reads NX, XX, GET, PX n, EX n (n > 0, the TTL at most
-// once, in any order and case); ok false for anything else.
+// once, in any order and case, NX and XX not both); ok false for anything
+// else.
 func parseSetOptions(opts []string) (s setOptions, ok bool) {
 	for len(opts) > 0 {
 		o := setOptionName(opts[0])
@@ -716,6 +717,9 @@ func parseSetOptions(opts []string) (s setOptions, ok bool) {
 			return s, false
 		}
 		opts = opts[1:]
+	}
+	if s.nx && s.xx {
+		return s, false // Redis refuses the pair (setRedisRefuses, in the hook)
 	}
 	return s, true
 }
