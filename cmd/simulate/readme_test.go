@@ -106,3 +106,65 @@ func TestDocListsEveryError(t *testing.T) {
 		t.Fatalf("found %d exported errors: the pattern missed their declarations", n)
 	}
 }
+
+// TestReadmeFirstScenario: the README's first scenario of one's own
+// (my-failover.yaml, its text taken from the README) prints what the
+// README shows: the sweep's block byte for byte, and the lines it quotes
+// of seed 11's replay, in order; without its options line the sweep finds
+// nothing, as the README says. A change of what the scenario does (the
+// tryLock that stops when its wait is spent changed seed 11's story) fails
+// here instead of leaving a newcomer's first comparison wrong.
+func TestReadmeFirstScenario(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	block := func(after string) string {
+		t.Helper()
+		i := strings.Index(readme, after)
+		if i < 0 {
+			t.Fatalf("README: no %q", after)
+		}
+		rest := readme[i+len(after):]
+		open := strings.Index(rest, "```")
+		body := rest[open:]
+		body = body[strings.Index(body, "\n")+1:]
+		return body[:strings.Index(body, "```")]
+	}
+	yaml := block("saved as\n`my-failover.yaml`")
+	if !strings.HasPrefix(yaml, "name: my-failover\n") {
+		t.Fatalf("README's scenario block:\n%s", yaml)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("my-failover.yaml", []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, sweep, errs := runCLI(t, "run", "-quiet", "-seeds", "100", "my-failover.yaml")
+	if want := block("simulate run -seeds 100 my-failover.yaml\n```\n"); sweep != want {
+		t.Errorf("the sweep printed:\n%s%s\nthe README shows:\n%s", sweep, errs, want)
+	}
+	_, replay, _ := runCLI(t, "run", "-seed", "11", "-out", "out/", "my-failover.yaml")
+	rest := replay
+	for _, line := range strings.Split(strings.TrimSuffix(block("simulate run -seed 11 -out out/ my-failover.yaml\n```\n"), "\n"), "\n") {
+		if strings.TrimSpace(line) == "..." {
+			continue
+		}
+		i := strings.Index(rest, line+"\n")
+		if i < 0 {
+			t.Errorf("the replay lacks the README's line %q (in order):\n%s", line, replay)
+			break
+		}
+		rest = rest[i+len(line):]
+	}
+	without := regexp.MustCompile(`(?m)^  options: .*\n`).ReplaceAllString(yaml, "")
+	if without == yaml {
+		t.Fatal("README's scenario has no options line")
+	}
+	if err := os.WriteFile("my-failover.yaml", []byte(without), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, _ := runCLI(t, "run", "-quiet", "-seeds", "100", "my-failover.yaml"); !strings.Contains(out, "violated in 0 of 100") || !strings.Contains(readme, "the same\nsweep gives 0 of 100") {
+		t.Errorf("without its options line (the README says 0 of 100):\n%s", out)
+	}
+}
