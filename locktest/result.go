@@ -78,8 +78,8 @@ func (r Result) String() string {
 		b.WriteString(sep + string(k))
 	}
 	b.WriteByte('\n')
-	for _, x := range r.Verdict.Violations {
-		fmt.Fprintf(&b, "    %v\n", x)
+	for _, line := range report.Findings(r.Verdict.Violations, "Result.Write writes them all, and Result.Verdict holds them") {
+		fmt.Fprintf(&b, "    %s\n", line)
 	}
 	for _, n := range r.Verdict.Notes {
 		fmt.Fprintf(&b, "    note: %s\n", n)

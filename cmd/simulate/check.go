@@ -378,8 +378,8 @@ func (j checkJudged) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(w, "%-40s %7d records  %s%s\n", j.file, j.records, verdictLine(j.v), j.mark())
-	for _, x := range j.v.Violations {
-		fmt.Fprintf(w, "    %v\n", x)
+	for _, line := range report.Findings(j.v.Violations, "-json prints them all") {
+		fmt.Fprintf(w, "    %s\n", line)
 	}
 	if j.timeline != "" {
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(j.timeline, "\n"), "\n") {

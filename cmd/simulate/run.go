@@ -466,8 +466,8 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 			fmt.Fprintf(w, "    undecided: %s\n", n) // why: an unknown verdict says nothing else
 		}
 	}
-	for _, x := range o.verdict.Violations {
-		fmt.Fprintf(w, "    %v\n", x)
+	for _, line := range report.Findings(o.verdict.Violations, "-out writes them all, -json prints them") {
+		fmt.Fprintf(w, "    %s\n", line)
 	}
 	if o.timeline != "" {
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(o.timeline, "\n"), "\n") {
