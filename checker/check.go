@@ -114,6 +114,12 @@ type Verdict struct {
 	// was tested in nothing, and the status is Unknown. A test of a lock
 	// fails on it rather than passing a lock that cannot be taken.
 	NeverHeld bool
+	// NeverReleased says a lock of the history was held but never
+	// released because every release answered ended in an error (none
+	// released nor was refused; a note per such lock names the first
+	// error): its release was tested in nothing, and the status is
+	// Unknown. A test of a lock fails on it, as on NeverHeld.
+	NeverReleased bool
 	// Unavailable is the history's longest unavailability
 	// (LongestUnavailable), which Judge measures on the holdings its
 	// oracles read: a report of the run reads it here rather than making
@@ -125,14 +131,15 @@ type Verdict struct {
 // Cleared reports whether v found no violation and every check that could
 // look at its history decided: the status is OK, or Unknown only for the
 // kinds the history lacks the records to check (Unchecked), none given up
-// within the budget, and the lock was held (not NeverHeld). A caller that
+// within the budget, and the lock was held and released (not NeverHeld,
+// nor NeverReleased). A caller that
 // accepts a history without node truth
 // (a production log of lock calls) reads this, and lists Unchecked as not
 // checked, rather than Status, which stays Unknown so that nobody reads
 // such a verdict as "ok".
 func (v Verdict) Cleared() bool {
-	if len(v.Violations) > 0 || v.NeverHeld {
-		return false // a lock never held tested nothing
+	if len(v.Violations) > 0 || v.NeverHeld || v.NeverReleased {
+		return false // a lock never held, or never released, tested nothing of it
 	}
 	for _, k := range v.GaveUp {
 		if !slices.Contains(v.Unchecked, k) {

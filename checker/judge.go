@@ -93,7 +93,9 @@ type Config struct {
 // truth (cfg.TruthRecorded) is not such a log: no truth record there
 // means no key was ever held, which the truth oracles judge. A lock whose
 // every answered acquire ended in an error was never held: the verdict is
-// Unknown with a note naming the first error (Verdict.NeverHeld).
+// Unknown with a note naming the first error (Verdict.NeverHeld); so is
+// one whose every answered release ended in an error
+// (Verdict.NeverReleased).
 func Judge(h []history.Record, cfg Config) Verdict { return judge(indexRecords(h), cfg) }
 
 // judge is Judge of ix's history: every check walks the records ix lists
@@ -143,6 +145,10 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 	}
 	for _, note := range neverHeldNotes(ix) {
 		v.NeverHeld = true
+		v.Undecided(note)
+	}
+	for _, note := range neverReleasedNotes(ix) {
+		v.NeverReleased = true
 		v.Undecided(note)
 	}
 	if !cfg.TruthRecorded && !hasTruth(h) && hasOps(h) {

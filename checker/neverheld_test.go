@@ -117,3 +117,75 @@ func TestNeverHeldPerLock(t *testing.T) {
 		t.Fatalf("NeverHeld %v, notes %q; want one note for lock other", v.NeverHeld, v.Notes)
 	}
 }
+
+// TestNeverReleasedIsUndecided: a history whose lock was held but whose
+// every answered release ended in an error (a release script that does
+// not run) tested no release: the verdict is Unknown, NeverReleased, and
+// its note names the lock, the counts and the first error. The controls:
+// one release that succeeded, or one refused as not held, or releases
+// that only timed out, leave no such note.
+func TestNeverReleasedIsUndecided(t *testing.T) {
+	const ms = time.Millisecond
+	errRel := func(b *linHist, holder string, at time.Duration) {
+		b.add(holder, "lk", history.OpRelease, at, at+ms, history.OutcomeError, "ERR unknown command 'dell'", "")
+	}
+	// A log of lock calls (no truth): the truth kinds stay unchecked, which
+	// Cleared accepts, so only NeverReleased keeps it from clearing.
+	cfg := checker.Config{End: 30 * lnS}
+	for _, c := range []struct {
+		name  string
+		build func(b *linHist)
+		never bool
+	}{
+		{"every release an error", func(b *linHist) {
+			b.acq("c1/main", 0, ms, lnOK, lnL10)
+			errRel(b, "c1/main", lnS)
+			b.acq("c2/main", 20*lnS, 20*lnS+ms, lnOK, lnL10)
+			errRel(b, "c2/main", 21*lnS)
+		}, true},
+		{"one release succeeded", func(b *linHist) {
+			b.acq("c1/main", 0, ms, lnOK, lnL10)
+			errRel(b, "c1/main", lnS)
+			b.acq("c2/main", 20*lnS, 20*lnS+ms, lnOK, lnL10)
+			b.rel("c2/main", 21*lnS, 21*lnS+ms, lnOK, "1")
+		}, false},
+		{"one release refused: not held", func(b *linHist) {
+			b.acq("c1/main", 0, ms, lnOK, lnL10)
+			errRel(b, "c1/main", lnS)
+			b.rel("c1/main", 2*lnS, 2*lnS+ms, lnFail, "0")
+		}, false},
+		{"releases only timed out", func(b *linHist) {
+			b.acq("c1/main", 0, ms, lnOK, lnL10)
+			b.rel("c1/main", lnS, lnOpen, lnUnknown, "")
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &linHist{}
+			c.build(b)
+			v := checker.Judge(inTimeOrder(b.recs), cfg)
+			if v.NeverReleased != c.never {
+				t.Fatalf("NeverReleased %v, want %v; verdict:\n%s", v.NeverReleased, c.never, v)
+			}
+			if !c.never {
+				for _, n := range v.Notes {
+					if strings.Contains(n, "never released") {
+						t.Fatalf("note %q on a history whose lock was released or not answered", n)
+					}
+				}
+				return
+			}
+			linWantStatus(t, v, checker.Unknown)
+			if v.Cleared() {
+				t.Fatalf("a lock never released is cleared; verdict:\n%s", v)
+			}
+			want := "lock lk never released: none of the 2 releases succeeded or was refused, 2 ended in an error (the first, c1/main's at 1s: ERR unknown command 'dell')"
+			found := false
+			for _, n := range v.Notes {
+				found = found || strings.HasPrefix(n, want)
+			}
+			if !found {
+				t.Fatalf("notes %q, want one beginning %q", v.Notes, want)
+			}
+		})
+	}
+}

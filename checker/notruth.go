@@ -99,6 +99,67 @@ func isAcquire(r *history.Record) bool {
 	return r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
 }
 
+// isRelease reports whether op record r is a release (of either kind).
+func isRelease(r *history.Record) bool {
+	return r.Op == history.OpRelease || r.Op == history.OpReleaseRead
+}
+
+// neverReleasedNotes are the notes of the locks a history held but never
+// released because every release answered ended in an error: for each
+// lock, at least one release ended in an error and none answered
+// (released, or refused as not held). Every hold then ended by its TTL,
+// or not at all: the run tested no release, the half of a lock whose bugs
+// (deleting another holder's key, a resent release answered wrongly) the
+// checkers look for, so Judge makes it Unknown with these notes, each
+// naming the first error, rather than "ok" for a lock whose release
+// script does not run. In lock order.
+func neverReleasedNotes(ix *recordIndex) []string {
+	if !slices.ContainsFunc(ix.ops, func(i int) bool {
+		r := &ix.h[i]
+		return r.Outcome == history.OutcomeError && isRelease(r)
+	}) {
+		return nil // no release ended in an error: most histories, at no allocation
+	}
+	type tally struct {
+		tried, errs int
+		answered    bool
+		first       *history.Record
+	}
+	locks := map[string]*tally{}
+	for _, i := range ix.ops {
+		r := &ix.h[i]
+		if !isRelease(r) {
+			continue
+		}
+		t := locks[r.Lock]
+		if t == nil {
+			t = &tally{}
+			locks[r.Lock] = t
+		}
+		t.tried++
+		switch r.Outcome {
+		case history.OutcomeOK, history.OutcomeFail:
+			t.answered = true
+		case history.OutcomeError:
+			if t.errs++; t.first == nil {
+				t.first = r
+			}
+		}
+	}
+	var notes []string
+	for _, l := range slices.Sorted(maps.Keys(locks)) {
+		if t := locks[l]; !t.answered && t.errs > 0 {
+			counts := fmt.Sprintf("none of the %d releases succeeded or was refused, %d ended in an error (the first, %s's at %v: %s)",
+				t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
+			if t.tried == 1 {
+				counts = fmt.Sprintf("its one release ended in an error (%s's at %v: %s)", holderName(t.first), time.Duration(t.first.T), t.first.Result)
+			}
+			notes = append(notes, lockName(l)+" never released: "+counts+"; a lock never released tests no release, so the run neither clears it nor condemns it")
+		}
+	}
+	return notes
+}
+
 // acquireTally is what neverHeldNotes knows of one lock: its acquires,
 // those that ended in an error and the first of them, and whether it was
 // held.
@@ -145,9 +206,12 @@ func acquireTallies(ix *recordIndex) map[string]*acquireTally {
 
 // note is the never-held note of lock l.
 func (t *acquireTally) note(l string) string {
-	return fmt.Sprintf("%s never held: none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s); "+
-		"a lock never held tests no holding, so the run neither clears it nor condemns it",
-		lockName(l), t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
+	counts := fmt.Sprintf("none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s)",
+		t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
+	if t.tried == 1 {
+		counts = fmt.Sprintf("its one acquire ended in an error (%s's at %v: %s)", holderName(t.first), time.Duration(t.first.T), t.first.Result)
+	}
+	return lockName(l) + " never held: " + counts + "; a lock never held tests no holding, so the run neither clears it nor condemns it"
 }
 
 // lockName is how a note names lock l: "lock lk", or "the lock" when the

@@ -137,7 +137,9 @@ func Check(impl Impl, opts ...Option) ([]Result, error) {
 // the error of a scenario that cannot run; and with the runs in which
 // the lock was never held because every acquire ended in an error
 // (checker.Verdict.NeverHeld: a lock that cannot be taken is broken, and
-// such a run tests nothing). Availability findings (liveness, a
+// such a run tests nothing), or held but never released because every
+// release ended in an error (checker.Verdict.NeverReleased: the run
+// tested no release). Availability findings (liveness, a
 // resurrected lock) and other verdicts the checks could not decide are
 // logged, not failed. The scenario file's own expectation is not
 // judged: Run asks whether the lock under test is safe there. With Out,
@@ -156,10 +158,13 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 	}
 	c, _ := configure(opts) // configure succeeded in Check
 	var first string
-	var seeds, never []uint64
+	var seeds, never, unreleased []uint64
 	for _, r := range rs {
 		if r.Verdict.NeverHeld {
 			never = append(never, r.Seed)
+		}
+		if r.Verdict.NeverReleased {
+			unreleased = append(unreleased, r.Seed)
 		}
 		if !r.Unsafe() {
 			if len(r.Verdict.Violations) > 0 || r.Verdict.Status == checker.Unknown {
@@ -183,6 +188,10 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 	if len(never) > 0 {
 		t.Fatalf("locktest: in %d of %d runs (seeds %s) the lock was never held: every acquire answered ended in an error (logged above), so those runs tested nothing",
 			len(never), len(rs), seedRanges(never))
+	}
+	if len(unreleased) > 0 {
+		t.Fatalf("locktest: in %d of %d runs (seeds %s) the lock was never released: every release answered ended in an error (logged above), so those runs tested no release",
+			len(unreleased), len(rs), seedRanges(unreleased))
 	}
 	return rs
 }

@@ -230,6 +230,44 @@ func TestRunFailsALockNeverHeld(t *testing.T) {
 	}
 }
 
+// brokenRelease is ownlock's SetNX with a release whose script calls a
+// command Redis does not know: every release ends in an error.
+type brokenRelease struct {
+	locktest.Lock
+	conn lock.Conn
+	key  string
+}
+
+var badDel = lock.NewScript("broken_release", `return redis.call('DELL', KEYS[1])`)
+
+func (b *brokenRelease) Release(ctx context.Context, owner string, g locktest.Grant) error {
+	_, err := b.conn.Eval(ctx, badDel, []string{b.key})
+	return err
+}
+
+// TestRunFailsALockNeverReleased: a lock whose every release ends in an
+// error held the lock, but its runs tested no release; Run fails the test
+// saying so (it passed before: each hold ended by its TTL, no violation),
+// and each run's verdict is undecided with the first error in its note.
+// The control is TestRunSafeLock: the same lock with its own release
+// passes.
+func TestRunFailsALockNeverReleased(t *testing.T) {
+	impl := locktest.Impl{New: func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+		l, err := ownlock.NewSetNX(conn, rt, key, lease)
+		return &brokenRelease{Lock: l, conn: conn, key: key}, err
+	}}
+	rec := &recorder{TB: t}
+	rs := locktest.Run(rec, impl, locktest.Scenario("baseline-simple"), locktest.Seeds(1, 2))
+	if !rec.failed || !strings.Contains(rec.text(), "in 2 of 2 runs (seeds 1-2) the lock was never released") {
+		t.Fatalf("Run did not fail a lock never released (failed %v):\n%s", rec.failed, rec.text())
+	}
+	for _, r := range rs {
+		if !r.Verdict.NeverReleased || r.Verdict.NeverHeld || r.Verdict.Status != checker.Unknown || !strings.Contains(r.String(), "never released") || !strings.Contains(r.String(), "DELL") {
+			t.Errorf("seed %d: %s", r.Seed, r)
+		}
+	}
+}
+
 // TestScenarioFindsTheScriptExamples: Scenario names the script kind's
 // committed examples too, as simulate run does (baseline-script,
 // delayed-plain-del-script), and runs the lock under test in their place:

@@ -362,6 +362,8 @@ func (j checkJudged) mark() string {
 		return ""
 	case j.v.NeverHeld:
 		return "  (the lock was never held: see the note)"
+	case j.v.NeverReleased:
+		return "  (the lock was never released: see the note)"
 	case !j.v.Cleared():
 		return "  (a check gave up within its budget: see its note)"
 	case len(j.v.Unchecked) > 0:

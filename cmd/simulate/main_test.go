@@ -1056,6 +1056,33 @@ func TestRunSaysWhyUndecided(t *testing.T) {
 	}
 }
 
+// TestRunSaysNeverReleased: a script lock whose release script errors on
+// every call (a command Redis does not know) held the lock, each hold
+// ending by its TTL; the run is unknown, not as expected under "expect:
+// ok", and says why: the lock never released, the first error. Before,
+// it said "ok" (as expected).
+func TestRunSaysNeverReleased(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../scenarios/script/baseline-script.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, dir, map[string]string{
+		"bad.yaml":        strings.Replace(strings.Replace(string(src), "name: baseline-script", "name: bad-release", 1), "simplelock-release.lua", "bad-release.lua", 1),
+		"bad-release.lua": "return redis.call('DELL', KEYS[1])\n",
+	})
+	copyFile(t, "../../scenarios/script/simplelock-acquire.lua", filepath.Join(dir, "simplelock-acquire.lua"))
+	code, out, _ := runCLI(t, "run", filepath.Join(dir, "bad.yaml"))
+	for _, want := range []string{"NOT AS EXPECTED: expected ok, got unknown", "\n    undecided: lock lk never released: its one release ended in an error (c3/main's at ", "ERR unknown command `DELL`"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run says no %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}
+
 // copyFile copies file from to to.
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
