@@ -113,7 +113,7 @@ func TestNeverHeldPerLock(t *testing.T) {
 	b.acq("c1/main", 0, ms, lnOK, lnL10)
 	b.add("c2/main", "other", history.OpAcquire, 2*ms, 3*ms, history.OutcomeError, "ERR boom", lnL10)
 	v := checker.Judge(b.recs, checker.Config{End: lnS, TruthRecorded: true})
-	if !v.NeverHeld || len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], "lock other never held: none of the 1 acquires succeeded") {
+	if !v.NeverHeld || len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], "lock other never held: its one acquire ended in an error (c2/main's at 2ms: ERR boom)") {
 		t.Fatalf("NeverHeld %v, notes %q; want one note for lock other", v.NeverHeld, v.Notes)
 	}
 }
