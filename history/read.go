@@ -375,6 +375,22 @@ func validateTimes(w *wireRecord) (field, msg string) {
 	return "", ""
 }
 
+// spaceHint explains a detail field f whose value a space cut short
+// ("watchdog=30 s": the field is "watchdog=30", then "s"): the detail's
+// fields are separated by spaces, so what follows f is a field of its
+// own. "" when f is not followed by a field without "=".
+func spaceHint(detail, f string) string {
+	i := strings.Index(detail, f)
+	if i < 0 {
+		return ""
+	}
+	next := strings.Fields(detail[i+len(f):])
+	if len(next) == 0 || strings.Contains(next[0], "=") {
+		return ""
+	}
+	return fmt.Sprintf("; the detail's fields are separated by spaces, so %q after it is a field of its own: write %s%s", next[0], f, next[0])
+}
+
 // validateOp checks an op record: client, lock, a known op, an outcome and
 // its return, a lease that parses, a release's answer.
 func validateOp(w *wireRecord) (field, msg string) {
@@ -395,7 +411,7 @@ func validateOp(w *wireRecord) (field, msg string) {
 		switch name {
 		case "lease", "watchdog", "validity":
 			if d, err := time.ParseDuration(val); err != nil || d < 0 {
-				return "detail", fmt.Sprintf("%s=%s: bad duration %q (want a Go duration such as 10s or 1500ms)", name, val, val)
+				return "detail", fmt.Sprintf("%s=%s: bad duration %q (want a Go duration such as 10s or 1500ms%s)", name, val, val, spaceHint(w.Detail, f))
 			}
 		case "released":
 			if _, _, ok := ParseReleasedDetail(f); !ok {
