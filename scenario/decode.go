@@ -266,6 +266,10 @@ type obj struct {
 	// left unmade, as the unknown key may be a misspelled one of them and
 	// its error says so already.
 	unknown bool
+	// near are the allowed fields an unknown key misspells (nearest): a
+	// required one of them is not also reported missing, since the
+	// unknown field's error names it.
+	near map[string]bool
 }
 
 // mapping reads n as a mapping with only the allowed keys: another is an
@@ -302,7 +306,15 @@ func (d *decoder) mappingMsg(path string, n *yaml.Node, allowed []string, unknow
 			return o
 		}
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
-			o.unknownField(k, join(path, k.Value), unknown)
+			msg := unknown
+			if near := nearest(k.Value, allowed); near != "" {
+				msg = didYouMean(unknown, near)
+				if o.near == nil {
+					o.near = map[string]bool{}
+				}
+				o.near[near] = true
+			}
+			o.unknownField(k, join(path, k.Value), msg)
 			continue
 		}
 		if _, dup := o.vals[k.Value]; dup {
@@ -374,7 +386,9 @@ func (o *obj) required(k string) bool {
 		return false
 	}
 	if n, _ := o.get(k); n == nil {
-		o.d.failf(o.node, join(o.path, k), "required field is missing")
+		if !o.near[k] { // else the misspelling's error says it
+			o.d.failf(o.node, join(o.path, k), "required field is missing")
+		}
 		return false
 	}
 	return true
@@ -593,4 +607,71 @@ func (o *obj) dist(k string, def setup.Dist) setup.Dist {
 		}
 	}
 	return d
+}
+
+// nearest is the allowed field that key most likely misspells: the one
+// at the least edit distance, when that is at most a third of the
+// field's length (and at least 1), or one that differs only in case or in
+// '_' against '-'; "" when none is that close, or two are equally close.
+func nearest(key string, allowed []string) string {
+	fold := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	best, bestD, tie := "", 0, false
+	for _, a := range allowed {
+		if fold(a) == fold(key) {
+			return a
+		}
+		d := editDistance(key, a)
+		if d > max(1, len(a)/3) {
+			continue
+		}
+		switch {
+		case best == "" || d < bestD:
+			best, bestD, tie = a, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the number of single-byte insertions, deletions,
+// substitutions and swaps of two neighbours that make b of a (the
+// optimal string alignment distance: "hodl" is one from "hold"). Field
+// names are ASCII.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// didYouMean puts "did you mean near?" into an unknown field's message
+// msg, before its list of fields ("not a field of X: did you mean near?
+// (its fields: ...)"), where a reader looks first.
+func didYouMean(msg, near string) string {
+	hint := "did you mean " + near + "?"
+	if i := strings.Index(msg, " ("); i >= 0 {
+		return msg[:i] + ": " + hint + msg[i:]
+	}
+	return msg + ": " + hint
 }

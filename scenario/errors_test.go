@@ -46,7 +46,7 @@ budget: {memory: 1}
 	want := []string{
 		`m.yaml:2: seed: want a non-negative integer, got "-1"`,
 		`m.yaml:8: topology.nodes[0].replicas[0].speed: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
-		`m.yaml:8: topology.nodes[0].replicas[0].lagg: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
+		`m.yaml:8: topology.nodes[0].replicas[0].lagg: unknown field: did you mean lag? (want one of name, persistence, drift_ppm, lua, lag)`,
 		`m.yaml:10: clients[0].retry: unknown value "sometimes" (want one of none, go-redis, redisson, redisson-3.36)`,
 		`m.yaml:19: budget.memory: `,
 	}
@@ -85,7 +85,7 @@ func TestErrorsOfDependentParts(t *testing.T) {
 	withR1 := strings.Replace(good, "group: m1}", "group: m1}\n  - {at: 1s, kind: crash, node: r1}", 1)
 	for _, c := range []struct{ old, new, want string }{
 		{"    - name: m1\n", "    - name: m1\n      persistence: sometimes\n", `d.yaml:7: topology.nodes[0].persistence: unknown value "sometimes"`},
-		{"      replicas:\n", "      replicaz:\n", `d.yaml:7: topology.nodes[0].replicaz: unknown field (want one of name, persistence, drift_ppm, lua, replicas)`},
+		{"      replicas:\n", "      replicaz:\n", `d.yaml:7: topology.nodes[0].replicaz: unknown field: did you mean replicas? (want one of name, persistence, drift_ppm, lua, replicas)`},
 	} {
 		if !strings.Contains(withR1, c.old) {
 			t.Fatalf("test bug: %q not in the file", c.old)
@@ -110,7 +110,7 @@ func TestErrorsOfDependentParts(t *testing.T) {
 			`d.yaml:19: expect.violated[0]: unknown violation kind "overlap"`, "d.yaml:20: budget.stepz: unknown field"}},
 		// The root's unknown field fails no section.
 		{"expect: ok", "expect: ok\nbudgett: {steps: 5000}", []string{`d.yaml:16: faults[1].client: unknown client "c9" (the clients are c1, c2)`,
-			`d.yaml:19: expect.violated[0]: unknown violation kind "overlap"`, "d.yaml:20: budgett: unknown field (want one of name, description, "}},
+			`d.yaml:19: expect.violated[0]: unknown violation kind "overlap"`, "d.yaml:20: budgett: unknown field: did you mean budget? (want one of name, description, "}},
 	} {
 		bad := strings.Replace(good, c.old, c.new, 1)
 		bad = strings.Replace(bad, "group: m1}", "group: m1}\n  - {at: 1s, kind: pause, client: c9, for: 1s}", 1)
@@ -222,5 +222,40 @@ func TestErrorsListWhatExists(t *testing.T) {
 		if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], c.want) {
 			t.Errorf("error\n  %v\nwant one containing\n  %s", err, c.want)
 		}
+	}
+}
+
+// TestUnknownFieldSuggestsTheNearest: a misspelled field's error names the
+// field it most likely meant (a letter left out, two swapped, another
+// case), and a required field it misspells is not also reported missing
+// (that error came first, by line, and hid the cause). The controls: a
+// field near none, or near two alike, gets no suggestion, and a required
+// field that is simply absent is still reported missing.
+func TestUnknownFieldSuggestsTheNearest(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{"  ttl: 1s", "  ttl: 1s\n  hodl: 1s", "algorithm.hodl: not a field of algorithm simple: did you mean hold? ("},
+		{"  ttl: 1s", "  ttl: 1s\n  Think: 1s", "algorithm.Think: not a field of algorithm simple: did you mean think? ("},
+		{"  ttl: 1s", "  ttl: 1s\n  quux: 1s", "algorithm.quux: not a field of algorithm simple ("},
+		{"duration: ", "duratoin: ", "duratoin: unknown field: did you mean duration? ("},
+	} {
+		if !strings.Contains(good, c.old) {
+			t.Fatalf("test bug: %q not in the file", c.old)
+		}
+		_, err := Parse("d.yaml", []byte(strings.Replace(good, c.old, c.new, 1)))
+		lines := errorLines(err)
+		if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%s: errors\n%v\nwant one, with %q", c.new, err, c.want)
+		}
+	}
+	if _, err := Parse("d.yaml", []byte(strings.Replace(good, "duration: ", "# duration: ", 1))); err == nil || !strings.Contains(err.Error(), "duration: required field is missing") {
+		t.Errorf("an absent duration: %v", err)
+	}
+	for key, want := range map[string]string{"hodl": "hold", "releas": "release", "Lease": "lease", "extend-every": "extend_every", "xyz": "", "hol": "hold"} {
+		if got := nearest(key, []string{"hold", "release", "lease", "extend_every", "think"}); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", key, got, want)
+		}
+	}
+	if got := nearest("ab", []string{"aa", "bb"}); got != "" {
+		t.Errorf("a tie: %q, want none", got)
 	}
 }

@@ -149,11 +149,11 @@ func TestBadExpect(t *testing.T) {
 func TestExpectUnknownKeyAlone(t *testing.T) {
 	for _, c := range []struct{ expect, want string }{
 		{"expect: {fencing: {bogus: 1}}", "bad.yaml:18: expect.fencing.bogus: unknown field (want one of accepted, rejected, stale_accepted)"},
-		{"expect: {fencing: {rejected: {mni: 1}}}", "bad.yaml:18: expect.fencing.rejected.mni: unknown field (want one of min, max)"},
-		{"expect: {liveness: {c1: {mni: 1s}}}", "bad.yaml:18: expect.liveness.c1.mni: unknown field (want one of min, max)"},
-		{"expect: {liveness: {c1: {min: 0s, mxa: 1s}}}", "bad.yaml:18: expect.liveness.c1.mxa: unknown field (want one of min, max)"},
+		{"expect: {fencing: {rejected: {mni: 1}}}", "bad.yaml:18: expect.fencing.rejected.mni: unknown field: did you mean min? (want one of min, max)"},
+		{"expect: {liveness: {c1: {mni: 1s}}}", "bad.yaml:18: expect.liveness.c1.mni: unknown field: did you mean min? (want one of min, max)"},
+		{"expect: {liveness: {c1: {min: 0s, mxa: 1s}}}", "bad.yaml:18: expect.liveness.c1.mxa: unknown field: did you mean max? (want one of min, max)"},
 		{"expect: {rates: {bogus: 0.1}, seeds: 10}", "bad.yaml:18: expect.rates.bogus: unknown violation kind (want one of "},
-		{"expect: {rates: {silent-loss: {mni: 0.1}}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss.mni: unknown field (want one of min, max)"},
+		{"expect: {rates: {silent-loss: {mni: 0.1}}, seeds: 10}", "bad.yaml:18: expect.rates.silent-loss.mni: unknown field: did you mean min? (want one of min, max)"},
 	} {
 		_, err := Parse("bad.yaml", []byte(strings.Replace(good, "expect: ok", c.expect, 1)))
 		if lines := errorLines(err); len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) {

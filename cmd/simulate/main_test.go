@@ -676,7 +676,7 @@ func TestEveryScenarioErrorReported(t *testing.T) {
 	}
 	code, out, errs := runCLI(t, "run", f)
 	want := "simulate: " + f + `:22: faults[1].node: unknown node "r9" (the nodes are m1, r1)` + "\n" +
-		"simulate: " + f + ":25: expect.absnt: unknown field (want one of violated, absent, liveness, fencing, rates, seeds)\n"
+		"simulate: " + f + ":25: expect.absnt: unknown field: did you mean absent? (want one of violated, absent, liveness, fencing, rates, seeds)\n"
 	if code != 2 || out != "" || errs != want {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errs, want)
 	}
