@@ -62,10 +62,12 @@ func (r *reportWriter) write(command string) error {
 	r.w("`go run ./cmd/simulate run -seed N FILE` replays one run, ")
 	r.w("and `-out DIR` writes its history, verdict, Porcupine visualization and timeline plot. ")
 	if r.Precision > 0 {
-		r.w("`go run ./cmd/simulate run -seeds N FILE`, N the cell's runs, recomputes a cell's rates.\n")
+		r.w("`go run ./cmd/simulate run -seeds N FILE`, N the cell's runs, recomputes a cell's rates")
 	} else {
-		r.w("`go run ./cmd/simulate run -seeds %d FILE` recomputes a cell's rates.\n", r.Seeds)
+		r.w("`go run ./cmd/simulate run -seeds %d FILE` recomputes a cell's rates", r.Seeds)
 	}
+	r.w(": its `unsafe` line (printed when it differs from the sweep's *violated*, which also counts the runs that broke only availability, " +
+		"as a quorum held by down nodes) is the tables' unsafe rate, and each kind's line the kind's.\n")
 	if err := r.drawTimelines(); err != nil {
 		return err
 	}

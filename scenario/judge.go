@@ -254,7 +254,12 @@ type SweepTally struct {
 	// Seeds, Violated and Undecided count the verdicts added, the violated
 	// ones and the unknown ones.
 	Seeds, Violated, Undecided int
-	kinds                      map[checker.Kind]int
+	// Unsafe counts the violated verdicts with a safety kind
+	// (checker.Kind.Safety): the comparison report's unsafe runs. A run
+	// that broke only availability (liveness, a resurrected lock, a
+	// quorum held by down nodes) is violated but not unsafe.
+	Unsafe int
+	kinds  map[checker.Kind]int
 	// gaveUp counts, per kind, the runs whose check for it gave up
 	// (checker.Verdict.UndecidedOn): each may hold the kind unseen.
 	gaveUp map[checker.Kind]int
@@ -324,11 +329,16 @@ func (t *SweepTally) Add(v checker.Verdict) {
 		}
 		t.gaveUp[k]++
 	}
+	unsafe := false
 	for _, k := range v.Kinds() {
 		if t.kinds == nil {
 			t.kinds = map[checker.Kind]int{}
 		}
 		t.kinds[k]++
+		unsafe = unsafe || k.Safety()
+	}
+	if unsafe {
+		t.Unsafe++
 	}
 }
 

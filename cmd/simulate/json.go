@@ -81,6 +81,10 @@ type jsonSweep struct {
 	// was violated, and ok (scenario.SweepExamples of each at most).
 	ViolatedSeeds []jsonSeed `json:"violated_seeds"`
 	OKSeeds       []jsonSeed `json:"ok_seeds"`
+	// UnsafeRuns counts the violated runs with a safety kind: the
+	// comparison report's unsafe runs (last, so that the other fields'
+	// JSON stays as it was).
+	UnsafeRuns int `json:"unsafe_runs"`
 }
 
 // jsonSeed is one seed of a sweep: its verdict's kinds and the command
@@ -161,7 +165,7 @@ func sweepJSON(s *scenario.Scenario, first uint64, j scenario.SweepOutcome, rate
 	lo, hi := report.Wilson(j.Violated, n)
 	out := jsonSweep{Schema: runSchema, Type: typeSweep, Name: s.Name, File: s.File, FirstSeed: first, Seeds: n,
 		SeedsAsked: ask.seeds, Precision: ask.precision,
-		ViolatedRuns: j.Violated, UndecidedRuns: j.Undecided, ViolationRate: float64(j.Violated) / float64(n),
+		ViolatedRuns: j.Violated, UnsafeRuns: t.Unsafe, UndecidedRuns: j.Undecided, ViolationRate: float64(j.Violated) / float64(n),
 		RateCILow: lo, RateCIHigh: hi, Judged: rates, Expected: j.Match, Why: j.Why, Rates: []jsonRate{},
 		ViolatedSeeds: seedsJSON(t.ViolatedSeeds, target), OKSeeds: seedsJSON(t.OKSeeds, target)}
 	for _, r := range j.Rates {

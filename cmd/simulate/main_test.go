@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1080,6 +1081,28 @@ func TestRunSaysNeverReleased(t *testing.T) {
 	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
+	}
+}
+
+// TestSweepPrintsTheUnsafeRate: a sweep of a report cell whose runs break
+// availability only (a quorum held by down nodes under restarts) prints,
+// under its violated line, the unsafe line the report's table counts, and
+// -json gives it as unsafe_runs; before, the recomputed rate (violated)
+// was far above the table's. The control: a sweep whose violated runs
+// are all unsafe prints no such line.
+func TestSweepPrintsTheUnsafeRate(t *testing.T) {
+	file := "../../reports/scenarios/restart--redisson-single.yaml"
+	_, out, _ := runCLI(t, "run", "-quiet", "-seeds", "20", file)
+	m := regexp.MustCompile(`violated in (\d+) of 20 .*\n    unsafe +(\d+) of 20 .* runs with a safety kind: the report's unsafe rate\n`).FindStringSubmatch(out)
+	if m == nil || m[1] == m[2] {
+		t.Fatalf("no unsafe line below a violated count it differs from:\n%s", out)
+	}
+	_, js, _ := runCLI(t, "run", "-quiet", "-json", "-seeds", "20", file)
+	if !strings.Contains(js, `"violated_runs":`+m[1]+`,`) || !strings.Contains(js, `"unsafe_runs":`+m[2]+`}`) {
+		t.Errorf("-json: want violated_runs %s and unsafe_runs %s:\n%s", m[1], m[2], js)
+	}
+	if _, out, _ := runCLI(t, "run", "-quiet", "-seeds", "20", "f0-failover-lagging-replica"); strings.Contains(out, "    unsafe ") {
+		t.Errorf("a sweep whose violated runs are all unsafe:\n%s", out)
 	}
 }
 
