@@ -38,7 +38,7 @@ type lever struct {
 // conclusions list them.
 var levers = []lever{
 	{"RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config", "redisson-single", "redisson"},
-	{"SimpleLock (careful, no watchdog) rather than RedissonLock (replicated config)", "redisson", "simple"},
+	{"SimpleLock rather than RedissonLock's replicated config (no WAIT, no watchdog, a careful user, go-redis's retries: their effect together)", "redisson", "simple"},
 	{"the spec's RedLock on 5 masters rather than SET NX on a master with a replica", "simple", "redlock-spec-5"},
 	{"5 RedLock masters rather than 3", "redlock-spec-3", "redlock-spec-5"},
 	{"the spec's RedLock rather than Redisson's", "redlock-redisson", "redlock-spec-5"},
@@ -69,13 +69,19 @@ var beyond = map[string]string{
 	"failover": "a WAIT that only some replicas acknowledged is accepted, and a failover to one that did not still gives the lock twice " +
 		"(`scenarios/redisson-partial-wait-ack-failover.yaml`)",
 	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
-	"restart": "AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
+	"restart": "the single-server locks that stay safe here do so because every hold (1 s) ends while a crashed node is still down (1 s): " +
+		"a holder that works on past its node's return, empty, loses its lock to the next acquire, two holders at once " +
+		"(`scenarios/restart-hold-outlasts-down.yaml`, RedissonLock's single-server config with holds of 3 s). " +
+		"AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
 		"after the longest lease: while the nodes that forgot a holder are down nobody else can gather a majority, so there is no second holder " +
 		"and no silent loss, only a quorum held by down nodes (`scenarios/r0-redlock-delayed-restart.yaml`)",
 	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource: " +
 		"the paused holder's late write is then rejected (`scenarios/k2-fencing-pause.yaml`)",
 	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once " +
 		"and hands the spec's RedLock to a second holder (`scenarios/k3-redlock-clock-jump.yaml`)",
+	"long-hold": "the locks without a watchdog (SimpleLock, the spec's RedLock) stay safe here only because their careful user stops " +
+		"relying on the lock when its lease runs out, mid-work: one who works on to the release shares the lock with the next holder in every run " +
+		"([Belief models](#belief), until-release)",
 	"lost-replies": "make a retried acquire count once (`IdempotentAcquire`, `scenarios/goredis-retry-acquire-idempotent.yaml`) " +
 		"and keep the unlock latch on (`scenarios/unlock-retry-latch.yaml`)",
 }
@@ -174,22 +180,34 @@ func (r *Results) conclusion(mi int) conclusion {
 // with's interval lies wholly below without's, worse when wholly above,
 // not shown when they overlap, no finding when both are zero.
 func (c *conclusion) add(change string, with, without *Cell) {
-	f := fmt.Sprintf("%s (%s → %s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs))
+	f := fmt.Sprintf("%s (%s → %s%s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs), wrap(", ", rarelyGranted(with), ""))
 	switch {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)
 	case below(without, with):
 		c.Worse = append(c.Worse, f)
-	case without.Unsafe+with.Unsafe > 0:
+	case without.Unsafe+with.Unsafe > 0 && !(allUnsafe(with) && allUnsafe(without)):
 		c.NotShown = append(c.NotShown, f)
 	}
 }
 
+// all reports whether f holds for every cell.
+func all(cells []*Cell, f func(*Cell) bool) bool {
+	return !slices.ContainsFunc(cells, func(c *Cell) bool { return !f(c) })
+}
+
+// allUnsafe reports whether every run of c was unsafe: two such cells
+// differ in nothing a rate can show.
+func allUnsafe(c *Cell) bool { return c.Runs > 0 && c.Unsafe == c.Runs }
+
 // fencing files what the fenced resource's writes say: fencing protected
-// the data when a stale holder wrote and none of its writes was accepted;
-// it did not when the resource accepted a stale write (a token that went
-// backwards or was handed out twice). No finding when no stale holder
-// wrote (or the column was not run).
+// the data when a stale holder wrote and none of its writes was accepted,
+// whatever the lock's own unsafe rate (the point of fencing: the data
+// stays right when the lock does not); it did not when the resource
+// accepted a stale write (a token that went backwards or was handed out
+// twice), and it is no protection shown when tokens went backwards, as
+// a rejected write may then be the rightful holder's. No finding when no
+// stale holder wrote (or the column was not run).
 func (c *conclusion) fencing(cell *Cell) {
 	if cell == nil {
 		return
@@ -199,8 +217,14 @@ func (c *conclusion) fencing(cell *Cell) {
 	case f.StaleAccepted > 0:
 		c.Worse = append(c.Worse, fmt.Sprintf("fencing (FencedLock): the resource accepted %s, "+
 			"the tokens repeated or went backwards in %d of %d runs", count(f.StaleAccepted, "stale write"), cell.Kinds[checker.TokenRegression], cell.Runs))
+	case f.Rejected > 0 && cell.Kinds[checker.TokenRegression] > 0:
+		// A token that went backwards makes a later, rightful holder's
+		// writes look stale: a rejection is then no protection.
+		c.Worse = append(c.Worse, fmt.Sprintf("fencing (FencedLock): the resource accepted no stale write, but the tokens repeated or went backwards "+
+			"in %d of %d runs, where some of the %s it rejected may be a rightful holder's", cell.Kinds[checker.TokenRegression], cell.Runs, count(f.Rejected, "write")))
 	case f.Rejected > 0:
-		c.Helped = append(c.Helped, fmt.Sprintf("fencing (FencedLock): the resource rejected %s and accepted no stale one", count(f.Rejected, "write")))
+		c.Helped = append(c.Helped, fmt.Sprintf("fencing (FencedLock): the lock itself unsafe in %s, but the resource rejected %s of holders whose lock "+
+			"had passed on and accepted no stale one", percent(cell.Unsafe, cell.Runs), count(f.Rejected, "write")))
 	}
 }
 
@@ -257,7 +281,8 @@ func (c *conclusion) beliefPair(who string, with, without []*Cell) {
 		c.Helped = append(c.Helped, fmt.Sprintf("%s (lease %v): fewer unsafe runs for %d of %d locks (%s)", who, Lease, fewer, len(with), rates))
 	case more > 0:
 		c.Worse = append(c.Worse, fmt.Sprintf("%s (lease %v): more unsafe runs for %d of %d locks (%s)", who, Lease, more, len(with), rates))
-	case slices.ContainsFunc(with, (*Cell).anyUnsafe) || slices.ContainsFunc(without, (*Cell).anyUnsafe):
+	case (slices.ContainsFunc(with, (*Cell).anyUnsafe) || slices.ContainsFunc(without, (*Cell).anyUnsafe)) &&
+		!(all(with, allUnsafe) && all(without, allUnsafe)):
 		c.NotShown = append(c.NotShown, fmt.Sprintf("%s (lease %v; %s)", who, Lease, rates))
 	}
 }
@@ -544,8 +569,8 @@ func safeList(cells []*Cell) string {
 	var titles, counted []string
 	same := true
 	for _, c := range cells {
-		titles = append(titles, c.Algorithm.Title)
-		counted = append(counted, fmt.Sprintf("%s (0 of %d)", c.Algorithm.Title, c.Runs))
+		titles = append(titles, c.Algorithm.Title+wrap(" (", rarelyGranted(c), ")"))
+		counted = append(counted, fmt.Sprintf("%s (0 of %d%s)", c.Algorithm.Title, c.Runs, wrap(", ", rarelyGranted(c), "")))
 		same = same && c.Runs == cells[0].Runs
 	}
 	if !same {
@@ -579,10 +604,32 @@ func leastMost(c conclusion) string {
 func ratedList(cells []*Cell) string {
 	var out []string
 	for _, c := range cells {
-		out = append(out, fmt.Sprintf("%s %s (two holders in %s)", c.Algorithm.Title, percent(c.Unsafe, c.Runs),
-			percent(c.Kinds[checker.MutualExclusion], c.Runs)))
+		out = append(out, fmt.Sprintf("%s %s (two holders in %s%s)", c.Algorithm.Title, percent(c.Unsafe, c.Runs),
+			percent(c.Kinds[checker.MutualExclusion], c.Runs), wrap(", ", rarelyGranted(c), "")))
 	}
 	return strings.Join(out, "; ")
+}
+
+// rarelyGranted is the note on a cell whose lock its clients mostly could
+// not get: in its median run the lock stayed free, while clients waited
+// for it, for half the run or more. A low unsafe rate there is bought by
+// not granting the lock (Redisson's replicated config under a replica 1 s
+// behind: its WAIT times out on every acquire until a failover), which a
+// reader choosing a lock must see beside the rate. "" otherwise.
+func rarelyGranted(c *Cell) string {
+	med, _ := c.Unavailability()
+	if med < Duration/2 {
+		return ""
+	}
+	return fmt.Sprintf("rarely granted: free while clients waited %v of %v in the median run", med.Round(10*time.Millisecond), Duration)
+}
+
+// wrap is s between pre and post, "" for an empty s.
+func wrap(pre, s, post string) string {
+	if s == "" {
+		return ""
+	}
+	return pre + s + post
 }
 
 // orDash joins the non-empty items with "; ", "-" when there is none.
@@ -615,15 +662,26 @@ func upperPercent(runs int) string {
 }
 
 // pctNumber shows a percentage: whole numbers as such and from 10 up,
-// others with one decimal ("3.7", "0.5"), so that the small bounds of a
-// Wilson interval at 100 runs stay readable and nothing reads as zero
-// that is not.
+// from 1 to 10 and from 99 to 100 with one decimal ("3.7", "99.6"), below
+// 1 with two significant digits ("0.5", "0.055", "0.018"), so that the
+// small bounds of a Wilson interval stay readable and alike, and nothing
+// reads as 0 or 100 that is not (99.6, the lower bound of 1000 of 1000,
+// is not "100").
 func pctNumber(x float64) string {
-	if x >= 10 || x == float64(int(x)) {
+	switch {
+	case x == float64(int(x)):
 		return fmt.Sprintf("%.0f", x)
-	}
-	if s := fmt.Sprintf("%.1f", x); s != "0.0" {
-		return strings.TrimSuffix(s, ".0")
+	case x >= 10 && x < 99:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 99 && x < 100:
+		for d := 1; d < 4; d++ {
+			if s := fmt.Sprintf("%.*f", d, x); !strings.HasPrefix(s, "100") {
+				return s
+			}
+		}
+		return "99.999"
+	case x >= 1:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", x), ".0")
 	}
 	return fmt.Sprintf("%.2g", x)
 }
