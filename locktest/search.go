@@ -46,7 +46,8 @@ type Budget struct {
 	// MaxFaults is the most faults one run draws (default 2).
 	MaxFaults int
 	// OnOps also lets a fault be bound to one of the lock's operations
-	// (the nth acquire or release of a client: at its call, when its first
+	// (the nth acquire or release of a client, or extend where the
+	// Setup extends (ExtendEvery): at its call, when its first
 	// request is applied, at its return) instead of a time. A fault that
 	// must fall between two requests of one call (a crash between a SETNX
 	// and its EXPIRE, a pause between a GET and a DEL) is found this way,
@@ -284,6 +285,9 @@ func (b Budget) draw(t *rapid.T) drawn {
 	sp := faultsearch.Space{Kinds: b.Faults, Dur: s.Duration, Max: b.MaxFaults}
 	if b.OnOps {
 		sp.Ops = []string{"acquire", "release"}
+		if s.ExtendEvery > 0 {
+			sp.Ops = append(sp.Ops, "extend")
+		}
 	}
 	seed, sched := sp.Draw(t, setupNames{s.Replicas, s.Clients})
 	d := drawn{s: s, own: len(s.Faults)}

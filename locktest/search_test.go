@@ -1,6 +1,7 @@
 package locktest_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/examples/ownlock"
+	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/locktest"
 )
 
@@ -115,5 +117,58 @@ func TestFindBadBudget(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || cx != nil {
 			t.Errorf("%+v: %v, %v; want an error saying %q", c.b, cx, err, c.want)
 		}
+	}
+}
+
+// plainExtend is ownlock's SetNX whose extend renews the key with a plain
+// PEXPIRE, not checking whose it is: the classic extend bug.
+type plainExtend struct {
+	locktest.Lock
+	conn lock.Conn
+	key  string
+	ttl  time.Duration
+}
+
+func (p *plainExtend) Extend(ctx context.Context, _ string, g locktest.Grant) (locktest.Grant, error) {
+	n, err := p.conn.Do(ctx, "PEXPIRE", p.key, p.ttl.Milliseconds())
+	if err != nil {
+		return locktest.Grant{}, err
+	}
+	if n != int64(1) {
+		return locktest.Grant{}, lock.ErrNotHeld
+	}
+	return locktest.Grant{Value: g.Value, Validity: p.ttl}, nil
+}
+
+// TestSearchDrawsExtends: a search over a Setup that extends
+// (ExtendEvery) finds a plain-PEXPIRE extend answering success while the
+// key was another holder's (extend-answer), with the default faults (a
+// PEXPIRE resent after the key changed hands); the correct lock
+// (compare-and-pexpire) is not found so within the same budget, and
+// without ExtendEvery the search draws no extend, so the plain lock is
+// not found either: the controls.
+func TestSearchDrawsExtends(t *testing.T) {
+	plain := locktest.Impl{New: func(conn lock.Conn, rt lock.Runtime, key string, lease time.Duration) (locktest.Lock, error) {
+		l, err := ownlock.NewSetNX(conn, rt, key, lease)
+		return &plainExtend{Lock: l, conn: conn, key: key, ttl: lease}, err
+	}}
+	extending := locktest.Setup{Lease: 2 * time.Second, Clients: 2, Hold: 3 * time.Second, ExtendEvery: 500 * time.Millisecond}
+	b := locktest.Budget{OnOps: true, Find: []locktest.Kind{"extend-answer"}, Over: []locktest.Setup{extending}}
+	cx, err := locktest.Find(plain, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cx == nil || !strings.Contains(cx.Result.String(), "extend answered success, but when it ran the master m1 held") {
+		t.Fatalf("the plain PEXPIRE extend was not found: %v", cx)
+	}
+	if !strings.Contains(cx.YAML, "extend_every: 500ms") {
+		t.Errorf("the counterexample's file does not extend:\n%s", cx.YAML)
+	}
+	if cx, err := locktest.Find(locktest.Impl{New: ownlock.NewSetNX}, b); err != nil || cx != nil {
+		t.Errorf("the compare-and-pexpire extend was flagged (%v):\n%v", err, cx)
+	}
+	b.Over[0].ExtendEvery = 0
+	if cx, err := locktest.Find(plain, b); err != nil || cx != nil {
+		t.Errorf("a search without extends found an extend-answer (%v):\n%v", err, cx)
 	}
 }

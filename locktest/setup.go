@@ -39,6 +39,12 @@ type Setup struct {
 	// (0: "watchdog", a hold lasts until released); Hold and Think are
 	// each client's hold and think times (default 1s and 100ms).
 	Lease, Hold, Think time.Duration
+	// ExtendEvery, for a lock that is an Extender, is how often each
+	// holder extends its hold while holding (0: never; a file's
+	// extend_every). A search over it may also bind a fault to an extend
+	// (Budget.OnOps), so that an extend's bugs (a PEXPIRE that renews
+	// whoever holds the key) are drawn for too.
+	ExtendEvery time.Duration
 	// Faults are the scripted faults, each an entry of a scenario file's
 	// faults list: "{kind: failover, at: 5s, group: m1}" (see
 	// scenarios/README.md, "faults").
@@ -79,6 +85,7 @@ func (s Setup) expr() string {
 	dur("Lease", s.Lease)
 	dur("Hold", s.Hold)
 	dur("Think", s.Think)
+	dur("ExtendEvery", s.ExtendEvery)
 	if len(s.Faults) > 0 {
 		q := make([]string, len(s.Faults))
 		for i, x := range s.Faults {
@@ -167,6 +174,9 @@ func (s Setup) yaml(model Model, faults []string, expect string) string {
 		b.WriteString("  lease: watchdog\n")
 	}
 	fmt.Fprintf(&b, "  hold: %v\n  think: %v\n", s.Hold, s.Think)
+	if s.ExtendEvery > 0 {
+		fmt.Fprintf(&b, "  extend_every: %v\n", s.ExtendEvery)
+	}
 	if len(faults) > 0 {
 		b.WriteString("faults:\n")
 		for _, f := range faults {

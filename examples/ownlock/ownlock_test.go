@@ -210,8 +210,9 @@ func TestGetThenDelIsFlagged(t *testing.T) {
 }
 
 // TestGetThenExpireIsFlagged: an extend by GET, a comparison in Go and
-// PEXPIRE is flagged on the committed run (written by hand: a search
-// draws no extends), where c1 is paused just after its extend's GET was
+// PEXPIRE is flagged on the committed run (written by hand: 100 searched
+// runs over a Setup with ExtendEvery did not draw its pause), where c1 is
+// paused just after its extend's GET was
 // sent: its key expires, c2 takes the lock, and c1's PEXPIRE renews c2's
 // key while c1 is told its hold was extended (extend-answer, judged by
 // the PEXPIRE's run, not by the GET's, which found c1's value). The
