@@ -94,6 +94,10 @@ type decoder struct {
 	// unread once MaxErrors were found.
 	errs      []*Error
 	truncated bool
+	// quiet says the part being read failed on a required field that an
+	// unknown field misspells (obj.required): its error is the unknown
+	// field's, reported already, so the part fails without one of its own.
+	quiet bool
 	// scale multiplies every duration read (and every default duration the
 	// reader supplies); 0 means 1. See LoadScaled.
 	scale float64
@@ -151,12 +155,15 @@ func (d *decoder) part(read func()) bool {
 		return false
 	}
 	before := len(d.errs)
+	d.quiet = false
 	read()
 	if d.err != nil {
 		d.errs = append(d.errs, d.err)
 		d.err = nil
 	}
-	return len(d.errs) == before
+	quiet := d.quiet
+	d.quiet = false
+	return len(d.errs) == before && !quiet
 }
 
 // result is the file's error: nil when it had none, the *Error when one,
@@ -386,9 +393,13 @@ func (o *obj) required(k string) bool {
 		return false
 	}
 	if n, _ := o.get(k); n == nil {
-		if !o.near[k] { // else the misspelling's error says it
-			o.d.failf(o.node, join(o.path, k), "required field is missing")
+		if o.near[k] {
+			// The misspelling's error, reported already, says it: the
+			// part fails without a second one (part).
+			o.d.quiet = true
+			return false
 		}
+		o.d.failf(o.node, join(o.path, k), "required field is missing")
 		return false
 	}
 	return true

@@ -247,6 +247,13 @@ func TestUnknownFieldSuggestsTheNearest(t *testing.T) {
 			t.Errorf("%s: errors\n%v\nwant one, with %q", c.new, err, c.want)
 		}
 	}
+	// A misspelled section that another part needs (the expectation reads
+	// the clients) fails its part without a second error: it panicked,
+	// the part read on as if it had one (the fuzzer's find).
+	if _, err := Parse("d.yaml", []byte(strings.Replace(good, "expect: ", "xect: ", 1))); err == nil || !strings.Contains(err.Error(), "xect: unknown field: did you mean expect?") ||
+		strings.Contains(err.Error(), "internal error") || strings.Contains(err.Error(), "expect: required field is missing") {
+		t.Errorf("a misspelled expect: %v", err)
+	}
 	if _, err := Parse("d.yaml", []byte(strings.Replace(good, "duration: ", "# duration: ", 1))); err == nil || !strings.Contains(err.Error(), "duration: required field is missing") {
 		t.Errorf("an absent duration: %v", err)
 	}
