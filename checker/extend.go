@@ -46,10 +46,11 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		if len(groups) != 1 {
 			continue
 		}
-		runs := opRuns(h, reqs.of(r.Client), r, mayExtend)
-		if len(runs) == 0 {
-			runs = opRuns(h, reqs.of(r.Client), r, nil) // an extend that only read
+		var keep func(string) bool // an extend that sent only reads: its reads
+		if len(opReqs(h, reqs.of(r.Client), r, func(q *history.Record) bool { return mayExtend(q.Op) })) > 0 {
+			keep = mayExtend
 		}
+		runs := opRuns(h, reqs.of(r.Client), r, keep)
 		if !w.charge(1+int64(len(runs)), r.At()) {
 			break
 		}

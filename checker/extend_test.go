@@ -83,6 +83,21 @@ func TestExtendAnswerCheckThenAct(t *testing.T) {
 	if found := extendAnswers(inTimeOrder(append(raced, next))); len(found) != 1 || !strings.Contains(found[0].Detail, "extend answered success, but when it ran") {
 		t.Errorf("with the next op's release sent at the extend's return: want the PEXPIRE's run alone, got %v", found)
 	}
+	// An op that returned at the instant it was called (a request not
+	// sent, or answered at once) keeps the requests called at that instant:
+	// its PEXPIRE, renewing t2 at 1.201 s, is judged.
+	instant := inTimeOrder([]history.Record{
+		{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+		{Kind: history.KindOp, T: 0, End: ptr(int64(ms)), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: "t1", Detail: "lease=1s"},
+		{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: "t1"},
+		{Kind: history.KindTruth, T: int64(time.Second), Node: "m1", Key: "lk", Gone: true},
+		{Kind: history.KindTruth, T: int64(1100 * ms), Node: "m1", Key: "lk", Value: "t2"},
+		{Kind: history.KindOp, T: int64(1200 * ms), End: ptr(int64(1200 * ms)), Client: "c1", Lock: "lk", Op: history.OpExtend, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: "t1"},
+		extendReq(1200*ms, "pexpire", 1201*ms, "lk", "1000"),
+	})
+	if found := extendAnswers(instant); len(found) != 1 || found[0].From != 1201*ms {
+		t.Errorf("an extend that returned at its call: want its PEXPIRE judged at 1.201s, got %v", found)
+	}
 	inTime := extendSending(900*ms, history.OutcomeOK,
 		extendReq(900*ms, "get", 901*ms, "lk"),
 		extendReq(902*ms, "pexpire", 950*ms, "lk", "1000"))

@@ -147,7 +147,7 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 		v.NeverHeld = true
 		v.Undecided(note)
 	}
-	for _, note := range neverReleasedNotes(ix) {
+	for _, note := range neverReleasedNotes(ix, reqs) {
 		v.NeverReleased = true
 		v.Undecided(note)
 	}

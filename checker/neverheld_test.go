@@ -123,7 +123,9 @@ func TestNeverHeldPerLock(t *testing.T) {
 // not run) tested no release: the verdict is Unknown, NeverReleased, and
 // its note names the lock, the counts and the first error. The controls:
 // one release that succeeded, or one refused as not held, or releases
-// that only timed out, leave no such note.
+// that only timed out, or one that ran on the node before the lock
+// failed it (an unlock no replica acknowledged, Redisson's replicated
+// config under lag), or a lock never held, leave no such note.
 func TestNeverReleasedIsUndecided(t *testing.T) {
 	const ms = time.Millisecond
 	errRel := func(b *linHist, holder string, at time.Duration) {
@@ -157,6 +159,17 @@ func TestNeverReleasedIsUndecided(t *testing.T) {
 		{"releases only timed out", func(b *linHist) {
 			b.acq("c1/main", 0, ms, lnOK, lnL10)
 			b.rel("c1/main", lnS, lnOpen, lnUnknown, "")
+		}, false},
+		{"the release ran, then failed (an unlock no replica acknowledged)", func(b *linHist) {
+			b.acq("c1/main", 0, ms, lnOK, lnL10)
+			errRel(b, "c1/main", lnS)
+			end := int64(lnS + ms/2)
+			b.recs = append(b.recs, history.Record{Seq: len(b.recs), Kind: history.KindReq, T: int64(lnS), End: &end, Client: "c1", Node: "m1",
+				Op: "eval:reentrant_unlock", Args: []string{"lk"}, Outcome: history.OutcomeOK, Result: "1", Applied: []int64{int64(lnS) + 1}})
+		}, false},
+		{"never held (its never-held note's)", func(b *linHist) {
+			b.add("c1/main", "lk", history.OpAcquire, 0, ms, history.OutcomeError, "ERR boom", lnL10)
+			errRel(b, "c1/main", lnS)
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -78,20 +78,52 @@ func hasKind(h []history.Record, k history.Kind) bool {
 // ran but was then refused (an unsynced acquire given back, a RedLock
 // short of a quorum) wrote its key, and gets no note. In lock order.
 func neverHeldNotes(ix *recordIndex) []string {
-	if !slices.ContainsFunc(ix.ops, func(i int) bool {
-		r := &ix.h[i]
-		return r.Outcome == history.OutcomeError && isAcquire(r)
-	}) {
+	if !anyError(ix, isAcquire) {
 		return nil // no acquire ended in an error: most histories, at no allocation
 	}
-	locks := acquireTallies(ix)
 	var notes []string
+	locks := acquireTallies(ix)
 	for _, l := range slices.Sorted(maps.Keys(locks)) {
-		if t := locks[l]; !t.held && t.errs > 0 {
-			notes = append(notes, t.note(l))
+		if t := locks[l]; !t.worked && t.errs > 0 {
+			notes = append(notes, t.note(l, "acquire", "never held", "succeeded", "a lock never held tests no holding"))
 		}
 	}
 	return notes
+}
+
+// neverReleasedNotes are the notes of the locks a history held but never
+// released because every release failed with an error: for each lock
+// held (acquireTallies), at least one release ended in an error, none
+// answered (released, or refused as not held), and none ran on a node
+// without an error (its req records on the lock's key: an unlock that
+// ran but that no replica acknowledged, Redisson's replicated config
+// under lag, is an error of the lock's, not a release that did not run).
+// The run then tested no release, the half of a lock whose bugs
+// (deleting another holder's key, a resent release answered wrongly) the
+// checkers look for, so Judge makes it Unknown with these notes, each
+// naming the first error, rather than "ok" for a lock whose release
+// script does not run. In lock order.
+func neverReleasedNotes(ix *recordIndex, reqs *lazyReqs) []string {
+	if !anyError(ix, isRelease) {
+		return nil // no release ended in an error: most histories, at no allocation
+	}
+	held := acquireTallies(ix)
+	locks := tallyOps(ix, isRelease, func(r *history.Record) bool {
+		return r.Outcome == history.OutcomeOK || r.Outcome == history.OutcomeFail ||
+			len(opReqs(ix.h, reqs.of(r.Client), r, func(q *history.Record) bool { return q.Outcome == history.OutcomeOK })) > 0
+	})
+	var notes []string
+	for _, l := range slices.Sorted(maps.Keys(locks)) {
+		if t, h := locks[l], held[l]; !t.worked && t.errs > 0 && h != nil && h.worked {
+			notes = append(notes, t.note(l, "release", "never released", "succeeded or was refused", "a lock never released tests no release"))
+		}
+	}
+	return notes
+}
+
+// anyError reports whether an op record that isOp keeps ended in an error.
+func anyError(ix *recordIndex, isOp func(*history.Record) bool) bool {
+	return slices.ContainsFunc(ix.ops, func(i int) bool { r := &ix.h[i]; return r.Outcome == history.OutcomeError && isOp(r) })
 }
 
 // isAcquire reports whether op record r is an acquire (of either kind).
@@ -104,114 +136,69 @@ func isRelease(r *history.Record) bool {
 	return r.Op == history.OpRelease || r.Op == history.OpReleaseRead
 }
 
-// neverReleasedNotes are the notes of the locks a history held but never
-// released because every release answered ended in an error: for each
-// lock, at least one release ended in an error and none answered
-// (released, or refused as not held). Every hold then ended by its TTL,
-// or not at all: the run tested no release, the half of a lock whose bugs
-// (deleting another holder's key, a resent release answered wrongly) the
-// checkers look for, so Judge makes it Unknown with these notes, each
-// naming the first error, rather than "ok" for a lock whose release
-// script does not run. In lock order.
-func neverReleasedNotes(ix *recordIndex) []string {
-	if !slices.ContainsFunc(ix.ops, func(i int) bool {
-		r := &ix.h[i]
-		return r.Outcome == history.OutcomeError && isRelease(r)
-	}) {
-		return nil // no release ended in an error: most histories, at no allocation
-	}
-	type tally struct {
-		tried, errs int
-		answered    bool
-		first       *history.Record
-	}
-	locks := map[string]*tally{}
-	for _, i := range ix.ops {
-		r := &ix.h[i]
-		if !isRelease(r) {
-			continue
-		}
-		t := locks[r.Lock]
-		if t == nil {
-			t = &tally{}
-			locks[r.Lock] = t
-		}
-		t.tried++
-		switch r.Outcome {
-		case history.OutcomeOK, history.OutcomeFail:
-			t.answered = true
-		case history.OutcomeError:
-			if t.errs++; t.first == nil {
-				t.first = r
-			}
-		}
-	}
-	var notes []string
-	for _, l := range slices.Sorted(maps.Keys(locks)) {
-		if t := locks[l]; !t.answered && t.errs > 0 {
-			counts := fmt.Sprintf("none of the %d releases succeeded or was refused, %d ended in an error (the first, %s's at %v: %s)",
-				t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
-			if t.tried == 1 {
-				counts = fmt.Sprintf("its one release ended in an error (%s's at %v: %s)", holderName(t.first), time.Duration(t.first.T), t.first.Result)
-			}
-			notes = append(notes, lockName(l)+" never released: "+counts+"; a lock never released tests no release, so the run neither clears it nor condemns it")
-		}
-	}
-	return notes
-}
-
-// acquireTally is what neverHeldNotes knows of one lock: its acquires,
-// those that ended in an error and the first of them, and whether it was
-// held.
-type acquireTally struct {
+// opTally is what the never-held and never-released notes know of one
+// lock's operations of a kind: how many, those that ended in an error and
+// the first of them, and whether one did its work (worked).
+type opTally struct {
 	tried, errs int
-	held        bool
+	worked      bool
 	first       *history.Record
 }
 
-// acquireTallies tallies ix's acquires by lock: held when one succeeded,
-// or the nodes held the lock's key (truth records), or, in a history
-// without truth, one was refused.
-func acquireTallies(ix *recordIndex) map[string]*acquireTally {
-	locks := map[string]*acquireTally{}
-	truth := hasTruth(ix.h)
+// tallyOps tallies ix's op records that isOp keeps, by lock; an op that
+// worked says so.
+func tallyOps(ix *recordIndex, isOp, worked func(*history.Record) bool) map[string]*opTally {
+	locks := map[string]*opTally{}
 	for _, i := range ix.ops {
 		r := &ix.h[i]
-		if !isAcquire(r) {
+		if !isOp(r) {
 			continue
 		}
 		t := locks[r.Lock]
 		if t == nil {
-			t = &acquireTally{}
+			t = &opTally{}
 			locks[r.Lock] = t
 		}
 		t.tried++
-		switch {
-		case r.Outcome == history.OutcomeOK, r.Outcome == history.OutcomeFail && !truth:
-			t.held = true
-		case r.Outcome == history.OutcomeError:
+		if r.Outcome == history.OutcomeError {
 			if t.errs++; t.first == nil {
 				t.first = r
 			}
 		}
-	}
-	for _, i := range ix.world {
-		r := &ix.h[i]
-		if t := locks[r.Key]; r.Kind == history.KindTruth && t != nil && !r.Gone {
-			t.held = true
+		if !t.worked && worked(r) {
+			t.worked = true
 		}
 	}
 	return locks
 }
 
-// note is the never-held note of lock l.
-func (t *acquireTally) note(l string) string {
-	counts := fmt.Sprintf("none of the %d acquires succeeded, %d ended in an error (the first, %s's at %v: %s)",
-		t.tried, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
-	if t.tried == 1 {
-		counts = fmt.Sprintf("its one acquire ended in an error (%s's at %v: %s)", holderName(t.first), time.Duration(t.first.T), t.first.Result)
+// acquireTallies tallies ix's acquires by lock, which worked (the lock
+// was held) when one succeeded, or the nodes held the lock's key (truth
+// records), or, in a history without truth, one was refused.
+func acquireTallies(ix *recordIndex) map[string]*opTally {
+	truth := hasTruth(ix.h)
+	locks := tallyOps(ix, isAcquire, func(r *history.Record) bool {
+		return r.Outcome == history.OutcomeOK || r.Outcome == history.OutcomeFail && !truth
+	})
+	for _, i := range ix.world {
+		r := &ix.h[i]
+		if t := locks[r.Key]; r.Kind == history.KindTruth && t != nil && !r.Gone {
+			t.worked = true
+		}
 	}
-	return lockName(l) + " never held: " + counts + "; a lock never held tests no holding, so the run neither clears it nor condemns it"
+	return locks
+}
+
+// note is lock l's note on its ops (op: "acquire", "release"): what it
+// never was (never), that none of them did what (did), the counts and the
+// first error, and why the run neither clears nor condemns it (why).
+func (t *opTally) note(l, op, never, did, why string) string {
+	counts := fmt.Sprintf("none of the %d %ss %s, %d ended in an error (the first, %s's at %v: %s)",
+		t.tried, op, did, t.errs, holderName(t.first), time.Duration(t.first.T), t.first.Result)
+	if t.tried == 1 {
+		counts = fmt.Sprintf("its one %s ended in an error (%s's at %v: %s)", op, holderName(t.first), time.Duration(t.first.T), t.first.Result)
+	}
+	return lockName(l) + " " + never + ": " + counts + "; " + why + ", so the run neither clears it nor condemns it"
 }
 
 // lockName is how a note names lock l: "lock lk", or "the lock" when the

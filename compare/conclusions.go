@@ -180,7 +180,13 @@ func (r *Results) conclusion(mi int) conclusion {
 // with's interval lies wholly below without's, worse when wholly above,
 // not shown when they overlap, no finding when both are zero.
 func (c *conclusion) add(change string, with, without *Cell) {
-	f := fmt.Sprintf("%s (%s → %s%s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs), wrap(", ", rarelyGranted(with), ""))
+	// A side whose low rate is bought by not granting the lock says so,
+	// with or without the change.
+	var rare string
+	for _, c := range []*Cell{without, with} {
+		rare += wrap("; "+c.Algorithm.Title+" ", rarelyGranted(c), "")
+	}
+	f := fmt.Sprintf("%s (%s → %s%s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs), rare)
 	switch {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)

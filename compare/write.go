@@ -298,7 +298,7 @@ func (r *reportWriter) modeSafety(mi int) error {
 		}
 	}
 	if len(undecided) > 0 {
-		r.w("Runs a check gave up on within its budget (counted as not violated): %s.\n\n", strings.Join(undecided, ", "))
+		r.w("Runs left undecided (a check gave up within its budget, or the lock was never held or never released: counted as not violated): %s.\n\n", strings.Join(undecided, ", "))
 	}
 	for _, c := range r.Table[mi] {
 		if err := r.details(c, c.Shortest, ""); err != nil {

@@ -375,20 +375,20 @@ func validateTimes(w *wireRecord) (field, msg string) {
 	return "", ""
 }
 
-// spaceHint explains a detail field f whose value a space cut short
-// ("watchdog=30 s": the field is "watchdog=30", then "s"): the detail's
-// fields are separated by spaces, so what follows f is a field of its
-// own. "" when f is not followed by a field without "=".
-func spaceHint(detail, f string) string {
-	i := strings.Index(detail, f)
-	if i < 0 {
+// spaceHint explains a detail field whose value a space cut short
+// ("watchdog=30 s": the field is "watchdog=30", then "s"): when the field
+// at index i of fields and the one after it make a duration together, the
+// detail's fields are separated by spaces, so the hint says what to
+// write; "" otherwise ("lease=10 lost" is two fields: no hint).
+func spaceHint(fields []string, i int) string {
+	if i+1 >= len(fields) {
 		return ""
 	}
-	next := strings.Fields(detail[i+len(f):])
-	if len(next) == 0 || strings.Contains(next[0], "=") {
+	_, val, _ := strings.Cut(fields[i], "=")
+	if _, err := time.ParseDuration(val + fields[i+1]); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("; the detail's fields are separated by spaces, so %q after it is a field of its own: write %s%s", next[0], f, next[0])
+	return fmt.Sprintf("; the detail's fields are separated by spaces, so %q after it is a field of its own: write %s%s", fields[i+1], fields[i], fields[i+1])
 }
 
 // validateOp checks an op record: client, lock, a known op, an outcome and
@@ -403,7 +403,8 @@ func validateOp(w *wireRecord) (field, msg string) {
 	if f, m := validateReturn(w); m != "" {
 		return f, m
 	}
-	for f := range detailFields(w.Detail) {
+	fields := slices.Collect(detailFields(w.Detail))
+	for i, f := range fields {
 		name, val, ok := strings.Cut(f, "=")
 		if !ok {
 			continue // "watchdog" alone, "lost": no value to read
@@ -411,7 +412,7 @@ func validateOp(w *wireRecord) (field, msg string) {
 		switch name {
 		case "lease", "watchdog", "validity":
 			if d, err := time.ParseDuration(val); err != nil || d < 0 {
-				return "detail", fmt.Sprintf("%s=%s: bad duration %q (want a Go duration such as 10s or 1500ms%s)", name, val, val, spaceHint(w.Detail, f))
+				return "detail", fmt.Sprintf("%s=%s: bad duration %q (want a Go duration such as 10s or 1500ms%s)", name, val, val, spaceHint(fields, i))
 			}
 		case "released":
 			if _, _, ok := ParseReleasedDetail(f); !ok {

@@ -90,6 +90,7 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"fractional time", 3, strings.Replace(acq, `"end":7`, `"end":7.5`, 1), "3: end: want a whole number of nanoseconds since the history's start, got number 7.5"},
 		{"negative time", 1, strings.Replace(lines[0], `"t":0`, `"t":-1`, 1), "1: t: -1 is negative"},
 		{"bad lease", 3, strings.Replace(acq, `lease=10s`, `lease=10`, 1), `3: detail: lease=10: bad duration "10"`},
+		{"a bad lease before another field", 3, strings.Replace(acq, `lease=10s`, `lease=10 lost`, 1), `3: detail: lease=10: bad duration "10" (want a Go duration such as 10s or 1500ms)`},
 		{"lease cut by a space", 3, strings.Replace(acq, `lease=10s`, `lease=10 s`, 1), `3: detail: lease=10: bad duration "10" (want a Go duration such as 10s or 1500ms; the detail's fields are separated by spaces, so "s" after it is a field of its own: write lease=10s)`},
 		{"bad released count", 3, strings.Replace(acq, `lease=10s`, `released=4/3`, 1), "3: detail: released=4/3: want released=K/N"},
 		{"bad release answer", 7, `{"seq":6,"kind":"op","t":9,"end":9,"client":"c1","lock":"lk","op":"release","outcome":"ok","result":"yes"}`, `7: result: "yes": a successful release's result`},

@@ -13,11 +13,13 @@ func Writes(cmd string) bool {
 	if w, ok := redisWrites[cmd]; ok {
 		return w
 	}
-	return redisWrites[strings.ToUpper(cmd)]
+	return redisWrites[strings.ToUpper(cmd)] // a name in neither case
 }
 
 var redisWrites = func() map[string]bool {
 	m := map[string]bool{"XGROUP": true}
+	// Upper case as Redis's table, lower case as req records and go-redis
+	// name them: either is found without a copy.
 	for _, name := range strings.Fields(`APPEND BITFIELD BITOP BLMOVE BLMPOP BLPOP
 		BRPOP BRPOPLPUSH BZMPOP BZPOPMAX BZPOPMIN COPY DECR DECRBY DEL EXPIRE
 		EXPIREAT FLUSHALL FLUSHDB GEOADD GEORADIUS GEORADIUSBYMEMBER
@@ -30,7 +32,8 @@ var redisWrites = func() map[string]bool {
 		XACK XADD XAUTOCLAIM XCLAIM XDEL XREADGROUP XSETID XTRIM ZADD
 		ZDIFFSTORE ZINCRBY ZINTERSTORE ZMPOP ZPOPMAX ZPOPMIN ZRANGESTORE ZREM
 		ZREMRANGEBYLEX ZREMRANGEBYRANK ZREMRANGEBYSCORE ZUNIONSTORE`) {
-		m[name] = true
+		m[name], m[strings.ToLower(name)] = true, true
 	}
+	m["xgroup"] = true
 	return m
 }()

@@ -97,6 +97,8 @@ type decoder struct {
 	// quiet says the part being read failed on a required field that an
 	// unknown field misspells (obj.required): its error is the unknown
 	// field's, reported already, so the part fails without one of its own.
+	// part clears it before and after reading, so parts must not nest (they
+	// do not: each is read from the decoder's top level).
 	quiet bool
 	// scale multiplies every duration read (and every default duration the
 	// reader supplies); 0 means 1. See LoadScaled.
@@ -314,8 +316,10 @@ func (d *decoder) mappingMsg(path string, n *yaml.Node, allowed []string, unknow
 		}
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
 			msg := unknown
-			if near := nearest(k.Value, allowed); near != "" {
-				msg = didYouMean(unknown, near)
+			if where, ok := misplaced[path+"."+k.Value]; ok {
+				msg = withHint(unknown, where)
+			} else if near := nearest(k.Value, absent(allowed, n)); near != "" {
+				msg = withHint(unknown, "did you mean "+near+"?")
 				if o.near == nil {
 					o.near = map[string]bool{}
 				}
@@ -620,6 +624,25 @@ func (o *obj) dist(k string, def setup.Dist) setup.Dist {
 	return d
 }
 
+// misplaced are fields a reader writes where they do not belong, by path
+// and key ("." and the key at the root), and where they do: a root seeds
+// is not a misspelled seed (one run's seed) but a sweep's.
+var misplaced = map[string]string{
+	".seeds": "a sweep's seeds are expect.seeds (with a rate expectation) or simulate run's -seeds flag",
+}
+
+// absent is the allowed fields that mapping n does not give: a misspelled
+// key is not one of those it gives already ("hodl" beside "hold").
+func absent(allowed []string, n *yaml.Node) []string {
+	out := slices.Clone(allowed)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode {
+			out = slices.DeleteFunc(out, func(a string) bool { return a == k.Value })
+		}
+	}
+	return out
+}
+
 // nearest is the allowed field that key most likely misspells: the one
 // at the least edit distance, when that is at most a third of the
 // field's length (and at least 1), or one that differs only in case or in
@@ -676,11 +699,10 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// didYouMean puts "did you mean near?" into an unknown field's message
-// msg, before its list of fields ("not a field of X: did you mean near?
-// (its fields: ...)"), where a reader looks first.
-func didYouMean(msg, near string) string {
-	hint := "did you mean " + near + "?"
+// withHint puts hint into an unknown field's message msg, before its
+// list of fields ("not a field of X: did you mean near? (its fields:
+// ...)"), where a reader looks first.
+func withHint(msg, hint string) string {
 	if i := strings.Index(msg, " ("); i >= 0 {
 		return msg[:i] + ": " + hint + msg[i:]
 	}

@@ -46,7 +46,7 @@ budget: {memory: 1}
 	want := []string{
 		`m.yaml:2: seed: want a non-negative integer, got "-1"`,
 		`m.yaml:8: topology.nodes[0].replicas[0].speed: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
-		`m.yaml:8: topology.nodes[0].replicas[0].lagg: unknown field: did you mean lag? (want one of name, persistence, drift_ppm, lua, lag)`,
+		`m.yaml:8: topology.nodes[0].replicas[0].lagg: unknown field (want one of name, persistence, drift_ppm, lua, lag)`,
 		`m.yaml:10: clients[0].retry: unknown value "sometimes" (want one of none, go-redis, redisson, redisson-3.36)`,
 		`m.yaml:19: budget.memory: `,
 	}
@@ -256,6 +256,19 @@ func TestUnknownFieldSuggestsTheNearest(t *testing.T) {
 	}
 	if _, err := Parse("d.yaml", []byte(strings.Replace(good, "duration: ", "# duration: ", 1))); err == nil || !strings.Contains(err.Error(), "duration: required field is missing") {
 		t.Errorf("an absent duration: %v", err)
+	}
+	// A field given already is not suggested for a misspelling beside it;
+	// a root seeds is a sweep's, not a misspelled seed; a misspelled count
+	// does not also make name missing.
+	for _, c := range []struct{ old, new, want, not string }{
+		{"  ttl: 1s", "  ttl: 1s\n  hold: 1s\n  hodl: 1s", "algorithm.hodl: not a field of algorithm simple (", "did you mean"},
+		{"duration: ", "seeds: 5\nduration: ", "seeds: unknown field: a sweep's seeds are expect.seeds", "did you mean"},
+		{"{count: 2, retry", "{cuont: 2, retry", "clients[0].cuont: not a field of a client under algorithm simple: did you mean count?", "name: required"},
+	} {
+		_, err := Parse("d.yaml", []byte(strings.Replace(good, c.old, c.new, 1)))
+		if lines := errorLines(err); len(lines) != 1 || !strings.Contains(lines[0], c.want) || strings.Contains(lines[0], c.not) {
+			t.Errorf("%s: errors\n%v\nwant one, with %q and without %q", c.new, err, c.want, c.not)
+		}
 	}
 	for key, want := range map[string]string{"hodl": "hold", "releas": "release", "Lease": "lease", "extend-every": "extend_every", "xyz": "", "hol": "hold"} {
 		if got := nearest(key, []string{"hold", "release", "lease", "extend_every", "think"}); got != want {

@@ -612,6 +612,10 @@ func (d *decoder) client(s *Scenario, cf string, it *yaml.Node, allowed []string
 		cfg.Retry = setup.Redisson336Retry
 	}
 	if !o.has("count") {
+		if o.near["count"] {
+			d.quiet = true // a misspelled count, reported: name is not missing
+			return
+		}
 		if !o.required("name") {
 			return
 		}

@@ -50,7 +50,7 @@ func TestSetOptionsRedisRefuses(t *testing.T) {
 		execStep{m, []string{"SET", "k", "v2", "XX", "GET", "PX", "60000"}, "v1"},
 		execStep{m, []string{"SET", "k", "v3", "NX"}, "<nil>"},
 		execStep{m, []string{"SET", "k", "v4", "KEEPTTL"}, "OK"},
-		execStep{m, []string{"PTTL", "k"}, "5"}, // 59,9xx ms left
+		execStep{m, []string{"PTTL", "k"}, "59970"}, // the TTL set three steps (30 ms) before, kept
 		execStep{m, []string{"GET", "k"}, "v4"},
 	)
 	runExecSteps(t, w, 10*time.Millisecond, steps)

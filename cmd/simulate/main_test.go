@@ -1093,7 +1093,7 @@ func TestRunSaysNeverReleased(t *testing.T) {
 func TestSweepPrintsTheUnsafeRate(t *testing.T) {
 	file := "../../reports/scenarios/restart--redisson-single.yaml"
 	_, out, _ := runCLI(t, "run", "-quiet", "-seeds", "20", file)
-	m := regexp.MustCompile(`violated in (\d+) of 20 .*\n    unsafe +(\d+) of 20 .* runs with a safety kind: the report's unsafe rate\n`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`violated in (\d+) of 20 .*\n    unsafe +(\d+) of 20 .* runs with a safety kind \(as the comparison report counts unsafe runs\)\n`).FindStringSubmatch(out)
 	if m == nil || m[1] == m[2] {
 		t.Fatalf("no unsafe line below a violated count it differs from:\n%s", out)
 	}

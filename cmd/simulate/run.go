@@ -366,7 +366,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		// The comparison report's rate, which a reader recomputes here:
 		// runs that broke only availability are violated, not unsafe.
 		ulo, uhi := report.Wilson(t.Unsafe, n)
-		fmt.Fprintf(w, "    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)  runs with a safety kind: the report's unsafe rate\n",
+		fmt.Fprintf(w, "    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)  runs with a safety kind (as the comparison report counts unsafe runs)\n",
 			"unsafe", t.Unsafe, n, 100*float64(t.Unsafe)/float64(n), 100*ulo, 100*uhi)
 	}
 	for _, r := range j.Rates {
