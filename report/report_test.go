@@ -301,3 +301,29 @@ func TestTextListsTheRefusalItIsAbout(t *testing.T) {
 		t.Errorf("want c2's refusal listed and c3's counted:\n%s", txt)
 	}
 }
+
+// TestTextShowsARequestThatRanTwice: a request on the lock's key that ran
+// twice (go-redis resent a SET whose first attempt had run and whose
+// reply was lost) is listed with its runs, the cause of the refusal the
+// op line shows; one that ran once, and one on another key, are not (the
+// controls).
+func TestTextShowsARequestThatRanTwice(t *testing.T) {
+	const ms = time.Millisecond
+	end := func(d time.Duration) *int64 { e := int64(d); return &e }
+	h := []history.Record{
+		{Seq: 0, Kind: history.KindOp, T: 0, End: end(509 * ms), Client: "c2", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeFail},
+		{Seq: 1, Kind: history.KindReq, T: 0, End: end(509 * ms), Client: "c2", Node: "m1", Op: "set", Args: []string{"lk", "c2-1", "NX", "PX", "5000"},
+			Outcome: history.OutcomeOK, Applied: []int64{int64(ms / 2), int64(508 * ms)}},
+		{Seq: 2, Kind: history.KindReq, T: int64(ms), End: end(2 * ms), Client: "c3", Node: "m1", Op: "get", Args: []string{"lk"}, Outcome: history.OutcomeOK, Applied: []int64{int64(ms)}},
+		{Seq: 3, Kind: history.KindReq, T: int64(ms), End: end(400 * ms), Client: "c3", Node: "m1", Op: "set", Args: []string{"other", "x"}, Outcome: history.OutcomeOK, Applied: []int64{int64(ms), int64(300 * ms)}},
+	}
+	v := checker.Verdict{Status: checker.Violated}
+	v.Add(checker.Violation{Kind: checker.Linearizability, Lock: "lk", Holders: []string{"c2/main"}, From: 0, To: 509 * ms, Detail: "c2/main acquire → fail"})
+	txt := report.Text(h, v, time.Second, 40)
+	if !strings.Contains(txt, "c2       SET lk c2-1 NX PX 5000 → 0.509s; ran 2 times (at 0.001s, 0.508s): resent after a reply that did not come, or duplicated on the way") {
+		t.Errorf("the SET that ran twice is not listed:\n%s", txt)
+	}
+	if strings.Contains(txt, "GET lk") || strings.Contains(txt, "SET other") {
+		t.Errorf("a request that ran once, or on another key, is listed:\n%s", txt)
+	}
+}

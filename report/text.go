@@ -17,7 +17,8 @@ import (
 // Text writes the events of h around the first violation of v (focus), a few lines
 // a reader follows to see why: the op records (call, return, outcome,
 // result), the faults, what the nodes' lock keys said, the WAITs (how many
-// replicas acknowledged) and, for a violation about waiting (liveness), the
+// replicas acknowledged), the requests on a lock's key that ran more than
+// once (resent, or duplicated) and, for a violation about waiting (liveness), the
 // pub/sub subscriptions (on which node), from lead before the violation started (or the involved holders'
 // holdings began) until it ended, at most max lines (the first and last
 // halves are kept when there are more). Ahead of them, and not counted in
@@ -121,6 +122,9 @@ func (sel textSelection) line(r history.Record) (line string, refused bool) {
 		if r.Op == history.ReqWait || (sel.waiting && (r.Op == history.ReqSubscribe || r.Op == history.ReqUnsubscribe)) {
 			return eventLine(r), false
 		}
+		if len(r.Applied) > 1 && len(r.Args) > 0 && sel.keys[r.Args[0]] {
+			return eventLine(r) + "; " + ranTimes(r), false
+		}
 	case history.KindTruth:
 		if !sel.keys[r.Key] {
 			return "", false
@@ -132,6 +136,20 @@ func (sel textSelection) line(r history.Record) (line string, refused bool) {
 		return fmt.Sprintf("%12s  %-8s %s = %s", fmtT(r.At()), r.Node, r.Key, state), false
 	}
 	return "", false
+}
+
+// ranTimes says that req record r's command ran more than once, and when:
+// its client sent it again after an attempt whose reply it did not get
+// (a lost reply, a timeout) though that attempt had run, or the network
+// delivered it twice. A second run of a SET NX then finds the key its
+// first run set, of a release the key gone: the cause of many a wrong
+// answer, which the op's line alone hides.
+func ranTimes(r history.Record) string {
+	ts := make([]string, len(r.Applied))
+	for i, a := range r.Applied {
+		ts[i] = fmtT(time.Duration(a))
+	}
+	return fmt.Sprintf("ran %d times (at %s): resent after a reply that did not come, or duplicated on the way", len(r.Applied), strings.Join(ts, ", "))
 }
 
 // namedBy reports whether op record r is the operation violation x is
