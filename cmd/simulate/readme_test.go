@@ -1,11 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/simrun"
+	"github.com/locksim/locksim/scenario"
 )
 
 // readmeRows is the README's command table: its rows whose first cell
@@ -166,5 +171,41 @@ func TestReadmeFirstScenario(t *testing.T) {
 	}
 	if _, out, _ := runCLI(t, "run", "-quiet", "-seeds", "100", "my-failover.yaml"); !strings.Contains(out, "violated in 0 of 100") || !strings.Contains(readme, "the same\nsweep gives 0 of 100") {
 		t.Errorf("without its options line (the README says 0 of 100):\n%s", out)
+	}
+}
+
+// TestReadmeReplicatedLagSeldomGranted holds a count the README quotes:
+// under failovers with a replica 1 s behind, Redisson's replicated config
+// granted no acquire in any run of seeds 1-60 without a failover.
+func TestReadmeReplicatedLagSeldomGranted(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Load("../../reports/scenarios/replication-lag--redisson.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet, granted := 0, 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		r, err := simrun.Run(s, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failover, ok := false, false
+		for _, rec := range r.History.Records() {
+			failover = failover || rec.Kind == history.KindFault && rec.Op == "failover"
+			ok = ok || rec.Kind == history.KindOp && rec.Op == history.OpAcquire && rec.Outcome == history.OutcomeOK
+		}
+		if !failover {
+			quiet++
+			if ok {
+				granted++
+			}
+		}
+	}
+	want := fmt.Sprintf("no acquire succeeded at all (%d\n  of %d such runs among seeds 1–60)", quiet-granted, quiet)
+	if granted > 0 || !strings.Contains(string(b), want) {
+		t.Errorf("seeds 1-60 without a failover: %d, of which %d granted an acquire; the README should say %q", quiet, granted, want)
 	}
 }
