@@ -46,11 +46,11 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		if len(groups) != 1 {
 			continue
 		}
-		var keep func(string) bool // an extend that sent only reads: its reads
-		if len(opReqs(h, reqs.of(r.Client), r, func(q *history.Record) bool { return mayExtend(q.Op) })) > 0 {
-			keep = mayExtend
+		sent := opReqs(h, reqs.of(r.Client), r, func(q *history.Record) bool { return mayExtend(q.Op) })
+		if len(sent) == 0 { // an extend that sent only reads: its reads
+			sent = opReqs(h, reqs.of(r.Client), r, func(*history.Record) bool { return true })
 		}
-		runs := opRuns(h, reqs.of(r.Client), r, keep)
+		runs := runsOf(h, sent)
 		if !w.charge(1+int64(len(runs)), r.At()) {
 			break
 		}

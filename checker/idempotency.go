@@ -177,12 +177,18 @@ func isReleaseReq(op string) bool {
 
 // opRuns is when op took effect: the times a node ran the commands its
 // client sent on op's lock between its call and its return, those keep
-// accepts by name (isReleaseReq for a release's; nil: every one), from
-// the req records' Applied, sorted; nil when the history does not say (a
-// real server's history records no runs).
+// accepts by name (isReleaseReq for a release's), from the req records'
+// Applied (runsOf); nil when the history does not say (a real server's
+// history records no runs).
 func opRuns(h []history.Record, reqs []int, op *history.Record, keep func(op string) bool) []time.Duration {
+	return runsOf(h, opReqs(h, reqs, op, func(r *history.Record) bool { return keep(r.Op) }))
+}
+
+// runsOf is the times a node ran the req records ix (indices into h),
+// sorted.
+func runsOf(h []history.Record, ix []int) []time.Duration {
 	var out []time.Duration
-	for _, i := range opReqs(h, reqs, op, func(r *history.Record) bool { return keep == nil || keep(r.Op) }) {
+	for _, i := range ix {
 		for _, t := range h[i].Applied {
 			out = append(out, time.Duration(t))
 		}

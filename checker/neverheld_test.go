@@ -1,6 +1,7 @@
 package checker_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,24 +56,12 @@ func TestNeverHeldIsUndecided(t *testing.T) {
 			b := &linHist{}
 			c.build(b)
 			v := checker.Judge(inTimeOrder(b.recs), cfg)
-			if v.NeverHeld != c.never {
-				t.Fatalf("NeverHeld %v, want %v; verdict:\n%s", v.NeverHeld, c.never, v)
-			}
-			if !c.never {
-				for _, n := range v.Notes {
-					if strings.Contains(n, "never held") {
-						t.Fatalf("note %q on a history whose lock was held or not answered", n)
-					}
-				}
+			if !wantNever(t, v, v.NeverHeld, c.never, "never held",
+				"lock lk never held: none of the 3 acquires succeeded, 2 ended in an error (the first, c1/main's at 0s: ERR syntax error)") {
 				return
 			}
-			linWantStatus(t, v, checker.Unknown)
-			if v.Cleared() {
-				t.Fatalf("a lock never held is cleared; verdict:\n%s", v)
-			}
-			want := "lock lk never held: none of the 3 acquires succeeded, 2 ended in an error (the first, c1/main's at 0s: ERR syntax error)"
-			if len(v.Notes) != 1 || !strings.HasPrefix(v.Notes[0], want) {
-				t.Fatalf("notes %q, want one beginning %q", v.Notes, want)
+			if len(v.Notes) != 1 {
+				t.Fatalf("notes %q, want the one", v.Notes)
 			}
 			if len(v.GaveUp) > 0 || len(v.Violations) > 0 {
 				t.Fatalf("undecided kinds %v, violations %v: a lock never held gives neither", v.GaveUp, v.Violations)
@@ -176,29 +165,35 @@ func TestNeverReleasedIsUndecided(t *testing.T) {
 			b := &linHist{}
 			c.build(b)
 			v := checker.Judge(inTimeOrder(b.recs), cfg)
-			if v.NeverReleased != c.never {
-				t.Fatalf("NeverReleased %v, want %v; verdict:\n%s", v.NeverReleased, c.never, v)
-			}
-			if !c.never {
-				for _, n := range v.Notes {
-					if strings.Contains(n, "never released") {
-						t.Fatalf("note %q on a history whose lock was released or not answered", n)
-					}
-				}
-				return
-			}
-			linWantStatus(t, v, checker.Unknown)
-			if v.Cleared() {
-				t.Fatalf("a lock never released is cleared; verdict:\n%s", v)
-			}
-			want := "lock lk never released: none of the 2 releases succeeded or was refused, 2 ended in an error (the first, c1/main's at 1s: ERR unknown command 'dell')"
-			found := false
-			for _, n := range v.Notes {
-				found = found || strings.HasPrefix(n, want)
-			}
-			if !found {
-				t.Fatalf("notes %q, want one beginning %q", v.Notes, want)
-			}
+			wantNever(t, v, v.NeverReleased, c.never, "never released",
+				"lock lk never released: none of the 2 releases succeeded or was refused, 2 ended in an error (the first, c1/main's at 1s: ERR unknown command 'dell')")
 		})
 	}
+}
+
+// wantNever checks a verdict's never-held or never-released finding
+// (flagged, the Verdict's flag for it) against want: without it, no note
+// says never; with it, the verdict is Unknown and not cleared, and a note
+// begins note. It reports want.
+func wantNever(t *testing.T, v checker.Verdict, flagged, want bool, never, note string) bool {
+	t.Helper()
+	if flagged != want {
+		t.Fatalf("%s: %v, want %v; verdict:\n%s", never, flagged, want, v)
+	}
+	if !want {
+		for _, n := range v.Notes {
+			if strings.Contains(n, never) {
+				t.Fatalf("note %q on a history whose lock was not %s", n, never)
+			}
+		}
+		return false
+	}
+	linWantStatus(t, v, checker.Unknown)
+	if v.Cleared() {
+		t.Fatalf("a lock %s is cleared; verdict:\n%s", never, v)
+	}
+	if !slices.ContainsFunc(v.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) {
+		t.Fatalf("notes %q, want one beginning %q", v.Notes, note)
+	}
+	return true
 }

@@ -94,6 +94,13 @@ const Duration = 30 * time.Second
 
 func dur(d time.Duration) string { return d.String() }
 
+// Hold and Think are every column's hold and think times, which the
+// Method states (a mode may hold longer: Mode.Hold).
+const Hold, Think = time.Second, 100 * time.Millisecond
+
+// holding is their lines in a column's algorithm section.
+var holding = "  hold: " + dur(Hold) + "\n  think: " + dur(Think) + "\n"
+
 // redissonFields are a Redisson-family algorithm's lease field (the
 // watchdog, its timeout the lease, or the explicit lease) and its options
 // line (the watchdog's timeout and extra, comma-separated options; none
@@ -120,7 +127,7 @@ func redissonFields(lease time.Duration, watchdog bool, extra string) (leaseLine
 func redissonKind(kind, extra string) func(time.Duration, bool) string {
 	return func(lease time.Duration, watchdog bool) string {
 		l, o := redissonFields(lease, watchdog, extra)
-		return "  kind: " + kind + "\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
+		return "  kind: " + kind + "\n" + l + "  wait: 2s\n" + holding + o
 	}
 }
 
@@ -129,9 +136,7 @@ func redisson(extra string) func(time.Duration, bool) string { return redissonKi
 func spec(lease time.Duration, _ bool) string {
 	return fmt.Sprintf(`  kind: redlock-spec
   ttl: %s
-  hold: 1s
-  think: 100ms
-`, dur(lease))
+%s`, dur(lease), holding)
 }
 
 // Algorithms are the columns, in the report's order. The Redisson family
@@ -151,20 +156,18 @@ var Algorithms = []Algorithm{
 	{Name: "redisson", Title: "RedissonLock, replicated config (WAIT after every lock script)", Watchdog: true, Redisson: true, yaml: redisson("config: replicated")},
 	{Name: "fenced", Title: "FencedLock + fenced resource, replicated config", Watchdog: true, Redisson: true, yaml: func(lease time.Duration, watchdog bool) string {
 		l, o := redissonFields(lease, watchdog, "config: replicated")
-		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
+		return "  kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n" + l + "  wait: 2s\n" + holding + o
 	}},
 	{Name: "fair-single", Title: "FairLock, single-server config", Watchdog: true, Redisson: true, Fair: true, yaml: redissonKind("fair", "config: single-server")},
 	{Name: "spin-single", Title: "SpinLock, single-server config", Watchdog: true, Redisson: true, yaml: redissonKind("spin", "config: single-server")},
 	{Name: "simple", Title: "SimpleLock (SET NX)", yaml: func(lease time.Duration, _ bool) string {
 		return fmt.Sprintf(`  kind: simple
   ttl: %s
-  hold: 1s
-  think: 100ms
-`, dur(lease))
+%s`, dur(lease), holding)
 	}},
 	{Name: "redlock-redisson", Title: "RedLock, Redisson-style, N=5", RedLock: true, Nodes: 5, Watchdog: true, Redisson: true, yaml: func(lease time.Duration, watchdog bool) string {
 		l, o := redissonFields(lease, watchdog, "")
-		return "  kind: redlock-redisson\n" + l + "  wait: 2s\n  hold: 1s\n  think: 100ms\n" + o
+		return "  kind: redlock-redisson\n" + l + "  wait: 2s\n" + holding + o
 	}},
 	{Name: "redlock-spec-3", Title: "RedLock, spec, N=3", RedLock: true, Nodes: 3, yaml: spec},
 	{Name: "redlock-spec-5", Title: "RedLock, spec, N=5", RedLock: true, Nodes: 5, yaml: spec},

@@ -105,7 +105,7 @@ func (r *reportWriter) intro(command string) {
 func (r *reportWriter) method() {
 	r.w("<a id=\"method\"></a>\n\n## Method\n\n")
 	r.w("Every cell is a scenario run for %v of virtual time with %s, on embedded miniredis nodes: ", Duration, r.seedRange())
-	r.w("three clients contend for one lock, each holding it %v (longer in the modes that say so) and thinking %v between holds; every lock's validity is %v ", time.Second, 100*time.Millisecond, Lease)
+	r.w("three clients contend for one lock, each holding it %v (longer in the modes that say so) and thinking %v between holds; every lock's validity is %v ", Hold, Think, Lease)
 	r.w("(a TTL, an explicit lease, or the watchdog's timeout). The single-instance locks run on a master with one replica; ")
 	r.w("RedLock on independent masters (each with its own replica in the failover modes).\n\n")
 	r.w("Each column is a configuration its users run, with its library's transport. The Redisson columns follow Redisson 4.7.0's defaults: ")

@@ -10,11 +10,17 @@ import "strings"
 // (EVAL, EVALSHA) are not listed: what one does depends on its text.
 // sim's TestRedisWritesAsRedis holds the list to a redis-server's table.
 func Writes(cmd string) bool {
-	if w, ok := redisWrites[cmd]; ok {
-		return w
+	if redisWrites[cmd] {
+		return true
 	}
-	return redisWrites[strings.ToUpper(cmd)] // a name in neither case
+	if strings.ContainsFunc(cmd, isLower) && strings.ContainsFunc(cmd, isUpper) {
+		return redisWrites[strings.ToUpper(cmd)] // a name in mixed case
+	}
+	return false // the map holds both cases
 }
+
+func isLower(r rune) bool { return 'a' <= r && r <= 'z' }
+func isUpper(r rune) bool { return 'A' <= r && r <= 'Z' }
 
 var redisWrites = func() map[string]bool {
 	m := map[string]bool{"XGROUP": true}

@@ -365,16 +365,13 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	if t.Unsafe != j.Violated {
 		// The comparison report's rate, which a reader recomputes here:
 		// runs that broke only availability are violated, not unsafe.
-		ulo, uhi := report.Wilson(t.Unsafe, n)
-		fmt.Fprintf(w, "    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)  runs with a safety kind (as the comparison report counts unsafe runs)\n",
-			"unsafe", t.Unsafe, n, 100*float64(t.Unsafe)/float64(n), 100*ulo, 100*uhi)
+		fmt.Fprintf(w, "%s  runs with a safety kind (as the comparison report counts unsafe runs)\n", rateLine("unsafe", t.Unsafe, n))
 	}
 	for _, r := range j.Rates {
 		if r.Kind == scenario.AnyViolation && !r.Bounded {
 			continue // the line above
 		}
-		klo, khi := report.Wilson(r.Runs, n)
-		fmt.Fprintf(w, "    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)", r.Kind, r.Runs, n, 100*r.Rate(), 100*klo, 100*khi)
+		fmt.Fprint(w, rateLine(string(r.Kind), r.Runs, n))
 		if r.Bounded {
 			verdict := "ok"
 			if !r.OK {
@@ -395,6 +392,14 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	}
 	writeSeeds(w, s, t, target)
 	return judged, j.Match
+}
+
+// rateLine is a sweep's line of one rate under its first: what it counts
+// (a kind, or unsafe), in how many of the n runs, as a percentage with its
+// 95% interval.
+func rateLine(what string, runs, n int) string {
+	lo, hi := report.Wilson(runs, n)
+	return fmt.Sprintf("    %-20s %4d of %d  %5.1f%% (95%% CI %.1f-%.1f%%)", what, runs, n, 100*float64(runs)/float64(n), 100*lo, 100*hi)
 }
 
 // writeSeeds prints, under a sweep's line, the first seeds of t that
