@@ -3,7 +3,7 @@ package compare
 import (
 	"context"
 	"slices"
-	"sync/atomic"
+	"sync"
 
 	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
@@ -117,18 +117,17 @@ func runUnit(js []job, u []int, job func(pos int) int) ([]RunOutcome, error) {
 // done. It returns the runs done, each added.
 func streamJobs(ctx context.Context, js []job, workers int, progress func(done, total int)) (int, error) {
 	us := units(js)
-	var ran atomic.Int64
-	pr := runsDone(&ran, len(js), progress)
+	c := &runCount{total: len(js), progress: progress}
 	self := func(p int) int { return p }
 	n, err := sweep.Stream(ctx, len(us), runChunk, workers, func(u int) ([]RunOutcome, error) {
 		outs, err := runUnit(js, us[u], self)
-		ran.Add(int64(len(outs)))
+		c.ended(len(outs))
 		return outs, err
 	}, func(u int, outs []RunOutcome) {
 		for k, o := range outs {
 			js[us[u][k]].cell.add(o)
 		}
-	}, pr)
+	}, c.reporter())
 	done := 0
 	for _, u := range us[:n] {
 		done += len(u)
@@ -136,24 +135,47 @@ func streamJobs(ctx context.Context, js []job, workers int, progress func(done, 
 	return done, err
 }
 
-// runsDone is the progress callback of a sweep of units that reports to
-// progress (nil: none) the runs done of total, as ran counts them: the
-// sweep counts units, which may hold several runs each. Two workers may
-// both add their runs to ran before either's unit is reported, and the
-// second report would then repeat the first's count: a count no higher
-// than the last reported is not reported, so that progress only rises.
-// The last report is still the whole count (every unit adds before it is
-// reported). The sweep serialises its progress calls, so last needs no
-// lock.
-func runsDone(ran *atomic.Int64, total int, progress func(done, total int)) func(int, int) {
-	if progress == nil {
+// runCount counts the runs of a sweep of units for its progress
+// callback: the sweep counts units, which may hold several runs each. A
+// unit's runs are queued as it ends (ended, from its worker), and each of
+// the sweep's progress calls, one per unit and serialised, after that unit
+// has ended, passes one queued count on. So progress is called once per
+// unit that ran any, whatever the interleaving, each time with more runs
+// than the last, the last time with all of them. (Reading a shared
+// counter instead gave a report that repeated the last when two workers
+// had both ended before the first was reported: a count of calls that
+// depended on the scheduling.)
+type runCount struct {
+	mu       sync.Mutex
+	queued   []int // runs of units ended and not yet reported
+	done     int   // runs reported
+	total    int
+	progress func(done, total int)
+}
+
+// ended queues the runs of a unit that has ended.
+func (c *runCount) ended(runs int) {
+	c.mu.Lock()
+	c.queued = append(c.queued, runs)
+	c.mu.Unlock()
+}
+
+// reporter is the sweep's progress callback, nil without a progress to
+// tell.
+func (c *runCount) reporter() func(int, int) {
+	if c.progress == nil {
 		return nil
 	}
-	last := 0
 	return func(int, int) {
-		if n := int(ran.Load()); n > last {
-			last = n
-			progress(n, total)
+		c.mu.Lock()
+		runs := 0
+		if len(c.queued) > 0 {
+			runs, c.queued = c.queued[0], c.queued[1:]
+		}
+		c.mu.Unlock()
+		if runs > 0 {
+			c.done += runs
+			c.progress(c.done, c.total)
 		}
 	}
 }
@@ -172,13 +194,12 @@ func runJobs(ctx context.Context, jobs []job, idx []int, opts Options) ([]RunOut
 	for k := range ui {
 		ui[k] = k
 	}
-	var ran atomic.Int64
-	pr := runsDone(&ran, len(js), opts.Progress)
+	c := &runCount{total: len(js), progress: opts.Progress}
 	res, err := sweep.Jobs(ctx, ui, opts.Workers, func(u int) ([]RunOutcome, error) {
 		outs, err := runUnit(js, us[u], func(p int) int { return idx[p] })
-		ran.Add(int64(len(outs)))
+		c.ended(len(outs))
 		return outs, err
-	}, pr)
+	}, c.reporter())
 	out := make([]RunOutcome, len(idx))
 	have := make([]bool, len(idx))
 	for u, outs := range res {
