@@ -487,7 +487,11 @@ func TestClusterLockDuringReshard(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond) // two renewals at least (every 500 ms)
 	if v := askingDo(to, "PTTL", name); v == "-2" {
 		t.Fatal("the lock is gone from the target")
-	} else if n, _ := strconv.Atoi(v.(string)); n < 1000 {
+	} else if n, _ := strconv.Atoi(v.(string)); n < 700 {
+		// Renewed, PTTL is 1,000 ms or more but for a read just before a
+		// renewal, which comes a little over 500 ms after the last one
+		// ended (968 ms was seen); not renewed since the move, 300 ms at
+		// most.
 		t.Fatalf("PTTL on the target %d ms after 1.2 s: the renewals did not follow ASK", n)
 	}
 	mu.Lock()

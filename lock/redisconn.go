@@ -449,7 +449,7 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return "", false, nil
+			return timedOut(ctx)
 		}
 		m, err := s.ps.ReceiveTimeout(rctx, left)
 		if err != nil {
@@ -458,7 +458,7 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				return "", false, nil
+				return timedOut(ctx)
 			}
 			return "", false, err
 		}
@@ -467,6 +467,22 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 		}
 		// Subscription confirmations and pongs are not messages.
 	}
+}
+
+// timedOut is Next's answer when its timeout passed: none, unless ctx's
+// own deadline has passed too. ctx's timer and the connection's read
+// deadline are two timers, and when both fall at one instant (a waiter's
+// deadline that is also the end of its wait) the read's often fires
+// first, ctx not yet marked done: answering "timed out" then sent the
+// waiter on to another try, which the deadline cut short on the wire (an
+// unknown outcome, where the wait had ended with nothing held). It waits
+// for ctx to be marked done, which is due now.
+func timedOut(ctx context.Context) (string, bool, error) {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		<-ctx.Done()
+		return "", false, ctx.Err()
+	}
+	return "", false, nil
 }
 
 func (s *redisSub) Close() error { return s.ps.Close() }
