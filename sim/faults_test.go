@@ -430,6 +430,55 @@ func TestWaitCountsOnlyAcknowledgedReplicas(t *testing.T) {
 	}
 }
 
+// TestWaitTimeoutTiedWithAnAckTimesOut: a replica exactly a WAIT's
+// timeout behind applies the write at the very instant the timeout falls.
+// Its acknowledgement would reach the master after that (REPLCONF ACK
+// travels), so WAIT answers 0, whether the replication stream was idle
+// (the replica's apply scheduled before the timeout: it used to answer
+// 1) or busy with an earlier write (scheduled after: it answered 0). A
+// replica 1 ms quicker is counted (the control).
+func TestWaitTimeoutTiedWithAnAckTimesOut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lag  time.Duration
+		busy bool // an earlier write is still on its way to the replica
+		want int64
+		at   time.Duration // from the WAIT's call to its reply
+	}{
+		{"idle stream, tie", 102 * ms, false, 0, 102 * ms},
+		{"busy stream, tie", 102 * ms, true, 0, 102 * ms},
+		{"idle stream, 1 ms early", 101 * ms, false, 1, 101 * ms},
+		{"busy stream, 1 ms early", 101 * ms, true, 1, 101 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := newFWorld(t, 1)
+			defer w.Close()
+			w.master("m1", setup.PersistNone)
+			w.replica("m1", "r1", tc.lag)
+			c1 := w.client("c1", 10*time.Second, setup.NoRetry)
+			conn := w.conn(c1, "m1")
+			var wait reply
+			var from time.Duration
+			c1.Go("main", func() {
+				w.sleepUntil(c1, 200*ms) // the replica's first sync is applied
+				if tc.busy {
+					w.do(conn, "SET", "a", "1") // on the stream until lag later
+				}
+				w.do(conn, "SET", "k", "1") // applied 1 ms after it is sent
+				from = w.Now()
+				// Executed 1 ms later, 2 ms after the SET was applied: its
+				// timeout falls when the replica applies the SET (tie) or 1 ms
+				// after.
+				wait = w.do(conn, "WAIT", 1, 100)
+			})
+			w.run(time.Second)
+			w.wantReply("WAIT 1 100", wait, tc.want)
+			wantNear(t, "WAIT 1 100 returned", wait.at-from, tc.at, 0)
+		})
+	}
+}
+
 // 4. Clock jumps.
 
 func TestClockJumpForwardExpiresKeysEarlyOnThatNodeOnly(t *testing.T) {

@@ -26,8 +26,13 @@ type replLink struct {
 	queue           []replEntry
 	lastDue         time.Duration
 	acked           uint64 // highest offset the replica applied
-	pumpAt          *event // &pumpEv while the pump is scheduled
-	pumpEv          event
+	// ackedAt is when acked last rose, and ackedBefore what it was before
+	// that instant: a WAIT timing out at ackedAt counts ackedBefore
+	// (acksBefore).
+	ackedAt     time.Duration
+	ackedBefore uint64
+	pumpAt      *event // &pumpEv while the pump is scheduled
+	pumpEv      event
 }
 
 type replEntry struct {
@@ -133,7 +138,7 @@ func (l *replLink) pump() {
 			r.log(e.states)
 		}
 		r.offset = e.offset
-		l.acked = e.offset
+		l.ack(e.offset)
 		applied = true
 	}
 	if applied {
@@ -169,13 +174,22 @@ func (l *replLink) kick() {
 	}
 }
 
+// ack records that the replica applied everything up to offset, now.
+func (l *replLink) ack(offset uint64) {
+	if now := l.master.w.now; l.ackedAt != now {
+		l.ackedBefore, l.ackedAt = l.acked, now
+	}
+	l.acked = offset
+}
+
 // pendingWait is a blocked WAIT.
 type pendingWait struct {
-	target  uint64
-	want    int
-	reply   func(any, error)
-	timeout *event
-	done    bool
+	target   uint64
+	want     int
+	reply    func(any, error)
+	timeout  *event
+	deadline time.Duration // world time of timeout, when set
+	done     bool
 }
 
 // wait implements WAIT numreplicas timeout: it answers with the number of
@@ -202,10 +216,12 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 		return
 	}
 	if ms > 0 {
-		pw.timeout = n.w.after(n.clock.WorldSpan(time.Duration(ms)*time.Millisecond), func() {
+		span := n.clock.WorldSpan(time.Duration(ms) * time.Millisecond)
+		pw.deadline = n.w.now + span
+		pw.timeout = n.w.after(span, func() {
 			if !pw.done {
 				pw.done = true
-				pw.reply(int64(n.acks(pw.target)), nil)
+				pw.reply(int64(n.acksBefore(pw.target)), nil)
 			}
 		})
 	}
@@ -223,10 +239,40 @@ func (n *Node) acks(offset uint64) int {
 	return c
 }
 
+// acksBefore is acks as it stood before this instant: what a WAIT that
+// times out now answers. A replica's acknowledgement is counted when it
+// applies a write, but on Redis it then travels to the master (REPLCONF
+// ACK), so it arrives strictly after the apply: one applied at the very
+// instant a WAIT's timeout falls (a replica exactly its timeout behind,
+// as Redisson's 1 s slavesSyncTimeout against a replica 1 s behind) comes
+// too late for it. Without this rule such a tie went by the order in
+// which the two events had been scheduled: a write behind another in the
+// replication stream timed out, one on an idle stream was acknowledged.
+func (n *Node) acksBefore(offset uint64) int {
+	c := 0
+	for _, l := range n.links {
+		acked := l.acked
+		if l.ackedAt == n.w.now {
+			acked = l.ackedBefore
+		}
+		if l.replica.up && acked >= offset {
+			c++
+		}
+	}
+	return c
+}
+
+// checkWaits answers the blocked WAITs that have their acknowledgements,
+// but for one whose timeout falls now: the acknowledgements counted now
+// came too late for it (acksBefore), and its timeout answers it.
 func (n *Node) checkWaits() {
 	keep := n.waits[:0]
 	for _, pw := range n.waits {
 		if pw.done {
+			continue
+		}
+		if pw.timeout != nil && pw.deadline <= n.w.now {
+			keep = append(keep, pw)
 			continue
 		}
 		if got := n.acks(pw.target); got >= pw.want {
