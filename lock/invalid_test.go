@@ -173,7 +173,9 @@ func TestSimpleTTLWholeMilliseconds(t *testing.T) {
 		_, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 10900 * time.Microsecond})
 		nilctx.WantInvalid(t, "NewSimpleLock TTL 10.9ms", err)
 
-		l, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 200 * time.Millisecond})
+		// 2 s: the key must outlast the checks until Refresh on a loaded
+		// machine (200 ms could run out before it).
+		l, err := lock.NewSimpleLock(conn, rt, "s", lock.SimpleOptions{TTL: 2 * time.Second})
 		must(t, err)
 		lease, err := l.TryLock(ctx)
 		must(t, err)
