@@ -16,17 +16,16 @@ import (
 // scenario's own budget, where the verdict's counts are read, and under a
 // budget so small that the fencing oracle gives up, where they are
 // counted again. The control shows that the small budget's verdict counts
-// fewer writes, so that a runFencing that read it would fail here. A run
-// without a write (under a replica as far behind as WAIT's timeout the
-// replicated config grants nothing) is left out, and all but that mode's
-// must have writes.
+// fewer writes, so that a runFencing that read it would fail here. The
+// replication-lag mode's runs may have no write (a replica as far behind
+// as WAIT's timeout, the replicated config grants nothing before a
+// failover) and are left out then; every other mode's must have writes.
 func TestRunFencingIsFencing(t *testing.T) {
 	i := slices.IndexFunc(Algorithms, func(a Algorithm) bool { return a.Name == "fenced" })
 	if i < 0 {
 		t.Fatal("no fenced column")
 	}
-	cut := 0     // runs whose small budget's verdict counted fewer writes
-	checked := 0 // runs with writes
+	cut := 0 // runs whose small budget's verdict counted fewer writes
 	for _, md := range Modes {
 		s, err := scenario.Parse("cell.yaml", []byte(ScenarioYAML(md, md.Ref, Algorithms[i])))
 		if err != nil {
@@ -40,9 +39,11 @@ func TestRunFencingIsFencing(t *testing.T) {
 			recs := r.History.Records()
 			want, _ := checker.Fencing(recs)
 			if want.Accepted == 0 {
-				continue
+				if md.Name == "replication-lag" {
+					continue
+				}
+				t.Fatalf("%s seed %d: no accepted write: the test needs writes", md.Name, seed)
 			}
-			checked++
 			where := fmt.Sprintf("%s seed %d", md.Name, seed)
 			if r.Verdict.UndecidedOn(checker.StaleWrite) {
 				t.Fatalf("%s: the scenario's budget gave up on fencing", where)
@@ -61,9 +62,6 @@ func TestRunFencingIsFencing(t *testing.T) {
 				t.Errorf("%s, small budget: runFencing %+v, Fencing %+v", where, got, want)
 			}
 		}
-	}
-	if want := 2 * (len(Modes) - 1); checked < want {
-		t.Errorf("%d runs with writes, want at least %d: the test needs writes", checked, want)
 	}
 	if cut == 0 {
 		t.Error("no small budget's verdict counted fewer writes: the test does not show that runFencing counts again")

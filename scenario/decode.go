@@ -30,6 +30,10 @@ type Error struct {
 	// Internal says the error is a bug in the loader (a panic it recovered
 	// from), not bad input: the error wraps ErrInternal.
 	Internal bool
+	// Err is the cause of an error a backend placed in the file (ErrAt):
+	// Msg is its text, and errors.Is and errors.As see it (a client that
+	// timed out connecting as it started is context.DeadlineExceeded).
+	Err error
 }
 
 // Errors are the errors of one file, in the order of their lines (at

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -277,5 +278,35 @@ func TestUnknownFieldSuggestsTheNearest(t *testing.T) {
 	}
 	if got := nearest("ab", []string{"aa", "bb"}); got != "" {
 		t.Errorf("a tie: %q, want none", got)
+	}
+}
+
+// TestErrAtKeepsItsCause: an error a backend places at a line of the file
+// names the line and field, and errors.Is still finds its cause (a client
+// that timed out connecting as it started), so that a caller can tell a
+// hazard of real time from a bad file; the loader's own errors have none.
+func TestErrAtKeepsItsCause(t *testing.T) {
+	s, err := Load("../scenarios/baseline-simple.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := fmt.Errorf("peers: on client c2: %w", context.DeadlineExceeded)
+	got := s.ErrAt(12, "algorithm", cause)
+	var e *Error
+	if !errors.As(got, &e) || e.Line != 12 || e.Field != "algorithm" || got.Error() != "../scenarios/baseline-simple.yaml:12: algorithm: "+cause.Error() {
+		t.Errorf("ErrAt: %v", got)
+	}
+	if !errors.Is(got, context.DeadlineExceeded) {
+		t.Errorf("ErrAt(%v) does not wrap its cause", got)
+	}
+	if errors.Is(got, ErrInternal) {
+		t.Errorf("ErrAt(%v) reads as a loader bug", got)
+	}
+	_, err = Parse("bad.yaml", []byte("name: x\nduration: 1s\nnodes: 3\n"))
+	if !errors.As(err, &e) {
+		t.Fatalf("bad file: %v, want an *Error", err)
+	}
+	if e.Err != nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the loader's own error has a cause: %v", e.Err)
 	}
 }

@@ -32,12 +32,13 @@ const MaxFileSize = 1 << 20
 // which the fuzz targets count as failures.
 var ErrInternal = errors.New("internal error in the scenario loader")
 
-// Unwrap is ErrInternal for an internal error, nil for bad input.
+// Unwrap is ErrInternal for an internal error, else the cause a backend
+// gave (Err; nil for bad input the loader found).
 func (e *Error) Unwrap() error {
 	if e.Internal {
 		return ErrInternal
 	}
-	return nil
+	return e.Err
 }
 
 // readFile reads the scenario file at path: a regular file (a named pipe,

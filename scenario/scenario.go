@@ -674,5 +674,5 @@ func (s *Scenario) ErrAt(line int, field string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &Error{File: s.File, Line: line, Field: field, Msg: err.Error()}
+	return &Error{File: s.File, Line: line, Field: field, Msg: err.Error(), Err: err}
 }

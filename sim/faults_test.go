@@ -434,9 +434,10 @@ func TestWaitCountsOnlyAcknowledgedReplicas(t *testing.T) {
 // timeout behind applies the write at the very instant the timeout falls.
 // Its acknowledgement would reach the master after that (REPLCONF ACK
 // travels), so WAIT answers 0, whether the replication stream was idle
-// (the replica's apply scheduled before the timeout: it used to answer
-// 1) or busy with an earlier write (scheduled after: it answered 0). A
-// replica 1 ms quicker is counted (the control).
+// (the replica's apply scheduled before the timeout) or busy with an
+// earlier write (scheduled after it): the order in which the two were
+// scheduled does not decide. A replica 1 ms quicker is counted (the
+// control).
 func TestWaitTimeoutTiedWithAnAckTimesOut(t *testing.T) {
 	for _, tc := range []struct {
 		name string

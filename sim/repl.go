@@ -26,9 +26,9 @@ type replLink struct {
 	queue           []replEntry
 	lastDue         time.Duration
 	acked           uint64 // highest offset the replica applied
-	// ackedAt is when acked last rose, and ackedBefore what it was before
-	// that instant: a WAIT timing out at ackedAt counts ackedBefore
-	// (acksBefore).
+	// ackedAt is when acked was last set, and ackedBefore what it was
+	// before that instant: a WAIT timing out at ackedAt counts ackedBefore
+	// (acks).
 	ackedAt     time.Duration
 	ackedBefore uint64
 	pumpAt      *event // &pumpEv while the pump is scheduled
@@ -211,7 +211,7 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 		return
 	}
 	pw := &pendingWait{target: n.clientOffset[client], want: want, reply: reply}
-	if got := n.acks(pw.target); got >= want {
+	if got := n.acks(pw.target, false); got >= want {
 		reply(int64(got), nil)
 		return
 	}
@@ -221,38 +221,28 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 		pw.timeout = n.w.after(span, func() {
 			if !pw.done {
 				pw.done = true
-				pw.reply(int64(n.acksBefore(pw.target)), nil)
+				pw.reply(int64(n.acks(pw.target, true)), nil)
 			}
 		})
 	}
 	n.waits = append(n.waits, pw)
 }
 
-// acks counts replicas that applied everything up to offset.
-func (n *Node) acks(offset uint64) int {
-	c := 0
-	for _, l := range n.links {
-		if l.replica.up && l.acked >= offset {
-			c++
-		}
-	}
-	return c
-}
-
-// acksBefore is acks as it stood before this instant: what a WAIT that
+// acks counts replicas that applied everything up to offset, by now, or
+// with before only those that had before this instant: what a WAIT that
 // times out now answers. A replica's acknowledgement is counted when it
 // applies a write, but on Redis it then travels to the master (REPLCONF
 // ACK), so it arrives strictly after the apply: one applied at the very
 // instant a WAIT's timeout falls (a replica exactly its timeout behind,
 // as Redisson's 1 s slavesSyncTimeout against a replica 1 s behind) comes
-// too late for it. Without this rule such a tie went by the order in
-// which the two events had been scheduled: a write behind another in the
-// replication stream timed out, one on an idle stream was acknowledged.
-func (n *Node) acksBefore(offset uint64) int {
+// too late for it, whatever the order in which the two events were
+// scheduled (a write behind another in the replication stream has its
+// apply scheduled after the timeout, one on an idle stream before).
+func (n *Node) acks(offset uint64, before bool) int {
 	c := 0
 	for _, l := range n.links {
 		acked := l.acked
-		if l.ackedAt == n.w.now {
+		if before && l.ackedAt == n.w.now {
 			acked = l.ackedBefore
 		}
 		if l.replica.up && acked >= offset {
@@ -264,7 +254,7 @@ func (n *Node) acksBefore(offset uint64) int {
 
 // checkWaits answers the blocked WAITs that have their acknowledgements,
 // but for one whose timeout falls now: the acknowledgements counted now
-// came too late for it (acksBefore), and its timeout answers it.
+// came too late for it (acks), and its timeout answers it.
 func (n *Node) checkWaits() {
 	keep := n.waits[:0]
 	for _, pw := range n.waits {
@@ -275,7 +265,7 @@ func (n *Node) checkWaits() {
 			keep = append(keep, pw)
 			continue
 		}
-		if got := n.acks(pw.target); got >= pw.want {
+		if got := n.acks(pw.target, false); got >= pw.want {
 			pw.done = true
 			if pw.timeout != nil {
 				pw.timeout.Cancel()

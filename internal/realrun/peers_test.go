@@ -98,11 +98,19 @@ func replayPeers(t *testing.T, parallel bool, cases []peerCase) {
 				start := time.Now()
 				dir := t.TempDir()
 				r, err := Run(s, Options{Bin: bin, Dir: dir})
-				if err != nil {
-					t.Fatal(err)
-				}
 				if left := serversUnder(dir); len(left) > 0 {
 					t.Fatalf("redis-server processes left running in %s: %v", dir, left)
+				}
+				if err != nil && errors.Is(err, context.DeadlineExceeded) && i < tc.attempts {
+					// A peer library's client that connects as it is made
+					// (rueidis) gets the scaled request timeout for it (100
+					// ms at 0.2), which a loaded machine can outlast: no run
+					// took place, and another attempt is made.
+					t.Logf("attempt %d did not start: %v", i, err)
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
 				}
 				t.Logf("attempt %d (%v): %s", i, time.Since(start).Round(time.Millisecond), r.Verdict)
 				checked := r.Match && (tc.check == nil || tc.check(t, r))
