@@ -301,6 +301,7 @@ func (n *Node) exec(client string, args []string) (any, error) {
 	}
 	v, err := n.dispatch(client, cmd, spec, known, args)
 	effects := n.effects()
+	n.expireAsRedis(effects)
 	pubs := slices.Clone(n.published)
 	if len(effects) > 0 {
 		if len(n.links) > 0 || n.cfg.Persistence == setup.PersistEverySec {

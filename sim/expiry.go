@@ -374,3 +374,54 @@ func (x *expiryIndex) pop() expiryEntry {
 	}
 	return top
 }
+
+// expireAsRedis rounds each expiry the command set up to a whole
+// millisecond of the node's clock. Redis keeps an expiry as a whole
+// millisecond (when = the command's millisecond + the TTL) and deletes the
+// key only once its clock's millisecond is past it (now > when): a key
+// lives to the end of its expiry's millisecond, 0 to 1 ms longer than its
+// TTL counted from the command's instant, and PTTL answers 0 in that last
+// millisecond. Counted to the nanosecond, a waiter whose retry the lock's
+// PTTL timed took the key in the fraction of a millisecond Redis still
+// keeps it, and a trusting holder (who stops at its lease counted from the
+// reply) overlapped its successor in most runs. Rounded up, the expiry is
+// Redis's for a command that ran inside a millisecond, which is every
+// command in a run with drawn latencies; one that ran exactly on a
+// millisecond keeps its expiry, 1 ms short of Redis's, as miniredis has
+// it (the differential tests run whole milliseconds against it). An
+// expiry rounded already (a later write kept the key's TTL) stays.
+//
+// The short way sets its TTLs so already (asRedisTTL), sparing a second
+// SetTTL (miniredis's lock and three of its maps) for every lock script
+// that renews its key.
+func (n *Node) expireAsRedis(effects []keyEffect) {
+	for i := range effects {
+		e := &effects[i]
+		if !e.st.Expires {
+			continue
+		}
+		at := ceilMillisecond(e.st.ExpireAt)
+		if at == e.st.ExpireAt {
+			continue
+		}
+		n.db.SetTTL(e.key, at-n.synced)
+		n.keyBase[e.key] = n.synced
+		e.st.ExpireAt = at
+	}
+}
+
+// asRedisTTL is the TTL that, set now, makes a key of TTL d expire where
+// Redis deletes it (expireAsRedis): at the next whole millisecond of the
+// node's clock from now + d.
+func (n *Node) asRedisTTL(d time.Duration) time.Duration {
+	return ceilMillisecond(n.synced+d) - n.synced
+}
+
+// ceilMillisecond is t rounded up to a whole millisecond (t may be
+// negative: a clock set back past zero).
+func ceilMillisecond(t time.Duration) time.Duration {
+	if rem := ((t % time.Millisecond) + time.Millisecond) % time.Millisecond; rem != 0 {
+		return t + time.Millisecond - rem
+	}
+	return t
+}

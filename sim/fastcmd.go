@@ -297,7 +297,7 @@ func fastPexpire(n *Node, _ string, args []string) (r fastReply, ok bool) {
 		n.fastAfter, n.fastState = afterState, keyState{} // still no key
 		return fastReply{kind: fastInt, i: 0}, true
 	}
-	ttl := time.Duration(ms) * time.Millisecond
+	ttl := n.asRedisTTL(time.Duration(ms) * time.Millisecond)
 	n.db.SetTTL(args[1], ttl)
 	n.keyBase[args[1]] = n.synced // the TTL counts from now
 	if st, ok := n.stateOf(args[1]); ok {
@@ -668,6 +668,7 @@ func (n *Node) setString(key, value, typ string, o setOptions) {
 	}
 	_ = db.Set(key, value)
 	if o.ttlSet {
+		o.ttl = n.asRedisTTL(o.ttl)
 		db.SetTTL(key, o.ttl)
 		n.keyBase[key] = n.synced // the TTL counts from now
 	}
