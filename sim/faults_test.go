@@ -481,45 +481,6 @@ func TestWaitTimeoutTiedWithAnAckTimesOut(t *testing.T) {
 	}
 }
 
-// TestKeyLivesToTheEndOfItsExpiryMillisecond: as on Redis, a key set with
-// PX 100 by a command that ran at 1.5 ms (its expiry's millisecond: 101)
-// is there through 101.x ms, PTTL answering 0, and gone from 102 ms; a
-// later write that keeps its TTL (KEEPTTL) keeps that instant.
-func TestKeyLivesToTheEndOfItsExpiryMillisecond(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	w := newFWorld(t, 1)
-	defer w.Close()
-	w.master("m1", setup.PersistNone)
-	var c [3]*sim.Client
-	for i := range c {
-		c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
-	}
-	var pttl, inItsMillisecond, after reply
-	c[0].Go("main", func() {
-		conn := w.conn(c[0], "m1")
-		w.sleepUntil(c[0], 500*time.Microsecond)
-		w.do(conn, "SET", "k", "v", "PX", 100) // runs at 1.5 ms
-		w.do(conn, "SET", "k", "v2", "KEEPTTL")
-		w.sleepUntil(c[0], 100500*time.Microsecond)
-		pttl = w.do(conn, "PTTL", "k") // runs at 101.5 ms
-	})
-	c[1].Go("main", func() {
-		w.sleepUntil(c[1], 100600*time.Microsecond)
-		inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k") // 101.6 ms
-	})
-	c[2].Go("main", func() {
-		w.sleepUntil(c[2], 101*ms)
-		after = w.do(w.conn(c[2], "m1"), "GET", "k") // 102 ms
-	})
-	w.run(time.Second)
-	w.wantReply("PTTL k at 101.5 ms", pttl, int64(0))
-	w.wantReply("GET k at 101.6 ms", inItsMillisecond, "v2")
-	w.wantReply("GET k at 102 ms", after, nil)
-	if tr := w.truth("m1", "k"); len(tr) == 0 || !tr[len(tr)-1].Gone || tr[len(tr)-1].At() != 102*ms {
-		t.Errorf("k's truth %+v: want it gone at 102 ms", tr)
-	}
-}
-
 // 4. Clock jumps.
 
 func TestClockJumpForwardExpiresKeysEarlyOnThatNodeOnly(t *testing.T) {
@@ -1079,6 +1040,80 @@ func TestNodeDriftMakesKeysExpireEarly(t *testing.T) {
 	if len(tr) != 2 || !tr[1].Gone || tr[1].At() != 910_909_091 {
 		t.Errorf("truth for k: %+v; want gone at 910.909091ms", tr)
 	}
+}
+
+// TestKeyLivesToTheEndOfItsExpiryMillisecond: as on Redis, a key set with
+// PX 100 by a command that ran at 1.5 ms (its expiry's millisecond: 101)
+// is there through 101.x ms, PTTL answering 0, and gone from 102 ms; a
+// later write that keeps its TTL (KEEPTTL) keeps that instant.
+func TestKeyLivesToTheEndOfItsExpiryMillisecond(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", setup.PersistNone)
+	var c [3]*sim.Client
+	for i := range c {
+		c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
+	}
+	var pttl, inItsMillisecond, after reply
+	c[0].Go("main", func() {
+		conn := w.conn(c[0], "m1")
+		w.sleepUntil(c[0], 500*time.Microsecond)
+		w.do(conn, "SET", "k", "v", "PX", 100) // runs at 1.5 ms
+		w.do(conn, "SET", "k", "v2", "KEEPTTL")
+		w.sleepUntil(c[0], 100500*time.Microsecond)
+		pttl = w.do(conn, "PTTL", "k") // runs at 101.5 ms
+	})
+	c[1].Go("main", func() {
+		w.sleepUntil(c[1], 100600*time.Microsecond)
+		inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k") // 101.6 ms
+	})
+	c[2].Go("main", func() {
+		w.sleepUntil(c[2], 101*ms)
+		after = w.do(w.conn(c[2], "m1"), "GET", "k") // 102 ms
+	})
+	w.run(time.Second)
+	w.wantReply("PTTL k at 101.5 ms", pttl, int64(0))
+	w.wantReply("GET k at 101.6 ms", inItsMillisecond, "v2")
+	w.wantReply("GET k at 102 ms", after, nil)
+	if tr := w.truth("m1", "k"); len(tr) == 0 || !tr[len(tr)-1].Gone || tr[len(tr)-1].At() != 102*ms {
+		t.Errorf("k's truth %+v: want it gone at 102 ms", tr)
+	}
+}
+
+// TestDispatchedExpiryLivesToTheEndOfItsMillisecond: an expiry set by a
+// command the short way does not take (PEXPIRE with NX, run by miniredis's
+// Dispatch) is moved after the command to Redis's instant too: PEXPIRE k
+// 100 NX run at 4.5 ms (its expiry's millisecond: 104) leaves k there at
+// 104.6 ms and gone at 105 ms.
+func TestDispatchedExpiryLivesToTheEndOfItsMillisecond(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", setup.PersistNone)
+	var c [3]*sim.Client
+	for i := range c {
+		c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
+	}
+	var set, inItsMillisecond, after reply
+	c[0].Go("main", func() {
+		conn := w.conn(c[0], "m1")
+		w.sleepUntil(c[0], 1500*time.Microsecond)
+		w.do(conn, "SET", "k", "v")                 // runs at 2.5 ms
+		set = w.do(conn, "PEXPIRE", "k", 100, "NX") // runs at 4.5 ms
+	})
+	c[1].Go("main", func() {
+		w.sleepUntil(c[1], 103600*time.Microsecond)
+		inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k") // 104.6 ms
+	})
+	c[2].Go("main", func() {
+		w.sleepUntil(c[2], 104*ms)
+		after = w.do(w.conn(c[2], "m1"), "GET", "k") // 105 ms
+	})
+	w.run(time.Second)
+	w.wantReply("PEXPIRE k 100 NX", set, int64(1))
+	w.wantReply("GET k at 104.6 ms", inItsMillisecond, "v")
+	w.wantReply("GET k at 105 ms", after, nil)
 }
 
 // 12. Bad input.
