@@ -1042,78 +1042,61 @@ func TestNodeDriftMakesKeysExpireEarly(t *testing.T) {
 	}
 }
 
-// TestKeyLivesToTheEndOfItsExpiryMillisecond: as on Redis, a key set with
-// PX 100 by a command that ran at 1.5 ms (its expiry's millisecond: 101)
-// is there through 101.x ms, PTTL answering 0, and gone from 102 ms; a
-// later write that keeps its TTL (KEEPTTL) keeps that instant.
+// TestKeyLivesToTheEndOfItsExpiryMillisecond: as on Redis, a key whose
+// TTL a command set inside a millisecond is there to the end of its
+// expiry's millisecond, and gone at the next one. The short way: SET PX
+// 100 run at 1.5 ms (its expiry's millisecond: 101) leaves the key there
+// at 101.6 ms, PTTL answering 0 at 101.5 ms, a later SET KEEPTTL keeping
+// that instant, and gone at 102 ms (the truth says so). The Dispatch way,
+// whose expiry is moved after the command: PEXPIRE k 100 NX run at 4.5 ms
+// (expiry's millisecond 104) leaves k there at 104.6 ms, gone at 105 ms.
 func TestKeyLivesToTheEndOfItsExpiryMillisecond(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	w := newFWorld(t, 1)
-	defer w.Close()
-	w.master("m1", setup.PersistNone)
-	var c [3]*sim.Client
-	for i := range c {
-		c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
+	for _, tc := range []struct {
+		name        string
+		writes      func(w *fworld, c *sim.Client, conn lock.Conn) // c1's, ending with the TTL's
+		value       string
+		alive, gone time.Duration // when the probes are sent: 1 ms before they run
+	}{
+		{"short way", func(w *fworld, c *sim.Client, conn lock.Conn) {
+			w.sleepUntil(c, 500*time.Microsecond)
+			w.wantReply("SET PX", w.do(conn, "SET", "k", "v", "PX", 100), "OK") // runs at 1.5 ms
+			w.do(conn, "SET", "k", "v2", "KEEPTTL")
+			w.sleepUntil(c, 100500*time.Microsecond)
+			w.wantReply("PTTL k at 101.5 ms", w.do(conn, "PTTL", "k"), int64(0))
+		}, "v2", 100600 * time.Microsecond, 101 * ms},
+		{"Dispatch", func(w *fworld, c *sim.Client, conn lock.Conn) {
+			w.sleepUntil(c, 1500*time.Microsecond)
+			w.do(conn, "SET", "k", "v")                                                // runs at 2.5 ms
+			w.wantReply("PEXPIRE NX", w.do(conn, "PEXPIRE", "k", 100, "NX"), int64(1)) // runs at 4.5 ms
+		}, "v", 103600 * time.Microsecond, 104 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := newFWorld(t, 1)
+			defer w.Close()
+			w.master("m1", setup.PersistNone)
+			var c [3]*sim.Client
+			for i := range c {
+				c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
+			}
+			var inItsMillisecond, after reply
+			c[0].Go("main", func() { tc.writes(w, c[0], w.conn(c[0], "m1")) })
+			c[1].Go("main", func() {
+				w.sleepUntil(c[1], tc.alive)
+				inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k")
+			})
+			c[2].Go("main", func() {
+				w.sleepUntil(c[2], tc.gone)
+				after = w.do(w.conn(c[2], "m1"), "GET", "k")
+			})
+			w.run(time.Second)
+			w.wantReply("GET k in its expiry's millisecond", inItsMillisecond, tc.value)
+			w.wantReply("GET k at the next millisecond", after, nil)
+			if tr := w.truth("m1", "k"); len(tr) == 0 || !tr[len(tr)-1].Gone || tr[len(tr)-1].At() != tc.gone+ms {
+				t.Errorf("k's truth %+v: want it gone at %v", tr, tc.gone+ms)
+			}
+		})
 	}
-	var pttl, inItsMillisecond, after reply
-	c[0].Go("main", func() {
-		conn := w.conn(c[0], "m1")
-		w.sleepUntil(c[0], 500*time.Microsecond)
-		w.do(conn, "SET", "k", "v", "PX", 100) // runs at 1.5 ms
-		w.do(conn, "SET", "k", "v2", "KEEPTTL")
-		w.sleepUntil(c[0], 100500*time.Microsecond)
-		pttl = w.do(conn, "PTTL", "k") // runs at 101.5 ms
-	})
-	c[1].Go("main", func() {
-		w.sleepUntil(c[1], 100600*time.Microsecond)
-		inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k") // 101.6 ms
-	})
-	c[2].Go("main", func() {
-		w.sleepUntil(c[2], 101*ms)
-		after = w.do(w.conn(c[2], "m1"), "GET", "k") // 102 ms
-	})
-	w.run(time.Second)
-	w.wantReply("PTTL k at 101.5 ms", pttl, int64(0))
-	w.wantReply("GET k at 101.6 ms", inItsMillisecond, "v2")
-	w.wantReply("GET k at 102 ms", after, nil)
-	if tr := w.truth("m1", "k"); len(tr) == 0 || !tr[len(tr)-1].Gone || tr[len(tr)-1].At() != 102*ms {
-		t.Errorf("k's truth %+v: want it gone at 102 ms", tr)
-	}
-}
-
-// TestDispatchedExpiryLivesToTheEndOfItsMillisecond: an expiry set by a
-// command the short way does not take (PEXPIRE with NX, run by miniredis's
-// Dispatch) is moved after the command to Redis's instant too: PEXPIRE k
-// 100 NX run at 4.5 ms (its expiry's millisecond: 104) leaves k there at
-// 104.6 ms and gone at 105 ms.
-func TestDispatchedExpiryLivesToTheEndOfItsMillisecond(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	w := newFWorld(t, 1)
-	defer w.Close()
-	w.master("m1", setup.PersistNone)
-	var c [3]*sim.Client
-	for i := range c {
-		c[i] = w.client(fmt.Sprintf("c%d", i+1), 10*time.Second, setup.NoRetry)
-	}
-	var set, inItsMillisecond, after reply
-	c[0].Go("main", func() {
-		conn := w.conn(c[0], "m1")
-		w.sleepUntil(c[0], 1500*time.Microsecond)
-		w.do(conn, "SET", "k", "v")                 // runs at 2.5 ms
-		set = w.do(conn, "PEXPIRE", "k", 100, "NX") // runs at 4.5 ms
-	})
-	c[1].Go("main", func() {
-		w.sleepUntil(c[1], 103600*time.Microsecond)
-		inItsMillisecond = w.do(w.conn(c[1], "m1"), "GET", "k") // 104.6 ms
-	})
-	c[2].Go("main", func() {
-		w.sleepUntil(c[2], 104*ms)
-		after = w.do(w.conn(c[2], "m1"), "GET", "k") // 105 ms
-	})
-	w.run(time.Second)
-	w.wantReply("PEXPIRE k 100 NX", set, int64(1))
-	w.wantReply("GET k at 104.6 ms", inItsMillisecond, "v")
-	w.wantReply("GET k at 105 ms", after, nil)
 }
 
 // 12. Bad input.

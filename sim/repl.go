@@ -184,12 +184,11 @@ func (l *replLink) ack(offset uint64) {
 
 // pendingWait is a blocked WAIT.
 type pendingWait struct {
-	target   uint64
-	want     int
-	reply    func(any, error)
-	timeout  *event
-	deadline time.Duration // world time of timeout, when set
-	done     bool
+	target  uint64
+	want    int
+	reply   func(any, error)
+	timeout *event // its at is the WAIT's deadline in world time
+	done    bool
 }
 
 // wait implements WAIT numreplicas timeout: it answers with the number of
@@ -216,9 +215,7 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 		return
 	}
 	if ms > 0 {
-		span := n.clock.WorldSpan(time.Duration(ms) * time.Millisecond)
-		pw.deadline = n.w.now + span
-		pw.timeout = n.w.after(span, func() {
+		pw.timeout = n.w.after(n.clock.WorldSpan(time.Duration(ms)*time.Millisecond), func() {
 			if !pw.done {
 				pw.done = true
 				pw.reply(int64(n.acks(pw.target, true)), nil)
@@ -261,7 +258,7 @@ func (n *Node) checkWaits() {
 		if pw.done {
 			continue
 		}
-		if pw.timeout != nil && pw.deadline <= n.w.now {
+		if pw.timeout != nil && pw.timeout.at <= n.w.now {
 			keep = append(keep, pw)
 			continue
 		}

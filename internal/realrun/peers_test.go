@@ -101,7 +101,7 @@ func replayPeers(t *testing.T, parallel bool, cases []peerCase) {
 				if left := serversUnder(dir); len(left) > 0 {
 					t.Fatalf("redis-server processes left running in %s: %v", dir, left)
 				}
-				if err != nil && errors.Is(err, context.DeadlineExceeded) && i < tc.attempts {
+				if errors.Is(err, context.DeadlineExceeded) && i < tc.attempts {
 					// A peer library's client that connects as it is made
 					// (rueidis) gets the scaled request timeout for it (100
 					// ms at 0.2), which a loaded machine can outlast: no run
