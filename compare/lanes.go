@@ -109,6 +109,9 @@ func runUnit(js []job, u []int, job func(pos int) int) ([]RunOutcome, error) {
 		outs[k] = summary(first.seed, r.Verdict, r.Records, r.End)
 		outs[k].Job = job(u[k])
 	}
+	// Nothing of the runs is kept but outs, which hold no record: the next
+	// runs may reuse the records' memory.
+	simrun.RecycleLanes(rs)
 	return outs, nil
 }
 

@@ -41,6 +41,9 @@ func jsonl(t *testing.T, recs []history.Record) []byte {
 // 1 (every group at seeds 1 to 3 under make soak: LOCKSIM_SOAK=1). Its
 // control: the cells of a group do differ (their histories are not all
 // one), so the comparison would catch a lane given another's records.
+// Each group's results are recycled (simrun.RecycleLanes) as a sweep
+// recycles them, so that later groups run on memory still full of
+// earlier runs' records.
 func TestLaneGroupsSameAsRuns(t *testing.T) {
 	m, err := build(Options{Seeds: 1, NoHeat: true})
 	if err != nil {
@@ -99,6 +102,9 @@ func TestLaneGroupsSameAsRuns(t *testing.T) {
 					break
 				}
 			}
+			// As a sweep does: the next groups' worlds and lanes are
+			// written into this one's memory, and must record the same.
+			simrun.RecycleLanes(lanes)
 		}
 	}
 	if differ == 0 {

@@ -74,6 +74,30 @@ func firstChunkSlice() []history.Record {
 	return make([]history.Record, 0, firstCap())
 }
 
+// recordsFor is an empty slice with room for n records: a recycled first
+// chunk when the one the pool gives is large enough (a smaller one goes
+// back), else a new one.
+func recordsFor(n int) []history.Record {
+	if p, ok := recycled.Get().(*[]history.Record); ok {
+		if cap(*p) >= n {
+			return *p
+		}
+		recycled.Put(p)
+	}
+	return make([]history.Record, 0, n)
+}
+
+// RecycleLane gives the memory of recs, a lane's records (World.Lane), to
+// the next History or lane of the process, as Recycle does a history's.
+// Call it only when nothing uses recs any more.
+func RecycleLane(recs []history.Record) {
+	if cap(recs) < 64 || cap(recs) > firstChunk {
+		return
+	}
+	c := recs[:0]
+	recycled.Put(&c)
+}
+
 // Recycle gives h's records' memory to the next History of the process.
 // Call it only when nothing uses h, nor any slice Records returned, any
 // more: their records will be overwritten by another run. A history larger

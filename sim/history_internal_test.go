@@ -54,3 +54,38 @@ func TestFirstChunkNeverPastItsSize(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneRecordsRecycled: a lane's records given back (RecycleLane) are
+// the memory the next lane of no more records is written into, and the
+// next history's first chunk; a lane of more records than a recycled
+// slice holds gets new memory and leaves that slice for a later run; and
+// a slice smaller than a first chunk may start is not kept.
+func TestLaneRecordsRecycled(t *testing.T) {
+	for attempt := 0; attempt < 20; attempt++ { // sync.Pool may drop what it is given
+		DrainRecycled()
+		lane := make([]history.Record, 100, 128)
+		RecycleLane(lane)
+		big := recordsFor(129)
+		if cap(big) < 129 || len(big) != 0 {
+			t.Fatalf("recordsFor(129): length %d, capacity %d", len(big), cap(big))
+		}
+		got := recordsFor(128)
+		if cap(got) != 128 || &got[:1][0] != &lane[0] {
+			continue // dropped by the pool (or not given back: no attempt returns)
+		}
+		if len(got) != 0 {
+			t.Fatalf("recordsFor(128) gave the lane's memory back with %d records", len(got))
+		}
+		RecycleLane(got)
+		if c := firstChunkSlice(); cap(c) != 128 || &c[:1][0] != &lane[0] {
+			continue
+		}
+		DrainRecycled()
+		RecycleLane(make([]history.Record, 10, 63))
+		if c := firstChunkSlice(); cap(c) == 63 {
+			t.Fatal("a slice of 63 records was kept")
+		}
+		return
+	}
+	t.Fatal("no lane's records came back from the pool in 20 attempts")
+}

@@ -84,11 +84,11 @@ func (w *World) LaneEmpty(i int) bool { return len(w.laneRecs[i]) == 0 }
 
 // Lane returns the history of lane i: the world's records with the lane's
 // among them where they were made, numbered from 0 (Seq). The slice is
-// new; the world's history is not changed.
+// new (or recycled: RecycleLane); the world's history is not changed.
 func (w *World) Lane(i int) []history.Record {
 	base := w.hist.Records()
 	extra := w.laneRecs[i]
-	out := make([]history.Record, 0, len(base)+len(extra))
+	out := recordsFor(len(base) + len(extra))
 	k := 0
 	for j := 0; j <= len(base); j++ {
 		for ; k < len(extra) && extra[k].at == j; k++ {

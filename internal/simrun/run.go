@@ -49,6 +49,13 @@ type Result struct {
 	// show what the scenario says (Scenario.JudgeRun). A fault drawn from
 	// rates that could not act is a note of Verdict instead.
 	Unfired, Skipped []string
+
+	// laneCopy marks Records as a lane's own copy of the world's records
+	// (sim.World.Lane), and world, on RunLanes' first result, is the
+	// world's history when a result's Records are its records: what
+	// RecycleLanes gives back.
+	laneCopy bool
+	world    *sim.History
 }
 
 // Judged reports whether the run was judged on its own: false when the
@@ -178,7 +185,7 @@ func RunLanes(s *scenario.Scenario, others []*scenario.Scenario, seed uint64) ([
 		out[i].Scenario = o
 		out[i].Faults = slices.Clone(r.Faults)
 		if !w.LaneEmpty(i) {
-			out[i].Records = w.Lane(i)
+			out[i].Records, out[i].laneCopy = w.Lane(i), true
 			judge(&out[i], out[i].Records, o.Check(out[i].Records, r.End))
 			continue
 		}
@@ -193,8 +200,30 @@ func RunLanes(s *scenario.Scenario, others []*scenario.Scenario, seed uint64) ([
 	if !onBase {
 		// No result holds the world's records: the next run may reuse them.
 		w.History().Recycle()
+	} else {
+		out[0].world = w.History()
 	}
 	return out, nil
+}
+
+// RecycleLanes gives the memory of RunLanes' results' records to the next
+// runs of the process (sim.History.Recycle, sim.RecycleLane): the world's
+// history when a result holds it, and each lane's own copy. Call it only
+// when nothing uses rs, nor any of their Records, any more: another run
+// will write over them. A sweep that keeps only summaries of the results
+// calls it, so that each world of lanes does not allocate a history and a
+// copy of it per lane anew.
+func RecycleLanes(rs []Result) {
+	for i := range rs {
+		if rs[i].laneCopy {
+			sim.RecycleLane(rs[i].Records)
+		}
+		rs[i].Records = nil
+	}
+	if len(rs) > 0 && rs[0].world != nil {
+		rs[0].world.Recycle()
+		rs[0].world = nil
+	}
 }
 
 // runWorld builds the world of s for seed with the given lanes, applies
