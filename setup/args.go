@@ -5,6 +5,7 @@ package setup
 import (
 	"fmt"
 	"strconv"
+	"unsafe"
 )
 
 // ArgStrings renders command arguments as go-redis writes them on the
@@ -29,7 +30,15 @@ type ArgText struct {
 	ints [argTextInts]intText
 	// next is the entry of ints the next new value replaces.
 	next int
+	// digits is what the next new value's text is written into: the texts
+	// share slabs of digitsSlab bytes, one allocation for many values
+	// (a fair lock's every try sends the wall clock, a new number each
+	// time). No byte of it is written twice, so the texts never change.
+	digits []byte
 }
+
+// digitsSlab is the size of ArgText's slabs of digits.
+const digitsSlab = 512
 
 // argTextInts is how many numbers an ArgText keeps.
 const argTextInts = 4
@@ -51,8 +60,13 @@ func (t *ArgText) Int(v int64) string {
 			return e.s
 		}
 	}
+	if len(t.digits) < 20 { // the longest int64, -9223372036854775808
+		t.digits = make([]byte, digitsSlab)
+	}
+	b := strconv.AppendInt(t.digits[:0], v, 10)
+	t.digits = t.digits[len(b):]
 	e := &t.ints[t.next]
-	*e = intText{v: v, s: strconv.FormatInt(v, 10), ok: true}
+	*e = intText{v: v, s: unsafe.String(&b[0], len(b)), ok: true}
 	t.next = (t.next + 1) % argTextInts
 	return e.s
 }

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -8,12 +9,25 @@ import (
 
 // TestArgTextMatchesArgStrings: an ArgText renders every argument as
 // ArgStrings does, whatever it kept from the calls before: numbers that
-// repeat, numbers that push kept ones out, other types between them.
+// repeat, numbers that push kept ones out, the longest ones, other types
+// between them; and every text it gave still reads the same after all the
+// calls (the texts share slabs of digits, none written over).
 func TestArgTextMatchesArgStrings(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	var kept ArgText
-	pool := []int64{0, 7, 255, 256, 30000, 300000, -1, 1 << 40, 1764000000000}
+	pool := []int64{0, 7, 255, 256, 30000, 300000, -1, 1 << 40, 1764000000000, math.MinInt64, math.MaxInt64}
+	var gave, wanted [][]string
+	defer func() {
+		for i := range gave {
+			if !slices.Equal(gave[i], wanted[i]) {
+				t.Fatalf("call %d's texts read %q after the later calls, want %q", i, gave[i], wanted[i])
+			}
+		}
+	}()
 	for i := 0; i < 2000; i++ {
+		if i%7 == 0 {
+			pool[len(pool)-3] += int64(1 + rnd.IntN(100)) // a clock: a new number
+		}
 		args := make([]any, 1+rnd.IntN(6))
 		for j := range args {
 			switch rnd.IntN(4) {
@@ -36,6 +50,7 @@ func TestArgTextMatchesArgStrings(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("call %d: %v rendered %q, want %q", i, args, got, want)
 		}
+		gave, wanted = append(gave, got), append(wanted, want)
 	}
 }
 

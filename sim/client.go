@@ -35,8 +35,30 @@ type Client struct {
 
 	parallelNames []string      // parallelName's names
 	lastInt       setup.ArgText // the last int64 arguments its requests sent, as text
+	argvFree      []string      // what argv hands out next
 	parFree       []*parallel   // parallel values of returned Parallel calls, for the next
 }
+
+// argv is a new command of n strings, cut from a slab that many of the
+// client's requests share: one allocation per argvSlab strings instead of
+// one per request, in a run whose requests are mostly lock scripts of a
+// few arguments each. Its capacity is n, so appending to it copies it
+// first, and no two commands overlap; the req records that share a
+// command's strings keep its slab alive as long as the history.
+func (c *Client) argv(n int) []string {
+	if n > argvSlab/8 {
+		return make([]string, n)
+	}
+	if len(c.argvFree) < n {
+		c.argvFree = make([]string, argvSlab)
+	}
+	out := c.argvFree[:n:n]
+	c.argvFree = c.argvFree[n:]
+	return out
+}
+
+// argvSlab is how many strings argv's slabs hold (4 KiB).
+const argvSlab = 256
 
 // AddClient adds a client.
 func (w *World) AddClient(cfg setup.ClientConfig) (*Client, error) {

@@ -406,7 +406,7 @@ type connReq struct {
 func (c *Client) evalCommand(sc *lock.Script, keys []string, args []any) ([]string, error) {
 	// The arguments are rendered straight into the command (one slice,
 	// not a second one for ArgStrings' result to be copied from).
-	cmd := make([]string, 3+len(keys)+len(args))
+	cmd := c.argv(3 + len(keys) + len(args))
 	cmd[0], cmd[1], cmd[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
 	copy(cmd[3:], keys)
 	if err := c.lastInt.Fill(cmd[3+len(keys):], args); err != nil {
@@ -458,7 +458,7 @@ func (s *simConn) Do(ctx context.Context, args ...any) (any, error) {
 
 // doCommand is the command args, as text.
 func (c *Client) doCommand(args []any) ([]string, error) {
-	argv := make([]string, len(args))
+	argv := c.argv(len(args))
 	if err := c.lastInt.Fill(argv, args); err != nil {
 		return nil, err
 	}

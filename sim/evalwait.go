@@ -27,10 +27,8 @@ func (s *simConn) EvalWait(ctx context.Context, sc *lock.Script, keys []string, 
 	// As Eval: the arguments rendered straight into the command, whose
 	// keys and arguments the req record shares (NOSCRIPT's retry changes a
 	// copy).
-	script := make([]string, 3+len(keys)+len(args))
-	script[0], script[1], script[2] = "EVALSHA", sc.SHA, strconv.Itoa(len(keys))
-	copy(script[3:], keys)
-	if err := s.c.lastInt.Fill(script[3+len(keys):], args); err != nil {
+	script, err := s.c.evalCommand(sc, keys, args)
+	if err != nil {
 		return nil, 0, err
 	}
 	wait := []string{"WAIT", strconv.Itoa(replicas), s.c.lastInt.Int(timeout.Milliseconds())}
