@@ -25,7 +25,10 @@ func ArgStrings(args []any) ([]string, error) {
 // same lease, wait and TTLs in milliseconds in most of its requests (a fair
 // lock's try sends three numbers, two of them the same every time), and
 // formats each once. Its zero value is ready; a nil *ArgText keeps
-// nothing. The text it returns is ArgStrings' whatever it kept.
+// nothing. The text it returns is ArgStrings' whatever it kept. It must
+// not be copied once used, nor used by two goroutines at once: the texts
+// it gave share its slab of digits, which a second writer would write
+// over.
 type ArgText struct {
 	ints [argTextInts]intText
 	// next is the entry of ints the next new value replaces.

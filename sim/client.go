@@ -42,7 +42,8 @@ type Client struct {
 // argv is a new command of n strings, cut from a slab that many of the
 // client's requests share: one allocation per argvSlab strings instead of
 // one per request, in a run whose requests are mostly lock scripts of a
-// few arguments each. Its capacity is n, so appending to it copies it
+// few arguments each (a command of more than argvSlab/8 strings has an
+// array of its own). Its capacity is n, so appending to it copies it
 // first, and no two commands overlap; the req records that share a
 // command's strings keep its slab alive as long as the history.
 func (c *Client) argv(n int) []string {

@@ -58,11 +58,13 @@ func firstCap() int {
 	return int(min(max(n+n/8, 64), firstChunk))
 }
 
-// recycled holds first chunks that Recycle gave back, as *[]history.Record
-// of length 0: a sweep's next run appends into one instead of allocating
-// (and zeroing) a new one, which was about a quarter of the bytes a report
-// allocated. Each record is written whole by append before it is read, so
-// what a recycled chunk held before changes nothing.
+// recycled holds first chunks that Recycle gave back, and lanes' records
+// that RecycleLane did, as *[]history.Record of length 0: a sweep's next
+// run appends into one instead of allocating (and zeroing) a new one,
+// which was about a quarter of the bytes a report allocated, and a lane's
+// copy of its world's records is written into one (recordsFor). Each
+// record is written whole by append before it is read, so what a recycled
+// chunk held before changes nothing.
 var recycled sync.Pool
 
 // firstChunkSlice is an empty first chunk: a recycled one, or a new one of
@@ -98,7 +100,8 @@ func RecycleLane(recs []history.Record) {
 	recycled.Put(&c)
 }
 
-// Recycle gives h's records' memory to the next History of the process.
+// Recycle gives h's records' memory to the next History, or lane
+// (World.Lane), of the process.
 // Call it only when nothing uses h, nor any slice Records returned, any
 // more: their records will be overwritten by another run. A history larger
 // than one first chunk is left to the garbage collector (its first chunk
