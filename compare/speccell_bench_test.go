@@ -22,13 +22,13 @@ func BenchmarkSpecCell(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		benchJobs(b, m)
+		benchJobs(b, m, 1)
 	})
 	b.Run("table", func(b *testing.B) {
 		m, err := build(Options{Seeds: 1, TableOnly: true, Workers: 1, Algorithms: []Algorithm{spec3, spec5}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchJobs(b, m)
+		benchJobs(b, m, 1)
 	})
 }

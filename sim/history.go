@@ -92,12 +92,18 @@ func recordsFor(n int) []history.Record {
 // RecycleLane gives the memory of recs, a lane's records (World.Lane), to
 // the next History or lane of the process, as Recycle does a history's.
 // Call it only when nothing uses recs any more.
-func RecycleLane(recs []history.Record) {
-	if cap(recs) < 64 || cap(recs) > firstChunk {
-		return
+func RecycleLane(recs []history.Record) { giveBack(recs) }
+
+// giveBack pools c's memory for the next first chunk or lane, and reports
+// whether it did: not for a capacity a first chunk never has (under 64
+// records, or over firstChunk).
+func giveBack(c []history.Record) bool {
+	if cap(c) < 64 || cap(c) > firstChunk {
+		return false
 	}
-	c := recs[:0]
+	c = c[:0]
 	recycled.Put(&c)
+	return true
 }
 
 // Recycle gives h's records' memory to the next History, or lane
@@ -118,12 +124,9 @@ func (h *History) Recycle() {
 		}
 		c = h.chunks[0]
 	}
-	if cap(c) < 64 || cap(c) > firstChunk {
-		return
+	if giveBack(c) {
+		h.flat, h.chunks, h.whole, h.n = nil, nil, nil, 0
 	}
-	c = c[:0]
-	h.flat, h.chunks, h.whole, h.n = nil, nil, nil, 0
-	recycled.Put(&c)
 }
 
 // chunkSize is the number of records per chunk (about 280 KB) after the
