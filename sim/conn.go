@@ -530,7 +530,8 @@ func (c *Client) beginReqTo(g *Group, op string, args []string) reqHandle {
 // request the client sends begins here.
 func (c *Client) beginReqOn(node, op string, args []string) reqHandle {
 	c.w.awaitReturnFaults()
-	idx := c.w.hist.add(history.Record{Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown})
+	r, idx := c.w.hist.put()
+	*r = history.Record{Seq: idx, Kind: history.KindReq, T: int64(c.w.now), Client: c.name, Node: node, Op: op, Args: args, Outcome: history.OutcomeUnknown}
 	return reqHandle{w: c.w, idx: idx}
 }
 

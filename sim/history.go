@@ -63,7 +63,7 @@ func firstCap() int {
 // run appends into one instead of allocating (and zeroing) a new one,
 // which was about a quarter of the bytes a report allocated, and a lane's
 // copy of its world's records is written into one (recordsFor). Each
-// record is written whole by append before it is read, so what a recycled
+// record is written whole (add, or put's caller) before it is read, so what a recycled
 // chunk held before changes nothing.
 var recycled sync.Pool
 
@@ -166,7 +166,18 @@ func (h *History) Records() []history.Record {
 func (h *History) Len() int { return h.n }
 
 func (h *History) add(r history.Record) int {
-	r.Seq = h.n
+	p, i := h.put()
+	*p = r
+	p.Seq = i
+	return i
+}
+
+// put makes room for the next record and returns it, to be written whole
+// by the caller (its Seq the index put returns) before any other record is
+// added: the hot records (a request's, an op's) are written in place, not
+// built on the stack and copied in, a third of a kilobyte each. The slot
+// may hold a recycled run's record until written.
+func (h *History) put() (*history.Record, int) {
 	switch last := len(h.chunks) - 1; {
 	case last < 0:
 		// The first chunk grows as a slice does, so that a short run does
@@ -186,9 +197,12 @@ func (h *History) add(r history.Record) int {
 		h.chunks[0] = grown
 	}
 	last := len(h.chunks) - 1
-	h.chunks[last] = append(h.chunks[last], r)
+	c := h.chunks[last]
+	c = c[:len(c)+1]
+	h.chunks[last] = c
+	i := h.n
 	h.n++
-	return r.Seq
+	return &c[len(c)-1], i
 }
 
 // at is record i, for updating an open op or req record in place.
@@ -229,7 +243,8 @@ func (c *Client) BeginOp(lock, op string, args ...string) history.Op {
 	if op != history.OpExpire {
 		c.w.awaitReturnFaults()
 	}
-	idx := c.w.hist.add(history.Record{Kind: history.KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: history.OutcomeUnknown})
+	r, idx := c.w.hist.put()
+	*r = history.Record{Seq: idx, Kind: history.KindOp, T: int64(c.w.now), Client: c.name, Lock: lock, Op: op, Args: args, Outcome: history.OutcomeUnknown}
 	run := c.w.opBegun(c, op, args)
 	run.idx = idx
 	return run
