@@ -296,8 +296,8 @@ func (x *attemptArrival) run() {
 func (ar *arrival) answer(v any, err error) {
 	a := ar.a
 	ar.refused = refusedUnrun(err)
-	if a.hasReq {
-		a.req.applied(ar.ran, err)
+	if a.hasReq && !ar.refused {
+		a.req.applied(ar.ran)
 	}
 	ar.v, ar.err = v, err
 	a.c.sendOn(msgReply, a.link, a.conn, a.what, a.op, (*arrivalReply)(ar))
@@ -548,15 +548,12 @@ func (h *reqHandle) sentTo(n *Node) {
 }
 
 // applied notes on the req record that a node ran an attempt at world time
-// t, unless the node refused it before running it (err NOSCRIPT or
-// READONLY: nothing was executed). A nil handle, or one that notes no runs,
-// notes nothing. Times stay sorted: a WAIT replies after later attempts may
+// t (the caller leaves out one the node refused before running it,
+// refusedUnrun: nothing was executed). A nil handle, or one that notes no
+// runs, notes nothing. Times stay sorted: a WAIT replies after later attempts may
 // have run.
-func (h *reqHandle) applied(t time.Duration, err error) {
+func (h *reqHandle) applied(t time.Duration) {
 	if h == nil || h.noRuns {
-		return
-	}
-	if refusedUnrun(err) {
 		return
 	}
 	r := h.w.hist.at(h.idx)
@@ -612,7 +609,10 @@ type quotedReply struct {
 // command before running any of it: NOSCRIPT (an EVALSHA of a script it
 // has not cached; the client sends EVAL next) or READONLY (a write sent to
 // a replica). Such an attempt changed nothing.
-func refusedUnrun(err error) bool { return replyIs(err, "NOSCRIPT") || replyIs(err, "READONLY") }
+func refusedUnrun(err error) bool {
+	re, ok := asReply(err)
+	return ok && (strings.HasPrefix(string(re), "NOSCRIPT") || strings.HasPrefix(string(re), "READONLY"))
+}
 
 // replyIs reports whether err is an error reply of the given kind (its
 // first word, as Redis writes it: NOSCRIPT, READONLY, ...).
@@ -627,6 +627,9 @@ func replyIs(err error, kind string) bool {
 func asReply(err error) (lock.ReplyError, bool) {
 	if err == nil {
 		return "", false
+	}
+	if re, ok := err.(lock.ReplyError); ok {
+		return re, true // most are the reply itself, unwrapped
 	}
 	var re lock.ReplyError
 	ok := errors.As(err, &re)

@@ -93,7 +93,7 @@ func (p *evalWaitPipe) handle(n *Node, r replier) {
 		return
 	}
 	p.waitReq.sentTo(n)
-	p.waitReq.applied(n.w.now, nil)
+	p.waitReq.applied(n.w.now)
 	n.wait(p.client, p.wait, func(wv any, werr error) {
 		acked, _ := wv.(int64)
 		r.answer(evalWaitReply{v: v, acked: acked, werr: werr, replicas: len(n.links)}, nil)
