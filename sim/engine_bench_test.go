@@ -36,13 +36,16 @@ func benchScriptEngine(b *testing.B, mode setup.LuaMode) {
 	b.ResetTimer()
 	cpu := ProcessCPU()
 	for i := 0; i < b.N; i++ {
-		// What dispatch does before each command: the keys the last
-		// script's commands wrote (record), and what the short ways knew
-		// of their states (knownAfter), are forgotten, not piled up.
-		n.touched, n.published, n.known = n.touched[:0], n.published[:0], n.known[:0]
+		// What dispatch does around a script: the keys the last script's
+		// commands wrote (record), and what the short ways knew of their
+		// states (knownAfter), are forgotten, not piled up, and the
+		// script's commands are recorded (capturing).
+		n.touched, n.published, n.known, n.reshaped = n.touched[:0], n.published[:0], n.known[:0], false
+		n.capturing = true
 		if _, err := n.lua.exec("EVALSHA", []string{"EVALSHA", sc.SHA, "1", keys[i%4], "30000", "c1:1"}); err != nil {
 			b.Fatal(err)
 		}
+		n.capturing = false
 	}
 	b.ReportMetric(float64(ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scripts/s")
