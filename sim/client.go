@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
@@ -36,6 +37,7 @@ type Client struct {
 	parallelNames []string      // parallelName's names
 	lastInt       setup.ArgText // the last int64 arguments its requests sent, as text
 	argvFree      []string      // what argv hands out next
+	idFree        []byte        // what ids are written into next (Client.id)
 	parFree       []*parallel   // parallel values of returned Parallel calls, for the next
 }
 
@@ -330,19 +332,46 @@ func (c *Client) parallelName(i int) string {
 	return c.parallelNames[i]
 }
 
-func (r clientRuntime) NewID() string { return newID(r.c.name, r.c.idRNG.Uint32()) }
+func (r clientRuntime) NewID() string { return r.c.id(r.c.idRNG.Uint32()) }
+
+// id is newID(c's name, n), written into a slab of bytes that many of the
+// client's ids share (one allocation per idSlab bytes instead of one per
+// id: a lock token, an unlock's request, a RedLock's latch key each take
+// one). No byte of a slab is written twice, so an id never changes; the
+// records and keys that hold ids keep their slab alive. A name too long
+// for an eighth of a slab has a string of its own.
+func (c *Client) id(n uint32) string {
+	size := len(c.name) + len("-00000000")
+	if size > idSlab/8 {
+		return newID(c.name, n)
+	}
+	if len(c.idFree) < size {
+		c.idFree = make([]byte, idSlab)
+	}
+	b := appendID(c.idFree[:0], c.name, n)
+	c.idFree = c.idFree[len(b):]
+	return unsafe.String(&b[0], len(b))
+}
+
+// idSlab is the size of Client.id's slabs of bytes.
+const idSlab = 512
 
 // newID is name-xxxxxxxx, x the 8 lower-case hex digits of id (what
 // fmt.Sprintf("%s-%08x") writes, without fmt's cost: one per lock token).
 func newID(name string, id uint32) string {
-	const digits = "0123456789abcdef"
 	var buf [64]byte // on the stack for any usual name: one allocation, the string
-	b := append(append(buf[:0], name...), "-00000000"...)
+	return string(appendID(buf[:0], name, id))
+}
+
+// appendID appends newID(name, id) to b.
+func appendID(b []byte, name string, id uint32) []byte {
+	const digits = "0123456789abcdef"
+	b = append(append(b, name...), "-00000000"...)
 	for i := len(b) - 1; id != 0; i-- {
 		b[i] = digits[id&0xf]
 		id >>= 4
 	}
-	return string(b)
+	return b
 }
 
 // simTimer is an AfterFunc timer: when it fires, f runs as a process of

@@ -16,3 +16,23 @@ func TestNewID(t *testing.T) {
 		}
 	}
 }
+
+// TestClientIDsKeepTheirText makes ids from a client's slabs, names short
+// and long enough to have a string of their own, and rereads every id
+// given after all were made: a slab written twice fails it.
+func TestClientIDsKeepTheirText(t *testing.T) {
+	for _, name := range []string{"c1", "client-42", strings.Repeat("x", 70)} {
+		c := &Client{name: name}
+		var got, want []string
+		for i := range 300 {
+			id := uint32(i * 0x9e3779b1)
+			got = append(got, c.id(id))
+			want = append(want, newID(name, id))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: id %d reads %q, want %q", name, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -29,6 +29,8 @@ type World struct {
 	queue eventQueue
 	seq   uint64
 	free  []*event // posted events that have run, for post to reuse
+	// opFree is what opBegun's ops are cut from (newOpRun).
+	opFree []opRun
 
 	current *proc
 	live    procList   // processes spawned and not ended, in spawn order
