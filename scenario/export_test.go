@@ -44,3 +44,7 @@ func UserKinds() []string {
 	}
 	return out
 }
+
+// DrawnSkippedText is drawnSkippedText: the words of a note of drawn
+// faults that could not act.
+const DrawnSkippedText = drawnSkippedText

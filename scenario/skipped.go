@@ -77,8 +77,12 @@ func DrawnSkippedNote(recs []history.Record) string {
 	if n > maxNoted {
 		d, more = d[:maxNoted], fmt.Sprintf("; and %d more", n-maxNoted)
 	}
-	return fmt.Sprintf("%d fault(s) drawn from rates could not act and were skipped: %s%s", n, strings.Join(d, "; "), more)
+	return fmt.Sprintf("%d %s: %s%s", n, drawnSkippedText, strings.Join(d, "; "), more)
 }
+
+// drawnSkippedText is DrawnSkippedNote's words after its count: a note of
+// what the run did not do, never why its verdict is what it is.
+const drawnSkippedText = "fault(s) drawn from rates could not act and were skipped"
 
 // maxNoted is how many skipped drawn faults the note names (the history
 // has them all): a high crash rate skips dozens.
