@@ -116,6 +116,16 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if f.out != "" && f.readme != "" {
+		// -out writes the table alone: over the -readme file it would
+		// replace the text around the markers that -readme keeps.
+		if in, err := os.Stat(f.readme); err == nil {
+			if out, err := os.Stat(f.out); err == nil && os.SameFile(in, out) {
+				fmt.Fprintf(stderr, "simulate: agree: -out %s: is the -readme file, whose text around the table writing the table alone would replace; give one of them, or two files; nothing was run or written\n", f.out)
+				return 2
+			}
+		}
+	}
 	for _, o := range []struct{ flag, path string }{{"-out", f.out}, {"-readme", f.readme}} {
 		if o.path == "" {
 			continue

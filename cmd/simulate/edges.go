@@ -67,7 +67,10 @@ var runOutputs = []string{".jsonl", ".verdict.txt", ".porcupine.html", ".timelin
 // writing half-way, after the run. write says which scenarios write files.
 //
 // Two scenarios of one name (from two files) would write the same files,
-// the second over the first: that is refused too, naming both files.
+// the second over the first: that is refused too, naming both files; and
+// so is an output file that is one of the scenario files read (a scenario
+// file named like a run's history, NAME.jsonl, in dir), which the run would
+// replace with its own output.
 func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(*scenario.Scenario) bool) error {
 	if err := checkWritableDir(dir); err != nil {
 		return fmt.Errorf("%s %s: %w", flag, dir, err)
@@ -85,6 +88,11 @@ func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(
 		owner[base] = s
 		if err := checkReplaceable(flag, dir, base, s.Name, runOutputs); err != nil {
 			return err
+		}
+		for _, suf := range runOutputs {
+			if err := checkNotInput(flag, filepath.Join(dir, base+suf), all); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

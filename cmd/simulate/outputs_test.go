@@ -163,26 +163,65 @@ func TestRunOutSameName(t *testing.T) {
 
 // TestOutputIsNotAnInput: an output file that is one of the scenario files
 // read is refused before anything runs, and the file is left as it was
-// (run -partial and agree -out replaced the scenario with their output).
+// (run -partial and agree -out replaced the scenario with their output,
+// and so did run -out with a scenario file named like the run's history or
+// verdict in the -out directory).
 func TestOutputIsNotAnInput(t *testing.T) {
 	src, err := os.ReadFile(baseline)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := filepath.Join(t.TempDir(), "mine.yaml")
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine.yaml")
 	if err := os.WriteFile(mine, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
+	// A scenario named "ov" in files named as run -out names its outputs.
+	named := bytes.Replace(src, []byte("name: baseline-simple"), []byte("name: ov"), 1)
+	if bytes.Equal(named, src) {
+		t.Fatal("the baseline's name line was not found")
+	}
+	cases := [][]string{
 		{"run", "-seeds", "2", "-shard", "0/2", "-partial", mine, mine},
 		{"agree", "-out", mine, mine},
-	} {
+	}
+	for _, suf := range []string{".jsonl", ".verdict.txt"} {
+		p := filepath.Join(dir, "ov"+suf)
+		if err := os.WriteFile(p, named, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, []string{"run", "-out", dir, p})
+	}
+	for _, args := range cases {
+		in := args[len(args)-1]
+		want, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
 		code, _, errs := runCLI(t, args...)
-		if code != 2 || !strings.Contains(errs, "is the scenario file "+mine) {
+		if code != 2 || !strings.Contains(errs, "is the scenario file "+in) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the scenario file", args, code, errs)
 		}
-		if got, _ := os.ReadFile(mine); !bytes.Equal(got, src) {
+		if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
 			t.Errorf("%v: the scenario file was changed", args)
 		}
+	}
+}
+
+// TestAgreeOutIsNotTheReadme: agree -out naming the -readme file is
+// refused before anything runs and leaves it as it was (the table alone
+// replaced the README's text around its markers).
+func TestAgreeOutIsNotTheReadme(t *testing.T) {
+	readme := filepath.Join(t.TempDir(), "ok.md")
+	text := []byte("a\n<!-- simulate agree: begin -->\nold\n<!-- simulate agree: end -->\nz\n")
+	if err := os.WriteFile(readme, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "agree", "-quiet", "-readme", readme, "-out", readme, baseline)
+	if code != 2 || !strings.Contains(errs, "is the -readme file") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the -readme file", code, errs)
+	}
+	if got, _ := os.ReadFile(readme); !bytes.Equal(got, text) {
+		t.Errorf("the README was changed: %q", got)
 	}
 }
