@@ -323,6 +323,8 @@ func TestRunPrecision(t *testing.T) {
 		{[]string{"run", "-precision", "2", "../../scenarios/baseline-simple.yaml"}, "-precision stops a -seeds sweep of the simulation early: give -seeds N"},
 		{[]string{"run", "-seeds", "10", "-precision", "2", "-shard", "0/2", "../../scenarios/baseline-simple.yaml"}, "-precision stops a -seeds sweep"},
 		{[]string{"run", "-seeds", "10", "-precision", "60", "../../scenarios/baseline-simple.yaml"}, "-precision 60: want 0.1 to 50 percentage points"},
+		{[]string{"run", "-seeds", "10", "-precision", "NaN", "../../scenarios/baseline-simple.yaml"}, "-precision NaN: want 0.1 to 50 percentage points"},
+		{[]string{"compare", "-seeds", "1", "-precision", "NaN", "-out", filepath.Join(t.TempDir(), "nan")}, "-precision NaN: want 0.1 to 50 percentage points"},
 	} {
 		if code, _, errs := runCLI(t, c.args...); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
