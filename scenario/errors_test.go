@@ -310,3 +310,21 @@ func TestErrAtKeepsItsCause(t *testing.T) {
 		t.Errorf("the loader's own error has a cause: %v", e.Err)
 	}
 }
+
+// TestNameLength: a name of MaxNameLen bytes reads, one byte more is
+// refused at its line and field (the run's files, named after it, could
+// not be written: it failed only after the run).
+func TestNameLength(t *testing.T) {
+	for _, n := range []int{MaxNameLen, MaxNameLen + 1} {
+		src := strings.Replace(good, "name: ", "name: "+strings.Repeat("b", n-1), 1)
+		s, err := Parse("n.yaml", []byte(src))
+		switch {
+		case n <= MaxNameLen && err != nil:
+			t.Errorf("%d bytes: %v", n, err)
+		case n <= MaxNameLen && len(s.Name) != n:
+			t.Errorf("%d bytes: name of %d bytes read", n, len(s.Name))
+		case n > MaxNameLen && (err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("n.yaml:1: name: %d bytes long: at most %d", n, MaxNameLen))):
+			t.Errorf("%d bytes: %v; want the name's line and field", n, err)
+		}
+	}
+}

@@ -271,6 +271,13 @@ var parseHook func(data []byte)
 // validName is what a scenario's name may be.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*$`)
 
+// MaxNameLen is the longest name a scenario may have, in bytes: its run's
+// longest file under simulate run -out (NAME.redis.porcupine.html, written
+// through a temporary ".NAME.redis.porcupine.html.NNNNNNNNNN" beside it)
+// must fit the 255 bytes a file name may have, with room to spare. A
+// longer name failed only after the run, at its first file.
+const MaxNameLen = 200
+
 // scenario reads the file's root mapping n into s, a part at a time
 // (decoder.part), so that the errors of independent parts are reported
 // together; a part that reads what another built is read only when that
@@ -326,10 +333,14 @@ func (d *decoder) header(s *Scenario, top *obj) {
 	d.part(func() {
 		base := filepath.Base(s.File)
 		s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
-		if d.err == nil && !validName.MatchString(s.Name) {
+		switch {
+		case d.err != nil:
+		case !validName.MatchString(s.Name):
 			// The name becomes file names (simulate run -out): no separators, no
 			// "..", nothing empty.
 			d.failf(top.at("name"), "name", "%q: want letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+		case len(s.Name) > MaxNameLen:
+			d.failf(top.at("name"), "name", "%d bytes long: at most %d (the files simulate run -out writes are named after it, and a file name has at most 255 bytes)", len(s.Name), MaxNameLen)
 		}
 	})
 	d.part(func() { s.Description = top.str("description", "") })
