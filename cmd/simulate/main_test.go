@@ -435,6 +435,41 @@ func TestInterruptedSweepSummary(t *testing.T) {
 	}
 }
 
+// TestInterruptedRateSweepNotJudged: a sweep of a rate expectation cut
+// short is not judged on its line, its bounds or its JSON: its rates are
+// over fewer seeds than the expectation asks for (it had read "as
+// expected" and "judged":true while the summary counted it not judged).
+func TestInterruptedRateSweepNotJudged(t *testing.T) {
+	alwaysProgress(t)
+	const file = "../../scenarios/redlock-redisson-delayed-replies-rate.yaml"
+	for _, asJSON := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(t.Context())
+		var stdout bytes.Buffer
+		stderr := &cancelOnWrite{cancel: cancel}
+		args := []string{"run", "-seeds", "3000", "-workers", "1"}
+		if asJSON {
+			args = append(args, "-json")
+		}
+		code := run(ctx, append(args, file), &stdout, stderr)
+		cancel()
+		out := stdout.String()
+		if code != exitInterrupted {
+			t.Fatalf("json %v: exit %d\n%s", asJSON, code, out)
+		}
+		if asJSON {
+			if !strings.Contains(out, `"type":"sweep"`) || !strings.Contains(out, `"judged":false`) || strings.Contains(out, `"judged":true`) ||
+				!strings.Contains(out, `"why":"not judged: interrupted after `) {
+				t.Errorf("json: the sweep is not marked not judged:\n%s", out)
+			}
+			continue
+		}
+		if strings.Contains(out, "as expected") || !strings.Contains(out, "(not judged: interrupted after ") ||
+			!strings.Contains(out, ": not judged\n") || strings.Contains(out, ": ok\n") {
+			t.Errorf("the sweep's line or bounds judge it:\n%s", out)
+		}
+	}
+}
+
 // TestInterruptedCompare: compare interrupted (here, at its first
 // progress line) prints the counts of the runs done, writes no report and
 // leaves nothing behind, and exits 130.

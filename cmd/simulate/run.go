@@ -338,9 +338,14 @@ func (a sweepAsk) stoppedEarly(ran int) bool {
 // not judge it (judged is false, match true).
 func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string, ask sweepAsk) (judged, match bool) {
 	j := s.Expect.JudgeTally(t)
-	judged = s.Expect.HasRates()
+	judged = s.Expect.HasRates() && !ask.interrupted
 	if !judged {
 		j.Match, j.Why = true, ""
+		if s.Expect.HasRates() {
+			// Cut short: its rates are over fewer seeds than the
+			// expectation asks for, so its bounds are shown, not judged.
+			j.Why = fmt.Sprintf("not judged: interrupted after %d of %d seeds", t.Seeds, ask.seeds)
+		}
 	}
 	if asJSON {
 		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target, ask))
@@ -350,12 +355,15 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	lo, hi := report.Wilson(j.Violated, n)
 	line := fmt.Sprintf("%-40s seeds %d-%d  violated in %d of %d (%.1f%%, 95%% CI %.1f-%.1f%%)", s.Name, first,
 		first+uint64(n)-1, j.Violated, n, 100*float64(j.Violated)/float64(n), 100*lo, 100*hi)
-	if judged {
+	switch {
+	case judged:
 		mark := "as expected"
 		if !j.Match {
 			mark = "NOT AS EXPECTED: " + j.Why
 		}
 		line += "  (" + mark + ")"
+	case j.Why != "":
+		line += "  (" + j.Why + ")"
 	}
 	fmt.Fprintln(w, line)
 	if ask.stoppedEarly(n) {
@@ -372,12 +380,15 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 			continue // the line above
 		}
 		fmt.Fprint(w, rateLine(string(r.Kind), r.Runs, n))
-		if r.Bounded {
+		switch {
+		case r.Bounded && judged:
 			verdict := "ok"
 			if !r.OK {
 				verdict = "OUTSIDE"
 			}
 			fmt.Fprintf(w, "  expect %s: %s", r.Bound, verdict)
+		case r.Bounded:
+			fmt.Fprintf(w, "  expect %s: not judged", r.Bound)
 		}
 		fmt.Fprintln(w)
 	}
