@@ -328,3 +328,23 @@ func TestNameLength(t *testing.T) {
 		}
 	}
 }
+
+// TestNameFromTheFileName: a file without a name: field whose file name is
+// no scenario name is refused with a message that says the name came from
+// the file (the file has no name: line to fix), and one with a name: field
+// is refused naming that field's value.
+func TestNameFromTheFileName(t *testing.T) {
+	unnamed := strings.Replace(good, "name: t\n", "", 1)
+	if unnamed == good {
+		t.Fatal("good's name line was not found")
+	}
+	_, err := Parse("my scenario.yaml", []byte(unnamed))
+	if err == nil || !strings.Contains(err.Error(), `name: none given, and the file's name "my scenario" is no scenario name`) ||
+		!strings.Contains(err.Error(), "rename the file") {
+		t.Errorf("unnamed: %v", err)
+	}
+	_, err = Parse("x.yaml", []byte(strings.Replace(good, "name: t\n", "name: my scenario\n", 1)))
+	if err == nil || !strings.Contains(err.Error(), `x.yaml:1: name: "my scenario": want ASCII letters`) {
+		t.Errorf("named: %v", err)
+	}
+}
