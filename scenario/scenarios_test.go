@@ -91,7 +91,7 @@ func TestBadFiles(t *testing.T) {
 		{"failover without replica", "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", "", "bad.yaml:14: faults[0].group: group \"m1\" has no replica"},
 		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},
 		{"replica named like its master", "{name: r1,", "{name: m1,", "bad.yaml:8: topology.nodes[0].replicas[0].name: name \"m1\" already used"},
-		{"name with a path", "name: t", "name: ../x", "bad.yaml:1: name: \"../x\": want letters"},
+		{"name with a path", "name: t", "name: ../x", "bad.yaml:1: name: \"../x\": want ASCII letters"},
 		{"client name with an escape sequence", "- {count: 2,", `- {name: "c\e[2J",`, `bad.yaml:10: clients[0].name: name "c\x1b[2J" holds the control or formatting character U+001B`},
 		{"client names with a bidi override", "- {count: 2,", `- {name: "c\u202e", count: 2,`, `bad.yaml:10: clients[0].name: name "c\u202e1" holds the control or formatting character U+202E`},
 		{"node name with a carriage return", "    - name: m1", `    - name: "m\r1"`, `bad.yaml:6: topology.nodes[0].name: name "m\r1" holds the control or formatting character U+000D`},
