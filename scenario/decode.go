@@ -407,6 +407,11 @@ func (o *obj) required(k string) bool {
 			o.d.quiet = true
 			return false
 		}
+		if v := resolve(o.vals[k]); v != nil {
+			// Present with no value (a bare "clients:"): its own line.
+			o.d.failf(v, join(o.path, k), "required field is empty")
+			return false
+		}
 		o.d.failf(o.node, join(o.path, k), "required field is missing")
 		return false
 	}

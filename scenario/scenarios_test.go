@@ -92,6 +92,8 @@ func TestBadFiles(t *testing.T) {
 		{"duplicate name", "- {count: 2,", "- {name: r1,", "bad.yaml:10: clients[0].name: name \"r1\" already used by a node"},
 		{"replica named like its master", "{name: r1,", "{name: m1,", "bad.yaml:8: topology.nodes[0].replicas[0].name: name \"m1\" already used"},
 		{"name with a path", "name: t", "name: ../x", "bad.yaml:1: name: \"../x\": want ASCII letters"},
+		{"required section left empty", "clients:\n  - {count: 2, retry: go-redis, timeout: 500ms}\n", "clients:\n", "bad.yaml:9: clients: required field is empty"},
+		{"required duration left empty", "duration: 2s", "duration:", "bad.yaml:3: duration: required field is empty"},
 		{"client name with an escape sequence", "- {count: 2,", `- {name: "c\e[2J",`, `bad.yaml:10: clients[0].name: name "c\x1b[2J" holds the control or formatting character U+001B`},
 		{"client names with a bidi override", "- {count: 2,", `- {name: "c\u202e", count: 2,`, `bad.yaml:10: clients[0].name: name "c\u202e1" holds the control or formatting character U+202E`},
 		{"node name with a carriage return", "    - name: m1", `    - name: "m\r1"`, `bad.yaml:6: topology.nodes[0].name: name "m\r1" holds the control or formatting character U+000D`},
