@@ -5,6 +5,7 @@ package scenario
 // and every mapping rejects keys it does not know.
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -240,15 +242,47 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // syntaxError turns a yaml.v3 parse error into an Error with its line.
 // The Error's field already says "yaml": the parser's own "yaml: " prefix
 // is dropped, with a line or without (it read "yaml: yaml: ...").
-func (d *decoder) syntaxError(err error) *Error {
+func (d *decoder) syntaxError(err error, data []byte) *Error {
 	msg := strings.TrimSpace(err.Error())
 	e := &Error{File: d.file, Field: "yaml", Msg: strings.TrimPrefix(msg, "yaml: ")}
 	first, _, _ := strings.Cut(msg, "\n")
 	if m := yamlLine.FindStringSubmatch(first); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = m[2]
+	} else {
+		e.Line = problemLine(data, e.Msg)
 	}
 	return e
+}
+
+// problemLine is the line of the first place in data that the parser's
+// error msg, which gives no line, is about (0 when it cannot tell): the
+// reader's checks of the bytes (invalid UTF-8, a control character) and
+// an alias of an anchor never defined report none.
+func problemLine(data []byte, msg string) int {
+	lineAt := func(i int) int { return 1 + bytes.Count(data[:i], []byte("\n")) }
+	switch {
+	case strings.Contains(msg, "UTF-8"):
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return lineAt(i)
+			}
+			i += size
+		}
+	case strings.Contains(msg, "control characters"):
+		for i, c := range data {
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+				return lineAt(i)
+			}
+		}
+	case strings.HasPrefix(msg, "unknown anchor '"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown anchor '"), "'")
+		if i := bytes.Index(data, []byte("*"+name)); name != "" && i >= 0 {
+			return lineAt(i)
+		}
+	}
+	return 0
 }
 
 func join(path, key string) string {

@@ -348,3 +348,22 @@ func TestNameFromTheFileName(t *testing.T) {
 		t.Errorf("named: %v", err)
 	}
 }
+
+// TestYAMLErrorsWithoutALine: the parser's errors that give no line (bytes
+// that are no UTF-8, a control character, an alias of an anchor never
+// defined) are reported at the line of the first such place.
+func TestYAMLErrorsWithoutALine(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want string
+	}{
+		{"name: t\nseed: 1\n# ok\nexpect: \xff\xfe\n", "u.yaml:4: yaml: invalid leading UTF-8 octet"},
+		{"name: t\nseed: 1\nexpect: a\x01\n", "u.yaml:3: yaml: control characters are not allowed"},
+		{"name: t\nseed: 1\nduration: *nope\n", "u.yaml:3: yaml: unknown anchor 'nope' referenced"},
+	} {
+		_, err := Parse("u.yaml", []byte(c.src))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v; want %s", c.src, err, c.want)
+		}
+	}
+}

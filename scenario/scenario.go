@@ -240,7 +240,7 @@ func parse(file string, data []byte, scale float64, open opener) (s *Scenario, e
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, d.syntaxError(err)
+		return nil, d.syntaxError(err, data)
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty scenario file"}
@@ -251,7 +251,7 @@ func parse(file string, data []byte, scale float64, open opener) (s *Scenario, e
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, d.syntaxError(err)
+		return nil, d.syntaxError(err, data)
 	default:
 		return nil, &Error{File: file, Line: max(next.Line-1, 1), Field: "yaml",
 			Msg: "a second YAML document (after ---): a scenario file holds one scenario"}

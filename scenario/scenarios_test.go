@@ -129,11 +129,12 @@ func TestBadFiles(t *testing.T) {
 }
 
 // TestSyntaxErrorWithoutLine: a YAML error the parser gives without a
-// line reads "FILE: yaml: MESSAGE", not "FILE: yaml: yaml: MESSAGE".
+// line reads "FILE:LINE: yaml: MESSAGE" (the line found in the file:
+// TestYAMLErrorsWithoutALine), not "FILE: yaml: yaml: MESSAGE".
 func TestSyntaxErrorWithoutLine(t *testing.T) {
 	for _, c := range [][2]string{
-		{"name: t\x01\n", "bad.yaml: yaml: control characters are not allowed"},
-		{"a: *x\n", "bad.yaml: yaml: unknown anchor 'x' referenced"},
+		{"name: t\x01\n", "bad.yaml:1: yaml: control characters are not allowed"},
+		{"a: *x\n", "bad.yaml:1: yaml: unknown anchor 'x' referenced"},
 	} {
 		src, want := c[0], c[1]
 		_, err := Parse("bad.yaml", []byte(src))
