@@ -134,7 +134,7 @@ func TestMergeRejects(t *testing.T) {
 		{[]string{p[0], p[1], halves[1]}, "different shard counts"},
 		{[]string{p[0], p[1], otherBuild}, "build.json: written by \"other "},
 		{[]string{otherBuild}, "not by this build"},
-		{[]string{p[0], p[1], noRun}, "shard 2/3 does not hold the runs it owns"},
+		{[]string{p[0], p[1], noRun}, "norun.json: shard 2/3 does not hold the runs it owns"},
 		{[]string{p[0], p[1], outOfRange}, "range.json: run 0: job 5 is not one of the sweep's 4"},
 		{[]string{newer}, `format "locksim.run-partial/v3"`},
 		{[]string{negShards}, "-1 shards of 4 runs: not a partial result's header"},

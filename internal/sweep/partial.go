@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -140,8 +141,8 @@ func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns 
 			got[i] = index(o)
 		}
 		if !slices.Equal(got, want) {
-			return nil, fmt.Errorf("shard %v does not hold the runs it owns (%d of the %d): %s",
-				shards[p], len(want), n, firstDifference(got, want))
+			return nil, &partMismatch{part: p, err: fmt.Errorf("shard %v does not hold the runs it owns (%d of the %d): %s",
+				shards[p], len(want), n, firstDifference(got, want))}
 		}
 		for i, j := range got {
 			out[j] = outcomes[i]
@@ -149,6 +150,16 @@ func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns 
 	}
 	return out, nil
 }
+
+// partMismatch is Collect's error about the part at index part, which a
+// caller that knows the parts' files names (Gather).
+type partMismatch struct {
+	part int
+	err  error
+}
+
+func (e *partMismatch) Error() string { return e.err.Error() }
+func (e *partMismatch) Unwrap() error { return e.err }
 
 // firstDifference says where the job lists got and want first differ.
 func firstDifference(got, want []int) string {
@@ -188,6 +199,9 @@ func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string
 		}
 	}
 	all, err := Collect(jobs, shards, parts, job, owns)
+	if pm := (*partMismatch)(nil); errors.As(err, &pm) && pm.part < len(names) {
+		return nil, fmt.Errorf("%s: %w", names[pm.part], err)
+	}
 	if err != nil {
 		return nil, err
 	}
