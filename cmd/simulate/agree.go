@@ -99,30 +99,21 @@ type agreeRow struct {
 	scale     float64
 }
 
-// agree is the agree command.
-func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, status, ok := parseAgree(args, stdout, stderr)
-	if !ok {
-		return status
-	}
-	all, origins, err := loadScaled(f.paths, 1)
-	if err != nil {
-		return loadFailed(err, stderr)
-	}
-	// Check the targets before hours of runs, not after.
+// checkAgreeTargets checks agree's outputs before anything runs: the
+// -readme file holds the table's markers; -out is not the -readme file
+// (it writes the table alone, over the text around the markers that
+// -readme keeps); neither is one of the scenario files read; and -out
+// can be written.
+func checkAgreeTargets(f agreeFlags, all []*scenario.Scenario) error {
 	if f.readme != "" {
 		if _, err := spliceAgree(f.readme, ""); err != nil {
-			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
-			return 2
+			return err
 		}
 	}
 	if f.out != "" && f.readme != "" {
-		// -out writes the table alone: over the -readme file it would
-		// replace the text around the markers that -readme keeps.
 		if in, err := os.Stat(f.readme); err == nil {
 			if out, err := os.Stat(f.out); err == nil && os.SameFile(in, out) {
-				fmt.Fprintf(stderr, "simulate: agree: -out %s: is the -readme file, whose text around the table writing the table alone would replace; give one of them, or two files; nothing was run or written\n", f.out)
-				return 2
+				return fmt.Errorf("-out %s: is the -readme file, whose text around the table writing the table alone would replace; give one of them, or two files; nothing was run or written", f.out)
 			}
 		}
 	}
@@ -135,9 +126,26 @@ func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = checkOutputFile(o.flag, o.path)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
-			return 2
+			return err
 		}
+	}
+	return nil
+}
+
+// agree is the agree command.
+func agree(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, status, ok := parseAgree(args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	all, origins, err := loadScaled(f.paths, 1)
+	if err != nil {
+		return loadFailed(err, stderr)
+	}
+	// Check the targets before hours of runs, not after.
+	if err := checkAgreeTargets(f, all); err != nil {
+		fmt.Fprintf(stderr, "simulate: agree: %v\n", err)
+		return 2
 	}
 	var rows []agreeRow
 	for i, s := range all {
