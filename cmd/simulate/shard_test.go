@@ -121,6 +121,9 @@ func TestMergeRejects(t *testing.T) {
 	flipped := editOne("flipped.json", `"verdict":"ok","kinds":[]`, `"verdict":"violated","kinds":["mutual-exclusion"]`)
 	unknownKind := editOne("kind.json", `"kinds":[]`, `"kinds":["teleport"]`)
 	seed := editOne("seed.json", `{"job":1,"seed":2,`, `{"job":1,"seed":7,`)
+	// An edited copy of the scenario: the error names the partial file
+	// (it named only the scenario file the copy was read from).
+	badScenario := editOne("scenario.json", `duration: 10s`, `duration: xx`)
 	// Larger than a part of 4 runs can be: refused by its size, unread.
 	padded := editOne("padded.json", `"runs":[`, `"runs":`+strings.Repeat(" ", 18<<20)+`[`)
 	for _, c := range []struct {
@@ -142,6 +145,7 @@ func TestMergeRejects(t *testing.T) {
 		{[]string{moreJobs}, "8 runs for 1 scenarios of 4 seeds"},
 		{[]string{banana}, "banana.json: run 0 (job 0): verdict \"banana\" is none of ok, violated, unknown"},
 		{[]string{flipped}, "flipped.json: its runs do not match the digest written with them"},
+		{[]string{badScenario}, "scenario.json: the scenario it holds: ../../scenarios/baseline-simple.yaml:5: duration: "},
 		{[]string{unknownKind}, "kind.json: run 0 (job 0): kind \"teleport\" is no kind of violation"},
 		{[]string{seed}, "seed.json: run 1 (job 1): seed 7, but the job's seed is 2"},
 		{[]string{padded}, "padded.json: 188"},

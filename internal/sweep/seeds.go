@@ -321,7 +321,9 @@ func MergeRuns(names []string, parts []*RunPartial) ([]Swept, error) {
 	all, firsts, err := p.scenarios()
 	switch {
 	case err != nil:
-		return nil, err
+		// The scenario files the partial result holds (edited?), named
+		// as they were read when it was written.
+		return nil, fmt.Errorf("%s: the scenario it holds: %w", names[0], err)
 	case p.digest() != p.Digest:
 		return nil, fmt.Errorf("%s: its files do not match its digest", names[0])
 	case p.Seeds < 1 || p.Jobs != len(all)*p.Seeds:
