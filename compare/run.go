@@ -136,7 +136,7 @@ func build(opts Options) (*matrix, error) {
 	if opts.Seeds <= 0 {
 		return nil, fmt.Errorf("compare: %d seeds: need at least 1", opts.Seeds)
 	}
-	if p := opts.Precision; p != 0 && !(p >= MinPrecision && p <= MaxPrecision) { // NaN too
+	if p := opts.Precision; p != 0 && !sweep.PrecisionInRange(p) {
 		return nil, fmt.Errorf("compare: precision %v points: want %v to %v", p, MinPrecision, MaxPrecision)
 	}
 	opts = opts.withDefaults()

@@ -333,16 +333,17 @@ func (d *decoder) header(s *Scenario, top *obj) {
 	d.part(func() {
 		base := filepath.Base(s.File)
 		s.Name = top.str("name", strings.TrimSuffix(base, filepath.Ext(base)))
-		switch {
+		// The name becomes file names (simulate run -out): no separators,
+		// no "..", nothing empty.
+		const rule = "want ASCII letters, digits and . _ - @ +, starting with a letter or digit"
+		switch valid := validName.MatchString(s.Name); {
 		case d.err != nil:
-		case !validName.MatchString(s.Name) && !top.has("name"):
+		case !valid && !top.has("name"):
 			// No name: field: the file's name is the scenario's, and the
 			// file is what to rename (or give a name: field).
-			d.failf(top.at("name"), "name", "none given, and the file's name %q is no scenario name: want ASCII letters, digits and . _ - @ +, starting with a letter or digit; add a name: field, or rename the file", s.Name)
-		case !validName.MatchString(s.Name):
-			// The name becomes file names (simulate run -out): no separators, no
-			// "..", nothing empty.
-			d.failf(top.at("name"), "name", "%q: want ASCII letters, digits and . _ - @ +, starting with a letter or digit", s.Name)
+			d.failf(top.at("name"), "name", "none given, and the file's name %q is no scenario name: %s; add a name: field, or rename the file", s.Name, rule)
+		case !valid:
+			d.failf(top.at("name"), "name", "%q: %s", s.Name, rule)
 		case len(s.Name) > MaxNameLen:
 			d.failf(top.at("name"), "name", "%d bytes long: at most %d (the files simulate run -out writes are named after it, and a file name has at most 255 bytes)", len(s.Name), MaxNameLen)
 		}

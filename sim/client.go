@@ -36,8 +36,8 @@ type Client struct {
 
 	parallelNames []string      // parallelName's names
 	lastInt       setup.ArgText // the last int64 arguments its requests sent, as text
-	argvFree      []string      // what argv hands out next
-	idFree        []byte        // what ids are written into next (Client.id)
+	argvFree      slab[string]  // what argv hands out next
+	idFree        slab[byte]    // what ids are written into next (Client.id)
 	parFree       []*parallel   // parallel values of returned Parallel calls, for the next
 }
 
@@ -52,12 +52,7 @@ func (c *Client) argv(n int) []string {
 	if n > argvSlab/8 {
 		return make([]string, n)
 	}
-	if len(c.argvFree) < n {
-		c.argvFree = make([]string, argvSlab)
-	}
-	out := c.argvFree[:n:n]
-	c.argvFree = c.argvFree[n:]
-	return out
+	return c.argvFree.cut(n, argvSlab)
 }
 
 // argvSlab is how many strings argv's slabs hold (4 KiB).
@@ -345,11 +340,7 @@ func (c *Client) id(n uint32) string {
 	if size > idSlab/8 {
 		return newID(c.name, n)
 	}
-	if len(c.idFree) < size {
-		c.idFree = make([]byte, idSlab)
-	}
-	b := appendID(c.idFree[:0], c.name, n)
-	c.idFree = c.idFree[len(b):]
+	b := appendID(c.idFree.cut(size, idSlab)[:0], c.name, n) // fills its size exactly
 	return unsafe.String(&b[0], len(b))
 }
 

@@ -550,8 +550,8 @@ func (h *reqHandle) sentTo(n *Node) {
 // applied notes on the req record that a node ran an attempt at world time
 // t (the caller leaves out one the node refused before running it,
 // refusedUnrun: nothing was executed). A nil handle, or one that notes no
-// runs, notes nothing. Times stay sorted: a WAIT replies after later attempts may
-// have run.
+// runs, notes nothing. Times stay sorted: a WAIT replies after later
+// attempts may have run.
 func (h *reqHandle) applied(t time.Duration) {
 	if h == nil || h.noRuns {
 		return

@@ -63,8 +63,8 @@ func firstCap() int {
 // run appends into one instead of allocating (and zeroing) a new one,
 // which was about a quarter of the bytes a report allocated, and a lane's
 // copy of its world's records is written into one (recordsFor). Each
-// record is written whole (add, or put's caller) before it is read, so what a recycled
-// chunk held before changes nothing.
+// record is written whole (add, or put's caller) before it is read, so
+// what a recycled chunk held before changes nothing.
 var recycled sync.Pool
 
 // firstChunkSlice is an empty first chunk: a recycled one, or a new one of

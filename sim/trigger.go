@@ -170,14 +170,7 @@ func (w *World) opBegun(c *Client, op string, args []string) *opRun {
 // ops share: one allocation per opSlab ops instead of one per op. An
 // opRun is never reused: the messages, triggers and rules that name an op
 // keep its slab alive.
-func (w *World) newOpRun() *opRun {
-	if len(w.opFree) == 0 {
-		w.opFree = make([]opRun, opSlab)
-	}
-	run := &w.opFree[0]
-	w.opFree = w.opFree[1:]
-	return run
-}
+func (w *World) newOpRun() *opRun { return &w.opFree.cut(1, opSlab)[0] }
 
 // opSlab is how many opRuns newOpRun's slabs hold.
 const opSlab = 32

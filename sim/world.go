@@ -30,7 +30,7 @@ type World struct {
 	seq   uint64
 	free  []*event // posted events that have run, for post to reuse
 	// opFree is what opBegun's ops are cut from (newOpRun).
-	opFree []opRun
+	opFree slab[opRun]
 
 	current *proc
 	live    procList   // processes spawned and not ended, in spawn order

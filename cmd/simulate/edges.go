@@ -76,6 +76,7 @@ func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(
 		return fmt.Errorf("%s %s: %w", flag, dir, err)
 	}
 	owner := map[string]*scenario.Scenario{}
+	ins := statInputs(all)
 	for _, s := range all {
 		if !write(s) {
 			continue
@@ -90,7 +91,7 @@ func checkOutputs(flag, dir, infix string, all []*scenario.Scenario, write func(
 			return err
 		}
 		for _, suf := range runOutputs {
-			if err := checkNotInput(flag, filepath.Join(dir, base+suf), all); err != nil {
+			if err := notInput(flag, filepath.Join(dir, base+suf), ins); err != nil {
 				return err
 			}
 		}
@@ -144,13 +145,37 @@ func checkOutputFile(flag, path string) error {
 // the scenario files all were read from: writing it would replace the
 // scenario (run -partial and agree -out took a scenario file's place).
 func checkNotInput(flag, path string, all []*scenario.Scenario) error {
+	return notInput(flag, path, statInputs(all))
+}
+
+// inputFile is a scenario file read, as os.Stat found it.
+type inputFile struct {
+	name string
+	info os.FileInfo
+}
+
+// statInputs stats the files all were read from, once for the many
+// outputs a run -out checks against them; one that cannot be statted is
+// no file an output could replace.
+func statInputs(all []*scenario.Scenario) []inputFile {
+	var ins []inputFile
+	for _, s := range all {
+		if info, err := os.Stat(s.File); err == nil {
+			ins = append(ins, inputFile{s.File, info})
+		}
+	}
+	return ins
+}
+
+// notInput is checkNotInput against inputs already statted.
+func notInput(flag, path string, ins []inputFile) error {
 	out, err := os.Stat(path)
 	if err != nil {
 		return nil // nothing there yet: no input can be it
 	}
-	for _, s := range all {
-		if in, err := os.Stat(s.File); err == nil && os.SameFile(in, out) {
-			return fmt.Errorf("%s %s: is the scenario file %s, which writing it would replace; nothing was run or written", flag, path, s.File)
+	for _, in := range ins {
+		if os.SameFile(in.info, out) {
+			return fmt.Errorf("%s %s: is the scenario file %s, which writing it would replace; nothing was run or written", flag, path, in.name)
 		}
 	}
 	return nil

@@ -96,7 +96,7 @@ func (f runFlags) precisionBad() string {
 	switch {
 	case f.precision == 0:
 		return ""
-	case !(f.precision >= sweep.MinPrecision && f.precision <= sweep.MaxPrecision): // NaN too
+	case !sweep.PrecisionInRange(f.precision):
 		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, sweep.MinPrecision, sweep.MaxPrecision)
 	case f.seeds == 0 || f.backend != "sim" || f.shard.Sharded():
 		return "-precision stops a -seeds sweep of the simulation early: give -seeds N (the most seeds it runs), and no -backend redis or -shard (a shard does not see the other shards' seeds)"

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -128,8 +127,9 @@ func CheckHeaders(names []string, hs []Header) error {
 // job: each part (shard parts[p]) lists its outcomes with their job
 // indices (index(o)), which must be exactly the jobs its shard owns out of
 // n (owns; nil: Shard.Jobs). It is how a merge checks that no run is
-// missing or counted twice.
-func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns Owner) ([]T, error) {
+// missing or counted twice. names, when given, are the parts' files: an
+// error about a part names its file.
+func Collect[T any](names []string, n int, shards []Shard, parts [][]T, index func(T) int, owns Owner) ([]T, error) {
 	if owns == nil {
 		owns = func(s Shard) []int { return s.Jobs(n) }
 	}
@@ -141,8 +141,12 @@ func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns 
 			got[i] = index(o)
 		}
 		if !slices.Equal(got, want) {
-			return nil, &partMismatch{part: p, err: fmt.Errorf("shard %v does not hold the runs it owns (%d of the %d): %s",
-				shards[p], len(want), n, firstDifference(got, want))}
+			file := ""
+			if p < len(names) {
+				file = names[p] + ": "
+			}
+			return nil, fmt.Errorf("%sshard %v does not hold the runs it owns (%d of the %d): %s",
+				file, shards[p], len(want), n, firstDifference(got, want))
 		}
 		for i, j := range got {
 			out[j] = outcomes[i]
@@ -150,16 +154,6 @@ func Collect[T any](n int, shards []Shard, parts [][]T, index func(T) int, owns 
 	}
 	return out, nil
 }
-
-// partMismatch is Collect's error about the part at index part, which a
-// caller that knows the parts' files names (Gather).
-type partMismatch struct {
-	part int
-	err  error
-}
-
-func (e *partMismatch) Error() string { return e.err.Error() }
-func (e *partMismatch) Unwrap() error { return e.err }
 
 // firstDifference says where the job lists got and want first differ.
 func firstDifference(got, want []int) string {
@@ -198,10 +192,7 @@ func Gather[R any](names []string, hs []Header, parts [][]R, jobs int, of string
 			}
 		}
 	}
-	all, err := Collect(jobs, shards, parts, job, owns)
-	if pm := (*partMismatch)(nil); errors.As(err, &pm) && pm.part < len(names) {
-		return nil, fmt.Errorf("%s: %w", names[pm.part], err)
-	}
+	all, err := Collect(names, jobs, shards, parts, job, owns)
 	if err != nil {
 		return nil, err
 	}

@@ -52,22 +52,22 @@ func TestCheckHeaders(t *testing.T) {
 func TestCollect(t *testing.T) {
 	shards := []Shard{{1, 2}, {0, 2}}
 	id := func(i int) int { return i }
-	all, err := Collect(5, shards, [][]int{{1, 3}, {0, 2, 4}}, id, nil)
+	all, err := Collect(nil, 5, shards, [][]int{{1, 3}, {0, 2, 4}}, id, nil)
 	if err != nil || fmt.Sprint(all) != "[0 1 2 3 4]" {
 		t.Fatalf("%v, %v", all, err)
 	}
 	for _, parts := range [][][]int{{{1}, {0, 2, 4}}, {{1, 3}, {0, 2, 3}}, {{1, 3, 5}, {0, 2, 4}}} {
-		if _, err := Collect(5, shards, parts, id, nil); err == nil || !strings.Contains(err.Error(), "does not hold the runs it owns") {
+		if _, err := Collect(nil, 5, shards, parts, id, nil); err == nil || !strings.Contains(err.Error(), "does not hold the runs it owns") {
 			t.Errorf("%v: %v", parts, err)
 		}
 	}
 	// By units: the parts must hold their units' jobs, not every other job.
 	owns := ByUnits([][]int{{0, 2}, {1}, {3, 4}})
-	all, err = Collect(5, shards, [][]int{{1}, {0, 2, 3, 4}}, id, owns)
+	all, err = Collect(nil, 5, shards, [][]int{{1}, {0, 2, 3, 4}}, id, owns)
 	if err != nil || fmt.Sprint(all) != "[0 1 2 3 4]" {
 		t.Fatalf("by units: %v, %v", all, err)
 	}
-	if _, err := Collect(5, shards, [][]int{{1, 3}, {0, 2, 4}}, id, owns); err == nil || !strings.Contains(err.Error(), "shard 1/2 does not hold the runs it owns (1 of the 5): it holds 2 runs, not 1") {
+	if _, err := Collect(nil, 5, shards, [][]int{{1, 3}, {0, 2, 4}}, id, owns); err == nil || !strings.Contains(err.Error(), "shard 1/2 does not hold the runs it owns (1 of the 5): it holds 2 runs, not 1") {
 		t.Errorf("by units, the parts by jobs: %v", err)
 	}
 }

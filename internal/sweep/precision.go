@@ -22,6 +22,11 @@ const (
 	MaxPrecision = 50
 )
 
+// PrecisionInRange reports whether p is a precision precision mode takes:
+// within [MinPrecision, MaxPrecision], which a NaN, failing every
+// comparison, is not.
+func PrecisionInRange(p float64) bool { return p >= MinPrecision && p <= MaxPrecision }
+
 // NextLook is how many runs a cell or sweep that has run runs (of at most
 // limit) has at precision mode's next look.
 func NextLook(runs, limit int) int {
