@@ -196,7 +196,8 @@ const (
 )
 
 // awaitRelease waits, after a try that returned a TTL at told, up to d for
-// a release: for a message on *sub; or, when there was no subscription
+// a release: for a message on *sub (those that came before it waits
+// count as Redisson's semaphore counts them: permitQueued); or, when there was no subscription
 // (*sub nil: it could not be made) and the try has just reached the
 // group's master, it subscribes there and returns at once, so that a
 // release between that try and the subscription is not missed (the caller
@@ -222,6 +223,9 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 			return gaveUp()
 		}
 	} else {
+		if permitQueued(*sub) {
+			return nil // a release came while this waiter was not waiting
+		}
 		woke, err := c.nextOrResubscribe(ctx, channel, sub, d, told)
 		if woke {
 			return nil // a release message, or the TTL ran out: try again
@@ -240,6 +244,30 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		}
 	}
 	return nil
+}
+
+// permitQueued reports whether a message sub holds gives the waiter a
+// permit before it waits, as Redisson's semaphore would have it
+// (QueuedMessages): a plain release that came while it was not waiting is
+// a permit kept for it, and so is any message that came while it waited
+// (the permit its wake left over); a "read unlock" that came while it was
+// not waiting gave permits only to the threads then blocked, none of them
+// this waiter's, and is dropped. A subscription that cannot tell
+// (not a QueuedMessages) holds no permit: Next returns what it holds.
+func permitQueued(sub Subscription) bool {
+	q, ok := sub.(QueuedMessages)
+	if !ok {
+		return false
+	}
+	for {
+		msg, idle, ok := q.Queued()
+		if !ok {
+			return false
+		}
+		if !idle || msg != readUnlockMessage {
+			return true
+		}
+	}
 }
 
 // nextOrResubscribe waits on *sub up to what is left of d since told; when

@@ -75,6 +75,11 @@ type request struct {
 	extra    time.Duration
 	op       *opRun
 	attempts int
+	// via, when not nil, is the last arrival in each direction (by
+	// fifoDir) of the connection of its own the request goes on (a
+	// subscription's: simSub.fifo), instead of the client's command
+	// connection to the node.
+	via *[2]time.Duration
 }
 
 // request is the round trip of a request from the running process, as
@@ -144,7 +149,8 @@ func (c *Client) sendAttempt(ctx context.Context, r *request, req *reqHandle) (*
 	req.sentTo(a.node)
 	a.link = c.link(a.node)
 	a.conn = a.link.conn
-	c.sendOn(msgRequest, a.link, a.conn, r.what, r.op, (*attemptArrival)(a))
+	a.via = r.via
+	c.sendOn(msgRequest, a.link, a.conn, a.fifo(msgRequest), r.what, r.op, (*attemptArrival)(a))
 	w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+r.extra), (*attemptTimeout)(a))
 	return a, nil
 }
@@ -160,14 +166,16 @@ func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 		c.recycleAttempt(a)
 		return v, true, err
 	}
-	c.w.net.abandon(c, a.link)
+	if a.via == nil { // a connection of its own is the caller's to end
+		c.w.net.abandon(c, a.link)
+	}
 	if a.handle == nil && len(a.args) > 0 && mayBlock(strings.ToUpper(a.args[0])) {
 		// The connection's close follows the request on it: a blocking
 		// command still waiting at the node is dropped when it arrives,
 		// as Redis unblocks a client that disconnected. Only after a
 		// blocking command: a message draws the network's numbers.
 		node := a.node
-		c.sendOn(msgRequest, a.link, a.conn, "close", a.op, runFunc(func() { node.unblock(a) }))
+		c.sendOn(msgRequest, a.link, a.conn, nil, "close", a.op, runFunc(func() { node.unblock(a) }))
 	}
 	return nil, false, nil
 }
@@ -207,8 +215,9 @@ func (c *Client) recycleAttempt(a *attempt) {
 type attempt struct {
 	c    *Client
 	node *Node
-	link *link // c's connections to node
-	conn int   // the connection it went on
+	link *link             // c's connections to node
+	conn int               // the connection it went on
+	via  *[2]time.Duration // the request's connection of its own (request.via), or nil
 	what string
 	op   *opRun
 	// req is a copy of the request's req record handle (hasReq: it has
@@ -300,7 +309,7 @@ func (ar *arrival) answer(v any, err error) {
 		a.req.applied(ar.ran)
 	}
 	ar.v, ar.err = v, err
-	a.c.sendOn(msgReply, a.link, a.conn, a.what, a.op, (*arrivalReply)(ar))
+	a.c.sendOn(msgReply, a.link, a.conn, a.fifo(msgReply), a.what, a.op, (*arrivalReply)(ar))
 }
 
 func (x *arrivalReply) run() {
@@ -314,18 +323,24 @@ func (x *arrivalReply) run() {
 
 func (x *attemptTimeout) run() { x.wt.wake(nil) }
 
-func (c *Client) send(kind msgKind, node *Node, what string, op *opRun, deliver func()) {
-	l := c.link(node)
-	c.sendOn(kind, l, l.conn, what, op, runFunc(deliver))
+// fifo is the connection of a's own for messages of kind (a.via's), or
+// nil for the client's command connection.
+func (a *attempt) fifo(kind msgKind) *time.Duration {
+	if a.via == nil {
+		return nil
+	}
+	return &a.via[fifoDir(kind)]
 }
 
-// sendOn sends on connection number conn of link l (to its node) a message
-// that belongs to op (nil: to none). A crashed client sends nothing.
-func (c *Client) sendOn(kind msgKind, l *link, conn int, what string, op *opRun, deliver runner) {
+// sendOn sends on connection number conn of link l (to its node), or on
+// the connection of its own whose last arrival is *fifo (not nil), a
+// message that belongs to op (nil: to none). A crashed client sends
+// nothing.
+func (c *Client) sendOn(kind msgKind, l *link, conn int, fifo *time.Duration, what string, op *opRun, deliver runner) {
 	if c.crashed && kind == msgRequest {
 		return
 	}
-	c.w.net.send(kind, c, l, conn, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+	c.w.net.send(kind, c, l, conn, fifo, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
 }
 
 // link is a client's connections to one node: the number of the current

@@ -239,9 +239,11 @@ func (n *Network) rng(l *link, kind msgKind, from, to string) *rand.Rand {
 
 // send carries one message from -> to after latency lat, applying active
 // rules; deliver runs at the receiver. conn numbers the client's connection
-// to the node: each connection is FIFO on its own. A dropped message is
+// to the node: each connection is FIFO on its own. fifo, when not nil, is
+// the last arrival on a connection of the message's own instead (a
+// subscription's: Client.push), FIFO behind it. A dropped message is
 // recorded as a fault event.
-func (n *Network) send(kind msgKind, c *Client, l *link, conn int, lat time.Duration, what string, op *opRun, deliver runner) {
+func (n *Network) send(kind msgKind, c *Client, l *link, conn int, fifo *time.Duration, lat time.Duration, what string, op *opRun, deliver runner) {
 	nd := l.node
 	client, node := c.name, nd.name
 	from, to := client, node
@@ -259,7 +261,10 @@ func (n *Network) send(kind msgKind, c *Client, l *link, conn int, lat time.Dura
 	lat += f.extra
 	// The connection's last arrival in this direction: the link's for its
 	// current connection, the network's for an abandoned one.
-	due, abandoned := &l.due[fifoDir(kind)], conn != l.conn
+	due, abandoned := fifo, false
+	if due == nil {
+		due, abandoned = &l.due[fifoDir(kind)], conn != l.conn
+	}
 	var old fifoKey
 	var oldDue time.Duration
 	if abandoned {

@@ -38,12 +38,14 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	h := s.c.beginReqTo(s.g, "subscribe", []string{channel})
 	h.noRuns = true
 	h.cancellable = true
-	v, err := s.c.roundTrip(ctx, s.g, "subscribe", &h, nil, handlerFunc(func(n *Node, r replier) {
+	r := s.c.request(ctx, s.g, "subscribe", nil, handlerFunc(func(n *Node, r replier) {
 		if !sub.closed {
 			n.subscribe(sub)
 		}
 		r.answer(subscribedOn(n.name), nil)
-	}))
+	}), 0)
+	r.via = &sub.fifo
+	v, err := s.c.attemptsFrom(ctx, &r, &h, 0)
 	if on, ok := v.(subscribedOn); ok {
 		v = "subscribe"
 		h.setDetail("on " + string(on))
@@ -63,11 +65,25 @@ type simSub struct {
 	c       *Client
 	channel string
 	node    *Node
-	queue   []string
+	queue   []pushed
 	waiter  *waiter
 	closed  bool
 	broken  bool
 	op      *opRun // the op that subscribed: its pushes belong to it
+	// fifo is when the last message on the subscription's connection
+	// arrives, in each direction (by fifoDir): its SUBSCRIBE and
+	// UNSUBSCRIBE, the confirmation and the pushes go on a connection of
+	// their own, FIFO on it (go-redis's PubSub has one, Redisson's
+	// subscriptions go on its pub/sub connections), neither behind nor
+	// ahead of the client's commands on its command connection.
+	fifo [2]time.Duration
+}
+
+// pushed is a message delivered to a subscription and not yet taken,
+// with whether it came while no Next was waiting (Queued tells).
+type pushed struct {
+	msg  string
+	idle bool
 }
 
 func (n *Node) subscribe(s *simSub) {
@@ -98,7 +114,7 @@ func (n *Node) receivers(channel string) int {
 // publish sends msg to the channel's subscribers as network messages.
 func (n *Node) publish(channel, msg string) {
 	for _, s := range n.subs[channel] {
-		s.c.send(msgPush, n, "message "+channel, s.op, func() { s.deliver(msg) })
+		s.c.sendOn(msgPush, s.c.link(n), 0, &s.fifo[fifoDir(msgPush)], "message "+channel, s.op, runFunc(func() { s.deliver(msg) }))
 	}
 }
 
@@ -106,7 +122,7 @@ func (s *simSub) deliver(msg string) {
 	if s.closed {
 		return
 	}
-	s.queue = append(s.queue, msg)
+	s.queue = append(s.queue, pushed{msg: msg, idle: s.waiter == nil})
 	if s.waiter != nil {
 		s.waiter.wake(nil)
 	}
@@ -115,12 +131,12 @@ func (s *simSub) deliver(msg string) {
 // lost tells the subscriber its node crashed (a connection reset, which can
 // itself be lost in a partition).
 func (s *simSub) lost(n *Node) {
-	s.c.send(msgPush, n, "connection reset "+s.channel, s.op, func() {
+	s.c.sendOn(msgPush, s.c.link(n), 0, &s.fifo[fifoDir(msgPush)], "connection reset "+s.channel, s.op, runFunc(func() {
 		s.broken = true
 		if s.waiter != nil {
 			s.waiter.wake(nil)
 		}
-	})
+	}))
 }
 
 // Next waits up to timeout of the client's clock for a message. It ends
@@ -151,15 +167,26 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 			return "", false, ctx.Err()
 		}
 	}
-	if len(s.queue) > 0 {
-		m := s.queue[0]
-		s.queue = s.queue[1:]
+	if m, _, ok := s.Queued(); ok {
 		return m, true, nil
 	}
 	if s.broken {
 		return "", false, ErrSubscriptionLost
 	}
 	return "", false, ctx.Err()
+}
+
+// Queued implements lock.QueuedMessages: the oldest message delivered and
+// not yet taken, without waiting, and whether it came while no Next was
+// waiting (idle). A message that came while a Next waited (it woke that
+// Next, or came after the wake and before the waiter ran) is not idle.
+func (s *simSub) Queued() (msg string, idle, ok bool) {
+	if len(s.queue) == 0 {
+		return "", false, false
+	}
+	m := s.queue[0]
+	s.queue = s.queue[1:]
+	return m.msg, m.idle, true
 }
 
 func (s *simSub) Close() error {
@@ -176,9 +203,9 @@ func (s *simSub) Close() error {
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}
-		s.c.send(msgRequest, n, "unsubscribe "+s.channel, s.c.w.curOp(), func() {
+		s.c.sendOn(msgRequest, s.c.link(n), 0, &s.fifo[fifoDir(msgRequest)], "unsubscribe "+s.channel, s.c.w.curOp(), runFunc(func() {
 			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
-		})
+		}))
 	}
 	return nil
 }

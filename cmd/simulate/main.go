@@ -31,7 +31,7 @@
 // violation they expect from those that are safe, since about half the
 // built-in ones demonstrate a lock failing:
 //
-//	86 scenarios, all as expected: 48 show the violation they pin, 38 are safe
+//	88 scenarios, all as expected: 49 show the violation they pin, 39 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
 // ..., S are safe), B not as expected, J not judged (swept; ...), K
