@@ -434,8 +434,14 @@ func (h *RWHalf) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := checkName(rw.name); err != nil {
 		return false, err
 	}
+	// The release message is the half's unlock's, as in Redisson 4.7.0
+	// (RedissonWriteLock.forceUnlockAsync publishes the read unlock one).
+	msg := unlockMessage
+	if h.write {
+		msg = readUnlockMessage
+	}
 	v, _, err := rw.c.runRetried(ctx, func() (any, error) {
-		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.channel(), rw.keyPrefix()}, unlockMessage, h.mode())
+		return rw.c.evalLock(ctx, scripts.RWForceUnlock, false, []string{rw.name, rw.channel(), rw.keyPrefix()}, msg, h.mode())
 	})
 	n, _ := v.(int64)
 	if err != nil && !errors.Is(err, ErrNotSynced) {

@@ -978,3 +978,44 @@ func TestReadWriteLockForceUnlock(t *testing.T) {
 		t.Errorf("OnLost calls: %q; want %q", w.lost, want)
 	}
 }
+
+// TestReadWriteLockForceUnlockMessages: each half's ForceUnlock publishes
+// its unlock's release message, as Redisson 4.7.0's forceUnlockAsync
+// does: the read half the plain one ("0"), the write half the "read
+// unlock" one ("1"), which a waiter not yet blocked on Redisson's
+// semaphore misses (permitQueued); the whole lock's ForceUnlock, this
+// library's own, the plain one.
+func TestReadWriteLockForceUnlockMessages(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newRWWorld(t, "c1", "c2")
+	defer w.Close()
+	const rw = "rw"
+	w.doErr(100*msec, "c1", "read", func(ctx context.Context) error { return w.read("c1", rw).Lock(ctx, "a") })
+	w.do(200*msec, "c2", "force read", func(ctx context.Context) (string, error) {
+		ok, err := w.read("c2", rw).ForceUnlock(ctx)
+		return strconv.FormatBool(ok), err
+	})
+	w.doErr(300*msec, "c1", "write", func(ctx context.Context) error { return w.write("c1", rw).Lock(ctx, "a") })
+	w.do(400*msec, "c2", "force write", func(ctx context.Context) (string, error) {
+		ok, err := w.write("c2", rw).ForceUnlock(ctx)
+		return strconv.FormatBool(ok), err
+	})
+	w.doErr(500*msec, "c1", "write again", func(ctx context.Context) error { return w.write("c1", rw).Lock(ctx, "b") })
+	w.do(600*msec, "c2", "force whole", func(ctx context.Context) (string, error) {
+		ok, err := w.rw("c2", rw).ForceUnlock(ctx)
+		return strconv.FormatBool(ok), err
+	})
+	w.run(time.Minute)
+	for _, l := range []string{"force read", "force write", "force whole"} {
+		w.wantVal(l, "true")
+	}
+	var msgs []string
+	for _, r := range w.History().Records() {
+		if r.Kind == history.KindReq && r.Client == "c2" && strings.HasPrefix(r.Op, "eval:rw_force_unlock") {
+			msgs = append(msgs, r.Args[3])
+		}
+	}
+	if want := []string{"0", "1", "0"}; !slices.Equal(msgs, want) {
+		t.Errorf("force unlocks' messages (read half, write half, whole lock): %q, want %q", msgs, want)
+	}
+}

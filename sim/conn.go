@@ -166,8 +166,14 @@ func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 		c.recycleAttempt(a)
 		return v, true, err
 	}
-	if a.via == nil { // a connection of its own is the caller's to end
+	if a.via == nil {
 		c.w.net.abandon(c, a.link)
+	} else {
+		// A connection of the request's own (a subscription's) is dropped
+		// too, as go-redis's PubSub reconnects after a read that timed
+		// out: the next attempt, and what follows it, go on a new one,
+		// not behind what is still on the way on this one.
+		*a.via = [2]time.Duration{}
 	}
 	if a.handle == nil && len(a.args) > 0 && mayBlock(strings.ToUpper(a.args[0])) {
 		// The connection's close follows the request on it: a blocking
@@ -359,8 +365,9 @@ type link struct {
 	rngs [2]*rand.Rand
 }
 
-// fifoDir is the index of a direction in link.due: requests go to the
-// node, replies and pub/sub pushes come back.
+// fifoDir is the index of a direction in link.due (and simSub.fifo):
+// requests go to the node, replies (and a subscription's pushes, on its
+// own connection) come back.
 func fifoDir(kind msgKind) int {
 	if kind == msgRequest {
 		return 0

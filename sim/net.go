@@ -241,7 +241,7 @@ func (n *Network) rng(l *link, kind msgKind, from, to string) *rand.Rand {
 // rules; deliver runs at the receiver. conn numbers the client's connection
 // to the node: each connection is FIFO on its own. fifo, when not nil, is
 // the last arrival on a connection of the message's own instead (a
-// subscription's: Client.push), FIFO behind it. A dropped message is
+// subscription's: simSub.fifo), FIFO behind it. A dropped message is
 // recorded as a fault event.
 func (n *Network) send(kind msgKind, c *Client, l *link, conn int, fifo *time.Duration, lat time.Duration, what string, op *opRun, deliver runner) {
 	nd := l.node

@@ -32,7 +32,9 @@ type subscribedOn string
 // confirmation at once with the context's error, as lock.RedisConn's
 // Subscribe closes its pub/sub connection: the subscription is dropped,
 // unsubscribed at its node if the request already reached one, and never
-// taken by a node it reaches later.
+// taken by a node it reaches later; so is one whose attempts all timed
+// out. Its requests, confirmation and messages go on a connection of its
+// own (simSub.fifo).
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
 	h := s.c.beginReqTo(s.g, "subscribe", []string{channel})
@@ -52,9 +54,10 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	}
 	h.endReq(v, err)
 	if err != nil {
-		if ctx.Err() != nil {
-			_ = sub.Close()
-		}
+		// Nobody will read or close it: dropped, as lock.RedisConn's
+		// Subscribe closes its pub/sub connection on any error (a node
+		// the request reached, or reaches later, keeps no subscription).
+		_ = sub.Close()
 		return nil, err
 	}
 	return sub, nil
@@ -179,7 +182,11 @@ func (s *simSub) Next(ctx context.Context, timeout time.Duration) (string, bool,
 // Queued implements lock.QueuedMessages: the oldest message delivered and
 // not yet taken, without waiting, and whether it came while no Next was
 // waiting (idle). A message that came while a Next waited (it woke that
-// Next, or came after the wake and before the waiter ran) is not idle.
+// Next) is not idle. The woken waiter runs at once, before a message
+// delivered at the same instant after it, which is then idle: where a
+// Java thread woken from a semaphore is counted among its queue until it
+// runs, so that a read unlock at that instant would still give it a
+// permit (rare: a lock's script publishes once per release).
 func (s *simSub) Queued() (msg string, idle, ok bool) {
 	if len(s.queue) == 0 {
 		return "", false, false

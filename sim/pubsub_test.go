@@ -17,7 +17,8 @@ import (
 // Redisson's subscriptions go on its pub/sub connections), so a reply
 // held back on the client's command connection does not hold them back.
 // c subscribes, then from 1 s sends a GET whose reply is delayed 2 s;
-// p publishes at 1.5 s. The message reaches c's subscription at 1.501 s,
+// p publishes at 1.5 s (its PUBLISH runs at 1.501 s). The message reaches
+// c's subscription at 1.502 s,
 // not behind the GET's reply at 3.002 s, where the network had queued
 // every push to a client behind its replies from the node.
 func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
@@ -144,6 +145,71 @@ func TestQueuedTellsIdleMessages(t *testing.T) {
 	for i := range want {
 		if steps[i] != want[i] {
 			t.Errorf("step %d: %+v, want %+v", i, steps[i], want[i])
+		}
+	}
+}
+
+// TestRetriedSubscribe: a SUBSCRIBE whose confirmation did not come in
+// time is sent again on a new connection, as go-redis's PubSub reconnects
+// after a read that timed out, not behind the late confirmation still on
+// the way; and a subscription whose every attempt timed out is dropped,
+// as lock.RedisConn's Subscribe closes its connection on an error, so
+// that the node does not keep it. c (100 ms timeout, go-redis's retries)
+// subscribes at 0; the replies m1 sends it in the first 5 ms (the first
+// confirmation) are delayed 2 s, or, in the second case, every reply
+// for a minute. p's PUBLISH runs at 1 s.
+func TestRetriedSubscribe(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name         string
+		until        time.Duration
+		subscribed   bool
+		heard        time.Duration // 0: nothing heard
+		publishCount any
+	}{
+		{"the retry gets through", 5 * ms, true, 1001 * ms, int64(1)},
+		{"every attempt times out", time.Minute, false, 0, int64(0)},
+	} {
+		w := sim.New(1)
+		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
+		must(t, err)
+		cl, err := w.AddClient(setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms), Timeout: 100 * ms, Retry: setup.GoRedisRetry})
+		must(t, err)
+		p, err := w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(ms)})
+		must(t, err)
+		must(t, w.Net().AddRule(setup.Rule{Name: "late-confirmation", Client: "c", Until: c.until,
+			DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies}))
+		cc, err := cl.Conn("m1")
+		must(t, err)
+		pc, err := p.Conn("m1")
+		must(t, err)
+		bg := context.Background()
+		subscribed := false
+		var heard time.Duration
+		var count any
+		cl.Go("listen", func() {
+			sub, err := cc.Subscribe(bg, "ch")
+			if err != nil {
+				return
+			}
+			subscribed = true
+			if _, ok, err := sub.Next(bg, 5*time.Second); err == nil && ok {
+				heard = w.Now()
+			}
+			must(t, sub.Close())
+		})
+		p.Go("publish", func() {
+			must(t, p.Runtime().Sleep(bg, time.Second-ms))
+			v, err := pc.Do(bg, "PUBLISH", "ch", "x")
+			must(t, err)
+			count = v
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		if subscribed != c.subscribed || heard != c.heard || count != c.publishCount {
+			t.Errorf("%s: subscribed %v, heard at %v, PUBLISH answered %v; want %v, %v, %v",
+				c.name, subscribed, heard, count, c.subscribed, c.heard, c.publishCount)
 		}
 	}
 }
