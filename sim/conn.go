@@ -76,9 +76,9 @@ type request struct {
 	op       *opRun
 	attempts int
 	// via, when not nil, is the last arrival in each direction (by
-	// fifoDir) of the connection of its own the request goes on (a
-	// subscription's: simSub.fifo), instead of the client's command
-	// connection to the node.
+	// fifoDir) of the connection the request's attempts go on (a
+	// subscription's: simSub.fifo); nil: each attempt has one of its own
+	// (attempt.own), lent by the client's pool for its round trip.
 	via *[2]time.Duration
 }
 
@@ -148,17 +148,20 @@ func (c *Client) sendAttempt(ctx context.Context, r *request, req *reqHandle) (*
 	a.wt.p = w.self("Conn")
 	req.sentTo(a.node)
 	a.link = c.link(a.node)
-	a.conn = a.link.conn
 	a.via = r.via
-	c.sendOn(msgRequest, a.link, a.conn, a.fifo(msgRequest), r.what, r.op, (*attemptArrival)(a))
+	if a.via == nil {
+		a.via = &a.own
+	}
+	c.sendOn(msgRequest, a.link, a.fifo(msgRequest), r.what, r.op, (*attemptArrival)(a))
 	w.push(&a.timer, w.now+c.clock.WorldSpan(c.cfg.Timeout+r.extra), (*attemptTimeout)(a))
 	return a, nil
 }
 
 // attemptEnded ends a, whose wait is over: its reply, if it came
-// (replied), or else, the attempt having timed out, the connection is
-// abandoned, as go-redis discards one whose read timed out: the request
-// may still be applied, its reply is lost.
+// (replied), or else, the attempt having timed out, its connection is
+// dropped, as go-redis discards one whose read timed out: the request
+// may still be applied, its reply is lost, and the next attempt goes on
+// another connection.
 func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 	a.timer.Cancel()
 	if a.replied {
@@ -166,22 +169,20 @@ func (c *Client) attemptEnded(a *attempt) (v any, replied bool, err error) {
 		c.recycleAttempt(a)
 		return v, true, err
 	}
-	if a.via == nil {
-		c.w.net.abandon(c, a.link)
-	} else {
-		// A connection of the request's own (a subscription's) is dropped
-		// too, as go-redis's PubSub reconnects after a read that timed
-		// out: the next attempt, and what follows it, go on a new one,
-		// not behind what is still on the way on this one.
-		*a.via = [2]time.Duration{}
-	}
 	if a.handle == nil && len(a.args) > 0 && mayBlock(strings.ToUpper(a.args[0])) {
 		// The connection's close follows the request on it: a blocking
 		// command still waiting at the node is dropped when it arrives,
 		// as Redis unblocks a client that disconnected. Only after a
 		// blocking command: a message draws the network's numbers.
 		node := a.node
-		c.sendOn(msgRequest, a.link, a.conn, nil, "close", a.op, runFunc(func() { node.unblock(a) }))
+		c.sendOn(msgRequest, a.link, a.fifo(msgRequest), "close", a.op, runFunc(func() { node.unblock(a) }))
+	}
+	if a.via != &a.own {
+		// A subscription's connection is dropped too, as go-redis's
+		// PubSub reconnects after a read that timed out: the next
+		// attempt, and what follows it, go on a new one, not behind what
+		// is still on the way on this one.
+		*a.via = [2]time.Duration{}
 	}
 	return nil, false, nil
 }
@@ -221,9 +222,12 @@ func (c *Client) recycleAttempt(a *attempt) {
 type attempt struct {
 	c    *Client
 	node *Node
-	link *link             // c's connections to node
-	conn int               // the connection it went on
-	via  *[2]time.Duration // the request's connection of its own (request.via), or nil
+	link *link // c's way to node
+	// via is the last arrival in each direction on the connection the
+	// attempt went on: its own (own), lent to it for its round trip, or
+	// its request's (request.via: a subscription's).
+	via  *[2]time.Duration
+	own  [2]time.Duration
 	what string
 	op   *opRun
 	// req is a copy of the request's req record handle (hasReq: it has
@@ -315,7 +319,7 @@ func (ar *arrival) answer(v any, err error) {
 		a.req.applied(ar.ran)
 	}
 	ar.v, ar.err = v, err
-	a.c.sendOn(msgReply, a.link, a.conn, a.fifo(msgReply), a.what, a.op, (*arrivalReply)(ar))
+	a.c.sendOn(msgReply, a.link, a.fifo(msgReply), a.what, a.op, (*arrivalReply)(ar))
 }
 
 func (x *arrivalReply) run() {
@@ -329,45 +333,35 @@ func (x *arrivalReply) run() {
 
 func (x *attemptTimeout) run() { x.wt.wake(nil) }
 
-// fifo is the connection of a's own for messages of kind (a.via's), or
-// nil for the client's command connection.
+// fifo is the last arrival of messages of kind on a's connection.
 func (a *attempt) fifo(kind msgKind) *time.Duration {
-	if a.via == nil {
-		return nil
-	}
 	return &a.via[fifoDir(kind)]
 }
 
-// sendOn sends on connection number conn of link l (to its node), or on
-// the connection of its own whose last arrival is *fifo (not nil), a
-// message that belongs to op (nil: to none). A crashed client sends
-// nothing.
-func (c *Client) sendOn(kind msgKind, l *link, conn int, fifo *time.Duration, what string, op *opRun, deliver runner) {
+// sendOn sends on the connection whose last arrival in the message's
+// direction is *fifo, to or from link l's node, a message that belongs to
+// op (nil: to none). A crashed client sends nothing.
+func (c *Client) sendOn(kind msgKind, l *link, fifo *time.Duration, what string, op *opRun, deliver runner) {
 	if c.crashed && kind == msgRequest {
 		return
 	}
-	c.w.net.send(kind, c, l, conn, fifo, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
+	c.w.net.send(kind, c, l, fifo, c.cfg.Latency.Sample(c.latRNG), what, op, deliver)
 }
 
-// link is a client's connections to one node: the number of the current
-// one (go-redis opens a new connection after a read timed out, so a retry
-// is not queued behind the request it replaces) and, for each direction of
-// it, when its last message arrives, which keeps it FIFO (Network.send).
-// The arrival times of the connections before it are in Network.lastDue.
-// A client's request finds its link once (Client.link), and the reply to
-// it goes back on the same: no lookup by name per message.
+// link is a client's way to one node: the node and the network's fault
+// generators between them. A client's request finds its link once
+// (Client.link), and the reply to it goes back on the same: no lookup by
+// name per message.
 type link struct {
 	node *Node
-	conn int
-	due  [2]time.Duration // by fifoDir
 	// rngs are the network's fault generators of each direction between
 	// the client and the node (Network.rng), by fifoDir, once used.
 	rngs [2]*rand.Rand
 }
 
-// fifoDir is the index of a direction in link.due (and simSub.fifo):
-// requests go to the node, replies (and a subscription's pushes, on its
-// own connection) come back.
+// fifoDir is the index of a direction in a connection's last arrivals
+// (attempt.via, simSub.fifo): requests go to the node, replies and a
+// subscription's pushes come back.
 func fifoDir(kind msgKind) int {
 	if kind == msgRequest {
 		return 0

@@ -20,7 +20,8 @@
 //   - clock.go: a machine's clock (drift, jumps), for nodes and clients.
 //   - net.go: the network between clients and nodes: latencies drawn from
 //     each client's setup.Dist, link-fault rules (setup.Rule, held with
-//     their op binding), partitions, per connection FIFO delivery.
+//     their op binding), partitions, FIFO delivery on each connection (a
+//     command's own for its round trip, a subscription's own).
 //   - node.go: a node and its group (AddNode, AddReplica), booting
 //     miniredis, the node's clock faults, looking nodes and groups up.
 //   - command.go: a client command at a node: the commands whose keys a

@@ -43,33 +43,22 @@ const (
 
 // Network carries messages between clients and nodes, and the replication
 // streams between nodes. Each connection is FIFO in each direction, like
-// the TCP connection it models: a delayed message delays those behind it.
-// A client opens a new connection after a timeout (go-redis discards a
-// connection whose read timed out), so a retry is not queued behind the
-// request it replaces and may overtake it.
+// the TCP connection it models: a delayed message delays those behind it
+// on its connection. A client's command goes on a connection of its own
+// for its round trip, as go-redis's pool and Redisson's (64 connections a
+// master) lend one connection to one command at a time: a command of one
+// of the client's tasks is never queued behind another task's, and a
+// retry, on another connection, may overtake the request it replaces. A
+// subscription has a connection of its own (simSub.fifo).
 type Network struct {
 	w          *World
 	rules      []*rule
 	partitions []*partition
-	lastDue    map[fifoKey]time.Duration // when the last message of an abandoned connection's direction arrives (link.due: a current one's)
-	free       []*delivery               // deliveries that arrived, for new messages
-}
-
-// fifoKey names one direction of one client connection (conn numbers the
-// client's connections to the node; toNode is the request direction, a
-// reply's and a push's being the other). By the endpoints themselves, not
-// their names (which are unique among nodes and clients, so the two name
-// the same connections): the key is hashed for every message, and two
-// pointers hash faster than two strings.
-type fifoKey struct {
-	client *Client
-	node   *Node
-	conn   int
-	toNode bool
+	free       []*delivery // deliveries that arrived, for new messages
 }
 
 func newNetwork(w *World) *Network {
-	return &Network{w: w, lastDue: map[fifoKey]time.Duration{}}
+	return &Network{w: w}
 }
 
 // AddRule adds a network fault rule.
@@ -238,12 +227,11 @@ func (n *Network) rng(l *link, kind msgKind, from, to string) *rand.Rand {
 }
 
 // send carries one message from -> to after latency lat, applying active
-// rules; deliver runs at the receiver. conn numbers the client's connection
-// to the node: each connection is FIFO on its own. fifo, when not nil, is
-// the last arrival on a connection of the message's own instead (a
-// subscription's: simSub.fifo), FIFO behind it. A dropped message is
-// recorded as a fault event.
-func (n *Network) send(kind msgKind, c *Client, l *link, conn int, fifo *time.Duration, lat time.Duration, what string, op *opRun, deliver runner) {
+// rules; deliver runs at the receiver. fifo is the last arrival in the
+// message's direction on its connection (an attempt's or a
+// subscription's), which it does not overtake and then becomes. A dropped
+// message is recorded as a fault event.
+func (n *Network) send(kind msgKind, c *Client, l *link, fifo *time.Duration, lat time.Duration, what string, op *opRun, deliver runner) {
 	nd := l.node
 	client, node := c.name, nd.name
 	from, to := client, node
@@ -259,27 +247,11 @@ func (n *Network) send(kind msgKind, c *Client, l *link, conn int, fifo *time.Du
 		return
 	}
 	lat += f.extra
-	// The connection's last arrival in this direction: the link's for its
-	// current connection, the network's for an abandoned one.
-	due, abandoned := fifo, false
-	if due == nil {
-		due, abandoned = &l.due[fifoDir(kind)], conn != l.conn
-	}
-	var old fifoKey
-	var oldDue time.Duration
-	if abandoned {
-		old = fifoKey{client: c, node: nd, conn: conn, toNode: kind == msgRequest}
-		oldDue = n.lastDue[old]
-		due = &oldDue
-	}
-	d := n.post(due, lat)
+	d := n.post(fifo, lat)
 	*d = delivery{n: n, kind: kind, c: c, node: nd, what: what, deliver: deliver}
 	if f.duplicated {
 		n.w.recordFault(history.FaultDuplicate, node, client, what)
-		*n.post(due, lat) = *d
-	}
-	if abandoned {
-		n.lastDue[old] = oldDue
+		*n.post(fifo, lat) = *d
 	}
 }
 
@@ -292,17 +264,6 @@ func (n *Network) post(due *time.Duration, lat time.Duration) *delivery {
 	d := n.delivery()
 	n.w.post(*due, d)
 	return d
-}
-
-// abandon drops c's current connection of l (go-redis discards one whose
-// read timed out): its messages still on the way keep their order
-// (lastDue), and the next go on a new connection.
-func (n *Network) abandon(c *Client, l *link) {
-	for dir, due := range l.due {
-		n.lastDue[fifoKey{client: c, node: l.node, conn: l.conn, toNode: dir == 0}] = due
-	}
-	l.conn++
-	l.due = [2]time.Duration{}
 }
 
 // delivery is a message on its way between client c and node: at its

@@ -117,7 +117,7 @@ func (n *Node) receivers(channel string) int {
 // publish sends msg to the channel's subscribers as network messages.
 func (n *Node) publish(channel, msg string) {
 	for _, s := range n.subs[channel] {
-		s.c.sendOn(msgPush, s.c.link(n), 0, &s.fifo[fifoDir(msgPush)], "message "+channel, s.op, runFunc(func() { s.deliver(msg) }))
+		s.c.sendOn(msgPush, s.c.link(n), &s.fifo[fifoDir(msgPush)], "message "+channel, s.op, runFunc(func() { s.deliver(msg) }))
 	}
 }
 
@@ -134,7 +134,7 @@ func (s *simSub) deliver(msg string) {
 // lost tells the subscriber its node crashed (a connection reset, which can
 // itself be lost in a partition).
 func (s *simSub) lost(n *Node) {
-	s.c.sendOn(msgPush, s.c.link(n), 0, &s.fifo[fifoDir(msgPush)], "connection reset "+s.channel, s.op, runFunc(func() {
+	s.c.sendOn(msgPush, s.c.link(n), &s.fifo[fifoDir(msgPush)], "connection reset "+s.channel, s.op, runFunc(func() {
 		s.broken = true
 		if s.waiter != nil {
 			s.waiter.wake(nil)
@@ -210,7 +210,7 @@ func (s *simSub) Close() error {
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}
-		s.c.sendOn(msgRequest, s.c.link(n), 0, &s.fifo[fifoDir(msgRequest)], "unsubscribe "+s.channel, s.c.w.curOp(), runFunc(func() {
+		s.c.sendOn(msgRequest, s.c.link(n), &s.fifo[fifoDir(msgRequest)], "unsubscribe "+s.channel, s.c.w.curOp(), runFunc(func() {
 			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
 		}))
 	}
