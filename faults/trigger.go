@@ -27,6 +27,9 @@ type Trigger struct {
 	// first Messages of those it considers (of its kind, on its links); 0
 	// means the first one only, EveryMessage all of them.
 	Messages int
+	// Skip is how many of those messages a link fault passes over before
+	// the first it acts on (0: none): Skip 2 acts from the third.
+	Skip int
 }
 
 // EveryMessage, as Trigger.Messages, makes a link fault act on every message
@@ -65,10 +68,14 @@ func (f OnOp) Name() string {
 		}
 		return fmt.Sprintf("%s %s %s %s", in.what(), when, t.Op, eventPhrase(t.Event))
 	case LinkFault:
-		msgs := "the 1st message"
+		msgs := "the " + setup.Ordinal(t.Skip+1) + " message"
 		switch {
+		case t.Messages == EveryMessage && t.Skip > 0:
+			msgs = "every message from the " + setup.Ordinal(t.Skip+1)
 		case t.Messages == EveryMessage:
 			msgs = "every message"
+		case t.Messages > 1 && t.Skip > 0:
+			msgs = fmt.Sprintf("the %d messages from the %s", t.Messages, setup.Ordinal(t.Skip+1))
 		case t.Messages > 1:
 			msgs = fmt.Sprintf("the first %d messages", t.Messages)
 		}
@@ -110,6 +117,9 @@ func (f OnOp) Available(t Target) error {
 		if _, ok := t.(OpLinker); !ok {
 			return unavailable("on", "a link fault bound to an operation: faults are scheduled by the clock here")
 		}
+		if f.Trigger.Skip > 0 {
+			return unavailable("on.skip", "a link fault that passes over an operation's first messages (the proxies act on its first)")
+		}
 		return in.opLinkable()
 	default:
 		if _, ok := t.(OpActor); !ok {
@@ -137,8 +147,8 @@ func (f OnOp) Validate(t Target) error {
 		if err := t.(OpActor).CheckOnOp(tr.Op, tr.Event, tr.After); err != nil {
 			return fmt.Errorf("trigger: %w", err)
 		}
-		if tr.Messages != 0 {
-			return fmt.Errorf("trigger: messages is for link faults; %s acts at an instant", in.what())
+		if tr.Messages != 0 || tr.Skip != 0 {
+			return fmt.Errorf("trigger: messages and skip are for link faults; %s acts at an instant", in.what())
 		}
 		if in.timed() {
 			return fmt.Errorf("%s is bound to an op: its time must be left 0", in.what())
@@ -150,6 +160,9 @@ func (f OnOp) Validate(t Target) error {
 		}
 		if tr.Messages < EveryMessage {
 			return fmt.Errorf("trigger: messages %d: want a count of at least 1, or every message", tr.Messages)
+		}
+		if tr.Skip < 0 {
+			return fmt.Errorf("trigger: skip %d: want a count of at least 0", tr.Skip)
 		}
 		if err := in.Validate(t); err != nil {
 			return err
@@ -221,6 +234,7 @@ func (f OnOp) opRule(in LinkFault) (setup.Rule, error) {
 	r.Name = f.Name()
 	op := f.Trigger.Op
 	r.Op = &op
+	r.Skip = f.Trigger.Skip
 	switch m := f.Trigger.Messages; m {
 	case EveryMessage:
 		r.Messages = 0

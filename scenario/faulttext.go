@@ -143,6 +143,9 @@ func triggerText(x faults.OnOp) string {
 		case t.Messages > 1:
 			kv = append(kv, "messages: "+strconv.Itoa(t.Messages))
 		}
+		if t.Skip > 0 {
+			kv = append(kv, "skip: "+strconv.Itoa(t.Skip))
+		}
 	} else {
 		kv = append(kv, "event: "+string(t.Event))
 		if t.After > 0 {

@@ -21,7 +21,7 @@ import (
 // for an instant fault its event, for a link fault its messages.
 var (
 	instantTriggerFields = []string{"client", "op", "nth", "owner", "event", "after"}
-	linkTriggerFields    = []string{"client", "op", "nth", "owner", "messages"}
+	linkTriggerFields    = []string{"client", "op", "nth", "owner", "messages", "skip"}
 )
 
 // trigger reads the "on" mapping of fault o (at path f) and binds flt to the
@@ -41,6 +41,7 @@ func (d *decoder) trigger(s *Scenario, o *obj, f string, flt faults.Fault) fault
 	tr := faults.Trigger{Op: d.opSelector(s, t, tf)}
 	if link {
 		tr.Messages = d.messages(t)
+		tr.Skip = int(t.int("skip", 0, 0, 1_000_000))
 		if d.err == nil && lf.Client != "" && lf.Client != tr.Op.Client {
 			d.failf(o.at("client"), join(f, "client"), "the fault is on %s's links, but %s's messages go on %s's", lf.Client, tr.Op, tr.Op.Client)
 		}
@@ -61,7 +62,7 @@ func (d *decoder) triggerMapping(tf string, n *yaml.Node, kind string, link bool
 	if link {
 		fields = linkTriggerFields
 	}
-	msg := fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages is for link faults)", kind, strings.Join(fields, ", "))
+	msg := fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages and skip are for link faults)", kind, strings.Join(fields, ", "))
 	if link {
 		msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
 	}

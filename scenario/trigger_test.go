@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/faults"
 )
 
 // triggered is a scenario whose faults are bound to operations; line 16 is
@@ -49,6 +51,9 @@ func TestBadTriggers(t *testing.T) {
 		{"unknown event", "{kind: failover, group: m1, on: {client: c1, op: release, event: sent}}", "t.yaml:16: faults[0].on.event: unknown value \"sent\" (want one of call, applied, return)"},
 		{"bad after", "{kind: failover, group: m1, on: {client: c1, op: release, event: call, after: soon}}", "t.yaml:16: faults[0].on.after: bad duration \"soon\""},
 		{"bad messages", "{kind: drop-replies, on: {client: c1, op: release, messages: some}}", "t.yaml:16: faults[0].on.messages: want a count in [1, 1000000] or all, got \"some\""},
+		{"negative skip", "{kind: drop-replies, on: {client: c1, op: release, skip: -1}}", "t.yaml:16: faults[0].on.skip: -1 out of range [0, 1000000]"},
+		{"skip not a count", "{kind: drop-replies, on: {client: c1, op: release, skip: all}}", "t.yaml:16: faults[0].on.skip: want an integer, got \"all\""},
+		{"skip on an instant fault", "{kind: failover, group: m1, on: {client: c1, op: release, event: call, skip: 2}}", "t.yaml:16: faults[0].on.skip: not a field of the trigger of a failover fault"},
 		{"on not a mapping", "{kind: drop-replies, on: c1}", "t.yaml:16: faults[0].on: want a mapping, got \"c1\""},
 		{"at and on", "{kind: failover, group: m1, at: 1s, on: {client: c1, op: release, event: call}}", "t.yaml:16: faults[0].at: give at or on, not both"},
 		{"missing at", "{kind: failover, group: m1}", "t.yaml:16: faults[0].at: required field is missing (or bind the fault to an operation with on)"},
@@ -111,4 +116,27 @@ func FuzzParseTriggers(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSkipReadAndWritten: a link fault's skip is read into its trigger,
+// named in the fault's name ("the 4th message"), and written back by
+// FaultText, which the loader reads again to the same fault.
+func TestSkipReadAndWritten(t *testing.T) {
+	const first = "{kind: drop-replies, node: m1, on: {client: c1, op: release, nth: 2}}"
+	const text = "{kind: delay, delay: 1s, direction: replies, on: {client: c1, op: acquire, skip: 3}}"
+	s, err := Parse("t.yaml", []byte(strings.Replace(triggered, first, text, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, ok := s.Faults[0].Fault.(faults.OnOp)
+	if !ok || x.Trigger.Skip != 3 || x.Trigger.Messages != 1 {
+		t.Fatalf("fault %#v; want an OnOp with skip 3 and one message", s.Faults[0].Fault)
+	}
+	if name := x.Name(); !strings.Contains(name, "on the 4th message of c1's 1st acquire") {
+		t.Errorf("name %q; want it to say the 4th message", name)
+	}
+	back, err := FaultText(x)
+	if err != nil || back != text {
+		t.Errorf("FaultText: %q, %v; want %q", back, err, text)
+	}
 }

@@ -44,6 +44,10 @@ type Rule struct {
 	// FaultTriggerUnfired fault.
 	Op       *OpSelector
 	Messages int
+	// Skip, with Op, is how many of the op's messages the rule considers
+	// (as Messages counts them) and passes over before it acts: with
+	// Skip 2 and Messages 1 it acts on the third only.
+	Skip int
 }
 
 // Validate reports a rule no run can take, whatever its topology: a
@@ -72,6 +76,9 @@ func (r Rule) Validate() error {
 	}
 	if r.Op == nil && r.Messages != 0 {
 		return fmt.Errorf("rule %q: a message count without an op", r.Name)
+	}
+	if r.Skip < 0 || (r.Op == nil && r.Skip != 0) {
+		return fmt.Errorf("rule %q: skip %d: want a count of at least 0, with an op", r.Name, r.Skip)
 	}
 	if r.Op != nil && (r.From != 0 || r.Until != 0) {
 		return fmt.Errorf("rule %q: bound to an op, it takes no window [%v, %v)", r.Name, r.From, r.Until)

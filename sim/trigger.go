@@ -62,7 +62,8 @@ type trigger struct {
 
 	// A link rule: the rule acts on the bound op's messages.
 	rule    *rule
-	matched int // messages of the op the rule considered
+	skipped int // messages of the op the rule considered and passed over (Rule.Skip)
+	matched int // messages of the op the rule considered after those
 	hit     int // messages it acted on
 }
 
@@ -266,6 +267,10 @@ func (r *rule) opScope(k msgKind, run *opRun) bool {
 	if run == nil || t.bound != run || !hasKind(r.Considers(), k) {
 		return false
 	}
+	if t.skipped < r.Skip {
+		t.skipped++
+		return false
+	}
 	if r.Messages > 0 && t.matched >= r.Messages {
 		return false
 	}
@@ -302,6 +307,8 @@ func (t *trigger) unfired(w *World) string {
 		switch {
 		case t.hit > 0:
 			return ""
+		case t.matched == 0 && r.Skip > 0:
+			return fmt.Sprintf("%s had %d message(s) (%s) on the rule's links, none after the %d it skips", began, t.skipped, r.Considers(), r.Skip)
 		case t.matched == 0:
 			return fmt.Sprintf("%s had no %s on the rule's links", began, r.Considers())
 		}

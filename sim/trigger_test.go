@@ -217,24 +217,28 @@ func TestOpRuleDropsOnlyTheFirstReplyOfTheOp(t *testing.T) {
 }
 
 // TestOpRuleDelaysEveryMessageOrTheFirstN: Messages counts the messages of
-// the rule's kinds on its links; 0 acts on every one.
+// the rule's kinds on its links; 0 acts on every one; Skip passes over
+// the first Skip of them before it acts.
 func TestOpRuleDelaysEveryMessageOrTheFirstN(t *testing.T) {
 	for _, c := range []struct {
-		messages int
-		want     []time.Duration // the returns of the op's three SETs
+		messages, skip int
+		want           []time.Duration // the returns of the op's three SETs
 	}{
-		{1, []time.Duration{52 * ms, 54 * ms, 56 * ms}},
-		{2, []time.Duration{52 * ms, 104 * ms, 106 * ms}},
-		{0, []time.Duration{52 * ms, 104 * ms, 156 * ms}},
+		{1, 0, []time.Duration{52 * ms, 54 * ms, 56 * ms}},
+		{2, 0, []time.Duration{52 * ms, 104 * ms, 106 * ms}},
+		{0, 0, []time.Duration{52 * ms, 104 * ms, 156 * ms}},
+		{1, 1, []time.Duration{2 * ms, 54 * ms, 56 * ms}},
+		{1, 2, []time.Duration{2 * ms, 4 * ms, 56 * ms}},
+		{0, 1, []time.Duration{2 * ms, 54 * ms, 106 * ms}},
 	} {
-		t.Run(fmt.Sprintf("messages=%d", c.messages), func(t *testing.T) {
+		t.Run(fmt.Sprintf("messages=%d,skip=%d", c.messages, c.skip), func(t *testing.T) {
 			w := newFWorld(t, 1)
 			defer w.Close()
 			w.master("m1", setup.PersistNone)
 			c1 := w.client("c1", time.Second, setup.NoRetry)
 			conn := w.conn(c1, "m1")
 			w.rule(setup.Rule{Name: "slow", Op: &setup.OpSelector{Client: "c1", Op: "write", Nth: 1}, DelayP: 1,
-				Delay: setup.Fixed(50 * ms), DelayOn: setup.Requests, Messages: c.messages})
+				Delay: setup.Fixed(50 * ms), DelayOn: setup.Requests, Messages: c.messages, Skip: c.skip})
 			var got []time.Duration
 			c1.Go("main", func() {
 				h := c1.BeginOp("db", "write")
@@ -301,6 +305,7 @@ func TestUnfiredTriggersAreRecorded(t *testing.T) {
 	w.onOp(setup.OpSelector{Client: "c1", Op: "release", Nth: 1}, setup.OpReturn, 2*time.Second, &f)
 	w.rule(setup.Rule{Name: "drop pushes of the 2nd release", Op: &setup.OpSelector{Client: "c1", Op: "release", Nth: 2}, DropPush: 1})
 	w.onOp(setup.OpSelector{Client: "c1", Op: "release", Nth: 2}, setup.OpReturn, 0, &f) // fires: no record
+	w.rule(setup.Rule{Name: "drop the 2nd reply of the 1st release", Op: &setup.OpSelector{Client: "c1", Op: "release", Nth: 1}, DropReply: 1, Skip: 1})
 
 	c1.Go("main", func() {
 		w.opDo(c1, conn, "release", "")
@@ -320,6 +325,7 @@ func TestUnfiredTriggersAreRecorded(t *testing.T) {
 		"c1's 1st acquire (called at 4ms) was never returned",
 		"c1's 1st release (called at 0s) reached return, but the action was due at 2.002s, after the run ended at 1s",
 		"c1's 2nd release (called at 2ms) had no pushes on the rule's links",
+		"c1's 1st release (called at 0s) had 1 message(s) (replies) on the rule's links, none after the 1 it skips",
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d unfired records; want %d:\n%s", len(recs), len(want), w.faultSummary())
@@ -351,6 +357,8 @@ func TestOpRuleCannotBeMisused(t *testing.T) {
 		{"nth 0", setup.Rule{Name: "r", Op: &setup.OpSelector{Client: "c1", Op: "release"}, DropReply: 1}, []string{"nth 0"}},
 		{"other client's links", setup.Rule{Name: "r", Op: sel, Client: "c2", DropReply: 1}, []string{"c2", "c1's 1st release"}},
 		{"count without op", setup.Rule{Name: "r", DropReply: 1, Messages: 2}, []string{"without an op"}},
+		{"skip without op", setup.Rule{Name: "r", DropReply: 1, Skip: 1}, []string{"skip 1", "with an op"}},
+		{"negative skip", setup.Rule{Name: "r", Op: sel, DropReply: 1, Skip: -1}, []string{"skip -1"}},
 		{"bad direction", setup.Rule{Name: "r", DelayP: 1, DelayOn: 8}, []string{"delay_on"}},
 	} {
 		wantErrMentions(t, c.what, w.Net().AddRule(c.r), c.words...)

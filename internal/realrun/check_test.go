@@ -56,6 +56,8 @@ var realCapabilities = []struct {
 		"x.yaml:12: faults[0].p: drop-replies with p 0.5 (only p 1: every message it acts on) (not supported by -backend redis)"},
 	{"{kind: delay, delay: {kind: uniform, min: 10ms, max: 20ms}, on: {client: c1, op: release}}",
 		"x.yaml:12: faults[0].delay: a uniform delay (only a fixed delay) (not supported by -backend redis)"},
+	{"{kind: delay, direction: replies, delay: 100ms, on: {client: c1, op: release, skip: 2}}",
+		"x.yaml:12: faults[0].on.skip: a link fault that passes over an operation's first messages (the proxies act on its first) (not supported by -backend redis)"},
 }
 
 // byRun are the faults of realCapabilities of a kind the real target can
