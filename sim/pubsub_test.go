@@ -23,20 +23,10 @@ import (
 // every push to a client behind its replies from the node.
 func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w := sim.New(1)
-	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
-	must(t, err)
 	ms := time.Millisecond
-	c, err := w.AddClient(setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
-	must(t, err)
-	p, err := w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(ms)})
-	must(t, err)
+	w, c, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
 	must(t, w.Net().AddRule(setup.Rule{Name: "slow-get", Client: "c", From: time.Second, Until: 1100 * ms,
 		DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies}))
-	cc, err := c.Conn("m1")
-	must(t, err)
-	pc, err := p.Conn("m1")
-	must(t, err)
 	bg := context.Background()
 	var heard, replied time.Duration
 	var msg string
@@ -86,18 +76,8 @@ func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 // while no Next waited: idle.
 func TestQueuedTellsIdleMessages(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w := sim.New(1)
-	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
-	must(t, err)
 	ms := time.Millisecond
-	c, err := w.AddClient(setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
-	must(t, err)
-	p, err := w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(ms)})
-	must(t, err)
-	cc, err := c.Conn("m1")
-	must(t, err)
-	pc, err := p.Conn("m1")
-	must(t, err)
+	w, c, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
 	bg := context.Background()
 	type step struct {
 		msg      string
@@ -171,19 +151,9 @@ func TestRetriedSubscribe(t *testing.T) {
 		{"the retry gets through", 5 * ms, true, 1001 * ms, int64(1)},
 		{"every attempt times out", time.Minute, false, 0, int64(0)},
 	} {
-		w := sim.New(1)
-		_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
-		must(t, err)
-		cl, err := w.AddClient(setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms), Timeout: 100 * ms, Retry: setup.GoRedisRetry})
-		must(t, err)
-		p, err := w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(ms)})
-		must(t, err)
+		w, cl, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms), Timeout: 100 * ms, Retry: setup.GoRedisRetry})
 		must(t, w.Net().AddRule(setup.Rule{Name: "late-confirmation", Client: "c", Until: c.until,
 			DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies}))
-		cc, err := cl.Conn("m1")
-		must(t, err)
-		pc, err := p.Conn("m1")
-		must(t, err)
 		bg := context.Background()
 		subscribed := false
 		var heard time.Duration
@@ -212,4 +182,23 @@ func TestRetriedSubscribe(t *testing.T) {
 				c.name, subscribed, heard, count, c.subscribed, c.heard, c.publishCount)
 		}
 	}
+}
+
+// subscriberAndPublisher is a world of one node, m1, a client made with
+// cfg (the subscriber) and p, a publisher 1 ms from m1, with their
+// connections to m1.
+func subscriberAndPublisher(t *testing.T, cfg setup.ClientConfig) (w *sim.World, c, p *sim.Client, cc, pc lock.Conn) {
+	t.Helper()
+	w = sim.New(1)
+	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
+	must(t, err)
+	c, err = w.AddClient(cfg)
+	must(t, err)
+	p, err = w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(time.Millisecond)})
+	must(t, err)
+	cc, err = c.Conn("m1")
+	must(t, err)
+	pc, err = p.Conn("m1")
+	must(t, err)
+	return w, c, p, cc, pc
 }
