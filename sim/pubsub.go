@@ -78,7 +78,8 @@ type simSub struct {
 	// UNSUBSCRIBE, the confirmation and the pushes go on a connection of
 	// their own, FIFO on it (go-redis's PubSub has one, Redisson's
 	// subscriptions go on its pub/sub connections), neither behind nor
-	// ahead of the client's commands on its command connection.
+	// ahead of the client's commands, each on a connection of its own
+	// (attempt.own).
 	fifo [2]time.Duration
 }
 

@@ -15,12 +15,13 @@ import (
 // TestPushesGoOnTheSubscriptionsConnection: a subscription's messages
 // travel on a connection of its own (go-redis's PubSub has one,
 // Redisson's subscriptions go on its pub/sub connections), so a reply
-// held back on the client's command connection does not hold them back.
+// to a command, on that command's connection, does not hold them back.
 // c subscribes, then from 1 s sends a GET whose reply is delayed 2 s;
 // p publishes at 1.5 s (its PUBLISH runs at 1.501 s). The message reaches
 // c's subscription at 1.502 s,
 // not behind the GET's reply at 3.002 s, where the network had queued
-// every push to a client behind its replies from the node.
+// every push to a client behind its replies from the node on one
+// connection.
 func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ms := time.Millisecond
