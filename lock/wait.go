@@ -197,17 +197,18 @@ const (
 
 // awaitRelease waits, after a try that returned a TTL at told, up to d for
 // a release: for a message on *sub (those that came before it waits
-// count as Redisson's semaphore counts them: permitQueued); or, when there was no subscription
-// (*sub nil: it could not be made) and the try has just reached the
-// group's master, it subscribes there and returns at once, so that a
-// release between that try and the subscription is not missed (the caller
-// tries once more before waiting). A subscription that breaks while it
-// waits (its node went away) is made again at once, on the group's master
-// now, within what is left of d (as any subscription here: subscribeFor),
-// and the wait goes on there for the rest of d: Redisson
-// resubscribes a broken connection's channels on reconnection and when a
-// master changes (PublishSubscribeService.reattachPubSub, 4.7.0), and
-// go-redis's PubSub reconnects and resubscribes on its next receive. When
+// count as Redisson's semaphore counts them: permitQueued); or, when
+// there was no subscription (*sub nil: it could not be made) and the try
+// has just reached the group's master, it subscribes there and returns at
+// once, so that a release between that try and the subscription is not
+// missed (the caller tries once more before waiting). A subscription that
+// breaks while it waits (its node went away) is made again at once, on
+// the group's master now, within what is left of d (as any subscription
+// here: subscribeFor), and the wait goes on there for the rest of d:
+// Redisson resubscribes a broken connection's channels on reconnection
+// and when a master changes (PublishSubscribeService.reattachPubSub,
+// 4.7.0), and go-redis's PubSub reconnects and resubscribes on its next
+// receive. When
 // there is no subscription to wait on (it cannot be made again either),
 // it sleeps what is left of d (noSubscriptionBeat when d is waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/setup"
-	"github.com/locksim/locksim/sim"
 )
 
 // TestCommandsOfTwoTasksDoNotQueue: a client's command goes on a
@@ -20,16 +19,12 @@ import (
 // connection per client and node had queued it.
 func TestCommandsOfTwoTasksDoNotQueue(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w := sim.New(1)
-	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
-	must(t, err)
-	ms := time.Millisecond
-	c, err := w.AddClient(setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms), Timeout: 10 * time.Second})
-	must(t, err)
-	must(t, w.Net().AddRule(setup.Rule{Name: "slow-request", Client: "c", From: time.Second, Until: time.Second + ms,
-		DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Requests}))
-	conn, err := c.Conn("m1")
-	must(t, err)
+	w := newFWorld(t, 1)
+	w.master("m1", setup.PersistNone)
+	c := w.client("c", 10*time.Second, setup.NoRetry)
+	w.rule(setup.Rule{Name: "slow-request", Client: "c", From: time.Second, Until: time.Second + ms,
+		DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Requests})
+	conn := w.conn(c, "m1")
 	bg := context.Background()
 	replied := map[string]time.Duration{}
 	for _, task := range []struct {
@@ -43,7 +38,7 @@ func TestCommandsOfTwoTasksDoNotQueue(t *testing.T) {
 			replied[task.name] = w.Now()
 		})
 	}
-	must(t, w.Run(time.Minute))
+	w.run(time.Minute)
 	w.Close()
 	if replied["a"] != 3002*ms || replied["b"] != 1102*ms {
 		t.Errorf("replies at a %v, b %v; want a 3.002s (delayed 2 s), b 1.102s", replied["a"], replied["b"])

@@ -118,7 +118,7 @@ func (n *Node) receivers(channel string) int {
 // publish sends msg to the channel's subscribers as network messages.
 func (n *Node) publish(channel, msg string) {
 	for _, s := range n.subs[channel] {
-		s.c.sendOn(msgPush, s.c.link(n), &s.fifo[fifoDir(msgPush)], "message "+channel, s.op, runFunc(func() { s.deliver(msg) }))
+		s.send(msgPush, n, "message "+channel, s.op, func() { s.deliver(msg) })
 	}
 }
 
@@ -135,12 +135,17 @@ func (s *simSub) deliver(msg string) {
 // lost tells the subscriber its node crashed (a connection reset, which can
 // itself be lost in a partition).
 func (s *simSub) lost(n *Node) {
-	s.c.sendOn(msgPush, s.c.link(n), &s.fifo[fifoDir(msgPush)], "connection reset "+s.channel, s.op, runFunc(func() {
+	s.send(msgPush, n, "connection reset "+s.channel, s.op, func() {
 		s.broken = true
 		if s.waiter != nil {
 			s.waiter.wake(nil)
 		}
-	}))
+	})
+}
+
+// send sends a message of s's connection to or from node n (fifo).
+func (s *simSub) send(kind msgKind, n *Node, what string, op *opRun, deliver func()) {
+	s.c.sendOn(kind, s.c.link(n), &s.fifo[fifoDir(kind)], what, op, runFunc(deliver))
 }
 
 // Next waits up to timeout of the client's clock for a message. It ends
@@ -211,9 +216,9 @@ func (s *simSub) Close() error {
 			h.setDetail("on " + n.name + ", no reply awaited")
 			h.endReq("unsubscribe", nil)
 		}
-		s.c.sendOn(msgRequest, s.c.link(n), &s.fifo[fifoDir(msgRequest)], "unsubscribe "+s.channel, s.c.w.curOp(), runFunc(func() {
+		s.send(msgRequest, n, "unsubscribe "+s.channel, s.c.w.curOp(), func() {
 			n.subs[s.channel] = slices.DeleteFunc(n.subs[s.channel], func(x *simSub) bool { return x == s })
-		}))
+		})
 	}
 	return nil
 }

@@ -24,10 +24,9 @@ import (
 // connection.
 func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ms := time.Millisecond
-	w, c, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
-	must(t, w.Net().AddRule(setup.Rule{Name: "slow-get", Client: "c", From: time.Second, Until: 1100 * ms,
-		DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies}))
+	w, c, p, cc, pc := subscriberAndPublisher(t, 0, setup.NoRetry)
+	w.rule(setup.Rule{Name: "slow-get", Client: "c", From: time.Second, Until: 1100 * ms,
+		DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies})
 	bg := context.Background()
 	var heard, replied time.Duration
 	var msg string
@@ -54,7 +53,7 @@ func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 		_, err := pc.Do(bg, "PUBLISH", "ch", "x")
 		must(t, err)
 	})
-	must(t, w.Run(time.Minute))
+	w.run(time.Minute)
 	w.Close()
 	if !subscribed {
 		t.Fatal("c never subscribed")
@@ -77,8 +76,7 @@ func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 // while no Next waited: idle.
 func TestQueuedTellsIdleMessages(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ms := time.Millisecond
-	w, c, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms)})
+	w, c, p, cc, pc := subscriberAndPublisher(t, 0, setup.NoRetry)
 	bg := context.Background()
 	type step struct {
 		msg      string
@@ -117,7 +115,7 @@ func TestQueuedTellsIdleMessages(t *testing.T) {
 		_, err = pc.Do(bg, "EVAL", "redis.call('publish', 'ch', 'b'); redis.call('publish', 'ch', 'c')", "0")
 		must(t, err)
 	})
-	must(t, w.Run(time.Minute))
+	w.run(time.Minute)
 	w.Close()
 	want := []step{{"a", true, true}, {"", false, false}, {"b", false, true}, {"", false, false}, {"c", true, true}}
 	if len(steps) != len(want) {
@@ -141,7 +139,6 @@ func TestQueuedTellsIdleMessages(t *testing.T) {
 // for a minute. p's PUBLISH runs at 1 s.
 func TestRetriedSubscribe(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ms := time.Millisecond
 	for _, c := range []struct {
 		name         string
 		until        time.Duration
@@ -152,9 +149,9 @@ func TestRetriedSubscribe(t *testing.T) {
 		{"the retry gets through", 5 * ms, true, 1001 * ms, int64(1)},
 		{"every attempt times out", time.Minute, false, 0, int64(0)},
 	} {
-		w, cl, p, cc, pc := subscriberAndPublisher(t, setup.ClientConfig{Name: "c", Latency: setup.Fixed(ms), Timeout: 100 * ms, Retry: setup.GoRedisRetry})
-		must(t, w.Net().AddRule(setup.Rule{Name: "late-confirmation", Client: "c", Until: c.until,
-			DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies}))
+		w, cl, p, cc, pc := subscriberAndPublisher(t, 100*ms, setup.GoRedisRetry)
+		w.rule(setup.Rule{Name: "late-confirmation", Client: "c", Until: c.until,
+			DelayP: 1, Delay: setup.Fixed(2 * time.Second), DelayOn: setup.Replies})
 		bg := context.Background()
 		subscribed := false
 		var heard time.Duration
@@ -176,7 +173,7 @@ func TestRetriedSubscribe(t *testing.T) {
 			must(t, err)
 			count = v
 		})
-		must(t, w.Run(time.Minute))
+		w.run(time.Minute)
 		w.Close()
 		if subscribed != c.subscribed || heard != c.heard || count != c.publishCount {
 			t.Errorf("%s: subscribed %v, heard at %v, PUBLISH answered %v; want %v, %v, %v",
@@ -185,21 +182,13 @@ func TestRetriedSubscribe(t *testing.T) {
 	}
 }
 
-// subscriberAndPublisher is a world of one node, m1, a client made with
-// cfg (the subscriber) and p, a publisher 1 ms from m1, with their
-// connections to m1.
-func subscriberAndPublisher(t *testing.T, cfg setup.ClientConfig) (w *sim.World, c, p *sim.Client, cc, pc lock.Conn) {
+// subscriberAndPublisher is a world of one node, m1, a subscriber c with
+// timeout and retry and a publisher p (fworld's clients, 1 ms from m1),
+// with their connections to m1.
+func subscriberAndPublisher(t *testing.T, timeout time.Duration, retry setup.RetryPolicy) (w *fworld, c, p *sim.Client, cc, pc lock.Conn) {
 	t.Helper()
-	w = sim.New(1)
-	_, err := w.AddNode(setup.NodeConfig{Name: "m1"})
-	must(t, err)
-	c, err = w.AddClient(cfg)
-	must(t, err)
-	p, err = w.AddClient(setup.ClientConfig{Name: "p", Latency: setup.Fixed(time.Millisecond)})
-	must(t, err)
-	cc, err = c.Conn("m1")
-	must(t, err)
-	pc, err = p.Conn("m1")
-	must(t, err)
-	return w, c, p, cc, pc
+	w = newFWorld(t, 1)
+	w.master("m1", setup.PersistNone)
+	c, p = w.client("c", timeout, retry), w.client("p", 0, setup.NoRetry)
+	return w, c, p, w.conn(c, "m1"), w.conn(p, "m1")
 }
