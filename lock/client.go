@@ -352,9 +352,12 @@ func (c *Client) ID() string { return c.opts.ID }
 func (c *Client) WatchdogTimeout() time.Duration { return c.opts.WatchdogTimeout }
 
 // Lock returns the reentrant lock named name (RedissonLock).
-func (c *Client) Lock(name string) *Lock { return &Lock{c: c, name: name} }
+func (c *Client) Lock(name string) *Lock {
+	l := Lock{c: c, name: name}.withChannel()
+	return &l
+}
 
 // FencedLock returns the fenced lock named name (RedissonFencedLock).
 func (c *Client) FencedLock(name string) *FencedLock {
-	return &FencedLock{l: Lock{c: c, name: name, fenced: true}}
+	return &FencedLock{l: Lock{c: c, name: name, fenced: true}.withChannel()}
 }

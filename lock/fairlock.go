@@ -47,14 +47,16 @@ func newFairLock(l Lock) *FairLock {
 }
 
 // FairLock returns the fair lock named name (RedissonFairLock).
-func (c *Client) FairLock(name string) *FairLock { return newFairLock(Lock{c: c, name: name}) }
+func (c *Client) FairLock(name string) *FairLock {
+	return newFairLock(Lock{c: c, name: name}.withChannel())
+}
 
 // NonReentrantFairLock returns the non-reentrant fair lock named name
 // (RedissonNonReentrantFairLock, 4.4.0+): a FairLock whose holder's second
 // acquire, by any call, fails with ErrReentry at once (Redisson's
 // IllegalMonitorStateException) and leaves its hold as it was.
 func (c *Client) NonReentrantFairLock(name string) *FairLock {
-	return newFairLock(Lock{c: c, name: name, nonReentrant: true})
+	return newFairLock(Lock{c: c, name: name, nonReentrant: true}.withChannel())
 }
 
 // WallClock is implemented by a Runtime whose wall clock can differ from
@@ -176,6 +178,11 @@ type fairTry struct {
 	lease   time.Duration
 	leaseMs int64
 	args    [6]any
+	// wall is the wall clock args[fairWall] holds: a waiter polling
+	// behind the queue's head tries again within the same millisecond
+	// more often than not, and keeps the value it boxed then (one
+	// allocation per millisecond, not per try).
+	wall int64
 }
 
 // fairWall is the index of the wall clock in fairTry.args.
@@ -212,7 +219,9 @@ func (f *FairLock) try(ctx, sctx context.Context, t *fairTry) (ttl time.Duration
 func (f *FairLock) tryOnce(ctx context.Context, t *fairTry) (time.Duration, int64, error) {
 	l := &f.l
 	c := l.c
-	t.args[fairWall] = c.wallMs()
+	if w := c.wallMs(); w != t.wall || t.args[fairWall] == nil {
+		t.wall, t.args[fairWall] = w, w
+	}
 	v, err := c.evalLock(ctx, scripts.FairAcquire, true, f.keys, t.args[:]...)
 	if err != nil {
 		return 0, 0, l.reentered(err, t.owner)

@@ -28,6 +28,15 @@ type Lock struct {
 	// NonReentrantLock: the same hash, other scripts (spinlock.go,
 	// nonreentrant.go).
 	spin, nonReentrant bool
+	// ch is channel's name, made once (withChannel): every acquire that
+	// waits and every unlock names it.
+	ch string
+}
+
+// withChannel is l with its channel's name made.
+func (l Lock) withChannel() Lock {
+	l.ch = "redisson_lock__channel:" + scripts.Tagged(l.name)
+	return l
 }
 
 // Name is the lock's Redis key.
@@ -38,7 +47,7 @@ func (l *Lock) Name() string { return l.name }
 // publish on it; it is no part of the API, as it is no part of Redisson's
 // RLock interface: nothing a caller could do with it is safe (a message
 // published there wakes every waiter for nothing).
-func (l *Lock) channel() string { return "redisson_lock__channel:" + scripts.Tagged(l.name) }
+func (l *Lock) channel() string { return l.ch }
 
 // field is owner's holder field, "<client ID>:<owner>" (Client.fieldArg
 // keeps it).

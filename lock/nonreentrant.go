@@ -23,7 +23,7 @@ type NonReentrantLock struct {
 // NonReentrantLock returns the non-reentrant lock named name
 // (RedissonClient.getNonReentrantLock).
 func (c *Client) NonReentrantLock(name string) *NonReentrantLock {
-	return &NonReentrantLock{lockCore: Lock{c: c, name: name, nonReentrant: true}}
+	return &NonReentrantLock{lockCore: Lock{c: c, name: name, nonReentrant: true}.withChannel()}
 }
 
 // reentered is the error of l's acquire script for owner: ErrReentry,

@@ -128,7 +128,7 @@ func (c *Client) SpinLock(name string) *SpinLock { return c.SpinLockWith(name, B
 // says (getSpinLock(name, backOff)); a b the acquires refuse makes each of
 // them return ErrInvalid.
 func (c *Client) SpinLockWith(name string, b BackOff) *SpinLock {
-	return &SpinLock{lockCore: Lock{c: c, name: name, spin: true}, backOff: b}
+	return &SpinLock{lockCore: Lock{c: c, name: name, spin: true}.withChannel(), backOff: b}
 }
 
 // Lock blocks until owner holds the lock, trying again after each pause of

@@ -319,6 +319,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 	start := s.rt.Now()
 	fo := s.takeFanout(ctx, nodeSetNX)
 	fo.setNX.SetToken(token)
+	tokenArg := fo.setNX.TokenArg()
 	granted, nodeErr := s.onAll(fo)
 	now := s.rt.Now()
 	validity := s.opts.TTL - now.Sub(start) - s.opts.drift()
@@ -330,7 +331,7 @@ func (s *Spec) TryLock(ctx context.Context) (*Lease, error) {
 		why = newTryError(s.key, nil, &expiredError{validity: validity, elapsed: now.Sub(start), ttl: s.opts.TTL, drift: s.opts.drift()})
 	}
 	if why != nil {
-		_, _ = s.release(withoutCancel(ctx), token)
+		_, _ = s.release(withoutCancel(ctx), token, tokenArg)
 		if nodeErr == nil {
 			return nil, why
 		}
@@ -412,7 +413,7 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 	if l == nil || l.Key != s.key {
 		return 0, invalid("redlock: Unlock: nil lease or lease of another key")
 	}
-	released, err := s.release(ctx, l.Token)
+	released, err := s.release(ctx, l.Token, l.Token)
 	switch {
 	case released >= s.Quorum():
 		return released, nil
@@ -428,11 +429,12 @@ func (s *Spec) Unlock(ctx context.Context, l *Lease) (int, error) {
 // (the token and a fresh id), as Redisson's unlock latch is its unlock
 // request's: go-redis's retry of the same request finds it, another
 // Unlock of the same lease does not and answers as a release of a lock no
-// longer held does.
-func (s *Spec) release(ctx context.Context, token string) (int, error) {
+// longer held does. tokenArg is token as a command argument (any): the
+// acquire's, when it gives back what it took.
+func (s *Spec) release(ctx context.Context, token string, tokenArg any) (int, error) {
 	fo := s.takeFanout(ctx, nodeRelease)
 	fo.keys = append(fo.keyBuf[:0], s.key)
-	fo.args = append(fo.argBuf[:0], token)
+	fo.args = append(fo.argBuf[:0], tokenArg)
 	if !s.opts.NoReleaseLatch {
 		// scripts.ReleaseLatchKey(s.key, token+":"+id), in one concatenation.
 		fo.keys = append(fo.keys, s.latchPrefix+token+":"+s.rt.NewID())

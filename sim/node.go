@@ -45,6 +45,8 @@ type Node struct {
 	name  string
 	cfg   setup.NodeConfig
 	group *Group
+	// subText and unsubText are subDetail's and unsubDetail's texts.
+	subText, unsubText string
 	// scores are the last scores ZSCORE's short way formatted (scoreText),
 	// nextScore the entry the next new one replaces: as many as a fair
 	// queue's head and three waiters read.

@@ -21,8 +21,9 @@ import (
 var ErrSubscriptionLost = errors.New("sim: subscription lost: node crashed")
 
 // subscribedOn is SUBSCRIBE's answer on its way to the client: the node
-// that took the subscription, for the req record.
-type subscribedOn string
+// that took the subscription, for the req record. (A struct of one
+// pointer: an interface holds it without an allocation.)
+type subscribedOn struct{ n *Node }
 
 // Subscribe records a "subscribe" req record (Args the channel), whose
 // Detail names the node that took the subscription ("on m1"): a waiter
@@ -37,20 +38,16 @@ type subscribedOn string
 // own (simSub.fifo).
 func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscription, error) {
 	sub := &simSub{c: s.c, channel: channel, op: s.c.w.curOp()}
-	h := s.c.beginReqTo(s.g, "subscribe", []string{channel})
+	sub.args[0] = channel
+	h := s.c.beginReqTo(s.g, "subscribe", sub.args[:])
 	h.noRuns = true
 	h.cancellable = true
-	r := s.c.request(ctx, s.g, "subscribe", nil, handlerFunc(func(n *Node, r replier) {
-		if !sub.closed {
-			n.subscribe(sub)
-		}
-		r.answer(subscribedOn(n.name), nil)
-	}), 0)
+	r := s.c.request(ctx, s.g, "subscribe", nil, (*subscribing)(sub), 0)
 	r.via = &sub.fifo
 	v, err := s.c.attemptsFrom(ctx, &r, &h, 0)
 	if on, ok := v.(subscribedOn); ok {
 		v = "subscribe"
-		h.setDetail("on " + string(on))
+		h.setDetail(on.n.subDetail())
 	}
 	h.endReq(v, err)
 	if err != nil {
@@ -63,10 +60,39 @@ func (s *simConn) Subscribe(ctx context.Context, channel string) (lock.Subscript
 	return sub, nil
 }
 
+// subscribing is a SUBSCRIBE's handler at the node: the subscription is
+// taken unless it was dropped meanwhile, and the answer names the node.
+type subscribing simSub
+
+func (sub *subscribing) handle(n *Node, r replier) {
+	if !sub.closed {
+		n.subscribe((*simSub)(sub))
+	}
+	r.answer(subscribedOn{n}, nil)
+}
+
+// subDetail is the Detail of a subscribe req record answered by n ("on
+// m1"), and unsubDetail that of an unsubscribe sent to n: made once per
+// node, not per request.
+func (n *Node) subDetail() string {
+	if n.subText == "" {
+		n.subText = "on " + n.name
+	}
+	return n.subText
+}
+
+func (n *Node) unsubDetail() string {
+	if n.unsubText == "" {
+		n.unsubText = "on " + n.name + ", no reply awaited"
+	}
+	return n.unsubText
+}
+
 // simSub is the simulation's lock.Subscription.
 type simSub struct {
 	c       *Client
 	channel string
+	args    [1]string // the channel: its subscribe and unsubscribe records' Args
 	node    *Node
 	queue   []pushed
 	waiter  *waiter
@@ -212,8 +238,8 @@ func (s *simSub) Close() error {
 		// naming the node the subscription was on. A process unwinding
 		// at World.Close is not the client unsubscribing: no record.
 		if !s.c.w.closed {
-			h := s.c.beginReqOn(n.name, "unsubscribe", []string{s.channel})
-			h.setDetail("on " + n.name + ", no reply awaited")
+			h := s.c.beginReqOn(n.name, "unsubscribe", s.args[:])
+			h.setDetail(n.unsubDetail())
 			h.endReq("unsubscribe", nil)
 		}
 		s.send(msgRequest, n, "unsubscribe "+s.channel, s.c.w.curOp(), func() {

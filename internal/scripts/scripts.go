@@ -293,6 +293,11 @@ func NewSetNXCmd(key string, ttlMs int64, plain bool) SetNXCmd {
 // SetToken sets the acquisition's token.
 func (c *SetNXCmd) SetToken(token string) { c.args[2], c.token = token, token }
 
+// TokenArg is the token as the command's argument holds it: a caller that
+// sends the token again (a release of the same acquisition) passes this
+// value on instead of boxing the string a second time.
+func (c *SetNXCmd) TokenArg() any { return c.args[2] }
+
 // SetNXWith is SetNX with the command cmd, its token set.
 func SetNXWith[R interface {
 	~string
