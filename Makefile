@@ -58,10 +58,10 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# The slowest packages are internal/realrun (real servers, Sentinel, a
-# Redis Cluster, worker processes: under 2 minutes under -race, its tests
-# 4 at a time, 5 minutes one at a time) and cmd/simulate (2), then props
-# (1.5); fuzz adds about 25 s.
+# The slowest packages under -race are lock (about 2.5 minutes),
+# cmd/simulate (2.25), internal/realrun (real servers, Sentinel, a Redis
+# Cluster, worker processes: under 2 minutes, its tests 4 at a time, 5
+# one at a time) and checker (1.25); fuzz adds about 25 s.
 # The per-package limit is raised above go test's default 10 minutes so
 # that a slower machine is not failed by it.
 #
@@ -69,8 +69,8 @@ gocyclo:
 # (servers, Sentinel elections, scenario durations), and with go test's
 # default of one package per core it held one of the two package slots
 # the whole time, so the CPU-bound packages ran one at a time beside it:
-# make test took 8m18s on the quiet machine without -p 3 (2026-11-24),
-# 6m18s to 6m53s with it (the race step alone 5m56s). realrun's replays
+# make test took about 25% longer without -p 3 (docs/speed.md gives
+# its time with it). realrun's replays
 # are robust to that load, but for the checks of a real-time bound, which
 # retry: the rueidislock replays' 200 ms bound on hearing of a lost lock
 # was missed in 2 of 3 runs beside two CPU burners, and run serially.

@@ -89,7 +89,9 @@
 // run -backend redis replays the files on real redis-server processes in
 // real time (package internal/realrun), every duration multiplied by
 // -scale, and prints the same verdict lines; a file using a feature the
-// real backend cannot reproduce (pauses, clock faults, ...) is bad input.
+// real backend cannot reproduce (random faults, client latency, a client's
+// clock drift, link faults other than drop-replies and fixed delays, ...)
+// is bad input, named by file, line and field.
 //
 // compare runs the comparison matrix (package compare) and writes the
 // report comparing RedissonLock and RedLock failure modes, into -out or,

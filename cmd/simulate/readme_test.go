@@ -230,3 +230,37 @@ func grantedBeforeFailover(t *testing.T, file string, n uint64) (quiet, granted 
 	}
 	return quiet, granted
 }
+
+// TestScenariosReadmeListsEveryFile: the built-in scenarios' table in
+// scenarios/README.md ("The scenarios") has a row for every
+// scenarios/*.yaml, so that a
+// scenario added to the directory cannot stay out of the table the
+// README's documentation map calls "one line each" (two were missing).
+func TestScenariosReadmeListsEveryFile(t *testing.T) {
+	b, err := os.ReadFile("../../scenarios/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## The scenarios\n")
+	if !ok {
+		t.Fatal(`scenarios/README.md has no "## The scenarios" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if name, ok := strings.CutPrefix(line, "| `"); ok {
+			if name, _, ok := strings.Cut(name, "` |"); ok {
+				rows[name] = true
+			}
+		}
+	}
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files: %v", err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); !rows[name] {
+			t.Errorf("scenarios/README.md has no table row for %s", name)
+		}
+	}
+}

@@ -17,11 +17,11 @@ import (
 // topology or as a fault (the clients run at the machine's rate; a node's
 // clock runs under libfaketime, clock.go);
 // client latency and non-fixed replication lag (the proxy delays by a
-// fixed time only); and the fault kinds whose Available refuses the real
-// target (package faults says which, each in its own file: faults bound
-// to an operation, and every link fault but drop-replies with p 1). A
-// pause and a client crash run: the clients are then worker processes
-// (worker.go).
+// fixed time only); and what the faults' Available refuses the real
+// target (package faults says which, each in its own file: link faults
+// other than drop-replies and fixed delays with p 1, and a bound link
+// fault's skip). A pause and a client crash run: the clients are then
+// worker processes (worker.go).
 func Check(s *scenario.Scenario) error {
 	if s.HasRates {
 		return unsupported(s, s.RatesLine, "rates", "random faults")
