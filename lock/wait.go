@@ -59,11 +59,15 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return 0, gaveUp()
-	case err != nil && wait > 0 && (abandon || errors.Is(err, errSubscribeOutlastedWait)):
+	case err != nil && wait > 0 && abandon:
 		// Redisson's tryLock gives up (false) when its subscription
 		// fails or outlasts the wait: nothing is held. The fenced lock's
-		// token calls (tryLockAndGetTokenAsync) give up so when it
-		// outlasts the wait, and fail with a subscription's error.
+		// token calls (tryLockAndGetTokenAsync) fail with the
+		// subscription's error either way: its future fails when the
+		// wait runs out (PublishSubscribeService.timeout, set to the time
+		// left, completes it with a RedisTimeoutException, and a
+		// subscription still not made is cancelled), and the call's
+		// result with it (4.7.0).
 		return 0, &waitEnded{ErrNotAcquired, err}
 	case err != nil:
 		return 0, err

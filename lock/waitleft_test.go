@@ -231,6 +231,66 @@ func TestTryLockForSubscriptionFails(t *testing.T) {
 	}
 }
 
+// slowSubscribe is a Conn whose subscriptions are never confirmed: each
+// waits until its context ends, and fails with the context's error.
+type slowSubscribe struct {
+	lock.Conn
+	rt lock.Runtime
+}
+
+func (s slowSubscribe) Subscribe(ctx context.Context, _ string) (lock.Subscription, error) {
+	_ = s.rt.Sleep(ctx, time.Hour)
+	return nil, ctx.Err()
+}
+
+// TestTryLockForSubscriptionOutlastsWait: a subscription not made within
+// the wait ends RLock's tryLock refused when the wait runs out, a known
+// outcome (Redisson's tryLock: subscribeFuture.get(time) times out,
+// false), while the fenced lock's token call fails with an error then
+// (tryLockAndGetTokenAsync: PublishSubscribeService.timeout, set to the
+// time left, fails the subscription with a RedisTimeoutException, and
+// the call's result with it): no token, and no refusal either.
+func TestTryLockForSubscriptionOutlastsWait(t *testing.T) {
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	c2, err := wd.w.AddClient(setup.ClientConfig{Name: "c2", Latency: setup.Fixed(time.Millisecond), Timeout: 3 * time.Second})
+	must(t, err)
+	conn, err := c2.Conn("m1")
+	must(t, err)
+	lc, err := lock.New(slowSubscribe{conn, c2.Runtime()}, c2.Runtime(), lock.Options{ID: "c2"})
+	must(t, err)
+	defer lc.Close()
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
+		_, err := lc.FencedLock("fk").LockWithLease(ctx, "main", time.Minute)
+		wantErr(t, err, nil, "c1 fenced hold")
+	})
+	var plain, fenced error
+	var plainFor, fencedFor time.Duration
+	c2.Go("c2", func() {
+		ctx := context.Background()
+		rt := c2.Runtime()
+		_ = rt.Sleep(ctx, 10*time.Millisecond)
+		start := rt.Now()
+		plain = lc.Lock("lk").TryLockFor(ctx, "main", 2*time.Second, 0)
+		plainFor = rt.Now().Sub(start)
+		start = rt.Now()
+		_, fenced = lc.FencedLock("fk").TryLockFor(ctx, "main", 2*time.Second, 0)
+		fencedFor = rt.Now().Sub(start)
+	})
+	wd.run(time.Minute)
+	if !errors.Is(plain, lock.ErrWaitTimeout) || lock.IsUnknown(plain) {
+		t.Errorf("Lock.TryLockFor: %v; want ErrWaitTimeout, a known refusal", plain)
+	}
+	if fenced == nil || errors.Is(fenced, lock.ErrWaitTimeout) || errors.Is(fenced, lock.ErrNotAcquired) {
+		t.Errorf("FencedLock.TryLockFor: %v; want the subscription's error, not a refusal", fenced)
+	}
+	for name, d := range map[string]time.Duration{"Lock": plainFor, "FencedLock": fencedFor} {
+		if d < 1900*time.Millisecond || d > 2100*time.Millisecond {
+			t.Errorf("%s.TryLockFor took %v; want about its 2 s wait", name, d)
+		}
+	}
+}
+
 // TestMixedHoldsStopTheWatchdog: Redisson 4.7.0 counts a holder's watchdog
 // holds only (LockEntry.addThreadId, at the acquires that schedule a
 // renewal), and every unlock gives one back (removeThreadId). c1 takes lk
