@@ -27,6 +27,31 @@ func TestMatchesUndecided(t *testing.T) {
 	}
 }
 
+// TestMatchesNeverHeld: a verdict Unknown because the lock was never held
+// (every answered acquire ended in an error), or never released, meets
+// no absent list: the run never exercised the lock, and every check
+// passed for nothing. A budget's Unknown still meets an absent list that
+// names only kinds its checks decided (TestMatchesUndecided).
+func TestMatchesNeverHeld(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(v *checker.Verdict)
+	}{
+		{"never held", func(v *checker.Verdict) { v.NeverHeld = true }},
+		{"never released", func(v *checker.Verdict) { v.NeverReleased = true }},
+	} {
+		var v checker.Verdict
+		v.Undecided("lock lk " + c.name)
+		c.set(&v)
+		if ok, why := (Expect{Absent: []checker.Kind{checker.MutualExclusion}}).Matches(v); ok || !strings.Contains(why, "never exercised the lock: lock lk "+c.name) {
+			t.Errorf("%s: absent mutual-exclusion matched: %v %q", c.name, ok, why)
+		}
+		if ok, _ := (Expect{Any: true}).Matches(v); !ok {
+			t.Errorf("%s: expect any did not match", c.name)
+		}
+	}
+}
+
 // TestJudgeSweep: rates are fractions of the seeds whose verdict has the
 // kind, judged on the observed rate.
 func TestJudgeSweep(t *testing.T) {

@@ -76,7 +76,10 @@ func (s *Scenario) checkConfig(end time.Duration) checker.Config {
 // An Unknown verdict (a check that could not decide within its budget)
 // fails an expectation of ok, and one that lists as absent a kind the
 // undecided check finds (checker.Verdict.UndecidedOn): it might have
-// found it.
+// found it. One whose lock was never held, or never released
+// (checker.Verdict.NeverHeld, NeverReleased), fails every expectation but
+// any: no kind is absent from a run that never exercised the lock, and
+// such a run's every check passes for nothing.
 func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	if e.Any {
 		return true, ""
@@ -116,6 +119,9 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 		if v.UndecidedOn(k) {
 			why = append(why, string(k)+" undecided: "+strings.Join(v.Notes, "; "))
 		}
+	}
+	if v.Status == checker.Unknown && (v.NeverHeld || v.NeverReleased) && len(e.Absent) > 0 && len(why) == 0 {
+		why = append(why, "no kind is shown absent by a run that never exercised the lock: "+strings.Join(v.Notes, "; "))
 	}
 	if len(why) > 0 {
 		return false, fmt.Sprintf("expected %s, got %s %s: %s", e.verdictPart(), v.Status, kindList(got), strings.Join(why, "; "))

@@ -35,7 +35,7 @@ func (k *Fair) decode(d *decoder, s *Scenario, o *obj, f string) {
 }
 
 func (k *Fair) settings() settings {
-	return settings{holding: &k.Holding, owner: &k.OwnerConfig, forever: &k.Forever}
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, forever: &k.Forever, group: &k.Group}
 }
 
 // Model is the reentrant lock's, or with non_reentrant the simple lock's

@@ -26,7 +26,7 @@ func (k *NonReentrant) decode(d *decoder, s *Scenario, o *obj, f string) {
 }
 
 func (k *NonReentrant) settings() settings {
-	return settings{holding: &k.Holding, owner: &k.OwnerConfig}
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
 }
 
 // Model is the simple lock's: one hold per holder, whose own second

@@ -58,8 +58,8 @@ func (*RedLockSpec) LinOptions() []checker.LinOption {
 // LockKey is the key (on every master).
 func (k *RedLockSpec) LockKey() string { return k.Key }
 
-// Ops are acquire, release and expire.
-func (*RedLockSpec) Ops() []string { return baseOps }
+// Ops are acquire, release, extend (with extend_every) and expire.
+func (*RedLockSpec) Ops() []string { return userOps }
 
 // StartWorkload starts traffic.SpecRedLock.
 func (k *RedLockSpec) StartWorkload(c traffic.Client, _ *traffic.Resource) error {

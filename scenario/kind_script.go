@@ -57,7 +57,7 @@ func (k *Script) decode(d *decoder, s *Scenario, o *obj, f string) {
 	switch lease := uc.OwnerConfig.Lease; {
 	case d.err != nil:
 	case lease == 0:
-		d.failf(o.at("lease"), join(f, "lease"), "a script lock needs a lease (its ARGV[2]): nothing renews its key but the extend script")
+		d.failf(o.at("lease"), join(f, "lease"), scriptNeedsLease)
 	case uc.Model == "fenced" && k.OwnerIn == traffic.OwnerInValue:
 		d.failf(o.at("owner_in"), join(f, "owner_in"), "a fenced lock's acquire records its token, so its holder is found by field (owner_in: field)")
 	case uc.ExtendEvery > 0 && k.Extend == nil:
@@ -120,6 +120,10 @@ func trimOwnPath(err error, p string) string {
 	}
 	return fmt.Sprintf("%s: %s", p, msg)
 }
+
+// scriptNeedsLease is the error of a script lock without a lease, the
+// algorithm section's or a client entry's.
+const scriptNeedsLease = "a script lock needs a lease (its ARGV[2]): nothing renews its key but the extend script"
 
 func (k *Script) settings() settings {
 	return settings{holding: &k.Holding, owner: &k.OwnerConfig, extendEvery: &k.ExtendEvery, group: &k.Group, lockWaits: true}

@@ -32,7 +32,9 @@ func (k *Spin) decode(d *decoder, s *Scenario, o *obj, f string) {
 	}}
 }
 
-func (k *Spin) settings() settings { return settings{holding: &k.Holding, owner: &k.OwnerConfig} }
+func (k *Spin) settings() settings {
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, group: &k.Group}
+}
 
 // Model is the reentrant lock's: the spin lock is reentrant.
 func (*Spin) Model() checker.LockKind { return checker.LockReentrant }

@@ -45,7 +45,8 @@ func writeScript(t *testing.T, src string) string {
 // TestUserKindErrors: the loader's errors about the fields of the script
 // and custom kinds name the file, the line and the field: an unknown
 // model, reply convention or owner_in, a missing, unreadable or empty Lua
-// file or one that does not compile, a script lock without a lease, a fenced one marked by value,
+// file or one that does not compile, a script lock without a lease (the
+// section's, or a client's watchdog), a fenced one marked by value,
 // extensions without an extend script or with no lease, and a wait, which
 // a user's lock does for itself (the section's or a client's).
 func TestUserKindErrors(t *testing.T) {
@@ -62,6 +63,7 @@ func TestUserKindErrors(t *testing.T) {
 		{"no release", "  release: release.lua\n", "", "s.yaml:8: algorithm.release: required field is missing"},
 		{"no lease", "  lease: 1s\n", "", "s.yaml:8: algorithm.lease: required field is missing"},
 		{"watchdog lease", "lease: 1s", "lease: watchdog", "s.yaml:11: algorithm.lease: a script lock needs a lease"},
+		{"client watchdog lease", "{count: 2}", "{count: 2, lease: watchdog}", "s.yaml:6: clients[0].lease: a script lock needs a lease"},
 		{"fenced by value", "  lease: 1s", "  lease: 1s\n  model: fenced\n  owner_in: value", "s.yaml:13: algorithm.owner_in: a fenced lock's acquire records its token"},
 		{"extend_every without extend", "  lease: 1s", "  lease: 1s\n  extend_every: 300ms", "s.yaml:12: algorithm.extend_every: extensions need an extend script"},
 		{"wait", "  lease: 1s", "  lease: 1s\n  wait: 1s", "s.yaml:12: algorithm.wait: not a field of algorithm script"},
@@ -180,6 +182,22 @@ func TestWithUserLock(t *testing.T) {
 	}
 	if c = u.Algorithm.Workload.(*Custom); c.Depth != 2 || len(c.Owners) != 2 || c.Wait != 0 || c.OwnerConfig.Lease != 2*time.Second {
 		t.Errorf("from reentrant: %+v", c.UserConfig)
+	}
+
+	// The other kinds on one group (they all had to say so: fair, spin
+	// and non-reentrant were refused as kept on several groups).
+	for _, kind := range []string{"fair", "spin", "non-reentrant", "fenced", "rwlock"} {
+		one := strings.Replace(good, "  kind: simple\n  ttl: 1s", "  kind: "+kind+"\n  group: m1\n  lease: 2s", 1)
+		if s, err = Parse("good.yaml", []byte(one)); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if u, err = s.WithUserLock(mk, ""); err != nil {
+			t.Errorf("from %s: %v", kind, err)
+			continue
+		}
+		if c = u.Algorithm.Workload.(*Custom); c.Group != "m1" || c.OwnerConfig.Lease != 2*time.Second {
+			t.Errorf("from %s: %+v", kind, c.UserConfig)
+		}
 	}
 
 	spec := strings.Replace(good, "  kind: simple\n  ttl: 1s", "  kind: redlock-spec\n  ttl: 1s", 1)

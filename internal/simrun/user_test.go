@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/internal/usertest"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
@@ -149,5 +150,43 @@ func TestCustomPerClientLease(t *testing.T) {
 				t.Errorf("control, one TTL of %v for every client: verdict %s, want %s among its findings", fixed, r.Verdict, k)
 			}
 		}
+	}
+}
+
+// TestSpecExtendTrigger: a fault can be bound to the spec RedLock's
+// extensions (op extend, which its workload records with extend_every):
+// the loader had refused the op. A drop of the replies to c1's second
+// extension acts within that extension (one node's reply lost: the other
+// two still make a majority, and it succeeds).
+func TestSpecExtendTrigger(t *testing.T) {
+	src := load(t, "redlock-extend-partition.yaml").Source
+	text := strings.Replace(string(src), "  - {kind: partition, a: [c1], b: [n2, n3], from: 2s}",
+		"  - {kind: drop-replies, on: {client: c1, op: extend, nth: 2}}", 1)
+	if text == string(src) {
+		t.Fatal("test bug: the fault line is not in the file")
+	}
+	s, err := scenario.Parse("extend.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extends []history.Record
+	var drops []int64
+	for _, rec := range r.History.Records() {
+		switch {
+		case rec.Kind == history.KindOp && rec.Op == history.OpExtend && rec.Client == "c1":
+			extends = append(extends, rec)
+		case rec.Kind == history.KindFault && strings.HasPrefix(rec.Op, "drop"):
+			drops = append(drops, rec.T)
+		}
+	}
+	if len(extends) < 2 || len(drops) != 1 || extends[1].End == nil || drops[0] < extends[1].T || drops[0] > *extends[1].End {
+		t.Fatalf("%d extensions of c1, drops at %v; want one drop within the second extension", len(extends), drops)
+	}
+	if !r.Match {
+		t.Errorf("verdict %s; want ok, as the file expects", r.Verdict)
 	}
 }
