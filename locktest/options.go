@@ -102,8 +102,9 @@ func Seeds(from uint64, n int) Option {
 // simulation, every duration of the scenario multiplied by scale (in (0,
 // 100]; 1: as written). A real run is not a function of its seed: each
 // seed is one more run. redis-server must be on the PATH (Run skips
-// without it, unless LOCKSIM_REQUIRE_REDIS is set). The lock's own TTL is
-// not scaled: build it with the scenario's lease times scale. A scenario
+// without it, unless LOCKSIM_REQUIRE_REDIS is set). The lease each client's
+// NewLock is given is the scaled one; a TTL the lock's code sets on its
+// own, not from that lease, is not scaled. A scenario
 // that pauses or crashes a client needs its clients as processes of their
 // own, which a lock given in Go cannot be: it is refused.
 func Redis(scale float64) Option {

@@ -42,7 +42,8 @@ type Result struct {
 
 // Unsafe reports whether the verdict has a safety finding (Kind.Safety:
 // mutual exclusion, silent loss, a stale write, a token regression,
-// reentrancy, unlock idempotency, linearizability).
+// reentrancy, unlock idempotency, an extension's answer,
+// linearizability).
 func (r Result) Unsafe() bool {
 	for _, k := range r.Verdict.Kinds() {
 		if k.Safety() {
