@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/setup"
+	"github.com/locksim/locksim/sim"
 )
 
 // TestTryLockForStopsWhenTheWaitIsSpent: Redisson 4.7.0's tryLock
@@ -196,25 +197,35 @@ func (failSubscribe) Subscribe(context.Context, string) (lock.Subscription, erro
 	return nil, errBoom
 }
 
+// heldForSubscriber is a world where c1 holds lk and the fenced fk for a
+// minute from the start, and c2's lock client, whose connection to m1 is
+// wrap's (a Conn whose subscriptions misbehave): the close is the
+// caller's.
+func heldForSubscriber(t *testing.T, wrap func(lock.Conn, lock.Runtime) lock.Conn) (*world, *sim.Client, *lock.Client) {
+	t.Helper()
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	c2, err := wd.w.AddClient(setup.ClientConfig{Name: "c2", Latency: setup.Fixed(time.Millisecond), Timeout: 3 * time.Second})
+	must(t, err)
+	conn, err := c2.Conn("m1")
+	must(t, err)
+	lc, err := lock.New(wrap(conn, c2.Runtime()), c2.Runtime(), lock.Options{ID: "c2"})
+	must(t, err)
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
+		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
+		_, err := lc.FencedLock("fk").LockWithLease(ctx, "main", time.Minute)
+		wantErr(t, err, nil, "c1 fenced hold")
+	})
+	return wd, c2, lc
+}
+
 // TestTryLockForSubscriptionFails: a subscription that fails (not one
 // that outlasts the wait) ends RLock's tryLock refused, a known outcome
 // (Redisson's tryLock returns false on the subscription future's
 // ExecutionException), while the fenced lock's token call fails with the
 // subscription's error (tryLockAndGetTokenAsync completes exceptionally).
 func TestTryLockForSubscriptionFails(t *testing.T) {
-	wd := newWorld(t, -1, lock.Options{}, "c1")
-	c2, err := wd.w.AddClient(setup.ClientConfig{Name: "c2", Latency: setup.Fixed(time.Millisecond), Timeout: 3 * time.Second})
-	must(t, err)
-	conn, err := c2.Conn("m1")
-	must(t, err)
-	lc, err := lock.New(failSubscribe{conn}, c2.Runtime(), lock.Options{ID: "c2"})
-	must(t, err)
+	wd, c2, lc := heldForSubscriber(t, func(conn lock.Conn, _ lock.Runtime) lock.Conn { return failSubscribe{conn} })
 	defer lc.Close()
-	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
-		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
-		_, err := lc.FencedLock("fk").LockWithLease(ctx, "main", time.Minute)
-		wantErr(t, err, nil, "c1 fenced hold")
-	})
 	var plain, fenced error
 	c2.Go("c2", func() {
 		ctx := context.Background()
@@ -251,19 +262,8 @@ func (s slowSubscribe) Subscribe(ctx context.Context, _ string) (lock.Subscripti
 // time left, fails the subscription with a RedisTimeoutException, and
 // the call's result with it): no token, and no refusal either.
 func TestTryLockForSubscriptionOutlastsWait(t *testing.T) {
-	wd := newWorld(t, -1, lock.Options{}, "c1")
-	c2, err := wd.w.AddClient(setup.ClientConfig{Name: "c2", Latency: setup.Fixed(time.Millisecond), Timeout: 3 * time.Second})
-	must(t, err)
-	conn, err := c2.Conn("m1")
-	must(t, err)
-	lc, err := lock.New(slowSubscribe{conn, c2.Runtime()}, c2.Runtime(), lock.Options{ID: "c2"})
-	must(t, err)
+	wd, c2, lc := heldForSubscriber(t, func(conn lock.Conn, rt lock.Runtime) lock.Conn { return slowSubscribe{conn, rt} })
 	defer lc.Close()
-	wd.do("c1", func(ctx context.Context, lc *lock.Client, _ lock.Runtime) {
-		wantErr(t, lc.Lock("lk").LockWithLease(ctx, "main", time.Minute), nil, "c1 hold")
-		_, err := lc.FencedLock("fk").LockWithLease(ctx, "main", time.Minute)
-		wantErr(t, err, nil, "c1 fenced hold")
-	})
 	var plain, fenced error
 	var plainFor, fencedFor time.Duration
 	c2.Go("c2", func() {
