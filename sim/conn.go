@@ -275,11 +275,6 @@ type replier interface {
 	answer(v any, err error)
 }
 
-// handlerFunc is a handler written as a func.
-type handlerFunc func(n *Node, r replier)
-
-func (f handlerFunc) handle(n *Node, r replier) { f(n, r) }
-
 type (
 	attemptArrival attempt // the request reaches the node
 	attemptTimeout attempt // the client stops waiting
