@@ -141,7 +141,8 @@ func (c *Client) waitSpent(start time.Time, wait time.Duration) bool {
 }
 
 // errSubscribeOutlastedWait is the cause of a bounded acquire that gave up
-// because its subscription was not made within what was left of its wait.
+// because its subscription was not made within what was left of its wait,
+// or, for the fenced lock, the error it fails with then.
 var errSubscribeOutlastedWait = errors.New("lock: the subscription to the lock's channel was not made within the wait")
 
 // subscribeWithin subscribes to channel for an acquire waiting since start
@@ -212,9 +213,9 @@ const (
 // Redisson resubscribes a broken connection's channels on reconnection
 // and when a master changes (PublishSubscribeService.reattachPubSub,
 // 4.7.0), and go-redis's PubSub reconnects and resubscribes on its next
-// receive. When
-// there is no subscription to wait on (it cannot be made again either),
-// it sleeps what is left of d (noSubscriptionBeat when d is waitForever).
+// receive. When there is no subscription to wait on (it cannot be made
+// again either), it sleeps what is left of d (noSubscriptionBeat when d
+// is waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
 	if *sub == nil {

@@ -92,8 +92,12 @@ type settings struct {
 	// ttl is the kind's TTL, if it has one, and ttlRule says what is wrong
 	// with one ("" when nothing): the algorithm's and a client entry's
 	// alike.
-	ttl         *time.Duration
-	ttlRule     func(ttl time.Duration) string
+	ttl     *time.Duration
+	ttlRule func(ttl time.Duration) string
+	// leaseRule says what is wrong with a client entry's lease ("" when
+	// nothing; 0 is watchdog), for a kind that refuses some (script);
+	// nil: none.
+	leaseRule   func(lease time.Duration) string
 	extendEvery *time.Duration // redlock-spec, custom, script
 	readRatio   *float64       // rwlock: the probability of the read half
 	// group is the lock's one group, for a kind on a single group (nil for
@@ -366,6 +370,17 @@ func (d *decoder) holding(o *obj, def traffic.Holding) traffic.Holding {
 		Hold: o.dur("hold", def.Hold), Think: o.dur("think", def.Think), Start: o.dur("start", 0),
 		Holds:  int(o.int("holds", 0, 0, 1_000_000)),
 		Belief: traffic.Belief(o.oneOf("belief", "", beliefs...)),
+	}
+}
+
+// checkLease applies the lease rule of a kind with settings st to a
+// client entry's lease read at field f of o.
+func (d *decoder) checkLease(st settings, o *obj, f string, lease time.Duration) {
+	if d.err != nil || st.leaseRule == nil {
+		return
+	}
+	if msg := st.leaseRule(lease); msg != "" {
+		d.failf(o.at("lease"), f, "%s", msg)
 	}
 }
 

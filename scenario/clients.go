@@ -145,9 +145,7 @@ func (d *decoder) readClientSettings(s *Scenario, o *obj, path string) ClientSet
 	}
 	if o.has("lease") {
 		v := d.lease(o)
-		if _, script := s.Algorithm.Workload.(*Script); script && v == 0 && d.err == nil {
-			d.failf(o.at("lease"), join(path, "lease"), scriptNeedsLease)
-		}
+		d.checkLease(st, o, join(path, "lease"), v)
 		cs.Lease = &v
 	}
 	if o.has("ttl") {

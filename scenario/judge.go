@@ -115,28 +115,36 @@ func (e Expect) Matches(v checker.Verdict) (bool, string) {
 	if len(extra) > 0 {
 		why = append(why, "unexpected "+strings.Join(extra, ", "))
 	}
-	why = append(why, e.absentUndecided(v, len(why) > 0)...)
+	why = append(why, e.absentUndecided(v)...)
+	if len(why) == 0 {
+		why = e.unexercised(v)
+	}
 	if len(why) > 0 {
 		return false, fmt.Sprintf("expected %s, got %s %s: %s", e.verdictPart(), v.Status, kindList(got), strings.Join(why, "; "))
 	}
 	return true, ""
 }
 
-// absentUndecided says why v cannot show e's absent kinds absent
-// (Matches): each that an undecided check finds; or, when the lock was
-// never held or never released (v Unknown) and the expectation has not
-// failed otherwise (failed), that the run never exercised the lock.
-func (e Expect) absentUndecided(v checker.Verdict, failed bool) []string {
+// absentUndecided says which of e's absent kinds v cannot show absent
+// (Matches): each that an undecided check finds.
+func (e Expect) absentUndecided(v checker.Verdict) []string {
 	var why []string
 	for _, k := range e.Absent {
 		if v.UndecidedOn(k) {
 			why = append(why, string(k)+" undecided: "+strings.Join(v.Notes, "; "))
 		}
 	}
-	if v.Status == checker.Unknown && (v.NeverHeld || v.NeverReleased) && len(e.Absent) > 0 && !failed && len(why) == 0 {
-		why = append(why, "no kind is shown absent by a run that never exercised the lock: "+strings.Join(v.Notes, "; "))
-	}
 	return why
+}
+
+// unexercised says why v, Unknown because its lock was never held or
+// never released, shows none of e's absent kinds absent (Matches); nil
+// otherwise.
+func (e Expect) unexercised(v checker.Verdict) []string {
+	if v.Status != checker.Unknown || !(v.NeverHeld || v.NeverReleased) || len(e.Absent) == 0 {
+		return nil
+	}
+	return []string{"no kind is shown absent by a run that never exercised the lock: " + strings.Join(v.Notes, "; ")}
 }
 
 // Judge reports whether a run whose verdict is v (Scenario.Check's) is the

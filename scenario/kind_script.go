@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	luaparse "github.com/yuin/gopher-lua/parse"
 
@@ -122,11 +123,20 @@ func trimOwnPath(err error, p string) string {
 }
 
 // scriptNeedsLease is the error of a script lock without a lease, the
-// algorithm section's or a client entry's.
+// algorithm section's or a client entry's (scriptLease).
 const scriptNeedsLease = "a script lock needs a lease (its ARGV[2]): nothing renews its key but the extend script"
 
+// scriptLease is the script kind's lease rule: a duration, not watchdog.
+func scriptLease(lease time.Duration) string {
+	if lease == 0 {
+		return scriptNeedsLease
+	}
+	return ""
+}
+
 func (k *Script) settings() settings {
-	return settings{holding: &k.Holding, owner: &k.OwnerConfig, extendEvery: &k.ExtendEvery, group: &k.Group, lockWaits: true}
+	return settings{holding: &k.Holding, owner: &k.OwnerConfig, extendEvery: &k.ExtendEvery, group: &k.Group, lockWaits: true,
+		leaseRule: scriptLease}
 }
 
 func (k *Script) userConfig() traffic.UserConfig { return k.UserConfig }

@@ -184,8 +184,9 @@ func TestWithUserLock(t *testing.T) {
 		t.Errorf("from reentrant: %+v", c.UserConfig)
 	}
 
-	// The other kinds on one group (they all had to say so: fair, spin
-	// and non-reentrant were refused as kept on several groups).
+	// The other kinds on one group, each with its group in its settings
+	// (fair, spin and non-reentrant had none, and were refused as kept on
+	// several groups).
 	for _, kind := range []string{"fair", "spin", "non-reentrant", "fenced", "rwlock"} {
 		one := strings.Replace(good, "  kind: simple\n  ttl: 1s", "  kind: "+kind+"\n  group: m1\n  lease: 2s", 1)
 		if s, err = Parse("good.yaml", []byte(one)); err != nil {

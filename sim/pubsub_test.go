@@ -18,10 +18,9 @@ import (
 // to a command, on that command's connection, does not hold them back.
 // c subscribes, then from 1 s sends a GET whose reply is delayed 2 s;
 // p publishes at 1.5 s (its PUBLISH runs at 1.501 s). The message reaches
-// c's subscription at 1.502 s,
-// not behind the GET's reply at 3.002 s, where the network had queued
-// every push to a client behind its replies from the node on one
-// connection.
+// c's subscription at 1.502 s, not behind the GET's reply at 3.002 s,
+// where the network had queued every push to a client behind its replies
+// from the node on one connection.
 func TestPushesGoOnTheSubscriptionsConnection(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w, c, p, cc, pc := subscriberAndPublisher(t, 0, setup.NoRetry)

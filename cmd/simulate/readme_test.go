@@ -233,9 +233,9 @@ func grantedBeforeFailover(t *testing.T, file string, n uint64) (quiet, granted 
 
 // TestScenariosReadmeListsEveryFile: the built-in scenarios' table in
 // scenarios/README.md ("The scenarios") has a row for every
-// scenarios/*.yaml, so that a
-// scenario added to the directory cannot stay out of the table the
-// README's documentation map calls "one line each" (two were missing).
+// scenarios/*.yaml, so that a scenario added to the directory cannot stay
+// out of the table the README's documentation map calls "one line each"
+// (two were missing).
 func TestScenariosReadmeListsEveryFile(t *testing.T) {
 	b, err := os.ReadFile("../../scenarios/README.md")
 	if err != nil {
