@@ -18,11 +18,18 @@ import (
 	"time"
 )
 
-// MaxLineBytes is the longest line ReadJSONL reads: a record as
-// WriteJSONL writes it takes a few hundred bytes (a truth record of a
-// hash with many fields a few kilobytes), so a longer line is not a
-// record, and refusing it bounds what one line can make the reader hold.
-const MaxLineBytes = 64 << 10
+// MaxLineBytes is the longest line ScanJSONL reads: as long as the
+// whole file simulate check reads may be. A record's line has no shorter
+// bound that every history a run writes keeps: a truth record copies its
+// key's whole collection, so the queue of a fair lock with many waiters of
+// long client and owner names is a line of hundreds of kilobytes (a
+// lock's own script may write a value of any length), and what run -out
+// writes, check must read back. What a line makes the reader hold is
+// bounded by the file's size.
+const MaxLineBytes = 1 << 30
+
+// maxLine is MaxLineBytes, lowered by the tests.
+var maxLine = MaxLineBytes
 
 // LineError is a bad line of a history file, or a history that cannot be
 // judged: the file, the line (1-based; 0 for the file as a whole), the
@@ -78,17 +85,18 @@ var recordFields = func() string {
 // there were. Every line is validated (validate) before fn sees it, and
 // across lines: seq on every record or on none (none: each is numbered by
 // its place), no seq twice, t never below the previous record's (a
-// history is in time order). Blank lines are skipped. More than
-// maxRecords records, a line longer than MaxLineBytes, or a history
-// without an op record is an error too. Errors are *LineError, naming the
+// history is in time order). Blank lines are skipped. A history larger
+// than maxRecords records (its Weight: collection members count too), a
+// line longer than MaxLineBytes, or a history without an op record is an
+// error too. Errors are *LineError, naming the
 // line and the field; an error of r or of fn is returned as it is. Only
 // the seqs seen are kept, so a caller that keeps nothing reads a file of
 // any length in bounded memory.
 func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) (int, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	seqLine := map[int]int{} // seq -> the line that has it
-	withSeq, n, ops, line := -1, 0, 0, 0
+	withSeq, n, ops, line, entries := -1, 0, 0, 0, 0
 	var prevT int64
 	prevLine := 0
 	for sc.Scan() {
@@ -109,6 +117,10 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 			return n, err
 		}
 		if field, msg := validate(w); msg != "" {
+			return n, bad(field, "%s", msg)
+		}
+		entries += w.Record.Entries()
+		if field, msg := overweight(w, n+1, entries, maxRecords); msg != "" {
 			return n, bad(field, "%s", msg)
 		}
 		switch has := w.Seq != nil; {
@@ -145,7 +157,7 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return n, &LineError{File: file, Line: line + 1, Msg: fmt.Sprintf("longer than %d bytes, the most a record's line may have", MaxLineBytes)}
+			return n, &LineError{File: file, Line: line + 1, Msg: fmt.Sprintf("longer than %d bytes, the most a record's line may have", maxLine)}
 		}
 		return n, err
 	}
@@ -153,6 +165,25 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 		return n, &LineError{File: file, Msg: fmt.Sprintf("%d records and no op record (kind \"op\"): a history to judge holds the lock operations", n)}
 	}
 	return n, nil
+}
+
+// overweight returns the field and the refusal of w, the record that
+// brings a history to n records holding entries collection members, when
+// that weighs more than maxRecords records (Weight); "" when it does not.
+// The field is w's members, if it has any. (More records than maxRecords
+// without members are refused before the line is read.)
+func overweight(w *wireRecord, n, entries, maxRecords int) (field, msg string) {
+	if Weight(n, entries) <= maxRecords {
+		return "", ""
+	}
+	switch {
+	case len(w.Items) > 0:
+		field = "items"
+	case len(w.Fields) > 0:
+		field = "fields"
+	}
+	return field, fmt.Sprintf("%d records holding %d collection members by this line weigh more than %d records, the most a history may (%d members, a hash's fields, a list's items or a sorted set's members, weigh as one record; it is held in memory and checked whole, as a run's is)",
+		n, entries, maxRecords, EntriesPerRecord)
 }
 
 // ReadJSONL reads and validates a history of JSON lines (ScanJSONL) and

@@ -3,6 +3,7 @@ package history_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -152,7 +153,8 @@ func TestReadJSONLBounds(t *testing.T) {
 	if _, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 8); err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:9: more than 8 records") {
 		t.Fatalf("9 records with a limit of 8: %v", err)
 	}
-	long := good + `{"seq":9,"kind":"truth","t":12,"node":"m1","key":"` + strings.Repeat("k", history.MaxLineBytes) + `"}` + "\n"
+	defer history.SetMaxLine(64 << 10)()
+	long := good + `{"seq":9,"kind":"truth","t":12,"node":"m1","key":"` + strings.Repeat("k", 64<<10) + `"}` + "\n"
 	if _, err := history.ReadJSONL(strings.NewReader(long), "h.jsonl", 100); err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:10: longer than 65536 bytes") {
 		t.Fatalf("long line: %v", err)
 	}
@@ -160,6 +162,70 @@ func TestReadJSONLBounds(t *testing.T) {
 	if _, err := history.ReadJSONL(strings.NewReader(noOps), "h.jsonl", 100); err == nil ||
 		err.Error() != `h.jsonl: 1 records and no op record (kind "op"): a history to judge holds the lock operations` {
 		t.Fatalf("no op record: %v", err)
+	}
+}
+
+// TestReadJSONLWeight: a history's collection members count towards its
+// bound, EntriesPerRecord of them as one record: good (9 records, one
+// field) and a queue of 48 items weigh 10 + 49/16 = 13 records, read
+// with a limit of 13 (the control) and refused at the queue's line,
+// naming its items, with a limit of 12; the same records without the
+// items are read with a limit of 10. Members early in a history count
+// against the records after them: a queue at line 5 and a limit of 11
+// refuse the ninth record, which holds none.
+func TestReadJSONLWeight(t *testing.T) {
+	items := make([]string, 48)
+	for i := range items {
+		items[i] = fmt.Sprintf("%q", fmt.Sprintf("c%d:a", i))
+	}
+	queue := `{"seq":9,"kind":"truth","t":12,"node":"m1","key":"q","detail":"type list","items":[` + strings.Join(items, ",") + `]}` + "\n"
+	if _, err := history.ReadJSONL(strings.NewReader(good+queue), "h.jsonl", 13); err != nil {
+		t.Fatalf("weight 13, limit 13: %v", err)
+	}
+	_, err := history.ReadJSONL(strings.NewReader(good+queue), "h.jsonl", 12)
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:10: items: 10 records holding 49 collection members by this line weigh more than 12 records") {
+		t.Fatalf("weight 13, limit 12: %v", err)
+	}
+	bare := good + `{"seq":9,"kind":"truth","t":12,"node":"m1","key":"q","gone":true}` + "\n"
+	if _, err := history.ReadJSONL(strings.NewReader(bare), "h.jsonl", 10); err != nil {
+		t.Fatalf("10 records, one member, limit 10: %v", err)
+	}
+	// The members come first, the records that tip the weight over after
+	// them, and without members of their own.
+	early := strings.Replace(good, `{"seq":4,"kind":"truth","t":6,"node":"m1","key":"lk","fields":{"c1:a":"1"}}`,
+		`{"seq":4,"kind":"truth","t":6,"node":"m1","key":"q","detail":"type list","items":[`+strings.Join(items, ",")+`]}`, 1)
+	_, err = history.ReadJSONL(strings.NewReader(early), "h.jsonl", 11)
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:9: 9 records holding 48 collection members by this line weigh more than 11 records") {
+		t.Fatalf("members early, weight 12, limit 11: %v", err)
+	}
+}
+
+// TestReadJSONLLongLine: a record far longer than 64 KiB (a fair lock's
+// queue of 2,000 waiters of 500-byte names, about 1 MB, as a run records
+// it) is written and read back whole.
+func TestReadJSONLLongLine(t *testing.T) {
+	recs, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := history.Record{Seq: len(recs), Kind: history.KindTruth, T: 12, Node: "m1", Key: "q", Detail: "type list"}
+	for i := range 2000 {
+		q.Items = append(q.Items, fmt.Sprintf("c%d:%s", i, strings.Repeat("o", 500)))
+	}
+	recs = append(recs, q)
+	var b bytes.Buffer
+	if err := history.WriteJSONL(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() < 1_000_000 {
+		t.Fatalf("the history is %d bytes, want a line of about 1 MB", b.Len())
+	}
+	again, err := history.ReadJSONL(&b, "h.jsonl", 10_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again[len(again)-1].Items, q.Items) {
+		t.Fatal("the queue's items read back differ")
 	}
 }
 

@@ -15,12 +15,23 @@ import "fmt"
 // garbage collector's headroom are counted (TestSoakMemory: 1.8 million
 // records peaked at 2.3 GB). At 1,500,000 records a run stays near 2 GB
 // and its check (the oracles and the windowed linearizability check of
-// up to about 750,000 lock operations) under a minute. A run that records
-// more stops within ten virtual seconds past the limit (internal/simrun
-// looks at the history that often) with an error naming the file, the
-// duration's line and field, the limit and the virtual time reached: the
-// history is not streamed to disk, so the honest answer is to refuse what
-// cannot be held and checked.
+// up to about 750,000 lock operations) under a minute.
+//
+// The bound is on the history's weight (history.Weight), not its records
+// alone: a truth record copies its key's whole collection, so behind a
+// fair lock's queue of 1,000 waiters, or in a read-write lock's hash of
+// 1,000 readers, one record holds a thousand members, and such a history
+// outgrew its records' measure many times over: 1,000 fair-lock clients
+// on a master with a replica, with pauses and delayed messages, peaked at
+// 18.4 GB in three virtual minutes, far under MaxRecords records, where
+// a 16 GB machine kills the process. Sixteen members weigh as one record;
+// that run is now refused at 30 virtual seconds (2.6 GB peak).
+//
+// A run that weighs more stops within ten virtual seconds past the limit
+// (internal/simrun looks at the history that often) with an error naming
+// the file, the duration's line and field, the limit and the virtual time
+// reached: the history is not streamed to disk, so the honest answer is
+// to refuse what cannot be held and checked.
 //
 // How fast a run reaches it depends on the workload, not on the format's
 // fields alone: about 1,200 records per client per virtual minute for a

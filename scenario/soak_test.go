@@ -107,7 +107,7 @@ func runYAML(t *testing.T, file, src string) simrun.Result {
 // reportSoak is a soak child's report: the run's records, verdict and
 // notes, and the process's peak RSS (VmHWM, from /proc/self/status).
 func reportSoak(t *testing.T, res simrun.Result) {
-	fmt.Printf("soak: records %d\n", res.History.Len())
+	fmt.Printf("soak: records %d entries %d\n", res.History.Len(), res.History.Entries())
 	fmt.Printf("soak: verdict %s match=%v\n", res.Verdict.Status, res.Match)
 	for _, n := range res.Verdict.Notes {
 		fmt.Printf("soak: note %s\n", n)

@@ -27,6 +27,13 @@ type History struct {
 	// chunk that Records made flat (flat's capacity is cut to its length,
 	// so that no append writes past it), for Recycle.
 	whole []history.Record
+	// entries counts the members of the collections the records hold (a
+	// hash's fields, a sorted set's members and scores, a list's items):
+	// a truth record copies its key's whole collection, so behind a fair
+	// lock's queue of 1,000 waiters, or a read-write lock's 1,000 readers,
+	// one record holds a thousand strings, and the number of records no
+	// longer measures the history's memory (Entries).
+	entries int
 }
 
 // ints returns a new one-element slice holding v (a record's End, or its
@@ -125,7 +132,7 @@ func (h *History) Recycle() {
 		c = h.chunks[0]
 	}
 	if giveBack(c) {
-		h.flat, h.chunks, h.whole, h.n = nil, nil, nil, 0
+		h.flat, h.chunks, h.whole, h.n, h.entries = nil, nil, nil, 0, 0
 	}
 }
 
@@ -165,10 +172,17 @@ func (h *History) Records() []history.Record {
 // Len is the number of records.
 func (h *History) Len() int { return h.n }
 
+// Entries is the number of collection members the records hold: their
+// Fields and Items together. Only add's records have any (the truth's,
+// the topology's, the faults'); put's, the requests' and the operations',
+// carry none.
+func (h *History) Entries() int { return h.entries }
+
 func (h *History) add(r history.Record) int {
 	p, i := h.put()
 	*p = r
 	p.Seq = i
+	h.entries += len(r.Fields) + len(r.Items)
 	return i
 }
 

@@ -26,12 +26,14 @@ import (
 const checkSchema = "locksim.check/v1"
 
 // maxHistoryBytes is the largest history file check reads. A history is
-// held in memory and judged whole, as a run's is, so its records are
-// bounded by scenario.MaxRecords; a record as run -out writes it takes
-// about 170 bytes, a few hundred at most, so 1 GiB holds the largest
-// history a run may record several times over, and a larger file is
-// refused before it is read (and, should it grow meanwhile, when the read
-// reaches the limit). A test lowers it.
+// held in memory and judged whole, as a run's is, so its weight is
+// bounded by scenario.MaxRecords (history.Weight: its records and the
+// collection members they hold); a record as run -out writes it takes
+// about 170 bytes, a member of a short name about 20, so 1 GiB holds the
+// largest history a run may record about twice over (a run's members of
+// names over 40 bytes may not fit), and a larger file is refused before
+// it is read (and, should it grow meanwhile, when the read reaches the
+// limit). A test lowers it.
 var maxHistoryBytes int64 = 1 << 30
 
 // checkModels are -model's names: the checker's lock models, fenced being
@@ -169,7 +171,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // scanHistory reads the history in file (history.ScanJSONL), calling fn
 // with each record: a regular file only (sweep.OpenRegular), of at most
-// maxHistoryBytes and scenario.MaxRecords records.
+// maxHistoryBytes and a weight of scenario.MaxRecords records.
 func scanHistory(file string, fn func(history.Record) error) (int, error) {
 	h, st, err := sweep.OpenRegular(file, "a history is a file of JSON lines")
 	if err != nil {

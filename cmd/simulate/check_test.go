@@ -316,3 +316,49 @@ func TestCheckRefusesLargeHistories(t *testing.T) {
 		t.Fatalf("read past the limit: %v", err)
 	}
 }
+
+// TestCheckReadsWhatRunWrites: a fair lock's queue of 8 waiters whose
+// owner has a name of 10,000 bytes is recorded in truth lines of about
+// 80 KB (each copies the whole queue), which check once refused as
+// longer than a record's line could be; check judges the history run
+// -out wrote, and gives the verdict run gave.
+func TestCheckReadsWhatRunWrites(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `name: long-queue
+seed: 1
+duration: 3s
+topology:
+  nodes:
+    - name: m1
+clients:
+  - {count: 8}
+algorithm:
+  kind: fair
+  owners: [` + strings.Repeat("o", 10000) + `]
+  wait: 5s
+  hold: 1s
+  think: 100ms
+expect: ok
+`
+	writeTree(t, dir, map[string]string{"long-queue.yaml": yaml})
+	out := filepath.Join(dir, "out")
+	if code, stdout, errs := runCLI(t, "run", "-out", out, filepath.Join(dir, "long-queue.yaml")); code != 0 {
+		t.Fatalf("run: exit %d: %s%s", code, stdout, errs)
+	}
+	hist := filepath.Join(out, "long-queue.jsonl")
+	b, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		longest = max(longest, len(l))
+	}
+	if longest < 64<<10 {
+		t.Fatalf("the longest line is %d bytes: want the queue's over 64 KiB", longest)
+	}
+	code, stdout, errs := runCLI(t, "check", "-model", "reentrant", hist)
+	if code != 0 || !strings.Contains(stdout, " ok") {
+		t.Fatalf("check: exit %d: %s%s", code, stdout, errs)
+	}
+}

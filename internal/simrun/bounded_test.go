@@ -3,9 +3,11 @@ package simrun
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -129,5 +131,64 @@ func TestFaultEventLimit(t *testing.T) {
 	}
 	if err := ok.CheckLimits(); err != nil {
 		t.Fatalf("20 clients pausing once a minute for 100 h: %v", err)
+	}
+}
+
+const queueYAML = `name: queue
+seed: 1
+duration: 20s
+topology:
+  nodes:
+    - name: m1
+clients:
+  - {count: 100, retry: go-redis, timeout: 500ms}
+algorithm:
+  kind: fair
+  wait: 5s
+  hold: 1s
+  think: 100ms
+expect: any
+`
+
+// TestEntryWeightLimit: a fair lock's queue of 100 waiters is copied
+// whole into each of its truth records, so the run's history weighs more
+// than its records (history.Weight). With the limit between the two, the
+// run stops with an *Error naming the file, the duration's line (3), the
+// records, the members they hold and their weight; with the limit at the
+// weight (the control) it is as expected. With the members left out of
+// the bound the run would pass under the lower limit too.
+func TestEntryWeightLimit(t *testing.T) {
+	s, err := scenario.Parse("queue.yaml", []byte(queueYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Build(s, s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(s.Duration); err != nil {
+		t.Fatal(err)
+	}
+	n, e := w.History().Len(), w.History().Entries()
+	w.Close()
+	weight := history.Weight(n, e)
+	if weight < n+1000 {
+		t.Fatalf("%d records holding %d members weigh %d: want the members to weigh at least 1,000 records", n, e, weight)
+	}
+	saved := maxRecords
+	defer func() { maxRecords = saved }()
+
+	maxRecords = weight
+	if r, err := Run(s, 0); err != nil || !r.Match {
+		t.Fatalf("limit %d, the weight: %v", maxRecords, err)
+	}
+	maxRecords = (n + weight) / 2
+	_, err = Run(s, 0)
+	var se *scenario.Error
+	want := fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets", n, e)
+	if !errors.As(err, &se) || se.File != "queue.yaml" || se.Line != 3 || se.Field != "duration" ||
+		!strings.Contains(se.Msg, want) || !strings.Contains(se.Msg, fmt.Sprintf("which weigh as %d records", weight)) ||
+		!strings.Contains(se.Msg, fmt.Sprintf("above the limit of %d", maxRecords)) {
+		t.Fatalf("limit %d: error %v, want queue.yaml:3 duration naming %q", maxRecords, err, want)
 	}
 }
