@@ -4,7 +4,12 @@
 
 package scenario
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
 
 // MaxRecords bounds the history a simulated run may record. The history is
 // held in memory until the run ends and is checked whole (the oracles and
@@ -41,6 +46,27 @@ import "fmt"
 // the bound is on records, counted as the run goes, and docs/limits.md
 // publishes the sizes that fit.
 const MaxRecords = 1_500_000
+
+// Overweight returns the *Error of a run of s whose history has grown to
+// records records holding entries collection members by at, when they
+// weigh more than limit records (history.Weight; limit is MaxRecords but
+// in tests): it names the duration's line and field, what the history
+// holds (the members when they tip it over), the time reached and the
+// limit. Both backends look at their history as it grows and stop with
+// it.
+func (s *Scenario) Overweight(records, entries int, at time.Duration, limit int) error {
+	if history.Weight(records, entries) <= limit {
+		return nil
+	}
+	what := fmt.Sprintf("recorded %d history records", records)
+	if records <= limit {
+		what = fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets (each truth record copies its key's whole collection: a fair lock's queue, a read-write lock's readers), which weigh as %d records (%d members to a record)",
+			records, entries, history.Weight(records, entries), history.EntriesPerRecord)
+	}
+	return &Error{File: s.File, Line: s.DurationLine, Field: "duration",
+		Msg: fmt.Sprintf("the run %s by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
+			what, at, s.Duration, len(s.Clients), limit)}
+}
 
 // MaxFaultEvents bounds the fault events a file's rates draw over its
 // duration, in expectation: the rates per minute times the nodes or

@@ -36,6 +36,9 @@ type Recorder struct {
 	recs  []history.Record
 	truth map[string]history.KeyState // node + "\x00" + key -> last recorded state
 	tlast map[string]int64            // node + "\x00" + key -> the time of its last truth record
+	// entries counts the collection members the truth records hold
+	// (Weight).
+	entries int
 }
 
 // NewRecorder starts a history; its time zero is now.
@@ -264,7 +267,16 @@ func (r *Recorder) truthLocked(t time.Duration, node, key string, st history.Key
 	}
 	r.tlast[k] = max(r.tlast[k], int64(t))
 	r.recs = append(r.recs, rec)
+	r.entries += rec.Entries()
 	return true
+}
+
+// Weight returns the number of records so far and of the collection
+// members they hold (history.Weight weighs them together).
+func (r *Recorder) Weight() (records, entries int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.recs), r.entries
 }
 
 // Records returns a copy of the history in time order (records with equal

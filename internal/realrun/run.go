@@ -102,7 +102,9 @@ func Run(s *scenario.Scenario, opts Options) (res Result, err error) {
 	for _, f := range s.Faults {
 		res.Faults = append(res.Faults, f.Fault.Name())
 	}
-	r.runFor(s.Duration)
+	if err := r.runFor(s.Duration); err != nil {
+		return res, err
+	}
 	end, serr := r.stop()
 	res.End = end
 	recs := r.h.rec.Records()
@@ -277,12 +279,31 @@ func (r *run) start() error {
 	return nil
 }
 
-// runFor waits until d after the history's zero.
-func (r *run) runFor(d time.Duration) {
-	if left := d - r.h.rec.Since(); left > 0 {
-		time.Sleep(left)
+// runFor waits until d after the history's zero, looking at the history's
+// weight every weighEvery: once it weighs more than maxRecords records it
+// returns at once with the scenario's *scenario.Error (Overweight), as a
+// simulated run stops, so that a run too large to hold and check does not
+// run on to exhaust the memory first.
+func (r *run) runFor(d time.Duration) error {
+	for {
+		now := r.h.rec.Since()
+		n, e := r.h.rec.Weight()
+		if err := r.s.Overweight(n, e, now, maxRecords); err != nil {
+			return err
+		}
+		left := d - now
+		if left <= 0 {
+			return nil
+		}
+		time.Sleep(min(left, weighEvery))
 	}
 }
+
+// weighEvery is how often runFor weighs the history.
+const weighEvery = time.Second
+
+// maxRecords is scenario.MaxRecords, lowered by the tests.
+var maxRecords = scenario.MaxRecords
 
 // stop ends the run: no more records, every task exits, the clients
 // close. It returns the time of the stop.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/sim"
 )
@@ -28,29 +27,11 @@ func runBounded(s *scenario.Scenario, w *sim.World, seed uint64) error {
 		if err := w.Run(t); err != nil {
 			return fmt.Errorf("%s: run with seed %d: %w", s.File, seed, err)
 		}
-		if err := checkWeight(s, w.History(), t); err != nil {
+		if err := s.Overweight(w.History().Len(), w.History().Entries(), t, maxRecords); err != nil {
 			return err
 		}
 		if t >= s.Duration {
 			return nil
 		}
 	}
-}
-
-// checkWeight returns the *scenario.Error of a history h grown past
-// scenario.MaxRecords by t, naming the collection members that weigh in
-// when they tip it over.
-func checkWeight(s *scenario.Scenario, h *sim.History, t time.Duration) error {
-	n, e := h.Len(), h.Entries()
-	if history.Weight(n, e) <= maxRecords {
-		return nil
-	}
-	what := fmt.Sprintf("recorded %d history records", n)
-	if n <= maxRecords {
-		what = fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets (each truth record copies its key's whole collection: a fair lock's queue, a read-write lock's readers), which weigh as %d records (%d members to a record)",
-			n, e, history.Weight(n, e), history.EntriesPerRecord)
-	}
-	return &scenario.Error{File: s.File, Line: s.DurationLine, Field: "duration",
-		Msg: fmt.Sprintf("the run %s by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
-			what, t, s.Duration, len(s.Clients), maxRecords)}
 }
