@@ -3,6 +3,8 @@ package faults
 import (
 	"fmt"
 	"time"
+
+	"github.com/locksim/locksim/setup"
 )
 
 // The clock faults need a target whose clocks are its own (ClockSetter):
@@ -83,8 +85,8 @@ func (f ClockDrift) Validate(t Target) error {
 	if err := oneTarget(t, f.Node, f.Client); err != nil {
 		return err
 	}
-	if f.PPM <= -1_000_000 || f.PPM >= 1_000_000 {
-		return fmt.Errorf("ppm %d out of range (-1000000, 1000000)", f.PPM)
+	if f.PPM < -setup.MaxDriftPPM || f.PPM > setup.MaxDriftPPM {
+		return fmt.Errorf("ppm %d out of range [%d, %d]", f.PPM, -setup.MaxDriftPPM, setup.MaxDriftPPM)
 	}
 	return checkTime("at", f.At)
 }

@@ -79,8 +79,8 @@ func (r Rates) validate() error {
 			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
 		}
 	}
-	if r.DriftPPM < 0 || r.DriftPPM >= 1_000_000 {
-		errs = append(errs, fmt.Errorf("drift_ppm = %d out of range [0, 1000000)", r.DriftPPM))
+	if r.DriftPPM < 0 || r.DriftPPM > setup.MaxDriftPPM {
+		errs = append(errs, fmt.Errorf("drift_ppm = %d out of range [0, %d]", r.DriftPPM, setup.MaxDriftPPM))
 	}
 	return errors.Join(errs...)
 }

@@ -251,7 +251,7 @@ func decodeClockDrift(r *faultReader) faults.Fault {
 	t := r.at()
 	nd, cl := r.oneTarget()
 	r.o.required("ppm")
-	return faults.ClockDrift{At: t, Node: nd, Client: cl, PPM: r.o.int("ppm", 0, -999_999, 999_999)}
+	return faults.ClockDrift{At: t, Node: nd, Client: cl, PPM: r.o.int("ppm", 0, -setup.MaxDriftPPM, setup.MaxDriftPPM)}
 }
 
 func decodePartition(r *faultReader) faults.Fault {

@@ -30,13 +30,17 @@ import (
 // on a master with a replica, with pauses and delayed messages, peaked at
 // 18.4 GB in three virtual minutes, far under MaxRecords records, where
 // a 16 GB machine kills the process. Sixteen members weigh as one record;
-// that run is now refused at 30 virtual seconds (2.6 GB peak).
+// that run is now refused at 20.9 virtual seconds (1.6 GB peak).
 //
-// A run that weighs more stops within ten virtual seconds past the limit
-// (internal/simrun looks at the history that often) with an error naming
-// the file, the duration's line and field, the limit and the virtual time
-// reached: the history is not streamed to disk, so the honest answer is
-// to refuse what cannot be held and checked.
+// A run that weighs more stops at the record that took it past the limit
+// (the simulated world stops itself: sim.History.SetLimit; a run on real
+// servers is weighed every second) with an error naming the file, the
+// duration's line and field, the limit and the time reached: the history
+// is not streamed to disk, so the honest answer is to refuse what cannot
+// be held and checked. Looking only every ten virtual seconds had let a
+// run that records fast (1,000 clients that never think, or a client
+// whose messages take no time, so that virtual time never moves) run the
+// machine out of memory before the first look.
 //
 // How fast a run reaches it depends on the workload, not on the format's
 // fields alone: about 1,200 records per client per virtual minute for a
@@ -58,14 +62,18 @@ func (s *Scenario) Overweight(records, entries int, at time.Duration, limit int)
 	if history.Weight(records, entries) <= limit {
 		return nil
 	}
+	clients := fmt.Sprintf("%d clients", len(s.Clients))
+	if len(s.Clients) == 1 {
+		clients = "1 client"
+	}
 	what := fmt.Sprintf("recorded %d history records", records)
 	if records <= limit {
 		what = fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets (each truth record copies its key's whole collection: a fair lock's queue, a read-write lock's readers), which weigh as %d records (%d members to a record)",
 			records, entries, history.Weight(records, entries), history.EntriesPerRecord)
 	}
 	return &Error{File: s.File, Line: s.DurationLine, Field: "duration",
-		Msg: fmt.Sprintf("the run %s by %v of its %v (%d clients), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
-			what, at, s.Duration, len(s.Clients), limit)}
+		Msg: fmt.Sprintf("the run %s by %v of its %v (%s), above the limit of %d (scenario.MaxRecords): the history is held in memory and checked whole, about 1.3 KB of peak memory a record; shorten the duration or use fewer clients",
+			what, at, s.Duration, clients, limit)}
 }
 
 // MaxFaultEvents bounds the fault events a file's rates draw over its

@@ -22,6 +22,13 @@ func TestEdgeInputs(t *testing.T) {
 		}
 		return b.String()
 	}
+	replicas := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "        - {name: r%d}\n", i+1)
+		}
+		return b.String()
+	}
 	for _, c := range []struct {
 		name, old, new, want string
 	}{
@@ -35,6 +42,8 @@ func TestEdgeInputs(t *testing.T) {
 		{"link fault with p 0", "  - {at: 1s, kind: failover, group: m1}", "  - {kind: drop-requests, client: c1, p: 0}", "bad.yaml:15: faults[0].p: must be above 0"},
 		{"total clients", "  - {count: 2, retry: go-redis, timeout: 500ms}\n", many(200, 1000),
 			"bad.yaml:11: clients[1].count: 2000 clients in all with this entry's 1000: more than the 1000"},
+		{"total nodes", "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", replicas(100),
+			"bad.yaml:107: topology.nodes[0].replicas[99].name: node 101: more than the 100 masters and replicas"},
 		{"total clients by name", "  - {count: 2, retry: go-redis, timeout: 500ms}\n", "  - {count: 1000}\n  - {name: one}\n",
 			"bad.yaml:11: clients[1].name: client 1001: more than the 1000"},
 		{"duplicate name", "  - {count: 2, retry: go-redis, timeout: 500ms}\n", "  - {count: 2}\n  - {name: m1}\n",
@@ -63,6 +72,11 @@ func TestEdgeInputs(t *testing.T) {
 		"  - {count: 999}\n  - {name: last}\n", 1), "{at: 1s, kind: failover", "{at: 2s, kind: failover", 1)))
 	if err != nil || len(s.Clients) != MaxClients {
 		t.Fatalf("1000 clients, a fault at the end: %v", err)
+	}
+	// 100 nodes: a master and 99 replicas.
+	s, err = Parse("ok.yaml", []byte(strings.Replace(good, "        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", replicas(99), 1)))
+	if err != nil || s.nodeCount() != MaxNodes {
+		t.Fatalf("100 nodes: %v", err)
 	}
 }
 

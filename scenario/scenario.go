@@ -398,7 +398,7 @@ var persistences = []string{"none", "everysec", "always"}
 
 func (d *decoder) nodeConfig(o *obj, name string) setup.NodeConfig {
 	p, _ := setup.ParsePersistence(o.oneOf("persistence", "none", persistences...))
-	cfg := setup.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999)}
+	cfg := setup.NodeConfig{Name: name, Persistence: p, DriftPPM: o.int("drift_ppm", 0, -setup.MaxDriftPPM, setup.MaxDriftPPM)}
 	switch o.oneOf("lua", "fast", "fast", "interpreted", "miniredis") {
 	case "interpreted":
 		cfg.Lua = setup.LuaInterpreted
@@ -535,6 +535,15 @@ func (d *decoder) topology(s *Scenario, top *obj) bool {
 	return ok
 }
 
+// nodeCount is the number of nodes read so far, masters and replicas.
+func (s *Scenario) nodeCount() int {
+	n := len(s.Nodes)
+	for _, nd := range s.Nodes {
+		n += len(nd.Replicas)
+	}
+	return n
+}
+
 // node reads node it (at path f) and its replicas into s.
 func (d *decoder) node(s *Scenario, f string, it *yaml.Node) {
 	o, name, ok := d.namedNode(s, f, it, "replicas")
@@ -560,6 +569,10 @@ func (d *decoder) node(s *Scenario, f string, it *yaml.Node) {
 func (d *decoder) namedNode(s *Scenario, path string, n *yaml.Node, extra string) (*obj, string, bool) {
 	o := d.mapping(path, n, "name", "persistence", "drift_ppm", "lua", extra)
 	if !o.required("name") {
+		return nil, "", false
+	}
+	if nodes := s.nodeCount(); d.err == nil && nodes == MaxNodes {
+		d.failf(o.at("name"), join(path, "name"), "node %d: more than the %d masters and replicas a scenario may have", nodes+1, MaxNodes)
 		return nil, "", false
 	}
 	name := o.str("name", "")
@@ -614,7 +627,7 @@ func (d *decoder) client(s *Scenario, cf string, it *yaml.Node, allowed []string
 	cfg := setup.ClientConfig{
 		Latency:  o.dist("latency", setup.Dist{}),
 		Timeout:  o.dur("timeout", 0),
-		DriftPPM: o.int("drift_ppm", 0, -999_999, 999_999),
+		DriftPPM: o.int("drift_ppm", 0, -setup.MaxDriftPPM, setup.MaxDriftPPM),
 	}
 	if o.has("timeout") && d.err == nil && cfg.Timeout == 0 {
 		d.failf(o.at("timeout"), join(cf, "timeout"), "must be positive")
@@ -671,7 +684,7 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 		Pause: rate("pause"), PauseFor: o.dist("pause_for", setup.Dist{}),
 		ClockJump: rate("clock_jump"), JumpBy: o.dist("jump_by", setup.Dist{}),
 		Partition: rate("partition"), PartitionFor: o.dist("partition_for", setup.Dist{}),
-		DriftPPM:    o.int("drift_ppm", 0, 0, 999_999),
+		DriftPPM:    o.int("drift_ppm", 0, 0, setup.MaxDriftPPM),
 		DropRequest: o.prob("drop_request", 0), DropReply: o.prob("drop_reply", 0), DropPush: o.prob("drop_push", 0),
 		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", setup.Dist{}),
 	}

@@ -8,6 +8,15 @@ import (
 	"time"
 )
 
+// MaxDriftPPM bounds a clock's rate error, either way, in parts per
+// million: a clock at half or one and a half times the true rate, far
+// beyond any real machine's (NTP corrects a few hundred ppm), so that any
+// drift a file may ask for is covered. A clock almost stopped (-999,999
+// ppm) turned every span of its time into a million times as much world
+// time, and a TTL of hours overflowed the simulation's durations (a run
+// that panicked, or one that never ended).
+const MaxDriftPPM = 500_000
+
 // NodeConfig describes one Redis server of a run. The zero value but Name
 // is the default server: no persistence, no drift, the fast script runner.
 type NodeConfig struct {
@@ -16,7 +25,8 @@ type NodeConfig struct {
 	// Persistence decides what survives Crash + Restart. Default PersistNone.
 	Persistence Persistence
 	// DriftPPM is the node clock's rate error in parts per million; TTLs on
-	// this node run by that clock. Default 0.
+	// this node run by that clock. Default 0; at most MaxDriftPPM either
+	// way.
 	DriftPPM int64
 	// Lua chooses the script runner. Default LuaFast.
 	Lua LuaMode
@@ -38,7 +48,8 @@ type ClientConfig struct {
 	// Name identifies the client in the history.
 	Name string
 	// DriftPPM is the client clock's rate error; its sleeps, timers and
-	// timeouts run by that clock. Default 0.
+	// timeouts run by that clock. Default 0; at most MaxDriftPPM either
+	// way.
 	DriftPPM int64
 	// Latency is the one-way network latency to every node, drawn per
 	// message. Default: uniform 100-500 µs.

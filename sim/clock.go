@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"time"
+
+	"github.com/locksim/locksim/setup"
 )
 
 // Clock maps world time to one machine's local time. It runs at a rate of
@@ -29,9 +31,12 @@ func NewClock(ppm int64) (Clock, error) {
 	return Clock{ppm: ppm}, nil
 }
 
+// checkPPM refuses a drift beyond setup.MaxDriftPPM: with the clock's
+// rate at least half the true one, WorldSpan of any duration a run may
+// hold (setup.MaxDuration, and sums of a few) stays far from overflowing.
 func checkPPM(ppm int64) error {
-	if ppm <= -1_000_000 || ppm >= 1_000_000 {
-		return fmt.Errorf("sim: clock drift %d ppm out of range (-1000000, 1000000)", ppm)
+	if ppm < -setup.MaxDriftPPM || ppm > setup.MaxDriftPPM {
+		return fmt.Errorf("sim: clock drift %d ppm out of range [%d, %d]", ppm, -setup.MaxDriftPPM, setup.MaxDriftPPM)
 	}
 	return nil
 }

@@ -34,6 +34,37 @@ type History struct {
 	// one record holds a thousand strings, and the number of records no
 	// longer measures the history's memory (Entries).
 	entries int
+	// limit, when above 0, is the weight (history.Weight) past which the
+	// history is over: World.Run stops at the event that took it there.
+	// room is the records it may hold with its members weighed (limit less
+	// their weight), so that put, on every record, compares two ints.
+	limit, room int
+	over        bool
+}
+
+// SetLimit makes the world stop (World.Run returns at once, the history
+// Over) as soon as the history weighs more than weight records
+// (history.Weight); 0 removes the limit. A run that records fast, many
+// records at one instant or in one virtual second, then stops where it
+// passes the limit, not at its caller's next look.
+func (h *History) SetLimit(weight int) {
+	h.limit = weight
+	h.weigh()
+}
+
+// Over reports whether the history has weighed more than its limit.
+func (h *History) Over() bool { return h.over }
+
+// weigh sets room from the limit and the members, and marks the history
+// over when it weighs more than its limit.
+func (h *History) weigh() {
+	if h.limit <= 0 {
+		return
+	}
+	h.room = h.limit - history.Weight(0, h.entries)
+	if h.n > h.room {
+		h.over = true
+	}
 }
 
 // ints returns a new one-element slice holding v (a record's End, or its
@@ -183,6 +214,7 @@ func (h *History) add(r history.Record) int {
 	*p = r
 	p.Seq = i
 	h.entries += len(r.Fields) + len(r.Items)
+	h.weigh()
 	return i
 }
 
@@ -219,6 +251,9 @@ func (h *History) put() (*history.Record, int) {
 	h.chunks[last] = c
 	i := h.n
 	h.n++
+	if h.limit > 0 && h.n > h.room {
+		h.over = true // put's records carry no members: room stands
+	}
 	return &c[len(c)-1], i
 }
 

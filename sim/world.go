@@ -170,7 +170,9 @@ func (w *World) At(t time.Duration, fn func()) error {
 }
 
 // Run advances the world until time until, or until nothing is left to do,
-// or until a process panics (returned as an error naming the process).
+// or until a process panics (returned as an error naming the process), or
+// until its history is over its limit (History.SetLimit: Run returns nil
+// with Now the instant it got there; the caller looks at History.Over).
 func (w *World) Run(until time.Duration) error {
 	if w.closed {
 		return errors.New("sim: Run: world is closed")
@@ -181,7 +183,7 @@ func (w *World) Run(until time.Duration) error {
 	if len(w.ctxWaits) > 0 {
 		w.wakeCancelled() // a cancel made between two Runs
 	}
-	for w.err == nil && !w.queue.empty() {
+	for w.err == nil && !w.hist.over && !w.queue.empty() {
 		e := w.queue.peek()
 		if e.at > until {
 			break
@@ -201,7 +203,7 @@ func (w *World) Run(until time.Duration) error {
 			runtime.Gosched()
 		}
 	}
-	if w.err == nil {
+	if w.err == nil && !w.hist.over {
 		w.now = until
 	}
 	w.stopIdle()

@@ -72,8 +72,8 @@ func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status i
 	case msg != "":
 	case f.attempts < 1 || f.attempts > maxAttempts:
 		msg = fmt.Sprintf("-attempts %d: want 1 to %d", f.attempts, maxAttempts)
-	case f.workers < 1:
-		msg = fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	default:
+		msg = workersBad(f.workers)
 	}
 	if msg != "" {
 		fmt.Fprintf(stderr, "simulate: agree: %s\n", msg)

@@ -83,6 +83,7 @@ func TestAgreeBadInput(t *testing.T) {
 		{[]string{"agree", "-attempts", "0"}, "-attempts 0: want 1 to 100"},
 		{[]string{"agree", "-attempts", "99999999999"}, "-attempts 99999999999: want 1 to 100"},
 		{[]string{"agree", "-workers", "0"}, "-workers 0: need at least 1"},
+		{[]string{"agree", "-workers", "257"}, "-workers 257: at most 256"},
 		{[]string{"agree", "-scale", "1e300"}, "-scale 1e+300: want a number in (0, 100]"},
 		{[]string{"agree", "-readme", noMarkers, "../../scenarios/baseline-simple.yaml"}, "no <!-- simulate agree: begin -->"},
 		{[]string{"agree", "../../scenarios/no-such.yaml"}, "no-such.yaml"},

@@ -137,8 +137,8 @@ func (f compareFlags) bad(rest []string) string {
 		return fmt.Sprintf("unexpected argument %q", rest[0])
 	case f.seeds < 1:
 		return fmt.Sprintf("-seeds %d: need at least 1", f.seeds)
-	case f.workers < 1:
-		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	case workersBad(f.workers) != "":
+		return workersBad(f.workers)
 	case f.precision != 0 && !sweep.PrecisionInRange(f.precision):
 		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, compare.MinPrecision, compare.MaxPrecision)
 	case f.precision != 0 && f.shard.Sharded():

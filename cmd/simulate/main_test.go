@@ -361,6 +361,16 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}
 	}
+	// 100,000 workers ran the machine out of memory; at most 256 (257 is
+	// refused before anything runs, 256 takes the sweep).
+	for _, args := range [][]string{{"run", "-seeds", "2", "-workers", "257", "baseline-simple"}, {"compare", "-seeds", "1", "-workers", "100000"}} {
+		if code, out, errs := runCLI(t, args...); code != 2 || out != "" || !strings.Contains(errs, "at most 256") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "run", "-quiet", "-seeds", "2", "-workers", "256", "../../scenarios/baseline-simple.yaml"); code != 0 {
+		t.Errorf("-workers 256: exit %d, %q", code, errs)
+	}
 }
 
 // cancelOnWrite is a writer that cancels a context on its first write:

@@ -85,8 +85,8 @@ func (f runFlags) bad() string {
 		return f.seedsBad()
 	case f.precisionBad() != "":
 		return f.precisionBad()
-	case f.workers < 1:
-		return fmt.Sprintf("-workers %d: need at least 1", f.workers)
+	case workersBad(f.workers) != "":
+		return workersBad(f.workers)
 	}
 	return ""
 }
@@ -113,6 +113,18 @@ const maxScale = 100
 func scaleBad(scale float64) string {
 	if !(scale > 0) || scale > maxScale {
 		return fmt.Sprintf("-scale %v: want a number in (0, %d] (every duration of the files is multiplied by it)", scale, maxScale)
+	}
+	return ""
+}
+
+// workersBad says what is wrong with -workers (run's, compare's and
+// agree's), "" if nothing: it must be 1 to sweep.MaxWorkers.
+func workersBad(workers int) string {
+	switch {
+	case workers < 1:
+		return fmt.Sprintf("-workers %d: need at least 1", workers)
+	case workers > sweep.MaxWorkers:
+		return fmt.Sprintf("-workers %d: at most %d (each run under way holds its world and history; more workers than cores buy no speed)", workers, sweep.MaxWorkers)
 	}
 	return ""
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/locksim/locksim/scenarios"
 )
 
-// TestRunBoundedSameHistory: running a world ten virtual seconds at a
-// time (runBounded) records the history one Run does, byte for byte, for
-// every committed scenario longer than one step (faults scripted and
-// drawn, triggers, failovers): the record limit costs no determinism.
+// TestRunBoundedSameHistory: running a world under the history's limit
+// (runBounded) records the history one Run without it does, byte for
+// byte, for every committed scenario (faults scripted and drawn,
+// triggers, failovers): the limit costs no determinism.
 func TestRunBoundedSameHistory(t *testing.T) {
 	all, err := scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
 	if err != nil {
@@ -23,9 +23,6 @@ func TestRunBoundedSameHistory(t *testing.T) {
 	}
 	n := 0
 	for _, s := range all {
-		if s.Duration <= limitChunk {
-			continue
-		}
 		n++
 		var hist [2][]byte
 		for k := range 2 {
@@ -61,8 +58,8 @@ func TestRunBoundedSameHistory(t *testing.T) {
 			t.Errorf("%s: the history run in steps differs from the one run at once", s.Name)
 		}
 	}
-	if n < 5 {
-		t.Fatalf("only %d scenarios longer than %v", n, limitChunk)
+	if n < 80 {
+		t.Fatalf("only %d scenarios", n)
 	}
 }
 
@@ -153,10 +150,11 @@ expect: any
 // TestEntryWeightLimit: a fair lock's queue of 100 waiters is copied
 // whole into each of its truth records, so the run's history weighs more
 // than its records (history.Weight). With the limit between the two, the
-// run stops with an *Error naming the file, the duration's line (3), the
-// records, the members they hold and their weight; with the limit at the
-// weight (the control) it is as expected. With the members left out of
-// the bound the run would pass under the lower limit too.
+// run stops where its weight passes the limit, before its end, with an
+// *Error naming the file, the duration's line (3), the members its
+// records hold and their weight; with the limit at the weight (the
+// control) it is as expected. With the members left out of the bound the
+// run would pass under the lower limit too.
 func TestEntryWeightLimit(t *testing.T) {
 	s, err := scenario.Parse("queue.yaml", []byte(queueYAML))
 	if err != nil {
@@ -185,10 +183,47 @@ func TestEntryWeightLimit(t *testing.T) {
 	maxRecords = (n + weight) / 2
 	_, err = Run(s, 0)
 	var se *scenario.Error
-	want := fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets", n, e)
-	if !errors.As(err, &se) || se.File != "queue.yaml" || se.Line != 3 || se.Field != "duration" ||
-		!strings.Contains(se.Msg, want) || !strings.Contains(se.Msg, fmt.Sprintf("which weigh as %d records", weight)) ||
+	if !errors.As(err, &se) || se.File != "queue.yaml" || se.Line != 3 || se.Field != "duration" {
+		t.Fatalf("limit %d: error %v, want queue.yaml:3 duration", maxRecords, err)
+	}
+	var got, members, weighs int
+	var at string
+	if _, err := fmt.Sscanf(se.Msg, "the run recorded %d history records holding %d members of hashes, lists and sorted sets", &got, &members); err != nil {
+		t.Fatalf("%v: %s", err, se.Msg)
+	}
+	_, rest, _ := strings.Cut(se.Msg, "which weigh as ")
+	if _, err := fmt.Sscanf(rest, "%d records (16 members to a record) by %s of its 20s", &weighs, &at); err != nil {
+		t.Fatalf("%v: %s", err, se.Msg)
+	}
+	if got >= n || weighs != history.Weight(got, members) || weighs <= maxRecords || at == "20s" ||
 		!strings.Contains(se.Msg, fmt.Sprintf("above the limit of %d", maxRecords)) {
-		t.Fatalf("limit %d: error %v, want queue.yaml:3 duration naming %q", maxRecords, err, want)
+		t.Fatalf("limit %d: %s: want fewer records than %d, weighing past the limit before 20s", maxRecords, se.Msg, n)
+	}
+}
+
+// TestRecordsInOneInstant: a client that never lets virtual time move
+// (no latency, no hold, no think) records without end at time zero; the
+// run stops when its history passes the limit, at that instant, rather
+// than holding records until the memory runs out.
+func TestRecordsInOneInstant(t *testing.T) {
+	saved := maxRecords
+	maxRecords = 5_000
+	defer func() { maxRecords = saved }()
+	s, err := scenario.Parse("instant.yaml", []byte(`name: instant
+duration: 10s
+topology:
+  nodes: [{name: m1}]
+clients:
+  - {name: c1, latency: 0s}
+algorithm: {kind: simple, ttl: 1s, hold: 0s, think: 0s}
+expect: any
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(s, 0)
+	var se *scenario.Error
+	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Msg, "the run recorded 5001 history records by 0s of its 10s") {
+		t.Fatalf("error %v, want instant.yaml:2 duration: 5001 records by 0s", err)
 	}
 }

@@ -11,6 +11,13 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// MaxWorkers is the most runs the command line lets a sweep have under way
+// at once (-workers): each holds its world and its history until it is
+// judged, so past the machine's cores more workers buy no speed, only
+// memory (100,000 ran the machine out of it where the default took
+// 536 MB).
+const MaxWorkers = 256
+
 // Run calls job(i) for i = 0, 1, ..., n-1 on at most workers goroutines at
 // once (workers < 1: GOMAXPROCS) and returns done, how many jobs ran.
 //
