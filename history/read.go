@@ -96,7 +96,7 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	seqLine := map[int]int{} // seq -> the line that has it
-	withSeq, n, ops, line, entries := -1, 0, 0, 0, 0
+	withSeq, n, ops, line, entries, strs := -1, 0, 0, 0, 0, 0
 	var prevT int64
 	prevLine := 0
 	for sc.Scan() {
@@ -108,8 +108,8 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 		bad := func(field, format string, a ...any) error {
 			return &LineError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
 		}
-		if n == maxRecords {
-			return n, bad("", "more than %d records, the most a history may have (it is held in memory and checked whole, as a run's is)", maxRecords)
+		if msg := tooLarge(b, n, &strs, maxRecords); msg != "" {
+			return n, bad("", "%s", msg)
 		}
 		w, err := decodeLine(b)
 		if err != nil {
@@ -165,6 +165,43 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 		return n, &LineError{File: file, Msg: fmt.Sprintf("%d records and no op record (kind \"op\"): a history to judge holds the lock operations", n)}
 	}
 	return n, nil
+}
+
+// StringsPerRecord bounds the strings a history file may hold, per record
+// of maxRecords: ScanJSONL counts a line's strings (its quotes) before it
+// decodes it, because a decoded string costs several times its text (a
+// line of 33 million empty args, 99 MB, took the decoder past 1.6 GB), so
+// that the file's size bounds little. A history a run records holds 20
+// to 30 strings a record, JSON's field names included, and two for each
+// collection member, of which its weight allows 16 a record: at most
+// about 32 a record of its weight in all, and 64 leaves a lock's scripts
+// of many arguments room.
+const StringsPerRecord = 64
+
+// maxLineStrings bounds the strings of one line, before it is decoded:
+// a collection of two million members in one record, far more than any
+// lock's key holds, and what decoding one line may hold at once.
+const maxLineStrings = 4 << 20
+
+// tooLarge returns the refusal of line b, before it is decoded, when the
+// history of n records and strs strings so far (strs counts b's in) would
+// grow past what may be held: more than maxRecords records, a line of more
+// than maxLineStrings strings, or more than StringsPerRecord×maxRecords in
+// all; "" when it would not.
+func tooLarge(b []byte, n int, strs *int, maxRecords int) string {
+	if n == maxRecords {
+		return fmt.Sprintf("more than %d records, the most a history may have (it is held in memory and checked whole, as a run's is)", maxRecords)
+	}
+	q := bytes.Count(b, []byte{'"'}) / 2
+	*strs += q
+	switch {
+	case q > maxLineStrings:
+		return fmt.Sprintf("%d strings in one record, more than the %d one may hold (it is decoded whole before it is judged)", q, maxLineStrings)
+	case *strs > StringsPerRecord*maxRecords:
+		return fmt.Sprintf("%d strings by this line, more than the %d a history of at most %d records may hold (%d a record, JSON's field names included; it is held in memory and checked whole, as a run's is)",
+			*strs, StringsPerRecord*maxRecords, maxRecords, StringsPerRecord)
+	}
+	return ""
 }
 
 // overweight returns the field and the refusal of w, the record that

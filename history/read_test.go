@@ -200,6 +200,31 @@ func TestReadJSONLWeight(t *testing.T) {
 	}
 }
 
+// TestReadJSONLStrings: a history's strings are counted before each line
+// is decoded (a decoded string costs several times its text): a req whose
+// args are 5 million empty strings is refused at its line without being
+// decoded, and so is a history whose lines hold more strings in all than
+// StringsPerRecord a record of its limit (two reqs of 100 args, 113
+// strings each, with a limit of 3 records: 192 strings); good is read
+// with a limit of 9 (the control).
+func TestReadJSONLStrings(t *testing.T) {
+	req := func(args int) string {
+		return `{"kind":"req","t":12,"end":13,"client":"c1","node":"m1","op":"get","args":[` +
+			strings.TrimSuffix(strings.Repeat(`"",`, args), ",") + `],"outcome":"ok"}` + "\n"
+	}
+	_, err := history.ReadJSONL(strings.NewReader(req(5<<20)), "h.jsonl", 100)
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:1: 5242893 strings in one record, more than the 4194304 one may hold") {
+		t.Fatalf("5 million args: %v", err)
+	}
+	_, err = history.ReadJSONL(strings.NewReader(req(100)+req(100)), "h.jsonl", 3)
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:2: 226 strings by this line, more than the 192 a history of at most 3 records may hold") {
+		t.Fatalf("two reqs of 100 args, limit 3: %v", err)
+	}
+	if _, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 9); err != nil {
+		t.Fatalf("good, limit 9: %v", err)
+	}
+}
+
 // TestReadJSONLLongLine: a record far longer than 64 KiB (a fair lock's
 // queue of 2,000 waiters of 500-byte names, about 1 MB, as a run records
 // it) is written and read back whole.
