@@ -18,15 +18,15 @@ import (
 	"time"
 )
 
-// MaxLineBytes is the longest line ScanJSONL reads: as long as the
-// whole file simulate check reads may be. A record's line has no shorter
-// bound that every history a run writes keeps: a truth record copies its
-// key's whole collection, so the queue of a fair lock with many waiters of
-// long client and owner names is a line of hundreds of kilobytes (a
-// lock's own script may write a value of any length), and what run -out
-// writes, check must read back. What a line makes the reader hold is
-// bounded by the file's size.
-const MaxLineBytes = 1 << 30
+// MaxLineBytes is the longest line ScanJSONL reads. A truth record copies
+// its key's whole collection, so the queue of a fair lock with many
+// waiters of long client and owner names is a line of hundreds of
+// kilobytes (2,000 waiters of 500-byte names: about 1 MB), and what run
+// -out writes, check must read back: 64 MiB is a queue of 2,000 waiters
+// of names of 30,000 bytes. Decoding a line holds several times its
+// text (a 150 MB line took 1.4 GB), so the bound is on the line, not
+// only on the file.
+const MaxLineBytes = 64 << 20
 
 // maxLine is MaxLineBytes, lowered by the tests.
 var maxLine = MaxLineBytes
@@ -96,7 +96,7 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	seqLine := map[int]int{} // seq -> the line that has it
-	withSeq, n, ops, line, entries, strs := -1, 0, 0, 0, 0, 0
+	withSeq, n, ops, line, entries, vals := -1, 0, 0, 0, 0, 0
 	var prevT int64
 	prevLine := 0
 	for sc.Scan() {
@@ -108,7 +108,7 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 		bad := func(field, format string, a ...any) error {
 			return &LineError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
 		}
-		if msg := tooLarge(b, n, &strs, maxRecords); msg != "" {
+		if msg := tooLarge(b, n, &vals, maxRecords); msg != "" {
 			return n, bad("", "%s", msg)
 		}
 		w, err := decodeLine(b)
@@ -167,39 +167,42 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 	return n, nil
 }
 
-// StringsPerRecord bounds the strings a history file may hold, per record
-// of maxRecords: ScanJSONL counts a line's strings (its quotes) before it
-// decodes it, because a decoded string costs several times its text (a
-// line of 33 million empty args, 99 MB, took the decoder past 1.6 GB), so
-// that the file's size bounds little. A history a run records holds 20
-// to 30 strings a record, JSON's field names included, and two for each
-// collection member, of which its weight allows 16 a record: at most
-// about 32 a record of its weight in all, and 64 leaves a lock's scripts
-// of many arguments room.
-const StringsPerRecord = 64
+// ValuesPerRecord bounds the values a history file may hold, per record
+// of maxRecords: ScanJSONL counts a line's values (its commas: a record's
+// fields, the elements of its arrays, the members of its collections)
+// before it decodes it, because a decoded value costs several times its
+// text (a line of 33 million empty args, 99 MB, took the decoder past
+// 1.6 GB), so that the file's size bounds little. A history a run records
+// holds a record's fields and a request's arguments, and one value for
+// each collection member, 16 of which weigh as a record: 12 to 19 values
+// a record of its weight (measured on histories of a fair lock, a queue
+// of 1,000 waiters included, and of a SET NX lock), and 64 leaves a
+// lock's scripts of many arguments room.
+const ValuesPerRecord = 64
 
-// maxLineStrings bounds the strings of one line, before it is decoded:
-// a collection of two million members in one record, far more than any
+// maxLineValues bounds the values of one line, before it is decoded: a
+// collection of four million members in one record, far more than any
 // lock's key holds, and what decoding one line may hold at once.
-const maxLineStrings = 4 << 20
+const maxLineValues = 4 << 20
 
 // tooLarge returns the refusal of line b, before it is decoded, when the
-// history of n records and strs strings so far (strs counts b's in) would
+// history of n records and vals values so far (vals counts b's in) would
 // grow past what may be held: more than maxRecords records, a line of more
-// than maxLineStrings strings, or more than StringsPerRecord×maxRecords in
-// all; "" when it would not.
-func tooLarge(b []byte, n int, strs *int, maxRecords int) string {
+// than maxLineValues values, or more than ValuesPerRecord×maxRecords in
+// all; "" when it would not. (A comma inside a string counts too: a bound
+// need not be exact.)
+func tooLarge(b []byte, n int, vals *int, maxRecords int) string {
 	if n == maxRecords {
 		return fmt.Sprintf("more than %d records, the most a history may have (it is held in memory and checked whole, as a run's is)", maxRecords)
 	}
-	q := bytes.Count(b, []byte{'"'}) / 2
-	*strs += q
+	v := bytes.Count(b, []byte{','}) + 1
+	*vals += v
 	switch {
-	case q > maxLineStrings:
-		return fmt.Sprintf("%d strings in one record, more than the %d one may hold (it is decoded whole before it is judged)", q, maxLineStrings)
-	case *strs > StringsPerRecord*maxRecords:
-		return fmt.Sprintf("%d strings by this line, more than the %d a history of at most %d records may hold (%d a record, JSON's field names included; it is held in memory and checked whole, as a run's is)",
-			*strs, StringsPerRecord*maxRecords, maxRecords, StringsPerRecord)
+	case v > maxLineValues:
+		return fmt.Sprintf("%d values in one record, more than the %d one may hold (it is decoded whole before it is judged)", v, maxLineValues)
+	case *vals > ValuesPerRecord*maxRecords:
+		return fmt.Sprintf("%d values by this line, more than the %d a history of at most %d records may hold (%d a record: fields, array elements, collection members; it is held in memory and checked whole, as a run's is)",
+			*vals, ValuesPerRecord*maxRecords, maxRecords, ValuesPerRecord)
 	}
 	return ""
 }

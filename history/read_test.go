@@ -200,24 +200,30 @@ func TestReadJSONLWeight(t *testing.T) {
 	}
 }
 
-// TestReadJSONLStrings: a history's strings are counted before each line
-// is decoded (a decoded string costs several times its text): a req whose
-// args are 5 million empty strings is refused at its line without being
-// decoded, and so is a history whose lines hold more strings in all than
-// StringsPerRecord a record of its limit (two reqs of 100 args, 113
-// strings each, with a limit of 3 records: 192 strings); good is read
-// with a limit of 9 (the control).
-func TestReadJSONLStrings(t *testing.T) {
+// TestReadJSONLValues: a history's values are counted before each line
+// is decoded (a decoded value costs several times its text): a req whose
+// args are 5 million empty strings, or whose applied times are 5 million
+// numbers, is refused at its line without being decoded, and so is a
+// history whose lines hold more values in all than ValuesPerRecord a
+// record of its limit (two reqs of 100 args, 107 values each, with a
+// limit of 3 records: 192 values); good is read with a limit of 9 (the
+// control).
+func TestReadJSONLValues(t *testing.T) {
 	req := func(args int) string {
 		return `{"kind":"req","t":12,"end":13,"client":"c1","node":"m1","op":"get","args":[` +
 			strings.TrimSuffix(strings.Repeat(`"",`, args), ",") + `],"outcome":"ok"}` + "\n"
 	}
 	_, err := history.ReadJSONL(strings.NewReader(req(5<<20)), "h.jsonl", 100)
-	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:1: 5242893 strings in one record, more than the 4194304 one may hold") {
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:1: 5242887 values in one record, more than the 4194304 one may hold") {
 		t.Fatalf("5 million args: %v", err)
 	}
+	applied := `{"kind":"req","t":12,"end":13,"client":"c1","node":"m1","op":"get","outcome":"ok","applied":[` +
+		strings.TrimSuffix(strings.Repeat(`12,`, 5<<20), ",") + `]}` + "\n"
+	if _, err := history.ReadJSONL(strings.NewReader(applied), "h.jsonl", 100); err == nil || !strings.Contains(err.Error(), "values in one record") {
+		t.Fatalf("5 million applied times: %v", err)
+	}
 	_, err = history.ReadJSONL(strings.NewReader(req(100)+req(100)), "h.jsonl", 3)
-	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:2: 226 strings by this line, more than the 192 a history of at most 3 records may hold") {
+	if err == nil || !strings.HasPrefix(err.Error(), "h.jsonl:2: 214 values by this line, more than the 192 a history of at most 3 records may hold") {
 		t.Fatalf("two reqs of 100 args, limit 3: %v", err)
 	}
 	if _, err := history.ReadJSONL(strings.NewReader(good), "h.jsonl", 9); err != nil {

@@ -22,9 +22,10 @@ const soakMaximaRSSBound = 3 << 30
 // virtual time: 60 s, as long as 1,000 clients fit well under MaxRecords;
 // 30 s for the read-write lock, whose history alone (each key change
 // records the hash of up to 1,000 readers' fields) peaked at 3.4 GB in
-// 60 s before any check, and 20 s for the fair lock, whose every change of
+// 60 s before any check, and 15 s for the fair lock, whose every change of
 // its queue records the whole queue and its timeouts: a minute peaked at
-// 4.2 GB, and 30 s weigh more than MaxRecords (history.Weight).
+// 4.2 GB, 20 s weigh 1.39 million records of the 1.5 million MaxRecords
+// allows (history.Weight), 15 s 0.97 million.
 var soakMaximaKinds = []struct {
 	kind, topology, algorithm, rates string
 	d                                time.Duration
@@ -33,7 +34,7 @@ var soakMaximaKinds = []struct {
 	{traffic.KindReentrant, soakReplicated, "kind: reentrant\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
 	{traffic.KindFenced, soakReplicated, "kind: fenced\n  resource: db\n  writes: 2\n  write_latency: 10ms\n  lease: watchdog\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
 	{traffic.KindReadWrite, soakReplicated, "kind: rwlock\n  read_ratio: 0.5\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 500ms\n  think: 100ms", soakFailovers, 30 * time.Second},
-	{traffic.KindFair, soakReplicated, "kind: fair\n  owners: [a, b]\n  depth: 2\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, 20 * time.Second},
+	{traffic.KindFair, soakReplicated, "kind: fair\n  owners: [a, b]\n  depth: 2\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, 15 * time.Second},
 	{traffic.KindSpin, soakReplicated, "kind: spin\n  owners: [a, b]\n  depth: 2\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
 	{traffic.KindNonReentrant, soakReplicated, "kind: non-reentrant\n  owners: [a, b]\n  depth: 2\n  lease: 10s\n  wait: 5s\n  hold: 1s\n  think: 100ms", soakFailovers, time.Minute},
 	{traffic.KindRedLockSpec, soakFive, "kind: redlock-spec\n  ttl: 5s\n  hold: 1s\n  think: 100ms", soakCrashes, time.Minute},

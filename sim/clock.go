@@ -32,8 +32,8 @@ func NewClock(ppm int64) (Clock, error) {
 }
 
 // checkPPM refuses a drift beyond setup.MaxDriftPPM: with the clock's
-// rate at least half the true one, WorldSpan of any duration a run may
-// hold (setup.MaxDuration, and sums of a few) stays far from overflowing.
+// rate at least half the true one, WorldSpan of a span below maxSpan is
+// at most twice it, far from overflowing.
 func checkPPM(ppm int64) error {
 	if ppm < -setup.MaxDriftPPM || ppm > setup.MaxDriftPPM {
 		return fmt.Errorf("sim: clock drift %d ppm out of range [%d, %d]", ppm, -setup.MaxDriftPPM, setup.MaxDriftPPM)
@@ -58,10 +58,16 @@ func (c *Clock) Mono(t time.Duration) time.Duration {
 func (c *Clock) Local(t time.Duration) time.Duration { return c.Mono(t) + c.jumps }
 
 // WorldSpan is how much world time passes while this clock's monotonic
-// reading advances by d (rounded up, so a timer never fires early).
+// reading advances by d (rounded up, so a timer never fires early). A
+// span of 2^60 ns (36 years) or more, which no run reaches (a year at
+// most) but a key's TTL may ask for (a script's SET ... PX of a century),
+// is spanForever: converted, at half the true rate it would overflow.
 func (c *Clock) WorldSpan(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
+	}
+	if d >= maxSpan {
+		return spanForever
 	}
 	den := 1_000_000 + c.ppm
 	q := mulDiv(int64(d), 1_000_000, den)
@@ -70,6 +76,15 @@ func (c *Clock) WorldSpan(d time.Duration) time.Duration {
 	}
 	return time.Duration(q)
 }
+
+// maxSpan and spanForever: WorldSpan's longest span it converts, and what
+// it answers for a longer one: above any converted span (at most 2^61 at
+// half the true rate), and far from overflowing when added to any time
+// of a run.
+const (
+	maxSpan     = time.Duration(1) << 60
+	spanForever = time.Duration(1) << 62
+)
 
 // SetDrift changes the rate from world time t on.
 func (c *Clock) SetDrift(t time.Duration, ppm int64) error {

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/locksim/locksim/internal/realrun"
@@ -57,7 +56,7 @@ func parseAgree(args []string, stdout, stderr io.Writer) (f agreeFlags, status i
 	fs.StringVar(&f.out, "out", "", "write the table (Markdown) into this file instead of stdout")
 	fs.StringVar(&f.readme, "readme", "", "also replace the table between the "+agreeBegin+" and "+agreeEnd+" lines of this file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "simulated runs of a rate sweep at once (real runs go one at a time)")
+	fs.IntVar(&f.workers, "workers", sweep.DefaultWorkers(), "simulated runs of a rate sweep at once (real runs go one at a time)")
 	paths, status, ok := parseFlags(fs, "simulate agree [FLAGS] [FILE|DIR|NAME ...]   (flags may follow the files)",
 		"Runs every scenario (default: the built-in scenarios/) in the simulation and, where real servers\n"+
 			"can reproduce it, on real redis-server processes, and prints a Markdown table of both verdicts\n"+

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 
 	"github.com/locksim/locksim/compare"
@@ -102,7 +101,7 @@ func (f compareFlags) options(dir string, progress func(done, total int)) compar
 func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs at once (the report does not depend on it)")
+	fs.IntVar(&f.workers, "workers", sweep.DefaultWorkers(), "runs at once (the report does not depend on it)")
 	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
 	fs.Float64Var(&f.precision, "precision", 0, "run each cell only until every rate the report gives of it has a 95% interval at most this many percentage points wide, -seeds (N/2, N/4) then being the most a cell runs; the report gives each cell's runs (0: every cell runs all its seeds)")
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -370,6 +371,12 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "run", "-quiet", "-seeds", "2", "-workers", "256", "../../scenarios/baseline-simple.yaml"); code != 0 {
 		t.Errorf("-workers 256: exit %d, %q", code, errs)
+	}
+	// The default on a machine of more cores than the bound is the bound,
+	// not an error.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(300))
+	if code, _, errs := runCLI(t, "run", "-quiet", "-seeds", "2", "../../scenarios/baseline-simple.yaml"); code != 0 {
+		t.Errorf("300 cores, -workers by default: exit %d, %q", code, errs)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines (schema locksim.run/v2, docs/json-schema.md)")
 	fs.StringVar(&f.out, "out", "", "write each run's history (JSON lines), verdict, Porcupine visualization and timeline plot into this directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr during long -seeds sweeps")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs of a -seeds sweep at once (the output does not depend on it)")
+	fs.IntVar(&f.workers, "workers", sweep.DefaultWorkers(), "runs of a -seeds sweep at once (the output does not depend on it)")
 	fs.StringVar(&f.backend, "backend", "sim", "sim (the simulation) or redis (real redis-server processes, in real time)")
 	fs.Float64Var(&f.scale, "scale", 1, "with -backend redis: multiply every duration of the files by this (0.2: five times shorter)")
 	shardFlags(fs, &f.shard, &f.partial, "run")

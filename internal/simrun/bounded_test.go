@@ -12,54 +12,65 @@ import (
 	"github.com/locksim/locksim/scenarios"
 )
 
-// TestRunBoundedSameHistory: running a world under the history's limit
-// (runBounded) records the history one Run without it does, byte for
-// byte, for every committed scenario (faults scripted and drawn,
-// triggers, failovers): the limit costs no determinism.
+// TestRunBoundedSameHistory: a run under a history limit it reaches
+// exactly (the limit its own weight, history.Weight) records the history
+// one Run without a limit does, byte for byte, and with the limit one
+// less it stops with the limit's error, for every committed scenario
+// (faults scripted and drawn, triggers, failovers): the limit costs no
+// determinism, and it is where the weight says.
 func TestRunBoundedSameHistory(t *testing.T) {
 	all, err := scenario.LoadFS(scenarios.FS, "scenarios", "*.yaml", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, s := range all {
-		n++
-		var hist [2][]byte
-		for k := range 2 {
-			w, err := Build(s, s.Seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sched, err := Schedule(s, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range sched {
-				if err := f.Apply(w); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if k == 0 {
-				err = w.Run(s.Duration)
-			} else {
-				err = runBounded(s, w, s.Seed)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			var b bytes.Buffer
-			if err := w.History().WriteJSONL(&b); err != nil {
-				t.Fatal(err)
-			}
-			hist[k] = b.Bytes()
+	saved := maxRecords
+	defer func() { maxRecords = saved }()
+	run := func(s *scenario.Scenario, bounded bool) ([]byte, int, error) {
+		w, err := Build(s, s.Seed)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !bytes.Equal(hist[0], hist[1]) {
-			t.Errorf("%s: the history run in steps differs from the one run at once", s.Name)
+		defer w.Close()
+		sched, err := Schedule(s, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range sched {
+			if err := f.Apply(w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if bounded {
+			err = runBounded(s, w, s.Seed)
+		} else {
+			err = w.Run(s.Duration)
+		}
+		var b bytes.Buffer
+		if err := w.History().WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes(), history.Weight(w.History().Len(), w.History().Entries()), err
+	}
+	for _, s := range all {
+		free, weight, err := run(s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxRecords = weight
+		bounded, _, err := run(s, true)
+		if err != nil {
+			t.Errorf("%s: limit %d, its weight: %v", s.Name, weight, err)
+		} else if !bytes.Equal(free, bounded) {
+			t.Errorf("%s: the history run under its limit differs from the one run without", s.Name)
+		}
+		maxRecords = weight - 1
+		var se *scenario.Error
+		if _, _, err := run(s, true); !errors.As(err, &se) || se.Field != "duration" {
+			t.Errorf("%s: limit %d, one under its weight: %v", s.Name, weight-1, err)
 		}
 	}
-	if n < 80 {
-		t.Fatalf("only %d scenarios", n)
+	if len(all) < 80 {
+		t.Fatalf("only %d scenarios", len(all))
 	}
 }
 

@@ -18,6 +18,10 @@ import (
 // 536 MB).
 const MaxWorkers = 256
 
+// DefaultWorkers is -workers' default: one run per core the Go runtime
+// uses, at most MaxWorkers.
+func DefaultWorkers() int { return min(runtime.GOMAXPROCS(0), MaxWorkers) }
+
 // Run calls job(i) for i = 0, 1, ..., n-1 on at most workers goroutines at
 // once (workers < 1: GOMAXPROCS) and returns done, how many jobs ran.
 //
