@@ -37,7 +37,7 @@ func (r *Results) Write(ctx context.Context, dir, command string) (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	tmp, err := report.TempDir(parent, "."+filepath.Base(dir)+".tmp-*")
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,14 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
@@ -249,6 +251,47 @@ func translated(s []byte) (g translatedGroup, ok bool) {
 	return g, true
 }
 
+// temps gates the making of temporary files and directories (TempFile,
+// TempDir): once StopTemps has closed it, none is made, so that a caller
+// that then removes those there are (a second Ctrl-C, before the process
+// exits) leaves none behind. Without it a writer could make one between
+// the removal and the exit: a hidden file left in the user's directory.
+var temps struct {
+	mu      sync.Mutex
+	stopped bool
+}
+
+// ErrTempsStopped is what TempFile and TempDir return after StopTemps.
+var ErrTempsStopped = errors.New("report: no more temporary files: the process is stopping")
+
+// StopTemps makes every later TempFile and TempDir fail with
+// ErrTempsStopped; it returns once no call is making one.
+func StopTemps() {
+	temps.mu.Lock()
+	defer temps.mu.Unlock()
+	temps.stopped = true
+}
+
+// TempFile is os.CreateTemp, unless StopTemps was called.
+func TempFile(dir, pattern string) (*os.File, error) {
+	temps.mu.Lock()
+	defer temps.mu.Unlock()
+	if temps.stopped {
+		return nil, ErrTempsStopped
+	}
+	return os.CreateTemp(dir, pattern)
+}
+
+// TempDir is os.MkdirTemp, unless StopTemps was called.
+func TempDir(dir, pattern string) (string, error) {
+	temps.mu.Lock()
+	defer temps.mu.Unlock()
+	if temps.stopped {
+		return "", ErrTempsStopped
+	}
+	return os.MkdirTemp(dir, pattern)
+}
+
 // WriteFile writes data to path through a temporary file in the same
 // directory and a rename, creating the directory if needed: a reader (or
 // a crash) never sees a half-written file.
@@ -266,7 +309,7 @@ func writeVia(path string, fill func(w io.Writer) error) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	f, err := TempFile(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
 )
 
@@ -312,6 +313,7 @@ func reportTemps(dir string) (done func()) {
 // exitInterrupted through exit.
 func abandon(stderr io.Writer, exit func(int)) {
 	procs := redistest.StopAll()
+	report.StopTemps() // no write makes a temporary file after the removal
 	n := temps.removeAll()
 	stopped := ""
 	if procs > 0 {
