@@ -305,6 +305,11 @@ func reportTemps(dir string) (done func()) {
 	})
 }
 
+// stopTemps is report.StopTemps, which abandon calls before it removes
+// the temporaries; a test of abandon within the test process, whose other
+// tests go on writing, records the call instead.
+var stopTemps = report.StopTemps
+
 // abandon is what a second Ctrl-C (or SIGTERM) does: it kills and reaps
 // the processes the real backend started (redis-server, redis-sentinel,
 // client workers: redistest.StopAll; they were left to die with the
@@ -313,7 +318,7 @@ func reportTemps(dir string) (done func()) {
 // exitInterrupted through exit.
 func abandon(stderr io.Writer, exit func(int)) {
 	procs := redistest.StopAll()
-	report.StopTemps() // no write makes a temporary file after the removal
+	stopTemps() // no write makes a temporary file after the removal
 	n := temps.removeAll()
 	stopped := ""
 	if procs > 0 {

@@ -185,6 +185,16 @@ func TestAbandonRemovesTemporaries(t *testing.T) {
 	defer doneFile()
 	defer doneReport()
 
+	// The gate on new temporaries is closed before they are removed (in
+	// the process itself, report.StopTemps: TestStopTemps).
+	stopped := false
+	defer func(saved func()) { stopTemps = saved }(stopTemps)
+	stopTemps = func() {
+		if _, err := os.Stat(tmpFile); err != nil {
+			t.Errorf("the temporaries were removed before the gate closed: %v", err)
+		}
+		stopped = true
+	}
 	sigs := make(chan os.Signal, 2)
 	cancelled, exited := make(chan struct{}), make(chan int, 1)
 	var stderr bytes.Buffer
@@ -211,6 +221,9 @@ func TestAbandonRemovesTemporaries(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "2 temporary files removed") {
 		t.Errorf("stderr %q", stderr.String())
+	}
+	if !stopped {
+		t.Error("the gate on new temporaries was not closed")
 	}
 }
 
