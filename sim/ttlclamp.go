@@ -30,61 +30,64 @@ func (n *Node) localMillis() int64 { return Epoch.Add(n.synced).UnixMilli() }
 // PEXPIREAT. A value that is not a positive integer is left for miniredis
 // to refuse as Redis does.
 func clampTTLs(cmd string, args []string, localMillis int64) []string {
-	var out []string
-	clamp := func(i int, unit int64, absolute bool) {
-		if i >= len(args) {
-			return
-		}
-		v, err := strconv.ParseInt(args[i], 10, 64)
-		if err != nil || v <= 0 {
-			return
-		}
-		limit := maxTTLMillis / unit
-		if absolute {
-			limit = (localMillis + maxTTLMillis) / unit
-		}
-		if v <= limit {
-			return
-		}
-		if out == nil {
-			out = append([]string(nil), args...)
-		}
-		out[i] = strconv.FormatInt(limit, 10)
+	if at, ok := ttlCommands[cmd]; ok {
+		return clampTTL(args, at.arg, at.ttl, localMillis)
 	}
-	const s, ms = 1000, 1
+	first := 3 // SET key value [options]
 	switch cmd {
-	case "SETEX":
-		clamp(2, s, false)
-	case "PSETEX":
-		clamp(2, ms, false)
-	case "EXPIRE":
-		clamp(2, s, false)
-	case "PEXPIRE":
-		clamp(2, ms, false)
-	case "EXPIREAT":
-		clamp(2, s, true)
-	case "PEXPIREAT":
-		clamp(2, ms, true)
-	case "SET", "GETEX":
-		first := 3 // SET key value [options]
-		if cmd == "GETEX" {
-			first = 2
-		}
-		for i := first; i < len(args); i++ {
-			switch strings.ToUpper(args[i]) {
-			case "EX":
-				clamp(i+1, s, false)
-			case "PX":
-				clamp(i+1, ms, false)
-			case "EXAT":
-				clamp(i+1, s, true)
-			case "PXAT":
-				clamp(i+1, ms, true)
-			}
-		}
-	}
-	if out == nil {
+	case "GETEX":
+		first = 2
+	case "SET":
+	default:
 		return args
 	}
+	for i := first; i+1 < len(args); i++ {
+		if u, ok := ttlOptions[strings.ToUpper(args[i])]; ok {
+			args = clampTTL(args, i+1, u, localMillis)
+		}
+	}
+	return args
+}
+
+// ttlUnit is how a command gives an expiry: in seconds or milliseconds
+// (per), as a time to live or an absolute Unix time.
+type ttlUnit struct {
+	per      int64
+	absolute bool
+}
+
+// ttlCommands are the commands with an expiry at a fixed place (arg), and
+// ttlOptions SET's and GETEX's options that give one.
+var (
+	ttlCommands = map[string]struct {
+		arg int
+		ttl ttlUnit
+	}{
+		"SETEX": {2, ttlUnit{1000, false}}, "PSETEX": {2, ttlUnit{1, false}},
+		"EXPIRE": {2, ttlUnit{1000, false}}, "PEXPIRE": {2, ttlUnit{1, false}},
+		"EXPIREAT": {2, ttlUnit{1000, true}}, "PEXPIREAT": {2, ttlUnit{1, true}},
+	}
+	ttlOptions = map[string]ttlUnit{
+		"EX": {1000, false}, "PX": {1, false}, "EXAT": {1000, true}, "PXAT": {1, true},
+	}
+)
+
+// clampTTL returns args, or a copy with args[i], an expiry given in u,
+// cut to maxTTLMillis from localMillis when it is a larger positive
+// integer.
+func clampTTL(args []string, i int, u ttlUnit, localMillis int64) []string {
+	if i >= len(args) {
+		return args
+	}
+	v, err := strconv.ParseInt(args[i], 10, 64)
+	limit := maxTTLMillis / u.per
+	if u.absolute {
+		limit = (localMillis + maxTTLMillis) / u.per
+	}
+	if err != nil || v <= limit {
+		return args
+	}
+	out := append([]string(nil), args...)
+	out[i] = strconv.FormatInt(limit, 10)
 	return out
 }
