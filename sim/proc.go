@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"runtime/debug"
@@ -198,8 +199,13 @@ func (w *World) runProc(p *proc, yield func(struct{}) bool) {
 
 // procPanicked fails the world with the panic r of process p.
 func (w *World) procPanicked(p *proc, r any) {
-	w.fail(fmt.Errorf("sim: process %s panicked at %v: %v\n%s", p.name, w.now, r, debug.Stack()))
+	w.fail(fmt.Errorf("%w: process %s panicked at %v: %v\n%s", ErrPanicked, p.name, w.now, r, debug.Stack()))
 }
+
+// ErrPanicked is what the error of a world whose process panicked wraps:
+// a bug in the code the process ran (locksim's, or a lock of the user's
+// own given as Go), not bad input.
+var ErrPanicked = errors.New("sim: a process panicked")
 
 // ended notes that p has ended: it leaves the live processes.
 func (w *World) ended(p *proc) {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/report"
 	"github.com/locksim/locksim/scenario"
@@ -31,11 +32,12 @@ const exitInternal = 3
 var errInternal = errors.New("internal error (a bug in locksim)")
 
 // errStatus is the exit status of err, which stopped a command: an
-// internal error (errInternal, the scenario loader's ErrInternal, or a
-// panic in a worker, sweep.ErrPanic) is exitInternal, anything else bad
-// input (2).
+// internal error (errInternal, the scenario loader's ErrInternal, a
+// panic in a worker, sweep.ErrPanic, or in a simulated process,
+// simrun.ErrPanicked: the command line runs no Go of the user's) is
+// exitInternal, anything else bad input (2).
 func errStatus(err error) int {
-	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) || errors.Is(err, sweep.ErrPanic) {
+	if errors.Is(err, errInternal) || errors.Is(err, scenario.ErrInternal) || errors.Is(err, sweep.ErrPanic) || errors.Is(err, simrun.ErrPanicked) {
 		return exitInternal
 	}
 	return 2

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 )
@@ -152,6 +153,7 @@ func TestInternalErrorStatus(t *testing.T) {
 		{&scenario.Error{File: "x.yaml", Msg: "panic", Internal: true}, exitInternal},
 		{fmt.Errorf("x: %w", recovered("boom")), exitInternal},
 		{fmt.Errorf("compare: %w", sweep.ErrPanic), exitInternal},
+		{fmt.Errorf("x.yaml: run with seed 1: %w", simrun.ErrPanicked), exitInternal},
 		{os.ErrNotExist, 2},
 	} {
 		if got := errStatus(c.err); got != c.want {

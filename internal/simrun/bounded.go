@@ -10,6 +10,11 @@ import (
 // maxRecords is scenario.MaxRecords, lowered by the tests.
 var maxRecords = scenario.MaxRecords
 
+// ErrPanicked is what the error of a run whose simulated process panicked
+// wraps (sim.ErrPanicked): a bug, which the command line tells from bad
+// input.
+var ErrPanicked = sim.ErrPanicked
+
 // runBounded runs w for the scenario's duration and stops with an
 // *scenario.Error naming the duration's line and field when the history
 // has grown past scenario.MaxRecords, weighed with the collection members
