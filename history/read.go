@@ -221,9 +221,11 @@ func overweight(w *wireRecord, n, entries, maxRecords int) (field, msg string) {
 		field = "items"
 	case len(w.Fields) > 0:
 		field = "fields"
+	case len(w.Value) >= ValueBytesPerEntry:
+		field = "value"
 	}
-	return field, fmt.Sprintf("%d records holding %d collection members by this line weigh more than %d records, the most a history may (%d members, a hash's fields, a list's items or a sorted set's members, weigh as one record; it is held in memory and checked whole, as a run's is)",
-		n, entries, maxRecords, EntriesPerRecord)
+	return field, fmt.Sprintf("%d records holding %d collection members by this line weigh more than %d records, the most a history may (%d members, a hash's fields, a list's items or a sorted set's members, weigh as one record, and %d bytes of a value as a member; it is held in memory and checked whole, as a run's is)",
+		n, entries, maxRecords, EntriesPerRecord, ValueBytesPerEntry)
 }
 
 // ReadJSONL reads and validates a history of JSON lines (ScanJSONL) and

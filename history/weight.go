@@ -20,6 +20,13 @@ const EntriesPerRecord = 16
 // (scenario.MaxRecords) is a bound on.
 func Weight(records, entries int) int { return records + entries/EntriesPerRecord }
 
-// Entries is the number of collection members r holds: its Fields and
-// its Items.
-func (r *Record) Entries() int { return len(r.Fields) + len(r.Items) }
+// Entries is the number of collection members r holds, its Fields and its
+// Items, and its Value's bytes by ValueBytesPerEntry: a truth record
+// copies its key's whole value too, so that a script that appends to a
+// key (APPEND, SETRANGE) records a longer string at each change.
+func (r *Record) Entries() int { return len(r.Fields) + len(r.Items) + len(r.Value)/ValueBytesPerEntry }
+
+// ValueBytesPerEntry is how many bytes of a record's Value weigh as one
+// collection member: a member costs 55 to 85 bytes of peak memory, about
+// as much as that much text.
+const ValueBytesPerEntry = 64

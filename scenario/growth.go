@@ -68,7 +68,7 @@ func (s *Scenario) Overweight(records, entries int, at time.Duration, limit int)
 	}
 	what := fmt.Sprintf("recorded %d history records", records)
 	if records <= limit {
-		what = fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets (each truth record copies its key's whole collection: a fair lock's queue, a read-write lock's readers), which weigh as %d records (%d members to a record)",
+		what = fmt.Sprintf("recorded %d history records holding %d members of hashes, lists and sorted sets (each truth record copies its key's whole collection or value: a fair lock's queue, a read-write lock's readers, a string a script appends to, 64 bytes of which count as a member), which weigh as %d records (%d members to a record)",
 			records, entries, history.Weight(records, entries), history.EntriesPerRecord)
 	}
 	return &Error{File: s.File, Line: s.DurationLine, Field: "duration",

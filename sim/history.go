@@ -204,7 +204,8 @@ func (h *History) Records() []history.Record {
 func (h *History) Len() int { return h.n }
 
 // Entries is the number of collection members the records hold: their
-// Fields and Items together. Only add's records have any (the truth's,
+// Fields and Items together, and their Values' bytes by 64
+// (history.Record.Entries). Only add's records have any (the truth's,
 // the topology's, the faults'); put's, the requests' and the operations',
 // carry none.
 func (h *History) Entries() int { return h.entries }
@@ -213,7 +214,7 @@ func (h *History) add(r history.Record) int {
 	p, i := h.put()
 	*p = r
 	p.Seq = i
-	h.entries += len(r.Fields) + len(r.Items)
+	h.entries += r.Entries()
 	h.weigh()
 	return i
 }

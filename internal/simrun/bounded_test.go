@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,5 +238,59 @@ expect: any
 	var se *scenario.Error
 	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Msg, "the run recorded 5001 history records by 0s of its 10s") {
 		t.Fatalf("error %v, want instant.yaml:2 duration: 5001 records by 0s", err)
+	}
+}
+
+// TestValueWeightLimit: a lock script that appends 4 KB to a key at each
+// acquire makes each truth record of that key copy a longer string, so the
+// history weighs more than its records and its collections
+// (history.Record.Entries: 64 bytes of a value count as a member). With
+// the limit between the records and that weight the run is refused; at
+// the weight (the control) it is as expected.
+func TestValueWeightLimit(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"acquire.lua": "redis.call('append', 'grow', string.rep('x', 4096))\nif redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', 1000) then return 1 end\nreturn 0\n",
+		"release.lua": "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nend\nreturn 0\n",
+		"grow.yaml": `name: grow
+duration: 3s
+topology:
+  nodes: [{name: m1}]
+clients: [{count: 3}]
+algorithm: {kind: script, acquire: acquire.lua, release: release.lua, model: simple, owner_in: value, lease: 1s, hold: 50ms, think: 10ms}
+expect: any
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := scenario.Load(filepath.Join(dir, "grow.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Build(s, s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(s.Duration); err != nil {
+		t.Fatal(err)
+	}
+	n, e := w.History().Len(), w.History().Entries()
+	w.Close()
+	weight := history.Weight(n, e)
+	if weight < 2*n {
+		t.Fatalf("%d records weigh %d: want the appended value to weigh more than the records", n, weight)
+	}
+	saved := maxRecords
+	defer func() { maxRecords = saved }()
+	maxRecords = weight
+	if _, err := Run(s, 0); err != nil {
+		t.Fatalf("limit %d, the weight: %v", maxRecords, err)
+	}
+	maxRecords = (n + weight) / 2
+	var se *scenario.Error
+	if _, err := Run(s, 0); !errors.As(err, &se) || se.Field != "duration" || !strings.Contains(se.Msg, "a string a script appends to") {
+		t.Fatalf("limit %d: %v, want the duration refused", maxRecords, err)
 	}
 }
