@@ -86,12 +86,12 @@ var recordFields = func() string {
 // across lines: seq on every record or on none (none: each is numbered by
 // its place), no seq twice, t never below the previous record's (a
 // history is in time order). Blank lines are skipped. A history larger
-// than maxRecords records (its Weight: collection members count too), a
-// line longer than MaxLineBytes, or a history without an op record is an
-// error too. Errors are *LineError, naming the
-// line and the field; an error of r or of fn is returned as it is. Only
-// the seqs seen are kept, so a caller that keeps nothing reads a file of
-// any length in bounded memory.
+// than maxRecords records (its Weight: collection members count too, and
+// its values before each line is decoded: tooLarge), a line longer than
+// MaxLineBytes, or a history without an op record is an error too. Errors
+// are *LineError, naming the line and the field; an error of r or of fn
+// is returned as it is. Only the seqs seen are kept, so a caller that
+// keeps nothing reads a file of any length in bounded memory.
 func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) (int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
@@ -210,8 +210,8 @@ func tooLarge(b []byte, n int, vals *int, maxRecords int) string {
 // overweight returns the field and the refusal of w, the record that
 // brings a history to n records holding entries collection members, when
 // that weighs more than maxRecords records (Weight); "" when it does not.
-// The field is w's members, if it has any. (More records than maxRecords
-// without members are refused before the line is read.)
+// The field is w's members (items, fields) or its value, if it weighs.
+// (More records than maxRecords are refused before the line is decoded.)
 func overweight(w *wireRecord, n, entries, maxRecords int) (field, msg string) {
 	if Weight(n, entries) <= maxRecords {
 		return "", ""

@@ -273,23 +273,21 @@ func StopTemps() {
 }
 
 // TempFile is os.CreateTemp, unless StopTemps was called.
-func TempFile(dir, pattern string) (*os.File, error) {
-	temps.mu.Lock()
-	defer temps.mu.Unlock()
-	if temps.stopped {
-		return nil, ErrTempsStopped
-	}
-	return os.CreateTemp(dir, pattern)
-}
+func TempFile(dir, pattern string) (*os.File, error) { return gated(dir, pattern, os.CreateTemp) }
 
 // TempDir is os.MkdirTemp, unless StopTemps was called.
-func TempDir(dir, pattern string) (string, error) {
+func TempDir(dir, pattern string) (string, error) { return gated(dir, pattern, os.MkdirTemp) }
+
+// gated makes a temporary through mk while the gate is open, holding it
+// so that StopTemps waits for the making under way.
+func gated[T any](dir, pattern string, mk func(dir, pattern string) (T, error)) (T, error) {
 	temps.mu.Lock()
 	defer temps.mu.Unlock()
 	if temps.stopped {
-		return "", ErrTempsStopped
+		var none T
+		return none, ErrTempsStopped
 	}
-	return os.MkdirTemp(dir, pattern)
+	return mk(dir, pattern)
 }
 
 // WriteFile writes data to path through a temporary file in the same

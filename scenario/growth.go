@@ -91,10 +91,7 @@ func (s *Scenario) CheckLimits() error {
 	if !s.HasRates {
 		return nil
 	}
-	nodes := 0
-	for _, n := range s.Nodes {
-		nodes += 1 + len(n.Replicas)
-	}
+	nodes := s.nodeCount()
 	groups := 0
 	for _, n := range s.Nodes {
 		if len(n.Replicas) > 0 {

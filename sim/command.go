@@ -233,7 +233,7 @@ func (n *Node) dispatch(client, cmd string, spec cmdSpec, known bool, args []str
 	n.seedRand()
 	p := n.peerOf(client)
 	n.buf.Reset()
-	n.m.Server().Dispatch(p, clampTTLs(cmd, args, n.localMillis()))
+	n.m.Server().Dispatch(p, n.clampTTLs(cmd, args))
 	if !known {
 		n.touchAll(cmd)
 	}

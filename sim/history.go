@@ -28,8 +28,9 @@ type History struct {
 	// so that no append writes past it), for Recycle.
 	whole []history.Record
 	// entries counts the members of the collections the records hold (a
-	// hash's fields, a sorted set's members and scores, a list's items):
-	// a truth record copies its key's whole collection, so behind a fair
+	// hash's fields, a sorted set's members and scores, a list's items),
+	// and their values' bytes by 64 (history.Record.Entries): a truth
+	// record copies its key's whole collection or value, so behind a fair
 	// lock's queue of 1,000 waiters, or a read-write lock's 1,000 readers,
 	// one record holds a thousand strings, and the number of records no
 	// longer measures the history's memory (Entries).
@@ -42,18 +43,15 @@ type History struct {
 	over        bool
 }
 
-// SetLimit makes the world stop (World.Run returns at once, the history
-// Over) as soon as the history weighs more than weight records
-// (history.Weight); 0 removes the limit. A run that records fast, many
-// records at one instant or in one virtual second, then stops where it
-// passes the limit, not at its caller's next look.
+// SetLimit makes the world stop (World.Run returns at once) as soon as
+// the history weighs more than weight records (history.Weight); 0 removes
+// the limit. A run that records fast, many records at one instant or in
+// one virtual second, then stops where it passes the limit, not at its
+// caller's next look.
 func (h *History) SetLimit(weight int) {
 	h.limit = weight
 	h.weigh()
 }
-
-// Over reports whether the history has weighed more than its limit.
-func (h *History) Over() bool { return h.over }
 
 // weigh sets room from the limit and the members, and marks the history
 // over when it weighs more than its limit.

@@ -137,7 +137,7 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 	e.dispatches++
 	e.n.seedRand()
 	e.buf.Reset()
-	e.n.m.Server().Dispatch(e.peer, clampTTLs(name, args, e.n.localMillis()))
+	e.n.m.Server().Dispatch(e.peer, e.n.clampTTLs(name, args))
 	if !known {
 		e.n.touchAll(name)
 	}

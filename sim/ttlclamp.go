@@ -24,14 +24,13 @@ const maxTTLMillis = int64(1) << 62 / int64(time.Millisecond)
 func (n *Node) localMillis() int64 { return Epoch.Add(n.synced).UnixMilli() }
 
 // clampTTLs returns args, or a copy of them with every expiry the command
-// cmd (upper case) gives cut to maxTTLMillis from the node's present,
-// localMillis (Unix milliseconds by the node's clock): SET's and GETEX's
-// EX, PX, EXAT and PXAT, SETEX, PSETEX, EXPIRE, PEXPIRE, EXPIREAT and
-// PEXPIREAT. A value that is not a positive integer is left for miniredis
-// to refuse as Redis does.
-func clampTTLs(cmd string, args []string, localMillis int64) []string {
-	if at, ok := ttlCommands[cmd]; ok {
-		return clampTTL(args, at.arg, at.ttl, localMillis)
+// cmd (upper case) gives cut to maxTTLMillis from the node's present:
+// SET's and GETEX's EX, PX, EXAT and PXAT, SETEX, PSETEX, EXPIRE, PEXPIRE,
+// EXPIREAT and PEXPIREAT. A value that is not a positive integer is left
+// for miniredis to refuse as Redis does.
+func (n *Node) clampTTLs(cmd string, args []string) []string {
+	if u, ok := ttlCommands[cmd]; ok {
+		return n.clampTTL(args, 2, u) // CMD key expiry ...
 	}
 	first := 3 // SET key value [options]
 	switch cmd {
@@ -43,7 +42,7 @@ func clampTTLs(cmd string, args []string, localMillis int64) []string {
 	}
 	for i := first; i+1 < len(args); i++ {
 		if u, ok := ttlOptions[strings.ToUpper(args[i])]; ok {
-			args = clampTTL(args, i+1, u, localMillis)
+			args = n.clampTTL(args, i+1, u)
 		}
 	}
 	return args
@@ -56,16 +55,13 @@ type ttlUnit struct {
 	absolute bool
 }
 
-// ttlCommands are the commands with an expiry at a fixed place (arg), and
+// ttlCommands are the commands whose expiry follows the key, and
 // ttlOptions SET's and GETEX's options that give one.
 var (
-	ttlCommands = map[string]struct {
-		arg int
-		ttl ttlUnit
-	}{
-		"SETEX": {2, ttlUnit{1000, false}}, "PSETEX": {2, ttlUnit{1, false}},
-		"EXPIRE": {2, ttlUnit{1000, false}}, "PEXPIRE": {2, ttlUnit{1, false}},
-		"EXPIREAT": {2, ttlUnit{1000, true}}, "PEXPIREAT": {2, ttlUnit{1, true}},
+	ttlCommands = map[string]ttlUnit{
+		"SETEX": {1000, false}, "PSETEX": {1, false},
+		"EXPIRE": {1000, false}, "PEXPIRE": {1, false},
+		"EXPIREAT": {1000, true}, "PEXPIREAT": {1, true},
 	}
 	ttlOptions = map[string]ttlUnit{
 		"EX": {1000, false}, "PX": {1, false}, "EXAT": {1000, true}, "PXAT": {1, true},
@@ -73,16 +69,16 @@ var (
 )
 
 // clampTTL returns args, or a copy with args[i], an expiry given in u,
-// cut to maxTTLMillis from localMillis when it is a larger positive
-// integer.
-func clampTTL(args []string, i int, u ttlUnit, localMillis int64) []string {
+// cut to maxTTLMillis from the node's present when it is a larger
+// positive integer.
+func (n *Node) clampTTL(args []string, i int, u ttlUnit) []string {
 	if i >= len(args) {
 		return args
 	}
 	v, err := strconv.ParseInt(args[i], 10, 64)
 	limit := maxTTLMillis / u.per
 	if u.absolute {
-		limit = (localMillis + maxTTLMillis) / u.per
+		limit = (n.localMillis() + maxTTLMillis) / u.per
 	}
 	if err != nil || v <= limit {
 		return args

@@ -172,7 +172,8 @@ func (w *World) At(t time.Duration, fn func()) error {
 // Run advances the world until time until, or until nothing is left to do,
 // or until a process panics (returned as an error naming the process), or
 // until its history is over its limit (History.SetLimit: Run returns nil
-// with Now the instant it got there; the caller looks at History.Over).
+// with Now the instant it got there; the caller weighs the history, as
+// internal/simrun's runBounded does).
 func (w *World) Run(until time.Duration) error {
 	if w.closed {
 		return errors.New("sim: Run: world is closed")

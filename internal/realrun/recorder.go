@@ -36,8 +36,8 @@ type Recorder struct {
 	recs  []history.Record
 	truth map[string]history.KeyState // node + "\x00" + key -> last recorded state
 	tlast map[string]int64            // node + "\x00" + key -> the time of its last truth record
-	// entries counts the collection members the truth records hold
-	// (Weight).
+	// entries counts the collection members the truth records hold, and
+	// their values' bytes by 64 (history.Record.Entries; Weight).
 	entries int
 }
 

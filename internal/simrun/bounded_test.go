@@ -25,8 +25,7 @@ func TestRunBoundedSameHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := maxRecords
-	defer func() { maxRecords = saved }()
+	restoreRecordLimit(t)
 	run := func(s *scenario.Scenario, bounded bool) ([]byte, int, error) {
 		w, err := Build(s, s.Seed)
 		if err != nil {
@@ -97,9 +96,8 @@ expect: ok
 // line (3) and field, the limit and the virtual time reached; the same run
 // under the limit (one virtual second) is as expected.
 func TestRecordLimit(t *testing.T) {
-	saved := maxRecords
+	restoreRecordLimit(t)
 	maxRecords = 20_000
-	defer func() { maxRecords = saved }()
 	s, err := scenario.Parse("limits.yaml", []byte(limitsYAML))
 	if err != nil {
 		t.Fatal(err)
@@ -173,31 +171,13 @@ func TestEntryWeightLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Build(s, s.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Run(s.Duration); err != nil {
-		t.Fatal(err)
-	}
-	n, e := w.History().Len(), w.History().Entries()
-	w.Close()
-	weight := history.Weight(n, e)
+	n, weight := fullWeight(t, s)
 	if weight < n+1000 {
-		t.Fatalf("%d records holding %d members weigh %d: want the members to weigh at least 1,000 records", n, e, weight)
+		t.Fatalf("%d records weigh %d: want the members to weigh at least 1,000 records", n, weight)
 	}
-	saved := maxRecords
-	defer func() { maxRecords = saved }()
-
-	maxRecords = weight
-	if r, err := Run(s, 0); err != nil || !r.Match {
-		t.Fatalf("limit %d, the weight: %v", maxRecords, err)
-	}
-	maxRecords = (n + weight) / 2
-	_, err = Run(s, 0)
-	var se *scenario.Error
-	if !errors.As(err, &se) || se.File != "queue.yaml" || se.Line != 3 || se.Field != "duration" {
-		t.Fatalf("limit %d: error %v, want queue.yaml:3 duration", maxRecords, err)
+	se := refusedBetween(t, s, n, weight)
+	if se.File != "queue.yaml" || se.Line != 3 {
+		t.Fatalf("error %v, want queue.yaml:3 duration", se)
 	}
 	var got, members, weighs int
 	var at string
@@ -219,9 +199,8 @@ func TestEntryWeightLimit(t *testing.T) {
 // run stops when its history passes the limit, at that instant, rather
 // than holding records until the memory runs out.
 func TestRecordsInOneInstant(t *testing.T) {
-	saved := maxRecords
+	restoreRecordLimit(t)
 	maxRecords = 5_000
-	defer func() { maxRecords = saved }()
 	s, err := scenario.Parse("instant.yaml", []byte(`name: instant
 duration: 10s
 topology:
@@ -248,49 +227,83 @@ expect: any
 // the limit between the records and that weight the run is refused; at
 // the weight (the control) it is as expected.
 func TestValueWeightLimit(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{
-		"acquire.lua": "redis.call('append', 'grow', string.rep('x', 4096))\nif redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', 1000) then return 1 end\nreturn 0\n",
-		"release.lua": "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nend\nreturn 0\n",
-		"grow.yaml": `name: grow
+	s := loadScript(t, "grow", "redis.call('append', 'grow', string.rep('x', 4096))\nif redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', 1000) then return 1 end\nreturn 0\n", `name: grow
 duration: 3s
 topology:
   nodes: [{name: m1}]
 clients: [{count: 3}]
 algorithm: {kind: script, acquire: acquire.lua, release: release.lua, model: simple, owner_in: value, lease: 1s, hold: 50ms, think: 10ms}
 expect: any
-`,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+`)
+	n, weight := fullWeight(t, s)
+	if weight < 2*n {
+		t.Fatalf("%d records weigh %d: want the appended value to weigh more than the records", n, weight)
 	}
-	s, err := scenario.Load(filepath.Join(dir, "grow.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	if se := refusedBetween(t, s, n, weight); !strings.Contains(se.Msg, "a string a script appends to") {
+		t.Fatalf("%v: want the appended string named", se)
 	}
+}
+
+// restoreRecordLimit puts maxRecords back as it was when the test ends:
+// the test may lower it.
+func restoreRecordLimit(t *testing.T) {
+	saved := maxRecords
+	t.Cleanup(func() { maxRecords = saved })
+}
+
+// fullWeight runs s at its seed without a limit and returns its records
+// and its history's weight (history.Weight).
+func fullWeight(t *testing.T, s *scenario.Scenario) (records, weight int) {
+	t.Helper()
 	w, err := Build(s, s.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	if err := w.Run(s.Duration); err != nil {
 		t.Fatal(err)
 	}
-	n, e := w.History().Len(), w.History().Entries()
-	w.Close()
-	weight := history.Weight(n, e)
-	if weight < 2*n {
-		t.Fatalf("%d records weigh %d: want the appended value to weigh more than the records", n, weight)
-	}
-	saved := maxRecords
-	defer func() { maxRecords = saved }()
+	n := w.History().Len()
+	return n, history.Weight(n, w.History().Entries())
+}
+
+// refusedBetween requires of s, whose history holds n records and weighs
+// weight: run with a limit of its weight, it is as expected (the
+// control); with a limit halfway between its records and its weight, it
+// is refused for its duration, an *Error refusedBetween returns.
+func refusedBetween(t *testing.T, s *scenario.Scenario, n, weight int) *scenario.Error {
+	t.Helper()
+	restoreRecordLimit(t)
 	maxRecords = weight
-	if _, err := Run(s, 0); err != nil {
+	if r, err := Run(s, 0); err != nil || !r.Match {
 		t.Fatalf("limit %d, the weight: %v", maxRecords, err)
 	}
 	maxRecords = (n + weight) / 2
+	_, err := Run(s, 0)
 	var se *scenario.Error
-	if _, err := Run(s, 0); !errors.As(err, &se) || se.Field != "duration" || !strings.Contains(se.Msg, "a string a script appends to") {
-		t.Fatalf("limit %d: %v, want the duration refused", maxRecords, err)
+	if !errors.As(err, &se) || se.Field != "duration" || !strings.Contains(se.Msg, fmt.Sprintf("above the limit of %d", maxRecords)) {
+		t.Fatalf("limit %d: error %v, want the duration refused", maxRecords, err)
 	}
+	return se
+}
+
+// releaseLua is a compare-and-delete release for loadScript's locks.
+const releaseLua = "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nend\nreturn 0\n"
+
+// loadScript writes a script lock's files into a new directory (its
+// acquire.lua, release.lua: releaseLua, and name.yaml) and loads the
+// scenario.
+func loadScript(t *testing.T, name, acquire, yaml string) *scenario.Scenario {
+	t.Helper()
+	dir := t.TempDir()
+	for file, text := range map[string]string{"acquire.lua": acquire, "release.lua": releaseLua, name + ".yaml": yaml} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := scenario.Load(filepath.Join(dir, name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

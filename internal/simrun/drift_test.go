@@ -3,8 +3,6 @@ package simrun
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,27 +72,14 @@ func TestDriftBounded(t *testing.T) {
 // set in the past, re-armed forever (a run that never ended). The run ends
 // with a verdict; the key never expires in it.
 func TestCenturyTTLAtSlowestClock(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{
-		"acquire.lua": "if not redis.call('get', KEYS[1]) then\n  redis.call('set', KEYS[1], ARGV[1], 'PX', 5000000000000)\n  return 1\nend\nreturn 0\n",
-		"release.lua": "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nend\nreturn 0\n",
-		"century.yaml": `name: century
+	s := loadScript(t, "century", "if not redis.call('get', KEYS[1]) then\n  redis.call('set', KEYS[1], ARGV[1], 'PX', 5000000000000)\n  return 1\nend\nreturn 0\n", `name: century
 duration: 5s
 topology:
   nodes: [{name: m1, drift_ppm: -500000}]
 clients: [{count: 2, timeout: 500ms}]
 algorithm: {kind: script, acquire: acquire.lua, release: release.lua, model: simple, owner_in: value, lease: 10s, hold: 1s, think: 100ms}
 expect: ok
-`,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := scenario.Load(filepath.Join(dir, "century.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	r, err := Run(s, 0)
 	if err != nil || !r.Match {
 		t.Fatalf("%v (%s)", err, r.Why)
