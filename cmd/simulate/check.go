@@ -68,7 +68,7 @@ func parseCheck(args []string, stdout, stderr io.Writer) (f checkFlags, status i
 	fs.BoolVar(&f.fromCall, "lease-from-call", false, "with -model: a lease counts from the acquire's call (the spec's RedLock)")
 	fs.DurationVar(&f.liveness, "liveness", 0, "flag a lock left free longer than this while clients wait for it (default: no liveness check)")
 	fs.DurationVar(&f.end, "end", 0, "the time the history ran until: holdings and waits still open end there (default: its last call, return or run)")
-	fs.StringVar(&f.out, "out", "", "write each history's verdict, timeline plot and Porcupine visualization into this directory, as run -out does")
+	fs.StringVar(&f.out, "out", "", "write each history's verdict, timeline plot and (with -model) Porcupine visualization into this directory, as run -out does")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON line per history (schema "+checkSchema+", docs/json-schema.md)")
 	files, status, ok := parseFlags(fs, "simulate check [FLAGS] FILE.jsonl ...   (flags may follow the files)",
 		"Judges histories of JSON lines: saved by run -out, recorded on real servers, or written from\n"+

@@ -242,6 +242,22 @@ func TestCheckBadInput(t *testing.T) {
 			t.Errorf("good history: %v", err)
 		}
 	}
+	// Without -model no Porcupine page is written, and the verdict file
+	// says why, where a reader of the directory looks for the page.
+	bare := filepath.Join(dir, "bare")
+	if code, _, errs := runCLI(t, "check", "-out", bare, in("good.jsonl")); code != 0 {
+		t.Fatalf("good history without -model: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "good.porcupine.html")); err == nil {
+		t.Error("without -model: a Porcupine page was written")
+	}
+	verdict, err := os.ReadFile(filepath.Join(bare, "good.verdict.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(verdict), "linearizability not checked, so no Porcupine page: ") {
+		t.Errorf("without -model: the verdict file does not say why it has no Porcupine page:\n%s", verdict)
+	}
 }
 
 // docBlock is the fenced block that follows marker in the text.

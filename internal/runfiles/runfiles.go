@@ -87,7 +87,7 @@ func Write(f Files) error {
 	var b bytes.Buffer
 	b.WriteString(f.Head)
 	if f.Model == 0 {
-		fmt.Fprintf(&b, "\nlinearizability not checked: %s\n", f.NoModel)
+		fmt.Fprintf(&b, "\nlinearizability not checked, so no Porcupine page: %s\n", f.NoModel)
 	} else {
 		model := f.Model.String() + " model"
 		if len(f.Opts) > 0 {
