@@ -155,7 +155,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			reported = true
 			if want > 0 {
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-					Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire")),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue
 			}
@@ -164,8 +164,8 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				back = fmt.Sprintf(", brought back by the failover to %s", m)
 			}
 			out = append(out, Violation{Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master %s shows %d holds for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
-					m, got, k.holder, back),
+				Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+					m, counted(got, "hold"), k.holder, back),
 				Faults: refFaultsBefore(tr.recs, t, 5)})
 		}
 		for _, r := range rops {

@@ -159,15 +159,29 @@ func (tr *Truth) describeChange(h Holding, groups []string, from, until time.Dur
 	}
 	m0 := tr.Master(groups[0], from)
 	st0 := tr.State(m0, h.Lock, from)
+	d0 := ""
 	for _, t := range within(tr.keyTimes(h.Lock), from, until) {
 		if t <= from { // within starts at the point at or before from
 			continue
 		}
-		// Compared as states, described once: a long span passes many
-		// points, and a description is a string made.
-		if m := tr.Master(groups[0], t); m != m0 || !sameKeyState(tr.State(m, h.Lock, t), st0) {
-			return fmt.Sprintf("from %v %s", t, tr.describe(h, groups, t))
+		// Compared as states, described only when the state changed: a
+		// long span passes many points, and a description is a string
+		// made. A change the description does not show (a renewed
+		// expiry, a hold count) is not one to name: "while the master r1
+		// named [c3:main]; from 18.15s the master r1 named [c3:main]"
+		// reads as a repetition.
+		m := tr.Master(groups[0], t)
+		st := tr.State(m, h.Lock, t)
+		if m == m0 && sameKeyState(st, st0) {
+			continue
 		}
+		if d0 == "" {
+			d0 = tr.describe(h, groups, from)
+		}
+		if d := tr.describe(h, groups, t); d != d0 {
+			return fmt.Sprintf("from %v %s", t, d)
+		}
+		m0, st0 = m, st
 	}
 	return ""
 }
@@ -224,6 +238,14 @@ func crashedAt(down []downMaster) string {
 }
 
 // wasWere is the verb for n things.
+// counted is "1 hold", "2 holds": n of noun, plural but for one.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func wasWere(n int) string {
 	if n == 1 {
 		return "was"

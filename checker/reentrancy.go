@@ -383,7 +383,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		if want > 0 {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %d holds for %s, which has %d unmatched acquires", got, k.holder, want),
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire")),
 				Faults: tr.faultsBefore(t),
 			})
 			continue

@@ -297,7 +297,7 @@ func TestTextListsTheRefusalItIsAbout(t *testing.T) {
 	v := checker.Verdict{Status: checker.Violated}
 	v.Add(checker.Violation{Kind: checker.Linearizability, Lock: "lk", Holders: []string{"c2/main"}, From: 0, To: 508 * ms, Detail: "c2/main acquire → fail"})
 	txt := report.Text(h, v, time.Second, 40)
-	if !strings.Contains(txt, "c2/main  acquire lk") || !strings.Contains(txt, "(and 1 refused acquires)") {
+	if !strings.Contains(txt, "c2/main  acquire lk") || !strings.Contains(txt, "(and 1 refused acquire)") {
 		t.Errorf("want c2's refusal listed and c3's counted:\n%s", txt)
 	}
 }

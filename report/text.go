@@ -77,7 +77,11 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 		b.WriteString("  " + l + "\n")
 	}
 	if refused > 0 {
-		fmt.Fprintf(&b, "  (and %d refused acquires)\n", refused)
+		noun := "acquires"
+		if refused == 1 {
+			noun = "acquire"
+		}
+		fmt.Fprintf(&b, "  (and %d refused %s)\n", refused, noun)
 	}
 	return b.String()
 }
