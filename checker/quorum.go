@@ -149,8 +149,8 @@ func (tr *Truth) lossViolation(h Holding, groups []string, l loss, from, until t
 }
 
 // describeChange says what a single group's master held of h's lock at
-// the first change within (from, until), when it differs from what it held
-// at from: "from 1.051s the master m1 held "c2-…"", so that a span that
+// the first change within (from, until) that reads differently from what
+// it held at from: "from 1.051s the master m1 held "c2-…"", so that a span that
 // began with no key and went on while another holder took the lock names
 // that holder. "" when nothing changed, or for several groups.
 func (tr *Truth) describeChange(h Holding, groups []string, from, until time.Duration) string {
@@ -237,7 +237,6 @@ func crashedAt(down []downMaster) string {
 	return strings.Join(parts, ", ")
 }
 
-// wasWere is the verb for n things.
 // counted is "1 hold", "2 holds": n of noun, plural but for one.
 func counted(n int, noun string) string {
 	if n == 1 {
@@ -246,6 +245,7 @@ func counted(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// wasWere is the verb for n things.
 func wasWere(n int) string {
 	if n == 1 {
 		return "was"
