@@ -121,7 +121,7 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 	v.Fencing = rep
 	var lin Verdict
 	if cfg.Model != 0 {
-		lin = linearizableWithin(ix, cfg.Model, bud, cfg.LinOptions, reqs)
+		lin = linearizableWithin(ix, cfg.Model, bud, cfg.LinOptions, reqs, tr)
 		all = append(all, lin.Violations...)
 	}
 	u := unavailability(ix, cfg.End, hs)

@@ -127,16 +127,16 @@ func Linearizable(h []history.Record, kind LockKind, timeout time.Duration, opts
 // window (its time span, its operations, the most open at once) and the
 // bound that ran out.
 func LinearizableWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) Verdict {
-	return linearizableWithin(indexRecords(h), kind, bud, opts, &lazyReqs{h: h})
+	return linearizableWithin(indexRecords(h), kind, bud, opts, &lazyReqs{h: h}, nil)
 }
 
 // linearizableWithin is LinearizableWithin of ix's history, with its req
-// index.
-func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOption, reqs *lazyReqs) Verdict {
+// index and its truth (nil: made from ix).
+func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOption, reqs *lazyReqs, tr *Truth) Verdict {
 	h := ix.h
 	bud = bud.For(len(h))
 	var v Verdict
-	lh, err := buildLin(ix, kind, opts, reqs)
+	lh, err := buildLin(ix, kind, opts, reqs, tr)
 	if err != nil {
 		v.Undecided("linearizability: "+err.Error(), Linearizability)
 		return v
@@ -222,7 +222,7 @@ func Visualize(h []history.Record, kind LockKind, timeout time.Duration, opts ..
 // DefaultBudget(len(h))).
 func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinOption) (Visualization, error) {
 	bud = bud.For(len(h))
-	lh, err := buildLin(indexRecords(h), kind, opts, &lazyReqs{h: h})
+	lh, err := buildLin(indexRecords(h), kind, opts, &lazyReqs{h: h}, nil)
 	if err != nil {
 		return Visualization{}, fmt.Errorf("checker: Visualize: %w", err)
 	}

@@ -546,9 +546,12 @@ func TestLinearizableSimulatedLostMessages(t *testing.T) {
 }
 
 // TestLinearizableSimulatedLaggingFailover: with a failover to a replica
-// 10 s behind, the new master lets a second client in while the first
-// holds: a violation after the failover, naming the fault, the same on a
-// second check of the same history.
+// 10 s behind, the new master forgets the first holder and lets a second
+// client in while the first still holds. The forgetting is the
+// environment's (the replica never got the key), so the lock's answers
+// stay linearizable (the same on a second check of the same history); the
+// harm is the truth oracles': two holders at once or a silent loss after
+// the failover, naming the fault.
 func TestLinearizableSimulatedLaggingFailover(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		w := linSimpleWorld(t, seed, 10*time.Second)
@@ -559,19 +562,27 @@ func TestLinearizableSimulatedLaggingFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		v := checker.Linearizable(w.History().Records(), checker.LockSimple, time.Minute)
-		if again := checker.Linearizable(w.History().Records(), checker.LockSimple, time.Minute); again.String() != v.String() {
+		recs := w.History().Records()
+		v := checker.Linearizable(recs, checker.LockSimple, time.Minute)
+		if again := checker.Linearizable(recs, checker.LockSimple, time.Minute); again.String() != v.String() {
 			t.Fatalf("seed %d: two checks of one history differ:\n%s\n%s", seed, v, again)
 		}
-		if v.Status != checker.Violated {
-			t.Fatalf("seed %d: failover with a lagging replica, yet:\n%s", seed, v)
+		if v.Status != checker.OK {
+			t.Fatalf("seed %d: the failover's forgetting judged a wrong answer:\n%s", seed, v)
 		}
-		x := v.Violations[0]
-		if x.Kind != checker.Linearizability || x.Lock != "lk" || len(x.Holders) < 2 || x.From < 5*time.Second {
-			t.Fatalf("seed %d: violation %v", seed, x)
+		var harm *checker.Violation
+		all := checker.Check(recs, 20*time.Second).Violations
+		for i, x := range all {
+			if (x.Kind == checker.MutualExclusion || x.Kind == checker.SilentLoss) && x.From >= 5*time.Second {
+				harm = &all[i]
+				break
+			}
 		}
-		if len(x.Faults) == 0 {
-			t.Fatalf("seed %d: the violation names no fault before it: %v", seed, x)
+		if harm == nil {
+			t.Fatalf("seed %d: failover with a lagging replica, yet no two holders nor silent loss after it", seed)
+		}
+		if harm.Lock != "lk" || len(harm.Faults) == 0 {
+			t.Fatalf("seed %d: violation %v names no fault before it", seed, harm)
 		}
 	}
 }

@@ -29,8 +29,10 @@ type linHistory struct {
 
 // buildLin extracts kind's lock operations from h, in record order: the
 // acquires and releases (and, for LockReadWrite, their read halves) with
-// their outcomes, leases and watchdog stops, as the models read them.
-func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs) (*linHistory, error) {
+// their outcomes, leases, watchdog stops and the instants the nodes forgot
+// their holds (setLost, from tr: the history's truth, made from ix when
+// nil), as the models read them.
+func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs, tr *Truth) (*linHistory, error) {
 	if kind < LockSimple || kind > LockReadWrite {
 		return nil, fmt.Errorf("unknown lock kind %d", int(kind))
 	}
@@ -51,6 +53,10 @@ func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs) 
 		}
 	}
 	stopWatchdogs(lh.ops)
+	if tr == nil {
+		tr = newTruth(ix)
+	}
+	lh.setLost(h, tr)
 	lh.sortHolders()
 	return lh, nil
 }

@@ -108,6 +108,11 @@ type linOp struct {
 	// the call of the holder's release that may give back its last hold
 	// (see stopWatchdogs).
 	wdStop int64
+	// lostBy: from when the hold may be gone because the nodes forgot it
+	// (a crash without persistence, a failover to a replica without the
+	// key: setLost), 0 when they did not (no loss is at time 0). It bounds
+	// the hold's expiry like a lease, for a hold in effect by then.
+	lostBy int64
 	rec    int    // index of the op record in the history
 	result string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail): a refusal is legal in any state.
@@ -135,9 +140,27 @@ func (o *linOp) leaseEnd(at int64) int64 {
 		start = o.call
 	}
 	if o.lease == never {
-		return o.watchdogEnd(start)
+		return o.forgotten(start, o.watchdogEnd(start))
 	}
-	return addSat(start, o.lease)
+	return o.forgotten(start, addSat(start, o.lease))
+}
+
+// forgotten is end, the earliest expiry of a hold that took effect at
+// start, brought forward to lostBy when the hold was in effect by then:
+// the nodes forgot it there.
+func (o *linOp) forgotten(start, end int64) int64 {
+	if o.lostBy > 0 && start <= o.lostBy {
+		return min(end, o.lostBy)
+	}
+	return end
+}
+
+// lost is lostBy, never for a hold the nodes did not forget.
+func (o *linOp) lost() int64 {
+	if o.lostBy == 0 {
+		return never
+	}
+	return o.lostBy
 }
 
 // relEnd is the earliest expiry of the holds left by o's release when it
@@ -146,9 +169,9 @@ func (o *linOp) leaseEnd(at int64) int64 {
 func (o *linOp) relEnd(at int64) int64 {
 	start := max(at, o.call)
 	if o.relLease == never {
-		return o.watchdogEnd(start)
+		return o.forgotten(start, o.watchdogEnd(start))
 	}
-	return addSat(start, o.relLease)
+	return o.forgotten(start, addSat(start, o.relLease))
 }
 
 // watchdogEnd is the earliest expiry of a watchdog hold whose key was set
@@ -338,7 +361,7 @@ func pruneStates(states []lockState) []lockState {
 // b gives: same holder and kind, called no later, lease no longer.
 func armedCovers(a, b *linOp) bool {
 	return a.holder == b.holder && a.kind == b.kind && a.call <= b.call && a.lease <= b.lease && a.relLease <= b.relLease &&
-		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop
+		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop && a.lost() <= b.lost()
 }
 
 // arm adds u, an operation of unknown outcome, to the armed ones, unless

@@ -112,7 +112,7 @@ func TestLinWindowedAgreesWithPorcupine(t *testing.T) {
 	var legal, illegal, cuts int
 	for i := range 600 {
 		h := linRandHistory(rng, 8+rng.IntN(20), i%3 != 0, i%2 == 1)
-		lh, err := buildLin(indexRecords(h), LockSimple, nil, &lazyReqs{h: h})
+		lh, err := buildLin(indexRecords(h), LockSimple, nil, &lazyReqs{h: h}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

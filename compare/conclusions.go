@@ -603,10 +603,10 @@ func leastMost(c conclusion) string {
 }
 
 // ratedList is the cells' titles with their unsafe rates, and the share
-// of the runs with two holders at once: an unsafe run may be one whose
-// lock answered wrongly (a release told "not held" after a restart forgot
-// the hold) without a second holder, and a reader choosing a lock weighs
-// the two differently.
+// of the runs with two holders at once: an unsafe run may be one without
+// a second holder (a hold count left behind, a silent loss the holder
+// stopped in time), and a reader choosing a lock weighs the two
+// differently.
 func ratedList(cells []*Cell) string {
 	var out []string
 	for _, c := range cells {

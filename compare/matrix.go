@@ -289,12 +289,14 @@ const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acqu
 
 // restartNote is the restart mode's note on what it counts as unsafe: a
 // holder forgotten by a node that is down is a quorum held by down nodes,
-// not a silent loss; what follows the restart is.
+// not a silent loss; what follows the restart is; and a release the
+// restarted node answers "not held" is the truth, not a wrong answer.
 const restartNote = "While a crashed node is down, a holder it forgot is a quorum held by down nodes (an availability finding, below), " +
 	"not a silent loss: nobody else can take the lock then. What is unsafe comes with the restart, the node back up and empty: " +
-	"a silent loss or a second holder when the holder still works on the lock, and a release that reached the restarted node and " +
-	"answered \"not held\" to the owner whose hold it forgot, which no order of the operations explains (linearizability): " +
-	"no one else got in while the node was down, but the owner is told its lock was gone and must assume its work was unprotected."
+	"a silent loss or a second holder when the holder still works on the lock. A release that reached the restarted node and was " +
+	"answered \"not held\" is told the truth (the node forgot the hold) and is not counted: every lock here loses its key in a crash " +
+	"as often as the others, whether its release reaches the node after the restart (SimpleLock's retries, the replicated config's " +
+	"resent batch) or goes once into the down node and ends unknown (the single-server config)."
 
 // DelayP is the probability that the delay mode delays a message (a
 // request or a reply), by a draw uniform in 0 to the mode's level: at the

@@ -37,9 +37,9 @@ func ExampleCheck() {
 		fmt.Println(r.Name, r.Seed, r.Unsafe(), r.Kinds())
 	}
 	// Output:
-	// f0-failover-lagging-replica 1 true [linearizability mutual-exclusion silent-loss]
-	// f0-failover-lagging-replica 2 true [linearizability mutual-exclusion silent-loss]
-	// f0-failover-lagging-replica 3 true [linearizability mutual-exclusion silent-loss]
+	// f0-failover-lagging-replica 1 true [mutual-exclusion silent-loss]
+	// f0-failover-lagging-replica 2 true [mutual-exclusion silent-loss]
+	// f0-failover-lagging-replica 3 true [mutual-exclusion silent-loss]
 }
 
 // A scenario built in Go: F0 again, one master with a replica 10 s behind,
@@ -55,7 +55,7 @@ func ExampleSetup() {
 	}
 	fmt.Println(rs[0].Name, rs[0].Kinds())
 	// Output:
-	// f0-in-go [linearizability mutual-exclusion silent-loss]
+	// f0-in-go [mutual-exclusion silent-loss]
 }
 
 // A search for the fault schedule that breaks a lock: ownlock's GetThenDel
