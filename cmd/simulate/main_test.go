@@ -274,6 +274,11 @@ func TestSweepIsDeterministic(t *testing.T) {
 	if code, _, errs := runCLI(t, "run", "-seeds", "-1"); code != 2 || errs == "" {
 		t.Fatalf("negative seeds: exit %d", code)
 	}
+	// An explicit -seeds 0 was a single run, silently: it asks for a
+	// sweep of nothing.
+	if code, out, errs := runCLI(t, "run", "-seeds", "0", "../../scenarios/baseline-simple.yaml"); code != 2 || out != "" || !strings.Contains(errs, "-seeds 0: a sweep needs at least 1 seed") {
+		t.Fatalf("-seeds 0: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
 
 // TestRunPrecision: run -seeds N -precision P stops a sweep at the first

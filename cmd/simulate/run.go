@@ -21,6 +21,9 @@ import (
 type runFlags struct {
 	seed  uint64
 	seeds int
+	// seedsGiven: -seeds was on the command line (an explicit 0 is a
+	// mistake, not the single run that leaving it out asks for).
+	seedsGiven bool
 	// precision, above 0, stops a -seeds sweep at the first look where
 	// its rates are within that many points (sweep.SeedsPrecise).
 	precision float64
@@ -59,6 +62,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (f runFlags, status int, 
 		return f, status, false
 	}
 	f.paths = paths
+	fs.Visit(func(fl *flag.Flag) { f.seedsGiven = f.seedsGiven || fl.Name == "seeds" })
 	if msg := f.bad(); msg != "" {
 		fmt.Fprintln(stderr, "simulate: "+msg)
 		return f, 2, false
@@ -135,6 +139,8 @@ func (f runFlags) seedsBad() string {
 	switch {
 	case f.seeds < 0:
 		return fmt.Sprintf("-seeds %d is negative", f.seeds)
+	case f.seeds == 0 && f.seedsGiven:
+		return "-seeds 0: a sweep needs at least 1 seed (leave -seeds out for one run at the file's seed)"
 	case f.seeds > sweep.MaxSeeds:
 		return fmt.Sprintf("-seeds %d: more than the %d a sweep may have (a rate over %d seeds is known to a few hundredths of a percentage point; for more, run another sweep from the next -seed)", f.seeds, sweep.MaxSeeds, sweep.MaxSeeds)
 	case f.seeds > 0 && f.seed > 0:
