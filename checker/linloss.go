@@ -21,27 +21,47 @@ import (
 	"github.com/locksim/locksim/history"
 )
 
-// lossTimes is when a node of lock's groups crashed or restarted, or a
-// group failed over, sorted and without repeats: the only instants at which
-// the nodes can forget a hold other than by a command (a release, an
-// expiry, another's write).
-func (tr *Truth) lossTimes(groups []string) []time.Duration {
-	var ts []time.Duration
+// lossInstants lists, sorted and without repeats, the instants at which
+// the nodes of lock's groups may have forgotten a hold other than by a
+// command (a release, an expiry, another's write): a failover, a crash or
+// a restart of one of the groups, and the first change of the lock's key
+// on a node that crashed, after its crash and while it is still down. A
+// history recorded on real servers notes a killed node's keys gone just
+// after its crash record, not at it; a down node runs no command, so that
+// change is the crash's.
+func (tr *Truth) lossInstants(lock string, groups []string) []time.Duration {
+	var out []time.Duration
 	for _, g := range groups {
-		ts = append(ts, tr.failAt[g]...)
-		ts = append(ts, tr.downAt[g]...)
+		out = append(out, tr.failAt[g]...)
+		out = append(out, tr.downAt[g]...)
 	}
-	slices.Sort(ts)
-	return slices.Compact(ts)
+	if kt := tr.key(lock); kt != nil && len(out) > 0 {
+		for _, kn := range kt.nodes {
+			for _, c := range tr.downs[kn.name] {
+				if !c.down {
+					continue
+				}
+				for _, ch := range kn.changes {
+					if since, down := tr.downSince(kn.name, ch.t); ch.t > c.t && down && since == c.t {
+						out = append(out, ch.t)
+						break
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
-// forgotAt is the first of times (lossTimes' of h's lock) at or after from
-// at which the nodes forgot h: a majority of its groups' masters named it
-// just before and fewer name it then. false when they never did.
-func (tr *Truth) forgotAt(h Holding, groups []string, times []time.Duration, from time.Duration) (time.Duration, bool) {
+// forgotAt is the first of the instants (lossInstants' for h's lock) at or
+// after from at which the nodes forgot h: a majority of its groups'
+// masters named it just before and fewer name it then. false when they
+// never did.
+func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, from time.Duration) (time.Duration, bool) {
 	quorum := len(groups)/2 + 1
-	i, _ := slices.BinarySearch(times, from)
-	for _, t := range times[i:] {
+	i, _ := slices.BinarySearch(instants, from)
+	for _, t := range instants[i:] {
 		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum {
 			return t, true
 		}
@@ -55,13 +75,13 @@ func (tr *Truth) forgotAt(h Holding, groups []string, times []time.Duration, fro
 // acquire on the lock). Nothing without truth records, or without a crash,
 // restart or failover of the lock's groups.
 func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
-	lossTimes := make([][]time.Duration, len(lh.locks))
+	instants := make([][]time.Duration, len(lh.locks))
 	groups := make([][]string, len(lh.locks))
 	anyLoss := false
 	for l, name := range lh.locks {
 		groups[l] = tr.groups(name)
-		lossTimes[l] = tr.lossTimes(groups[l])
-		anyLoss = anyLoss || len(lossTimes[l]) > 0
+		instants[l] = tr.lossInstants(name, groups[l])
+		anyLoss = anyLoss || len(instants[l]) > 0
 	}
 	if !anyLoss {
 		return
@@ -75,11 +95,11 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 		if o.kind.acquire() && o.out == outOK {
 			token[key] = r.Result
 		}
-		if len(lossTimes[o.lock]) == 0 {
+		if len(instants[o.lock]) == 0 {
 			continue
 		}
 		hd := Holding{Client: holderName(r), Lock: r.Lock, Token: token[key]}
-		if t, ok := tr.forgotAt(hd, groups[o.lock], lossTimes[o.lock], time.Duration(o.call)); ok {
+		if t, ok := tr.forgotAt(hd, groups[o.lock], instants[o.lock], time.Duration(o.call)); ok {
 			o.lostBy = int64(t)
 		}
 	}
