@@ -5,12 +5,12 @@
 // the loss does to the holder and to the others is the truth oracles' to say
 // (silent loss, two holders at once, a quorum held by down nodes), so that a
 // release the emptied node truthfully answers "not held", or another's
-// acquire it grants after the loss, is not also a wrong answer. Without
-// this, the same loss counted against a lock whose release reached the node
-// after its restart (and was answered) and not against one whose release
-// went once into the down node (an unknown outcome, which any order
-// explains): a difference in how the release reports the loss, not in
-// safety.
+// acquire it grants after the loss, is not also a wrong answer. Counted as
+// one, the same loss would count against a lock whose release reaches the
+// node after its restart (and is answered) and not against one whose
+// release goes once into the down node (an unknown outcome, which any
+// order explains): a difference in how the release reports the loss, not
+// in safety.
 
 package checker
 
