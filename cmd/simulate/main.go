@@ -131,6 +131,7 @@ import (
 	"syscall"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -310,16 +311,24 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
-	paths, status, ok := parseFlags(fs, "simulate list [-json] [FILE|DIR|NAME ...]   (flags may follow the files)",
+	asYAML := fs.Bool("yaml", false, "print each scenario's file instead of its line (a built-in one, to start a file of your own from: simulate list -yaml NAME > mine.yaml)")
+	paths, status, ok := parseFlags(fs, "simulate list [-json | -yaml] [FILE|DIR|NAME ...]   (flags may follow the files)",
 		"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
 			"each. A built-in scenario's name is what simulate run NAME takes.",
 		args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	all, _, err := loadScaled(paths, 1)
+	if *asJSON && *asYAML {
+		fmt.Fprintln(stderr, "simulate: list: -json and -yaml: give one")
+		return 2
+	}
+	all, origins, err := loadScaled(paths, 1)
 	if err != nil {
 		return loadFailed(err, stderr)
+	}
+	if *asYAML {
+		return listYAML(all, origins, stdout, stderr)
 	}
 	enc := jsonLines(stdout)
 	for _, s := range all {
@@ -329,6 +338,35 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%-40s %-17s expect %s\n", s.Name, s.Algorithm.Kind, s.Expect)
+	}
+	return 0
+}
+
+// listYAML prints each scenario's file as it is, a built-in one's from
+// the files the command carries (so that an installed command, without a
+// clone, gives a user a file to start from), each after a "# file: PATH"
+// line when there are several. The .lua files a script lock's file names
+// are not printed.
+func listYAML(all []*scenario.Scenario, origins []origin, stdout, stderr io.Writer) int {
+	for i, s := range all {
+		var b []byte
+		var err error
+		if origins[i].builtin {
+			b, err = scenarios.FS.ReadFile(scenarios.Path(s.File))
+		} else {
+			b, err = os.ReadFile(s.File)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: list: %v\n", err)
+			return 2
+		}
+		if len(all) > 1 {
+			fmt.Fprintf(stdout, "# file: %s\n", s.File)
+		}
+		_, _ = stdout.Write(b)
+		if len(all) > 1 && i < len(all)-1 {
+			fmt.Fprintln(stdout)
+		}
 	}
 	return 0
 }

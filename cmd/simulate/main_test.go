@@ -1223,3 +1223,29 @@ expect: any
 		t.Errorf("the checked extend (violated, but not extend-answer):\n%s", good)
 	}
 }
+
+// TestListYAML: list -yaml prints a built-in scenario's file as committed
+// (an installed command has no clone to copy a template from), a file's
+// as it is on disk, several each after a "# file:" line; with -json too it
+// is bad input.
+func TestListYAML(t *testing.T) {
+	want, err := os.ReadFile("../../scenarios/f0-failover-lagging-replica.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // outside the repository: the built-in files come from the command
+	if code, out, errs := runCLI(t, "list", "-yaml", "f0-failover-lagging-replica"); code != 0 || errs != "" || out != string(want) {
+		t.Fatalf("list -yaml NAME: exit %d, stderr %q, stdout:\n%s\n--- want the committed file:\n%s", code, errs, out, want)
+	}
+	mine := []byte("name: mine\nduration: 1s\ntopology:\n  nodes:\n    - {name: m1}\nclients:\n  - {count: 1}\nalgorithm:\n  kind: simple\n  ttl: 1s\nexpect: any\n")
+	if err := os.WriteFile("mine.yaml", mine, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "list", "-yaml", "mine.yaml", "baseline-simple")
+	if code != 0 || errs != "" || !strings.HasPrefix(out, "# file: mine.yaml\n"+string(mine)+"\n# file: scenarios/baseline-simple.yaml\nname: baseline-simple\n") {
+		t.Fatalf("list -yaml FILE NAME: exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+	if code, out, errs := runCLI(t, "list", "-yaml", "-json", "baseline-simple"); code != 2 || out != "" || !strings.Contains(errs, "-json and -yaml") {
+		t.Fatalf("list -yaml -json: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
