@@ -113,6 +113,10 @@ const (
 // the acquire (req records); failing that, it is taken to expire at once
 // and the verdict notes how many such acquires there were.
 //
+// A hold the history's truth records show the nodes forgot (a crash
+// without persistence, a failover to a replica without the key:
+// checker/linloss.go) may be gone from that instant, as after its lease.
+//
 // How the models treat time and uncertainty, and why every choice errs
 // towards "legal" when the history cannot tell, is described in the models'
 // rules below.

@@ -54,19 +54,42 @@ func (tr *Truth) lossInstants(lock string, groups []string) []time.Duration {
 	return slices.Compact(out)
 }
 
-// forgotAt is the first of the instants (lossInstants' for h's lock) at or
-// after from at which the nodes forgot h: a majority of its groups'
-// masters named it just before and fewer name it then. false when they
-// never did.
-func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, from time.Duration) (time.Duration, bool) {
+// forgotAt is the first of the instants (lossInstants' for h's lock) in
+// [from, until) at which the nodes forgot h for good: a majority of its
+// groups' masters named it just before and fewer name it then, and no
+// majority names it again before until (the holder's next operation on
+// the lock): an acquire still in flight, a resent one, or a failover back
+// that brings the hold back leaves it live, and its answers are judged as
+// before. false when they never did.
+func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, from, until time.Duration) (time.Duration, bool) {
 	quorum := len(groups)/2 + 1
 	i, _ := slices.BinarySearch(instants, from)
 	for _, t := range instants[i:] {
-		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum {
+		if t >= until {
+			break
+		}
+		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum && !tr.namedAgain(h, groups, t, until) {
 			return t, true
 		}
 	}
 	return 0, false
+}
+
+// namedAgain reports whether a majority of groups' masters name h at a
+// change of its key, or a failover or restart of its groups, in (t, until).
+func (tr *Truth) namedAgain(h Holding, groups []string, t, until time.Duration) bool {
+	quorum := len(groups)/2 + 1
+	times := within(tr.keyTimes(h.Lock), t, until)
+	for _, g := range groups {
+		times = append(times, within(tr.failAt[g], t, until)...)
+		times = append(times, within(tr.downAt[g], t, until)...)
+	}
+	for _, x := range times {
+		if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
+			return true
+		}
+	}
+	return false
 }
 
 // setLost sets each operation's lostBy (linOp): the first instant at or
@@ -87,6 +110,19 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 		return
 	}
 	type holderLock struct{ holder, lock int32 }
+	// next[i] is the call of the next operation of ops[i]'s holder on its
+	// lock (never: none).
+	next := make([]int64, len(lh.ops))
+	later := map[holderLock]int64{}
+	for i := len(lh.ops) - 1; i >= 0; i-- {
+		o := &lh.ops[i]
+		key := holderLock{o.holder, o.lock}
+		next[i] = never
+		if c, ok := later[key]; ok {
+			next[i] = c
+		}
+		later[key] = o.call
+	}
 	token := map[holderLock]string{}
 	for i := range lh.ops {
 		o := &lh.ops[i]
@@ -99,7 +135,7 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 			continue
 		}
 		hd := Holding{Client: holderName(r), Lock: r.Lock, Token: token[key]}
-		if t, ok := tr.forgotAt(hd, groups[o.lock], instants[o.lock], time.Duration(o.call)); ok {
+		if t, ok := tr.forgotAt(hd, groups[o.lock], instants[o.lock], time.Duration(o.call), time.Duration(next[i])); ok {
 			o.lostBy = int64(t)
 		}
 	}

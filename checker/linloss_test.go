@@ -69,3 +69,44 @@ func TestLinearizableAfterNodeForgot(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedAgainIsNotForgotten: c1's RedLock acquire on three masters sets
+// its key on n1 and n2, n1 crashes and forgets it, and the acquire still in
+// flight lands on n3: a majority names c1 again, so its hold was not
+// forgotten, and a release answered "not held" while n2 and n3 hold its
+// key is a wrong answer (no other oracle reports it). The control: with
+// the key never reaching n3, the crash forgot the hold and the answer is
+// the truth.
+func TestNamedAgainIsNotForgotten(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name string
+		n3   bool
+		lin  bool
+	}{
+		{"named again on n3", true, true},
+		{"never on n3 (the control)", false, false},
+	} {
+		b := &linHist{}
+		b.add("c1", "lk", "acquire", 0, 20*ms, lnOK, "t1", "lease=10s")
+		b.rel("c1", 2*lnS, 2*lnS+ms, lnFail, "")
+		for _, n := range []string{"n1", "n2", "n3"} {
+			b.recs = append(b.recs, history.Record{Kind: history.KindNode, Node: n, Op: history.RoleMaster, Value: n})
+		}
+		b.recs = append(b.recs,
+			history.Record{Kind: history.KindTruth, T: int64(5 * ms), Node: "n1", Key: "lk", Value: "t1"},
+			history.Record{Kind: history.KindTruth, T: int64(6 * ms), Node: "n2", Key: "lk", Value: "t1"},
+			history.Record{Kind: history.KindTruth, T: int64(8 * ms), Node: "n1", Key: "lk", Gone: true})
+		b.fault(8*ms, history.FaultCrash, "n1", "persistence none")
+		if c.n3 {
+			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(12 * ms), Node: "n3", Key: "lk", Value: "t1"})
+		} else {
+			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(12 * ms), Node: "n3", Key: "lk", Value: "other"},
+				history.Record{Kind: history.KindTruth, T: int64(13 * ms), Node: "n3", Key: "lk", Gone: true})
+		}
+		v := checker.Linearizable(inTimeOrder(b.recs), checker.LockSimple, time.Minute)
+		if (v.Status == checker.Violated) != c.lin {
+			t.Errorf("%s: %v, want violated %v", c.name, v.Status, c.lin)
+		}
+	}
+}

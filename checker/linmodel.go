@@ -155,14 +155,6 @@ func (o *linOp) forgotten(start, end int64) int64 {
 	return end
 }
 
-// lost is lostBy, never for a hold the nodes did not forget.
-func (o *linOp) lost() int64 {
-	if o.lostBy == 0 {
-		return never
-	}
-	return o.lostBy
-}
-
 // relEnd is the earliest expiry of the holds left by o's release when it
 // takes effect at a point no earlier than at: the lease it re-applies
 // counts from that point (at least the call).
@@ -212,6 +204,12 @@ func (o *linOp) watchdogEnd(start int64) int64 {
 //     call and after any expiry it waited for). With LeaseFromCall exp is
 //     the acquire's call + lease: a multi-node acquire's first keys may be
 //     set at its call, before the point at which it holds a majority.
+//   - A hold the truth shows the nodes forgot (linOp.lostBy, setLost: a
+//     crash without persistence, a failover to a replica without the key,
+//     and no majority naming it again before the holder's next operation)
+//     may have expired from that instant, when it began by then: exp is
+//     brought forward to it. What the loss did is the truth oracles' to
+//     judge; the answers of a lock that lost the hold are not wrong ones.
 //     Leases are truncated to milliseconds, as Redis keeps them.
 //   - After exp the hold is *possibly* gone, never certainly: a node clock
 //     that runs slow or jumps back keeps a key past its lease in world time,
@@ -358,10 +356,12 @@ func pruneStates(states []lockState) []lockState {
 }
 
 // armedCovers: firing a gives, from any state, states covering those firing
-// b gives: same holder and kind, called no later, lease no longer.
+// b gives: same holder and kind, called no later, lease no longer, and the
+// same instant the nodes forgot it (forgotten caps a hold only when it
+// began by then, so an earlier one is not always the more lenient).
 func armedCovers(a, b *linOp) bool {
 	return a.holder == b.holder && a.kind == b.kind && a.call <= b.call && a.lease <= b.lease && a.relLease <= b.relLease &&
-		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop && a.lost() <= b.lost()
+		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop && a.lostBy == b.lostBy
 }
 
 // arm adds u, an operation of unknown outcome, to the armed ones, unless

@@ -105,7 +105,7 @@ func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []loc
 	case o.kind == linAcquire && s.writer == o.holder:
 		n := *s
 		n.wlo, n.whi = s.wlo+1, incHolds(s.whi, many)
-		n.exp = addSat(s.exp, o.lease)
+		n.exp = o.forgotten(max(s.at, o.call), addSat(s.exp, o.lease))
 		if o.lease == never {
 			n.exp = max(s.exp, o.leaseEnd(s.at))
 		}

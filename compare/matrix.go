@@ -293,8 +293,8 @@ const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acqu
 // restarted node answers "not held" is the truth, not a wrong answer.
 const restartNote = "While a crashed node is down, a holder it forgot is a quorum held by down nodes (an availability finding, below), " +
 	"not a silent loss: nobody else can take the lock then. What is unsafe comes with the restart, the node back up and empty: " +
-	"a silent loss or a second holder when the holder still works on the lock. A release that reached the restarted node and was " +
-	"answered \"not held\" is told the truth (the node forgot the hold) and is not counted: every lock here loses its key in a crash " +
+	"a silent loss or a second holder when the holder still works on the lock. A release of a hold the crash forgot, answered " +
+	"\"not held\" by the restarted node, is told the truth and is not counted: every lock here loses its key in a crash " +
 	"as often as the others, whether its release reaches the node after the restart (SimpleLock's retries, the replicated config's " +
 	"resent batch) or goes once into the down node and ends unknown (the single-server config)."
 
