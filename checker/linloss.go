@@ -42,10 +42,13 @@ func (tr *Truth) lossInstants(lock string, groups []string) []time.Duration {
 					continue
 				}
 				for _, ch := range kn.changes {
-					if since, down := tr.downSince(kn.name, ch.t); ch.t > c.t && down && since == c.t {
-						out = append(out, ch.t)
-						break
+					if ch.t <= c.t {
+						continue
 					}
+					if since, down := tr.downSince(kn.name, ch.t); down && since == c.t {
+						out = append(out, ch.t)
+					}
+					break // the first change after the crash: the node's, or none
 				}
 			}
 		}
@@ -68,7 +71,7 @@ func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, 
 		if t >= until {
 			break
 		}
-		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum && !tr.namedAgain(h, groups, t, until) {
+		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum && !tr.namedAgain(h, groups, instants, t, until) {
 			return t, true
 		}
 	}
@@ -76,17 +79,16 @@ func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, 
 }
 
 // namedAgain reports whether a majority of groups' masters name h at a
-// change of its key, or a failover or restart of its groups, in (t, until).
-func (tr *Truth) namedAgain(h Holding, groups []string, t, until time.Duration) bool {
+// change of its key, or at one of the loss instants (a failover or restart
+// changes what the masters hold without a change of the key), in (t,
+// until).
+func (tr *Truth) namedAgain(h Holding, groups []string, instants []time.Duration, t, until time.Duration) bool {
 	quorum := len(groups)/2 + 1
-	times := within(tr.keyTimes(h.Lock), t, until)
-	for _, g := range groups {
-		times = append(times, within(tr.failAt[g], t, until)...)
-		times = append(times, within(tr.downAt[g], t, until)...)
-	}
-	for _, x := range times {
-		if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
-			return true
+	for _, times := range [][]time.Duration{tr.keyTimes(h.Lock), instants} {
+		for _, x := range within(times, t, until) {
+			if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
+				return true
+			}
 		}
 	}
 	return false

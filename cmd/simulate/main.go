@@ -349,13 +349,7 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 // are not printed.
 func listYAML(all []*scenario.Scenario, origins []origin, stdout, stderr io.Writer) int {
 	for i, s := range all {
-		var b []byte
-		var err error
-		if origins[i].builtin {
-			b, err = scenarios.FS.ReadFile(scenarios.Path(s.File))
-		} else {
-			b, err = os.ReadFile(s.File)
-		}
+		b, err := source(s, origins[i].builtin)
 		if err != nil {
 			fmt.Fprintf(stderr, "simulate: list: %v\n", err)
 			return 2
