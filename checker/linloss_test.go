@@ -110,3 +110,105 @@ func TestNamedAgainIsNotForgotten(t *testing.T) {
 		}
 	}
 }
+
+// reentrantRestartHistory is c1/a's reentrant lock on a master m1 (the
+// hash lk, field c1:a), acquired with detail at 0 and, when twice, again
+// at 100 ms (nested) and, when released, released once at 200 ms (a hold
+// left: its lease re-applied); then released at 3 s, answered "not held".
+// c2/x's acquire at 3.5 s is granted. With crash, m1 crashes without
+// persistence at 1 s, forgets the hash, and restarts empty at 2 s.
+func reentrantRestartHistory(detail string, twice, released, crash bool) []history.Record {
+	const ms = time.Millisecond
+	field := func(n string) map[string]string { return map[string]string{"c1:a": n} }
+	b := &linHist{}
+	b.acq("c1/a", 0, ms, lnOK, detail)
+	b.recs = append(b.recs,
+		history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+		history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: field("1")})
+	if twice {
+		b.acq("c1/a", 100*ms, 101*ms, lnOK, detail)
+		b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: field("2")})
+	}
+	if released {
+		b.rel("c1/a", 200*ms, 201*ms, lnOK, "0")
+		b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(200*ms + ms/2), Node: "m1", Key: "lk", Fields: field("1")})
+	}
+	b.rel("c1/a", 3*lnS, 3*lnS+ms, lnFail, "not held").
+		acq("c2/x", 3500*ms, 3501*ms, lnOK, detail)
+	b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(3500*ms + ms/2), Node: "m1", Key: "lk", Fields: map[string]string{"c2:x": "1"}})
+	if crash {
+		b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+		b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+		b.fault(2*lnS, history.FaultRestart, "m1", "loaded 0 keys")
+	}
+	return inTimeOrder(b.recs)
+}
+
+// TestForgottenReentrantHold: the forgotten-hold rule on the reentrant
+// model's other ways a hold's expiry is set: a watchdog hold (it never
+// expires while the holder is in it), set by its acquire, by a nested
+// acquire, or left by a release; a nested acquire's lease; and the hold a
+// release leaves with its lease re-applied (30 s from 200 ms). Each ends
+// where the crash forgot it: the last release's
+// "not held" and c2's grant after the restart are what a lock that lost
+// its state answers. The controls: the same answers without the crash are
+// a violation for each.
+func TestForgottenReentrantHold(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		detail          string
+		twice, released bool
+	}{
+		{"watchdog hold", "watchdog=30s", false, false},
+		{"nested watchdog hold", "watchdog=30s", true, false},
+		{"watchdog hold left by a release", "watchdog=30s", true, true},
+		{"nested lease", "lease=30s", true, false},
+		{"re-applied lease", "lease=30s", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(reentrantRestartHistory(c.detail, c.twice, c.released, true), checker.LockReentrant, lnMinute), checker.OK)
+		})
+		t.Run(c.name+", no crash (the control)", func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(reentrantRestartHistory(c.detail, c.twice, c.released, false), checker.LockReentrant, lnMinute), checker.Violated)
+		})
+	}
+}
+
+// TestForgottenNestedWrite: a read-write lock's write hold taken again by
+// its holder (a nested write, which adds its lease to the key's TTL, or
+// renews the watchdog's) ends where the crash forgot it, so c2's write
+// grant after the restart is legal; without the crash (the control) it is
+// a violation.
+func TestForgottenNestedWrite(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name   string
+		detail string
+		crash  bool
+		want   checker.Status
+	}{
+		{"nested write forgotten", "lease=30s", true, checker.OK},
+		{"nested write, no crash (the control)", "lease=30s", false, checker.Violated},
+		{"nested watchdog write forgotten", "watchdog=30s", true, checker.OK},
+		{"nested watchdog write, no crash (the control)", "watchdog=30s", false, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &linHist{}
+			b.acq("c1/a", 0, ms, lnOK, c.detail).
+				acq("c1/a", 100*ms, 101*ms, lnOK, c.detail).
+				acq("c2/x", 3500*ms, 3501*ms, lnOK, c.detail)
+			write := func(n string) map[string]string { return map[string]string{"mode": "write", "c1:a:write": n} }
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: write("1")},
+				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: write("2")},
+				history.Record{Kind: history.KindTruth, T: int64(3500*ms + ms/2), Node: "m1", Key: "lk", Fields: map[string]string{"mode": "write", "c2:x:write": "1"}})
+			if c.crash {
+				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+				b.fault(2*lnS, history.FaultRestart, "m1", "loaded 0 keys")
+			}
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+		})
+	}
+}

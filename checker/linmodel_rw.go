@@ -105,10 +105,11 @@ func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []loc
 	case o.kind == linAcquire && s.writer == o.holder:
 		n := *s
 		n.wlo, n.whi = s.wlo+1, incHolds(s.whi, many)
-		n.exp = o.forgotten(max(s.at, o.call), addSat(s.exp, o.lease))
+		end := addSat(s.exp, o.lease)
 		if o.lease == never {
-			n.exp = max(s.exp, o.leaseEnd(s.at))
+			end = max(s.exp, o.leaseEnd(s.at))
 		}
+		n.exp = o.forgotten(max(s.at, o.call), end)
 		out = append(out, &n)
 	}
 	if ret >= s.exp {
