@@ -140,16 +140,19 @@ func (o *linOp) leaseEnd(at int64) int64 {
 		start = o.call
 	}
 	if o.lease == never {
-		return o.forgotten(start, o.watchdogEnd(start))
+		return o.forgotten(o.watchdogEnd(start))
 	}
-	return o.forgotten(start, addSat(start, o.lease))
+	return o.forgotten(addSat(start, o.lease))
 }
 
-// forgotten is end, the earliest expiry of a hold that took effect at
-// start, brought forward to lostBy when the hold was in effect by then:
-// the nodes forgot it there.
-func (o *linOp) forgotten(start, end int64) int64 {
-	if o.lostBy > 0 && start <= o.lostBy {
+// forgotten is end, the earliest expiry of a hold o set, brought forward
+// to lostBy: the nodes forgot the hold there. It need not ask whether the
+// hold took effect by lostBy: had o taken effect after it, o's write
+// would name its holder again before its next operation, which setLost
+// rules out (forgotAt); a model point after lostBy is the model's, not the
+// nodes'.
+func (o *linOp) forgotten(end int64) int64 {
+	if o.lostBy > 0 {
 		return min(end, o.lostBy)
 	}
 	return end
@@ -161,9 +164,9 @@ func (o *linOp) forgotten(start, end int64) int64 {
 func (o *linOp) relEnd(at int64) int64 {
 	start := max(at, o.call)
 	if o.relLease == never {
-		return o.forgotten(start, o.watchdogEnd(start))
+		return o.forgotten(o.watchdogEnd(start))
 	}
-	return o.forgotten(start, addSat(start, o.relLease))
+	return o.forgotten(addSat(start, o.relLease))
 }
 
 // watchdogEnd is the earliest expiry of a watchdog hold whose key was set

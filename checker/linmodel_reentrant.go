@@ -44,7 +44,7 @@ func (s *reentState) acquire(o *linOp, ret int64, many bool, out []lockState) []
 		if s.exp == never {
 			// A watchdog hold stays one (a nested acquire renews the
 			// watchdog's key), unless the nodes forgot it.
-			exp = o.forgotten(max(s.at, o.call), never)
+			exp = o.forgotten(never)
 		}
 		return append(out, &reentState{holder: o.holder, lo: lo, hi: incHolds(s.hi, many), exp: exp, at: s.at})
 	case ret >= s.exp:

@@ -109,7 +109,7 @@ func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []loc
 		if o.lease == never {
 			end = max(s.exp, o.leaseEnd(s.at))
 		}
-		n.exp = o.forgotten(max(s.at, o.call), end)
+		n.exp = o.forgotten(end)
 		out = append(out, &n)
 	}
 	if ret >= s.exp {
