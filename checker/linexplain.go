@@ -69,7 +69,7 @@ func fmtHolds(lo, hi int32) string {
 
 // describeOp describes an operation as the models read it: holder, kind,
 // outcome and result, and what makes it uncertain (armed, partial) or
-// bounds its hold (watchdog, lease).
+// bounds its hold (watchdog, lease, the instant the nodes forgot it).
 func (lh *linHistory) describeOp(o *linOp) string {
 	var b strings.Builder
 	b.WriteString(lh.holders[o.holder] + " " + linKindNames[o.kind] + " → " + o.out.String())
@@ -92,6 +92,9 @@ func (lh *linHistory) describeOp(o *linOp) string {
 		} else {
 			b.WriteString(" (lease " + time.Duration(o.lease).String() + ")")
 		}
+	}
+	if o.lostBy > 0 {
+		b.WriteString(" (forgotten by the nodes from " + fmtTime(o.lostBy) + ")")
 	}
 	return b.String()
 }

@@ -1,9 +1,12 @@
 package checker_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 )
@@ -210,5 +213,46 @@ func TestForgottenNestedWrite(t *testing.T) {
 			}
 			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
 		})
+	}
+}
+
+// TestForgottenHoldDrawn: the Porcupine page describes an operation with
+// the instant from which the nodes forgot its hold, so that a reader sees
+// why the model let the hold end before its lease. c1's release, sent just
+// before its master crashed without persistence, stays unknown and is
+// forgotten from the crash; c2's "not held" for its own live hold after
+// the restart is the violation drawn.
+func TestForgottenHoldDrawn(t *testing.T) {
+	const ms = time.Millisecond
+	b := &linHist{}
+	b.add("c1", "lk", "acquire", 0, ms, lnOK, "t1", "lease=5s")
+	b.rel("c1", 100*ms, lnOpen, lnUnknown, "")
+	b.add("c2", "lk", "acquire", 1200*ms, 1300*ms, lnOK, "t2", "lease=5s")
+	b.rel("c2", 2*lnS, 2*lnS+ms, lnFail, "not held")
+	b.recs = append(b.recs,
+		history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+		history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: "t1"},
+		history.Record{Kind: history.KindTruth, T: int64(150 * ms), Node: "m1", Key: "lk", Gone: true},
+		history.Record{Kind: history.KindTruth, T: int64(1250 * ms), Node: "m1", Key: "lk", Value: "t2"})
+	b.fault(150*ms, history.FaultCrash, "m1", "persistence none")
+	b.fault(1150*ms, history.FaultRestart, "m1", "loaded 0 keys")
+	h := inTimeOrder(b.recs)
+	linWantStatus(t, checker.Linearizable(h, checker.LockSimple, lnMinute), checker.Violated)
+	vis, err := checker.Visualize(h, checker.LockSimple, lnMinute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := porcupine.Visualize(vis.Model, vis.Info, &page); err != nil {
+		t.Fatal(err)
+	}
+	const want = "c1 release → unknown (armed: may take effect any number of times from its call on) (forgotten by the nodes from 150ms)"
+	if !strings.Contains(page.String(), want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	// c1's acquire is followed by its release before the crash, and c2's
+	// hold was set after the restart: neither is marked.
+	if n := strings.Count(page.String(), "(forgotten by the nodes"); n != 1 {
+		t.Errorf("the page marks %d operations forgotten, want 1 (c1's release)", n)
 	}
 }
