@@ -15,11 +15,24 @@
 package checker
 
 import (
+	"cmp"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/locksim/locksim/history"
 )
+
+// lossInstant is an instant at which the nodes may have forgotten a hold
+// (lossInstants), and seq the index of its first record there: a fault,
+// or the key's change on the crashed node. What the nodes held just
+// before it includes the changes at t recorded before seq: a fault
+// triggered on a write's applied event is recorded at the write's
+// instant, after it.
+type lossInstant struct {
+	t   time.Duration
+	seq int
+}
 
 // lossInstants lists, sorted and without repeats, the instants at which
 // the nodes of lock's groups may have forgotten a hold other than by a
@@ -29,11 +42,15 @@ import (
 // history recorded on real servers notes a killed node's keys gone just
 // after its crash record, not at it; a down node runs no command, so that
 // change is the crash's.
-func (tr *Truth) lossInstants(lock string, groups []string) []time.Duration {
-	var out []time.Duration
+func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
+	var out []lossInstant
 	for _, g := range groups {
-		out = append(out, tr.failAt[g]...)
-		out = append(out, tr.downAt[g]...)
+		for _, t := range tr.failAt[g] {
+			out = append(out, lossInstant{t, tr.firstFaultAt(t)})
+		}
+		for _, t := range tr.downAt[g] {
+			out = append(out, lossInstant{t, tr.firstFaultAt(t)})
+		}
 	}
 	if kt := tr.key(lock); kt != nil && len(out) > 0 {
 		for _, kn := range kt.nodes {
@@ -46,49 +63,81 @@ func (tr *Truth) lossInstants(lock string, groups []string) []time.Duration {
 						continue
 					}
 					if since, down := tr.downSince(kn.name, ch.t); down && since == c.t {
-						out = append(out, ch.t)
+						out = append(out, lossInstant{ch.t, int(ch.i)})
 					}
 					break // the first change after the crash: the node's, or none
 				}
 			}
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	slices.SortFunc(out, byInstant)
+	// One instant each, with its earliest record.
+	return slices.CompactFunc(out, func(a, b lossInstant) bool { return a.t == b.t })
+}
+
+// byInstant orders loss instants by time, then by record.
+func byInstant(a, b lossInstant) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq)) }
+
+// firstFaultAt is the index of the history's first failover, crash or
+// restart record at t (any node's: an earlier one of another group's only
+// leaves fewer changes before it, which errs towards "not forgotten"), or
+// the history's length when there is none.
+func (tr *Truth) firstFaultAt(t time.Duration) int {
+	fs := tr.lossFaults
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].t >= t })
+	if i < len(fs) && fs[i].t == t {
+		return fs[i].seq
+	}
+	return len(tr.recs)
 }
 
 // forgotAt is the first of the instants (lossInstants' for h's lock) in
 // [from, until) at which the nodes forgot h for good: a majority of its
-// groups' masters named it just before and fewer name it then, and no
-// majority names it again before until (the holder's next operation on
-// the lock): an acquire still in flight, a resent one, or a failover back
-// that brings the hold back leaves it live, and its answers are judged as
-// before. false when they never did.
-func (tr *Truth) forgotAt(h Holding, groups []string, instants []time.Duration, from, until time.Duration) (time.Duration, bool) {
+// groups' masters named it just before (namedBefore) and fewer name it
+// then, and no majority names it again before until (the holder's next
+// operation on the lock): an acquire still in flight, a resent one, or a
+// failover back that brings the hold back leaves it live, and its answers
+// are judged as before. false when they never did.
+func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, from, until time.Duration) (time.Duration, bool) {
 	quorum := len(groups)/2 + 1
-	i, _ := slices.BinarySearch(instants, from)
-	for _, t := range instants[i:] {
-		if t >= until {
+	i, _ := slices.BinarySearchFunc(instants, from, func(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) })
+	for _, x := range instants[i:] {
+		if x.t >= until {
 			break
 		}
-		if t > 0 && tr.namedBy(h, groups, t-1) >= quorum && tr.namedBy(h, groups, t) < quorum && !tr.namedAgain(h, groups, instants, t, until) {
-			return t, true
+		if x.t > 0 && tr.namedBefore(h, groups, x) >= quorum && tr.namedBy(h, groups, x.t) < quorum && !tr.namedAgain(h, groups, instants, x.t, until) {
+			return x.t, true
 		}
 	}
 	return 0, false
+}
+
+// namedBefore counts the groups whose master names h just before the loss
+// x: the master before x.t, in what it held before x's first record.
+func (tr *Truth) namedBefore(h Holding, groups []string, x lossInstant) int {
+	n := 0
+	for _, g := range groups {
+		if Names(tr.stateBefore(tr.Master(g, x.t-1), h.Lock, x.t, x.seq), h) {
+			n++
+		}
+	}
+	return n
 }
 
 // namedAgain reports whether a majority of groups' masters name h at a
 // change of its key, or at one of the loss instants (a failover or restart
 // changes what the masters hold without a change of the key), in (t,
 // until).
-func (tr *Truth) namedAgain(h Holding, groups []string, instants []time.Duration, t, until time.Duration) bool {
+func (tr *Truth) namedAgain(h Holding, groups []string, instants []lossInstant, t, until time.Duration) bool {
 	quorum := len(groups)/2 + 1
-	for _, times := range [][]time.Duration{tr.keyTimes(h.Lock), instants} {
-		for _, x := range within(times, t, until) {
-			if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
-				return true
-			}
+	for _, x := range within(tr.keyTimes(h.Lock), t, until) {
+		if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
+			return true
+		}
+	}
+	for _, x := range instants {
+		if x.t > t && x.t < until && tr.namedBy(h, groups, x.t) >= quorum {
+			return true
 		}
 	}
 	return false
@@ -100,7 +149,7 @@ func (tr *Truth) namedAgain(h Holding, groups []string, instants []time.Duration
 // acquire on the lock). Nothing without truth records, or without a crash,
 // restart or failover of the lock's groups.
 func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
-	instants := make([][]time.Duration, len(lh.locks))
+	instants := make([][]lossInstant, len(lh.locks))
 	groups := make([][]string, len(lh.locks))
 	anyLoss := false
 	for l, name := range lh.locks {

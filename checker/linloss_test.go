@@ -54,6 +54,9 @@ func TestLinearizableAfterNodeForgot(t *testing.T) {
 	}{
 		{"forgotten by a crash at 150ms", 150 * ms, 0, false},
 		{"forgotten 40us after the crash record (real servers)", 150 * ms, 40 * time.Microsecond, false},
+		// A crash triggered on the acquire's applied event: recorded at
+		// the instant of the write, after it.
+		{"forgotten at the instant of the write", ms / 2, 0, false},
 		{"no crash (the control)", 0, 0, true},
 		{"crash after the grant (the control)", 1400 * ms, 0, true},
 	} {
@@ -98,9 +101,9 @@ func TestNamedAgainIsNotForgotten(t *testing.T) {
 		}
 		b.recs = append(b.recs,
 			history.Record{Kind: history.KindTruth, T: int64(5 * ms), Node: "n1", Key: "lk", Value: "t1"},
-			history.Record{Kind: history.KindTruth, T: int64(6 * ms), Node: "n2", Key: "lk", Value: "t1"},
-			history.Record{Kind: history.KindTruth, T: int64(8 * ms), Node: "n1", Key: "lk", Gone: true})
+			history.Record{Kind: history.KindTruth, T: int64(6 * ms), Node: "n2", Key: "lk", Value: "t1"})
 		b.fault(8*ms, history.FaultCrash, "n1", "persistence none")
+		b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(8 * ms), Node: "n1", Key: "lk", Gone: true})
 		if c.n3 {
 			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(12 * ms), Node: "n3", Key: "lk", Value: "t1"})
 		} else {
@@ -232,9 +235,9 @@ func TestForgottenHoldDrawn(t *testing.T) {
 	b.recs = append(b.recs,
 		history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
 		history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: "t1"},
-		history.Record{Kind: history.KindTruth, T: int64(150 * ms), Node: "m1", Key: "lk", Gone: true},
 		history.Record{Kind: history.KindTruth, T: int64(1250 * ms), Node: "m1", Key: "lk", Value: "t2"})
 	b.fault(150*ms, history.FaultCrash, "m1", "persistence none")
+	b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(150 * ms), Node: "m1", Key: "lk", Gone: true})
 	b.fault(1150*ms, history.FaultRestart, "m1", "loaded 0 keys")
 	h := inTimeOrder(b.recs)
 	linWantStatus(t, checker.Linearizable(h, checker.LockSimple, lnMinute), checker.Violated)

@@ -39,6 +39,9 @@ type Truth struct {
 	// or restarted (sorted): the instants at which the group's master may
 	// go down or come back up without any change of a key.
 	downAt map[string][]time.Duration
+	// lossFaults are the failover, crash and restart records (their times
+	// and indexes in the history), sorted: firstFaultAt.
+	lossFaults []lossInstant
 }
 
 type masterSpan struct {
@@ -49,6 +52,7 @@ type masterSpan struct {
 type truthChange struct {
 	t   time.Duration
 	rec *history.Record // nil for "gone"
+	i   int32           // the record's index in the history
 }
 
 // keyTruth is what the truth records say of one key: the nodes that ever
@@ -128,7 +132,7 @@ func (tr *Truth) indexKeys(h []history.Record, refs []truthRef) {
 	}
 	for _, ref := range refs {
 		r := &h[ref.rec]
-		c := truthChange{t: r.At(), rec: r}
+		c := truthChange{t: r.At(), rec: r, i: int32(ref.rec)}
 		if r.Gone {
 			c.rec = nil
 		}
@@ -231,8 +235,10 @@ func newTruth(ix *recordIndex) *Truth {
 		case r.Kind == history.KindFault && r.Op == history.FaultFailover && r.Value != "":
 			tr.masters[r.Node] = append(tr.masters[r.Node], masterSpan{r.At(), r.Value})
 			tr.failAt[r.Node] = append(tr.failAt[r.Node], r.At())
+			tr.lossFaults = append(tr.lossFaults, lossInstant{r.At(), i})
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
+			tr.lossFaults = append(tr.lossFaults, lossInstant{r.At(), i})
 		case r.Kind == history.KindTruth:
 			refs = append(refs, tr.refer(h, refs, r, i))
 		}
@@ -247,6 +253,7 @@ func newTruth(ix *recordIndex) *Truth {
 		}
 	}
 	tr.indexDowns()
+	slices.SortFunc(tr.lossFaults, byInstant)
 	return tr
 }
 
@@ -343,6 +350,25 @@ func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
 		cs = kt.changesOn(node)
 	}
 	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
+	if i == 0 {
+		return nil
+	}
+	return cs[i-1].rec
+}
+
+// stateBefore is key's record on node at t before the history's record
+// seq: after every change before t, and the changes at t recorded before
+// seq (nil when the key did not exist). A fault at the instant of a write
+// (one triggered on the write's applied event) is recorded after it.
+func (tr *Truth) stateBefore(node, key string, t time.Duration, seq int) *history.Record {
+	var cs []truthChange
+	if kt := tr.key(key); kt != nil {
+		cs = kt.changesOn(node)
+	}
+	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
+	for i > 0 && cs[i-1].t == t && int(cs[i-1].i) >= seq {
+		i--
+	}
 	if i == 0 {
 		return nil
 	}
