@@ -252,7 +252,34 @@ func (d *decoder) syntaxError(err error, data []byte) *Error {
 	} else {
 		e.Line = problemLine(data, e.Msg)
 	}
+	tabAbout := strings.Contains(e.Msg, "tab character")
+	if tabAbout || strings.Contains(e.Msg, "cannot start any token") {
+		// The parser names a tab in the indentation by the line where it
+		// began to read the block it is in (the line before, or a block
+		// scalar's first), or not as a tab at all: name the line of the
+		// tab, and say what it is.
+		if n := tabIndentedLine(data, e.Line); n > 0 && (tabAbout || n == e.Line) {
+			e.Line, e.Column = n, 0
+			e.Msg = "a tab in the indentation: YAML indents with spaces only"
+		}
+	}
 	return e
+}
+
+// tabIndentedLine is the first line at or after line from (1-based) whose
+// indentation, the blanks before its first other character, holds a tab;
+// 0 when none does.
+func tabIndentedLine(data []byte, from int) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 < from {
+			continue
+		}
+		indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 && len(bytes.TrimSpace(l)) > 0 {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // problemLine is the line of the first place in data that the parser's

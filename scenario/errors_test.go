@@ -367,3 +367,25 @@ func TestYAMLErrorsWithoutALine(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLTabIndentation: a tab in the indentation is named as one, at its
+// own line, where the parser says "cannot start any token", or names the
+// line where the block began (the line before, a folded scalar's first);
+// another character that cannot start a token keeps the parser's words.
+func TestYAMLTabIndentation(t *testing.T) {
+	const tab = "yaml: a tab in the indentation: YAML indents with spaces only"
+	for _, c := range []struct {
+		src  string
+		want string
+	}{
+		{"name: t\ntopology:\n  nodes:\n\t- name: m1\n", "t.yaml:4: " + tab},
+		{"name: t\ntopology:\n  nodes:\n    - name: m1\n\tclients: []\n", "t.yaml:5: " + tab},
+		{"name: t\ndescription: >\n  abc\n\tdef\nseed: 1\n", "t.yaml:4: " + tab},
+		{"name: t\nseed: 1\nduration: @10s\n", "t.yaml:3: yaml: found character that cannot start any token"},
+	} {
+		_, err := Parse("t.yaml", []byte(c.src))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v; want %s", c.src, err, c.want)
+		}
+	}
+}
