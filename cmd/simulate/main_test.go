@@ -265,7 +265,7 @@ func TestSweepIsDeterministic(t *testing.T) {
 		t.Fatalf("rates:\n%s", a)
 	}
 	if code, _, errs := runCLI(t, "run", "-seeds", "3", "-seed", "7", "-out", "my out", "../../scenarios/baseline-simple.yaml"); code != 2 ||
-		!strings.Contains(errs, "-out writes the files of single runs") || !strings.HasSuffix(errs, " simulate run -seed 7 -out 'my out' ../../scenarios/baseline-simple.yaml\n") {
+		!strings.Contains(errs, "-out writes the files of single runs") || !strings.HasSuffix(errs, " simulate run -seed SEED -out 'my out' ../../scenarios/baseline-simple.yaml\n") {
 		t.Fatalf("-seeds with -out: exit %d, %q", code, errs)
 	}
 	if code, _, errs := runCLI(t, "run", t.TempDir()); code != 2 || !strings.Contains(errs, "no *.yaml scenario files") {

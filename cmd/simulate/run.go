@@ -178,10 +178,11 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return loadFailed(err, stderr)
 	}
 	if f.seeds > 0 && f.out != "" {
-		s := all[0]
+		// The example names no seed: which seeds violate is what the sweep
+		// finds (its first seed may be a safe run).
 		fmt.Fprintf(stderr, "simulate: -out writes the files of single runs, and a -seeds sweep keeps only the verdicts: run the sweep without -out, "+
-			"which lists its first violated seeds with the command that replays each, then replay one with -out, e.g. %s\n",
-			replayInto(replayTarget(s, origins[0].builtin), sweep.FirstSeed(s, f.seed), shellQuote(f.out)))
+			"which lists its first violated seeds with the command that replays each, then replay one with -out: %s run -seed SEED -out %s %s\n",
+			commandName, shellQuote(f.out), replayTarget(all[0], origins[0].builtin))
 		return 2
 	}
 	if f.shard.Sharded() {
