@@ -151,6 +151,7 @@ type jsonList struct {
 	Schema      string `json:"schema"`
 	Name        string `json:"name"`
 	File        string `json:"file"`
+	BuiltIn     bool   `json:"builtin"`
 	Algorithm   string `json:"algorithm"`
 	Seed        uint64 `json:"seed"`
 	Expect      string `json:"expect"`

@@ -331,9 +331,9 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 		return listYAML(all, origins, stdout, stderr)
 	}
 	enc := jsonLines(stdout)
-	for _, s := range all {
+	for i, s := range all {
 		if *asJSON {
-			_ = enc.Encode(jsonList{Schema: listSchema, Name: s.Name, File: s.File, Algorithm: s.Algorithm.Kind, Seed: s.Seed,
+			_ = enc.Encode(jsonList{Schema: listSchema, Name: s.Name, File: s.File, BuiltIn: origins[i].builtin, Algorithm: s.Algorithm.Kind, Seed: s.Seed,
 				Expect: s.Expect.String(), Description: strings.TrimSpace(s.Description)})
 			continue
 		}

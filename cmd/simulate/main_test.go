@@ -245,8 +245,14 @@ func TestListAndJSON(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "list", "-json", "../../scenarios/baseline-simple.yaml")
 	var l map[string]any
-	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l["schema"] != "locksim.list/v1" || l["name"] != "baseline-simple" {
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l["schema"] != "locksim.list/v1" || l["name"] != "baseline-simple" || l["builtin"] != false {
 		t.Fatalf("list -json: exit %d, %v\n%s", code, err, out)
+	}
+	// A built-in scenario named by its name says so: its file is the
+	// repository's path, which a user outside a clone does not have.
+	code, out, _ = runCLI(t, "list", "-json", "baseline-simple")
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l["builtin"] != true || l["file"] != "scenarios/baseline-simple.yaml" {
+		t.Fatalf("list -json NAME: exit %d, %v\n%s", code, err, out)
 	}
 }
 
