@@ -100,7 +100,7 @@ func (tr *Truth) firstFaultAt(t time.Duration) int {
 // are judged as before. false when they never did.
 func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, from, until time.Duration) (time.Duration, bool) {
 	quorum := len(groups)/2 + 1
-	i, _ := slices.BinarySearchFunc(instants, from, func(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) })
+	i, _ := slices.BinarySearchFunc(instants, from, atInstant)
 	for _, x := range instants[i:] {
 		if x.t >= until {
 			break
@@ -135,13 +135,20 @@ func (tr *Truth) namedAgain(h Holding, groups []string, instants []lossInstant, 
 			return true
 		}
 	}
-	for _, x := range instants {
-		if x.t > t && x.t < until && tr.namedBy(h, groups, x.t) >= quorum {
+	i, _ := slices.BinarySearchFunc(instants, t+1, atInstant)
+	for _, x := range instants[i:] {
+		if x.t >= until {
+			break
+		}
+		if tr.namedBy(h, groups, x.t) >= quorum {
 			return true
 		}
 	}
 	return false
 }
+
+// atInstant compares a loss instant's time with t (a binary search's).
+func atInstant(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) }
 
 // setLost sets each operation's lostBy (linOp): the first instant at or
 // after its call at which the nodes forgot its holder's hold, as an acquire
