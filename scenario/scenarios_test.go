@@ -100,7 +100,7 @@ func TestBadFiles(t *testing.T) {
 		{"replica name with a bell", "{name: r1,", `{name: "r\a1",`, `bad.yaml:8: topology.nodes[0].replicas[0].name: name "r\a1" holds the control`},
 		{"duplicate field", "seed: 3", "seed: 3\nseed: 4", "bad.yaml:3: seed: field given twice"},
 		{"syntax error", "  kind: simple", "  kind: [simple", "bad.yaml:"},
-		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:12: yaml: found a tab character"},
+		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:13: yaml: a tab in the indentation"},
 		{"seed not a number", "seed: 3", "seed: three", "bad.yaml:2: seed: want a non-negative integer"},
 		{"partition unknown member", "{at: 1s, kind: failover, group: m1}", "{kind: partition, a: [m1], b: [zz]}", "bad.yaml:15: faults[0].b[0]: unknown node or client \"zz\""},
 		{"until before from", "{at: 1s, kind: failover, group: m1}", "{kind: delay, from: 2s, until: 1s, delay: 1s}", "bad.yaml:15: faults[0].until: 1s is not after from 2s"},
