@@ -167,6 +167,7 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 	if !anyLoss {
 		return
 	}
+	lh.setRestored(tr, groups)
 	type holderLock struct{ holder, lock int32 }
 	// next[i] is the call of the next operation of ops[i]'s holder on its
 	// lock (never: none).

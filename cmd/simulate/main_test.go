@@ -536,7 +536,7 @@ func TestRateSweeps(t *testing.T) {
 		t.Fatalf("-seeds 3: exit %d\n%s\n%s", code, out, errs)
 	}
 	// One seed of a refuted claim is not judged by the single-run rules.
-	if code, out, errs := runCLI(t, "run", "-seed", "4", refuted); code != 0 || !strings.Contains(out, "violated silent-loss") ||
+	if code, out, errs := runCLI(t, "run", "-seed", "4", refuted); code != 0 || !strings.Contains(out, "violated resurrected-lock, silent-loss") ||
 		!strings.Contains(out, "not judged: the expectation is a rate over 30 seeds") {
 		t.Fatalf("-seed 4: exit %d\n%s\n%s", code, out, errs)
 	}
