@@ -97,9 +97,11 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 		blocking := len(gs) - (len(gs)/2 + 1) + 1
 		n := 0
 		for _, ss := range spans[o.lock] {
-			if slices.ContainsFunc(ss, func(s restoredSpan) bool {
-				return int64(s.from) <= o.ret && o.call < int64(s.to)
-			}) {
+			// A group's spans are disjoint and in time order: the last one
+			// from before the return is the only one that may reach past
+			// the call.
+			j := upTo(ss, time.Duration(o.ret), func(s restoredSpan) time.Duration { return s.from })
+			if j > 0 && o.call < int64(ss[j-1].to) {
 				n++
 			}
 		}
