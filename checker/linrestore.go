@@ -69,6 +69,7 @@ func namesMore(st, before *history.Record) bool {
 	case st.Fields == nil || before.Fields == nil:
 		return st.Fields != nil || before.Fields != nil || st.Value != before.Value
 	}
+	//detlint:allow maprange whether any field is missing from before: the answer is the same in any order
 	for f := range st.Fields {
 		if _, ok := before.Fields[f]; !ok {
 			return true
@@ -121,33 +122,13 @@ func (tr *Truth) resurrectedTokens(ix *recordIndex, hs []Holding, w *oracleWork)
 	if len(tr.failAt) == 0 && len(tr.downAt) == 0 {
 		return nil
 	}
-	// The holdings by lock and token, and each holder's releases that
-	// returned ok, by lock.
-	type lockToken struct{ lock, token string }
-	byToken := map[lockToken][]Holding{}
-	for _, h := range hs {
-		if h.Token != "" {
-			k := lockToken{h.Lock, h.Token}
-			byToken[k] = append(byToken[k], h)
-		}
-	}
-	if len(byToken) == 0 {
+	rs := newReleasedTokens(ix, hs)
+	if len(rs.byToken) == 0 {
 		return nil
 	}
-	type holderLock struct{ holder, lock string }
-	released := map[holderLock][]time.Duration{} // their returns, in record order
-	for _, i := range ix.ops {
-		r := &ix.h[i]
-		if r.Kind == history.KindOp && r.Op == history.OpRelease && r.Outcome == history.OutcomeOK && r.End != nil {
-			k := holderLock{holderName(r), r.Lock}
-			released[k] = append(released[k], time.Duration(*r.End))
-		}
-	}
 	var out []Violation
-	locks := slices.Sorted(maps.Keys(tr.keyIdx))
-	for _, lock := range locks {
+	for _, lock := range slices.Sorted(maps.Keys(tr.keyIdx)) {
 		groups := tr.groups(lock)
-		quorum := len(groups)/2 + 1
 		var instants []time.Duration
 		for _, g := range groups {
 			instants = append(instants, tr.failAt[g]...)
@@ -158,37 +139,78 @@ func (tr *Truth) resurrectedTokens(ix *recordIndex, hs []Holding, w *oracleWork)
 			if !w.charge(int64(len(groups)), t) {
 				return out
 			}
-			st := tr.State(tr.Master(groups[0], t), lock, t)
-			if len(groups) > 1 {
-				st = tr.majorityString(lock, groups, t, quorum)
-			}
-			if st == nil || st.Fields != nil || st.Value == "" {
-				continue
-			}
-			for _, h := range byToken[lockToken{lock, st.Value}] {
-				if h.To > t || tr.namedBefore(h, groups, lossInstant{t, tr.firstFaultAt(t)}) >= quorum {
-					continue // still believed held, or the masters named it before: nothing came back
-				}
-				rel := released[holderLock{h.Client, lock}]
-				if !slices.ContainsFunc(rel, func(e time.Duration) bool { return e >= h.From && e <= t }) {
-					continue // it was not released: its lease runs out as it would have
-				}
-				where := "the master " + tr.Master(groups[0], t) + " names"
-				back := tr.broughtBack(groups[0], t)
-				if len(groups) > 1 {
-					where, back = "a majority of the masters name", ""
-				}
-				out = append(out, Violation{
-					Kind: Resurrected, Lock: lock, Holders: []string{h.Client}, From: t, To: t,
-					Detail: fmt.Sprintf("%s %s's token %q, which holds nothing (its release returned)%s: nobody holds the lock, and every other client waits for its TTL",
-						where, h.Client, st.Value, back),
-					Faults: tr.faultsBefore(t),
-				})
-				break
+			if v, ok := tr.resurrectedAt(lock, groups, t, rs); ok {
+				out = append(out, v)
 			}
 		}
 	}
 	return out
+}
+
+// releasedTokens indexes what resurrectedTokens asks of a history: the
+// holdings by lock and token, and each holder's releases that returned
+// ok (their returns, in record order), by lock.
+type releasedTokens struct {
+	byToken  map[lockToken][]Holding
+	released map[holderOnLock][]time.Duration
+}
+
+type lockToken struct{ lock, token string }
+
+type holderOnLock struct{ holder, lock string }
+
+func newReleasedTokens(ix *recordIndex, hs []Holding) releasedTokens {
+	rs := releasedTokens{byToken: map[lockToken][]Holding{}, released: map[holderOnLock][]time.Duration{}}
+	for _, h := range hs {
+		if h.Token != "" {
+			k := lockToken{h.Lock, h.Token}
+			rs.byToken[k] = append(rs.byToken[k], h)
+		}
+	}
+	for _, i := range ix.ops {
+		r := &ix.h[i]
+		if r.Kind == history.KindOp && r.Op == history.OpRelease && r.Outcome == history.OutcomeOK && r.End != nil {
+			k := holderOnLock{holderName(r), r.Lock}
+			rs.released[k] = append(rs.released[k], time.Duration(*r.End))
+		}
+	}
+	return rs
+}
+
+// resurrectedAt is the Resurrected violation of lock at t, a failover or
+// restart of one of its groups, if the masters then name (a majority of
+// them) a token whose holding had ended with a release that returned, and
+// did not name it just before.
+func (tr *Truth) resurrectedAt(lock string, groups []string, t time.Duration, rs releasedTokens) (Violation, bool) {
+	quorum := len(groups)/2 + 1
+	st := tr.State(tr.Master(groups[0], t), lock, t)
+	if len(groups) > 1 {
+		st = tr.majorityString(lock, groups, t, quorum)
+	}
+	if st == nil || st.Fields != nil || st.Value == "" {
+		return Violation{}, false
+	}
+	for _, h := range rs.byToken[lockToken{lock, st.Value}] {
+		if h.To > t || tr.namedBefore(h, groups, lossInstant{t, tr.firstFaultAt(t)}) >= quorum {
+			continue // still believed held, or the masters named it before: nothing came back
+		}
+		rel := rs.released[holderOnLock{h.Client, lock}]
+		if !slices.ContainsFunc(rel, func(e time.Duration) bool { return e >= h.From && e <= t }) {
+			continue // it was not released: its lease runs out as it would have
+		}
+		where := "the master " + tr.Master(groups[0], t) + " names"
+		back := tr.broughtBack(groups[0], t)
+		if len(groups) > 1 {
+			where, back = "a majority of the masters name", ""
+		}
+		return Violation{
+			Kind: Resurrected, Lock: lock, Holders: []string{h.Client}, From: t, To: t,
+			Detail: fmt.Sprintf("%s %s's token %q, which holds nothing (its release returned)%s: nobody holds the lock, and every other client waits for its TTL",
+				where, h.Client, st.Value, back),
+			Faults: tr.faultsBefore(t),
+		}, true
+	}
+	return Violation{}, false
 }
 
 // majorityString is a string state of lock that a majority (quorum) of
