@@ -151,10 +151,18 @@ func (tr *Truth) namedAgain(h Holding, groups []string, instants []lossInstant, 
 func atInstant(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) }
 
 // setLost sets each operation's lostBy (linOp): the first instant at or
-// after its call at which the nodes forgot its holder's hold, as an acquire
-// that returned a token names it (a release: its holder's last such
-// acquire on the lock). Nothing without truth records, or without a crash,
-// restart or failover of the lock's groups.
+// after its call, and before its holder's next operation on the lock, at
+// which the nodes forgot its holder's hold (forgotAt's), as an acquire that
+// returned a token names it (a release: its holder's last such acquire on
+// the lock). Nothing without truth records, or without a crash, restart or
+// failover of the lock's groups.
+//
+// It goes by instant, not by operation: at each loss instant only the
+// holders a majority of the masters named just before it can have been
+// forgotten there, and each is asked once, for its operation whose span
+// (from its call to its next operation's) holds the instant. Asked by
+// operation, every holder's last operation would scan every later instant:
+// holders times instants.
 func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 	instants := make([][]lossInstant, len(lh.locks))
 	groups := make([][]string, len(lh.locks))
@@ -168,34 +176,145 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 		return
 	}
 	lh.setRestored(tr, groups)
-	type holderLock struct{ holder, lock int32 }
-	// next[i] is the call of the next operation of ops[i]'s holder on its
-	// lock (never: none).
-	next := make([]int64, len(lh.ops))
-	later := map[holderLock]int64{}
-	for i := len(lh.ops) - 1; i >= 0; i-- {
-		o := &lh.ops[i]
-		key := holderLock{o.holder, o.lock}
-		next[i] = never
-		if c, ok := later[key]; ok {
-			next[i] = c
+	ix := lh.lossIndex(h)
+	for l, name := range lh.locks {
+		quorum := len(groups[l])/2 + 1
+		names := lh.holderFields(int32(l), ix)
+		for _, x := range instants[l] {
+			if x.t <= 0 {
+				continue
+			}
+			for _, c := range tr.namedJustBefore(name, groups[l], x, quorum, names, ix.tokenHolders[int32(l)]) {
+				ops := ix.byHolder[holderLock{c.holder, int32(l)}]
+				j := upTo(ops, x.t, func(i int) time.Duration { return time.Duration(lh.ops[i].call) })
+				if j == 0 {
+					continue
+				}
+				i := ops[j-1]
+				o := &lh.ops[i]
+				if o.lostBy != 0 || int64(x.t) >= ix.next[i] || (c.token != "" && ix.tokens[i] != c.token) {
+					continue // forgotten earlier in its span; the instant is its next op's; another token
+				}
+				hd := Holding{Client: lh.holders[c.holder], Lock: name, Token: ix.tokens[i]}
+				if tr.namedBy(hd, groups[l], x.t) < quorum && !tr.namedAgain(hd, groups[l], instants[l], x.t, time.Duration(ix.next[i])) {
+					o.lostBy = int64(x.t)
+				}
+			}
 		}
-		later[key] = o.call
 	}
+}
+
+// holderLock is a holder of a lock, by their indexes.
+type holderLock struct{ holder, lock int32 }
+
+// lossIndex is what setLost reads of the operations: each holder's
+// operations on a lock in the order of their calls (a holder's operations
+// come one after another; in a history whose holder overlaps its own, the
+// calls decide), each one's next (the call of the one after it there,
+// never: none) and token (its holder's last token on the lock by then, in
+// record order), and the holders that ever had each token, by lock.
+type lossIndex struct {
+	next         []int64
+	tokens       []string
+	byHolder     map[holderLock][]int
+	tokenHolders map[int32]map[string][]int32
+}
+
+func (lh *linHistory) lossIndex(h []history.Record) lossIndex {
+	ix := lossIndex{next: make([]int64, len(lh.ops)), tokens: make([]string, len(lh.ops)),
+		byHolder: map[holderLock][]int{}, tokenHolders: map[int32]map[string][]int32{}}
 	token := map[holderLock]string{}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		r := &h[o.rec]
 		key := holderLock{o.holder, o.lock}
 		if o.kind.acquire() && o.out == outOK {
-			token[key] = r.Result
+			token[key] = h[o.rec].Result
+			th := ix.tokenHolders[o.lock]
+			if th == nil {
+				th = map[string][]int32{}
+				ix.tokenHolders[o.lock] = th
+			}
+			if hs := th[token[key]]; !slices.Contains(hs, o.holder) {
+				th[token[key]] = append(hs, o.holder)
+			}
 		}
-		if len(instants[o.lock]) == 0 {
-			continue
-		}
-		hd := Holding{Client: holderName(r), Lock: r.Lock, Token: token[key]}
-		if t, ok := tr.forgotAt(hd, groups[o.lock], instants[o.lock], time.Duration(o.call), time.Duration(next[i])); ok {
-			o.lostBy = int64(t)
+		ix.tokens[i] = token[key]
+		ix.byHolder[key] = append(ix.byHolder[key], i)
+	}
+	//detlint:allow maprange each holder's list is sorted and read on its own, in any order
+	for _, ops := range ix.byHolder {
+		slices.SortStableFunc(ops, func(a, b int) int { return cmp.Compare(lh.ops[a].call, lh.ops[b].call) })
+		for k, i := range ops {
+			ix.next[i] = never
+			if k+1 < len(ops) {
+				ix.next[i] = lh.ops[ops[k+1]].call
+			}
 		}
 	}
+	return ix
+}
+
+// holderFields maps each hash field that names a holder of lock l (Names:
+// its field, or its write field) to the holders it names.
+func (lh *linHistory) holderFields(l int32, ix lossIndex) map[string][]int32 {
+	out := map[string][]int32{}
+	for hi, name := range lh.holders {
+		if _, ok := ix.byHolder[holderLock{int32(hi), l}]; !ok {
+			continue
+		}
+		f := string(appendHolderField(nil, name))
+		out[f] = append(out[f], int32(hi))
+		out[f+":write"] = append(out[f+":write"], int32(hi))
+	}
+	return out
+}
+
+// namedCandidate is a holder a majority of masters named just before a
+// loss instant: by a field of the lock's hash (token ""), or by the token
+// of its string key.
+type namedCandidate struct {
+	holder int32
+	token  string
+}
+
+// namedJustBefore lists the holders a majority (quorum) of groups'
+// masters named just before x (namedBefore's state), in holder order: by
+// a hash field (fields maps them to holders) or by a string key's token
+// (tokens maps a token to the holders that had it).
+func (tr *Truth) namedJustBefore(lock string, groups []string, x lossInstant, quorum int, fields map[string][]int32, tokens map[string][]int32) []namedCandidate {
+	count := map[namedCandidate]int{}
+	for _, g := range groups {
+		st := tr.stateBefore(tr.Master(g, x.t-1), lock, x.t, x.seq)
+		switch {
+		case st == nil:
+		case st.Fields == nil:
+			if st.Value != "" {
+				for _, hi := range tokens[st.Value] {
+					count[namedCandidate{hi, st.Value}]++
+				}
+			}
+		default:
+			seen := map[int32]bool{}
+			//detlint:allow maprange each holder is counted once per group, in any order; the list is sorted below
+			for f := range st.Fields {
+				for _, hi := range fields[f] {
+					if !seen[hi] {
+						seen[hi] = true
+						count[namedCandidate{hi, ""}]++
+					}
+				}
+			}
+		}
+	}
+	var out []namedCandidate
+	//detlint:allow maprange the candidates are sorted below
+	for c, n := range count {
+		if n >= quorum {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b namedCandidate) int {
+		return cmp.Or(cmp.Compare(a.holder, b.holder), cmp.Compare(a.token, b.token))
+	})
+	return out
 }
