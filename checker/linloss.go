@@ -91,39 +91,6 @@ func (tr *Truth) firstFaultAt(t time.Duration) int {
 	return len(tr.recs)
 }
 
-// forgotAt is the first of the instants (lossInstants' for h's lock) in
-// [from, until) at which the nodes forgot h for good: a majority of its
-// groups' masters named it just before (namedBefore) and fewer name it
-// then, and no majority names it again before until (the holder's next
-// operation on the lock): an acquire still in flight, a resent one, or a
-// failover back that brings the hold back leaves it live, and its answers
-// are judged as before. false when they never did.
-func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, from, until time.Duration) (time.Duration, bool) {
-	quorum := len(groups)/2 + 1
-	i, _ := slices.BinarySearchFunc(instants, from, atInstant)
-	for _, x := range instants[i:] {
-		if x.t >= until {
-			break
-		}
-		if x.t > 0 && tr.namedBefore(h, groups, x) >= quorum && tr.namedBy(h, groups, x.t) < quorum && !tr.namedAgain(h, groups, instants, x.t, until) {
-			return x.t, true
-		}
-	}
-	return 0, false
-}
-
-// namedBefore counts the groups whose master names h just before the loss
-// x: the master before x.t, in what it held before x's first record.
-func (tr *Truth) namedBefore(h Holding, groups []string, x lossInstant) int {
-	n := 0
-	for _, g := range groups {
-		if Names(tr.stateBefore(tr.Master(g, x.t-1), h.Lock, x.t, x.seq), h) {
-			n++
-		}
-	}
-	return n
-}
-
 // namedAgain reports whether a majority of groups' masters name h at a
 // change of its key, or at one of the loss instants (a failover or restart
 // changes what the masters hold without a change of the key), in (t,
@@ -152,7 +119,7 @@ func atInstant(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) 
 
 // setLost sets each operation's lostBy (linOp): the first instant at or
 // after its call, and before its holder's next operation on the lock, at
-// which the nodes forgot its holder's hold (forgotAt's), as an acquire that
+// which the nodes forgot its holder's hold, as an acquire that
 // returned a token names it (a release: its holder's last such acquire on
 // the lock). Nothing without truth records, or without a crash, restart or
 // failover of the lock's groups.
@@ -278,7 +245,7 @@ type namedCandidate struct {
 }
 
 // namedJustBefore lists the holders a majority (quorum) of groups'
-// masters named just before x (namedBefore's state), in holder order: by
+// masters named just before x (stateBefore's state), in holder order: by
 // a hash field (fields maps them to holders) or by a string key's token
 // (tokens maps a token to the holders that had it).
 func (tr *Truth) namedJustBefore(lock string, groups []string, x lossInstant, quorum int, fields map[string][]int32, tokens map[string][]int32) []namedCandidate {

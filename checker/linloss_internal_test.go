@@ -52,6 +52,39 @@ func (lh *linHistory) setLostPerOp(h []history.Record, tr *Truth) {
 	}
 }
 
+// forgotAt, for setLostPerOp, is the first of the instants (lossInstants' for h's lock) in
+// [from, until) at which the nodes forgot h for good: a majority of its
+// groups' masters named it just before (namedBefore) and fewer name it
+// then, and no majority names it again before until (the holder's next
+// operation on the lock): an acquire still in flight, a resent one, or a
+// failover back that brings the hold back leaves it live, and its answers
+// are judged as before. false when they never did.
+func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, from, until time.Duration) (time.Duration, bool) {
+	quorum := len(groups)/2 + 1
+	i, _ := slices.BinarySearchFunc(instants, from, atInstant)
+	for _, x := range instants[i:] {
+		if x.t >= until {
+			break
+		}
+		if x.t > 0 && tr.namedBefore(h, groups, x) >= quorum && tr.namedBy(h, groups, x.t) < quorum && !tr.namedAgain(h, groups, instants, x.t, until) {
+			return x.t, true
+		}
+	}
+	return 0, false
+}
+
+// namedBefore counts the groups whose master names h just before the loss
+// x: the master before x.t, in what it held before x's first record.
+func (tr *Truth) namedBefore(h Holding, groups []string, x lossInstant) int {
+	n := 0
+	for _, g := range groups {
+		if Names(tr.stateBefore(tr.Master(g, x.t-1), h.Lock, x.t, x.seq), h) {
+			n++
+		}
+	}
+	return n
+}
+
 // lossRandHistory is a random history of one lock ("lk") on one or three
 // groups (a master and a replica each), for the two ways of setting
 // lostBy to be compared on: holders' acquires (ok with a token of their

@@ -146,11 +146,14 @@ func (o *linOp) leaseEnd(at int64) int64 {
 }
 
 // forgotten is end, the earliest expiry of a hold o set, brought forward
-// to lostBy: the nodes forgot the hold there. It need not ask whether the
-// hold took effect by lostBy: had o taken effect after it, o's write
-// would name its holder again before its next operation, which setLost
-// rules out (forgotAt); a model point after lostBy is the model's, not the
-// nodes'.
+// to lostBy: the nodes forgot the hold there. It does not ask whether the
+// hold took effect by lostBy. An o answered ok that took effect after it
+// would have named its holder again before its next operation, which
+// setLost rules out, so a model point after lostBy is the model's, not
+// the nodes'. An o of unknown outcome may land later than that (after its
+// holder's next call), but a hold the cap shortens only makes more answers
+// legal, and an unknown outcome forces none: the cap cannot make a
+// history illegal.
 func (o *linOp) forgotten(end int64) int64 {
 	if o.lostBy > 0 {
 		return min(end, o.lostBy)

@@ -13,53 +13,90 @@ package checker
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/locksim/locksim/history"
 )
 
-// restoredSpan is a span [from, to) during which a group's master held a
-// state of a key that a failover or restart at from brought, not a
-// command: one that names a holder its master just before did not.
-type restoredSpan struct{ from, to time.Duration }
+// restoredSpan is a span [from, to) during which a group's master held
+// st, a state of a key that a failover or a restart of that master at from
+// brought, not a command: one that names a holder the master just before
+// did not.
+type restoredSpan struct {
+	from, to time.Duration
+	st       *history.Record
+}
 
 // restoredSpans lists, per group of lock's groups, the spans during which
 // its master held a restored state of lock (restoredSpan), in time order.
+// A span ends at the group's next failover or the next change of the key
+// on its master, whichever comes first.
 func (tr *Truth) restoredSpans(lock string, groups []string) [][]restoredSpan {
 	out := make([][]restoredSpan, len(groups))
 	for gi, g := range groups {
-		instants := append(slices.Clone(tr.failAt[g]), tr.downAt[g]...)
-		slices.Sort(instants)
-		instants = slices.Compact(instants)
-		for i, t := range instants {
+		var starts []time.Duration
+		starts = append(starts, tr.failAt[g]...)
+		for _, t := range tr.downAt[g] {
+			m := tr.Master(g, t)
+			if i := slices.IndexFunc(tr.downs[m], func(c downChange) bool { return c.t == t && !c.down }); i >= 0 {
+				starts = append(starts, t) // a restart of the master: it may load a state
+			}
+		}
+		slices.Sort(starts)
+		for _, t := range slices.Compact(starts) {
 			if t <= 0 {
 				continue
 			}
 			m := tr.Master(g, t)
 			after := tr.State(m, lock, t)
-			if after == nil || !namesMore(after, tr.stateBefore(tr.Master(g, t-1), lock, t, tr.firstFaultAt(t))) {
+			if after == nil || !namesMore(after, tr.stateBefore(tr.Master(g, t-1), lock, t, tr.firstFaultOf(g, t))) {
 				continue
 			}
-			end := never
-			if i+1 < len(instants) {
-				end = int64(instants[i+1])
-			}
-			if kt := tr.key(lock); kt != nil {
-				cs := kt.changesOn(m)
-				if j := upTo(cs, t, func(c truthChange) time.Duration { return c.t }); j < len(cs) {
-					end = min(end, int64(cs[j].t))
-				}
-			}
-			out[gi] = append(out[gi], restoredSpan{t, time.Duration(end)})
+			out[gi] = append(out[gi], restoredSpan{t, tr.restoredUntil(g, m, lock, t), after})
 		}
 	}
 	return out
 }
 
+// restoredUntil is when a state of lock that master m of group g got at t
+// stops being the master's: the group's next failover, or the key's next
+// change on m (never: none). A crash of m that loses the key changes it
+// there; one that keeps it (persistence) keeps the state, which its
+// restart loads again.
+func (tr *Truth) restoredUntil(g, m, lock string, t time.Duration) time.Duration {
+	end := time.Duration(never)
+	fs := tr.failAt[g]
+	if j := upTo(fs, t, func(x time.Duration) time.Duration { return x }); j < len(fs) {
+		end = fs[j]
+	}
+	if kt := tr.key(lock); kt != nil {
+		cs := kt.changesOn(m)
+		if j := upTo(cs, t, func(c truthChange) time.Duration { return c.t }); j < len(cs) {
+			end = min(end, cs[j].t)
+		}
+	}
+	return end
+}
+
+// firstFaultOf is the index of the history's first record at t of a
+// failover of group g or of a crash or restart of a node that is, or was
+// just before, its master (the history's length when there is none).
+func (tr *Truth) firstFaultOf(g string, t time.Duration) int {
+	fs := tr.lossFaults
+	for i := sort.Search(len(fs), func(i int) bool { return fs[i].t >= t }); i < len(fs) && fs[i].t == t; i++ {
+		r := &tr.recs[fs[i].seq]
+		if r.Node == g || (r.Op != history.FaultFailover && (r.Node == tr.Master(g, t) || r.Node == tr.Master(g, t-1))) {
+			return fs[i].seq
+		}
+	}
+	return len(tr.recs)
+}
+
 // namesMore reports whether key state st names a holder that before does
-// not: a token other than before's, or a hash field before lacks.
+// not: a token other than before's, or a hash field before lacks (a read-
+// write lock's "mode" is no holder).
 func namesMore(st, before *history.Record) bool {
 	switch {
 	case st == nil:
@@ -71,7 +108,38 @@ func namesMore(st, before *history.Record) bool {
 	}
 	//detlint:allow maprange whether any field is missing from before: the answer is the same in any order
 	for f := range st.Fields {
-		if _, ok := before.Fields[f]; !ok {
+		if _, ok := before.Fields[f]; !ok && f != modeField {
+			return true
+		}
+	}
+	return false
+}
+
+// modeField is the field of a read-write lock's hash that says whether it
+// is read or write locked.
+const modeField = "mode"
+
+// refuses reports whether a master holding st refuses holder's acquire of
+// kind: a string key refuses any SET NX; a hash refuses a write (or
+// reentrant) acquire when it names another holder, or is read locked, and
+// a read acquire when another holder has it write locked (a holder re-
+// enters its own hold, and reads under its own write).
+func refuses(st *history.Record, holder string, kind linKind) bool {
+	if st.Fields == nil {
+		return st.Value != ""
+	}
+	own := holderField(holder)
+	write, mode := own+":write", st.Fields[modeField]
+	if kind == linAcquireRead {
+		_, mine := st.Fields[write]
+		return mode == "write" && !mine
+	}
+	if mode == "read" {
+		return true
+	}
+	//detlint:allow maprange whether another holder's field is there: the answer is the same in any order
+	for f := range st.Fields {
+		if f != own && f != write && f != modeField {
 			return true
 		}
 	}
@@ -79,7 +147,7 @@ func namesMore(st, before *history.Record) bool {
 }
 
 // setRestored marks each refused acquire (linOp.mayFail) made while enough
-// of its lock's groups' masters held a restored state to refuse it (one
+// of its lock's groups' masters held a restored state that refuses it (one
 // group; for a lock on several groups, more than can leave a majority): a
 // refusal the nodes' restored state explains is legal in any state.
 func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
@@ -102,7 +170,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 			// from before the return is the only one that may reach past
 			// the call.
 			j := upTo(ss, time.Duration(o.ret), func(s restoredSpan) time.Duration { return s.from })
-			if j > 0 && o.call < int64(ss[j-1].to) {
+			if j > 0 && o.call < int64(ss[j-1].to) && refuses(ss[j-1].st, lh.holders[o.holder], o.kind) {
 				n++
 			}
 		}
@@ -127,7 +195,7 @@ func (tr *Truth) resurrectedTokens(ix *recordIndex, hs []Holding, w *oracleWork)
 		return nil
 	}
 	var out []Violation
-	for _, lock := range slices.Sorted(maps.Keys(tr.keyIdx)) {
+	for _, lock := range rs.locks() {
 		groups := tr.groups(lock)
 		var instants []time.Duration
 		for _, g := range groups {
@@ -148,11 +216,23 @@ func (tr *Truth) resurrectedTokens(ix *recordIndex, hs []Holding, w *oracleWork)
 }
 
 // releasedTokens indexes what resurrectedTokens asks of a history: the
-// holdings by lock and token, and each holder's releases that returned
-// ok (their returns, in record order), by lock.
+// holdings by lock and token, and the calls of each holder's releases that
+// did not fail (answered ok, or of unknown outcome), by lock, in record
+// order.
 type releasedTokens struct {
 	byToken  map[lockToken][]Holding
 	released map[holderOnLock][]time.Duration
+}
+
+// locks are the locks of the holdings with a token, sorted.
+func (rs releasedTokens) locks() []string {
+	var out []string
+	//detlint:allow maprange the locks are sorted below
+	for k := range rs.byToken {
+		out = append(out, k.lock)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 type lockToken struct{ lock, token string }
@@ -169,9 +249,9 @@ func newReleasedTokens(ix *recordIndex, hs []Holding) releasedTokens {
 	}
 	for _, i := range ix.ops {
 		r := &ix.h[i]
-		if r.Kind == history.KindOp && r.Op == history.OpRelease && r.Outcome == history.OutcomeOK && r.End != nil {
+		if r.Kind == history.KindOp && r.Op == history.OpRelease && r.Outcome != history.OutcomeFail {
 			k := holderOnLock{holderName(r), r.Lock}
-			rs.released[k] = append(rs.released[k], time.Duration(*r.End))
+			rs.released[k] = append(rs.released[k], r.At())
 		}
 	}
 	return rs
@@ -179,8 +259,9 @@ func newReleasedTokens(ix *recordIndex, hs []Holding) releasedTokens {
 
 // resurrectedAt is the Resurrected violation of lock at t, a failover or
 // restart of one of its groups, if the masters then name (a majority of
-// them) a token whose holding had ended with a release that returned, and
-// did not name it just before.
+// them) a token that nobody holds by belief, whose holding ended with a
+// release called by then that did not fail, and that they did not name
+// just before.
 func (tr *Truth) resurrectedAt(lock string, groups []string, t time.Duration, rs releasedTokens) (Violation, bool) {
 	quorum := len(groups)/2 + 1
 	st := tr.State(tr.Master(groups[0], t), lock, t)
@@ -190,12 +271,16 @@ func (tr *Truth) resurrectedAt(lock string, groups []string, t time.Duration, rs
 	if st == nil || st.Fields != nil || st.Value == "" {
 		return Violation{}, false
 	}
-	for _, h := range rs.byToken[lockToken{lock, st.Value}] {
-		if h.To > t || tr.namedBefore(h, groups, lossInstant{t, tr.firstFaultAt(t)}) >= quorum {
+	hs := rs.byToken[lockToken{lock, st.Value}]
+	if slices.ContainsFunc(hs, func(h Holding) bool { return h.From <= t && t < h.To }) {
+		return Violation{}, false // a token reused: someone holds it
+	}
+	for _, h := range hs {
+		if h.To > t || tr.namedJustBeforeEach(h, groups, t) >= quorum {
 			continue // still believed held, or the masters named it before: nothing came back
 		}
 		rel := rs.released[holderOnLock{h.Client, lock}]
-		if !slices.ContainsFunc(rel, func(e time.Duration) bool { return e >= h.From && e <= t }) {
+		if !slices.ContainsFunc(rel, func(c time.Duration) bool { return c >= h.From && c <= t }) {
 			continue // it was not released: its lease runs out as it would have
 		}
 		where := "the master " + tr.Master(groups[0], t) + " names"
@@ -211,6 +296,18 @@ func (tr *Truth) resurrectedAt(lock string, groups []string, t time.Duration, rs
 		}, true
 	}
 	return Violation{}, false
+}
+
+// namedJustBeforeEach counts the groups whose master named h just before
+// t, each before its own first fault record at t (firstFaultOf).
+func (tr *Truth) namedJustBeforeEach(h Holding, groups []string, t time.Duration) int {
+	n := 0
+	for _, g := range groups {
+		if Names(tr.stateBefore(tr.Master(g, t-1), h.Lock, t, tr.firstFaultOf(g, t)), h) {
+			n++
+		}
+	}
+	return n
 }
 
 // majorityString is a string state of lock that a majority (quorum) of

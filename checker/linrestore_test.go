@@ -1,6 +1,7 @@
 package checker_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,194 @@ func TestResurrectedToken(t *testing.T) {
 	}
 	if got := find(restoredHistory(checker.LockSimple, 1200*ms, false)); len(got) != 0 {
 		t.Errorf("never released: %v", got)
+	}
+}
+
+// rh builds the histories of the restored-state tests: groups g1..gN, each
+// a master mK and a replica rK.
+type rh struct{ linHist }
+
+func newRH(groups int) *rh {
+	b := &rh{}
+	for k := 1; k <= groups; k++ {
+		m, r := fmt.Sprintf("m%d", k), fmt.Sprintf("r%d", k)
+		b.recs = append(b.recs,
+			history.Record{Kind: history.KindNode, Node: m, Op: history.RoleMaster, Value: m},
+			history.Record{Kind: history.KindNode, Node: r, Op: history.RoleReplica, Value: m})
+	}
+	return b
+}
+
+// key notes node's state of lk at t: a token (value) or hash fields.
+func (b *rh) key(t time.Duration, node, value string, fields map[string]string) *rh {
+	b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(t), Node: node, Key: "lk", Value: value, Fields: fields})
+	return b
+}
+
+func (b *rh) gone(t time.Duration, node string) *rh {
+	b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(t), Node: node, Key: "lk", Gone: true})
+	return b
+}
+
+func (b *rh) failover(t time.Duration, group string) *rh {
+	b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(t), Op: history.FaultFailover, Node: "m" + group[1:], Value: "r" + group[1:]})
+	return b
+}
+
+// failoverTo fails group over to node.
+func (b *rh) failoverTo(t time.Duration, group, node string) *rh {
+	b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(t), Op: history.FaultFailover, Node: "m" + group[1:], Value: node})
+	return b
+}
+
+func (b *rh) h() []history.Record { return inTimeOrder(b.recs) }
+
+// TestRestoredStateRefusesOnlyOthers: a restored state explains only the
+// refusals it would give. A reentrant holder re-enters its own restored
+// field, a reader reads under a restored read hold, and a lock on three
+// groups is refused by one restored master no more than by none: each of
+// those refusals stays a violation. The controls: another holder's
+// refusal under the restored field, a writer's under the restored read
+// hold (the reader's own included: a read-locked hash refuses every
+// write), and two of three groups restored, are legal.
+func TestRestoredStateRefusesOnlyOthers(t *testing.T) {
+	const ms = time.Millisecond
+	field := func(f string) map[string]string { return map[string]string{f: "1"} }
+	read := map[string]string{"mode": "read", "c2:a": "1"}
+	reentrant := func(refused string) []history.Record {
+		b := newRH(1)
+		b.add("c2/a", "lk", "acquire", 0, ms, lnOK, "", "lease=10s").add("c2/a", "lk", "release", lnS, lnS+ms, lnOK, "1", "")
+		b.add(refused, "lk", "acquire", 1300*ms, 1301*ms, lnFail, "", "lease=10s")
+		return b.key(ms/2, "m1", "", field("c2:a")).key(ms, "r1", "", field("c2:a")).gone(lnS+ms/2, "m1").failover(1200*ms, "g1").h()
+	}
+	rw := func(holder, op string) []history.Record {
+		b := newRH(1)
+		b.add("c2/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=10s").add("c2/a", "lk", "release-read", lnS, lnS+ms, lnOK, "1", "")
+		b.add(holder, "lk", op, 1300*ms, 1301*ms, lnFail, "", "lease=10s")
+		return b.key(ms/2, "m1", "", read).key(ms, "r1", "", read).gone(lnS+ms/2, "m1").failover(1200*ms, "g1").h()
+	}
+	redlock := func(failed int) []history.Record {
+		b := newRH(3)
+		b.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+		b.add("c3", "lk", "acquire", 1300*ms, 1301*ms, lnFail, "t3", "lease=10s")
+		for k := 1; k <= 3; k++ {
+			b.key(ms/2, fmt.Sprintf("m%d", k), "t2", nil).key(ms, fmt.Sprintf("r%d", k), "t2", nil).gone(lnS+ms/2, fmt.Sprintf("m%d", k))
+		}
+		for k := 1; k <= failed; k++ {
+			b.failover(1200*ms, fmt.Sprintf("g%d", k))
+		}
+		return b.h()
+	}
+	for _, c := range []struct {
+		name  string
+		h     []history.Record
+		model checker.LockKind
+		want  checker.Status
+	}{
+		{"the holder's own acquire under its restored field", reentrant("c2/a"), checker.LockReentrant, checker.Violated},
+		{"another's acquire under it (the control)", reentrant("c3/a"), checker.LockReentrant, checker.OK},
+		{"a read under a restored read hold", rw("c3/a", "acquire-read"), checker.LockReadWrite, checker.Violated},
+		{"a write under it (the control)", rw("c3/a", "acquire"), checker.LockReadWrite, checker.OK},
+		{"the reader's own write under it (the control: read locked)", rw("c2/a", "acquire"), checker.LockReadWrite, checker.OK},
+		{"one of three RedLock masters restored", redlock(1), checker.LockSimple, checker.Violated},
+		{"two of three (the control)", redlock(2), checker.LockSimple, checker.OK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.h, c.model, lnMinute), c.want)
+		})
+	}
+}
+
+// TestRestoredSpanEnds: a restored state explains refusals only while the
+// master holds it. Deleted on the promoted master before the refusal, or
+// never brought back (the replica had the same key as its master: the
+// release that answered ok had deleted nothing, the lock's own doing), it
+// explains none. The controls: the same refusal with the key still there,
+// and a restart of the master that loads a released key, are legal.
+func TestRestoredSpanEnds(t *testing.T) {
+	const ms = time.Millisecond
+	base := func() *rh {
+		b := newRH(1)
+		b.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+		b.add("c3", "lk", "acquire", 1300*ms, 1301*ms, lnFail, "t3", "lease=10s")
+		return b.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil)
+	}
+	restart := base().gone(lnS+ms/2, "m1")
+	restart.fault(1100*ms, history.FaultCrash, "m1", "persistence aof")
+	restart.fault(1200*ms, history.FaultRestart, "m1", "loaded 1 key")
+	restart.key(1200*ms, "m1", "t2", nil)
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		want checker.Status
+	}{
+		{"restored key still there (the control)", base().gone(lnS+ms/2, "m1").failover(1200*ms, "g1").h(), checker.OK},
+		{"deleted before the refusal", base().gone(lnS+ms/2, "m1").failover(1200*ms, "g1").gone(1250*ms, "r1").h(), checker.Violated},
+		{"the replica held what the master held", base().failover(1200*ms, "g1").h(), checker.Violated},
+		{"a restart loads the released key (the control)", restart.h(), checker.OK},
+		{"failed over back to a master without it", base().gone(lnS+ms/2, "m1").failover(1200*ms, "g1").failoverTo(1250*ms, "g1", "m1").h(), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.h, checker.LockSimple, lnMinute), c.want)
+		})
+	}
+}
+
+// TestResurrectedTokenCases: the oracle counts a release by its call (the
+// holder's belief ends there), so a release still in flight at the
+// failover that then answers ok leaves a resurrected lock too; a token
+// that someone holds again is not resurrected; and a restart that loads a
+// released key resurrects it as a failover does.
+func TestResurrectedTokenCases(t *testing.T) {
+	const ms = time.Millisecond
+	count := func(h []history.Record) int {
+		n := 0
+		for _, x := range checker.Judge(h, checker.Config{End: 20 * lnS}).Violations {
+			if x.Kind == checker.Resurrected {
+				n++
+			}
+		}
+		return n
+	}
+	inFlight := newRH(1)
+	inFlight.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, 1250*ms, lnOK, "", "")
+	inFlight.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil).gone(lnS+ms/2, "m1").failover(1200*ms, "g1")
+	reused := func(again bool) []history.Record {
+		b := newRH(1)
+		b.add("c2", "lk", "acquire", 0, ms, lnOK, "tok", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+		b.key(ms/2, "m1", "tok", nil).key(ms, "r1", "tok", nil).gone(lnS+ms/2, "m1")
+		if again {
+			b.add("c2", "lk", "acquire", 1050*ms, 1051*ms, lnOK, "tok", "lease=10s")
+			b.key(1050*ms, "m1", "tok", nil).key(1060*ms, "r1", "tok", nil)
+		}
+		b.fault(1150*ms, history.FaultCrash, "m1", "persistence none")
+		b.gone(1150*ms, "m1")
+		return b.failover(1200*ms, "g1").h()
+	}
+	deletedNothing := newRH(1)
+	deletedNothing.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+	deletedNothing.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil).failover(1200*ms, "g1")
+	restart := newRH(1)
+	restart.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+	restart.key(ms/2, "m1", "t2", nil).gone(lnS+ms/2, "m1")
+	restart.fault(1100*ms, history.FaultCrash, "m1", "persistence aof")
+	restart.fault(1200*ms, history.FaultRestart, "m1", "loaded 1 key")
+	restart.key(1200*ms, "m1", "t2", nil)
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		want int
+	}{
+		{"a release in flight at the failover", inFlight.h(), 1},
+		{"a released token brought back (the control)", reused(false), 1},
+		{"the token held again", reused(true), 0},
+		{"a restart loads the released key", restart.h(), 1},
+		// The release answered ok and deleted nothing: the failover
+		// brought nothing back (the unlock's answer is another oracle's).
+		{"the replica held what the master held", deletedNothing.h(), 0},
+	} {
+		if got := count(c.h); got != c.want {
+			t.Errorf("%s: %d resurrected locks, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -381,6 +381,8 @@ func TestYAMLTabIndentation(t *testing.T) {
 		{"name: t\ntopology:\n  nodes:\n\t- name: m1\n", "t.yaml:4: " + tab},
 		{"name: t\ntopology:\n  nodes:\n    - name: m1\n\tclients: []\n", "t.yaml:5: " + tab},
 		{"name: t\ndescription: >\n  abc\n\tdef\nseed: 1\n", "t.yaml:4: " + tab},
+		// The parser refuses a tab that indents a comment too.
+		{"name: t\ntopology:\n  nodes:\n\t# the master\n    - name: m1\n", "t.yaml:4: " + tab},
 		{"name: t\nseed: 1\nduration: @10s\n", "t.yaml:3: yaml: found character that cannot start any token"},
 	} {
 		_, err := Parse("t.yaml", []byte(c.src))
