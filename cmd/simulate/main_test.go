@@ -274,6 +274,10 @@ func TestSweepIsDeterministic(t *testing.T) {
 		!strings.Contains(errs, "-out writes the files of single runs") || !strings.HasSuffix(errs, " simulate run -seed SEED -out 'my out' ../../scenarios/baseline-simple.yaml\n") {
 		t.Fatalf("-seeds with -out: exit %d, %q", code, errs)
 	}
+	if code, _, errs := runCLI(t, "run", "-seeds", "3", "-out", "o", "../../scenarios/baseline-simple.yaml", "../../scenarios/baseline-fenced.yaml"); code != 2 ||
+		!strings.HasSuffix(errs, " simulate run -seed SEED -out o FILE\n") {
+		t.Fatalf("-seeds with -out, two files: exit %d, %q", code, errs)
+	}
 	if code, _, errs := runCLI(t, "run", t.TempDir()); code != 2 || !strings.Contains(errs, "no *.yaml scenario files") {
 		t.Fatalf("empty directory: exit %d, %q", code, errs)
 	}

@@ -179,10 +179,14 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if f.seeds > 0 && f.out != "" {
 		// The example names no seed: which seeds violate is what the sweep
-		// finds (its first seed may be a safe run).
+		// finds (its first seed may be a safe run); nor, of several, a file.
+		target := replayTarget(all[0], origins[0].builtin)
+		if len(all) > 1 {
+			target = "FILE"
+		}
 		fmt.Fprintf(stderr, "simulate: -out writes the files of single runs, and a -seeds sweep keeps only the verdicts: run the sweep without -out, "+
 			"which lists its first violated seeds with the command that replays each, then replay one with -out: %s run -seed SEED -out %s %s\n",
-			commandName, shellQuote(f.out), replayTarget(all[0], origins[0].builtin))
+			commandName, shellQuote(f.out), target)
 		return 2
 	}
 	if f.shard.Sharded() {
