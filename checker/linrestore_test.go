@@ -147,6 +147,25 @@ func (b *rh) failoverTo(t time.Duration, group, node string) *rh {
 
 func (b *rh) h() []history.Record { return inTimeOrder(b.recs) }
 
+// releasedT2 is c2's hold of token t2 on g1 (on m1 at 0.5 ms, r1 at 1 ms),
+// from 0 and released at 1 s: the release's delete is for the caller to
+// note (gone on m1), or not.
+func releasedT2() *rh {
+	const ms = time.Millisecond
+	b := newRH(1)
+	b.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+	return b.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil)
+}
+
+// restartLoadingT2 crashes m1, which keeps an AOF, at 1.1 s and restarts
+// it at 1.2 s with t2 loaded.
+func (b *rh) restartLoadingT2() *rh {
+	const ms = time.Millisecond
+	b.fault(1100*ms, history.FaultCrash, "m1", "persistence aof")
+	b.fault(1200*ms, history.FaultRestart, "m1", "loaded 1 key")
+	return b.key(1200*ms, "m1", "t2", nil)
+}
+
 // TestRestoredStateRefusesOnlyOthers: a restored state explains only the
 // refusals it would give. A reentrant holder re-enters its own restored
 // field, a reader reads under a restored read hold, and a lock on three
@@ -212,15 +231,11 @@ func TestRestoredStateRefusesOnlyOthers(t *testing.T) {
 func TestRestoredSpanEnds(t *testing.T) {
 	const ms = time.Millisecond
 	base := func() *rh {
-		b := newRH(1)
-		b.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+		b := releasedT2()
 		b.add("c3", "lk", "acquire", 1300*ms, 1301*ms, lnFail, "t3", "lease=10s")
-		return b.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil)
+		return b
 	}
-	restart := base().gone(lnS+ms/2, "m1")
-	restart.fault(1100*ms, history.FaultCrash, "m1", "persistence aof")
-	restart.fault(1200*ms, history.FaultRestart, "m1", "loaded 1 key")
-	restart.key(1200*ms, "m1", "t2", nil)
+	restart := base().gone(lnS+ms/2, "m1").restartLoadingT2()
 	for _, c := range []struct {
 		name string
 		h    []history.Record
@@ -269,15 +284,8 @@ func TestResurrectedTokenCases(t *testing.T) {
 		b.gone(1150*ms, "m1")
 		return b.failover(1200*ms, "g1").h()
 	}
-	deletedNothing := newRH(1)
-	deletedNothing.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
-	deletedNothing.key(ms/2, "m1", "t2", nil).key(ms, "r1", "t2", nil).failover(1200*ms, "g1")
-	restart := newRH(1)
-	restart.add("c2", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").add("c2", "lk", "release", lnS, lnS+ms, lnOK, "", "")
-	restart.key(ms/2, "m1", "t2", nil).gone(lnS+ms/2, "m1")
-	restart.fault(1100*ms, history.FaultCrash, "m1", "persistence aof")
-	restart.fault(1200*ms, history.FaultRestart, "m1", "loaded 1 key")
-	restart.key(1200*ms, "m1", "t2", nil)
+	deletedNothing := releasedT2().failover(1200*ms, "g1")
+	restart := releasedT2().gone(lnS+ms/2, "m1").restartLoadingT2()
 	for _, c := range []struct {
 		name string
 		h    []history.Record
