@@ -256,6 +256,9 @@ type arrival struct {
 	a       *attempt
 	ran     time.Duration // when the node ran it
 	refused bool          // the node refused it unrun (refusedUnrun)
+	// noted: its run is on the req record already (noteRun), before its
+	// answer.
+	noted bool
 	// blocked: a blocking command that found nothing and waits at the
 	// node (Node.block); it takes effect, and its op is applied, when it
 	// is answered (blocked.answer).
@@ -306,11 +309,22 @@ func (x *attemptArrival) run() {
 	}
 }
 
+// noteRun notes on the req record that the node ran the request, now,
+// before its answer: an answer that waits for something after the run
+// (a script's WAIT, in one batch with it) may never leave a node that
+// crashes meanwhile, and the run happened all the same.
+func (ar *arrival) noteRun() {
+	if a := ar.a; a.hasReq && !ar.noted {
+		a.req.applied(ar.ran)
+		ar.noted = true
+	}
+}
+
 // answer is the node's reply: noted on the req record and sent back.
 func (ar *arrival) answer(v any, err error) {
 	a := ar.a
 	ar.refused = refusedUnrun(err)
-	if a.hasReq && !ar.refused {
+	if a.hasReq && !ar.refused && !ar.noted {
 		a.req.applied(ar.ran)
 	}
 	ar.v, ar.err = v, err
