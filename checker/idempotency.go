@@ -129,10 +129,16 @@ func (tr *Truth) notHeldAtFirstRun(u unlock) (Violation, bool) {
 		return Violation{}, false
 	}
 	detail := fmt.Sprintf("%s's unlock answered \"not held\" although the master named it when the unlock took effect", u.hd.Client)
-	if len(u.runs) > 1 {
-		detail = fmt.Sprintf("%s's unlock ran %d times and answered \"not held\", although the master named it when the first run took effect", u.hd.Client, len(u.runs))
+	if len(u.runs) == 1 {
+		return tr.unlockViolation(u, t, detail), true
 	}
-	return tr.unlockViolation(u, t, detail), true
+	detail = fmt.Sprintf("%s's unlock ran %d times and answered \"not held\", although the master named it when the first run took effect", u.hd.Client, len(u.runs))
+	v := tr.unlockViolation(u, t, detail)
+	// The answer is the last run's: the faults that explain it (a crash
+	// that lost the first run's reply, the restart the resend reached)
+	// come before that run, not before the first.
+	v.Faults = tr.faultsBefore(u.runs[len(u.runs)-1])
+	return v, true
 }
 
 // releasedAnothers judges a successful unlock: wrong at its first run that

@@ -241,3 +241,29 @@ func TestIdempotencyJudgesEachRun(t *testing.T) {
 func truthRec(at time.Duration, value string) history.Record {
 	return history.Record{Kind: history.KindTruth, T: int64(at), Node: "m1", Key: "lk", Value: value, Gone: value == ""}
 }
+
+// TestRetriedUnlockFaultsBeforeItsAnswer: an unlock that ran twice and
+// answered "not held" is explained by the faults before its last run, the
+// one that answered (a crash between the runs that lost the first one's
+// reply), not only by those before its first: its finding lists the crash.
+func TestRetriedUnlockFaultsBeforeItsAnswer(t *testing.T) {
+	ms := time.Millisecond
+	recs := []history.Record{
+		{Kind: history.KindNode, Node: "m1", Op: "master", Value: "m1"},
+		op(0, "c1", "acquire", 0, ms, history.OutcomeOK, "t1"),
+		truthRec(ms, "t1"),
+		op(0, "c1", "release", 900*ms, 1300*ms, history.OutcomeFail, ""),
+		reqRec("c1", "eval:simple_release", 900*ms, 1300*ms, 901*ms, 1200*ms),
+		truthRec(901*ms, ""),
+		{Kind: history.KindFault, T: int64(950 * ms), Op: history.FaultCrash, Node: "m1", Detail: "persistence none"},
+		{Kind: history.KindFault, T: int64(1100 * ms), Op: history.FaultRestart, Node: "m1", Detail: "loaded 0 keys"},
+	}
+	slices.SortStableFunc(recs, func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
+	for i := range recs {
+		recs[i].Seq = i
+	}
+	v := checker.NewTruth(recs).IdempotencyViolations(recs)
+	if len(v) != 1 || v[0].From != 901*ms || len(v[0].Faults) != 2 || v[0].Faults[0].Op != history.FaultCrash {
+		t.Fatalf("%+v, want one finding at the first run (901ms) listing the crash and the restart before the second", v)
+	}
+}
