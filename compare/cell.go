@@ -154,8 +154,16 @@ type fencingJSON struct {
 func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Duration) RunOutcome {
 	sum := RunOutcome{Seed: seed, Kinds: v.Kinds(), Unknown: v.Status == checker.Unknown}
 	first := func(x checker.Violation) *Counterexample {
-		x.Faults = nil // the counterexample names its faults itself
-		faults, skipped := faultsBefore(recs, x.To)
+		// The counterexample names its faults itself: those up to the
+		// violation's end, or to the last fault it names when that is
+		// later (a retried unlock's finding is at its first run, its
+		// faults before the run that answered).
+		until := x.To
+		for _, f := range x.Faults {
+			until = max(until, f.At())
+		}
+		x.Faults = nil
+		faults, skipped := faultsBefore(recs, until)
 		return &Counterexample{Seed: seed, Faults: faults, Skipped: skipped, Violation: x}
 	}
 	for _, x := range v.Violations {
