@@ -258,10 +258,7 @@ func TestRetriedUnlockFaultsBeforeItsAnswer(t *testing.T) {
 		{Kind: history.KindFault, T: int64(950 * ms), Op: history.FaultCrash, Node: "m1", Detail: "persistence none"},
 		{Kind: history.KindFault, T: int64(1100 * ms), Op: history.FaultRestart, Node: "m1", Detail: "loaded 0 keys"},
 	}
-	slices.SortStableFunc(recs, func(a, b history.Record) int { return cmp.Compare(a.T, b.T) })
-	for i := range recs {
-		recs[i].Seq = i
-	}
+	recs = inTimeOrder(recs)
 	v := checker.NewTruth(recs).IdempotencyViolations(recs)
 	if len(v) != 1 || v[0].From != 901*ms || len(v[0].Faults) != 2 || v[0].Faults[0].Op != history.FaultCrash {
 		t.Fatalf("%+v, want one finding at the first run (901ms) listing the crash and the restart before the second", v)

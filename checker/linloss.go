@@ -17,7 +17,6 @@ package checker
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -46,10 +45,10 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 	var out []lossInstant
 	for _, g := range groups {
 		for _, t := range tr.failAt[g] {
-			out = append(out, lossInstant{t, tr.firstFaultAt(t)})
+			out = append(out, lossInstant{t, tr.firstFaultOf(g, t)})
 		}
 		for _, t := range tr.downAt[g] {
-			out = append(out, lossInstant{t, tr.firstFaultAt(t)})
+			out = append(out, lossInstant{t, tr.firstFaultOf(g, t)})
 		}
 	}
 	if kt := tr.key(lock); kt != nil && len(out) > 0 {
@@ -71,25 +70,13 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 		}
 	}
 	slices.SortFunc(out, byInstant)
-	// One instant each, with its earliest record.
+	// One instant each, with its earliest record: the first fault of any
+	// of the lock's groups there.
 	return slices.CompactFunc(out, func(a, b lossInstant) bool { return a.t == b.t })
 }
 
 // byInstant orders loss instants by time, then by record.
 func byInstant(a, b lossInstant) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq)) }
-
-// firstFaultAt is the index of the history's first failover, crash or
-// restart record at t (any node's: an earlier one of another group's only
-// leaves fewer changes before it, which errs towards "not forgotten"), or
-// the history's length when there is none.
-func (tr *Truth) firstFaultAt(t time.Duration) int {
-	fs := tr.lossFaults
-	i := sort.Search(len(fs), func(i int) bool { return fs[i].t >= t })
-	if i < len(fs) && fs[i].t == t {
-		return fs[i].seq
-	}
-	return len(tr.recs)
-}
 
 // namedAgain reports whether a majority of groups' masters name h at a
 // change of its key, or at one of the loss instants (a failover or restart
@@ -98,7 +85,7 @@ func (tr *Truth) firstFaultAt(t time.Duration) int {
 func (tr *Truth) namedAgain(h Holding, groups []string, instants []lossInstant, t, until time.Duration) bool {
 	quorum := len(groups)/2 + 1
 	for _, x := range within(tr.keyTimes(h.Lock), t, until) {
-		if x > t && x < until && tr.namedBy(h, groups, x) >= quorum {
+		if tr.namedBy(h, groups, x) >= quorum {
 			return true
 		}
 	}

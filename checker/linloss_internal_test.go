@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +114,7 @@ func lossRandHistory(rng *rand.Rand, groups int, hash bool) []history.Record {
 		switch k := rng.IntN(10); {
 		case k < 4:
 			hd := holders[rng.IntN(len(holders))]
-			client, owner, _ := cutHolder(hd)
+			client, owner, _ := strings.Cut(hd, "/")
 			// An op is recorded at its return: its call may come before
 			// records already written, even its holder's last op's call.
 			call := max(0, t-rng.Int64N(3)*ms)
@@ -168,15 +169,6 @@ func lossRandHistory(rng *rand.Rand, groups int, hash bool) []history.Record {
 		recs[i].Seq = i
 	}
 	return recs
-}
-
-func cutHolder(h string) (client, owner string, ok bool) {
-	for i := range len(h) {
-		if h[i] == '/' {
-			return h[:i], h[i+1:], true
-		}
-	}
-	return h, "", false
 }
 
 // TestSetLostAgreesWithPerOpScan: setLost's pass by instant gives every

@@ -213,8 +213,9 @@ func (o *linOp) watchdogEnd(start int64) int64 {
 //   - A hold the truth shows the nodes forgot (linOp.lostBy, setLost: a
 //     crash without persistence, a failover to a replica without the key,
 //     and no majority naming it again before the holder's next operation)
-//     may have expired from that instant, when it began by then: exp is
-//     brought forward to it. What the loss did is the truth oracles' to
+//     may have expired from that instant: exp is brought forward to it
+//     (linOp.forgotten says why whether it began by then need not be
+//     asked). What the loss did is the truth oracles' to
 //     judge; the answers of a lock that lost the hold are not wrong ones.
 //     Leases are truncated to milliseconds, as Redis keeps them.
 //   - After exp the hold is *possibly* gone, never certainly: a node clock
@@ -363,8 +364,9 @@ func pruneStates(states []lockState) []lockState {
 
 // armedCovers: firing a gives, from any state, states covering those firing
 // b gives: same holder and kind, called no later, lease no longer, and the
-// same instant the nodes forgot it (forgotten caps a hold only when it
-// began by then, so an earlier one is not always the more lenient).
+// same instant the nodes forgot it (an earlier one would cover too, as it
+// caps the hold earlier; equal is the simpler rule, and operations of one
+// holder armed with different ones are rare).
 func armedCovers(a, b *linOp) bool {
 	return a.holder == b.holder && a.kind == b.kind && a.call <= b.call && a.lease <= b.lease && a.relLease <= b.relLease &&
 		a.wdTimeout <= b.wdTimeout && a.wdStop <= b.wdStop && a.lostBy == b.lostBy

@@ -1,8 +1,9 @@
 // A lock state restored by the nodes: a failover to a replica that still
 // has a key its old master no longer had (a release, or another's acquire,
 // that never reached the replica), or a restart that loads one. From then
-// until the key changes on that master, the master refuses every other
-// acquire on the strength of a hold the lock's operations had ended. Like
+// until the key changes on that master or the group fails over again, the
+// master refuses others' acquires (refuses) on the strength of a hold the
+// lock's operations had ended. Like
 // a hold the nodes forgot (linloss.go), that is the environment's doing,
 // not a wrong answer of the lock: the linearizability models take such a
 // refusal as legal, and the resurrected-lock oracle reports the wait it
@@ -39,8 +40,7 @@ func (tr *Truth) restoredSpans(lock string, groups []string) [][]restoredSpan {
 		var starts []time.Duration
 		starts = append(starts, tr.failAt[g]...)
 		for _, t := range tr.downAt[g] {
-			m := tr.Master(g, t)
-			if i := slices.IndexFunc(tr.downs[m], func(c downChange) bool { return c.t == t && !c.down }); i >= 0 {
+			if slices.ContainsFunc(tr.downs[tr.Master(g, t)], func(c downChange) bool { return c.t == t && !c.down }) {
 				starts = append(starts, t) // a restart of the master: it may load a state
 			}
 		}
@@ -153,13 +153,11 @@ func refuses(st *history.Record, holder string, kind linKind) bool {
 func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 	spans := make([][][]restoredSpan, len(lh.locks))
 	for l, name := range lh.locks {
-		if len(tr.failAt) > 0 || len(tr.downAt) > 0 {
-			spans[l] = tr.restoredSpans(name, groups[l])
-		}
+		spans[l] = tr.restoredSpans(name, groups[l])
 	}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		if !o.kind.acquire() || o.out != outFail || spans[o.lock] == nil {
+		if !o.kind.acquire() || o.out != outFail {
 			continue
 		}
 		gs := groups[o.lock]
@@ -182,7 +180,8 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 
 // resurrectedTokens reports each failover or restart after which a
 // majority of a string-keyed lock's groups' masters name a token whose
-// holder holds nothing: its release returned before it. Nobody holds the
+// holder holds nothing: it had released it (a release called before, and
+// not failed). Nobody holds the
 // lock by belief, and every other client waits for the key's TTL (the
 // hash-keyed locks' are found by countDisagreements). w is charged a unit
 // per instant and group.
@@ -290,7 +289,7 @@ func (tr *Truth) resurrectedAt(lock string, groups []string, t time.Duration, rs
 		}
 		return Violation{
 			Kind: Resurrected, Lock: lock, Holders: []string{h.Client}, From: t, To: t,
-			Detail: fmt.Sprintf("%s %s's token %q, which holds nothing (its release returned)%s: nobody holds the lock, and every other client waits for its TTL",
+			Detail: fmt.Sprintf("%s %s's token %q, which holds nothing (its holder released it)%s: nobody holds the lock, and every other client waits for its TTL",
 				where, h.Client, st.Value, back),
 			Faults: tr.faultsBefore(t),
 		}, true

@@ -94,7 +94,7 @@ func TestResurrectedToken(t *testing.T) {
 	}
 	got := find(restoredHistory(checker.LockSimple, 1200*ms, true))
 	if len(got) != 1 || got[0].From != 1200*ms || got[0].Holders[0] != "c2" ||
-		!strings.Contains(got[0].Detail, `the master r1 names c2's token "t2", which holds nothing (its release returned), brought back by the failover to r1`) {
+		!strings.Contains(got[0].Detail, `the master r1 names c2's token "t2", which holds nothing (its holder released it), brought back by the failover to r1`) {
 		t.Fatalf("resurrected: %v", got)
 	}
 	if checker.Resurrected.Safety() {

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ type Truth struct {
 	// go down or come back up without any change of a key.
 	downAt map[string][]time.Duration
 	// lossFaults are the failover, crash and restart records (their times
-	// and indexes in the history), sorted: firstFaultAt.
+	// and indexes in the history), sorted: firstFaultOf.
 	lossFaults []lossInstant
 }
 
@@ -345,15 +346,7 @@ func (tr *Truth) Master(group string, t time.Duration) string {
 // State is key's record on node at t (after every change at t), or nil
 // when the key did not exist.
 func (tr *Truth) State(node, key string, t time.Duration) *history.Record {
-	var cs []truthChange
-	if kt := tr.key(key); kt != nil {
-		cs = kt.changesOn(node)
-	}
-	i := upTo(cs, t, func(c truthChange) time.Duration { return c.t })
-	if i == 0 {
-		return nil
-	}
-	return cs[i-1].rec
+	return tr.stateBefore(node, key, t, math.MaxInt)
 }
 
 // stateBefore is key's record on node at t before the history's record

@@ -256,8 +256,7 @@ type arrival struct {
 	a       *attempt
 	ran     time.Duration // when the node ran it
 	refused bool          // the node refused it unrun (refusedUnrun)
-	// noted: its run is on the req record already (noteRun), before its
-	// answer.
+	// noted: its run is on the req record (noteRun).
 	noted bool
 	// blocked: a blocking command that found nothing and waits at the
 	// node (Node.block); it takes effect, and its op is applied, when it
@@ -302,17 +301,18 @@ func (x *attemptArrival) run() {
 	}
 	// A request the node refused without running it (NOSCRIPT,
 	// READONLY) changed nothing: the op is not applied yet. A reply
-	// that comes later (WAIT) was run on arrival; a blocking command
-	// that waits is run when it is answered, which applies its op then.
+	// that comes later (WAIT, or a script's WAIT in one batch with it)
+	// was run on arrival, and is noted as run now: a node that crashes
+	// before the reply leaves never sends it, and the run happened all
+	// the same. A blocking command that waits is run when it is
+	// answered, which applies its op and notes its run then.
 	if !ar.refused && !ar.blocked {
+		ar.noteRun()
 		a.c.w.opApplied(a.op)
 	}
 }
 
-// noteRun notes on the req record that the node ran the request, now,
-// before its answer: an answer that waits for something after the run
-// (a script's WAIT, in one batch with it) may never leave a node that
-// crashes meanwhile, and the run happened all the same.
+// noteRun notes on the req record, once, that the node ran the request.
 func (ar *arrival) noteRun() {
 	if a := ar.a; a.hasReq && !ar.noted {
 		a.req.applied(ar.ran)
@@ -324,8 +324,8 @@ func (ar *arrival) noteRun() {
 func (ar *arrival) answer(v any, err error) {
 	a := ar.a
 	ar.refused = refusedUnrun(err)
-	if a.hasReq && !ar.refused && !ar.noted {
-		a.req.applied(ar.ran)
+	if !ar.refused {
+		ar.noteRun()
 	}
 	ar.v, ar.err = v, err
 	a.c.sendOn(msgReply, a.link, a.fifo(msgReply), a.what, a.op, (*arrivalReply)(ar))

@@ -92,9 +92,6 @@ func (p *evalWaitPipe) handle(n *Node, r replier) {
 		r.answer(nil, err)
 		return
 	}
-	if ar, ok := r.(*arrival); ok {
-		ar.noteRun() // the script ran, whether WAIT's reply leaves the node or not
-	}
 	p.waitReq.sentTo(n)
 	p.waitReq.applied(n.w.now)
 	n.wait(p.client, p.wait, func(wv any, werr error) {
