@@ -126,7 +126,9 @@ func (a keyArgs) of(args []string) []string {
 // and PUBSUB, whose subscribers are the node's (receivers, answerPubsub);
 // but not the node's own calls through Dispatch on their behalf (inner).
 // It refuses, failing the run, a command that would reach a database the
-// node does not simulate (refuseOtherDatabase).
+// node does not simulate (refuseOtherDatabase), and answers as Redis the
+// commands whose arguments would have miniredis allocate by a number
+// rather than by data (answerOversized).
 func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	spec, known := commands[cmd]
 	n.noteExotic(cmd, known)
@@ -135,6 +137,9 @@ func (n *Node) hook(c *server.Peer, cmd string, args ...string) bool {
 	}
 	if n.capturing {
 		n.record(cmd, spec, args)
+	}
+	if !n.inner && n.answerOversized(c, cmd, args) {
+		return true
 	}
 	if !known && !n.inner {
 		return n.refuseOtherDatabase(c, cmd, args) || n.answerPubsub(c, cmd, args) ||

@@ -132,3 +132,11 @@ func PlantCallRetryBug() (restore func()) {
 // CallTasks counts the lock.Caller tasks of w that ended without a carrier
 // (stepped) and those handed to one (carried).
 func (w *World) CallTasks() (stepped, carried int) { return w.stepped, w.carried }
+
+// SetMaxBulkLen sets the simulated nodes' proto-max-bulk-len (512 MiB) and
+// returns a function that restores it.
+func SetMaxBulkLen(n int64) (restore func()) {
+	old := protoMaxBulkLen
+	protoMaxBulkLen = n
+	return func() { protoMaxBulkLen = old }
+}

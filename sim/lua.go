@@ -49,6 +49,9 @@ type luaEngine struct {
 	// entry replaces.
 	spin     *[spinSlots]spinMemo
 	spinNext int
+	// guard bounds the strings of the user's script running, nil while
+	// none is (luamem.go).
+	guard *scriptGuard
 }
 
 // specCache remembers command names' specs by the name string's bytes: a
@@ -138,6 +141,7 @@ func (e *luaEngine) state() (*lua.LState, error) {
 	}
 	L.SetGlobal("cjson", L.Get(-1))
 	L.Pop(1)
+	e.guardLibraries(L)
 	// Redis removes these from its scripting environment.
 	for _, name := range []string{"dofile", "loadfile", "print"} {
 		L.SetGlobal(name, lua.LNil)
@@ -417,14 +421,23 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 var ScriptWallLimit = 30 * time.Second
 
 // runUser runs the function on L's stack as run does, under
-// ScriptWallLimit: past it, the world fails with an error that says why.
+// ScriptWallLimit and ScriptMemoryLimit (scriptGuard): past either, the
+// world fails with an error that says why.
 func (e *luaEngine) runUser(L *lua.LState) error {
 	ctx, cancel := context.WithTimeout(context.Background(), ScriptWallLimit) //detlint:allow wallclock a safety net that only ends a script that never ends; see ScriptWallLimit
 	defer cancel()
-	L.SetContext(ctx)
-	defer L.RemoveContext()
+	g := newScriptGuard(ctx, L, e.n.name)
+	e.guard = g
+	L.SetContext(g)
+	defer func() {
+		L.RemoveContext()
+		e.guard = nil
+	}()
 	err := L.PCall(0, 1, nil)
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case g.err != nil:
+		e.n.w.fail(g.err)
+	case err != nil && ctx.Err() != nil:
 		e.n.w.fail(fmt.Errorf("sim: node %s: a user's script ran for %v of wall time without finishing (a loop that never ends?); on Redis it would keep the node busy, answering BUSY to every other client, until SCRIPT KILL", e.n.name, ScriptWallLimit))
 	}
 	return err

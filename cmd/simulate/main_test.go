@@ -1259,3 +1259,27 @@ func TestListYAML(t *testing.T) {
 		t.Fatalf("list -yaml -json: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestUserScriptPastMemoryBoundExitsTwo: a script lock whose acquire asks
+// for a string of terabytes (string.rep of a clock reading) fails the run
+// with an error naming the file, the seed and what the script built, exit
+// 2, before anything is allocated; the process used to end with the
+// runtime's out-of-memory crash.
+func TestUserScriptPastMemoryBoundExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"acquire.lua": "local s = string.rep('ab', tonumber(ARGV[2]) * 1000000)\nreturn #s\n",
+		"release.lua": "return redis.call('del', KEYS[1])\n",
+		"bomb.yaml": "name: bomb\nseed: 1\nduration: 2s\ntopology:\n  nodes:\n    - name: m1\nclients:\n  - {count: 1, retry: go-redis, timeout: 500ms}\n" +
+			"algorithm:\n  kind: script\n  acquire: acquire.lua\n  release: release.lua\n  model: simple\n  lease: 10s\n  hold: 1s\n  think: 100ms\nexpect: any\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errs := runCLI(t, "run", filepath.Join(dir, "bomb.yaml"))
+	if code != 2 || !strings.Contains(errs, "bomb.yaml: run with seed 1") || !strings.Contains(errs, "string.rep would build up to 20000000000 bytes") {
+		t.Fatalf("exit %d, stderr %q; want 2 and the script's bound named", code, errs)
+	}
+}

@@ -1,0 +1,179 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/locksim/locksim/internal/redistest"
+	"github.com/locksim/locksim/internal/scripts"
+	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/sim"
+)
+
+// oversizeSession is commands whose arguments would have miniredis make a
+// buffer as long as a number in them (an offset, a count), each with the
+// reply Redis gives: the same through a script's redis.call.
+var oversizeSession = [][]any{
+	{"SETRANGE", "missing", 5, ""},                         // Redis: 0, and no key made
+	{"EXISTS", "missing"},                                  // 0
+	{"SET", "s", "abc"},                                    //
+	{"SETRANGE", "s", 1 << 40, ""},                         // the string's length, 3
+	{"SETRANGE", "s", 1 << 40, "x"},                        // proto-max-bulk-len's error
+	{"SETRANGE", "s", 536870912, "x"},                      // one past it: the error
+	{"SETRANGE", "fresh", 1 << 40, "x"},                    // the error, no key made
+	{"EXISTS", "fresh"},                                    // 0
+	{"RPUSH", "l", "x", "y", "x"},                          //
+	{"SETRANGE", "l", 1 << 40, "x"},                        // WRONGTYPE before the size
+	{"SETBIT", "b", 4294967296, 1},                         // the offset's error
+	{"SETBIT", "b", 1 << 50, 7},                            // the offset's error before the value's
+	{"LPOS", "l", "x", "COUNT", 1 << 50},                   // [0 2]
+	{"LPOS", "l", "x", "RANK", -1, "COUNT", 1_000_000_000}, // [2 0]
+	{"LPOS", "nolist", "x", "COUNT", 1 << 50},              // []
+	{"LPOS", "s", "x", "COUNT", 1 << 50},                   // WRONGTYPE
+	{"GET", "s"},                                           // abc
+}
+
+// TestOversizedArgumentsAnsweredAsRedis: those commands get Redis's reply
+// on a simulated node, from a client and from a script alike, where
+// miniredis made a buffer of the number's length (a crash of the whole
+// process for a large one) or, for SETRANGE with an empty value, created a
+// key Redis does not. The replies are checked against a real
+// redis-server.
+func TestOversizedArgumentsAnsweredAsRedis(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, DisableIdentity: true})
+	defer rc.Close()
+	ctx := context.Background()
+	var want []string
+	for _, cmd := range oversizeSession {
+		want = append(want, renderAny(rc.Do(ctx, cmd...).Result()))
+	}
+	for _, viaScript := range []bool{false, true} {
+		w, c, conn := oneNode(t)
+		var got []string
+		call := scripts.New("call", "return redis.pcall(unpack(ARGV))")
+		c.Go("p", func() {
+			for _, cmd := range oversizeSession {
+				if viaScript {
+					got = append(got, renderAny(conn.Eval(ctx, call, nil, cmd...)))
+					continue
+				}
+				got = append(got, renderAny(conn.Do(ctx, cmd...)))
+			}
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		for i := range oversizeSession {
+			if i < len(got) && got[i] != want[i] {
+				t.Errorf("script %v: %v: %s; redis-server %s", viaScript, oversizeSession[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// renderAny renders a reply for comparison: an error by its text, an
+// array element by element.
+func renderAny(v any, err error) string {
+	if err != nil {
+		var re lock.ReplyError
+		if errors.As(err, &re) {
+			return "error: " + string(re)
+		}
+		return "error: " + err.Error()
+	}
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = renderAny(e, nil)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case nil:
+		return "nil"
+	}
+	return fmt.Sprint(v)
+}
+
+// TestAppendPastMaxBulkLen: APPEND that would make a string longer than
+// proto-max-bulk-len answers Redis's error and leaves the string as it
+// was; up to it, it appends (the limit lowered to 10 bytes here).
+func TestAppendPastMaxBulkLen(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	defer sim.SetMaxBulkLen(10)()
+	w, c, conn := oneNode(t)
+	defer w.Close()
+	var got []string
+	c.Go("p", func() {
+		ctx := context.Background()
+		for _, cmd := range [][]any{{"APPEND", "k", "12345"}, {"APPEND", "k", "67890"}, {"APPEND", "k", "x"}, {"GET", "k"}} {
+			got = append(got, renderAny(conn.Do(ctx, cmd...)))
+		}
+	})
+	must(t, w.Run(time.Minute))
+	want := []string{"5", "10", "error: ERR string exceeds maximum allowed size (proto-max-bulk-len)", "1234567890"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("APPENDs under a 10-byte limit: %q; want %q", got, want)
+	}
+}
+
+// TestOversizedInMulti: inside MULTI, such a command is refused with an
+// error that names it (miniredis would run its own code at EXEC, without
+// the node's check), and the EXEC aborts, as for the node's other
+// refusals.
+func TestOversizedInMulti(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w, c, conn := oneNode(t)
+	defer w.Close()
+	var queued, exec string
+	c.Go("p", func() {
+		ctx := context.Background()
+		_, _ = conn.Do(ctx, "MULTI")
+		queued = renderAny(conn.Do(ctx, "SETRANGE", "k", 1<<40, "x"))
+		exec = renderAny(conn.Do(ctx, "EXEC"))
+	})
+	must(t, w.Run(time.Minute))
+	if !strings.Contains(queued, "SETRANGE inside MULTI is not simulated") || !strings.Contains(exec, "EXECABORT") {
+		t.Errorf("SETRANGE past the limit inside MULTI: %s, then EXEC %s; want the refusal naming it and EXECABORT", queued, exec)
+	}
+}
+
+// TestRepeatedMembersPastTheReplyBound: SRANDMEMBER with a negative count
+// of more members than the simulation builds in one reply fails the run
+// with an error that says so (Redis would build the reply for as long as
+// its memory lasts; miniredis wrote it member by member); a count within
+// the bound answers as before, and so does any count on a missing key or a
+// key of another type.
+func TestRepeatedMembersPastTheReplyBound(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, count := range []int64{-5, -1_000_000_000_000} {
+		w, c, conn := oneNode(t)
+		var got any
+		var missing, wrong string
+		c.Go("p", func() {
+			ctx := context.Background()
+			missing = renderAny(conn.Do(ctx, "SRANDMEMBER", "nothing", count))
+			_, _ = conn.Do(ctx, "SET", "str", "v")
+			wrong = renderAny(conn.Do(ctx, "SRANDMEMBER", "str", count))
+			_, _ = conn.Do(ctx, "SADD", "s", "a")
+			got, _ = conn.Do(ctx, "SRANDMEMBER", "s", count)
+		})
+		err := w.Run(time.Minute)
+		w.Close()
+		if missing != "[]" || !strings.HasPrefix(wrong, "error: WRONGTYPE") {
+			t.Errorf("SRANDMEMBER of a missing key and of a string with a count of %d: %s, %s; want [] and WRONGTYPE, as Redis", count, missing, wrong)
+		}
+		switch members, _ := got.([]any); {
+		case count == -5 && (err != nil || len(members) != 5):
+			t.Errorf("SRANDMEMBER s -5: %v, %v; want five members", got, err)
+		case count < -5 && (err == nil || !strings.Contains(err.Error(), "asks for a reply of 1000000000000 members")):
+			t.Errorf("SRANDMEMBER s %d: the run ended with %v; want the error that the reply is too long", count, err)
+		}
+	}
+}
