@@ -244,6 +244,9 @@ func (n *Node) dispatch(client, cmd string, spec cmdSpec, known bool, args []str
 	}
 	n.capturing = false
 	p.Flush()
+	if n.buf.over {
+		return nil, n.replyTooLong(cmd)
+	}
 	v, err := parseReply(n.buf.Bytes())
 	if err != nil {
 		return nil, lock.ReplyError(err.Error())

@@ -140,3 +140,11 @@ func SetMaxBulkLen(n int64) (restore func()) {
 	protoMaxBulkLen = n
 	return func() { protoMaxBulkLen = old }
 }
+
+// SetMaxReplyBytes sets the longest reply the simulated nodes build and
+// returns a function that restores it.
+func SetMaxReplyBytes(n int64) (restore func()) {
+	old := maxReplyBytes
+	maxReplyBytes = n
+	return func() { maxReplyBytes = old }
+}

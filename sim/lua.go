@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -36,7 +35,7 @@ type luaEngine struct {
 	nextFound int
 	native    bool // run the library's scripts natively (LuaFast)
 	peer      *server.Peer
-	buf       bytes.Buffer
+	buf       replyBuffer
 	keys      *lua.LTable
 	argv      *lua.LTable
 	args      []string // redis.call's arguments (call)

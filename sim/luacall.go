@@ -142,6 +142,12 @@ func (e *luaEngine) do(args []string) (r fastReply, v any, fast bool, err error)
 		e.n.touchAll(name)
 	}
 	e.peer.Flush()
+	if e.buf.over {
+		return r, nil, false, e.n.replyTooLong(name)
+	}
+	if e.guard != nil {
+		e.guard.built("redis.call's reply", int64(e.buf.Len()))
+	}
 	v, perr := parseReply(e.buf.Bytes())
 	if perr != nil {
 		return r, nil, false, lock.ReplyError(perr.Error())

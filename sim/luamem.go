@@ -1,5 +1,6 @@
-// The memory guard of a user's script: a bound on the strings it builds,
-// so that a script cannot take the simulator's memory.
+// The guard of a user's script: bounds on the strings it makes, the
+// instructions it runs and the subjects its patterns match, so that a
+// script cannot take the simulator's memory or stack.
 
 package sim
 
@@ -11,63 +12,105 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScriptMemoryLimit is how many bytes of strings a user's script may build
+// ScriptMemoryLimit is how many bytes of strings a user's script may make
 // in one run (Redis's largest string, proto-max-bulk-len, by default): a
-// string that doubles in a loop, or string.rep of a clock reading, would
-// otherwise take the simulator's memory in a few steps and end the process
-// with the runtime's out-of-memory crash. On Redis such a script takes the
-// server's memory, which no lock needs, so the run fails with an error
-// that says so, as at ScriptWallLimit. The count is deterministic (strings
-// the script holds, by identity, not the machine's memory), so whether a
-// run fails does not depend on the machine. The library's own scripts run
-// without it, and so do scripts on miniredis's own runner (lua:
-// miniredis).
+// string that doubles in a loop, string.rep of a clock reading, or a loop
+// that never ends keeping what it makes, would otherwise take the
+// simulator's memory and end the process with the runtime's out-of-memory
+// crash. On Redis such a script takes the server's memory, which no lock
+// needs, so the run fails with an error that says so, as at
+// ScriptWallLimit. The count is deterministic (the strings the script's
+// registers take, by identity, and what replies and library calls build),
+// so whether a run fails does not depend on the machine. The library's own
+// scripts run without it, and so do scripts on miniredis's own runner
+// (lua: miniredis).
 var ScriptMemoryLimit int64 = protoMaxBulkLen
 
-// trackedString is the length from which the guard counts a string: below
-// it, strings cannot add up to the limit within ScriptWallLimit's time.
-const trackedString = 4 << 10
+// ScriptStepLimit is how many Lua instructions a user's script may run in
+// one run: a loop that never ends stops here, deterministically, before it
+// fills a table with gigabytes (ScriptWallLimit is the net under the
+// library functions, which run no instructions). A lock's script runs
+// thousands.
+var ScriptStepLimit int64 = 100_000_000
+
+// patternSubjectLimit is the longest string the pattern functions of a
+// user's script (string.find without plain, match, gmatch, gsub) may
+// search: gopher-lua matches by recursion, a level per character, which
+// overflows the goroutine's stack (a crash no recover catches) at a few
+// MiB, and gsub copies the whole string at every replacement.
+const patternSubjectLimit = 1 << 20
 
 // scriptGuard is the context a user's script runs under: gopher-lua asks
-// its Done at every instruction, where it looks at the strings in the
-// running function's registers (every string a script makes passes
-// through one) and counts each string of trackedString bytes or more once,
-// by its memory. The library functions that build a string in one call
-// (string.rep, string.format, string.gsub, table.concat, cjson.encode)
-// check what they would build against what is left before they build it
-// (guardLibraries). Past the limit, the script stops: Done is closed and
-// Err says why.
+// its Done before every instruction, where it counts the instruction and
+// looks at the strings in the running function's registers. A string a
+// register did not hold at the last look is counted as made (every string
+// the script makes lands in a register, but those inside a table a reply
+// or cjson.decode builds, which are counted when built). The library
+// functions that build a long string in one call check what they could
+// build against what is left before they build it (guardLibraries). Past a
+// limit, the script stops: Done is closed and Err says why.
 type scriptGuard struct {
 	context.Context // the wall-clock limit
 	L               *lua.LState
 	node            string
-	limit, used     int64
-	// seen are the strings counted, by their memory; each is kept, so
-	// that no later string can have its memory and go uncounted.
-	seen map[*byte]string
+	limit, made     int64
+	steps           int64
+	// regs is what each register held at the last look (a string's
+	// memory and length), by its index in the running function.
+	regs []heldString
 	err  error
 	done chan struct{}
 }
 
-// newScriptGuard is the guard of one run of a user's script on L.
-func newScriptGuard(ctx context.Context, L *lua.LState, node string) *scriptGuard {
-	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, seen: map[*byte]string{}, done: make(chan struct{})}
+// heldString identifies a string by its memory and length.
+type heldString struct {
+	p *byte
+	n int
 }
 
-// Done counts the strings in the running function's registers, and is
-// closed once the script is over its limit.
+// newScriptGuard is the guard of one run of a user's script on L.
+func newScriptGuard(ctx context.Context, L *lua.LState, node string) *scriptGuard {
+	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, done: make(chan struct{})}
+}
+
+// Done counts an instruction and the strings the running function's
+// registers took since the last look, and is closed once the script is
+// past a limit.
 func (g *scriptGuard) Done() <-chan struct{} {
 	if g.err == nil {
-		for i, top := 1, g.L.GetTop(); i <= top; i++ {
-			if s, ok := g.L.Get(i).(lua.LString); ok && len(s) >= trackedString {
-				g.count(string(s))
-			}
-		}
+		g.look()
 	}
 	if g.err != nil {
 		return g.done
 	}
 	return g.Context.Done()
+}
+
+// look is Done's count.
+func (g *scriptGuard) look() {
+	if g.steps++; g.steps > ScriptStepLimit {
+		g.stop(fmt.Sprintf("a user's script ran more than %d instructions in one run (a loop that never ends?); on Redis it would keep the node busy, answering BUSY to every other client, until SCRIPT KILL", ScriptStepLimit))
+		return
+	}
+	top := g.L.GetTop()
+	for len(g.regs) < top {
+		g.regs = append(g.regs, heldString{})
+	}
+	for i := range top {
+		s, ok := g.L.Get(i + 1).(lua.LString)
+		if !ok {
+			g.regs[i] = heldString{}
+			continue
+		}
+		h := heldString{unsafe.StringData(string(s)), len(s)}
+		if h != g.regs[i] {
+			g.regs[i] = h
+			g.made += int64(h.n)
+		}
+	}
+	if g.made > g.limit {
+		g.exceed(fmt.Sprintf("its registers took %d bytes of strings", g.made))
+	}
 }
 
 // Err is why the script was stopped.
@@ -78,39 +121,43 @@ func (g *scriptGuard) Err() error {
 	return g.Context.Err()
 }
 
-// count adds s to the strings built, once.
-func (g *scriptGuard) count(s string) {
-	p := unsafe.StringData(s)
-	if _, ok := g.seen[p]; ok {
-		return
-	}
-	g.seen[p] = s
-	g.used += int64(len(s))
-	if g.used > g.limit {
-		g.exceed(fmt.Sprintf("it held %d bytes", g.used))
-	}
-}
-
-// fits reports whether what, which would build up to n bytes, is within
-// what is left, and stops the script when it is not.
+// fits reports whether what, which would build up to n more bytes, is
+// within what is left, and stops the script when it is not.
 func (g *scriptGuard) fits(what string, n int64) bool {
-	if g.err == nil && n > g.limit-g.used {
-		g.exceed(fmt.Sprintf("%s would build up to %d bytes, with %d already built", what, n, g.used))
+	if g.err == nil && n > g.limit-g.made {
+		g.exceed(fmt.Sprintf("%s would build up to %d bytes, with %d already made", what, n, g.made))
 	}
 	return g.err == nil
 }
 
-// exceed stops the script for the reason why.
+// built counts n bytes of strings built outside the registers (a reply's,
+// cjson.decode's), stopping the script past the limit.
+func (g *scriptGuard) built(what string, n int64) {
+	if g.err == nil {
+		g.made += n
+		if g.made > g.limit {
+			g.exceed(fmt.Sprintf("%s built %d bytes, with %d made before", what, n, g.made-n))
+		}
+	}
+}
+
+// exceed stops the script past the memory limit, for the reason why.
 func (g *scriptGuard) exceed(why string) {
-	g.err = fmt.Errorf("sim: node %s: a user's script built more than %d bytes of strings in one run: %s (a string that doubles in a loop, or a count or size taken from a clock?); on Redis it would take the server's memory, so the simulation stops here", g.node, g.limit, why)
+	g.stop(fmt.Sprintf("a user's script made more than %d bytes of strings in one run: %s (a string that doubles in a loop, a count or size taken from a clock, a loop that never ends?); on Redis it would take the server's memory", g.limit, why))
+}
+
+// stop stops the script with the error what.
+func (g *scriptGuard) stop(what string) {
+	g.err = fmt.Errorf("sim: node %s: %s, so the simulation stops here", g.node, what)
 	close(g.done)
 }
 
 // guardLibraries puts a check before each library function of L that can
-// build a long string in one call: while a user's script runs (e.guard
-// set), the function first asks the guard whether what it could build
-// fits, and raises the guard's error when not. Otherwise the function is
-// the library's own, with the same arguments on the same stack.
+// build a long string, or search a long one, in one call: while a user's
+// script runs (e.guard set), the function first asks the guard whether
+// what it could build fits (bound), and raises the guard's error when
+// not. Otherwise the function is the library's own, with the same
+// arguments on the same stack.
 func (e *luaEngine) guardLibraries(L *lua.LState) {
 	guard := func(tbl lua.LValue, name, what string, bound func(L *lua.LState) int64) {
 		t, ok := tbl.(*lua.LTable)
@@ -122,20 +169,59 @@ func (e *luaEngine) guardLibraries(L *lua.LState) {
 			return
 		}
 		orig := f.GFunction
-		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+		// The same upvalues (gmatch keeps its iterator in one), read by
+		// orig from the running function: the wrapper.
+		upvalues := make([]lua.LValue, len(f.Upvalues))
+		for i, u := range f.Upvalues {
+			upvalues[i] = u.Value()
+		}
+		t.RawSetString(name, L.NewClosure(func(L *lua.LState) int {
 			if g := e.guard; g != nil && !g.fits(what, bound(L)) {
 				L.RaiseError("%s", g.err.Error())
 			}
 			return orig(L)
-		}))
+		}, upvalues...))
+	}
+	subject := func(name string, plainAt int) func(L *lua.LState) int64 {
+		return func(L *lua.LState) int64 {
+			if plainAt > 0 && lua.LVAsBool(L.Get(plainAt)) {
+				return 0
+			}
+			if n := textLen(L.Get(1)); n > patternSubjectLimit {
+				e.guard.stop(fmt.Sprintf("a user's script called string.%s on a string of %d bytes, more than the simulation matches a pattern on (%d: its Lua matches by recursion, a level per character, and would overflow its stack)", name, n, patternSubjectLimit))
+			}
+			return 0
+		}
 	}
 	str, tab := L.GetGlobal(lua.StringLibName), L.GetGlobal(lua.TabLibName)
 	guard(str, "rep", "string.rep", repBound)
 	guard(str, "format", "string.format", formatBound)
-	guard(str, "gsub", "string.gsub", e.gsubBound)
+	guard(str, "gsub", "string.gsub", func(L *lua.LState) int64 {
+		if subject("gsub", 0)(L); e.guard.err != nil {
+			return 0
+		}
+		return e.gsubBound(L)
+	})
+	guard(str, "find", "string.find", subject("find", 4))
+	guard(str, "match", "string.match", subject("match", 0))
+	guard(str, "gmatch", "string.gmatch", subject("gmatch", 0))
 	guard(tab, "concat", "table.concat", concatBound)
-	guard(L.GetGlobal("cjson"), "encode", "cjson.encode", func(L *lua.LState) int64 {
-		return jsonBound(L.Get(1), map[*lua.LTable]bool{})
+	cjson := L.GetGlobal("cjson")
+	guard(cjson, "encode", "cjson.encode", func(L *lua.LState) int64 {
+		n, ok := jsonBound(L.Get(1), 0, map[*lua.LTable]bool{})
+		if !ok {
+			// Redis's cjson refuses it (encode_max_depth, 1000): so
+			// does this one, instead of recursing until its stack
+			// overflows.
+			L.RaiseError("Cannot serialise, excessive nesting (%d)", maxJSONDepth+1)
+		}
+		return n
+	})
+	guard(cjson, "decode", "cjson.decode", func(L *lua.LState) int64 {
+		// The strings it makes are at most its text's length.
+		n := textLen(L.Get(1))
+		e.guard.built("cjson.decode", n)
+		return 0
 	})
 }
 
@@ -151,18 +237,44 @@ func textLen(v lua.LValue) int64 {
 	return 0
 }
 
-// mulBound is a*b, or the largest int64 when that overflows (a, b >= 0).
+// maxInt64 is the bounds' saturation.
+const maxInt64 = 1<<63 - 1
+
+// mulBound is a*b for a, b >= 0, saturating.
 func mulBound(a, b int64) int64 {
-	if a != 0 && b > (1<<63-1)/a {
-		return 1<<63 - 1
+	if a != 0 && b > maxInt64/a {
+		return maxInt64
 	}
 	return a * b
+}
+
+// addBound is the sum of non-negative terms, saturating.
+func addBound(terms ...int64) int64 {
+	var n int64
+	for _, t := range terms {
+		if t > maxInt64-n {
+			return maxInt64
+		}
+		n += t
+	}
+	return n
+}
+
+// luaInt is a number as gopher-lua's CheckInt and OptInt take it.
+func luaInt(v lua.LValue, def int) (int, bool) {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return int(x), true
+	case *lua.LNilType:
+		return def, true
+	}
+	return 0, false
 }
 
 // repBound is the length string.rep(s, n) builds.
 func repBound(L *lua.LState) int64 {
 	n, ok := L.Get(2).(lua.LNumber)
-	if !ok || n <= 0 {
+	if !ok || !(n > 0) {
 		return 0
 	}
 	if n > 1<<62 {
@@ -171,78 +283,91 @@ func repBound(L *lua.LState) int64 {
 	return mulBound(textLen(L.Get(1)), int64(n))
 }
 
-// formatBound bounds what string.format builds: the format, every
-// argument as text, and each directive's width and precision (Go's fmt,
-// which gopher-lua formats with, pads to either, and takes up to a
-// million).
+// formatBound bounds what string.format builds with Go's fmt, which
+// gopher-lua hands the format: the format's text; for each directive its
+// width and precision (taken up to a million each) and its argument at up
+// to six bytes a byte (%q and % x expand); and, when a directive picks its
+// argument or width by index ([n]) or from the arguments (*), the longest
+// argument for every directive.
 func formatBound(L *lua.LState) int64 {
 	f, _ := L.Get(1).(lua.LString)
-	n := int64(len(f))
+	var args, longest int64
 	for i, top := 2, L.GetTop(); i <= top; i++ {
-		n += textLen(L.Get(i))
+		n := textLen(L.Get(i))
+		args, longest = addBound(args, n), max(longest, n)
 	}
+	n, directives, indexed := int64(len(f)), int64(0), false
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
 		}
+		directives++
 		var num int64
+	directive:
 		for i++; i < len(f); i++ {
-			c := f[i]
-			switch {
+			switch c := f[i]; {
 			case c >= '0' && c <= '9':
 				num = min(num*10+int64(c-'0'), 1e6)
-				continue
 			case c == '.' || c == '-' || c == '+' || c == ' ' || c == '#':
-				n += num
-				num = 0
-				continue
+				n, num = addBound(n, num), 0
+			case c == '[' || c == '*':
+				indexed = true
+			case c == ']':
+			default:
+				break directive
 			}
-			break
 		}
-		n += num + 32
+		n = addBound(n, num, 32)
 	}
-	return n
+	if indexed {
+		return addBound(n, mulBound(directives, mulBound(6, max(longest, 1e6))))
+	}
+	return addBound(n, mulBound(6, args))
 }
 
-// gsubBound bounds what string.gsub(s, pattern, repl) builds: s, and for
-// each of at most len(s)+1 matches, a string repl with each capture it
-// names as long as s, or the longest value of a table repl. A function's
-// replacements are counted as it returns them: it is given to gsub behind
-// a check of its own.
+// gsubBound bounds what string.gsub(s, pattern, repl[, n]) builds: s, and
+// for each of at most len(s)+1 matches (or n) a string repl's text, plus,
+// for each capture it names (%0-%9), at most s again in all, since the
+// matches do not overlap. A table's or a function's replacements are
+// counted as they come: repl is given to gsub behind a function of the
+// guard's that looks each up as gsub would (a table by the first capture,
+// its __index followed) and counts it.
 func (e *luaEngine) gsubBound(L *lua.LState) int64 {
 	s := textLen(L.Get(1))
 	matches := s + 1
-	if limit, ok := L.Get(4).(lua.LNumber); ok && limit >= 0 && int64(limit) < matches {
+	if limit, ok := luaInt(L.Get(4), -1); ok && limit >= 0 && int64(limit) < matches {
 		matches = int64(limit)
 	}
 	switch r := L.Get(3).(type) {
 	case lua.LString, lua.LNumber:
 		text := lua.LVAsString(r)
-		each := int64(len(text))
-		for i := 0; i+1 < len(text); i++ {
-			if text[i] == '%' {
+		literal, refs := int64(0), int64(0)
+		for i := 0; i < len(text); i++ {
+			if text[i] == '%' && i+1 < len(text) {
 				if c := text[i+1]; c >= '0' && c <= '9' {
-					each += s
+					refs++
+					i++
+					continue
 				}
-				i++
 			}
+			literal++
 		}
-		return s + mulBound(matches, each)
-	case *lua.LTable:
-		var longest int64
-		r.ForEach(func(_, v lua.LValue) { longest = max(longest, textLen(v)) })
-		return s + mulBound(matches, longest)
-	case *lua.LFunction:
-		g, added := e.guard, int64(0)
+		return addBound(s, mulBound(matches, literal), mulBound(refs, s))
+	case *lua.LTable, *lua.LFunction:
+		g, made := e.guard, s
 		L.Replace(3, L.NewFunction(func(L *lua.LState) int {
-			top := L.GetTop()
-			L.Push(r)
-			for i := 1; i <= top; i++ {
-				L.Push(L.Get(i))
+			if t, ok := r.(*lua.LTable); ok {
+				L.Push(L.GetTable(t, L.Get(1)))
+			} else {
+				top := L.GetTop()
+				L.Push(r)
+				for i := 1; i <= top; i++ {
+					L.Push(L.Get(i))
+				}
+				L.Call(top, 1)
 			}
-			L.Call(top, 1)
-			added += textLen(L.Get(-1))
-			if !g.fits("string.gsub with a function's replacements", s+added) {
+			made = addBound(made, textLen(L.Get(-1)))
+			if !g.fits("string.gsub's replacements", made) {
 				L.RaiseError("%s", g.err.Error())
 			}
 			return 1
@@ -251,52 +376,71 @@ func (e *luaEngine) gsubBound(L *lua.LState) int64 {
 	return s
 }
 
-// concatBound is the length table.concat(t, sep, i, j) builds, counted up
-// to the first element that is neither a string nor a number (where
+// concatBound is the length table.concat(t, sep, i, j) builds: its
+// elements from i to j as gopher-lua clamps them to the table's length,
+// counted up to the first that is neither a string nor a number (where
 // table.concat raises its error).
 func concatBound(L *lua.LState) int64 {
 	t, ok := L.Get(1).(*lua.LTable)
 	if !ok {
 		return 0
 	}
+	length := t.Len()
+	i, okI := luaInt(L.Get(3), 1)
+	j, okJ := luaInt(L.Get(4), length)
+	if !okI || !okJ {
+		return 0
+	}
+	i, j = max(min(i, length), 1), min(j, length)
 	sep := textLen(L.Get(2))
-	i, j := int64(1), int64(t.Len())
-	if x, ok := L.Get(3).(lua.LNumber); ok {
-		i = int64(x)
-	}
-	if x, ok := L.Get(4).(lua.LNumber); ok {
-		j = int64(x)
-	}
 	var n int64
 	for k := i; k <= j; k++ {
-		v := t.RawGetInt(int(k))
+		v := t.RawGetInt(k)
 		if _, ok := v.(lua.LString); !ok {
 			if _, ok := v.(lua.LNumber); !ok {
 				break
 			}
 		}
-		n += textLen(v) + sep
+		n = addBound(n, textLen(v), sep)
 	}
 	return n
 }
 
-// jsonBound bounds the JSON cjson.encode makes of v: every string escaped
-// at six bytes a byte, each table once (the encoder refuses a table it
-// meets twice).
-func jsonBound(v lua.LValue, seen map[*lua.LTable]bool) int64 {
+// maxJSONDepth is Redis's cjson encode_max_depth: deeper, encode refuses.
+const maxJSONDepth = 1000
+
+// jsonBound bounds the JSON cjson.encode makes of v at nesting depth:
+// every byte of a string that JSON escapes, or that is not ASCII, at six
+// bytes, every other at one; each table once (the encoder refuses a table
+// it meets again); ok is false past maxJSONDepth.
+func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, ok bool) {
 	switch x := v.(type) {
 	case lua.LString:
-		return mulBound(6, int64(len(x))) + 2
+		n = 2
+		for i := 0; i < len(x); i++ {
+			switch c := x[i]; {
+			case c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+		}
+		return n, true
 	case *lua.LTable:
+		if depth >= maxJSONDepth {
+			return 0, false
+		}
 		if seen[x] {
-			return 0
+			return 0, true
 		}
 		seen[x] = true
-		n := int64(2)
+		n, ok = 2, true
 		x.ForEach(func(k, v lua.LValue) {
-			n += jsonBound(k, seen) + jsonBound(v, seen) + 2
+			kn, kok := jsonBound(k, depth+1, seen)
+			vn, vok := jsonBound(v, depth+1, seen)
+			n, ok = addBound(n, kn, vn, 2), ok && kok && vok
 		})
-		return n
+		return n, ok
 	}
-	return 32
+	return 32, true
 }

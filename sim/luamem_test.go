@@ -40,12 +40,15 @@ func runUserScript(t *testing.T, src string) (any, error) {
 	return got, w.Run(time.Second)
 }
 
-// TestUserScriptMemoryBound: a user's script that builds more strings than
+// TestUserScriptMemoryBound: a user's script that makes more strings than
 // ScriptMemoryLimit fails the run with an error that says so, whichever way
-// it builds them (each of these, unbounded, would end the process with the
-// runtime's out-of-memory crash at the default limit's scale), also when
-// the script catches the error; each control builds less than the limit
-// the same way and runs as before. The limit is lowered to 1 MiB here.
+// it makes them, each caught by its own check (the error names it: a
+// library function before it builds, the registers after an instruction,
+// a reply or cjson.decode as they are built), also when the script catches
+// the error; each control makes less the same way and runs as before. The
+// limit is lowered to 1 MiB here; each case asks for at least 100 times
+// that in one step, or keeps making strings until stopped, so that without
+// its check it would run out of memory or go on.
 func TestUserScriptMemoryBound(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	old := sim.ScriptMemoryLimit
@@ -53,37 +56,92 @@ func TestUserScriptMemoryBound(t *testing.T) {
 	defer func() { sim.ScriptMemoryLimit = old }()
 	cases := []struct {
 		name, src string
-		want      any // the control's reply; nil: the run must fail
+		want      any    // the control's reply
+		stop      string // the error's words naming the check; "" for a control
 	}{
-		{"doubling", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", nil},
-		{"doubling control", "local s = 'x' for i = 1, 19 do s = s .. s end return #s", int64(1 << 19)},
-		{"rep", "return #string.rep('x', 1099511627776)", nil},
-		{"rep of a clock", "return #string.rep('ab', tonumber(ARGV[1] or '1767225600000'))", nil},
-		{"rep control", "return #string.rep('ab', 100000)", int64(200000)},
-		{"method rep", "local s = 'x' return #s:rep(2000000)", nil},
-		{"kept in a table", "local t = {} for i = 1, 40 do t[i] = string.rep('y', 100000) .. i end return #t", nil},
-		{"kept in a table control", "local t = {} for i = 1, 4 do t[i] = string.rep('y', 100000) .. i end return #t", int64(4)},
-		{"caught", "local ok = pcall(string.rep, 'x', 1099511627776) return ok and 1 or 0", nil},
-		{"table.concat", "local s = string.rep('z', 8192) local t = {} for i = 1, 1000 do t[i] = s end return #table.concat(t)", nil},
-		{"table.concat control", "local s = string.rep('z', 8192) local t = {} for i = 1, 10 do t[i] = s end return #table.concat(t, ',')", int64(10*8192 + 9)},
-		{"gsub string", "local s = string.rep('a', 5000) return #(s:gsub('a', '%0%0%0%0'))", nil},
-		{"gsub string control", "local s = string.rep('a', 50) return #(s:gsub('a', '%0%0'))", int64(100)},
-		{"gsub function", "local s = string.rep('a', 5000) local big = string.rep('b', 8192) return #(s:gsub('a', function() return big end))", nil},
-		{"gsub function control", "return #(('abc'):gsub('%w', function(c) return c .. c end))", int64(6)},
-		{"gsub table", "local s = string.rep('a', 5000) local t = {a = string.rep('b', 8192)} return #(s:gsub('a', t))", nil},
-		{"format", "return #string.format(string.rep('%999999d', 20), 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20)", nil},
-		{"format control", "return #string.format('%5d|%s', 42, 'x')", int64(7)},
-		{"cjson", "local s = string.rep('q', 8192) local t = {} for i = 1, 100 do t[i] = s end return #cjson.encode(t)", nil},
-		{"cjson control", "return cjson.encode({1, 'a'})", "[1,\"a\"]"},
+		{"doubling", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", nil, "its registers took"},
+		{"doubling control", "local s = 'x' for i = 1, 18 do s = s .. s end return #s", int64(1 << 18), ""},
+		{"one concat of many registers", "local s = string.rep('x', 500000) local r = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s return #r", nil, "its registers took"},
+		{"a loop that keeps what it makes", "local t, i, s = {}, 0, string.rep('s', 100) while true do i = i + 1 t[i] = s .. i end", nil, "its registers took"},
+		{"rep", "return #string.rep('x', 1099511627776)", nil, "string.rep would build up to 1099511627776 bytes"},
+		{"rep of a clock", "return #string.rep('ab', 1767225600000)", nil, "string.rep would build"},
+		{"method rep", "local s = 'x' return #s:rep(200000000)", nil, "string.rep would build"},
+		{"rep control", "return #string.rep('ab', 100000)", int64(200000), ""},
+		{"caught", "local ok = pcall(string.rep, 'x', 1099511627776) return ok and 1 or 0", nil, "string.rep would build"},
+		{"table.concat", "local s = string.rep('z', 100000) local t = {} for i = 1, 1000 do t[i] = s end return #table.concat(t)", nil, "table.concat would build up to 100000000 bytes"},
+		{"table.concat from index 0", "local s = string.rep('z', 100000) local t = {} for i = 1, 1000 do t[i] = s end return #table.concat(t, '', 0, #t)", nil, "table.concat would build"},
+		{"table.concat control", "local s = string.rep('z', 8192) local t = {} for i = 1, 10 do t[i] = s end return #table.concat(t, ',')", int64(10*8192 + 9), ""},
+		{"gsub string", "local s = string.rep('a', 5000) return #(s:gsub('a', string.rep('b', 100000)))", nil, "string.gsub would build"},
+		{"gsub with a limit of math.huge", "local s = string.rep('a', 5000) return #(s:gsub('a', string.rep('b', 100000), math.huge))", nil, "string.gsub would build"},
+		{"gsub captures control", "local s = string.rep('ab ', 10000) return #(s:gsub('(%w+)', '<%1>'))", int64(50000), ""},
+		{"gsub function", "local s = string.rep('a', 5000) local big = string.rep('b', 100000) return #(s:gsub('a', function() return big end))", nil, "string.gsub's replacements would build"},
+		{"gsub function control", "return #(('abc'):gsub('%w', function(c) return c .. c end))", int64(6), ""},
+		{"gsub table", "local s = string.rep('a', 5000) local t = {a = string.rep('b', 100000)} return #(s:gsub('a', t))", nil, "string.gsub's replacements would build"},
+		{"gsub table's __index", "local s = string.rep('a', 5000) local big = string.rep('b', 100000) local t = setmetatable({}, {__index = function() return big end}) return #(s:gsub('a', t))", nil, "string.gsub's replacements would build"},
+		{"gsub table control", "return (('a-b'):gsub('%a', {a = 'x'}))", "x-b", ""},
+		{"format", "return #string.format(string.rep('%999999d', 100), " + strings.Repeat("1,", 99) + "1)", nil, "string.format would build"},
+		{"format by index", "local s = string.rep('x', 100000) return #string.format(string.rep('%[1]s', 200), s)", nil, "string.format would build"},
+		{"format control", "return #string.format('%5d|%s', 42, 'x')", int64(7), ""},
+		{"cjson.encode", "local s = string.rep('q', 100000) local t = {} for i = 1, 100 do t[i] = s end return #cjson.encode(t)", nil, "cjson.encode would build"},
+		{"cjson.encode control", "return cjson.encode({1, 'a'})", "[1,\"a\"]", ""},
+		{"cjson.decode kept", "local j = cjson.encode({string.rep('d', 20000)}) local t = {} for i = 1, 100 do t[i] = cjson.decode(j) end return #t", nil, "cjson.decode built"},
+		{"replies kept", "redis.call('set', KEYS[1], string.rep('v', 100000)) local t = {} for i = 1, 30 do t[i] = redis.call('mget', KEYS[1], KEYS[1]) end return #t", nil, "redis.call's reply built"},
 	}
 	for _, tc := range cases {
-		got, err := runUserScript(t, tc.src)
-		switch {
-		case tc.want == nil && (err == nil || !strings.Contains(err.Error(), "a user's script built more than 1048576 bytes of strings in one run")):
-			t.Errorf("%s: the run ended with %v (reply %v); want the error that the script built too much", tc.name, err, got)
-		case tc.want != nil && (err != nil || got != tc.want):
-			t.Errorf("%s: %v, %v; want %v and no error", tc.name, got, err, tc.want)
+		if tc.stop == "" {
+			continue
 		}
+		got, err := runUserScript(t, tc.src)
+		if err == nil || !strings.Contains(err.Error(), "a user's script") || !strings.Contains(err.Error(), tc.stop) {
+			t.Errorf("%s: the run ended with %v (reply %v); want the error naming %q", tc.name, err, got, tc.stop)
+		}
+	}
+	sim.ScriptMemoryLimit = old // the controls run under the default limit too
+	for _, limit := range []int64{1 << 20, old} {
+		sim.ScriptMemoryLimit = limit
+		for _, tc := range cases {
+			if tc.stop != "" {
+				continue
+			}
+			if got, err := runUserScript(t, tc.src); err != nil || got != tc.want {
+				t.Errorf("%s under a limit of %d: %v, %v; want %v and no error", tc.name, limit, got, err, tc.want)
+			}
+		}
+	}
+}
+
+// TestUserScriptLimitsOutsideMemory: a loop that never ends stops at
+// ScriptStepLimit (lowered to a million here), deterministically, before
+// the wall clock's limit; a pattern matches on a string of 1 MiB, and a
+// pattern function on 4 MiB fails the run (gopher-lua's matcher recursed
+// a level per character, and overflowed the stack: a crash), but a plain
+// find does not; cjson.encode refuses a table nested deeper
+// than Redis's cjson encodes (1,000), as an error reply, where it recursed
+// until the process's stack overflowed.
+func TestUserScriptLimitsOutsideMemory(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	old := sim.ScriptStepLimit
+	sim.ScriptStepLimit = 1_000_000
+	_, err := runUserScript(t, "local t, i = {}, 0 while true do i = i + 1 t[i] = i end")
+	sim.ScriptStepLimit = old
+	if err == nil || !strings.Contains(err.Error(), "ran more than 1000000 instructions in one run (a loop that never ends?)") {
+		t.Errorf("a loop that never ends: the run ended with %v; want the error that it ran too many instructions", err)
+	}
+	if got, err := runUserScript(t, "local s = string.rep('a', 2^20) local _, e = s:find('.*') return e"); err != nil || got != int64(1<<20) {
+		t.Errorf("find on 1 MiB: %v, %v; want 1048576", got, err)
+	}
+	for _, f := range []string{"s:find('.*')", "s:match('.*')", "s:gmatch('.')", "s:gsub('a', 'b')"} {
+		_, err := runUserScript(t, "local s = string.rep('a', 2^22) return #tostring("+f+")")
+		if err == nil || !strings.Contains(err.Error(), "on a string of 4194304 bytes, more than the simulation matches a pattern on") {
+			t.Errorf("%s on 4 MiB: the run ended with %v; want the error that the string is too long to match", f, err)
+		}
+	}
+	if got, err := runUserScript(t, "local s = string.rep('a', 2^22) return (s:find('aa', 1, true))"); err != nil || got != int64(1) {
+		t.Errorf("a plain find on 4 MiB: %v, %v; want 1 (no pattern, no limit)", got, err)
+	}
+	got, err := runUserScript(t, "local t = {} for i = 1, 1100 do t = {t} end local ok, e = pcall(cjson.encode, t) return e")
+	if s, _ := got.(string); err != nil || !strings.Contains(s, "Cannot serialise, excessive nesting (1001)") {
+		t.Errorf("cjson.encode of 1,100 levels: %v, %v; want Redis's excessive nesting error", got, err)
 	}
 }
 
@@ -112,6 +170,46 @@ func TestUserScriptBoundIsPerRun(t *testing.T) {
 	for i, v := range got {
 		if v != int64(600000) {
 			t.Errorf("run %d of a script that builds 600,000 bytes under a 1 MiB bound: %v; want 600000 (each run counts its own strings)", i+1, v)
+		}
+	}
+}
+
+// TestGuardedLibrariesMatchMiniredis: the library functions behind the
+// guard answer as the same functions on miniredis's own runner, which has
+// no guard: a table's and a function's replacements in gsub (position
+// captures, several captures, false kept, __index followed), a limit of
+// math.huge, table.concat's index clamping, format's directives, and the
+// errors of each.
+func TestGuardedLibrariesMatchMiniredis(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var calls []luaCall
+	for _, src := range []string{
+		"return (('abc'):gsub('()', {[1] = 'x', [3] = 'y'}))",
+		"return (('a=b c=d'):gsub('(%w)=(%w)', {a = 'A', c = false}))",
+		"return (('hello'):gsub('l', setmetatable({}, {__index = function(_, k) return k:upper() end})))",
+		"return (('a b'):gsub('%w', function(c) if c == 'a' then return nil end return c .. c end))",
+		"return (('a b'):gsub('(%w)', '%1%1', math.huge))",
+		"return (('a b c'):gsub('%w', '%0!', 2))",
+		"return (('x'):gsub('x', '%2'))",
+		"return table.concat({1, 'b', 3}, '-', 0, 10)",
+		"return table.concat({1, 'b', 3}, '-', 2)",
+		"return table.concat({'a', {}, 'c'})",
+		"return string.format('%5.2f|%-4s|%x', 3.14159, 'ab', 255)",
+		"return string.rep('ab', 3)",
+		"return string.rep('ab', -1)",
+		"return string.rep()",
+		"return cjson.encode({a = {1, 2}, b = 'x<y'})",
+		"return cjson.decode('[1,\"two\"]')[2]",
+		"local t = {} t.t = t return cjson.encode(t)",
+		"return {('abc'):find('b', 1, true), ('abc'):match('(b)(c)')}",
+		"local n = 0 for w in ('a b c'):gmatch('%a') do n = n + 1 end return n",
+	} {
+		calls = append(calls, luaCall{src: src, anyErr: strings.Contains(src, "rep()") || strings.Contains(src, "{}, 'c'") || strings.Contains(src, "t.t = t") || strings.Contains(src, "'%2'")})
+	}
+	fast, mini := evalBoth(t, calls)
+	for i := range calls {
+		if fast[i] != mini[i] {
+			t.Errorf("%s: default runner %s, miniredis's %s", calls[i].src, fast[i], mini[i])
 		}
 	}
 }

@@ -7,7 +7,6 @@ package sim
 // repl.go.
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -65,7 +64,7 @@ type Node struct {
 	db     *miniredis.RedisDB      // m's database 0, the one modelled: its methods skip m.DB's lock
 	lua    *luaEngine              // nil in LuaMiniredis mode
 	peers  map[string]*server.Peer // each client's connection, made at its first Dispatch since the boot (peerOf)
-	buf    bytes.Buffer
+	buf    replyBuffer
 	clock  Clock
 	synced time.Duration // node-local time of the last tick (miniredis's clock)
 	// timeSet: miniredis's time is Epoch+synced (tick skips SetTime).

@@ -37,6 +37,13 @@ var oversizeSession = [][]any{
 	{"LPOS", "l", "x", "RANK", -1, "COUNT", 1_000_000_000}, // [2 0]
 	{"LPOS", "nolist", "x", "COUNT", 1 << 50},              // []
 	{"LPOS", "s", "x", "COUNT", 1 << 50},                   // WRONGTYPE
+	{"SETRANGE", "s", "+5", "x"},                           // not an integer to Redis (miniredis took it)
+	{"SETRANGE", "s", "05", ""},                            // not an integer to Redis
+	{"SETBIT", "b", "+7", 1},                               // the offset's error (miniredis took it)
+	{"SRANDMEMBER", "nothing", -1 << 40},                   // []
+	{"HRANDFIELD", "nothing", -1 << 40},                    // []
+	{"ZRANDMEMBER", "nothing", -1 << 40},                   // []
+	{"HRANDFIELD", "s", -1 << 40},                          // WRONGTYPE
 	{"GET", "s"},                                           // abc
 }
 
@@ -123,28 +130,94 @@ func TestAppendPastMaxBulkLen(t *testing.T) {
 	}
 }
 
-// TestOversizedInMulti: inside MULTI, such a command is refused with an
-// error that names it (miniredis would run its own code at EXEC, without
-// the node's check), and the EXEC aborts, as for the node's other
-// refusals.
+// TestOversizedInMulti: inside MULTI, a command whose arguments alone are
+// past a bound is refused with an error that names it (miniredis would run
+// its own code at EXEC, without the node's check), and the EXEC aborts, as
+// for the node's other refusals; the others are queued and run at EXEC as
+// without MULTI (the node looks nothing up inside a transaction, since the
+// lookup would join the queue: APPEND answered [string 2] for [2]).
 func TestOversizedInMulti(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	for _, refused := range [][]any{
+		{"SETRANGE", "k", 1 << 40, "x"},
+		{"SETBIT", "k", 1 << 40, 1},
+		{"LPOS", "l", "x", "COUNT", 1 << 36},
+		{"SRANDMEMBER", "s", -1 << 40},
+		{"HRANDFIELD", "h", -1 << 40},
+	} {
+		w, c, conn := oneNode(t)
+		var queued, exec string
+		c.Go("p", func() {
+			ctx := context.Background()
+			_, _ = conn.Do(ctx, "MULTI")
+			queued = renderAny(conn.Do(ctx, refused...))
+			exec = renderAny(conn.Do(ctx, "EXEC"))
+		})
+		must(t, w.Run(time.Minute))
+		w.Close()
+		if !strings.Contains(queued, fmt.Sprint(refused[0])+" inside MULTI is not simulated") || !strings.Contains(exec, "EXECABORT") {
+			t.Errorf("%v inside MULTI: %s, then EXEC %s; want the refusal naming it and EXECABORT", refused, queued, exec)
+		}
+	}
 	w, c, conn := oneNode(t)
 	defer w.Close()
-	var queued, exec string
+	var exec string
 	c.Go("p", func() {
 		ctx := context.Background()
+		_, _ = conn.Do(ctx, "RPUSH", "l", "x", "y", "x")
 		_, _ = conn.Do(ctx, "MULTI")
-		queued = renderAny(conn.Do(ctx, "SETRANGE", "k", 1<<40, "x"))
+		for _, cmd := range [][]any{{"SET", "k", "x"}, {"APPEND", "k", "x"}, {"SETRANGE", "k", 1, "yz"}, {"LPOS", "l", "x", "COUNT", 100000}, {"SETBIT", "b", 7, 1}} {
+			_, _ = conn.Do(ctx, cmd...)
+		}
 		exec = renderAny(conn.Do(ctx, "EXEC"))
 	})
 	must(t, w.Run(time.Minute))
-	if !strings.Contains(queued, "SETRANGE inside MULTI is not simulated") || !strings.Contains(exec, "EXECABORT") {
-		t.Errorf("SETRANGE past the limit inside MULTI: %s, then EXEC %s; want the refusal naming it and EXECABORT", queued, exec)
+	if want := "[OK 2 3 [0 2] 0]"; exec != want {
+		t.Errorf("a transaction of commands within the bounds: EXEC %s; want %s", exec, want)
 	}
 }
 
-// TestRepeatedMembersPastTheReplyBound: SRANDMEMBER with a negative count
+// TestReplyPastTheBound: a reply longer than the simulation builds (an
+// MGET that names a large value many times) fails the run with an error
+// that names the command, from a client and from a script alike, where it
+// grew in memory without bound; a reply within it is answered (the bound
+// lowered to 10,000 bytes here).
+func TestReplyPastTheBound(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	defer sim.SetMaxReplyBytes(10_000)()
+	for _, viaScript := range []bool{false, true} {
+		for _, keys := range []int{5, 50} {
+			w, c, conn := oneNode(t)
+			var got string
+			c.Go("p", func() {
+				ctx := context.Background()
+				_, _ = conn.Do(ctx, "SET", "k", strings.Repeat("v", 1000))
+				mget := []any{"MGET"}
+				for range keys {
+					mget = append(mget, "k")
+				}
+				if viaScript {
+					got = renderAny(conn.Eval(ctx, scripts.New("mget", "return #redis.call(unpack(ARGV))"), nil, mget...))
+					return
+				}
+				v, err := conn.Do(ctx, mget...)
+				vs, _ := v.([]any)
+				got = renderAny(len(vs), err)
+			})
+			err := w.Run(time.Minute)
+			w.Close()
+			switch {
+			case keys == 5 && (err != nil || got != "5"):
+				t.Errorf("script %v: MGET of 5 keys of 1,000 bytes: %s, %v; want 5 values", viaScript, got, err)
+			case keys == 50 && (err == nil || !strings.Contains(err.Error(), "the reply to MGET is longer than the simulation builds (10000 bytes)")):
+				t.Errorf("script %v: MGET of 50 keys of 1,000 bytes: the run ended with %v; want the error that the reply is too long", viaScript, err)
+			}
+		}
+	}
+}
+
+// TestRepeatedMembersPastTheReplyBound: SRANDMEMBER (HRANDFIELD,
+// ZRANDMEMBER) with a negative count
 // of more members than the simulation builds in one reply fails the run
 // with an error that says so (Redis would build the reply for as long as
 // its memory lasts; miniredis wrote it member by member); a count within
@@ -152,28 +225,34 @@ func TestOversizedInMulti(t *testing.T) {
 // key of another type.
 func TestRepeatedMembersPastTheReplyBound(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, count := range []int64{-5, -1_000_000_000_000} {
-		w, c, conn := oneNode(t)
-		var got any
-		var missing, wrong string
-		c.Go("p", func() {
-			ctx := context.Background()
-			missing = renderAny(conn.Do(ctx, "SRANDMEMBER", "nothing", count))
-			_, _ = conn.Do(ctx, "SET", "str", "v")
-			wrong = renderAny(conn.Do(ctx, "SRANDMEMBER", "str", count))
-			_, _ = conn.Do(ctx, "SADD", "s", "a")
-			got, _ = conn.Do(ctx, "SRANDMEMBER", "s", count)
-		})
-		err := w.Run(time.Minute)
-		w.Close()
-		if missing != "[]" || !strings.HasPrefix(wrong, "error: WRONGTYPE") {
-			t.Errorf("SRANDMEMBER of a missing key and of a string with a count of %d: %s, %s; want [] and WRONGTYPE, as Redis", count, missing, wrong)
-		}
-		switch members, _ := got.([]any); {
-		case count == -5 && (err != nil || len(members) != 5):
-			t.Errorf("SRANDMEMBER s -5: %v, %v; want five members", got, err)
-		case count < -5 && (err == nil || !strings.Contains(err.Error(), "asks for a reply of 1000000000000 members")):
-			t.Errorf("SRANDMEMBER s %d: the run ended with %v; want the error that the reply is too long", count, err)
+	for _, cmd := range []struct{ name, add, field string }{{"SRANDMEMBER", "SADD", ""}, {"HRANDFIELD", "HSET", "f"}, {"ZRANDMEMBER", "ZADD", "1"}} {
+		for _, count := range []int64{-5, -1_000_000_000_000} {
+			w, c, conn := oneNode(t)
+			var got any
+			var missing, wrong string
+			c.Go("p", func() {
+				ctx := context.Background()
+				missing = renderAny(conn.Do(ctx, cmd.name, "nothing", count))
+				_, _ = conn.Do(ctx, "SET", "str", "v")
+				wrong = renderAny(conn.Do(ctx, cmd.name, "str", count))
+				add := []any{cmd.add, "k"}
+				if cmd.field != "" {
+					add = append(add, cmd.field)
+				}
+				_, _ = conn.Do(ctx, append(add, "a")...)
+				got, _ = conn.Do(ctx, cmd.name, "k", count)
+			})
+			err := w.Run(time.Minute)
+			w.Close()
+			if missing != "[]" || !strings.HasPrefix(wrong, "error: WRONGTYPE") {
+				t.Errorf("%s of a missing key and of a string with a count of %d: %s, %s; want [] and WRONGTYPE, as Redis", cmd.name, count, missing, wrong)
+			}
+			switch members, _ := got.([]any); {
+			case count == -5 && (err != nil || len(members) == 0):
+				t.Errorf("%s k -5: %v, %v; want members", cmd.name, got, err)
+			case count < -5 && (err == nil || !strings.Contains(err.Error(), "asks for a reply of 1000000000000 members")):
+				t.Errorf("%s k %d: the run ended with %v; want the error that the reply is too long", cmd.name, count, err)
+			}
 		}
 	}
 }
