@@ -319,11 +319,16 @@ func (e *luaEngine) compile(src string) (*compiled, error) {
 	if c, ok := e.scripts[sha]; ok {
 		return c, nil
 	}
+	user := !scripts.IsLibrary(sha)
+	if user && len(src) > maxScriptSource {
+		e.n.w.fail(fmt.Errorf("sim: node %s: a user's script of %d bytes, more than the simulation compiles (%d): its compiler takes about 85 times the text, and recurses a level per nesting", e.n.name, len(src), maxScriptSource))
+		return nil, lock.ReplyError("ERR locksim: a script longer than the simulation compiles")
+	}
 	p, err := compileProto(src)
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{proto: p, native: natives[sha], user: !scripts.IsLibrary(sha)}
+	c := &compiled{proto: p, native: natives[sha], user: user}
 	e.scripts[sha] = c
 	return c, nil
 }
@@ -405,7 +410,11 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 		}
 		return nil, lock.ReplyError("ERR user_script: " + oneLine(err.Error()))
 	}
-	return luaToReply(L.Get(1))
+	r, err := luaToReply(L.Get(1))
+	if err == errReplyTooLong {
+		return nil, e.n.replyTooLong("a user's script")
+	}
+	return r, err
 }
 
 // ScriptWallLimit is how long a user's script may run, in wall time, before

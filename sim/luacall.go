@@ -14,12 +14,33 @@ import (
 // luaToReply converts a script's return value as Redis does: numbers are
 // truncated to integers, true is 1, false and nil are a nil reply, a table
 // with err or ok is an error or status reply, any other table is an array
-// up to its first nil.
+// up to its first nil. A table nested deeper than maxReplyDepth (a table
+// that holds itself, say) is Redis's error; a reply that would take more
+// than maxReplyBytes of strings is errReplyTooLong, for the node to stop
+// the run (the reply would be quoted into the history whole).
 func luaToReply(v lua.LValue) (any, error) {
+	var size int64
+	return toReply(v, 0, &size)
+}
+
+// maxReplyDepth is how deep Redis converts a script's nested tables
+// before it answers "reached lua stack limit" (the Lua stack it converts
+// on has room for about that many levels).
+const maxReplyDepth = 1000
+
+// errReplyDepth is Redis's error for a reply nested past maxReplyDepth.
+var errReplyDepth = lock.ReplyError("ERR reached lua stack limit")
+
+// toReply is luaToReply of v at nesting depth, adding the strings' lengths
+// to *size.
+func toReply(v lua.LValue, depth int, size *int64) (any, error) {
 	switch x := v.(type) {
 	case lua.LNumber:
 		return int64(x), nil
 	case lua.LString:
+		if *size += int64(len(x)); *size > maxReplyBytes {
+			return nil, errReplyTooLong
+		}
 		return string(x), nil
 	case lua.LBool:
 		if x {
@@ -27,6 +48,9 @@ func luaToReply(v lua.LValue) (any, error) {
 		}
 		return nil, nil
 	case *lua.LTable:
+		if depth >= maxReplyDepth {
+			return nil, errReplyDepth
+		}
 		if s, ok := x.RawGetString("err").(lua.LString); ok {
 			return nil, lock.ReplyError(string(s))
 		}
@@ -39,7 +63,10 @@ func luaToReply(v lua.LValue) (any, error) {
 			if el == lua.LNil {
 				break
 			}
-			r, err := luaToReply(el)
+			r, err := toReply(el, depth+1, size)
+			if err == errReplyTooLong || err == errReplyDepth {
+				return nil, err // the whole reply, not an element
+			}
 			if err != nil {
 				r = err // an error inside an array stays an element
 			}

@@ -7,6 +7,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
@@ -27,28 +28,49 @@ import (
 var ScriptMemoryLimit int64 = protoMaxBulkLen
 
 // ScriptStepLimit is how many Lua instructions a user's script may run in
-// one run: a loop that never ends stops here, deterministically, before it
-// fills a table with gigabytes (ScriptWallLimit is the net under the
-// library functions, which run no instructions). A lock's script runs
-// thousands.
-var ScriptStepLimit int64 = 100_000_000
+// one run: a loop that never ends stops here, deterministically, within a
+// second or two, before what it keeps that the memory count leaves out
+// (short strings, tables, numbers) fills the machine (ScriptWallLimit is
+// the net under the library functions, which run no instructions). A
+// lock's script runs thousands.
+var ScriptStepLimit int64 = 20_000_000
 
 // patternSubjectLimit is the longest string the pattern functions of a
-// user's script (string.find without plain, match, gmatch, gsub) may
-// search: gopher-lua matches by recursion, a level per character, which
-// overflows the goroutine's stack (a crash no recover catches) at a few
-// MiB, and gsub copies the whole string at every replacement.
-const patternSubjectLimit = 1 << 20
+// user's script (string.find without plain, match, gmatch) may search
+// with a pattern that repeats (*, +, -, ?): gopher-lua matches a
+// repetition by recursion, a level per character, which overflows the
+// goroutine's stack (a crash no recover catches) at a few MiB.
+// gsubSubjectLimit is gsub's, whatever the pattern: gopher-lua's gsub
+// copies the whole string at every replacement (64 KiB replaced byte by
+// byte takes seconds). patternLimit is the longest pattern any of them
+// takes: gopher-lua compiles it into a program and recurses through it.
+const (
+	patternSubjectLimit = 1 << 20
+	gsubSubjectLimit    = 64 << 10
+	patternLimit        = 64 << 10
+)
+
+// maxScriptSource is the longest script the simulation compiles for a
+// user (EVAL, SCRIPT LOAD, loadstring, load): gopher-lua's compiler takes
+// about 85 times the text, and recurses a level per nesting.
+const maxScriptSource = 1 << 20
+
+// trackedString is the length from which the guard counts a string: the
+// shorter ones a loop that never ends keeps are bounded by
+// ScriptStepLimit instead (at most one or two an instruction).
+const trackedString = 64
 
 // scriptGuard is the context a user's script runs under: gopher-lua asks
 // its Done before every instruction, where it counts the instruction and
-// looks at the strings in the running function's registers. A string a
-// register did not hold at the last look is counted as made (every string
-// the script makes lands in a register, but those inside a table a reply
-// or cjson.decode builds, which are counted when built). The library
-// functions that build a long string in one call check what they could
-// build against what is left before they build it (guardLibraries). Past a
-// limit, the script stops: Done is closed and Err says why.
+// looks at the strings in the running function's registers. A string of
+// trackedString bytes or more that the guard has not seen is counted as
+// made (every string the script makes lands in a register, but those
+// inside a table that a reply or cjson.decode builds, which are counted
+// when built), once, by its memory and length, whichever register or
+// function holds it later. The library functions that build a long
+// string in one call check what they could build against what is left
+// before they build it (guardLibraries). Past a limit, the script stops:
+// Done is closed and Err says why.
 type scriptGuard struct {
 	context.Context // the wall-clock limit
 	L               *lua.LState
@@ -56,11 +78,21 @@ type scriptGuard struct {
 	limit, made     int64
 	steps           int64
 	// regs is what each register held at the last look (a string's
-	// memory and length), by its index in the running function.
+	// memory and length), by its index in the running function: a
+	// register that still holds it is not looked up in seen again.
 	regs []heldString
+	// seen are the strings counted; each is kept, so that no later
+	// string can have its memory and go uncounted.
+	seen map[heldString]string
 	err  error
 	done chan struct{}
 }
+
+// A table's array part grows to the largest integer key set in it, up to
+// gopher-lua's MaxArrayIndex (64 Mi slots, 1 GiB): t[67108863] = 1 made
+// one in a single instruction. Keys past it go to the table's hash part,
+// which holds only what is set; no script can tell the two apart.
+func init() { lua.MaxArrayIndex = 1 << 20 }
 
 // heldString identifies a string by its memory and length.
 type heldString struct {
@@ -70,7 +102,7 @@ type heldString struct {
 
 // newScriptGuard is the guard of one run of a user's script on L.
 func newScriptGuard(ctx context.Context, L *lua.LState, node string) *scriptGuard {
-	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, done: make(chan struct{})}
+	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, seen: map[heldString]string{}, done: make(chan struct{})}
 }
 
 // Done counts an instruction and the strings the running function's
@@ -98,13 +130,17 @@ func (g *scriptGuard) look() {
 	}
 	for i := range top {
 		s, ok := g.L.Get(i + 1).(lua.LString)
-		if !ok {
+		if !ok || len(s) < trackedString {
 			g.regs[i] = heldString{}
 			continue
 		}
 		h := heldString{unsafe.StringData(string(s)), len(s)}
-		if h != g.regs[i] {
-			g.regs[i] = h
+		if h == g.regs[i] {
+			continue
+		}
+		g.regs[i] = h
+		if _, ok := g.seen[h]; !ok {
+			g.seen[h] = string(s)
 			g.made += int64(h.n)
 		}
 	}
@@ -146,8 +182,11 @@ func (g *scriptGuard) exceed(why string) {
 	g.stop(fmt.Sprintf("a user's script made more than %d bytes of strings in one run: %s (a string that doubles in a loop, a count or size taken from a clock, a loop that never ends?); on Redis it would take the server's memory", g.limit, why))
 }
 
-// stop stops the script with the error what.
+// stop stops the script with the error what (the first stop's stands).
 func (g *scriptGuard) stop(what string) {
+	if g.err != nil {
+		return
+	}
 	g.err = fmt.Errorf("sim: node %s: %s, so the simulation stops here", g.node, what)
 	close(g.done)
 }
@@ -182,47 +221,112 @@ func (e *luaEngine) guardLibraries(L *lua.LState) {
 			return orig(L)
 		}, upvalues...))
 	}
-	subject := func(name string, plainAt int) func(L *lua.LState) int64 {
-		return func(L *lua.LState) int64 {
-			if plainAt > 0 && lua.LVAsBool(L.Get(plainAt)) {
-				return 0
-			}
-			if n := textLen(L.Get(1)); n > patternSubjectLimit {
-				e.guard.stop(fmt.Sprintf("a user's script called string.%s on a string of %d bytes, more than the simulation matches a pattern on (%d: its Lua matches by recursion, a level per character, and would overflow its stack)", name, n, patternSubjectLimit))
-			}
-			return 0
-		}
-	}
-	str, tab := L.GetGlobal(lua.StringLibName), L.GetGlobal(lua.TabLibName)
+	str, tab, globals := L.GetGlobal(lua.StringLibName), L.GetGlobal(lua.TabLibName), L.Get(lua.GlobalsIndex)
 	guard(str, "rep", "string.rep", repBound)
 	guard(str, "format", "string.format", formatBound)
 	guard(str, "gsub", "string.gsub", func(L *lua.LState) int64 {
-		if subject("gsub", 0)(L); e.guard.err != nil {
+		if e.patternBound("gsub", gsubSubjectLimit)(L); e.guard.err != nil {
 			return 0
 		}
 		return e.gsubBound(L)
 	})
-	guard(str, "find", "string.find", subject("find", 4))
-	guard(str, "match", "string.match", subject("match", 0))
-	guard(str, "gmatch", "string.gmatch", subject("gmatch", 0))
+	guard(str, "find", "string.find", e.patternBound("find", patternSubjectLimit))
+	guard(str, "match", "string.match", e.patternBound("match", patternSubjectLimit))
+	guard(str, "gmatch", "string.gmatch", e.patternBound("gmatch", patternSubjectLimit))
 	guard(tab, "concat", "table.concat", concatBound)
 	cjson := L.GetGlobal("cjson")
-	guard(cjson, "encode", "cjson.encode", func(L *lua.LState) int64 {
-		n, ok := jsonBound(L.Get(1), 0, map[*lua.LTable]bool{})
-		if !ok {
-			// Redis's cjson refuses it (encode_max_depth, 1000): so
-			// does this one, instead of recursing until its stack
-			// overflows.
-			L.RaiseError("Cannot serialise, excessive nesting (%d)", maxJSONDepth+1)
+	guard(cjson, "encode", "cjson.encode", e.encodeBound)
+	guard(cjson, "decode", "cjson.decode", e.decodeBound)
+	guard(globals, "loadstring", "loadstring", func(L *lua.LState) int64 {
+		return e.sourceBound(textLen(L.Get(1)))
+	})
+	guard(globals, "load", "load", e.loadBound)
+	// Not Redis's: _printregs writes to the process's standard output, and
+	// collectgarbage runs Go's collector and answers with the machine's
+	// memory (a reply no seed reproduces). collectgarbage answers 0.
+	L.SetGlobal("_printregs", lua.LNil)
+	L.SetGlobal("collectgarbage", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(0))
+		return 1
+	}))
+}
+
+// patternBound stops the script at a subject or pattern longer than
+// gopher-lua's matcher takes: a subject past limit, for gmatch and gsub
+// whatever the pattern (they list every match first, about a hundred
+// bytes each), for find and match with a pattern that repeats. A plain
+// find (exactly four arguments, the fourth true) matches no pattern.
+func (e *luaEngine) patternBound(name string, limit int64) func(L *lua.LState) int64 {
+	every := name == "gmatch" || name == "gsub"
+	return func(L *lua.LState) int64 {
+		if name == "find" && L.GetTop() == 4 && lua.LVAsBool(L.Get(4)) {
+			return 0
 		}
-		return n
-	})
-	guard(cjson, "decode", "cjson.decode", func(L *lua.LState) int64 {
-		// The strings it makes are at most its text's length.
+		p, _ := L.Get(2).(lua.LString)
 		n := textLen(L.Get(1))
-		e.guard.built("cjson.decode", n)
+		switch {
+		case len(p) > patternLimit:
+			e.guard.stop(fmt.Sprintf("a user's script called string.%s with a pattern of %d bytes, more than the simulation compiles (%d)", name, len(p), patternLimit))
+		case n > limit && (every || strings.ContainsAny(string(p), "*+-?")):
+			e.guard.stop(fmt.Sprintf("a user's script called string.%s on a string of %d bytes, more than the simulation matches a pattern on (%d): its Lua lists every match of gmatch and gsub first, matches a repetition by recursion, a level per character, and copies the whole string at every replacement of gsub", name, n, limit))
+		}
 		return 0
-	})
+	}
+}
+
+// encodeBound is jsonBound of cjson.encode's argument: past
+// maxJSONDepth, Redis's error (encode_max_depth, 1000: gopher-lua's
+// encoder recursed until its stack overflowed); past maxJSONWork, the
+// script stops.
+func (e *luaEngine) encodeBound(L *lua.LState) int64 {
+	n, depth, ok := jsonBound(L.Get(1), 0, map[*lua.LTable]bool{})
+	if !ok {
+		L.RaiseError("Cannot serialise, excessive nesting (%d)", maxJSONDepth+1)
+	}
+	if work := mulBound(n, int64(depth)); work > maxJSONWork {
+		e.guard.stop(fmt.Sprintf("a user's script called cjson.encode on a table %d levels deep of up to %d bytes: its encoder copies the text at every level, more than the simulation does (%d bytes)", depth, n, maxJSONWork))
+	}
+	return n
+}
+
+// decodeBound counts what cjson.decode builds as built: its strings are
+// at most its text's length, and each table or array costs about a
+// hundred bytes more.
+func (e *luaEngine) decodeBound(L *lua.LState) int64 {
+	text, _ := L.Get(1).(lua.LString)
+	tables := strings.Count(string(text), "{") + strings.Count(string(text), "[")
+	e.guard.built("cjson.decode", addBound(int64(len(text)), mulBound(128, int64(tables))))
+	return 0
+}
+
+// sourceBound is what compiling a chunk of n bytes takes, about; past
+// maxScriptSource the script stops.
+func (e *luaEngine) sourceBound(n int64) int64 {
+	if n > maxScriptSource {
+		e.guard.stop(fmt.Sprintf("a user's script loaded a chunk of %d bytes, more than the simulation compiles (%d)", n, maxScriptSource))
+		return 0
+	}
+	return mulBound(n, 100)
+}
+
+// loadBound gives load, which reads its chunk from a function, a
+// function that counts what it reads against sourceBound.
+func (e *luaEngine) loadBound(L *lua.LState) int64 {
+	fn, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		return 0
+	}
+	g, read := e.guard, int64(0)
+	L.Replace(1, L.NewFunction(func(L *lua.LState) int {
+		L.Push(fn)
+		L.Call(0, 1)
+		read = addBound(read, textLen(L.Get(-1)))
+		if !g.fits("load", e.sourceBound(read)) {
+			L.RaiseError("%s", g.err.Error())
+		}
+		return 1
+	}))
+	return 0
 }
 
 // textLen is how long v is as text in a string function: a string's
@@ -293,6 +397,14 @@ func formatBound(L *lua.LState) int64 {
 	f, _ := L.Get(1).(lua.LString)
 	var args, longest int64
 	for i, top := 2, L.GetTop(); i <= top; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString, lua.LNumber:
+		default:
+			// Lua's format takes strings and numbers only; gopher-lua
+			// hands anything to Go's fmt, which prints a table whole, or
+			// its address (a reply no seed reproduces).
+			L.RaiseError("bad argument #%d to 'format' (string expected, got %s)", i, v.Type().String())
+		}
 		n := textLen(L.Get(i))
 		args, longest = addBound(args, n), max(longest, n)
 	}
@@ -409,11 +521,17 @@ func concatBound(L *lua.LState) int64 {
 // maxJSONDepth is Redis's cjson encode_max_depth: deeper, encode refuses.
 const maxJSONDepth = 1000
 
+// maxJSONWork bounds what cjson.encode's encoder copies: it checks and
+// copies the text of each table at every level above it, so a deep table
+// around a long string costs its length times its depth.
+const maxJSONWork = 1 << 30
+
 // jsonBound bounds the JSON cjson.encode makes of v at nesting depth:
 // every byte of a string that JSON escapes, or that is not ASCII, at six
 // bytes, every other at one; each table once (the encoder refuses a table
-// it meets again); ok is false past maxJSONDepth.
-func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, ok bool) {
+// it meets again). deepest is the deepest table's depth; ok is false past
+// maxJSONDepth.
+func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, deepest int, ok bool) {
 	switch x := v.(type) {
 	case lua.LString:
 		n = 2
@@ -425,22 +543,22 @@ func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, ok 
 				n++
 			}
 		}
-		return n, true
+		return n, depth, true
 	case *lua.LTable:
 		if depth >= maxJSONDepth {
-			return 0, false
+			return 0, depth, false
 		}
 		if seen[x] {
-			return 0, true
+			return 0, depth, true
 		}
 		seen[x] = true
-		n, ok = 2, true
+		n, deepest, ok = 2, depth+1, true
 		x.ForEach(func(k, v lua.LValue) {
-			kn, kok := jsonBound(k, depth+1, seen)
-			vn, vok := jsonBound(v, depth+1, seen)
-			n, ok = addBound(n, kn, vn, 2), ok && kok && vok
+			kn, kd, kok := jsonBound(k, depth+1, seen)
+			vn, vd, vok := jsonBound(v, depth+1, seen)
+			n, deepest, ok = addBound(n, kn, vn, 2), max(deepest, kd, vd), ok && kok && vok
 		})
-		return n, ok
+		return n, deepest, ok
 	}
-	return 32, true
+	return 32, depth, true
 }

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestUserScriptLimitsOutsideMemory(t *testing.T) {
 	}
 	for _, f := range []string{"s:find('.*')", "s:match('.*')", "s:gmatch('.')", "s:gsub('a', 'b')"} {
 		_, err := runUserScript(t, "local s = string.rep('a', 2^22) return #tostring("+f+")")
-		if err == nil || !strings.Contains(err.Error(), "on a string of 4194304 bytes, more than the simulation matches a pattern on") {
+		if err == nil || !strings.Contains(err.Error(), "on a string of 4194304 bytes, more than the simulation matches a pattern on") || strings.Contains(err.Error(), "string.rep") {
 			t.Errorf("%s on 4 MiB: the run ended with %v; want the error that the string is too long to match", f, err)
 		}
 	}
@@ -211,5 +212,84 @@ func TestGuardedLibrariesMatchMiniredis(t *testing.T) {
 		if fast[i] != mini[i] {
 			t.Errorf("%s: default runner %s, miniredis's %s", calls[i].src, fast[i], mini[i])
 		}
+	}
+}
+
+// TestUserScriptOtherBounds: the second review's cases. A reply nested
+// deeper than Redis converts (a table that holds itself) is Redis's
+// error, where the conversion recursed until the stack overflowed; a
+// reply of more strings than the simulation quotes fails the run (the
+// bound lowered here); string.format refuses a table, which Go's fmt
+// printed whole or by address; a sparse table gets no array of 64 Mi
+// slots; a script, a loadstring chunk or a load reader past 1 MiB, a
+// pattern past 64 KiB, a gsub subject past 64 KiB, a plain find called
+// with a fifth argument, and cjson.encode of a long string nested 999
+// deep each stop the run; collectgarbage answers 0 and _printregs is gone;
+// a helper called in a loop while a long string is held, or two long
+// strings iterated 300 times, count each string once (they were counted
+// again at every call).
+func TestUserScriptOtherBounds(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reply := func(src string) string {
+		got, err := runUserScript(t, src)
+		must(t, err)
+		return fmt.Sprint(got)
+	}
+	if got := reply("local t = {} t[1] = t local ok, e = pcall(function() return t end) return t"); got != "<nil>" {
+		t.Errorf("a table that holds itself: %s; want the error reply (nil here)", got)
+	}
+	w, c, conn := oneNode(t)
+	var cyclic error
+	c.Go("p", func() {
+		_, cyclic = conn.Eval(context.Background(), scripts.New("cyclic", "local t = {} t[1] = t return t"), nil)
+	})
+	must(t, w.Run(time.Second))
+	w.Close()
+	if cyclic == nil || !strings.Contains(cyclic.Error(), "reached lua stack limit") {
+		t.Errorf("a reply that holds itself: %v; want Redis's stack limit error", cyclic)
+	}
+	restore := sim.SetMaxReplyBytes(100_000)
+	_, err := runUserScript(t, "local b = string.rep('x', 10000) local t = {} for i = 1, 100 do t[i] = b end return t")
+	restore()
+	if err == nil || !strings.Contains(err.Error(), "the reply to a user's script is longer than the simulation builds") {
+		t.Errorf("a reply of 1 MB under a 100 kB bound: the run ended with %v; want the error that the reply is too long", err)
+	}
+	if got := reply("local ok, e = pcall(string.format, '%d', {}) return e"); !strings.Contains(got, "bad argument #2 to 'format' (string expected, got table)") {
+		t.Errorf("format of a table: %s; want Lua's bad argument error", got)
+	}
+	if got := reply("local keep = {} for i = 1, 20 do local t = {} t[67108863] = i keep[i] = t end return keep[20][67108863]"); got != "20" {
+		t.Errorf("sparse tables: %s; want 20", got)
+	}
+	if got := reply("return collectgarbage('count')"); got != "0" {
+		t.Errorf("collectgarbage('count'): %s; want 0", got)
+	}
+	if got := reply("local ok = pcall(function() return _printregs end) return ok and 1 or 0"); got != "0" {
+		t.Errorf("_printregs: %s; want it gone", got)
+	}
+	if got := reply("local v = string.rep('x', 4096) local function f(x) return x end for i = 1, 200000 do f(1) end return #v"); got != "4096" {
+		t.Errorf("a helper called in a loop: %s; want 4096", got)
+	}
+	if got := reply("local a, b = string.rep('a', 2^20), string.rep('b', 2^20) for k = 1, 300 do for _, v in ipairs({a, b}) do end end return #a"); got != "1048576" {
+		t.Errorf("two long strings iterated: %s; want 1048576", got)
+	}
+	for _, tc := range []struct{ name, src, stop string }{
+		{"loadstring", "return loadstring('return ' .. string.rep(' ', 2^21) .. '1')()", "loaded a chunk of"},
+		{"load", "local n = 0 return load(function() n = n + 1 if n > 40 then return nil end return string.rep(' ', 2^16) end)", "loaded a chunk of"},
+		{"pattern", "return ('x'):find(string.rep('x?', 2^16))", "with a pattern of 131072 bytes"},
+		{"gsub subject", "return (string.rep('a', 2^17):gsub('a', 'b'))", "string.gsub on a string of 131072 bytes"},
+		{"find with five arguments", "return string.rep('a', 2^21):find('.*', 1, true, 0)", "string.find on a string of 2097152 bytes"},
+		{"deep cjson", "local t = string.rep('x', 2^21) for i = 1, 999 do t = {t} end return #cjson.encode(t)", "cjson.encode on a table 999 levels deep"},
+	} {
+		if _, err := runUserScript(t, tc.src); err == nil || !strings.Contains(err.Error(), tc.stop) {
+			t.Errorf("%s: the run ended with %v; want the error naming %q", tc.name, err, tc.stop)
+		}
+	}
+	w, c, conn = oneNode(t)
+	defer w.Close()
+	c.Go("p", func() {
+		_, _ = conn.Eval(context.Background(), scripts.New("long", "return "+strings.Repeat(" ", 2<<20)+"1"), nil)
+	})
+	if err := w.Run(time.Second); err == nil || !strings.Contains(err.Error(), "a user's script of 2097160 bytes, more than the simulation compiles") {
+		t.Errorf("a script of 2 MiB: the run ended with %v; want the error that it is too long to compile", err)
 	}
 }

@@ -191,7 +191,7 @@ func (n *Node) answerLposCount(c *server.Peer, args []string, inTx bool) bool {
 	case inTx:
 		return count > maxReplyElements && n.refusedInMulti(c, "LPOS", "miniredis would make room for COUNT positions")
 	case !redisInteger(args[at]):
-		c.WriteError(errNotInteger)
+		c.WriteError("ERR COUNT can't be negative") // Redis's answer to any COUNT it does not read
 		return true
 	}
 	v, err := n.innerCall(c, "LLEN", args[0])
