@@ -406,6 +406,11 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 					return nil, lock.ReplyError(string(msg))
 				}
 			}
+			switch ae.Object.(type) {
+			case *lua.LTable, *lua.LFunction, *lua.LUserData:
+				// Its text is an address, which no seed reproduces.
+				return nil, lock.ReplyError("ERR user_script: (error object is a " + ae.Object.Type().String() + " value)")
+			}
 			return nil, lock.ReplyError("ERR user_script: " + oneLine(ae.Object.String()))
 		}
 		return nil, lock.ReplyError("ERR user_script: " + oneLine(err.Error()))

@@ -52,13 +52,21 @@ const (
 
 // maxScriptSource is the longest script the simulation compiles for a
 // user (EVAL, SCRIPT LOAD, loadstring, load): gopher-lua's compiler takes
-// about 85 times the text, and recurses a level per nesting.
-const maxScriptSource = 1 << 20
+// about 85 times the text, recurses a level per nesting, and takes time
+// quadratic in the nesting (a megabyte of nested blocks compiled for a
+// minute and a half; 256 KiB takes seconds). A lock's script is a few
+// KiB.
+const maxScriptSource = 256 << 10
 
 // trackedString is the length from which the guard counts a string: the
 // shorter ones a loop that never ends keeps are bounded by
 // ScriptStepLimit instead (at most one or two an instruction).
-const trackedString = 64
+// slotBytes is what the guard counts for each slot a table gains (a Lua
+// value, and the table's room for it).
+const (
+	trackedString = 64
+	slotBytes     = 16
+)
 
 // scriptGuard is the context a user's script runs under: gopher-lua asks
 // its Done before every instruction, where it counts the instruction and
@@ -82,10 +90,14 @@ type scriptGuard struct {
 	// register that still holds it is not looked up in seen again.
 	regs []heldString
 	// seen are the strings counted; each is kept, so that no later
-	// string can have its memory and go uncounted.
-	seen map[heldString]string
-	err  error
-	done chan struct{}
+	// string can have its memory and go uncounted. tables are the tables
+	// seen, with their length then (their slots counted).
+	seen   map[heldString]string
+	tables map[*lua.LTable]int
+	// objects numbers the tables and functions tostring named.
+	objects map[lua.LValue]int
+	err     error
+	done    chan struct{}
 }
 
 // A table's array part grows to the largest integer key set in it, up to
@@ -102,7 +114,7 @@ type heldString struct {
 
 // newScriptGuard is the guard of one run of a user's script on L.
 func newScriptGuard(ctx context.Context, L *lua.LState, node string) *scriptGuard {
-	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, seen: map[heldString]string{}, done: make(chan struct{})}
+	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, seen: map[heldString]string{}, tables: map[*lua.LTable]int{}, done: make(chan struct{})}
 }
 
 // Done counts an instruction and the strings the running function's
@@ -128,25 +140,64 @@ func (g *scriptGuard) look() {
 	for len(g.regs) < top {
 		g.regs = append(g.regs, heldString{})
 	}
+	var held int64
 	for i := range top {
-		s, ok := g.L.Get(i + 1).(lua.LString)
-		if !ok || len(s) < trackedString {
+		switch v := g.L.Get(i + 1).(type) {
+		case lua.LString:
+			held += int64(len(v))
+			g.lookString(i, v)
+		case *lua.LTable:
 			g.regs[i] = heldString{}
-			continue
-		}
-		h := heldString{unsafe.StringData(string(s)), len(s)}
-		if h == g.regs[i] {
-			continue
-		}
-		g.regs[i] = h
-		if _, ok := g.seen[h]; !ok {
-			g.seen[h] = string(s)
-			g.made += int64(h.n)
+			// Slots a table gained since the guard last saw it: a
+			// constructor fills one with every value a call returned
+			// ({s:byte(1, -1)}) in one instruction.
+			if n := v.Len(); n > g.tables[v] {
+				g.made += int64(n-g.tables[v]) * slotBytes
+				g.tables[v] = n
+			}
+		default:
+			g.regs[i] = heldString{}
 		}
 	}
-	if g.made > g.limit {
-		g.exceed(fmt.Sprintf("its registers took %d bytes of strings", g.made))
+	switch {
+	case g.made > g.limit:
+		g.exceed(fmt.Sprintf("its registers took %d bytes of strings and table slots", g.made))
+	case held > g.limit:
+		// One concatenation joins registers: with one long string in
+		// many of them (counted once) it would build their sum at once.
+		g.exceed(fmt.Sprintf("its registers held %d bytes of strings at once", held))
 	}
+}
+
+// lookString counts s, held in register i, once.
+func (g *scriptGuard) lookString(i int, s lua.LString) {
+	if len(s) < trackedString {
+		g.regs[i] = heldString{}
+		return
+	}
+	h := heldString{unsafe.StringData(string(s)), len(s)}
+	if h == g.regs[i] {
+		return
+	}
+	g.regs[i] = h
+	if _, ok := g.seen[h]; !ok {
+		g.seen[h] = string(s)
+		g.made += int64(h.n)
+	}
+}
+
+// objectID is v's number in the order the script first asked for an
+// object's name (tostring), from 1.
+func (g *scriptGuard) objectID(v lua.LValue) int {
+	if g.objects == nil {
+		g.objects = map[lua.LValue]int{}
+	}
+	id, ok := g.objects[v]
+	if !ok {
+		id = len(g.objects) + 1
+		g.objects[v] = id
+	}
+	return id
 }
 
 // Err is why the script was stopped.
@@ -241,6 +292,49 @@ func (e *luaEngine) guardLibraries(L *lua.LState) {
 		return e.sourceBound(textLen(L.Get(1)))
 	})
 	guard(globals, "load", "load", e.loadBound)
+	// Redis's Lua changes case byte by byte, ASCII letters only (the C
+	// locale); gopher-lua's by Unicode, which changes the bytes of
+	// non-ASCII letters and turns each invalid byte into three.
+	caseFn := func(f func(byte) byte) lua.LGFunction {
+		return func(L *lua.LState) int {
+			s := L.CheckString(1)
+			b := []byte(s)
+			for i, c := range b {
+				b[i] = f(c)
+			}
+			L.Push(lua.LString(b))
+			return 1
+		}
+	}
+	if t, ok := str.(*lua.LTable); ok {
+		t.RawSetString("upper", L.NewFunction(caseFn(func(c byte) byte {
+			if c >= 'a' && c <= 'z' {
+				return c - 'a' + 'A'
+			}
+			return c
+		})))
+		t.RawSetString("lower", L.NewFunction(caseFn(func(c byte) byte {
+			if c >= 'A' && c <= 'Z' {
+				return c - 'A' + 'a'
+			}
+			return c
+		})))
+	}
+	// tostring of a table or a function names its address on Redis too,
+	// which no seed reproduces: a user's script gets the order in which
+	// it first asked for each (table: 0x00000001), the same in every run.
+	origToString := L.GetGlobal("tostring").(*lua.LFunction).GFunction
+	L.SetGlobal("tostring", L.NewFunction(func(L *lua.LState) int {
+		g := e.guard
+		switch v := L.Get(1).(type) {
+		case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
+			if g != nil && L.GetMetaField(v, "__tostring") == lua.LNil {
+				L.Push(lua.LString(fmt.Sprintf("%s: 0x%08x", v.Type().String(), g.objectID(v))))
+				return 1
+			}
+		}
+		return origToString(L)
+	}))
 	// Not Redis's: _printregs writes to the process's standard output, and
 	// collectgarbage runs Go's collector and answers with the machine's
 	// memory (a reply no seed reproduces). collectgarbage answers 0.
@@ -290,12 +384,14 @@ func (e *luaEngine) encodeBound(L *lua.LState) int64 {
 }
 
 // decodeBound counts what cjson.decode builds as built: its strings are
-// at most its text's length, and each table or array costs about a
-// hundred bytes more.
+// at most its text's length, each table or array costs about a hundred
+// bytes more, and so does each value after a comma (an array of a
+// hundred million numbers took 88 bytes each).
 func (e *luaEngine) decodeBound(L *lua.LState) int64 {
 	text, _ := L.Get(1).(lua.LString)
 	tables := strings.Count(string(text), "{") + strings.Count(string(text), "[")
-	e.guard.built("cjson.decode", addBound(int64(len(text)), mulBound(128, int64(tables))))
+	values := strings.Count(string(text), ",")
+	e.guard.built("cjson.decode", addBound(int64(len(text)), mulBound(128, int64(tables)), mulBound(96, int64(values))))
 	return 0
 }
 

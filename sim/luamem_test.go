@@ -60,10 +60,10 @@ func TestUserScriptMemoryBound(t *testing.T) {
 		want      any    // the control's reply
 		stop      string // the error's words naming the check; "" for a control
 	}{
-		{"doubling", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", nil, "its registers took"},
+		{"doubling", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", nil, "its registers"},
 		{"doubling control", "local s = 'x' for i = 1, 18 do s = s .. s end return #s", int64(1 << 18), ""},
-		{"one concat of many registers", "local s = string.rep('x', 500000) local r = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s return #r", nil, "its registers took"},
-		{"a loop that keeps what it makes", "local t, i, s = {}, 0, string.rep('s', 100) while true do i = i + 1 t[i] = s .. i end", nil, "its registers took"},
+		{"one concat of many registers", "local s = string.rep('x', 500000) local r = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s return #r", nil, "its registers"},
+		{"a loop that keeps what it makes", "local t, i, s = {}, 0, string.rep('s', 100) while true do i = i + 1 t[i] = s .. i end", nil, "its registers"},
 		{"rep", "return #string.rep('x', 1099511627776)", nil, "string.rep would build up to 1099511627776 bytes"},
 		{"rep of a clock", "return #string.rep('ab', 1767225600000)", nil, "string.rep would build"},
 		{"method rep", "local s = 'x' return #s:rep(200000000)", nil, "string.rep would build"},
@@ -291,5 +291,53 @@ func TestUserScriptOtherBounds(t *testing.T) {
 	})
 	if err := w.Run(time.Second); err == nil || !strings.Contains(err.Error(), "a user's script of 2097160 bytes, more than the simulation compiles") {
 		t.Errorf("a script of 2 MiB: the run ended with %v; want the error that it is too long to compile", err)
+	}
+}
+
+// TestUserScriptThirdBounds: the third review's cases, under a 1 MiB
+// limit. One concatenation of many registers that hold the same long
+// string (counted once) stops before it builds their sum; tables made in
+// one instruction from every value a call returned ({s:byte(1, -1)})
+// count their slots; cjson.decode of an array of numbers counts its
+// values; string.upper and lower change ASCII letters only, byte by byte,
+// as Redis's Lua does (gopher-lua's changed é and tripled invalid bytes);
+// tostring of a table, and an error object that is a table, read the
+// same in every run (they named an address).
+func TestUserScriptThirdBounds(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	old := sim.ScriptMemoryLimit
+	sim.ScriptMemoryLimit = 1 << 20
+	defer func() { sim.ScriptMemoryLimit = old }()
+	for _, tc := range []struct{ name, src, stop string }{
+		{"one concat of one string", "local s = string.rep('x', 2^19) local y = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s return #y", "its registers held"},
+		{"tables of byte values", "local s = string.rep('\\0', 4000) local t = {} for i = 1, 1e7 do t[i] = {s:byte(1, -1)} end", "table slots"},
+		{"cjson.decode of numbers", "return #cjson.decode('[' .. string.rep('1,', 100000) .. '1]')", "cjson.decode built"},
+	} {
+		if _, err := runUserScript(t, tc.src); err == nil || !strings.Contains(err.Error(), tc.stop) {
+			t.Errorf("%s: the run ended with %v; want the error naming %q", tc.name, err, tc.stop)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"return string.upper('abc-é-\\255')", "ABC-é-\xff"},
+		{"return ('ÀB'):lower()", "Àb"},
+		{"local a, b = {}, {} return tostring(b) .. ' ' .. tostring(a) .. ' ' .. tostring(b)", "table: 0x00000001 table: 0x00000002 table: 0x00000001"},
+		{"return tostring(setmetatable({}, {__tostring = function() return 'mine' end}))", "mine"},
+		{"local ok, e = pcall(error, {}) return type(e)", "table"},
+	} {
+		got, err := runUserScript(t, tc.src)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.src, got, err, tc.want)
+		}
+	}
+	w, c, conn := oneNode(t)
+	defer w.Close()
+	var e1, e2 error
+	c.Go("p", func() {
+		_, e1 = conn.Eval(context.Background(), scripts.New("err", "error({})"), nil)
+		_, e2 = conn.Eval(context.Background(), scripts.New("err", "error({})"), nil)
+	})
+	must(t, w.Run(time.Second))
+	if e1 == nil || e2 == nil || e1.Error() != e2.Error() || !strings.Contains(e1.Error(), "(error object is a table value)") {
+		t.Errorf("error({}) twice: %v, %v; want the same error, naming no address", e1, e2)
 	}
 }
