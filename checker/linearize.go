@@ -150,14 +150,20 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 		return v
 	}
 	work := newLinWork(bud)
+	var byLock [][]linOp
+	if len(lh.locks) > 1 {
+		byLock = lh.opsByLock()
+	}
 	for l := range lh.locks {
 		// checkLock sorts the operations it is given: a lock's own copy
-		// (opsOf), or, when there is only the one lock, lh.ops itself,
-		// which nothing reads after this loop (most histories lock one
-		// lock, and the copy was the whole history's operations again).
+		// (opsByLock, made in one pass: a pass per lock made a history of
+		// many locks quadratic), or, when there is only the one lock,
+		// lh.ops itself, which nothing reads after this loop (most
+		// histories lock one lock, and the copy was the whole history's
+		// operations again).
 		ops := lh.ops
-		if len(lh.locks) > 1 {
-			ops = lh.opsOf(int32(l))
+		if byLock != nil {
+			ops = byLock[l]
 		}
 		r := lh.checkLock(h, ops, bud, work)
 		switch {
@@ -237,8 +243,9 @@ func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinO
 	canonicalPartials(info)
 	var vs []Violation
 	work := newLinWork(bud)
+	byLock := lh.opsByLock()
 	for l := range lh.locks {
-		if r := lh.checkLock(h, lh.opsOf(int32(l)), bud, work); r.violation != nil {
+		if r := lh.checkLock(h, byLock[l], bud, work); r.violation != nil {
 			vs = append(vs, *r.violation)
 		}
 	}

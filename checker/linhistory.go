@@ -401,19 +401,19 @@ func (lh *linHistory) operations(ops []linOp) []porcupine.Operation {
 	return out
 }
 
-// opsOf returns copies of the operations on lock l, in record order.
-func (lh *linHistory) opsOf(l int32) []linOp {
-	n := 0
+// opsByLock is each lock's operations, in record order, as copies, made
+// in one pass (a pass per lock made a history of many locks quadratic).
+func (lh *linHistory) opsByLock() [][]linOp {
+	counts := make([]int, len(lh.locks))
 	for i := range lh.ops {
-		if lh.ops[i].lock == l {
-			n++
-		}
+		counts[lh.ops[i].lock]++
 	}
-	out := make([]linOp, 0, n)
+	out := make([][]linOp, len(lh.locks))
+	for l, n := range counts {
+		out[l] = make([]linOp, 0, n)
+	}
 	for _, o := range lh.ops {
-		if o.lock == l {
-			out = append(out, o)
-		}
+		out[o.lock] = append(out[o.lock], o)
 	}
 	return out
 }

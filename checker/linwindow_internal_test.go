@@ -116,7 +116,7 @@ func TestLinWindowedAgreesWithPorcupine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops := lh.opsOf(0)
+		ops := lh.opsByLock()[0]
 		whole := porcupine.CheckOperations(lh.model(false), lh.operations(ops))
 		if whole {
 			legal++
@@ -186,5 +186,35 @@ func TestLinWindowsCuts(t *testing.T) {
 	}
 	if want := []int{4, 2}; !slices.Equal(got, want) {
 		t.Fatalf("windows of %v, want %v", got, want)
+	}
+}
+
+// TestOpsByLockIsEachLocksOps: opsByLock, made in one pass, gives each
+// lock its operations in history order, as filtering for each lock does.
+func TestOpsByLockIsEachLocksOps(t *testing.T) {
+	var h []history.Record
+	for i := range 60 {
+		lock := []string{"a", "b", "c"}[i%7%3]
+		end := int64(i*10 + 5)
+		h = append(h, history.Record{Seq: len(h), Kind: history.KindOp, T: int64(i * 10), End: &end, Client: "c1", Lock: lock, Op: history.OpAcquire, Args: []string{"o"}, Outcome: history.OutcomeFail})
+	}
+	lh, err := buildLin(indexRecords(h), LockSimple, nil, &lazyReqs{h: h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLock := lh.opsByLock()
+	if len(byLock) != len(lh.locks) || len(lh.locks) != 3 {
+		t.Fatalf("%d lists for locks %v", len(byLock), lh.locks)
+	}
+	for l, ops := range byLock {
+		var want []linOp
+		for _, o := range lh.ops {
+			if o.lock == int32(l) {
+				want = append(want, o)
+			}
+		}
+		if !slices.EqualFunc(ops, want, func(a, b linOp) bool { return a.lock == b.lock && a.call == b.call }) {
+			t.Errorf("lock %s: %d operations, want %d in history order", lh.locks[l], len(ops), len(want))
+		}
 	}
 }

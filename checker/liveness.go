@@ -118,12 +118,14 @@ func acquireLatencies(ix *recordIndex) ([]time.Duration, []string) {
 	h := ix.h
 	var lat []time.Duration
 	var locks []string
+	seen := map[string]bool{} // locks' membership: a history of many locks made Contains quadratic
 	for _, i := range ix.ops {
 		r := &h[i]
 		if !isAttempt(r) {
 			continue
 		}
-		if !slices.Contains(locks, r.Lock) {
+		if !seen[r.Lock] {
+			seen[r.Lock] = true
 			locks = append(locks, r.Lock)
 		}
 		if ret, ok := r.Returned(); ok {

@@ -167,6 +167,31 @@ func ScanJSONL(r io.Reader, file string, maxRecords int, fn func(Record) error) 
 	return n, nil
 }
 
+// MaxNameBytes is the longest name a record may give a client, node,
+// lock, key, operation or holder (an op record's args): the checkers quote
+// names in every finding that names them, and a finding about two holders
+// quotes both, so that fifteen holders of 31 MiB names asked for 13 GB of
+// findings and ended the process. A scenario's owners are held to it too,
+// so that check reads every history run writes.
+const MaxNameBytes = 64 << 10
+
+// validateNames refuses a name longer than MaxNameBytes.
+func validateNames(w *wireRecord) (field, msg string) {
+	for _, f := range []struct{ field, v string }{{"client", w.Client}, {"node", w.Node}, {"lock", w.Lock}, {"key", w.Key}, {"op", w.Op}} {
+		if len(f.v) > MaxNameBytes {
+			return f.field, fmt.Sprintf("%d bytes: a name is at most %d (history.MaxNameBytes), since findings quote it", len(f.v), MaxNameBytes)
+		}
+	}
+	if w.Kind == KindOp {
+		for i, a := range w.Args {
+			if len(a) > MaxNameBytes {
+				return fmt.Sprintf("args[%d]", i), fmt.Sprintf("%d bytes: an op record's args name its holder, at most %d bytes (history.MaxNameBytes), since findings quote it", len(a), MaxNameBytes)
+			}
+		}
+	}
+	return "", ""
+}
+
 // ValuesPerRecord bounds the values a history file may hold, per record
 // of maxRecords: ScanJSONL counts a line's values (its commas: a record's
 // fields, the elements of its arrays, the members of its collections)
@@ -344,6 +369,9 @@ func validate(w *wireRecord) (field, msg string) {
 		return "t", fmt.Sprintf("%d is negative", *w.T)
 	}
 	if f, m := validateKindFields(w); m != "" {
+		return f, m
+	}
+	if f, m := validateNames(w); m != "" {
 		return f, m
 	}
 	if f, m := validateTimes(w); m != "" {

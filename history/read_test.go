@@ -123,6 +123,8 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"answered on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"answered":7,`, 1), "5: answered: a truth record has no answered time"},
 		{"applied on an op record", 3, strings.Replace(acq, `"detail":"lease=10s"`, `"detail":"lease=10s","applied":[4]`, 1), "3: applied: an op record has no applied times (only a req record does"},
 		{"items on a fault record", 6, strings.Replace(lines[5], `"detail"`, `"items":["c1:a"],"detail"`, 1), "6: items: a fault record has no items (only a truth record does"},
+		{"a client name too long", 3, strings.Replace(acq, `"client":"c1"`, `"client":"`+strings.Repeat("c", 70000)+`"`, 1), "3: client: 70000 bytes: a name is at most 65536"},
+		{"a holder name too long", 3, strings.Replace(acq, `["a"]`, `["`+strings.Repeat("o", 65537)+`"]`, 1), "3: args[0]: 65537 bytes: an op record's args name its holder, at most 65536"},
 		{"answered not a number", 7, strings.Replace(lines[6], `"answered":9`, `"answered":"9ns"`, 1), "7: answered: want a whole number of nanoseconds since the history's start, got string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -93,7 +93,11 @@ func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool) traffic.OwnerC
 		oc.Owners = o.strs("owners")
 		_, of := o.get("owners")
 		for i, w := range oc.Owners {
-			if slices.Index(oc.Owners, w) != i {
+			switch {
+			case len(w) > history.MaxNameBytes:
+				// A history that check refuses: findings quote the name.
+				d.failf(o.at("owners"), index(of, i), "owner of %d bytes: a name is at most %d (history.MaxNameBytes)", len(w), history.MaxNameBytes)
+			case slices.Index(oc.Owners, w) != i:
 				d.failf(o.at("owners"), index(of, i), "owner %q listed twice", w)
 			}
 		}

@@ -72,6 +72,7 @@ func TestReentrantLocks(t *testing.T) {
 		{"kind: reentrant", "kind: fenced", "t.yaml:10: algorithm.locks: not a field of algorithm fenced"},
 		{"watchdog_batch_size: 5", "watchdog_batch_size: 0", "t.yaml:11: algorithm.options.watchdog_batch_size: "},
 		{"[a, b]", manyLocks(101), "t.yaml:10: algorithm.locks: 101 locks: at most 100"},
+		{"  locks: [a, b]", "  owners: [a, " + strings.Repeat("o", 65537) + "]", "t.yaml:10: algorithm.owners[1]: owner of 65537 bytes: a name is at most 65536 (history.MaxNameBytes)"},
 	} {
 		_, err := scenario.Parse("t.yaml", []byte(strings.Replace(locksGood, c.old, c.new, 1)))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
