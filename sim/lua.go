@@ -48,8 +48,8 @@ type luaEngine struct {
 	// entry replaces.
 	spin     *[spinSlots]spinMemo
 	spinNext int
-	// guard bounds the strings of the user's script running, nil while
-	// none is (luamem.go).
+	// guard bounds what the user's script running may make and run, nil
+	// while none is (luamem.go).
 	guard *scriptGuard
 }
 
@@ -212,7 +212,7 @@ func (e *luaEngine) exec(cmd string, args []string) (any, error) {
 		}
 		nkeys, err := strconv.Atoi(args[2])
 		if err != nil {
-			return nil, lock.ReplyError("ERR value is not an integer or out of range")
+			return nil, lock.ReplyError(errNotInteger)
 		}
 		rest := args[3:]
 		if nkeys < 0 {
@@ -434,8 +434,9 @@ func (e *luaEngine) run(c *compiled, keys, argv []string) (any, error) {
 var ScriptWallLimit = 30 * time.Second
 
 // runUser runs the function on L's stack as run does, under
-// ScriptWallLimit and ScriptMemoryLimit (scriptGuard): past either, the
-// world fails with an error that says why.
+// ScriptWallLimit and the guard's limits (scriptGuard: ScriptMemoryLimit,
+// ScriptStepLimit and the library calls' bounds): past any, the world
+// fails with an error that says why.
 func (e *luaEngine) runUser(L *lua.LState) error {
 	ctx, cancel := context.WithTimeout(context.Background(), ScriptWallLimit) //detlint:allow wallclock a safety net that only ends a script that never ends; see ScriptWallLimit
 	defer cancel()

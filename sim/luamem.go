@@ -1,6 +1,6 @@
-// The guard of a user's script: bounds on the strings it makes, the
-// instructions it runs and the subjects its patterns match, so that a
-// script cannot take the simulator's memory or stack.
+// The guard of a user's script: bounds on the strings and table slots it
+// makes, the instructions it runs, and what its library calls may build or
+// search, so that a script cannot take the simulator's memory or stack.
 
 package sim
 
@@ -13,15 +13,17 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScriptMemoryLimit is how many bytes of strings a user's script may make
-// in one run (Redis's largest string, proto-max-bulk-len, by default): a
+// ScriptMemoryLimit is how many bytes of strings and table slots a user's
+// script may make in one run (Redis's largest string, proto-max-bulk-len,
+// by default): a
 // string that doubles in a loop, string.rep of a clock reading, or a loop
 // that never ends keeping what it makes, would otherwise take the
 // simulator's memory and end the process with the runtime's out-of-memory
 // crash. On Redis such a script takes the server's memory, which no lock
 // needs, so the run fails with an error that says so, as at
 // ScriptWallLimit. The count is deterministic (the strings the script's
-// registers take, by identity, and what replies and library calls build),
+// registers take, by identity, the slots its tables gain, and what replies
+// and library calls build),
 // so whether a run fails does not depend on the machine. The library's own
 // scripts run without it, and so do scripts on miniredis's own runner
 // (lua: miniredis).
@@ -71,7 +73,8 @@ const (
 
 // scriptGuard is the context a user's script runs under: gopher-lua asks
 // its Done before every instruction, where it counts the instruction and
-// looks at the strings in the running function's registers. A string of
+// looks at the strings and tables in the running function's registers (a
+// table counts the slots it gained since it was last seen). A string of
 // trackedString bytes or more that the guard has not seen is counted as
 // made (every string the script makes lands in a register, but those
 // inside a table that a reply or cjson.decode builds, which are counted
@@ -118,9 +121,8 @@ func newScriptGuard(ctx context.Context, L *lua.LState, node string) *scriptGuar
 	return &scriptGuard{Context: ctx, L: L, node: node, limit: ScriptMemoryLimit, seen: map[heldString]string{}, tables: map[*lua.LTable]int{}, done: make(chan struct{})}
 }
 
-// Done counts an instruction and the strings the running function's
-// registers took since the last look, and is closed once the script is
-// past a limit.
+// Done counts an instruction and what the running function's registers
+// took since the last look, and is closed once the script is past a limit.
 func (g *scriptGuard) Done() <-chan struct{} {
 	if g.err == nil {
 		g.look()
@@ -231,7 +233,7 @@ func (g *scriptGuard) built(what string, n int64) {
 
 // exceed stops the script past the memory limit, for the reason why.
 func (g *scriptGuard) exceed(why string) {
-	g.stop(fmt.Sprintf("a user's script made more than %d bytes of strings in one run: %s (a string that doubles in a loop, a count or size taken from a clock, a loop that never ends?); on Redis it would take the server's memory", g.limit, why))
+	g.stop(fmt.Sprintf("a user's script made more than %d bytes of strings and table slots in one run: %s (a string that doubles in a loop, a count or size taken from a clock, a loop that never ends?); on Redis it would take the server's memory", g.limit, why))
 }
 
 // stop stops the script with the error what (the first stop's stands).
@@ -276,8 +278,9 @@ func (e *luaEngine) guardLibraries(L *lua.LState) {
 	str, tab, globals := L.GetGlobal(lua.StringLibName), L.GetGlobal(lua.TabLibName), L.Get(lua.GlobalsIndex)
 	guard(str, "rep", "string.rep", repBound)
 	guard(str, "format", "string.format", formatBound)
+	gsubPattern := e.patternBound("gsub", gsubSubjectLimit)
 	guard(str, "gsub", "string.gsub", func(L *lua.LState) int64 {
-		if e.patternBound("gsub", gsubSubjectLimit)(L); e.guard.err != nil {
+		if gsubPattern(L); e.guard.err != nil {
 			return 0
 		}
 		return e.gsubBound(L)
@@ -369,12 +372,18 @@ func (e *luaEngine) patternBound(name string, limit int64) func(L *lua.LState) i
 	}
 }
 
-// encodeBound is jsonBound of cjson.encode's argument: past
+// encodeBound is jsonWalk's bound of cjson.encode's argument: past
 // maxJSONDepth, Redis's error (encode_max_depth, 1000: gopher-lua's
 // encoder recursed until its stack overflowed); past maxJSONWork, the
 // script stops.
 func (e *luaEngine) encodeBound(L *lua.LState) int64 {
-	n, depth, ok := jsonBound(L.Get(1), 0, map[*lua.LTable]bool{})
+	w := jsonWalk{seen: map[*lua.LTable]bool{}}
+	n, depth, ok := w.bound(L.Get(1), 0)
+	if w.repeated {
+		// A table met twice: the encoder refuses it before it has
+		// copied more than the bound's once-each count.
+		return n
+	}
 	if !ok {
 		L.RaiseError("Cannot serialise, excessive nesting (%d)", maxJSONDepth+1)
 	}
@@ -494,15 +503,14 @@ func formatBound(L *lua.LState) int64 {
 	f, _ := L.Get(1).(lua.LString)
 	var args, longest int64
 	for i, top := 2, L.GetTop(); i <= top; i++ {
-		switch v := L.Get(i).(type) {
-		case lua.LString, lua.LNumber:
-		default:
+		v := L.Get(i)
+		if t := v.Type(); t != lua.LTString && t != lua.LTNumber {
 			// Lua's format takes strings and numbers only; gopher-lua
 			// hands anything to Go's fmt, which prints a table whole, or
 			// its address (a reply no seed reproduces).
-			L.RaiseError("bad argument #%d to 'format' (string expected, got %s)", i, v.Type().String())
+			L.RaiseError("bad argument #%d to 'format' (string expected, got %s)", i, t.String())
 		}
-		n := textLen(L.Get(i))
+		n := textLen(v)
 		args, longest = addBound(args, n), max(longest, n)
 	}
 	n, directives, indexed := int64(len(f)), int64(0), false
@@ -623,12 +631,19 @@ const maxJSONDepth = 1000
 // around a long string costs its length times its depth.
 const maxJSONWork = 1 << 30
 
-// jsonBound bounds the JSON cjson.encode makes of v at nesting depth:
-// every byte of a string that JSON escapes, or that is not ASCII, at six
-// bytes, every other at one; each table once (the encoder refuses a table
-// it meets again). deepest is the deepest table's depth; ok is false past
-// maxJSONDepth.
-func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, deepest int, ok bool) {
+// jsonWalk is encodeBound's walk of a value: the tables seen, and whether
+// one was met twice (the encoder refuses that; which meeting comes first,
+// and so the depth counted, follows the tables' iteration order).
+type jsonWalk struct {
+	seen     map[*lua.LTable]bool
+	repeated bool
+}
+
+// bound bounds the JSON cjson.encode makes of v at nesting depth: every
+// byte of a string that JSON escapes, or that is not ASCII, at six bytes,
+// every other at one; each table once. deepest is the deepest table's
+// depth; ok is false past maxJSONDepth.
+func (w *jsonWalk) bound(v lua.LValue, depth int) (n int64, deepest int, ok bool) {
 	switch x := v.(type) {
 	case lua.LString:
 		n = 2
@@ -645,14 +660,15 @@ func jsonBound(v lua.LValue, depth int, seen map[*lua.LTable]bool) (n int64, dee
 		if depth >= maxJSONDepth {
 			return 0, depth, false
 		}
-		if seen[x] {
+		if w.seen[x] {
+			w.repeated = true
 			return 0, depth, true
 		}
-		seen[x] = true
+		w.seen[x] = true
 		n, deepest, ok = 2, depth+1, true
 		x.ForEach(func(k, v lua.LValue) {
-			kn, kd, kok := jsonBound(k, depth+1, seen)
-			vn, vd, vok := jsonBound(v, depth+1, seen)
+			kn, kd, kok := w.bound(k, depth+1)
+			vn, vd, vok := w.bound(v, depth+1)
 			n, deepest, ok = addBound(n, kn, vn, 2), max(deepest, kd, vd), ok && kok && vok
 		})
 		return n, deepest, ok

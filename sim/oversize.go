@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/lock"
@@ -33,10 +34,9 @@ var protoMaxBulkLen int64 = 512 << 20
 const maxReplyElements = 1 << 24
 
 const (
-	errOverBulk      = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-	errBitOffset     = "ERR bit offset is not an integer or out of range"
-	errWrongTypeText = "WRONGTYPE Operation against a key holding the wrong kind of value"
-	errNotInteger    = "ERR value is not an integer or out of range"
+	errOverBulk   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errBitOffset  = "ERR bit offset is not an integer or out of range"
+	errNotInteger = "ERR value is not an integer or out of range"
 )
 
 // answerOversized answers, in miniredis's place, a command that would
@@ -120,7 +120,7 @@ func (n *Node) answerSetrange(c *server.Peer, args []string, inTx bool) bool {
 	case err != nil:
 		c.WriteError(err.Error())
 	case typ != "none" && typ != "string":
-		c.WriteError(errWrongTypeText)
+		c.WriteError(miniredis.ErrWrongType.Error())
 	case value == "":
 		c.WriteInt(length)
 	default:
@@ -247,7 +247,9 @@ func (n *Node) refuseLongReply(c *server.Peer, cmd string, args []string, inTx b
 
 // stringLen is key's type ("none" when missing; "set", "list" and so on)
 // and, for a string, its length, read through miniredis on c's
-// connection.
+// connection. Not from the database directly (Node.db): its methods take
+// miniredis's lock, which miniredis's own Lua runner (lua: miniredis)
+// holds while its script's commands reach the hook.
 func (n *Node) stringLen(c *server.Peer, key string) (typ string, length int, err error) {
 	v, err := n.innerCall(c, "TYPE", key)
 	if err != nil {

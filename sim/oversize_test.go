@@ -14,6 +14,7 @@ import (
 	"github.com/locksim/locksim/internal/redistest"
 	"github.com/locksim/locksim/internal/scripts"
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -254,5 +255,24 @@ func TestRepeatedMembersPastTheReplyBound(t *testing.T) {
 				t.Errorf("%s k %d: the run ended with %v; want the error that the reply is too long", cmd.name, count, err)
 			}
 		}
+	}
+}
+
+// TestOversizedFromMiniredisRunner: the node answers these commands from
+// miniredis's own Lua runner (lua: miniredis) too, which holds miniredis's
+// lock while its script's commands reach the node's hook: the hook reads
+// the key through miniredis's Dispatch, so it neither deadlocks nor lets
+// miniredis pad the key.
+func TestOversizedFromMiniredisRunner(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w, c, conn := oneNode(t, setup.LuaMiniredis)
+	defer w.Close()
+	var got string
+	c.Go("p", func() {
+		got = renderAny(conn.Eval(context.Background(), scripts.New("pad", "redis.call('set', KEYS[1], 'abc') return {redis.call('setrange', KEYS[1], 5, ''), redis.pcall('setrange', KEYS[1], 2^40, 'x').err}"), []string{"k"}))
+	})
+	must(t, w.Run(time.Second))
+	if want := "[3 ERR string exceeds maximum allowed size (proto-max-bulk-len)]"; got != want {
+		t.Errorf("SETRANGE from miniredis's runner: %s; want %s", got, want)
 	}
 }

@@ -202,7 +202,7 @@ func (n *Node) wait(client string, args []string, reply func(any, error)) {
 	want, err1 := strconv.Atoi(args[1])
 	ms, err2 := strconv.Atoi(args[2])
 	if err1 != nil || err2 != nil || ms < 0 {
-		reply(nil, lock.ReplyError("ERR value is not an integer or out of range"))
+		reply(nil, lock.ReplyError(errNotInteger))
 		return
 	}
 	if n.master != nil {
