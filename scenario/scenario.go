@@ -318,7 +318,7 @@ func (d *decoder) scenario(s *Scenario, n *yaml.Node) {
 	if algorithmOK && clientsOK {
 		d.part(func() { d.clientSettings(s) })
 	}
-	d.faults(s, top, topologyOK && clientsOK && algorithmOK, durationOK)
+	d.faults(s, top, topologyOK && clientsOK && algorithmOK, topologyOK, durationOK)
 	if d.part(func() { top.required("expect") }) && clientsOK {
 		d.part(func() {
 			en, f := top.get("expect")
@@ -356,7 +356,7 @@ func (d *decoder) header(s *Scenario, top *obj) {
 // and algorithm they name read without an error), and its rates; then,
 // when they and the duration (durationOK) read without an error, checks
 // the timeline of the faults.
-func (d *decoder) faults(s *Scenario, top *obj, read, durationOK bool) {
+func (d *decoder) faults(s *Scenario, top *obj, read, topologyOK, durationOK bool) {
 	ok := read
 	if read {
 		var items []*yaml.Node
@@ -369,7 +369,7 @@ func (d *decoder) faults(s *Scenario, top *obj, read, durationOK bool) {
 	ratesOK := d.part(func() {
 		if top.has("rates") {
 			rn, f := top.get("rates")
-			d.rates(s, rn, f)
+			d.rates(s, rn, f, topologyOK)
 		}
 	})
 	if ok && ratesOK && durationOK {
@@ -675,7 +675,7 @@ func (d *decoder) client(s *Scenario, cf string, it *yaml.Node, allowed []string
 	d.stashClientSettings(o, cf, first, len(s.Clients))
 }
 
-func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
+func (d *decoder) rates(s *Scenario, n *yaml.Node, f string, topologyOK bool) {
 	o := d.mapping(f, n, "failover", "failover_down", "crash", "crash_down", "pause", "pause_for", "clock_jump", "jump_by",
 		"partition", "partition_for", "drift_ppm", "drop_request", "drop_reply", "drop_push", "duplicate", "delay_p", "delay")
 	rate := func(k string) float64 { return o.float(k, 0, 0, faults.MaxRate) }
@@ -687,6 +687,12 @@ func (d *decoder) rates(s *Scenario, n *yaml.Node, f string) {
 		DriftPPM:    o.int("drift_ppm", 0, 0, setup.MaxDriftPPM),
 		DropRequest: o.prob("drop_request", 0), DropReply: o.prob("drop_reply", 0), DropPush: o.prob("drop_push", 0),
 		Duplicate: o.prob("duplicate", 0), DelayP: o.prob("delay_p", 0), Delay: o.dist("delay", setup.Dist{}),
+	}
+	if topologyOK && d.err == nil && s.Rates.Failover > 0 && !slices.ContainsFunc(s.Nodes, func(n Node) bool { return len(n.Replicas) > 0 }) {
+		// Drawn per replicated group: with none, the rate would draw
+		// nothing, and a verdict of ok would read as a lock that survives
+		// failovers (a scripted failover of such a group is refused too).
+		d.failf(o.at("failover"), join(f, "failover"), "no group has a replica, so a failover rate draws no failover: give a node replicas (topology.nodes[].replicas) or drop the rate")
 	}
 	s.HasRates = true
 	if rn := resolve(n); rn != nil {

@@ -61,6 +61,23 @@ func TestLuaField(t *testing.T) {
 	}
 }
 
+// TestFailoverRateNeedsReplica: a failover rate is drawn per replicated
+// group, so a topology without one would draw nothing and a verdict of ok
+// would read as a lock that survives failovers; the file is refused at the
+// rate's line. The control: the same rate with a replica loads.
+func TestFailoverRateNeedsReplica(t *testing.T) {
+	src := strings.Replace(good, "faults:\n  - {at: 1s, kind: failover, group: m1}\n", "", 1)
+	src = strings.Replace(src, "  drop_reply: 0.01", "  failover: 4", 1)
+	if _, err := Parse("ok.yaml", []byte(src)); err != nil {
+		t.Fatalf("a failover rate on a replicated group: %v", err)
+	}
+	bare := strings.Replace(src, "      replicas:\n        - {name: r1, lag: {kind: uniform, min: 1ms, max: 5ms}}\n", "", 1)
+	_, err := Parse("bad.yaml", []byte(bare))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:13: rates.failover: no group has a replica") {
+		t.Fatalf("a failover rate without a replica: got %v", err)
+	}
+}
+
 // TestBadFiles: every error names the file, the line and the field.
 func TestBadFiles(t *testing.T) {
 	for _, c := range []struct {
