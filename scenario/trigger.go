@@ -20,7 +20,7 @@ import (
 // triggerFields are the fields of an "on" mapping: the operation, then
 // for an instant fault its event, for a link fault its messages.
 var (
-	instantTriggerFields = []string{"client", "op", "nth", "owner", "event", "after"}
+	instantTriggerFields = []string{"client", "op", "nth", "owner", "outcome", "event", "after"}
 	linkTriggerFields    = []string{"client", "op", "nth", "owner", "messages", "skip"}
 )
 
@@ -49,6 +49,14 @@ func (d *decoder) trigger(s *Scenario, o *obj, f string, flt faults.Fault) fault
 		if t.required("event") {
 			tr.Event = setup.OpEvent(t.oneOf("event", "", opEvents()...))
 		}
+		if t.has("outcome") {
+			tr.Op.Outcome = t.oneOf("outcome", "", setup.Outcomes...)
+			if d.err == nil {
+				if err := tr.Op.CheckEvent(tr.Event); err != nil {
+					d.failf(t.at("event"), join(tf, "event"), "%v", err)
+				}
+			}
+		}
 		tr.After = t.dur("after", 0)
 	}
 	return faults.OnOp{Trigger: tr, Fault: flt}
@@ -64,7 +72,7 @@ func (d *decoder) triggerMapping(tf string, n *yaml.Node, kind string, link bool
 	}
 	msg := fmt.Sprintf("not a field of the trigger of a %s fault (its fields: %s; messages and skip are for link faults)", kind, strings.Join(fields, ", "))
 	if link {
-		msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s)", kind, strings.Join(fields, ", "))
+		msg = fmt.Sprintf("not a field of the trigger of a %s fault, which acts on the operation's messages, not at an instant (its fields: %s; an outcome is known only at the return, after the messages)", kind, strings.Join(fields, ", "))
 	}
 	return d.mappingMsg(tf, n, fields, msg)
 }

@@ -83,6 +83,10 @@ func (r Rule) Validate() error {
 	if r.Op != nil && (r.From != 0 || r.Until != 0) {
 		return fmt.Errorf("rule %q: bound to an op, it takes no window [%v, %v)", r.Name, r.From, r.Until)
 	}
+	if r.Op != nil && r.Op.Outcome != "" {
+		// The op's messages are on their way before it returns.
+		return fmt.Errorf("rule %q: an op selected by outcome (%s) is known at its return, after its messages: a link fault cannot select by outcome", r.Name, r.Op.Outcome)
+	}
 	return nil
 }
 

@@ -318,7 +318,7 @@ func (run *opRun) End(outcome history.Outcome, result string) {
 		return
 	}
 	w := run.c.w
-	w.opEnded(run)
+	w.opEnded(run, outcome)
 	r := w.hist.at(run.idx)
 	r.Outcome = outcome
 	r.Result = result

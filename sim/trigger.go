@@ -49,7 +49,7 @@ type opRun struct {
 type trigger struct {
 	sel   setup.OpSelector
 	name  string // the fault, for the unfired record
-	count int    // ops matching sel begun so far
+	count int    // ops matching sel begun so far (with sel.Outcome: returned so)
 	bound *opRun // the Nth, once begun
 
 	// An action (rule == nil): fn runs after the event ev.
@@ -97,6 +97,9 @@ func (w *World) OnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration
 // applies any fault, so that a bad one never half-applies.
 func (w *World) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Duration) error {
 	if err := w.checkSelector(sel); err != nil {
+		return err
+	}
+	if err := sel.CheckEvent(ev); err != nil {
 		return err
 	}
 	switch ev {
@@ -154,7 +157,7 @@ func (w *World) opBegun(c *Client, op string, args []string) *opRun {
 		return run
 	}
 	for _, t := range w.triggers {
-		if t.bound != nil || t.sel.Client != c.name || t.sel.Op != op || (t.sel.Owner != "" && t.sel.Owner != run.owner) {
+		if t.bound != nil || t.sel.Outcome != "" || !t.matches(run) {
 			continue
 		}
 		if t.count++; t.count == t.sel.Nth {
@@ -189,8 +192,14 @@ func (w *World) opApplied(run *opRun) {
 	}
 }
 
-// opEnded notes the return of run.
-func (w *World) opEnded(run *opRun) {
+// matches reports whether run is an op t's selector counts (its outcome
+// aside).
+func (t *trigger) matches(run *opRun) bool {
+	return t.sel.Client == run.c.name && t.sel.Op == run.op && (t.sel.Owner == "" || t.sel.Owner == run.owner)
+}
+
+// opEnded notes the return of run with outcome.
+func (w *World) opEnded(run *opRun, outcome history.Outcome) {
 	if run == nil || run.ret {
 		return
 	}
@@ -208,6 +217,11 @@ func (w *World) opEnded(run *opRun) {
 	}
 	p := w.current
 	for _, t := range w.triggers {
+		if t.bound == nil && t.sel.Outcome != "" && t.sel.Outcome == string(outcome) && t.matches(run) {
+			if t.count++; t.count == t.sel.Nth {
+				t.bound = run
+			}
+		}
 		if t.bound == run && t.ev == setup.OpReturn {
 			w.fire(t)
 			if t.rule == nil && t.after == 0 && p != nil && p.client == run.c {
@@ -298,6 +312,9 @@ func (w *World) recordUnfired() {
 // unfired says why t never acted, or "" if it did.
 func (t *trigger) unfired(w *World) string {
 	run := t.bound
+	if run == nil && t.sel.Outcome != "" {
+		return fmt.Sprintf("%s never came (%d %s op(s) of %s that match returned %s)", t.sel, t.count, t.sel.Op, t.sel.Client, t.sel.Outcome)
+	}
 	if run == nil {
 		return fmt.Sprintf("%s never began (%s began %d %s op(s) that match)", t.sel, t.sel.Client, t.count, t.sel.Op)
 	}

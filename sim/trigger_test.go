@@ -91,6 +91,65 @@ func TestOnOpEvents(t *testing.T) {
 	w.noFault(history.FaultTriggerUnfired)
 }
 
+// TestOnOpByOutcome: a selector with an outcome counts only the ops that
+// returned with it, in the order they returned, and binds at the return:
+// "c1's 1st acquire with outcome ok" is its 2nd acquire when the 1st was
+// refused. The control, without an outcome, binds the 1st. One never met is
+// reported unfired with the count it saw; one before the return, or on a
+// link fault, is refused.
+func TestOnOpByOutcome(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	w.master("m1", setup.PersistNone)
+	c1 := w.client("c1", time.Second, setup.NoRetry)
+	conn := w.conn(c1, "m1")
+
+	var anyFirst, okFirst, failSecond fired
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1}, setup.OpReturn, 0, &anyFirst)
+	w.onOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1, Outcome: "ok"}, setup.OpReturn, 0, &okFirst)
+	must(t, w.OnOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 2, Outcome: "fail"}, setup.OpReturn, 0, "never", failSecond.fn(w)))
+	for _, ev := range []setup.OpEvent{setup.OpCall, setup.OpApplied} {
+		if err := w.OnOp(setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1, Outcome: "ok"}, ev, 0, "early", func() {}); err == nil || !strings.Contains(err.Error(), "known at its return") {
+			t.Errorf("outcome at %s: got %v, want a refusal", ev, err)
+		}
+	}
+	if err := w.Net().AddRule(setup.Rule{Name: "drop", DropReply: 1, Op: &setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1, Outcome: "ok"}}); err == nil || !strings.Contains(err.Error(), "cannot select by outcome") {
+		t.Errorf("a link rule by outcome: got %v, want a refusal", err)
+	}
+
+	c1.Go("main", func() {
+		end := func(o history.Outcome) {
+			h := c1.BeginOp("lk", "acquire")
+			w.do(conn, "GET", "k")
+			h.End(o, "")
+		}
+		end(history.OutcomeFail) // 0 -> 2ms
+		w.sleepUntil(c1, 10*ms)
+		end(history.OutcomeOK) // 10 -> 12ms: the 1st with outcome ok
+		w.sleepUntil(c1, 20*ms)
+		end(history.OutcomeOK) // 20 -> 22ms
+	})
+	w.run(time.Second)
+	for _, c := range []struct {
+		name string
+		f    fired
+		want time.Duration
+	}{{"1st acquire", anyFirst, 2 * ms}, {"1st acquire with outcome ok", okFirst, 12 * ms}} {
+		if len(c.f.at) != 1 || c.f.at[0] != c.want {
+			t.Errorf("%s fired at %v; want once at %v", c.name, c.f.at, c.want)
+		}
+	}
+	w.Close()
+	if len(failSecond.at) != 0 {
+		t.Errorf("the 2nd failed acquire fired at %v; there was one", failSecond.at)
+	}
+	rec := w.wantFault(history.FaultTriggerUnfired, "", "c1")
+	if want := "c1's 2nd acquire with outcome fail never came (1 acquire op(s) of c1 that match returned fail)"; !strings.Contains(rec.Detail, want) {
+		t.Errorf("unfired record %q; want it to say %q", rec.Detail, want)
+	}
+}
+
 // TestOnOpActsAfterTheStep: an action at an op's call runs after the
 // process has parked (its first request is on the wire); at "applied",
 // after the node ran the command (the reply is on its way): a failover

@@ -93,7 +93,7 @@ func (o *runOp) SetDetail(detail string) { o.o.SetDetail(detail) }
 
 func (o *runOp) End(outcome history.Outcome, result string) {
 	h := o.h
-	defer h.trig.opEnded(o.hooks) // after the return's record, as a fault at its return
+	defer h.trig.opEnded(o.hooks, outcome) // after the return's record, as a fault at its return
 	if h.life.isStopped() {
 		return
 	}

@@ -77,7 +77,7 @@ type opTrigger struct {
 	link *faults.LinkFault // on the op's client's links to link.Node ("" every node)
 	n    int               // link: how many requests (faults.EveryMessage: all)
 
-	count int           // ops matching sel begun so far (triggers.mu)
+	count int           // ops matching sel begun so far, or returned with sel.Outcome (triggers.mu)
 	call  time.Duration // the bound op's call, once begun (triggers.mu)
 	began bool          // (triggers.mu)
 	state atomic.Int32
@@ -99,7 +99,10 @@ func (t *target) CheckOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Du
 	case after < 0:
 		return fmt.Errorf("after %v: want 0 or more", after)
 	}
-	return nil
+	if err := sel.Validate(); err != nil {
+		return err
+	}
+	return sel.CheckEvent(ev)
 }
 
 // ActOnOp runs act after event ev of the op sel selects, after later
@@ -117,6 +120,9 @@ func (t *target) ActOnOp(sel setup.OpSelector, ev setup.OpEvent, after time.Dura
 // the first n requests (EveryMessage: all) that the op sel selects sends on
 // its client's links to f.Node ("" every node), and their replies.
 func (t *target) OpLink(sel setup.OpSelector, f faults.LinkFault, n int, name string) error {
+	if sel.Outcome != "" {
+		return fmt.Errorf("an op selected by outcome (%s) is known at its return, after its messages: a link fault cannot select by outcome", sel.Outcome)
+	}
 	if f.Node != "" {
 		if err := t.CheckNode(f.Node); err != nil {
 			return err
@@ -149,22 +155,29 @@ func (tr *triggers) close() {
 // and returns what the op's End must do (its return's triggers, and the
 // disarming of the others).
 func (tr *triggers) opBegun(client, op string, args []string) *opHooks {
-	var mine []*opTrigger
+	var mine, byOutcome []*opTrigger
 	tr.mu.Lock()
+	call := tr.h.rec.Since()
 	for _, t := range tr.list {
 		if t.sel.Client != client || t.sel.Op != op || (t.sel.Owner != "" && (len(args) == 0 || args[0] != t.sel.Owner)) {
 			continue
 		}
+		if t.sel.Outcome != "" {
+			if !t.began {
+				byOutcome = append(byOutcome, t) // counted at the return, if it returns so
+			}
+			continue
+		}
 		if t.count++; t.count == t.sel.Nth {
-			t.began, t.call = true, tr.h.rec.Since()
+			t.began, t.call = true, call
 			mine = append(mine, t)
 		}
 	}
 	tr.mu.Unlock()
-	if len(mine) == 0 {
+	if len(mine) == 0 && len(byOutcome) == 0 {
 		return nil
 	}
-	h := &opHooks{}
+	h := &opHooks{byOutcome: byOutcome, call: call}
 	h.open.Store(true)
 	for _, t := range mine {
 		switch {
@@ -185,16 +198,34 @@ func (tr *triggers) opBegun(client, op string, args []string) *opHooks {
 type opHooks struct {
 	open     atomic.Bool // the op has not returned
 	onReturn []*opTrigger
+	// byOutcome are the triggers that select by outcome which the op
+	// matches but for it, not bound yet at its call; call is its call.
+	byOutcome []*opTrigger
+	call      time.Duration
 }
 
-// ended is called at the op's return: the hooks armed for it stop acting,
-// and the triggers waiting for the return act.
-func (tr *triggers) opEnded(h *opHooks) {
+// opEnded is called at the op's return with its outcome: the hooks armed
+// for it stop acting, the triggers that select by outcome count it if it
+// returned so (and the Nth binds), and the triggers waiting for the return
+// act.
+func (tr *triggers) opEnded(h *opHooks, outcome history.Outcome) {
 	if h == nil {
 		return
 	}
 	h.open.Store(false)
-	for _, t := range h.onReturn {
+	onReturn := h.onReturn
+	tr.mu.Lock()
+	for _, t := range h.byOutcome {
+		if t.began || t.sel.Outcome != string(outcome) {
+			continue
+		}
+		if t.count++; t.count == t.sel.Nth {
+			t.began, t.call = true, h.call
+			onReturn = append(onReturn, t)
+		}
+	}
+	tr.mu.Unlock()
+	for _, t := range onReturn {
 		tr.fire(t)
 	}
 }
@@ -362,6 +393,8 @@ func (tr *triggers) recordUnfired() {
 		tr.mu.Unlock()
 		var why string
 		switch {
+		case !began && t.sel.Outcome != "":
+			why = fmt.Sprintf("%s never came (%d %s op(s) of %s that match returned %s)", t.sel, count, t.sel.Op, t.sel.Client, t.sel.Outcome)
 		case !began:
 			why = fmt.Sprintf("%s never began (%s began %d %s op(s) that match)", t.sel, t.sel.Client, count, t.sel.Op)
 		case t.link != nil:

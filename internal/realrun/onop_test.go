@@ -66,6 +66,55 @@ expect: any
 	}
 }
 
+// TestOnOpByOutcome: a fault bound to the Nth op with an outcome acts at
+// the return of the Nth op that returned so, as in the simulation; one
+// whose op never returns so is recorded unfired with the count it saw.
+func TestOnOpByOutcome(t *testing.T) {
+	bin := redistest.Binary(t)
+	defer goleak.VerifyNone(t)
+	s, err := scenario.Parse("outcome.yaml", []byte(`duration: 900ms
+topology:
+  nodes: [{name: m1, replicas: [{name: r1}]}]
+clients: [{name: c1, holds: 2, hold: 100ms}]
+algorithm: {kind: simple, ttl: 5s}
+faults:
+  - {kind: crash, node: r1, stay: true, on: {client: c1, op: acquire, outcome: ok, nth: 2, event: return}}
+  - {kind: crash, node: m1, stay: true, on: {client: c1, op: acquire, outcome: fail, event: return}}
+expect: any
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s, Options{Bin: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acquires []*history.Record
+	crash := map[string]int64{}
+	var unfired []string
+	for i := range r.Records {
+		rec := &r.Records[i]
+		switch {
+		case rec.Kind == history.KindOp && rec.Op == history.OpAcquire:
+			acquires = append(acquires, rec)
+		case rec.Kind == history.KindFault && rec.Op == history.FaultCrash:
+			crash[rec.Node] = rec.T
+		case rec.Kind == history.KindFault && rec.Op == history.FaultTriggerUnfired:
+			unfired = append(unfired, rec.Detail)
+		}
+	}
+	if len(acquires) != 2 || acquires[1].End == nil || acquires[1].Outcome != history.OutcomeOK {
+		t.Fatalf("want two acquires, the 2nd ok: %d", len(acquires))
+	}
+	at, ok := crash["r1"]
+	if !ok || at < *acquires[1].End || len(crash) != 1 {
+		t.Fatalf("crashes %v; want r1 alone, at or after the 2nd acquire's return (%d)", crash, *acquires[1].End)
+	}
+	if len(unfired) != 1 || !strings.Contains(unfired[0], "c1's 1st acquire with outcome fail never came (0 acquire op(s) of c1 that match returned fail)") {
+		t.Fatalf("unfired: %q; want the failed acquire's crash", unfired)
+	}
+}
+
 // TestDelayMessagesWindow: a windowed delay (faults.MessageDelayer) holds
 // c1's requests and replies back while it lasts, and only c1's: c1's
 // acquires in the window take both delays, those after it and c2's do not.
