@@ -29,7 +29,8 @@
 // The options choose the scenario: one of locksim's committed files by
 // name (Scenario), a file (File), a text (YAML) or one built in Go (a
 // Setup); the seeds (Seeds); real redis-server processes instead of the
-// simulation (Redis); where failing runs' files go (Out). A committed
+// simulation (Redis); where failing runs' files go (Out); which kinds of
+// finding fail Run (FailOn; by default every safety one). A committed
 // scenario runs with the lock under test in place of its own: its
 // topology, clients, faults and holding settings stay. A Result has the
 // verdict, the timeline around a finding, the call that replays it, and

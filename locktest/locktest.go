@@ -166,7 +166,7 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 		if r.Verdict.NeverReleased {
 			unreleased = append(unreleased, r.Seed)
 		}
-		if !r.Unsafe() {
+		if !c.fails(r) {
 			if len(r.Verdict.Violations) > 0 || r.Verdict.Status == checker.Unknown {
 				t.Logf("%s", r)
 			}
@@ -183,7 +183,11 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 		}
 	}
 	if len(seeds) > 0 {
-		t.Fatalf("locktest: %d of %d runs violate safety (seeds %s); the first:\n%s", len(seeds), len(rs), seedRanges(seeds), first)
+		what := "violate safety"
+		if c.failOn != nil {
+			what = "have a finding of " + joinKinds(c.failOn)
+		}
+		t.Fatalf("locktest: %d of %d runs %s (seeds %s); the first:\n%s", len(seeds), len(rs), what, seedRanges(seeds), first)
 	}
 	if len(never) > 0 {
 		t.Fatalf("locktest: in %d of %d runs (seeds %s) the lock was never held: every acquire answered ended in an error (logged above), so those runs tested nothing",
@@ -194,6 +198,15 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 			len(unreleased), len(rs), seedRanges(unreleased))
 	}
 	return rs
+}
+
+// joinKinds writes kinds as "a, b".
+func joinKinds(kinds []Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }
 
 // seedRanges writes ascending seeds as ranges: "1-3, 7".

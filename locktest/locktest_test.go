@@ -83,6 +83,25 @@ func TestRunFailsUnsafeRuns(t *testing.T) {
 	}
 }
 
+// TestFailOn: with FailOn, Run fails only on the kinds named and logs the
+// other findings: under F0 the correct lock loses its key to the failover
+// (mutual exclusion, silent loss, as every lock on one asynchronously
+// replicated master), which FailOn("unlock-idempotency") passes and
+// FailOn("mutual-exclusion") fails, saying which kind.
+func TestFailOn(t *testing.T) {
+	f0 := []locktest.Option{locktest.Scenario("f0-failover-lagging-replica"), locktest.Seeds(1, 2)}
+	pass := &recorder{TB: t}
+	rs := locktest.Run(pass, setnx, append(f0, locktest.FailOn("unlock-idempotency"))...)
+	if pass.failed || len(rs) != 2 || !rs[0].Unsafe() {
+		t.Fatalf("FailOn(unlock-idempotency) under F0: failed %v, %d runs, the first unsafe %v:\n%s", pass.failed, len(rs), len(rs) > 0 && rs[0].Unsafe(), pass.text())
+	}
+	fail := &recorder{TB: t}
+	locktest.Run(fail, setnx, append(f0, locktest.FailOn("mutual-exclusion", "unlock-idempotency"))...)
+	if want := "2 of 2 runs have a finding of mutual-exclusion, unlock-idempotency (seeds 1-2)"; !fail.failed || !strings.Contains(fail.text(), want) {
+		t.Fatalf("FailOn(mutual-exclusion, ...) under F0: failed %v, want %q:\n%s", fail.failed, want, fail.text())
+	}
+}
+
 // TestCheckDeterministic: one scenario and seed give the same run, byte
 // for byte; another seed another.
 func TestCheckDeterministic(t *testing.T) {
@@ -119,6 +138,8 @@ func TestBadInput(t *testing.T) {
 		{ok, []locktest.Option{locktest.Seeds(1, 0)}, "Seeds(1, 0)"},
 		{ok, []locktest.Option{locktest.Redis(0)}, "Redis(0)"},
 		{ok, []locktest.Option{locktest.Out("")}, "name a directory"},
+		{ok, []locktest.Option{locktest.FailOn()}, "FailOn(): name a kind"},
+		{ok, []locktest.Option{locktest.FailOn("deadlock")}, `FailOn: unknown kind "deadlock" (the kinds: mutual-exclusion`},
 		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (the names: baseline-`},
 		{ok, []locktest.Option{locktest.Scenario("../go.mod")}, "no committed scenario"},
 		{ok, []locktest.Option{locktest.File(filepath.Join(t.TempDir(), "none.yaml"))}, "none.yaml"},

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // Option chooses what Check and Run do: the scenario (Scenario, File,
 // YAML, or a Setup, which is an Option itself), the seeds (Seeds), the
-// backend (Redis) and where failing runs' files go (Out).
+// backend (Redis), where failing runs' files go (Out) and which findings
+// fail Run (FailOn).
 type Option interface {
 	apply(c *config) error
 }
@@ -22,6 +27,8 @@ type config struct {
 	// real, when set, runs on real servers at this scale (Redis).
 	real *float64
 	out  string
+	// failOn, when set, are the kinds that fail Run (FailOn).
+	failOn []Kind
 }
 
 // optionFunc is an Option that is a function.
@@ -127,4 +134,35 @@ func Out(dir string) Option {
 		c.out = dir
 		return nil
 	})
+}
+
+// FailOn makes Run fail t only on runs with a finding of these kinds
+// (checker's names: "unlock-idempotency", "linearizability", ...), and
+// log the rest, instead of failing on every safety finding. Some faults
+// break every lease-based lock (a holder paused past its lease works on
+// without it: mutual exclusion, silent loss); under them a test asks
+// whether the lock's own steps are right, which other kinds tell (a
+// release that deletes the next holder's key: unlock idempotency).
+func FailOn(kinds ...Kind) Option {
+	return optionFunc(func(c *config) error {
+		if len(kinds) == 0 {
+			return errors.New("locktest: FailOn(): name a kind")
+		}
+		for _, k := range kinds {
+			if !slices.Contains(checker.Kinds(), k) {
+				return fmt.Errorf("locktest: FailOn: unknown kind %q (the kinds: %s)", k, strings.Join(checker.KindNames(), ", "))
+			}
+		}
+		c.failOn = slices.Clone(kinds)
+		return nil
+	})
+}
+
+// fails reports whether r fails Run under c: a finding of c.failOn's
+// kinds, or by default a safety finding.
+func (c *config) fails(r Result) bool {
+	if c.failOn == nil {
+		return r.Unsafe()
+	}
+	return slices.ContainsFunc(r.Kinds(), func(k Kind) bool { return slices.Contains(c.failOn, k) })
 }
