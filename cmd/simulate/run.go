@@ -310,6 +310,16 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 	}
 	if res.Verdict.Status == checker.Violated {
 		vo.replay = replayCommand(replayTarget(s, builtin), res.Seed)
+		if r.out != "" {
+			vo.replay = replayInto(replayTarget(s, builtin), res.Seed, shellQuote(r.out))
+		}
+	}
+	// The files first: a reader that stops reading the verdict (run ... |
+	// head -1) ends the process at the next line it prints, which must not
+	// cost the files.
+	var outErr error
+	if r.out != "" {
+		outErr = writeRun(r.out, s, res, r.stderr)
 	}
 	vo.write(r.stdout, r.enc, r.asJSON)
 	j := judgedRun
@@ -317,11 +327,9 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 		j = notJudgedOneSeed
 	}
 	r.tally.countRun(j, res.Match, res.Verdict.Status, s)
-	if r.out != "" {
-		if err := writeRun(r.out, s, res, r.stderr); err != nil {
-			fmt.Fprintf(r.stderr, "simulate: %v\n", err)
-			return 2
-		}
+	if outErr != nil {
+		fmt.Fprintf(r.stderr, "simulate: %v\n", outErr)
+		return 2
 	}
 	if !res.Match {
 		return 1
