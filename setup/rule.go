@@ -52,7 +52,8 @@ type Rule struct {
 
 // Validate reports a rule no run can take, whatever its topology: a
 // probability outside [0, 1], a bad window or delay, a message count
-// without an op, an op binding with a window. Its errors name the rule.
+// without an op, an op binding with a window or by outcome. Its errors
+// name the rule.
 func (r Rule) Validate() error {
 	for _, p := range []struct {
 		name string
@@ -71,6 +72,13 @@ func (r Rule) Validate() error {
 	if r.DelayOn&^AllMessages != 0 {
 		return fmt.Errorf("rule %q: delay_on %d names no message kind", r.Name, r.DelayOn)
 	}
+	return r.validateOp()
+}
+
+// validateOp reports what is wrong with the rule's op binding: a message
+// count or a skip without an op, a window with one, an op selected by
+// outcome.
+func (r Rule) validateOp() error {
 	if r.Messages < 0 {
 		return fmt.Errorf("rule %q: negative message count %d", r.Name, r.Messages)
 	}
