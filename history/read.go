@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/internal/near"
 )
 
 // MaxLineBytes is the longest line ScanJSONL reads. A truth record copies
@@ -302,7 +304,12 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 		return nil, &LineError{Field: field, Msg: fmt.Sprintf("want %s, got %s", wantOf(field), te.Value)}
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return nil, &LineError{Field: strings.Trim(name, `"`), Msg: "unknown field (a record's fields: " + recordFields + ")"}
+		name = strings.Trim(name, `"`)
+		msg := "unknown field"
+		if guess := near.Field(name, strings.Split(recordFields, ", ")); guess != "" {
+			msg += ": did you mean " + guess + "?"
+		}
+		return nil, &LineError{Field: name, Msg: msg + " (a record's fields: " + recordFields + ")"}
 	}
 	return nil, &LineError{Msg: err.Error()}
 }

@@ -96,6 +96,7 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"bad released count", 3, strings.Replace(acq, `lease=10s`, `released=4/3`, 1), "3: detail: released=4/3: want released=K/N"},
 		{"bad release answer", 7, `{"seq":6,"kind":"op","t":9,"end":9,"client":"c1","lock":"lk","op":"release","outcome":"ok","result":"yes"}`, `7: result: "yes": a successful release's result`},
 		{"unknown field", 3, strings.Replace(acq, `"client"`, `"owner":"a","client"`, 1), "3: owner: unknown field (a record's fields: seq, kind, t, end, client, node, lock, key, op, args, outcome, result, value, fields, gone, detail, applied, items, answered)"},
+		{"misspelled field", 3, strings.Replace(acq, `"client"`, `"detial":"x","client"`, 1), "3: detial: unknown field: did you mean detail? (a record's fields: seq,"},
 		{"a record in a record", 3, strings.Replace(acq, `"client"`, `"Record":{},"client"`, 1), "3: Record: unknown field"},
 		{"args not strings", 3, strings.Replace(acq, `["a"]`, `[1]`, 1), "3: args: want an array of strings, got number"},
 		{"fields not strings", 5, strings.Replace(lines[4], `"1"}`, `1}`, 1), "5: fields: want an object of strings, got number"},

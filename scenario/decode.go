@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/locksim/locksim/internal/near"
 	"github.com/locksim/locksim/setup"
 )
 
@@ -383,12 +384,12 @@ func (d *decoder) mappingMsg(path string, n *yaml.Node, allowed []string, unknow
 			msg := unknown
 			if where, ok := misplaced[path+"."+k.Value]; ok {
 				msg = withHint(unknown, where)
-			} else if near := nearest(k.Value, absent(allowed, n)); near != "" {
-				msg = withHint(unknown, "did you mean "+near+"?")
+			} else if guess := near.Field(k.Value, absent(allowed, n)); guess != "" {
+				msg = withHint(unknown, "did you mean "+guess+"?")
 				if o.near == nil {
 					o.near = map[string]bool{}
 				}
-				o.near[near] = true
+				o.near[guess] = true
 			}
 			o.unknownField(k, join(path, k.Value), msg)
 			continue
@@ -699,6 +700,9 @@ func (o *obj) dist(k string, def setup.Dist) setup.Dist {
 // is not a misspelled seed (one run's seed) but a sweep's.
 var misplaced = map[string]string{
 	".seeds": "a sweep's seeds are expect.seeds (with a rate expectation) or simulate run's -seeds flag",
+	// delay is how long a delayed message waits; how many are delayed is
+	// its sibling delay_p.
+	"rates.delay.p": "the probability that a message is delayed is rates.delay_p; rates.delay is how long (a duration, or {kind, min, max, mean})",
 }
 
 // absent is the allowed fields that mapping n does not give: a misspelled
@@ -711,62 +715,6 @@ func absent(allowed []string, n *yaml.Node) []string {
 		}
 	}
 	return out
-}
-
-// nearest is the allowed field that key most likely misspells: the one
-// at the least edit distance, when that is at most a third of the
-// field's length (and at least 1), or one that differs only in case or in
-// '_' against '-'; "" when none is that close, or two are equally close.
-func nearest(key string, allowed []string) string {
-	fold := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
-	best, bestD, tie := "", 0, false
-	for _, a := range allowed {
-		if fold(a) == fold(key) {
-			return a
-		}
-		d := editDistance(key, a)
-		if d > max(1, len(a)/3) {
-			continue
-		}
-		switch {
-		case best == "" || d < bestD:
-			best, bestD, tie = a, d, false
-		case d == bestD:
-			tie = true
-		}
-	}
-	if tie {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the number of single-byte insertions, deletions,
-// substitutions and swaps of two neighbours that make b of a (the
-// optimal string alignment distance: "hodl" is one from "hold"). Field
-// names are ASCII.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // withHint puts hint into an unknown field's message msg, before its

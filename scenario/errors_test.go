@@ -271,14 +271,6 @@ func TestUnknownFieldSuggestsTheNearest(t *testing.T) {
 			t.Errorf("%s: errors\n%v\nwant one, with %q and without %q", c.new, err, c.want, c.not)
 		}
 	}
-	for key, want := range map[string]string{"hodl": "hold", "releas": "release", "Lease": "lease", "extend-every": "extend_every", "xyz": "", "hol": "hold"} {
-		if got := nearest(key, []string{"hold", "release", "lease", "extend_every", "think"}); got != want {
-			t.Errorf("nearest(%q) = %q, want %q", key, got, want)
-		}
-	}
-	if got := nearest("ab", []string{"aa", "bb"}); got != "" {
-		t.Errorf("a tie: %q, want none", got)
-	}
 }
 
 // TestErrAtKeepsItsCause: an error a backend places at a line of the file
