@@ -144,7 +144,7 @@ func (d *decoder) readClientSettings(s *Scenario, o *obj, path string) ClientSet
 		cs.Belief = &b
 	}
 	if o.has("lease") {
-		v := d.lease(o)
+		v := d.lease(o, st.leaseRule == nil || st.leaseRule(0) == "")
 		d.checkLease(st, o, join(path, "lease"), v)
 		cs.Lease = &v
 	}
@@ -190,21 +190,29 @@ func (d *decoder) badClientWait(s *Scenario, o *obj, path string) bool {
 }
 
 // lease reads an owner-based kind's lease: a positive duration, or
-// "watchdog" (0). A value that is neither says both forms: the watchdog
-// is the lease a Redisson user knows by name, not by duration.
-func (d *decoder) lease(o *obj) time.Duration {
+// "watchdog" (0). A value that is neither says both forms where the kind
+// has a watchdog (watchdog: the lease a Redisson user knows by name, not
+// by duration), and only the duration where it has none.
+func (d *decoder) lease(o *obj, watchdog bool) time.Duration {
 	n, lf, ok := o.scalar("lease")
 	if !ok || n.Value == "watchdog" {
 		return 0
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
+		if !watchdog {
+			d.failf(n, lf, "bad lease %q (want a Go duration such as 10s or 1500ms)", n.Value)
+			return 0
+		}
 		d.failf(n, lf, "bad lease %q (want a Go duration such as 10s or 1500ms, or watchdog: the lock keeps the key until its release, its watchdog renewing it)", n.Value)
 		return 0
 	}
 	v = d.parsedDuration(n, lf, v)
-	if d.err == nil && v == 0 {
+	switch {
+	case d.err == nil && v == 0 && watchdog:
 		d.failf(n, lf, "must be positive (or \"watchdog\")")
+	case d.err == nil && v == 0:
+		d.failf(n, lf, "must be positive")
 	}
 	d.wholeMs(n, lf, v)
 	return v

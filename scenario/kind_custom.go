@@ -34,7 +34,7 @@ func (*Custom) Kind() string { return traffic.KindCustom }
 func (*Custom) Fields() []string { return userFields }
 
 func (k *Custom) decode(d *decoder, s *Scenario, o *obj, f string) {
-	k.UserConfig = d.user(s, o, f)
+	k.UserConfig = d.user(s, o, f, true)
 }
 
 // user reads the fields of a user's lock (custom's, and script's beyond
@@ -42,13 +42,13 @@ func (k *Custom) decode(d *decoder, s *Scenario, o *obj, f string) {
 // milliseconds or "watchdog" (the lock keeps the key until its release),
 // as the checkers need to know when a hold may have expired; it is the
 // owner settings' (OwnerConfig.Lease), which a client entry may override.
-func (d *decoder) user(s *Scenario, o *obj, f string) traffic.UserConfig {
+func (d *decoder) user(s *Scenario, o *obj, f string, watchdog bool) traffic.UserConfig {
 	uc := traffic.UserConfig{Group: d.group(s, o, f), Key: o.str("key", "lk"),
 		Model: o.oneOf("model", "simple", traffic.UserModels...)}
 	if !o.required("lease") {
 		return uc
 	}
-	uc.OwnerConfig = d.ownerConfig(s, o, nil)
+	uc.OwnerConfig = d.ownerConfig(s, o, nil, watchdog)
 	uc.ExtendEvery = o.dur("extend_every", 0)
 	if d.err == nil && uc.ExtendEvery > 0 && uc.OwnerConfig.Lease == 0 {
 		d.failf(o.at("extend_every"), join(f, "extend_every"), "an extension renews a lease: with lease watchdog there is none")

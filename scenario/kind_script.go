@@ -47,7 +47,7 @@ func (k *Script) decode(d *decoder, s *Scenario, o *obj, f string) {
 		got[i] = d.luaFile(o, f, role)
 	}
 	k.Files = [3]string{o.str("acquire", ""), o.str("release", ""), o.str("extend", "")}
-	uc := d.user(s, o, f)
+	uc := d.user(s, o, f, false) // nothing renews a script lock's key: a lease, never watchdog
 	def := traffic.OwnerInValue
 	if uc.Model != "simple" {
 		def = traffic.OwnerInField

@@ -82,8 +82,9 @@ func (d *decoder) groups(s *Scenario, o *obj, f string) []string {
 
 // ownerConfig reads the OwnerConfig's fields of o, s's algorithm section:
 // random_owners, depth, wait (ownerWait; 0 for a kind without the field),
-// owners and lease. forever is as ownerWait's.
-func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool) traffic.OwnerConfig {
+// owners and lease. forever is as ownerWait's; watchdog says whether the
+// kind's lease may be watchdog (lease's).
+func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool, watchdog bool) traffic.OwnerConfig {
 	oc := traffic.OwnerConfig{
 		RandomOwners: o.bool("random_owners", false),
 		Depth:        int(o.int("depth", 1, 1, 100)),
@@ -102,7 +103,7 @@ func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool) traffic.OwnerC
 			}
 		}
 	}
-	oc.Lease = d.lease(o)
+	oc.Lease = d.lease(o, watchdog)
 	return oc
 }
 
@@ -148,7 +149,7 @@ func (d *decoder) ownerWait(s *Scenario, o *obj, forever *bool) time.Duration {
 // Sentinel) takes the synced step, and to single-server otherwise.
 func (d *decoder) owner(s *Scenario, o *obj, group string, forever *bool) (string, lock.Options, traffic.OwnerConfig) {
 	lk := o.str("lock", "lk")
-	oc := d.ownerConfig(s, o, forever)
+	oc := d.ownerConfig(s, o, forever, true)
 	on, of := o.get("options")
 	opts := d.mapping(of, on, "config", "check_synced", "latch", "latch_cleanup", "latch_ttl", "idempotent", "sync_replicas", "sync_timeout",
 		"watchdog_timeout", "watchdog_batch_size")

@@ -95,6 +95,7 @@ func TestBadFiles(t *testing.T) {
 		{"unknown node", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: crash, node: m9}", "bad.yaml:15: faults[0].node: unknown node \"m9\""},
 		{"unknown client", "{at: 1s, kind: failover, group: m1}", "{at: 1s, kind: pause, client: c7, for: 1s}", "bad.yaml:15: faults[0].client: unknown client \"c7\""},
 		{"probability above 1", "drop_reply: 0.01", "drop_reply: 1.5", "bad.yaml:17: rates.drop_reply: probability 1.5 outside [0, 1]"},
+		{"delay probability inside delay", "drop_reply: 0.01", "delay: {p: 0.02}", "bad.yaml:17: rates.delay.p: unknown field: the probability that a message is delayed is rates.delay_p"},
 		{"bad failover_down", "drop_reply: 0.01", "drop_reply: 0.01\n  failover_down: soon", "bad.yaml:18: rates.failover_down: bad duration \"soon\""},
 		{"fault probability above 1", "{at: 1s, kind: failover, group: m1}", "{kind: drop-replies, p: 2}", "bad.yaml:15: faults[0].p: probability 2 outside [0, 1]"},
 		{"unknown fault kind", "kind: failover", "kind: meteor", "bad.yaml:15: faults[0].kind: unknown value \"meteor\""},

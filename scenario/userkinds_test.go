@@ -64,6 +64,9 @@ func TestUserKindErrors(t *testing.T) {
 		{"no lease", "  lease: 1s\n", "", "s.yaml:8: algorithm.lease: required field is missing"},
 		{"watchdog lease", "lease: 1s", "lease: watchdog", "s.yaml:11: algorithm.lease: a script lock needs a lease"},
 		{"client watchdog lease", "{count: 2}", "{count: 2, lease: watchdog}", "s.yaml:6: clients[0].lease: a script lock needs a lease"},
+		// A script lock has no watchdog: a bad lease does not offer one.
+		{"lease no duration", "lease: 1s", "lease: 2 s", "s.yaml:11: algorithm.lease: bad lease \"2 s\" (want a Go duration such as 10s or 1500ms)"},
+		{"client lease no duration", "{count: 2}", "{count: 2, lease: 2 s}", "s.yaml:6: clients[0].lease: bad lease \"2 s\" (want a Go duration such as 10s or 1500ms)"},
 		{"fenced by value", "  lease: 1s", "  lease: 1s\n  model: fenced\n  owner_in: value", "s.yaml:13: algorithm.owner_in: a fenced lock's acquire records its token"},
 		{"extend_every without extend", "  lease: 1s", "  lease: 1s\n  extend_every: 300ms", "s.yaml:12: algorithm.extend_every: extensions need an extend script"},
 		{"wait", "  lease: 1s", "  lease: 1s\n  wait: 1s", "s.yaml:12: algorithm.wait: not a field of algorithm script"},
@@ -81,6 +84,10 @@ func TestUserKindErrors(t *testing.T) {
 				t.Errorf("error\n  %v\nwant prefix\n  %s", err, c.want)
 			}
 		})
+	}
+	// A zero lease is refused without offering the watchdog it has not.
+	if _, err := Load(writeScript(t, strings.Replace(scriptFile, "lease: 1s", "lease: 0s", 1))); err == nil || !strings.HasSuffix(err.Error(), "algorithm.lease: must be positive") {
+		t.Errorf("lease 0s: %v", err)
 	}
 	// A Lua file that does not compile is refused, naming its line (or
 	// its end) and what the parser found: every call of it would fail,
