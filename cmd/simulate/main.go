@@ -127,8 +127,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenario"
@@ -389,10 +391,44 @@ func parseFlags(fs *flag.FlagSet, synopsis, about string, args []string, stdout,
 		fs.Usage()
 		return nil, 0, false
 	case err != nil:
-		fmt.Fprintf(stderr, "simulate %s: %v (run 'simulate help %s' for usage)\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(stderr, "simulate %s: %v (run 'simulate help %s' for usage)\n", fs.Name(), flagError(fs, err), fs.Name())
 		return nil, 2, false
 	}
 	return rest, 0, true
+}
+
+// badValue matches the flag package's complaint about a value it could not
+// parse: the value, the flag, and its bare "parse error".
+var badValue = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): parse error$`)
+
+// flagError is err with the flag package's bare "parse error" replaced by
+// what the flag wants, by the type of its value: -liveness 30 says it wants
+// a Go duration, as a scenario file's bad duration does.
+func flagError(fs *flag.FlagSet, err error) string {
+	m := badValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	f := fs.Lookup(m[2])
+	if f == nil {
+		return err.Error()
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	want := ""
+	switch g.Get().(type) {
+	case time.Duration:
+		want = "want a Go duration such as 250ms or 30s"
+	case int, int64, uint, uint64:
+		want = "want a whole number"
+	case float64:
+		want = "want a number"
+	default:
+		return err.Error()
+	}
+	return fmt.Sprintf("invalid value %s for flag -%s: %s", m[1], m[2], want)
 }
 
 // verdictLine is "ok", or "violated" and the kinds found.

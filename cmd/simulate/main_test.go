@@ -176,6 +176,38 @@ func TestRunBadScenarioExitsTwo(t *testing.T) {
 	}
 }
 
+// TestRunBadFilesReportedTogether: a directory's bad files are all named
+// in one go (each with its line and field), not one per attempt, and
+// nothing runs; past maxBadFiles a line counts the rest.
+func TestRunBadFilesReportedTogether(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../scenarios/baseline-simple.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a-good.yaml", src)
+	for i := 1; i <= maxBadFiles+2; i++ {
+		write(fmt.Sprintf("bad%02d.yaml", i), []byte("name: x\nduration: 10s\nbogus: 1\n"))
+	}
+	code, out, errs := runCLI(t, "run", dir)
+	if code != 2 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for i := 1; i <= maxBadFiles; i++ {
+		if want := fmt.Sprintf("bad%02d.yaml:3: bogus", i); !strings.Contains(errs, want) {
+			t.Errorf("stderr does not name %s:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(errs, "(and 2 more files with errors)") || strings.Contains(errs, "bad11.yaml") {
+		t.Errorf("want the files past %d counted, not named:\n%s", maxBadFiles, errs)
+	}
+}
+
 // wrongExpectation writes F0's scenario with the expectation "ok", which its
 // run contradicts, and returns the file's path.
 func wrongExpectation(t *testing.T) string {
@@ -597,6 +629,8 @@ func TestHelpExitsZero(t *testing.T) {
 // TestBadFlagIsOneLine: a flag that does not exist or a bad value is one
 // line on stderr naming it and pointing to the command's help, exit 2,
 // nothing on stdout: not the whole usage, which buried the complaint.
+// A value the flag package cannot parse says what the flag wants, not
+// its bare "parse error".
 func TestBadFlagIsOneLine(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -605,7 +639,8 @@ func TestBadFlagIsOneLine(t *testing.T) {
 	}{
 		{[]string{"run", "-frob"}, "run", "flag provided but not defined: -frob"},
 		{[]string{"-frob"}, "run", "flag provided but not defined: -frob"},
-		{[]string{"run", "-seed", "x"}, "run", `invalid value "x" for flag -seed`},
+		{[]string{"run", "-seed", "x"}, "run", `invalid value "x" for flag -seed: want a whole number`},
+		{[]string{"check", "-liveness", "30"}, "check", `invalid value "30" for flag -liveness: want a Go duration such as 250ms or 30s`},
 		{[]string{"list", "-frob"}, "list", "-frob"},
 		{[]string{"demo", "-seed", "-1"}, "demo", "-seed"},
 		{[]string{"compare", "-shard", "3"}, "compare", "-shard"},

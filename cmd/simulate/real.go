@@ -47,8 +47,10 @@ type origin struct {
 // (1 for the simulation: the files as written), and says where each was
 // found (origins, in the order of all). A path that names no file or
 // directory may name a built-in scenario (loadBuiltin). A directory
-// without scenario files is an error.
+// without scenario files is an error; bad files are reported together
+// (badFiles), every file having been read.
 func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origins []origin, err error) {
+	var bad []error // the files that could not be loaded
 	if len(paths) == 0 {
 		all, err = scenario.LoadFS(scenarios.FS, scenarios.Dir, "*.yaml", scale)
 		for range all {
@@ -81,12 +83,32 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origin
 		for _, f := range files {
 			s, err := scenario.LoadScaled(f, scale)
 			if err != nil {
-				return nil, nil, err
+				// The next files are read too: a directory's bad files are
+				// reported together, not one per attempt.
+				bad = append(bad, err)
+				continue
 			}
 			all, origins = append(all, s), append(origins, origin{fromDir: st.IsDir()})
 		}
 	}
+	if len(bad) > 0 {
+		return nil, nil, badFiles(bad)
+	}
 	return all, origins, nil
+}
+
+// maxBadFiles is how many bad files' errors loadScaled reports at most.
+const maxBadFiles = 10
+
+// badFiles joins the errors of the files that could not be loaded, each
+// file's lines as it reported them, at most maxBadFiles files, then a line
+// that counts the others.
+func badFiles(bad []error) error {
+	if len(bad) > maxBadFiles {
+		more := fmt.Errorf("(and %d more files with errors)", len(bad)-maxBadFiles)
+		bad = append(bad[:maxBadFiles:maxBadFiles], more)
+	}
+	return errors.Join(bad...)
 }
 
 // loadBuiltin loads the built-in scenario named name (as simulate list
