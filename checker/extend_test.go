@@ -149,24 +149,28 @@ func TestExtendAnswer(t *testing.T) {
 // acquires name no token: a script lock's owner_in: field where its script
 // writes the value), reads as lost while its key is there; the silent
 // loss says so and names the setting, where it said only that the master
-// held "c1:main", which read as a contradiction. The control: the master
-// holding another holder's name is described as before.
+// held "c1:main", which read as a contradiction. An acquire that named no
+// mark at all is said to have named none. The control: a holder with a
+// mark whose master holds another's is described as before.
 func TestHolderNameAsValueExplained(t *testing.T) {
 	const ms = time.Millisecond
 	end := func(d time.Duration) *int64 { return ptr(int64(d)) }
-	h := func(value string) []history.Record {
+	h := func(result, value string) []history.Record {
 		return inTimeOrder([]history.Record{
 			{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-			{Kind: history.KindOp, T: 0, End: end(ms), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Detail: "lease=10s"},
+			{Kind: history.KindOp, T: 0, End: end(ms), Client: "c1", Lock: "lk", Op: history.OpAcquire, Args: []string{"main"}, Outcome: history.OutcomeOK, Result: result, Detail: "lease=10s"},
 			{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Value: value},
 		})
 	}
 	cfg := checker.Config{End: 2 * time.Second, TruthRecorded: true}
-	for value, want := range map[string]string{
-		"c1:main": `the master m1 held "c1:main", the holder's name, as the key's value (its acquire named no token: a lock that keeps its holder in the value is owner_in: value)`,
-		"c2:main": `the master m1 held "c2:main"`,
+	for _, c := range []struct{ result, value, want string }{
+		{"", "c1:main", `the master m1 held "c1:main", the holder's name, as the key's value (its acquire named no token: a lock that keeps its holder in the value is owner_in: value)`},
+		// No mark at all (a Go lock whose Grant has no Value): said so.
+		{"", "c2:main", `the master m1 held "c2:main" (the holder's acquire returned no value to know it by: a lock that marks its holder in a string key returns that mark, a Go lock as Grant.Value, a script as ARGV[1] with owner_in: value)`},
+		{"c1-tok", "c2-tok", `the master m1 held "c2-tok"`},
 	} {
-		v := checker.Judge(h(value), cfg)
+		value, want := c.value, c.want
+		v := checker.Judge(h(c.result, value), cfg)
 		var detail string
 		for _, x := range v.Violations {
 			if x.Kind == checker.SilentLoss {

@@ -499,6 +499,12 @@ func (tr *Truth) describe(h Holding, groups []string, t time.Duration) string {
 			// (a script lock's owner_in: field where it should be value).
 			return fmt.Sprintf("the master %s held %q, the holder's name, as the key's value (its acquire named no token: a lock that keeps its holder in the value is owner_in: value)", m, st.Value)
 		}
+		if h.Token == "" {
+			// A string key, and an acquire that returned no mark to know
+			// its holder by: whatever the key holds reads as another's.
+			return fmt.Sprintf("the master %s held %q (the holder's acquire returned no value to know it by: a lock that marks its holder in a string key returns that mark, "+
+				"a Go lock as Grant.Value, a script as ARGV[1] with owner_in: value)", m, st.Value)
+		}
 		return fmt.Sprintf("the master %s held %q", m, st.Value)
 	}
 	return fmt.Sprintf("only %d of %d groups named it", tr.namedBy(h, groups, t), len(groups))
