@@ -6,6 +6,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -80,6 +81,11 @@ func (d *decoder) luaFile(o *obj, f, role string) *scripts.Script {
 	}
 	data, p, err := d.open(n.Value)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A built-in scenario's file printed alone (list -yaml) names
+		// scripts that are not beside the copy.
+		d.failf(n, rf, "%v (a built-in scenario's scripts: simulate list -out DIR NAME writes its file with them)", trimOwnPath(err, p))
+		return nil
 	case err != nil:
 		d.failf(n, rf, "%v", trimOwnPath(err, p))
 		return nil

@@ -314,15 +314,16 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines (schema locksim.list/v1, docs/json-schema.md)")
 	asYAML := fs.Bool("yaml", false, "print each scenario's file instead of its line (a built-in one, to start a file of your own from: simulate list -yaml NAME > mine.yaml)")
-	paths, status, ok := parseFlags(fs, "simulate list [-json | -yaml] [FILE|DIR|NAME ...]   (flags may follow the files)",
+	outDir := fs.String("out", "", "write each scenario's file, and the Lua files a script lock's file names, into `DIR` (a built-in one, with its scripts, to start from: simulate list -out mine NAME); an existing file is never replaced")
+	paths, status, ok := parseFlags(fs, "simulate list [-json | -yaml | -out DIR] [FILE|DIR|NAME ...]   (flags may follow the files)",
 		"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
 			"each. A built-in scenario's name is what simulate run NAME takes.",
 		args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	if *asJSON && *asYAML {
-		fmt.Fprintln(stderr, "simulate: list: -json and -yaml: give one")
+	if n := btoi(*asJSON) + btoi(*asYAML) + btoi(*outDir != ""); n > 1 {
+		fmt.Fprintln(stderr, "simulate: list: -json, -yaml and -out: give one")
 		return 2
 	}
 	all, origins, err := loadScaled(paths, 1)
@@ -331,6 +332,9 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asYAML {
 		return listYAML(all, origins, stdout, stderr)
+	}
+	if *outDir != "" {
+		return listOut(*outDir, all, origins, stdout, stderr)
 	}
 	enc := jsonLines(stdout)
 	for i, s := range all {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,6 +24,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
+	"github.com/locksim/locksim/scenarios"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -1291,8 +1293,45 @@ func TestListYAML(t *testing.T) {
 	if code != 0 || errs != "" || !strings.HasPrefix(out, "# file: mine.yaml\n"+string(mine)+"\n# file: scenarios/baseline-simple.yaml\nname: baseline-simple\n") {
 		t.Fatalf("list -yaml FILE NAME: exit %d, stderr %q, stdout:\n%s", code, errs, out)
 	}
-	if code, out, errs := runCLI(t, "list", "-yaml", "-json", "baseline-simple"); code != 2 || out != "" || !strings.Contains(errs, "-json and -yaml") {
+	if code, out, errs := runCLI(t, "list", "-yaml", "-json", "baseline-simple"); code != 2 || out != "" || !strings.Contains(errs, "-json, -yaml and -out: give one") {
 		t.Fatalf("list -yaml -json: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestListOut: list -out writes a built-in script scenario with the Lua
+// files it names (list -yaml's copy alone does not load, and an installed
+// command has no clone), a script two scenarios share once, and the
+// written files run as the built-in ones do; a second write over them is
+// refused whole, naming the file that exists, and changes nothing.
+func TestListOut(t *testing.T) {
+	t.Chdir(t.TempDir()) // outside the repository: the built-in files come from the command
+	code, out, errs := runCLI(t, "list", "-out", "mine", "baseline-script", "delayed-plain-del-script")
+	want := []string{"baseline-script.yaml", "simplelock-acquire.lua", "simplelock-release.lua", "delayed-plain-del-script.yaml", "plain-del-release.lua"}
+	for i := range want {
+		want[i] = filepath.Join("mine", want[i])
+	}
+	if code != 0 || errs != "" || out != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("list -out: exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+	lua, err := fs.ReadFile(scenarios.FS, "script/simplelock-acquire.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(want[1]); err != nil || !bytes.Equal(got, lua) {
+		t.Fatalf("mine/simplelock-acquire.lua: %v, %q", err, got)
+	}
+	if code, out, errs := runCLI(t, "run", want[0], want[3]); code != 0 || !strings.Contains(out, "2 scenarios, all as expected") {
+		t.Fatalf("run the written files: exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+	if err := os.Remove(want[2]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "list", "-out", "mine", "baseline-script")
+	if code != 2 || out != "" || !strings.Contains(errs, want[0]+" exists: list -out never replaces a file") {
+		t.Fatalf("list -out over a file: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, err := os.Stat(want[2]); !os.IsNotExist(err) {
+		t.Errorf("a refused list -out wrote %s: %v", want[2], err)
 	}
 }
 
