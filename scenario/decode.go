@@ -240,6 +240,15 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// openedHere are the parser's errors about a construct begun on the line
+// it names and never finished, and what each says to the reader.
+var openedHere = map[string]string{
+	"did not find expected ',' or '}'":    "the { that opens here is not closed, or an entry in it lacks its comma",
+	"did not find expected ',' or ']'":    "the [ that opens here is not closed, or an item in it lacks its comma",
+	"did not find expected key":           "a mapping here has a line that is not one of its keys: look at this line and those below it for one indented wrong",
+	"did not find expected '-' indicator": "a list here has a line that is not one of its items: look at this line and those below it for one indented wrong",
+}
+
 // syntaxError turns a yaml.v3 parse error into an Error with its line.
 // The Error's field already says "yaml": the parser's own "yaml: " prefix
 // is dropped, with a line or without (it read "yaml: yaml: ...").
@@ -250,6 +259,14 @@ func (d *decoder) syntaxError(err error, data []byte) *Error {
 	if m := yamlLine.FindStringSubmatch(first); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = m[2]
+		if what, ok := openedHere[e.Msg]; ok {
+			// The parser names these by the line where the construct
+			// began (or, at the file's first line, where it went wrong),
+			// counted from 0: yaml.v3 adds 1 to a scanner error's line
+			// only. The line of the '{' that is never closed.
+			e.Line++
+			e.Msg = what + " (" + e.Msg + ")"
+		}
 	} else {
 		e.Line = problemLine(data, e.Msg)
 	}
