@@ -130,7 +130,7 @@ func Replaceable(dir string) error {
 	switch filepath.Base(filepath.Clean(dir)) {
 	case "/", ".", "..":
 		return errors.New("not a directory the report may replace: a report replaces its whole directory, " +
-			"so it is written into a directory of its own (a new one, an empty one, or a report's), never the current one, its parent or the root")
+			"so it is written into a directory of its own (a new one, an empty one, or a report's), never ., .. or the root")
 	}
 	st, err := os.Lstat(dir)
 	if errors.Is(err, os.ErrNotExist) {

@@ -158,6 +158,11 @@ func (f OnOp) Validate(t Target) error {
 		if tr.Event != "" || tr.After != 0 {
 			return fmt.Errorf("trigger: a link fault acts on the op's messages: it takes no event or after")
 		}
+		if tr.Op.Outcome != "" {
+			// Both backends refuse it; said here, before a backend's own
+			// check of the op reads it as an event's.
+			return fmt.Errorf("trigger: an op selected by outcome (%s) is known at its return, after its messages: a link fault cannot select by outcome", tr.Op.Outcome)
+		}
 		if tr.Messages < EveryMessage {
 			return fmt.Errorf("trigger: messages %d: want a count of at least 1, or every message", tr.Messages)
 		}

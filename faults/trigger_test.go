@@ -263,6 +263,8 @@ func TestOnOpRejectsMisuse(t *testing.T) {
 		{"window on a link fault", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Until: time.Second}}, []string{"no window"}},
 		{"another client's links", faults.OnOp{Trigger: linkOp, Fault: faults.LinkFault{Kind: faults.DropReplies, P: 1, Client: "c2"}}, []string{"c2", "c1's 1st acquire"}},
 		{"bad messages", faults.OnOp{Trigger: faults.Trigger{Op: op("acquire", 1), Messages: -2}, Fault: drop}, []string{"messages -2"}},
+		{"outcome on a link fault", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1, Outcome: "ok"}}, Fault: drop}, []string{"a link fault cannot select by outcome"}},
+		{"outcome at a call", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Op: "acquire", Nth: 1, Outcome: "ok"}, Event: setup.OpCall}, Fault: faults.Failover{Group: "m1"}}, []string{"known at its return", "want event return"}},
 		{"unknown client", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c9", Op: "acquire", Nth: 1}}, Fault: drop}, []string{`"c9"`}},
 		{"nth 0", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Op: "acquire"}}, Fault: drop}, []string{"nth 0"}},
 		{"no op", faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Nth: 1}}, Fault: drop}, []string{"no op"}},

@@ -306,7 +306,11 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
 		msg := "unknown field"
-		if guess := near.Field(name, strings.Split(recordFields, ", ")); guess != "" {
+		// The guess is among the fields the line does not give already.
+		var given map[string]json.RawMessage
+		_ = json.Unmarshal(b, &given) // valid JSON, checked above
+		absent := slices.DeleteFunc(strings.Split(recordFields, ", "), func(f string) bool { _, ok := given[f]; return ok })
+		if guess := near.Field(name, absent); guess != "" {
 			msg += ": did you mean " + guess + "?"
 		}
 		return nil, &LineError{Field: name, Msg: msg + " (a record's fields: " + recordFields + ")"}

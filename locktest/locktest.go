@@ -131,7 +131,8 @@ func Check(impl Impl, opts ...Option) ([]Result, error) {
 
 // Run is Check in a test: it fails t with every run that violates safety
 // (a finding whose Kind.Safety is true: two holders, a holder without the
-// lock, a stale write, a wrong answer about who holds it): the first such
+// lock, a stale write, a wrong answer about who holds it; with FailOn, a
+// finding of the kinds it names instead): the first such
 // run's verdict, the events around the violation and the call that
 // replays it, and the seeds of the others; and with
 // the error of a scenario that cannot run; and with the runs in which

@@ -136,9 +136,11 @@ func Out(dir string) Option {
 	})
 }
 
-// FailOn makes Run fail t only on runs with a finding of these kinds
-// (checker's names: "unlock-idempotency", "linearizability", ...), and
-// log the rest, instead of failing on every safety finding. Some faults
+// FailOn makes Run fail t, of the findings, only on runs with a finding
+// of these kinds (checker's names: "unlock-idempotency",
+// "linearizability", ...), and log the rest, instead of failing on every
+// safety finding; a lock never held or never released, and a scenario
+// that cannot run, still fail t. Some faults
 // break every lease-based lock (a holder paused past its lease works on
 // without it: mutual exclusion, silent loss); under them a test asks
 // whether the lock's own steps are right, which other kinds tell (a

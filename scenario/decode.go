@@ -240,13 +240,49 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// openedHere are the parser's errors about a construct begun on the line
-// it names and never finished, and what each says to the reader.
-var openedHere = map[string]string{
-	"did not find expected ',' or '}'":    "the { that opens here is not closed, or an entry in it lacks its comma",
-	"did not find expected ',' or ']'":    "the [ that opens here is not closed, or an item in it lacks its comma",
-	"did not find expected key":           "a mapping here has a line that is not one of its keys: look at this line and those below it for one indented wrong",
-	"did not find expected '-' indicator": "a list here has a line that is not one of its items: look at this line and those below it for one indented wrong",
+// parserProblems are yaml.v3's parser errors (as against its scanner's):
+// it names their lines counted from 0, where it adds 1 to a scanner
+// error's, so their lines are one early. Its parser names the line where
+// the construct it was reading began (the '{' never closed), or, when
+// that is the file's first line, the line where it went wrong.
+var parserProblems = []string{
+	"did not find expected ',' or '}'", "did not find expected ',' or ']'", "did not find expected key",
+	"did not find expected '-' indicator", "did not find expected node content", "did not find expected <document start>",
+	"did not find expected <stream-start>", "found undefined tag handle", "found incompatible YAML document",
+	"found duplicate %YAML directive", "found duplicate %TAG directive",
+}
+
+// parserLine is the line, from 1, of a parser error msg that yaml.v3 named
+// at line (counted from 0), at most the file's last line, and what to say
+// of it: for a flow collection never closed, whether it opens on that line.
+func parserLine(data []byte, line int, msg string) (int, string) {
+	lines := bytes.Split(data, []byte("\n"))
+	n := len(lines)
+	if n > 0 && len(bytes.TrimSpace(lines[n-1])) == 0 {
+		n--
+	}
+	line = min(line+1, max(n, 1))
+	text := []byte{}
+	if line-1 < len(lines) {
+		text = lines[line-1]
+	}
+	opens := func(c byte, item string) string {
+		if bytes.IndexByte(text, c) >= 0 {
+			return fmt.Sprintf("the %c that opens here is not closed, or an %s in it lacks its comma (%s)", c, item, msg)
+		}
+		return fmt.Sprintf("a %c opened above is not closed, or an %s in it lacks its comma before this line (%s)", c, item, msg)
+	}
+	switch msg {
+	case "did not find expected ',' or '}'":
+		return line, opens('{', "entry")
+	case "did not find expected ',' or ']'":
+		return line, opens('[', "item")
+	case "did not find expected key":
+		return line, "a mapping here has a line that is not one of its keys: look at this line and those below it for one indented wrong, or a stray character (" + msg + ")"
+	case "did not find expected '-' indicator":
+		return line, "a list here has a line that is not one of its items: look at this line and those below it for one indented wrong (" + msg + ")"
+	}
+	return line, msg
 }
 
 // syntaxError turns a yaml.v3 parse error into an Error with its line.
@@ -259,13 +295,8 @@ func (d *decoder) syntaxError(err error, data []byte) *Error {
 	if m := yamlLine.FindStringSubmatch(first); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = m[2]
-		if what, ok := openedHere[e.Msg]; ok {
-			// The parser names these by the line where the construct
-			// began (or, at the file's first line, where it went wrong),
-			// counted from 0: yaml.v3 adds 1 to a scanner error's line
-			// only. The line of the '{' that is never closed.
-			e.Line++
-			e.Msg = what + " (" + e.Msg + ")"
+		if slices.Contains(parserProblems, e.Msg) {
+			e.Line, e.Msg = parserLine(data, e.Line, e.Msg)
 		}
 	} else {
 		e.Line = problemLine(data, e.Msg)

@@ -363,6 +363,25 @@ func TestYAMLErrorsWithoutALine(t *testing.T) {
 // TestYAMLTabIndentation: a tab in the indentation is named as one, at its
 // own line, where the parser says "cannot start any token", or names the
 // line where the block began (the line before, a folded scalar's first);
+// TestYAMLParserErrorLines: yaml.v3 names a parser error's line from 0
+// (a scanner error's from 1); the loader names it from 1, at most the
+// file's last line, and says whether a never-closed { or [ opens there:
+// on line 1, the parser names the line where it went wrong instead.
+func TestYAMLParserErrorLines(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"name: x\nseed: 1\nclients: [{count: 2}\n", "y.yaml:3: yaml: the [ that opens here is not closed"},
+		{"{a: 1", "y.yaml:1: yaml: the { that opens here is not closed"},
+		{"{\n \"name\": \"x\",\n \"seed\": 1\n \"duration\": \"5s\"\n}\n", "y.yaml:4: yaml: a { opened above is not closed, or an entry in it lacks its comma before this line"},
+		{"name: x\nseed: 1\n}\n", "y.yaml:3: yaml: a mapping here has a line that is not one of its keys"},
+		{"name: x\nseed: 1\na: !x!y 1\n", "y.yaml:3: yaml: found undefined tag handle"},
+	} {
+		_, err := Parse("y.yaml", []byte(c.src))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
 // another character that cannot start a token keeps the parser's words.
 func TestYAMLTabIndentation(t *testing.T) {
 	const tab = "yaml: a tab in the indentation: YAML indents with spaces only"

@@ -136,6 +136,9 @@ func triggerText(x faults.OnOp) string {
 	if t.Op.Owner != "" {
 		kv = append(kv, "owner: "+t.Op.Owner)
 	}
+	if t.Op.Outcome != "" {
+		kv = append(kv, "outcome: "+t.Op.Outcome)
+	}
 	if _, link := x.Fault.(faults.LinkFault); link {
 		switch {
 		case t.Messages == faults.EveryMessage:

@@ -84,6 +84,8 @@ func TestFaultTextRoundTrip(t *testing.T) {
 		faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c2", Op: "release", Nth: 1}, Event: setup.OpReturn, After: 300 * time.Millisecond},
 			Fault: faults.Pause{Client: "c3", For: time.Second}},
 		faults.OnOp{Trigger: faults.Trigger{Op: c1acq, Event: setup.OpCall}, Fault: faults.Failover{Group: "m1"}},
+		faults.OnOp{Trigger: faults.Trigger{Op: setup.OpSelector{Client: "c1", Op: "acquire", Nth: 2, Outcome: "ok"}, Event: setup.OpReturn, After: 200 * time.Millisecond},
+			Fault: faults.Pause{Client: "c1", For: time.Second}},
 		faults.OnOp{Trigger: faults.Trigger{Op: c1acq, Event: setup.OpCall}, Fault: faults.Partition{For: time.Second, A: []string{"m1"}, B: []string{"c1"}}},
 		faults.OnOp{Trigger: faults.Trigger{Op: c1acq, Messages: 2}, Fault: faults.LinkFault{Kind: faults.DropReplies, Client: "c1", P: 1}},
 		faults.OnOp{Trigger: faults.Trigger{Op: c1acq, Messages: faults.EveryMessage}, Fault: faults.LinkFault{Kind: faults.Delay, P: 1, Delay: setup.Fixed(time.Second)}},

@@ -124,7 +124,7 @@ func TestBadFiles(t *testing.T) {
 		{"flow mapping not closed", "- {count: 2, retry: go-redis, timeout: 500ms}", "- {count: 2, retry: go-redis, timeout: 500ms", "bad.yaml:10: yaml: the { that opens here is not closed"},
 		{"flow mapping without a comma", "- {count: 2, retry: go-redis, timeout: 500ms}", "- {count: 2 retry: go-redis, timeout: 500ms}", "bad.yaml:10: yaml: the { that opens here is not closed, or an entry in it lacks its comma"},
 		{"indented wrong", "  ttl: 1s", "  ttl: 1s\n hold: 1s", "bad.yaml:14: yaml: a mapping here has a line that is not one of its keys: look at this line and those below it for one indented wrong"},
-		{"indented wrong in a nested mapping", "    - name: m1\n", "    - name: m1\n     lua: fast\n", "bad.yaml:6: yaml: a list here has a line that is not one of its items"},
+		{"indented wrong in a list", "    - name: m1\n", "    - name: m1\n     lua: fast\n", "bad.yaml:6: yaml: a list here has a line that is not one of its items"},
 		{"tab syntax error", "  ttl: 1s", "\tttl: 1s", "bad.yaml:13: yaml: a tab in the indentation"},
 		{"seed not a number", "seed: 3", "seed: three", "bad.yaml:2: seed: want a non-negative integer"},
 		{"partition unknown member", "{at: 1s, kind: failover, group: m1}", "{kind: partition, a: [m1], b: [zz]}", "bad.yaml:15: faults[0].b[0]: unknown node or client \"zz\""},

@@ -208,6 +208,14 @@ func TestRunBadFilesReportedTogether(t *testing.T) {
 	if !strings.Contains(errs, "(and 2 more files with errors)") || strings.Contains(errs, "bad11.yaml") {
 		t.Errorf("want the files past %d counted, not named:\n%s", maxBadFiles, errs)
 	}
+	// A bad path beside a bad file: both named.
+	one := filepath.Join(dir, "bad01.yaml")
+	code, _, errs = runCLI(t, "run", one, "no-such-scenario", t.TempDir())
+	for _, want := range []string{"bad01.yaml:3: bogus", "no-such-scenario: no such file or directory", "no *.yaml scenario files"} {
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("exit %d; stderr does not name %q:\n%s", code, want, errs)
+		}
+	}
 }
 
 // wrongExpectation writes F0's scenario with the expectation "ok", which its
@@ -1332,6 +1340,41 @@ func TestListOut(t *testing.T) {
 	}
 	if _, err := os.Stat(want[2]); !os.IsNotExist(err) {
 		t.Errorf("a refused list -out wrote %s: %v", want[2], err)
+	}
+	// A script path through a symbolic link under DIR would be written
+	// outside it: refused, nothing written there.
+	if err := os.MkdirAll(filepath.Join("src", "lua"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"simplelock-acquire.lua", "simplelock-release.lua"} {
+		b, err := fs.ReadFile(scenarios.FS, "script/"+f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("src", "lua", f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yml, err := os.ReadFile(want[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml = bytes.ReplaceAll(yml, []byte(": simplelock-"), []byte(": lua/simplelock-"))
+	if err := os.WriteFile(filepath.Join("src", "s.yaml"), yml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("elsewhere", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("linked", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "elsewhere"), filepath.Join("linked", "lua")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "list", "-out", "linked", filepath.Join("src", "s.yaml"))
+	if left, _ := os.ReadDir("elsewhere"); code != 2 || !strings.Contains(errs, "is a symbolic link") || len(left) > 0 {
+		t.Errorf("list -out through a link: exit %d, stderr %q, written outside: %d files", code, errs, len(left))
 	}
 }
 

@@ -47,8 +47,8 @@ type origin struct {
 // (1 for the simulation: the files as written), and says where each was
 // found (origins, in the order of all). A path that names no file or
 // directory may name a built-in scenario (loadBuiltin). A directory
-// without scenario files is an error; bad files are reported together
-// (badFiles), every file having been read.
+// without scenario files is an error; the bad paths and files are reported
+// together (badFiles), every one having been read.
 func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origins []origin, err error) {
 	var bad []error // the files that could not be loaded
 	if len(paths) == 0 {
@@ -58,33 +58,38 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origin
 		}
 		return all, origins, err
 	}
+	// Every path and file is read, and each that cannot be loaded is
+	// noted: the bad ones are reported together, not one per attempt.
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			s, err := loadBuiltin(p, scale, err)
 			if err != nil {
-				return nil, nil, err
+				bad = append(bad, err)
+				continue
 			}
 			all, origins = append(all, s), append(origins, origin{builtin: true})
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			bad = append(bad, err)
+			continue
 		}
 		files := []string{p}
 		if st.IsDir() {
-			if files, err = yamlFiles(p); err != nil {
-				return nil, nil, err
-			}
-			if len(files) == 0 {
-				return nil, nil, fmt.Errorf("%s: no *.yaml scenario files", p)
+			files, err = yamlFiles(p)
+			switch {
+			case err != nil:
+				bad = append(bad, err)
+				continue
+			case len(files) == 0:
+				bad = append(bad, fmt.Errorf("%s: no *.yaml scenario files", p))
+				continue
 			}
 		}
 		for _, f := range files {
 			s, err := scenario.LoadScaled(f, scale)
 			if err != nil {
-				// The next files are read too: a directory's bad files are
-				// reported together, not one per attempt.
 				bad = append(bad, err)
 				continue
 			}
@@ -100,9 +105,9 @@ func loadScaled(paths []string, scale float64) (all []*scenario.Scenario, origin
 // maxBadFiles is how many bad files' errors loadScaled reports at most.
 const maxBadFiles = 10
 
-// badFiles joins the errors of the files that could not be loaded, each
-// file's lines as it reported them, at most maxBadFiles files, then a line
-// that counts the others.
+// badFiles joins the errors of the paths and files that could not be
+// loaded, each file's lines as it reported them, at most maxBadFiles, then
+// a line that counts the others.
 func badFiles(bad []error) error {
 	if len(bad) > maxBadFiles {
 		more := fmt.Errorf("(and %d more files with errors)", len(bad)-maxBadFiles)

@@ -156,11 +156,14 @@ func (tr *triggers) close() {
 // disarming of the others).
 func (tr *triggers) opBegun(client, op string, args []string) *opHooks {
 	var mine, byOutcome []*opTrigger
+	var call time.Duration // the op's call, read once a trigger matches it
 	tr.mu.Lock()
-	call := tr.h.rec.Since()
 	for _, t := range tr.list {
 		if t.sel.Client != client || t.sel.Op != op || (t.sel.Owner != "" && (len(args) == 0 || args[0] != t.sel.Owner)) {
 			continue
+		}
+		if mine == nil && byOutcome == nil {
+			call = tr.h.rec.Since()
 		}
 		if t.sel.Outcome != "" {
 			if !t.began {
