@@ -45,6 +45,13 @@ var (
 	// watchdog reports a loss by calling Options.OnLost(name, owner), from
 	// its own task, and as the cause of the context LostContext returned.
 	ErrLockLost = errors.New("lock: lock lost")
+	// ErrLeaseUnconfirmed is the cause of a LostContext ended because no
+	// renewal confirmed the hold for a whole lease (Redis unreachable, or
+	// too slow): counted from the last confirmed renewal's call, the key
+	// may have expired, and another client may hold the lock. It matches
+	// ErrLockLost. The watchdog goes on renewing (as Redisson's), and
+	// reports the loss through OnLost if a later renewal finds it.
+	ErrLeaseUnconfirmed error = leaseUnconfirmed{}
 	// ErrClosed: the Client was closed (Client.Close), or its connection's
 	// client was (go-redis's "client is closed"): the operation was not
 	// sent, a known outcome.
@@ -148,3 +155,11 @@ func checkAcquire(ctx context.Context, what call, wait, lease time.Duration, lea
 	}
 	return nil
 }
+
+// leaseUnconfirmed is ErrLeaseUnconfirmed: a loss the holder must assume.
+type leaseUnconfirmed struct{}
+
+func (leaseUnconfirmed) Error() string {
+	return "lock: lock lost: no renewal confirmed the hold within its lease (it may have expired, and another may hold it)"
+}
+func (leaseUnconfirmed) Unwrap() error { return ErrLockLost }

@@ -231,6 +231,7 @@ func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, toke
 	case l.nonReentrant:
 		script = scripts.NonReentrantAcquire
 	}
+	sent := c.rt.Now() // a watchdog's lease counts from here (renewal.confirmed)
 	v, err := c.evalLock(ctx, script, true, keys, args...)
 	if err != nil {
 		return 0, 0, l.reentered(err, t.owner)
@@ -253,7 +254,7 @@ func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, toke
 		}
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
-	l.took(t.owner, t.lease, t.leaseMs)
+	l.took(t.owner, t.lease, t.leaseMs, sent)
 	return -1, token, nil
 }
 
@@ -264,11 +265,12 @@ func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, toke
 // acquires that schedule a renewal while every unlock gives one back
 // (LockEntry.removeThreadId): a holder that mixes leased and watchdog
 // holds stops its watchdog at an unlock that leaves a hold, which then
-// expires under it.
-func (l *Lock) took(owner string, lease time.Duration, leaseMs int64) {
+// expires under it. sent is when the acquire was sent (zero: now), from
+// which a watchdog hold's lease counts.
+func (l *Lock) took(owner string, lease time.Duration, leaseMs int64, sent time.Time) {
 	c := l.c
 	if lease == 0 {
-		c.startRenewal(l, owner)
+		c.startRenewal(l, owner, sent)
 	}
 	c.setLease(l, owner, leaseMs)
 }
@@ -338,7 +340,10 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // watchdog finds the lock lost (beside Options.OnLost), ErrNotHeld after
 // the final unlock, ErrClosed when the client is closed (context.Cause
 // tells which), as rueidislock's WithContext (v1.0.79) returns a context
-// cancelled on loss. Work done under the lock can stop on it. The
+// cancelled on loss; and with ErrLeaseUnconfirmed (matching ErrLockLost)
+// when no renewal has confirmed the hold for a whole lease since the send
+// of the last acquire or renewal Redis answered, so that a holder cut off
+// from Redis stops before its key can have expired under it. Work done under the lock can stop on it. The
 // CancelFunc releases the context (not the lock). It returns ErrNotHeld
 // when no watchdog keeps owner's hold (not held, or held with a lease,
 // whose end the caller knows).

@@ -178,3 +178,53 @@ func takeLostHolds(t *testing.T, ctx context.Context, lc *lock.Client) []lostGet
 		{"ReadLock", rw.ReadLock().LostContext}, {"unlocked", lc.Lock("mine").LostContext},
 	}
 }
+
+// TestLostContextLeaseUnconfirmed: a holder cut off from Redis (renewals
+// that never get through) has its LostContext ended when the lease, counted
+// from its acquire's send, runs out with no renewal confirmed, with cause
+// ErrLeaseUnconfirmed (matching ErrLockLost): at 30 s, before the key
+// expires on the master and another client takes the lock, not when the
+// partition heals. The control, without the partition: the renewals at 10,
+// 20 and 30 s confirm the hold, and the context lives on.
+func TestLostContextLeaseUnconfirmed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, cut := range []bool{true, false} {
+		wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+		if cut {
+			must(t, wd.w.Partition([]string{"c1"}, []string{"m1"}, time.Second, time.Hour))
+		}
+		var before, after error
+		var tookAt time.Duration
+		start := time.Time{}
+		wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+			start = rt.Now()
+			must(t, lc.Lock("job").Lock(ctx, "o"))
+			work, stop, err := lc.Lock("job").LostContext(ctx, "o")
+			must(t, err)
+			defer stop()
+			_ = rt.Sleep(ctx, 29990*time.Millisecond)
+			before = context.Cause(work)
+			_ = rt.Sleep(ctx, 20*time.Millisecond)
+			after = context.Cause(work)
+		})
+		wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+			_ = rt.Sleep(ctx, 2*time.Second)
+			if lc.Lock("job").TryLockFor(ctx, "o", 40*time.Second, 0) == nil {
+				tookAt = rt.Now().Sub(start)
+			}
+		})
+		wd.run(45 * time.Second)
+		switch {
+		case before != nil:
+			t.Errorf("cut %v: the context ended before the lease ran out: %v", cut, before)
+		case cut && (!errors.Is(after, lock.ErrLeaseUnconfirmed) || !errors.Is(after, lock.ErrLockLost)):
+			t.Errorf("cut off: cause at 30.01 s %v; want ErrLeaseUnconfirmed, matching ErrLockLost", after)
+		case cut && tookAt < 30*time.Second:
+			t.Errorf("cut off: c2 took the lock at %v, before the holder's lease ran out", tookAt)
+		case !cut && after != nil:
+			t.Errorf("control: cause at 30.01 s %v; want none (renewals confirmed the hold)", after)
+		case !cut && tookAt != 0:
+			t.Errorf("control: c2 took the lock at %v while c1 held it", tookAt)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/locksim/locksim/internal/scripts"
 )
@@ -210,12 +211,13 @@ func (c *Client) renewChunks(k taskKind, chunks [][]kept) {
 		if len(ch) == 0 {
 			continue
 		}
+		sent := c.rt.Now()
 		held, err := c.renewCounted(k, ch)
 		if err != nil {
 			c.renewFailed(k, ch, err)
 			return
 		}
-		c.renewAnswered(ch, held)
+		c.renewAnswered(ch, held, sent)
 	}
 }
 
@@ -309,14 +311,20 @@ func (c *Client) renewFailed(k taskKind, ch []kept, err error) {
 	}
 }
 
-// renewAnswered handles a chunk's answers: a holder that no longer holds
-// its lock is dropped from renewal (Redisson drops it silently) and
-// reported lost (OnLost, LostContext), unless it was removed meanwhile or
-// re-acquired while the renewal was under way (the answer predates the
-// acquire: the next run asks again).
-func (c *Client) renewAnswered(ch []kept, held []bool) {
+// renewAnswered handles a chunk's answers to the renewal sent at sent: a
+// holder that still holds its lock has it confirmed until sent + the lease
+// (renewal.confirmed); one that no longer holds it is dropped from renewal
+// (Redisson drops it silently) and reported lost (OnLost, LostContext),
+// unless it was removed meanwhile or re-acquired while the renewal was
+// under way (the answer predates the acquire: the next run asks again).
+func (c *Client) renewAnswered(ch []kept, held []bool, sent time.Time) {
 	for i, h := range ch {
 		if held[i] {
+			c.mu.Lock()
+			if sent.After(h.r.confirmed) {
+				h.r.confirmed = sent
+			}
+			c.mu.Unlock()
 			continue
 		}
 		c.mu.Lock()

@@ -354,10 +354,10 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		c.releaseOneOf(h.watchdogKey(owner))
 	}
 	if err != nil {
-		// Unknown outcome: count the hold as given back, as Lock.Unlock
-		// does, so that the watchdog stops with the last one (unless the
-		// unlock was not sent).
-		c.releaseUnknown(h.watchdogKey(owner), err)
+		// Count the hold as given back, as Lock.Unlock does whatever the
+		// outcome (ErrNotSent included), so that the watchdog stops with
+		// the last one.
+		c.releaseOneOf(h.watchdogKey(owner))
 		return err
 	}
 	notHeld, released, err := h.unlockReply(v)

@@ -56,11 +56,15 @@ func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, 
 	}
 	switch n, _ := v.(int64); {
 	case err != nil:
-		// Unknown outcome: count the hold as given back, as Redisson does,
-		// so a holder that cannot reach Redis does not keep renewing forever.
-		// An unlock that was not sent released nothing, a known outcome:
-		// the hold stays counted, for the caller's next unlock.
-		c.releaseUnknown(holderKey(l, owner), err)
+		// Count the hold as given back, as Redisson does whatever the
+		// unlock's outcome, so that a holder that cannot reach Redis does
+		// not keep renewing for ever: one whose unlock was not sent
+		// (ErrNotSent: its context had ended, the usual defer
+		// l.Unlock(ctx, ...) after a request's deadline) too, or its lock
+		// would be renewed until Client.Close, every other client waiting.
+		// The hold then ends by its lease, unless a retried unlock ends it
+		// first.
+		c.releaseOne(l, owner)
 		return err
 	case v == nil:
 		c.forget(l, owner)

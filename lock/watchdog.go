@@ -2,8 +2,8 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 )
 
 // renewal is one holder kept by the watchdog (a lock key and an owner, or
@@ -32,22 +32,34 @@ type renewal struct {
 	// ends cancels the contexts LostContext returned, with the reason the
 	// watchdog stopped.
 	ends []context.CancelCauseFunc
+	// confirmed is when, by the client's clock, the last acquire or
+	// renewal that Redis confirmed was sent: the hold is sure until
+	// confirmed + the watchdog's timeout, no longer. runOut is the timer
+	// that ends the LostContexts then unless a renewal confirmed it
+	// meanwhile (armed only while there are some: the watchdog itself
+	// keeps renewing as Redisson's does).
+	confirmed time.Time
+	runOut    Timer
 }
 
 func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x00" + owner }
 
 // startRenewal starts the watchdog for a holder unless it runs already
 // (a reentrant acquire).
-func (c *Client) startRenewal(l *Lock, owner string) {
-	c.startWatchdog(&renewal{key: holderKey(l, owner), name: l.name, owner: owner, task: lockTask, field: l.field(owner)})
+func (c *Client) startRenewal(l *Lock, owner string, sent time.Time) {
+	c.startWatchdog(&renewal{key: holderKey(l, owner), name: l.name, owner: owner, task: lockTask, field: l.field(owner), confirmed: sent})
 }
 
 // startWatchdog adds r (a new holder: key unique per lock and owner, name
-// and owner for OnLost and OnRenewError, its task, field and prefix) to
-// its renewal task, or, when the holder is kept already, counts one more
-// hold and acquisition of the one there. The first holder of a task
-// starts its timer.
+// and owner for OnLost and OnRenewError, its task, field and prefix, and
+// when its acquire was sent, confirmed; now if zero) to its renewal task,
+// or, when the holder is kept already, counts one more hold and
+// acquisition of the one there. The first holder of a task starts its
+// timer.
 func (c *Client) startWatchdog(r *renewal) {
+	if r.confirmed.IsZero() {
+		r.confirmed = c.rt.Now()
+	}
 	c.mu.Lock()
 	if c.closed { // an acquire that completed during Close: no watchdog
 		c.mu.Unlock()
@@ -56,6 +68,9 @@ func (c *Client) startWatchdog(r *renewal) {
 	if old, ok := c.renewals[r.key]; ok {
 		old.gen++
 		old.depth++
+		if r.confirmed.After(old.confirmed) {
+			old.confirmed = r.confirmed // the re-acquire renewed the lease
+		}
 		c.mu.Unlock()
 		return
 	}
@@ -71,15 +86,6 @@ func (c *Client) startWatchdog(r *renewal) {
 // releaseOne gives back one of a holder's holds on the client's side after
 // an unlock whose outcome is unknown; the watchdog stops with the last.
 func (c *Client) releaseOne(l *Lock, owner string) { c.releaseOneOf(holderKey(l, owner)) }
-
-// releaseUnknown is releaseOneOf(k) after an unlock that failed with err,
-// unless err says the unlock was not sent (ErrNotSent): then nothing was
-// released, and the hold stays counted.
-func (c *Client) releaseUnknown(k string, err error) {
-	if !errors.Is(err, ErrNotSent) {
-		c.releaseOneOf(k)
-	}
-}
 
 // releaseOneOf is releaseOne for any holder key (a read-write lock's half
 // and owner, see RWHalf.watchdogKey).
@@ -133,6 +139,10 @@ func (c *Client) stopWatchdog(k string, cause error) {
 func (c *Client) removeLocked(r *renewal) Timer {
 	delete(c.renewals, r.key)
 	r.stopped = true
+	if r.runOut != nil {
+		r.runOut.Stop() // (Stop takes no lock of the client's)
+		r.runOut = nil
+	}
 	return c.tasks[r.task].remove()
 }
 
@@ -153,7 +163,43 @@ func (c *Client) lostContext(parent context.Context, k string) (context.Context,
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	r.ends = append(r.ends, cancel)
+	if r.runOut == nil {
+		c.armRunOutLocked(r)
+	}
 	return ctx, func() { cancel(context.Canceled) }, nil
+}
+
+// armRunOutLocked sets r's run-out timer for when its lease, counted from
+// its last confirmed acquire or renewal, runs out (c.mu held).
+func (c *Client) armRunOutLocked(r *renewal) {
+	d := r.confirmed.Add(c.opts.WatchdogTimeout).Sub(c.rt.Now())
+	r.runOut = c.rt.AfterFunc(max(d, 0), func() { c.runOut(r) })
+}
+
+// runOut ends r's LostContexts with ErrLeaseUnconfirmed when no renewal
+// confirmed its hold within the lease since the last that did (the holder
+// must assume the key expired: a renewal that would have found it lost may
+// never have got through), or sets the timer again for the new end of the
+// lease when one did meanwhile. A holder that cannot reach Redis is told
+// before another client may take its lock, not after the partition heals.
+func (c *Client) runOut(r *renewal) {
+	c.mu.Lock()
+	if r.stopped || len(r.ends) == 0 {
+		r.runOut = nil
+		c.mu.Unlock()
+		return
+	}
+	if c.rt.Now().Before(r.confirmed.Add(c.opts.WatchdogTimeout)) {
+		c.armRunOutLocked(r)
+		c.mu.Unlock()
+		return
+	}
+	ends := r.ends
+	r.ends, r.runOut = nil, nil
+	c.mu.Unlock()
+	for _, cancel := range ends {
+		cancel(ErrLeaseUnconfirmed)
+	}
 }
 
 // setLease remembers the lease of a holder's last acquire: unlocks that
