@@ -18,7 +18,10 @@ import (
 // RedisConn is the production Conn: it talks to a real Redis through any
 // go-redis UniversalClient (single node, Sentinel failover client, Cluster).
 // Retries and timeouts are go-redis's own (Options.MaxRetries, ReadTimeout),
-// but for TRYAGAIN (see TryAgainFor).
+// but for TRYAGAIN (see TryAgainFor). Set the client's
+// ContextTimeoutEnabled: without it go-redis ignores a context's deadline
+// while a request is out and waits its ReadTimeout (3 s by default, per
+// attempt), so a lock call outlives its caller's deadline.
 //
 // A request that RedisConn can tell was never sent is a known outcome,
 // ErrNotSent (IsUnknown is false for it), wrapping go-redis's error:

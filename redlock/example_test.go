@@ -23,7 +23,11 @@ func threeMasters() ([]lock.Conn, func()) {
 		if err != nil {
 			panic(err)
 		}
-		rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		// Per-node timeouts well below the TTL, few retries, and the
+		// caller's deadline honoured: a dead node then costs a try
+		// milliseconds, not go-redis's default seconds (see Spec).
+		rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond,
+			WriteTimeout: 200 * time.Millisecond, MaxRetries: 1, DialerRetries: 1, ContextTimeoutEnabled: true})
 		conns = append(conns, lock.NewRedisConn(rc))
 		stops = append(stops, func() { _ = rc.Close(); srv.Close() })
 	}

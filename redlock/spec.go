@@ -79,9 +79,13 @@ type SpecOptions struct {
 // so that a dead node does not eat the validity. A context deadline cannot
 // express that in the simulation (contexts carry no virtual time), so the
 // per-node timeout is the Conn's own: setup.ClientConfig.Timeout (and its
-// Retry policy) in the simulation, go-redis's ReadTimeout/WriteTimeout and
-// MaxRetries in production. Keep it well below TTL; the elapsed time it
-// costs is subtracted from the validity anyway.
+// Retry policy) in the simulation, go-redis's ReadTimeout/WriteTimeout,
+// DialTimeout, MaxRetries and DialerRetries in production (with
+// ContextTimeoutEnabled, so that a caller's deadline holds too). Keep it
+// well below TTL; the elapsed time it costs is subtracted from the
+// validity anyway. With go-redis's defaults (3 s timeouts, 3 retries, 5
+// dials a connection) a node that stopped answering makes every try
+// outlast an 8 s TTL, and a dead one costs each try seconds of dials.
 //
 // Elapsed times are differences of Runtime.Now: monotonic in production
 // (time.Now's Sub) and in the simulation (the client's clock, drift

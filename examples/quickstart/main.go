@@ -34,7 +34,9 @@ func main() {
 // lock.Options{} is Redisson's defaults (a 30 s lease the watchdog renews
 // every 10 s while the lock is held).
 func run(ctx context.Context, addr string, opts lock.Options) error {
-	rc := redis.NewClient(&redis.Options{Addr: addr})
+	// ContextTimeoutEnabled: a request ends at its context's deadline, not
+	// only after go-redis's ReadTimeout (3 s, with retries).
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rc.Close()
 	locks, err := lock.NewFromRedis(rc, opts)
 	if err != nil {
