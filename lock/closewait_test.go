@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -224,5 +225,54 @@ func TestNoClosedConnLogAfterClose(t *testing.T) {
 	}
 	if left != 0 {
 		t.Errorf("%d of 400 unlocks left their latch after Close; want none", left)
+	}
+}
+
+// TestCloseDuringTryIsClosed: Close while a waiter's try is out (its reply
+// held by a proxy) ends the wait with an error that matches ErrClosed and
+// is unknown (the try may have run), for Lock, SpinLock and FairLock
+// waiters; it was the bare context error, which reads as the caller's own
+// cancel. c2 holds each lock with a 1 s lease; c1, whose go-redis client
+// ends a request at its context's end, waits; from 0.5 s the proxy holds
+// what the server sends c1, so c1's try at the lease's end gets no reply;
+// c1's client closes at 1.5 s. On redis-server.
+func TestCloseDuringTryIsClosed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	type acquire func(lc *lock.Client, owner string, wait, lease time.Duration) error
+	for _, k := range []struct {
+		kind string
+		do   acquire
+	}{
+		{"Lock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.Lock("k").TryLockFor(ctx, o, w, l) }},
+		{"SpinLock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.SpinLock("k").TryLockFor(ctx, o, w, l) }},
+		{"FairLock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.FairLock("k").TryLockFor(ctx, o, w, l) }},
+	} {
+		t.Run(k.kind, func(t *testing.T) {
+			direct := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true})
+			defer direct.Close()
+			must(t, direct.FlushAll(ctx).Err())
+			p := redistest.NewProxy(t, srv.Addr)
+			proxied := redis.NewClient(&redis.Options{Addr: p.Addr, DisableIdentity: true, ContextTimeoutEnabled: true, MaxRetries: -1, ReadTimeout: time.Second})
+			defer proxied.Close()
+			c2, err := lock.NewFromRedis(direct, lock.Options{ID: "c2"})
+			must(t, err)
+			defer c2.Close()
+			c1, err := lock.NewFromRedis(proxied, lock.Options{ID: "c1"})
+			must(t, err)
+			must(t, k.do(c2, "o", 0, time.Second))
+			done := make(chan error, 1)
+			go func() { done <- k.do(c1, "o", 20*time.Second, 0) }()
+			time.Sleep(500 * time.Millisecond)
+			p.Hold()
+			time.Sleep(time.Second)
+			must(t, c1.Close())
+			got := <-done
+			p.Release()
+			if !errors.Is(got, lock.ErrClosed) || !lock.IsUnknown(got) {
+				t.Errorf("waiter closed during its try: %v (ErrClosed %v, unknown %v); want ErrClosed, unknown", got, errors.Is(got, lock.ErrClosed), lock.IsUnknown(got))
+			}
+		})
 	}
 }

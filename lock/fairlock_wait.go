@@ -107,7 +107,7 @@ func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() 
 			return gaveUp()
 		}
 		if err != nil || acquired {
-			return w.ended(ctx, err)
+			return w.ended(ctx, c.closedDuringTry(ctx, err))
 		}
 		told := c.rt.Now()
 		d, ok := w.waitFor(ttl, told)

@@ -223,7 +223,7 @@ func (s *SpinLock) acquire(ctx context.Context, owner string, wait, lease time.D
 			return c.gaveUpWaiting(outer)
 		}
 		if err != nil || ttl < 0 {
-			return err
+			return c.closedDuringTry(ctx, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/internal/outcome"
@@ -111,6 +112,7 @@ func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscriptio
 			return true, 0, abandoned
 		}
 	}
+	err = c.closedDuringTry(ctx, err)
 	if err != nil || ttl < 0 {
 		return true, token, err
 	}
@@ -130,6 +132,17 @@ func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscriptio
 		return true, 0, ErrNotAcquired // no try after the wait ran out
 	}
 	return false, 0, nil
+}
+
+// closedDuringTry is a try's err when Close ended the wait's context ctx
+// while the try was out: ErrClosed (the bare context error read as the
+// caller's own cancel), kept unknown (outcome.Unknown), since the try may
+// have run. Any other err is returned as it is.
+func (c *Client) closedDuringTry(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || !c.isClosed() || errors.Is(err, ErrClosed) {
+		return err
+	}
+	return &outcome.Unknown{Err: fmt.Errorf("%w while a try was out: %w", ErrClosed, err)}
 }
 
 // waitSpent reports whether a bounded wait (wait > 0) begun at start is
