@@ -245,9 +245,15 @@ func TestCloseDuringTryIsClosed(t *testing.T) {
 		kind string
 		do   acquire
 	}{
-		{"Lock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.Lock("k").TryLockFor(ctx, o, w, l) }},
-		{"SpinLock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.SpinLock("k").TryLockFor(ctx, o, w, l) }},
-		{"FairLock", func(lc *lock.Client, o string, w, l time.Duration) error { return lc.FairLock("k").TryLockFor(ctx, o, w, l) }},
+		{"Lock", func(lc *lock.Client, o string, w, l time.Duration) error {
+			return lc.Lock("k").TryLockFor(ctx, o, w, l)
+		}},
+		{"SpinLock", func(lc *lock.Client, o string, w, l time.Duration) error {
+			return lc.SpinLock("k").TryLockFor(ctx, o, w, l)
+		}},
+		{"FairLock", func(lc *lock.Client, o string, w, l time.Duration) error {
+			return lc.FairLock("k").TryLockFor(ctx, o, w, l)
+		}},
 	} {
 		t.Run(k.kind, func(t *testing.T) {
 			direct := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true})
