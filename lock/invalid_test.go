@@ -229,8 +229,8 @@ func closedAddr(t *testing.T) string {
 // an unknown one. With go-redis's default retries the dial error is only
 // the last attempt's (an earlier attempt may have been written before the
 // server went away), so the outcome stays unknown. An unlock that was not
-// sent keeps the watchdog's count of the hold: the hold is still in
-// Redis, and the watchdog keeps it until the caller's next unlock.
+// sent gives the hold back on the client as any unlock does: the hold is
+// still in Redis, and ends by its lease, no watchdog renewing it.
 func TestDialRefusedNotSent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx, rt := context.Background(), lock.WallRuntime{}

@@ -186,7 +186,8 @@ func TestRefusedConnectionNotSent(t *testing.T) {
 // nothing: RedisConn returns ErrNotSent wrapping the context's error, a
 // known outcome, whatever the client's retries, without dialling (a
 // closed port answers at once). The acquire took nothing, the unlock
-// released nothing: the hold and its watchdog stay.
+// released nothing: the hold stays in Redis, its watchdog stops (as after
+// any unlock), and a retried unlock releases it.
 func TestContextEndedNotSent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	bg := context.Background()
