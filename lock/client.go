@@ -242,6 +242,10 @@ func (c *Client) Close() error {
 	for _, k := range slices.Sorted(maps.Keys(c.renewals)) {
 		r := c.renewals[k]
 		r.stopped = true
+		if r.runOut != nil {
+			r.runOut.Stop()
+			r.runOut = nil
+		}
 		rs = append(rs, r)
 	}
 	clear(c.renewals)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -492,4 +493,40 @@ func TestUnsentGiveBackIsUnknown(t *testing.T) {
 		t.Logf("scripts: %q", conn.names)
 		conn.mu.Unlock()
 	})
+}
+
+// TestUnsentUnlockOfOneOfTwoHolds: an owner holding twice whose unlock is
+// not sent keeps its count (nothing changed in Redis), so that its retried
+// unlock gives one hold back and the watchdog keeps the other; an unsent
+// unlock of the last hold stops the watchdog (the deferred unlock whose
+// context had ended must not keep the lock renewed for ever).
+func TestUnsentUnlockOfOneOfTwoHolds(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m, err := miniredis.Run()
+	must(t, err)
+	defer m.Close()
+	rc := redis.NewClient(&redis.Options{Addr: m.Addr(), DisableIdentity: true})
+	defer rc.Close()
+	c, err := lock.NewFromRedis(rc, lock.Options{ID: "c"})
+	must(t, err)
+	defer c.Close()
+	bg := context.Background()
+	dead, cancel := context.WithCancel(bg)
+	cancel()
+	l := c.Lock("k")
+	must(t, l.Lock(bg, "o"))
+	must(t, l.Lock(bg, "o"))
+	if err := l.Unlock(dead, "o"); !errors.Is(err, lock.ErrNotSent) {
+		t.Fatalf("unlock with an ended context: %v", err)
+	}
+	must(t, l.Unlock(bg, "o")) // the retry
+	if n, err := l.HoldCount(bg, "o"); err != nil || n != 1 || c.Renewals() != 1 {
+		t.Fatalf("after an unsent unlock and its retry of two holds: hold count %d (%v), %d watchdogs; want 1 and 1", n, err, c.Renewals())
+	}
+	if err := l.Unlock(dead, "o"); !errors.Is(err, lock.ErrNotSent) {
+		t.Fatalf("unlock with an ended context: %v", err)
+	}
+	if n, _ := l.HoldCount(bg, "o"); n != 1 || c.Renewals() != 0 {
+		t.Errorf("after an unsent unlock of the last hold: hold count %d, %d watchdogs; want the hold in Redis, no watchdog", n, c.Renewals())
+	}
 }

@@ -63,8 +63,13 @@ func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, 
 		// l.Unlock(ctx, ...) after a request's deadline) too, or its lock
 		// would be renewed until Client.Close, every other client waiting.
 		// The hold then ends by its lease, unless a retried unlock ends it
-		// first.
-		c.releaseOne(l, owner)
+		// first. An unlock not sent of one of several holds leaves the
+		// count (releaseUnsent): its retry gives that hold back.
+		if errors.Is(err, ErrNotSent) {
+			c.releaseUnsent(holderKey(l, owner))
+		} else {
+			c.releaseOne(l, owner)
+		}
 		return err
 	case v == nil:
 		c.forget(l, owner)

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -31,7 +32,7 @@ type renewal struct {
 	depth int
 	// ends cancels the contexts LostContext returned, with the reason the
 	// watchdog stopped.
-	ends []context.CancelCauseFunc
+	ends []*end
 	// confirmed is when, by the client's clock, the last acquire or
 	// renewal that Redis confirmed was sent: the hold is sure until
 	// confirmed + the watchdog's timeout, no longer. runOut is the timer
@@ -102,6 +103,22 @@ func (c *Client) releaseOneOf(k string) {
 	}
 }
 
+// releaseUnsent is an unlock's accounting when it was not sent (ErrNotSent:
+// nothing changed in Redis): the watchdog stops when this was the holder's
+// last hold, so that a deferred unlock whose context had ended does not
+// leave the lock renewed for ever; with more holds the count stays, since
+// the holder's retried unlock gives that one back (giving it back here too
+// would stop the watchdog of a hold that remains).
+func (c *Client) releaseUnsent(k string) {
+	c.mu.Lock()
+	r, ok := c.renewals[k]
+	last := ok && r.depth <= 1
+	c.mu.Unlock()
+	if last {
+		c.forgetKey(k)
+	}
+}
+
 // forget ends a holder's watchdog and drops its remembered lease: it holds
 // nothing any more.
 func (c *Client) forget(l *Lock, owner string) { c.forgetKey(holderKey(l, owner)) }
@@ -148,8 +165,8 @@ func (c *Client) removeLocked(r *renewal) Timer {
 
 // end cancels a removed holder's contexts.
 func (r *renewal) end(cause error) {
-	for _, cancel := range r.ends {
-		cancel(cause)
+	for _, e := range r.ends {
+		e.cancel(cause)
 	}
 }
 
@@ -162,12 +179,28 @@ func (c *Client) lostContext(parent context.Context, k string) (context.Context,
 		return nil, nil, fmt.Errorf("%w: no watchdog keeps this hold (not held, or held with a lease)", ErrNotHeld)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	r.ends = append(r.ends, cancel)
+	e := &end{cancel}
+	r.ends = append(r.ends, e)
 	if r.runOut == nil {
 		c.armRunOutLocked(r)
 	}
-	return ctx, func() { cancel(context.Canceled) }, nil
+	return ctx, func() {
+		cancel(context.Canceled)
+		c.mu.Lock()
+		if !r.stopped { // a removed renewal's ends are read outside c.mu (renewal.end)
+			r.ends = slices.DeleteFunc(r.ends, func(x *end) bool { return x == e })
+		}
+		if len(r.ends) == 0 && r.runOut != nil {
+			r.runOut.Stop()
+			r.runOut = nil
+		}
+		c.mu.Unlock()
+	}, nil
 }
+
+// end is one LostContext's cancel, kept by pointer so that its own
+// CancelFunc can take it out of renewal.ends.
+type end struct{ cancel context.CancelCauseFunc }
 
 // armRunOutLocked sets r's run-out timer for when its lease, counted from
 // its last confirmed acquire or renewal, runs out (c.mu held).
@@ -197,8 +230,8 @@ func (c *Client) runOut(r *renewal) {
 	ends := r.ends
 	r.ends, r.runOut = nil, nil
 	c.mu.Unlock()
-	for _, cancel := range ends {
-		cancel(ErrLeaseUnconfirmed)
+	for _, e := range ends {
+		e.cancel(ErrLeaseUnconfirmed)
 	}
 }
 
