@@ -70,17 +70,20 @@ type wireRecord struct {
 	T   *int64 `json:"t"`
 }
 
-// recordFields lists Record's JSON names in its field order, for the
-// error of an unknown field: read from Record's tags, so that the list
-// names every field a line may have, a field added to Record included.
-var recordFields = func() string {
+// recordFieldNames are Record's JSON names in its field order, for the
+// error of an unknown field (recordFields lists them) and its guess: read
+// from Record's tags, so that they name every field a line may have, a
+// field added to Record included.
+var recordFieldNames = func() []string {
 	t := reflect.TypeFor[Record]()
 	names := make([]string, t.NumField())
 	for i := range names {
 		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
 	}
-	return strings.Join(names, ", ")
+	return names
 }()
+
+var recordFields = strings.Join(recordFieldNames, ", ")
 
 // ScanJSONL reads a history of JSON lines from r, file naming it in
 // errors, and calls fn with each record in order; it returns how many
@@ -309,7 +312,7 @@ func decodeLine(b []byte) (*wireRecord, *LineError) {
 		// The guess is among the fields the line does not give already.
 		var given map[string]json.RawMessage
 		_ = json.Unmarshal(b, &given) // valid JSON, checked above
-		absent := slices.DeleteFunc(strings.Split(recordFields, ", "), func(f string) bool { _, ok := given[f]; return ok })
+		absent := slices.DeleteFunc(slices.Clone(recordFieldNames), func(f string) bool { _, ok := given[f]; return ok })
 		if guess := near.Field(name, absent); guess != "" {
 			msg += ": did you mean " + guess + "?"
 		}

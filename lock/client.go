@@ -242,10 +242,7 @@ func (c *Client) Close() error {
 	for _, k := range slices.Sorted(maps.Keys(c.renewals)) {
 		r := c.renewals[k]
 		r.stopped = true
-		if r.runOut != nil {
-			r.runOut.Stop()
-			r.runOut = nil
-		}
+		r.stopRunOutLocked()
 		rs = append(rs, r)
 	}
 	clear(c.renewals)

@@ -354,14 +354,7 @@ func (h *RWHalf) Unlock(ctx context.Context, owner string) error {
 		c.releaseOneOf(h.watchdogKey(owner))
 	}
 	if err != nil {
-		// Count the hold as given back, as Lock.Unlock does (an unlock
-		// not sent only when it was the last: releaseUnsent), so that the
-		// watchdog stops with the last one.
-		if errors.Is(err, ErrNotSent) {
-			c.releaseUnsent(h.watchdogKey(owner))
-		} else {
-			c.releaseOneOf(h.watchdogKey(owner))
-		}
+		c.releaseFailed(h.watchdogKey(owner), err) // as Lock.Unlock
 		return err
 	}
 	notHeld, released, err := h.unlockReply(v)

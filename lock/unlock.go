@@ -56,20 +56,7 @@ func (l *Lock) unlock(ctx context.Context, owner string, run func(latch string, 
 	}
 	switch n, _ := v.(int64); {
 	case err != nil:
-		// Count the hold as given back, as Redisson does whatever the
-		// unlock's outcome, so that a holder that cannot reach Redis does
-		// not keep renewing for ever: one whose unlock was not sent
-		// (ErrNotSent: its context had ended, the usual defer
-		// l.Unlock(ctx, ...) after a request's deadline) too, or its lock
-		// would be renewed until Client.Close, every other client waiting.
-		// The hold then ends by its lease, unless a retried unlock ends it
-		// first. An unlock not sent of one of several holds leaves the
-		// count (releaseUnsent): its retry gives that hold back.
-		if errors.Is(err, ErrNotSent) {
-			c.releaseUnsent(holderKey(l, owner))
-		} else {
-			c.releaseOne(l, owner)
-		}
+		c.releaseFailed(holderKey(l, owner), err)
 		return err
 	case v == nil:
 		c.forget(l, owner)

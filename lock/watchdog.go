@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -32,7 +33,7 @@ type renewal struct {
 	depth int
 	// ends cancels the contexts LostContext returned, with the reason the
 	// watchdog stopped.
-	ends []*end
+	ends []*lostCtx
 	// confirmed is when, by the client's clock, the last acquire or
 	// renewal that Redis confirmed was sent: the hold is sure until
 	// confirmed + the watchdog's timeout, no longer. runOut is the timer
@@ -103,13 +104,21 @@ func (c *Client) releaseOneOf(k string) {
 	}
 }
 
-// releaseUnsent is an unlock's accounting when it was not sent (ErrNotSent:
-// nothing changed in Redis): the watchdog stops when this was the holder's
-// last hold, so that a deferred unlock whose context had ended does not
-// leave the lock renewed for ever; with more holds the count stays, since
-// the holder's retried unlock gives that one back (giving it back here too
-// would stop the watchdog of a hold that remains).
-func (c *Client) releaseUnsent(k string) {
+// releaseFailed is the accounting of the holder key k's unlock that failed
+// with err. One hold is given back on the client, as Redisson's watchdog
+// gives one back after an unlock whatever its outcome, so that a holder
+// that cannot reach Redis does not keep renewing for ever; the watchdog
+// stops with the last. An unlock that was not sent (ErrNotSent: nothing
+// changed in Redis, typically a deferred unlock whose context had ended)
+// gives back only the last hold, which then ends by its lease: with more
+// holds the count stays, since the holder's retried unlock gives that one
+// back (giving it back here too would stop the watchdog of a hold that
+// remains).
+func (c *Client) releaseFailed(k string, err error) {
+	if !errors.Is(err, ErrNotSent) {
+		c.releaseOneOf(k)
+		return
+	}
 	c.mu.Lock()
 	r, ok := c.renewals[k]
 	last := ok && r.depth <= 1
@@ -156,11 +165,17 @@ func (c *Client) stopWatchdog(k string, cause error) {
 func (c *Client) removeLocked(r *renewal) Timer {
 	delete(c.renewals, r.key)
 	r.stopped = true
+	r.stopRunOutLocked()
+	return c.tasks[r.task].remove()
+}
+
+// stopRunOutLocked stops r's run-out timer, if armed (c.mu held; a
+// Timer's Stop takes no lock of the client's).
+func (r *renewal) stopRunOutLocked() {
 	if r.runOut != nil {
-		r.runOut.Stop() // (Stop takes no lock of the client's)
+		r.runOut.Stop()
 		r.runOut = nil
 	}
-	return c.tasks[r.task].remove()
 }
 
 // end cancels a removed holder's contexts.
@@ -179,7 +194,7 @@ func (c *Client) lostContext(parent context.Context, k string) (context.Context,
 		return nil, nil, fmt.Errorf("%w: no watchdog keeps this hold (not held, or held with a lease)", ErrNotHeld)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	e := &end{cancel}
+	e := &lostCtx{cancel}
 	r.ends = append(r.ends, e)
 	if r.runOut == nil {
 		c.armRunOutLocked(r)
@@ -188,19 +203,18 @@ func (c *Client) lostContext(parent context.Context, k string) (context.Context,
 		cancel(context.Canceled)
 		c.mu.Lock()
 		if !r.stopped { // a removed renewal's ends are read outside c.mu (renewal.end)
-			r.ends = slices.DeleteFunc(r.ends, func(x *end) bool { return x == e })
+			r.ends = slices.DeleteFunc(r.ends, func(x *lostCtx) bool { return x == e })
 		}
-		if len(r.ends) == 0 && r.runOut != nil {
-			r.runOut.Stop()
-			r.runOut = nil
+		if len(r.ends) == 0 {
+			r.stopRunOutLocked()
 		}
 		c.mu.Unlock()
 	}, nil
 }
 
-// end is one LostContext's cancel, kept by pointer so that its own
+// lostCtx is one LostContext's cancel, kept by pointer so that its own
 // CancelFunc can take it out of renewal.ends.
-type end struct{ cancel context.CancelCauseFunc }
+type lostCtx struct{ cancel context.CancelCauseFunc }
 
 // armRunOutLocked sets r's run-out timer for when its lease, counted from
 // its last confirmed acquire or renewal, runs out (c.mu held).

@@ -262,10 +262,7 @@ func parserLine(data []byte, line int, msg string) (int, string) {
 		n--
 	}
 	line = min(line+1, max(n, 1))
-	text := []byte{}
-	if line-1 < len(lines) {
-		text = lines[line-1]
-	}
+	text := lines[line-1] // Split gives one line at least
 	opens := func(c byte, item string) string {
 		if bytes.IndexByte(text, c) >= 0 {
 			return fmt.Sprintf("the %c that opens here is not closed, or an %s in it lacks its comma (%s)", c, item, msg)
