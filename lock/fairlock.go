@@ -222,6 +222,7 @@ func (f *FairLock) tryOnce(ctx context.Context, t *fairTry) (time.Duration, int6
 	if w := c.wallMs(); w != t.wall || t.args[fairWall] == nil {
 		t.wall, t.args[fairWall] = w, w
 	}
+	sent := c.rt.Now() // a watchdog's lease counts from here (renewal.confirmed)
 	v, err := c.evalLock(ctx, scripts.FairAcquire, true, f.keys, t.args[:]...)
 	if err != nil {
 		return 0, 0, l.reentered(err, t.owner)
@@ -230,10 +231,7 @@ func (f *FairLock) tryOnce(ctx context.Context, t *fairTry) (time.Duration, int6
 		n, _ := v.(int64)
 		return time.Duration(n) * time.Millisecond, 0, nil
 	}
-	// The lease counts from now, the reply, not the try's send: reading
-	// the clock before every try of a spinning waiter is a cost of its
-	// hot loop, for a round trip's difference in a 30 s lease.
-	l.took(t.owner, t.lease, t.leaseMs, time.Time{})
+	l.took(t.owner, t.lease, t.leaseMs, sent)
 	return 0, 1, nil
 }
 

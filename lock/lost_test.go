@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/lock"
+	"github.com/locksim/locksim/setup"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -225,6 +226,83 @@ func TestLostContextLeaseUnconfirmed(t *testing.T) {
 			t.Errorf("control: cause at 30.01 s %v; want none (renewals confirmed the hold)", after)
 		case !cut && tookAt != 0:
 			t.Errorf("control: c2 took the lock at %v while c1 held it", tookAt)
+		}
+	}
+}
+
+// TestLostContextLeaseFromSend: a holder's lease counts from its acquire's
+// send, whatever the lock kind. c1 is a second away from Redis each way:
+// its acquire is sent at 0 s, and, its script not yet on the master
+// (NOSCRIPT, then EVAL), runs there at 3 s (the key's 30 s lease starts
+// there), its reply arriving at 4 s; from 6 s c1 is cut off, so no renewal
+// confirms the hold, and the key expires on the master at 33 s, when c2,
+// waiting, takes the lock. c1's LostContext must have ended with
+// ErrLeaseUnconfirmed by then: at 30 s, the acquire's call plus the lease
+// (counted from the reply it would end at 34 s, a second of two holders).
+func TestLostContextLeaseFromSend(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	type lostFn = func(context.Context, string) (context.Context, context.CancelFunc, error)
+	// Each kind takes "job" for owner "o" and gives its LostContext; wait
+	// is c2's TryLockFor of a hold that excludes it.
+	kinds := []struct {
+		what string
+		take func(context.Context, *lock.Client) (lostFn, error)
+		wait func(context.Context, *lock.Client) error
+	}{
+		{"Lock", func(ctx context.Context, lc *lock.Client) (lostFn, error) {
+			return lc.Lock("job").LostContext, lc.Lock("job").Lock(ctx, "o")
+		}, func(ctx context.Context, lc *lock.Client) error {
+			return lc.Lock("job").TryLockFor(ctx, "o", 40*time.Second, 0)
+		}},
+		{"FairLock", func(ctx context.Context, lc *lock.Client) (lostFn, error) {
+			return lc.FairLock("job").LostContext, lc.FairLock("job").Lock(ctx, "o")
+		}, func(ctx context.Context, lc *lock.Client) error {
+			return lc.FairLock("job").TryLockFor(ctx, "o", 40*time.Second, 0)
+		}},
+		{"WriteLock", func(ctx context.Context, lc *lock.Client) (lostFn, error) {
+			h := lc.ReadWriteLock("job").WriteLock()
+			return h.LostContext, h.Lock(ctx, "o")
+		}, func(ctx context.Context, lc *lock.Client) error {
+			return lc.ReadWriteLock("job").WriteLock().TryLockFor(ctx, "o", 40*time.Second, 0)
+		}},
+		{"ReadLock", func(ctx context.Context, lc *lock.Client) (lostFn, error) {
+			h := lc.ReadWriteLock("job").ReadLock()
+			return h.LostContext, h.Lock(ctx, "o")
+		}, func(ctx context.Context, lc *lock.Client) error {
+			return lc.ReadWriteLock("job").WriteLock().TryLockFor(ctx, "o", 40*time.Second, 0)
+		}},
+	}
+	for _, k := range kinds {
+		wd := newWorld(t, -1, lock.Options{}, "c2")
+		wd.addClient("c1", setup.ClientConfig{Latency: setup.Fixed(time.Second)}, lock.Options{})
+		must(t, wd.w.Partition([]string{"c1"}, []string{"m1"}, 6*time.Second, time.Hour))
+		var endedAt, tookAt time.Duration
+		var cause error
+		wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+			start := rt.Now()
+			lost, err := k.take(ctx, lc)
+			must(t, err)
+			work, stop, err := lost(ctx, "o")
+			must(t, err)
+			defer stop()
+			_ = rt.Sleep(work, time.Hour) // ends when work does
+			endedAt, cause = rt.Now().Sub(start), context.Cause(work)
+		})
+		wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+			start := rt.Now()
+			_ = rt.Sleep(ctx, 5*time.Second)
+			if k.wait(ctx, lc) == nil {
+				tookAt = rt.Now().Sub(start)
+			}
+		})
+		wd.run(45 * time.Second)
+		switch {
+		case tookAt < 33*time.Second:
+			t.Errorf("%s: c2 took the lock at %v; want it once c1's key expired, 33 s", k.what, tookAt)
+		case !errors.Is(cause, lock.ErrLeaseUnconfirmed):
+			t.Errorf("%s: LostContext's cause %v; want ErrLeaseUnconfirmed", k.what, cause)
+		case endedAt != 30*time.Second:
+			t.Errorf("%s: LostContext ended at %v (c2 took the lock at %v); want 30 s, the acquire's send plus the lease", k.what, endedAt, tookAt)
 		}
 	}
 }

@@ -261,6 +261,7 @@ func (h *RWHalf) unlockScript(ctx context.Context, owner, id string, leaseMs int
 func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration) (time.Duration, int64, error) {
 	rw, c := h.rw, h.rw.c
 	leaseMs := c.leaseMs(lease)
+	sent := c.rt.Now() // a watchdog's lease counts from here (renewal.confirmed)
 	var v any
 	var err error
 	if h.write {
@@ -283,7 +284,7 @@ func (h *RWHalf) tryOnce(ctx context.Context, owner string, lease time.Duration)
 		return time.Duration(ttlMs) * time.Millisecond, 0, nil
 	}
 	if lease == 0 {
-		h.startWatchdog(owner) // a leased hold is not counted (Lock.took)
+		h.startWatchdog(owner, sent) // a leased hold is not counted (Lock.took)
 	}
 	c.setLeaseOf(h.watchdogKey(owner), leaseMs)
 	return -1, 0, nil
@@ -298,9 +299,11 @@ func (h *RWHalf) watchdogKey(owner string) string {
 // startWatchdog hands owner's hold of this half to the client's watchdog:
 // a write hold to the task that renews Lock's holds in batches, a read hold
 // to the read task, which renews it with its acquisitions' timeout keys.
-func (h *RWHalf) startWatchdog(owner string) {
+// sent is when the acquire that took it was sent: the hold is confirmed
+// from then (renewal.confirmed), not from its reply.
+func (h *RWHalf) startWatchdog(owner string, sent time.Time) {
 	rw, c := h.rw, h.rw.c
-	r := &renewal{key: h.watchdogKey(owner), name: rw.name, owner: owner, task: lockTask, field: rw.writeField(owner)}
+	r := &renewal{key: h.watchdogKey(owner), name: rw.name, owner: owner, task: lockTask, field: rw.writeField(owner), confirmed: sent}
 	if !h.write {
 		r.task, r.field, r.prefix = readTask, rw.readField(owner), rw.timeoutPrefix(owner)
 	}
