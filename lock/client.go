@@ -159,6 +159,9 @@ type Client struct {
 	leases   map[string]int64
 	closed   bool
 	waiters  map[int]context.CancelFunc // the waiting acquires, ended by Close
+	// entries are the lock channels the client's waiters are subscribed
+	// to, each shared by all its waiters on it (lockEntry).
+	entries  map[string]*lockEntry
 	nextWait int
 	// inflight counts the client's own requests under way that no caller
 	// waits for (latch clean-ups, watchdog renewals); Close waits for them

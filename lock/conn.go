@@ -69,16 +69,17 @@ type Subscription interface {
 
 // QueuedMessages is implemented by a Subscription that can tell, of the
 // messages it holds, which came while no Next was waiting on it (the
-// simulation's does; RedisConn's cannot, and its waiters wake on every
-// message). A waiter of Redisson's locks hears of a release through a
-// semaphore, not a queue (RedissonLockEntry, fed by LockPubSub, 4.7.0):
-// the plain release message ("0") adds one permit, kept until a waiter
-// takes it, but the write lock's "read unlock" message ("1") adds as many
-// permits as threads are blocked on the semaphore at that instant. One
-// that comes while its waiter is between a refused try and its wait
-// (the try's reply being read) gives no permit, and the waiter waits out
-// the TTL that try returned. With a QueuedMessages subscription the lock
-// code keeps that race; without, it wakes.
+// simulation's does; RedisConn's cannot: a message that came while no
+// waiter was blocked wakes the next to block). A waiter of Redisson's
+// locks hears of a release through a semaphore, not a queue
+// (RedissonLockEntry, fed by LockPubSub, 4.7.0): the plain release
+// message ("0") adds one permit, kept until a waiter takes it, but the
+// write lock's "read unlock" message ("1") adds as many permits as
+// threads are blocked on the semaphore at that instant. One that comes
+// while no waiter is blocked (the only one between a refused try and its
+// wait, the try's reply being read) gives no permit, and the waiter waits
+// out the TTL that try returned. With a QueuedMessages subscription the
+// lock code keeps that race (lockEntry); without, it wakes.
 type QueuedMessages interface {
 	// Queued returns, without waiting, the oldest message delivered and
 	// not yet returned (by Queued or Next), and idle, whether it came

@@ -42,7 +42,7 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 		return err
 	}
 	defer end()
-	sub, err := c.subscribeWithin(ctx, w.channel, w.start, w.wait)
+	e, err := c.joinEntry(ctx, w.channel, w.start, w.wait)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return gaveUp()
@@ -53,15 +53,11 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	case err != nil:
 		return err
 	}
-	defer func() {
-		if sub != nil {
-			_ = sub.Close()
-		}
-	}()
+	defer c.leaveEntry(e)
 	if w.spent() {
 		return w.leave(ctx, ErrNotAcquired)
 	}
-	return w.loop(ctx, &sub, gaveUp)
+	return w.loop(ctx, e, gaveUp)
 }
 
 // fairWaiter is one waiting fair acquire: owner's, with its wait (< 0:
@@ -93,9 +89,9 @@ func (w *fairWaiter) leave(ctx context.Context, verdict error) error {
 	return w.f.leave(ctx, w.owner, w.waitMs, verdict)
 }
 
-// loop tries, and waits on *sub for what the try answered, until the lock
+// loop tries, and waits on e for what the try answered, until the lock
 // is taken, the wait is spent, a try fails, or ctx ends (gaveUp's error).
-func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() error) error {
+func (w *fairWaiter) loop(ctx context.Context, e *lockEntry, gaveUp func() error) error {
 	c := w.f.l.c
 	sctx := c.noResendCtx(ctx) // marked once for every try of the wait
 	for {
@@ -114,7 +110,7 @@ func (w *fairWaiter) loop(ctx context.Context, sub *Subscription, gaveUp func() 
 		if !ok {
 			return w.leave(ctx, ErrNotAcquired)
 		}
-		if err := c.awaitRelease(ctx, w.channel, sub, d, told, gaveUp); err != nil {
+		if err := c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
 			return err
 		}
 		if w.spent() {

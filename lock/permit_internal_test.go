@@ -7,7 +7,7 @@ import (
 )
 
 // queuedSub is a Subscription holding messages with whether each came
-// while no Next waited; Next is never called by permitQueued.
+// while no Next waited; Next is never called by drain.
 type queuedSub struct{ held []queuedMsg }
 
 type queuedMsg struct {
@@ -16,7 +16,7 @@ type queuedMsg struct {
 }
 
 func (s *queuedSub) Next(context.Context, time.Duration) (string, bool, error) {
-	panic("permitQueued waits on nothing")
+	panic("drain waits on nothing")
 }
 func (s *queuedSub) Close() error { return nil }
 func (s *queuedSub) Queued() (string, bool, bool) {
@@ -33,34 +33,53 @@ type plainSub struct{ queuedSub }
 
 func (plainSub) Queued() {} // not QueuedMessages' method
 
-// TestPermitQueued: the messages a waiter finds on its subscription
-// before it waits are permits as Redisson's semaphore (RedissonLockEntry,
-// LockPubSub, 4.7.0) would count them: a plain release ("0") is kept
-// whenever it came; a "read unlock" ("1") gives a permit only if the
-// waiter was blocked when it came (not idle), and is dropped otherwise;
-// the first permit found ends the look, leaving the messages after it
-// for the next wait; a subscription that cannot tell holds no permit.
-func TestPermitQueued(t *testing.T) {
+// TestEntryPermits: the messages an entry's subscription holds are
+// permits as Redisson's semaphore (RedissonLockEntry, LockPubSub, 4.7.0)
+// counts them. With nobody blocked, a plain release ("0", or any other
+// message) is kept whenever it came, and a "read unlock" ("1") only if a
+// waiter was blocked when it came (not idle). With waiters blocked, a
+// plain release wakes the longest blocked, a read unlock every one. A
+// subscription that cannot tell holds no permit, and keeps its messages
+// for Next.
+func TestEntryPermits(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		held   []queuedMsg
-		permit bool
-		left   int // messages still held after the look
+		name    string
+		held    []queuedMsg
+		blocked int
+		permits int
+		granted int // of the blocked, in order
 	}{
-		{"nothing held", nil, false, 0},
-		{"a release while not waiting is kept", []queuedMsg{{unlockMessage, true}}, true, 0},
-		{"a read unlock while not waiting is lost", []queuedMsg{{readUnlockMessage, true}}, false, 0},
-		{"a read unlock while waiting is a permit", []queuedMsg{{readUnlockMessage, false}}, true, 0},
-		{"lost ones are passed over to a release", []queuedMsg{{readUnlockMessage, true}, {readUnlockMessage, true}, {unlockMessage, true}, {unlockMessage, true}}, true, 1},
-		{"another message wakes, as Next's does", []queuedMsg{{"hello", true}}, true, 0},
+		{"nothing held", nil, 0, 0, 0},
+		{"a release while nobody waits is kept", []queuedMsg{{unlockMessage, true}}, 0, 1, 0},
+		{"a read unlock while nobody waits is lost", []queuedMsg{{readUnlockMessage, true}}, 0, 0, 0},
+		{"a read unlock while a waiter was blocked is a permit", []queuedMsg{{readUnlockMessage, false}}, 0, 1, 0},
+		{"lost ones among releases", []queuedMsg{{readUnlockMessage, true}, {readUnlockMessage, true}, {unlockMessage, true}, {unlockMessage, true}}, 0, 2, 0},
+		{"another message is a release, as Next's wakes", []queuedMsg{{"hello", true}}, 0, 1, 0},
+		{"a release wakes the longest blocked", []queuedMsg{{unlockMessage, false}}, 3, 0, 1},
+		{"a read unlock wakes every blocked", []queuedMsg{{readUnlockMessage, true}}, 3, 0, 3},
+		{"releases beyond the blocked are kept", []queuedMsg{{unlockMessage, false}, {unlockMessage, false}, {unlockMessage, true}}, 2, 1, 2},
 	} {
 		s := &queuedSub{held: c.held}
-		if got := permitQueued(s); got != c.permit || len(s.held) != c.left {
-			t.Errorf("%s: permit %v with %d left, want %v with %d", c.name, got, len(s.held), c.permit, c.left)
+		e := &lockEntry{sub: s}
+		ws := make([]*entryWait, c.blocked)
+		woken := 0
+		for i := range ws {
+			ws[i] = &entryWait{wake: func() { woken++ }}
+		}
+		e.blocked = append(e.blocked, ws...)
+		e.drain()
+		granted := 0
+		for granted < len(ws) && ws[granted].granted {
+			granted++
+		}
+		if e.permits != c.permits || granted != c.granted || woken != c.granted || len(e.blocked) != c.blocked-c.granted || len(s.held) != 0 {
+			t.Errorf("%s: %d permits, %d granted (%d woken, %d still blocked), %d held; want %d permits, the first %d granted",
+				c.name, e.permits, granted, woken, len(e.blocked), len(s.held), c.permits, c.granted)
 		}
 	}
 	p := &plainSub{queuedSub{held: []queuedMsg{{unlockMessage, true}}}}
-	if permitQueued(p) || len(p.held) != 1 {
-		t.Errorf("a subscription that cannot tell: a permit found, or its messages taken (%d left of 1)", len(p.held))
+	e := &lockEntry{sub: p}
+	if e.drain(); e.permits != 0 || len(p.held) != 1 {
+		t.Errorf("a subscription that cannot tell: %d permits, %d of 1 messages left for Next", e.permits, len(p.held))
 	}
 }

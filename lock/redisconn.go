@@ -426,42 +426,43 @@ type redisSub struct{ ps *redis.PubSub }
 
 // Next implements Subscription. go-redis's ReceiveTimeout honours a
 // context's deadline (as the connection's read deadline) but not its
-// cancellation: a waiter whose context is cancelled would block until the
-// timeout, the holder's whole remaining lease. So a cancellation closes the
-// pub/sub connection, which ends the blocked read at once, and Next returns
-// the context's error; the subscription is then unusable, and its owner
-// (acquireWaiting) closes it on return anyway.
+// cancellation, and closing the pub/sub connection to end a blocked read
+// would end the subscription for every waiter that shares it (a client's
+// waiters on one lock share one: lockEntry). So Next reads in slices of at
+// most nextSlice, and between them looks at ctx: a waiter whose context
+// is cancelled returns within a slice, and the subscription stays as it
+// was. A read that runs out its slice is no fault of the connection
+// (go-redis keeps a pub/sub connection whose read timed out).
 //
 // Next returns by its timeout when the connection breaks too: go-redis
 // reconnects a broken pub/sub connection inside ReceiveTimeout, with the
 // context it is given, and retries the new connection's handshake with the
 // client's retry backoff (seconds with Redisson's; a proxy or a load
 // balancer that accepts connections for a dead server makes every retry
-// fail), so ReceiveTimeout gets a context that ends at Next's deadline.
+// fail), so ReceiveTimeout gets a context that ends at the slice's end.
 // The waiter then tries again when its TTL runs out, as Redisson's does
 // whatever its pub/sub connection is doing.
 func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = s.ps.Close() })
-	defer stop()
 	deadline := time.Now().Add(timeout)
-	rctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return timedOut(ctx)
 		}
-		m, err := s.ps.ReceiveTimeout(rctx, left)
+		slice := min(left, nextSlice)
+		rctx, cancel := context.WithDeadline(ctx, time.Now().Add(slice))
+		m, err := s.ps.ReceiveTimeout(rctx, slice)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()
 			}
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return timedOut(ctx)
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+				continue // the slice ran out: look at ctx and the time left
 			}
 			return "", false, err
 		}
@@ -469,8 +470,15 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 			return msg.Payload, true, nil
 		}
 		// Subscription confirmations and pongs are not messages.
+		if err := ctx.Err(); err != nil {
+			return "", false, err
+		}
 	}
 }
+
+// nextSlice is the longest read of redisSub.Next: how late, at most, a
+// waiter sees its context cancelled.
+const nextSlice = 50 * time.Millisecond
 
 // timedOut is Next's answer when its timeout passed: none, unless ctx's
 // own deadline has passed too. ctx's timer and the connection's read

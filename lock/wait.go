@@ -56,7 +56,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		return 0, err
 	}
 	defer end()
-	sub, err := c.subscribeWithin(ctx, channel, start, wait)
+	e, err := c.joinEntry(ctx, channel, start, wait)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return 0, gaveUp()
@@ -73,11 +73,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	case err != nil:
 		return 0, err
 	}
-	defer func() {
-		if sub != nil {
-			_ = sub.Close()
-		}
-	}()
+	defer c.leaveEntry(e)
 	if c.waitSpent(start, wait) {
 		return 0, ErrNotAcquired
 	}
@@ -91,7 +87,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		if ctx.Err() != nil {
 			return 0, gaveUp()
 		}
-		done, token, err := c.waitRound(ctx, channel, &sub, start, wait, abandon, gaveUp, try)
+		done, token, err := c.waitRound(ctx, e, start, wait, abandon, gaveUp, try)
 		if done {
 			return token, err
 		}
@@ -101,7 +97,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 // waitRound is one round of acquireWaiting's loop: a try, and the wait
 // for a release after a refusal. done is true when the acquire is over,
 // with its token and error.
-func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscription, start time.Time, wait time.Duration, abandon bool,
+func (c *Client) waitRound(ctx context.Context, e *lockEntry, start time.Time, wait time.Duration, abandon bool,
 	gaveUp func() error, try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (done bool, token int64, err error) {
 	ttl, token, err := try(ctx)
 	if endedUnsent(ctx, err) {
@@ -125,7 +121,7 @@ func (c *Client) waitRound(ctx context.Context, channel string, sub *Subscriptio
 		}
 		d = min(d, left)
 	}
-	if err := c.awaitRelease(ctx, channel, sub, d, told, gaveUp); err != nil {
+	if err := c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
 		return true, 0, err
 	}
 	if c.waitSpent(start, wait) {
@@ -214,48 +210,148 @@ const (
 )
 
 // awaitRelease waits, after a try that returned a TTL at told, up to d for
-// a release: for a message on *sub (those that came before it waits
-// count as Redisson's semaphore counts them: permitQueued); or, when
-// there was no subscription (*sub nil: it could not be made) and the try
-// has just reached the group's master, it subscribes there and returns at
-// once, so that a release between that try and the subscription is not
-// missed (the caller tries once more before waiting). A subscription that
-// breaks while it waits (its node went away) is made again at once, on
-// the group's master now, within what is left of d (as any subscription
-// here: subscribeFor), and the wait goes on there for the rest of d:
-// Redisson resubscribes a broken connection's channels on reconnection
-// and when a master changes (PublishSubscribeService.reattachPubSub,
-// 4.7.0), and go-redis's PubSub reconnects and resubscribes on its next
-// receive. When there is no subscription to wait on (it cannot be made
-// again either), it sleeps what is left of d (noSubscriptionBeat when d
-// is waitForever).
+// a release on the client's entry e: for a permit of its semaphore
+// (lockEntry), taken at once when one is kept (a release that came while
+// no waiter was blocked, or the messages that came while nobody read the
+// subscription: QueuedMessages), else by blocking among the entry's
+// waiters, one of which reads the subscription for all. When the entry
+// has no subscription (it could not be made again after a break), it
+// subscribes, on the group's master now, and returns at once, so that a
+// release between the try and the subscription is not missed (the caller
+// tries once more before waiting). A subscription that breaks while it is
+// read (its node went away) is made again at once by the waiter reading
+// it, within what is left of that waiter's d (subscribeFor), and the
+// waiters wait on for the rest of their d: Redisson resubscribes a broken
+// connection's channels on reconnection and when a master changes
+// (PublishSubscribeService.reattachPubSub, 4.7.0), and go-redis's PubSub
+// reconnects and resubscribes on its next receive. A waiter that finds no
+// subscription to wait on (it cannot be made again either, or broke a
+// second time) sleeps what is left of d (noSubscriptionBeat when d is
+// waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.
-func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time, gaveUp func() error) error {
-	if *sub == nil {
-		s, err := c.subscribeFor(ctx, channel, c.restOf(d, told))
-		if err == nil {
-			*sub = s
-			return nil
-		}
-		// A Conn may return a typed nil with its error: *sub stays nil.
-		if ctx.Err() != nil {
-			return gaveUp()
-		}
-	} else {
-		if permitQueued(*sub) {
-			return nil // a release came while this waiter was not waiting
-		}
-		woke, err := c.nextOrResubscribe(ctx, channel, sub, d, told)
-		if woke {
-			return nil // a release message, or the TTL ran out: try again
-		}
-		if ctx.Err() != nil || err != nil {
-			return gaveUp()
-		}
+func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+	c.mu.Lock()
+	if e.sub == nil && !e.making {
+		e.making = true
+		c.mu.Unlock()
+		return c.subscribeAgain(ctx, e, d, told, gaveUp)
 	}
+	if e.sub != nil {
+		e.drain()
+	}
+	if e.permits > 0 {
+		e.permits--
+		c.mu.Unlock()
+		return nil
+	}
+	return c.block(ctx, e, d, told, gaveUp)
+}
+
+// subscribeAgain makes e's subscription, which could not be made again
+// after a break (e.making set by the caller), on the group's master now,
+// within what is left of d, and returns nil at once to try again; when it
+// cannot be made, it sleeps the rest (sleepRest).
+func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+	s, err := c.subscribeFor(ctx, e.channel, c.restOf(d, told))
+	c.mu.Lock()
+	e.making = false
+	if err == nil {
+		e.sub = s
+	}
+	e.recheckAll()
+	c.mu.Unlock()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return gaveUp()
+	}
+	return c.sleepRest(ctx, d, told, gaveUp)
+}
+
+// block waits among e's blocked waiters (c.mu held, and released on
+// return) until a release gives this waiter a permit, what is left of d
+// runs out, ctx ends, or e has no subscription left to wait on; while
+// nobody reads e's subscription, it reads it for all (readFor).
+func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+	w := &entryWait{}
+	e.blocked = append(e.blocked, w)
+	remade := false
+	for {
+		rest := c.restOf(d, told)
+		if w.granted || ctx.Err() != nil || rest <= 0 || (e.sub == nil && !e.making) {
+			if !w.granted { // a release takes the waiter it grants off blocked
+				e.blocked = removeWait(e.blocked, w)
+			}
+			e.passReading()
+			c.mu.Unlock()
+			switch {
+			case w.granted, ctx.Err() == nil && rest <= 0:
+				return nil // a release, or the TTL ran out: try again
+			case ctx.Err() != nil:
+				return gaveUp()
+			}
+			return c.sleepRest(ctx, d, told, gaveUp) // no subscription to wait on
+		}
+		w.recheck = false
+		if e.reader == nil && e.sub != nil {
+			c.readFor(ctx, e, w, d, told, &remade)
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w.wake = cancel
+		c.mu.Unlock()
+		_ = c.rt.Sleep(wctx, rest)
+		cancel()
+		c.mu.Lock()
+		w.wake = nil
+	}
+}
+
+// readFor reads e's subscription as its reader w, up to what is left of
+// its wait of d since told (c.mu held, released while it reads), and
+// applies a message's permits. A subscription that breaks hears no more
+// releases: w makes it again once (*remade), within what is left of d,
+// as Redisson's wait on its latch is bounded by it whatever its pub/sub
+// service does; a second break leaves e without one.
+func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time.Duration, told time.Time, remade *bool) {
+	e.reader = w
+	sub := e.sub
+	c.mu.Unlock()
+	msg, ok, err := sub.Next(ctx, c.restOf(d, told))
+	c.mu.Lock()
+	e.reader = nil
+	switch {
+	case ok:
+		e.release(msg, false)
+	case err != nil && ctx.Err() == nil && e.sub == sub:
+		e.sub = nil
+		e.making = !*remade
+		c.mu.Unlock()
+		_ = sub.Close()
+		var s Subscription
+		err := errSubscribeOutlastedWait // not made again after a second break
+		if !*remade {
+			*remade = true
+			s, err = c.subscribeFor(ctx, e.channel, c.restOf(d, told))
+		}
+		c.mu.Lock()
+		e.making = false
+		if err == nil {
+			e.sub = s
+		}
+		e.recheckAll()
+	}
+}
+
+// sleepRest sleeps what is left of a wait of d counted from told, for a
+// waiter with no subscription to wait on (noSubscriptionBeat when d is
+// waitForever: no TTL to sleep out), and returns nil to try (and
+// subscribe) again, or gaveUp's error once ctx has ended.
+func (c *Client) sleepRest(ctx context.Context, d time.Duration, told time.Time, gaveUp func() error) error {
 	rest := d - c.rt.Now().Sub(told)
 	if d == waitForever {
-		rest = noSubscriptionBeat // no TTL to sleep out: try (and subscribe) again after a beat
+		rest = noSubscriptionBeat
 	}
 	if rest > 0 {
 		if err := c.rt.Sleep(ctx, rest); err != nil {
@@ -263,67 +359,6 @@ func (c *Client) awaitRelease(ctx context.Context, channel string, sub *Subscrip
 		}
 	}
 	return nil
-}
-
-// permitQueued reports whether a message sub holds gives the waiter a
-// permit before it waits, as Redisson's semaphore would have it
-// (QueuedMessages): a plain release that came while it was not waiting is
-// a permit kept for it, and so is any message that came while it waited
-// (the permit its wake left over); a "read unlock" that came while it was
-// not waiting gave permits only to the threads then blocked, none of them
-// this waiter's, and is dropped. A subscription that cannot tell
-// (not a QueuedMessages) holds no permit: Next returns what it holds.
-func permitQueued(sub Subscription) bool {
-	q, ok := sub.(QueuedMessages)
-	if !ok {
-		return false
-	}
-	for {
-		msg, idle, ok := q.Queued()
-		if !ok {
-			return false
-		}
-		if !idle || msg != readUnlockMessage {
-			return true
-		}
-	}
-}
-
-// nextOrResubscribe waits on *sub up to what is left of d since told; when
-// the subscription breaks, it subscribes again once and waits the rest on
-// the new one. woke is true when a wait ended by a message or its time;
-// false, with *sub nil, when there is no subscription left to wait on
-// (err is ctx's error when ctx ended).
-func (c *Client) nextOrResubscribe(ctx context.Context, channel string, sub *Subscription, d time.Duration, told time.Time) (woke bool, err error) {
-	for resubscribed := false; ; resubscribed = true {
-		rest := c.restOf(d, told)
-		if rest <= 0 {
-			return true, nil
-		}
-		if _, _, err := (*sub).Next(ctx, rest); err == nil {
-			return true, nil
-		}
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		// The subscription broke: it hears no more releases.
-		_ = (*sub).Close()
-		*sub = nil
-		if resubscribed {
-			return false, nil
-		}
-		// Made again within what is left of d, as Redisson's wait on its
-		// latch is bounded by it whatever its pub/sub service does.
-		left := c.restOf(d, told)
-		if left <= 0 {
-			return true, nil
-		}
-		s, err := c.subscribeFor(ctx, channel, left)
-		if err != nil {
-			return false, ctx.Err()
-		}
-		*sub = s
-	}
 }
 
 // restOf is what is left, now, of a wait of d counted from told

@@ -1,0 +1,221 @@
+package lock
+
+import (
+	"context"
+	"time"
+)
+
+// lockEntry is a client's subscription to one lock channel, shared by all
+// of the client's waiters on that channel, with the semaphore its
+// messages feed: Redisson 4.7.0's RedissonLockEntry, of which a Redisson
+// instance has one per lock (PublishSubscribe.subscribe shares it by
+// name and counts its users; the last to leave unsubscribes). A plain
+// release message ("0") releases one permit, which the waiter blocked
+// longest takes, or the next waiter to wait when none is blocked; a write
+// lock's "read unlock" ("1") releases one permit for each waiter blocked
+// then (LockPubSub.onMessage). So a release wakes one of a client's
+// waiters on a lock, not all of them (one try per release, where a
+// subscription per waiter made every waiter try), and a client holds one
+// pub/sub connection per lock it waits on, however many goroutines wait.
+//
+// No task of its own reads the subscription: one of the blocked waiters
+// reads it (the reader) and hands each message's permits to the blocked
+// ones, itself included, and when its own wait ends it passes the reading
+// on to the next blocked waiter. A client with one waiter thus waits as a
+// waiter with a subscription of its own does, and the simulation needs no
+// process per entry. All fields are guarded by the client's mu.
+type lockEntry struct {
+	channel string
+	users   int          // waiters that joined and have not left
+	sub     Subscription // nil while being made, or after it broke
+	making  bool         // a waiter is subscribing (first, or again after a break)
+	made    error        // the first subscription's error, for those who joined meanwhile
+	permits int          // released and not yet taken
+	// blocked are the waiters waiting for a permit, the longest first;
+	// joining are those waiting for the first subscription.
+	blocked, joining []*entryWait
+	reader           *entryWait // the blocked waiter reading sub, if any
+}
+
+// entryWait is one waiter blocked on a lockEntry. wake (nil while it
+// reads) ends its sleep; granted says it was given a permit (and taken
+// off blocked), recheck that it should look at the entry again: read it,
+// or find its subscription made or gone.
+type entryWait struct {
+	wake             context.CancelFunc
+	granted, recheck bool
+}
+
+// signal wakes w (c.mu held).
+func (w *entryWait) signal() {
+	if w.wake != nil {
+		w.wake()
+	}
+}
+
+// joinEntry joins the client's entry for channel, for an acquire that
+// has waited since start for up to wait (<= 0: no bound), and returns it
+// once its subscription is made: the first waiter subscribes (within what
+// is left of its wait, subscribeWithin), and those that join meanwhile
+// wait for that subscription, each within what is left of its own wait,
+// as Redisson's tryLock waits for the shared entry's promise. When the
+// first subscription fails, every waiter that joined it fails with its
+// error. The caller leaves the entry (leaveEntry) when it stops waiting.
+func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time, wait time.Duration) (*lockEntry, error) {
+	c.mu.Lock()
+	e := c.entries[channel]
+	if e == nil {
+		e = &lockEntry{channel: channel, users: 1, making: true}
+		if c.entries == nil {
+			c.entries = map[string]*lockEntry{}
+		}
+		c.entries[channel] = e
+		c.mu.Unlock()
+		sub, err := c.subscribeWithin(ctx, channel, start, wait)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		e.making = false
+		if err != nil {
+			// The entry fails with its first subscription (its promise, in
+			// Redisson, is the first waiter's): those that joined get the
+			// error, and the next waiter starts a new entry.
+			e.made = err
+			delete(c.entries, channel)
+		} else {
+			e.sub = sub
+		}
+		for _, w := range e.joining {
+			w.recheck = true
+			w.signal()
+		}
+		e.joining = nil
+		return e, err
+	}
+	e.users++
+	if e.sub != nil || !e.making || e.made != nil {
+		// Made, or broken after it was made (awaitRelease subscribes again).
+		c.mu.Unlock()
+		return e, nil
+	}
+	w := &entryWait{}
+	e.joining = append(e.joining, w)
+	wctx, cancel := context.WithCancel(ctx)
+	w.wake = cancel
+	c.mu.Unlock()
+	left := waitForever
+	if wait > 0 {
+		left = wait - c.rt.Now().Sub(start)
+	}
+	if left > 0 {
+		_ = c.rt.Sleep(wctx, left)
+	}
+	cancel()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !w.recheck {
+		e.joining = removeWait(e.joining, w)
+		e.users--
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errSubscribeOutlastedWait
+	}
+	if e.made != nil {
+		return nil, e.made
+	}
+	return e, nil
+}
+
+// leaveEntry is a waiter's leaving e: the last to leave unsubscribes.
+func (c *Client) leaveEntry(e *lockEntry) {
+	c.mu.Lock()
+	e.users--
+	if e.users > 0 {
+		c.mu.Unlock()
+		return
+	}
+	if c.entries[e.channel] == e {
+		delete(c.entries, e.channel)
+	}
+	sub := e.sub
+	e.sub = nil
+	c.mu.Unlock()
+	if sub != nil {
+		_ = sub.Close()
+	}
+}
+
+// removeWait returns ws without w.
+func removeWait(ws []*entryWait, w *entryWait) []*entryWait {
+	for i, x := range ws {
+		if x == w {
+			return append(ws[:i], ws[i+1:]...)
+		}
+	}
+	return ws
+}
+
+// release applies one message's permits (c.mu held): Redisson's
+// LockPubSub.onMessage on the entry's semaphore. A plain release ("0", or
+// any other message) gives one permit, a read unlock ("1") one to each
+// waiter blocked: taken by the blocked waiters, the longest blocked
+// first. With none blocked, a plain release keeps its permit for the next
+// waiter; a read unlock keeps one only when it came while a waiter was
+// blocked (idle false: QueuedMessages) which a message before it has
+// woken since, as a Java thread woken from the semaphore still counts
+// among its queue until it runs, and is dropped when nobody was blocked.
+func (e *lockEntry) release(msg string, idle bool) {
+	if len(e.blocked) == 0 {
+		if msg != readUnlockMessage || !idle {
+			e.permits++
+		}
+		return
+	}
+	n := 1
+	if msg == readUnlockMessage {
+		n = len(e.blocked)
+	}
+	for _, w := range e.blocked[:n] {
+		w.granted = true
+		w.signal()
+	}
+	e.blocked = append(e.blocked[:0], e.blocked[n:]...)
+}
+
+// drain applies the messages the subscription holds that came while
+// nobody read it (c.mu held; only with no reader, which would take them).
+func (e *lockEntry) drain() {
+	q, ok := e.sub.(QueuedMessages)
+	if !ok || e.reader != nil {
+		return
+	}
+	for {
+		msg, idle, ok := q.Queued()
+		if !ok {
+			return
+		}
+		e.release(msg, idle)
+	}
+}
+
+// passReading asks the longest blocked waiter to read the subscription
+// when nobody does (c.mu held).
+func (e *lockEntry) passReading() {
+	if e.reader != nil || e.sub == nil {
+		return
+	}
+	for _, w := range e.blocked {
+		w.recheck = true
+		w.signal()
+		return
+	}
+}
+
+// recheckAll asks every blocked waiter to look at the entry again (c.mu
+// held): its subscription was made again, or is gone for good.
+func (e *lockEntry) recheckAll() {
+	for _, w := range e.blocked {
+		w.recheck = true
+		w.signal()
+	}
+}
