@@ -117,7 +117,7 @@ algorithm: {kind: reentrant, lease: 5s, wait: 10s, hold: 3s}
 	text := report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 60)
 	// c1 got the lock after waiting and stopped listening; c2 listens on m1
 	// until the end.
-	wantLines(t, text, "(liveness on lk):\n", "c1       UNSUBSCRIBE redisson_lock__channel:{lk}: on m1, no reply awaited\n",
+	wantLines(t, text, "(liveness on lk), the calls under way at 2.565s listed from their call:\n", "c1       UNSUBSCRIBE redisson_lock__channel:{lk}: on m1, no reply awaited\n",
 		"c2       SUBSCRIBE redisson_lock__channel:{lk} → ", ": on m1\n")
 	// K2's waiters subscribe too, but its violations are about safety.
 	k2 := run(t, "k2-fencing-pause")

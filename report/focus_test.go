@@ -19,8 +19,8 @@ import (
 // the verdict's only finding, and the timeline is about it.
 func TestTextPassesOverQuorumHeldByDown(t *testing.T) {
 	for _, c := range []struct{ file, header, line string }{
-		{"r0-redlock-restart-no-persistence.yaml", "(silent-loss on lk):", "c2       acquire lk"},
-		{"r0-redlock-delayed-restart.yaml", "(quorum-held-by-down-nodes on lk):", "c1       acquire lk"},
+		{"r0-redlock-restart-no-persistence.yaml", "(silent-loss on lk)", "c2       acquire lk"},
+		{"r0-redlock-delayed-restart.yaml", "(quorum-held-by-down-nodes on lk)", "c1       acquire lk"},
 	} {
 		s, err := scenario.Load("../scenarios/" + c.file)
 		if err != nil {
@@ -34,7 +34,7 @@ func TestTextPassesOverQuorumHeldByDown(t *testing.T) {
 			t.Fatalf("%s: %s", c.file, r.Why)
 		}
 		text := report.Text(r.History.Records(), r.Verdict, 500*time.Millisecond, 40)
-		if first, _, _ := strings.Cut(text, "\n"); !strings.HasSuffix(first, c.header) || !strings.Contains(text, c.line) {
+		if first, _, _ := strings.Cut(text, "\n"); !strings.Contains(first, c.header) || !strings.Contains(text, c.line) {
 			t.Errorf("%s: want a timeline %s with %q:\n%s", c.file, c.header, c.line, text)
 		}
 	}

@@ -21,7 +21,9 @@ import (
 // once (resent, or duplicated) and, for a violation about waiting (liveness), the
 // pub/sub subscriptions (on which node), from lead before the violation started (or the involved holders'
 // holdings began) until it ended, at most max lines (the first and last
-// halves are kept when there are more). Ahead of them, and not counted in
+// halves are kept when there are more); a call under way at the window's
+// start is listed from its call, and the header says so. Ahead of them,
+// and not counted in
 // max, come the causes the violation names (checker.FaultsBefore) that
 // precede the window: the topology's clock drifts, earlier faults (a
 // partition that lasts to the end), the last WAIT not every replica
@@ -49,6 +51,7 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 	}
 	var lines []string
 	refused := 0
+	early := false // a call under way at the window's start, listed from its call
 	for _, r := range h {
 		line, refusal := sel.line(r)
 		switch {
@@ -58,7 +61,10 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 			refused++
 		case line != "":
 			lines = append(lines, line)
+		default:
+			continue
 		}
+		early = early || r.At() < sel.from
 	}
 	if len(lines) > max {
 		half := max / 2
@@ -66,7 +72,13 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 		lines = append(append(lines[:half:half], fmt.Sprintf("%12s  (%d more events)", "...", skipped)), lines[len(lines)-half:]...)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "timeline %s to %s (%s on %s):\n", fmtT(sel.from), fmtT(sel.to), x.Kind, x.Lock)
+	fmt.Fprintf(&b, "timeline %s to %s (%s on %s)", fmtT(sel.from), fmtT(sel.to), x.Kind, x.Lock)
+	if early {
+		// Without it, a line before the window's start read as a
+		// contradiction of the header.
+		fmt.Fprintf(&b, ", the calls under way at %s listed from their call", fmtT(sel.from))
+	}
+	b.WriteString(":\n")
 	for _, l := range before {
 		b.WriteString("  " + l + "\n")
 	}
