@@ -28,8 +28,8 @@ type lockEntry struct {
 	channel string
 	users   int          // waiters that joined and have not left
 	sub     Subscription // nil while being made, or after it broke
-	making  bool         // a waiter is subscribing (first, or again after a break)
-	made    error        // the first subscription's error, for those who joined meanwhile
+	pending bool         // the first subscription is being made (joinEntry)
+	making  bool         // a waiter is making it again after a break (awaitRelease)
 	permits int          // released and not yet taken
 	// blocked are the waiters waiting for a permit, the longest first;
 	// joining are those waiting for the first subscription.
@@ -55,73 +55,86 @@ func (w *entryWait) signal() {
 
 // joinEntry joins the client's entry for channel, for an acquire that
 // has waited since start for up to wait (<= 0: no bound), and returns it
-// once its subscription is made: the first waiter subscribes (within what
-// is left of its wait, subscribeWithin), and those that join meanwhile
-// wait for that subscription, each within what is left of its own wait,
-// as Redisson's tryLock waits for the shared entry's promise. When the
-// first subscription fails, every waiter that joined it fails with its
-// error. The caller leaves the entry (leaveEntry) when it stops waiting.
+// once its first subscription is made: the first waiter subscribes
+// (within what is left of its wait, subscribeWithin), and those that join
+// meanwhile wait for that subscription, each within what is left of its
+// own wait, as Redisson's tryLock waits for the shared entry's promise.
+// An entry whose subscription broke after it was made is joined at once
+// (awaitRelease makes it again). When the first subscription fails (its
+// waiter's wait ran out, or its context ended), those that joined it try
+// again, the first of them subscribing: in Redisson they would fail with
+// the first thread's error (the entry's promise is that thread's), a
+// Lock() without a wait bound included. The caller leaves the entry
+// (leaveEntry) when it stops waiting.
 func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time, wait time.Duration) (*lockEntry, error) {
-	c.mu.Lock()
-	e := c.entries[channel]
-	if e == nil {
-		e = &lockEntry{channel: channel, users: 1, making: true}
-		if c.entries == nil {
-			c.entries = map[string]*lockEntry{}
-		}
-		c.entries[channel] = e
-		c.mu.Unlock()
-		sub, err := c.subscribeWithin(ctx, channel, start, wait)
+	for {
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		e.making = false
-		if err != nil {
-			// The entry fails with its first subscription (its promise, in
-			// Redisson, is the first waiter's): those that joined get the
-			// error, and the next waiter starts a new entry.
-			e.made = err
-			delete(c.entries, channel)
-		} else {
-			e.sub = sub
+		e := c.entries[channel]
+		if e == nil {
+			return c.firstSubscribe(ctx, channel, start, wait)
 		}
-		for _, w := range e.joining {
-			w.recheck = true
-			w.signal()
+		e.users++
+		if !e.pending {
+			c.mu.Unlock()
+			return e, nil
 		}
-		e.joining = nil
-		return e, err
-	}
-	e.users++
-	if e.sub != nil || !e.making || e.made != nil {
-		// Made, or broken after it was made (awaitRelease subscribes again).
+		w := &entryWait{}
+		e.joining = append(e.joining, w)
+		wctx, cancel := context.WithCancel(ctx)
+		w.wake = cancel
+		c.mu.Unlock()
+		left := waitForever
+		if wait > 0 {
+			left = wait - c.rt.Now().Sub(start)
+		}
+		if left > 0 {
+			_ = c.rt.Sleep(wctx, left)
+		}
+		cancel()
+		c.mu.Lock()
+		switch {
+		case !w.recheck:
+			e.joining = removeWait(e.joining, w)
+			e.users--
+			c.mu.Unlock()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, errSubscribeOutlastedWait
+		case e.sub == nil && !e.pending && c.entries[channel] != e:
+			c.mu.Unlock() // the first subscription failed: try again
+			continue
+		}
 		c.mu.Unlock()
 		return e, nil
 	}
-	w := &entryWait{}
-	e.joining = append(e.joining, w)
-	wctx, cancel := context.WithCancel(ctx)
-	w.wake = cancel
+}
+
+// firstSubscribe makes a new entry for channel and its first subscription
+// (c.mu held, and released on return), as joinEntry says.
+func (c *Client) firstSubscribe(ctx context.Context, channel string, start time.Time, wait time.Duration) (*lockEntry, error) {
+	e := &lockEntry{channel: channel, users: 1, pending: true}
+	if c.entries == nil {
+		c.entries = map[string]*lockEntry{}
+	}
+	c.entries[channel] = e
 	c.mu.Unlock()
-	left := waitForever
-	if wait > 0 {
-		left = wait - c.rt.Now().Sub(start)
-	}
-	if left > 0 {
-		_ = c.rt.Sleep(wctx, left)
-	}
-	cancel()
+	sub, err := c.subscribeWithin(ctx, channel, start, wait)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !w.recheck {
-		e.joining = removeWait(e.joining, w)
-		e.users--
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, errSubscribeOutlastedWait
+	e.pending = false
+	if err != nil {
+		delete(c.entries, channel) // those that joined try again
+	} else {
+		e.sub = sub
 	}
-	if e.made != nil {
-		return nil, e.made
+	for _, w := range e.joining {
+		w.recheck = true
+		w.signal()
+	}
+	e.joining = nil
+	if err != nil {
+		return nil, err
 	}
 	return e, nil
 }

@@ -402,8 +402,9 @@ func isSetNX(args []any) bool {
 // Subscribe implements Conn. It waits for the subscription's confirmation so
 // that a message published after Subscribe returns is never missed.
 //
-// A cancellation of ctx ends the wait for the confirmation at once (see
-// redisSub.Next).
+// A cancellation of ctx ends the wait for the confirmation at once: it
+// closes the pub/sub connection, not yet anybody's subscription (go-redis's
+// Receive, as ReceiveTimeout, honours a context's deadline only).
 func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	if err := checkCtx(ctx, call{op: "RedisConn.Subscribe"}); err != nil {
 		return nil, err

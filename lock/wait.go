@@ -13,7 +13,8 @@ import (
 // waits for a message on channel or for the TTL try returned, whichever comes
 // first, and tries again. try returns ttl < 0 when it acquired, with a
 // token for fenced locks. The subscription is made only after a failed try,
-// as Redisson does, and closed on return.
+// as Redisson does; it is the client's entry for channel, shared with its
+// other waiters there (lockEntry), and the last of them to leave closes it.
 //
 // A TTL is a deadline counted from when try returned it (when the waiter
 // learned it), never from a later instant: when the subscription breaks
@@ -215,18 +216,19 @@ const (
 // no waiter was blocked, or the messages that came while nobody read the
 // subscription: QueuedMessages), else by blocking among the entry's
 // waiters, one of which reads the subscription for all. When the entry
-// has no subscription (it could not be made again after a break), it
-// subscribes, on the group's master now, and returns at once, so that a
-// release between the try and the subscription is not missed (the caller
-// tries once more before waiting). A subscription that breaks while it is
-// read (its node went away) is made again at once by the waiter reading
-// it, within what is left of that waiter's d (subscribeFor), and the
-// waiters wait on for the rest of their d: Redisson resubscribes a broken
-// connection's channels on reconnection and when a master changes
-// (PublishSubscribeService.reattachPubSub, 4.7.0), and go-redis's PubSub
-// reconnects and resubscribes on its next receive. A waiter that finds no
-// subscription to wait on (it cannot be made again either, or broke a
-// second time) sleeps what is left of d (noSubscriptionBeat when d is
+// has no subscription as it begins (it could not be made again after a
+// break), it subscribes, on the group's master now, and returns at once,
+// so that a release between the try and the subscription is not missed
+// (the caller tries once more before waiting). A subscription that breaks
+// while it is read (its node went away) is made again at once, on the
+// group's master now: by a blocked waiter, within what is left of its d
+// (subscribeFor), each blocked waiter at most once a wait, in turn while
+// it cannot be made, and the waiters wait on for the rest of their d:
+// Redisson resubscribes a broken connection's channels on reconnection
+// and when a master changes (PublishSubscribeService.reattachPubSub,
+// 4.7.0), and go-redis's PubSub reconnects and resubscribes on its next
+// receive. A waiter that finds no subscription to wait on, and has made
+// its attempt, sleeps what is left of d (noSubscriptionBeat when d is
 // waitForever).
 // It returns nil to try again, or gaveUp's error once ctx has ended.
 func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
@@ -234,7 +236,14 @@ func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration
 	if e.sub == nil && !e.making {
 		e.making = true
 		c.mu.Unlock()
-		return c.subscribeAgain(ctx, e, d, told, gaveUp)
+		err := c.subscribeAgain(ctx, e, d, told)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return gaveUp()
+		}
+		return c.sleepRest(ctx, d, told, gaveUp)
 	}
 	if e.sub != nil {
 		e.drain()
@@ -247,74 +256,94 @@ func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration
 	return c.block(ctx, e, d, told, gaveUp)
 }
 
-// subscribeAgain makes e's subscription, which could not be made again
-// after a break (e.making set by the caller), on the group's master now,
-// within what is left of d, and returns nil at once to try again; when it
-// cannot be made, it sleeps the rest (sleepRest).
-func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+// subscribeAgain makes e's subscription again, on the group's master now,
+// within what is left of d since told (e.making set by the caller, and
+// cleared here), and tells the blocked waiters to look at e again.
+func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Duration, told time.Time) error {
 	s, err := c.subscribeFor(ctx, e.channel, c.restOf(d, told))
 	c.mu.Lock()
 	e.making = false
-	if err == nil {
+	var spare Subscription
+	switch {
+	case err == nil && e.sub == nil:
 		e.sub = s
+	case err == nil:
+		spare = s // cannot happen while making guards the remake; never leaked
 	}
 	e.recheckAll()
 	c.mu.Unlock()
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return gaveUp()
+	if spare != nil {
+		_ = spare.Close()
 	}
-	return c.sleepRest(ctx, d, told, gaveUp)
+	return err
 }
 
 // block waits among e's blocked waiters (c.mu held, and released on
 // return) until a release gives this waiter a permit, what is left of d
 // runs out, ctx ends, or e has no subscription left to wait on; while
-// nobody reads e's subscription, it reads it for all (readFor).
+// nobody reads e's subscription, it reads it for all (readFor), and when
+// it finds none, nobody making it, it makes it again, once.
 func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
 	w := &entryWait{}
 	e.blocked = append(e.blocked, w)
 	remade := false
 	for {
 		rest := c.restOf(d, told)
-		if w.granted || ctx.Err() != nil || rest <= 0 || (e.sub == nil && !e.making) {
-			if !w.granted { // a release takes the waiter it grants off blocked
-				e.blocked = removeWait(e.blocked, w)
-			}
-			e.passReading()
-			c.mu.Unlock()
-			switch {
-			case w.granted, ctx.Err() == nil && rest <= 0:
-				return nil // a release, or the TTL ran out: try again
-			case ctx.Err() != nil:
-				return gaveUp()
-			}
-			return c.sleepRest(ctx, d, told, gaveUp) // no subscription to wait on
+		gone := e.sub == nil && !e.making
+		if w.granted || ctx.Err() != nil || rest <= 0 || (gone && remade) {
+			return c.unblock(ctx, e, w, rest, d, told, gaveUp)
 		}
 		w.recheck = false
-		if e.reader == nil && e.sub != nil {
-			c.readFor(ctx, e, w, d, told, &remade)
-			continue
+		switch {
+		case gone:
+			remade = true
+			e.making = true
+			c.mu.Unlock()
+			_ = c.subscribeAgain(ctx, e, d, told)
+			c.mu.Lock()
+		case e.reader == nil && e.sub != nil:
+			c.readFor(ctx, e, w, d, told)
+		default:
+			wctx, cancel := context.WithCancel(ctx)
+			w.wake = cancel
+			c.mu.Unlock()
+			_ = c.rt.Sleep(wctx, rest)
+			cancel()
+			c.mu.Lock()
+			w.wake = nil
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		w.wake = cancel
-		c.mu.Unlock()
-		_ = c.rt.Sleep(wctx, rest)
-		cancel()
-		c.mu.Lock()
-		w.wake = nil
 	}
+}
+
+// unblock ends w's wait on e (c.mu held, and released): a permit granted
+// to a waiter whose context has ended goes to the next (Redisson's
+// semaphore keeps a permit an interrupted thread did not take), and the
+// reading is passed on. It returns nil to try again, gaveUp's error once
+// ctx has ended, or, with no subscription left, after sleeping the rest.
+func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, d time.Duration, told time.Time, gaveUp func() error) error {
+	switch {
+	case w.granted && ctx.Err() != nil:
+		e.release(unlockMessage, false)
+	case !w.granted: // a release takes the waiter it grants off blocked
+		e.blocked = removeWait(e.blocked, w)
+	}
+	e.passReading()
+	c.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+		return gaveUp()
+	case w.granted, rest <= 0:
+		return nil // a release, or the TTL ran out: try again
+	}
+	return c.sleepRest(ctx, d, told, gaveUp) // no subscription to wait on
 }
 
 // readFor reads e's subscription as its reader w, up to what is left of
 // its wait of d since told (c.mu held, released while it reads), and
 // applies a message's permits. A subscription that breaks hears no more
-// releases: w makes it again once (*remade), within what is left of d,
-// as Redisson's wait on its latch is bounded by it whatever its pub/sub
-// service does; a second break leaves e without one.
-func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time.Duration, told time.Time, remade *bool) {
+// releases: it is closed and dropped, and the blocked waiters told, for
+// one of them to make it again (block).
+func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time.Duration, told time.Time) {
 	e.reader = w
 	sub := e.sub
 	c.mu.Unlock()
@@ -326,20 +355,9 @@ func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time
 		e.release(msg, false)
 	case err != nil && ctx.Err() == nil && e.sub == sub:
 		e.sub = nil
-		e.making = !*remade
 		c.mu.Unlock()
 		_ = sub.Close()
-		var s Subscription
-		err := errSubscribeOutlastedWait // not made again after a second break
-		if !*remade {
-			*remade = true
-			s, err = c.subscribeFor(ctx, e.channel, c.restOf(d, told))
-		}
 		c.mu.Lock()
-		e.making = false
-		if err == nil {
-			e.sub = s
-		}
 		e.recheckAll()
 	}
 }
