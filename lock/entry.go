@@ -139,9 +139,17 @@ func (c *Client) firstSubscribe(ctx context.Context, channel string, start time.
 	return e, nil
 }
 
-// leaveEntry is a waiter's leaving e: the last to leave unsubscribes.
-func (c *Client) leaveEntry(e *lockEntry) {
+// leaveEntry is a waiter's leaving e: the last to leave unsubscribes. A
+// waiter that leaves holding a release's permit no try of its has used
+// (its context ended, or its wait was spent, right after the release woke
+// it) gives it back, to the next blocked waiter or the next to wait: else
+// that release would wake nobody, and the others would wait out their
+// TTLs with the lock free.
+func (c *Client) leaveEntry(e *lockEntry, unusedPermit bool) {
 	c.mu.Lock()
+	if unusedPermit {
+		e.release(unlockMessage, false)
+	}
 	e.users--
 	if e.users > 0 {
 		c.mu.Unlock()

@@ -355,8 +355,13 @@ func TestEntryRemadeOnceAtATime(t *testing.T) {
 	close(closeGate)
 	time.Sleep(100 * time.Millisecond) // r clears making
 	waiter(2, "y")
-	recvN(t, cc.subStarted, 4, "Subscribe") // y: a second subscribeAgain at once
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // y tried, was refused, and blocked
+	cc.mu.Lock()
+	made := cc.subs
+	cc.mu.Unlock()
+	if made != 3 {
+		t.Errorf("%d subscriptions begun while x makes the third; want no other", made)
+	}
 	close(gate3)
 	wg.Wait()
 	for i, err := range errs {
@@ -509,5 +514,63 @@ func TestEntrySurvivesClientKillPubsub(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if n := numsubOf(t, rc, jobChannel); n != 0 {
 		t.Errorf("numsub %d at the end", n)
+	}
+}
+
+// TestEntryUnusedPermitPassedOn: a waiter woken by a release that then
+// gives up without a try (its context ended, or its wait was spent, as
+// the release came) passes the release's permit on: b, blocked behind it
+// on the same entry, takes the free lock at the release, not when the
+// holder's 30 s lease would have run out. The wait-spent case depends on
+// when the release comes within a's last read, so it runs ten times, the
+// release a little earlier each time.
+func TestEntryUnusedPermitPassedOn(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rc := newClient(t, redistest.Start(t).Addr)
+	bg := context.Background()
+	rt := lock.WallRuntime{}
+	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
+	must(t, err)
+	defer func() { must(t, holder.Close()) }()
+	c, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
+	must(t, err)
+	defer func() { must(t, c.Close()) }()
+	for round := range 11 {
+		must(t, holder.Lock("job").Lock(bg, "h"))
+		actx, cancel := context.WithCancel(bg)
+		aDone := make(chan error, 1)
+		go func() {
+			if round == 0 {
+				aDone <- c.Lock("job").Lock(actx, "a")
+				return
+			}
+			aDone <- c.Lock("job").TryLockFor(bg, "a", 500*time.Millisecond, 0)
+		}()
+		time.Sleep(100 * time.Millisecond) // a blocks first: the longest blocked
+		bDone := make(chan error, 1)
+		go func() { bDone <- c.Lock("job").Lock(bg, "b") }()
+		if round == 0 {
+			time.Sleep(200 * time.Millisecond)
+			cancel()
+		} else {
+			time.Sleep(399*time.Millisecond - time.Duration(round-1)*100*time.Microsecond)
+		}
+		must(t, holder.Lock("job").Unlock(bg, "h"))
+		released := time.Now()
+		if <-aDone == nil {
+			must(t, c.Lock("job").Unlock(bg, "a"))
+		}
+		select {
+		case err := <-bDone:
+			must(t, err)
+			if d := time.Since(released); d > 2*time.Second {
+				t.Errorf("round %d: b took the lock %v after the release", round, d)
+			}
+		case <-time.After(3 * time.Second):
+			t.Errorf("round %d: b still waiting 3 s after the release", round)
+			must(t, <-bDone)
+		}
+		must(t, c.Lock("job").Unlock(bg, "b"))
+		cancel()
 	}
 }

@@ -53,11 +53,12 @@ func (f *FairLock) acquire(ctx context.Context, owner string, wait, lease time.D
 	case err != nil:
 		return err
 	}
-	defer c.leaveEntry(e)
+	permit := false // a release's permit taken and not yet used by a try
+	defer func() { c.leaveEntry(e, permit) }()
 	if w.spent() {
 		return w.leave(ctx, ErrNotAcquired)
 	}
-	return w.loop(ctx, e, gaveUp)
+	return w.loop(ctx, e, &permit, gaveUp)
 }
 
 // fairWaiter is one waiting fair acquire: owner's, with its wait (< 0:
@@ -89,9 +90,10 @@ func (w *fairWaiter) leave(ctx context.Context, verdict error) error {
 	return w.f.leave(ctx, w.owner, w.waitMs, verdict)
 }
 
-// loop tries, and waits on e for what the try answered, until the lock
+// loop tries, and waits on e for what the try answered (*permit as
+// waitRound's), until the lock
 // is taken, the wait is spent, a try fails, or ctx ends (gaveUp's error).
-func (w *fairWaiter) loop(ctx context.Context, e *lockEntry, gaveUp func() error) error {
+func (w *fairWaiter) loop(ctx context.Context, e *lockEntry, permit *bool, gaveUp func() error) error {
 	c := w.f.l.c
 	sctx := c.noResendCtx(ctx) // marked once for every try of the wait
 	for {
@@ -102,6 +104,7 @@ func (w *fairWaiter) loop(ctx context.Context, e *lockEntry, gaveUp func() error
 		if endedUnsent(ctx, err) {
 			return gaveUp()
 		}
+		*permit = false
 		if err != nil || acquired {
 			return w.ended(ctx, c.closedDuringTry(ctx, err))
 		}
@@ -110,7 +113,7 @@ func (w *fairWaiter) loop(ctx context.Context, e *lockEntry, gaveUp func() error
 		if !ok {
 			return w.leave(ctx, ErrNotAcquired)
 		}
-		if err := c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
+		if *permit, err = c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
 			return err
 		}
 		if w.spent() {

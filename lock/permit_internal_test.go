@@ -83,3 +83,31 @@ func TestEntryPermits(t *testing.T) {
 		t.Errorf("a subscription that cannot tell: %d permits, %d of 1 messages left for Next", e.permits, len(p.held))
 	}
 }
+
+// TestLeaveEntryGivesBackAnUnusedPermit: a waiter that leaves its entry
+// holding a permit no try used (its context ended, or its wait was spent,
+// right after a release woke it) gives it back: to the longest blocked
+// waiter, or, with none blocked, kept for the next to wait. Else that
+// release would wake nobody, and the others would wait out their TTLs
+// with the lock free.
+func TestLeaveEntryGivesBackAnUnusedPermit(t *testing.T) {
+	c := &Client{}
+	woken := false
+	b := &entryWait{wake: func() { woken = true }}
+	e := &lockEntry{channel: "ch", users: 2, sub: &queuedSub{}, blocked: []*entryWait{b}}
+	c.entries = map[string]*lockEntry{"ch": e}
+	c.leaveEntry(e, true)
+	if !b.granted || !woken || len(e.blocked) != 0 || e.users != 1 {
+		t.Errorf("blocked waiter: granted %v, woken %v, %d still blocked, %d users; want granted and woken, 0, 1", b.granted, woken, len(e.blocked), e.users)
+	}
+	e = &lockEntry{channel: "ch2", users: 2, sub: &queuedSub{}}
+	c.entries["ch2"] = e
+	c.leaveEntry(e, true)
+	if e.permits != 1 {
+		t.Errorf("none blocked: %d permits kept; want 1", e.permits)
+	}
+	c.leaveEntry(e, false)
+	if e.permits != 1 || c.entries["ch2"] != nil || e.sub != nil {
+		t.Errorf("the last leaves without a permit: %d permits, entry still listed %v, subscription kept %v", e.permits, c.entries["ch2"] != nil, e.sub != nil)
+	}
+}

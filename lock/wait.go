@@ -74,7 +74,8 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 	case err != nil:
 		return 0, err
 	}
-	defer c.leaveEntry(e)
+	permit := false // a release's permit taken and not yet used by a try
+	defer func() { c.leaveEntry(e, permit) }()
 	if c.waitSpent(start, wait) {
 		return 0, ErrNotAcquired
 	}
@@ -88,7 +89,7 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 		if ctx.Err() != nil {
 			return 0, gaveUp()
 		}
-		done, token, err := c.waitRound(ctx, e, start, wait, abandon, gaveUp, try)
+		done, token, err := c.waitRound(ctx, e, &permit, start, wait, abandon, gaveUp, try)
 		if done {
 			return token, err
 		}
@@ -97,13 +98,16 @@ func (c *Client) acquireWaiting(ctx context.Context, channel string, wait time.D
 
 // waitRound is one round of acquireWaiting's loop: a try, and the wait
 // for a release after a refusal. done is true when the acquire is over,
-// with its token and error.
-func (c *Client) waitRound(ctx context.Context, e *lockEntry, start time.Time, wait time.Duration, abandon bool,
+// with its token and error. *permit says whether the waiter holds a
+// permit of e that no try has used yet: a try sent uses it, and a wait
+// woken by a release takes one (awaitRelease).
+func (c *Client) waitRound(ctx context.Context, e *lockEntry, permit *bool, start time.Time, wait time.Duration, abandon bool,
 	gaveUp func() error, try func(ctx context.Context) (ttl time.Duration, token int64, err error)) (done bool, token int64, err error) {
 	ttl, token, err := try(ctx)
 	if endedUnsent(ctx, err) {
 		return true, 0, gaveUp()
 	}
+	*permit = false
 	if abandon && wait > 0 {
 		if abandoned := abandonedTryErr(ctx, err); abandoned != nil {
 			return true, 0, abandoned
@@ -122,7 +126,7 @@ func (c *Client) waitRound(ctx context.Context, e *lockEntry, start time.Time, w
 		}
 		d = min(d, left)
 	}
-	if err := c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
+	if *permit, err = c.awaitRelease(ctx, e, d, told, gaveUp); err != nil {
 		return true, 0, err
 	}
 	if c.waitSpent(start, wait) {
@@ -230,8 +234,10 @@ const (
 // receive. A waiter that finds no subscription to wait on, and has made
 // its attempt, sleeps what is left of d (noSubscriptionBeat when d is
 // waitForever).
-// It returns nil to try again, or gaveUp's error once ctx has ended.
-func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+// It returns nil to try again, with permit true when a release's permit
+// woke it (which the caller gives back, leaveEntry, if no try uses it), or
+// gaveUp's error once ctx has ended.
+func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) (permit bool, err error) {
 	c.mu.Lock()
 	if e.sub == nil && !e.making {
 		e.making = true
@@ -239,11 +245,11 @@ func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration
 		err := c.subscribeAgain(ctx, e, d, told)
 		switch {
 		case err == nil:
-			return nil
+			return false, nil
 		case ctx.Err() != nil:
-			return gaveUp()
+			return false, gaveUp()
 		}
-		return c.sleepRest(ctx, d, told, gaveUp)
+		return false, c.sleepRest(ctx, d, told, gaveUp)
 	}
 	if e.sub != nil {
 		e.drain()
@@ -251,7 +257,7 @@ func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration
 	if e.permits > 0 {
 		e.permits--
 		c.mu.Unlock()
-		return nil
+		return true, nil
 	}
 	return c.block(ctx, e, d, told, gaveUp)
 }
@@ -283,7 +289,7 @@ func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Durati
 // runs out, ctx ends, or e has no subscription left to wait on; while
 // nobody reads e's subscription, it reads it for all (readFor), and when
 // it finds none, nobody making it, it makes it again, once.
-func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) error {
+func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) (permit bool, err error) {
 	w := &entryWait{}
 	e.blocked = append(e.blocked, w)
 	remade := false
@@ -320,7 +326,7 @@ func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told 
 // semaphore keeps a permit an interrupted thread did not take), and the
 // reading is passed on. It returns nil to try again, gaveUp's error once
 // ctx has ended, or, with no subscription left, after sleeping the rest.
-func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, d time.Duration, told time.Time, gaveUp func() error) error {
+func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, d time.Duration, told time.Time, gaveUp func() error) (permit bool, err error) {
 	switch {
 	case w.granted && ctx.Err() != nil:
 		e.release(unlockMessage, false)
@@ -331,11 +337,13 @@ func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, 
 	c.mu.Unlock()
 	switch {
 	case ctx.Err() != nil:
-		return gaveUp()
-	case w.granted, rest <= 0:
-		return nil // a release, or the TTL ran out: try again
+		return false, gaveUp()
+	case w.granted:
+		return true, nil // a release: try again
+	case rest <= 0:
+		return false, nil // the TTL ran out: try again
 	}
-	return c.sleepRest(ctx, d, told, gaveUp) // no subscription to wait on
+	return false, c.sleepRest(ctx, d, told, gaveUp) // no subscription to wait on
 }
 
 // readFor reads e's subscription as its reader w, up to what is left of
