@@ -60,11 +60,12 @@ func (w *entryWait) signal() {
 // meanwhile wait for that subscription, each within what is left of its
 // own wait, as Redisson's tryLock waits for the shared entry's promise.
 // An entry whose subscription broke after it was made is joined at once
-// (awaitRelease makes it again). When the first subscription fails (its
-// waiter's wait ran out, or its context ended), those that joined it try
-// again, the first of them subscribing: in Redisson they would fail with
-// the first thread's error (the entry's promise is that thread's), a
-// Lock() without a wait bound included. The caller leaves the entry
+// (awaitRelease makes it again). When the first subscription fails,
+// whatever the cause (its waiter's wait ran out, its context ended, the
+// server refused), those that joined it try again, the first of them
+// subscribing: in Redisson they would fail with the first thread's error
+// (the entry's promise is that thread's), a Lock() without a wait bound
+// included. The caller leaves the entry
 // (leaveEntry) when it stops waiting.
 func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time, wait time.Duration) (*lockEntry, error) {
 	for {

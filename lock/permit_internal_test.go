@@ -111,3 +111,52 @@ func TestLeaveEntryGivesBackAnUnusedPermit(t *testing.T) {
 		t.Errorf("the last leaves without a permit: %d permits, entry still listed %v, subscription kept %v", e.permits, c.entries["ch2"] != nil, e.sub != nil)
 	}
 }
+
+// ctxSub is a Subscription whose Next waits for its context to end (or
+// its timeout), and counts the messages it was never given.
+type ctxSub struct{ queuedSub }
+
+func (s *ctxSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
+	select {
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	case <-time.After(timeout):
+		return "", false, nil
+	}
+}
+
+// TestReaderWokenByAPermit: a permit given to the waiter that reads the
+// entry's subscription (passed on by a waiter that left without using
+// it: leaveEntry) wakes it at once, as it wakes a sleeping waiter; else
+// it would read on until a message came or its TTL ran out, the lock
+// free.
+func TestReaderWokenByAPermit(t *testing.T) {
+	c := &Client{rt: WallRuntime{}}
+	w := &entryWait{}
+	e := &lockEntry{channel: "ch", users: 2, sub: &ctxSub{}, blocked: []*entryWait{w}}
+	done := make(chan time.Duration, 1)
+	c.mu.Lock()
+	start := time.Now()
+	go func() {
+		c.mu.Lock()
+		c.readFor(context.Background(), e, w, 5*time.Second, c.rt.Now())
+		c.mu.Unlock()
+		done <- time.Since(start)
+	}()
+	c.mu.Unlock()
+	for reading := false; !reading; {
+		time.Sleep(time.Millisecond)
+		c.mu.Lock()
+		reading = e.reader == w
+		c.mu.Unlock()
+	}
+	c.leaveEntry(e, true) // another waiter gives its unused permit back
+	select {
+	case took := <-done:
+		if !w.granted || took > time.Second {
+			t.Errorf("reader granted %v, back from its read after %v; want granted, at once", w.granted, took)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("the reader given a permit still reads 3 s later")
+	}
+}

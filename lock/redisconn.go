@@ -440,7 +440,8 @@ type redisSub struct{ ps *redis.PubSub }
 // context it is given, and retries the new connection's handshake with the
 // client's retry backoff (seconds with Redisson's; a proxy or a load
 // balancer that accepts connections for a dead server makes every retry
-// fail), so ReceiveTimeout gets a context that ends at the slice's end.
+// fail), so ReceiveTimeout gets a context that ends at Next's deadline
+// (the read itself ends with its slice).
 // The waiter then tries again when its TTL runs out, as Redisson's does
 // whatever its pub/sub connection is doing.
 func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, bool, error) {
@@ -448,15 +449,17 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 		return "", false, err
 	}
 	deadline := time.Now().Add(timeout)
+	// The reads' context ends at Next's deadline, not the slice's: go-redis
+	// reconnects a broken pub/sub connection under it, and a dial and
+	// handshake may take longer than a slice.
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return timedOut(ctx)
 		}
-		slice := min(left, nextSlice)
-		rctx, cancel := context.WithDeadline(ctx, time.Now().Add(slice))
-		m, err := s.ps.ReceiveTimeout(rctx, slice)
-		cancel()
+		m, err := s.ps.ReceiveTimeout(rctx, min(left, nextSlice))
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()

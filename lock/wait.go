@@ -348,20 +348,27 @@ func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, 
 
 // readFor reads e's subscription as its reader w, up to what is left of
 // its wait of d since told (c.mu held, released while it reads), and
-// applies a message's permits. A subscription that breaks hears no more
+// applies a message's permits. It reads under a context that w's signal
+// ends: a permit given to w while it reads (passed on by a waiter that
+// left without using it) wakes it as it wakes a sleeping waiter. A subscription that breaks hears no more
 // releases: it is closed and dropped, and the blocked waiters told, for
 // one of them to make it again (block).
 func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time.Duration, told time.Time) {
 	e.reader = w
 	sub := e.sub
+	rctx, cancel := context.WithCancel(ctx)
+	w.wake = cancel
 	c.mu.Unlock()
-	msg, ok, err := sub.Next(ctx, c.restOf(d, told))
+	msg, ok, err := sub.Next(rctx, c.restOf(d, told))
+	woken := rctx.Err() != nil // ctx ended, or w was signalled (a permit)
+	cancel()
 	c.mu.Lock()
+	w.wake = nil
 	e.reader = nil
 	switch {
 	case ok:
 		e.release(msg, false)
-	case err != nil && ctx.Err() == nil && e.sub == sub:
+	case err != nil && !woken && e.sub == sub:
 		e.sub = nil
 		c.mu.Unlock()
 		_ = sub.Close()

@@ -59,6 +59,7 @@ func Text(h []history.Record, v checker.Verdict, lead time.Duration, max int) st
 			lines = append(lines, opLine(r)) // the refusal the violation is about
 		case refusal:
 			refused++
+			continue
 		case line != "":
 			lines = append(lines, line)
 		default:
