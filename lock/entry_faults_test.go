@@ -117,6 +117,31 @@ func (s *ctlSub) Close() error {
 	return s.Subscription.Close()
 }
 
+// entryFixture is a redis-server with two lock clients: holder, which
+// takes the lock the waiters want, and c, the waiters', whose Conn is cc.
+type entryFixture struct {
+	rc        *redis.Client
+	holder, c *lock.Client
+	cc        *ctlConn
+}
+
+// newEntryFixture starts the server and the clients; close closes them.
+func newEntryFixture(t *testing.T) *entryFixture {
+	t.Helper()
+	rc := newClient(t, redistest.Start(t).Addr)
+	holder, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{})
+	must(t, err)
+	cc := newCtlConn(lock.NewRedisConn(rc))
+	c, err := lock.New(cc, lock.WallRuntime{}, lock.Options{})
+	must(t, err)
+	return &entryFixture{rc: rc, holder: holder, c: c, cc: cc}
+}
+
+func (f *entryFixture) close() {
+	_ = f.c.Close()
+	_ = f.holder.Close()
+}
+
 func recvN(t *testing.T, ch chan int, want int, what string) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
@@ -147,18 +172,11 @@ const jobChannel = "redisson_lock__channel:{job}"
 // unlock, then d at a's, then b at d's, each within a second.
 func TestEntryJoinedDuringRemake(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
-	cc := newCtlConn(lock.NewRedisConn(rc))
+	f := newEntryFixture(t)
+	defer f.close()
+	rc, holder, cc, c, bg := f.rc, f.holder, f.cc, f.c, context.Background()
 	gate2 := make(chan struct{})
 	cc.gates[2] = gate2
-	c, err := lock.New(cc, rt, lock.Options{})
-	must(t, err)
-	defer c.Close()
 	must(t, holder.Lock("job").Lock(bg, "h"))
 
 	aDone := make(chan error, 1)
@@ -277,16 +295,9 @@ func TestEntryFirstSubscriptionFailureSparesJoiners(t *testing.T) {
 // lock at the release, not when the holder's lease would have run out.
 func TestEntryCancelledWaiterPassesItsPermit(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
-	cc := newCtlConn(lock.NewRedisConn(rc))
-	c, err := lock.New(cc, rt, lock.Options{})
-	must(t, err)
-	defer c.Close()
+	f := newEntryFixture(t)
+	defer f.close()
+	holder, cc, c, bg := f.holder, f.cc, f.c, context.Background()
 	must(t, holder.Lock("job").TryLockFor(bg, "h", 0, 4*time.Second))
 	actx, acancel := context.WithCancel(bg)
 	cc.onMessage = acancel
@@ -299,7 +310,7 @@ func TestEntryCancelledWaiterPassesItsPermit(t *testing.T) {
 	t0 := time.Now()
 	must(t, holder.Lock("job").Unlock(bg, "h"))
 	t.Logf("a: %v", <-aDone)
-	err = <-bDone
+	err := <-bDone
 	took := time.Since(t0)
 	t.Logf("b: %v, %v after the unlock", err, took)
 	if took > time.Second {
@@ -314,20 +325,13 @@ func TestEntryCancelledWaiterPassesItsPermit(t *testing.T) {
 // behind once every waiter returned (PUBSUB NUMSUB 0).
 func TestEntryRemadeOnceAtATime(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
-	cc := newCtlConn(lock.NewRedisConn(rc))
+	f := newEntryFixture(t)
+	defer f.close()
+	rc, holder, cc, c, bg := f.rc, f.holder, f.cc, f.c, context.Background()
 	closeGate := make(chan struct{})
 	cc.closeGates[2] = closeGate
 	gate3 := make(chan struct{})
 	cc.gates[3] = gate3
-	c, err := lock.New(cc, rt, lock.Options{})
-	must(t, err)
-	defer c.Close()
 	must(t, holder.Lock("job").TryLockFor(bg, "h", 0, 3*time.Second))
 
 	var wg sync.WaitGroup
@@ -385,15 +389,10 @@ func TestEntryRemadeOnceAtATime(t *testing.T) {
 // redisSub.Next), and Close with waiters blocked leaves no subscription.
 func TestEntryCancelLatencyAndClose(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
+	f := newEntryFixture(t)
+	defer f.close()
+	rc, holder, c, bg := f.rc, f.holder, f.c, context.Background()
 	must(t, holder.Lock("job").Lock(bg, "h"))
-	c, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
 	var cancels []context.CancelFunc
 	var dones []chan error
 	for range 4 {
@@ -436,16 +435,9 @@ func TestEntryCancelLatencyAndClose(t *testing.T) {
 // lease runs out.
 func TestEntryOthersRemakeWhenTheReaderCannot(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
-	cc := newCtlConn(lock.NewRedisConn(rc))
-	c, err := lock.New(cc, rt, lock.Options{})
-	must(t, err)
-	defer c.Close()
+	f := newEntryFixture(t)
+	defer f.close()
+	holder, cc, c, bg := f.holder, f.cc, f.c, context.Background()
 	t0 := time.Now()
 	must(t, holder.Lock("job").TryLockFor(bg, "h", 0, 3*time.Second))
 	aDone := make(chan error, 1)
@@ -462,7 +454,7 @@ func TestEntryOthersRemakeWhenTheReaderCannot(t *testing.T) {
 	time.Sleep(1500*time.Millisecond - time.Since(t0))
 	must(t, holder.Lock("job").Unlock(bg, "h"))
 	tu := time.Since(t0)
-	err = <-bDone
+	err := <-bDone
 	tb := time.Since(t0)
 	t.Logf("holder unlocked at %v; b: %v at %v", tu, err, tb)
 	if tb-tu > 500*time.Millisecond {
@@ -476,15 +468,9 @@ func TestEntryOthersRemakeWhenTheReaderCannot(t *testing.T) {
 // reconnects it, and the release after it still wakes them.
 func TestEntrySurvivesClientKillPubsub(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer holder.Close()
-	c, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer c.Close()
+	f := newEntryFixture(t)
+	defer f.close()
+	rc, holder, c, bg := f.rc, f.holder, f.c, context.Background()
 	must(t, holder.Lock("job").Lock(bg, "h"))
 	var wg sync.WaitGroup
 	for _, o := range []string{"a", "b"} {
@@ -526,15 +512,9 @@ func TestEntrySurvivesClientKillPubsub(t *testing.T) {
 // release a little earlier each time.
 func TestEntryUnusedPermitPassedOn(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	rc := newClient(t, redistest.Start(t).Addr)
-	bg := context.Background()
-	rt := lock.WallRuntime{}
-	holder, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer func() { must(t, holder.Close()) }()
-	c, err := lock.New(lock.NewRedisConn(rc), rt, lock.Options{})
-	must(t, err)
-	defer func() { must(t, c.Close()) }()
+	f := newEntryFixture(t)
+	defer f.close()
+	holder, c, bg := f.holder, f.c, context.Background()
 	for round := range 11 {
 		must(t, holder.Lock("job").Lock(bg, "h"))
 		actx, cancel := context.WithCancel(bg)
