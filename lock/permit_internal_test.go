@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -158,5 +159,23 @@ func TestReaderWokenByAPermit(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatalf("the reader given a permit still reads 3 s later")
+	}
+}
+
+// TestClosedDuringTryKeepsKnownOutcomes: a try whose wait Close ended
+// while it was out reports ErrClosed, unknown, when its own outcome was
+// unknown (a transport error, the bare context error); an error reply of
+// Redis, a known outcome, stays as it was, known.
+func TestClosedDuringTryKeepsKnownOutcomes(t *testing.T) {
+	c := &Client{closed: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	transport := c.closedDuringTry(ctx, context.Canceled)
+	if !errors.Is(transport, ErrClosed) || !IsUnknown(transport) {
+		t.Errorf("a try out at Close that got no reply: %v (unknown %v); want ErrClosed, unknown", transport, IsUnknown(transport))
+	}
+	reply := ReplyError("ERR boom")
+	if got := c.closedDuringTry(ctx, reply); got != error(reply) || IsUnknown(got) {
+		t.Errorf("a try answered with an error reply at Close: %v (unknown %v); want the reply, known", got, IsUnknown(got))
 	}
 }

@@ -136,11 +136,13 @@ func (c *Client) waitRound(ctx context.Context, e *lockEntry, permit *bool, star
 }
 
 // closedDuringTry is a try's err when Close ended the wait's context ctx
-// while the try was out: ErrClosed (the bare context error read as the
-// caller's own cancel), kept unknown (outcome.Unknown), since the try may
-// have run. Any other err is returned as it is.
+// while the try was out and its outcome is unknown (a transport error, the
+// bare context error, which read as the caller's own cancel): ErrClosed,
+// kept unknown (outcome.Unknown), since the try may have run. Any other
+// err is returned as it is: a known outcome (Redis's error reply, a
+// verdict) stays known.
 func (c *Client) closedDuringTry(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil || !c.isClosed() || errors.Is(err, ErrClosed) {
+	if err == nil || ctx.Err() == nil || !c.isClosed() || !IsUnknown(err) {
 		return err
 	}
 	return &outcome.Unknown{Err: fmt.Errorf("%w while a try was out: %w", ErrClosed, err)}
