@@ -216,10 +216,11 @@ func (c *Client) leaseArg(lease time.Duration) any {
 // later acquire returns ErrClosed; unlocks and queries still run, so that
 // a caller may give its holds back after Close. An acquire that was on its
 // way during Close may still succeed: it then holds the lock for its lease,
-// without a watchdog; a waiting one whose try failed once Close had ended
-// its wait (the Conn gave up on the request) returns an error matching
-// ErrClosed that IsUnknown reports unknown, since the try may have run. Close is idempotent and returns nil; it does not
-// close the Conn, which the caller owns.
+// without a watchdog; a waiting one whose try got no answer once Close had
+// ended its wait (the Conn gave up on the request) returns an error
+// matching ErrClosed that IsUnknown reports unknown, since the try may
+// have run. Close is idempotent and returns nil; it does not close the
+// Conn, which the caller owns.
 //
 // Close returns only once none of the client's own requests is under way
 // (the unlock latches' clean-up DELs and watchdog renewals sent before

@@ -37,13 +37,13 @@ type lockEntry struct {
 	reader           *entryWait // the blocked waiter reading sub, if any
 }
 
-// entryWait is one waiter blocked on a lockEntry. wake (nil while it
-// reads) ends its sleep; granted says it was given a permit (and taken
-// off blocked), recheck that it should look at the entry again: read it,
-// or find its subscription made or gone.
+// entryWait is one waiter blocked on a lockEntry, or joining it. wake
+// ends its sleep or read (signallable), for it to look at the entry
+// again; granted says it was given a permit (and taken off blocked),
+// ready that the first subscription it joined was made or failed.
 type entryWait struct {
-	wake             context.CancelFunc
-	granted, recheck bool
+	wake           context.CancelFunc
+	granted, ready bool
 }
 
 // signal wakes w (c.mu held).
@@ -51,6 +51,21 @@ func (w *entryWait) signal() {
 	if w.wake != nil {
 		w.wake()
 	}
+}
+
+// signallable runs f with c.mu released (held on entry and on return),
+// under a child of ctx that w's signal ends, and reports whether that
+// context had ended when f returned: ctx ended, or w was signalled.
+func (c *Client) signallable(ctx context.Context, w *entryWait, f func(context.Context)) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	w.wake = cancel
+	c.mu.Unlock()
+	f(wctx)
+	ended := wctx.Err() != nil
+	cancel()
+	c.mu.Lock()
+	w.wake = nil
+	return ended
 }
 
 // joinEntry joins the client's entry for channel, for an acquire that
@@ -65,8 +80,8 @@ func (w *entryWait) signal() {
 // server refused), those that joined it try again, the first of them
 // subscribing: in Redisson they would fail with the first thread's error
 // (the entry's promise is that thread's), a Lock() without a wait bound
-// included. The caller leaves the entry
-// (leaveEntry) when it stops waiting.
+// included. The caller leaves the entry (leaveEntry) when it stops
+// waiting.
 func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time, wait time.Duration) (*lockEntry, error) {
 	for {
 		c.mu.Lock()
@@ -81,20 +96,17 @@ func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time,
 		}
 		w := &entryWait{}
 		e.joining = append(e.joining, w)
-		wctx, cancel := context.WithCancel(ctx)
-		w.wake = cancel
-		c.mu.Unlock()
-		left := waitForever
-		if wait > 0 {
-			left = wait - c.rt.Now().Sub(start)
-		}
-		if left > 0 {
-			_ = c.rt.Sleep(wctx, left)
-		}
-		cancel()
-		c.mu.Lock()
+		c.signallable(ctx, w, func(wctx context.Context) {
+			left := waitForever
+			if wait > 0 {
+				left = wait - c.rt.Now().Sub(start)
+			}
+			if left > 0 {
+				_ = c.rt.Sleep(wctx, left)
+			}
+		})
 		switch {
-		case !w.recheck:
+		case !w.ready:
 			e.joining = removeWait(e.joining, w)
 			e.users--
 			c.mu.Unlock()
@@ -102,7 +114,7 @@ func (c *Client) joinEntry(ctx context.Context, channel string, start time.Time,
 				return nil, ctx.Err()
 			}
 			return nil, errSubscribeOutlastedWait
-		case e.sub == nil && !e.pending && c.entries[channel] != e:
+		case c.entries[channel] != e:
 			c.mu.Unlock() // the first subscription failed: try again
 			continue
 		}
@@ -130,7 +142,7 @@ func (c *Client) firstSubscribe(ctx context.Context, channel string, start time.
 		e.sub = sub
 	}
 	for _, w := range e.joining {
-		w.recheck = true
+		w.ready = true
 		w.signal()
 	}
 	e.joining = nil
@@ -223,13 +235,8 @@ func (e *lockEntry) drain() {
 // passReading asks the longest blocked waiter to read the subscription
 // when nobody does (c.mu held).
 func (e *lockEntry) passReading() {
-	if e.reader != nil || e.sub == nil {
-		return
-	}
-	for _, w := range e.blocked {
-		w.recheck = true
-		w.signal()
-		return
+	if e.reader == nil && e.sub != nil && len(e.blocked) > 0 {
+		e.blocked[0].signal()
 	}
 }
 
@@ -237,7 +244,6 @@ func (e *lockEntry) passReading() {
 // held): its subscription was made again, or is gone for good.
 func (e *lockEntry) recheckAll() {
 	for _, w := range e.blocked {
-		w.recheck = true
 		w.signal()
 	}
 }

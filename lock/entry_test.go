@@ -15,10 +15,10 @@ import (
 )
 
 // reqsOf counts the req records of client whose op is op and whose call
-// is in [from, to).
-func reqsOf(wd *world, client, op string, from, to time.Duration) int {
+// is in [from, to) in w's history.
+func reqsOf(w *sim.World, client, op string, from, to time.Duration) int {
 	n := 0
-	for _, r := range wd.w.History().Records() {
+	for _, r := range w.History().Records() {
 		if r.Kind == history.KindReq && r.Client == client && r.Op == op && r.At() >= from && r.At() < to {
 			n++
 		}
@@ -59,15 +59,15 @@ func TestWaitersShareAnEntry(t *testing.T) {
 	if len(took) != 5 {
 		t.Fatalf("%d of 5 waiters took the lock", len(took))
 	}
-	if n := reqsOf(wd, "c2", "subscribe", 0, time.Minute); n != 1 {
+	if n := reqsOf(wd.w, "c2", "subscribe", 0, time.Minute); n != 1 {
 		t.Errorf("c2 subscribed %d times; want once, its waiters sharing the subscription", n)
 	}
-	if n := reqsOf(wd, "c2", "unsubscribe", 0, time.Minute); n != 1 {
+	if n := reqsOf(wd.w, "c2", "unsubscribe", 0, time.Minute); n != 1 {
 		t.Errorf("c2 unsubscribed %d times; want once, when the last waiter left", n)
 	}
 	// Between the first waiters' tries (at 1 s) and the end, c2 tries once
 	// per release: c1's and those of the first four owners.
-	if n := reqsOf(wd, "c2", "eval:reentrant_acquire", 2*time.Second, time.Minute); n != 5 {
+	if n := reqsOf(wd.w, "c2", "eval:reentrant_acquire", 2*time.Second, time.Minute); n != 5 {
 		t.Errorf("c2 tried %d times after the waiters blocked; want 5, one a release", n)
 	}
 }
@@ -111,7 +111,7 @@ func TestEntryReaderHandsOver(t *testing.T) {
 	if cTook < 5*time.Second || cTook > 5100*time.Millisecond {
 		t.Errorf("c took the lock at %v; want at c1's release, 5 s", cTook)
 	}
-	if n := reqsOf(wd, "c2", "subscribe", 0, time.Minute); n != 1 {
+	if n := reqsOf(wd.w, "c2", "subscribe", 0, time.Minute); n != 1 {
 		t.Errorf("c2 subscribed %d times; want once", n)
 	}
 }
@@ -151,7 +151,7 @@ func TestReadUnlockWakesEveryBlockedReader(t *testing.T) {
 			break
 		}
 	}
-	if n := reqsOf(wd, "c2", "subscribe", 0, time.Minute); n != 1 {
+	if n := reqsOf(wd.w, "c2", "subscribe", 0, time.Minute); n != 1 {
 		t.Errorf("c2 subscribed %d times; want once", n)
 	}
 }

@@ -265,8 +265,8 @@ func (l *Lock) tryOnce(ctx context.Context, t *lockTry) (ttl time.Duration, toke
 // acquires that schedule a renewal while every unlock gives one back
 // (LockEntry.removeThreadId): a holder that mixes leased and watchdog
 // holds stops its watchdog at an unlock that leaves a hold, which then
-// expires under it. sent is when the acquire was sent (zero: now), from
-// which a watchdog hold's lease counts.
+// expires under it. sent is when the acquire was sent, from which a
+// watchdog hold's lease counts.
 func (l *Lock) took(owner string, lease time.Duration, leaseMs int64, sent time.Time) {
 	c := l.c
 	if lease == 0 {
@@ -343,8 +343,9 @@ func (e *giveBackError) Unwrap() error { return e.err }
 // cancelled on loss; and with ErrLeaseUnconfirmed (matching ErrLockLost)
 // when no renewal has confirmed the hold for a whole lease since the send
 // of the last acquire or renewal Redis answered, so that a holder cut off
-// from Redis stops before its key can have expired under it. Work done under the lock can stop on it. The
-// CancelFunc releases the context (not the lock). It returns ErrNotHeld
+// from Redis stops before its key can have expired under it. Work done
+// under the lock can stop on it. The CancelFunc releases the context (not
+// the lock). It returns ErrNotHeld
 // when no watchdog keeps owner's hold (not held, or held with a lease,
 // whose end the caller knows).
 func (l *Lock) LostContext(parent context.Context, owner string) (context.Context, context.CancelFunc, error) {

@@ -465,7 +465,7 @@ func (s *redisSub) Next(ctx context.Context, timeout time.Duration) (string, boo
 				return "", false, ctx.Err()
 			}
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+			if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
 				continue // the slice ran out: look at ctx and the time left
 			}
 			return "", false, err

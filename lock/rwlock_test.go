@@ -556,13 +556,7 @@ func (w *rwWorld) wantNoLoss() {
 }
 
 func (w *rwWorld) reqCount(client, op string, from, to time.Duration) int {
-	n := 0
-	for _, r := range w.History().Records() {
-		if r.Kind == history.KindReq && r.Client == client && r.Op == op && r.At() >= from && r.At() < to {
-			n++
-		}
-	}
-	return n
+	return reqsOf(w.World, client, op, from, to)
 }
 
 const msec = time.Millisecond

@@ -253,9 +253,7 @@ func (c *Client) awaitRelease(ctx context.Context, e *lockEntry, d time.Duration
 		}
 		return false, c.sleepRest(ctx, d, told, gaveUp)
 	}
-	if e.sub != nil {
-		e.drain()
-	}
+	e.drain()
 	if e.permits > 0 {
 		e.permits--
 		c.mu.Unlock()
@@ -271,18 +269,11 @@ func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Durati
 	s, err := c.subscribeFor(ctx, e.channel, c.restOf(d, told))
 	c.mu.Lock()
 	e.making = false
-	var spare Subscription
-	switch {
-	case err == nil && e.sub == nil:
-		e.sub = s
-	case err == nil:
-		spare = s // cannot happen while making guards the remake; never leaked
+	if err == nil {
+		e.sub = s // nil until now: making keeps a second remake out
 	}
 	e.recheckAll()
 	c.mu.Unlock()
-	if spare != nil {
-		_ = spare.Close()
-	}
 	return err
 }
 
@@ -301,7 +292,6 @@ func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told 
 		if w.granted || ctx.Err() != nil || rest <= 0 || (gone && remade) {
 			return c.unblock(ctx, e, w, rest, d, told, gaveUp)
 		}
-		w.recheck = false
 		switch {
 		case gone:
 			remade = true
@@ -312,13 +302,7 @@ func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told 
 		case e.reader == nil && e.sub != nil:
 			c.readFor(ctx, e, w, d, told)
 		default:
-			wctx, cancel := context.WithCancel(ctx)
-			w.wake = cancel
-			c.mu.Unlock()
-			_ = c.rt.Sleep(wctx, rest)
-			cancel()
-			c.mu.Lock()
-			w.wake = nil
+			c.signallable(ctx, w, func(wctx context.Context) { _ = c.rt.Sleep(wctx, rest) })
 		}
 	}
 }
@@ -351,21 +335,18 @@ func (c *Client) unblock(ctx context.Context, e *lockEntry, w *entryWait, rest, 
 // readFor reads e's subscription as its reader w, up to what is left of
 // its wait of d since told (c.mu held, released while it reads), and
 // applies a message's permits. It reads under a context that w's signal
-// ends: a permit given to w while it reads (passed on by a waiter that
-// left without using it) wakes it as it wakes a sleeping waiter. A subscription that breaks hears no more
-// releases: it is closed and dropped, and the blocked waiters told, for
-// one of them to make it again (block).
+// ends (signallable): a permit given to w while it reads (passed on by a
+// waiter that left without using it) wakes it as it wakes a sleeping
+// waiter. A subscription that breaks hears no more releases: it is closed
+// and dropped, and the blocked waiters told, for one of them to make it
+// again (block).
 func (c *Client) readFor(ctx context.Context, e *lockEntry, w *entryWait, d time.Duration, told time.Time) {
 	e.reader = w
 	sub := e.sub
-	rctx, cancel := context.WithCancel(ctx)
-	w.wake = cancel
-	c.mu.Unlock()
-	msg, ok, err := sub.Next(rctx, c.restOf(d, told))
-	woken := rctx.Err() != nil // ctx ended, or w was signalled (a permit)
-	cancel()
-	c.mu.Lock()
-	w.wake = nil
+	var msg string
+	var ok bool
+	var err error
+	woken := c.signallable(ctx, w, func(rctx context.Context) { msg, ok, err = sub.Next(rctx, c.restOf(d, told)) })
 	e.reader = nil
 	switch {
 	case ok:

@@ -54,14 +54,11 @@ func (c *Client) startRenewal(l *Lock, owner string, sent time.Time) {
 
 // startWatchdog adds r (a new holder: key unique per lock and owner, name
 // and owner for OnLost and OnRenewError, its task, field and prefix, and
-// when its acquire was sent, confirmed; now if zero) to its renewal task,
+// when its acquire was sent, confirmed) to its renewal task,
 // or, when the holder is kept already, counts one more hold and
 // acquisition of the one there. The first holder of a task starts its
 // timer.
 func (c *Client) startWatchdog(r *renewal) {
-	if r.confirmed.IsZero() {
-		r.confirmed = c.rt.Now()
-	}
 	c.mu.Lock()
 	if c.closed { // an acquire that completed during Close: no watchdog
 		c.mu.Unlock()

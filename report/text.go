@@ -23,8 +23,7 @@ import (
 // holdings began) until it ended, at most max lines (the first and last
 // halves are kept when there are more); a call under way at the window's
 // start is listed from its call, and the header says so. Ahead of them,
-// and not counted in
-// max, come the causes the violation names (checker.FaultsBefore) that
+// and not counted in max, come the causes the violation names (checker.FaultsBefore) that
 // precede the window: the topology's clock drifts, earlier faults (a
 // partition that lasts to the end), the last WAIT not every replica
 // acknowledged. Refused acquires (contenders polling a held lock) are
