@@ -46,9 +46,9 @@ func (tr *Truth) extendViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork
 		if len(groups) != 1 {
 			continue
 		}
-		sent := opReqs(h, reqs.of(r.Client), r, func(q *history.Record) bool { return mayExtend(q.Op) })
+		sent := reqs.forOp(r, func(q *history.Record) bool { return mayExtend(q.Op) })
 		if len(sent) == 0 { // an extend that sent only reads: its reads
-			sent = opReqs(h, reqs.of(r.Client), r, func(*history.Record) bool { return true })
+			sent = reqs.forOp(r, func(*history.Record) bool { return true })
 		}
 		runs := runsOf(h, sent)
 		if !w.charge(1+int64(len(runs)), r.At()) {

@@ -264,7 +264,7 @@ func (ti *tokenIssues) holdingStart(holder, lock string, t time.Duration) time.D
 // script); ok is false when the history records no such run.
 func (ti *tokenIssues) issueRuns(r *history.Record, tok int64) (first, last time.Duration, ok bool) {
 	reply := history.FormatReply([]any{int64(-1), tok}) // the script's "acquired" reply with the token
-	ix := opReqs(ti.h, ti.reqs.of(r.Client), r, func(q *history.Record) bool {
+	ix := ti.reqs.forOp(r, func(q *history.Record) bool {
 		return q.Op == fencedAcquireReq && q.Outcome == history.OutcomeOK && q.Result == reply
 	})
 	if len(ix) == 0 {

@@ -56,7 +56,7 @@ func (tr *Truth) idempotencyViolations(ix *recordIndex, reqs *lazyReqs, w *oracl
 		if len(groups) != 1 {
 			continue
 		}
-		u := unlock{r: r, groups: groups, runs: opRuns(h, reqs.of(r.Client), r, isReleaseReq),
+		u := unlock{r: r, groups: groups, runs: opRuns(reqs, r, isReleaseReq),
 			hd: Holding{Client: holder, Lock: r.Lock, Token: tokens.of(holder, r.Lock)}}
 		if !w.charge(1+int64(len(u.runs)), r.At()) {
 			break
@@ -186,8 +186,8 @@ func isReleaseReq(op string) bool {
 // accepts by name (isReleaseReq for a release's), from the req records'
 // Applied (runsOf); nil when the history does not say (a real server's
 // history records no runs).
-func opRuns(h []history.Record, reqs []int, op *history.Record, keep func(op string) bool) []time.Duration {
-	return runsOf(h, opReqs(h, reqs, op, func(r *history.Record) bool { return keep(r.Op) }))
+func opRuns(reqs *lazyReqs, op *history.Record, keep func(op string) bool) []time.Duration {
+	return runsOf(reqs.h, reqs.forOp(op, func(r *history.Record) bool { return keep(r.Op) }))
 }
 
 // runsOf is the times a node ran the req records ix (indices into h),

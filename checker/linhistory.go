@@ -227,7 +227,7 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 		return
 	}
 	if !ok {
-		if l.lease, ok = reqLease(b.h, b.reqs.of(r.Client), r); !ok {
+		if l.lease, ok = reqLease(b.h, b.reqs, r); !ok {
 			b.lh.noLease++
 		}
 	}
@@ -323,12 +323,12 @@ func isLeaseReq(r *history.Record) bool {
 
 // reqLease finds the lease of the first lease-carrying request (isLeaseReq)
 // op sent on its lock between its call and its return, among its client's
-// req records reqs. It is the fallback for acquires whose op record names
+// req records (reqs.forOp). It is the fallback for acquires whose op record names
 // no lease (SimpleLock's workload records none). A watchdog acquire's
 // script carries the watchdog timeout, a finite lease: read that way the
 // hold may expire, which only makes more histories legal.
-func reqLease(h []history.Record, reqs []int, op *history.Record) (int64, bool) {
-	for _, i := range opReqs(h, reqs, op, isLeaseReq) {
+func reqLease(h []history.Record, reqs *lazyReqs, op *history.Record) (int64, bool) {
+	for _, i := range reqs.forOp(op, isLeaseReq) {
 		r := &h[i]
 		if r.Op == "set" {
 			if d, ok := setLease(r.Args); ok {

@@ -202,13 +202,16 @@ func longestUnavailable(waiting, held []span) (longest, from time.Duration) {
 // the two agree on what a wait is.
 func wantSpans(ix *recordIndex, end time.Duration, emit func(ClientWait)) {
 	h := ix.h
-	type want struct{ client, lock string }
+	// A client's wants are one per lock, whichever owner asks; with
+	// owners under way at once on a lock (ix.sharedLock), one per owner:
+	// there one owner's grant ends no other owner's wait.
+	type want struct{ client, lock, owner string }
 	open := map[want]ClientWait{} // the open wants
 	// closeAll ends, at at, the open wants of client (of every client when
 	// all is set), by client, then lock.
 	closeAll := func(client string, all bool, at time.Duration, crashed bool) {
 		keys := slices.SortedFunc(maps.Keys(open), func(a, b want) int {
-			return cmp.Or(strings.Compare(a.client, b.client), strings.Compare(a.lock, b.lock))
+			return cmp.Or(strings.Compare(a.client, b.client), strings.Compare(a.lock, b.lock), strings.Compare(a.owner, b.owner))
 		})
 		for _, k := range keys {
 			if w := open[k]; all || w.Client == client {
@@ -227,7 +230,10 @@ func wantSpans(ix *recordIndex, end time.Duration, emit func(ClientWait)) {
 		if !isAttempt(r) {
 			continue
 		}
-		k := want{r.Client, r.Lock}
+		k := want{client: r.Client, lock: r.Lock}
+		if len(r.Args) > 0 && ix.sharedLock(r.Client, r.Lock) {
+			k.owner = r.Args[0]
+		}
 		w, wanted := open[k]
 		if !wanted {
 			w = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}

@@ -110,7 +110,7 @@ func neverReleasedNotes(ix *recordIndex, reqs *lazyReqs) []string {
 	held := acquireTallies(ix)
 	locks := tallyOps(ix, isRelease, func(r *history.Record) bool {
 		return r.Outcome == history.OutcomeOK || r.Outcome == history.OutcomeFail ||
-			len(opReqs(ix.h, reqs.of(r.Client), r, func(q *history.Record) bool { return q.Outcome == history.OutcomeOK })) > 0
+			len(reqs.forOp(r, func(q *history.Record) bool { return q.Outcome == history.OutcomeOK })) > 0
 	})
 	var notes []string
 	for _, l := range slices.Sorted(maps.Keys(locks)) {

@@ -24,6 +24,9 @@ type recordIndex struct {
 	ops, faults, opsFaults, world []int
 	// last is the latest call or return of any record in h (0 at least).
 	last int64
+	// shared are the client and lock pairs with owners under way at once
+	// (sharedLock), found on the first question.
+	shared map[clientLock]bool
 }
 
 // indexRecords indexes h in one pass. The pass notes each record's kind

@@ -56,7 +56,13 @@ func clientReqs(h []history.Record) map[string][]int {
 type lazyReqs struct {
 	h []history.Record
 	m map[string][]int
+	// ix is h's index, for its shared locks (forOp); made on the first
+	// question that needs it when not given.
+	ix *recordIndex
 }
+
+// clientLock is a client's ops on one lock.
+type clientLock struct{ client, lock string }
 
 // of is client's req records on a key (clientReqs).
 func (l *lazyReqs) of(client string) []int {
@@ -64,6 +70,82 @@ func (l *lazyReqs) of(client string) []int {
 		l.m = clientReqs(l.h)
 	}
 	return l.m[client]
+}
+
+// forOp is opReqs of op among its client's req records, where a client
+// runs several owners at once on op's lock (the threads of one Redisson
+// client, the goroutines of one lock client) narrowed to the requests
+// that name op's owner: there the commands a client sent during op may be
+// another owner's. A lock's scripts name their owner as the hash field
+// "<client>:<owner>" (the lock client's ID is its client's name in every
+// workload), so a request naming it is op's; one naming no owner (a plain
+// key's command) cannot be told apart and is not kept. A client whose
+// owners take turns on the lock keeps opReqs's answer.
+func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []int {
+	reqs := l.of(op.Client)
+	if l.ix == nil {
+		l.ix = indexRecords(l.h)
+	}
+	if len(op.Args) == 0 || op.Args[0] == "" || !l.ix.sharedLock(op.Client, op.Lock) {
+		return opReqs(l.h, reqs, op, keep)
+	}
+	field := op.Client + ":" + op.Args[0]
+	return opReqs(l.h, reqs, op, func(r *history.Record) bool {
+		return slices.Contains(r.Args[1:], field) && keep(r)
+	})
+}
+
+// sharedLock reports whether, in ix's history, an acquire or a release of
+// one owner of client on lock was called while one of another owner was
+// under way (concurrent owners: traffic's OwnerConfig.Concurrent). The
+// pairs for which it is so are found on the first question.
+func (ix *recordIndex) sharedLock(client, lock string) bool {
+	if ix.shared == nil {
+		ix.shared = sharedLocks(ix)
+	}
+	return ix.shared[clientLock{client, lock}]
+}
+
+// sharedLocks finds the client and lock pairs of ix's history for
+// sharedLock; the map is empty, not nil, when there are none.
+func sharedLocks(ix *recordIndex) map[clientLock]bool {
+	type open struct {
+		owner string
+		end   int64 // -1: never returned
+	}
+	var under map[clientLock][]open // made at the first op with an owner
+	shared := map[clientLock]bool{}
+	for _, i := range ix.ops {
+		r := &ix.h[i]
+		if r.Kind != history.KindOp || !isHoldOp(r.Op) || len(r.Args) == 0 {
+			continue
+		}
+		if under == nil {
+			under = map[clientLock][]open{}
+		}
+		k := clientLock{r.Client, r.Lock}
+		if shared[k] {
+			continue
+		}
+		os := slices.DeleteFunc(under[k], func(o open) bool { return o.end >= 0 && o.end <= r.T })
+		for _, o := range os {
+			if o.owner != r.Args[0] {
+				shared[k] = true
+			}
+		}
+		end := int64(-1)
+		if r.End != nil {
+			end = *r.End
+		}
+		under[k] = append(os, open{owner: r.Args[0], end: end})
+	}
+	return shared
+}
+
+// isHoldOp reports whether op takes or gives back a hold (an acquire or a
+// release, of either half).
+func isHoldOp(op string) bool {
+	return op == history.OpAcquire || op == history.OpRelease || op == history.OpAcquireRead || op == history.OpReleaseRead
 }
 
 // opReqs is the req records op sent: of its client's req records (reqs,

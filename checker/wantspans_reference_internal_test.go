@@ -14,14 +14,16 @@ import (
 )
 
 // refWantSpans is wantSpans as a list, as it was made before it called
-// back: one map look-up per step, every want opened before it is closed.
+// back: one map look-up per step, every want opened before it is closed
+// (one per owner where a client's owners are under way at once).
 func refWantSpans(h []history.Record, end time.Duration) []ClientWait {
-	type want struct{ client, lock string }
+	type want struct{ client, lock, owner string }
+	ix := indexRecords(h)
 	var out []ClientWait
 	open := map[want]ClientWait{}
 	closeAll := func(client string, all bool, at time.Duration, crashed bool) {
 		keys := slices.SortedFunc(maps.Keys(open), func(a, b want) int {
-			return cmp.Or(strings.Compare(a.client, b.client), strings.Compare(a.lock, b.lock))
+			return cmp.Or(strings.Compare(a.client, b.client), strings.Compare(a.lock, b.lock), strings.Compare(a.owner, b.owner))
 		})
 		for _, k := range keys {
 			if w := open[k]; all || w.Client == client {
@@ -40,7 +42,10 @@ func refWantSpans(h []history.Record, end time.Duration) []ClientWait {
 		if !isAttempt(r) {
 			continue
 		}
-		k := want{r.Client, r.Lock}
+		k := want{client: r.Client, lock: r.Lock}
+		if ix.sharedLock(r.Client, r.Lock) {
+			k.owner = r.Args[0]
+		}
 		if _, ok := open[k]; !ok {
 			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
 		}

@@ -23,6 +23,9 @@ func (*RedLockRedisson) Fields() []string {
 func (k *RedLockRedisson) decode(d *decoder, s *Scenario, o *obj, f string) {
 	gs := d.groups(s, o, f)
 	lk, opts, oc := d.owner(s, o, "", nil)
+	if oc.Concurrent {
+		d.failf(o.at("concurrent"), join(f, "concurrent"), "Redisson's RedLock takes its owners one at a time here: concurrent owners are for the kinds on one lock client (reentrant, fenced, fair, spin, non-reentrant, rwlock)")
+	}
 	k.RedissonConfig = traffic.RedissonConfig{Groups: gs, Lock: lk, ClientOptions: opts,
 		Options: redlock.RedissonOptions{MultiLock: o.bool("multi_lock", false)}, OwnerConfig: oc}
 }

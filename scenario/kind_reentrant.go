@@ -34,6 +34,9 @@ func (d *decoder) reentrant(s *Scenario, o *obj, f string) traffic.ReentrantConf
 		if len(rc.Locks) > 0 {
 			rc.Lock = rc.Locks[0]
 		}
+		if n := len(rc.Locks) * len(rc.Owners); rc.Concurrent && n > maxLocks && d.err == nil {
+			d.failf(o.at("concurrent"), join(f, "concurrent"), "%d locks times %d concurrent owners: at most %d loops a client", len(rc.Locks), len(rc.Owners), maxLocks)
+		}
 	}
 	return rc
 }

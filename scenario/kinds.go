@@ -16,7 +16,7 @@ import (
 )
 
 // ownerFields are the fields the owner-based kinds share.
-var ownerFields = []string{"lock", "group", "owners", "random_owners", "depth", "wait", "lease", "hold", "think", "options", "start", "holds", "belief"}
+var ownerFields = []string{"lock", "group", "owners", "random_owners", "concurrent", "depth", "wait", "lease", "hold", "think", "options", "start", "holds", "belief"}
 
 // peerHolding are the holding fields every peer kind has.
 var peerHolding = []string{"hold", "think", "start", "holds", "belief"}
@@ -101,6 +101,15 @@ func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool, watchdog bool)
 			case slices.Index(oc.Owners, w) != i:
 				d.failf(o.at("owners"), index(of, i), "owner %q listed twice", w)
 			}
+		}
+	}
+	if o.has("concurrent") {
+		oc.Concurrent = o.bool("concurrent", false)
+		switch {
+		case oc.Concurrent && oc.RandomOwners:
+			d.failf(o.at("concurrent"), join(o.path, "concurrent"), "not with random_owners: concurrent owners each hold in a loop of their own, so no holding picks an owner")
+		case oc.Concurrent && len(oc.Owners) > maxLocks:
+			d.failf(o.at("concurrent"), join(o.path, "concurrent"), "%d concurrent owners: at most %d (each runs a loop of its own)", len(oc.Owners), maxLocks)
 		}
 	}
 	oc.Lease = d.lease(o, watchdog)

@@ -122,9 +122,12 @@ type ownerLoop struct {
 	think     func() time.Duration
 	readRatio float64 // 0: exclusive only
 	rng       *rand.Rand
-	model     judged        // the holders' belief models (resolved)
-	start     time.Duration // the pause before the first attempt
-	holds     int           // holdings before the loop stops; 0: no limit
+	model     judged // the holders' belief models (resolved)
+	// concurrent: the loop is one owner's (OwnerConfig.Concurrent), beside
+	// the loops of the client's other owners.
+	concurrent bool
+	start      time.Duration // the pause before the first attempt
+	holds      int           // holdings before the loop stops; 0: no limit
 
 	// writes, when res is set: Writes writes to res per hold.
 	res          *Resource

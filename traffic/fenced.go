@@ -121,12 +121,15 @@ func FencedWrites(c Client, cfg FencedWritesConfig) error {
 		return err
 	}
 	cfg.Fenced = true
-	lp, lc, err := newOwnerLoop(c, fencedNames, cfg.DefaultBelief(), cfg.ReentrantConfig)
+	cfg.Locks = nil
+	loops, lc, err := ownerLoops(c, fencedNames, cfg.DefaultBelief(), cfg.ReentrantConfig)
 	if err != nil {
 		return err
 	}
-	lp.l = reentrantLock(lc, cfg.ReentrantConfig)
-	lp.res, lp.writes, lp.writeLatency = cfg.Resource, max(cfg.Writes, 1), cfg.WriteLatency
-	c.Go(kind+":"+cfg.Lock, lp.run)
+	for _, lp := range loops {
+		lp.l = reentrantLock(lc, cfg.ReentrantConfig)
+		lp.res, lp.writes, lp.writeLatency = cfg.Resource, max(cfg.Writes, 1), cfg.WriteLatency
+	}
+	startLoops(c, kind, loops)
 	return nil
 }

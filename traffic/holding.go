@@ -68,6 +68,16 @@ type OwnerConfig struct {
 	// PRNG). Default: one owner, "main".
 	Owners       []string
 	RandomOwners bool
+	// Concurrent runs every owner in a loop of its own, all at once on the
+	// client's one lock.Client, as the threads of one Redisson instance
+	// contend for a lock (or the goroutines of one lock.Client): each owner
+	// acquires, holds, releases and thinks on its own, and Holds counts
+	// each owner's holdings. Without it the client's holdings take the
+	// owners one at a time. Each owner's loop draws from a PRNG stream of
+	// its own, so that adding an owner changes no other owner's draws. Not
+	// with RandomOwners, and only for the workloads on one lock.Client
+	// (Reentrant, FencedWrites, Fair, Spin, NonReentrant, ReadWrite).
+	Concurrent bool
 	// Depth is how many times each holding acquires (reentrantly) before it
 	// releases as many times. Default 1.
 	Depth int
@@ -95,8 +105,29 @@ type names struct{ kind, stream string }
 // newLoop validates the settings of an owner-based workload n on lockName
 // (def is its default belief model) and returns its loop, without a lock
 // and without starting it: the checks and the loop's construction every
-// owner-based workload shares.
+// owner-based workload shares. It is newLoops for the workloads that run
+// one loop, which refuse concurrent owners.
 func newLoop(c Client, n names, def Belief, lockName string, oc OwnerConfig, h Holding) (*ownerLoop, error) {
+	if oc.Concurrent && c != nil {
+		return nil, fmt.Errorf("traffic: %s on client %s: concurrent owners are for the workloads on one lock client (%s)", n.kind, c.Name(), concurrentKinds)
+	}
+	loops, err := newLoops(c, n, def, lockName, oc, h)
+	if err != nil {
+		return nil, err
+	}
+	return loops[0], nil
+}
+
+// concurrentKinds names the workloads that take OwnerConfig.Concurrent, in
+// errors.
+const concurrentKinds = KindReentrant + ", " + KindFenced + ", " + KindFair + ", " + KindSpin + ", " + KindNonReentrant + ", " + KindReadWrite
+
+// newLoops is newLoop for a workload that may run its owners at once: one
+// loop whose holdings take oc's owners in turn (or at random), drawing
+// from the stream "traffic/<stream>/<lock>"; or, with oc.Concurrent, one
+// loop per owner, each its only owner, drawing from
+// "traffic/<stream>/<lock>/<owner>".
+func newLoops(c Client, n names, def Belief, lockName string, oc OwnerConfig, h Holding) ([]*ownerLoop, error) {
 	kind := n.kind
 	if c == nil {
 		return nil, fmt.Errorf("traffic: %s: nil client", kind)
@@ -113,6 +144,9 @@ func newLoop(c Client, n names, def Belief, lockName string, oc OwnerConfig, h H
 	if err != nil {
 		return nil, err
 	}
+	if oc.Concurrent && oc.RandomOwners {
+		return nil, fmt.Errorf("traffic: %s on client %s: random owners with concurrent owners (each owner holds in a loop of its own; there is no holding to pick an owner for)", kind, name)
+	}
 	depth, err := checkDepth(kind, name, oc.Depth)
 	if err != nil {
 		return nil, err
@@ -121,13 +155,25 @@ func newLoop(c Client, n names, def Belief, lockName string, oc OwnerConfig, h H
 	if err != nil {
 		return nil, err
 	}
-	rng := c.Rand("traffic/" + n.stream + "/" + lockName)
-	return &ownerLoop{
-		c: c, rt: c.Runtime(), lockName: lockName,
-		owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},
-		depth:  depth, lease: oc.Lease, hold: h.Hold, think: Thinker(rng, h.Think), rng: rng,
-		model: j, start: h.Start, holds: h.Holds,
-	}, nil
+	stream := "traffic/" + n.stream + "/" + lockName
+	loop := func(owners []string, stream string) *ownerLoop {
+		rng := c.Rand(stream)
+		return &ownerLoop{
+			c: c, rt: c.Runtime(), lockName: lockName,
+			owners: ownerPicker{owners: owners, random: oc.RandomOwners, rng: rng},
+			depth:  depth, lease: oc.Lease, hold: h.Hold, think: Thinker(rng, h.Think), rng: rng,
+			model: j, start: h.Start, holds: h.Holds,
+		}
+	}
+	if !oc.Concurrent {
+		return []*ownerLoop{loop(owners, stream)}, nil
+	}
+	loops := make([]*ownerLoop, len(owners))
+	for i, o := range owners {
+		loops[i] = loop([]string{o}, stream+"/"+o)
+		loops[i].concurrent = true
+	}
+	return loops, nil
 }
 
 // dur names a configured duration, for checkDurations.

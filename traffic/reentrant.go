@@ -56,67 +56,86 @@ func (ReentrantConfig) DefaultBelief() Belief { return BeliefTrusting }
 // until Holds holdings are done): pick an owner, acquire
 // the lock Depth times with TryLockFor(Wait, Lease), hold it for Hold,
 // release it as many times as it acquired, think. With Locks it starts
-// such a process for each of them. It records "acquire" (Args [owner],
+// such a process for each of them; with Concurrent, one for each owner
+// (of each lock). It records "acquire" (Args [owner],
 // Result the fencing token for a FencedLock), "release", and "expire" op
 // records as package checker describes them.
 func Reentrant(c Client, cfg ReentrantConfig) error {
-	if len(cfg.Locks) > 0 {
-		return reentrantLocks(c, cfg)
-	}
-	lp, lc, err := newOwnerLoop(c, reentrantNames, cfg.DefaultBelief(), cfg)
+	loops, lc, err := ownerLoops(c, reentrantNames, cfg.DefaultBelief(), cfg)
 	if err != nil {
 		return err
 	}
-	lp.l = reentrantLock(lc, cfg)
-	c.Go(KindReentrant+":"+cfg.Lock, lp.run)
+	for _, lp := range loops {
+		one := cfg
+		one.Lock = lp.lockName
+		lp.l = reentrantLock(lc, one)
+	}
+	startLoops(c, KindReentrant, loops)
 	return nil
 }
 
-// reentrantLocks is Reentrant on cfg.Locks: a loop per lock, all on one
-// lock.Client, whose OnLost reports to the loop of the lock named.
-func reentrantLocks(c Client, cfg ReentrantConfig) error {
-	loops := make([]*ownerLoop, len(cfg.Locks))
-	for i, name := range cfg.Locks {
-		if slices.Index(cfg.Locks, name) != i {
-			return fmt.Errorf("traffic: %s on client %s: lock %q listed twice", KindReentrant, c.Name(), name)
-		}
-		lp, err := newLoop(c, reentrantNames, cfg.DefaultBelief(), name, cfg.OwnerConfig, cfg.Holding)
-		if err != nil {
-			return err
-		}
-		loops[i] = lp
+// ownerLoops validates cfg and builds the loops of an owner-based workload
+// n (def its default belief model), without their locks and without
+// starting them, and the lock.Client they share, whose OnLost reports to
+// the loop of the lock and owner named: a loop per lock (cfg.Locks, or
+// cfg.Lock), and with Concurrent a loop per lock and owner, all on the one
+// lock.Client, as one Redisson client's threads share its renewal task and
+// its subscriptions.
+func ownerLoops(c Client, n names, def Belief, cfg ReentrantConfig) ([]*ownerLoop, *lock.Client, error) {
+	locks := cfg.Locks
+	if len(locks) == 0 {
+		locks = []string{cfg.Lock}
 	}
-	lc, err := ownerClient(c, KindReentrant, cfg, loops[0].rt, func(name, owner string) {
-		if i := slices.Index(cfg.Locks, name); i >= 0 {
-			loops[i].lost(name, owner)
+	var loops []*ownerLoop
+	for i, name := range locks {
+		if slices.Index(locks, name) != i {
+			return nil, nil, fmt.Errorf("traffic: %s on client %s: lock %q listed twice", n.kind, c.Name(), name)
+		}
+		ls, err := newLoops(c, n, def, name, cfg.OwnerConfig, cfg.Holding)
+		if err != nil {
+			return nil, nil, err
+		}
+		loops = append(loops, ls...)
+	}
+	lc, err := ownerClient(c, n.kind, cfg, loops[0].rt, func(name, owner string) {
+		if lp := loopOf(loops, name, owner); lp != nil {
+			lp.lost(name, owner)
 		}
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	for i, lp := range loops {
-		one := cfg
-		one.Lock = cfg.Locks[i]
-		lp.watchdog, lp.l = lc.WatchdogTimeout(), reentrantLock(lc, one)
-		c.Go(KindReentrant+":"+one.Lock, lp.run)
+	for _, lp := range loops {
+		lp.watchdog = lc.WatchdogTimeout()
+	}
+	return loops, lc, nil
+}
+
+// loopOf is the loop of loops that holds lock name as owner: the lock's
+// loop, or with concurrent owners the owner's loop of it. A single loop
+// takes every report, as the lock.Client is its alone.
+func loopOf(loops []*ownerLoop, name, owner string) *ownerLoop {
+	if len(loops) == 1 {
+		return loops[0]
+	}
+	for _, lp := range loops {
+		if lp.lockName == name && (!lp.concurrent || lp.owners.owners[0] == owner) {
+			return lp
+		}
 	}
 	return nil
 }
 
-// newOwnerLoop validates cfg and builds the loop and its lock.Client (whose
-// OnLost reports to the loop), without a lock and without starting it. n
-// names the workload (newLoop); def is its default belief model.
-func newOwnerLoop(c Client, n names, def Belief, cfg ReentrantConfig) (*ownerLoop, *lock.Client, error) {
-	lp, err := newLoop(c, n, def, cfg.Lock, cfg.OwnerConfig, cfg.Holding)
-	if err != nil {
-		return nil, nil, err
+// startLoops starts each of loops in a process of its own, named by the
+// workload's kind and the loop's lock (and owner, with concurrent owners).
+func startLoops(c Client, kind string, loops []*ownerLoop) {
+	for _, lp := range loops {
+		name := kind + ":" + lp.lockName
+		if lp.concurrent {
+			name += ":" + lp.owners.owners[0]
+		}
+		c.Go(name, lp.run)
 	}
-	lc, err := ownerClient(c, n.kind, cfg, lp.rt, lp.lost)
-	if err != nil {
-		return nil, nil, err
-	}
-	lp.watchdog = lc.WatchdogTimeout()
-	return lp, lc, nil
 }
 
 // ownerClient is the lock.Client of an owner-based workload of kind on c

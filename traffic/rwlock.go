@@ -55,15 +55,17 @@ func ReadWrite(c Client, cfg ReadWriteConfig) error {
 	if err := checkRatio(kind, c.Name(), cfg.ReadRatio); err != nil {
 		return err
 	}
-	lp, lc, err := newOwnerLoop(c, readWriteNames, cfg.DefaultBelief(), ReentrantConfig{
+	loops, lc, err := ownerLoops(c, readWriteNames, cfg.DefaultBelief(), ReentrantConfig{
 		Group: cfg.Group, Lock: cfg.Lock, Options: cfg.Options, OwnerConfig: cfg.OwnerConfig, Holding: cfg.Holding,
 	})
 	if err != nil {
 		return err
 	}
-	lp.l = rwHeld{rw: lc.ReadWriteLock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
-	lp.readRatio = cfg.ReadRatio
-	c.Go(kind+":"+cfg.Lock, lp.run)
+	for _, lp := range loops {
+		lp.l = rwHeld{rw: lc.ReadWriteLock(cfg.Lock), wait: cfg.Wait, lease: cfg.Lease}
+		lp.readRatio = cfg.ReadRatio
+	}
+	startLoops(c, kind, loops)
 	return nil
 }
 

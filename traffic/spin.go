@@ -48,15 +48,18 @@ func Spin(c Client, cfg SpinConfig) error {
 	})
 }
 
-// startOwnerLock starts Reentrant's loop (one lock, rc's) with n's names on
-// the lock newLock makes on the loop's lock.Client.
+// startOwnerLock starts Reentrant's loop (one lock, rc's; with concurrent
+// owners a loop per owner) with n's names on the lock newLock makes on the
+// loops' lock.Client, one for each loop.
 func startOwnerLock(c Client, n names, def Belief, rc ReentrantConfig, newLock func(lc *lock.Client) tryLocker) error {
-	lp, lc, err := newOwnerLoop(c, n, def, rc)
+	loops, lc, err := ownerLoops(c, n, def, rc)
 	if err != nil {
 		return err
 	}
-	lp.l = tryLockHeld{l: newLock(lc), wait: rc.Wait, lease: rc.Lease}
-	c.Go(n.kind+":"+rc.Lock, lp.run)
+	for _, lp := range loops {
+		lp.l = tryLockHeld{l: newLock(lc), wait: rc.Wait, lease: rc.Lease}
+	}
+	startLoops(c, n.kind, loops)
 	return nil
 }
 

@@ -70,4 +70,33 @@ func TestStreamNames(t *testing.T) {
 			t.Errorf("streams %q, want [%s]", rn.names, c.want)
 		}
 	}
+	// Concurrent owners: a stream per owner (of each lock), so that an
+	// owner added changes no other owner's draws.
+	oc := traffic.OwnerConfig{Owners: []string{"a", "b"}, Concurrent: true}
+	for _, c := range []struct {
+		want  []string
+		start func(c traffic.Client) error
+	}{
+		{[]string{"traffic/reentrant/lk/a", "traffic/reentrant/lk/b"}, func(c traffic.Client) error {
+			r := rc
+			r.OwnerConfig = oc
+			return traffic.Reentrant(c, r)
+		}},
+		{[]string{"traffic/reentrant/x/a", "traffic/reentrant/x/b", "traffic/reentrant/y/a", "traffic/reentrant/y/b"}, func(c traffic.Client) error {
+			r := rc
+			r.Locks, r.OwnerConfig = []string{"x", "y"}, oc
+			return traffic.Reentrant(c, r)
+		}},
+		{[]string{"traffic/read-write/lk/a", "traffic/read-write/lk/b"}, func(c traffic.Client) error {
+			return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "n1", Lock: "lk", OwnerConfig: oc})
+		}},
+	} {
+		rn := &randNames{Client: e.client("d" + c.want[0])}
+		if err := c.start(rn); err != nil {
+			t.Fatalf("%s: %v", c.want, err)
+		}
+		if !slices.Equal(rn.names, c.want) {
+			t.Errorf("streams %q, want %q", rn.names, c.want)
+		}
+	}
 }

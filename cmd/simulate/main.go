@@ -31,7 +31,7 @@
 // violation they expect from those that are safe, since about half the
 // built-in ones demonstrate a lock failing:
 //
-//	88 scenarios, all as expected: 49 show the violation they pin, 39 are safe
+//	90 scenarios, all as expected: 50 show the violation they pin, 40 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
 // ..., S are safe), B not as expected, J not judged (swept; ...), K
