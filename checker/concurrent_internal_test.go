@@ -83,6 +83,12 @@ func TestForOpNamesTheOwner(t *testing.T) {
 	if got := reqs.forOp(&h[4], all); !slices.Equal(got, []int{5}) {
 		t.Errorf("b's release sent %v; want [5]", got)
 	}
+	// A read-write lock's write half names its holder "c1:b:write".
+	rw := slices.Clone(h)
+	rw[5].Args = []string{"lk", "30000", "c1:b:write"}
+	if got := (&lazyReqs{h: rw}).forOp(&rw[4], all); !slices.Equal(got, []int{5}) {
+		t.Errorf("b's write release sent %v; want [5], its write unlock", got)
+	}
 	// The same records with b's ops after a's release: owners in turn.
 	seq := slices.Clone(h)
 	for _, i := range []int{2, 3, 4, 5} {

@@ -77,9 +77,10 @@ func (l *lazyReqs) of(client string) []int {
 // client, the goroutines of one lock client) narrowed to the requests
 // that name op's owner: there the commands a client sent during op may be
 // another owner's. A lock's scripts name their owner as the hash field
-// "<client>:<owner>" (the lock client's ID is its client's name in every
-// workload), so a request naming it is op's; one naming no owner (a plain
-// key's command) cannot be told apart and is not kept. A client whose
+// "<client>:<owner>", or a read-write lock's write half as
+// "<client>:<owner>:write" (the lock client's ID is its client's name in
+// every workload), so a request naming it is op's; one naming no owner (a
+// plain key's command) cannot be told apart and is not kept. A client whose
 // owners take turns on the lock keeps opReqs's answer.
 func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []int {
 	reqs := l.of(op.Client)
@@ -90,8 +91,9 @@ func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []
 		return opReqs(l.h, reqs, op, keep)
 	}
 	field := op.Client + ":" + op.Args[0]
+	write := field + ":write"
 	return opReqs(l.h, reqs, op, func(r *history.Record) bool {
-		return slices.Contains(r.Args[1:], field) && keep(r)
+		return slices.ContainsFunc(r.Args[1:], func(a string) bool { return a == field || a == write }) && keep(r)
 	})
 }
 
