@@ -2,6 +2,7 @@ package checker
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,16 @@ func opRec(client, owner, op string, outcome history.Outcome, from, to int) hist
 	return r
 }
 
+// given is an acquire of client's owner on lk called at from ms whose
+// outcome stayed unknown, its caller giving up at answered ms (the record's
+// Answered; End stays nil).
+func given(client, owner string, from, answered int) history.Record {
+	r := opRec(client, owner, history.OpAcquire, history.OutcomeUnknown, from, -1)
+	a := int64(time.Duration(answered) * time.Millisecond)
+	r.Answered = &a
+	return r
+}
+
 // reqRec is a req record of client on lk at ms, its script naming field.
 func reqRec(client, op, field string, at int) history.Record {
 	t := int64(time.Duration(at) * time.Millisecond)
@@ -30,8 +41,8 @@ func reqRec(client, op, field string, at int) history.Record {
 
 // TestSharedLocks: a client's lock is shared when an acquire or release of
 // one owner is called while one of another owner is under way (or never
-// returned); owners in turn, back to back, or one owner's ops alone are
-// not.
+// returned, nor given up); owners in turn, back to back, after a call
+// given up on an unknown outcome, or one owner's ops alone are not.
 func TestSharedLocks(t *testing.T) {
 	ok, unk := history.OutcomeOK, history.OutcomeUnknown
 	h := []history.Record{
@@ -45,13 +56,17 @@ func TestSharedLocks(t *testing.T) {
 		opRec("c3", "a", history.OpAcquire, ok, 15, 25), // the same owner overlapping itself
 		opRec("c4", "b", history.OpRelease, ok, 30, 31), // c4: a never returned
 		opRec("c5", "a", history.OpExpire, ok, 0, 0),
-		opRec("c5", "b", history.OpAcquire, ok, 0, 10), // an expire is no hold op
+		opRec("c5", "b", history.OpAcquire, ok, 0, 10),  // an expire is no hold op
+		given("c6", "a", 0, 10),                         // c6: a's caller gave up on its unknown outcome at 10 ms
+		opRec("c6", "b", history.OpAcquire, ok, 10, 20), // and b is the next in turn
+		given("c7", "a", 0, 10),
+		opRec("c7", "b", history.OpAcquire, ok, 5, 20), // b called before a was given up
 	}
 	ix := indexRecords(h)
 	for _, c := range []struct {
 		client string
 		want   bool
-	}{{"c1", true}, {"c2", false}, {"c3", false}, {"c4", true}, {"c5", false}} {
+	}{{"c1", true}, {"c2", false}, {"c3", false}, {"c4", true}, {"c5", false}, {"c6", false}, {"c7", true}} {
 		if got := ix.sharedLock(c.client, "lk"); got != c.want {
 			t.Errorf("%s: shared %v, want %v", c.client, got, c.want)
 		}
@@ -123,7 +138,10 @@ func TestWantsPerOwner(t *testing.T) {
 		opRec("c1", "a", history.OpAcquire, ok, 5, 20),
 	})
 	if len(got) != 2 || got[0].From != ms(2) || got[0].To != ms(3) || got[1].From != 0 || got[1].To != ms(20) {
-		t.Errorf("concurrent owners: wants %v; want b's 2-3 ms and a's 0-20 ms", got)
+		t.Fatalf("concurrent owners: wants %v; want b's 2-3 ms and a's 0-20 ms", got)
+	}
+	if got[1].Owner != "a" || !strings.HasPrefix(got[1].String(), "c1/a waited 20ms for lk") {
+		t.Errorf("a's wait: owner %q, %q; want it named c1/a", got[1].Owner, got[1])
 	}
 	// Owners in turn: a refused, then b (its next holding) takes it: one
 	// want of the client, 0-3 ms.
@@ -131,7 +149,7 @@ func TestWantsPerOwner(t *testing.T) {
 		opRec("c1", "a", history.OpAcquire, fail, 0, 1),
 		opRec("c1", "b", history.OpAcquire, ok, 2, 3),
 	})
-	if len(got) != 1 || got[0].From != 0 || got[0].To != ms(3) {
-		t.Errorf("owners in turn: wants %v; want one, 0-3 ms", got)
+	if len(got) != 1 || got[0].From != 0 || got[0].To != ms(3) || got[0].Owner != "" {
+		t.Errorf("owners in turn: wants %v; want one of the client's, 0-3 ms", got)
 	}
 }

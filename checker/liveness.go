@@ -236,7 +236,7 @@ func wantSpans(ix *recordIndex, end time.Duration, emit func(ClientWait)) {
 		}
 		w, wanted := open[k]
 		if !wanted {
-			w = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
+			w = ClientWait{Client: r.Client, Lock: r.Lock, Owner: k.owner, From: r.At()}
 		}
 		switch ret, ok := r.Returned(); {
 		case ok && r.Outcome == history.OutcomeOK:
@@ -279,6 +279,10 @@ func livenessViolations(h []history.Record, u Unavailability, bound time.Duratio
 type ClientWait struct {
 	// Client waited for Lock.
 	Client, Lock string
+	// Owner is the owner that waited, where the client's owners were under
+	// way on Lock at once (each waits on its own); empty where they took
+	// turns, or the lock has no owners (the client's wait spans them all).
+	Owner string
 	// From is the call of the wait's first attempt; To the return of the
 	// attempt that succeeded, the end of the run, or the client's crash.
 	From, To time.Duration
@@ -301,7 +305,11 @@ func (w ClientWait) String() string {
 	case !w.Acquired:
 		how = fmt.Sprintf("until the end at %v without acquiring it", w.To)
 	}
-	return fmt.Sprintf("%s waited %v for %s, from its first attempt at %v %s", w.Client, w.Duration(), w.Lock, w.From, how)
+	who := w.Client
+	if w.Owner != "" {
+		who += "/" + w.Owner
+	}
+	return fmt.Sprintf("%s waited %v for %s, from its first attempt at %v %s", who, w.Duration(), w.Lock, w.From, how)
 }
 
 // ClientWaits returns the longest wait of every client that attempted an

@@ -113,7 +113,7 @@ func (ix *recordIndex) sharedLock(client, lock string) bool {
 func sharedLocks(ix *recordIndex) map[clientLock]bool {
 	type open struct {
 		owner string
-		end   int64 // -1: never returned
+		end   int64 // -1: never returned, nor given up
 	}
 	var under map[clientLock][]open // made at the first op with an owner
 	shared := map[clientLock]bool{}
@@ -135,9 +135,14 @@ func sharedLocks(ix *recordIndex) map[clientLock]bool {
 				shared[k] = true
 			}
 		}
+		// An op ends at its return, or where its caller stopped waiting for
+		// an outcome that stayed unknown (Answered): the loop goes on from
+		// there, and an owner's op after it is the next in turn.
 		end := int64(-1)
 		if r.End != nil {
 			end = *r.End
+		} else if r.Answered != nil {
+			end = *r.Answered
 		}
 		under[k] = append(os, open{owner: r.Args[0], end: end})
 	}

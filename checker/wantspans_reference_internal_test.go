@@ -47,7 +47,7 @@ func refWantSpans(h []history.Record, end time.Duration) []ClientWait {
 			k.owner = r.Args[0]
 		}
 		if _, ok := open[k]; !ok {
-			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, From: r.At()}
+			open[k] = ClientWait{Client: r.Client, Lock: r.Lock, Owner: k.owner, From: r.At()}
 		}
 		if ret, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK {
 			w := open[k]

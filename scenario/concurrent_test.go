@@ -29,7 +29,8 @@ expect: ok
 // client in a loop of its own on the client's one lock client (holds
 // counting each owner's holdings); it is refused with random_owners, on
 // Redisson's RedLock, with more owners (times locks) than a client's 100
-// loops, and on a kind without owners, each at its line.
+// loops, with an owner whose name has a "/" (its loop's stream would not
+// be told apart), and on a kind without owners, each at its line.
 func TestConcurrentOwnersField(t *testing.T) {
 	s, err := scenario.Parse("t.yaml", []byte(concurrentGood))
 	if err != nil {
@@ -61,6 +62,7 @@ func TestConcurrentOwnersField(t *testing.T) {
 		{"kind: reentrant", "kind: simple", "t.yaml:10: algorithm.owners: not a field of algorithm simple"},
 		{"concurrent: true", "concurrent: yes", "t.yaml:11: algorithm.concurrent: want true or false"},
 		{"owners: [t1, t2, t3]", "owners: " + manyLocks(101), "t.yaml:11: algorithm.concurrent: 101 concurrent owners: at most 100"},
+		{"owners: [t1, t2, t3]", "owners: [t1, pool/t2]", "t.yaml:10: algorithm.owners[1]: concurrent owner \"pool/t2\" has a \"/\""},
 		{"owners: [t1, t2, t3]", "owners: " + manyLocks(11) + "\n  locks: " + manyLocks(10), "t.yaml:12: algorithm.concurrent: 10 locks times 11 concurrent owners: at most 100 loops a client"},
 	} {
 		_, err := scenario.Parse("t.yaml", []byte(strings.Replace(concurrentGood, c.old, c.new, 1)))

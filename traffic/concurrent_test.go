@@ -196,7 +196,8 @@ func TestConcurrentOwnersLossReport(t *testing.T) {
 }
 
 // TestConcurrentOwnersRefused: Concurrent with RandomOwners is refused
-// (no holding picks an owner), and so is Concurrent on a workload whose
+// (no holding picks an owner), so is an owner whose name has a "/" (it
+// ends its loop's stream name), and so is Concurrent on a workload whose
 // loop holds one owner at a time (Redisson's RedLock, a user's lock).
 func TestConcurrentOwnersRefused(t *testing.T) {
 	e := newEnv(t, 1, "n1", "n2", "n3")
@@ -205,6 +206,10 @@ func TestConcurrentOwnersRefused(t *testing.T) {
 		t.Errorf("random owners with concurrent: %v", err)
 	}
 	oc.RandomOwners = false
+	slash := traffic.OwnerConfig{Owners: []string{"a", "pool/b"}, Concurrent: true}
+	if err := traffic.Reentrant(e.client("c3"), traffic.ReentrantConfig{Group: "n1", Lock: "lk", OwnerConfig: slash}); err == nil || !strings.Contains(err.Error(), `"pool/b" has a "/"`) {
+		t.Errorf("an owner with a slash: %v", err)
+	}
 	err := traffic.RedissonRedLock(e.client("c2"), traffic.RedissonConfig{Groups: groups3, Lock: "lk", OwnerConfig: oc,
 		Options: redlock.RedissonOptions{}})
 	if err == nil || !strings.Contains(err.Error(), "concurrent owners are for the workloads on one lock client") {

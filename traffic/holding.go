@@ -5,6 +5,8 @@ package traffic
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -146,6 +148,12 @@ func newLoops(c Client, n names, def Belief, lockName string, oc OwnerConfig, h 
 	}
 	if oc.Concurrent && oc.RandomOwners {
 		return nil, fmt.Errorf("traffic: %s on client %s: random owners with concurrent owners (each owner holds in a loop of its own; there is no holding to pick an owner for)", kind, name)
+	}
+	if i := slices.IndexFunc(owners, func(o string) bool { return strings.Contains(o, "/") }); oc.Concurrent && i >= 0 {
+		// The owner ends its loop's stream name, after the lock's, which
+		// may hold a "/": without one in the owner, no two loops' names
+		// are the same.
+		return nil, fmt.Errorf("traffic: %s on client %s: concurrent owner %q has a \"/\"", kind, name, owners[i])
 	}
 	depth, err := checkDepth(kind, name, oc.Depth)
 	if err != nil {
