@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -358,7 +359,13 @@ func problemLine(data []byte, msg string) int {
 	return 0
 }
 
+// join names key within path. A key that is not printable text (a YAML
+// key may hold a line break: "? a\n b") is quoted, so that an error
+// naming it stays on its own line, which names the file.
 func join(path, key string) string {
+	if strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		key = strconv.Quote(key)
+	}
 	if path == "" {
 		return key
 	}
