@@ -227,7 +227,7 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 		return
 	}
 	if !ok {
-		if l.lease, ok = reqLease(b.h, b.reqs, r); !ok {
+		if l.lease, ok = reqLease(b.reqs, r); !ok {
 			b.lh.noLease++
 		}
 	}
@@ -327,9 +327,9 @@ func isLeaseReq(r *history.Record) bool {
 // no lease (SimpleLock's workload records none). A watchdog acquire's
 // script carries the watchdog timeout, a finite lease: read that way the
 // hold may expire, which only makes more histories legal.
-func reqLease(h []history.Record, reqs *lazyReqs, op *history.Record) (int64, bool) {
+func reqLease(reqs *lazyReqs, op *history.Record) (int64, bool) {
 	for _, i := range reqs.forOp(op, isLeaseReq) {
-		r := &h[i]
+		r := &reqs.h[i]
 		if r.Op == "set" {
 			if d, ok := setLease(r.Args); ok {
 				return d, true

@@ -119,7 +119,7 @@ func sharedLocks(ix *recordIndex) map[clientLock]bool {
 	shared := map[clientLock]bool{}
 	for _, i := range ix.ops {
 		r := &ix.h[i]
-		if r.Kind != history.KindOp || !isHoldOp(r.Op) || len(r.Args) == 0 {
+		if r.Kind != history.KindOp || !(isAcquire(r) || isRelease(r)) || len(r.Args) == 0 {
 			continue
 		}
 		if under == nil {
@@ -147,12 +147,6 @@ func sharedLocks(ix *recordIndex) map[clientLock]bool {
 		under[k] = append(os, open{owner: r.Args[0], end: end})
 	}
 	return shared
-}
-
-// isHoldOp reports whether op takes or gives back a hold (an acquire or a
-// release, of either half).
-func isHoldOp(op string) bool {
-	return op == history.OpAcquire || op == history.OpRelease || op == history.OpAcquireRead || op == history.OpReleaseRead
 }
 
 // opReqs is the req records op sent: of its client's req records (reqs,

@@ -106,13 +106,13 @@ func (d *decoder) ownerConfig(s *Scenario, o *obj, forever *bool, watchdog bool)
 	}
 	if o.has("concurrent") {
 		oc.Concurrent = o.bool("concurrent", false)
+		slash := slices.IndexFunc(oc.Owners, func(w string) bool { return strings.Contains(w, "/") })
 		switch {
 		case oc.Concurrent && oc.RandomOwners:
 			d.failf(o.at("concurrent"), join(o.path, "concurrent"), "not with random_owners: concurrent owners each hold in a loop of their own, so no holding picks an owner")
-		case oc.Concurrent && slices.ContainsFunc(oc.Owners, func(w string) bool { return strings.Contains(w, "/") }):
+		case oc.Concurrent && slash >= 0:
 			_, of := o.get("owners")
-			i := slices.IndexFunc(oc.Owners, func(w string) bool { return strings.Contains(w, "/") })
-			d.failf(o.at("owners"), index(of, i), "concurrent owner %q has a \"/\": each concurrent owner's loop draws from a stream named by its lock and owner, joined by \"/\"", oc.Owners[i])
+			d.failf(o.at("owners"), index(of, slash), "concurrent owner %q has a \"/\": each concurrent owner's loop draws from a stream named by its lock and owner, joined by \"/\"", oc.Owners[slash])
 		case oc.Concurrent && len(oc.Owners) > maxLocks:
 			d.failf(o.at("concurrent"), join(o.path, "concurrent"), "%d concurrent owners: at most %d (each runs a loop of its own)", len(oc.Owners), maxLocks)
 		}

@@ -26,32 +26,32 @@ func TestConcurrentOwners(t *testing.T) {
 	holding := traffic.Holding{Hold: 100 * ms, Think: 100 * ms, Holds: 4}
 	for _, tc := range []struct {
 		kind  string
-		start func(c traffic.Client) error
+		start func(c traffic.Client, res *traffic.Resource) error
 	}{
-		{traffic.KindReentrant, func(c traffic.Client) error {
+		{traffic.KindReentrant, func(c traffic.Client, _ *traffic.Resource) error {
 			return traffic.Reentrant(c, traffic.ReentrantConfig{Group: "m1", Lock: "lk", OwnerConfig: concurrentOwners, Holding: holding})
 		}},
-		{traffic.KindFenced, func(c traffic.Client) error {
+		{traffic.KindFenced, func(c traffic.Client, res *traffic.Resource) error {
 			return traffic.FencedWrites(c, traffic.FencedWritesConfig{Resource: res,
 				ReentrantConfig: traffic.ReentrantConfig{Group: "m1", Lock: "lk", OwnerConfig: concurrentOwners, Holding: holding}})
 		}},
-		{traffic.KindFair, func(c traffic.Client) error {
+		{traffic.KindFair, func(c traffic.Client, _ *traffic.Resource) error {
 			return traffic.Fair(c, traffic.FairConfig{Group: "m1", Lock: "lk", OwnerConfig: concurrentOwners, Holding: holding})
 		}},
-		{traffic.KindSpin, func(c traffic.Client) error {
+		{traffic.KindSpin, func(c traffic.Client, _ *traffic.Resource) error {
 			return traffic.Spin(c, traffic.SpinConfig{Group: "m1", Lock: "lk", OwnerConfig: concurrentOwners, Holding: holding})
 		}},
-		{traffic.KindNonReentrant, func(c traffic.Client) error {
+		{traffic.KindNonReentrant, func(c traffic.Client, _ *traffic.Resource) error {
 			return traffic.NonReentrant(c, traffic.NonReentrantConfig{Group: "m1", Lock: "lk", OwnerConfig: concurrentOwners, Holding: holding})
 		}},
-		{traffic.KindReadWrite, func(c traffic.Client) error {
+		{traffic.KindReadWrite, func(c traffic.Client, _ *traffic.Resource) error {
 			return traffic.ReadWrite(c, traffic.ReadWriteConfig{Group: "m1", Lock: "lk", ReadRatio: 0.5, OwnerConfig: concurrentOwners, Holding: holding})
 		}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			res = traffic.NewResource("db")
+			res := traffic.NewResource("db")
 			e := newEnv(t, 3, "m1")
-			e.clientsWith(2, func(c *sim.Client) error { return tc.start(c) })
+			e.clientsWith(2, func(c *sim.Client) error { return tc.start(c, res) })
 			e.run(30 * sec)
 			recs := e.records()
 			if v := checker.Check(recs, 30*sec); v.Status != checker.OK {
@@ -79,9 +79,6 @@ func TestConcurrentOwners(t *testing.T) {
 		})
 	}
 }
-
-// res is the fenced case's resource (TestConcurrentOwners sets it).
-var res *traffic.Resource
 
 // ownersOverlap reports whether, in recs, an acquire of one owner was
 // called while an op of another owner of the same client was under way.
