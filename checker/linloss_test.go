@@ -259,3 +259,101 @@ func TestForgottenHoldDrawn(t *testing.T) {
 		t.Errorf("the page marks %d operations forgotten, want 1 (c1's release)", n)
 	}
 }
+
+// TestForgottenReader: a failover to a replica that had c1/a's read hold
+// but not c2/b's forgets c2/b's alone, the lock staying in read mode for
+// c1/a and c3/x (who read after the failover). c2/b's release answered
+// "not held" by the new master is then what a lock that lost that reader
+// answers, and c1/a's release still succeeds: the read-write model lets
+// one reader's hold go at the loss, not only the whole lock's. The
+// controls: the same answers without the failover are a violation, and
+// so is a "not held" before it.
+func TestForgottenReader(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		failover bool
+		release  time.Duration // c2/b's release's call
+		want     checker.Status
+	}{
+		{"one reader forgotten by a failover", true, 3 * lnS, checker.OK},
+		{"no failover (the control)", false, 3 * lnS, checker.Violated},
+		// The loss explains nothing before it: c2/b's "not held" at
+		// 500 ms, while m1 still had its field, is wrong.
+		{"not held before the failover (the control)", true, 500 * ms, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			read := func(kv ...string) map[string]string {
+				f := map[string]string{"mode": "read"}
+				for i := 0; i < len(kv); i += 2 {
+					f[kv[i]] = kv[i+1]
+				}
+				return f
+			}
+			b := &linHist{}
+			b.add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "watchdog=30s").
+				add("c2/b", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s").
+				add("c3/x", "lk", "acquire-read", 2*lnS, 2*lnS+ms, lnOK, "", "watchdog=30s").
+				add("c2/b", "lk", "release-read", c.release, c.release+ms, lnFail, "not held", "").
+				add("c1/a", "lk", "release-read", 4*lnS, 4*lnS+ms, lnOK, "", "")
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: read("c1:a", "1")},
+				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: read("c1:a", "1")},
+				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: read("c1:a", "1", "c2:b", "1")})
+			now := "m1" // the master at 2 s
+			if c.failover {
+				now = "r1"
+				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
+					Detail: "m1 -> r1, replica had offset 1 of 2"})
+				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: read("c1:a", "1", "c3:x", "1")})
+			} else {
+				// Without the loss c2/b is still a reader, and a release
+				// would have found it: the control's "not held" is wrong.
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: read("c1:a", "1", "c2:b", "1", "c3:x", "1")})
+			}
+			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(4*lnS + ms/2), Node: now, Key: "lk", Fields: read("c3:x", "1")})
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+		})
+	}
+}
+
+// TestForgottenReaderNotBefore: the loss of one reader explains nothing
+// before its instant. c2/b reads at 100 ms, c1/w's write is granted at
+// 500 ms while c2/b still reads, and the failover at 1 s forgets c2/b's
+// field: the grant is a wrong answer whatever the failover did later.
+// The control: with c2/b's read released before the grant, it is legal.
+func TestForgottenReaderNotBefore(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		released bool
+		want     checker.Status
+	}{
+		{"write granted to a lock read before the loss", false, checker.Violated},
+		{"write granted after the read's release (the control)", true, checker.OK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &linHist{}
+			b.add("c2/b", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s")
+			if c.released {
+				b.add("c2/b", "lk", "release-read", 200*ms, 201*ms, lnOK, "", "").
+					add("c2/b", "lk", "acquire-read", 900*ms, 901*ms, lnOK, "", "watchdog=30s")
+			}
+			b.add("c1/w", "lk", "acquire", 500*ms, 501*ms, lnOK, "", "watchdog=30s").
+				add("c1/w", "lk", "release", 600*ms, 601*ms, lnOK, "", "")
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: map[string]string{"mode": "read", "c2:b": "1"}})
+			b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
+				Detail: "m1 -> r1, replica had offset 0 of 1"})
+			b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+		})
+	}
+}

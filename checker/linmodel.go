@@ -161,6 +161,16 @@ func (o *linOp) forgotten(end int64) int64 {
 	return end
 }
 
+// goneFrom is from when the nodes may have forgotten the hold o's acquire
+// gives, on its own (lostBy), never when they did not: what a read-write
+// lock's reader keeps besides the lock's expiry (rwHold.gone).
+func (o *linOp) goneFrom() int64 {
+	if o.lostBy > 0 {
+		return o.lostBy
+	}
+	return never
+}
+
 // relEnd is the earliest expiry of the holds left by o's release when it
 // takes effect at a point no earlier than at: the lease it re-applies
 // counts from that point (at least the call).
@@ -309,6 +319,14 @@ type lockState interface {
 	// times, at points no later than bound, and appends the possible next
 	// states to out.
 	fire(u *linOp, bound int64, out []lockState) []lockState
+	// forgets reports whether forgetting has states to give.
+	forgets() bool
+	// forgetting appends the states the nodes' loss of holds the state
+	// keeps may lead to, each no earlier than its loss (its at): the
+	// read-write model's readers, forgotten one instant at a time while
+	// the others stay. The other models have none: a single holder's loss
+	// bounds the lock's own expiry (linOp.forgotten).
+	forgetting(out []lockState) []lockState
 	// covers reports whether every continuation legal from b is legal from
 	// the receiver (b is of the same type).
 	covers(b lockState) bool
@@ -391,10 +409,11 @@ func (st *linState) arm(u *linOp) *linState {
 	return &linState{set: st.set, armed: armed}
 }
 
-// closure is every state the set can reach by firing armed operations
-// before an operation that returns at bound.
+// closure is every state the set can reach by firing armed operations,
+// and by the nodes' loss of holds (lockState.forgetting), before an
+// operation that returns at bound.
 func (st *linState) closure(bound int64) []lockState {
-	if len(st.armed) == 0 {
+	if len(st.armed) == 0 && !slices.ContainsFunc(st.set, lockState.forgets) {
 		return st.set
 	}
 	var all, queue, fired []lockState
@@ -407,6 +426,13 @@ func (st *linState) closure(bound int64) []lockState {
 	for len(queue) > 0 {
 		x := queue[0]
 		queue = queue[1:]
+		fired = x.forgetting(fired[:0])
+		for _, y := range fired {
+			var added bool
+			if all, added = addState(all, y); added {
+				queue = append(queue, y)
+			}
+		}
 		for _, u := range st.armed {
 			fired = x.fire(u, bound, fired[:0])
 			for _, y := range fired {

@@ -129,3 +129,8 @@ func (s *reentState) describe(names []string) string {
 	}
 	return names[s.holder] + fmtHolds(s.lo, s.hi) + " until≥" + fmtTime(s.exp)
 }
+
+// forgets and forgetting: a lost hold bounds the lock's expiry
+// (linOp.forgotten), nothing more.
+func (s *reentState) forgets() bool                          { return false }
+func (s *reentState) forgetting(out []lockState) []lockState { return out }

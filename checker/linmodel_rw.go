@@ -8,10 +8,15 @@ import (
 	"strings"
 )
 
-// rwHold is one holder's hold count (range) of one half.
+// rwHold is one holder's hold count (range) of one half, and from when
+// the nodes may have forgotten it on its own (gone, never when they did
+// not): a failover to a replica that had the lock's hash without this
+// reader's field (its write never replicated) drops one reader and keeps
+// the others, which the lock-wide exp cannot say.
 type rwHold struct {
 	holder int32
 	lo, hi int32
+	gone   int64
 }
 
 // rwState is the read-write lock's hash: its writer and write count, its
@@ -54,9 +59,10 @@ func (s *rwState) reader(h int32) int {
 	return -1
 }
 
-// withReader returns a new state: s with h's read hold set to [lo, hi]
-// (removed when hi == 0), normalised to the free lock when nothing is held.
-func (s *rwState) withReader(h, lo, hi int32) *rwState {
+// withReader returns a new state: s with h's read hold set to [lo, hi],
+// forgotten from gone (removed when hi == 0), normalised to the free lock
+// when nothing is held.
+func (s *rwState) withReader(h, lo, hi int32, gone int64) *rwState {
 	rs := make([]rwHold, 0, len(s.readers)+1)
 	for _, r := range s.readers {
 		if r.holder != h {
@@ -64,7 +70,7 @@ func (s *rwState) withReader(h, lo, hi int32) *rwState {
 		}
 	}
 	if hi > 0 {
-		rs = append(rs, rwHold{holder: h, lo: lo, hi: hi})
+		rs = append(rs, rwHold{holder: h, lo: lo, hi: hi, gone: gone})
 		slices.SortFunc(rs, func(a, b rwHold) int { return cmp.Compare(a.holder, b.holder) })
 	}
 	n := *s
@@ -78,14 +84,20 @@ func (s *rwState) withReader(h, lo, hi int32) *rwState {
 // acquire applies o's read or write acquire once (many: one or more times)
 // at a point no later than ret, and appends the outcomes to out.
 func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []lockState {
-	one := int32(1)
+	one, gone := int32(1), o.goneFrom()
 	if many {
-		one = manyHolds
+		// An armed acquire fires or not (the closure has both), so a hold
+		// it fired that the nodes then forgot is the state it did not
+		// fire, but for the lease it added (kept: possibly gone, as with
+		// the lease capped at the loss, linOp.forgotten). Its reader is
+		// not forgotten on its own: that would double every closure of
+		// the rest of the history for the same states.
+		one, gone = manyHolds, never
 	}
 	fresh := func(at int64) *rwState {
 		exp := o.leaseEnd(at)
 		if o.kind == linAcquireRead {
-			return &rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one}}, exp: exp, rmin: exp, at: at}
+			return &rwState{writer: -1, readers: []rwHold{{holder: o.holder, lo: 1, hi: one, gone: gone}}, exp: exp, rmin: exp, at: at}
 		}
 		return &rwState{writer: o.holder, wlo: 1, whi: one, exp: exp, rmin: never, at: at}
 	}
@@ -98,8 +110,13 @@ func (s *rwState) acquire(o *linOp, ret int64, many bool, out []lockState) []loc
 		if i := s.reader(o.holder); i >= 0 {
 			lo, hi = s.readers[i].lo+1, incHolds(s.readers[i].hi, many)
 		}
+		// The nodes forgot the field, if at all, at o's loss instant: an
+		// earlier one (a hold of the field before o) is behind o, which
+		// its holder called after it (setLost marks a holder's last
+		// operation before the instant); the closure has the state that
+		// lost the field there.
 		exp := o.leaseEnd(s.at)
-		n := s.withReader(o.holder, lo, hi)
+		n := s.withReader(o.holder, lo, hi, gone)
 		n.exp, n.rmin = max(s.exp, exp), min(s.rmin, exp)
 		out = append(out, n)
 	case o.kind == linAcquire && s.writer == o.holder:
@@ -165,7 +182,7 @@ func (s *rwState) release(o *linOp, ret int64, res linResult, many bool, out []l
 // given back.
 func (s *rwState) without(o *linOp) *rwState {
 	if o.kind == linReleaseRead {
-		n := s.withReader(o.holder, 0, 0)
+		n := s.withReader(o.holder, 0, 0, never)
 		if !n.free() {
 			n.exp = min(s.exp, s.rmin)
 		}
@@ -185,7 +202,7 @@ func (s *rwState) without(o *linOp) *rwState {
 // [lo, hi] (hi >= 1).
 func (s *rwState) less(o *linOp, lo, hi int32) *rwState {
 	if o.kind == linReleaseRead {
-		n := s.withReader(o.holder, lo, hi)
+		n := s.withReader(o.holder, lo, hi, s.readers[s.reader(o.holder)].gone)
 		n.exp = min(s.exp, s.rmin)
 		return n
 	}
@@ -195,10 +212,74 @@ func (s *rwState) less(o *linOp, lo, hi int32) *rwState {
 	return &n
 }
 
+// forgets reports whether the nodes may have forgotten one of s's readers
+// (rwHold.gone): forgetting has states to give.
+func (s *rwState) forgets() bool {
+	for _, r := range s.readers {
+		if r.gone != never {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetting appends, for each instant at which the nodes may have
+// forgotten some of s's readers (rwHold.gone), s without those readers
+// from that instant on (its at raised to it, so that only operations
+// returning after the loss see it). s itself stays the state in which
+// they were kept: possibly gone, never certainly, as a hold past its
+// lease. The readers one instant forgot go together: the truth shows each
+// of them missing there (setLost), so a state with some of them kept is
+// one the nodes never had (an acquire of unknown outcome that lands later
+// is armed, and fires its hold back). A state given here forgets the
+// other instants' readers in turn, when the closure asks it.
+func (s *rwState) forgetting(out []lockState) []lockState {
+	for i, r := range s.readers {
+		if r.gone == never || slices.ContainsFunc(s.readers[:i], func(q rwHold) bool { return q.gone == r.gone }) {
+			continue // kept, or that instant's state made already
+		}
+		n := *s
+		n.readers = nil
+		for _, q := range s.readers {
+			if q.gone != r.gone {
+				n.readers = append(n.readers, q)
+			}
+		}
+		if n.free() {
+			out = append(out, freed(max(s.at, r.gone)))
+			continue
+		}
+		n.at = max(s.at, r.gone)
+		out = append(out, &n)
+	}
+	return out
+}
+
+// settled is s at a point no earlier than p: a reader whose loss instant
+// (rwHold.gone) is before p was kept there, since the loss comes at that
+// instant or not at all (the closure has the state without it), so its
+// gone is cleared. s itself when there is none. An operation at the loss
+// instant itself may come before the loss (a fault is recorded after the
+// write it follows), so that one keeps it.
+func (s *rwState) settled(p int64) *rwState {
+	if !slices.ContainsFunc(s.readers, func(r rwHold) bool { return r.gone < p }) {
+		return s
+	}
+	n := *s
+	n.readers = slices.Clone(s.readers)
+	for i := range n.readers {
+		if n.readers[i].gone < p {
+			n.readers[i].gone = never
+		}
+	}
+	return &n
+}
+
 func (s *rwState) step(o *linOp, out []lockState) []lockState {
 	if o.ret < s.at {
 		return out
 	}
+	s = s.settled(max(s.at, o.call))
 	acquire := o.kind == linAcquire || o.kind == linAcquireRead
 	switch {
 	case acquire && o.out == outOK:
@@ -222,6 +303,7 @@ func (s *rwState) step(o *linOp, out []lockState) []lockState {
 }
 
 func (s *rwState) fire(u *linOp, bound int64, out []lockState) []lockState {
+	s = s.settled(max(s.at, u.call))
 	if u.kind == linAcquire || u.kind == linAcquireRead {
 		return s.acquire(u, bound, true, out)
 	}
@@ -236,20 +318,20 @@ func (s *rwState) covers(b lockState) bool {
 	}
 	for i, r := range s.readers {
 		q := t.readers[i]
-		if r.holder != q.holder || r.lo > q.lo || r.hi < q.hi {
+		if r.holder != q.holder || r.lo > q.lo || r.hi < q.hi || r.gone > q.gone {
 			return false
 		}
 	}
 	return true
 }
 
-// bytes counts the readers' holds (12 bytes each) besides the value.
-func (s *rwState) bytes() int64 { return 64 + 12*int64(len(s.readers)) }
+// bytes counts the readers' holds (24 bytes each) besides the value.
+func (s *rwState) bytes() int64 { return 64 + 24*int64(len(s.readers)) }
 
 func (s *rwState) hash() uint64 {
 	h := mix(mix(mix(mix(mix(uint64(s.writer), uint64(s.wlo)), uint64(s.whi)), uint64(s.exp)), uint64(s.rmin)), uint64(s.at))
 	for _, r := range s.readers {
-		h = mix(mix(mix(h, uint64(r.holder)), uint64(r.lo)), uint64(r.hi))
+		h = mix(mix(mix(mix(h, uint64(r.holder)), uint64(r.lo)), uint64(r.hi)), uint64(r.gone))
 	}
 	return h
 }

@@ -98,3 +98,8 @@ func (s *simpleState) describe(names []string) string {
 	}
 	return names[s.holder] + " until≥" + fmtTime(s.exp)
 }
+
+// forgets and forgetting: a lost hold bounds the lock's expiry
+// (linOp.forgotten), nothing more.
+func (s *simpleState) forgets() bool                          { return false }
+func (s *simpleState) forgetting(out []lockState) []lockState { return out }
