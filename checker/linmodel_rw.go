@@ -295,7 +295,7 @@ func (s *rwState) step(o *linOp, out []lockState) []lockState {
 		if o.kind == linReleaseRead {
 			holds = s.reader(o.holder) >= 0
 		}
-		if !s.free() && !holds {
+		if (!s.free() && !holds) || o.mayFail {
 			return append(out, s)
 		}
 	}

@@ -31,53 +31,103 @@ type restoredSpan struct {
 }
 
 // restoredSpans lists, per group of lock's groups, the spans during which
-// its master held a restored state of lock (restoredSpan), in time order.
-// A span ends at the group's next failover or the next change of the key
-// on its master, whichever comes first.
+// its master held a restored state of lock (restoredSpan), in time order:
+// one span per state the key goes through on the master while it still
+// names a holder a failover or restart brought (restoredNames). A change
+// of the key that keeps one (its holder re-entering the restored field,
+// which only adds to its count, or another holder's field beside it), or
+// a failover to a replica that has it too, keeps the restoration: the
+// master refuses others on its strength until the field or token goes.
+// A crash of the master that loses the key ends it there; one that keeps
+// it (persistence) keeps the state, which its restart loads again.
 func (tr *Truth) restoredSpans(lock string, groups []string) [][]restoredSpan {
 	out := make([][]restoredSpan, len(groups))
+	kt := tr.key(lock)
 	for gi, g := range groups {
 		var starts []time.Duration
-		starts = append(starts, tr.failAt[g]...)
+		for _, t := range tr.failAt[g] {
+			if t > 0 {
+				starts = append(starts, t)
+			}
+		}
 		for _, t := range tr.downAt[g] {
-			if slices.ContainsFunc(tr.downs[tr.Master(g, t)], func(c downChange) bool { return c.t == t && !c.down }) {
+			if t > 0 && slices.ContainsFunc(tr.downs[tr.Master(g, t)], func(c downChange) bool { return c.t == t && !c.down }) {
 				starts = append(starts, t) // a restart of the master: it may load a state
 			}
 		}
 		slices.Sort(starts)
-		for _, t := range slices.Compact(starts) {
-			if t <= 0 {
-				continue
+		starts = slices.Compact(starts)
+		var restored []string // the names restorations brought that the master still names
+		for i, t := range starts {
+			end := time.Duration(never)
+			if i+1 < len(starts) {
+				end = starts[i+1]
 			}
 			m := tr.Master(g, t)
-			after := tr.State(m, lock, t)
-			if after == nil || !namesMore(after, tr.stateBefore(tr.Master(g, t-1), lock, t, tr.firstFaultOf(g, t))) {
+			st := tr.State(m, lock, t)
+			before := tr.stateBefore(tr.Master(g, t-1), lock, t, tr.firstFaultOf(g, t))
+			restored = append(stillNamed(restored, st), newNames(st, before)...)
+			if len(restored) == 0 {
 				continue
 			}
-			out[gi] = append(out[gi], restoredSpan{t, tr.restoredUntil(g, m, lock, t), after})
+			var cs []truthChange
+			if kt != nil {
+				cs = kt.changesOn(m)
+			}
+			from := t
+			for _, c := range cs[upTo(cs, t, func(c truthChange) time.Duration { return c.t }):] {
+				if c.t >= end {
+					break
+				}
+				if c.t > from {
+					out[gi] = append(out[gi], restoredSpan{from, c.t, st})
+					from = c.t
+				}
+				if st, restored = c.rec, stillNamed(restored, c.rec); len(restored) == 0 {
+					break
+				}
+			}
+			if len(restored) > 0 {
+				out[gi] = append(out[gi], restoredSpan{from, end, st})
+			}
 		}
 	}
 	return out
 }
 
-// restoredUntil is when a state of lock that master m of group g got at t
-// stops being the master's: the group's next failover, or the key's next
-// change on m (never: none). A crash of m that loses the key changes it
-// there; one that keeps it (persistence) keeps the state, which its
-// restart loads again.
-func (tr *Truth) restoredUntil(g, m, lock string, t time.Duration) time.Duration {
-	end := time.Duration(never)
-	fs := tr.failAt[g]
-	if j := upTo(fs, t, func(x time.Duration) time.Duration { return x }); j < len(fs) {
-		end = fs[j]
+// stateNames lists the holders key state st (nil: gone) names: its token,
+// or its hash fields (a read-write lock's "mode" is no holder).
+func stateNames(st *history.Record) []string {
+	switch {
+	case st == nil:
+		return nil
+	case st.Fields == nil:
+		return []string{st.Value}
 	}
-	if kt := tr.key(lock); kt != nil {
-		cs := kt.changesOn(m)
-		if j := upTo(cs, t, func(c truthChange) time.Duration { return c.t }); j < len(cs) {
-			end = min(end, cs[j].t)
+	names := make([]string, 0, len(st.Fields))
+	//detlint:allow maprange sorted below
+	for f := range st.Fields {
+		if f != modeField {
+			names = append(names, f)
 		}
 	}
-	return end
+	slices.Sort(names)
+	return names
+}
+
+// newNames lists the holders st names that before does not.
+func newNames(st, before *history.Record) []string {
+	had := stateNames(before)
+	return slices.DeleteFunc(stateNames(st), func(n string) bool { return slices.Contains(had, n) })
+}
+
+// stillNamed is names without those st does not name, in place.
+func stillNamed(names []string, st *history.Record) []string {
+	if len(names) == 0 {
+		return names
+	}
+	now := stateNames(st)
+	return slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(now, n) })
 }
 
 // firstFaultOf is the index of the history's first record at t of a
@@ -92,27 +142,6 @@ func (tr *Truth) firstFaultOf(g string, t time.Duration) int {
 		}
 	}
 	return len(tr.recs)
-}
-
-// namesMore reports whether key state st names a holder that before does
-// not: a token other than before's, or a hash field before lacks (a read-
-// write lock's "mode" is no holder).
-func namesMore(st, before *history.Record) bool {
-	switch {
-	case st == nil:
-		return false
-	case before == nil:
-		return true
-	case st.Fields == nil || before.Fields == nil:
-		return st.Fields != nil || before.Fields != nil || st.Value != before.Value
-	}
-	//detlint:allow maprange whether any field is missing from before: the answer is the same in any order
-	for f := range st.Fields {
-		if _, ok := before.Fields[f]; !ok && f != modeField {
-			return true
-		}
-	}
-	return false
 }
 
 // modeField is the field of a read-write lock's hash that says whether it
@@ -146,18 +175,46 @@ func refuses(st *history.Record, holder string, kind linKind) bool {
 	return false
 }
 
+// releaseRefused reports whether a master holding a read-write lock's
+// hash state st answers holder's release of kind "not held": the hash is
+// there without the holder's field of that half. (The other models need
+// none: a lock they have free, or another's, refuses the release too, and
+// a hold of the releaser's own that the master lacks was forgotten,
+// setLost.)
+func releaseRefused(st *history.Record, holder string, kind linKind) bool {
+	if st.Fields == nil {
+		return false
+	}
+	f := holderField(holder)
+	if kind == linRelease {
+		f += ":write"
+	}
+	_, ok := st.Fields[f]
+	return !ok
+}
+
 // setRestored marks each refused acquire (linOp.mayFail) made while enough
 // of its lock's groups' masters held a restored state that refuses it (one
 // group; for a lock on several groups, more than can leave a majority): a
-// refusal the nodes' restored state explains is legal in any state.
+// refusal the nodes' restored state explains is legal in any state. So is
+// a read-write lock's release answered "not held" by a restored state
+// without the holder's field: a lock the model has free answers a release
+// "released" (Redisson's), while the master, read locked by the restored
+// readers, refuses it.
 func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 	spans := make([][][]restoredSpan, len(lh.locks))
 	for l, name := range lh.locks {
 		spans[l] = tr.restoredSpans(name, groups[l])
 	}
+	explains := func(st *history.Record, holder string, k linKind) bool {
+		if k.acquire() {
+			return refuses(st, holder, k)
+		}
+		return lh.kind == LockReadWrite && releaseRefused(st, holder, k)
+	}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		if !o.kind.acquire() || o.out != outFail {
+		if o.out != outFail || o.partial {
 			continue
 		}
 		gs := groups[o.lock]
@@ -168,7 +225,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 			// from before the return is the only one that may reach past
 			// the call.
 			j := upTo(ss, time.Duration(o.ret), func(s restoredSpan) time.Duration { return s.from })
-			if j > 0 && o.call < int64(ss[j-1].to) && refuses(ss[j-1].st, lh.holders[o.holder], o.kind) {
+			if j > 0 && o.call < int64(ss[j-1].to) && explains(ss[j-1].st, lh.holders[o.holder], o.kind) {
 				n++
 			}
 		}

@@ -304,3 +304,76 @@ func TestResurrectedTokenCases(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoredFieldOutlivesChanges: a restored hash field keeps the
+// restoration through the key's changes that keep it, and through a
+// failover to a node that has it too. c2/a's released field comes back
+// with the failover at 1.2 s; c2/a re-enters it at 1.3 s and releases at
+// 1.5 s (its count goes 1, 2, 1: the field stays), and c3/a's acquire at
+// 1.7 s is refused on its strength, a legal refusal. The controls: the
+// field deleted before the refusal, or a failover at 1.6 s to a master
+// without it, leave the refusal unexplained.
+func TestRestoredFieldOutlivesChanges(t *testing.T) {
+	const ms = time.Millisecond
+	field := func(n string) map[string]string { return map[string]string{"c2:a": n} }
+	base := func() *rh {
+		b := newRH(1)
+		b.add("c2/a", "lk", "acquire", 0, ms, lnOK, "", "lease=10s").add("c2/a", "lk", "release", lnS, lnS+ms, lnOK, "1", "").
+			add("c2/a", "lk", "acquire", 1300*ms, 1301*ms, lnOK, "", "lease=10s").add("c2/a", "lk", "release", 1500*ms, 1501*ms, lnOK, "", "").
+			add("c3/a", "lk", "acquire", 1700*ms, 1701*ms, lnFail, "", "lease=10s")
+		b.key(ms/2, "m1", "", field("1")).key(ms, "r1", "", field("1")).gone(lnS+ms/2, "m1").failover(1200*ms, "g1")
+		b.key(1300*ms+ms/2, "r1", "", field("2")).key(1500*ms+ms/2, "r1", "", field("1"))
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		want checker.Status
+	}{
+		{"re-entered and released: the field stays", base().h(), checker.OK},
+		{"failed over again to a master that has it", base().key(1550*ms, "m1", "", field("1")).failoverTo(1600*ms, "g1", "m1").h(), checker.OK},
+		{"the field deleted before the refusal (the control)", base().gone(1600*ms, "r1").h(), checker.Violated},
+		{"failed over to a master without it (the control)", base().failoverTo(1600*ms, "g1", "m1").h(), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.h, checker.LockReentrant, lnMinute), c.want)
+		})
+	}
+}
+
+// TestRestoredReadersRefuseRelease: a read-write lock's release answered
+// "not held" by a master that a failover brought back read locked by
+// another's released field is that state's answer. c2/a reads and
+// releases (m1 deletes the hash, r1 never hears of it); c3/b reads on m1
+// just before the failover, which r1 never hears of either; r1, promoted,
+// holds c2/a's field alone, and c3/b's release is refused there, where a
+// lock the model has free (c3/b's hold forgotten) would answer
+// "released". The control: r1 had the delete, so the lock it holds is
+// free, and "not held" is a wrong answer.
+func TestRestoredReadersRefuseRelease(t *testing.T) {
+	const ms = time.Millisecond
+	read := func(f string) map[string]string { return map[string]string{"mode": "read", f: "1"} }
+	for _, c := range []struct {
+		name     string
+		restored bool
+		want     checker.Status
+	}{
+		{"released reader restored", true, checker.OK},
+		{"nothing restored (the control)", false, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newRH(1)
+			b.add("c2/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=10s").add("c2/a", "lk", "release-read", lnS, lnS+ms, lnOK, "1", "").
+				add("c3/b", "lk", "acquire-read", 1100*ms, 1101*ms, lnOK, "", "lease=10s").
+				add("c3/b", "lk", "release-read", 1500*ms, 1501*ms, lnFail, "not held", "")
+			b.key(ms/2, "m1", "", read("c2:a")).key(ms, "r1", "", read("c2:a")).gone(lnS+ms/2, "m1").
+				key(1100*ms+ms/2, "m1", "", read("c3:b"))
+			if !c.restored {
+				b.gone(lnS+ms, "r1")
+			}
+			b.fault(1200*ms, history.FaultCrash, "m1", "persistence none")
+			b.gone(1200*ms, "m1").failover(1200*ms, "g1")
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockReadWrite, lnMinute), c.want)
+		})
+	}
+}
