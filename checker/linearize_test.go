@@ -317,7 +317,7 @@ func TestLinearizableReadWrite(t *testing.T) {
 	b.acq("c3/w", 7*lnS, 7*lnS+1*time.Millisecond, lnFail, lnL10)     // no upgrade
 	rrel(b, "c3/w", 8*lnS, 8*lnS+1*time.Millisecond, lnOK)
 	rrel(b, "c1/a", 9*lnS, 9*lnS+1*time.Millisecond, lnOK)
-	b.rel("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, "") // unlocking a lock that does not exist succeeds
+	b.rel("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, "") // ok on a missing lock: the unlock latch's answer to a resent unlock
 	linWantStatus(t, checker.Linearizable(b.recs, checker.LockReadWrite, lnMinute), checker.OK)
 
 	// A reader and a writer overlap: illegal.
@@ -826,5 +826,37 @@ func TestVisualizeSameEveryTime(t *testing.T) {
 		if html, _ := render(); html != first {
 			t.Fatalf("rendering %d differs from the first", i+2)
 		}
+	}
+}
+
+// TestReadWriteReleaseOfMissingLock: Redisson's read-write unlocks answer
+// "not held" (nil) on a lock that does not exist, since 3.44.0 and in
+// 4.7.0 (RedissonReadLock's and RedissonWriteLock's unlockInnerAsync:
+// mode == false returns nil). So a holder's release after its lease ran
+// out, and anybody's release of a free lock, may fail. The control: a
+// read's release answered "not held" while its lease still runs is
+// wrong.
+func TestReadWriteReleaseOfMissingLock(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name string
+		b    *linHist
+		want checker.Status
+	}{
+		{"a read released after its lease", (&linHist{}).
+			add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=1s").
+			add("c1/a", "lk", "release-read", 2*lnS, 2*lnS+ms, lnFail, "not held", ""), checker.OK},
+		{"a write released after its lease", (&linHist{}).
+			acq("c1/a", 0, ms, lnOK, "lease=1s").
+			rel("c1/a", 2*lnS, 2*lnS+ms, lnFail, "not held"), checker.OK},
+		{"a release of a free lock", (&linHist{}).
+			add("c1/a", "lk", "release-read", 0, ms, lnFail, "not held", ""), checker.OK},
+		{"a read released within its lease (the control)", (&linHist{}).
+			add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=1s").
+			add("c1/a", "lk", "release-read", 500*ms, 501*ms, lnFail, "not held", ""), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReadWrite, lnMinute), c.want)
+		})
 	}
 }

@@ -17,6 +17,7 @@ package checker
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -150,12 +151,50 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 					continue // forgotten earlier in its span; the instant is its next op's; another token
 				}
 				hd := Holding{Client: lh.holders[c.holder], Lock: name, Token: ix.tokens[i]}
-				if tr.namedBy(hd, groups[l], x.t) < quorum && !tr.namedAgain(hd, groups[l], instants[l], x.t, time.Duration(ix.next[i])) {
+				if (tr.namedBy(hd, groups[l], x.t) < quorum && !tr.namedAgain(hd, groups[l], instants[l], x.t, time.Duration(ix.next[i]))) ||
+					tr.fewerHolds(hd, groups[l], x) {
 					o.lostBy = int64(x.t)
 				}
 			}
 		}
 	}
+}
+
+// fewerHolds reports whether the master of a lock on one group names h
+// with fewer holds at x than just before it: a failover to a replica
+// behind on the holder's nested acquires keeps its hash field and forgets
+// part of its count, or keeps one half of a read-write lock's holder (its
+// write field) and forgets the other (its reads), which the holder's
+// releases then find (the reentrancy oracle reports the count). Such a hold is forgotten as a
+// whole (setLost): possibly gone from x, which makes the releases' answers
+// legal whatever count is left.
+func (tr *Truth) fewerHolds(h Holding, groups []string, x lossInstant) bool {
+	if len(groups) != 1 {
+		return false
+	}
+	g := groups[0]
+	before := tr.stateBefore(tr.Master(g, x.t-1), h.Lock, x.t, x.seq)
+	after := tr.State(tr.Master(g, x.t), h.Lock, x.t)
+	if before == nil || after == nil || before.Fields == nil || after.Fields == nil {
+		return false
+	}
+	f := holderField(h.Client)
+	for _, k := range []string{f, f + ":write"} {
+		b, had := before.Fields[k]
+		if !had {
+			continue
+		}
+		a, has := after.Fields[k]
+		if !has {
+			return true // one half of a read-write lock's holder, the other kept
+		}
+		nb, errB := strconv.Atoi(b)
+		na, errA := strconv.Atoi(a)
+		if errB == nil && errA == nil && na < nb {
+			return true
+		}
+	}
+	return false
 }
 
 // holderLock is a holder of a lock, by their indexes.

@@ -59,7 +59,8 @@ func (lh *linHistory) setLostPerOp(h []history.Record, tr *Truth) {
 // then, and no majority names it again before until (the holder's next
 // operation on the lock): an acquire still in flight, a resent one, or a
 // failover back that brings the hold back leaves it live, and its answers
-// are judged as before. false when they never did.
+// are judged as before; or the master of its one group names it with
+// fewer holds (fewerHolds). false when they never did.
 func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, from, until time.Duration) (time.Duration, bool) {
 	quorum := len(groups)/2 + 1
 	i, _ := slices.BinarySearchFunc(instants, from, atInstant)
@@ -67,7 +68,8 @@ func (tr *Truth) forgotAt(h Holding, groups []string, instants []lossInstant, fr
 		if x.t >= until {
 			break
 		}
-		if x.t > 0 && tr.namedBefore(h, groups, x) >= quorum && tr.namedBy(h, groups, x.t) < quorum && !tr.namedAgain(h, groups, instants, x.t, until) {
+		if x.t > 0 && tr.namedBefore(h, groups, x) >= quorum &&
+			((tr.namedBy(h, groups, x.t) < quorum && !tr.namedAgain(h, groups, instants, x.t, until)) || tr.fewerHolds(h, groups, x)) {
 			return x.t, true
 		}
 	}

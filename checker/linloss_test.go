@@ -357,3 +357,111 @@ func TestForgottenReaderNotBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestForgottenNestedHolds: a failover to a replica behind on a holder's
+// nested acquire keeps its field with fewer holds. c2/a acquires twice
+// (count 2 on m1, 1 on r1), m1 fails over at 1 s, and c2/a's second
+// release is answered "not held": the first one took the only hold r1
+// had. That is what a lock that forgot a hold answers (the reentrancy
+// oracle reports the count), not a wrong answer, for the reentrant lock
+// and for a read-write lock's reader (another reader, c3/x, keeping the
+// lock in read mode). The controls: without the failover the same answers
+// are a violation.
+func TestForgottenNestedHolds(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		model    checker.LockKind
+		failover bool
+		want     checker.Status
+	}{
+		{"reentrant, nested hold forgotten", checker.LockReentrant, true, checker.OK},
+		{"reentrant, no failover (the control)", checker.LockReentrant, false, checker.Violated},
+		{"reader, nested read forgotten", checker.LockReadWrite, true, checker.OK},
+		{"reader, no failover (the control)", checker.LockReadWrite, false, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			acq, rel := "acquire", "release"
+			field := func(n string) map[string]string { return map[string]string{"c2:a": n} }
+			b := &linHist{}
+			if c.model == checker.LockReadWrite {
+				// c3/x reads throughout, so that the lock exists and c2/a's
+				// answers come from its own count.
+				acq, rel = "acquire-read", "release-read"
+				field = func(n string) map[string]string {
+					f := map[string]string{"mode": "read", "c3:x": "1"}
+					if n != "" {
+						f["c2:a"] = n
+					}
+					return f
+				}
+				b.add("c3/x", "lk", acq, 0, ms/4, lnOK, "", "watchdog=30s")
+			}
+			b.add("c2/a", "lk", acq, 0, ms, lnOK, "", "watchdog=30s").
+				add("c2/a", "lk", acq, 100*ms, 101*ms, lnOK, "", "watchdog=30s").
+				add("c2/a", "lk", rel, 2*lnS, 2*lnS+ms, lnOK, "", "").
+				add("c2/a", "lk", rel, 3*lnS, 3*lnS+ms, lnFail, "not held", "")
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: field("1")},
+				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: field("1")},
+				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: field("2")})
+			now := "m1"
+			if c.failover {
+				now = "r1"
+				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
+					Detail: "m1 -> r1, replica had offset 1 of 2"})
+				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+				gone := history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Gone: true}
+				if c.model == checker.LockReadWrite {
+					gone = history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: field("")}
+				}
+				b.recs = append(b.recs, gone)
+			} else {
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: field("1")})
+			}
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), c.model, lnMinute), c.want)
+		})
+	}
+}
+
+// TestForgottenReadHalf: a failover to a replica that has a read-write
+// lock's holder's write field but not the read it took under its write
+// (a downgrade's read) forgets the read alone, and the holder's read
+// release answered "not held" by the promoted replica is that loss's
+// answer. The control: without the failover it is a wrong answer.
+func TestForgottenReadHalf(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		failover bool
+		want     checker.Status
+	}{
+		{"read half forgotten", true, checker.OK},
+		{"no failover (the control)", false, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			write := map[string]string{"mode": "write", "c2:a:write": "1"}
+			both := map[string]string{"mode": "write", "c2:a:write": "1", "c2:a": "1"}
+			b := &linHist{}
+			b.acq("c2/a", 0, ms, lnOK, "watchdog=30s").
+				add("c2/a", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s").
+				add("c2/a", "lk", "release-read", 2*lnS, 2*lnS+ms, lnFail, "not held", "")
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: write},
+				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: write},
+				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: both})
+			if c.failover {
+				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
+					Detail: "m1 -> r1, replica had offset 1 of 2"})
+				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+			}
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+		})
+	}
+}

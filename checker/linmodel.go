@@ -116,8 +116,7 @@ type linOp struct {
 	rec    int    // index of the op record in the history
 	result string // the record's Result, for descriptions
 	// mayFail (acquires, AcquireMayFail, or setRestored): a refusal is
-	// legal in any state; (a read-write lock's failed releases,
-	// setRestored) so is the "not held" a restored state answered.
+	// legal in any state.
 	mayFail bool
 	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
 	// wherever the acquire takes effect.

@@ -33,9 +33,13 @@ type rwHold struct {
 // or by the writer (nesting adds the lease to the remaining TTL, as Redisson
 // does), refused by readers (its own read holds included: no upgrade) or
 // another writer. Any acquire may also find the lock expired, once its
-// return is at or after exp. Releasing a lock that does not exist succeeds
-// (as in Redisson), so does releasing one that may have expired; releasing
-// a half one does not hold in a lock that exists fails.
+// return is at or after exp. Releasing a half one does not hold fails, in a
+// lock that exists and in one that does not (Redisson's unlocks answer nil
+// on a missing lock since 3.44.0; 4.7.0's RedissonReadLock and
+// RedissonWriteLock), and a holder's release may fail once the lock may
+// have expired. A release that succeeds on a lock that does not exist, or
+// may have expired, is legal too: the unlock latch answers a resent unlock
+// as the first one did, after the first one deleted the lock.
 type rwState struct {
 	writer   int32 // -1: none
 	wlo, whi int32
@@ -226,7 +230,8 @@ func (s *rwState) forgets() bool {
 // forgetting appends, for each instant at which the nodes may have
 // forgotten some of s's readers (rwHold.gone), s without those readers
 // from that instant on (its at raised to it, so that only operations
-// returning after the loss see it). s itself stays the state in which
+// returning after the loss see it), and s with those readers' counts from
+// one (the replica had some of their nested reads). s itself stays the state in which
 // they were kept: possibly gone, never certainly, as a hold past its
 // lease. The readers one instant forgot go together: the truth shows each
 // of them missing there (setLost), so a state with some of them kept is
@@ -247,10 +252,23 @@ func (s *rwState) forgetting(out []lockState) []lockState {
 		}
 		if n.free() {
 			out = append(out, freed(max(s.at, r.gone)))
-			continue
+		} else {
+			n.at = max(s.at, r.gone)
+			out = append(out, &n)
 		}
-		n.at = max(s.at, r.gone)
-		out = append(out, &n)
+		// Or kept with fewer holds: a replica behind on a reader's nested
+		// reads keeps its field with part of its count (fewerHolds).
+		if slices.ContainsFunc(s.readers, func(q rwHold) bool { return q.gone == r.gone && q.lo > 1 }) {
+			k := *s
+			k.readers = slices.Clone(s.readers)
+			for j := range k.readers {
+				if k.readers[j].gone == r.gone {
+					k.readers[j].lo, k.readers[j].gone = 1, never
+				}
+			}
+			k.at = max(s.at, r.gone)
+			out = append(out, &k)
+		}
 	}
 	return out
 }
@@ -295,8 +313,16 @@ func (s *rwState) step(o *linOp, out []lockState) []lockState {
 		if o.kind == linReleaseRead {
 			holds = s.reader(o.holder) >= 0
 		}
-		if (!s.free() && !holds) || o.mayFail {
+		// "not held": a lock that does not give the holder this half
+		// refuses the release, and so does a missing one (Redisson's
+		// unlocks answer nil when there is no lock, since 3.44.0); once
+		// the lock may have expired, the holder's release may find it
+		// gone.
+		if !holds || s.free() {
 			return append(out, s)
+		}
+		if o.ret >= s.exp {
+			return append(out, freed(max(s.at, s.exp)))
 		}
 	}
 	return out

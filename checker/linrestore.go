@@ -175,46 +175,18 @@ func refuses(st *history.Record, holder string, kind linKind) bool {
 	return false
 }
 
-// releaseRefused reports whether a master holding a read-write lock's
-// hash state st answers holder's release of kind "not held": the hash is
-// there without the holder's field of that half. (The other models need
-// none: a lock they have free, or another's, refuses the release too, and
-// a hold of the releaser's own that the master lacks was forgotten,
-// setLost.)
-func releaseRefused(st *history.Record, holder string, kind linKind) bool {
-	if st.Fields == nil {
-		return false
-	}
-	f := holderField(holder)
-	if kind == linRelease {
-		f += ":write"
-	}
-	_, ok := st.Fields[f]
-	return !ok
-}
-
 // setRestored marks each refused acquire (linOp.mayFail) made while enough
 // of its lock's groups' masters held a restored state that refuses it (one
 // group; for a lock on several groups, more than can leave a majority): a
-// refusal the nodes' restored state explains is legal in any state. So is
-// a read-write lock's release answered "not held" by a restored state
-// without the holder's field: a lock the model has free answers a release
-// "released" (Redisson's), while the master, read locked by the restored
-// readers, refuses it.
+// refusal the nodes' restored state explains is legal in any state.
 func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 	spans := make([][][]restoredSpan, len(lh.locks))
 	for l, name := range lh.locks {
 		spans[l] = tr.restoredSpans(name, groups[l])
 	}
-	explains := func(st *history.Record, holder string, k linKind) bool {
-		if k.acquire() {
-			return refuses(st, holder, k)
-		}
-		return lh.kind == LockReadWrite && releaseRefused(st, holder, k)
-	}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		if o.out != outFail || o.partial {
+		if !o.kind.acquire() || o.out != outFail {
 			continue
 		}
 		gs := groups[o.lock]
@@ -225,7 +197,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 			// from before the return is the only one that may reach past
 			// the call.
 			j := upTo(ss, time.Duration(o.ret), func(s restoredSpan) time.Duration { return s.from })
-			if j > 0 && o.call < int64(ss[j-1].to) && explains(ss[j-1].st, lh.holders[o.holder], o.kind) {
+			if j > 0 && o.call < int64(ss[j-1].to) && refuses(ss[j-1].st, lh.holders[o.holder], o.kind) {
 				n++
 			}
 		}
