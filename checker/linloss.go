@@ -203,9 +203,10 @@ type holderLock struct{ holder, lock int32 }
 // lossIndex is what setLost reads of the operations: each holder's
 // operations on a lock in the order of their calls (a holder's operations
 // come one after another; in a history whose holder overlaps its own, the
-// calls decide), each one's next (the call of the one after it there,
-// never: none) and token (its holder's last token on the lock by then, in
-// record order), and the holders that ever had each token, by lock.
+// calls decide), but for refused acquires, which set no hold; each one's
+// next (the call of the one after it there, never: none) and token (its
+// holder's last token on the lock by then, in record order), and the
+// holders that ever had each token, by lock.
 type lossIndex struct {
 	next         []int64
 	tokens       []string
@@ -219,6 +220,13 @@ func (lh *linHistory) lossIndex(h []history.Record) lossIndex {
 	token := map[holderLock]string{}
 	for i := range lh.ops {
 		o := &lh.ops[i]
+		if o.kind.acquire() && o.out == outFail {
+			// A refused acquire (a non-reentrant lock's nested one, a
+			// holder's try that found the lock taken) gives no hold and
+			// leaves the holder's as they were: the hold the nodes may
+			// forget is its earlier operation's.
+			continue
+		}
 		key := holderLock{o.holder, o.lock}
 		if o.kind.acquire() && o.out == outOK {
 			token[key] = h[o.rec].Result

@@ -2,6 +2,7 @@ package checker_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -463,5 +464,85 @@ func TestForgottenReadHalf(t *testing.T) {
 			}
 			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
 		})
+	}
+}
+
+// TestForgottenAfterRefusedAcquire: a holder's refused acquire (a
+// non-reentrant lock's nested one) sets no hold, so the hold the failover
+// forgets is the one its earlier acquire gave: c2/b holds, its nested
+// acquire is refused at 100 ms, m1 fails over at 1 s to a replica without
+// c2/b's field, and c2/b's release answered "not held" is that loss's
+// answer. The control: without the failover it is a wrong answer.
+func TestForgottenAfterRefusedAcquire(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		failover bool
+		want     checker.Status
+	}{
+		{"hold forgotten after a refused nested acquire", true, checker.OK},
+		{"no failover (the control)", false, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &linHist{}
+			b.acq("c2/b", 0, ms, lnOK, "watchdog=30s").
+				acq("c2/b", 100*ms, 101*ms, lnFail, "watchdog=30s").
+				rel("c2/b", 2*lnS, 2*lnS+ms, lnFail, "not held")
+			b.recs = append(b.recs,
+				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
+				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
+				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: map[string]string{"c2:b": "1"}})
+			if c.failover {
+				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
+					Detail: "m1 -> r1, replica had offset 0 of 1"})
+				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
+				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+			}
+			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockSimple, lnMinute), c.want)
+		})
+	}
+}
+
+// TestForgottenDuringRelease: a master that crashes with its hold kept
+// (persistence) and restarts from a snapshot without it forgets the hold
+// at the restart, while the holder's release, sent to the down master, is
+// still under way: its "not held" when it is answered after the restart is
+// that loss's answer, for each model. The control: a restart that loads
+// the key keeps the hold, and the same answer is wrong.
+func TestForgottenDuringRelease(t *testing.T) {
+	const ms = time.Millisecond
+	for _, m := range []struct {
+		model checker.LockKind
+		key   history.Record // the hold on m1
+	}{
+		{checker.LockSimple, history.Record{Value: "t1"}},
+		{checker.LockReentrant, history.Record{Fields: map[string]string{"c1:a": "1"}}},
+		{checker.LockReadWrite, history.Record{Fields: map[string]string{"mode": "write", "c1:a:write": "1"}}},
+	} {
+		for _, c := range []struct {
+			name   string
+			loaded bool
+			want   checker.Status
+		}{
+			{"restart without the key", false, checker.OK},
+			{"restart with the key (the control)", true, checker.Violated},
+		} {
+			t.Run(fmt.Sprintf("%v, %s", m.model, c.name), func(t *testing.T) {
+				b := &linHist{}
+				b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "t1", "lease=5s")
+				b.rel("c1/a", 200*ms, 1500*ms, lnFail, "")
+				key := m.key
+				key.Kind, key.T, key.Node, key.Key = history.KindTruth, int64(ms/2), "m1", "lk"
+				b.recs = append(b.recs, history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"}, key)
+				b.fault(100*ms, history.FaultCrash, "m1", "persistence everysec")
+				if c.loaded {
+					b.fault(1100*ms, history.FaultRestart, "m1", "loaded 1 key")
+				} else {
+					b.fault(1100*ms, history.FaultRestart, "m1", "loaded 0 keys")
+					b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(1100 * ms), Node: "m1", Key: "lk", Gone: true})
+				}
+				linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), m.model, lnMinute), c.want)
+			})
+		}
 	}
 }

@@ -228,6 +228,9 @@ func (o *linOp) watchdogEnd(start int64) int64 {
 //     (linOp.forgotten says why whether it began by then need not be
 //     asked). What the loss did is the truth oracles' to
 //     judge; the answers of a lock that lost the hold are not wrong ones.
+//     A release under way at the loss (its call before it, the nodes
+//     forgetting the hold before its answer: a restart that loads a
+//     snapshot without it) may answer "not held" from then on.
 //     Leases are truncated to milliseconds, as Redis keeps them.
 //   - After exp the hold is *possibly* gone, never certainly: a node clock
 //     that runs slow or jumps back keeps a key past its lease in world time,

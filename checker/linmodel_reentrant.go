@@ -85,8 +85,8 @@ func (s *reentState) step(o *linOp, out []lockState) []lockState {
 		}
 	case !mine:
 		out = append(out, s)
-	case o.ret >= s.exp:
-		out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
+	case o.ret >= o.forgotten(s.exp):
+		out = append(out, &reentState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
 	}
 	return out
 }

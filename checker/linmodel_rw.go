@@ -321,8 +321,8 @@ func (s *rwState) step(o *linOp, out []lockState) []lockState {
 		if !holds || s.free() {
 			return append(out, s)
 		}
-		if o.ret >= s.exp {
-			return append(out, freed(max(s.at, s.exp)))
+		if end := o.forgotten(s.exp); o.ret >= end {
+			return append(out, freed(max(s.at, end)))
 		}
 	}
 	return out

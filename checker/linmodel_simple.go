@@ -53,13 +53,13 @@ func (s *simpleState) step(o *linOp, out []lockState) []lockState {
 		return append(out, &simpleState{holder: -1, at: s.at})
 	case o.kind == linRelease && o.out == outFail && !mine:
 		return append(out, s)
-	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= s.exp:
+	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= o.forgotten(s.exp):
 		// Its deletes freed the lock at some point of its interval, as
 		// early as its call; its answer, at the return, is true once the
 		// hold may have run out.
 		return append(out, &simpleState{holder: -1, at: s.at})
-	case o.kind == linRelease && o.out == outFail && o.ret >= s.exp:
-		return append(out, &simpleState{holder: -1, at: max(s.at, s.exp)})
+	case o.kind == linRelease && o.out == outFail && o.ret >= o.forgotten(s.exp):
+		return append(out, &simpleState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
 	}
 	return out
 }

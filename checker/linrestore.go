@@ -51,8 +51,10 @@ func (tr *Truth) restoredSpans(lock string, groups []string) [][]restoredSpan {
 			}
 		}
 		for _, t := range tr.downAt[g] {
-			if t > 0 && slices.ContainsFunc(tr.downs[tr.Master(g, t)], func(c downChange) bool { return c.t == t && !c.down }) {
-				starts = append(starts, t) // a restart of the master: it may load a state
+			if t > 0 && slices.ContainsFunc(tr.downs[tr.Master(g, t)], func(c downChange) bool { return c.t == t }) {
+				// A crash or restart of the master: its persistence may
+				// keep an older state, the node's from the crash on.
+				starts = append(starts, t)
 			}
 		}
 		slices.Sort(starts)
@@ -175,6 +177,17 @@ func refuses(st *history.Record, holder string, kind linKind) bool {
 	return false
 }
 
+// refuses reports whether a master holding st refuses o's acquire under
+// the history's model: the simple model's lock (SET NX, or a
+// non-reentrant lock's hash) refuses every acquire while it exists, its
+// holder's own too; the others' as refuses says.
+func (lh *linHistory) refuses(st *history.Record, o *linOp) bool {
+	if lh.kind == LockSimple {
+		return st.Value != "" || len(st.Fields) > 0
+	}
+	return refuses(st, lh.holders[o.holder], o.kind)
+}
+
 // setRestored marks each refused acquire (linOp.mayFail) made while enough
 // of its lock's groups' masters held a restored state that refuses it (one
 // group; for a lock on several groups, more than can leave a majority): a
@@ -197,7 +210,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 			// from before the return is the only one that may reach past
 			// the call.
 			j := upTo(ss, time.Duration(o.ret), func(s restoredSpan) time.Duration { return s.from })
-			if j > 0 && o.call < int64(ss[j-1].to) && refuses(ss[j-1].st, lh.holders[o.holder], o.kind) {
+			if j > 0 && o.call < int64(ss[j-1].to) && lh.refuses(ss[j-1].st, o) {
 				n++
 			}
 		}

@@ -171,9 +171,10 @@ func (b *rh) restartLoadingT2() *rh {
 // field, a reader reads under a restored read hold, and a lock on three
 // groups is refused by one restored master no more than by none: each of
 // those refusals stays a violation. The controls: another holder's
-// refusal under the restored field, a writer's under the restored read
-// hold (the reader's own included: a read-locked hash refuses every
-// write), and two of three groups restored, are legal.
+// refusal under the restored field, the holder's own under a
+// non-reentrant lock's (which refuses its holder too), a writer's under
+// the restored read hold (the reader's own included: a read-locked hash
+// refuses every write), and two of three groups restored, are legal.
 func TestRestoredStateRefusesOnlyOthers(t *testing.T) {
 	const ms = time.Millisecond
 	field := func(f string) map[string]string { return map[string]string{f: "1"} }
@@ -210,6 +211,9 @@ func TestRestoredStateRefusesOnlyOthers(t *testing.T) {
 	}{
 		{"the holder's own acquire under its restored field", reentrant("c2/a"), checker.LockReentrant, checker.Violated},
 		{"another's acquire under it (the control)", reentrant("c3/a"), checker.LockReentrant, checker.OK},
+		// A non-reentrant lock (the simple model over a hash) refuses its
+		// holder's own acquire too.
+		{"the holder's own acquire, non-reentrant (the control)", reentrant("c2/a"), checker.LockSimple, checker.OK},
 		{"a read under a restored read hold", rw("c3/a", "acquire-read"), checker.LockReadWrite, checker.Violated},
 		{"a write under it (the control)", rw("c3/a", "acquire"), checker.LockReadWrite, checker.OK},
 		{"the reader's own write under it (the control: read locked)", rw("c2/a", "acquire"), checker.LockReadWrite, checker.OK},

@@ -878,6 +878,62 @@ func TestCrashRestartKeepsWhatPersistenceKept(t *testing.T) {
 	}
 }
 
+// TestCrashTruthIsWhatTheRestartLoads: from a crash on, the truth of a
+// node is what its persistence kept, the state its restart loads: under
+// everysec a key rewritten after the last fsync is back at its synced
+// value at the crash (an older holder's token), and one deleted since is
+// back too; without persistence both are gone then; with always nothing
+// changes. The restart then records nothing more for them.
+func TestCrashTruthIsWhatTheRestartLoads(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newFWorld(t, 1)
+	defer w.Close()
+	modes := []setup.Persistence{setup.PersistNone, setup.PersistEverySec, setup.PersistAlways}
+	c1 := w.client("c1", 0, setup.NoRetry)
+	var conns []lock.Conn
+	for _, p := range modes {
+		n := w.master(p.String(), p)
+		conns = append(conns, w.conn(c1, p.String()))
+		w.at(1700*ms, "crash", n.Crash)
+		w.at(2*time.Second, "restart", n.Restart)
+	}
+	c1.Go("main", func() {
+		w.sleepUntil(c1, 200*ms)
+		for _, conn := range conns {
+			w.wantReply("SET rewritten", w.do(conn, "SET", "rewritten", "old"), "OK")
+			w.wantReply("SET deleted", w.do(conn, "SET", "deleted", "1"), "OK")
+		}
+		w.sleepUntil(c1, 1500*ms)
+		for _, conn := range conns {
+			w.wantReply("SET rewritten", w.do(conn, "SET", "rewritten", "new"), "OK")
+			w.wantReply("DEL deleted", w.do(conn, "DEL", "deleted"), int64(1))
+		}
+	})
+	w.run(2100 * ms)
+
+	crash := 1700 * time.Millisecond
+	last := func(name, key string) history.Record {
+		tr := w.truth(name, key)
+		return tr[len(tr)-1]
+	}
+	if r := last("everysec", "rewritten"); r.At() != crash || r.Value != "old" {
+		t.Errorf("everysec rewritten: last truth %+v; want \"old\" again at the crash", r)
+	}
+	if r := last("everysec", "deleted"); r.At() != crash || r.Gone || r.Value != "1" {
+		t.Errorf("everysec deleted: last truth %+v; want \"1\" back at the crash", r)
+	}
+	w.wantValue("everysec", "rewritten", "old")
+	w.wantValue("everysec", "deleted", "1")
+	for _, key := range []string{"rewritten", "deleted"} {
+		if r := last("none", key); r.At() > crash || !r.Gone {
+			t.Errorf("none %s: last truth %+v; want gone by the crash", key, r)
+		}
+		if r := last("always", key); r.At() >= crash {
+			t.Errorf("always %s: last truth %+v; want nothing from the crash on", key, r)
+		}
+	}
+}
+
 func TestRequestsToADownNodeTimeOut(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)

@@ -63,12 +63,20 @@ func (n *Node) Crash() error {
 	}
 	// What the crash destroys is gone from this instant, not from the
 	// restart: a holder that believes in a key the crash lost has lost its
-	// lock now, however long the node stays down. (A key the persistence
-	// kept stays in the truth: the node is down, but will say it again.)
-	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
-		if _, ok := n.saved[k]; !ok {
-			n.noteTruth(k, keyState{})
+	// lock now, however long the node stays down. What the persistence
+	// kept is the node's from this instant too, as it will say it again:
+	// the version of the last fsync, where everysec's log had not yet
+	// synced the newest write (an older holder's token or count, or a key
+	// deleted since, which comes back).
+	keys := slices.Sorted(maps.Keys(n.truth))
+	for _, k := range slices.Sorted(maps.Keys(n.saved)) {
+		if _, ok := n.truth[k]; !ok {
+			keys = append(keys, k)
 		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		n.noteTruth(k, n.saved[k]) // the zero keyState (gone) when not kept
 	}
 	n.up = false
 	n.crashes++
