@@ -68,6 +68,12 @@ const (
 	// Redisson's RedLock does not need it: given a lease, it re-applies it
 	// to every member (PEXPIRE) once it has them, after it took effect.
 	LeaseFromCall
+	// ReleaseOfMissingLockSucceeds makes a release answered "released"
+	// legal on a lock that does not exist (free, or whose hold may have
+	// expired): Redisson's fair lock answers an unlock so there (4.7.0's
+	// RedissonFairLock unlock returns 1 when the lock key is missing, and
+	// tells the next waiter), where its other locks answer nil.
+	ReleaseOfMissingLockSucceeds
 )
 
 // Linearizable checks that the lock operations of h (op records "acquire",

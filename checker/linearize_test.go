@@ -2,6 +2,7 @@ package checker_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -858,5 +859,45 @@ func TestReadWriteReleaseOfMissingLock(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReadWrite, lnMinute), c.want)
 		})
+	}
+}
+
+// TestReleaseOfMissingLockSucceeds: Redisson's fair lock answers an
+// unlock of a lock that does not exist "released" (RedissonFairLock's
+// unlock returns 1 there, telling the next waiter, in 4.7.0), so with
+// ReleaseOfMissingLockSucceeds a release of a free lock succeeds: a
+// holder's after its lease ran out and another took the lock and gave it
+// back, or anybody's, for the reentrant and the simple model. The
+// controls: without the option the same histories are violations, and a
+// success while another's hold still runs is one with it.
+func TestReleaseOfMissingLockSucceeds(t *testing.T) {
+	const ms = time.Millisecond
+	opt := []checker.LinOption{checker.ReleaseOfMissingLockSucceeds}
+	expired := (&linHist{}).
+		add("c1/a", "lk", "acquire", 0, ms, lnOK, "t1", "lease=1s").
+		add("c2/x", "lk", "acquire", 2*lnS, 2*lnS+ms, lnOK, "t2", "lease=10s").
+		add("c2/x", "lk", "release", 3*lnS, 3*lnS+ms, lnOK, "", "").
+		add("c1/a", "lk", "release", 4*lnS, 4*lnS+ms, lnOK, "", "")
+	free := (&linHist{}).rel("c1/a", 0, ms, lnOK, "")
+	others := (&linHist{}).
+		add("c2/x", "lk", "acquire", 0, ms, lnOK, "t2", "lease=10s").
+		add("c1/a", "lk", "release", lnS, lnS+ms, lnOK, "", "")
+	for _, model := range []checker.LockKind{checker.LockReentrant, checker.LockSimple} {
+		for _, c := range []struct {
+			name string
+			b    *linHist
+			opts []checker.LinOption
+			want checker.Status
+		}{
+			{"released after its lease and another's holding", expired, opt, checker.OK},
+			{"released on a free lock", free, opt, checker.OK},
+			{"released after another's holding, without the option (the control)", expired, nil, checker.Violated},
+			{"released on a free lock, without the option (the control)", free, nil, checker.Violated},
+			{"released while another holds (the control)", others, opt, checker.Violated},
+		} {
+			t.Run(fmt.Sprintf("%v, %s", model, c.name), func(t *testing.T) {
+				linWantStatus(t, checker.Linearizable(c.b.recs, model, lnMinute, c.opts...), c.want)
+			})
+		}
 	}
 }

@@ -39,7 +39,8 @@ func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs, 
 	h := ix.h
 	lh := &linHistory{kind: kind}
 	b := linBuilder{lh: lh, h: h, mayFail: slices.Contains(opts, AcquireMayFail), fromCall: slices.Contains(opts, LeaseFromCall),
-		lockIdx: lh.indexLocks(ix), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
+		okOnMissing: slices.Contains(opts, ReleaseOfMissingLockSucceeds),
+		lockIdx:     lh.indexLocks(ix), holderIdx: map[string]int32{}, lastLease: map[linHalf]linLease{},
 		reqs: reqs, crashAt: firstCrashes(ix)}
 	for _, i := range ix.ops {
 		r := &h[i]
@@ -147,21 +148,21 @@ type linLease struct{ lease, wdTimeout int64 }
 // linBuilder turns op records into linOps, remembering what later records
 // depend on (holder indices, each half's last lease).
 type linBuilder struct {
-	lh                *linHistory
-	h                 []history.Record
-	mayFail, fromCall bool
-	lockIdx           map[string]int32
-	holderIdx         map[string]int32
-	lastLease         map[linHalf]linLease
-	reqs              *lazyReqs        // h's req records, where leases are looked up
-	crashAt           map[string]int64 // client -> its first crash
+	lh                             *linHistory
+	h                              []history.Record
+	mayFail, fromCall, okOnMissing bool
+	lockIdx                        map[string]int32
+	holderIdx                      map[string]int32
+	lastLease                      map[linHalf]linLease
+	reqs                           *lazyReqs        // h's req records, where leases are looked up
+	crashAt                        map[string]int64 // client -> its first crash
 }
 
 // op is h[i], an operation of kind k, as the models read it.
 func (b *linBuilder) op(i int, k linKind) linOp {
 	r := &b.h[i]
 	o := linOp{kind: k, lock: b.lockIdx[r.Lock], holder: b.holder(holderName(r)), call: r.T, rec: i, result: r.Result,
-		mayFail: b.mayFail && k.acquire(), fromCall: b.fromCall && k.acquire()}
+		mayFail: b.mayFail && k.acquire(), fromCall: b.fromCall && k.acquire(), okOnMissing: b.okOnMissing && !k.acquire()}
 	o.out, o.ret = linOutcomeOf(r)
 	switch r.Result {
 	case "1":

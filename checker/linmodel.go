@@ -121,6 +121,9 @@ type linOp struct {
 	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
 	// wherever the acquire takes effect.
 	fromCall bool
+	// okOnMissing (releases, ReleaseOfMissingLockSucceeds): a release of a
+	// lock that does not exist answers "released".
+	okOnMissing bool
 	// partial (failed releases): the release answered "not held" but says
 	// (Detail history.ReleasedDetail, "released=k/n" with k >= 1) that it
 	// deleted the holder's key on k of its n nodes, too few for the

@@ -83,6 +83,15 @@ func (s *reentState) step(o *linOp, out []lockState) []lockState {
 		if mine && o.res != resReleased && s.hi >= 2 {
 			out = append(out, s.remain(o, false))
 		}
+		if o.okOnMissing && o.res != resRemain {
+			// The lock does not exist: free, or its hold gone.
+			switch {
+			case s.holder < 0:
+				out = append(out, s)
+			case o.ret >= s.exp:
+				out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
+			}
+		}
 	case !mine:
 		out = append(out, s)
 	case o.ret >= o.forgotten(s.exp):

@@ -51,6 +51,10 @@ func (s *simpleState) step(o *linOp, out []lockState) []lockState {
 		return append(out, s)
 	case o.kind == linRelease && o.out == outOK && mine:
 		return append(out, &simpleState{holder: -1, at: s.at})
+	case o.kind == linRelease && o.out == outOK && o.okOnMissing && s.holder < 0:
+		return append(out, s) // the lock does not exist
+	case o.kind == linRelease && o.out == outOK && o.okOnMissing && o.ret >= s.exp:
+		return append(out, &simpleState{holder: -1, at: max(s.at, s.exp)})
 	case o.kind == linRelease && o.out == outFail && !mine:
 		return append(out, s)
 	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= o.forgotten(s.exp):

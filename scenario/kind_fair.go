@@ -53,8 +53,11 @@ func (k *Fair) Model() checker.LockKind {
 // queue; whether that head still waits, or is an entry that outlived its
 // waiter, is the fairness oracles' question (checker.StuckQueue), not the
 // lock model's: the model judges who holds, and a double grant stays
-// illegal.
-func (k *Fair) LinOptions() []checker.LinOption { return []checker.LinOption{checker.AcquireMayFail} }
+// illegal. Its unlock of a lock that does not exist answers "released"
+// (ReleaseOfMissingLockSucceeds), as Redisson 4.7.0's fair unlock does.
+func (k *Fair) LinOptions() []checker.LinOption {
+	return []checker.LinOption{checker.AcquireMayFail, checker.ReleaseOfMissingLockSucceeds}
+}
 
 // LockKey is the lock's name.
 func (k *Fair) LockKey() string { return k.Lock }
