@@ -77,25 +77,33 @@ func (s *reentState) step(o *linOp, out []lockState) []lockState {
 			out = append(out, s)
 		}
 	case o.out == outOK:
-		if mine && o.res != resRemain && s.lo <= 1 {
-			out = append(out, &reentState{holder: -1, at: s.at})
-		}
-		if mine && o.res != resReleased && s.hi >= 2 {
-			out = append(out, s.remain(o, false))
-		}
-		if o.okOnMissing && o.res != resRemain {
-			// The lock does not exist: free, or its hold gone.
-			switch {
-			case s.holder < 0:
-				out = append(out, s)
-			case o.ret >= s.exp:
-				out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
-			}
-		}
+		out = s.released(o, mine, out)
 	case !mine:
 		out = append(out, s)
 	case o.ret >= o.forgotten(s.exp):
 		out = append(out, &reentState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
+	}
+	return out
+}
+
+// released appends the lock after o's release answered ok: the
+// holder's last hold given back, or one of several, or (okOnMissing) a
+// lock that does not exist answering "released".
+func (s *reentState) released(o *linOp, mine bool, out []lockState) []lockState {
+	if mine && o.res != resRemain && s.lo <= 1 {
+		out = append(out, &reentState{holder: -1, at: s.at})
+	}
+	if mine && o.res != resReleased && s.hi >= 2 {
+		out = append(out, s.remain(o, false))
+	}
+	if o.okOnMissing && o.res != resRemain {
+		// The lock does not exist: free, or its hold gone.
+		switch {
+		case s.holder < 0:
+			out = append(out, s)
+		case o.ret >= s.exp:
+			out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
+		}
 	}
 	return out
 }

@@ -40,29 +40,47 @@ func (s *simpleState) take(o *linOp, ret int64, out []lockState) []lockState {
 }
 
 func (s *simpleState) step(o *linOp, out []lockState) []lockState {
-	if o.ret < s.at {
-		return out
-	}
-	mine := s.holder == o.holder
 	switch {
+	case o.ret < s.at:
+		return out
 	case o.kind == linAcquire && o.out == outOK:
 		return s.take(o, o.ret, out)
 	case o.kind == linAcquire && (s.holder >= 0 || o.mayFail): // refused
 		return append(out, s)
-	case o.kind == linRelease && o.out == outOK && mine:
+	case o.kind == linRelease && o.out == outOK:
+		return s.released(o, out)
+	case o.kind == linRelease && o.out == outFail:
+		return s.refusedRelease(o, out)
+	}
+	return out
+}
+
+// released appends the lock after o's release answered "released": the
+// holder's, or (okOnMissing) anybody's of a lock that does not exist.
+func (s *simpleState) released(o *linOp, out []lockState) []lockState {
+	switch {
+	case s.holder == o.holder:
 		return append(out, &simpleState{holder: -1, at: s.at})
-	case o.kind == linRelease && o.out == outOK && o.okOnMissing && s.holder < 0:
+	case o.okOnMissing && s.holder < 0:
 		return append(out, s) // the lock does not exist
-	case o.kind == linRelease && o.out == outOK && o.okOnMissing && o.ret >= s.exp:
+	case o.okOnMissing && o.ret >= s.exp:
 		return append(out, &simpleState{holder: -1, at: max(s.at, s.exp)})
-	case o.kind == linRelease && o.out == outFail && !mine:
+	}
+	return out
+}
+
+// refusedRelease appends the lock after o's release answered "not held":
+// another's, or the holder's once its hold may be gone.
+func (s *simpleState) refusedRelease(o *linOp, out []lockState) []lockState {
+	switch {
+	case s.holder != o.holder:
 		return append(out, s)
-	case o.kind == linRelease && o.out == outFail && o.partial && o.ret >= o.forgotten(s.exp):
+	case o.partial && o.ret >= o.forgotten(s.exp):
 		// Its deletes freed the lock at some point of its interval, as
 		// early as its call; its answer, at the return, is true once the
 		// hold may have run out.
 		return append(out, &simpleState{holder: -1, at: s.at})
-	case o.kind == linRelease && o.out == outFail && o.ret >= o.forgotten(s.exp):
+	case o.ret >= o.forgotten(s.exp):
 		return append(out, &simpleState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
 	}
 	return out
