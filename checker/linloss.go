@@ -165,9 +165,9 @@ func (lh *linHistory) setLost(h []history.Record, tr *Truth) {
 // behind on the holder's nested acquires keeps its hash field and forgets
 // part of its count, or keeps one half of a read-write lock's holder (its
 // write field) and forgets the other (its reads), which the holder's
-// releases then find (the reentrancy oracle reports the count). Such a hold is forgotten as a
-// whole (setLost): possibly gone from x, which makes the releases' answers
-// legal whatever count is left.
+// releases then find (the reentrancy oracle reports the count). Such a
+// hold is forgotten as a whole (setLost): possibly gone from x, which
+// makes the releases' answers legal whatever count is left.
 func (tr *Truth) fewerHolds(h Holding, groups []string, x lossInstant) bool {
 	if len(groups) != 1 {
 		return false
@@ -220,11 +220,10 @@ func (lh *linHistory) lossIndex(h []history.Record) lossIndex {
 	token := map[holderLock]string{}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		if o.kind.acquire() && o.out == outFail {
-			// A refused acquire (a non-reentrant lock's nested one, a
-			// holder's try that found the lock taken) gives no hold and
-			// leaves the holder's as they were: the hold the nodes may
-			// forget is its earlier operation's.
+		if o.refused() {
+			// A non-reentrant lock's nested acquire, a holder's try that
+			// found the lock taken: the hold the nodes may forget is its
+			// earlier operation's.
 			continue
 		}
 		key := holderLock{o.holder, o.lock}

@@ -22,7 +22,6 @@ func (lh *linHistory) setLostPerOp(h []history.Record, tr *Truth) {
 		groups[l] = tr.groups(name)
 		instants[l] = tr.lossInstants(name, groups[l])
 	}
-	refused := func(o *linOp) bool { return o.kind.acquire() && o.out == outFail }
 	next := make([]int64, len(lh.ops))
 	for i := range lh.ops {
 		o := &lh.ops[i]
@@ -32,7 +31,7 @@ func (lh *linHistory) setLostPerOp(h []history.Record, tr *Truth) {
 			// The first op of the holder on the lock called after o, or at
 			// o's call and recorded after it (a refused acquire sets no
 			// hold: not one).
-			if !refused(p) && p.holder == o.holder && p.lock == o.lock && j != i && (p.call > o.call || (p.call == o.call && j > i)) && p.call < next[i] {
+			if !p.refused() && p.holder == o.holder && p.lock == o.lock && j != i && (p.call > o.call || (p.call == o.call && j > i)) && p.call < next[i] {
 				next[i] = p.call
 			}
 		}
@@ -45,7 +44,7 @@ func (lh *linHistory) setLostPerOp(h []history.Record, tr *Truth) {
 		if o.kind.acquire() && o.out == outOK {
 			token[key] = r.Result
 		}
-		if len(instants[o.lock]) == 0 || refused(o) {
+		if len(instants[o.lock]) == 0 || o.refused() {
 			continue
 		}
 		hd := Holding{Client: holderName(r), Lock: r.Lock, Token: token[key]}

@@ -284,42 +284,36 @@ func TestForgottenReader(t *testing.T) {
 		{"not held before the failover (the control)", true, 500 * ms, checker.Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			read := func(kv ...string) map[string]string {
-				f := map[string]string{"mode": "read"}
-				for i := 0; i < len(kv); i += 2 {
-					f[kv[i]] = kv[i+1]
-				}
-				return f
-			}
-			b := &linHist{}
+			b := newRH(1)
 			b.add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "watchdog=30s").
 				add("c2/b", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s").
 				add("c3/x", "lk", "acquire-read", 2*lnS, 2*lnS+ms, lnOK, "", "watchdog=30s").
 				add("c2/b", "lk", "release-read", c.release, c.release+ms, lnFail, "not held", "").
 				add("c1/a", "lk", "release-read", 4*lnS, 4*lnS+ms, lnOK, "", "")
-			b.recs = append(b.recs,
-				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
-				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: read("c1:a", "1")},
-				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: read("c1:a", "1")},
-				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: read("c1:a", "1", "c2:b", "1")})
+			b.key(ms/2, "m1", "", readFields("c1:a", "1")).key(ms, "r1", "", readFields("c1:a", "1")).
+				key(100*ms+ms/2, "m1", "", readFields("c1:a", "1", "c2:b", "1"))
 			now := "m1" // the master at 2 s
 			if c.failover {
 				now = "r1"
-				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
-					Detail: "m1 -> r1, replica had offset 1 of 2"})
-				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: read("c1:a", "1", "c3:x", "1")})
+				b.lostFailover(lnS).key(2*lnS+ms/2, now, "", readFields("c1:a", "1", "c3:x", "1"))
 			} else {
 				// Without the loss c2/b is still a reader, and a release
 				// would have found it: the control's "not held" is wrong.
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: read("c1:a", "1", "c2:b", "1", "c3:x", "1")})
+				b.key(2*lnS+ms/2, now, "", readFields("c1:a", "1", "c2:b", "1", "c3:x", "1"))
 			}
-			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(4*lnS + ms/2), Node: now, Key: "lk", Fields: read("c3:x", "1")})
-			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+			b.key(4*lnS+ms/2, now, "", readFields("c3:x", "1"))
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockReadWrite, lnMinute), c.want)
 		})
 	}
+}
+
+// readFields is a read-locked hash with the fields and counts kv names.
+func readFields(kv ...string) map[string]string {
+	f := map[string]string{"mode": "read"}
+	for i := 0; i < len(kv); i += 2 {
+		f[kv[i]] = kv[i+1]
+	}
+	return f
 }
 
 // TestForgottenReaderNotBefore: the loss of one reader explains nothing
@@ -338,7 +332,7 @@ func TestForgottenReaderNotBefore(t *testing.T) {
 		{"write granted after the read's release (the control)", true, checker.OK},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := &linHist{}
+			b := newRH(1)
 			b.add("c2/b", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s")
 			if c.released {
 				b.add("c2/b", "lk", "release-read", 200*ms, 201*ms, lnOK, "", "").
@@ -346,15 +340,8 @@ func TestForgottenReaderNotBefore(t *testing.T) {
 			}
 			b.add("c1/w", "lk", "acquire", 500*ms, 501*ms, lnOK, "", "watchdog=30s").
 				add("c1/w", "lk", "release", 600*ms, 601*ms, lnOK, "", "")
-			b.recs = append(b.recs,
-				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
-				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: map[string]string{"mode": "read", "c2:b": "1"}})
-			b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
-				Detail: "m1 -> r1, replica had offset 0 of 1"})
-			b.fault(lnS, history.FaultCrash, "m1", "persistence none")
-			b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
-			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+			b.key(100*ms+ms/2, "m1", "", readFields("c2:b", "1")).lostFailover(lnS)
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockReadWrite, lnMinute), c.want)
 		})
 	}
 }
@@ -384,17 +371,16 @@ func TestForgottenNestedHolds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			acq, rel := "acquire", "release"
 			field := func(n string) map[string]string { return map[string]string{"c2:a": n} }
-			b := &linHist{}
+			b := newRH(1)
 			if c.model == checker.LockReadWrite {
 				// c3/x reads throughout, so that the lock exists and c2/a's
 				// answers come from its own count.
 				acq, rel = "acquire-read", "release-read"
 				field = func(n string) map[string]string {
-					f := map[string]string{"mode": "read", "c3:x": "1"}
-					if n != "" {
-						f["c2:a"] = n
+					if n == "" {
+						return readFields("c3:x", "1")
 					}
-					return f
+					return readFields("c3:x", "1", "c2:a", n)
 				}
 				b.add("c3/x", "lk", acq, 0, ms/4, lnOK, "", "watchdog=30s")
 			}
@@ -402,28 +388,16 @@ func TestForgottenNestedHolds(t *testing.T) {
 				add("c2/a", "lk", acq, 100*ms, 101*ms, lnOK, "", "watchdog=30s").
 				add("c2/a", "lk", rel, 2*lnS, 2*lnS+ms, lnOK, "", "").
 				add("c2/a", "lk", rel, 3*lnS, 3*lnS+ms, lnFail, "not held", "")
-			b.recs = append(b.recs,
-				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
-				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: field("1")},
-				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: field("1")},
-				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: field("2")})
-			now := "m1"
-			if c.failover {
-				now = "r1"
-				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
-					Detail: "m1 -> r1, replica had offset 1 of 2"})
-				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
-				gone := history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Gone: true}
-				if c.model == checker.LockReadWrite {
-					gone = history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: field("")}
-				}
-				b.recs = append(b.recs, gone)
-			} else {
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(2*lnS + ms/2), Node: now, Key: "lk", Fields: field("1")})
+			b.key(ms/2, "m1", "", field("1")).key(ms, "r1", "", field("1")).key(100*ms+ms/2, "m1", "", field("2"))
+			switch {
+			case !c.failover:
+				b.key(2*lnS+ms/2, "m1", "", field("1"))
+			case c.model == checker.LockReadWrite:
+				b.lostFailover(lnS).key(2*lnS+ms/2, "r1", "", field(""))
+			default:
+				b.lostFailover(lnS).gone(2*lnS+ms/2, "r1")
 			}
-			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), c.model, lnMinute), c.want)
+			linWantStatus(t, checker.Linearizable(b.h(), c.model, lnMinute), c.want)
 		})
 	}
 }
@@ -446,23 +420,15 @@ func TestForgottenReadHalf(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			write := map[string]string{"mode": "write", "c2:a:write": "1"}
 			both := map[string]string{"mode": "write", "c2:a:write": "1", "c2:a": "1"}
-			b := &linHist{}
+			b := newRH(1)
 			b.acq("c2/a", 0, ms, lnOK, "watchdog=30s").
 				add("c2/a", "lk", "acquire-read", 100*ms, 101*ms, lnOK, "", "watchdog=30s").
 				add("c2/a", "lk", "release-read", 2*lnS, 2*lnS+ms, lnFail, "not held", "")
-			b.recs = append(b.recs,
-				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
-				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: write},
-				history.Record{Kind: history.KindTruth, T: int64(ms), Node: "r1", Key: "lk", Fields: write},
-				history.Record{Kind: history.KindTruth, T: int64(100*ms + ms/2), Node: "m1", Key: "lk", Fields: both})
+			b.key(ms/2, "m1", "", write).key(ms, "r1", "", write).key(100*ms+ms/2, "m1", "", both)
 			if c.failover {
-				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
-					Detail: "m1 -> r1, replica had offset 1 of 2"})
-				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+				b.lostFailover(lnS)
 			}
-			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockReadWrite, lnMinute), c.want)
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockReadWrite, lnMinute), c.want)
 		})
 	}
 }
@@ -484,21 +450,15 @@ func TestForgottenAfterRefusedAcquire(t *testing.T) {
 		{"no failover (the control)", false, checker.Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := &linHist{}
+			b := newRH(1)
 			b.acq("c2/b", 0, ms, lnOK, "watchdog=30s").
 				acq("c2/b", 100*ms, 101*ms, lnFail, "watchdog=30s").
 				rel("c2/b", 2*lnS, 2*lnS+ms, lnFail, "not held")
-			b.recs = append(b.recs,
-				history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"},
-				history.Record{Kind: history.KindNode, Node: "r1", Op: history.RoleReplica, Value: "m1"},
-				history.Record{Kind: history.KindTruth, T: int64(ms / 2), Node: "m1", Key: "lk", Fields: map[string]string{"c2:b": "1"}})
+			b.key(ms/2, "m1", "", map[string]string{"c2:b": "1"})
 			if c.failover {
-				b.recs = append(b.recs, history.Record{Kind: history.KindFault, T: int64(lnS), Op: history.FaultFailover, Node: "m1", Value: "r1",
-					Detail: "m1 -> r1, replica had offset 0 of 1"})
-				b.fault(lnS, history.FaultCrash, "m1", "persistence none")
-				b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(lnS), Node: "m1", Key: "lk", Gone: true})
+				b.lostFailover(lnS)
 			}
-			linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), checker.LockSimple, lnMinute), c.want)
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockSimple, lnMinute), c.want)
 		})
 	}
 }
@@ -512,12 +472,13 @@ func TestForgottenAfterRefusedAcquire(t *testing.T) {
 func TestForgottenDuringRelease(t *testing.T) {
 	const ms = time.Millisecond
 	for _, m := range []struct {
-		model checker.LockKind
-		key   history.Record // the hold on m1
+		model  checker.LockKind
+		value  string            // the hold on m1: a token,
+		fields map[string]string // or a hash
 	}{
-		{checker.LockSimple, history.Record{Value: "t1"}},
-		{checker.LockReentrant, history.Record{Fields: map[string]string{"c1:a": "1"}}},
-		{checker.LockReadWrite, history.Record{Fields: map[string]string{"mode": "write", "c1:a:write": "1"}}},
+		{checker.LockSimple, "t1", nil},
+		{checker.LockReentrant, "", map[string]string{"c1:a": "1"}},
+		{checker.LockReadWrite, "", map[string]string{"mode": "write", "c1:a:write": "1"}},
 	} {
 		for _, c := range []struct {
 			name   string
@@ -528,20 +489,18 @@ func TestForgottenDuringRelease(t *testing.T) {
 			{"restart with the key (the control)", true, checker.Violated},
 		} {
 			t.Run(fmt.Sprintf("%v, %s", m.model, c.name), func(t *testing.T) {
-				b := &linHist{}
+				b := newRH(1)
 				b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "t1", "lease=5s")
 				b.rel("c1/a", 200*ms, 1500*ms, lnFail, "")
-				key := m.key
-				key.Kind, key.T, key.Node, key.Key = history.KindTruth, int64(ms/2), "m1", "lk"
-				b.recs = append(b.recs, history.Record{Kind: history.KindNode, Node: "m1", Op: history.RoleMaster, Value: "m1"}, key)
+				b.key(ms/2, "m1", m.value, m.fields)
 				b.fault(100*ms, history.FaultCrash, "m1", "persistence everysec")
 				if c.loaded {
 					b.fault(1100*ms, history.FaultRestart, "m1", "loaded 1 key")
 				} else {
 					b.fault(1100*ms, history.FaultRestart, "m1", "loaded 0 keys")
-					b.recs = append(b.recs, history.Record{Kind: history.KindTruth, T: int64(1100 * ms), Node: "m1", Key: "lk", Gone: true})
+					b.gone(1100*ms, "m1")
 				}
-				linWantStatus(t, checker.Linearizable(inTimeOrder(b.recs), m.model, lnMinute), c.want)
+				linWantStatus(t, checker.Linearizable(b.h(), m.model, lnMinute), c.want)
 			})
 		}
 	}

@@ -165,15 +165,14 @@ func (o *linOp) forgotten(end int64) int64 {
 	return end
 }
 
+// refused reports whether o is an acquire answered "not acquired": it
+// gives no hold and leaves its holder's as they were.
+func (o *linOp) refused() bool { return o.kind.acquire() && o.out == outFail }
+
 // goneFrom is from when the nodes may have forgotten the hold o's acquire
 // gives, on its own (lostBy), never when they did not: what a read-write
 // lock's reader keeps besides the lock's expiry (rwHold.gone).
-func (o *linOp) goneFrom() int64 {
-	if o.lostBy > 0 {
-		return o.lostBy
-	}
-	return never
-}
+func (o *linOp) goneFrom() int64 { return o.forgotten(never) }
 
 // relEnd is the earliest expiry of the holds left by o's release when it
 // takes effect at a point no earlier than at: the lease it re-applies

@@ -80,7 +80,7 @@ func (s *reentState) step(o *linOp, out []lockState) []lockState {
 		out = s.released(o, mine, out)
 	case !mine:
 		out = append(out, s)
-	case o.ret >= o.forgotten(s.exp):
+	case o.ret >= o.forgotten(s.exp): // expired, or forgotten during the release
 		out = append(out, &reentState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
 	}
 	return out

@@ -231,13 +231,13 @@ func (s *rwState) forgets() bool {
 // forgotten some of s's readers (rwHold.gone), s without those readers
 // from that instant on (its at raised to it, so that only operations
 // returning after the loss see it), and s with those readers' counts from
-// one (the replica had some of their nested reads). s itself stays the state in which
-// they were kept: possibly gone, never certainly, as a hold past its
-// lease. The readers one instant forgot go together: the truth shows each
-// of them missing there (setLost), so a state with some of them kept is
-// one the nodes never had (an acquire of unknown outcome that lands later
-// is armed, and fires its hold back). A state given here forgets the
-// other instants' readers in turn, when the closure asks it.
+// one (the replica had some of their nested reads). s itself stays the
+// state in which they were kept: possibly gone, never certainly, as a
+// hold past its lease. The readers one instant forgot go together: the
+// truth shows each of them missing there (setLost), so a state with some
+// of them kept is one the nodes never had (an acquire of unknown outcome
+// that lands later is armed, and fires its hold back). A state given here
+// forgets the other instants' readers in turn, when the closure asks it.
 func (s *rwState) forgetting(out []lockState) []lockState {
 	for i, r := range s.readers {
 		if r.gone == never || slices.ContainsFunc(s.readers[:i], func(q rwHold) bool { return q.gone == r.gone }) {
@@ -318,7 +318,7 @@ func (s *rwState) step(o *linOp, out []lockState) []lockState {
 		// unlocks answer nil when there is no lock, since 3.44.0); once
 		// the lock may have expired, the holder's release may find it
 		// gone.
-		if !holds || s.free() {
+		if !holds { // a free lock gives nobody a half
 			return append(out, s)
 		}
 		if end := o.forgotten(s.exp); o.ret >= end {

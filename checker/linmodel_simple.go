@@ -72,16 +72,17 @@ func (s *simpleState) released(o *linOp, out []lockState) []lockState {
 // refusedRelease appends the lock after o's release answered "not held":
 // another's, or the holder's once its hold may be gone.
 func (s *simpleState) refusedRelease(o *linOp, out []lockState) []lockState {
+	end := o.forgotten(s.exp)
 	switch {
 	case s.holder != o.holder:
 		return append(out, s)
-	case o.partial && o.ret >= o.forgotten(s.exp):
+	case o.partial && o.ret >= end:
 		// Its deletes freed the lock at some point of its interval, as
 		// early as its call; its answer, at the return, is true once the
 		// hold may have run out.
 		return append(out, &simpleState{holder: -1, at: s.at})
-	case o.ret >= o.forgotten(s.exp):
-		return append(out, &simpleState{holder: -1, at: max(s.at, o.forgotten(s.exp))})
+	case o.ret >= end:
+		return append(out, &simpleState{holder: -1, at: max(s.at, end)})
 	}
 	return out
 }

@@ -33,7 +33,8 @@ type restoredSpan struct {
 // restoredSpans lists, per group of lock's groups, the spans during which
 // its master held a restored state of lock (restoredSpan), in time order:
 // one span per state the key goes through on the master while it still
-// names a holder a failover or restart brought (restoredNames). A change
+// names a holder a failover, crash or restart brought (newNames,
+// stillNamed). A change
 // of the key that keeps one (its holder re-entering the restored field,
 // which only adds to its count, or another holder's field beside it), or
 // a failover to a replica that has it too, keeps the restoration: the
@@ -199,7 +200,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 	}
 	for i := range lh.ops {
 		o := &lh.ops[i]
-		if !o.kind.acquire() || o.out != outFail {
+		if !o.refused() {
 			continue
 		}
 		gs := groups[o.lock]

@@ -145,6 +145,13 @@ func (b *rh) failoverTo(t time.Duration, group, node string) *rh {
 	return b
 }
 
+// lostFailover fails g1 over to r1 at t, m1 crashing without persistence:
+// what r1 lacks is forgotten there.
+func (b *rh) lostFailover(t time.Duration) *rh {
+	b.failover(t, "g1").fault(t, history.FaultCrash, "m1", "persistence none")
+	return b.gone(t, "m1")
+}
+
 func (b *rh) h() []history.Record { return inTimeOrder(b.recs) }
 
 // releasedT2 is c2's hold of token t2 on g1 (on m1 at 0.5 ms, r1 at 1 ms),

@@ -833,19 +833,26 @@ func TestDelayedRequestsAreRetriedAndRunSeveralTimes(t *testing.T) {
 
 // 9. Crash and restart.
 
+// crashingMasters adds a master for each persistence mode, named by it
+// ("none", "everysec", "always"), each crashing at 1.7 s and restarting at
+// 2 s, and returns c's connections to them in that order.
+func (w *fworld) crashingMasters(c *sim.Client) []lock.Conn {
+	var conns []lock.Conn
+	for _, p := range []setup.Persistence{setup.PersistNone, setup.PersistEverySec, setup.PersistAlways} {
+		n := w.master(p.String(), p)
+		conns = append(conns, w.conn(c, p.String()))
+		w.at(1700*ms, "crash", n.Crash)
+		w.at(2*time.Second, "restart", n.Restart)
+	}
+	return conns
+}
+
 func TestCrashRestartKeepsWhatPersistenceKept(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	modes := []setup.Persistence{setup.PersistNone, setup.PersistEverySec, setup.PersistAlways}
 	c1 := w.client("c1", 0, setup.NoRetry)
-	var conns []lock.Conn
-	for _, p := range modes {
-		n := w.master(p.String(), p)
-		conns = append(conns, w.conn(c1, p.String()))
-		w.at(1700*ms, "crash", n.Crash)
-		w.at(2*time.Second, "restart", n.Restart)
-	}
+	conns := w.crashingMasters(c1)
 	c1.Go("main", func() {
 		w.sleepUntil(c1, 200*ms)
 		for _, conn := range conns {
@@ -888,15 +895,8 @@ func TestCrashTruthIsWhatTheRestartLoads(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	w := newFWorld(t, 1)
 	defer w.Close()
-	modes := []setup.Persistence{setup.PersistNone, setup.PersistEverySec, setup.PersistAlways}
 	c1 := w.client("c1", 0, setup.NoRetry)
-	var conns []lock.Conn
-	for _, p := range modes {
-		n := w.master(p.String(), p)
-		conns = append(conns, w.conn(c1, p.String()))
-		w.at(1700*ms, "crash", n.Crash)
-		w.at(2*time.Second, "restart", n.Restart)
-	}
+	conns := w.crashingMasters(c1)
 	c1.Go("main", func() {
 		w.sleepUntil(c1, 200*ms)
 		for _, conn := range conns {

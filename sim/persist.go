@@ -68,14 +68,9 @@ func (n *Node) Crash() error {
 	// the version of the last fsync, where everysec's log had not yet
 	// synced the newest write (an older holder's token or count, or a key
 	// deleted since, which comes back).
-	keys := slices.Sorted(maps.Keys(n.truth))
-	for _, k := range slices.Sorted(maps.Keys(n.saved)) {
-		if _, ok := n.truth[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := append(slices.Sorted(maps.Keys(n.truth)), slices.Sorted(maps.Keys(n.saved))...)
 	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Compact(keys) {
 		n.noteTruth(k, n.saved[k]) // the zero keyState (gone) when not kept
 	}
 	n.up = false
@@ -125,13 +120,7 @@ func (n *Node) Restart() error {
 	if err := n.boot(n.saved); err != nil {
 		return err
 	}
-	// Keys the crash lost were marked gone at the crash; any key the truth
-	// still names that the node did not load is gone too.
-	for _, k := range slices.Sorted(maps.Keys(n.truth)) {
-		if _, ok := n.saved[k]; !ok {
-			n.noteTruth(k, keyState{})
-		}
-	}
+	// The truth has been what the node loads since the crash (Crash).
 	n.saved = nil
 	g := n.group
 	if g.master == n {
