@@ -159,6 +159,18 @@ func (f *FairLock) TryLock(ctx context.Context, owner string) error {
 // as before 4.7.0). A context that ends while it waits gives an error
 // matching ErrWaitTimeout and the context's, its queue entry left until
 // its timeout. Arguments are checked as Lock.TryLockFor checks them.
+//
+// The wait bounds the waiting (for the subscription, for a release), not
+// the requests: a try sent while some of the wait was left is waited for
+// in full, and leaving the queue is one more round trip after the wait,
+// also waited for in full (and resent after a timeout). So the call may
+// return up to two round trips after wait: on a server that stalls, the
+// stall twice over, and with go-redis's retries up to its ReadTimeout per
+// attempt. Redisson 4.7.0's tryLock on a RedissonFairLock does the same
+// (RedissonLock.tryLock sends its last tryAcquire while time is left and
+// waits for its reply, then acquireFailed waits for the dequeue,
+// commandExecutor.get of RedissonFairLock.acquireFailedAsync, sent with
+// syncedEvalWithRetry).
 func (f *FairLock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if err := checkAcquire(ctx, call{op: "TryLockFor", name: f.l.name}, wait, lease, false); err != nil {
 		return err

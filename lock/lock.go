@@ -140,6 +140,14 @@ func (l *Lock) TryLock(ctx context.Context, owner string) error {
 // 4.7.0's tryLock returns false then: that try may have taken the lock,
 // which then stays for its lease with no watchdog. A negative wait, or a lease that is negative or not a
 // whole number of milliseconds, is refused with ErrInvalid.
+//
+// The wait bounds the waiting, not the requests: a try sent while some of
+// the wait was left is waited for in full, so the call may return a round
+// trip after wait (on a stalled server, the stall; with go-redis's
+// retries, up to its ReadTimeout per attempt), as Redisson 4.7.0's tryLock
+// waits for its last tryAcquire. The subscription is waited for only the
+// time left (RedisConn.Subscribe returns at its cancellation). A fair
+// lock's TryLockFor adds the round trip that leaves its queue.
 func (l *Lock) TryLockFor(ctx context.Context, owner string, wait, lease time.Duration) error {
 	if err := checkAcquire(ctx, call{op: "TryLockFor", name: l.name}, wait, lease, false); err != nil {
 		return err

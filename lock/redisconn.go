@@ -1,6 +1,6 @@
 package lock
 
-//detlint:file-allow wallclock,select production implementation of Conn over go-redis: real network, real time.
+//detlint:file-allow wallclock,goroutine,select production implementation of Conn over go-redis: real network, real time.
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -402,13 +403,67 @@ func isSetNX(args []any) bool {
 // Subscribe implements Conn. It waits for the subscription's confirmation so
 // that a message published after Subscribe returns is never missed.
 //
-// A cancellation of ctx ends the wait for the confirmation at once: it
-// closes the pub/sub connection, not yet anybody's subscription (go-redis's
-// Receive, as ReceiveTimeout, honours a context's deadline only).
+// A cancellation of ctx ends Subscribe at once, with ctx's error, wherever
+// the subscription is: go-redis dials a pub/sub connection of its own and
+// sends its handshake (HELLO) and the SUBSCRIBE before Subscribe can read
+// the confirmation, and there it honours a context's deadline only, not
+// its cancellation, waiting for a slow or stalled server's reply up to its
+// ReadTimeout (3 s by default). A waiter's subscription is bounded by the
+// time left of its wait through a cancellation (subscribeFor), as
+// Redisson's tryLock waits for its subscription future no longer than
+// that, so the subscription is made on a goroutine of its own: Subscribe
+// returns when ctx is cancelled, and a subscription made after that is
+// closed as soon as go-redis returns it (as Redisson unsubscribes a
+// subscription that completes after its tryLock gave up). Waited for in
+// line, a fair waiter's subscription begun as redis-server stalled for
+// 1.2 s returned after the stall, its wait of 74 ms long spent, and so
+// did its TryLockFor (TestSubscribeCancelledDuringHandshake,
+// TestFairTryLockForBoundedWhileSubscribing).
 func (r *RedisConn) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	if err := checkCtx(ctx, call{op: "RedisConn.Subscribe"}); err != nil {
 		return nil, err
 	}
+	type made struct {
+		sub Subscription
+		err error
+	}
+	// owner decides, once, who has the outcome: the caller (taken) or,
+	// when the caller gave up first (abandoned), the goroutine, which then
+	// closes a subscription it made.
+	const (
+		waiting int32 = iota
+		taken
+		abandoned
+	)
+	var owner atomic.Int32
+	out := make(chan made, 1)
+	go func() {
+		sub, err := r.subscribe(ctx, channel)
+		if owner.CompareAndSwap(waiting, taken) {
+			out <- made{sub, err}
+			return
+		}
+		if sub != nil {
+			_ = sub.Close()
+		}
+	}()
+	select {
+	case m := <-out:
+		return m.sub, m.err
+	case <-ctx.Done():
+		if owner.CompareAndSwap(waiting, abandoned) {
+			return nil, ctx.Err()
+		}
+		m := <-out // the goroutine has it, and is handing it over
+		return m.sub, m.err
+	}
+}
+
+// subscribe subscribes to channel and waits for the confirmation: a
+// cancellation of ctx closes the pub/sub connection once go-redis has
+// returned it, ending the wait for the confirmation (go-redis's Receive,
+// as ReceiveTimeout, honours a context's deadline only).
+func (r *RedisConn) subscribe(ctx context.Context, channel string) (Subscription, error) {
 	ps := r.c.Subscribe(ctx, channel)
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 	_, err := ps.Receive(ctx)
