@@ -47,6 +47,8 @@ type linFrontier struct {
 	byKey map[uint64][]int // the indices of cfgs by key, once there are more than frontierScan
 	b     *linBudget
 	bytes int64 // counted against b
+	// shapes is union's scratch.
+	shapes []uint64
 }
 
 // frontierScan is how many configurations a frontier finds by a scan.
@@ -124,11 +126,7 @@ func (f *linFrontier) add(c linConfig) {
 		return
 	}
 	g := &f.cfgs[i]
-	set := slices.Clone(g.st.set)
-	for _, x := range c.st.set {
-		set, _ = addState(set, x)
-	}
-	merged := &linState{set: set, armed: g.st.armed}
+	merged := &linState{set: union(slices.Clone(g.st.set), c.st.set, &f.shapes), armed: g.st.armed}
 	if f.b != nil {
 		f.count(stateBytes(merged) - stateBytes(g.st))
 	}
@@ -267,7 +265,12 @@ type frontierSweep struct {
 	seen  *linFrontier
 	stack []linConfig
 	succ  []lockState // linState.stepIn's scratch
+	memo  closureMemo
 }
+
+// memoClosures says whether sweeps keep their closures (closureMemo): a
+// variable, so that the tests can compare verdicts without the memo.
+var memoClosures = true
 
 // bitSlab is how many bitset words a sweep allocates at once (bits).
 const bitSlab = 256
@@ -310,7 +313,11 @@ func (sw *frontierSweep) without(c linConfig, bit int) linConfig {
 }
 
 func (sw *frontierSweep) step(st *linState, i int) (bool, *linState) {
-	ok, next := st.stepIn(&sw.win[i], &sw.succ)
+	memo := &sw.memo
+	if !memoClosures {
+		memo = nil
+	}
+	ok, next := st.stepMemo(&sw.win[i], &sw.succ, memo)
 	sw.b.steps += stepCost(next)
 	return ok, next
 }
@@ -367,6 +374,7 @@ func (sw *frontierSweep) ret(cur, next *linFrontier, i int) {
 	}
 	sw.open = slices.DeleteFunc(sw.open, func(j int) bool { return j == i })
 	sw.free = append(sw.free, sw.slot[i])
+	sw.memo.reset()
 }
 
 // linearizeUntil adds to next every configuration reached from c by

@@ -151,3 +151,5 @@ func (s *reentState) describe(names []string) string {
 // (linOp.forgotten), nothing more.
 func (s *reentState) forgets() bool                          { return false }
 func (s *reentState) forgetting(out []lockState) []lockState { return out }
+
+func (s *reentState) shape() uint64 { return uint64(uint32(s.holder)) }

@@ -351,6 +351,16 @@ func (s *rwState) covers(b lockState) bool {
 	return true
 }
 
+// shape digests the writer and the readers' holders, which covers requires
+// equal.
+func (s *rwState) shape() uint64 {
+	h := uint64(uint32(s.writer))
+	for _, r := range s.readers {
+		h = mix(h, uint64(uint32(r.holder)))
+	}
+	return h
+}
+
 // bytes counts the readers' holds (24 bytes each) besides the value.
 func (s *rwState) bytes() int64 { return 64 + 24*int64(len(s.readers)) }
 

@@ -126,3 +126,5 @@ func (s *simpleState) describe(names []string) string {
 // (linOp.forgotten), nothing more.
 func (s *simpleState) forgets() bool                          { return false }
 func (s *simpleState) forgetting(out []lockState) []lockState { return out }
+
+func (s *simpleState) shape() uint64 { return uint64(uint32(s.holder)) }

@@ -166,7 +166,7 @@ func linWindows(ops []linOp, minOps int) [][]linOp {
 
 // linCarry merges end states into the states carried across a cut: states
 // with the same armed operations become one, whose set is the union of
-// theirs (pruned by covers, addState). The union is exact, not an
+// theirs (pruned by covers, union). The union is exact, not an
 // approximation: a state is a set of lock states stepped member by member
 // (linState.step), and a step keeps every successor of every member, so
 // the union's run on any order of the next operations is the union of the
@@ -182,11 +182,7 @@ func linCarry(ends []*linState) []*linState {
 			out = append(out, &linState{armed: e.armed})
 			i = len(out) - 1
 		}
-		set := out[i].set // out[i] is linCarry's own: addState works in place
-		for _, x := range e.set {
-			set, _ = addState(set, x)
-		}
-		out[i].set = set
+		out[i].set = union(out[i].set, e.set, nil) // out[i] is linCarry's own: union works in place
 	}
 	return out
 }

@@ -1,0 +1,9 @@
+package checker
+
+// SetMemoClosures turns the sweeps' closure memo on or off (memoClosures)
+// and returns the function that puts it back.
+func SetMemoClosures(on bool) (restore func()) {
+	was := memoClosures
+	memoClosures = on
+	return func() { memoClosures = was }
+}
