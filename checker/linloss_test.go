@@ -505,3 +505,42 @@ func TestForgottenDuringRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestForgottenDuringReleaseOfMissingLock: a fair lock's unlock answers
+// "released" on a missing lock (ReleaseOfMissingLockSucceeds), so a nested
+// holder's release under way when the nodes forgot its holds (the restart
+// loads no key) may answer "released" although the holder had two: the
+// lock it found was gone. Before the restart forgot it, or without the
+// loss (the controls), that answer removed a lock its holder was still
+// inside.
+func TestForgottenDuringReleaseOfMissingLock(t *testing.T) {
+	const ms = time.Millisecond
+	opt := checker.ReleaseOfMissingLockSucceeds
+	for _, c := range []struct {
+		name          string
+		loaded        bool
+		call, return_ time.Duration
+		want          checker.Status
+	}{
+		{"restart without the key during the release", false, 200 * ms, 1500 * ms, checker.OK},
+		{"restart with the key (the control)", true, 200 * ms, 1500 * ms, checker.Violated},
+		{"release returned before the restart (the control)", false, 200 * ms, 300 * ms, checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newRH(1)
+			b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s")
+			b.add("c1/a", "lk", "acquire", 10*ms, 11*ms, lnOK, "", "watchdog=30s")
+			b.rel("c1/a", c.call, c.return_, lnOK, "1")
+			b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+			b.key(10*ms+ms/2, "m1", "", map[string]string{"c1:a": "2"})
+			b.fault(100*ms, history.FaultCrash, "m1", "persistence everysec")
+			if c.loaded {
+				b.fault(1100*ms, history.FaultRestart, "m1", "loaded 1 key")
+			} else {
+				b.fault(1100*ms, history.FaultRestart, "m1", "loaded 0 keys")
+				b.gone(1100*ms, "m1")
+			}
+			linWantStatus(t, checker.Linearizable(b.h(), checker.LockReentrant, lnMinute, opt), c.want)
+		})
+	}
+}

@@ -97,12 +97,18 @@ func (s *reentState) released(o *linOp, mine bool, out []lockState) []lockState 
 		out = append(out, s.remain(o, false))
 	}
 	if o.okOnMissing && o.res != resRemain {
-		// The lock does not exist: free, or its hold gone.
+		// The lock does not exist: free, or its hold gone, which for the
+		// releaser's own is also once the nodes forgot it during the
+		// release (as a failed release's rule says).
+		end := s.exp
+		if mine {
+			end = o.forgotten(s.exp)
+		}
 		switch {
 		case s.holder < 0:
 			out = append(out, s)
-		case o.ret >= s.exp:
-			out = append(out, &reentState{holder: -1, at: max(s.at, s.exp)})
+		case o.ret >= end:
+			out = append(out, &reentState{holder: -1, at: max(s.at, end)})
 		}
 	}
 	return out
