@@ -67,18 +67,23 @@ const (
 // None of it names a rate, so it cannot contradict the tables.
 var beyond = map[string]string{
 	"failover": "a WAIT that only some replicas acknowledged is accepted, and a failover to one that did not still gives the lock twice " +
-		"(`scenarios/redisson-partial-wait-ack-failover.yaml`)",
+		"(`scenarios/redisson-partial-wait-ack-failover.yaml`); and Redisson counts the master's replicas once: a client whose lock script " +
+		"meets a master without a replica (after a failover, until the old master is back as one) reads 0 and sends no WAIT again " +
+		"until it restarts, so a long-lived client loses the replicated config's protection at a later failover " +
+		"(`scenarios/redisson-replica-count-stuck-at-zero.yaml`)",
 	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
 	"restart": "the single-server locks that stay safe here do so because every hold (1 s) ends while a crashed node is still down (1 s): " +
 		"a holder that works on past its node's return, empty, loses its lock to the next acquire, two holders at once " +
 		"(`scenarios/restart-hold-outlasts-down.yaml`, RedissonLock's single-server config with holds of 3 s). " +
-		"AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or restart a node only " +
-		"after the longest lease: while the nodes that forgot a holder are down nobody else can gather a majority, so there is no second holder " +
+		"AOF with `appendfsync always` (the spec's RedLock with it never broke in the `props/` searches), or, for a lock whose holders stop " +
+		"at a bounded lease (the spec's RedLock with its careful user; not a watchdog's holder, whose lease is renewed for as long as it holds), " +
+		"restart a node only after the longest lease: while the nodes that forgot a holder are down nobody else can gather a majority, so there is no second holder " +
 		"and no silent loss, only a quorum held by down nodes (`scenarios/r0-redlock-delayed-restart.yaml`)",
 	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource: " +
 		"the paused holder's late write is then rejected (`scenarios/k2-fencing-pause.yaml`)",
-	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once " +
-		"and hands the spec's RedLock to a second holder (`scenarios/k3-redlock-clock-jump.yaml`)",
+	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once, " +
+		"and when the holder has only a bare majority of the nodes (a contended acquire's usual win) hands the spec's RedLock to a second holder " +
+		"(`scenarios/k3-redlock-clock-jump.yaml`)",
 	"long-hold": "the locks without a watchdog (SimpleLock, the spec's RedLock) stay safe here only because their careful user stops " +
 		"relying on the lock when its lease runs out, mid-work: one who works on to the release shares the lock with the next holder in every run " +
 		"([Belief models](#belief), until-release)",
@@ -354,7 +359,9 @@ func (r *reportWriter) writeConclusions() {
 	r.w("A change *helped* only when the intervals with and without it do not overlap, and *made it worse* only when they do not overlap ")
 	r.w("the other way; where they overlap, its effect is *not shown beyond chance at %s runs*: more runs could show it either way. ", r.tableRuns())
 	r.w("Each lock is used as its library's user would by default (careful for SimpleLock and the spec's RedLock, trusting for the Redisson family: ")
-	r.w("[Belief models](#belief)). Availability (the lock unobtainable, never given to two) is counted apart, in the second table.\n\n")
+	r.w("[Belief models](#belief)). Availability (the lock unobtainable, never given to two) is counted apart, in the second table. ")
+	r.w("Each run is %v of one failure several times a minute: the rates rank the locks against each other under that failure, ", Duration)
+	r.w("they do not say how often a deployment would fail.\n\n")
 	r.control()
 	rows := r.conclusions()
 	r.w("### Safety: what to choose for which failure\n\n")
