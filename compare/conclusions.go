@@ -196,7 +196,10 @@ func (c *conclusion) add(change string, with, without *Cell) {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)
 	case below(without, with):
-		c.Worse = append(c.Worse, f)
+		// Worse may be in kind as well as in rate: say how many of the
+		// runs with it had two holders (ratedList's reason).
+		c.Worse = append(c.Worse, fmt.Sprintf("%s (%s → %s, two holders in %s%s)", change, percent(without.Unsafe, without.Runs),
+			percent(with.Unsafe, with.Runs), percent(with.Kinds[checker.MutualExclusion], with.Runs), rare))
 	case without.Unsafe+with.Unsafe > 0 && !(allUnsafe(with) && allUnsafe(without)):
 		c.NotShown = append(c.NotShown, f)
 	}

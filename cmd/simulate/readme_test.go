@@ -278,3 +278,71 @@ func TestScenariosReadmeListsEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// markdownTable is the first table after the line starting with heading
+// in file: its rows below the header and the separator, each split into
+// its cells (trimmed; the first cell, the row's name, included).
+func markdownTable(t *testing.T, file, heading string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	start := -1
+	for i, line := range lines {
+		if strings.HasPrefix(line, heading) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		t.Fatalf("%s: no line starting %q", file, heading)
+	}
+	var rows [][]string
+	for _, line := range lines[start:] {
+		if !strings.HasPrefix(line, "|") {
+			if len(rows) > 0 {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("%s: no table after %q", file, heading)
+	}
+	return rows[2:] // below the header and the separator
+}
+
+// leadingNumber is the number a table cell starts with ("8.2% [6.7–10]",
+// "58 (0 stale writes accepted, 392 rejected)").
+var leadingNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?`)
+
+// TestReadmeChoosingTableMatchesReport: every rate of the README's
+// "Choosing a lock" table is the committed report's (reports/README.md,
+// its table of unsafe runs), cell for cell, so that regenerating the
+// report cannot leave the README quoting rates it no longer has (three
+// cells had kept an older report's numbers).
+func TestReadmeChoosingTableMatchesReport(t *testing.T) {
+	readme := markdownTable(t, "../../README.md", "## Choosing a lock")
+	report := markdownTable(t, "../../reports/README.md", "## Safety: unsafe runs")
+	if len(readme) != len(report) {
+		t.Fatalf("README's table has %d rows, the report's %d", len(readme), len(report))
+	}
+	for i := range readme {
+		if len(readme[i]) != len(report[i]) {
+			t.Fatalf("row %d (%s): %d cells in the README, %d in the report", i+1, readme[i][0], len(readme[i]), len(report[i]))
+		}
+		for j := 1; j < len(readme[i]); j++ {
+			got, want := leadingNumber.FindString(readme[i][j]), leadingNumber.FindString(report[i][j])
+			if got == "" || got != want {
+				t.Errorf("%s, column %d: the README says %q, the report %q", readme[i][0], j, readme[i][j], report[i][j])
+			}
+		}
+	}
+}
