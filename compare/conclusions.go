@@ -484,11 +484,28 @@ func (r *reportWriter) control() {
 		}
 	}
 	if len(unsafe) == 0 {
-		r.w("Without faults (the control) every lock was unsafe in 0 of its %d runs.\n\n", r.Table[mi][0].Runs)
+		r.w("Without faults (the control) every lock was unsafe in 0 of its %d runs.", r.Table[mi][0].Runs)
+		r.controlFairness(mi)
+		r.w("\n\n")
 		return
 	}
 	r.w("**Without faults (the control) runs were unsafe: %s.** A lock that fails without faults is broken, or an oracle is: ", strings.Join(unsafe, ", "))
 	r.w("read the rest with that in mind.\n\n")
+}
+
+// controlFairness adds to the control's sentence, for each fair column,
+// the share of its runs without faults that broke its order of service:
+// fairness is no safety property (the tables leave it out), but a user
+// who chose a fair lock for its order needs to know before the tables
+// that it does not keep it.
+func (r *reportWriter) controlFairness(mi int) {
+	for _, c := range r.Table[mi] {
+		if c.Algorithm.Fair && c.Unfair() > 0 {
+			r.w(" Not counted as unsafe, %s broke its order of service (a waiter evicted, or the lock given out of turn) in %s of them, ",
+				c.Algorithm.Title, percent(c.Unfair(), c.Runs))
+			r.w("without any fault ([Fairness](#fairness)).")
+		}
+	}
 }
 
 // redissonRedLock is the note on Redisson's RedLock: Redisson deprecated

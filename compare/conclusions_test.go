@@ -508,3 +508,27 @@ func TestConclusionsQualifyWhatTheyCredit(t *testing.T) {
 		t.Errorf("a lock granted as usual called rarely granted: %s", got)
 	}
 }
+
+// TestControlNamesFairLockOrder: the control's sentence says, for a fair
+// column, in how many of its runs without faults the fair lock broke its
+// order of service (not counted as unsafe), and says nothing of it when
+// the fair lock kept its order or is not in the matrix.
+func TestControlNamesFairLockOrder(t *testing.T) {
+	r := conclusionsFixture(t, referenceCounts())
+	if text := written(r); strings.Contains(text, "order of service") {
+		t.Errorf("no fair column, yet the control speaks of an order of service:\n%s", text)
+	}
+	fair := byName(t, Algorithms, func(a Algorithm) string { return a.Name }, "fair-single")
+	r.Algorithms = append(r.Algorithms, fair)
+	for mi, m := range r.Modes {
+		r.Table[mi] = append(r.Table[mi], &Cell{Mode: m, Algorithm: fair, Runs: 100, Kinds: map[checker.Kind]int{}, Unavailable: []time.Duration{time.Second}})
+	}
+	if text := written(r); strings.Contains(text, "order of service") {
+		t.Errorf("the fair lock kept its order, yet the control speaks of it:\n%s", text)
+	}
+	columnCell(r.Table[0], "fair-single").unfair = 97
+	want := "Not counted as unsafe, FairLock, single-server config broke its order of service (a waiter evicted, or the lock given out of turn) in 97% of them, without any fault ([Fairness](#fairness))."
+	if text := written(r); !strings.Contains(text, want) {
+		t.Errorf("the control lacks %q:\n%s", want, text)
+	}
+}
