@@ -70,7 +70,8 @@ const (
 	LeaseFromCall
 	// ReleaseOfMissingLockSucceeds makes a release answered "released"
 	// legal on a lock that does not exist (free, or whose hold may have
-	// expired): Redisson's fair lock answers an unlock so there (4.7.0's
+	// expired, or, for the releaser's own hold, been forgotten by the nodes
+	// during the release): Redisson's fair lock answers an unlock so there (4.7.0's
 	// RedissonFairLock unlock returns 1 when the lock key is missing, and
 	// tells the next waiter), where its other locks answer nil.
 	ReleaseOfMissingLockSucceeds

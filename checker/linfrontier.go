@@ -3,7 +3,10 @@
 
 package checker
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // linConfig is one configuration of the sweep: the open operations
 // already linearized (a bitset over the sweep's slots, one per operation
@@ -167,6 +170,7 @@ func (f *linFrontier) add(c linConfig) {
 func (lh *linHistory) frontierEnds(win []linOp, from []*linState, b *linBudget) (ends []*linState, ok, spent bool) {
 	evs := sweepEvents(win)
 	sw := &frontierSweep{win: win, b: b, eager: true, slot: make([]int32, len(win)), seen: newFrontier(b)}
+	defer func() { memoHits.Add(sw.memo.hits) }()
 	for _, st := range from {
 		sw.eager = sw.eager && len(st.armed) == 0
 	}
@@ -271,6 +275,10 @@ type frontierSweep struct {
 // memoClosures says whether sweeps keep their closures (closureMemo): a
 // variable, so that the tests can compare verdicts without the memo.
 var memoClosures = true
+
+// memoHits counts the closures the sweeps' memos answered, over the
+// process: the tests read it to know the memo was asked.
+var memoHits atomic.Int64
 
 // bitSlab is how many bitset words a sweep allocates at once (bits).
 const bitSlab = 256

@@ -519,13 +519,16 @@ func (st *linState) closure(bound int64, shapes *[]uint64) []lockState {
 // changed once made, and its bound, so a memo changes no result; its
 // results are read, never written (stepMemo). The memo holds its states
 // alive: its owner empties it (reset) when it may let them go, and it
-// empties itself when it has kept memoBytes (counted as Budget.Memory
-// counts states), so that what it holds stays bounded whatever the
-// search; it is not counted against the search's budget, which it would
-// make run out sooner than the same search without it.
+// empties itself before it would keep more than memoBytes (counted as
+// Budget.Memory counts states; the map's own slots are not counted), so
+// that it holds at most memoBytes plus the one closure it keeps after
+// emptying itself, whatever the search; it is not counted against the
+// search's budget, which it would make run out sooner than the same
+// search without it.
 type closureMemo struct {
 	m      map[closureKey][]lockState
 	bytes  int64
+	hits   int64    // closures answered from the memo
 	shapes []uint64 // scratch for the sets' shapes (shapedSet)
 }
 
@@ -549,6 +552,7 @@ func (m *closureMemo) closure(st *linState, bound int64) []lockState {
 	}
 	k := closureKey{st, bound}
 	if c, ok := m.m[k]; ok {
+		m.hits++
 		return c
 	}
 	c := st.closure(bound, &m.shapes)

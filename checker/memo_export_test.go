@@ -7,3 +7,7 @@ func SetMemoClosures(on bool) (restore func()) {
 	memoClosures = on
 	return func() { memoClosures = was }
 }
+
+// MemoHits is how many closures the sweeps' memos have answered so far in
+// this process (memoHits).
+func MemoHits() int64 { return memoHits.Load() }

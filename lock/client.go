@@ -226,7 +226,10 @@ func (c *Client) leaseArg(lease time.Duration) any {
 // (the unlock latches' clean-up DELs and watchdog renewals sent before
 // it), and after it the client sends no request but those of the caller's
 // own calls (an Unlock after Close sends its clean-up DEL before it
-// returns). So the caller may close the Conn (the go-redis client) as soon
+// returns; on redis-server, a waiter's subscription that its wait gave up
+// while go-redis was still making the pub/sub connection may still send
+// its SUBSCRIBE once the server answers, and close it at once:
+// RedisConn.Subscribe). So the caller may close the Conn (the go-redis client) as soon
 // as Close and its own calls have returned: before, a clean-up DEL still on
 // its way then ran into a closed pool (go-redis logs "Unexpected conn[N]
 // state changed by hook to CLOSED", and the latch stays for its TTL). A

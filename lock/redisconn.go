@@ -403,18 +403,25 @@ func isSetNX(args []any) bool {
 // Subscribe implements Conn. It waits for the subscription's confirmation so
 // that a message published after Subscribe returns is never missed.
 //
-// A cancellation of ctx ends Subscribe at once, with ctx's error, wherever
-// the subscription is: go-redis dials a pub/sub connection of its own and
-// sends its handshake (HELLO) and the SUBSCRIBE before Subscribe can read
-// the confirmation, and there it honours a context's deadline only, not
-// its cancellation, waiting for a slow or stalled server's reply up to its
-// ReadTimeout (3 s by default). A waiter's subscription is bounded by the
+// A cancellation of ctx ends Subscribe at once, with ctx's error (unless
+// the subscription was made at that instant: then Subscribe returns it),
+// wherever the subscription is: go-redis dials a pub/sub connection of its
+// own and sends its handshake (HELLO) and the SUBSCRIBE before Subscribe
+// can read the confirmation, and while it waits for the handshake's reply
+// it honours a context's deadline only, not its cancellation (a plain dial
+// honours both; a TLS dial a deadline only), waiting for a slow or stalled
+// server up to its ReadTimeout (3 s by default). A waiter's subscription is bounded by the
 // time left of its wait through a cancellation (subscribeFor), as
 // Redisson's tryLock waits for its subscription future no longer than
 // that, so the subscription is made on a goroutine of its own: Subscribe
 // returns when ctx is cancelled, and a subscription made after that is
 // closed as soon as go-redis returns it (as Redisson unsubscribes a
-// subscription that completes after its tryLock gave up). Waited for in
+// subscription that completes after its tryLock gave up). That goroutine
+// outlives Subscribe by as long as go-redis takes to finish the handshake
+// (up to its dial and read timeouts; without a ReadTimeout, as long as
+// the server stalls), and may then send its SUBSCRIBE, after the lock
+// client's Close too, before it closes the connection: closing the
+// go-redis client first makes it fail instead. Waited for in
 // line, a fair waiter's subscription begun as redis-server stalled for
 // 1.2 s returned after the stall, its wait of 74 ms long spent, and so
 // did its TryLockFor (TestSubscribeCancelledDuringHandshake,
@@ -467,7 +474,12 @@ func (r *RedisConn) subscribe(ctx context.Context, channel string) (Subscription
 	ps := r.c.Subscribe(ctx, channel)
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 	_, err := ps.Receive(ctx)
-	stop()
+	if !stop() {
+		// ctx was cancelled as Receive returned: the AfterFunc has closed
+		// ps, or is closing it, whatever Receive answered.
+		_ = ps.Close()
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		_ = ps.Close()
 		if ctx.Err() != nil {
