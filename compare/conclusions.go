@@ -363,7 +363,7 @@ func (r *reportWriter) writeConclusions() {
 	r.w("the other way; where they overlap, its effect is *not shown beyond chance at %s runs*: more runs could show it either way. ", r.tableRuns())
 	r.w("Each lock is used as its library's user would by default (careful for SimpleLock and the spec's RedLock, trusting for the Redisson family: ")
 	r.w("[Belief models](#belief)). Availability (the lock unobtainable, never given to two) is counted apart, in the second table. ")
-	r.w("Each run is %v of one failure several times a minute: the rates rank the locks against each other under that failure, ", Duration)
+	r.w("Each run is %v of one failure mode at its row's rate, far above a deployment's: the rates rank the locks against each other under that failure, ", Duration)
 	r.w("they do not say how often a deployment would fail.\n\n")
 	r.control()
 	rows := r.conclusions()
