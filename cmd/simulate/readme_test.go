@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,9 +281,9 @@ func TestScenariosReadmeListsEveryFile(t *testing.T) {
 }
 
 // markdownTable is the first table after the line starting with heading
-// in file: its rows below the header and the separator, each split into
+// in file: its header and its rows below the separator, each split into
 // its cells (trimmed; the first cell, the row's name, included).
-func markdownTable(t *testing.T, file, heading string) [][]string {
+func markdownTable(t *testing.T, file, heading string) (header []string, rows [][]string) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -299,7 +300,6 @@ func markdownTable(t *testing.T, file, heading string) [][]string {
 	if start < 0 {
 		t.Fatalf("%s: no line starting %q", file, heading)
 	}
-	var rows [][]string
 	for _, line := range lines[start:] {
 		if !strings.HasPrefix(line, "|") {
 			if len(rows) > 0 {
@@ -316,8 +316,16 @@ func markdownTable(t *testing.T, file, heading string) [][]string {
 	if len(rows) < 3 {
 		t.Fatalf("%s: no table after %q", file, heading)
 	}
-	return rows[2:] // below the header and the separator
+	return rows[0], rows[2:] // the header; the rows below the separator
 }
+
+// words is s's words, lower case, without punctuation.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return strings.ContainsRune(" ,()", r) })
+}
+
+// staleWrites reads a README cell's "(N stale writes accepted, M rejected)".
+var staleWrites = regexp.MustCompile(`\(([0-9]+) stale writes accepted, ([0-9]+) rejected\)`)
 
 // leadingNumber is the number a table cell starts with ("8.2% [6.7–10]",
 // "58 (0 stale writes accepted, 392 rejected)").
@@ -329,10 +337,22 @@ var leadingNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?`)
 // report cannot leave the README quoting rates it no longer has (three
 // cells had kept an older report's numbers).
 func TestReadmeChoosingTableMatchesReport(t *testing.T) {
-	readme := markdownTable(t, "../../README.md", "## Choosing a lock")
-	report := markdownTable(t, "../../reports/README.md", "## Safety: unsafe runs")
-	if len(readme) != len(report) {
-		t.Fatalf("README's table has %d rows, the report's %d", len(readme), len(report))
+	readmeHeader, readme := markdownTable(t, "../../README.md", "## Choosing a lock")
+	reportHeader, report := markdownTable(t, "../../reports/README.md", "## Safety: unsafe runs")
+	if len(readme) != len(report) || len(readmeHeader) != len(reportHeader) {
+		t.Fatalf("README's table has %d rows and %d columns, the report's %d and %d", len(readme), len(readmeHeader), len(report), len(reportHeader))
+	}
+	for j := 1; j < len(readmeHeader); j++ {
+		for _, w := range words(readmeHeader[j]) {
+			if !slices.Contains(words(reportHeader[j]), w) {
+				t.Errorf("column %d: the README's %q is not the report's %q", j, readmeHeader[j], reportHeader[j])
+				break
+			}
+		}
+	}
+	conclusions, err := os.ReadFile("../../reports/README.md")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for i := range readme {
 		if len(readme[i]) != len(report[i]) {
@@ -342,6 +362,16 @@ func TestReadmeChoosingTableMatchesReport(t *testing.T) {
 			got, want := leadingNumber.FindString(readme[i][j]), leadingNumber.FindString(report[i][j])
 			if got == "" || got != want {
 				t.Errorf("%s, column %d: the README says %q, the report %q", readme[i][0], j, readme[i][j], report[i][j])
+			}
+			// The fenced resource's writes, from the report's conclusions.
+			if m := staleWrites.FindStringSubmatch(readme[i][j]); m != nil {
+				said := "the resource rejected " + m[2] + " writes of holders whose lock had passed on and accepted no stale one"
+				if m[1] != "0" {
+					said = "the resource accepted " + m[1] + " stale writes"
+				}
+				if !strings.Contains(string(conclusions), said) {
+					t.Errorf("%s, column %d: the README says %q, the report's conclusions lack %q", readme[i][0], j, m[0], said)
+				}
 			}
 		}
 	}
