@@ -351,3 +351,46 @@ func TestRestoredFieldOutlivesChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestResurrectedByCrashNamesIt: a hold that a crash brings back (the
+// node, which syncs its file every second, is from the crash on what its
+// restart will load: the released hash field) is reported as resurrected
+// with the crash as its cause, and with the restart when the truth shows
+// it there; without either (the control) nothing names a cause.
+func TestResurrectedByCrashNamesIt(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name, fault, want string
+	}{
+		{"crash", history.FaultCrash, "brought back by the crash of m1 (what its restart loads)"},
+		{"restart", history.FaultRestart, "brought back by the restart of m1"},
+		{"no fault (the control)", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newRH(1)
+			b.add("c2/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s")
+			b.add("c2/a", "lk", "release", lnS, lnS+ms, lnOK, "1", "")
+			b.key(ms/2, "m1", "", map[string]string{"c2:a": "1"})
+			b.gone(lnS+ms/2, "m1")
+			if c.fault == history.FaultRestart {
+				b.fault(1100*ms, history.FaultCrash, "m1", "persistence everysec")
+			}
+			if c.fault != "" {
+				b.fault(1200*ms, c.fault, "m1", "persistence everysec")
+			}
+			b.key(1200*ms, "m1", "", map[string]string{"c2:a": "1"})
+			var got []checker.Violation
+			for _, v := range checker.Judge(b.h(), checker.Config{End: 20 * lnS}).Violations {
+				if v.Kind == checker.Resurrected {
+					got = append(got, v)
+				}
+			}
+			if len(got) != 1 || got[0].From != 1200*ms {
+				t.Fatalf("resurrected: %v", got)
+			}
+			if c.want != "" && !strings.Contains(got[0].Detail, c.want) || c.want == "" && strings.Contains(got[0].Detail, "brought back") {
+				t.Errorf("detail %q; want it to name %q", got[0].Detail, c.want)
+			}
+		})
+	}
+}

@@ -162,6 +162,10 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			back := ""
 			if slices.Contains(tr.failAt[group], t) {
 				back = fmt.Sprintf(", brought back by the failover to %s", m)
+			} else if i := slices.IndexFunc(tr.downs[m], func(c downChange) bool { return c.t == t }); i >= 0 && tr.downs[m][i].down {
+				back = fmt.Sprintf(", brought back by the crash of %s (what its restart loads)", m)
+			} else if i >= 0 {
+				back = fmt.Sprintf(", brought back by the restart of %s", m)
 			}
 			out = append(out, Violation{Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 				Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",

@@ -26,11 +26,23 @@ func (tr *Truth) resurrected(k heldCount, group string, t time.Duration, got int
 	}
 }
 
-// broughtBack names the failover of group at t, if there was one, as the
-// cause of a hold the master shows at t.
+// broughtBack names the failover of group at t, or the crash or restart
+// of its master at t, if there was one, as the cause of a hold the master
+// shows at t: a failover to a replica that still had it, or a node that
+// persists to a file (a crash makes the node what its restart will load,
+// everysec's last fsync).
 func (tr *Truth) broughtBack(group string, t time.Duration) string {
+	m := tr.Master(group, t)
 	if slices.Contains(tr.failAt[group], t) {
-		return fmt.Sprintf(", brought back by the failover to %s", tr.Master(group, t))
+		return fmt.Sprintf(", brought back by the failover to %s", m)
+	}
+	for _, c := range tr.downs[m] {
+		switch {
+		case c.t == t && c.down:
+			return fmt.Sprintf(", brought back by the crash of %s (what its restart loads)", m)
+		case c.t == t:
+			return fmt.Sprintf(", brought back by the restart of %s", m)
+		}
 	}
 	return ""
 }
