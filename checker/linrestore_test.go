@@ -394,3 +394,42 @@ func TestResurrectedByCrashNamesIt(t *testing.T) {
 		})
 	}
 }
+
+// TestReentrancyNamesTheCrash: an owner whose next acquire is under way
+// while a crash brings its released hold back (the file everysec last
+// synced) enters it: two holds where it counts one, a reentrancy finding,
+// which names the crash that raised the count. The control: the same
+// count raised by the acquire running twice (a retry), with no fault,
+// names none.
+func TestReentrancyNamesTheCrash(t *testing.T) {
+	const ms = time.Millisecond
+	for _, crash := range []bool{true, false} {
+		b := newRH(1)
+		b.add("c2/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s")
+		b.add("c2/a", "lk", "release", lnS, lnS+ms, lnOK, "1", "")
+		b.add("c2/a", "lk", "acquire", 1050*ms, 1250*ms, lnOK, "", "watchdog=30s")
+		b.key(ms/2, "m1", "", map[string]string{"c2:a": "1"})
+		b.gone(lnS+ms/2, "m1")
+		if crash {
+			b.fault(1100*ms, history.FaultCrash, "m1", "persistence everysec")
+			b.key(1100*ms, "m1", "", map[string]string{"c2:a": "1"})
+			b.fault(1150*ms, history.FaultRestart, "m1", "loaded 1 key")
+		} else {
+			b.key(1100*ms, "m1", "", map[string]string{"c2:a": "1"})
+		}
+		b.key(1200*ms, "m1", "", map[string]string{"c2:a": "2"})
+		var got []checker.Violation
+		for _, v := range checker.Judge(b.h(), checker.Config{End: 20 * lnS}).Violations {
+			if v.Kind == checker.Reentrancy {
+				got = append(got, v)
+			}
+		}
+		if len(got) != 1 || got[0].From != 1250*ms {
+			t.Fatalf("crash %v: reentrancy %v", crash, got)
+		}
+		const cause = "; the master's count rose from 0 to 1 at 1.1s, brought back by the crash of m1 (what its restart loads)"
+		if crash != strings.Contains(got[0].Detail, cause) || !crash && strings.Contains(got[0].Detail, "rose") {
+			t.Errorf("crash %v: detail %q", crash, got[0].Detail)
+		}
+	}
+}

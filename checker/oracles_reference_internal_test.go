@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -139,6 +140,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		}
 		slices.Sort(checks)
 		reported := false
+		agreed := time.Duration(math.MinInt64)
 		for _, t := range slices.Compact(checks) {
 			if busyBut(t, endingAt(t)) {
 				continue
@@ -147,6 +149,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			got, want := holdCount(tr.State(m, k.lock, t), k.field), unmatched(t)
 			if got == want || (got == 0 && want <= 0) {
 				reported = false
+				agreed = t
 				continue
 			}
 			if got == 0 || reported {
@@ -154,19 +157,28 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			}
 			reported = true
 			if want > 0 {
+				// The cause: the latest failover, crash or restart since
+				// the counts agreed at which the master's count rose.
+				rose := ""
+				for i := len(tr.recs) - 1; i >= 0 && rose == ""; i-- {
+					f := &tr.recs[i]
+					u := f.At()
+					if f.Kind != history.KindFault || u > t || u <= agreed || u <= 0 ||
+						(f.Op != history.FaultFailover && f.Op != history.FaultCrash && f.Op != history.FaultRestart) {
+						continue
+					}
+					before := holdCount(tr.State(tr.refMaster(group, u-1), k.lock, u-1), k.field)
+					now := holdCount(tr.State(tr.refMaster(group, u), k.lock, u), k.field)
+					if now > before {
+						rose = fmt.Sprintf("; the master's count rose from %d to %d at %v%s", before, now, u, refBroughtBack(tr, group, tr.refMaster(group, u), u))
+					}
+				}
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-					Detail: fmt.Sprintf("the master shows %s for %s, which has %s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire")),
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire"), rose),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue
 			}
-			back := ""
-			if slices.Contains(tr.failAt[group], t) {
-				back = fmt.Sprintf(", brought back by the failover to %s", m)
-			} else if i := slices.IndexFunc(tr.downs[m], func(c downChange) bool { return c.t == t }); i >= 0 && tr.downs[m][i].down {
-				back = fmt.Sprintf(", brought back by the crash of %s (what its restart loads)", m)
-			} else if i >= 0 {
-				back = fmt.Sprintf(", brought back by the restart of %s", m)
-			}
+			back := refBroughtBack(tr, group, m, t)
 			out = append(out, Violation{Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 				Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
 					m, counted(got, "hold"), k.holder, back),
@@ -423,4 +435,21 @@ func TestLongestUnavailableAgreesWithPass(t *testing.T) {
 	if found < 500 {
 		t.Fatalf("only %d cases with an unavailable span", found)
 	}
+}
+
+// refBroughtBack is the cause a hold the master m of group shows at t
+// names: a failover of group at t, else a crash or restart of m at t.
+func refBroughtBack(tr *Truth, group, m string, t time.Duration) string {
+	if slices.Contains(tr.failAt[group], t) {
+		return fmt.Sprintf(", brought back by the failover to %s", m)
+	}
+	for _, c := range tr.downs[m] {
+		if c.t == t && c.down {
+			return fmt.Sprintf(", brought back by the crash of %s (what its restart loads)", m)
+		}
+		if c.t == t {
+			return fmt.Sprintf(", brought back by the restart of %s", m)
+		}
+	}
+	return ""
 }

@@ -353,6 +353,7 @@ func (tr *Truth) countBounds(k heldCount, group string, oh ownerHolds, srcs [3][
 func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w *oracleWork) []Violation {
 	var out []Violation
 	reported := false
+	agreed := time.Duration(math.MinInt64) // the last check time the counts agreed
 	srcs := tr.checkSources(k, group, oh)
 	bounds := tr.countBounds(k, group, oh, srcs)
 	for i := 0; i <= len(bounds); i++ {
@@ -374,6 +375,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		got, want := holdCount(st, k.field), oh.unmatched(t)
 		if got == want || (got == 0 && want <= 0) {
 			reported = false // agreement again: a later disagreement is a new episode
+			agreed = t
 			continue
 		}
 		if got == 0 || reported {
@@ -383,7 +385,8 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		if want > 0 {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire")),
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire"),
+					tr.roseBy(k, group, agreed, t)),
 				Faults: tr.faultsBefore(t),
 			})
 			continue
@@ -391,6 +394,33 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		out = append(out, tr.resurrected(k, group, t, got))
 	}
 	return out
+}
+
+// roseBy names, as a Reentrancy finding's cause, the latest failover of
+// group, or crash or restart of a node that serves it, in (after, t] at
+// which the master's count for k rose: a count no command wrote, that a
+// failover to a replica which kept a released hold, or a node's file (its
+// crash makes it what its restart loads), brought back. "" if none did.
+// Only the instants since the counts last agreed (after) are looked at: an
+// earlier rise was followed by an agreement, so it is not this episode's.
+func (tr *Truth) roseBy(k heldCount, group string, after, t time.Duration) string {
+	instants := slices.Concat(tr.failAt[group], tr.downAt[group])
+	slices.Sort(instants)
+	for i := len(instants) - 1; i >= 0; i-- {
+		u := instants[i]
+		if u > t {
+			continue
+		}
+		if u <= after || u <= 0 {
+			break
+		}
+		before := holdCount(tr.State(tr.Master(group, u-1), k.lock, u-1), k.field)
+		now := holdCount(tr.State(tr.Master(group, u), k.lock, u), k.field)
+		if now > before {
+			return fmt.Sprintf("; the master's count rose from %d to %d at %v%s", before, now, u, tr.broughtBack(group, u))
+		}
+	}
+	return ""
 }
 
 // releasesLeavingLevels reports every release of k's owner that answered
