@@ -20,7 +20,7 @@ func TestWriteTable(t *testing.T) {
 	want := `  1    2    3    4    5    6  failure mode (unsafe runs, % of 100 runs a cell)
  0%   0%   0%   0%   0%   0%  no faults
  8%   0%   8%   8%  16%   0%  master failover, replica lagging 0-200 ms (2/min)
-53%  57%  53%  51%  42%  56%  client process pause (2/min per client) (6s)
+53%  57%  53%  51%  42%  56%  client process pause of 6s (2/min per client)
 
 columns:
   1  RedissonLock, single-server config
@@ -69,7 +69,7 @@ columns:
 		"     1       2       3       4       5       6  failure mode (unsafe runs of the cell's runs)\n",
 		" 0/100   0/100   0/100   0/100   0/100   0/100  no faults\n",
 		"  16/100   0/100  master failover",
-		"   1/3     1/3     1/3     1/3     1/3       -  client process pause (2/min per client) (6s)\n",
+		"   1/3     1/3     1/3     1/3     1/3       -  client process pause of 6s (2/min per client)\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("interrupted table lacks %q:\n%s", want, b.String())
@@ -87,7 +87,7 @@ func TestWriteTableFirstCellNotRun(t *testing.T) {
 	want := `     1       2       3       4       5       6  failure mode (unsafe runs of the cell's runs)
      -   0/100   0/100   0/100   0/100   0/100  no faults
  8/100   0/100   8/100   8/100  16/100   0/100  master failover, replica lagging 0-200 ms (2/min)
-53/100  57/100  53/100  51/100  42/100  56/100  client process pause (2/min per client) (6s)
+53/100  57/100  53/100  51/100  42/100  56/100  client process pause of 6s (2/min per client)
 `
 	first := conclusionsFixture(t, referenceCounts())
 	first.Table[0][0].Runs = 0

@@ -413,9 +413,13 @@ func (r *reportWriter) modeTable(cell func(*Cell) string) {
 	}
 }
 
-// modeTitle is m's title with its table intensity.
+// modeTitle is m's title with its table intensity: its Heading, or the
+// title with the level in parentheses.
 func modeTitle(m Mode) string {
-	if len(m.Levels) > 1 {
+	switch {
+	case len(m.Levels) > 1 && m.Heading != nil:
+		return m.Heading(m.Format(m.Ref))
+	case len(m.Levels) > 1:
 		return fmt.Sprintf("%s (%s)", m.Title, m.Format(m.Ref))
 	}
 	return m.Title
