@@ -70,7 +70,8 @@ var beyond = map[string]string{
 		"(`scenarios/redisson-partial-wait-ack-failover.yaml`); and Redisson counts the master's replicas once: a client whose lock script " +
 		"meets a master without a replica (after a failover, until the old master is back as one) reads 0 and sends no WAIT again " +
 		"until it restarts, so a long-lived client loses the replicated config's protection at a later failover " +
-		"(`scenarios/redisson-replica-count-stuck-at-zero.yaml`)",
+		"(`scenarios/redisson-replica-count-stuck-at-zero.yaml`): these runs last 30 s, and over 10-minute runs the same cell is as unsafe " +
+		"as the single-server config's (`scenarios/redisson-replicated-long-lived-client.yaml`)",
 	"replication-lag": "the same as for failover: WAIT protects only through the replica that acknowledged it",
 	"restart": "the single-server locks that stay safe here do so because every hold (1 s) ends while a crashed node is still down (1 s): " +
 		"a holder that works on past its node's return, empty, loses its lock to the next acquire, two holders at once " +
