@@ -364,19 +364,31 @@ type linState struct {
 // from nil or from a copy). shapes is scratch for the members' shapes
 // (nil: its own).
 func union(set, add []lockState, shapes *[]uint64) []lockState {
-	var own []uint64
-	if shapes == nil {
-		shapes = &own
-	}
-	ss := shapedSet{states: set, shapes: (*shapes)[:0]}
+	ss := shapedSet{states: set, shapes: scratchOf(shapes)}
 	for _, y := range set {
 		ss.shapes = append(ss.shapes, y.shape())
 	}
 	for _, x := range add {
 		ss.add(x)
 	}
-	*shapes = ss.shapes[:0]
+	keepScratch(shapes, ss.shapes)
 	return ss.states
+}
+
+// scratchOf is an empty slice for a set's shapes in *p's memory (nil p:
+// none, a slice of its own is grown); keepScratch gives what it grew to
+// back to *p for the next set.
+func scratchOf(p *[]uint64) []uint64 {
+	if p == nil {
+		return nil
+	}
+	return (*p)[:0]
+}
+
+func keepScratch(p *[]uint64, s []uint64) {
+	if p != nil {
+		*p = s[:0]
+	}
 }
 
 // shapedSet is a set of lock states (none covering another) with each
@@ -427,16 +439,12 @@ func pruneStates(states []lockState, shapes *[]uint64) []lockState {
 	if len(states) <= 1 {
 		return states
 	}
-	var own []uint64
-	if shapes == nil {
-		shapes = &own
-	}
-	ss := shapedSet{states: states[:0], shapes: (*shapes)[:0]}
+	ss := shapedSet{states: states[:0], shapes: scratchOf(shapes)}
 	for i := range states {
 		ss.add(states[i])
 	}
 	clear(states[len(ss.states):])
-	*shapes = ss.shapes[:0]
+	keepScratch(shapes, ss.shapes)
 	return ss.states
 }
 
@@ -476,11 +484,7 @@ func (st *linState) closure(bound int64, shapes *[]uint64) []lockState {
 	if len(st.armed) == 0 && !slices.ContainsFunc(st.set, lockState.forgets) {
 		return st.set
 	}
-	var own []uint64
-	if shapes == nil {
-		shapes = &own
-	}
-	all := shapedSet{shapes: (*shapes)[:0]}
+	all := shapedSet{shapes: scratchOf(shapes)}
 	var queue, fired []lockState
 	for _, x := range st.set {
 		if all.add(x) {
@@ -505,7 +509,7 @@ func (st *linState) closure(bound int64, shapes *[]uint64) []lockState {
 			}
 		}
 	}
-	*shapes = all.shapes[:0]
+	keepScratch(shapes, all.shapes)
 	return all.states
 }
 
@@ -544,18 +548,15 @@ var memoBytes int64 = 32 << 20
 // closure is st.closure(bound), from the memo when it has it. A nil memo
 // computes it.
 func (m *closureMemo) closure(st *linState, bound int64) []lockState {
-	if m == nil {
-		return st.closure(bound, nil)
-	}
-	if len(st.armed) == 0 {
-		return st.closure(bound, &m.shapes)
+	if m == nil || len(st.armed) == 0 {
+		return st.closure(bound, m.scratch())
 	}
 	k := closureKey{st, bound}
 	if c, ok := m.m[k]; ok {
 		m.hits++
 		return c
 	}
-	c := st.closure(bound, &m.shapes)
+	c := st.closure(bound, m.scratch())
 	n := int64(linStateBytes)
 	for _, x := range c {
 		n += stateMemberBytes + x.bytes()
@@ -569,6 +570,14 @@ func (m *closureMemo) closure(st *linState, bound int64) []lockState {
 	m.m[k] = c
 	m.bytes += n
 	return c
+}
+
+// scratch is the memo's scratch for shapes (nil: a nil memo has none).
+func (m *closureMemo) scratch() *[]uint64 {
+	if m == nil {
+		return nil
+	}
+	return &m.shapes
 }
 
 // reset empties the memo.
@@ -604,11 +613,7 @@ func (st *linState) stepMemo(o *linOp, scratch *[]lockState, memo *closureMemo) 
 	for _, x := range memo.closure(st, o.ret) {
 		next = x.step(o, next)
 	}
-	var shapes *[]uint64
-	if memo != nil {
-		shapes = &memo.shapes
-	}
-	next = pruneStates(next, shapes)
+	next = pruneStates(next, memo.scratch())
 	if scratch != nil {
 		*scratch = next[:0]
 		defer clear(next) // once next is copied, or found to be st's

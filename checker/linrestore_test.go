@@ -82,16 +82,7 @@ func TestRestoredStateRefusal(t *testing.T) {
 // (its key is its own, still believed held), report none.
 func TestResurrectedToken(t *testing.T) {
 	const ms = time.Millisecond
-	find := func(h []history.Record) []checker.Violation {
-		v := checker.Judge(h, checker.Config{End: 20 * lnS})
-		var out []checker.Violation
-		for _, x := range v.Violations {
-			if x.Kind == checker.Resurrected {
-				out = append(out, x)
-			}
-		}
-		return out
-	}
+	find := func(h []history.Record) []checker.Violation { return judgedOfKind(h, checker.Resurrected) }
 	got := find(restoredHistory(checker.LockSimple, 1200*ms, true))
 	if len(got) != 1 || got[0].From != 1200*ms || got[0].Holders[0] != "c2" ||
 		!strings.Contains(got[0].Detail, `the master r1 names c2's token "t2", which holds nothing (its holder released it), brought back by the failover to r1`) {
@@ -106,6 +97,18 @@ func TestResurrectedToken(t *testing.T) {
 	if got := find(restoredHistory(checker.LockSimple, 1200*ms, false)); len(got) != 0 {
 		t.Errorf("never released: %v", got)
 	}
+}
+
+// judgedOfKind is the violations of kind k that Judge finds in h (judged
+// to 20 s).
+func judgedOfKind(h []history.Record, k checker.Kind) []checker.Violation {
+	var out []checker.Violation
+	for _, v := range checker.Judge(h, checker.Config{End: 20 * lnS}).Violations {
+		if v.Kind == k {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // rh builds the histories of the restored-state tests: groups g1..gN, each
@@ -379,12 +382,7 @@ func TestResurrectedByCrashNamesIt(t *testing.T) {
 				b.fault(1200*ms, c.fault, "m1", "persistence everysec")
 			}
 			b.key(1200*ms, "m1", "", map[string]string{"c2:a": "1"})
-			var got []checker.Violation
-			for _, v := range checker.Judge(b.h(), checker.Config{End: 20 * lnS}).Violations {
-				if v.Kind == checker.Resurrected {
-					got = append(got, v)
-				}
-			}
+			got := judgedOfKind(b.h(), checker.Resurrected)
 			if len(got) != 1 || got[0].From != 1200*ms {
 				t.Fatalf("resurrected: %v", got)
 			}
@@ -418,12 +416,7 @@ func TestReentrancyNamesTheCrash(t *testing.T) {
 			b.key(1100*ms, "m1", "", map[string]string{"c2:a": "1"})
 		}
 		b.key(1200*ms, "m1", "", map[string]string{"c2:a": "2"})
-		var got []checker.Violation
-		for _, v := range checker.Judge(b.h(), checker.Config{End: 20 * lnS}).Violations {
-			if v.Kind == checker.Reentrancy {
-				got = append(got, v)
-			}
-		}
+		got := judgedOfKind(b.h(), checker.Reentrancy)
 		if len(got) != 1 || got[0].From != 1250*ms {
 			t.Fatalf("crash %v: reentrancy %v", crash, got)
 		}

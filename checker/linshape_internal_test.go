@@ -66,18 +66,8 @@ func TestShapeNecessaryForCovers(t *testing.T) {
 		if a, b, bad := coveringPairWithOtherShapes(states, lockState.shape); bad {
 			t.Errorf("%s: %#v covers %#v, shapes %x and %x", model, a, b, a.shape(), b.shape())
 		}
-		withExp := func(x lockState) uint64 {
-			switch s := x.(type) {
-			case *simpleState:
-				return mix(s.shape(), uint64(s.exp))
-			case *reentState:
-				return mix(s.shape(), uint64(s.exp))
-			case *rwState:
-				return mix(s.shape(), uint64(s.exp))
-			}
-			return 0
-		}
-		if _, _, bad := coveringPairWithOtherShapes(states, withExp); !bad {
+		withTimes := func(x lockState) uint64 { return mix(x.shape(), x.hash()) }
+		if _, _, bad := coveringPairWithOtherShapes(states, withTimes); !bad {
 			t.Errorf("%s: a shape digesting the expiry was not caught", model)
 		}
 	}
@@ -141,6 +131,16 @@ func TestShapedSetSameAsComparingAll(t *testing.T) {
 	}
 }
 
+// armedStates are two states with holder 0's write acquire armed: the lock
+// write-held by holder 1 until 50 (the acquire fires only at bounds that
+// reach it), and the free lock (it fires at any bound).
+func armedStates() (held, free *linState) {
+	u := &linOp{kind: linAcquire, holder: 0, lease: 100, out: outUnknown}
+	held = &linState{set: []lockState{&rwState{writer: 1, wlo: 1, whi: 1, exp: 50, rmin: never}}, armed: []*linOp{u}}
+	free = &linState{set: []lockState{freed(0)}, armed: []*linOp{u}}
+	return held, free
+}
+
 // TestClosureMemoKeyedByStateAndBound: the memo answers a closure asked
 // again with the closure computed for it, and computes a closure asked
 // with another bound or of another state: another writer's armed acquire
@@ -148,9 +148,7 @@ func TestShapedSetSameAsComparingAll(t *testing.T) {
 // memo keyed by state alone answered the smaller closure for the larger
 // bound), and fires from a free lock whatever the bound.
 func TestClosureMemoKeyedByStateAndBound(t *testing.T) {
-	u := &linOp{kind: linAcquire, holder: 0, lease: 100, out: outUnknown}
-	held := &linState{set: []lockState{&rwState{writer: 1, wlo: 1, whi: 1, exp: 50, rmin: never}}, armed: []*linOp{u}}
-	free := &linState{set: []lockState{freed(0)}, armed: []*linOp{u}}
+	held, free := armedStates()
 	var m closureMemo
 	for _, ask := range []struct {
 		st    *linState
@@ -182,8 +180,7 @@ func TestClosureMemoKeyedByStateAndBound(t *testing.T) {
 func TestClosureMemoBounded(t *testing.T) {
 	defer func(was int64) { memoBytes = was }(memoBytes)
 	memoBytes = 1000
-	u := &linOp{kind: linAcquire, holder: 0, lease: 100, out: outUnknown}
-	held := &linState{set: []lockState{&rwState{writer: 1, wlo: 1, whi: 1, exp: 50, rmin: never}}, armed: []*linOp{u}}
+	held, _ := armedStates()
 	var m closureMemo
 	emptied := false
 	for bound := range int64(100) {

@@ -404,6 +404,9 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 // Only the instants since the counts last agreed (after) are looked at: an
 // earlier rise was followed by an agreement, so it is not this episode's.
 func (tr *Truth) roseBy(k heldCount, group string, after, t time.Duration) string {
+	// The group's failovers and its nodes' crashes and restarts, not
+	// lossInstants: those add a crashed node's first change while it is
+	// down, a loss a real server's recorder notes late, never a rise.
 	instants := slices.Concat(tr.failAt[group], tr.downAt[group])
 	slices.Sort(instants)
 	for i := len(instants) - 1; i >= 0; i-- {

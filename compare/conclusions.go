@@ -192,15 +192,19 @@ func (c *conclusion) add(change string, with, without *Cell) {
 	for _, c := range []*Cell{without, with} {
 		rare += wrap("; "+c.Algorithm.Title+" ", rarelyGranted(c), "")
 	}
-	f := fmt.Sprintf("%s (%s → %s%s)", change, percent(without.Unsafe, without.Runs), percent(with.Unsafe, with.Runs), rare)
+	rates := percent(without.Unsafe, without.Runs) + " → " + percent(with.Unsafe, with.Runs)
+	worse := below(without, with)
+	if worse {
+		// Worse may be in kind as well as in rate: say how many of the
+		// runs with it had two holders (ratedList's reason).
+		rates += ", two holders in " + percent(with.Kinds[checker.MutualExclusion], with.Runs)
+	}
+	f := fmt.Sprintf("%s (%s%s)", change, rates, rare)
 	switch {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)
-	case below(without, with):
-		// Worse may be in kind as well as in rate: say how many of the
-		// runs with it had two holders (ratedList's reason).
-		c.Worse = append(c.Worse, fmt.Sprintf("%s (%s → %s, two holders in %s%s)", change, percent(without.Unsafe, without.Runs),
-			percent(with.Unsafe, with.Runs), percent(with.Kinds[checker.MutualExclusion], with.Runs), rare))
+	case worse:
+		c.Worse = append(c.Worse, f)
 	case without.Unsafe+with.Unsafe > 0 && !(allUnsafe(with) && allUnsafe(without)):
 		c.NotShown = append(c.NotShown, f)
 	}

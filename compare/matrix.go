@@ -73,10 +73,11 @@ type Mode struct {
 	Hold time.Duration
 	// Format shows a level in the report.
 	Format func(x float64) string
-	// Heading, if set, is the mode's title with the table's level in it
-	// (modeTitle), for a title that reads badly with the level after it
-	// in parentheses: "client process pause of 6s (2/min per client)".
-	Heading func(level string) string
+	// Heading, if set, is the mode's title with "{level}" where the
+	// table's level goes (modeTitle), for a title that reads badly with
+	// the level after it in parentheses: "client process pause of {level}
+	// (2/min per client)".
+	Heading string
 	// Note, if set, is a sentence or two of the report on what the mode
 	// shows.
 	Note string
@@ -212,36 +213,32 @@ var Modes = []Mode{
 		}},
 	{Name: "replication-lag", Title: "failover (2/min) with a replica this far behind", Axis: "replication lag (s)",
 		Levels: []float64{0.001, 0.01, 0.1, 1, 5}, Ref: 1, Replicated: true, Format: secs,
-		Heading: func(l string) string { return "failover (2/min) with a replica " + l + " behind" },
+		Heading: "failover (2/min) with a replica {level} behind",
 		Note:    failoverNote + " " + fencedUnsyncedNote,
 		faults: func(x float64) (string, string) {
 			return secs(x), fmt.Sprintf("rates: {failover: 2, failover_down: %s}\n", dur(FailoverDown))
 		}},
 	{Name: "restart", Title: "node crash and restart without persistence (down 1 s)", Axis: "crashes per minute per node",
 		Levels: []float64{0.5, 1, 2, 4, 8}, Ref: 2, Format: perMin, Note: restartNote,
-		Heading: func(l string) string {
-			return "node crash and restart without persistence (down 1 s), " + l + " per node"
-		},
+		Heading: "node crash and restart without persistence (down 1 s), {level} per node",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {crash: %g, crash_down: 1s}\n", x)
 		}},
 	{Name: "pause", Title: "client process pause (2/min per client)", Axis: "pause length (s)",
 		Levels: []float64{0.5, 2, 4, 6, 10}, Ref: 6, Format: secs,
-		Heading: func(l string) string { return "client process pause of " + l + " (2/min per client)" },
+		Heading: "client process pause of {level} (2/min per client)",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {pause: 2, pause_for: %s}\n", secs(x))
 		}},
 	{Name: "clock-jump", Title: "clock jumps on nodes and clients (1/min each, either way)", Axis: "jump size (s)",
 		Levels: []float64{0.5, 1, 2, 5, 10}, Ref: 5, Format: secs,
-		Heading: func(l string) string { return "clock jumps of " + l + " on nodes and clients (1/min each, either way)" },
+		Heading: "clock jumps of {level} on nodes and clients (1/min each, either way)",
 		faults: func(x float64) (string, string) {
 			return "10ms", fmt.Sprintf("rates: {clock_jump: 1, jump_by: %s}\n", secs(x))
 		}},
 	{Name: "delay", Title: "delayed messages (" + pct(DelayP) + " of requests and replies; clients wait for late replies)", Axis: "longest delay (s)",
 		Levels: []float64{0.5, 2, 5, 10, 20}, Ref: 10, Format: secs, ClientTimeout: Duration,
-		Heading: func(l string) string {
-			return "delayed messages of up to " + l + " (" + pct(DelayP) + " of requests and replies; clients wait for late replies)"
-		},
+		Heading: "delayed messages of up to {level} (" + pct(DelayP) + " of requests and replies; clients wait for late replies)",
 		Note: "Kleppmann's network-delay timeline: a request or a reply held in the network for a draw uniform in 0 to the longest delay, " +
 			"which can exceed the lease, so that a reply granting a lease arrives after the lease ran out. " +
 			"What a holder does with such a reply is its belief model (see [Belief models](#belief)).",

@@ -417,8 +417,8 @@ func (r *reportWriter) modeTable(cell func(*Cell) string) {
 // title with the level in parentheses.
 func modeTitle(m Mode) string {
 	switch {
-	case len(m.Levels) > 1 && m.Heading != nil:
-		return m.Heading(m.Format(m.Ref))
+	case len(m.Levels) > 1 && m.Heading != "":
+		return strings.ReplaceAll(m.Heading, "{level}", m.Format(m.Ref))
 	case len(m.Levels) > 1:
 		return fmt.Sprintf("%s (%s)", m.Title, m.Format(m.Ref))
 	}
