@@ -85,33 +85,46 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			continue
 		}
 		group, rops := groups[0], ops[k]
-		var steps []holdStep
+		// A step: +1, -1, a reset to 0, or an uncertain -1 (a release
+		// that ended in an error) that lowers only the least count.
+		type refStep struct {
+			t         time.Duration
+			delta     int
+			reset, or bool
+		}
+		var steps []refStep
 		for _, r := range rops {
 			end, done := r.Returned()
 			acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
 			switch {
 			case acquire && r.Outcome == history.OutcomeOK && done:
-				steps = append(steps, holdStep{end, 1})
+				steps = append(steps, refStep{t: end, delta: 1})
 			case !acquire && r.Outcome == history.OutcomeOK:
-				steps = append(steps, holdStep{r.At(), -1})
+				steps = append(steps, refStep{t: r.At(), delta: -1})
 			case !acquire && r.Outcome == history.OutcomeFail:
-				steps = append(steps, holdStep{r.At(), 0})
+				steps = append(steps, refStep{t: r.At(), reset: true})
+			case !acquire && r.Outcome == history.OutcomeError:
+				steps = append(steps, refStep{t: r.At(), delta: -1, or: true})
 			}
 		}
-		slices.SortStableFunc(steps, func(a, b holdStep) int { return cmp.Compare(a.t, b.t) })
-		unmatched := func(t time.Duration) int {
-			n := 0
+		slices.SortStableFunc(steps, func(a, b refStep) int { return cmp.Compare(a.t, b.t) })
+		unmatched := func(t time.Duration) (int, int) {
+			lo, hi := 0, 0
 			for _, s := range steps {
 				switch {
 				case s.t > t:
-					return n
-				case s.delta == 0:
-					n = 0
+					return lo, hi
+				case s.reset:
+					lo, hi = 0, 0
+				case s.or:
+					if lo > 0 {
+						lo--
+					}
 				default:
-					n += s.delta
+					lo, hi = lo+s.delta, hi+s.delta
 				}
 			}
-			return n
+			return lo, hi
 		}
 		busyBut := func(t time.Duration, self *history.Record) bool {
 			for _, r := range rops {
@@ -146,8 +159,9 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				continue
 			}
 			m := tr.refMaster(group, t)
-			got, want := holdCount(tr.State(m, k.lock, t), k.field), unmatched(t)
-			if got == want || (got == 0 && want <= 0) {
+			got := holdCount(tr.State(m, k.lock, t), k.field)
+			lo, hi := unmatched(t)
+			if (lo <= got && got <= hi) || (got == 0 && lo <= 0) {
 				reported = false
 				agreed = t
 				continue
@@ -156,7 +170,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				continue
 			}
 			reported = true
-			if want > 0 {
+			if hi > 0 {
 				// The cause: the latest failover, crash or restart since
 				// the counts agreed at which the master's count rose.
 				rose := ""
@@ -174,7 +188,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					}
 				}
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire"), rose),
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi), rose),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue
 			}
@@ -189,7 +203,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
 				continue
 			}
-			if before := unmatched(r.At() - 1); before > 1 {
+			if before, _ := unmatched(r.At() - 1); before > 1 {
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
 					Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
 					Faults: refFaultsBefore(tr.recs, r.At(), 5)})

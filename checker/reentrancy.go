@@ -32,7 +32,10 @@ import (
 // violation is reported per episode: later counts follow from it until the
 // master's count agrees with the holder's acquires again.
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
-// field is gone is not compared.
+// field is gone is not compared. A release that ended in an error may have
+// run on the master or not (an unlock whose WAIT no replica acknowledged
+// did), and its owner gives its hold up either way: from then on the
+// owner's count is one of two numbers, and a master showing either agrees.
 func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
 	return tr.reentrancyViolations(indexRecords(h), nil)
 }
@@ -115,17 +118,22 @@ func readWriteLocks(ix *recordIndex) map[string]bool {
 type ownerHolds struct {
 	ops []*history.Record
 	// steps change the count the master should show, in time order: +1 at
-	// a successful acquire's return, -1 at a successful release's call, and
-	// a reset to 0 (delta 0) at a release answered "not held" (the node had
-	// no hold for the owner, whatever the owner believed, and the lock
-	// forgets its holds). An "expire" changes nothing: the owner's own
-	// estimate ran out, the master keeps the count until the key's TTL, and
-	// the workload still releases.
+	// a successful acquire's return, -1 at a successful release's call, a
+	// reset to 0 at a release answered "not held" (the node had no hold
+	// for the owner, whatever the owner believed, and the lock forgets its
+	// holds), and an uncertain -1 at the call of a release that ended in an
+	// error: its script may have run (an unlock whose WAIT no replica
+	// acknowledged did) or not, and the owner gives its hold up either way,
+	// as Redisson's unlock does, so from then on the count is one of two.
+	// An "expire" changes nothing: the owner's own estimate ran out, the
+	// master keeps the count until the key's TTL, and the workload still
+	// releases.
 	steps []holdStep
-	// times[i] is steps[i].t, counts[i] the count after steps[0..i]
-	// (unmatched's answer).
-	times  []time.Duration
-	counts []int
+	// times[i] is steps[i].t; lows[i] and highs[i] bound the count after
+	// steps[0..i] (unmatched's answer): equal until a release ends in an
+	// error, apart by one for each since the last reset.
+	times       []time.Duration
+	lows, highs []int
 	// calls and ends are the ops' calls, and the returns of those that
 	// returned, sorted (inFlight counts with them); okEnds the returns of
 	// the successful ones, sorted (opEndingAt).
@@ -133,9 +141,19 @@ type ownerHolds struct {
 }
 
 type holdStep struct {
-	t     time.Duration
-	delta int // +1, -1, or 0 for a reset
+	t    time.Duration
+	kind holdChange
 }
+
+// holdChange is how a holdStep changes the owner's count.
+type holdChange int8
+
+const (
+	heldOneMore   holdChange = iota // +1: an acquire returned ok
+	heldOneLess                     // -1: a release was called that returned ok
+	heldNone                        // to 0: a release answered "not held"
+	heldMaybeLess                   // -1 or unchanged: a release ended in an error
+)
 
 // newOwnerHolds reads the steps off one count's operations, and indexes
 // them: each question unmatched, busyBut and endsOK answer is a binary
@@ -148,11 +166,13 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 		acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
 		switch {
 		case acquire && r.Outcome == history.OutcomeOK && done:
-			oh.steps = append(oh.steps, holdStep{end, 1})
+			oh.steps = append(oh.steps, holdStep{end, heldOneMore})
 		case !acquire && r.Outcome == history.OutcomeOK:
-			oh.steps = append(oh.steps, holdStep{r.At(), -1})
+			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
 		case !acquire && r.Outcome == history.OutcomeFail:
-			oh.steps = append(oh.steps, holdStep{r.At(), 0})
+			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
+		case !acquire && r.Outcome == history.OutcomeError:
+			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
 		}
 		oh.calls = append(oh.calls, r.At())
 		if done {
@@ -163,20 +183,35 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 		}
 	}
 	slices.SortStableFunc(oh.steps, func(a, b holdStep) int { return cmp.Compare(a.t, b.t) })
-	n := 0
+	lo, hi := 0, 0
 	for _, s := range oh.steps {
-		if s.delta == 0 {
-			n = 0
-		} else {
-			n += s.delta
-		}
+		lo, hi = s.kind.apply(lo, hi)
 		oh.times = append(oh.times, s.t)
-		oh.counts = append(oh.counts, n)
+		oh.lows = append(oh.lows, lo)
+		oh.highs = append(oh.highs, hi)
 	}
 	slices.Sort(oh.calls)
 	slices.Sort(oh.ends)
 	slices.Sort(oh.okEnds)
 	return oh
+}
+
+// apply is the bounds [lo, hi] of an owner's count after the change. An
+// uncertain release lowers only the lower bound, and not below 0 when it
+// was at or above 0: a release that ran on no hold leaves none.
+func (c holdChange) apply(lo, hi int) (int, int) {
+	switch c {
+	case heldOneMore:
+		return lo + 1, hi + 1
+	case heldOneLess:
+		return lo - 1, hi - 1
+	case heldNone:
+		return 0, 0
+	}
+	if lo > 0 {
+		lo--
+	}
+	return lo, hi
 }
 
 // atOrBefore is how many of sorted are at or before t: upTo's binary
@@ -227,12 +262,13 @@ func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
 	return i
 }
 
-// unmatched is the count the master should show at t: the steps up to t.
-func (oh ownerHolds) unmatched(t time.Duration) int {
+// unmatched bounds the count the master should show at t: the steps up to
+// t. lo == hi unless a release since the last reset ended in an error.
+func (oh ownerHolds) unmatched(t time.Duration) (lo, hi int) {
 	if n := atOrBefore(oh.times, t); n > 0 {
-		return oh.counts[n-1]
+		return oh.lows[n-1], oh.highs[n-1]
 	}
-	return 0
+	return 0, 0
 }
 
 // inFlight is how many operations are in flight at t: called by t, and
@@ -372,8 +408,9 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			continue
 		}
 		st := tr.State(tr.Master(group, t), k.lock, t)
-		got, want := holdCount(st, k.field), oh.unmatched(t)
-		if got == want || (got == 0 && want <= 0) {
+		got := holdCount(st, k.field)
+		least, most := oh.unmatched(t)
+		if (least <= got && got <= most) || (got == 0 && least <= 0) {
 			reported = false // agreement again: a later disagreement is a new episode
 			agreed = t
 			continue
@@ -382,10 +419,10 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			continue
 		}
 		reported = true
-		if want > 0 {
+		if most > 0 {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, counted(want, "unmatched acquire"),
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, unmatchedAcquires(least, most),
 					tr.roseBy(k, group, agreed, t)),
 				Faults: tr.faultsBefore(t),
 			})
@@ -439,7 +476,7 @@ func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds, w *oracleWork
 		if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
 			continue
 		}
-		if before := oh.unmatched(r.At() - 1); before > 1 {
+		if before, _ := oh.unmatched(r.At() - 1); before > 1 {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
 				Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
@@ -448,6 +485,16 @@ func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds, w *oracleWork
 		}
 	}
 	return out
+}
+
+// unmatchedAcquires says an owner's count bounds [lo, hi] as its unmatched
+// acquires: a number, or two when a release of uncertain outcome lies
+// between them.
+func unmatchedAcquires(lo, hi int) string {
+	if lo == hi {
+		return counted(hi, "unmatched acquire")
+	}
+	return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error, so its script may have run)", lo, hi)
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).

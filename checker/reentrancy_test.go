@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 	"github.com/locksim/locksim/setup"
 	"github.com/locksim/locksim/sim"
@@ -33,6 +34,46 @@ func TestCheckReentrancy(t *testing.T) {
 		has := slices.Contains(kinds(v), checker.Reentrancy)
 		if idem == has {
 			t.Errorf("idempotent=%v: verdict %v", idem, v)
+		}
+	}
+}
+
+// TestErroredReleaseLeavesTheCountUncertain: c1/a's release ran its
+// script (the lock is gone on m1) but ended in an error (no replica
+// acknowledged it), and the owner gave its hold up, as Redisson's unlock
+// does whatever its outcome. Its next acquire is its only hold: the master
+// shows 1 where the owner has 1 or 2 unmatched acquires, which agrees.
+// Controls: a count of 3 is above both (reentrancy, saying why the owner's
+// count is two numbers), and the same history with the release answered
+// ok and a count of 2 is reentrancy as before.
+func TestErroredReleaseLeavesTheCountUncertain(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name    string
+		outcome history.Outcome
+		count   string
+		want    string // the finding's detail, "" for none
+	}{
+		{"script ran, error", history.OutcomeError, "1", ""},
+		{"script did not run, error", history.OutcomeError, "2", ""},
+		{"counted twice, error", history.OutcomeError, "3", "the master shows 3 holds for c1/a, which has 1 or 2 unmatched acquires (a release of theirs ended in an error, so its script may have run)"},
+		{"counted twice, ok", history.OutcomeOK, "2", "the master shows 2 holds for c1/a, which has 1 unmatched acquire"},
+	} {
+		b := newRH(1)
+		b.add("c1/a", "lk", "acquire", 0, ms, history.OutcomeOK, "", "watchdog=30s")
+		b.add("c1/a", "lk", "release", lnS, 2*lnS, c.outcome, "1", "")
+		b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+		if c.count != "2" || c.outcome == history.OutcomeOK {
+			b.gone(lnS+ms/2, "m1") // the release's script ran
+		}
+		b.key(3*lnS+ms/2, "m1", "", map[string]string{"c1:a": c.count})
+		got := judgedOfKind(b.h(), checker.Reentrancy)
+		switch {
+		case c.want == "" && len(got) != 0:
+			t.Errorf("%s: %v, want no reentrancy", c.name, got)
+		case c.want != "" && (len(got) != 1 || got[0].Detail != c.want):
+			t.Errorf("%s: %v, want one reentrancy: %s", c.name, got, c.want)
 		}
 	}
 }
