@@ -17,10 +17,14 @@ const (
 	// majority: no other client could take the lock while they stayed
 	// down (a single master counts as a majority of one). The loss of
 	// SilentLoss that a delayed restart makes harmless.
-	QuorumHeldByDown  Kind = "quorum-held-by-down-nodes"
-	StaleWrite        Kind = "stale-write"        // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
-	TokenRegression   Kind = "token-regression"   // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
-	Reentrancy        Kind = "reentrancy"         // the nodes' hold count disagrees with a living owner's unmatched acquires
+	QuorumHeldByDown Kind = "quorum-held-by-down-nodes"
+	StaleWrite       Kind = "stale-write"      // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
+	TokenRegression  Kind = "token-regression" // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
+	// Reentrancy: the master's hold count for a living owner is below its
+	// unmatched acquires (its next release frees the lock while it still
+	// holds levels), or a release removed the lock while its owner held
+	// more than one level.
+	Reentrancy        Kind = "reentrancy"
 	UnlockIdempotency Kind = "unlock-idempotency" // a retried or an owner's unlock answered wrongly, or a non-owner's released
 	ExtendAnswer      Kind = "extend-answer"      // an extend answered success while the master named another holder, or none
 	Liveness          Kind = "liveness"           // a lock stayed unavailable longer than lease plus wait
@@ -29,6 +33,13 @@ const (
 	// holder (a release lost in a failover, the promoted replica never got
 	// it): everyone waits until its TTL runs out.
 	Resurrected Kind = "resurrected-lock"
+	// LeakedHold: the master shows more holds for a living owner than its
+	// unmatched acquires (a resent acquire that ran twice, a hold the
+	// owner was told it did not get, a count a failover brought back):
+	// the owner's last release leaves a hold, and the lock stays held by
+	// nobody until its lease ends (while the owner keeps re-acquiring, as
+	// long as it does).
+	LeakedHold Kind = "leaked-hold"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,
 	// while it still waited (a clock ahead read its timeout as passed, a
@@ -44,7 +55,7 @@ const (
 
 // kinds is every Kind, in the order Kinds lists them.
 var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, ExtendAnswer, Liveness, Linearizability, Resurrected,
-	EvictedWaiter, OutOfOrder, StuckQueue}
+	LeakedHold, EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
 // fixed order (a fresh slice each call, so callers may keep or change it).
@@ -67,8 +78,15 @@ func KindNames() []string {
 // go wrong (two holders, a holder without the lock, a write from a stale
 // holder, a wrong answer about who holds the lock), as opposed to an
 // availability one, where the lock is only unobtainable for a while
-// (Liveness, Resurrected). Reports count the two separately: a lock that
-// keeps everyone waiting until a TTL is not a lock that lets two in.
+// (Liveness, Resurrected, LeakedHold). Reports count the two separately: a
+// lock that keeps everyone waiting until a TTL is not a lock that lets two
+// in.
+//
+// A hold count that disagrees with its owner's acquires is safety only
+// below them (Reentrancy): the owner's next release then frees the lock
+// while it still works inside. Above them (LeakedHold) the lock outlives
+// the owner's last release, held by nobody until its lease ends: a wait,
+// like a resurrected lock.
 //
 // QuorumHeldByDown is not safety: while the masters that forgot the
 // holder stay down, no other client can gather a majority, so nobody else

@@ -393,13 +393,12 @@ func TestResurrectedByCrashNamesIt(t *testing.T) {
 	}
 }
 
-// TestReentrancyNamesTheCrash: an owner whose next acquire is under way
+// TestLeakedHoldNamesTheCrash: an owner whose next acquire is under way
 // while a crash brings its released hold back (the file everysec last
-// synced) enters it: two holds where it counts one, a reentrancy finding,
-// which names the crash that raised the count. The control: the same
-// count raised by the acquire running twice (a retry), with no fault,
-// names none.
-func TestReentrancyNamesTheCrash(t *testing.T) {
+// synced) enters it: two holds where it counts one, a leaked hold, which
+// names the crash that raised the count. The control: the same count
+// raised by the acquire running twice (a retry), with no fault, names none.
+func TestLeakedHoldNamesTheCrash(t *testing.T) {
 	const ms = time.Millisecond
 	for _, crash := range []bool{true, false} {
 		b := newRH(1)
@@ -416,9 +415,9 @@ func TestReentrancyNamesTheCrash(t *testing.T) {
 			b.key(1100*ms, "m1", "", map[string]string{"c2:a": "1"})
 		}
 		b.key(1200*ms, "m1", "", map[string]string{"c2:a": "2"})
-		got := judgedOfKind(b.h(), checker.Reentrancy)
+		got := judgedOfKind(b.h(), checker.LeakedHold)
 		if len(got) != 1 || got[0].From != 1250*ms {
-			t.Fatalf("crash %v: reentrancy %v", crash, got)
+			t.Fatalf("crash %v: leaked holds %v", crash, got)
 		}
 		const cause = "; the master's count rose from 0 to 1 at 1.1s, brought back by the crash of m1 (what its restart loads)"
 		if crash != strings.Contains(got[0].Detail, cause) || !crash && strings.Contains(got[0].Detail, "rose") {

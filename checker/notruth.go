@@ -18,13 +18,14 @@ import (
 
 // truthKinds are the kinds whose oracles read node truth (truth records):
 // silent loss and the quorum held by down nodes (a holder's belief against
-// the masters' keys, and which masters were down), reentrancy and
-// the resurrected lock (the master's hold count against the owner's calls),
+// the masters' keys, and which masters were down), reentrancy, the leaked
+// hold and the resurrected lock (the master's hold count against the
+// owner's calls),
 // unlock idempotency (an unlock's answer against what the master held)
 // and the extend's answer (ExtendAnswer, the same for an extend). On a
 // history without truth records they find nothing, which is no evidence
 // of anything.
-var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, UnlockIdempotency, ExtendAnswer, Resurrected}
+var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, LeakedHold, UnlockIdempotency, ExtendAnswer, Resurrected}
 
 // fairKinds are the fairness oracle's kinds (Config.Queues), which read a
 // fair lock's queue and hash on its master over time, as truth records

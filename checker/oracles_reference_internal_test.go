@@ -170,6 +170,13 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				continue
 			}
 			reported = true
+			if hi > 0 && got < lo {
+				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
+						counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi)),
+					Faults: refFaultsBefore(tr.recs, t, 5)})
+				continue
+			}
 			if hi > 0 {
 				// The cause: the latest failover, crash or restart since
 				// the counts agreed at which the master's count rose.
@@ -187,8 +194,9 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 						rose = fmt.Sprintf("; the master's count rose from %d to %d at %v%s", before, now, u, refBroughtBack(tr, group, tr.refMaster(group, u), u))
 					}
 				}
-				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi), rose),
+				out = append(out, Violation{Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: its last release will leave the lock held by nobody until its lease ends",
+						counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi), rose),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue
 			}

@@ -23,9 +23,13 @@ import (
 // while its owner still held levels. A read-write lock's halves are
 // compared each on its own field.
 //
-// A count that disagrees with a living owner's acquires (it has unmatched
-// acquires: a retried acquire counted twice, a failover that brought back a
-// count its releases had lowered) is Reentrancy. A count for an owner with
+// A count below a living owner's acquires (a failover to a replica that
+// had fewer of its nested acquires) is Reentrancy, safety: the owner's next
+// release frees the lock while it still works inside. A count above them
+// (a retried acquire counted twice, a hold the owner was told it did not
+// get, a failover that brought back a count its releases had lowered) is
+// LeakedHold, availability: the owner's last release leaves a hold, and the
+// lock stays held by nobody until its lease ends. A count for an owner with
 // no unmatched acquire is Resurrected (resurrect.go): nobody holds the lock
 // by belief, yet the master names a holder and everyone waits until its TTL
 // (a release lost in a failover, the promoted replica never got it). One
@@ -419,11 +423,20 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			continue
 		}
 		reported = true
-		if most > 0 {
+		switch {
+		case most > 0 && got < least:
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s", counted(got, "hold"), k.holder, unmatchedAcquires(least, most),
-					tr.roseBy(k, group, agreed, t)),
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
+					counted(got, "hold"), k.holder, unmatchedAcquires(least, most)),
+				Faults: tr.faultsBefore(t),
+			})
+			continue
+		case most > 0:
+			out = append(out, Violation{
+				Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: its last release will leave the lock held by nobody until its lease ends",
+					counted(got, "hold"), k.holder, unmatchedAcquires(least, most), tr.roseBy(k, group, agreed, t)),
 				Faults: tr.faultsBefore(t),
 			})
 			continue
@@ -433,7 +446,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 	return out
 }
 
-// roseBy names, as a Reentrancy finding's cause, the latest failover of
+// roseBy names, as a LeakedHold finding's cause, the latest failover of
 // group, or crash or restart of a node that serves it, in (after, t] at
 // which the master's count for k rose: a count no command wrote, that a
 // failover to a replica which kept a released hold, or a node's file (its

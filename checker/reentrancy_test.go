@@ -15,9 +15,10 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// TestCheckReentrancy: a retried acquire that runs twice leaves the master
-// showing 2 holds for one unmatched acquire; an idempotent acquire does not.
-func TestCheckReentrancy(t *testing.T) {
+// TestRetriedAcquireLeaksHold: a retried acquire that runs twice leaves
+// the master showing 2 holds for one unmatched acquire, a leaked hold; an
+// idempotent acquire does not.
+func TestRetriedAcquireLeaksHold(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, idem := range []bool{false, true} {
 		w := lockWorld(t, lock.Options{IdempotentAcquire: idem}, func(ctx context.Context, c *sim.Client, l *lock.Lock, rt lock.Runtime) {
@@ -31,7 +32,7 @@ func TestCheckReentrancy(t *testing.T) {
 		must(t, w.Run(time.Minute))
 		w.Close()
 		v := checker.Check(w.History().Records(), w.Now())
-		has := slices.Contains(kinds(v), checker.Reentrancy)
+		has := slices.Contains(kinds(v), checker.LeakedHold)
 		if idem == has {
 			t.Errorf("idempotent=%v: verdict %v", idem, v)
 		}
@@ -43,11 +44,12 @@ func TestCheckReentrancy(t *testing.T) {
 // acknowledged it), and the owner gave its hold up, as Redisson's unlock
 // does whatever its outcome. Its next acquire is its only hold: the master
 // shows 1 where the owner has 1 or 2 unmatched acquires, which agrees.
-// Controls: a count of 3 is above both (reentrancy, saying why the owner's
-// count is two numbers), and the same history with the release answered
-// ok and a count of 2 is reentrancy as before.
+// Controls: a count of 3 is above both (a leaked hold, saying why the
+// owner's count is two numbers), and the same history with the release
+// answered ok and a count of 2 is a leaked hold as before.
 func TestErroredReleaseLeavesTheCountUncertain(t *testing.T) {
 	const ms = time.Millisecond
+	const leaks = ": its last release will leave the lock held by nobody until its lease ends"
 	for _, c := range []struct {
 		name    string
 		outcome history.Outcome
@@ -56,8 +58,8 @@ func TestErroredReleaseLeavesTheCountUncertain(t *testing.T) {
 	}{
 		{"script ran, error", history.OutcomeError, "1", ""},
 		{"script did not run, error", history.OutcomeError, "2", ""},
-		{"counted twice, error", history.OutcomeError, "3", "the master shows 3 holds for c1/a, which has 1 or 2 unmatched acquires (a release of theirs ended in an error, so its script may have run)"},
-		{"counted twice, ok", history.OutcomeOK, "2", "the master shows 2 holds for c1/a, which has 1 unmatched acquire"},
+		{"counted twice, error", history.OutcomeError, "3", "the master shows 3 holds for c1/a, which has 1 or 2 unmatched acquires (a release of theirs ended in an error, so its script may have run)" + leaks},
+		{"counted twice, ok", history.OutcomeOK, "2", "the master shows 2 holds for c1/a, which has 1 unmatched acquire" + leaks},
 	} {
 		b := newRH(1)
 		b.add("c1/a", "lk", "acquire", 0, ms, history.OutcomeOK, "", "watchdog=30s")
@@ -68,12 +70,46 @@ func TestErroredReleaseLeavesTheCountUncertain(t *testing.T) {
 			b.gone(lnS+ms/2, "m1") // the release's script ran
 		}
 		b.key(3*lnS+ms/2, "m1", "", map[string]string{"c1:a": c.count})
-		got := judgedOfKind(b.h(), checker.Reentrancy)
+		got := judgedOfKind(b.h(), checker.LeakedHold)
+		if r := judgedOfKind(b.h(), checker.Reentrancy); len(r) != 0 {
+			t.Errorf("%s: reentrancy %v", c.name, r)
+		}
 		switch {
 		case c.want == "" && len(got) != 0:
-			t.Errorf("%s: %v, want no reentrancy", c.name, got)
+			t.Errorf("%s: %v, want no leaked hold", c.name, got)
 		case c.want != "" && (len(got) != 1 || got[0].Detail != c.want):
-			t.Errorf("%s: %v, want one reentrancy: %s", c.name, got, c.want)
+			t.Errorf("%s: %v, want one leaked hold: %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCountBelowAcquiresIsReentrancy: c1/a acquires twice; the replica has
+// only the first (a count of 1) when the failover promotes it, so the new
+// master shows 1 hold for an owner with 2 unmatched acquires: its next
+// release frees the lock while it still holds it, a reentrancy finding
+// (safety). The control: the replica had both, and the counts agree.
+func TestCountBelowAcquiresIsReentrancy(t *testing.T) {
+	const ms = time.Millisecond
+	for _, lagging := range []bool{true, false} {
+		b := newRH(1)
+		b.add("c1/a", "lk", "acquire", 0, ms, history.OutcomeOK, "", "watchdog=30s")
+		b.add("c1/a", "lk", "acquire", 10*ms, 11*ms, history.OutcomeOK, "", "watchdog=30s")
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"}).key(ms, "r1", "", map[string]string{"c1:a": "1"})
+		b.key(10*ms+ms/2, "m1", "", map[string]string{"c1:a": "2"})
+		if !lagging {
+			b.key(10*ms+ms/2+1, "r1", "", map[string]string{"c1:a": "2"})
+		}
+		b.lostFailover(lnS)
+		got := judgedOfKind(b.h(), checker.Reentrancy)
+		const want = "the master shows 1 hold for c1/a, which has 2 unmatched acquires: its next release frees the lock while it still holds it"
+		switch {
+		case lagging && (len(got) != 1 || got[0].Detail != want || got[0].From != lnS || !got[0].Kind.Safety()):
+			t.Errorf("replica lagging: %v, want one reentrancy at 1s: %s", got, want)
+		case !lagging && len(got) != 0:
+			t.Errorf("replica up to date: %v, want none", got)
+		}
+		if l := judgedOfKind(b.h(), checker.LeakedHold); len(l) != 0 {
+			t.Errorf("lagging %v: leaked holds %v", lagging, l)
 		}
 	}
 }

@@ -66,10 +66,12 @@ type Cell struct {
 	// Unknown counts those a Porcupine search ran out of time on (counted
 	// as not violated).
 	Unsafe, LockFailed, Unknown int
-	// Resurrected counts the runs in which a released lock came back held
-	// by nobody (checker.Resurrected): an availability finding, every
+	// HeldByNobody counts the runs in which the lock was left held by
+	// nobody: a released lock came back (checker.Resurrected), or an
+	// owner's hold count rose above its acquires, so that its last release
+	// leaves a hold (checker.LeakedHold). An availability finding, every
 	// client waits for its TTL.
-	Resurrected int
+	HeldByNobody int
 	// Unavailable is, per run in seed order, the longest span during which
 	// the lock was free (held by nobody, by belief) while a client waited
 	// for it (checker.LongestUnavailable).
@@ -120,9 +122,10 @@ type RunOutcome struct {
 	// Unsafe: a safety violation (Kind.Safety).
 	Unsafe bool `json:"unsafe"`
 	// LockFailed: mutual exclusion or silent loss, the lock itself failed.
-	LockFailed  bool           `json:"lock_failed"`
-	Resurrected bool           `json:"resurrected"`
-	Kinds       []checker.Kind `json:"kinds"`
+	LockFailed bool `json:"lock_failed"`
+	// HeldByNobody: a resurrected lock or a leaked hold (availability).
+	HeldByNobody bool           `json:"held_by_nobody"`
+	Kinds        []checker.Kind `json:"kinds"`
 	// SilentLoss and Unavailable are in nanoseconds in JSON.
 	SilentLoss  time.Duration `json:"silent_loss_ns"`
 	Unavailable time.Duration `json:"unavailable_ns"`
@@ -173,8 +176,8 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 			sum.LockFailed = true
 		case checker.MutualExclusion:
 			sum.LockFailed = true
-		case checker.Resurrected:
-			sum.Resurrected = true
+		case checker.Resurrected, checker.LeakedHold:
+			sum.HeldByNobody = true
 		}
 		switch {
 		case x.Kind.Safety():
@@ -276,8 +279,8 @@ func (c *Cell) add(s RunOutcome) {
 	if s.LockFailed {
 		c.LockFailed++
 	}
-	if s.Resurrected {
-		c.Resurrected++
+	if s.HeldByNobody {
+		c.HeldByNobody++
 	}
 	if s.Unknown {
 		c.Unknown++

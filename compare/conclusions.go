@@ -116,8 +116,9 @@ type conclusion struct {
 	Helped, Worse, NotShown []string
 	// Beyond is the advice the matrix does not measure ("" if none).
 	Beyond string
-	// Resurrected are the cells with a resurrected lock (availability).
-	Resurrected []*Cell
+	// HeldByNobody are the cells with a lock left held by nobody, a
+	// resurrected lock or a leaked hold (availability).
+	HeldByNobody []*Cell
 }
 
 // chosen is what the row recommends: the safe cells, or the least unsafe
@@ -155,8 +156,8 @@ func (r *Results) conclusion(mi int) conclusion {
 			fewest = cell
 		}
 		most = max(most, cell.Unsafe)
-		if cell.Resurrected > 0 {
-			c.Resurrected = append(c.Resurrected, cell)
+		if cell.HeldByNobody > 0 {
+			c.HeldByNobody = append(c.HeldByNobody, cell)
 		}
 	}
 	for _, cell := range row {
@@ -387,13 +388,13 @@ func (r *reportWriter) writeConclusions() {
 	}
 	r.w("\n### Availability: what the choice costs\n\n")
 	r.w("For the locks the first table chooses (those that stayed safe, or else the least unsafe): the longest time the lock stayed free ")
-	r.w("while a client waited for it, in the median run and the worst (of a %v run); and every lock with a *resurrected* lock ", Duration)
-	r.w("(a release lost in a failover: held by nobody until its lease ends), in %% of its runs.\n\n")
-	r.w("| failure | chosen lock: free while clients waited, median / worst | resurrected lock |\n|---|---|---|\n")
+	r.w("while a client waited for it, in the median run and the worst (of a %v run); and every lock *left held by nobody* ", Duration)
+	r.w("(a release lost in a failover, or a hold count above its owner's acquires, whose last release leaves a hold: held by nobody until its lease ends), in %% of its runs.\n\n")
+	r.w("| failure | chosen lock: free while clients waited, median / worst | left held by nobody |\n|---|---|---|\n")
 	for _, c := range rows {
 		var res []string
-		for _, cell := range c.Resurrected {
-			res = append(res, cell.Algorithm.Title+" "+percent(cell.Resurrected, cell.Runs))
+		for _, cell := range c.HeldByNobody {
+			res = append(res, cell.Algorithm.Title+" "+percent(cell.HeldByNobody, cell.Runs))
 		}
 		r.w("| [%s](#%s) | %s | %s |\n", modeTitle(c.Mode), c.Mode.Name, chosenCost(c), orDash(res))
 	}

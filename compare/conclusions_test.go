@@ -49,7 +49,7 @@ func conclusionsFixture(t *testing.T, unsafe map[string]map[string]int) *Results
 	fenced.Fencing = checker.FencingReport{Accepted: 50, StaleAccepted: 19}
 	fenced.Kinds[checker.TokenRegression] = 8
 	columnCell(pause, "fenced").Fencing = checker.FencingReport{Accepted: 40, Rejected: 41}
-	columnCell(failover, "redisson-single").Resurrected = 4
+	columnCell(failover, "redisson-single").HeldByNobody = 4
 	// Of Redisson-style RedLock's unsafe runs under failover, 9 had two
 	// holders (the others a wrong answer only).
 	columnCell(failover, "redlock-redisson").Kinds[checker.MutualExclusion] = 9

@@ -2,7 +2,7 @@
 // failure mode, at several fault intensities, over many seeds, and writes
 // the report that compares their failure modes. Safety and availability are
 // counted apart (checker.Kind.Safety): unsafe runs with confidence
-// intervals, silent-loss time and fencing on one side; resurrected locks,
+// intervals, silent-loss time and fencing on one side; locks left held by nobody,
 // quorums held by down nodes (checker.QuorumHeldByDown: nobody else could
 // take the lock) and the longest time the lock stayed free while clients
 // waited on the other; the shortest counterexample of each class in each cell with the

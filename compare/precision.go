@@ -23,14 +23,14 @@ const (
 
 // rates are the counts of the rates the report gives of c, each over
 // c.Runs: the heatmap's cells their lock failures (the heatmap's rate),
-// the others their unsafe runs and resurrected locks (the safety and
+// the others their unsafe runs and locks left held by nobody (the safety and
 // availability tables), and a fair lock's also its runs with a fairness
 // finding (the fairness table).
 func (c *Cell) rates() []int {
 	if c.HeatLease > 0 {
 		return []int{c.LockFailed}
 	}
-	r := []int{c.Unsafe, c.Resurrected}
+	r := []int{c.Unsafe, c.HeldByNobody}
 	if c.Algorithm.Fair {
 		r = append(r, c.unfair)
 	}

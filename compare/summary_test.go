@@ -33,17 +33,17 @@ func TestResurrectedOnlyIsNotUnsafe(t *testing.T) {
 	recs := []history.Record{faultAt(0, s/2), faultAt(1, 2*s), faultAt(2, 4*s)}
 
 	only := summary(1, verdict(res), recs, 10*s)
-	if only.Unsafe || only.LockFailed || !only.Resurrected || only.Safety != nil {
+	if only.Unsafe || only.LockFailed || !only.HeldByNobody || only.Safety != nil {
 		t.Fatalf("resurrected lock only: unsafe %v, lock failed %v, resurrected %v, safety counterexample %v; want availability only",
-			only.Unsafe, only.LockFailed, only.Resurrected, only.Safety)
+			only.Unsafe, only.LockFailed, only.HeldByNobody, only.Safety)
 	}
 	if only.Availability == nil || only.Availability.Violation.Kind != checker.Resurrected || len(only.Availability.Faults) != 1 {
 		t.Fatalf("resurrected lock only: availability counterexample %+v, want the resurrected lock after 1 fault", only.Availability)
 	}
 
 	both := summary(2, verdict(res, loss, mx), recs, 10*s)
-	if !both.Unsafe || !both.LockFailed || !both.Resurrected {
-		t.Fatalf("with silent loss and mutual exclusion: unsafe %v, lock failed %v, resurrected %v; want all", both.Unsafe, both.LockFailed, both.Resurrected)
+	if !both.Unsafe || !both.LockFailed || !both.HeldByNobody {
+		t.Fatalf("with silent loss and mutual exclusion: unsafe %v, lock failed %v, resurrected %v; want all", both.Unsafe, both.LockFailed, both.HeldByNobody)
 	}
 	if both.Safety == nil || both.Safety.Violation.Kind != checker.SilentLoss || len(both.Safety.Faults) != 2 {
 		t.Fatalf("safety counterexample %+v, want the silent loss with the 2 faults up to its end", both.Safety)
@@ -65,9 +65,9 @@ func TestResurrectedOnlyIsNotUnsafe(t *testing.T) {
 	c.add(only)
 	c.add(both)
 	c.add(summary(3, checker.Verdict{}, nil, 10*s))
-	if c.Runs != 3 || c.Violated != 2 || c.Unsafe != 1 || c.LockFailed != 1 || c.Resurrected != 2 {
+	if c.Runs != 3 || c.Violated != 2 || c.Unsafe != 1 || c.LockFailed != 1 || c.HeldByNobody != 2 {
 		t.Errorf("cell: runs %d, violated %d, unsafe %d, lock failed %d, resurrected %d; want 3, 2, 1, 1, 2",
-			c.Runs, c.Violated, c.Unsafe, c.LockFailed, c.Resurrected)
+			c.Runs, c.Violated, c.Unsafe, c.LockFailed, c.HeldByNobody)
 	}
 	if c.Shortest == nil || c.Shortest.Seed != 2 {
 		t.Errorf("shortest safety counterexample %+v, want seed 2's", c.Shortest)

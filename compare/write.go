@@ -128,15 +128,17 @@ func (r *reportWriter) method() {
 	r.w("The report counts two classes of finding apart:\n\n")
 	r.w("- **Safety.** A run is *unsafe* when the lock let work go wrong: two holders at once (mutual exclusion), ")
 	r.w("a holder working on a lock its nodes no longer gave it while another client could take it (silent loss), a write from a stale holder that the fenced resource accepted ")
-	r.w("(stale write), a fencing token not above every token issued before (token regression), a hold count that disagrees with its owner's ")
-	r.w("acquires (reentrancy), an unlock whose answer the nodes' state contradicts (unlock idempotency), an extend that answered success ")
+	r.w("(stale write), a fencing token not above every token issued before (token regression), a hold count below its owner's ")
+	r.w("acquires, so that its next release frees the lock while it still works inside (reentrancy), an unlock whose answer the nodes' state contradicts (unlock idempotency), an extend that answered success ")
 	r.w("to a holder the nodes no longer named (extend answer), or a history that no order of the ")
 	r.w("lock's operations explains (linearizability; a hold its nodes forgot in a crash, or in a failover to a replica without its key, ")
 	r.w("may be gone from then on, and a key a failover or restart brings back, which no command wrote, explains the refusals it causes, ")
 	r.w("so that the truthful answers of a lock that lost or regained a hold are not counted again).\n")
 	r.w("- **Availability.** The lock was unobtainable for a while but never given to two: a *resurrected lock* (a lock released just ")
 	r.w("before a failover comes back on the promoted replica, which never got the release: held by nobody, and every client waits for its ")
-	r.w("lease to run out), and the longest time the lock stayed free while clients waited for it. ")
+	r.w("lease to run out), a *leaked hold* (a hold count above its owner's acquires: a resent acquire that ran twice, a hold the owner was told ")
+	r.w("it did not get; the owner's last release leaves a hold, and the lock stays held by nobody until its lease ends, or as long as the owner ")
+	r.w("keeps re-acquiring it), both counted as the lock *left held by nobody*, and the longest time the lock stayed free while clients waited for it. ")
 	r.w("A holder whose lock fewer than a majority of its masters name only because the masters that forgot it are down ")
 	r.w("(a *quorum held by down nodes*, `quorum-held-by-down-nodes`) is listed with the availability findings, not counted as unsafe: ")
 	r.w("nobody else can gather a majority while those stay down, which is what restarting a node only after the longest lease relies on. ")
@@ -191,11 +193,11 @@ func (r *reportWriter) summary() {
 	r.w("The sections below break each row down and give its shortest counterexample.\n\n")
 
 	r.w("## Availability\n\n")
-	r.w("Runs with a resurrected lock, %% of the runs [95%% interval]:\n\n")
-	r.modeTable(func(c *Cell) string { return r.rateOf(c.Resurrected, c) })
+	r.w("Runs with the lock left held by nobody (a resurrected lock or a leaked hold), %% of the runs [95%% interval]:\n\n")
+	r.modeTable(func(c *Cell) string { return r.rateOf(c.HeldByNobody, c) })
 	r.w("\nLongest time the lock stayed free (held by nobody) while a client waited for it, in each run: the median run / the worst run. ")
 	r.w("Without faults it is the time a waiter takes to notice a release (a pub/sub message, or its next try). ")
-	r.w("Faults lengthen it: a resurrected lock or a lost holder's key keeps waiters out until its lease ends; nodes that are down, ")
+	r.w("Faults lengthen it: a lock left held by nobody or a lost holder's key keeps waiters out until its lease ends; nodes that are down, ")
 	r.w("or a synced step's WAIT that no replica acknowledges, for as long as that lasts.\n\n")
 	r.modeTable(unavailability)
 	r.w("\n")
@@ -319,12 +321,12 @@ func (r *reportWriter) modeSafety(mi int) error {
 // modeAvailability is mode mi's availability table and counterexamples.
 func (r *reportWriter) modeAvailability(mi int) error {
 	r.w("### Availability\n\n")
-	r.w("Runs with a resurrected lock, the longest time the lock stayed free while a client waited (median run / worst run), ")
+	r.w("Runs with the lock left held by nobody (a resurrected lock or a leaked hold), the longest time the lock stayed free while a client waited (median run / worst run), ")
 	r.w("and the run whose first availability finding has the fewest fault events before it.\n\n")
-	r.w("| algorithm | resurrected lock (%% of runs) | availability findings (runs) | longest unavailability: median / worst | shortest availability counterexample |\n")
+	r.w("| algorithm | left held by nobody (%% of runs) | availability findings (runs) | longest unavailability: median / worst | shortest availability counterexample |\n")
 	r.w("|---|---|---|---|---|\n")
 	for _, c := range r.Table[mi] {
-		r.w("| %s | %s | %s | %s | %s |\n", c.Algorithm.Title, rate(c.Resurrected, c.Runs), kindList(c, false),
+		r.w("| %s | %s | %s | %s | %s |\n", c.Algorithm.Title, rate(c.HeldByNobody, c.Runs), kindList(c, false),
 			unavailability(c), r.counterexample(c, c.ShortestAvailability))
 	}
 	r.w("\n")
@@ -586,7 +588,7 @@ func (r *Results) precisionRule() string {
 		most += fmt.Sprintf(", %d a heatmap cell", r.HeatSeeds)
 	}
 	return fmt.Sprintf("How many runs a cell got: it is looked at after %d runs, then at each doubling, and stops at the first look "+
-		"where every rate the report gives of it (unsafe runs and resurrected locks; a fair lock's fairness findings; the heatmap's "+
+		"where every rate the report gives of it (unsafe runs and locks left held by nobody; a fair lock's fairness findings; the heatmap's "+
 		"lock failures) has a 95%% interval at most %s points wide, or at its most: %s. "+
 		"A rate near 0%% or 100%% is pinned by a few hundred runs, one near 50%% needs thousands; each rate is given with its cell's runs. "+
 		"Stopping at so few looks keeps the intervals' coverage close to its 95%%.",

@@ -122,14 +122,15 @@ const (
 // holds it until 5 s) are flagged, mutual exclusion, exit 1; the same log
 // without the overlap (api-2 at 5.5 s) exits 0 with no violation (the
 // control). Both list silent loss, the quorum held by down nodes,
-// reentrancy, unlock idempotency and the resurrected lock as not checked
+// reentrancy, the leaked hold, unlock idempotency, the extend's answer and
+// the resurrected lock as not checked
 // for want of node truth, in the text and in JSON, and neither claims
 // "ok".
 func TestCheckUserLogWithoutTruth(t *testing.T) {
 	dir := t.TempDir()
 	overlap, clean := filepath.Join(dir, "overlap.jsonl"), filepath.Join(dir, "clean.jsonl")
 	writeTree(t, dir, map[string]string{"overlap.jsonl": overlapLog, "clean.jsonl": cleanLog})
-	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.UnlockIdempotency), string(checker.ExtendAnswer), string(checker.Resurrected)}, ", ")
+	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.LeakedHold), string(checker.UnlockIdempotency), string(checker.ExtendAnswer), string(checker.Resurrected)}, ", ")
 	for _, c := range []struct {
 		file, line string
 		code       int

@@ -57,7 +57,7 @@ func TestScenarioReplay(t *testing.T) {
 		// locks do not describe: they replay at 0.5 (a 250 ms timeout).
 		// Under heavy load (-cpu 1, CPU burners, other test processes) a
 		// reply can still take longer than 250 ms (seen: unlock-retry-latch
-		// with a reentrancy violation at its first acquire), so these get
+		// with a leaked hold at its first acquire), so these get
 		// an attempt or two more.
 		//
 		// The careful baselines at 0.2 (a 1 s TTL) get two attempts: under
@@ -93,7 +93,7 @@ func TestScenarioReplay(t *testing.T) {
 		// takes a few milliseconds of dialling: at 0.5, 50ms.
 		{"f0-reentrant-failover.yaml", 0.5, 3, nil, 0},
 		// Faults bound to an operation (onop.go). A reply dropped, then
-		// go-redis's retry: the acquire counted twice (reentrancy), and
+		// go-redis's retry: the acquire counted twice (a leaked hold), and
 		// with the idempotent acquire, not.
 		{"goredis-retry-acquire.yaml", 0.5, 3, nil, 0},
 		{"goredis-retry-acquire-idempotent.yaml", 0.5, 3, nil, 0},
