@@ -35,10 +35,10 @@ const (
 	Resurrected Kind = "resurrected-lock"
 	// LeakedHold: the master shows more holds for a living owner than its
 	// unmatched acquires (a resent acquire that ran twice, a hold the
-	// owner was told it did not get, a count a failover brought back):
-	// the owner's last release leaves a hold, and the lock stays held by
-	// nobody until its lease ends (while the owner keeps re-acquiring, as
-	// long as it does).
+	// owner was told it did not get, a count a failover or crash brought
+	// back): unless a later loss takes it back, the owner's last release
+	// leaves a hold, and the lock stays held by nobody until its lease ends
+	// (while the owner keeps re-acquiring, as long as it does).
 	LeakedHold Kind = "leaked-hold"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,

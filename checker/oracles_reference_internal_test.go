@@ -91,6 +91,8 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			t         time.Duration
 			delta     int
 			reset, or bool
+			pin       bool // the master agreed with a count of a range: to
+			to        int
 		}
 		var steps []refStep
 		for _, r := range rops {
@@ -116,6 +118,8 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					return lo, hi
 				case s.reset:
 					lo, hi = 0, 0
+				case s.pin:
+					lo, hi = s.to, s.to
 				case s.or:
 					if lo > 0 {
 						lo--
@@ -152,7 +156,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			}
 		}
 		slices.Sort(checks)
-		reported := false
+		reported := "" // the class of the episode under way: "below", "above" or none
 		agreed := time.Duration(math.MinInt64)
 		for _, t := range slices.Compact(checks) {
 			if busyBut(t, endingAt(t)) {
@@ -162,15 +166,29 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			got := holdCount(tr.State(m, k.lock, t), k.field)
 			lo, hi := unmatched(t)
 			if (lo <= got && got <= hi) || (got == 0 && lo <= 0) {
-				reported = false
+				reported = ""
 				agreed = t
+				if lo < hi && lo <= got && got <= hi {
+					at := len(steps)
+					for i, s := range steps {
+						if s.t > t {
+							at = i
+							break
+						}
+					}
+					steps = slices.Insert(steps, at, refStep{t: t, pin: true, to: got})
+				}
 				continue
 			}
-			if got == 0 || reported {
-				continue
-			}
-			reported = true
+			class := "above"
 			if hi > 0 && got < lo {
+				class = "below"
+			}
+			if got == 0 || reported == class {
+				continue
+			}
+			reported = class
+			if class == "below" {
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 					Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
 						counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi)),
@@ -195,7 +213,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					}
 				}
 				out = append(out, Violation{Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: its last release will leave the lock held by nobody until its lease ends",
+					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends",
 						counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi), rose),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue

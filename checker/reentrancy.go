@@ -34,7 +34,8 @@ import (
 // by belief, yet the master names a holder and everyone waits until its TTL
 // (a release lost in a failover, the promoted replica never got it). One
 // violation is reported per episode: later counts follow from it until the
-// master's count agrees with the holder's acquires again.
+// master's count agrees with the holder's acquires again, or a count above
+// them turns into one below (countDisagreements).
 // Expiry and loss are silent losses, not reentrancy errors: a holder whose
 // field is gone is not compared. A release that ended in an error may have
 // run on the master or not (an unlock whose WAIT no replica acknowledged
@@ -379,23 +380,37 @@ func (tr *Truth) countBounds(k heldCount, group string, oh ownerHolds, srcs [3][
 // countDisagreements reports each episode in which the master's count for
 // k disagrees with the owner's unmatched acquires, at its first check time
 // (checkSources) while the owner has no other operation in flight: a count
-// above a living owner's acquires is Reentrancy, one for an owner that
-// holds nothing is Resurrected. A count of 0 is never compared: the field
-// is gone, by expiry or loss, which SilentLosses judges.
+// below a living owner's acquires is Reentrancy, one above them LeakedHold,
+// one for an owner that holds nothing Resurrected. A count of 0 is never
+// compared: the field is gone, by expiry or loss, which SilentLosses
+// judges. An episode ends when the counts agree again, or when a count
+// above turns into one below (a failover to a replica behind on the
+// owner's acquires): the hold that leaked is gone, and the count below is
+// a finding of its own, safety where the other was not. A leaked hold that
+// outlives its owner's releases (LeakedHold, then Resurrected) is one
+// episode.
+//
+// The owner's count is walked in time order beside the checks (the steps
+// of oh up to each check time), so that a check that agrees with one of
+// the two numbers a release of uncertain outcome left (an errored release:
+// its script may have run) settles which it was: from there on the count
+// is that number plus the later steps, and a later disagreement is judged
+// against it, not against a range that would widen with every error.
 //
 // Between two of countBounds' times both counts are constant, so every
 // check time there would judge alike, and only the first with nothing in
 // flight can change anything (an agreement ends an episode, a disagreement
-// starts one unless one is under way): it is the one judged. That makes
-// the work a few steps per bound instead of one per change of the key
-// (every holder's, which with many holders made the oracle quadratic), and
-// w is charged a unit per bound.
+// starts one unless one of its class is under way): it is the one judged.
+// That makes the work a few steps per bound instead of one per change of
+// the key (every holder's, which with many holders made the oracle
+// quadratic), and w is charged a unit per bound.
 func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w *oracleWork) []Violation {
 	var out []Violation
-	reported := false
+	var episode countEpisode
 	agreed := time.Duration(math.MinInt64) // the last check time the counts agreed
 	srcs := tr.checkSources(k, group, oh)
 	bounds := tr.countBounds(k, group, oh, srcs)
+	next, least, most := 0, 0, 0 // oh.steps applied, and the count's bounds after them
 	for i := 0; i <= len(bounds); i++ {
 		lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
 		if i > 0 {
@@ -411,40 +426,61 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		if !ok {
 			continue
 		}
+		for ; next < len(oh.steps) && oh.steps[next].t <= t; next++ {
+			least, most = oh.steps[next].kind.apply(least, most)
+		}
 		st := tr.State(tr.Master(group, t), k.lock, t)
 		got := holdCount(st, k.field)
-		least, most := oh.unmatched(t)
 		if (least <= got && got <= most) || (got == 0 && least <= 0) {
-			reported = false // agreement again: a later disagreement is a new episode
+			episode = noEpisode // agreement again: a later disagreement is a new episode
 			agreed = t
+			if least <= got && got <= most {
+				least, most = got, got // the master says which number it was
+			}
 			continue
 		}
-		if got == 0 || reported {
+		if got == 0 {
 			continue
 		}
-		reported = true
+		class := countAbove
+		if most > 0 && got < least {
+			class = countBelow
+		}
+		if episode == class {
+			continue
+		}
+		episode = class
 		switch {
-		case most > 0 && got < least:
+		case class == countBelow:
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 				Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
 					counted(got, "hold"), k.holder, unmatchedAcquires(least, most)),
 				Faults: tr.faultsBefore(t),
 			})
-			continue
 		case most > 0:
 			out = append(out, Violation{
 				Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: its last release will leave the lock held by nobody until its lease ends",
+				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends",
 					counted(got, "hold"), k.holder, unmatchedAcquires(least, most), tr.roseBy(k, group, agreed, t)),
 				Faults: tr.faultsBefore(t),
 			})
-			continue
+		default:
+			out = append(out, tr.resurrected(k, group, t, got))
 		}
-		out = append(out, tr.resurrected(k, group, t, got))
 	}
 	return out
 }
+
+// countEpisode is the class of the disagreement countDisagreements last
+// reported, until the counts agree again.
+type countEpisode int8
+
+const (
+	noEpisode  countEpisode = iota
+	countBelow              // Reentrancy
+	countAbove              // LeakedHold, or Resurrected once the owner holds nothing
+)
 
 // roseBy names, as a LeakedHold finding's cause, the latest failover of
 // group, or crash or restart of a node that serves it, in (after, t] at
@@ -501,13 +537,16 @@ func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds, w *oracleWork
 }
 
 // unmatchedAcquires says an owner's count bounds [lo, hi] as its unmatched
-// acquires: a number, or two when a release of uncertain outcome lies
+// acquires: a number, or a range when releases of uncertain outcome lie
 // between them.
 func unmatchedAcquires(lo, hi int) string {
-	if lo == hi {
+	switch {
+	case lo == hi:
 		return counted(hi, "unmatched acquire")
+	case hi == lo+1:
+		return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error, so its script may have run)", lo, hi)
 	}
-	return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error, so its script may have run)", lo, hi)
+	return fmt.Sprintf("%d to %d unmatched acquires (%d releases of theirs ended in an error, so their scripts may have run)", lo, hi, hi-lo)
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).

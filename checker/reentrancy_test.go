@@ -49,7 +49,7 @@ func TestRetriedAcquireLeaksHold(t *testing.T) {
 // answered ok and a count of 2 is a leaked hold as before.
 func TestErroredReleaseLeavesTheCountUncertain(t *testing.T) {
 	const ms = time.Millisecond
-	const leaks = ": its last release will leave the lock held by nobody until its lease ends"
+	const leaks = ": unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"
 	for _, c := range []struct {
 		name    string
 		outcome history.Outcome
@@ -110,6 +110,85 @@ func TestCountBelowAcquiresIsReentrancy(t *testing.T) {
 		}
 		if l := judgedOfKind(b.h(), checker.LeakedHold); len(l) != 0 {
 			t.Errorf("lagging %v: leaked holds %v", lagging, l)
+		}
+	}
+}
+
+// TestCountEpisodes: what a check settles and what starts an episode.
+//   - An errored release of a count of 3 leaves 2 or 3; a failover to a
+//     replica that has 1 is below both: reentrancy (safety), whatever the
+//     range.
+//   - An errored release's script ran (the field gone when the key next
+//     changes, with c1/a quiet): the count is settled at 0, so when c1/a's
+//     next acquire counts twice, the master's 2 is a leaked hold; without
+//     that check between them (the control) it is within the range 1 or 2
+//     and agrees.
+//   - A leaked hold (3 holds for 2 acquires), then a failover to a replica
+//     that has 1: the leak is gone and the count below is a reentrancy
+//     finding of its own, not part of the leak's episode.
+func TestCountEpisodes(t *testing.T) {
+	const ms = time.Millisecond
+	h := func(fields string) map[string]string { return map[string]string{"c1:a": fields} }
+	acquires := func(b *rh, n int) {
+		for i := range n {
+			at := time.Duration(i) * 10 * ms
+			b.add("c1/a", "lk", "acquire", at, at+ms, history.OutcomeOK, "", "watchdog=30s")
+		}
+	}
+	type want struct {
+		kind   checker.Kind
+		detail string
+	}
+	for _, c := range []struct {
+		name  string
+		build func(b *rh)
+		want  []want
+	}{
+		{"errored release, then below", func(b *rh) {
+			acquires(b, 3)
+			b.key(ms/2, "m1", "", h("1")).key(ms, "r1", "", h("1"))
+			b.key(10*ms+ms/2, "m1", "", h("2")).key(20*ms+ms/2, "m1", "", h("3"))
+			b.add("c1/a", "lk", "release", 100*ms, 200*ms, history.OutcomeError, "", "")
+			b.key(100*ms+ms/2, "m1", "", h("2"))
+			b.lostFailover(lnS)
+		}, []want{{checker.Reentrancy, "the master shows 1 hold for c1/a, which has 2 or 3 unmatched acquires (a release of theirs ended in an error, so its script may have run): its next release frees the lock while it still holds it"}}},
+		{"errored release settled, then counted twice", func(b *rh) {
+			acquires(b, 1)
+			b.key(ms/2, "m1", "", h("1"))
+			b.add("c1/a", "lk", "release", lnS, 2*lnS, history.OutcomeError, "1", "")
+			b.gone(lnS+ms/2, "m1")
+			b.key(2500*ms, "m1", "", map[string]string{"c2:a": "1"}).gone(2600*ms, "m1")
+			b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
+			b.key(3*lnS+ms/2, "m1", "", h("2"))
+		}, []want{{checker.LeakedHold, "the master shows 2 holds for c1/a, which has 1 unmatched acquire: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"}}},
+		{"errored release not settled, then counted twice", func(b *rh) {
+			acquires(b, 1)
+			b.key(ms/2, "m1", "", h("1"))
+			b.add("c1/a", "lk", "release", lnS, 2*lnS, history.OutcomeError, "1", "")
+			b.gone(lnS+ms/2, "m1")
+			b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
+			b.key(3*lnS+ms/2, "m1", "", h("2"))
+		}, nil},
+		{"leaked, then below", func(b *rh) {
+			acquires(b, 2)
+			b.key(ms/2, "m1", "", h("1")).key(ms, "r1", "", h("1"))
+			b.key(10*ms+ms/2, "m1", "", h("3"))
+			b.lostFailover(lnS)
+		}, []want{
+			{checker.LeakedHold, "the master shows 3 holds for c1/a, which has 2 unmatched acquires: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"},
+			{checker.Reentrancy, "the master shows 1 hold for c1/a, which has 2 unmatched acquires: its next release frees the lock while it still holds it"},
+		}},
+	} {
+		b := newRH(1)
+		c.build(b)
+		var got []want
+		for _, v := range checker.Judge(b.h(), checker.Config{End: 20 * lnS}).Violations {
+			if v.Kind == checker.Reentrancy || v.Kind == checker.LeakedHold || v.Kind == checker.Resurrected {
+				got = append(got, want{v.Kind, v.Detail})
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got %v\nwant %v", c.name, got, c.want)
 		}
 	}
 }

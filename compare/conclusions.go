@@ -193,6 +193,12 @@ func (c *conclusion) add(change string, with, without *Cell) {
 	for _, c := range []*Cell{without, with} {
 		rare += wrap("; "+c.Algorithm.Title+" ", rarelyGranted(c), "")
 	}
+	if wilsonBelow(without.HeldByNobody, without.Runs, with.HeldByNobody, with.Runs) {
+		// The lock left held by nobody more often beyond chance with the
+		// change (a leak it brings), whichever way the unsafe rate moved:
+		// the cost goes beside the rates, as rarelyGranted's does.
+		rare += fmt.Sprintf("; left held by nobody more often: %s → %s", percent(without.HeldByNobody, without.Runs), percent(with.HeldByNobody, with.Runs))
+	}
 	rates := percent(without.Unsafe, without.Runs) + " → " + percent(with.Unsafe, with.Runs)
 	worse := below(without, with)
 	if worse {
@@ -333,8 +339,14 @@ func columnCell(row []*Cell, name string) *Cell {
 // 95% Wilson interval ends before b's begins. Both at 0 of 100 runs, or 3
 // against 8, are not; 0 against 8 is.
 func below(a, b *Cell) bool {
-	_, aHi := report.Wilson(a.Unsafe, a.Runs)
-	bLo, _ := report.Wilson(b.Unsafe, b.Runs)
+	return wilsonBelow(a.Unsafe, a.Runs, b.Unsafe, b.Runs)
+}
+
+// wilsonBelow reports whether the 95% interval of k of n lies wholly below
+// that of l of m.
+func wilsonBelow(k, n, l, m int) bool {
+	_, aHi := report.Wilson(k, n)
+	bLo, _ := report.Wilson(l, m)
 	return aHi < bLo
 }
 

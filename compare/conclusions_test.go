@@ -532,3 +532,25 @@ func TestControlNamesFairLockOrder(t *testing.T) {
 		t.Errorf("the control lacks %q:\n%s", want, text)
 	}
 }
+
+// TestHelpedButLeftHeldByNobody: a change that lowered the unsafe rate but
+// left the lock held by nobody more often beyond chance says so beside its
+// rates (Redisson's replicated config under lost replies: no wrong answer,
+// more leaked holds). The control: as often with it as without, no note.
+func TestHelpedButLeftHeldByNobody(t *testing.T) {
+	const lever = "RedissonLock's replicated config (WAIT after every lock script) rather than its single-server config (8% → 0%"
+	for _, held := range []int{40, 4} {
+		r := conclusionsFixture(t, referenceCounts())
+		failover := r.Table[1]
+		columnCell(failover, "redisson").Unavailable = []time.Duration{time.Second}
+		columnCell(failover, "redisson").HeldByNobody = held
+		got := r.conclusions()[0].Helped
+		note := "; left held by nobody more often: 4% → 40%)"
+		switch {
+		case held == 40 && !containsPart(got, lever+note):
+			t.Errorf("more leaks with the change: helped %q, want %q", got, lever+note)
+		case held == 4 && (!containsPart(got, lever+")") || containsPart(got, "left held by nobody")):
+			t.Errorf("as many leaks: helped %q, want %q with no note", got, lever+")")
+		}
+	}
+}

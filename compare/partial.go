@@ -16,7 +16,7 @@ import (
 // PartialSchema names the format of a partial result of the matrix and
 // its version; ReadPartial refuses any other. A change to Partial or
 // RunOutcome that an older reader would misread takes a new version.
-const PartialSchema = "locksim.compare-partial/v3"
+const PartialSchema = "locksim.compare-partial/v4"
 
 // PartialFormat is a partial result of the matrix as sweep.ReadPartial
 // reads it: a run takes at most 8 KiB (its counterexamples with it: the

@@ -95,7 +95,7 @@ func TestMergeRejects(t *testing.T) {
 	otherBuild := edit("build.json", `"build":"simulate `, `"build":"other `)
 	noRun := edit("norun.json", `"runs":[{"job":2,"seed":3,`, `"runs":[{"job":1,"seed":2,`)
 	outOfRange := edit("range.json", `"runs":[{"job":2,`, `"runs":[{"job":5,`)
-	newer := edit("v3.json", `locksim.run-partial/v2`, `locksim.run-partial/v3`)
+	newer := edit("v4.json", `locksim.run-partial/v3`, `locksim.run-partial/v4`)
 	// Edited counts: a clear error, not a panic.
 	one := shardRun(t, dir, "one", 1, sweep...)[0]
 	editOne := func(name, from, to string) string {
@@ -139,7 +139,7 @@ func TestMergeRejects(t *testing.T) {
 		{[]string{otherBuild}, "not by this build"},
 		{[]string{p[0], p[1], noRun}, "norun.json: shard 2/3 does not hold the runs it owns"},
 		{[]string{p[0], p[1], outOfRange}, "range.json: run 0: job 5 is not one of the sweep's 4"},
-		{[]string{newer}, `format "locksim.run-partial/v3"`},
+		{[]string{newer}, `format "locksim.run-partial/v4"`},
 		{[]string{negShards}, "-1 shards of 4 runs: not a partial result's header"},
 		{[]string{negJobs}, "1 shards of -4 runs: not a partial result's header"},
 		{[]string{moreJobs}, "8 runs for 1 scenarios of 4 seeds"},

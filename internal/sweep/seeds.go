@@ -154,7 +154,7 @@ func (r SeedRun) check(seed uint64) error {
 
 // RunSchema names the format of a run -seeds partial result and its
 // version; a change that an older merge would misread takes a new one.
-const RunSchema = "locksim.run-partial/v2"
+const RunSchema = "locksim.run-partial/v3"
 
 // MaxSources is the most bytes a run -seeds partial result's scenario
 // files take, as JSON (16 MiB).
