@@ -901,3 +901,46 @@ func TestReleaseOfMissingLockSucceeds(t *testing.T) {
 		}
 	}
 }
+
+// TestFalseRefusal: a history that no order fits only because of refused
+// acquires is a false refusal (availability: nobody enters on a refusal).
+// c2 is refused at 2 s, after c1's release at 1 s left the lock free (the
+// refused try may itself have taken the lock: Redisson's tryLock answering
+// false to a timed-out try, a plain SET NX refusing its own resent SET).
+// Controls: c2's acquire succeeding while c1 holds stays linearizability
+// (safety), and so does the same refusal beside such an overlap, which
+// leaving the refusal out does not explain.
+func TestFalseRefusal(t *testing.T) {
+	refused := (&linHist{}).
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+		rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "").
+		acq("c2", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, lnL10).recs
+	overlap := (&linHist{}).
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+		acq("c2", 500*time.Millisecond, 501*time.Millisecond, lnOK, lnL10).
+		rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "").recs
+	both := (&linHist{}).
+		acq("c1", 0, 1*time.Millisecond, lnOK, lnL10).
+		acq("c2", 500*time.Millisecond, 501*time.Millisecond, lnOK, lnL10).
+		rel("c1", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "").
+		rel("c2", 1500*time.Millisecond, 1501*time.Millisecond, lnOK, "").
+		acq("c3", 2*lnS, 2*lnS+1*time.Millisecond, lnFail, lnL10).recs
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		want checker.Kind
+	}{
+		{"a refusal of a free lock", refused, checker.FalseRefusal},
+		{"an acquire while held", overlap, checker.Linearizability},
+		{"both", both, checker.Linearizability},
+	} {
+		v := checker.Linearizable(c.h, checker.LockSimple, lnMinute)
+		linWantStatus(t, v, checker.Violated)
+		if len(v.Violations) != 1 || v.Violations[0].Kind != c.want {
+			t.Errorf("%s: %v, want one %s", c.name, v, c.want)
+		}
+		if k := v.Violations[0].Kind; k.Safety() != (c.want == checker.Linearizability) {
+			t.Errorf("%s: %s counts as safety %v", c.name, k, k.Safety())
+		}
+	}
+}
