@@ -40,13 +40,6 @@ const (
 	// leaves a hold, and the lock stays held by nobody until its lease ends
 	// (while the owner keeps re-acquiring, as long as it does).
 	LeakedHold Kind = "leaked-hold"
-	// FalseRefusal: an acquire was refused where no order of the lock's
-	// operations explains the refusal, while the rest of them fits one:
-	// the lock was free, or the refused try took it (Redisson 4.7.0's
-	// tryLock answers false to a try whose reply timed out). A wrong
-	// answer, but one nobody enters on: the cost is the wait, and a hold
-	// the refused try took leaks (LeakedHold).
-	FalseRefusal Kind = "false-refusal"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,
 	// while it still waited (a clock ahead read its timeout as passed, a
@@ -62,7 +55,7 @@ const (
 
 // kinds is every Kind, in the order Kinds lists them.
 var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, ExtendAnswer, Liveness, Linearizability, Resurrected,
-	LeakedHold, FalseRefusal, EvictedWaiter, OutOfOrder, StuckQueue}
+	LeakedHold, EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
 // fixed order (a fresh slice each call, so callers may keep or change it).
@@ -85,8 +78,7 @@ func KindNames() []string {
 // go wrong (two holders, a holder without the lock, a write from a stale
 // holder, a wrong answer about who holds the lock), as opposed to an
 // availability one, where the lock is only unobtainable for a while
-// (Liveness, Resurrected, LeakedHold, FalseRefusal). Reports count the two
-// separately: a
+// (Liveness, Resurrected, LeakedHold). Reports count the two separately: a
 // lock that keeps everyone waiting until a TTL is not a lock that lets two
 // in.
 //
@@ -94,9 +86,7 @@ func KindNames() []string {
 // below them (Reentrancy): the owner's next release then frees the lock
 // while it still works inside. Above them (LeakedHold) the lock outlives
 // the owner's last release, held by nobody until its lease ends: a wait,
-// like a resurrected lock. A refusal no order explains (FalseRefusal) is
-// a wrong answer, but nobody enters on it: a wait too, unlike a wrong
-// answer to an unlock, on which the owner acts.
+// like a resurrected lock.
 //
 // QuorumHeldByDown is not safety: while the masters that forgot the
 // holder stay down, no other client can gather a majority, so nobody else

@@ -14,7 +14,7 @@ import (
 // the fair queue's kinds apart from both.
 func TestKindsAndSafety(t *testing.T) {
 	ks := checker.Kinds()
-	availability := []checker.Kind{checker.Liveness, checker.Resurrected, checker.LeakedHold, checker.FalseRefusal, checker.QuorumHeldByDown}
+	availability := []checker.Kind{checker.Liveness, checker.Resurrected, checker.LeakedHold, checker.QuorumHeldByDown}
 	safety := []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
 		checker.Reentrancy, checker.UnlockIdempotency, checker.ExtendAnswer, checker.Linearizability}
 	fairness := []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue}

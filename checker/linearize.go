@@ -149,7 +149,7 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 	var v Verdict
 	lh, err := buildLin(ix, kind, opts, reqs, tr)
 	if err != nil {
-		v.Undecided("linearizability: "+err.Error(), Linearizability, FalseRefusal)
+		v.Undecided("linearizability: "+err.Error(), Linearizability)
 		return v
 	}
 	v.Notes = append(v.Notes, lh.notes()...)
@@ -173,41 +173,14 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 			ops = byLock[l]
 		}
 		r := lh.checkLock(h, ops, bud, work)
-		if r.violation != nil && lh.refusalsOnly(h, ops, bud, work) {
-			r.violation.Kind = FalseRefusal
-		}
 		switch {
 		case r.violation != nil:
 			v.Add(*r.violation)
 		case r.undecided != "":
-			v.Undecided(r.undecided, Linearizability, FalseRefusal)
+			v.Undecided(r.undecided, Linearizability)
 		}
 	}
 	return v
-}
-
-// refusalsOnly reports whether a lock whose operations ops fit no order
-// fits one once its refused acquires are left out: the rest (the acquires
-// that succeeded or may have, the releases, whatever they answered) is
-// then a legal history of the lock, and only refusals were wrong: an
-// acquire answered that it did not get the lock where no order explains
-// it (the lock was free, or the refused try took it, as Redisson 4.7.0's
-// tryLock answers false to a try whose reply timed out). Leaving a refusal
-// out only drops a constraint, so no two holders and no wrong answer to a
-// holder can hide there; nobody enters on a refusal, so it is
-// availability (FalseRefusal), not safety. A search that gives up says no.
-func (lh *linHistory) refusalsOnly(h []history.Record, ops []linOp, bud Budget, work *linWork) bool {
-	var rest []linOp
-	for _, o := range ops {
-		if !(o.kind.acquire() && o.out == outFail) {
-			rest = append(rest, o)
-		}
-	}
-	if len(rest) == len(ops) {
-		return false
-	}
-	r := lh.checkLock(h, rest, bud, work)
-	return r.violation == nil && r.undecided == ""
 }
 
 // Visualization is what Porcupine draws of a history's linearizability

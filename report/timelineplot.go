@@ -88,8 +88,6 @@ func styleOf(k checker.Kind) findingStyle {
 		return findingStyle{color.NRGBA{R: 20, G: 20, B: 20, A: 255}, diamond, "extend said yes to a holder the nodes did not name"}
 	case checker.LeakedHold:
 		return findingStyle{color.NRGBA{R: 166, G: 86, B: 40, A: 255}, triangleUp, "leaked hold: more holds than its owner's acquires"}
-	case checker.FalseRefusal:
-		return findingStyle{color.NRGBA{R: 90, G: 90, B: 160, A: 255}, star, "false refusal: refused where no order explains it"}
 	case checker.Resurrected:
 		return findingStyle{color.NRGBA{R: 217, G: 95, B: 2, A: 255}, triangleUp, "resurrected lock: key back, nobody holds it"}
 	case checker.Liveness:

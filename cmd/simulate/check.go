@@ -302,7 +302,7 @@ func (f *checkFlags) unchecked(v checker.Verdict) []notChecked {
 		out = append(out, notChecked{v.Unchecked, "no node truth in the history (these oracles compare what clients believed and were told with what the nodes held, which truth records state)"})
 	}
 	if f.kind == 0 {
-		out = append(out, notChecked{[]checker.Kind{checker.Linearizability, checker.FalseRefusal}, noModel})
+		out = append(out, notChecked{[]checker.Kind{checker.Linearizability}, noModel})
 	}
 	if f.liveness == 0 {
 		out = append(out, notChecked{[]checker.Kind{checker.Liveness}, "no -liveness bound given"})

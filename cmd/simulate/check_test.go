@@ -82,18 +82,15 @@ func TestCheckRejudgesSavedRuns(t *testing.T) {
 			if string(gv) != string(rv) || got.Timeline != ran.Timeline {
 				t.Fatalf("violations differ:\ncheck %s\nrun   %s", gv, rv)
 			}
-			// Without the model: the same but linearizability and false
-			// refusals (its finding on refusals alone), said so.
+			// Without the model: the same but linearizability, said so.
 			code, out, _ = runCLI(t, "check", "-json", hist)
 			var bare jsonCheck
 			if err := json.Unmarshal([]byte(out), &bare); err != nil {
 				t.Fatal(err)
 			}
-			want := slices.DeleteFunc(slices.Clone(ran.Kinds), func(k checker.Kind) bool { return k == checker.Linearizability || k == checker.FalseRefusal })
+			want := slices.DeleteFunc(slices.Clone(ran.Kinds), func(k checker.Kind) bool { return k == checker.Linearizability })
 			if !slices.Equal(bare.Kinds, want) || (code == 0) != (len(want) == 0) ||
-				!slices.ContainsFunc(bare.NotChecked, func(n notChecked) bool {
-					return slices.Equal(n.Kinds, []checker.Kind{checker.Linearizability, checker.FalseRefusal})
-				}) {
+				!slices.ContainsFunc(bare.NotChecked, func(n notChecked) bool { return slices.Equal(n.Kinds, []checker.Kind{checker.Linearizability}) }) {
 				t.Fatalf("without -model: exit %d, kinds %v (want %v), not checked %v", code, bare.Kinds, want, bare.NotChecked)
 			}
 		})
