@@ -901,3 +901,37 @@ func TestReleaseOfMissingLockSucceeds(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearizableWatchdogNeverStartedForUnknownAcquire: the lock client
+// starts a hold's watchdog at its acquire's successful reply (as Redisson
+// schedules the renewal), so a hold whose acquire never returned (its
+// reply delayed past the run's end) is renewed by nobody: its key runs out
+// with its TTL, and another may then take the lock (the delay cell's
+// shape, delay--redisson-single seed 152: c1's reply delayed 9.1 s). The
+// controls: the same acquire answered ok keeps its hold (renewed) and the
+// takeover is a violation; taken before the TTL, it is one too.
+func TestLinearizableWatchdogNeverStartedForUnknownAcquire(t *testing.T) {
+	const wd = "watchdog=5s"
+	for _, c := range []struct {
+		name string
+		b    *linHist
+		want checker.Status
+	}{
+		{"unknown acquire, taken after its TTL", (&linHist{}).
+			acq("c1/main", 0, lnOpen, lnUnknown, wd).
+			acq("c2/main", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, wd). // c1's acquire ran
+			acq("c2/main", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, wd), checker.OK},
+		{"ok acquire, taken while renewed", (&linHist{}).
+			acq("c1/main", 0, 1*time.Millisecond, lnOK, wd).
+			acq("c2/main", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, wd).
+			acq("c2/main", 6*lnS, 6*lnS+1*time.Millisecond, lnOK, wd), checker.Violated},
+		{"unknown acquire, taken before its TTL", (&linHist{}).
+			acq("c1/main", 0, lnOpen, lnUnknown, wd).
+			acq("c2/main", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, wd).
+			acq("c2/main", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, wd), checker.Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
+		})
+	}
+}

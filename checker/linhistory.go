@@ -246,6 +246,8 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 // before the release reaches the node, which then truthfully answers "not
 // held" (or another takes the lock first). Before the call, the watchdog
 // keeps the hold: a lapse there is exclusion lost while held, and reported.
+// An acquire of unknown outcome (its reply never came, or was an error)
+// started no watchdog: its hold runs out with its TTL from the start.
 //
 // The holder's ops on one lock and half are sequential, in record order. A
 // release may give back the last hold when the count before it may be one
@@ -275,7 +277,16 @@ func stopWatchdogs(ops []linOp) {
 			if o.out == outOK {
 				g.lo++
 			}
-			if o.lease == never && o.out != outFail {
+			switch {
+			case o.lease == never && o.out == outUnknown:
+				// No watchdog renews a hold whose acquire never told its
+				// caller it succeeded: the lock client (as Redisson's,
+				// which schedules the renewal on the acquire's reply)
+				// starts renewing at a successful reply, so the key set
+				// runs out with its TTL (a later acquire of the holder's
+				// that succeeds holds on its own).
+				o.wdStop = min(o.wdStop, o.call)
+			case o.lease == never && o.out != outFail:
 				g.pending = append(g.pending, i)
 			}
 			continue

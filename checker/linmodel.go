@@ -104,9 +104,10 @@ type linOp struct {
 	// (Detail "watchdog=<d>"); 0 when the Detail does not say.
 	wdTimeout int64
 	// wdStop (the same ops): from when nobody need be renewing the hold,
-	// never while the holder may still be in it: its client's crash, or
-	// the call of the holder's release that may give back its last hold
-	// (see stopWatchdogs).
+	// never while the holder may still be in it: its client's crash, the
+	// call of the holder's release that may give back its last hold, or
+	// for an acquire that never told its caller it succeeded, its own call
+	// (no watchdog was started for it; see stopWatchdogs).
 	wdStop int64
 	// lostBy: from when the hold may be gone because the nodes forgot it
 	// (a crash without persistence, a failover to a replica without the
