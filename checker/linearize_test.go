@@ -65,6 +65,24 @@ const (
 	lnMinute  = time.Minute
 )
 
+// linCase is a named history and the status its check must give.
+type linCase struct {
+	name string
+	b    *linHist
+	want checker.Status
+}
+
+// runLinCases checks each case's history against kind's model, a subtest
+// each.
+func runLinCases(t *testing.T, kind checker.LockKind, cases []linCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			linWantStatus(t, checker.Linearizable(c.b.recs, kind, lnMinute), c.want)
+		})
+	}
+}
+
 func linWantStatus(t *testing.T, v checker.Verdict, want checker.Status) {
 	t.Helper()
 	if v.Status != want {
@@ -625,11 +643,7 @@ func TestLinearizableAcquireMayFail(t *testing.T) {
 // while a reentrant hold remains stay violations.
 func TestLinearizableWatchdogAfterReleaseCall(t *testing.T) {
 	const wd = "watchdog=5s"
-	for _, c := range []struct {
-		name string
-		b    *linHist
-		want checker.Status
-	}{
+	runLinCases(t, checker.LockReentrant, []linCase{
 		// The delay cell's shape (seed 41): c3's release is delayed 4.26 s
 		// in flight, its key runs out at 5.0 s unrenewed, c2 takes it.
 		{"release delayed past the TTL, taken meanwhile", (&linHist{}).
@@ -658,11 +672,7 @@ func TestLinearizableWatchdogAfterReleaseCall(t *testing.T) {
 			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
 			acq("c2/x", 10*lnS, 10*lnS+1*time.Millisecond, lnOK, wd).
 			rel("c1/a", 20*lnS, 30*lnS, lnFail, "not held"), checker.Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
-		})
-	}
+	})
 }
 
 // TestLinearizableCrashedWatchdogHolder: a crashed client's watchdog is gone
@@ -675,11 +685,7 @@ func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 		b.recs = append(b.recs, history.Record{Seq: len(b.recs), Kind: history.KindFault, T: int64(at), Op: "client-crash", Client: client})
 		return b
 	}
-	for _, c := range []struct {
-		name string
-		b    *linHist
-		want checker.Status
-	}{
+	runLinCases(t, checker.LockReentrant, []linCase{
 		{"taken after the crash", crash((&linHist{}).
 			acq("c1/a", 0, 1*time.Millisecond, lnOK, "watchdog").
 			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "watchdog").
@@ -696,11 +702,7 @@ func TestLinearizableCrashedWatchdogHolder(t *testing.T) {
 			acq("c1/a", 1*lnS, 1*lnS+1*time.Millisecond, lnOK, "watchdog").
 			rel("c1/a", 2*lnS, 2*lnS+1*time.Millisecond, lnOK, "0").
 			acq("c2/x", 3*lnS, 6*lnS, lnOK, "watchdog"), checker.Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
-		})
-	}
+	})
 }
 
 // TestLinearizablePartialRelease is seed 3 of
@@ -839,11 +841,7 @@ func TestVisualizeSameEveryTime(t *testing.T) {
 // wrong.
 func TestReadWriteReleaseOfMissingLock(t *testing.T) {
 	const ms = time.Millisecond
-	for _, c := range []struct {
-		name string
-		b    *linHist
-		want checker.Status
-	}{
+	runLinCases(t, checker.LockReadWrite, []linCase{
 		{"a read released after its lease", (&linHist{}).
 			add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=1s").
 			add("c1/a", "lk", "release-read", 2*lnS, 2*lnS+ms, lnFail, "not held", ""), checker.OK},
@@ -855,11 +853,7 @@ func TestReadWriteReleaseOfMissingLock(t *testing.T) {
 		{"a read released within its lease (the control)", (&linHist{}).
 			add("c1/a", "lk", "acquire-read", 0, ms, lnOK, "", "lease=1s").
 			add("c1/a", "lk", "release-read", 500*ms, 501*ms, lnFail, "not held", ""), checker.Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReadWrite, lnMinute), c.want)
-		})
-	}
+	})
 }
 
 // TestReleaseOfMissingLockSucceeds: Redisson's fair lock answers an
@@ -912,11 +906,7 @@ func TestReleaseOfMissingLockSucceeds(t *testing.T) {
 // takeover is a violation; taken before the TTL, it is one too.
 func TestLinearizableWatchdogNeverStartedForUnknownAcquire(t *testing.T) {
 	const wd = "watchdog=5s"
-	for _, c := range []struct {
-		name string
-		b    *linHist
-		want checker.Status
-	}{
+	runLinCases(t, checker.LockReentrant, []linCase{
 		{"unknown acquire, taken after its TTL", (&linHist{}).
 			acq("c1/main", 0, lnOpen, lnUnknown, wd).
 			acq("c2/main", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, wd). // c1's acquire ran
@@ -929,9 +919,5 @@ func TestLinearizableWatchdogNeverStartedForUnknownAcquire(t *testing.T) {
 			acq("c1/main", 0, lnOpen, lnUnknown, wd).
 			acq("c2/main", 1*lnS, 1*lnS+1*time.Millisecond, lnFail, wd).
 			acq("c2/main", 3*lnS, 3*lnS+1*time.Millisecond, lnOK, wd), checker.Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			linWantStatus(t, checker.Linearizable(c.b.recs, checker.LockReentrant, lnMinute), c.want)
-		})
-	}
+	})
 }

@@ -28,8 +28,9 @@ import (
 // release frees the lock while it still works inside. A count above them
 // (a retried acquire counted twice, a hold the owner was told it did not
 // get, a failover that brought back a count its releases had lowered) is
-// LeakedHold, availability: the owner's last release leaves a hold, and the
-// lock stays held by nobody until its lease ends. A count for an owner with
+// LeakedHold, availability: unless a later loss takes it back, the owner's
+// last release leaves a hold, and the lock stays held by nobody until its
+// lease ends. A count for an owner with
 // no unmatched acquire is Resurrected (resurrect.go): nobody holds the lock
 // by belief, yet the master names a holder and everyone waits until its TTL
 // (a release lost in a failover, the promoted replica never got it). One
@@ -40,7 +41,8 @@ import (
 // field is gone is not compared. A release that ended in an error may have
 // run on the master or not (an unlock whose WAIT no replica acknowledged
 // did), and its owner gives its hold up either way: from then on the
-// owner's count is one of two numbers, and a master showing either agrees.
+// owner's count is one of two numbers, a master showing either agrees, and
+// the first check that does settles which (countDisagreements).
 func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
 	return tr.reentrancyViolations(indexRecords(h), nil)
 }
@@ -134,11 +136,11 @@ type ownerHolds struct {
 	// master keeps the count until the key's TTL, and the workload still
 	// releases.
 	steps []holdStep
-	// times[i] is steps[i].t; lows[i] and highs[i] bound the count after
-	// steps[0..i] (unmatched's answer): equal until a release ends in an
-	// error, apart by one for each since the last reset.
-	times       []time.Duration
-	lows, highs []int
+	// times[i] is steps[i].t, and lows[i] the least the count can be after
+	// steps[0..i] (leastUnmatched's answer; countDisagreements walks the
+	// steps itself, with the most too).
+	times []time.Duration
+	lows  []int
 	// calls and ends are the ops' calls, and the returns of those that
 	// returned, sorted (inFlight counts with them); okEnds the returns of
 	// the successful ones, sorted (opEndingAt).
@@ -161,7 +163,7 @@ const (
 )
 
 // newOwnerHolds reads the steps off one count's operations, and indexes
-// them: each question unmatched, busyBut and endsOK answer is a binary
+// them: each question leastUnmatched, busyBut and endsOK answer is a binary
 // search, not a pass over the operations (a pass each, at every check
 // time of every count, made the oracle quadratic with many clients).
 func newOwnerHolds(ops []*history.Record) ownerHolds {
@@ -193,7 +195,6 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 		lo, hi = s.kind.apply(lo, hi)
 		oh.times = append(oh.times, s.t)
 		oh.lows = append(oh.lows, lo)
-		oh.highs = append(oh.highs, hi)
 	}
 	slices.Sort(oh.calls)
 	slices.Sort(oh.ends)
@@ -267,13 +268,14 @@ func upTo[T any](xs []T, t time.Duration, at func(T) time.Duration) int {
 	return i
 }
 
-// unmatched bounds the count the master should show at t: the steps up to
-// t. lo == hi unless a release since the last reset ended in an error.
-func (oh ownerHolds) unmatched(t time.Duration) (lo, hi int) {
+// leastUnmatched is the least count the master should show at t, by the
+// steps up to t: the owner's unmatched acquires, less each release since
+// the last reset that ended in an error (its script may have run).
+func (oh ownerHolds) leastUnmatched(t time.Duration) int {
 	if n := atOrBefore(oh.times, t); n > 0 {
-		return oh.lows[n-1], oh.highs[n-1]
+		return oh.lows[n-1]
 	}
-	return 0, 0
+	return 0
 }
 
 // inFlight is how many operations are in flight at t: called by t, and
@@ -431,10 +433,10 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		}
 		st := tr.State(tr.Master(group, t), k.lock, t)
 		got := holdCount(st, k.field)
-		if (least <= got && got <= most) || (got == 0 && least <= 0) {
+		if within := least <= got && got <= most; within || (got == 0 && least <= 0) {
 			episode = noEpisode // agreement again: a later disagreement is a new episode
 			agreed = t
-			if least <= got && got <= most {
+			if within {
 				least, most = got, got // the master says which number it was
 			}
 			continue
@@ -525,7 +527,7 @@ func (tr *Truth) releasesLeavingLevels(k heldCount, oh ownerHolds, w *oracleWork
 		if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
 			continue
 		}
-		if before, _ := oh.unmatched(r.At() - 1); before > 1 {
+		if before := oh.leastUnmatched(r.At() - 1); before > 1 {
 			out = append(out, Violation{
 				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
 				Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),

@@ -152,23 +152,9 @@ func TestCountEpisodes(t *testing.T) {
 			b.key(100*ms+ms/2, "m1", "", h("2"))
 			b.lostFailover(lnS)
 		}, []want{{checker.Reentrancy, "the master shows 1 hold for c1/a, which has 2 or 3 unmatched acquires (a release of theirs ended in an error, so its script may have run): its next release frees the lock while it still holds it"}}},
-		{"errored release settled, then counted twice", func(b *rh) {
-			acquires(b, 1)
-			b.key(ms/2, "m1", "", h("1"))
-			b.add("c1/a", "lk", "release", lnS, 2*lnS, history.OutcomeError, "1", "")
-			b.gone(lnS+ms/2, "m1")
-			b.key(2500*ms, "m1", "", map[string]string{"c2:a": "1"}).gone(2600*ms, "m1")
-			b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
-			b.key(3*lnS+ms/2, "m1", "", h("2"))
-		}, []want{{checker.LeakedHold, "the master shows 2 holds for c1/a, which has 1 unmatched acquire: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"}}},
-		{"errored release not settled, then counted twice", func(b *rh) {
-			acquires(b, 1)
-			b.key(ms/2, "m1", "", h("1"))
-			b.add("c1/a", "lk", "release", lnS, 2*lnS, history.OutcomeError, "1", "")
-			b.gone(lnS+ms/2, "m1")
-			b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
-			b.key(3*lnS+ms/2, "m1", "", h("2"))
-		}, nil},
+		{"errored release settled, then counted twice", erroredThenCountedTwice(true),
+			[]want{{checker.LeakedHold, "the master shows 2 holds for c1/a, which has 1 unmatched acquire: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"}}},
+		{"errored release not settled, then counted twice", erroredThenCountedTwice(false), nil},
 		{"leaked, then below", func(b *rh) {
 			acquires(b, 2)
 			b.key(ms/2, "m1", "", h("1")).key(ms, "r1", "", h("1"))
@@ -190,5 +176,25 @@ func TestCountEpisodes(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s:\n got %v\nwant %v", c.name, got, c.want)
 		}
+	}
+}
+
+// erroredThenCountedTwice is TestCountEpisodes' history of c1/a's errored
+// release whose script ran (the field gone), then its next acquire counted
+// twice (2 holds for 1 acquire); settled puts between them a change of the
+// key (c2's hold, come and gone) with c1/a quiet, a check that finds the
+// field gone and so settles the release's count at 0.
+func erroredThenCountedTwice(settled bool) func(b *rh) {
+	const ms = time.Millisecond
+	return func(b *rh) {
+		b.add("c1/a", "lk", "acquire", 0, ms, history.OutcomeOK, "", "watchdog=30s")
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+		b.add("c1/a", "lk", "release", lnS, 2*lnS, history.OutcomeError, "1", "")
+		b.gone(lnS+ms/2, "m1")
+		if settled {
+			b.key(2500*ms, "m1", "", map[string]string{"c2:a": "1"}).gone(2600*ms, "m1")
+		}
+		b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+ms, history.OutcomeOK, "", "watchdog=30s")
+		b.key(3*lnS+ms/2, "m1", "", map[string]string{"c1:a": "2"})
 	}
 }

@@ -189,15 +189,15 @@ func (r *Results) conclusion(mi int) conclusion {
 func (c *conclusion) add(change string, with, without *Cell) {
 	// A side whose low rate is bought by not granting the lock says so,
 	// with or without the change.
-	var rare string
+	var costs string // what the rates cost in availability, on either side
 	for _, c := range []*Cell{without, with} {
-		rare += wrap("; "+c.Algorithm.Title+" ", rarelyGranted(c), "")
+		costs += wrap("; "+c.Algorithm.Title+" ", rarelyGranted(c), "")
 	}
 	if wilsonBelow(without.HeldByNobody, without.Runs, with.HeldByNobody, with.Runs) {
 		// The lock left held by nobody more often beyond chance with the
 		// change (a leak it brings), whichever way the unsafe rate moved:
 		// the cost goes beside the rates, as rarelyGranted's does.
-		rare += fmt.Sprintf("; left held by nobody more often: %s → %s", percent(without.HeldByNobody, without.Runs), percent(with.HeldByNobody, with.Runs))
+		costs += fmt.Sprintf("; left held by nobody more often: %s → %s", percent(without.HeldByNobody, without.Runs), percent(with.HeldByNobody, with.Runs))
 	}
 	rates := percent(without.Unsafe, without.Runs) + " → " + percent(with.Unsafe, with.Runs)
 	worse := below(without, with)
@@ -206,7 +206,7 @@ func (c *conclusion) add(change string, with, without *Cell) {
 		// runs with it had two holders (ratedList's reason).
 		rates += ", two holders in " + percent(with.Kinds[checker.MutualExclusion], with.Runs)
 	}
-	f := fmt.Sprintf("%s (%s%s)", change, rates, rare)
+	f := fmt.Sprintf("%s (%s%s)", change, rates, costs)
 	switch {
 	case below(with, without):
 		c.Helped = append(c.Helped, f)
