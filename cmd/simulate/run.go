@@ -304,7 +304,7 @@ func (r *runner) single(s *scenario.Scenario, builtin bool) int {
 		return 2
 	}
 	vo := verdictOut{s: s, backend: "sim", scale: 1, head: fmt.Sprintf("seed=%-4d", res.Seed), seed: res.Seed, verdict: res.Verdict, match: res.Match, why: res.Why,
-		timeline: report.Text(res.History.Records(), res.Verdict, 500*time.Millisecond, 24), note: scenario.DrawnSkippedNote(res.History.Records())}
+		timeline: report.Text(res.History.Records(), res.Verdict, 500*time.Millisecond, 24), notes: s.RunNotes(res.History.Records())}
 	if !res.Judged() {
 		vo.notJudged = fmt.Sprintf("not judged: the expectation is a rate over %d seeds; run without -seed to judge it", s.Expect.Seeds)
 	}
@@ -485,10 +485,11 @@ type verdictOut struct {
 	// notJudged says why the run was not judged (one seed of a rate
 	// expectation); "" when it was.
 	notJudged string
-	// note is printed under the verdict line: the faults drawn from rates
-	// that could not act (scenario.DrawnSkippedNote), "" when none. JSON
-	// has it among the verdict's notes.
-	note string
+	// notes are printed under the verdict line: the faults drawn from
+	// rates that could not act, a script lock's reply convention that
+	// seems wrong (Scenario.RunNotes). JSON has them among the verdict's
+	// notes.
+	notes []string
 }
 
 func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
@@ -511,8 +512,8 @@ func (o verdictOut) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 		mark = "NOT AS EXPECTED: " + o.why
 	}
 	fmt.Fprintf(w, "%-40s %s %-45s (%s)\n", o.s.Name, o.head, verdictLine(o.verdict), mark)
-	if o.note != "" {
-		fmt.Fprintf(w, "    note: %s\n", o.note)
+	for _, n := range o.notes {
+		fmt.Fprintf(w, "    note: %s\n", n)
 	}
 	if o.verdict.Status == checker.Unknown {
 		for _, n := range o.verdict.Notes {

@@ -282,9 +282,7 @@ func judge(r *Result, recs []history.Record, v checker.Verdict) {
 	r.Verdict = v
 	r.Match, r.Why = s.JudgeRun(recs, r.Verdict)
 	r.Unfired, r.Skipped = scenario.Unfired(recs), scenario.Skipped(recs)
-	if note := scenario.DrawnSkippedNote(recs); note != "" {
-		r.Verdict.Notes = append(r.Verdict.Notes, note)
-	}
+	r.Verdict.Notes = append(r.Verdict.Notes, s.RunNotes(recs)...)
 }
 
 // faultErr is err, from fault i of the schedule f belongs to, as an
