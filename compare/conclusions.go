@@ -82,13 +82,14 @@ var beyond = map[string]string{
 		"and no silent loss, only a quorum held by down nodes (`scenarios/r0-redlock-delayed-restart.yaml`)",
 	"pause": "no lock can stop a paused holder: keep the lease far above the longest pause (GC, swapping, a VM stolen from) and fence the resource: " +
 		"the paused holder's late write is then rejected (`scenarios/k2-fencing-pause.yaml`). At Redisson's default watchdog timeout (30 s) instead of " +
-		"this report's 5 s, RedissonLock's single-server config was unsafe in 0 of 200 runs with these 6 s pauses: the watchdog renews the key to 30 s " +
-		"every 10 s, so it keeps about 20 s through a pause (`scenarios/redisson-default-watchdog-pause.yaml`); with pauses of 25 s it gave the lock twice " +
-		"in 20 of 100 (`scenarios/redisson-default-watchdog-long-pause.yaml`). The price is the same number: a holder that dies keeps the lock from everyone for up to 30 s",
+		"this report's 5 s, RedissonLock's single-server config was unsafe in 0 of 200 runs with these 6 s pauses: the watchdog renews a hold's key to 30 s " +
+		"every 10 s, so it never has much less than 20 s left (`scenarios/redisson-default-watchdog-pause.yaml`); a pause of more than about 20 s that " +
+		"starts just before a renewal still gives the lock twice (`scenarios/redisson-default-watchdog-long-pause.yaml`), and a client that dies, " +
+		"or is cut off, keeps its locks from everyone for up to 30 s",
 	"clock-jump": "let NTP slew clocks rather than step them, on nodes and clients: one node's step forward expires its key at once, " +
 		"and when the holder has only a bare majority of the nodes (a contended acquire's usual win) hands the spec's RedLock to a second holder " +
 		"(`scenarios/k3-redlock-clock-jump.yaml`). At Redisson's default watchdog timeout (30 s), RedissonLock's single-server config was unsafe in " +
-		"0 of 200 runs with these 5 s steps: its key keeps at least 15 s through one (`scenarios/redisson-default-watchdog-clock-jump.yaml`)",
+		"0 of 200 runs with these 5 s steps: a key its watchdog renews never has much less than 20 s left (`scenarios/redisson-default-watchdog-clock-jump.yaml`)",
 	"long-hold": "the locks without a watchdog (SimpleLock, the spec's RedLock) stay safe here only because their careful user stops " +
 		"relying on the lock when its lease runs out, mid-work: one who works on to the release shares the lock with the next holder in every run " +
 		"([Belief models](#belief), until-release)",

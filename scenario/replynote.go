@@ -24,16 +24,20 @@ func (s *Scenario) RunNotes(recs []history.Record) []string {
 	return notes
 }
 
-// ReplyNote is a note for a script lock whose acquire script answered, by
-// the scenario's reply convention, that it refused the lock in runs that
-// wrote the caller's own mark (ARGV[1], as a hash field or the key's
-// value) on the lock key: no refusal writes its caller's mark, so the
-// script most likely speaks the other convention (Redisson's scripts
-// answer nil when they take the lock and the holder's TTL when not,
-// which reply: ok reads the other way round, and the run is then full of
-// findings about a lock that works). "" for any other scenario, or when
-// no such run happened. It names the count and the first such run, and
-// the setting to try; the verdict stands as judged.
+// ReplyNote is a note for a script lock whose acquire script, in most of
+// its runs that took the lock (wrote the caller's own mark, ARGV[1], as a
+// hash field or the key's value), answered what the scenario's reply
+// convention reads as a refusal: the script most likely speaks the other
+// convention (Redisson's scripts answer nil when they take the lock and
+// the holder's TTL when not, which reply: ok reads the other way round,
+// and the run is then full of findings about a lock that works). Only a
+// request with one run before its reply counts, so that the answer is that
+// run's (a first attempt overtaken by its retry may run after the reply,
+// a late acquire that is a finding of its own). A few misread takes among
+// many are a finding about the lock, not a convention, and get no note.
+// "" for any other scenario, or when no such majority. It names the counts
+// and the first such run, and the setting to try; the verdict stands as
+// judged.
 func (s *Scenario) ReplyNote(recs []history.Record) string {
 	k, ok := s.Algorithm.Workload.(*Script)
 	if !ok || k.Reply == "" {
@@ -45,14 +49,15 @@ func (s *Scenario) ReplyNote(recs []history.Record) string {
 	last := map[nodeKey]*history.Record{}
 	before := map[nodeKey]*history.Record{} // the state before the last change
 	var first *history.Record
-	n, all := 0, 0
+	n, takes := 0, 0
 	// A request's run and the truth record of its write carry the same
 	// time, the truth's after the request's record (which was opened at
 	// its call): the request is settled once the records pass its run.
 	type pending struct {
-		r   *history.Record
-		key nodeKey
-		at  int64
+		r       *history.Record
+		key     nodeKey
+		at      int64
+		refused bool
 	}
 	var open []pending
 	settle := func(upTo int64, final bool) {
@@ -63,7 +68,11 @@ func (s *Scenario) ReplyNote(recs []history.Record) string {
 				continue
 			}
 			cur := last[p.key]
-			if cur != nil && cur.T == p.at && wroteMark(before[p.key], cur, p.r.Args[1], k.OwnerIn) {
+			if cur == nil || cur.T != p.at || !wroteMark(before[p.key], cur, p.r.Args[1], k.OwnerIn) {
+				continue
+			}
+			takes++
+			if p.refused {
 				if n++; first == nil {
 					first = p.r
 				}
@@ -82,23 +91,41 @@ func (s *Scenario) ReplyNote(recs []history.Record) string {
 			}
 			last[nk] = r
 		case history.KindReq:
-			if r.Op != "eval:script_acquire" || r.Outcome != history.OutcomeOK || len(r.Args) < 2 || len(r.Applied) == 0 || !refused(r.Result) {
+			if r.Op != "eval:script_acquire" || r.Outcome != history.OutcomeOK || len(r.Args) < 2 || r.End == nil {
 				continue
 			}
-			all++
-			open = append(open, pending{r: r, key: nodeKey{r.Node, r.Args[0]}, at: r.Applied[len(r.Applied)-1]})
+			at, ok := soleRunBefore(r.Applied, *r.End)
+			if !ok {
+				continue
+			}
+			open = append(open, pending{r: r, key: nodeKey{r.Node, r.Args[0]}, at: at, refused: refused(r.Result)})
 		}
 	}
 	settle(0, true)
-	if n == 0 {
+	if n == 0 || 2*n <= takes {
 		return ""
 	}
 	answered, other := "nil or 0", "if the acquire answers nil when it takes the lock and the holder's TTL when not, as Redisson's lock scripts do, set reply: redisson"
 	if k.Reply == traffic.ReplyRedisson {
 		answered, other = "an integer", "if the acquire answers OK, a positive integer or ARGV[1] when it takes the lock, set reply: ok (the default)"
 	}
-	return fmt.Sprintf("reply: %s read %d of the acquire script's %d refusals (it answered %s) although each wrote the caller's own mark on the lock key (the first: %s at %v on %s, answered %s): %s",
-		k.Reply, n, all, answered, first.Client, time.Duration(first.Applied[len(first.Applied)-1]), first.Node, first.Result, other)
+	at, _ := soleRunBefore(first.Applied, *first.End)
+	return fmt.Sprintf("reply: %s read %d of the acquire script's %d runs that wrote the caller's own mark on the lock key as refusals (it answered %s; the first: %s at %v on %s, answered %s): %s",
+		k.Reply, n, takes, answered, first.Client, time.Duration(at), first.Node, first.Result, other)
+}
+
+// soleRunBefore is the time of the one run of a request before its reply
+// at end (applied: its runs' times, sorted), false when there is none or
+// more than one: the reply is then not known to be that run's.
+func soleRunBefore(applied []int64, end int64) (int64, bool) {
+	n := 0
+	for n < len(applied) && applied[n] <= end {
+		n++
+	}
+	if n != 1 {
+		return 0, false
+	}
+	return applied[0], true
 }
 
 // refusalReader says which acquire results (history.FormatReply's text)
