@@ -36,7 +36,10 @@ type Budget struct {
 	// linearizability check's model steps over every window of every
 	// lock, and each oracle's elementary comparisons (a holding against a
 	// key change, a hold count at a check time, a pair of holdings, a fair
-	// lock's queue entry at an instant).
+	// lock's queue entry at an instant). The linearizability check may
+	// spend as much again on searching the locks it found violated once
+	// more, their refusals the truth shows false taken to have succeeded
+	// (falseRefusal): one such budget for all of them.
 	Work int64
 	// Wall is the wall-clock safety net of each Porcupine search (0: none).
 	// It is no budget: the counted bounds above are spent long before it on

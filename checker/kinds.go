@@ -40,6 +40,15 @@ const (
 	// leaves a hold, and the lock stays held by nobody until its lease ends
 	// (while the owner keeps re-acquiring, as long as it does).
 	LeakedHold Kind = "leaked-hold"
+	// FalseRefusal: an acquire answered "not acquired" although its own
+	// request took the lock (the truth shows the holder's field written by
+	// that request's run and still there at the answer; Redisson 4.7.0's
+	// tryLock answers false when a try during its wait got no reply), and the
+	// lock's other answers fit an order in which it succeeded: the only
+	// wrong answer was to its own caller, who does not enter on it. The
+	// hold it took is held by nobody until its lease ends (its owner's
+	// next acquire re-enters it: LeakedHold).
+	FalseRefusal Kind = "false-refusal"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,
 	// while it still waited (a clock ahead read its timeout as passed, a
@@ -55,7 +64,7 @@ const (
 
 // kinds is every Kind, in the order Kinds lists them.
 var kinds = []Kind{MutualExclusion, SilentLoss, QuorumHeldByDown, StaleWrite, TokenRegression, Reentrancy, UnlockIdempotency, ExtendAnswer, Liveness, Linearizability, Resurrected,
-	LeakedHold, EvictedWaiter, OutOfOrder, StuckQueue}
+	LeakedHold, FalseRefusal, EvictedWaiter, OutOfOrder, StuckQueue}
 
 // Kinds lists every kind of violation the checkers report, once each, in a
 // fixed order (a fresh slice each call, so callers may keep or change it).
@@ -78,15 +87,18 @@ func KindNames() []string {
 // go wrong (two holders, a holder without the lock, a write from a stale
 // holder, a wrong answer about who holds the lock), as opposed to an
 // availability one, where the lock is only unobtainable for a while
-// (Liveness, Resurrected, LeakedHold). Reports count the two separately: a
-// lock that keeps everyone waiting until a TTL is not a lock that lets two
-// in.
+// (Liveness, Resurrected, LeakedHold, FalseRefusal). Reports count the two
+// separately: a lock that keeps everyone waiting until a TTL is not a lock
+// that lets two in.
 //
 // A hold count that disagrees with its owner's acquires is safety only
 // below them (Reentrancy): the owner's next release then frees the lock
 // while it still works inside. Above them (LeakedHold) the lock outlives
 // the owner's last release, held by nobody until its lease ends: a wait,
-// like a resurrected lock.
+// like a resurrected lock. A refusal the truth shows wrong (FalseRefusal:
+// the refused request took the lock) is a wrong answer, but to a caller
+// who then does not enter: a wait too, unlike a wrong answer to an
+// unlock, on which the owner acts.
 //
 // QuorumHeldByDown is not safety: while the masters that forgot the
 // holder stay down, no other client can gather a majority, so nobody else

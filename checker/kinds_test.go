@@ -8,13 +8,13 @@ import (
 )
 
 // TestKindsAndSafety: Kinds lists each kind once; Safety puts liveness,
-// resurrected locks and leaked holds (waits) and a quorum held by down
+// resurrected locks, leaked holds and false refusals (waits) and a quorum held by down
 // nodes (nobody else can take the lock) apart from the rest (work gone
 // wrong), and Fairness
 // the fair queue's kinds apart from both.
 func TestKindsAndSafety(t *testing.T) {
 	ks := checker.Kinds()
-	availability := []checker.Kind{checker.Liveness, checker.Resurrected, checker.LeakedHold, checker.QuorumHeldByDown}
+	availability := []checker.Kind{checker.Liveness, checker.Resurrected, checker.LeakedHold, checker.FalseRefusal, checker.QuorumHeldByDown}
 	safety := []checker.Kind{checker.MutualExclusion, checker.SilentLoss, checker.StaleWrite, checker.TokenRegression,
 		checker.Reentrancy, checker.UnlockIdempotency, checker.ExtendAnswer, checker.Linearizability}
 	fairness := []checker.Kind{checker.EvictedWaiter, checker.OutOfOrder, checker.StuckQueue}

@@ -149,7 +149,7 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 	var v Verdict
 	lh, err := buildLin(ix, kind, opts, reqs, tr)
 	if err != nil {
-		v.Undecided("linearizability: "+err.Error(), Linearizability)
+		v.Undecided("linearizability: "+err.Error(), Linearizability, FalseRefusal)
 		return v
 	}
 	v.Notes = append(v.Notes, lh.notes()...)
@@ -157,6 +157,7 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 		return v
 	}
 	work := newLinWork(bud)
+	var refusals *linWork // the re-searches' budget (falseRefusal), made at the first
 	var byLock [][]linOp
 	if len(lh.locks) > 1 {
 		byLock = lh.opsByLock()
@@ -173,11 +174,20 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 			ops = byLock[l]
 		}
 		r := lh.checkLock(h, ops, bud, work)
+		if r.violation != nil {
+			if refusals == nil {
+				refusals = newLinWork(bud)
+				refusals.verdictOnly = true
+			}
+			if note := lh.falseRefusal(h, ops, reqs, bud, refusals, r.violation); note != "" {
+				v.Undecided(note, FalseRefusal)
+			}
+		}
 		switch {
 		case r.violation != nil:
 			v.Add(*r.violation)
 		case r.undecided != "":
-			v.Undecided(r.undecided, Linearizability)
+			v.Undecided(r.undecided, Linearizability, FalseRefusal)
 		}
 	}
 	return v
@@ -249,10 +259,13 @@ func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinO
 	res, info := porcupine.CheckOperationsVerbose(drawing, ops, bud.Wall)
 	canonicalPartials(info)
 	var vs []Violation
-	work := newLinWork(bud)
+	work, refusals := newLinWork(bud), newLinWork(bud)
+	refusals.verdictOnly = true
 	byLock := lh.opsByLock()
+	reqs := &lazyReqs{h: h}
 	for l := range lh.locks {
 		if r := lh.checkLock(h, byLock[l], bud, work); r.violation != nil {
+			lh.falseRefusal(h, byLock[l], reqs, bud, refusals, r.violation) // as the verdict says it
 			vs = append(vs, *r.violation)
 		}
 	}

@@ -282,8 +282,12 @@ func (lh *linHistory) annotations(h []history.Record, vs []Violation, undecided 
 		}
 	}
 	for _, v := range vs {
-		out = append(out, porcupine.Annotation{Tag: "linearizability", Start: int64(v.From), End: int64(v.To),
-			Description: "violated: " + v.Lock, Details: v.String(), BackgroundColor: "#ff9191"})
+		a := porcupine.Annotation{Tag: "linearizability", Start: int64(v.From), End: int64(v.To),
+			Description: "violated: " + v.Lock, Details: v.String(), BackgroundColor: "#ff9191"}
+		if v.Kind == FalseRefusal { // availability: told no while its try held the lock
+			a.Description, a.BackgroundColor = "false refusal: "+v.Lock, "#ffd27f"
+		}
+		out = append(out, a)
 	}
 	if undecided != "" {
 		out = append(out, porcupine.Annotation{Tag: "linearizability", Start: 0, End: lh.end,

@@ -23,6 +23,9 @@ type linHistory struct {
 	locks   []string // sorted
 	holders []string // in natural order (sortHolders); index = ClientId
 	end     int64    // the latest time in the whole history
+	// tr is the history's truth (buildLin's), which shows a refusal false
+	// (falseRefusal).
+	tr *Truth
 	// Counts for the verdict's notes.
 	noLease, skipped int
 }
@@ -57,6 +60,7 @@ func buildLin(ix *recordIndex, kind LockKind, opts []LinOption, reqs *lazyReqs, 
 	if tr == nil {
 		tr = newTruth(ix)
 	}
+	lh.tr = tr
 	lh.setLost(h, tr)
 	lh.sortHolders()
 	return lh, nil

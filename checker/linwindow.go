@@ -322,6 +322,8 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, wor
 			return gaveUp(fmt.Sprintf("the search ran past its wall-clock safety net of %v before its budget (checker.Budget) was spent", bud.Wall))
 		case len(ends) == 0 && inexact != "":
 			return gaveUp("no order of it is legal from the states carried into it, but those may not be all the lock could be in: " + inexact)
+		case len(ends) == 0 && work.verdictOnly:
+			return linLockResult{windows: wi + 1, violation: &Violation{Kind: Linearizability, Lock: lock}}
 		case len(ends) == 0:
 			v := lh.explain(h, carried[0], win, bud)
 			if wi > 0 {
@@ -342,7 +344,13 @@ func (lh *linHistory) checkLock(h []history.Record, ops []linOp, bud Budget, wor
 // linWork is the work (model steps) the linearizability check of one
 // history has spent over its windows and locks so far, and its bound
 // (Budget.Work).
-type linWork struct{ spent, limit, steps int64 }
+type linWork struct {
+	spent, limit, steps int64
+	// verdictOnly: a search that finds a window with no legal order says
+	// so without explaining it (the bisection of explain): a re-search
+	// that only asks whether the lock fits (falseRefusal).
+	verdictOnly bool
+}
 
 // newLinWork is the work budget of a check under bud.
 func newLinWork(bud Budget) *linWork { return &linWork{limit: bud.Work, steps: bud.Steps} }

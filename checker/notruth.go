@@ -25,7 +25,7 @@ import (
 // and the extend's answer (ExtendAnswer, the same for an extend). On a
 // history without truth records they find nothing, which is no evidence
 // of anything.
-var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, LeakedHold, UnlockIdempotency, ExtendAnswer, Resurrected}
+var truthKinds = []Kind{SilentLoss, QuorumHeldByDown, Reentrancy, LeakedHold, FalseRefusal, UnlockIdempotency, ExtendAnswer, Resurrected}
 
 // fairKinds are the fairness oracle's kinds (Config.Queues), which read a
 // fair lock's queue and hash on its master over time, as truth records

@@ -69,8 +69,9 @@ type Cell struct {
 	// HeldByNobody counts the runs in which the lock was left held by
 	// nobody: a released lock came back (checker.Resurrected), or an
 	// owner's hold count rose above its acquires, so that its last release
-	// leaves a hold (checker.LeakedHold). An availability finding, every
-	// client waits for its TTL.
+	// leaves a hold (checker.LeakedHold), or an acquire was told no while
+	// its try held the lock (checker.FalseRefusal). An availability
+	// finding, every client waits for its TTL.
 	HeldByNobody int
 	// Unavailable is, per run in seed order, the longest span during which
 	// the lock was free (held by nobody, by belief) while a client waited
@@ -123,7 +124,7 @@ type RunOutcome struct {
 	Unsafe bool `json:"unsafe"`
 	// LockFailed: mutual exclusion or silent loss, the lock itself failed.
 	LockFailed bool `json:"lock_failed"`
-	// HeldByNobody: a resurrected lock or a leaked hold (availability).
+	// HeldByNobody: a resurrected lock, a leaked hold or a false refusal (availability).
 	HeldByNobody bool           `json:"held_by_nobody"`
 	Kinds        []checker.Kind `json:"kinds"`
 	// SilentLoss and Unavailable are in nanoseconds in JSON.
@@ -176,7 +177,7 @@ func summary(seed uint64, v checker.Verdict, recs []history.Record, end time.Dur
 			sum.LockFailed = true
 		case checker.MutualExclusion:
 			sum.LockFailed = true
-		case checker.Resurrected, checker.LeakedHold:
+		case checker.Resurrected, checker.LeakedHold, checker.FalseRefusal:
 			sum.HeldByNobody = true
 		}
 		switch {

@@ -184,7 +184,7 @@ func TestSmallMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkConclusionsFirst(t, readme)
-	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with the lock left held by nobody (a resurrected lock or a leaked hold), % of the runs",
+	for _, want := range []string{"## Safety: unsafe runs (%)", "## Availability", "Runs with the lock left held by nobody (a resurrected lock, a leaked hold or a false refusal), % of the runs",
 		"### Safety: what to choose for which failure", "### Availability: what the choice costs", "### Redisson's RedLock is deprecated",
 		"## Belief models", "| FencedLock + fenced resource, replicated config (lease 5s) |", "### Safety", "### Availability",
 		"SimpleLock (SET NX)", "plots/rate-pause.png", "go run ./cmd/simulate run -seed", "each point 2 runs (4 at the table's 6s)",

@@ -122,7 +122,7 @@ type conclusion struct {
 	// Beyond is the advice the matrix does not measure ("" if none).
 	Beyond string
 	// HeldByNobody are the cells with a lock left held by nobody, a
-	// resurrected lock or a leaked hold (availability).
+	// resurrected lock, a leaked hold or a false refusal (availability).
 	HeldByNobody []*Cell
 }
 
@@ -406,7 +406,8 @@ func (r *reportWriter) writeConclusions() {
 	r.w("\n### Availability: what the choice costs\n\n")
 	r.w("For the locks the first table chooses (those that stayed safe, or else the least unsafe): the longest time the lock stayed free ")
 	r.w("while a client waited for it, in the median run and the worst (of a %v run); and every lock *left held by nobody* ", Duration)
-	r.w("(a release lost in a failover, or a hold count above its owner's acquires, whose last release leaves a hold: held by nobody until its lease ends), in %% of its runs.\n\n")
+	r.w("(a release lost in a failover, a hold count above its owner's acquires, whose last release leaves a hold, or an acquire told no although its own try took the lock: ")
+	r.w("held by nobody until its lease ends), in %% of its runs.\n\n")
 	r.w("| failure | chosen lock: free while clients waited, median / worst | left held by nobody |\n|---|---|---|\n")
 	for _, c := range rows {
 		var res []string

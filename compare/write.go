@@ -138,7 +138,9 @@ func (r *reportWriter) method() {
 	r.w("before a failover comes back on the promoted replica, which never got the release: held by nobody, and every client waits for its ")
 	r.w("lease to run out), a *leaked hold* (a hold count above its owner's acquires: a resent acquire that ran twice, a hold the owner was told ")
 	r.w("it did not get, a count a failover or crash brought back; unless a later loss takes it back, the owner's last release leaves a hold, and the lock ")
-	r.w("stays held by nobody until its lease ends, or as long as the owner keeps re-acquiring it), both counted as the lock *left held by nobody*, ")
+	r.w("stays held by nobody until its lease ends, or as long as the owner keeps re-acquiring it), a *false refusal* (an acquire told no although its own ")
+	r.w("request took the lock, by the nodes' state, where every other answer fits an order in which it succeeded: a wrong answer, but one its caller ")
+	r.w("does not enter on; Redisson's tryLock answers false when a try during its wait got no reply), all counted as the lock *left held by nobody*, ")
 	r.w("and the longest time the lock stayed free while clients waited for it. ")
 	r.w("A holder whose lock fewer than a majority of its masters name only because the masters that forgot it are down ")
 	r.w("(a *quorum held by down nodes*, `quorum-held-by-down-nodes`) is listed with the availability findings, not counted as unsafe: ")
@@ -194,7 +196,7 @@ func (r *reportWriter) summary() {
 	r.w("The sections below break each row down and give its shortest counterexample.\n\n")
 
 	r.w("## Availability\n\n")
-	r.w("Runs with the lock left held by nobody (a resurrected lock or a leaked hold), %% of the runs [95%% interval]:\n\n")
+	r.w("Runs with the lock left held by nobody (a resurrected lock, a leaked hold or a false refusal), %% of the runs [95%% interval]:\n\n")
 	r.modeTable(func(c *Cell) string { return r.rateOf(c.HeldByNobody, c) })
 	r.w("\nLongest time the lock stayed free (held by nobody) while a client waited for it, in each run: the median run / the worst run. ")
 	r.w("Without faults it is the time a waiter takes to notice a release (a pub/sub message, or its next try). ")
@@ -322,7 +324,7 @@ func (r *reportWriter) modeSafety(mi int) error {
 // modeAvailability is mode mi's availability table and counterexamples.
 func (r *reportWriter) modeAvailability(mi int) error {
 	r.w("### Availability\n\n")
-	r.w("Runs with the lock left held by nobody (a resurrected lock or a leaked hold), the longest time the lock stayed free while a client waited (median run / worst run), ")
+	r.w("Runs with the lock left held by nobody (a resurrected lock, a leaked hold or a false refusal), the longest time the lock stayed free while a client waited (median run / worst run), ")
 	r.w("and the run whose first availability finding has the fewest fault events before it.\n\n")
 	r.w("| algorithm | left held by nobody (%% of runs) | availability findings (runs) | longest unavailability: median / worst | shortest availability counterexample |\n")
 	r.w("|---|---|---|---|---|\n")

@@ -164,7 +164,9 @@ var (
 	square       = polyGlyph{{X: -0.75, Y: -0.75}, {X: 0.75, Y: -0.75}, {X: 0.75, Y: 0.75}, {X: -0.75, Y: 0.75}}
 	hourglass    = polyGlyph{{X: -0.8, Y: 1}, {X: 0.8, Y: 1}, {X: -0.8, Y: -1}, {X: 0.8, Y: -1}}
 	star         = starGlyph()
-	octagon      = polyGlyph{{X: 0.38, Y: 0.92}, {X: 0.92, Y: 0.38}, {X: 0.92, Y: -0.38}, {X: 0.38, Y: -0.92},
+	// hexagon (flat sides left and right): a false refusal.
+	hexagon = polyGlyph{{X: -0.5, Y: 0.9}, {X: 0.5, Y: 0.9}, {X: 1, Y: 0}, {X: 0.5, Y: -0.9}, {X: -0.5, Y: -0.9}, {X: -1, Y: 0}}
+	octagon = polyGlyph{{X: 0.38, Y: 0.92}, {X: 0.92, Y: 0.38}, {X: 0.92, Y: -0.38}, {X: 0.38, Y: -0.92},
 		{X: -0.38, Y: -0.92}, {X: -0.92, Y: -0.38}, {X: -0.92, Y: 0.38}, {X: -0.38, Y: 0.92}}
 	// The fairness glyphs: an arrow that jumps ahead (a grant out of
 	// order), a bar across (a queue blocked), a pentagon (an entry gone).

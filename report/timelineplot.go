@@ -88,6 +88,8 @@ func styleOf(k checker.Kind) findingStyle {
 		return findingStyle{color.NRGBA{R: 20, G: 20, B: 20, A: 255}, diamond, "extend said yes to a holder the nodes did not name"}
 	case checker.LeakedHold:
 		return findingStyle{color.NRGBA{R: 166, G: 86, B: 40, A: 255}, triangleUp, "leaked hold: more holds than its owner's acquires"}
+	case checker.FalseRefusal:
+		return findingStyle{color.NRGBA{R: 90, G: 90, B: 160, A: 255}, hexagon, "false refusal: told no while its try held the lock"}
 	case checker.Resurrected:
 		return findingStyle{color.NRGBA{R: 217, G: 95, B: 2, A: 255}, triangleUp, "resurrected lock: key back, nobody holds it"}
 	case checker.Liveness:

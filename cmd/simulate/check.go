@@ -302,7 +302,13 @@ func (f *checkFlags) unchecked(v checker.Verdict) []notChecked {
 		out = append(out, notChecked{v.Unchecked, "no node truth in the history (these oracles compare what clients believed and were told with what the nodes held, which truth records state)"})
 	}
 	if f.kind == 0 {
-		out = append(out, notChecked{[]checker.Kind{checker.Linearizability}, noModel})
+		// A false refusal is told apart from a linearizability finding by
+		// the truth too: without it, it is listed there already.
+		ks := []checker.Kind{checker.Linearizability}
+		if !slices.Contains(v.Unchecked, checker.FalseRefusal) {
+			ks = append(ks, checker.FalseRefusal)
+		}
+		out = append(out, notChecked{ks, noModel})
 	}
 	if f.liveness == 0 {
 		out = append(out, notChecked{[]checker.Kind{checker.Liveness}, "no -liveness bound given"})

@@ -88,9 +88,11 @@ func TestCheckRejudgesSavedRuns(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &bare); err != nil {
 				t.Fatal(err)
 			}
-			want := slices.DeleteFunc(slices.Clone(ran.Kinds), func(k checker.Kind) bool { return k == checker.Linearizability })
+			want := slices.DeleteFunc(slices.Clone(ran.Kinds), func(k checker.Kind) bool { return k == checker.Linearizability || k == checker.FalseRefusal })
 			if !slices.Equal(bare.Kinds, want) || (code == 0) != (len(want) == 0) ||
-				!slices.ContainsFunc(bare.NotChecked, func(n notChecked) bool { return slices.Equal(n.Kinds, []checker.Kind{checker.Linearizability}) }) {
+				!slices.ContainsFunc(bare.NotChecked, func(n notChecked) bool {
+					return slices.Equal(n.Kinds, []checker.Kind{checker.Linearizability, checker.FalseRefusal})
+				}) {
 				t.Fatalf("without -model: exit %d, kinds %v (want %v), not checked %v", code, bare.Kinds, want, bare.NotChecked)
 			}
 		})
@@ -122,15 +124,15 @@ const (
 // holds it until 5 s) are flagged, mutual exclusion, exit 1; the same log
 // without the overlap (api-2 at 5.5 s) exits 0 with no violation (the
 // control). Both list silent loss, the quorum held by down nodes,
-// reentrancy, the leaked hold, unlock idempotency, the extend's answer and
-// the resurrected lock as not checked
+// reentrancy, the leaked hold, a false refusal, unlock idempotency, the
+// extend's answer and the resurrected lock as not checked
 // for want of node truth, in the text and in JSON, and neither claims
 // "ok".
 func TestCheckUserLogWithoutTruth(t *testing.T) {
 	dir := t.TempDir()
 	overlap, clean := filepath.Join(dir, "overlap.jsonl"), filepath.Join(dir, "clean.jsonl")
 	writeTree(t, dir, map[string]string{"overlap.jsonl": overlapLog, "clean.jsonl": cleanLog})
-	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.LeakedHold), string(checker.UnlockIdempotency), string(checker.ExtendAnswer), string(checker.Resurrected)}, ", ")
+	truth := strings.Join([]string{string(checker.SilentLoss), string(checker.QuorumHeldByDown), string(checker.Reentrancy), string(checker.LeakedHold), string(checker.FalseRefusal), string(checker.UnlockIdempotency), string(checker.ExtendAnswer), string(checker.Resurrected)}, ", ")
 	for _, c := range []struct {
 		file, line string
 		code       int

@@ -31,7 +31,7 @@
 // violation they expect from those that are safe, since about half the
 // built-in ones demonstrate a lock failing:
 //
-//	102 scenarios, all as expected: 58 show the violation they pin, 44 are safe
+//	103 scenarios, all as expected: 59 show the violation they pin, 44 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
 // ..., S are safe), B not as expected, J not judged (swept; ...), K

@@ -1,0 +1,163 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/history"
+)
+
+// falseRefusal turns v, the linearizability violation of one lock whose
+// operations are ops (sorted by checkLock), into a FalseRefusal when the
+// only wrong answers were refusals the truth shows false: the acquires of
+// provenFalseRefusals, each answered "not acquired" although its own
+// request took the lock, which the master still held for it at the
+// answer. Those acquires are taken to have succeeded (no watchdog renews
+// their hold: the client was told it failed, and starts none), and the
+// lock's operations are searched again, under work, the budget all such
+// searches of the history share (Budget.Work): if they then fit an order,
+// every other answer was right in a run where those acquires took the
+// lock, as the truth shows they did. Nothing else is relaxed: an acquire
+// taken to succeed must take effect within its interval, so a second
+// holder's grant, or a wrong answer to a release, stays illegal; a
+// refusal the truth does not show false (another's, one whose hold was
+// given back before its answer, one the model allows anyway) still
+// constrains the search as before. A search that finds no order leaves v
+// as it was; one that gives up too, and its note is returned ("" when
+// none).
+func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyReqs, bud Budget, work *linWork, v *Violation) string {
+	fr := lh.provenFalseRefusals(h, ops, reqs)
+	if len(fr) == 0 {
+		return ""
+	}
+	taken := slices.Clone(ops)
+	for _, p := range fr {
+		o := &taken[p.op]
+		o.out, o.wdStop = outOK, o.call
+	}
+	r := lh.checkLock(h, taken, bud, work)
+	switch {
+	case r.undecided != "":
+		return fmt.Sprintf("whether the linearizability finding on %s is only refusals its own requests show false (false-refusal) is undecided: %s", v.Lock, r.undecided)
+	case r.violation != nil:
+		return ""
+	}
+	p := fr[0]
+	o := &ops[p.op]
+	more := ""
+	if len(fr) > 1 {
+		more = fmt.Sprintf(" (and %d more such refusal(s) on the lock)", len(fr)-1)
+	}
+	holder := lh.holders[o.holder]
+	*v = Violation{Kind: FalseRefusal, Lock: v.Lock, Holders: []string{holder},
+		From: time.Duration(o.call), To: time.Duration(o.ret),
+		Detail: fmt.Sprintf("%s acquire → fail [%v, %v] had taken the lock: its request ran on the master %s at %v, which held %s from then to the answer%s; "+
+			"every other answer fits an order in which it succeeded: its caller was told no while it held the lock, held by nobody until its lease ran out or its owner took it again",
+			holder, time.Duration(o.call), time.Duration(o.ret), p.node, time.Duration(p.at), p.field, more),
+		Faults: v.Faults}
+	return ""
+}
+
+// refusalTaken is an acquire of provenFalseRefusals: its index in ops,
+// and where and when its request took the lock, under which field.
+type refusalTaken struct {
+	op          int
+	node, field string
+	at          int64
+}
+
+// provenFalseRefusals lists, in call order, the acquires among ops
+// answered "not acquired" whose own request took the lock, by the truth
+// (tookLock), where the model does not allow a refusal anyway
+// (AcquireMayFail). Only a lock of one group, whose holder is a hash field
+// (the Redisson family): a RedLock's member is no lock, and a string key
+// (SimpleLock, a script with owner_in: value) shows no field.
+func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs *lazyReqs) []refusalTaken {
+	if lh.tr == nil || reqs == nil {
+		return nil
+	}
+	var out []refusalTaken
+	for i := range ops {
+		o := &ops[i]
+		if !o.kind.acquire() || o.out != outFail || o.mayFail {
+			continue
+		}
+		r := &h[o.rec]
+		groups := lh.tr.groups(r.Lock)
+		if len(groups) != 1 {
+			continue
+		}
+		field := holderField(lh.holders[o.holder])
+		if lh.kind == LockReadWrite && !o.kind.read() {
+			field += ":write"
+		}
+		if t, ok := lh.tookLock(h, r, reqs, groups[0], field); ok {
+			t.op = i
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tookLock reports where and when a request of the refused acquire r took
+// the lock of group under field: the request ran, before r returned, on
+// the group's master of that instant, and raised field's hold count on the
+// lock's key there; every later change of the key on that node up to r's
+// return kept the count at least as high (no give-back, no loss undid it),
+// and that node was still the master at the return. Changes at one instant
+// are seen net: a raise and an undo at the run's instant show none.
+func (lh *linHistory) tookLock(h []history.Record, r *history.Record, reqs *lazyReqs, group, field string) (refusalTaken, bool) {
+	ret := time.Duration(*r.End)
+	for _, qi := range reqs.forOp(r, func(*history.Record) bool { return true }) {
+		q := &h[qi]
+		for _, at := range q.Applied {
+			t := time.Duration(at)
+			if t > ret {
+				break
+			}
+			if lh.tr.Master(group, t) != q.Node || lh.tr.Master(group, ret) != q.Node {
+				continue
+			}
+			after := holdsOf(lh.tr.State(q.Node, r.Lock, t), field)
+			if after <= holdsOf(lh.tr.State(q.Node, r.Lock, t-1), field) || !lh.keptHolds(q.Node, r.Lock, field, t, ret, after) {
+				continue
+			}
+			return refusalTaken{node: q.Node, field: field, at: at}, true
+		}
+	}
+	return refusalTaken{}, false
+}
+
+// keptHolds reports whether every change of key on node after from, up to
+// to, left field at least n holds.
+func (lh *linHistory) keptHolds(node, key, field string, from, to time.Duration, n int64) bool {
+	kt := lh.tr.key(key)
+	if kt == nil {
+		return false
+	}
+	for _, c := range kt.changesOn(node) {
+		if c.t > from && c.t <= to && holdsOf(c.rec, field) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsOf is the hold count field has in the key state st (0 without it,
+// or without the key).
+func holdsOf(st *history.Record, field string) int64 {
+	if st == nil || st.Gone || st.Fields == nil {
+		return 0
+	}
+	v, ok := st.Fields[field]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 1 // a field that is there names its holder, whatever it holds
+	}
+	return n
+}
