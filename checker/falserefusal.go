@@ -52,7 +52,7 @@ func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyRe
 	}
 	holder := lh.holders[o.holder]
 	*v = Violation{Kind: FalseRefusal, Lock: v.Lock, Holders: []string{holder},
-		From: time.Duration(o.call), To: time.Duration(o.ret),
+		From: time.Duration(p.at), To: time.Duration(o.ret), // from the take to the answer
 		Detail: fmt.Sprintf("%s acquire → fail [%v, %v] had taken the lock: its request ran on the master %s at %v, which held %s from then to the answer%s; "+
 			"every other answer fits an order in which it succeeded: its caller was told no while it held the lock, held by nobody until its lease ran out or its owner took it again",
 			holder, time.Duration(o.call), time.Duration(o.ret), p.node, time.Duration(p.at), p.field, more),
@@ -71,7 +71,8 @@ type refusalTaken struct {
 // provenFalseRefusals lists, in call order, the acquires among ops
 // answered "not acquired" whose own request took the lock, by the truth
 // (tookLock), where the model does not allow a refusal anyway
-// (AcquireMayFail). Only a lock of one group, whose holder is a hash field
+// (AcquireMayFail), whose lease is known (its Detail's lease, or its
+// watchdog's timeout). Only a lock of one group, whose holder is a hash field
 // (the Redisson family): a RedLock's member is no lock, and a string key
 // (SimpleLock, a script with owner_in: value) shows no field.
 func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs *lazyReqs) []refusalTaken {
@@ -81,7 +82,10 @@ func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs 
 	var out []refusalTaken
 	for i := range ops {
 		o := &ops[i]
-		if !o.kind.acquire() || o.out != outFail || o.mayFail {
+		if !o.kind.acquire() || o.out != outFail || o.mayFail || o.lease == 0 || (o.lease == never && o.wdTimeout == 0) {
+			// A hold of unknown length taken to succeed might expire at
+			// once (watchdogEnd of a stop at its call), and so explain a
+			// second holder's grant the nodes did not allow.
 			continue
 		}
 		r := &h[o.rec]
@@ -110,6 +114,9 @@ func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs 
 // are seen net: a raise and an undo at the run's instant show none.
 func (lh *linHistory) tookLock(h []history.Record, r *history.Record, reqs *lazyReqs, group, field string) (refusalTaken, bool) {
 	ret := time.Duration(*r.End)
+	if kt := lh.tr.key(r.Lock); kt == nil || kt.unsorted {
+		return refusalTaken{}, false // State's search needs the changes in time order
+	}
 	for _, qi := range reqs.forOp(r, func(*history.Record) bool { return true }) {
 		q := &h[qi]
 		for _, at := range q.Applied {

@@ -40,11 +40,13 @@ func (b *linHist) failoverTo(t time.Duration, node string) *linHist {
 }
 
 // TestFalseRefusal: a refusal the truth shows false (its own request took
-// the lock, and the node still named its holder at the answer), where
+// the lock, which the master kept for it to the answer), where
 // every other answer fits an order in which that acquire succeeded, is a
 // false refusal (availability), not a linearizability finding. The
 // controls keep linearizability: another wrong answer beside it (a grant
-// while the refused acquire's hold was there), a refused acquire whose
+// while the refused acquire's hold was there, also when that acquire's
+// lease is unknown, which could let its hold expire at once), a refused
+// acquire whose
 // hold was given back before its answer, one whose raise of its holder's
 // count was undone before the answer while an earlier hold kept the field
 // there (its holder's release then answering "holds remain" of a lock it
@@ -57,12 +59,13 @@ func TestFalseRefusal(t *testing.T) {
 	// c1's acquire is answered "not acquired" at 3 s, its request having
 	// taken the lock at 1 ms (10 s lease); c2 is refused at 4 s, by c1's
 	// hold, and gets the lock at 11 s, after it expired.
-	falseRefusal := func() *linHist {
+	falseRefusalWith := func(detail string) *linHist {
 		return (&linHist{}).
-			acq("c1/main", 0, 3*lnS, lnFail, lnL10).req("c1", "c1:main", 0, 1*ms).truth(1*ms, map[string]string{"c1:main": "1"}).
+			acq("c1/main", 0, 3*lnS, lnFail, detail).req("c1", "c1:main", 0, 1*ms).truth(1*ms, map[string]string{"c1:main": "1"}).
 			acq("c2/main", 4*lnS, 4*lnS+ms, lnFail, lnL10).
 			truth(10*lnS+1*ms, nil)
 	}
+	falseRefusal := func() *linHist { return falseRefusalWith(lnL10) }
 	for _, c := range []struct {
 		name string
 		b    *linHist
@@ -71,6 +74,8 @@ func TestFalseRefusal(t *testing.T) {
 		{"refused, its request took the lock", falseRefusal().
 			acq("c2/main", 11*lnS, 11*lnS+ms, lnOK, lnL10).truth(11*lnS, map[string]string{"c2:main": "1"}), checker.FalseRefusal},
 		{"and another holder granted while it held", falseRefusal().
+			acq("c3/main", 5*lnS, 5*lnS+ms, lnOK, lnL10), checker.Linearizability},
+		{"and another holder granted, its lease unknown", falseRefusalWith("watchdog").
 			acq("c3/main", 5*lnS, 5*lnS+ms, lnOK, lnL10), checker.Linearizability},
 		{"its hold given back before the answer", (&linHist{}).
 			acq("c1/main", 0, 3*lnS, lnFail, lnL10).req("c1", "c1:main", 0, 1*ms).truth(1*ms, map[string]string{"c1:main": "1"}).

@@ -41,13 +41,14 @@ const (
 	// (while the owner keeps re-acquiring, as long as it does).
 	LeakedHold Kind = "leaked-hold"
 	// FalseRefusal: an acquire answered "not acquired" although its own
-	// request took the lock (the truth shows the holder's field written by
-	// that request's run and still there at the answer; Redisson 4.7.0's
-	// tryLock answers false when a try during its wait got no reply), and the
-	// lock's other answers fit an order in which it succeeded: the only
-	// wrong answer was to its own caller, who does not enter on it. The
-	// hold it took is held by nobody until its lease ends (its owner's
-	// next acquire re-enters it: LeakedHold).
+	// request took the lock (the truth shows that request's run on the
+	// group's master raising the holder's hash-field count, the count kept
+	// at least that high to the answer, and the node still the master
+	// then; Redisson 4.7.0's tryLock answers false when a try during its
+	// wait got no reply), and the lock's other answers fit an order in
+	// which it succeeded: the only wrong answer was to its own caller,
+	// who does not enter on it. The hold it took is held by nobody until
+	// its lease ends (its owner's next acquire re-enters it: LeakedHold).
 	FalseRefusal Kind = "false-refusal"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,

@@ -187,7 +187,11 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 		case r.violation != nil:
 			v.Add(*r.violation)
 		case r.undecided != "":
-			v.Undecided(r.undecided, Linearizability, FalseRefusal)
+			kinds := []Kind{Linearizability}
+			if len(lh.provenFalseRefusals(h, ops, reqs)) > 0 {
+				kinds = append(kinds, FalseRefusal) // it might have been one
+			}
+			v.Undecided(r.undecided, kinds...)
 		}
 	}
 	return v
