@@ -40,7 +40,9 @@ func (b *linHist) failoverTo(t time.Duration, node string) *linHist {
 }
 
 // TestFalseRefusal: a refusal the truth shows false (its own request took
-// the lock, which the master kept for it to the answer), where
+// the lock, which the master kept for it to the answer; also when its
+// owner then re-enters under a watchdog and releases, which stops the
+// watchdog whatever the release answers), where
 // every other answer fits an order in which that acquire succeeded, is a
 // false refusal (availability), not a linearizability finding. The
 // controls keep linearizability: another wrong answer beside it (a grant
@@ -73,6 +75,12 @@ func TestFalseRefusal(t *testing.T) {
 	}{
 		{"refused, its request took the lock", falseRefusal().
 			acq("c2/main", 11*lnS, 11*lnS+ms, lnOK, lnL10).truth(11*lnS, map[string]string{"c2:main": "1"}), checker.FalseRefusal},
+		{"re-entered under a watchdog, released, then the key ran out", (&linHist{}).
+			acq("c1/main", 0, 3*lnS, lnFail, "watchdog=5s").req("c1", "c1:main", 0, 1*ms).truth(1*ms, map[string]string{"c1:main": "1"}).
+			acq("c1/main", 4*lnS, 4*lnS+ms, lnOK, "watchdog=5s").req("c1", "c1:main", 4*lnS, 4*lnS).truth(4*lnS, map[string]string{"c1:main": "2"}).
+			rel("c1/main", 5*lnS, 5*lnS+ms, lnOK, "0").req("c1", "c1:main", 5*lnS, 5*lnS).truth(5*lnS, map[string]string{"c1:main": "1"}).
+			truth(10*lnS+ms, nil).
+			acq("c2/main", 11*lnS, 11*lnS+ms, lnOK, "watchdog=5s").truth(11*lnS, map[string]string{"c2:main": "1"}), checker.FalseRefusal},
 		{"and another holder granted while it held", falseRefusal().
 			acq("c3/main", 5*lnS, 5*lnS+ms, lnOK, lnL10), checker.Linearizability},
 		{"and another holder granted, its lease unknown", falseRefusalWith("watchdog").

@@ -256,16 +256,22 @@ func (b *linBuilder) setLease(o *linOp, r *history.Record) {
 // The holder's ops on one lock and half are sequential, in record order. A
 // release may give back the last hold when the count before it may be one
 // or less (a lower bound, counting known outcomes only: an acquire of
-// unknown outcome may have added none) and it did not answer that holds
-// remain (Result "0"); a failed one may (it found none left). Counting low
-// only makes the stop earlier, the model more lenient.
+// unknown outcome may have added none), whatever it answered: the lock
+// client counts the holds it was told it got and stops renewing when its
+// own count is spent, as Redisson's renewal entry does (its unlock cancels
+// the renewal whatever the script answered), so a release answered
+// "holds remain" (Result "0") of a count the client does not know of, a
+// hold it was told it did not get (FalseRefusal) or a resent acquire that
+// ran twice, stops the watchdog all the same and leaves those holds to
+// their TTL. Counting low only makes the stop earlier, the model more
+// lenient.
 func stopWatchdogs(ops []linOp) {
 	type half struct {
 		lock, holder int32
 		read         bool
 	}
 	type holding struct {
-		lo      int32 // holds certainly held
+		lo      int32 // holds the client counts: its acquires told they succeeded, less its releases
 		pending []int // watchdog ops of the holding not yet stopped
 	}
 	hs := map[half]*holding{}
@@ -298,7 +304,7 @@ func stopWatchdogs(ops []linOp) {
 		if o.relLease == never {
 			g.pending = append(g.pending, i)
 		}
-		if g.lo <= 1 && o.res != resRemain {
+		if g.lo <= 1 {
 			for _, j := range g.pending {
 				ops[j].wdStop = min(ops[j].wdStop, o.call)
 			}
@@ -307,8 +313,6 @@ func stopWatchdogs(ops []linOp) {
 		switch {
 		case o.out == outFail || o.res == resReleased:
 			g.lo = 0
-		case o.res == resRemain:
-			g.lo = max(g.lo-1, 1)
 		default:
 			g.lo = max(g.lo-1, 0)
 		}
