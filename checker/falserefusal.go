@@ -3,7 +3,6 @@ package checker
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -76,9 +75,6 @@ type refusalTaken struct {
 // (the Redisson family): a RedLock's member is no lock, and a string key
 // (SimpleLock, a script with owner_in: value) shows no field.
 func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs *lazyReqs) []refusalTaken {
-	if lh.tr == nil || reqs == nil {
-		return nil
-	}
 	var out []refusalTaken
 	for i := range ops {
 		o := &ops[i]
@@ -106,7 +102,7 @@ func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs 
 }
 
 // tookLock reports where and when a request of the refused acquire r took
-// the lock of group under field: the request ran, before r returned, on
+// the lock of group under field (holdCount): the request ran, before r returned, on
 // the group's master of that instant, and raised field's hold count on the
 // lock's key there; every later change of the key on that node up to r's
 // return kept the count at least as high (no give-back, no loss undid it),
@@ -114,21 +110,26 @@ func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs 
 // are seen net: a raise and an undo at the run's instant show none.
 func (lh *linHistory) tookLock(h []history.Record, r *history.Record, reqs *lazyReqs, group, field string) (refusalTaken, bool) {
 	ret := time.Duration(*r.End)
-	if kt := lh.tr.key(r.Lock); kt == nil || kt.unsorted {
+	kt := lh.tr.key(r.Lock)
+	if kt == nil || kt.unsorted {
 		return refusalTaken{}, false // State's search needs the changes in time order
 	}
+	master := lh.tr.Master(group, ret)
 	for _, qi := range reqs.forOp(r, func(*history.Record) bool { return true }) {
 		q := &h[qi]
+		if q.Node != master {
+			continue
+		}
 		for _, at := range q.Applied {
 			t := time.Duration(at)
 			if t > ret {
 				break
 			}
-			if lh.tr.Master(group, t) != q.Node || lh.tr.Master(group, ret) != q.Node {
+			if lh.tr.Master(group, t) != q.Node {
 				continue
 			}
-			after := holdsOf(lh.tr.State(q.Node, r.Lock, t), field)
-			if after <= holdsOf(lh.tr.State(q.Node, r.Lock, t-1), field) || !lh.keptHolds(q.Node, r.Lock, field, t, ret, after) {
+			after := holdCount(lh.tr.State(q.Node, r.Lock, t), field)
+			if after <= holdCount(lh.tr.State(q.Node, r.Lock, t-1), field) || !keptHolds(kt, q.Node, field, t, ret, after) {
 				continue
 			}
 			return refusalTaken{node: q.Node, field: field, at: at}, true
@@ -137,34 +138,13 @@ func (lh *linHistory) tookLock(h []history.Record, r *history.Record, reqs *lazy
 	return refusalTaken{}, false
 }
 
-// keptHolds reports whether every change of key on node after from, up to
-// to, left field at least n holds.
-func (lh *linHistory) keptHolds(node, key, field string, from, to time.Duration, n int64) bool {
-	kt := lh.tr.key(key)
-	if kt == nil {
-		return false
-	}
+// keptHolds reports whether every change of kt's key on node after from,
+// up to to, left field at least n holds.
+func keptHolds(kt *keyTruth, node, field string, from, to time.Duration, n int) bool {
 	for _, c := range kt.changesOn(node) {
-		if c.t > from && c.t <= to && holdsOf(c.rec, field) < n {
+		if c.t > from && c.t <= to && holdCount(c.rec, field) < n {
 			return false
 		}
 	}
 	return true
-}
-
-// holdsOf is the hold count field has in the key state st (0 without it,
-// or without the key).
-func holdsOf(st *history.Record, field string) int64 {
-	if st == nil || st.Gone || st.Fields == nil {
-		return 0
-	}
-	v, ok := st.Fields[field]
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 1 // a field that is there names its holder, whatever it holds
-	}
-	return n
 }

@@ -176,8 +176,7 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 		r := lh.checkLock(h, ops, bud, work)
 		if r.violation != nil {
 			if refusals == nil {
-				refusals = newLinWork(bud)
-				refusals.verdictOnly = true
+				refusals = newRefusalWork(bud)
 			}
 			if note := lh.falseRefusal(h, ops, reqs, bud, refusals, r.violation); note != "" {
 				v.Undecided(note, FalseRefusal)
@@ -263,8 +262,7 @@ func VisualizeWithin(h []history.Record, kind LockKind, bud Budget, opts ...LinO
 	res, info := porcupine.CheckOperationsVerbose(drawing, ops, bud.Wall)
 	canonicalPartials(info)
 	var vs []Violation
-	work, refusals := newLinWork(bud), newLinWork(bud)
-	refusals.verdictOnly = true
+	work, refusals := newLinWork(bud), newRefusalWork(bud)
 	byLock := lh.opsByLock()
 	reqs := &lazyReqs{h: h}
 	for l := range lh.locks {

@@ -355,6 +355,14 @@ type linWork struct {
 // newLinWork is the work budget of a check under bud.
 func newLinWork(bud Budget) *linWork { return &linWork{limit: bud.Work, steps: bud.Steps} }
 
+// newRefusalWork is the budget all of a check's false-refusal re-searches
+// share (falseRefusal): as much again as the check's, verdicts only.
+func newRefusalWork(bud Budget) *linWork {
+	w := newLinWork(bud)
+	w.verdictOnly = true
+	return w
+}
+
 // search is the budget of one search of one window: bud's steps, or what
 // is left of the check's work if less, and bud's memory.
 func (w *linWork) search(bud Budget) *linBudget {

@@ -164,7 +164,7 @@ var (
 	square       = polyGlyph{{X: -0.75, Y: -0.75}, {X: 0.75, Y: -0.75}, {X: 0.75, Y: 0.75}, {X: -0.75, Y: 0.75}}
 	hourglass    = polyGlyph{{X: -0.8, Y: 1}, {X: 0.8, Y: 1}, {X: -0.8, Y: -1}, {X: 0.8, Y: -1}}
 	star         = starGlyph()
-	// hexagon (flat sides left and right): a false refusal.
+	// hexagon (flat top and bottom): a false refusal.
 	hexagon = polyGlyph{{X: -0.5, Y: 0.9}, {X: 0.5, Y: 0.9}, {X: 1, Y: 0}, {X: 0.5, Y: -0.9}, {X: -0.5, Y: -0.9}, {X: -1, Y: 0}}
 	octagon = polyGlyph{{X: 0.38, Y: 0.92}, {X: 0.92, Y: 0.38}, {X: 0.92, Y: -0.38}, {X: 0.38, Y: -0.92},
 		{X: -0.38, Y: -0.92}, {X: -0.92, Y: -0.38}, {X: -0.92, Y: 0.38}, {X: -0.38, Y: 0.92}}

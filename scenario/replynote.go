@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/traffic"
 )
@@ -43,93 +44,46 @@ func (s *Scenario) ReplyNote(recs []history.Record) string {
 	if !ok || k.Reply == "" {
 		return ""
 	}
-	t := replyTally{refused: refusalReader(k.Reply, k.ScriptConfig.UserConfig.Model), ownerIn: k.OwnerIn,
-		last: map[nodeKey]*history.Record{}, before: map[nodeKey]*history.Record{}}
+	refused := refusalReader(k.Reply, k.ScriptConfig.UserConfig.Model)
+	var tr *checker.Truth // made at the first acquire answered
+	var first *history.Record
+	var firstAt int64
+	takes, misread := 0, 0
 	for i := range recs {
-		t.record(&recs[i])
+		r := &recs[i]
+		if r.Kind != history.KindReq || r.Op != "eval:script_acquire" || r.Outcome != history.OutcomeOK || len(r.Args) < 2 || r.End == nil {
+			continue
+		}
+		at, ok := soleRunBefore(r.Applied, *r.End)
+		if !ok {
+			continue
+		}
+		if tr == nil {
+			tr = checker.NewTruth(recs)
+		}
+		// The run's change of the key on its node: the state at its
+		// instant against the one just before (changes at one instant
+		// seen net).
+		t := time.Duration(at)
+		if !wroteMark(tr.State(r.Node, r.Args[0], t-1), tr.State(r.Node, r.Args[0], t), r.Args[1], k.OwnerIn) {
+			continue
+		}
+		takes++
+		if refused(r.Result) {
+			if misread++; first == nil {
+				first, firstAt = r, at
+			}
+		}
 	}
-	t.settle(0, true)
-	if t.misread == 0 || 2*t.misread <= t.takes {
+	if misread == 0 || 2*misread <= takes {
 		return ""
 	}
 	answered, other := "nil or 0", "if the acquire answers nil when it takes the lock and the holder's TTL when not, as Redisson's lock scripts do, set reply: redisson"
 	if k.Reply == traffic.ReplyRedisson {
 		answered, other = "an integer", "if the acquire answers OK, a positive integer or ARGV[1] when it takes the lock, set reply: ok (the default)"
 	}
-	first := t.first
-	at, _ := soleRunBefore(first.Applied, *first.End)
 	return fmt.Sprintf("reply: %s read %d of the acquire script's %d runs that wrote the caller's own mark on the lock key as refusals (it answered %s; the first: %s at %v on %s, answered %s): %s",
-		k.Reply, t.misread, t.takes, answered, first.Client, time.Duration(at), first.Node, first.Result, other)
-}
-
-type nodeKey struct{ node, key string }
-
-// replyTally walks a history for ReplyNote: the acquire script's runs
-// that took the lock (takes), those of them answered as refusals
-// (misread), the first of those.
-type replyTally struct {
-	refused func(result string) bool
-	ownerIn string
-	// last is the truth's latest record of each node's key, as the
-	// records go, and before the state before its latest change.
-	last, before   map[nodeKey]*history.Record
-	open           []pendingRun
-	takes, misread int
-	first          *history.Record
-}
-
-// pendingRun is an acquire request's one run before its reply, waiting
-// for the truth records of its instant: a run and the truth record of its
-// write carry the same time, the truth's after the request's record
-// (which was opened at its call), so the run is settled once the records
-// pass its instant.
-type pendingRun struct {
-	r       *history.Record
-	key     nodeKey
-	at      int64
-	refused bool
-}
-
-func (t *replyTally) record(r *history.Record) {
-	switch r.Kind {
-	case history.KindTruth:
-		t.settle(r.T, false)
-		nk := nodeKey{r.Node, r.Key}
-		if cur := t.last[nk]; cur == nil || cur.T < r.T {
-			t.before[nk] = cur
-		}
-		t.last[nk] = r
-	case history.KindReq:
-		if r.Op != "eval:script_acquire" || r.Outcome != history.OutcomeOK || len(r.Args) < 2 || r.End == nil {
-			return
-		}
-		if at, ok := soleRunBefore(r.Applied, *r.End); ok {
-			t.open = append(t.open, pendingRun{r: r, key: nodeKey{r.Node, r.Args[0]}, at: at, refused: t.refused(r.Result)})
-		}
-	}
-}
-
-// settle counts the pending runs before upTo (all of them when final):
-// each that wrote its caller's mark is a take.
-func (t *replyTally) settle(upTo int64, final bool) {
-	kept := t.open[:0]
-	for _, p := range t.open {
-		if !final && p.at >= upTo {
-			kept = append(kept, p)
-			continue
-		}
-		cur := t.last[p.key]
-		if cur == nil || cur.T != p.at || !wroteMark(t.before[p.key], cur, p.r.Args[1], t.ownerIn) {
-			continue
-		}
-		t.takes++
-		if p.refused {
-			if t.misread++; t.first == nil {
-				t.first = p.r
-			}
-		}
-	}
-	t.open = kept
+		k.Reply, misread, takes, answered, first.Client, time.Duration(firstAt), first.Node, first.Result, other)
 }
 
 // soleRunBefore is the time of the one run of a request before its reply
@@ -159,11 +113,11 @@ func refusalReader(reply, model string) func(result string) bool {
 }
 
 // wroteMark reports whether the change from prev to cur (a key's truth
-// records; prev nil: no key before) put mark there or raised its count:
+// states; nil: no key) put mark there or raised its count:
 // the mark a new hash field, a field whose count grew, or the key's new
 // value.
 func wroteMark(prev, cur *history.Record, mark, ownerIn string) bool {
-	if cur.Gone {
+	if cur == nil || cur.Gone {
 		return false
 	}
 	if ownerIn == traffic.OwnerInValue {

@@ -100,24 +100,28 @@ var (
 	htmlAnchorRE = regexp.MustCompile(`<a\s+(?:name|id)="([^"]+)"`)
 )
 
-// markdownLinks lists the inline links of a Markdown text outside fenced
-// code blocks and code spans, with their line numbers.
-func markdownLinks(text string) []mdLink {
-	var links []mdLink
+// proseLines calls f with each line of a Markdown text outside its fenced
+// code blocks, and the line's number.
+func proseLines(text string, f func(line string, n int)) {
 	fenced := false
 	for i, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
-		line = codeSpanRE.ReplaceAllString(line, "")
-		for _, m := range mdLinkRE.FindAllStringSubmatch(line, -1) {
-			links = append(links, mdLink{target: m[1], line: i + 1})
+		} else if !fenced {
+			f(line, i+1)
 		}
 	}
+}
+
+// markdownLinks lists the inline links of a Markdown text outside fenced
+// code blocks and code spans, with their line numbers.
+func markdownLinks(text string) []mdLink {
+	var links []mdLink
+	proseLines(text, func(line string, n int) {
+		for _, m := range mdLinkRE.FindAllStringSubmatch(codeSpanRE.ReplaceAllString(line, ""), -1) {
+			links = append(links, mdLink{target: m[1], line: n})
+		}
+	})
 	return links
 }
 
@@ -130,21 +134,13 @@ func markdownLinks(text string) []mdLink {
 func headingAnchors(text string) map[string]bool {
 	set := map[string]bool{}
 	count := map[string]int{}
-	fenced := false
-	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
+	proseLines(text, func(line string, _ int) {
 		for _, m := range htmlAnchorRE.FindAllStringSubmatch(line, -1) {
 			set[m[1]] = true
 		}
 		m := mdHeadingRE.FindStringSubmatch(line)
 		if m == nil {
-			continue
+			return
 		}
 		slug := githubSlug(m[1])
 		if n := count[slug]; n > 0 {
@@ -153,7 +149,7 @@ func headingAnchors(text string) map[string]bool {
 			set[slug] = true
 		}
 		count[slug]++
-	}
+	})
 	return set
 }
 
