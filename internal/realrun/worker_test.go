@@ -368,7 +368,11 @@ expect: ok
 	if err != nil || !sim.Match {
 		t.Fatalf("the simulation: %v %s", err, sim.Why)
 	}
-	r := replayUntil(t, s, 1)
+	// Up to 3 runs, as the others in real time: c2's belief timer (its
+	// lease's end, 1 s after its call) fired 4 ms late under .ci/run's
+	// load while the key expired on time, a silent loss of 677 us that
+	// no crash caused.
+	r := replayUntil(t, s, 3)
 	var crash time.Duration = -1
 	c2After := false
 	for _, rec := range r.Records {
