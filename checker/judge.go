@@ -112,9 +112,9 @@ func judge(ix *recordIndex, cfg Config) Verdict {
 	}
 	all := overlapViolations(h, hs, works[0])
 	all = append(all, tr.silentLosses(hs, works[1])...)
-	all = append(all, tr.reentrancyViolations(ix, works[2])...)
-	all = append(all, tr.resurrectedTokens(ix, hs, works[2])...)
 	reqs := &lazyReqs{h: h, ix: ix} // the req index, shared by the checks that ask it
+	all = append(all, tr.reentrancyViolations(ix, reqs, works[2])...)
+	all = append(all, tr.resurrectedTokens(ix, hs, works[2])...)
 	all = append(all, tr.idempotencyViolations(ix, reqs, works[3])...)
 	all = append(all, tr.extendViolations(ix, reqs, works[6])...)
 	rep, fenced := fencing(ix, hs, reqs, works[4])

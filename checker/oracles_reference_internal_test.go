@@ -94,6 +94,32 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			pin       bool // the master agreed with a count of a range: to
 			to        int
 		}
+		// returned is when r ended: its return, or, for one of unknown
+		// outcome, the owner's next call or its requests' last run after
+		// it, whichever is later (none when the owner called nothing
+		// after it).
+		returned := func(r *history.Record) (time.Duration, bool) {
+			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown {
+				return end, ok
+			}
+			next, ok := time.Duration(0), false
+			for _, o := range rops {
+				if o.At() > r.At() && (!ok || o.At() < next) {
+					next, ok = o.At(), true
+				}
+			}
+			end := next
+			for i := range h {
+				q := &h[i]
+				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock &&
+					q.T >= r.T && time.Duration(q.T) < next {
+					for _, at := range q.Applied {
+						end = max(end, time.Duration(at))
+					}
+				}
+			}
+			return end, ok
+		}
 		var steps []refStep
 		for _, r := range rops {
 			end, done := r.Returned()
@@ -105,7 +131,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				steps = append(steps, refStep{t: r.At(), delta: -1})
 			case !acquire && r.Outcome == history.OutcomeFail:
 				steps = append(steps, refStep{t: r.At(), reset: true})
-			case !acquire && r.Outcome == history.OutcomeError:
+			case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
 				steps = append(steps, refStep{t: r.At(), delta: -1, or: true})
 			}
 		}
@@ -132,7 +158,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		}
 		busyBut := func(t time.Duration, self *history.Record) bool {
 			for _, r := range rops {
-				end, done := r.Returned()
+				end, done := returned(r)
 				if r != self && r.At() <= t && (!done || end >= t) {
 					return true
 				}

@@ -19,7 +19,8 @@ import (
 // holder's unmatched successful acquires, at every change of the key, every
 // failover of its group, and every return of the holder's successful
 // acquires and releases, while the holder has no other operation in flight
-// and none of unknown outcome; and reports a release that removed the lock
+// (one of unknown outcome counts as in flight until the owner's next call,
+// or its requests' last run: newOwnerHolds); and reports a release that removed the lock
 // while its owner still held levels. A read-write lock's halves are
 // compared each on its own field.
 //
@@ -27,7 +28,7 @@ import (
 // had fewer of its nested acquires) is Reentrancy, safety: the owner's next
 // release frees the lock while it still works inside. A count above them
 // (a retried acquire counted twice, a hold the owner was told it did not
-// get, a failover that brought back a count its releases had lowered) is
+// get or never heard of, a failover that brought back a count its releases had lowered) is
 // LeakedHold, availability: unless a later loss takes it back, the owner's
 // last release leaves a hold, and the lock stays held by nobody until its
 // lease ends. A count for an owner with
@@ -44,12 +45,14 @@ import (
 // owner's count is one of two numbers, a master showing either agrees, and
 // the first check that does settles which (countDisagreements).
 func (tr *Truth) ReentrancyViolations(h []history.Record) []Violation {
-	return tr.reentrancyViolations(indexRecords(h), nil)
+	ix := indexRecords(h)
+	return tr.reentrancyViolations(ix, &lazyReqs{h: h, ix: ix}, nil)
 }
 
 // reentrancyViolations is ReentrancyViolations spending w: a unit per hold
-// count compared at a check time, and per release judged.
-func (tr *Truth) reentrancyViolations(ix *recordIndex, w *oracleWork) []Violation {
+// count compared at a check time, and per release judged. reqs finds the
+// requests of an operation of unknown outcome (unknownSettled).
+func (tr *Truth) reentrancyViolations(ix *recordIndex, reqs *lazyReqs, w *oracleWork) []Violation {
 	order, ops := countedOps(ix)
 	var out []Violation
 	for _, k := range order {
@@ -57,7 +60,7 @@ func (tr *Truth) reentrancyViolations(ix *recordIndex, w *oracleWork) []Violatio
 		if len(groups) != 1 {
 			continue
 		}
-		oh := newOwnerHolds(ops[k])
+		oh := newOwnerHolds(ops[k], reqs)
 		out = append(out, tr.countDisagreements(k, groups[0], oh, w)...)
 		out = append(out, tr.releasesLeavingLevels(k, oh, w)...)
 		if w != nil && w.stopped {
@@ -166,11 +169,23 @@ const (
 // them: each question leastUnmatched, busyBut and endsOK answer is a binary
 // search, not a pass over the operations (a pass each, at every check
 // time of every count, made the oracle quadratic with many clients).
-func newOwnerHolds(ops []*history.Record) ownerHolds {
+//
+// An operation of unknown outcome never returns in the history (its
+// caller never learned what happened), yet its owner goes on: the loop
+// counts an acquire without an answer as not taken, and a release
+// without one as given up, as an errored one. Kept in flight for ever it
+// would keep every later check of the count away (the count compared with
+// nothing after the first reply lost), so it is taken to have ended once
+// its owner's next operation is called and every request it sent that ran
+// has run (unknownSettled); an acquire's hold, if it took one, is then a
+// hold the owner does not know of (LeakedHold, Resurrected), as a false
+// refusal's is.
+func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
-	for _, r := range ops {
+	for i, r := range ops {
 		end, done := r.Returned()
 		acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
+		unknown := r.Outcome == history.OutcomeUnknown && !done
 		switch {
 		case acquire && r.Outcome == history.OutcomeOK && done:
 			oh.steps = append(oh.steps, holdStep{end, heldOneMore})
@@ -178,8 +193,11 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
 		case !acquire && r.Outcome == history.OutcomeFail:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
-		case !acquire && r.Outcome == history.OutcomeError:
+		case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
 			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
+		}
+		if unknown {
+			end, done = unknownSettled(ops, i, reqs)
 		}
 		oh.calls = append(oh.calls, r.At())
 		if done {
@@ -200,6 +218,37 @@ func newOwnerHolds(ops []*history.Record) ownerHolds {
 	slices.Sort(oh.ends)
 	slices.Sort(oh.okEnds)
 	return oh
+}
+
+// unknownSettled is when ops[i], an operation of unknown outcome, can be
+// taken to have ended: at the call of its owner's next operation on the
+// count (the owner's loop calls one operation at a time, so it had given
+// this one up by then), or at the last run of a request it sent, if one
+// ran later still (a request held in the network), so that no run of
+// its own changes the count after the owner is judged quiet. ok is false
+// when the owner called nothing after it: it stays in flight.
+func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration, bool) {
+	r := ops[i]
+	next, ok := time.Duration(0), false
+	for _, o := range ops { // in the history's order, which may not be time's
+		if o.At() > r.At() && (!ok || o.At() < next) {
+			next, ok = o.At(), true
+		}
+	}
+	if !ok || reqs == nil {
+		return 0, false
+	}
+	end := next
+	for _, qi := range reqs.forOp(r, func(*history.Record) bool { return true }) {
+		q := &reqs.h[qi]
+		if time.Duration(q.T) >= next {
+			break
+		}
+		for _, at := range q.Applied {
+			end = max(end, time.Duration(at))
+		}
+	}
+	return end, true
 }
 
 // apply is the bounds [lo, hi] of an owner's count after the change. An
@@ -546,9 +595,9 @@ func unmatchedAcquires(lo, hi int) string {
 	case lo == hi:
 		return counted(hi, "unmatched acquire")
 	case hi == lo+1:
-		return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error, so its script may have run)", lo, hi)
+		return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error or without an answer, so its script may have run)", lo, hi)
 	}
-	return fmt.Sprintf("%d to %d unmatched acquires (%d releases of theirs ended in an error, so their scripts may have run)", lo, hi, hi-lo)
+	return fmt.Sprintf("%d to %d unmatched acquires (%d releases of theirs ended in an error or without an answer, so their scripts may have run)", lo, hi, hi-lo)
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).

@@ -248,10 +248,12 @@ var Modes = []Mode{
 	{Name: "lost-replies", Title: "lost replies, retried by each client library", Axis: "probability a reply is lost",
 		Levels: []float64{0.001, 0.01, 0.02, 0.05, 0.1}, Ref: 0.02, Format: pct,
 		Note: "Each column retries as its library does. Redisson's single-server config never resends an acquire or unlock script " +
-			"(noRetry): a lost reply leaves an unknown outcome, counted once. Its replicated config sends the script in a batch with its WAIT, " +
+			"(noRetry): a lost reply leaves an unknown outcome, the script run once; an acquire's hold, if it ran, is then one its owner does not know of, " +
+			"which the owner's next acquire re-enters and its release leaves behind (`scenarios/redisson-single-server-acquire-not-resent.yaml`). " +
+			"Its replicated config sends the script in a batch with its WAIT, " +
 			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
-			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`, and its single-server twin " +
-			"`scenarios/redisson-single-server-acquire-not-resent.yaml`). Redisson 4.7.0's tryLock (RLock's, inherited by FairLock) answers a try during its wait that got no reply " +
+			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`). " +
+			"Redisson 4.7.0's tryLock (RLock's, inherited by FairLock) answers a try during its wait that got no reply " +
 			"as a wait that timed out (`false`; FairLock's waiter leaves the queue first), although that try may have taken the lock: its owner, told it does not hold it, " +
 			"re-enters that hold with each later acquire and each release leaves it behind, so the others wait until that owner stops acquiring " +
 			"and the lease runs out. " +
@@ -294,7 +296,7 @@ var failoverNote = "A failover crashes the master and promotes its most up-to-da
 // of the replicated config.
 const fencedUnsyncedNote = "In the replicated config, RedissonLock gives an acquire whose WAIT no replica acknowledged back and tries again; " +
 	"Redisson's FencedLock (4.7.0) does not: its token calls leave that hold on the master, unknown to its owner, whose next acquire " +
-	"re-enters it and whose release then leaves one hold behind (reentrancy, and the lock held by nobody until its lease ends: " +
+	"re-enters it and whose release then leaves one hold behind (a leaked hold, the lock held by nobody until its lease ends: " +
 	"`scenarios/fenced-unsynced-acquire-keeps-hold.yaml`)."
 
 // restartNote is the restart mode's note on what it counts as unsafe: a

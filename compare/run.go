@@ -93,6 +93,20 @@ type Results struct {
 	// says to regenerate it with make report, so that a report written
 	// anywhere else never tells its reader to overwrite the reference.
 	Reference bool
+	// Replay is how the report's replay commands name the simulate
+	// command ("" for "go run ./cmd/simulate", as make report runs it):
+	// "simulate" when an installed command wrote the report, so that a
+	// command copied from it runs where the report was made (its scenario
+	// paths are relative to that directory).
+	Replay string
+}
+
+// replayCommand is the command the report's replay lines start with.
+func (r *Results) replayCommand() string {
+	if r.Replay == "" {
+		return "go run ./cmd/simulate"
+	}
+	return r.Replay
 }
 
 // Run runs the matrix: the table's cells, then (unless TableOnly) the

@@ -210,6 +210,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func writeReport(ctx context.Context, res *compare.Results, command, out string, stdout, stderr io.Writer) int {
 	command += " -out " + out
 	res.Reference = command == referenceCommand
+	res.Replay = commandName
 	defer reportTemps(out)()
 	if err := res.Write(ctx, out, command); err != nil {
 		fmt.Fprintf(stderr, "simulate: %v\n", err)

@@ -69,6 +69,15 @@ func TestCompareOutReplacesOnlyReports(t *testing.T) {
 			t.Fatalf("the report has no marker: %v %v", ok, err)
 		}
 	}
+	// Its replay commands name the command that wrote it ("simulate" in
+	// these tests, as an installed command), not go run's.
+	readme, err := os.ReadFile(filepath.Join(empty, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`simulate run -seed N FILE` replays one run") || strings.Contains(string(readme), "go run ./cmd/simulate") {
+		t.Errorf("the report's replay commands do not name simulate:\n%s", readme)
+	}
 	// A file the user adds to a report is named, not lost.
 	writeTree(t, empty, map[string]string{"notes.txt": "mine"})
 	if code, _, errs := runCLI(t, "compare", "-table", "-seeds", "1", "-quiet", "-out", empty); code != 2 || !strings.Contains(errs, "holds notes.txt, which is not part of a report") {
