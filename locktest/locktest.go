@@ -151,10 +151,10 @@ func Run(t testing.TB, impl Impl, opts ...Option) []Result {
 	rs, err := Check(impl, opts...)
 	if err != nil {
 		if errors.Is(err, errNoServer) && !requireRedis() {
-			t.Skipf("locktest: %v (install redis-server, or set LOCKSIM_REQUIRE_REDIS=1 to fail instead)", err)
+			t.Skipf("%s (install redis-server, or set LOCKSIM_REQUIRE_REDIS=1 to fail instead)", prefixed(err))
 			return nil
 		}
-		t.Fatalf("locktest: %v", err)
+		t.Fatalf("%s", prefixed(err))
 		return nil
 	}
 	c, _ := configure(opts) // configure succeeded in Check
@@ -226,4 +226,14 @@ func seedRanges(seeds []uint64) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// prefixed is err's text with "locktest: " in front, once: Check's own
+// errors say it already, a scenario file's ("FILE:LINE: field: ...") do
+// not.
+func prefixed(err error) string {
+	if msg := err.Error(); strings.HasPrefix(msg, "locktest: ") {
+		return msg
+	}
+	return "locktest: " + err.Error()
 }

@@ -140,7 +140,8 @@ func TestBadInput(t *testing.T) {
 		{ok, []locktest.Option{locktest.Out("")}, "name a directory"},
 		{ok, []locktest.Option{locktest.FailOn()}, "FailOn(): name a kind"},
 		{ok, []locktest.Option{locktest.FailOn("deadlock")}, `FailOn: unknown kind "deadlock" (the kinds: mutual-exclusion`},
-		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (the names: baseline-`},
+		{ok, []locktest.Option{locktest.Scenario("no-such")}, `no committed scenario "no-such" (simulate list names them`},
+		{ok, []locktest.Option{locktest.Scenario("f0-failover-lagging-replca")}, `no committed scenario "f0-failover-lagging-replca": did you mean "f0-failover-lagging-replica"?`},
 		{ok, []locktest.Option{locktest.Scenario("../go.mod")}, "no committed scenario"},
 		{ok, []locktest.Option{locktest.File(filepath.Join(t.TempDir(), "none.yaml"))}, "none.yaml"},
 		{ok, []locktest.Option{locktest.YAML("name: x\nduration: 1s\n")}, "locktest.YAML"},
@@ -151,6 +152,25 @@ func TestBadInput(t *testing.T) {
 		_, err := locktest.Check(c.impl, c.opts...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one saying %q", c.opts, err, c.want)
+		}
+	}
+}
+
+// TestRunNamesItselfOnce: Run fails a test with Check's error, which says
+// "locktest: " itself, once (a misspelt scenario's name also gets the
+// nearest name); a scenario file's error, which does not, gets it.
+func TestRunNamesItselfOnce(t *testing.T) {
+	for _, c := range []struct {
+		opt  locktest.Option
+		want string
+	}{
+		{locktest.Scenario("f0-failover-lagging-replca"), `locktest: no committed scenario "f0-failover-lagging-replca": did you mean "f0-failover-lagging-replica"?`},
+		{locktest.YAML("name: x\nduration: 1s\n"), "locktest: locktest.YAML"},
+	} {
+		rec := &recorder{TB: t}
+		locktest.Run(rec, setnx, c.opt)
+		if msg := rec.text(); !rec.failed || !strings.HasPrefix(msg, c.want) || strings.Contains(msg, "locktest: locktest: ") {
+			t.Errorf("Run failed %v with %q, want it to start %q", rec.failed, msg, c.want)
 		}
 	}
 }

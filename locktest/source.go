@@ -6,10 +6,9 @@ package locktest
 import (
 	"fmt"
 	"io/fs"
-	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/locksim/locksim/internal/near"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -45,26 +44,17 @@ func (b builtin) expr() string          { return fmt.Sprintf("locktest.Scenario(
 func (b builtin) parse(scale float64) (*scenario.Scenario, error) {
 	f := scenarios.Builtin(strings.TrimSuffix(string(b), ".yaml"))
 	if f == "" {
-		return nil, fmt.Errorf("locktest: no committed scenario %q (the names: %s)", string(b), strings.Join(builtinNames(), ", "))
+		hint := ""
+		if guess := near.Field(string(b), scenarios.Names()); guess != "" {
+			hint = fmt.Sprintf(": did you mean %q?", guess)
+		}
+		return nil, fmt.Errorf("locktest: no committed scenario %q%s (simulate list names them, as does the scenarios directory of the locksim module)", string(b), hint)
 	}
 	data, err := fs.ReadFile(scenarios.FS, f)
 	if err != nil {
 		return nil, err // a file Builtin found in the command's own files
 	}
 	return scenario.ParseFS(scenarios.FS, scenarios.Dir, f, data, scale)
-}
-
-// builtinNames are the committed scenarios' names, sorted: the top-level
-// files and the script kind's examples (scenarios.Builtin).
-func builtinNames() []string {
-	names, _ := fs.Glob(scenarios.FS, "*.yaml")
-	script, _ := fs.Glob(scenarios.FS, "script/*.yaml")
-	names = append(names, script...)
-	for i, n := range names {
-		names[i] = strings.TrimSuffix(filepath.Base(n), ".yaml")
-	}
-	slices.Sort(names)
-	return names
 }
 
 // file is a scenario file (File).

@@ -20,7 +20,10 @@ func TestClientSettingsErrors(t *testing.T) {
 		{"unknown client field", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, depth: 2}", "bad.yaml:10: clients[0].depth: not a field of a client under algorithm simple"},
 		{"bad belief", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, belief: naive}", "bad.yaml:10: clients[0].belief: unknown value \"naive\" (want one of careful, trusting, until-release)"},
 		{"negative holds", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: -1}", "bad.yaml:10: clients[0].holds: -1 out of range"},
-		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer"},
+		{"holds not a number", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: once}", "bad.yaml:10: clients[0].holds: want an integer, got \"once\""},
+		// A quoted number is a string: the message says why "3" is not 3.
+		{"quoted count", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: \"2\", retry: go-redis}", "bad.yaml:10: clients[0].count: want an integer, got the string \"2\" (quoted, a value is a string: remove the quotes)"},
+		{"quoted holds", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, holds: '3'}", "bad.yaml:10: clients[0].holds: want an integer, got the string \"3\" (quoted"},
 		{"bad start", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, start: soon}", "bad.yaml:10: clients[0].start: bad duration \"soon\""},
 		{"negative hold", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, hold: -1s}", "bad.yaml:10: clients[0].hold: negative duration"},
 		{"ttl too short", "{count: 2, retry: go-redis, timeout: 500ms}", "{count: 2, ttl: 100us}", "bad.yaml:10: clients[0].ttl: must be a positive whole number of milliseconds"},

@@ -611,7 +611,7 @@ func (o *obj) int(k string, def, lo, hi int64) int64 {
 	}
 	v, err := strconv.ParseInt(n.Value, 0, 64)
 	if err != nil || n.Tag != "!!int" {
-		o.d.failf(n, f, "want an integer, got %q", n.Value)
+		o.d.failf(n, f, "want an integer, got %s", scalarShown(n, "!!int"))
 		return def
 	}
 	if v < lo || v > hi {
@@ -628,7 +628,7 @@ func (o *obj) uint(k string, def uint64) uint64 {
 	}
 	v, err := strconv.ParseUint(n.Value, 0, 64)
 	if err != nil || n.Tag != "!!int" {
-		o.d.failf(n, f, "want a non-negative integer, got %q", n.Value)
+		o.d.failf(n, f, "want a non-negative integer, got %s", scalarShown(n, "!!int"))
 		return def
 	}
 	return v
@@ -641,7 +641,7 @@ func (o *obj) float(k string, def, lo, hi float64) float64 {
 	}
 	var v float64
 	if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&v) != nil {
-		o.d.failf(n, f, "want a number, got %q", n.Value)
+		o.d.failf(n, f, "want a number, got %s", scalarShown(n, "!!int", "!!float"))
 		return def
 	}
 	if math.IsNaN(v) || v < lo || v > hi {
@@ -658,7 +658,7 @@ func (o *obj) prob(k string, def float64) float64 {
 	}
 	var v float64
 	if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&v) != nil {
-		o.d.failf(n, f, "want a probability, got %q", n.Value)
+		o.d.failf(n, f, "want a probability, got %s", scalarShown(n, "!!int", "!!float"))
 		return def
 	}
 	if math.IsNaN(v) || v < 0 || v > 1 {
@@ -675,7 +675,7 @@ func (o *obj) bool(k string, def bool) bool {
 	}
 	var v bool
 	if n.Tag != "!!bool" || n.Decode(&v) != nil {
-		o.d.failf(n, f, "want true or false, got %q", n.Value)
+		o.d.failf(n, f, "want true or false, got %s", scalarShown(n, "!!bool"))
 		return def
 	}
 	return v
@@ -777,4 +777,18 @@ func withHint(msg, hint string) string {
 		return msg[:i] + ": " + hint + msg[i:]
 	}
 	return msg + ": " + hint
+}
+
+// scalarShown is how an error names a scalar of the wrong type: quoted;
+// and for a quoted one whose text, unquoted, would be of a type asked for
+// (tags), saying so: on the screen "3" looks like the integer asked for,
+// but in quotes it is a string.
+func scalarShown(n *yaml.Node, tags ...string) string {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		plain := yaml.Node{Kind: yaml.ScalarNode, Value: n.Value}
+		if slices.Contains(tags, plain.ShortTag()) {
+			return fmt.Sprintf("the string %q (quoted, a value is a string: remove the quotes)", n.Value)
+		}
+	}
+	return fmt.Sprintf("%q", n.Value)
 }

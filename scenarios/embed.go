@@ -8,6 +8,7 @@ import (
 	"embed"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -44,4 +45,17 @@ func Builtin(name string) string {
 		}
 	}
 	return ""
+}
+
+// Names are the names Builtin finds, sorted: the top-level files and the
+// script kind's examples (what simulate list names).
+func Names() []string {
+	top, _ := fs.Glob(FS, "*.yaml")
+	script, _ := fs.Glob(FS, "script/*.yaml")
+	var names []string
+	for _, n := range append(top, script...) {
+		names = append(names, strings.TrimSuffix(filepath.Base(n), ".yaml"))
+	}
+	slices.Sort(names)
+	return names
 }

@@ -73,7 +73,9 @@ func parseCheck(args []string, stdout, stderr io.Writer) (f checkFlags, status i
 	files, status, ok := parseFlags(fs, "simulate check [FLAGS] FILE.jsonl ...   (flags may follow the files)",
 		"Judges histories of JSON lines: saved by run -out, recorded on real servers, or written from\n"+
 			"your own system's logs (docs/json-schema.md, \"Judging your own history\"). Exit status: 0 no\n"+
-			"violation, 1 a violation (or a check that gave up within its budget), 2 bad input, 3 internal error.",
+			"violation, 1 a violation (or a check that gave up within its budget, or a lock never held or\n"+
+			"never released: every answered acquire or release ended in an error), 2 bad input, 3 internal\n"+
+			"error, 130 interrupted.",
 		args, stdout, stderr)
 	if !ok {
 		return f, status, false

@@ -116,7 +116,8 @@ func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, stat
 			"cell at 0% costs a few hundred runs and the runs go where a rate is uncertain.\n"+
 			"Without -out it writes into a new directory, never over an existing report;\n"+
 			"make report writes the reference report (-out reports). With -shard it runs one shard\n"+
-			"of the runs and writes a partial result; simulate merge -out DIR writes the report.",
+			"of the runs and writes a partial result; simulate merge -out DIR writes the report.\n"+
+			"Exit status: 0 the report was written, 2 bad input, 3 internal error, 130 interrupted.",
 		args, stdout, stderr)
 	if !ok {
 		return f, status, false

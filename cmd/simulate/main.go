@@ -31,7 +31,7 @@
 // violation they expect from those that are safe, since about half the
 // built-in ones demonstrate a lock failing:
 //
-//	103 scenarios, all as expected: 59 show the violation they pin, 44 are safe
+//	103 scenarios, all as expected: 60 show the violation they pin, 43 are safe
 //
 // or, when not all are as expected, "N scenarios: A as expected (V show
 // ..., S are safe), B not as expected, J not judged (swept; ...), K
@@ -317,13 +317,14 @@ func listScenarios(args []string, stdout, stderr io.Writer) int {
 	outDir := fs.String("out", "", "write each scenario's file, and the Lua files a script lock's file names, into `DIR` (a built-in one, with its scripts, to start from: simulate list -out mine NAME); an existing file is never replaced")
 	paths, status, ok := parseFlags(fs, "simulate list [-json | -yaml | -out DIR] [FILE|DIR|NAME ...]   (flags may follow the files)",
 		"Lists the scenarios (default: the built-in ones): name, algorithm and expectation, one line\n"+
-			"each. A built-in scenario's name is what simulate run NAME takes.",
+			"each. A built-in scenario's name is what simulate run NAME takes. Exit status: 0 listed,\n"+
+			"2 bad input (a bad scenario file, a file -out would replace).",
 		args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if n := btoi(*asJSON) + btoi(*asYAML) + btoi(*outDir != ""); n > 1 {
-		fmt.Fprintln(stderr, "simulate: list: -json, -yaml and -out: give one")
+		fmt.Fprintln(stderr, "simulate: list: -json, -yaml and -out each choose the output: give only one of them")
 		return 2
 	}
 	all, origins, err := loadScaled(paths, 1)

@@ -27,7 +27,9 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	files, status, ok := parseFlags(fs, "simulate merge [-out DIR] [-json] PARTIAL...",
 		"Combines the partial results of every shard of one compare -shard K/N or run -seeds N\n"+
 			"-shard K/N into what the unsharded command writes, byte for byte. The parts must come\n"+
-			"from this build of simulate, with the same options, each shard 0..N-1 once.",
+			"from this build of simulate, with the same options, each shard 0..N-1 once. Exit status: the\n"+
+			"unsharded command's (run's 1 when a scenario is not as expected), 2 bad input (parts that do\n"+
+			"not make one whole), 3 internal error.",
 		args, stdout, stderr)
 	if !ok {
 		return status

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/internal/near"
 	"github.com/locksim/locksim/internal/realrun"
 	"github.com/locksim/locksim/internal/runfiles"
 	"github.com/locksim/locksim/report"
@@ -133,7 +134,11 @@ func loadBuiltin(name string, scale float64, notExist error) (*scenario.Scenario
 		}
 		return nil, notExist
 	case !inFS:
-		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name (simulate list names them)", name)
+		hint := ""
+		if guess := near.Field(name, scenarios.Names()); guess != "" {
+			hint = ": did you mean " + guess + "?"
+		}
+		return nil, fmt.Errorf("%s: no such file or directory, and no scenario built into simulate has that name%s (simulate list names them)", name, hint)
 	}
 	all, err := scenario.LoadFS(scenarios.FS, scenarios.Dir, scenarios.Builtin(base), scale)
 	if err != nil {

@@ -101,8 +101,12 @@ func (f runFlags) precisionBad() string {
 		return ""
 	case !sweep.PrecisionInRange(f.precision):
 		return fmt.Sprintf("-precision %v: want %v to %v percentage points (the width of a rate's 95%% interval), or 0 for every seed", f.precision, sweep.MinPrecision, sweep.MaxPrecision)
-	case f.seeds == 0 || f.backend != "sim" || f.shard.Sharded():
-		return "-precision stops a -seeds sweep of the simulation early: give -seeds N (the most seeds it runs), and no -backend redis or -shard (a shard does not see the other shards' seeds)"
+	case f.seeds == 0:
+		return "-precision stops a -seeds sweep early: give -seeds N, the most seeds it runs"
+	case f.backend != "sim":
+		return "-precision stops a sweep of the simulation early, and -backend redis runs no sweep: run it without -backend redis"
+	case f.shard.Sharded():
+		return "-precision decides a sweep's next seeds from its seeds so far, which one shard does not see: run it without -shard"
 	}
 	return ""
 }
@@ -278,8 +282,8 @@ func (r *runner) sweep(s *scenario.Scenario, n int, builtin bool) int {
 		fmt.Fprintf(r.stderr, "simulate: %s: %v\n", s.Name, err)
 		return errStatus(err)
 	}
-	judged, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision})
-	r.tally.count(sweepJudging(judged), match, sweepStatus(&t))
+	how, match := writeSweep(r.stdout, r.enc, r.asJSON, s, first, &t, replayTarget(s, builtin), sweepAsk{seeds: n, precision: r.precision})
+	r.tally.count(how, match, sweepStatus(&t))
 	if r.out != "" {
 		seed, which := first, "its first seed"
 		if len(t.ViolatedSeeds) > 0 {
@@ -366,20 +370,34 @@ func (a sweepAsk) stoppedEarly(ran int) bool {
 // within its bounds) and prints the bounds; match is false when a rate is
 // outside. Any other file's expectation is about one run and a sweep does
 // not judge it (judged is false, match true).
-func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string, ask sweepAsk) (judged, match bool) {
+func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string, ask sweepAsk) (how judging, match bool) {
 	j := s.Expect.JudgeTally(t)
-	judged = s.Expect.HasRates() && !ask.interrupted
+	how = judgedRun
+	switch {
+	case !s.Expect.HasRates():
+		how = notJudgedSwept
+	case ask.interrupted:
+		// Cut short: its rates are over fewer seeds than the expectation
+		// asks for, so its bounds are shown, not judged.
+		how = notJudgedCut
+		j.Why = fmt.Sprintf("not judged: interrupted after %d of %d seeds", t.Seeds, ask.seeds)
+	case ask.seeds < s.Expect.Seeds:
+		// The bounds are a claim about the file's seeds: a few seeds of
+		// a rate of 20% show none often enough (0 of 3 in half the
+		// sweeps), and would fail a file nobody touched.
+		how = notJudgedFewer
+		j.Why = fmt.Sprintf("not judged: %d seeds, fewer than the %d its rates are claimed over", ask.seeds, s.Expect.Seeds)
+	}
+	judged := how == judgedRun
 	if !judged {
-		j.Match, j.Why = true, ""
-		if s.Expect.HasRates() {
-			// Cut short: its rates are over fewer seeds than the
-			// expectation asks for, so its bounds are shown, not judged.
-			j.Why = fmt.Sprintf("not judged: interrupted after %d of %d seeds", t.Seeds, ask.seeds)
+		j.Match = true
+		if how == notJudgedSwept {
+			j.Why = ""
 		}
 	}
 	if asJSON {
 		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target, ask))
-		return judged, j.Match
+		return how, j.Match
 	}
 	n := t.Seeds
 	lo, hi := report.Wilson(j.Violated, n)
@@ -432,7 +450,7 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 		fmt.Fprintf(w, "    (%d of %d undecided: a check could not decide, and they count as having no kind%s)\n", j.Undecided, n, first)
 	}
 	writeSeeds(w, s, t, target)
-	return judged, j.Match
+	return how, j.Match
 }
 
 // rateLine is a sweep's line of one rate under its first: what it counts
@@ -554,9 +572,10 @@ type tally struct {
 	// (expect: any): they found a violation but pin none, and the summary
 	// line says so.
 	unpinned int
-	// swept, oneSeed and cut count the scenarios run but not judged, by
-	// why (notJudgedSwept, notJudgedOneSeed, notJudgedCut).
-	swept, oneSeed, cut int
+	// swept, oneSeed, cut and fewer count the scenarios run but not
+	// judged, by why (notJudgedSwept, notJudgedOneSeed, notJudgedCut,
+	// notJudgedFewer).
+	swept, oneSeed, cut, fewer int
 	// interrupted: Ctrl-C stopped the run; the tally is of what completed
 	// (an interrupted sweep's line counted as not judged: cut).
 	interrupted bool
@@ -578,16 +597,10 @@ const (
 	// notJudgedCut: a sweep an interruption cut short: its rate is over
 	// fewer seeds than asked.
 	notJudgedCut
+	// notJudgedFewer: a sweep of a rate expectation over fewer seeds
+	// (-seeds N) than the file's own, which its bounds are claimed over.
+	notJudgedFewer
 )
-
-// sweepJudging is the judging of a sweep that ran to its end: judged
-// (writeSweep's) for a rate expectation, notJudgedSwept otherwise.
-func sweepJudging(judged bool) judging {
-	if judged {
-		return judgedRun
-	}
-	return notJudgedSwept
-}
 
 // count adds a scenario that ran: judged against its expectation (as
 // expected or not: match), or not judged, j saying why; st is what it
@@ -601,6 +614,8 @@ func (t *tally) count(j judging, match bool, st checker.Status) {
 		t.oneSeed++
 	case j == notJudgedCut:
 		t.cut++
+	case j == notJudgedFewer:
+		t.fewer++
 	case match:
 		t.asExpected++
 		switch st {
@@ -638,7 +653,7 @@ func sweepStatus(t *scenario.SweepTally) checker.Status {
 
 // notJudged is how many scenarios ran and were not judged, for any reason.
 func (t tally) notJudged() int {
-	return t.swept + t.oneSeed + t.cut
+	return t.swept + t.oneSeed + t.cut + t.fewer
 }
 
 // skip adds a scenario that did not run (-backend redis, found in a
@@ -691,6 +706,9 @@ func (t tally) write(w io.Writer, enc *json.Encoder, asJSON bool) {
 			"run at one seed: its file's expectation is a rate over a sweep, so one run is not judged",
 			"run at one seed: their files' expectations are rates over sweeps, so one run of each is not judged"},
 		{t.cut, "sweep cut short and not judged", "sweeps cut short and not judged", "", ""},
+		{t.fewer, "not judged (fewer seeds than its file's rates are claimed over)", "not judged (fewer seeds than their files' rates are claimed over)",
+			"swept over fewer seeds than its file's rates are claimed over, so its rates are reported, not judged",
+			"swept over fewer seeds than their files' rates are claimed over, so their rates are reported, not judged"},
 	}
 	line := plural(t.scenarios, "scenario", "scenarios")
 	all := ""

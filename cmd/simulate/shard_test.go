@@ -43,7 +43,7 @@ func TestShardedSweepMerge(t *testing.T) {
 	dir := t.TempDir()
 	// baseline-script is a built-in script kind's example: the merge finds
 	// its Lua in the command's own files.
-	sweep := []string{"run", "-seeds", "5", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml", "f0-reentrant-failover", "baseline-script"}
+	sweep := []string{"run", "-seeds", "30", "testdata/scenarios/rate-failover-claimed-safe.yaml", "../../scenarios/baseline-simple.yaml", "f0-reentrant-failover", "baseline-script"}
 	wantCode, want, _ := runCLI(t, sweep...)
 	_, wantJSON, _ := runCLI(t, append([]string{"run", "-json"}, sweep[1:]...)...)
 	if wantCode != 1 {

@@ -103,8 +103,8 @@ func mergeSweeps(names []string, parts []*sweep.RunPartial, asJSON bool, stdout,
 	for _, s := range swept {
 		// A merged sweep ran every seed it was asked for: -precision is
 		// refused with -shard.
-		judged, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin), sweepAsk{seeds: s.Tally.Seeds})
-		t.count(sweepJudging(judged), match, sweepStatus(s.Tally))
+		how, match := writeSweep(stdout, enc, asJSON, s.Scenario, s.First, s.Tally, replayTarget(s.Scenario, s.Builtin), sweepAsk{seeds: s.Tally.Seeds})
+		t.count(how, match, sweepStatus(s.Tally))
 		if !match {
 			status = 1
 		}
