@@ -21,6 +21,37 @@ import (
 // flight over many changes, unknown outcomes, failovers back and forth,
 // records out of time order).
 
+// refShared reports whether two of client's owners had an acquire or a
+// release on lock under way at once (one called while the other's had
+// not ended: returned, or given up when its outcome stayed unknown).
+func refShared(h []history.Record, client, lock string) bool {
+	ends := func(r *history.Record) (int64, bool) {
+		switch {
+		case r.End != nil:
+			return *r.End, true
+		case r.Answered != nil:
+			return *r.Answered, true
+		}
+		return 0, false
+	}
+	isOp := func(r *history.Record) bool {
+		return r.Kind == history.KindOp && r.Client == client && r.Lock == lock && len(r.Args) > 0 &&
+			(r.Op == history.OpAcquire || r.Op == history.OpRelease || r.Op == history.OpAcquireRead || r.Op == history.OpReleaseRead)
+	}
+	for i := range h {
+		for j := range h {
+			a, b := &h[i], &h[j]
+			if !isOp(a) || !isOp(b) || a.Args[0] == b.Args[0] || b.T < a.T {
+				continue
+			}
+			if end, ok := ends(a); !ok || end > b.T {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // refFaultsBefore is FaultsBefore as one pass over h.
 func refFaultsBefore(h []history.Record, t time.Duration, max int) []history.Record {
 	var faults []int
@@ -93,26 +124,34 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			reset, or bool
 			pin       bool // the master agreed with a count of a range: to
 			to        int
+			unpin     bool // the master showed no hold: back to the owner's own count
 		}
-		// returned is when r ended: its return, or, for one of unknown
-		// outcome, the owner's next call or its requests' last run after
-		// it, whichever is later (none when the owner called nothing
-		// after it).
+		// returned is when r ended: its return, or, for an acquire of
+		// unknown outcome, the owner's next call or its requests' last
+		// run after it, whichever is later (none when the owner called
+		// nothing after it); a release of unknown outcome never ends.
 		returned := func(r *history.Record) (time.Duration, bool) {
-			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown {
+			acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
+			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown || !acquire {
 				return end, ok
 			}
 			next, ok := time.Duration(0), false
-			for _, o := range rops {
-				if o.At() > r.At() && (!ok || o.At() < next) {
-					next, ok = o.At(), true
+			if r.Answered != nil {
+				next, ok = time.Duration(*r.Answered), true
+			} else {
+				for _, o := range rops {
+					if o.At() > r.At() && (!ok || o.At() < next) {
+						next, ok = o.At(), true
+					}
 				}
 			}
 			end := next
+			field := r.Client + ":" + r.Args[0]
 			for i := range h {
 				q := &h[i]
-				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock &&
-					q.T >= r.T && time.Duration(q.T) < next {
+				before := time.Duration(q.T) < next || (r.Answered != nil && time.Duration(q.T) == next)
+				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && q.T >= r.T && before &&
+					(!refShared(h, r.Client, r.Lock) || slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
 					for _, at := range q.Applied {
 						end = max(end, time.Duration(at))
 					}
@@ -131,30 +170,59 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				steps = append(steps, refStep{t: r.At(), delta: -1})
 			case !acquire && r.Outcome == history.OutcomeFail:
 				steps = append(steps, refStep{t: r.At(), reset: true})
-			case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
+			case !acquire && r.Outcome == history.OutcomeError:
 				steps = append(steps, refStep{t: r.At(), delta: -1, or: true})
 			}
 		}
 		slices.SortStableFunc(steps, func(a, b refStep) int { return cmp.Compare(a.t, b.t) })
+		// bel is the owner's own count: the steps without pins, an errored
+		// release given up.
 		unmatched := func(t time.Duration) (int, int) {
-			lo, hi := 0, 0
+			lo, hi, bel := 0, 0, 0
 			for _, s := range steps {
 				switch {
 				case s.t > t:
 					return lo, hi
 				case s.reset:
-					lo, hi = 0, 0
+					lo, hi, bel = 0, 0, 0
+				case s.unpin:
+					lo, hi = bel, bel
 				case s.pin:
 					lo, hi = s.to, s.to
 				case s.or:
 					if lo > 0 {
 						lo--
 					}
+					if bel > 0 {
+						bel--
+					}
 				default:
-					lo, hi = lo+s.delta, hi+s.delta
+					lo, hi, bel = lo+s.delta, hi+s.delta, bel+s.delta
 				}
 			}
 			return lo, hi
+		}
+		// Wherever the master shows no hold for the owner (at any change
+		// of the key or of its master, or step of the owner's), what the
+		// count kept beyond the owner's own is gone: an unpin there.
+		var zeros []time.Duration
+		zeros = append(zeros, tr.keyTimes(k.lock)...)
+		zeros = append(zeros, tr.failAt[group]...)
+		for _, st := range steps {
+			zeros = append(zeros, st.t)
+		}
+		slices.Sort(zeros)
+		for _, t := range slices.Compact(zeros) {
+			if holdCount(tr.State(tr.refMaster(group, t), k.lock, t), k.field) == 0 {
+				at := len(steps)
+				for i, s := range steps {
+					if s.t > t {
+						at = i
+						break
+					}
+				}
+				steps = slices.Insert(steps, at, refStep{t: t, unpin: true})
+			}
 		}
 		busyBut := func(t time.Duration, self *history.Record) bool {
 			for _, r := range rops {
@@ -344,11 +412,13 @@ func oracleRandHistory(r *rand.Rand, n int) []history.Record {
 		case x < 9:
 			o := owners[r.IntN(len(owners))]
 			rec := history.Record{Kind: history.KindOp, T: int64(t), Client: o.client, Lock: "lk", Op: ops[r.IntN(len(ops))], Args: []string{o.owner}}
-			switch r.IntN(5) {
+			switch r.IntN(6) {
 			case 0:
 				rec.Outcome = history.OutcomeUnknown
 			case 1:
 				rec.Outcome = history.OutcomeFail
+			case 2:
+				rec.Outcome = history.OutcomeError // a release's count uncertain
 			default:
 				rec.Outcome = history.OutcomeOK
 				rec.Result = []string{"", "0", "1"}[r.IntN(3)]
@@ -356,8 +426,27 @@ func oracleRandHistory(r *rand.Rand, n int) []history.Record {
 			if rec.Outcome != history.OutcomeUnknown || r.IntN(2) == 0 {
 				end := int64(t + time.Duration(r.IntN(4))*5*time.Millisecond)
 				rec.End = &end
+			} else if r.IntN(2) == 0 {
+				// Given up by its caller, its outcome unknown.
+				answered := int64(t + time.Duration(r.IntN(4))*5*time.Millisecond)
+				rec.Answered = &answered
 			}
 			h = append(h, rec)
+			if r.IntN(2) == 0 {
+				// Its request (or, naming another field, another owner's
+				// of the client), run at some of a few instants, perhaps
+				// long after the op.
+				field := o.client + ":" + o.owner
+				if r.IntN(4) == 0 {
+					field = fields[r.IntN(len(fields))]
+				}
+				q := history.Record{Kind: history.KindReq, T: int64(t + time.Duration(r.IntN(2))*time.Millisecond), Client: o.client, Node: "m1",
+					Op: "eval:lock", Args: []string{"lk", field}, Outcome: history.OutcomeUnknown}
+				for range r.IntN(3) {
+					q.Applied = append(q.Applied, q.T+int64(time.Duration(r.IntN(30))*time.Millisecond))
+				}
+				h = append(h, q)
+			}
 		case x < 16:
 			var fs map[string]string
 			if r.IntN(5) > 0 {

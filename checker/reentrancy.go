@@ -19,8 +19,9 @@ import (
 // holder's unmatched successful acquires, at every change of the key, every
 // failover of its group, and every return of the holder's successful
 // acquires and releases, while the holder has no other operation in flight
-// (one of unknown outcome counts as in flight until the owner's next call,
-// or its requests' last run: newOwnerHolds); and reports a release that removed the lock
+// (an acquire of unknown outcome counts as in flight until its caller
+// gave it up, or its requests' last run; a release of unknown outcome for
+// ever: newOwnerHolds); and reports a release that removed the lock
 // while its owner still held levels. A read-write lock's halves are
 // compared each on its own field.
 //
@@ -172,20 +173,23 @@ const (
 //
 // An operation of unknown outcome never returns in the history (its
 // caller never learned what happened), yet its owner goes on: the loop
-// counts an acquire without an answer as not taken, and a release
-// without one as given up, as an errored one. Kept in flight for ever it
-// would keep every later check of the count away (the count compared with
-// nothing after the first reply lost), so it is taken to have ended once
-// its owner's next operation is called and every request it sent that ran
-// has run (unknownSettled); an acquire's hold, if it took one, is then a
-// hold the owner does not know of (LeakedHold, Resurrected), as a false
-// refusal's is.
+// counts an acquire without an answer as not taken. Kept in flight for
+// ever such an acquire would keep every later check of the count away
+// (the count compared with nothing after the first reply lost), so it is
+// taken to have ended once its caller gave it up and every request it sent
+// that ran has run (unknownSettled); its hold, if it took
+// one, is then a hold the owner does not know of (LeakedHold,
+// Resurrected), as a false refusal's is. A run of it later still (one a
+// real server's recorder did not see) can only raise the count: a hold
+// the owner does not know of all the same. A release without an answer
+// stays in flight: a run of it after its owner moved on lowers the count
+// below what the owner holds, and only a recorded run could tell that
+// from a lost hold (a real server's recorder does not wait for it).
 func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
 		end, done := r.Returned()
 		acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
-		unknown := r.Outcome == history.OutcomeUnknown && !done
 		switch {
 		case acquire && r.Outcome == history.OutcomeOK && done:
 			oh.steps = append(oh.steps, holdStep{end, heldOneMore})
@@ -193,10 +197,10 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
 		case !acquire && r.Outcome == history.OutcomeFail:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
-		case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
+		case !acquire && r.Outcome == history.OutcomeError:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
 		}
-		if unknown {
+		if acquire && r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
 		}
 		oh.calls = append(oh.calls, r.At())
@@ -220,29 +224,41 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	return oh
 }
 
-// unknownSettled is when ops[i], an operation of unknown outcome, can be
-// taken to have ended: at the call of its owner's next operation on the
-// count (the owner's loop calls one operation at a time, so it had given
-// this one up by then), or at the last run of a request it sent, if one
-// ran later still (a request held in the network), so that no run of
-// its own changes the count after the owner is judged quiet. ok is false
-// when the owner called nothing after it: it stays in flight.
+// unknownSettled is when ops[i], an acquire of unknown outcome, can be
+// taken to have ended: when its caller stopped waiting for it (Answered),
+// or, in a history that does not say, at the call of its owner's next
+// operation on the count (the owner's loop calls one operation at a time,
+// so it had given this one up by then); or at the last run of a request it
+// sent before that, if one ran later still (a request held in the
+// network), so that no run of its own changes the count after the owner
+// is judged quiet. ok is false when neither is known (its client crashed,
+// the run ended): it stays in flight.
 func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration, bool) {
 	r := ops[i]
-	next, ok := time.Duration(0), false
+	gaveUp, ok := time.Duration(0), false
+	if r.Answered != nil {
+		gaveUp, ok = time.Duration(*r.Answered), true
+	}
 	for _, o := range ops { // in the history's order, which may not be time's
-		if o.At() > r.At() && (!ok || o.At() < next) {
-			next, ok = o.At(), true
+		if r.Answered == nil && o.At() > r.At() && (!ok || o.At() < gaveUp) {
+			gaveUp, ok = o.At(), true
 		}
 	}
 	if !ok || reqs == nil {
 		return 0, false
 	}
-	end := next
-	for _, qi := range reqs.forOp(r, func(*history.Record) bool { return true }) {
+	// The requests r sent (as forOp finds them, but with every one of
+	// its client's looked at, in whatever order the history has them):
+	// on its lock, sent from its call until its caller gave up (at that
+	// instant too when the history says when; a request sent at the next
+	// call's instant is the next operation's), naming its owner where
+	// its client's owners share the lock.
+	end, shared := gaveUp, reqs.shared(r)
+	for _, qi := range reqs.of(r.Client) {
 		q := &reqs.h[qi]
-		if time.Duration(q.T) >= next {
-			break
+		sent := time.Duration(q.T)
+		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || (shared && !namesOwner(r, q)) {
+			continue
 		}
 		for _, at := range q.Applied {
 			end = max(end, time.Duration(at))
@@ -415,7 +431,9 @@ func (oh ownerHolds) firstQuiet(srcs [3][]time.Duration, lo, hi time.Duration) (
 // a bound of its own, and each is judged.
 func (tr *Truth) countBounds(k heldCount, group string, oh ownerHolds, srcs [3][]time.Duration) []time.Duration {
 	if kt := tr.key(k.lock); (kt != nil && kt.unsorted) || tr.mastersUnsorted[group] {
-		bounds := slices.Concat(srcs[0], srcs[1], srcs[2])
+		// The steps' times too: there countDisagreements lets a field
+		// gone from the master take back a hold the owner's count kept.
+		bounds := slices.Concat(srcs[0], srcs[1], srcs[2], oh.times)
 		slices.Sort(bounds)
 		return slices.Compact(bounds)
 	}
@@ -461,7 +479,17 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 	agreed := time.Duration(math.MinInt64) // the last check time the counts agreed
 	srcs := tr.checkSources(k, group, oh)
 	bounds := tr.countBounds(k, group, oh, srcs)
-	next, least, most := 0, 0, 0 // oh.steps applied, and the count's bounds after them
+	// next: oh.steps applied; least and most: the count's bounds after
+	// them, which a check that agrees with one of them pins; believed:
+	// the owner's own count after them (an errored release given up),
+	// never pinned.
+	next, least, most, believed := 0, 0, 0, 0
+	step := func(until time.Duration) {
+		for ; next < len(oh.steps) && oh.steps[next].t <= until; next++ {
+			least, most = oh.steps[next].kind.apply(least, most)
+			believed, _ = oh.steps[next].kind.apply(believed, believed)
+		}
+	}
 	for i := 0; i <= len(bounds); i++ {
 		lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
 		if i > 0 {
@@ -473,13 +501,22 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		if !w.charge(1, max(lo, 0)) {
 			break
 		}
+		if i > 0 {
+			step(lo)
+			// Where the master has no hold for the owner, busy or not, a
+			// hold its errored release may have left (the upper bound),
+			// or that a check pinned, is gone with the field: the owner's
+			// count is what it believes. Kept, a pin to a release that
+			// did not run would expect that hold on the owner's next key.
+			if (least != believed || most != believed) && holdCount(tr.State(tr.Master(group, lo), k.lock, lo), k.field) == 0 {
+				least, most = believed, believed
+			}
+		}
 		t, ok := oh.firstQuiet(srcs, lo, hi)
 		if !ok {
 			continue
 		}
-		for ; next < len(oh.steps) && oh.steps[next].t <= t; next++ {
-			least, most = oh.steps[next].kind.apply(least, most)
-		}
+		step(t)
 		st := tr.State(tr.Master(group, t), k.lock, t)
 		got := holdCount(st, k.field)
 		if within := least <= got && got <= most; within || (got == 0 && least <= 0) {
@@ -595,9 +632,9 @@ func unmatchedAcquires(lo, hi int) string {
 	case lo == hi:
 		return counted(hi, "unmatched acquire")
 	case hi == lo+1:
-		return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error or without an answer, so its script may have run)", lo, hi)
+		return fmt.Sprintf("%d or %d unmatched acquires (a release of theirs ended in an error, so its script may have run)", lo, hi)
 	}
-	return fmt.Sprintf("%d to %d unmatched acquires (%d releases of theirs ended in an error or without an answer, so their scripts may have run)", lo, hi, hi-lo)
+	return fmt.Sprintf("%d to %d unmatched acquires (%d releases of theirs ended in an error, so their scripts may have run)", lo, hi, hi-lo)
 }
 
 // holdCount is a hash field's count in a key state (0 when absent).

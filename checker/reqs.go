@@ -84,17 +84,29 @@ func (l *lazyReqs) of(client string) []int {
 // owners take turns on the lock keeps opReqs's answer.
 func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []int {
 	reqs := l.of(op.Client)
+	if !l.shared(op) {
+		return opReqs(l.h, reqs, op, keep)
+	}
+	return opReqs(l.h, reqs, op, func(r *history.Record) bool { return namesOwner(op, r) && keep(r) })
+}
+
+// shared reports whether op's client runs several owners at once on op's
+// lock (sharedLock), for an op that names its owner: then only the
+// requests that name that owner are op's (namesOwner).
+func (l *lazyReqs) shared(op *history.Record) bool {
 	if l.ix == nil {
 		l.ix = indexRecords(l.h)
 	}
-	if len(op.Args) == 0 || op.Args[0] == "" || !l.ix.sharedLock(op.Client, op.Lock) {
-		return opReqs(l.h, reqs, op, keep)
-	}
+	return len(op.Args) > 0 && op.Args[0] != "" && l.ix.sharedLock(op.Client, op.Lock)
+}
+
+// namesOwner reports whether the req record r names op's owner, as the
+// lock's scripts do: its hash field "<client>:<owner>", or the write
+// half's "<client>:<owner>:write".
+func namesOwner(op, r *history.Record) bool {
 	field := op.Client + ":" + op.Args[0]
 	write := field + ":write"
-	return opReqs(l.h, reqs, op, func(r *history.Record) bool {
-		return slices.ContainsFunc(r.Args[1:], func(a string) bool { return a == field || a == write }) && keep(r)
-	})
+	return slices.ContainsFunc(r.Args[1:], func(a string) bool { return a == field || a == write })
 }
 
 // sharedLock reports whether, in ix's history, an acquire or a release of
