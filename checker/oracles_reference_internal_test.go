@@ -170,7 +170,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				steps = append(steps, refStep{t: r.At(), delta: -1})
 			case !acquire && r.Outcome == history.OutcomeFail:
 				steps = append(steps, refStep{t: r.At(), reset: true})
-			case !acquire && r.Outcome == history.OutcomeError:
+			case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
 				steps = append(steps, refStep{t: r.At(), delta: -1, or: true})
 			}
 		}
@@ -202,6 +202,27 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			}
 			return lo, hi
 		}
+		// ownLeast is the least count by the owner's operations alone, no
+		// check's pin in it.
+		ownLeast := func(t time.Duration) int {
+			lo := 0
+			for _, s := range steps {
+				switch {
+				case s.t > t:
+					return lo
+				case s.pin || s.unpin:
+				case s.reset:
+					lo = 0
+				case s.or:
+					if lo > 0 {
+						lo--
+					}
+				default:
+					lo += s.delta
+				}
+			}
+			return lo
+		}
 		// Wherever the master shows no hold for the owner (at any change
 		// of the key or of its master, or step of the owner's), what the
 		// count kept beyond the owner's own is gone: an unpin there.
@@ -212,8 +233,20 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			zeros = append(zeros, st.t)
 		}
 		slices.Sort(zeros)
+		none := func(t time.Duration) bool { // after every change at t, or after one of them
+			m := tr.refMaster(group, t)
+			if holdCount(tr.State(m, k.lock, t), k.field) == 0 {
+				return true
+			}
+			for i := range h {
+				if r := &h[i]; r.Kind == history.KindTruth && r.Node == m && r.Key == k.lock && r.At() == t && holdCount(r, k.field) == 0 {
+					return true
+				}
+			}
+			return false
+		}
 		for _, t := range slices.Compact(zeros) {
-			if holdCount(tr.State(tr.refMaster(group, t), k.lock, t), k.field) == 0 {
+			if none(t) {
 				at := len(steps)
 				for i, s := range steps {
 					if s.t > t {
@@ -323,7 +356,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			if !release || r.Outcome != history.OutcomeOK || r.Result != "1" {
 				continue
 			}
-			if before, _ := unmatched(r.At() - 1); before > 1 {
+			if before := ownLeast(r.At() - 1); before > 1 {
 				out = append(out, Violation{Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: r.At(), To: r.At(),
 					Detail: fmt.Sprintf("a release by %s removed the lock while it held %d levels", k.holder, before),
 					Faults: refFaultsBefore(tr.recs, r.At(), 5)})

@@ -197,7 +197,10 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
 		case !acquire && r.Outcome == history.OutcomeFail:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
-		case !acquire && r.Outcome == history.OutcomeError:
+		case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
+			// A release without an answer may have run too: no count is
+			// compared after it (it stays in flight), but a later release
+			// that answers it removed the lock is judged by the least.
 			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
 		}
 		if acquire && r.Outcome == history.OutcomeUnknown && !done {
@@ -508,7 +511,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			// or that a check pinned, is gone with the field: the owner's
 			// count is what it believes. Kept, a pin to a release that
 			// did not run would expect that hold on the owner's next key.
-			if (least != believed || most != believed) && holdCount(tr.State(tr.Master(group, lo), k.lock, lo), k.field) == 0 {
+			if (least != believed || most != believed) && tr.noneAt(tr.Master(group, lo), k, lo) {
 				least, most = believed, believed
 			}
 		}
@@ -558,6 +561,30 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		}
 	}
 	return out
+}
+
+// noneAt reports whether node showed no hold for k's field at t: after
+// every change at t, or after one of them (a key recorded gone and made
+// again at one instant, as a log of millisecond stamps records an expiry
+// and the owner's next acquire).
+func (tr *Truth) noneAt(node string, k heldCount, t time.Duration) bool {
+	if holdCount(tr.State(node, k.lock, t), k.field) == 0 {
+		return true
+	}
+	kt := tr.key(k.lock)
+	if kt == nil {
+		return false
+	}
+	cs := kt.changesOn(node)
+	if kt.unsorted { // out of time order: every change looked at
+		return slices.ContainsFunc(cs, func(c truthChange) bool { return c.t == t && holdCount(c.rec, k.field) == 0 })
+	}
+	for i := upTo(cs, t, func(c truthChange) time.Duration { return c.t }); i > 0 && cs[i-1].t == t; i-- {
+		if holdCount(cs[i-1].rec, k.field) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // countEpisode is the class of the disagreement countDisagreements last
