@@ -248,7 +248,8 @@ var Modes = []Mode{
 	{Name: "lost-replies", Title: "lost replies, retried by each client library", Axis: "probability a reply is lost",
 		Levels: []float64{0.001, 0.01, 0.02, 0.05, 0.1}, Ref: 0.02, Format: pct,
 		Note: "Each column retries as its library does. Redisson's single-server config never resends an acquire or unlock script " +
-			"(noRetry): a lost reply leaves an unknown outcome, the script run once; an acquire's hold, if it ran, is then one its owner does not know of, " +
+			"(noRetry): a lost reply is never resent, and the call ends in a timeout, its outcome unknown (a try during tryLock's wait: `false`, below); " +
+			"if the script took the lock, that hold is one its owner does not know of, " +
 			"which the owner's next acquire re-enters and its release leaves behind (`scenarios/redisson-single-server-acquire-not-resent.yaml`). " +
 			"Its replicated config sends the script in a batch with its WAIT, " +
 			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
