@@ -283,6 +283,18 @@ func (c *Client) subscribeAgain(ctx context.Context, e *lockEntry, d time.Durati
 // nobody reads e's subscription, it reads it for all (readFor), and when
 // it finds none, nobody making it, it makes it again, once.
 func (c *Client) block(ctx context.Context, e *lockEntry, d time.Duration, told time.Time, gaveUp func() error) (permit bool, err error) {
+	if c.restOf(d, told) <= 0 || ctx.Err() != nil {
+		// Nothing to wait for (a fair waiter's try answered 0 ms, its
+		// every try while the head of its queue is paused, or a wait
+		// spent): what unblock does with a waiter no release could have
+		// reached, without making one.
+		e.passReading()
+		c.mu.Unlock()
+		if ctx.Err() != nil {
+			return false, gaveUp()
+		}
+		return false, nil
+	}
 	w := &entryWait{}
 	e.blocked = append(e.blocked, w)
 	remade := false
