@@ -241,10 +241,11 @@ func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration
 	gaveUp, ok := time.Duration(0), false
 	if r.Answered != nil {
 		gaveUp, ok = time.Duration(*r.Answered), true
-	}
-	for _, o := range ops { // in the history's order, which may not be time's
-		if r.Answered == nil && o.At() > r.At() && (!ok || o.At() < gaveUp) {
-			gaveUp, ok = o.At(), true
+	} else {
+		for _, o := range ops { // in the history's order, which may not be time's
+			if o.At() > r.At() && (!ok || o.At() < gaveUp) {
+				gaveUp, ok = o.At(), true
+			}
 		}
 	}
 	if !ok || reqs == nil {
@@ -256,11 +257,15 @@ func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration
 	// instant too when the history says when; a request sent at the next
 	// call's instant is the next operation's), naming its owner where
 	// its client's owners share the lock.
-	end, shared := gaveUp, reqs.shared(r)
+	names := func(*history.Record) bool { return true }
+	if reqs.shared(r) {
+		names = namesOwner(r)
+	}
+	end := gaveUp
 	for _, qi := range reqs.of(r.Client) {
 		q := &reqs.h[qi]
 		sent := time.Duration(q.T)
-		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || (shared && !namesOwner(r, q)) {
+		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || !names(q) {
 			continue
 		}
 		for _, at := range q.Applied {
@@ -483,14 +488,11 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 	srcs := tr.checkSources(k, group, oh)
 	bounds := tr.countBounds(k, group, oh, srcs)
 	// next: oh.steps applied; least and most: the count's bounds after
-	// them, which a check that agrees with one of them pins; believed:
-	// the owner's own count after them (an errored release given up),
-	// never pinned.
-	next, least, most, believed := 0, 0, 0, 0
+	// them, which a check that agrees with one of them pins.
+	next, least, most := 0, 0, 0
 	step := func(until time.Duration) {
 		for ; next < len(oh.steps) && oh.steps[next].t <= until; next++ {
 			least, most = oh.steps[next].kind.apply(least, most)
-			believed, _ = oh.steps[next].kind.apply(believed, believed)
 		}
 	}
 	for i := 0; i <= len(bounds); i++ {
@@ -509,10 +511,12 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			// Where the master has no hold for the owner, busy or not, a
 			// hold its errored release may have left (the upper bound),
 			// or that a check pinned, is gone with the field: the owner's
-			// count is what it believes. Kept, a pin to a release that
-			// did not run would expect that hold on the owner's next key.
-			if (least != believed || most != believed) && tr.noneAt(tr.Master(group, lo), k, lo) {
-				least, most = believed, believed
+			// count is its own, the steps' least (leastUnmatched: an
+			// errored release given up), unpinned. Kept, a pin to a
+			// release that did not run would expect that hold on the
+			// owner's next key.
+			if own := oh.leastUnmatched(lo); (least != own || most != own) && tr.noneAt(tr.Master(group, lo), k, lo) {
+				least, most = own, own
 			}
 		}
 		t, ok := oh.firstQuiet(srcs, lo, hi)

@@ -323,9 +323,8 @@ func TestPinnedHoldGoesWithTheField(t *testing.T) {
 // answer, yet ran (the master shows 1); its next release answers that it
 // removed the lock, which it did, holding 1 level: no reentrancy finding
 // ("removed the lock while it held 2 levels", when the unanswered release
-// was taken not to have run). The control: the same with that release's
-// first run unanswered and the second answered ok, which is the same
-// count.
+// was taken not to have run). The control: the same release answered ok,
+// the same count.
 func TestUnansweredReleaseMayHaveRun(t *testing.T) {
 	const ms = time.Millisecond
 	for _, first := range []history.Outcome{lnUnknown, lnOK} {

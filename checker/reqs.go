@@ -87,7 +87,8 @@ func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []
 	if !l.shared(op) {
 		return opReqs(l.h, reqs, op, keep)
 	}
-	return opReqs(l.h, reqs, op, func(r *history.Record) bool { return namesOwner(op, r) && keep(r) })
+	names := namesOwner(op)
+	return opReqs(l.h, reqs, op, func(r *history.Record) bool { return names(r) && keep(r) })
 }
 
 // shared reports whether op's client runs several owners at once on op's
@@ -100,13 +101,16 @@ func (l *lazyReqs) shared(op *history.Record) bool {
 	return len(op.Args) > 0 && op.Args[0] != "" && l.ix.sharedLock(op.Client, op.Lock)
 }
 
-// namesOwner reports whether the req record r names op's owner, as the
+// namesOwner reports of a req record whether it names op's owner, as the
 // lock's scripts do: its hash field "<client>:<owner>", or the write
-// half's "<client>:<owner>:write".
-func namesOwner(op, r *history.Record) bool {
+// half's "<client>:<owner>:write" (the names made once, for every request
+// asked about).
+func namesOwner(op *history.Record) func(r *history.Record) bool {
 	field := op.Client + ":" + op.Args[0]
 	write := field + ":write"
-	return slices.ContainsFunc(r.Args[1:], func(a string) bool { return a == field || a == write })
+	return func(r *history.Record) bool {
+		return slices.ContainsFunc(r.Args[1:], func(a string) bool { return a == field || a == write })
+	}
 }
 
 // sharedLock reports whether, in ix's history, an acquire or a release of

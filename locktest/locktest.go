@@ -232,8 +232,9 @@ func seedRanges(seeds []uint64) string {
 // errors say it already, a scenario file's ("FILE:LINE: field: ...") do
 // not.
 func prefixed(err error) string {
-	if msg := err.Error(); strings.HasPrefix(msg, "locktest: ") {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "locktest: ") {
 		return msg
 	}
-	return "locktest: " + err.Error()
+	return "locktest: " + msg
 }
