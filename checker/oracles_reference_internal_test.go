@@ -126,13 +126,12 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			to        int
 			unpin     bool // the master showed no hold: back to the owner's own count
 		}
-		// returned is when r ended: its return, or, for an acquire of
+		// returned is when r ended: its return, or, for an operation of
 		// unknown outcome, the owner's next call or its requests' last
 		// run after it, whichever is later (none when the owner called
-		// nothing after it); a release of unknown outcome never ends.
+		// nothing after it).
 		returned := func(r *history.Record) (time.Duration, bool) {
-			acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
-			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown || !acquire {
+			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown {
 				return end, ok
 			}
 			next, ok := time.Duration(0), false
@@ -170,8 +169,14 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				steps = append(steps, refStep{t: r.At(), delta: -1})
 			case !acquire && r.Outcome == history.OutcomeFail:
 				steps = append(steps, refStep{t: r.At(), reset: true})
-			case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
+			case !acquire && r.Outcome == history.OutcomeError:
 				steps = append(steps, refStep{t: r.At(), delta: -1, or: true})
+			case !acquire && r.Outcome == history.OutcomeUnknown:
+				// Given up (it ends): its owner's hold is given up, and
+				// the master's count says whether it ran; never given up,
+				// it may yet run.
+				_, ended := returned(r)
+				steps = append(steps, refStep{t: r.At(), delta: -1, or: !ended})
 			}
 		}
 		slices.SortStableFunc(steps, func(a, b refStep) int { return cmp.Compare(a.t, b.t) })
@@ -347,7 +352,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			}
 			back := refBroughtBack(tr, group, m, t)
 			out = append(out, Violation{Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+				Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases ended)%s: nobody holds the lock, and every other client waits for its TTL",
 					m, counted(got, "hold"), k.holder, back),
 				Faults: refFaultsBefore(tr.recs, t, 5)})
 		}

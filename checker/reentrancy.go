@@ -19,9 +19,8 @@ import (
 // holder's unmatched successful acquires, at every change of the key, every
 // failover of its group, and every return of the holder's successful
 // acquires and releases, while the holder has no other operation in flight
-// (an acquire of unknown outcome counts as in flight until its caller
-// gave it up, or its requests' last run; a release of unknown outcome for
-// ever: newOwnerHolds); and reports a release that removed the lock
+// (an operation of unknown outcome counts as in flight until its caller
+// gave it up, or its requests' last run: newOwnerHolds); and reports a release that removed the lock
 // while its owner still held levels. A read-write lock's halves are
 // compared each on its own field.
 //
@@ -135,7 +134,10 @@ type ownerHolds struct {
 	// holds), and an uncertain -1 at the call of a release that ended in an
 	// error: its script may have run (an unlock whose WAIT no replica
 	// acknowledged did) or not, and the owner gives its hold up either way,
-	// as Redisson's unlock does, so from then on the count is one of two.
+	// as Redisson's unlock does, so from then on the count is one of two;
+	// a -1 at the call of a release of unknown outcome its caller gave up
+	// (its requests' runs are known: the master's count says whether it
+	// ran), and an uncertain one for one never given up.
 	// An "expire" changes nothing: the owner's own estimate ran out, the
 	// master keeps the count until the key's TTL, and the workload still
 	// releases.
@@ -163,7 +165,7 @@ const (
 	heldOneMore   holdChange = iota // +1: an acquire returned ok
 	heldOneLess                     // -1: a release was called that returned ok
 	heldNone                        // to 0: a release answered "not held"
-	heldMaybeLess                   // -1 or unchanged: a release ended in an error
+	heldMaybeLess                   // -1 or unchanged: a release ended in an error, or never ended
 )
 
 // newOwnerHolds reads the steps off one count's operations, and indexes
@@ -173,18 +175,19 @@ const (
 //
 // An operation of unknown outcome never returns in the history (its
 // caller never learned what happened), yet its owner goes on: the loop
-// counts an acquire without an answer as not taken. Kept in flight for
-// ever such an acquire would keep every later check of the count away
-// (the count compared with nothing after the first reply lost), so it is
-// taken to have ended once its caller gave it up and every request it sent
-// that ran has run (unknownSettled); its hold, if it took
-// one, is then a hold the owner does not know of (LeakedHold,
-// Resurrected), as a false refusal's is. A run of it later still (one a
-// real server's recorder did not see) can only raise the count: a hold
-// the owner does not know of all the same. A release without an answer
-// stays in flight: a run of it after its owner moved on lowers the count
-// below what the owner holds, and only a recorded run could tell that
-// from a lost hold (a real server's recorder does not wait for it).
+// counts an acquire without an answer as not taken, and a release without
+// one as done. Kept in flight for ever such an operation would keep every
+// later check of the count away (the count compared with nothing after
+// the first reply lost), so it is taken to have ended once its caller
+// gave it up and every request it sent that ran has run
+// (unknownSettled). An acquire's hold, if it took one, is then a hold the
+// owner does not know of (LeakedHold, Resurrected), as a false refusal's
+// is; a release that never ran leaves one nobody knows of the same way.
+// Both backends record every run of a request, the late ones too (the
+// real backend's recorder until its client sends the same command
+// again, whose runs it could not tell apart): a run after the settling
+// that no recorder saw could lower a count below what the owner holds
+// (a release's), which would read as Reentrancy.
 func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
@@ -197,11 +200,22 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
 		case !acquire && r.Outcome == history.OutcomeFail:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
-		case !acquire && (r.Outcome == history.OutcomeError || r.Outcome == history.OutcomeUnknown):
-			// A release without an answer may have run too: no count is
-			// compared after it (it stays in flight), but a later release
-			// that answers it removed the lock is judged by the least.
+		case !acquire && r.Outcome == history.OutcomeError:
 			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
+		case !acquire && r.Outcome == history.OutcomeUnknown:
+			if !done {
+				end, done = unknownSettled(ops, i, reqs)
+			}
+			// Given up, its owner's hold is given up (Redisson's unlock
+			// gives it up whatever the answer), and the master's count,
+			// compared once its requests have run, says whether it ran:
+			// a hold left is one nobody knows of. Never given up, it may
+			// run yet: the count is one of two, and stays uncompared.
+			kind := heldMaybeLess
+			if done {
+				kind = heldOneLess
+			}
+			oh.steps = append(oh.steps, holdStep{r.At(), kind})
 		}
 		if acquire && r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
@@ -227,7 +241,7 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	return oh
 }
 
-// unknownSettled is when ops[i], an acquire of unknown outcome, can be
+// unknownSettled is when ops[i], an operation of unknown outcome, can be
 // taken to have ended: when its caller stopped waiting for it (Answered),
 // or, in a history that does not say, at the call of its owner's next
 // operation on the count (the owner's loop calls one operation at a time,

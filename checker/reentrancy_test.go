@@ -280,6 +280,60 @@ func TestUnknownOutcomeEndsAtTheNextCall(t *testing.T) {
 	}
 }
 
+// TestUnknownReleaseSettledByItsRuns: a release of unknown outcome whose
+// owner gave it up ends at its requests' last run, as an acquire of
+// unknown outcome does, and its owner's count is compared again after it:
+// the owner gave its hold up (Redisson's unlock gives it up whatever the
+// answer), so a release whose request never ran leaves a hold nobody knows
+// of, which the owner's next acquire re-enters (a leaked hold); one whose
+// request ran leaves the count at what the owner holds. Before, such a
+// release stayed in flight for ever and no count of its owner was compared
+// after it (the leaked hold went unseen). Given up at the owner's next
+// call, and at the time its caller gave up (Answered).
+func TestUnknownReleaseSettledByItsRuns(t *testing.T) {
+	const ms = time.Millisecond
+	const leaked = "the master shows 2 holds for c1/a, which has 1 unmatched acquire: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"
+	released := func(ran, answered bool) []history.Record {
+		b := newRH(1)
+		b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 0, ms/2)
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+		b.add("c1/a", "lk", "release", lnS, lnOpen, lnUnknown, "", "")
+		if ran {
+			b.req("c1", "c1:a", lnS, lnS+ms)
+			b.gone(lnS+ms, "m1")
+		} else {
+			b.req("c1", "c1:a", lnS)
+		}
+		b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+2*ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 3*lnS, 3*lnS+ms)
+		b.add("c1/a", "lk", "release", 4*lnS, 4*lnS+2*ms, lnOK, "", "").req("c1", "c1:a", 4*lnS, 4*lnS+ms)
+		if ran {
+			b.key(3*lnS+ms, "m1", "", map[string]string{"c1:a": "1"}).gone(4*lnS+ms, "m1")
+		} else {
+			b.key(3*lnS+ms, "m1", "", map[string]string{"c1:a": "2"}).key(4*lnS+ms, "m1", "", map[string]string{"c1:a": "1"})
+		}
+		h := b.h()
+		if answered {
+			for i := range h {
+				if r := &h[i]; r.Kind == history.KindOp && r.Outcome == lnUnknown {
+					at := int64(2 * lnS)
+					r.Answered = &at
+				}
+			}
+		}
+		return h
+	}
+	for _, answered := range []bool{false, true} {
+		if got := judgedOfKind(released(false, answered), checker.LeakedHold); len(got) != 1 || got[0].Detail != leaked || got[0].From != 3*lnS+2*ms {
+			t.Errorf("answered %v: an unknown release that never ran, its hold re-entered: %v, want one leaked hold at 3.002s: %s", answered, got, leaked)
+		}
+		for _, k := range []checker.Kind{checker.LeakedHold, checker.Resurrected, checker.Reentrancy} {
+			if got := judgedOfKind(released(true, answered), k); len(got) != 0 {
+				t.Errorf("answered %v: an unknown release that ran: %v, want none", answered, got)
+			}
+		}
+	}
+}
+
 // TestPinnedHoldGoesWithTheField: c1/a's release ended in an error and did
 // not run, so the master keeps the hold its owner gave up; a check finds
 // the master's count at the upper of the owner's two numbers and pins it

@@ -20,7 +20,7 @@ import (
 func (tr *Truth) resurrected(k heldCount, group string, t time.Duration, got int) Violation {
 	return Violation{
 		Kind: Resurrected, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-		Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases returned)%s: nobody holds the lock, and every other client waits for its TTL",
+		Detail: fmt.Sprintf("the master %s shows %s for %s, which holds nothing (its releases ended)%s: nobody holds the lock, and every other client waits for its TTL",
 			tr.Master(group, t), counted(got, "hold"), k.holder, tr.broughtBack(group, t)),
 		Faults: tr.faultsBefore(t),
 	}

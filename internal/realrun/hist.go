@@ -5,6 +5,7 @@ package realrun
 // armed at its call, onop.go) and their commands' req records (reqs.go).
 
 import (
+	"sync"
 	"time"
 
 	"github.com/locksim/locksim/history"
@@ -24,6 +25,14 @@ type hist struct {
 	srv  *servers
 	trig *triggers
 	life *tasks
+
+	// lingering are, by client, the req records that ended unknown and
+	// still note their runs (reqRec.endAs): a request held in the network
+	// past its caller's timeout runs later, and the checkers settle a
+	// call of unknown outcome by its requests' last run, as the
+	// simulation records every run.
+	lingerMu  sync.Mutex
+	lingering map[string][]*reqRec
 }
 
 // start starts the recorder at time zero, with the topology, the watched

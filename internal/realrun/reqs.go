@@ -29,6 +29,12 @@ import (
 type reqRec struct {
 	h      *hist
 	idx    int
+	client string
+	op     string
+	args   []string
+	// open is whether the record still notes runs: until the command
+	// returns, or, when it ended unknown, until the same command of its
+	// client is sent again (endAs).
 	open   atomic.Bool
 	disarm []func()
 	// remote, in a worker process (workerproc.go), is where the record
@@ -62,10 +68,11 @@ func (h *hist) beginReq(client, group, op string, args []string) *reqRec {
 	if h.life.isStopped() {
 		return nil
 	}
+	h.stopLingering(client, op, args)
 	node := h.srv.master(group)
 	// The group's master now, or a replica promoted later.
 	ps := h.srv.clientProxies(client, func(n string) bool { return h.srv.groupOf[n] == group })
-	q := &reqRec{h: h, idx: h.rec.BeginReq(client, node, op, args)}
+	q := &reqRec{h: h, idx: h.rec.BeginReq(client, node, op, args), client: client, op: op, args: args}
 	q.open.Store(true)
 	q.replicas.Store(-1)
 	match := func(wire []string) bool { return q.open.Load() && sameCommand(wire, op, args) }
@@ -161,10 +168,20 @@ func (q *reqRec) end(v any, err error) {
 // of the replicas the node that ran it had, which the causes of a
 // violation read (checker.FaultsBefore lists a WAIT that fewer replicas
 // acknowledged).
+//
+// A command that ended unknown (its caller stopped waiting: a timeout, a
+// lost reply) may still run: held in the network, it reaches the server
+// later. Its record goes on noting runs (lingering) until the run ends
+// or its client sends the same command again, whose runs the proxy could
+// not tell from its own (an unlock's arguments are its own, with the
+// latch's request id; an acquire's repeat the owner's): the checkers
+// settle an operation of unknown outcome at its requests' last run, and
+// a release's late run lowers its owner's count.
 func (q *reqRec) endAs(outcome history.Outcome, result, detail string) {
-	q.open.Store(false)
-	for _, d := range q.disarm {
-		d()
+	if outcome == history.OutcomeUnknown {
+		q.h.linger(q)
+	} else {
+		q.stop()
 	}
 	if n := q.replicas.Load(); n >= 0 && outcome == history.OutcomeOK && detail == "" {
 		if acked, err := strconv.ParseInt(result, 10, 64); err == nil {
@@ -172,6 +189,41 @@ func (q *reqRec) endAs(outcome history.Outcome, result, detail string) {
 		}
 	}
 	q.h.rec.EndReq(q.idx, outcome, result, detail)
+}
+
+// stop ends q's noting of runs.
+func (q *reqRec) stop() {
+	q.open.Store(false)
+	for _, d := range q.disarm {
+		d()
+	}
+}
+
+// linger keeps q, ended unknown, noting its runs (endAs).
+func (h *hist) linger(q *reqRec) {
+	h.lingerMu.Lock()
+	defer h.lingerMu.Unlock()
+	if h.lingering == nil {
+		h.lingering = map[string][]*reqRec{}
+	}
+	h.lingering[q.client] = append(h.lingering[q.client], q)
+}
+
+// stopLingering stops the lingering records of client's command op with
+// args: the same command sent again, whose runs are the new record's.
+func (h *hist) stopLingering(client, op string, args []string) {
+	h.lingerMu.Lock()
+	defer h.lingerMu.Unlock()
+	if len(h.lingering[client]) == 0 {
+		return
+	}
+	h.lingering[client] = slices.DeleteFunc(h.lingering[client], func(q *reqRec) bool {
+		if q.op != op || !slices.Equal(q.args, args) {
+			return false
+		}
+		q.stop()
+		return true
+	})
 }
 
 // reqOutcome is a command's return as a req record states it.

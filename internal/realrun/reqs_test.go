@@ -290,3 +290,74 @@ func TestReplicasOf(t *testing.T) {
 		t.Errorf("under Sentinel, m1 back: replicasOf(r2) = %d, want 2", got)
 	}
 }
+
+// TestLateRunAfterUnknownEndNoted: a command held in the network past its
+// caller's timeout ends unknown and runs later; its record notes that run,
+// as the simulation's records note every run (the checkers settle an
+// operation of unknown outcome at its requests' last run, and an unlock's
+// late run lowers its owner's count). The same command sent again ends
+// the first record's noting: the proxy cannot tell the two apart, and the
+// later runs are the new record's. Without the lingering records (the
+// hooks disarmed at the unknown end, as before), the late run went unnoted.
+func TestLateRunAfterUnknownEndNoted(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the rig's clean-up
+	g := newReqRig(t)
+	proxy := g.r.srv.cproxies["c1"]["m1"]
+	applied := func(q *reqRec) []int64 {
+		rec := g.r.h.rec
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.Clone(rec.recs[q.idx].Applied)
+	}
+	// timedOut sends SET key value, held 300 ms at c1's proxy, and gives
+	// up on it after 50 ms (its connection's read timeout).
+	impatient := redis.NewClient(&redis.Options{Addr: g.r.srv.proxyAddr("c1", "m1"), DisableIdentity: true,
+		MaxRetries: -1, ReadTimeout: 50 * time.Millisecond})
+	defer impatient.Close()
+	timedOut := func(value string) *reqRec {
+		t.Helper()
+		proxy.DelayRequest(redistest.Command("SET", g.key, value), 300*time.Millisecond, 1)
+		q := g.c1.beginReq("m1", "set", []string{g.key, value})
+		_, err := impatient.Set(context.Background(), g.key, value, 0).Result()
+		if err == nil {
+			t.Fatal("the held SET answered within its caller's timeout")
+		}
+		q.end(nil, err)
+		return q
+	}
+	waitRun := func(q *reqRec, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(applied(q)) < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the record notes %d runs after 5 s; want %d", len(applied(q)), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	late := timedOut("tok1")
+	if got := applied(late); len(got) != 0 {
+		t.Fatalf("a run noted before the held SET reached the server: %v", got)
+	}
+	waitRun(late, 1) // its late run, after the unknown end
+	g.r.h.rec.mu.Lock()
+	outcome, end := g.r.h.rec.recs[late.idx].Outcome, g.r.h.rec.recs[late.idx].End
+	g.r.h.rec.mu.Unlock()
+	if outcome != history.OutcomeUnknown || end != nil {
+		t.Fatalf("the late run changed the record's outcome to %s (end %v); want unknown, open", outcome, end)
+	}
+
+	// The same command again: the first record stops noting.
+	again := timedOut("tok1")
+	waitRun(again, 1)
+	if got := applied(late); len(got) != 1 {
+		t.Fatalf("the first record notes %d runs; want its own 1 (the repeat's run is the repeat's)", len(got))
+	}
+	// Another command leaves a lingering record noting.
+	other := timedOut("tok2")
+	_, q := g.do(t, nil, "SET", g.key, "tok3")
+	waitRun(other, 1)
+	if got := applied(q); len(got) != 1 {
+		t.Fatalf("the answered SET notes %d runs; want 1", len(got))
+	}
+}

@@ -60,6 +60,7 @@ func (p *Proxy) requests(c *proxyConn) {
 	for {
 		args, raw, err := readCommand(r)
 		if err != nil {
+			c.awaitReplies(hangUpWait)
 			return
 		}
 		m := p.matchRules(args)
@@ -75,6 +76,31 @@ func (p *Proxy) requests(c *proxyConn) {
 		if _, err := c.server.Write(c.prepare(args, raw, m)); err != nil {
 			return
 		}
+	}
+}
+
+// hangUpWait bounds how long a connection whose client hung up waits for
+// the replies to the commands it had forwarded (awaitReplies).
+const hangUpWait = time.Second
+
+// awaitReplies waits, at most d, until every command forwarded on c has
+// its reply (on a framed connection), the server side closed, or c did.
+// A client that hangs up (go-redis closes a connection on a timeout) does
+// not take back the commands it sent: the server runs them all the same,
+// as it would the bytes a real network had delivered, and the hooks that
+// note a run (OnRun, OnReply) fire only when its reply comes in.
+func (c *proxyConn) awaitReplies(d time.Duration) {
+	wake := time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.cond.Broadcast()
+	})
+	defer wake.Stop()
+	deadline := time.Now().Add(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.track && len(c.pend) > 0 && !c.serverDone && !c.closed && time.Now().Before(deadline) {
+		c.cond.Wait()
 	}
 }
 
