@@ -122,6 +122,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 			t         time.Duration
 			delta     int
 			reset, or bool
+			givenUp   bool // -1, not below 0 (a release of unknown outcome given up)
 			pin       bool // the master agreed with a count of a range: to
 			to        int
 			unpin     bool // the master showed no hold: back to the owner's own count
@@ -151,6 +152,9 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				before := time.Duration(q.T) < next || (r.Answered != nil && time.Duration(q.T) == next)
 				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && q.T >= r.T && before &&
 					(!refShared(h, r.Client, r.Lock) || slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
+					if history.InFlightAtEnd(q.Detail) {
+						return 0, false
+					}
 					for _, at := range q.Applied {
 						end = max(end, time.Duration(at))
 					}
@@ -176,7 +180,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				// the master's count says whether it ran; never given up,
 				// it may yet run.
 				_, ended := returned(r)
-				steps = append(steps, refStep{t: r.At(), delta: -1, or: !ended})
+				steps = append(steps, refStep{t: r.At(), delta: -1, or: !ended, givenUp: ended})
 			}
 		}
 		slices.SortStableFunc(steps, func(a, b refStep) int { return cmp.Compare(a.t, b.t) })
@@ -201,6 +205,8 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					if bel > 0 {
 						bel--
 					}
+				case s.givenUp:
+					lo, hi, bel = max(lo-1, 0), max(hi-1, 0), max(bel-1, 0)
 				default:
 					lo, hi, bel = lo+s.delta, hi+s.delta, bel+s.delta
 				}
@@ -222,6 +228,8 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					if lo > 0 {
 						lo--
 					}
+				case s.givenUp:
+					lo = max(lo-1, 0)
 				default:
 					lo += s.delta
 				}
@@ -482,6 +490,11 @@ func oracleRandHistory(r *rand.Rand, n int) []history.Record {
 					Op: "eval:lock", Args: []string{"lk", field}, Outcome: history.OutcomeUnknown}
 				for range r.IntN(3) {
 					q.Applied = append(q.Applied, q.T+int64(time.Duration(r.IntN(30))*time.Millisecond))
+				}
+				if len(q.Applied) == 0 && q.T/int64(time.Millisecond)%3 == 0 {
+					// Still on its way at the end (picked without a draw of
+					// r, so that the histories are those drawn without it).
+					q.Detail = history.InFlightDetail("")
 				}
 				h = append(h, q)
 			}

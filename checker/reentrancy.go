@@ -20,7 +20,8 @@ import (
 // failover of its group, and every return of the holder's successful
 // acquires and releases, while the holder has no other operation in flight
 // (an operation of unknown outcome counts as in flight until its caller
-// gave it up, or its requests' last run: newOwnerHolds); and reports a release that removed the lock
+// gave it up or its requests' last run, whichever is later:
+// newOwnerHolds); and reports a release that removed the lock
 // while its owner still held levels. A read-write lock's halves are
 // compared each on its own field.
 //
@@ -166,6 +167,7 @@ const (
 	heldOneLess                     // -1: a release was called that returned ok
 	heldNone                        // to 0: a release answered "not held"
 	heldMaybeLess                   // -1 or unchanged: a release ended in an error, or never ended
+	heldGivenUp                     // -1, not below 0: a release of unknown outcome given up
 )
 
 // newOwnerHolds reads the steps off one count's operations, and indexes
@@ -183,11 +185,15 @@ const (
 // (unknownSettled). An acquire's hold, if it took one, is then a hold the
 // owner does not know of (LeakedHold, Resurrected), as a false refusal's
 // is; a release that never ran leaves one nobody knows of the same way.
-// Both backends record every run of a request, the late ones too (the
-// real backend's recorder until its client sends the same command
-// again, whose runs it could not tell apart): a run after the settling
-// that no recorder saw could lower a count below what the owner holds
-// (a release's), which would read as Reentrancy.
+// That rests on the history's runs: the simulation records every run of
+// a request, the late ones too, and marks a request still on its way when
+// the run ended (history.InFlightAtEnd), whose operation then stays in
+// flight; the real backend's recorder notes a request's runs after its
+// call ended unknown until its client sends the same command again, and
+// marks the ones with no run at the stop. A release's run after the
+// settling that no recorder saw would bring the count down to what its
+// owner believes after a check had read the hold as one nobody knows of
+// (a LeakedHold or Resurrected finding that was not).
 func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
@@ -213,7 +219,7 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 			// run yet: the count is one of two, and stays uncompared.
 			kind := heldMaybeLess
 			if done {
-				kind = heldOneLess
+				kind = heldGivenUp
 			}
 			oh.steps = append(oh.steps, holdStep{r.At(), kind})
 		}
@@ -249,7 +255,8 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 // sent before that, if one ran later still (a request held in the
 // network), so that no run of its own changes the count after the owner
 // is judged quiet. ok is false when neither is known (its client crashed,
-// the run ended): it stays in flight.
+// the run ended), or when a request it sent was still on its way when the
+// run ended (history.InFlightAtEnd): it stays in flight.
 func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration, bool) {
 	r := ops[i]
 	gaveUp, ok := time.Duration(0), false
@@ -282,6 +289,9 @@ func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration
 		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || !names(q) {
 			continue
 		}
+		if history.InFlightAtEnd(q.Detail) {
+			return 0, false // it may run yet: what it does is not in the history
+		}
 		for _, at := range q.Applied {
 			end = max(end, time.Duration(at))
 		}
@@ -300,6 +310,10 @@ func (c holdChange) apply(lo, hi int) (int, int) {
 		return lo - 1, hi - 1
 	case heldNone:
 		return 0, 0
+	case heldGivenUp:
+		// A release given up after a "not held" answer reset the count
+		// gives up nothing: the count does not go below 0.
+		return max(lo-1, 0), max(hi-1, 0)
 	}
 	if lo > 0 {
 		lo--

@@ -286,9 +286,9 @@ func TestUnknownOutcomeEndsAtTheNextCall(t *testing.T) {
 // the owner gave its hold up (Redisson's unlock gives it up whatever the
 // answer), so a release whose request never ran leaves a hold nobody knows
 // of, which the owner's next acquire re-enters (a leaked hold); one whose
-// request ran leaves the count at what the owner holds. Before, such a
-// release stayed in flight for ever and no count of its owner was compared
-// after it (the leaked hold went unseen). Given up at the owner's next
+// request ran leaves the count at what the owner holds. Kept in flight for
+// ever, such a release leaves no later count of its owner compared, and
+// the leaked hold unseen (the control). Given up at the owner's next
 // call, and at the time its caller gave up (Answered).
 func TestUnknownReleaseSettledByItsRuns(t *testing.T) {
 	const ms = time.Millisecond
@@ -321,6 +321,25 @@ func TestUnknownReleaseSettledByItsRuns(t *testing.T) {
 			}
 		}
 		return h
+	}
+	// After a release answered "not held" (the lock forgot its holds, two
+	// levels of them), a release given up gives up nothing: the owner's
+	// next holding of 1 is what it holds (a -1 below 0 read it as a
+	// resurrected lock and a leaked hold).
+	reset := newRH(1)
+	reset.add("c1/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 0, ms/2)
+	reset.add("c1/a", "lk", "acquire", 10*ms, 11*ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 10*ms, 10*ms+ms/2)
+	reset.key(ms/2, "m1", "", map[string]string{"c1:a": "1"}).key(10*ms+ms/2, "m1", "", map[string]string{"c1:a": "2"}).gone(100*ms, "m1")
+	reset.add("c1/a", "lk", "release", 200*ms, 201*ms, lnFail, "", "").req("c1", "c1:a", 200*ms, 200*ms+ms/2)
+	reset.add("c1/a", "lk", "release", 300*ms, lnOpen, lnUnknown, "", "").req("c1", "c1:a", 300*ms, 300*ms+ms/2)
+	reset.add("c1/a", "lk", "acquire", 1400*ms, 1401*ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 1400*ms, 1400*ms+ms/2)
+	reset.key(1400*ms+ms/2, "m1", "", map[string]string{"c1:a": "1"})
+	reset.add("c1/a", "lk", "release", 2400*ms, 2401*ms, lnOK, "1", "").req("c1", "c1:a", 2400*ms, 2400*ms+ms/2)
+	reset.gone(2400*ms+ms/2, "m1")
+	for _, k := range []checker.Kind{checker.LeakedHold, checker.Resurrected, checker.Reentrancy} {
+		if got := judgedOfKind(reset.h(), k); len(got) != 0 {
+			t.Errorf("a release given up after a reset: %v, want none", got)
+		}
 	}
 	for _, answered := range []bool{false, true} {
 		if got := judgedOfKind(released(false, answered), checker.LeakedHold); len(got) != 1 || got[0].Detail != leaked || got[0].From != 3*lnS+2*ms {

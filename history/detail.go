@@ -236,3 +236,34 @@ func FormatReply(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// inFlightAtEnd is the field InFlightDetail adds to a req record's Detail.
+const inFlightAtEnd = "in-flight-at-end"
+
+// InFlightDetail is the Detail of a req record whose request was still on
+// its way to a node when the run ended (detail, the record's own, kept
+// before it): it had not run, but it had not been lost either, and a run
+// that went on would have run it. A checker settles nothing on such a
+// request's having no run (checker: an operation of unknown outcome
+// stays in flight).
+func InFlightDetail(detail string) string {
+	if detail == "" {
+		return inFlightAtEnd
+	}
+	return detail + "; " + inFlightAtEnd
+}
+
+// InFlightAtEnd reports whether a req record's Detail says its request was
+// on its way when the run ended (InFlightDetail).
+func InFlightAtEnd(detail string) bool {
+	return strings.HasSuffix(detail, inFlightAtEnd)
+}
+
+// NotInFlight is detail without InFlightDetail's field (a run that went on
+// after its end delivered the request).
+func NotInFlight(detail string) string {
+	if !InFlightAtEnd(detail) {
+		return detail
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(detail, inFlightAtEnd), "; ")
+}

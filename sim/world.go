@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/locksim/locksim/history"
 	"hash/fnv"
 	"math/rand/v2"
 	"runtime"
@@ -24,10 +25,13 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type World struct {
 	// steps counts the events run, for Run's yields (yieldEvery).
 	steps uint64
-	seed  uint64
-	now   time.Duration
-	queue eventQueue
-	seq   uint64
+	// inFlight are the req records markInFlight marked at the end of the
+	// last Run.
+	inFlight []int
+	seed     uint64
+	now      time.Duration
+	queue    eventQueue
+	seq      uint64
 	// next is an event posted for now while nothing else was queued for
 	// now: it would be the queue's first, so Run takes it from here
 	// without the heap's push and pop (post). Nearly every wake of a
@@ -193,6 +197,9 @@ func (w *World) Run(until time.Duration) error {
 	if until < w.now {
 		return fmt.Errorf("sim: Run: until %v is before now %v", until, w.now)
 	}
+	if len(w.inFlight) > 0 {
+		w.unmarkInFlight()
+	}
 	if len(w.ctxWaits) > 0 {
 		w.wakeCancelled() // a cancel made between two Runs
 	}
@@ -227,8 +234,40 @@ func (w *World) Run(until time.Duration) error {
 	if w.err == nil && !w.hist.over {
 		w.now = until
 	}
+	w.markInFlight()
 	w.stopIdle()
 	return w.err
+}
+
+// markInFlight marks the req records of the requests still on their way
+// to a node when Run returns (history.InFlightDetail): they have not run,
+// and a run that went on would run them, so that what the checkers read
+// of an operation of unknown outcome does not depend on where the run
+// stopped. unmarkInFlight takes the marks back when Run goes on.
+func (w *World) markInFlight() {
+	for _, q := range w.queue {
+		d, ok := q.e.r.(*delivery)
+		if !ok || d.kind != msgRequest {
+			continue
+		}
+		if a, ok := d.deliver.(*attemptArrival); ok && a.hasReq {
+			r := w.hist.at(a.req.idx)
+			if !history.InFlightAtEnd(r.Detail) {
+				r.Detail = history.InFlightDetail(r.Detail)
+				w.inFlight = append(w.inFlight, a.req.idx)
+			}
+		}
+	}
+}
+
+// unmarkInFlight takes markInFlight's marks back, at the start of a Run
+// that goes on.
+func (w *World) unmarkInFlight() {
+	for _, i := range w.inFlight {
+		r := w.hist.at(i)
+		r.Detail = history.NotInFlight(r.Detail)
+	}
+	w.inFlight = w.inFlight[:0]
 }
 
 // stopIdle ends the idle carriers: a world that is never closed leaves no

@@ -181,6 +181,18 @@ func (r *Recorder) EndReq(req int, outcome history.Outcome, result, detail strin
 	}
 }
 
+// MarkInFlight marks req, which ended unknown and has noted no run, as
+// possibly still on its way when the run stopped
+// (history.InFlightDetail): a request held in the network past the stop
+// would have run later.
+func (r *Recorder) MarkInFlight(req int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec := &r.recs[req]; len(rec.Applied) == 0 && !history.InFlightAtEnd(rec.Detail) {
+		rec.Detail = history.InFlightDetail(rec.Detail)
+	}
+}
+
 // Fault records a fault acting on node or client now (op as the
 // simulation names them: "pause", "resume", "crash", "restart",
 // "partition", "drop-reply", ...).

@@ -199,6 +199,12 @@ func (q *reqRec) stop() {
 	}
 }
 
+// maxLingering is how many lingering records a client keeps: past it the
+// oldest stops (its request has had the longest to run). An unlock's
+// arguments are its own (the latch's request id), so without a bound its
+// records would linger to the end of the run.
+const maxLingering = 16
+
 // linger keeps q, ended unknown, noting its runs (endAs).
 func (h *hist) linger(q *reqRec) {
 	h.lingerMu.Lock()
@@ -206,19 +212,44 @@ func (h *hist) linger(q *reqRec) {
 	if h.lingering == nil {
 		h.lingering = map[string][]*reqRec{}
 	}
-	h.lingering[q.client] = append(h.lingering[q.client], q)
+	qs := append(h.lingering[q.client], q)
+	if len(qs) > maxLingering {
+		qs[0].stop()
+		qs = slices.Delete(qs, 0, 1)
+	}
+	h.lingering[q.client] = qs
 }
 
-// stopLingering stops the lingering records of client's command op with
-// args: the same command sent again, whose runs are the new record's.
+// endLingering stops every lingering record at the run's stop, and marks
+// those that noted no run as maybe still on their way (MarkInFlight): the
+// checkers settle nothing on their having no run.
+func (h *hist) endLingering() {
+	h.lingerMu.Lock()
+	defer h.lingerMu.Unlock()
+	for _, qs := range h.lingering {
+		for _, q := range qs {
+			q.stop()
+			h.rec.MarkInFlight(q.idx)
+		}
+	}
+	h.lingering = nil
+}
+
+// stopLingering stops the lingering records of client whose command is
+// the same on the wire as op with args (sameCommand's match: a script's
+// keys and arguments, whichever script): a command sent again, whose runs
+// are the new record's. An acquire and a watchdog's renewal of one hold
+// send the same keys and arguments to different scripts.
 func (h *hist) stopLingering(client, op string, args []string) {
 	h.lingerMu.Lock()
 	defer h.lingerMu.Unlock()
 	if len(h.lingering[client]) == 0 {
 		return
 	}
+	eval := strings.HasPrefix(op, "eval:")
 	h.lingering[client] = slices.DeleteFunc(h.lingering[client], func(q *reqRec) bool {
-		if q.op != op || !slices.Equal(q.args, args) {
+		same := q.op == op || eval && strings.HasPrefix(q.op, "eval:")
+		if !same || !slices.Equal(q.args, args) {
 			return false
 		}
 		q.stop()

@@ -361,3 +361,54 @@ func TestLateRunAfterUnknownEndNoted(t *testing.T) {
 		t.Fatalf("the answered SET notes %d runs; want 1", len(got))
 	}
 }
+
+// TestLingeringStops: a lingering record stops when its client sends the
+// same command on the wire again, whichever script (a watchdog's renewal
+// of one hold and the owner's next acquire send the same keys and
+// arguments: the proxy could not tell their runs apart), not when it
+// sends another; past maxLingering the oldest stops; at the run's stop
+// every one stops, and one that noted no run is marked as maybe still on
+// its way (history.InFlightAtEnd), one that ran is not.
+func TestLingeringStops(t *testing.T) {
+	h := &hist{rec: NewRecorder()}
+	lingering := func(op string, args ...string) *reqRec {
+		q := &reqRec{h: h, idx: h.rec.BeginReq("c1", "m1", op, args), client: "c1", op: op, args: args}
+		q.open.Store(true)
+		h.rec.EndReq(q.idx, history.OutcomeUnknown, "", "i/o timeout")
+		h.linger(q)
+		return q
+	}
+	renewal := lingering("eval:renew_batch", "lk", "5000", "c1:main")
+	unlock := lingering("eval:reentrant_unlock", "lk", "ch", "latch:1", "c1:main")
+	ran := lingering("eval:reentrant_unlock", "lk", "ch", "latch:2", "c1:main")
+	h.rec.ReqApplied(ran.idx, "m1", time.Millisecond)
+	h.stopLingering("c1", "eval:reentrant_acquire", []string{"lk", "5000", "c1:main"})
+	if renewal.open.Load() || !unlock.open.Load() || !ran.open.Load() {
+		t.Fatalf("after the acquire of the renewal's arguments: renewal open %v, unlock %v, ran %v; want false, true, true",
+			renewal.open.Load(), unlock.open.Load(), ran.open.Load())
+	}
+	h.stopLingering("c2", "eval:reentrant_unlock", unlock.args)
+	if !unlock.open.Load() {
+		t.Fatal("another client's command stopped c1's lingering unlock")
+	}
+	var more []*reqRec
+	for i := range maxLingering - 1 {
+		more = append(more, lingering("set", "k", fmt.Sprint(i)))
+	}
+	if unlock.open.Load() {
+		t.Fatalf("%d lingering records kept; want the oldest stopped past %d", maxLingering+1, maxLingering)
+	}
+	h.endLingering()
+	for _, q := range append(more, ran) {
+		if q.open.Load() {
+			t.Fatal("a record lingers after the stop")
+		}
+	}
+	recs := h.rec.Records()
+	if d := recs[more[0].idx].Detail; !history.InFlightAtEnd(d) || !strings.HasPrefix(d, "i/o timeout") {
+		t.Errorf("a lingering record with no run at the stop: detail %q, want its error then the in-flight mark", d)
+	}
+	if d := recs[ran.idx].Detail; history.InFlightAtEnd(d) {
+		t.Errorf("a lingering record that ran: detail %q, want no in-flight mark", d)
+	}
+}

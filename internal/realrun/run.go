@@ -316,6 +316,9 @@ func (r *run) stop() (time.Duration, error) {
 	for _, p := range r.srv.clientProxyList() {
 		p.Close()
 	}
+	if r.h.rec != nil {
+		r.h.endLingering()
+	}
 	err := r.life.waitTasks(r.opts.StopTimeout)
 	for _, c := range r.clients {
 		c.closeRedis()
