@@ -240,12 +240,13 @@ func FormatReply(v any) string {
 // inFlightAtEnd is the field InFlightDetail adds to a req record's Detail.
 const inFlightAtEnd = "in-flight-at-end"
 
-// InFlightDetail is the Detail of a req record whose request was still on
-// its way to a node when the run ended (detail, the record's own, kept
-// before it): it had not run, but it had not been lost either, and a run
-// that went on would have run it. A checker settles nothing on such a
-// request's having no run (checker: an operation of unknown outcome
-// stays in flight).
+// InFlightDetail is the Detail of a req record of unknown outcome whose
+// request had not run but may still have been on its way to a node when
+// the run ended (detail, the record's own, kept before it): a run that
+// went on could have run it (the real backend's recorder marks so too a
+// request it stopped following before the end). A checker settles
+// nothing on such a request's having no run (checker: an operation of
+// unknown outcome stays in flight).
 func InFlightDetail(detail string) string {
 	if detail == "" {
 		return inFlightAtEnd

@@ -240,22 +240,27 @@ func (w *World) Run(until time.Duration) error {
 }
 
 // markInFlight marks the req records of the requests still on their way
-// to a node when Run returns (history.InFlightDetail): they have not run,
-// and a run that went on would run them, so that what the checkers read
-// of an operation of unknown outcome does not depend on where the run
-// stopped. unmarkInFlight takes the marks back when Run goes on.
+// to a node when Run returns (history.InFlightDetail), that have not run
+// and whose call ended unknown: a run that went on would run them, so that
+// what the checkers read of an operation of unknown outcome does not
+// depend on where the run stopped. A request to a node that is down, no
+// longer a master (a write would be refused), or cut off from its client
+// now is left unmarked: it would be lost or refused unless a fault ended
+// before it arrived. unmarkInFlight takes the marks back when Run goes on.
 func (w *World) markInFlight() {
 	for _, q := range w.queue {
 		d, ok := q.e.r.(*delivery)
 		if !ok || d.kind != msgRequest {
 			continue
 		}
-		if a, ok := d.deliver.(*attemptArrival); ok && a.hasReq {
-			r := w.hist.at(a.req.idx)
-			if !history.InFlightAtEnd(r.Detail) {
-				r.Detail = history.InFlightDetail(r.Detail)
-				w.inFlight = append(w.inFlight, a.req.idx)
-			}
+		a, ok := d.deliver.(*attemptArrival)
+		if !ok || !a.hasReq || !a.node.up || a.node.master != nil || w.net.cut(d.ends()) {
+			continue
+		}
+		r := w.hist.at(a.req.idx)
+		if len(r.Applied) == 0 && r.Outcome == history.OutcomeUnknown && !history.InFlightAtEnd(r.Detail) {
+			r.Detail = history.InFlightDetail(r.Detail)
+			w.inFlight = append(w.inFlight, a.req.idx)
 		}
 	}
 }

@@ -215,6 +215,7 @@ func (h *hist) linger(q *reqRec) {
 	qs := append(h.lingering[q.client], q)
 	if len(qs) > maxLingering {
 		qs[0].stop()
+		h.rec.MarkInFlight(qs[0].idx) // a run of it from here on goes unnoted
 		qs = slices.Delete(qs, 0, 1)
 	}
 	h.lingering[q.client] = qs
