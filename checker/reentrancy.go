@@ -198,33 +198,15 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
 		end, done := r.Returned()
-		acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
-		switch {
-		case acquire && r.Outcome == history.OutcomeOK && done:
-			oh.steps = append(oh.steps, holdStep{end, heldOneMore})
-		case !acquire && r.Outcome == history.OutcomeOK:
-			oh.steps = append(oh.steps, holdStep{r.At(), heldOneLess})
-		case !acquire && r.Outcome == history.OutcomeFail:
-			oh.steps = append(oh.steps, holdStep{r.At(), heldNone})
-		case !acquire && r.Outcome == history.OutcomeError:
-			oh.steps = append(oh.steps, holdStep{r.At(), heldMaybeLess})
-		case !acquire && r.Outcome == history.OutcomeUnknown:
-			if !done {
-				end, done = unknownSettled(ops, i, reqs)
-			}
-			// Given up, its owner's hold is given up (Redisson's unlock
-			// gives it up whatever the answer), and the master's count,
-			// compared once its requests have run, says whether it ran:
-			// a hold left is one nobody knows of. Never given up, it may
-			// run yet: the count is one of two, and stays uncompared.
-			kind := heldMaybeLess
-			if done {
-				kind = heldGivenUp
-			}
-			oh.steps = append(oh.steps, holdStep{r.At(), kind})
-		}
-		if acquire && r.Outcome == history.OutcomeUnknown && !done {
+		if r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
+		}
+		if kind, ok := stepOf(r, done); ok {
+			t := r.At()
+			if kind == heldOneMore {
+				t = end
+			}
+			oh.steps = append(oh.steps, holdStep{t, kind})
 		}
 		oh.calls = append(oh.calls, r.At())
 		if done {
@@ -245,6 +227,36 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	slices.Sort(oh.ends)
 	slices.Sort(oh.okEnds)
 	return oh
+}
+
+// stepOf is how r changes its owner's count (ok false: not at all), done
+// saying whether it ended (returned, or settled: unknownSettled): an
+// acquire that returned ok adds one at its return, a release at its call
+// takes one (ok), resets to 0 ("not held"), or takes one or none (an
+// error: its script may have run). A release of unknown outcome that
+// ended (its caller gave it up) takes one, not below 0: its owner's hold
+// is given up (Redisson's unlock gives it up whatever the answer), and
+// the master's count, compared once its requests have run, says whether
+// it ran: a hold left is one nobody knows of. Never given up, it may run
+// yet: the count is one of two, and stays uncompared.
+func stepOf(r *history.Record, done bool) (holdChange, bool) {
+	if r.Op == history.OpAcquire || r.Op == history.OpAcquireRead {
+		return heldOneMore, r.Outcome == history.OutcomeOK && done
+	}
+	switch r.Outcome {
+	case history.OutcomeOK:
+		return heldOneLess, true
+	case history.OutcomeFail:
+		return heldNone, true
+	case history.OutcomeError:
+		return heldMaybeLess, true
+	case history.OutcomeUnknown:
+		if done {
+			return heldGivenUp, true
+		}
+		return heldMaybeLess, true
+	}
+	return 0, false
 }
 
 // unknownSettled is when ops[i], an operation of unknown outcome, can be
@@ -524,13 +536,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 		}
 	}
 	for i := 0; i <= len(bounds); i++ {
-		lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
-		if i > 0 {
-			lo = bounds[i-1]
-		}
-		if i < len(bounds) {
-			hi = bounds[i]
-		}
+		lo, hi := boundSpan(bounds, i)
 		if !w.charge(1, max(lo, 0)) {
 			break
 		}
@@ -573,26 +579,46 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			continue
 		}
 		episode = class
-		switch {
-		case class == countBelow:
-			out = append(out, Violation{
-				Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
-					counted(got, "hold"), k.holder, unmatchedAcquires(least, most)),
-				Faults: tr.faultsBefore(t),
-			})
-		case most > 0:
-			out = append(out, Violation{
-				Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
-				Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends",
-					counted(got, "hold"), k.holder, unmatchedAcquires(least, most), tr.roseBy(k, group, agreed, t)),
-				Faults: tr.faultsBefore(t),
-			})
-		default:
-			out = append(out, tr.resurrected(k, group, t, got))
-		}
+		out = append(out, tr.disagreement(k, group, t, agreed, got, least, most))
 	}
 	return out
+}
+
+// boundSpan is the i-th span [lo, hi) the sorted bounds cut time into: before
+// the first, between two, after the last (i = len(bounds)).
+func boundSpan(bounds []time.Duration, i int) (lo, hi time.Duration) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if i > 0 {
+		lo = bounds[i-1]
+	}
+	if i < len(bounds) {
+		hi = bounds[i]
+	}
+	return lo, hi
+}
+
+// disagreement is the finding of a master's count got for k at t against
+// its owner's bounds [least, most], the counts having last agreed at
+// agreed: below a living owner's acquires Reentrancy, above them
+// LeakedHold, for an owner that holds nothing Resurrected.
+func (tr *Truth) disagreement(k heldCount, group string, t, agreed time.Duration, got, least, most int) Violation {
+	switch {
+	case most > 0 && got < least:
+		return Violation{
+			Kind: Reentrancy, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+			Detail: fmt.Sprintf("the master shows %s for %s, which has %s: its next release frees the lock while it still holds it",
+				counted(got, "hold"), k.holder, unmatchedAcquires(least, most)),
+			Faults: tr.faultsBefore(t),
+		}
+	case most > 0:
+		return Violation{
+			Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+			Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends",
+				counted(got, "hold"), k.holder, unmatchedAcquires(least, most), tr.roseBy(k, group, agreed, t)),
+			Faults: tr.faultsBefore(t),
+		}
+	}
+	return tr.resurrected(k, group, t, got)
 }
 
 // noneAt reports whether node showed no hold for k's field at t: after

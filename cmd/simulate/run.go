@@ -371,30 +371,8 @@ func (a sweepAsk) stoppedEarly(ran int) bool {
 // outside. Any other file's expectation is about one run and a sweep does
 // not judge it (judged is false, match true).
 func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenario, first uint64, t *scenario.SweepTally, target string, ask sweepAsk) (how judging, match bool) {
-	j := s.Expect.JudgeTally(t)
-	how = judgedRun
-	switch {
-	case !s.Expect.HasRates():
-		how = notJudgedSwept
-	case ask.interrupted:
-		// Cut short: its rates are over fewer seeds than the expectation
-		// asks for, so its bounds are shown, not judged.
-		how = notJudgedCut
-		j.Why = fmt.Sprintf("not judged: interrupted after %d of %d seeds", t.Seeds, ask.seeds)
-	case ask.seeds < s.Expect.Seeds:
-		// The bounds are a claim about the file's seeds: a few seeds of
-		// a rate of 20% show none often enough (0 of 3 in half the
-		// sweeps), and would fail a file nobody touched.
-		how = notJudgedFewer
-		j.Why = fmt.Sprintf("not judged: %d seeds, fewer than the %d its rates are claimed over", ask.seeds, s.Expect.Seeds)
-	}
+	how, j := judgeSweep(s, t, ask)
 	judged := how == judgedRun
-	if !judged {
-		j.Match = true
-		if how == notJudgedSwept {
-			j.Why = ""
-		}
-	}
 	if asJSON {
 		_ = enc.Encode(sweepJSON(s, first, j, judged, t, target, ask))
 		return how, j.Match
@@ -451,6 +429,38 @@ func writeSweep(w io.Writer, enc *json.Encoder, asJSON bool, s *scenario.Scenari
 	}
 	writeSeeds(w, s, t, target)
 	return how, j.Match
+}
+
+// judgeSweep judges the sweep t of s's seeds as asked (writeSweep): a file
+// whose expectation is a rate is judged unless the sweep was cut short or
+// ran fewer seeds than the rate is claimed over; any other file's
+// expectation is about one run, and a sweep does not judge it (match
+// true).
+func judgeSweep(s *scenario.Scenario, t *scenario.SweepTally, ask sweepAsk) (how judging, j scenario.SweepOutcome) {
+	j = s.Expect.JudgeTally(t)
+	how = judgedRun
+	switch {
+	case !s.Expect.HasRates():
+		how = notJudgedSwept
+	case ask.interrupted:
+		// Cut short: its rates are over fewer seeds than the expectation
+		// asks for, so its bounds are shown, not judged.
+		how = notJudgedCut
+		j.Why = fmt.Sprintf("not judged: interrupted after %d of %d seeds", t.Seeds, ask.seeds)
+	case ask.seeds < s.Expect.Seeds:
+		// The bounds are a claim about the file's seeds: a few seeds of
+		// a rate of 20% show none often enough (0 of 3 in half the
+		// sweeps), and would fail a file nobody touched.
+		how = notJudgedFewer
+		j.Why = fmt.Sprintf("not judged: %d seeds, fewer than the %d its rates are claimed over", ask.seeds, s.Expect.Seeds)
+	}
+	if how != judgedRun {
+		j.Match = true
+		if how == notJudgedSwept {
+			j.Why = ""
+		}
+	}
+	return how, j
 }
 
 // rateLine is a sweep's line of one rate under its first: what it counts
