@@ -251,6 +251,8 @@ var Modes = []Mode{
 			"(noRetry): a lost reply is never resent, and the call ends in a timeout, its outcome unknown (a try during tryLock's wait: `false`, below); " +
 			"if the script took the lock, that hold is one its owner does not know of, " +
 			"which the owner's next acquire re-enters and its release leaves behind (`scenarios/redisson-single-server-acquire-not-resent.yaml`). " +
+			"An unlock whose reply is lost ends the same way, and its owner gives the hold up whatever happened: " +
+			"one that never ran (the reply lost was the `NOSCRIPT` answer to its `EVALSHA`) leaves the hold to nobody. " +
 			"Its replicated config sends the script in a batch with its WAIT, " +
 			"and resends the batch after timeout + slavesSyncTimeout (4 s), up to 4 times: a resent acquire that had run counts twice " +
 			"(Redisson issue 7367, open; `scenarios/redisson-replicated-resent-acquire.yaml`). " +
