@@ -3,12 +3,12 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/locksim/locksim/history"
 	"hash/fnv"
 	"math/rand/v2"
 	"runtime"
 	"time"
 
+	"github.com/locksim/locksim/history"
 	"github.com/locksim/locksim/lock"
 )
 
@@ -25,13 +25,13 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type World struct {
 	// steps counts the events run, for Run's yields (yieldEvery).
 	steps uint64
+	seed  uint64
+	now   time.Duration
+	queue eventQueue
+	seq   uint64
 	// inFlight are the req records markInFlight marked at the end of the
 	// last Run.
 	inFlight []int
-	seed     uint64
-	now      time.Duration
-	queue    eventQueue
-	seq      uint64
 	// next is an event posted for now while nothing else was queued for
 	// now: it would be the queue's first, so Run takes it from here
 	// without the heap's push and pop (post). Nearly every wake of a
