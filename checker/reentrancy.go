@@ -289,7 +289,8 @@ func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration
 	// on its lock, sent from its call until its caller gave up (at that
 	// instant too when the history says when; a request sent at the next
 	// call's instant is the next operation's), naming its owner where
-	// its client's owners share the lock.
+	// its client's owners share the lock; not a watchdog's renewal
+	// (renewals), which changes no count.
 	names := func(*history.Record) bool { return true }
 	if reqs.shared(r) {
 		names = namesOwner(r)
@@ -298,7 +299,7 @@ func unknownSettled(ops []*history.Record, i int, reqs *lazyReqs) (time.Duration
 	for _, qi := range reqs.of(r.Client) {
 		q := &reqs.h[qi]
 		sent := time.Duration(q.T)
-		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || !names(q) {
+		if q.Args[0] != r.Lock || sent < r.At() || sent > gaveUp || (sent == gaveUp && r.Answered == nil) || renewals[q.Op] || !names(q) {
 			continue
 		}
 		if history.InFlightAtEnd(q.Detail) {

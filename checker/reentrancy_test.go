@@ -353,6 +353,47 @@ func TestUnknownReleaseSettledByItsRuns(t *testing.T) {
 	}
 }
 
+// TestRenewalIsNotTheUnknownReleases: c1/a's release gets no answer and
+// never ran (its caller gave it up at 2 s); the watchdog, still renewing
+// the hold, sent a renewal naming c1/a at 1.5 s, whose reply was lost and
+// which its transport resent, running again at 5.5 s. The renewal is the
+// watchdog's, not the release's, and changes no count: the release ends
+// when its caller gave it up, and the hold it left, which the owner's next
+// acquire re-enters, is a leaked hold at 3.002 s. Counted as the
+// release's, the renewal kept it in flight until 5.5 s, past the leak.
+// The control: the same late run by the release's own script keeps it in
+// flight (that run could change the count).
+func TestRenewalIsNotTheUnknownReleases(t *testing.T) {
+	const ms = time.Millisecond
+	const leaked = "the master shows 2 holds for c1/a, which has 1 unmatched acquire: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends"
+	for _, op := range []string{"eval:renew_batch", "eval:lock_acquire"} {
+		b := newRH(1)
+		b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 0, ms/2)
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+		b.add("c1/a", "lk", "release", lnS, lnOpen, lnUnknown, "", "").req("c1", "c1:a", lnS)
+		b.recs = append(b.recs, history.Record{Kind: history.KindReq, T: int64(1500 * ms), Client: "c1", Node: "m1", Op: op,
+			Args: []string{"lk", "30000", "c1:a"}, Outcome: lnOK, Applied: []int64{int64(1500 * ms), int64(5500 * ms)}})
+		b.add("c1/a", "lk", "acquire", 3*lnS, 3*lnS+2*ms, lnOK, "", "watchdog=30s").req("c1", "c1:a", 3*lnS, 3*lnS+ms)
+		b.key(3*lnS+ms, "m1", "", map[string]string{"c1:a": "2"})
+		b.add("c1/a", "lk", "release", 4*lnS, 4*lnS+2*ms, lnOK, "0", "").req("c1", "c1:a", 4*lnS, 4*lnS+ms)
+		b.key(4*lnS+ms, "m1", "", map[string]string{"c1:a": "1"})
+		h := b.h()
+		for i := range h {
+			if r := &h[i]; r.Kind == history.KindOp && r.Outcome == lnUnknown {
+				at := int64(2 * lnS)
+				r.Answered = &at
+			}
+		}
+		got := judgedOfKind(h, checker.LeakedHold)
+		if op == "eval:renew_batch" && (len(got) != 1 || got[0].Detail != leaked || got[0].From != 3*lnS+2*ms) {
+			t.Errorf("a renewal run late: %v, want one leaked hold at 3.002s: %s", got, leaked)
+		}
+		if op != "eval:renew_batch" && len(got) != 0 && got[0].From < 5500*ms {
+			t.Errorf("the release's own script run late: %v, want nothing before that run at 5.5s", got)
+		}
+	}
+}
+
 // TestPinnedHoldGoesWithTheField: c1/a's release ended in an error and did
 // not run, so the master keeps the hold its owner gave up; a check finds
 // the master's count at the upper of the owner's two numbers and pins it

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/scripts"
 )
 
 // clientReqs indexes h's req records that name a key (Args[0]) by client:
@@ -99,6 +100,18 @@ func (l *lazyReqs) shared(op *history.Record) bool {
 		l.ix = indexRecords(l.h)
 	}
 	return len(op.Args) > 0 && op.Args[0] != "" && l.ix.sharedLock(op.Client, op.Lock)
+}
+
+// renewals are the req commands of the library's watchdog renewals, which
+// reset a hold's TTL and change no hold's count. A watchdog keeps renewing
+// while its owner's call is under way, with the owner's field among its
+// arguments, so without this a renewal would pass for a request of that
+// call: one resent after a lost reply, running seconds later, would keep a
+// release of unknown outcome in flight until then and hide, for that
+// long, the hold the release never gave back (unknownSettled).
+var renewals = map[string]bool{
+	"eval:" + scripts.RenewBatch.Name:  true,
+	"eval:" + scripts.RWReadRenew.Name: true,
 }
 
 // namesOwner reports of a req record whether it names op's owner, as the
