@@ -281,7 +281,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		}
 		endingAt := func(t time.Duration) *history.Record {
 			for _, r := range rops {
-				if end, ok := r.Returned(); ok && end == t && r.Outcome == history.OutcomeOK {
+				if end, ok := r.Returned(); ok && end == t && r.Outcome != history.OutcomeUnknown {
 					return r
 				}
 			}
@@ -291,7 +291,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		checks = append(checks, tr.keyTimes(k.lock)...)
 		checks = append(checks, tr.failAt[group]...)
 		for _, r := range rops {
-			if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !busyBut(end, r) {
+			if end, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown && !busyBut(end, r) {
 				checks = append(checks, end)
 			}
 		}
@@ -355,6 +355,44 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				out = append(out, Violation{Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
 					Detail: fmt.Sprintf("the master shows %s for %s, which has %s%s: unless a loss takes it back, its last release will leave a hold, the lock held by nobody until its lease ends",
 						counted(got, "hold"), k.holder, unmatchedAcquires(lo, hi), rose),
+					Faults: refFaultsBefore(tr.recs, t, 5)})
+				continue
+			}
+			// An acquire of the owner's not answered ok, under way when
+			// the master's count rose at a change that no failover,
+			// crash or restart made, took a hold the owner does not count.
+			uncounted := false
+			for _, r := range rops {
+				acquire := r.Op == history.OpAcquire || r.Op == history.OpAcquireRead
+				if !acquire || r.Outcome == history.OutcomeOK {
+					continue
+				}
+				to := time.Duration(math.MaxInt64)
+				if end, ok := returned(r); ok {
+					to = end
+				}
+				for i := range h {
+					c := &h[i]
+					u := c.At()
+					if c.Kind != history.KindTruth || c.Key != k.lock || u <= agreed || u > t || u < r.At() || u > to {
+						continue
+					}
+					fault := false
+					for j := range h {
+						if f := &h[j]; f.Kind == history.KindFault && f.At() == u && (f.Op == history.FaultFailover || f.Op == history.FaultCrash || f.Op == history.FaultRestart) {
+							fault = true
+						}
+					}
+					mu := tr.refMaster(group, u)
+					if !fault && mu == tr.refMaster(group, u-1) && holdCount(tr.State(mu, k.lock, u), k.field) > holdCount(tr.State(mu, k.lock, u-1), k.field) {
+						uncounted = true
+					}
+				}
+			}
+			if uncounted {
+				out = append(out, Violation{Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+					Detail: fmt.Sprintf("the master shows %s for %s, which has no unmatched acquire: one of its acquires took the lock although not answered ok; nobody holds it, and the others wait for its lease to end, or for as long as %s keeps re-acquiring it",
+						counted(got, "hold"), k.holder, k.holder),
 					Faults: refFaultsBefore(tr.recs, t, 5)})
 				continue
 			}

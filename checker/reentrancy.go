@@ -148,10 +148,16 @@ type ownerHolds struct {
 	// steps itself, with the most too).
 	times []time.Duration
 	lows  []int
-	// calls and ends are the ops' calls, and the returns of those that
-	// returned, sorted (inFlight counts with them); okEnds the returns of
-	// the successful ones, sorted (opEndingAt).
-	calls, ends, okEnds []time.Duration
+	// calls and ends are the ops' calls, and the ends of those that
+	// ended (returned, or settled: unknownSettled), sorted (inFlight
+	// counts with them); returns the returns of those that returned with
+	// an outcome, sorted (returnsAt).
+	calls, ends, returns []time.Duration
+	// uncounted are the spans, from call to end (math.MaxInt64 for one
+	// that never ended), of the acquires not answered ok: refused, errored
+	// or of unknown outcome, whose hold, if their script took one, the
+	// owner does not count (tookUncounted).
+	uncounted []span // read as closed: the call and the end included
 }
 
 type holdStep struct {
@@ -171,7 +177,7 @@ const (
 )
 
 // newOwnerHolds reads the steps off one count's operations, and indexes
-// them: each question leastUnmatched, busyBut and endsOK answer is a binary
+// them: each question leastUnmatched, busyBut and returnsAt answer is a binary
 // search, not a pass over the operations (a pass each, at every check
 // time of every count, made the oracle quadratic with many clients).
 //
@@ -209,10 +215,17 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 			oh.steps = append(oh.steps, holdStep{t, kind})
 		}
 		oh.calls = append(oh.calls, r.At())
+		if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome != history.OutcomeOK {
+			to := time.Duration(math.MaxInt64)
+			if done {
+				to = end
+			}
+			oh.uncounted = append(oh.uncounted, span{r.At(), to})
+		}
 		if done {
 			oh.ends = append(oh.ends, end)
-			if r.Outcome == history.OutcomeOK {
-				oh.okEnds = append(oh.okEnds, end)
+			if r.Outcome != history.OutcomeUnknown {
+				oh.returns = append(oh.returns, end)
 			}
 		}
 	}
@@ -225,7 +238,7 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	}
 	slices.Sort(oh.calls)
 	slices.Sort(oh.ends)
-	slices.Sort(oh.okEnds)
+	slices.Sort(oh.returns)
 	return oh
 }
 
@@ -399,20 +412,20 @@ func (oh ownerHolds) inFlight(t time.Duration) int {
 	return atOrBefore(oh.calls, t) - strictlyBefore(oh.ends, t)
 }
 
-// endsOK reports whether a successful operation returned at t (opEndingAt
-// finds one): such an operation is itself in flight at t.
-func (oh ownerHolds) endsOK(t time.Duration) bool {
-	n := atOrBefore(oh.okEnds, t)
-	return n > 0 && oh.okEnds[n-1] == t
+// returnsAt reports whether an operation returned at t with an outcome
+// (ok, refused or an error): such an operation is itself in flight at t.
+func (oh ownerHolds) returnsAt(t time.Duration) bool {
+	n := atOrBefore(oh.returns, t)
+	return n > 0 && oh.returns[n-1] == t
 }
 
-// busyBut reports whether an operation other than one successful
-// operation returning at t (when self, and there is one) is in flight at
-// t, or was called by t and never returned: the count is then in motion
-// and comparing it would accuse a change the holder is still making.
+// busyBut reports whether an operation other than one returning at t
+// (when self, and there is one) is in flight at t, or was called by t and
+// never returned: the count is then in motion and comparing it would
+// accuse a change the holder is still making.
 func (oh ownerHolds) busyBut(t time.Duration, self bool) bool {
 	n := oh.inFlight(t)
-	if self && oh.endsOK(t) {
+	if self && oh.returnsAt(t) {
 		n--
 	}
 	return n > 0
@@ -420,14 +433,19 @@ func (oh ownerHolds) busyBut(t time.Duration, self bool) bool {
 
 // checkSources are the times k's count is compared at (checkTimes, in
 // three sorted lists): every change of the key and failover of its group,
-// and each successful acquire's and release's return with nothing else in
-// flight. A double-applied acquire whose copies landed during the holder's
-// own operations shows only there, as a hold above its acquires once the
-// acquire returns, or a hold left after the last release.
+// and each acquire's and release's return with nothing else in flight. A
+// double-applied acquire whose copies landed during the holder's own
+// operations shows only there, as a hold above its acquires once the
+// acquire returns, or a hold left after the last release. So does a hold
+// an acquire took although its owner was told it did not (a refusal, an
+// error: a FencedLock's script ran, its WAIT unacknowledged, and Redisson
+// hands it no hold back): the owner's next tries re-enter it, so the key
+// changes only while the owner is busy, and an owner that only ever got
+// such answers was compared nowhere else.
 func (tr *Truth) checkSources(k heldCount, group string, oh ownerHolds) [3][]time.Duration {
 	var quiet []time.Duration
 	for _, r := range oh.ops {
-		if end, ok := r.Returned(); ok && r.Outcome == history.OutcomeOK && !oh.busyBut(end, true) {
+		if end, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown && !oh.busyBut(end, true) {
 			quiet = append(quiet, end)
 		}
 	}
@@ -580,7 +598,7 @@ func (tr *Truth) countDisagreements(k heldCount, group string, oh ownerHolds, w 
 			continue
 		}
 		episode = class
-		out = append(out, tr.disagreement(k, group, t, agreed, got, least, most))
+		out = append(out, tr.disagreement(k, group, oh, t, agreed, got, least, most))
 	}
 	return out
 }
@@ -601,8 +619,11 @@ func boundSpan(bounds []time.Duration, i int) (lo, hi time.Duration) {
 // disagreement is the finding of a master's count got for k at t against
 // its owner's bounds [least, most], the counts having last agreed at
 // agreed: below a living owner's acquires Reentrancy, above them
-// LeakedHold, for an owner that holds nothing Resurrected.
-func (tr *Truth) disagreement(k heldCount, group string, t, agreed time.Duration, got, least, most int) Violation {
+// LeakedHold; for an owner that holds nothing LeakedHold too when an
+// acquire the owner does not count took the hold (tookUncounted: it was
+// told no, or an error, or nothing), else Resurrected (a hold it had,
+// whose release did not take or a failover brought back).
+func (tr *Truth) disagreement(k heldCount, group string, oh ownerHolds, t, agreed time.Duration, got, least, most int) Violation {
 	switch {
 	case most > 0 && got < least:
 		return Violation{
@@ -618,8 +639,46 @@ func (tr *Truth) disagreement(k heldCount, group string, t, agreed time.Duration
 				counted(got, "hold"), k.holder, unmatchedAcquires(least, most), tr.roseBy(k, group, agreed, t)),
 			Faults: tr.faultsBefore(t),
 		}
+	case tr.tookUncounted(k, group, oh, agreed, t):
+		return Violation{
+			Kind: LeakedHold, Lock: k.lock, Holders: []string{k.holder}, From: t, To: t,
+			Detail: fmt.Sprintf("the master shows %s for %s, which has no unmatched acquire: one of its acquires took the lock although not answered ok; nobody holds it, and the others wait for its lease to end, or for as long as %s keeps re-acquiring it",
+				counted(got, "hold"), k.holder, k.holder),
+			Faults: tr.faultsBefore(t),
+		}
 	}
 	return tr.resurrected(k, group, t, got)
+}
+
+// tookUncounted reports whether, in (after, t], k's count on its group's
+// master rose while one of the owner's acquires that was not answered ok
+// was under way (oh.uncounted): a refused one (a try whose reply was
+// lost, in Redisson's tryLock), an errored one (a FencedLock's script
+// that ran although no replica acknowledged its WAIT), or one of unknown
+// outcome, took a hold its owner does not count. A rise at a failover, or
+// at a node's crash or restart, is no acquire's (roseBy names it).
+func (tr *Truth) tookUncounted(k heldCount, group string, oh ownerHolds, after, t time.Duration) bool {
+	if len(oh.uncounted) == 0 {
+		return false
+	}
+	faults := slices.Concat(tr.failAt[group], tr.downAt[group])
+	// Every change of the key, not only the field's (fieldTimes): in a
+	// history out of time order, a state at an instant is what the
+	// records say after all of that instant's changes, which the field's
+	// own list, walked in record order, can miss. It is asked only once
+	// per disagreement.
+	times := tr.keyTimes(k.lock)
+	for i := atOrBefore(times, after); i < len(times) && times[i] <= t; i++ {
+		u := times[i]
+		if !slices.ContainsFunc(oh.uncounted, func(s span) bool { return s.from <= u && u <= s.to }) || slices.Contains(faults, u) {
+			continue
+		}
+		m := tr.Master(group, u)
+		if m == tr.Master(group, u-1) && holdCount(tr.State(m, k.lock, u), k.field) > holdCount(tr.State(m, k.lock, u-1), k.field) {
+			return true
+		}
+	}
+	return false
 }
 
 // noneAt reports whether node showed no hold for k's field at t: after
