@@ -40,9 +40,14 @@ type FencingReport struct {
 // the token after another holder's is stale, in either order: the second
 // holder's writes after the first's, and the first holder's own writes after
 // the second has written (the first holder's writes before any other
-// holder's are not). Each stale write counts once in StaleAccepted and is
-// one StaleWrite violation, naming the other holder that wrote the token
-// first and the writer.
+// holder's are not). But a token handed on is not stale: one issued again
+// (a counter a restart set back) to a holder that took the lock after its
+// earlier holders had let it go, writing within its holding, which
+// overlaps no other holding of the token (handedOn). Its writes are the
+// rightful holder's, one holder at a time; the issue is a regression. Each
+// stale write counts once in StaleAccepted and is one StaleWrite
+// violation, naming the other holder that wrote the token first and the
+// writer.
 //
 // A token is a regression when an acquisition of a lock gets one that is not
 // strictly above every token issued for the lock before (for example a
@@ -99,8 +104,8 @@ func historyEnd(h []history.Record) time.Duration {
 func fencing(ix *recordIndex, hs []Holding, reqs *lazyReqs, w *oracleWork) (FencingReport, []Violation) {
 	h := ix.h
 	causes := &lazyCauses{h: h}
-	fw := fencedWrites{highest: map[string]written{}, causes: causes}
 	ti := tokenIssues{h: h, ix: ix, hs: hs, reqs: reqs, causes: causes, w: w}
+	fw := fencedWrites{highest: map[string]written{}, causes: causes, ti: &ti}
 	for _, i := range ix.ops {
 		r := &h[i]
 		if r.Kind != history.KindOp || r.Outcome == history.OutcomeUnknown {
@@ -142,6 +147,11 @@ type fencedWrites struct {
 	highest map[string]written // resource -> its highest accepted token
 	stale   []Violation
 	causes  *lazyCauses
+	// ti has the history's holdings (tokenIssues.index), and byToken
+	// indexes its exclusive ones by token, on the first question
+	// (handedOn).
+	ti      *tokenIssues
+	byToken map[string][]Holding
 }
 
 // write judges r, a write of h with token tok: a rejected one was
@@ -174,10 +184,11 @@ func (fw *fencedWrites) write(h []history.Record, r *history.Record, tok int64) 
 
 // staleAtSameToken judges an accepted write of the resource's highest
 // token top by holder at t: stale when another holder wrote with it
-// before (the resource cannot tell the two apart), and holder joins the
-// token's writers.
+// before (the resource cannot tell the two apart), unless the token was
+// handed on (handedOn: its holders held it one after another, and holder
+// holds it now), and holder joins the token's writers.
 func (fw *fencedWrites) staleAtSameToken(h []history.Record, r *history.Record, holder string, top written, t time.Duration) {
-	if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 {
+	if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 && !fw.handedOn(holder, top.token, t) {
 		other := top.writers[i]
 		fw.rep.StaleAccepted++
 		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
@@ -187,6 +198,39 @@ func (fw *fencedWrites) staleAtSameToken(h []history.Record, r *history.Record, 
 		top.writers = append(top.writers, holder)
 		fw.highest[r.Lock] = top
 	}
+}
+
+// handedOn reports whether holder's write with token tok at t comes from
+// a holding of tok that spans t and overlaps no other holder's holding of
+// tok begun by t: a token issued again (a counter a restart or failover
+// set back) to a holder that took the lock after the token's earlier
+// holders had let it go. Its writes are the lock's rightful holder's, one
+// holder at a time, and nothing stale reaches the resource (the issue
+// itself is a TokenRegression). Two holdings of the token at once, or a
+// write outside the writer's holding of it, or a history without the
+// holdings (only the writes), are not handed on: the resource cannot tell
+// the holders' writes apart while both may write.
+func (fw *fencedWrites) handedOn(holder string, tok int64, t time.Duration) bool {
+	if fw.byToken == nil {
+		if fw.ti.byHolder == nil {
+			fw.ti.index()
+		}
+		fw.byToken = map[string][]Holding{}
+		for _, hd := range fw.ti.hs {
+			if !hd.Shared && hd.Token != "" {
+				fw.byToken[hd.Token] = append(fw.byToken[hd.Token], hd)
+			}
+		}
+	}
+	hds := fw.byToken[strconv.FormatInt(tok, 10)]
+	own := slices.IndexFunc(hds, func(hd Holding) bool { return hd.Client == holder && hd.From <= t && t <= hd.To })
+	if own < 0 {
+		return false
+	}
+	mine := hds[own]
+	return !slices.ContainsFunc(hds, func(hd Holding) bool {
+		return hd.Client != holder && hd.From <= t && hd.From < mine.To && mine.From < hd.To
+	})
 }
 
 // issue is one token an acquire got.

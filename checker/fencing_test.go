@@ -52,6 +52,50 @@ func TestFencingTokenIssuedTwice(t *testing.T) {
 	}
 }
 
+// TestFencingTokenHandedOnIsNotStale: a restart without persistence set
+// the counter back, and c2 gets token 5 again after c1, which had written
+// with it, let the lock go: a token regression, but c2's writes are the
+// rightful holder's, one holder at a time, so nothing stale reached the
+// resource. The controls: c1 still holding when c2 writes (two holders of
+// one token at once: stale, TestFencingTokenIssuedTwice's case), and c1
+// writing with the token after its release, once c2 has it (stale).
+func TestFencingTokenHandedOnIsNotStale(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		name         string
+		release      time.Duration // c1's release call
+		c1WritesLate bool
+		stale        int
+	}{
+		{"handed on", 2 * s, false, 0},
+		{"both holding", 5 * s, false, 1},
+		{"the old holder writes late", 2 * s, true, 1},
+	} {
+		h := []history.Record{
+			owned(0, "c1", "a", "acquire", 0, 1, history.OutcomeOK, "5"),
+			owned(1, "c1", "a", "write", s, s+1, history.OutcomeOK, "5"),
+			owned(2, "c1", "a", "release", c.release, c.release+1, history.OutcomeOK, "1"),
+			owned(3, "c2", "a", "acquire", 3*s, 3*s+1, history.OutcomeOK, "5"),
+			owned(4, "c2", "a", "write", 4*s, 4*s+1, history.OutcomeOK, "5"),
+		}
+		if c.c1WritesLate {
+			h = append(h, owned(5, "c1", "a", "write", 4500*time.Millisecond, 4500*time.Millisecond+1, history.OutcomeOK, "5"))
+		}
+		h = inTimeOrder(h)
+		for i := range h {
+			h[i].Seq = i
+		}
+		rep, vs := checker.Fencing(h)
+		var kinds []checker.Kind
+		for _, v := range vs {
+			kinds = append(kinds, v.Kind)
+		}
+		if rep.StaleAccepted != c.stale || !slices.Contains(kinds, checker.TokenRegression) || (c.stale == 0) == slices.Contains(kinds, checker.StaleWrite) {
+			t.Errorf("%s: report %+v, violations %v; want %d stale writes and the regression", c.name, rep, vs, c.stale)
+		}
+	}
+}
+
 // TestFencingStaleEitherOrder: c1 and c2 both hold token 5. c1 writes
 // first (not stale: nobody else had written 5), then c2 twice, then c1
 // again, then c1 once more, then c2 with 6 and c1 with 5. Once both have

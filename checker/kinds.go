@@ -18,7 +18,7 @@ const (
 	// down (a single master counts as a majority of one). The loss of
 	// SilentLoss that a delayed restart makes harmless.
 	QuorumHeldByDown Kind = "quorum-held-by-down-nodes"
-	StaleWrite       Kind = "stale-write"      // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's
+	StaleWrite       Kind = "stale-write"      // a fenced resource accepted a write with a token below one it had seen, or equal to another holder's while both held it or after the writer let it go
 	TokenRegression  Kind = "token-regression" // an acquisition got a fencing token not above every token issued before (backwards, or issued twice)
 	// Reentrancy: the master's hold count for a living owner is below its
 	// unmatched acquires (its next release frees the lock while it still
