@@ -133,11 +133,13 @@ func fencing(ix *recordIndex, hs []Holding, reqs *lazyReqs, w *oracleWork) (Fenc
 	return fw.rep, out
 }
 
-// written is the highest token a resource accepted, and the holders with a
-// write of it accepted, in the order of their first.
+// written is the highest token a resource accepted, the holders with a
+// write of it accepted, in the order of their first, and when each wrote
+// it last (lastAt[i] is writers[i]'s).
 type written struct {
 	token   int64
 	writers []string
+	lastAt  []time.Duration
 }
 
 // fencedWrites judges the writes to fenced resources in record order, as
@@ -178,7 +180,7 @@ func (fw *fencedWrites) write(h []history.Record, r *history.Record, tok int64) 
 	case seen && tok == top.token:
 		fw.staleAtSameToken(h, r, holder, top, t)
 	default: // the first write, or a higher token
-		fw.highest[r.Lock] = written{tok, []string{holder}}
+		fw.highest[r.Lock] = written{tok, []string{holder}, []time.Duration{t}}
 	}
 }
 
@@ -188,29 +190,36 @@ func (fw *fencedWrites) write(h []history.Record, r *history.Record, tok int64) 
 // handed on (handedOn: its holders held it one after another, and holder
 // holds it now), and holder joins the token's writers.
 func (fw *fencedWrites) staleAtSameToken(h []history.Record, r *history.Record, holder string, top written, t time.Duration) {
-	if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 && !fw.handedOn(holder, top.token, t) {
+	if i := slices.IndexFunc(top.writers, func(w string) bool { return w != holder }); i >= 0 && !fw.handedOn(holder, top, t) {
 		other := top.writers[i]
 		fw.rep.StaleAccepted++
 		fw.stale = append(fw.stale, Violation{Kind: StaleWrite, Lock: r.Lock, Holders: []string{other, holder}, From: t, To: t,
 			Detail: fmt.Sprintf("accepted token %d from %s after %s had written with it", top.token, holder, other), Faults: fw.causes.before(t)})
 	}
-	if !slices.Contains(top.writers, holder) {
+	if i := slices.Index(top.writers, holder); i >= 0 {
+		top.lastAt[i] = t
+	} else {
 		top.writers = append(top.writers, holder)
-		fw.highest[r.Lock] = top
+		top.lastAt = append(top.lastAt, t)
 	}
+	fw.highest[r.Lock] = top
 }
 
-// handedOn reports whether holder's write with token tok at t comes from
-// a holding of tok that spans t and overlaps no other holder's holding of
-// tok begun by t: a token issued again (a counter a restart or failover
-// set back) to a holder that took the lock after the token's earlier
-// holders had let it go. Its writes are the lock's rightful holder's, one
-// holder at a time, and nothing stale reaches the resource (the issue
-// itself is a TokenRegression). Two holdings of the token at once, or a
-// write outside the writer's holding of it, or a history without the
-// holdings (only the writes), are not handed on: the resource cannot tell
-// the holders' writes apart while both may write.
-func (fw *fencedWrites) handedOn(holder string, tok int64, t time.Duration) bool {
+// handedOn reports whether holder's write at t with top's token was
+// handed that token: it writes within a holding of the token (of some
+// lock) that spans t, and every other holder that wrote with the token
+// held it on that lock too, let it go before holder's holding began, and
+// wrote with it last before then; and no other holding of the token on
+// that lock begun by t overlaps holder's. So a token issued again (a
+// counter a restart set back) to a holder that took the lock after its
+// earlier holders had let it go: its writes are the lock's rightful
+// holder's, one holder at a time, and nothing stale reaches the resource
+// (the issue itself is a TokenRegression). Two holdings of the token at
+// once, an earlier holder writing after the next one took the token, a
+// write outside the writer's holding, the token of another lock, and a
+// history without the holdings (only the writes) are not handed on: the
+// resource cannot tell those writers apart.
+func (fw *fencedWrites) handedOn(holder string, top written, t time.Duration) bool {
 	if fw.byToken == nil {
 		if fw.ti.byHolder == nil {
 			fw.ti.index()
@@ -222,14 +231,23 @@ func (fw *fencedWrites) handedOn(holder string, tok int64, t time.Duration) bool
 			}
 		}
 	}
-	hds := fw.byToken[strconv.FormatInt(tok, 10)]
+	hds := fw.byToken[strconv.FormatInt(top.token, 10)]
 	own := slices.IndexFunc(hds, func(hd Holding) bool { return hd.Client == holder && hd.From <= t && t <= hd.To })
 	if own < 0 {
 		return false
 	}
 	mine := hds[own]
+	for i, w := range top.writers {
+		if w == holder {
+			continue
+		}
+		let := slices.ContainsFunc(hds, func(hd Holding) bool { return hd.Client == w && hd.Lock == mine.Lock && hd.To <= mine.From })
+		if !let || top.lastAt[i] >= mine.From {
+			return false
+		}
+	}
 	return !slices.ContainsFunc(hds, func(hd Holding) bool {
-		return hd.Client != holder && hd.From <= t && hd.From < mine.To && mine.From < hd.To
+		return hd.Client != holder && hd.Lock == mine.Lock && hd.From <= t && hd.From < mine.To && mine.From < hd.To
 	})
 }
 

@@ -56,20 +56,27 @@ func TestFencingTokenIssuedTwice(t *testing.T) {
 // the counter back, and c2 gets token 5 again after c1, which had written
 // with it, let the lock go: a token regression, but c2's writes are the
 // rightful holder's, one holder at a time, so nothing stale reached the
-// resource. The controls: c1 still holding when c2 writes (two holders of
-// one token at once: stale, TestFencingTokenIssuedTwice's case), and c1
-// writing with the token after its release, once c2 has it (stale).
+// resource. The controls, each with one stale write: c1 still holding
+// when c2 writes (two holders of one token at once,
+// TestFencingTokenIssuedTwice's case); c1 writing with the token after
+// its release, once c2 has it, after c2's write or before it (the
+// resource then holds a write of c1's inside c2's holding); and c2's token
+// 5 being another lock's (lk2), which the resource cannot tell from lk's.
 func TestFencingTokenHandedOnIsNotStale(t *testing.T) {
 	s := time.Second
 	for _, c := range []struct {
-		name         string
-		release      time.Duration // c1's release call
-		c1WritesLate bool
-		stale        int
+		name      string
+		release   time.Duration // c1's release call
+		c1Late    time.Duration // when c1 writes again with 5 (0: never)
+		c2Lock    string
+		stale     int
+		staleFrom time.Duration // the stale write's accepting instant
 	}{
-		{"handed on", 2 * s, false, 0},
-		{"both holding", 5 * s, false, 1},
-		{"the old holder writes late", 2 * s, true, 1},
+		{"handed on", 2 * s, 0, "lk", 0, 0},
+		{"both holding", 5 * s, 0, "lk", 1, 4*s + 1},
+		{"the old holder writes late, after the new one", 2 * s, 4500 * time.Millisecond, "lk", 1, 4500*time.Millisecond + 1},
+		{"the old holder writes late, before the new one", 2 * s, 3500 * time.Millisecond, "lk", 1, 4*s + 1},
+		{"another lock's token", 2 * s, 0, "lk2", 1, 4*s + 1},
 	} {
 		h := []history.Record{
 			owned(0, "c1", "a", "acquire", 0, 1, history.OutcomeOK, "5"),
@@ -78,20 +85,23 @@ func TestFencingTokenHandedOnIsNotStale(t *testing.T) {
 			owned(3, "c2", "a", "acquire", 3*s, 3*s+1, history.OutcomeOK, "5"),
 			owned(4, "c2", "a", "write", 4*s, 4*s+1, history.OutcomeOK, "5"),
 		}
-		if c.c1WritesLate {
-			h = append(h, owned(5, "c1", "a", "write", 4500*time.Millisecond, 4500*time.Millisecond+1, history.OutcomeOK, "5"))
+		h[3].Lock = c.c2Lock
+		if c.c1Late != 0 {
+			h = append(h, owned(5, "c1", "a", "write", c.c1Late, c.c1Late+1, history.OutcomeOK, "5"))
 		}
 		h = inTimeOrder(h)
 		for i := range h {
 			h[i].Seq = i
 		}
 		rep, vs := checker.Fencing(h)
-		var kinds []checker.Kind
+		var stale []checker.Violation
 		for _, v := range vs {
-			kinds = append(kinds, v.Kind)
+			if v.Kind == checker.StaleWrite {
+				stale = append(stale, v)
+			}
 		}
-		if rep.StaleAccepted != c.stale || !slices.Contains(kinds, checker.TokenRegression) || (c.stale == 0) == slices.Contains(kinds, checker.StaleWrite) {
-			t.Errorf("%s: report %+v, violations %v; want %d stale writes and the regression", c.name, rep, vs, c.stale)
+		if rep.StaleAccepted != c.stale || len(stale) != c.stale || (c.stale > 0 && stale[0].From != c.staleFrom) {
+			t.Errorf("%s: report %+v, violations %v; want %d stale writes, at %v", c.name, rep, vs, c.stale, c.staleFrom)
 		}
 	}
 }

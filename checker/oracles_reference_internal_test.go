@@ -133,6 +133,25 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		// nothing after it).
 		returned := func(r *history.Record) (time.Duration, bool) {
 			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown {
+				if !ok {
+					return end, ok
+				}
+				// A returned operation ends at the last run of a request
+				// it sent (its client's, on its lock, from its call to its
+				// return, naming its owner; a renewal is none), if later
+				// than its return.
+				field := r.Client + ":" + r.Args[0]
+				for i := range h {
+					q := &h[i]
+					in := q.T >= r.T && (q.T < *r.End || (q.T == *r.End && *r.End == r.T))
+					if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && in &&
+						q.Op != "eval:renew_batch" && q.Op != "eval:rw_read_renew" &&
+						(slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
+						for _, at := range q.Applied {
+							end = max(end, time.Duration(at))
+						}
+					}
+				}
 				return end, ok
 			}
 			next, ok := time.Duration(0), false
@@ -151,6 +170,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				q := &h[i]
 				before := time.Duration(q.T) < next || (r.Answered != nil && time.Duration(q.T) == next)
 				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && q.T >= r.T && before &&
+					q.Op != "eval:renew_batch" && q.Op != "eval:rw_read_renew" &&
 					(!refShared(h, r.Client, r.Lock) || slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
 					if history.InFlightAtEnd(q.Detail) {
 						return 0, false
@@ -281,8 +301,10 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		}
 		endingAt := func(t time.Duration) *history.Record {
 			for _, r := range rops {
-				if end, ok := r.Returned(); ok && end == t && r.Outcome != history.OutcomeUnknown {
-					return r
+				if _, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown {
+					if end, _ := returned(r); end == t {
+						return r
+					}
 				}
 			}
 			return nil
@@ -291,8 +313,10 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		checks = append(checks, tr.keyTimes(k.lock)...)
 		checks = append(checks, tr.failAt[group]...)
 		for _, r := range rops {
-			if end, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown && !busyBut(end, r) {
-				checks = append(checks, end)
+			if _, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown {
+				if end, _ := returned(r); !busyBut(end, r) {
+					checks = append(checks, end)
+				}
 			}
 		}
 		slices.Sort(checks)
@@ -339,8 +363,15 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				// The cause: the latest failover, crash or restart since
 				// the counts agreed at which the master's count rose.
 				rose := ""
-				for i := len(tr.recs) - 1; i >= 0 && rose == ""; i-- {
-					f := &tr.recs[i]
+				// In time order, latest first (a history's records may be
+				// out of it).
+				byTime := make([]*history.Record, 0, len(tr.recs))
+				for i := range tr.recs {
+					byTime = append(byTime, &tr.recs[i])
+				}
+				slices.SortStableFunc(byTime, func(a, b *history.Record) int { return cmp.Compare(a.T, b.T) })
+				for i := len(byTime) - 1; i >= 0 && rose == ""; i-- {
+					f := byTime[i]
 					u := f.At()
 					if f.Kind != history.KindFault || u > t || u <= agreed || u <= 0 ||
 						(f.Op != history.FaultFailover && f.Op != history.FaultCrash && f.Op != history.FaultRestart) {

@@ -149,9 +149,10 @@ type ownerHolds struct {
 	times []time.Duration
 	lows  []int
 	// calls and ends are the ops' calls, and the ends of those that
-	// ended (returned, or settled: unknownSettled), sorted (inFlight
-	// counts with them); returns the returns of those that returned with
-	// an outcome, sorted (returnsAt).
+	// ended (returned, at the last run of their requests if later:
+	// lastRun; or settled: unknownSettled), sorted (inFlight counts with
+	// them); returns the ends of those that returned with an outcome,
+	// sorted (returnsAt, and the checks at them).
 	calls, ends, returns []time.Duration
 	// uncounted are the spans, from call to end (math.MaxInt64 for one
 	// that never ended), of the acquires not answered ok: refused, errored
@@ -204,13 +205,17 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
 		end, done := r.Returned()
+		stepAt := end // an ok acquire's hold is its owner's from its return
 		if r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
+			stepAt = end
+		} else if done {
+			end = lastRun(r, end, reqs)
 		}
 		if kind, ok := stepOf(r, done); ok {
 			t := r.At()
 			if kind == heldOneMore {
-				t = end
+				t = stepAt
 			}
 			oh.steps = append(oh.steps, holdStep{t, kind})
 		}
@@ -240,6 +245,33 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	slices.Sort(oh.ends)
 	slices.Sort(oh.returns)
 	return oh
+}
+
+// lastRun is when r, an operation that returned at end, stopped changing
+// the count: at end, or at the last run of a request it sent, if one ran
+// later (held in the network: a give-back of an unsynced acquire, a try
+// of a refused tryLock), so that the owner is not judged quiet, nor the
+// count compared, while its own command may still land (a hold the
+// give-back then takes away read as one nobody knows of). Only its
+// requests that name its owner's field can change the count (a latch's
+// DEL, a WAIT, a PUBLISH cannot), whether or not the client's owners
+// share the lock; a watchdog's renewal, which names it too, changes no
+// count (renewals). A history without runs (a real server's) leaves end.
+func lastRun(r *history.Record, end time.Duration, reqs *lazyReqs) time.Duration {
+	if reqs == nil || len(r.Args) == 0 {
+		return end
+	}
+	find := opReqs
+	if !reqs.ordered(r.Client) {
+		find = opReqsUnordered
+	}
+	names := namesOwner(r)
+	for _, qi := range find(reqs.h, reqs.of(r.Client), r, func(q *history.Record) bool { return !renewals[q.Op] && names(q) }) {
+		for _, at := range reqs.h[qi].Applied {
+			end = max(end, time.Duration(at))
+		}
+	}
+	return end
 }
 
 // stepOf is how r changes its owner's count (ok false: not at all), done
@@ -444,12 +476,11 @@ func (oh ownerHolds) busyBut(t time.Duration, self bool) bool {
 // such answers was compared nowhere else.
 func (tr *Truth) checkSources(k heldCount, group string, oh ownerHolds) [3][]time.Duration {
 	var quiet []time.Duration
-	for _, r := range oh.ops {
-		if end, ok := r.Returned(); ok && r.Outcome != history.OutcomeUnknown && !oh.busyBut(end, true) {
+	for _, end := range oh.returns { // sorted
+		if !oh.busyBut(end, true) {
 			quiet = append(quiet, end)
 		}
 	}
-	slices.Sort(quiet)
 	return [3][]time.Duration{tr.keyTimes(k.lock), tr.failAt[group], quiet}
 }
 

@@ -393,6 +393,38 @@ func TestUnansweredAcquireHoldIsLeaked(t *testing.T) {
 	}
 }
 
+// TestAnsweredOperationEndsAtItsLastRun: an operation that returned is
+// under way until the last run of a request it sent, as one of unknown
+// outcome is. c1/a's acquire ends in an error at 2 s (its WAIT failed)
+// while the master still shows its script's hold, which its give-back,
+// held in the network, removes at 3 s: no finding (checked at the
+// return, the hold read as one nobody knows of). c2/a's refused tryLock
+// returns at 5 s and its own try, held in the network, takes the lock at
+// 7 s: a leaked hold, taken by an acquire not answered ok, not a
+// resurrected lock (nothing was released).
+func TestAnsweredOperationEndsAtItsLastRun(t *testing.T) {
+	const ms = time.Millisecond
+	b := newRH(1)
+	b.add("c1/a", "lk", "acquire", 0, 2*lnS, history.OutcomeError, "", "watchdog=5s").req("c1", "c1:a", 0, ms)
+	b.req("c1", "c1:a", lnS, 3*lnS) // the give-back
+	b.key(ms, "m1", "", map[string]string{"c1:a": "1"}).gone(3*lnS, "m1")
+	for _, k := range []checker.Kind{checker.LeakedHold, checker.Resurrected, checker.Reentrancy} {
+		if got := judgedOfKind(b.h(), k); len(got) != 0 {
+			t.Errorf("a give-back that ran after the errored acquire returned: %v, want none", got)
+		}
+	}
+	late := newRH(1)
+	late.add("c2/a", "lk", "acquire", 2*lnS, 5*lnS, lnFail, "", "watchdog=5s").req("c2", "c2:a", 2*lnS, 7*lnS)
+	late.key(7*lnS, "m1", "", map[string]string{"c2:a": "1"})
+	got := judgedOfKind(late.h(), checker.LeakedHold)
+	if len(got) != 1 || got[0].From != 7*lnS || !strings.Contains(got[0].Detail, "although not answered ok") {
+		t.Errorf("a refused tryLock's own try run late: %v, want one leaked hold at 7s, taken by an acquire not answered ok", got)
+	}
+	if r := judgedOfKind(late.h(), checker.Resurrected); len(r) != 0 {
+		t.Errorf("a refused tryLock's own try run late: resurrected %v, want none", r)
+	}
+}
+
 // TestRenewalIsNotTheUnknownReleases: c1/a's release gets no answer and
 // never ran (its caller gave it up at 2 s); the watchdog, still renewing
 // the hold, sent a renewal naming c1/a at 1.5 s, whose reply was lost and

@@ -60,6 +60,9 @@ type lazyReqs struct {
 	// ix is h's index, for its shared locks (forOp); made on the first
 	// question that needs it when not given.
 	ix *recordIndex
+	// sorted says of each client asked about whether its req records
+	// are in call order (ordered).
+	sorted map[string]bool
 }
 
 // clientLock is a client's ops on one lock.
@@ -85,11 +88,32 @@ func (l *lazyReqs) of(client string) []int {
 // owners take turns on the lock keeps opReqs's answer.
 func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []int {
 	reqs := l.of(op.Client)
+	find := opReqs
+	if !l.ordered(op.Client) {
+		find = opReqsUnordered
+	}
 	if !l.shared(op) {
-		return opReqs(l.h, reqs, op, keep)
+		return find(l.h, reqs, op, keep)
 	}
 	names := namesOwner(op)
-	return opReqs(l.h, reqs, op, func(r *history.Record) bool { return names(r) && keep(r) })
+	return find(l.h, reqs, op, func(r *history.Record) bool { return names(r) && keep(r) })
+}
+
+// ordered reports whether client's req records are in call order in the
+// history, as a recorded history has them (opReqs's binary search needs
+// it); one handed in through the Go API may not be (opReqsUnordered).
+// Found once per client.
+func (l *lazyReqs) ordered(client string) bool {
+	ok, seen := l.sorted[client]
+	if !seen {
+		reqs := l.of(client)
+		ok = slices.IsSortedFunc(reqs, func(a, b int) int { return cmp.Compare(l.h[a].T, l.h[b].T) })
+		if l.sorted == nil {
+			l.sorted = map[string]bool{}
+		}
+		l.sorted[client] = ok
+	}
+	return ok
 }
 
 // shared reports whether op's client runs several owners at once on op's
@@ -197,6 +221,23 @@ func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*histo
 		}
 		if r.Args[0] == op.Lock && keep(r) {
 			out = append(out, reqs[j])
+		}
+	}
+	return out
+}
+
+// opReqsUnordered is opReqs for a client's req records out of call order:
+// every one of them looked at, in the history's order, with opReqs's
+// window (a linear pass where opReqs searches).
+func opReqsUnordered(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
+	var out []int
+	for _, i := range reqs {
+		r := &h[i]
+		if r.T < op.T || (op.End != nil && (r.T > *op.End || r.T == *op.End && *op.End > op.T)) {
+			continue
+		}
+		if r.Args[0] == op.Lock && keep(r) {
+			out = append(out, i)
 		}
 	}
 	return out
