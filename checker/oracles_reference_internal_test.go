@@ -133,10 +133,10 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 		// nothing after it).
 		returned := func(r *history.Record) (time.Duration, bool) {
 			if end, ok := r.Returned(); ok || r.Outcome != history.OutcomeUnknown {
-				if !ok {
+				if !ok || r.Outcome == history.OutcomeOK {
 					return end, ok
 				}
-				// A returned operation ends at the last run of a request
+				// A returned operation not answered ok ends at the last run of a request
 				// it sent (its client's, on its lock, from its call to its
 				// return, naming its owner; a renewal is none), if later
 				// than its return.

@@ -209,7 +209,7 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 		if r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
 			stepAt = end
-		} else if done {
+		} else if done && r.Outcome != history.OutcomeOK {
 			end = lastRun(r, end, reqs)
 		}
 		if kind, ok := stepOf(r, done); ok {
@@ -247,12 +247,17 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	return oh
 }
 
-// lastRun is when r, an operation that returned at end, stopped changing
-// the count: at end, or at the last run of a request it sent, if one ran
-// later (held in the network: a give-back of an unsynced acquire, a try
-// of a refused tryLock), so that the owner is not judged quiet, nor the
-// count compared, while its own command may still land (a hold the
-// give-back then takes away read as one nobody knows of). Only its
+// lastRun is when r, an operation that returned at end refused or in an
+// error, stopped changing the count: at end, or at the last run of a
+// request it sent, if one ran later (held in the network: a give-back of
+// an unsynced acquire, a try of a refused tryLock), so that the owner is
+// not judged quiet, nor the count compared, while its own command may
+// still land (a hold the give-back then takes away read as one nobody
+// knows of). An operation answered ok ends at its return: a late run of
+// its request (a retried acquire's delayed first attempt) is a change the
+// owner did not make, which a check at its key change judges (a hold
+// counted twice is a leaked hold), and its owner's next operations stay
+// compared. Only its
 // requests that name its owner's field can change the count (a latch's
 // DEL, a WAIT, a PUBLISH cannot), whether or not the client's owners
 // share the lock; a watchdog's renewal, which names it too, changes no
@@ -261,14 +266,30 @@ func lastRun(r *history.Record, end time.Duration, reqs *lazyReqs) time.Duration
 	if reqs == nil || len(r.Args) == 0 {
 		return end
 	}
-	find := opReqs
-	if !reqs.ordered(r.Client) {
-		find = opReqsUnordered
+	list, ordered := reqs.of(r.Client), reqs.ordered(r.Client)
+	j := 0
+	if ordered {
+		j = firstCalledBy(reqs.h, list, r.T)
 	}
-	names := namesOwner(r)
-	for _, qi := range find(reqs.h, reqs.of(r.Client), r, func(q *history.Record) bool { return !renewals[q.Op] && names(q) }) {
-		for _, at := range reqs.h[qi].Applied {
-			end = max(end, time.Duration(at))
+	var names func(*history.Record) bool // made only for a request that ran late: most run before the return
+	for ; j < len(list); j++ {
+		q := &reqs.h[list[j]]
+		if pastOp(q, r) {
+			if ordered {
+				break
+			}
+			continue
+		}
+		if q.T < r.T || q.Args[0] != r.Lock || len(q.Applied) == 0 || renewals[q.Op] {
+			continue
+		}
+		if last := time.Duration(slices.Max(q.Applied)); last > end {
+			if names == nil {
+				names = namesOwner(r)
+			}
+			if names(q) {
+				end = last
+			}
 		}
 	}
 	return end

@@ -213,10 +213,9 @@ func sharedLocks(ix *recordIndex) map[clientLock]bool {
 // returned; in the simulation no time passes between the two).
 func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
 	var out []int
-	j, _ := slices.BinarySearchFunc(reqs, op.T, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
-	for ; j < len(reqs); j++ {
+	for j := firstCalledBy(h, reqs, op.T); j < len(reqs); j++ {
 		r := &h[reqs[j]]
-		if op.End != nil && (r.T > *op.End || r.T == *op.End && *op.End > op.T) {
+		if pastOp(r, op) {
 			break
 		}
 		if r.Args[0] == op.Lock && keep(r) {
@@ -233,7 +232,7 @@ func opReqsUnordered(h []history.Record, reqs []int, op *history.Record, keep fu
 	var out []int
 	for _, i := range reqs {
 		r := &h[i]
-		if r.T < op.T || (op.End != nil && (r.T > *op.End || r.T == *op.End && *op.End > op.T)) {
+		if r.T < op.T || pastOp(r, op) {
 			continue
 		}
 		if r.Args[0] == op.Lock && keep(r) {
@@ -241,4 +240,17 @@ func opReqsUnordered(h []history.Record, reqs []int, op *history.Record, keep fu
 		}
 	}
 	return out
+}
+
+// firstCalledBy is the position in reqs, indices into h in call order, of
+// the first request called at or after t.
+func firstCalledBy(h []history.Record, reqs []int, t int64) int {
+	j, _ := slices.BinarySearchFunc(reqs, t, func(i int, t int64) int { return cmp.Compare(h[i].T, t) })
+	return j
+}
+
+// pastOp reports whether req r was called after op's window (opReqs): after
+// op returned, or at its return when op took time.
+func pastOp(r, op *history.Record) bool {
+	return op.End != nil && (r.T > *op.End || r.T == *op.End && *op.End > op.T)
 }
