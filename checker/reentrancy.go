@@ -149,10 +149,10 @@ type ownerHolds struct {
 	times []time.Duration
 	lows  []int
 	// calls and ends are the ops' calls, and the ends of those that
-	// ended (returned, at the last run of their requests if later:
-	// lastRun; or settled: unknownSettled), sorted (inFlight counts with
-	// them); returns the ends of those that returned with an outcome,
-	// sorted (returnsAt, and the checks at them).
+	// ended (returned; refused or in an error, at the last run of their
+	// requests if later: lastRun; or settled: unknownSettled), sorted
+	// (inFlight counts with them); returns the ends of those that
+	// returned with an outcome, sorted (returnsAt, and the checks at them).
 	calls, ends, returns []time.Duration
 	// uncounted are the spans, from call to end (math.MaxInt64 for one
 	// that never ended), of the acquires not answered ok: refused, errored
@@ -257,11 +257,11 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 // its request (a retried acquire's delayed first attempt) is a change the
 // owner did not make, which a check at its key change judges (a hold
 // counted twice is a leaked hold), and its owner's next operations stay
-// compared. Only its
-// requests that name its owner's field can change the count (a latch's
-// DEL, a WAIT, a PUBLISH cannot), whether or not the client's owners
-// share the lock; a watchdog's renewal, which names it too, changes no
-// count (renewals). A history without runs (a real server's) leaves end.
+// compared. Only r's requests that name its owner's field can change the
+// count (a latch's DEL, a WAIT, a PUBLISH cannot), whether or not the
+// client's owners share the lock; a watchdog's renewal, which names it
+// too, changes no count (renewals). A history without runs (a real
+// server's) leaves end.
 func lastRun(r *history.Record, end time.Duration, reqs *lazyReqs) time.Duration {
 	if reqs == nil || len(r.Args) == 0 {
 		return end
