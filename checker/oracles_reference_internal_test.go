@@ -145,7 +145,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 					q := &h[i]
 					in := q.T >= r.T && (q.T < *r.End || (q.T == *r.End && *r.End == r.T))
 					if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && in &&
-						q.Op != "eval:renew_batch" && q.Op != "eval:rw_read_renew" &&
+						!renewals[q.Op] &&
 						(slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
 						for _, at := range q.Applied {
 							end = max(end, time.Duration(at))
@@ -170,7 +170,7 @@ func (tr *Truth) refReentrancy(h []history.Record) []Violation {
 				q := &h[i]
 				before := time.Duration(q.T) < next || (r.Answered != nil && time.Duration(q.T) == next)
 				if q.Kind == history.KindReq && q.Client == r.Client && len(q.Args) > 0 && q.Args[0] == r.Lock && q.T >= r.T && before &&
-					q.Op != "eval:renew_batch" && q.Op != "eval:rw_read_renew" &&
+					!renewals[q.Op] &&
 					(!refShared(h, r.Client, r.Lock) || slices.Contains(q.Args[1:], field) || slices.Contains(q.Args[1:], field+":write")) {
 					if history.InFlightAtEnd(q.Detail) {
 						return 0, false

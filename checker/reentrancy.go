@@ -205,22 +205,20 @@ func newOwnerHolds(ops []*history.Record, reqs *lazyReqs) ownerHolds {
 	oh := ownerHolds{ops: ops}
 	for i, r := range ops {
 		end, done := r.Returned()
-		stepAt := end // an ok acquire's hold is its owner's from its return
 		if r.Outcome == history.OutcomeUnknown && !done {
 			end, done = unknownSettled(ops, i, reqs)
-			stepAt = end
 		} else if done && r.Outcome != history.OutcomeOK {
 			end = lastRun(r, end, reqs)
 		}
 		if kind, ok := stepOf(r, done); ok {
 			t := r.At()
 			if kind == heldOneMore {
-				t = stepAt
+				t = end // an ok acquire's, at its return (lastRun leaves it)
 			}
 			oh.steps = append(oh.steps, holdStep{t, kind})
 		}
 		oh.calls = append(oh.calls, r.At())
-		if (r.Op == history.OpAcquire || r.Op == history.OpAcquireRead) && r.Outcome != history.OutcomeOK {
+		if isAcquire(r) && r.Outcome != history.OutcomeOK {
 			to := time.Duration(math.MaxInt64)
 			if done {
 				to = end
@@ -266,23 +264,10 @@ func lastRun(r *history.Record, end time.Duration, reqs *lazyReqs) time.Duration
 	if reqs == nil || len(r.Args) == 0 {
 		return end
 	}
-	list, ordered := reqs.of(r.Client), reqs.ordered(r.Client)
-	j := 0
-	if ordered {
-		j = firstCalledBy(reqs.h, list, r.T)
-	}
 	var names func(*history.Record) bool // made only for a request that ran late: most run before the return
-	for ; j < len(list); j++ {
-		q := &reqs.h[list[j]]
-		if pastOp(q, r) {
-			if ordered {
-				break
-			}
-			continue
-		}
-		if q.T < r.T || q.Args[0] != r.Lock || len(q.Applied) == 0 || renewals[q.Op] {
-			continue
-		}
+	ran := func(q *history.Record) bool { return len(q.Applied) > 0 && !renewals[q.Op] }
+	for _, qi := range opReqs(reqs.h, reqs.of(r.Client), r, reqs.ordered(r.Client), ran) {
+		q := &reqs.h[qi]
 		if last := time.Duration(slices.Max(q.Applied)); last > end {
 			if names == nil {
 				names = namesOwner(r)
@@ -713,7 +698,7 @@ func (tr *Truth) tookUncounted(k heldCount, group string, oh ownerHolds, after, 
 	if len(oh.uncounted) == 0 {
 		return false
 	}
-	faults := slices.Concat(tr.failAt[group], tr.downAt[group])
+	faults := tr.faultInstants(group)
 	// Every change of the key, not only the field's (fieldTimes): in a
 	// history out of time order, a state at an instant is what the
 	// records say after all of that instant's changes, which the field's
@@ -767,6 +752,17 @@ const (
 	countAbove              // LeakedHold, or Resurrected once the owner holds nothing
 )
 
+// faultInstants are the instants at which group's master may show a
+// count no command wrote, sorted: its failovers and its nodes' crashes and
+// restarts. Not lossInstants: those add a crashed node's first change
+// while it is down, a loss a real server's recorder notes late, never a
+// rise.
+func (tr *Truth) faultInstants(group string) []time.Duration {
+	instants := slices.Concat(tr.failAt[group], tr.downAt[group])
+	slices.Sort(instants)
+	return instants
+}
+
 // roseBy names, as a LeakedHold finding's cause, the latest failover of
 // group, or crash or restart of a node that serves it, in (after, t] at
 // which the master's count for k rose: a count no command wrote, that a
@@ -775,11 +771,7 @@ const (
 // Only the instants since the counts last agreed (after) are looked at: an
 // earlier rise was followed by an agreement, so it is not this episode's.
 func (tr *Truth) roseBy(k heldCount, group string, after, t time.Duration) string {
-	// The group's failovers and its nodes' crashes and restarts, not
-	// lossInstants: those add a crashed node's first change while it is
-	// down, a loss a real server's recorder notes late, never a rise.
-	instants := slices.Concat(tr.failAt[group], tr.downAt[group])
-	slices.Sort(instants)
+	instants := tr.faultInstants(group)
 	for i := len(instants) - 1; i >= 0; i-- {
 		u := instants[i]
 		if u > t {

@@ -87,21 +87,17 @@ func (l *lazyReqs) of(client string) []int {
 // plain key's command) cannot be told apart and is not kept. A client whose
 // owners take turns on the lock keeps opReqs's answer.
 func (l *lazyReqs) forOp(op *history.Record, keep func(*history.Record) bool) []int {
-	reqs := l.of(op.Client)
-	find := opReqs
-	if !l.ordered(op.Client) {
-		find = opReqsUnordered
-	}
+	reqs, ordered := l.of(op.Client), l.ordered(op.Client)
 	if !l.shared(op) {
-		return find(l.h, reqs, op, keep)
+		return opReqs(l.h, reqs, op, ordered, keep)
 	}
 	names := namesOwner(op)
-	return find(l.h, reqs, op, func(r *history.Record) bool { return names(r) && keep(r) })
+	return opReqs(l.h, reqs, op, ordered, func(r *history.Record) bool { return names(r) && keep(r) })
 }
 
 // ordered reports whether client's req records are in call order in the
 // history, as a recorded history has them (opReqs's binary search needs
-// it); one handed in through the Go API may not be (opReqsUnordered).
+// it); one handed in through the Go API may not be.
 // Found once per client.
 func (l *lazyReqs) ordered(client string) bool {
 	ok, seen := l.sorted[client]
@@ -205,38 +201,30 @@ func sharedLocks(ix *recordIndex) map[clientLock]bool {
 // opReqs is the req records op sent: of its client's req records (reqs,
 // from clientReqs), those on op's lock (first argument) called between op's
 // call and its return (or after its call, when it never returned) that keep
-// accepts, as indices into h in call order. A client's commands are sent by
+// accepts, as indices into h in reqs's order. ordered says that reqs is in
+// call order (lazyReqs.ordered), so that the window is found by a binary
+// search; otherwise every request is looked at. A client's commands are sent by
 // its ops, so these are the commands that made op's answer. A request
 // called at the very instant op returned, when op took time, is not op's:
 // an op waits for its requests' replies, which take time, so such a
 // request is what the process did next (a release sent as its extend
 // returned; in the simulation no time passes between the two).
-func opReqs(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
+func opReqs(h []history.Record, reqs []int, op *history.Record, ordered bool, keep func(*history.Record) bool) []int {
 	var out []int
-	for j := firstCalledBy(h, reqs, op.T); j < len(reqs); j++ {
+	j := 0
+	if ordered {
+		j = firstCalledBy(h, reqs, op.T)
+	}
+	for ; j < len(reqs); j++ {
 		r := &h[reqs[j]]
 		if pastOp(r, op) {
-			break
-		}
-		if r.Args[0] == op.Lock && keep(r) {
-			out = append(out, reqs[j])
-		}
-	}
-	return out
-}
-
-// opReqsUnordered is opReqs for a client's req records out of call order:
-// every one of them looked at, in the history's order, with opReqs's
-// window (a linear pass where opReqs searches).
-func opReqsUnordered(h []history.Record, reqs []int, op *history.Record, keep func(*history.Record) bool) []int {
-	var out []int
-	for _, i := range reqs {
-		r := &h[i]
-		if r.T < op.T || pastOp(r, op) {
+			if ordered {
+				break
+			}
 			continue
 		}
-		if r.Args[0] == op.Lock && keep(r) {
-			out = append(out, i)
+		if r.T >= op.T && r.Args[0] == op.Lock && keep(r) {
+			out = append(out, reqs[j])
 		}
 	}
 	return out
