@@ -40,12 +40,12 @@ func benchJobs(b *testing.B, m *matrix, workers int) {
 }
 
 // BenchmarkReport runs the whole reference report's mix, its cells in the
-// proportions make report runs them (table and belief cells 4 seeds, the
-// curves' other intensities 2, the heatmap 1: make report's 1,000, 500 and
-// 250 divided by 250), on one worker: its CPU per run is make report's CPU
-// per run, without writing the report (about 1,240 runs, 10 s).
+// proportions make report runs them (table and belief cells 8 seeds, the
+// curves' other intensities 2, the heatmap 1: make report's 1,000, 250
+// and 125 divided by 125), on one worker: its CPU per run is make
+// report's CPU per run, without writing the report (about 1,950 runs).
 func BenchmarkReport(b *testing.B) {
-	m, err := build(Options{Seeds: 4, CurveSeeds: 2, HeatSeeds: 1, Workers: 1})
+	m, err := build(Options{Seeds: 8, CurveSeeds: 2, HeatSeeds: 1, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,10 +54,9 @@ func BenchmarkReport(b *testing.B) {
 
 // BenchmarkReportTwoWorkers is BenchmarkReport on two workers, as make
 // report runs on this machine's two cores: its profile is make report's
-// (the CPU a run takes there includes what two workers contend for), at
-// twice BenchmarkReport's seeds (about 2,480 runs, 3 s).
+// (the CPU a run takes there includes what two workers contend for).
 func BenchmarkReportTwoWorkers(b *testing.B) {
-	m, err := build(Options{Seeds: 8, CurveSeeds: 4, HeatSeeds: 2, Workers: 2})
+	m, err := build(Options{Seeds: 8, CurveSeeds: 2, HeatSeeds: 1, Workers: 2})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestReferenceReportMethodIsTheCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(data)
-	r := &reportWriter{Results: &Results{Seeds: 1000, CurveSeeds: 500, HeatSeeds: 250, Modes: Modes, Algorithms: Algorithms, Reference: true}}
+	r := &reportWriter{Results: &Results{Seeds: 1000, CurveSeeds: 250, HeatSeeds: 125, Modes: Modes, Algorithms: Algorithms, Reference: true}}
 	r.method()
 	if want := r.b.String(); !strings.Contains(report, want) {
 		t.Errorf("reports/README.md's method is not the code's: regenerate it (make report); the code writes:\n%s", want)

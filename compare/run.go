@@ -17,16 +17,13 @@ type Options struct {
 	// belief section, from seed 1.
 	Seeds int
 	// CurveSeeds is the number of seeds per curve cell away from the
-	// table's intensity (0: Seeds/2, at least 1). The curves show how a
-	// rate moves with the intensity, which half the table's runs still
-	// show (a 95% interval at most 14 points either side at 50 runs, 10 at
-	// 100), and their 196 cells were two thirds of the matrix's runs;
-	// each curve's point at the table's intensity is the table's cell.
+	// table's intensity (0: DefaultCurveSeeds(Seeds)). The curves show
+	// how a rate moves with the intensity; their 252 cells would be two
+	// fifths of the matrix's runs at half the table's seeds, and half its
+	// CPU. Each curve's point at the table's intensity is the table's cell.
 	CurveSeeds int
-	// HeatSeeds is the number of seeds per heatmap cell (0: Seeds/4, at
-	// least 1): its runs cost seven times the others', so that at 50 seeds
-	// its 30 cells took a quarter of the matrix's time. At 25 a cell
-	// still tells none (0 of 25: below 14%) from some and from most.
+	// HeatSeeds is the number of seeds per heatmap cell (0:
+	// DefaultHeatSeeds(Seeds)): its runs cost four times the others'.
 	HeatSeeds int
 	// Workers run cells' seeds in parallel (0: GOMAXPROCS). Results do not
 	// depend on it.
@@ -177,10 +174,10 @@ func (o Options) withDefaults() Options {
 		o.ScenarioDir = "reports/scenarios"
 	}
 	if o.CurveSeeds <= 0 {
-		o.CurveSeeds = max(1, o.Seeds/2)
+		o.CurveSeeds = DefaultCurveSeeds(o.Seeds)
 	}
 	if o.HeatSeeds <= 0 {
-		o.HeatSeeds = max(1, o.Seeds/4)
+		o.HeatSeeds = DefaultHeatSeeds(o.Seeds)
 	}
 	if o.Modes == nil {
 		o.Modes = Modes
@@ -189,6 +186,29 @@ func (o Options) withDefaults() Options {
 		o.Algorithms = Algorithms
 	}
 	return o
+}
+
+// DefaultCurveSeeds is the runs a curve point away from the table's
+// intensity gets when the table's cells get seeds: half of them up to 50,
+// a quarter of them from 200 (50 between), and at least 1. A plot's point
+// needs fewer than a table's cell, whose rates the conclusions compare:
+// 50 runs draw a 95% interval at most 14 points either side, enough to
+// see a rate rise with the intensity, and 250 about 6 (0 of 250: at most
+// 1.5%). Past 50 a quarter keeps the curves to a quarter of a large
+// report's runs and a third of its CPU, where half made them half its CPU.
+func DefaultCurveSeeds(seeds int) int {
+	return max(1, seeds/4, min(seeds/2, 50))
+}
+
+// DefaultHeatSeeds is the runs a heatmap cell gets when the table's cells
+// get seeds: a quarter of them up to 25, an eighth from 200 (25 between),
+// and at least 1. A heatmap run costs about four times a table run (five
+// nodes, three contenders retrying every 20 to 60 ms, leases from 200
+// ms), and the heatmap shows where the lock fails at all: 25 runs tell
+// none (0 of 25: under 14%) from some and most, 125 narrow none to under
+// 3%.
+func DefaultHeatSeeds(seeds int) int {
+	return max(1, seeds/8, min(seeds/4, 25))
 }
 
 // matrix builds the cells of a Run into res, and lists them in cells in

@@ -57,9 +57,10 @@ func newReportDir() (dir string, release func(), err error) {
 }
 
 // maxCompareSeeds is the most seeds compare -seeds takes. The reference
-// report's 1,000 take about 20 minutes on two cores (make report;
-// docs/speed.md), this many several days; a cell's 95% interval at this many is a few
-// hundredths of a percentage point wide. Runs are added to their cells as
+// report's 1,000 take 5 to 8 minutes on two cores (make report;
+// docs/speed.md), this many about ten times that; at this many a cell
+// without a failure has a 95% interval 0.04 points wide, one near 50%
+// about 2. Runs are added to their cells as
 // they complete (compare.Run), but each keeps a few bytes there (its
 // unavailability, for the report's percentiles) and the run list is made
 // up front: memory grows with the seeds, and the cap bounds it.
@@ -100,10 +101,10 @@ func (f compareFlags) options(dir string, progress func(done, total int)) compar
 // compare must stop with status: after -h (0), or bad input (2).
 func parseCompare(args []string, stdout, stderr io.Writer) (f compareFlags, status int, ok bool) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; N/2 per curve point elsewhere, N/4 per heatmap cell")
+	fs.IntVar(&f.seeds, "seeds", 100, "runs (seeds 1..N) per cell of the tables and the belief section; per curve point elsewhere N/2 up to 50, N/4 from N=200 (50 between); per heatmap cell N/4 up to 25, N/8 from N=200")
 	fs.IntVar(&f.workers, "workers", sweep.DefaultWorkers(), "runs at once (the report does not depend on it)")
 	fs.StringVar(&f.out, "out", "", "write the report (README.md, scenarios/, plots/) into this directory: a new or empty one, or a report written before, which it replaces (default: a new directory, compare-report or compare-report-N)")
-	fs.Float64Var(&f.precision, "precision", 0, "run each cell only until every rate the report gives of it has a 95% interval at most this many percentage points wide, -seeds (N/2, N/4) then being the most a cell runs; the report gives each cell's runs (0: every cell runs all its seeds)")
+	fs.Float64Var(&f.precision, "precision", 0, "run each cell only until every rate the report gives of it has a 95% interval at most this many percentage points wide, -seeds (and its shares for the curves and the heatmap) then being the most a cell runs; the report gives each cell's runs (0: every cell runs all its seeds)")
 	fs.BoolVar(&f.table, "table", false, "only the table's cells: no curves, no heatmap")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	shardFlags(fs, &f.shard, &f.partial, "compare")
