@@ -98,8 +98,9 @@ bench-peers:
 # report regenerates the reference comparison report in reports/ (README.md,
 # the cells' scenario files, the plots, and .locksim-report, the marker
 # without which compare -out refuses to replace a directory): every algorithm under every failure
-# mode, 1,000 seeds per cell of the tables and the belief section, 500 per
-# curve point elsewhere, 250 per heatmap cell. Same seeds, same numbers.
+# mode, 1,000 seeds per cell of the tables and the belief section, 250 per
+# curve point elsewhere, 125 per heatmap cell (compare.DefaultCurveSeeds,
+# DefaultHeatSeeds). Same seeds, same numbers.
 # compare sets its own garbage collection unless GOGC or GOMEMLIMIT is set
 # (a 512 MB heap before it collects: compare.TuneGC): the runs allocate
 # freely and keep little. CI does not run it; docs/speed.md gives its time.
