@@ -27,21 +27,48 @@ import (
 // as it was; one that gives up too, and its note is returned ("" when
 // none).
 func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyReqs, bud Budget, work *linWork, v *Violation) string {
-	fr := lh.provenFalseRefusals(h, ops, reqs)
+	fr := lh.provenFalseRefusals(h, ops, reqs, false)
 	if len(fr) == 0 {
 		return ""
 	}
+	fv, note := lh.refusalsTaken(h, ops, fr, bud, work, v.Faults)
+	if fv != nil {
+		*v = *fv
+	}
+	return note
+}
+
+// allowedFalseRefusal is falseRefusal for refusals the lock's model
+// allows anyway (AcquireMayFail: a fair lock keeps a free lock for the
+// head of its queue), which a linearizability search never finds wrong:
+// fr, provenFalseRefusals's with allowed, each a refusal whose own request
+// took the lock, which the master still held for it at the answer. Such a
+// refusal is false whatever the queue held: the lock was its caller's.
+// Given ops that fit an order, it returns the FalseRefusal when taking
+// those acquires to have succeeded still fits one (every other answer
+// right in a run where they took the lock), nil when the search then
+// finds no order, and a note when it gave up.
+func (lh *linHistory) allowedFalseRefusal(h []history.Record, ops []linOp, fr []refusalTaken, bud Budget, work *linWork) (*Violation, string) {
+	return lh.refusalsTaken(h, ops, fr, bud, work, lh.tr.faultsBefore(time.Duration(ops[fr[0].op].ret)))
+}
+
+// refusalsTaken searches ops again with the acquires of fr taken to have
+// succeeded, under work: the FalseRefusal of fr's first (with faults) when
+// they fit an order, nil when they do not, and a note when the search gave
+// up.
+func (lh *linHistory) refusalsTaken(h []history.Record, ops []linOp, fr []refusalTaken, bud Budget, work *linWork, faults []history.Record) (*Violation, string) {
 	taken := slices.Clone(ops)
 	for _, p := range fr {
 		o := &taken[p.op]
 		o.out, o.wdStop = outOK, o.call
 	}
+	lock := lh.locks[ops[fr[0].op].lock]
 	r := lh.checkLock(h, taken, bud, work)
 	switch {
 	case r.undecided != "":
-		return fmt.Sprintf("whether the linearizability finding on %s is only refusals its own requests show false (false-refusal) is undecided: %s", v.Lock, r.undecided)
+		return nil, fmt.Sprintf("whether the linearizability finding on %s is only refusals its own requests show false (false-refusal) is undecided: %s", lock, r.undecided)
 	case r.violation != nil:
-		return ""
+		return nil, ""
 	}
 	p := fr[0]
 	o := &ops[p.op]
@@ -50,13 +77,12 @@ func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyRe
 		more = fmt.Sprintf(" (and %d more such refusal(s) on the lock)", len(fr)-1)
 	}
 	holder := lh.holders[o.holder]
-	*v = Violation{Kind: FalseRefusal, Lock: v.Lock, Holders: []string{holder},
+	return &Violation{Kind: FalseRefusal, Lock: lock, Holders: []string{holder},
 		From: time.Duration(p.at), To: time.Duration(o.ret), // from the take to the answer
 		Detail: fmt.Sprintf("%s acquire → fail [%v, %v] had taken the lock: its request ran on the master %s at %v, which held %s from then to the answer%s; "+
 			"every other answer fits an order in which it succeeded: its caller was told no while it held the lock, held by nobody until its lease ran out or its owner took it again",
 			holder, time.Duration(o.call), time.Duration(o.ret), p.node, time.Duration(p.at), p.field, more),
-		Faults: v.Faults}
-	return ""
+		Faults: faults}, ""
 }
 
 // refusalTaken is an acquire of provenFalseRefusals: its index in ops,
@@ -69,16 +95,18 @@ type refusalTaken struct {
 
 // provenFalseRefusals lists, in call order, the acquires among ops
 // answered "not acquired" whose own request took the lock, by the truth
-// (tookLock), where the model does not allow a refusal anyway
-// (AcquireMayFail), whose lease is known (its Detail's lease, or its
-// watchdog's timeout). Only a lock of one group, whose holder is a hash field
+// (tookLock), whose lease is known (its Detail's lease, or its watchdog's
+// timeout): without allowed, those whose refusal the model does not allow
+// anyway; with it, only those it allows by the lock's option
+// (AcquireMayFail), not those the nodes' restored state explains
+// (setRestored), which refused them. Only a lock of one group, whose holder is a hash field
 // (the Redisson family): a RedLock's member is no lock, and a string key
 // (SimpleLock, a script with owner_in: value) shows no field.
-func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs *lazyReqs) []refusalTaken {
+func (lh *linHistory) provenFalseRefusals(h []history.Record, ops []linOp, reqs *lazyReqs, allowed bool) []refusalTaken {
 	var out []refusalTaken
 	for i := range ops {
 		o := &ops[i]
-		if !o.kind.acquire() || o.out != outFail || o.mayFail || o.lease == 0 || (o.lease == never && o.wdTimeout == 0) {
+		if !o.kind.acquire() || o.out != outFail || o.mayFail != allowed || o.restored || o.lease == 0 || (o.lease == never && o.wdTimeout == 0) {
 			// A hold of unknown length taken to succeed might expire at
 			// once (watchdogEnd of a stop at its call), and so explain a
 			// second holder's grant the nodes did not allow.

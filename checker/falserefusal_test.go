@@ -115,3 +115,47 @@ func TestFalseRefusal(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowedFalseRefusal: a lock whose model allows any refusal
+// (AcquireMayFail, the fair lock's) has its refusals the truth shows false
+// reported too: the refused acquire's own request took the lock, which
+// the master kept for it to the answer, so its caller was told no while
+// the lock was its own, whatever the queue held. The controls are what
+// the model allows and the truth does not contradict: a refused acquire
+// whose request took nothing, and one whose hold was given back before
+// its answer, are no finding; and a grant to another holder while the
+// refused acquire's hold was there leaves no order in which that acquire
+// succeeded, so no false refusal is claimed.
+func TestAllowedFalseRefusal(t *testing.T) {
+	ms := time.Millisecond
+	refused := func() *linHist {
+		return (&linHist{}).acq("c1/main", 0, 3*lnS, lnFail, lnL10).req("c1", "c1:main", 0, 1*ms)
+	}
+	for _, c := range []struct {
+		name string
+		b    *linHist
+		want []checker.Kind
+	}{
+		{"refused, its request took the lock", refused().truth(1*ms, map[string]string{"c1:main": "1"}).
+			acq("c2/main", 4*lnS, 4*lnS+ms, lnFail, lnL10).truth(10*lnS+ms, nil).
+			acq("c2/main", 11*lnS, 11*lnS+ms, lnOK, lnL10).truth(11*lnS, map[string]string{"c2:main": "1"}), []checker.Kind{checker.FalseRefusal}},
+		{"its request took nothing", refused().
+			acq("c2/main", 4*lnS, 4*lnS+ms, lnFail, lnL10), nil},
+		{"its hold given back before the answer", refused().truth(1*ms, map[string]string{"c1:main": "1"}).
+			req("c1", "c1:main", 2*lnS, 2*lnS).truth(2*lnS, nil).
+			acq("c2/main", 4*lnS, 4*lnS+ms, lnFail, lnL10), nil},
+		{"another holder granted while it held", refused().truth(1*ms, map[string]string{"c1:main": "1"}).
+			acq("c3/main", 5*lnS, 5*lnS+ms, lnOK, lnL10), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := checker.Linearizable(inTimeOrder(c.b.recs), checker.LockReentrant, lnMinute, checker.AcquireMayFail)
+			if !slices.Equal(v.Kinds(), c.want) {
+				t.Fatalf("got %v %v, want %v:\n%s", v.Status, v.Kinds(), c.want, v)
+			}
+			if c.want != nil && (v.Violations[0].Holders[0] != "c1/main" || v.Violations[0].From != 1*ms || v.Violations[0].To != 3*lnS) {
+				t.Errorf("the false refusal names %v from %v to %v (want c1/main from its take at 1ms to its answer at 3s):\n%s",
+					v.Violations[0].Holders, v.Violations[0].From, v.Violations[0].To, v)
+			}
+		})
+	}
+}

@@ -187,10 +187,25 @@ func linearizableWithin(ix *recordIndex, kind LockKind, bud Budget, opts []LinOp
 			v.Add(*r.violation)
 		case r.undecided != "":
 			kinds := []Kind{Linearizability}
-			if len(lh.provenFalseRefusals(h, ops, reqs)) > 0 {
+			if len(lh.provenFalseRefusals(h, ops, reqs, false)) > 0 || len(lh.provenFalseRefusals(h, ops, reqs, true)) > 0 {
 				kinds = append(kinds, FalseRefusal) // it might have been one
 			}
 			v.Undecided(r.undecided, kinds...)
+		default:
+			fr := lh.provenFalseRefusals(h, ops, reqs, true)
+			if len(fr) == 0 {
+				break
+			}
+			if refusals == nil {
+				refusals = newRefusalWork(bud)
+			}
+			fv, note := lh.allowedFalseRefusal(h, ops, fr, bud, refusals)
+			if note != "" {
+				v.Undecided(note, FalseRefusal)
+			}
+			if fv != nil {
+				v.Add(*fv)
+			}
 		}
 	}
 	return v

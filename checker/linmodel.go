@@ -119,6 +119,9 @@ type linOp struct {
 	// mayFail (acquires, AcquireMayFail, or setRestored): a refusal is
 	// legal in any state.
 	mayFail bool
+	// restored: mayFail because the nodes' restored state refused it
+	// (setRestored), not the lock's option.
+	restored bool
 	// fromCall (acquires, LeaseFromCall): the lease counts from the call,
 	// wherever the acquire takes effect.
 	fromCall bool

@@ -216,7 +216,7 @@ func (lh *linHistory) setRestored(tr *Truth, groups [][]string) {
 			}
 		}
 		if n >= blocking {
-			o.mayFail = true
+			o.mayFail, o.restored = true, true
 		}
 	}
 }
