@@ -31,7 +31,7 @@ func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyRe
 	if len(fr) == 0 {
 		return ""
 	}
-	fv, note := lh.refusalsTaken(h, ops, fr, bud, work, v.Faults)
+	fv, note := lh.refusalsTaken(h, ops, fr, bud, work, v.Faults, "the linearizability finding on %s is only refusals its own requests show false")
 	if fv != nil {
 		*v = *fv
 	}
@@ -49,14 +49,16 @@ func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyRe
 // right in a run where they took the lock), nil when the search then
 // finds no order, and a note when it gave up.
 func (lh *linHistory) allowedFalseRefusal(h []history.Record, ops []linOp, fr []refusalTaken, bud Budget, work *linWork) (*Violation, string) {
-	return lh.refusalsTaken(h, ops, fr, bud, work, lh.tr.faultsBefore(time.Duration(ops[fr[0].op].ret)))
+	return lh.refusalsTaken(h, ops, fr, bud, work, lh.tr.faultsBefore(time.Duration(ops[fr[0].op].ret)),
+		"the refusals on %s that their own requests show false fit an order in which they succeeded")
 }
 
 // refusalsTaken searches ops again with the acquires of fr taken to have
 // succeeded, under work: the FalseRefusal of fr's first (with faults) when
 // they fit an order, nil when they do not, and a note when the search gave
-// up.
-func (lh *linHistory) refusalsTaken(h []history.Record, ops []linOp, fr []refusalTaken, bud Budget, work *linWork, faults []history.Record) (*Violation, string) {
+// up, saying whether (question, a format of the lock's name) is
+// undecided.
+func (lh *linHistory) refusalsTaken(h []history.Record, ops []linOp, fr []refusalTaken, bud Budget, work *linWork, faults []history.Record, question string) (*Violation, string) {
 	taken := slices.Clone(ops)
 	for _, p := range fr {
 		o := &taken[p.op]
@@ -66,7 +68,7 @@ func (lh *linHistory) refusalsTaken(h []history.Record, ops []linOp, fr []refusa
 	r := lh.checkLock(h, taken, bud, work)
 	switch {
 	case r.undecided != "":
-		return nil, fmt.Sprintf("whether the linearizability finding on %s is only refusals its own requests show false (false-refusal) is undecided: %s", lock, r.undecided)
+		return nil, fmt.Sprintf("whether "+question+" (false-refusal) is undecided: %s", lock, r.undecided)
 	case r.violation != nil:
 		return nil, ""
 	}
