@@ -40,10 +40,12 @@ func (lh *linHistory) falseRefusal(h []history.Record, ops []linOp, reqs *lazyRe
 
 // allowedFalseRefusal is falseRefusal for refusals the lock's model
 // allows anyway (AcquireMayFail: a fair lock keeps a free lock for the
-// head of its queue), which a linearizability search never finds wrong:
-// fr, provenFalseRefusals's with allowed, each a refusal whose own request
+// head of its queue, a synced acquire is refused when no replica
+// acknowledged it), which a linearizability search never finds wrong: fr,
+// provenFalseRefusals's with allowed, each a refusal whose own request
 // took the lock, which the master still held for it at the answer. Such a
-// refusal is false whatever the queue held: the lock was its caller's.
+// refusal is false whatever the queue or the replicas did: the lock was
+// its caller's.
 // Given ops that fit an order, it returns the FalseRefusal when taking
 // those acquires to have succeeded still fits one (every other answer
 // right in a run where they took the lock), nil when the search then

@@ -47,10 +47,11 @@ const (
 	// then; Redisson 4.7.0's tryLock answers false when a try during its
 	// wait got no reply), and the lock's other answers fit an order in
 	// which it succeeded: the only wrong answer was to its own caller,
-	// who does not enter on it. That holds of a fair lock's refusals too,
-	// though its model allows a refusal in any state (AcquireMayFail):
-	// the refused request held the lock itself. The hold it took is held by nobody until
-	// its lease ends (its owner's next acquire re-enters it: LeakedHold).
+	// who does not enter on it. That holds where the model allows a
+	// refusal in any state too (AcquireMayFail: a fair lock's queue, a
+	// synced acquire's missing replica): the refused request held the lock
+	// itself. The hold it took is held by nobody until its lease ends (its
+	// owner's next acquire re-enters it: LeakedHold).
 	FalseRefusal Kind = "false-refusal"
 	// The fairness kinds, of a fair lock's queue (FairnessViolations).
 	// EvictedWaiter: a waiter's queue entry was removed, or overtaken,

@@ -615,7 +615,7 @@ func TestReferenceReportReplays(t *testing.T) {
 }
 
 // TestDefaultPlotSeeds pins the curves' and the heatmap's share of the
-// table's seeds: below 100 seeds half and a quarter, as every report of
+// table's seeds: up to 100 seeds half and a quarter, as every report of
 // that size has had (the default report's plots unchanged), and from 200
 // a quarter and an eighth, which keeps a 1,000-seed report's plots to a
 // third of its CPU.
