@@ -1,7 +1,7 @@
 # locksim — see README.md.
 GO ?= go
 
-.PHONY: demo test fuzz lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real report-real
+.PHONY: demo test corpus fuzz lint vet detlint staticcheck deadcode gocyclo race bench soak bench-peers report agree real report-real
 
 # The linters make lint runs, pinned: go run fetches each from the module
 # proxy the first time (deadcode at the x/tools version go.mod requires).
@@ -14,9 +14,20 @@ demo:
 	$(GO) run ./cmd/simulate demo
 
 # test is what CI runs: vet, the determinism lint, every test under the
-# race detector, and the scenario parser's fuzz targets for a bounded time.
-# It does not run the other linters (make lint).
-test: vet detlint race fuzz
+# race detector, the whole-corpus tests in full without it, and the
+# scenario parser's fuzz targets for a bounded time. It does not run the
+# other linters (make lint).
+test: vet detlint race corpus fuzz
+
+# corpus runs the tests that compare two ways of computing one thing over
+# a whole corpus (every committed scenario, hundreds of random histories
+# or sequences) in full, without the race detector. Under it (make race)
+# they run one case in four (internal/race): they compare on one goroutine
+# at a time, so the detector adds nothing to what they compare, and it
+# took five to ten times their time (docs/speed.md).
+CORPUS_TESTS = TestRunBoundedSameHistory|TestScenariosSameWithoutTwins|TestSpinMemoMatchesRuns|TestRunScenarios|TestJudgeIndexSameAsWholePasses|TestClosureMemoSameVerdicts
+corpus:
+	$(GO) test -count=1 -run '^($(CORPUS_TESTS))$$' ./internal/simrun/ ./scenario/ ./sim/ ./cmd/simulate/ ./checker/
 
 # fuzz runs each fuzz target of the scenario parser for FUZZTIME (about 30 s
 # in all, with the build): a panic the loader recovers from, or an error

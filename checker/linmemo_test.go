@@ -7,6 +7,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/history"
+	"github.com/locksim/locksim/internal/race"
 	"github.com/locksim/locksim/internal/simrun"
 	"github.com/locksim/locksim/scenario"
 )
@@ -24,10 +25,15 @@ func TestClosureMemoSameVerdicts(t *testing.T) {
 	s := rwConcurrentFailover(t)
 	// Seeds 10, 17 and 20 are those of the first twenty whose verdicts a
 	// memo keyed by bound alone changes (in 20 it hides the planted
-	// grant); 1 and 2 are quiet ones.
-	seeds := []uint64{1, 2, 10, 17, 20}
-	unknown, hitsBefore := 0, checker.MemoHits()
-	for _, seed := range seeds {
+	// grant); 1 and 2 are quiet ones. Under the race detector only 20 and
+	// 2 run (make corpus runs all five).
+	seeds := []uint64{20, 10, 17, 1, 2}
+	unknown, ran, hitsBefore := 0, 0, checker.MemoHits()
+	for i, seed := range seeds {
+		if race.Skip(i) {
+			continue
+		}
+		ran++
 		with, err := simrun.Run(s, seed)
 		if err != nil {
 			t.Fatal(err)
@@ -59,8 +65,8 @@ func TestClosureMemoSameVerdicts(t *testing.T) {
 			t.Errorf("seed %d, a planted write grant: with the memo %v, without %v:\n%s\n%s", seed, v.Status, w.Status, v, w)
 		}
 	}
-	if unknown < 10 {
-		t.Errorf("%d operations of unknown outcome in %d runs: the memo had little to answer", unknown, len(seeds))
+	if unknown < 2*ran {
+		t.Errorf("%d operations of unknown outcome in %d runs: the memo had little to answer", unknown, ran)
 	}
 	if checker.MemoHits() == hitsBefore {
 		t.Error("the memo answered no closure: the test compares nothing")

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/race"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/scenario"
 	"github.com/locksim/locksim/scenarios"
@@ -120,13 +121,16 @@ func TestBadInputExitsTwo(t *testing.T) {
 // out: their sweeps (40 to 50 seeds each) were four fifths of this test's
 // time, and scenario.TestScenarios judges them through the same
 // simrun.Run; testdata's rate-failover (30 cheap seeds) stands for them.
+// Under the race detector it runs one built-in file in race.Stride (make
+// corpus runs them all; scenario.TestScenarios judges every one under the
+// detector too).
 func TestRunScenarios(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	in, dir := t.TempDir(), t.TempDir()
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	var names []string
 	single := 0
-	for _, f := range append(files, "testdata/scenarios/rate-failover.yaml") {
+	for i, f := range append(files, "testdata/scenarios/rate-failover.yaml") {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +138,9 @@ func TestRunScenarios(t *testing.T) {
 		rates := strings.Contains(string(b), "\n  rates:")
 		if rates && !strings.HasPrefix(f, "testdata") {
 			continue
+		}
+		if race.Skip(i) && !strings.HasPrefix(f, "testdata") {
+			continue // make corpus runs it without the race detector
 		}
 		if !rates {
 			single++

@@ -42,7 +42,7 @@ func TestPeerScenarios(t *testing.T) {
 		// The control of peer-rueidislock-failover (TestPeerScenariosSerial):
 		// holders that ignore the context overlap the next.
 		{"peer-rueidislock-failover-context-ignored.yaml", 4, nil},
-		{"peer-redsync-restart-no-persistence.yaml", 2, nil},
+		{"peer-redsync-restart-no-persistence.yaml", 4, nil},
 		{"peer-redislock-restart-no-persistence.yaml", 4, nil},
 		// K3 for the peers: a node's clock jumps (libfaketime) and the
 		// holder's key there expires at once.
