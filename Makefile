@@ -69,10 +69,12 @@ deadcode:
 gocyclo:
 	$(GO) run $(GOCYCLO) -over 20 -ignore '_test\.go$$|/testdata/' .
 
-# The slowest packages under -race are lock (about 2.5 minutes),
-# cmd/simulate (2.25), internal/realrun (real servers, Sentinel, a Redis
-# Cluster, worker processes: under 2 minutes, its tests 4 at a time, 5
-# one at a time) and checker (1.25); fuzz adds about 25 s.
+# The slowest packages under -race, 3 at a time on 2 cores, are
+# cmd/simulate and lock (about 3 minutes each on a slow boot), checker,
+# scenario, internal/realrun (real servers, Sentinel, a Redis Cluster,
+# worker processes: its tests 4 at a time, 5 one at a time) and compare
+# (about 2 each); fuzz adds about 25 s. make test is CPU-bound: its
+# packages' CPU over 2 cores is about its wall time.
 # The per-package limit is raised above go test's default 10 minutes so
 # that a slower machine is not failed by it.
 #

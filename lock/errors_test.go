@@ -23,7 +23,9 @@ func TestSyncedGiveBackFailure(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	forBackends(t, func(t *testing.T, rc *redis.Client) {
 		ctx := context.Background()
-		opts := lock.Options{ID: "c", SyncReplicas: 1, SyncTimeout: 20 * time.Millisecond}
+		// A short RetryDelay: the 4 retries of each acquire at the default
+		// 1-2 s were 13 s of waiting per backend.
+		opts := lock.Options{ID: "c", SyncReplicas: 1, SyncTimeout: 20 * time.Millisecond, RetryDelay: 10 * time.Millisecond}
 		ok, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, opts)
 		must(t, err)
 		broken, err := lock.New(faultConn{Conn: lock.NewRedisConn(rc), fail: []*lock.Script{scripts.ReentrantUnlock}}, lock.WallRuntime{}, opts)

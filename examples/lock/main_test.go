@@ -180,7 +180,9 @@ func TestClusterKeysShareSlot(t *testing.T) {
 			// SyncReplicas: no replica acknowledges on this node, so the
 			// acquire is given back by the unlock script (with its unused latch
 			// key in the lock's slot), and only ErrNotSynced may come out.
-			sc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{SyncReplicas: 1, SyncTimeout: 10 * time.Millisecond})
+			// A short RetryDelay: the acquire's 4 retries at the default 1-2
+			// s were 54 s of waiting over the nine locks.
+			sc, err := lock.New(lock.NewRedisConn(rc), lock.WallRuntime{}, lock.Options{SyncReplicas: 1, SyncTimeout: 10 * time.Millisecond, RetryDelay: 10 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
