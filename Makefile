@@ -24,7 +24,9 @@ test: vet detlint race corpus fuzz
 # or sequences) in full, without the race detector. Under it (make race)
 # they run one case in four (internal/race): they compare on one goroutine
 # at a time, so the detector adds nothing to what they compare, and it
-# took five to ten times their time (docs/speed.md).
+# took 5 to 13 times their time (docs/speed.md). A test that calls
+# race.Skip or race.Cases must be listed here, and its package below:
+# internal/race's TestCorpusTestsRunInFull fails otherwise.
 CORPUS_TESTS = TestRunBoundedSameHistory|TestScenariosSameWithoutTwins|TestSpinMemoMatchesRuns|TestRunScenarios|TestJudgeIndexSameAsWholePasses|TestClosureMemoSameVerdicts
 corpus:
 	$(GO) test -count=1 -run '^($(CORPUS_TESTS))$$' ./internal/simrun/ ./scenario/ ./sim/ ./cmd/simulate/ ./checker/

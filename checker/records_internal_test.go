@@ -53,29 +53,30 @@ func TestJudgeIndexSameAsWholePasses(t *testing.T) {
 		waits += len(want.Waits)
 	}
 	bounds := map[string]time.Duration{"c1": 20 * time.Millisecond, "c2": time.Millisecond, "c3": 0}
-	for i := range race.Cases(200) {
+	n := race.Cases(200) // histories of each lock kind
+	for i := range n {
 		h := withClientCrashes(r, oracleRandHistory(r, 20+r.IntN(60)), r.IntN(3))
 		judgeBoth("reentrant", i, h, Config{Model: []LockKind{LockReentrant, LockReadWrite}[r.IntN(2)], End: 70 * time.Millisecond,
 			Liveness: 10 * time.Millisecond, ClientWaits: bounds})
 	}
 	queues := []FairQueue{RedissonFairQueue("lk"), RedissonFairQueue("lk2")}
-	for i := range race.Cases(200) {
+	for i := range n {
 		h := fairRandHistory(r, 40+r.IntN(120))
 		judgeBoth("fair", i, h, Config{Model: LockReentrant, End: time.Duration(70+r.IntN(20)) * time.Millisecond,
 			Queues: queues, Liveness: 15 * time.Millisecond, ClientWaits: bounds})
 	}
-	for i := range race.Cases(200) {
+	for i := range n {
 		h := withClientCrashes(r, linRandHistory(r, 5+r.IntN(30), r.IntN(2) == 0, r.IntN(2) == 0), r.IntN(3))
 		judgeBoth("simple", i, h, Config{Model: LockSimple, End: time.Second, Liveness: 5 * time.Millisecond, ClientWaits: bounds})
 	}
 	t.Logf("kinds found: %v; %d client waits", found, waits)
 	for _, k := range []Kind{MutualExclusion, SilentLoss, Reentrancy, Resurrected, UnlockIdempotency, TokenRegression,
 		Linearizability, Liveness, EvictedWaiter, OutOfOrder, StuckQueue} {
-		if found[k] < 20*race.Cases(200)/200 {
+		if found[k] < 20*n/200 {
 			t.Errorf("only %d histories with %s: too few to compare", found[k], k)
 		}
 	}
-	if waits < 1000*race.Cases(200)/200 {
+	if waits < 1000*n/200 {
 		t.Errorf("only %d client waits: too few to compare", waits)
 	}
 }

@@ -6,9 +6,10 @@
 // Why: such a test compares two ways of computing one thing (a run with
 // and without a limit, twins and interpreted scripts, a memo and none) on
 // one goroutine at a time; the detector adds nothing to what it compares,
-// and multiplies its time by five to ten. The detector still sees every
+// and multiplies its time by 5 to 13 (docs/speed.md). The detector still sees every
 // code path a sample reaches; make test runs the whole corpus once more
-// without it (make corpus).
+// without it (make corpus); TestCorpusTestsRunInFull holds every test
+// that calls Skip or Cases to the Makefile's list of them.
 package race
 
 // Stride is the share of a corpus the race detector's build runs: one case
