@@ -49,6 +49,15 @@ type FencingReport struct {
 // violation, naming the other holder that wrote the token first and the
 // writer.
 //
+// A write whose holder's holding has ended (its lease ran out during a
+// pause between its check and its write) is not stale when no later token
+// has reached the resource yet: the resource takes it before the next
+// holder's first write, and every write with the next token is then
+// ordered after it. That is what fencing promises, an order of the
+// writes by token, not that a write never lands while another client
+// holds the lock; the overlap itself is the mutual-exclusion and
+// silent-loss oracles' finding.
+//
 // A token is a regression when an acquisition of a lock gets one that is not
 // strictly above every token issued for the lock before (for example a
 // failover that lost the counter's last increments hands a second holder the

@@ -147,6 +147,41 @@ func TestFencingStaleEitherOrder(t *testing.T) {
 	}
 }
 
+// TestFencingLateWriteBeforeNextTokenIsNotStale: c1 (token 5) writes
+// after c2 took the lock with 6 but before c2's first write: the resource
+// has seen nothing above 5 and takes it, ordered before every write with
+// 6, as fencing promises, so it is not stale; c1's next write, after
+// c2's, is rejected (one prevented). The control: the same late write
+// accepted after c2's write is stale.
+func TestFencingLateWriteBeforeNextTokenIsNotStale(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		name  string
+		late  time.Duration // c1's late write with 5, accepted
+		stale int
+	}{
+		{"before the next token's first write", 2500 * time.Millisecond, 0},
+		{"after it (control)", 3500 * time.Millisecond, 1},
+	} {
+		h := []history.Record{
+			owned(0, "c1", "a", "acquire", 0, 1, history.OutcomeOK, "5"),
+			owned(1, "c1", "a", "write", 1*s, 1*s+1, history.OutcomeOK, "5"),
+			owned(2, "c2", "a", "acquire", 2*s, 2*s+1, history.OutcomeOK, "6"),
+			owned(3, "c1", "a", "write", c.late, c.late+1, history.OutcomeOK, "5"),
+			owned(4, "c2", "a", "write", 3*s, 3*s+1, history.OutcomeOK, "6"),
+			owned(5, "c1", "a", "write", 4*s, 4*s+1, history.OutcomeFail, "5"),
+		}
+		slices.SortStableFunc(h, func(a, b history.Record) int { return int(a.T - b.T) })
+		for i := range h {
+			h[i].Seq = i
+		}
+		rep, vs := checker.Fencing(h)
+		if rep.StaleAccepted != c.stale || len(vs) != c.stale || rep.Prevented != 1 || rep.Accepted != 3 {
+			t.Errorf("%s: report %+v, violations %v; want %d stale, 1 prevented, 3 accepted", c.name, rep, vs, c.stale)
+		}
+	}
+}
+
 // TestFencingComparesWithEveryTokenIssued: tokens 5, 7, 6, 8 to four
 // holders, then 8 again to c4's next holding: 6 is below 7, and the repeated
 // 8 is not above every token issued before (the old check compared with the
