@@ -531,3 +531,45 @@ func TestUnansweredReleaseMayHaveRun(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherGroupsFaultIsNoCause: lk is on g1 alone, and g2 fails over at
+// the very instant m1's count for c1/a rises. That failover changes
+// none of g1's counts: c1/a's refused acquire, under way then, took the
+// hold (a leaked hold, not a resurrected lock: c1/a never held or
+// released anything), and a count above a holder's acquires names no
+// failover as its cause. The controls: g1's own failover at that instant,
+// to r1, which shows the count, brought it back (a resurrected lock; the
+// leaked hold's cause). The reference oracle took any group's fault for
+// the lock's (TestOraclesIndexedAgreeWithPasses on two groups).
+func TestOtherGroupsFaultIsNoCause(t *testing.T) {
+	const ms = time.Millisecond
+	for _, g := range []string{"g2", "g1"} {
+		node := map[string]string{"g1": "r1", "g2": "m1"}[g] // g1's master after the failover
+		b := newRH(2)
+		b.add("c1/a", "lk", "acquire", 0, 5*ms, lnFail, "", "watchdog=5s")
+		b.key(4*ms, node, "", map[string]string{"c1:a": "2"}).failover(4*ms, g)
+		took := judgedOfKind(b.h(), checker.LeakedHold)
+		back := judgedOfKind(b.h(), checker.Resurrected)
+		switch {
+		case g == "g2" && (len(took) != 1 || len(back) != 0 || !strings.Contains(took[0].Detail, "took the lock although not answered ok")):
+			t.Errorf("refused acquire, %s's failover: leaked %v, resurrected %v; want one leaked hold the acquire took", g, took, back)
+		case g == "g1" && (len(took) != 0 || len(back) != 1):
+			t.Errorf("refused acquire, %s's failover: leaked %v, resurrected %v; want one lock the failover brought back", g, took, back)
+		}
+
+		b = newRH(2)
+		b.add("c1/a", "lk", "acquire", 0, ms, lnOK, "", "watchdog=5s")
+		b.key(ms/2, "m1", "", map[string]string{"c1:a": "1"})
+		b.key(17*ms, node, "", map[string]string{"c1:a": "3"}).failover(17*ms, g)
+		leaked := judgedOfKind(b.h(), checker.LeakedHold)
+		const rose = "the master's count rose from "
+		switch {
+		case len(leaked) != 1:
+			t.Errorf("count above, %s's failover: %v, want one leaked hold", g, leaked)
+		case g == "g2" && strings.Contains(leaked[0].Detail, rose):
+			t.Errorf("count above, g2's failover: %q names a failover of another group", leaked[0].Detail)
+		case g == "g1" && !strings.Contains(leaked[0].Detail, rose+"1 to 3 at 17ms, brought back by the failover to r1"):
+			t.Errorf("count above, g1's failover: %q, want the failover named", leaked[0].Detail)
+		}
+	}
+}
