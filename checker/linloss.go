@@ -1,5 +1,6 @@
 // A hold forgotten by the nodes that kept it: a master that crashed without
-// persistence, or a failover to a replica that had not got the key. The
+// persistence, a failover to a replica that had not got the key, or a
+// forward jump of the master's clock past the key's expiry. The
 // linearizability models take that forgetting as the environment's, not the
 // lock's: from such an instant the hold may be gone, as after its lease. What
 // the loss does to the holder and to the others is the truth oracles' to say
@@ -36,8 +37,10 @@ type lossInstant struct {
 
 // lossInstants lists, sorted and without repeats, the instants at which
 // the nodes of lock's groups may have forgotten a hold other than by a
-// command (a release, an expiry, another's write): a failover, a crash or
-// a restart of one of the groups, and the first change of the lock's key
+// command (a release, an expiry by the TTL, another's write): a failover,
+// a crash or a restart of one of the groups, a forward jump of a master's
+// clock (which expires at once the keys whose expiry it passes), and the
+// first change of the lock's key
 // on a node that crashed, after its crash and while it is still down. A
 // history recorded on real servers notes a killed node's keys gone just
 // after its crash record, not at it; a down node runs no command, so that
@@ -52,7 +55,11 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 			out = append(out, lossInstant{t, tr.firstFaultOf(g, t)})
 		}
 	}
-	if kt := tr.key(lock); kt != nil && len(out) > 0 {
+	kt := tr.key(lock)
+	if kt != nil {
+		out = append(out, tr.jumpExpiries(kt, groups)...)
+	}
+	if kt != nil && len(out) > 0 {
 		for _, kn := range kt.nodes {
 			for _, c := range tr.downs[kn.name] {
 				if !c.down {
@@ -74,6 +81,36 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 	// One instant each, with its earliest record: the first fault of any
 	// of the lock's groups there.
 	return slices.CompactFunc(out, func(a, b lossInstant) bool { return a.t == b.t })
+}
+
+// jumpExpiries lists, for each forward jump of a node's clock while it was
+// the master of one of groups, the first change of the key kt on it after
+// the jump when that change is the key gone: the key expired by the jump.
+// In the simulation the node notes it at the jump's instant, just after
+// the jump's record; on real servers (libfaketime) the recorder sees it
+// at the next command that reaches the key on the node, and notes the
+// state before that command, so the instant is the command's, a little
+// after the jump. A first change that is not the key gone (the jump did
+// not pass its expiry) is no loss.
+func (tr *Truth) jumpExpiries(kt *keyTruth, groups []string) []lossInstant {
+	var out []lossInstant
+	for _, kn := range kt.nodes {
+		for _, j := range tr.jumps[kn.name] {
+			if !slices.ContainsFunc(groups, func(g string) bool { return tr.Master(g, j.t) == kn.name }) {
+				continue
+			}
+			for _, ch := range kn.changes {
+				if ch.t < j.t || (ch.t == j.t && int(ch.i) < j.seq) {
+					continue
+				}
+				if ch.rec == nil {
+					out = append(out, lossInstant{ch.t, int(ch.i)})
+				}
+				break // the first change after the jump
+			}
+		}
+	}
+	return out
 }
 
 // byInstant orders loss instants by time, then by record.
@@ -109,8 +146,8 @@ func atInstant(x lossInstant, t time.Duration) int { return cmp.Compare(x.t, t) 
 // after its call, and before its holder's next operation on the lock, at
 // which the nodes forgot its holder's hold, as an acquire that
 // returned a token names it (a release: its holder's last such acquire on
-// the lock). Nothing without truth records, or without a crash, restart or
-// failover of the lock's groups.
+// the lock). Nothing without truth records, or without a crash, restart,
+// failover or forward clock jump of the lock's groups.
 //
 // It goes by instant, not by operation: at each loss instant only the
 // holders a majority of the masters named just before it can have been

@@ -77,6 +77,69 @@ func TestLinearizableAfterNodeForgot(t *testing.T) {
 	}
 }
 
+// jumpHistory is restartHistory's lock without the crash: with jump set,
+// m1's clock moves by it at 150 ms, and a forward jump past the key's
+// expiry (lease 5 s) expires c1's key, noted goneAfter later (at once in
+// the simulation; on real servers at the next command that reaches the
+// key).
+func jumpHistory(jump, goneAfter time.Duration) []history.Record {
+	const ms = time.Millisecond
+	h := restartHistory(0, 0)
+	if jump != 0 {
+		h = append(h, history.Record{Kind: history.KindFault, T: int64(150 * ms), Op: history.FaultClockJump, Node: "m1", Detail: jump.String()})
+		if jump > 0 {
+			h = append(h, history.Record{Kind: history.KindTruth, T: int64(150*ms + goneAfter), Node: "m1", Key: "lk", Gone: true})
+		}
+	}
+	return inTimeOrder(h)
+}
+
+// TestLinearizableAfterClockJumpExpiry: a forward jump of the master's
+// clock expires c1's key at once, before its lease; c1's release, answered
+// "not held", and c2's grant after it are what a lock whose key expired
+// answers, as after a crash (TestLinearizableAfterNodeForgot): the early
+// expiry is the truth oracles' to judge (a silent loss), not also a wrong
+// answer, which it would be for a lock whose release reports the missing
+// key and not for one whose release answers ok whatever. The controls:
+// the key gone at 150 ms after a backward jump (which expires nothing; the
+// key went by no fault), the key gone after a change the jump did not
+// make (a write after it: the jump had not passed the key's expiry), and
+// no jump at all, are a linearizability violation. On real servers the
+// expiry is noted at the next command that reaches the key, a little
+// after the jump: that is the loss's instant there.
+func TestLinearizableAfterClockJumpExpiry(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name string
+		h    []history.Record
+		lin  bool
+	}{
+		{"expired by a forward jump", jumpHistory(5*lnS, 0), false},
+		{"noted 10ms after the jump (real servers)", jumpHistory(5*lnS, 10*ms), false},
+		{"backward jump, the key gone all the same (the control)", func() []history.Record {
+			h := append(jumpHistory(-5*lnS, 0), history.Record{Kind: history.KindTruth, T: int64(150 * ms), Node: "m1", Key: "lk", Gone: true})
+			return inTimeOrder(h)
+		}(), true},
+		{"the key written again after the jump before it went (the control)", func() []history.Record {
+			h := append(jumpHistory(5*lnS, 20*ms), history.Record{Kind: history.KindTruth, T: int64(160 * ms), Node: "m1", Key: "lk", Value: "t1"})
+			return inTimeOrder(h)
+		}(), true},
+		{"no jump (the control)", jumpHistory(0, 0), true},
+	} {
+		v := checker.Judge(c.h, checker.Config{End: 10 * lnS, Model: checker.LockSimple})
+		got := false
+		for _, x := range v.Violations {
+			got = got || x.Kind == checker.Linearizability
+		}
+		if got != c.lin {
+			t.Errorf("%s: linearizability violated %v, want %v\n%v", c.name, got, c.lin, v)
+		}
+		if lin := checker.Linearizable(c.h, checker.LockSimple, time.Minute); (lin.Status == checker.Violated) != c.lin {
+			t.Errorf("%s: Linearizable says %v, want violated %v", c.name, lin.Status, c.lin)
+		}
+	}
+}
+
 // TestNamedAgainIsNotForgotten: c1's RedLock acquire on three masters sets
 // its key on n1 and n2, n1 crashes and forgets it, and the acquire still in
 // flight lands on n3: a majority names c1 again, so its hold was not

@@ -40,6 +40,10 @@ type Truth struct {
 	// or restarted (sorted): the instants at which the group's master may
 	// go down or come back up without any change of a key.
 	downAt map[string][]time.Duration
+	// jumps is, per node, its clock's forward jumps in history order: a
+	// key whose expiry a jump passed expires at once, sooner than its TTL
+	// said, without a command (lossInstants).
+	jumps map[string][]lossInstant
 	// lossFaults are the failover, crash and restart records (their times
 	// and indexes in the history), sorted: firstFaultOf.
 	lossFaults []lossInstant
@@ -223,7 +227,7 @@ func newTruth(ix *recordIndex) *Truth {
 	tr := &Truth{ix: ix, groupOf: map[string]string{}, masters: map[string][]masterSpan{}, keyIdx: map[string]int32{},
 		failAt: map[string][]time.Duration{}, recs: h, causes: lazyCauses{h: h},
 		mastersUnsorted: map[string]bool{}, fieldIdx: map[string]map[string][]time.Duration{},
-		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}}
+		downs: map[string][]downChange{}, downAt: map[string][]time.Duration{}, jumps: map[string][]lossInstant{}}
 	refs := make([]truthRef, 0, len(ix.world)) // the truth records, counted against their keys (most of the world records)
 	for _, i := range ix.world {
 		r := &h[i]
@@ -240,6 +244,8 @@ func newTruth(ix *recordIndex) *Truth {
 		case r.Kind == history.KindFault && (r.Op == history.FaultCrash || r.Op == history.FaultRestart) && r.Node != "":
 			tr.downs[r.Node] = append(tr.downs[r.Node], downChange{t: r.At(), down: r.Op == history.FaultCrash})
 			tr.lossFaults = append(tr.lossFaults, lossInstant{r.At(), i})
+		case r.Kind == history.KindFault && r.Op == history.FaultClockJump && r.Node != "" && forwardJump(r.Detail):
+			tr.jumps[r.Node] = append(tr.jumps[r.Node], lossInstant{r.At(), i})
 		case r.Kind == history.KindTruth:
 			refs = append(refs, tr.refer(h, refs, r, i))
 		}
@@ -256,6 +262,13 @@ func newTruth(ix *recordIndex) *Truth {
 	tr.indexDowns()
 	slices.SortFunc(tr.lossFaults, byInstant)
 	return tr
+}
+
+// forwardJump reports whether a clock-jump fault's Detail (the jump, as
+// time.Duration prints it) moved the clock forward.
+func forwardJump(detail string) bool {
+	d, err := time.ParseDuration(detail)
+	return err == nil && d > 0
 }
 
 // fieldTimes is, for key, when each hash field's value changed on any of

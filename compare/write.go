@@ -131,7 +131,7 @@ func (r *reportWriter) method() {
 	r.w("(stale write), a fencing token not above every token issued before (token regression), a hold count below its owner's ")
 	r.w("acquires, so that its next release frees the lock while it still works inside (reentrancy), an unlock whose answer the nodes' state contradicts (unlock idempotency), an extend that answered success ")
 	r.w("to a holder the nodes no longer named (extend answer), or a history that no order of the ")
-	r.w("lock's operations explains (linearizability; a hold its nodes forgot in a crash, or in a failover to a replica without its key, ")
+	r.w("lock's operations explains (linearizability; a hold its nodes forgot in a crash, in a failover to a replica without its key, or by a forward jump of the master's clock past its expiry, ")
 	r.w("may be gone from then on, and a key a failover or restart brings back, which no command wrote, explains the refusals it causes, ")
 	r.w("so that the truthful answers of a lock that lost or regained a hold are not counted again).\n")
 	r.w("- **Availability.** The lock was unobtainable for a while but never given to two: a *resurrected lock* (a lock released just ")
