@@ -440,10 +440,13 @@ func TestOpBoundWorkerScenarios(t *testing.T) {
 
 // TestOpBoundWorkerScenariosSerial is TestOpBoundWorkerScenarios for the
 // files whose verdict hangs on tens of milliseconds of real time, run
-// serially, with no other test of the package beside them: at scale 0.5,
-// watchdog-pause-before-expiry's renewal lands 50 ms before the key would
-// expire, and the liveness bounds of watchdog-pause-after-expiry and
-// crashed-holder-lease are 100 and 150 ms wide. Run beside eight other
+// serially, with no other test of the package beside them: at scale 1
+// (its real.scale), watchdog-pause-before-expiry's renewal lands 100 ms
+// before the key would expire and c2's liveness bound is +-100 ms (at 0.5
+// it failed both attempts by 1 and 7 ms under make test, c1's first
+// acquire taking 27-36 ms), and at 0.5 the liveness bounds of
+// watchdog-pause-after-expiry and crashed-holder-lease are 100 and 150 ms
+// wide. Run beside eight other
 // tests, watchdog-pause-before-expiry failed both attempts: the renewal
 // after the pause came too late, then c2 waited 37 ms past its bound.
 func TestOpBoundWorkerScenariosSerial(t *testing.T) {
