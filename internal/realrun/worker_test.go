@@ -106,27 +106,40 @@ func TestPauseK1(t *testing.T) {
 // coordinator and the worker's writes reach it over the pipe. c3's writes
 // after it thaws carry an older token than c2's or c1's and are refused:
 // mutual exclusion is violated, no stale write is accepted.
+//
+// Real time decides where c3's pause falls in its holding: under load its
+// hold can run out before it thaws, and it then has no write left to send
+// (seen once in make test, the verdict as expected). So a run without a
+// refused write of c3's is tried again, up to three runs, as a verdict
+// that missed is.
 func TestPauseK2(t *testing.T) {
 	t.Parallel()
 	redistest.Binary(t)
 	s := pinnedK(t, "k2-fencing-pause.yaml")
-	r := replayUntil(t, s, 3)
-	at, d := pauseWindow(t, r.Records, "c3")
-	frozenDuring(t, r.Records, "c3", at, d)
-	accepted, refused := 0, 0
-	for _, rec := range r.Records {
-		if rec.Kind != history.KindOp || rec.Op != history.OpWrite {
-			continue
+	const runs = 3
+	for i := 1; ; i++ {
+		r := replayUntil(t, s, 3)
+		at, d := pauseWindow(t, r.Records, "c3")
+		frozenDuring(t, r.Records, "c3", at, d)
+		accepted, refused := 0, 0
+		for _, rec := range r.Records {
+			if rec.Kind != history.KindOp || rec.Op != history.OpWrite {
+				continue
+			}
+			switch {
+			case rec.Outcome == history.OutcomeOK:
+				accepted++
+			case rec.Outcome == history.OutcomeFail && rec.Client == "c3" && rec.At() >= at+d:
+				refused++
+			}
 		}
-		switch {
-		case rec.Outcome == history.OutcomeOK:
-			accepted++
-		case rec.Outcome == history.OutcomeFail && rec.Client == "c3" && rec.At() >= at+d:
-			refused++
+		if accepted > 0 && refused > 0 {
+			return
 		}
-	}
-	if accepted == 0 || refused == 0 {
-		t.Fatalf("%d writes accepted, %d of c3's refused after its pause: want both", accepted, refused)
+		if i == runs {
+			t.Fatalf("%d writes accepted, %d of c3's refused after its pause, in each of %d runs: want both", accepted, refused, runs)
+		}
+		t.Logf("run %d: %d writes accepted, %d of c3's refused after its pause; again", i, accepted, refused)
 	}
 }
 
