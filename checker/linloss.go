@@ -38,13 +38,12 @@ type lossInstant struct {
 // lossInstants lists, sorted and without repeats, the instants at which
 // the nodes of lock's groups may have forgotten a hold other than by a
 // command (a release, an expiry by the TTL, another's write): a failover,
-// a crash or a restart of one of the groups, a forward jump of a master's
-// clock (which expires at once the keys whose expiry it passes), and the
-// first change of the lock's key
-// on a node that crashed, after its crash and while it is still down. A
-// history recorded on real servers notes a killed node's keys gone just
-// after its crash record, not at it; a down node runs no command, so that
-// change is the crash's.
+// a crash or a restart of one of the groups; the first change of the
+// lock's key on a node that crashed, after its crash and while it is
+// still down (a history recorded on real servers notes a killed node's
+// keys gone just after its crash record, not at it; a down node runs no
+// command, so that change is the crash's); and the key's expiry by a
+// forward jump of a master's clock (jumpExpiries).
 func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 	var out []lossInstant
 	for _, g := range groups {
@@ -56,9 +55,6 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 		}
 	}
 	kt := tr.key(lock)
-	if kt != nil {
-		out = append(out, tr.jumpExpiries(kt, groups)...)
-	}
 	if kt != nil && len(out) > 0 {
 		for _, kn := range kt.nodes {
 			for _, c := range tr.downs[kn.name] {
@@ -76,6 +72,9 @@ func (tr *Truth) lossInstants(lock string, groups []string) []lossInstant {
 				}
 			}
 		}
+	}
+	if kt != nil {
+		out = append(out, tr.jumpExpiries(kt, groups)...)
 	}
 	slices.SortFunc(out, byInstant)
 	// One instant each, with its earliest record: the first fault of any
