@@ -578,6 +578,32 @@ func validateFault(w *wireRecord) (field, msg string) {
 		return required(w, "node", "value")
 	case FaultClientCrash:
 		return required(w, "client")
+	case FaultClockJump:
+		return validateClockJump(w)
+	}
+	return "", ""
+}
+
+// validateClockJump checks a clock-jump fault: it names one clock, a node's
+// or a client's, and its detail is the jump as a Go duration. The
+// linearizability check reads a forward jump of a node's clock as the
+// cause of the keys it expired, so a detail it could not read would
+// silently count those losses as wrong answers.
+func validateClockJump(w *wireRecord) (field, msg string) {
+	switch {
+	case w.Node == "" && w.Client == "":
+		return "node", fmt.Sprintf("missing: a record of kind %q and op %q names the node or the client whose clock moved", w.Kind, w.Op)
+	case w.Node != "" && w.Client != "":
+		return "client", fmt.Sprintf("a %q fault moves one clock: it names its node or its client, not both (node %q)", w.Op, w.Node)
+	}
+	d, err := time.ParseDuration(w.Detail)
+	switch {
+	case w.Detail == "":
+		return "detail", fmt.Sprintf("missing: a %q fault's detail is the jump as a Go duration, such as 5s or -250ms", w.Op)
+	case err != nil:
+		return "detail", fmt.Sprintf("%q: want the jump as a Go duration, such as 5s or -250ms", w.Detail)
+	case d == 0:
+		return "detail", fmt.Sprintf("%q: a jump of 0 moves no clock", w.Detail)
 	}
 	return "", ""
 }

@@ -115,6 +115,11 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 		{"applied before the call", 4, strings.Replace(lines[3], `[6]`, `[4]`, 1), "4: applied: 4 is before the call"},
 		{"truth without key", 5, strings.Replace(lines[4], `"key":"lk",`, ``, 1), "5: key: missing"},
 		{"failover without the new master", 6, strings.Replace(lines[5], `"value":"r1",`, ``, 1), "6: value: missing"},
+		{"clock jump of no clock", 6, `{"seq":5,"kind":"fault","t":8,"op":"clock-jump","detail":"5s"}`, `6: node: missing: a record of kind "fault" and op "clock-jump" names the node or the client whose clock moved`},
+		{"clock jump of two clocks", 6, `{"seq":5,"kind":"fault","t":8,"client":"c1","node":"m1","op":"clock-jump","detail":"5s"}`, `6: client: a "clock-jump" fault moves one clock: it names its node or its client, not both (node "m1")`},
+		{"clock jump without its jump", 6, `{"seq":5,"kind":"fault","t":8,"node":"m1","op":"clock-jump"}`, `6: detail: missing: a "clock-jump" fault's detail is the jump as a Go duration, such as 5s or -250ms`},
+		{"clock jump not a duration", 6, `{"seq":5,"kind":"fault","t":8,"node":"m1","op":"clock-jump","detail":"5 s"}`, `6: detail: "5 s": want the jump as a Go duration, such as 5s or -250ms`},
+		{"clock jump by 0", 6, `{"seq":5,"kind":"fault","t":8,"client":"c1","op":"clock-jump","detail":"0s"}`, `6: detail: "0s": a jump of 0 moves no clock`},
 		{"crash without the client", 9, strings.Replace(lines[8], `"client":"c1",`, ``, 1), "9: client: missing"},
 		{"node of no role", 1, strings.Replace(lines[0], `"master"`, `"leader"`, 1), `1: op: role "leader"`},
 		{"a return on a truth record", 5, strings.Replace(lines[4], `"t":6,`, `"t":6,"end":7,`, 1), "5: end: a truth record has no return"},
@@ -144,6 +149,28 @@ func TestReadJSONLRefusesBadLines(t *testing.T) {
 				t.Fatalf("error names %s line %d, want line %d", le.File, le.Line, c.line)
 			}
 		})
+	}
+}
+
+// TestReadJSONLClockJumps: a clock-jump fault of a node's clock or a
+// client's, forward or back, in the units time.Duration prints, is read
+// with its detail as written (the control for the refused clock jumps of
+// TestReadJSONLErrors).
+func TestReadJSONLClockJumps(t *testing.T) {
+	jumps := `{"seq":9,"kind":"fault","t":12,"node":"m1","op":"clock-jump","detail":"20s"}
+{"seq":10,"kind":"fault","t":13,"client":"c1","op":"clock-jump","detail":"-1m30s"}
+{"seq":11,"kind":"fault","t":14,"node":"m1","op":"clock-jump","detail":"-250ms"}
+`
+	recs, err := history.ReadJSONL(strings.NewReader(good+jumps), "h.jsonl", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var details []string
+	for _, r := range recs[9:] {
+		details = append(details, r.Node+r.Client+" "+r.Detail)
+	}
+	if want := []string{"m1 20s", "c1 -1m30s", "m1 -250ms"}; !slices.Equal(details, want) {
+		t.Fatalf("clock jumps read as %q, want %q", details, want)
 	}
 }
 
