@@ -36,6 +36,10 @@ const (
 	// second loop over built key names, without a Go twin, for a small
 	// share of any workload.
 	readTask
+	// fastMultiTask renews the faster multi locks' holds, one group's
+	// entry per script (Redisson's FastMultilockTask, chunks of one):
+	// the entry's first owner, and the values it was made with.
+	fastMultiTask
 	numTasks
 )
 
@@ -176,7 +180,7 @@ type ClusterConn interface {
 // in key order; on a Cluster grouped by the lock key's hash slot first.
 func (c *Client) chunks(k taskKind, hs []kept) [][]kept {
 	size := c.opts.WatchdogBatchSize
-	if k == readTask {
+	if k != lockTask {
 		size = 1
 	}
 	cc, ok := c.conn.(ClusterConn)
@@ -245,6 +249,16 @@ func (c *Client) beginChunk(ch []kept) ([]kept, bool) {
 func (c *Client) renewCounted(k taskKind, ch []kept) ([]bool, error) {
 	defer c.endRequest()
 	ctx, lease := context.Background(), ms(c.opts.WatchdogTimeout)
+	if k == fastMultiTask {
+		r := ch[0].r
+		_, args := c.multiRenewArgs(r)
+		v, err := c.evalLock(ctx, scripts.FasterMultiRenew, false, []string{r.name}, args...)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := v.(int64)
+		return []bool{n == 1}, nil
+	}
 	if k == readTask {
 		r := ch[0].r
 		v, err := c.evalLock(ctx, scripts.RWReadRenew, false, []string{r.name, r.prefix}, lease, r.field)
@@ -330,7 +344,14 @@ func (c *Client) renewAnswered(ch []kept, held []bool, sent time.Time) {
 		c.mu.Lock()
 		lost := !h.r.stopped && h.r.gen == h.gen
 		var idle Timer
-		if lost {
+		switch {
+		case lost && h.r.multi != nil:
+			// Redisson gives back one hold of the owner it renewed; the
+			// group's entry goes with its last owner.
+			if h.r.multi.release(h.r.owner) {
+				idle = c.removeLocked(h.r)
+			}
+		case lost:
 			idle = c.removeLocked(h.r)
 		}
 		c.mu.Unlock()

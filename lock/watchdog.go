@@ -42,6 +42,10 @@ type renewal struct {
 	// keeps renewing as Redisson's does).
 	confirmed time.Time
 	runOut    Timer
+	// multi is a faster multi lock group's entry (task fastMultiTask),
+	// whose owner is the first of its owners as the last run found it;
+	// nil for every other holder.
+	multi *multiEntry
 }
 
 func holderKey(l *Lock, owner string) string { return "lock\x00" + l.name + "\x00" + owner }

@@ -170,6 +170,44 @@ var (
 	RWIsLocked = must("rw_is_locked")
 )
 
+// Scripts of the faster multi lock (lock.FasterMultiLock): KEYS[1] the
+// group's hash, whose fields are, per value, the value (naming its
+// holder) and "<value>:<holder>:expire_time" and "<value>:<holder>:lock_count";
+// the values' fields are the last ARGVs. Every script but the force unlock
+// is given the caller's wall clock, against which the expire_times, stamped
+// by the clocks of the clients that wrote them, are compared.
+var (
+	// FasterMultiAcquire is one try of a waiting acquire: ARGV[1] lease
+	// ms, ARGV[2] wall clock ms, ARGV[3] holder field, ARGV[4..] values.
+	// nil when every value was taken, else the ms until the latest-due
+	// value another holder holds is due.
+	FasterMultiAcquire = must("faster_multi_acquire")
+	// FasterMultiTryOnce is a single try: ARGV[1] wall clock ms, ARGV[2]
+	// lease ms, ARGV[3] holder field, ARGV[4..] values. 1 taken, 0 refused.
+	FasterMultiTryOnce = must("faster_multi_try_once")
+	// FasterMultiUnlock releases one hold of every value: KEYS[2] channel,
+	// KEYS[3] unlock latch; ARGV[1] holder field, ARGV[2] message, ARGV[3]
+	// lease ms, ARGV[4] latch on ("1"/"0"), ARGV[5] latch TTL ms, ARGV[6]
+	// wall clock ms, ARGV[7..] values. 1 released, 0 holds remain, nil
+	// not held (after releasing the values before the first not held).
+	FasterMultiUnlock = must("faster_multi_unlock")
+	// FasterMultiRenew is the watchdog's renewal of one holder: ARGV[1]
+	// lease ms, ARGV[2] wall clock ms, ARGV[3] holder field, ARGV[4..]
+	// values. 1 while every value names the holder, else 0.
+	FasterMultiRenew = must("faster_multi_renew")
+	// FasterMultiForceUnlock deletes the values whoever holds them:
+	// KEYS[2] channel; ARGV[1] message, ARGV[2] unused, ARGV[3..] values.
+	// The number of value fields deleted; a Lua error at a value nobody
+	// holds.
+	FasterMultiForceUnlock = must("faster_multi_force_unlock")
+	// FasterMultiIsHeld answers FasterMultiLock.IsHeldBy: ARGV[1] wall
+	// clock ms, ARGV[2] holder field, ARGV[3..] values. 1 or 0.
+	FasterMultiIsHeld = must("faster_multi_is_held")
+	// FasterMultiIsLocked answers FasterMultiLock.IsLocked: ARGV[1] wall
+	// clock ms, ARGV[2..] values. 1 or 0.
+	FasterMultiIsLocked = must("faster_multi_is_locked")
+)
+
 // Scripts of the simple lock (lock.SimpleLock) and the spec's RedLock
 // (redlock.Spec).
 var (
