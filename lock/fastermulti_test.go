@@ -2,6 +2,8 @@ package lock_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +162,179 @@ func TestFasterMultiLockUnlockFreesSuccessorsValue(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFasterMultiLockWatchdog: c1 holds a and b for two minutes with the
+// watchdog, which raises their expire_times at each run; c2's waits of
+// 10 s for b all fail meanwhile. With a lease of 5 s (the control) c2
+// takes b once the lease has passed by its clock.
+func TestFasterMultiLockWatchdog(t *testing.T) {
+	for _, lease := range []time.Duration{0, 5 * time.Second} {
+		t.Run("lease "+lease.String(), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				l := lc.FasterMultiLock("g", "a", "b")
+				wantErr(t, l.TryLockFor(ctx, "x", 0, lease), nil, "c1 TryLockFor")
+				_ = rt.Sleep(ctx, 2*time.Minute)
+				want := error(nil)
+				if lease > 0 {
+					want = lock.ErrNotHeld // c2 took b
+				}
+				wantErr(t, l.Unlock(ctx, "x"), want, "c1 Unlock")
+			})
+			var took time.Duration
+			wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				_ = rt.Sleep(ctx, time.Second)
+				l := lc.FasterMultiLock("g", "b")
+				for took == 0 && wd.w.Now() < 100*time.Second {
+					switch err := l.TryLockFor(ctx, "x", 10*time.Second, 0); {
+					case err == nil:
+						took = wd.w.Now()
+					case !errors.Is(err, lock.ErrWaitTimeout):
+						t.Errorf("c2 TryLockFor: %v", err)
+						return
+					}
+				}
+			})
+			wd.run(3 * time.Minute)
+			switch {
+			case lease == 0 && took != 0:
+				t.Errorf("c2 took b at %v while c1's watchdog kept it", took)
+			case lease > 0 && (took < 5*time.Second || took > 5100*time.Millisecond):
+				t.Errorf("c2 took b at %v, want just after c1's 5 s lease", took)
+			}
+		})
+	}
+}
+
+// TestFasterMultiLockWatchdogRenewsFirstOwnerOnly: owners x and y of c1
+// hold a and b of one group, both with the watchdog. The client's entry
+// for the group renews its first owner, x, with the values it was made
+// with, a: y's b is never renewed, and c2 takes it once its 30 s lease
+// has passed, while y still holds it; a stays c1's. With b in another
+// group (the control), y's hold has an entry of its own and c2 is refused
+// throughout.
+func TestFasterMultiLockWatchdogRenewsFirstOwnerOnly(t *testing.T) {
+	for _, group := range []string{"g", "h"} {
+		t.Run("b in "+group, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+			wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				wantErr(t, lc.FasterMultiLock("g", "a").Lock(ctx, "x"), nil, "x Lock a")
+				wantErr(t, lc.FasterMultiLock(group, "b").Lock(ctx, "y"), nil, "y Lock b")
+				_ = rt.Sleep(ctx, 80*time.Second)
+			})
+			var gotA, gotB error
+			wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+				_ = rt.Sleep(ctx, time.Minute)
+				gotA = lc.FasterMultiLock("g", "a").TryLock(ctx, "x")
+				gotB = lc.FasterMultiLock(group, "b").TryLock(ctx, "x")
+			})
+			wd.run(90 * time.Second)
+			wantErr(t, gotA, lock.ErrNotAcquired, "c2 TryLock a at 1 min")
+			want := lock.ErrNotAcquired
+			if group == "g" {
+				want = nil
+			}
+			wantErr(t, gotB, want, "c2 TryLock b at 1 min")
+		})
+	}
+}
+
+// TestFasterMultiLockQueries: IsLocked answers whether any value is held;
+// IsHeldBy, as Redisson's, never looks at the first value (in the order of
+// the fields), so that for a lock of one value it answers true to anyone
+// while the group's hash exists. ForceUnlock answers true only when it
+// deleted exactly one value's field (Redisson reads its count as a
+// boolean), and fails with a Lua error at a value nobody holds.
+func TestFasterMultiLockQueries(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		a := lc.FasterMultiLock("g", "a")
+		wantErr(t, a.Lock(ctx, "x"), nil, "Lock a")
+		for _, q := range []struct {
+			what string
+			call func() (bool, error)
+			want bool
+		}{
+			{"IsLocked a", func() (bool, error) { return a.IsLocked(ctx) }, true},
+			{"IsLocked b", func() (bool, error) { return lc.FasterMultiLock("g", "b").IsLocked(ctx) }, false},
+			{"IsHeldBy x", func() (bool, error) { return a.IsHeldBy(ctx, "x") }, true},
+			{"IsHeldBy nobody, one value", func() (bool, error) { return a.IsHeldBy(ctx, "nobody") }, true},
+			{"IsHeldBy nobody, two values", func() (bool, error) { return lc.FasterMultiLock("g", "a", "b").IsHeldBy(ctx, "nobody") }, false},
+		} {
+			if got, err := q.call(); err != nil || got != q.want {
+				t.Errorf("%s = %v, %v; want %v", q.what, got, err, q.want)
+			}
+		}
+		if ok, err := a.ForceUnlock(ctx); err != nil || !ok {
+			t.Errorf("ForceUnlock of one held value = %v, %v; want true", ok, err)
+		}
+		if ok, _ := a.IsLocked(ctx); ok {
+			t.Error("a locked after ForceUnlock")
+		}
+		ab := lc.FasterMultiLock("g", "a", "b")
+		wantErr(t, ab.Lock(ctx, "x"), nil, "Lock a, b")
+		if ok, err := ab.ForceUnlock(ctx); err != nil || ok {
+			t.Errorf("ForceUnlock of two held values = %v, %v; want false (a count of 2)", ok, err)
+		}
+		if _, err := ab.ForceUnlock(ctx); err == nil || !strings.Contains(err.Error(), "boolean") {
+			t.Errorf("ForceUnlock of values nobody holds: %v, want a Lua error", err)
+		}
+	})
+	wd.run(time.Minute)
+}
+
+// TestFasterMultiLockTryOnceMissingExpireTime: a value whose holder's
+// expire_time field is gone (deleted by hand here) makes the single try
+// fail with a Lua error, while the waiting acquire's script skips such a
+// value and takes it.
+func TestFasterMultiLockTryOnceMissingExpireTime(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wd := newWorld(t, -1, lock.Options{}, "c1", "c2")
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		wantErr(t, lc.FasterMultiLock("g", "a").LockWithLease(ctx, "x", time.Minute), nil, "c1 Lock")
+	})
+	wd.do("c2", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		_ = rt.Sleep(ctx, time.Second)
+		l := lc.FasterMultiLock("g", "a")
+		if err := l.TryLock(ctx, "x"); err == nil || !strings.Contains(err.Error(), "compare") {
+			t.Errorf("single try: %v, want a Lua error comparing nil", err)
+		}
+		wantErr(t, l.TryLockFor(ctx, "x", time.Second, 0), nil, "waiting acquire")
+	})
+	must(t, wd.w.At(500*time.Millisecond, func() {
+		n, err := wd.w.Node("m1")
+		must(t, err)
+		n.Miniredis().HDel("g", multiField("a", "c1:x", "expire_time"))
+	}))
+	wd.run(time.Minute)
+}
+
+// TestFasterMultiLockPartialUnlock: c1 holds a and b; b's expire_time is
+// put behind c1's clock (by hand). c1's unlock releases a (its field comes
+// first), then finds b not its own and answers not held: a is gone and b
+// stays, though the call reported failure.
+func TestFasterMultiLockPartialUnlock(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	a, b := "a", "b"
+	if lock.FasterMultiField(a) > lock.FasterMultiField(b) {
+		a, b = b, a // a's field first
+	}
+	wd := newWorld(t, -1, lock.Options{}, "c1")
+	wd.do("c1", func(ctx context.Context, lc *lock.Client, rt lock.Runtime) {
+		l := lc.FasterMultiLock("g", a, b)
+		wantErr(t, l.Lock(ctx, "x"), nil, "Lock")
+		wd.hset("g", multiField(b, "c1:x", "expire_time"), "1")
+		wantErr(t, l.Unlock(ctx, "x"), lock.ErrNotHeld, "Unlock")
+		if got := wd.hget("g", lock.FasterMultiField(a)); got != "" {
+			t.Errorf("%s names %q after the unlock, want it released", a, got)
+		}
+		if got := wd.hget("g", lock.FasterMultiField(b)); got != "c1:x" {
+			t.Errorf("%s names %q after the unlock, want c1:x kept", b, got)
+		}
+	})
+	wd.run(time.Minute)
 }
