@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -71,13 +72,7 @@ func (c *Client) FasterMultiLock(group string, values ...string) *FasterMultiLoc
 	for _, v := range values {
 		byField[FasterMultiField(v)] = v
 	}
-	m.fields = slices.Sorted(func(yield func(string) bool) {
-		for f := range byField {
-			if !yield(f) {
-				return
-			}
-		}
-	})
+	m.fields = slices.Sorted(maps.Keys(byField))
 	for _, f := range m.fields {
 		m.values = append(m.values, byField[f])
 		m.args = append(m.args, f)
